@@ -1,0 +1,256 @@
+//! Expression DAG with hash-consing: identical subexpressions across every output of a robot
+//! become one node, children of sums and products are put in a canonical order, and constants
+//! are folded. The emitter turns shared nodes into `let` bindings.
+
+use crate::expr::{Expr, Number};
+use std::collections::HashMap;
+
+pub type NodeId = usize;
+
+/// A leaf input of generated code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Input {
+    Q(usize),
+    Qd(usize),
+    Param(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Function {
+    Sin,
+    Cos,
+    Tan,
+    Exp,
+    Log,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// A constant, by its f64 bits.
+    Const(u64),
+    Input(Input),
+    Add(Vec<NodeId>),
+    Mul(Vec<NodeId>),
+    /// Integer power.
+    Powi(NodeId, i32),
+    /// Real power (e.g. square roots), exponent by its f64 bits.
+    Powf(NodeId, u64),
+    Call(Function, NodeId),
+}
+
+#[derive(Default)]
+pub struct Dag {
+    pub nodes: Vec<Node>,
+    hashes: Vec<u64>,
+    index: HashMap<Node, NodeId>,
+}
+
+fn fnv(parts: &[u64]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for p in parts {
+        for b in p.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+impl Dag {
+    pub fn constant(&self, id: NodeId) -> Option<f64> {
+        match self.nodes[id] {
+            Node::Const(bits) => Some(f64::from_bits(bits)),
+            _ => None,
+        }
+    }
+
+    fn intern(&mut self, node: Node) -> NodeId {
+        if let Some(&id) = self.index.get(&node) {
+            return id;
+        }
+        // Structural hash, independent of insertion order, for canonical child ordering.
+        let hash = match &node {
+            Node::Const(bits) => fnv(&[1, *bits]),
+            Node::Input(i) => {
+                let (tag, k) = match i {
+                    Input::Q(k) => (2, *k),
+                    Input::Qd(k) => (3, *k),
+                    Input::Param(k) => (4, *k),
+                };
+                fnv(&[tag, k as u64])
+            }
+            Node::Add(c) => fnv(&[5].into_iter().chain(c.iter().map(|&x| self.hashes[x])).collect::<Vec<_>>()),
+            Node::Mul(c) => fnv(&[6].into_iter().chain(c.iter().map(|&x| self.hashes[x])).collect::<Vec<_>>()),
+            Node::Powi(b, e) => fnv(&[7, self.hashes[*b], *e as i64 as u64]),
+            Node::Powf(b, e) => fnv(&[8, self.hashes[*b], *e]),
+            Node::Call(f, a) => fnv(&[9, *f as u64, self.hashes[*a]]),
+        };
+        let id = self.nodes.len();
+        self.nodes.push(node.clone());
+        self.hashes.push(hash);
+        self.index.insert(node, id);
+        id
+    }
+
+    pub fn number(&mut self, v: f64) -> NodeId {
+        // Normalise -0.0 so that it shares the node of 0.0.
+        let v = if v == 0.0 { 0.0 } else { v };
+        self.intern(Node::Const(v.to_bits()))
+    }
+
+    pub fn input(&mut self, i: Input) -> NodeId {
+        self.intern(Node::Input(i))
+    }
+
+    fn sort(&self, children: &mut [NodeId]) {
+        children.sort_by_key(|&c| (self.hashes[c], c));
+    }
+
+    pub fn add(&mut self, terms: Vec<NodeId>) -> NodeId {
+        let mut flat = Vec::new();
+        let mut constant = 0.0;
+        for t in terms {
+            match &self.nodes[t] {
+                Node::Add(inner) => flat.extend(inner.iter().copied()),
+                Node::Const(bits) => constant += f64::from_bits(*bits),
+                _ => flat.push(t),
+            }
+        }
+        // Fold constants that flattening brought up.
+        let mut rest = Vec::new();
+        for t in flat {
+            match self.constant(t) {
+                Some(c) => constant += c,
+                None => rest.push(t),
+            }
+        }
+        if constant != 0.0 {
+            rest.push(self.number(constant));
+        }
+        match rest.len() {
+            0 => self.number(0.0),
+            1 => rest[0],
+            _ => {
+                self.sort(&mut rest);
+                self.intern(Node::Add(rest))
+            }
+        }
+    }
+
+    pub fn mul(&mut self, factors: Vec<NodeId>) -> NodeId {
+        let mut flat = Vec::new();
+        let mut constant = 1.0;
+        let mut stack = factors;
+        while let Some(f) = stack.pop() {
+            match &self.nodes[f] {
+                Node::Mul(inner) => stack.extend(inner.iter().copied()),
+                Node::Const(bits) => constant *= f64::from_bits(*bits),
+                _ => flat.push(f),
+            }
+        }
+        if constant == 0.0 {
+            return self.number(0.0);
+        }
+        if constant != 1.0 {
+            flat.push(self.number(constant));
+        }
+        match flat.len() {
+            0 => self.number(1.0),
+            1 => flat[0],
+            _ => {
+                self.sort(&mut flat);
+                self.intern(Node::Mul(flat))
+            }
+        }
+    }
+
+    pub fn powi(&mut self, base: NodeId, exponent: i32) -> NodeId {
+        if exponent == 0 {
+            return self.number(1.0);
+        }
+        if exponent == 1 {
+            return base;
+        }
+        if let Some(c) = self.constant(base) {
+            return self.number(c.powi(exponent));
+        }
+        if let Node::Powi(inner, e) = self.nodes[base] {
+            return self.powi(inner, e * exponent);
+        }
+        self.intern(Node::Powi(base, exponent))
+    }
+
+    /// Builds the DAG of an expression; `resolve` maps symbol names to inputs.
+    pub fn build(&mut self, e: &Expr, resolve: &dyn Fn(&str) -> Option<Input>) -> Result<NodeId, String> {
+        Ok(match e {
+            Expr::Num(n) => self.number(n.value()),
+            Expr::Sym(s) => match resolve(s) {
+                Some(i) => self.input(i),
+                None => return Err(format!("derived expression uses unknown symbol `{s}`")),
+            },
+            Expr::Add(v) => {
+                let terms = v.iter().map(|x| self.build(x, resolve)).collect::<Result<Vec<_>, _>>()?;
+                self.add(terms)
+            }
+            Expr::Mul(v) => {
+                let factors = v.iter().map(|x| self.build(x, resolve)).collect::<Result<Vec<_>, _>>()?;
+                self.mul(factors)
+            }
+            Expr::Pow(b, x) => {
+                let base = self.build(b, resolve)?;
+                match **x {
+                    Expr::Num(Number::Rational(p, 1)) if p.abs() < 64 => self.powi(base, p as i32),
+                    Expr::Num(n) => {
+                        if let Some(c) = self.constant(base) {
+                            self.number(c.powf(n.value()))
+                        } else {
+                            self.intern(Node::Powf(base, n.value().to_bits()))
+                        }
+                    }
+                    _ => return Err(format!("unsupported non-constant exponent in {e}")),
+                }
+            }
+            Expr::Call(name, args) => {
+                let [arg] = args.as_slice() else { return Err(format!("`{name}` with {} arguments", args.len())) };
+                let a = self.build(arg, resolve)?;
+                let f = match name.as_str() {
+                    "sin" => Function::Sin,
+                    "cos" => Function::Cos,
+                    "tan" => Function::Tan,
+                    "exp" => Function::Exp,
+                    "log" => Function::Log,
+                    "sqrt" => return Ok(self.intern(Node::Powf(a, 0.5f64.to_bits()))),
+                    other => return Err(format!("unsupported function `{other}`")),
+                };
+                if let Some(c) = self.constant(a) {
+                    let v = match f {
+                        Function::Sin => c.sin(),
+                        Function::Cos => c.cos(),
+                        Function::Tan => c.tan(),
+                        Function::Exp => c.exp(),
+                        Function::Log => c.ln(),
+                    };
+                    return Ok(self.number(v));
+                }
+                self.intern(Node::Call(f, a))
+            }
+        })
+    }
+
+    /// Children of a node.
+    pub fn children(&self, id: NodeId) -> Vec<NodeId> {
+        match &self.nodes[id] {
+            Node::Const(_) | Node::Input(_) => vec![],
+            Node::Add(c) | Node::Mul(c) => c.clone(),
+            Node::Powi(b, _) | Node::Powf(b, _) | Node::Call(_, b) => vec![*b],
+        }
+    }
+
+    /// Whether `id` depends on any velocity input.
+    pub fn depends_on_velocity(&self, id: NodeId) -> bool {
+        match &self.nodes[id] {
+            Node::Input(Input::Qd(_)) => true,
+            _ => self.children(id).into_iter().any(|c| self.depends_on_velocity(c)),
+        }
+    }
+}

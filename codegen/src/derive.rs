@@ -1,0 +1,476 @@
+//! Symbolic derivation with symbolica: body kinematics along the tree, kinetic and potential
+//! energy, M(q), C(q, qd) qd and C(q, qd) from Christoffel symbols, G(q), contact point
+//! positions, velocities and Jacobians, centre of mass and momenta.
+//!
+//! Structure is kept to fight expression swell: a planar chain tracks each body's absolute
+//! angle as a sum of coordinates instead of multiplying rotation matrices (so sines and
+//! cosines of angle sums appear, not products of products), nothing is expanded, and zero
+//! derivatives are skipped.
+
+use crate::expr::{float_to_rational, Expr, Number};
+use crate::model::{CoordinateKind, Inertia, Robot};
+use crate::spec::{BaseKind, JointKind};
+use symbolica::prelude::*;
+
+/// Symbol names used in derived expressions.
+pub fn q_symbol(i: usize) -> String {
+    format!("q{i}")
+}
+pub fn qd_symbol(i: usize) -> String {
+    format!("qd{i}")
+}
+pub fn param_symbol(name: &str) -> String {
+    format!("p_{name}")
+}
+
+/// Everything derived for one robot, as symbolica expressions.
+pub struct Derived {
+    pub mass_matrix: Vec<Vec<Atom>>,
+    pub coriolis: Vec<Atom>,
+    pub coriolis_matrix: Vec<Vec<Atom>>,
+    pub gravity: Vec<Atom>,
+    pub kinetic_energy: Atom,
+    pub potential_energy: Atom,
+    pub contact_positions: Vec<[Atom; 3]>,
+    pub contact_velocities: Vec<[Atom; 3]>,
+    pub contact_axes: Vec<[Atom; 3]>,
+    pub contact_jacobians: Vec<Vec<[Atom; 3]>>,
+    pub center_of_mass: [Atom; 3],
+    pub total_mass: Atom,
+    pub linear_momentum: [Atom; 3],
+    pub angular_momentum: [Atom; 3],
+}
+
+fn zero() -> Atom {
+    Atom::num(0)
+}
+
+fn number(v: f64) -> Atom {
+    let text = match float_to_rational(v) {
+        Number::Rational(n, d) => format!("({n}/{d})"),
+        Number::Float(f) => format!("{f:e}"),
+    };
+    parse!(&text)
+}
+
+/// A spec expression as an atom over `p_` parameter symbols.
+fn from_expr(e: &Expr) -> Atom {
+    let renamed = e.rename(&|s| if s == "pi" { "pi_placeholder".into() } else { param_symbol(s) });
+    let text = renamed.to_string().replace("pi_placeholder", &format!("({})", {
+        match float_to_rational(std::f64::consts::PI) {
+            Number::Rational(n, d) => format!("{n}/{d}"),
+            Number::Float(f) => format!("{f:e}"),
+        }
+    }));
+    parse!(&text)
+}
+
+fn sym(name: &str) -> Atom {
+    parse!(name)
+}
+
+fn call(f: &str, a: &Atom) -> Atom {
+    parse!(&format!("{f}({a})"))
+}
+
+fn add(a: &Atom, b: &Atom) -> Atom {
+    if a.is_zero() {
+        return b.clone();
+    }
+    if b.is_zero() {
+        return a.clone();
+    }
+    a + b
+}
+
+fn mul(a: &Atom, b: &Atom) -> Atom {
+    if a.is_zero() || b.is_zero() {
+        return zero();
+    }
+    a * b
+}
+
+type Vec3 = [Atom; 3];
+type Mat3 = [[Atom; 3]; 3];
+
+fn vadd(a: &Vec3, b: &Vec3) -> Vec3 {
+    [add(&a[0], &b[0]), add(&a[1], &b[1]), add(&a[2], &b[2])]
+}
+
+fn vscale(a: &Vec3, s: &Atom) -> Vec3 {
+    [mul(&a[0], s), mul(&a[1], s), mul(&a[2], s)]
+}
+
+fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
+    let d = |x: &Atom, y: &Atom, z: &Atom, w: &Atom| add(&mul(x, y), &mul(&number(-1.0), &mul(z, w)));
+    [d(&a[1], &b[2], &a[2], &b[1]), d(&a[2], &b[0], &a[0], &b[2]), d(&a[0], &b[1], &a[1], &b[0])]
+}
+
+fn dot(a: &Vec3, b: &Vec3) -> Atom {
+    add(&add(&mul(&a[0], &b[0]), &mul(&a[1], &b[1])), &mul(&a[2], &b[2]))
+}
+
+fn mat_vec(m: &Mat3, v: &Vec3) -> Vec3 {
+    [dot(&m[0], v), dot(&m[1], v), dot(&m[2], v)]
+}
+
+fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
+    let col = |j: usize| [b[0][j].clone(), b[1][j].clone(), b[2][j].clone()];
+    let c = [col(0), col(1), col(2)];
+    [
+        [dot(&a[0], &c[0]), dot(&a[0], &c[1]), dot(&a[0], &c[2])],
+        [dot(&a[1], &c[0]), dot(&a[1], &c[1]), dot(&a[1], &c[2])],
+        [dot(&a[2], &c[0]), dot(&a[2], &c[1]), dot(&a[2], &c[2])],
+    ]
+}
+
+fn transpose(a: &Mat3) -> Mat3 {
+    let e = |i: usize, j: usize| a[j][i].clone();
+    [[e(0, 0), e(0, 1), e(0, 2)], [e(1, 0), e(1, 1), e(1, 2)], [e(2, 0), e(2, 1), e(2, 2)]]
+}
+
+fn identity() -> Mat3 {
+    [[number(1.0), zero(), zero()], [zero(), number(1.0), zero()], [zero(), zero(), number(1.0)]]
+}
+
+fn constant_vec(v: [f64; 3]) -> Vec3 {
+    [number(v[0]), number(v[1]), number(v[2])]
+}
+
+/// Rotation by `angle` about the constant unit `axis` (Rodrigues).
+fn axis_angle(axis: [f64; 3], angle: &Atom) -> Mat3 {
+    let c = call("cos", angle);
+    let s = call("sin", angle);
+    let one_minus_c = add(&number(1.0), &mul(&number(-1.0), &c));
+    let a = constant_vec(axis);
+    let skew = [
+        [zero(), mul(&number(-1.0), &a[2]), a[1].clone()],
+        [a[2].clone(), zero(), mul(&number(-1.0), &a[0])],
+        [mul(&number(-1.0), &a[1]), a[0].clone(), zero()],
+    ];
+    let mut r = identity();
+    for i in 0..3 {
+        for j in 0..3 {
+            let diagonal = if i == j { c.clone() } else { zero() };
+            let outer = mul(&one_minus_c, &mul(&a[i], &a[j]));
+            r[i][j] = add(&add(&diagonal, &mul(&s, &skew[i][j])), &outer);
+        }
+    }
+    r
+}
+
+fn constant_rotation(rpy: [f64; 3]) -> Mat3 {
+    let [roll, pitch, yaw] = rpy;
+    let m = |a: [f64; 3], t: f64| axis_angle(a, &number(t));
+    mat_mul(&mat_mul(&m([0.0, 0.0, 1.0], yaw), &m([0.0, 1.0, 0.0], pitch)), &m([1.0, 0.0, 0.0], roll))
+}
+
+/// Orientation of a body in the world.
+#[derive(Clone)]
+enum Orientation {
+    /// Planar robots: angle about the plane normal.
+    Planar(Atom),
+    Matrix(Mat3),
+}
+
+struct BodyFrame {
+    position: Vec3,
+    orientation: Orientation,
+    /// Planar robots: d(angle)/dq_i; spatial robots: world angular-velocity Jacobian columns.
+    angular_planar: Vec<f64>,
+    angular_spatial: Vec<Vec3>,
+}
+
+/// Derives everything for `robot`.
+pub fn derive(robot: &Robot) -> Derived {
+    let n = robot.coordinates.len();
+    let normal = robot.plane_normal();
+    let q: Vec<Atom> = (0..n).map(|i| sym(&q_symbol(i))).collect();
+    let qd: Vec<Atom> = (0..n).map(|i| sym(&qd_symbol(i))).collect();
+    let q_symbols: Vec<Symbol> = (0..n).map(|i| symbol!(q_symbol(i).as_str())).collect();
+
+    let rotation_matrix = |o: &Orientation| -> Mat3 {
+        match o {
+            Orientation::Planar(angle) => axis_angle(normal.unwrap_or([0.0, 0.0, 1.0]), angle),
+            Orientation::Matrix(m) => m.clone(),
+        }
+    };
+
+    // Base frame.
+    let mut frames: Vec<BodyFrame> = Vec::with_capacity(robot.bodies.len());
+    for body in &robot.bodies {
+        let frame = match body.parent {
+            None => {
+                let mut angular_planar = vec![0.0; n];
+                let mut angular_spatial = vec![[zero(), zero(), zero()]; n];
+                let (position, orientation) = match (robot.base, normal) {
+                    (BaseKind::Fixed, Some(_)) => ([zero(), zero(), zero()], Orientation::Planar(zero())),
+                    (BaseKind::Fixed, None) => ([zero(), zero(), zero()], Orientation::Matrix(identity())),
+                    (BaseKind::Planar, Some(nv)) => {
+                        angular_planar[2] = 1.0;
+                        let position = if nv[2] != 0.0 {
+                            [q[0].clone(), q[1].clone(), zero()]
+                        } else {
+                            [q[0].clone(), zero(), q[1].clone()]
+                        };
+                        (position, Orientation::Planar(q[2].clone()))
+                    }
+                    (BaseKind::Planar, None) | (BaseKind::Spatial, _) => {
+                        let rz = axis_angle([0.0, 0.0, 1.0], &q[3]);
+                        let ry = axis_angle([0.0, 1.0, 0.0], &q[4]);
+                        let rx = axis_angle([1.0, 0.0, 0.0], &q[5]);
+                        let rzy = mat_mul(&rz, &ry);
+                        angular_spatial[3] = constant_vec([0.0, 0.0, 1.0]);
+                        angular_spatial[4] = mat_vec(&rz, &constant_vec([0.0, 1.0, 0.0]));
+                        angular_spatial[5] = mat_vec(&rzy, &constant_vec([1.0, 0.0, 0.0]));
+                        ([q[0].clone(), q[1].clone(), q[2].clone()], Orientation::Matrix(mat_mul(&rzy, &rx)))
+                    }
+                };
+                BodyFrame { position, orientation, angular_planar, angular_spatial }
+            }
+            Some(p) => {
+                let parent = &frames[p];
+                let parent_r = rotation_matrix(&parent.orientation);
+                let origin: Vec3 = [from_expr(&body.origin[0]), from_expr(&body.origin[1]), from_expr(&body.origin[2])];
+                let joint_position = vadd(&parent.position, &mat_vec(&parent_r, &origin));
+                let mut angular_planar = parent.angular_planar.clone();
+                let mut angular_spatial = parent.angular_spatial.clone();
+                let joint = body.joint.as_ref();
+                let (position, orientation) = match (&parent.orientation, normal) {
+                    (Orientation::Planar(parent_angle), Some(nv)) => {
+                        // Fixed rotation about the normal: yaw for x-y, pitch about +y for x-z.
+                        let fixed = if nv[2] != 0.0 { body.rotation[2] } else { -body.rotation[1] };
+                        let mut angle = add(parent_angle, &number(fixed));
+                        let mut position = joint_position;
+                        if let Some(j) = joint {
+                            if let Some(c) = j.coordinate {
+                                match j.kind {
+                                    JointKind::Revolute => {
+                                        let sign = if j.axis.iter().zip(nv.iter()).map(|(a, b)| a * b).sum::<f64>() > 0.0 { 1.0 } else { -1.0 };
+                                        angle = add(&angle, &mul(&number(sign), &q[c]));
+                                        angular_planar[c] += sign;
+                                    }
+                                    JointKind::Prismatic => {
+                                        let r = axis_angle(nv, &angle);
+                                        let axis = mat_vec(&r, &constant_vec(j.axis));
+                                        position = vadd(&position, &vscale(&axis, &q[c]));
+                                    }
+                                    JointKind::Fixed => {}
+                                }
+                            }
+                        }
+                        (position, Orientation::Planar(angle))
+                    }
+                    _ => {
+                        let r1 = mat_mul(&parent_r, &constant_rotation(body.rotation));
+                        let mut r = r1.clone();
+                        let mut position = joint_position;
+                        if let Some(j) = joint {
+                            if let Some(c) = j.coordinate {
+                                let world_axis = mat_vec(&r1, &constant_vec(j.axis));
+                                match j.kind {
+                                    JointKind::Revolute => {
+                                        r = mat_mul(&r1, &axis_angle(j.axis, &q[c]));
+                                        angular_spatial[c] = vadd(&angular_spatial[c], &world_axis);
+                                    }
+                                    JointKind::Prismatic => position = vadd(&position, &vscale(&world_axis, &q[c])),
+                                    JointKind::Fixed => {}
+                                }
+                            }
+                        }
+                        (position, Orientation::Matrix(r))
+                    }
+                };
+                BodyFrame { position, orientation, angular_planar, angular_spatial }
+            }
+        };
+        frames.push(frame);
+    }
+
+    let gravity = sym(&param_symbol("gravity"));
+    let mut mass_matrix = vec![vec![zero(); n]; n];
+    let mut potential_energy = zero();
+    let mut total_mass = zero();
+    let mut mass_moment = [zero(), zero(), zero()];
+    let mut linear_momentum = [zero(), zero(), zero()];
+    let mut angular_momentum = [zero(), zero(), zero()];
+    let mut kinetic_energy = zero();
+    let half = number(0.5);
+    for (body, frame) in robot.bodies.iter().zip(&frames) {
+        let m = from_expr(&body.mass);
+        let r = rotation_matrix(&frame.orientation);
+        let com_local: Vec3 = [
+            from_expr(&body.center_of_mass[0]),
+            from_expr(&body.center_of_mass[1]),
+            from_expr(&body.center_of_mass[2]),
+        ];
+        let com = vadd(&frame.position, &mat_vec(&r, &com_local));
+        // Linear velocity Jacobian of the centre of mass, column by column.
+        let jv: Vec<Vec3> = q_symbols
+            .iter()
+            .map(|s| [com[0].derivative(*s), com[1].derivative(*s), com[2].derivative(*s)])
+            .collect();
+        for i in 0..n {
+            for j in i..n {
+                let mut entry = mul(&m, &dot(&jv[i], &jv[j]));
+                match (&body.inertia, normal) {
+                    (Inertia::Planar(inertia), Some(_)) => {
+                        let w = frame.angular_planar[i] * frame.angular_planar[j];
+                        if w != 0.0 {
+                            entry = add(&entry, &mul(&number(w), &from_expr(inertia)));
+                        }
+                    }
+                    (inertia, _) => {
+                        let world_inertia = world_inertia(inertia, &r);
+                        let wi = &frame.angular_spatial[i];
+                        let wj = &frame.angular_spatial[j];
+                        entry = add(&entry, &dot(wi, &mat_vec(&world_inertia, wj)));
+                    }
+                }
+                mass_matrix[i][j] = add(&mass_matrix[i][j], &entry);
+            }
+        }
+        potential_energy = add(&potential_energy, &mul(&mul(&m, &gravity), &com[2]));
+        total_mass = add(&total_mass, &m);
+        mass_moment = vadd(&mass_moment, &vscale(&com, &m));
+        let mut velocity = [zero(), zero(), zero()];
+        for i in 0..n {
+            velocity = vadd(&velocity, &vscale(&jv[i], &qd[i]));
+        }
+        let momentum = vscale(&velocity, &m);
+        linear_momentum = vadd(&linear_momentum, &momentum);
+        let spin: Vec3 = match (&body.inertia, normal) {
+            (Inertia::Planar(inertia), Some(nv)) => {
+                let mut rate = zero();
+                for i in 0..n {
+                    if frame.angular_planar[i] != 0.0 {
+                        rate = add(&rate, &mul(&number(frame.angular_planar[i]), &qd[i]));
+                    }
+                }
+                vscale(&constant_vec(nv), &mul(&from_expr(inertia), &rate))
+            }
+            (inertia, _) => {
+                let mut omega = [zero(), zero(), zero()];
+                for i in 0..n {
+                    omega = vadd(&omega, &vscale(&frame.angular_spatial[i], &qd[i]));
+                }
+                mat_vec(&world_inertia(inertia, &r), &omega)
+            }
+        };
+        angular_momentum = vadd(&vadd(&angular_momentum, &cross(&com, &momentum)), &spin);
+    }
+    for i in 0..n {
+        for j in 0..i {
+            mass_matrix[i][j] = mass_matrix[j][i].clone();
+        }
+    }
+    for i in 0..n {
+        for j in 0..n {
+            kinetic_energy = add(&kinetic_energy, &mul(&mul(&half, &mass_matrix[i][j]), &mul(&qd[i], &qd[j])));
+        }
+    }
+
+    // dM_ij/dq_k, only for coordinates M depends on (base translations never appear).
+    let mut d_mass = vec![vec![vec![zero(); n]; n]; n];
+    for i in 0..n {
+        for j in i..n {
+            for k in 0..n {
+                if robot.coordinates[k].kind == CoordinateKind::BaseTranslation {
+                    continue;
+                }
+                let d = mass_matrix[i][j].derivative(q_symbols[k]);
+                d_mass[i][j][k] = d.clone();
+                d_mass[j][i][k] = d;
+            }
+        }
+    }
+    // Christoffel symbols of the first kind: c_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i).
+    let mut coriolis_matrix = vec![vec![zero(); n]; n];
+    for i in 0..n {
+        for j in 0..n {
+            let mut entry = zero();
+            for k in 0..n {
+                let sum = add(&add(&d_mass[i][j][k], &d_mass[i][k][j]), &mul(&number(-1.0), &d_mass[j][k][i]));
+                if !sum.is_zero() {
+                    entry = add(&entry, &mul(&mul(&half, &sum), &qd[k]));
+                }
+            }
+            coriolis_matrix[i][j] = entry;
+        }
+    }
+    // C qd = sum_jk (dM_ij/dq_k - 1/2 dM_jk/dq_i) qd_j qd_k.
+    let mut coriolis = vec![zero(); n];
+    for i in 0..n {
+        let mut entry = zero();
+        for j in 0..n {
+            let mut rate = zero();
+            for k in 0..n {
+                rate = add(&rate, &mul(&d_mass[i][j][k], &qd[k]));
+            }
+            let mut velocity_term = zero();
+            for k in 0..n {
+                velocity_term = add(&velocity_term, &mul(&d_mass[j][k][i], &qd[k]));
+            }
+            let inner = add(&rate, &mul(&number(-0.5), &velocity_term));
+            entry = add(&entry, &mul(&inner, &qd[j]));
+        }
+        coriolis[i] = entry;
+    }
+    let gravity_force: Vec<Atom> = q_symbols.iter().map(|s| potential_energy.derivative(*s)).collect();
+
+    // Contact points.
+    let mut contact_positions = Vec::new();
+    let mut contact_velocities = Vec::new();
+    let mut contact_axes = Vec::new();
+    let mut contact_jacobians = Vec::new();
+    for c in &robot.contact_points {
+        let frame = &frames[c.body];
+        let r = rotation_matrix(&frame.orientation);
+        let local: Vec3 = [from_expr(&c.position[0]), from_expr(&c.position[1]), from_expr(&c.position[2])];
+        let position = vadd(&frame.position, &mat_vec(&r, &local));
+        let jacobian: Vec<Vec3> = q_symbols
+            .iter()
+            .map(|s| [position[0].derivative(*s), position[1].derivative(*s), position[2].derivative(*s)])
+            .collect();
+        let mut velocity = [zero(), zero(), zero()];
+        for i in 0..n {
+            velocity = vadd(&velocity, &vscale(&jacobian[i], &qd[i]));
+        }
+        contact_axes.push([r[0][0].clone(), r[1][0].clone(), r[2][0].clone()]);
+        contact_positions.push(position);
+        contact_velocities.push(velocity);
+        contact_jacobians.push(jacobian);
+    }
+    let inverse_mass = parse!(&format!("({})^-1", total_mass));
+    let center_of_mass = vscale(&mass_moment, &inverse_mass);
+
+    Derived {
+        mass_matrix,
+        coriolis,
+        coriolis_matrix,
+        gravity: gravity_force,
+        kinetic_energy,
+        potential_energy,
+        contact_positions,
+        contact_velocities,
+        contact_axes,
+        contact_jacobians,
+        center_of_mass,
+        total_mass,
+        linear_momentum,
+        angular_momentum,
+    }
+}
+
+/// R I R' for a full body-frame inertia.
+fn world_inertia(inertia: &Inertia, r: &Mat3) -> Mat3 {
+    let body: Mat3 = match inertia {
+        Inertia::Full([xx, yy, zz, xy, xz, yz]) => {
+            let e = from_expr;
+            [[e(xx), e(xy), e(xz)], [e(xy), e(yy), e(yz)], [e(xz), e(yz), e(zz)]]
+        }
+        // A planar inertia in a spatial robot cannot pass validation; treat as a point mass.
+        Inertia::Planar(_) => [[zero(), zero(), zero()], [zero(), zero(), zero()], [zero(), zero(), zero()]],
+    };
+    mat_mul(&mat_mul(r, &body), &transpose(r))
+}

@@ -1,0 +1,863 @@
+//! Rust emission: derived expressions become straight-line, allocation-free functions on
+//! fixed-size nalgebra types, built as tokens with quote and formatted with prettyplease.
+
+use crate::dag::{Dag, Function, Input, Node, NodeId};
+use crate::derive::{param_symbol, q_symbol, qd_symbol, Derived};
+use crate::expr;
+use crate::model::{CoordinateKind, Robot, TerrainDefault};
+use crate::spec::Anisotropy;
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::{BTreeMap, HashMap};
+use symbolica::prelude::Atom;
+
+/// Precedence of a rendered expression, to parenthesise only where needed.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+enum Precedence {
+    Sum,
+    Product,
+    Unary,
+    Atom,
+}
+
+struct Rendered {
+    tokens: TokenStream,
+    precedence: Precedence,
+}
+
+fn atom(tokens: TokenStream) -> Rendered {
+    Rendered { tokens, precedence: Precedence::Atom }
+}
+
+fn float(v: f64) -> TokenStream {
+    let lit = Literal::f64_unsuffixed(v.abs());
+    if v < 0.0 {
+        quote!((-#lit))
+    } else {
+        quote!(#lit)
+    }
+}
+
+fn wrap(r: Rendered, at_least: Precedence) -> TokenStream {
+    let t = r.tokens;
+    if r.precedence < at_least {
+        quote!((#t))
+    } else {
+        t
+    }
+}
+
+/// The emitter's view of a kernel: which nodes are bound to `let`s and how leaves read.
+struct Emitter<'a> {
+    dag: &'a Dag,
+    params: &'a [Ident],
+    /// Call nodes read from the transcendental cache, with their slot.
+    cache: &'a HashMap<NodeId, usize>,
+    bound: HashMap<NodeId, Ident>,
+}
+
+impl<'a> Emitter<'a> {
+    fn leaf(&self, id: NodeId) -> Option<Rendered> {
+        if let Some(name) = self.bound.get(&id) {
+            return Some(atom(quote!(#name)));
+        }
+        if let Some(slot) = self.cache.get(&id) {
+            let slot = Literal::usize_unsuffixed(*slot);
+            return Some(atom(quote!(cache.values[#slot])));
+        }
+        match &self.dag.nodes[id] {
+            Node::Const(bits) => {
+                let v = f64::from_bits(*bits);
+                Some(Rendered { tokens: float(v), precedence: if v < 0.0 { Precedence::Unary } else { Precedence::Atom } })
+            }
+            Node::Input(Input::Q(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(q[#i])))
+            }
+            Node::Input(Input::Qd(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(qd[#i])))
+            }
+            Node::Input(Input::Param(i)) => {
+                let name = &self.params[*i];
+                Some(atom(quote!(p.#name)))
+            }
+            _ => None,
+        }
+    }
+
+    /// (sign, magnitude) split of a term for sums: -c*x renders as "- c*x".
+    fn negated_term(&self, id: NodeId) -> Option<Rendered> {
+        match &self.dag.nodes[id] {
+            Node::Const(bits) if f64::from_bits(*bits) < 0.0 && !self.bound.contains_key(&id) => {
+                Some(atom(float(-f64::from_bits(*bits))))
+            }
+            Node::Mul(factors) if !self.bound.contains_key(&id) && !self.cache.contains_key(&id) => {
+                let coefficient = factors.iter().find_map(|&f| self.dag.constant(f))?;
+                if coefficient >= 0.0 {
+                    return None;
+                }
+                Some(self.product(factors, -coefficient))
+            }
+            _ => None,
+        }
+    }
+
+    fn product(&self, factors: &[NodeId], coefficient: f64) -> Rendered {
+        let mut numerator: Vec<TokenStream> = Vec::new();
+        let mut denominator: Vec<TokenStream> = Vec::new();
+        if coefficient != 1.0 {
+            numerator.push(float(coefficient));
+        }
+        for &f in factors {
+            if self.dag.constant(f).is_some() && !self.bound.contains_key(&f) {
+                continue;
+            }
+            match &self.dag.nodes[f] {
+                Node::Powi(base, e) if *e < 0 && !self.bound.contains_key(&f) => {
+                    denominator.push(wrap(self.power(*base, -*e), Precedence::Atom));
+                }
+                _ => numerator.push(wrap(self.render(f), Precedence::Unary)),
+            }
+        }
+        let join = |items: &[TokenStream]| -> TokenStream {
+            let mut it = items.iter();
+            let first = it.next().cloned().unwrap_or_else(|| quote!(1.0));
+            it.fold(first, |acc, t| quote!(#acc * #t))
+        };
+        let num = join(&numerator);
+        if denominator.is_empty() {
+            return Rendered { tokens: num, precedence: if numerator.len() > 1 { Precedence::Product } else { Precedence::Unary } };
+        }
+        let den = if denominator.len() == 1 { denominator[0].clone() } else { let d = join(&denominator); quote!((#d)) };
+        Rendered { tokens: quote!(#num / #den), precedence: Precedence::Product }
+    }
+
+    fn power(&self, base: NodeId, exponent: i32) -> Rendered {
+        let b = self.render(base);
+        if exponent == 1 {
+            return b;
+        }
+        if exponent == 2 && b.precedence == Precedence::Atom {
+            let t = b.tokens;
+            return Rendered { tokens: quote!(#t * #t), precedence: Precedence::Product };
+        }
+        let t = wrap(b, Precedence::Atom);
+        let e = Literal::i32_unsuffixed(exponent);
+        atom(quote!(#t.powi(#e)))
+    }
+
+    fn render(&self, id: NodeId) -> Rendered {
+        if let Some(r) = self.leaf(id) {
+            return r;
+        }
+        match &self.dag.nodes[id] {
+            Node::Add(terms) => {
+                let mut positive: Vec<TokenStream> = Vec::new();
+                let mut negative: Vec<TokenStream> = Vec::new();
+                for &t in terms {
+                    match self.negated_term(t) {
+                        Some(r) => negative.push(wrap(r, Precedence::Product)),
+                        None => positive.push(wrap(self.render(t), Precedence::Product)),
+                    }
+                }
+                let mut tokens = match positive.first() {
+                    Some(first) => {
+                        let mut acc = first.clone();
+                        for t in &positive[1..] {
+                            acc = quote!(#acc + #t);
+                        }
+                        acc
+                    }
+                    None => {
+                        let first = negative.remove(0);
+                        quote!(-#first)
+                    }
+                };
+                for t in &negative {
+                    tokens = quote!(#tokens - #t);
+                }
+                Rendered { tokens, precedence: Precedence::Sum }
+            }
+            Node::Mul(factors) => {
+                let coefficient = factors.iter().find_map(|&f| self.dag.constant(f)).unwrap_or(1.0);
+                if coefficient < 0.0 {
+                    let inner = wrap(self.product(factors, -coefficient), Precedence::Unary);
+                    Rendered { tokens: quote!(-#inner), precedence: Precedence::Unary }
+                } else {
+                    self.product(factors, coefficient)
+                }
+            }
+            Node::Powi(base, e) if *e < 0 => {
+                let d = wrap(self.power(*base, -*e), Precedence::Atom);
+                Rendered { tokens: quote!(1.0 / #d), precedence: Precedence::Product }
+            }
+            Node::Powi(base, e) => self.power(*base, *e),
+            Node::Powf(base, bits) => {
+                let b = wrap(self.render(*base), Precedence::Atom);
+                let e = f64::from_bits(*bits);
+                if e == 0.5 {
+                    atom(quote!(#b.sqrt()))
+                } else {
+                    let lit = float(e);
+                    atom(quote!(#b.powf(#lit)))
+                }
+            }
+            Node::Call(f, arg) => {
+                let a = wrap(self.render(*arg), Precedence::Atom);
+                let m = function_method(*f);
+                atom(quote!(#a.#m()))
+            }
+            Node::Const(_) | Node::Input(_) => unreachable!("leaves are rendered by `leaf`"),
+        }
+    }
+}
+
+fn function_method(f: Function) -> Ident {
+    Ident::new(
+        match f {
+            Function::Sin => "sin",
+            Function::Cos => "cos",
+            Function::Tan => "tan",
+            Function::Exp => "exp",
+            Function::Log => "ln",
+        },
+        Span::call_site(),
+    )
+}
+
+/// Statements that compute `outputs` (target, node): shared subexpressions become `let`s.
+fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, usize>, outputs: &[(TokenStream, NodeId)]) -> TokenStream {
+    let mut uses: HashMap<NodeId, usize> = HashMap::new();
+    let mut order: Vec<NodeId> = Vec::new();
+    let mut visited: HashMap<NodeId, bool> = HashMap::new();
+    // Iterative post-order DFS (expressions can be deep).
+    for (_, root) in outputs {
+        *uses.entry(*root).or_default() += 1;
+        if visited.contains_key(root) {
+            continue;
+        }
+        let mut stack = vec![(*root, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if expanded {
+                order.push(id);
+                continue;
+            }
+            if visited.contains_key(&id) {
+                continue;
+            }
+            visited.insert(id, true);
+            stack.push((id, true));
+            if cache.contains_key(&id) {
+                continue;
+            }
+            for c in dag.children(id).into_iter().rev() {
+                *uses.entry(c).or_default() += 1;
+                if !visited.contains_key(&c) {
+                    stack.push((c, false));
+                }
+            }
+        }
+    }
+    let mut emitter = Emitter { dag, params, cache, bound: HashMap::new() };
+    let mut statements = TokenStream::new();
+    let mut counter = 0usize;
+    for id in order {
+        let is_leaf = matches!(dag.nodes[id], Node::Const(_) | Node::Input(_)) || cache.contains_key(&id);
+        if is_leaf || uses.get(&id).copied().unwrap_or(0) < 2 {
+            continue;
+        }
+        let name = format_ident!("t{}", counter);
+        counter += 1;
+        let value = emitter.render(id).tokens;
+        statements.extend(quote!(let #name = #value;));
+        emitter.bound.insert(id, name);
+    }
+    for (target, id) in outputs {
+        let value = emitter.render(*id).tokens;
+        statements.extend(quote!(#target = #value;));
+    }
+    statements
+}
+
+/// Converts derived atoms to DAG nodes.
+struct Builder<'a> {
+    dag: Dag,
+    robot: &'a Robot,
+}
+
+impl<'a> Builder<'a> {
+    fn node(&mut self, a: &Atom) -> Result<NodeId, String> {
+        let text = a.to_string();
+        let parsed = expr::parse(&text).map_err(|e| format!("cannot read symbolica output `{text}`: {e}"))?;
+        let robot = self.robot;
+        let n = robot.coordinates.len();
+        let resolve = |s: &str| -> Option<Input> {
+            for i in 0..n {
+                if s == q_symbol(i) {
+                    return Some(Input::Q(i));
+                }
+                if s == qd_symbol(i) {
+                    return Some(Input::Qd(i));
+                }
+            }
+            robot.parameters.iter().position(|p| param_symbol(&p.name) == s).map(Input::Param)
+        };
+        self.dag.build(&parsed, &resolve)
+    }
+}
+
+fn doc(text: &str) -> TokenStream {
+    let lines = text.lines().map(|l| format!(" {l}"));
+    quote!(#(#[doc = #lines])*)
+}
+
+/// Emits the generated module for one robot.
+pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
+    let n = robot.coordinates.len();
+    let c = robot.contact_points.len();
+    let mut b = Builder { dag: Dag::default(), robot };
+    let nodes = |b: &mut Builder, atoms: &[Atom]| atoms.iter().map(|a| b.node(a)).collect::<Result<Vec<_>, _>>();
+
+    let mass_matrix: Vec<Vec<NodeId>> = derived.mass_matrix.iter().map(|row| nodes(&mut b, row)).collect::<Result<_, _>>()?;
+    let coriolis = nodes(&mut b, &derived.coriolis)?;
+    let coriolis_matrix: Vec<Vec<NodeId>> =
+        derived.coriolis_matrix.iter().map(|row| nodes(&mut b, row)).collect::<Result<_, _>>()?;
+    let gravity = nodes(&mut b, &derived.gravity)?;
+    let potential = b.node(&derived.potential_energy)?;
+    let positions: Vec<Vec<NodeId>> = derived.contact_positions.iter().map(|v| nodes(&mut b, v)).collect::<Result<_, _>>()?;
+    let velocities: Vec<Vec<NodeId>> = derived.contact_velocities.iter().map(|v| nodes(&mut b, v)).collect::<Result<_, _>>()?;
+    let axes: Vec<Vec<NodeId>> = derived.contact_axes.iter().map(|v| nodes(&mut b, v)).collect::<Result<_, _>>()?;
+    let jacobians: Vec<Vec<Vec<NodeId>>> = derived
+        .contact_jacobians
+        .iter()
+        .map(|cols| cols.iter().map(|col| nodes(&mut b, col)).collect::<Result<Vec<_>, _>>())
+        .collect::<Result<_, _>>()?;
+    let com = nodes(&mut b, &derived.center_of_mass)?;
+    let total_mass = b.node(&derived.total_mass)?;
+    let linear_momentum = nodes(&mut b, &derived.linear_momentum)?;
+    let angular_momentum = nodes(&mut b, &derived.angular_momentum)?;
+    let dag = b.dag;
+
+    // Transcendental cache: every call whose argument is a function of q (and parameters).
+    let mut calls: Vec<NodeId> = (0..dag.nodes.len())
+        .filter(|&id| matches!(dag.nodes[id], Node::Call(..)) && !dag.depends_on_velocity(id))
+        .collect();
+    // Deterministic order: by argument's rendering, then function.
+    let params: Vec<Ident> = robot.parameters.iter().map(|p| format_ident!("{}", p.name)).collect();
+    let empty = HashMap::new();
+    let key = |id: NodeId| -> (String, String) {
+        let Node::Call(f, arg) = dag.nodes[id] else { return (String::new(), String::new()) };
+        let e = Emitter { dag: &dag, params: &params, cache: &empty, bound: HashMap::new() };
+        (e.render(arg).tokens.to_string(), format!("{f:?}"))
+    };
+    calls.sort_by_cached_key(|&id| key(id));
+    for &id in &calls {
+        if let Node::Call(_, arg) = dag.nodes[id] {
+            if calls.iter().any(|&other| reaches(&dag, arg, other)) {
+                return Err("nested transcendental functions of q are not supported yet".into());
+            }
+        }
+    }
+    let cache: HashMap<NodeId, usize> = calls.iter().enumerate().map(|(slot, &id)| (id, slot)).collect();
+    let cache_len = calls.len();
+
+    // Cache kernel: one argument evaluation per distinct argument, sin_cos when both are used.
+    let mut by_argument: BTreeMap<NodeId, Vec<(Function, usize)>> = BTreeMap::new();
+    for (slot, &id) in calls.iter().enumerate() {
+        if let Node::Call(f, arg) = dag.nodes[id] {
+            by_argument.entry(arg).or_default().push((f, slot));
+        }
+    }
+    let mut argument_order: Vec<NodeId> = Vec::new();
+    for &id in &calls {
+        if let Node::Call(_, arg) = dag.nodes[id] {
+            if !argument_order.contains(&arg) {
+                argument_order.push(arg);
+            }
+        }
+    }
+    let argument_names: Vec<Ident> = (0..argument_order.len()).map(|i| format_ident!("angle{}", i)).collect();
+    let argument_outputs: Vec<(TokenStream, NodeId)> =
+        argument_order.iter().zip(&argument_names).map(|(&a, name)| (quote!(let #name), a)).collect();
+    let mut cache_body = body(&dag, &params, &empty, &argument_outputs);
+    for (&arg, name) in argument_order.iter().zip(&argument_names) {
+        let uses = &by_argument[&arg];
+        let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| u.1);
+        let cos = uses.iter().find(|(f, _)| *f == Function::Cos).map(|u| u.1);
+        if let (Some(s), Some(c)) = (sin, cos) {
+            let (s, c) = (Literal::usize_unsuffixed(s), Literal::usize_unsuffixed(c));
+            cache_body.extend(quote!(let (sin, cos) = #name.sin_cos(); values[#s] = sin; values[#c] = cos;));
+        }
+        for (f, slot) in uses {
+            if (*f == Function::Sin || *f == Function::Cos) && sin.is_some() && cos.is_some() {
+                continue;
+            }
+            let m = function_method(*f);
+            let slot = Literal::usize_unsuffixed(*slot);
+            cache_body.extend(quote!(values[#slot] = #name.#m();));
+        }
+    }
+    let cache_docs: Vec<String> = calls
+        .iter()
+        .enumerate()
+        .map(|(slot, &id)| {
+            let (arg, f) = key(id);
+            format!("- `values[{slot}]` = {}({})", f.to_lowercase(), arg.replace(' ', ""))
+        })
+        .collect();
+
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let matrix_outputs = |target: TokenStream, m: &[Vec<NodeId>], symmetric: bool| -> Vec<(TokenStream, NodeId)> {
+        let mut out = Vec::new();
+        for i in 0..m.len() {
+            for j in 0..m[i].len() {
+                if symmetric && j < i {
+                    continue;
+                }
+                if dag.constant(m[i][j]) == Some(0.0) {
+                    continue;
+                }
+                let (li, lj) = (idx(i), idx(j));
+                out.push((quote!(#target[(#li, #lj)]), m[i][j]));
+                if symmetric && i != j {
+                    out.push((quote!(#target[(#lj, #li)]), m[i][j]));
+                }
+            }
+        }
+        out
+    };
+    let vector_outputs = |target: TokenStream, v: &[NodeId]| -> Vec<(TokenStream, NodeId)> {
+        v.iter()
+            .enumerate()
+            .filter(|(_, &id)| dag.constant(id) != Some(0.0))
+            .map(|(i, &id)| {
+                let li = idx(i);
+                (quote!(#target[#li]), id)
+            })
+            .collect()
+    };
+    let kernel = |outputs: &[(TokenStream, NodeId)]| body(&dag, &params, &cache, outputs);
+
+    let mass_body = kernel(&matrix_outputs(quote!(out), &mass_matrix, true));
+    let coriolis_body = kernel(&vector_outputs(quote!(out), &coriolis));
+    let coriolis_matrix_body = kernel(&matrix_outputs(quote!(out), &coriolis_matrix, false));
+    let gravity_body = kernel(&vector_outputs(quote!(out), &gravity));
+    let dynamics_body = {
+        let mut outputs = matrix_outputs(quote!(mass_matrix), &mass_matrix, true);
+        outputs.extend(vector_outputs(quote!(coriolis), &coriolis));
+        outputs.extend(vector_outputs(quote!(gravity), &gravity));
+        kernel(&outputs)
+    };
+    let potential_body = kernel(&[(quote!(let energy), potential)]);
+    let per_point = |v: &[Vec<NodeId>]| -> Vec<(TokenStream, NodeId)> {
+        let mut out = Vec::new();
+        for (k, p) in v.iter().enumerate() {
+            for (i, &id) in p.iter().enumerate() {
+                let (lk, li) = (idx(k), idx(i));
+                out.push((quote!(out[#lk][#li]), id));
+            }
+        }
+        out
+    };
+    let positions_body = kernel(&per_point(&positions));
+    let velocities_body = kernel(&per_point(&velocities));
+    let axes_body = kernel(&per_point(&axes));
+    let com_body = kernel(&[(quote!(let x), com[0]), (quote!(let y), com[1]), (quote!(let z), com[2])]);
+    let total_mass_body = kernel(&[(quote!(let mass), total_mass)]);
+    let linear_body = kernel(&[
+        (quote!(let x), linear_momentum[0]),
+        (quote!(let y), linear_momentum[1]),
+        (quote!(let z), linear_momentum[2]),
+    ]);
+    let angular_body = kernel(&[
+        (quote!(let x), angular_momentum[0]),
+        (quote!(let y), angular_momentum[1]),
+        (quote!(let z), angular_momentum[2]),
+    ]);
+    let mut jacobian_fns = TokenStream::new();
+    let mut jacobian_arms = TokenStream::new();
+    for (k, cols) in jacobians.iter().enumerate() {
+        let name = format_ident!("contact_jacobian_{}", k);
+        let mut outputs = Vec::new();
+        for (j, col) in cols.iter().enumerate() {
+            for (i, &id) in col.iter().enumerate() {
+                if dag.constant(id) == Some(0.0) {
+                    continue;
+                }
+                let (li, lj) = (idx(i), idx(j));
+                outputs.push((quote!(out[(#li, #lj)]), id));
+            }
+        }
+        let body = kernel(&outputs);
+        let point = &robot.contact_points[k];
+        let d = doc(&format!("Jacobian of contact point `{}` (on `{}`).", point.name, robot.bodies[point.body].name));
+        jacobian_fns.extend(quote! {
+            #d
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn #name(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
+                *out = SMatrix::zeros();
+                #body
+            }
+        });
+        let lk = idx(k);
+        jacobian_arms.extend(quote!(#lk => #name(q, p, cache, out),));
+    }
+
+    // Metadata.
+    let robot_type = format_ident!("{}", camel(&robot.name));
+    let name = &robot.name;
+    let description = &robot.description;
+    let param_fields = robot.parameters.iter().map(|p| {
+        let f = format_ident!("{}", p.name);
+        let d = doc(if p.doc.is_empty() { "Declared in the spec's [parameters]." } else { &p.doc });
+        quote!(#d pub #f: f64,)
+    });
+    let param_defaults = robot.parameters.iter().map(|p| {
+        let f = format_ident!("{}", p.name);
+        let v = float(p.default);
+        quote!(#f: #v,)
+    });
+    let param_names = robot.parameters.iter().map(|p| p.name.as_str());
+    let param_get = robot.parameters.iter().enumerate().map(|(i, p)| {
+        let f = format_ident!("{}", p.name);
+        let li = idx(i);
+        quote!(#li => self.#f,)
+    });
+    let param_set = robot.parameters.iter().enumerate().map(|(i, p)| {
+        let f = format_ident!("{}", p.name);
+        let li = idx(i);
+        quote!(#li => self.#f = value,)
+    });
+    let coordinates = robot.coordinates.iter().map(|c| {
+        let (nm, meaning, actuated) = (&c.name, &c.meaning, c.actuated);
+        let kind = match c.kind {
+            CoordinateKind::BaseTranslation => quote!(CoordinateKind::BaseTranslation),
+            CoordinateKind::BaseRotation => quote!(CoordinateKind::BaseRotation),
+            CoordinateKind::RevoluteJoint => quote!(CoordinateKind::RevoluteJoint),
+            CoordinateKind::PrismaticJoint => quote!(CoordinateKind::PrismaticJoint),
+        };
+        quote!(Coordinate { name: #nm, kind: #kind, meaning: #meaning, actuated: #actuated },)
+    });
+    let initial = robot.coordinates.iter().map(|c| float(c.initial));
+    let contact_infos = robot.contact_points.iter().map(|p| {
+        let (nm, body) = (&p.name, &robot.bodies[p.body].name);
+        quote!(ContactPointInfo { name: #nm, body: #body },)
+    });
+    let actuated = robot.actuated.iter().map(|&i| idx(i));
+    let plane = match robot.plane {
+        Some(crate::spec::Plane::Xz) => quote!(PlaneOfMotion::Xz),
+        Some(crate::spec::Plane::Xy) => quote!(PlaneOfMotion::Xy),
+        None => quote!(PlaneOfMotion::Spatial),
+    };
+    let env = &robot.environment;
+    let terrain = match env.terrain {
+        TerrainDefault::None => quote!(Terrain::None),
+        TerrainDefault::Flat { height } => {
+            let h = float(height);
+            quote!(Terrain::Flat { height: #h })
+        }
+        TerrainDefault::Stair { position, height } => {
+            let (p, h) = (float(position), float(height));
+            quote!(Terrain::Stair { position: #p, height: #h })
+        }
+        TerrainDefault::Pipe { diameter } => {
+            let d = float(diameter);
+            quote!(Terrain::Pipe { diameter: #d })
+        }
+    };
+    let anisotropy = match env.anisotropy {
+        Anisotropy::Isotropic => quote!(FrictionAnisotropy::Isotropic),
+        Anisotropy::BodyAxis => quote!(FrictionAnisotropy::BodyAxis),
+        Anisotropy::WorldAxis => quote!(FrictionAnisotropy::WorldAxis),
+    };
+    let (ks, kd, fa, fc, fr) = (
+        float(env.contact_stiffness),
+        float(env.contact_damping),
+        float(env.friction_along),
+        float(env.friction_across),
+        float(env.friction_regularisation),
+    );
+    let gait = match &robot.gait {
+        None => quote!(None),
+        Some(g) => {
+            let (a, w, e, o, s, d) = (
+                float(g.amplitude),
+                float(g.temporal_frequency),
+                float(g.spatial_frequency),
+                float(g.offset),
+                float(g.stiffness),
+                float(g.damping),
+            );
+            let l = if g.torque_limit.is_finite() { float(g.torque_limit) } else { quote!(f64::INFINITY) };
+            quote!(Some(GaitDefaults {
+                amplitude: #a, temporal_frequency: #w, spatial_frequency: #e, offset: #o,
+                stiffness: #s, damping: #d, torque_limit: #l,
+            }))
+        }
+    };
+    let cache_doc = doc(&format!(
+        "Every transcendental value of `q` the equations use, computed once per state by [`cache`].\n\n{}",
+        if cache_docs.is_empty() { "(none: this robot's equations are polynomial in q)".to_string() } else { cache_docs.join("\n") }
+    ));
+    let model_doc = doc(&format!("{description}\n\n{n} generalized coordinates, {c} contact points."));
+    let cache_len_lit = idx(cache_len);
+    let n_lit = idx(n);
+    let c_lit = idx(c);
+
+    let tokens = quote! {
+        use nalgebra::{SMatrix, SVector, Vector3};
+        use softgen_runtime::{
+            ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults, Model,
+            ParamSet, PlaneOfMotion, Terrain,
+        };
+
+        /// Number of generalized coordinates.
+        pub const DOF: usize = #n_lit;
+        /// Number of contact points.
+        pub const CONTACTS: usize = #c_lit;
+
+        /// Numeric parameters with the spec's defaults; change them at run time, no
+        /// regeneration needed.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct Params {
+            #(#param_fields)*
+        }
+
+        impl Default for Params {
+            fn default() -> Self {
+                Params { #(#param_defaults)* }
+            }
+        }
+
+        impl ParamSet for Params {
+            fn names() -> &'static [&'static str] {
+                &[#(#param_names),*]
+            }
+            fn get(&self, index: usize) -> f64 {
+                match index {
+                    #(#param_get)*
+                    _ => f64::NAN,
+                }
+            }
+            fn set_index(&mut self, index: usize, value: f64) {
+                match index {
+                    #(#param_set)*
+                    _ => {}
+                }
+            }
+        }
+
+        #cache_doc
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct Cache {
+            pub values: [f64; #cache_len_lit],
+        }
+
+        /// Computes the transcendental cache for `q`.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
+            let mut values = [0.0; #cache_len_lit];
+            #cache_body
+            Cache { values }
+        }
+
+        /// Mass matrix M(q).
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn mass_matrix_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, DOF, DOF>) {
+            *out = SMatrix::zeros();
+            #mass_body
+        }
+
+        /// Coriolis and centrifugal force C(q, qd) qd.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn coriolis_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+            *out = SVector::zeros();
+            #coriolis_body
+        }
+
+        /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn coriolis_matrix_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, DOF, DOF>) {
+            *out = SMatrix::zeros();
+            #coriolis_matrix_body
+        }
+
+        /// Generalized gravity force G(q) = dV/dq.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn gravity_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+            *out = SVector::zeros();
+            #gravity_body
+        }
+
+        /// M, C qd and G together, sharing their subexpressions.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn dynamics_into(
+            q: &SVector<f64, DOF>,
+            qd: &SVector<f64, DOF>,
+            p: &Params,
+            cache: &Cache,
+            mass_matrix: &mut SMatrix<f64, DOF, DOF>,
+            coriolis: &mut SVector<f64, DOF>,
+            gravity: &mut SVector<f64, DOF>,
+        ) {
+            *mass_matrix = SMatrix::zeros();
+            *coriolis = SVector::zeros();
+            *gravity = SVector::zeros();
+            #dynamics_body
+        }
+
+        /// Gravitational potential energy V(q).
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
+            #potential_body
+            energy
+        }
+
+        /// World positions of the contact points.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+            #positions_body
+        }
+
+        /// World velocities of the contact points.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+            #velocities_body
+        }
+
+        /// World x axis of the body carrying each contact point.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+            #axes_body
+        }
+
+        #jacobian_fns
+
+        /// Jacobian of contact point `index`; an index past the last point gives zeros.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
+            match index {
+                #jacobian_arms
+                _ => *out = SMatrix::zeros(),
+            }
+        }
+
+        /// Whole-robot centre of mass.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
+            #com_body
+            Vector3::new(x, y, z)
+        }
+
+        /// Total mass.
+        #[inline]
+        pub fn total_mass(p: &Params) -> f64 {
+            #total_mass_body
+            mass
+        }
+
+        /// Total linear momentum.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn linear_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
+            #linear_body
+            Vector3::new(x, y, z)
+        }
+
+        /// Total angular momentum about the world origin.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn angular_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
+            #angular_body
+            Vector3::new(x, y, z)
+        }
+
+        #model_doc
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct #robot_type;
+
+        impl Model<DOF, CONTACTS> for #robot_type {
+            type Params = Params;
+            type Cache = Cache;
+            const NAME: &'static str = #name;
+            const DESCRIPTION: &'static str = #description;
+            const COORDINATES: &'static [Coordinate] = &[#(#coordinates)*];
+            const INITIAL_POSITION: &'static [f64] = &[#(#initial),*];
+            const CONTACT_POINTS: &'static [ContactPointInfo] = &[#(#contact_infos)*];
+            const ACTUATED: &'static [usize] = &[#(#actuated),*];
+            const PLANE: PlaneOfMotion = #plane;
+            const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
+                contact_stiffness: #ks,
+                contact_damping: #kd,
+                friction_along: #fa,
+                friction_across: #fc,
+                friction_anisotropy: #anisotropy,
+                friction_regularisation: #fr,
+                terrain: #terrain,
+            };
+            const GAIT: Option<GaitDefaults> = #gait;
+
+            fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache { cache(q, p) }
+            fn mass_matrix_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, DOF, DOF>) { mass_matrix_into(q, p, k, out) }
+            fn coriolis_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { coriolis_into(q, qd, p, k, out) }
+            fn coriolis_matrix_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, DOF, DOF>) { coriolis_matrix_into(q, qd, p, k, out) }
+            fn gravity_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { gravity_into(q, p, k, out) }
+            fn dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, m: &mut SMatrix<f64, DOF, DOF>, c: &mut SVector<f64, DOF>, g: &mut SVector<f64, DOF>) { dynamics_into(q, qd, p, k, m, c, g) }
+            fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
+            fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
+            fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }
+            fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_axes_into(q, p, k, out) }
+            fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 3, DOF>) { contact_jacobian_into(index, q, p, k, out) }
+            fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { center_of_mass(q, p, k) }
+            fn total_mass(p: &Params) -> f64 { total_mass(p) }
+            fn linear_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { linear_momentum(q, qd, p, k) }
+            fn angular_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { angular_momentum(q, qd, p, k) }
+        }
+    };
+    let file: syn::File = syn::parse2(tokens).map_err(|e| format!("emitted tokens do not parse as Rust: {e}"))?;
+    let body = prettyplease::unparse(&file);
+    let header = format!(
+        "//! {description}\n//!\n//! Generated by softgen-codegen from `{}`: do not edit. Change the spec and run\n//! `cargo run -p softgen-codegen` to regenerate.\n#![allow(clippy::all, unused_parens)]\n\n",
+        robot.spec_path
+    );
+    Ok(header + body.as_str())
+}
+
+fn reaches(dag: &Dag, from: NodeId, target: NodeId) -> bool {
+    let mut stack = vec![from];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = stack.pop() {
+        if id == target {
+            return true;
+        }
+        if seen.insert(id) {
+            stack.extend(dag.children(id));
+        }
+    }
+    false
+}
+
+/// `snake_pedal_wave` -> `SnakePedalWave`.
+pub fn camel(name: &str) -> String {
+    name.split('_')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let mut c = s.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect()
+}

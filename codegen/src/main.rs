@@ -1,0 +1,91 @@
+//! `softgen-codegen`: regenerates generated/src/<robot>.rs from every model-specs/<robot>.toml,
+//! or checks that the committed files are up to date (`--check`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn main() -> ExitCode {
+    let mut check = false;
+    let mut specs: Vec<PathBuf> = Vec::new();
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--check" => check = true,
+            "-h" | "--help" => {
+                println!("usage: softgen-codegen [--check] [SPEC.toml ...]\n\nRegenerates generated/src/<robot>.rs for each spec (default: every model-specs/*.toml).\n--check  compare instead of writing; exit 1 if anything differs.");
+                return ExitCode::SUCCESS;
+            }
+            s if s.starts_with('-') => {
+                eprintln!("error: unknown option `{s}` (see --help)");
+                return ExitCode::from(2);
+            }
+            s => specs.push(PathBuf::from(s)),
+        }
+    }
+    let root = workspace_root();
+    if specs.is_empty() {
+        match softgen_codegen_specs(&root) {
+            Ok(s) => specs = s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let mut stale = Vec::new();
+    for spec in &specs {
+        let display = spec
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.strip_prefix(root.canonicalize().ok()?).ok().map(Path::to_path_buf))
+            .unwrap_or_else(|| spec.clone());
+        let display = display.to_string_lossy().replace('\\', "/");
+        let generated = match softgen_codegen::generate_file(spec, &display) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let target = root.join("generated/src").join(format!("{}.rs", generated.robot.name));
+        println!(
+            "{:<28} {:>7.2} s codegen  {:>6} lines  {:>8} bytes",
+            generated.robot.name,
+            generated.seconds,
+            generated.lines(),
+            generated.source.len()
+        );
+        let current = std::fs::read_to_string(&target).unwrap_or_default();
+        if current == generated.source {
+            continue;
+        }
+        if check {
+            stale.push(target);
+        } else if let Err(e) = std::fs::write(&target, &generated.source) {
+            eprintln!("error: {}: {e}", target.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if !stale.is_empty() {
+        for s in &stale {
+            eprintln!("stale: {}", s.display());
+        }
+        eprintln!("generated code is out of date; run `cargo run -p softgen-codegen`");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+fn softgen_codegen_specs(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let dir = root.join("model-specs");
+    let mut specs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    specs.sort();
+    Ok(specs)
+}

@@ -1,0 +1,130 @@
+//! The validated robot description that derivation works from: bodies in parent-first
+//! order, generalized coordinates, contact points, parameters and defaults.
+
+use crate::expr::Expr;
+use crate::spec::{Anisotropy, BaseKind, JointKind, Plane};
+
+/// One numeric runtime parameter with its default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parameter {
+    pub name: String,
+    pub default: f64,
+    pub doc: String,
+}
+
+/// What a generalized coordinate is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoordinateKind {
+    BaseTranslation,
+    BaseRotation,
+    RevoluteJoint,
+    PrismaticJoint,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Coordinate {
+    pub name: String,
+    pub kind: CoordinateKind,
+    pub meaning: String,
+    pub actuated: bool,
+    pub initial: f64,
+}
+
+/// How a body hangs from its parent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Joint {
+    pub kind: JointKind,
+    /// Unit axis in the parent frame.
+    pub axis: [f64; 3],
+    /// Index of the joint's coordinate (None for fixed joints).
+    pub coordinate: Option<usize>,
+}
+
+/// Inertia about the centre of mass in the body frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inertia {
+    /// About the plane normal (planar robots).
+    Planar(Expr),
+    /// [ixx, iyy, izz, ixy, ixz, iyz].
+    Full([Expr; 6]),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Body {
+    pub name: String,
+    pub parent: Option<usize>,
+    pub joint: Option<Joint>,
+    pub origin: [Expr; 3],
+    /// Fixed [roll, pitch, yaw] (rad) before the joint.
+    pub rotation: [f64; 3],
+    pub mass: Expr,
+    pub center_of_mass: [Expr; 3],
+    pub inertia: Inertia,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContactPoint {
+    pub name: String,
+    pub body: usize,
+    pub position: [Expr; 3],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TerrainDefault {
+    None,
+    Flat { height: f64 },
+    Stair { position: f64, height: f64 },
+    Pipe { diameter: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvironmentDefaults {
+    pub terrain: TerrainDefault,
+    pub contact_stiffness: f64,
+    pub contact_damping: f64,
+    pub friction_along: f64,
+    pub friction_across: f64,
+    pub anisotropy: Anisotropy,
+    pub friction_regularisation: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GaitDefaults {
+    pub amplitude: f64,
+    pub temporal_frequency: f64,
+    pub spatial_frequency: f64,
+    pub offset: f64,
+    pub stiffness: f64,
+    pub damping: f64,
+    pub torque_limit: f64,
+}
+
+/// A robot ready for derivation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Robot {
+    pub name: String,
+    pub description: String,
+    /// Spec path as given to the generator (for the generated header).
+    pub spec_path: String,
+    pub base: BaseKind,
+    pub plane: Option<Plane>,
+    pub parameters: Vec<Parameter>,
+    pub coordinates: Vec<Coordinate>,
+    pub bodies: Vec<Body>,
+    pub contact_points: Vec<ContactPoint>,
+    /// Coordinates driven by actuators, in actuator order.
+    pub actuated: Vec<usize>,
+    pub environment: EnvironmentDefaults,
+    pub gait: Option<GaitDefaults>,
+}
+
+impl Robot {
+    /// The plane normal of a planar robot, the axis its bodies turn about: -y for the
+    /// vertical x-z plane (so that a positive angle turns +x towards +z), +z for x-y.
+    pub fn plane_normal(&self) -> Option<[f64; 3]> {
+        self.plane.map(|p| match p {
+            Plane::Xz => [0.0, -1.0, 0.0],
+            Plane::Xy => [0.0, 0.0, 1.0],
+        })
+    }
+}

@@ -1,0 +1,273 @@
+//! The spec file format: serde types mirroring model-specs/README.md, with source spans
+//! kept on every field that validation may reject.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// A number, or an expression over the spec's `[parameters]` (e.g. `"link_length / 2"`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Value {
+    Number(f64),
+    Expression(String),
+}
+
+/// A 3-vector of values.
+pub type Vector = [Spanned<Value>; 3];
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub description: Spanned<String>,
+    #[serde(default)]
+    pub parameters: BTreeMap<String, Spanned<f64>>,
+    pub base: Spanned<Base>,
+    pub bodies: Vec<Spanned<Body>>,
+    #[serde(default)]
+    pub contact_points: Vec<Spanned<ContactPoints>>,
+    #[serde(default)]
+    pub environment: Option<Spanned<Environment>>,
+    #[serde(default)]
+    pub actuators: Vec<Spanned<Actuator>>,
+    #[serde(default)]
+    pub controller: Option<Spanned<Controller>>,
+    #[serde(default)]
+    pub gait: Option<Spanned<Gait>>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseKind {
+    /// The root body is welded to the world.
+    Fixed,
+    /// The root body moves in a plane: two translations and one rotation.
+    Planar,
+    /// The root body moves freely: x, y, z and Z-Y-X angles.
+    Spatial,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Plane {
+    Xz,
+    Xy,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Base {
+    pub kind: Spanned<BaseKind>,
+    /// Plane of motion for planar robots (and for fixed-base robots whose joints all turn
+    /// about the plane normal).
+    pub plane: Option<Spanned<Plane>>,
+    /// The root body.
+    pub body: Spanned<String>,
+    /// Initial base pose: planar [x, z or y, angle]; spatial [x, y, z, yaw, pitch, roll].
+    #[serde(default)]
+    pub initial: Vec<Spanned<f64>>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyKind {
+    /// A rigid link.
+    Rigid,
+    /// A rigid module (propulsion module, head): physically a rigid body with extra
+    /// payload such as thrusters.
+    RigidModule,
+    /// A constant-curvature soft section driven by actuator lengths.
+    ConstantCurvature,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum JointKind {
+    Revolute,
+    Prismatic,
+    Fixed,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    pub name: Spanned<String>,
+    #[serde(default = "rigid")]
+    pub kind: Spanned<BodyKind>,
+    /// Parent body name; absent only for the base body.
+    pub parent: Option<Spanned<String>>,
+    /// Joint to the parent; absent only for the base body.
+    pub joint: Option<Spanned<JointKind>>,
+    /// Joint axis in the parent frame (unit vector). Defaults to the plane normal in planar
+    /// robots.
+    pub axis: Option<Spanned<[f64; 3]>>,
+    /// Position of the joint (the body frame's origin) in the parent frame (m).
+    pub origin: Option<Vector>,
+    /// Fixed rotation of the body frame relative to the parent frame, applied before the
+    /// joint: [roll, pitch, yaw] about x, y, z (rad).
+    pub rotation: Option<Spanned<[f64; 3]>>,
+    /// Initial joint coordinate (rad or m).
+    #[serde(default)]
+    pub initial: Option<Spanned<f64>>,
+    pub mass: Spanned<Value>,
+    /// Centre of mass in the body frame (m).
+    pub center_of_mass: Option<Vector>,
+    /// Rotational inertia about the centre of mass in the body frame (kg m^2): a single
+    /// value (about the plane normal, planar robots), [ixx, iyy, izz], or
+    /// [ixx, iyy, izz, ixy, ixz, iyz].
+    pub inertia: Spanned<Inertia>,
+    /// Soft sections: fields a later version needs (rejected for now with a clear error).
+    #[serde(default)]
+    pub section: Option<Spanned<toml::Value>>,
+}
+
+fn rigid() -> Spanned<BodyKind> {
+    Spanned::new(0..0, BodyKind::Rigid)
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Inertia {
+    Scalar(Value),
+    Vector(Vec<Value>),
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ContactKind {
+    /// Points listed one by one in the body frame.
+    Points,
+    /// A grid on the skin of a soft section (radius, angles, slices).
+    SkinGrid,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactPoints {
+    pub body: Spanned<String>,
+    #[serde(default = "points_kind")]
+    pub kind: Spanned<ContactKind>,
+    /// Point positions in the body frame (m).
+    #[serde(default)]
+    pub positions: Vec<Vector>,
+    /// Optional names, one per position.
+    #[serde(default)]
+    pub names: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub grid: Option<Spanned<toml::Value>>,
+}
+
+fn points_kind() -> Spanned<ContactKind> {
+    Spanned::new(0..0, ContactKind::Points)
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TerrainKind {
+    None,
+    Flat,
+    Stair,
+    Pipe,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Medium {
+    Air,
+    Water,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Anisotropy {
+    Isotropic,
+    BodyAxis,
+    WorldAxis,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Terrain {
+    pub kind: Spanned<TerrainKind>,
+    pub height: Option<Spanned<Value>>,
+    pub position: Option<Spanned<Value>>,
+    pub diameter: Option<Spanned<Value>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Friction {
+    pub along: Spanned<Value>,
+    pub across: Option<Spanned<Value>>,
+    #[serde(default)]
+    pub anisotropy: Option<Spanned<Anisotropy>>,
+    /// Velocity scale of regularised friction (m/s); 0 = exact Coulomb sign.
+    pub regularisation: Option<Spanned<Value>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Environment {
+    /// Gravitational acceleration along -z (m/s^2); becomes the parameter `gravity`.
+    pub gravity: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub medium: Option<Spanned<Medium>>,
+    pub terrain: Option<Spanned<Terrain>>,
+    pub contact_stiffness: Option<Spanned<Value>>,
+    pub contact_damping: Option<Spanned<Value>>,
+    pub friction: Option<Spanned<Friction>>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ActuatorKind {
+    /// A torque (revolute) or force (prismatic) on a joint coordinate.
+    JointTorque,
+    /// A pneumatic muscle actuator driven by pressure.
+    PneumaticMuscle,
+    /// A solenoid valve switching a chamber on or off.
+    SolenoidValve,
+    /// A propeller thruster on a rigid module.
+    Thruster,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Actuator {
+    pub kind: Spanned<ActuatorKind>,
+    /// The body whose joint this actuator drives.
+    pub joint: Spanned<String>,
+    pub torque_limit: Option<Spanned<Value>>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ControllerKind {
+    JointPd,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Controller {
+    pub kind: Spanned<ControllerKind>,
+    pub stiffness: Spanned<Value>,
+    pub damping: Spanned<Value>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GaitKind {
+    Serpenoid,
+    TravellingWaveValves,
+    Rolling,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gait {
+    pub kind: Spanned<GaitKind>,
+    pub amplitude: Spanned<Value>,
+    pub temporal_frequency: Spanned<Value>,
+    pub spatial_frequency: Spanned<Value>,
+    pub offset: Option<Spanned<Value>>,
+}

@@ -1,0 +1,812 @@
+//! Spec validation: from parsed TOML to a `Robot`, with every error naming the file, line,
+//! column and field, and what was expected. Never panics on user input.
+
+use crate::expr::{self, Expr, Number};
+use crate::model::{
+    Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
+    Robot, TerrainDefault,
+};
+use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::ops::Range;
+use toml::Spanned;
+
+/// One problem in a spec file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+        } else {
+            write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.column, self.field, self.message)
+        }
+    }
+}
+
+/// All problems found in one spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecErrors(pub Vec<SpecError>);
+
+impl fmt::Display for SpecErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SpecErrors {}
+
+/// Names a spec may not use for parameters: coordinates and built-ins.
+const RESERVED: &[&str] = &["pi", "gravity", "t"];
+
+/// Parses and validates a spec. `path` is used in messages and in the generated header;
+/// the robot's name is the file stem.
+pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
+    let mut v = Validator { path: path.to_string(), source: source.to_string(), errors: Vec::new() };
+    let spec: Spec = match toml::from_str(source) {
+        Ok(s) => s,
+        Err(e) => {
+            let span = e.span().unwrap_or(0..0);
+            let message = e.message().trim().to_string();
+            v.error(span, "", message);
+            return Err(SpecErrors(v.errors));
+        }
+    };
+    let robot = v.robot(&spec);
+    if v.errors.is_empty() {
+        robot.ok_or_else(|| SpecErrors(vec![]))
+    } else {
+        Err(SpecErrors(v.errors))
+    }
+}
+
+struct Validator {
+    path: String,
+    source: String,
+    errors: Vec<SpecError>,
+}
+
+fn stem(path: &str) -> String {
+    let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    file.strip_suffix(".toml").unwrap_or(file).to_string()
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl Validator {
+    fn error(&mut self, span: Range<usize>, field: &str, message: impl Into<String>) {
+        let start = span.start.min(self.source.len());
+        let before = &self.source[..start];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        self.errors.push(SpecError {
+            file: self.path.clone(),
+            line,
+            column,
+            field: field.to_string(),
+            message: message.into(),
+        });
+    }
+
+    /// Parses a value into an exact expression over known parameters.
+    fn value(&mut self, value: &Spanned<Value>, field: &str, parameters: &BTreeMap<String, f64>) -> Option<Expr> {
+        match value.get_ref() {
+            Value::Number(n) => {
+                if !n.is_finite() {
+                    self.error(value.span(), field, format!("expected a finite number, got {n}"));
+                    return None;
+                }
+                Some(Expr::Num(expr::float_to_rational(*n)))
+            }
+            Value::Expression(text) => {
+                let parsed = match expr::parse(text) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        self.error(value.span(), field, format!("invalid expression \"{text}\": {e}"));
+                        return None;
+                    }
+                };
+                for s in parsed.symbols() {
+                    if s != "pi" && !parameters.contains_key(&s) {
+                        let known: Vec<&str> = parameters.keys().map(String::as_str).collect();
+                        self.error(
+                            value.span(),
+                            field,
+                            format!(
+                                "expression \"{text}\" uses `{s}`, which is not a declared parameter (declared: {})",
+                                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                            ),
+                        );
+                        return None;
+                    }
+                }
+                for f in parsed.functions() {
+                    if !expr::FUNCTIONS.contains(&f.as_str()) {
+                        self.error(
+                            value.span(),
+                            field,
+                            format!("unknown function `{f}` in \"{text}\"; known: {}", expr::FUNCTIONS.join(", ")),
+                        );
+                        return None;
+                    }
+                }
+                match parsed.evaluate(parameters) {
+                    Ok(v) if v.is_finite() => {}
+                    Ok(v) => {
+                        self.error(value.span(), field, format!("\"{text}\" evaluates to {v} with the defaults"));
+                        return None;
+                    }
+                    Err(e) => {
+                        self.error(value.span(), field, e);
+                        return None;
+                    }
+                }
+                Some(parsed.exact())
+            }
+        }
+    }
+
+    /// Evaluates a value to a number at the parameter defaults.
+    fn number(&mut self, value: &Spanned<Value>, field: &str, parameters: &BTreeMap<String, f64>) -> Option<f64> {
+        let e = self.value(value, field, parameters)?;
+        e.evaluate(parameters).ok()
+    }
+
+    fn non_negative(
+        &mut self,
+        value: Option<&Spanned<Value>>,
+        default: f64,
+        field: &str,
+        parameters: &BTreeMap<String, f64>,
+    ) -> f64 {
+        let Some(value) = value else { return default };
+        match self.number(value, field, parameters) {
+            Some(v) if v >= 0.0 => v,
+            Some(v) => {
+                self.error(value.span(), field, format!("must be >= 0, got {v}"));
+                default
+            }
+            None => default,
+        }
+    }
+
+    fn vector(
+        &mut self,
+        value: Option<&spec::Vector>,
+        field: &str,
+        parameters: &BTreeMap<String, f64>,
+    ) -> [Expr; 3] {
+        let zero = || Expr::Num(Number::Rational(0, 1));
+        let Some(v) = value else { return [zero(), zero(), zero()] };
+        let names = ["x", "y", "z"];
+        let mut out = [zero(), zero(), zero()];
+        for i in 0..3 {
+            if let Some(e) = self.value(&v[i], &format!("{field}[{}] ({})", i, names[i]), parameters) {
+                out[i] = e;
+            }
+        }
+        out
+    }
+
+    /// An automatic parameter for a literal number, or the expression as written.
+    fn parameterised(
+        &mut self,
+        value: &Spanned<Value>,
+        field: &str,
+        auto_name: String,
+        doc: String,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Expr> {
+        match value.get_ref() {
+            Value::Number(n) if n.is_finite() => {
+                if parameters.contains_key(&auto_name) {
+                    self.error(
+                        value.span(),
+                        field,
+                        format!("the literal would become parameter `{auto_name}`, which is already declared; write \"{auto_name}\" instead"),
+                    );
+                    return None;
+                }
+                parameters.insert(auto_name.clone(), *n);
+                auto.push(Parameter { name: auto_name.clone(), default: *n, doc });
+                Some(Expr::Sym(auto_name))
+            }
+            _ => self.value(value, field, parameters),
+        }
+    }
+
+    fn robot(&mut self, spec: &Spec) -> Option<Robot> {
+        let name = stem(&self.path);
+        if !is_identifier(&name) {
+            self.error(0..0, "", format!("the file name `{name}` must be a Rust identifier (letters, digits, _), since it names the generated module"));
+        }
+        if spec.description.get_ref().trim().is_empty() {
+            self.error(spec.description.span(), "description", "must not be empty");
+        }
+
+        // Parameters.
+        let mut parameters: BTreeMap<String, f64> = BTreeMap::new();
+        let mut declared = Vec::new();
+        for (key, value) in &spec.parameters {
+            let field = format!("parameters.{key}");
+            if !is_identifier(key) || RESERVED.contains(&key.as_str()) || expr::FUNCTIONS.contains(&key.as_str()) {
+                self.error(
+                    value.span(),
+                    &field,
+                    format!("`{key}` cannot be a parameter name: use letters, digits and _, starting with a letter, and none of {}", RESERVED.join(", ")),
+                );
+                continue;
+            }
+            if key.starts_with('q') && key[1..].chars().all(|c| c.is_ascii_digit() || c == 'd') {
+                self.error(value.span(), &field, format!("`{key}` is reserved for generalized coordinates"));
+                continue;
+            }
+            if !value.get_ref().is_finite() {
+                self.error(value.span(), &field, format!("expected a finite number, got {}", value.get_ref()));
+                continue;
+            }
+            parameters.insert(key.clone(), *value.get_ref());
+            declared.push(Parameter { name: key.clone(), default: *value.get_ref(), doc: String::new() });
+        }
+        let mut auto: Vec<Parameter> = Vec::new();
+
+        // Environment first: gravity is a parameter of the dynamics.
+        let environment = spec.environment.as_ref();
+        let gravity = match environment.and_then(|e| e.get_ref().gravity.as_ref()) {
+            Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => *g.get_ref(),
+            Some(g) => {
+                self.error(g.span(), "environment.gravity", format!("must be a finite number >= 0 (m/s^2, acting along -z), got {}", g.get_ref()));
+                0.0
+            }
+            None => 9.81,
+        };
+        if let Some(m) = environment.and_then(|e| e.get_ref().medium.as_ref()) {
+            if *m.get_ref() == spec::Medium::Water {
+                self.error(m.span(), "environment.medium", "water (buoyancy, added mass, drag) is not supported yet; use \"air\"");
+            }
+        }
+
+        // Base.
+        let base = spec.base.get_ref();
+        let base_kind = *base.kind.get_ref();
+        let plane = base.plane.as_ref().map(|p| *p.get_ref());
+        match (base_kind, plane) {
+            (BaseKind::Planar, None) => {
+                self.error(spec.base.span(), "base.plane", "a planar base needs `plane = \"xz\"` or `plane = \"xy\"`")
+            }
+            (BaseKind::Spatial, Some(_)) => {
+                let p = base.plane.as_ref().map_or(0..0, |p| p.span());
+                self.error(p, "base.plane", "a spatial base moves in 3D; remove `plane`")
+            }
+            _ => {}
+        }
+        let normal = plane.map(|p| match p {
+            Plane::Xz => [0.0, -1.0, 0.0],
+            Plane::Xy => [0.0, 0.0, 1.0],
+        });
+
+        // Bodies: names, parents, cycles.
+        let mut index_of: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, b) in spec.bodies.iter().enumerate() {
+            let b = b.get_ref();
+            let n = b.name.get_ref();
+            if !is_identifier(n) {
+                self.error(b.name.span(), &format!("bodies[{i}].name"), format!("`{n}` must be an identifier (letters, digits, _)"));
+            }
+            if n == "world" {
+                self.error(b.name.span(), &format!("bodies[{i}].name"), "`world` is reserved");
+            }
+            if index_of.insert(n.clone(), i).is_some() {
+                self.error(b.name.span(), &format!("bodies[{i}].name"), format!("duplicate body name `{n}`"));
+            }
+        }
+        if spec.bodies.is_empty() {
+            self.error(0..0, "bodies", "a robot needs at least one body ([[bodies]])");
+            return None;
+        }
+        let root = match index_of.get(base.body.get_ref()) {
+            Some(&r) => r,
+            None => {
+                self.error(base.body.span(), "base.body", format!("no body named `{}`", base.body.get_ref()));
+                return None;
+            }
+        };
+        let mut parent_of: Vec<Option<usize>> = vec![None; spec.bodies.len()];
+        for (i, b) in spec.bodies.iter().enumerate() {
+            let b = b.get_ref();
+            let field = format!("bodies[{i}] ({})", b.name.get_ref());
+            match (&b.parent, i == root) {
+                (Some(p), true) => self.error(p.span(), &format!("{field}.parent"), "the base body has no parent; remove `parent`"),
+                (None, false) => self.error(
+                    b.name.span(),
+                    &format!("{field}.parent"),
+                    format!("missing: every body but the base body `{}` needs a parent", base.body.get_ref()),
+                ),
+                (Some(p), false) => match index_of.get(p.get_ref()) {
+                    Some(&pi) if pi == i => self.error(p.span(), &format!("{field}.parent"), "a body cannot be its own parent"),
+                    Some(&pi) => parent_of[i] = Some(pi),
+                    None => self.error(
+                        p.span(),
+                        &format!("{field}.parent"),
+                        format!("no body named `{}` (dangling parent)", p.get_ref()),
+                    ),
+                },
+                (None, true) => {}
+            }
+        }
+        // Cycle detection: every body must reach the root.
+        for i in 0..spec.bodies.len() {
+            let mut seen = BTreeSet::new();
+            let mut at = i;
+            while let Some(p) = parent_of[at] {
+                if !seen.insert(at) {
+                    let b = spec.bodies[i].get_ref();
+                    self.error(
+                        b.parent.as_ref().map_or(0..0, |p| p.span()),
+                        &format!("bodies[{i}] ({}).parent", b.name.get_ref()),
+                        "the parent chain forms a cycle; bodies must form a tree rooted at the base body",
+                    );
+                    break;
+                }
+                at = p;
+            }
+        }
+        if !self.errors.is_empty() {
+            return None;
+        }
+        // Parent-first order (breadth-first from the root, children in file order).
+        let mut order = vec![root];
+        let mut k = 0;
+        while k < order.len() {
+            let at = order[k];
+            for (i, p) in parent_of.iter().enumerate() {
+                if *p == Some(at) {
+                    order.push(i);
+                }
+            }
+            k += 1;
+        }
+        let new_index: BTreeMap<usize, usize> = order.iter().enumerate().map(|(n, &o)| (o, n)).collect();
+
+        // Coordinates: base first.
+        let mut coordinates = Vec::new();
+        let initial = |i: usize| base.initial.get(i).map_or(0.0, |v| *v.get_ref());
+        let base_coords: Vec<(&str, CoordinateKind, &str)> = match (base_kind, plane) {
+            (BaseKind::Fixed, _) => vec![],
+            (BaseKind::Planar, Some(Plane::Xz)) => vec![
+                ("x", CoordinateKind::BaseTranslation, "base position along world x"),
+                ("z", CoordinateKind::BaseTranslation, "base position along world z (up)"),
+                ("pitch", CoordinateKind::BaseRotation, "base angle in the x-z plane, from +x towards +z"),
+            ],
+            (BaseKind::Planar, _) => vec![
+                ("x", CoordinateKind::BaseTranslation, "base position along world x"),
+                ("y", CoordinateKind::BaseTranslation, "base position along world y"),
+                ("yaw", CoordinateKind::BaseRotation, "base angle in the x-y plane, from +x towards +y"),
+            ],
+            (BaseKind::Spatial, _) => vec![
+                ("x", CoordinateKind::BaseTranslation, "base position along world x"),
+                ("y", CoordinateKind::BaseTranslation, "base position along world y"),
+                ("z", CoordinateKind::BaseTranslation, "base position along world z (up)"),
+                ("yaw", CoordinateKind::BaseRotation, "base yaw alpha about world z (R = Rz Ry Rx)"),
+                ("pitch", CoordinateKind::BaseRotation, "base pitch beta about the once-rotated y axis"),
+                ("roll", CoordinateKind::BaseRotation, "base roll gamma about the body x axis"),
+            ],
+        };
+        if !base.initial.is_empty() && base.initial.len() != base_coords.len() {
+            self.error(
+                spec.base.span(),
+                "base.initial",
+                format!("expected {} values ({}), got {}", base_coords.len(), base_coords.iter().map(|c| c.0).collect::<Vec<_>>().join(", "), base.initial.len()),
+            );
+        }
+        for v in &base.initial {
+            if !v.get_ref().is_finite() {
+                self.error(v.span(), "base.initial", "values must be finite");
+            }
+        }
+        let root_name = spec.bodies[root].get_ref().name.get_ref().clone();
+        for (i, (n, kind, meaning)) in base_coords.iter().enumerate() {
+            coordinates.push(Coordinate {
+                name: format!("base_{n}"),
+                kind: *kind,
+                meaning: format!("{meaning} (body `{root_name}`)"),
+                actuated: false,
+                initial: initial(i),
+            });
+        }
+
+        let mut bodies: Vec<Body> = Vec::new();
+        for &o in &order {
+            let sb = &spec.bodies[o];
+            let b = sb.get_ref();
+            let bname = b.name.get_ref().clone();
+            let field = format!("bodies[{o}] ({bname})");
+            match b.kind.get_ref() {
+                spec::BodyKind::ConstantCurvature => self.error(
+                    b.kind.span(),
+                    &format!("{field}.kind"),
+                    "constant-curvature soft sections are not supported yet (they come with the soft-section work); use \"rigid\"",
+                ),
+                spec::BodyKind::Rigid | spec::BodyKind::RigidModule => {}
+            }
+            if let Some(s) = &b.section {
+                self.error(s.span(), &format!("{field}.section"), "soft-section fields are not supported yet");
+            }
+            let joint = if o == root {
+                if let Some(j) = &b.joint {
+                    self.error(j.span(), &format!("{field}.joint"), "the base body has no joint; its motion is set by [base]");
+                }
+                None
+            } else {
+                let kind = match &b.joint {
+                    Some(j) => *j.get_ref(),
+                    None => {
+                        self.error(sb.span(), &format!("{field}.joint"), "missing: expected \"revolute\", \"prismatic\" or \"fixed\"");
+                        JointKind::Fixed
+                    }
+                };
+                let axis = match (&b.axis, normal) {
+                    (Some(a), _) => {
+                        let v = *a.get_ref();
+                        let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                        if !(len > 1e-9) || !len.is_finite() {
+                            self.error(a.span(), &format!("{field}.axis"), "must be a non-zero finite vector");
+                            [0.0, 0.0, 1.0]
+                        } else {
+                            let u = [v[0] / len, v[1] / len, v[2] / len];
+                            if let (Some(n), JointKind::Revolute) = (normal, kind) {
+                                let dot = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+                                if (dot.abs() - 1.0).abs() > 1e-9 {
+                                    self.error(a.span(), &format!("{field}.axis"), format!("in a planar robot revolute axes must be the plane normal {n:?} (or its opposite)"));
+                                }
+                            }
+                            u
+                        }
+                    }
+                    (None, Some(n)) => n,
+                    (None, None) => {
+                        if kind != JointKind::Fixed {
+                            self.error(sb.span(), &format!("{field}.axis"), "missing: spatial robots must give each joint's axis");
+                        }
+                        [0.0, 0.0, 1.0]
+                    }
+                };
+                let coordinate = if kind == JointKind::Fixed {
+                    None
+                } else {
+                    coordinates.push(Coordinate {
+                        name: format!("{bname}_joint"),
+                        kind: if kind == JointKind::Revolute { CoordinateKind::RevoluteJoint } else { CoordinateKind::PrismaticJoint },
+                        meaning: format!(
+                            "{} of `{bname}` relative to `{}`",
+                            if kind == JointKind::Revolute { "angle" } else { "travel" },
+                            spec.bodies[parent_of[o].unwrap_or(root)].get_ref().name.get_ref()
+                        ),
+                        actuated: false,
+                        initial: b.initial.as_ref().map_or(0.0, |v| *v.get_ref()),
+                    });
+                    Some(coordinates.len() - 1)
+                };
+                if let Some(v) = &b.initial {
+                    if !v.get_ref().is_finite() {
+                        self.error(v.span(), &format!("{field}.initial"), "must be finite");
+                    }
+                    if kind == JointKind::Fixed {
+                        self.error(v.span(), &format!("{field}.initial"), "a fixed joint has no coordinate to initialise");
+                    }
+                }
+                Some(Joint { kind, axis, coordinate })
+            };
+            let rotation = b.rotation.as_ref().map_or([0.0; 3], |r| *r.get_ref());
+            if let Some(r) = &b.rotation {
+                if r.get_ref().iter().any(|v| !v.is_finite()) {
+                    self.error(r.span(), &format!("{field}.rotation"), "must be finite");
+                }
+                if let Some(n) = normal {
+                    // In a planar robot only rotations about the plane normal keep it planar.
+                    let [roll, pitch, yaw] = *r.get_ref();
+                    let about_normal = if n[2] != 0.0 { roll == 0.0 && pitch == 0.0 } else { roll == 0.0 && yaw == 0.0 };
+                    if !about_normal {
+                        self.error(r.span(), &format!("{field}.rotation"), "in a planar robot a fixed rotation may only turn about the plane normal");
+                    }
+                }
+            }
+            if o == root && b.origin.is_some() {
+                self.error(sb.span(), &format!("{field}.origin"), "the base body's origin is its floating (or fixed) base position; remove `origin`");
+            }
+            let origin = self.vector(b.origin.as_ref(), &format!("{field}.origin"), &parameters);
+            if planar_violation(&origin, normal) {
+                self.error(sb.span(), &format!("{field}.origin"), "in a planar robot the origin must lie in the plane (zero along the plane normal)");
+            }
+            let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), &mut parameters, &mut auto);
+            if let Some(m) = &mass {
+                match m.evaluate(&parameters) {
+                    Ok(v) if v > 0.0 => {}
+                    Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
+                    Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
+                }
+            }
+            let center_of_mass = self.vector(b.center_of_mass.as_ref(), &format!("{field}.center_of_mass"), &parameters);
+            if planar_violation(&center_of_mass, normal) {
+                self.error(sb.span(), &format!("{field}.center_of_mass"), "in a planar robot the centre of mass must lie in the plane");
+            }
+            let inertia_field = format!("{field}.inertia");
+            let inertia = match (b.inertia.get_ref(), normal) {
+                (spec::Inertia::Scalar(v), Some(_)) => {
+                    let spanned = Spanned::new(b.inertia.span(), v.clone());
+                    self.parameterised(&spanned, &inertia_field, format!("{bname}_inertia"), format!("Inertia of `{bname}` about the plane normal through its centre of mass (kg m^2)."), &mut parameters, &mut auto)
+                        .map(Inertia::Planar)
+                }
+                (spec::Inertia::Scalar(_), None) => {
+                    self.error(b.inertia.span(), &inertia_field, "a spatial robot needs [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
+                    None
+                }
+                (spec::Inertia::Vector(values), _) if values.len() == 3 || values.len() == 6 => {
+                    let names = ["xx", "yy", "zz", "xy", "xz", "yz"];
+                    let mut out: Vec<Expr> = Vec::new();
+                    for (i, v) in values.iter().enumerate() {
+                        let spanned = Spanned::new(b.inertia.span(), v.clone());
+                        if let Some(e) = self.parameterised(&spanned, &format!("{inertia_field}[{i}]"), format!("{bname}_inertia_{}", names[i]), format!("Inertia I{} of `{bname}` about its centre of mass, body frame (kg m^2).", names[i]), &mut parameters, &mut auto) {
+                            out.push(e);
+                        }
+                    }
+                    while out.len() < 6 {
+                        out.push(Expr::Num(Number::Rational(0, 1)));
+                    }
+                    let full: Option<[Expr; 6]> = out.try_into().ok();
+                    full.map(|full| match normal {
+                        // Planar: only the moment about the plane normal matters.
+                        Some(n) if n[2] != 0.0 => Inertia::Planar(full[2].clone()),
+                        Some(_) => Inertia::Planar(full[1].clone()),
+                        None => Inertia::Full(full),
+                    })
+                }
+                (spec::Inertia::Vector(values), _) => {
+                    self.error(b.inertia.span(), &inertia_field, format!("expected 1, 3 or 6 values, got {}", values.len()));
+                    None
+                }
+            };
+            if let Some(i) = &inertia {
+                let diagonal: Vec<&Expr> = match i {
+                    Inertia::Planar(e) => vec![e],
+                    Inertia::Full(f) => f[..3].iter().collect(),
+                };
+                for e in diagonal {
+                    if let Ok(v) = e.evaluate(&parameters) {
+                        if v < 0.0 {
+                            self.error(b.inertia.span(), &inertia_field, format!("moments of inertia must be >= 0, got {v}"));
+                        }
+                    }
+                }
+            }
+            bodies.push(Body {
+                name: bname,
+                parent: parent_of[o].and_then(|p| new_index.get(&p).copied()),
+                joint,
+                origin,
+                rotation,
+                mass: mass.unwrap_or(Expr::Num(Number::Rational(1, 1))),
+                center_of_mass,
+                inertia: inertia.unwrap_or(Inertia::Planar(Expr::Num(Number::Rational(0, 1)))),
+            });
+        }
+        if bodies.iter().all(|b| matches!(&b.inertia, Inertia::Planar(_))) && normal.is_none() && !bodies.is_empty() {
+            // Unreachable for valid specs; defensive for the error path above.
+        }
+
+        // Contact points.
+        let mut contact_points = Vec::new();
+        let mut contact_names = BTreeSet::new();
+        for (i, c) in spec.contact_points.iter().enumerate() {
+            let c = c.get_ref();
+            let field = format!("contact_points[{i}]");
+            let Some(&body) = index_of.get(c.body.get_ref()) else {
+                self.error(c.body.span(), &format!("{field}.body"), format!("no body named `{}`", c.body.get_ref()));
+                continue;
+            };
+            if *c.kind.get_ref() == spec::ContactKind::SkinGrid {
+                self.error(c.kind.span(), &format!("{field}.kind"), "skin grids on soft sections are not supported yet; list \"points\"");
+                continue;
+            }
+            if let Some(g) = &c.grid {
+                self.error(g.span(), &format!("{field}.grid"), "`grid` belongs to kind = \"skin_grid\", which is not supported yet");
+            }
+            if c.positions.is_empty() {
+                self.error(c.body.span(), &format!("{field}.positions"), "expected at least one position [x, y, z]");
+            }
+            if !c.names.is_empty() && c.names.len() != c.positions.len() {
+                self.error(c.body.span(), &format!("{field}.names"), format!("expected {} names (one per position), got {}", c.positions.len(), c.names.len()));
+            }
+            for (k, p) in c.positions.iter().enumerate() {
+                let position = self.vector(Some(p), &format!("{field}.positions[{k}]"), &parameters);
+                if planar_violation(&position, normal) {
+                    self.error(p[0].span(), &format!("{field}.positions[{k}]"), "in a planar robot contact points must lie in the plane");
+                }
+                let name = match c.names.get(k) {
+                    Some(n) => n.get_ref().clone(),
+                    None => format!("{}_{k}", c.body.get_ref()),
+                };
+                if !contact_names.insert(name.clone()) {
+                    self.error(c.body.span(), &format!("{field}.names"), format!("duplicate contact point name `{name}`"));
+                }
+                contact_points.push(ContactPoint { name, body: new_index.get(&body).copied().unwrap_or(0), position });
+            }
+        }
+
+        // Environment.
+        let mut env = EnvironmentDefaults {
+            terrain: TerrainDefault::None,
+            contact_stiffness: 0.0,
+            contact_damping: 0.0,
+            friction_along: 0.0,
+            friction_across: 0.0,
+            anisotropy: Anisotropy::Isotropic,
+            friction_regularisation: 0.0,
+        };
+        if let Some(e) = environment {
+            let e = e.get_ref();
+            env.contact_stiffness = self.non_negative(e.contact_stiffness.as_ref(), 0.0, "environment.contact_stiffness", &parameters);
+            env.contact_damping = self.non_negative(e.contact_damping.as_ref(), 0.0, "environment.contact_damping", &parameters);
+            if let Some(f) = &e.friction {
+                let f = f.get_ref();
+                env.friction_along = self.non_negative(Some(&f.along), 0.0, "environment.friction.along", &parameters);
+                env.friction_across = self.non_negative(f.across.as_ref(), env.friction_along, "environment.friction.across", &parameters);
+                env.friction_regularisation = self.non_negative(f.regularisation.as_ref(), 0.0, "environment.friction.regularisation", &parameters);
+                env.anisotropy = f.anisotropy.as_ref().map_or(Anisotropy::Isotropic, |a| *a.get_ref());
+            }
+            if let Some(t) = &e.terrain {
+                let span = t.span();
+                let t = t.get_ref();
+                let need = |v: &mut Validator, value: &Option<Spanned<Value>>, what: &str| -> f64 {
+                    match value {
+                        Some(x) => v.number(x, &format!("environment.terrain.{what}"), &parameters).unwrap_or(0.0),
+                        None => {
+                            v.error(span.clone(), &format!("environment.terrain.{what}"), format!("missing: a {:?} terrain needs `{what}`", t.kind.get_ref()).to_lowercase());
+                            0.0
+                        }
+                    }
+                };
+                env.terrain = match t.kind.get_ref() {
+                    spec::TerrainKind::None => TerrainDefault::None,
+                    spec::TerrainKind::Flat => TerrainDefault::Flat {
+                        height: t.height.as_ref().and_then(|h| self.number(h, "environment.terrain.height", &parameters)).unwrap_or(0.0),
+                    },
+                    spec::TerrainKind::Stair => {
+                        let position = need(self, &t.position, "position");
+                        let height = need(self, &t.height, "height");
+                        if height < 0.0 {
+                            self.error(span.clone(), "environment.terrain.height", format!("must be >= 0, got {height}"));
+                        }
+                        TerrainDefault::Stair { position, height }
+                    }
+                    spec::TerrainKind::Pipe => {
+                        let diameter = need(self, &t.diameter, "diameter");
+                        if diameter <= 0.0 {
+                            self.error(span.clone(), "environment.terrain.diameter", format!("must be > 0, got {diameter}"));
+                        }
+                        TerrainDefault::Pipe { diameter }
+                    }
+                };
+            }
+        }
+        // Gravity is a runtime parameter of G.
+        if parameters.contains_key("gravity") {
+            self.error(0..0, "parameters.gravity", "`gravity` is set in [environment]");
+        }
+        parameters.insert("gravity".into(), gravity);
+
+        // Actuators.
+        let mut actuated = Vec::new();
+        let mut torque_limit = f64::INFINITY;
+        for (i, a) in spec.actuators.iter().enumerate() {
+            let a = a.get_ref();
+            let field = format!("actuators[{i}]");
+            if *a.kind.get_ref() != spec::ActuatorKind::JointTorque {
+                self.error(a.kind.span(), &format!("{field}.kind"), format!("{:?} actuators are not supported yet; use \"joint_torque\"", a.kind.get_ref()).to_lowercase());
+                continue;
+            }
+            let Some(&bi) = index_of.get(a.joint.get_ref()) else {
+                self.error(a.joint.span(), &format!("{field}.joint"), format!("no body named `{}`", a.joint.get_ref()));
+                continue;
+            };
+            let Some(coordinate) = bodies[new_index[&bi]].joint.as_ref().and_then(|j| j.coordinate) else {
+                self.error(a.joint.span(), &format!("{field}.joint"), format!("body `{}` has no moving joint to drive", a.joint.get_ref()));
+                continue;
+            };
+            if actuated.contains(&coordinate) {
+                self.error(a.joint.span(), &format!("{field}.joint"), format!("joint of `{}` already has an actuator", a.joint.get_ref()));
+                continue;
+            }
+            coordinates[coordinate].actuated = true;
+            actuated.push(coordinate);
+            if let Some(l) = &a.torque_limit {
+                match self.number(l, &format!("{field}.torque_limit"), &parameters) {
+                    Some(v) if v > 0.0 => torque_limit = torque_limit.min(v),
+                    Some(v) => self.error(l.span(), &format!("{field}.torque_limit"), format!("must be > 0, got {v}")),
+                    None => {}
+                }
+            }
+        }
+
+        let mut gait = None;
+        if let Some(g) = &spec.gait {
+            let gs = g.get_ref();
+            if *gs.kind.get_ref() != spec::GaitKind::Serpenoid {
+                self.error(gs.kind.span(), "gait.kind", format!("{:?} gaits are not supported yet; use \"serpenoid\"", gs.kind.get_ref()).to_lowercase());
+            } else if actuated.is_empty() {
+                self.error(g.span(), "gait", "a gait needs actuated joints ([[actuators]])");
+            } else {
+                let (stiffness, damping) = match &spec.controller {
+                    Some(c) => {
+                        let c = c.get_ref();
+                        (
+                            self.non_negative(Some(&c.stiffness), 0.0, "controller.stiffness", &parameters),
+                            self.non_negative(Some(&c.damping), 0.0, "controller.damping", &parameters),
+                        )
+                    }
+                    None => {
+                        self.error(g.span(), "controller", "a gait is tracked by a [controller] (kind = \"joint_pd\"), which is missing");
+                        (0.0, 0.0)
+                    }
+                };
+                let num = |v: &mut Validator, x: &Spanned<Value>, f: &str| v.number(x, f, &parameters).unwrap_or(0.0);
+                gait = Some(GaitDefaults {
+                    amplitude: num(self, &gs.amplitude, "gait.amplitude"),
+                    temporal_frequency: num(self, &gs.temporal_frequency, "gait.temporal_frequency"),
+                    spatial_frequency: num(self, &gs.spatial_frequency, "gait.spatial_frequency"),
+                    offset: gs.offset.as_ref().map_or(0.0, |o| num(self, o, "gait.offset")),
+                    stiffness,
+                    damping,
+                    torque_limit,
+                });
+            }
+        }
+
+        let mut all_parameters = declared;
+        all_parameters.extend(auto);
+        all_parameters.push(Parameter {
+            name: "gravity".into(),
+            default: gravity,
+            doc: "Gravitational acceleration along -z (m/s^2).".into(),
+        });
+        Some(Robot {
+            name,
+            description: spec.description.get_ref().trim().to_string(),
+            spec_path: self.path.clone(),
+            base: base_kind,
+            plane,
+            parameters: all_parameters,
+            coordinates,
+            bodies,
+            contact_points,
+            actuated,
+            environment: env,
+            gait,
+        })
+    }
+}
+
+fn planar_violation(v: &[Expr; 3], normal: Option<[f64; 3]>) -> bool {
+    let Some(n) = normal else { return false };
+    let axis = n.iter().position(|c| *c != 0.0).unwrap_or(2);
+    v[axis] != Expr::Num(Number::Rational(0, 1))
+}

@@ -1,0 +1,98 @@
+//! Admittance controller in gait-parameter space (eqs 22-24): contact forces bend the
+//! spatial frequencies eta_j away from their nominal values.
+
+use nalgebra::SVector;
+
+/// Desired inertia, damping and stiffness of eq 23 and the gain k_Pi of eq 24.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdmittanceGains {
+    pub inertia: f64,
+    pub damping: f64,
+    pub stiffness: f64,
+    pub feedback_gain: f64,
+}
+
+impl AdmittanceGains {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.inertia > 0.0 && self.inertia.is_finite()) {
+            return Err(format!("admittance inertia must be > 0, got {}", self.inertia));
+        }
+        for (name, v) in [("damping", self.damping), ("stiffness", self.stiffness), ("feedback gain", self.feedback_gain)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("admittance {name} must be finite and >= 0, got {v}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// M_d e'' + D_d e' + K_d e = S Q, with e = Pi_d - Pi_n and S = k_Pi * (superdiagonal
+/// ones): joint j is driven by the contact generalized force at joint j + 1, the joint
+/// ahead of it towards the head; the head joint keeps its nominal frequency.
+///
+/// Entries `0..joints` of the fixed-size vectors are used; `N` is the model's coordinate
+/// count, an upper bound on the number of actuated joints.
+#[derive(Clone, Copy, Debug)]
+pub struct AdmittanceController<const N: usize> {
+    pub gains: AdmittanceGains,
+    pub joints: usize,
+    pub nominal: f64,
+    deviation: SVector<f64, N>,
+    deviation_rate: SVector<f64, N>,
+}
+
+impl<const N: usize> AdmittanceController<N> {
+    pub fn new(gains: AdmittanceGains, joints: usize, nominal: f64) -> Self {
+        AdmittanceController {
+            gains,
+            joints: joints.min(N),
+            nominal,
+            deviation: SVector::zeros(),
+            deviation_rate: SVector::zeros(),
+        }
+    }
+
+    /// Advances eq 23 by `dt` (semi-implicit Euler) under joint contact forces `joint_force`
+    /// (entry j: contact generalized force on actuated joint j).
+    pub fn update(&mut self, dt: f64, joint_force: &SVector<f64, N>) {
+        let g = self.gains;
+        for j in 0..self.joints {
+            let feedback = if j + 1 < self.joints { g.feedback_gain * joint_force[j + 1] } else { 0.0 };
+            let acceleration =
+                (feedback - g.damping * self.deviation_rate[j] - g.stiffness * self.deviation[j]) / g.inertia;
+            self.deviation_rate[j] += dt * acceleration;
+            self.deviation[j] += dt * self.deviation_rate[j];
+        }
+    }
+
+    /// Desired spatial frequency of joint j.
+    #[inline]
+    pub fn spatial_frequency(&self, j: usize) -> f64 {
+        self.nominal + self.deviation[j]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn returns_to_nominal_without_force_and_shifts_with_force() {
+        let gains = AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 };
+        let mut c = AdmittanceController::<4>::new(gains, 3, -1.5);
+        let mut force = SVector::<f64, 4>::zeros();
+        force[1] = 1.0;
+        for _ in 0..20000 {
+            c.update(1e-3, &force);
+        }
+        // Steady state: K e = k_Pi Q  ->  e_0 = 2.2 / 4.
+        assert!((c.spatial_frequency(0) - (-1.5 + 0.55)).abs() < 1e-6);
+        assert!((c.spatial_frequency(1) + 1.5).abs() < 1e-12);
+        assert!((c.spatial_frequency(2) + 1.5).abs() < 1e-12);
+        force[1] = 0.0;
+        for _ in 0..20000 {
+            c.update(1e-3, &force);
+        }
+        assert!((c.spatial_frequency(0) + 1.5).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,183 @@
+//! Spring-damper normal contact (eq 18 of the rigid-snake paper) with Coulomb friction
+//! (eq 19), isotropic or anisotropic, exact or regularised.
+
+use crate::terrain::SurfaceContact;
+use nalgebra::Vector3;
+
+/// In which directions the two friction coefficients act.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrictionAnisotropy {
+    /// One coefficient (`along`) in every tangent direction.
+    Isotropic,
+    /// `along` acts along the carrying body's x axis (projected into the surface), `across`
+    /// perpendicular to it in the surface: passive wheels, scales.
+    BodyAxis,
+    /// `along` acts along the world x axis (projected into the surface), `across` along the
+    /// in-surface perpendicular.
+    WorldAxis,
+}
+
+/// Coulomb friction f_T = -mu f_N sign(v_t), per direction for anisotropic friction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrictionLaw {
+    pub along: f64,
+    pub across: f64,
+    pub anisotropy: FrictionAnisotropy,
+    /// 0 gives the exact sign; a positive value replaces sign(v) by v / sqrt(v^2 + eps^2),
+    /// which is smooth, so adaptive integrators need not resolve a discontinuity.
+    pub regularisation: f64,
+}
+
+/// Spring-damper normal force f_N = max(k * depth + d * depth_rate, 0) and friction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactLaw {
+    pub stiffness: f64,
+    pub damping: f64,
+    pub friction: FrictionLaw,
+}
+
+/// The force at one contact point, split into its parts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactSample {
+    /// Magnitude of the normal force (N), >= 0.
+    pub normal_force: f64,
+    /// Normal force vector (N).
+    pub normal: Vector3<f64>,
+    /// Friction force vector (N).
+    pub friction: Vector3<f64>,
+}
+
+impl ContactSample {
+    pub fn total(&self) -> Vector3<f64> {
+        self.normal + self.friction
+    }
+}
+
+#[inline]
+fn signum(v: f64, regularisation: f64) -> f64 {
+    if regularisation > 0.0 {
+        v / (v * v + regularisation * regularisation).sqrt()
+    } else if v > 0.0 {
+        1.0
+    } else if v < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+impl ContactLaw {
+    /// Checks that all constants are finite and non-negative.
+    pub fn validate(&self) -> Result<(), String> {
+        let fields = [
+            ("contact stiffness", self.stiffness),
+            ("contact damping", self.damping),
+            ("friction along", self.friction.along),
+            ("friction across", self.friction.across),
+            ("friction regularisation", self.friction.regularisation),
+        ];
+        for (name, value) in fields {
+            if !value.is_finite() || value < 0.0 {
+                return Err(format!("{name} must be finite and >= 0, got {value}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Force on the robot at a point in contact moving with `velocity`; `body_axis` is the
+    /// world direction of the carrying body's x axis.
+    #[inline]
+    pub fn force(&self, contact: &SurfaceContact, velocity: &Vector3<f64>, body_axis: &Vector3<f64>) -> ContactSample {
+        let n = contact.normal;
+        let normal_velocity = velocity.dot(&n);
+        // depth_rate = -normal_velocity: moving against the normal deepens the contact.
+        let normal_force = (self.stiffness * contact.depth - self.damping * normal_velocity).max(0.0);
+        let normal = n * normal_force;
+        if normal_force == 0.0 {
+            return ContactSample { normal_force, normal, friction: Vector3::zeros() };
+        }
+        let tangential = velocity - n * normal_velocity;
+        let law = &self.friction;
+        let reference = match law.anisotropy {
+            FrictionAnisotropy::Isotropic => None,
+            FrictionAnisotropy::BodyAxis => Some(*body_axis),
+            FrictionAnisotropy::WorldAxis => Some(Vector3::x()),
+        };
+        let along_direction = reference.and_then(|axis| {
+            let projected = axis - n * axis.dot(&n);
+            let length = projected.norm();
+            (length > 1e-9).then(|| projected / length)
+        });
+        let friction = match along_direction {
+            Some(along) => {
+                let across = n.cross(&along);
+                let v_along = tangential.dot(&along);
+                let v_across = tangential.dot(&across);
+                -(along * (law.along * signum(v_along, law.regularisation))
+                    + across * (law.across * signum(v_across, law.regularisation)))
+                    * normal_force
+            }
+            None => {
+                let speed = tangential.norm();
+                if speed == 0.0 {
+                    Vector3::zeros()
+                } else {
+                    -tangential / speed * (law.along * signum(speed, law.regularisation) * normal_force)
+                }
+            }
+        };
+        ContactSample { normal_force, normal, friction }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn law(anisotropy: FrictionAnisotropy, regularisation: f64) -> ContactLaw {
+        ContactLaw {
+            stiffness: 350.0,
+            damping: 25.0,
+            friction: FrictionLaw { along: 0.1, across: 0.5, anisotropy, regularisation },
+        }
+    }
+
+    #[test]
+    fn normal_force_is_spring_damper_clamped_at_zero() {
+        let c = SurfaceContact { depth: 0.01, normal: Vector3::z() };
+        let s = law(FrictionAnisotropy::Isotropic, 0.0).force(&c, &Vector3::new(0.0, 0.0, -0.1), &Vector3::x());
+        assert!((s.normal_force - (3.5 + 2.5)).abs() < 1e-12);
+        // Separating fast: the damper would pull, so the force is clamped to zero.
+        let s = law(FrictionAnisotropy::Isotropic, 0.0).force(&c, &Vector3::new(0.0, 0.0, 1.0), &Vector3::x());
+        assert_eq!(s.normal_force, 0.0);
+        assert_eq!(s.friction, Vector3::zeros());
+    }
+
+    #[test]
+    fn coulomb_friction_opposes_sliding() {
+        let c = SurfaceContact { depth: 0.01, normal: Vector3::z() };
+        let s = law(FrictionAnisotropy::Isotropic, 0.0).force(&c, &Vector3::new(0.2, 0.0, 0.0), &Vector3::x());
+        assert!((s.friction - Vector3::new(-0.1 * 3.5, 0.0, 0.0)).norm() < 1e-12);
+    }
+
+    #[test]
+    fn anisotropic_friction_uses_body_axis() {
+        let c = SurfaceContact { depth: 0.01, normal: Vector3::z() };
+        let axis = Vector3::new(0.0, 1.0, 0.0);
+        // Sliding along world x = across the body: the larger coefficient.
+        let s = law(FrictionAnisotropy::BodyAxis, 0.0).force(&c, &Vector3::new(0.2, 0.0, 0.0), &axis);
+        assert!((s.friction.x + 0.5 * 3.5).abs() < 1e-12 && s.friction.y.abs() < 1e-12);
+        let s = law(FrictionAnisotropy::BodyAxis, 0.0).force(&c, &Vector3::new(0.0, 0.2, 0.0), &axis);
+        assert!((s.friction.y + 0.1 * 3.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn regularised_friction_is_smooth_through_zero() {
+        let c = SurfaceContact { depth: 0.01, normal: Vector3::z() };
+        let l = law(FrictionAnisotropy::BodyAxis, 1e-3);
+        let slow = l.force(&c, &Vector3::new(1e-6, 0.0, 0.0), &Vector3::x());
+        assert!(slow.friction.x.abs() < 0.1 * 3.5 * 2e-3);
+        let fast = l.force(&c, &Vector3::new(1.0, 0.0, 0.0), &Vector3::x());
+        assert!((fast.friction.x + 0.1 * 3.5).abs() < 1e-5);
+    }
+}

@@ -1,0 +1,100 @@
+//! The integrator interface: a second-order system and solvers that step it one step at a
+//! time or run it to an end time.
+
+use crate::state::State;
+use nalgebra::SVector;
+use std::fmt;
+
+/// A mechanical system qdd = f(t, q, qd), written into a `&mut` output.
+pub trait SecondOrderSystem<const N: usize> {
+    /// Writes the generalized accelerations at (t, q, qd) into `qdd`.
+    fn acceleration(&mut self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>, qdd: &mut SVector<f64, N>)
+        -> Result<(), IntegrationError>;
+}
+
+/// What one accepted step did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepReport {
+    /// Size of the accepted step (s).
+    pub step: f64,
+    /// Right-hand-side evaluations used, rejected attempts included.
+    pub evaluations: usize,
+    /// Attempts rejected by error control before this step was accepted.
+    pub rejected: usize,
+}
+
+/// Why integration stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IntegrationError {
+    /// The state or its derivative became NaN or infinite.
+    NonFinite { time: f64 },
+    /// The mass matrix was not positive definite.
+    SingularMassMatrix { time: f64 },
+    /// Adaptive step size fell below the minimum.
+    StepTooSmall { time: f64, step: f64 },
+    /// An invalid solver setting.
+    InvalidSetting(String),
+}
+
+impl fmt::Display for IntegrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IntegrationError::NonFinite { time } => write!(f, "state became non-finite at t = {time} s"),
+            IntegrationError::SingularMassMatrix { time } => {
+                write!(f, "mass matrix not positive definite at t = {time} s")
+            }
+            IntegrationError::StepTooSmall { time, step } => {
+                write!(f, "step size {step:e} s fell below the minimum at t = {time} s (system too stiff?)")
+            }
+            IntegrationError::InvalidSetting(s) => write!(f, "invalid integrator setting: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for IntegrationError {}
+
+/// A one-step method. `step` advances (t, x) by at most `t_end - t`; `integrate_to` repeats
+/// it until `t_end` is reached exactly.
+pub trait Integrator<const N: usize> {
+    fn step<S: SecondOrderSystem<N>>(
+        &mut self,
+        system: &mut S,
+        t: &mut f64,
+        x: &mut State<N>,
+        t_end: f64,
+    ) -> Result<StepReport, IntegrationError>;
+
+    fn integrate_to<S: SecondOrderSystem<N>>(
+        &mut self,
+        system: &mut S,
+        t: &mut f64,
+        x: &mut State<N>,
+        t_end: f64,
+    ) -> Result<usize, IntegrationError> {
+        let mut evaluations = 0;
+        // A relative guard so that round-off in t never causes a zero-length extra step.
+        while t_end - *t > 1e-12 * t_end.abs().max(1.0) {
+            evaluations += self.step(system, t, x, t_end)?.evaluations;
+        }
+        *t = t_end;
+        Ok(evaluations)
+    }
+}
+
+pub(crate) fn derivative<const N: usize, S: SecondOrderSystem<N>>(
+    system: &mut S,
+    t: f64,
+    x: &State<N>,
+) -> Result<State<N>, IntegrationError> {
+    let mut qdd = SVector::<f64, N>::zeros();
+    system.acceleration(t, &x.q, &x.qd, &mut qdd)?;
+    Ok(State { q: x.qd, qd: qdd })
+}
+
+pub(crate) fn check_step(h: f64) -> Result<(), IntegrationError> {
+    if h.is_finite() && h > 0.0 {
+        Ok(())
+    } else {
+        Err(IntegrationError::InvalidSetting(format!("step size must be positive and finite, got {h}")))
+    }
+}

@@ -1,0 +1,35 @@
+//! Runtime for softgen robots: the `Model` trait that generated code implements, forward
+//! dynamics, integrators, contact and friction laws, terrains, gaits and controllers.
+//!
+//! Everything on the per-step path works on fixed-size nalgebra types and does not allocate.
+
+mod admittance;
+mod contact;
+mod dopri5;
+mod dynamics;
+mod gait;
+mod integrator;
+mod model;
+mod pd;
+mod rk4;
+mod semi_implicit_euler;
+mod simulation;
+mod state;
+mod terrain;
+
+pub use admittance::{AdmittanceController, AdmittanceGains};
+pub use contact::{ContactLaw, ContactSample, FrictionAnisotropy, FrictionLaw};
+pub use dopri5::{DormandPrince5, Tolerances};
+pub use dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
+pub use gait::Serpenoid;
+pub use integrator::{IntegrationError, Integrator, SecondOrderSystem, StepReport};
+pub use model::{
+    ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model,
+    ParamSet, PlaneOfMotion, UnknownParameter,
+};
+pub use pd::JointPd;
+pub use rk4::RungeKutta4;
+pub use semi_implicit_euler::SemiImplicitEuler;
+pub use simulation::{ContactReport, Simulation, SimulationConfig};
+pub use state::State;
+pub use terrain::{SurfaceContact, Terrain};

@@ -1,0 +1,234 @@
+//! The `Model` trait that every generated robot implements, and the metadata it carries.
+
+use crate::contact::FrictionAnisotropy;
+use crate::terrain::Terrain;
+use nalgebra::{SMatrix, SVector, Vector3};
+use std::fmt;
+
+/// What a generalized coordinate moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoordinateKind {
+    /// Translation of a floating base along a world axis (m).
+    BaseTranslation,
+    /// Rotation of a floating base about an axis (rad).
+    BaseRotation,
+    /// Rotation of a revolute joint (rad).
+    RevoluteJoint,
+    /// Travel of a prismatic joint (m).
+    PrismaticJoint,
+}
+
+impl CoordinateKind {
+    /// The SI unit of the coordinate.
+    pub fn unit(self) -> &'static str {
+        match self {
+            CoordinateKind::BaseTranslation | CoordinateKind::PrismaticJoint => "m",
+            CoordinateKind::BaseRotation | CoordinateKind::RevoluteJoint => "rad",
+        }
+    }
+}
+
+/// One generalized coordinate: its name, kind and what it means physically.
+#[derive(Clone, Copy, Debug)]
+pub struct Coordinate {
+    pub name: &'static str,
+    pub kind: CoordinateKind,
+    pub meaning: &'static str,
+    /// Whether an actuator drives this coordinate.
+    pub actuated: bool,
+}
+
+/// One declared contact point: its name and the body that carries it.
+#[derive(Clone, Copy, Debug)]
+pub struct ContactPointInfo {
+    pub name: &'static str,
+    pub body: &'static str,
+}
+
+/// The plane a planar robot moves in, or spatial motion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaneOfMotion {
+    /// Vertical plane: x forward, z up (pedal wave).
+    Xz,
+    /// Horizontal plane: x forward, y left (lateral undulation).
+    Xy,
+    /// Full 3D motion.
+    Spatial,
+}
+
+/// Contact and terrain defaults from the spec's `[environment]` table.
+#[derive(Clone, Copy, Debug)]
+pub struct EnvironmentDefaults {
+    /// Normal spring constant k of eq 18 (N/m).
+    pub contact_stiffness: f64,
+    /// Normal damping d of eq 18 (N s/m).
+    pub contact_damping: f64,
+    /// Coulomb coefficient along the carrying body's x axis (or isotropic).
+    pub friction_along: f64,
+    /// Coulomb coefficient across the carrying body's x axis.
+    pub friction_across: f64,
+    /// Directions in which the two coefficients act.
+    pub friction_anisotropy: FrictionAnisotropy,
+    /// Velocity scale of regularised friction (m/s); 0 means exact Coulomb sign.
+    pub friction_regularisation: f64,
+    /// Terrain the robot starts on.
+    pub terrain: Terrain,
+}
+
+/// Gait and joint-servo defaults from the spec's `[gait]` and `[[actuators]]` tables.
+#[derive(Clone, Copy, Debug)]
+pub struct GaitDefaults {
+    /// Serpenoid amplitude A (rad).
+    pub amplitude: f64,
+    /// Temporal frequency omega (rad/s).
+    pub temporal_frequency: f64,
+    /// Spatial frequency eta (rad).
+    pub spatial_frequency: f64,
+    /// Constant joint offset (rad), for turning.
+    pub offset: f64,
+    /// Proportional gain of the joint servos (N m/rad).
+    pub stiffness: f64,
+    /// Derivative gain of the joint servos (N m s/rad).
+    pub damping: f64,
+    /// Torque limit of the joint servos (N m).
+    pub torque_limit: f64,
+}
+
+/// A parameter name that a model does not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownParameter {
+    pub name: String,
+    pub known: &'static [&'static str],
+}
+
+impl fmt::Display for UnknownParameter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown parameter `{}`; this model has: {}", self.name, self.known.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownParameter {}
+
+/// The numeric parameters of a model (masses, inertias, geometry, gravity), with the spec's
+/// defaults, settable by name so calibration and sweeps need no regeneration.
+pub trait ParamSet: Clone + Default + fmt::Debug {
+    /// Parameter names, in index order.
+    fn names() -> &'static [&'static str];
+    /// Value of parameter `index`.
+    fn get(&self, index: usize) -> f64;
+    /// Sets parameter `index`.
+    fn set_index(&mut self, index: usize, value: f64);
+    /// Sets a parameter by name.
+    fn set(&mut self, name: &str, value: f64) -> Result<(), UnknownParameter> {
+        match Self::names().iter().position(|n| *n == name) {
+            Some(index) => {
+                self.set_index(index, value);
+                Ok(())
+            }
+            None => Err(UnknownParameter { name: name.to_string(), known: Self::names() }),
+        }
+    }
+}
+
+/// Equations of motion of one robot, `M(q) qdd + C(q, qd) qd + G(q) = tau + J' F`,
+/// with `N` generalized coordinates and `C` declared contact points.
+///
+/// Generated code implements this on a zero-sized marker type. Every method writes into
+/// fixed-size outputs and does not allocate. `Cache` holds every transcendental value of `q`
+/// (sines and cosines of joint-angle sums), computed once per state by [`Model::cache`] and
+/// shared by all other methods.
+pub trait Model<const N: usize, const C: usize> {
+    type Params: ParamSet;
+    type Cache: Copy + fmt::Debug;
+
+    /// Robot name (the spec's file stem).
+    const NAME: &'static str;
+    /// One-line description from the spec.
+    const DESCRIPTION: &'static str;
+    /// Generalized coordinates in order.
+    const COORDINATES: &'static [Coordinate];
+    /// Initial generalized coordinates from the spec (length N).
+    const INITIAL_POSITION: &'static [f64];
+    /// Declared contact points in order.
+    const CONTACT_POINTS: &'static [ContactPointInfo];
+    /// Indices of actuated coordinates, in actuator order.
+    const ACTUATED: &'static [usize];
+    /// Plane of motion.
+    const PLANE: PlaneOfMotion;
+    /// Contact and terrain defaults.
+    const ENVIRONMENT: EnvironmentDefaults;
+    /// Gait defaults, if the spec declares a gait.
+    const GAIT: Option<GaitDefaults>;
+
+    /// Transcendental values of `q`, shared by all other methods.
+    fn cache(q: &SVector<f64, N>, p: &Self::Params) -> Self::Cache;
+    /// Mass matrix M(q).
+    fn mass_matrix_into(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut SMatrix<f64, N, N>);
+    /// Coriolis and centrifugal force C(q, qd) qd.
+    fn coriolis_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SVector<f64, N>,
+    );
+    /// Coriolis matrix C(q, qd) from Christoffel symbols of M (so Mdot - 2C is skew).
+    fn coriolis_matrix_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SMatrix<f64, N, N>,
+    );
+    /// Generalized gravity force G(q) = dV/dq.
+    fn gravity_into(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut SVector<f64, N>);
+    /// M, C qd and G together, sharing subexpressions.
+    fn dynamics_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        mass_matrix: &mut SMatrix<f64, N, N>,
+        coriolis: &mut SVector<f64, N>,
+        gravity: &mut SVector<f64, N>,
+    );
+    /// Gravitational potential energy V(q).
+    fn potential_energy(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64;
+    /// World positions of every contact point.
+    fn contact_positions_into(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut [Vector3<f64>; C]);
+    /// World velocities of every contact point.
+    fn contact_velocities_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut [Vector3<f64>; C],
+    );
+    /// World direction of the x axis of the body that carries each contact point (the
+    /// "along" direction of anisotropic friction).
+    fn contact_axes_into(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut [Vector3<f64>; C]);
+    /// Jacobian d(position)/dq of contact point `index`; only active points need it.
+    fn contact_jacobian_into(
+        index: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SMatrix<f64, 3, N>,
+    );
+    /// Whole-robot centre of mass.
+    fn center_of_mass(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
+    /// Total mass.
+    fn total_mass(p: &Self::Params) -> f64;
+    /// Total linear momentum.
+    fn linear_momentum(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
+    /// Total angular momentum about the world origin.
+    fn angular_momentum(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
+
+    /// Kinetic energy 1/2 qd' M qd.
+    fn kinetic_energy(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params) -> f64 {
+        let k = Self::cache(q, p);
+        let mut m = SMatrix::<f64, N, N>::zeros();
+        Self::mass_matrix_into(q, p, &k, &mut m);
+        0.5 * qd.dot(&(m * qd))
+    }
+}

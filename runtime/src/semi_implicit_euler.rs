@@ -1,0 +1,41 @@
+//! Semi-implicit (symplectic) Euler: velocity first, then position with the new velocity.
+
+use crate::integrator::{check_step, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::state::State;
+use nalgebra::SVector;
+
+/// Fixed-step semi-implicit Euler (one right-hand side per step). First order, but
+/// symplectic: energy of a conservative system oscillates instead of drifting.
+#[derive(Clone, Copy, Debug)]
+pub struct SemiImplicitEuler {
+    pub step: f64,
+}
+
+impl SemiImplicitEuler {
+    pub fn new(step: f64) -> Result<Self, IntegrationError> {
+        check_step(step)?;
+        Ok(SemiImplicitEuler { step })
+    }
+}
+
+impl<const N: usize> Integrator<N> for SemiImplicitEuler {
+    fn step<S: SecondOrderSystem<N>>(
+        &mut self,
+        system: &mut S,
+        t: &mut f64,
+        x: &mut State<N>,
+        t_end: f64,
+    ) -> Result<StepReport, IntegrationError> {
+        let h = self.step.min(t_end - *t);
+        let mut qdd = SVector::<f64, N>::zeros();
+        system.acceleration(*t, &x.q, &x.qd, &mut qdd)?;
+        let qd = x.qd + qdd * h;
+        let next = State { q: x.q + qd * h, qd };
+        if !next.is_finite() {
+            return Err(IntegrationError::NonFinite { time: *t });
+        }
+        *x = next;
+        *t += h;
+        Ok(StepReport { step: h, evaluations: 1, rejected: 0 })
+    }
+}

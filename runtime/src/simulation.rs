@@ -1,0 +1,233 @@
+//! A robot in its environment: generated dynamics, contact with the terrain, the gait
+//! tracked by joint servos and the optional admittance controller, as one closed-loop
+//! second-order system that any integrator can step.
+
+use crate::admittance::{AdmittanceController, AdmittanceGains};
+use crate::contact::ContactLaw;
+use crate::dynamics::forward_dynamics;
+use crate::gait::Serpenoid;
+use crate::integrator::{IntegrationError, Integrator, SecondOrderSystem};
+use crate::model::Model;
+use crate::pd::JointPd;
+use crate::state::State;
+use crate::terrain::Terrain;
+use nalgebra::{SMatrix, SVector, Vector3};
+use std::marker::PhantomData;
+
+/// Everything about a run that is not the robot's own parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct SimulationConfig {
+    pub contact: ContactLaw,
+    pub terrain: Terrain,
+    /// Gait tracked by the joint servos; `None` leaves the joints passive.
+    pub gait: Option<Serpenoid>,
+    pub servo: JointPd,
+    /// Admittance controller adapting the spatial frequencies; needs a gait.
+    pub admittance: Option<AdmittanceGains>,
+    /// Period of the discrete-time controller (admittance update) and of the samples (s).
+    pub control_period: f64,
+}
+
+impl SimulationConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        self.contact.validate()?;
+        self.terrain.validate()?;
+        self.servo.validate()?;
+        if let Some(g) = &self.gait {
+            g.validate()?;
+        }
+        if let Some(a) = &self.admittance {
+            a.validate()?;
+            if self.gait.is_none() {
+                return Err("the admittance controller adapts a gait, but no gait is set".into());
+            }
+        }
+        if !(self.control_period > 0.0 && self.control_period.is_finite()) {
+            return Err(format!("control period must be > 0, got {}", self.control_period));
+        }
+        Ok(())
+    }
+}
+
+/// Contact state at one instant, for output and for force feedback.
+#[derive(Clone, Copy, Debug)]
+pub struct ContactReport<const N: usize, const C: usize> {
+    pub positions: [Vector3<f64>; C],
+    /// Total contact force on each point (N); zero for points not in contact.
+    pub forces: [Vector3<f64>; C],
+    /// Generalized force of the normal contact forces, J' F_N (the paper's Q_2^f).
+    pub normal_generalized: SVector<f64, N>,
+    /// Generalized force of the friction forces (the paper's Q_1^f).
+    pub friction_generalized: SVector<f64, N>,
+    /// Actuator torques on the coordinates.
+    pub actuator: SVector<f64, N>,
+    /// Points in contact.
+    pub active: usize,
+    /// Deepest penetration (m), 0 when nothing touches.
+    pub max_depth: f64,
+}
+
+impl<const N: usize, const C: usize> Default for ContactReport<N, C> {
+    fn default() -> Self {
+        ContactReport {
+            positions: [Vector3::zeros(); C],
+            forces: [Vector3::zeros(); C],
+            normal_generalized: SVector::zeros(),
+            friction_generalized: SVector::zeros(),
+            actuator: SVector::zeros(),
+            active: 0,
+            max_depth: 0.0,
+        }
+    }
+}
+
+/// The closed-loop system.
+pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
+    pub params: R::Params,
+    pub config: SimulationConfig,
+    admittance: Option<AdmittanceController<N>>,
+    model: PhantomData<R>,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
+    pub fn new(params: R::Params, config: SimulationConfig) -> Result<Self, String> {
+        config.validate()?;
+        let admittance = match (config.admittance, config.gait) {
+            (Some(gains), Some(gait)) => {
+                Some(AdmittanceController::new(gains, R::ACTUATED.len(), gait.spatial_frequency))
+            }
+            _ => None,
+        };
+        Ok(Simulation { params, config, admittance, model: PhantomData })
+    }
+
+    /// Current spatial frequency of actuated joint `j`.
+    pub fn spatial_frequency(&self, j: usize) -> f64 {
+        match (&self.admittance, &self.config.gait) {
+            (Some(a), _) => a.spatial_frequency(j),
+            (None, Some(g)) => g.spatial_frequency,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// Generalized force from actuators and contacts at (t, q, qd); fills `report` if given.
+    #[inline]
+    pub fn generalized_force(
+        &self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        cache: &R::Cache,
+        mut report: Option<&mut ContactReport<N, C>>,
+    ) -> SVector<f64, N> {
+        let mut force = SVector::<f64, N>::zeros();
+        if let Some(gait) = &self.config.gait {
+            for (j, &i) in R::ACTUATED.iter().enumerate() {
+                let (desired, desired_rate) = gait.joint(t, j, self.spatial_frequency(j));
+                force[i] = self.config.servo.torque(desired, desired_rate, q[i], qd[i]);
+            }
+        }
+        if let Some(r) = report.as_deref_mut() {
+            r.actuator = force;
+        }
+        if matches!(self.config.terrain, Terrain::None) || C == 0 {
+            return force;
+        }
+        let mut positions = [Vector3::zeros(); C];
+        R::contact_positions_into(q, &self.params, cache, &mut positions);
+        let mut velocities = [Vector3::zeros(); C];
+        let mut axes = [Vector3::zeros(); C];
+        let mut computed_kinematics = false;
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+        for (index, position) in positions.iter().enumerate() {
+            let Some(contact) = self.config.terrain.contact(position) else { continue };
+            if !computed_kinematics {
+                // Velocities and axes only once something touches.
+                R::contact_velocities_into(q, qd, &self.params, cache, &mut velocities);
+                R::contact_axes_into(q, &self.params, cache, &mut axes);
+                computed_kinematics = true;
+            }
+            let sample = self.config.contact.force(&contact, &velocities[index], &axes[index]);
+            if sample.normal_force == 0.0 {
+                continue;
+            }
+            // Only points in contact pay for their Jacobian.
+            R::contact_jacobian_into(index, q, &self.params, cache, &mut jacobian);
+            let total = sample.total();
+            force += jacobian.tr_mul(&total);
+            if let Some(r) = report.as_deref_mut() {
+                r.forces[index] = total;
+                r.normal_generalized += jacobian.tr_mul(&sample.normal);
+                r.friction_generalized += jacobian.tr_mul(&sample.friction);
+                r.active += 1;
+                r.max_depth = r.max_depth.max(contact.depth);
+            }
+        }
+        if let Some(r) = report {
+            r.positions = positions;
+        }
+        force
+    }
+
+    /// Contact and actuator report at (t, state).
+    pub fn report(&self, t: f64, x: &State<N>) -> ContactReport<N, C> {
+        let cache = R::cache(&x.q, &self.params);
+        let mut report = ContactReport::default();
+        self.generalized_force(t, &x.q, &x.qd, &cache, Some(&mut report));
+        if matches!(self.config.terrain, Terrain::None) {
+            R::contact_positions_into(&x.q, &self.params, &cache, &mut report.positions);
+        }
+        report
+    }
+
+    /// Runs from (t, x) to `t_end`: at every control period, reports the sample to
+    /// `on_sample`, updates the admittance controller from the contact forces, and
+    /// integrates to the next period. Returns the right-hand-side evaluations used.
+    pub fn run<I: Integrator<N>>(
+        &mut self,
+        integrator: &mut I,
+        t: &mut f64,
+        x: &mut State<N>,
+        t_end: f64,
+        mut on_sample: impl FnMut(f64, &State<N>, &ContactReport<N, C>, &Self),
+    ) -> Result<usize, IntegrationError> {
+        let period = self.config.control_period;
+        let start = *t;
+        let mut tick: u64 = 0;
+        let mut evaluations = 0;
+        loop {
+            let report = self.report(*t, x);
+            on_sample(*t, x, &report, self);
+            if *t >= t_end - 1e-12 * t_end.abs().max(1.0) {
+                return Ok(evaluations);
+            }
+            if let Some(admittance) = &mut self.admittance {
+                let mut joint_force = SVector::<f64, N>::zeros();
+                for (j, &i) in R::ACTUATED.iter().enumerate() {
+                    joint_force[j] = report.normal_generalized[i];
+                }
+                admittance.update(period, &joint_force);
+            }
+            tick += 1;
+            // Sample times are start + k * period, so round-off does not accumulate.
+            let next = (start + tick as f64 * period).min(t_end);
+            evaluations += integrator.integrate_to(self, t, x, next)?;
+        }
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Simulation<R, N, C> {
+    #[inline]
+    fn acceleration(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        qdd: &mut SVector<f64, N>,
+    ) -> Result<(), IntegrationError> {
+        let cache = R::cache(q, &self.params);
+        let force = self.generalized_force(t, q, qd, &cache, None);
+        forward_dynamics::<R, N, C>(q, qd, &self.params, &cache, &force, qdd)
+            .map_err(|_| IntegrationError::SingularMassMatrix { time: t })
+    }
+}

@@ -1,0 +1,130 @@
+//! Terrains the robot touches: flat ground, a stair step, a pipe; signed penetration depth
+//! and surface normal at a point.
+
+use nalgebra::Vector3;
+use std::fmt;
+
+/// Environment geometry. World z is up; x is the direction of travel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Terrain {
+    /// No contact anywhere.
+    None,
+    /// Flat ground at z = `height`.
+    Flat { height: f64 },
+    /// Flat ground at z = 0 with a step of `height` whose face is at x = `position`
+    /// (the solid step fills x >= position, z < height).
+    Stair { position: f64, height: f64 },
+    /// A straight pipe of inner `diameter` along the x axis, centred on y = z = 0.
+    Pipe { diameter: f64 },
+}
+
+/// A point inside a surface: how deep, and the unit normal pointing out of the solid (the
+/// direction in which the normal force pushes the robot).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfaceContact {
+    pub depth: f64,
+    pub normal: Vector3<f64>,
+}
+
+impl Terrain {
+    /// The contact of a point with the terrain, if it penetrates.
+    #[inline]
+    pub fn contact(&self, p: &Vector3<f64>) -> Option<SurfaceContact> {
+        match *self {
+            Terrain::None => None,
+            Terrain::Flat { height } => {
+                let depth = height - p.z;
+                (depth > 0.0).then(|| SurfaceContact { depth, normal: Vector3::z() })
+            }
+            Terrain::Stair { position, height } => {
+                if p.x < position {
+                    let depth = -p.z;
+                    (depth > 0.0).then(|| SurfaceContact { depth, normal: Vector3::z() })
+                } else if p.z < height {
+                    // Inside the step: push out through the nearer face.
+                    let top = height - p.z;
+                    let front = p.x - position;
+                    if top <= front {
+                        Some(SurfaceContact { depth: top, normal: Vector3::z() })
+                    } else {
+                        Some(SurfaceContact { depth: front, normal: -Vector3::x() })
+                    }
+                } else {
+                    None
+                }
+            }
+            Terrain::Pipe { diameter } => {
+                let radial = (p.y * p.y + p.z * p.z).sqrt();
+                let depth = radial - 0.5 * diameter;
+                (depth > 0.0 && radial > 0.0)
+                    .then(|| SurfaceContact { depth, normal: Vector3::new(0.0, -p.y / radial, -p.z / radial) })
+            }
+        }
+    }
+
+    /// Checks that the geometry is physically meaningful.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = |name: &str, v: f64| {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("terrain {name} must be finite, got {v}"))
+            }
+        };
+        match *self {
+            Terrain::None => Ok(()),
+            Terrain::Flat { height } => finite("height", height),
+            Terrain::Stair { position, height } => {
+                finite("position", position)?;
+                finite("height", height)?;
+                if height < 0.0 {
+                    return Err(format!("stair height must be >= 0, got {height}"));
+                }
+                Ok(())
+            }
+            Terrain::Pipe { diameter } => {
+                finite("diameter", diameter)?;
+                if diameter <= 0.0 {
+                    return Err(format!("pipe diameter must be > 0, got {diameter}"));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl fmt::Display for Terrain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Terrain::None => write!(f, "none"),
+            Terrain::Flat { height } => write!(f, "flat ground at z = {height} m"),
+            Terrain::Stair { position, height } => write!(f, "stair {height} m high at x = {position} m"),
+            Terrain::Pipe { diameter } => write!(f, "pipe of diameter {diameter} m along x"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stair_pushes_out_through_nearer_face() {
+        let stair = Terrain::Stair { position: 1.0, height: 0.1 };
+        let top = stair.contact(&Vector3::new(1.5, 0.0, 0.09)).unwrap();
+        assert!((top.depth - 0.01).abs() < 1e-12 && top.normal == Vector3::z());
+        let front = stair.contact(&Vector3::new(1.005, 0.0, 0.02)).unwrap();
+        assert!((front.depth - 0.005).abs() < 1e-12 && front.normal == -Vector3::x());
+        assert!(stair.contact(&Vector3::new(0.5, 0.0, 0.01)).is_none());
+        assert!(stair.contact(&Vector3::new(0.5, 0.0, -0.01)).is_some());
+    }
+
+    #[test]
+    fn pipe_normal_points_inward() {
+        let pipe = Terrain::Pipe { diameter: 0.2 };
+        let c = pipe.contact(&Vector3::new(0.0, 0.12, 0.0)).unwrap();
+        assert!((c.depth - 0.02).abs() < 1e-12);
+        assert!((c.normal - Vector3::new(0.0, -1.0, 0.0)).norm() < 1e-12);
+        assert!(pipe.contact(&Vector3::new(3.0, 0.05, 0.0)).is_none());
+    }
+}
