@@ -1,1 +1,342 @@
-fn main() {}
+//! The `softgen` command line: `simulate` (the default: the pedal-wave demo), `eval`, `list`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use softgen::{eval_json, plot_run, run_scenario, EvalInput, IntegratorChoice, Scenario, TerrainChoice, ROBOTS};
+use softgen_runtime::{AdmittanceGains, Terrain};
+use std::io::{BufWriter, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(
+    name = "softgen",
+    version,
+    about = "Equations of motion for soft and hybrid robots: simulate and evaluate generated models",
+    long_about = "Equations of motion for soft and hybrid robots.\n\nWith no subcommand, runs `simulate` with its defaults: the modular snake's pedal wave on flat ground for 20 s (003_011ffa2a91e05fc5), writing out/snake_pedal_wave.csv and .png.",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    simulate: SimulateArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a robot (default: the paper's pedal wave on flat ground for 20 s).
+    Simulate(SimulateArgs),
+    /// Print M, C qd, G and every contact point's position, velocity and Jacobian as JSON.
+    Eval(EvalArgs),
+    /// List the robots and their generalized coordinates.
+    List,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum IntegratorName {
+    /// Fixed-step classical Runge-Kutta.
+    Rk4,
+    /// Fixed-step semi-implicit (symplectic) Euler.
+    Euler,
+    /// Adaptive Dormand-Prince 5(4).
+    Dopri5,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TerrainName {
+    /// The terrain in the robot's spec.
+    Spec,
+    None,
+    Flat,
+    Stair,
+    Pipe,
+}
+
+#[derive(Args, Clone)]
+struct SimulateArgs {
+    /// Robot to simulate.
+    #[arg(long, default_value = "snake_pedal_wave")]
+    robot: String,
+    /// Simulated time (s).
+    #[arg(long, default_value_t = 20.0)]
+    duration: f64,
+    #[arg(long, value_enum, default_value = "rk4")]
+    integrator: IntegratorName,
+    /// Step of fixed-step integrators, and controller/sample period (s).
+    #[arg(long, default_value_t = 0.002)]
+    dt: f64,
+    /// Relative tolerance of dopri5.
+    #[arg(long, default_value_t = 1e-6)]
+    rtol: f64,
+    /// Absolute tolerance of dopri5.
+    #[arg(long, default_value_t = 1e-8)]
+    atol: f64,
+    #[arg(long, value_enum, default_value = "spec")]
+    terrain: TerrainName,
+    /// Stair face position along x (m).
+    #[arg(long, default_value_t = 0.9)]
+    stair_position: f64,
+    /// Stair height (m).
+    #[arg(long, default_value_t = 0.1)]
+    stair_height: f64,
+    /// Pipe inner diameter (m).
+    #[arg(long, default_value_t = 0.2)]
+    pipe_diameter: f64,
+    /// Gait amplitude A (rad).
+    #[arg(long)]
+    amplitude: Option<f64>,
+    /// Gait temporal frequency omega (rad/s).
+    #[arg(long)]
+    temporal_frequency: Option<f64>,
+    /// Gait spatial frequency eta (rad).
+    #[arg(long, allow_hyphen_values = true)]
+    spatial_frequency: Option<f64>,
+    /// Gait joint offset (rad).
+    #[arg(long, allow_hyphen_values = true)]
+    offset: Option<f64>,
+    /// Gait fade-in time (s); 0 starts the full wave at once.
+    #[arg(long, default_value_t = 2.0)]
+    ramp: f64,
+    /// No gait: passive joints.
+    #[arg(long)]
+    passive: bool,
+    /// Adapt the spatial frequencies with the admittance controller (eqs 22-24).
+    #[arg(long)]
+    admittance: bool,
+    #[arg(long, default_value_t = 1.0)]
+    admittance_inertia: f64,
+    #[arg(long, default_value_t = 4.0)]
+    admittance_damping: f64,
+    #[arg(long, default_value_t = 4.0)]
+    admittance_stiffness: f64,
+    /// k_Pi of eq 24.
+    #[arg(long, default_value_t = 2.2)]
+    admittance_gain: f64,
+    /// Contact spring constant k (N/m).
+    #[arg(long)]
+    contact_stiffness: Option<f64>,
+    /// Contact damping d (N s/m).
+    #[arg(long)]
+    contact_damping: Option<f64>,
+    /// Friction coefficient (along the body, or isotropic).
+    #[arg(long)]
+    friction: Option<f64>,
+    /// Friction coefficient across the body.
+    #[arg(long)]
+    friction_across: Option<f64>,
+    /// Regularised friction velocity scale (m/s); 0 = exact Coulomb sign.
+    #[arg(long)]
+    friction_regularisation: Option<f64>,
+    /// Set a model parameter, NAME=VALUE (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Output directory for <robot>.csv and <robot>.png.
+    #[arg(long, default_value = "out")]
+    output: PathBuf,
+    /// Write every k-th sample to the CSV.
+    #[arg(long, default_value_t = 5)]
+    csv_every: usize,
+    /// Skip the PNG plot.
+    #[arg(long)]
+    no_plot: bool,
+}
+
+#[derive(Args)]
+struct EvalArgs {
+    /// Robot to evaluate.
+    robot: String,
+    /// Generalized coordinates, comma-separated (default: the spec's initial pose).
+    #[arg(long, allow_hyphen_values = true)]
+    q: Option<String>,
+    /// Generalized velocities, comma-separated (default: zero).
+    #[arg(long, allow_hyphen_values = true)]
+    qd: Option<String>,
+    /// Read {"q": [...], "qd": [...], "params": {"name": value}} as JSON from stdin.
+    #[arg(long)]
+    stdin: bool,
+    /// Set a model parameter, NAME=VALUE (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+}
+
+fn parse_list(name: &str, text: &str) -> Result<Vec<f64>, String> {
+    text.split(',')
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .enumerate()
+        .map(|(i, s)| s.parse::<f64>().map_err(|_| format!("--{name}: value {i} `{s}` is not a number")))
+        .collect()
+}
+
+fn parse_sets(sets: &[String]) -> Result<Vec<(String, f64)>, String> {
+    sets.iter()
+        .map(|s| {
+            let (name, value) = s.split_once('=').ok_or_else(|| format!("--set `{s}`: expected NAME=VALUE"))?;
+            let v = value.trim().parse::<f64>().map_err(|_| format!("--set `{s}`: `{value}` is not a number"))?;
+            Ok((name.trim().to_string(), v))
+        })
+        .collect()
+}
+
+fn simulate(args: SimulateArgs) -> Result<(), String> {
+    let mut s = Scenario::new(&args.robot);
+    s.duration = args.duration;
+    s.control_period = args.dt;
+    s.integrator = match args.integrator {
+        IntegratorName::Rk4 => IntegratorChoice::RungeKutta4 { step: args.dt },
+        IntegratorName::Euler => IntegratorChoice::SemiImplicitEuler { step: args.dt },
+        IntegratorName::Dopri5 => IntegratorChoice::DormandPrince5 { relative: args.rtol, absolute: args.atol },
+    };
+    s.terrain = match args.terrain {
+        TerrainName::Spec => TerrainChoice::SpecDefault,
+        TerrainName::None => TerrainChoice::Override(Terrain::None),
+        TerrainName::Flat => TerrainChoice::Override(Terrain::Flat { height: 0.0 }),
+        TerrainName::Stair => {
+            TerrainChoice::Override(Terrain::Stair { position: args.stair_position, height: args.stair_height })
+        }
+        TerrainName::Pipe => TerrainChoice::Override(Terrain::Pipe { diameter: args.pipe_diameter }),
+    };
+    if let TerrainChoice::Override(t) = s.terrain {
+        t.validate()?;
+    }
+    s.passive = args.passive;
+    s.amplitude = args.amplitude;
+    s.temporal_frequency = args.temporal_frequency;
+    s.spatial_frequency = args.spatial_frequency;
+    s.offset = args.offset;
+    s.ramp = args.ramp;
+    if args.admittance {
+        s.admittance = Some(AdmittanceGains {
+            inertia: args.admittance_inertia,
+            damping: args.admittance_damping,
+            stiffness: args.admittance_stiffness,
+            feedback_gain: args.admittance_gain,
+        });
+    }
+    s.contact_stiffness = args.contact_stiffness;
+    s.contact_damping = args.contact_damping;
+    s.friction_along = args.friction;
+    s.friction_across = args.friction_across;
+    s.friction_regularisation = args.friction_regularisation;
+    s.params = parse_sets(&args.set)?;
+    s.csv_every = args.csv_every;
+
+    std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
+    let csv_path = args.output.join(format!("{}.csv", args.robot));
+    let file = std::fs::File::create(&csv_path).map_err(|e| format!("{}: {e}", csv_path.display()))?;
+    let mut csv = BufWriter::new(file);
+
+    let bar = ProgressBar::with_draw_target(Some((s.duration * 1000.0) as u64), ProgressDrawTarget::hidden());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let start = Instant::now();
+    let mut shown = false;
+    let mut progress = |t: f64| {
+        if !shown && start.elapsed() > Duration::from_secs(1) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        bar.set_position((t * 1000.0) as u64);
+        if shown {
+            bar.set_message(format!("{t:.2} / {:.2} s simulated", s.duration));
+        }
+    };
+    let summary = run_scenario(&s, Some(&mut csv), &mut progress)?;
+    bar.finish_and_clear();
+    drop(csv);
+
+    let start_com = summary.com_start();
+    let end_com = summary.com_end();
+    println!("robot          {}", summary.robot);
+    println!("terrain        {}", summary.terrain);
+    println!("simulated      {:.3} s in {:.3} s wall ({:.0}x real time)", summary.simulated, summary.wall_seconds, summary.simulated / summary.wall_seconds.max(1e-9));
+    println!("rhs calls      {}", summary.evaluations);
+    println!("CoM            ({:.4}, {:.4}, {:.4}) -> ({:.4}, {:.4}, {:.4}) m", start_com.x, start_com.y, start_com.z, end_com.x, end_com.y, end_com.z);
+    if summary.simulated > 0.0 {
+        println!("mean velocity  {:.2} cm/s along x", 100.0 * (end_com.x - start_com.x) / summary.simulated);
+    }
+    println!("max depth      {:.2} mm", summary.max_depth * 1000.0);
+    println!("csv            {}", csv_path.display());
+    if !args.no_plot {
+        let png = args.output.join(format!("{}.png", args.robot));
+        plot_run(&summary, &png)?;
+        println!("plot           {}", png.display());
+    }
+    if let Some(e) = summary.error {
+        return Err(format!("the run stopped early: {e} (outputs above hold everything up to then)"));
+    }
+    Ok(())
+}
+
+fn eval(args: EvalArgs) -> Result<(), String> {
+    let mut input = EvalInput { q: None, qd: None, params: parse_sets(&args.set)? };
+    if args.stdin {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map_err(|e| format!("reading stdin: {e}"))?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("stdin: invalid JSON: {e}"))?;
+        let list = |key: &str| -> Result<Option<Vec<f64>>, String> {
+            match value.get(key) {
+                None => Ok(None),
+                Some(v) => v
+                    .as_array()
+                    .ok_or_else(|| format!("stdin: `{key}` must be an array of numbers"))?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| x.as_f64().ok_or_else(|| format!("stdin: `{key}[{i}]` is not a number")))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Some),
+            }
+        };
+        input.q = list("q")?;
+        input.qd = list("qd")?;
+        if let Some(params) = value.get("params") {
+            let map = params.as_object().ok_or("stdin: `params` must be an object of name: number")?;
+            for (k, v) in map {
+                let x = v.as_f64().ok_or_else(|| format!("stdin: params.{k} is not a number"))?;
+                input.params.push((k.clone(), x));
+            }
+        }
+    }
+    if let Some(q) = &args.q {
+        input.q = Some(parse_list("q", q)?);
+    }
+    if let Some(qd) = &args.qd {
+        input.qd = Some(parse_list("qd", qd)?);
+    }
+    println!("{}", eval_json(&args.robot, &input)?);
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => simulate(cli.simulate),
+        Some(Command::Simulate(args)) => simulate(args),
+        Some(Command::Eval(args)) => eval(args),
+        Some(Command::List) => {
+            for name in ROBOTS {
+                match eval_json(name, &EvalInput::default()) {
+                    Ok(json) => {
+                        let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+                        println!("{name}: {}", v["description"].as_str().unwrap_or(""));
+                        for c in v["coordinates"].as_array().into_iter().flatten() {
+                            println!("  q{:<2} {:<16} [{}] {}", c["index"], c["name"].as_str().unwrap_or(""), c["unit"].as_str().unwrap_or(""), c["meaning"].as_str().unwrap_or(""));
+                        }
+                    }
+                    Err(e) => println!("{name}: {e}"),
+                }
+            }
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -3677,7 +3677,7 @@ impl Model<DOF, CONTACTS> for SnakeLateralUndulation {
         spatial_frequency: (-1.5707963267948966),
         offset: 0.0,
         stiffness: 5.0,
-        damping: 0.3,
+        damping: 0.02,
         torque_limit: 2.0,
     });
     fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {

@@ -11,6 +11,9 @@ pub struct Serpenoid {
     pub spatial_frequency: f64,
     /// Constant offset added to every joint (rad); non-zero offsets turn the robot.
     pub offset: f64,
+    /// The wave's amplitude and offset fade in over this time (s) with a smooth step, so a
+    /// robot starting straight is not jerked into the gait's first shape; 0 starts at once.
+    pub ramp: f64,
 }
 
 impl Serpenoid {
@@ -20,7 +23,16 @@ impl Serpenoid {
     pub fn joint(&self, t: f64, j: usize, eta: f64) -> (f64, f64) {
         let phase = self.temporal_frequency * t + eta * j as f64;
         let (s, c) = phase.sin_cos();
-        (self.amplitude * s + self.offset, self.amplitude * self.temporal_frequency * c)
+        let angle = self.amplitude * s + self.offset;
+        let rate = self.amplitude * self.temporal_frequency * c;
+        if self.ramp > 0.0 && t < self.ramp {
+            // Smooth step 3u^2 - 2u^3 and its derivative.
+            let u = (t / self.ramp).max(0.0);
+            let weight = u * u * (3.0 - 2.0 * u);
+            let weight_rate = 6.0 * u * (1.0 - u) / self.ramp;
+            return (weight * angle, weight * rate + weight_rate * angle);
+        }
+        (angle, rate)
     }
 
     /// Gait period 2 pi / omega (s).
@@ -34,9 +46,13 @@ impl Serpenoid {
             ("temporal frequency", self.temporal_frequency),
             ("spatial frequency", self.spatial_frequency),
             ("offset", self.offset),
+            ("ramp", self.ramp),
         ] {
             if !v.is_finite() {
                 return Err(format!("gait {name} must be finite, got {v}"));
+        }
+        if self.ramp < 0.0 {
+            return Err(format!("gait ramp must be >= 0, got {}", self.ramp));
             }
         }
         Ok(())
@@ -49,10 +65,13 @@ mod tests {
 
     #[test]
     fn rate_is_derivative_of_angle() {
-        let g = Serpenoid { amplitude: 1.1, temporal_frequency: 1.3, spatial_frequency: -1.5, offset: 0.1 };
+        let g = Serpenoid { amplitude: 1.1, temporal_frequency: 1.3, spatial_frequency: -1.5, offset: 0.1, ramp: 2.0 };
         let h = 1e-6;
-        let (a0, rate) = g.joint(0.7, 3, -1.5);
-        let (a1, _) = g.joint(0.7 + h, 3, -1.5);
-        assert!(((a1 - a0) / h - rate).abs() < 1e-5);
+        for t in [0.3, 0.7, 1.9, 2.5] {
+            let (a0, rate) = g.joint(t, 3, -1.5);
+            let (a1, _) = g.joint(t + h, 3, -1.5);
+            assert!(((a1 - a0) / h - rate).abs() < 1e-5, "t = {t}");
+        }
+        assert_eq!(g.joint(0.0, 3, -1.5), (0.0, 0.0));
     }
 }

@@ -1,0 +1,23 @@
+//! The generated robots this binary knows, and dispatch from a name to generic code.
+
+use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave};
+use softgen_runtime::Model;
+
+/// Robot names accepted on the command line.
+pub const ROBOTS: &[&str] = &["snake_pedal_wave", "snake_lateral_undulation", "double_pendulum"];
+
+/// Generic code to run for one robot type.
+pub trait RobotVisitor {
+    type Output;
+    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output;
+}
+
+/// Calls `visitor` with the robot named `name`, or says which names exist.
+pub fn with_robot<V: RobotVisitor>(name: &str, visitor: V) -> Result<V::Output, String> {
+    Ok(match name {
+        "snake_pedal_wave" => visitor.visit::<SnakePedalWave, { softgen_generated::snake_pedal_wave::DOF }, { softgen_generated::snake_pedal_wave::CONTACTS }>(),
+        "snake_lateral_undulation" => visitor.visit::<SnakeLateralUndulation, { softgen_generated::snake_lateral_undulation::DOF }, { softgen_generated::snake_lateral_undulation::CONTACTS }>(),
+        "double_pendulum" => visitor.visit::<DoublePendulum, { softgen_generated::double_pendulum::DOF }, { softgen_generated::double_pendulum::CONTACTS }>(),
+        other => return Err(format!("unknown robot `{other}`; known robots: {}", ROBOTS.join(", "))),
+    })
+}

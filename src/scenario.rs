@@ -1,0 +1,309 @@
+//! A scenario: one robot, its terrain, gait and controllers, an integrator and a duration;
+//! run to a CSV trajectory and a summary with what the plot needs.
+
+use crate::robots::{with_robot, RobotVisitor};
+use nalgebra::{SVector, Vector3};
+use softgen_runtime::{
+    AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, JointPd, Model, ParamSet,
+    PlaneOfMotion, RungeKutta4, SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, Terrain,
+    Tolerances,
+};
+use std::io::Write;
+use std::time::Instant;
+
+/// Which integrator steps the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IntegratorChoice {
+    RungeKutta4 { step: f64 },
+    SemiImplicitEuler { step: f64 },
+    DormandPrince5 { relative: f64, absolute: f64 },
+}
+
+/// Terrain override; `SpecDefault` keeps the spec's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TerrainChoice {
+    SpecDefault,
+    Override(Terrain),
+}
+
+/// Everything a run needs besides the robot's generated code.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub robot: String,
+    pub duration: f64,
+    pub integrator: IntegratorChoice,
+    /// Controller and sample period (s).
+    pub control_period: f64,
+    pub terrain: TerrainChoice,
+    /// Disable the gait: joints are passive (no torque).
+    pub passive: bool,
+    pub amplitude: Option<f64>,
+    pub temporal_frequency: Option<f64>,
+    pub spatial_frequency: Option<f64>,
+    pub offset: Option<f64>,
+    /// Gait fade-in time (s).
+    pub ramp: f64,
+    pub admittance: Option<AdmittanceGains>,
+    pub contact_stiffness: Option<f64>,
+    pub contact_damping: Option<f64>,
+    pub friction_along: Option<f64>,
+    pub friction_across: Option<f64>,
+    pub friction_regularisation: Option<f64>,
+    /// Parameter overrides by name.
+    pub params: Vec<(String, f64)>,
+    /// Write every k-th sample to the CSV.
+    pub csv_every: usize,
+    /// Number of body snapshots kept for the plot.
+    pub snapshots: usize,
+}
+
+impl Scenario {
+    /// The paper's pedal-wave demo: the default of `softgen simulate`.
+    pub fn new(robot: &str) -> Scenario {
+        Scenario {
+            robot: robot.to_string(),
+            duration: 20.0,
+            integrator: IntegratorChoice::RungeKutta4 { step: 0.002 },
+            control_period: 0.002,
+            terrain: TerrainChoice::SpecDefault,
+            passive: false,
+            amplitude: None,
+            temporal_frequency: None,
+            spatial_frequency: None,
+            offset: None,
+            ramp: 2.0,
+            admittance: None,
+            contact_stiffness: None,
+            contact_damping: None,
+            friction_along: None,
+            friction_across: None,
+            friction_regularisation: None,
+            params: Vec::new(),
+            csv_every: 5,
+            snapshots: 8,
+        }
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub robot: String,
+    pub plane: PlaneOfMotion,
+    pub terrain: Terrain,
+    pub simulated: f64,
+    pub wall_seconds: f64,
+    pub evaluations: usize,
+    pub samples: usize,
+    /// (t, centre of mass) at every sample.
+    pub com_path: Vec<(f64, Vector3<f64>)>,
+    /// (t, contact point positions) at evenly spaced times, for drawing the body.
+    pub snapshots: Vec<(f64, Vec<Vector3<f64>>)>,
+    /// Deepest penetration seen (m).
+    pub max_depth: f64,
+    /// Highest point of any contact point at the end (m, world z).
+    pub final_points: Vec<Vector3<f64>>,
+    /// The integration error that ended the run early, if any.
+    pub error: Option<String>,
+}
+
+impl RunSummary {
+    pub fn com_start(&self) -> Vector3<f64> {
+        self.com_path.first().map_or(Vector3::zeros(), |c| c.1)
+    }
+    pub fn com_end(&self) -> Vector3<f64> {
+        self.com_path.last().map_or(Vector3::zeros(), |c| c.1)
+    }
+    /// Centre of mass at the last sample at or before `t`.
+    pub fn com_at(&self, t: f64) -> Vector3<f64> {
+        let mut last = self.com_start();
+        for (time, c) in &self.com_path {
+            if *time > t + 1e-9 {
+                break;
+            }
+            last = *c;
+        }
+        last
+    }
+}
+
+fn check(name: &str, v: f64, positive: bool) -> Result<(), String> {
+    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) {
+        return Err(format!("{name} must be a finite number {} 0, got {v}", if positive { ">" } else { ">=" }));
+    }
+    Ok(())
+}
+
+/// Runs a scenario, writing CSV rows to `csv` as it goes (the header first) and reporting
+/// progress in simulated seconds to `progress`.
+pub fn run_scenario(
+    scenario: &Scenario,
+    csv: Option<&mut dyn Write>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunSummary, String> {
+    check("duration", scenario.duration, false)?;
+    check("control period", scenario.control_period, true)?;
+    if scenario.csv_every == 0 {
+        return Err("csv sampling interval must be at least 1".into());
+    }
+    with_robot(&scenario.robot, Runner { scenario, csv, progress })?
+}
+
+struct Runner<'a, 'c, 'w, 'b> {
+    scenario: &'a Scenario,
+    csv: Option<&'c mut (dyn Write + 'w)>,
+    progress: &'b mut dyn FnMut(f64),
+}
+
+impl RobotVisitor for Runner<'_, '_, '_, '_> {
+    type Output = Result<RunSummary, String>;
+
+    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
+        let s = self.scenario;
+        let mut params = R::Params::default();
+        for (name, value) in &s.params {
+            if !value.is_finite() {
+                return Err(format!("parameter `{name}` must be finite, got {value}"));
+            }
+            params.set(name, *value).map_err(|e| e.to_string())?;
+        }
+        let env = R::ENVIRONMENT;
+        let contact = ContactLaw {
+            stiffness: s.contact_stiffness.unwrap_or(env.contact_stiffness),
+            damping: s.contact_damping.unwrap_or(env.contact_damping),
+            friction: FrictionLaw {
+                along: s.friction_along.unwrap_or(env.friction_along),
+                across: s.friction_across.or(s.friction_along).unwrap_or(env.friction_across),
+                anisotropy: env.friction_anisotropy,
+                regularisation: s.friction_regularisation.unwrap_or(env.friction_regularisation),
+            },
+        };
+        let terrain = match s.terrain {
+            TerrainChoice::SpecDefault => env.terrain,
+            TerrainChoice::Override(t) => t,
+        };
+        let gait = match (R::GAIT, s.passive) {
+            (Some(g), false) => Some(Serpenoid {
+                amplitude: s.amplitude.unwrap_or(g.amplitude),
+                temporal_frequency: s.temporal_frequency.unwrap_or(g.temporal_frequency),
+                spatial_frequency: s.spatial_frequency.unwrap_or(g.spatial_frequency),
+                offset: s.offset.unwrap_or(g.offset),
+                ramp: s.ramp,
+            }),
+            (None, false) if s.amplitude.is_some() || s.admittance.is_some() => {
+                return Err(format!("robot `{}` declares no gait ([gait] in its spec)", R::NAME));
+            }
+            _ => None,
+        };
+        let servo = R::GAIT.map_or(JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, |g| JointPd {
+            stiffness: g.stiffness,
+            damping: g.damping,
+            torque_limit: g.torque_limit,
+        });
+        let config = SimulationConfig {
+            contact,
+            terrain,
+            gait,
+            servo,
+            admittance: s.admittance,
+            control_period: s.control_period,
+        };
+        let mut simulation = Simulation::<R, N, C>::new(params.clone(), config)?;
+        let mut x = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+        let mut t = 0.0;
+
+        let mut csv = self.csv;
+        if let Some(w) = csv.as_deref_mut() {
+            let mut header = vec!["t".to_string()];
+            header.extend(R::COORDINATES.iter().map(|c| c.name.to_string()));
+            header.extend(["com_x", "com_y", "com_z", "active_contacts", "max_depth"].map(String::from));
+            for p in R::CONTACT_POINTS {
+                for axis in ["fx", "fy", "fz"] {
+                    header.push(format!("{}_{axis}", p.name));
+                }
+            }
+            writeln!(w, "{}", header.join(",")).map_err(|e| format!("writing CSV: {e}"))?;
+        }
+        let snapshot_period = if s.snapshots > 1 { s.duration / (s.snapshots - 1) as f64 } else { f64::INFINITY };
+        let mut summary = RunSummary {
+            robot: R::NAME.to_string(),
+            plane: R::PLANE,
+            terrain,
+            simulated: 0.0,
+            wall_seconds: 0.0,
+            evaluations: 0,
+            samples: 0,
+            com_path: Vec::new(),
+            snapshots: Vec::new(),
+            max_depth: 0.0,
+            final_points: Vec::new(),
+            error: None,
+        };
+        let mut next_snapshot = 0.0;
+        let mut write_error: Option<String> = None;
+        let progress = self.progress;
+        let start = Instant::now();
+        let mut on_sample = |t: f64, x: &State<N>, report: &softgen_runtime::ContactReport<N, C>, _: &Simulation<R, N, C>| {
+            let cache = R::cache(&x.q, &params);
+            let com = R::center_of_mass(&x.q, &params, &cache);
+            summary.com_path.push((t, com));
+            summary.max_depth = summary.max_depth.max(report.max_depth);
+            if t >= next_snapshot - 1e-9 {
+                summary.snapshots.push((t, report.positions.to_vec()));
+                next_snapshot += snapshot_period;
+            }
+            summary.final_points = report.positions.to_vec();
+            if let Some(w) = csv.as_deref_mut() {
+                if summary.samples % s.csv_every == 0 && write_error.is_none() {
+                    let mut row = format!("{t:.6}");
+                    for v in x.q.iter().chain(com.iter()) {
+                        row.push_str(&format!(",{v:.9}"));
+                    }
+                    row.push_str(&format!(",{},{:.9}", report.active, report.max_depth));
+                    for f in &report.forces {
+                        row.push_str(&format!(",{:.6},{:.6},{:.6}", f.x, f.y, f.z));
+                    }
+                    if let Err(e) = writeln!(w, "{row}") {
+                        write_error = Some(format!("writing CSV: {e}"));
+                    }
+                }
+            }
+            summary.samples += 1;
+            summary.simulated = t;
+            progress(t);
+        };
+        let result: Result<usize, IntegrationError> = match s.integrator {
+            IntegratorChoice::RungeKutta4 { step } => {
+                let mut i = RungeKutta4::new(step).map_err(|e| e.to_string())?;
+                simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
+            }
+            IntegratorChoice::SemiImplicitEuler { step } => {
+                let mut i = SemiImplicitEuler::new(step).map_err(|e| e.to_string())?;
+                simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
+            }
+            IntegratorChoice::DormandPrince5 { relative, absolute } => {
+                let mut i = DormandPrince5::new(Tolerances { relative, absolute })
+                    .map_err(|e| e.to_string())?
+                    .with_max_step(s.control_period);
+                simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
+            }
+        };
+        let _ = summary_flush(csv);
+        summary.wall_seconds = start.elapsed().as_secs_f64();
+        match result {
+            Ok(evaluations) => summary.evaluations = evaluations,
+            Err(e) => summary.error = Some(e.to_string()),
+        }
+        if let Some(e) = write_error {
+            return Err(e);
+        }
+        Ok(summary)
+    }
+}
+
+fn summary_flush(csv: Option<&mut (dyn Write + '_)>) -> std::io::Result<()> {
+    match csv {
+        Some(w) => w.flush(),
+        None => Ok(()),
+    }
+}
