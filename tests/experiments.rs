@@ -1,0 +1,226 @@
+//! The seed paper's experiments (003_011ffa2a91e05fc5) and the conservation laws, run
+//! through the same runtime the CLI uses.
+
+use nalgebra::SVector;
+use softgen::{run_scenario, IntegratorChoice, Scenario, TerrainChoice};
+use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave};
+use softgen_runtime::{
+    ContactLaw, DormandPrince5, FrictionAnisotropy, FrictionLaw, Integrator, JointPd, Model, Serpenoid,
+    Simulation, SimulationConfig, State, Terrain, Tolerances,
+};
+
+fn free_config(gait: Option<Serpenoid>, servo: JointPd) -> SimulationConfig {
+    SimulationConfig {
+        contact: ContactLaw {
+            stiffness: 0.0,
+            damping: 0.0,
+            friction: FrictionLaw { along: 0.0, across: 0.0, anisotropy: FrictionAnisotropy::Isotropic, regularisation: 0.0 },
+        },
+        terrain: Terrain::None,
+        gait,
+        servo,
+        admittance: None,
+        control_period: 0.01,
+    }
+}
+
+fn tight() -> DormandPrince5 {
+    DormandPrince5::new(Tolerances { relative: 1e-12, absolute: 1e-12 }).unwrap()
+}
+
+fn energy<R: Model<N, C>, const N: usize, const C: usize>(x: &State<N>, p: &R::Params) -> f64 {
+    R::kinetic_energy(&x.q, &x.qd, p) + R::potential_energy(&x.q, p, &R::cache(&x.q, p))
+}
+
+/// Integrates a passive, contact-free model for 10 s and returns the largest relative energy
+/// drift, relative to the initial kinetic energy plus |initial potential energy|.
+fn energy_drift<R: Model<N, C>, const N: usize, const C: usize>(params: R::Params, x0: State<N>) -> f64 {
+    let servo = JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+    let mut sim = Simulation::<R, N, C>::new(params.clone(), free_config(None, servo)).unwrap();
+    let mut integrator = tight();
+    let (mut t, mut x) = (0.0, x0);
+    let e0 = energy::<R, N, C>(&x, &params);
+    let reference = R::kinetic_energy(&x.q, &x.qd, &params) + R::potential_energy(&x.q, &params, &R::cache(&x.q, &params)).abs();
+    let mut worst: f64 = 0.0;
+    while t < 10.0 {
+        let next = (t + 0.1f64).min(10.0);
+        integrator.integrate_to(&mut sim, &mut t, &mut x, next).unwrap();
+        worst = worst.max((energy::<R, N, C>(&x, &params) - e0).abs() / reference);
+    }
+    worst
+}
+
+#[test]
+fn energy_is_conserved_without_damping_contact_or_torque() {
+    // Double pendulum under gravity, released from a chaotic state.
+    let x0 = State::new(SVector::from([-1.0, 0.5]), SVector::from([2.0, -3.0]));
+    let drift = energy_drift::<DoublePendulum, 2, 1>(Default::default(), x0);
+    assert!(drift < 1e-6, "double pendulum energy drift {drift:e}");
+
+    // Free-floating snake tumbling under gravity (free fall plus internal motion).
+    let q0 = SVector::from([0.0, 0.5, 0.2, 0.4, -0.3, 0.8, -0.6, 0.2]);
+    let qd0 = SVector::from([0.1, 0.5, 1.0, -2.0, 1.5, 0.5, -1.0, 2.0]);
+    let drift = energy_drift::<SnakePedalWave, 8, 13>(Default::default(), State::new(q0, qd0));
+    assert!(drift < 1e-6, "snake energy drift {drift:e}");
+}
+
+#[test]
+fn horizontal_plane_conserves_momentum_without_external_force() {
+    type R = SnakeLateralUndulation;
+    let params = <R as Model<8, 13>>::Params::default();
+    // The gait's servo torques are internal: they must neither move the centre of mass nor
+    // create angular momentum.
+    let gait = Serpenoid { amplitude: 1.1, temporal_frequency: 1.2566, spatial_frequency: -1.5708, offset: 0.3, ramp: 1.0 };
+    let servo = JointPd { stiffness: 5.0, damping: 0.02, torque_limit: 2.0 };
+    let mut sim = Simulation::<R, 8, 13>::new(params.clone(), free_config(Some(gait), servo)).unwrap();
+    let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-10, absolute: 1e-12 }).unwrap();
+    let mut x = State::new(SVector::from([0.0, 0.0, 0.3, 0.1, -0.2, 0.3, 0.1, -0.1]), SVector::zeros());
+    let mut t = 0.0;
+    let k0 = R::cache(&x.q, &params);
+    let com0 = R::center_of_mass(&x.q, &params, &k0);
+    let mut moved: f64 = 0.0;
+    let mut spin: f64 = 0.0;
+    let mut shape_change: f64 = 0.0;
+    while t < 10.0 {
+        let next = t + 0.05;
+        integrator.integrate_to(&mut sim, &mut t, &mut x, next).unwrap();
+        let k = R::cache(&x.q, &params);
+        moved = moved.max((R::center_of_mass(&x.q, &params, &k) - com0).norm());
+        spin = spin.max(R::angular_momentum(&x.q, &x.qd, &params, &k).norm());
+        shape_change = shape_change.max(x.q[4].abs());
+    }
+    assert!(shape_change > 0.5, "the gait should really move the joints");
+    assert!(moved < 1e-7, "centre of mass moved {moved:e} m");
+    assert!(spin < 1e-7, "angular momentum reached {spin:e}");
+
+    // Passive, with arbitrary initial velocities: momenta stay constant.
+    let servo = JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+    let mut sim = Simulation::<R, 8, 13>::new(params.clone(), free_config(None, servo)).unwrap();
+    let mut x = State::new(SVector::from([0.1, -0.2, 0.3, 0.5, -0.4, 0.3, 0.2, -0.6]), SVector::from([0.3, -0.1, 0.5, 1.0, -2.0, 1.5, 0.5, 1.0]));
+    let k0 = R::cache(&x.q, &params);
+    let (p0, l0) = (R::linear_momentum(&x.q, &x.qd, &params, &k0), R::angular_momentum(&x.q, &x.qd, &params, &k0));
+    let mut t = 0.0;
+    integrator.integrate_to(&mut sim, &mut t, &mut x, 10.0).unwrap();
+    let k = R::cache(&x.q, &params);
+    assert!((R::linear_momentum(&x.q, &x.qd, &params, &k) - p0).norm() < 1e-8 * (1.0 + p0.norm()));
+    assert!((R::angular_momentum(&x.q, &x.qd, &params, &k) - l0).norm() < 1e-8 * (1.0 + l0.norm()));
+}
+
+fn scenario(robot: &str, duration: f64) -> Scenario {
+    let mut s = Scenario::new(robot);
+    s.duration = duration;
+    s.integrator = IntegratorChoice::RungeKutta4 { step: 0.002 };
+    s
+}
+
+/// CoM x at the end of each gait period after the fade-in.
+fn per_cycle_progress(summary: &softgen::RunSummary, period: f64, cycles: usize) -> Vec<f64> {
+    (0..cycles).map(|c| summary.com_at((c + 1) as f64 * period).x - summary.com_at(c as f64 * period).x).collect()
+}
+
+#[test]
+fn pedal_wave_moves_forward_every_cycle() {
+    // The paper's values: 6 links, k = 350, d = 25, A = 1.1, omega = 2 pi / 5, eta = -pi / 2,
+    // dt = 0.002 s with RK4.
+    let s = scenario("snake_pedal_wave", 25.0);
+    let summary = run_scenario(&s, None, &mut |_| {}).unwrap();
+    assert!(summary.error.is_none(), "{:?}", summary.error);
+    let progress = per_cycle_progress(&summary, 5.0, 5);
+    for (cycle, dx) in progress.iter().enumerate().skip(1) {
+        assert!(*dx > 0.03, "cycle {cycle} advanced only {dx} m: {progress:?}");
+    }
+    // With the paper's soft ground (350 N/m) the robot's whole weight often rests on one or
+    // two points: they sink up to about 17 mm (measured 16.7). Recorded, not hidden.
+    assert!(summary.max_depth < 0.02, "deepest point {} m", summary.max_depth);
+    // On ground stiff enough for the load (1000 N/m) nothing sinks more than 1 cm and the
+    // gait still advances every cycle.
+    let mut stiff = scenario("snake_pedal_wave", 25.0);
+    stiff.contact_stiffness = Some(1000.0);
+    let summary = run_scenario(&stiff, None, &mut |_| {}).unwrap();
+    assert!(summary.max_depth < 0.01, "deepest point {} m", summary.max_depth);
+    for dx in per_cycle_progress(&summary, 5.0, 5).iter().skip(1) {
+        assert!(*dx > 0.03);
+    }
+}
+
+#[test]
+fn lateral_undulation_progresses_along_a_pipe() {
+    // With the paper's eta = -pi/2 the six-link body swings only about +-6 cm, so it never
+    // touches the walls of a 20 cm pipe and cannot progress: the paper's Fig. 6 does not
+    // reproduce with the stated values.
+    let s = scenario("snake_lateral_undulation", 10.0);
+    let summary = run_scenario(&s, None, &mut |_| {}).unwrap();
+    assert_eq!(summary.max_depth, 0.0, "no wall contact with the paper's gait");
+    assert!((summary.com_end() - summary.com_start()).norm() < 1e-6);
+
+    // A longer body wave (eta = -1.0 rad) reaches the walls and pushes the snake along.
+    let mut s = scenario("snake_lateral_undulation", 25.0);
+    s.spatial_frequency = Some(-1.0);
+    let summary = run_scenario(&s, None, &mut |_| {}).unwrap();
+    assert!(summary.max_depth > 0.0);
+    let progress = per_cycle_progress(&summary, 5.0, 5);
+    for dx in progress.iter().skip(1) {
+        assert!(*dx > 0.05, "{progress:?}");
+    }
+    // It stays in the pipe.
+    for (_, com) in &summary.com_path {
+        assert!(com.y.abs() < 0.1);
+    }
+}
+
+#[test]
+fn stair_crossing_with_and_without_admittance_control() {
+    // A 10 cm step whose face is at x = 0.9 m; the snake starts with its tail at x = 0.
+    let run = |admittance: bool| {
+        let mut s = scenario("snake_pedal_wave", 90.0);
+        s.terrain = TerrainChoice::Override(Terrain::Stair { position: 0.9, height: 0.1 });
+        if admittance {
+            s.admittance = Some(softgen_runtime::AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 });
+        }
+        let summary = run_scenario(&s, None, &mut |_| {}).unwrap();
+        assert!(summary.error.is_none());
+        let crossed = summary.final_points.iter().all(|p| p.x > 0.9 && p.z > 0.05);
+        (crossed, summary.com_end())
+    };
+    let (without, com_without) = run(false);
+    let (with, com_with) = run(true);
+    // Measured: the head reaches the face and the snake stalls there in both cases (CoM
+    // x about 0.64 m). The paper reports crossing with the controller; that does not
+    // reproduce here (see README).
+    assert!(!without, "crossed without the controller: {com_without}");
+    assert!(!with, "crossed with the controller: {com_with}");
+    assert!(com_without.x > 0.6 && com_with.x > 0.6, "both reach the step: {com_without} {com_with}");
+}
+
+#[test]
+fn admittance_controller_adapts_spatial_frequencies_from_contact() {
+    type R = SnakePedalWave;
+    let params = <R as Model<8, 13>>::Params::default();
+    let env = R::ENVIRONMENT;
+    let g = R::GAIT.unwrap();
+    let config = SimulationConfig {
+        contact: ContactLaw {
+            stiffness: env.contact_stiffness,
+            damping: env.contact_damping,
+            friction: FrictionLaw { along: env.friction_along, across: env.friction_across, anisotropy: env.friction_anisotropy, regularisation: 0.0 },
+        },
+        terrain: Terrain::Stair { position: 0.9, height: 0.1 },
+        gait: Some(Serpenoid { amplitude: g.amplitude, temporal_frequency: g.temporal_frequency, spatial_frequency: g.spatial_frequency, offset: 0.0, ramp: 2.0 }),
+        servo: JointPd { stiffness: g.stiffness, damping: g.damping, torque_limit: g.torque_limit },
+        admittance: Some(softgen_runtime::AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 }),
+        control_period: 0.002,
+    };
+    let mut sim = Simulation::<R, 8, 13>::new(params, config).unwrap();
+    let mut integrator = softgen_runtime::RungeKutta4::new(0.002).unwrap();
+    let mut x = State::new(SVector::zeros(), SVector::zeros());
+    let mut t = 0.0;
+    let mut deviation: f64 = 0.0;
+    let mut head_joint_deviation: f64 = 0.0;
+    sim.run(&mut integrator, &mut t, &mut x, 20.0, |_, _, _, s| {
+        deviation = deviation.max((s.spatial_frequency(0) - g.spatial_frequency).abs());
+        head_joint_deviation = head_joint_deviation.max((s.spatial_frequency(4) - g.spatial_frequency).abs());
+    })
+    .unwrap();
+    assert!(deviation > 0.01, "contact forces should bend eta_1, got {deviation}");
+    assert_eq!(head_joint_deviation, 0.0, "the head joint keeps its nominal eta (eq 24)");
+}
