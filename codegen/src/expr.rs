@@ -235,8 +235,8 @@ impl<'a> Parser<'a> {
 pub fn parse(text: &str) -> Result<Expr, ParseError> {
     let mut p = Parser { text: text.as_bytes(), pos: 0 };
     let e = p.expr()?;
-    if p.peek().is_some() {
-        return p.error("unexpected text after the expression");
+    if let Some(c) = p.peek() {
+        return p.error(format!("unexpected '{}' after the expression", c as char));
     }
     Ok(e)
 }

@@ -249,6 +249,8 @@ pub enum ControllerKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Controller {
+    /// Only `joint_pd` exists today; the field is required so that specs say which.
+    #[allow(dead_code)]
     pub kind: Spanned<ControllerKind>,
     pub stiffness: Spanned<Value>,
     pub damping: Spanned<Value>,

@@ -1,0 +1,79 @@
+//! Bad specs get errors naming the file, line, column and field, and what was expected;
+//! never a panic. Validation does not call symbolica, so these run in parallel.
+
+use softgen_codegen::load;
+
+const GOOD: &str = r#"description = "two links"
+[parameters]
+length = 0.5
+[base]
+kind = "planar"
+plane = "xz"
+body = "a"
+[[bodies]]
+name = "a"
+mass = 1.0
+inertia = 0.01
+[[bodies]]
+name = "b"
+parent = "a"
+joint = "revolute"
+origin = ["length", 0, 0]
+mass = 1.0
+inertia = 0.01
+"#;
+
+/// (what is wrong, how to break GOOD, expected pieces of the message)
+const CASES: &[(&str, (&str, &str), &[&str])] = &[
+    ("syntax error", ("inertia = 0.01\n[[bodies]]\nname = \"b\"", "inertia = 0.01\n[[bodies]]\nname = = \"b\""), &["bad.toml:13:"]),
+    ("unknown field", ("name = \"b\"", "name = \"b\"\ncolour = \"red\""), &["bad.toml:14:", "unknown field `colour`"]),
+    ("negative mass", ("joint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0", "joint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = -2.0"), &["bad.toml:17:", "bodies[1] (b).mass", "must be > 0 kg, got -2"]),
+    ("missing mass", ("joint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\n", "joint = \"revolute\"\norigin = [\"length\", 0, 0]\n"), &["missing field `mass`"]),
+    ("dangling parent", ("parent = \"a\"", "parent = \"c\""), &["bad.toml:14:", "bodies[1] (b).parent", "no body named `c` (dangling parent)"]),
+    ("base with a parent", ("name = \"a\"\nmass", "name = \"a\"\nparent = \"b\"\nmass"), &["bad.toml:10:", "the base body has no parent"]),
+    ("cycle", ("parent = \"a\"", "parent = \"c\""), &["forms a cycle"]),
+    ("non-finite", ("length = 0.5", "length = nan"), &["bad.toml:3:", "parameters.length", "finite"]),
+    ("unknown parameter in expression", ("[\"length\", 0, 0]", "[\"lenght\", 0, 0]"), &["bad.toml:16:", "origin[0] (x)", "`lenght`, which is not a declared parameter"]),
+    ("bad expression", ("[\"length\", 0, 0]", "[\"length *\", 0, 0]"), &["invalid expression"]),
+    ("soft section not supported yet", ("name = \"b\"", "name = \"b\"\nkind = \"constant_curvature\""), &["bad.toml:14:", "not supported yet"]),
+    ("water not supported yet", ("[base]", "[environment]\nmedium = \"water\"\n[base]"), &["environment.medium", "not supported yet"]),
+    ("out-of-plane axis", ("joint = \"revolute\"", "joint = \"revolute\"\naxis = [1, 0, 0]"), &["axis", "plane normal"]),
+    ("negative inertia", ("name = \"b\"\nparent = \"a\"\njoint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\ninertia = 0.01", "name = \"b\"\nparent = \"a\"\njoint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\ninertia = -0.01"), &["inertia", ">= 0"]),
+    ("planar base without plane", ("plane = \"xz\"\n", ""), &["base.plane"]),
+];
+
+#[test]
+fn the_good_spec_loads() {
+    let robot = load("good.toml", GOOD).unwrap();
+    assert_eq!(robot.coordinates.len(), 4);
+}
+
+#[test]
+fn bad_specs_name_file_line_and_field() {
+    for (what, (from, to), expected) in CASES {
+        assert!(GOOD.contains(from), "case `{what}`: pattern not in the good spec");
+        let mut bad = GOOD.replacen(from, to, 1);
+        if *what == "cycle" {
+            bad.push_str("[[bodies]]\nname = \"c\"\nparent = \"b\"\njoint = \"revolute\"\nmass = 1.0\ninertia = 0.01\n");
+        }
+        let result = std::panic::catch_unwind(|| load("bad.toml", &bad));
+        let Ok(result) = result else { panic!("case `{what}`: validation panicked") };
+        let Err(errors) = result else { panic!("case `{what}`: accepted a bad spec") };
+        let message = errors.to_string();
+        for piece in *expected {
+            assert!(message.contains(piece), "case `{what}`: expected `{piece}` in:\n{message}");
+        }
+    }
+}
+
+#[test]
+fn every_seed_spec_validates() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    for entry in std::fs::read_dir(root.join("model-specs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            load(&path.to_string_lossy(), &text).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
