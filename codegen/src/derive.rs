@@ -295,6 +295,10 @@ pub fn derive(robot: &Robot) -> Derived {
     let mut linear_momentum = [zero(), zero(), zero()];
     let mut angular_momentum = [zero(), zero(), zero()];
     let mut kinetic_energy = zero();
+    // C(q, qd) qd by Newton-Euler: sum over bodies of J' (m a) + Jw' (I_w alpha + w x I_w w),
+    // with a and alpha the accelerations at qdd = 0. Equal to the Christoffel form (C qd is
+    // unique; only the matrix C is not) and far smaller, since the Jacobians are shared with M.
+    let mut coriolis_newton_euler = vec![zero(); n];
     let half = number(0.5);
     for (body, frame) in robot.bodies.iter().zip(&frames) {
         let m = from_expr(&body.mass);
@@ -336,6 +340,38 @@ pub fn derive(robot: &Robot) -> Derived {
         let mut velocity = [zero(), zero(), zero()];
         for i in 0..n {
             velocity = vadd(&velocity, &vscale(&jv[i], &qd[i]));
+        }
+        // Acceleration of the centre of mass at qdd = 0: d(v)/dq qd.
+        let mut bias = [zero(), zero(), zero()];
+        for k in 0..n {
+            if robot.coordinates[k].kind == CoordinateKind::BaseTranslation {
+                continue;
+            }
+            let dv = [velocity[0].derivative(q_symbols[k]), velocity[1].derivative(q_symbols[k]), velocity[2].derivative(q_symbols[k])];
+            bias = vadd(&bias, &vscale(&dv, &qd[k]));
+        }
+        let bias_force = vscale(&bias, &m);
+        for i in 0..n {
+            coriolis_newton_euler[i] = add(&coriolis_newton_euler[i], &dot(&jv[i], &bias_force));
+        }
+        if !matches!((&body.inertia, normal), (Inertia::Planar(_), Some(_))) {
+            let mut omega = [zero(), zero(), zero()];
+            for i in 0..n {
+                omega = vadd(&omega, &vscale(&frame.angular_spatial[i], &qd[i]));
+            }
+            let mut alpha = [zero(), zero(), zero()];
+            for k in 0..n {
+                if robot.coordinates[k].kind == CoordinateKind::BaseTranslation {
+                    continue;
+                }
+                let dw = [omega[0].derivative(q_symbols[k]), omega[1].derivative(q_symbols[k]), omega[2].derivative(q_symbols[k])];
+                alpha = vadd(&alpha, &vscale(&dw, &qd[k]));
+            }
+            let inertia_world = world_inertia(&body.inertia, &r);
+            let torque = vadd(&mat_vec(&inertia_world, &alpha), &cross(&omega, &mat_vec(&inertia_world, &omega)));
+            for i in 0..n {
+                coriolis_newton_euler[i] = add(&coriolis_newton_euler[i], &dot(&frame.angular_spatial[i], &torque));
+            }
         }
         let momentum = vscale(&velocity, &m);
         linear_momentum = vadd(&linear_momentum, &momentum);
@@ -398,24 +434,7 @@ pub fn derive(robot: &Robot) -> Derived {
             coriolis_matrix[i][j] = entry;
         }
     }
-    // C qd = sum_jk (dM_ij/dq_k - 1/2 dM_jk/dq_i) qd_j qd_k.
-    let mut coriolis = vec![zero(); n];
-    for i in 0..n {
-        let mut entry = zero();
-        for j in 0..n {
-            let mut rate = zero();
-            for k in 0..n {
-                rate = add(&rate, &mul(&d_mass[i][j][k], &qd[k]));
-            }
-            let mut velocity_term = zero();
-            for k in 0..n {
-                velocity_term = add(&velocity_term, &mul(&d_mass[j][k][i], &qd[k]));
-            }
-            let inner = add(&rate, &mul(&number(-0.5), &velocity_term));
-            entry = add(&entry, &mul(&inner, &qd[j]));
-        }
-        coriolis[i] = entry;
-    }
+    let coriolis = coriolis_newton_euler;
     let gravity_force: Vec<Atom> = q_symbols.iter().map(|s| potential_energy.derivative(*s)).collect();
 
     // Contact points.

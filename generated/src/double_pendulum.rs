@@ -157,21 +157,19 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = p.lower_length * cache.values[2] + cache.values[0] * p.upper_length;
-    let t1 = -(cache.values[3] * t0 * p.lower_length);
-    let t2 = -cache.values[3] * p.lower_length - p.upper_length * cache.values[1];
-    let t3 = t1 - p.lower_length * t2 * cache.values[2];
-    let t4 = p.lower_mass * t3 * qd[1];
-    let t5 = -cache.values[0] * p.upper_length - p.lower_length * cache.values[2];
-    let t6 = t1 - cache.values[3] * p.lower_length * t5;
-    let t7 = p.lower_mass * (2.0 * t0 * t2 + 2.0 * t5 * t2) * qd[0];
-    let t8 = -2.0 * p.lower_length * t2 * cache.values[2]
-        - 2.0 * cache.values[3] * t0 * p.lower_length;
-    out[0] = (t4 + 0.5 * p.lower_mass * t6 * qd[0]) * qd[1]
-        + (t7 + p.lower_mass * t8 * qd[1] - 0.5 * (p.lower_mass * t6 * qd[1] + t7))
-            * qd[0];
-    out[1] = (t4 + p.lower_mass * t6 * qd[0] - 0.5 * (t4 + p.lower_mass * t8 * qd[0]))
-        * qd[0] - 0.5 * p.lower_mass * t3 * qd[0] * qd[1];
+    let t0 = -(cache.values[3] * p.lower_length * qd[1]);
+    let t1 = -cache.values[3] * p.lower_length - p.upper_length * cache.values[1];
+    let t2 = (t0 + t1 * qd[0]) * qd[0]
+        + (t0 - cache.values[3] * p.lower_length * qd[0]) * qd[1];
+    let t3 = -(p.lower_length * cache.values[2] * qd[1]);
+    let t4 = (t3 - p.lower_length * cache.values[2] * qd[0]) * qd[1]
+        + (t3
+            + (-cache.values[0] * p.upper_length - p.lower_length * cache.values[2])
+                * qd[0]) * qd[0];
+    out[0] = (p.lower_length * cache.values[2] + cache.values[0] * p.upper_length)
+        * p.lower_mass * t2 + p.lower_mass * t4 * t1;
+    out[1] = p.lower_mass * p.lower_length * t2 * cache.values[2]
+        - cache.values[3] * p.lower_mass * p.lower_length * t4;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -235,14 +233,14 @@ pub fn dynamics_into(
         * (t1 * p.lower_length * cache.values[2] - cache.values[3] * p.lower_length * t0)
         + p.lower_inertia;
     let t4 = p.lower_length * p.lower_length;
-    let t5 = -(cache.values[3] * t1 * p.lower_length);
-    let t6 = t5 - p.lower_length * t0 * cache.values[2];
-    let t7 = p.lower_mass * t6 * qd[1];
-    let t8 = -cache.values[0] * p.upper_length - p.lower_length * cache.values[2];
-    let t9 = t5 - cache.values[3] * p.lower_length * t8;
-    let t10 = p.lower_mass * (2.0 * t1 * t0 + 2.0 * t8 * t0) * qd[0];
-    let t11 = -2.0 * p.lower_length * t0 * cache.values[2]
-        - 2.0 * cache.values[3] * t1 * p.lower_length;
+    let t5 = -(cache.values[3] * p.lower_length * qd[1]);
+    let t6 = (t5 + t0 * qd[0]) * qd[0]
+        + (t5 - cache.values[3] * p.lower_length * qd[0]) * qd[1];
+    let t7 = -(p.lower_length * cache.values[2] * qd[1]);
+    let t8 = (t7 - p.lower_length * cache.values[2] * qd[0]) * qd[1]
+        + (t7
+            + (-cache.values[0] * p.upper_length - p.lower_length * cache.values[2])
+                * qd[0]) * qd[0];
     mass_matrix[(0, 0)] = p.upper_inertia + p.lower_mass * (t0 * t0 + t1 * t1)
         + p.lower_inertia
         + p.upper_mass
@@ -253,12 +251,9 @@ pub fn dynamics_into(
     mass_matrix[(1, 1)] = p.lower_mass
         * ((cache.values[3] * cache.values[3]) * t4
             + (cache.values[2] * cache.values[2]) * t4) + p.lower_inertia;
-    coriolis[0] = (t7 + 0.5 * p.lower_mass * t9 * qd[0]) * qd[1]
-        + (t10 + p.lower_mass * t11 * qd[1] - 0.5 * (p.lower_mass * t9 * qd[1] + t10))
-            * qd[0];
-    coriolis[1] = (t7 + p.lower_mass * t9 * qd[0]
-        - 0.5 * (t7 + p.lower_mass * t11 * qd[0])) * qd[0]
-        - 0.5 * p.lower_mass * t6 * qd[0] * qd[1];
+    coriolis[0] = t1 * p.lower_mass * t6 + p.lower_mass * t8 * t0;
+    coriolis[1] = p.lower_mass * p.lower_length * t6 * cache.values[2]
+        - cache.values[3] * p.lower_mass * p.lower_length * t8;
     gravity[0] = t1 * p.lower_mass * p.gravity
         + cache.values[0] * p.gravity * p.upper_mass * p.upper_length;
     gravity[1] = p.lower_mass * p.gravity * p.lower_length * cache.values[2];

@@ -342,753 +342,190 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = -(0.5 * p.link_length * qd[5] * p.link_mass * cache.values[10]);
-    let t1 = -(0.5 * p.link_length * qd[4] * p.link_mass * cache.values[10]);
-    let t2 = -(0.5 * p.link_length * qd[7] * p.link_mass * cache.values[10]);
-    let t3 = -(0.5 * p.link_length * p.link_mass * qd[2] * cache.values[10]);
-    let t4 = -(0.5 * qd[6] * p.link_length * p.link_mass * cache.values[10]);
-    let t5 = -(0.5 * p.link_length * p.link_mass * cache.values[10] * qd[3]);
-    let t6 = t0 + t1 + t2 + t3 + t4 + t5;
-    let t7 = -(p.link_length * cache.values[6]);
+    let t0 = -(0.5 * p.link_length * cache.values[10]);
+    let t1 = -(p.link_length * cache.values[8]);
+    let t2 = t0 + t1;
+    let t3 = -(0.5 * p.link_length * qd[7] * cache.values[10]);
+    let t4 = qd[6] * t2;
+    let t5 = -(p.link_length * cache.values[6]);
+    let t6 = t5 + t0 + t1;
+    let t7 = t6 * qd[5];
     let t8 = -(p.link_length * cache.values[4]);
-    let t9 = -(0.5 * p.link_length * cache.values[10]);
-    let t10 = -(p.link_length * cache.values[8]);
-    let t11 = t7 + t8 + t9 + t10;
-    let t12 = -(0.5 * p.link_length * cache.values[6]);
-    let t13 = t8 + t12;
-    let t14 = -(0.5 * p.link_length * cache.values[8]);
-    let t15 = t7 + t8 + t14;
-    let t16 = p.link_mass * t11 + t13 * p.link_mass + t15 * p.link_mass
-        - 0.5 * p.link_length * p.link_mass * cache.values[4];
-    let t17 = t16 * qd[4];
-    let t18 = t16 * qd[2];
-    let t19 = t9 + t10;
-    let t20 = p.link_mass * t19 - 0.5 * p.link_length * cache.values[8] * p.link_mass;
-    let t21 = qd[6] * t20;
-    let t22 = t16 * qd[3];
-    let t23 = t7 + t9 + t10;
-    let t24 = t7 + t14;
-    let t25 = t23 * p.link_mass + t24 * p.link_mass
-        - 0.5 * p.link_length * p.link_mass * cache.values[6];
-    let t26 = qd[5] * t25;
-    let t27 = t2 + t17 + t18 + t21 + t22 + t26;
-    let t28 = qd[3] * t20;
-    let t29 = qd[4] * t20;
-    let t30 = qd[2] * t20;
-    let t31 = qd[5] * t20;
-    let t32 = t28 + t29 + t2 + t21 + t30 + t31;
-    let t33 = qd[3] * t25;
-    let t34 = qd[4] * t25;
-    let t35 = qd[2] * t25;
-    let t36 = t2 + t33 + t21 + t34 + t35 + t26;
-    let t37 = -(p.link_length * cache.values[2]);
-    let t38 = t7 + t8 + t37 + t14;
-    let t39 = -(0.5 * p.link_length * cache.values[4]);
-    let t40 = t39 + t37;
-    let t41 = t8 + t12 + t37;
-    let t42 = t7 + t8 + t9 + t37 + t10;
-    let t43 = p.link_mass * t38 + t40 * p.link_mass + t41 * p.link_mass
-        + t42 * p.link_mass - 0.5 * p.link_length * p.link_mass * cache.values[2];
-    let t44 = t43 * qd[2];
-    let t45 = t43 * qd[3];
-    let t46 = t2 + t17 + t44 + t21 + t45 + t26;
-    let t47 = -(p.link_length * cache.values[0]);
-    let t48 = t47 - 0.5 * p.link_length * cache.values[2];
-    let t49 = t39 + t47 + t37;
-    let t50 = t7 + t8 + t47 + t37 + t14;
-    let t51 = t7 + t8 + t47 + t9 + t37 + t10;
-    let t52 = t8 + t12 + t47 + t37;
-    let t53 = p.link_mass * t48 + p.link_mass * t49 + p.link_mass * t50
-        + p.link_mass * t51 + t52 * p.link_mass
-        - 0.5 * p.link_length * cache.values[0] * p.link_mass;
-    let t54 = t53 * qd[2];
-    let t55 = t2 + t17 + t21 + t54 + t45 + t26;
-    let t56 = -(p.link_length * cache.values[9]);
-    let t57 = -(0.5 * p.link_length * cache.values[11]);
-    let t58 = t56 + t57;
-    let t59 = t58 * p.link_mass - 0.5 * p.link_length * p.link_mass * cache.values[9];
-    let t60 = t59 * qd[5];
-    let t61 = qd[6] * t59;
-    let t62 = -(0.5 * p.link_length * cache.values[11] * qd[7] * p.link_mass);
-    let t63 = qd[4] * t59;
-    let t64 = t59 * qd[2];
-    let t65 = t59 * qd[3];
-    let t66 = t60 + t61 + t62 + t63 + t64 + t65;
-    let t67 = -(cache.values[1] * p.link_length);
-    let t68 = t67 - 0.5 * p.link_length * cache.values[3];
-    let t69 = -(p.link_length * cache.values[3]);
-    let t70 = -(p.link_length * cache.values[7]);
-    let t71 = -(0.5 * p.link_length * cache.values[9]);
-    let t72 = -(p.link_length * cache.values[5]);
-    let t73 = t67 + t69 + t70 + t71 + t72;
-    let t74 = -(0.5 * p.link_length * cache.values[5]);
-    let t75 = t67 + t69 + t74;
-    let t76 = t67 + t56 + t69 + t57 + t70 + t72;
-    let t77 = -(0.5 * p.link_length * cache.values[7]);
-    let t78 = t67 + t77 + t69 + t72;
-    let t79 = t68 * p.link_mass + p.link_mass * t73 + t75 * p.link_mass
-        + p.link_mass * t76 + p.link_mass * t78
-        - 0.5 * cache.values[1] * p.link_length * p.link_mass;
-    let t80 = t79 * qd[2];
-    let t81 = t56 + t57 + t70 + t72;
-    let t82 = t77 + t72;
-    let t83 = t70 + t71 + t72;
-    let t84 = t81 * p.link_mass + t82 * p.link_mass + p.link_mass * t83
-        - 0.5 * p.link_length * cache.values[5] * p.link_mass;
-    let t85 = t84 * qd[4];
-    let t86 = t69 + t70 + t71 + t72;
-    let t87 = t77 + t69 + t72;
-    let t88 = t56 + t69 + t57 + t70 + t72;
-    let t89 = t69 + t74;
-    let t90 = t86 * p.link_mass + t87 * p.link_mass + t88 * p.link_mass
-        + t89 * p.link_mass - 0.5 * p.link_length * cache.values[3] * p.link_mass;
-    let t91 = t90 * qd[3];
-    let t92 = t70 + t71;
-    let t93 = t56 + t57 + t70;
-    let t94 = t92 * p.link_mass + p.link_mass * t93
-        - 0.5 * p.link_length * p.link_mass * cache.values[7];
-    let t95 = qd[5] * t94;
-    let t96 = t61 + t80 + t62 + t85 + t91 + t95;
-    let t97 = qd[3] * t94;
-    let t98 = qd[4] * t94;
-    let t99 = qd[2] * t94;
-    let t100 = t97 + t98 + t61 + t62 + t99 + t95;
-    let t101 = t90 * qd[2];
-    let t102 = t61 + t62 + t85 + t91 + t95 + t101;
-    let t103 = -(0.5 * p.link_length * cache.values[11] * p.link_mass * qd[3]);
-    let t104 = -(0.5 * p.link_length * cache.values[11] * p.link_mass * qd[2]);
-    let t105 = -(0.5 * p.link_length * cache.values[11] * qd[5] * p.link_mass);
-    let t106 = -(0.5 * p.link_length * cache.values[11] * qd[4] * p.link_mass);
-    let t107 = -(0.5 * qd[6] * p.link_length * cache.values[11] * p.link_mass);
-    let t108 = t103 + t62 + t104 + t105 + t106 + t107;
-    let t109 = t84 * qd[2];
-    let t110 = t84 * qd[3];
-    let t111 = t109 + t61 + t62 + t85 + t110 + t95;
-    let t112 = p.link_length * cache.values[0];
-    let t113 = 0.5 * p.link_length * cache.values[10];
-    let t114 = p.link_length * cache.values[2];
-    let t115 = p.link_length * cache.values[4];
-    let t116 = p.link_length * cache.values[8];
-    let t117 = p.link_length * cache.values[6];
-    let t118 = t112 + t113 + t114 + t115 + t116 + t117;
-    let t119 = -(0.5 * t118 * p.link_length * cache.values[11]);
-    let t120 = t119 - 0.5 * p.link_length * cache.values[11] * t51;
-    let t121 = p.link_mass * t120 * qd[2];
-    let t122 = 0.5 * p.link_length * cache.values[10] * t93;
-    let t123 = -(0.5 * p.link_length * cache.values[11] * t23);
-    let t124 = -(0.5 * p.link_length * cache.values[10] * t76);
-    let t125 = t119 + t122 + t123 + t124;
-    let t126 = qd[5] * p.link_mass * t125;
-    let t127 = 0.5 * p.link_length * t81 * cache.values[10];
-    let t128 = -(0.5 * p.link_length * cache.values[11] * t11);
-    let t129 = t119 + t127 + t128 + t124;
-    let t130 = t129 * qd[4] * p.link_mass;
-    let t131 = -(0.5 * p.link_length * cache.values[11] * t42);
-    let t132 = t131 + t119 + 0.5 * t88 * p.link_length * cache.values[10] + t124;
-    let t133 = p.link_mass * qd[3] * t132;
-    let t134 = -(0.5 * p.link_length * cache.values[11] * t19);
-    let t135 = 0.5 * t58 * p.link_length * cache.values[10];
-    let t136 = t119 + t134 + t135 + t124;
-    let t137 = qd[6] * p.link_mass * t136;
-    let t138 = t119 + t124;
-    let t139 = qd[7] * t138 * p.link_mass;
-    let t140 = t113 + t115 + t116 + t117;
-    let t141 = -(0.5 * p.link_length * cache.values[11] * t140);
-    let t142 = t128 + t141;
-    let t143 = qd[4] * p.link_mass * t142;
-    let t144 = t113 + t116 + t117;
-    let t145 = -(0.5 * p.link_length * cache.values[11] * t144);
-    let t146 = t145 + t123;
-    let t147 = qd[5] * p.link_mass * t146;
-    let t148 = t113 + t116;
-    let t149 = -(0.5 * p.link_length * cache.values[11] * t148);
-    let t150 = t134 + t149;
-    let t151 = t150 * qd[6] * p.link_mass;
-    let t152 = t113 + t114 + t115 + t116 + t117;
-    let t153 = -(0.5 * t152 * p.link_length * cache.values[11]);
-    let t154 = t131 + t153;
-    let t155 = p.link_mass * t154 * qd[3];
-    let t156 = -(0.5 * p.link_length * p.link_mass * cache.values[10] * qd[0]);
-    let t157 = -(0.5 * p.link_length * cache.values[11] * p.link_mass * qd[1]);
-    let t158 = -(0.5 * t88 * p.link_length * cache.values[10]);
-    let t159 = t119 + t153 + t124 + t158;
-    let t160 = qd[7] * t159 * p.link_mass;
-    let t161 = t88 * t11;
-    let t162 = t76 * t11;
-    let t163 = t152 * t81;
-    let t164 = t118 * t81;
-    let t165 = 0.5 * p.link_length * cache.values[6];
-    let t166 = t114 + t115 + t165;
-    let t167 = t82 * t166;
-    let t168 = t13 * t78;
-    let t169 = t112 + t114 + t115 + t165;
-    let t170 = t82 * t169;
-    let t171 = t13 * t87;
-    let t172 = -(0.5 * t75 * p.link_length * cache.values[4]);
-    let t173 = 0.5 * p.link_length * cache.values[4];
-    let t174 = t114 + t173;
-    let t175 = -(0.5 * t174 * p.link_length * cache.values[5]);
-    let t176 = -(0.5 * p.link_length * t89 * cache.values[4]);
-    let t177 = t112 + t114 + t173;
-    let t178 = -(0.5 * p.link_length * cache.values[5] * t177);
-    let t179 = 0.5 * p.link_length * cache.values[8];
-    let t180 = t114 + t115 + t117 + t179;
-    let t181 = t180 * t83;
-    let t182 = t15 * t86;
-    let t183 = t15 * t73;
-    let t184 = t112 + t114 + t115 + t117 + t179;
-    let t185 = t184 * t83;
-    let t186 = (t161 + t162 + t163 + t164) * p.link_mass
-        + p.link_mass * (t167 + t168 + t170 + t171)
-        + p.link_mass * (t172 + t175 + t176 + t178)
-        + p.link_mass * (t181 + t182 + t183 + t185);
-    let t187 = t186 * qd[4];
-    let t188 = -(0.5 * p.link_length * cache.values[8] * t73);
-    let t189 = -(0.5 * p.link_length * t180 * cache.values[9]);
-    let t190 = -(0.5 * p.link_length * t86 * cache.values[8]);
-    let t191 = -(0.5 * p.link_length * t184 * cache.values[9]);
-    let t192 = t152 * t58;
-    let t193 = t118 * t58;
-    let t194 = t88 * t19;
-    let t195 = t76 * t19;
-    let t196 = p.link_mass * (t188 + t189 + t190 + t191)
-        + (t192 + t193 + t194 + t195) * p.link_mass;
-    let t197 = qd[6] * t196;
-    let t198 = -(0.5 * p.link_length * t169 * cache.values[7]);
-    let t199 = -(0.5 * p.link_length * cache.values[7] * t166);
-    let t200 = -(0.5 * p.link_length * t87 * cache.values[6]);
-    let t201 = -(0.5 * p.link_length * cache.values[6] * t78);
-    let t202 = t88 * t23;
-    let t203 = t23 * t76;
-    let t204 = t118 * t93;
-    let t205 = t152 * t93;
-    let t206 = t92 * t184;
-    let t207 = t24 * t86;
-    let t208 = t24 * t73;
-    let t209 = t92 * t180;
-    let t210 = p.link_mass * (t198 + t199 + t200 + t201)
-        + (t202 + t203 + t204 + t205) * p.link_mass
-        + p.link_mass * (t206 + t207 + t208 + t209);
-    let t211 = qd[5] * t210;
-    let t212 = t115 + t117 + t179;
-    let t213 = t86 * t212;
-    let t214 = t83 * t38;
-    let t215 = t115 + t165;
-    let t216 = t215 * t87;
-    let t217 = t41 * t82;
-    let t218 = t88 * t140;
-    let t219 = t81 * t42;
-    let t220 = -(0.5 * p.link_length * cache.values[5] * t40);
-    let t221 = (t181 + t213 + t182 + t214) * p.link_mass
-        + (t216 + t217 + t167 + t171) * p.link_mass
-        + (t218 + t161 + t163 + t219) * p.link_mass + p.link_mass * (t175 + t220);
-    let t222 = qd[4] * t221;
-    let t223 = t43 * qd[0];
-    let t224 = t169 * t87;
-    let t225 = t41 * t78;
-    let t226 = t112 + 0.5 * p.link_length * cache.values[2];
-    let t227 = -(0.5 * p.link_length * cache.values[3] * t226);
-    let t228 = t89 * t177;
-    let t229 = t75 * t40;
-    let t230 = t86 * t184;
-    let t231 = t73 * t38;
-    let t232 = t118 * t88;
-    let t233 = t42 * t76;
-    let t234 = (t224 + t52 * t87 + t166 * t78 + t225) * p.link_mass
-        + p.link_mass * (t227 - 0.5 * p.link_length * cache.values[3] * t48)
-        + p.link_mass * (t75 * t174 + t89 * t49 + t228 + t229)
-        + (t230 + t86 * t50 + t231 + t180 * t73) * p.link_mass
-        + (t232 + t233 + t88 * t51 + t152 * t76) * p.link_mass;
-    let t235 = t234 * qd[2];
-    let t236 = t42 * t93;
-    let t237 = t88 * t144;
-    let t238 = t117 + t179;
-    let t239 = t86 * t238;
-    let t240 = t92 * t38;
-    let t241 = -(0.5 * p.link_length * t41 * cache.values[7]);
-    let t242 = (t202 + t236 + t205 + t237) * p.link_mass
-        + p.link_mass * (t207 + t239 + t209 + t240) + (t241 + t199) * p.link_mass;
-    let t243 = qd[5] * t242;
-    let t244 = qd[7] * p.link_mass * t154;
-    let t245 = -(0.5 * p.link_length * cache.values[9] * t38);
-    let t246 = t88 * t148;
-    let t247 = t58 * t42;
-    let t248 = (t245 + t189) * p.link_mass + (t192 + t246 + t247 + t194) * p.link_mass;
-    let t249 = qd[6] * t248;
-    let t250 = t90 * qd[1];
-    let t251 = p.link_mass * (2.0 * t174 * t89 + 2.0 * t89 * t40)
-        + p.link_mass * (2.0 * t86 * t38 + 2.0 * t86 * t180)
-        + (2.0 * t87 * t166 + 2.0 * t41 * t87) * p.link_mass
-        + p.link_mass * (2.0 * t152 * t88 + 2.0 * t88 * t42);
-    let t252 = qd[3] * t251;
-    let t253 = (t232 + t233 + t88 * t42 + t152 * t88) * p.link_mass
-        + p.link_mass * (t174 * t89 + t89 * t40 + t228 + t229)
-        + (t227 - 0.5 * p.link_length * t68 * cache.values[2]) * p.link_mass
-        + (t230 + t86 * t38 + t231 + t86 * t180) * p.link_mass
-        + (t41 * t87 + t224 + t225 + t87 * t166) * p.link_mass;
-    let t254 = t253 * qd[3];
-    let t255 = -(0.5 * t15 * p.link_length * cache.values[9]);
-    let t256 = 0.5 * p.link_length * cache.values[8] * t83;
-    let t257 = t58 * t11;
-    let t258 = t81 * t148;
-    let t259 = (t255 + t188 + t256 + t191) * p.link_mass
-        + (t257 + t193 + t258 + t195) * p.link_mass;
-    let t260 = qd[4] * t259;
-    let t261 = (t191 - 0.5 * p.link_length * cache.values[9] * t50) * p.link_mass
-        + (t58 * t51 + t193 + t76 * t148 + t195) * p.link_mass;
-    let t262 = t261 * qd[2];
-    let t263 = (t246 + t193 + t247 + t195) * p.link_mass
-        + (t245 + t188 + 0.5 * p.link_length * t86 * cache.values[8] + t191)
-            * p.link_mass;
-    let t264 = t263 * qd[3];
-    let t265 = -(0.5 * t24 * p.link_length * cache.values[9]);
-    let t266 = 0.5 * p.link_length * cache.values[8] * t92;
-    let t267 = t148 * t93;
-    let t268 = t58 * t23;
-    let t269 = p.link_mass * (t188 + t265 + t191 + t266)
-        + p.link_mass * (t267 + t193 + t195 + t268);
-    let t270 = t269 * qd[5];
-    let t271 = t58 * t19;
-    let t272 = t58 * t148;
-    let t273 = (t188 + t191) * p.link_mass + p.link_mass * (t271 + t193 + t272 + t195);
-    let t274 = t273 * qd[6];
-    let t275 = -(0.5 * t58 * p.link_length * cache.values[10]);
-    let t276 = t119 + t275 + t149 + t124;
-    let t277 = qd[7] * p.link_mass * t276;
-    let t278 = t248 * qd[3];
-    let t279 = t150 * qd[7] * p.link_mass;
-    let t280 = t59 * qd[1];
-    let t281 = 2.0 * t58 * t19 + 2.0 * t58 * t148;
-    let t282 = qd[6] * p.link_mass * t281;
-    let t283 = qd[0] * t20;
-    let t284 = t19 * t93;
-    let t285 = t58 * t144;
-    let t286 = -(0.5 * p.link_length * t238 * cache.values[9]);
-    let t287 = p.link_mass * (t267 + t284 + t285 + t268) + (t286 + t265) * p.link_mass;
-    let t288 = qd[5] * t287;
-    let t289 = t81 * t19;
-    let t290 = t58 * t140;
-    let t291 = -(0.5 * p.link_length * cache.values[9] * t212);
-    let t292 = (t289 + t257 + t290 + t258) * p.link_mass + (t255 + t291) * p.link_mass;
-    let t293 = t292 * qd[4];
-    let t294 = t24 * t92;
-    let t295 = t92 * t238;
-    let t296 = t144 * t93;
-    let t297 = t23 * t93;
-    let t298 = p.link_mass * (t206 + t294 + t208 + t295) + p.link_mass * (t198 + t201)
-        + (t203 + t204 + t296 + t297) * p.link_mass;
-    let t299 = t298 * qd[5];
-    let t300 = t11 * t93;
-    let t301 = t81 * t144;
-    let t302 = 0.5 * p.link_length * t82 * cache.values[6];
-    let t303 = -(0.5 * p.link_length * t13 * cache.values[7]);
-    let t304 = t238 * t83;
-    let t305 = t15 * t92;
-    let t306 = (t203 + t204 + t300 + t301) * p.link_mass
-        + p.link_mass * (t302 + t198 + t303 + t201)
-        + p.link_mass * (t206 + t304 + t208 + t305);
-    let t307 = qd[4] * t306;
-    let t308 = (t203 + t236 + t204 + t237) * p.link_mass
-        + p.link_mass
-            * (t198 + t241 + t201 + 0.5 * p.link_length * t87 * cache.values[6])
-        + p.link_mass * (t206 + t239 + t208 + t240);
-    let t309 = t308 * qd[3];
-    let t310 = p.link_mass * (t144 * t76 + t203 + t51 * t93 + t204)
-        + (t198 - 0.5 * t52 * p.link_length * cache.values[7]) * p.link_mass
-        + (t206 + t238 * t73 + t92 * t50 + t208) * p.link_mass;
-    let t311 = qd[2] * t310;
-    let t312 = -(0.5 * p.link_length * cache.values[8] * t92);
-    let t313 = (t286 + t312 + t188 + t191) * p.link_mass
-        + (t284 + t193 + t285 + t195) * p.link_mass;
-    let t314 = qd[6] * t313;
-    let t315 = qd[3] * t242;
-    let t316 = t94 * qd[1];
-    let t317 = (2.0 * t144 * t93 + 2.0 * t23 * t93) * p.link_mass
-        + p.link_mass * (2.0 * t92 * t238 + 2.0 * t24 * t92);
-    let t318 = qd[5] * t317;
-    let t319 = t25 * qd[0];
-    let t320 = -(0.5 * t215 * p.link_length * cache.values[7]);
-    let t321 = t24 * t83;
-    let t322 = t92 * t212;
-    let t323 = t140 * t93;
-    let t324 = t23 * t81;
-    let t325 = (t320 + t303) * p.link_mass + (t321 + t304 + t322 + t305) * p.link_mass
-        + p.link_mass * (t323 + t300 + t324 + t301);
-    let t326 = qd[4] * t325;
-    let t327 = qd[6] * t287;
-    let t328 = qd[7] * p.link_mass * t146;
-    let t329 = -(0.5 * p.link_length * cache.values[10] * t93);
-    let t330 = t329 + t119 + t145 + t124;
-    let t331 = qd[7] * p.link_mass * t330;
-    let t332 = -t118 * p.link_length * cache.values[11]
-        - p.link_length * cache.values[10] * t76;
-    let t333 = ((2.0 * t68 * t226 + 2.0 * t68 * t48) * p.link_mass
-        + (2.0 * t184 * t73 + 2.0 * t73 * t50) * p.link_mass
-        + p.link_mass * (2.0 * t52 * t78 + 2.0 * t169 * t78)
-        + (2.0 * t75 * t49 + 2.0 * t75 * t177) * p.link_mass
-        + (2.0 * t76 * t51 + 2.0 * t118 * t76) * p.link_mass) * qd[2];
-    let t334 = p.link_mass * (2.0 * t92 * t184 + 2.0 * t24 * t73)
-        + p.link_mass
-            * (-p.link_length * t169 * cache.values[7]
-                - p.link_length * cache.values[6] * t78)
-        + (2.0 * t118 * t93 + 2.0 * t23 * t76) * p.link_mass;
-    let t335 = (-p.link_length * cache.values[8] * t73
-        - p.link_length * t184 * cache.values[9]) * p.link_mass
-        + (2.0 * t76 * t19 + 2.0 * t118 * t58) * p.link_mass;
-    let t336 = (2.0 * t169 * t87 + 2.0 * t41 * t78) * p.link_mass
-        + (2.0 * t86 * t184 + 2.0 * t73 * t38) * p.link_mass
-        + (2.0 * t89 * t177 + 2.0 * t75 * t40) * p.link_mass
-        + (-p.link_length * t68 * cache.values[2]
-            - p.link_length * cache.values[3] * t226) * p.link_mass
-        + (2.0 * t42 * t76 + 2.0 * t118 * t88) * p.link_mass;
-    let t337 = (t140 * t76 + t81 * t51 + t162 + t164) * p.link_mass
-        + (t215 * t78 + t52 * t82 + t168 + t170) * p.link_mass
-        + p.link_mass * (t178 - 0.5 * p.link_length * cache.values[5] * t49)
-        + p.link_mass * (t73 * t212 + t183 + t83 * t50 + t185);
-    let t338 = p.link_mass * (2.0 * t118 * t81 + 2.0 * t76 * t11)
-        + p.link_mass
-            * (-p.link_length * cache.values[5] * t177
-                - t75 * p.link_length * cache.values[4])
-        + (2.0 * t82 * t169 + 2.0 * t13 * t78) * p.link_mass
-        + p.link_mass * (2.0 * t15 * t73 + 2.0 * t184 * t83);
-    let t339 = -(0.5 * p.link_length * t82 * cache.values[6]);
-    let t340 = p.link_mass * (t206 + t321 + t208 + t322)
-        + p.link_mass * (t320 + t198 + t201 + t339)
-        + (t203 + t323 + t204 + t324) * p.link_mass;
-    let t341 = t340 * qd[5];
-    let t342 = -(0.5 * p.link_length * t81 * cache.values[10]);
-    let t343 = t119 + t141 + t124 + t342;
-    let t344 = qd[7] * t343 * p.link_mass;
-    let t345 = (t213 + t214 + t183 + t185) * p.link_mass
-        + p.link_mass * (t218 + t162 + t219 + t164)
-        + (t172 + 0.5 * p.link_length * t89 * cache.values[4] + t220 + t178)
-            * p.link_mass + (t216 + t217 + t168 + t170) * p.link_mass;
-    let t346 = qd[3] * t345;
-    let t347 = -(0.5 * p.link_length * cache.values[8] * t83);
-    let t348 = (t188 + t291 + t191 + t347) * p.link_mass
-        + p.link_mass * (t289 + t290 + t193 + t195);
-    let t349 = qd[6] * t348;
-    let t350 = t337 * qd[2];
-    let t351 = t16 * qd[0];
-    let t352 = qd[3] * t221;
-    let t353 = p.link_mass * (2.0 * t215 * t82 + 2.0 * t82 * t13)
-        + p.link_mass * (2.0 * t15 * t83 + 2.0 * t83 * t212)
-        + (2.0 * t81 * t11 + 2.0 * t81 * t140) * p.link_mass;
-    let t354 = qd[4] * t353;
-    let t355 = t84 * qd[1];
-    let t356 = qd[6] * t292;
-    let t357 = qd[5] * t325;
-    let t358 = qd[7] * p.link_mass * t142;
-    let t359 = t83 * t212;
-    let t360 = t15 * t83;
-    let t361 = t81 * t11;
-    let t362 = t81 * t140;
-    let t363 = t82 * t13;
-    let t364 = t215 * t82;
-    let t365 = p.link_mass * (t359 + t360 + t183 + t185) + p.link_mass * (t172 + t178)
-        + (t361 + t362 + t162 + t164) * p.link_mass
-        + p.link_mass * (t363 + t168 + t170 + t364);
-    let t366 = qd[4] * t365;
-    let t367 = qd[2] * t242;
-    let t368 = p.link_mass * (t199 + t200) + p.link_mass * (t294 + t207 + t209 + t295)
-        + (t202 + t205 + t296 + t297) * p.link_mass;
-    let t369 = t368 * qd[5];
-    let t370 = (t302 + t303 + t199 + t200) * p.link_mass
-        + (t207 + t304 + t209 + t305) * p.link_mass
-        + (t202 + t300 + t205 + t301) * p.link_mass;
-    let t371 = t370 * qd[4];
-    let t372 = (t192 + t284 + t285 + t194) * p.link_mass
-        + (t286 + t312 + t189 + t190) * p.link_mass;
-    let t373 = qd[6] * t372;
-    let t374 = t329 + t153 + t145 + t158;
-    let t375 = qd[7] * p.link_mass * t374;
-    let t376 = (2.0 * t88 * t19 + 2.0 * t152 * t58) * p.link_mass
-        + (-p.link_length * t86 * cache.values[8]
-            - p.link_length * t180 * cache.values[9]) * p.link_mass;
-    let t377 = p.link_mass * (2.0 * t15 * t86 + 2.0 * t180 * t83)
-        + (2.0 * t152 * t81 + 2.0 * t88 * t11) * p.link_mass
-        + p.link_mass
-            * (-t174 * p.link_length * cache.values[5]
-                - p.link_length * t89 * cache.values[4])
-        + (2.0 * t13 * t87 + 2.0 * t82 * t166) * p.link_mass;
-    let t378 = -t152 * p.link_length * cache.values[11]
-        - t88 * p.link_length * cache.values[10];
-    let t379 = p.link_mass * (2.0 * t152 * t93 + 2.0 * t88 * t23)
-        + (2.0 * t92 * t180 + 2.0 * t24 * t86) * p.link_mass
-        + p.link_mass
-            * (-p.link_length * cache.values[7] * t166
-                - p.link_length * t87 * cache.values[6]);
-    let t380 = p.link_mass * (t267 + t192 + t194 + t268)
-        + (t189 + t265 + t190 + t266) * p.link_mass;
-    let t381 = qd[5] * t380;
-    let t382 = p.link_mass * (t192 + t257 + t258 + t194)
-        + p.link_mass * (t255 + t256 + t189 + t190);
-    let t383 = qd[4] * t382;
-    let t384 = (t192 + t271 + t272 + t194) * p.link_mass + p.link_mass * (t189 + t190);
-    let t385 = qd[6] * t384;
-    let t386 = t248 * qd[2];
-    let t387 = t153 + t275 + t149 + t158;
-    let t388 = qd[7] * t387 * p.link_mass;
-    let t389 = p.link_mass * t154 * qd[2];
-    let t390 = t134 + t153 + t135 + t158;
-    let t391 = qd[6] * t390 * p.link_mass;
-    let t392 = t153 + t127 + t128 + t158;
-    let t393 = t392 * qd[4] * p.link_mass;
-    let t394 = t153 + t158;
-    let t395 = t394 * qd[7] * p.link_mass;
-    let t396 = t153 + t122 + t123 + t158;
-    let t397 = qd[5] * p.link_mass * t396;
-    let t398 = t153 + t141 + t342 + t158;
-    let t399 = qd[7] * p.link_mass * t398;
-    let t400 = qd[2] * t221;
-    let t401 = (t189 + t291 + t190 + t347) * p.link_mass
-        + (t192 + t289 + t290 + t194) * p.link_mass;
-    let t402 = qd[6] * t401;
-    let t403 = p.link_mass * (t202 + t323 + t205 + t324)
-        + (t321 + t207 + t322 + t209) * p.link_mass
-        + (t320 + t199 + t200 + t339) * p.link_mass;
-    let t404 = qd[5] * t403;
-    let t405 = (t175 + t176) * p.link_mass + p.link_mass * (t181 + t359 + t182 + t360)
-        + p.link_mass * (t361 + t362 + t161 + t163)
-        + p.link_mass * (t363 + t167 + t171 + t364);
-    let t406 = qd[4] * t405;
-    let t407 = p.link_mass
-        * (-p.link_length * cache.values[8] * t83
-            - p.link_length * cache.values[9] * t212)
-        + p.link_mass * (2.0 * t81 * t19 + 2.0 * t58 * t140);
-    let t408 = -p.link_length * cache.values[11] * t140
-        - p.link_length * t81 * cache.values[10];
-    let t409 = p.link_mass * (2.0 * t92 * t212 + 2.0 * t24 * t83)
-        + p.link_mass
-            * (-t215 * p.link_length * cache.values[7]
-                - p.link_length * t82 * cache.values[6])
-        + (2.0 * t140 * t93 + 2.0 * t23 * t81) * p.link_mass;
-    let t410 = p.link_mass * (t291 + t265 + t266 + t347)
-        + (t267 + t289 + t290 + t268) * p.link_mass;
-    let t411 = qd[5] * t410;
-    let t412 = t292 * qd[3];
-    let t413 = t275 + t141 + t149 + t342;
-    let t414 = qd[7] * t413 * p.link_mass;
-    let t415 = p.link_mass * (t289 + t290 + t271 + t272) + p.link_mass * (t291 + t347);
-    let t416 = qd[6] * t415;
-    let t417 = t292 * qd[2];
-    let t418 = t141 + t342;
-    let t419 = qd[7] * p.link_mass * t418;
-    let t420 = t122 + t123 + t141 + t342;
-    let t421 = t420 * qd[5] * p.link_mass;
-    let t422 = t134 + t135 + t141 + t342;
-    let t423 = qd[6] * t422 * p.link_mass;
-    let t424 = p.link_mass * qd[2] * t142;
-    let t425 = p.link_mass * t142 * qd[3];
-    let t426 = t325 * qd[2];
-    let t427 = t325 * qd[3];
-    let t428 = t329 + t145 + t141 + t342;
-    let t429 = qd[7] * p.link_mass * t428;
-    let t430 = (t289 + t290 + t284 + t285) * p.link_mass
-        + p.link_mass * (t286 + t312 + t291 + t347);
-    let t431 = qd[6] * t430;
-    let t432 = (t323 + t324 + t296 + t297) * p.link_mass + (t320 + t339) * p.link_mass
-        + p.link_mass * (t321 + t294 + t322 + t295);
-    let t433 = qd[5] * t432;
-    let t434 = qd[4] * p.link_mass * t146;
-    let t435 = p.link_mass * qd[3] * t146;
-    let t436 = p.link_mass * qd[2] * t146;
-    let t437 = t329 + t134 + t145 + t135;
-    let t438 = qd[6] * t437 * p.link_mass;
-    let t439 = t329 + t145;
-    let t440 = qd[7] * p.link_mass * t439;
-    let t441 = -p.link_length * cache.values[10] * t93
-        - p.link_length * cache.values[11] * t144;
-    let t442 = (2.0 * t19 * t93 + 2.0 * t58 * t144) * p.link_mass
-        + p.link_mass
-            * (-p.link_length * cache.values[8] * t92
-                - p.link_length * t238 * cache.values[9]);
-    let t443 = qd[2] * t287;
-    let t444 = (t271 + t284 + t272 + t285) * p.link_mass + p.link_mass * (t286 + t312);
-    let t445 = qd[6] * t444;
-    let t446 = qd[3] * t287;
-    let t447 = qd[4] * t287;
-    let t448 = t329 + t145 + t275 + t149;
-    let t449 = t448 * qd[7] * p.link_mass;
-    let t450 = -p.link_length * cache.values[11] * t148
-        - t58 * p.link_length * cache.values[10];
-    let t451 = t150 * qd[4] * p.link_mass;
-    let t452 = t150 * p.link_mass * qd[3];
-    let t453 = t150 * qd[5] * p.link_mass;
-    let t454 = t275 + t149;
-    let t455 = t454 * qd[7] * p.link_mass;
-    let t456 = t150 * p.link_mass * qd[2];
-    out[0] = qd[7] * t6 + t27 * qd[4] + qd[6] * t32 + t36 * qd[5] + qd[3] * t46
-        + qd[2] * t55;
-    out[1] = qd[6] * t66 + t96 * qd[2] + t100 * qd[5] + qd[3] * t102 + t108 * qd[7]
-        + qd[4] * t111;
-    out[2] = qd[7]
-        * (t121 + t126 + t130 + t133 + t137 + t139
-            - 0.5 * (t143 + t121 + t147 + t151 + t155 + t156 + t157))
-        + qd[3]
-            * (t160 + t187 + t197 + t211 + t235 + t254
-                - 0.5 * (t222 + t223 + t235 + t243 + t244 + t249 + t250 + t252))
-        + (t2 + t17 + t21 + t54 + t45 + t26 - 0.5 * t55) * qd[0]
-        + qd[6]
-            * (t260 + t262 + t264 + t270 + t274 + t277
-                - 0.5 * (t262 + t278 + t279 + t280 + t282 + t283 + t288 + t293))
-        + qd[5]
-            * (t299 + t307 + t309 + t311 + t314 + t331
-                - 0.5 * (t315 + t316 + t318 + t319 + t326 + t311 + t327 + t328))
-        + (t332 * qd[7] * p.link_mass + t333 + t334 * qd[5] + qd[6] * t335 + t336 * qd[3]
-            + t338 * qd[4]
-            - 0.5
-                * (t337 * qd[4] + t79 * qd[1] + t234 * qd[3] + qd[6] * t261 + t333
-                    + qd[7] * p.link_mass * t120 + t53 * qd[0] + qd[5] * t310)) * qd[2]
-        + (t61 + t80 + t62 + t85 + t91 + t95 - 0.5 * t96) * qd[1]
-        + (t341 + t344 + t346 + t349 + t350 + t366
-            - 0.5 * (t351 + t352 + t350 + t354 + t355 + t356 + t357 + t358)) * qd[4];
-    out[3] = (t315 + t367 + t369 + t371 + t373 + t375
-        - 0.5 * (t315 + t316 + t318 + t319 + t326 + t327 + qd[2] * t308 + t328)) * qd[5]
-        + (qd[6] * t376 + qd[2] * t251 + t377 * qd[4] + t378 * qd[7] * p.link_mass
-            + t379 * qd[5] + t252
-            - 0.5 * (t222 + t223 + t243 + t244 + t249 + t250 + t252 + qd[2] * t253))
-            * qd[3]
-        + qd[6]
-            * (t381 + t278 + t383 + t385 + t386 + t388
-                - 0.5 * (t278 + t263 * qd[2] + t279 + t280 + t282 + t283 + t288 + t293))
-        + (t61 + t62 + t85 + t91 + t95 + t101 - 0.5 * t102) * qd[1]
+    let t9 = -(p.link_length * cache.values[2]);
+    let t10 = t5 + t8 + t0 + t9 + t1;
+    let t11 = t10 * qd[3];
+    let t12 = -(p.link_length * cache.values[0]);
+    let t13 = t5 + t8 + t0 + t1;
+    let t14 = qd[4] * t13;
+    let t15 = qd[6] * (qd[4] * t2 + qd[3] * t2 + t3 + qd[5] * t2 + qd[2] * t2 + t4)
         + qd[7]
-            * (t389 + t391 + t393 + t395 + t155 + t397
-                - 0.5
-                    * (t143 + p.link_mass * qd[2] * t132 + t147 + t151 + t155 + t156
-                        + t157)) + (t2 + t17 + t44 + t21 + t45 + t26 - 0.5 * t46) * qd[0]
+            * (t3 - 0.5 * p.link_length * qd[5] * cache.values[10]
+                - 0.5 * p.link_length * qd[2] * cache.values[10]
+                - 0.5 * p.link_length * cache.values[10] * qd[3]
+                - 0.5 * p.link_length * qd[4] * cache.values[10]
+                - 0.5 * qd[6] * p.link_length * cache.values[10])
+        + qd[2] * (t7 + t3 + t11 + qd[2] * (t5 + t8 + t12 + t0 + t9 + t1) + t14 + t4)
+        + qd[5] * (t7 + t3 + t6 * qd[4] + t6 * qd[3] + t4 + t6 * qd[2])
+        + (t7 + t10 * qd[2] + t3 + t11 + t14 + t4) * qd[3]
+        + (qd[2] * t13 + t7 + qd[3] * t13 + t3 + t14 + t4) * qd[4];
+    let t16 = -(0.5 * p.link_length * qd[3] * cache.values[2]);
+    let t17 = (t16 - 0.5 * p.link_length * qd[2] * cache.values[2]) * qd[3]
+        + (t16 + qd[2] * (t12 - 0.5 * p.link_length * cache.values[2])) * qd[2];
+    let t18 = -(0.5 * qd[6] * p.link_length * cache.values[8]);
+    let t19 = -(0.5 * p.link_length * cache.values[8]);
+    let t20 = t5 + t19;
+    let t21 = t20 * qd[5];
+    let t22 = t5 + t8 + t19;
+    let t23 = t22 * qd[4];
+    let t24 = t5 + t8 + t9 + t19;
+    let t25 = qd[3] * t24;
+    let t26 = (t18 + t20 * qd[4] + t20 * qd[2] + t20 * qd[3] + t21) * qd[5]
+        + qd[4] * (t18 + t22 * qd[3] + t23 + t22 * qd[2] + t21)
+        + qd[2] * (t18 + t23 + t25 + qd[2] * (t5 + t8 + t12 + t9 + t19) + t21)
+        + (t18 - 0.5 * p.link_length * cache.values[8] * qd[5]
+            - 0.5 * p.link_length * cache.values[8] * qd[2]
+            - 0.5 * p.link_length * cache.values[8] * qd[4]
+            - 0.5 * p.link_length * cache.values[8] * qd[3]) * qd[6]
+        + (t18 + t23 + t25 + qd[2] * t24 + t21) * qd[3];
+    let t27 = -(0.5 * p.link_length * qd[4] * cache.values[4]);
+    let t28 = -(0.5 * p.link_length * cache.values[4]);
+    let t29 = t28 + t9;
+    let t30 = t29 * qd[3];
+    let t31 = qd[4]
+        * (t27 - 0.5 * p.link_length * qd[3] * cache.values[4]
+            - 0.5 * p.link_length * qd[2] * cache.values[4])
+        + (t30 + t27 + t29 * qd[2]) * qd[3]
+        + ((t28 + t12 + t9) * qd[2] + t30 + t27) * qd[2];
+    let t32 = qd[2] * qd[2];
+    let t33 = -(0.5 * p.link_length * qd[5] * cache.values[6]);
+    let t34 = -(0.5 * p.link_length * cache.values[6]);
+    let t35 = t8 + t34;
+    let t36 = qd[4] * t35;
+    let t37 = t8 + t34 + t9;
+    let t38 = t37 * qd[3];
+    let t39 = qd[5]
+        * (t33 - 0.5 * p.link_length * qd[4] * cache.values[6]
+            - 0.5 * p.link_length * qd[3] * cache.values[6]
+            - 0.5 * p.link_length * qd[2] * cache.values[6])
+        + qd[4] * (t35 * qd[2] + t36 + t35 * qd[3] + t33)
+        + qd[2] * ((t8 + t34 + t12 + t9) * qd[2] + t36 + t33 + t38)
+        + (t36 + t37 * qd[2] + t33 + t38) * qd[3];
+    let t40 = -(0.5 * p.link_length * cache.values[11] * qd[7]);
+    let t41 = -(p.link_length * cache.values[9]);
+    let t42 = -(0.5 * p.link_length * cache.values[11]);
+    let t43 = -(p.link_length * cache.values[7]);
+    let t44 = -(p.link_length * cache.values[5]);
+    let t45 = t41 + t42 + t43 + t44;
+    let t46 = t41 + t42;
+    let t47 = qd[6] * t46;
+    let t48 = t41 + t42 + t43;
+    let t49 = qd[5] * t48;
+    let t50 = t45 * qd[4];
+    let t51 = -(p.link_length * cache.values[3]);
+    let t52 = t41 + t51 + t42 + t43 + t44;
+    let t53 = t52 * qd[3];
+    let t54 = -(cache.values[1] * p.link_length);
+    let t55 = t54 + t41 + t51 + t42 + t43 + t44;
+    let t56 = qd[4] * (t40 + t45 * qd[2] + t47 + t45 * qd[3] + t49 + t50)
+        + (t53 + t40 + qd[2] * t55 + t47 + t49 + t50) * qd[2]
+        + qd[7]
+            * (t40 - 0.5 * qd[6] * p.link_length * cache.values[11]
+                - 0.5 * p.link_length * cache.values[11] * qd[2]
+                - 0.5 * p.link_length * cache.values[11] * qd[3]
+                - 0.5 * p.link_length * cache.values[11] * qd[4]
+                - 0.5 * p.link_length * cache.values[11] * qd[5])
+        + qd[6] * (t46 * qd[2] + t40 + t46 * qd[3] + t47 + t46 * qd[4] + t46 * qd[5])
+        + (t52 * qd[2] + t53 + t40 + t47 + t49 + t50) * qd[3]
+        + (t40 + qd[3] * t48 + t47 + qd[2] * t48 + t49 + qd[4] * t48) * qd[5];
+    let t57 = -(0.5 * p.link_length * qd[5] * cache.values[7]);
+    let t58 = -(0.5 * p.link_length * cache.values[7]);
+    let t59 = t58 + t44;
+    let t60 = qd[4] * t59;
+    let t61 = t58 + t51 + t44;
+    let t62 = t61 * qd[3];
+    let t63 = t54 + t58 + t51 + t44;
+    let t64 = (t57 + t60 + t59 * qd[3] + t59 * qd[2]) * qd[4]
+        + (t57 + t60 + t61 * qd[2] + t62) * qd[3]
+        + qd[5]
+            * (t57 - 0.5 * p.link_length * qd[4] * cache.values[7]
+                - 0.5 * p.link_length * cache.values[7] * qd[3]
+                - 0.5 * p.link_length * cache.values[7] * qd[2])
+        + qd[2] * (t57 + t60 + qd[2] * t63 + t62);
+    let t65 = -(0.5 * p.link_length * cache.values[5]);
+    let t66 = t51 + t65;
+    let t67 = t66 * qd[3];
+    let t68 = t54 + t51 + t65;
+    let t69 = -(0.5 * p.link_length * cache.values[5] * qd[4]);
+    let t70 = (t67 + t68 * qd[2] + t69) * qd[2] + (t67 + t66 * qd[2] + t69) * qd[3]
         + qd[4]
-            * (t399 + t352 + t400 + t402 + t404 + t406
-                - 0.5 * (t351 + t352 + qd[2] * t345 + t354 + t355 + t356 + t357 + t358))
-        + (t160 + t187 + t197 + t211 + t235 + t254
-            - 0.5
-                * (t223 + t336 * qd[2] + qd[7] * p.link_mass * t132 + qd[6] * t263 + t254
-                    + qd[4] * t345 + t250 + qd[5] * t308)) * qd[2];
-    out[4] = qd[4]
-        * (t407 * qd[6] + qd[3] * t353 + qd[7] * t408 * p.link_mass + qd[5] * t409 + t354
-            + qd[2] * t353
-            - 0.5
-                * (t351 + t405 * qd[3] + t354 + t355 + t356 + t357 + t365 * qd[2]
-                    + t358)) + (t109 + t61 + t62 + t85 + t110 + t95 - 0.5 * t111) * qd[1]
+            * (t69 - 0.5 * p.link_length * cache.values[5] * qd[2]
+                - 0.5 * p.link_length * cache.values[5] * qd[3]);
+    let t71 = -(0.5 * p.link_length * cache.values[9]);
+    let t72 = t51 + t43 + t71 + t44;
+    let t73 = t72 * qd[3];
+    let t74 = t43 + t71;
+    let t75 = t74 * qd[5];
+    let t76 = -(0.5 * qd[6] * p.link_length * cache.values[9]);
+    let t77 = t43 + t71 + t44;
+    let t78 = qd[4] * t77;
+    let t79 = t54 + t51 + t43 + t71 + t44;
+    let t80 = (t73 + t75 + t76 + t78 + t72 * qd[2]) * qd[3]
+        + (t75 + qd[2] * t77 + t76 + t78 + qd[3] * t77) * qd[4]
+        + qd[2] * (t73 + t75 + t76 + qd[2] * t79 + t78)
+        + qd[5] * (t74 * qd[2] + t75 + t74 * qd[4] + t76 + t74 * qd[3])
         + qd[6]
-            * (t411 + t412 + t414 + t416 + t417 + t293
-                - 0.5
-                    * (qd[3] * t382 + t259 * qd[2] + t279 + t280 + t282 + t283 + t288
-                        + t293))
-        + qd[7]
-            * (t143 + t419 + t421 + t423 + t424 + t425
-                - 0.5
-                    * (t143 + t392 * p.link_mass * qd[3] + t147
-                        + t129 * p.link_mass * qd[2] + t151 + t156 + t157))
-        + (t341 + t344 + t346 + t349 + t350 + t366
-            - 0.5
-                * (t351 + qd[6] * t259 + t186 * qd[3] + t355 + t338 * qd[2]
-                    + t129 * qd[7] * p.link_mass + qd[5] * t306 + t366)) * qd[2]
-        + (t426 + t427 + t326 + t429 + t431 + t433
-            - 0.5
-                * (t316 + t318 + t319 + t326 + t306 * qd[2] + t327 + t370 * qd[3]
-                    + t328)) * qd[5]
-        + (t399 + t352 + t400 + t402 + t404 + t406
-            - 0.5
-                * (t351 + qd[6] * t382 + t355 + t392 * qd[7] * p.link_mass + t186 * qd[2]
-                    + t370 * qd[5] + t377 * qd[3] + t406)) * qd[3]
-        + (t2 + t17 + t18 + t21 + t22 + t26 - 0.5 * t27) * qd[0];
-    out[5] = qd[4]
-        * (t426 + t427 + t326 + t429 + t431 + t433
-            - 0.5
-                * (qd[4] * t409 + t316 + qd[6] * t410 + t319 + t340 * qd[2]
-                    + t403 * qd[3] + qd[7] * t420 * p.link_mass + t433))
-        + (t2 + t33 + t21 + t34 + t35 + t26 - 0.5 * t36) * qd[0]
-        + (t97 + t98 + t61 + t62 + t99 + t95 - 0.5 * t100) * qd[1]
-        + (t299 + t307 + t309 + t311 + t314 + t331
-            - 0.5
-                * (qd[7] * p.link_mass * t125 + t299 + t316 + t319 + t340 * qd[4]
-                    + qd[3] * t210 + t334 * qd[2] + t269 * qd[6])) * qd[2]
-        + qd[7]
-            * (t434 + t435 + t436 + t147 + t438 + t440
-                - 0.5
-                    * (t420 * qd[4] * p.link_mass + t147 + p.link_mass * qd[2] * t125
-                        + t151 + t156 + t157 + p.link_mass * qd[3] * t396))
-        + qd[5]
-            * (qd[2] * t317 + t318 + qd[7] * t441 * p.link_mass + t317 * qd[3]
-                + qd[4] * t317 + qd[6] * t442
-                - 0.5
-                    * (t316 + t318 + t298 * qd[2] + t319 + t368 * qd[3] + t327
-                        + qd[4] * t432 + t328))
-        + qd[6]
-            * (t443 + t445 + t446 + t447 + t449 + t288
-                - 0.5
-                    * (qd[4] * t410 + t269 * qd[2] + t279 + t380 * qd[3] + t280 + t282
-                        + t283 + t288))
-        + (t315 + t367 + t369 + t371 + t373 + t375
-            - 0.5
-                * (qd[7] * p.link_mass * t396 + t369 + t316 + t379 * qd[3] + t319
-                    + qd[2] * t210 + qd[4] * t403 + qd[6] * t380)) * qd[3];
-    out[6] = (t411 + t412 + t414 + t416 + t417 + t293
-        - 0.5
-            * (qd[5] * t430 + t348 * qd[2] + t422 * qd[7] * p.link_mass + t407 * qd[4]
-                + t416 + t280 + t401 * qd[3] + t283)) * qd[4]
-        + (t60 + t61 + t62 + t63 + t64 + t65 - 0.5 * t66) * qd[1]
-        + qd[6]
-            * (t450 * qd[7] * p.link_mass + p.link_mass * qd[3] * t281
-                + qd[5] * p.link_mass * t281 + p.link_mass * qd[2] * t281
-                + qd[4] * p.link_mass * t281 + t282
-                - 0.5
-                    * (qd[5] * t444 + t273 * qd[2] + t384 * qd[3] + t279 + qd[4] * t415
-                        + t280 + t282 + t283))
-        + qd[7]
-            * (t451 + t452 + t151 + t453 + t455 + t456
-                - 0.5
-                    * (t390 * p.link_mass * qd[3] + p.link_mass * qd[2] * t136
-                        + qd[5] * t437 * p.link_mass + t422 * qd[4] * p.link_mass + t151
-                        + t156 + t157))
-        + (t443 + t445 + t446 + t447 + t449 + t288
-            - 0.5
-                * (qd[7] * t437 * p.link_mass + t445 + qd[2] * t313 + t442 * qd[5] + t280
-                    + t283 + t372 * qd[3] + qd[4] * t430)) * qd[5]
-        + (t260 + t262 + t264 + t270 + t274 + t277
-            - 0.5
-                * (qd[7] * p.link_mass * t136 + t196 * qd[3] + qd[2] * t335 + t274
-                    + qd[5] * t313 + t280 + t283 + t348 * qd[4])) * qd[2]
-        + qd[3]
-            * (t381 + t278 + t383 + t385 + t386 + t388
-                - 0.5
-                    * (qd[7] * t390 * p.link_mass + t196 * qd[2] + t385 + t280 + t283
-                        + t401 * qd[4] + t376 * qd[3] + qd[5] * t372))
-        + qd[0] * (t28 + t29 + t2 + t21 + t30 + t31 - 0.5 * t32);
-    out[7] = (t103 + t62 + t104 + t105 + t106 + t107 - 0.5 * t108) * qd[1]
-        + (t389 + t391 + t393 + t395 + t155 + t397
-            - 0.5
-                * (t159 * p.link_mass * qd[2] + t378 * p.link_mass * qd[3]
-                    + qd[6] * t387 * p.link_mass + t395 + qd[4] * p.link_mass * t398
-                    + t156 + qd[5] * p.link_mass * t374 + t157)) * qd[3]
-        + qd[5]
-            * (t434 + t435 + t436 + t147 + t438 + t440
-                - 0.5
-                    * (qd[4] * p.link_mass * t428 + p.link_mass * qd[2] * t330
-                        + t448 * qd[6] * p.link_mass + qd[5] * t441 * p.link_mass + t156
-                        + p.link_mass * t374 * qd[3] + t440 + t157))
-        + (t0 + t1 + t2 + t3 + t4 + t5 - 0.5 * t6) * qd[0]
-        + (t143 + t419 + t421 + t423 + t424 + t425
-            - 0.5
-                * (qd[4] * t408 * p.link_mass + t419 + t343 * p.link_mass * qd[2]
-                    + qd[5] * p.link_mass * t428 + p.link_mass * qd[3] * t398
-                    + qd[6] * t413 * p.link_mass + t156 + t157)) * qd[4]
-        + (t451 + t452 + t151 + t453 + t455 + t456
-            - 0.5
-                * (t387 * p.link_mass * qd[3] + qd[4] * t413 * p.link_mass + t156 + t455
-                    + t448 * qd[5] * p.link_mass + t157 + t450 * qd[6] * p.link_mass
-                    + p.link_mass * qd[2] * t276)) * qd[6]
-        + (t121 + t126 + t130 + t133 + t137 + t139
-            - 0.5
-                * (qd[5] * p.link_mass * t330 + t343 * qd[4] * p.link_mass + t139 + t156
-                    + qd[6] * p.link_mass * t276 + t332 * p.link_mass * qd[2] + t157
-                    + t159 * p.link_mass * qd[3])) * qd[2]
-        - 0.5
-            * (t138 * p.link_mass * qd[2] + t454 * qd[6] * p.link_mass
-                + qd[4] * p.link_mass * t418 + t156 + t157 + t394 * p.link_mass * qd[3]
-                + qd[5] * p.link_mass * t439) * qd[7];
+            * (t76 - 0.5 * p.link_length * qd[5] * cache.values[9]
+                - 0.5 * p.link_length * qd[3] * cache.values[9]
+                - 0.5 * p.link_length * qd[2] * cache.values[9]
+                - 0.5 * p.link_length * qd[4] * cache.values[9]);
+    let t81 = -(0.5 * p.link_length * cache.values[3] * qd[3]);
+    let t82 = t54 - 0.5 * p.link_length * cache.values[3];
+    let t83 = (t81 - 0.5 * p.link_length * cache.values[3] * qd[2]) * qd[3]
+        + qd[2] * (t81 + t82 * qd[2]);
+    let t84 = p.link_length * cache.values[0];
+    let t85 = p.link_length * cache.values[2];
+    let t86 = p.link_length * cache.values[4];
+    let t87 = p.link_length * cache.values[6];
+    let t88 = 0.5 * p.link_length * cache.values[8];
+    let t89 = 0.5 * p.link_length * cache.values[10];
+    let t90 = p.link_length * cache.values[8];
+    let t91 = 0.5 * p.link_length * cache.values[6];
+    let t92 = 0.5 * p.link_length * cache.values[4];
+    out[0] = p.link_mass * t15 + p.link_mass * t17 + p.link_mass * t26
+        + t31 * p.link_mass + p.link_mass * t39
+        - 0.5 * p.link_length * cache.values[0] * p.link_mass * t32;
+    out[1] = t56 * p.link_mass + t64 * p.link_mass + p.link_mass * t70
+        + p.link_mass * t80 + p.link_mass * t83
+        - 0.5 * cache.values[1] * p.link_length * p.link_mass * t32;
+    out[2] = p.link_mass * (t84 + t85 + t86 + t87 + t88) * t80 + t82 * p.link_mass * t17
+        + p.link_mass * t79 * t26
+        + p.link_mass * t83 * (t84 + 0.5 * p.link_length * cache.values[2])
+        + p.link_mass * t55 * t15
+        + t56 * (t84 + t89 + t85 + t86 + t90 + t87) * p.link_mass
+        + t64 * (t84 + t85 + t86 + t91) * p.link_mass + p.link_mass * t39 * t63
+        + t68 * t31 * p.link_mass + p.link_mass * t70 * (t84 + t85 + t92);
+    out[3] = 0.5 * p.link_length * p.link_mass * t83 * cache.values[2]
+        + p.link_mass * (t85 + t86 + t87 + t88) * t80 + (t85 + t92) * p.link_mass * t70
+        + t72 * p.link_mass * t26 + t52 * p.link_mass * t15 + t66 * t31 * p.link_mass
+        + t61 * p.link_mass * t39 + t56 * (t89 + t85 + t86 + t90 + t87) * p.link_mass
+        + t64 * p.link_mass * (t85 + t86 + t91)
+        - 0.5 * p.link_length * cache.values[3] * p.link_mass * t17;
+    out[4] = (t86 + t91) * t64 * p.link_mass
+        + t56 * (t89 + t86 + t90 + t87) * p.link_mass + t59 * p.link_mass * t39
+        + t45 * p.link_mass * t15 + p.link_mass * t26 * t77
+        + 0.5 * p.link_length * p.link_mass * t70 * cache.values[4]
+        + p.link_mass * (t86 + t87 + t88) * t80
+        - 0.5 * p.link_length * cache.values[5] * t31 * p.link_mass;
+    out[5] = t74 * p.link_mass * t26 + t56 * p.link_mass * (t89 + t90 + t87)
+        + 0.5 * p.link_length * t64 * p.link_mass * cache.values[6]
+        + (t87 + t88) * p.link_mass * t80 + p.link_mass * t15 * t48
+        - 0.5 * p.link_length * p.link_mass * cache.values[7] * t39;
+    out[6] = t56 * p.link_mass * (t89 + t90)
+        + 0.5 * p.link_length * cache.values[8] * p.link_mass * t80
+        + t46 * p.link_mass * t15
+        - 0.5 * p.link_length * p.link_mass * t26 * cache.values[9];
+    out[7] = 0.5 * t56 * p.link_length * p.link_mass * cache.values[10]
+        - 0.5 * p.link_length * cache.values[11] * p.link_mass * t15;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -2025,523 +1462,123 @@ pub fn dynamics_into(
         + p.link_mass
             * (0.5 * p.link_length * cache.values[10] * t58
                 - 0.5 * t28 * p.link_length * cache.values[11]);
-    let t81 = -(0.5 * p.link_length * qd[5] * p.link_mass * cache.values[10]);
-    let t82 = -(0.5 * p.link_length * qd[4] * p.link_mass * cache.values[10]);
-    let t83 = -(0.5 * p.link_length * qd[7] * p.link_mass * cache.values[10]);
-    let t84 = -(0.5 * p.link_length * p.link_mass * qd[2] * cache.values[10]);
-    let t85 = -(0.5 * qd[6] * p.link_length * p.link_mass * cache.values[10]);
-    let t86 = -(0.5 * p.link_length * p.link_mass * cache.values[10] * qd[3]);
-    let t87 = t81 + t82 + t83 + t84 + t85 + t86;
-    let t88 = -(p.link_length * cache.values[6]);
+    let t81 = -(0.5 * p.link_length * cache.values[10]);
+    let t82 = -(p.link_length * cache.values[8]);
+    let t83 = t81 + t82;
+    let t84 = -(0.5 * p.link_length * qd[7] * cache.values[10]);
+    let t85 = qd[6] * t83;
+    let t86 = -(p.link_length * cache.values[6]);
+    let t87 = t86 + t81 + t82;
+    let t88 = t87 * qd[5];
     let t89 = -(p.link_length * cache.values[4]);
-    let t90 = -(0.5 * p.link_length * cache.values[10]);
-    let t91 = -(p.link_length * cache.values[8]);
-    let t92 = t88 + t89 + t90 + t91;
-    let t93 = -(0.5 * p.link_length * cache.values[6]);
-    let t94 = t89 + t93;
-    let t95 = -(0.5 * p.link_length * cache.values[8]);
-    let t96 = t88 + t89 + t95;
-    let t97 = p.link_mass * t92 + t94 * p.link_mass + t96 * p.link_mass
-        - 0.5 * p.link_length * p.link_mass * cache.values[4];
-    let t98 = t97 * qd[4];
-    let t99 = t97 * qd[2];
-    let t100 = t90 + t91;
-    let t101 = p.link_mass * t100 - 0.5 * p.link_length * cache.values[8] * p.link_mass;
-    let t102 = qd[6] * t101;
-    let t103 = t97 * qd[3];
-    let t104 = t88 + t90 + t91;
-    let t105 = t88 + t95;
-    let t106 = t104 * p.link_mass + t105 * p.link_mass
-        - 0.5 * p.link_length * p.link_mass * cache.values[6];
-    let t107 = qd[5] * t106;
-    let t108 = t83 + t98 + t99 + t102 + t103 + t107;
-    let t109 = qd[3] * t101;
-    let t110 = qd[4] * t101;
-    let t111 = qd[2] * t101;
-    let t112 = qd[5] * t101;
-    let t113 = t109 + t110 + t83 + t102 + t111 + t112;
-    let t114 = qd[3] * t106;
-    let t115 = qd[4] * t106;
-    let t116 = qd[2] * t106;
-    let t117 = t83 + t114 + t102 + t115 + t116 + t107;
-    let t118 = -(p.link_length * cache.values[2]);
-    let t119 = t88 + t89 + t118 + t95;
-    let t120 = -(0.5 * p.link_length * cache.values[4]);
-    let t121 = t120 + t118;
-    let t122 = t89 + t93 + t118;
-    let t123 = t88 + t89 + t90 + t118 + t91;
-    let t124 = p.link_mass * t119 + t121 * p.link_mass + t122 * p.link_mass
-        + t123 * p.link_mass - 0.5 * p.link_length * p.link_mass * cache.values[2];
-    let t125 = t124 * qd[2];
-    let t126 = t124 * qd[3];
-    let t127 = t83 + t98 + t125 + t102 + t126 + t107;
-    let t128 = -(p.link_length * cache.values[0]);
-    let t129 = t128 - 0.5 * p.link_length * cache.values[2];
-    let t130 = t120 + t128 + t118;
-    let t131 = t88 + t89 + t128 + t118 + t95;
-    let t132 = t88 + t89 + t128 + t90 + t118 + t91;
-    let t133 = t89 + t93 + t128 + t118;
-    let t134 = p.link_mass * t129 + p.link_mass * t130 + p.link_mass * t131
-        + p.link_mass * t132 + t133 * p.link_mass
-        - 0.5 * p.link_length * cache.values[0] * p.link_mass;
-    let t135 = t134 * qd[2];
-    let t136 = t83 + t98 + t102 + t135 + t126 + t107;
-    let t137 = t29 * qd[5];
-    let t138 = qd[6] * t29;
-    let t139 = -(0.5 * p.link_length * cache.values[11] * qd[7] * p.link_mass);
-    let t140 = qd[4] * t29;
-    let t141 = t29 * qd[2];
-    let t142 = t29 * qd[3];
-    let t143 = t137 + t138 + t139 + t140 + t141 + t142;
-    let t144 = t15 * qd[2];
-    let t145 = t24 * qd[4];
-    let t146 = t20 * qd[3];
-    let t147 = qd[5] * t27;
-    let t148 = t138 + t144 + t139 + t145 + t146 + t147;
-    let t149 = qd[3] * t27;
-    let t150 = qd[4] * t27;
-    let t151 = qd[2] * t27;
-    let t152 = t149 + t150 + t138 + t139 + t151 + t147;
-    let t153 = t20 * qd[2];
-    let t154 = t138 + t139 + t145 + t146 + t147 + t153;
-    let t155 = -(0.5 * p.link_length * cache.values[11] * p.link_mass * qd[3]);
-    let t156 = -(0.5 * p.link_length * cache.values[11] * p.link_mass * qd[2]);
-    let t157 = -(0.5 * p.link_length * cache.values[11] * qd[5] * p.link_mass);
-    let t158 = -(0.5 * p.link_length * cache.values[11] * qd[4] * p.link_mass);
-    let t159 = -(0.5 * qd[6] * p.link_length * cache.values[11] * p.link_mass);
-    let t160 = t155 + t139 + t156 + t157 + t158 + t159;
-    let t161 = t24 * qd[2];
-    let t162 = t24 * qd[3];
-    let t163 = t161 + t138 + t139 + t145 + t162 + t147;
-    let t164 = -(0.5 * t39 * p.link_length * cache.values[11]);
-    let t165 = t164 - 0.5 * p.link_length * cache.values[11] * t132;
-    let t166 = p.link_mass * t165 * qd[2];
-    let t167 = 0.5 * p.link_length * cache.values[10] * t26;
-    let t168 = -(0.5 * p.link_length * cache.values[11] * t104);
-    let t169 = -(0.5 * p.link_length * cache.values[10] * t12);
-    let t170 = t164 + t167 + t168 + t169;
-    let t171 = qd[5] * p.link_mass * t170;
-    let t172 = 0.5 * p.link_length * t21 * cache.values[10];
-    let t173 = -(0.5 * p.link_length * cache.values[11] * t92);
-    let t174 = t164 + t172 + t173 + t169;
-    let t175 = t174 * qd[4] * p.link_mass;
-    let t176 = -(0.5 * p.link_length * cache.values[11] * t123);
-    let t177 = t176 + t164 + 0.5 * t18 * p.link_length * cache.values[10] + t169;
-    let t178 = p.link_mass * qd[3] * t177;
-    let t179 = -(0.5 * p.link_length * cache.values[11] * t100);
-    let t180 = 0.5 * t28 * p.link_length * cache.values[10];
-    let t181 = t164 + t179 + t180 + t169;
-    let t182 = qd[6] * p.link_mass * t181;
-    let t183 = t164 + t169;
-    let t184 = qd[7] * t183 * p.link_mass;
-    let t185 = -(0.5 * p.link_length * cache.values[11] * t53);
-    let t186 = t173 + t185;
-    let t187 = qd[4] * p.link_mass * t186;
-    let t188 = -(0.5 * p.link_length * cache.values[11] * t55);
-    let t189 = t188 + t168;
-    let t190 = qd[5] * p.link_mass * t189;
-    let t191 = -(0.5 * p.link_length * cache.values[11] * t58);
-    let t192 = t179 + t191;
-    let t193 = t192 * qd[6] * p.link_mass;
-    let t194 = -(0.5 * t49 * p.link_length * cache.values[11]);
-    let t195 = t176 + t194;
-    let t196 = p.link_mass * t195 * qd[3];
-    let t197 = -(0.5 * p.link_length * p.link_mass * cache.values[10] * qd[0]);
-    let t198 = -(0.5 * p.link_length * cache.values[11] * p.link_mass * qd[1]);
-    let t199 = -(0.5 * t18 * p.link_length * cache.values[10]);
-    let t200 = t164 + t194 + t169 + t199;
-    let t201 = qd[7] * t200 * p.link_mass;
-    let t202 = t18 * t92;
-    let t203 = t12 * t92;
-    let t204 = t49 * t21;
-    let t205 = t39 * t21;
-    let t206 = t22 * t48;
-    let t207 = t94 * t14;
-    let t208 = t22 * t44;
-    let t209 = t94 * t17;
-    let t210 = -(0.5 * t9 * p.link_length * cache.values[4]);
-    let t211 = -(0.5 * t46 * p.link_length * cache.values[5]);
-    let t212 = -(0.5 * p.link_length * t19 * cache.values[4]);
-    let t213 = -(0.5 * p.link_length * cache.values[5] * t34);
-    let t214 = t47 * t23;
-    let t215 = t96 * t16;
-    let t216 = t96 * t7;
-    let t217 = t42 * t23;
-    let t218 = (t202 + t203 + t204 + t205) * p.link_mass
-        + p.link_mass * (t206 + t207 + t208 + t209)
-        + p.link_mass * (t210 + t211 + t212 + t213)
-        + p.link_mass * (t214 + t215 + t216 + t217);
-    let t219 = t218 * qd[4];
-    let t220 = -(0.5 * p.link_length * cache.values[8] * t7);
-    let t221 = -(0.5 * p.link_length * t47 * cache.values[9]);
-    let t222 = -(0.5 * p.link_length * t16 * cache.values[8]);
-    let t223 = -(0.5 * p.link_length * t42 * cache.values[9]);
-    let t224 = t49 * t28;
-    let t225 = t39 * t28;
-    let t226 = t18 * t100;
-    let t227 = t12 * t100;
-    let t228 = p.link_mass * (t220 + t221 + t222 + t223)
-        + (t224 + t225 + t226 + t227) * p.link_mass;
-    let t229 = qd[6] * t228;
-    let t230 = -(0.5 * p.link_length * t44 * cache.values[7]);
-    let t231 = -(0.5 * p.link_length * cache.values[7] * t48);
-    let t232 = -(0.5 * p.link_length * t17 * cache.values[6]);
-    let t233 = -(0.5 * p.link_length * cache.values[6] * t14);
-    let t234 = t18 * t104;
-    let t235 = t104 * t12;
-    let t236 = t39 * t26;
-    let t237 = t49 * t26;
-    let t238 = t25 * t42;
-    let t239 = t105 * t16;
-    let t240 = t105 * t7;
-    let t241 = t25 * t47;
-    let t242 = p.link_mass * (t230 + t231 + t232 + t233)
-        + (t234 + t235 + t236 + t237) * p.link_mass
-        + p.link_mass * (t238 + t239 + t240 + t241);
-    let t243 = qd[5] * t242;
-    let t244 = t16 * t51;
-    let t245 = t23 * t119;
-    let t246 = t52 * t17;
-    let t247 = t122 * t22;
-    let t248 = t18 * t53;
-    let t249 = t21 * t123;
-    let t250 = -(0.5 * p.link_length * cache.values[5] * t121);
-    let t251 = (t214 + t244 + t215 + t245) * p.link_mass
-        + (t246 + t247 + t206 + t209) * p.link_mass
-        + (t248 + t202 + t204 + t249) * p.link_mass + p.link_mass * (t211 + t250);
-    let t252 = qd[4] * t251;
-    let t253 = t124 * qd[0];
-    let t254 = t44 * t17;
-    let t255 = t122 * t14;
-    let t256 = -(0.5 * p.link_length * cache.values[3] * t40);
-    let t257 = t19 * t34;
-    let t258 = t9 * t121;
-    let t259 = t16 * t42;
-    let t260 = t7 * t119;
-    let t261 = t39 * t18;
-    let t262 = t123 * t12;
-    let t263 = (t254 + t133 * t17 + t48 * t14 + t255) * p.link_mass
-        + p.link_mass * (t256 - 0.5 * p.link_length * cache.values[3] * t129)
-        + p.link_mass * (t9 * t46 + t19 * t130 + t257 + t258)
-        + (t259 + t16 * t131 + t260 + t47 * t7) * p.link_mass
-        + (t261 + t262 + t18 * t132 + t49 * t12) * p.link_mass;
-    let t264 = t263 * qd[2];
-    let t265 = t123 * t26;
-    let t266 = t18 * t55;
-    let t267 = t16 * t56;
-    let t268 = t25 * t119;
-    let t269 = -(0.5 * p.link_length * t122 * cache.values[7]);
-    let t270 = (t234 + t265 + t237 + t266) * p.link_mass
-        + p.link_mass * (t239 + t267 + t241 + t268) + (t269 + t231) * p.link_mass;
-    let t271 = qd[5] * t270;
-    let t272 = qd[7] * p.link_mass * t195;
-    let t273 = -(0.5 * p.link_length * cache.values[9] * t119);
-    let t274 = t18 * t58;
-    let t275 = t28 * t123;
-    let t276 = (t273 + t221) * p.link_mass + (t224 + t274 + t275 + t226) * p.link_mass;
-    let t277 = qd[6] * t276;
-    let t278 = t20 * qd[1];
-    let t279 = p.link_mass * (2.0 * t46 * t19 + 2.0 * t19 * t121)
-        + p.link_mass * (2.0 * t16 * t119 + 2.0 * t16 * t47)
-        + (2.0 * t17 * t48 + 2.0 * t122 * t17) * p.link_mass
-        + p.link_mass * (2.0 * t49 * t18 + 2.0 * t18 * t123);
-    let t280 = qd[3] * t279;
-    let t281 = (t261 + t262 + t18 * t123 + t49 * t18) * p.link_mass
-        + p.link_mass * (t46 * t19 + t19 * t121 + t257 + t258)
-        + (t256 - 0.5 * p.link_length * t2 * cache.values[2]) * p.link_mass
-        + (t259 + t16 * t119 + t260 + t16 * t47) * p.link_mass
-        + (t122 * t17 + t254 + t255 + t17 * t48) * p.link_mass;
-    let t282 = t281 * qd[3];
-    let t283 = -(0.5 * t96 * p.link_length * cache.values[9]);
-    let t284 = 0.5 * p.link_length * cache.values[8] * t23;
-    let t285 = t28 * t92;
-    let t286 = t21 * t58;
-    let t287 = (t283 + t220 + t284 + t223) * p.link_mass
-        + (t285 + t225 + t286 + t227) * p.link_mass;
-    let t288 = qd[4] * t287;
-    let t289 = (t223 - 0.5 * p.link_length * cache.values[9] * t131) * p.link_mass
-        + (t28 * t132 + t225 + t12 * t58 + t227) * p.link_mass;
-    let t290 = t289 * qd[2];
-    let t291 = (t274 + t225 + t275 + t227) * p.link_mass
-        + (t273 + t220 + 0.5 * p.link_length * t16 * cache.values[8] + t223)
-            * p.link_mass;
-    let t292 = t291 * qd[3];
-    let t293 = -(0.5 * t105 * p.link_length * cache.values[9]);
-    let t294 = 0.5 * p.link_length * cache.values[8] * t25;
-    let t295 = t58 * t26;
-    let t296 = t28 * t104;
-    let t297 = p.link_mass * (t220 + t293 + t223 + t294)
-        + p.link_mass * (t295 + t225 + t227 + t296);
-    let t298 = t297 * qd[5];
-    let t299 = t28 * t100;
-    let t300 = t28 * t58;
-    let t301 = (t220 + t223) * p.link_mass + p.link_mass * (t299 + t225 + t300 + t227);
-    let t302 = t301 * qd[6];
-    let t303 = -(0.5 * t28 * p.link_length * cache.values[10]);
-    let t304 = t164 + t303 + t191 + t169;
-    let t305 = qd[7] * p.link_mass * t304;
-    let t306 = t276 * qd[3];
-    let t307 = t192 * qd[7] * p.link_mass;
-    let t308 = t29 * qd[1];
-    let t309 = 2.0 * t28 * t100 + 2.0 * t28 * t58;
-    let t310 = qd[6] * p.link_mass * t309;
-    let t311 = qd[0] * t101;
-    let t312 = t100 * t26;
-    let t313 = t28 * t55;
-    let t314 = -(0.5 * p.link_length * t56 * cache.values[9]);
-    let t315 = p.link_mass * (t295 + t312 + t313 + t296) + (t314 + t293) * p.link_mass;
-    let t316 = qd[5] * t315;
-    let t317 = t21 * t100;
-    let t318 = t28 * t53;
-    let t319 = -(0.5 * p.link_length * cache.values[9] * t51);
-    let t320 = (t317 + t285 + t318 + t286) * p.link_mass + (t283 + t319) * p.link_mass;
-    let t321 = t320 * qd[4];
-    let t322 = t105 * t25;
-    let t323 = t25 * t56;
-    let t324 = t55 * t26;
-    let t325 = t104 * t26;
-    let t326 = p.link_mass * (t238 + t322 + t240 + t323) + p.link_mass * (t230 + t233)
-        + (t235 + t236 + t324 + t325) * p.link_mass;
-    let t327 = t326 * qd[5];
-    let t328 = t92 * t26;
-    let t329 = t21 * t55;
-    let t330 = 0.5 * p.link_length * t22 * cache.values[6];
-    let t331 = -(0.5 * p.link_length * t94 * cache.values[7]);
-    let t332 = t56 * t23;
-    let t333 = t96 * t25;
-    let t334 = (t235 + t236 + t328 + t329) * p.link_mass
-        + p.link_mass * (t330 + t230 + t331 + t233)
-        + p.link_mass * (t238 + t332 + t240 + t333);
-    let t335 = qd[4] * t334;
-    let t336 = (t235 + t265 + t236 + t266) * p.link_mass
-        + p.link_mass
-            * (t230 + t269 + t233 + 0.5 * p.link_length * t17 * cache.values[6])
-        + p.link_mass * (t238 + t267 + t240 + t268);
-    let t337 = t336 * qd[3];
-    let t338 = p.link_mass * (t55 * t12 + t235 + t132 * t26 + t236)
-        + (t230 - 0.5 * t133 * p.link_length * cache.values[7]) * p.link_mass
-        + (t238 + t56 * t7 + t25 * t131 + t240) * p.link_mass;
-    let t339 = qd[2] * t338;
-    let t340 = -(0.5 * p.link_length * cache.values[8] * t25);
-    let t341 = (t314 + t340 + t220 + t223) * p.link_mass
-        + (t312 + t225 + t313 + t227) * p.link_mass;
-    let t342 = qd[6] * t341;
-    let t343 = qd[3] * t270;
-    let t344 = t27 * qd[1];
-    let t345 = (2.0 * t55 * t26 + 2.0 * t104 * t26) * p.link_mass
-        + p.link_mass * (2.0 * t25 * t56 + 2.0 * t105 * t25);
-    let t346 = qd[5] * t345;
-    let t347 = t106 * qd[0];
-    let t348 = -(0.5 * t52 * p.link_length * cache.values[7]);
-    let t349 = t105 * t23;
-    let t350 = t25 * t51;
-    let t351 = t53 * t26;
-    let t352 = t104 * t21;
-    let t353 = (t348 + t331) * p.link_mass + (t349 + t332 + t350 + t333) * p.link_mass
-        + p.link_mass * (t351 + t328 + t352 + t329);
-    let t354 = qd[4] * t353;
-    let t355 = qd[6] * t315;
-    let t356 = qd[7] * p.link_mass * t189;
-    let t357 = -(0.5 * p.link_length * cache.values[10] * t26);
-    let t358 = t357 + t164 + t188 + t169;
-    let t359 = qd[7] * p.link_mass * t358;
-    let t360 = -t39 * p.link_length * cache.values[11]
-        - p.link_length * cache.values[10] * t12;
-    let t361 = ((2.0 * t2 * t40 + 2.0 * t2 * t129) * p.link_mass
-        + (2.0 * t42 * t7 + 2.0 * t7 * t131) * p.link_mass
-        + p.link_mass * (2.0 * t133 * t14 + 2.0 * t44 * t14)
-        + (2.0 * t9 * t130 + 2.0 * t9 * t34) * p.link_mass
-        + (2.0 * t12 * t132 + 2.0 * t39 * t12) * p.link_mass) * qd[2];
-    let t362 = p.link_mass * (2.0 * t25 * t42 + 2.0 * t105 * t7)
-        + p.link_mass
-            * (-p.link_length * t44 * cache.values[7]
-                - p.link_length * cache.values[6] * t14)
-        + (2.0 * t39 * t26 + 2.0 * t104 * t12) * p.link_mass;
-    let t363 = (-p.link_length * cache.values[8] * t7
-        - p.link_length * t42 * cache.values[9]) * p.link_mass
-        + (2.0 * t12 * t100 + 2.0 * t39 * t28) * p.link_mass;
-    let t364 = (2.0 * t44 * t17 + 2.0 * t122 * t14) * p.link_mass
-        + (2.0 * t16 * t42 + 2.0 * t7 * t119) * p.link_mass
-        + (2.0 * t19 * t34 + 2.0 * t9 * t121) * p.link_mass
-        + (-p.link_length * t2 * cache.values[2] - p.link_length * cache.values[3] * t40)
-            * p.link_mass + (2.0 * t123 * t12 + 2.0 * t39 * t18) * p.link_mass;
-    let t365 = (t53 * t12 + t21 * t132 + t203 + t205) * p.link_mass
-        + (t52 * t14 + t133 * t22 + t207 + t208) * p.link_mass
-        + p.link_mass * (t213 - 0.5 * p.link_length * cache.values[5] * t130)
-        + p.link_mass * (t7 * t51 + t216 + t23 * t131 + t217);
-    let t366 = p.link_mass * (2.0 * t39 * t21 + 2.0 * t12 * t92)
-        + p.link_mass
-            * (-p.link_length * cache.values[5] * t34
-                - t9 * p.link_length * cache.values[4])
-        + (2.0 * t22 * t44 + 2.0 * t94 * t14) * p.link_mass
-        + p.link_mass * (2.0 * t96 * t7 + 2.0 * t42 * t23);
-    let t367 = -(0.5 * p.link_length * t22 * cache.values[6]);
-    let t368 = p.link_mass * (t238 + t349 + t240 + t350)
-        + p.link_mass * (t348 + t230 + t233 + t367)
-        + (t235 + t351 + t236 + t352) * p.link_mass;
-    let t369 = t368 * qd[5];
-    let t370 = -(0.5 * p.link_length * t21 * cache.values[10]);
-    let t371 = t164 + t185 + t169 + t370;
-    let t372 = qd[7] * t371 * p.link_mass;
-    let t373 = (t244 + t245 + t216 + t217) * p.link_mass
-        + p.link_mass * (t248 + t203 + t249 + t205)
-        + (t210 + 0.5 * p.link_length * t19 * cache.values[4] + t250 + t213)
-            * p.link_mass + (t246 + t247 + t207 + t208) * p.link_mass;
-    let t374 = qd[3] * t373;
-    let t375 = -(0.5 * p.link_length * cache.values[8] * t23);
-    let t376 = (t220 + t319 + t223 + t375) * p.link_mass
-        + p.link_mass * (t317 + t318 + t225 + t227);
-    let t377 = qd[6] * t376;
-    let t378 = t365 * qd[2];
-    let t379 = t97 * qd[0];
-    let t380 = qd[3] * t251;
-    let t381 = p.link_mass * (2.0 * t52 * t22 + 2.0 * t22 * t94)
-        + p.link_mass * (2.0 * t96 * t23 + 2.0 * t23 * t51)
-        + (2.0 * t21 * t92 + 2.0 * t21 * t53) * p.link_mass;
-    let t382 = qd[4] * t381;
-    let t383 = t24 * qd[1];
-    let t384 = qd[6] * t320;
-    let t385 = qd[5] * t353;
-    let t386 = qd[7] * p.link_mass * t186;
-    let t387 = t23 * t51;
-    let t388 = t96 * t23;
-    let t389 = t21 * t92;
-    let t390 = t21 * t53;
-    let t391 = t22 * t94;
-    let t392 = t52 * t22;
-    let t393 = p.link_mass * (t387 + t388 + t216 + t217) + p.link_mass * (t210 + t213)
-        + (t389 + t390 + t203 + t205) * p.link_mass
-        + p.link_mass * (t391 + t207 + t208 + t392);
-    let t394 = qd[4] * t393;
-    let t395 = qd[2] * t270;
-    let t396 = p.link_mass * (t231 + t232) + p.link_mass * (t322 + t239 + t241 + t323)
-        + (t234 + t237 + t324 + t325) * p.link_mass;
-    let t397 = t396 * qd[5];
-    let t398 = (t330 + t331 + t231 + t232) * p.link_mass
-        + (t239 + t332 + t241 + t333) * p.link_mass
-        + (t234 + t328 + t237 + t329) * p.link_mass;
-    let t399 = t398 * qd[4];
-    let t400 = (t224 + t312 + t313 + t226) * p.link_mass
-        + (t314 + t340 + t221 + t222) * p.link_mass;
-    let t401 = qd[6] * t400;
-    let t402 = t357 + t194 + t188 + t199;
-    let t403 = qd[7] * p.link_mass * t402;
-    let t404 = (2.0 * t18 * t100 + 2.0 * t49 * t28) * p.link_mass
-        + (-p.link_length * t16 * cache.values[8]
-            - p.link_length * t47 * cache.values[9]) * p.link_mass;
-    let t405 = p.link_mass * (2.0 * t96 * t16 + 2.0 * t47 * t23)
-        + (2.0 * t49 * t21 + 2.0 * t18 * t92) * p.link_mass
-        + p.link_mass
-            * (-t46 * p.link_length * cache.values[5]
-                - p.link_length * t19 * cache.values[4])
-        + (2.0 * t94 * t17 + 2.0 * t22 * t48) * p.link_mass;
-    let t406 = -t49 * p.link_length * cache.values[11]
-        - t18 * p.link_length * cache.values[10];
-    let t407 = p.link_mass * (2.0 * t49 * t26 + 2.0 * t18 * t104)
-        + (2.0 * t25 * t47 + 2.0 * t105 * t16) * p.link_mass
-        + p.link_mass
-            * (-p.link_length * cache.values[7] * t48
-                - p.link_length * t17 * cache.values[6]);
-    let t408 = p.link_mass * (t295 + t224 + t226 + t296)
-        + (t221 + t293 + t222 + t294) * p.link_mass;
-    let t409 = qd[5] * t408;
-    let t410 = p.link_mass * (t224 + t285 + t286 + t226)
-        + p.link_mass * (t283 + t284 + t221 + t222);
-    let t411 = qd[4] * t410;
-    let t412 = (t224 + t299 + t300 + t226) * p.link_mass + p.link_mass * (t221 + t222);
-    let t413 = qd[6] * t412;
-    let t414 = t276 * qd[2];
-    let t415 = t194 + t303 + t191 + t199;
-    let t416 = qd[7] * t415 * p.link_mass;
-    let t417 = p.link_mass * t195 * qd[2];
-    let t418 = t179 + t194 + t180 + t199;
-    let t419 = qd[6] * t418 * p.link_mass;
-    let t420 = t194 + t172 + t173 + t199;
-    let t421 = t420 * qd[4] * p.link_mass;
-    let t422 = t194 + t199;
-    let t423 = t422 * qd[7] * p.link_mass;
-    let t424 = t194 + t167 + t168 + t199;
-    let t425 = qd[5] * p.link_mass * t424;
-    let t426 = t194 + t185 + t370 + t199;
-    let t427 = qd[7] * p.link_mass * t426;
-    let t428 = qd[2] * t251;
-    let t429 = (t221 + t319 + t222 + t375) * p.link_mass
-        + (t224 + t317 + t318 + t226) * p.link_mass;
-    let t430 = qd[6] * t429;
-    let t431 = p.link_mass * (t234 + t351 + t237 + t352)
-        + (t349 + t239 + t350 + t241) * p.link_mass
-        + (t348 + t231 + t232 + t367) * p.link_mass;
-    let t432 = qd[5] * t431;
-    let t433 = (t211 + t212) * p.link_mass + p.link_mass * (t214 + t387 + t215 + t388)
-        + p.link_mass * (t389 + t390 + t202 + t204)
-        + p.link_mass * (t391 + t206 + t209 + t392);
-    let t434 = qd[4] * t433;
-    let t435 = p.link_mass
-        * (-p.link_length * cache.values[8] * t23
-            - p.link_length * cache.values[9] * t51)
-        + p.link_mass * (2.0 * t21 * t100 + 2.0 * t28 * t53);
-    let t436 = -p.link_length * cache.values[11] * t53
-        - p.link_length * t21 * cache.values[10];
-    let t437 = p.link_mass * (2.0 * t25 * t51 + 2.0 * t105 * t23)
-        + p.link_mass
-            * (-t52 * p.link_length * cache.values[7]
-                - p.link_length * t22 * cache.values[6])
-        + (2.0 * t53 * t26 + 2.0 * t104 * t21) * p.link_mass;
-    let t438 = p.link_mass * (t319 + t293 + t294 + t375)
-        + (t295 + t317 + t318 + t296) * p.link_mass;
-    let t439 = qd[5] * t438;
-    let t440 = t320 * qd[3];
-    let t441 = t303 + t185 + t191 + t370;
-    let t442 = qd[7] * t441 * p.link_mass;
-    let t443 = p.link_mass * (t317 + t318 + t299 + t300) + p.link_mass * (t319 + t375);
-    let t444 = qd[6] * t443;
-    let t445 = t320 * qd[2];
-    let t446 = t185 + t370;
-    let t447 = qd[7] * p.link_mass * t446;
-    let t448 = t167 + t168 + t185 + t370;
-    let t449 = t448 * qd[5] * p.link_mass;
-    let t450 = t179 + t180 + t185 + t370;
-    let t451 = qd[6] * t450 * p.link_mass;
-    let t452 = p.link_mass * qd[2] * t186;
-    let t453 = p.link_mass * t186 * qd[3];
-    let t454 = t353 * qd[2];
-    let t455 = t353 * qd[3];
-    let t456 = t357 + t188 + t185 + t370;
-    let t457 = qd[7] * p.link_mass * t456;
-    let t458 = (t317 + t318 + t312 + t313) * p.link_mass
-        + p.link_mass * (t314 + t340 + t319 + t375);
-    let t459 = qd[6] * t458;
-    let t460 = (t351 + t352 + t324 + t325) * p.link_mass + (t348 + t367) * p.link_mass
-        + p.link_mass * (t349 + t322 + t350 + t323);
-    let t461 = qd[5] * t460;
-    let t462 = qd[4] * p.link_mass * t189;
-    let t463 = p.link_mass * qd[3] * t189;
-    let t464 = p.link_mass * qd[2] * t189;
-    let t465 = t357 + t179 + t188 + t180;
-    let t466 = qd[6] * t465 * p.link_mass;
-    let t467 = t357 + t188;
-    let t468 = qd[7] * p.link_mass * t467;
-    let t469 = -p.link_length * cache.values[10] * t26
-        - p.link_length * cache.values[11] * t55;
-    let t470 = (2.0 * t100 * t26 + 2.0 * t28 * t55) * p.link_mass
-        + p.link_mass
-            * (-p.link_length * cache.values[8] * t25
-                - p.link_length * t56 * cache.values[9]);
-    let t471 = qd[2] * t315;
-    let t472 = (t299 + t312 + t300 + t313) * p.link_mass + p.link_mass * (t314 + t340);
-    let t473 = qd[6] * t472;
-    let t474 = qd[3] * t315;
-    let t475 = qd[4] * t315;
-    let t476 = t357 + t188 + t303 + t191;
-    let t477 = t476 * qd[7] * p.link_mass;
-    let t478 = -p.link_length * cache.values[11] * t58
-        - t28 * p.link_length * cache.values[10];
-    let t479 = t192 * qd[4] * p.link_mass;
-    let t480 = t192 * p.link_mass * qd[3];
-    let t481 = t192 * qd[5] * p.link_mass;
-    let t482 = t303 + t191;
-    let t483 = t482 * qd[7] * p.link_mass;
-    let t484 = t192 * p.link_mass * qd[2];
+    let t90 = -(p.link_length * cache.values[2]);
+    let t91 = t86 + t89 + t81 + t90 + t82;
+    let t92 = t91 * qd[3];
+    let t93 = -(p.link_length * cache.values[0]);
+    let t94 = t86 + t89 + t81 + t82;
+    let t95 = qd[4] * t94;
+    let t96 = qd[6] * (qd[4] * t83 + qd[3] * t83 + t84 + qd[5] * t83 + qd[2] * t83 + t85)
+        + qd[7]
+            * (t84 - 0.5 * p.link_length * qd[5] * cache.values[10]
+                - 0.5 * p.link_length * qd[2] * cache.values[10]
+                - 0.5 * p.link_length * cache.values[10] * qd[3]
+                - 0.5 * p.link_length * qd[4] * cache.values[10]
+                - 0.5 * qd[6] * p.link_length * cache.values[10])
+        + qd[2]
+            * (t88 + t84 + t92 + qd[2] * (t86 + t89 + t93 + t81 + t90 + t82) + t95 + t85)
+        + qd[5] * (t88 + t84 + t87 * qd[4] + t87 * qd[3] + t85 + t87 * qd[2])
+        + (t88 + t91 * qd[2] + t84 + t92 + t95 + t85) * qd[3]
+        + (qd[2] * t94 + t88 + qd[3] * t94 + t84 + t95 + t85) * qd[4];
+    let t97 = -(0.5 * p.link_length * qd[3] * cache.values[2]);
+    let t98 = (t97 - 0.5 * p.link_length * qd[2] * cache.values[2]) * qd[3]
+        + (t97 + qd[2] * (t93 - 0.5 * p.link_length * cache.values[2])) * qd[2];
+    let t99 = -(0.5 * qd[6] * p.link_length * cache.values[8]);
+    let t100 = -(0.5 * p.link_length * cache.values[8]);
+    let t101 = t86 + t100;
+    let t102 = t101 * qd[5];
+    let t103 = t86 + t89 + t100;
+    let t104 = t103 * qd[4];
+    let t105 = t86 + t89 + t90 + t100;
+    let t106 = qd[3] * t105;
+    let t107 = (t99 + t101 * qd[4] + t101 * qd[2] + t101 * qd[3] + t102) * qd[5]
+        + qd[4] * (t99 + t103 * qd[3] + t104 + t103 * qd[2] + t102)
+        + qd[2] * (t99 + t104 + t106 + qd[2] * (t86 + t89 + t93 + t90 + t100) + t102)
+        + (t99 - 0.5 * p.link_length * cache.values[8] * qd[5]
+            - 0.5 * p.link_length * cache.values[8] * qd[2]
+            - 0.5 * p.link_length * cache.values[8] * qd[4]
+            - 0.5 * p.link_length * cache.values[8] * qd[3]) * qd[6]
+        + (t99 + t104 + t106 + qd[2] * t105 + t102) * qd[3];
+    let t108 = -(0.5 * p.link_length * qd[4] * cache.values[4]);
+    let t109 = -(0.5 * p.link_length * cache.values[4]);
+    let t110 = t109 + t90;
+    let t111 = t110 * qd[3];
+    let t112 = qd[4]
+        * (t108 - 0.5 * p.link_length * qd[3] * cache.values[4]
+            - 0.5 * p.link_length * qd[2] * cache.values[4])
+        + (t111 + t108 + t110 * qd[2]) * qd[3]
+        + ((t109 + t93 + t90) * qd[2] + t111 + t108) * qd[2];
+    let t113 = qd[2] * qd[2];
+    let t114 = -(0.5 * p.link_length * qd[5] * cache.values[6]);
+    let t115 = -(0.5 * p.link_length * cache.values[6]);
+    let t116 = t89 + t115;
+    let t117 = qd[4] * t116;
+    let t118 = t89 + t115 + t90;
+    let t119 = t118 * qd[3];
+    let t120 = qd[5]
+        * (t114 - 0.5 * p.link_length * qd[4] * cache.values[6]
+            - 0.5 * p.link_length * qd[3] * cache.values[6]
+            - 0.5 * p.link_length * qd[2] * cache.values[6])
+        + qd[4] * (t116 * qd[2] + t117 + t116 * qd[3] + t114)
+        + qd[2] * ((t89 + t115 + t93 + t90) * qd[2] + t117 + t114 + t119)
+        + (t117 + t118 * qd[2] + t114 + t119) * qd[3];
+    let t121 = -(0.5 * p.link_length * cache.values[11] * qd[7]);
+    let t122 = qd[6] * t28;
+    let t123 = qd[5] * t26;
+    let t124 = t21 * qd[4];
+    let t125 = t18 * qd[3];
+    let t126 = qd[4] * (t121 + t21 * qd[2] + t122 + t21 * qd[3] + t123 + t124)
+        + (t125 + t121 + qd[2] * t12 + t122 + t123 + t124) * qd[2]
+        + qd[7]
+            * (t121 - 0.5 * qd[6] * p.link_length * cache.values[11]
+                - 0.5 * p.link_length * cache.values[11] * qd[2]
+                - 0.5 * p.link_length * cache.values[11] * qd[3]
+                - 0.5 * p.link_length * cache.values[11] * qd[4]
+                - 0.5 * p.link_length * cache.values[11] * qd[5])
+        + qd[6] * (t28 * qd[2] + t121 + t28 * qd[3] + t122 + t28 * qd[4] + t28 * qd[5])
+        + (t18 * qd[2] + t125 + t121 + t122 + t123 + t124) * qd[3]
+        + (t121 + qd[3] * t26 + t122 + qd[2] * t26 + t123 + qd[4] * t26) * qd[5];
+    let t127 = -(0.5 * p.link_length * qd[5] * cache.values[7]);
+    let t128 = qd[4] * t22;
+    let t129 = t17 * qd[3];
+    let t130 = (t127 + t128 + t22 * qd[3] + t22 * qd[2]) * qd[4]
+        + (t127 + t128 + t17 * qd[2] + t129) * qd[3]
+        + qd[5]
+            * (t127 - 0.5 * p.link_length * qd[4] * cache.values[7]
+                - 0.5 * p.link_length * cache.values[7] * qd[3]
+                - 0.5 * p.link_length * cache.values[7] * qd[2])
+        + qd[2] * (t127 + t128 + qd[2] * t14 + t129);
+    let t131 = t19 * qd[3];
+    let t132 = -(0.5 * p.link_length * cache.values[5] * qd[4]);
+    let t133 = (t131 + t9 * qd[2] + t132) * qd[2] + (t131 + t19 * qd[2] + t132) * qd[3]
+        + qd[4]
+            * (t132 - 0.5 * p.link_length * cache.values[5] * qd[2]
+                - 0.5 * p.link_length * cache.values[5] * qd[3]);
+    let t134 = t16 * qd[3];
+    let t135 = t25 * qd[5];
+    let t136 = -(0.5 * qd[6] * p.link_length * cache.values[9]);
+    let t137 = qd[4] * t23;
+    let t138 = (t134 + t135 + t136 + t137 + t16 * qd[2]) * qd[3]
+        + (t135 + qd[2] * t23 + t136 + t137 + qd[3] * t23) * qd[4]
+        + qd[2] * (t134 + t135 + t136 + qd[2] * t7 + t137)
+        + qd[5] * (t25 * qd[2] + t135 + t25 * qd[4] + t136 + t25 * qd[3])
+        + qd[6]
+            * (t136 - 0.5 * p.link_length * qd[5] * cache.values[9]
+                - 0.5 * p.link_length * qd[3] * cache.values[9]
+                - 0.5 * p.link_length * qd[2] * cache.values[9]
+                - 0.5 * p.link_length * qd[4] * cache.values[9]);
+    let t139 = -(0.5 * p.link_length * cache.values[3] * qd[3]);
+    let t140 = (t139 - 0.5 * p.link_length * cache.values[3] * qd[2]) * qd[3]
+        + qd[2] * (t139 + t2 * qd[2]);
     mass_matrix[(0, 0)] = t0;
     mass_matrix[(0, 2)] = t15;
     mass_matrix[(2, 0)] = t15;
@@ -2625,179 +1662,36 @@ pub fn dynamics_into(
         + p.link_mass
             * (0.25 * (cache.values[11] * cache.values[11]) * t61
                 + 0.25 * t61 * (cache.values[10] * cache.values[10]));
-    coriolis[0] = qd[7] * t87 + t108 * qd[4] + qd[6] * t113 + t117 * qd[5] + qd[3] * t127
-        + qd[2] * t136;
-    coriolis[1] = qd[6] * t143 + t148 * qd[2] + t152 * qd[5] + qd[3] * t154
-        + t160 * qd[7] + qd[4] * t163;
-    coriolis[2] = qd[7]
-        * (t166 + t171 + t175 + t178 + t182 + t184
-            - 0.5 * (t187 + t166 + t190 + t193 + t196 + t197 + t198))
-        + qd[3]
-            * (t201 + t219 + t229 + t243 + t264 + t282
-                - 0.5 * (t252 + t253 + t264 + t271 + t272 + t277 + t278 + t280))
-        + (t83 + t98 + t102 + t135 + t126 + t107 - 0.5 * t136) * qd[0]
-        + qd[6]
-            * (t288 + t290 + t292 + t298 + t302 + t305
-                - 0.5 * (t290 + t306 + t307 + t308 + t310 + t311 + t316 + t321))
-        + qd[5]
-            * (t327 + t335 + t337 + t339 + t342 + t359
-                - 0.5 * (t343 + t344 + t346 + t347 + t354 + t339 + t355 + t356))
-        + (t360 * qd[7] * p.link_mass + t361 + t362 * qd[5] + qd[6] * t363 + t364 * qd[3]
-            + t366 * qd[4]
-            - 0.5
-                * (t365 * qd[4] + t15 * qd[1] + t263 * qd[3] + qd[6] * t289 + t361
-                    + qd[7] * p.link_mass * t165 + t134 * qd[0] + qd[5] * t338)) * qd[2]
-        + (t138 + t144 + t139 + t145 + t146 + t147 - 0.5 * t148) * qd[1]
-        + (t369 + t372 + t374 + t377 + t378 + t394
-            - 0.5 * (t379 + t380 + t378 + t382 + t383 + t384 + t385 + t386)) * qd[4];
-    coriolis[3] = (t343 + t395 + t397 + t399 + t401 + t403
-        - 0.5 * (t343 + t344 + t346 + t347 + t354 + t355 + qd[2] * t336 + t356)) * qd[5]
-        + (qd[6] * t404 + qd[2] * t279 + t405 * qd[4] + t406 * qd[7] * p.link_mass
-            + t407 * qd[5] + t280
-            - 0.5 * (t252 + t253 + t271 + t272 + t277 + t278 + t280 + qd[2] * t281))
-            * qd[3]
-        + qd[6]
-            * (t409 + t306 + t411 + t413 + t414 + t416
-                - 0.5 * (t306 + t291 * qd[2] + t307 + t308 + t310 + t311 + t316 + t321))
-        + (t138 + t139 + t145 + t146 + t147 + t153 - 0.5 * t154) * qd[1]
-        + qd[7]
-            * (t417 + t419 + t421 + t423 + t196 + t425
-                - 0.5
-                    * (t187 + p.link_mass * qd[2] * t177 + t190 + t193 + t196 + t197
-                        + t198))
-        + (t83 + t98 + t125 + t102 + t126 + t107 - 0.5 * t127) * qd[0]
-        + qd[4]
-            * (t427 + t380 + t428 + t430 + t432 + t434
-                - 0.5 * (t379 + t380 + qd[2] * t373 + t382 + t383 + t384 + t385 + t386))
-        + (t201 + t219 + t229 + t243 + t264 + t282
-            - 0.5
-                * (t253 + t364 * qd[2] + qd[7] * p.link_mass * t177 + qd[6] * t291 + t282
-                    + qd[4] * t373 + t278 + qd[5] * t336)) * qd[2];
-    coriolis[4] = qd[4]
-        * (t435 * qd[6] + qd[3] * t381 + qd[7] * t436 * p.link_mass + qd[5] * t437 + t382
-            + qd[2] * t381
-            - 0.5
-                * (t379 + t433 * qd[3] + t382 + t383 + t384 + t385 + t393 * qd[2]
-                    + t386))
-        + (t161 + t138 + t139 + t145 + t162 + t147 - 0.5 * t163) * qd[1]
-        + qd[6]
-            * (t439 + t440 + t442 + t444 + t445 + t321
-                - 0.5
-                    * (qd[3] * t410 + t287 * qd[2] + t307 + t308 + t310 + t311 + t316
-                        + t321))
-        + qd[7]
-            * (t187 + t447 + t449 + t451 + t452 + t453
-                - 0.5
-                    * (t187 + t420 * p.link_mass * qd[3] + t190
-                        + t174 * p.link_mass * qd[2] + t193 + t197 + t198))
-        + (t369 + t372 + t374 + t377 + t378 + t394
-            - 0.5
-                * (t379 + qd[6] * t287 + t218 * qd[3] + t383 + t366 * qd[2]
-                    + t174 * qd[7] * p.link_mass + qd[5] * t334 + t394)) * qd[2]
-        + (t454 + t455 + t354 + t457 + t459 + t461
-            - 0.5
-                * (t344 + t346 + t347 + t354 + t334 * qd[2] + t355 + t398 * qd[3]
-                    + t356)) * qd[5]
-        + (t427 + t380 + t428 + t430 + t432 + t434
-            - 0.5
-                * (t379 + qd[6] * t410 + t383 + t420 * qd[7] * p.link_mass + t218 * qd[2]
-                    + t398 * qd[5] + t405 * qd[3] + t434)) * qd[3]
-        + (t83 + t98 + t99 + t102 + t103 + t107 - 0.5 * t108) * qd[0];
-    coriolis[5] = qd[4]
-        * (t454 + t455 + t354 + t457 + t459 + t461
-            - 0.5
-                * (qd[4] * t437 + t344 + qd[6] * t438 + t347 + t368 * qd[2]
-                    + t431 * qd[3] + qd[7] * t448 * p.link_mass + t461))
-        + (t83 + t114 + t102 + t115 + t116 + t107 - 0.5 * t117) * qd[0]
-        + (t149 + t150 + t138 + t139 + t151 + t147 - 0.5 * t152) * qd[1]
-        + (t327 + t335 + t337 + t339 + t342 + t359
-            - 0.5
-                * (qd[7] * p.link_mass * t170 + t327 + t344 + t347 + t368 * qd[4]
-                    + qd[3] * t242 + t362 * qd[2] + t297 * qd[6])) * qd[2]
-        + qd[7]
-            * (t462 + t463 + t464 + t190 + t466 + t468
-                - 0.5
-                    * (t448 * qd[4] * p.link_mass + t190 + p.link_mass * qd[2] * t170
-                        + t193 + t197 + t198 + p.link_mass * qd[3] * t424))
-        + qd[5]
-            * (qd[2] * t345 + t346 + qd[7] * t469 * p.link_mass + t345 * qd[3]
-                + qd[4] * t345 + qd[6] * t470
-                - 0.5
-                    * (t344 + t346 + t326 * qd[2] + t347 + t396 * qd[3] + t355
-                        + qd[4] * t460 + t356))
-        + qd[6]
-            * (t471 + t473 + t474 + t475 + t477 + t316
-                - 0.5
-                    * (qd[4] * t438 + t297 * qd[2] + t307 + t408 * qd[3] + t308 + t310
-                        + t311 + t316))
-        + (t343 + t395 + t397 + t399 + t401 + t403
-            - 0.5
-                * (qd[7] * p.link_mass * t424 + t397 + t344 + t407 * qd[3] + t347
-                    + qd[2] * t242 + qd[4] * t431 + qd[6] * t408)) * qd[3];
-    coriolis[6] = (t439 + t440 + t442 + t444 + t445 + t321
-        - 0.5
-            * (qd[5] * t458 + t376 * qd[2] + t450 * qd[7] * p.link_mass + t435 * qd[4]
-                + t444 + t308 + t429 * qd[3] + t311)) * qd[4]
-        + (t137 + t138 + t139 + t140 + t141 + t142 - 0.5 * t143) * qd[1]
-        + qd[6]
-            * (t478 * qd[7] * p.link_mass + p.link_mass * qd[3] * t309
-                + qd[5] * p.link_mass * t309 + p.link_mass * qd[2] * t309
-                + qd[4] * p.link_mass * t309 + t310
-                - 0.5
-                    * (qd[5] * t472 + t301 * qd[2] + t412 * qd[3] + t307 + qd[4] * t443
-                        + t308 + t310 + t311))
-        + qd[7]
-            * (t479 + t480 + t193 + t481 + t483 + t484
-                - 0.5
-                    * (t418 * p.link_mass * qd[3] + p.link_mass * qd[2] * t181
-                        + qd[5] * t465 * p.link_mass + t450 * qd[4] * p.link_mass + t193
-                        + t197 + t198))
-        + (t471 + t473 + t474 + t475 + t477 + t316
-            - 0.5
-                * (qd[7] * t465 * p.link_mass + t473 + qd[2] * t341 + t470 * qd[5] + t308
-                    + t311 + t400 * qd[3] + qd[4] * t458)) * qd[5]
-        + (t288 + t290 + t292 + t298 + t302 + t305
-            - 0.5
-                * (qd[7] * p.link_mass * t181 + t228 * qd[3] + qd[2] * t363 + t302
-                    + qd[5] * t341 + t308 + t311 + t376 * qd[4])) * qd[2]
-        + qd[3]
-            * (t409 + t306 + t411 + t413 + t414 + t416
-                - 0.5
-                    * (qd[7] * t418 * p.link_mass + t228 * qd[2] + t413 + t308 + t311
-                        + t429 * qd[4] + t404 * qd[3] + qd[5] * t400))
-        + qd[0] * (t109 + t110 + t83 + t102 + t111 + t112 - 0.5 * t113);
-    coriolis[7] = (t155 + t139 + t156 + t157 + t158 + t159 - 0.5 * t160) * qd[1]
-        + (t417 + t419 + t421 + t423 + t196 + t425
-            - 0.5
-                * (t200 * p.link_mass * qd[2] + t406 * p.link_mass * qd[3]
-                    + qd[6] * t415 * p.link_mass + t423 + qd[4] * p.link_mass * t426
-                    + t197 + qd[5] * p.link_mass * t402 + t198)) * qd[3]
-        + qd[5]
-            * (t462 + t463 + t464 + t190 + t466 + t468
-                - 0.5
-                    * (qd[4] * p.link_mass * t456 + p.link_mass * qd[2] * t358
-                        + t476 * qd[6] * p.link_mass + qd[5] * t469 * p.link_mass + t197
-                        + p.link_mass * t402 * qd[3] + t468 + t198))
-        + (t81 + t82 + t83 + t84 + t85 + t86 - 0.5 * t87) * qd[0]
-        + (t187 + t447 + t449 + t451 + t452 + t453
-            - 0.5
-                * (qd[4] * t436 * p.link_mass + t447 + t371 * p.link_mass * qd[2]
-                    + qd[5] * p.link_mass * t456 + p.link_mass * qd[3] * t426
-                    + qd[6] * t441 * p.link_mass + t197 + t198)) * qd[4]
-        + (t479 + t480 + t193 + t481 + t483 + t484
-            - 0.5
-                * (t415 * p.link_mass * qd[3] + qd[4] * t441 * p.link_mass + t197 + t483
-                    + t476 * qd[5] * p.link_mass + t198 + t478 * qd[6] * p.link_mass
-                    + p.link_mass * qd[2] * t304)) * qd[6]
-        + (t166 + t171 + t175 + t178 + t182 + t184
-            - 0.5
-                * (qd[5] * p.link_mass * t358 + t371 * qd[4] * p.link_mass + t184 + t197
-                    + qd[6] * p.link_mass * t304 + t360 * p.link_mass * qd[2] + t198
-                    + t200 * p.link_mass * qd[3])) * qd[2]
-        - 0.5
-            * (t183 * p.link_mass * qd[2] + t482 * qd[6] * p.link_mass
-                + qd[4] * p.link_mass * t446 + t197 + t198 + t422 * p.link_mass * qd[3]
-                + qd[5] * p.link_mass * t467) * qd[7];
+    coriolis[0] = p.link_mass * t96 + p.link_mass * t98 + p.link_mass * t107
+        + t112 * p.link_mass + p.link_mass * t120
+        - 0.5 * p.link_length * cache.values[0] * p.link_mass * t113;
+    coriolis[1] = t126 * p.link_mass + t130 * p.link_mass + p.link_mass * t133
+        + p.link_mass * t138 + p.link_mass * t140
+        - 0.5 * cache.values[1] * p.link_length * p.link_mass * t113;
+    coriolis[2] = p.link_mass * t42 * t138 + t2 * p.link_mass * t98
+        + p.link_mass * t7 * t107 + p.link_mass * t140 * t40 + p.link_mass * t12 * t96
+        + t126 * t39 * p.link_mass + t130 * t44 * p.link_mass + p.link_mass * t120 * t14
+        + t9 * t112 * p.link_mass + p.link_mass * t133 * t34;
+    coriolis[3] = 0.5 * p.link_length * p.link_mass * t140 * cache.values[2]
+        + p.link_mass * t47 * t138 + t46 * p.link_mass * t133 + t16 * p.link_mass * t107
+        + t18 * p.link_mass * t96 + t19 * t112 * p.link_mass + t17 * p.link_mass * t120
+        + t126 * t49 * p.link_mass + t130 * p.link_mass * t48
+        - 0.5 * p.link_length * cache.values[3] * p.link_mass * t98;
+    coriolis[4] = t52 * t130 * p.link_mass + t126 * t53 * p.link_mass
+        + t22 * p.link_mass * t120 + t21 * p.link_mass * t96 + p.link_mass * t107 * t23
+        + 0.5 * p.link_length * p.link_mass * t133 * cache.values[4]
+        + p.link_mass * t51 * t138
+        - 0.5 * p.link_length * cache.values[5] * t112 * p.link_mass;
+    coriolis[5] = t25 * p.link_mass * t107 + t126 * p.link_mass * t55
+        + 0.5 * p.link_length * t130 * p.link_mass * cache.values[6]
+        + t56 * p.link_mass * t138 + p.link_mass * t96 * t26
+        - 0.5 * p.link_length * p.link_mass * cache.values[7] * t120;
+    coriolis[6] = t126 * p.link_mass * t58
+        + 0.5 * p.link_length * cache.values[8] * p.link_mass * t138
+        + t28 * p.link_mass * t96
+        - 0.5 * p.link_length * p.link_mass * t107 * cache.values[9];
+    coriolis[7] = 0.5 * t126 * p.link_length * p.link_mass * cache.values[10]
+        - 0.5 * p.link_length * cache.values[11] * p.link_mass * t96;
 }
 /// Gravitational potential energy V(q).
 #[inline]
