@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
     version,
     about = "Equations of motion for soft and hybrid robots: simulate and evaluate generated models",
     long_about = "Equations of motion for soft and hybrid robots.\n\nWith no subcommand, runs `simulate` with its defaults: the modular snake's pedal wave on flat ground for 20 s (003_011ffa2a91e05fc5), writing out/snake_pedal_wave.csv and .png.",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    allow_negative_numbers = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -27,8 +28,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a robot (default: the paper's pedal wave on flat ground for 20 s).
+    #[command(allow_negative_numbers = true)]
     Simulate(SimulateArgs),
     /// Print M, C qd, G and every contact point's position, velocity and Jacobian as JSON.
+    #[command(allow_negative_numbers = true)]
     Eval(EvalArgs),
     /// List the robots and their generalized coordinates.
     List,
@@ -225,7 +228,10 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
 
     std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
     let csv_path = args.output.join(format!("{}.csv", args.robot));
-    let file = std::fs::File::create(&csv_path).map_err(|e| format!("{}: {e}", csv_path.display()))?;
+    // Write beside the target and rename once the run has started, so a rejected run (bad
+    // parameter, bad robot) never clobbers the previous outputs.
+    let partial_path = args.output.join(format!("{}.csv.partial", args.robot));
+    let file = std::fs::File::create(&partial_path).map_err(|e| format!("{}: {e}", partial_path.display()))?;
     let mut csv = BufWriter::new(file);
 
     let bar = ProgressBar::with_draw_target(Some((s.duration * 1000.0) as u64), ProgressDrawTarget::hidden());
@@ -244,9 +250,17 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
             bar.set_message(format!("{t:.2} / {:.2} s simulated", s.duration));
         }
     };
-    let summary = run_scenario(&s, Some(&mut csv), &mut progress)?;
+    let result = run_scenario(&s, Some(&mut csv), &mut progress);
     bar.finish_and_clear();
     drop(csv);
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial_path);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&partial_path, &csv_path).map_err(|e| format!("{}: {e}", csv_path.display()))?;
 
     let start_com = summary.com_start();
     let end_com = summary.com_end();

@@ -1,0 +1,123 @@
+//! The `softgen` binary end to end: the default run writes its CSV and PNG, `eval` prints
+//! JSON for states from the command line and stdin, and bad input gets a clear error and a
+//! non-zero exit, never a panic.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn softgen() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_softgen"))
+}
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = softgen().args(args).output().expect("binary runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn simulate_writes_csv_and_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (ok, stdout, stderr) = run(&["simulate", "--duration", "1", "--output", out]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("mean velocity"), "{stdout}");
+    let csv = std::fs::read_to_string(dir.path().join("snake_pedal_wave.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("t,base_x,base_z,base_pitch,link2_joint"), "{header}");
+    assert!(header.contains("com_x") && header.contains("head_tip_fz"));
+    let columns = header.split(',').count();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 101, "1 s at 2 ms, every 5th sample");
+    assert!(rows.iter().all(|r| r.split(',').count() == columns));
+    let png = std::fs::read(dir.path().join("snake_pedal_wave.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+}
+
+#[test]
+fn every_integrator_and_terrain_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    for args in [
+        vec!["--integrator", "euler", "--dt", "0.0005"],
+        vec!["--integrator", "dopri5", "--friction-regularisation", "0.001"],
+        vec!["--terrain", "stair", "--admittance"],
+        vec!["--robot", "snake_lateral_undulation", "--terrain", "pipe", "--pipe-diameter", "0.1"],
+        vec!["--robot", "double_pendulum", "--set", "lower_mass=2"],
+    ] {
+        let mut all = vec!["simulate", "--duration", "0.5", "--no-plot", "--output", out];
+        all.extend(args.iter());
+        let (ok, _, stderr) = run(&all);
+        assert!(ok, "{all:?}: {stderr}");
+    }
+}
+
+#[test]
+fn eval_prints_the_model_as_json() {
+    let (ok, stdout, stderr) = run(&["eval", "double_pendulum", "--q=-1,0.5", "--qd", "0.3,-0.2"]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["coordinates"][1]["name"], "lower_joint");
+    assert_eq!(v["mass_matrix"].as_array().unwrap().len(), 2);
+    let m01 = v["mass_matrix"][0][1].as_f64().unwrap();
+    let expected = 0.5 * 0.7 * 0.7 + 0.5 * 1.0 * 0.7 * 0.5f64.cos();
+    assert!((m01 - expected).abs() < 1e-12);
+    assert_eq!(v["contact_points"][0]["jacobian"].as_array().unwrap().len(), 3);
+
+    let mut child = softgen()
+        .args(["eval", "snake_pedal_wave", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"q": [0, 0.1, 0.2, 0.3, -0.3, 0.2, 0.1, 0], "qd": [1, 0, 0, 0, 0, 0, 0, 0], "params": {"link_mass": 0.2}}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!((v["mass_matrix"][0][0].as_f64().unwrap() - 1.2).abs() < 1e-12, "six links of 0.2 kg");
+    assert!((v["linear_momentum"][0].as_f64().unwrap() - 1.2).abs() < 1e-12);
+    assert_eq!(v["contact_points"].as_array().unwrap().len(), 13);
+}
+
+#[test]
+fn bad_input_is_reported_not_panicked() {
+    for (args, expected) in [
+        (vec!["simulate", "--robot", "hexapod"], "unknown robot `hexapod`"),
+        (vec!["simulate", "--set", "link_mas=1"], "unknown parameter `link_mas`"),
+        (vec!["simulate", "--set", "link_mass"], "expected NAME=VALUE"),
+        (vec!["simulate", "--duration=-1"], "duration must be"),
+        (vec!["simulate", "--dt", "0"], "control period must be"),
+        (vec!["simulate", "--terrain", "pipe", "--pipe-diameter", "-0.2"], "pipe diameter must be > 0"),
+        (vec!["simulate", "--robot", "double_pendulum", "--admittance"], "declares no gait"),
+        (vec!["eval", "double_pendulum", "--q", "1,2,3"], "q needs 2 values, got 3"),
+        (vec!["eval", "double_pendulum", "--q", "1,x"], "`x` is not a number"),
+        (vec!["eval", "double_pendulum", "--q", "1,NaN"], "must be finite"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = args.clone();
+        if args[0] == "simulate" {
+            all.extend(["--output", dir.path().to_str().unwrap()]);
+        }
+        let (ok, _, stderr) = run(&all);
+        assert!(!ok, "{args:?} should fail");
+        assert!(stderr.contains(expected), "{args:?}: expected `{expected}` in {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    }
+}
+
+#[test]
+fn a_rejected_run_keeps_the_previous_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (ok, _, stderr) = run(&["simulate", "--duration", "0.2", "--output", out]);
+    assert!(ok, "{stderr}");
+    let before = std::fs::read(dir.path().join("snake_pedal_wave.csv")).unwrap();
+    let (ok, _, _) = run(&["simulate", "--duration", "0.2", "--set", "nonsense=1", "--output", out]);
+    assert!(!ok);
+    assert_eq!(std::fs::read(dir.path().join("snake_pedal_wave.csv")).unwrap(), before);
+}
