@@ -341,15 +341,8 @@ pub fn derive(robot: &Robot) -> Derived {
         for i in 0..n {
             velocity = vadd(&velocity, &vscale(&jv[i], &qd[i]));
         }
-        // Acceleration of the centre of mass at qdd = 0: d(v)/dq qd.
-        let mut bias = [zero(), zero(), zero()];
-        for k in 0..n {
-            if robot.coordinates[k].kind == CoordinateKind::BaseTranslation {
-                continue;
-            }
-            let dv = [velocity[0].derivative(q_symbols[k]), velocity[1].derivative(q_symbols[k]), velocity[2].derivative(q_symbols[k])];
-            bias = vadd(&bias, &vscale(&dv, &qd[k]));
-        }
+        // Acceleration of the centre of mass at qdd = 0.
+        let bias = rate_at_rest(&velocity, robot, &q_symbols, &qd);
         let bias_force = vscale(&bias, &m);
         for i in 0..n {
             coriolis_newton_euler[i] = add(&coriolis_newton_euler[i], &dot(&jv[i], &bias_force));
@@ -359,14 +352,7 @@ pub fn derive(robot: &Robot) -> Derived {
             for i in 0..n {
                 omega = vadd(&omega, &vscale(&frame.angular_spatial[i], &qd[i]));
             }
-            let mut alpha = [zero(), zero(), zero()];
-            for k in 0..n {
-                if robot.coordinates[k].kind == CoordinateKind::BaseTranslation {
-                    continue;
-                }
-                let dw = [omega[0].derivative(q_symbols[k]), omega[1].derivative(q_symbols[k]), omega[2].derivative(q_symbols[k])];
-                alpha = vadd(&alpha, &vscale(&dw, &qd[k]));
-            }
+            let alpha = rate_at_rest(&omega, robot, &q_symbols, &qd);
             let inertia_world = world_inertia(&body.inertia, &r);
             let torque = vadd(&mat_vec(&inertia_world, &alpha), &cross(&omega, &mat_vec(&inertia_world, &omega)));
             for i in 0..n {
@@ -479,6 +465,20 @@ pub fn derive(robot: &Robot) -> Derived {
         linear_momentum,
         angular_momentum,
     }
+}
+
+/// d(v)/dt at qdd = 0, that is sum_k dv/dq_k qd_k, for a vector `v` linear in qd. Base
+/// translations never appear in velocities, so they are skipped.
+fn rate_at_rest(v: &Vec3, robot: &Robot, q_symbols: &[Symbol], qd: &[Atom]) -> Vec3 {
+    let mut rate = [zero(), zero(), zero()];
+    for (k, s) in q_symbols.iter().enumerate() {
+        if robot.coordinates[k].kind == CoordinateKind::BaseTranslation {
+            continue;
+        }
+        let dv = [v[0].derivative(*s), v[1].derivative(*s), v[2].derivative(*s)];
+        rate = vadd(&rate, &vscale(&dv, &qd[k]));
+    }
+    rate
 }
 
 /// R I R' for a full body-frame inertia.
