@@ -223,6 +223,12 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
     s.friction_along = args.friction;
     s.friction_across = args.friction_across;
     s.friction_regularisation = args.friction_regularisation;
+    if matches!(args.integrator, IntegratorName::Dopri5) && args.friction_regularisation.is_none() {
+        // Exact Coulomb friction is discontinuous in velocity: error control would shrink the
+        // step towards zero at every stick-slip switch. Say so and smooth it.
+        eprintln!("note: dopri5 uses regularised friction (--friction-regularisation 0.001 m/s); pass 0 for the exact sign");
+        s.friction_regularisation = Some(1e-3);
+    }
     s.params = parse_sets(&args.set)?;
     s.csv_every = args.csv_every;
 
