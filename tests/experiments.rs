@@ -3,7 +3,7 @@
 
 use nalgebra::SVector;
 use softgen::{run_scenario, IntegratorChoice, Scenario, TerrainChoice};
-use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave};
+use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave, SpatialTree};
 use softgen_runtime::{
     ContactLaw, DormandPrince5, FrictionAnisotropy, FrictionLaw, Integrator, JointPd, Model, Serpenoid,
     Simulation, SimulationConfig, State, Terrain, Tolerances,
@@ -62,6 +62,27 @@ fn energy_is_conserved_without_damping_contact_or_torque() {
     let qd0 = SVector::from([0.1, 0.5, 1.0, -2.0, 1.5, 0.5, -1.0, 2.0]);
     let drift = energy_drift::<SnakePedalWave, 8, 13>(Default::default(), State::new(q0, qd0));
     assert!(drift < 1e-6, "snake energy drift {drift:e}");
+}
+
+#[test]
+fn spatial_tree_conserves_energy_and_momenta_in_free_flight() {
+    type R = SpatialTree;
+    let mut params = <R as Model<10, 3>>::Params::default();
+    softgen_runtime::ParamSet::set(&mut params, "gravity", 0.0).unwrap();
+    let q0 = SVector::from_iterator(R::INITIAL_POSITION.iter().copied());
+    let qd0 = SVector::from([0.2, -0.1, 0.3, 0.5, -0.4, 0.8, 1.5, -2.0, 1.0, 0.3]);
+    let drift = energy_drift::<R, 10, 3>(params.clone(), State::new(q0, qd0));
+    assert!(drift < 1e-6, "energy drift {drift:e}");
+    let servo = JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+    let mut sim = Simulation::<R, 10, 3>::new(params.clone(), free_config(None, servo)).unwrap();
+    let mut x = State::new(q0, qd0);
+    let k0 = R::cache(&x.q, &params);
+    let (p0, l0) = (R::linear_momentum(&x.q, &x.qd, &params, &k0), R::angular_momentum(&x.q, &x.qd, &params, &k0));
+    let mut t = 0.0;
+    tight().integrate_to(&mut sim, &mut t, &mut x, 5.0).unwrap();
+    let k = R::cache(&x.q, &params);
+    assert!((R::linear_momentum(&x.q, &x.qd, &params, &k) - p0).norm() < 1e-8 * (1.0 + p0.norm()));
+    assert!((R::angular_momentum(&x.q, &x.qd, &params, &k) - l0).norm() < 1e-8 * (1.0 + l0.norm()));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave};
+use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave, SpatialTree};
 use softgen_runtime::Model;
 
 const STATES: usize = 25;
@@ -119,6 +119,11 @@ fn snake_pedal_wave_invariants() {
 #[test]
 fn snake_lateral_undulation_invariants() {
     check_model::<SnakeLateralUndulation, 8, 13>(3);
+}
+
+#[test]
+fn spatial_tree_invariants() {
+    check_model::<SpatialTree, 10, 3>(4);
 }
 
 /// The generated double pendulum against its textbook closed form (point masses).
