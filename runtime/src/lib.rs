@@ -3,32 +3,42 @@
 //!
 //! Everything on the per-step path works on fixed-size nalgebra types and does not allocate.
 
+mod actuation;
 mod admittance;
 mod contact;
+mod device;
 mod dopri5;
 mod dynamics;
 mod gait;
+mod hardware;
 mod integrator;
 mod model;
 mod pd;
+mod realtime;
 mod rk4;
+mod safety;
 mod semi_implicit_euler;
 mod simulation;
 mod state;
 mod terrain;
 
+pub use actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
 pub use admittance::{AdmittanceController, AdmittanceGains};
+pub use device::{Device, DeviceError, Recorder, Recording, SimulatedPlant};
 pub use contact::{ContactLaw, ContactSample, FrictionAnisotropy, FrictionLaw};
 pub use dopri5::{DormandPrince5, Tolerances};
 pub use dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
 pub use gait::Serpenoid;
+pub use hardware::{run_hardware, OutputChain};
 pub use integrator::{IntegrationError, Integrator, SecondOrderSystem, StepReport};
 pub use model::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model,
     ParamSet, PlaneOfMotion, UnknownParameter,
 };
 pub use pd::JointPd;
+pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_REQUESTED};
 pub use rk4::RungeKutta4;
+pub use safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
 pub use semi_implicit_euler::SemiImplicitEuler;
 pub use simulation::{ContactReport, Simulation, SimulationConfig};
 pub use state::State;

@@ -86,6 +86,9 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     pub params: R::Params,
     pub config: SimulationConfig,
     admittance: Option<AdmittanceController<N>>,
+    /// Servo set points from outside (a controller driving the simulated plant), used when
+    /// no gait is configured: entry j is the desired angle of actuated joint j.
+    joint_targets: Option<SVector<f64, N>>,
     model: PhantomData<R>,
 }
 
@@ -98,7 +101,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
             _ => None,
         };
-        Ok(Simulation { params, config, admittance, model: PhantomData })
+        Ok(Simulation { params, config, admittance, joint_targets: None, model: PhantomData })
+    }
+
+    /// Sets the servo set points of the actuated joints (entry j for actuated joint j),
+    /// held until the next call; the servos track them when no gait is configured.
+    pub fn set_joint_targets(&mut self, targets: &SVector<f64, N>) {
+        self.joint_targets = Some(*targets);
     }
 
     /// Current spatial frequency of actuated joint `j`.
@@ -125,6 +134,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             for (j, &i) in R::ACTUATED.iter().enumerate() {
                 let (desired, desired_rate) = gait.joint(t, j, self.spatial_frequency(j));
                 force[i] = self.config.servo.torque(desired, desired_rate, q[i], qd[i]);
+            }
+        } else if let Some(targets) = &self.joint_targets {
+            for (j, &i) in R::ACTUATED.iter().enumerate() {
+                force[i] = self.config.servo.torque(targets[j], 0.0, q[i], qd[i]);
             }
         }
         if let Some(r) = report.as_deref_mut() {

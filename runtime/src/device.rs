@@ -1,0 +1,228 @@
+//! Devices behind one trait: the simulated plant (hardware in the loop), a recorder that
+//! logs every value with its time to CSV around any device, and a replayer that feeds a
+//! recording back to any device.
+
+use crate::actuation::DeviceValue;
+use crate::integrator::{IntegrationError, Integrator};
+use crate::model::Model;
+use crate::rk4::RungeKutta4;
+use crate::simulation::Simulation;
+use crate::state::State;
+use nalgebra::SVector;
+use std::fmt;
+use std::io::{BufWriter, Write};
+
+/// A device failure: the run goes to its safe state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceError(pub String);
+
+impl fmt::Display for DeviceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DeviceError {}
+
+/// An output device. `write` is called once per control period with that period's values
+/// and must not allocate; `flush` makes everything sent so far durable (a log on disk, an
+/// acknowledged frame).
+pub trait Device {
+    fn name(&self) -> &str;
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError>;
+    fn flush(&mut self) -> Result<(), DeviceError> {
+        Ok(())
+    }
+}
+
+/// Hardware in the loop: the generated model integrated in step with the commands it is
+/// sent, so the controller cannot tell it from the robot. Servo board values (channel j =
+/// actuated joint j) become the set points of the model's joint servos.
+pub struct SimulatedPlant<R: Model<N, C>, const N: usize, const C: usize> {
+    pub simulation: Simulation<R, N, C>,
+    pub state: State<N>,
+    pub time: f64,
+    integrator: RungeKutta4,
+    targets: SVector<f64, N>,
+    /// Called after each period with (t, state): where the plant's trajectory is recorded.
+    observer: Option<Box<dyn FnMut(f64, &State<N>) + Send>>,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
+    /// A plant starting at `state`, integrated with RK4 at `step` seconds.
+    pub fn new(simulation: Simulation<R, N, C>, state: State<N>, step: f64) -> Result<Self, IntegrationError> {
+        Ok(SimulatedPlant {
+            simulation,
+            state,
+            time: 0.0,
+            integrator: RungeKutta4::new(step)?,
+            targets: SVector::zeros(),
+            observer: None,
+        })
+    }
+
+    pub fn observe(&mut self, observer: Box<dyn FnMut(f64, &State<N>) + Send>) {
+        self.observer = Some(observer);
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R, N, C> {
+    fn name(&self) -> &str {
+        "simulated plant"
+    }
+
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+        // The commands of period k act from t_k on; first bring the plant up to t_k under the
+        // previous commands (zero-order hold), then apply the new ones.
+        if t > self.time {
+            self.integrator
+                .integrate_to(&mut self.simulation, &mut self.time, &mut self.state, t)
+                .map_err(|e| DeviceError(format!("simulated plant: {e}")))?;
+        }
+        for v in values {
+            if let DeviceValue::Board { channel, value } = *v {
+                let j = channel as usize;
+                if j >= R::ACTUATED.len() {
+                    return Err(DeviceError(format!("simulated plant: no actuated joint on channel {j}")));
+                }
+                self.targets[j] = value;
+            }
+        }
+        self.simulation.set_joint_targets(&self.targets);
+        if let Some(observer) = &mut self.observer {
+            observer(self.time, &self.state);
+        }
+        Ok(())
+    }
+}
+
+/// Wraps any device and writes every value it is sent, with its time, to CSV
+/// (`t,kind,channel,value`). The log is flushed every `flush_every` periods and whenever the
+/// device is flushed, so a run stopped midway leaves a complete, readable file.
+pub struct Recorder<D: Device, W: Write> {
+    pub inner: D,
+    out: BufWriter<W>,
+    periods: u64,
+    flush_every: u64,
+}
+
+impl<D: Device, W: Write> Recorder<D, W> {
+    pub fn new(inner: D, out: W, flush_every: u64) -> Result<Self, DeviceError> {
+        let mut out = BufWriter::with_capacity(1 << 16, out);
+        writeln!(out, "t,kind,channel,value").map_err(|e| DeviceError(format!("recorder: {e}")))?;
+        Ok(Recorder { inner, out, periods: 0, flush_every: flush_every.max(1) })
+    }
+
+    pub fn into_inner(mut self) -> Result<D, DeviceError> {
+        self.out.flush().map_err(|e| DeviceError(format!("recorder: {e}")))?;
+        Ok(self.inner)
+    }
+}
+
+impl<D: Device, W: Write> Device for Recorder<D, W> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+        for v in values {
+            writeln!(self.out, "{t:.6},{},{},{}", v.kind(), v.channel(), v.number())
+                .map_err(|e| DeviceError(format!("recorder: {e}")))?;
+        }
+        self.periods += 1;
+        if self.periods % self.flush_every == 0 {
+            self.out.flush().map_err(|e| DeviceError(format!("recorder: {e}")))?;
+        }
+        self.inner.write(t, values)
+    }
+
+    fn flush(&mut self) -> Result<(), DeviceError> {
+        self.out.flush().map_err(|e| DeviceError(format!("recorder: {e}")))?;
+        self.inner.flush()
+    }
+}
+
+/// A recording read back: periods of (t, values) in time order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recording {
+    pub periods: Vec<(f64, Vec<DeviceValue>)>,
+}
+
+impl Recording {
+    /// Parses a recorder CSV; errors name the line.
+    pub fn parse(path: &str, text: &str) -> Result<Recording, DeviceError> {
+        let mut periods: Vec<(f64, Vec<DeviceValue>)> = Vec::new();
+        for (n, line) in text.lines().enumerate().skip(1) {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = || DeviceError(format!("{path}:{}: expected `t,kind,channel,value`, got `{line}`", n + 1));
+            let fields: Vec<&str> = line.split(',').collect();
+            let [t, kind, channel, value] = fields.as_slice() else { return Err(bad()) };
+            let t: f64 = t.parse().map_err(|_| bad())?;
+            let channel: u16 = channel.parse().map_err(|_| bad())?;
+            let value: f64 = value.parse().map_err(|_| bad())?;
+            if !t.is_finite() || !value.is_finite() {
+                return Err(bad());
+            }
+            let v = match *kind {
+                "analog" => DeviceValue::Analog { channel, volts: value },
+                "digital" => DeviceValue::Digital { line: channel, high: value != 0.0 },
+                "board" => DeviceValue::Board { channel, value },
+                _ => return Err(bad()),
+            };
+            match periods.last_mut() {
+                Some((last, values)) if *last == t => values.push(v),
+                Some((last, _)) if t < *last => {
+                    return Err(DeviceError(format!("{path}:{}: time goes backwards", n + 1)));
+                }
+                _ => periods.push((t, vec![v])),
+            }
+        }
+        Ok(Recording { periods })
+    }
+
+    /// Feeds every period to `device` as fast as it takes them.
+    pub fn replay(&self, device: &mut dyn Device) -> Result<(), DeviceError> {
+        for (t, values) in &self.periods {
+            device.write(*t, values)?;
+        }
+        device.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Sink(Vec<(f64, Vec<DeviceValue>)>);
+    impl Device for Sink {
+        fn name(&self) -> &str {
+            "sink"
+        }
+        fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+            self.0.push((t, values.to_vec()));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn recording_round_trips_through_the_replayer() {
+        let mut buffer = Vec::new();
+        {
+            let mut recorder = Recorder::new(Sink(Vec::new()), &mut buffer, 1).unwrap();
+            recorder.write(0.0, &[DeviceValue::Analog { channel: 0, volts: 1.5 }, DeviceValue::Digital { line: 3, high: true }]).unwrap();
+            recorder.write(0.001, &[DeviceValue::Board { channel: 2, value: -0.25 }]).unwrap();
+            recorder.flush().unwrap();
+        }
+        let text = String::from_utf8(buffer).unwrap();
+        let recording = Recording::parse("run.csv", &text).unwrap();
+        let mut sink = Sink(Vec::new());
+        recording.replay(&mut sink).unwrap();
+        assert_eq!(sink.0, recording.periods);
+        assert_eq!(sink.0[0].1[1], DeviceValue::Digital { line: 3, high: true });
+        assert_eq!(sink.0[1], (0.001, vec![DeviceValue::Board { channel: 2, value: -0.25 }]));
+        let e = Recording::parse("run.csv", "t,kind,channel,value\n0.0,analog,x,1\n").unwrap_err();
+        assert!(e.0.starts_with("run.csv:2:"), "{e}");
+    }
+}
