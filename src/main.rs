@@ -33,8 +33,95 @@ enum Command {
     /// Print M, C qd, G and every contact point's position, velocity and Jacobian as JSON.
     #[command(allow_negative_numbers = true)]
     Eval(EvalArgs),
+    /// Run a robot's gait through its output chain to a device at a fixed rate (default: the
+    /// snake on the simulated plant, hardware in the loop, 1 kHz for 10 s).
+    #[command(allow_negative_numbers = true)]
+    Run(RunArgs),
     /// List the robots and their generalized coordinates.
     List,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DeviceName {
+    /// The generated model integrated in step with the commands (hardware in the loop).
+    Sim,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[arg(long, default_value = "snake_pedal_wave")]
+    robot: String,
+    /// Run configuration (channel map, ranges, safety limits); default: the snake's.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "sim")]
+    device: DeviceName,
+    /// Loop rate (Hz); default: the run configuration's.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Run length (s).
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Where every device value is recorded with its time.
+    #[arg(long, default_value = "out/run_commands.csv")]
+    record: PathBuf,
+    /// Where the simulated plant's trajectory is written.
+    #[arg(long, default_value = "out/run_plant.csv")]
+    trajectory: PathBuf,
+    /// Print the channel map and the first commands; touch no device.
+    #[arg(long)]
+    dry_run: bool,
+    /// Try SCHED_FIFO and mlockall (says so when the system refuses).
+    #[arg(long)]
+    realtime: bool,
+    #[arg(long)]
+    amplitude: Option<f64>,
+    #[arg(long)]
+    temporal_frequency: Option<f64>,
+    #[arg(long)]
+    spatial_frequency: Option<f64>,
+    #[arg(long)]
+    offset: Option<f64>,
+}
+
+/// Exit status for a run ended by a signal: 128 + the signal number, as shells do.
+fn run(args: RunArgs) -> Result<ExitCode, String> {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicUsize::new(0));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(signal, Arc::clone(&stop), signal as usize)
+            .map_err(|e| format!("cannot install the handler for signal {signal}: {e}"))?;
+    }
+    for path in [&args.record, &args.trajectory] {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+    }
+    let DeviceName::Sim = args.device;
+    let options = softgen::RunOptions {
+        robot: args.robot,
+        config: args.config,
+        dry_run: args.dry_run,
+        rate_hz: args.rate,
+        duration: args.duration,
+        record: args.record,
+        trajectory: args.trajectory,
+        realtime: args.realtime,
+        amplitude: args.amplitude,
+        temporal_frequency: args.temporal_frequency,
+        spatial_frequency: args.spatial_frequency,
+        offset: args.offset,
+    };
+    let report = softgen::run_on_device(&options, stop)?;
+    match report.fault {
+        None => Ok(ExitCode::SUCCESS),
+        Some(softgen_runtime::SafetyFault::Signal(s)) => {
+            eprintln!("stopped by signal {s}: outputs in their safe state, logs complete");
+            Ok(ExitCode::from((128 + s).clamp(0, 255) as u8))
+        }
+        Some(fault) => Err(format!("run stopped: {fault} (outputs in their safe state, logs complete)")),
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -336,6 +423,10 @@ fn main() -> ExitCode {
         None => simulate(cli.simulate),
         Some(Command::Simulate(args)) => simulate(args),
         Some(Command::Eval(args)) => eval(args),
+        Some(Command::Run(args)) => match run(args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Some(Command::List) => {
             for name in ROBOTS {
                 match eval_json(name, &EvalInput::default()) {

@@ -30,13 +30,15 @@ pub enum DeviceValue {
     Digital { line: u16, high: bool },
     /// A command to a microcontroller board channel, in the actuator's physical unit.
     Board { channel: u16, value: f64 },
+    /// Switch a board channel's output off (servo torque off, driver disabled).
+    Off { channel: u16 },
 }
 
 impl DeviceValue {
     /// Output channel or line number.
     pub fn channel(&self) -> u16 {
         match *self {
-            DeviceValue::Analog { channel, .. } | DeviceValue::Board { channel, .. } => channel,
+            DeviceValue::Analog { channel, .. } | DeviceValue::Board { channel, .. } | DeviceValue::Off { channel } => channel,
             DeviceValue::Digital { line, .. } => line,
         }
     }
@@ -47,6 +49,7 @@ impl DeviceValue {
             DeviceValue::Analog { volts, .. } => volts,
             DeviceValue::Digital { high, .. } => f64::from(u8::from(high)),
             DeviceValue::Board { value, .. } => value,
+            DeviceValue::Off { .. } => 0.0,
         }
     }
 
@@ -55,6 +58,7 @@ impl DeviceValue {
             DeviceValue::Analog { .. } => "analog",
             DeviceValue::Digital { .. } => "digital",
             DeviceValue::Board { .. } => "board",
+            DeviceValue::Off { .. } => "off",
         }
     }
 }
@@ -210,11 +214,10 @@ impl Channel {
     }
 
     /// The output's safe state: regulators at their lowest voltage (vent), valves closed,
-    /// thrusters off; servos have none (their boards hold or go limp on their own watchdog),
-    /// so they get no value.
+    /// thrusters off, servos switched off (limp).
     pub fn safe_value(&self) -> Option<DeviceValue> {
         match self {
-            Channel::ServoBoard { .. } => None,
+            Channel::ServoBoard { channel, .. } => Some(DeviceValue::Off { channel: *channel }),
             Channel::PressureRegulator { channel, map, .. } => {
                 let volts = match map {
                     PressureMap::Linear { volts_min, .. } => *volts_min,

@@ -79,16 +79,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R
                 .integrate_to(&mut self.simulation, &mut self.time, &mut self.state, t)
                 .map_err(|e| DeviceError(format!("simulated plant: {e}")))?;
         }
+        let mut switched_off = false;
         for v in values {
-            if let DeviceValue::Board { channel, value } = *v {
-                let j = channel as usize;
-                if j >= R::ACTUATED.len() {
-                    return Err(DeviceError(format!("simulated plant: no actuated joint on channel {j}")));
-                }
-                self.targets[j] = value;
+            let j = v.channel() as usize;
+            match *v {
+                DeviceValue::Board { value, .. } if j < R::ACTUATED.len() => self.targets[j] = value,
+                DeviceValue::Off { .. } if j < R::ACTUATED.len() => switched_off = true,
+                _ => return Err(DeviceError(format!("simulated plant: no actuated joint on {} channel {j}", v.kind()))),
             }
         }
-        self.simulation.set_joint_targets(&self.targets);
+        if switched_off {
+            // Servos off: the joints go limp.
+            self.simulation.clear_joint_targets();
+        } else {
+            self.simulation.set_joint_targets(&self.targets);
+        }
         if let Some(observer) = &mut self.observer {
             observer(self.time, &self.state);
         }
@@ -126,7 +131,8 @@ impl<D: Device, W: Write> Device for Recorder<D, W> {
 
     fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
         for v in values {
-            writeln!(self.out, "{t:.6},{},{},{}", v.kind(), v.channel(), v.number())
+            // Shortest round-trip formatting: a replay reproduces the run bit for bit.
+            writeln!(self.out, "{t},{},{},{}", v.kind(), v.channel(), v.number())
                 .map_err(|e| DeviceError(format!("recorder: {e}")))?;
         }
         self.periods += 1;
@@ -169,6 +175,7 @@ impl Recording {
                 "analog" => DeviceValue::Analog { channel, volts: value },
                 "digital" => DeviceValue::Digital { line: channel, high: value != 0.0 },
                 "board" => DeviceValue::Board { channel, value },
+                "off" => DeviceValue::Off { channel },
                 _ => return Err(bad()),
             };
             match periods.last_mut() {

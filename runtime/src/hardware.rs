@@ -87,7 +87,8 @@ pub fn run_hardware(
     let mut commands = vec![ActuatorCommand::Valve(false); chain.channels.len()];
     let mut guard = SafeOnDrop { chain, device, time: 0.0, done: false };
     let outcome = run_fixed_rate(config, stop, |_, t| {
-        guard.time = t;
+        // The safe state, if it comes, takes the next period's slot.
+        guard.time = t + dt;
         controller(t, &mut commands).map_err(SafetyFault::Controller)?;
         guard.chain.send(guard.device, t, dt, &commands)
     });

@@ -110,6 +110,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         self.joint_targets = Some(*targets);
     }
 
+    /// Switches the servos off: the actuated joints go limp.
+    pub fn clear_joint_targets(&mut self) {
+        self.joint_targets = None;
+    }
+
     /// Current spatial frequency of actuated joint `j`.
     pub fn spatial_frequency(&self, j: usize) -> f64 {
         match (&self.admittance, &self.config.gait) {

@@ -1,0 +1,205 @@
+//! `softgen run`: a robot's gait through the output chain to a device at a fixed rate —
+//! the simulated plant (hardware in the loop) or, with `--dry-run`, nowhere: the channel map
+//! and the first commands are printed and no device is touched.
+
+use crate::robots::{with_robot, RobotVisitor};
+use crate::run_config::RunConfig;
+use nalgebra::SVector;
+use softgen_runtime::{
+    run_hardware, ActuatorCommand, ContactLaw, Device, DeviceError, DeviceValue, FrictionLaw, JointPd, LoopConfig,
+    LoopStats, Model, OutputChain, Recorder, SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig,
+    State,
+};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// The snake's run configuration, so `softgen run` works with no arguments.
+pub const SNAKE_RUN_CONFIG: &str = include_str!("../model-specs/snake_pedal_wave.run.toml");
+
+/// What `softgen run` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub robot: String,
+    /// Run configuration file; `None` uses the embedded one for the snake.
+    pub config: Option<PathBuf>,
+    pub dry_run: bool,
+    pub rate_hz: Option<f64>,
+    pub duration: f64,
+    /// Every value sent to the device, with its time (CSV).
+    pub record: PathBuf,
+    /// The simulated plant's trajectory (CSV).
+    pub trajectory: PathBuf,
+    /// Try real-time scheduling and memory locking.
+    pub realtime: bool,
+    pub amplitude: Option<f64>,
+    pub temporal_frequency: Option<f64>,
+    pub spatial_frequency: Option<f64>,
+    pub offset: Option<f64>,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunReport {
+    pub stats: Option<LoopStats>,
+    pub fault: Option<SafetyFault>,
+}
+
+/// Runs `options`; `stop` is set by signal handlers (the signal number) to end the run.
+pub fn run_on_device(options: &RunOptions, stop: Arc<AtomicUsize>) -> Result<RunReport, String> {
+    with_robot(&options.robot, Run { options, stop })?
+}
+
+struct Run<'a> {
+    options: &'a RunOptions,
+    stop: Arc<AtomicUsize>,
+}
+
+/// Prints what would reach a device.
+struct Printer {
+    periods: usize,
+}
+
+impl Device for Printer {
+    fn name(&self) -> &str {
+        "dry run"
+    }
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+        self.periods += 1;
+        let text: Vec<String> = values.iter().map(|v| format!("{} {} = {:.4}", v.kind(), v.channel(), v.number())).collect();
+        println!("  t = {t:.4} s: {}", text.join(", "));
+        Ok(())
+    }
+}
+
+fn try_realtime() {
+    use nix::sys::mman::{mlockall, MlockAllFlags};
+    match mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE) {
+        Ok(()) => println!("memory      locked (mlockall)"),
+        Err(e) => println!("memory      not locked: mlockall failed ({e}); page faults may cause deadline misses"),
+    }
+    use thread_priority::{
+        set_thread_priority_and_policy, thread_native_id, RealtimeThreadSchedulePolicy, ThreadPriority,
+        ThreadSchedulePolicy,
+    };
+    let policy = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
+    match set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Max, policy) {
+        Ok(()) => println!("scheduling  SCHED_FIFO at maximum priority"),
+        Err(e) => println!(
+            "scheduling  normal: SCHED_FIFO was refused ({e:?}); run as root or grant CAP_SYS_NICE / an rtprio limit"
+        ),
+    }
+}
+
+impl RobotVisitor for Run<'_> {
+    type Output = Result<RunReport, String>;
+
+    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
+        let o = self.options;
+        let actuated: Vec<&str> = R::ACTUATED
+            .iter()
+            .map(|&i| R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name))
+            .collect();
+        let (path, text) = match &o.config {
+            Some(p) => (p.to_string_lossy().to_string(), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
+            None if R::NAME == "snake_pedal_wave" => ("model-specs/snake_pedal_wave.run.toml".to_string(), SNAKE_RUN_CONFIG.to_string()),
+            None => return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME)),
+        };
+        let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
+        let gait_defaults = R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait to run", R::NAME))?;
+        let gait = Serpenoid {
+            amplitude: o.amplitude.unwrap_or(gait_defaults.amplitude),
+            temporal_frequency: o.temporal_frequency.unwrap_or(gait_defaults.temporal_frequency),
+            spatial_frequency: o.spatial_frequency.unwrap_or(gait_defaults.spatial_frequency),
+            offset: o.offset.unwrap_or(gait_defaults.offset),
+            ramp: 2.0,
+        };
+        gait.validate()?;
+        let loop_config = LoopConfig {
+            rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
+            duration: o.duration,
+            miss_streak: config.safety.miss_streak,
+        };
+        loop_config.validate()?;
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+            for (j, c) in commands.iter_mut().enumerate() {
+                *c = ActuatorCommand::JointAngle(gait.joint(t, j, gait.spatial_frequency).0);
+            }
+            Ok(())
+        };
+
+        println!("robot       {}", R::NAME);
+        println!("config      {path}");
+        println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
+        for (j, c) in config.channels.iter().enumerate() {
+            println!("channel     actuator {} ({}) -> {c:?}", j, actuated[j]);
+        }
+        if o.dry_run {
+            println!("dry run: first commands, no device touched");
+            let mut printer = Printer { periods: 0 };
+            let mut commands = vec![ActuatorCommand::Valve(false); config.channels.len()];
+            let dt = 1.0 / loop_config.rate_hz;
+            for k in 0..5 {
+                let t = k as f64 * dt;
+                controller(t, &mut commands)?;
+                chain.send(&mut printer, t, dt, &commands).map_err(|e| e.to_string())?;
+            }
+            println!("safe state:");
+            chain.safe_state(&mut printer, 5.0 * dt).map_err(|e| e.to_string())?;
+            return Ok(RunReport { stats: None, fault: None });
+        }
+
+        // Hardware in the loop: the generated model behind the same chain.
+        let env = R::ENVIRONMENT;
+        let plant_config = SimulationConfig {
+            contact: ContactLaw {
+                stiffness: env.contact_stiffness,
+                damping: env.contact_damping,
+                friction: FrictionLaw {
+                    along: env.friction_along,
+                    across: env.friction_across,
+                    anisotropy: env.friction_anisotropy,
+                    regularisation: env.friction_regularisation,
+                },
+            },
+            terrain: env.terrain,
+            gait: None,
+            servo: JointPd { stiffness: gait_defaults.stiffness, damping: gait_defaults.damping, torque_limit: gait_defaults.torque_limit },
+            admittance: None,
+            control_period: 1.0 / loop_config.rate_hz,
+        };
+        let simulation = Simulation::<R, N, C>::new(Default::default(), plant_config)?;
+        let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+        let step = (1.0 / loop_config.rate_hz).min(0.002);
+        let mut plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+        let trajectory = std::fs::File::create(&o.trajectory).map_err(|e| format!("{}: {e}", o.trajectory.display()))?;
+        let mut trajectory = std::io::BufWriter::new(trajectory);
+        let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
+        writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
+        plant.observe(Box::new(move |t, x| {
+            let _ = write!(trajectory, "{t}");
+            for v in x.q.iter() {
+                let _ = write!(trajectory, ",{v}");
+            }
+            let _ = writeln!(trajectory);
+        }));
+        let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
+        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+        if o.realtime {
+            try_realtime();
+        }
+        let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+        println!("loop        {}", outcome.stats);
+        println!("limited     {} commands clamped or rate-limited", chain.filter.limited);
+        match &safe {
+            Ok(()) => println!("safe state  sent"),
+            Err(e) => println!("safe state  FAILED: {e}"),
+        }
+        drop(device.into_inner().map_err(|e| e.0)?);
+        println!("recording   {}", o.record.display());
+        println!("trajectory  {}", o.trajectory.display());
+        Ok(RunReport { stats: Some(outcome.stats), fault: outcome.fault.or(safe.err()) })
+    }
+}
