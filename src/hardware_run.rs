@@ -22,6 +22,10 @@ pub const SNAKE_RUN_CONFIG: &str = include_str!("../model-specs/snake_pedal_wave
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub robot: String,
+    /// The serial board's port; `None` runs the simulated plant.
+    pub serial_port: Option<String>,
+    /// How long the board may take to acknowledge a frame.
+    pub ack_timeout: std::time::Duration,
     /// Run configuration file; `None` uses the embedded one for the snake.
     pub config: Option<PathBuf>,
     pub dry_run: bool,
@@ -151,6 +155,17 @@ impl RobotVisitor for Run<'_> {
             return Ok(RunReport { stats: None, fault: None });
         }
 
+        if o.realtime {
+            try_realtime();
+        }
+        if let Some(port) = &o.serial_port {
+            let board = crate::serial::SerialDevice::open(port, o.ack_timeout)?;
+            let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
+            let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+            return Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, None));
+        }
+
         // Hardware in the loop: the generated model behind the same chain.
         let env = R::ENVIRONMENT;
         let plant_config = SimulationConfig {
@@ -187,19 +202,32 @@ impl RobotVisitor for Run<'_> {
         }));
         let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
         let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
-        if o.realtime {
-            try_realtime();
-        }
         let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-        println!("loop        {}", outcome.stats);
-        println!("limited     {} commands clamped or rate-limited", chain.filter.limited);
-        match &safe {
-            Ok(()) => println!("safe state  sent"),
-            Err(e) => println!("safe state  FAILED: {e}"),
-        }
-        drop(device.into_inner().map_err(|e| e.0)?);
-        println!("recording   {}", o.record.display());
-        println!("trajectory  {}", o.trajectory.display());
-        Ok(RunReport { stats: Some(outcome.stats), fault: outcome.fault.or(safe.err()) })
+        Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, Some(&o.trajectory)))
     }
+}
+
+/// Prints how a run went and builds its report.
+fn finish(
+    outcome: softgen_runtime::LoopOutcome,
+    safe: Result<(), SafetyFault>,
+    chain: &OutputChain,
+    closed: Result<(), DeviceError>,
+    record: &std::path::Path,
+    trajectory: Option<&std::path::Path>,
+) -> RunReport {
+    println!("loop        {}", outcome.stats);
+    println!("limited     {} commands clamped or rate-limited", chain.filter.limited);
+    match &safe {
+        Ok(()) => println!("safe state  sent"),
+        Err(e) => println!("safe state  FAILED: {e}"),
+    }
+    if let Err(e) = &closed {
+        println!("recording   could not be completed: {e}");
+    }
+    println!("recording   {}", record.display());
+    if let Some(t) = trajectory {
+        println!("trajectory  {}", t.display());
+    }
+    RunReport { stats: Some(outcome.stats), fault: outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0))) }
 }

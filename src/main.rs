@@ -45,6 +45,8 @@ enum Command {
 enum DeviceName {
     /// The generated model integrated in step with the commands (hardware in the loop).
     Sim,
+    /// A microcontroller board on a serial line (docs/serial-protocol.md); needs --port.
+    Serial,
 }
 
 #[derive(Args)]
@@ -56,6 +58,12 @@ struct RunArgs {
     config: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "sim")]
     device: DeviceName,
+    /// Serial port of the board (with --device serial).
+    #[arg(long)]
+    port: Option<String>,
+    /// Acknowledgement timeout of the serial board (ms).
+    #[arg(long, default_value_t = 50)]
+    ack_timeout_ms: u64,
     /// Loop rate (Hz); default: the run configuration's.
     #[arg(long)]
     rate: Option<f64>,
@@ -98,9 +106,16 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
     }
-    let DeviceName::Sim = args.device;
+    let serial_port = match (args.device, args.port) {
+        (DeviceName::Sim, None) => None,
+        (DeviceName::Sim, Some(_)) => return Err("--port goes with --device serial".into()),
+        (DeviceName::Serial, Some(p)) => Some(p),
+        (DeviceName::Serial, None) => return Err("--device serial needs --port PATH".into()),
+    };
     let options = softgen::RunOptions {
         robot: args.robot,
+        serial_port,
+        ack_timeout: std::time::Duration::from_millis(args.ack_timeout_ms),
         config: args.config,
         dry_run: args.dry_run,
         rate_hz: args.rate,

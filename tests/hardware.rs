@@ -22,6 +22,8 @@ fn tolerant_config(dir: &Path) -> std::path::PathBuf {
 fn options(dir: &Path, duration: f64) -> RunOptions {
     RunOptions {
         robot: "snake_pedal_wave".into(),
+        serial_port: None,
+        ack_timeout: std::time::Duration::from_millis(50),
         config: Some(tolerant_config(dir)),
         dry_run: false,
         rate_hz: None,

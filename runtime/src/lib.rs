@@ -14,6 +14,7 @@ mod hardware;
 mod integrator;
 mod model;
 mod pd;
+pub mod protocol;
 mod realtime;
 mod rk4;
 mod safety;
