@@ -8,7 +8,7 @@ use nalgebra::{SMatrix, SVector, Vector3};
 use softgen::{run_scenario, Scenario, TerrainChoice};
 use softgen_generated::SnakePedalWave;
 use softgen_runtime::{
-    forward_dynamics, ContactLaw, FrictionLaw, JointPd, Model, RungeKutta4, SecondOrderSystem, Serpenoid, Simulation,
+    forward_dynamics, Model, RungeKutta4, SecondOrderSystem, Serpenoid, Simulation,
     SimulationConfig, State, Terrain,
 };
 use std::time::Duration;
@@ -21,16 +21,7 @@ fn config() -> SimulationConfig {
     let env = R::ENVIRONMENT;
     let g = R::GAIT.unwrap();
     SimulationConfig {
-        contact: ContactLaw {
-            stiffness: env.contact_stiffness,
-            damping: env.contact_damping,
-            friction: FrictionLaw {
-                along: env.friction_along,
-                across: env.friction_across,
-                anisotropy: env.friction_anisotropy,
-                regularisation: env.friction_regularisation,
-            },
-        },
+        contact: env.contact_law(),
         terrain: env.terrain,
         gait: Some(Serpenoid {
             amplitude: g.amplitude,
@@ -39,7 +30,7 @@ fn config() -> SimulationConfig {
             offset: g.offset,
             ramp: 2.0,
         }),
-        servo: JointPd { stiffness: g.stiffness, damping: g.damping, torque_limit: g.torque_limit },
+        servo: g.servo(),
         admittance: None,
         control_period: 0.002,
     }

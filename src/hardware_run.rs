@@ -6,7 +6,7 @@ use crate::robots::{with_robot, RobotVisitor};
 use crate::run_config::RunConfig;
 use nalgebra::SVector;
 use softgen_runtime::{
-    run_hardware, ActuatorCommand, ContactLaw, Device, DeviceError, DeviceValue, FrictionLaw, JointPd, LoopConfig,
+    run_hardware, ActuatorCommand, Device, DeviceError, DeviceValue, LoopConfig,
     LoopStats, Model, OutputChain, Recorder, SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig,
     State,
 };
@@ -169,19 +169,10 @@ impl RobotVisitor for Run<'_> {
         // Hardware in the loop: the generated model behind the same chain.
         let env = R::ENVIRONMENT;
         let plant_config = SimulationConfig {
-            contact: ContactLaw {
-                stiffness: env.contact_stiffness,
-                damping: env.contact_damping,
-                friction: FrictionLaw {
-                    along: env.friction_along,
-                    across: env.friction_across,
-                    anisotropy: env.friction_anisotropy,
-                    regularisation: env.friction_regularisation,
-                },
-            },
+            contact: env.contact_law(),
             terrain: env.terrain,
             gait: None,
-            servo: JointPd { stiffness: gait_defaults.stiffness, damping: gait_defaults.damping, torque_limit: gait_defaults.torque_limit },
+            servo: gait_defaults.servo(),
             admittance: None,
             control_period: 1.0 / loop_config.rate_hz,
         };

@@ -195,11 +195,7 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
             }
             _ => None,
         };
-        let servo = R::GAIT.map_or(JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, |g| JointPd {
-            stiffness: g.stiffness,
-            damping: g.damping,
-            torque_limit: g.torque_limit,
-        });
+        let servo = R::GAIT.map_or(JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, |g| g.servo());
         let config = SimulationConfig {
             contact,
             terrain,

@@ -220,14 +220,10 @@ fn admittance_controller_adapts_spatial_frequencies_from_contact() {
     let env = R::ENVIRONMENT;
     let g = R::GAIT.unwrap();
     let config = SimulationConfig {
-        contact: ContactLaw {
-            stiffness: env.contact_stiffness,
-            damping: env.contact_damping,
-            friction: FrictionLaw { along: env.friction_along, across: env.friction_across, anisotropy: env.friction_anisotropy, regularisation: 0.0 },
-        },
+        contact: env.contact_law(),
         terrain: Terrain::Stair { position: 0.9, height: 0.1 },
         gait: Some(Serpenoid { amplitude: g.amplitude, temporal_frequency: g.temporal_frequency, spatial_frequency: g.spatial_frequency, offset: 0.0, ramp: 2.0 }),
-        servo: JointPd { stiffness: g.stiffness, damping: g.damping, torque_limit: g.torque_limit },
+        servo: g.servo(),
         admittance: Some(softgen_runtime::AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 }),
         control_period: 0.002,
     };

@@ -5,7 +5,7 @@
 use nalgebra::SVector;
 use softgen::{run_on_device, RunOptions, SNAKE_RUN_CONFIG};
 use softgen_generated::SnakePedalWave;
-use softgen_runtime::{ContactLaw, FrictionLaw, JointPd, Model, Recording, SimulatedPlant, Simulation, SimulationConfig, State};
+use softgen_runtime::{Model, Recording, SimulatedPlant, Simulation, SimulationConfig, State};
 use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -56,14 +56,10 @@ fn hardware_in_the_loop_matches_an_offline_replay_of_its_commands() {
     let env = R::ENVIRONMENT;
     let g = R::GAIT.unwrap();
     let config = SimulationConfig {
-        contact: ContactLaw {
-            stiffness: env.contact_stiffness,
-            damping: env.contact_damping,
-            friction: FrictionLaw { along: env.friction_along, across: env.friction_across, anisotropy: env.friction_anisotropy, regularisation: env.friction_regularisation },
-        },
+        contact: env.contact_law(),
         terrain: env.terrain,
         gait: None,
-        servo: JointPd { stiffness: g.stiffness, damping: g.damping, torque_limit: g.torque_limit },
+        servo: g.servo(),
         admittance: None,
         control_period: 0.001,
     };
@@ -105,7 +101,7 @@ fn dry_run_touches_no_device() {
 fn a_signal_mid_run_leaves_the_safe_state_and_complete_logs() {
     let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path(), 60.0);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_softgen"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_softgen"))
         .args(["run", "--duration", "60", "--config"])
         .arg(o.config.as_ref().unwrap())
         .arg("--record")

@@ -1,6 +1,7 @@
 //! The `Model` trait that every generated robot implements, and the metadata it carries.
 
-use crate::contact::FrictionAnisotropy;
+use crate::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
+use crate::pd::JointPd;
 use crate::terrain::Terrain;
 use nalgebra::{SMatrix, SVector, Vector3};
 use std::fmt;
@@ -75,6 +76,22 @@ pub struct EnvironmentDefaults {
     pub terrain: Terrain,
 }
 
+impl EnvironmentDefaults {
+    /// The contact law these defaults describe.
+    pub fn contact_law(&self) -> ContactLaw {
+        ContactLaw {
+            stiffness: self.contact_stiffness,
+            damping: self.contact_damping,
+            friction: FrictionLaw {
+                along: self.friction_along,
+                across: self.friction_across,
+                anisotropy: self.friction_anisotropy,
+                regularisation: self.friction_regularisation,
+            },
+        }
+    }
+}
+
 /// Gait and joint-servo defaults from the spec's `[gait]` and `[[actuators]]` tables.
 #[derive(Clone, Copy, Debug)]
 pub struct GaitDefaults {
@@ -92,6 +109,13 @@ pub struct GaitDefaults {
     pub damping: f64,
     /// Torque limit of the joint servos (N m).
     pub torque_limit: f64,
+}
+
+impl GaitDefaults {
+    /// The joint servo these defaults describe.
+    pub fn servo(&self) -> JointPd {
+        JointPd { stiffness: self.stiffness, damping: self.damping, torque_limit: self.torque_limit }
+    }
 }
 
 /// A parameter name that a model does not have.
