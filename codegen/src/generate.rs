@@ -9,6 +9,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// Whether `path` is a robot spec: a `.toml` file in model-specs/ that is not a run
+/// configuration (`<robot>.run.toml`).
+pub fn is_spec_file(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    name.ends_with(".toml") && !name.ends_with(".run.toml")
+}
+
 /// One robot's generated module and the figures we track about it.
 pub struct Generated {
     pub robot: Robot,

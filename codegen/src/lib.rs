@@ -17,6 +17,6 @@ pub use derive::{derive, Derived};
 pub use emit::emit;
 pub use expr::{parse as parse_expression, Expr, Number, ParseError};
 pub use emit::camel;
-pub use generate::{generate_file, generate_source, symbolic_report, GenerateError, Generated};
+pub use generate::{generate_file, generate_source, is_spec_file, symbolic_report, GenerateError, Generated};
 pub use model::Robot;
 pub use validate::{load, SpecError, SpecErrors};

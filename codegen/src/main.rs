@@ -84,7 +84,7 @@ fn softgen_codegen_specs(root: &Path) -> Result<Vec<PathBuf>, String> {
     let mut specs: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| softgen_codegen::is_spec_file(p))
         .collect();
     specs.sort();
     Ok(specs)

@@ -25,7 +25,7 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     let mut specs: Vec<_> = std::fs::read_dir(root.join("model-specs"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| softgen_codegen::is_spec_file(p))
         .collect();
     specs.sort();
     assert!(specs.len() >= 3, "expected the seed robots in model-specs/");

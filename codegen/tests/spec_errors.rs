@@ -71,7 +71,7 @@ fn every_seed_spec_validates() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     for entry in std::fs::read_dir(root.join("model-specs")).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_some_and(|x| x == "toml") {
+        if softgen_codegen::is_spec_file(&path) {
             let text = std::fs::read_to_string(&path).unwrap();
             load(&path.to_string_lossy(), &text).unwrap_or_else(|e| panic!("{e}"));
         }
