@@ -24,6 +24,8 @@ pub struct RunOptions {
     pub robot: String,
     /// The serial board's port; `None` runs the simulated plant.
     pub serial_port: Option<String>,
+    /// A comedi DAQ device (e.g. /dev/comedi0); needs the `comedi` build feature.
+    pub comedi_device: Option<String>,
     /// How long the board may take to acknowledge a frame.
     pub ack_timeout: std::time::Duration,
     /// Run configuration file; `None` uses the embedded one for the snake.
@@ -158,6 +160,13 @@ impl RobotVisitor for Run<'_> {
         if o.realtime {
             try_realtime();
         }
+        if let Some(path) = &o.comedi_device {
+            let device = open_comedi(path, &config.channels)?;
+            let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
+            let mut device = Recorder::new(device, record, 100).map_err(|e| e.0)?;
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+            return Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, None));
+        }
         if let Some(port) = &o.serial_port {
             let board = crate::serial::SerialDevice::open(port, o.ack_timeout)?;
             let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
@@ -195,6 +204,47 @@ impl RobotVisitor for Run<'_> {
         let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
         let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
         Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, Some(&o.trajectory)))
+    }
+}
+
+/// Opens a comedi card with analog ranges covering the regulators' voltages (0-10 V when
+/// the configuration has no regulator).
+#[cfg(feature = "comedi")]
+fn open_comedi(path: &str, channels: &[softgen_runtime::Channel]) -> Result<softgen_comedi::ComediDevice, String> {
+    use softgen_runtime::{Channel, PressureMap};
+    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+    for c in channels {
+        if let Channel::PressureRegulator { map, .. } = c {
+            let (a, b) = match map {
+                PressureMap::Linear { volts_min, volts_max, .. } => (*volts_min, *volts_max),
+                PressureMap::Table(points) => (points[0].1, points[points.len() - 1].1),
+            };
+            low = low.min(a);
+            high = high.max(b);
+        }
+    }
+    if !low.is_finite() {
+        (low, high) = (0.0, 10.0);
+    }
+    softgen_comedi::ComediDevice::open(path, low, high)
+}
+
+#[cfg(not(feature = "comedi"))]
+fn open_comedi(_path: &str, _channels: &[softgen_runtime::Channel]) -> Result<NoDevice, String> {
+    Err("this softgen was built without comedi support: rebuild with `--features comedi` (needs libcomedi, Debian package libcomedi-dev)".into())
+}
+
+/// Stands in for the comedi device in builds without it; never constructed.
+#[cfg(not(feature = "comedi"))]
+struct NoDevice;
+
+#[cfg(not(feature = "comedi"))]
+impl Device for NoDevice {
+    fn name(&self) -> &str {
+        "none"
+    }
+    fn write(&mut self, _t: f64, _values: &[DeviceValue]) -> Result<(), DeviceError> {
+        Err(DeviceError("no device".into()))
     }
 }
 

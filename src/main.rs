@@ -47,6 +47,9 @@ enum DeviceName {
     Sim,
     /// A microcontroller board on a serial line (docs/serial-protocol.md); needs --port.
     Serial,
+    /// A comedi DAQ card (NI PCI-6221, PCI-6703, ...); --port is its device, e.g.
+    /// /dev/comedi0. Needs a build with `--features comedi`.
+    Comedi,
 }
 
 #[derive(Args)]
@@ -106,15 +109,17 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
     }
-    let serial_port = match (args.device, args.port) {
-        (DeviceName::Sim, None) => None,
-        (DeviceName::Sim, Some(_)) => return Err("--port goes with --device serial".into()),
-        (DeviceName::Serial, Some(p)) => Some(p),
-        (DeviceName::Serial, None) => return Err("--device serial needs --port PATH".into()),
+    let (serial_port, comedi_device) = match (args.device, args.port) {
+        (DeviceName::Sim, None) => (None, None),
+        (DeviceName::Sim, Some(_)) => return Err("--port goes with --device serial or comedi".into()),
+        (DeviceName::Serial, Some(p)) => (Some(p), None),
+        (DeviceName::Comedi, Some(p)) => (None, Some(p)),
+        (DeviceName::Serial | DeviceName::Comedi, None) => return Err("--device serial and --device comedi need --port PATH".into()),
     };
     let options = softgen::RunOptions {
         robot: args.robot,
         serial_port,
+        comedi_device,
         ack_timeout: std::time::Duration::from_millis(args.ack_timeout_ms),
         config: args.config,
         dry_run: args.dry_run,

@@ -23,6 +23,7 @@ fn options(dir: &Path, duration: f64) -> RunOptions {
     RunOptions {
         robot: "snake_pedal_wave".into(),
         serial_port: None,
+        comedi_device: None,
         ack_timeout: std::time::Duration::from_millis(50),
         config: Some(tolerant_config(dir)),
         dry_run: false,
