@@ -162,6 +162,17 @@ enum TerrainName {
     Flat,
     Stair,
     Pipe,
+    /// Floor under a horizontal-plane robot: weight shared by the contact points, friction only.
+    Floor,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AnisotropyName {
+    Isotropic,
+    /// --friction along the carrying body's x axis, --friction-across perpendicular (wheels).
+    BodyAxis,
+    /// --friction along world x.
+    WorldAxis,
 }
 
 #[derive(Args, Clone)]
@@ -236,6 +247,9 @@ struct SimulateArgs {
     /// Friction coefficient across the body.
     #[arg(long)]
     friction_across: Option<f64>,
+    /// Directions of the two friction coefficients (default: the spec's).
+    #[arg(long, value_enum)]
+    anisotropy: Option<AnisotropyName>,
     /// Regularised friction velocity scale (m/s); 0 = exact Coulomb sign.
     #[arg(long)]
     friction_regularisation: Option<f64>,
@@ -307,6 +321,7 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
             TerrainChoice::Override(Terrain::Stair { position: args.stair_position, height: args.stair_height })
         }
         TerrainName::Pipe => TerrainChoice::Override(Terrain::Pipe { diameter: args.pipe_diameter }),
+        TerrainName::Floor => TerrainChoice::Override(Terrain::Floor),
     };
     if let TerrainChoice::Override(t) = s.terrain {
         t.validate()?;
@@ -330,6 +345,11 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
     s.friction_along = args.friction;
     s.friction_across = args.friction_across;
     s.friction_regularisation = args.friction_regularisation;
+    s.friction_anisotropy = args.anisotropy.map(|a| match a {
+        AnisotropyName::Isotropic => softgen_runtime::FrictionAnisotropy::Isotropic,
+        AnisotropyName::BodyAxis => softgen_runtime::FrictionAnisotropy::BodyAxis,
+        AnisotropyName::WorldAxis => softgen_runtime::FrictionAnisotropy::WorldAxis,
+    });
     if matches!(args.integrator, IntegratorName::Dopri5) && args.friction_regularisation.is_none() {
         // Exact Coulomb friction is discontinuous in velocity: error control would shrink the
         // step towards zero at every stick-slip switch. Say so and smooth it.

@@ -49,6 +49,7 @@ pub struct Scenario {
     pub friction_along: Option<f64>,
     pub friction_across: Option<f64>,
     pub friction_regularisation: Option<f64>,
+    pub friction_anisotropy: Option<softgen_runtime::FrictionAnisotropy>,
     /// Parameter overrides by name.
     pub params: Vec<(String, f64)>,
     /// Write every k-th sample to the CSV.
@@ -78,6 +79,7 @@ impl Scenario {
             friction_along: None,
             friction_across: None,
             friction_regularisation: None,
+            friction_anisotropy: None,
             params: Vec::new(),
             csv_every: 5,
             snapshots: 8,
@@ -174,7 +176,7 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
             friction: FrictionLaw {
                 along: s.friction_along.unwrap_or(env.friction_along),
                 across: s.friction_across.or(s.friction_along).unwrap_or(env.friction_across),
-                anisotropy: env.friction_anisotropy,
+                anisotropy: s.friction_anisotropy.unwrap_or(env.friction_anisotropy),
                 regularisation: s.friction_regularisation.unwrap_or(env.friction_regularisation),
             },
         };

@@ -241,3 +241,30 @@ fn admittance_controller_adapts_spatial_frequencies_from_contact() {
     assert!(deviation > 0.01, "contact forces should bend eta_1, got {deviation}");
     assert_eq!(head_joint_deviation, 0.0, "the head joint keeps its nominal eta (eq 24)");
 }
+
+#[test]
+fn wheeled_lateral_undulation_on_the_floor_needs_anisotropic_friction() {
+    // The passive-wheel coefficients of 001_6780a70913e94322 (0.043 along the link, 0.57
+    // across), each contact point carrying an equal share of the weight, regularised
+    // Coulomb friction, the paper's gait. The body slides opposite to the travelling wave.
+    let run = |along: f64, across: f64, anisotropy| {
+        let mut s = scenario("snake_lateral_undulation", 25.0);
+        s.terrain = TerrainChoice::Override(Terrain::Floor);
+        s.friction_along = Some(along);
+        s.friction_across = Some(across);
+        s.friction_anisotropy = Some(anisotropy);
+        s.friction_regularisation = Some(1e-3);
+        let summary = run_scenario(&s, None, &mut |_| {}).unwrap();
+        assert!(summary.error.is_none());
+        summary
+    };
+    let wheels = run(0.043, 0.57, FrictionAnisotropy::BodyAxis);
+    let progress = per_cycle_progress(&wheels, 5.0, 5);
+    for dx in progress.iter().skip(1) {
+        assert!(*dx < -0.15, "every cycle moves the snake back along x: {progress:?}");
+    }
+    let isotropic = run(0.3, 0.3, FrictionAnisotropy::Isotropic);
+    let wheeled_distance = (wheels.com_end() - wheels.com_start()).norm();
+    let isotropic_distance = (isotropic.com_end() - isotropic.com_start()).norm();
+    assert!(wheeled_distance > 10.0 * isotropic_distance, "{wheeled_distance} vs {isotropic_distance}");
+}

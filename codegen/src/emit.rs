@@ -566,6 +566,7 @@ pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
             let d = float(diameter);
             quote!(Terrain::Pipe { diameter: #d })
         }
+        TerrainDefault::Floor => quote!(Terrain::Floor),
     };
     let anisotropy = match env.anisotropy {
         Anisotropy::Isotropic => quote!(FrictionAnisotropy::Isotropic),

@@ -75,6 +75,7 @@ pub enum TerrainDefault {
     Flat { height: f64 },
     Stair { position: f64, height: f64 },
     Pipe { diameter: f64 },
+    Floor,
 }
 
 #[derive(Clone, Debug, PartialEq)]

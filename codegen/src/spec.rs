@@ -168,6 +168,7 @@ pub enum TerrainKind {
     Flat,
     Stair,
     Pipe,
+    Floor,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

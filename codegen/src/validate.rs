@@ -698,6 +698,12 @@ impl Validator {
                         }
                         TerrainDefault::Stair { position, height }
                     }
+                    spec::TerrainKind::Floor => {
+                        if plane != Some(Plane::Xy) {
+                            self.error(span.clone(), "environment.terrain.kind", "the floor carries robots that move in the horizontal plane: it needs `plane = \"xy\"`");
+                        }
+                        TerrainDefault::Floor
+                    }
                     spec::TerrainKind::Pipe => {
                         let diameter = need(self, &t.diameter, "diameter");
                         if diameter <= 0.0 {

@@ -92,11 +92,25 @@ impl ContactLaw {
         let normal_velocity = velocity.dot(&n);
         // depth_rate = -normal_velocity: moving against the normal deepens the contact.
         let normal_force = (self.stiffness * contact.depth - self.damping * normal_velocity).max(0.0);
+        self.with_normal_force(normal_force, &n, velocity, body_axis)
+    }
+
+    /// Force at a point pressed on a surface of normal `n` with a given normal force (for
+    /// supports whose load is known rather than computed from penetration).
+    #[inline]
+    pub fn with_normal_force(
+        &self,
+        normal_force: f64,
+        n: &Vector3<f64>,
+        velocity: &Vector3<f64>,
+        body_axis: &Vector3<f64>,
+    ) -> ContactSample {
+        let n = *n;
         let normal = n * normal_force;
         if normal_force == 0.0 {
             return ContactSample { normal_force, normal, friction: Vector3::zeros() };
         }
-        let tangential = velocity - n * normal_velocity;
+        let tangential = velocity - n * velocity.dot(&n);
         let law = &self.friction;
         let reference = match law.anisotropy {
             FrictionAnisotropy::Isotropic => None,

@@ -7,7 +7,7 @@ use crate::contact::ContactLaw;
 use crate::dynamics::forward_dynamics;
 use crate::gait::Serpenoid;
 use crate::integrator::{IntegrationError, Integrator, SecondOrderSystem};
-use crate::model::Model;
+use crate::model::{Model, ParamSet};
 use crate::pd::JointPd;
 use crate::state::State;
 use crate::terrain::Terrain;
@@ -89,6 +89,8 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     /// Servo set points from outside (a controller driving the simulated plant), used when
     /// no gait is configured: entry j is the desired angle of actuated joint j.
     joint_targets: Option<SVector<f64, N>>,
+    /// Index of the `gravity` parameter, for the floor's load.
+    gravity_index: Option<usize>,
     model: PhantomData<R>,
 }
 
@@ -101,7 +103,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
             _ => None,
         };
-        Ok(Simulation { params, config, admittance, joint_targets: None, model: PhantomData })
+        let gravity_index = <R::Params as ParamSet>::names().iter().position(|n| *n == "gravity");
+        if matches!(config.terrain, Terrain::Floor) && gravity_index.is_none() {
+            return Err(format!("robot `{}` has no `gravity` parameter to load the floor with", R::NAME));
+        }
+        Ok(Simulation { params, config, admittance, joint_targets: None, gravity_index, model: PhantomData })
     }
 
     /// Sets the servo set points of the actuated joints (entry j for actuated joint j),
@@ -153,6 +159,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
         let mut positions = [Vector3::zeros(); C];
         R::contact_positions_into(q, &self.params, cache, &mut positions);
+        if matches!(self.config.terrain, Terrain::Floor) {
+            return self.floor_force(q, qd, cache, positions, force, report);
+        }
         let mut velocities = [Vector3::zeros(); C];
         let mut axes = [Vector3::zeros(); C];
         let mut computed_kinematics = false;
@@ -183,6 +192,42 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
         if let Some(r) = report {
             r.positions = positions;
+        }
+        force
+    }
+
+    /// The floor: every point carries an equal share of the weight; friction only.
+    fn floor_force(
+        &self,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        cache: &R::Cache,
+        positions: [Vector3<f64>; C],
+        mut force: SVector<f64, N>,
+        report: Option<&mut ContactReport<N, C>>,
+    ) -> SVector<f64, N> {
+        let gravity = self.gravity_index.map_or(0.0, |i| self.params.get(i));
+        let load = R::total_mass(&self.params) * gravity / C as f64;
+        let mut velocities = [Vector3::zeros(); C];
+        let mut axes = [Vector3::zeros(); C];
+        R::contact_velocities_into(q, qd, &self.params, cache, &mut velocities);
+        R::contact_axes_into(q, &self.params, cache, &mut axes);
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+        let mut friction_total = SVector::<f64, N>::zeros();
+        let mut forces = [Vector3::zeros(); C];
+        for index in 0..C {
+            let sample = self.config.contact.with_normal_force(load, &Vector3::z(), &velocities[index], &axes[index]);
+            R::contact_jacobian_into(index, q, &self.params, cache, &mut jacobian);
+            let generalized = jacobian.tr_mul(&sample.friction);
+            force += generalized;
+            friction_total += generalized;
+            forces[index] = sample.total();
+        }
+        if let Some(r) = report {
+            r.positions = positions;
+            r.forces = forces;
+            r.friction_generalized = friction_total;
+            r.active = C;
         }
         force
     }

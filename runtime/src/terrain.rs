@@ -16,6 +16,10 @@ pub enum Terrain {
     Stair { position: f64, height: f64 },
     /// A straight pipe of inner `diameter` along the x axis, centred on y = z = 0.
     Pipe { diameter: f64 },
+    /// The floor under a robot that moves in the horizontal x-y plane: every contact point
+    /// rests on it with an equal share of the robot's weight (passive wheels, belly scales),
+    /// and only friction acts in the plane. Not a penetration contact: `contact` is `None`.
+    Floor,
 }
 
 /// A point inside a surface: how deep, and the unit normal pointing out of the solid (the
@@ -31,7 +35,7 @@ impl Terrain {
     #[inline]
     pub fn contact(&self, p: &Vector3<f64>) -> Option<SurfaceContact> {
         match *self {
-            Terrain::None => None,
+            Terrain::None | Terrain::Floor => None,
             Terrain::Flat { height } => {
                 let depth = height - p.z;
                 (depth > 0.0).then(|| SurfaceContact { depth, normal: Vector3::z() })
@@ -72,7 +76,7 @@ impl Terrain {
             }
         };
         match *self {
-            Terrain::None => Ok(()),
+            Terrain::None | Terrain::Floor => Ok(()),
             Terrain::Flat { height } => finite("height", height),
             Terrain::Stair { position, height } => {
                 finite("position", position)?;
@@ -97,6 +101,7 @@ impl fmt::Display for Terrain {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Terrain::None => write!(f, "none"),
+            Terrain::Floor => write!(f, "floor under the horizontal plane, weight shared by every contact point"),
             Terrain::Flat { height } => write!(f, "flat ground at z = {height} m"),
             Terrain::Stair { position, height } => write!(f, "stair {height} m high at x = {position} m"),
             Terrain::Pipe { diameter } => write!(f, "pipe of diameter {diameter} m along x"),
