@@ -12,7 +12,9 @@ mod dynamics;
 mod gait;
 mod hardware;
 mod integrator;
+mod mailbox;
 mod model;
+mod mpc;
 mod pd;
 pub mod protocol;
 mod realtime;
@@ -21,6 +23,7 @@ mod safety;
 mod semi_implicit_euler;
 mod simulation;
 mod state;
+mod steering;
 mod terrain;
 
 pub use actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
@@ -31,16 +34,19 @@ pub use dopri5::{DormandPrince5, Tolerances};
 pub use dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
 pub use gait::Serpenoid;
 pub use hardware::{run_hardware, OutputChain};
+pub use mailbox::Mailbox;
 pub use integrator::{IntegrationError, Integrator, SecondOrderSystem, StepReport};
 pub use model::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model,
     ParamSet, PlaneOfMotion, UnknownParameter,
 };
+pub use mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use pd::JointPd;
-pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_REQUESTED};
+pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
 pub use rk4::RungeKutta4;
 pub use safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
 pub use semi_implicit_euler::SemiImplicitEuler;
 pub use simulation::{ContactReport, Simulation, SimulationConfig};
 pub use state::State;
+pub use steering::{run_planner, GoalSteering, PlannerStats, SteeringConfig, SteeringLink, SteeringPhase};
 pub use terrain::{SurfaceContact, Terrain};

@@ -135,7 +135,7 @@ impl std::error::Error for UnknownParameter {}
 
 /// The numeric parameters of a model (masses, inertias, geometry, gravity), with the spec's
 /// defaults, settable by name so calibration and sweeps need no regeneration.
-pub trait ParamSet: Clone + Default + fmt::Debug {
+pub trait ParamSet: Clone + Default + fmt::Debug + Send + Sync {
     /// Parameter names, in index order.
     fn names() -> &'static [&'static str];
     /// Value of parameter `index`.

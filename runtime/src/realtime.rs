@@ -116,6 +116,10 @@ impl fmt::Display for LoopStats {
 /// Value of the stop flag that asks the loop to end without a signal.
 pub const STOP_REQUESTED: usize = usize::MAX;
 
+/// Value of the stop flag set by a controller whose task is done: the loop ends without a
+/// fault.
+pub const STOP_FINISHED: usize = usize::MAX - 1;
+
 /// How a loop ended.
 #[derive(Debug)]
 pub struct LoopOutcome {
@@ -126,7 +130,7 @@ pub struct LoopOutcome {
 
 /// Runs `step(k, t)` at `t = k / rate` for the configured duration. Stops early on a step
 /// error, a watchdog trip, or `stop` becoming non-zero: a signal number (signal handlers
-/// store it) or [`STOP_REQUESTED`].
+/// store it), [`STOP_REQUESTED`], or [`STOP_FINISHED`] (which is not a fault).
 pub fn run_fixed_rate(
     config: &LoopConfig,
     stop: &AtomicUsize,
@@ -142,6 +146,7 @@ pub fn run_fixed_rate(
     for k in 0..total {
         match stop.load(Ordering::Relaxed) {
             0 => {}
+            STOP_FINISHED => return LoopOutcome { stats, fault: None },
             STOP_REQUESTED => return LoopOutcome { stats, fault: Some(SafetyFault::Controller("stopped on request".into())) },
             signal => return LoopOutcome { stats, fault: Some(SafetyFault::Signal(signal as i32)) },
         }
@@ -222,5 +227,15 @@ mod tests {
         stop.store(STOP_REQUESTED, Ordering::Relaxed);
         let outcome = run_fixed_rate(&config, &stop, |_, _| Ok(()));
         assert!(matches!(outcome.fault, Some(SafetyFault::Controller(_))));
+        // A controller that finishes its task ends the loop without a fault.
+        stop.store(0, Ordering::Relaxed);
+        let outcome = run_fixed_rate(&config, &stop, |k, _| {
+            if k == 9 {
+                stop.store(STOP_FINISHED, Ordering::Relaxed);
+            }
+            Ok(())
+        });
+        assert!(outcome.fault.is_none());
+        assert_eq!(outcome.stats.periods, 10);
     }
 }

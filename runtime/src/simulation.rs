@@ -91,7 +91,8 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     joint_targets: Option<SVector<f64, N>>,
     /// Index of the `gravity` parameter, for the floor's load.
     gravity_index: Option<usize>,
-    model: PhantomData<R>,
+    // `fn() -> R`: the marker carries no data, so the simulation is Send whatever R is.
+    model: PhantomData<fn() -> R>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {

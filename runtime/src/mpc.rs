@@ -1,0 +1,441 @@
+//! Model-predictive steering of a serpenoid gait: MPPI (model-predictive path integral) over
+//! the gait's amplitude, temporal frequency and offset, every candidate scored by a rollout
+//! of the generated model on its terrain.
+//!
+//! Why sampling and not gradients: the rollouts run through Coulomb friction whose direction
+//! flips with every stroke, so the cost is a rough function of the gait parameters, and
+//! three parameters are few enough that tens of rollouts per plan cover them. The planner
+//! is warm-started: each plan shifts the previous mean by a cost-weighted average of
+//! perturbed candidates, so successive plans refine one another at the re-planning rate.
+
+use crate::integrator::{IntegrationError, Integrator};
+use crate::model::Model;
+use crate::semi_implicit_euler::SemiImplicitEuler;
+use crate::simulation::Simulation;
+use crate::state::State;
+use nalgebra::{SVector, Vector2};
+
+/// The gait parameters the planner chooses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GaitParameters {
+    /// Amplitude A (rad).
+    pub amplitude: f64,
+    /// Temporal frequency omega (rad/s); its sign sets the direction of the travelling wave.
+    pub temporal_frequency: f64,
+    /// Offset added to every joint (rad); turns the robot.
+    pub offset: f64,
+}
+
+impl GaitParameters {
+    fn to_array(self) -> [f64; 3] {
+        [self.amplitude, self.temporal_frequency, self.offset]
+    }
+
+    fn from_array(a: [f64; 3]) -> Self {
+        GaitParameters { amplitude: a[0], temporal_frequency: a[1], offset: a[2] }
+    }
+
+    fn is_finite(&self) -> bool {
+        self.to_array().iter().all(|v| v.is_finite())
+    }
+}
+
+/// A serpenoid wave `A sin(phase + eta j) + offset` whose phase is accumulated, so changing
+/// the frequency never makes the joints jump, and whose parameters follow their targets
+/// through a first-order lag, so a new plan blends in. The controller in the loop and the
+/// planner's rollouts step the same gait, so the rollouts predict what the robot is sent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteeredGait {
+    /// Spatial frequency eta (rad), fixed.
+    pub spatial_frequency: f64,
+    /// Time constant of the lag (s); 0 applies targets at once.
+    pub lag: f64,
+    /// Wave phase (rad), kept in [0, 2 pi).
+    pub phase: f64,
+    /// Parameters in effect now.
+    pub applied: GaitParameters,
+    /// Parameters the applied ones are heading for.
+    pub target: GaitParameters,
+}
+
+impl SteeredGait {
+    /// A gait starting straight (zero amplitude and offset) and fading into `target`.
+    pub fn new(spatial_frequency: f64, lag: f64, target: GaitParameters) -> Self {
+        let applied = GaitParameters { amplitude: 0.0, temporal_frequency: target.temporal_frequency, offset: 0.0 };
+        SteeredGait { spatial_frequency, lag, phase: 0.0, applied, target }
+    }
+
+    /// Desired angle of actuated joint `j` (0-based) now.
+    #[inline]
+    pub fn joint_angle(&self, j: usize) -> f64 {
+        self.applied.amplitude * (self.phase + self.spatial_frequency * j as f64).sin() + self.applied.offset
+    }
+
+    /// Advances time by `dt`.
+    #[inline]
+    pub fn advance(&mut self, dt: f64) {
+        let blend = if self.lag > 0.0 { 1.0 - (-dt / self.lag).exp() } else { 1.0 };
+        let applied = self.applied.to_array();
+        let target = self.target.to_array();
+        self.applied = GaitParameters::from_array(std::array::from_fn(|i| applied[i] + blend * (target[i] - applied[i])));
+        self.phase = (self.phase + self.applied.temporal_frequency * dt).rem_euclid(std::f64::consts::TAU);
+    }
+}
+
+/// What the planner starts from: the measured state and the gait as it is at that instant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlanningSnapshot<const N: usize> {
+    pub time: f64,
+    pub state: State<N>,
+    pub gait: SteeredGait,
+}
+
+/// Planner settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlannerConfig {
+    /// Rollouts per plan, the current mean included.
+    pub samples: usize,
+    /// Rollout length (s).
+    pub horizon: f64,
+    /// Rollout integrator step (s), semi-implicit Euler.
+    pub step: f64,
+    /// Standard deviation of the perturbations of each parameter.
+    pub noise: GaitParameters,
+    /// Lower bounds of the parameters.
+    pub min: GaitParameters,
+    /// Upper bounds of the parameters.
+    pub max: GaitParameters,
+    /// MPPI temperature relative to the spread of the costs (mean minus best): small values
+    /// follow the best candidate, large ones average them all.
+    pub temperature: f64,
+    /// Where the centre of mass should go, in the plane of motion (m).
+    pub goal: Vector2<f64>,
+    /// Weight of the terminal heading error: the final distance counts (1 + w (1 - cos a))
+    /// times, a the angle between the direction of travel and the direction to the goal;
+    /// 0 plans on distances alone.
+    pub heading_weight: f64,
+    /// Seed of the perturbations, so a plan can be repeated.
+    pub seed: u64,
+}
+
+impl PlannerConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.samples < 2 {
+            return Err(format!("planner samples must be at least 2, got {}", self.samples));
+        }
+        if !(self.horizon.is_finite() && self.horizon > 0.0) {
+            return Err(format!("planner horizon must be > 0 s, got {}", self.horizon));
+        }
+        if !(self.step.is_finite() && self.step > 0.0 && self.step <= self.horizon) {
+            return Err(format!("planner step must be in (0, horizon], got {}", self.step));
+        }
+        if !(self.temperature.is_finite() && self.temperature > 0.0) {
+            return Err(format!("planner temperature must be > 0, got {}", self.temperature));
+        }
+        if !(self.heading_weight.is_finite() && self.heading_weight >= 0.0) {
+            return Err(format!("planner heading weight must be finite and >= 0, got {}", self.heading_weight));
+        }
+        if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
+            return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
+        }
+        let names = ["amplitude", "temporal frequency", "offset"];
+        let (noise, min, max) = (self.noise.to_array(), self.min.to_array(), self.max.to_array());
+        for i in 0..3 {
+            if !(noise[i].is_finite() && noise[i] >= 0.0) {
+                return Err(format!("planner noise of the {} must be finite and >= 0, got {}", names[i], noise[i]));
+            }
+            if !(min[i].is_finite() && max[i].is_finite() && min[i] <= max[i]) {
+                return Err(format!("planner bounds of the {}: [{}, {}] is not an interval", names[i], min[i], max[i]));
+            }
+        }
+        Ok(())
+    }
+
+    fn clamp(&self, p: [f64; 3]) -> [f64; 3] {
+        let (min, max) = (self.min.to_array(), self.max.to_array());
+        std::array::from_fn(|i| p[i].clamp(min[i], max[i]))
+    }
+}
+
+/// One plan and what it cost to make.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Plan {
+    /// The new gait target.
+    pub parameters: GaitParameters,
+    /// Cost of the best rollout.
+    pub best_cost: f64,
+    /// Cost of the rollout of the previous mean (the plan that was being followed).
+    pub nominal_cost: f64,
+    /// Rollouts run.
+    pub rollouts: usize,
+    /// Rollouts that failed (non-finite state); they get no weight.
+    pub failed: usize,
+    /// The snapshot's time.
+    pub time: f64,
+}
+
+/// SplitMix64: a small, fast, seedable generator; the planner needs no more.
+#[derive(Clone, Copy, Debug)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in (0, 1].
+    fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box-Muller).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+/// MPPI over the gait parameters with rollouts of `model` (its gait must be unset: the
+/// planner drives the joint servos' set points itself, as the controller on the robot does).
+pub struct GaitPlanner<R: Model<N, C>, const N: usize, const C: usize> {
+    model: Simulation<R, N, C>,
+    config: PlannerConfig,
+    mean: GaitParameters,
+    rng: SplitMix64,
+    candidates: Vec<[f64; 3]>,
+    costs: Vec<f64>,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
+    /// A planner whose first mean is `initial`.
+    pub fn new(model: Simulation<R, N, C>, config: PlannerConfig, initial: GaitParameters) -> Result<Self, String> {
+        config.validate()?;
+        if model.config.gait.is_some() {
+            return Err("the planner's model must have no gait: the planner sets the joint targets".into());
+        }
+        if !initial.is_finite() {
+            return Err(format!("initial gait parameters must be finite, got {initial:?}"));
+        }
+        let mean = GaitParameters::from_array(config.clamp(initial.to_array()));
+        Ok(GaitPlanner {
+            model,
+            config,
+            mean,
+            rng: SplitMix64(config.seed),
+            candidates: vec![[0.0; 3]; config.samples],
+            costs: vec![0.0; config.samples],
+        })
+    }
+
+    pub fn config(&self) -> &PlannerConfig {
+        &self.config
+    }
+
+    /// Moves the goal; the plan's mean is kept.
+    pub fn set_goal(&mut self, goal: Vector2<f64>) {
+        self.config.goal = goal;
+    }
+
+    /// The current mean, the gait the last plan chose.
+    pub fn mean(&self) -> GaitParameters {
+        self.mean
+    }
+
+    /// Plans from `snapshot`: rolls out the current mean and `samples - 1` perturbations of
+    /// it, and moves the mean to their cost-weighted average.
+    pub fn plan(&mut self, snapshot: &PlanningSnapshot<N>) -> Plan {
+        let mean = self.mean.to_array();
+        let noise = self.config.noise.to_array();
+        self.candidates[0] = mean;
+        for k in 1..self.config.samples {
+            let perturbed: [f64; 3] = std::array::from_fn(|i| mean[i] + noise[i] * self.rng.normal());
+            self.candidates[k] = self.config.clamp(perturbed);
+        }
+        let mut failed = 0;
+        for k in 0..self.config.samples {
+            let parameters = GaitParameters::from_array(self.candidates[k]);
+            self.costs[k] = match self.rollout(snapshot, parameters) {
+                Ok(cost) if cost.is_finite() => cost,
+                _ => {
+                    failed += 1;
+                    f64::INFINITY
+                }
+            };
+        }
+        let finite = self.costs.iter().filter(|c| c.is_finite());
+        let best = finite.clone().fold(f64::INFINITY, |a, &b| a.min(b));
+        let count = finite.clone().count();
+        let nominal_cost = self.costs[0];
+        if count > 0 {
+            let average = finite.sum::<f64>() / count as f64;
+            // Temperature scaled by the spread, so the weighting does not depend on the
+            // cost's units or on how far the goal still is.
+            let lambda = self.config.temperature * (average - best).max(1e-12);
+            let mut total = 0.0;
+            let mut weighted = [0.0; 3];
+            for (candidate, cost) in self.candidates.iter().zip(&self.costs) {
+                if !cost.is_finite() {
+                    continue;
+                }
+                let w = (-(cost - best) / lambda).exp();
+                total += w;
+                for i in 0..3 {
+                    weighted[i] += w * candidate[i];
+                }
+            }
+            self.mean = GaitParameters::from_array(self.config.clamp(std::array::from_fn(|i| weighted[i] / total)));
+        }
+        Plan {
+            parameters: self.mean,
+            best_cost: best,
+            nominal_cost,
+            rollouts: self.config.samples,
+            failed,
+            time: snapshot.time,
+        }
+    }
+
+    /// Cost of following `parameters` from `snapshot` for one horizon: the mean distance of
+    /// the centre of mass from the goal over the horizon, plus its distance at the end
+    /// weighted up by how far the body's direction of travel points away from the goal.
+    pub fn rollout(&mut self, snapshot: &PlanningSnapshot<N>, parameters: GaitParameters) -> Result<f64, IntegrationError> {
+        let mut running = 0.0;
+        let mut previous = (snapshot.time, self.distance(&snapshot.state));
+        let (end, gait) = self.simulate(snapshot, parameters, |planner, t, x| {
+            let distance = planner.distance(x);
+            running += 0.5 * (previous.1 + distance) * (t - previous.0);
+            previous = (t, distance);
+        })?;
+        let heading = self.heading_error(&end, &gait);
+        Ok(running / self.config.horizon + previous.1 * (1.0 + self.config.heading_weight * heading))
+    }
+
+    /// The state one horizon after `snapshot` when following `parameters`: what a rollout
+    /// predicts.
+    pub fn predict(&mut self, snapshot: &PlanningSnapshot<N>, parameters: GaitParameters) -> Result<State<N>, IntegrationError> {
+        self.simulate(snapshot, parameters, |_, _, _| {}).map(|(x, _)| x)
+    }
+
+    /// Integrates the model from `snapshot` for one horizon with the gait heading for
+    /// `parameters`, calling `visit` after every step; returns the final state and gait.
+    fn simulate(
+        &mut self,
+        snapshot: &PlanningSnapshot<N>,
+        parameters: GaitParameters,
+        mut visit: impl FnMut(&Self, f64, &State<N>),
+    ) -> Result<(State<N>, SteeredGait), IntegrationError> {
+        let mut integrator = SemiImplicitEuler::new(self.config.step)?;
+        let mut gait = snapshot.gait;
+        gait.target = parameters;
+        let mut x = snapshot.state;
+        let mut t = snapshot.time;
+        let end = snapshot.time + self.config.horizon;
+        let mut targets = SVector::<f64, N>::zeros();
+        while end - t > 1e-9 {
+            // The servo set points are held over each step, as the loop holds them over
+            // each period.
+            for j in 0..R::ACTUATED.len() {
+                targets[j] = gait.joint_angle(j);
+            }
+            self.model.set_joint_targets(&targets);
+            let before = t;
+            integrator.step(&mut self.model, &mut t, &mut x, end)?;
+            gait.advance(t - before);
+            visit(self, t, &x);
+        }
+        Ok((x, gait))
+    }
+
+    fn distance(&self, x: &State<N>) -> f64 {
+        let cache = R::cache(&x.q, &self.model.params);
+        let com = R::center_of_mass(&x.q, &self.model.params, &cache);
+        (Vector2::new(com.x, com.y) - self.config.goal).norm()
+    }
+
+    /// 1 - cos of the angle between the way the body travels and the way to the goal: a
+    /// terminal cost standing for the turning still to come after the horizon. The body
+    /// travels along its mean axis, against the travelling wave (wheels, scales: the
+    /// anisotropic friction of lateral undulation), so the direction flips with the sign of
+    /// omega / eta.
+    fn heading_error(&self, x: &State<N>, gait: &SteeredGait) -> f64 {
+        let cache = R::cache(&x.q, &self.model.params);
+        let mut axes = [nalgebra::Vector3::zeros(); C];
+        R::contact_axes_into(&x.q, &self.model.params, &cache, &mut axes);
+        let mean_axis = axes.iter().fold(Vector2::zeros(), |sum, a| sum + Vector2::new(a.x, a.y));
+        let com = R::center_of_mass(&x.q, &self.model.params, &cache);
+        let to_goal = self.config.goal - Vector2::new(com.x, com.y);
+        let wave = gait.applied.temporal_frequency * gait.spatial_frequency;
+        let travel = if wave < 0.0 { -mean_axis } else { mean_axis };
+        match (travel.try_normalize(1e-12), to_goal.try_normalize(1e-9)) {
+            (Some(travel), Some(to_goal)) => travel.dot(&to_goal).clamp(-1.0, 1.0).acos() / std::f64::consts::PI,
+            _ => 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steered_gait_blends_without_jumps() {
+        let target = GaitParameters { amplitude: 1.0, temporal_frequency: 2.0, offset: 0.3 };
+        let mut gait = SteeredGait::new(-1.0, 0.2, target);
+        assert_eq!(gait.joint_angle(2), 0.0, "starts straight");
+        let dt = 1e-3;
+        let mut previous = gait.joint_angle(2);
+        for k in 0..5000 {
+            if k == 2500 {
+                // A new plan: the wave reverses and turns the other way.
+                gait.target = GaitParameters { amplitude: 0.5, temporal_frequency: -3.0, offset: -0.3 };
+            }
+            gait.advance(dt);
+            let angle = gait.joint_angle(2);
+            // Rate bound: A |omega| + the lag's blending of amplitude and offset.
+            assert!((angle - previous).abs() < 0.02, "jump at step {k}: {previous} -> {angle}");
+            previous = angle;
+        }
+        assert!((gait.applied.temporal_frequency + 3.0).abs() < 1e-4);
+        assert!((gait.applied.offset + 0.3).abs() < 1e-4);
+        assert!((0.0..std::f64::consts::TAU).contains(&gait.phase));
+    }
+
+    #[test]
+    fn normal_samples_have_unit_variance() {
+        let mut rng = SplitMix64(7);
+        let n = 100_000;
+        let samples: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+        let mean = samples.iter().sum::<f64>() / n as f64;
+        let variance = samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n as f64;
+        assert!(mean.abs() < 0.02, "{mean}");
+        assert!((variance - 1.0).abs() < 0.02, "{variance}");
+    }
+
+    #[test]
+    fn config_errors_name_the_setting() {
+        let p = GaitParameters { amplitude: 1.0, temporal_frequency: 1.0, offset: 0.0 };
+        let good = PlannerConfig {
+            samples: 16,
+            horizon: 1.0,
+            step: 0.002,
+            noise: p,
+            min: GaitParameters { amplitude: 0.0, temporal_frequency: -2.0, offset: -0.5 },
+            max: GaitParameters { amplitude: 1.2, temporal_frequency: 2.0, offset: 0.5 },
+            temperature: 0.5,
+            goal: Vector2::new(1.0, 0.0),
+            heading_weight: 0.5,
+            seed: 1,
+        };
+        assert!(good.validate().is_ok());
+        let e = PlannerConfig { samples: 1, ..good }.validate().unwrap_err();
+        assert!(e.contains("samples"), "{e}");
+        let e = PlannerConfig { min: GaitParameters { offset: 0.6, ..good.min }, ..good }.validate().unwrap_err();
+        assert!(e.contains("offset"), "{e}");
+        let e = PlannerConfig { goal: Vector2::new(f64::NAN, 0.0), ..good }.validate().unwrap_err();
+        assert!(e.contains("goal"), "{e}");
+    }
+}

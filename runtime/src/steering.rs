@@ -1,0 +1,290 @@
+//! Model-predictive control through the fixed-rate loop: the in-loop half, which turns the
+//! newest plan into joint set points and hands the measured state to the planner without
+//! ever waiting, and the planner's own thread, which re-plans at its own rate.
+
+use crate::actuation::ActuatorCommand;
+use crate::mailbox::Mailbox;
+use crate::model::Model;
+use crate::mpc::{GaitParameters, GaitPlanner, Plan, PlanningSnapshot, SteeredGait};
+use crate::state::State;
+use nalgebra::Vector2;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What the loop and the planner exchange.
+#[derive(Debug)]
+pub struct SteeringLink<const N: usize> {
+    /// The newest measured state and its time, from the state source (the simulated
+    /// plant's observer; a pose tracker on the robot).
+    pub measured: Mailbox<(f64, State<N>)>,
+    /// The newest state the planner should start from, with the gait as it was then.
+    pub snapshots: Mailbox<PlanningSnapshot<N>>,
+    /// The newest plan.
+    pub plans: Mailbox<Plan>,
+    /// Tells the planner thread to finish.
+    pub stop: AtomicBool,
+}
+
+impl<const N: usize> Default for SteeringLink<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> SteeringLink<N> {
+    pub fn new() -> Self {
+        SteeringLink { measured: Mailbox::new(), snapshots: Mailbox::new(), plans: Mailbox::new(), stop: AtomicBool::new(false) }
+    }
+}
+
+/// Where the steering is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SteeringPhase {
+    /// Heading for the goal.
+    Travelling,
+    /// Within the arrival radius: the gait is fading out.
+    Arrived { at: f64 },
+    /// Arrived (at `at`) and settled: the task is done.
+    Finished { at: f64 },
+}
+
+/// The in-loop controller's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteeringConfig {
+    /// Where the centre of mass should go (m, world frame, plane of motion).
+    pub goal: Vector2<f64>,
+    /// Arrival: the centre of mass within this distance of the goal (m).
+    pub arrival_radius: f64,
+    /// After arrival the gait fades out for this long (s), then the task is finished.
+    pub settle: f64,
+    /// Time constant (s) with which the gait follows a new plan.
+    pub lag: f64,
+    /// The gait faded in from straight before the first plan arrives.
+    pub initial: GaitParameters,
+    /// Spatial frequency of the wave (rad), fixed.
+    pub spatial_frequency: f64,
+}
+
+impl SteeringConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
+            return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
+        }
+        for (name, value) in [("arrival radius", self.arrival_radius), ("settle time", self.settle), ("gait lag", self.lag)] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!("{name} must be finite and >= 0, got {value}"));
+            }
+        }
+        let p = self.initial;
+        if !(p.amplitude.is_finite() && p.temporal_frequency.is_finite() && p.offset.is_finite() && self.spatial_frequency.is_finite()) {
+            return Err(format!("initial gait must be finite, got {p:?} with spatial frequency {}", self.spatial_frequency));
+        }
+        Ok(())
+    }
+}
+
+/// The in-loop controller: one call per period.
+pub struct GoalSteering<R: Model<N, C>, const N: usize, const C: usize> {
+    gait: SteeredGait,
+    /// The gait as it was when the last command was computed: the planner starts from the
+    /// state measured at that command's time, so it must start from this gait too.
+    sent: SteeredGait,
+    sent_time: f64,
+    params: R::Params,
+    goal: Vector2<f64>,
+    arrival_radius: f64,
+    settle: f64,
+    period: f64,
+    last_plan: u64,
+    last_measurement: u64,
+    pub phase: SteeringPhase,
+    /// Distance of the measured centre of mass from the goal (m), NaN before the first
+    /// measurement.
+    pub distance: f64,
+    /// Plans taken over by the gait.
+    pub plans_applied: u64,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> GoalSteering<R, N, C> {
+    /// Steers as `config` says, one call every `period` seconds.
+    pub fn new(params: R::Params, config: &SteeringConfig, period: f64) -> Result<Self, String> {
+        config.validate()?;
+        let gait = SteeredGait::new(config.spatial_frequency, config.lag, config.initial);
+        Ok(GoalSteering {
+            gait,
+            sent: gait,
+            sent_time: 0.0,
+            params,
+            goal: config.goal,
+            arrival_radius: config.arrival_radius,
+            settle: config.settle,
+            period,
+            last_plan: 0,
+            last_measurement: 0,
+            phase: SteeringPhase::Travelling,
+            distance: f64::NAN,
+            plans_applied: 0,
+        })
+    }
+
+    /// The gait now.
+    pub fn gait(&self) -> &SteeredGait {
+        &self.gait
+    }
+
+    /// Computes this period's joint set points into `commands` (one per actuated joint).
+    /// Takes the newest plan, hands the newest measurement to the planner, and tracks
+    /// arrival. Never blocks and never allocates.
+    pub fn command(&mut self, link: &SteeringLink<N>, t: f64, commands: &mut [ActuatorCommand]) -> Result<SteeringPhase, String> {
+        if commands.len() != R::ACTUATED.len() {
+            return Err(format!("{} commands for {} actuated joints", commands.len(), R::ACTUATED.len()));
+        }
+        if let Some((sequence, plan)) = link.plans.try_latest() {
+            if sequence != self.last_plan && self.phase == SteeringPhase::Travelling {
+                if !(plan.parameters.amplitude.is_finite()
+                    && plan.parameters.temporal_frequency.is_finite()
+                    && plan.parameters.offset.is_finite())
+                {
+                    return Err(format!("the planner returned non-finite gait parameters {:?}", plan.parameters));
+                }
+                self.gait.target = plan.parameters;
+                self.plans_applied += 1;
+            }
+            self.last_plan = sequence;
+        }
+        if let Some((sequence, (time, state))) = link.measured.try_latest() {
+            if sequence != self.last_measurement {
+                self.last_measurement = sequence;
+                if !state.is_finite() {
+                    return Err(format!("the measured state is not finite at t = {time} s"));
+                }
+                let cache = R::cache(&state.q, &self.params);
+                let com = R::center_of_mass(&state.q, &self.params, &cache);
+                self.distance = (Vector2::new(com.x, com.y) - self.goal).norm();
+                if self.phase == SteeringPhase::Travelling && self.distance <= self.arrival_radius {
+                    self.phase = SteeringPhase::Arrived { at: time };
+                    // Fade the wave and the turn out; the frequency keeps the phase moving.
+                    self.gait.target.amplitude = 0.0;
+                    self.gait.target.offset = 0.0;
+                }
+                // The measurement belongs to the command sent at its time, when it is that one.
+                let gait = if (time - self.sent_time).abs() < 0.5 * self.period { self.sent } else { self.gait };
+                link.snapshots.try_post(PlanningSnapshot { time, state, gait });
+            }
+        }
+        if let SteeringPhase::Arrived { at } = self.phase {
+            if t - at >= self.settle {
+                self.phase = SteeringPhase::Finished { at };
+            }
+        }
+        for (j, command) in commands.iter_mut().enumerate() {
+            *command = ActuatorCommand::JointAngle(self.gait.joint_angle(j));
+        }
+        self.sent = self.gait;
+        self.sent_time = t;
+        self.gait.advance(self.period);
+        Ok(self.phase)
+    }
+}
+
+/// What the planner thread did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlannerStats {
+    pub plans: u64,
+    pub rollouts: u64,
+    pub failed_rollouts: u64,
+    /// Time spent planning.
+    pub busy: Duration,
+    /// Longest single plan.
+    pub longest: Duration,
+    /// Plans that took longer than the re-planning period.
+    pub overruns: u64,
+    /// Time from the thread's start to its end.
+    pub elapsed: Duration,
+}
+
+impl PlannerStats {
+    /// Plans per second of wall time.
+    pub fn rate_hz(&self) -> f64 {
+        self.plans as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Rollouts per second of planning time (one core).
+    pub fn rollouts_per_second(&self) -> f64 {
+        self.rollouts as f64 / self.busy.as_secs_f64().max(1e-9)
+    }
+
+    pub fn mean_plan(&self) -> Duration {
+        if self.plans == 0 {
+            Duration::ZERO
+        } else {
+            self.busy / self.plans as u32
+        }
+    }
+}
+
+impl fmt::Display for PlannerStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} plans in {:.1} s ({:.1} Hz), plan mean {:.1} ms, longest {:.1} ms, {} overruns; {} rollouts, {:.0} rollouts/s on one core, {} failed",
+            self.plans,
+            self.elapsed.as_secs_f64(),
+            self.rate_hz(),
+            self.mean_plan().as_secs_f64() * 1e3,
+            self.longest.as_secs_f64() * 1e3,
+            self.overruns,
+            self.rollouts,
+            self.rollouts_per_second(),
+            self.failed_rollouts,
+        )
+    }
+}
+
+/// The planner thread's body: every `1 / rate_hz` seconds, plans from the newest snapshot
+/// (if there is a new one) and posts the plan, until `link.stop` is set. A plan that takes
+/// longer than a period counts as an overrun and the next one starts at once, without
+/// trying to catch up.
+pub fn run_planner<R: Model<N, C>, const N: usize, const C: usize>(
+    planner: &mut GaitPlanner<R, N, C>,
+    link: &SteeringLink<N>,
+    rate_hz: f64,
+) -> PlannerStats {
+    let period = Duration::from_secs_f64(1.0 / rate_hz);
+    let start = Instant::now();
+    let mut stats = PlannerStats::default();
+    let mut next = start;
+    let mut last_snapshot = 0;
+    while !link.stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now < next {
+            // Short sleeps, so a stop request is seen quickly.
+            std::thread::sleep((next - now).min(Duration::from_millis(5)));
+            continue;
+        }
+        let Some((sequence, snapshot)) = link.snapshots.latest().filter(|(s, _)| *s != last_snapshot) else {
+            next = now + Duration::from_millis(1);
+            continue;
+        };
+        last_snapshot = sequence;
+        let began = Instant::now();
+        let plan = planner.plan(&snapshot);
+        let took = began.elapsed();
+        link.plans.post(plan);
+        stats.plans += 1;
+        stats.rollouts += plan.rollouts as u64;
+        stats.failed_rollouts += plan.failed as u64;
+        stats.busy += took;
+        stats.longest = stats.longest.max(took);
+        if took > period {
+            stats.overruns += 1;
+        }
+        next = (next + period).max(began);
+        if next < Instant::now() {
+            next = Instant::now();
+        }
+    }
+    stats.elapsed = start.elapsed();
+    stats
+}
