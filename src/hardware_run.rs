@@ -1,22 +1,36 @@
-//! `softgen run`: a robot's gait through the output chain to a device at a fixed rate —
-//! the simulated plant (hardware in the loop) or, with `--dry-run`, nowhere: the channel map
-//! and the first commands are printed and no device is touched.
+//! `softgen run`: a robot's gait, or the model-predictive controller steering it to a goal,
+//! through the output chain to a device at a fixed rate: the simulated plant (hardware in
+//! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
+//! and the first commands are printed and no device is touched).
 
 use crate::robots::{with_robot, RobotVisitor};
-use crate::run_config::RunConfig;
-use nalgebra::SVector;
+use crate::run_config::{MpcSettings, RunConfig};
+use nalgebra::{SVector, Vector2};
 use softgen_runtime::{
-    run_hardware, ActuatorCommand, Device, DeviceError, DeviceValue, LoopConfig,
-    LoopStats, Model, OutputChain, Recorder, SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig,
-    State,
+    run_hardware, run_planner, ActuatorCommand, Device, DeviceError, DeviceValue, GaitParameters, GaitPlanner,
+    GoalSteering, LoopConfig, LoopStats, Model, OutputChain, PlannerStats, Recorder, SafetyFault, Serpenoid,
+    SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink, SteeringPhase, STOP_FINISHED,
 };
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The snake's run configuration, so `softgen run` works with no arguments.
 pub const SNAKE_RUN_CONFIG: &str = include_str!("../model-specs/snake_pedal_wave.run.toml");
+/// The lateral-undulation snake on passive wheels, with the goal of its model-predictive
+/// controller.
+pub const WHEELED_SNAKE_RUN_CONFIG: &str = include_str!("../model-specs/snake_lateral_undulation.run.toml");
+
+/// Which controller drives the actuators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControllerChoice {
+    /// The robot's gait, open loop.
+    Gait,
+    /// The model-predictive controller re-planning the gait towards a goal from the
+    /// measured state (needs a state source: the simulated plant).
+    Mpc,
+}
 
 /// What `softgen run` was asked to do.
 #[derive(Clone, Debug)]
@@ -43,6 +57,9 @@ pub struct RunOptions {
     pub temporal_frequency: Option<f64>,
     pub spatial_frequency: Option<f64>,
     pub offset: Option<f64>,
+    pub controller: ControllerChoice,
+    /// The model-predictive controller's goal (m), in place of the run configuration's.
+    pub goal: Option<Vector2<f64>>,
 }
 
 /// How a run ended.
@@ -50,6 +67,23 @@ pub struct RunOptions {
 pub struct RunReport {
     pub stats: Option<LoopStats>,
     pub fault: Option<SafetyFault>,
+    /// What the model-predictive controller did, on `ControllerChoice::Mpc` runs.
+    pub mpc: Option<MpcReport>,
+}
+
+/// The model-predictive controller's side of a run.
+#[derive(Clone, Debug)]
+pub struct MpcReport {
+    pub goal: Vector2<f64>,
+    pub planner: PlannerStats,
+    /// Plans the gait took over.
+    pub plans_applied: u64,
+    /// When the centre of mass came within the arrival radius (s), if it did.
+    pub arrived_at: Option<f64>,
+    /// Distance of the centre of mass from the goal at the last measurement (m).
+    pub final_distance: f64,
+    /// Distance at the start (m).
+    pub start_distance: f64,
 }
 
 /// Runs `options`; `stop` is set by signal handlers (the signal number) to end the run.
@@ -110,6 +144,9 @@ impl RobotVisitor for Run<'_> {
         let (path, text) = match &o.config {
             Some(p) => (p.to_string_lossy().to_string(), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
             None if R::NAME == "snake_pedal_wave" => ("model-specs/snake_pedal_wave.run.toml".to_string(), SNAKE_RUN_CONFIG.to_string()),
+            None if R::NAME == "snake_lateral_undulation" => {
+                ("model-specs/snake_lateral_undulation.run.toml".to_string(), WHEELED_SNAKE_RUN_CONFIG.to_string())
+            }
             None => return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME)),
         };
         let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
@@ -128,6 +165,26 @@ impl RobotVisitor for Run<'_> {
             miss_streak: config.safety.miss_streak,
         };
         loop_config.validate()?;
+        let mpc = match o.controller {
+            ControllerChoice::Gait => None,
+            ControllerChoice::Mpc => {
+                if o.serial_port.is_some() || o.comedi_device.is_some() {
+                    return Err("the mpc controller needs the robot's measured state, which only the simulated plant \
+                                provides; run it with --device sim"
+                        .into());
+                }
+                let mut settings = match (config.mpc, o.goal) {
+                    (Some(s), _) => s,
+                    (None, Some(_)) => MpcSettings::default(),
+                    (None, None) => return Err(format!("{path} has no [mpc] table: give the goal with --goal X,Y")),
+                };
+                if let Some(goal) = o.goal {
+                    settings.goal = goal;
+                }
+                settings.planner(settings.goal).validate()?;
+                Some(settings)
+            }
+        };
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
             for (j, c) in commands.iter_mut().enumerate() {
@@ -139,10 +196,26 @@ impl RobotVisitor for Run<'_> {
         println!("robot       {}", R::NAME);
         println!("config      {path}");
         println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
+        if let Some(m) = &mpc {
+            println!(
+                "controller  mpc: goal ({}, {}) m, {} rollouts of {} s every {} ms ({} Hz)",
+                m.goal.x,
+                m.goal.y,
+                m.samples,
+                m.horizon,
+                1e3 / m.replan_hz,
+                m.replan_hz
+            );
+        } else {
+            println!("controller  gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad", gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset);
+        }
         for (j, c) in config.channels.iter().enumerate() {
             println!("channel     actuator {} ({}) -> {c:?}", j, actuated[j]);
         }
         if o.dry_run {
+            if mpc.is_some() {
+                println!("dry run: the mpc controller needs the plant's state, so these are the gait's commands");
+            }
             println!("dry run: first commands, no device touched");
             let mut printer = Printer { periods: 0 };
             let mut commands = vec![ActuatorCommand::Valve(false); config.channels.len()];
@@ -154,7 +227,7 @@ impl RobotVisitor for Run<'_> {
             }
             println!("safe state:");
             chain.safe_state(&mut printer, 5.0 * dt).map_err(|e| e.to_string())?;
-            return Ok(RunReport { stats: None, fault: None });
+            return Ok(RunReport { stats: None, fault: None, mpc: None });
         }
 
         if o.realtime {
@@ -177,9 +250,10 @@ impl RobotVisitor for Run<'_> {
 
         // Hardware in the loop: the generated model behind the same chain.
         let env = R::ENVIRONMENT;
+        let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
         let plant_config = SimulationConfig {
-            contact: env.contact_law(),
-            terrain: env.terrain,
+            contact,
+            terrain,
             gait: None,
             servo: gait_defaults.servo(),
             admittance: None,
@@ -193,7 +267,11 @@ impl RobotVisitor for Run<'_> {
         let mut trajectory = std::io::BufWriter::new(trajectory);
         let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
         writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
+        let link = Arc::new(SteeringLink::<N>::new());
+        let measured = Arc::clone(&link);
         plant.observe(Box::new(move |t, x| {
+            // The state source of the model-predictive controller: never waits.
+            measured.measured.try_post((t, *x));
             let _ = write!(trajectory, "{t}");
             for v in x.q.iter() {
                 let _ = write!(trajectory, ",{v}");
@@ -202,8 +280,76 @@ impl RobotVisitor for Run<'_> {
         }));
         let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
         let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
-        let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-        Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, Some(&o.trajectory)))
+        let Some(settings) = mpc else {
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+            return Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, Some(&o.trajectory)));
+        };
+
+        // Model-predictive control: the planner rolls out the same model in the same
+        // environment, in its own thread; the loop only swaps plans and measurements.
+        let model = Simulation::<R, N, C>::new(Default::default(), plant_config)?;
+        let initial = GaitParameters { amplitude: gait.amplitude, temporal_frequency: gait.temporal_frequency, offset: gait.offset };
+        let mut planner = GaitPlanner::new(model, settings.planner(settings.goal), initial)?;
+        let steering_config = SteeringConfig {
+            goal: settings.goal,
+            arrival_radius: settings.arrival_radius,
+            settle: settings.settle,
+            lag: settings.lag,
+            initial,
+            spatial_frequency: gait.spatial_frequency,
+        };
+        let mut steering = GoalSteering::<R, N, C>::new(Default::default(), &steering_config, 1.0 / loop_config.rate_hz)?;
+        let start_distance = {
+            let params = Default::default();
+            let cache = R::cache(&start.q, &params);
+            let com = R::center_of_mass(&start.q, &params, &cache);
+            (Vector2::new(com.x, com.y) - settings.goal).norm()
+        };
+        let stop = &*self.stop;
+        let link = &*link;
+        let (outcome, safe, planner_stats) = std::thread::scope(|scope| {
+            let planner_thread = scope.spawn(|| run_planner(&mut planner, link, settings.replan_hz));
+            let controller = |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+                if planner_thread.is_finished() {
+                    return Err("the planner thread stopped".into());
+                }
+                if let SteeringPhase::Finished { .. } = steering.command(link, t, commands)? {
+                    stop.store(STOP_FINISHED, Ordering::Relaxed);
+                }
+                Ok(())
+            };
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, stop, controller);
+            link.stop.store(true, Ordering::Relaxed);
+            let planner_stats = planner_thread.join().map_err(|_| "the planner thread panicked".to_string());
+            (outcome, safe, planner_stats)
+        });
+        let planner_stats = planner_stats?;
+        let arrived_at = match steering.phase {
+            SteeringPhase::Travelling => None,
+            SteeringPhase::Arrived { at } | SteeringPhase::Finished { at } => Some(at),
+        };
+        let report = MpcReport {
+            goal: settings.goal,
+            planner: planner_stats,
+            plans_applied: steering.plans_applied,
+            arrived_at,
+            final_distance: steering.distance,
+            start_distance,
+        };
+        let mut run = finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, Some(&o.trajectory));
+        println!("planner     {}", report.planner);
+        match report.arrived_at {
+            Some(at) => println!(
+                "goal        reached at t = {at:.2} s ({:.3} m from the start, {:.3} m at the end)",
+                report.start_distance, report.final_distance
+            ),
+            None => println!(
+                "goal        not reached: {:.3} m away at the end ({:.3} m at the start)",
+                report.final_distance, report.start_distance
+            ),
+        }
+        run.mpc = Some(report);
+        Ok(run)
     }
 }
 
@@ -270,5 +416,9 @@ fn finish(
     if let Some(t) = trajectory {
         println!("trajectory  {}", t.display());
     }
-    RunReport { stats: Some(outcome.stats), fault: outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0))) }
+    RunReport {
+        stats: Some(outcome.stats),
+        fault: outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0))),
+        mpc: None,
+    }
 }

@@ -10,9 +10,9 @@ mod scenario;
 mod serial;
 
 pub use eval::{eval_json, EvalInput};
-pub use hardware_run::{run_on_device, RunOptions, RunReport, SNAKE_RUN_CONFIG};
+pub use hardware_run::{run_on_device, ControllerChoice, MpcReport, RunOptions, RunReport, SNAKE_RUN_CONFIG, WHEELED_SNAKE_RUN_CONFIG};
 pub use plot::{plot_run, Canvas};
-pub use run_config::RunConfig;
+pub use run_config::{EnvironmentOverride, MpcSettings, RunConfig};
 pub use robots::{with_robot, RobotVisitor, ROBOTS};
 pub use serial::SerialDevice;
 pub use scenario::{run_scenario, IntegratorChoice, RunSummary, Scenario, TerrainChoice};

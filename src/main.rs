@@ -93,6 +93,33 @@ struct RunArgs {
     spatial_frequency: Option<f64>,
     #[arg(long)]
     offset: Option<f64>,
+    /// What drives the actuators: the robot's gait, or the model-predictive controller
+    /// steering the gait to a goal (needs --device sim: it uses the plant's state).
+    #[arg(long, value_enum, default_value = "gait")]
+    controller: ControllerName,
+    /// Goal of the model-predictive controller, "X,Y" in metres (world frame); default:
+    /// the run configuration's [mpc] goal.
+    #[arg(long, value_parser = parse_goal, allow_hyphen_values = true)]
+    goal: Option<nalgebra::Vector2<f64>>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ControllerName {
+    /// The robot's gait, open loop.
+    Gait,
+    /// Model-predictive control: re-plans amplitude, frequency and offset towards --goal.
+    Mpc,
+}
+
+fn parse_goal(text: &str) -> Result<nalgebra::Vector2<f64>, String> {
+    let bad = || format!("expected X,Y in metres (e.g. 1.0,-0.7), got `{text}`");
+    let (x, y) = text.split_once(',').ok_or_else(bad)?;
+    let x: f64 = x.trim().parse().map_err(|_| bad())?;
+    let y: f64 = y.trim().parse().map_err(|_| bad())?;
+    if !(x.is_finite() && y.is_finite()) {
+        return Err(bad());
+    }
+    Ok(nalgebra::Vector2::new(x, y))
 }
 
 /// Exit status for a run ended by a signal: 128 + the signal number, as shells do.
@@ -132,6 +159,11 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         temporal_frequency: args.temporal_frequency,
         spatial_frequency: args.spatial_frequency,
         offset: args.offset,
+        controller: match args.controller {
+            ControllerName::Gait => softgen::ControllerChoice::Gait,
+            ControllerName::Mpc => softgen::ControllerChoice::Mpc,
+        },
+        goal: args.goal,
     };
     let report = softgen::run_on_device(&options, stop)?;
     match report.fault {
