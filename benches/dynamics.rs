@@ -101,9 +101,47 @@ fn runs(c: &mut Criterion) {
     group.finish();
 }
 
+/// The model-predictive controller's work on the lateral-undulation snake on passive wheels
+/// (the run configuration's floor and friction): one rollout of the 1 s horizon, and one
+/// plan of 32 rollouts, from a mid-gait state.
+fn model_predictive_control(c: &mut Criterion) {
+    use softgen::{RunConfig, WHEELED_SNAKE_RUN_CONFIG};
+    use softgen_generated::SnakeLateralUndulation as W;
+    use softgen_runtime::{GaitParameters, GaitPlanner, PlanningSnapshot, SteeredGait};
+    let actuated = ["link2", "link3", "link4", "link5", "link6"];
+    let run = RunConfig::parse("snake_lateral_undulation.run.toml", WHEELED_SNAKE_RUN_CONFIG, W::NAME, &actuated).unwrap();
+    let settings = run.mpc.unwrap();
+    let env = W::ENVIRONMENT;
+    let g = W::GAIT.unwrap();
+    let (contact, terrain) = run.environment.apply(env.contact_law(), env.terrain);
+    let plant = SimulationConfig { contact, terrain, gait: None, servo: g.servo(), admittance: None, control_period: 0.001 };
+    let initial = GaitParameters { amplitude: g.amplitude, temporal_frequency: g.temporal_frequency, offset: g.offset };
+    let mut planner =
+        GaitPlanner::new(Simulation::<W, N, C>::new(Default::default(), plant).unwrap(), settings.planner(settings.goal), initial)
+            .unwrap();
+    // Mid-gait: 5 s of the initial gait, rolled out by the planner itself.
+    let mut gait = SteeredGait::new(g.spatial_frequency, settings.lag, initial);
+    let mut state = State::new(SVector::from_iterator(W::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    for k in 0..5 {
+        let snapshot = PlanningSnapshot { time: k as f64, state, gait };
+        state = planner.predict(&snapshot, initial).unwrap();
+        for _ in 0..1000 {
+            gait.advance(0.001);
+        }
+    }
+    let snapshot = PlanningSnapshot { time: 5.0, state, gait };
+    let mut group = c.benchmark_group("model-predictive control (snake_lateral_undulation on wheels)");
+    group.bench_function("one rollout: 1 s horizon, semi-implicit Euler dt 0.002", |b| {
+        b.iter(|| planner.rollout(black_box(&snapshot), initial).unwrap())
+    });
+    group.sample_size(20);
+    group.bench_function("one plan: 32 rollouts and the MPPI update", |b| b.iter(|| planner.plan(black_box(&snapshot))));
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = kernels, runs
+    targets = kernels, runs, model_predictive_control
 }
 criterion_main!(benches);

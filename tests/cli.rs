@@ -97,16 +97,28 @@ fn bad_input_is_reported_not_panicked() {
         (vec!["eval", "double_pendulum", "--q", "1,2,3"], "q needs 2 values, got 3"),
         (vec!["eval", "double_pendulum", "--q", "1,x"], "`x` is not a number"),
         (vec!["eval", "double_pendulum", "--q", "1,NaN"], "must be finite"),
+        (
+            vec!["run", "--robot", "snake_lateral_undulation", "--controller", "mpc", "--device", "serial", "--port", "/dev/null"],
+            "only the simulated plant",
+        ),
+        (vec!["run", "--robot", "snake_lateral_undulation", "--controller", "mpc", "--goal", "1;2"], "expected X,Y in metres"),
+        (vec!["run", "--controller", "mpc"], "has no [mpc] table: give the goal with --goal"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let mut all = args.clone();
         if args[0] == "simulate" {
             all.extend(["--output", dir.path().to_str().unwrap()]);
         }
+        let record = dir.path().join("commands.csv");
+        let trajectory = dir.path().join("plant.csv");
+        if args[0] == "run" {
+            all.extend(["--record", record.to_str().unwrap(), "--trajectory", trajectory.to_str().unwrap()]);
+        }
         let (ok, _, stderr) = run(&all);
         assert!(!ok, "{args:?} should fail");
         assert!(stderr.contains(expected), "{args:?}: expected `{expected}` in {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+        assert!(!record.exists() && !trajectory.exists(), "{args:?}: a rejected run writes nothing");
     }
 }
 

@@ -36,6 +36,8 @@ fn options(dir: &Path, duration: f64) -> RunOptions {
         temporal_frequency: None,
         spatial_frequency: None,
         offset: None,
+        controller: softgen::ControllerChoice::Gait,
+        goal: None,
     }
 }
 
