@@ -17,13 +17,15 @@ pub enum CoordinateKind {
     RevoluteJoint,
     /// Travel of a prismatic joint (m).
     PrismaticJoint,
+    /// Length change of one actuator of a soft section (m).
+    ActuatorLength,
 }
 
 impl CoordinateKind {
     /// The SI unit of the coordinate.
     pub fn unit(self) -> &'static str {
         match self {
-            CoordinateKind::BaseTranslation | CoordinateKind::PrismaticJoint => "m",
+            CoordinateKind::BaseTranslation | CoordinateKind::PrismaticJoint | CoordinateKind::ActuatorLength => "m",
             CoordinateKind::BaseRotation | CoordinateKind::RevoluteJoint => "rad",
         }
     }
@@ -247,6 +249,13 @@ pub trait Model<const N: usize, const C: usize> {
     fn linear_momentum(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
     /// Total angular momentum about the world origin.
     fn angular_momentum(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
+
+    /// Dissipative generalized force D(qd) (soft sections' actuator damping); zero unless
+    /// the model has damping.
+    fn damping_into(qd: &SVector<f64, N>, p: &Self::Params, out: &mut SVector<f64, N>) {
+        let _ = (qd, p);
+        *out = SVector::zeros();
+    }
 
     /// Kinetic energy 1/2 qd' M qd.
     fn kinetic_energy(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params) -> f64 {

@@ -290,7 +290,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         qdd: &mut SVector<f64, N>,
     ) -> Result<(), IntegrationError> {
         let cache = R::cache(q, &self.params);
-        let force = self.generalized_force(t, q, qd, &cache, None);
+        let mut force = self.generalized_force(t, q, qd, &cache, None);
+        let mut damping = SVector::<f64, N>::zeros();
+        R::damping_into(qd, &self.params, &mut damping);
+        force -= damping;
         forward_dynamics::<R, N, C>(q, qd, &self.params, &cache, &force, qdd)
             .map_err(|_| IntegrationError::SingularMassMatrix { time: t })
     }
