@@ -29,7 +29,7 @@ fn atom(tokens: TokenStream) -> Rendered {
     Rendered { tokens, precedence: Precedence::Atom }
 }
 
-fn float(v: f64) -> TokenStream {
+pub(crate) fn float(v: f64) -> TokenStream {
     let lit = Literal::f64_unsuffixed(v.abs());
     if v < 0.0 {
         quote!((-#lit))
@@ -307,7 +307,7 @@ impl<'a> Builder<'a> {
     }
 }
 
-fn doc(text: &str) -> TokenStream {
+pub(crate) fn doc(text: &str) -> TokenStream {
     let lines = text.lines().map(|l| format!(" {l}"));
     quote!(#(#[doc = #lines])*)
 }
@@ -505,99 +505,9 @@ pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
         jacobian_arms.extend(quote!(#lk => #name(q, p, cache, out),));
     }
 
-    // Metadata.
+    let Shared { params: params_items, constants } = shared(robot);
     let robot_type = format_ident!("{}", camel(&robot.name));
-    let name = &robot.name;
     let description = &robot.description;
-    let param_fields = robot.parameters.iter().map(|p| {
-        let f = format_ident!("{}", p.name);
-        let d = doc(if p.doc.is_empty() { "Declared in the spec's [parameters]." } else { &p.doc });
-        quote!(#d pub #f: f64,)
-    });
-    let param_defaults = robot.parameters.iter().map(|p| {
-        let f = format_ident!("{}", p.name);
-        let v = float(p.default);
-        quote!(#f: #v,)
-    });
-    let param_names = robot.parameters.iter().map(|p| p.name.as_str());
-    let param_get = robot.parameters.iter().enumerate().map(|(i, p)| {
-        let f = format_ident!("{}", p.name);
-        let li = idx(i);
-        quote!(#li => self.#f,)
-    });
-    let param_set = robot.parameters.iter().enumerate().map(|(i, p)| {
-        let f = format_ident!("{}", p.name);
-        let li = idx(i);
-        quote!(#li => self.#f = value,)
-    });
-    let coordinates = robot.coordinates.iter().map(|c| {
-        let (nm, meaning, actuated) = (&c.name, &c.meaning, c.actuated);
-        let kind = match c.kind {
-            CoordinateKind::BaseTranslation => quote!(CoordinateKind::BaseTranslation),
-            CoordinateKind::BaseRotation => quote!(CoordinateKind::BaseRotation),
-            CoordinateKind::RevoluteJoint => quote!(CoordinateKind::RevoluteJoint),
-            CoordinateKind::PrismaticJoint => quote!(CoordinateKind::PrismaticJoint),
-        };
-        quote!(Coordinate { name: #nm, kind: #kind, meaning: #meaning, actuated: #actuated },)
-    });
-    let initial = robot.coordinates.iter().map(|c| float(c.initial));
-    let contact_infos = robot.contact_points.iter().map(|p| {
-        let (nm, body) = (&p.name, &robot.bodies[p.body].name);
-        quote!(ContactPointInfo { name: #nm, body: #body },)
-    });
-    let actuated = robot.actuated.iter().map(|&i| idx(i));
-    let plane = match robot.plane {
-        Some(crate::spec::Plane::Xz) => quote!(PlaneOfMotion::Xz),
-        Some(crate::spec::Plane::Xy) => quote!(PlaneOfMotion::Xy),
-        None => quote!(PlaneOfMotion::Spatial),
-    };
-    let env = &robot.environment;
-    let terrain = match env.terrain {
-        TerrainDefault::None => quote!(Terrain::None),
-        TerrainDefault::Flat { height } => {
-            let h = float(height);
-            quote!(Terrain::Flat { height: #h })
-        }
-        TerrainDefault::Stair { position, height } => {
-            let (p, h) = (float(position), float(height));
-            quote!(Terrain::Stair { position: #p, height: #h })
-        }
-        TerrainDefault::Pipe { diameter } => {
-            let d = float(diameter);
-            quote!(Terrain::Pipe { diameter: #d })
-        }
-        TerrainDefault::Floor => quote!(Terrain::Floor),
-    };
-    let anisotropy = match env.anisotropy {
-        Anisotropy::Isotropic => quote!(FrictionAnisotropy::Isotropic),
-        Anisotropy::BodyAxis => quote!(FrictionAnisotropy::BodyAxis),
-        Anisotropy::WorldAxis => quote!(FrictionAnisotropy::WorldAxis),
-    };
-    let (ks, kd, fa, fc, fr) = (
-        float(env.contact_stiffness),
-        float(env.contact_damping),
-        float(env.friction_along),
-        float(env.friction_across),
-        float(env.friction_regularisation),
-    );
-    let gait = match &robot.gait {
-        None => quote!(None),
-        Some(g) => {
-            let (a, w, e, o, s, d) = (
-                float(g.amplitude),
-                float(g.temporal_frequency),
-                float(g.spatial_frequency),
-                float(g.offset),
-                float(g.stiffness),
-                float(g.damping),
-            );
-            let l = if g.torque_limit.is_finite() { float(g.torque_limit) } else { quote!(f64::INFINITY) };
-            quote!(Some(GaitDefaults {
-                amplitude: #a, temporal_frequency: #w, spatial_frequency: #e, offset: #o,
-                stiffness: #s, damping: #d, torque_limit: #l,
-            }))
-        }
-    };
     let cache_doc = doc(&format!(
         "Every transcendental value of `q` the equations use, computed once per state by [`cache`].\n\n{}",
         if cache_docs.is_empty() { "(none: this robot's equations are polynomial in q)".to_string() } else { cache_docs.join("\n") }
@@ -619,36 +529,7 @@ pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
         /// Number of contact points.
         pub const CONTACTS: usize = #c_lit;
 
-        /// Numeric parameters with the spec's defaults; change them at run time, no
-        /// regeneration needed.
-        #[derive(Clone, Debug, PartialEq)]
-        pub struct Params {
-            #(#param_fields)*
-        }
-
-        impl Default for Params {
-            fn default() -> Self {
-                Params { #(#param_defaults)* }
-            }
-        }
-
-        impl ParamSet for Params {
-            fn names() -> &'static [&'static str] {
-                &[#(#param_names),*]
-            }
-            fn get(&self, index: usize) -> f64 {
-                match index {
-                    #(#param_get)*
-                    _ => f64::NAN,
-                }
-            }
-            fn set_index(&mut self, index: usize, value: f64) {
-                match index {
-                    #(#param_set)*
-                    _ => {}
-                }
-            }
-        }
+        #params_items
 
         #cache_doc
         #[derive(Clone, Copy, Debug, PartialEq)]
@@ -794,23 +675,7 @@ pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
         impl Model<DOF, CONTACTS> for #robot_type {
             type Params = Params;
             type Cache = Cache;
-            const NAME: &'static str = #name;
-            const DESCRIPTION: &'static str = #description;
-            const COORDINATES: &'static [Coordinate] = &[#(#coordinates)*];
-            const INITIAL_POSITION: &'static [f64] = &[#(#initial),*];
-            const CONTACT_POINTS: &'static [ContactPointInfo] = &[#(#contact_infos)*];
-            const ACTUATED: &'static [usize] = &[#(#actuated),*];
-            const PLANE: PlaneOfMotion = #plane;
-            const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
-                contact_stiffness: #ks,
-                contact_damping: #kd,
-                friction_along: #fa,
-                friction_across: #fc,
-                friction_anisotropy: #anisotropy,
-                friction_regularisation: #fr,
-                terrain: #terrain,
-            };
-            const GAIT: Option<GaitDefaults> = #gait;
+            #constants
 
             fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache { cache(q, p) }
             fn mass_matrix_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, DOF, DOF>) { mass_matrix_into(q, p, k, out) }
@@ -836,6 +701,163 @@ pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
         robot.spec_path
     );
     Ok(header + body.as_str())
+}
+
+
+/// What every generated module has, rigid or soft: the `Params` struct with its defaults and
+/// `ParamSet`, and the constants of the `Model` impl.
+pub(crate) struct Shared {
+    pub params: TokenStream,
+    pub constants: TokenStream,
+}
+
+pub(crate) fn shared(robot: &Robot) -> Shared {
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let name = &robot.name;
+    let description = &robot.description;
+    let param_fields = robot.parameters.iter().map(|p| {
+        let f = format_ident!("{}", p.name);
+        let d = doc(if p.doc.is_empty() { "Declared in the spec's [parameters]." } else { &p.doc });
+        quote!(#d pub #f: f64,)
+    });
+    let param_defaults = robot.parameters.iter().map(|p| {
+        let f = format_ident!("{}", p.name);
+        let v = float(p.default);
+        quote!(#f: #v,)
+    });
+    let param_names = robot.parameters.iter().map(|p| p.name.as_str());
+    let param_get = robot.parameters.iter().enumerate().map(|(i, p)| {
+        let f = format_ident!("{}", p.name);
+        let li = idx(i);
+        quote!(#li => self.#f,)
+    });
+    let param_set = robot.parameters.iter().enumerate().map(|(i, p)| {
+        let f = format_ident!("{}", p.name);
+        let li = idx(i);
+        quote!(#li => self.#f = value,)
+    });
+    let coordinates = robot.coordinates.iter().map(|c| {
+        let (nm, meaning, actuated) = (&c.name, &c.meaning, c.actuated);
+        let kind = match c.kind {
+            CoordinateKind::BaseTranslation => quote!(CoordinateKind::BaseTranslation),
+            CoordinateKind::BaseRotation => quote!(CoordinateKind::BaseRotation),
+            CoordinateKind::RevoluteJoint => quote!(CoordinateKind::RevoluteJoint),
+            CoordinateKind::PrismaticJoint => quote!(CoordinateKind::PrismaticJoint),
+            CoordinateKind::ActuatorLength => quote!(CoordinateKind::ActuatorLength),
+        };
+        quote!(Coordinate { name: #nm, kind: #kind, meaning: #meaning, actuated: #actuated },)
+    });
+    let initial = robot.coordinates.iter().map(|c| float(c.initial));
+    let contact_infos = robot.contact_points.iter().map(|p| {
+        let (nm, body) = (&p.name, &robot.bodies[p.body].name);
+        quote!(ContactPointInfo { name: #nm, body: #body },)
+    });
+    let actuated = robot.actuated.iter().map(|&i| idx(i));
+    let plane = match robot.plane {
+        Some(crate::spec::Plane::Xz) => quote!(PlaneOfMotion::Xz),
+        Some(crate::spec::Plane::Xy) => quote!(PlaneOfMotion::Xy),
+        None => quote!(PlaneOfMotion::Spatial),
+    };
+    let env = &robot.environment;
+    let terrain = match env.terrain {
+        TerrainDefault::None => quote!(Terrain::None),
+        TerrainDefault::Flat { height } => {
+            let h = float(height);
+            quote!(Terrain::Flat { height: #h })
+        }
+        TerrainDefault::Stair { position, height } => {
+            let (p, h) = (float(position), float(height));
+            quote!(Terrain::Stair { position: #p, height: #h })
+        }
+        TerrainDefault::Pipe { diameter } => {
+            let d = float(diameter);
+            quote!(Terrain::Pipe { diameter: #d })
+        }
+        TerrainDefault::Floor => quote!(Terrain::Floor),
+    };
+    let anisotropy = match env.anisotropy {
+        Anisotropy::Isotropic => quote!(FrictionAnisotropy::Isotropic),
+        Anisotropy::BodyAxis => quote!(FrictionAnisotropy::BodyAxis),
+        Anisotropy::WorldAxis => quote!(FrictionAnisotropy::WorldAxis),
+    };
+    let (ks, kd, fa, fc, fr) = (
+        float(env.contact_stiffness),
+        float(env.contact_damping),
+        float(env.friction_along),
+        float(env.friction_across),
+        float(env.friction_regularisation),
+    );
+    let gait = match &robot.gait {
+        None => quote!(None),
+        Some(g) => {
+            let (a, w, e, o, s, d) = (
+                float(g.amplitude),
+                float(g.temporal_frequency),
+                float(g.spatial_frequency),
+                float(g.offset),
+                float(g.stiffness),
+                float(g.damping),
+            );
+            let l = if g.torque_limit.is_finite() { float(g.torque_limit) } else { quote!(f64::INFINITY) };
+            quote!(Some(GaitDefaults {
+                amplitude: #a, temporal_frequency: #w, spatial_frequency: #e, offset: #o,
+                stiffness: #s, damping: #d, torque_limit: #l,
+            }))
+        }
+    };
+    let params = quote! {
+        /// Numeric parameters with the spec's defaults; change them at run time, no
+        /// regeneration needed.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct Params {
+            #(#param_fields)*
+        }
+
+        impl Default for Params {
+            fn default() -> Self {
+                Params { #(#param_defaults)* }
+            }
+        }
+
+        impl ParamSet for Params {
+            fn names() -> &'static [&'static str] {
+                &[#(#param_names),*]
+            }
+            fn get(&self, index: usize) -> f64 {
+                match index {
+                    #(#param_get)*
+                    _ => f64::NAN,
+                }
+            }
+            fn set_index(&mut self, index: usize, value: f64) {
+                match index {
+                    #(#param_set)*
+                    _ => {}
+                }
+            }
+        }
+
+    };
+    let constants = quote! {
+            const NAME: &'static str = #name;
+            const DESCRIPTION: &'static str = #description;
+            const COORDINATES: &'static [Coordinate] = &[#(#coordinates)*];
+            const INITIAL_POSITION: &'static [f64] = &[#(#initial),*];
+            const CONTACT_POINTS: &'static [ContactPointInfo] = &[#(#contact_infos)*];
+            const ACTUATED: &'static [usize] = &[#(#actuated),*];
+            const PLANE: PlaneOfMotion = #plane;
+            const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
+                contact_stiffness: #ks,
+                contact_damping: #kd,
+                friction_along: #fa,
+                friction_across: #fc,
+                friction_anisotropy: #anisotropy,
+                friction_regularisation: #fr,
+                terrain: #terrain,
+            };
+            const GAIT: Option<GaitDefaults> = #gait;
+    };
+    Shared { params, constants }
 }
 
 fn reaches(dag: &Dag, from: NodeId, target: NodeId) -> bool {

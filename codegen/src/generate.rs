@@ -3,6 +3,7 @@
 
 use crate::derive::{derive, Derived};
 use crate::emit::emit;
+use crate::emit_soft::emit_soft;
 use crate::model::Robot;
 use crate::validate::{load, SpecErrors};
 use std::fmt;
@@ -51,11 +52,17 @@ impl std::error::Error for GenerateError {}
 
 /// Validates, derives and emits one spec. `path` names the spec in messages and in the
 /// generated header.
-pub fn generate_source(path: &str, text: &str) -> Result<(Generated, Derived), GenerateError> {
+/// Soft robots have no symbolic derivation (see `emit_soft`), so `Derived` is `None`.
+pub fn generate_source(path: &str, text: &str) -> Result<(Generated, Option<Derived>), GenerateError> {
     let robot = load(path, text).map_err(GenerateError::Spec)?;
     let start = Instant::now();
-    let derived = derive(&robot);
-    let source = emit(&robot, &derived).map_err(|message| GenerateError::Emit { path: path.to_string(), message })?;
+    let emit_error = |message| GenerateError::Emit { path: path.to_string(), message };
+    let (source, derived) = if robot.is_soft() {
+        (emit_soft(&robot).map_err(emit_error)?, None)
+    } else {
+        let derived = derive(&robot);
+        (emit(&robot, &derived).map_err(emit_error)?, Some(derived))
+    };
     let seconds = start.elapsed().as_secs_f64();
     Ok((Generated { robot, source, seconds }, derived))
 }

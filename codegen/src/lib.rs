@@ -7,6 +7,7 @@
 mod dag;
 mod derive;
 mod emit;
+mod emit_soft;
 mod expr;
 mod generate;
 mod model;

@@ -19,6 +19,8 @@ pub enum CoordinateKind {
     BaseRotation,
     RevoluteJoint,
     PrismaticJoint,
+    /// Length change of one actuator of a soft section (m).
+    ActuatorLength,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -60,13 +62,46 @@ pub struct Body {
     pub mass: Expr,
     pub center_of_mass: [Expr; 3],
     pub inertia: Inertia,
+    /// Soft sections: the constant-curvature model (`joint` is None; `rotation` mounts the
+    /// section on its parent's tip).
+    pub section: Option<SoftSection>,
+}
+
+/// An extensible constant-curvature section: three coordinates, its actuators' length
+/// changes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoftSection {
+    pub rest_length: Expr,
+    pub actuator_radius: Expr,
+    pub actuator_angles: [Expr; 3],
+    pub disc_radius: Expr,
+    pub stiffness: Expr,
+    pub damping: Expr,
+    /// Gauss-Legendre nodes over the section.
+    pub quadrature: usize,
+    /// Index of the first of its three coordinates.
+    pub first_coordinate: usize,
+}
+
+/// Where a skin contact point sits on a soft section.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinPlacement {
+    /// Along the section, in [0, 1].
+    pub xi: f64,
+    /// About the section's x axis, from +y (rad).
+    pub angle: f64,
+    /// Skin radius (m).
+    pub radius: Expr,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContactPoint {
     pub name: String,
     pub body: usize,
+    /// In the body frame (rigid bodies).
     pub position: [Expr; 3],
+    /// On a soft section's skin (then `position` is unused).
+    pub skin: Option<SkinPlacement>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,6 +155,11 @@ pub struct Robot {
 }
 
 impl Robot {
+    /// Whether the robot is a chain of soft sections.
+    pub fn is_soft(&self) -> bool {
+        self.bodies.iter().any(|b| b.section.is_some())
+    }
+
     /// The plane normal of a planar robot, the axis its bodies turn about: -y for the
     /// vertical x-z plane (so that a positive angle turns +x towards +z), +z for x-y.
     pub fn plane_normal(&self) -> Option<[f64; 3]> {

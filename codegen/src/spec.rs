@@ -114,11 +114,64 @@ pub struct Body {
     pub center_of_mass: Option<Vector>,
     /// Rotational inertia about the centre of mass in the body frame (kg m^2): a single
     /// value (about the plane normal, planar robots), [ixx, iyy, izz], or
-    /// [ixx, iyy, izz, ixy, ixz, iyz].
-    pub inertia: Spanned<Inertia>,
-    /// Soft sections: fields a later version needs (rejected for now with a clear error).
+    /// [ixx, iyy, izz, ixy, ixz, iyz]. Required for rigid bodies; soft sections take their
+    /// slices' inertia from `section.disc_radius`.
+    pub inertia: Option<Spanned<Inertia>>,
+    /// Constant-curvature sections: geometry, elasticity and quadrature.
     #[serde(default)]
-    pub section: Option<Spanned<toml::Value>>,
+    pub section: Option<Spanned<SectionSpec>>,
+}
+
+/// Which constant-curvature model a soft section follows.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SectionModel {
+    /// Three actuator lengths: bending in any direction and extension (3 coordinates).
+    Extensible,
+    /// Bending in any direction at constant length (2 coordinates).
+    Inextensible,
+    /// Bending in one plane (1 coordinate).
+    Planar,
+}
+
+/// A constant-curvature section driven by three actuators at `actuator_radius` from its
+/// neutral axis; its coordinates are the actuators' length changes (m).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SectionSpec {
+    pub model: Spanned<SectionModel>,
+    /// Length of the unactuated section (m).
+    pub rest_length: Spanned<Value>,
+    /// Distance of the actuators from the neutral axis (m).
+    pub actuator_radius: Spanned<Value>,
+    /// Angles of the three actuators about the section's x axis, from +y (rad); default
+    /// 0, 2 pi / 3, 4 pi / 3.
+    pub actuator_angles: Option<Spanned<Vec<Spanned<Value>>>>,
+    /// Radius of the thin discs the section is sliced into (their rotational inertia) (m).
+    pub disc_radius: Spanned<Value>,
+    /// Elastic stiffness of each actuator coordinate (N/m).
+    pub stiffness: Spanned<Value>,
+    /// Viscous damping of each actuator coordinate (N s/m).
+    pub damping: Spanned<Value>,
+    /// Gauss-Legendre nodes over the section for M, C, G (default 8).
+    pub quadrature: Option<Spanned<i64>>,
+    /// Initial length changes (m).
+    pub initial: Option<Spanned<[f64; 3]>>,
+}
+
+/// Contact points on a soft section's skin: rings along xi, points around each ring.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkinGridSpec {
+    /// Skin radius (m).
+    pub radius: Spanned<Value>,
+    /// Rings at xi = k / rings, k = 0 .. rings - 1.
+    pub rings: Spanned<i64>,
+    /// Points per ring at angles 2 pi k / around from +y about the section's x axis.
+    pub around: Spanned<i64>,
+    /// Add a ring at the section's tip (xi = 1).
+    #[serde(default)]
+    pub tip: bool,
 }
 
 fn rigid() -> Spanned<BodyKind> {
@@ -154,7 +207,7 @@ pub struct ContactPoints {
     #[serde(default)]
     pub names: Vec<Spanned<String>>,
     #[serde(default)]
-    pub grid: Option<Spanned<toml::Value>>,
+    pub grid: Option<Spanned<SkinGridSpec>>,
 }
 
 fn points_kind() -> Spanned<ContactKind> {

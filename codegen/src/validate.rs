@@ -4,13 +4,19 @@
 use crate::expr::{self, Expr, Number};
 use crate::model::{
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
-    Robot, TerrainDefault,
+    Robot, SkinPlacement, SoftSection, TerrainDefault,
 };
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
 use toml::Spanned;
+
+/// Where a soft section sits.
+struct SoftContext {
+    normal: Option<[f64; 3]>,
+    parent: Option<usize>,
+}
 
 /// One problem in a spec file.
 #[derive(Clone, Debug, PartialEq)]
@@ -234,6 +240,140 @@ impl Validator {
         }
     }
 
+    /// A constant-curvature section: its three coordinates and its model.
+    fn soft_body(
+        &mut self,
+        sb: &Spanned<spec::Body>,
+        field: &str,
+        context: &SoftContext,
+        coordinates: &mut Vec<Coordinate>,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Body> {
+        let b = sb.get_ref();
+        let bname = b.name.get_ref().clone();
+        if context.normal.is_some() {
+            self.error(b.kind.span(), &format!("{field}.kind"), "soft sections bend out of any plane: give the robot a spatial or fixed base (no `plane`)");
+        }
+        if let Some(j) = &b.joint {
+            self.error(j.span(), &format!("{field}.joint"), "a soft section's coordinates are its actuators' lengths; remove `joint`");
+        }
+        if b.axis.is_some() {
+            self.error(sb.span(), &format!("{field}.axis"), "a soft section has no joint axis; remove `axis`");
+        }
+        if b.origin.is_some() {
+            self.error(sb.span(), &format!("{field}.origin"), "a soft section starts at its parent's tip (or the base); offsets are not supported yet, remove `origin`");
+        }
+        if b.center_of_mass.is_some() {
+            self.error(sb.span(), &format!("{field}.center_of_mass"), "a soft section's mass is spread along it; remove `center_of_mass`");
+        }
+        if let Some(i) = &b.inertia {
+            self.error(i.span(), &format!("{field}.inertia"), "a soft section's inertia comes from its slices (section.disc_radius); remove `inertia`");
+        }
+        if let Some(i) = &b.initial {
+            self.error(i.span(), &format!("{field}.initial"), "give a soft section's initial length changes as section.initial = [l1, l2, l3]");
+        }
+        let Some(section) = &b.section else {
+            self.error(sb.span(), &format!("{field}.section"), "missing: soft sections need section = { model = \"extensible\", rest_length, actuator_radius, disc_radius, stiffness, damping }");
+            return None;
+        };
+        let s = section.get_ref();
+        if *s.model.get_ref() != spec::SectionModel::Extensible {
+            self.error(s.model.span(), &format!("{field}.section.model"), format!("{:?} sections are not supported yet; use \"extensible\"", s.model.get_ref()).to_lowercase());
+        }
+        let mut positive = |this: &mut Self, value: &Spanned<Value>, key: &str, doc: &str, strictly: bool| -> Option<Expr> {
+            let e = this.parameterised(value, &format!("{field}.section.{key}"), format!("{bname}_{key}"), format!("{doc} of `{bname}`."), parameters, auto)?;
+            match e.evaluate(parameters) {
+                Ok(v) if v > 0.0 || (!strictly && v == 0.0) => Some(e),
+                Ok(v) => {
+                    this.error(value.span(), &format!("{field}.section.{key}"), format!("must be {} 0, got {v}", if strictly { ">" } else { ">=" }));
+                    None
+                }
+                Err(m) => {
+                    this.error(value.span(), &format!("{field}.section.{key}"), m);
+                    None
+                }
+            }
+        };
+        let rest_length = positive(self, &s.rest_length, "rest_length", "Unactuated length (m)", true);
+        let actuator_radius = positive(self, &s.actuator_radius, "actuator_radius", "Actuator distance from the neutral axis (m)", true);
+        let disc_radius = positive(self, &s.disc_radius, "disc_radius", "Slice disc radius (m)", false);
+        let stiffness = positive(self, &s.stiffness, "stiffness", "Actuator elastic stiffness K (N/m)", false);
+        let damping = positive(self, &s.damping, "damping", "Actuator damping D (N s/m)", false);
+        let actuator_angles: Option<[Expr; 3]> = match &s.actuator_angles {
+            None => {
+                let third = |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
+                Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
+            }
+            Some(angles) if angles.get_ref().len() == 3 => {
+                let parsed: Vec<Option<Expr>> =
+                    angles.get_ref().iter().enumerate().map(|(j, a)| self.value(a, &format!("{field}.section.actuator_angles[{j}]"), parameters)).collect();
+                parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
+            }
+            Some(angles) => {
+                self.error(angles.span(), &format!("{field}.section.actuator_angles"), format!("expected 3 angles, got {}", angles.get_ref().len()));
+                None
+            }
+        };
+        let quadrature = match &s.quadrature {
+            None => 8,
+            Some(n) if (1..=32).contains(n.get_ref()) => *n.get_ref() as usize,
+            Some(n) => {
+                self.error(n.span(), &format!("{field}.section.quadrature"), format!("must be in 1..=32 nodes, got {}", n.get_ref()));
+                8
+            }
+        };
+        let initial = s.initial.as_ref().map_or([0.0; 3], |i| *i.get_ref());
+        if let Some(i) = &s.initial {
+            if i.get_ref().iter().any(|v| !v.is_finite()) {
+                self.error(i.span(), &format!("{field}.section.initial"), "must be finite");
+            }
+        }
+        let rotation = b.rotation.as_ref().map_or([0.0; 3], |r| *r.get_ref());
+        if rotation.iter().any(|v| !v.is_finite()) {
+            self.error(b.rotation.as_ref().map_or(0..0, |r| r.span()), &format!("{field}.rotation"), "must be finite");
+        }
+        let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), parameters, auto);
+        if let Some(m) = &mass {
+            match m.evaluate(parameters) {
+                Ok(v) if v > 0.0 => {}
+                Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
+                Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
+            }
+        }
+        let first_coordinate = coordinates.len();
+        for j in 0..3 {
+            coordinates.push(Coordinate {
+                name: format!("{bname}_l{}", j + 1),
+                kind: CoordinateKind::ActuatorLength,
+                meaning: format!("length change of actuator {} of soft section `{bname}` (m)", j + 1),
+                actuated: true,
+                initial: initial[j],
+            });
+        }
+        let zero = || Expr::Num(Number::Rational(0, 1));
+        Some(Body {
+            name: bname,
+            parent: context.parent,
+            joint: None,
+            origin: [zero(), zero(), zero()],
+            rotation,
+            mass: mass?,
+            center_of_mass: [zero(), zero(), zero()],
+            inertia: Inertia::Full([zero(), zero(), zero(), zero(), zero(), zero()]),
+            section: Some(SoftSection {
+                rest_length: rest_length?,
+                actuator_radius: actuator_radius?,
+                actuator_angles: actuator_angles?,
+                disc_radius: disc_radius?,
+                stiffness: stiffness?,
+                damping: damping?,
+                quadrature,
+                first_coordinate,
+            }),
+        })
+    }
+
     fn robot(&mut self, spec: &Spec) -> Option<Robot> {
         let name = stem(&self.path);
         if !is_identifier(&name) {
@@ -440,17 +580,21 @@ impl Validator {
             let b = sb.get_ref();
             let bname = b.name.get_ref().clone();
             let field = format!("bodies[{o}] ({bname})");
-            match b.kind.get_ref() {
-                spec::BodyKind::ConstantCurvature => self.error(
-                    b.kind.span(),
-                    &format!("{field}.kind"),
-                    "constant-curvature soft sections are not supported yet (they come with the soft-section work); use \"rigid\"",
-                ),
-                spec::BodyKind::Rigid | spec::BodyKind::RigidModule => {}
+            if *b.kind.get_ref() == spec::BodyKind::ConstantCurvature {
+                let parent = parent_of[o].and_then(|p| new_index.get(&p).copied());
+                let context = SoftContext { normal, parent };
+                if let Some(body) = self.soft_body(sb, &field, &context, &mut coordinates, &mut parameters, &mut auto) {
+                    bodies.push(body);
+                }
+                continue;
             }
             if let Some(s) = &b.section {
-                self.error(s.span(), &format!("{field}.section"), "soft-section fields are not supported yet");
+                self.error(s.span(), &format!("{field}.section"), "only kind = \"constant_curvature\" bodies take `section`");
             }
+            let Some(b_inertia) = &b.inertia else {
+                self.error(sb.span(), &format!("{field}.inertia"), "missing: rigid bodies need an inertia");
+                continue;
+            };
             let joint = if o == root {
                 if let Some(j) = &b.joint {
                     self.error(j.span(), &format!("{field}.joint"), "the base body has no joint; its motion is set by [base]");
@@ -550,21 +694,21 @@ impl Validator {
                 self.error(sb.span(), &format!("{field}.center_of_mass"), "in a planar robot the centre of mass must lie in the plane");
             }
             let inertia_field = format!("{field}.inertia");
-            let inertia = match (b.inertia.get_ref(), normal) {
+            let inertia = match (b_inertia.get_ref(), normal) {
                 (spec::Inertia::Scalar(v), Some(_)) => {
-                    let spanned = Spanned::new(b.inertia.span(), v.clone());
+                    let spanned = Spanned::new(b_inertia.span(), v.clone());
                     self.parameterised(&spanned, &inertia_field, format!("{bname}_inertia"), format!("Inertia of `{bname}` about the plane normal through its centre of mass (kg m^2)."), &mut parameters, &mut auto)
                         .map(Inertia::Planar)
                 }
                 (spec::Inertia::Scalar(_), None) => {
-                    self.error(b.inertia.span(), &inertia_field, "a spatial robot needs [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
+                    self.error(b_inertia.span(), &inertia_field, "a spatial robot needs [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
                     None
                 }
                 (spec::Inertia::Vector(values), _) if values.len() == 3 || values.len() == 6 => {
                     let names = ["xx", "yy", "zz", "xy", "xz", "yz"];
                     let mut out: Vec<Expr> = Vec::new();
                     for (i, v) in values.iter().enumerate() {
-                        let spanned = Spanned::new(b.inertia.span(), v.clone());
+                        let spanned = Spanned::new(b_inertia.span(), v.clone());
                         if let Some(e) = self.parameterised(&spanned, &format!("{inertia_field}[{i}]"), format!("{bname}_inertia_{}", names[i]), format!("Inertia I{} of `{bname}` about its centre of mass, body frame (kg m^2).", names[i]), &mut parameters, &mut auto) {
                             out.push(e);
                         }
@@ -581,7 +725,7 @@ impl Validator {
                     })
                 }
                 (spec::Inertia::Vector(values), _) => {
-                    self.error(b.inertia.span(), &inertia_field, format!("expected 1, 3 or 6 values, got {}", values.len()));
+                    self.error(b_inertia.span(), &inertia_field, format!("expected 1, 3 or 6 values, got {}", values.len()));
                     None
                 }
             };
@@ -593,7 +737,7 @@ impl Validator {
                 for e in diagonal {
                     if let Ok(v) = e.evaluate(&parameters) {
                         if v < 0.0 {
-                            self.error(b.inertia.span(), &inertia_field, format!("moments of inertia must be >= 0, got {v}"));
+                            self.error(b_inertia.span(), &inertia_field, format!("moments of inertia must be >= 0, got {v}"));
                         }
                     }
                 }
@@ -607,10 +751,29 @@ impl Validator {
                 mass: mass.unwrap_or(Expr::Num(Number::Rational(1, 1))),
                 center_of_mass,
                 inertia: inertia.unwrap_or(Inertia::Planar(Expr::Num(Number::Rational(0, 1)))),
+                section: None,
             });
         }
         if bodies.iter().all(|b| matches!(&b.inertia, Inertia::Planar(_))) && normal.is_none() && !bodies.is_empty() {
             // Unreachable for valid specs; defensive for the error path above.
+        }
+
+        // Soft robots: a chain of soft sections, nothing rigid in it yet.
+        if bodies.iter().any(|b| b.section.is_some()) {
+            if let Some(rigid) = bodies.iter().position(|b| b.section.is_none()) {
+                let o = order[rigid];
+                self.error(
+                    spec.bodies[o].get_ref().kind.span(),
+                    &format!("bodies[{o}] ({}).kind", bodies[rigid].name),
+                    "robots mixing rigid bodies and soft sections are not supported yet; make every body \"constant_curvature\"",
+                );
+            }
+            for (i, b) in bodies.iter().enumerate() {
+                if bodies.iter().filter(|c| c.parent == Some(i)).count() > 1 {
+                    let o = order[i];
+                    self.error(spec.bodies[o].get_ref().name.span(), &format!("bodies[{o}] ({})", b.name), "soft sections must form a chain: this section has more than one child");
+                }
+            }
         }
 
         // Contact points.
@@ -623,12 +786,59 @@ impl Validator {
                 self.error(c.body.span(), &format!("{field}.body"), format!("no body named `{}`", c.body.get_ref()));
                 continue;
             };
+            let soft = spec.bodies[body].get_ref().kind.get_ref() == &spec::BodyKind::ConstantCurvature;
             if *c.kind.get_ref() == spec::ContactKind::SkinGrid {
-                self.error(c.kind.span(), &format!("{field}.kind"), "skin grids on soft sections are not supported yet; list \"points\"");
+                if !soft {
+                    self.error(c.kind.span(), &format!("{field}.kind"), "skin grids go on soft sections (kind = \"constant_curvature\"); list \"points\" on rigid bodies");
+                    continue;
+                }
+                if !c.positions.is_empty() || !c.names.is_empty() {
+                    self.error(c.body.span(), &format!("{field}.positions"), "a skin grid places its points itself; remove `positions` and `names`");
+                }
+                let Some(grid) = &c.grid else {
+                    self.error(c.body.span(), &format!("{field}.grid"), "missing: expected grid = { radius = ..., rings = ..., around = ... }");
+                    continue;
+                };
+                let g = grid.get_ref();
+                let radius = self.parameterised(&g.radius, &format!("{field}.grid.radius"), format!("{}_skin_radius", c.body.get_ref()), format!("Skin radius of `{}` (m).", c.body.get_ref()), &mut parameters, &mut auto);
+                if let Some(Ok(v)) = radius.as_ref().map(|r| r.evaluate(&parameters)) {
+                    if !(v > 0.0) {
+                        self.error(g.radius.span(), &format!("{field}.grid.radius"), format!("must be > 0 m, got {v}"));
+                    }
+                }
+                let (rings, around) = (*g.rings.get_ref(), *g.around.get_ref());
+                if !(1..=1000).contains(&rings) {
+                    self.error(g.rings.span(), &format!("{field}.grid.rings"), format!("must be in 1..=1000, got {rings}"));
+                }
+                if !(1..=1000).contains(&around) {
+                    self.error(g.around.span(), &format!("{field}.grid.around"), format!("must be in 1..=1000, got {around}"));
+                }
+                let (Some(radius), true, true) = (radius, (1..=1000).contains(&rings), (1..=1000).contains(&around)) else { continue };
+                let ring_count = rings + i64::from(g.tip);
+                for k in 0..ring_count {
+                    let xi = k as f64 / rings as f64;
+                    for a in 0..around {
+                        let name = format!("{}_skin_{k}_{a}", c.body.get_ref());
+                        if !contact_names.insert(name.clone()) {
+                            self.error(c.body.span(), &format!("{field}"), format!("duplicate contact point name `{name}` (two grids on one section?)"));
+                        }
+                        let zero = || Expr::Num(Number::Rational(0, 1));
+                        contact_points.push(ContactPoint {
+                            name,
+                            body: new_index.get(&body).copied().unwrap_or(0),
+                            position: [zero(), zero(), zero()],
+                            skin: Some(SkinPlacement { xi, angle: std::f64::consts::TAU * a as f64 / around as f64, radius: radius.clone() }),
+                        });
+                    }
+                }
                 continue;
             }
             if let Some(g) = &c.grid {
-                self.error(g.span(), &format!("{field}.grid"), "`grid` belongs to kind = \"skin_grid\", which is not supported yet");
+                self.error(g.span(), &format!("{field}.grid"), "`grid` belongs to kind = \"skin_grid\"");
+            }
+            if soft {
+                self.error(c.kind.span(), &format!("{field}.kind"), "soft sections take contact points as a skin grid (kind = \"skin_grid\")");
+                continue;
             }
             if c.positions.is_empty() {
                 self.error(c.body.span(), &format!("{field}.positions"), "expected at least one position [x, y, z]");
@@ -648,7 +858,7 @@ impl Validator {
                 if !contact_names.insert(name.clone()) {
                     self.error(c.body.span(), &format!("{field}.names"), format!("duplicate contact point name `{name}`"));
                 }
-                contact_points.push(ContactPoint { name, body: new_index.get(&body).copied().unwrap_or(0), position });
+                contact_points.push(ContactPoint { name, body: new_index.get(&body).copied().unwrap_or(0), position, skin: None });
             }
         }
 

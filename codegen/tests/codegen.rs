@@ -18,6 +18,7 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     let fixture = std::fs::read_to_string(root.join("model-specs/double_pendulum.toml")).unwrap();
     let (generated, derived) =
         softgen_codegen::generate_source("model-specs/double_pendulum.toml", &fixture).expect("fixture generates");
+    let derived = derived.expect("a rigid robot is derived symbolically");
     insta::assert_snapshot!("double_pendulum_equations", softgen_codegen::symbolic_report(&generated.robot, &derived));
     insta::assert_snapshot!("double_pendulum_rust", generated.source);
 

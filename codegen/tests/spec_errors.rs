@@ -35,12 +35,69 @@ const CASES: &[(&str, (&str, &str), &[&str])] = &[
     ("non-finite", ("length = 0.5", "length = nan"), &["bad.toml:3:", "parameters.length", "finite"]),
     ("unknown parameter in expression", ("[\"length\", 0, 0]", "[\"lenght\", 0, 0]"), &["bad.toml:16:", "origin[0] (x)", "`lenght`, which is not a declared parameter"]),
     ("bad expression", ("[\"length\", 0, 0]", "[\"length *\", 0, 0]"), &["invalid expression"]),
-    ("soft section not supported yet", ("name = \"b\"", "name = \"b\"\nkind = \"constant_curvature\""), &["bad.toml:14:", "not supported yet"]),
+    ("soft section not supported yet", ("name = \"b\"", "name = \"b\"\nkind = \"constant_curvature\""), &["bad.toml:14:", "soft sections bend out of any plane", "remove `joint`"]),
     ("water not supported yet", ("[base]", "[environment]\nmedium = \"water\"\n[base]"), &["environment.medium", "not supported yet"]),
     ("out-of-plane axis", ("joint = \"revolute\"", "joint = \"revolute\"\naxis = [1, 0, 0]"), &["axis", "plane normal"]),
     ("negative inertia", ("name = \"b\"\nparent = \"a\"\njoint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\ninertia = 0.01", "name = \"b\"\nparent = \"a\"\njoint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\ninertia = -0.01"), &["inertia", ">= 0"]),
     ("planar base without plane", ("plane = \"xz\"\n", ""), &["base.plane"]),
 ];
+
+const SOFT_GOOD: &str = r#"description = "two soft sections"
+[base]
+kind = "spatial"
+body = "s1"
+[[bodies]]
+name = "s1"
+kind = "constant_curvature"
+mass = 0.1
+section = { model = "extensible", rest_length = 0.15, actuator_radius = 0.0125, disc_radius = 0.02, stiffness = 1900, damping = 90 }
+[[bodies]]
+name = "s2"
+kind = "constant_curvature"
+parent = "s1"
+mass = 0.1
+section = { model = "extensible", rest_length = 0.15, actuator_radius = 0.0125, disc_radius = 0.02, stiffness = 1900, damping = 90 }
+[[contact_points]]
+body = "s2"
+kind = "skin_grid"
+grid = { radius = 0.02, rings = 4, around = 6, tip = true }
+[environment]
+gravity = 9.81
+"#;
+
+/// Soft sections: (what is wrong, how to break SOFT_GOOD, expected pieces of the message)
+const SOFT_CASES: &[(&str, (&str, &str), &[&str])] = &[
+    ("inextensible not yet", ("model = \"extensible\"", "model = \"inextensible\""), &["bad.toml:9:", "bodies[0] (s1).section.model", "inextensible sections are not supported yet"]),
+    ("joint on a section", ("parent = \"s1\"", "parent = \"s1\"\njoint = \"revolute\""), &["bad.toml:14:", "bodies[1] (s2).joint", "remove `joint`"]),
+    ("negative actuator radius", ("actuator_radius = 0.0125", "actuator_radius = -0.0125"), &["bad.toml:9:", "section.actuator_radius", "must be > 0"]),
+    ("no rings", ("rings = 4", "rings = 0"), &["bad.toml:19:", "contact_points[0].grid.rings", "must be in 1..=1000"]),
+    ("planar base", ("kind = \"spatial\"", "kind = \"planar\"\nplane = \"xy\""), &["spatial or fixed base"]),
+    ("missing section", ("mass = 0.1\nsection = { model = \"extensible\", rest_length = 0.15, actuator_radius = 0.0125, disc_radius = 0.02, stiffness = 1900, damping = 90 }\n[[contact", "mass = 0.1\n[[contact"), &["bodies[1] (s2).section", "missing"]),
+    ("points on a section", ("kind = \"skin_grid\"\ngrid = { radius = 0.02, rings = 4, around = 6, tip = true }", "positions = [[0, 0, 0]]"), &["contact_points[0].kind", "skin grid"]),
+    ("rigid among sections", ("name = \"s2\"\nkind = \"constant_curvature\"", "name = \"s2\"\ninertia = [0.1, 0.1, 0.1]"), &["mixing rigid bodies and soft sections"]),
+];
+
+#[test]
+fn the_good_soft_spec_loads() {
+    let robot = load("good.toml", SOFT_GOOD).unwrap();
+    assert_eq!(robot.coordinates.len(), 12, "6 base + 3 per section");
+    assert_eq!(robot.contact_points.len(), 30, "5 rings of 6");
+}
+
+#[test]
+fn bad_soft_specs_name_file_line_and_field() {
+    for (what, (from, to), expected) in SOFT_CASES {
+        assert!(SOFT_GOOD.contains(from), "case `{what}`: pattern not in the good spec");
+        let bad = SOFT_GOOD.replacen(from, to, 1);
+        let result = std::panic::catch_unwind(|| load("bad.toml", &bad));
+        let Ok(result) = result else { panic!("case `{what}`: validation panicked") };
+        let Err(errors) = result else { panic!("case `{what}`: accepted a bad spec") };
+        let message = errors.to_string();
+        for piece in *expected {
+            assert!(message.contains(piece), "case `{what}`: expected `{piece}` in:\n{message}");
+        }
+    }
+}
 
 #[test]
 fn the_good_spec_loads() {

@@ -6,9 +6,11 @@
 pub mod double_pendulum;
 pub mod snake_lateral_undulation;
 pub mod snake_pedal_wave;
+pub mod soft_snake;
 pub mod spatial_tree;
 
 pub use double_pendulum::DoublePendulum;
 pub use snake_lateral_undulation::SnakeLateralUndulation;
 pub use snake_pedal_wave::SnakePedalWave;
+pub use soft_snake::SoftSnake;
 pub use spatial_tree::SpatialTree;
