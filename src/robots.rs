@@ -1,10 +1,10 @@
 //! The generated robots this binary knows, and dispatch from a name to generic code.
 
-use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave, SpatialTree};
+use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave, SoftSnake, SpatialTree};
 use softgen_runtime::Model;
 
 /// Robot names accepted on the command line.
-pub const ROBOTS: &[&str] = &["snake_pedal_wave", "snake_lateral_undulation", "double_pendulum", "spatial_tree"];
+pub const ROBOTS: &[&str] = &["snake_pedal_wave", "snake_lateral_undulation", "soft_snake", "double_pendulum", "spatial_tree"];
 
 /// Generic code to run for one robot type.
 pub trait RobotVisitor {
@@ -17,6 +17,7 @@ pub fn with_robot<V: RobotVisitor>(name: &str, visitor: V) -> Result<V::Output, 
     Ok(match name {
         "snake_pedal_wave" => visitor.visit::<SnakePedalWave, { softgen_generated::snake_pedal_wave::DOF }, { softgen_generated::snake_pedal_wave::CONTACTS }>(),
         "snake_lateral_undulation" => visitor.visit::<SnakeLateralUndulation, { softgen_generated::snake_lateral_undulation::DOF }, { softgen_generated::snake_lateral_undulation::CONTACTS }>(),
+        "soft_snake" => visitor.visit::<SoftSnake, { softgen_generated::soft_snake::DOF }, { softgen_generated::soft_snake::CONTACTS }>(),
         "double_pendulum" => visitor.visit::<DoublePendulum, { softgen_generated::double_pendulum::DOF }, { softgen_generated::double_pendulum::CONTACTS }>(),
         "spatial_tree" => visitor.visit::<SpatialTree, { softgen_generated::spatial_tree::DOF }, { softgen_generated::spatial_tree::CONTACTS }>(),
         other => return Err(format!("unknown robot `{other}`; known robots: {}", ROBOTS.join(", "))),

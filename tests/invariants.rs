@@ -5,14 +5,32 @@
 
 use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave, SpatialTree};
-use softgen_runtime::Model;
+use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave, SoftSnake, SpatialTree};
+use softgen_runtime::{CoordinateKind, Model};
 
 const STATES: usize = 25;
 
 fn random_state<const N: usize>(rng: &mut StdRng) -> (SVector<f64, N>, SVector<f64, N>) {
     let q = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.5..1.5));
     let qd = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-2.0..2.0));
+    (q, qd)
+}
+
+/// A random state in each coordinate's physical range: soft sections' actuator length
+/// changes within +-4 cm (the PMAs extend by up to 7.5 cm), and every fifth state with the
+/// sections straight (all length changes 0) or within 1e-9 m of it.
+fn physical_state<R: Model<N, C>, const N: usize, const C: usize>(rng: &mut StdRng, k: usize) -> (SVector<f64, N>, SVector<f64, N>) {
+    let (mut q, mut qd) = random_state::<N>(rng);
+    for (i, c) in R::COORDINATES.iter().enumerate() {
+        if c.kind == CoordinateKind::ActuatorLength {
+            q[i] = match k % 5 {
+                0 => 0.0,
+                1 => rng.gen_range(-1e-9..1e-9),
+                _ => rng.gen_range(-0.04..0.04),
+            };
+            qd[i] = rng.gen_range(-0.2..0.2);
+        }
+    }
     (q, qd)
 }
 
@@ -34,8 +52,8 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
     let mut rng = StdRng::seed_from_u64(seed);
     let p = R::Params::default();
     let h = 1e-6;
-    for _ in 0..STATES {
-        let (q, qd) = random_state::<N>(&mut rng);
+    for state in 0..STATES {
+        let (q, qd) = physical_state::<R, N, C>(&mut rng, state);
         let k = R::cache(&q, &p);
         let m = mass_matrix::<R, N, C>(&q, &p);
         let scale = m.norm();
@@ -119,6 +137,11 @@ fn snake_pedal_wave_invariants() {
 #[test]
 fn snake_lateral_undulation_invariants() {
     check_model::<SnakeLateralUndulation, 8, 13>(3);
+}
+
+#[test]
+fn soft_snake_invariants() {
+    check_model::<SoftSnake, 15, 310>(5);
 }
 
 #[test]
