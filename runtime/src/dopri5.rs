@@ -25,14 +25,21 @@ pub struct DormandPrince5 {
     pub max_step: f64,
 }
 
-impl DormandPrince5 {
-    pub fn new(tolerances: Tolerances) -> Result<Self, IntegrationError> {
+impl Tolerances {
+    pub fn validate(&self) -> Result<(), IntegrationError> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
-        if !ok(tolerances.absolute) || !ok(tolerances.relative) || tolerances.absolute + tolerances.relative <= 0.0 {
+        if !ok(self.absolute) || !ok(self.relative) || self.absolute + self.relative <= 0.0 {
             return Err(IntegrationError::InvalidSetting(format!(
-                "tolerances must be finite, non-negative and not both zero, got {tolerances:?}"
+                "tolerances must be finite, non-negative and not both zero, got {self:?}"
             )));
         }
+        Ok(())
+    }
+}
+
+impl DormandPrince5 {
+    pub fn new(tolerances: Tolerances) -> Result<Self, IntegrationError> {
+        tolerances.validate()?;
         Ok(DormandPrince5 { tolerances, next_step: 1e-3, min_step: 1e-12, max_step: f64::INFINITY })
     }
 
@@ -75,6 +82,18 @@ const E4: f64 = 71.0 / 1920.0;
 const E5: f64 = -17253.0 / 339200.0;
 const E6: f64 = 22.0 / 525.0;
 const E7: f64 = -1.0 / 40.0;
+
+/// Weighted RMS norm of a step's error estimate: `|err_i| / (atol + rtol * max(|y0_i|, |y1_i|))`.
+pub(crate) fn error_norm<const N: usize>(x0: &State<N>, x1: &State<N>, error: &State<N>, tol: Tolerances) -> f64 {
+    let mut sum = 0.0;
+    let pairs = x0.q.iter().zip(x1.q.iter()).chain(x0.qd.iter().zip(x1.qd.iter()));
+    let errors = error.q.iter().chain(error.qd.iter());
+    for ((y0, y1), e) in pairs.zip(errors) {
+        let scale = tol.absolute + tol.relative * y0.abs().max(y1.abs());
+        sum += (e / scale).powi(2);
+    }
+    (sum / (2 * N) as f64).sqrt()
+}
 
 fn combine<const N: usize>(x: &State<N>, h: f64, terms: &[(f64, &State<N>)]) -> State<N> {
     let mut out = *x;
@@ -120,15 +139,7 @@ impl<const N: usize> Integrator<N> for DormandPrince5 {
             let k7 = derivative(system, *t + h, &next)?;
             evaluations += 6;
             let error = combine(&State::zeros(), h, &[(E1, &k1), (E3, &k3), (E4, &k4), (E5, &k5), (E6, &k6), (E7, &k7)]);
-            let tol = self.tolerances;
-            let mut sum = 0.0;
-            let pairs = x.q.iter().zip(next.q.iter()).chain(x.qd.iter().zip(next.qd.iter()));
-            let errors = error.q.iter().chain(error.qd.iter());
-            for ((y0, y1), e) in pairs.zip(errors) {
-                let scale = tol.absolute + tol.relative * y0.abs().max(y1.abs());
-                sum += (e / scale).powi(2);
-            }
-            let norm = (sum / (2 * N) as f64).sqrt();
+            let norm = error_norm(x, &next, &error, self.tolerances);
             if !norm.is_finite() || !next.is_finite() {
                 // Treat as a failed attempt: shrink hard and retry, unless already tiny.
                 self.next_step = h * 0.1;

@@ -2,7 +2,7 @@
 //! time or run it to an end time.
 
 use crate::state::State;
-use nalgebra::SVector;
+use nalgebra::{SMatrix, SVector};
 use std::fmt;
 
 /// A mechanical system qdd = f(t, q, qd), written into a `&mut` output.
@@ -10,6 +10,23 @@ pub trait SecondOrderSystem<const N: usize> {
     /// Writes the generalized accelerations at (t, q, qd) into `qdd`.
     fn acceleration(&mut self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>, qdd: &mut SVector<f64, N>)
         -> Result<(), IntegrationError>;
+
+    /// The Jacobians of the accelerations, d(qdd)/dq into `by_position` and d(qdd)/d(qd)
+    /// into `by_velocity`, for implicit and linearly implicit integrators. Exact or an
+    /// approximation holding the stiff part (W-methods keep their order with either).
+    /// Returns `Ok(false)` when the system gives none; integrators then use finite
+    /// differences.
+    fn acceleration_jacobian(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        by_position: &mut SMatrix<f64, N, N>,
+        by_velocity: &mut SMatrix<f64, N, N>,
+    ) -> Result<bool, IntegrationError> {
+        let _ = (t, q, qd, by_position, by_velocity);
+        Ok(false)
+    }
 }
 
 /// What one accepted step did.

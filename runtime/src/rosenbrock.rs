@@ -1,0 +1,290 @@
+//! ROS2, an adaptive linearly implicit Rosenbrock-W method of order 2 (L-stable), for stiff
+//! systems such as pneumatic damping and contact spring-dampers on sub-kilogram robots.
+//!
+//! With y = (q, qd), f = (qd, a(t, q, qd)) and J an approximation of df/dy:
+//!   (I - gamma h J) k1 = f(t, y)
+//!   (I - gamma h J) k2 = f(t + h, y + h k1) - 2 k1
+//!   y+ = y + 3/2 h k1 + 1/2 h k2,   gamma = 1 + 1/sqrt(2),
+//! with the linearly implicit Euler step y + h k1 as the embedded first-order solution
+//! (Verwer, Spee, Blom and Hundsdorfer, SIAM J. Sci. Comput. 20, 1999). ROS2 has order 2
+//! for any J, so the Jacobian may be approximate (the stiff part only) or reused over
+//! several steps. The second-order structure of J = [[0, I], [A_q, A_v]] reduces each
+//! solve to one N x N system: (I - gamma h A_v - gamma^2 h^2 A_q) k_v = r_v + gamma h A_q r_q,
+//! k_q = r_q + gamma h k_v. All on the stack.
+
+use crate::dopri5::{error_norm, Tolerances};
+use crate::integrator::{derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::state::State;
+use nalgebra::{SMatrix, SVector};
+
+const GAMMA: f64 = 1.0 + std::f64::consts::FRAC_1_SQRT_2;
+
+/// Adaptive ROS2 for `N` coordinates, with Jacobians from the system (or finite differences).
+#[derive(Clone, Copy, Debug)]
+pub struct Rosenbrock2<const N: usize> {
+    pub tolerances: Tolerances,
+    /// Step to try next (s); adapted after every attempt.
+    pub next_step: f64,
+    pub min_step: f64,
+    pub max_step: f64,
+    /// Accepted steps between Jacobian evaluations (1: every step). A rejected step always
+    /// refreshes it.
+    pub jacobian_every: usize,
+    /// Jacobian evaluations so far, and how many were finite differences.
+    pub jacobians: usize,
+    pub finite_difference_jacobians: usize,
+    since_jacobian: usize,
+    stored: Option<Blocks<N>>,
+}
+
+impl<const N: usize> Rosenbrock2<N> {
+    pub fn new(tolerances: Tolerances) -> Result<Self, IntegrationError> {
+        tolerances.validate()?;
+        Ok(Rosenbrock2 {
+            tolerances,
+            next_step: 1e-4,
+            min_step: 1e-12,
+            max_step: f64::INFINITY,
+            jacobian_every: 1,
+            jacobians: 0,
+            finite_difference_jacobians: 0,
+            since_jacobian: usize::MAX,
+            stored: None,
+        })
+    }
+
+    /// Limits the step size (for instance to a controller's sample period).
+    pub fn with_max_step(mut self, max_step: f64) -> Self {
+        self.max_step = max_step;
+        self.next_step = self.next_step.min(max_step);
+        self
+    }
+}
+
+/// The Jacobian blocks A_q = d(qdd)/dq and A_v = d(qdd)/d(qd) kept between steps.
+#[derive(Clone, Copy, Debug)]
+struct Blocks<const N: usize> {
+    by_position: SMatrix<f64, N, N>,
+    by_velocity: SMatrix<f64, N, N>,
+}
+
+fn jacobian<const N: usize, S: SecondOrderSystem<N>>(
+    system: &mut S,
+    t: f64,
+    x: &State<N>,
+    f0: &State<N>,
+    finite_differences: &mut usize,
+) -> Result<(Blocks<N>, usize), IntegrationError> {
+    let mut blocks = Blocks { by_position: SMatrix::zeros(), by_velocity: SMatrix::zeros() };
+    if system.acceleration_jacobian(t, &x.q, &x.qd, &mut blocks.by_position, &mut blocks.by_velocity)? {
+        return Ok((blocks, 0));
+    }
+    // Forward differences, one coordinate at a time.
+    *finite_differences += 1;
+    let mut qdd = SVector::<f64, N>::zeros();
+    for i in 0..N {
+        let dq = 1e-7 * (1.0 + x.q[i].abs());
+        let mut q = x.q;
+        q[i] += dq;
+        system.acceleration(t, &q, &x.qd, &mut qdd)?;
+        blocks.by_position.set_column(i, &((qdd - f0.qd) / dq));
+        let dv = 1e-7 * (1.0 + x.qd[i].abs());
+        let mut qd = x.qd;
+        qd[i] += dv;
+        system.acceleration(t, &x.q, &qd, &mut qdd)?;
+        blocks.by_velocity.set_column(i, &((qdd - f0.qd) / dv));
+    }
+    Ok((blocks, 2 * N))
+}
+
+/// Solves `a x = b` by Gaussian elimination with partial pivoting, on the stack; `None` if
+/// `a` is singular.
+fn solve_linear<const N: usize>(mut a: SMatrix<f64, N, N>, mut b: SVector<f64, N>) -> Option<SVector<f64, N>> {
+    for col in 0..N {
+        let pivot = (col..N).max_by(|&i, &j| a[(i, col)].abs().total_cmp(&a[(j, col)].abs()))?;
+        if !(a[(pivot, col)].abs() > 0.0) {
+            return None;
+        }
+        if pivot != col {
+            a.swap_rows(pivot, col);
+            b.swap_rows(pivot, col);
+        }
+        let d = a[(col, col)];
+        for row in col + 1..N {
+            let factor = a[(row, col)] / d;
+            if factor != 0.0 {
+                for k in col..N {
+                    a[(row, k)] -= factor * a[(col, k)];
+                }
+                b[row] -= factor * b[col];
+            }
+        }
+    }
+    for col in (0..N).rev() {
+        let mut sum = b[col];
+        for k in col + 1..N {
+            sum -= a[(col, k)] * b[k];
+        }
+        b[col] = sum / a[(col, col)];
+    }
+    b.iter().all(|v| v.is_finite()).then_some(b)
+}
+
+impl<const N: usize> Integrator<N> for Rosenbrock2<N> {
+    fn step<S: SecondOrderSystem<N>>(
+        &mut self,
+        system: &mut S,
+        t: &mut f64,
+        x: &mut State<N>,
+        t_end: f64,
+    ) -> Result<StepReport, IntegrationError> {
+        let mut evaluations = 1;
+        let mut rejected = 0;
+        let f1 = derivative(system, *t, x)?;
+        // The Jacobian is kept between steps and refreshed as configured.
+        let mut blocks = match (self.stored, self.since_jacobian < self.jacobian_every) {
+            (Some(stored), true) => stored,
+            _ => {
+                let (b, used) = jacobian(system, *t, x, &f1, &mut self.finite_difference_jacobians)?;
+                evaluations += used;
+                self.jacobians += 1;
+                self.since_jacobian = 0;
+                b
+            }
+        };
+        let mut fresh = self.since_jacobian == 0;
+        loop {
+            let remaining = t_end - *t;
+            let h = self.next_step.min(self.max_step).min(remaining);
+            if h < self.min_step && h < remaining {
+                return Err(IntegrationError::StepTooSmall { time: *t, step: h });
+            }
+            let gh = GAMMA * h;
+            let matrix = SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh);
+            let solve = |r: &State<N>| -> Option<State<N>> {
+                let rhs = r.qd + blocks.by_position * r.q * gh;
+                let kv = solve_linear(matrix, rhs)?;
+                Some(State { q: r.q + kv * gh, qd: kv })
+            };
+            let k1 = solve(&f1).ok_or(IntegrationError::SingularMassMatrix { time: *t })?;
+            let f2 = derivative(system, *t + h, &x.add_scaled(h, &k1));
+            evaluations += 1;
+            let attempt = f2.and_then(|f2| {
+                let r2 = State { q: f2.q - k1.q * 2.0, qd: f2.qd - k1.qd * 2.0 };
+                let k2 = solve(&r2).ok_or(IntegrationError::SingularMassMatrix { time: *t })?;
+                let next = State { q: x.q + (k1.q * 1.5 + k2.q * 0.5) * h, qd: x.qd + (k1.qd * 1.5 + k2.qd * 0.5) * h };
+                let error = State { q: (k1.q + k2.q) * (0.5 * h), qd: (k1.qd + k2.qd) * (0.5 * h) };
+                Ok((next, error_norm(x, &next, &error, self.tolerances)))
+            });
+            let (next, norm) = match attempt {
+                Ok((next, norm)) if norm.is_finite() && next.is_finite() => (next, norm),
+                // A stage left the region where the system is defined, or blew up: shrink.
+                _ => (*x, f64::INFINITY),
+            };
+            let factor = if norm == 0.0 { 5.0 } else { (0.9 / norm.sqrt()).clamp(0.2, 5.0) };
+            if norm <= 1.0 {
+                *x = next;
+                *t += h;
+                if h < remaining || self.next_step <= h {
+                    self.next_step = h * factor;
+                } else {
+                    self.next_step = self.next_step.max(h * factor);
+                }
+                self.since_jacobian = self.since_jacobian.saturating_add(1);
+                self.stored = Some(blocks);
+                return Ok(StepReport { step: h, evaluations, rejected });
+            }
+            rejected += 1;
+            self.next_step = h * factor.min(0.5);
+            if self.next_step < self.min_step {
+                return Err(IntegrationError::StepTooSmall { time: *t, step: self.next_step });
+            }
+            if !fresh {
+                // A stale Jacobian may be why the step failed: refresh it once.
+                let (b, used) = jacobian(system, *t, x, &f1, &mut self.finite_difference_jacobians)?;
+                evaluations += used;
+                self.jacobians += 1;
+                self.since_jacobian = 0;
+                blocks = b;
+                fresh = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dopri5::DormandPrince5;
+
+    /// x'' + (1 + s) x' + s x = 0: modes e^-t and e^-s t, stiff for large s.
+    struct StiffOscillator {
+        stiffness: f64,
+        exact_jacobian: bool,
+    }
+
+    impl SecondOrderSystem<1> for StiffOscillator {
+        fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
+            qdd[0] = -(1.0 + self.stiffness) * qd[0] - self.stiffness * q[0];
+            Ok(())
+        }
+        fn acceleration_jacobian(&mut self, _t: f64, _q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, a_q: &mut SMatrix<f64, 1, 1>, a_v: &mut SMatrix<f64, 1, 1>) -> Result<bool, IntegrationError> {
+            a_q[0] = -self.stiffness;
+            a_v[0] = -(1.0 + self.stiffness);
+            Ok(self.exact_jacobian)
+        }
+    }
+
+    fn exact(s: f64, t: f64) -> f64 {
+        // x(0) = 1, x'(0) = 0.
+        let a = s / (s - 1.0);
+        a * (-t).exp() + (1.0 - a) * (-s * t).exp()
+    }
+
+    #[test]
+    fn stiff_problem_is_accurate_in_few_steps() {
+        let s = 1e5;
+        let tolerances = Tolerances { absolute: 1e-8, relative: 1e-6 };
+        let mut results = Vec::new();
+        for exact_jacobian in [true, false] {
+            let mut system = StiffOscillator { stiffness: s, exact_jacobian };
+            let mut ros = Rosenbrock2::new(tolerances).unwrap();
+            let (mut t, mut x) = (0.0, State::new(SVector::from([1.0]), SVector::from([0.0])));
+            let evaluations = ros.integrate_to(&mut system, &mut t, &mut x, 2.0).unwrap();
+            let error = (x.q[0] - exact(s, 2.0)).abs();
+            println!("jacobian exact {exact_jacobian}: {evaluations} evaluations, error {error:e}");
+            assert!(error < 1e-6, "{error}");
+            assert_eq!(ros.finite_difference_jacobians > 0, !exact_jacobian);
+            results.push(evaluations);
+        }
+        // An explicit method pays for stability, not accuracy: h < 3.3 / s.
+        let mut system = StiffOscillator { stiffness: s, exact_jacobian: true };
+        let mut dp5 = DormandPrince5::new(tolerances).unwrap();
+        let (mut t, mut x) = (0.0, State::new(SVector::from([1.0]), SVector::from([0.0])));
+        let explicit = dp5.integrate_to(&mut system, &mut t, &mut x, 2.0).unwrap();
+        println!("DP5: {explicit} evaluations");
+        assert!(explicit > 20 * results[0], "{explicit} vs {}", results[0]);
+    }
+
+    #[test]
+    fn second_order_convergence() {
+        // Errors of fixed steps on the non-stiff oscillator x'' = -x fall 4x per halving.
+        struct Harmonic;
+        impl SecondOrderSystem<1> for Harmonic {
+            fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
+                qdd[0] = -q[0];
+                Ok(())
+            }
+        }
+        let error = |h: f64| {
+            // Huge tolerances: every step accepted, fixed size through max_step.
+            let mut ros = Rosenbrock2::new(Tolerances { absolute: 1e9, relative: 0.0 }).unwrap().with_max_step(h);
+            ros.next_step = h;
+            let (mut t, mut x) = (0.0, State::new(SVector::from([1.0]), SVector::from([0.0])));
+            ros.integrate_to(&mut Harmonic, &mut t, &mut x, 1.0).unwrap();
+            (x.q[0] - 1.0_f64.cos()).abs()
+        };
+        let ratio = error(0.01) / error(0.005);
+        assert!((ratio - 4.0).abs() < 0.3, "order 2 expected, error ratio {ratio}");
+    }
+}
