@@ -139,9 +139,49 @@ fn model_predictive_control(c: &mut Criterion) {
     group.finish();
 }
 
+/// The soft snake of 000_a2f8bdeafcf4372f (15 coordinates, 310 skin points) lying bent on
+/// the carpet with 31 points in contact (the bottom line of its skin, 0.5 mm deep).
+fn soft_snake(c: &mut Criterion) {
+    use softgen_generated::SoftSnake as S;
+    const SN: usize = 15;
+    const SC: usize = 310;
+    let p = <S as Model<SN, SC>>::Params::default();
+    let mut q = SVector::<f64, SN>::zeros();
+    q[2] = 0.0195;
+    let qd = SVector::<f64, SN>::from_fn(|i, _| 0.01 * (i as f64 - 7.0));
+    for i in 6..SN {
+        q[i] = 0.001 * ((i * 7 % 5) as f64 - 2.0);
+    }
+    let env = S::ENVIRONMENT;
+    let config = SimulationConfig { contact: env.contact_law(), terrain: env.terrain, gait: None, servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 0.01 };
+    let mut sim = Simulation::<S, SN, SC>::new(p.clone(), config).unwrap();
+    let report = sim.report(0.0, &State::new(q, qd));
+    println!("soft snake bench state: {} of {SC} points in contact", report.active);
+    let k = S::cache(&q, &p);
+    let mut m = SMatrix::<f64, SN, SN>::zeros();
+    let mut v = SVector::<f64, SN>::zeros();
+    let mut group = c.benchmark_group("soft_snake kernels");
+    group.bench_function("cache (section frames and Jacobians)", |b| b.iter(|| S::cache(black_box(&q), &p)));
+    group.bench_function("mass_matrix (3 x 8 disc slices)", |b| b.iter(|| S::mass_matrix_into(black_box(&q), &p, &k, &mut m)));
+    group.bench_function("coriolis (C qd)", |b| b.iter(|| S::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
+    group.bench_function("gravity and elasticity", |b| b.iter(|| S::gravity_into(black_box(&q), &p, &k, &mut v)));
+    group.bench_function("contact positions (all 310)", |b| {
+        let mut out = [Vector3::zeros(); SC];
+        b.iter(|| S::contact_positions_into(black_box(&q), &p, &k, &mut out))
+    });
+    group.bench_function("contact force (terrain, laws, J'F, 31 active)", |b| {
+        b.iter(|| sim.generalized_force(0.0, black_box(&q), &qd, &k, None))
+    });
+    group.bench_function("full right-hand side with contact", |b| {
+        let mut qdd = SVector::<f64, SN>::zeros();
+        b.iter(|| sim.acceleration(0.0, black_box(&q), &qd, &mut qdd).unwrap())
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = kernels, runs, model_predictive_control
+    targets = kernels, runs, model_predictive_control, soft_snake
 }
 criterion_main!(benches);

@@ -12,7 +12,7 @@ use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::soft_snake::Params;
 use softgen_generated::SoftSnake;
-use softgen_runtime::{DormandPrince5, Integrator, Model, Simulation, SimulationConfig, State, Terrain, Tolerances};
+use softgen_runtime::{DormandPrince5, Integrator, Model, Rosenbrock2, Simulation, SimulationConfig, State, Terrain, Tolerances};
 
 type R = SoftSnake;
 const N: usize = 15;
@@ -189,11 +189,92 @@ fn energy_is_conserved_without_damping_contact_or_pressure() {
         let energy = |x: &State<N>| R::kinetic_energy(&x.q, &x.qd, &p) + R::potential_energy(&x.q, &p, &R::cache(&x.q, &p));
         let mut x = State::new(q, qd);
         let e0 = energy(&x);
-        let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-11, absolute: 1e-13 }).unwrap();
+        let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-10, absolute: 1e-12 }).unwrap();
         let mut t = 0.0;
         integrator.integrate_to(&mut sim, &mut t, &mut x, 5.0).unwrap();
         let drift = ((energy(&x) - e0) / e0).abs();
         println!("{name}: energy {e0} J, relative drift over 5 s {drift:.2e}");
         assert!(drift < 1e-6, "{name}: relative energy drift {drift:e}");
+    }
+}
+
+fn carpet(regularisation: f64) -> SimulationConfig {
+    let mut contact = R::ENVIRONMENT.contact_law();
+    contact.friction.regularisation = regularisation;
+    SimulationConfig {
+        contact,
+        terrain: R::ENVIRONMENT.terrain,
+        gait: None,
+        servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.01,
+    }
+}
+
+#[test]
+fn drop_from_sixty_centimetres_settles_on_the_skin() {
+    // Section IV-C: dropped from 0.6 m, the base stops at the ground and the body stays
+    // above it. Stiff (contact damping 130 N s/m per point, PMA damping 90 N s/m), so the
+    // linearly implicit ROS2, with its Jacobian refreshed every 10 steps.
+    let p = Params::default();
+    let mut sim = Simulation::<R, N, C>::new(p.clone(), carpet(0.01)).unwrap();
+    let mut x = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let mut ros = Rosenbrock2::<N>::new(Tolerances { absolute: 1e-5, relative: 1e-3 }).unwrap();
+    ros.jacobian_every = 10;
+    let mut t = 0.0;
+    let mut deepest: f64 = 0.0;
+    let mut lowest_com = f64::INFINITY;
+    for k in 1..=300 {
+        ros.integrate_to(&mut sim, &mut t, &mut x, k as f64 * 0.01).unwrap();
+        assert!(x.is_finite());
+        let report = sim.report(t, &x);
+        deepest = deepest.max(report.max_depth);
+        lowest_com = lowest_com.min(R::center_of_mass(&x.q, &p, &R::cache(&x.q, &p)).z);
+    }
+    let report = sim.report(t, &x);
+    println!(
+        "after 3 s: base z {:.5} m, {} points in contact, deepest now {:.2} mm, deepest ever {:.2} mm, speed {:.2e} m/s; {} Jacobians",
+        x.q[2], report.active, report.max_depth * 1e3, deepest * 1e3, x.qd.norm(), ros.jacobians
+    );
+    // The base line lies on the skin radius, a fraction of a millimetre deep.
+    assert!((x.q[2] - p.skin_radius).abs() < 2e-3, "base z {}", x.q[2]);
+    assert!(report.max_depth < 3e-3, "resting depth {}", report.max_depth);
+    assert!(deepest < 2e-2, "impact depth {deepest}");
+    assert!(lowest_com > 0.0, "the body stays above the ground");
+    assert!(report.active >= 10, "it rests on its skin: {} points", report.active);
+    assert!(x.qd.norm() < 1e-2, "settled: {}", x.qd.norm());
+}
+
+#[test]
+fn rosenbrock_agrees_with_tight_dormand_prince() {
+    // Free flight with the PMAs stretched and released: the damped, stiff actuator modes
+    // (K = 1900 N/m, D = 90 N s/m) and a spinning base, 0.5 s.
+    let p = Params::default();
+    let mut config = carpet(0.0);
+    config.terrain = Terrain::None;
+    let mut start: State<N> = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    start.q.fixed_rows_mut::<9>(6).copy_from_slice(&[0.03, -0.01, 0.0, 0.0, 0.02, -0.02, 0.01, 0.0, 0.03]);
+    start.qd[5] = 3.0;
+    let run = |integrator: &mut dyn FnMut(&mut Simulation<R, N, C>, &mut f64, &mut State<N>) -> usize| {
+        let mut sim = Simulation::<R, N, C>::new(p.clone(), config).unwrap();
+        let (mut t, mut x) = (0.0, start);
+        let evaluations = integrator(&mut sim, &mut t, &mut x);
+        (x, evaluations)
+    };
+    let (reference, dp5_evaluations) = run(&mut |sim, t, x| {
+        DormandPrince5::new(Tolerances { absolute: 1e-12, relative: 1e-10 }).unwrap().integrate_to(sim, t, x, 0.5).unwrap()
+    });
+    // ROS2 is second order: in smooth free flight tight tolerances cost it more than DP5
+    // (measured: 5e5 evaluations at 1e-6 against DP5's 4e4 at 1e-10); it earns its keep
+    // through contact, where DP5's steps are bound by stability.
+    for (tolerance, bound) in [(1e-3, 1e-2), (1e-5, 1e-4)] {
+        let (x, evaluations) = run(&mut |sim, t, x| {
+            let mut ros = Rosenbrock2::<N>::new(Tolerances { absolute: tolerance * 1e-2, relative: tolerance }).unwrap();
+            ros.jacobian_every = 10;
+            ros.integrate_to(sim, t, x, 0.5).unwrap()
+        });
+        let error = (x.q - reference.q).norm() / reference.q.norm();
+        println!("ROS2 rtol {tolerance:e}: {evaluations} evaluations, relative difference in q {error:.2e} (DP5 at 1e-10: {dp5_evaluations})");
+        assert!(error < bound, "rtol {tolerance}: {error}");
     }
 }
