@@ -5,14 +5,16 @@ mod eval;
 mod hardware_run;
 mod plot;
 mod robots;
+mod rolling_run;
 mod run_config;
 mod scenario;
 mod serial;
 
 pub use eval::{eval_json, EvalInput};
 pub use hardware_run::{run_on_device, ControllerChoice, MpcReport, RunOptions, RunReport, SNAKE_RUN_CONFIG, WHEELED_SNAKE_RUN_CONFIG};
-pub use plot::{plot_run, Canvas};
+pub use plot::{plot_run, plot_time_series, plot_track, Canvas};
 pub use run_config::{EnvironmentOverride, MpcSettings, RunConfig};
+pub use rolling_run::{run_rolling, Rolling, RollingRun, RollingSample, RollingSummary};
 pub use robots::{with_robot, RobotVisitor, ROBOTS};
 pub use serial::SerialDevice;
 pub use scenario::{run_scenario, IntegratorChoice, RunSummary, Scenario, TerrainChoice};

@@ -1,9 +1,10 @@
-//! The `softgen` command line: `simulate` (the default: the pedal-wave demo), `eval`, `list`.
+//! The `softgen` command line: `simulate` (the default: the pedal-wave demo), `eval`, `run`,
+//! `roll`, `list`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use softgen::{eval_json, plot_run, run_scenario, EvalInput, IntegratorChoice, Scenario, TerrainChoice, ROBOTS};
-use softgen_runtime::{AdmittanceGains, Terrain};
+use softgen_runtime::{AdmittanceGains, Model, Terrain};
 use std::io::{BufWriter, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,8 +38,130 @@ enum Command {
     /// snake on the simulated plant, hardware in the loop, 1 kHz for 10 s).
     #[command(allow_negative_numbers = true)]
     Run(RunArgs),
+    /// The soft snake (000_a2f8bdeafcf4372f): dropped from 0.6 m, then planar or spatial
+    /// rolling driven by pressures; CSV, plots and travelling velocities beside Table I.
+    #[command(allow_negative_numbers = true)]
+    Roll(RollArgs),
     /// List the robots and their generalized coordinates.
     List,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RollingName {
+    /// All sections bend in one plane, which turns about the body axis.
+    Planar,
+    /// Adjacent sections' bending planes shifted by pi / 3.
+    Spatial,
+}
+
+#[derive(Args)]
+struct RollArgs {
+    #[arg(value_enum, default_value = "spatial")]
+    gait: RollingName,
+    /// Gait time after the drop (s).
+    #[arg(long, default_value_t = 15.0)]
+    duration: f64,
+    /// Time to fall from 0.6 m and settle before the gait (s).
+    #[arg(long, default_value_t = 2.0)]
+    settle: f64,
+    /// Turns of the bending plane per second (Hz).
+    #[arg(long, default_value_t = 0.5)]
+    frequency: f64,
+    /// Pressure ceiling (bar).
+    #[arg(long, default_value_t = 3.0)]
+    ceiling: f64,
+    /// Bend of every section (rad); "max" for the largest the ceiling allows.
+    #[arg(long, default_value = "0.4")]
+    bend: String,
+    /// Relative tolerance of the ROS2 integrator.
+    #[arg(long, default_value_t = 1e-3)]
+    tolerance: f64,
+    /// Output folder.
+    #[arg(long, default_value = "out")]
+    output: PathBuf,
+}
+
+fn roll(args: RollArgs) -> Result<(), String> {
+    let rolling = match args.gait {
+        RollingName::Planar => softgen::Rolling::Planar,
+        RollingName::Spatial => softgen::Rolling::Spatial,
+    };
+    let mut run = softgen::RollingRun::new(rolling);
+    run.duration = args.duration;
+    run.settle = args.settle;
+    run.frequency = args.frequency;
+    run.ceiling = args.ceiling;
+    run.tolerance = args.tolerance;
+    run.bend = match args.bend.as_str() {
+        "max" => None,
+        text => Some(text.parse::<f64>().map_err(|_| format!("--bend: expected radians or \"max\", got `{text}`"))?),
+    };
+    let name = match rolling {
+        softgen::Rolling::Planar => "planar",
+        softgen::Rolling::Spatial => "spatial",
+    };
+    let progress = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
+    progress.set_style(ProgressStyle::with_template("{bar:40} {msg}").map_err(|e| e.to_string())?);
+    let end = run.settle + run.duration;
+    let summary = softgen::run_rolling(&run, |s| {
+        progress.set_position((1000.0 * s.t / end.max(1e-9)) as u64);
+        progress.set_message(format!("t = {:.1} s", s.t));
+    })?;
+    progress.finish_and_clear();
+    std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
+    let base = args.output.join(format!("soft_snake_{name}_rolling"));
+    let csv_path = base.with_extension("csv");
+    let mut csv = BufWriter::new(std::fs::File::create(&csv_path).map_err(|e| format!("{}: {e}", csv_path.display()))?);
+    use std::io::Write;
+    let mut header = vec!["t".to_string()];
+    header.extend(softgen_generated::soft_snake::SoftSnake::COORDINATES.iter().map(|c| c.name.to_string()));
+    header.extend(["com_x", "com_y", "com_z", "contacts"].map(String::from));
+    header.extend((0..9).map(|k| format!("pressure_{}_{}_bar", k / 3 + 1, k % 3 + 1)));
+    writeln!(csv, "{}", header.join(",")).map_err(|e| e.to_string())?;
+    for s in &summary.samples {
+        let mut row = vec![format!("{}", s.t)];
+        row.extend(s.q.iter().map(|v| format!("{v}")));
+        row.extend([s.center_of_mass.x, s.center_of_mass.y, s.center_of_mass.z].map(|v| format!("{v}")));
+        row.push(s.contacts.to_string());
+        row.extend(s.pressures.iter().map(|v| format!("{v}")));
+        writeln!(csv, "{}", row.join(",")).map_err(|e| e.to_string())?;
+    }
+    csv.flush().map_err(|e| e.to_string())?;
+    let series = |index: usize| summary.samples.iter().map(|s| (s.t, s.q[index])).collect::<Vec<_>>();
+    let colours = [[220, 30, 30], [30, 140, 30], [30, 60, 220]];
+    let position: Vec<_> = (0..3).map(|i| (colours[i], series(i))).collect();
+    let orientation: Vec<_> = (0..3).map(|i| (colours[i], series(3 + i))).collect();
+    let lengths: Vec<_> = (0..9).map(|k| ([[220, 30, 30], [30, 140, 30], [30, 60, 220]][k / 3], series(6 + k))).collect();
+    softgen::plot_time_series(&position, &base.with_extension("position.png"))?;
+    softgen::plot_time_series(&orientation, &base.with_extension("orientation.png"))?;
+    softgen::plot_time_series(&lengths, &base.with_extension("lengths.png"))?;
+    let every = (summary.samples.len() / 30).max(1);
+    let outlines: Vec<Vec<(f64, f64)>> =
+        summary.samples.iter().step_by(every).map(|s| s.neutral_axis.iter().map(|p| (p.x, p.y)).collect()).collect();
+    let com: Vec<(f64, f64)> = summary.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
+    softgen::plot_track(&outlines, &com, &base.with_extension("track.png"))?;
+    let (paper_x, paper_y) = match rolling {
+        softgen::Rolling::Planar => (3.51, 9.39),
+        softgen::Rolling::Spatial => (0.67, 7.77),
+    };
+    println!("{name} rolling, {} s at {} Hz, {} bar ceiling, bend {:.3} rad per section", run.duration, run.frequency, run.ceiling, summary.bend);
+    println!(
+        "travelling velocity  V_x = {:.2} cm/s, V_y = {:.2} cm/s (paper's model, Table I: {paper_x}, {paper_y})",
+        summary.velocity_cm_s.0, summary.velocity_cm_s.1
+    );
+    println!(
+        "integration          {} right-hand sides, {} Jacobians, {:.2} s wall for {:.1} s simulated ({:.2}x real time)",
+        summary.evaluations,
+        summary.jacobians,
+        summary.wall_seconds,
+        end,
+        end / summary.wall_seconds.max(1e-9)
+    );
+    println!("outputs              {} and .position.png, .orientation.png, .lengths.png, .track.png", csv_path.display());
+    match summary.error {
+        Some(e) => Err(format!("the run stopped early: {e} (outputs above hold everything up to then)")),
+        None => Ok(()),
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -499,6 +622,7 @@ fn main() -> ExitCode {
             Ok(code) => return code,
             Err(e) => Err(e),
         },
+        Some(Command::Roll(args)) => roll(args),
         Some(Command::List) => {
             for name in ROBOTS {
                 match eval_json(name, &EvalInput::default()) {

@@ -217,3 +217,83 @@ pub fn plot_run(summary: &RunSummary, path: &Path) -> Result<(), String> {
     }
     canvas.save(path)
 }
+
+/// Time series on one panel: `series` of (colour, points (t, value)), time along x, the
+/// values scaled to the panel's height, with time ticks every second and value ticks.
+pub fn plot_time_series(series: &[([u8; 3], Vec<(f64, f64)>)], path: &Path) -> Result<(), String> {
+    let points = series.iter().flat_map(|(_, s)| s.iter());
+    let (mut t0, mut t1, mut v0, mut v1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for (t, v) in points {
+        t0 = t0.min(*t);
+        t1 = t1.max(*t);
+        v0 = v0.min(*v);
+        v1 = v1.max(*v);
+    }
+    if !(t1 > t0) {
+        return Err("nothing to plot: fewer than two samples".into());
+    }
+    if !(v1 > v0) {
+        v0 -= 0.5;
+        v1 += 0.5;
+    }
+    // Normalised box: 3 units of time width per unit of height.
+    let (width, height) = (3.0, 1.0);
+    let x = |t: f64| (t - t0) / (t1 - t0) * width;
+    let y = |v: f64| (v - v0) / (v1 - v0) * height;
+    let mut canvas = Canvas::new(0.0, width, 0.0, height, 1500, 560);
+    let grey = [225, 225, 225];
+    let mut t = t0.ceil();
+    while t <= t1 + 1e-9 {
+        canvas.line((x(t), 0.0), (x(t), height), grey, 1);
+        let (px, _) = canvas.to_pixel(x(t), 0.0);
+        canvas.text(px as i64 - 4, canvas.height as i64 - 18, &format!("{t:.0}"), 2, [90, 90, 90]);
+        t += 1.0;
+    }
+    let step = nice_step(v1 - v0) * 2.0;
+    let decimals = if step >= 1.0 { 0 } else { (-step.log10()).ceil() as usize };
+    let mut v = (v0 / step).ceil() * step;
+    while v <= v1 + 1e-12 {
+        canvas.line((0.0, y(v)), (width, y(v)), grey, 1);
+        let (_, py) = canvas.to_pixel(0.0, y(v));
+        canvas.text(2, py as i64 - 5, &format!("{v:.decimals$}"), 2, [90, 90, 90]);
+        v += step;
+    }
+    for (color, points) in series {
+        for pair in points.windows(2) {
+            canvas.line((x(pair[0].0), y(pair[0].1)), (x(pair[1].0), y(pair[1].1)), *color, 2);
+        }
+    }
+    canvas.save(path)
+}
+
+/// X-Y track seen from above: polylines (light to dark as time passes) and a path in red.
+pub fn plot_track(polylines: &[Vec<(f64, f64)>], path_points: &[(f64, f64)], path: &Path) -> Result<(), String> {
+    let all = polylines.iter().flatten().chain(path_points.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for (x, y) in all {
+        x0 = x0.min(*x);
+        x1 = x1.max(*x);
+        y0 = y0.min(*y);
+        y1 = y1.max(*y);
+    }
+    if !(x1 >= x0) {
+        return Err("nothing to plot".into());
+    }
+    let pad = 0.05 * (x1 - x0).max(y1 - y0).max(0.1);
+    let (x0, x1, y0, y1) = (x0 - pad, x1 + pad, y0 - pad, y1 + pad);
+    let mut canvas = Canvas::new(x0, x1, y0, y1, 1200, 900);
+    canvas.grid(x0, x1, y0, y1, nice_step((x1 - x0).max(y1 - y0)));
+    let count = polylines.len().max(2);
+    for (i, line) in polylines.iter().enumerate() {
+        let f = i as f64 / (count - 1) as f64;
+        let shade = |light: f64, dark: f64| (light + f * (dark - light)) as u8;
+        let color = [shade(170.0, 10.0), shade(200.0, 40.0), shade(255.0, 150.0)];
+        for pair in line.windows(2) {
+            canvas.line(pair[0], pair[1], color, 2);
+        }
+    }
+    for pair in path_points.windows(2) {
+        canvas.line(pair[0], pair[1], [220, 30, 30], 2);
+    }
+    canvas.save(path)
+}

@@ -103,6 +103,9 @@ fn bad_input_is_reported_not_panicked() {
         ),
         (vec!["run", "--robot", "snake_lateral_undulation", "--controller", "mpc", "--goal", "1;2"], "expected X,Y in metres"),
         (vec!["run", "--controller", "mpc"], "has no [mpc] table: give the goal with --goal"),
+        (vec!["roll", "planar", "--bend", "lots"], "--bend: expected radians"),
+        (vec!["roll", "planar", "--frequency", "nan"], "rolling gait frequency must be finite"),
+        (vec!["roll", "planar", "--ceiling", "-1"], "ceiling >= 0"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let mut all = args.clone();

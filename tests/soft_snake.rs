@@ -278,3 +278,26 @@ fn rosenbrock_agrees_with_tight_dormand_prince() {
         assert!(error < bound, "rtol {tolerance}: {error}");
     }
 }
+
+#[test]
+fn rolling_gaits_run_without_nan_and_move_the_robot() {
+    // Short versions of the paper's runs (3 bar ceiling, 0.5 Hz): 1 s drop, 3 s of gait.
+    // The 15 s runs and their velocities are `softgen roll planar|spatial` (README).
+    for rolling in [softgen::Rolling::Planar, softgen::Rolling::Spatial] {
+        let mut run = softgen::RollingRun::new(rolling);
+        run.settle = 1.0;
+        run.duration = 3.0;
+        let summary = softgen::run_rolling(&run, |_| {}).unwrap();
+        assert!(summary.error.is_none(), "{rolling:?}: {:?}", summary.error);
+        assert!(summary.samples.iter().all(|s| s.q.iter().all(|v| v.is_finite())));
+        assert!(summary.samples.iter().all(|s| s.pressures.iter().all(|p| (0.0..=3.0).contains(p))), "pressures within the ceiling");
+        let first = summary.samples.iter().find(|s| s.t >= 1.0).unwrap().center_of_mass;
+        let last = summary.samples.last().unwrap().center_of_mass;
+        let moved = ((last - first).xy()).norm();
+        let roll = summary.samples.last().unwrap().q[5];
+        println!("{rolling:?}: moved {moved:.3} m, base roll {roll:.2} rad, V = {:?} cm/s", summary.velocity_cm_s);
+        assert!(moved > 0.05, "{rolling:?} rolling moves the robot: {moved} m");
+        assert!(roll.abs() > std::f64::consts::PI, "{rolling:?}: the body rolls about its axis: {roll} rad");
+        assert!(summary.samples.iter().all(|s| s.center_of_mass.z > 0.0), "stays above the ground");
+    }
+}

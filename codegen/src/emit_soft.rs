@@ -221,15 +221,16 @@ pub fn emit_soft(robot: &Robot) -> Result<String, String> {
                 *out = SVector::from(chain(p).gravity_force(&array(q), &k.frames));
             }
             fn dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, m: &mut SMatrix<f64, DOF, DOF>, c: &mut SVector<f64, DOF>, g: &mut SVector<f64, DOF>) {
-                let chain = chain(p);
-                let (qa, qda) = (array(q), array(qd));
-                let mass = chain.mass_matrix(&qa, &k.frames);
+                let (mass, coriolis, gravity) = chain(p).dynamics(&array(q), &array(qd), &k.frames);
                 *m = SMatrix::from_fn(|i, j| mass[i][j]);
-                *c = SVector::from(chain.coriolis_force(&qa, &qda, &k.frames));
-                *g = SVector::from(chain.gravity_force(&qa, &k.frames));
+                *c = SVector::from(coriolis);
+                *g = SVector::from(gravity);
             }
             fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
                 *out = SVector::from(chain(p).damping_force(&array(qd)));
+            }
+            fn elastic_stiffness_into(_q: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) {
+                *out = SMatrix::from_diagonal(&SVector::from(chain(p).elastic_stiffness::<DOF>()));
             }
             fn potential_energy(q: &SVector<f64, DOF>, p: &Params, _k: &Cache) -> f64 {
                 chain(p).potential_energy(&array(q))
@@ -253,6 +254,9 @@ pub fn emit_soft(robot: &Robot) -> Result<String, String> {
                         }
                     }
                 }
+            }
+            fn contact_kinematics_into(indices: &[usize], q: &SVector<f64, DOF>, p: &Params, k: &Cache, jacobians: &mut [SMatrix<f64, 3, DOF>], axes: &mut [Vector3<f64>]) {
+                chain(p).skin_kinematics_into(&array(q), &k.frames, &SKIN, &skin_radii(p), indices, jacobians, axes);
             }
             fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, _k: &Cache) -> Vector3<f64> {
                 Vector3::from(chain(p).center_of_mass(&array(q)))

@@ -1896,7 +1896,11 @@ pub const SKIN: [SkinPoint; CONTACTS] = [
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     /// Declared in the spec's [parameters].
+    pub pma_area: f64,
+    /// Declared in the spec's [parameters].
     pub pma_damping: f64,
+    /// Declared in the spec's [parameters].
+    pub pma_metres_per_bar: f64,
     /// Declared in the spec's [parameters].
     pub pma_radius: f64,
     /// Declared in the spec's [parameters].
@@ -1913,7 +1917,9 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         Params {
+            pma_area: 0.00035625,
             pma_damping: 90.0,
+            pma_metres_per_bar: 0.01875,
             pma_radius: 0.0125,
             pma_stiffness: 1900.0,
             rest_length: 0.15,
@@ -1926,7 +1932,9 @@ impl Default for Params {
 impl ParamSet for Params {
     fn names() -> &'static [&'static str] {
         &[
+            "pma_area",
             "pma_damping",
+            "pma_metres_per_bar",
             "pma_radius",
             "pma_stiffness",
             "rest_length",
@@ -1937,25 +1945,29 @@ impl ParamSet for Params {
     }
     fn get(&self, index: usize) -> f64 {
         match index {
-            0 => self.pma_damping,
-            1 => self.pma_radius,
-            2 => self.pma_stiffness,
-            3 => self.rest_length,
-            4 => self.section_mass,
-            5 => self.skin_radius,
-            6 => self.gravity,
+            0 => self.pma_area,
+            1 => self.pma_damping,
+            2 => self.pma_metres_per_bar,
+            3 => self.pma_radius,
+            4 => self.pma_stiffness,
+            5 => self.rest_length,
+            6 => self.section_mass,
+            7 => self.skin_radius,
+            8 => self.gravity,
             _ => f64::NAN,
         }
     }
     fn set_index(&mut self, index: usize, value: f64) {
         match index {
-            0 => self.pma_damping = value,
-            1 => self.pma_radius = value,
-            2 => self.pma_stiffness = value,
-            3 => self.rest_length = value,
-            4 => self.section_mass = value,
-            5 => self.skin_radius = value,
-            6 => self.gravity = value,
+            0 => self.pma_area = value,
+            1 => self.pma_damping = value,
+            2 => self.pma_metres_per_bar = value,
+            3 => self.pma_radius = value,
+            4 => self.pma_stiffness = value,
+            5 => self.rest_length = value,
+            6 => self.section_mass = value,
+            7 => self.skin_radius = value,
+            8 => self.gravity = value,
             _ => {}
         }
     }
@@ -3465,15 +3477,23 @@ impl Model<DOF, CONTACTS> for SoftSnake {
         c: &mut SVector<f64, DOF>,
         g: &mut SVector<f64, DOF>,
     ) {
-        let chain = chain(p);
-        let (qa, qda) = (array(q), array(qd));
-        let mass = chain.mass_matrix(&qa, &k.frames);
+        let (mass, coriolis, gravity) = chain(p)
+            .dynamics(&array(q), &array(qd), &k.frames);
         *m = SMatrix::from_fn(|i, j| mass[i][j]);
-        *c = SVector::from(chain.coriolis_force(&qa, &qda, &k.frames));
-        *g = SVector::from(chain.gravity_force(&qa, &k.frames));
+        *c = SVector::from(coriolis);
+        *g = SVector::from(gravity);
     }
     fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
         *out = SVector::from(chain(p).damping_force(&array(qd)));
+    }
+    fn elastic_stiffness_into(
+        _q: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        *out = SMatrix::from_diagonal(
+            &SVector::from(chain(p).elastic_stiffness::<DOF>()),
+        );
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, _k: &Cache) -> f64 {
         chain(p).potential_energy(&array(q))
@@ -3520,6 +3540,25 @@ impl Model<DOF, CONTACTS> for SoftSnake {
                 }
             }
         }
+    }
+    fn contact_kinematics_into(
+        indices: &[usize],
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        jacobians: &mut [SMatrix<f64, 3, DOF>],
+        axes: &mut [Vector3<f64>],
+    ) {
+        chain(p)
+            .skin_kinematics_into(
+                &array(q),
+                &k.frames,
+                &SKIN,
+                &skin_radii(p),
+                indices,
+                jacobians,
+                axes,
+            );
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, _k: &Cache) -> Vector3<f64> {
         Vector3::from(chain(p).center_of_mass(&array(q)))

@@ -144,6 +144,78 @@ impl ContactLaw {
     }
 }
 
+/// d(signum)/dv of the regularised sign; 0 for the exact sign (its derivative is 0 or
+/// infinite, neither of use to an implicit integrator).
+#[inline]
+fn signum_rate(v: f64, regularisation: f64) -> f64 {
+    if regularisation > 0.0 {
+        let e2 = regularisation * regularisation;
+        e2 / (v * v + e2).powf(1.5)
+    } else {
+        0.0
+    }
+}
+
+impl ContactLaw {
+    /// Derivatives of the contact force with respect to the point's velocity and position,
+    /// for a surface whose normal does not turn with the point (exact on flat ground): what
+    /// the stiff part of an implicit integrator's Jacobian needs.
+    pub fn force_derivatives(
+        &self,
+        contact: &SurfaceContact,
+        velocity: &Vector3<f64>,
+        body_axis: &Vector3<f64>,
+    ) -> (nalgebra::Matrix3<f64>, nalgebra::Matrix3<f64>) {
+        use nalgebra::Matrix3;
+        let n = contact.normal;
+        let normal_velocity = velocity.dot(&n);
+        let normal_force = self.stiffness * contact.depth - self.damping * normal_velocity;
+        if normal_force <= 0.0 {
+            return (Matrix3::zeros(), Matrix3::zeros());
+        }
+        // F_N = k depth - d v.n with depth = -(p.n) + const.
+        let dfn_dv = -n.transpose() * self.damping;
+        let dfn_dp = -n.transpose() * self.stiffness;
+        let mut by_velocity = n * dfn_dv;
+        let mut by_position = n * dfn_dp;
+        let law = &self.friction;
+        let tangential = velocity - n * normal_velocity;
+        let projector = Matrix3::identity() - n * n.transpose();
+        let reference = match law.anisotropy {
+            FrictionAnisotropy::Isotropic => None,
+            FrictionAnisotropy::BodyAxis => Some(*body_axis),
+            FrictionAnisotropy::WorldAxis => Some(Vector3::x()),
+        };
+        let along = reference.and_then(|axis| (projector * axis).try_normalize(1e-9));
+        // Friction f = -F_N g(v_t): d f/dv = -g dF_N/dv - F_N dg/dv, and through F_N for p.
+        let (g, dg_dv) = match along {
+            Some(a) => {
+                let c = n.cross(&a);
+                let (va, vc) = (tangential.dot(&a), tangential.dot(&c));
+                let g = a * (law.along * signum(va, law.regularisation)) + c * (law.across * signum(vc, law.regularisation));
+                let dg = a * a.transpose() * (law.along * signum_rate(va, law.regularisation))
+                    + c * c.transpose() * (law.across * signum_rate(vc, law.regularisation));
+                (g, dg)
+            }
+            None => {
+                let speed = tangential.norm();
+                if speed == 0.0 {
+                    (Vector3::zeros(), projector * (law.along * signum_rate(0.0, law.regularisation)))
+                } else {
+                    let d = tangential / speed;
+                    let s = signum(speed, law.regularisation);
+                    let dg = d * d.transpose() * (law.along * signum_rate(speed, law.regularisation))
+                        + (projector - d * d.transpose()) * (law.along * s / speed);
+                    (d * (law.along * s), dg)
+                }
+            }
+        };
+        by_velocity -= g * dfn_dv + dg_dv * normal_force;
+        by_position -= g * dfn_dp;
+        (by_velocity, by_position)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +255,26 @@ mod tests {
         assert!((s.friction.x + 0.5 * 3.5).abs() < 1e-12 && s.friction.y.abs() < 1e-12);
         let s = law(FrictionAnisotropy::BodyAxis, 0.0).force(&c, &Vector3::new(0.0, 0.2, 0.0), &axis);
         assert!((s.friction.y + 0.1 * 3.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn force_derivatives_match_finite_differences() {
+        for anisotropy in [FrictionAnisotropy::Isotropic, FrictionAnisotropy::BodyAxis, FrictionAnisotropy::WorldAxis] {
+            let l = law(anisotropy, 0.05);
+            let axis = Vector3::new(0.6, 0.8, 0.0);
+            let contact = |p: &Vector3<f64>| SurfaceContact { depth: -p.z, normal: Vector3::z() };
+            let p = Vector3::new(0.1, 0.2, -0.01);
+            let v = Vector3::new(0.03, -0.02, -0.05);
+            let (dv, dp) = l.force_derivatives(&contact(&p), &v, &axis);
+            let h = 1e-7;
+            for k in 0..3 {
+                let e = Vector3::ith(k, h);
+                let fv = (l.force(&contact(&p), &(v + e), &axis).total() - l.force(&contact(&p), &(v - e), &axis).total()) / (2.0 * h);
+                let fp = (l.force(&contact(&(p + e)), &v, &axis).total() - l.force(&contact(&(p - e)), &v, &axis).total()) / (2.0 * h);
+                assert!((fv - dv.column(k)).norm() < 1e-5 * (1.0 + fv.norm()), "{anisotropy:?} dv column {k}: {fv} vs {}", dv.column(k));
+                assert!((fp - dp.column(k)).norm() < 1e-5 * (1.0 + fp.norm()), "{anisotropy:?} dp column {k}: {fp} vs {}", dp.column(k));
+            }
+        }
     }
 
     #[test]

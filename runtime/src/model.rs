@@ -241,6 +241,24 @@ pub trait Model<const N: usize, const C: usize> {
         k: &Self::Cache,
         out: &mut SMatrix<f64, 3, N>,
     );
+    /// Jacobians and carrying-body x axes of the contact points `indices` (ascending), the
+    /// points in contact. The default asks point by point; models whose neighbouring points
+    /// share kinematics (a soft section's skin rings) override it.
+    fn contact_kinematics_into(
+        indices: &[usize],
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        jacobians: &mut [SMatrix<f64, 3, N>],
+        axes: &mut [Vector3<f64>],
+    ) {
+        let mut all = [Vector3::zeros(); C];
+        Self::contact_axes_into(q, p, k, &mut all);
+        for ((&index, jacobian), axis) in indices.iter().zip(jacobians.iter_mut()).zip(axes.iter_mut()) {
+            Self::contact_jacobian_into(index, q, p, k, jacobian);
+            *axis = all[index];
+        }
+    }
     /// Whole-robot centre of mass.
     fn center_of_mass(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
     /// Total mass.
@@ -255,6 +273,13 @@ pub trait Model<const N: usize, const C: usize> {
     fn damping_into(qd: &SVector<f64, N>, p: &Self::Params, out: &mut SVector<f64, N>) {
         let _ = (qd, p);
         *out = SVector::zeros();
+    }
+
+    /// The elastic part of dG/dq (soft sections' actuator stiffness), for the stiff part of
+    /// implicit integrators' Jacobians; zero unless the model is elastic.
+    fn elastic_stiffness_into(q: &SVector<f64, N>, p: &Self::Params, out: &mut SMatrix<f64, N, N>) {
+        let _ = (q, p);
+        *out = SMatrix::zeros();
     }
 
     /// Kinetic energy 1/2 qd' M qd.

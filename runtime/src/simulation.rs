@@ -89,6 +89,9 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     /// Servo set points from outside (a controller driving the simulated plant), used when
     /// no gait is configured: entry j is the desired angle of actuated joint j.
     joint_targets: Option<SVector<f64, N>>,
+    /// Open-loop generalized forces on the coordinates (pressure x area on soft sections'
+    /// actuator lengths), held until changed; added to whatever the servos do.
+    actuator_forces: SVector<f64, N>,
     /// Index of the `gravity` parameter, for the floor's load.
     gravity_index: Option<usize>,
     // `fn() -> R`: the marker carries no data, so the simulation is Send whatever R is.
@@ -108,13 +111,27 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if matches!(config.terrain, Terrain::Floor) && gravity_index.is_none() {
             return Err(format!("robot `{}` has no `gravity` parameter to load the floor with", R::NAME));
         }
-        Ok(Simulation { params, config, admittance, joint_targets: None, gravity_index, model: PhantomData })
+        Ok(Simulation {
+            params,
+            config,
+            admittance,
+            joint_targets: None,
+            actuator_forces: SVector::zeros(),
+            gravity_index,
+            model: PhantomData,
+        })
     }
 
     /// Sets the servo set points of the actuated joints (entry j for actuated joint j),
     /// held until the next call; the servos track them when no gait is configured.
     pub fn set_joint_targets(&mut self, targets: &SVector<f64, N>) {
         self.joint_targets = Some(*targets);
+    }
+
+    /// Sets open-loop generalized forces (entry i on coordinate i), held until the next
+    /// call: how pressure inputs (pressure x muscle area) drive soft sections.
+    pub fn set_actuator_forces(&mut self, forces: &SVector<f64, N>) {
+        self.actuator_forces = *forces;
     }
 
     /// Switches the servos off: the actuated joints go limp.
@@ -141,15 +158,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         cache: &R::Cache,
         mut report: Option<&mut ContactReport<N, C>>,
     ) -> SVector<f64, N> {
-        let mut force = SVector::<f64, N>::zeros();
+        let mut force = self.actuator_forces;
         if let Some(gait) = &self.config.gait {
             for (j, &i) in R::ACTUATED.iter().enumerate() {
                 let (desired, desired_rate) = gait.joint(t, j, self.spatial_frequency(j));
-                force[i] = self.config.servo.torque(desired, desired_rate, q[i], qd[i]);
+                force[i] += self.config.servo.torque(desired, desired_rate, q[i], qd[i]);
             }
         } else if let Some(targets) = &self.joint_targets {
             for (j, &i) in R::ACTUATED.iter().enumerate() {
-                force[i] = self.config.servo.torque(targets[j], 0.0, q[i], qd[i]);
+                force[i] += self.config.servo.torque(targets[j], 0.0, q[i], qd[i]);
             }
         }
         if let Some(r) = report.as_deref_mut() {
@@ -163,32 +180,45 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if matches!(self.config.terrain, Terrain::Floor) {
             return self.floor_force(q, qd, cache, positions, force, report);
         }
-        let mut velocities = [Vector3::zeros(); C];
-        let mut axes = [Vector3::zeros(); C];
-        let mut computed_kinematics = false;
-        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
-        for (index, position) in positions.iter().enumerate() {
-            let Some(contact) = self.config.terrain.contact(position) else { continue };
-            if !computed_kinematics {
-                // Velocities and axes only once something touches.
-                R::contact_velocities_into(q, qd, &self.params, cache, &mut velocities);
-                R::contact_axes_into(q, &self.params, cache, &mut axes);
-                computed_kinematics = true;
+        // Points in contact, in chunks: only they pay for kinematics, and their velocity is
+        // J qd from the Jacobian they need anyway.
+        const CHUNK: usize = 32;
+        let mut indices = [0usize; CHUNK];
+        let mut contacts = [None; CHUNK];
+        let mut jacobians = [SMatrix::<f64, 3, N>::zeros(); CHUNK];
+        let mut axes = [Vector3::zeros(); CHUNK];
+        let mut next = 0;
+        while next < C {
+            let mut count = 0;
+            while next < C && count < CHUNK {
+                if let Some(contact) = self.config.terrain.contact(&positions[next]) {
+                    indices[count] = next;
+                    contacts[count] = Some(contact);
+                    count += 1;
+                }
+                next += 1;
             }
-            let sample = self.config.contact.force(&contact, &velocities[index], &axes[index]);
-            if sample.normal_force == 0.0 {
+            if count == 0 {
                 continue;
             }
-            // Only points in contact pay for their Jacobian.
-            R::contact_jacobian_into(index, q, &self.params, cache, &mut jacobian);
-            let total = sample.total();
-            force += jacobian.tr_mul(&total);
-            if let Some(r) = report.as_deref_mut() {
-                r.forces[index] = total;
-                r.normal_generalized += jacobian.tr_mul(&sample.normal);
-                r.friction_generalized += jacobian.tr_mul(&sample.friction);
-                r.active += 1;
-                r.max_depth = r.max_depth.max(contact.depth);
+            R::contact_kinematics_into(&indices[..count], q, &self.params, cache, &mut jacobians[..count], &mut axes[..count]);
+            for n in 0..count {
+                let Some(contact) = &contacts[n] else { continue };
+                let jacobian = &jacobians[n];
+                let velocity = jacobian * qd;
+                let sample = self.config.contact.force(contact, &velocity, &axes[n]);
+                if sample.normal_force == 0.0 {
+                    continue;
+                }
+                let total = sample.total();
+                force += jacobian.tr_mul(&total);
+                if let Some(r) = report.as_deref_mut() {
+                    r.forces[indices[n]] = total;
+                    r.normal_generalized += jacobian.tr_mul(&sample.normal);
+                    r.friction_generalized += jacobian.tr_mul(&sample.friction);
+                    r.active += 1;
+                    r.max_depth = r.max_depth.max(contact.depth);
+                }
             }
         }
         if let Some(r) = report {
@@ -296,5 +326,65 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         force -= damping;
         forward_dynamics::<R, N, C>(q, qd, &self.params, &cache, &force, qdd)
             .map_err(|_| IntegrationError::SingularMassMatrix { time: t })
+    }
+
+    /// The stiff part of d(qdd)/dq and d(qdd)/d(qd), assembled from generated pieces:
+    /// M^-1 times the derivatives of the elastic force, the damping, the servos and every
+    /// contact in touch (J' dF J), leaving out what is not stiff (gravity, Coriolis, the
+    /// change of M and of the Jacobians), as a W-method allows.
+    fn acceleration_jacobian(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        by_position: &mut SMatrix<f64, N, N>,
+        by_velocity: &mut SMatrix<f64, N, N>,
+    ) -> Result<bool, IntegrationError> {
+        let cache = R::cache(q, &self.params);
+        let mut stiffness = SMatrix::<f64, N, N>::zeros();
+        R::elastic_stiffness_into(q, &self.params, &mut stiffness);
+        let mut position_force = -stiffness;
+        let mut velocity_force = SMatrix::<f64, N, N>::zeros();
+        let mut column = SVector::<f64, N>::zeros();
+        let mut unit = SVector::<f64, N>::zeros();
+        for i in 0..N {
+            unit[i] = 1.0;
+            R::damping_into(&unit, &self.params, &mut column);
+            velocity_force.set_column(i, &(-column));
+            unit[i] = 0.0;
+        }
+        if self.config.gait.is_some() || self.joint_targets.is_some() {
+            for &i in R::ACTUATED {
+                position_force[(i, i)] -= self.config.servo.stiffness;
+                velocity_force[(i, i)] -= self.config.servo.damping;
+            }
+        }
+        if !matches!(self.config.terrain, Terrain::None | Terrain::Floor) && C > 0 {
+            let mut positions = [Vector3::zeros(); C];
+            R::contact_positions_into(q, &self.params, &cache, &mut positions);
+            let mut jacobian = [SMatrix::<f64, 3, N>::zeros(); 1];
+            let mut axis = [Vector3::zeros(); 1];
+            for (index, position) in positions.iter().enumerate() {
+                let Some(contact) = self.config.terrain.contact(position) else { continue };
+                R::contact_kinematics_into(&[index], q, &self.params, &cache, &mut jacobian, &mut axis);
+                let velocity = jacobian[0] * qd;
+                let (dv, dp) = self.config.contact.force_derivatives(&contact, &velocity, &axis[0]);
+                velocity_force += jacobian[0].transpose() * dv * jacobian[0];
+                position_force += jacobian[0].transpose() * dp * jacobian[0];
+            }
+        }
+        let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
+        R::mass_matrix_into(q, &self.params, &cache, &mut mass_matrix);
+        for i in 0..N {
+            let mut m = mass_matrix;
+            let mut a = position_force.column(i).into_owned();
+            crate::dynamics::solve_spd_in_place(&mut m, &mut a).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+            by_position.set_column(i, &a);
+            let mut m = mass_matrix;
+            let mut b = velocity_force.column(i).into_owned();
+            crate::dynamics::solve_spd_in_place(&mut m, &mut b).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+            by_velocity.set_column(i, &b);
+        }
+        Ok(true)
     }
 }

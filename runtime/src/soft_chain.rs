@@ -220,35 +220,59 @@ impl<const K: usize> SoftChain<'_, K> {
         out
     }
 
-    /// Pose of a point without Jacobians (for positions, and on dual numbers for motions).
-    pub fn pose<S: Real, const N: usize>(&self, q: &[S; N], i: usize, xi: f64, offset: Option<V3<f64>>) -> (V3<S>, M3<S>) {
+    /// Base frame (position, rotation) of every section, without Jacobians, on any scalar.
+    pub fn section_poses<S: Real, const N: usize>(&self, q: &[S; N]) -> [(V3<S>, M3<S>); K] {
         let (mut position, mut rotation) = ([S::zero(); 3], lift(&[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]));
         if self.floating {
             position = [q[0], q[1], q[2]];
             rotation = mat_mul(&mat_mul(&axis_rotation(2, q[3]), &axis_rotation(1, q[4])), &axis_rotation(0, q[5]));
         }
-        for s in 0..=i {
+        let mut out = [(position, rotation); K];
+        for s in 0..K {
             rotation = mat_mul(&rotation, &lift(&self.sections[s].mount));
+            out[s] = (position, rotation);
             let c0 = self.first_coordinate(s);
-            let bending = self.sections[s].geometry.bending([q[c0], q[c0 + 1], q[c0 + 2]]);
-            let (p, r) = bending.pose(if s == i { xi } else { 1.0 });
-            let mut local = p;
-            if s == i {
-                if let Some(o) = offset {
-                    local = add(&local, &mat_vec(&r, &[S::from_f64(o[0]), S::from_f64(o[1]), S::from_f64(o[2])]));
-                }
-            }
-            position = add(&position, &mat_vec(&rotation, &local));
+            let (p, r) = self.sections[s].geometry.bending([q[c0], q[c0 + 1], q[c0 + 2]]).pose(1.0);
+            position = add(&position, &mat_vec(&rotation, &p));
             rotation = mat_mul(&rotation, &r);
         }
-        (position, rotation)
+        out
     }
 
-    /// Velocity, angular velocity and bias accelerations (at qdd = 0) of a point, from one
-    /// pass on second-order dual numbers along qd.
-    pub fn motion<const N: usize>(&self, q: &[f64; N], qd: &[f64; N], i: usize, xi: f64, offset: Option<V3<f64>>) -> Motion {
-        let seeded: [Dual<Dual<f64>>; N] = std::array::from_fn(|k| Dual::new(Dual::new(q[k], qd[k]), Dual::new(qd[k], 0.0)));
-        let (p, r) = self.pose(&seeded, i, xi, offset);
+    /// Pose of a point on section `i` given that section's base pose.
+    #[inline]
+    pub fn pose_in<S: Real, const N: usize>(
+        &self,
+        base: &(V3<S>, M3<S>),
+        q: &[S; N],
+        i: usize,
+        xi: f64,
+        offset: Option<V3<f64>>,
+    ) -> (V3<S>, M3<S>) {
+        let c0 = self.first_coordinate(i);
+        let (p, r) = self.sections[i].geometry.bending([q[c0], q[c0 + 1], q[c0 + 2]]).pose(xi);
+        let local = match offset {
+            Some(o) => add(&p, &mat_vec(&r, &[S::from_f64(o[0]), S::from_f64(o[1]), S::from_f64(o[2])])),
+            None => p,
+        };
+        (add(&base.0, &mat_vec(&base.1, &local)), mat_mul(&base.1, &r))
+    }
+
+    /// Pose of a point without Jacobians (for positions, and on dual numbers for motions).
+    pub fn pose<S: Real, const N: usize>(&self, q: &[S; N], i: usize, xi: f64, offset: Option<V3<f64>>) -> (V3<S>, M3<S>) {
+        let bases = self.section_poses(q);
+        self.pose_in(&bases[i], q, i, xi, offset)
+    }
+
+    /// The state lifted to second-order dual numbers along qd: one pass on it gives
+    /// positions, velocities and bias accelerations (qdd = 0).
+    #[inline]
+    pub fn along_motion<const N: usize>(q: &[f64; N], qd: &[f64; N]) -> [Dual<Dual<f64>>; N] {
+        std::array::from_fn(|k| Dual::new(Dual::new(q[k], qd[k]), Dual::new(qd[k], 0.0)))
+    }
+
+    /// The motion of a pose computed on [`Self::along_motion`] numbers.
+    pub fn motion_of(p: &V3<Dual<Dual<f64>>>, r: &M3<Dual<Dual<f64>>>) -> Motion {
         let rotation: M3<f64> = std::array::from_fn(|a| std::array::from_fn(|b| r[a][b].re.re));
         let rate: M3<f64> = std::array::from_fn(|a| std::array::from_fn(|b| r[a][b].re.eps));
         let second: M3<f64> = std::array::from_fn(|a| std::array::from_fn(|b| r[a][b].eps.eps));
@@ -263,6 +287,59 @@ impl<const K: usize> SoftChain<'_, K> {
             bias_acceleration: std::array::from_fn(|a| p[a].eps.eps),
             bias_angular_acceleration: alpha,
         }
+    }
+
+    /// Velocity, angular velocity and bias accelerations (at qdd = 0) of a point.
+    pub fn motion<const N: usize>(&self, q: &[f64; N], qd: &[f64; N], i: usize, xi: f64, offset: Option<V3<f64>>) -> Motion {
+        let (p, r) = self.pose(&Self::along_motion(q, qd), i, xi, offset);
+        Self::motion_of(&p, &r)
+    }
+
+    /// M, C qd and G in one pass: each slice's Jacobians are computed once and shared, the
+    /// section frames' motions once per section.
+    pub fn dynamics<const N: usize>(
+        &self,
+        q: &[f64; N],
+        qd: &[f64; N],
+        frames: &[FrameJacobian<f64, N>; K],
+    ) -> ([[f64; N]; N], [f64; N], [f64; N]) {
+        let mut m = [[0.0; N]; N];
+        let mut c = [0.0; N];
+        let mut g = [0.0; N];
+        let moving = Self::along_motion(q, qd);
+        let bases = self.section_poses(&moving);
+        for i in 0..K {
+            let active = self.first_coordinate(i) + 3;
+            for &(xi, w) in self.quadrature {
+                let dm = self.sections[i].mass * w;
+                let f = self.point_in(&frames[i], q, i, xi, None);
+                let (p2, r2) = self.pose_in(&bases[i], &moving, i, xi, None);
+                let motion = Self::motion_of(&p2, &r2);
+                let inertia = self.slice_inertia(i, &f.rotation, dm);
+                let spin = mat_vec(&inertia, &motion.angular_velocity);
+                let torque = add(&mat_vec(&inertia, &motion.bias_angular_acceleration), &cross(&motion.angular_velocity, &spin));
+                let force = scale(&motion.bias_acceleration, dm);
+                let weight = dm * self.gravity;
+                for b in 0..active {
+                    let inertia_wb = mat_vec(&inertia, &f.angular[b]);
+                    for a in 0..=b {
+                        m[a][b] += dm * dot(&f.linear[a], &f.linear[b]) + dot(&f.angular[a], &inertia_wb);
+                    }
+                    c[b] += dot(&f.linear[b], &force) + dot(&f.angular[b], &torque);
+                    g[b] += weight * f.linear[b][2];
+                }
+            }
+            let c0 = self.first_coordinate(i);
+            for j in 0..3 {
+                g[c0 + j] += self.sections[i].stiffness * q[c0 + j];
+            }
+        }
+        for b in 0..N {
+            for a in 0..b {
+                m[b][a] = m[a][b];
+            }
+        }
+        (m, c, g)
     }
 
     /// World inertia of a slice of mass `dm` with rotation `r`.
@@ -321,9 +398,10 @@ impl<const K: usize> SoftChain<'_, K> {
     /// V: gravity plus elastic energy 1/2 K l^2.
     pub fn potential_energy<const N: usize>(&self, q: &[f64; N]) -> f64 {
         let mut v = 0.0;
+        let bases = self.section_poses(q);
         for i in 0..K {
             for &(xi, w) in self.quadrature {
-                let (p, _) = self.pose(q, i, xi, None);
+                let (p, _) = self.pose_in(&bases[i], q, i, xi, None);
                 v += self.sections[i].mass * w * self.gravity * p[2];
             }
             let c0 = self.first_coordinate(i);
@@ -337,23 +415,7 @@ impl<const K: usize> SoftChain<'_, K> {
     /// C(q, qd) qd by Newton-Euler over the slices: sum of Jv' (dm a) + Jw' (I alpha + w x I w)
     /// with the bias accelerations at qdd = 0.
     pub fn coriolis_force<const N: usize>(&self, q: &[f64; N], qd: &[f64; N], frames: &[FrameJacobian<f64, N>; K]) -> [f64; N] {
-        let mut c = [0.0; N];
-        for i in 0..K {
-            let active = self.first_coordinate(i) + 3;
-            for &(xi, w) in self.quadrature {
-                let dm = self.sections[i].mass * w;
-                let f = self.point_in(&frames[i], q, i, xi, None);
-                let motion = self.motion(q, qd, i, xi, None);
-                let inertia = self.slice_inertia(i, &f.rotation, dm);
-                let spin = mat_vec(&inertia, &motion.angular_velocity);
-                let torque = add(&mat_vec(&inertia, &motion.bias_angular_acceleration), &cross(&motion.angular_velocity, &spin));
-                let force = scale(&motion.bias_acceleration, dm);
-                for a in 0..active {
-                    c[a] += dot(&f.linear[a], &force) + dot(&f.angular[a], &torque);
-                }
-            }
-        }
-        c
+        self.dynamics(q, qd, frames).1
     }
 
     /// The Coriolis matrix from the Christoffel symbols of M (eqs 7-8), with dM/dq_k exact
@@ -395,6 +457,18 @@ impl<const K: usize> SoftChain<'_, K> {
         d
     }
 
+    /// The actuators' elastic stiffness K on the diagonal of the length coordinates.
+    pub fn elastic_stiffness<const N: usize>(&self) -> [f64; N] {
+        let mut k = [0.0; N];
+        for i in 0..K {
+            let c0 = self.first_coordinate(i);
+            for j in 0..3 {
+                k[c0 + j] = self.sections[i].stiffness;
+            }
+        }
+        k
+    }
+
     /// Total mass.
     pub fn total_mass(&self) -> f64 {
         self.sections.iter().map(|s| s.mass).sum()
@@ -403,9 +477,10 @@ impl<const K: usize> SoftChain<'_, K> {
     /// Centre of mass.
     pub fn center_of_mass<const N: usize>(&self, q: &[f64; N]) -> V3<f64> {
         let mut moment = [0.0; 3];
+        let bases = self.section_poses(q);
         for i in 0..K {
             for &(xi, w) in self.quadrature {
-                let (p, _) = self.pose(q, i, xi, None);
+                let (p, _) = self.pose_in(&bases[i], q, i, xi, None);
                 for a in 0..3 {
                     moment[a] += self.sections[i].mass * w * p[a];
                 }
@@ -419,10 +494,11 @@ impl<const K: usize> SoftChain<'_, K> {
         let mut linear = [0.0; 3];
         let mut angular = [0.0; 3];
         let seeded: [Dual<f64>; N] = std::array::from_fn(|k| Dual::new(q[k], qd[k]));
+        let bases = self.section_poses(&seeded);
         for i in 0..K {
             for &(xi, w) in self.quadrature {
                 let dm = self.sections[i].mass * w;
-                let (p, r) = self.pose(&seeded, i, xi, None);
+                let (p, r) = self.pose_in(&bases[i], &seeded, i, xi, None);
                 let position: V3<f64> = std::array::from_fn(|a| p[a].re);
                 let velocity: V3<f64> = std::array::from_fn(|a| p[a].eps);
                 let rotation: M3<f64> = std::array::from_fn(|a| std::array::from_fn(|b| r[a][b].re));
@@ -476,12 +552,13 @@ impl<const K: usize> SoftChain<'_, K> {
         out: &mut [nalgebra::Vector3<f64>],
     ) {
         let seeded: [Dual<f64>; N] = std::array::from_fn(|k| Dual::new(q[k], qd[k]));
+        let bases = self.section_poses(&seeded);
         let mut ring: Option<(usize, f64, V3<f64>, V3<f64>, M3<f64>)> = None;
         for (point, slot) in skin.iter().zip(out.iter_mut()) {
             let (velocity, omega, rotation) = match ring {
                 Some((s, xi, v, w, r)) if s == point.section && xi == point.xi => (v, w, r),
                 _ => {
-                    let (p, r) = self.pose(&seeded, point.section, point.xi, None);
+                    let (p, r) = self.pose_in(&bases[point.section], &seeded, point.section, point.xi, None);
                     let rotation: M3<f64> = std::array::from_fn(|a| std::array::from_fn(|b| r[a][b].re));
                     let rate: M3<f64> = std::array::from_fn(|a| std::array::from_fn(|b| r[a][b].eps));
                     let velocity: V3<f64> = std::array::from_fn(|a| p[a].eps);
@@ -504,12 +581,55 @@ impl<const K: usize> SoftChain<'_, K> {
         skin: &[SkinPoint],
         out: &mut [nalgebra::Vector3<f64>],
     ) {
+        let mut ring: Option<(usize, f64, nalgebra::Vector3<f64>)> = None;
         for (point, slot) in skin.iter().zip(out.iter_mut()) {
-            let frame = &frames[point.section];
-            let c0 = self.first_coordinate(point.section);
-            let (_, r) = self.sections[point.section].geometry.bending([q[c0], q[c0 + 1], q[c0 + 2]]).pose(point.xi);
-            let axis = mat_vec(&frame.rotation, &[r[0][0], r[1][0], r[2][0]]);
-            *slot = nalgebra::Vector3::new(axis[0], axis[1], axis[2]);
+            *slot = match ring {
+                Some((s, xi, axis)) if s == point.section && xi == point.xi => axis,
+                _ => {
+                    let frame = &frames[point.section];
+                    let c0 = self.first_coordinate(point.section);
+                    let (_, r) = self.sections[point.section].geometry.bending([q[c0], q[c0 + 1], q[c0 + 2]]).pose(point.xi);
+                    let a = mat_vec(&frame.rotation, &[r[0][0], r[1][0], r[2][0]]);
+                    let axis = nalgebra::Vector3::new(a[0], a[1], a[2]);
+                    ring = Some((point.section, point.xi, axis));
+                    axis
+                }
+            };
+        }
+    }
+
+    /// Jacobians and neutral-axis directions of several skin points (`indices` into `skin`),
+    /// sharing each ring's kinematics between its points: a point's Jacobian is its ring's
+    /// linear Jacobian plus the ring's angular Jacobian crossed with the point's arm.
+    pub fn skin_kinematics_into<const N: usize>(
+        &self,
+        q: &[f64; N],
+        frames: &[FrameJacobian<f64, N>; K],
+        skin: &[SkinPoint],
+        radii: &[f64],
+        indices: &[usize],
+        jacobians: &mut [nalgebra::SMatrix<f64, 3, N>],
+        axes: &mut [nalgebra::Vector3<f64>],
+    ) {
+        let mut ring: Option<(usize, f64, FrameJacobian<f64, N>)> = None;
+        for ((&index, jacobian), axis) in indices.iter().zip(jacobians.iter_mut()).zip(axes.iter_mut()) {
+            let point = &skin[index];
+            let frame = match &ring {
+                Some((s, xi, f)) if *s == point.section && *xi == point.xi => f,
+                _ => {
+                    let f = self.point_in(&frames[point.section], q, point.section, point.xi, None);
+                    &ring.insert((point.section, point.xi, f)).2
+                }
+            };
+            let arm = mat_vec(&frame.rotation, &point.offset(radii[point.radius]));
+            let active = self.first_coordinate(point.section) + 3;
+            for k in 0..N {
+                let column = if k < active { add(&frame.linear[k], &cross(&frame.angular[k], &arm)) } else { [0.0; 3] };
+                for a in 0..3 {
+                    jacobian[(a, k)] = column[a];
+                }
+            }
+            *axis = nalgebra::Vector3::new(frame.rotation[0][0], frame.rotation[1][0], frame.rotation[2][0]);
         }
     }
 

@@ -1,0 +1,216 @@
+//! The soft snake's experiments (000_a2f8bdeafcf4372f, section IV-C): dropped from 0.6 m,
+//! settled on the carpet, then planar or spatial rolling driven by pressures through the
+//! muscles' length-to-pressure map under a ceiling; integrated with ROS2.
+
+use nalgebra::{SVector, Vector3};
+use softgen_generated::soft_snake::{chain, Params, CONTACTS, DOF, SECTIONS};
+use softgen_generated::SoftSnake;
+use softgen_runtime::{
+    IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, RollingGait, Rosenbrock2, Simulation,
+    SimulationConfig, State, Tolerances,
+};
+use std::time::Instant;
+
+/// Which rolling gait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rolling {
+    /// All sections bend in one plane (phase shift 0).
+    Planar,
+    /// Adjacent sections' planes shifted by pi / 3.
+    Spatial,
+}
+
+/// A drop-then-roll run.
+#[derive(Clone, Debug)]
+pub struct RollingRun {
+    pub rolling: Rolling,
+    /// Time to fall and settle before the gait starts (s).
+    pub settle: f64,
+    /// Gait time (s).
+    pub duration: f64,
+    /// Turns of the bending plane per second (Hz).
+    pub frequency: f64,
+    /// Pressure ceiling (bar).
+    pub ceiling: f64,
+    /// Bend of every section (rad); `None`: the largest the ceiling allows (2.25 rad at
+    /// 3 bar, which coils the body so that it spins in place).
+    pub bend: Option<f64>,
+    /// Friction regularisation (m/s).
+    pub regularisation: f64,
+    /// ROS2 relative tolerance (absolute: 1 % of it).
+    pub tolerance: f64,
+    /// Pressure update period (s).
+    pub control_period: f64,
+    pub params: Params,
+}
+
+impl RollingRun {
+    /// The paper's experiment: 3 bar, 0.5 Hz, 15 s, after a 2 s drop from 0.6 m.
+    pub fn new(rolling: Rolling) -> Self {
+        RollingRun {
+            rolling,
+            settle: 2.0,
+            duration: 15.0,
+            frequency: 0.5,
+            ceiling: 3.0,
+            // 0.4 rad per section rolls in both gaits (a sweep: 0.2-0.4 rad roll, 1 rad and
+            // more curl the body into a C whose local roll directions cancel).
+            bend: Some(0.4),
+            regularisation: 0.01,
+            tolerance: 1e-3,
+            control_period: 0.01,
+            params: Params::default(),
+        }
+    }
+}
+
+/// One recorded sample.
+#[derive(Clone, Debug)]
+pub struct RollingSample {
+    pub t: f64,
+    pub q: SVector<f64, DOF>,
+    pub center_of_mass: Vector3<f64>,
+    /// Points along the neutral axis (7 per section).
+    pub neutral_axis: Vec<Vector3<f64>>,
+    pub pressures: [f64; 9],
+    pub contacts: usize,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RollingSummary {
+    pub samples: Vec<RollingSample>,
+    /// Travelling velocity of the centre of mass, least squares over the gait after its
+    /// ramp (cm/s).
+    pub velocity_cm_s: (f64, f64),
+    pub bend: f64,
+    pub evaluations: usize,
+    pub jacobians: usize,
+    pub wall_seconds: f64,
+    pub error: Option<IntegrationError>,
+}
+
+/// Cumulative roll of each section's mount about the body axis (the spec's rotations).
+fn mount_rolls(p: &Params) -> [f64; SECTIONS] {
+    let c = chain(p);
+    let mut total = 0.0;
+    std::array::from_fn(|i| {
+        let m = c.sections[i].mount;
+        total += m[2][1].atan2(m[1][1]);
+        total
+    })
+}
+
+pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) -> Result<RollingSummary, String> {
+    let p = run.params.clone();
+    let muscles = PneumaticMuscles { metres_per_bar: p.pma_metres_per_bar, area: p.pma_area, ceiling: run.ceiling };
+    muscles.validate()?;
+    let soft = chain(&p);
+    let bend = run.bend.unwrap_or_else(|| muscles.largest_bend(&soft.sections[0].geometry));
+    let gait = RollingGait {
+        frequency: run.frequency,
+        bend,
+        section_phase: if run.rolling == Rolling::Planar { 0.0 } else { std::f64::consts::FRAC_PI_3 },
+        ramp: 1.0,
+    };
+    gait.validate()?;
+    for (name, v) in [("settle", run.settle), ("duration", run.duration), ("tolerance", run.tolerance), ("control period", run.control_period)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("{name} must be finite and >= 0, got {v}"));
+        }
+    }
+    if !(run.control_period > 0.0 && run.tolerance > 0.0) {
+        return Err("control period and tolerance must be > 0".into());
+    }
+    let mut contact = SoftSnake::ENVIRONMENT.contact_law();
+    contact.friction.regularisation = run.regularisation;
+    let config = SimulationConfig {
+        contact,
+        terrain: SoftSnake::ENVIRONMENT.terrain,
+        gait: None,
+        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: run.control_period,
+    };
+    let mut sim = Simulation::<SoftSnake, DOF, CONTACTS>::new(p.clone(), config)?;
+    let mut ros = Rosenbrock2::<DOF>::new(Tolerances { absolute: run.tolerance * 1e-2, relative: run.tolerance }).map_err(|e| e.to_string())?;
+    ros.jacobian_every = 10;
+    let rolls = mount_rolls(&p);
+    let mut x = State::new(SVector::from_iterator(SoftSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let mut t = 0.0;
+    let end = run.settle + run.duration;
+    let steps = (end / run.control_period).round() as usize;
+    let sample_every = ((1.0 / 30.0) / run.control_period).round().max(1.0) as usize;
+    let start = Instant::now();
+    let mut samples = Vec::new();
+    let mut evaluations = 0;
+    let mut error = None;
+    let mut pressures = [0.0; 9];
+    for k in 0..=steps {
+        // Pressures for this period (zero-order hold), as the DAQ would send them.
+        let mut forces = SVector::<f64, DOF>::zeros();
+        if t >= run.settle {
+            for i in 0..SECTIONS {
+                let c0 = soft.first_coordinate(i);
+                let lengths = gait.lengths(t - run.settle, i, &soft.sections[i].geometry, rolls[i]);
+                for j in 0..3 {
+                    pressures[3 * i + j] = muscles.pressure(lengths[j]);
+                    forces[c0 + j] = muscles.force(pressures[3 * i + j]);
+                }
+            }
+        }
+        sim.set_actuator_forces(&forces);
+        if k % sample_every == 0 || k == steps {
+            let cache = SoftSnake::cache(&x.q, &p);
+            let qa: [f64; DOF] = std::array::from_fn(|i| x.q[i]);
+            let neutral_axis = (0..SECTIONS)
+                .flat_map(|i| (0..7).map(move |n| (i, n as f64 / 6.0)))
+                .map(|(i, xi)| Vector3::from(soft.pose(&qa, i, xi, None).0))
+                .collect();
+            let sample = RollingSample {
+                t,
+                q: x.q,
+                center_of_mass: SoftSnake::center_of_mass(&x.q, &p, &cache),
+                neutral_axis,
+                pressures,
+                contacts: sim.report(t, &x).active,
+            };
+            on_sample(&sample);
+            samples.push(sample);
+        }
+        if k == steps {
+            break;
+        }
+        let next = ((k + 1) as f64 * run.control_period).min(end);
+        match ros.integrate_to(&mut sim, &mut t, &mut x, next) {
+            Ok(n) => evaluations += n,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    // Least-squares slope of the centre of mass over the gait after its ramp.
+    let window: Vec<&RollingSample> = samples.iter().filter(|s| s.t >= run.settle + gait.ramp).collect();
+    let slope = |f: &dyn Fn(&RollingSample) -> f64| {
+        let n = window.len() as f64;
+        if n < 2.0 {
+            return f64::NAN;
+        }
+        let mt = window.iter().map(|s| s.t).sum::<f64>() / n;
+        let mv = window.iter().map(|s| f(s)).sum::<f64>() / n;
+        let num: f64 = window.iter().map(|s| (s.t - mt) * (f(s) - mv)).sum();
+        let den: f64 = window.iter().map(|s| (s.t - mt).powi(2)).sum();
+        num / den
+    };
+    let velocity_cm_s = (100.0 * slope(&|s| s.center_of_mass.x), 100.0 * slope(&|s| s.center_of_mass.y));
+    Ok(RollingSummary {
+        samples,
+        velocity_cm_s,
+        bend,
+        evaluations,
+        jacobians: ros.jacobians,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        error,
+    })
+}
