@@ -73,7 +73,7 @@ struct RollArgs {
     /// Bend of every section (rad); "max" for the largest the ceiling allows.
     #[arg(long, default_value = "0.4")]
     bend: String,
-    /// Relative tolerance of the ROS2 integrator.
+    /// Relative tolerance of the ROS34PW2 integrator.
     #[arg(long, default_value_t = 1e-3)]
     tolerance: f64,
     /// Output folder.

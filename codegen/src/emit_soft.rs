@@ -133,7 +133,9 @@ pub fn emit_soft(robot: &Robot) -> Result<String, String> {
             float(placement.angle),
             Literal::usize_unsuffixed(radius),
         );
-        skin.push(quote!(SkinPoint { section: #sec, xi: #xi, angle: #angle, radius: #radius },));
+        let (sin, cos) = placement.angle.sin_cos();
+        let (cos, sin) = (float(cos), float(sin));
+        skin.push(quote!(SkinPoint { section: #sec, xi: #xi, angle: #angle, cos_angle: #cos, sin_angle: #sin, radius: #radius },));
     }
     let radius_values = radii.iter().map(expression);
     let radius_count = Literal::usize_unsuffixed(radii.len().max(1));

@@ -49,11 +49,11 @@ pub use model::{
 };
 pub use mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use pd::JointPd;
-pub use real::{Dual, Real};
+pub use real::{Dual, Jet3, Real};
 pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
 pub use rk4::RungeKutta4;
 pub use rolling::{PneumaticMuscles, RollingGait};
-pub use rosenbrock::Rosenbrock2;
+pub use rosenbrock::{Rosenbrock2, Rosenbrock34};
 pub use safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
 pub use semi_implicit_euler::SemiImplicitEuler;
 pub use simulation::{ContactReport, Simulation, SimulationConfig};

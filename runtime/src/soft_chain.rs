@@ -14,7 +14,7 @@
 //! Without it M is singular for rolling about the body axis.
 
 use crate::cc::SectionGeometry;
-use crate::real::{Dual, Real};
+use crate::real::{Dual, Jet3, Real};
 use crate::small_linalg::{add, cross, dot, lift, mat_mul, mat_mul_t, mat_vec, scale, vee, axis_rotation, M3, V3};
 
 /// One soft section: geometry, mass, slice inertia, elasticity, damping and its mount.
@@ -66,16 +66,24 @@ pub struct SkinPoint {
     pub xi: f64,
     /// Angle about the section's x axis, from +y (rad).
     pub angle: f64,
+    /// Its cosine and sine, precomputed (every right-hand side places every point).
+    pub cos_angle: f64,
+    pub sin_angle: f64,
     /// Index into the robot's skin radii.
     pub radius: usize,
 }
 
 impl SkinPoint {
+    /// A point at `xi` along section `section`, `angle` about its axis.
+    pub fn new(section: usize, xi: f64, angle: f64, radius: usize) -> Self {
+        let (sin_angle, cos_angle) = angle.sin_cos();
+        SkinPoint { section, xi, angle, cos_angle, sin_angle, radius }
+    }
+
     /// Offset from the neutral axis in the slice's frame.
     #[inline]
     pub fn offset(&self, radius: f64) -> V3<f64> {
-        let (s, c) = self.angle.sin_cos();
-        [0.0, radius * c, radius * s]
+        [0.0, radius * self.cos_angle, radius * self.sin_angle]
     }
 }
 
@@ -186,7 +194,11 @@ impl<const K: usize> SoftChain<'_, K> {
         let c0 = self.first_coordinate(i);
         let geometry = &self.sections[i].geometry;
         let l = [q[c0], q[c0 + 1], q[c0 + 2]];
-        let (local_position, local_rotation) = geometry.bending(l).pose(xi);
+        // Value and the derivatives by the section's three lengths, in one pass.
+        let seeded: [Jet3<S>; 3] = std::array::from_fn(|m| Jet3::variable(l[m], m));
+        let (dp, dr) = geometry.bending(seeded).pose(xi);
+        let local_position: V3<S> = std::array::from_fn(|a| dp[a].re);
+        let local_rotation: M3<S> = std::array::from_fn(|a| std::array::from_fn(|b| dr[a][b].re));
         let offset_s = offset.map(|o| [S::from_f64(o[0]), S::from_f64(o[1]), S::from_f64(o[2])]);
         let local_point = match &offset_s {
             Some(o) => add(&local_position, &mat_vec(&local_rotation, o)),
@@ -203,13 +215,10 @@ impl<const K: usize> SoftChain<'_, K> {
             out.linear[k] = add(&base.linear[k], &cross(&base.angular[k], &relative));
             out.angular[k] = base.angular[k];
         }
-        // The section's own coordinates: exact local derivatives by dual numbers.
+        // The section's own coordinates.
         for j in 0..3 {
-            let seeded: [Dual<S>; 3] =
-                std::array::from_fn(|m| Dual::new(l[m], if m == j { S::one() } else { S::zero() }));
-            let (dp, dr) = geometry.bending(seeded).pose(xi);
-            let mut d_point: V3<S> = std::array::from_fn(|a| dp[a].eps);
-            let d_rotation: M3<S> = std::array::from_fn(|a| std::array::from_fn(|b| dr[a][b].eps));
+            let mut d_point: V3<S> = std::array::from_fn(|a| dp[a].eps[j]);
+            let d_rotation: M3<S> = std::array::from_fn(|a| std::array::from_fn(|b| dr[a][b].eps[j]));
             if let Some(o) = &offset_s {
                 d_point = add(&d_point, &mat_vec(&d_rotation, o));
             }
