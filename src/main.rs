@@ -307,6 +307,9 @@ enum IntegratorName {
     Euler,
     /// Adaptive Dormand-Prince 5(4).
     Dopri5,
+    /// Adaptive linearly implicit Rosenbrock-W of order 3 (ROS34PW2), for stiff robots such
+    /// as soft_snake; uses --rtol and --atol.
+    Ros34,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -467,6 +470,7 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
         IntegratorName::Rk4 => IntegratorChoice::RungeKutta4 { step: args.dt },
         IntegratorName::Euler => IntegratorChoice::SemiImplicitEuler { step: args.dt },
         IntegratorName::Dopri5 => IntegratorChoice::DormandPrince5 { relative: args.rtol, absolute: args.atol },
+        IntegratorName::Ros34 => IntegratorChoice::Rosenbrock34 { relative: args.rtol, absolute: args.atol },
     };
     s.terrain = match args.terrain {
         TerrainName::Spec => TerrainChoice::SpecDefault,
@@ -505,10 +509,10 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
         AnisotropyName::BodyAxis => softgen_runtime::FrictionAnisotropy::BodyAxis,
         AnisotropyName::WorldAxis => softgen_runtime::FrictionAnisotropy::WorldAxis,
     });
-    if matches!(args.integrator, IntegratorName::Dopri5) && args.friction_regularisation.is_none() {
+    if matches!(args.integrator, IntegratorName::Dopri5 | IntegratorName::Ros34) && args.friction_regularisation.is_none() {
         // Exact Coulomb friction is discontinuous in velocity: error control would shrink the
         // step towards zero at every stick-slip switch. Say so and smooth it.
-        eprintln!("note: dopri5 uses regularised friction (--friction-regularisation 0.001 m/s); pass 0 for the exact sign");
+        eprintln!("note: adaptive integrators use regularised friction (--friction-regularisation 0.001 m/s); pass 0 for the exact sign");
         s.friction_regularisation = Some(1e-3);
     }
     s.params = parse_sets(&args.set)?;
@@ -568,7 +572,12 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
         println!("plot           {}", png.display());
     }
     if let Some(e) = summary.error {
-        return Err(format!("the run stopped early: {e} (outputs above hold everything up to then)"));
+        let hint = if matches!(args.integrator, IntegratorName::Rk4 | IntegratorName::Euler) {
+            "; a fixed-step explicit integrator is unstable on stiff robots (soft sections, stiff contact): try --integrator ros34"
+        } else {
+            ""
+        };
+        return Err(format!("the run stopped early: {e} (outputs above hold everything up to then){hint}"));
     }
     Ok(())
 }

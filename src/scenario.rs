@@ -5,7 +5,7 @@ use crate::robots::{with_robot, RobotVisitor};
 use nalgebra::{SVector, Vector3};
 use softgen_runtime::{
     AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, JointPd, Model, ParamSet,
-    PlaneOfMotion, RungeKutta4, SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, Terrain,
+    PlaneOfMotion, Rosenbrock34, RungeKutta4, SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, Terrain,
     Tolerances,
 };
 use std::io::Write;
@@ -17,6 +17,8 @@ pub enum IntegratorChoice {
     RungeKutta4 { step: f64 },
     SemiImplicitEuler { step: f64 },
     DormandPrince5 { relative: f64, absolute: f64 },
+    /// ROS34PW2, linearly implicit, for stiff robots (soft sections, stiff contact).
+    Rosenbrock34 { relative: f64, absolute: f64 },
 }
 
 /// Terrain override; `SpecDefault` keeps the spec's.
@@ -283,6 +285,13 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
                 let mut i = DormandPrince5::new(Tolerances { relative, absolute })
                     .map_err(|e| e.to_string())?
                     .with_max_step(s.control_period);
+                simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
+            }
+            IntegratorChoice::Rosenbrock34 { relative, absolute } => {
+                let mut i = Rosenbrock34::new(Tolerances { relative, absolute })
+                    .map_err(|e| e.to_string())?
+                    .with_max_step(s.control_period);
+                i.jacobian_every = 20;
                 simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
             }
         };

@@ -182,7 +182,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
         // Points in contact, in chunks: only they pay for kinematics, and their velocity is
         // J qd from the Jacobian they need anyway.
-        const CHUNK: usize = 32;
+        // Small chunks: the buffers are set up on every call.
+        const CHUNK: usize = 8;
         let mut indices = [0usize; CHUNK];
         let mut contacts = [None; CHUNK];
         let mut jacobians = [SMatrix::<f64, 3, N>::zeros(); CHUNK];
