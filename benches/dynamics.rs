@@ -161,7 +161,7 @@ fn soft_snake(c: &mut Criterion) {
     let mut v = SVector::<f64, SN>::zeros();
     let mut group = c.benchmark_group("soft_snake kernels");
     group.bench_function("cache (section frames and Jacobians)", |b| b.iter(|| S::cache(black_box(&q), &p)));
-    group.bench_function("mass_matrix (3 x 8 disc slices)", |b| b.iter(|| S::mass_matrix_into(black_box(&q), &p, &k, &mut m)));
+    group.bench_function("mass_matrix (3 x 6 disc slices)", |b| b.iter(|| S::mass_matrix_into(black_box(&q), &p, &k, &mut m)));
     group.bench_function("coriolis (C qd)", |b| b.iter(|| S::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
     group.bench_function("gravity and elasticity", |b| b.iter(|| S::gravity_into(black_box(&q), &p, &k, &mut v)));
     group.bench_function("contact positions (all 310)", |b| {

@@ -17,15 +17,13 @@ pub const CONTACTS: usize = 310;
 /// Number of soft sections.
 pub const SECTIONS: usize = 3;
 /// Gauss-Legendre nodes and weights on [0, 1] over each section.
-pub const QUADRATURE: [(f64, f64); 8] = [
-    (0.019855071751231856, 0.05061426814518839),
-    (0.10166676129318658, 0.11119051722668723),
-    (0.2372337950418355, 0.1568533229389437),
-    (0.4082826787521751, 0.181341891689181),
-    (0.5917173212478248, 0.181341891689181),
-    (0.7627662049581645, 0.1568533229389437),
-    (0.8983332387068135, 0.11119051722668723),
-    (0.9801449282487682, 0.05061426814518839),
+pub const QUADRATURE: [(f64, f64); 6] = [
+    (0.033765242898423975, 0.08566224618958525),
+    (0.1693953067668677, 0.1803807865240693),
+    (0.3806904069584015, 0.23395696728634563),
+    (0.6193095930415985, 0.23395696728634563),
+    (0.8306046932331324, 0.1803807865240693),
+    (0.966234757101576, 0.08566224618958525),
 ];
 /// The skin contact points: section, position along it, angle about its axis, and
 /// which skin radius (see [`skin_radii`]).
@@ -2676,7 +2674,7 @@ fn array(v: &SVector<f64, DOF>) -> [f64; DOF] {
 }
 /// Three-section pneumatic soft snake on its skin, floating base (000, eqs 1-9)
 ///
-/// 15 generalized coordinates (6 base, 3 per soft section), 310 skin contact points, 3 soft sections integrated with 8-node Gauss-Legendre quadrature.
+/// 15 generalized coordinates (6 base, 3 per soft section), 310 skin contact points, 3 soft sections integrated with 6-node Gauss-Legendre quadrature.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SoftSnake;
 impl Model<DOF, CONTACTS> for SoftSnake {
