@@ -53,7 +53,7 @@ pub use real::{Dual, Jet3, Real};
 pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
 pub use rk4::RungeKutta4;
 pub use rolling::{PneumaticMuscles, RollingGait};
-pub use rosenbrock::{Rosenbrock2, Rosenbrock34};
+pub use rosenbrock::{Blocks, Ros2, Ros34pw2, Rosenbrock2, Rosenbrock34, RosenbrockMethod, RosenbrockW};
 pub use safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
 pub use semi_implicit_euler::SemiImplicitEuler;
 pub use simulation::{ContactReport, Simulation, SimulationConfig};

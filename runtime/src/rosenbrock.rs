@@ -20,11 +20,39 @@ use crate::integrator::{derivative, IntegrationError, Integrator, SecondOrderSys
 use crate::state::State;
 use nalgebra::{SMatrix, SVector};
 
+use std::marker::PhantomData;
+
 const GAMMA: f64 = 1.0 + std::f64::consts::FRAC_1_SQRT_2;
 
-/// Adaptive ROS2 for `N` coordinates, with Jacobians from the system (or finite differences).
+/// One Rosenbrock-W method: its stages, from a state, its derivative there, the Jacobian
+/// blocks and a step size, to the new state and the error estimate.
+pub trait RosenbrockMethod {
+    /// Order of the embedded solution plus one, for the step-size controller.
+    const ERROR_ORDER: f64;
+
+    fn attempt<const N: usize, S: SecondOrderSystem<N>>(
+        system: &mut S,
+        t: f64,
+        x: &State<N>,
+        f0: &State<N>,
+        blocks: &Blocks<N>,
+        h: f64,
+        evaluations: &mut usize,
+    ) -> Option<(State<N>, State<N>)>;
+}
+
+/// ROS2: order 2, first-order embedded (Verwer et al. 1999).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ros2;
+
+/// ROS34PW2: order 3, second-order embedded, stiffly accurate (Rang and Angermann 2005).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ros34pw2;
+
+/// An adaptive Rosenbrock-W integrator for `N` coordinates, with Jacobians from the system
+/// (or finite differences), reusable over several steps.
 #[derive(Clone, Copy, Debug)]
-pub struct Rosenbrock2<const N: usize> {
+pub struct RosenbrockW<const N: usize, M: RosenbrockMethod> {
     pub tolerances: Tolerances,
     /// Step to try next (s); adapted after every attempt.
     pub next_step: f64,
@@ -38,12 +66,19 @@ pub struct Rosenbrock2<const N: usize> {
     pub finite_difference_jacobians: usize,
     since_jacobian: usize,
     stored: Option<Blocks<N>>,
+    method: PhantomData<M>,
 }
 
-impl<const N: usize> Rosenbrock2<N> {
+/// ROS2 for `N` coordinates.
+pub type Rosenbrock2<const N: usize> = RosenbrockW<N, Ros2>;
+/// ROS34PW2 for `N` coordinates: four right-hand sides and one Jacobian a step, so at
+/// moderate tolerances far fewer steps than ROS2.
+pub type Rosenbrock34<const N: usize> = RosenbrockW<N, Ros34pw2>;
+
+impl<const N: usize, M: RosenbrockMethod> RosenbrockW<N, M> {
     pub fn new(tolerances: Tolerances) -> Result<Self, IntegrationError> {
         tolerances.validate()?;
-        Ok(Rosenbrock2 {
+        Ok(RosenbrockW {
             tolerances,
             next_step: 1e-4,
             min_step: 1e-12,
@@ -53,6 +88,7 @@ impl<const N: usize> Rosenbrock2<N> {
             finite_difference_jacobians: 0,
             since_jacobian: usize::MAX,
             stored: None,
+            method: PhantomData,
         })
     }
 
@@ -62,13 +98,23 @@ impl<const N: usize> Rosenbrock2<N> {
         self.next_step = self.next_step.min(max_step);
         self
     }
+
+    fn refresh<S: SecondOrderSystem<N>>(&mut self, system: &mut S, t: f64, x: &State<N>, f0: &State<N>, evaluations: &mut usize) -> Result<Blocks<N>, IntegrationError> {
+        let (b, used) = jacobian(system, t, x, f0, &mut self.finite_difference_jacobians)?;
+        *evaluations += used;
+        self.jacobians += 1;
+        self.since_jacobian = 0;
+        Ok(b)
+    }
 }
 
 /// The Jacobian blocks A_q = d(qdd)/dq and A_v = d(qdd)/d(qd) kept between steps.
 #[derive(Clone, Copy, Debug)]
-struct Blocks<const N: usize> {
-    by_position: SMatrix<f64, N, N>,
-    by_velocity: SMatrix<f64, N, N>,
+pub struct Blocks<const N: usize> {
+    /// A_q = d(qdd)/dq.
+    pub by_position: SMatrix<f64, N, N>,
+    /// A_v = d(qdd)/d(qd).
+    pub by_velocity: SMatrix<f64, N, N>,
 }
 
 fn jacobian<const N: usize, S: SecondOrderSystem<N>>(
@@ -133,88 +179,6 @@ fn solve_linear<const N: usize>(mut a: SMatrix<f64, N, N>, mut b: SVector<f64, N
     b.iter().all(|v| v.is_finite()).then_some(b)
 }
 
-impl<const N: usize> Integrator<N> for Rosenbrock2<N> {
-    fn step<S: SecondOrderSystem<N>>(
-        &mut self,
-        system: &mut S,
-        t: &mut f64,
-        x: &mut State<N>,
-        t_end: f64,
-    ) -> Result<StepReport, IntegrationError> {
-        let mut evaluations = 1;
-        let mut rejected = 0;
-        let f1 = derivative(system, *t, x)?;
-        // The Jacobian is kept between steps and refreshed as configured.
-        let mut blocks = match (self.stored, self.since_jacobian < self.jacobian_every) {
-            (Some(stored), true) => stored,
-            _ => {
-                let (b, used) = jacobian(system, *t, x, &f1, &mut self.finite_difference_jacobians)?;
-                evaluations += used;
-                self.jacobians += 1;
-                self.since_jacobian = 0;
-                b
-            }
-        };
-        let mut fresh = self.since_jacobian == 0;
-        loop {
-            let remaining = t_end - *t;
-            let h = self.next_step.min(self.max_step).min(remaining);
-            if h < self.min_step && h < remaining {
-                return Err(IntegrationError::StepTooSmall { time: *t, step: h });
-            }
-            let gh = GAMMA * h;
-            let matrix = SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh);
-            let solve = |r: &State<N>| -> Option<State<N>> {
-                let rhs = r.qd + blocks.by_position * r.q * gh;
-                let kv = solve_linear(matrix, rhs)?;
-                Some(State { q: r.q + kv * gh, qd: kv })
-            };
-            let k1 = solve(&f1).ok_or(IntegrationError::SingularMassMatrix { time: *t })?;
-            let f2 = derivative(system, *t + h, &x.add_scaled(h, &k1));
-            evaluations += 1;
-            let attempt = f2.and_then(|f2| {
-                let r2 = State { q: f2.q - k1.q * 2.0, qd: f2.qd - k1.qd * 2.0 };
-                let k2 = solve(&r2).ok_or(IntegrationError::SingularMassMatrix { time: *t })?;
-                let next = State { q: x.q + (k1.q * 1.5 + k2.q * 0.5) * h, qd: x.qd + (k1.qd * 1.5 + k2.qd * 0.5) * h };
-                let error = State { q: (k1.q + k2.q) * (0.5 * h), qd: (k1.qd + k2.qd) * (0.5 * h) };
-                Ok((next, error_norm(x, &next, &error, self.tolerances)))
-            });
-            let (next, norm) = match attempt {
-                Ok((next, norm)) if norm.is_finite() && next.is_finite() => (next, norm),
-                // A stage left the region where the system is defined, or blew up: shrink.
-                _ => (*x, f64::INFINITY),
-            };
-            let factor = if norm == 0.0 { 5.0 } else { (0.9 / norm.sqrt()).clamp(0.2, 5.0) };
-            if norm <= 1.0 {
-                *x = next;
-                *t += h;
-                if h < remaining || self.next_step <= h {
-                    self.next_step = h * factor;
-                } else {
-                    self.next_step = self.next_step.max(h * factor);
-                }
-                self.since_jacobian = self.since_jacobian.saturating_add(1);
-                self.stored = Some(blocks);
-                return Ok(StepReport { step: h, evaluations, rejected });
-            }
-            rejected += 1;
-            self.next_step = h * factor.min(0.5);
-            if self.next_step < self.min_step {
-                return Err(IntegrationError::StepTooSmall { time: *t, step: self.next_step });
-            }
-            if !fresh {
-                // A stale Jacobian may be why the step failed: refresh it once.
-                let (b, used) = jacobian(system, *t, x, &f1, &mut self.finite_difference_jacobians)?;
-                evaluations += used;
-                self.jacobians += 1;
-                self.since_jacobian = 0;
-                blocks = b;
-                fresh = true;
-            }
-        }
-    }
-}
-
 /// Solves (I - gamma h J) k = r for J = [[0, I], [A_q, A_v]] through the reduced system.
 #[inline]
 fn solve_stage<const N: usize>(matrix: &SMatrix<f64, N, N>, blocks: &Blocks<N>, gh: f64, r: &State<N>) -> Option<State<N>> {
@@ -247,47 +211,75 @@ const W_G: [[f64; 3]; 4] = [
 const W_B: [f64; 4] = [2.421_238_070_609_534_6e-1, -1.223_250_583_904_514_7, 1.545_260_255_335_102, 4.358_665_215_084_590e-1];
 const W_E: [f64; 4] = [3.781_090_314_581_936_9e-1, -9.604_229_221_242_317_8e-2, 0.5, 2.179_332_607_542_295e-1];
 
-/// Adaptive ROS34PW2 (order 3 with an order-2 embedded solution, L-stable, stiffly
-/// accurate) for `N` coordinates: four stages, four right-hand sides and one Jacobian per
-/// step, so at moderate tolerances it takes far fewer steps than ROS2.
-#[derive(Clone, Copy, Debug)]
-pub struct Rosenbrock34<const N: usize> {
-    pub tolerances: Tolerances,
-    pub next_step: f64,
-    pub min_step: f64,
-    pub max_step: f64,
-    /// Accepted steps between Jacobian evaluations (1: every step).
-    pub jacobian_every: usize,
-    pub jacobians: usize,
-    pub finite_difference_jacobians: usize,
-    since_jacobian: usize,
-    stored: Option<Blocks<N>>,
-}
+impl RosenbrockMethod for Ros2 {
+    const ERROR_ORDER: f64 = 2.0;
 
-impl<const N: usize> Rosenbrock34<N> {
-    pub fn new(tolerances: Tolerances) -> Result<Self, IntegrationError> {
-        tolerances.validate()?;
-        Ok(Rosenbrock34 {
-            tolerances,
-            next_step: 1e-4,
-            min_step: 1e-12,
-            max_step: f64::INFINITY,
-            jacobian_every: 1,
-            jacobians: 0,
-            finite_difference_jacobians: 0,
-            since_jacobian: usize::MAX,
-            stored: None,
-        })
-    }
-
-    pub fn with_max_step(mut self, max_step: f64) -> Self {
-        self.max_step = max_step;
-        self.next_step = self.next_step.min(max_step);
-        self
+    fn attempt<const N: usize, S: SecondOrderSystem<N>>(
+        system: &mut S,
+        t: f64,
+        x: &State<N>,
+        f0: &State<N>,
+        blocks: &Blocks<N>,
+        h: f64,
+        evaluations: &mut usize,
+    ) -> Option<(State<N>, State<N>)> {
+        let gh = GAMMA * h;
+        let matrix = SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh);
+        let k1 = solve_stage(&matrix, blocks, gh, f0)?;
+        *evaluations += 1;
+        let f2 = derivative(system, t + h, &x.add_scaled(h, &k1)).ok()?;
+        let r2 = State { q: f2.q - k1.q * 2.0, qd: f2.qd - k1.qd * 2.0 };
+        let k2 = solve_stage(&matrix, blocks, gh, &r2)?;
+        let next = State { q: x.q + (k1.q * 1.5 + k2.q * 0.5) * h, qd: x.qd + (k1.qd * 1.5 + k2.qd * 0.5) * h };
+        let error = State { q: (k1.q + k2.q) * (0.5 * h), qd: (k1.qd + k2.qd) * (0.5 * h) };
+        Some((next, error))
     }
 }
 
-impl<const N: usize> Integrator<N> for Rosenbrock34<N> {
+impl RosenbrockMethod for Ros34pw2 {
+    const ERROR_ORDER: f64 = 3.0;
+
+    fn attempt<const N: usize, S: SecondOrderSystem<N>>(
+        system: &mut S,
+        t: f64,
+        x: &State<N>,
+        f0: &State<N>,
+        blocks: &Blocks<N>,
+        h: f64,
+        evaluations: &mut usize,
+    ) -> Option<(State<N>, State<N>)> {
+        let gh = W_GAMMA * h;
+        let matrix = SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh);
+        let mut k = [State::<N>::zeros(); 4];
+        for i in 0..4 {
+            let mut stage = *x;
+            let mut coupling = State::<N>::zeros();
+            for j in 0..i {
+                stage = stage.add_scaled(W_A[i][j], &k[j]);
+                coupling = coupling.add_scaled(W_G[i][j], &k[j]);
+            }
+            let f = if i == 0 {
+                *f0
+            } else {
+                *evaluations += 1;
+                let c: f64 = W_A[i].iter().sum();
+                derivative(system, t + c * h, &stage).ok()?
+            };
+            let jc = jacobian_times(blocks, &coupling);
+            let r = State { q: (f.q + jc.q) * h, qd: (f.qd + jc.qd) * h };
+            k[i] = solve_stage(&matrix, blocks, gh, &r)?;
+        }
+        let mut next = *x;
+        let mut error = State::<N>::zeros();
+        for i in 0..4 {
+            next = next.add_scaled(W_B[i], &k[i]);
+            error = error.add_scaled(W_B[i] - W_E[i], &k[i]);
+        }
+        Some((next, error))
+    }
+}
+
+impl<const N: usize, M: RosenbrockMethod> Integrator<N> for RosenbrockW<N, M> {
     fn step<S: SecondOrderSystem<N>>(
         &mut self,
         system: &mut S,
@@ -298,15 +290,10 @@ impl<const N: usize> Integrator<N> for Rosenbrock34<N> {
         let mut evaluations = 1;
         let mut rejected = 0;
         let f0 = derivative(system, *t, x)?;
+        // The Jacobian is kept between steps and refreshed as configured.
         let mut blocks = match (self.stored, self.since_jacobian < self.jacobian_every) {
             (Some(stored), true) => stored,
-            _ => {
-                let (b, used) = jacobian(system, *t, x, &f0, &mut self.finite_difference_jacobians)?;
-                evaluations += used;
-                self.jacobians += 1;
-                self.since_jacobian = 0;
-                b
-            }
+            _ => self.refresh(system, *t, x, &f0, &mut evaluations)?,
         };
         let mut fresh = self.since_jacobian == 0;
         loop {
@@ -315,74 +302,38 @@ impl<const N: usize> Integrator<N> for Rosenbrock34<N> {
             if h < self.min_step && h < remaining {
                 return Err(IntegrationError::StepTooSmall { time: *t, step: h });
             }
-            let gh = W_GAMMA * h;
-            let matrix = SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh);
-            let mut k = [State::<N>::zeros(); 4];
-            let mut failed = false;
-            for i in 0..4 {
-                let mut stage = *x;
-                let mut coupling = State::<N>::zeros();
-                for j in 0..i {
-                    stage = stage.add_scaled(W_A[i][j], &k[j]);
-                    coupling = coupling.add_scaled(W_G[i][j], &k[j]);
-                }
-                let f = if i == 0 {
-                    Ok(f0)
-                } else {
-                    evaluations += 1;
-                    let c: f64 = W_A[i].iter().sum();
-                    derivative(system, *t + c * h, &stage)
-                };
-                let Ok(f) = f else {
-                    failed = true;
-                    break;
-                };
-                let jc = jacobian_times(&blocks, &coupling);
-                let r = State { q: (f.q + jc.q) * h, qd: (f.qd + jc.qd) * h };
-                match solve_stage(&matrix, &blocks, gh, &r) {
-                    Some(ki) => k[i] = ki,
-                    None => {
-                        failed = true;
-                        break;
+            // A stage that leaves the region where the system is defined, or blows up,
+            // counts as a failed attempt: shrink and retry.
+            let norm = match M::attempt(system, *t, x, &f0, &blocks, h, &mut evaluations) {
+                Some((next, error)) if next.is_finite() => {
+                    let norm = error_norm(x, &next, &error, self.tolerances);
+                    if norm <= 1.0 {
+                        let factor = if norm == 0.0 { 5.0 } else { (0.9 * norm.powf(-1.0 / M::ERROR_ORDER)).clamp(0.2, 5.0) };
+                        *x = next;
+                        *t += h;
+                        // Do not let the clamp to `t_end` shrink the step for the next call.
+                        if h < remaining || self.next_step <= h {
+                            self.next_step = h * factor;
+                        } else {
+                            self.next_step = self.next_step.max(h * factor);
+                        }
+                        self.since_jacobian = self.since_jacobian.saturating_add(1);
+                        self.stored = Some(blocks);
+                        return Ok(StepReport { step: h, evaluations, rejected });
                     }
+                    norm
                 }
-            }
-            let (next, norm) = if failed {
-                (*x, f64::INFINITY)
-            } else {
-                let mut next = *x;
-                let mut error = State::<N>::zeros();
-                for i in 0..4 {
-                    next = next.add_scaled(W_B[i], &k[i]);
-                    error = error.add_scaled(W_B[i] - W_E[i], &k[i]);
-                }
-                let norm = error_norm(x, &next, &error, self.tolerances);
-                if norm.is_finite() && next.is_finite() { (next, norm) } else { (*x, f64::INFINITY) }
+                _ => f64::INFINITY,
             };
-            let factor = if norm == 0.0 { 5.0 } else { (0.9 * norm.powf(-1.0 / 3.0)).clamp(0.2, 5.0) };
-            if norm <= 1.0 {
-                *x = next;
-                *t += h;
-                if h < remaining || self.next_step <= h {
-                    self.next_step = h * factor;
-                } else {
-                    self.next_step = self.next_step.max(h * factor);
-                }
-                self.since_jacobian = self.since_jacobian.saturating_add(1);
-                self.stored = Some(blocks);
-                return Ok(StepReport { step: h, evaluations, rejected });
-            }
+            let factor = if norm.is_finite() { (0.9 * norm.powf(-1.0 / M::ERROR_ORDER)).clamp(0.2, 5.0) } else { 0.2 };
             rejected += 1;
             self.next_step = h * factor.min(0.5);
             if self.next_step < self.min_step {
                 return Err(IntegrationError::StepTooSmall { time: *t, step: self.next_step });
             }
             if !fresh {
-                let (b, used) = jacobian(system, *t, x, &f0, &mut self.finite_difference_jacobians)?;
-                evaluations += used;
-                self.jacobians += 1;
-                self.since_jacobian = 0;
-                blocks = b;
+                // A stale Jacobian may be why the step failed: refresh it once.
+                blocks = self.refresh(system, *t, x, &f0, &mut evaluations)?;
                 fresh = true;
             }
         }
