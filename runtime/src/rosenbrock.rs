@@ -394,49 +394,40 @@ mod tests {
         assert!(explicit > 20 * results[0], "{explicit} vs {}", results[0]);
     }
 
+    /// x'' = -x, with the Jacobian (A_q, A_v) it reports (`None`: finite differences).
+    struct Harmonic(Option<(f64, f64)>);
+
+    impl SecondOrderSystem<1> for Harmonic {
+        fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
+            qdd[0] = -q[0];
+            Ok(())
+        }
+        fn acceleration_jacobian(&mut self, _t: f64, _q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, a_q: &mut SMatrix<f64, 1, 1>, a_v: &mut SMatrix<f64, 1, 1>) -> Result<bool, IntegrationError> {
+            let Some((by_position, by_velocity)) = self.0 else { return Ok(false) };
+            a_q[0] = by_position;
+            a_v[0] = by_velocity;
+            Ok(true)
+        }
+    }
+
+    /// Error at t = 1 of fixed steps h on the harmonic oscillator (huge tolerances: every
+    /// step accepted, its size held by max_step).
+    fn fixed_step_error<M: RosenbrockMethod>(h: f64, jacobian: Option<(f64, f64)>) -> f64 {
+        let mut ros = RosenbrockW::<1, M>::new(Tolerances { absolute: 1e9, relative: 0.0 }).unwrap().with_max_step(h);
+        ros.next_step = h;
+        let (mut t, mut x) = (0.0, State::new(SVector::from([1.0]), SVector::from([0.0])));
+        ros.integrate_to(&mut Harmonic(jacobian), &mut t, &mut x, 1.0).unwrap();
+        (x.q[0] - 1.0_f64.cos()).abs()
+    }
+
     #[test]
     fn ros34pw2_is_third_order_and_handles_stiffness() {
-        struct Harmonic;
-        impl SecondOrderSystem<1> for Harmonic {
-            fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
-                qdd[0] = -q[0];
-                Ok(())
-            }
-            fn acceleration_jacobian(&mut self, _t: f64, _q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, a_q: &mut SMatrix<f64, 1, 1>, a_v: &mut SMatrix<f64, 1, 1>) -> Result<bool, IntegrationError> {
-                a_q[0] = -1.0;
-                a_v[0] = 0.0;
-                Ok(true)
-            }
-        }
-        let error = |h: f64| {
-            let mut ros = Rosenbrock34::<1>::new(Tolerances { absolute: 1e9, relative: 0.0 }).unwrap().with_max_step(h);
-            ros.next_step = h;
-            let (mut t, mut x) = (0.0, State::new(SVector::from([1.0]), SVector::from([0.0])));
-            ros.integrate_to(&mut Harmonic, &mut t, &mut x, 1.0).unwrap();
-            (x.q[0] - 1.0_f64.cos()).abs()
-        };
-        let ratio = error(0.02) / error(0.01);
+        let true_jacobian = Some((-1.0, 0.0));
+        let ratio = fixed_step_error::<Ros34pw2>(0.02, true_jacobian) / fixed_step_error::<Ros34pw2>(0.01, true_jacobian);
         assert!((ratio - 8.0).abs() < 1.0, "order 3 expected, error ratio {ratio}");
         // Order 3 with an approximate Jacobian too (the W property): half of the true one.
-        struct Approximate;
-        impl SecondOrderSystem<1> for Approximate {
-            fn acceleration(&mut self, t: f64, q: &SVector<f64, 1>, qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
-                Harmonic.acceleration(t, q, qd, qdd)
-            }
-            fn acceleration_jacobian(&mut self, _t: f64, _q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, a_q: &mut SMatrix<f64, 1, 1>, a_v: &mut SMatrix<f64, 1, 1>) -> Result<bool, IntegrationError> {
-                a_q[0] = -0.5;
-                a_v[0] = 0.3;
-                Ok(true)
-            }
-        }
-        let error = |h: f64| {
-            let mut ros = Rosenbrock34::<1>::new(Tolerances { absolute: 1e9, relative: 0.0 }).unwrap().with_max_step(h);
-            ros.next_step = h;
-            let (mut t, mut x) = (0.0, State::new(SVector::from([1.0]), SVector::from([0.0])));
-            ros.integrate_to(&mut Approximate, &mut t, &mut x, 1.0).unwrap();
-            (x.q[0] - 1.0_f64.cos()).abs()
-        };
-        let ratio = error(0.02) / error(0.01);
+        let approximate = Some((-0.5, 0.3));
+        let ratio = fixed_step_error::<Ros34pw2>(0.02, approximate) / fixed_step_error::<Ros34pw2>(0.01, approximate);
         assert!((ratio - 8.0).abs() < 1.5, "order 3 with an approximate Jacobian, error ratio {ratio}");
         // Stiff: the same problem as ROS2's, in fewer evaluations.
         let s = 1e5;
@@ -453,22 +444,7 @@ mod tests {
     #[test]
     fn second_order_convergence() {
         // Errors of fixed steps on the non-stiff oscillator x'' = -x fall 4x per halving.
-        struct Harmonic;
-        impl SecondOrderSystem<1> for Harmonic {
-            fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
-                qdd[0] = -q[0];
-                Ok(())
-            }
-        }
-        let error = |h: f64| {
-            // Huge tolerances: every step accepted, fixed size through max_step.
-            let mut ros = Rosenbrock2::new(Tolerances { absolute: 1e9, relative: 0.0 }).unwrap().with_max_step(h);
-            ros.next_step = h;
-            let (mut t, mut x) = (0.0, State::new(SVector::from([1.0]), SVector::from([0.0])));
-            ros.integrate_to(&mut Harmonic, &mut t, &mut x, 1.0).unwrap();
-            (x.q[0] - 1.0_f64.cos()).abs()
-        };
-        let ratio = error(0.01) / error(0.005);
+        let ratio = fixed_step_error::<Ros2>(0.01, None) / fixed_step_error::<Ros2>(0.005, None);
         assert!((ratio - 4.0).abs() < 0.3, "order 2 expected, error ratio {ratio}");
     }
 }

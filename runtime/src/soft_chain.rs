@@ -298,12 +298,6 @@ impl<const K: usize> SoftChain<'_, K> {
         }
     }
 
-    /// Velocity, angular velocity and bias accelerations (at qdd = 0) of a point.
-    pub fn motion<const N: usize>(&self, q: &[f64; N], qd: &[f64; N], i: usize, xi: f64, offset: Option<V3<f64>>) -> Motion {
-        let (p, r) = self.pose(&Self::along_motion(q, qd), i, xi, offset);
-        Self::motion_of(&p, &r)
-    }
-
     /// M, C qd and G in one pass: each slice's Jacobians are computed once and shared, the
     /// section frames' motions once per section.
     pub fn dynamics<const N: usize>(
