@@ -1,6 +1,11 @@
 //! Expression DAG with hash-consing: identical subexpressions across every output of a robot
 //! become one node, children of sums and products are put in a canonical order, and constants
 //! are folded. The emitter turns shared nodes into `let` bindings.
+//!
+//! Pinned nodes are intermediates of the recursive algorithms (a body's rotation, a composite
+//! inertia): sums and products never flatten them into their parents, so the emitted code
+//! keeps the robot's tree instead of re-expanding it from the base. A pinned node may carry a
+//! name, which the emitter uses for its `let`.
 
 use crate::expr::{Expr, Number};
 use std::collections::HashMap;
@@ -43,6 +48,9 @@ pub struct Dag {
     pub nodes: Vec<Node>,
     hashes: Vec<u64>,
     index: HashMap<Node, NodeId>,
+    pinned: Vec<bool>,
+    /// Names of pinned intermediates, for readable emitted code.
+    pub names: HashMap<NodeId, String>,
 }
 
 fn fnv(parts: &[u64]) -> u64 {
@@ -88,7 +96,30 @@ impl Dag {
         let id = self.nodes.len();
         self.nodes.push(node.clone());
         self.hashes.push(hash);
+        self.pinned.push(false);
         self.index.insert(node, id);
+        id
+    }
+
+    /// Whether `id` is a constant or an input.
+    pub fn is_leaf(&self, id: NodeId) -> bool {
+        matches!(self.nodes[id], Node::Const(_) | Node::Input(_))
+    }
+
+    /// Keeps `id` whole: sums and products that use it do not flatten it.
+    pub fn pin(&mut self, id: NodeId) -> NodeId {
+        if !self.is_leaf(id) {
+            self.pinned[id] = true;
+        }
+        id
+    }
+
+    /// Pins `id` and gives it `name` (the first name given wins).
+    pub fn pin_named(&mut self, id: NodeId, name: String) -> NodeId {
+        if !self.is_leaf(id) {
+            self.pinned[id] = true;
+            self.names.entry(id).or_insert(name);
+        }
         id
     }
 
@@ -111,7 +142,7 @@ impl Dag {
         let mut constant = 0.0;
         for t in terms {
             match &self.nodes[t] {
-                Node::Add(inner) => flat.extend(inner.iter().copied()),
+                Node::Add(inner) if !self.pinned[t] => flat.extend(inner.iter().copied()),
                 Node::Const(bits) => constant += f64::from_bits(*bits),
                 _ => flat.push(t),
             }
@@ -143,7 +174,7 @@ impl Dag {
         let mut stack = factors;
         while let Some(f) = stack.pop() {
             match &self.nodes[f] {
-                Node::Mul(inner) => stack.extend(inner.iter().copied()),
+                Node::Mul(inner) if !self.pinned[f] => stack.extend(inner.iter().copied()),
                 Node::Const(bits) => constant *= f64::from_bits(*bits),
                 _ => flat.push(f),
             }
@@ -246,11 +277,65 @@ impl Dag {
         }
     }
 
-    /// Whether `id` depends on any velocity input.
-    pub fn depends_on_velocity(&self, id: NodeId) -> bool {
-        match &self.nodes[id] {
-            Node::Input(Input::Qd(_)) => true,
-            _ => self.children(id).into_iter().any(|c| self.depends_on_velocity(c)),
+    /// For every node, whether it depends on any velocity input (children precede their
+    /// parents, so one pass in index order suffices).
+    pub fn velocity_dependence(&self) -> Vec<bool> {
+        let mut depends = vec![false; self.nodes.len()];
+        for id in 0..self.nodes.len() {
+            depends[id] = match &self.nodes[id] {
+                Node::Input(Input::Qd(_)) => true,
+                _ => self.children(id).into_iter().any(|c| depends[c]),
+            };
         }
+        depends
+    }
+
+    /// The value of every node for the given inputs, in node order.
+    pub fn evaluate(&self, input: &dyn Fn(Input) -> f64) -> Vec<f64> {
+        let mut values: Vec<f64> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let v = match node {
+                Node::Const(bits) => f64::from_bits(*bits),
+                Node::Input(i) => input(*i),
+                Node::Add(c) => c.iter().map(|&x| values[x]).sum(),
+                Node::Mul(c) => c.iter().map(|&x| values[x]).product(),
+                Node::Powi(b, e) => values[*b].powi(*e),
+                Node::Powf(b, e) => values[*b].powf(f64::from_bits(*e)),
+                Node::Call(f, a) => {
+                    let a = values[*a];
+                    match f {
+                        Function::Sin => a.sin(),
+                        Function::Cos => a.cos(),
+                        Function::Tan => a.tan(),
+                        Function::Exp => a.exp(),
+                        Function::Log => a.ln(),
+                    }
+                }
+            };
+            values.push(v);
+        }
+        values
+    }
+
+    /// a + b.
+    pub fn add2(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.add(vec![a, b])
+    }
+
+    /// a - b.
+    pub fn sub(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        let minus_b = self.neg(b);
+        self.add(vec![a, minus_b])
+    }
+
+    /// a * b.
+    pub fn mul2(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.mul(vec![a, b])
+    }
+
+    /// -a.
+    pub fn neg(&mut self, a: NodeId) -> NodeId {
+        let minus_one = self.number(-1.0);
+        self.mul(vec![minus_one, a])
     }
 }

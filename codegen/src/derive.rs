@@ -41,11 +41,11 @@ pub struct Derived {
     pub angular_momentum: [Atom; 3],
 }
 
-fn zero() -> Atom {
+pub(crate) fn zero() -> Atom {
     Atom::num(0)
 }
 
-fn number(v: f64) -> Atom {
+pub(crate) fn number(v: f64) -> Atom {
     let text = match float_to_rational(v) {
         Number::Rational(n, d) => format!("({n}/{d})"),
         Number::Float(f) => format!("{f:e}"),
@@ -54,7 +54,7 @@ fn number(v: f64) -> Atom {
 }
 
 /// A spec expression as an atom over `p_` parameter symbols.
-fn from_expr(e: &Expr) -> Atom {
+pub(crate) fn from_expr(e: &Expr) -> Atom {
     let renamed = e.rename(&|s| if s == "pi" { "pi_placeholder".into() } else { param_symbol(s) });
     let text = renamed.to_string().replace("pi_placeholder", &format!("({})", {
         match float_to_rational(std::f64::consts::PI) {
@@ -65,15 +65,15 @@ fn from_expr(e: &Expr) -> Atom {
     parse!(&text)
 }
 
-fn sym(name: &str) -> Atom {
+pub(crate) fn sym(name: &str) -> Atom {
     parse!(name)
 }
 
-fn call(f: &str, a: &Atom) -> Atom {
+pub(crate) fn call(f: &str, a: &Atom) -> Atom {
     parse!(&format!("{f}({a})"))
 }
 
-fn add(a: &Atom, b: &Atom) -> Atom {
+pub(crate) fn add(a: &Atom, b: &Atom) -> Atom {
     if a.is_zero() {
         return b.clone();
     }
@@ -83,15 +83,15 @@ fn add(a: &Atom, b: &Atom) -> Atom {
     a + b
 }
 
-fn mul(a: &Atom, b: &Atom) -> Atom {
+pub(crate) fn mul(a: &Atom, b: &Atom) -> Atom {
     if a.is_zero() || b.is_zero() {
         return zero();
     }
     a * b
 }
 
-type Vec3 = [Atom; 3];
-type Mat3 = [[Atom; 3]; 3];
+pub(crate) type Vec3 = [Atom; 3];
+pub(crate) type Mat3 = [[Atom; 3]; 3];
 
 fn vadd(a: &Vec3, b: &Vec3) -> Vec3 {
     [add(&a[0], &b[0]), add(&a[1], &b[1]), add(&a[2], &b[2])]
@@ -106,15 +106,15 @@ fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
     [d(&a[1], &b[2], &a[2], &b[1]), d(&a[2], &b[0], &a[0], &b[2]), d(&a[0], &b[1], &a[1], &b[0])]
 }
 
-fn dot(a: &Vec3, b: &Vec3) -> Atom {
+pub(crate) fn dot(a: &Vec3, b: &Vec3) -> Atom {
     add(&add(&mul(&a[0], &b[0]), &mul(&a[1], &b[1])), &mul(&a[2], &b[2]))
 }
 
-fn mat_vec(m: &Mat3, v: &Vec3) -> Vec3 {
+pub(crate) fn mat_vec(m: &Mat3, v: &Vec3) -> Vec3 {
     [dot(&m[0], v), dot(&m[1], v), dot(&m[2], v)]
 }
 
-fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
+pub(crate) fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
     let col = |j: usize| [b[0][j].clone(), b[1][j].clone(), b[2][j].clone()];
     let c = [col(0), col(1), col(2)];
     [
@@ -129,16 +129,16 @@ fn transpose(a: &Mat3) -> Mat3 {
     [[e(0, 0), e(0, 1), e(0, 2)], [e(1, 0), e(1, 1), e(1, 2)], [e(2, 0), e(2, 1), e(2, 2)]]
 }
 
-fn identity() -> Mat3 {
+pub(crate) fn identity() -> Mat3 {
     [[number(1.0), zero(), zero()], [zero(), number(1.0), zero()], [zero(), zero(), number(1.0)]]
 }
 
-fn constant_vec(v: [f64; 3]) -> Vec3 {
+pub(crate) fn constant_vec(v: [f64; 3]) -> Vec3 {
     [number(v[0]), number(v[1]), number(v[2])]
 }
 
 /// Rotation by `angle` about the constant unit `axis` (Rodrigues).
-fn axis_angle(axis: [f64; 3], angle: &Atom) -> Mat3 {
+pub(crate) fn axis_angle(axis: [f64; 3], angle: &Atom) -> Mat3 {
     let c = call("cos", angle);
     let s = call("sin", angle);
     let one_minus_c = add(&number(1.0), &mul(&number(-1.0), &c));

@@ -2,14 +2,12 @@
 //! fixed-size nalgebra types, built as tokens with quote and formatted with prettyplease.
 
 use crate::dag::{Dag, Function, Input, Node, NodeId};
-use crate::derive::{param_symbol, q_symbol, qd_symbol, Derived};
-use crate::expr;
+use crate::equations::Equations;
 use crate::model::{CoordinateKind, Robot, TerrainDefault};
 use crate::spec::Anisotropy;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::{BTreeMap, HashMap};
-use symbolica::prelude::Atom;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Precedence of a rendered expression, to parenthesise only where needed.
 #[derive(Clone, Copy, PartialEq, PartialOrd)]
@@ -262,13 +260,28 @@ fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, usize>, outputs: &[
     let mut emitter = Emitter { dag, params, cache, bound: HashMap::new() };
     let mut statements = TokenStream::new();
     let mut counter = 0usize;
+    let mut taken: HashSet<String> = HashSet::new();
     for id in order {
-        let is_leaf = matches!(dag.nodes[id], Node::Const(_) | Node::Input(_)) || cache.contains_key(&id);
-        if is_leaf || uses.get(&id).copied().unwrap_or(0) < 2 {
+        let is_leaf = dag.is_leaf(id) || cache.contains_key(&id);
+        let named = dag.names.get(&id);
+        if is_leaf || (named.is_none() && uses.get(&id).copied().unwrap_or(0) < 2) {
             continue;
         }
-        let name = format_ident!("t{}", counter);
-        counter += 1;
+        // Named intermediates (a body's rotation, a composite inertia) keep their names so the
+        // emitted code reads as the algorithm; the rest are numbered.
+        let name = match named {
+            Some(text) => {
+                let mut text = identifier(text);
+                while !taken.insert(text.clone()) {
+                    text.push('_');
+                }
+                format_ident!("{}", text)
+            }
+            None => {
+                counter += 1;
+                format_ident!("t{}", counter - 1)
+            }
+        };
         let value = emitter.render(id).tokens;
         statements.extend(quote!(let #name = #value;));
         emitter.bound.insert(id, name);
@@ -280,81 +293,48 @@ fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, usize>, outputs: &[
     statements
 }
 
-/// Converts derived atoms to DAG nodes.
-struct Builder<'a> {
-    dag: Dag,
-    robot: &'a Robot,
-}
-
-impl<'a> Builder<'a> {
-    fn node(&mut self, a: &Atom) -> Result<NodeId, String> {
-        let text = a.to_string();
-        let parsed = expr::parse(&text).map_err(|e| format!("cannot read symbolica output `{text}`: {e}"))?;
-        let robot = self.robot;
-        let n = robot.coordinates.len();
-        let resolve = |s: &str| -> Option<Input> {
-            for i in 0..n {
-                if s == q_symbol(i) {
-                    return Some(Input::Q(i));
-                }
-                if s == qd_symbol(i) {
-                    return Some(Input::Qd(i));
-                }
-            }
-            robot.parameters.iter().position(|p| param_symbol(&p.name) == s).map(Input::Param)
-        };
-        self.dag.build(&parsed, &resolve)
-    }
-}
-
 pub(crate) fn doc(text: &str) -> TokenStream {
     let lines = text.lines().map(|l| format!(" {l}"));
     quote!(#(#[doc = #lines])*)
 }
 
-/// Emits the generated module for one robot.
-pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
+/// Emits the generated module for one robot as tokens (formatted by [`format_module`]).
+pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String> {
     let n = robot.coordinates.len();
     let c = robot.contact_points.len();
-    let mut b = Builder { dag: Dag::default(), robot };
-    let nodes = |b: &mut Builder, atoms: &[Atom]| atoms.iter().map(|a| b.node(a)).collect::<Result<Vec<_>, _>>();
-
-    let mass_matrix: Vec<Vec<NodeId>> = derived.mass_matrix.iter().map(|row| nodes(&mut b, row)).collect::<Result<_, _>>()?;
-    let coriolis = nodes(&mut b, &derived.coriolis)?;
-    let coriolis_matrix: Vec<Vec<NodeId>> =
-        derived.coriolis_matrix.iter().map(|row| nodes(&mut b, row)).collect::<Result<_, _>>()?;
-    let gravity = nodes(&mut b, &derived.gravity)?;
-    let potential = b.node(&derived.potential_energy)?;
-    let positions: Vec<Vec<NodeId>> = derived.contact_positions.iter().map(|v| nodes(&mut b, v)).collect::<Result<_, _>>()?;
-    let velocities: Vec<Vec<NodeId>> = derived.contact_velocities.iter().map(|v| nodes(&mut b, v)).collect::<Result<_, _>>()?;
-    let axes: Vec<Vec<NodeId>> = derived.contact_axes.iter().map(|v| nodes(&mut b, v)).collect::<Result<_, _>>()?;
-    let jacobians: Vec<Vec<Vec<NodeId>>> = derived
-        .contact_jacobians
-        .iter()
-        .map(|cols| cols.iter().map(|col| nodes(&mut b, col)).collect::<Result<Vec<_>, _>>())
-        .collect::<Result<_, _>>()?;
-    let com = nodes(&mut b, &derived.center_of_mass)?;
-    let total_mass = b.node(&derived.total_mass)?;
-    let linear_momentum = nodes(&mut b, &derived.linear_momentum)?;
-    let angular_momentum = nodes(&mut b, &derived.angular_momentum)?;
-    let dag = b.dag;
+    let dag = &equations.dag;
+    let mass_matrix = &equations.mass_matrix;
+    let coriolis = &equations.coriolis;
+    let coriolis_matrix = &equations.coriolis_matrix;
+    let gravity = &equations.gravity;
+    let potential = equations.potential_energy;
+    let positions: Vec<Vec<NodeId>> = equations.contact_positions.iter().map(|v| v.to_vec()).collect();
+    let velocities: Vec<Vec<NodeId>> = equations.contact_velocities.iter().map(|v| v.to_vec()).collect();
+    let axes: Vec<Vec<NodeId>> = equations.contact_axes.iter().map(|v| v.to_vec()).collect();
+    let jacobians: Vec<Vec<Vec<NodeId>>> =
+        equations.contact_jacobians.iter().map(|cols| cols.iter().map(|col| col.to_vec()).collect()).collect();
+    let com = equations.center_of_mass;
+    let total_mass = equations.total_mass;
+    let linear_momentum = equations.linear_momentum;
+    let angular_momentum = equations.angular_momentum;
 
     // Transcendental cache: every call whose argument is a function of q (and parameters).
+    let velocity_dependent = dag.velocity_dependence();
     let mut calls: Vec<NodeId> = (0..dag.nodes.len())
-        .filter(|&id| matches!(dag.nodes[id], Node::Call(..)) && !dag.depends_on_velocity(id))
+        .filter(|&id| matches!(dag.nodes[id], Node::Call(..)) && !velocity_dependent[id])
         .collect();
     // Deterministic order: by argument's rendering, then function.
     let params: Vec<Ident> = robot.parameters.iter().map(|p| format_ident!("{}", p.name)).collect();
     let empty = HashMap::new();
     let key = |id: NodeId| -> (String, String) {
         let Node::Call(f, arg) = dag.nodes[id] else { return (String::new(), String::new()) };
-        let e = Emitter { dag: &dag, params: &params, cache: &empty, bound: HashMap::new() };
+        let e = Emitter { dag, params: &params, cache: &empty, bound: HashMap::new() };
         (e.render(arg).tokens.to_string(), format!("{f:?}"))
     };
     calls.sort_by_cached_key(|&id| key(id));
     for &id in &calls {
         if let Node::Call(_, arg) = dag.nodes[id] {
-            if calls.iter().any(|&other| reaches(&dag, arg, other)) {
+            if calls.iter().any(|&other| reaches(dag, arg, other)) {
                 return Err("nested transcendental functions of q are not supported yet".into());
             }
         }
@@ -380,7 +360,7 @@ pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
     let argument_names: Vec<Ident> = (0..argument_order.len()).map(|i| format_ident!("angle{}", i)).collect();
     let argument_outputs: Vec<(TokenStream, NodeId)> =
         argument_order.iter().zip(&argument_names).map(|(&a, name)| (quote!(let #name), a)).collect();
-    let mut cache_body = body(&dag, &params, &empty, &argument_outputs);
+    let mut cache_body = body(dag, &params, &empty, &argument_outputs);
     for (&arg, name) in argument_order.iter().zip(&argument_names) {
         let uses = &by_argument[&arg];
         let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| u.1);
@@ -437,16 +417,16 @@ pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
             })
             .collect()
     };
-    let kernel = |outputs: &[(TokenStream, NodeId)]| body(&dag, &params, &cache, outputs);
+    let kernel = |outputs: &[(TokenStream, NodeId)]| body(dag, &params, &cache, outputs);
 
-    let mass_body = kernel(&matrix_outputs(quote!(out), &mass_matrix, true));
-    let coriolis_body = kernel(&vector_outputs(quote!(out), &coriolis));
-    let coriolis_matrix_body = kernel(&matrix_outputs(quote!(out), &coriolis_matrix, false));
-    let gravity_body = kernel(&vector_outputs(quote!(out), &gravity));
+    let mass_body = kernel(&matrix_outputs(quote!(out), mass_matrix, true));
+    let coriolis_body = kernel(&vector_outputs(quote!(out), coriolis));
+    let coriolis_matrix_body = kernel(&matrix_outputs(quote!(out), coriolis_matrix, false));
+    let gravity_body = kernel(&vector_outputs(quote!(out), gravity));
     let dynamics_body = {
-        let mut outputs = matrix_outputs(quote!(mass_matrix), &mass_matrix, true);
-        outputs.extend(vector_outputs(quote!(coriolis), &coriolis));
-        outputs.extend(vector_outputs(quote!(gravity), &gravity));
+        let mut outputs = matrix_outputs(quote!(mass_matrix), mass_matrix, true);
+        outputs.extend(vector_outputs(quote!(coriolis), coriolis));
+        outputs.extend(vector_outputs(quote!(gravity), gravity));
         kernel(&outputs)
     };
     let potential_body = kernel(&[(quote!(let energy), potential)]);
@@ -694,11 +674,16 @@ pub fn emit(robot: &Robot, derived: &Derived) -> Result<String, String> {
             fn angular_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { angular_momentum(q, qd, p, k) }
         }
     };
+    Ok(tokens)
+}
+
+/// Formats a generated module's tokens with prettyplease under the generated-file header.
+pub fn format_module(robot: &Robot, tokens: TokenStream) -> Result<String, String> {
     let file: syn::File = syn::parse2(tokens).map_err(|e| format!("emitted tokens do not parse as Rust: {e}"))?;
     let body = prettyplease::unparse(&file);
     let header = format!(
-        "//! {description}\n//!\n//! Generated by softgen-codegen from `{}`: do not edit. Change the spec and run\n//! `cargo run -p softgen-codegen` to regenerate.\n#![allow(clippy::all, unused_parens)]\n\n",
-        robot.spec_path
+        "//! {}\n//!\n//! Generated by softgen-codegen from `{}`: do not edit. Change the spec and run\n//! `cargo run -p softgen-codegen` to regenerate.\n#![allow(clippy::all, unused_parens)]\n\n",
+        robot.description, robot.spec_path
     );
     Ok(header + body.as_str())
 }
@@ -858,6 +843,15 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
             const GAIT: Option<GaitDefaults> = #gait;
     };
     Shared { params, constants }
+}
+
+/// `text` as a Rust identifier: other characters become `_`, and a leading digit gets one.
+fn identifier(text: &str) -> String {
+    let mut out: String = text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    out
 }
 
 fn reaches(dag: &Dag, from: NodeId, target: NodeId) -> bool {

@@ -1,10 +1,13 @@
-//! The generator's entry points: spec text to generated Rust source, whole spec directories
-//! to generated/, and a readable report of the symbolic equations.
+//! The generator's entry points: spec text to generated Rust source with the time of each
+//! stage, whole spec directories to generated/, and a readable report of the equations.
 
 use crate::derive::{derive, Derived};
-use crate::emit::emit;
+use crate::emit::{emit, format_module};
 use crate::emit_soft::emit_soft;
+use crate::equations::Equations;
+use crate::local::{links, local_report};
 use crate::model::Robot;
+use crate::recursive::equations;
 use crate::validate::{load, SpecErrors};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -17,17 +20,50 @@ pub fn is_spec_file(path: &Path) -> bool {
     name.ends_with(".toml") && !name.ends_with(".run.toml")
 }
 
+/// Wall time of each codegen stage (s), so the next bottleneck is visible.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    /// Parse and validate the spec.
+    pub validate: f64,
+    /// Local pieces with symbolica, then the recursive algorithms into the DAG.
+    pub derive: f64,
+    /// DAG to Rust tokens (common subexpressions, the transcendental cache).
+    pub emit: f64,
+    /// Tokens to formatted source (syn, prettyplease).
+    pub format: f64,
+}
+
+impl StageTimes {
+    pub fn total(&self) -> f64 {
+        self.validate + self.derive + self.emit + self.format
+    }
+}
+
+impl fmt::Display for StageTimes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "validate {:.3} s, derive {:.3} s, emit {:.3} s, format {:.3} s",
+            self.validate, self.derive, self.emit, self.format
+        )
+    }
+}
+
 /// One robot's generated module and the figures we track about it.
 pub struct Generated {
     pub robot: Robot,
     pub source: String,
-    /// Wall time of derivation and emission (s).
-    pub seconds: f64,
+    pub times: StageTimes,
 }
 
 impl Generated {
     pub fn lines(&self) -> usize {
         self.source.lines().count()
+    }
+
+    /// Wall time of all stages (s).
+    pub fn seconds(&self) -> f64 {
+        self.times.total()
     }
 }
 
@@ -52,29 +88,57 @@ impl std::error::Error for GenerateError {}
 
 /// Validates, derives and emits one spec. `path` names the spec in messages and in the
 /// generated header.
-/// Soft robots have no symbolic derivation (see `emit_soft`), so `Derived` is `None`.
-pub fn generate_source(path: &str, text: &str) -> Result<(Generated, Option<Derived>), GenerateError> {
-    let robot = load(path, text).map_err(GenerateError::Spec)?;
+pub fn generate_source(path: &str, text: &str) -> Result<Generated, GenerateError> {
+    let mut times = StageTimes::default();
     let start = Instant::now();
+    let robot = load(path, text).map_err(GenerateError::Spec)?;
+    times.validate = start.elapsed().as_secs_f64();
     let emit_error = |message| GenerateError::Emit { path: path.to_string(), message };
-    let (source, derived) = if robot.is_soft() {
-        (emit_soft(&robot).map_err(emit_error)?, None)
+    let tokens = if robot.is_soft() {
+        let start = Instant::now();
+        let tokens = emit_soft(&robot).map_err(emit_error)?;
+        times.emit = start.elapsed().as_secs_f64();
+        tokens
     } else {
-        let derived = derive(&robot);
-        (emit(&robot, &derived).map_err(emit_error)?, Some(derived))
+        let start = Instant::now();
+        let equations = recursive_equations(&robot).map_err(emit_error)?;
+        times.derive = start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let tokens = emit(&robot, &equations).map_err(emit_error)?;
+        times.emit = start.elapsed().as_secs_f64();
+        tokens
     };
-    let seconds = start.elapsed().as_secs_f64();
-    Ok((Generated { robot, source, seconds }, derived))
+    let start = Instant::now();
+    let source = format_module(&robot, tokens).map_err(emit_error)?;
+    times.format = start.elapsed().as_secs_f64();
+    Ok(Generated { robot, source, times })
 }
 
 /// Reads a spec file and generates its module. `display_path` is the path written into the
 /// header (relative to the workspace, so output does not depend on where it runs).
 pub fn generate_file(spec: &Path, display_path: &str) -> Result<Generated, GenerateError> {
     let text = std::fs::read_to_string(spec).map_err(|error| GenerateError::Io { path: spec.to_path_buf(), error })?;
-    generate_source(display_path, &text).map(|(g, _)| g)
+    generate_source(display_path, &text)
 }
 
-/// The symbolic equations printed readably: coordinates, M (upper triangle), C qd, G.
+/// A rigid robot's equations by the recursive algorithms over symbolica's local pieces (what
+/// codegen emits).
+pub fn recursive_equations(robot: &Robot) -> Result<Equations, String> {
+    equations(robot, &links(robot))
+}
+
+/// A rigid robot's equations by whole-body symbolic expansion: every body's pose written
+/// out in q from the base, M from its Jacobians, C from Christoffel symbols of M. Slow and
+/// large past a dozen coordinates; kept as the independent oracle the recursive path is
+/// tested against, and for the readable equations report.
+pub fn expanded_equations(robot: &Robot) -> Result<(Derived, Equations), String> {
+    let derived = derive(robot);
+    let equations = Equations::from_expanded(robot, &derived)?;
+    Ok((derived, equations))
+}
+
+/// The equations printed readably: the local pieces codegen composes, then (from the
+/// whole-body expansion) coordinates, T, V, M (upper triangle), C qd and G.
 pub fn symbolic_report(robot: &Robot, derived: &Derived) -> String {
     let mut out = String::new();
     out.push_str(&format!("# {}\n\n", robot.name));
@@ -84,6 +148,9 @@ pub fn symbolic_report(robot: &Robot, derived: &Derived) -> String {
     for p in &robot.parameters {
         out.push_str(&format!("p_{} = {} (default)\n", p.name, p.default));
     }
+    out.push('\n');
+    out.push_str(&local_report(robot, &links(robot)));
+    out.push_str("\nWhole-body expansion (the test oracle)\n");
     out.push_str("\nT = ");
     out.push_str(&derived.kinetic_energy.to_string());
     out.push_str("\nV = ");

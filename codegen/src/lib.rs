@@ -8,16 +8,23 @@ mod dag;
 mod derive;
 mod emit;
 mod emit_soft;
+mod equations;
 mod expr;
 mod generate;
+mod local;
 mod model;
+mod recursive;
+mod spatial;
 mod spec;
 mod validate;
 
 pub use derive::{derive, Derived};
-pub use emit::emit;
-pub use expr::{parse as parse_expression, Expr, Number, ParseError};
 pub use emit::camel;
-pub use generate::{generate_file, generate_source, is_spec_file, symbolic_report, GenerateError, Generated};
+pub use equations::Equations;
+pub use expr::{parse as parse_expression, Expr, Number, ParseError};
+pub use generate::{
+    expanded_equations, generate_file, generate_source, is_spec_file, recursive_equations, symbolic_report, GenerateError,
+    Generated, StageTimes,
+};
 pub use model::Robot;
 pub use validate::{load, SpecError, SpecErrors};

@@ -52,11 +52,12 @@ fn main() -> ExitCode {
         };
         let target = root.join("generated/src").join(format!("{}.rs", generated.robot.name));
         println!(
-            "{:<28} {:>7.2} s codegen  {:>6} lines  {:>8} bytes",
+            "{:<28} {:>7.2} s codegen  {:>6} lines  {:>8} bytes  ({})",
             generated.robot.name,
-            generated.seconds,
+            generated.seconds(),
             generated.lines(),
-            generated.source.len()
+            generated.source.len(),
+            generated.times
         );
         let current = std::fs::read_to_string(&target).unwrap_or_default();
         if current == generated.source {

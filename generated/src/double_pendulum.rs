@@ -98,8 +98,8 @@ impl ParamSet for Params {
 ///
 /// - `values[0]` = cos(q[0])
 /// - `values[1]` = sin(q[0])
-/// - `values[2]` = cos(q[1]+q[0])
-/// - `values[3]` = sin(q[1]+q[0])
+/// - `values[2]` = cos(q[1])
+/// - `values[3]` = sin(q[1])
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cache {
     pub values: [f64; 4],
@@ -110,7 +110,7 @@ pub struct Cache {
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let mut values = [0.0; 4];
     let angle0 = q[0];
-    let angle1 = q[1] + q[0];
+    let angle1 = q[1];
     let (sin, cos) = angle0.sin_cos();
     values[1] = sin;
     values[0] = cos;
@@ -129,22 +129,35 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -cache.values[3] * p.lower_length - p.upper_length * cache.values[1];
-    let t1 = p.lower_length * cache.values[2] + cache.values[0] * p.upper_length;
-    let t2 = p.upper_length * p.upper_length;
-    let t3 = p.lower_mass
-        * (t1 * p.lower_length * cache.values[2] - cache.values[3] * p.lower_length * t0)
-        + p.lower_inertia;
-    let t4 = p.lower_length * p.lower_length;
-    out[(0, 0)] = p.upper_inertia + p.lower_mass * (t0 * t0 + t1 * t1) + p.lower_inertia
-        + p.upper_mass
-            * ((cache.values[1] * cache.values[1]) * t2
-                + t2 * (cache.values[0] * cache.values[0]));
-    out[(0, 1)] = t3;
-    out[(1, 0)] = t3;
-    out[(1, 1)] = p.lower_mass
-        * ((cache.values[3] * cache.values[3]) * t4
-            + (cache.values[2] * cache.values[2]) * t4) + p.lower_inertia;
+    let upper_com_z = p.upper_length * cache.values[1];
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_inertia_i_11 = p.upper_inertia
+        + p.upper_mass * (upper_com_z * upper_com_z + upper_com_x * upper_com_x);
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_inertia_i_11 = p.lower_mass
+        * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
+    let upper_composite_inertia_i_11 = upper_inertia_i_11 + lower_inertia_i_11;
+    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let lower_subspace_v_z = -upper_com_x;
+    let lower_projected_inertia_n_y = lower_inertia_h_z * upper_com_z
+        - lower_inertia_i_11 - lower_inertia_h_x * lower_subspace_v_z;
+    let t0 = -lower_projected_inertia_n_y;
+    let lower_projected_inertia_f_z = lower_inertia_h_x
+        + p.lower_mass * lower_subspace_v_z;
+    let lower_projected_inertia_f_x = p.lower_mass * upper_com_z - lower_inertia_h_z;
+    out[(0, 0)] = -upper_projected_inertia_n_y;
+    out[(0, 1)] = t0;
+    out[(1, 0)] = t0;
+    out[(1, 1)] = lower_subspace_v_z * lower_projected_inertia_f_z
+        + lower_projected_inertia_f_x * upper_com_z + t0;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -157,19 +170,41 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = -(cache.values[3] * p.lower_length * qd[1]);
-    let t1 = -cache.values[3] * p.lower_length - p.upper_length * cache.values[1];
-    let t2 = (t0 + t1 * qd[0]) * qd[0]
-        + (t0 - cache.values[3] * p.lower_length * qd[0]) * qd[1];
-    let t3 = -(p.lower_length * cache.values[2] * qd[1]);
-    let t4 = (t3 - p.lower_length * cache.values[2] * qd[0]) * qd[1]
-        + (t3
-            + (-cache.values[0] * p.upper_length - p.lower_length * cache.values[2])
-                * qd[0]) * qd[0];
-    out[0] = (p.lower_length * cache.values[2] + cache.values[0] * p.upper_length)
-        * p.lower_mass * t2 + p.lower_mass * t4 * t1;
-    out[1] = p.lower_mass * p.lower_length * t2 * cache.values[2]
-        - cache.values[3] * p.lower_mass * p.lower_length * t4;
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let lower_subspace_v_z = -upper_com_x;
+    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let upper_velocity_w_y = -qd[0];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let lower_velocity_v_x = upper_com_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+        + lower_velocity_v_x * p.lower_mass;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * upper_com_z);
+    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * lower_inertia_h_x;
+    let lower_subspace_rate_v_x = upper_velocity_w_y * lower_subspace_v_z;
+    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
+    let lower_composite_force_n_y = lower_velocity_v_z * lower_momentum_f_x
+        + lower_inertia_h_z * lower_bias_v_x - lower_inertia_h_x * lower_bias_v_z
+        - lower_velocity_v_x * lower_momentum_f_z;
+    let t0 = -lower_composite_force_n_y;
+    let lower_composite_force_f_z = p.lower_mass * lower_bias_v_z
+        - lower_velocity_w_y * lower_momentum_f_x;
+    let lower_composite_force_f_x = lower_momentum_f_z * lower_velocity_w_y
+        + p.lower_mass * lower_bias_v_x;
+    out[0] = t0;
+    out[1] = lower_composite_force_f_z * lower_subspace_v_z
+        + upper_com_z * lower_composite_force_f_x + t0;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -182,19 +217,60 @@ pub fn coriolis_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = p.lower_length * cache.values[2] + cache.values[0] * p.upper_length;
-    let t1 = -cache.values[3] * p.lower_length - p.upper_length * cache.values[1];
-    let t2 = -cache.values[0] * p.upper_length - p.lower_length * cache.values[2];
-    let t3 = -2.0 * p.lower_length * t1 * cache.values[2]
-        - 2.0 * cache.values[3] * t0 * p.lower_length;
-    let t4 = -(cache.values[3] * t0 * p.lower_length);
-    out[(0, 0)] = 0.5 * p.lower_mass * (2.0 * t0 * t1 + 2.0 * t2 * t1) * qd[0]
-        + 0.5 * p.lower_mass * t3 * qd[1];
-    out[(0, 1)] = p.lower_mass * (t4 - p.lower_length * t1 * cache.values[2]) * qd[1]
-        + 0.5 * p.lower_mass * t3 * qd[0];
-    out[(1, 0)] = 0.5
-        * (2.0 * p.lower_mass * (t4 - cache.values[3] * p.lower_length * t2)
-            - p.lower_mass * t3) * qd[0];
+    let upper_velocity_w_y = -qd[0];
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_velocity_v_x = upper_com_z * qd[1];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let t0 = lower_velocity_v_x + lower_velocity_w_y * lower_com_z;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_subspace_v_z = -upper_com_x;
+    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let t1 = lower_velocity_v_z - lower_velocity_w_y * lower_com_x;
+    let lower_composite_rate_id_11 = 2.0 * p.lower_mass
+        * (t0 * lower_com_x + t1 * lower_com_z);
+    let upper_composite_rate_id_11 = 2.0 * p.upper_mass
+        * (upper_velocity_w_y * upper_com_x * upper_com_z
+            - upper_velocity_w_y * upper_com_x * upper_com_z)
+        + lower_composite_rate_id_11;
+    let upper_coriolis_row_n_y = -(0.5 * upper_composite_rate_id_11);
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let lower_subspace_rate_v_x = upper_velocity_w_y * lower_subspace_v_z;
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * upper_com_z);
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+        + lower_velocity_v_x * p.lower_mass;
+    let t2 = lower_momentum_f_x * lower_subspace_v_z;
+    let t3 = -lower_composite_rate_id_11;
+    let lower_composite_rate_hd_x = p.lower_mass * t0;
+    let t4 = -(lower_composite_rate_hd_x * lower_subspace_v_z);
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * lower_inertia_h_x;
+    let t5 = -(lower_momentum_f_z * upper_com_z);
+    let lower_composite_rate_hd_z = p.lower_mass * t1;
+    let t6 = lower_composite_rate_hd_z * upper_com_z;
+    let lower_coriolis_column_n_y = lower_inertia_h_z * lower_subspace_rate_v_x
+        + 0.5 * (t2 + t3 + t4 + t5 + t6) - lower_subspace_rate_v_z * lower_inertia_h_x;
+    let lower_coriolis_row_n_y = 0.5 * (t3 + t4 + t6 - (t2 + t5));
+    let t7 = -lower_coriolis_row_n_y;
+    let lower_projected_inertia_f_z = lower_inertia_h_x
+        + p.lower_mass * lower_subspace_v_z;
+    let lower_coriolis_row_f_x = 0.5 * (lower_momentum_f_z - lower_composite_rate_hd_z);
+    let lower_coriolis_row_f_z = 0.5 * (lower_composite_rate_hd_x - lower_momentum_f_x);
+    let lower_projected_inertia_f_x = p.lower_mass * upper_com_z - lower_inertia_h_z;
+    out[(0, 0)] = -upper_coriolis_row_n_y;
+    out[(0, 1)] = -lower_coriolis_column_n_y;
+    out[(1, 0)] = t7;
+    out[(1, 1)] = lower_subspace_rate_v_z * lower_projected_inertia_f_z
+        + lower_coriolis_row_f_x * upper_com_z
+        + lower_coriolis_row_f_z * lower_subspace_v_z
+        + lower_subspace_rate_v_x * lower_projected_inertia_f_x + t7;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -206,10 +282,18 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    out[0] = (p.lower_length * cache.values[2] + cache.values[0] * p.upper_length)
-        * p.lower_mass * p.gravity
-        + cache.values[0] * p.gravity * p.upper_mass * p.upper_length;
-    out[1] = p.lower_mass * p.gravity * p.lower_length * cache.values[2];
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_inertia_h_x = p.upper_mass * upper_com_x;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
+    let lower_subspace_v_z = -upper_com_x;
+    out[0] = p.gravity * upper_composite_inertia_h_x;
+    out[1] = p.lower_mass * p.gravity * lower_subspace_v_z
+        + p.gravity * lower_inertia_h_x;
 }
 /// M, C qd and G together, sharing their subexpressions.
 #[inline]
@@ -226,45 +310,76 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = -cache.values[3] * p.lower_length - p.upper_length * cache.values[1];
-    let t1 = p.lower_length * cache.values[2] + cache.values[0] * p.upper_length;
-    let t2 = p.upper_length * p.upper_length;
-    let t3 = p.lower_mass
-        * (t1 * p.lower_length * cache.values[2] - cache.values[3] * p.lower_length * t0)
-        + p.lower_inertia;
-    let t4 = p.lower_length * p.lower_length;
-    let t5 = -(cache.values[3] * p.lower_length * qd[1]);
-    let t6 = (t5 + t0 * qd[0]) * qd[0]
-        + (t5 - cache.values[3] * p.lower_length * qd[0]) * qd[1];
-    let t7 = -(p.lower_length * cache.values[2] * qd[1]);
-    let t8 = (t7 - p.lower_length * cache.values[2] * qd[0]) * qd[1]
-        + (t7
-            + (-cache.values[0] * p.upper_length - p.lower_length * cache.values[2])
-                * qd[0]) * qd[0];
-    mass_matrix[(0, 0)] = p.upper_inertia + p.lower_mass * (t0 * t0 + t1 * t1)
-        + p.lower_inertia
-        + p.upper_mass
-            * ((cache.values[1] * cache.values[1]) * t2
-                + t2 * (cache.values[0] * cache.values[0]));
-    mass_matrix[(0, 1)] = t3;
-    mass_matrix[(1, 0)] = t3;
-    mass_matrix[(1, 1)] = p.lower_mass
-        * ((cache.values[3] * cache.values[3]) * t4
-            + (cache.values[2] * cache.values[2]) * t4) + p.lower_inertia;
-    coriolis[0] = t1 * p.lower_mass * t6 + p.lower_mass * t8 * t0;
-    coriolis[1] = p.lower_mass * p.lower_length * t6 * cache.values[2]
-        - cache.values[3] * p.lower_mass * p.lower_length * t8;
-    gravity[0] = t1 * p.lower_mass * p.gravity
-        + cache.values[0] * p.gravity * p.upper_mass * p.upper_length;
-    gravity[1] = p.lower_mass * p.gravity * p.lower_length * cache.values[2];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_inertia_i_11 = p.upper_inertia
+        + p.upper_mass * (upper_com_z * upper_com_z + upper_com_x * upper_com_x);
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_inertia_i_11 = p.lower_mass
+        * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
+    let upper_composite_inertia_i_11 = upper_inertia_i_11 + lower_inertia_i_11;
+    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let lower_subspace_v_z = -upper_com_x;
+    let lower_projected_inertia_n_y = lower_inertia_h_z * upper_com_z
+        - lower_inertia_i_11 - lower_inertia_h_x * lower_subspace_v_z;
+    let t0 = -lower_projected_inertia_n_y;
+    let lower_projected_inertia_f_z = lower_inertia_h_x
+        + p.lower_mass * lower_subspace_v_z;
+    let lower_projected_inertia_f_x = p.lower_mass * upper_com_z - lower_inertia_h_z;
+    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let upper_velocity_w_y = -qd[0];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_velocity_v_x = upper_com_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+        + lower_velocity_v_x * p.lower_mass;
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * upper_com_z);
+    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * lower_inertia_h_x;
+    let lower_subspace_rate_v_x = upper_velocity_w_y * lower_subspace_v_z;
+    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
+    let lower_composite_force_n_y = lower_velocity_v_z * lower_momentum_f_x
+        + lower_inertia_h_z * lower_bias_v_x - lower_inertia_h_x * lower_bias_v_z
+        - lower_velocity_v_x * lower_momentum_f_z;
+    let t1 = -lower_composite_force_n_y;
+    let lower_composite_force_f_z = p.lower_mass * lower_bias_v_z
+        - lower_velocity_w_y * lower_momentum_f_x;
+    let lower_composite_force_f_x = lower_momentum_f_z * lower_velocity_w_y
+        + p.lower_mass * lower_bias_v_x;
+    let upper_inertia_h_x = p.upper_mass * upper_com_x;
+    let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
+    mass_matrix[(0, 0)] = -upper_projected_inertia_n_y;
+    mass_matrix[(0, 1)] = t0;
+    mass_matrix[(1, 0)] = t0;
+    mass_matrix[(1, 1)] = lower_subspace_v_z * lower_projected_inertia_f_z
+        + lower_projected_inertia_f_x * upper_com_z + t0;
+    coriolis[0] = t1;
+    coriolis[1] = lower_composite_force_f_z * lower_subspace_v_z
+        + upper_com_z * lower_composite_force_f_x + t1;
+    gravity[0] = p.gravity * upper_composite_inertia_h_x;
+    gravity[1] = p.lower_mass * p.gravity * lower_subspace_v_z
+        + p.gravity * lower_inertia_h_x;
 }
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let energy = p.lower_mass * p.gravity
-        * (cache.values[3] * p.lower_length + p.upper_length * cache.values[1])
-        + p.gravity * p.upper_mass * p.upper_length * cache.values[1];
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let upper_inertia_h_z = p.upper_mass * upper_com_z;
+    let upper_composite_inertia_h_z = lower_inertia_h_z + upper_inertia_h_z;
+    let energy = p.gravity * upper_composite_inertia_h_z;
     energy
 }
 /// World positions of the contact points.
@@ -276,9 +391,18 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    out[0][0] = p.lower_length * cache.values[2] + cache.values[0] * p.upper_length;
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    out[0][0] = lower_com_x;
     out[0][1] = 0.0;
-    out[0][2] = cache.values[3] * p.lower_length + p.upper_length * cache.values[1];
+    out[0][2] = lower_com_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -290,11 +414,23 @@ pub fn contact_velocities_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    out[0][0] = (-cache.values[3] * p.lower_length - p.upper_length * cache.values[1])
-        * qd[0] - cache.values[3] * p.lower_length * qd[1];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_velocity_v_x = upper_com_z * qd[1];
+    let upper_velocity_w_y = -qd[0];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let lower_subspace_v_z = -upper_com_x;
+    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    out[0][0] = lower_velocity_v_x + lower_velocity_w_y * lower_com_z;
     out[0][1] = 0.0;
-    out[0][2] = p.lower_length * cache.values[2] * qd[1]
-        + (p.lower_length * cache.values[2] + cache.values[0] * p.upper_length) * qd[0];
+    out[0][2] = lower_velocity_v_z - lower_velocity_w_y * lower_com_x;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -305,9 +441,14 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    out[0][0] = cache.values[2];
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    out[0][0] = lower_rotation_00;
     out[0][1] = 0.0;
-    out[0][2] = cache.values[3];
+    out[0][2] = lower_rotation_20;
 }
 /// Jacobian of contact point `tip` (on `lower`).
 #[inline]
@@ -319,12 +460,21 @@ pub fn contact_jacobian_0(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(cache.values[3] * p.lower_length);
-    let t1 = p.lower_length * cache.values[2];
-    out[(0, 0)] = t0 - p.upper_length * cache.values[1];
-    out[(2, 0)] = t1 + cache.values[0] * p.upper_length;
-    out[(0, 1)] = t0;
-    out[(2, 1)] = t1;
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let t0 = -lower_com_z;
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_subspace_v_z = -upper_com_x;
+    out[(0, 0)] = t0;
+    out[(2, 0)] = lower_com_x;
+    out[(0, 1)] = t0 + upper_com_z;
+    out[(2, 1)] = lower_com_x + lower_subspace_v_z;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -345,22 +495,35 @@ pub fn contact_jacobian_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
-    let t0 = 1.0 / (p.lower_mass + p.upper_mass + p.mount_mass);
-    let x = t0
-        * (cache.values[0] * p.upper_mass * p.upper_length
-            + (p.lower_length * cache.values[2] + cache.values[0] * p.upper_length)
-                * p.lower_mass);
+    let upper_composite_inertia_m = p.lower_mass + p.upper_mass;
+    let mount_composite_inertia_m = upper_composite_inertia_m + p.mount_mass;
+    let t0 = 1.0 / mount_composite_inertia_m;
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_inertia_h_x = p.upper_mass * upper_com_x;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let upper_inertia_h_z = p.upper_mass * upper_com_z;
+    let upper_composite_inertia_h_z = lower_inertia_h_z + upper_inertia_h_z;
+    let x = t0 * upper_composite_inertia_h_x;
     let y = 0.0;
-    let z = (p.upper_mass * p.upper_length * cache.values[1]
-        + p.lower_mass
-            * (cache.values[3] * p.lower_length + p.upper_length * cache.values[1]))
-        * t0;
+    let z = upper_composite_inertia_h_z * t0;
     Vector3::new(x, y, z)
 }
 /// Total mass.
 #[inline]
 pub fn total_mass(p: &Params) -> f64 {
-    let mass = p.lower_mass + p.upper_mass + p.mount_mass;
+    let upper_composite_inertia_m = p.lower_mass + p.upper_mass;
+    let mount_composite_inertia_m = upper_composite_inertia_m + p.mount_mass;
+    let mass = mount_composite_inertia_m;
     mass
 }
 /// Total linear momentum.
@@ -372,16 +535,35 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let x = p.lower_mass
-        * ((-cache.values[3] * p.lower_length - p.upper_length * cache.values[1]) * qd[0]
-            - cache.values[3] * p.lower_length * qd[1])
-        - p.upper_mass * p.upper_length * qd[0] * cache.values[1];
+    let upper_velocity_w_y = -qd[0];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let lower_velocity_v_x = upper_com_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+        + lower_velocity_v_x * p.lower_mass;
+    let upper_inertia_h_z = p.upper_mass * upper_com_z;
+    let upper_momentum_f_x = upper_velocity_w_y * upper_inertia_h_z;
+    let upper_composite_momentum_f_x = lower_momentum_f_x + upper_momentum_f_x;
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let lower_subspace_v_z = -upper_com_x;
+    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * lower_inertia_h_x;
+    let upper_inertia_h_x = p.upper_mass * upper_com_x;
+    let upper_momentum_f_z = -(upper_inertia_h_x * upper_velocity_w_y);
+    let upper_composite_momentum_f_z = lower_momentum_f_z + upper_momentum_f_z;
+    let x = upper_composite_momentum_f_x;
     let y = 0.0;
-    let z = cache.values[0] * p.upper_mass * p.upper_length * qd[0]
-        + p.lower_mass
-            * (p.lower_length * cache.values[2] * qd[1]
-                + (p.lower_length * cache.values[2] + cache.values[0] * p.upper_length)
-                    * qd[0]);
+    let z = upper_composite_momentum_f_z;
     Vector3::new(x, y, z)
 }
 /// Total angular momentum about the world origin.
@@ -393,17 +575,33 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let t0 = p.upper_length * p.upper_length;
-    let t1 = p.lower_length * cache.values[2] + cache.values[0] * p.upper_length;
+    let upper_velocity_w_y = -qd[0];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_rotation_20 = cache.values[2] * cache.values[1]
+        + cache.values[0] * cache.values[3];
+    let upper_com_z = p.upper_length * cache.values[1];
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let upper_com_x = cache.values[0] * p.upper_length;
+    let upper_rotation_02 = -cache.values[1];
+    let lower_rotation_00 = cache.values[0] * cache.values[2]
+        + cache.values[3] * upper_rotation_02;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_inertia_i_11 = p.lower_mass
+        * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
+    let lower_velocity_v_x = upper_com_z * qd[1];
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let lower_subspace_v_z = -upper_com_x;
+    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let lower_momentum_n_y = lower_velocity_w_y * lower_inertia_i_11
+        + lower_velocity_v_x * lower_inertia_h_z
+        - lower_velocity_v_z * lower_inertia_h_x;
+    let upper_inertia_i_11 = p.upper_inertia
+        + p.upper_mass * (upper_com_z * upper_com_z + upper_com_x * upper_com_x);
+    let upper_momentum_n_y = upper_velocity_w_y * upper_inertia_i_11;
+    let upper_composite_momentum_n_y = lower_momentum_n_y + upper_momentum_n_y;
     let x = 0.0;
-    let y = p.lower_mass
-        * (cache.values[3] * p.lower_length + p.upper_length * cache.values[1])
-        * ((-cache.values[3] * p.lower_length - p.upper_length * cache.values[1]) * qd[0]
-            - cache.values[3] * p.lower_length * qd[1])
-        - (cache.values[1] * cache.values[1]) * t0 * p.upper_mass * qd[0]
-        - t0 * p.upper_mass * (cache.values[0] * cache.values[0]) * qd[0]
-        - p.upper_inertia * qd[0] - (qd[0] + qd[1]) * p.lower_inertia
-        - t1 * p.lower_mass * (p.lower_length * cache.values[2] * qd[1] + t1 * qd[0]);
+    let y = upper_composite_momentum_n_y;
     let z = 0.0;
     Vector3::new(x, y, z)
 }

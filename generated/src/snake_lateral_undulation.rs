@@ -63,16 +63,16 @@ impl ParamSet for Params {
 ///
 /// - `values[0]` = cos(q[2])
 /// - `values[1]` = sin(q[2])
-/// - `values[2]` = cos(q[3]+q[2])
-/// - `values[3]` = sin(q[3]+q[2])
-/// - `values[4]` = cos(q[4]+q[3]+q[2])
-/// - `values[5]` = sin(q[4]+q[3]+q[2])
-/// - `values[6]` = cos(q[5]+q[4]+q[3]+q[2])
-/// - `values[7]` = sin(q[5]+q[4]+q[3]+q[2])
-/// - `values[8]` = cos(q[6]+q[5]+q[4]+q[3]+q[2])
-/// - `values[9]` = sin(q[6]+q[5]+q[4]+q[3]+q[2])
-/// - `values[10]` = cos(q[7]+q[6]+q[5]+q[4]+q[3]+q[2])
-/// - `values[11]` = sin(q[7]+q[6]+q[5]+q[4]+q[3]+q[2])
+/// - `values[2]` = cos(q[3])
+/// - `values[3]` = sin(q[3])
+/// - `values[4]` = cos(q[4])
+/// - `values[5]` = sin(q[4])
+/// - `values[6]` = cos(q[5])
+/// - `values[7]` = sin(q[5])
+/// - `values[8]` = cos(q[6])
+/// - `values[9]` = sin(q[6])
+/// - `values[10]` = cos(q[7])
+/// - `values[11]` = sin(q[7])
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cache {
     pub values: [f64; 12],
@@ -83,11 +83,11 @@ pub struct Cache {
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let mut values = [0.0; 12];
     let angle0 = q[2];
-    let angle1 = q[3] + q[2];
-    let angle2 = q[4] + q[3] + q[2];
-    let angle3 = q[5] + q[4] + q[3] + q[2];
-    let angle4 = q[6] + q[5] + q[4] + q[3] + q[2];
-    let angle5 = q[7] + q[6] + q[5] + q[4] + q[3] + q[2];
+    let angle1 = q[3];
+    let angle2 = q[4];
+    let angle3 = q[5];
+    let angle4 = q[6];
+    let angle5 = q[7];
     let (sin, cos) = angle0.sin_cos();
     values[1] = sin;
     values[0] = cos;
@@ -118,218 +118,260 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = 6.0 * p.link_mass;
-    let t1 = -(cache.values[1] * p.link_length);
-    let t2 = t1 - 0.5 * p.link_length * cache.values[3];
-    let t3 = -(p.link_length * cache.values[3]);
-    let t4 = -(p.link_length * cache.values[7]);
-    let t5 = -(0.5 * p.link_length * cache.values[9]);
-    let t6 = -(p.link_length * cache.values[5]);
-    let t7 = t1 + t3 + t4 + t5 + t6;
-    let t8 = -(0.5 * p.link_length * cache.values[5]);
-    let t9 = t1 + t3 + t8;
-    let t10 = -(p.link_length * cache.values[9]);
-    let t11 = -(0.5 * p.link_length * cache.values[11]);
-    let t12 = t1 + t10 + t3 + t11 + t4 + t6;
-    let t13 = -(0.5 * p.link_length * cache.values[7]);
-    let t14 = t1 + t13 + t3 + t6;
-    let t15 = t2 * p.link_mass + p.link_mass * t7 + t9 * p.link_mass + p.link_mass * t12
-        + p.link_mass * t14 - 0.5 * cache.values[1] * p.link_length * p.link_mass;
-    let t16 = t3 + t4 + t5 + t6;
-    let t17 = t13 + t3 + t6;
-    let t18 = t10 + t3 + t11 + t4 + t6;
-    let t19 = t3 + t8;
-    let t20 = t16 * p.link_mass + t17 * p.link_mass + t18 * p.link_mass
-        + t19 * p.link_mass - 0.5 * p.link_length * cache.values[3] * p.link_mass;
-    let t21 = t10 + t11 + t4 + t6;
-    let t22 = t13 + t6;
-    let t23 = t4 + t5 + t6;
-    let t24 = t21 * p.link_mass + t22 * p.link_mass + p.link_mass * t23
-        - 0.5 * p.link_length * cache.values[5] * p.link_mass;
-    let t25 = t4 + t5;
-    let t26 = t10 + t11 + t4;
-    let t27 = t25 * p.link_mass + p.link_mass * t26
-        - 0.5 * p.link_length * p.link_mass * cache.values[7];
-    let t28 = t10 + t11;
-    let t29 = t28 * p.link_mass - 0.5 * p.link_length * p.link_mass * cache.values[9];
-    let t30 = -(0.5 * p.link_length * cache.values[11] * p.link_mass);
-    let t31 = p.link_length * cache.values[0];
-    let t32 = p.link_length * cache.values[2];
-    let t33 = 0.5 * p.link_length * cache.values[4];
-    let t34 = t31 + t32 + t33;
-    let t35 = 0.5 * p.link_length * cache.values[10];
-    let t36 = p.link_length * cache.values[4];
-    let t37 = p.link_length * cache.values[8];
-    let t38 = p.link_length * cache.values[6];
-    let t39 = t31 + t35 + t32 + t36 + t37 + t38;
-    let t40 = t31 + 0.5 * p.link_length * cache.values[2];
-    let t41 = 0.5 * p.link_length * cache.values[8];
-    let t42 = t31 + t32 + t36 + t38 + t41;
-    let t43 = 0.5 * p.link_length * cache.values[6];
-    let t44 = t31 + t32 + t36 + t43;
-    let t45 = p.link_mass * t34 + 0.5 * p.link_length * cache.values[0] * p.link_mass
-        + t39 * p.link_mass + p.link_mass * t40 + p.link_mass * t42 + t44 * p.link_mass;
-    let t46 = t32 + t33;
-    let t47 = t32 + t36 + t38 + t41;
-    let t48 = t32 + t36 + t43;
-    let t49 = t35 + t32 + t36 + t37 + t38;
-    let t50 = t46 * p.link_mass + p.link_mass * t47 + p.link_mass * t48
-        + t49 * p.link_mass + 0.5 * p.link_length * p.link_mass * cache.values[2];
-    let t51 = t36 + t38 + t41;
-    let t52 = t36 + t43;
-    let t53 = t35 + t36 + t37 + t38;
-    let t54 = 0.5 * p.link_length * p.link_mass * cache.values[4] + p.link_mass * t51
-        + t52 * p.link_mass + t53 * p.link_mass;
-    let t55 = t35 + t37 + t38;
-    let t56 = t38 + t41;
-    let t57 = p.link_mass * t55 + t56 * p.link_mass
-        + 0.5 * p.link_length * p.link_mass * cache.values[6];
-    let t58 = t35 + t37;
-    let t59 = p.link_mass * t58 + 0.5 * p.link_length * cache.values[8] * p.link_mass;
-    let t60 = 0.5 * p.link_length * p.link_mass * cache.values[10];
-    let t61 = p.link_length * p.link_length;
-    let t62 = 5.0 * p.link_inertia;
-    let t63 = t62 + p.link_mass * (t49 * t39 + t18 * t12)
-        + p.link_mass * (t42 * t47 + t16 * t7) + p.link_mass * (t46 * t34 + t9 * t19)
-        + (t44 * t48 + t17 * t14) * p.link_mass
-        + (0.5 * p.link_length * t40 * cache.values[2]
-            - 0.5 * p.link_length * cache.values[3] * t2) * p.link_mass;
-    let t64 = 4.0 * p.link_inertia;
-    let t65 = t64 + p.link_mass * (t52 * t44 + t22 * t14)
-        + p.link_mass * (t21 * t12 + t39 * t53) + (t42 * t51 + t7 * t23) * p.link_mass
-        + (0.5 * p.link_length * cache.values[4] * t34
-            - 0.5 * t9 * p.link_length * cache.values[5]) * p.link_mass;
-    let t66 = 3.0 * p.link_inertia;
-    let t67 = p.link_mass * (t39 * t55 + t12 * t26)
-        + (0.5 * p.link_length * t44 * cache.values[6]
-            - 0.5 * p.link_length * cache.values[7] * t14) * p.link_mass + t66
-        + (t25 * t7 + t56 * t42) * p.link_mass;
-    let t68 = 2.0 * p.link_inertia;
-    let t69 = p.link_mass
-        * (0.5 * p.link_length * cache.values[8] * t42
-            - 0.5 * p.link_length * t7 * cache.values[9])
-        + p.link_mass * (t28 * t12 + t39 * t58) + t68;
-    let t70 = (0.5 * t39 * p.link_length * cache.values[10]
-        - 0.5 * p.link_length * cache.values[11] * t12) * p.link_mass + p.link_inertia;
-    let t71 = t64 + (t22 * t17 + t52 * t48) * p.link_mass
-        + (t47 * t51 + t16 * t23) * p.link_mass
-        + p.link_mass
-            * (0.5 * t46 * p.link_length * cache.values[4]
-                - 0.5 * p.link_length * t19 * cache.values[5])
-        + (t49 * t53 + t18 * t21) * p.link_mass;
-    let t72 = p.link_mass
-        * (0.5 * p.link_length * cache.values[6] * t48
-            - 0.5 * p.link_length * t17 * cache.values[7]) + t66
-        + (t49 * t55 + t18 * t26) * p.link_mass + (t56 * t47 + t16 * t25) * p.link_mass;
-    let t73 = (0.5 * p.link_length * cache.values[8] * t47
-        - 0.5 * p.link_length * t16 * cache.values[9]) * p.link_mass
-        + p.link_mass * (t28 * t18 + t49 * t58) + t68;
-    let t74 = (0.5 * t49 * p.link_length * cache.values[10]
-        - 0.5 * t18 * p.link_length * cache.values[11]) * p.link_mass + p.link_inertia;
-    let t75 = p.link_mass * (t21 * t26 + t53 * t55) + t66
-        + p.link_mass
-            * (0.5 * t52 * p.link_length * cache.values[6]
-                - 0.5 * p.link_length * t22 * cache.values[7])
-        + p.link_mass * (t25 * t23 + t56 * t51);
-    let t76 = (t28 * t21 + t53 * t58) * p.link_mass
-        + (0.5 * p.link_length * cache.values[8] * t51
-            - 0.5 * p.link_length * cache.values[9] * t23) * p.link_mass + t68;
-    let t77 = p.link_inertia
-        + (0.5 * p.link_length * t53 * cache.values[10]
-            - 0.5 * p.link_length * cache.values[11] * t21) * p.link_mass;
-    let t78 = (0.5 * p.link_length * cache.values[8] * t56
-        - 0.5 * p.link_length * t25 * cache.values[9]) * p.link_mass
-        + (t55 * t58 + t28 * t26) * p.link_mass + t68;
-    let t79 = p.link_inertia
-        + (0.5 * p.link_length * t55 * cache.values[10]
-            - 0.5 * p.link_length * cache.values[11] * t26) * p.link_mass;
-    let t80 = p.link_inertia
-        + p.link_mass
-            * (0.5 * p.link_length * cache.values[10] * t58
-                - 0.5 * t28 * p.link_length * cache.values[11]);
-    out[(0, 0)] = t0;
-    out[(0, 2)] = t15;
-    out[(2, 0)] = t15;
-    out[(0, 3)] = t20;
-    out[(3, 0)] = t20;
-    out[(0, 4)] = t24;
-    out[(4, 0)] = t24;
-    out[(0, 5)] = t27;
-    out[(5, 0)] = t27;
-    out[(0, 6)] = t29;
-    out[(6, 0)] = t29;
-    out[(0, 7)] = t30;
-    out[(7, 0)] = t30;
-    out[(1, 1)] = t0;
-    out[(1, 2)] = t45;
-    out[(2, 1)] = t45;
-    out[(1, 3)] = t50;
-    out[(3, 1)] = t50;
-    out[(1, 4)] = t54;
-    out[(4, 1)] = t54;
-    out[(1, 5)] = t57;
-    out[(5, 1)] = t57;
-    out[(1, 6)] = t59;
-    out[(6, 1)] = t59;
-    out[(1, 7)] = t60;
-    out[(7, 1)] = t60;
-    out[(2, 2)] = (t39 * t39 + t12 * t12) * p.link_mass
-        + p.link_mass * (t7 * t7 + t42 * t42) + 6.0 * p.link_inertia
-        + p.link_mass * (t40 * t40 + t2 * t2)
-        + (0.25 * t61 * (cache.values[1] * cache.values[1])
-            + 0.25 * t61 * (cache.values[0] * cache.values[0])) * p.link_mass
-        + (t14 * t14 + t44 * t44) * p.link_mass + (t9 * t9 + t34 * t34) * p.link_mass;
-    out[(2, 3)] = t63;
-    out[(3, 2)] = t63;
-    out[(2, 4)] = t65;
-    out[(4, 2)] = t65;
-    out[(2, 5)] = t67;
-    out[(5, 2)] = t67;
-    out[(2, 6)] = t69;
-    out[(6, 2)] = t69;
-    out[(2, 7)] = t70;
-    out[(7, 2)] = t70;
-    out[(3, 3)] = (0.25 * t61 * (cache.values[2] * cache.values[2])
-        + 0.25 * t61 * (cache.values[3] * cache.values[3])) * p.link_mass
-        + (t49 * t49 + t18 * t18) * p.link_mass + t62
-        + p.link_mass * (t16 * t16 + t47 * t47) + p.link_mass * (t48 * t48 + t17 * t17)
-        + p.link_mass * (t46 * t46 + t19 * t19);
-    out[(3, 4)] = t71;
-    out[(4, 3)] = t71;
-    out[(3, 5)] = t72;
-    out[(5, 3)] = t72;
-    out[(3, 6)] = t73;
-    out[(6, 3)] = t73;
-    out[(3, 7)] = t74;
-    out[(7, 3)] = t74;
-    out[(4, 4)] = (t21 * t21 + t53 * t53) * p.link_mass + t64
-        + p.link_mass * (t22 * t22 + t52 * t52) + (t23 * t23 + t51 * t51) * p.link_mass
-        + (0.25 * t61 * (cache.values[5] * cache.values[5])
-            + 0.25 * t61 * (cache.values[4] * cache.values[4])) * p.link_mass;
-    out[(4, 5)] = t75;
-    out[(5, 4)] = t75;
-    out[(4, 6)] = t76;
-    out[(6, 4)] = t76;
-    out[(4, 7)] = t77;
-    out[(7, 4)] = t77;
-    out[(5, 5)] = (t55 * t55 + t26 * t26) * p.link_mass + t66
-        + p.link_mass
-            * (0.25 * t61 * (cache.values[7] * cache.values[7])
-                + 0.25 * t61 * (cache.values[6] * cache.values[6]))
-        + (t56 * t56 + t25 * t25) * p.link_mass;
-    out[(5, 6)] = t78;
-    out[(6, 5)] = t78;
-    out[(5, 7)] = t79;
-    out[(7, 5)] = t79;
-    out[(6, 6)] = (0.25 * t61 * (cache.values[8] * cache.values[8])
-        + 0.25 * t61 * (cache.values[9] * cache.values[9])) * p.link_mass + t68
-        + (t28 * t28 + t58 * t58) * p.link_mass;
-    out[(6, 7)] = t80;
-    out[(7, 6)] = t80;
-    out[(7, 7)] = p.link_inertia
-        + p.link_mass
-            * (0.25 * (cache.values[11] * cache.values[11]) * t61
-                + 0.25 * t61 * (cache.values[10] * cache.values[10]));
+    let link5_composite_inertia_m = p.link_mass + p.link_mass;
+    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
+    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
+    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
+    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let link2_inertia_h_y = p.link_mass * link2_com_y;
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let link6_inertia_h_y = link6_com_y * p.link_mass;
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link5_inertia_h_y = link5_com_y * p.link_mass;
+    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
+    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
+    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let link1_inertia_h_y = link1_com_y * p.link_mass;
+    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
+    let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
+    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
+        + base_x_projected_inertia_n_z;
+    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_y
+        - link2_composite_inertia_h_y;
+    let link3_projected_inertia_f_x = link3_position_y * link3_composite_inertia_m
+        - link3_composite_inertia_h_y;
+    let link4_projected_inertia_f_x = link4_position_y * link4_composite_inertia_m
+        - link4_composite_inertia_h_y;
+    let link5_projected_inertia_f_x = link5_position_y * link5_composite_inertia_m
+        - link5_composite_inertia_h_y;
+    let link6_projected_inertia_f_x = link6_position_y * p.link_mass - link6_inertia_h_y;
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
+    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
+    let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
+        * link1_composite_inertia_m + link1_composite_inertia_h_x;
+    let link2_subspace_v_y = -link2_position_x;
+    let link2_projected_inertia_f_y = link2_subspace_v_y * link2_composite_inertia_m
+        + link2_composite_inertia_h_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link3_projected_inertia_f_y = link3_composite_inertia_h_x
+        + link3_composite_inertia_m * link3_subspace_v_y;
+    let link4_subspace_v_y = -link4_position_x;
+    let link4_projected_inertia_f_y = link4_composite_inertia_h_x
+        + link4_subspace_v_y * link4_composite_inertia_m;
+    let link5_subspace_v_y = -link5_position_x;
+    let link5_projected_inertia_f_y = link5_composite_inertia_m * link5_subspace_v_y
+        + link5_composite_inertia_h_x;
+    let link6_subspace_v_y = -link6_position_x;
+    let link6_projected_inertia_f_y = link6_inertia_h_x
+        + link6_subspace_v_y * p.link_mass;
+    let link1_inertia_i_22 = (link1_com_x * link1_com_x + link1_com_y * link1_com_y)
+        * p.link_mass + p.link_inertia;
+    let link4_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link4_com_x * link4_com_x + link4_com_y * link4_com_y);
+    let link5_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link5_com_y * link5_com_y + link5_com_x * link5_com_x);
+    let link6_inertia_i_22 = (link6_com_x * link6_com_x + link6_com_y * link6_com_y)
+        * p.link_mass + p.link_inertia;
+    let link5_composite_inertia_i_22 = link5_inertia_i_22 + link6_inertia_i_22;
+    let link4_composite_inertia_i_22 = link4_inertia_i_22 + link5_composite_inertia_i_22;
+    let link3_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link3_com_y * link3_com_y + link3_com_x * link3_com_x);
+    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22 + link3_inertia_i_22;
+    let link2_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link2_com_x * link2_com_x + link2_com_y * link2_com_y);
+    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22 + link2_inertia_i_22;
+    let link1_composite_inertia_i_22 = link1_inertia_i_22 + link2_composite_inertia_i_22;
+    let base_angle_projected_inertia_n_z = base_angle_subspace_v_y
+        * link1_composite_inertia_h_x + link1_composite_inertia_i_22
+        - q[1] * link1_composite_inertia_h_y;
+    let link2_projected_inertia_n_z = link2_subspace_v_y * link2_composite_inertia_h_x
+        + link2_composite_inertia_i_22 - link2_composite_inertia_h_y * link2_position_y;
+    let t1 = link2_projected_inertia_n_z
+        + link2_projected_inertia_f_y * base_angle_subspace_v_y
+        + q[1] * link2_projected_inertia_f_x;
+    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
+        + link3_composite_inertia_h_x * link3_subspace_v_y
+        - link3_position_y * link3_composite_inertia_h_y;
+    let t2 = link3_projected_inertia_n_z
+        + base_angle_subspace_v_y * link3_projected_inertia_f_y
+        + q[1] * link3_projected_inertia_f_x;
+    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
+        + link4_composite_inertia_h_x * link4_subspace_v_y
+        - link4_position_y * link4_composite_inertia_h_y;
+    let t3 = link4_projected_inertia_n_z
+        + base_angle_subspace_v_y * link4_projected_inertia_f_y
+        + q[1] * link4_projected_inertia_f_x;
+    let link5_projected_inertia_n_z = link5_composite_inertia_h_x * link5_subspace_v_y
+        + link5_composite_inertia_i_22 - link5_position_y * link5_composite_inertia_h_y;
+    let t4 = base_angle_subspace_v_y * link5_projected_inertia_f_y
+        + link5_projected_inertia_n_z + q[1] * link5_projected_inertia_f_x;
+    let link6_projected_inertia_n_z = link6_subspace_v_y * link6_inertia_h_x
+        + link6_inertia_i_22 - link6_position_y * link6_inertia_h_y;
+    let t5 = link6_projected_inertia_n_z
+        + link6_projected_inertia_f_y * base_angle_subspace_v_y
+        + q[1] * link6_projected_inertia_f_x;
+    let t6 = link3_projected_inertia_n_z + link2_position_y * link3_projected_inertia_f_x
+        + link2_subspace_v_y * link3_projected_inertia_f_y;
+    let t7 = link4_projected_inertia_n_z + link2_position_y * link4_projected_inertia_f_x
+        + link2_subspace_v_y * link4_projected_inertia_f_y;
+    let t8 = link2_position_y * link5_projected_inertia_f_x
+        + link2_subspace_v_y * link5_projected_inertia_f_y + link5_projected_inertia_n_z;
+    let t9 = link6_projected_inertia_n_z
+        + link2_subspace_v_y * link6_projected_inertia_f_y
+        + link2_position_y * link6_projected_inertia_f_x;
+    let t10 = link4_projected_inertia_n_z
+        + link4_projected_inertia_f_y * link3_subspace_v_y
+        + link3_position_y * link4_projected_inertia_f_x;
+    let t11 = link5_projected_inertia_f_x * link3_position_y
+        + link5_projected_inertia_f_y * link3_subspace_v_y + link5_projected_inertia_n_z;
+    let t12 = link6_projected_inertia_n_z
+        + link3_position_y * link6_projected_inertia_f_x
+        + link6_projected_inertia_f_y * link3_subspace_v_y;
+    let t13 = link4_subspace_v_y * link5_projected_inertia_f_y
+        + link5_projected_inertia_n_z + link4_position_y * link5_projected_inertia_f_x;
+    let t14 = link4_position_y * link6_projected_inertia_f_x
+        + link6_projected_inertia_n_z + link6_projected_inertia_f_y * link4_subspace_v_y;
+    let t15 = link6_projected_inertia_n_z
+        + link6_projected_inertia_f_y * link5_subspace_v_y
+        + link5_position_y * link6_projected_inertia_f_x;
+    out[(0, 0)] = link1_composite_inertia_m;
+    out[(0, 2)] = base_angle_projected_inertia_f_x;
+    out[(2, 0)] = base_angle_projected_inertia_f_x;
+    out[(0, 3)] = link2_projected_inertia_f_x;
+    out[(3, 0)] = link2_projected_inertia_f_x;
+    out[(0, 4)] = link3_projected_inertia_f_x;
+    out[(4, 0)] = link3_projected_inertia_f_x;
+    out[(0, 5)] = link4_projected_inertia_f_x;
+    out[(5, 0)] = link4_projected_inertia_f_x;
+    out[(0, 6)] = link5_projected_inertia_f_x;
+    out[(6, 0)] = link5_projected_inertia_f_x;
+    out[(0, 7)] = link6_projected_inertia_f_x;
+    out[(7, 0)] = link6_projected_inertia_f_x;
+    out[(1, 1)] = link1_composite_inertia_m;
+    out[(1, 2)] = base_angle_projected_inertia_f_y;
+    out[(2, 1)] = base_angle_projected_inertia_f_y;
+    out[(1, 3)] = link2_projected_inertia_f_y;
+    out[(3, 1)] = link2_projected_inertia_f_y;
+    out[(1, 4)] = link3_projected_inertia_f_y;
+    out[(4, 1)] = link3_projected_inertia_f_y;
+    out[(1, 5)] = link4_projected_inertia_f_y;
+    out[(5, 1)] = link4_projected_inertia_f_y;
+    out[(1, 6)] = link5_projected_inertia_f_y;
+    out[(6, 1)] = link5_projected_inertia_f_y;
+    out[(1, 7)] = link6_projected_inertia_f_y;
+    out[(7, 1)] = link6_projected_inertia_f_y;
+    out[(2, 2)] = base_angle_projected_inertia_f_y * base_angle_subspace_v_y
+        + base_angle_projected_inertia_n_z + q[1] * base_angle_projected_inertia_f_x;
+    out[(2, 3)] = t1;
+    out[(3, 2)] = t1;
+    out[(2, 4)] = t2;
+    out[(4, 2)] = t2;
+    out[(2, 5)] = t3;
+    out[(5, 2)] = t3;
+    out[(2, 6)] = t4;
+    out[(6, 2)] = t4;
+    out[(2, 7)] = t5;
+    out[(7, 2)] = t5;
+    out[(3, 3)] = link2_subspace_v_y * link2_projected_inertia_f_y
+        + link2_projected_inertia_n_z + link2_projected_inertia_f_x * link2_position_y;
+    out[(3, 4)] = t6;
+    out[(4, 3)] = t6;
+    out[(3, 5)] = t7;
+    out[(5, 3)] = t7;
+    out[(3, 6)] = t8;
+    out[(6, 3)] = t8;
+    out[(3, 7)] = t9;
+    out[(7, 3)] = t9;
+    out[(4, 4)] = link3_projected_inertia_f_y * link3_subspace_v_y
+        + link3_projected_inertia_n_z + link3_projected_inertia_f_x * link3_position_y;
+    out[(4, 5)] = t10;
+    out[(5, 4)] = t10;
+    out[(4, 6)] = t11;
+    out[(6, 4)] = t11;
+    out[(4, 7)] = t12;
+    out[(7, 4)] = t12;
+    out[(5, 5)] = link4_projected_inertia_n_z
+        + link4_position_y * link4_projected_inertia_f_x
+        + link4_subspace_v_y * link4_projected_inertia_f_y;
+    out[(5, 6)] = t13;
+    out[(6, 5)] = t13;
+    out[(5, 7)] = t14;
+    out[(7, 5)] = t14;
+    out[(6, 6)] = link5_position_y * link5_projected_inertia_f_x
+        + link5_projected_inertia_n_z + link5_subspace_v_y * link5_projected_inertia_f_y;
+    out[(6, 7)] = t15;
+    out[(7, 6)] = t15;
+    out[(7, 7)] = link6_position_y * link6_projected_inertia_f_x
+        + link6_projected_inertia_n_z + link6_subspace_v_y * link6_projected_inertia_f_y;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -342,190 +384,212 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = -(0.5 * p.link_length * cache.values[10]);
-    let t1 = -(p.link_length * cache.values[8]);
-    let t2 = t0 + t1;
-    let t3 = -(0.5 * p.link_length * qd[7] * cache.values[10]);
-    let t4 = qd[6] * t2;
-    let t5 = -(p.link_length * cache.values[6]);
-    let t6 = t5 + t0 + t1;
-    let t7 = t6 * qd[5];
-    let t8 = -(p.link_length * cache.values[4]);
-    let t9 = -(p.link_length * cache.values[2]);
-    let t10 = t5 + t8 + t0 + t9 + t1;
-    let t11 = t10 * qd[3];
-    let t12 = -(p.link_length * cache.values[0]);
-    let t13 = t5 + t8 + t0 + t1;
-    let t14 = qd[4] * t13;
-    let t15 = qd[6] * (qd[4] * t2 + qd[3] * t2 + t3 + qd[5] * t2 + qd[2] * t2 + t4)
-        + qd[7]
-            * (t3 - 0.5 * p.link_length * qd[5] * cache.values[10]
-                - 0.5 * p.link_length * qd[2] * cache.values[10]
-                - 0.5 * p.link_length * cache.values[10] * qd[3]
-                - 0.5 * p.link_length * qd[4] * cache.values[10]
-                - 0.5 * qd[6] * p.link_length * cache.values[10])
-        + qd[2] * (t7 + t3 + t11 + qd[2] * (t5 + t8 + t12 + t0 + t9 + t1) + t14 + t4)
-        + qd[5] * (t7 + t3 + t6 * qd[4] + t6 * qd[3] + t4 + t6 * qd[2])
-        + (t7 + t10 * qd[2] + t3 + t11 + t14 + t4) * qd[3]
-        + (qd[2] * t13 + t7 + qd[3] * t13 + t3 + t14 + t4) * qd[4];
-    let t16 = -(0.5 * p.link_length * qd[3] * cache.values[2]);
-    let t17 = (t16 - 0.5 * p.link_length * qd[2] * cache.values[2]) * qd[3]
-        + (t16 + qd[2] * (t12 - 0.5 * p.link_length * cache.values[2])) * qd[2];
-    let t18 = -(0.5 * qd[6] * p.link_length * cache.values[8]);
-    let t19 = -(0.5 * p.link_length * cache.values[8]);
-    let t20 = t5 + t19;
-    let t21 = t20 * qd[5];
-    let t22 = t5 + t8 + t19;
-    let t23 = t22 * qd[4];
-    let t24 = t5 + t8 + t9 + t19;
-    let t25 = qd[3] * t24;
-    let t26 = (t18 + t20 * qd[4] + t20 * qd[2] + t20 * qd[3] + t21) * qd[5]
-        + qd[4] * (t18 + t22 * qd[3] + t23 + t22 * qd[2] + t21)
-        + qd[2] * (t18 + t23 + t25 + qd[2] * (t5 + t8 + t12 + t9 + t19) + t21)
-        + (t18 - 0.5 * p.link_length * cache.values[8] * qd[5]
-            - 0.5 * p.link_length * cache.values[8] * qd[2]
-            - 0.5 * p.link_length * cache.values[8] * qd[4]
-            - 0.5 * p.link_length * cache.values[8] * qd[3]) * qd[6]
-        + (t18 + t23 + t25 + qd[2] * t24 + t21) * qd[3];
-    let t27 = -(0.5 * p.link_length * qd[4] * cache.values[4]);
-    let t28 = -(0.5 * p.link_length * cache.values[4]);
-    let t29 = t28 + t9;
-    let t30 = t29 * qd[3];
-    let t31 = qd[4]
-        * (t27 - 0.5 * p.link_length * qd[3] * cache.values[4]
-            - 0.5 * p.link_length * qd[2] * cache.values[4])
-        + (t30 + t27 + t29 * qd[2]) * qd[3]
-        + ((t28 + t12 + t9) * qd[2] + t30 + t27) * qd[2];
-    let t32 = qd[2] * qd[2];
-    let t33 = -(0.5 * p.link_length * qd[5] * cache.values[6]);
-    let t34 = -(0.5 * p.link_length * cache.values[6]);
-    let t35 = t8 + t34;
-    let t36 = qd[4] * t35;
-    let t37 = t8 + t34 + t9;
-    let t38 = t37 * qd[3];
-    let t39 = qd[5]
-        * (t33 - 0.5 * p.link_length * qd[4] * cache.values[6]
-            - 0.5 * p.link_length * qd[3] * cache.values[6]
-            - 0.5 * p.link_length * qd[2] * cache.values[6])
-        + qd[4] * (t35 * qd[2] + t36 + t35 * qd[3] + t33)
-        + qd[2] * ((t8 + t34 + t12 + t9) * qd[2] + t36 + t33 + t38)
-        + (t36 + t37 * qd[2] + t33 + t38) * qd[3];
-    let t40 = -(0.5 * p.link_length * cache.values[11] * qd[7]);
-    let t41 = -(p.link_length * cache.values[9]);
-    let t42 = -(0.5 * p.link_length * cache.values[11]);
-    let t43 = -(p.link_length * cache.values[7]);
-    let t44 = -(p.link_length * cache.values[5]);
-    let t45 = t41 + t42 + t43 + t44;
-    let t46 = t41 + t42;
-    let t47 = qd[6] * t46;
-    let t48 = t41 + t42 + t43;
-    let t49 = qd[5] * t48;
-    let t50 = t45 * qd[4];
-    let t51 = -(p.link_length * cache.values[3]);
-    let t52 = t41 + t51 + t42 + t43 + t44;
-    let t53 = t52 * qd[3];
-    let t54 = -(cache.values[1] * p.link_length);
-    let t55 = t54 + t41 + t51 + t42 + t43 + t44;
-    let t56 = qd[4] * (t40 + t45 * qd[2] + t47 + t45 * qd[3] + t49 + t50)
-        + (t53 + t40 + qd[2] * t55 + t47 + t49 + t50) * qd[2]
-        + qd[7]
-            * (t40 - 0.5 * qd[6] * p.link_length * cache.values[11]
-                - 0.5 * p.link_length * cache.values[11] * qd[2]
-                - 0.5 * p.link_length * cache.values[11] * qd[3]
-                - 0.5 * p.link_length * cache.values[11] * qd[4]
-                - 0.5 * p.link_length * cache.values[11] * qd[5])
-        + qd[6] * (t46 * qd[2] + t40 + t46 * qd[3] + t47 + t46 * qd[4] + t46 * qd[5])
-        + (t52 * qd[2] + t53 + t40 + t47 + t49 + t50) * qd[3]
-        + (t40 + qd[3] * t48 + t47 + qd[2] * t48 + t49 + qd[4] * t48) * qd[5];
-    let t57 = -(0.5 * p.link_length * qd[5] * cache.values[7]);
-    let t58 = -(0.5 * p.link_length * cache.values[7]);
-    let t59 = t58 + t44;
-    let t60 = qd[4] * t59;
-    let t61 = t58 + t51 + t44;
-    let t62 = t61 * qd[3];
-    let t63 = t54 + t58 + t51 + t44;
-    let t64 = (t57 + t60 + t59 * qd[3] + t59 * qd[2]) * qd[4]
-        + (t57 + t60 + t61 * qd[2] + t62) * qd[3]
-        + qd[5]
-            * (t57 - 0.5 * p.link_length * qd[4] * cache.values[7]
-                - 0.5 * p.link_length * cache.values[7] * qd[3]
-                - 0.5 * p.link_length * cache.values[7] * qd[2])
-        + qd[2] * (t57 + t60 + qd[2] * t63 + t62);
-    let t65 = -(0.5 * p.link_length * cache.values[5]);
-    let t66 = t51 + t65;
-    let t67 = t66 * qd[3];
-    let t68 = t54 + t51 + t65;
-    let t69 = -(0.5 * p.link_length * cache.values[5] * qd[4]);
-    let t70 = (t67 + t68 * qd[2] + t69) * qd[2] + (t67 + t66 * qd[2] + t69) * qd[3]
-        + qd[4]
-            * (t69 - 0.5 * p.link_length * cache.values[5] * qd[2]
-                - 0.5 * p.link_length * cache.values[5] * qd[3]);
-    let t71 = -(0.5 * p.link_length * cache.values[9]);
-    let t72 = t51 + t43 + t71 + t44;
-    let t73 = t72 * qd[3];
-    let t74 = t43 + t71;
-    let t75 = t74 * qd[5];
-    let t76 = -(0.5 * qd[6] * p.link_length * cache.values[9]);
-    let t77 = t43 + t71 + t44;
-    let t78 = qd[4] * t77;
-    let t79 = t54 + t51 + t43 + t71 + t44;
-    let t80 = (t73 + t75 + t76 + t78 + t72 * qd[2]) * qd[3]
-        + (t75 + qd[2] * t77 + t76 + t78 + qd[3] * t77) * qd[4]
-        + qd[2] * (t73 + t75 + t76 + qd[2] * t79 + t78)
-        + qd[5] * (t74 * qd[2] + t75 + t74 * qd[4] + t76 + t74 * qd[3])
-        + qd[6]
-            * (t76 - 0.5 * p.link_length * qd[5] * cache.values[9]
-                - 0.5 * p.link_length * qd[3] * cache.values[9]
-                - 0.5 * p.link_length * qd[2] * cache.values[9]
-                - 0.5 * p.link_length * qd[4] * cache.values[9]);
-    let t81 = -(0.5 * p.link_length * cache.values[3] * qd[3]);
-    let t82 = t54 - 0.5 * p.link_length * cache.values[3];
-    let t83 = (t81 - 0.5 * p.link_length * cache.values[3] * qd[2]) * qd[3]
-        + qd[2] * (t81 + t82 * qd[2]);
-    let t84 = p.link_length * cache.values[0];
-    let t85 = p.link_length * cache.values[2];
-    let t86 = p.link_length * cache.values[4];
-    let t87 = p.link_length * cache.values[6];
-    let t88 = 0.5 * p.link_length * cache.values[8];
-    let t89 = 0.5 * p.link_length * cache.values[10];
-    let t90 = p.link_length * cache.values[8];
-    let t91 = 0.5 * p.link_length * cache.values[6];
-    let t92 = 0.5 * p.link_length * cache.values[4];
-    out[0] = p.link_mass * t15 + p.link_mass * t17 + p.link_mass * t26
-        + t31 * p.link_mass + p.link_mass * t39
-        - 0.5 * p.link_length * cache.values[0] * p.link_mass * t32;
-    out[1] = t56 * p.link_mass + t64 * p.link_mass + p.link_mass * t70
-        + p.link_mass * t80 + p.link_mass * t83
-        - 0.5 * cache.values[1] * p.link_length * p.link_mass * t32;
-    out[2] = p.link_mass * (t84 + t85 + t86 + t87 + t88) * t80 + t82 * p.link_mass * t17
-        + p.link_mass * t79 * t26
-        + p.link_mass * t83 * (t84 + 0.5 * p.link_length * cache.values[2])
-        + p.link_mass * t55 * t15
-        + t56 * (t84 + t89 + t85 + t86 + t90 + t87) * p.link_mass
-        + t64 * (t84 + t85 + t86 + t91) * p.link_mass + p.link_mass * t39 * t63
-        + t68 * t31 * p.link_mass + p.link_mass * t70 * (t84 + t85 + t92);
-    out[3] = 0.5 * p.link_length * p.link_mass * t83 * cache.values[2]
-        + p.link_mass * (t85 + t86 + t87 + t88) * t80 + (t85 + t92) * p.link_mass * t70
-        + t72 * p.link_mass * t26 + t52 * p.link_mass * t15 + t66 * t31 * p.link_mass
-        + t61 * p.link_mass * t39 + t56 * (t89 + t85 + t86 + t90 + t87) * p.link_mass
-        + t64 * p.link_mass * (t85 + t86 + t91)
-        - 0.5 * p.link_length * cache.values[3] * p.link_mass * t17;
-    out[4] = (t86 + t91) * t64 * p.link_mass
-        + t56 * (t89 + t86 + t90 + t87) * p.link_mass + t59 * p.link_mass * t39
-        + t45 * p.link_mass * t15 + p.link_mass * t26 * t77
-        + 0.5 * p.link_length * p.link_mass * t70 * cache.values[4]
-        + p.link_mass * (t86 + t87 + t88) * t80
-        - 0.5 * p.link_length * cache.values[5] * t31 * p.link_mass;
-    out[5] = t74 * p.link_mass * t26 + t56 * p.link_mass * (t89 + t90 + t87)
-        + 0.5 * p.link_length * t64 * p.link_mass * cache.values[6]
-        + (t87 + t88) * p.link_mass * t80 + p.link_mass * t15 * t48
-        - 0.5 * p.link_length * p.link_mass * cache.values[7] * t39;
-    out[6] = t56 * p.link_mass * (t89 + t90)
-        + 0.5 * p.link_length * cache.values[8] * p.link_mass * t80
-        + t46 * p.link_mass * t15
-        - 0.5 * p.link_length * p.link_mass * t26 * cache.values[9];
-    out[7] = 0.5 * t56 * p.link_length * p.link_mass * cache.values[10]
-        - 0.5 * p.link_length * cache.values[11] * p.link_mass * t15;
+    let t0 = cache.values[0] * cache.values[2];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
+    let link2_subspace_v_y = -link2_position_x;
+    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link4_subspace_v_y = -link4_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
+    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
+    let link5_subspace_v_y = -link5_position_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
+    let link5_momentum_f_y = link5_velocity_w_z * link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_subspace_v_y = -link6_position_x;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * link6_inertia_h_x;
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * link6_subspace_v_y;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * link4_subspace_v_y;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y - link2_subspace_v_y * qd[2];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let link2_bias_v_x = link2_subspace_rate_v_x * qd[3] + base_angle_bias_v_x;
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * link3_subspace_v_y;
+    let link3_bias_v_x = link2_bias_v_x + qd[4] * link3_subspace_rate_v_x;
+    let link4_bias_v_x = qd[5] * link4_subspace_rate_v_x + link3_bias_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - link5_subspace_v_y * link4_velocity_w_z;
+    let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
+    let link6_bias_v_x = link6_subspace_rate_v_x * qd[7] + link5_bias_v_x;
+    let link6_composite_force_f_x = p.link_mass * link6_bias_v_x
+        - link6_velocity_w_z * link6_momentum_f_y;
+    let link5_composite_force_f_x = link6_composite_force_f_x
+        + p.link_mass * link5_bias_v_x - link5_velocity_w_z * link5_momentum_f_y;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_momentum_f_y = link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link4_composite_force_f_x = link5_composite_force_f_x
+        + link4_bias_v_x * p.link_mass - link4_velocity_w_z * link4_momentum_f_y;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * link3_inertia_h_x;
+    let link3_composite_force_f_x = link4_composite_force_f_x
+        + link3_bias_v_x * p.link_mass - link3_momentum_f_y * link3_velocity_w_z;
+    let link2_composite_force_f_x = link3_composite_force_f_x
+        + p.link_mass * link2_bias_v_x - link2_momentum_f_y * link2_velocity_w_z;
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_momentum_f_y = qd[2] * link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_composite_force_f_x = link2_composite_force_f_x
+        + p.link_mass * base_angle_bias_v_x - qd[2] * link1_momentum_f_y;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_subspace_rate_v_y = link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link2_subspace_rate_v_y = link2_position_y * qd[2] - base_angle_velocity_v_x;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let link2_bias_v_y = link2_subspace_rate_v_y * qd[3] + base_angle_bias_v_y;
+    let link3_bias_v_y = qd[4] * link3_subspace_rate_v_y + link2_bias_v_y;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link4_subspace_rate_v_y = link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_bias_v_y = link3_bias_v_y + qd[5] * link4_subspace_rate_v_y;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - link4_inertia_h_y * link4_velocity_w_z;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link5_subspace_rate_v_y = link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link5_bias_v_y = qd[6] * link5_subspace_rate_v_y + link4_bias_v_y;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link5_inertia_h_y = link5_com_y * p.link_mass;
+    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * link5_inertia_h_y;
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * link6_position_y
+        - link5_velocity_v_x;
+    let link6_bias_v_y = link5_bias_v_y + link6_subspace_rate_v_y * qd[7];
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let link6_inertia_h_y = link6_com_y * p.link_mass;
+    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * link6_inertia_h_y;
+    let link6_composite_force_f_y = p.link_mass * link6_bias_v_y
+        + link6_velocity_w_z * link6_momentum_f_x;
+    let link5_composite_force_f_y = link5_bias_v_y * p.link_mass
+        + link5_velocity_w_z * link5_momentum_f_x + link6_composite_force_f_y;
+    let link4_composite_force_f_y = p.link_mass * link4_bias_v_y
+        + link4_momentum_f_x * link4_velocity_w_z + link5_composite_force_f_y;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - link3_inertia_h_y * link3_velocity_w_z;
+    let link3_composite_force_f_y = link4_composite_force_f_y
+        + link3_bias_v_y * p.link_mass + link3_momentum_f_x * link3_velocity_w_z;
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let link2_inertia_h_y = p.link_mass * link2_com_y;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - link2_inertia_h_y * link2_velocity_w_z;
+    let link2_composite_force_f_y = link3_composite_force_f_y
+        + p.link_mass * link2_bias_v_y + link2_momentum_f_x * link2_velocity_w_z;
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let link1_inertia_h_y = link1_com_y * p.link_mass;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - link1_inertia_h_y * qd[2];
+    let link1_composite_force_f_y = link2_composite_force_f_y
+        + link1_momentum_f_x * qd[2] + p.link_mass * base_angle_bias_v_y;
+    let link6_composite_force_n_z = link6_inertia_h_x * link6_bias_v_y
+        + link6_momentum_f_y * link6_velocity_v_x - link6_inertia_h_y * link6_bias_v_x
+        - link6_momentum_f_x * link6_velocity_v_y;
+    let link5_composite_force_n_z = link5_velocity_v_x * link5_momentum_f_y
+        + link5_bias_v_y * link5_inertia_h_x + link6_composite_force_n_z
+        - link5_velocity_v_y * link5_momentum_f_x - link5_inertia_h_y * link5_bias_v_x;
+    let link4_composite_force_n_z = link4_velocity_v_x * link4_momentum_f_y
+        + link5_composite_force_n_z + link4_inertia_h_x * link4_bias_v_y
+        - link4_velocity_v_y * link4_momentum_f_x - link4_bias_v_x * link4_inertia_h_y;
+    let link3_composite_force_n_z = link3_bias_v_y * link3_inertia_h_x
+        + link3_momentum_f_y * link3_velocity_v_x + link4_composite_force_n_z
+        - link3_bias_v_x * link3_inertia_h_y - link3_momentum_f_x * link3_velocity_v_y;
+    let link2_composite_force_n_z = link2_velocity_v_x * link2_momentum_f_y
+        + link2_inertia_h_x * link2_bias_v_y + link3_composite_force_n_z
+        - link2_inertia_h_y * link2_bias_v_x - link2_velocity_v_y * link2_momentum_f_x;
+    let link1_composite_force_n_z = link1_momentum_f_y * base_angle_velocity_v_x
+        + link1_inertia_h_x * base_angle_bias_v_y + link2_composite_force_n_z
+        - link1_inertia_h_y * base_angle_bias_v_x
+        - link1_momentum_f_x * base_angle_velocity_v_y;
+    out[0] = link1_composite_force_f_x;
+    out[1] = link1_composite_force_f_y;
+    out[2] = link1_composite_force_n_z
+        + link1_composite_force_f_y * base_angle_subspace_v_y
+        + q[1] * link1_composite_force_f_x;
+    out[3] = link2_composite_force_f_x * link2_position_y
+        + link2_subspace_v_y * link2_composite_force_f_y + link2_composite_force_n_z;
+    out[4] = link3_composite_force_f_y * link3_subspace_v_y
+        + link3_position_y * link3_composite_force_f_x + link3_composite_force_n_z;
+    out[5] = link4_composite_force_f_y * link4_subspace_v_y
+        + link4_position_y * link4_composite_force_f_x + link4_composite_force_n_z;
+    out[6] = link5_position_y * link5_composite_force_f_x
+        + link5_subspace_v_y * link5_composite_force_f_y + link5_composite_force_n_z;
+    out[7] = link6_composite_force_n_z + link6_subspace_v_y * link6_composite_force_f_y
+        + link6_position_y * link6_composite_force_f_x;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -538,774 +602,474 @@ pub fn coriolis_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(0.5 * p.link_length * qd[7] * p.link_mass * cache.values[10]);
-    let t1 = -(0.5 * p.link_length * p.link_mass * cache.values[4]);
-    let t2 = -(p.link_length * cache.values[6]);
-    let t3 = -(p.link_length * cache.values[4]);
-    let t4 = -(0.5 * p.link_length * cache.values[10]);
-    let t5 = -(p.link_length * cache.values[8]);
-    let t6 = t2 + t3 + t4 + t5;
-    let t7 = p.link_mass * t6;
-    let t8 = -(0.5 * p.link_length * cache.values[6]);
-    let t9 = t3 + t8;
-    let t10 = t9 * p.link_mass;
-    let t11 = -(0.5 * p.link_length * cache.values[8]);
-    let t12 = t2 + t3 + t11;
-    let t13 = t12 * p.link_mass;
-    let t14 = t1 + t7 + t10 + t13;
-    let t15 = t14 * qd[4];
-    let t16 = t4 + t5;
-    let t17 = p.link_mass * t16;
-    let t18 = -(0.5 * p.link_length * cache.values[8] * p.link_mass);
-    let t19 = t17 + t18;
-    let t20 = qd[6] * t19;
-    let t21 = -(p.link_length * cache.values[0]);
-    let t22 = t21 - 0.5 * p.link_length * cache.values[2];
-    let t23 = p.link_mass * t22;
-    let t24 = -(0.5 * p.link_length * cache.values[4]);
-    let t25 = -(p.link_length * cache.values[2]);
-    let t26 = t24 + t21 + t25;
-    let t27 = p.link_mass * t26;
-    let t28 = t2 + t3 + t21 + t25 + t11;
-    let t29 = p.link_mass * t28;
-    let t30 = t2 + t3 + t21 + t4 + t25 + t5;
-    let t31 = p.link_mass * t30;
-    let t32 = -(0.5 * p.link_length * cache.values[0] * p.link_mass);
-    let t33 = t3 + t8 + t21 + t25;
-    let t34 = t33 * p.link_mass;
-    let t35 = t23 + t27 + t29 + t31 + t32 + t34;
-    let t36 = -(0.5 * p.link_length * p.link_mass * cache.values[2]);
-    let t37 = t2 + t3 + t25 + t11;
-    let t38 = p.link_mass * t37;
-    let t39 = t24 + t25;
-    let t40 = t39 * p.link_mass;
-    let t41 = t3 + t8 + t25;
-    let t42 = t41 * p.link_mass;
-    let t43 = t2 + t3 + t4 + t25 + t5;
-    let t44 = t43 * p.link_mass;
-    let t45 = t36 + t38 + t40 + t42 + t44;
-    let t46 = t45 * qd[3];
-    let t47 = t2 + t4 + t5;
-    let t48 = t47 * p.link_mass;
-    let t49 = -(0.5 * p.link_length * p.link_mass * cache.values[6]);
-    let t50 = t2 + t11;
-    let t51 = t50 * p.link_mass;
-    let t52 = t48 + t49 + t51;
-    let t53 = qd[5] * t52;
-    let t54 = -(p.link_length * cache.values[9]);
-    let t55 = -(0.5 * p.link_length * cache.values[11]);
-    let t56 = t54 + t55;
-    let t57 = t56 * p.link_mass;
-    let t58 = -(0.5 * p.link_length * p.link_mass * cache.values[9]);
-    let t59 = t57 + t58;
-    let t60 = qd[6] * t59;
-    let t61 = -(cache.values[1] * p.link_length);
-    let t62 = t61 - 0.5 * p.link_length * cache.values[3];
-    let t63 = t62 * p.link_mass;
-    let t64 = -(p.link_length * cache.values[3]);
-    let t65 = -(p.link_length * cache.values[7]);
-    let t66 = -(0.5 * p.link_length * cache.values[9]);
-    let t67 = -(p.link_length * cache.values[5]);
-    let t68 = t61 + t64 + t65 + t66 + t67;
-    let t69 = p.link_mass * t68;
-    let t70 = -(0.5 * cache.values[1] * p.link_length * p.link_mass);
-    let t71 = -(0.5 * p.link_length * cache.values[5]);
-    let t72 = t61 + t64 + t71;
-    let t73 = t72 * p.link_mass;
-    let t74 = t61 + t54 + t64 + t55 + t65 + t67;
-    let t75 = p.link_mass * t74;
-    let t76 = -(0.5 * p.link_length * cache.values[7]);
-    let t77 = t61 + t76 + t64 + t67;
-    let t78 = p.link_mass * t77;
-    let t79 = t63 + t69 + t70 + t73 + t75 + t78;
-    let t80 = -(0.5 * p.link_length * cache.values[11] * qd[7] * p.link_mass);
-    let t81 = -(0.5 * p.link_length * cache.values[5] * p.link_mass);
-    let t82 = t54 + t55 + t65 + t67;
-    let t83 = t82 * p.link_mass;
-    let t84 = t76 + t67;
-    let t85 = t84 * p.link_mass;
-    let t86 = t65 + t66 + t67;
-    let t87 = p.link_mass * t86;
-    let t88 = t81 + t83 + t85 + t87;
-    let t89 = t88 * qd[4];
-    let t90 = t64 + t65 + t66 + t67;
-    let t91 = t90 * p.link_mass;
-    let t92 = -(0.5 * p.link_length * cache.values[3] * p.link_mass);
-    let t93 = t76 + t64 + t67;
-    let t94 = t93 * p.link_mass;
-    let t95 = t54 + t64 + t55 + t65 + t67;
-    let t96 = t95 * p.link_mass;
-    let t97 = t64 + t71;
-    let t98 = t97 * p.link_mass;
-    let t99 = t91 + t92 + t94 + t96 + t98;
-    let t100 = t99 * qd[3];
-    let t101 = t65 + t66;
-    let t102 = t101 * p.link_mass;
-    let t103 = -(0.5 * p.link_length * p.link_mass * cache.values[7]);
-    let t104 = t54 + t55 + t65;
-    let t105 = p.link_mass * t104;
-    let t106 = t102 + t103 + t105;
-    let t107 = qd[5] * t106;
-    let t108 = t36 + t38 + t40 + t42 + t44 - t45;
-    let t109 = 0.5 * qd[3] * t108;
-    let t110 = t23 + t27 + t29 + t31 + t32 + t34 - t35;
-    let t111 = t48 + t49 + t51 - t52;
-    let t112 = 0.5 * qd[5] * t111;
-    let t113 = t17 + t18 - t19;
-    let t114 = 0.5 * qd[6] * t113;
-    let t115 = t1 + t7 + t10 + t13 - t14;
-    let t116 = 0.5 * t115 * qd[4];
-    let t117 = t91 + t92 + t94 + t96 + t98 - t99;
-    let t118 = 0.5 * t117 * qd[3];
-    let t119 = t63 + t69 + t70 + t73 + t75 + t78 - t79;
-    let t120 = t57 + t58 - t59;
-    let t121 = 0.5 * qd[6] * t120;
-    let t122 = t81 + t83 + t85 + t87 - t88;
-    let t123 = 0.5 * t122 * qd[4];
-    let t124 = t102 + t103 + t105 - t106;
-    let t125 = 0.5 * qd[5] * t124;
-    let t126 = p.link_length * cache.values[0];
-    let t127 = p.link_length * cache.values[2];
-    let t128 = p.link_length * cache.values[4];
-    let t129 = p.link_length * cache.values[6];
-    let t130 = 0.5 * p.link_length * cache.values[8];
-    let t131 = t126 + t127 + t128 + t129 + t130;
-    let t132 = -(0.5 * p.link_length * t131 * cache.values[9]);
-    let t133 = (t132 - 0.5 * p.link_length * cache.values[9] * t28) * p.link_mass;
-    let t134 = 0.5 * p.link_length * cache.values[10];
-    let t135 = p.link_length * cache.values[8];
-    let t136 = t126 + t134 + t127 + t128 + t135 + t129;
-    let t137 = t136 * t56;
-    let t138 = t134 + t135;
-    let t139 = t74 * t16;
-    let t140 = (t56 * t30 + t137 + t74 * t138 + t139) * p.link_mass;
-    let t141 = t133 + t140;
-    let t142 = (-p.link_length * cache.values[8] * t68
-        - p.link_length * t131 * cache.values[9]) * p.link_mass;
-    let t143 = (2.0 * t74 * t16 + 2.0 * t136 * t56) * p.link_mass;
-    let t144 = t142 + t143 + t133 + t140 - t141;
-    let t145 = p.link_mass * (2.0 * t101 * t131 + 2.0 * t50 * t68);
-    let t146 = 0.5 * p.link_length * cache.values[6];
-    let t147 = t126 + t127 + t128 + t146;
-    let t148 = p.link_mass
-        * (-p.link_length * t147 * cache.values[7]
-            - p.link_length * cache.values[6] * t77);
-    let t149 = t134 + t135 + t129;
-    let t150 = t47 * t74;
-    let t151 = t136 * t104;
-    let t152 = p.link_mass * (t149 * t74 + t150 + t30 * t104 + t151);
-    let t153 = -(0.5 * p.link_length * t147 * cache.values[7]);
-    let t154 = (t153 - 0.5 * t33 * p.link_length * cache.values[7]) * p.link_mass;
-    let t155 = t101 * t131;
-    let t156 = t129 + t130;
-    let t157 = t50 * t68;
-    let t158 = (t155 + t156 * t68 + t101 * t28 + t157) * p.link_mass;
-    let t159 = t152 + t154 + t158;
-    let t160 = (2.0 * t136 * t104 + 2.0 * t47 * t74) * p.link_mass;
-    let t161 = t145 + t148 + t152 + t160 + t154 + t158 - t159;
-    let t162 = t126 + 0.5 * p.link_length * cache.values[2];
-    let t163 = 0.5 * p.link_length * cache.values[4];
-    let t164 = t126 + t127 + t163;
-    let t165 = -t136 * p.link_length * cache.values[11]
-        - p.link_length * cache.values[10] * t74;
-    let t166 = t147 * t93;
-    let t167 = t127 + t128 + t146;
-    let t168 = t41 * t77;
-    let t169 = (t166 + t33 * t93 + t167 * t77 + t168) * p.link_mass;
-    let t170 = -(0.5 * p.link_length * cache.values[3] * t162);
-    let t171 = p.link_mass * (t170 - 0.5 * p.link_length * cache.values[3] * t22);
-    let t172 = t127 + t163;
-    let t173 = t97 * t164;
-    let t174 = t72 * t39;
-    let t175 = p.link_mass * (t72 * t172 + t97 * t26 + t173 + t174);
-    let t176 = t90 * t131;
-    let t177 = t68 * t37;
-    let t178 = t127 + t128 + t129 + t130;
-    let t179 = (t176 + t90 * t28 + t177 + t178 * t68) * p.link_mass;
-    let t180 = t136 * t95;
-    let t181 = t43 * t74;
-    let t182 = t134 + t127 + t128 + t135 + t129;
-    let t183 = (t180 + t181 + t95 * t30 + t182 * t74) * p.link_mass;
-    let t184 = t169 + t171 + t175 + t179 + t183;
-    let t185 = (2.0 * t147 * t93 + 2.0 * t41 * t77) * p.link_mass;
-    let t186 = (2.0 * t90 * t131 + 2.0 * t68 * t37) * p.link_mass;
-    let t187 = (2.0 * t97 * t164 + 2.0 * t72 * t39) * p.link_mass;
-    let t188 = (-p.link_length * t62 * cache.values[2]
-        - p.link_length * cache.values[3] * t162) * p.link_mass;
-    let t189 = (2.0 * t43 * t74 + 2.0 * t136 * t95) * p.link_mass;
-    let t190 = t185 + t186 + t187 + t169 + t188 + t171 + t175 + t179 + t183 + t189
-        - t184;
-    let t191 = p.link_mass * (2.0 * t136 * t82 + 2.0 * t74 * t6);
-    let t192 = t134 + t128 + t135 + t129;
-    let t193 = t74 * t6;
-    let t194 = t136 * t82;
-    let t195 = (t192 * t74 + t82 * t30 + t193 + t194) * p.link_mass;
-    let t196 = t128 + t146;
-    let t197 = t9 * t77;
-    let t198 = t84 * t147;
-    let t199 = (t196 * t77 + t33 * t84 + t197 + t198) * p.link_mass;
-    let t200 = -(0.5 * p.link_length * cache.values[5] * t164);
-    let t201 = p.link_mass * (t200 - 0.5 * p.link_length * cache.values[5] * t26);
-    let t202 = t128 + t129 + t130;
-    let t203 = t12 * t68;
-    let t204 = t131 * t86;
-    let t205 = p.link_mass * (t68 * t202 + t203 + t86 * t28 + t204);
-    let t206 = t195 + t199 + t201 + t205;
-    let t207 = p.link_mass
-        * (-p.link_length * cache.values[5] * t164
-            - t72 * p.link_length * cache.values[4]);
-    let t208 = (2.0 * t84 * t147 + 2.0 * t9 * t77) * p.link_mass;
-    let t209 = p.link_mass * (2.0 * t12 * t68 + 2.0 * t131 * t86);
-    let t210 = t191 + t207 + t195 + t208 + t209 + t199 + t201 + t205 - t206;
-    let t211 = -(0.5 * p.link_length * cache.values[8] * t68);
-    let t212 = -(0.5 * p.link_length * t178 * cache.values[9]);
-    let t213 = -(0.5 * p.link_length * t90 * cache.values[8]);
-    let t214 = p.link_mass * (t211 + t212 + t213 + t132);
-    let t215 = t95 * t138;
-    let t216 = t56 * t43;
-    let t217 = (t215 + t137 + t216 + t139) * p.link_mass;
-    let t218 = -(0.5 * p.link_length * cache.values[9] * t37);
-    let t219 = (t218 + t212) * p.link_mass;
-    let t220 = t182 * t56;
-    let t221 = t95 * t16;
-    let t222 = (t220 + t215 + t216 + t221) * p.link_mass;
-    let t223 = t219 + t222;
-    let t224 = -t223;
-    let t225 = (t218 + t211 + 0.5 * p.link_length * t90 * cache.values[8] + t132)
+    let t0 = cache.values[0] * cache.values[2];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
+    let link2_subspace_v_y = -link2_position_x;
+    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * link3_inertia_h_x;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link4_subspace_v_y = -link4_position_x;
+    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
+    let link4_momentum_f_y = link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_subspace_v_y = -link5_position_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_subspace_v_y = -link6_position_x;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * link6_inertia_h_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_momentum_f_y = link5_velocity_w_z * link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link5_composite_momentum_f_y = link6_momentum_f_y + link5_momentum_f_y;
+    let link4_composite_momentum_f_y = link4_momentum_f_y + link5_composite_momentum_f_y;
+    let link3_composite_momentum_f_y = link3_momentum_f_y + link4_composite_momentum_f_y;
+    let link2_composite_momentum_f_y = link2_momentum_f_y + link3_composite_momentum_f_y;
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_momentum_f_y = qd[2] * link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_composite_momentum_f_y = link2_composite_momentum_f_y + link1_momentum_f_y;
+    let t1 = base_angle_velocity_v_y + qd[2] * link1_com_x;
+    let t2 = link2_com_x * link2_velocity_w_z + link2_velocity_v_y;
+    let t3 = link4_velocity_v_y + link4_velocity_w_z * link4_com_x;
+    let t4 = link6_velocity_w_z * link6_com_x + link6_velocity_v_y;
+    let link6_composite_rate_hd_y = p.link_mass * t4;
+    let t5 = link5_velocity_v_y + link5_velocity_w_z * link5_com_x;
+    let link5_composite_rate_hd_y = link6_composite_rate_hd_y + t5 * p.link_mass;
+    let link4_composite_rate_hd_y = p.link_mass * t3 + link5_composite_rate_hd_y;
+    let t6 = link3_com_x * link3_velocity_w_z + link3_velocity_v_y;
+    let link3_composite_rate_hd_y = link4_composite_rate_hd_y + p.link_mass * t6;
+    let link2_composite_rate_hd_y = t2 * p.link_mass + link3_composite_rate_hd_y;
+    let link1_composite_rate_hd_y = p.link_mass * t1 + link2_composite_rate_hd_y;
+    let t7 = -link1_composite_rate_hd_y;
+    let base_x_coriolis_row_n_z = 0.5 * (t7 - link1_composite_momentum_f_y);
+    let link5_composite_inertia_m = p.link_mass + p.link_mass;
+    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
+    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
+    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
+    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
+    let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
+        + link1_composite_inertia_m * qd[1];
+    let t8 = -link2_composite_rate_hd_y;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y - link2_subspace_v_y * qd[2];
+    let link2_coriolis_column_f_x = 0.5 * (t8 - link2_composite_momentum_f_y)
+        + link2_composite_inertia_m * link2_subspace_rate_v_x;
+    let t9 = -link3_composite_rate_hd_y;
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * link3_subspace_v_y;
+    let link3_coriolis_column_f_x = 0.5 * (t9 - link3_composite_momentum_f_y)
+        + link3_composite_inertia_m * link3_subspace_rate_v_x;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * link4_subspace_v_y;
+    let t10 = -link4_composite_rate_hd_y;
+    let link4_coriolis_column_f_x = link4_subspace_rate_v_x * link4_composite_inertia_m
+        + 0.5 * (t10 - link4_composite_momentum_f_y);
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - link5_subspace_v_y * link4_velocity_w_z;
+    let t11 = -link5_composite_rate_hd_y;
+    let link5_coriolis_column_f_x = link5_composite_inertia_m * link5_subspace_rate_v_x
+        + 0.5 * (t11 - link5_composite_momentum_f_y);
+    let t12 = -link6_composite_rate_hd_y;
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * link6_subspace_v_y;
+    let link6_coriolis_column_f_x = 0.5 * (t12 - link6_momentum_f_y)
+        + link6_subspace_rate_v_x * p.link_mass;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let t13 = base_angle_velocity_v_x - link1_com_y * qd[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
+    let t14 = link5_velocity_v_x - link5_velocity_w_z * link5_com_y;
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let t15 = link6_velocity_v_x - link6_velocity_w_z * link6_com_y;
+    let link6_composite_rate_hd_x = p.link_mass * t15;
+    let link5_composite_rate_hd_x = p.link_mass * t14 + link6_composite_rate_hd_x;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let t16 = link4_velocity_v_x - link4_com_y * link4_velocity_w_z;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t16 * p.link_mass;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let t17 = link3_velocity_v_x - link3_com_y * link3_velocity_w_z;
+    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + p.link_mass * t17;
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let t18 = link2_velocity_v_x - link2_velocity_w_z * link2_com_y;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + p.link_mass * t18;
+    let link1_composite_rate_hd_x = p.link_mass * t13 + link2_composite_rate_hd_x;
+    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - link3_inertia_h_y * link3_velocity_w_z;
+    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - link4_inertia_h_y * link4_velocity_w_z;
+    let link6_inertia_h_y = link6_com_y * p.link_mass;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * link6_inertia_h_y;
+    let link5_inertia_h_y = link5_com_y * p.link_mass;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * link5_inertia_h_y;
+    let link5_composite_momentum_f_x = link6_momentum_f_x + link5_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
+    let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
+    let link2_inertia_h_y = p.link_mass * link2_com_y;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - link2_inertia_h_y * link2_velocity_w_z;
+    let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
+    let link1_inertia_h_y = link1_com_y * p.link_mass;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - link1_inertia_h_y * qd[2];
+    let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
+    let base_y_coriolis_row_n_z = 0.5
+        * (link1_composite_rate_hd_x + link1_composite_momentum_f_x);
+    let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
+        * link1_composite_inertia_m + base_y_coriolis_row_n_z;
+    let link2_subspace_rate_v_y = link2_position_y * qd[2] - base_angle_velocity_v_x;
+    let link2_coriolis_column_f_y = 0.5
+        * (link2_composite_momentum_f_x + link2_composite_rate_hd_x)
+        + link2_composite_inertia_m * link2_subspace_rate_v_y;
+    let link3_subspace_rate_v_y = link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link3_coriolis_column_f_y = link3_composite_inertia_m * link3_subspace_rate_v_y
+        + 0.5 * (link3_composite_momentum_f_x + link3_composite_rate_hd_x);
+    let link4_subspace_rate_v_y = link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_coriolis_column_f_y = 0.5
+        * (link4_composite_momentum_f_x + link4_composite_rate_hd_x)
+        + link4_subspace_rate_v_y * link4_composite_inertia_m;
+    let link5_subspace_rate_v_y = link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link5_coriolis_column_f_y = 0.5
+        * (link5_composite_rate_hd_x + link5_composite_momentum_f_x)
+        + link5_composite_inertia_m * link5_subspace_rate_v_y;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * link6_position_y
+        - link5_velocity_v_x;
+    let link6_coriolis_column_f_y = 0.5
+        * (link6_composite_rate_hd_x + link6_momentum_f_x)
+        + link6_subspace_rate_v_y * p.link_mass;
+    let base_x_coriolis_column_n_z = 0.5 * (t7 + link1_composite_momentum_f_y);
+    let base_y_coriolis_column_n_z = 0.5
+        * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
+    let link6_composite_rate_id_22 = 2.0 * (t15 * link6_com_x + link6_com_y * t4)
         * p.link_mass;
-    let t226 = (t220 + t137 + t221 + t139) * p.link_mass;
-    let t227 = t214 + t217 + t224 + t225 + t226;
-    let t228 = -(0.5 * p.link_length * cache.values[11] * t43);
-    let t229 = -(0.5 * t136 * p.link_length * cache.values[11]);
-    let t230 = -(0.5 * p.link_length * cache.values[10] * t74);
-    let t231 = t228 + t229 + 0.5 * t95 * p.link_length * cache.values[10] + t230;
-    let t232 = p.link_mass * t231;
-    let t233 = -(0.5 * t182 * p.link_length * cache.values[11]);
-    let t234 = t228 + t233;
-    let t235 = -(0.5 * t95 * p.link_length * cache.values[10]);
-    let t236 = t229 + t233 + t230 + t235;
-    let t237 = t236 * p.link_mass;
-    let t238 = t232 + t237 - p.link_mass * t234;
-    let t239 = t43 * t104;
-    let t240 = t95 * t149;
-    let t241 = (t150 + t239 + t151 + t240) * p.link_mass;
-    let t242 = -(0.5 * p.link_length * cache.values[7] * t167);
-    let t243 = -(0.5 * p.link_length * t93 * cache.values[6]);
-    let t244 = -(0.5 * p.link_length * cache.values[6] * t77);
-    let t245 = p.link_mass * (t153 + t242 + t243 + t244);
-    let t246 = t95 * t47;
-    let t247 = t182 * t104;
-    let t248 = (t246 + t239 + t247 + t240) * p.link_mass;
-    let t249 = t50 * t90;
-    let t250 = t90 * t156;
-    let t251 = t101 * t178;
-    let t252 = t101 * t37;
-    let t253 = p.link_mass * (t249 + t250 + t251 + t252);
-    let t254 = -(0.5 * p.link_length * t41 * cache.values[7]);
-    let t255 = (t254 + t242) * p.link_mass;
-    let t256 = t248 + t253 + t255;
-    let t257 = -t256;
-    let t258 = (t246 + t150 + t151 + t247) * p.link_mass;
-    let t259 = p.link_mass
-        * (t153 + t254 + t244 + 0.5 * p.link_length * t93 * cache.values[6]);
-    let t260 = p.link_mass * (t155 + t250 + t157 + t252);
-    let t261 = p.link_mass * (t155 + t249 + t157 + t251);
-    let t262 = t241 + t245 + t257 + t258 + t259 + t260 + t261;
-    let t263 = (t180 + t181 + t95 * t43 + t182 * t95) * p.link_mass;
-    let t264 = p.link_mass * (t172 * t97 + t97 * t39 + t173 + t174);
-    let t265 = (t170 - 0.5 * p.link_length * t62 * cache.values[2]) * p.link_mass;
-    let t266 = (t176 + t90 * t37 + t177 + t90 * t178) * p.link_mass;
-    let t267 = (t41 * t93 + t166 + t168 + t93 * t167) * p.link_mass;
-    let t268 = t263 + t264 + t265 + t266 + t267;
-    let t269 = p.link_mass * (2.0 * t172 * t97 + 2.0 * t97 * t39);
-    let t270 = p.link_mass * (2.0 * t90 * t37 + 2.0 * t90 * t178);
-    let t271 = (2.0 * t93 * t167 + 2.0 * t41 * t93) * p.link_mass;
-    let t272 = p.link_mass * (2.0 * t182 * t95 + 2.0 * t95 * t43);
-    let t273 = t269 + t270 + t271 + t272;
-    let t274 = 0.5 * t108 * qd[0];
-    let t275 = 0.5 * t117 * qd[1];
-    let t276 = t90 * t202;
-    let t277 = t86 * t37;
-    let t278 = (t276 + t277 + t203 + t204) * p.link_mass;
-    let t279 = t95 * t6;
-    let t280 = t182 * t82;
-    let t281 = (t279 + t193 + t280 + t194) * p.link_mass;
-    let t282 = t178 * t86;
-    let t283 = t12 * t90;
-    let t284 = (t282 + t276 + t283 + t277) * p.link_mass;
-    let t285 = t196 * t93;
-    let t286 = t41 * t84;
-    let t287 = t84 * t167;
-    let t288 = t9 * t93;
-    let t289 = (t285 + t286 + t287 + t288) * p.link_mass;
-    let t290 = t95 * t192;
-    let t291 = t82 * t43;
-    let t292 = (t290 + t279 + t280 + t291) * p.link_mass;
-    let t293 = -(0.5 * t172 * p.link_length * cache.values[5]);
-    let t294 = -(0.5 * p.link_length * cache.values[5] * t39);
-    let t295 = p.link_mass * (t293 + t294);
-    let t296 = t284 + t289 + t292 + t295;
-    let t297 = -t296;
-    let t298 = p.link_mass * (t290 + t193 + t291 + t194);
-    let t299 = p.link_mass * (t287 + t197 + t198 + t288);
-    let t300 = -(0.5 * t72 * p.link_length * cache.values[4]);
-    let t301 = (t300 + 0.5 * p.link_length * t97 * cache.values[4] + t294 + t200)
-        * p.link_mass;
-    let t302 = (t285 + t286 + t197 + t198) * p.link_mass;
-    let t303 = -(0.5 * p.link_length * t97 * cache.values[4]);
-    let t304 = p.link_mass * (t300 + t293 + t303 + t200);
-    let t305 = p.link_mass * (t282 + t283 + t203 + t204);
-    let t306 = t278 + t281 + t297 + t298 + t299 + t301 + t302 + t304 + t305;
-    let t307 = 0.5 * t115 * qd[0];
-    let t308 = p.link_mass * (2.0 * t196 * t84 + 2.0 * t84 * t9);
-    let t309 = p.link_mass * (2.0 * t12 * t86 + 2.0 * t86 * t202);
-    let t310 = (2.0 * t82 * t6 + 2.0 * t82 * t192) * p.link_mass;
-    let t311 = t308 + t309 + t310;
-    let t312 = -t311;
-    let t313 = t86 * t202;
-    let t314 = t12 * t86;
-    let t315 = p.link_mass * (t313 + t314 + t203 + t204);
-    let t316 = p.link_mass * (t300 + t200);
-    let t317 = t82 * t6;
-    let t318 = t82 * t192;
-    let t319 = (t317 + t318 + t193 + t194) * p.link_mass;
-    let t320 = t84 * t9;
-    let t321 = t196 * t84;
-    let t322 = p.link_mass * (t320 + t197 + t198 + t321);
-    let t323 = t315 + t316 + t319 + t322;
-    let t324 = 0.5 * t122 * qd[1];
-    let t325 = t6 * t104;
-    let t326 = t82 * t149;
-    let t327 = (t150 + t151 + t325 + t326) * p.link_mass;
-    let t328 = t50 * t86;
-    let t329 = t101 * t202;
-    let t330 = p.link_mass * (t155 + t328 + t157 + t329);
-    let t331 = 0.5 * p.link_length * t84 * cache.values[6];
-    let t332 = -(0.5 * p.link_length * t9 * cache.values[7]);
-    let t333 = p.link_mass * (t331 + t153 + t332 + t244);
-    let t334 = t156 * t86;
-    let t335 = t12 * t101;
-    let t336 = p.link_mass * (t155 + t334 + t157 + t335);
-    let t337 = -(0.5 * t196 * p.link_length * cache.values[7]);
-    let t338 = (t337 + t332) * p.link_mass;
-    let t339 = (t328 + t334 + t329 + t335) * p.link_mass;
-    let t340 = t192 * t104;
-    let t341 = t47 * t82;
-    let t342 = p.link_mass * (t340 + t325 + t341 + t326);
-    let t343 = t338 + t339 + t342;
-    let t344 = -t343;
-    let t345 = -(0.5 * p.link_length * t84 * cache.values[6]);
-    let t346 = p.link_mass * (t337 + t153 + t244 + t345);
-    let t347 = (t150 + t340 + t151 + t341) * p.link_mass;
-    let t348 = t327 + t330 + t333 + t336 + t344 + t346 + t347;
-    let t349 = -(0.5 * p.link_length * cache.values[11] * t6);
-    let t350 = -(0.5 * p.link_length * cache.values[11] * t192);
-    let t351 = t349 + t350;
-    let t352 = -(p.link_mass * t351);
-    let t353 = -(0.5 * p.link_length * t82 * cache.values[10]);
-    let t354 = t229 + t350 + t230 + t353;
-    let t355 = t354 * p.link_mass;
-    let t356 = 0.5 * p.link_length * t82 * cache.values[10];
-    let t357 = t229 + t356 + t349 + t230;
-    let t358 = t357 * p.link_mass;
-    let t359 = t352 + t355 + t358;
-    let t360 = -(0.5 * t12 * p.link_length * cache.values[9]);
-    let t361 = 0.5 * p.link_length * cache.values[8] * t86;
-    let t362 = (t360 + t211 + t361 + t132) * p.link_mass;
-    let t363 = -(0.5 * p.link_length * cache.values[9] * t202);
-    let t364 = -(0.5 * p.link_length * cache.values[8] * t86);
-    let t365 = (t211 + t363 + t132 + t364) * p.link_mass;
-    let t366 = t56 * t6;
-    let t367 = t82 * t138;
-    let t368 = (t366 + t137 + t367 + t139) * p.link_mass;
-    let t369 = t82 * t16;
-    let t370 = t56 * t192;
-    let t371 = (t369 + t366 + t370 + t367) * p.link_mass;
-    let t372 = (t360 + t363) * p.link_mass;
-    let t373 = t371 + t372;
-    let t374 = -t373;
-    let t375 = p.link_mass * (t369 + t370 + t137 + t139);
-    let t376 = t362 + t365 + t368 + t374 + t375;
-    let t377 = (2.0 * t149 * t104 + 2.0 * t47 * t104) * p.link_mass;
-    let t378 = p.link_mass * (2.0 * t101 * t156 + 2.0 * t50 * t101);
-    let t379 = t377 + t378;
-    let t380 = -t379;
-    let t381 = t50 * t101;
-    let t382 = t101 * t156;
-    let t383 = p.link_mass * (t155 + t381 + t157 + t382);
-    let t384 = p.link_mass * (t153 + t244);
-    let t385 = t149 * t104;
-    let t386 = t47 * t104;
-    let t387 = (t150 + t151 + t385 + t386) * p.link_mass;
-    let t388 = t383 + t384 + t387;
-    let t389 = -(0.5 * p.link_length * t156 * cache.values[9]);
-    let t390 = -(0.5 * p.link_length * cache.values[8] * t101);
-    let t391 = (t389 + t390 + t211 + t132) * p.link_mass;
-    let t392 = -(0.5 * t50 * p.link_length * cache.values[9]);
-    let t393 = 0.5 * p.link_length * cache.values[8] * t101;
-    let t394 = p.link_mass * (t211 + t392 + t132 + t393);
-    let t395 = t138 * t104;
-    let t396 = t16 * t104;
-    let t397 = t56 * t149;
-    let t398 = t56 * t47;
-    let t399 = p.link_mass * (t395 + t396 + t397 + t398);
-    let t400 = (t389 + t392) * p.link_mass;
-    let t401 = t399 + t400;
-    let t402 = -t401;
-    let t403 = p.link_mass * (t395 + t137 + t139 + t398);
-    let t404 = (t396 + t137 + t397 + t139) * p.link_mass;
-    let t405 = t391 + t394 + t402 + t403 + t404;
-    let t406 = 0.5 * t124 * qd[1];
-    let t407 = 0.5 * p.link_length * cache.values[10] * t104;
-    let t408 = -(0.5 * p.link_length * cache.values[11] * t47);
-    let t409 = t229 + t407 + t408 + t230;
-    let t410 = p.link_mass * t409;
-    let t411 = -(0.5 * p.link_length * cache.values[11] * t149);
-    let t412 = t411 + t408;
-    let t413 = -(p.link_mass * t412);
-    let t414 = -(0.5 * p.link_length * cache.values[10] * t104);
-    let t415 = t414 + t229 + t411 + t230;
-    let t416 = p.link_mass * t415;
-    let t417 = t410 + t413 + t416;
-    let t418 = 0.5 * t111 * qd[0];
-    let t419 = 0.5 * t120 * qd[1];
-    let t420 = -(0.5 * p.link_length * cache.values[11] * t16);
-    let t421 = -(0.5 * p.link_length * cache.values[11] * t138);
-    let t422 = t420 + t421;
-    let t423 = -(t422 * p.link_mass);
-    let t424 = 0.5 * t56 * p.link_length * cache.values[10];
-    let t425 = t229 + t420 + t424 + t230;
-    let t426 = p.link_mass * t425;
-    let t427 = -(0.5 * t56 * p.link_length * cache.values[10]);
-    let t428 = t229 + t427 + t421 + t230;
-    let t429 = p.link_mass * t428;
-    let t430 = t423 + t426 + t429;
-    let t431 = (t211 + t132) * p.link_mass;
-    let t432 = t56 * t16;
-    let t433 = t56 * t138;
-    let t434 = p.link_mass * (t432 + t137 + t433 + t139);
-    let t435 = t431 + t434;
-    let t436 = 2.0 * t56 * t16 + 2.0 * t56 * t138;
-    let t437 = -(p.link_mass * t436);
-    let t438 = 0.5 * t113 * qd[0];
-    let t439 = p.link_mass * t234;
-    let t440 = t439 + t237 - p.link_mass * t231;
-    let t441 = t214 + t226 + t219 + t222 - (t217 + t225);
-    let t442 = t245 + t258 + t248 + t261 + t253 + t255 - (t241 + t259 + t260);
-    let t443 = t284 + t281 + t299 + t289 + t304 + t292 + t305 + t295
-        - (t278 + t298 + t301 + t302);
-    let t444 = t263 + t264 + t269 + t265 + t266 + t270 + t271 + t267 + t272 - t268;
-    let t445 = p.link_mass * (2.0 * t12 * t90 + 2.0 * t178 * t86);
-    let t446 = (2.0 * t182 * t82 + 2.0 * t95 * t6) * p.link_mass;
-    let t447 = p.link_mass
-        * (-t172 * p.link_length * cache.values[5]
-            - p.link_length * t97 * cache.values[4]);
-    let t448 = (2.0 * t9 * t93 + 2.0 * t84 * t167) * p.link_mass;
-    let t449 = t445 + t284 + t297 + t446 + t289 + t292 + t447 + t448 + t295;
-    let t450 = p.link_mass * (2.0 * t182 * t104 + 2.0 * t95 * t47);
-    let t451 = (2.0 * t101 * t178 + 2.0 * t50 * t90) * p.link_mass;
-    let t452 = p.link_mass
-        * (-p.link_length * cache.values[7] * t167
-            - p.link_length * t93 * cache.values[6]);
-    let t453 = t450 + t257 + t248 + t451 + t253 + t255 + t452;
-    let t454 = -t182 * p.link_length * cache.values[11]
-        - t95 * p.link_length * cache.values[10];
-    let t455 = (2.0 * t95 * t16 + 2.0 * t182 * t56) * p.link_mass;
-    let t456 = (-p.link_length * t90 * cache.values[8]
-        - p.link_length * t178 * cache.values[9]) * p.link_mass;
-    let t457 = t455 + t456 + t224 + t219 + t222;
-    let t458 = t233 + t350 + t353 + t235;
-    let t459 = p.link_mass * t458;
-    let t460 = t233 + t356 + t349 + t235;
-    let t461 = t460 * p.link_mass;
-    let t462 = t459 + t352 + t461;
-    let t463 = p.link_mass * (t246 + t340 + t247 + t341);
-    let t464 = (t328 + t249 + t329 + t251) * p.link_mass;
-    let t465 = (t331 + t332 + t242 + t243) * p.link_mass;
-    let t466 = (t249 + t334 + t251 + t335) * p.link_mass;
-    let t467 = (t246 + t325 + t247 + t326) * p.link_mass;
-    let t468 = (t337 + t242 + t243 + t345) * p.link_mass;
-    let t469 = t463 + t464 + t465 + t344 + t466 + t467 + t468;
-    let t470 = (t293 + t303) * p.link_mass;
-    let t471 = p.link_mass * (t282 + t313 + t283 + t314);
-    let t472 = p.link_mass * (t317 + t318 + t279 + t280);
-    let t473 = p.link_mass * (t320 + t287 + t288 + t321);
-    let t474 = t470 + t471 + t472 + t473;
-    let t475 = (t212 + t363 + t213 + t364) * p.link_mass;
-    let t476 = p.link_mass * (t220 + t366 + t367 + t221);
-    let t477 = (t220 + t369 + t370 + t221) * p.link_mass;
-    let t478 = p.link_mass * (t360 + t361 + t212 + t213);
-    let t479 = t475 + t374 + t476 + t477 + t478;
-    let t480 = t233 + t407 + t408 + t235;
-    let t481 = p.link_mass * t480;
-    let t482 = t414 + t233 + t411 + t235;
-    let t483 = p.link_mass * t482;
-    let t484 = t413 + t481 + t483;
-    let t485 = p.link_mass * (t242 + t243);
-    let t486 = p.link_mass * (t381 + t249 + t251 + t382);
-    let t487 = (t246 + t247 + t385 + t386) * p.link_mass;
-    let t488 = t485 + t486 + t487;
-    let t489 = (t220 + t396 + t397 + t221) * p.link_mass;
-    let t490 = (t389 + t390 + t212 + t213) * p.link_mass;
-    let t491 = p.link_mass * (t395 + t220 + t221 + t398);
-    let t492 = (t212 + t392 + t213 + t393) * p.link_mass;
-    let t493 = t489 + t490 + t402 + t491 + t492;
-    let t494 = t233 + t427 + t421 + t235;
-    let t495 = t494 * p.link_mass;
-    let t496 = t420 + t233 + t424 + t235;
-    let t497 = t496 * p.link_mass;
-    let t498 = t495 + t423 + t497;
-    let t499 = (t220 + t432 + t433 + t221) * p.link_mass;
-    let t500 = p.link_mass * (t212 + t213);
-    let t501 = t499 + t500;
-    let t502 = t278 + t284 + t298 + t301 + t302 + t289 + t292 + t295
-        - (t281 + t299 + t304 + t305);
-    let t503 = t330 + t338 + t339 + t342 + t346 + t347 - (t327 + t333 + t336);
-    let t504 = t308 + t309 + t315 + t316 + t310 + t319 + t322 - t323;
-    let t505 = t365 + t371 + t372 + t375 - (t362 + t368);
-    let t506 = p.link_mass * t351;
-    let t507 = t355 + t506 - t357 * p.link_mass;
-    let t508 = t463 + t464 + t338 + t339 + t342 + t468 - (t465 + t466 + t467);
-    let t509 = t470 + t471 + t472 + t308 + t309 + t310 + t473 - t474;
-    let t510 = t459 + t506 - t460 * p.link_mass;
-    let t511 = t371 + t475 + t372 + t477 - (t476 + t478);
-    let t512 = -p.link_length * cache.values[11] * t192
-        - p.link_length * t82 * cache.values[10];
-    let t513 = p.link_mass * (2.0 * t101 * t202 + 2.0 * t50 * t86);
-    let t514 = p.link_mass
-        * (-t196 * p.link_length * cache.values[7]
-            - p.link_length * t84 * cache.values[6]);
-    let t515 = (2.0 * t192 * t104 + 2.0 * t47 * t82) * p.link_mass;
-    let t516 = t338 + t513 + t339 + t514 + t342 + t515 + t344;
-    let t517 = p.link_mass
-        * (-p.link_length * cache.values[8] * t86
-            - p.link_length * cache.values[9] * t202);
-    let t518 = p.link_mass * (2.0 * t82 * t16 + 2.0 * t56 * t192);
-    let t519 = t517 + t371 + t372 + t374 + t518;
-    let t520 = (t340 + t341 + t385 + t386) * p.link_mass;
-    let t521 = (t337 + t345) * p.link_mass;
-    let t522 = p.link_mass * (t328 + t381 + t329 + t382);
-    let t523 = t520 + t521 + t522;
-    let t524 = t407 + t408 + t350 + t353;
-    let t525 = t524 * p.link_mass;
-    let t526 = t414 + t411 + t350 + t353;
-    let t527 = p.link_mass * t526;
-    let t528 = t413 + t525 + t527;
-    let t529 = p.link_mass * (t363 + t392 + t393 + t364);
-    let t530 = (t369 + t370 + t396 + t397) * p.link_mass;
-    let t531 = (t395 + t369 + t370 + t398) * p.link_mass;
-    let t532 = p.link_mass * (t389 + t390 + t363 + t364);
-    let t533 = t529 + t402 + t530 + t531 + t532;
-    let t534 = t427 + t350 + t421 + t353;
-    let t535 = t534 * p.link_mass;
-    let t536 = t420 + t424 + t350 + t353;
-    let t537 = t536 * p.link_mass;
-    let t538 = t423 + t535 + t537;
-    let t539 = p.link_mass * (t369 + t370 + t432 + t433);
-    let t540 = p.link_mass * (t363 + t364);
-    let t541 = t539 + t540;
-    let t542 = t327 + t338 + t333 + t339 + t336 + t342 - (t330 + t346 + t347);
-    let t543 = p.link_mass * t412;
-    let t544 = t416 + t543 - p.link_mass * t409;
-    let t545 = t377 + t383 + t384 + t387 + t378 - t388;
-    let t546 = t391 + t399 + t400 + t404 - (t394 + t403);
-    let t547 = t241 + t259 + t248 + t260 + t253 + t255 - (t245 + t258 + t261);
-    let t548 = t485 + t377 + t486 + t487 + t378 - t488;
-    let t549 = t483 + t543 - p.link_mass * t480;
-    let t550 = t489 + t490 + t399 + t400 - (t491 + t492);
-    let t551 = t338 + t339 + t465 + t342 + t466 + t467 - (t463 + t464 + t468);
-    let t552 = t530 + t399 + t400 + t532 - (t529 + t531);
-    let t553 = t520 + t521 + t377 + t522 + t378 - t523;
-    let t554 = t527 + t543 - t524 * p.link_mass;
-    let t555 = (2.0 * t16 * t104 + 2.0 * t56 * t149) * p.link_mass;
-    let t556 = p.link_mass
-        * (-p.link_length * cache.values[8] * t101
-            - p.link_length * t156 * cache.values[9]);
-    let t557 = t402 + t399 + t555 + t556 + t400;
-    let t558 = -p.link_length * cache.values[10] * t104
-        - p.link_length * cache.values[11] * t149;
-    let t559 = (t432 + t396 + t433 + t397) * p.link_mass;
-    let t560 = p.link_mass * (t389 + t390);
-    let t561 = t559 + t560;
-    let t562 = t414 + t411 + t427 + t421;
-    let t563 = t562 * p.link_mass;
-    let t564 = t414 + t420 + t411 + t424;
-    let t565 = t564 * p.link_mass;
-    let t566 = t423 + t563 + t565;
-    let t567 = t422 * p.link_mass;
-    let t568 = t429 + t567 - p.link_mass * t425;
-    let t569 = t394 + t403 + t399 + t400 - (t391 + t404);
-    let t570 = t362 + t371 + t368 + t372 - (t365 + t375);
-    let t571 = t217 + t225 + t219 + t222 - (t214 + t226);
-    let t572 = p.link_mass * t436;
-    let t573 = t431 + t434 + t572 - t435;
-    let t574 = t491 + t399 + t400 + t492 - (t489 + t490);
-    let t575 = t499 + t572 + t500 - t501;
-    let t576 = t495 + t567 - t496 * p.link_mass;
-    let t577 = t371 + t372 + t476 + t478 - (t475 + t477);
-    let t578 = t529 + t399 + t400 + t531 - (t530 + t532);
-    let t579 = t535 + t567 - t536 * p.link_mass;
-    let t580 = t539 + t572 + t540 - t541;
-    let t581 = t572 + t559 + t560 - t561;
-    let t582 = t563 + t567 - t564 * p.link_mass;
-    let t583 = -p.link_length * cache.values[11] * t138
-        - t56 * p.link_length * cache.values[10];
-    let t584 = t410 + t543 - p.link_mass * t415;
-    let t585 = t358 + t506 - t354 * p.link_mass;
-    let t586 = t439 + t232 - t236 * p.link_mass;
-    let t587 = t426 + t567 - p.link_mass * t428;
-    let t588 = t481 + t543 - p.link_mass * t482;
-    let t589 = t497 + t567 - t494 * p.link_mass;
-    let t590 = t461 + t506 - p.link_mass * t458;
-    let t591 = t525 + t543 - p.link_mass * t526;
-    let t592 = t537 + t567 - t534 * p.link_mass;
-    let t593 = t567 + t565 - t562 * p.link_mass;
-    out[(0, 2)] = t0 + t15 + t20 + t35 * qd[2] + t46 + t53;
-    out[(0, 3)] = t0 + t15 + t45 * qd[2] + t20 + t46 + t53;
-    out[(0, 4)] = t0 + t15 + t14 * qd[2] + t20 + t14 * qd[3] + t53;
-    out[(0, 5)] = t0 + qd[3] * t52 + t20 + qd[4] * t52 + qd[2] * t52 + t53;
-    out[(0, 6)] = qd[3] * t19 + qd[4] * t19 + t0 + t20 + qd[2] * t19 + qd[5] * t19;
-    out[(0, 7)] = t0 - 0.5 * p.link_length * qd[5] * p.link_mass * cache.values[10]
-        - 0.5 * p.link_length * qd[4] * p.link_mass * cache.values[10]
-        - 0.5 * p.link_length * p.link_mass * qd[2] * cache.values[10]
-        - 0.5 * qd[6] * p.link_length * p.link_mass * cache.values[10]
-        - 0.5 * p.link_length * p.link_mass * cache.values[10] * qd[3];
-    out[(1, 2)] = t60 + t79 * qd[2] + t80 + t89 + t100 + t107;
-    out[(1, 3)] = t60 + t80 + t89 + t100 + t107 + t99 * qd[2];
-    out[(1, 4)] = t88 * qd[2] + t60 + t80 + t89 + t88 * qd[3] + t107;
-    out[(1, 5)] = qd[3] * t106 + qd[4] * t106 + t60 + t80 + qd[2] * t106 + t107;
-    out[(1, 6)] = t59 * qd[5] + t60 + t80 + qd[4] * t59 + t59 * qd[2] + t59 * qd[3];
-    out[(1, 7)] = t80 - 0.5 * p.link_length * cache.values[11] * p.link_mass * qd[3]
-        - 0.5 * p.link_length * cache.values[11] * p.link_mass * qd[2]
-        - 0.5 * p.link_length * cache.values[11] * qd[5] * p.link_mass
-        - 0.5 * p.link_length * cache.values[11] * qd[4] * p.link_mass
-        - 0.5 * qd[6] * p.link_length * cache.values[11] * p.link_mass;
-    out[(2, 0)] = t109 + 0.5 * qd[2] * t110 + t112 + t114 + t116;
-    out[(2, 1)] = t118 + 0.5 * t119 * qd[2] + t121 + t123 + t125;
-    out[(2, 2)] = 0.5 * qd[6] * t144 + 0.5 * qd[5] * t161 + 0.5 * qd[0] * t110
-        + 0.5
-            * ((2.0 * t62 * t162 + 2.0 * t62 * t22) * p.link_mass
-                + (2.0 * t131 * t68 + 2.0 * t68 * t28) * p.link_mass
-                + p.link_mass * (2.0 * t33 * t77 + 2.0 * t147 * t77)
-                + (2.0 * t72 * t26 + 2.0 * t72 * t164) * p.link_mass
-                + (2.0 * t74 * t30 + 2.0 * t136 * t74) * p.link_mass) * qd[2]
-        + 0.5 * t119 * qd[1] + 0.5 * t165 * qd[7] * p.link_mass + 0.5 * t190 * qd[3]
-        + 0.5 * t210 * qd[4];
-    out[(2, 3)] = 0.5 * qd[6] * t227 + 0.5 * qd[7] * t238 + 0.5 * t190 * qd[2]
-        + 0.5 * t262 * qd[5] + 0.5 * (2.0 * t268 - t273) * qd[3] + t274 + t275
-        + 0.5 * t306 * qd[4];
-    out[(2, 4)] = t307 + 0.5 * t306 * qd[3] + 0.5 * qd[4] * (t312 + 2.0 * t323) + t324
-        + 0.5 * t348 * qd[5] + 0.5 * t210 * qd[2] + 0.5 * qd[7] * t359
-        + 0.5 * qd[6] * t376;
-    out[(2, 5)] = 0.5 * qd[5] * (t380 + 2.0 * t388) + 0.5 * qd[4] * t348
-        + 0.5 * qd[6] * t405 + 0.5 * qd[2] * t161 + t406 + 0.5 * qd[7] * t417
-        + 0.5 * t262 * qd[3] + t418;
-    out[(2, 6)] = t419 + 0.5 * qd[7] * t430 + 0.5 * qd[2] * t144 + 0.5 * t405 * qd[5]
-        + 0.5 * qd[6] * (2.0 * t435 + t437) + t438 + 0.5 * qd[4] * t376
-        + 0.5 * t227 * qd[3];
-    out[(2, 7)] = 0.5 * t165 * p.link_mass * qd[2] + 0.5 * qd[4] * t359
-        + 0.5 * qd[3] * t238 + 0.5 * qd[6] * t430 + 0.5 * qd[5] * t417
-        + qd[7] * (t229 + t230) * p.link_mass;
-    out[(3, 0)] = t109 + 0.5 * qd[2] * t108 + t112 + t114 + t116;
-    out[(3, 1)] = t118 + t121 + t123 + t125 + 0.5 * qd[2] * t117;
-    out[(3, 2)] = 0.5 * qd[7] * t440 + 0.5 * t441 * qd[6] + 0.5 * t442 * qd[5]
-        + 0.5 * t443 * qd[4] + 0.5 * t444 * qd[3] + t274
-        + 0.5 * qd[2] * (2.0 * t184 - (t185 + t186 + t187 + t188 + t189)) + t275;
-    out[(3, 3)] = 0.5 * qd[4] * t449 + 0.5 * qd[3] * t273 + 0.5 * qd[5] * t453
-        + 0.5 * t454 * qd[7] * p.link_mass + 0.5 * t444 * qd[2] + t274 + t275
-        + 0.5 * qd[6] * t457;
-    out[(3, 4)] = 0.5 * t462 * qd[7] + t307 + 0.5 * t469 * qd[5]
-        + 0.5 * qd[4] * (t312 + 2.0 * t474) + t324 + 0.5 * t449 * qd[3]
-        + 0.5 * qd[6] * t479 + 0.5 * t443 * qd[2];
-    out[(3, 5)] = 0.5 * t469 * qd[4] + t406 + 0.5 * t484 * qd[7] + 0.5 * t442 * qd[2]
-        + 0.5 * t453 * qd[3] + 0.5 * qd[5] * (t380 + 2.0 * t488) + t418
-        + 0.5 * qd[6] * t493;
-    out[(3, 6)] = 0.5 * qd[4] * t479 + t419 + 0.5 * qd[7] * t498 + 0.5 * t441 * qd[2]
-        + 0.5 * qd[6] * (2.0 * t501 + t437) + 0.5 * t457 * qd[3] + t438
-        + 0.5 * t493 * qd[5];
-    out[(3, 7)] = 0.5 * qd[2] * t440 + 0.5 * t462 * qd[4]
-        + (t233 + t235) * qd[7] * p.link_mass + 0.5 * qd[6] * t498 + 0.5 * t484 * qd[5]
-        + 0.5 * t454 * p.link_mass * qd[3];
-    out[(4, 0)] = 0.5 * t115 * qd[3] + t112 + t114 + 0.5 * t115 * qd[2] + t116;
-    out[(4, 1)] = 0.5 * t122 * qd[3] + t121 + t123 + t125 + 0.5 * t122 * qd[2];
-    out[(4, 2)] = t307 + 0.5 * t502 * qd[3] + 0.5 * qd[5] * t503 + 0.5 * t504 * qd[4]
-        + t324 + 0.5 * qd[6] * t505
-        + 0.5 * (2.0 * t206 - (t191 + t207 + t208 + t209)) * qd[2] + 0.5 * qd[7] * t507;
-    out[(4, 3)] = t307 + 0.5 * qd[2] * t502 + t324
-        + 0.5 * (2.0 * t296 - (t445 + t446 + t447 + t448)) * qd[3] + 0.5 * t508 * qd[5]
-        + 0.5 * qd[4] * t509 + 0.5 * qd[7] * t510 + 0.5 * qd[6] * t511;
-    out[(4, 4)] = 0.5 * qd[7] * t512 * p.link_mass + t307 + 0.5 * t509 * qd[3]
-        + 0.5 * qd[5] * t516 + t324 + 0.5 * qd[4] * t311 + 0.5 * t504 * qd[2]
-        + 0.5 * qd[6] * t519;
-    out[(4, 5)] = 0.5 * qd[4] * t516 + 0.5 * t508 * qd[3]
-        + 0.5 * qd[5] * (2.0 * t523 + t380) + t406 + 0.5 * qd[7] * t528 + t418
-        + 0.5 * qd[6] * t533 + 0.5 * qd[2] * t503;
-    out[(4, 6)] = t419 + 0.5 * t533 * qd[5] + 0.5 * t511 * qd[3] + 0.5 * qd[2] * t505
-        + 0.5 * qd[7] * t538 + 0.5 * qd[6] * (2.0 * t541 + t437) + t438
-        + 0.5 * t519 * qd[4];
-    out[(4, 7)] = qd[7] * p.link_mass * (t350 + t353) + 0.5 * t528 * qd[5]
-        + 0.5 * qd[6] * t538 + 0.5 * qd[2] * t507 + 0.5 * qd[3] * t510
-        + 0.5 * qd[4] * t512 * p.link_mass;
-    out[(5, 0)] = 0.5 * qd[4] * t111 + 0.5 * t111 * qd[3] + 0.5 * t111 * qd[2] + t112
-        + t114;
-    out[(5, 1)] = 0.5 * t124 * qd[2] + t121 + 0.5 * qd[4] * t124 + t125
-        + 0.5 * t124 * qd[3];
-    out[(5, 2)] = 0.5 * qd[2] * (2.0 * t159 - (t145 + t148 + t160)) + 0.5 * t542 * qd[4]
-        + 0.5 * qd[7] * t544 + 0.5 * qd[5] * t545 + 0.5 * qd[6] * t546 + t406 + t418
-        + 0.5 * t547 * qd[3];
-    out[(5, 3)] = 0.5 * qd[3] * (2.0 * t256 - (t450 + t451 + t452)) + 0.5 * t548 * qd[5]
-        + 0.5 * t549 * qd[7] + 0.5 * t547 * qd[2] + 0.5 * qd[6] * t550 + t406 + t418
-        + 0.5 * qd[4] * t551;
-    out[(5, 4)] = 0.5 * t542 * qd[2] + 0.5 * qd[6] * t552 + 0.5 * qd[5] * t553 + t406
-        + 0.5 * qd[7] * t554 + t418 + 0.5 * qd[4] * (2.0 * t343 - (t513 + t514 + t515))
-        + 0.5 * t551 * qd[3];
-    out[(5, 5)] = 0.5 * qd[5] * t379 + t406 + 0.5 * t557 * qd[6] + 0.5 * t548 * qd[3]
-        + 0.5 * qd[7] * t558 * p.link_mass + t418 + 0.5 * qd[2] * t545
-        + 0.5 * qd[4] * t553;
-    out[(5, 6)] = t419 + 0.5 * t557 * qd[5] + 0.5 * t546 * qd[2] + 0.5 * qd[4] * t552
-        + 0.5 * t550 * qd[3] + t438 + 0.5 * qd[6] * (t437 + 2.0 * t561)
-        + 0.5 * qd[7] * t566;
-    out[(5, 7)] = 0.5 * qd[5] * t558 * p.link_mass + 0.5 * qd[4] * t554
-        + 0.5 * t549 * qd[3] + qd[7] * p.link_mass * (t414 + t411) + 0.5 * qd[2] * t544
-        + 0.5 * qd[6] * t566;
-    out[(6, 0)] = 0.5 * qd[3] * t113 + t114 + 0.5 * qd[5] * t113 + 0.5 * qd[4] * t113
-        + 0.5 * qd[2] * t113;
-    out[(6, 1)] = 0.5 * qd[5] * t120 + t121 + 0.5 * qd[4] * t120 + 0.5 * t120 * qd[3]
-        + 0.5 * t120 * qd[2];
-    out[(6, 2)] = t419 + 0.5 * qd[7] * t568 + 0.5 * t569 * qd[5] + t438
-        + 0.5 * qd[4] * t570 + 0.5 * (2.0 * t141 - (t142 + t143)) * qd[2]
-        + 0.5 * t571 * qd[3] + 0.5 * qd[6] * t573;
-    out[(6, 3)] = t419 + 0.5 * t574 * qd[5] + 0.5 * qd[3] * (2.0 * t223 - (t455 + t456))
-        + 0.5 * qd[6] * t575 + 0.5 * qd[7] * t576 + t438 + 0.5 * t571 * qd[2]
-        + 0.5 * t577 * qd[4];
-    out[(6, 4)] = 0.5 * t570 * qd[2] + t419 + 0.5 * qd[4] * (2.0 * t373 - (t517 + t518))
-        + 0.5 * t577 * qd[3] + 0.5 * t578 * qd[5] + 0.5 * qd[7] * t579 + t438
-        + 0.5 * qd[6] * t580;
-    out[(6, 5)] = 0.5 * qd[4] * t578 + t419 + 0.5 * qd[6] * t581
-        + 0.5 * qd[5] * (2.0 * t401 - (t555 + t556)) + 0.5 * t569 * qd[2]
-        + 0.5 * t574 * qd[3] + t438 + 0.5 * qd[7] * t582;
-    out[(6, 6)] = t419 + 0.5 * qd[4] * t580 + 0.5 * t581 * qd[5]
-        + 0.5 * t583 * qd[7] * p.link_mass + 0.5 * qd[6] * p.link_mass * t436
-        + 0.5 * t573 * qd[2] + t438 + 0.5 * t575 * qd[3];
-    out[(6, 7)] = 0.5 * t576 * qd[3] + 0.5 * qd[4] * t579
-        + (t427 + t421) * qd[7] * p.link_mass + 0.5 * t583 * qd[6] * p.link_mass
-        + 0.5 * t568 * qd[2] + 0.5 * qd[5] * t582;
-    out[(7, 2)] = 0.5 * t584 * qd[5] + 0.5 * t585 * qd[4]
-        + 0.5
-            * (2.0 * p.link_mass * (t229 - 0.5 * p.link_length * cache.values[11] * t30)
-                - t165 * p.link_mass) * qd[2] + 0.5 * t586 * qd[3] + 0.5 * qd[6] * t587;
-    out[(7, 3)] = 0.5 * qd[5] * t588
-        + 0.5 * (2.0 * p.link_mass * t234 - t454 * p.link_mass) * qd[3]
-        + 0.5 * t586 * qd[2] + 0.5 * qd[6] * t589 + 0.5 * t590 * qd[4];
-    out[(7, 4)] = 0.5 * qd[4] * (2.0 * p.link_mass * t351 - t512 * p.link_mass)
-        + 0.5 * t590 * qd[3] + 0.5 * t591 * qd[5] + 0.5 * qd[6] * t592
-        + 0.5 * t585 * qd[2];
-    out[(7, 5)] = 0.5 * t588 * qd[3] + 0.5 * t584 * qd[2] + 0.5 * qd[6] * t593
-        + 0.5 * t591 * qd[4]
-        + 0.5 * (2.0 * p.link_mass * t412 - t558 * p.link_mass) * qd[5];
-    out[(7, 6)] = 0.5 * t589 * qd[3] + 0.5 * qd[5] * t593
-        + 0.5 * qd[6] * (2.0 * t422 * p.link_mass - t583 * p.link_mass)
-        + 0.5 * qd[4] * t592 + 0.5 * t587 * qd[2];
+    let link5_composite_rate_id_22 = 2.0 * (t5 * link5_com_y + link5_com_x * t14)
+        * p.link_mass + link6_composite_rate_id_22;
+    let link4_composite_rate_id_22 = 2.0 * (link4_com_y * t3 + t16 * link4_com_x)
+        * p.link_mass + link5_composite_rate_id_22;
+    let link3_composite_rate_id_22 = link4_composite_rate_id_22
+        + 2.0 * p.link_mass * (link3_com_x * t17 + link3_com_y * t6);
+    let link2_composite_rate_id_22 = link3_composite_rate_id_22
+        + 2.0 * (t2 * link2_com_y + link2_com_x * t18) * p.link_mass;
+    let link1_composite_rate_id_22 = link2_composite_rate_id_22
+        + 2.0 * p.link_mass * (link1_com_y * t1 + link1_com_x * t13);
+    let base_angle_coriolis_row_n_z = 0.5
+        * (link1_composite_rate_hd_x * base_angle_subspace_v_y
+            + link1_composite_rate_id_22
+            - (q[1] * link1_composite_momentum_f_y
+                - base_angle_subspace_v_y * link1_composite_momentum_f_x)
+            - q[1] * link1_composite_rate_hd_y);
+    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
+    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
+    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
+    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
+    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
+    let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
+        * link1_composite_inertia_m + link1_composite_inertia_h_x;
+    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
+    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
+    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
+    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
+    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
+    let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
+    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
+        + base_x_projected_inertia_n_z;
+    let t19 = -(link2_composite_momentum_f_x * link2_subspace_v_y);
+    let t20 = -(link2_position_y * link2_composite_rate_hd_y);
+    let t21 = link2_subspace_v_y * link2_composite_rate_hd_x;
+    let t22 = link2_position_y * link2_composite_momentum_f_y;
+    let link2_coriolis_column_n_z = 0.5
+        * (link2_composite_rate_id_22 + t19 + t20 + t21 + t22)
+        + link2_composite_inertia_h_x * link2_subspace_rate_v_y
+        - link2_composite_inertia_h_y * link2_subspace_rate_v_x;
+    let t23 = link3_composite_rate_hd_x * link3_subspace_v_y;
+    let t24 = -(link3_composite_momentum_f_x * link3_subspace_v_y);
+    let t25 = link3_composite_momentum_f_y * link3_position_y;
+    let t26 = -(link3_position_y * link3_composite_rate_hd_y);
+    let link3_coriolis_column_n_z = link3_composite_inertia_h_x * link3_subspace_rate_v_y
+        + 0.5 * (t23 + t24 + t25 + link3_composite_rate_id_22 + t26)
+        - link3_composite_inertia_h_y * link3_subspace_rate_v_x;
+    let t27 = link4_subspace_v_y * link4_composite_rate_hd_x;
+    let t28 = -(link4_composite_momentum_f_x * link4_subspace_v_y);
+    let t29 = link4_position_y * link4_composite_momentum_f_y;
+    let t30 = -(link4_position_y * link4_composite_rate_hd_y);
+    let link4_coriolis_column_n_z = link4_composite_inertia_h_x * link4_subspace_rate_v_y
+        + 0.5 * (link4_composite_rate_id_22 + t27 + t28 + t29 + t30)
+        - link4_composite_inertia_h_y * link4_subspace_rate_v_x;
+    let t31 = -(link5_position_y * link5_composite_rate_hd_y);
+    let t32 = -(link5_subspace_v_y * link5_composite_momentum_f_x);
+    let t33 = link5_composite_rate_hd_x * link5_subspace_v_y;
+    let t34 = link5_position_y * link5_composite_momentum_f_y;
+    let link5_coriolis_column_n_z = link5_composite_inertia_h_x * link5_subspace_rate_v_y
+        + 0.5 * (t31 + t32 + t33 + t34 + link5_composite_rate_id_22)
+        - link5_subspace_rate_v_x * link5_composite_inertia_h_y;
+    let t35 = -(link6_subspace_v_y * link6_momentum_f_x);
+    let t36 = link6_momentum_f_y * link6_position_y;
+    let t37 = link6_subspace_v_y * link6_composite_rate_hd_x;
+    let t38 = -(link6_composite_rate_hd_y * link6_position_y);
+    let link6_coriolis_column_n_z = link6_subspace_rate_v_y * link6_inertia_h_x
+        + 0.5 * (t35 + t36 + t37 + t38 + link6_composite_rate_id_22)
+        - link6_subspace_rate_v_x * link6_inertia_h_y;
+    let link2_coriolis_row_f_x = 0.5 * (link2_composite_momentum_f_y + t8);
+    let link2_coriolis_row_f_y = 0.5
+        * (link2_composite_rate_hd_x - link2_composite_momentum_f_x);
+    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_y
+        - link2_composite_inertia_h_y;
+    let link2_projected_inertia_f_y = link2_subspace_v_y * link2_composite_inertia_m
+        + link2_composite_inertia_h_x;
+    let link2_coriolis_row_n_z = 0.5
+        * (link2_composite_rate_id_22 + t20 + t21 - (t19 + t22));
+    let link3_coriolis_row_f_x = 0.5 * (link3_composite_momentum_f_y + t9);
+    let link3_coriolis_row_f_y = 0.5
+        * (link3_composite_rate_hd_x - link3_composite_momentum_f_x);
+    let link3_projected_inertia_f_x = link3_position_y * link3_composite_inertia_m
+        - link3_composite_inertia_h_y;
+    let link3_coriolis_row_n_z = 0.5
+        * (t23 + link3_composite_rate_id_22 + t26 - (t24 + t25));
+    let link3_projected_inertia_f_y = link3_composite_inertia_h_x
+        + link3_composite_inertia_m * link3_subspace_v_y;
+    let link4_coriolis_row_f_x = 0.5 * (link4_composite_momentum_f_y + t10);
+    let link4_coriolis_row_f_y = 0.5
+        * (link4_composite_rate_hd_x - link4_composite_momentum_f_x);
+    let link4_projected_inertia_f_y = link4_composite_inertia_h_x
+        + link4_subspace_v_y * link4_composite_inertia_m;
+    let link4_projected_inertia_f_x = link4_position_y * link4_composite_inertia_m
+        - link4_composite_inertia_h_y;
+    let link4_coriolis_row_n_z = 0.5
+        * (link4_composite_rate_id_22 + t27 + t30 - (t28 + t29));
+    let link5_coriolis_row_f_x = 0.5 * (t11 + link5_composite_momentum_f_y);
+    let link5_coriolis_row_f_y = 0.5
+        * (link5_composite_rate_hd_x - link5_composite_momentum_f_x);
+    let link5_projected_inertia_f_y = link5_composite_inertia_m * link5_subspace_v_y
+        + link5_composite_inertia_h_x;
+    let link5_coriolis_row_n_z = 0.5
+        * (t31 + t33 + link5_composite_rate_id_22 - (t32 + t34));
+    let link5_projected_inertia_f_x = link5_position_y * link5_composite_inertia_m
+        - link5_composite_inertia_h_y;
+    let link6_coriolis_row_f_x = 0.5 * (link6_momentum_f_y + t12);
+    let link6_coriolis_row_f_y = 0.5 * (link6_composite_rate_hd_x - link6_momentum_f_x);
+    let link6_projected_inertia_f_y = link6_inertia_h_x
+        + link6_subspace_v_y * p.link_mass;
+    let link6_coriolis_row_n_z = 0.5
+        * (t37 + t38 + link6_composite_rate_id_22 - (t35 + t36));
+    let link6_projected_inertia_f_x = link6_position_y * p.link_mass - link6_inertia_h_y;
+    out[(0, 2)] = base_angle_coriolis_column_f_x;
+    out[(0, 3)] = link2_coriolis_column_f_x;
+    out[(0, 4)] = link3_coriolis_column_f_x;
+    out[(0, 5)] = link4_coriolis_column_f_x;
+    out[(0, 6)] = link5_coriolis_column_f_x;
+    out[(0, 7)] = link6_coriolis_column_f_x;
+    out[(1, 2)] = base_angle_coriolis_column_f_y;
+    out[(1, 3)] = link2_coriolis_column_f_y;
+    out[(1, 4)] = link3_coriolis_column_f_y;
+    out[(1, 5)] = link4_coriolis_column_f_y;
+    out[(1, 6)] = link5_coriolis_column_f_y;
+    out[(1, 7)] = link6_coriolis_column_f_y;
+    out[(2, 0)] = base_x_coriolis_column_n_z;
+    out[(2, 1)] = base_y_coriolis_column_n_z;
+    out[(2, 2)] = base_y_coriolis_column_n_z * base_angle_subspace_v_y
+        + base_angle_coriolis_row_n_z + q[1] * base_x_coriolis_column_n_z
+        + base_angle_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + base_angle_projected_inertia_f_x * qd[1];
+    out[(2, 3)] = link2_coriolis_column_n_z + q[1] * link2_coriolis_column_f_x
+        + base_angle_subspace_v_y * link2_coriolis_column_f_y;
+    out[(2, 4)] = link3_coriolis_column_n_z + q[1] * link3_coriolis_column_f_x
+        + link3_coriolis_column_f_y * base_angle_subspace_v_y;
+    out[(2, 5)] = link4_coriolis_column_f_y * base_angle_subspace_v_y
+        + q[1] * link4_coriolis_column_f_x + link4_coriolis_column_n_z;
+    out[(2, 6)] = q[1] * link5_coriolis_column_f_x + link5_coriolis_column_n_z
+        + link5_coriolis_column_f_y * base_angle_subspace_v_y;
+    out[(2, 7)] = link6_coriolis_column_n_z
+        + base_angle_subspace_v_y * link6_coriolis_column_f_y
+        + q[1] * link6_coriolis_column_f_x;
+    out[(3, 0)] = link2_coriolis_row_f_x;
+    out[(3, 1)] = link2_coriolis_row_f_y;
+    out[(3, 2)] = link2_projected_inertia_f_x * qd[1]
+        + link2_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + q[1] * link2_coriolis_row_f_x
+        + base_angle_subspace_v_y * link2_coriolis_row_f_y + link2_coriolis_row_n_z;
+    out[(3, 3)] = link2_subspace_v_y * link2_coriolis_row_f_y + link2_coriolis_row_n_z
+        + link2_projected_inertia_f_y * link2_subspace_rate_v_y
+        + link2_position_y * link2_coriolis_row_f_x
+        + link2_projected_inertia_f_x * link2_subspace_rate_v_x;
+    out[(3, 4)] = link2_subspace_v_y * link3_coriolis_column_f_y
+        + link3_coriolis_column_n_z + link3_coriolis_column_f_x * link2_position_y;
+    out[(3, 5)] = link2_position_y * link4_coriolis_column_f_x
+        + link4_coriolis_column_n_z + link4_coriolis_column_f_y * link2_subspace_v_y;
+    out[(3, 6)] = link5_coriolis_column_n_z
+        + link5_coriolis_column_f_x * link2_position_y
+        + link5_coriolis_column_f_y * link2_subspace_v_y;
+    out[(3, 7)] = link2_subspace_v_y * link6_coriolis_column_f_y
+        + link6_coriolis_column_n_z + link2_position_y * link6_coriolis_column_f_x;
+    out[(4, 0)] = link3_coriolis_row_f_x;
+    out[(4, 1)] = link3_coriolis_row_f_y;
+    out[(4, 2)] = link3_projected_inertia_f_x * qd[1] + q[1] * link3_coriolis_row_f_x
+        + base_angle_subspace_v_y * link3_coriolis_row_f_y + link3_coriolis_row_n_z
+        + base_angle_subspace_rate_v_y * link3_projected_inertia_f_y;
+    out[(4, 3)] = link2_subspace_rate_v_y * link3_projected_inertia_f_y
+        + link3_coriolis_row_n_z + link2_subspace_v_y * link3_coriolis_row_f_y
+        + link2_subspace_rate_v_x * link3_projected_inertia_f_x
+        + link3_coriolis_row_f_x * link2_position_y;
+    out[(4, 4)] = link3_subspace_rate_v_y * link3_projected_inertia_f_y
+        + link3_projected_inertia_f_x * link3_subspace_rate_v_x + link3_coriolis_row_n_z
+        + link3_coriolis_row_f_x * link3_position_y
+        + link3_coriolis_row_f_y * link3_subspace_v_y;
+    out[(4, 5)] = link3_position_y * link4_coriolis_column_f_x
+        + link4_coriolis_column_n_z + link4_coriolis_column_f_y * link3_subspace_v_y;
+    out[(4, 6)] = link5_coriolis_column_n_z
+        + link5_coriolis_column_f_y * link3_subspace_v_y
+        + link5_coriolis_column_f_x * link3_position_y;
+    out[(4, 7)] = link6_coriolis_column_f_x * link3_position_y
+        + link6_coriolis_column_n_z + link3_subspace_v_y * link6_coriolis_column_f_y;
+    out[(5, 0)] = link4_coriolis_row_f_x;
+    out[(5, 1)] = link4_coriolis_row_f_y;
+    out[(5, 2)] = base_angle_subspace_rate_v_y * link4_projected_inertia_f_y
+        + link4_projected_inertia_f_x * qd[1]
+        + link4_coriolis_row_f_y * base_angle_subspace_v_y
+        + q[1] * link4_coriolis_row_f_x + link4_coriolis_row_n_z;
+    out[(5, 3)] = link2_subspace_v_y * link4_coriolis_row_f_y
+        + link2_subspace_rate_v_x * link4_projected_inertia_f_x + link4_coriolis_row_n_z
+        + link2_position_y * link4_coriolis_row_f_x
+        + link2_subspace_rate_v_y * link4_projected_inertia_f_y;
+    out[(5, 4)] = link4_projected_inertia_f_x * link3_subspace_rate_v_x
+        + link4_coriolis_row_n_z + link4_projected_inertia_f_y * link3_subspace_rate_v_y
+        + link4_coriolis_row_f_y * link3_subspace_v_y
+        + link3_position_y * link4_coriolis_row_f_x;
+    out[(5, 5)] = link4_subspace_rate_v_y * link4_projected_inertia_f_y
+        + link4_position_y * link4_coriolis_row_f_x
+        + link4_coriolis_row_f_y * link4_subspace_v_y + link4_coriolis_row_n_z
+        + link4_projected_inertia_f_x * link4_subspace_rate_v_x;
+    out[(5, 6)] = link5_coriolis_column_f_y * link4_subspace_v_y
+        + link4_position_y * link5_coriolis_column_f_x + link5_coriolis_column_n_z;
+    out[(5, 7)] = link4_position_y * link6_coriolis_column_f_x
+        + link6_coriolis_column_n_z + link4_subspace_v_y * link6_coriolis_column_f_y;
+    out[(6, 0)] = link5_coriolis_row_f_x;
+    out[(6, 1)] = link5_coriolis_row_f_y;
+    out[(6, 2)] = base_angle_subspace_rate_v_y * link5_projected_inertia_f_y
+        + link5_coriolis_row_n_z + q[1] * link5_coriolis_row_f_x
+        + link5_coriolis_row_f_y * base_angle_subspace_v_y
+        + link5_projected_inertia_f_x * qd[1];
+    out[(6, 3)] = link5_projected_inertia_f_x * link2_subspace_rate_v_x
+        + link2_position_y * link5_coriolis_row_f_x
+        + link5_coriolis_row_f_y * link2_subspace_v_y + link5_coriolis_row_n_z
+        + link2_subspace_rate_v_y * link5_projected_inertia_f_y;
+    out[(6, 4)] = link3_position_y * link5_coriolis_row_f_x
+        + link5_coriolis_row_f_y * link3_subspace_v_y + link5_coriolis_row_n_z
+        + link3_subspace_rate_v_y * link5_projected_inertia_f_y
+        + link5_projected_inertia_f_x * link3_subspace_rate_v_x;
+    out[(6, 5)] = link4_subspace_rate_v_y * link5_projected_inertia_f_y
+        + link5_coriolis_row_n_z + link4_position_y * link5_coriolis_row_f_x
+        + link5_coriolis_row_f_y * link4_subspace_v_y
+        + link5_projected_inertia_f_x * link4_subspace_rate_v_x;
+    out[(6, 6)] = link5_projected_inertia_f_x * link5_subspace_rate_v_x
+        + link5_coriolis_row_n_z + link5_coriolis_row_f_y * link5_subspace_v_y
+        + link5_position_y * link5_coriolis_row_f_x
+        + link5_subspace_rate_v_y * link5_projected_inertia_f_y;
+    out[(6, 7)] = link6_coriolis_column_n_z
+        + link5_position_y * link6_coriolis_column_f_x
+        + link5_subspace_v_y * link6_coriolis_column_f_y;
+    out[(7, 0)] = link6_coriolis_row_f_x;
+    out[(7, 1)] = link6_coriolis_row_f_y;
+    out[(7, 2)] = base_angle_subspace_rate_v_y * link6_projected_inertia_f_y
+        + q[1] * link6_coriolis_row_f_x + link6_coriolis_row_n_z
+        + link6_coriolis_row_f_y * base_angle_subspace_v_y
+        + link6_projected_inertia_f_x * qd[1];
+    out[(7, 3)] = link2_position_y * link6_coriolis_row_f_x
+        + link2_subspace_rate_v_y * link6_projected_inertia_f_y
+        + link2_subspace_rate_v_x * link6_projected_inertia_f_x + link6_coriolis_row_n_z
+        + link6_coriolis_row_f_y * link2_subspace_v_y;
+    out[(7, 4)] = link3_position_y * link6_coriolis_row_f_x
+        + link6_projected_inertia_f_y * link3_subspace_rate_v_y + link6_coriolis_row_n_z
+        + link6_coriolis_row_f_y * link3_subspace_v_y
+        + link3_subspace_rate_v_x * link6_projected_inertia_f_x;
+    out[(7, 5)] = link4_subspace_rate_v_x * link6_projected_inertia_f_x
+        + link6_projected_inertia_f_y * link4_subspace_rate_v_y
+        + link6_coriolis_row_f_y * link4_subspace_v_y
+        + link4_position_y * link6_coriolis_row_f_x + link6_coriolis_row_n_z;
+    out[(7, 6)] = link5_position_y * link6_coriolis_row_f_x
+        + link6_projected_inertia_f_y * link5_subspace_rate_v_y
+        + link5_subspace_rate_v_x * link6_projected_inertia_f_x
+        + link6_coriolis_row_f_y * link5_subspace_v_y + link6_coriolis_row_n_z;
+    out[(7, 7)] = link6_subspace_rate_v_y * link6_projected_inertia_f_y
+        + link6_position_y * link6_coriolis_row_f_x
+        + link6_coriolis_row_f_y * link6_subspace_v_y
+        + link6_subspace_rate_v_x * link6_projected_inertia_f_x + link6_coriolis_row_n_z;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -1333,365 +1097,391 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = 6.0 * p.link_mass;
-    let t1 = -(cache.values[1] * p.link_length);
-    let t2 = t1 - 0.5 * p.link_length * cache.values[3];
-    let t3 = -(p.link_length * cache.values[3]);
-    let t4 = -(p.link_length * cache.values[7]);
-    let t5 = -(0.5 * p.link_length * cache.values[9]);
-    let t6 = -(p.link_length * cache.values[5]);
-    let t7 = t1 + t3 + t4 + t5 + t6;
-    let t8 = -(0.5 * p.link_length * cache.values[5]);
-    let t9 = t1 + t3 + t8;
-    let t10 = -(p.link_length * cache.values[9]);
-    let t11 = -(0.5 * p.link_length * cache.values[11]);
-    let t12 = t1 + t10 + t3 + t11 + t4 + t6;
-    let t13 = -(0.5 * p.link_length * cache.values[7]);
-    let t14 = t1 + t13 + t3 + t6;
-    let t15 = t2 * p.link_mass + p.link_mass * t7 + t9 * p.link_mass + p.link_mass * t12
-        + p.link_mass * t14 - 0.5 * cache.values[1] * p.link_length * p.link_mass;
-    let t16 = t3 + t4 + t5 + t6;
-    let t17 = t13 + t3 + t6;
-    let t18 = t10 + t3 + t11 + t4 + t6;
-    let t19 = t3 + t8;
-    let t20 = t16 * p.link_mass + t17 * p.link_mass + t18 * p.link_mass
-        + t19 * p.link_mass - 0.5 * p.link_length * cache.values[3] * p.link_mass;
-    let t21 = t10 + t11 + t4 + t6;
-    let t22 = t13 + t6;
-    let t23 = t4 + t5 + t6;
-    let t24 = t21 * p.link_mass + t22 * p.link_mass + p.link_mass * t23
-        - 0.5 * p.link_length * cache.values[5] * p.link_mass;
-    let t25 = t4 + t5;
-    let t26 = t10 + t11 + t4;
-    let t27 = t25 * p.link_mass + p.link_mass * t26
-        - 0.5 * p.link_length * p.link_mass * cache.values[7];
-    let t28 = t10 + t11;
-    let t29 = t28 * p.link_mass - 0.5 * p.link_length * p.link_mass * cache.values[9];
-    let t30 = -(0.5 * p.link_length * cache.values[11] * p.link_mass);
-    let t31 = p.link_length * cache.values[0];
-    let t32 = p.link_length * cache.values[2];
-    let t33 = 0.5 * p.link_length * cache.values[4];
-    let t34 = t31 + t32 + t33;
-    let t35 = 0.5 * p.link_length * cache.values[10];
-    let t36 = p.link_length * cache.values[4];
-    let t37 = p.link_length * cache.values[8];
-    let t38 = p.link_length * cache.values[6];
-    let t39 = t31 + t35 + t32 + t36 + t37 + t38;
-    let t40 = t31 + 0.5 * p.link_length * cache.values[2];
-    let t41 = 0.5 * p.link_length * cache.values[8];
-    let t42 = t31 + t32 + t36 + t38 + t41;
-    let t43 = 0.5 * p.link_length * cache.values[6];
-    let t44 = t31 + t32 + t36 + t43;
-    let t45 = p.link_mass * t34 + 0.5 * p.link_length * cache.values[0] * p.link_mass
-        + t39 * p.link_mass + p.link_mass * t40 + p.link_mass * t42 + t44 * p.link_mass;
-    let t46 = t32 + t33;
-    let t47 = t32 + t36 + t38 + t41;
-    let t48 = t32 + t36 + t43;
-    let t49 = t35 + t32 + t36 + t37 + t38;
-    let t50 = t46 * p.link_mass + p.link_mass * t47 + p.link_mass * t48
-        + t49 * p.link_mass + 0.5 * p.link_length * p.link_mass * cache.values[2];
-    let t51 = t36 + t38 + t41;
-    let t52 = t36 + t43;
-    let t53 = t35 + t36 + t37 + t38;
-    let t54 = 0.5 * p.link_length * p.link_mass * cache.values[4] + p.link_mass * t51
-        + t52 * p.link_mass + t53 * p.link_mass;
-    let t55 = t35 + t37 + t38;
-    let t56 = t38 + t41;
-    let t57 = p.link_mass * t55 + t56 * p.link_mass
-        + 0.5 * p.link_length * p.link_mass * cache.values[6];
-    let t58 = t35 + t37;
-    let t59 = p.link_mass * t58 + 0.5 * p.link_length * cache.values[8] * p.link_mass;
-    let t60 = 0.5 * p.link_length * p.link_mass * cache.values[10];
-    let t61 = p.link_length * p.link_length;
-    let t62 = 5.0 * p.link_inertia;
-    let t63 = t62 + p.link_mass * (t49 * t39 + t18 * t12)
-        + p.link_mass * (t42 * t47 + t16 * t7) + p.link_mass * (t46 * t34 + t9 * t19)
-        + (t44 * t48 + t17 * t14) * p.link_mass
-        + (0.5 * p.link_length * t40 * cache.values[2]
-            - 0.5 * p.link_length * cache.values[3] * t2) * p.link_mass;
-    let t64 = 4.0 * p.link_inertia;
-    let t65 = t64 + p.link_mass * (t52 * t44 + t22 * t14)
-        + p.link_mass * (t21 * t12 + t39 * t53) + (t42 * t51 + t7 * t23) * p.link_mass
-        + (0.5 * p.link_length * cache.values[4] * t34
-            - 0.5 * t9 * p.link_length * cache.values[5]) * p.link_mass;
-    let t66 = 3.0 * p.link_inertia;
-    let t67 = p.link_mass * (t39 * t55 + t12 * t26)
-        + (0.5 * p.link_length * t44 * cache.values[6]
-            - 0.5 * p.link_length * cache.values[7] * t14) * p.link_mass + t66
-        + (t25 * t7 + t56 * t42) * p.link_mass;
-    let t68 = 2.0 * p.link_inertia;
-    let t69 = p.link_mass
-        * (0.5 * p.link_length * cache.values[8] * t42
-            - 0.5 * p.link_length * t7 * cache.values[9])
-        + p.link_mass * (t28 * t12 + t39 * t58) + t68;
-    let t70 = (0.5 * t39 * p.link_length * cache.values[10]
-        - 0.5 * p.link_length * cache.values[11] * t12) * p.link_mass + p.link_inertia;
-    let t71 = t64 + (t22 * t17 + t52 * t48) * p.link_mass
-        + (t47 * t51 + t16 * t23) * p.link_mass
-        + p.link_mass
-            * (0.5 * t46 * p.link_length * cache.values[4]
-                - 0.5 * p.link_length * t19 * cache.values[5])
-        + (t49 * t53 + t18 * t21) * p.link_mass;
-    let t72 = p.link_mass
-        * (0.5 * p.link_length * cache.values[6] * t48
-            - 0.5 * p.link_length * t17 * cache.values[7]) + t66
-        + (t49 * t55 + t18 * t26) * p.link_mass + (t56 * t47 + t16 * t25) * p.link_mass;
-    let t73 = (0.5 * p.link_length * cache.values[8] * t47
-        - 0.5 * p.link_length * t16 * cache.values[9]) * p.link_mass
-        + p.link_mass * (t28 * t18 + t49 * t58) + t68;
-    let t74 = (0.5 * t49 * p.link_length * cache.values[10]
-        - 0.5 * t18 * p.link_length * cache.values[11]) * p.link_mass + p.link_inertia;
-    let t75 = p.link_mass * (t21 * t26 + t53 * t55) + t66
-        + p.link_mass
-            * (0.5 * t52 * p.link_length * cache.values[6]
-                - 0.5 * p.link_length * t22 * cache.values[7])
-        + p.link_mass * (t25 * t23 + t56 * t51);
-    let t76 = (t28 * t21 + t53 * t58) * p.link_mass
-        + (0.5 * p.link_length * cache.values[8] * t51
-            - 0.5 * p.link_length * cache.values[9] * t23) * p.link_mass + t68;
-    let t77 = p.link_inertia
-        + (0.5 * p.link_length * t53 * cache.values[10]
-            - 0.5 * p.link_length * cache.values[11] * t21) * p.link_mass;
-    let t78 = (0.5 * p.link_length * cache.values[8] * t56
-        - 0.5 * p.link_length * t25 * cache.values[9]) * p.link_mass
-        + (t55 * t58 + t28 * t26) * p.link_mass + t68;
-    let t79 = p.link_inertia
-        + (0.5 * p.link_length * t55 * cache.values[10]
-            - 0.5 * p.link_length * cache.values[11] * t26) * p.link_mass;
-    let t80 = p.link_inertia
-        + p.link_mass
-            * (0.5 * p.link_length * cache.values[10] * t58
-                - 0.5 * t28 * p.link_length * cache.values[11]);
-    let t81 = -(0.5 * p.link_length * cache.values[10]);
-    let t82 = -(p.link_length * cache.values[8]);
-    let t83 = t81 + t82;
-    let t84 = -(0.5 * p.link_length * qd[7] * cache.values[10]);
-    let t85 = qd[6] * t83;
-    let t86 = -(p.link_length * cache.values[6]);
-    let t87 = t86 + t81 + t82;
-    let t88 = t87 * qd[5];
-    let t89 = -(p.link_length * cache.values[4]);
-    let t90 = -(p.link_length * cache.values[2]);
-    let t91 = t86 + t89 + t81 + t90 + t82;
-    let t92 = t91 * qd[3];
-    let t93 = -(p.link_length * cache.values[0]);
-    let t94 = t86 + t89 + t81 + t82;
-    let t95 = qd[4] * t94;
-    let t96 = qd[6] * (qd[4] * t83 + qd[3] * t83 + t84 + qd[5] * t83 + qd[2] * t83 + t85)
-        + qd[7]
-            * (t84 - 0.5 * p.link_length * qd[5] * cache.values[10]
-                - 0.5 * p.link_length * qd[2] * cache.values[10]
-                - 0.5 * p.link_length * cache.values[10] * qd[3]
-                - 0.5 * p.link_length * qd[4] * cache.values[10]
-                - 0.5 * qd[6] * p.link_length * cache.values[10])
-        + qd[2]
-            * (t88 + t84 + t92 + qd[2] * (t86 + t89 + t93 + t81 + t90 + t82) + t95 + t85)
-        + qd[5] * (t88 + t84 + t87 * qd[4] + t87 * qd[3] + t85 + t87 * qd[2])
-        + (t88 + t91 * qd[2] + t84 + t92 + t95 + t85) * qd[3]
-        + (qd[2] * t94 + t88 + qd[3] * t94 + t84 + t95 + t85) * qd[4];
-    let t97 = -(0.5 * p.link_length * qd[3] * cache.values[2]);
-    let t98 = (t97 - 0.5 * p.link_length * qd[2] * cache.values[2]) * qd[3]
-        + (t97 + qd[2] * (t93 - 0.5 * p.link_length * cache.values[2])) * qd[2];
-    let t99 = -(0.5 * qd[6] * p.link_length * cache.values[8]);
-    let t100 = -(0.5 * p.link_length * cache.values[8]);
-    let t101 = t86 + t100;
-    let t102 = t101 * qd[5];
-    let t103 = t86 + t89 + t100;
-    let t104 = t103 * qd[4];
-    let t105 = t86 + t89 + t90 + t100;
-    let t106 = qd[3] * t105;
-    let t107 = (t99 + t101 * qd[4] + t101 * qd[2] + t101 * qd[3] + t102) * qd[5]
-        + qd[4] * (t99 + t103 * qd[3] + t104 + t103 * qd[2] + t102)
-        + qd[2] * (t99 + t104 + t106 + qd[2] * (t86 + t89 + t93 + t90 + t100) + t102)
-        + (t99 - 0.5 * p.link_length * cache.values[8] * qd[5]
-            - 0.5 * p.link_length * cache.values[8] * qd[2]
-            - 0.5 * p.link_length * cache.values[8] * qd[4]
-            - 0.5 * p.link_length * cache.values[8] * qd[3]) * qd[6]
-        + (t99 + t104 + t106 + qd[2] * t105 + t102) * qd[3];
-    let t108 = -(0.5 * p.link_length * qd[4] * cache.values[4]);
-    let t109 = -(0.5 * p.link_length * cache.values[4]);
-    let t110 = t109 + t90;
-    let t111 = t110 * qd[3];
-    let t112 = qd[4]
-        * (t108 - 0.5 * p.link_length * qd[3] * cache.values[4]
-            - 0.5 * p.link_length * qd[2] * cache.values[4])
-        + (t111 + t108 + t110 * qd[2]) * qd[3]
-        + ((t109 + t93 + t90) * qd[2] + t111 + t108) * qd[2];
-    let t113 = qd[2] * qd[2];
-    let t114 = -(0.5 * p.link_length * qd[5] * cache.values[6]);
-    let t115 = -(0.5 * p.link_length * cache.values[6]);
-    let t116 = t89 + t115;
-    let t117 = qd[4] * t116;
-    let t118 = t89 + t115 + t90;
-    let t119 = t118 * qd[3];
-    let t120 = qd[5]
-        * (t114 - 0.5 * p.link_length * qd[4] * cache.values[6]
-            - 0.5 * p.link_length * qd[3] * cache.values[6]
-            - 0.5 * p.link_length * qd[2] * cache.values[6])
-        + qd[4] * (t116 * qd[2] + t117 + t116 * qd[3] + t114)
-        + qd[2] * ((t89 + t115 + t93 + t90) * qd[2] + t117 + t114 + t119)
-        + (t117 + t118 * qd[2] + t114 + t119) * qd[3];
-    let t121 = -(0.5 * p.link_length * cache.values[11] * qd[7]);
-    let t122 = qd[6] * t28;
-    let t123 = qd[5] * t26;
-    let t124 = t21 * qd[4];
-    let t125 = t18 * qd[3];
-    let t126 = qd[4] * (t121 + t21 * qd[2] + t122 + t21 * qd[3] + t123 + t124)
-        + (t125 + t121 + qd[2] * t12 + t122 + t123 + t124) * qd[2]
-        + qd[7]
-            * (t121 - 0.5 * qd[6] * p.link_length * cache.values[11]
-                - 0.5 * p.link_length * cache.values[11] * qd[2]
-                - 0.5 * p.link_length * cache.values[11] * qd[3]
-                - 0.5 * p.link_length * cache.values[11] * qd[4]
-                - 0.5 * p.link_length * cache.values[11] * qd[5])
-        + qd[6] * (t28 * qd[2] + t121 + t28 * qd[3] + t122 + t28 * qd[4] + t28 * qd[5])
-        + (t18 * qd[2] + t125 + t121 + t122 + t123 + t124) * qd[3]
-        + (t121 + qd[3] * t26 + t122 + qd[2] * t26 + t123 + qd[4] * t26) * qd[5];
-    let t127 = -(0.5 * p.link_length * qd[5] * cache.values[7]);
-    let t128 = qd[4] * t22;
-    let t129 = t17 * qd[3];
-    let t130 = (t127 + t128 + t22 * qd[3] + t22 * qd[2]) * qd[4]
-        + (t127 + t128 + t17 * qd[2] + t129) * qd[3]
-        + qd[5]
-            * (t127 - 0.5 * p.link_length * qd[4] * cache.values[7]
-                - 0.5 * p.link_length * cache.values[7] * qd[3]
-                - 0.5 * p.link_length * cache.values[7] * qd[2])
-        + qd[2] * (t127 + t128 + qd[2] * t14 + t129);
-    let t131 = t19 * qd[3];
-    let t132 = -(0.5 * p.link_length * cache.values[5] * qd[4]);
-    let t133 = (t131 + t9 * qd[2] + t132) * qd[2] + (t131 + t19 * qd[2] + t132) * qd[3]
-        + qd[4]
-            * (t132 - 0.5 * p.link_length * cache.values[5] * qd[2]
-                - 0.5 * p.link_length * cache.values[5] * qd[3]);
-    let t134 = t16 * qd[3];
-    let t135 = t25 * qd[5];
-    let t136 = -(0.5 * qd[6] * p.link_length * cache.values[9]);
-    let t137 = qd[4] * t23;
-    let t138 = (t134 + t135 + t136 + t137 + t16 * qd[2]) * qd[3]
-        + (t135 + qd[2] * t23 + t136 + t137 + qd[3] * t23) * qd[4]
-        + qd[2] * (t134 + t135 + t136 + qd[2] * t7 + t137)
-        + qd[5] * (t25 * qd[2] + t135 + t25 * qd[4] + t136 + t25 * qd[3])
-        + qd[6]
-            * (t136 - 0.5 * p.link_length * qd[5] * cache.values[9]
-                - 0.5 * p.link_length * qd[3] * cache.values[9]
-                - 0.5 * p.link_length * qd[2] * cache.values[9]
-                - 0.5 * p.link_length * qd[4] * cache.values[9]);
-    let t139 = -(0.5 * p.link_length * cache.values[3] * qd[3]);
-    let t140 = (t139 - 0.5 * p.link_length * cache.values[3] * qd[2]) * qd[3]
-        + qd[2] * (t139 + t2 * qd[2]);
-    mass_matrix[(0, 0)] = t0;
-    mass_matrix[(0, 2)] = t15;
-    mass_matrix[(2, 0)] = t15;
-    mass_matrix[(0, 3)] = t20;
-    mass_matrix[(3, 0)] = t20;
-    mass_matrix[(0, 4)] = t24;
-    mass_matrix[(4, 0)] = t24;
-    mass_matrix[(0, 5)] = t27;
-    mass_matrix[(5, 0)] = t27;
-    mass_matrix[(0, 6)] = t29;
-    mass_matrix[(6, 0)] = t29;
-    mass_matrix[(0, 7)] = t30;
-    mass_matrix[(7, 0)] = t30;
-    mass_matrix[(1, 1)] = t0;
-    mass_matrix[(1, 2)] = t45;
-    mass_matrix[(2, 1)] = t45;
-    mass_matrix[(1, 3)] = t50;
-    mass_matrix[(3, 1)] = t50;
-    mass_matrix[(1, 4)] = t54;
-    mass_matrix[(4, 1)] = t54;
-    mass_matrix[(1, 5)] = t57;
-    mass_matrix[(5, 1)] = t57;
-    mass_matrix[(1, 6)] = t59;
-    mass_matrix[(6, 1)] = t59;
-    mass_matrix[(1, 7)] = t60;
-    mass_matrix[(7, 1)] = t60;
-    mass_matrix[(2, 2)] = (t39 * t39 + t12 * t12) * p.link_mass
-        + p.link_mass * (t7 * t7 + t42 * t42) + 6.0 * p.link_inertia
-        + p.link_mass * (t40 * t40 + t2 * t2)
-        + (0.25 * t61 * (cache.values[1] * cache.values[1])
-            + 0.25 * t61 * (cache.values[0] * cache.values[0])) * p.link_mass
-        + (t14 * t14 + t44 * t44) * p.link_mass + (t9 * t9 + t34 * t34) * p.link_mass;
-    mass_matrix[(2, 3)] = t63;
-    mass_matrix[(3, 2)] = t63;
-    mass_matrix[(2, 4)] = t65;
-    mass_matrix[(4, 2)] = t65;
-    mass_matrix[(2, 5)] = t67;
-    mass_matrix[(5, 2)] = t67;
-    mass_matrix[(2, 6)] = t69;
-    mass_matrix[(6, 2)] = t69;
-    mass_matrix[(2, 7)] = t70;
-    mass_matrix[(7, 2)] = t70;
-    mass_matrix[(3, 3)] = (0.25 * t61 * (cache.values[2] * cache.values[2])
-        + 0.25 * t61 * (cache.values[3] * cache.values[3])) * p.link_mass
-        + (t49 * t49 + t18 * t18) * p.link_mass + t62
-        + p.link_mass * (t16 * t16 + t47 * t47) + p.link_mass * (t48 * t48 + t17 * t17)
-        + p.link_mass * (t46 * t46 + t19 * t19);
-    mass_matrix[(3, 4)] = t71;
-    mass_matrix[(4, 3)] = t71;
-    mass_matrix[(3, 5)] = t72;
-    mass_matrix[(5, 3)] = t72;
-    mass_matrix[(3, 6)] = t73;
-    mass_matrix[(6, 3)] = t73;
-    mass_matrix[(3, 7)] = t74;
-    mass_matrix[(7, 3)] = t74;
-    mass_matrix[(4, 4)] = (t21 * t21 + t53 * t53) * p.link_mass + t64
-        + p.link_mass * (t22 * t22 + t52 * t52) + (t23 * t23 + t51 * t51) * p.link_mass
-        + (0.25 * t61 * (cache.values[5] * cache.values[5])
-            + 0.25 * t61 * (cache.values[4] * cache.values[4])) * p.link_mass;
-    mass_matrix[(4, 5)] = t75;
-    mass_matrix[(5, 4)] = t75;
-    mass_matrix[(4, 6)] = t76;
-    mass_matrix[(6, 4)] = t76;
-    mass_matrix[(4, 7)] = t77;
-    mass_matrix[(7, 4)] = t77;
-    mass_matrix[(5, 5)] = (t55 * t55 + t26 * t26) * p.link_mass + t66
-        + p.link_mass
-            * (0.25 * t61 * (cache.values[7] * cache.values[7])
-                + 0.25 * t61 * (cache.values[6] * cache.values[6]))
-        + (t56 * t56 + t25 * t25) * p.link_mass;
-    mass_matrix[(5, 6)] = t78;
-    mass_matrix[(6, 5)] = t78;
-    mass_matrix[(5, 7)] = t79;
-    mass_matrix[(7, 5)] = t79;
-    mass_matrix[(6, 6)] = (0.25 * t61 * (cache.values[8] * cache.values[8])
-        + 0.25 * t61 * (cache.values[9] * cache.values[9])) * p.link_mass + t68
-        + (t28 * t28 + t58 * t58) * p.link_mass;
-    mass_matrix[(6, 7)] = t80;
-    mass_matrix[(7, 6)] = t80;
-    mass_matrix[(7, 7)] = p.link_inertia
-        + p.link_mass
-            * (0.25 * (cache.values[11] * cache.values[11]) * t61
-                + 0.25 * t61 * (cache.values[10] * cache.values[10]));
-    coriolis[0] = p.link_mass * t96 + p.link_mass * t98 + p.link_mass * t107
-        + t112 * p.link_mass + p.link_mass * t120
-        - 0.5 * p.link_length * cache.values[0] * p.link_mass * t113;
-    coriolis[1] = t126 * p.link_mass + t130 * p.link_mass + p.link_mass * t133
-        + p.link_mass * t138 + p.link_mass * t140
-        - 0.5 * cache.values[1] * p.link_length * p.link_mass * t113;
-    coriolis[2] = p.link_mass * t42 * t138 + t2 * p.link_mass * t98
-        + p.link_mass * t7 * t107 + p.link_mass * t140 * t40 + p.link_mass * t12 * t96
-        + t126 * t39 * p.link_mass + t130 * t44 * p.link_mass + p.link_mass * t120 * t14
-        + t9 * t112 * p.link_mass + p.link_mass * t133 * t34;
-    coriolis[3] = 0.5 * p.link_length * p.link_mass * t140 * cache.values[2]
-        + p.link_mass * t47 * t138 + t46 * p.link_mass * t133 + t16 * p.link_mass * t107
-        + t18 * p.link_mass * t96 + t19 * t112 * p.link_mass + t17 * p.link_mass * t120
-        + t126 * t49 * p.link_mass + t130 * p.link_mass * t48
-        - 0.5 * p.link_length * cache.values[3] * p.link_mass * t98;
-    coriolis[4] = t52 * t130 * p.link_mass + t126 * t53 * p.link_mass
-        + t22 * p.link_mass * t120 + t21 * p.link_mass * t96 + p.link_mass * t107 * t23
-        + 0.5 * p.link_length * p.link_mass * t133 * cache.values[4]
-        + p.link_mass * t51 * t138
-        - 0.5 * p.link_length * cache.values[5] * t112 * p.link_mass;
-    coriolis[5] = t25 * p.link_mass * t107 + t126 * p.link_mass * t55
-        + 0.5 * p.link_length * t130 * p.link_mass * cache.values[6]
-        + t56 * p.link_mass * t138 + p.link_mass * t96 * t26
-        - 0.5 * p.link_length * p.link_mass * cache.values[7] * t120;
-    coriolis[6] = t126 * p.link_mass * t58
-        + 0.5 * p.link_length * cache.values[8] * p.link_mass * t138
-        + t28 * p.link_mass * t96
-        - 0.5 * p.link_length * p.link_mass * t107 * cache.values[9];
-    coriolis[7] = 0.5 * t126 * p.link_length * p.link_mass * cache.values[10]
-        - 0.5 * p.link_length * cache.values[11] * p.link_mass * t96;
+    let link5_composite_inertia_m = p.link_mass + p.link_mass;
+    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
+    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
+    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
+    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let link2_inertia_h_y = p.link_mass * link2_com_y;
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let link6_inertia_h_y = link6_com_y * p.link_mass;
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link5_inertia_h_y = link5_com_y * p.link_mass;
+    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
+    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
+    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let link1_inertia_h_y = link1_com_y * p.link_mass;
+    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
+    let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
+    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
+        + base_x_projected_inertia_n_z;
+    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_y
+        - link2_composite_inertia_h_y;
+    let link3_projected_inertia_f_x = link3_position_y * link3_composite_inertia_m
+        - link3_composite_inertia_h_y;
+    let link4_projected_inertia_f_x = link4_position_y * link4_composite_inertia_m
+        - link4_composite_inertia_h_y;
+    let link5_projected_inertia_f_x = link5_position_y * link5_composite_inertia_m
+        - link5_composite_inertia_h_y;
+    let link6_projected_inertia_f_x = link6_position_y * p.link_mass - link6_inertia_h_y;
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
+    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
+    let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
+        * link1_composite_inertia_m + link1_composite_inertia_h_x;
+    let link2_subspace_v_y = -link2_position_x;
+    let link2_projected_inertia_f_y = link2_subspace_v_y * link2_composite_inertia_m
+        + link2_composite_inertia_h_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link3_projected_inertia_f_y = link3_composite_inertia_h_x
+        + link3_composite_inertia_m * link3_subspace_v_y;
+    let link4_subspace_v_y = -link4_position_x;
+    let link4_projected_inertia_f_y = link4_composite_inertia_h_x
+        + link4_subspace_v_y * link4_composite_inertia_m;
+    let link5_subspace_v_y = -link5_position_x;
+    let link5_projected_inertia_f_y = link5_composite_inertia_m * link5_subspace_v_y
+        + link5_composite_inertia_h_x;
+    let link6_subspace_v_y = -link6_position_x;
+    let link6_projected_inertia_f_y = link6_inertia_h_x
+        + link6_subspace_v_y * p.link_mass;
+    let link1_inertia_i_22 = (link1_com_x * link1_com_x + link1_com_y * link1_com_y)
+        * p.link_mass + p.link_inertia;
+    let link4_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link4_com_x * link4_com_x + link4_com_y * link4_com_y);
+    let link5_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link5_com_y * link5_com_y + link5_com_x * link5_com_x);
+    let link6_inertia_i_22 = (link6_com_x * link6_com_x + link6_com_y * link6_com_y)
+        * p.link_mass + p.link_inertia;
+    let link5_composite_inertia_i_22 = link5_inertia_i_22 + link6_inertia_i_22;
+    let link4_composite_inertia_i_22 = link4_inertia_i_22 + link5_composite_inertia_i_22;
+    let link3_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link3_com_y * link3_com_y + link3_com_x * link3_com_x);
+    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22 + link3_inertia_i_22;
+    let link2_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link2_com_x * link2_com_x + link2_com_y * link2_com_y);
+    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22 + link2_inertia_i_22;
+    let link1_composite_inertia_i_22 = link1_inertia_i_22 + link2_composite_inertia_i_22;
+    let base_angle_projected_inertia_n_z = base_angle_subspace_v_y
+        * link1_composite_inertia_h_x + link1_composite_inertia_i_22
+        - q[1] * link1_composite_inertia_h_y;
+    let link2_projected_inertia_n_z = link2_subspace_v_y * link2_composite_inertia_h_x
+        + link2_composite_inertia_i_22 - link2_composite_inertia_h_y * link2_position_y;
+    let t1 = link2_projected_inertia_n_z
+        + link2_projected_inertia_f_y * base_angle_subspace_v_y
+        + q[1] * link2_projected_inertia_f_x;
+    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
+        + link3_composite_inertia_h_x * link3_subspace_v_y
+        - link3_position_y * link3_composite_inertia_h_y;
+    let t2 = link3_projected_inertia_n_z
+        + base_angle_subspace_v_y * link3_projected_inertia_f_y
+        + q[1] * link3_projected_inertia_f_x;
+    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
+        + link4_composite_inertia_h_x * link4_subspace_v_y
+        - link4_position_y * link4_composite_inertia_h_y;
+    let t3 = link4_projected_inertia_n_z
+        + base_angle_subspace_v_y * link4_projected_inertia_f_y
+        + q[1] * link4_projected_inertia_f_x;
+    let link5_projected_inertia_n_z = link5_composite_inertia_h_x * link5_subspace_v_y
+        + link5_composite_inertia_i_22 - link5_position_y * link5_composite_inertia_h_y;
+    let t4 = base_angle_subspace_v_y * link5_projected_inertia_f_y
+        + link5_projected_inertia_n_z + q[1] * link5_projected_inertia_f_x;
+    let link6_projected_inertia_n_z = link6_subspace_v_y * link6_inertia_h_x
+        + link6_inertia_i_22 - link6_position_y * link6_inertia_h_y;
+    let t5 = link6_projected_inertia_n_z
+        + link6_projected_inertia_f_y * base_angle_subspace_v_y
+        + q[1] * link6_projected_inertia_f_x;
+    let t6 = link3_projected_inertia_n_z + link2_position_y * link3_projected_inertia_f_x
+        + link2_subspace_v_y * link3_projected_inertia_f_y;
+    let t7 = link4_projected_inertia_n_z + link2_position_y * link4_projected_inertia_f_x
+        + link2_subspace_v_y * link4_projected_inertia_f_y;
+    let t8 = link2_position_y * link5_projected_inertia_f_x
+        + link2_subspace_v_y * link5_projected_inertia_f_y + link5_projected_inertia_n_z;
+    let t9 = link6_projected_inertia_n_z
+        + link2_subspace_v_y * link6_projected_inertia_f_y
+        + link2_position_y * link6_projected_inertia_f_x;
+    let t10 = link4_projected_inertia_n_z
+        + link4_projected_inertia_f_y * link3_subspace_v_y
+        + link3_position_y * link4_projected_inertia_f_x;
+    let t11 = link5_projected_inertia_f_x * link3_position_y
+        + link5_projected_inertia_f_y * link3_subspace_v_y + link5_projected_inertia_n_z;
+    let t12 = link6_projected_inertia_n_z
+        + link3_position_y * link6_projected_inertia_f_x
+        + link6_projected_inertia_f_y * link3_subspace_v_y;
+    let t13 = link4_subspace_v_y * link5_projected_inertia_f_y
+        + link5_projected_inertia_n_z + link4_position_y * link5_projected_inertia_f_x;
+    let t14 = link4_position_y * link6_projected_inertia_f_x
+        + link6_projected_inertia_n_z + link6_projected_inertia_f_y * link4_subspace_v_y;
+    let t15 = link6_projected_inertia_n_z
+        + link6_projected_inertia_f_y * link5_subspace_v_y
+        + link5_position_y * link6_projected_inertia_f_x;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
+    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
+    let link5_momentum_f_y = link5_velocity_w_z * link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * link6_inertia_h_x;
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * link6_subspace_v_y;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * link4_subspace_v_y;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y - link2_subspace_v_y * qd[2];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let link2_bias_v_x = link2_subspace_rate_v_x * qd[3] + base_angle_bias_v_x;
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * link3_subspace_v_y;
+    let link3_bias_v_x = link2_bias_v_x + qd[4] * link3_subspace_rate_v_x;
+    let link4_bias_v_x = qd[5] * link4_subspace_rate_v_x + link3_bias_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - link5_subspace_v_y * link4_velocity_w_z;
+    let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
+    let link6_bias_v_x = link6_subspace_rate_v_x * qd[7] + link5_bias_v_x;
+    let link6_composite_force_f_x = p.link_mass * link6_bias_v_x
+        - link6_velocity_w_z * link6_momentum_f_y;
+    let link5_composite_force_f_x = link6_composite_force_f_x
+        + p.link_mass * link5_bias_v_x - link5_velocity_w_z * link5_momentum_f_y;
+    let link4_momentum_f_y = link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link4_composite_force_f_x = link5_composite_force_f_x
+        + link4_bias_v_x * p.link_mass - link4_velocity_w_z * link4_momentum_f_y;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * link3_inertia_h_x;
+    let link3_composite_force_f_x = link4_composite_force_f_x
+        + link3_bias_v_x * p.link_mass - link3_momentum_f_y * link3_velocity_w_z;
+    let link2_composite_force_f_x = link3_composite_force_f_x
+        + p.link_mass * link2_bias_v_x - link2_momentum_f_y * link2_velocity_w_z;
+    let link1_momentum_f_y = qd[2] * link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_composite_force_f_x = link2_composite_force_f_x
+        + p.link_mass * base_angle_bias_v_x - qd[2] * link1_momentum_f_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_subspace_rate_v_y = link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link2_subspace_rate_v_y = link2_position_y * qd[2] - base_angle_velocity_v_x;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let link2_bias_v_y = link2_subspace_rate_v_y * qd[3] + base_angle_bias_v_y;
+    let link3_bias_v_y = qd[4] * link3_subspace_rate_v_y + link2_bias_v_y;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
+    let link4_subspace_rate_v_y = link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_bias_v_y = link3_bias_v_y + qd[5] * link4_subspace_rate_v_y;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - link4_inertia_h_y * link4_velocity_w_z;
+    let link5_subspace_rate_v_y = link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link5_bias_v_y = qd[6] * link5_subspace_rate_v_y + link4_bias_v_y;
+    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * link5_inertia_h_y;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * link6_position_y
+        - link5_velocity_v_x;
+    let link6_bias_v_y = link5_bias_v_y + link6_subspace_rate_v_y * qd[7];
+    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * link6_inertia_h_y;
+    let link6_composite_force_f_y = p.link_mass * link6_bias_v_y
+        + link6_velocity_w_z * link6_momentum_f_x;
+    let link5_composite_force_f_y = link5_bias_v_y * p.link_mass
+        + link5_velocity_w_z * link5_momentum_f_x + link6_composite_force_f_y;
+    let link4_composite_force_f_y = p.link_mass * link4_bias_v_y
+        + link4_momentum_f_x * link4_velocity_w_z + link5_composite_force_f_y;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - link3_inertia_h_y * link3_velocity_w_z;
+    let link3_composite_force_f_y = link4_composite_force_f_y
+        + link3_bias_v_y * p.link_mass + link3_momentum_f_x * link3_velocity_w_z;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - link2_inertia_h_y * link2_velocity_w_z;
+    let link2_composite_force_f_y = link3_composite_force_f_y
+        + p.link_mass * link2_bias_v_y + link2_momentum_f_x * link2_velocity_w_z;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - link1_inertia_h_y * qd[2];
+    let link1_composite_force_f_y = link2_composite_force_f_y
+        + link1_momentum_f_x * qd[2] + p.link_mass * base_angle_bias_v_y;
+    let link6_composite_force_n_z = link6_inertia_h_x * link6_bias_v_y
+        + link6_momentum_f_y * link6_velocity_v_x - link6_inertia_h_y * link6_bias_v_x
+        - link6_momentum_f_x * link6_velocity_v_y;
+    let link5_composite_force_n_z = link5_velocity_v_x * link5_momentum_f_y
+        + link5_bias_v_y * link5_inertia_h_x + link6_composite_force_n_z
+        - link5_velocity_v_y * link5_momentum_f_x - link5_inertia_h_y * link5_bias_v_x;
+    let link4_composite_force_n_z = link4_velocity_v_x * link4_momentum_f_y
+        + link5_composite_force_n_z + link4_inertia_h_x * link4_bias_v_y
+        - link4_velocity_v_y * link4_momentum_f_x - link4_bias_v_x * link4_inertia_h_y;
+    let link3_composite_force_n_z = link3_bias_v_y * link3_inertia_h_x
+        + link3_momentum_f_y * link3_velocity_v_x + link4_composite_force_n_z
+        - link3_bias_v_x * link3_inertia_h_y - link3_momentum_f_x * link3_velocity_v_y;
+    let link2_composite_force_n_z = link2_velocity_v_x * link2_momentum_f_y
+        + link2_inertia_h_x * link2_bias_v_y + link3_composite_force_n_z
+        - link2_inertia_h_y * link2_bias_v_x - link2_velocity_v_y * link2_momentum_f_x;
+    let link1_composite_force_n_z = link1_momentum_f_y * base_angle_velocity_v_x
+        + link1_inertia_h_x * base_angle_bias_v_y + link2_composite_force_n_z
+        - link1_inertia_h_y * base_angle_bias_v_x
+        - link1_momentum_f_x * base_angle_velocity_v_y;
+    mass_matrix[(0, 0)] = link1_composite_inertia_m;
+    mass_matrix[(0, 2)] = base_angle_projected_inertia_f_x;
+    mass_matrix[(2, 0)] = base_angle_projected_inertia_f_x;
+    mass_matrix[(0, 3)] = link2_projected_inertia_f_x;
+    mass_matrix[(3, 0)] = link2_projected_inertia_f_x;
+    mass_matrix[(0, 4)] = link3_projected_inertia_f_x;
+    mass_matrix[(4, 0)] = link3_projected_inertia_f_x;
+    mass_matrix[(0, 5)] = link4_projected_inertia_f_x;
+    mass_matrix[(5, 0)] = link4_projected_inertia_f_x;
+    mass_matrix[(0, 6)] = link5_projected_inertia_f_x;
+    mass_matrix[(6, 0)] = link5_projected_inertia_f_x;
+    mass_matrix[(0, 7)] = link6_projected_inertia_f_x;
+    mass_matrix[(7, 0)] = link6_projected_inertia_f_x;
+    mass_matrix[(1, 1)] = link1_composite_inertia_m;
+    mass_matrix[(1, 2)] = base_angle_projected_inertia_f_y;
+    mass_matrix[(2, 1)] = base_angle_projected_inertia_f_y;
+    mass_matrix[(1, 3)] = link2_projected_inertia_f_y;
+    mass_matrix[(3, 1)] = link2_projected_inertia_f_y;
+    mass_matrix[(1, 4)] = link3_projected_inertia_f_y;
+    mass_matrix[(4, 1)] = link3_projected_inertia_f_y;
+    mass_matrix[(1, 5)] = link4_projected_inertia_f_y;
+    mass_matrix[(5, 1)] = link4_projected_inertia_f_y;
+    mass_matrix[(1, 6)] = link5_projected_inertia_f_y;
+    mass_matrix[(6, 1)] = link5_projected_inertia_f_y;
+    mass_matrix[(1, 7)] = link6_projected_inertia_f_y;
+    mass_matrix[(7, 1)] = link6_projected_inertia_f_y;
+    mass_matrix[(2, 2)] = base_angle_projected_inertia_f_y * base_angle_subspace_v_y
+        + base_angle_projected_inertia_n_z + q[1] * base_angle_projected_inertia_f_x;
+    mass_matrix[(2, 3)] = t1;
+    mass_matrix[(3, 2)] = t1;
+    mass_matrix[(2, 4)] = t2;
+    mass_matrix[(4, 2)] = t2;
+    mass_matrix[(2, 5)] = t3;
+    mass_matrix[(5, 2)] = t3;
+    mass_matrix[(2, 6)] = t4;
+    mass_matrix[(6, 2)] = t4;
+    mass_matrix[(2, 7)] = t5;
+    mass_matrix[(7, 2)] = t5;
+    mass_matrix[(3, 3)] = link2_subspace_v_y * link2_projected_inertia_f_y
+        + link2_projected_inertia_n_z + link2_projected_inertia_f_x * link2_position_y;
+    mass_matrix[(3, 4)] = t6;
+    mass_matrix[(4, 3)] = t6;
+    mass_matrix[(3, 5)] = t7;
+    mass_matrix[(5, 3)] = t7;
+    mass_matrix[(3, 6)] = t8;
+    mass_matrix[(6, 3)] = t8;
+    mass_matrix[(3, 7)] = t9;
+    mass_matrix[(7, 3)] = t9;
+    mass_matrix[(4, 4)] = link3_projected_inertia_f_y * link3_subspace_v_y
+        + link3_projected_inertia_n_z + link3_projected_inertia_f_x * link3_position_y;
+    mass_matrix[(4, 5)] = t10;
+    mass_matrix[(5, 4)] = t10;
+    mass_matrix[(4, 6)] = t11;
+    mass_matrix[(6, 4)] = t11;
+    mass_matrix[(4, 7)] = t12;
+    mass_matrix[(7, 4)] = t12;
+    mass_matrix[(5, 5)] = link4_projected_inertia_n_z
+        + link4_position_y * link4_projected_inertia_f_x
+        + link4_subspace_v_y * link4_projected_inertia_f_y;
+    mass_matrix[(5, 6)] = t13;
+    mass_matrix[(6, 5)] = t13;
+    mass_matrix[(5, 7)] = t14;
+    mass_matrix[(7, 5)] = t14;
+    mass_matrix[(6, 6)] = link5_position_y * link5_projected_inertia_f_x
+        + link5_projected_inertia_n_z + link5_subspace_v_y * link5_projected_inertia_f_y;
+    mass_matrix[(6, 7)] = t15;
+    mass_matrix[(7, 6)] = t15;
+    mass_matrix[(7, 7)] = link6_position_y * link6_projected_inertia_f_x
+        + link6_projected_inertia_n_z + link6_subspace_v_y * link6_projected_inertia_f_y;
+    coriolis[0] = link1_composite_force_f_x;
+    coriolis[1] = link1_composite_force_f_y;
+    coriolis[2] = link1_composite_force_n_z
+        + link1_composite_force_f_y * base_angle_subspace_v_y
+        + q[1] * link1_composite_force_f_x;
+    coriolis[3] = link2_composite_force_f_x * link2_position_y
+        + link2_subspace_v_y * link2_composite_force_f_y + link2_composite_force_n_z;
+    coriolis[4] = link3_composite_force_f_y * link3_subspace_v_y
+        + link3_position_y * link3_composite_force_f_x + link3_composite_force_n_z;
+    coriolis[5] = link4_composite_force_f_y * link4_subspace_v_y
+        + link4_position_y * link4_composite_force_f_x + link4_composite_force_n_z;
+    coriolis[6] = link5_position_y * link5_composite_force_f_x
+        + link5_subspace_v_y * link5_composite_force_f_y + link5_composite_force_n_z;
+    coriolis[7] = link6_composite_force_n_z
+        + link6_subspace_v_y * link6_composite_force_f_y
+        + link6_position_y * link6_composite_force_f_x;
 }
 /// Gravitational potential energy V(q).
 #[inline]
@@ -1709,54 +1499,104 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = p.link_length * cache.values[0];
-    let t1 = cache.values[1] * p.link_length;
-    let t2 = p.link_length * cache.values[2];
-    let t3 = p.link_length * cache.values[3];
-    let t4 = p.link_length * cache.values[4];
-    let t5 = p.link_length * cache.values[5];
-    let t6 = p.link_length * cache.values[6];
-    let t7 = p.link_length * cache.values[7];
-    let t8 = p.link_length * cache.values[8];
-    let t9 = p.link_length * cache.values[9];
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let t0 = cache.values[0] * cache.values[2];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    let head_tip_position_y = link6_position_y + p.link_length * link6_rotation_10;
     out[0][0] = q[0];
     out[0][1] = q[1];
     out[0][2] = 0.0;
-    out[1][0] = 0.5 * p.link_length * cache.values[0] + q[0];
-    out[1][1] = q[1] + 0.5 * cache.values[1] * p.link_length;
+    out[1][0] = link1_com_x;
+    out[1][1] = link1_com_y;
     out[1][2] = 0.0;
-    out[2][0] = t0 + q[0];
-    out[2][1] = q[1] + t1;
+    out[2][0] = link2_position_x;
+    out[2][1] = link2_position_y;
     out[2][2] = 0.0;
-    out[3][0] = t0 + q[0] + 0.5 * p.link_length * cache.values[2];
-    out[3][1] = q[1] + t1 + 0.5 * p.link_length * cache.values[3];
+    out[3][0] = link2_com_x;
+    out[3][1] = link2_com_y;
     out[3][2] = 0.0;
-    out[4][0] = t0 + t2 + q[0];
-    out[4][1] = q[1] + t1 + t3;
+    out[4][0] = link3_position_x;
+    out[4][1] = link3_position_y;
     out[4][2] = 0.0;
-    out[5][0] = t0 + t2 + q[0] + 0.5 * p.link_length * cache.values[4];
-    out[5][1] = q[1] + t1 + t3 + 0.5 * p.link_length * cache.values[5];
+    out[5][0] = link3_com_x;
+    out[5][1] = link3_com_y;
     out[5][2] = 0.0;
-    out[6][0] = t0 + t2 + q[0] + t4;
-    out[6][1] = q[1] + t1 + t3 + t5;
+    out[6][0] = link4_position_x;
+    out[6][1] = link4_position_y;
     out[6][2] = 0.0;
-    out[7][0] = t0 + t2 + q[0] + t4 + 0.5 * p.link_length * cache.values[6];
-    out[7][1] = q[1] + t1 + 0.5 * p.link_length * cache.values[7] + t3 + t5;
+    out[7][0] = link4_com_x;
+    out[7][1] = link4_com_y;
     out[7][2] = 0.0;
-    out[8][0] = t0 + t2 + q[0] + t4 + t6;
-    out[8][1] = q[1] + t1 + t3 + t5 + t7;
+    out[8][0] = link5_position_x;
+    out[8][1] = link5_position_y;
     out[8][2] = 0.0;
-    out[9][0] = t0 + t2 + q[0] + t4 + t6 + 0.5 * p.link_length * cache.values[8];
-    out[9][1] = q[1] + t1 + t3 + t5 + 0.5 * p.link_length * cache.values[9] + t7;
+    out[9][0] = link5_com_x;
+    out[9][1] = link5_com_y;
     out[9][2] = 0.0;
-    out[10][0] = t0 + t2 + q[0] + t4 + t8 + t6;
-    out[10][1] = q[1] + t1 + t3 + t5 + t9 + t7;
+    out[10][0] = link6_position_x;
+    out[10][1] = link6_position_y;
     out[10][2] = 0.0;
-    out[11][0] = t0 + 0.5 * p.link_length * cache.values[10] + t2 + q[0] + t4 + t8 + t6;
-    out[11][1] = q[1] + t1 + 0.5 * p.link_length * cache.values[11] + t3 + t5 + t9 + t7;
+    out[11][0] = link6_com_x;
+    out[11][1] = link6_com_y;
     out[11][2] = 0.0;
-    out[12][0] = t0 + t2 + q[0] + t4 + t8 + p.link_length * cache.values[10] + t6;
-    out[12][1] = q[1] + t1 + p.link_length * cache.values[11] + t3 + t5 + t9 + t7;
+    out[12][0] = head_tip_position_x;
+    out[12][1] = head_tip_position_y;
     out[12][2] = 0.0;
 }
 /// World velocities of the contact points.
@@ -1769,95 +1609,127 @@ pub fn contact_velocities_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = -(cache.values[1] * p.link_length);
-    let t1 = p.link_length * cache.values[0];
-    let t2 = -(p.link_length * cache.values[3]);
-    let t3 = p.link_length * cache.values[2];
-    let t4 = -(0.5 * p.link_length * cache.values[5]);
-    let t5 = 0.5 * p.link_length * cache.values[4];
-    let t6 = -(p.link_length * cache.values[5]);
-    let t7 = p.link_length * cache.values[4];
-    let t8 = -(0.5 * p.link_length * cache.values[7]);
-    let t9 = 0.5 * p.link_length * cache.values[6];
-    let t10 = -(p.link_length * cache.values[7]);
-    let t11 = p.link_length * cache.values[6];
-    let t12 = -(0.5 * p.link_length * cache.values[9]);
-    let t13 = 0.5 * p.link_length * cache.values[8];
-    let t14 = -(p.link_length * cache.values[9]);
-    let t15 = p.link_length * cache.values[8];
-    let t16 = -(0.5 * p.link_length * cache.values[11]);
-    let t17 = 0.5 * p.link_length * cache.values[10];
-    let t18 = -(p.link_length * cache.values[11]);
-    let t19 = p.link_length * cache.values[10];
-    out[0][0] = qd[0];
-    out[0][1] = qd[1];
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link2_subspace_v_y = -link2_position_x;
+    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let t0 = cache.values[0] * cache.values[2];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_subspace_v_y = -link4_position_x;
+    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_subspace_v_y = -link5_position_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_subspace_v_y = -link6_position_x;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let head_tip_position_y = link6_position_y + p.link_length * link6_rotation_10;
+    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    out[0][0] = base_angle_velocity_v_x - q[1] * qd[2];
+    out[0][1] = q[0] * qd[2] + base_angle_velocity_v_y;
     out[0][2] = 0.0;
-    out[1][0] = qd[0] - 0.5 * cache.values[1] * p.link_length * qd[2];
-    out[1][1] = 0.5 * p.link_length * cache.values[0] * qd[2] + qd[1];
+    out[1][0] = base_angle_velocity_v_x - link1_com_y * qd[2];
+    out[1][1] = base_angle_velocity_v_y + qd[2] * link1_com_x;
     out[1][2] = 0.0;
-    out[2][0] = qd[0] - cache.values[1] * p.link_length * qd[2];
-    out[2][1] = p.link_length * cache.values[0] * qd[2] + qd[1];
+    out[2][0] = link2_velocity_v_x - link2_position_y * link2_velocity_w_z;
+    out[2][1] = link2_velocity_v_y + link2_position_x * link2_velocity_w_z;
     out[2][2] = 0.0;
-    out[3][0] = (t0 - 0.5 * p.link_length * cache.values[3]) * qd[2] + qd[0]
-        - 0.5 * p.link_length * cache.values[3] * qd[3];
-    out[3][1] = 0.5 * p.link_length * qd[3] * cache.values[2]
-        + qd[2] * (t1 + 0.5 * p.link_length * cache.values[2]) + qd[1];
+    out[3][0] = link2_velocity_v_x - link2_velocity_w_z * link2_com_y;
+    out[3][1] = link2_com_x * link2_velocity_w_z + link2_velocity_v_y;
     out[3][2] = 0.0;
-    out[4][0] = (t0 + t2) * qd[2] + qd[0] - p.link_length * cache.values[3] * qd[3];
-    out[4][1] = (t1 + t3) * qd[2] + p.link_length * qd[3] * cache.values[2] + qd[1];
+    out[4][0] = link3_velocity_v_x - link3_position_y * link3_velocity_w_z;
+    out[4][1] = link3_velocity_v_y + link3_position_x * link3_velocity_w_z;
     out[4][2] = 0.0;
-    out[5][0] = (t2 + t4) * qd[3] + (t0 + t2 + t4) * qd[2] + qd[0]
-        - 0.5 * p.link_length * cache.values[5] * qd[4];
-    out[5][1] = 0.5 * p.link_length * qd[4] * cache.values[4] + qd[2] * (t1 + t3 + t5)
-        + (t3 + t5) * qd[3] + qd[1];
+    out[5][0] = link3_velocity_v_x - link3_com_y * link3_velocity_w_z;
+    out[5][1] = link3_com_x * link3_velocity_w_z + link3_velocity_v_y;
     out[5][2] = 0.0;
-    out[6][0] = (t0 + t2 + t6) * qd[2] + qd[0] + (t2 + t6) * qd[3]
-        - p.link_length * cache.values[5] * qd[4];
-    out[6][1] = (t3 + t7) * qd[3] + p.link_length * qd[4] * cache.values[4]
-        + (t1 + t3 + t7) * qd[2] + qd[1];
+    out[6][0] = link4_velocity_v_x - link4_position_y * link4_velocity_w_z;
+    out[6][1] = link4_velocity_v_y + link4_velocity_w_z * link4_position_x;
     out[6][2] = 0.0;
-    out[7][0] = qd[4] * (t8 + t6) + qd[0] + qd[2] * (t0 + t8 + t2 + t6)
-        + (t8 + t2 + t6) * qd[3] - 0.5 * p.link_length * qd[5] * cache.values[7];
-    out[7][1] = 0.5 * p.link_length * qd[5] * cache.values[6]
-        + (t1 + t3 + t7 + t9) * qd[2] + qd[3] * (t3 + t7 + t9) + (t7 + t9) * qd[4]
-        + qd[1];
+    out[7][0] = link4_velocity_v_x - link4_com_y * link4_velocity_w_z;
+    out[7][1] = link4_velocity_v_y + link4_velocity_w_z * link4_com_x;
     out[7][2] = 0.0;
-    out[8][0] = (t0 + t2 + t10 + t6) * qd[2] + (t2 + t10 + t6) * qd[3] + qd[0]
-        + qd[4] * (t10 + t6) - p.link_length * qd[5] * cache.values[7];
-    out[8][1] = qd[4] * (t7 + t11) + (t1 + t3 + t7 + t11) * qd[2]
-        + p.link_length * qd[5] * cache.values[6] + (t3 + t7 + t11) * qd[3] + qd[1];
+    out[8][0] = link5_velocity_v_x - link5_velocity_w_z * link5_position_y;
+    out[8][1] = link5_velocity_v_y + link5_velocity_w_z * link5_position_x;
     out[8][2] = 0.0;
-    out[9][0] = (t2 + t10 + t12 + t6) * qd[3] + (t10 + t12) * qd[5]
-        + qd[2] * (t0 + t2 + t10 + t12 + t6) + qd[4] * (t10 + t12 + t6) + qd[0]
-        - 0.5 * qd[6] * p.link_length * cache.values[9];
-    out[9][1] = (t1 + t3 + t7 + t11 + t13) * qd[2]
-        + 0.5 * qd[6] * p.link_length * cache.values[8] + (t3 + t7 + t11 + t13) * qd[3]
-        + (t11 + t13) * qd[5] + qd[4] * (t7 + t11 + t13) + qd[1];
+    out[9][0] = link5_velocity_v_x - link5_velocity_w_z * link5_com_y;
+    out[9][1] = link5_velocity_v_y + link5_velocity_w_z * link5_com_x;
     out[9][2] = 0.0;
-    out[10][0] = (t14 + t2 + t10 + t6) * qd[3] + qd[4] * (t14 + t10 + t6)
-        + (t14 + t10) * qd[5] + qd[0] + qd[2] * (t0 + t14 + t2 + t10 + t6)
-        - qd[6] * p.link_length * cache.values[9];
-    out[10][1] = qd[2] * (t1 + t3 + t7 + t15 + t11)
-        + qd[6] * p.link_length * cache.values[8] + (t3 + t7 + t15 + t11) * qd[3]
-        + qd[5] * (t15 + t11) + qd[4] * (t7 + t15 + t11) + qd[1];
+    out[10][0] = link6_velocity_v_x - link6_velocity_w_z * link6_position_y;
+    out[10][1] = link6_velocity_w_z * link6_position_x + link6_velocity_v_y;
     out[10][2] = 0.0;
-    out[11][0] = (t14 + t2 + t16 + t10 + t6) * qd[3]
-        + qd[2] * (t0 + t14 + t2 + t16 + t10 + t6) + qd[6] * (t14 + t16)
-        + qd[5] * (t14 + t16 + t10) + qd[0] + (t14 + t16 + t10 + t6) * qd[4]
-        - 0.5 * p.link_length * cache.values[11] * qd[7];
-    out[11][1] = qd[4] * (t17 + t7 + t15 + t11)
-        + (t1 + t17 + t3 + t7 + t15 + t11) * qd[2] + qd[6] * (t17 + t15)
-        + 0.5 * p.link_length * qd[7] * cache.values[10] + qd[5] * (t17 + t15 + t11)
-        + (t17 + t3 + t7 + t15 + t11) * qd[3] + qd[1];
+    out[11][0] = link6_velocity_v_x - link6_velocity_w_z * link6_com_y;
+    out[11][1] = link6_velocity_w_z * link6_com_x + link6_velocity_v_y;
     out[11][2] = 0.0;
-    out[12][0] = (t14 + t18 + t10 + t6) * qd[4] + (t14 + t18 + t2 + t10 + t6) * qd[3]
-        + qd[5] * (t14 + t18 + t10) + qd[6] * (t14 + t18)
-        + qd[2] * (t0 + t14 + t18 + t2 + t10 + t6) + qd[0]
-        - p.link_length * cache.values[11] * qd[7];
-    out[12][1] = (t1 + t3 + t7 + t15 + t19 + t11) * qd[2]
-        + p.link_length * qd[7] * cache.values[10] + qd[4] * (t7 + t15 + t19 + t11)
-        + (t3 + t7 + t15 + t19 + t11) * qd[3] + (t15 + t19 + t11) * qd[5]
-        + qd[6] * (t15 + t19) + qd[1];
+    out[12][0] = link6_velocity_v_x - head_tip_position_y * link6_velocity_w_z;
+    out[12][1] = link6_velocity_w_z * head_tip_position_x + link6_velocity_v_y;
     out[12][2] = 0.0;
 }
 /// World x axis of the body carrying each contact point.
@@ -1869,44 +1741,80 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
+    let t0 = cache.values[0] * cache.values[2];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
     out[0][0] = cache.values[0];
     out[0][1] = cache.values[1];
     out[0][2] = 0.0;
     out[1][0] = cache.values[0];
     out[1][1] = cache.values[1];
     out[1][2] = 0.0;
-    out[2][0] = cache.values[2];
-    out[2][1] = cache.values[3];
+    out[2][0] = link2_rotation_00;
+    out[2][1] = link2_rotation_10;
     out[2][2] = 0.0;
-    out[3][0] = cache.values[2];
-    out[3][1] = cache.values[3];
+    out[3][0] = link2_rotation_00;
+    out[3][1] = link2_rotation_10;
     out[3][2] = 0.0;
-    out[4][0] = cache.values[4];
-    out[4][1] = cache.values[5];
+    out[4][0] = link3_rotation_00;
+    out[4][1] = link3_rotation_10;
     out[4][2] = 0.0;
-    out[5][0] = cache.values[4];
-    out[5][1] = cache.values[5];
+    out[5][0] = link3_rotation_00;
+    out[5][1] = link3_rotation_10;
     out[5][2] = 0.0;
-    out[6][0] = cache.values[6];
-    out[6][1] = cache.values[7];
+    out[6][0] = link4_rotation_00;
+    out[6][1] = link4_rotation_10;
     out[6][2] = 0.0;
-    out[7][0] = cache.values[6];
-    out[7][1] = cache.values[7];
+    out[7][0] = link4_rotation_00;
+    out[7][1] = link4_rotation_10;
     out[7][2] = 0.0;
-    out[8][0] = cache.values[8];
-    out[8][1] = cache.values[9];
+    out[8][0] = link5_rotation_00;
+    out[8][1] = link5_rotation_10;
     out[8][2] = 0.0;
-    out[9][0] = cache.values[8];
-    out[9][1] = cache.values[9];
+    out[9][0] = link5_rotation_00;
+    out[9][1] = link5_rotation_10;
     out[9][2] = 0.0;
-    out[10][0] = cache.values[10];
-    out[10][1] = cache.values[11];
+    out[10][0] = link6_rotation_00;
+    out[10][1] = link6_rotation_10;
     out[10][2] = 0.0;
-    out[11][0] = cache.values[10];
-    out[11][1] = cache.values[11];
+    out[11][0] = link6_rotation_00;
+    out[11][1] = link6_rotation_10;
     out[11][2] = 0.0;
-    out[12][0] = cache.values[10];
-    out[12][1] = cache.values[11];
+    out[12][0] = link6_rotation_00;
+    out[12][1] = link6_rotation_10;
     out[12][2] = 0.0;
 }
 /// Jacobian of contact point `link1_rear` (on `link1`).
@@ -1919,8 +1827,11 @@ pub fn contact_jacobian_0(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
+    let base_angle_subspace_v_y = -q[0];
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
+    out[(0, 2)] = q[1] - q[1];
+    out[(1, 2)] = q[0] + base_angle_subspace_v_y;
 }
 /// Jacobian of contact point `link1_centre` (on `link1`).
 #[inline]
@@ -1932,10 +1843,13 @@ pub fn contact_jacobian_1(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let base_angle_subspace_v_y = -q[0];
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = -(0.5 * cache.values[1] * p.link_length);
-    out[(1, 2)] = 0.5 * p.link_length * cache.values[0];
+    out[(0, 2)] = q[1] - link1_com_y;
+    out[(1, 2)] = base_angle_subspace_v_y + link1_com_x;
 }
 /// Jacobian of contact point `link2_rear` (on `link2`).
 #[inline]
@@ -1947,10 +1861,17 @@ pub fn contact_jacobian_2(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let t0 = -link2_position_y;
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let base_angle_subspace_v_y = -q[0];
+    let link2_subspace_v_y = -link2_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = -(cache.values[1] * p.link_length);
-    out[(1, 2)] = p.link_length * cache.values[0];
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = link2_position_x + base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + link2_position_y;
+    out[(1, 3)] = link2_subspace_v_y + link2_position_x;
 }
 /// Jacobian of contact point `link2_centre` (on `link2`).
 #[inline]
@@ -1962,14 +1883,24 @@ pub fn contact_jacobian_3(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(0.5 * p.link_length * cache.values[3]);
-    let t1 = 0.5 * p.link_length * cache.values[2];
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let t0 = -link2_com_y;
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = cache.values[0] * cache.values[2]
+        + base_angle_rotation_01 * cache.values[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let base_angle_subspace_v_y = -q[0];
+    let link2_subspace_v_y = -link2_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t1;
-    out[(0, 3)] = t0;
-    out[(1, 3)] = t1;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = link2_com_x + base_angle_subspace_v_y;
+    out[(0, 3)] = link2_position_y + t0;
+    out[(1, 3)] = link2_subspace_v_y + link2_com_x;
 }
 /// Jacobian of contact point `link3_rear` (on `link3`).
 #[inline]
@@ -1981,14 +1912,27 @@ pub fn contact_jacobian_4(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.link_length * cache.values[3]);
-    let t1 = p.link_length * cache.values[2];
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let t0 = -link3_position_y;
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = cache.values[0] * cache.values[2]
+        + base_angle_rotation_01 * cache.values[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let base_angle_subspace_v_y = -q[0];
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t1;
-    out[(0, 3)] = t0;
-    out[(1, 3)] = t1;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = link3_position_x + base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + link2_position_y;
+    out[(1, 3)] = link3_position_x + link2_subspace_v_y;
+    out[(0, 4)] = t0 + link3_position_y;
+    out[(1, 4)] = link3_position_x + link3_subspace_v_y;
 }
 /// Jacobian of contact point `link3_centre` (on `link3`).
 #[inline]
@@ -2000,18 +1944,36 @@ pub fn contact_jacobian_5(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.link_length * cache.values[3]);
-    let t1 = -(0.5 * p.link_length * cache.values[5]);
-    let t2 = p.link_length * cache.values[2];
-    let t3 = 0.5 * p.link_length * cache.values[4];
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let t1 = -link3_com_y;
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let base_angle_subspace_v_y = -q[0];
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + t1 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t2 + t3;
-    out[(0, 3)] = t0 + t1;
-    out[(1, 3)] = t2 + t3;
-    out[(0, 4)] = t1;
-    out[(1, 4)] = t3;
+    out[(0, 2)] = q[1] + t1;
+    out[(1, 2)] = link3_com_x + base_angle_subspace_v_y;
+    out[(0, 3)] = t1 + link2_position_y;
+    out[(1, 3)] = link2_subspace_v_y + link3_com_x;
+    out[(0, 4)] = t1 + link3_position_y;
+    out[(1, 4)] = link3_com_x + link3_subspace_v_y;
 }
 /// Jacobian of contact point `link4_rear` (on `link4`).
 #[inline]
@@ -2023,18 +1985,39 @@ pub fn contact_jacobian_6(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.link_length * cache.values[3]);
-    let t1 = -(p.link_length * cache.values[5]);
-    let t2 = p.link_length * cache.values[2];
-    let t3 = p.link_length * cache.values[4];
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let t1 = -link4_position_y;
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link4_subspace_v_y = -link4_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + t1 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t2 + t3;
-    out[(0, 3)] = t0 + t1;
-    out[(1, 3)] = t2 + t3;
-    out[(0, 4)] = t1;
-    out[(1, 4)] = t3;
+    out[(0, 2)] = q[1] + t1;
+    out[(1, 2)] = base_angle_subspace_v_y + link4_position_x;
+    out[(0, 3)] = t1 + link2_position_y;
+    out[(1, 3)] = link2_subspace_v_y + link4_position_x;
+    out[(0, 4)] = t1 + link3_position_y;
+    out[(1, 4)] = link4_position_x + link3_subspace_v_y;
+    out[(0, 5)] = link4_position_y + t1;
+    out[(1, 5)] = link4_subspace_v_y + link4_position_x;
 }
 /// Jacobian of contact point `link4_centre` (on `link4`).
 #[inline]
@@ -2046,22 +2029,49 @@ pub fn contact_jacobian_7(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(0.5 * p.link_length * cache.values[7]);
-    let t1 = -(p.link_length * cache.values[3]);
-    let t2 = -(p.link_length * cache.values[5]);
-    let t3 = p.link_length * cache.values[2];
-    let t4 = p.link_length * cache.values[4];
-    let t5 = 0.5 * p.link_length * cache.values[6];
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let t1 = -link4_com_y;
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link4_subspace_v_y = -link4_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + t1 + t2 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t3 + t4 + t5;
-    out[(0, 3)] = t0 + t1 + t2;
-    out[(1, 3)] = t3 + t4 + t5;
-    out[(0, 4)] = t0 + t2;
-    out[(1, 4)] = t4 + t5;
-    out[(0, 5)] = t0;
-    out[(1, 5)] = t5;
+    out[(0, 2)] = q[1] + t1;
+    out[(1, 2)] = base_angle_subspace_v_y + link4_com_x;
+    out[(0, 3)] = link2_position_y + t1;
+    out[(1, 3)] = link2_subspace_v_y + link4_com_x;
+    out[(0, 4)] = link3_position_y + t1;
+    out[(1, 4)] = link4_com_x + link3_subspace_v_y;
+    out[(0, 5)] = link4_position_y + t1;
+    out[(1, 5)] = link4_subspace_v_y + link4_com_x;
 }
 /// Jacobian of contact point `link5_rear` (on `link5`).
 #[inline]
@@ -2073,22 +2083,52 @@ pub fn contact_jacobian_8(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.link_length * cache.values[3]);
-    let t1 = -(p.link_length * cache.values[7]);
-    let t2 = -(p.link_length * cache.values[5]);
-    let t3 = p.link_length * cache.values[2];
-    let t4 = p.link_length * cache.values[4];
-    let t5 = p.link_length * cache.values[6];
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let t1 = -link5_position_y;
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let base_angle_subspace_v_y = -q[0];
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link4_subspace_v_y = -link4_position_x;
+    let link5_subspace_v_y = -link5_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + t1 + t2 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t3 + t4 + t5;
-    out[(0, 3)] = t0 + t1 + t2;
-    out[(1, 3)] = t3 + t4 + t5;
-    out[(0, 4)] = t1 + t2;
-    out[(1, 4)] = t4 + t5;
-    out[(0, 5)] = t1;
-    out[(1, 5)] = t5;
+    out[(0, 2)] = q[1] + t1;
+    out[(1, 2)] = link5_position_x + base_angle_subspace_v_y;
+    out[(0, 3)] = t1 + link2_position_y;
+    out[(1, 3)] = link2_subspace_v_y + link5_position_x;
+    out[(0, 4)] = t1 + link3_position_y;
+    out[(1, 4)] = link5_position_x + link3_subspace_v_y;
+    out[(0, 5)] = t1 + link4_position_y;
+    out[(1, 5)] = link5_position_x + link4_subspace_v_y;
+    out[(0, 6)] = t1 + link5_position_y;
+    out[(1, 6)] = link5_position_x + link5_subspace_v_y;
 }
 /// Jacobian of contact point `link5_centre` (on `link5`).
 #[inline]
@@ -2100,26 +2140,62 @@ pub fn contact_jacobian_9(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.link_length * cache.values[3]);
-    let t1 = -(p.link_length * cache.values[7]);
-    let t2 = -(0.5 * p.link_length * cache.values[9]);
-    let t3 = -(p.link_length * cache.values[5]);
-    let t4 = p.link_length * cache.values[2];
-    let t5 = p.link_length * cache.values[4];
-    let t6 = p.link_length * cache.values[6];
-    let t7 = 0.5 * p.link_length * cache.values[8];
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let t1 = -link5_com_y;
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let base_angle_subspace_v_y = -q[0];
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link4_subspace_v_y = -link4_position_x;
+    let link5_subspace_v_y = -link5_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + t1 + t2 + t3 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t4 + t5 + t6 + t7;
-    out[(0, 3)] = t0 + t1 + t2 + t3;
-    out[(1, 3)] = t4 + t5 + t6 + t7;
-    out[(0, 4)] = t1 + t2 + t3;
-    out[(1, 4)] = t5 + t6 + t7;
-    out[(0, 5)] = t1 + t2;
-    out[(1, 5)] = t6 + t7;
-    out[(0, 6)] = t2;
-    out[(1, 6)] = t7;
+    out[(0, 2)] = q[1] + t1;
+    out[(1, 2)] = link5_com_x + base_angle_subspace_v_y;
+    out[(0, 3)] = link2_position_y + t1;
+    out[(1, 3)] = link2_subspace_v_y + link5_com_x;
+    out[(0, 4)] = link3_position_y + t1;
+    out[(1, 4)] = link5_com_x + link3_subspace_v_y;
+    out[(0, 5)] = link4_position_y + t1;
+    out[(1, 5)] = link5_com_x + link4_subspace_v_y;
+    out[(0, 6)] = link5_position_y + t1;
+    out[(1, 6)] = link5_com_x + link5_subspace_v_y;
 }
 /// Jacobian of contact point `link6_rear` (on `link6`).
 #[inline]
@@ -2131,26 +2207,65 @@ pub fn contact_jacobian_10(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.link_length * cache.values[9]);
-    let t1 = -(p.link_length * cache.values[3]);
-    let t2 = -(p.link_length * cache.values[7]);
-    let t3 = -(p.link_length * cache.values[5]);
-    let t4 = p.link_length * cache.values[2];
-    let t5 = p.link_length * cache.values[4];
-    let t6 = p.link_length * cache.values[8];
-    let t7 = p.link_length * cache.values[6];
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let t1 = -link6_position_y;
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let base_angle_subspace_v_y = -q[0];
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link4_subspace_v_y = -link4_position_x;
+    let link5_subspace_v_y = -link5_position_x;
+    let link6_subspace_v_y = -link6_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + t1 + t2 + t3 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t4 + t5 + t6 + t7;
-    out[(0, 3)] = t0 + t1 + t2 + t3;
-    out[(1, 3)] = t4 + t5 + t6 + t7;
-    out[(0, 4)] = t0 + t2 + t3;
-    out[(1, 4)] = t5 + t6 + t7;
-    out[(0, 5)] = t0 + t2;
-    out[(1, 5)] = t6 + t7;
-    out[(0, 6)] = t0;
-    out[(1, 6)] = t6;
+    out[(0, 2)] = q[1] + t1;
+    out[(1, 2)] = link6_position_x + base_angle_subspace_v_y;
+    out[(0, 3)] = link2_position_y + t1;
+    out[(1, 3)] = link2_subspace_v_y + link6_position_x;
+    out[(0, 4)] = link3_position_y + t1;
+    out[(1, 4)] = link6_position_x + link3_subspace_v_y;
+    out[(0, 5)] = link4_position_y + t1;
+    out[(1, 5)] = link6_position_x + link4_subspace_v_y;
+    out[(0, 6)] = link5_position_y + t1;
+    out[(1, 6)] = link6_position_x + link5_subspace_v_y;
+    out[(0, 7)] = link6_position_y + t1;
+    out[(1, 7)] = link6_position_x + link6_subspace_v_y;
 }
 /// Jacobian of contact point `link6_centre` (on `link6`).
 #[inline]
@@ -2162,30 +2277,75 @@ pub fn contact_jacobian_11(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.link_length * cache.values[9]);
-    let t1 = -(p.link_length * cache.values[3]);
-    let t2 = -(0.5 * p.link_length * cache.values[11]);
-    let t3 = -(p.link_length * cache.values[7]);
-    let t4 = -(p.link_length * cache.values[5]);
-    let t5 = 0.5 * p.link_length * cache.values[10];
-    let t6 = p.link_length * cache.values[2];
-    let t7 = p.link_length * cache.values[4];
-    let t8 = p.link_length * cache.values[8];
-    let t9 = p.link_length * cache.values[6];
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let t1 = -link6_com_y;
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link4_subspace_v_y = -link4_position_x;
+    let link5_subspace_v_y = -link5_position_x;
+    let link6_subspace_v_y = -link6_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + t1 + t2 + t3 + t4 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t5 + t6 + t7 + t8 + t9;
-    out[(0, 3)] = t0 + t1 + t2 + t3 + t4;
-    out[(1, 3)] = t5 + t6 + t7 + t8 + t9;
-    out[(0, 4)] = t0 + t2 + t3 + t4;
-    out[(1, 4)] = t5 + t7 + t8 + t9;
-    out[(0, 5)] = t0 + t2 + t3;
-    out[(1, 5)] = t5 + t8 + t9;
-    out[(0, 6)] = t0 + t2;
-    out[(1, 6)] = t5 + t8;
-    out[(0, 7)] = t2;
-    out[(1, 7)] = t5;
+    out[(0, 2)] = q[1] + t1;
+    out[(1, 2)] = base_angle_subspace_v_y + link6_com_x;
+    out[(0, 3)] = link2_position_y + t1;
+    out[(1, 3)] = link2_subspace_v_y + link6_com_x;
+    out[(0, 4)] = link3_position_y + t1;
+    out[(1, 4)] = link6_com_x + link3_subspace_v_y;
+    out[(0, 5)] = link4_position_y + t1;
+    out[(1, 5)] = link4_subspace_v_y + link6_com_x;
+    out[(0, 6)] = link5_position_y + t1;
+    out[(1, 6)] = link5_subspace_v_y + link6_com_x;
+    out[(0, 7)] = link6_position_y + t1;
+    out[(1, 7)] = link6_subspace_v_y + link6_com_x;
 }
 /// Jacobian of contact point `head_tip` (on `link6`).
 #[inline]
@@ -2197,30 +2357,75 @@ pub fn contact_jacobian_12(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.link_length * cache.values[9]);
-    let t1 = -(p.link_length * cache.values[11]);
-    let t2 = -(p.link_length * cache.values[3]);
-    let t3 = -(p.link_length * cache.values[7]);
-    let t4 = -(p.link_length * cache.values[5]);
-    let t5 = p.link_length * cache.values[2];
-    let t6 = p.link_length * cache.values[4];
-    let t7 = p.link_length * cache.values[8];
-    let t8 = p.link_length * cache.values[10];
-    let t9 = p.link_length * cache.values[6];
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let head_tip_position_y = link6_position_y + p.link_length * link6_rotation_10;
+    let t1 = -head_tip_position_y;
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    let link2_subspace_v_y = -link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link4_subspace_v_y = -link4_position_x;
+    let link5_subspace_v_y = -link5_position_x;
+    let link6_subspace_v_y = -link6_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + t1 + t2 + t3 + t4 - cache.values[1] * p.link_length;
-    out[(1, 2)] = p.link_length * cache.values[0] + t5 + t6 + t7 + t8 + t9;
-    out[(0, 3)] = t0 + t1 + t2 + t3 + t4;
-    out[(1, 3)] = t5 + t6 + t7 + t8 + t9;
-    out[(0, 4)] = t0 + t1 + t3 + t4;
-    out[(1, 4)] = t6 + t7 + t8 + t9;
-    out[(0, 5)] = t0 + t1 + t3;
-    out[(1, 5)] = t7 + t8 + t9;
-    out[(0, 6)] = t0 + t1;
-    out[(1, 6)] = t7 + t8;
-    out[(0, 7)] = t1;
-    out[(1, 7)] = t8;
+    out[(0, 2)] = t1 + q[1];
+    out[(1, 2)] = base_angle_subspace_v_y + head_tip_position_x;
+    out[(0, 3)] = t1 + link2_position_y;
+    out[(1, 3)] = link2_subspace_v_y + head_tip_position_x;
+    out[(0, 4)] = t1 + link3_position_y;
+    out[(1, 4)] = head_tip_position_x + link3_subspace_v_y;
+    out[(0, 5)] = t1 + link4_position_y;
+    out[(1, 5)] = link4_subspace_v_y + head_tip_position_x;
+    out[(0, 6)] = t1 + link5_position_y;
+    out[(1, 6)] = link5_subspace_v_y + head_tip_position_x;
+    out[(0, 7)] = t1 + link6_position_y;
+    out[(1, 7)] = link6_subspace_v_y + head_tip_position_x;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -2253,41 +2458,106 @@ pub fn contact_jacobian_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
-    let t0 = p.link_length * cache.values[0];
-    let t1 = p.link_length * cache.values[2];
-    let t2 = p.link_length * cache.values[4];
-    let t3 = p.link_length * cache.values[6];
-    let t4 = 1.0 / p.link_mass;
-    let t5 = cache.values[1] * p.link_length;
-    let t6 = p.link_length * cache.values[3];
-    let t7 = p.link_length * cache.values[5];
-    let t8 = p.link_length * cache.values[7];
-    let x = 0.16666666666666666
-        * ((t0 + t1 + q[0] + t2 + t3 + 0.5 * p.link_length * cache.values[8])
-            * p.link_mass
-            + p.link_mass * (t0 + t1 + q[0] + t2 + 0.5 * p.link_length * cache.values[6])
-            + p.link_mass
-                * (t0 + 0.5 * p.link_length * cache.values[10] + t1 + q[0] + t2
-                    + p.link_length * cache.values[8] + t3)
-            + p.link_mass * (t0 + t1 + q[0] + 0.5 * p.link_length * cache.values[4])
-            + (t0 + q[0] + 0.5 * p.link_length * cache.values[2]) * p.link_mass
-            + p.link_mass * (0.5 * p.link_length * cache.values[0] + q[0])) * t4;
-    let y = 0.16666666666666666
-        * ((q[1] + t5 + 0.5 * p.link_length * cache.values[7] + t6 + t7) * p.link_mass
-            + (q[1] + t5 + 0.5 * p.link_length * cache.values[11] + t6 + t7
-                + p.link_length * cache.values[9] + t8) * p.link_mass
-            + (q[1] + 0.5 * cache.values[1] * p.link_length) * p.link_mass
-            + (q[1] + t5 + t6 + 0.5 * p.link_length * cache.values[5]) * p.link_mass
-            + (q[1] + t5 + t6 + t7 + 0.5 * p.link_length * cache.values[9] + t8)
-                * p.link_mass
-            + (q[1] + t5 + 0.5 * p.link_length * cache.values[3]) * p.link_mass) * t4;
+    let link5_composite_inertia_m = p.link_mass + p.link_mass;
+    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
+    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
+    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
+    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
+    let t0 = 1.0 / link1_composite_inertia_m;
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let t1 = cache.values[0] * cache.values[2];
+    let link2_rotation_00 = t1 + base_angle_rotation_01 * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
+    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let link2_inertia_h_y = p.link_mass * link2_com_y;
+    let link2_rotation_11 = t1 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let link6_inertia_h_y = link6_com_y * p.link_mass;
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link5_inertia_h_y = link5_com_y * p.link_mass;
+    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
+    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
+    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let link1_inertia_h_y = link1_com_y * p.link_mass;
+    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
+    let x = t0 * link1_composite_inertia_h_x;
+    let y = t0 * link1_composite_inertia_h_y;
     let z = 0.0;
     Vector3::new(x, y, z)
 }
 /// Total mass.
 #[inline]
 pub fn total_mass(p: &Params) -> f64 {
-    let mass = 6.0 * p.link_mass;
+    let link5_composite_inertia_m = p.link_mass + p.link_mass;
+    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
+    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
+    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
+    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
+    let mass = link1_composite_inertia_m;
     mass
 }
 /// Total linear momentum.
@@ -2299,60 +2569,135 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let t0 = -(0.5 * p.link_length * cache.values[7]);
-    let t1 = -(p.link_length * cache.values[5]);
-    let t2 = -(cache.values[1] * p.link_length);
-    let t3 = -(p.link_length * cache.values[3]);
-    let t4 = -(0.5 * p.link_length * cache.values[5]);
-    let t5 = -(p.link_length * cache.values[9]);
-    let t6 = -(0.5 * p.link_length * cache.values[11]);
-    let t7 = -(p.link_length * cache.values[7]);
-    let t8 = -(0.5 * p.link_length * cache.values[9]);
-    let t9 = p.link_length * cache.values[0];
-    let t10 = p.link_length * cache.values[2];
-    let t11 = p.link_length * cache.values[4];
-    let t12 = 0.5 * p.link_length * cache.values[6];
-    let t13 = 0.5 * p.link_length * cache.values[4];
-    let t14 = 0.5 * p.link_length * cache.values[10];
-    let t15 = p.link_length * cache.values[8];
-    let t16 = p.link_length * cache.values[6];
-    let t17 = 0.5 * p.link_length * cache.values[8];
-    let x = (qd[4] * (t0 + t1) + qd[0] + qd[2] * (t2 + t0 + t3 + t1)
-        + (t0 + t3 + t1) * qd[3] - 0.5 * p.link_length * qd[5] * cache.values[7])
-        * p.link_mass
-        + p.link_mass
-            * ((t3 + t4) * qd[3] + (t2 + t3 + t4) * qd[2] + qd[0]
-                - 0.5 * p.link_length * cache.values[5] * qd[4])
-        + p.link_mass
-            * ((t2 - 0.5 * p.link_length * cache.values[3]) * qd[2] + qd[0]
-                - 0.5 * p.link_length * cache.values[3] * qd[3])
-        + (qd[0] - 0.5 * cache.values[1] * p.link_length * qd[2]) * p.link_mass
-        + ((t5 + t3 + t6 + t7 + t1) * qd[3] + qd[2] * (t2 + t5 + t3 + t6 + t7 + t1)
-            + qd[6] * (t5 + t6) + qd[5] * (t5 + t6 + t7) + qd[0]
-            + (t5 + t6 + t7 + t1) * qd[4]
-            - 0.5 * p.link_length * cache.values[11] * qd[7]) * p.link_mass
-        + p.link_mass
-            * ((t3 + t7 + t8 + t1) * qd[3] + (t7 + t8) * qd[5]
-                + qd[2] * (t2 + t3 + t7 + t8 + t1) + qd[4] * (t7 + t8 + t1) + qd[0]
-                - 0.5 * qd[6] * p.link_length * cache.values[9]);
-    let y = (0.5 * p.link_length * qd[5] * cache.values[6]
-        + (t9 + t10 + t11 + t12) * qd[2] + qd[3] * (t10 + t11 + t12)
-        + (t11 + t12) * qd[4] + qd[1]) * p.link_mass
-        + p.link_mass
-            * (0.5 * p.link_length * qd[4] * cache.values[4] + qd[2] * (t9 + t10 + t13)
-                + (t10 + t13) * qd[3] + qd[1])
-        + p.link_mass * (0.5 * p.link_length * cache.values[0] * qd[2] + qd[1])
-        + (0.5 * p.link_length * qd[3] * cache.values[2]
-            + qd[2] * (t9 + 0.5 * p.link_length * cache.values[2]) + qd[1]) * p.link_mass
-        + (qd[4] * (t14 + t11 + t15 + t16) + (t9 + t14 + t10 + t11 + t15 + t16) * qd[2]
-            + qd[6] * (t14 + t15) + 0.5 * p.link_length * qd[7] * cache.values[10]
-            + qd[5] * (t14 + t15 + t16) + (t14 + t10 + t11 + t15 + t16) * qd[3] + qd[1])
-            * p.link_mass
-        + p.link_mass
-            * ((t9 + t10 + t11 + t16 + t17) * qd[2]
-                + 0.5 * qd[6] * p.link_length * cache.values[8]
-                + (t10 + t11 + t16 + t17) * qd[3] + (t16 + t17) * qd[5]
-                + qd[4] * (t11 + t16 + t17) + qd[1]);
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
+    let t0 = cache.values[0] * cache.values[2];
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - link3_inertia_h_y * link3_velocity_w_z;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - link4_inertia_h_y * link4_velocity_w_z;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let link6_inertia_h_y = link6_com_y * p.link_mass;
+    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * link6_inertia_h_y;
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link5_inertia_h_y = link5_com_y * p.link_mass;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * link5_inertia_h_y;
+    let link5_composite_momentum_f_x = link6_momentum_f_x + link5_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
+    let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let link2_inertia_h_y = p.link_mass * link2_com_y;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - link2_inertia_h_y * link2_velocity_w_z;
+    let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let link1_inertia_h_y = link1_com_y * p.link_mass;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - link1_inertia_h_y * qd[2];
+    let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
+    let link2_subspace_v_y = -link2_position_x;
+    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * link3_inertia_h_x;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_subspace_v_y = -link4_position_x;
+    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
+    let link4_momentum_f_y = link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_subspace_v_y = -link5_position_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_subspace_v_y = -link6_position_x;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * link6_inertia_h_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_momentum_f_y = link5_velocity_w_z * link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link5_composite_momentum_f_y = link6_momentum_f_y + link5_momentum_f_y;
+    let link4_composite_momentum_f_y = link4_momentum_f_y + link5_composite_momentum_f_y;
+    let link3_composite_momentum_f_y = link3_momentum_f_y + link4_composite_momentum_f_y;
+    let link2_composite_momentum_f_y = link2_momentum_f_y + link3_composite_momentum_f_y;
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_momentum_f_y = qd[2] * link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_composite_momentum_f_y = link2_composite_momentum_f_y + link1_momentum_f_y;
+    let x = link1_composite_momentum_f_x;
+    let y = link1_composite_momentum_f_y;
     let z = 0.0;
     Vector3::new(x, y, z)
 }
@@ -2365,78 +2710,137 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let t0 = cache.values[1] * p.link_length;
-    let t1 = p.link_length * cache.values[3];
-    let t2 = p.link_length * cache.values[5];
-    let t3 = p.link_length * cache.values[7];
-    let t4 = -(p.link_length * cache.values[3]);
-    let t5 = -(p.link_length * cache.values[7]);
-    let t6 = -(0.5 * p.link_length * cache.values[9]);
-    let t7 = -(p.link_length * cache.values[5]);
-    let t8 = -(cache.values[1] * p.link_length);
-    let t9 = p.link_length * cache.values[0];
-    let t10 = p.link_length * cache.values[2];
-    let t11 = p.link_length * cache.values[4];
-    let t12 = 0.5 * p.link_length * cache.values[6];
-    let t13 = 0.5 * p.link_length * cache.values[4];
-    let t14 = -(0.5 * p.link_length * cache.values[7]);
-    let t15 = -(0.5 * p.link_length * cache.values[5]);
-    let t16 = 0.5 * p.link_length * cache.values[10];
-    let t17 = p.link_length * cache.values[8];
-    let t18 = p.link_length * cache.values[6];
-    let t19 = 0.5 * p.link_length * cache.values[8];
-    let t20 = 0.5 * p.link_length * cache.values[2];
-    let t21 = -(p.link_length * cache.values[9]);
-    let t22 = -(0.5 * p.link_length * cache.values[11]);
+    let t0 = cache.values[0] * cache.values[2];
+    let base_angle_rotation_01 = -cache.values[1];
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
+    let link2_position_x = p.link_length * cache.values[0] + q[0];
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_position_y = q[1] + cache.values[1] * p.link_length;
+    let link2_rotation_10 = cache.values[0] * cache.values[3]
+        + cache.values[1] * cache.values[2];
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let link2_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link2_com_x * link2_com_x + link2_com_y * link2_com_y);
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link2_inertia_h_y = p.link_mass * link2_com_y;
+    let base_angle_subspace_v_y = -q[0];
+    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
+    let link2_subspace_v_y = -link2_position_x;
+    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_momentum_n_z = link2_inertia_i_22 * link2_velocity_w_z
+        + link2_velocity_v_y * link2_inertia_h_x
+        - link2_velocity_v_x * link2_inertia_h_y;
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
+        - cache.values[0] * cache.values[3];
+    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
+        + cache.values[4] * link2_rotation_00;
+    let link3_rotation_01 = cache.values[4] * link2_rotation_01
+        - cache.values[5] * link2_rotation_00;
+    let link4_rotation_01 = cache.values[6] * link3_rotation_01
+        - cache.values[7] * link3_rotation_00;
+    let link4_rotation_00 = cache.values[6] * link3_rotation_00
+        + cache.values[7] * link3_rotation_01;
+    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
+        + link4_rotation_00 * cache.values[8];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
+        - link4_rotation_00 * cache.values[9];
+    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
+        + cache.values[11] * link5_rotation_01;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
+    let link3_rotation_10 = cache.values[5] * link2_rotation_11
+        + cache.values[4] * link2_rotation_10;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link3_rotation_11 = cache.values[4] * link2_rotation_11
+        - cache.values[5] * link2_rotation_10;
+    let link4_rotation_10 = cache.values[7] * link3_rotation_11
+        + cache.values[6] * link3_rotation_10;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link4_rotation_11 = cache.values[6] * link3_rotation_11
+        - cache.values[7] * link3_rotation_10;
+    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
+        + link4_rotation_10 * cache.values[8];
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
+        - link4_rotation_10 * cache.values[9];
+    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
+        + cache.values[11] * link5_rotation_11;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let link6_inertia_i_22 = (link6_com_x * link6_com_x + link6_com_y * link6_com_y)
+        * p.link_mass + p.link_inertia;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link6_inertia_h_y = link6_com_y * p.link_mass;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link4_subspace_v_y = -link4_position_x;
+    let link3_subspace_v_y = -link3_position_x;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
+    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
+    let link5_subspace_v_y = -link5_position_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
+    let link6_subspace_v_y = -link6_position_x;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
+    let link6_momentum_n_z = link6_velocity_w_z * link6_inertia_i_22
+        + link6_inertia_h_x * link6_velocity_v_y
+        - link6_velocity_v_x * link6_inertia_h_y;
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link5_com_y * link5_com_y + link5_com_x * link5_com_x);
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_inertia_h_y = link5_com_y * p.link_mass;
+    let link5_momentum_n_z = link5_velocity_w_z * link5_inertia_i_22
+        + link5_velocity_v_y * link5_inertia_h_x
+        - link5_velocity_v_x * link5_inertia_h_y;
+    let link5_composite_momentum_n_z = link6_momentum_n_z + link5_momentum_n_z;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link4_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link4_com_x * link4_com_x + link4_com_y * link4_com_y);
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link4_momentum_n_z = link4_inertia_i_22 * link4_velocity_w_z
+        + link4_velocity_v_y * link4_inertia_h_x
+        - link4_inertia_h_y * link4_velocity_v_x;
+    let link4_composite_momentum_n_z = link5_composite_momentum_n_z + link4_momentum_n_z;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link3_com_y * link3_com_y + link3_com_x * link3_com_x);
+    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_momentum_n_z = link3_inertia_i_22 * link3_velocity_w_z
+        + link3_inertia_h_x * link3_velocity_v_y
+        - link3_inertia_h_y * link3_velocity_v_x;
+    let link3_composite_momentum_n_z = link4_composite_momentum_n_z + link3_momentum_n_z;
+    let link2_composite_momentum_n_z = link2_momentum_n_z + link3_composite_momentum_n_z;
+    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
+    let link1_inertia_h_y = link1_com_y * p.link_mass;
+    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
+    let link1_inertia_i_22 = (link1_com_x * link1_com_x + link1_com_y * link1_com_y)
+        * p.link_mass + p.link_inertia;
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_momentum_n_z = qd[2] * link1_inertia_i_22
+        + base_angle_velocity_v_y * link1_inertia_h_x
+        - link1_inertia_h_y * base_angle_velocity_v_x;
+    let link1_composite_momentum_n_z = link2_composite_momentum_n_z + link1_momentum_n_z;
     let x = 0.0;
     let y = 0.0;
-    let z = p.link_mass * (0.5 * p.link_length * cache.values[0] * qd[2] + qd[1])
-        * (0.5 * p.link_length * cache.values[0] + q[0])
-        + (qd[4] + qd[5] + qd[2] + qd[3]) * p.link_inertia
-        + (0.5 * p.link_length * qd[5] * cache.values[6] + (t9 + t10 + t11 + t12) * qd[2]
-            + qd[3] * (t10 + t11 + t12) + (t11 + t12) * qd[4] + qd[1]) * p.link_mass
-            * (t9 + t10 + q[0] + t11 + t12)
-        + p.link_inertia * (qd[6] + qd[7] + qd[4] + qd[5] + qd[2] + qd[3])
-        + p.link_inertia * (qd[6] + qd[4] + qd[5] + qd[2] + qd[3])
-        + p.link_mass * (t9 + t10 + q[0] + t13)
-            * (0.5 * p.link_length * qd[4] * cache.values[4] + qd[2] * (t9 + t10 + t13)
-                + (t10 + t13) * qd[3] + qd[1]) + p.link_inertia * qd[2]
-        + p.link_inertia * (qd[4] + qd[2] + qd[3])
-        + (qd[4] * (t16 + t11 + t17 + t18) + (t9 + t16 + t10 + t11 + t17 + t18) * qd[2]
-            + qd[6] * (t16 + t17) + 0.5 * p.link_length * qd[7] * cache.values[10]
-            + qd[5] * (t16 + t17 + t18) + (t16 + t10 + t11 + t17 + t18) * qd[3] + qd[1])
-            * p.link_mass * (t9 + t16 + t10 + q[0] + t11 + t17 + t18)
-        + p.link_inertia * (qd[2] + qd[3])
-        + (t9 + t10 + q[0] + t11 + t18 + t19) * p.link_mass
-            * ((t9 + t10 + t11 + t18 + t19) * qd[2]
-                + 0.5 * qd[6] * p.link_length * cache.values[8]
-                + (t10 + t11 + t18 + t19) * qd[3] + (t18 + t19) * qd[5]
-                + qd[4] * (t11 + t18 + t19) + qd[1])
-        + (0.5 * p.link_length * qd[3] * cache.values[2] + qd[2] * (t9 + t20) + qd[1])
-            * (t9 + q[0] + t20) * p.link_mass
-        - (q[1] + t0 + t1 + t2 + 0.5 * p.link_length * cache.values[9] + t3)
-            * p.link_mass
-            * ((t4 + t5 + t6 + t7) * qd[3] + (t5 + t6) * qd[5]
-                + qd[2] * (t8 + t4 + t5 + t6 + t7) + qd[4] * (t5 + t6 + t7) + qd[0]
-                - 0.5 * qd[6] * p.link_length * cache.values[9])
-        - (q[1] + t0 + 0.5 * p.link_length * cache.values[7] + t1 + t2)
-            * (qd[4] * (t14 + t7) + qd[0] + qd[2] * (t8 + t14 + t4 + t7)
-                + (t14 + t4 + t7) * qd[3]
-                - 0.5 * p.link_length * qd[5] * cache.values[7]) * p.link_mass
-        - (q[1] + t0 + t1 + 0.5 * p.link_length * cache.values[5]) * p.link_mass
-            * ((t4 + t15) * qd[3] + (t8 + t4 + t15) * qd[2] + qd[0]
-                - 0.5 * p.link_length * cache.values[5] * qd[4])
-        - (q[1] + t0 + 0.5 * p.link_length * cache.values[3]) * p.link_mass
-            * ((t8 - 0.5 * p.link_length * cache.values[3]) * qd[2] + qd[0]
-                - 0.5 * p.link_length * cache.values[3] * qd[3])
-        - (q[1] + 0.5 * cache.values[1] * p.link_length)
-            * (qd[0] - 0.5 * cache.values[1] * p.link_length * qd[2]) * p.link_mass
-        - ((t21 + t4 + t22 + t5 + t7) * qd[3] + qd[2] * (t8 + t21 + t4 + t22 + t5 + t7)
-            + qd[6] * (t21 + t22) + qd[5] * (t21 + t22 + t5) + qd[0]
-            + (t21 + t22 + t5 + t7) * qd[4]
-            - 0.5 * p.link_length * cache.values[11] * qd[7])
-            * (q[1] + t0 + 0.5 * p.link_length * cache.values[11] + t1 + t2
-                + p.link_length * cache.values[9] + t3) * p.link_mass;
+    let z = link1_composite_momentum_n_z;
     Vector3::new(x, y, z)
 }
 /// Modular rigid snake, lateral undulation in the horizontal plane (003, eq 21)

@@ -249,706 +249,816 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = 2.0 * p.arm_mass + p.hub_mass + p.left_lower_mass + p.right_slider_mass;
-    let t1 = 0.1 * cache.values[2] * cache.values[1];
-    let t2 = cache.values[5] * cache.values[0]
-        - cache.values[4] * cache.values[3] * cache.values[1];
-    let t3 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t4 = 1.0 - cache.values[8];
-    let t5 = -(0.8775825618903728 * cache.values[2] * cache.values[1]);
-    let t6 = 0.5 * t4 + cache.values[8];
-    let t7 = 0.5
-        * (0.2955202066613396 * t2 + 0.8383866435942036 * t3
-            - 0.45801271084729195 * cache.values[2] * cache.values[1]) * t4
-        + (t5 - 0.479425538604203 * t3) * t6
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t2
-                + 0.14167993424703812 * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * t3);
-    let t8 = -(0.05 * t3);
-    let t9 = 0.02 * t2;
-    let t10 = t1 + t7 * p.arm_length + t8 + t9 + t7 * q[9];
-    let t11 = 0.05 * t3;
-    let t12 = -(0.1 * cache.values[2] * cache.values[1]);
-    let t13 = 0.479425538604203 * t3 + t5;
-    let t14 = 0.479425538604203 * cache.values[2] * cache.values[1]
-        + 0.8775825618903728 * t3;
-    let t15 = cache.values[6] * t13 + t14 * cache.values[7];
-    let t16 = t11 + t12 + 0.1 * (t15 * cache.values[10] - t2 * cache.values[11])
-        + 0.01 * (t14 * cache.values[6] - t13 * cache.values[7]) + p.arm_length * t15;
-    let t17 = t11 + t12 + 0.5 * p.arm_length * t15;
-    let t18 = t1 + t8 + t9 + 0.5 * t7 * p.arm_length;
-    let t19 = t10 * p.right_slider_mass + p.left_lower_mass * t16 + p.arm_mass * t17
-        + p.arm_mass * t18;
-    let t20 = -(0.8775825618903728 * cache.values[3] * cache.values[0]);
-    let t21 = t6
-        * (t20 - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0])
-        + 0.5 * t4
-            * (0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[0]
-                + 0.2955202066613396 * cache.values[4] * cache.values[2]
-                    * cache.values[0]
-                - 0.45801271084729195 * cache.values[3] * cache.values[0])
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[0]
-                + 0.14167993424703812 * cache.values[3] * cache.values[0]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2]
-                    * cache.values[0]);
-    let t22 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t23 = 0.02 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t24 = 0.1 * cache.values[3] * cache.values[0];
-    let t25 = 0.5 * t21 * p.arm_length + t22 + t23 + t24;
-    let t26 = t21 * p.arm_length + t22 + t23 + t21 * q[9] + t24;
-    let t27 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0]
-        + t20;
-    let t28 = 0.479425538604203 * cache.values[3] * cache.values[0]
-        + 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t29 = t27 * cache.values[6] + t28 * cache.values[7];
-    let t30 = 0.05 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t31 = -(0.1 * cache.values[3] * cache.values[0]);
-    let t32 = p.arm_length * t29 + 0.01 * (t28 * cache.values[6] - t27 * cache.values[7])
-        + t30
-        + 0.1
-            * (cache.values[10] * t29
-                - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[0])
-        + t31;
-    let t33 = t30 + 0.5 * p.arm_length * t29 + t31;
-    let t34 = p.arm_mass * t25 + p.right_slider_mass * t26 + p.left_lower_mass * t32
-        + t33 * p.arm_mass;
-    let t35 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t36 = -(0.05 * t35);
-    let t37 = cache.values[4] * cache.values[1]
-        - cache.values[5] * cache.values[3] * cache.values[0];
-    let t38 = 0.02 * t37;
-    let t39 = 0.5 * (0.2955202066613396 * t37 + 0.8383866435942036 * t35) * t4
-        - 0.7071067811865475 * (0.955336489125606 * t37 - 0.2593433800522308 * t35)
-            * cache.values[9] - 0.479425538604203 * t35 * t6;
-    let t40 = t36 + t38 + 0.5 * p.arm_length * t39;
-    let t41 = 0.05 * t35;
-    let t42 = 0.8775825618903728 * t35 * cache.values[7]
-        + 0.479425538604203 * t35 * cache.values[6];
-    let t43 = 0.01
-        * (0.8775825618903728 * t35 * cache.values[6]
-            - 0.479425538604203 * t35 * cache.values[7]) + t41
-        + 0.1 * (t42 * cache.values[10] - cache.values[11] * t37) + t42 * p.arm_length;
-    let t44 = 0.5 * t42 * p.arm_length + t41;
-    let t45 = t36 + t38 + t39 * q[9] + p.arm_length * t39;
-    let t46 = t40 * p.arm_mass + p.left_lower_mass * t43 + p.arm_mass * t44
-        + t45 * p.right_slider_mass;
-    let t47 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t48 = 0.8775825618903728 * t47
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t49 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t50 = t49 + 0.479425538604203 * t47;
-    let t51 = t48 * cache.values[6] - t50 * cache.values[7];
-    let t52 = t51 * p.arm_length + 0.1 * t51 * cache.values[10]
-        + 0.01 * (-t48 * cache.values[7] - t50 * cache.values[6]);
-    let t53 = 0.5 * t51 * p.arm_mass * p.arm_length + p.left_lower_mass * t52;
-    let t54 = 0.2955202066613396 * t35 + 0.8383866435942036 * t47
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t55 = 0.955336489125606 * t35
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t47;
-    let t56 = t49 - 0.479425538604203 * t47;
-    let t57 = 0.5 * cache.values[9] * t54 - 0.7071067811865475 * t55 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t56;
-    let t58 = t57 * q[9] + t57 * p.arm_length;
-    let t59 = t58 * p.right_slider_mass + 0.5 * p.arm_mass * t57 * p.arm_length;
-    let t60 = t48 * cache.values[7] + t50 * cache.values[6];
-    let t61 = -t60 * cache.values[11] - t35 * cache.values[10];
-    let t62 = 0.1 * t61 * p.left_lower_mass;
-    let t63 = t6 * t56 + 0.5 * t4 * t54 - 0.7071067811865475 * t55 * cache.values[9];
-    let t64 = t63 * p.right_slider_mass;
-    let t65 = 0.1 * cache.values[2] * cache.values[0];
-    let t66 = 0.05 * t47;
-    let t67 = 0.5 * t60 * p.arm_length + t65 + t66;
-    let t68 = -(0.1 * cache.values[2] * cache.values[0]);
-    let t69 = -(0.05 * t47);
-    let t70 = 0.02 * t35;
-    let t71 = t68 + t69 + p.arm_length * t63 + t63 * q[9] + t70;
-    let t72 = 0.5 * p.arm_length * t63 + t68 + t69 + t70;
-    let t73 = t60 * cache.values[10] - cache.values[11] * t35;
-    let t74 = t65 + 0.1 * t73 + 0.01 * t51 + t66 + t60 * p.arm_length;
-    let t75 = p.arm_mass * t67 + t71 * p.right_slider_mass + p.arm_mass * t72
-        + p.left_lower_mass * t74;
-    let t76 = -(0.1 * cache.values[3] * cache.values[1]);
-    let t77 = -(0.8775825618903728 * cache.values[3] * cache.values[1]);
-    let t78 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1]
-        + t77;
-    let t79 = 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        + 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t80 = 0.05 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t81 = t78 * cache.values[6] + t79 * cache.values[7];
-    let t82 = t76 + 0.01 * (t79 * cache.values[6] - t78 * cache.values[7]) + t80
-        + 0.1
-            * (t81 * cache.values[10]
-                - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[1])
-        + t81 * p.arm_length;
-    let t83 = t76 + t80 + 0.5 * t81 * p.arm_length;
-    let t84 = 0.1 * cache.values[3] * cache.values[1];
-    let t85 = 0.5 * t4
-        * (0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-            + 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1]
-            - 0.45801271084729195 * cache.values[3] * cache.values[1])
-        + (t77 - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1])
-            * t6
-        - 0.7071067811865475
-            * (0.14167993424703812 * cache.values[3] * cache.values[1]
-                + 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2]
-                    * cache.values[1]) * cache.values[9];
-    let t86 = 0.02 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t87 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t88 = t84 + 0.5 * p.arm_length * t85 + t86 + t87;
-    let t89 = p.arm_length * t85 + t84 + t86 + t85 * q[9] + t87;
-    let t90 = t82 * p.left_lower_mass + t83 * p.arm_mass + p.arm_mass * t88
-        + t89 * p.right_slider_mass;
-    let t91 = cache.values[4] * cache.values[3] * cache.values[1]
+    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
+    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
+    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
+        + right_upper_composite_inertia_m;
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let t0 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let t1 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
+        + base_roll_rotation_11 * t1;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let t2 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_11 = base_roll_rotation_11 * t0
+        + t2 * base_pitch_rotation_10;
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t92 = -(0.05 * t91);
-    let t93 = 0.02 * t3;
-    let t94 = 0.5 * (0.8383866435942036 * t91 + 0.2955202066613396 * t3) * t4
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t3 - 0.2593433800522308 * t91)
-        - 0.479425538604203 * t6 * t91;
-    let t95 = t92 + t93 + 0.5 * t94 * p.arm_length;
-    let t96 = 0.05 * t91;
-    let t97 = 0.8775825618903728 * t91 * cache.values[7]
-        + 0.479425538604203 * t91 * cache.values[6];
-    let t98 = t96 + 0.5 * p.arm_length * t97;
-    let t99 = p.arm_length * t97
-        + 0.01
-            * (0.8775825618903728 * t91 * cache.values[6]
-                - 0.479425538604203 * t91 * cache.values[7]) + t96
-        + 0.1 * (t97 * cache.values[10] - t3 * cache.values[11]);
-    let t100 = t94 * q[9] + t92 + t93 + t94 * p.arm_length;
-    let t101 = p.arm_mass * t95 + p.arm_mass * t98 + p.left_lower_mass * t99
-        + t100 * p.right_slider_mass;
-    let t102 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t103 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t104 = t102 + 0.479425538604203 * t103;
-    let t105 = 0.8775825618903728 * t103
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t106 = t105 * cache.values[6] - t104 * cache.values[7];
-    let t107 = 0.1 * t106 * cache.values[10] + t106 * p.arm_length
-        + 0.01 * (-t104 * cache.values[6] - t105 * cache.values[7]);
-    let t108 = 0.5 * p.arm_mass * t106 * p.arm_length + p.left_lower_mass * t107;
-    let t109 = 0.2955202066613396 * t91
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t103;
-    let t110 = t102 - 0.479425538604203 * t103;
-    let t111 = 0.955336489125606 * t91 - 0.2593433800522308 * t103
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t112 = 0.5 * cache.values[9] * t109 - 0.5000000000000001 * cache.values[9] * t110
-        - 0.7071067811865475 * cache.values[8] * t111;
-    let t113 = t112 * q[9] + t112 * p.arm_length;
-    let t114 = 0.5 * t112 * p.arm_mass * p.arm_length + t113 * p.right_slider_mass;
-    let t115 = t105 * cache.values[7] + t104 * cache.values[6];
-    let t116 = -t91 * cache.values[10] - cache.values[11] * t115;
-    let t117 = 0.1 * t116 * p.left_lower_mass;
-    let t118 = t6 * t110 + 0.5 * t109 * t4 - 0.7071067811865475 * cache.values[9] * t111;
-    let t119 = p.right_slider_mass * t118;
-    let t120 = 0.1 * cache.values[2];
-    let t121 = -(0.8775825618903728 * cache.values[2]);
-    let t122 = t6 * (t121 + 0.479425538604203 * cache.values[5] * cache.values[3])
-        + 0.5
-            * (-0.2955202066613396 * cache.values[4] * cache.values[3]
-                - 0.45801271084729195 * cache.values[2]
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]) * t4
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3]
-                + 0.14167993424703812 * cache.values[2]
-                - 0.955336489125606 * cache.values[4] * cache.values[3]);
-    let t123 = -(0.02 * cache.values[4] * cache.values[3]);
-    let t124 = 0.05 * cache.values[5] * cache.values[3];
-    let t125 = t120 + t122 * q[9] + t123 + p.arm_length * t122 + t124;
-    let t126 = t120 + t123 + 0.5 * p.arm_length * t122 + t124;
-    let t127 = 0.479425538604203 * cache.values[2]
-        - 0.8775825618903728 * cache.values[5] * cache.values[3];
-    let t128 = t121 - 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t129 = t128 * cache.values[6] + t127 * cache.values[7];
-    let t130 = -(0.1 * cache.values[2]);
-    let t131 = -(0.05 * cache.values[5] * cache.values[3]);
-    let t132 = 0.01 * (t127 * cache.values[6] - t128 * cache.values[7])
-        + 0.1
-            * (cache.values[10] * t129
-                + cache.values[4] * cache.values[11] * cache.values[3])
-        + p.arm_length * t129 + t130 + t131;
-    let t133 = 0.5 * p.arm_length * t129 + t130 + t131;
-    let t134 = t125 * p.right_slider_mass + p.arm_mass * t126 + t132 * p.left_lower_mass
-        + p.arm_mass * t133;
-    let t135 = 0.5 * t4
-        * (0.8383866435942036 * cache.values[4] * cache.values[2]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t6
-        - 0.7071067811865475
-            * (-0.955336489125606 * cache.values[5] * cache.values[2]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2])
-            * cache.values[9];
-    let t136 = -(0.05 * cache.values[4] * cache.values[2]);
-    let t137 = -(0.02 * cache.values[5] * cache.values[2]);
-    let t138 = p.arm_length * t135 + t135 * q[9] + t136 + t137;
-    let t139 = 0.05 * cache.values[4] * cache.values[2];
-    let t140 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t141 = t139 + 0.5 * p.arm_length * t140;
-    let t142 = 0.5 * p.arm_length * t135 + t136 + t137;
-    let t143 = t139
-        + 0.01
-            * (0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[6]
-                - 0.479425538604203 * cache.values[4] * cache.values[2]
-                    * cache.values[7]) + p.arm_length * t140
-        + 0.1
-            * (cache.values[5] * cache.values[2] * cache.values[11]
-                + cache.values[10] * t140);
-    let t144 = t138 * p.right_slider_mass + p.arm_mass * t141 + p.arm_mass * t142
-        + t143 * p.left_lower_mass;
-    let t145 = -(0.8775825618903728 * cache.values[3]);
-    let t146 = t145 + 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t147 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t148 = t147 * cache.values[6] - t146 * cache.values[7];
-    let t149 = 0.1 * t148 * cache.values[10] + t148 * p.arm_length
-        + 0.01 * (-t147 * cache.values[7] - t146 * cache.values[6]);
-    let t150 = 0.5 * p.arm_mass * t148 * p.arm_length + t149 * p.left_lower_mass;
-    let t151 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t152 = t145 - 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t153 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t154 = 0.5 * cache.values[9] * t153 - 0.7071067811865475 * t151 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t152;
-    let t155 = t154 * q[9] + p.arm_length * t154;
-    let t156 = t155 * p.right_slider_mass + 0.5 * p.arm_mass * p.arm_length * t154;
-    let t157 = t146 * cache.values[6] + t147 * cache.values[7];
-    let t158 = -cache.values[11] * t157
-        - cache.values[4] * cache.values[2] * cache.values[10];
-    let t159 = 0.1 * p.left_lower_mass * t158;
-    let t160 = 0.5 * t153 * t4 + t152 * t6 - 0.7071067811865475 * t151 * cache.values[9];
-    let t161 = t160 * p.right_slider_mass;
-    let t162 = 0.7071067811865475 * cache.values[9] * t152 + t151 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t153;
-    let t163 = t162 * t162;
-    let t164 = p.right_upper_inertia_zz * t163;
-    let t165 = p.right_slider_inertia_zz * t163;
-    let t166 = p.hub_inertia_xy * cache.values[5] * cache.values[2]
-        + cache.values[4] * cache.values[2] * p.hub_inertia_xz
-        - cache.values[3] * p.hub_inertia_xx;
-    let t167 = -(t166 * cache.values[3]);
-    let t168 = t160 * t160;
-    let t169 = p.right_slider_inertia_xx * t168;
-    let t170 = p.right_upper_inertia_xx * t168;
-    let t171 = cache.values[10] * t157
-        - cache.values[4] * cache.values[2] * cache.values[11];
-    let t172 = cache.values[4] * cache.values[2] * cache.values[10]
-        + cache.values[11] * t157;
-    let t173 = p.left_lower_inertia_xy * t171 + t148 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t172;
-    let t174 = t148 * t173;
-    let t175 = cache.values[5] * cache.values[2] * p.hub_inertia_yy
-        + cache.values[4] * cache.values[2] * p.hub_inertia_yz
-        - p.hub_inertia_xy * cache.values[3];
-    let t176 = cache.values[5] * cache.values[2] * t175;
-    let t177 = 0.7071067811865475 * t151 * cache.values[9] + t153 * t6 + 0.5 * t152 * t4;
-    let t178 = t177 * t177;
-    let t179 = p.right_upper_inertia_yy * t178;
-    let t180 = p.left_lower_inertia_xz * t172 + t171 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xy * t148;
-    let t181 = t171 * t180;
-    let t182 = p.arm_length * p.arm_length;
-    let t183 = 0.08333333333333333 * p.arm_mass * (cache.values[2] * cache.values[2])
-        * t182 * (cache.values[4] * cache.values[4]);
-    let t184 = t148 * t148;
-    let t185 = 0.08333333333333333 * p.arm_mass * t184 * t182;
-    let t186 = p.left_lower_inertia_zz * t172 + p.left_lower_inertia_xz * t171
-        + t148 * p.left_lower_inertia_yz;
-    let t187 = t186 * t172;
-    let t188 = p.left_upper_inertia_xx * (t157 * t157);
-    let t189 = cache.values[4] * cache.values[2] * p.hub_inertia_zz
-        + cache.values[5] * cache.values[2] * p.hub_inertia_yz
-        - cache.values[3] * p.hub_inertia_xz;
-    let t190 = cache.values[4] * cache.values[2] * t189;
-    let t191 = t178 * p.right_slider_inertia_yy;
-    let t192 = cache.values[10] * t115 - cache.values[11] * t91;
-    let t193 = cache.values[11] * t115 + t91 * cache.values[10];
-    let t194 = t192 * t180 + t106 * t173 + t193 * t186;
-    let t195 = 0.7071067811865475 * t55 * cache.values[9] + t6 * t54 + 0.5 * t56 * t4;
-    let t196 = 0.7071067811865475 * cache.values[9] * t56 + t55 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t54;
-    let t197 = t160 * p.right_upper_inertia_xx * t63
-        + t195 * p.right_upper_inertia_yy * t177
-        + t162 * t196 * p.right_upper_inertia_zz;
-    let t198 = t195 * t177 * p.right_slider_inertia_yy
-        + t160 * p.right_slider_inertia_xx * t63
-        + t162 * t196 * p.right_slider_inertia_zz;
-    let t199 = 0.7071067811865475 * cache.values[9] * t111 + t6 * t109 + 0.5 * t4 * t110;
-    let t200 = 0.7071067811865475 * cache.values[9] * t110 + cache.values[8] * t111
-        - 0.7071067811865475 * cache.values[9] * t109;
-    let t201 = p.right_upper_inertia_yy * t199 * t177
-        + t162 * t200 * p.right_upper_inertia_zz
-        + t160 * p.right_upper_inertia_xx * t118;
-    let t202 = 0.08333333333333333 * t51 * p.arm_mass * t148 * t182
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t35
-            * t182 + t60 * p.left_upper_inertia_xx * t157;
-    let t203 = t160 * p.right_slider_inertia_xx * t118
-        + t199 * t177 * p.right_slider_inertia_yy
-        + t162 * t200 * p.right_slider_inertia_zz;
-    let t204 = p.left_upper_inertia_xx * t115 * t157
-        + 0.08333333333333333 * p.arm_mass * t148 * t106 * t182
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t91
-            * t182;
-    let t205 = t166 * cache.values[2] * cache.values[1] + t91 * t189 + t103 * t175;
-    let t206 = t166 * cache.values[2] * cache.values[0] + t35 * t189 + t175 * t47;
-    let t207 = t60 * cache.values[11] + t35 * cache.values[10];
-    let t208 = t180 * t73 + t51 * t173 + t186 * t207;
-    let t209 = t194 * cache.values[0] + (t82 * t74 + t32 * t16) * p.left_lower_mass
-        + (t10 * t26 + t89 * t71) * p.right_slider_mass + cache.values[0] * t201
-        + t203 * cache.values[0] + t204 * cache.values[0]
-        + (t18 * t25 + t72 * t88) * p.arm_mass + t205 * cache.values[0]
-        + p.arm_mass * (t33 * t17 + t83 * t67) - cache.values[1] * t197
-        - t198 * cache.values[1] - t202 * cache.values[1] - t206 * cache.values[1]
-        - t208 * cache.values[1];
-    let t210 = t165 + t169 + t191;
-    let t211 = -(cache.values[3] * t210);
-    let t212 = cache.values[2] * cache.values[1] * t205;
-    let t213 = cache.values[2] * t198 * cache.values[0];
-    let t214 = cache.values[2] * cache.values[1] * t201;
-    let t215 = t183 + t185 + t188;
-    let t216 = -(cache.values[3] * t215);
-    let t217 = cache.values[2] * t203 * cache.values[1];
-    let t218 = t194 * cache.values[2] * cache.values[1];
-    let t219 = cache.values[2] * t208 * cache.values[0];
-    let t220 = cache.values[2] * t202 * cache.values[0];
-    let t221 = t174 + t181 + t187;
-    let t222 = -(t221 * cache.values[3]);
-    let t223 = cache.values[2] * cache.values[0] * t197;
-    let t224 = cache.values[2] * t206 * cache.values[0];
-    let t225 = t204 * cache.values[2] * cache.values[1];
-    let t226 = -(cache.values[3] * (t167 + t176 + t190));
-    let t227 = t164 + t170 + t179;
-    let t228 = -(cache.values[3] * t227);
-    let t229 = t211 + t212 + p.arm_mass * (t40 * t18 + t72 * t95) + t213 + t214
-        + p.arm_mass * (t67 * t98 + t17 * t44) + t216 + t217 + t218 + t219 + t220 + t222
-        + t223 + (t100 * t71 + t45 * t10) * p.right_slider_mass + t224 + t225 + t226
-        + t228 + p.left_lower_mass * (t16 * t43 + t74 * t99);
-    let t230 = cache.values[4] * t221 * cache.values[2];
-    let t231 = t35 * t208;
-    let t232 = t194 * t91;
-    let t233 = t202 * t35;
-    let t234 = t204 * t91;
-    let t235 = cache.values[4] * cache.values[2] * t215;
-    let t236 = t230 + t231 + (t107 * t74 + t16 * t52) * p.left_lower_mass + t232 + t233
-        + t234
-        + p.arm_mass * (0.5 * t106 * p.arm_length * t67 + 0.5 * t51 * p.arm_length * t17)
-        + t235;
-    let t237 = 0.7071067811865475 * t109 + 0.7071067811865475 * t110;
-    let t238 = t203 * t237;
-    let t239 = t237 * t201;
-    let t240 = 0.7071067811865475 * t152 + 0.7071067811865475 * t153;
-    let t241 = t240 * t210;
-    let t242 = 0.7071067811865475 * t56 + 0.7071067811865475 * t54;
-    let t243 = t242 * t198;
-    let t244 = t242 * t197;
-    let t245 = t240 * t227;
-    let t246 = (t10 * t58 + t113 * t71) * p.right_slider_mass + t238 + t239 + t241 + t243
-        + t244 + t245
-        + p.arm_mass
-            * (0.5 * t57 * p.arm_length * t18 + 0.5 * t112 * t72 * p.arm_length);
-    let t247 = t148 * t221;
-    let t248 = t194 * t106;
-    let t249 = t51 * t208;
-    let t250 = t247 + t248 + t249
-        + (0.1 * t116 * t74 + 0.1 * t61 * t16) * p.left_lower_mass;
-    let t251 = p.right_slider_mass * (t10 * t63 + t71 * t118);
-    let t252 = t195 * t199 * p.right_slider_inertia_yy
-        + t200 * t196 * p.right_slider_inertia_zz
-        + p.right_slider_inertia_xx * t63 * t118;
-    let t253 = t118 * t118;
-    let t254 = t200 * t200;
-    let t255 = t199 * t199;
-    let t256 = p.right_slider_inertia_xx * t253 + t254 * p.right_slider_inertia_zz
-        + t255 * p.right_slider_inertia_yy;
-    let t257 = t51 * t51;
-    let t258 = p.left_upper_inertia_xx * (t60 * t60)
-        + 0.08333333333333333 * p.arm_mass * t182 * (t35 * t35)
-        + 0.08333333333333333 * p.arm_mass * t182 * t257;
-    let t259 = t60 * p.left_upper_inertia_xx * t115
-        + 0.08333333333333333 * t51 * p.arm_mass * t106 * t182
-        + 0.08333333333333333 * p.arm_mass * t35 * t91 * t182;
-    let t260 = p.left_lower_inertia_xy * t192 + t106 * p.left_lower_inertia_yy
-        + t193 * p.left_lower_inertia_yz;
-    let t261 = t106 * p.left_lower_inertia_yz + t192 * p.left_lower_inertia_xz
-        + t193 * p.left_lower_inertia_zz;
-    let t262 = p.left_lower_inertia_xy * t106 + t193 * p.left_lower_inertia_xz
-        + t192 * p.left_lower_inertia_xx;
-    let t263 = t51 * t260 + t261 * t207 + t262 * t73;
-    let t264 = t192 * t262 + t106 * t260 + t193 * t261;
-    let t265 = p.right_upper_inertia_xx * t63 * t118
-        + t200 * t196 * p.right_upper_inertia_zz
-        + t195 * p.right_upper_inertia_yy * t199;
-    let t266 = t254 * p.right_upper_inertia_zz + p.right_upper_inertia_xx * t253
-        + p.right_upper_inertia_yy * t255;
-    let t267 = t195 * t195;
-    let t268 = t63 * t63;
-    let t269 = t196 * t196;
-    let t270 = t267 * p.right_slider_inertia_yy + t268 * p.right_slider_inertia_xx
-        + t269 * p.right_slider_inertia_zz;
-    let t271 = t106 * t106;
-    let t272 = 0.08333333333333333 * (t91 * t91) * p.arm_mass * t182
-        + p.left_upper_inertia_xx * (t115 * t115)
-        + 0.08333333333333333 * t271 * p.arm_mass * t182;
-    let t273 = p.hub_inertia_yz * t91 + t103 * p.hub_inertia_yy
-        + p.hub_inertia_xy * cache.values[2] * cache.values[1];
-    let t274 = p.hub_inertia_xy * t103 + t91 * p.hub_inertia_xz
-        + cache.values[2] * p.hub_inertia_xx * cache.values[1];
-    let t275 = cache.values[2] * cache.values[1] * p.hub_inertia_xz
-        + t91 * p.hub_inertia_zz + p.hub_inertia_yz * t103;
-    let t276 = t273 * t103 + t274 * cache.values[2] * cache.values[1] + t91 * t275;
-    let t277 = t273 * t47 + t35 * t275 + t274 * cache.values[2] * cache.values[0];
-    let t278 = p.right_upper_inertia_yy * t267 + t268 * p.right_upper_inertia_xx
-        + t269 * p.right_upper_inertia_zz;
-    let t279 = p.left_lower_inertia_xz * t207 + t73 * p.left_lower_inertia_xx
-        + t51 * p.left_lower_inertia_xy;
-    let t280 = t51 * p.left_lower_inertia_yz + p.left_lower_inertia_zz * t207
-        + p.left_lower_inertia_xz * t73;
-    let t281 = p.left_lower_inertia_xy * t73 + t51 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t207;
-    let t282 = t73 * t279 + t280 * t207 + t51 * t281;
-    let t283 = t106 * t281 + t193 * t280 + t192 * t279;
-    let t284 = p.hub_inertia_xy * cache.values[2] * cache.values[0]
-        + p.hub_inertia_yy * t47 + p.hub_inertia_yz * t35;
-    let t285 = t35 * p.hub_inertia_zz
-        + cache.values[2] * cache.values[0] * p.hub_inertia_xz + p.hub_inertia_yz * t47;
-    let t286 = t35 * p.hub_inertia_xz + p.hub_inertia_xy * t47
-        + cache.values[2] * p.hub_inertia_xx * cache.values[0];
-    let t287 = t284 * t47 + t285 * t35 + cache.values[2] * t286 * cache.values[0];
-    let t288 = t285 * t91 + t284 * t103 + cache.values[2] * t286 * cache.values[1];
-    let t289 = cache.values[2] * cache.values[1] * t276
-        + t277 * cache.values[2] * cache.values[0]
-        - cache.values[3]
-            * (cache.values[5] * cache.values[2] * t273
-                + cache.values[4] * cache.values[2] * t275 - t274 * cache.values[3]);
-    let t290 = t148 * t281 + t280 * t172 + t171 * t279;
-    let t291 = cache.values[2] * cache.values[1] * t283
-        + cache.values[2] * t282 * cache.values[0] - cache.values[3] * t290;
-    let t292 = cache.values[2] * t259 * cache.values[1]
-        + cache.values[2] * t258 * cache.values[0] - t202 * cache.values[3];
-    let t293 = cache.values[2] * t278 * cache.values[0]
-        + cache.values[2] * cache.values[1] * t265 - cache.values[3] * t197;
-    let t294 = t148 * t260 + t261 * t172 + t171 * t262;
-    let t295 = t264 * cache.values[2] * cache.values[1]
-        + cache.values[2] * t263 * cache.values[0] - cache.values[3] * t294;
-    let t296 = t288 * cache.values[2] * cache.values[1]
-        + cache.values[2] * t287 * cache.values[0]
-        - cache.values[3]
-            * (cache.values[4] * t285 * cache.values[2]
-                + cache.values[5] * cache.values[2] * t284 - cache.values[3] * t286);
-    let t297 = cache.values[2] * t256 * cache.values[1]
-        + cache.values[2] * cache.values[0] * t252 - cache.values[3] * t203;
-    let t298 = cache.values[2] * t259 * cache.values[0]
-        + t272 * cache.values[2] * cache.values[1] - t204 * cache.values[3];
-    let t299 = cache.values[2] * cache.values[1] * t252
-        + t270 * cache.values[2] * cache.values[0] - cache.values[3] * t198;
-    let t300 = cache.values[2] * cache.values[1] * t266
-        + cache.values[2] * t265 * cache.values[0] - cache.values[3] * t201;
-    let t301 = t289 * cache.values[0]
-        + (t89 * t100 + t138 * t125 + t45 * t26) * p.right_slider_mass
-        + p.arm_mass * (t40 * t25 + t126 * t142 + t95 * t88) + t295 * cache.values[0]
-        + t297 * cache.values[0]
-        + p.left_lower_mass * (t82 * t99 + t143 * t132 + t32 * t43)
-        + p.arm_mass * (t83 * t98 + t141 * t133 + t33 * t44) + t298 * cache.values[0]
-        + t300 * cache.values[0] - cache.values[1] * t291 - cache.values[1] * t292
-        - t293 * cache.values[1] - t296 * cache.values[1] - t299 * cache.values[1];
-    let t302 = cache.values[4] * cache.values[2] * t290 + t35 * t282 + t91 * t283;
-    let t303 = t35 * t259 + cache.values[4] * t204 * cache.values[2] + t272 * t91;
-    let t304 = cache.values[4] * cache.values[2] * t294 + t264 * t91 + t35 * t263;
-    let t305 = cache.values[4] * cache.values[2] * t202 + t35 * t258 + t259 * t91;
-    let t306 = t303 * cache.values[0] + t304 * cache.values[0]
-        + p.left_lower_mass * (t149 * t132 + t82 * t107 + t32 * t52)
-        + p.arm_mass
-            * (0.5 * t148 * p.arm_length * t133 + 0.5 * t83 * t106 * p.arm_length
-                + 0.5 * t51 * t33 * p.arm_length) - t302 * cache.values[1]
-        - t305 * cache.values[1];
-    let t307 = t270 * t242 + t237 * t252 + t240 * t198;
-    let t308 = t242 * t278 + t265 * t237 + t240 * t197;
-    let t309 = t242 * t252 + t203 * t240 + t256 * t237;
-    let t310 = t240 * t201 + t237 * t266 + t242 * t265;
-    let t311 = (t58 * t26 + t155 * t125 + t89 * t113) * p.right_slider_mass
-        + t309 * cache.values[0] + t310 * cache.values[0]
-        + p.arm_mass
-            * (0.5 * t57 * p.arm_length * t25 + 0.5 * t126 * p.arm_length * t154
-                + 0.5 * t112 * p.arm_length * t88) - cache.values[1] * t307
-        - cache.values[1] * t308;
-    let t312 = t106 * t283 + t148 * t290 + t51 * t282;
-    let t313 = t51 * t263 + t264 * t106 + t148 * t294;
-    let t314 = cache.values[0] * t313
-        + p.left_lower_mass * (0.1 * t82 * t116 + 0.1 * t61 * t32 + 0.1 * t132 * t158)
-        - t312 * cache.values[1];
-    let t315 = p.right_slider_mass * (t89 * t118 + t160 * t125 + t63 * t26);
-    let t316 = t233 + t234 + t235;
-    let t317 = t230 + t231 + t232;
-    let t318 = cache.values[2] * t304 * cache.values[1]
-        + t305 * cache.values[2] * cache.values[0]
-        + p.arm_mass
-            * (0.5 * t148 * t141 * p.arm_length + 0.5 * t51 * p.arm_length * t44
-                + 0.5 * t106 * p.arm_length * t98)
-        + (t52 * t43 + t143 * t149 + t107 * t99) * p.left_lower_mass
-        + t302 * cache.values[2] * cache.values[0]
-        + cache.values[2] * t303 * cache.values[1] - cache.values[3] * t316
-        - cache.values[3] * t317;
-    let t319 = t238 + t241 + t243;
-    let t320 = t239 + t244 + t245;
-    let t321 = cache.values[2] * t310 * cache.values[1]
-        + cache.values[2] * t307 * cache.values[0]
-        + cache.values[2] * t309 * cache.values[1]
-        + (t138 * t155 + t45 * t58 + t100 * t113) * p.right_slider_mass
-        + p.arm_mass
-            * (0.5 * t112 * p.arm_length * t95 + 0.5 * p.arm_length * t154 * t142
-                + 0.5 * t40 * t57 * p.arm_length)
-        + cache.values[2] * cache.values[0] * t308 - cache.values[3] * t319
-        - cache.values[3] * t320;
-    let t322 = t247 + t248 + t249;
-    let t323 = (0.1 * t116 * t99 + 0.1 * t61 * t43 + 0.1 * t143 * t158)
-        * p.left_lower_mass + t312 * cache.values[2] * cache.values[0]
-        + cache.values[2] * cache.values[1] * t313 - t322 * cache.values[3];
-    let t324 = (t45 * t63 + t138 * t160 + t100 * t118) * p.right_slider_mass;
-    let t325 = t91 * t313
-        + p.left_lower_mass * (0.1 * t61 * t52 + 0.1 * t116 * t107 + 0.1 * t149 * t158)
-        + cache.values[4] * cache.values[2] * t322 + t312 * t35;
-    let t326 = (t113 * t118 + t58 * t63 + t155 * t160) * p.right_slider_mass;
-    out[(0, 0)] = t0;
-    out[(0, 3)] = t19;
-    out[(3, 0)] = t19;
-    out[(0, 4)] = t34;
-    out[(4, 0)] = t34;
-    out[(0, 5)] = t46;
-    out[(5, 0)] = t46;
-    out[(0, 6)] = t53;
-    out[(6, 0)] = t53;
-    out[(0, 7)] = t59;
-    out[(7, 0)] = t59;
-    out[(0, 8)] = t62;
-    out[(8, 0)] = t62;
-    out[(0, 9)] = t64;
-    out[(9, 0)] = t64;
-    out[(1, 1)] = t0;
-    out[(1, 3)] = t75;
-    out[(3, 1)] = t75;
-    out[(1, 4)] = t90;
-    out[(4, 1)] = t90;
-    out[(1, 5)] = t101;
-    out[(5, 1)] = t101;
-    out[(1, 6)] = t108;
-    out[(6, 1)] = t108;
-    out[(1, 7)] = t114;
-    out[(7, 1)] = t114;
-    out[(1, 8)] = t117;
-    out[(8, 1)] = t117;
-    out[(1, 9)] = t119;
-    out[(9, 1)] = t119;
-    out[(2, 2)] = t0;
-    out[(2, 4)] = t134;
-    out[(4, 2)] = t134;
-    out[(2, 5)] = t144;
-    out[(5, 2)] = t144;
-    out[(2, 6)] = t150;
-    out[(6, 2)] = t150;
-    out[(2, 7)] = t156;
-    out[(7, 2)] = t156;
-    out[(2, 8)] = t159;
-    out[(8, 2)] = t159;
-    out[(2, 9)] = t161;
-    out[(9, 2)] = t161;
-    out[(3, 3)] = p.left_lower_mass * (t16 * t16 + t74 * t74) + t164 + t165 + t167 + t169
-        + t170 + t174 + t176 + t179 + t181 + t183 + t185 + t187
-        + (t17 * t17 + t67 * t67) * p.arm_mass + t188
-        + p.arm_mass * (t18 * t18 + t72 * t72)
-        + p.right_slider_mass * (t10 * t10 + t71 * t71) + t190 + t191;
-    out[(3, 4)] = t209;
-    out[(4, 3)] = t209;
-    out[(3, 5)] = t229;
-    out[(5, 3)] = t229;
-    out[(3, 6)] = t236;
-    out[(6, 3)] = t236;
-    out[(3, 7)] = t246;
-    out[(7, 3)] = t246;
-    out[(3, 8)] = t250;
-    out[(8, 3)] = t250;
-    out[(3, 9)] = t251;
-    out[(9, 3)] = t251;
-    out[(4, 4)] = p.arm_mass * (t83 * t83 + t33 * t33 + t133 * t133)
-        + (t256 * cache.values[0] - cache.values[1] * t252) * cache.values[0]
-        + p.right_slider_mass * (t26 * t26 + t89 * t89 + t125 * t125)
-        + (t264 * cache.values[0] - t263 * cache.values[1]) * cache.values[0]
-        + (cache.values[0] * t266 - cache.values[1] * t265) * cache.values[0]
-        + (t272 * cache.values[0] - t259 * cache.values[1]) * cache.values[0]
-        + (cache.values[0] * t276 - t277 * cache.values[1]) * cache.values[0]
-        + p.left_lower_mass * (t82 * t82 + t132 * t132 + t32 * t32)
-        + p.arm_mass * (t88 * t88 + t25 * t25 + t126 * t126)
-        - (t259 * cache.values[0] - cache.values[1] * t258) * cache.values[1]
-        - (cache.values[0] * t252 - t270 * cache.values[1]) * cache.values[1]
-        - (t265 * cache.values[0] - t278 * cache.values[1]) * cache.values[1]
-        - (t283 * cache.values[0] - t282 * cache.values[1]) * cache.values[1]
-        - (t288 * cache.values[0] - cache.values[1] * t287) * cache.values[1];
-    out[(4, 5)] = t301;
-    out[(5, 4)] = t301;
-    out[(4, 6)] = t306;
-    out[(6, 4)] = t306;
-    out[(4, 7)] = t311;
-    out[(7, 4)] = t311;
-    out[(4, 8)] = t314;
-    out[(8, 4)] = t314;
-    out[(4, 9)] = t315;
-    out[(9, 4)] = t315;
-    out[(5, 5)] = cache.values[2] * cache.values[1] * t289
-        + cache.values[2] * cache.values[0] * t292
-        + p.arm_mass * (t141 * t141 + t44 * t44 + t98 * t98)
-        + t297 * cache.values[2] * cache.values[1]
-        + cache.values[2] * cache.values[1] * t295
-        + cache.values[2] * t299 * cache.values[0]
-        + cache.values[2] * t300 * cache.values[1]
-        + (t138 * t138 + t45 * t45 + t100 * t100) * p.right_slider_mass
-        + (t43 * t43 + t143 * t143 + t99 * t99) * p.left_lower_mass
-        + cache.values[2] * t296 * cache.values[0]
-        + cache.values[2] * cache.values[0] * t291
-        + cache.values[2] * cache.values[1] * t298
-        + t293 * cache.values[2] * cache.values[0]
-        + p.arm_mass * (t40 * t40 + t95 * t95 + t142 * t142)
-        - (t211 + t213 + t217) * cache.values[3] - cache.values[3] * (t214 + t223 + t228)
-        - cache.values[3] * (t218 + t219 + t222) - cache.values[3] * (t216 + t220 + t225)
-        - cache.values[3] * (t212 + t224 + t226);
-    out[(5, 6)] = t318;
-    out[(6, 5)] = t318;
-    out[(5, 7)] = t321;
-    out[(7, 5)] = t321;
-    out[(5, 8)] = t323;
-    out[(8, 5)] = t323;
-    out[(5, 9)] = t324;
-    out[(9, 5)] = t324;
-    out[(6, 6)] = cache.values[4] * cache.values[2] * t317
-        + cache.values[4] * cache.values[2] * t316 + t302 * t35
-        + (0.25 * t271 * t182 + 0.25 * t184 * t182 + 0.25 * t182 * t257) * p.arm_mass
-        + t303 * t91 + t305 * t35 + t304 * t91
-        + (t107 * t107 + t149 * t149 + t52 * t52) * p.left_lower_mass;
-    out[(6, 8)] = t325;
-    out[(8, 6)] = t325;
-    out[(7, 7)] = t242 * t308 + t242 * t307
-        + p.arm_mass
-            * (0.25 * (t57 * t57) * t182 + 0.25 * (t154 * t154) * t182
-                + 0.25 * (t112 * t112) * t182) + t240 * t319 + t309 * t237
-        + (t58 * t58 + t113 * t113 + t155 * t155) * p.right_slider_mass + t310 * t237
-        + t240 * t320;
-    out[(7, 9)] = t326;
-    out[(9, 7)] = t326;
-    out[(8, 8)] = t312 * t51
-        + (0.01 * (t158 * t158) + 0.01 * (t116 * t116) + 0.01 * (t61 * t61))
-            * p.left_lower_mass + t148 * t322 + t106 * t313;
-    out[(9, 9)] = (t268 + t253 + t168) * p.right_slider_mass;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
+        + left_lower_inertia_h_y;
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let t5 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
+        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t5;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let t6 = p.arm_length + q[9];
+    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
+        + right_slider_inertia_h_y;
+    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
+        + right_upper_composite_inertia_h_y;
+    let base_x_projected_inertia_n_z = -hub_composite_inertia_h_y;
+    let base_yaw_projected_inertia_f_x = base_x_projected_inertia_n_z
+        + q[1] * hub_composite_inertia_m;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let left_upper_rotation_20 = t1 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t0;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_upper_rotation_21 = t0 * base_roll_rotation_21
+        + t2 * base_pitch_rotation_20;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
+        + left_upper_inertia_h_z;
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
+        + t5 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t6 + right_upper_position_z;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
+        + right_upper_inertia_h_z;
+    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
+        + right_upper_composite_inertia_h_z;
+    let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
+        * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cache.values[0];
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_projected_inertia_f_x = base_roll_subspace_v_x
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_y * base_pitch_rotation_20
+            - base_pitch_rotation_10 * hub_composite_inertia_h_z);
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let left_upper_projected_inertia_f_x = left_upper_subspace_v_x
+        * left_upper_composite_inertia_m
+        - (left_upper_composite_inertia_h_y * base_roll_rotation_22
+            - left_upper_composite_inertia_h_z * base_roll_rotation_12);
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_upper_projected_inertia_f_x = right_upper_subspace_v_x
+        * right_upper_composite_inertia_m
+        - (right_upper_axis_z * right_upper_composite_inertia_h_y
+            - right_upper_axis_y * right_upper_composite_inertia_h_z);
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_lower_projected_inertia_f_x = left_lower_subspace_v_x * p.left_lower_mass
+        - (left_upper_rotation_21 * left_lower_inertia_h_y
+            - left_lower_inertia_h_z * left_upper_rotation_11);
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let right_upper_rotation_00 = t5 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
+    let right_slider_projected_inertia_f_x = right_upper_rotation_00
+        * p.right_slider_mass;
+    let base_yaw_subspace_v_y = -q[0];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t1
+        + base_pitch_rotation_00 * t0;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t0
+        + t2 * base_pitch_rotation_00;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
+        + left_upper_inertia_h_x;
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
+        + right_slider_inertia_h_x;
+    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
+        + right_upper_composite_inertia_h_x;
+    let base_z_projected_inertia_n_y = -hub_composite_inertia_h_x;
+    let base_yaw_projected_inertia_f_y = base_yaw_subspace_v_y * hub_composite_inertia_m
+        - base_z_projected_inertia_n_y;
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_projected_inertia_f_y = hub_composite_inertia_m
+        * base_pitch_subspace_v_y - hub_composite_inertia_h_z * base_yaw_rotation_01;
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_roll_projected_inertia_f_y = base_roll_subspace_v_y
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_z * base_pitch_rotation_00
+            - base_pitch_rotation_20 * hub_composite_inertia_h_x);
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_projected_inertia_f_y = left_upper_composite_inertia_m
+        * left_upper_subspace_v_y
+        - (left_upper_composite_inertia_h_z * base_roll_rotation_02
+            - left_upper_composite_inertia_h_x * base_roll_rotation_22);
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_upper_projected_inertia_f_y = right_upper_subspace_v_y
+        * right_upper_composite_inertia_m
+        - (right_upper_composite_inertia_h_z * right_upper_axis_x
+            - right_upper_axis_z * right_upper_composite_inertia_h_x);
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_lower_projected_inertia_f_y = left_lower_subspace_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_upper_rotation_01
+            - left_lower_inertia_h_x * left_upper_rotation_21);
+    let right_slider_projected_inertia_f_y = right_upper_rotation_10
+        * p.right_slider_mass;
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_projected_inertia_f_z = base_pitch_subspace_v_z
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_x * cache.values[0]
+            - hub_composite_inertia_h_y * base_yaw_rotation_01);
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let base_roll_projected_inertia_f_z = base_roll_subspace_v_z
+        * hub_composite_inertia_m
+        - (base_pitch_rotation_10 * hub_composite_inertia_h_x
+            - hub_composite_inertia_h_y * base_pitch_rotation_00);
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let left_upper_projected_inertia_f_z = left_upper_subspace_v_z
+        * left_upper_composite_inertia_m
+        - (base_roll_rotation_12 * left_upper_composite_inertia_h_x
+            - left_upper_composite_inertia_h_y * base_roll_rotation_02);
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_projected_inertia_f_z = right_upper_subspace_v_z
+        * right_upper_composite_inertia_m
+        - (right_upper_axis_y * right_upper_composite_inertia_h_x
+            - right_upper_axis_x * right_upper_composite_inertia_h_y);
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_lower_projected_inertia_f_z = left_lower_subspace_v_z * p.left_lower_mass
+        - (left_lower_inertia_h_x * left_upper_rotation_11
+            - left_upper_rotation_01 * left_lower_inertia_h_y);
+    let right_slider_projected_inertia_f_z = right_upper_rotation_20
+        * p.right_slider_mass;
+    let t7 = right_upper_com_y * right_upper_com_y;
+    let t8 = right_upper_com_z * right_upper_com_z;
+    let t9 = right_upper_com_x * right_upper_com_x;
+    let t10 = -0.2593433800522308 * cache.values[8]
+        - 0.9318339303627353 * cache.values[9];
+    let t11 = 0.29668068685399207 * cache.values[9]
+        - 0.1416799342470381 * cache.values[8];
+    let t12 = 0.9553364891256061 * cache.values[8]
+        - 0.20896434210788312 * cache.values[9];
+    let right_upper_rotation_22 = base_roll_rotation_21 * t10
+        + t11 * base_pitch_rotation_20 + t12 * base_roll_rotation_22;
+    let t13 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
+        + 0.14776010333066977 * cache.values[8];
+    let t14 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
+        - 0.18338346269077238 * cache.values[9];
+    let t15 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
+        - 0.2097849255215404 * cache.values[8];
+    let right_upper_rotation_21 = t13 * base_roll_rotation_22
+        + t14 * base_roll_rotation_21 + base_pitch_rotation_20 * t15;
+    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_upper_inertia_xx
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_22 = p.arm_mass
+        * (t7 + t8 + t9 - right_upper_com_z * right_upper_com_z)
+        + right_upper_inertia_com_22;
+    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_slider_inertia_xx
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
+    let t16 = right_slider_position_x * right_slider_position_x;
+    let t17 = right_slider_position_z * right_slider_position_z;
+    let t18 = right_slider_position_y * right_slider_position_y;
+    let right_slider_inertia_i_22 = right_slider_inertia_com_22
+        + p.right_slider_mass
+            * (t16 + t17 + t18 - right_slider_position_z * right_slider_position_z);
+    let right_upper_composite_inertia_i_22 = right_upper_inertia_i_22
+        + right_slider_inertia_i_22;
+    let t19 = left_upper_com_y * left_upper_com_y;
+    let t20 = left_upper_com_z * left_upper_com_z;
+    let t21 = left_upper_com_x * left_upper_com_x;
+    let t22 = p.arm_length * p.arm_length;
+    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
+            * left_upper_rotation_21 * t22
+        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_22
+            * base_roll_rotation_22;
+    let left_upper_inertia_i_22 = p.arm_mass
+        * (t19 + t20 + t21 - left_upper_com_z * left_upper_com_z)
+        + left_upper_inertia_com_22;
+    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
+        + cache.values[10] * base_roll_rotation_22;
+    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
+        + p.left_lower_inertia_xy * left_lower_rotation_20
+        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
+        + (left_lower_rotation_20 * p.left_lower_inertia_xx
+            + p.left_lower_inertia_xz * left_lower_rotation_22
+            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
+        + (p.left_lower_inertia_xz * left_lower_rotation_20
+            + p.left_lower_inertia_yz * left_upper_rotation_21
+            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
+    let t23 = left_lower_com_x * left_lower_com_x;
+    let t24 = left_lower_com_y * left_lower_com_y;
+    let t25 = left_lower_com_z * left_lower_com_z;
+    let left_lower_inertia_i_22 = left_lower_inertia_com_22
+        + (t23 + t24 + t25 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
+    let left_upper_composite_inertia_i_22 = left_upper_inertia_i_22
+        + left_lower_inertia_i_22;
+    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
+        + p.hub_inertia_zz * base_roll_rotation_22
+        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
+        + base_pitch_rotation_20
+            * (p.hub_inertia_xy * base_roll_rotation_21
+                + base_pitch_rotation_20 * p.hub_inertia_xx
+                + p.hub_inertia_xz * base_roll_rotation_22)
+        + base_roll_rotation_21
+            * (base_roll_rotation_21 * p.hub_inertia_yy
+                + p.hub_inertia_yz * base_roll_rotation_22
+                + p.hub_inertia_xy * base_pitch_rotation_20);
+    let t26 = q[2] * q[2];
+    let t27 = q[1] * q[1];
+    let t28 = q[0] * q[0];
+    let hub_inertia_i_22 = hub_inertia_com_22
+        + (t26 + t27 + t28 - q[2] * q[2]) * p.hub_mass;
+    let hub_composite_inertia_i_22 = right_upper_composite_inertia_i_22
+        + left_upper_composite_inertia_i_22 + hub_inertia_i_22;
+    let base_yaw_projected_inertia_n_z = hub_composite_inertia_h_x
+        * base_yaw_subspace_v_y + hub_composite_inertia_i_22
+        - q[1] * hub_composite_inertia_h_y;
+    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_21 * t22
+        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_02
+            * base_roll_rotation_22
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
+    let left_upper_inertia_i_02 = left_upper_inertia_com_02
+        - p.arm_mass * left_upper_com_z * left_upper_com_x;
+    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
+        + cache.values[10] * base_roll_rotation_02;
+    let t29 = left_upper_rotation_01 * p.left_lower_inertia_yz
+        + left_lower_rotation_00 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_zz * left_lower_rotation_02;
+    let t30 = p.left_lower_inertia_xy * left_lower_rotation_00
+        + left_upper_rotation_01 * p.left_lower_inertia_yy
+        + left_lower_rotation_02 * p.left_lower_inertia_yz;
+    let t31 = left_lower_rotation_02 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * left_upper_rotation_01
+        + left_lower_rotation_00 * p.left_lower_inertia_xx;
+    let left_lower_inertia_com_02 = t29 * left_lower_rotation_22
+        + t30 * left_upper_rotation_21 + t31 * left_lower_rotation_20;
+    let left_lower_inertia_i_02 = left_lower_inertia_com_02
+        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
+    let left_upper_composite_inertia_i_02 = left_upper_inertia_i_02
+        + left_lower_inertia_i_02;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t10
+        + base_roll_rotation_02 * t12 + t11 * base_pitch_rotation_00;
+    let right_upper_rotation_01 = t13 * base_roll_rotation_02
+        + t15 * base_pitch_rotation_00 + t14 * base_roll_rotation_01;
+    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_02 = right_slider_inertia_com_02
+        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
+    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
+        * right_upper_rotation_02
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_02 = right_upper_inertia_com_02
+        - p.arm_mass * right_upper_com_z * right_upper_com_x;
+    let right_upper_composite_inertia_i_02 = right_slider_inertia_i_02
+        + right_upper_inertia_i_02;
+    let t32 = p.hub_inertia_zz * base_roll_rotation_02
+        + p.hub_inertia_yz * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.hub_inertia_xz;
+    let t33 = base_roll_rotation_02 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_01
+        + p.hub_inertia_xx * base_pitch_rotation_00;
+    let t34 = base_roll_rotation_01 * p.hub_inertia_yy
+        + p.hub_inertia_yz * base_roll_rotation_02
+        + p.hub_inertia_xy * base_pitch_rotation_00;
+    let hub_inertia_com_02 = t32 * base_roll_rotation_22 + base_pitch_rotation_20 * t33
+        + t34 * base_roll_rotation_21;
+    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
+    let hub_composite_inertia_i_02 = left_upper_composite_inertia_i_02
+        + right_upper_composite_inertia_i_02 + hub_inertia_i_02;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t10
+        + base_roll_rotation_12 * t12 + t11 * base_pitch_rotation_10;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t13
+        + base_pitch_rotation_10 * t15 + t14 * base_roll_rotation_11;
+    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
+        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
+    let right_upper_inertia_i_12 = right_upper_inertia_com_12
+        - p.arm_mass * right_upper_com_z * right_upper_com_y;
+    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
+        * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
+    let right_slider_inertia_i_12 = right_slider_inertia_com_12
+        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
+    let right_upper_composite_inertia_i_12 = right_upper_inertia_i_12
+        + right_slider_inertia_i_12;
+    let t35 = base_roll_rotation_12 * p.hub_inertia_zz
+        + p.hub_inertia_yz * base_roll_rotation_11
+        + base_pitch_rotation_10 * p.hub_inertia_xz;
+    let t36 = p.hub_inertia_xy * base_pitch_rotation_10
+        + base_roll_rotation_11 * p.hub_inertia_yy
+        + base_roll_rotation_12 * p.hub_inertia_yz;
+    let t37 = base_pitch_rotation_10 * p.hub_inertia_xx
+        + base_roll_rotation_12 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_11;
+    let hub_inertia_com_12 = t35 * base_roll_rotation_22 + t36 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t37;
+    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
+    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
+        + cache.values[11] * left_upper_rotation_10;
+    let t38 = p.left_lower_inertia_yz * left_upper_rotation_11
+        + p.left_lower_inertia_xz * left_lower_rotation_10
+        + p.left_lower_inertia_zz * left_lower_rotation_12;
+    let t39 = left_lower_rotation_10 * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xz * left_lower_rotation_12
+        + p.left_lower_inertia_xy * left_upper_rotation_11;
+    let t40 = p.left_lower_inertia_yz * left_lower_rotation_12
+        + left_upper_rotation_11 * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_10;
+    let left_lower_inertia_com_12 = t38 * left_lower_rotation_22
+        + t39 * left_lower_rotation_20 + left_upper_rotation_21 * t40;
+    let left_lower_inertia_i_12 = left_lower_inertia_com_12
+        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
+    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_21 * t22
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t22
+            * base_roll_rotation_22;
+    let left_upper_inertia_i_12 = left_upper_inertia_com_12
+        - p.arm_mass * left_upper_com_y * left_upper_com_z;
+    let left_upper_composite_inertia_i_12 = left_lower_inertia_i_12
+        + left_upper_inertia_i_12;
+    let hub_composite_inertia_i_12 = right_upper_composite_inertia_i_12
+        + hub_inertia_i_12 + left_upper_composite_inertia_i_12;
+    let base_pitch_projected_inertia_n_z = base_yaw_rotation_01
+        * hub_composite_inertia_i_02 + hub_composite_inertia_i_12 * cache.values[0]
+        + hub_composite_inertia_h_x * base_pitch_subspace_v_y
+        - hub_composite_inertia_h_y * base_pitch_subspace_v_x;
+    let t41 = base_pitch_projected_inertia_n_z
+        + base_yaw_subspace_v_y * base_pitch_projected_inertia_f_y
+        + q[1] * base_pitch_projected_inertia_f_x;
+    let base_roll_projected_inertia_n_z = base_pitch_rotation_20
+        * hub_composite_inertia_i_22 + base_roll_subspace_v_y * hub_composite_inertia_h_x
+        + base_pitch_rotation_00 * hub_composite_inertia_i_02
+        + base_pitch_rotation_10 * hub_composite_inertia_i_12
+        - hub_composite_inertia_h_y * base_roll_subspace_v_x;
+    let t42 = base_yaw_subspace_v_y * base_roll_projected_inertia_f_y
+        + base_roll_projected_inertia_n_z + q[1] * base_roll_projected_inertia_f_x;
+    let left_upper_projected_inertia_n_z = left_upper_composite_inertia_h_x
+        * left_upper_subspace_v_y
+        + left_upper_composite_inertia_i_02 * base_roll_rotation_02
+        + left_upper_composite_inertia_i_22 * base_roll_rotation_22
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_12
+        - left_upper_subspace_v_x * left_upper_composite_inertia_h_y;
+    let t43 = left_upper_projected_inertia_n_z + q[1] * left_upper_projected_inertia_f_x
+        + base_yaw_subspace_v_y * left_upper_projected_inertia_f_y;
+    let right_upper_projected_inertia_n_z = right_upper_axis_y
+        * right_upper_composite_inertia_i_12
+        + right_upper_composite_inertia_i_22 * right_upper_axis_z
+        + right_upper_subspace_v_y * right_upper_composite_inertia_h_x
+        + right_upper_composite_inertia_i_02 * right_upper_axis_x
+        - right_upper_subspace_v_x * right_upper_composite_inertia_h_y;
+    let t44 = q[1] * right_upper_projected_inertia_f_x
+        + right_upper_projected_inertia_n_z
+        + right_upper_projected_inertia_f_y * base_yaw_subspace_v_y;
+    let left_lower_projected_inertia_n_z = left_upper_rotation_01
+        * left_lower_inertia_i_02 + left_lower_inertia_h_x * left_lower_subspace_v_y
+        + left_upper_rotation_11 * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_upper_rotation_21
+        - left_lower_subspace_v_x * left_lower_inertia_h_y;
+    let t45 = q[1] * left_lower_projected_inertia_f_x
+        + base_yaw_subspace_v_y * left_lower_projected_inertia_f_y
+        + left_lower_projected_inertia_n_z;
+    let right_slider_projected_inertia_n_z = right_upper_rotation_10
+        * right_slider_inertia_h_x - right_upper_rotation_00 * right_slider_inertia_h_y;
+    let t46 = q[1] * right_slider_projected_inertia_f_x
+        + base_yaw_subspace_v_y * right_slider_projected_inertia_f_y
+        + right_slider_projected_inertia_n_z;
+    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_11 * t22
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t22
+            * base_roll_rotation_02;
+    let left_upper_inertia_i_01 = left_upper_inertia_com_01
+        - p.arm_mass * left_upper_com_y * left_upper_com_x;
+    let left_lower_inertia_com_01 = t29 * left_lower_rotation_12
+        + t30 * left_upper_rotation_11 + t31 * left_lower_rotation_10;
+    let left_lower_inertia_i_01 = left_lower_inertia_com_01
+        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
+    let left_upper_composite_inertia_i_01 = left_upper_inertia_i_01
+        + left_lower_inertia_i_01;
+    let hub_inertia_com_01 = base_pitch_rotation_10 * t33 + base_roll_rotation_11 * t34
+        + base_roll_rotation_12 * t32;
+    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
+    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
+        * right_upper_rotation_11
+        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
+        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
+    let right_upper_inertia_i_01 = right_upper_inertia_com_01
+        - p.arm_mass * right_upper_com_x * right_upper_com_y;
+    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_01 = right_slider_inertia_com_01
+        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
+    let right_upper_composite_inertia_i_01 = right_upper_inertia_i_01
+        + right_slider_inertia_i_01;
+    let hub_composite_inertia_i_01 = left_upper_composite_inertia_i_01 + hub_inertia_i_01
+        + right_upper_composite_inertia_i_01;
+    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
+        * p.right_upper_inertia_yy
+        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
+    let right_upper_inertia_i_00 = p.arm_mass
+        * (t7 + t8 + t9 - right_upper_com_x * right_upper_com_x)
+        + right_upper_inertia_com_00;
+    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_00 = (t16 + t17 + t18
+        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
+        + right_slider_inertia_com_00;
+    let right_upper_composite_inertia_i_00 = right_upper_inertia_i_00
+        + right_slider_inertia_i_00;
+    let left_lower_inertia_com_00 = t30 * left_upper_rotation_01
+        + left_lower_rotation_02 * t29 + left_lower_rotation_00 * t31;
+    let left_lower_inertia_i_00 = left_lower_inertia_com_00
+        + (t23 + t24 + t25 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
+    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_01 * t22
+        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_02
+            * base_roll_rotation_02
+        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
+    let left_upper_inertia_i_00 = left_upper_inertia_com_00
+        + p.arm_mass * (t19 + t20 + t21 - left_upper_com_x * left_upper_com_x);
+    let left_upper_composite_inertia_i_00 = left_lower_inertia_i_00
+        + left_upper_inertia_i_00;
+    let hub_inertia_com_00 = base_pitch_rotation_00 * t33 + t32 * base_roll_rotation_02
+        + base_roll_rotation_01 * t34;
+    let hub_inertia_i_00 = hub_inertia_com_00
+        + (t26 + t27 + t28 - q[0] * q[0]) * p.hub_mass;
+    let hub_composite_inertia_i_00 = right_upper_composite_inertia_i_00
+        + left_upper_composite_inertia_i_00 + hub_inertia_i_00;
+    let base_pitch_projected_inertia_n_x = hub_composite_inertia_i_01 * cache.values[0]
+        + hub_composite_inertia_h_y * base_pitch_subspace_v_z
+        + hub_composite_inertia_i_00 * base_yaw_rotation_01
+        - hub_composite_inertia_h_z * base_pitch_subspace_v_y;
+    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
+        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
+    let right_upper_inertia_i_11 = p.arm_mass
+        * (t7 + t8 + t9 - right_upper_com_y * right_upper_com_y)
+        + right_upper_inertia_com_11;
+    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_11 = right_slider_inertia_com_11
+        + (t16 + t17 + t18 - right_slider_position_y * right_slider_position_y)
+            * p.right_slider_mass;
+    let right_upper_composite_inertia_i_11 = right_upper_inertia_i_11
+        + right_slider_inertia_i_11;
+    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
+        * base_roll_rotation_12 * p.arm_mass * t22
+        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_11 * t22;
+    let left_upper_inertia_i_11 = p.arm_mass
+        * (t19 + t20 + t21 - left_upper_com_y * left_upper_com_y)
+        + left_upper_inertia_com_11;
+    let left_lower_inertia_com_11 = t39 * left_lower_rotation_10
+        + t38 * left_lower_rotation_12 + left_upper_rotation_11 * t40;
+    let left_lower_inertia_i_11 = p.left_lower_mass
+        * (t23 + t24 + t25 - left_lower_com_y * left_lower_com_y)
+        + left_lower_inertia_com_11;
+    let left_upper_composite_inertia_i_11 = left_upper_inertia_i_11
+        + left_lower_inertia_i_11;
+    let hub_inertia_com_11 = base_pitch_rotation_10 * t37 + base_roll_rotation_12 * t35
+        + t36 * base_roll_rotation_11;
+    let hub_inertia_i_11 = hub_inertia_com_11
+        + (t26 + t27 + t28 - q[1] * q[1]) * p.hub_mass;
+    let hub_composite_inertia_i_11 = right_upper_composite_inertia_i_11
+        + left_upper_composite_inertia_i_11 + hub_inertia_i_11;
+    let base_pitch_projected_inertia_n_y = hub_composite_inertia_i_11 * cache.values[0]
+        + hub_composite_inertia_i_01 * base_yaw_rotation_01
+        + hub_composite_inertia_h_z * base_pitch_subspace_v_x
+        - base_pitch_subspace_v_z * hub_composite_inertia_h_x;
+    let base_roll_projected_inertia_n_x = hub_composite_inertia_h_y
+        * base_roll_subspace_v_z + base_pitch_rotation_10 * hub_composite_inertia_i_01
+        + hub_composite_inertia_i_00 * base_pitch_rotation_00
+        + base_pitch_rotation_20 * hub_composite_inertia_i_02
+        - base_roll_subspace_v_y * hub_composite_inertia_h_z;
+    let base_roll_projected_inertia_n_y = hub_composite_inertia_i_01
+        * base_pitch_rotation_00 + base_pitch_rotation_20 * hub_composite_inertia_i_12
+        + base_pitch_rotation_10 * hub_composite_inertia_i_11
+        + hub_composite_inertia_h_z * base_roll_subspace_v_x
+        - base_roll_subspace_v_z * hub_composite_inertia_h_x;
+    let t47 = base_pitch_subspace_v_z * base_roll_projected_inertia_f_z
+        + base_roll_projected_inertia_n_x * base_yaw_rotation_01
+        + base_roll_projected_inertia_f_x * base_pitch_subspace_v_x
+        + base_pitch_subspace_v_y * base_roll_projected_inertia_f_y
+        + base_roll_projected_inertia_n_y * cache.values[0];
+    let left_upper_projected_inertia_n_x = left_upper_composite_inertia_h_y
+        * left_upper_subspace_v_z
+        + left_upper_composite_inertia_i_00 * base_roll_rotation_02
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_01
+        + left_upper_composite_inertia_i_02 * base_roll_rotation_22
+        - left_upper_composite_inertia_h_z * left_upper_subspace_v_y;
+    let left_upper_projected_inertia_n_y = left_upper_composite_inertia_i_01
+        * base_roll_rotation_02
+        + base_roll_rotation_22 * left_upper_composite_inertia_i_12
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_11
+        + left_upper_composite_inertia_h_z * left_upper_subspace_v_x
+        - left_upper_composite_inertia_h_x * left_upper_subspace_v_z;
+    let t48 = left_upper_projected_inertia_f_y * base_pitch_subspace_v_y
+        + left_upper_projected_inertia_n_x * base_yaw_rotation_01
+        + cache.values[0] * left_upper_projected_inertia_n_y
+        + left_upper_projected_inertia_f_z * base_pitch_subspace_v_z
+        + left_upper_projected_inertia_f_x * base_pitch_subspace_v_x;
+    let right_upper_projected_inertia_n_x = right_upper_axis_z
+        * right_upper_composite_inertia_i_02
+        + right_upper_subspace_v_z * right_upper_composite_inertia_h_y
+        + right_upper_axis_y * right_upper_composite_inertia_i_01
+        + right_upper_composite_inertia_i_00 * right_upper_axis_x
+        - right_upper_subspace_v_y * right_upper_composite_inertia_h_z;
+    let right_upper_projected_inertia_n_y = right_upper_subspace_v_x
+        * right_upper_composite_inertia_h_z
+        + right_upper_axis_x * right_upper_composite_inertia_i_01
+        + right_upper_axis_z * right_upper_composite_inertia_i_12
+        + right_upper_composite_inertia_i_11 * right_upper_axis_y
+        - right_upper_subspace_v_z * right_upper_composite_inertia_h_x;
+    let t49 = right_upper_projected_inertia_f_y * base_pitch_subspace_v_y
+        + right_upper_projected_inertia_f_z * base_pitch_subspace_v_z
+        + right_upper_projected_inertia_f_x * base_pitch_subspace_v_x
+        + right_upper_projected_inertia_n_x * base_yaw_rotation_01
+        + right_upper_projected_inertia_n_y * cache.values[0];
+    let left_lower_projected_inertia_n_y = left_lower_inertia_h_z
+        * left_lower_subspace_v_x + left_upper_rotation_01 * left_lower_inertia_i_01
+        + left_lower_inertia_i_11 * left_upper_rotation_11
+        + left_upper_rotation_21 * left_lower_inertia_i_12
+        - left_lower_inertia_h_x * left_lower_subspace_v_z;
+    let left_lower_projected_inertia_n_x = left_lower_inertia_i_00
+        * left_upper_rotation_01 + left_lower_inertia_i_02 * left_upper_rotation_21
+        + left_upper_rotation_11 * left_lower_inertia_i_01
+        + left_lower_subspace_v_z * left_lower_inertia_h_y
+        - left_lower_inertia_h_z * left_lower_subspace_v_y;
+    let t50 = left_lower_projected_inertia_f_x * base_pitch_subspace_v_x
+        + left_lower_projected_inertia_n_y * cache.values[0]
+        + left_lower_projected_inertia_n_x * base_yaw_rotation_01
+        + base_pitch_subspace_v_y * left_lower_projected_inertia_f_y
+        + base_pitch_subspace_v_z * left_lower_projected_inertia_f_z;
+    let right_slider_projected_inertia_n_x = right_upper_rotation_20
+        * right_slider_inertia_h_y - right_slider_inertia_h_z * right_upper_rotation_10;
+    let right_slider_projected_inertia_n_y = right_upper_rotation_00
+        * right_slider_inertia_h_z - right_upper_rotation_20 * right_slider_inertia_h_x;
+    let t51 = right_slider_projected_inertia_f_x * base_pitch_subspace_v_x
+        + right_slider_projected_inertia_f_z * base_pitch_subspace_v_z
+        + right_slider_projected_inertia_n_x * base_yaw_rotation_01
+        + right_slider_projected_inertia_n_y * cache.values[0]
+        + right_slider_projected_inertia_f_y * base_pitch_subspace_v_y;
+    let t52 = base_roll_subspace_v_x * left_upper_projected_inertia_f_x
+        + base_pitch_rotation_20 * left_upper_projected_inertia_n_z
+        + base_pitch_rotation_10 * left_upper_projected_inertia_n_y
+        + left_upper_projected_inertia_f_z * base_roll_subspace_v_z
+        + base_roll_subspace_v_y * left_upper_projected_inertia_f_y
+        + left_upper_projected_inertia_n_x * base_pitch_rotation_00;
+    let t53 = right_upper_projected_inertia_n_x * base_pitch_rotation_00
+        + base_pitch_rotation_20 * right_upper_projected_inertia_n_z
+        + base_roll_subspace_v_x * right_upper_projected_inertia_f_x
+        + base_roll_subspace_v_y * right_upper_projected_inertia_f_y
+        + base_pitch_rotation_10 * right_upper_projected_inertia_n_y
+        + right_upper_projected_inertia_f_z * base_roll_subspace_v_z;
+    let t54 = base_roll_subspace_v_z * left_lower_projected_inertia_f_z
+        + left_lower_projected_inertia_n_x * base_pitch_rotation_00
+        + base_roll_subspace_v_x * left_lower_projected_inertia_f_x
+        + base_pitch_rotation_20 * left_lower_projected_inertia_n_z
+        + base_roll_subspace_v_y * left_lower_projected_inertia_f_y
+        + left_lower_projected_inertia_n_y * base_pitch_rotation_10;
+    let t55 = base_pitch_rotation_10 * right_slider_projected_inertia_n_y
+        + right_slider_projected_inertia_f_x * base_roll_subspace_v_x
+        + right_slider_projected_inertia_f_z * base_roll_subspace_v_z
+        + right_slider_projected_inertia_n_x * base_pitch_rotation_00
+        + base_roll_subspace_v_y * right_slider_projected_inertia_f_y
+        + base_pitch_rotation_20 * right_slider_projected_inertia_n_z;
+    let t56 = base_roll_rotation_22 * left_lower_projected_inertia_n_z
+        + left_upper_subspace_v_y * left_lower_projected_inertia_f_y
+        + left_upper_subspace_v_z * left_lower_projected_inertia_f_z
+        + base_roll_rotation_12 * left_lower_projected_inertia_n_y
+        + left_lower_projected_inertia_n_x * base_roll_rotation_02
+        + left_upper_subspace_v_x * left_lower_projected_inertia_f_x;
+    let t57 = right_upper_subspace_v_y * right_slider_projected_inertia_f_y
+        + right_upper_axis_y * right_slider_projected_inertia_n_y
+        + right_slider_projected_inertia_f_z * right_upper_subspace_v_z
+        + right_slider_projected_inertia_f_x * right_upper_subspace_v_x
+        + right_upper_axis_z * right_slider_projected_inertia_n_z
+        + right_slider_projected_inertia_n_x * right_upper_axis_x;
+    out[(0, 0)] = hub_composite_inertia_m;
+    out[(0, 3)] = base_yaw_projected_inertia_f_x;
+    out[(3, 0)] = base_yaw_projected_inertia_f_x;
+    out[(0, 4)] = base_pitch_projected_inertia_f_x;
+    out[(4, 0)] = base_pitch_projected_inertia_f_x;
+    out[(0, 5)] = base_roll_projected_inertia_f_x;
+    out[(5, 0)] = base_roll_projected_inertia_f_x;
+    out[(0, 6)] = left_upper_projected_inertia_f_x;
+    out[(6, 0)] = left_upper_projected_inertia_f_x;
+    out[(0, 7)] = right_upper_projected_inertia_f_x;
+    out[(7, 0)] = right_upper_projected_inertia_f_x;
+    out[(0, 8)] = left_lower_projected_inertia_f_x;
+    out[(8, 0)] = left_lower_projected_inertia_f_x;
+    out[(0, 9)] = right_slider_projected_inertia_f_x;
+    out[(9, 0)] = right_slider_projected_inertia_f_x;
+    out[(1, 1)] = hub_composite_inertia_m;
+    out[(1, 3)] = base_yaw_projected_inertia_f_y;
+    out[(3, 1)] = base_yaw_projected_inertia_f_y;
+    out[(1, 4)] = base_pitch_projected_inertia_f_y;
+    out[(4, 1)] = base_pitch_projected_inertia_f_y;
+    out[(1, 5)] = base_roll_projected_inertia_f_y;
+    out[(5, 1)] = base_roll_projected_inertia_f_y;
+    out[(1, 6)] = left_upper_projected_inertia_f_y;
+    out[(6, 1)] = left_upper_projected_inertia_f_y;
+    out[(1, 7)] = right_upper_projected_inertia_f_y;
+    out[(7, 1)] = right_upper_projected_inertia_f_y;
+    out[(1, 8)] = left_lower_projected_inertia_f_y;
+    out[(8, 1)] = left_lower_projected_inertia_f_y;
+    out[(1, 9)] = right_slider_projected_inertia_f_y;
+    out[(9, 1)] = right_slider_projected_inertia_f_y;
+    out[(2, 2)] = hub_composite_inertia_m;
+    out[(2, 4)] = base_pitch_projected_inertia_f_z;
+    out[(4, 2)] = base_pitch_projected_inertia_f_z;
+    out[(2, 5)] = base_roll_projected_inertia_f_z;
+    out[(5, 2)] = base_roll_projected_inertia_f_z;
+    out[(2, 6)] = left_upper_projected_inertia_f_z;
+    out[(6, 2)] = left_upper_projected_inertia_f_z;
+    out[(2, 7)] = right_upper_projected_inertia_f_z;
+    out[(7, 2)] = right_upper_projected_inertia_f_z;
+    out[(2, 8)] = left_lower_projected_inertia_f_z;
+    out[(8, 2)] = left_lower_projected_inertia_f_z;
+    out[(2, 9)] = right_slider_projected_inertia_f_z;
+    out[(9, 2)] = right_slider_projected_inertia_f_z;
+    out[(3, 3)] = base_yaw_projected_inertia_f_y * base_yaw_subspace_v_y
+        + base_yaw_projected_inertia_n_z + q[1] * base_yaw_projected_inertia_f_x;
+    out[(3, 4)] = t41;
+    out[(4, 3)] = t41;
+    out[(3, 5)] = t42;
+    out[(5, 3)] = t42;
+    out[(3, 6)] = t43;
+    out[(6, 3)] = t43;
+    out[(3, 7)] = t44;
+    out[(7, 3)] = t44;
+    out[(3, 8)] = t45;
+    out[(8, 3)] = t45;
+    out[(3, 9)] = t46;
+    out[(9, 3)] = t46;
+    out[(4, 4)] = base_pitch_projected_inertia_n_x * base_yaw_rotation_01
+        + base_pitch_projected_inertia_f_x * base_pitch_subspace_v_x
+        + base_pitch_projected_inertia_n_y * cache.values[0]
+        + base_pitch_subspace_v_z * base_pitch_projected_inertia_f_z
+        + base_pitch_subspace_v_y * base_pitch_projected_inertia_f_y;
+    out[(4, 5)] = t47;
+    out[(5, 4)] = t47;
+    out[(4, 6)] = t48;
+    out[(6, 4)] = t48;
+    out[(4, 7)] = t49;
+    out[(7, 4)] = t49;
+    out[(4, 8)] = t50;
+    out[(8, 4)] = t50;
+    out[(4, 9)] = t51;
+    out[(9, 4)] = t51;
+    out[(5, 5)] = base_roll_subspace_v_y * base_roll_projected_inertia_f_y
+        + base_roll_projected_inertia_n_x * base_pitch_rotation_00
+        + base_roll_subspace_v_z * base_roll_projected_inertia_f_z
+        + base_pitch_rotation_20 * base_roll_projected_inertia_n_z
+        + base_roll_projected_inertia_n_y * base_pitch_rotation_10
+        + base_roll_projected_inertia_f_x * base_roll_subspace_v_x;
+    out[(5, 6)] = t52;
+    out[(6, 5)] = t52;
+    out[(5, 7)] = t53;
+    out[(7, 5)] = t53;
+    out[(5, 8)] = t54;
+    out[(8, 5)] = t54;
+    out[(5, 9)] = t55;
+    out[(9, 5)] = t55;
+    out[(6, 6)] = left_upper_subspace_v_x * left_upper_projected_inertia_f_x
+        + base_roll_rotation_12 * left_upper_projected_inertia_n_y
+        + left_upper_projected_inertia_f_y * left_upper_subspace_v_y
+        + left_upper_projected_inertia_n_z * base_roll_rotation_22
+        + left_upper_projected_inertia_f_z * left_upper_subspace_v_z
+        + left_upper_projected_inertia_n_x * base_roll_rotation_02;
+    out[(6, 8)] = t56;
+    out[(8, 6)] = t56;
+    out[(7, 7)] = right_upper_projected_inertia_n_z * right_upper_axis_z
+        + right_upper_subspace_v_y * right_upper_projected_inertia_f_y
+        + right_upper_projected_inertia_f_z * right_upper_subspace_v_z
+        + right_upper_projected_inertia_n_x * right_upper_axis_x
+        + right_upper_subspace_v_x * right_upper_projected_inertia_f_x
+        + right_upper_axis_y * right_upper_projected_inertia_n_y;
+    out[(7, 9)] = t57;
+    out[(9, 7)] = t57;
+    out[(8, 8)] = left_lower_subspace_v_y * left_lower_projected_inertia_f_y
+        + left_lower_subspace_v_x * left_lower_projected_inertia_f_x
+        + left_lower_subspace_v_z * left_lower_projected_inertia_f_z
+        + left_upper_rotation_21 * left_lower_projected_inertia_n_z
+        + left_lower_projected_inertia_n_y * left_upper_rotation_11
+        + left_upper_rotation_01 * left_lower_projected_inertia_n_x;
+    out[(9, 9)] = right_upper_rotation_10 * right_slider_projected_inertia_f_y
+        + right_slider_projected_inertia_f_z * right_upper_rotation_20
+        + right_upper_rotation_00 * right_slider_projected_inertia_f_x;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -961,1009 +1071,980 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[0]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[0]
-        - 0.45801271084729195 * cache.values[3] * cache.values[0];
-    let t1 = 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[0]
-        + 0.14167993424703812 * cache.values[3] * cache.values[0]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t2 = -(0.8775825618903728 * cache.values[3] * cache.values[0]);
-    let t3 = t2
-        - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t4 = 0.5 * cache.values[9] * t0 - 0.7071067811865475 * t1 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t3;
-    let t5 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t6 = cache.values[4] * cache.values[1]
-        - cache.values[5] * cache.values[3] * cache.values[0];
-    let t7 = 0.955336489125606 * t6 - 0.2593433800522308 * t5;
-    let t8 = 0.2955202066613396 * t6 + 0.8383866435942036 * t5;
-    let t9 = 0.23971276930210156 * cache.values[9] * t5 + 0.5 * t8 * cache.values[9]
-        - 0.7071067811865475 * t7 * cache.values[8];
-    let t10 = cache.values[5] * cache.values[0]
-        - cache.values[4] * cache.values[3] * cache.values[1];
-    let t11 = 0.955336489125606 * t10;
-    let t12 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t13 = -(0.2593433800522308 * t12);
-    let t14 = 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t15 = t11 + t13 + t14;
-    let t16 = 0.2955202066613396 * t10;
-    let t17 = 0.8383866435942036 * t12;
-    let t18 = -(0.45801271084729195 * cache.values[2] * cache.values[1]);
-    let t19 = t16 + t17 + t18;
-    let t20 = -(0.8775825618903728 * cache.values[2] * cache.values[1]);
-    let t21 = t20 - 0.479425538604203 * t12;
-    let t22 = 0.5 * t19 * cache.values[9] - 0.7071067811865475 * t15 * cache.values[8]
-        - 0.5000000000000001 * t21 * cache.values[9];
-    let t23 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t24 = 0.955336489125606 * t5
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t23;
-    let t25 = 0.7071067811865475 * t24 * cache.values[9];
-    let t26 = 0.2955202066613396 * t5 + 0.8383866435942036 * t23
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t27 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t28 = t27 - 0.479425538604203 * t23;
-    let t29 = t25 + 0.5 * cache.values[8] * t26
-        - 0.5000000000000001 * t28 * cache.values[8];
-    let t30 = -(0.05 * t6);
-    let t31 = -(0.2593433800522308 * t6);
-    let t32 = -cache.values[4] * cache.values[3] * cache.values[0]
-        - cache.values[5] * cache.values[1];
-    let t33 = 0.955336489125606 * t32;
-    let t34 = 1.0 - cache.values[8];
-    let t35 = 0.8383866435942036 * t6;
-    let t36 = 0.2955202066613396 * t32;
-    let t37 = 0.5 * t34 + cache.values[8];
-    let t38 = 0.5 * t34 * (t35 + t36)
-        - 0.7071067811865475 * cache.values[9] * (t31 + t33)
-        - 0.479425538604203 * t37 * t6;
-    let t39 = 0.02 * t32;
-    let t40 = -(0.05 * t10);
-    let t41 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t42 = 0.02 * t41;
-    let t43 = 0.5 * (0.8383866435942036 * t10 + 0.2955202066613396 * t41) * t34
-        - 0.479425538604203 * t10 * t37
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t41 - 0.2593433800522308 * t10);
-    let t44 = t40 + t42 + 0.5 * p.arm_length * t43;
-    let t45 = 0.5 * t34
-        * (0.8383866435942036 * cache.values[4] * cache.values[2] * cache.values[0]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2] * cache.values[0])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t37 * cache.values[0]
-        - 0.7071067811865475 * cache.values[9]
-            * (-0.955336489125606 * cache.values[5] * cache.values[2] * cache.values[0]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2]
-                    * cache.values[0]);
-    let t46 = -(0.02 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t47 = -(0.05 * cache.values[4] * cache.values[2] * cache.values[0]);
-    let t48 = 0.5 * t45 * p.arm_length + t46 + t47;
-    let t49 = 0.14167993424703812 * cache.values[2] * cache.values[0];
-    let t50 = -(0.8775825618903728 * cache.values[2] * cache.values[0]);
-    let t51 = -(0.45801271084729195 * cache.values[2] * cache.values[0]);
-    let t52 = (t50 - 0.479425538604203 * t6) * t37 + 0.5 * (t35 + t36 + t51) * t34
-        - 0.7071067811865475 * (t31 + t33 + t49) * cache.values[9];
-    let t53 = 0.1 * cache.values[2] * cache.values[0];
-    let t54 = -(0.1 * cache.values[3] * cache.values[1]);
-    let t55 = 0.05 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t56 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t57 = 0.8775825618903728 * cache.values[3] * cache.values[1];
-    let t58 = 0.5
-        * (0.45801271084729195 * cache.values[3] * cache.values[1]
-            - 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-            - 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1])
-        * t34 + (t56 + t57) * t37
-        - 0.7071067811865475
-            * (0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[1]
-                - 0.14167993424703812 * cache.values[3] * cache.values[1]
-                - 0.955336489125606 * cache.values[4] * cache.values[2]
-                    * cache.values[1]) * cache.values[9];
-    let t59 = -(0.02 * cache.values[4] * cache.values[2] * cache.values[1]);
-    let t60 = t54 + t55 + 0.5 * t58 * p.arm_length + t59;
-    let t61 = t37
-        * (t50 + 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[0])
-        + 0.5
-            * (t51
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]
-                    * cache.values[0]
-                - 0.2955202066613396 * cache.values[4] * cache.values[3]
-                    * cache.values[0]) * t34
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3] * cache.values[0]
-                + t49
-                - 0.955336489125606 * cache.values[4] * cache.values[3]
-                    * cache.values[0]);
-    let t62 = -(0.02 * cache.values[4] * cache.values[3] * cache.values[0]);
-    let t63 = 0.05 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t64 = (0.5 * p.arm_length * t4 * qd[4] + 0.5 * t9 * p.arm_length * qd[5]
-        + 0.5 * t22 * p.arm_length * qd[3] + 0.5 * qd[7] * p.arm_length * t29) * qd[7]
-        + qd[5]
-            * (0.5 * t9 * qd[7] * p.arm_length
-                + (t30 + 0.5 * p.arm_length * t38 + t39) * qd[5] + qd[3] * t44
-                + t48 * qd[4])
-        + (qd[5] * t44 + (t30 + 0.5 * p.arm_length * t52 + t53 + t39) * qd[3]
-            + 0.5 * t22 * qd[7] * p.arm_length + t60 * qd[4]) * qd[3]
-        + qd[4]
-            * (0.5 * qd[7] * p.arm_length * t4 + t48 * qd[5]
-                + qd[4] * (0.5 * t61 * p.arm_length + t53 + t62 + t63) + t60 * qd[3]);
-    let t65 = 0.479425538604203 * t6 + t50;
-    let t66 = 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t67 = t66 + 0.8775825618903728 * t6;
-    let t68 = t65 * cache.values[6] + t67 * cache.values[7];
-    let t69 = -(cache.values[11] * t32);
-    let t70 = -(0.1 * cache.values[2] * cache.values[0]);
-    let t71 = 0.05 * t6;
-    let t72 = 0.1 * cache.values[3] * cache.values[1];
-    let t73 = -0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t74 = -(0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t75 = t57 + t74;
-    let t76 = cache.values[6] * t75 + t73 * cache.values[7];
-    let t77 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t78 = t72 + 0.01 * (t73 * cache.values[6] - cache.values[7] * t75)
-        + p.arm_length * t76 + t77
-        + 0.1
-            * (t76 * cache.values[10]
-                + cache.values[4] * cache.values[2] * cache.values[11]
-                    * cache.values[1]);
-    let t79 = 0.8775825618903728 * t10 * cache.values[7]
-        + 0.479425538604203 * t10 * cache.values[6];
-    let t80 = 0.05 * t10;
-    let t81 = p.arm_length * t79
-        + 0.01
-            * (0.8775825618903728 * t10 * cache.values[6]
-                - 0.479425538604203 * t10 * cache.values[7])
-        + 0.1 * (cache.values[10] * t79 - cache.values[11] * t41) + t80;
-    let t82 = 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t83 = t82 + 0.8775825618903728 * t12;
-    let t84 = 0.479425538604203 * t12 + t20;
-    let t85 = t83 * cache.values[6] - t84 * cache.values[7];
-    let t86 = t85 * p.arm_length + 0.1 * t85 * cache.values[10]
-        + 0.01 * (-cache.values[6] * t84 - t83 * cache.values[7]);
-    let t87 = cache.values[6] * t84 + t83 * cache.values[7];
-    let t88 = -cache.values[11] * t87 - t10 * cache.values[10];
-    let t89 = 0.8775825618903728 * t5 * cache.values[7]
-        + 0.479425538604203 * t5 * cache.values[6];
-    let t90 = -cache.values[10] * t6 - t89 * cache.values[11];
-    let t91 = 0.479425538604203 * cache.values[6] * t6
-        + 0.8775825618903728 * t6 * cache.values[7];
-    let t92 = 0.8775825618903728 * t5 * cache.values[6]
-        - 0.479425538604203 * t5 * cache.values[7];
-    let t93 = 0.1 * t92 * cache.values[10] + p.arm_length * t92
-        + 0.01
-            * (-0.479425538604203 * t5 * cache.values[6]
-                - 0.8775825618903728 * t5 * cache.values[7]);
-    let t94 = 0.05 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t95 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[0]
-        * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6]
-            * cache.values[0];
-    let t96 = 0.01
-        * (0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[6]
-            * cache.values[0]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[0]
-                * cache.values[7]) + t94 + t95 * p.arm_length
-        + 0.1
-            * (t95 * cache.values[10]
-                + cache.values[5] * cache.values[2] * cache.values[11]
-                    * cache.values[0]);
-    let t97 = 0.8775825618903728 * t23
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t98 = t27 + 0.479425538604203 * t23;
-    let t99 = -t97 * cache.values[7] - t98 * cache.values[6];
-    let t100 = t97 * cache.values[6] - t98 * cache.values[7];
-    let t101 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0]
-        + t2;
-    let t102 = 0.479425538604203 * cache.values[3] * cache.values[0]
-        + 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t103 = t102 * cache.values[6] - t101 * cache.values[7];
-    let t104 = 0.01 * (-t101 * cache.values[6] - t102 * cache.values[7])
-        + p.arm_length * t103 + 0.1 * t103 * cache.values[10];
-    let t105 = t66
-        - 0.8775825618903728 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t106 = t50
-        - 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t107 = t105 * cache.values[7] + t106 * cache.values[6];
-    let t108 = -(0.05 * cache.values[5] * cache.values[3] * cache.values[0]);
-    let t109 = t101 * cache.values[6] + t102 * cache.values[7];
-    let t110 = -cache.values[4] * cache.values[2] * cache.values[10] * cache.values[0]
-        - cache.values[11] * t109;
-    let t111 = t97 * cache.values[7] + t98 * cache.values[6];
-    let t112 = ((0.1 * (t68 * cache.values[10] + t69) + t70 + p.arm_length * t68 + t71
-        + 0.01 * (t67 * cache.values[6] - t65 * cache.values[7])) * qd[3] + qd[4] * t78
-        + qd[5] * t81 + qd[6] * t86 + 0.1 * t88 * qd[8]) * qd[3]
-        + (0.1 * qd[8] * t90
-            + (0.1 * (t69 + t91 * cache.values[10]) + t71
-                + 0.01
-                    * (0.8775825618903728 * cache.values[6] * t6
-                        - 0.479425538604203 * t6 * cache.values[7]) + p.arm_length * t91)
-                * qd[5] + qd[6] * t93 + qd[3] * t81 + qd[4] * t96) * qd[5]
-        + qd[6]
-            * (t86 * qd[3]
-                + qd[6]
-                    * (t99 * p.arm_length + 0.1 * t99 * cache.values[10]
-                        + 0.01 * (t98 * cache.values[7] - t97 * cache.values[6]))
-                + t93 * qd[5] + t104 * qd[4] - 0.1 * t100 * cache.values[11] * qd[8])
-        + (t78 * qd[3]
-            + (0.1
-                * (t107 * cache.values[10]
-                    + cache.values[4] * cache.values[11] * cache.values[3]
-                        * cache.values[0]) + t70 + t108
-                + 0.01 * (t105 * cache.values[6] - t106 * cache.values[7])
-                + p.arm_length * t107) * qd[4] + 0.1 * qd[8] * t110 + t96 * qd[5]
-            + t104 * qd[6]) * qd[4]
-        + (0.1 * qd[4] * t110 + 0.1 * qd[5] * t90 + 0.1 * t88 * qd[3]
-            + 0.1 * (cache.values[11] * t5 - t111 * cache.values[10]) * qd[8]
-            - 0.1 * t100 * qd[6] * cache.values[11]) * qd[8];
-    let t113 = 0.5 * t19 * t34 + t21 * t37 - 0.7071067811865475 * cache.values[9] * t15;
-    let t114 = t22 * p.arm_length + t22 * q[9];
-    let t115 = t54 + t58 * p.arm_length + t55 + t58 * q[9] + t59;
-    let t116 = t40 + t42 + t43 * q[9] + p.arm_length * t43;
-    let t117 = t4 * q[9] + p.arm_length * t4;
-    let t118 = t46 + t47 + t45 * q[9] + t45 * p.arm_length;
-    let t119 = t37 * t3 + 0.5 * t34 * t0 - 0.7071067811865475 * cache.values[9] * t1;
-    let t120 = 0.5 * t8 * t34 - 0.7071067811865475 * t7 * cache.values[9]
-        - 0.479425538604203 * t5 * t37;
-    let t121 = t9 * q[9] + t9 * p.arm_length;
-    let t122 = 0.5 * cache.values[9] * t26 - 0.7071067811865475 * t24 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t28;
-    let t123 = (t113 * qd[9] + qd[7] * t114 + t115 * qd[4]
-        + (t30 + p.arm_length * t52 + t52 * q[9] + t53 + t39) * qd[3] + qd[5] * t116)
-        * qd[3]
-        + qd[4]
-            * (qd[7] * t117 + t115 * qd[3] + qd[5] * t118 + t119 * qd[9]
-                + qd[4] * (t61 * q[9] + t53 + t61 * p.arm_length + t62 + t63))
-        + (qd[4] * t118 + t120 * qd[9] + qd[7] * t121
-            + (t30 + t38 * q[9] + p.arm_length * t38 + t39) * qd[5] + t116 * qd[3])
-            * qd[5] + (t119 * qd[4] + qd[5] * t120 + t113 * qd[3] + t122 * qd[7]) * qd[9]
-        + (t122 * qd[9] + qd[5] * t121 + t114 * qd[3] + qd[4] * t117
-            + qd[7] * (t29 * q[9] + p.arm_length * t29)) * qd[7];
-    let t124 = t72 + t77 + 0.5 * p.arm_length * t76;
-    let t125 = t94 + 0.5 * t95 * p.arm_length;
-    let t126 = t80 + 0.5 * p.arm_length * t79;
-    let t127 = qd[4]
-        * (qd[4] * (t70 + t108 + 0.5 * p.arm_length * t107)
-            + 0.5 * qd[6] * p.arm_length * t103 + qd[3] * t124 + qd[5] * t125)
-        + qd[6]
-            * (0.5 * p.arm_length * qd[4] * t103 + 0.5 * p.arm_length * t92 * qd[5]
-                + 0.5 * t99 * qd[6] * p.arm_length + 0.5 * t85 * p.arm_length * qd[3])
-        + qd[3]
-            * (t126 * qd[5] + (t70 + t71 + 0.5 * p.arm_length * t68) * qd[3]
-                + 0.5 * t85 * qd[6] * p.arm_length + qd[4] * t124)
-        + qd[5]
-            * (0.5 * qd[6] * p.arm_length * t92 + t126 * qd[3] + qd[4] * t125
-                + qd[5] * (t71 + 0.5 * p.arm_length * t91));
-    let t128 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t129 = 0.955336489125606 * t12 - 0.2593433800522308 * t128;
-    let t130 = 0.8383866435942036 * t128 + 0.2955202066613396 * t12;
-    let t131 = 0.5 * t130 * t34 - 0.7071067811865475 * cache.values[9] * t129
-        - 0.479425538604203 * t37 * t128;
-    let t132 = -(0.05 * t5);
-    let t133 = 0.02 * t6;
-    let t134 = t132 + t133 + t120 * q[9] + p.arm_length * t120;
-    let t135 = 0.5 * t130 * cache.values[9]
-        + 0.23971276930210156 * cache.values[9] * t128
-        - 0.7071067811865475 * t129 * cache.values[8];
-    let t136 = t135 * q[9] + t135 * p.arm_length;
-    let t137 = 0.5 * (t16 + t17) * t34 - 0.479425538604203 * t12 * t37
-        - 0.7071067811865475 * cache.values[9] * (t11 + t13);
-    let t138 = -(0.05 * t12);
-    let t139 = 0.02 * t10;
-    let t140 = -(0.05 * cache.values[4] * cache.values[2] * cache.values[1]);
-    let t141 = 0.5 * t34
-        * (0.8383866435942036 * cache.values[4] * cache.values[2] * cache.values[1]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2] * cache.values[1])
-        - 0.7071067811865475 * cache.values[9]
-            * (-0.955336489125606 * cache.values[5] * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2]
-                    * cache.values[1])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t37 * cache.values[1];
-    let t142 = -(0.02 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t143 = t140 + t141 * q[9] + t142 + t141 * p.arm_length;
-    let t144 = t37 * t28 + 0.5 * t34 * t26 - 0.7071067811865475 * t24 * cache.values[9];
-    let t145 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t146 = 0.02 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t147 = 0.1 * cache.values[3] * cache.values[0];
-    let t148 = t119 * p.arm_length + t145 + t146 + t119 * q[9] + t147;
-    let t149 = t122 * q[9] + t122 * p.arm_length;
-    let t150 = 0.1 * cache.values[2] * cache.values[1];
-    let t151 = t150 + t113 * p.arm_length + t138 + t139 + t113 * q[9];
-    let t152 = 0.2955202066613396 * t128
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t41;
-    let t153 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t154 = t153 - 0.479425538604203 * t41;
-    let t155 = 0.955336489125606 * t128 - 0.2593433800522308 * t41
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t156 = 0.5 * cache.values[9] * t152 - 0.5000000000000001 * cache.values[9] * t154
-        - 0.7071067811865475 * cache.values[8] * t155;
-    let t157 = 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.45801271084729195 * cache.values[3] * cache.values[1];
-    let t158 = 0.14167993424703812 * cache.values[3] * cache.values[1]
-        + 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[1]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t159 = -(0.8775825618903728 * cache.values[3] * cache.values[1]);
-    let t160 = t159 + t74;
-    let t161 = 0.5 * t34 * t157 + t160 * t37
-        - 0.7071067811865475 * t158 * cache.values[9];
-    let t162 = 0.7071067811865475 * cache.values[9] * t155;
-    let t163 = t162 + 0.5 * t152 * cache.values[8]
-        - 0.5000000000000001 * cache.values[8] * t154;
-    let t164 = 0.5 * cache.values[9] * t157 - 0.7071067811865475 * t158 * cache.values[8]
-        - 0.5000000000000001 * t160 * cache.values[9];
-    let t165 = t164 * q[9] + p.arm_length * t164;
-    let t166 = (0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[1]
-        + t20) * t37
-        + 0.5
-            * (t18
-                - 0.2955202066613396 * cache.values[4] * cache.values[3]
-                    * cache.values[1]
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]
-                    * cache.values[1]) * t34
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3] * cache.values[1]
-                + t14
-                - 0.955336489125606 * cache.values[4] * cache.values[3]
-                    * cache.values[1]);
-    let t167 = 0.05 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t168 = -(0.02 * cache.values[4] * cache.values[3] * cache.values[1]);
-    let t169 = (t131 * qd[9] + t134 * qd[3] + t136 * qd[7]
-        + qd[5] * (p.arm_length * t137 + t138 + t139 + t137 * q[9]) + t143 * qd[4])
-        * qd[5]
-        + (t144 * qd[9] + qd[4] * t148 + qd[7] * t149 + t151 * qd[3] + t134 * qd[5])
-            * qd[3] + qd[9] * (t131 * qd[5] + t156 * qd[7] + qd[4] * t161 + t144 * qd[3])
-        + qd[7]
-            * ((t163 * q[9] + p.arm_length * t163) * qd[7] + qd[4] * t165 + t156 * qd[9]
-                + t149 * qd[3] + t136 * qd[5])
-        + (qd[3] * t148 + t161 * qd[9]
-            + qd[4] * (t150 + p.arm_length * t166 + t167 + t166 * q[9] + t168)
-            + t143 * qd[5] + qd[7] * t165) * qd[4];
-    let t170 = 0.05 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t171 = -(0.1 * cache.values[3] * cache.values[0]);
-    let t172 = t170 + 0.5 * p.arm_length * t109 + t171;
-    let t173 = -(0.1 * cache.values[2] * cache.values[1]);
-    let t174 = t82
-        - 0.8775825618903728 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t175 = t20
-        - 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t176 = t174 * cache.values[7] + t175 * cache.values[6];
-    let t177 = -(0.05 * cache.values[5] * cache.values[3] * cache.values[1]);
-    let t178 = 0.05 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t179 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[1]
-        * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[1]
-            * cache.values[6];
-    let t180 = t178 + 0.5 * p.arm_length * t179;
-    let t181 = t56 + t159;
-    let t182 = 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        + 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t183 = t182 * cache.values[6] - t181 * cache.values[7];
-    let t184 = 0.8775825618903728 * t128 * cache.values[6]
-        - 0.479425538604203 * t128 * cache.values[7];
-    let t185 = 0.05 * t5;
-    let t186 = 0.5 * t89 * p.arm_length + t185;
-    let t187 = 0.05 * t12;
-    let t188 = 0.8775825618903728 * t12 * cache.values[7]
-        + 0.479425538604203 * t12 * cache.values[6];
-    let t189 = t187 + t173 + 0.5 * p.arm_length * t87;
-    let t190 = t153 + 0.479425538604203 * t41;
-    let t191 = 0.8775825618903728 * t41
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t192 = -t190 * cache.values[6] - t191 * cache.values[7];
-    let t193 = qd[4]
-        * (t172 * qd[3] + (t173 + 0.5 * p.arm_length * t176 + t177) * qd[4]
-            + qd[5] * t180 + 0.5 * qd[6] * p.arm_length * t183)
-        + qd[5]
-            * (qd[4] * t180 + 0.5 * qd[6] * t184 * p.arm_length + qd[3] * t186
-                + qd[5] * (t187 + 0.5 * p.arm_length * t188))
-        + (qd[5] * t186 + t189 * qd[3] + 0.5 * t100 * qd[6] * p.arm_length
-            + t172 * qd[4]) * qd[3]
-        + qd[6]
-            * (0.5 * t100 * p.arm_length * qd[3] + 0.5 * t184 * p.arm_length * qd[5]
-                + 0.5 * qd[6] * t192 * p.arm_length + 0.5 * p.arm_length * qd[4] * t183);
-    let t194 = t132 + t133 + 0.5 * p.arm_length * t120;
-    let t195 = t150 + t138 + t139 + 0.5 * t113 * p.arm_length;
-    let t196 = 0.5 * t119 * p.arm_length + t145 + t146 + t147;
-    let t197 = t140 + t142 + 0.5 * t141 * p.arm_length;
-    let t198 = (0.5 * t122 * qd[7] * p.arm_length + t194 * qd[5] + t195 * qd[3]
-        + qd[4] * t196) * qd[3]
-        + qd[5]
-            * (t194 * qd[3] + 0.5 * qd[7] * t135 * p.arm_length
-                + (t138 + 0.5 * p.arm_length * t137 + t139) * qd[5] + qd[4] * t197)
-        + qd[7]
-            * (0.5 * qd[7] * p.arm_length * t163 + 0.5 * t135 * p.arm_length * qd[5]
-                + 0.5 * t122 * p.arm_length * qd[3] + 0.5 * p.arm_length * qd[4] * t164)
-        + qd[4]
-            * (0.5 * qd[7] * p.arm_length * t164 + t196 * qd[3] + qd[5] * t197
-                + qd[4] * (t150 + t167 + 0.5 * p.arm_length * t166 + t168));
-    let t199 = -(t10 * cache.values[11]);
-    let t200 = t187 + t173 + 0.1 * (t199 + t87 * cache.values[10]) + 0.01 * t85
-        + p.arm_length * t87;
-    let t201 = 0.01 * t92 + t185 + 0.1 * (t89 * cache.values[10] - cache.values[11] * t6)
-        + t89 * p.arm_length;
-    let t202 = p.arm_length * t109 + 0.01 * t103 + t170
-        + 0.1
-            * (cache.values[10] * t109
-                - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[0])
-        + t171;
-    let t203 = -t111 * cache.values[11] - t5 * cache.values[10];
-    let t204 = t100 * p.arm_length + 0.1 * t100 * cache.values[10] + 0.01 * t99;
-    let t205 = 0.1 * cache.values[10] * t183
-        + 0.01 * (-t182 * cache.values[7] - t181 * cache.values[6])
-        + p.arm_length * t183;
-    let t206 = t191 * cache.values[6] - t190 * cache.values[7];
-    let t207 = 0.01
-        * (-0.479425538604203 * t128 * cache.values[6]
-            - 0.8775825618903728 * t128 * cache.values[7])
-        + 0.1 * t184 * cache.values[10] + t184 * p.arm_length;
-    let t208 = 0.8775825618903728 * t128 * cache.values[7]
-        + 0.479425538604203 * t128 * cache.values[6];
-    let t209 = -t12 * cache.values[10] - cache.values[11] * t208;
-    let t210 = 0.01
-        * (0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[1]
-            * cache.values[6]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[1]
-                * cache.values[7]) + t178 + p.arm_length * t179
-        + 0.1
-            * (t179 * cache.values[10]
-                + cache.values[5] * cache.values[2] * cache.values[11]
-                    * cache.values[1]);
-    let t211 = t191 * cache.values[7] + t190 * cache.values[6];
-    let t212 = t181 * cache.values[6] + t182 * cache.values[7];
-    let t213 = -cache.values[4] * cache.values[2] * cache.values[10] * cache.values[1]
-        - t212 * cache.values[11];
-    let t214 = (qd[3] * t200 + qd[5] * t201 + qd[4] * t202 + 0.1 * t203 * qd[8]
-        + qd[6] * t204) * qd[3]
-        + qd[6]
-            * (qd[6]
-                * (0.1 * t192 * cache.values[10] + t192 * p.arm_length
-                    + 0.01 * (t190 * cache.values[7] - t191 * cache.values[6]))
-                + qd[4] * t205 + qd[3] * t204 + t207 * qd[5]
-                - 0.1 * t206 * cache.values[11] * qd[8])
-        + qd[5]
-            * (qd[6] * t207 + 0.1 * t209 * qd[8] + qd[4] * t210 + qd[3] * t201
-                + (t187
-                    + 0.01
-                        * (0.8775825618903728 * t12 * cache.values[6]
-                            - 0.479425538604203 * t12 * cache.values[7])
-                    + p.arm_length * t188 + 0.1 * (cache.values[10] * t188 + t199))
-                    * qd[5])
-        + qd[8]
-            * (0.1 * (cache.values[11] * t128 - cache.values[10] * t211) * qd[8]
-                + 0.1 * t203 * qd[3] + 0.1 * qd[4] * t213 + 0.1 * t209 * qd[5]
-                - 0.1 * qd[6] * t206 * cache.values[11])
-        + qd[4]
-            * ((t173 + 0.01 * (cache.values[6] * t174 - t175 * cache.values[7])
-                + 0.1
-                    * (cache.values[4] * cache.values[11] * cache.values[3]
-                        * cache.values[1] + cache.values[10] * t176) + t177
-                + p.arm_length * t176) * qd[4] + t202 * qd[3] + qd[5] * t210
-                + 0.1 * t213 * qd[8] + qd[6] * t205);
-    let t215 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t216 = cache.values[5] * cache.values[2] * cache.values[10]
-        - cache.values[11] * t215;
-    let t217 = cache.values[4] * cache.values[2] * cache.values[11];
-    let t218 = -(0.8775825618903728 * cache.values[3]);
-    let t219 = 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t220 = t218 + t219;
-    let t221 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t222 = t220 * cache.values[6] + t221 * cache.values[7];
-    let t223 = -(0.8775825618903728 * cache.values[2]);
-    let t224 = t223 - 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t225 = 0.479425538604203 * cache.values[2]
-        - 0.8775825618903728 * cache.values[5] * cache.values[3];
-    let t226 = t224 * cache.values[6] + t225 * cache.values[7];
-    let t227 = cache.values[4] * cache.values[3] * cache.values[10]
-        - cache.values[11] * t226;
-    let t228 = t221 * cache.values[6] - t220 * cache.values[7];
-    let t229 = -(0.05 * cache.values[4] * cache.values[3]);
-    let t230 = -0.8775825618903728 * cache.values[4] * cache.values[3] * cache.values[7]
-        - 0.479425538604203 * cache.values[4] * cache.values[3] * cache.values[6];
-    let t231 = 0.01
-        * (0.479425538604203 * cache.values[4] * cache.values[3] * cache.values[7]
-            - 0.8775825618903728 * cache.values[4] * cache.values[3] * cache.values[6])
-        + t229
-        + 0.1
-            * (t230 * cache.values[10]
-                - cache.values[5] * cache.values[11] * cache.values[3])
-        + t230 * p.arm_length;
-    let t232 = t225 * cache.values[6] - t224 * cache.values[7];
-    let t233 = 0.01 * (-t225 * cache.values[7] - t224 * cache.values[6])
-        + 0.1 * t232 * cache.values[10] + p.arm_length * t232;
-    let t234 = -0.8775825618903728 * cache.values[5] * cache.values[2]
-        - 0.479425538604203 * cache.values[3];
-    let t235 = -(0.479425538604203 * cache.values[5] * cache.values[2]);
-    let t236 = 0.8775825618903728 * cache.values[3];
-    let t237 = t235 + t236;
-    let t238 = t234 * cache.values[7] + t237 * cache.values[6];
-    let t239 = -(0.05 * cache.values[5] * cache.values[2]);
-    let t240 = 0.1 * cache.values[3];
-    let t241 = -0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[6]
-        - 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[7];
-    let t242 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[6]
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[7];
-    let t243 = 0.01
-        * (-0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6])
-        + 0.1 * t242 * cache.values[10] + p.arm_length * t242;
-    let t244 = -t221 * cache.values[7] - t220 * cache.values[6];
-    let t245 = (0.1 * t216 * qd[5] + 0.1 * (t217 - cache.values[10] * t222) * qd[8]
-        + 0.1 * t227 * qd[4] - 0.1 * qd[6] * t228 * cache.values[11]) * qd[8]
-        + qd[4]
-            * (t231 * qd[5] + 0.1 * t227 * qd[8] + t233 * qd[6]
-                + (p.arm_length * t238 + t239 + t240
-                    + 0.1 * (t217 + cache.values[10] * t238)
-                    + 0.01 * (t234 * cache.values[6] - t237 * cache.values[7])) * qd[4])
-        + qd[5]
-            * ((t239 + t241 * p.arm_length
-                + 0.01
-                    * (0.479425538604203 * cache.values[5] * cache.values[2]
-                        * cache.values[7]
-                        - 0.8775825618903728 * cache.values[5] * cache.values[2]
-                            * cache.values[6]) + 0.1 * (t217 + t241 * cache.values[10]))
-                * qd[5] + 0.1 * t216 * qd[8] + qd[6] * t243 + t231 * qd[4])
-        + qd[6]
-            * (t233 * qd[4] + qd[5] * t243
-                + qd[6]
-                    * (0.1 * cache.values[10] * t244 + p.arm_length * t244
-                        + 0.01 * (t220 * cache.values[7] - t221 * cache.values[6]))
-                - 0.1 * t228 * cache.values[11] * qd[8]);
-    let t246 = 0.5
-        * (0.2955202066613396 * cache.values[5] * cache.values[3]
-            - 0.8383866435942036 * cache.values[4] * cache.values[3]) * t34
-        + 0.479425538604203 * cache.values[4] * cache.values[3] * t37
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[4] * cache.values[3]
-                + 0.955336489125606 * cache.values[5] * cache.values[3]);
-    let t247 = 0.02 * cache.values[5] * cache.values[3];
-    let t248 = 0.05 * cache.values[4] * cache.values[3];
-    let t249 = 0.5 * t246 * p.arm_length + t247 + t248;
-    let t250 = -0.955336489125606 * cache.values[5] * cache.values[2]
-        - 0.2593433800522308 * cache.values[4] * cache.values[2];
-    let t251 = 0.8383866435942036 * cache.values[4] * cache.values[2]
-        - 0.2955202066613396 * cache.values[5] * cache.values[2];
-    let t252 = 0.23971276930210156 * cache.values[4] * cache.values[2] * cache.values[9]
-        + 0.5 * cache.values[9] * t251 - 0.7071067811865475 * t250 * cache.values[8];
-    let t253 = 0.05 * cache.values[5] * cache.values[2];
-    let t254 = 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t255 = -(0.955336489125606 * cache.values[4] * cache.values[2]);
-    let t256 = -(0.8383866435942036 * cache.values[5] * cache.values[2]);
-    let t257 = -(0.2955202066613396 * cache.values[4] * cache.values[2]);
-    let t258 = 0.479425538604203 * cache.values[5] * cache.values[2] * t37
-        + 0.5 * t34 * (t256 + t257)
-        - 0.7071067811865475 * (t254 + t255) * cache.values[9];
-    let t259 = -(0.02 * cache.values[4] * cache.values[2]);
-    let t260 = -0.2955202066613396 * cache.values[4] * cache.values[3]
-        - 0.45801271084729195 * cache.values[2]
-        - 0.8383866435942036 * cache.values[5] * cache.values[3];
-    let t261 = 0.2593433800522308 * cache.values[5] * cache.values[3]
-        + 0.14167993424703812 * cache.values[2]
-        - 0.955336489125606 * cache.values[4] * cache.values[3];
-    let t262 = t223 + 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t263 = 0.5 * t260 * cache.values[9] - 0.7071067811865475 * cache.values[8] * t261
-        - 0.5000000000000001 * cache.values[9] * t262;
-    let t264 = -(0.1 * cache.values[3]);
-    let t265 = 0.5 * (0.45801271084729195 * cache.values[3] + t256 + t257) * t34
-        + (t236 + t219) * t37
-        - 0.7071067811865475 * (t254 + t255 - 0.14167993424703812 * cache.values[3])
-            * cache.values[9];
-    let t266 = t235 + t218;
-    let t267 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t268 = 0.7071067811865475 * t267 * cache.values[9];
-    let t269 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t270 = t268 + 0.5 * t269 * cache.values[8]
-        - 0.5000000000000001 * t266 * cache.values[8];
-    let t271 = (qd[4] * t249 + 0.5 * qd[7] * p.arm_length * t252
-        + (t253 + 0.5 * p.arm_length * t258 + t259) * qd[5]) * qd[5]
-        + (t249 * qd[5] + 0.5 * t263 * qd[7] * p.arm_length
-            + qd[4] * (t264 + t253 + 0.5 * t265 * p.arm_length + t259)) * qd[4]
-        + (0.5 * p.arm_length * qd[5] * t252 + 0.5 * t263 * p.arm_length * qd[4]
-            + 0.5 * qd[7] * p.arm_length * t270) * qd[7];
-    let t272 = t229 + 0.5 * t230 * p.arm_length;
-    let t273 = qd[5]
-        * ((t239 + 0.5 * t241 * p.arm_length) * qd[5] + t272 * qd[4]
-            + 0.5 * qd[6] * p.arm_length * t242)
-        + qd[4]
-            * (0.5 * qd[6] * p.arm_length * t232 + t272 * qd[5]
-                + qd[4] * (t239 + t240 + 0.5 * p.arm_length * t238))
-        + qd[6]
-            * (0.5 * p.arm_length * qd[4] * t232 + 0.5 * qd[6] * p.arm_length * t244
-                + 0.5 * p.arm_length * qd[5] * t242);
-    let t274 = 0.5 * cache.values[9] * t269 - 0.7071067811865475 * t267 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t266;
-    let t275 = 0.5 * t34 * t251
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t37
-        - 0.7071067811865475 * t250 * cache.values[9];
-    let t276 = t37 * t262 + 0.5 * t260 * t34
-        - 0.7071067811865475 * cache.values[9] * t261;
-    let t277 = p.arm_length * t252 + t252 * q[9];
-    let t278 = t263 * p.arm_length + t263 * q[9];
-    let t279 = t246 * q[9] + t247 + t246 * p.arm_length + t248;
-    let t280 = (qd[7] * t274 + t275 * qd[5] + t276 * qd[4]) * qd[9]
-        + qd[7]
-            * (t274 * qd[9] + qd[5] * t277 + (t270 * q[9] + p.arm_length * t270) * qd[7]
-                + qd[4] * t278)
-        + qd[4]
-            * (qd[7] * t278
-                + qd[4] * (t264 + t265 * p.arm_length + t253 + t259 + t265 * q[9])
-                + t276 * qd[9] + qd[5] * t279)
-        + (qd[5] * (p.arm_length * t258 + t253 + t258 * q[9] + t259) + qd[7] * t277
-            + t275 * qd[9] + qd[4] * t279) * qd[5];
-    let t281 = p.arm_length * p.arm_length;
-    let t282 = p.left_upper_inertia_xx * t211 * t222
-        + 0.08333333333333333 * p.arm_mass * t228 * t206 * t281
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t128
-            * t281;
-    let t283 = -(qd[4] * cache.values[1]);
-    let t284 = cache.values[2] * qd[5] * cache.values[0];
-    let t285 = qd[6] * t5;
-    let t286 = t283 + t284 + t285;
-    let t287 = -(cache.values[3] * qd[5] * cache.values[1]);
-    let t288 = cache.values[4] * qd[6] * cache.values[2] * cache.values[1];
-    let t289 = t286 * qd[3] + (t287 + t288) * qd[4] + qd[6] * t12 * qd[5];
-    let t290 = t282 * t289;
-    let t291 = 0.7071067811865475 * t28 + 0.7071067811865475 * t26;
-    let t292 = t283 + qd[7] * t291 + t284;
-    let t293 = qd[4]
-        * (t287 + (0.7071067811865475 * t157 + 0.7071067811865475 * t160) * qd[7])
-        + t292 * qd[3]
-        + qd[7] * (0.7071067811865475 * t130 - 0.33900504942104487 * t128) * qd[5];
-    let t294 = t162 + t37 * t152 + 0.5 * t34 * t154;
-    let t295 = t268 + t269 * t37 + 0.5 * t266 * t34;
-    let t296 = 0.7071067811865475 * cache.values[9] * t266 + t267 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t269;
-    let t297 = 0.7071067811865475 * cache.values[9] * t154 + cache.values[8] * t155
-        - 0.7071067811865475 * cache.values[9] * t152;
-    let t298 = 0.5 * t269 * t34 + t266 * t37
-        - 0.7071067811865475 * t267 * cache.values[9];
-    let t299 = t37 * t154 + 0.5 * t152 * t34
-        - 0.7071067811865475 * cache.values[9] * t155;
-    let t300 = p.right_upper_inertia_yy * t294 * t295
-        + t296 * t297 * p.right_upper_inertia_zz
-        + t298 * p.right_upper_inertia_xx * t299;
-    let t301 = t293 * t300;
-    let t302 = t298 * p.right_slider_inertia_xx * t299
-        + t294 * t295 * p.right_slider_inertia_yy
-        + t296 * t297 * p.right_slider_inertia_zz;
-    let t303 = t293 * t302;
-    let t304 = -(cache.values[2] * qd[5] * cache.values[1]);
-    let t305 = -(qd[4] * cache.values[0]);
-    let t306 = -(cache.values[3] * qd[5] * cache.values[0]);
-    let t307 = (qd[7] * (0.7071067811865475 * t19 + 0.7071067811865475 * t21) + t304
-        + t305) * qd[3]
-        + qd[7] * qd[5] * (0.7071067811865475 * t8 - 0.33900504942104487 * t5)
-        + (t306 + qd[7] * (0.7071067811865475 * t0 + 0.7071067811865475 * t3)) * qd[4];
-    let t308 = t25 + t37 * t26 + 0.5 * t28 * t34;
-    let t309 = 0.7071067811865475 * cache.values[9] * t28 + t24 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t26;
-    let t310 = t298 * p.right_upper_inertia_xx * t144
-        + t308 * p.right_upper_inertia_yy * t295
-        + t296 * t309 * p.right_upper_inertia_zz;
-    let t311 = t307 * t310;
-    let t312 = t308 * t294 * p.right_slider_inertia_yy
-        + t297 * t309 * p.right_slider_inertia_zz
-        + p.right_slider_inertia_xx * t144 * t299;
-    let t313 = 0.7071067811865475 * t152 + 0.7071067811865475 * t154;
-    let t314 = qd[4] * cache.values[0];
-    let t315 = cache.values[2] * qd[5] * cache.values[1];
-    let t316 = qd[7] * t313 + t314 + t315;
-    let t317 = t299 * t299;
-    let t318 = t297 * t297;
-    let t319 = t294 * t294;
-    let t320 = p.right_slider_inertia_xx * t317 + t318 * p.right_slider_inertia_zz
-        + t319 * p.right_slider_inertia_yy;
-    let t321 = 0.7071067811865475 * t266 + 0.7071067811865475 * t269;
-    let t322 = -(cache.values[3] * qd[5]);
-    let t323 = qd[7] * t321 + qd[3] + t322;
-    let t324 = t292 * t312 + t316 * t320 + t302 * t323;
-    let t325 = t292 * t324;
-    let t326 = t318 * p.right_upper_inertia_zz + p.right_upper_inertia_xx * t317
-        + p.right_upper_inertia_yy * t319;
-    let t327 = p.right_upper_inertia_xx * t144 * t299
-        + t297 * t309 * p.right_upper_inertia_zz
-        + t308 * p.right_upper_inertia_yy * t294;
-    let t328 = t323 * t300 + t316 * t326 + t292 * t327;
-    let t329 = t292 * t328;
-    let t330 = (t304 + t305) * qd[3] - qd[4] * cache.values[3] * qd[5] * cache.values[0];
-    let t331 = p.hub_inertia_xy * cache.values[5] * cache.values[2]
-        + cache.values[4] * cache.values[2] * p.hub_inertia_xz
-        - cache.values[3] * p.hub_inertia_xx;
-    let t332 = cache.values[4] * cache.values[2] * p.hub_inertia_zz
-        + cache.values[5] * cache.values[2] * p.hub_inertia_yz
-        - cache.values[3] * p.hub_inertia_xz;
-    let t333 = cache.values[5] * cache.values[2] * p.hub_inertia_yy
-        + cache.values[4] * cache.values[2] * p.hub_inertia_yz
-        - p.hub_inertia_xy * cache.values[3];
-    let t334 = t331 * cache.values[2] * cache.values[0] + t5 * t332 + t333 * t23;
-    let t335 = t330 * t334;
-    let t336 = cache.values[4] * qd[6] * cache.values[2];
-    let t337 = t336 + qd[3] + t322;
-    let t338 = 0.08333333333333333 * (t128 * t128) * p.arm_mass * t281
-        + p.left_upper_inertia_xx * (t211 * t211)
-        + 0.08333333333333333 * (t206 * t206) * p.arm_mass * t281;
-    let t339 = qd[6] * t128;
-    let t340 = t314 + t339 + t315;
-    let t341 = t111 * p.left_upper_inertia_xx * t211
-        + 0.08333333333333333 * t100 * p.arm_mass * t206 * t281
-        + 0.08333333333333333 * p.arm_mass * t5 * t128 * t281;
-    let t342 = t282 * t337 + t338 * t340 + t341 * t286;
-    let t343 = t342 * t286;
-    let t344 = t308 * t295 * p.right_slider_inertia_yy
-        + t298 * p.right_slider_inertia_xx * t144
-        + t296 * t309 * p.right_slider_inertia_zz;
-    let t345 = t344 * t307;
-    let t346 = t308 * t308;
-    let t347 = t144 * t144;
-    let t348 = t309 * t309;
-    let t349 = p.right_upper_inertia_yy * t346 + t347 * p.right_upper_inertia_xx
-        + t348 * p.right_upper_inertia_zz;
-    let t350 = t316 * t327 + t349 * t292 + t323 * t310;
-    let t351 = -(t350 * t316);
-    let t352 = qd[3] + t322;
-    let t353 = p.hub_inertia_yz * t128 + t41 * p.hub_inertia_yy
-        + p.hub_inertia_xy * cache.values[2] * cache.values[1];
-    let t354 = p.hub_inertia_xy * t41 + t128 * p.hub_inertia_xz
-        + cache.values[2] * p.hub_inertia_xx * cache.values[1];
-    let t355 = cache.values[2] * cache.values[1] * p.hub_inertia_xz
-        + t128 * p.hub_inertia_zz + p.hub_inertia_yz * t41;
-    let t356 = cache.values[5] * cache.values[2] * t353
-        + cache.values[4] * cache.values[2] * t355 - t354 * cache.values[3];
-    let t357 = t314 + t315;
-    let t358 = t353 * t41 + t354 * cache.values[2] * cache.values[1] + t128 * t355;
-    let t359 = t353 * t23 + t5 * t355 + t354 * cache.values[2] * cache.values[0];
-    let t360 = t283 + t284;
-    let t361 = t352 * t356 + t357 * t358 + t359 * t360;
-    let t362 = t361 * t360;
-    let t363 = cache.values[5] * cache.values[2] * t333
-        + cache.values[4] * cache.values[2] * t332 - t331 * cache.values[3];
-    let t364 = -(cache.values[2] * qd[4] * t363 * qd[5]);
-    let t365 = cache.values[10] * t211 - cache.values[11] * t128;
-    let t366 = cache.values[4] * cache.values[2] * cache.values[10]
-        + cache.values[11] * t222;
-    let t367 = cache.values[10] * t222
-        - cache.values[4] * cache.values[2] * cache.values[11];
-    let t368 = p.left_lower_inertia_xz * t366 + t367 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xy * t228;
-    let t369 = p.left_lower_inertia_xy * t367 + t228 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t366;
-    let t370 = cache.values[11] * t211 + t128 * cache.values[10];
-    let t371 = p.left_lower_inertia_zz * t366 + p.left_lower_inertia_xz * t367
-        + t228 * p.left_lower_inertia_yz;
-    let t372 = t365 * t368 + t206 * t369 + t370 * t371;
-    let t373 = t100 * qd[8] + t283 + t284 + t285;
-    let t374 = qd[5] * (t184 * qd[8] + qd[6] * t12) + qd[6] * t192 * qd[8] + t373 * qd[3]
-        + (t287 + t288 + t183 * qd[8]) * qd[4];
-    let t375 = t372 * t374;
-    let t376 = -(0.05 * t23);
-    let t377 = 0.02 * t5;
-    let t378 = 0.05 * t23;
-    let t379 = t111 * cache.values[10] - cache.values[11] * t5;
-    let t380 = t111 * cache.values[11] + t5 * cache.values[10];
-    let t381 = p.left_lower_inertia_xz * t380 + t379 * p.left_lower_inertia_xx
-        + t100 * p.left_lower_inertia_xy;
-    let t382 = t100 * p.left_lower_inertia_yz + p.left_lower_inertia_zz * t380
-        + p.left_lower_inertia_xz * t379;
-    let t383 = p.left_lower_inertia_xy * t379 + t100 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t380;
-    let t384 = t379 * t381 + t382 * t380 + t100 * t383;
-    let t385 = t336 + t228 * qd[8] + qd[3] + t322;
-    let t386 = t228 * t383 + t382 * t366 + t367 * t381;
-    let t387 = t206 * qd[8] + t314 + t339 + t315;
-    let t388 = t206 * t383 + t370 * t382 + t365 * t381;
-    let t389 = t373 * t384 + t385 * t386 + t387 * t388;
-    let t390 = -(t389 * t387);
-    let t391 = cache.values[4] * qd[6] * cache.values[2] * cache.values[0];
-    let t392 = qd[6] * t10;
-    let t393 = qd[6] * qd[5] * t6 + qd[4] * (t306 + t391) + (t392 + t304 + t305) * qd[3];
-    let t394 = 0.08333333333333333 * t100 * p.arm_mass * t228 * t281
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t5
-            * t281 + t111 * p.left_upper_inertia_xx * t222;
-    let t395 = t393 * t394;
-    let t396 = -(cache.values[2] * qd[5]);
-    let t397 = qd[7]
-        * (0.7071067811865475 * t251
-            - 0.33900504942104487 * cache.values[4] * cache.values[2]) * qd[5]
-        + qd[4]
-            * (t396 + qd[7] * (0.7071067811865475 * t260 + 0.7071067811865475 * t262));
-    let t398 = t296 * t296;
-    let t399 = t298 * t298;
-    let t400 = t295 * t295;
-    let t401 = p.right_upper_inertia_zz * t398 + p.right_upper_inertia_xx * t399
-        + p.right_upper_inertia_yy * t400;
-    let t402 = t397 * t401;
-    let t403 = p.left_upper_inertia_xx * (t111 * t111)
-        + 0.08333333333333333 * p.arm_mass * t281 * (t5 * t5)
-        + 0.08333333333333333 * p.arm_mass * t281 * (t100 * t100);
-    let t404 = t394 * t337 + t341 * t340 + t286 * t403;
-    let t405 = -(t404 * t340);
-    let t406 = -(cache.values[4] * qd[6] * cache.values[3]);
-    let t407 = qd[4] * (t396 + t406) - qd[6] * cache.values[5] * cache.values[2] * qd[5];
-    let t408 = 0.08333333333333333 * p.arm_mass * (cache.values[2] * cache.values[2])
-        * t281 * (cache.values[4] * cache.values[4])
-        + 0.08333333333333333 * p.arm_mass * (t228 * t228) * t281
-        + p.left_upper_inertia_xx * (t222 * t222);
-    let t409 = t407 * t408;
-    let t410 = t368 * t379 + t100 * t369 + t371 * t380;
-    let t411 = qd[4] * (t306 + t103 * qd[8] + t391)
-        + qd[3] * (t85 * qd[8] + t392 + t304 + t305) + qd[5] * (qd[6] * t6 + t92 * qd[8])
-        + t99 * qd[6] * qd[8];
-    let t412 = t410 * t411;
-    let t413 = p.right_slider_inertia_zz * t398 + p.right_slider_inertia_xx * t399
-        + t400 * p.right_slider_inertia_yy;
-    let t414 = t397 * t413;
-    let t415 = p.hub_inertia_xy * cache.values[2] * cache.values[0]
-        + p.hub_inertia_yy * t23 + p.hub_inertia_yz * t5;
-    let t416 = t5 * p.hub_inertia_zz
-        + cache.values[2] * cache.values[0] * p.hub_inertia_xz + p.hub_inertia_yz * t23;
-    let t417 = t5 * p.hub_inertia_xz + p.hub_inertia_xy * t23
-        + cache.values[2] * p.hub_inertia_xx * cache.values[0];
-    let t418 = t415 * t23 + t416 * t5 + cache.values[2] * t417 * cache.values[0];
-    let t419 = cache.values[4] * t416 * cache.values[2]
-        + cache.values[5] * cache.values[2] * t415 - cache.values[3] * t417;
-    let t420 = t416 * t128 + t415 * t41 + cache.values[2] * t417 * cache.values[1];
-    let t421 = t418 * t360 + t419 * t352 + t420 * t357;
-    let t422 = -(t421 * t357);
-    let t423 = p.left_lower_inertia_xy * t365 + t206 * p.left_lower_inertia_yy
-        + t370 * p.left_lower_inertia_yz;
-    let t424 = t206 * p.left_lower_inertia_yz + t365 * p.left_lower_inertia_xz
-        + t370 * p.left_lower_inertia_zz;
-    let t425 = p.left_lower_inertia_xy * t206 + t370 * p.left_lower_inertia_xz
-        + t365 * p.left_lower_inertia_xx;
-    let t426 = t228 * t423 + t424 * t366 + t367 * t425;
-    let t427 = t100 * t423 + t424 * t380 + t425 * t379;
-    let t428 = t365 * t425 + t206 * t423 + t370 * t424;
-    let t429 = t385 * t426 + t373 * t427 + t387 * t428;
-    let t430 = t429 * t373;
-    let t431 = t346 * p.right_slider_inertia_yy + t347 * p.right_slider_inertia_xx
-        + t348 * p.right_slider_inertia_zz;
-    let t432 = t431 * t292 + t344 * t323 + t316 * t312;
-    let t433 = -(t316 * t432);
-    let t434 = t228 * t369 + t367 * t368 + t371 * t366;
-    let t435 = (t242 * qd[8] - qd[6] * cache.values[5] * cache.values[2]) * qd[5]
-        + qd[4] * (t396 + t406 + t232 * qd[8]) + qd[6] * t244 * qd[8];
-    let t436 = t434 * t435;
-    let t437 = qd[3] * t360 - qd[4] * cache.values[3] * qd[5] * cache.values[1];
-    let t438 = t331 * cache.values[2] * cache.values[1] + t128 * t332 + t41 * t333;
-    let t439 = t437 * t438;
-    let t440 = t334 * t360 + t357 * t438 + t363 * t352;
-    let t441 = t421 * t352 + t359 * t330 + t437 * t358
-        - cache.values[2] * qd[4] * qd[5] * t356 - t440 * t360;
-    let t442 = t373 * t410 + t434 * t385 + t372 * t387;
-    let t443 = t426 * t435 + t427 * t411 + t389 * t385 + t428 * t374 - t373 * t442;
-    let t444 = t374 * t388 + t386 * t435 + t387 * t442 + t384 * t411 - t429 * t385;
-    let t445 = t401 * t323 + t316 * t300 + t292 * t310;
-    let t446 = t293 * t327 + t397 * t310 + t316 * t445 + t349 * t307 - t328 * t323;
-    let t447 = t394 * t286 + t337 * t408 + t282 * t340;
-    let t448 = t447 * t340 + t394 * t407 + t393 * t403 + t341 * t289 - t342 * t337;
-    let t449 = t344 * t292 + t323 * t413 + t316 * t302;
-    let t450 = t431 * t307 + t293 * t312 + t397 * t344 + t449 * t316 - t323 * t324;
-    let t451 = -(0.1 * cache.values[2]);
-    let t452 = -(0.05 * cache.values[5] * cache.values[3]);
-    let t453 = t432 * t323 + t397 * t302 + t307 * t312 + t293 * t320 - t449 * t292;
-    let t454 = 0.1 * cache.values[2];
-    let t455 = -(0.02 * cache.values[4] * cache.values[3]);
-    let t456 = 0.05 * cache.values[5] * cache.values[3];
-    let t457 = t282 * t407 + t338 * t289 + t404 * t337 + t393 * t341 - t447 * t286;
-    let t458 = t397 * t300 + t327 * t307 + t350 * t323 + t293 * t326 - t445 * t292;
-    let t459 = 0.02 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t460 = t420 * t437 + t440 * t357 + t330 * t418
-        - cache.values[2] * qd[4] * qd[5] * t419 - t361 * t352;
-    let t461 = -(0.05 * t128);
-    let t462 = 0.02 * t12;
-    let t463 = t301 + t311 + t329 + t351 + t402;
-    let t464 = -(0.05 * cache.values[4] * cache.values[2]);
-    let t465 = -(0.02 * cache.values[5] * cache.values[2]);
-    let t466 = t375 + t390 + t412 + t430 + t436;
-    let t467 = 0.05 * t128;
-    let t468 = 0.05 * cache.values[4] * cache.values[2];
-    let t469 = t290 + t343 + t395 + t405 + t409;
-    let t470 = t303 + t325 + t345 + t414 + t433;
-    out[0] = p.arm_mass * t64 + t112 * p.left_lower_mass + t123 * p.right_slider_mass
-        + t127 * p.arm_mass;
-    out[1] = t169 * p.right_slider_mass + t193 * p.arm_mass + p.arm_mass * t198
-        + p.left_lower_mass * t214;
-    out[2] = t245 * p.left_lower_mass + p.arm_mass * t271 + p.arm_mass * t273
-        + t280 * p.right_slider_mass;
-    out[3] = t290 + t301 + t303 + t311 + t112 * p.left_lower_mass * t200 + t325
-        + p.arm_mass * t195 * t64 + t329 + t335 + t127 * p.arm_mass * t189 + t343 + t345
-        + t351 + t362 + t364 + t375
-        + t169 * (t70 + t376 + p.arm_length * t144 + t144 * q[9] + t377)
-            * p.right_slider_mass
-        + t193 * p.arm_mass * (0.5 * t111 * p.arm_length + t53 + t378) + t390 + t395
-        + t402 + t405 + t409 + t412 + t414 + t422
-        + p.arm_mass * (0.5 * p.arm_length * t144 + t70 + t376 + t377) * t198 + t430
-        + t433 + t123 * t151 * p.right_slider_mass + t436 + t439
-        + p.left_lower_mass * t214
-            * (t53 + 0.1 * t379 + 0.01 * t100 + t378 + t111 * p.arm_length);
-    out[4] = t441 * cache.values[0] + t443 * cache.values[0]
-        + t245
-            * (0.01 * t232
-                + 0.1
-                    * (cache.values[10] * t226
-                        + cache.values[4] * cache.values[11] * cache.values[3])
-                + p.arm_length * t226 + t451 + t452) * p.left_lower_mass
-        + t112 * p.left_lower_mass * t202 + t453 * cache.values[0]
-        + p.arm_mass * (t454 + t455 + 0.5 * p.arm_length * t276 + t456) * t271
-        + t457 * cache.values[0] + p.arm_mass * t64 * t196 + t172 * t127 * p.arm_mass
-        + p.arm_mass * t273 * (0.5 * p.arm_length * t226 + t451 + t452)
-        + t123 * p.right_slider_mass * t148
-        + t193 * (t54 + t55 + 0.5 * t212 * p.arm_length) * p.arm_mass
-        + cache.values[0] * t458
-        + p.arm_mass * (t72 + 0.5 * p.arm_length * t161 + t459 + t77) * t198
-        + (p.arm_length * t161 + t72 + t459 + t161 * q[9] + t77) * t169
-            * p.right_slider_mass
-        + t280 * (t454 + t276 * q[9] + t455 + p.arm_length * t276 + t456)
-            * p.right_slider_mass
-        + (t54 + 0.01 * t183 + t55
-            + 0.1
-                * (t212 * cache.values[10]
-                    - cache.values[4] * cache.values[2] * cache.values[11]
-                        * cache.values[1]) + t212 * p.arm_length) * p.left_lower_mass
-            * t214 - t444 * cache.values[1] - t446 * cache.values[1]
-        - t448 * cache.values[1] - t450 * cache.values[1] - t460 * cache.values[1];
-    out[5] = t194 * p.arm_mass * t64
-        + p.arm_mass * (t461 + t462 + 0.5 * t131 * p.arm_length) * t198
-        + t443 * cache.values[2] * cache.values[1] + t123 * t134 * p.right_slider_mass
-        + t448 * cache.values[2] * cache.values[0]
-        + (p.arm_length * t275 + t275 * q[9] + t464 + t465) * t280 * p.right_slider_mass
-        + cache.values[2] * cache.values[1] * t457
-        + t450 * cache.values[2] * cache.values[0]
-        + t453 * cache.values[2] * cache.values[1]
-        + t441 * cache.values[2] * cache.values[1]
-        + cache.values[2] * cache.values[1] * t458 + t127 * p.arm_mass * t186
-        + cache.values[2] * t446 * cache.values[0]
-        + (t131 * q[9] + t461 + t462 + t131 * p.arm_length) * t169 * p.right_slider_mass
-        + p.left_lower_mass * t214
-            * (p.arm_length * t208 + 0.01 * t184 + t467
-                + 0.1 * (t208 * cache.values[10] - t12 * cache.values[11]))
-        + (t468 + 0.01 * t242 + p.arm_length * t215
-            + 0.1
-                * (cache.values[5] * cache.values[2] * cache.values[11]
-                    + cache.values[10] * t215)) * t245 * p.left_lower_mass
-        + t193 * p.arm_mass * (t467 + 0.5 * p.arm_length * t208)
-        + cache.values[2] * t460 * cache.values[0]
-        + p.arm_mass * t271 * (0.5 * p.arm_length * t275 + t464 + t465)
-        + t112 * p.left_lower_mass * t201
-        + p.arm_mass * (t468 + 0.5 * p.arm_length * t215) * t273
-        + cache.values[2] * t444 * cache.values[0] - cache.values[3] * t463
-        - cache.values[3] * (t335 + t362 + t364 + t422 + t439) - t466 * cache.values[3]
-        - t469 * cache.values[3] - cache.values[3] * t470;
-    out[6] = 0.5 * p.arm_mass * t228 * p.arm_length * t273 + t128 * t457
-        + cache.values[4] * t466 * cache.values[2] + t448 * t5
-        + t112 * p.left_lower_mass * t204
-        + p.left_lower_mass * t214
-            * (0.1 * t206 * cache.values[10] + t206 * p.arm_length + 0.01 * t192)
-        + t5 * t444 + 0.5 * t100 * t127 * p.arm_mass * p.arm_length
-        + 0.5 * t193 * p.arm_mass * t206 * p.arm_length
-        + cache.values[4] * t469 * cache.values[2]
-        + (0.1 * t228 * cache.values[10] + t228 * p.arm_length + 0.01 * t244) * t245
-            * p.left_lower_mass + t443 * t128;
-    out[7] = (t156 * q[9] + t156 * p.arm_length) * t169 * p.right_slider_mass
-        + 0.5 * p.arm_mass * t122 * p.arm_length * t64
-        + t123 * t149 * p.right_slider_mass + t321 * t463 + t453 * t313
-        + 0.5 * p.arm_mass * p.arm_length * t274 * t271 + t321 * t470 + t446 * t291
-        + t450 * t291 + t313 * t458 + 0.5 * t156 * p.arm_mass * p.arm_length * t198
-        + t280 * (t274 * q[9] + p.arm_length * t274) * p.right_slider_mass;
-    out[8] = t100 * t444 + t466 * t228
-        + 0.1 * (-t128 * cache.values[10] - cache.values[11] * t211) * p.left_lower_mass
-            * t214
-        + 0.1 * t245 * p.left_lower_mass
-            * (-cache.values[11] * t222
-                - cache.values[4] * cache.values[2] * cache.values[10]) + t443 * t206
-        + 0.1 * t112 * t203 * p.left_lower_mass;
-    out[9] = t280 * t298 * p.right_slider_mass + t123 * t144 * p.right_slider_mass
-        + t169 * p.right_slider_mass * t299;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let t0 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t1 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let t2 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t0
+        + t1 * base_roll_rotation_11 + base_roll_rotation_12 * t2;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let right_upper_rotation_00 = t2 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t0 + t1 * base_roll_rotation_01;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + base_pitch_rotation_10 * qd[5];
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + base_roll_subspace_v_z * qd[5];
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * right_upper_subspace_v_z;
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (right_upper_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let base_pitch_rotation_20 = -cache.values[3];
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t0
+        + t2 * base_roll_rotation_22 + t1 * base_roll_rotation_21;
+    let t3 = p.arm_length + q[9];
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t3 + right_upper_position_z;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * right_upper_axis_x
+        - right_upper_axis_z * base_roll_velocity_w_x;
+    let base_pitch_subspace_rate_w_y = qd[3] * base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_roll_subspace_rate_w_y = base_pitch_rotation_00 * qd[3]
+        - base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_bias_w_y = base_pitch_bias_w_y + base_roll_subspace_rate_w_y * qd[5];
+    let right_upper_bias_w_y = qd[7] * right_upper_subspace_rate_w_y
+        + base_roll_bias_w_y;
+    let base_roll_subspace_rate_w_z = base_pitch_rotation_10 * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * right_upper_axis_y
+        - right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_bias_w_z = base_roll_bias_w_z
+        + qd[7] * right_upper_subspace_rate_w_z;
+    let right_slider_position_y = right_upper_position_y + t3 * right_upper_rotation_10;
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + right_upper_rotation_20 * qd[9];
+    let right_slider_position_x = right_upper_rotation_00 * t3 + right_upper_position_x;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * right_slider_inertia_h_y);
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * right_slider_inertia_h_x);
+    let right_slider_subspace_rate_v_x = right_upper_rotation_20
+        * right_upper_velocity_w_y - right_upper_velocity_w_z * right_upper_rotation_10;
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.values[0]
+        - qd[3] * base_pitch_subspace_v_y;
+    let base_pitch_bias_v_x = base_yaw_bias_v_x + qd[4] * base_pitch_subspace_rate_v_x;
+    let base_roll_subspace_rate_v_x = base_pitch_rotation_20 * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * base_roll_subspace_v_z
+        - base_roll_subspace_v_y * qd[3]
+        - base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_bias_v_x = base_pitch_bias_v_x + base_roll_subspace_rate_v_x * qd[5];
+    let right_upper_subspace_rate_v_x = right_upper_axis_z * base_roll_velocity_v_y
+        + right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_subspace_v_y
+        - right_upper_axis_y * base_roll_velocity_v_z;
+    let right_upper_bias_v_x = base_roll_bias_v_x
+        + right_upper_subspace_rate_v_x * qd[7];
+    let right_slider_bias_v_x = right_slider_subspace_rate_v_x * qd[9]
+        + right_upper_bias_v_x;
+    let right_slider_composite_force_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y + p.right_slider_mass * right_slider_bias_v_x
+        - (right_upper_bias_w_z * right_slider_inertia_h_y
+            - right_slider_inertia_h_z * right_upper_bias_w_y)
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (right_upper_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_composite_force_f_x = right_upper_momentum_f_z
+        * right_upper_velocity_w_y + right_slider_composite_force_f_x
+        + p.arm_mass * right_upper_bias_v_x
+        - right_upper_velocity_w_z * right_upper_momentum_f_y
+        - (right_upper_inertia_h_y * right_upper_bias_w_z
+            - right_upper_inertia_h_z * right_upper_bias_w_y);
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * hub_inertia_h_z
+            - base_roll_velocity_w_z * hub_inertia_h_x);
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * hub_inertia_h_y);
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * left_upper_subspace_v_y;
+    let t4 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let t5 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_21 = t4 * base_roll_rotation_21
+        + t5 * base_pitch_rotation_20;
+    let t6 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t6
+        + base_pitch_rotation_00 * t4;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_rotation_20 = t6 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t4;
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t4
+        + t5 * base_pitch_rotation_00;
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
+    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t4
+        + base_roll_rotation_11 * t6;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_upper_rotation_11 = base_roll_rotation_11 * t4
+        + t5 * base_pitch_rotation_10;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y * left_upper_rotation_21
+        + left_upper_velocity_w_y * left_lower_subspace_v_z
+        - left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * left_upper_rotation_11;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y * base_roll_rotation_22
+        + left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * left_upper_subspace_v_y
+        - base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_bias_v_x = base_roll_bias_v_x + qd[6] * left_upper_subspace_rate_v_x;
+    let left_lower_bias_v_x = left_lower_subspace_rate_v_x * qd[8] + left_upper_bias_v_x;
+    let left_upper_subspace_rate_w_z = base_roll_rotation_12 * base_roll_velocity_w_x
+        - base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_bias_w_z = qd[6] * left_upper_subspace_rate_w_z + base_roll_bias_w_z;
+    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let left_lower_subspace_rate_w_z = left_upper_rotation_11 * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * left_upper_rotation_01;
+    let left_lower_bias_w_z = left_upper_bias_w_z + left_lower_subspace_rate_w_z * qd[8];
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z * base_roll_rotation_02
+        - base_roll_velocity_w_x * base_roll_rotation_22;
+    let left_upper_bias_w_y = qd[6] * left_upper_subspace_rate_w_y + base_roll_bias_w_y;
+    let left_lower_subspace_rate_w_y = left_upper_rotation_01 * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * left_upper_rotation_21;
+    let left_lower_bias_w_y = left_upper_bias_w_y + left_lower_subspace_rate_w_y * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + left_upper_rotation_11 * qd[8];
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + left_lower_subspace_v_z * qd[8];
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + left_upper_rotation_01 * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * left_lower_inertia_h_y);
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_lower_velocity_w_x
+            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_lower_composite_force_f_x = p.left_lower_mass * left_lower_bias_v_x
+        + left_lower_velocity_w_y * left_lower_momentum_f_z
+        - (left_lower_bias_w_z * left_lower_inertia_h_y
+            - left_lower_inertia_h_z * left_lower_bias_w_y)
+        - left_lower_momentum_f_y * left_lower_velocity_w_z;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * left_upper_inertia_h_z
+            - left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (left_upper_inertia_h_x * left_upper_velocity_w_y
+            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_composite_force_f_x = left_lower_composite_force_f_x
+        + p.arm_mass * left_upper_bias_v_x
+        + left_upper_velocity_w_y * left_upper_momentum_f_z
+        - (left_upper_bias_w_z * left_upper_inertia_h_y
+            - left_upper_bias_w_y * left_upper_inertia_h_z)
+        - left_upper_momentum_f_y * left_upper_velocity_w_z;
+    let hub_composite_force_f_x = right_upper_composite_force_f_x
+        + base_roll_bias_v_x * p.hub_mass + hub_momentum_f_z * base_roll_velocity_w_y
+        + left_upper_composite_force_f_x - base_roll_velocity_w_z * hub_momentum_f_y
+        - (base_roll_bias_w_z * hub_inertia_h_y - hub_inertia_h_z * base_roll_bias_w_y);
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_pitch_subspace_rate_v_y = qd[2] * base_yaw_rotation_01
+        + qd[3] * base_pitch_subspace_v_x;
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_pitch_bias_v_y = qd[4] * base_pitch_subspace_rate_v_y + base_yaw_bias_v_y;
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_subspace_rate_v_y = base_pitch_rotation_00 * base_pitch_velocity_v_z
+        + base_roll_subspace_v_x * qd[3]
+        - base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * base_pitch_rotation_20;
+    let base_roll_bias_v_y = base_pitch_bias_v_y + qd[5] * base_roll_subspace_rate_v_y;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * base_roll_subspace_v_x;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * right_upper_axis_x
+        + base_roll_velocity_w_z * right_upper_subspace_v_x
+        - right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * right_upper_subspace_v_z;
+    let right_upper_bias_v_y = base_roll_bias_v_y
+        + right_upper_subspace_rate_v_y * qd[7];
+    let right_slider_subspace_rate_v_y = right_upper_rotation_00
+        * right_upper_velocity_w_z - right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_bias_v_y = right_upper_bias_v_y
+        + right_slider_subspace_rate_v_y * qd[9];
+    let right_upper_subspace_rate_w_x = right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_axis_y;
+    let base_roll_subspace_rate_w_x = base_pitch_rotation_20 * base_pitch_velocity_w_y
+        - base_pitch_rotation_10 * qd[3];
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.values[0]);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_roll_bias_w_x = base_roll_subspace_rate_w_x * qd[5] + base_pitch_bias_w_x;
+    let right_upper_bias_w_x = qd[7] * right_upper_subspace_rate_w_x
+        + base_roll_bias_w_x;
+    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * right_slider_inertia_h_y
+            - right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_composite_force_f_y = right_slider_bias_v_y * p.right_slider_mass
+        + right_slider_momentum_f_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x
+        - (right_upper_bias_w_x * right_slider_inertia_h_z
+            - right_upper_bias_w_z * right_slider_inertia_h_x);
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (right_upper_inertia_h_y * right_upper_velocity_w_z
+            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_composite_force_f_y = right_slider_composite_force_f_y
+        + right_upper_bias_v_y * p.arm_mass
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        - (right_upper_bias_w_x * right_upper_inertia_h_z
+            - right_upper_inertia_h_x * right_upper_bias_w_z)
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * left_upper_inertia_h_z);
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z * left_upper_subspace_v_x
+        + base_roll_velocity_v_z * base_roll_rotation_02
+        - base_roll_velocity_v_x * base_roll_rotation_22
+        - base_roll_velocity_w_x * left_upper_subspace_v_z;
+    let left_upper_bias_v_y = base_roll_bias_v_y + qd[6] * left_upper_subspace_rate_v_y;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y * base_roll_rotation_22
+        - base_roll_rotation_12 * base_roll_velocity_w_z;
+    let left_upper_bias_w_x = qd[6] * left_upper_subspace_rate_w_x + base_roll_bias_w_x;
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_lower_subspace_rate_v_y = left_upper_rotation_01 * left_upper_velocity_v_z
+        + left_lower_subspace_v_x * left_upper_velocity_w_z
+        - left_lower_subspace_v_z * left_upper_velocity_w_x
+        - left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_lower_bias_v_y = left_upper_bias_v_y + left_lower_subspace_rate_v_y * qd[8];
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (left_lower_inertia_h_y * left_lower_velocity_w_z
+            - left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y * left_upper_rotation_21
+        - left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_bias_w_x = left_upper_bias_w_x + left_lower_subspace_rate_w_x * qd[8];
+    let left_lower_composite_force_f_y = left_lower_bias_v_y * p.left_lower_mass
+        + left_lower_momentum_f_x * left_lower_velocity_w_z
+        - (left_lower_inertia_h_z * left_lower_bias_w_x
+            - left_lower_inertia_h_x * left_lower_bias_w_z)
+        - left_lower_velocity_w_x * left_lower_momentum_f_z;
+    let left_upper_composite_force_f_y = left_upper_momentum_f_x
+        * left_upper_velocity_w_z + p.arm_mass * left_upper_bias_v_y
+        + left_lower_composite_force_f_y
+        - left_upper_velocity_w_x * left_upper_momentum_f_z
+        - (left_upper_bias_w_x * left_upper_inertia_h_z
+            - left_upper_inertia_h_x * left_upper_bias_w_z);
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * hub_inertia_h_y
+            - hub_inertia_h_z * base_roll_velocity_w_y);
+    let hub_composite_force_f_y = base_roll_bias_v_y * p.hub_mass
+        + right_upper_composite_force_f_y + left_upper_composite_force_f_y
+        + hub_momentum_f_x * base_roll_velocity_w_z
+        - base_roll_velocity_w_x * hub_momentum_f_z
+        - (hub_inertia_h_z * base_roll_bias_w_x - base_roll_bias_w_z * hub_inertia_h_x);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x * left_upper_subspace_v_y
+        + base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * base_roll_rotation_02
+        - left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let base_roll_subspace_rate_v_z = base_roll_subspace_v_y * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * base_pitch_rotation_10
+        - base_pitch_velocity_w_y * base_roll_subspace_v_x
+        - base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.values[0]
+        - base_yaw_velocity_v_y * base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_roll_bias_v_z = qd[5] * base_roll_subspace_rate_v_z + base_pitch_bias_v_z;
+    let left_upper_bias_v_z = qd[6] * left_upper_subspace_rate_v_z + base_roll_bias_v_z;
+    let left_lower_subspace_rate_v_z = left_upper_rotation_11 * left_upper_velocity_v_x
+        + left_lower_subspace_v_y * left_upper_velocity_w_x
+        - left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * left_lower_subspace_v_x;
+    let left_lower_bias_v_z = left_lower_subspace_rate_v_z * qd[8] + left_upper_bias_v_z;
+    let left_lower_composite_force_f_z = left_lower_bias_v_z * p.left_lower_mass
+        + left_lower_velocity_w_x * left_lower_momentum_f_y
+        - (left_lower_inertia_h_x * left_lower_bias_w_y
+            - left_lower_bias_w_x * left_lower_inertia_h_y)
+        - left_lower_momentum_f_x * left_lower_velocity_w_y;
+    let left_upper_composite_force_f_z = left_upper_velocity_w_x
+        * left_upper_momentum_f_y + p.arm_mass * left_upper_bias_v_z
+        + left_lower_composite_force_f_z
+        - left_upper_momentum_f_x * left_upper_velocity_w_y
+        - (left_upper_inertia_h_x * left_upper_bias_w_y
+            - left_upper_bias_w_x * left_upper_inertia_h_y);
+    let right_upper_subspace_rate_v_z = right_upper_axis_y * base_roll_velocity_v_x
+        + right_upper_subspace_v_y * base_roll_velocity_w_x
+        - right_upper_axis_x * base_roll_velocity_v_y
+        - right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_bias_v_z = right_upper_subspace_rate_v_z * qd[7]
+        + base_roll_bias_v_z;
+    let right_slider_subspace_rate_v_z = right_upper_rotation_10
+        * right_upper_velocity_w_x - right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_slider_bias_v_z = right_upper_bias_v_z
+        + right_slider_subspace_rate_v_z * qd[9];
+    let right_slider_composite_force_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x + right_slider_bias_v_z * p.right_slider_mass
+        - right_slider_momentum_f_x * right_upper_velocity_w_y
+        - (right_slider_inertia_h_x * right_upper_bias_w_y
+            - right_upper_bias_w_x * right_slider_inertia_h_y);
+    let right_upper_composite_force_f_z = right_upper_bias_v_z * p.arm_mass
+        + right_upper_velocity_w_x * right_upper_momentum_f_y
+        + right_slider_composite_force_f_z
+        - right_upper_momentum_f_x * right_upper_velocity_w_y
+        - (right_upper_inertia_h_x * right_upper_bias_w_y
+            - right_upper_inertia_h_y * right_upper_bias_w_x);
+    let hub_composite_force_f_z = left_upper_composite_force_f_z
+        + right_upper_composite_force_f_z + p.hub_mass * base_roll_bias_v_z
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        - hub_momentum_f_x * base_roll_velocity_w_y
+        - (hub_inertia_h_x * base_roll_bias_w_y - hub_inertia_h_y * base_roll_bias_w_x);
+    let t7 = base_roll_rotation_12 * p.hub_inertia_zz
+        + p.hub_inertia_yz * base_roll_rotation_11
+        + base_pitch_rotation_10 * p.hub_inertia_xz;
+    let t8 = p.hub_inertia_xy * base_pitch_rotation_10
+        + base_roll_rotation_11 * p.hub_inertia_yy
+        + base_roll_rotation_12 * p.hub_inertia_yz;
+    let t9 = base_pitch_rotation_10 * p.hub_inertia_xx
+        + base_roll_rotation_12 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_11;
+    let hub_inertia_com_12 = t7 * base_roll_rotation_22 + t8 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t9;
+    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
+    let t10 = p.hub_inertia_zz * base_roll_rotation_02
+        + p.hub_inertia_yz * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.hub_inertia_xz;
+    let t11 = base_roll_rotation_02 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_01
+        + p.hub_inertia_xx * base_pitch_rotation_00;
+    let t12 = base_roll_rotation_01 * p.hub_inertia_yy
+        + p.hub_inertia_yz * base_roll_rotation_02
+        + p.hub_inertia_xy * base_pitch_rotation_00;
+    let hub_inertia_com_02 = t10 * base_roll_rotation_22 + base_pitch_rotation_20 * t11
+        + t12 * base_roll_rotation_21;
+    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
+    let t13 = p.arm_length * p.arm_length;
+    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_11 * t13
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t13
+            * base_roll_rotation_02;
+    let left_upper_inertia_i_01 = left_upper_inertia_com_01
+        - p.arm_mass * left_upper_com_y * left_upper_com_x;
+    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_01 * t13
+        + 0.08333333333333333 * p.arm_mass * t13 * base_roll_rotation_02
+            * base_roll_rotation_02
+        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
+    let t14 = left_upper_com_y * left_upper_com_y;
+    let t15 = left_upper_com_z * left_upper_com_z;
+    let t16 = left_upper_com_x * left_upper_com_x;
+    let left_upper_inertia_i_00 = left_upper_inertia_com_00
+        + p.arm_mass * (t14 + t15 + t16 - left_upper_com_x * left_upper_com_x);
+    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_21 * t13
+        + 0.08333333333333333 * p.arm_mass * t13 * base_roll_rotation_02
+            * base_roll_rotation_22
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
+    let left_upper_inertia_i_02 = left_upper_inertia_com_02
+        - p.arm_mass * left_upper_com_z * left_upper_com_x;
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * left_upper_inertia_h_y
+        + left_upper_velocity_w_y * left_upper_inertia_i_01
+        + left_upper_velocity_w_x * left_upper_inertia_i_00
+        + left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * left_upper_inertia_h_z;
+    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_21 * t13
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t13
+            * base_roll_rotation_22;
+    let left_upper_inertia_i_12 = left_upper_inertia_com_12
+        - p.arm_mass * left_upper_com_y * left_upper_com_z;
+    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
+            * left_upper_rotation_21 * t13
+        + 0.08333333333333333 * p.arm_mass * t13 * base_roll_rotation_22
+            * base_roll_rotation_22;
+    let left_upper_inertia_i_22 = p.arm_mass
+        * (t14 + t15 + t16 - left_upper_com_z * left_upper_com_z)
+        + left_upper_inertia_com_22;
+    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
+        + cache.values[10] * base_roll_rotation_22;
+    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
+        + p.left_lower_inertia_xy * left_lower_rotation_20
+        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
+        + (left_lower_rotation_20 * p.left_lower_inertia_xx
+            + p.left_lower_inertia_xz * left_lower_rotation_22
+            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
+        + (p.left_lower_inertia_xz * left_lower_rotation_20
+            + p.left_lower_inertia_yz * left_upper_rotation_21
+            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
+    let t17 = left_lower_com_x * left_lower_com_x;
+    let t18 = left_lower_com_y * left_lower_com_y;
+    let t19 = left_lower_com_z * left_lower_com_z;
+    let left_lower_inertia_i_22 = left_lower_inertia_com_22
+        + (t17 + t18 + t19 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
+    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
+        + cache.values[11] * left_upper_rotation_10;
+    let t20 = left_lower_rotation_10 * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xz * left_lower_rotation_12
+        + p.left_lower_inertia_xy * left_upper_rotation_11;
+    let t21 = p.left_lower_inertia_yz * left_upper_rotation_11
+        + p.left_lower_inertia_xz * left_lower_rotation_10
+        + p.left_lower_inertia_zz * left_lower_rotation_12;
+    let t22 = p.left_lower_inertia_yz * left_lower_rotation_12
+        + left_upper_rotation_11 * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_10;
+    let left_lower_inertia_com_11 = t20 * left_lower_rotation_10
+        + t21 * left_lower_rotation_12 + left_upper_rotation_11 * t22;
+    let left_lower_inertia_i_11 = p.left_lower_mass
+        * (t17 + t18 + t19 - left_lower_com_y * left_lower_com_y)
+        + left_lower_inertia_com_11;
+    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
+        + cache.values[10] * base_roll_rotation_02;
+    let t23 = left_upper_rotation_01 * p.left_lower_inertia_yz
+        + left_lower_rotation_00 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_zz * left_lower_rotation_02;
+    let t24 = p.left_lower_inertia_xy * left_lower_rotation_00
+        + left_upper_rotation_01 * p.left_lower_inertia_yy
+        + left_lower_rotation_02 * p.left_lower_inertia_yz;
+    let t25 = left_lower_rotation_02 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * left_upper_rotation_01
+        + left_lower_rotation_00 * p.left_lower_inertia_xx;
+    let left_lower_inertia_com_01 = t23 * left_lower_rotation_12
+        + t24 * left_upper_rotation_11 + t25 * left_lower_rotation_10;
+    let left_lower_inertia_i_01 = left_lower_inertia_com_01
+        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
+    let left_lower_inertia_com_12 = t21 * left_lower_rotation_22
+        + t20 * left_lower_rotation_20 + left_upper_rotation_21 * t22;
+    let left_lower_inertia_i_12 = left_lower_inertia_com_12
+        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
+    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_01
+        + left_lower_inertia_h_z * left_lower_velocity_v_x
+        + left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_inertia_com_02 = t23 * left_lower_rotation_22
+        + t24 * left_upper_rotation_21 + t25 * left_lower_rotation_20;
+    let left_lower_inertia_i_02 = left_lower_inertia_com_02
+        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
+    let left_lower_inertia_com_00 = t24 * left_upper_rotation_01
+        + left_lower_rotation_02 * t23 + left_lower_rotation_00 * t25;
+    let left_lower_inertia_i_00 = left_lower_inertia_com_00
+        + (t17 + t18 + t19 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
+    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * left_lower_inertia_i_01
+        + left_lower_inertia_h_y * left_lower_velocity_v_z
+        + left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_lower_composite_force_n_z = left_lower_momentum_f_y
+        * left_lower_velocity_v_x + left_lower_bias_w_z * left_lower_inertia_i_22
+        + left_lower_momentum_n_y * left_lower_velocity_w_x
+        + left_lower_bias_w_y * left_lower_inertia_i_12
+        + left_lower_inertia_i_02 * left_lower_bias_w_x
+        + left_lower_inertia_h_x * left_lower_bias_v_y
+        - left_lower_velocity_v_y * left_lower_momentum_f_x
+        - left_lower_inertia_h_y * left_lower_bias_v_x
+        - left_lower_momentum_n_x * left_lower_velocity_w_y;
+    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
+        * base_roll_rotation_12 * p.arm_mass * t13
+        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_11 * t13;
+    let left_upper_inertia_i_11 = p.arm_mass
+        * (t14 + t15 + t16 - left_upper_com_y * left_upper_com_y)
+        + left_upper_inertia_com_11;
+    let left_upper_momentum_n_y = left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * left_upper_inertia_h_z
+        + left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_composite_force_n_z = left_upper_velocity_v_x
+        * left_upper_momentum_f_y + left_upper_bias_w_y * left_upper_inertia_i_12
+        + left_upper_inertia_i_22 * left_upper_bias_w_z + left_lower_composite_force_n_z
+        + left_upper_inertia_h_x * left_upper_bias_v_y
+        + left_upper_inertia_i_02 * left_upper_bias_w_x
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - left_upper_inertia_h_y * left_upper_bias_v_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
+    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
+        + p.hub_inertia_zz * base_roll_rotation_22
+        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
+        + base_pitch_rotation_20
+            * (p.hub_inertia_xy * base_roll_rotation_21
+                + base_pitch_rotation_20 * p.hub_inertia_xx
+                + p.hub_inertia_xz * base_roll_rotation_22)
+        + base_roll_rotation_21
+            * (base_roll_rotation_21 * p.hub_inertia_yy
+                + p.hub_inertia_yz * base_roll_rotation_22
+                + p.hub_inertia_xy * base_pitch_rotation_20);
+    let t26 = q[2] * q[2];
+    let t27 = q[1] * q[1];
+    let t28 = q[0] * q[0];
+    let hub_inertia_i_22 = hub_inertia_com_22
+        + (t26 + t27 + t28 - q[2] * q[2]) * p.hub_mass;
+    let hub_inertia_com_11 = base_pitch_rotation_10 * t9 + base_roll_rotation_12 * t7
+        + t8 * base_roll_rotation_11;
+    let hub_inertia_i_11 = hub_inertia_com_11
+        + (t26 + t27 + t28 - q[1] * q[1]) * p.hub_mass;
+    let hub_inertia_com_01 = base_pitch_rotation_10 * t11 + base_roll_rotation_11 * t12
+        + base_roll_rotation_12 * t10;
+    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
+    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
+        + hub_inertia_h_z * base_roll_velocity_v_x
+        + hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_01
+        - base_roll_velocity_v_z * hub_inertia_h_x;
+    let hub_inertia_com_00 = base_pitch_rotation_00 * t11 + t10 * base_roll_rotation_02
+        + base_roll_rotation_01 * t12;
+    let hub_inertia_i_00 = hub_inertia_com_00
+        + (t26 + t27 + t28 - q[0] * q[0]) * p.hub_mass;
+    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
+        + base_roll_velocity_w_x * hub_inertia_i_00
+        + base_roll_velocity_w_z * hub_inertia_i_02
+        + hub_inertia_i_01 * base_roll_velocity_w_y
+        - hub_inertia_h_z * base_roll_velocity_v_y;
+    let t29 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
+        + 0.14776010333066977 * cache.values[8];
+    let t30 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
+        - 0.18338346269077238 * cache.values[9];
+    let t31 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
+        - 0.2097849255215404 * cache.values[8];
+    let right_upper_rotation_21 = t29 * base_roll_rotation_22
+        + t30 * base_roll_rotation_21 + base_pitch_rotation_20 * t31;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t29
+        + base_pitch_rotation_10 * t31 + t30 * base_roll_rotation_11;
+    let t32 = -0.2593433800522308 * cache.values[8]
+        - 0.9318339303627353 * cache.values[9];
+    let t33 = 0.29668068685399207 * cache.values[9]
+        - 0.1416799342470381 * cache.values[8];
+    let t34 = 0.9553364891256061 * cache.values[8]
+        - 0.20896434210788312 * cache.values[9];
+    let right_upper_rotation_22 = base_roll_rotation_21 * t32
+        + t33 * base_pitch_rotation_20 + t34 * base_roll_rotation_22;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t32
+        + base_roll_rotation_12 * t34 + t33 * base_pitch_rotation_10;
+    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
+        * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
+    let right_slider_inertia_i_12 = right_slider_inertia_com_12
+        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
+    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_slider_inertia_xx
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
+    let t35 = right_slider_position_x * right_slider_position_x;
+    let t36 = right_slider_position_z * right_slider_position_z;
+    let t37 = right_slider_position_y * right_slider_position_y;
+    let right_slider_inertia_i_22 = right_slider_inertia_com_22
+        + p.right_slider_mass
+            * (t35 + t36 + t37 - right_slider_position_z * right_slider_position_z);
+    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_11 = right_slider_inertia_com_11
+        + (t35 + t36 + t37 - right_slider_position_y * right_slider_position_y)
+            * p.right_slider_mass;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t32
+        + base_roll_rotation_02 * t34 + t33 * base_pitch_rotation_00;
+    let right_upper_rotation_01 = t29 * base_roll_rotation_02
+        + t31 * base_pitch_rotation_00 + t30 * base_roll_rotation_01;
+    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_01 = right_slider_inertia_com_01
+        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
+        + right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * right_slider_inertia_i_12
+        + right_upper_velocity_w_x * right_slider_inertia_i_01
+        - right_slider_velocity_v_z * right_slider_inertia_h_x;
+    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_02 = right_slider_inertia_com_02
+        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
+    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_00 = (t35 + t36 + t37
+        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
+        + right_slider_inertia_com_00;
+    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * right_slider_inertia_i_00
+        + right_upper_velocity_w_y * right_slider_inertia_i_01
+        + right_slider_velocity_v_z * right_slider_inertia_h_y
+        - right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_composite_force_n_z = right_slider_inertia_i_12
+        * right_upper_bias_w_y + right_upper_bias_w_z * right_slider_inertia_i_22
+        + right_slider_bias_v_y * right_slider_inertia_h_x
+        + right_slider_momentum_n_y * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x
+        + right_slider_inertia_i_02 * right_upper_bias_w_x
+        - right_slider_bias_v_x * right_slider_inertia_h_y
+        - right_slider_momentum_n_x * right_upper_velocity_w_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y;
+    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
+        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
+    let right_upper_inertia_i_12 = right_upper_inertia_com_12
+        - p.arm_mass * right_upper_com_z * right_upper_com_y;
+    let t38 = right_upper_com_y * right_upper_com_y;
+    let t39 = right_upper_com_z * right_upper_com_z;
+    let t40 = right_upper_com_x * right_upper_com_x;
+    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_upper_inertia_xx
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_22 = p.arm_mass
+        * (t38 + t39 + t40 - right_upper_com_z * right_upper_com_z)
+        + right_upper_inertia_com_22;
+    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
+        * right_upper_rotation_02
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_02 = right_upper_inertia_com_02
+        - p.arm_mass * right_upper_com_z * right_upper_com_x;
+    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
+        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
+    let right_upper_inertia_i_11 = p.arm_mass
+        * (t38 + t39 + t40 - right_upper_com_y * right_upper_com_y)
+        + right_upper_inertia_com_11;
+    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
+        * right_upper_rotation_11
+        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
+        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
+    let right_upper_inertia_i_01 = right_upper_inertia_com_01
+        - p.arm_mass * right_upper_com_x * right_upper_com_y;
+    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
+        + right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + right_upper_inertia_h_z * right_upper_velocity_v_x
+        - right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
+        * p.right_upper_inertia_yy
+        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
+    let right_upper_inertia_i_00 = p.arm_mass
+        * (t38 + t39 + t40 - right_upper_com_x * right_upper_com_x)
+        + right_upper_inertia_com_00;
+    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
+        + right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * right_upper_inertia_i_02
+        - right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_composite_force_n_z = right_upper_bias_v_y * right_upper_inertia_h_x
+        + right_slider_composite_force_n_z
+        + right_upper_inertia_i_12 * right_upper_bias_w_y
+        + right_upper_inertia_i_22 * right_upper_bias_w_z
+        + right_upper_bias_w_x * right_upper_inertia_i_02
+        + right_upper_momentum_f_y * right_upper_velocity_v_x
+        + right_upper_momentum_n_y * right_upper_velocity_w_x
+        - right_upper_inertia_h_y * right_upper_bias_v_x
+        - right_upper_momentum_f_x * right_upper_velocity_v_y
+        - right_upper_momentum_n_x * right_upper_velocity_w_y;
+    let hub_composite_force_n_z = hub_inertia_i_12 * base_roll_bias_w_y
+        + base_roll_bias_w_x * hub_inertia_i_02 + left_upper_composite_force_n_z
+        + base_roll_bias_w_z * hub_inertia_i_22
+        + base_roll_velocity_w_x * hub_momentum_n_y
+        + hub_momentum_f_y * base_roll_velocity_v_x
+        + base_roll_bias_v_y * hub_inertia_h_x + right_upper_composite_force_n_z
+        - hub_momentum_f_x * base_roll_velocity_v_y
+        - hub_momentum_n_x * base_roll_velocity_w_y
+        - base_roll_bias_v_x * hub_inertia_h_y;
+    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * hub_inertia_i_22
+        + hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_02
+        - hub_inertia_h_y * base_roll_velocity_v_x;
+    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
+        + right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * right_slider_inertia_i_12
+        + right_upper_velocity_w_z * right_slider_inertia_i_22
+        - right_slider_velocity_v_x * right_slider_inertia_h_y;
+    let right_slider_composite_force_n_y = right_upper_bias_w_z
+        * right_slider_inertia_i_12 + right_upper_bias_w_x * right_slider_inertia_i_01
+        + right_slider_inertia_i_11 * right_upper_bias_w_y
+        + right_slider_inertia_h_z * right_slider_bias_v_x
+        + right_slider_momentum_f_x * right_slider_velocity_v_z
+        + right_slider_momentum_n_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_slider_velocity_v_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x
+        - right_slider_bias_v_z * right_slider_inertia_h_x;
+    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
+        + right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * right_upper_inertia_i_22
+        - right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_composite_force_n_y = right_upper_inertia_i_12 * right_upper_bias_w_z
+        + right_slider_composite_force_n_y
+        + right_upper_momentum_n_x * right_upper_velocity_w_z
+        + right_upper_inertia_i_01 * right_upper_bias_w_x
+        + right_upper_bias_v_x * right_upper_inertia_h_z
+        + right_upper_inertia_i_11 * right_upper_bias_w_y
+        + right_upper_momentum_f_x * right_upper_velocity_v_z
+        - right_upper_velocity_w_x * right_upper_momentum_n_z
+        - right_upper_momentum_f_z * right_upper_velocity_v_x
+        - right_upper_bias_v_z * right_upper_inertia_h_x;
+    let left_upper_momentum_n_z = left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * left_upper_inertia_i_12
+        - left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_02
+        - left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_composite_force_n_y = left_lower_inertia_i_01 * left_lower_bias_w_x
+        + left_lower_inertia_i_11 * left_lower_bias_w_y
+        + left_lower_momentum_n_x * left_lower_velocity_w_z
+        + left_lower_momentum_f_x * left_lower_velocity_v_z
+        + left_lower_bias_w_z * left_lower_inertia_i_12
+        + left_lower_inertia_h_z * left_lower_bias_v_x
+        - left_lower_inertia_h_x * left_lower_bias_v_z
+        - left_lower_momentum_f_z * left_lower_velocity_v_x
+        - left_lower_velocity_w_x * left_lower_momentum_n_z;
+    let left_upper_composite_force_n_y = left_upper_bias_w_z * left_upper_inertia_i_12
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_upper_bias_w_y * left_upper_inertia_i_11
+        + left_upper_bias_w_x * left_upper_inertia_i_01
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_bias_v_x * left_upper_inertia_h_z + left_lower_composite_force_n_y
+        - left_upper_inertia_h_x * left_upper_bias_v_z
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let hub_composite_force_n_y = hub_inertia_i_11 * base_roll_bias_w_y
+        + base_roll_bias_w_z * hub_inertia_i_12
+        + base_roll_velocity_w_z * hub_momentum_n_x
+        + base_roll_bias_v_x * hub_inertia_h_z + right_upper_composite_force_n_y
+        + hub_momentum_f_x * base_roll_velocity_v_z + left_upper_composite_force_n_y
+        + hub_inertia_i_01 * base_roll_bias_w_x
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x
+        - hub_inertia_h_x * base_roll_bias_v_z;
+    let right_slider_composite_force_n_x = right_slider_inertia_i_02
+        * right_upper_bias_w_z + right_upper_bias_w_x * right_slider_inertia_i_00
+        + right_slider_momentum_f_z * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        + right_slider_bias_v_z * right_slider_inertia_h_y
+        + right_slider_inertia_i_01 * right_upper_bias_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z
+        - right_slider_inertia_h_z * right_slider_bias_v_y;
+    let right_upper_composite_force_n_x = right_upper_bias_w_z * right_upper_inertia_i_02
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + right_upper_inertia_i_01 * right_upper_bias_w_y
+        + right_upper_inertia_h_y * right_upper_bias_v_z
+        + right_upper_inertia_i_00 * right_upper_bias_w_x
+        + right_slider_composite_force_n_x
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - right_upper_bias_v_y * right_upper_inertia_h_z
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let left_lower_composite_force_n_x = left_lower_bias_w_y * left_lower_inertia_i_01
+        + left_lower_bias_w_z * left_lower_inertia_i_02
+        + left_lower_bias_v_z * left_lower_inertia_h_y
+        + left_lower_inertia_i_00 * left_lower_bias_w_x
+        + left_lower_velocity_w_y * left_lower_momentum_n_z
+        + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - left_lower_inertia_h_z * left_lower_bias_v_y
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_upper_composite_force_n_x = left_lower_composite_force_n_x
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + left_upper_bias_w_y * left_upper_inertia_i_01
+        + left_upper_bias_w_z * left_upper_inertia_i_02
+        + left_upper_bias_w_x * left_upper_inertia_i_00
+        + left_upper_inertia_h_y * left_upper_bias_v_z
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        - left_upper_velocity_w_z * left_upper_momentum_n_y
+        - left_upper_bias_v_y * left_upper_inertia_h_z
+        - left_upper_velocity_v_z * left_upper_momentum_f_y;
+    let hub_composite_force_n_x = right_upper_composite_force_n_x
+        + hub_inertia_i_01 * base_roll_bias_w_y + base_roll_bias_w_x * hub_inertia_i_00
+        + base_roll_velocity_v_y * hub_momentum_f_z
+        + base_roll_bias_w_z * hub_inertia_i_02
+        + hub_momentum_n_z * base_roll_velocity_w_y + left_upper_composite_force_n_x
+        + hub_inertia_h_y * base_roll_bias_v_z
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y
+        - base_roll_bias_v_y * hub_inertia_h_z;
+    out[0] = hub_composite_force_f_x;
+    out[1] = hub_composite_force_f_y;
+    out[2] = hub_composite_force_f_z;
+    out[3] = hub_composite_force_n_z + base_yaw_subspace_v_y * hub_composite_force_f_y
+        + q[1] * hub_composite_force_f_x;
+    out[4] = hub_composite_force_f_x * base_pitch_subspace_v_x
+        + cache.values[0] * hub_composite_force_n_y
+        + base_pitch_subspace_v_y * hub_composite_force_f_y
+        + hub_composite_force_f_z * base_pitch_subspace_v_z
+        + hub_composite_force_n_x * base_yaw_rotation_01;
+    out[5] = hub_composite_force_f_z * base_roll_subspace_v_z
+        + base_roll_subspace_v_y * hub_composite_force_f_y
+        + hub_composite_force_f_x * base_roll_subspace_v_x
+        + hub_composite_force_n_x * base_pitch_rotation_00
+        + base_pitch_rotation_10 * hub_composite_force_n_y
+        + base_pitch_rotation_20 * hub_composite_force_n_z;
+    out[6] = left_upper_composite_force_n_x * base_roll_rotation_02
+        + left_upper_composite_force_n_z * base_roll_rotation_22
+        + left_upper_subspace_v_x * left_upper_composite_force_f_x
+        + base_roll_rotation_12 * left_upper_composite_force_n_y
+        + left_upper_composite_force_f_z * left_upper_subspace_v_z
+        + left_upper_composite_force_f_y * left_upper_subspace_v_y;
+    out[7] = right_upper_composite_force_f_x * right_upper_subspace_v_x
+        + right_upper_subspace_v_y * right_upper_composite_force_f_y
+        + right_upper_composite_force_f_z * right_upper_subspace_v_z
+        + right_upper_axis_y * right_upper_composite_force_n_y
+        + right_upper_axis_z * right_upper_composite_force_n_z
+        + right_upper_composite_force_n_x * right_upper_axis_x;
+    out[8] = left_lower_subspace_v_z * left_lower_composite_force_f_z
+        + left_lower_composite_force_n_x * left_upper_rotation_01
+        + left_lower_composite_force_f_x * left_lower_subspace_v_x
+        + left_lower_composite_force_n_z * left_upper_rotation_21
+        + left_upper_rotation_11 * left_lower_composite_force_n_y
+        + left_lower_subspace_v_y * left_lower_composite_force_f_y;
+    out[9] = right_slider_composite_force_f_x * right_upper_rotation_00
+        + right_slider_composite_force_f_y * right_upper_rotation_10
+        + right_upper_rotation_20 * right_slider_composite_force_f_z;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -1976,3630 +2057,1888 @@ pub fn coriolis_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[4] * cache.values[1]
-        - cache.values[5] * cache.values[3] * cache.values[0];
-    let t1 = -(0.8775825618903728 * cache.values[2] * cache.values[0]);
-    let t2 = 0.479425538604203 * t0 + t1;
-    let t3 = 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t4 = t3 + 0.8775825618903728 * t0;
-    let t5 = t2 * cache.values[6] + t4 * cache.values[7];
-    let t6 = -cache.values[4] * cache.values[3] * cache.values[0]
-        - cache.values[5] * cache.values[1];
-    let t7 = -(cache.values[11] * t6);
-    let t8 = -(0.1 * cache.values[2] * cache.values[0]);
-    let t9 = 0.05 * t0;
-    let t10 = 0.1 * (t5 * cache.values[10] + t7) + t8 + p.arm_length * t5 + t9
-        + 0.01 * (t4 * cache.values[6] - t2 * cache.values[7]);
-    let t11 = t10 * p.left_lower_mass;
-    let t12 = t8 + t9 + 0.5 * p.arm_length * t5;
-    let t13 = t12 * p.arm_mass;
-    let t14 = -(0.05 * t0);
-    let t15 = -(0.2593433800522308 * t0);
-    let t16 = 0.955336489125606 * t6;
-    let t17 = 0.14167993424703812 * cache.values[2] * cache.values[0];
-    let t18 = 1.0 - cache.values[8];
-    let t19 = 0.5 * t18 + cache.values[8];
-    let t20 = 0.8383866435942036 * t0;
-    let t21 = 0.2955202066613396 * t6;
-    let t22 = -(0.45801271084729195 * cache.values[2] * cache.values[0]);
-    let t23 = (t1 - 0.479425538604203 * t0) * t19 + 0.5 * (t20 + t21 + t22) * t18
-        - 0.7071067811865475 * (t15 + t16 + t17) * cache.values[9];
-    let t24 = 0.1 * cache.values[2] * cache.values[0];
-    let t25 = 0.02 * t6;
-    let t26 = t14 + 0.5 * p.arm_length * t23 + t24 + t25;
-    let t27 = t26 * p.arm_mass;
-    let t28 = t14 + p.arm_length * t23 + t23 * q[9] + t24 + t25;
-    let t29 = t28 * p.right_slider_mass;
-    let t30 = t11 + t13 + t27 + t29;
-    let t31 = 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t32 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t33 = t31 + 0.8775825618903728 * t32;
-    let t34 = -(0.8775825618903728 * cache.values[2] * cache.values[1]);
-    let t35 = 0.479425538604203 * t32 + t34;
-    let t36 = t33 * cache.values[6] - t35 * cache.values[7];
-    let t37 = t36 * p.arm_length + 0.1 * t36 * cache.values[10]
-        + 0.01 * (-cache.values[6] * t35 - t33 * cache.values[7]);
-    let t38 = t37 * p.left_lower_mass;
-    let t39 = 0.5 * t36 * p.arm_mass * p.arm_length;
-    let t40 = t38 + t39;
-    let t41 = -(0.1 * cache.values[3] * cache.values[1]);
-    let t42 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t43 = 0.8775825618903728 * cache.values[3] * cache.values[1];
-    let t44 = 0.5
-        * (0.45801271084729195 * cache.values[3] * cache.values[1]
-            - 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-            - 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1])
-        * t18 + (t42 + t43) * t19
-        - 0.7071067811865475
-            * (0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[1]
-                - 0.14167993424703812 * cache.values[3] * cache.values[1]
-                - 0.955336489125606 * cache.values[4] * cache.values[2]
-                    * cache.values[1]) * cache.values[9];
-    let t45 = 0.05 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t46 = -(0.02 * cache.values[4] * cache.values[2] * cache.values[1]);
-    let t47 = t41 + t44 * p.arm_length + t45 + t44 * q[9] + t46;
-    let t48 = t47 * p.right_slider_mass;
-    let t49 = 0.1 * cache.values[3] * cache.values[1];
-    let t50 = -0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t51 = -(0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t52 = t43 + t51;
-    let t53 = cache.values[6] * t52 + t50 * cache.values[7];
-    let t54 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t55 = t49 + 0.01 * (t50 * cache.values[6] - cache.values[7] * t52)
-        + p.arm_length * t53 + t54
-        + 0.1
-            * (t53 * cache.values[10]
-                + cache.values[4] * cache.values[2] * cache.values[11]
-                    * cache.values[1]);
-    let t56 = t55 * p.left_lower_mass;
-    let t57 = t49 + t54 + 0.5 * p.arm_length * t53;
-    let t58 = p.arm_mass * t57;
-    let t59 = t41 + t45 + 0.5 * t44 * p.arm_length + t46;
-    let t60 = t59 * p.arm_mass;
-    let t61 = t48 + t56 + t58 + t60;
-    let t62 = cache.values[5] * cache.values[0]
-        - cache.values[4] * cache.values[3] * cache.values[1];
-    let t63 = 0.05 * t62;
-    let t64 = 0.8775825618903728 * t62 * cache.values[7]
-        + 0.479425538604203 * t62 * cache.values[6];
-    let t65 = t63 + 0.5 * p.arm_length * t64;
-    let t66 = t65 * p.arm_mass;
-    let t67 = -(0.05 * t62);
-    let t68 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t69 = 0.02 * t68;
-    let t70 = 0.5 * (0.8383866435942036 * t62 + 0.2955202066613396 * t68) * t18
-        - 0.479425538604203 * t62 * t19
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t68 - 0.2593433800522308 * t62);
-    let t71 = t67 + t69 + t70 * q[9] + p.arm_length * t70;
-    let t72 = t71 * p.right_slider_mass;
-    let t73 = t67 + t69 + 0.5 * p.arm_length * t70;
-    let t74 = p.arm_mass * t73;
-    let t75 = p.arm_length * t64
-        + 0.01
-            * (0.8775825618903728 * t62 * cache.values[6]
-                - 0.479425538604203 * t62 * cache.values[7])
-        + 0.1 * (cache.values[10] * t64 - cache.values[11] * t68) + t63;
-    let t76 = p.left_lower_mass * t75;
-    let t77 = t66 + t72 + t74 + t76;
-    let t78 = cache.values[6] * t35 + t33 * cache.values[7];
-    let t79 = -cache.values[11] * t78 - t62 * cache.values[10];
-    let t80 = 0.2955202066613396 * t62;
-    let t81 = 0.8383866435942036 * t32;
-    let t82 = -(0.45801271084729195 * cache.values[2] * cache.values[1]);
-    let t83 = t80 + t81 + t82;
-    let t84 = t34 - 0.479425538604203 * t32;
-    let t85 = 0.955336489125606 * t62;
-    let t86 = -(0.2593433800522308 * t32);
-    let t87 = 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t88 = t85 + t86 + t87;
-    let t89 = 0.5 * t83 * t18 + t84 * t19 - 0.7071067811865475 * cache.values[9] * t88;
-    let t90 = 0.5 * t83 * cache.values[9] - 0.7071067811865475 * t88 * cache.values[8]
-        - 0.5000000000000001 * t84 * cache.values[9];
-    let t91 = t90 * p.arm_length + t90 * q[9];
-    let t92 = t91 * p.right_slider_mass;
-    let t93 = 0.5 * t90 * p.arm_mass * p.arm_length;
-    let t94 = t92 + t93;
-    let t95 = -(0.8775825618903728 * cache.values[3] * cache.values[0]);
-    let t96 = t95
-        - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t97 = 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[0]
-        + 0.14167993424703812 * cache.values[3] * cache.values[0]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t98 = 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[0]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[0]
-        - 0.45801271084729195 * cache.values[3] * cache.values[0];
-    let t99 = t19 * t96 + 0.5 * t18 * t98 - 0.7071067811865475 * cache.values[9] * t97;
-    let t100 = 0.05 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t101 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[0]
-        * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6]
-            * cache.values[0];
-    let t102 = t100 + 0.5 * t101 * p.arm_length;
-    let t103 = p.arm_mass * t102;
-    let t104 = 0.5 * t18
-        * (0.8383866435942036 * cache.values[4] * cache.values[2] * cache.values[0]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2] * cache.values[0])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t19 * cache.values[0]
-        - 0.7071067811865475 * cache.values[9]
-            * (-0.955336489125606 * cache.values[5] * cache.values[2] * cache.values[0]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2]
-                    * cache.values[0]);
-    let t105 = -(0.02 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t106 = -(0.05 * cache.values[4] * cache.values[2] * cache.values[0]);
-    let t107 = 0.5 * t104 * p.arm_length + t105 + t106;
-    let t108 = p.arm_mass * t107;
-    let t109 = 0.01
-        * (0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[6]
-            * cache.values[0]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[0]
-                * cache.values[7]) + t100 + t101 * p.arm_length
-        + 0.1
-            * (t101 * cache.values[10]
-                + cache.values[5] * cache.values[2] * cache.values[11]
-                    * cache.values[0]);
-    let t110 = t109 * p.left_lower_mass;
-    let t111 = t105 + t106 + t104 * q[9] + t104 * p.arm_length;
-    let t112 = t111 * p.right_slider_mass;
-    let t113 = t103 + t108 + t110 + t112;
-    let t114 = 0.5 * cache.values[9] * t98 - 0.7071067811865475 * t97 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t96;
-    let t115 = t114 * q[9] + p.arm_length * t114;
-    let t116 = t115 * p.right_slider_mass;
-    let t117 = 0.5 * p.arm_mass * p.arm_length * t114;
-    let t118 = t116 + t117;
-    let t119 = t19
-        * (t1 + 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[0])
-        + 0.5
-            * (t22
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]
-                    * cache.values[0]
-                - 0.2955202066613396 * cache.values[4] * cache.values[3]
-                    * cache.values[0]) * t18
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3] * cache.values[0]
-                + t17
-                - 0.955336489125606 * cache.values[4] * cache.values[3]
-                    * cache.values[0]);
-    let t120 = -(0.02 * cache.values[4] * cache.values[3] * cache.values[0]);
-    let t121 = 0.05 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t122 = t119 * q[9] + t24 + t119 * p.arm_length + t120 + t121;
-    let t123 = p.right_slider_mass * t122;
-    let t124 = -(0.05 * cache.values[5] * cache.values[3] * cache.values[0]);
-    let t125 = t3
-        - 0.8775825618903728 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t126 = t1
-        - 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t127 = t125 * cache.values[7] + t126 * cache.values[6];
-    let t128 = t8 + t124 + 0.5 * p.arm_length * t127;
-    let t129 = p.arm_mass * t128;
-    let t130 = 0.1
-        * (t127 * cache.values[10]
-            + cache.values[4] * cache.values[11] * cache.values[3] * cache.values[0])
-        + t8 + t124 + 0.01 * (t125 * cache.values[6] - t126 * cache.values[7])
-        + p.arm_length * t127;
-    let t131 = t130 * p.left_lower_mass;
-    let t132 = 0.5 * t119 * p.arm_length + t24 + t120 + t121;
-    let t133 = p.arm_mass * t132;
-    let t134 = t123 + t129 + t131 + t133;
-    let t135 = 0.479425538604203 * cache.values[3] * cache.values[0]
-        + 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t136 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0]
-        + t95;
-    let t137 = t135 * cache.values[6] - t136 * cache.values[7];
-    let t138 = 0.5 * p.arm_mass * p.arm_length * t137;
-    let t139 = 0.01 * (-t136 * cache.values[6] - t135 * cache.values[7])
-        + p.arm_length * t137 + 0.1 * t137 * cache.values[10];
-    let t140 = t139 * p.left_lower_mass;
-    let t141 = t138 + t140;
-    let t142 = t136 * cache.values[6] + t135 * cache.values[7];
-    let t143 = -cache.values[4] * cache.values[2] * cache.values[10] * cache.values[0]
-        - cache.values[11] * t142;
-    let t144 = 0.5 * t18 * (t20 + t21)
-        - 0.7071067811865475 * cache.values[9] * (t15 + t16)
-        - 0.479425538604203 * t19 * t0;
-    let t145 = t14 + t144 * q[9] + p.arm_length * t144 + t25;
-    let t146 = t145 * p.right_slider_mass;
-    let t147 = 0.479425538604203 * cache.values[6] * t0
-        + 0.8775825618903728 * t0 * cache.values[7];
-    let t148 = 0.1 * (t7 + t147 * cache.values[10]) + t9
-        + 0.01
-            * (0.8775825618903728 * cache.values[6] * t0
-                - 0.479425538604203 * t0 * cache.values[7]) + p.arm_length * t147;
-    let t149 = t148 * p.left_lower_mass;
-    let t150 = t9 + 0.5 * p.arm_length * t147;
-    let t151 = p.arm_mass * t150;
-    let t152 = t14 + 0.5 * p.arm_length * t144 + t25;
-    let t153 = p.arm_mass * t152;
-    let t154 = t146 + t149 + t151 + t153;
-    let t155 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t156 = 0.955336489125606 * t0 - 0.2593433800522308 * t155;
-    let t157 = 0.2955202066613396 * t0 + 0.8383866435942036 * t155;
-    let t158 = 0.5 * t157 * t18 - 0.7071067811865475 * t156 * cache.values[9]
-        - 0.479425538604203 * t155 * t19;
-    let t159 = 0.23971276930210156 * cache.values[9] * t155
-        + 0.5 * t157 * cache.values[9] - 0.7071067811865475 * t156 * cache.values[8];
-    let t160 = 0.5 * t159 * p.arm_mass * p.arm_length;
-    let t161 = t159 * q[9] + t159 * p.arm_length;
-    let t162 = t161 * p.right_slider_mass;
-    let t163 = t160 + t162;
-    let t164 = 0.8775825618903728 * t155 * cache.values[7]
-        + 0.479425538604203 * t155 * cache.values[6];
-    let t165 = -cache.values[10] * t0 - t164 * cache.values[11];
-    let t166 = 0.8775825618903728 * t155 * cache.values[6]
-        - 0.479425538604203 * t155 * cache.values[7];
-    let t167 = 0.5 * p.arm_mass * p.arm_length * t166;
-    let t168 = 0.1 * t166 * cache.values[10] + p.arm_length * t166
-        + 0.01
-            * (-0.479425538604203 * t155 * cache.values[6]
-                - 0.8775825618903728 * t155 * cache.values[7]);
-    let t169 = t168 * p.left_lower_mass;
-    let t170 = t167 + t169;
-    let t171 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t172 = 0.8775825618903728 * t171
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t173 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t174 = t173 + 0.479425538604203 * t171;
-    let t175 = t172 * cache.values[6] - t174 * cache.values[7];
-    let t176 = -t172 * cache.values[7] - t174 * cache.values[6];
-    let t177 = t176 * p.arm_length + 0.1 * t176 * cache.values[10]
-        + 0.01 * (t174 * cache.values[7] - t172 * cache.values[6]);
-    let t178 = t177 * p.left_lower_mass;
-    let t179 = 0.5 * t176 * p.arm_mass * p.arm_length;
-    let t180 = t178 + t179;
-    let t181 = 0.955336489125606 * t155
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t171;
-    let t182 = 0.7071067811865475 * t181 * cache.values[9];
-    let t183 = 0.2955202066613396 * t155 + 0.8383866435942036 * t171
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t184 = t173 - 0.479425538604203 * t171;
-    let t185 = t182 + 0.5 * cache.values[8] * t183
-        - 0.5000000000000001 * t184 * cache.values[8];
-    let t186 = 0.5 * p.arm_mass * p.arm_length * t185;
-    let t187 = t185 * q[9] + p.arm_length * t185;
-    let t188 = p.right_slider_mass * t187;
-    let t189 = t186 + t188;
-    let t190 = 0.5 * cache.values[9] * t183 - 0.7071067811865475 * t181 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t184;
-    let t191 = t172 * cache.values[7] + t174 * cache.values[6];
-    let t192 = cache.values[11] * t155 - t191 * cache.values[10];
-    let t193 = t19 * t184 + 0.5 * t18 * t183
-        - 0.7071067811865475 * t181 * cache.values[9];
-    let t194 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t195 = 0.02 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t196 = 0.1 * cache.values[3] * cache.values[0];
-    let t197 = 0.5 * t99 * p.arm_length + t194 + t195 + t196;
-    let t198 = p.arm_mass * t197;
-    let t199 = t99 * p.arm_length + t194 + t195 + t99 * q[9] + t196;
-    let t200 = p.right_slider_mass * t199;
-    let t201 = 0.05 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t202 = cache.values[10] * t142
-        - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[0];
-    let t203 = -(0.1 * cache.values[3] * cache.values[0]);
-    let t204 = p.arm_length * t142 + 0.01 * t137 + t201 + 0.1 * t202 + t203;
-    let t205 = p.left_lower_mass * t204;
-    let t206 = t201 + 0.5 * p.arm_length * t142 + t203;
-    let t207 = t206 * p.arm_mass;
-    let t208 = t198 + t200 + t205 + t207;
-    let t209 = t190 * q[9] + t190 * p.arm_length;
-    let t210 = t209 * p.right_slider_mass;
-    let t211 = 0.5 * p.arm_mass * t190 * p.arm_length;
-    let t212 = t210 + t211;
-    let t213 = -t191 * cache.values[11] - t155 * cache.values[10];
-    let t214 = -(0.05 * t155);
-    let t215 = 0.02 * t0;
-    let t216 = t214 + t215 + 0.5 * p.arm_length * t158;
-    let t217 = t216 * p.arm_mass;
-    let t218 = 0.05 * t155;
-    let t219 = t164 * cache.values[10] - cache.values[11] * t0;
-    let t220 = 0.01 * t166 + t218 + 0.1 * t219 + t164 * p.arm_length;
-    let t221 = p.left_lower_mass * t220;
-    let t222 = 0.5 * t164 * p.arm_length + t218;
-    let t223 = p.arm_mass * t222;
-    let t224 = t214 + t215 + t158 * q[9] + p.arm_length * t158;
-    let t225 = t224 * p.right_slider_mass;
-    let t226 = t217 + t221 + t223 + t225;
-    let t227 = 0.1 * cache.values[2] * cache.values[1];
-    let t228 = -(0.05 * t32);
-    let t229 = 0.02 * t62;
-    let t230 = t227 + t89 * p.arm_length + t228 + t229 + t89 * q[9];
-    let t231 = t230 * p.right_slider_mass;
-    let t232 = 0.05 * t32;
-    let t233 = -(0.1 * cache.values[2] * cache.values[1]);
-    let t234 = -(t62 * cache.values[11]);
-    let t235 = t234 + t78 * cache.values[10];
-    let t236 = t232 + t233 + 0.1 * t235 + 0.01 * t36 + p.arm_length * t78;
-    let t237 = p.left_lower_mass * t236;
-    let t238 = t232 + t233 + 0.5 * p.arm_length * t78;
-    let t239 = p.arm_mass * t238;
-    let t240 = t227 + t228 + t229 + 0.5 * t89 * p.arm_length;
-    let t241 = p.arm_mass * t240;
-    let t242 = t231 + t237 + t239 + t241;
-    let t243 = 0.5 * t175 * p.arm_mass * p.arm_length;
-    let t244 = t175 * p.arm_length + 0.1 * t175 * cache.values[10] + 0.01 * t176;
-    let t245 = p.left_lower_mass * t244;
-    let t246 = t243 + t245;
-    let t247 = -(0.8775825618903728 * cache.values[3] * cache.values[1]);
-    let t248 = t42 + t247;
-    let t249 = 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        + 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t250 = t248 * cache.values[6] + t249 * cache.values[7];
-    let t251 = -cache.values[4] * cache.values[2] * cache.values[10] * cache.values[1]
-        - t250 * cache.values[11];
-    let t252 = (0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[1]
-        + t34) * t19
-        + 0.5
-            * (t82
-                - 0.2955202066613396 * cache.values[4] * cache.values[3]
-                    * cache.values[1]
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]
-                    * cache.values[1]) * t18
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3] * cache.values[1]
-                + t87
-                - 0.955336489125606 * cache.values[4] * cache.values[3]
-                    * cache.values[1]);
-    let t253 = 0.05 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t254 = -(0.02 * cache.values[4] * cache.values[3] * cache.values[1]);
-    let t255 = t227 + p.arm_length * t252 + t253 + t252 * q[9] + t254;
-    let t256 = t255 * p.right_slider_mass;
-    let t257 = t227 + t253 + 0.5 * p.arm_length * t252 + t254;
-    let t258 = p.arm_mass * t257;
-    let t259 = t31
-        - 0.8775825618903728 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t260 = t34
-        - 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t261 = t259 * cache.values[7] + t260 * cache.values[6];
-    let t262 = -(0.05 * cache.values[5] * cache.values[3] * cache.values[1]);
-    let t263 = t233 + 0.01 * (cache.values[6] * t259 - t260 * cache.values[7])
-        + 0.1
-            * (cache.values[4] * cache.values[11] * cache.values[3] * cache.values[1]
-                + cache.values[10] * t261) + t262 + p.arm_length * t261;
-    let t264 = t263 * p.left_lower_mass;
-    let t265 = t233 + 0.5 * p.arm_length * t261 + t262;
-    let t266 = p.arm_mass * t265;
-    let t267 = t256 + t258 + t264 + t266;
-    let t268 = 0.05 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t269 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[1]
-        * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[1]
-            * cache.values[6];
-    let t270 = 0.01
-        * (0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[1]
-            * cache.values[6]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[1]
-                * cache.values[7]) + t268 + p.arm_length * t269
-        + 0.1
-            * (t269 * cache.values[10]
-                + cache.values[5] * cache.values[2] * cache.values[11]
-                    * cache.values[1]);
-    let t271 = p.left_lower_mass * t270;
-    let t272 = -(0.05 * cache.values[4] * cache.values[2] * cache.values[1]);
-    let t273 = -(0.02 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t274 = 0.5 * t18
-        * (0.8383866435942036 * cache.values[4] * cache.values[2] * cache.values[1]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2] * cache.values[1])
-        - 0.7071067811865475 * cache.values[9]
-            * (-0.955336489125606 * cache.values[5] * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2]
-                    * cache.values[1])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t19 * cache.values[1];
-    let t275 = t272 + t273 + 0.5 * t274 * p.arm_length;
-    let t276 = p.arm_mass * t275;
-    let t277 = t268 + 0.5 * p.arm_length * t269;
-    let t278 = p.arm_mass * t277;
-    let t279 = t272 + t274 * q[9] + t273 + t274 * p.arm_length;
-    let t280 = t279 * p.right_slider_mass;
-    let t281 = t271 + t276 + t278 + t280;
-    let t282 = 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.45801271084729195 * cache.values[3] * cache.values[1];
-    let t283 = 0.14167993424703812 * cache.values[3] * cache.values[1]
-        + 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[1]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t284 = t247 + t51;
-    let t285 = 0.5 * cache.values[9] * t282 - 0.7071067811865475 * t283 * cache.values[8]
-        - 0.5000000000000001 * t284 * cache.values[9];
-    let t286 = t285 * q[9] + p.arm_length * t285;
-    let t287 = t286 * p.right_slider_mass;
-    let t288 = 0.5 * p.arm_mass * p.arm_length * t285;
-    let t289 = t287 + t288;
-    let t290 = 0.5 * t18 * t282 + t284 * t19
-        - 0.7071067811865475 * t283 * cache.values[9];
-    let t291 = t249 * cache.values[6] - t248 * cache.values[7];
-    let t292 = 0.1 * cache.values[10] * t291
-        + 0.01 * (-t249 * cache.values[7] - t248 * cache.values[6])
-        + p.arm_length * t291;
-    let t293 = t292 * p.left_lower_mass;
-    let t294 = 0.5 * p.arm_mass * p.arm_length * t291;
-    let t295 = t293 + t294;
-    let t296 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_pitch_rotation_20 = -cache.values[3];
+    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * hub_inertia_h_z
+            - base_roll_velocity_w_z * hub_inertia_h_x);
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * left_upper_subspace_v_y;
+    let t0 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let t1 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t0
+        + base_pitch_rotation_00 * t1;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
+    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let left_upper_rotation_20 = t0 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t1;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * left_upper_inertia_h_z
+            - left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let t2 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_01 = base_roll_rotation_01 * t1
+        + t2 * base_pitch_rotation_00;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_upper_rotation_21 = t1 * base_roll_rotation_21
+        + t2 * base_pitch_rotation_20;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + left_upper_rotation_21 * qd[8];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + left_upper_rotation_01 * qd[8];
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_lower_velocity_w_x
+            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_upper_composite_momentum_f_y = left_upper_momentum_f_y
+        + left_lower_momentum_f_y;
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t297 = 0.8383866435942036 * t296 + 0.2955202066613396 * t32;
-    let t298 = 0.955336489125606 * t32 - 0.2593433800522308 * t296;
-    let t299 = 0.5 * t297 * cache.values[9]
-        + 0.23971276930210156 * cache.values[9] * t296
-        - 0.7071067811865475 * t298 * cache.values[8];
-    let t300 = t299 * q[9] + t299 * p.arm_length;
-    let t301 = t300 * p.right_slider_mass;
-    let t302 = 0.5 * p.arm_mass * t299 * p.arm_length;
-    let t303 = t301 + t302;
-    let t304 = 0.8775825618903728 * t296 * cache.values[6]
-        - 0.479425538604203 * t296 * cache.values[7];
-    let t305 = 0.5 * p.arm_mass * t304 * p.arm_length;
-    let t306 = 0.01
-        * (-0.479425538604203 * t296 * cache.values[6]
-            - 0.8775825618903728 * t296 * cache.values[7])
-        + 0.1 * t304 * cache.values[10] + t304 * p.arm_length;
-    let t307 = t306 * p.left_lower_mass;
-    let t308 = t305 + t307;
-    let t309 = 0.8775825618903728 * t32 * cache.values[7]
-        + 0.479425538604203 * t32 * cache.values[6];
-    let t310 = t232 + 0.5 * p.arm_length * t309;
-    let t311 = p.arm_mass * t310;
-    let t312 = t232
-        + 0.01
-            * (0.8775825618903728 * t32 * cache.values[6]
-                - 0.479425538604203 * t32 * cache.values[7]) + p.arm_length * t309
-        + 0.1 * (cache.values[10] * t309 + t234);
-    let t313 = t312 * p.left_lower_mass;
-    let t314 = 0.5 * (t80 + t81) * t18 - 0.479425538604203 * t32 * t19
-        - 0.7071067811865475 * cache.values[9] * (t85 + t86);
-    let t315 = t228 + 0.5 * p.arm_length * t314 + t229;
-    let t316 = p.arm_mass * t315;
-    let t317 = p.arm_length * t314 + t228 + t229 + t314 * q[9];
-    let t318 = p.right_slider_mass * t317;
-    let t319 = t311 + t313 + t316 + t318;
-    let t320 = 0.8775825618903728 * t296 * cache.values[7]
-        + 0.479425538604203 * t296 * cache.values[6];
-    let t321 = -t32 * cache.values[10] - cache.values[11] * t320;
-    let t322 = 0.5 * t297 * t18 - 0.7071067811865475 * cache.values[9] * t298
-        - 0.479425538604203 * t19 * t296;
-    let t323 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t324 = t323 + 0.479425538604203 * t68;
-    let t325 = 0.8775825618903728 * t68
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t326 = -t324 * cache.values[6] - t325 * cache.values[7];
-    let t327 = 0.1 * t326 * cache.values[10] + t326 * p.arm_length
-        + 0.01 * (t324 * cache.values[7] - t325 * cache.values[6]);
-    let t328 = t327 * p.left_lower_mass;
-    let t329 = 0.5 * t326 * p.arm_mass * p.arm_length;
-    let t330 = t328 + t329;
-    let t331 = t325 * cache.values[6] - t324 * cache.values[7];
-    let t332 = 0.955336489125606 * t296 - 0.2593433800522308 * t68
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t333 = 0.7071067811865475 * cache.values[9] * t332;
-    let t334 = t323 - 0.479425538604203 * t68;
-    let t335 = 0.2955202066613396 * t296
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t68;
-    let t336 = t333 + 0.5 * t335 * cache.values[8]
-        - 0.5000000000000001 * cache.values[8] * t334;
-    let t337 = t336 * q[9] + p.arm_length * t336;
-    let t338 = t337 * p.right_slider_mass;
-    let t339 = 0.5 * p.arm_mass * p.arm_length * t336;
-    let t340 = t338 + t339;
-    let t341 = 0.5 * cache.values[9] * t335 - 0.5000000000000001 * cache.values[9] * t334
-        - 0.7071067811865475 * cache.values[8] * t332;
-    let t342 = t325 * cache.values[7] + t324 * cache.values[6];
-    let t343 = cache.values[11] * t296 - cache.values[10] * t342;
-    let t344 = -(0.8775825618903728 * cache.values[2]);
-    let t345 = t344 + 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t346 = 0.2593433800522308 * cache.values[5] * cache.values[3]
-        + 0.14167993424703812 * cache.values[2]
-        - 0.955336489125606 * cache.values[4] * cache.values[3];
-    let t347 = -0.2955202066613396 * cache.values[4] * cache.values[3]
-        - 0.45801271084729195 * cache.values[2]
-        - 0.8383866435942036 * cache.values[5] * cache.values[3];
-    let t348 = t19 * t345 + 0.5 * t347 * t18
-        - 0.7071067811865475 * cache.values[9] * t346;
-    let t349 = 0.5 * t347 * cache.values[9] - 0.7071067811865475 * cache.values[8] * t346
-        - 0.5000000000000001 * cache.values[9] * t345;
-    let t350 = 0.5 * t349 * p.arm_mass * p.arm_length;
-    let t351 = t349 * p.arm_length + t349 * q[9];
-    let t352 = p.right_slider_mass * t351;
-    let t353 = t350 + t352;
-    let t354 = t344 - 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t355 = 0.479425538604203 * cache.values[2]
-        - 0.8775825618903728 * cache.values[5] * cache.values[3];
-    let t356 = t354 * cache.values[6] + t355 * cache.values[7];
-    let t357 = cache.values[4] * cache.values[3] * cache.values[10]
-        - cache.values[11] * t356;
-    let t358 = -(0.05 * cache.values[5] * cache.values[2]);
-    let t359 = 0.1 * cache.values[3];
-    let t360 = -0.8775825618903728 * cache.values[5] * cache.values[2]
-        - 0.479425538604203 * cache.values[3];
-    let t361 = -(0.479425538604203 * cache.values[5] * cache.values[2]);
-    let t362 = 0.8775825618903728 * cache.values[3];
-    let t363 = t361 + t362;
-    let t364 = t360 * cache.values[7] + t363 * cache.values[6];
-    let t365 = t358 + t359 + 0.5 * p.arm_length * t364;
-    let t366 = p.arm_mass * t365;
-    let t367 = -(0.1 * cache.values[3]);
-    let t368 = 0.05 * cache.values[5] * cache.values[2];
-    let t369 = 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t370 = -(0.955336489125606 * cache.values[4] * cache.values[2]);
-    let t371 = -(0.8383866435942036 * cache.values[5] * cache.values[2]);
-    let t372 = -(0.2955202066613396 * cache.values[4] * cache.values[2]);
-    let t373 = 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t374 = 0.5 * (0.45801271084729195 * cache.values[3] + t371 + t372) * t18
-        + (t362 + t373) * t19
-        - 0.7071067811865475 * (t369 + t370 - 0.14167993424703812 * cache.values[3])
-            * cache.values[9];
-    let t375 = -(0.02 * cache.values[4] * cache.values[2]);
-    let t376 = t367 + t368 + 0.5 * t374 * p.arm_length + t375;
-    let t377 = p.arm_mass * t376;
-    let t378 = cache.values[4] * cache.values[2] * cache.values[11];
-    let t379 = p.arm_length * t364 + t358 + t359 + 0.1 * (t378 + cache.values[10] * t364)
-        + 0.01 * (t360 * cache.values[6] - t363 * cache.values[7]);
-    let t380 = t379 * p.left_lower_mass;
-    let t381 = t367 + t374 * p.arm_length + t368 + t375 + t374 * q[9];
-    let t382 = t381 * p.right_slider_mass;
-    let t383 = t366 + t377 + t380 + t382;
-    let t384 = -(0.05 * cache.values[4] * cache.values[3]);
-    let t385 = -0.8775825618903728 * cache.values[4] * cache.values[3] * cache.values[7]
-        - 0.479425538604203 * cache.values[4] * cache.values[3] * cache.values[6];
-    let t386 = 0.01
-        * (0.479425538604203 * cache.values[4] * cache.values[3] * cache.values[7]
-            - 0.8775825618903728 * cache.values[4] * cache.values[3] * cache.values[6])
-        + t384
-        + 0.1
-            * (t385 * cache.values[10]
-                - cache.values[5] * cache.values[11] * cache.values[3])
-        + t385 * p.arm_length;
-    let t387 = t386 * p.left_lower_mass;
-    let t388 = 0.5
-        * (0.2955202066613396 * cache.values[5] * cache.values[3]
-            - 0.8383866435942036 * cache.values[4] * cache.values[3]) * t18
-        + 0.479425538604203 * cache.values[4] * cache.values[3] * t19
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[4] * cache.values[3]
-                + 0.955336489125606 * cache.values[5] * cache.values[3]);
-    let t389 = 0.02 * cache.values[5] * cache.values[3];
-    let t390 = 0.05 * cache.values[4] * cache.values[3];
-    let t391 = 0.5 * t388 * p.arm_length + t389 + t390;
-    let t392 = p.arm_mass * t391;
-    let t393 = t384 + 0.5 * t385 * p.arm_length;
-    let t394 = p.arm_mass * t393;
-    let t395 = t388 * q[9] + t389 + t388 * p.arm_length + t390;
-    let t396 = t395 * p.right_slider_mass;
-    let t397 = t387 + t392 + t394 + t396;
-    let t398 = t355 * cache.values[6] - t354 * cache.values[7];
-    let t399 = 0.5 * p.arm_mass * p.arm_length * t398;
-    let t400 = 0.01 * (-t355 * cache.values[7] - t354 * cache.values[6])
-        + 0.1 * t398 * cache.values[10] + p.arm_length * t398;
-    let t401 = t400 * p.left_lower_mass;
-    let t402 = t399 + t401;
-    let t403 = 0.479425538604203 * cache.values[5] * cache.values[2] * t19
-        + 0.5 * t18 * (t371 + t372)
-        - 0.7071067811865475 * (t369 + t370) * cache.values[9];
-    let t404 = p.arm_length * t403 + t368 + t403 * q[9] + t375;
-    let t405 = p.right_slider_mass * t404;
-    let t406 = -0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[6]
-        - 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[7];
-    let t407 = t358 + 0.5 * t406 * p.arm_length;
-    let t408 = t407 * p.arm_mass;
-    let t409 = t368 + 0.5 * p.arm_length * t403 + t375;
-    let t410 = p.arm_mass * t409;
-    let t411 = t358 + t406 * p.arm_length
-        + 0.01
-            * (0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[7]
-                - 0.8775825618903728 * cache.values[5] * cache.values[2]
-                    * cache.values[6]) + 0.1 * (t378 + t406 * cache.values[10]);
-    let t412 = t411 * p.left_lower_mass;
-    let t413 = t405 + t408 + t410 + t412;
-    let t414 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t415 = cache.values[5] * cache.values[2] * cache.values[10]
-        - cache.values[11] * t414;
-    let t416 = -0.955336489125606 * cache.values[5] * cache.values[2]
-        - 0.2593433800522308 * cache.values[4] * cache.values[2];
-    let t417 = 0.8383866435942036 * cache.values[4] * cache.values[2]
-        - 0.2955202066613396 * cache.values[5] * cache.values[2];
-    let t418 = 0.5 * t18 * t417
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t19
-        - 0.7071067811865475 * t416 * cache.values[9];
-    let t419 = 0.23971276930210156 * cache.values[4] * cache.values[2] * cache.values[9]
-        + 0.5 * cache.values[9] * t417 - 0.7071067811865475 * t416 * cache.values[8];
-    let t420 = p.arm_length * t419 + t419 * q[9];
-    let t421 = t420 * p.right_slider_mass;
-    let t422 = 0.5 * p.arm_mass * p.arm_length * t419;
-    let t423 = t421 + t422;
-    let t424 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[6]
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[7];
-    let t425 = 0.5 * p.arm_mass * p.arm_length * t424;
-    let t426 = 0.01
-        * (-0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6])
-        + 0.1 * t424 * cache.values[10] + p.arm_length * t424;
-    let t427 = p.left_lower_mass * t426;
-    let t428 = t425 + t427;
-    let t429 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t430 = -(0.8775825618903728 * cache.values[3]);
-    let t431 = t430 + t373;
-    let t432 = -t429 * cache.values[7] - t431 * cache.values[6];
-    let t433 = 0.5 * p.arm_mass * p.arm_length * t432;
-    let t434 = 0.1 * cache.values[10] * t432 + p.arm_length * t432
-        + 0.01 * (t431 * cache.values[7] - t429 * cache.values[6]);
-    let t435 = t434 * p.left_lower_mass;
-    let t436 = t433 + t435;
-    let t437 = t429 * cache.values[6] - t431 * cache.values[7];
-    let t438 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t439 = t361 + t430;
-    let t440 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t441 = 0.5 * cache.values[9] * t440 - 0.7071067811865475 * t438 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t439;
-    let t442 = 0.7071067811865475 * t438 * cache.values[9];
-    let t443 = t442 + 0.5 * t440 * cache.values[8]
-        - 0.5000000000000001 * t439 * cache.values[8];
-    let t444 = t443 * q[9] + p.arm_length * t443;
-    let t445 = t444 * p.right_slider_mass;
-    let t446 = 0.5 * p.arm_mass * p.arm_length * t443;
-    let t447 = t445 + t446;
-    let t448 = t431 * cache.values[6] + t429 * cache.values[7];
-    let t449 = t378 - cache.values[10] * t448;
-    let t450 = t48 + t56 + t58 + t60 - t61;
-    let t451 = t66 + t72 + t74 + t76 - t77;
-    let t452 = t38 + t39 - t40;
-    let t453 = t92 + t93 - t94;
-    let t454 = t11 + t13 + t27 + t29 - t30;
-    let t455 = t231 + t237 + t239 + t241 - t242;
-    let t456 = t217 + t221 + t223 + t225 - t226;
-    let t457 = t243 + t245 - t246;
-    let t458 = t210 + t211 - t212;
-    let t459 = t198 + t200 + t205 + t207 - t208;
-    let t460 = t191 * cache.values[10] - cache.values[11] * t155;
-    let t461 = 0.05 * t171;
-    let t462 = t24 + 0.1 * t460 + 0.01 * t175 + t461 + t191 * p.arm_length;
-    let t463 = 0.5 * t191 * p.arm_length + t24 + t461;
-    let t464 = -(0.05 * t171);
-    let t465 = 0.02 * t155;
-    let t466 = 0.5 * p.arm_length * t193 + t8 + t464 + t465;
-    let t467 = t8 + t464 + p.arm_length * t193 + t193 * q[9] + t465;
-    let t468 = cache.values[4] * cache.values[2] * cache.values[10]
-        + cache.values[11] * t448;
-    let t469 = cache.values[10] * t448
-        - cache.values[4] * cache.values[2] * cache.values[11];
-    let t470 = p.left_lower_inertia_xz * t469;
-    let t471 = p.left_lower_inertia_zz * t468 + t470 + t437 * p.left_lower_inertia_yz;
-    let t472 = t471 * t469;
-    let t473 = -t296 * cache.values[10] - cache.values[11] * t342;
-    let t474 = (0.1 * t10 * t213 + 0.1 * t79 * t236 + 0.1 * t473 * t236
-        + 0.1 * t213 * t462) * p.left_lower_mass;
-    let t475 = t62 * cache.values[10] + cache.values[11] * t78;
-    let t476 = p.left_lower_inertia_xy * t469 + t437 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t468;
-    let t477 = p.left_lower_inertia_xz * t468 + t469 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xy * t437;
-    let t478 = t471 * t475 + t36 * t476 + t235 * t477;
-    let t479 = t478 * t175;
-    let t480 = cache.values[10] * t342 - cache.values[11] * t296;
-    let t481 = cache.values[11] * t342 + t296 * cache.values[10];
-    let t482 = t480 * t477 + t331 * t476 + t481 * t471;
-    let t483 = t482 * t175;
-    let t484 = t191 * cache.values[11] + t155 * cache.values[10];
-    let t485 = t477 * t460 + t175 * t476 + t471 * t484;
-    let t486 = t36 * t485;
-    let t487 = t331 * t485;
-    let t488 = t474 + t479 + t483 + t486 + t487;
-    let t489 = -cache.values[11] * t448
-        - cache.values[4] * cache.values[2] * cache.values[10];
-    let t490 = p.left_lower_inertia_zz * t469 + p.left_lower_inertia_xz * t489;
-    let t491 = t490 * t468;
-    let t492 = p.left_lower_inertia_xy * t489 + p.left_lower_inertia_yz * t469;
-    let t493 = t437 * t492;
-    let t494 = (0.2 * t213 * t462 + 0.2 * t79 * t236) * p.left_lower_mass;
-    let t495 = t477 * t489;
-    let t496 = t470 + t489 * p.left_lower_inertia_xx;
-    let t497 = t469 * t496;
-    let t498 = t472 + t474 + t479 + t491 + t493 + t483 + t494 + t495 + t497 + t486 + t487
-        - t488;
-    let t499 = 0.5 * t440 * t18 + t439 * t19
-        - 0.7071067811865475 * t438 * cache.values[9];
-    let t500 = 2.0 * t499 * t418 * p.right_upper_inertia_xx;
-    let t501 = cache.values[4] * cache.values[2] * p.hub_inertia_yz;
-    let t502 = cache.values[5] * cache.values[2] * p.hub_inertia_yy + t501
-        - p.hub_inertia_xy * cache.values[3];
-    let t503 = cache.values[4] * cache.values[2] * p.hub_inertia_zz
-        + cache.values[5] * cache.values[2] * p.hub_inertia_yz
-        - cache.values[3] * p.hub_inertia_xz;
-    let t504 = p.hub_inertia_xy * cache.values[5] * cache.values[2]
-        + cache.values[4] * cache.values[2] * p.hub_inertia_xz
-        - cache.values[3] * p.hub_inertia_xx;
-    let t505 = t32 * t502 + t62 * t503 - t504 * cache.values[2] * cache.values[1];
-    let t506 = t505 * cache.values[2] * cache.values[0];
-    let t507 = t501 - cache.values[5] * cache.values[2] * p.hub_inertia_zz;
-    let t508 = cache.values[4] * cache.values[2] * t507;
-    let t509 = -(cache.values[5] * cache.values[2] * t503);
-    let t510 = t424 * t476;
-    let t511 = cache.values[11] * t414
-        - cache.values[5] * cache.values[2] * cache.values[10];
-    let t512 = t471 * t511;
-    let t513 = 2.0 * t499 * t418 * p.right_slider_inertia_xx;
-    let t514 = 2.0 * p.left_upper_inertia_xx * t448 * t414;
-    let t515 = (2.0 * t224 * t467 + 2.0 * t230 * t71) * p.right_slider_mass;
-    let t516 = 0.7071067811865475 * cache.values[9] * t439 + t438 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t440;
-    let t517 = t416 * cache.values[8]
-        - 0.33900504942104487 * cache.values[4] * cache.values[2] * cache.values[9]
-        - 0.7071067811865475 * cache.values[9] * t417;
-    let t518 = 2.0 * t516 * t517 * p.right_upper_inertia_zz;
-    let t519 = 0.05 * t296;
-    let t520 = t519 + 0.5 * p.arm_length * t320;
-    let t521 = p.arm_mass * (t463 * t222 + t12 * t222 + t65 * t238 + t238 * t520);
-    let t522 = -(0.05 * t296);
-    let t523 = 0.02 * t32;
-    let t524 = t322 * q[9] + t522 + t523 + t322 * p.arm_length;
-    let t525 = p.right_slider_mass
-        * (t230 * t524 + t224 * t467 + t224 * t28 + t230 * t71);
-    let t526 = 0.7071067811865475 * cache.values[9] * t88 + t83 * t19 + 0.5 * t84 * t18;
-    let t527 = t442 + t440 * t19 + 0.5 * t439 * t18;
-    let t528 = t88 * cache.values[8] + 0.7071067811865475 * t84 * cache.values[9]
-        - 0.7071067811865475 * t83 * cache.values[9];
-    let t529 = t526 * p.right_upper_inertia_yy * t527
-        + t89 * t499 * p.right_upper_inertia_xx + t516 * p.right_upper_inertia_zz * t528;
-    let t530 = t529 * cache.values[2] * cache.values[0];
-    let t531 = t504 * cache.values[2] * cache.values[1] + t296 * t503 + t68 * t502;
-    let t532 = cache.values[2] * t531 * cache.values[0];
-    let t533 = cache.values[5] * cache.values[2] * cache.values[11]
-        + cache.values[10] * t414;
-    let t534 = t533 * t477;
-    let t535 = t333 + t19 * t335 + 0.5 * t18 * t334;
-    let t536 = 0.7071067811865475 * cache.values[9] * t334 + cache.values[8] * t332
-        - 0.7071067811865475 * cache.values[9] * t335;
-    let t537 = t19 * t334 + 0.5 * t335 * t18
-        - 0.7071067811865475 * cache.values[9] * t332;
-    let t538 = p.right_upper_inertia_yy * t535 * t527
-        + t516 * t536 * p.right_upper_inertia_zz
-        + t499 * p.right_upper_inertia_xx * t537;
-    let t539 = cache.values[2] * cache.values[0] * t538;
-    let t540 = p.arm_mass * (2.0 * t216 * t466 + 2.0 * t240 * t73);
-    let t541 = cache.values[2] * cache.values[2];
-    let t542 = p.arm_length * p.arm_length;
-    let t543 = -(0.16666666666666666 * cache.values[4] * cache.values[5] * p.arm_mass
-        * t541 * t542);
-    let t544 = t526 * t527 * p.right_slider_inertia_yy
-        + t89 * t499 * p.right_slider_inertia_xx
-        + t516 * p.right_slider_inertia_zz * t528;
-    let t545 = t544 * cache.values[2] * cache.values[0];
-    let t546 = t19 * t417 + 0.7071067811865475 * t416 * cache.values[9]
-        - 0.2397127693021015 * cache.values[4] * cache.values[2] * t18;
-    let t547 = 2.0 * p.right_upper_inertia_yy * t546 * t527;
-    let t548 = p.arm_mass * (2.0 * t65 * t238 + 2.0 * t463 * t222);
-    let t549 = p.left_lower_inertia_xz * t511 + p.left_lower_inertia_xy * t424
-        + t533 * p.left_lower_inertia_xx;
-    let t550 = t549 * t469;
-    let t551 = t499 * p.right_slider_inertia_xx * t537
-        + t535 * t527 * p.right_slider_inertia_yy
-        + t516 * t536 * p.right_slider_inertia_zz;
-    let t552 = cache.values[2] * t551 * cache.values[0];
-    let t553 = cache.values[4] * cache.values[2] * t502;
-    let t554 = 2.0 * t516 * t517 * p.right_slider_inertia_zz;
-    let t555 = (2.0 * t236 * t75 + 2.0 * t462 * t220) * p.left_lower_mass;
-    let t556 = t482 * cache.values[2] * cache.values[0];
-    let t557 = t320 * cache.values[10] - t32 * cache.values[11];
-    let t558 = p.arm_length * t320 + 0.01 * t304 + t519 + 0.1 * t557;
-    let t559 = (t236 * t75 + t10 * t220 + t462 * t220 + t236 * t558) * p.left_lower_mass;
-    let t560 = p.left_upper_inertia_xx * t342 * t448
-        + 0.08333333333333333 * p.arm_mass * t437 * t331 * t542
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t296
-            * t542;
-    let t561 = t560 * cache.values[2] * cache.values[0];
-    let t562 = p.left_lower_inertia_xz * t533 + p.left_lower_inertia_yz * t424
-        + p.left_lower_inertia_zz * t511;
-    let t563 = t468 * t562;
-    let t564 = p.left_upper_inertia_xx * t78 * t448
-        + 0.08333333333333333 * cache.values[4] * t62 * p.arm_mass * cache.values[2]
-            * t542 + 0.08333333333333333 * t36 * p.arm_mass * t437 * t542;
-    let t565 = cache.values[2] * cache.values[0] * t564;
-    let t566 = t522 + t523 + 0.5 * t322 * p.arm_length;
-    let t567 = (t26 * t216 + t216 * t466 + t240 * t73 + t240 * t566) * p.arm_mass;
-    let t568 = p.left_lower_inertia_xy * t533 + t424 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t511;
-    let t569 = t437 * t568;
-    let t570 = t478 * cache.values[2] * cache.values[0];
-    let t571 = t506 + t521 + t525 + t530 + t532 + t539 + t545 + t552 + t556 + t559 + t561
-        + t565 + t567 + t570;
-    let t572 = 0.16666666666666666 * p.arm_mass * t437 * t424 * t542;
-    let t573 = 2.0 * t546 * t527 * p.right_slider_inertia_yy;
-    let t574 = cache.values[4] * p.hub_inertia_xy * cache.values[2]
-        - cache.values[5] * cache.values[2] * p.hub_inertia_xz;
-    let t575 = -(cache.values[3] * t574);
-    let t576 = cache.values[4] * cache.values[2] * p.hub_inertia_yy
-        - cache.values[5] * cache.values[2] * p.hub_inertia_yz;
-    let t577 = cache.values[5] * cache.values[2] * t576;
-    let t578 = t500 + t506 + t508 + t509 + t510 + t512 + t513 + t514 + t515 + t518 + t521
-        + t525 + t530 + t532 + t534 + t539 + t540 + t543 + t545 + t547 + t548 + t550
-        + t552 + t553 + t554 + t555 + t556 + t559 + t561 + t563 + t565 + t567 + t569
-        + t570 + t572 + t573 + t575 + t577 - t571;
-    let t579 = p.arm_mass * (t90 * p.arm_length * t240 + t190 * t466 * p.arm_length);
-    let t580 = (2.0 * t230 * t91 + 2.0 * t209 * t467) * p.right_slider_mass;
-    let t581 = 2.0 * t499 * t441 * p.right_upper_inertia_xx;
-    let t582 = 0.7071067811865475 * t184 + 0.7071067811865475 * t183;
-    let t583 = t529 * t582;
-    let t584 = t341 * q[9] + t341 * p.arm_length;
-    let t585 = (t230 * t91 + t28 * t209 + t230 * t584 + t209 * t467)
+    let t5 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
+        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t5;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let right_upper_rotation_00 = t5 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
+    let t6 = p.arm_length + q[9];
+    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
+        + t5 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
+    let right_slider_position_z = right_upper_rotation_20 * t6 + right_upper_position_z;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * right_slider_inertia_h_x);
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (right_upper_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_composite_momentum_f_y = right_slider_momentum_f_y
+        + right_upper_momentum_f_y;
+    let hub_composite_momentum_f_y = hub_momentum_f_y + left_upper_composite_momentum_f_y
+        + right_upper_composite_momentum_f_y;
+    let t7 = left_lower_velocity_v_y + left_lower_com_x * left_lower_velocity_w_z
+        - left_lower_com_z * left_lower_velocity_w_x;
+    let left_lower_composite_rate_hd_y = t7 * p.left_lower_mass;
+    let t8 = left_upper_com_x * left_upper_velocity_w_z + left_upper_velocity_v_y
+        - left_upper_velocity_w_x * left_upper_com_z;
+    let left_upper_composite_rate_hd_y = left_lower_composite_rate_hd_y
+        + t8 * p.arm_mass;
+    let t9 = right_upper_velocity_w_z * right_slider_position_x
+        + right_slider_velocity_v_y - right_slider_position_z * right_upper_velocity_w_x;
+    let right_slider_composite_rate_hd_y = p.right_slider_mass * t9;
+    let t10 = right_upper_com_x * right_upper_velocity_w_z + right_upper_velocity_v_y
+        - right_upper_com_z * right_upper_velocity_w_x;
+    let right_upper_composite_rate_hd_y = right_slider_composite_rate_hd_y
+        + p.arm_mass * t10;
+    let t11 = base_roll_velocity_w_z * q[0] + base_roll_velocity_v_y
+        - base_roll_velocity_w_x * q[2];
+    let hub_composite_rate_hd_y = left_upper_composite_rate_hd_y
+        + right_upper_composite_rate_hd_y + p.hub_mass * t11;
+    let t12 = -hub_composite_rate_hd_y;
+    let base_x_coriolis_row_n_z = 0.5 * (t12 - hub_composite_momentum_f_y);
+    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
+    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
+    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
+        + right_upper_composite_inertia_m;
+    let base_yaw_coriolis_column_f_x = base_x_coriolis_row_n_z
+        + hub_composite_inertia_m * qd[1];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.values[0]
+        - qd[3] * base_pitch_subspace_v_y;
+    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
+        + left_upper_inertia_h_z;
+    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
+        + right_upper_inertia_h_z;
+    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
+        + right_upper_composite_inertia_h_z;
+    let base_pitch_subspace_rate_w_y = qd[3] * base_yaw_rotation_01;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
+        + base_roll_rotation_11 * t0;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + base_roll_subspace_v_z * qd[5];
+    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + base_pitch_rotation_10 * qd[5];
+    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+    let t13 = left_upper_com_y * left_upper_velocity_w_x + left_upper_velocity_v_z
+        - left_upper_velocity_w_y * left_upper_com_x;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_upper_rotation_11 = base_roll_rotation_11 * t1
+        + t2 * base_pitch_rotation_10;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + left_lower_subspace_v_z * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + left_upper_rotation_11 * qd[8];
+    let t14 = left_lower_velocity_w_x * left_lower_com_y + left_lower_velocity_v_z
+        - left_lower_velocity_w_y * left_lower_com_x;
+    let left_lower_composite_rate_hd_z = t14 * p.left_lower_mass;
+    let left_upper_composite_rate_hd_z = p.arm_mass * t13
+        + left_lower_composite_rate_hd_z;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + right_upper_rotation_20 * qd[9];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
+    let t15 = right_slider_position_y * right_upper_velocity_w_x
+        + right_slider_velocity_v_z - right_slider_position_x * right_upper_velocity_w_y;
+    let right_slider_composite_rate_hd_z = t15 * p.right_slider_mass;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let t16 = right_upper_velocity_v_z + right_upper_com_y * right_upper_velocity_w_x
+        - right_upper_com_x * right_upper_velocity_w_y;
+    let right_upper_composite_rate_hd_z = right_slider_composite_rate_hd_z
+        + p.arm_mass * t16;
+    let t17 = q[1] * base_roll_velocity_w_x + base_roll_velocity_v_z
+        - q[0] * base_roll_velocity_w_y;
+    let hub_composite_rate_hd_z = left_upper_composite_rate_hd_z
+        + right_upper_composite_rate_hd_z + t17 * p.hub_mass;
+    let t18 = hub_composite_rate_hd_z * cache.values[0];
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * right_slider_inertia_h_y);
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (right_upper_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_upper_composite_momentum_f_z = right_slider_momentum_f_z
+        + right_upper_momentum_f_z;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * left_lower_inertia_h_y);
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (left_upper_inertia_h_x * left_upper_velocity_w_y
+            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_composite_momentum_f_z = left_lower_momentum_f_z
+        + left_upper_momentum_f_z;
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * hub_inertia_h_y);
+    let hub_composite_momentum_f_z = right_upper_composite_momentum_f_z
+        + left_upper_composite_momentum_f_z + hub_momentum_f_z;
+    let base_pitch_coriolis_column_f_x = base_pitch_subspace_rate_v_x
+        * hub_composite_inertia_m
+        + hub_composite_inertia_h_z * base_pitch_subspace_rate_w_y
+        + 0.5 * (t18 + hub_composite_momentum_f_z * cache.values[0]);
+    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
+        + left_lower_inertia_h_y;
+    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
+        + right_slider_inertia_h_y;
+    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
+        + right_upper_composite_inertia_h_y;
+    let base_roll_subspace_rate_w_z = base_pitch_rotation_10 * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * base_pitch_rotation_00;
+    let base_roll_subspace_rate_w_y = base_pitch_rotation_00 * qd[3]
+        - base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let t19 = -(base_pitch_rotation_20 * hub_composite_rate_hd_y
+        - base_pitch_rotation_10 * hub_composite_rate_hd_z);
+    let t20 = base_pitch_rotation_10 * hub_composite_momentum_f_z;
+    let t21 = -(base_pitch_rotation_20 * hub_composite_momentum_f_y);
+    let base_roll_subspace_rate_v_x = base_pitch_rotation_20 * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * base_roll_subspace_v_z
+        - base_roll_subspace_v_y * qd[3]
+        - base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_coriolis_column_f_x = 0.5 * (t19 + t20 + t21)
+        + base_roll_subspace_rate_v_x * hub_composite_inertia_m
+        - (hub_composite_inertia_h_y * base_roll_subspace_rate_w_z
+            - base_roll_subspace_rate_w_y * hub_composite_inertia_h_z);
+    let t22 = base_roll_rotation_12 * left_upper_composite_momentum_f_z;
+    let t23 = -(left_upper_composite_rate_hd_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_composite_rate_hd_z);
+    let t24 = -(left_upper_composite_momentum_f_y * base_roll_rotation_22);
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z * base_roll_rotation_02
+        - base_roll_velocity_w_x * base_roll_rotation_22;
+    let left_upper_subspace_rate_w_z = base_roll_rotation_12 * base_roll_velocity_w_x
+        - base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y * base_roll_rotation_22
+        + left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * left_upper_subspace_v_y
+        - base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_coriolis_column_f_x = 0.5 * (t22 + t23 + t24)
+        + left_upper_composite_inertia_m * left_upper_subspace_rate_v_x
+        - (left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_z
+            - left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_y);
+    let right_upper_subspace_rate_v_x = right_upper_axis_z * base_roll_velocity_v_y
+        + right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_subspace_v_y
+        - right_upper_axis_y * base_roll_velocity_v_z;
+    let t25 = -(right_upper_axis_z * right_upper_composite_momentum_f_y);
+    let t26 = -(right_upper_axis_z * right_upper_composite_rate_hd_y
+        - right_upper_axis_y * right_upper_composite_rate_hd_z);
+    let t27 = right_upper_axis_y * right_upper_composite_momentum_f_z;
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * right_upper_axis_x
+        - right_upper_axis_z * base_roll_velocity_w_x;
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * right_upper_axis_y
+        - right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_coriolis_column_f_x = right_upper_subspace_rate_v_x
+        * right_upper_composite_inertia_m + 0.5 * (t25 + t26 + t27)
+        - (right_upper_subspace_rate_w_z * right_upper_composite_inertia_h_y
+            - right_upper_subspace_rate_w_y * right_upper_composite_inertia_h_z);
+    let left_lower_subspace_rate_w_z = left_upper_rotation_11 * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * left_upper_rotation_01;
+    let left_lower_subspace_rate_w_y = left_upper_rotation_01 * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * left_upper_rotation_21;
+    let t28 = -(left_upper_rotation_21 * left_lower_momentum_f_y);
+    let t29 = left_upper_rotation_11 * left_lower_momentum_f_z;
+    let t30 = -(left_lower_composite_rate_hd_y * left_upper_rotation_21
+        - left_upper_rotation_11 * left_lower_composite_rate_hd_z);
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y * left_upper_rotation_21
+        + left_upper_velocity_w_y * left_lower_subspace_v_z
+        - left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * left_upper_rotation_11;
+    let left_lower_coriolis_column_f_x = 0.5 * (t28 + t29 + t30)
+        + left_lower_subspace_rate_v_x * p.left_lower_mass
+        - (left_lower_subspace_rate_w_z * left_lower_inertia_h_y
+            - left_lower_inertia_h_z * left_lower_subspace_rate_w_y);
+    let right_slider_subspace_rate_v_x = right_upper_rotation_20
+        * right_upper_velocity_w_y - right_upper_velocity_w_z * right_upper_rotation_10;
+    let right_slider_coriolis_column_f_x = right_slider_subspace_rate_v_x
         * p.right_slider_mass;
-    let t586 = t182 + t19 * t183 + 0.5 * t184 * t18;
-    let t587 = 0.7071067811865475 * cache.values[9] * t184 + t181 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t183;
-    let t588 = t499 * p.right_upper_inertia_xx * t193
-        + t586 * p.right_upper_inertia_yy * t527
-        + t516 * t587 * p.right_upper_inertia_zz;
-    let t589 = 0.7071067811865475 * t83 + 0.7071067811865475 * t84;
-    let t590 = t588 * t589;
-    let t591 = 0.7071067811865475 * t439 * cache.values[8]
-        - 0.7071067811865475 * t440 * cache.values[8] - t438 * cache.values[9];
-    let t592 = 2.0 * t516 * t591 * p.right_slider_inertia_zz;
-    let t593 = t582 * t538;
-    let t594 = t544 * t582;
-    let t595 = t586 * t527 * p.right_slider_inertia_yy
-        + t499 * p.right_slider_inertia_xx * t193
-        + t516 * t587 * p.right_slider_inertia_zz;
-    let t596 = t595 * t589;
-    let t597 = 0.7071067811865475 * t438 * cache.values[8] + 0.5 * cache.values[9] * t439
-        - 0.5000000000000001 * cache.values[9] * t440;
-    let t598 = 2.0 * t597 * t527 * p.right_slider_inertia_yy;
-    let t599 = 2.0 * t499 * t441 * p.right_slider_inertia_xx;
-    let t600 = p.arm_mass
-        * (0.5 * t26 * t190 * p.arm_length + 0.5 * t341 * p.arm_length * t240
-            + 0.5 * t190 * t466 * p.arm_length + 0.5 * t90 * p.arm_length * t240);
-    let t601 = 0.7071067811865475 * t335 + 0.7071067811865475 * t334;
-    let t602 = t595 * t601;
-    let t603 = 2.0 * t516 * t591 * p.right_upper_inertia_zz;
-    let t604 = t601 * t588;
-    let t605 = 2.0 * t597 * p.right_upper_inertia_yy * t527;
-    let t606 = t582 * t551;
-    let t607 = t583 + t585 + t590 + t593 + t594 + t596 + t600 + t602 + t604 + t606;
-    let t608 = t579 + t580 + t581 + t583 + t585 + t590 + t592 + t593 + t594 + t596 + t598
-        + t599 + t600 + t602 + t603 + t604 + t605 + t606 - t607;
-    let t609 = t437 * t477 * cache.values[10];
-    let t610 = 0.1 * t331 * cache.values[10] + t331 * p.arm_length + 0.01 * t326;
-    let t611 = p.left_lower_mass * (t462 * t244 + t37 * t236 + t10 * t244 + t236 * t610);
-    let t612 = t155 * t564;
-    let t613 = p.arm_mass
-        * (0.5 * t12 * t175 * p.arm_length + 0.5 * t36 * p.arm_length * t238
-            + 0.5 * t331 * p.arm_length * t238 + 0.5 * t175 * p.arm_length * t463);
-    let t614 = t478 * t155;
-    let t615 = (2.0 * t37 * t236 + 2.0 * t462 * t244) * p.left_lower_mass;
-    let t616 = 0.16666666666666666 * p.arm_mass * t437 * t542 * t432;
-    let t617 = t476 * t432;
-    let t618 = t482 * t155;
-    let t619 = 2.0 * p.left_upper_inertia_xx * t437 * t448;
-    let t620 = t437 * cache.values[10] * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xy * t432
-        + t437 * cache.values[11] * p.left_lower_inertia_xz;
-    let t621 = t469 * t620;
-    let t622 = 0.08333333333333333 * t175 * p.arm_mass * t437 * t542
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t155
-            * t542 + t191 * p.left_upper_inertia_xx * t448;
-    let t623 = t62 * t622;
-    let t624 = t560 * t155;
-    let t625 = t62 * t485;
-    let t626 = t437 * cache.values[11] * p.left_lower_inertia_yz
-        + p.left_lower_inertia_xy * t437 * cache.values[10]
-        + t432 * p.left_lower_inertia_yy;
-    let t627 = t437 * t626;
-    let t628 = t296 * t485;
-    let t629 = t437 * cache.values[11] * t471;
-    let t630 = p.arm_mass * (t175 * p.arm_length * t463 + t36 * p.arm_length * t238);
-    let t631 = t622 * t296;
-    let t632 = t611 + t612 + t613 + t614 + t618 + t623 + t624 + t625 + t628 + t631;
-    let t633 = t437 * p.left_lower_inertia_zz * cache.values[11]
-        + t437 * p.left_lower_inertia_xz * cache.values[10]
-        + p.left_lower_inertia_yz * t432;
-    let t634 = t633 * t468;
-    let t635 = t609 + t611 + t612 + t613 + t614 + t615 + t616 + t617 + t618 + t619 + t621
-        + t623 + t624 + t625 + t627 + t628 + t629 + t630 + t634 + t631 - t632;
-    let t636 = 2.0 * t193 * t467 + 2.0 * t89 * t230;
-    let t637 = -(cache.values[1] * t538);
-    let t638 = (2.0 * t47 * t230 + 2.0 * t467 * t199) * p.right_slider_mass;
-    let t639 = t41 + t45 + 0.5 * t250 * p.arm_length;
-    let t640 = (t639 * t238 + t12 * t206 + t238 * t57 + t206 * t463) * p.arm_mass;
-    let t641 = 0.16666666666666666 * p.arm_mass * t437 * t542 * t398;
-    let t642 = -(t560 * cache.values[1]);
-    let t643 = cache.values[11] * t356
-        - cache.values[4] * cache.values[3] * cache.values[10];
-    let t644 = cache.values[10] * t356
-        + cache.values[4] * cache.values[11] * cache.values[3];
-    let t645 = p.left_lower_inertia_zz * t643 + p.left_lower_inertia_yz * t398
-        + p.left_lower_inertia_xz * t644;
-    let t646 = t645 * t468;
-    let t647 = -p.hub_inertia_xy * cache.values[5] * cache.values[3]
-        - cache.values[2] * p.hub_inertia_xx
-        - cache.values[4] * cache.values[3] * p.hub_inertia_xz;
-    let t648 = -(cache.values[3] * t647);
-    let t649 = t398 * t476;
-    let t650 = -(t505 * cache.values[1]);
-    let t651 = -cache.values[5] * cache.values[3] * p.hub_inertia_yy
-        - p.hub_inertia_xy * cache.values[2]
-        - cache.values[4] * p.hub_inertia_yz * cache.values[3];
-    let t652 = cache.values[5] * cache.values[2] * t651;
-    let t653 = -(cache.values[4] * cache.values[3] * t503);
-    let t654 = p.left_lower_inertia_yz * t643 + p.left_lower_inertia_xy * t644
-        + t398 * p.left_lower_inertia_yy;
-    let t655 = t437 * t654;
-    let t656 = -(t544 * cache.values[1]);
-    let t657 = t477 * t644;
-    let t658 = 2.0 * t499 * t348 * p.right_slider_inertia_xx;
-    let t659 = p.left_lower_inertia_xz * t643 + p.left_lower_inertia_xy * t398
-        + t644 * p.left_lower_inertia_xx;
-    let t660 = t659 * t469;
-    let t661 = cache.values[4] * cache.values[4];
-    let t662 = -(0.16666666666666666 * p.arm_mass * cache.values[2] * cache.values[3]
-        * t542 * t661);
-    let t663 = t250 * cache.values[10]
-        - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[1];
-    let t664 = t41 + 0.01 * t291 + t45 + 0.1 * t663 + t250 * p.arm_length;
-    let t665 = (t10 * t204 + t664 * t236 + t204 * t462 + t55 * t236) * p.left_lower_mass;
-    let t666 = t471 * t643;
-    let t667 = 2.0 * p.left_upper_inertia_xx * t448 * t356;
-    let t668 = -cache.values[5] * p.hub_inertia_yz * cache.values[3]
-        - cache.values[2] * p.hub_inertia_xz
-        - cache.values[4] * cache.values[3] * p.hub_inertia_zz;
-    let t669 = cache.values[4] * cache.values[2] * t668;
-    let t670 = -(t478 * cache.values[1]);
-    let t671 = p.arm_mass * (2.0 * t238 * t57 + 2.0 * t206 * t463);
-    let t672 = -(cache.values[1] * t564);
-    let t673 = 2.0 * t499 * t348 * p.right_upper_inertia_xx;
-    let t674 = p.arm_mass * (2.0 * t59 * t240 + 2.0 * t466 * t197);
-    let t675 = t347 * t19 + 0.7071067811865475 * cache.values[9] * t346
-        + 0.5 * t345 * t18;
-    let t676 = 2.0 * t675 * t527 * p.right_slider_inertia_yy;
-    let t677 = -(t551 * cache.values[1]);
-    let t678 = 0.7071067811865475 * cache.values[9] * t345 + cache.values[8] * t346
-        - 0.7071067811865475 * t347 * cache.values[9];
-    let t679 = 2.0 * t516 * p.right_upper_inertia_zz * t678;
-    let t680 = 0.02 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t681 = t49 + 0.5 * p.arm_length * t290 + t680 + t54;
-    let t682 = p.arm_mass * (t26 * t197 + t240 * t681 + t59 * t240 + t466 * t197);
-    let t683 = 2.0 * t516 * p.right_slider_inertia_zz * t678;
-    let t684 = -(t504 * cache.values[2]);
-    let t685 = -(cache.values[5] * cache.values[3] * t502);
-    let t686 = (2.0 * t55 * t236 + 2.0 * t204 * t462) * p.left_lower_mass;
-    let t687 = p.arm_length * t290 + t49 + t680 + t290 * q[9] + t54;
-    let t688 = (t47 * t230 + t28 * t199 + t687 * t230 + t467 * t199)
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * base_roll_subspace_v_x;
+    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let t31 = right_upper_com_z * right_upper_velocity_w_y + right_upper_velocity_v_x
+        - right_upper_com_y * right_upper_velocity_w_z;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + right_upper_rotation_00 * qd[9];
+    let t32 = right_slider_velocity_v_x
+        + right_slider_position_z * right_upper_velocity_w_y
+        - right_slider_position_y * right_upper_velocity_w_z;
+    let right_slider_composite_rate_hd_x = p.right_slider_mass * t32;
+    let right_upper_composite_rate_hd_x = p.arm_mass * t31
+        + right_slider_composite_rate_hd_x;
+    let t33 = base_roll_velocity_w_y * q[2] + base_roll_velocity_v_x
+        - q[1] * base_roll_velocity_w_z;
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let t34 = left_upper_velocity_w_y * left_upper_com_z + left_upper_velocity_v_x
+        - left_upper_com_y * left_upper_velocity_w_z;
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + left_lower_subspace_v_x * qd[8];
+    let t35 = left_lower_com_z * left_lower_velocity_w_y + left_lower_velocity_v_x
+        - left_lower_com_y * left_lower_velocity_w_z;
+    let left_lower_composite_rate_hd_x = p.left_lower_mass * t35;
+    let left_upper_composite_rate_hd_x = p.arm_mass * t34
+        + left_lower_composite_rate_hd_x;
+    let hub_composite_rate_hd_x = right_upper_composite_rate_hd_x + p.hub_mass * t33
+        + left_upper_composite_rate_hd_x;
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * hub_inertia_h_y
+            - hub_inertia_h_z * base_roll_velocity_w_y);
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * right_slider_inertia_h_y
+            - right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (right_upper_inertia_h_y * right_upper_velocity_w_z
+            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_composite_momentum_f_x = right_slider_momentum_f_x
+        + right_upper_momentum_f_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * left_upper_inertia_h_z);
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (left_lower_inertia_h_y * left_lower_velocity_w_z
+            - left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_upper_composite_momentum_f_x = left_upper_momentum_f_x
+        + left_lower_momentum_f_x;
+    let hub_composite_momentum_f_x = hub_momentum_f_x
+        + right_upper_composite_momentum_f_x + left_upper_composite_momentum_f_x;
+    let base_y_coriolis_row_n_z = 0.5
+        * (hub_composite_rate_hd_x + hub_composite_momentum_f_x);
+    let base_yaw_coriolis_column_f_y = base_yaw_subspace_rate_v_y
+        * hub_composite_inertia_m + base_y_coriolis_row_n_z;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.values[0]);
+    let t36 = -(hub_composite_rate_hd_z * base_yaw_rotation_01);
+    let base_pitch_subspace_rate_v_y = qd[2] * base_yaw_rotation_01
+        + qd[3] * base_pitch_subspace_v_x;
+    let base_pitch_coriolis_column_f_y = 0.5
+        * (t36 - base_yaw_rotation_01 * hub_composite_momentum_f_z)
+        + hub_composite_inertia_m * base_pitch_subspace_rate_v_y
+        - hub_composite_inertia_h_z * base_pitch_subspace_rate_w_x;
+    let base_roll_subspace_rate_v_y = base_pitch_rotation_00 * base_pitch_velocity_v_z
+        + base_roll_subspace_v_x * qd[3]
+        - base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * base_pitch_rotation_20;
+    let t37 = -(hub_composite_rate_hd_z * base_pitch_rotation_00
+        - base_pitch_rotation_20 * hub_composite_rate_hd_x);
+    let t38 = -(base_pitch_rotation_00 * hub_composite_momentum_f_z);
+    let t39 = base_pitch_rotation_20 * hub_composite_momentum_f_x;
+    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
+        + left_upper_inertia_h_x;
+    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
+        + right_slider_inertia_h_x;
+    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
+        + right_upper_composite_inertia_h_x;
+    let base_roll_subspace_rate_w_x = base_pitch_rotation_20 * base_pitch_velocity_w_y
+        - base_pitch_rotation_10 * qd[3];
+    let base_roll_coriolis_column_f_y = base_roll_subspace_rate_v_y
+        * hub_composite_inertia_m + 0.5 * (t37 + t38 + t39)
+        - (base_roll_subspace_rate_w_x * hub_composite_inertia_h_z
+            - hub_composite_inertia_h_x * base_roll_subspace_rate_w_z);
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y * base_roll_rotation_22
+        - base_roll_rotation_12 * base_roll_velocity_w_z;
+    let t40 = -(base_roll_rotation_02 * left_upper_composite_momentum_f_z);
+    let t41 = left_upper_composite_momentum_f_x * base_roll_rotation_22;
+    let t42 = -(left_upper_composite_rate_hd_z * base_roll_rotation_02
+        - left_upper_composite_rate_hd_x * base_roll_rotation_22);
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z * left_upper_subspace_v_x
+        + base_roll_velocity_v_z * base_roll_rotation_02
+        - base_roll_velocity_v_x * base_roll_rotation_22
+        - base_roll_velocity_w_x * left_upper_subspace_v_z;
+    let left_upper_coriolis_column_f_y = 0.5 * (t40 + t41 + t42)
+        + left_upper_composite_inertia_m * left_upper_subspace_rate_v_y
+        - (left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_x
+            - left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_z);
+    let right_upper_subspace_rate_w_x = right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_axis_y;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * right_upper_axis_x
+        + base_roll_velocity_w_z * right_upper_subspace_v_x
+        - right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * right_upper_subspace_v_z;
+    let t43 = -(right_upper_composite_momentum_f_z * right_upper_axis_x);
+    let t44 = -(right_upper_composite_rate_hd_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_composite_rate_hd_x);
+    let t45 = right_upper_axis_z * right_upper_composite_momentum_f_x;
+    let right_upper_coriolis_column_f_y = right_upper_subspace_rate_v_y
+        * right_upper_composite_inertia_m + 0.5 * (t43 + t44 + t45)
+        - (right_upper_subspace_rate_w_x * right_upper_composite_inertia_h_z
+            - right_upper_subspace_rate_w_z * right_upper_composite_inertia_h_x);
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y * left_upper_rotation_21
+        - left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_subspace_rate_v_y = left_upper_rotation_01 * left_upper_velocity_v_z
+        + left_lower_subspace_v_x * left_upper_velocity_w_z
+        - left_lower_subspace_v_z * left_upper_velocity_w_x
+        - left_upper_rotation_21 * left_upper_velocity_v_x;
+    let t46 = -(left_upper_rotation_01 * left_lower_composite_rate_hd_z
+        - left_lower_composite_rate_hd_x * left_upper_rotation_21);
+    let t47 = -(left_upper_rotation_01 * left_lower_momentum_f_z);
+    let t48 = left_lower_momentum_f_x * left_upper_rotation_21;
+    let left_lower_coriolis_column_f_y = left_lower_subspace_rate_v_y * p.left_lower_mass
+        + 0.5 * (t46 + t47 + t48)
+        - (left_lower_inertia_h_z * left_lower_subspace_rate_w_x
+            - left_lower_inertia_h_x * left_lower_subspace_rate_w_z);
+    let right_slider_subspace_rate_v_y = right_upper_rotation_00
+        * right_upper_velocity_w_z - right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_coriolis_column_f_y = right_slider_subspace_rate_v_y
         * p.right_slider_mass;
-    let t689 = -(t482 * cache.values[1]);
-    let t690 = 2.0 * t675 * p.right_upper_inertia_yy * t527;
-    let t691 = -(cache.values[1] * t531);
-    let t692 = -(t529 * cache.values[1]);
-    let t693 = t637 + t640 + t642 + t650 + t656 + t665 + t670 + t672 + t677 + t682 + t688
-        + t689 + t691 + t692;
-    let t694 = t637 + t638 + t640 + t641 + t642 + t646 + t648 + t649 + t650 + t652 + t653
-        + t655 + t656 + t657 + t658 + t660 + t662 + t665 + t666 + t667 + t669 + t670
-        + t671 + t672 + t673 + t674 + t676 + t677 + t679 + t682 + t683 + t684 + t685
-        + t686 + t688 + t689 + t690 + t691 + t692 - t693;
-    let t695 = cache.values[5] * cache.values[2] * t502 * cache.values[1]
-        + cache.values[4] * cache.values[2] * cache.values[1] * t503
-        + cache.values[2] * t647 * cache.values[1] + t296 * t668 + t651 * t68
-        - t504 * cache.values[3] * cache.values[1];
-    let t696 = cache.values[2] * t695 * cache.values[1];
-    let t697 = -(cache.values[3] * t595 * cache.values[0]);
-    let t698 = cache.values[5] * cache.values[2] * t502
-        + cache.values[4] * cache.values[2] * t503 - t504 * cache.values[3];
-    let t699 = -(cache.values[2] * t698);
-    let t700 = t524 * t199;
-    let t701 = t224 * t47;
-    let t702 = t279 * t467;
-    let t703 = t230 * t111;
-    let t704 = (t700 + t701 + t702 + t703) * p.right_slider_mass;
-    let t705 = t641 + t662 + t667;
-    let t706 = -(cache.values[3] * t705);
-    let t707 = -(t482 * cache.values[3] * cache.values[1]);
-    let t708 = cache.values[5] * cache.values[2] * t502 * cache.values[0] + t155 * t668
-        + t651 * t171 + cache.values[4] * cache.values[2] * t503 * cache.values[0]
-        + cache.values[2] * t647 * cache.values[0]
-        - t504 * cache.values[3] * cache.values[0];
-    let t709 = cache.values[2] * t708 * cache.values[0];
-    let t710 = t673 + t679 + t690;
-    let t711 = -(cache.values[3] * t710);
-    let t712 = -(t560 * cache.values[3] * cache.values[1]);
-    let t713 = t191 * p.left_upper_inertia_xx * t414
-        + 0.08333333333333333 * t175 * p.arm_mass * t424 * t542
-        + 0.08333333333333333 * p.arm_mass * t437 * t166 * t542
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t542
-            * t0 + t164 * p.left_upper_inertia_xx * t448
-        - 0.08333333333333333 * cache.values[5] * p.arm_mass * cache.values[2] * t155
-            * t542;
-    let t714 = -(t713 * cache.values[1]);
-    let t715 = p.left_lower_inertia_xy * t331 + t481 * p.left_lower_inertia_xz
-        + t480 * p.left_lower_inertia_xx;
-    let t716 = p.left_lower_inertia_xy * t480 + t331 * p.left_lower_inertia_yy
-        + t481 * p.left_lower_inertia_yz;
-    let t717 = t480 * p.left_lower_inertia_xz;
-    let t718 = t331 * p.left_lower_inertia_yz + t717 + t481 * p.left_lower_inertia_zz;
-    let t719 = t480 * t715 + t331 * t716 + t481 * t718;
-    let t720 = t175 * t716;
-    let t721 = t718 * t484;
-    let t722 = t715 * t460;
-    let t723 = t720 + t721 + t722;
-    let t724 = t437 * t716 + t718 * t468 + t469 * t715;
-    let t725 = t719 * cache.values[2] * cache.values[1]
-        + cache.values[2] * t723 * cache.values[0] - cache.values[3] * t724;
-    let t726 = -(cache.values[1] * t725);
-    let t727 = t536 * t536;
-    let t728 = t537 * t537;
-    let t729 = t535 * t535;
-    let t730 = t727 * p.right_upper_inertia_zz + p.right_upper_inertia_xx * t728
-        + p.right_upper_inertia_yy * t729;
-    let t731 = p.right_upper_inertia_xx * t193 * t537
-        + t536 * t587 * p.right_upper_inertia_zz
-        + t586 * p.right_upper_inertia_yy * t535;
-    let t732 = cache.values[2] * t731 * cache.values[0];
-    let t733 = cache.values[2] * cache.values[1] * t730 + t732 - cache.values[3] * t538;
-    let t734 = -(t733 * cache.values[1]);
-    let t735 = t65 * t206;
-    let t736 = t206 * t520;
-    let t737 = t639 * t222;
-    let t738 = t57 * t222;
-    let t739 = p.arm_mass * (t735 + t736 + t737 + t738);
-    let t740 = t71 * t199;
-    let t741 = t687 * t224;
-    let t742 = p.right_slider_mass * (t740 + t741 + t700 + t701);
-    let t743 = p.left_lower_inertia_xy * t460 + t175 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t484;
-    let t744 = t331 * t743;
-    let t745 = p.left_lower_inertia_xz * t460;
-    let t746 = t175 * p.left_lower_inertia_yz + p.left_lower_inertia_zz * t484 + t745;
-    let t747 = t481 * t746;
-    let t748 = p.left_lower_inertia_xz * t484 + t460 * p.left_lower_inertia_xx
-        + t175 * p.left_lower_inertia_xy;
-    let t749 = t480 * t748;
-    let t750 = t744 + t747 + t749;
-    let t751 = t460 * t748;
-    let t752 = t746 * t484;
-    let t753 = t175 * t743;
-    let t754 = t751 + t752 + t753;
-    let t755 = t437 * t743 + t746 * t468 + t469 * t748;
-    let t756 = -(cache.values[3] * t755);
-    let t757 = cache.values[2] * cache.values[1] * t750
-        + cache.values[2] * t754 * cache.values[0] + t756;
-    let t758 = -(cache.values[0] * t757);
-    let t759 = 2.0 * t89 * p.right_slider_inertia_xx * t193
-        + 2.0 * t526 * t586 * p.right_slider_inertia_yy
-        + 2.0 * t587 * p.right_slider_inertia_zz * t528;
-    let t760 = t586 * t586;
-    let t761 = t760 * p.right_slider_inertia_yy;
-    let t762 = t193 * t193;
-    let t763 = t762 * p.right_slider_inertia_xx;
-    let t764 = t587 * t587;
-    let t765 = t764 * p.right_slider_inertia_zz;
-    let t766 = t761 + t763 + t526 * t535 * p.right_slider_inertia_yy
-        + t89 * p.right_slider_inertia_xx * t537
-        + t536 * p.right_slider_inertia_zz * t528 + t765;
-    let t767 = t761 + t763 + t765;
-    let t768 = t586 * t535 * p.right_slider_inertia_yy
-        + t536 * t587 * p.right_slider_inertia_zz
-        + p.right_slider_inertia_xx * t193 * t537;
-    let t769 = cache.values[2] * cache.values[0] * t768;
-    let t770 = t759 * cache.values[2] * cache.values[0]
-        + t766 * cache.values[2] * cache.values[1] + t769
-        - t767 * cache.values[2] * cache.values[1] - t544 * cache.values[3];
-    let t771 = -(t770 * cache.values[1]);
-    let t772 = -(cache.values[3] * t595);
-    let t773 = cache.values[2] * cache.values[1] * t768 + t772
-        + t767 * cache.values[2] * cache.values[0];
-    let t774 = -(t773 * cache.values[0]);
-    let t775 = p.right_upper_inertia_yy * t760;
-    let t776 = t762 * p.right_upper_inertia_xx;
-    let t777 = t764 * p.right_upper_inertia_zz;
-    let t778 = t775 + t776 + t777;
-    let t779 = t526 * p.right_upper_inertia_yy * t535 + t775
-        + t536 * p.right_upper_inertia_zz * t528 + t89 * p.right_upper_inertia_xx * t537
-        + t776 + t777;
-    let t780 = 2.0 * t587 * p.right_upper_inertia_zz * t528
-        + 2.0 * t526 * t586 * p.right_upper_inertia_yy
-        + 2.0 * t89 * p.right_upper_inertia_xx * t193;
-    let t781 = cache.values[2] * cache.values[1] * t779
-        + cache.values[2] * t780 * cache.values[0] + t732
-        - cache.values[2] * t778 * cache.values[1] - t529 * cache.values[3];
-    let t782 = -(t781 * cache.values[1]);
-    let t783 = t155 * p.hub_inertia_zz
-        + cache.values[2] * cache.values[0] * p.hub_inertia_xz + p.hub_inertia_yz * t171;
-    let t784 = t783 * t296;
-    let t785 = p.hub_inertia_yz * t155;
-    let t786 = p.hub_inertia_xy * cache.values[2] * cache.values[0]
-        + p.hub_inertia_yy * t171 + t785;
-    let t787 = t786 * t68;
-    let t788 = t155 * p.hub_inertia_xz + p.hub_inertia_xy * t171
-        + cache.values[2] * p.hub_inertia_xx * cache.values[0];
-    let t789 = cache.values[2] * t788 * cache.values[1];
-    let t790 = t784 + t787 + t789;
-    let t791 = cache.values[4] * t783 * cache.values[2]
-        + cache.values[5] * cache.values[2] * t786 - cache.values[3] * t788;
-    let t792 = -(cache.values[3] * t791);
-    let t793 = t786 * t171;
-    let t794 = t783 * t155;
-    let t795 = cache.values[2] * t788 * cache.values[0];
-    let t796 = t793 + t794 + t795;
-    let t797 = t790 * cache.values[2] * cache.values[1] + t792
-        + cache.values[2] * t796 * cache.values[0];
-    let t798 = -(t797 * cache.values[0]);
-    let t799 = 2.0 * p.right_upper_inertia_xx * t193 * t537
-        + 2.0 * t586 * p.right_upper_inertia_yy * t535
-        + 2.0 * t536 * t587 * p.right_upper_inertia_zz;
-    let t800 = -(cache.values[3] * t588);
-    let t801 = t799 * cache.values[2] * cache.values[1]
-        + cache.values[2] * cache.values[0] * t730
-        + cache.values[2] * t779 * cache.values[0] + t800
-        - cache.values[2] * cache.values[1] * t731;
-    let t802 = t801 * cache.values[0];
-    let t803 = t664 * t220;
-    let t804 = t204 * t75;
-    let t805 = t204 * t558;
-    let t806 = t55 * t220;
-    let t807 = (t803 + t804 + t805 + t806) * p.left_lower_mass;
-    let t808 = t32 * p.hub_inertia_yz;
-    let t809 = t808 + t62 * p.hub_inertia_zz
-        - cache.values[2] * cache.values[1] * p.hub_inertia_xz;
-    let t810 = t62 * p.hub_inertia_xz + p.hub_inertia_xy * t32
-        - cache.values[2] * p.hub_inertia_xx * cache.values[1];
-    let t811 = t62 * p.hub_inertia_yz + t32 * p.hub_inertia_yy
-        - p.hub_inertia_xy * cache.values[2] * cache.values[1];
-    let t812 = t811 * t171 + t32 * t786 + t155 * t809 + t783 * t62
-        + cache.values[2] * t810 * cache.values[0]
-        - cache.values[2] * t788 * cache.values[1];
-    let t813 = t793 + t794 + t296 * t809 + t795 + t68 * t811
-        + cache.values[2] * t810 * cache.values[1];
-    let t814 = cache.values[2] * t812 * cache.values[0]
-        + t790 * cache.values[2] * cache.values[0]
-        + cache.values[2] * cache.values[1] * t813
-        - cache.values[3]
-            * (cache.values[4] * cache.values[2] * t809
-                + cache.values[5] * cache.values[2] * t811 - cache.values[3] * t810)
-        - cache.values[2] * cache.values[1] * t796;
-    let t815 = -(t814 * cache.values[1]);
-    let t816 = t36 * t716 + t751 + t718 * t475 + t752 + t235 * t715 + t753;
-    let t817 = t744 + t747 + t720 + t749 + t721 + t722;
-    let t818 = cache.values[2] * t816 * cache.values[0]
-        + t719 * cache.values[2] * cache.values[0] + t756
-        + cache.values[2] * t817 * cache.values[1]
-        - cache.values[2] * t723 * cache.values[1];
-    let t819 = cache.values[0] * t818;
-    let t820 = 2.0 * t536 * t587 * p.right_slider_inertia_zz
-        + 2.0 * p.right_slider_inertia_xx * t193 * t537
-        + 2.0 * t586 * t535 * p.right_slider_inertia_yy;
-    let t821 = p.right_slider_inertia_xx * t728 + t727 * p.right_slider_inertia_zz
-        + t729 * p.right_slider_inertia_yy;
-    let t822 = t772 + cache.values[2] * t820 * cache.values[1]
-        + cache.values[2] * t821 * cache.values[0]
-        + t766 * cache.values[2] * cache.values[0]
-        - cache.values[2] * cache.values[1] * t768;
-    let t823 = t822 * cache.values[0];
-    let t824 = t191 * p.left_upper_inertia_xx * t342
-        + 0.08333333333333333 * t175 * p.arm_mass * t331 * t542
-        + 0.08333333333333333 * p.arm_mass * t155 * t296 * t542;
-    let t825 = cache.values[2] * t824 * cache.values[0];
-    let t826 = 0.08333333333333333 * (t296 * t296) * p.arm_mass * t542
-        + p.left_upper_inertia_xx * (t342 * t342)
-        + 0.08333333333333333 * (t331 * t331) * p.arm_mass * t542;
-    let t827 = t825 + t826 * cache.values[2] * cache.values[1] - t560 * cache.values[3];
-    let t828 = -(cache.values[1] * t827);
-    let t829 = p.hub_inertia_yz * t296;
-    let t830 = t829 + t68 * p.hub_inertia_yy
-        + p.hub_inertia_xy * cache.values[2] * cache.values[1];
-    let t831 = p.hub_inertia_xy * t68 + t296 * p.hub_inertia_xz
-        + cache.values[2] * p.hub_inertia_xx * cache.values[1];
-    let t832 = cache.values[2] * cache.values[1] * p.hub_inertia_xz
-        + t296 * p.hub_inertia_zz + p.hub_inertia_yz * t68;
-    let t833 = t830 * t68 + t831 * cache.values[2] * cache.values[1] + t296 * t832;
-    let t834 = t830 * t171;
-    let t835 = t155 * t832;
-    let t836 = t831 * cache.values[2] * cache.values[0];
-    let t837 = t834 + t835 + t836;
-    let t838 = cache.values[5] * cache.values[2] * t830
-        + cache.values[4] * cache.values[2] * t832 - t831 * cache.values[3];
-    let t839 = cache.values[2] * cache.values[1] * t833
-        + t837 * cache.values[2] * cache.values[0] - cache.values[3] * t838;
-    let t840 = -(cache.values[1] * t839);
-    let t841 = p.left_upper_inertia_xx * (t191 * t191);
-    let t842 = 0.08333333333333333 * p.arm_mass * t542 * (t155 * t155);
-    let t843 = 0.08333333333333333 * p.arm_mass * t542 * (t175 * t175);
-    let t844 = 0.08333333333333333 * t62 * p.arm_mass * t296 * t542
-        + p.left_upper_inertia_xx * t78 * t342 + t841
-        + 0.08333333333333333 * t36 * p.arm_mass * t331 * t542 + t842 + t843;
-    let t845 = 0.16666666666666666 * t36 * t175 * p.arm_mass * t542
-        + 2.0 * t191 * p.left_upper_inertia_xx * t78
-        + 0.16666666666666666 * t62 * p.arm_mass * t155 * t542;
-    let t846 = t841 + t842 + t843;
-    let t847 = cache.values[2] * t844 * cache.values[1] + t825
-        + cache.values[2] * t845 * cache.values[0] - cache.values[3] * t564
-        - cache.values[2] * cache.values[1] * t846;
-    let t848 = -(cache.values[1] * t847);
-    let t849 = t216 * t681;
-    let t850 = t216 * t59;
-    let t851 = t197 * t73;
-    let t852 = t566 * t197;
-    let t853 = (t849 + t850 + t851 + t852) * p.arm_mass;
-    let t854 = cache.values[2] * t821 * cache.values[1] + t769 - cache.values[3] * t551;
-    let t855 = -(t854 * cache.values[1]);
-    let t856 = t36 * p.left_lower_inertia_yy + p.left_lower_inertia_xy * t235
-        + p.left_lower_inertia_yz * t475;
-    let t857 = t235 * p.left_lower_inertia_xz + p.left_lower_inertia_zz * t475
-        + t36 * p.left_lower_inertia_yz;
-    let t858 = t36 * p.left_lower_inertia_xy + t235 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xz * t475;
-    let t859 = t36 * t743 + t235 * t748 + t746 * t475 + t856 * t175 + t857 * t484
-        + t460 * t858;
-    let t860 = t751 + t752 + t481 * t857 + t856 * t331 + t753 + t480 * t858;
-    let t861 = t857 * t468 + t469 * t858 + t856 * t437;
-    let t862 = t859 * cache.values[2] * cache.values[0]
-        + cache.values[2] * t750 * cache.values[0]
-        + cache.values[2] * t860 * cache.values[1] - t861 * cache.values[3]
-        - cache.values[2] * t754 * cache.values[1];
-    let t863 = -(t862 * cache.values[1]);
-    let t864 = 2.0 * t191 * p.left_upper_inertia_xx * t342
-        + 0.16666666666666666 * t175 * p.arm_mass * t331 * t542
-        + 0.16666666666666666 * p.arm_mass * t155 * t296 * t542;
-    let t865 = -(t622 * cache.values[3]);
-    let t866 = cache.values[2] * t844 * cache.values[0]
-        + t826 * cache.values[2] * cache.values[0]
-        + cache.values[2] * t864 * cache.values[1] + t865
-        - cache.values[2] * t824 * cache.values[1];
-    let t867 = t866 * cache.values[0];
-    let t868 = t834 + t784 + t835 + t836 + t787 + t789;
-    let t869 = t793 + t794 + t795 + t62 * t832 + t32 * t830
-        - t831 * cache.values[2] * cache.values[1];
-    let t870 = cache.values[2] * cache.values[0] * t833
-        + t868 * cache.values[2] * cache.values[1] + t792
-        + cache.values[2] * t869 * cache.values[0]
-        - t837 * cache.values[2] * cache.values[1];
-    let t871 = t870 * cache.values[0];
-    let t872 = cache.values[2] * t824 * cache.values[1]
-        + cache.values[2] * t846 * cache.values[0] + t865;
-    let t873 = -(cache.values[0] * t872);
-    let t874 = cache.values[2] * t778 * cache.values[0]
-        + cache.values[2] * cache.values[1] * t731 + t800;
-    let t875 = -(t874 * cache.values[0]);
-    let t876 = cache.values[4] * cache.values[2] * cache.values[10] * cache.values[0]
-        + cache.values[11] * t142;
-    let t877 = t659 * t460 + t175 * t654 + t202 * t477 + t484 * t645 + t137 * t476
-        + t876 * t471;
-    let t878 = cache.values[2] * t877 * cache.values[0];
-    let t879 = t516 * t516;
-    let t880 = t499 * t499;
-    let t881 = t527 * t527;
-    let t882 = p.right_upper_inertia_zz * t879 + p.right_upper_inertia_xx * t880
-        + p.right_upper_inertia_yy * t881;
-    let t883 = -(cache.values[2] * t882);
-    let t884 = 0.7071067811865475 * t156 * cache.values[9] + t157 * t19
-        - 0.2397127693021015 * t155 * t18;
-    let t885 = t156 * cache.values[8] - 0.33900504942104487 * cache.values[9] * t155
-        - 0.7071067811865475 * t157 * cache.values[9];
-    let t886 = t884 * t527 * p.right_slider_inertia_yy
-        + t418 * p.right_slider_inertia_xx * t193
-        + t586 * t546 * p.right_slider_inertia_yy
-        + t517 * t587 * p.right_slider_inertia_zz
-        + t516 * t885 * p.right_slider_inertia_zz
-        + t499 * t158 * p.right_slider_inertia_xx;
-    let t887 = -(cache.values[1] * t886);
-    let t888 = -(t622 * cache.values[3] * cache.values[0]);
-    let t889 = t504 * cache.values[2] * cache.values[0] + t155 * t503 + t502 * t171;
-    let t890 = -(cache.values[3] * t889 * cache.values[0]);
-    let t891 = t238 * t102;
-    let t892 = t463 * t277;
-    let t893 = p.arm_mass * (t736 + t891 + t892 + t738);
-    let t894 = t437 * t476 + t469 * t477 + t471 * t468;
-    let t895 = -(t894 * cache.values[2]);
-    let t896 = 0.08333333333333333 * p.arm_mass * t541 * t542 * cache.values[1] * t661
-        + 0.08333333333333333 * p.arm_mass * t331 * t542 * t398
-        + p.left_upper_inertia_xx * t342 * t356 + p.left_upper_inertia_xx * t250 * t448
-        + 0.08333333333333333 * p.arm_mass * t437 * t542 * t291
-        - 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[3] * t296
-            * t542;
-    let t897 = cache.values[2] * cache.values[1] * t896;
-    let t898 = -((t648 + t652 + t653 + t669 + t684 + t685) * cache.values[3]);
-    let t899 = t646 + t649 + t655 + t657 + t660 + t666;
-    let t900 = -(cache.values[3] * t899);
-    let t901 = -(cache.values[3] * cache.values[1] * t538);
-    let t902 = p.right_slider_inertia_zz * t879 + p.right_slider_inertia_xx * t880
-        + t881 * p.right_slider_inertia_yy;
-    let t903 = -(cache.values[2] * t902);
-    let t904 = t298 * cache.values[8] - 0.7071067811865475 * t297 * cache.values[9]
-        - 0.33900504942104487 * cache.values[9] * t296;
-    let t905 = 0.7071067811865475 * cache.values[9] * t298 + t297 * t19
-        - 0.2397127693021015 * t296 * t18;
-    let t906 = t418 * p.right_upper_inertia_xx * t537
-        + t516 * t904 * p.right_upper_inertia_zz + t322 * t499 * p.right_upper_inertia_xx
-        + t517 * t536 * p.right_upper_inertia_zz + p.right_upper_inertia_yy * t905 * t527
-        + p.right_upper_inertia_yy * t546 * t535;
-    let t907 = t906 * cache.values[0];
-    let t908 = t658 + t676 + t683;
-    let t909 = -(cache.values[3] * t908);
-    let t910 = t516 * t885 * p.right_upper_inertia_zz
-        + t499 * p.right_upper_inertia_xx * t158 + t418 * p.right_upper_inertia_xx * t193
-        + t884 * p.right_upper_inertia_yy * t527 + t517 * t587 * p.right_upper_inertia_zz
-        + t586 * p.right_upper_inertia_yy * t546;
-    let t911 = -(t910 * cache.values[1]);
-    let t912 = 0.08333333333333333 * p.arm_mass * t541 * t542 * t661
-        + 0.08333333333333333 * p.arm_mass * (t437 * t437) * t542
-        + p.left_upper_inertia_xx * (t448 * t448);
-    let t913 = -(cache.values[2] * t912);
-    let t914 = 0.7071067811865475 * cache.values[9] * t96 + t97 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t98;
-    let t915 = t19 * t98 + 0.5 * t18 * t96 + 0.7071067811865475 * cache.values[9] * t97;
-    let t916 = t99 * t499 * p.right_slider_inertia_xx
-        + t586 * t675 * p.right_slider_inertia_yy
-        + t587 * p.right_slider_inertia_zz * t678
-        + t516 * t914 * p.right_slider_inertia_zz
-        + t915 * t527 * p.right_slider_inertia_yy
-        + t348 * p.right_slider_inertia_xx * t193;
-    let t917 = cache.values[2] * t916 * cache.values[0];
-    let t918 = cache.values[11] * t320 + t32 * cache.values[10];
-    let t919 = t304 * t476 + t481 * t562 + t549 * t480 + t471 * t918 + t557 * t477
-        + t331 * t568;
-    let t920 = cache.values[0] * t919;
-    let t921 = -(cache.values[3] * cache.values[1] * t531);
-    let t922 = t915 * p.right_upper_inertia_yy * t527
-        + t586 * t675 * p.right_upper_inertia_yy + t587 * p.right_upper_inertia_zz * t678
-        + t99 * t499 * p.right_upper_inertia_xx + t516 * t914 * p.right_upper_inertia_zz
-        + t348 * p.right_upper_inertia_xx * t193;
-    let t923 = cache.values[2] * t922 * cache.values[0];
-    let t924 = 0.08333333333333333 * p.arm_mass * t331 * t424 * t542
-        + p.left_upper_inertia_xx * t342 * t414 + p.left_upper_inertia_xx * t320 * t448
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t32
-            * t542 + 0.08333333333333333 * p.arm_mass * t437 * t304 * t542
-        - 0.08333333333333333 * cache.values[5] * p.arm_mass * cache.values[2] * t296
-            * t542;
-    let t925 = t924 * cache.values[0];
-    let t926 = -(cache.values[3] * cache.values[0] * t588);
-    let t927 = t466 * t275;
-    let t928 = t107 * t240;
-    let t929 = (t927 + t928 + t849 + t851) * p.arm_mass;
-    let t930 = cache.values[2] * cache.values[0] * t574 + t503 * t0 + t155 * t502
-        + t576 * t171 + t155 * t507;
-    let t931 = -(cache.values[1] * t930);
-    let t932 = t109 * t236;
-    let t933 = t462 * t270;
-    let t934 = (t803 + t804 + t932 + t933) * p.left_lower_mass;
-    let t935 = p.arm_mass * (t927 + t928 + t850 + t852);
-    let t936 = p.arm_mass * (t735 + t891 + t737 + t892);
-    let t937 = -(cache.values[3] * t485 * cache.values[0]);
-    let t938 = t19 * t282 + 0.5 * t284 * t18
-        + 0.7071067811865475 * t283 * cache.values[9];
-    let t939 = t283 * cache.values[8] + 0.7071067811865475 * t284 * cache.values[9]
-        - 0.7071067811865475 * cache.values[9] * t282;
-    let t940 = t348 * p.right_upper_inertia_xx * t537
-        + t675 * p.right_upper_inertia_yy * t535 + t499 * p.right_upper_inertia_xx * t290
-        + t938 * p.right_upper_inertia_yy * t527 + t536 * p.right_upper_inertia_zz * t678
-        + t516 * p.right_upper_inertia_zz * t939;
-    let t941 = cache.values[2] * cache.values[1] * t940;
-    let t942 = t516 * p.right_slider_inertia_zz * t939
-        + t938 * t527 * p.right_slider_inertia_yy
-        + t536 * p.right_slider_inertia_zz * t678
-        + t675 * t535 * p.right_slider_inertia_yy
-        + t348 * p.right_slider_inertia_xx * t537
-        + t499 * p.right_slider_inertia_xx * t290;
-    let t943 = cache.values[2] * t942 * cache.values[1];
-    let t944 = t296 * t507 + t68 * t576 + t296 * t502 + t32 * t503
-        + cache.values[2] * cache.values[1] * t574;
-    let t945 = t944 * cache.values[0];
-    let t946 = (t805 + t806 + t932 + t933) * p.left_lower_mass;
-    let t947 = -(cache.values[3] * t551 * cache.values[1]);
-    let t948 = t164 * cache.values[11] + cache.values[10] * t0;
-    let t949 = t471 * t948 + t477 * t219 + t484 * t562 + t175 * t568 + t166 * t476
-        + t549 * t460;
-    let t950 = -(t949 * cache.values[1]);
-    let t951 = (t740 + t741 + t702 + t703) * p.right_slider_mass;
-    let t952 = t517 * t536 * p.right_slider_inertia_zz
-        + t418 * p.right_slider_inertia_xx * t537
-        + t322 * t499 * p.right_slider_inertia_xx
-        + t546 * t535 * p.right_slider_inertia_yy
-        + t516 * t904 * p.right_slider_inertia_zz
-        + t905 * t527 * p.right_slider_inertia_yy;
-    let t953 = t952 * cache.values[0];
-    let t954 = 0.08333333333333333 * p.arm_mass * t437 * t137 * t542
-        + 0.08333333333333333 * t175 * p.arm_mass * t542 * t398
-        + p.left_upper_inertia_xx * t142 * t448
-        + 0.08333333333333333 * p.arm_mass * t541 * t542 * t661 * cache.values[0]
-        + t191 * p.left_upper_inertia_xx * t356
-        - 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[3] * t155
-            * t542;
-    let t955 = cache.values[2] * t954 * cache.values[0];
-    let t956 = t250 * cache.values[11]
-        + cache.values[4] * cache.values[2] * cache.values[10] * cache.values[1];
-    let t957 = t471 * t956 + t476 * t291 + t477 * t663 + t481 * t645 + t659 * t480
-        + t331 * t654;
-    let t958 = cache.values[2] * t957 * cache.values[1];
-    let t959 = t696 + t697 + t699 + t704 + t706 + t707 + t709 + t711 + t712 + t714 + t878
-        + t883 + t887 + t888 + t890 + t893 + t895 + t897 + t898 + t900 + t901 + t903
-        + t907 + t909 + t911 + t913 + t917 + t920 + t921 + t923 + t925 + t926 + t929
-        + t931 + t934 + t935 + t936 + t937 + t941 + t943 + t945 + t946 + t947 + t950
-        + t951 + t953 + t955 + t958
-        - (t726 + t734 + t739 + t742 + t758 + t771 + t774 + t782 + t798 + t802 + t807
-            + t815 + t819 + t823 + t828 + t840 + t848 + t853 + t855 + t863 + t867 + t871
-            + t873 + t875);
-    let t960 = 0.5 * qd[0] * t450;
-    let t961 = 0.5 * t459 * qd[1];
-    let t962 = 0.5 * p.arm_length * t137 * t238;
-    let t963 = 0.5 * t206 * t331 * p.arm_length;
-    let t964 = 0.5 * p.arm_length * t463 * t291;
-    let t965 = 0.5 * t175 * p.arm_length * t57;
-    let t966 = p.arm_mass * (t962 + t963 + t964 + t965);
-    let t967 = t155 * t954;
-    let t968 = t37 * t204;
-    let t969 = t292 * t462;
-    let t970 = t664 * t244;
-    let t971 = t139 * t236;
-    let t972 = p.left_lower_mass * (t968 + t969 + t970 + t971);
-    let t973 = 0.5 * t36 * t206 * p.arm_length;
-    let t974 = 0.5 * t639 * t175 * p.arm_length;
-    let t975 = p.arm_mass * (t963 + t973 + t974 + t965);
-    let t976 = cache.values[4] * cache.values[2] * t755;
-    let t977 = t976 + t155 * t754 + t296 * t750;
-    let t978 = -(t977 * cache.values[0]);
-    let t979 = cache.values[4] * cache.values[2] * t622;
-    let t980 = t979 + t62 * t824 + t155 * t844 + t826 * t155 + t296 * t864;
-    let t981 = t980 * cache.values[0];
-    let t982 = t155 * t750 + t859 * t155 + cache.values[4] * t861 * cache.values[2]
-        + t62 * t754 + t860 * t296;
-    let t983 = -(t982 * cache.values[1]);
-    let t984 = t155 * t824;
-    let t985 = t984 + cache.values[4] * t560 * cache.values[2] + t826 * t296;
-    let t986 = -(t985 * cache.values[1]);
-    let t987 = cache.values[4] * cache.values[2] * t724 + t719 * t296 + t155 * t723;
-    let t988 = -(t987 * cache.values[1]);
-    let t989 = t817 * t296 + t976 + t719 * t155 + t62 * t723 + t816 * t155;
-    let t990 = t989 * cache.values[0];
-    let t991 = t979 + t155 * t846 + t824 * t296;
-    let t992 = -(t991 * cache.values[0]);
-    let t993 = t155 * t845 + t984 + t296 * t844 + t62 * t846
-        + cache.values[4] * cache.values[2] * t564;
-    let t994 = -(cache.values[1] * t993);
-    let t995 = t204 * t610;
-    let t996 = t55 * t244;
-    let t997 = p.left_lower_mass * (t968 + t970 + t995 + t996);
-    let t998 = t633 * t481 + t480 * t620 + t331 * t477 * cache.values[10] + t331 * t626
-        + t331 * cache.values[11] * t471 + t326 * t476;
-    let t999 = t998 * cache.values[0];
-    let t1000 = t175 * cache.values[11] * t471 + t633 * t484 + t175 * t626 + t176 * t476
-        + t620 * t460 + t175 * t477 * cache.values[10];
-    let t1001 = -(t1000 * cache.values[1]);
-    let t1002 = cache.values[4] * cache.values[2] * t899;
-    let t1003 = cache.values[4] * t482 * cache.values[2] * cache.values[1];
-    let t1004 = cache.values[4] * cache.values[2] * t485 * cache.values[0];
-    let t1005 = cache.values[4] * t560 * cache.values[2] * cache.values[1];
-    let t1006 = t296 * t896;
-    let t1007 = t175 * p.left_upper_inertia_xx * t448
-        + t191 * p.left_upper_inertia_xx * t437
-        + 0.08333333333333333 * t175 * p.arm_mass * t542 * t432
-        + 0.08333333333333333 * t176 * p.arm_mass * t437 * t542;
-    let t1008 = -(cache.values[1] * t1007);
-    let t1009 = cache.values[4] * cache.values[2] * t622 * cache.values[0];
-    let t1010 = p.arm_mass * (t962 + t964 + t973 + t974);
-    let t1011 = -(cache.values[4] * t894 * cache.values[3]);
-    let t1012 = t957 * t296;
-    let t1013 = p.left_upper_inertia_xx * t331 * t448
-        + p.left_upper_inertia_xx * t437 * t342
-        + 0.08333333333333333 * t326 * p.arm_mass * t437 * t542
-        + 0.08333333333333333 * p.arm_mass * t331 * t542 * t432;
-    let t1014 = t1013 * cache.values[0];
-    let t1015 = -(cache.values[4] * cache.values[3] * t912);
-    let t1016 = t155 * t877;
-    let t1017 = p.left_lower_mass * (t969 + t995 + t996 + t971);
-    let t1018 = cache.values[4] * cache.values[2] * t705;
-    let t1019 = t966 + t967 + t972 + t999 + t1001 + t1002 + t1003 + t1004 + t1005 + t1006
-        + t1008 + t1009 + t1010 + t1011 + t1012 + t1014 + t1015 + t1016 + t1017 + t1018
-        - (t975 + t978 + t981 + t983 + t986 + t988 + t990 + t992 + t994 + t997);
-    let t1020 = t47 * t193;
-    let t1021 = t290 * t467;
-    let t1022 = t99 * t230;
-    let t1023 = t537 * t199;
-    let t1024 = t1020 + t1021 + t1022 + t1023;
-    let t1025 = t1024 * p.right_slider_mass;
-    let t1026 = t89 * t199;
-    let t1027 = t687 * t193;
-    let t1028 = t1026 + t1021 + t1022 + t1027;
-    let t1029 = t1028 * p.right_slider_mass;
-    let t1030 = t1020 + t1026 + t1023 + t1027;
-    let t1031 = t1025 + t1029 - p.right_slider_mass * t1030;
-    let t1032 = t601 * t940;
-    let t1033 = 0.7071067811865475 * t439 + 0.7071067811865475 * t440;
-    let t1034 = t1033 * t908;
-    let t1035 = 0.7071067811865475 * t98 + 0.7071067811865475 * t96;
-    let t1036 = t595 * t1035;
-    let t1037 = 0.5 * t90 * p.arm_length * t197;
-    let t1038 = 0.5 * p.arm_length * t240 * t114;
-    let t1039 = 0.5 * t190 * p.arm_length * t681;
-    let t1040 = 0.5 * t466 * p.arm_length * t285;
-    let t1041 = p.arm_mass * (t1037 + t1038 + t1039 + t1040);
-    let t1042 = 0.7071067811865475 * cache.values[8] * t332
-        + 0.5 * cache.values[9] * t334 - 0.5000000000000001 * cache.values[9] * t335;
-    let t1043 = 0.7071067811865475 * cache.values[8] * t334
-        - 0.7071067811865475 * t335 * cache.values[8] - cache.values[9] * t332;
-    let t1044 = t1042 * p.right_upper_inertia_yy * t527
-        + t536 * t591 * p.right_upper_inertia_zz + t341 * t499 * p.right_upper_inertia_xx
-        + t516 * t1043 * p.right_upper_inertia_zz
-        + t597 * p.right_upper_inertia_yy * t535
-        + t441 * p.right_upper_inertia_xx * t537;
-    let t1045 = t1044 * cache.values[0];
-    let t1046 = t91 * t199;
-    let t1047 = t687 * t209;
-    let t1048 = t286 * t467;
-    let t1049 = t230 * t115;
-    let t1050 = (t1046 + t1047 + t1048 + t1049) * p.right_slider_mass;
-    let t1051 = 0.7071067811865475 * t184 * cache.values[8] - t181 * cache.values[9]
-        - 0.7071067811865475 * cache.values[8] * t183;
-    let t1052 = 0.5 * cache.values[9] * t184
-        + 0.7071067811865475 * t181 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t183;
-    let t1053 = t441 * p.right_slider_inertia_xx * t193
-        + t516 * t1051 * p.right_slider_inertia_zz
-        + t597 * t586 * p.right_slider_inertia_yy
-        + t499 * t190 * p.right_slider_inertia_xx
-        + t1052 * t527 * p.right_slider_inertia_yy
-        + t591 * t587 * p.right_slider_inertia_zz;
-    let t1054 = -(cache.values[1] * t1053);
-    let t1055 = t1033 * t588;
-    let t1056 = t582 * t730 + t731 * t589 + t799 * t601 + t582 * t779 + t1055;
-    let t1057 = t1056 * cache.values[0];
-    let t1058 = t1033 * t595;
-    let t1059 = t820 * t601 + t766 * t582 + t768 * t589 + t582 * t821 + t1058;
-    let t1060 = t1059 * cache.values[0];
-    let t1061 = t767 * t582 + t601 * t768 + t1058;
-    let t1062 = -(t1061 * cache.values[0]);
-    let t1063 = t582 * t731;
-    let t1064 = t1033 * t538 + t601 * t730 + t1063;
-    let t1065 = -(t1064 * cache.values[1]);
-    let t1066 = t582 * t768;
-    let t1067 = t1066 + t551 * t1033 + t821 * t601;
-    let t1068 = -(t1067 * cache.values[1]);
-    let t1069 = t47 * t209;
-    let t1070 = t584 * t199;
-    let t1071 = (t1046 + t1047 + t1069 + t1070) * p.right_slider_mass;
-    let t1072 = t779 * t601 + t529 * t1033 + t582 * t780 + t1063 + t778 * t589;
-    let t1073 = -(t1072 * cache.values[1]);
-    let t1074 = 0.5 * t341 * p.arm_length * t197;
-    let t1075 = 0.5 * t59 * t190 * p.arm_length;
-    let t1076 = p.arm_mass * (t1037 + t1039 + t1074 + t1075);
-    let t1077 = t582 * t778 + t731 * t601 + t1055;
-    let t1078 = -(cache.values[0] * t1077);
-    let t1079 = t544 * t1033 + t766 * t601 + t1066 + t759 * t582 + t767 * t589;
-    let t1080 = -(t1079 * cache.values[1]);
-    let t1081 = 0.7071067811865475 * t282 + 0.7071067811865475 * t284;
-    let t1082 = t1081 * t538;
-    let t1083 = 0.7071067811865475 * t347 + 0.7071067811865475 * t345;
-    let t1084 = t882 * t1083;
-    let t1085 = (t1069 + t1048 + t1049 + t1070) * p.right_slider_mass;
-    let t1086 = t942 * t601;
-    let t1087 = t1035 * t588;
-    let t1088 = t516 * t1051 * p.right_upper_inertia_zz
-        + t1052 * p.right_upper_inertia_yy * t527
-        + t591 * t587 * p.right_upper_inertia_zz + t499 * t190 * p.right_upper_inertia_xx
-        + t597 * t586 * p.right_upper_inertia_yy
-        + t441 * p.right_upper_inertia_xx * t193;
-    let t1089 = -(t1088 * cache.values[1]);
-    let t1090 = t1083 * t902;
-    let t1091 = t1042 * t527 * p.right_slider_inertia_yy
-        + t441 * p.right_slider_inertia_xx * t537
-        + t597 * t535 * p.right_slider_inertia_yy
-        + t516 * t1043 * p.right_slider_inertia_zz
-        + t341 * t499 * p.right_slider_inertia_xx
-        + t536 * t591 * p.right_slider_inertia_zz;
-    let t1092 = t1091 * cache.values[0];
-    let t1093 = t922 * t582;
-    let t1094 = p.arm_mass * (t1038 + t1074 + t1040 + t1075);
-    let t1095 = t1033 * t710;
-    let t1096 = t1081 * t551;
-    let t1097 = t916 * t582;
-    let t1098 = t1032 + t1034 + t1036 + t1041 + t1045 + t1050 + t1054 + t1082 + t1084
-        + t1085 + t1086 + t1087 + t1089 + t1090 + t1092 + t1093 + t1094 + t1095 + t1096
-        + t1097
-        - (t1057 + t1060 + t1062 + t1065 + t1068 + t1071 + t1073 + t1076 + t1078
-            + t1080);
-    let t1099 = p.right_slider_mass * (2.0 * t687 * t199 + 2.0 * t47 * t199);
-    let t1100 = -((t719 * cache.values[0] - t723 * cache.values[1]) * cache.values[1]);
-    let t1101 = -((t860 * cache.values[0] - t754 * cache.values[0]
-        - cache.values[1] * t750 - t859 * cache.values[1]) * cache.values[1]);
-    let t1102 = p.arm_mass * (2.0 * t681 * t197 + 2.0 * t59 * t197);
-    let t1103 = -((t731 * cache.values[0] - t778 * cache.values[1]) * cache.values[0]);
-    let t1104 = -(cache.values[1] * t731);
-    let t1105 = -((t779 * cache.values[0] + t1104 - cache.values[1] * t780
-        - t778 * cache.values[0]) * cache.values[1]);
-    let t1106 = -((t750 * cache.values[0] - t754 * cache.values[1]) * cache.values[0]);
-    let t1107 = -(t824 * cache.values[1]);
-    let t1108 = -((t826 * cache.values[0] + t1107) * cache.values[1]);
-    let t1109 = -(cache.values[1] * (cache.values[0] * t833 - t837 * cache.values[1]));
-    let t1110 = -(cache.values[1]
-        * (t844 * cache.values[0] + t1107 - t845 * cache.values[1]
-            - t846 * cache.values[0]));
-    let t1111 = -((t790 * cache.values[0] - cache.values[1] * t796) * cache.values[0]);
-    let t1112 = (t817 * cache.values[0] - t816 * cache.values[1] - t723 * cache.values[0]
-        - t719 * cache.values[1]) * cache.values[0];
-    let t1113 = (t799 * cache.values[0] - cache.values[1] * t730 - cache.values[1] * t779
-        - t731 * cache.values[0]) * cache.values[0];
-    let t1114 = -(cache.values[1] * t768);
-    let t1115 = -((t1114 + t821 * cache.values[0]) * cache.values[1]);
-    let t1116 = -(cache.values[1]
-        * (t766 * cache.values[0] + t1114 - t767 * cache.values[0]
-            - t759 * cache.values[1]));
-    let t1117 = (2.0 * t664 * t204 + 2.0 * t55 * t204) * p.left_lower_mass;
-    let t1118 = -((t1104 + cache.values[0] * t730) * cache.values[1]);
-    let t1119 = (t820 * cache.values[0] - t766 * cache.values[1] - t821 * cache.values[1]
-        - cache.values[0] * t768) * cache.values[0];
-    let t1120 = p.arm_mass * (2.0 * t639 * t206 + 2.0 * t206 * t57);
-    let t1121 = (t868 * cache.values[0] - t837 * cache.values[0] - t869 * cache.values[1]
-        - cache.values[1] * t833) * cache.values[0];
-    let t1122 = -((t813 * cache.values[0] - t796 * cache.values[0]
-        - t790 * cache.values[1] - cache.values[1] * t812) * cache.values[1]);
-    let t1123 = (t864 * cache.values[0] - t844 * cache.values[1] - t824 * cache.values[0]
-        - t826 * cache.values[1]) * cache.values[0];
-    let t1124 = -((t824 * cache.values[0] - cache.values[1] * t846) * cache.values[0]);
-    let t1125 = -((cache.values[0] * t768 - t767 * cache.values[1]) * cache.values[0]);
-    let t1126 = -(t708 * cache.values[1]);
-    let t1127 = t940 * cache.values[0];
-    let t1128 = -(t922 * cache.values[1]);
-    let t1129 = (t263 * t462 + t130 * t236 + t55 * t204 + t664 * t204)
-        * p.left_lower_mass;
-    let t1130 = t942 * cache.values[0];
-    let t1131 = p.arm_mass * (t128 * t238 + t265 * t463 + t206 * t57 + t639 * t206);
-    let t1132 = t896 * cache.values[0];
-    let t1133 = t957 * cache.values[0];
-    let t1134 = -(cache.values[1] * t877);
-    let t1135 = t695 * cache.values[0];
-    let t1136 = -(t916 * cache.values[1]);
-    let t1137 = (t255 * t467 + t687 * t199 + t230 * t122 + t47 * t199)
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.values[0]
+        - base_yaw_velocity_v_y * base_yaw_rotation_01;
+    let t49 = -(cache.values[0] * hub_composite_momentum_f_x);
+    let t50 = hub_composite_momentum_f_y * base_yaw_rotation_01;
+    let t51 = -(hub_composite_rate_hd_x * cache.values[0]
+        - hub_composite_rate_hd_y * base_yaw_rotation_01);
+    let base_pitch_coriolis_column_f_z = base_pitch_subspace_rate_v_z
+        * hub_composite_inertia_m + 0.5 * (t49 + t50 + t51)
+        - (hub_composite_inertia_h_x * base_pitch_subspace_rate_w_y
+            - hub_composite_inertia_h_y * base_pitch_subspace_rate_w_x);
+    let t52 = hub_composite_momentum_f_y * base_pitch_rotation_00;
+    let t53 = -(base_pitch_rotation_10 * hub_composite_rate_hd_x
+        - hub_composite_rate_hd_y * base_pitch_rotation_00);
+    let t54 = -(base_pitch_rotation_10 * hub_composite_momentum_f_x);
+    let base_roll_subspace_rate_v_z = base_roll_subspace_v_y * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * base_pitch_rotation_10
+        - base_pitch_velocity_w_y * base_roll_subspace_v_x
+        - base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_roll_coriolis_column_f_z = 0.5 * (t52 + t53 + t54)
+        + base_roll_subspace_rate_v_z * hub_composite_inertia_m
+        - (base_roll_subspace_rate_w_y * hub_composite_inertia_h_x
+            - hub_composite_inertia_h_y * base_roll_subspace_rate_w_x);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x * left_upper_subspace_v_y
+        + base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * base_roll_rotation_02
+        - left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let t55 = -(base_roll_rotation_12 * left_upper_composite_momentum_f_x);
+    let t56 = -(base_roll_rotation_12 * left_upper_composite_rate_hd_x
+        - left_upper_composite_rate_hd_y * base_roll_rotation_02);
+    let t57 = left_upper_composite_momentum_f_y * base_roll_rotation_02;
+    let left_upper_coriolis_column_f_z = left_upper_subspace_rate_v_z
+        * left_upper_composite_inertia_m + 0.5 * (t55 + t56 + t57)
+        - (left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_y
+            - left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_x);
+    let right_upper_subspace_rate_v_z = right_upper_axis_y * base_roll_velocity_v_x
+        + right_upper_subspace_v_y * base_roll_velocity_w_x
+        - right_upper_axis_x * base_roll_velocity_v_y
+        - right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let t58 = -(right_upper_axis_y * right_upper_composite_rate_hd_x
+        - right_upper_axis_x * right_upper_composite_rate_hd_y);
+    let t59 = right_upper_axis_x * right_upper_composite_momentum_f_y;
+    let t60 = -(right_upper_axis_y * right_upper_composite_momentum_f_x);
+    let right_upper_coriolis_column_f_z = right_upper_subspace_rate_v_z
+        * right_upper_composite_inertia_m + 0.5 * (t58 + t59 + t60)
+        - (right_upper_subspace_rate_w_y * right_upper_composite_inertia_h_x
+            - right_upper_subspace_rate_w_x * right_upper_composite_inertia_h_y);
+    let left_lower_subspace_rate_v_z = left_upper_rotation_11 * left_upper_velocity_v_x
+        + left_lower_subspace_v_y * left_upper_velocity_w_x
+        - left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * left_lower_subspace_v_x;
+    let t61 = left_upper_rotation_01 * left_lower_momentum_f_y;
+    let t62 = -(left_upper_rotation_11 * left_lower_composite_rate_hd_x
+        - left_upper_rotation_01 * left_lower_composite_rate_hd_y);
+    let t63 = -(left_lower_momentum_f_x * left_upper_rotation_11);
+    let left_lower_coriolis_column_f_z = left_lower_subspace_rate_v_z * p.left_lower_mass
+        + 0.5 * (t61 + t62 + t63)
+        - (left_lower_inertia_h_x * left_lower_subspace_rate_w_y
+            - left_lower_subspace_rate_w_x * left_lower_inertia_h_y);
+    let right_slider_subspace_rate_v_z = right_upper_rotation_10
+        * right_upper_velocity_w_x - right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_slider_coriolis_column_f_z = right_slider_subspace_rate_v_z
         * p.right_slider_mass;
-    let t1138 = (t59 * t197 + t681 * t197 + t466 * t257 + t240 * t132) * p.arm_mass;
-    let t1139 = -(t954 * cache.values[1]);
-    let t1140 = t1126 + t1127 + t1128 + t1129 + t1130 + t1131 + t1132 + t1133 + t1134
-        + t1135 + t1136 + t1137 + t1138 + t1139;
-    let t1141 = t480 * t496 + t481 * t490 + t331 * t492 + t471 * t480 + t473 * t477;
-    let t1142 = t1141 * cache.values[0];
-    let t1143 = t137 * t485;
-    let t1144 = t175 * t877;
-    let t1145 = t36 * t754 + t861 * t437 + t175 * t859 + t331 * t860 + t175 * t750;
-    let t1146 = -(t1145 * cache.values[1]);
-    let t1147 = t437 * t755;
-    let t1148 = t331 * t817 + t175 * t816 + t36 * t723 + t175 * t719 + t1147;
-    let t1149 = t1148 * cache.values[0];
-    let t1150 = 0.1 * t664 * t213;
-    let t1151 = 0.1 * t204 * t79;
-    let t1152 = 0.1 * t473 * t204;
-    let t1153 = 0.1 * t213 * t55;
-    let t1154 = (t1150 + t1151 + t1152 + t1153) * p.left_lower_mass;
-    let t1155 = t331 * t750 + t1147 + t175 * t754;
-    let t1156 = -(t1155 * cache.values[0]);
-    let t1157 = t175 * t723 + t719 * t331 + t437 * t724;
-    let t1158 = -(cache.values[1] * t1157);
-    let t1159 = 0.1 * t251 * t462;
-    let t1160 = 0.1 * t236 * t143;
-    let t1161 = (t1159 + t1160 + t1152 + t1153) * p.left_lower_mass;
-    let t1162 = t894 * t398;
-    let t1163 = (t1150 + t1159 + t1151 + t1160) * p.left_lower_mass;
-    let t1164 = t331 * t957;
-    let t1165 = t437 * t899;
-    let t1166 = t482 * t291;
-    let t1167 = t175 * t492 + t471 * t460 + t496 * t460 + t213 * t477 + t484 * t490;
-    let t1168 = -(t1167 * cache.values[1]);
-    let t1169 = t1142 + t1143 + t1144 + t1161 + t1162 + t1163 + t1164 + t1165 + t1166
-        + t1168 - (t1146 + t1149 + t1154 + t1156 + t1158);
-    let t1170 = t510 + t512 + t534 + t550 + t563 + t569;
-    let t1171 = t437 * t1170;
-    let t1172 = t175 * t949;
-    let t1173 = t472 + t491 + t493 + t495 + t497;
-    let t1174 = -(cache.values[3] * t1173);
-    let t1175 = cache.values[2] * cache.values[1] * t1141;
-    let t1176 = t482 * t304;
-    let t1177 = t1148 * cache.values[2] * cache.values[1];
-    let t1178 = cache.values[2] * cache.values[0] * t1157;
-    let t1179 = -(t1155 * cache.values[2] * cache.values[1]);
-    let t1180 = t479 + t483 + t486 + t487;
-    let t1181 = -(cache.values[3] * t1180);
-    let t1182 = 0.1 * t213 * t75;
-    let t1183 = 0.1 * t473 * t220;
-    let t1184 = 0.1 * t213 * t558;
-    let t1185 = 0.1 * t79 * t220;
-    let t1186 = p.left_lower_mass * (t1182 + t1183 + t1184 + t1185);
-    let t1187 = cache.values[2] * t1145 * cache.values[0];
-    let t1188 = t894 * t424;
-    let t1189 = cache.values[2] * t1167 * cache.values[0];
-    let t1190 = t166 * t485;
-    let t1191 = 0.1 * t236 * t165;
-    let t1192 = 0.1 * t321 * t462;
-    let t1193 = (t1191 + t1182 + t1183 + t1192) * p.left_lower_mass;
-    let t1194 = t331 * t919;
-    let t1195 = (t1191 + t1192 + t1184 + t1185) * p.left_lower_mass;
-    let t1196 = t1171 + t1172 + t1174 + t1175 + t1176 + t1188 + t1189 + t1190 + t1193
-        + t1194 + t1195 - (t1177 + t1178 + t1179 + t1181 + t1186 + t1187);
-    let t1197 = 0.7071067811865475 * t417
-        - 0.33900504942104487 * cache.values[4] * cache.values[2];
-    let t1198 = t1197 * t902;
-    let t1199 = 0.7071067811865475 * t157 - 0.33900504942104487 * t155;
-    let t1200 = t588 * t1199;
-    let t1201 = 0.7071067811865475 * t297 - 0.33900504942104487 * t296;
-    let t1202 = t1201 * t551;
-    let t1203 = t1079 * cache.values[2] * cache.values[0];
-    let t1204 = 0.5 * t216 * t90 * p.arm_length;
-    let t1205 = 0.5 * t190 * p.arm_length * t73;
-    let t1206 = 0.5 * t190 * p.arm_length * t566;
-    let t1207 = 0.5 * t341 * t216 * p.arm_length;
-    let t1208 = p.arm_mass * (t1204 + t1205 + t1206 + t1207);
-    let t1209 = cache.values[2] * t1067 * cache.values[0];
-    let t1210 = t583 + t590 + t593 + t604;
-    let t1211 = -(t1210 * cache.values[3]);
-    let t1212 = t594 + t596 + t602 + t606;
-    let t1213 = -(cache.values[3] * t1212);
-    let t1214 = cache.values[2] * t1072 * cache.values[0];
-    let t1215 = t1059 * cache.values[2] * cache.values[1];
-    let t1216 = cache.values[2] * t1064 * cache.values[0];
-    let t1217 = -(cache.values[2] * cache.values[1] * t1077);
-    let t1218 = -(cache.values[2] * cache.values[1] * t1061);
-    let t1219 = cache.values[2] * t1056 * cache.values[1];
-    let t1220 = t224 * t584;
-    let t1221 = t224 * t91;
-    let t1222 = t524 * t209;
-    let t1223 = t71 * t209;
-    let t1224 = (t1220 + t1221 + t1222 + t1223) * p.right_slider_mass;
-    let t1225 = t906 * t601;
-    let t1226 = t230 * t161;
-    let t1227 = t300 * t467;
-    let t1228 = p.right_slider_mass * (t1226 + t1221 + t1222 + t1227);
-    let t1229 = t500 + t518 + t547;
-    let t1230 = t1229 * t1033;
-    let t1231 = t582 * t886;
-    let t1232 = (t1220 + t1226 + t1227 + t1223) * p.right_slider_mass;
-    let t1233 = cache.values[2] * t1044 * cache.values[1];
-    let t1234 = t1088 * cache.values[2] * cache.values[0];
-    let t1235 = 0.5 * t159 * p.arm_length * t240;
-    let t1236 = 0.5 * t299 * t466 * p.arm_length;
-    let t1237 = p.arm_mass * (t1235 + t1204 + t1236 + t1206);
-    let t1238 = t513 + t554 + t573;
-    let t1239 = t1238 * t1033;
-    let t1240 = t1091 * cache.values[2] * cache.values[1];
-    let t1241 = t1201 * t538;
-    let t1242 = t910 * t582;
-    let t1243 = t581 + t603 + t605;
-    let t1244 = -(cache.values[3] * t1243);
-    let t1245 = t592 + t598 + t599;
-    let t1246 = -(t1245 * cache.values[3]);
-    let t1247 = t595 * t1199;
-    let t1248 = t952 * t601;
-    let t1249 = cache.values[2] * t1053 * cache.values[0];
-    let t1250 = p.arm_mass * (t1235 + t1236 + t1205 + t1207);
-    let t1251 = t1197 * t882;
-    let t1252 = t1198 + t1200 + t1202 + t1225 + t1228 + t1230 + t1231 + t1232 + t1233
-        + t1234 + t1237 + t1239 + t1240 + t1241 + t1242 + t1244 + t1246 + t1247 + t1248
-        + t1249 + t1250 + t1251
-        - (t1203 + t1208 + t1209 + t1211 + t1213 + t1214 + t1215 + t1216 + t1217 + t1218
-            + t1219 + t1224);
-    let t1253 = cache.values[2] * t1007 * cache.values[0];
-    let t1254 = t560 * t32;
-    let t1255 = t713 * t155;
-    let t1256 = t482 * t32;
-    let t1257 = t485 * t0;
-    let t1258 = 0.5 * t304 * p.arm_length * t463;
-    let t1259 = 0.5 * p.arm_length * t166 * t238;
-    let t1260 = 0.5 * t175 * p.arm_length * t520;
-    let t1261 = 0.5 * t36 * p.arm_length * t222;
-    let t1262 = p.arm_mass * (t1258 + t1259 + t1260 + t1261);
-    let t1263 = t1013 * cache.values[2] * cache.values[1];
-    let t1264 = t616 + t619;
-    let t1265 = -(cache.values[3] * t1264);
-    let t1266 = t514 + t543 + t572;
-    let t1267 = cache.values[4] * cache.values[2] * t1266;
-    let t1268 = cache.values[2] * t1000 * cache.values[0];
-    let t1269 = t949 * t155;
-    let t1270 = t924 * t296;
-    let t1271 = 0.5 * t331 * p.arm_length * t222;
-    let t1272 = 0.5 * t65 * t175 * p.arm_length;
-    let t1273 = p.arm_mass * (t1271 + t1258 + t1259 + t1272);
-    let t1274 = t622 * t0;
-    let t1275 = cache.values[4] * cache.values[2] * t1170;
-    let t1276 = t609 + t617 + t621 + t627 + t629 + t634;
-    let t1277 = -(cache.values[3] * t1276);
-    let t1278 = t982 * cache.values[2] * cache.values[0];
-    let t1279 = cache.values[2] * t985 * cache.values[0];
-    let t1280 = -(t991 * cache.values[2] * cache.values[1]);
-    let t1281 = cache.values[2] * t987 * cache.values[0];
-    let t1282 = t614 + t618 + t625 + t628;
-    let t1283 = -(cache.values[3] * t1282);
-    let t1284 = -(t977 * cache.values[2] * cache.values[1]);
-    let t1285 = t75 * t244;
-    let t1286 = t558 * t244;
-    let t1287 = t610 * t220;
-    let t1288 = t37 * t220;
-    let t1289 = (t1285 + t1286 + t1287 + t1288) * p.left_lower_mass;
-    let t1290 = t989 * cache.values[2] * cache.values[1];
-    let t1291 = t980 * cache.values[2] * cache.values[1];
-    let t1292 = t612 + t623 + t624 + t631;
-    let t1293 = -(cache.values[3] * t1292);
-    let t1294 = cache.values[2] * t993 * cache.values[0];
-    let t1295 = p.arm_mass * (t1271 + t1260 + t1261 + t1272);
-    let t1296 = -(cache.values[5] * cache.values[2] * t912);
-    let t1297 = t306 * t462;
-    let t1298 = t168 * t236;
-    let t1299 = p.left_lower_mass * (t1297 + t1286 + t1288 + t1298);
-    let t1300 = t296 * t919;
-    let t1301 = -(cache.values[5] * t894 * cache.values[2]);
-    let t1302 = (t1297 + t1285 + t1287 + t1298) * p.left_lower_mass;
-    let t1303 = cache.values[2] * t998 * cache.values[1];
-    let t1304 = t1253 + t1254 + t1255 + t1256 + t1257 + t1262 + t1263 + t1265 + t1267
-        + t1268 + t1269 + t1270 + t1273 + t1274 + t1275 + t1277 + t1296 + t1299 + t1300
-        + t1301 + t1302 + t1303
-        - (t1278 + t1279 + t1280 + t1281 + t1283 + t1284 + t1289 + t1290 + t1291 + t1293
-            + t1294 + t1295);
-    let t1305 = t224 * t537;
-    let t1306 = t89 * t224;
-    let t1307 = t71 * t193;
-    let t1308 = t524 * t193;
-    let t1309 = t1305 + t1306 + t1307 + t1308;
-    let t1310 = t322 * t467;
-    let t1311 = t230 * t158;
-    let t1312 = t1305 + t1310 + t1311 + t1307;
-    let t1313 = t1312 * p.right_slider_mass;
-    let t1314 = t1310 + t1306 + t1311 + t1308;
-    let t1315 = p.right_slider_mass * t1314;
-    let t1316 = t1313 + t1315 - t1309 * p.right_slider_mass;
-    let t1317 = (2.0 * t75 * t220 + 2.0 * t558 * t220) * p.left_lower_mass;
-    let t1318 = cache.values[2] * t839 * cache.values[0];
-    let t1319 = -(cache.values[2] * cache.values[1] * t872);
-    let t1320 = -(cache.values[2] * t773 * cache.values[1]);
-    let t1321 = -((t545 + t552) * cache.values[3]);
-    let t1322 = cache.values[2] * cache.values[1] * t818;
-    let t1323 = cache.values[2] * t862 * cache.values[0];
-    let t1324 = cache.values[2] * t827 * cache.values[0];
-    let t1325 = -(cache.values[3] * (t530 + t539));
-    let t1326 = p.right_slider_mass * (2.0 * t224 * t524 + 2.0 * t224 * t71);
-    let t1327 = cache.values[2] * t733 * cache.values[0];
-    let t1328 = -(cache.values[2] * t797 * cache.values[1]);
-    let t1329 = cache.values[2] * t801 * cache.values[1];
-    let t1330 = -((t506 + t532) * cache.values[3]);
-    let t1331 = -(cache.values[3] * (t556 + t570));
-    let t1332 = t814 * cache.values[2] * cache.values[0];
-    let t1333 = t822 * cache.values[2] * cache.values[1];
-    let t1334 = -(cache.values[2] * cache.values[1] * t757);
-    let t1335 = cache.values[2] * cache.values[1] * t870;
-    let t1336 = p.arm_mass * (2.0 * t216 * t566 + 2.0 * t216 * t73);
-    let t1337 = t854 * cache.values[2] * cache.values[0];
-    let t1338 = cache.values[2] * t725 * cache.values[0];
-    let t1339 = cache.values[2] * cache.values[1] * t866;
-    let t1340 = cache.values[2] * t770 * cache.values[0];
-    let t1341 = -(t874 * cache.values[2] * cache.values[1]);
-    let t1342 = cache.values[2] * cache.values[0] * t847;
-    let t1343 = -(cache.values[3] * (t561 + t565));
-    let t1344 = cache.values[2] * t781 * cache.values[0];
-    let t1345 = p.arm_mass * (2.0 * t520 * t222 + 2.0 * t65 * t222);
-    let t1346 = cache.values[2] * cache.values[1] * t919;
-    let t1347 = -(cache.values[3] * (t508 + t509 + t553 + t575 + t577));
-    let t1348 = cache.values[2] * t930 * cache.values[0];
-    let t1349 = p.arm_mass * (t65 * t222 + t238 * t150 + t463 * t310 + t520 * t222);
-    let t1350 = cache.values[2] * t886 * cache.values[0];
-    let t1351 = t906 * cache.values[2] * cache.values[1];
-    let t1352 = t713 * cache.values[2] * cache.values[0];
-    let t1353 = p.arm_mass * (t216 * t73 + t216 * t566 + t152 * t240 + t466 * t315);
-    let t1354 = -(cache.values[3] * t1170);
-    let t1355 = t949 * cache.values[2] * cache.values[0];
-    let t1356 = -(t1229 * cache.values[3]);
-    let t1357 = p.left_lower_mass
-        * (t75 * t220 + t558 * t220 + t148 * t236 + t312 * t462);
-    let t1358 = cache.values[2] * t910 * cache.values[0];
-    let t1359 = (t145 * t230 + t224 * t71 + t224 * t524 + t467 * t317)
+    let base_x_coriolis_column_n_z = 0.5 * (t12 + hub_composite_momentum_f_y);
+    let base_y_coriolis_column_n_z = 0.5
+        * (hub_composite_rate_hd_x - hub_composite_momentum_f_x);
+    let t64 = q[0] * t33;
+    let t65 = t17 * q[2];
+    let t66 = q[1] * t11;
+    let t67 = 2.0 * (t64 + t65 + t66);
+    let t68 = -0.2593433800522308 * cache.values[8]
+        - 0.9318339303627353 * cache.values[9];
+    let t69 = 0.29668068685399207 * cache.values[9]
+        - 0.1416799342470381 * cache.values[8];
+    let t70 = 0.9553364891256061 * cache.values[8]
+        - 0.20896434210788312 * cache.values[9];
+    let right_upper_rotation_22 = base_roll_rotation_21 * t68
+        + t69 * base_pitch_rotation_20 + t70 * base_roll_rotation_22;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t68
+        + base_roll_rotation_02 * t70 + t69 * base_pitch_rotation_00;
+    let t71 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
+        + 0.14776010333066977 * cache.values[8];
+    let t72 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
+        - 0.2097849255215404 * cache.values[8];
+    let t73 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
+        - 0.18338346269077238 * cache.values[9];
+    let right_upper_rotation_01 = t71 * base_roll_rotation_02
+        + t72 * base_pitch_rotation_00 + t73 * base_roll_rotation_01;
+    let right_upper_rotation_21 = t71 * base_roll_rotation_22
+        + t73 * base_roll_rotation_21 + base_pitch_rotation_20 * t72;
+    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
+        * right_upper_rotation_02
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let t74 = -(right_upper_inertia_com_02 * right_upper_velocity_w_y);
+    let right_upper_rotation_11 = base_roll_rotation_12 * t71
+        + base_pitch_rotation_10 * t72 + t73 * base_roll_rotation_11;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t68
+        + base_roll_rotation_12 * t70 + t69 * base_pitch_rotation_10;
+    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
+        * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
+    let t75 = right_upper_velocity_w_x * right_slider_inertia_com_12;
+    let t76 = t15 * right_slider_position_z;
+    let t77 = right_slider_position_x * t32;
+    let t78 = right_slider_position_y * t9;
+    let t79 = 2.0 * (t77 + t76 + t78);
+    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let t80 = -(right_slider_inertia_com_02 * right_upper_velocity_w_y);
+    let right_slider_composite_rate_id_22 = t75 + t75
+        + (t79 - (t76 + t76)) * p.right_slider_mass + t80 + t80;
+    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
+        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
+    let t81 = right_upper_inertia_com_12 * right_upper_velocity_w_x;
+    let t82 = right_upper_com_z * t16;
+    let t83 = right_upper_com_y * t10;
+    let t84 = right_upper_com_x * t31;
+    let t85 = 2.0 * (t83 + t84 + t82);
+    let right_upper_composite_rate_id_22 = t74 + t74 + right_slider_composite_rate_id_22
+        + t81 + t81 + p.arm_mass * (t85 - (t82 + t82));
+    let t86 = p.hub_inertia_zz * base_roll_rotation_02
+        + p.hub_inertia_yz * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.hub_inertia_xz;
+    let t87 = base_roll_rotation_02 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_01
+        + p.hub_inertia_xx * base_pitch_rotation_00;
+    let t88 = base_roll_rotation_01 * p.hub_inertia_yy
+        + p.hub_inertia_yz * base_roll_rotation_02
+        + p.hub_inertia_xy * base_pitch_rotation_00;
+    let hub_inertia_com_02 = t86 * base_roll_rotation_22 + base_pitch_rotation_20 * t87
+        + t88 * base_roll_rotation_21;
+    let t89 = -(hub_inertia_com_02 * base_roll_velocity_w_y);
+    let t90 = base_roll_rotation_12 * p.hub_inertia_zz
+        + p.hub_inertia_yz * base_roll_rotation_11
+        + base_pitch_rotation_10 * p.hub_inertia_xz;
+    let t91 = p.hub_inertia_xy * base_pitch_rotation_10
+        + base_roll_rotation_11 * p.hub_inertia_yy
+        + base_roll_rotation_12 * p.hub_inertia_yz;
+    let t92 = base_pitch_rotation_10 * p.hub_inertia_xx
+        + base_roll_rotation_12 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_11;
+    let hub_inertia_com_12 = t90 * base_roll_rotation_22 + t91 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t92;
+    let t93 = base_roll_velocity_w_x * hub_inertia_com_12;
+    let t94 = p.arm_length * p.arm_length;
+    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_21 * t94
+        + 0.08333333333333333 * p.arm_mass * t94 * base_roll_rotation_02
+            * base_roll_rotation_22
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
+    let t95 = -(left_upper_inertia_com_02 * left_upper_velocity_w_y);
+    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_21 * t94
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t94
+            * base_roll_rotation_22;
+    let t96 = left_upper_inertia_com_12 * left_upper_velocity_w_x;
+    let t97 = left_lower_com_x * t35;
+    let t98 = t14 * left_lower_com_z;
+    let t99 = t7 * left_lower_com_y;
+    let t100 = 2.0 * (t97 + t98 + t99);
+    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
+        + cache.values[11] * left_upper_rotation_10;
+    let t101 = p.left_lower_inertia_yz * left_upper_rotation_11
+        + p.left_lower_inertia_xz * left_lower_rotation_10
+        + p.left_lower_inertia_zz * left_lower_rotation_12;
+    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
+        + cache.values[10] * base_roll_rotation_22;
+    let t102 = left_lower_rotation_10 * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xz * left_lower_rotation_12
+        + p.left_lower_inertia_xy * left_upper_rotation_11;
+    let t103 = p.left_lower_inertia_yz * left_lower_rotation_12
+        + left_upper_rotation_11 * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_10;
+    let left_lower_inertia_com_12 = t101 * left_lower_rotation_22
+        + t102 * left_lower_rotation_20 + left_upper_rotation_21 * t103;
+    let t104 = left_lower_velocity_w_x * left_lower_inertia_com_12;
+    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
+        + cache.values[10] * base_roll_rotation_02;
+    let t105 = left_upper_rotation_01 * p.left_lower_inertia_yz
+        + left_lower_rotation_00 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_zz * left_lower_rotation_02;
+    let t106 = p.left_lower_inertia_xy * left_lower_rotation_00
+        + left_upper_rotation_01 * p.left_lower_inertia_yy
+        + left_lower_rotation_02 * p.left_lower_inertia_yz;
+    let t107 = left_lower_rotation_02 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * left_upper_rotation_01
+        + left_lower_rotation_00 * p.left_lower_inertia_xx;
+    let left_lower_inertia_com_02 = t105 * left_lower_rotation_22
+        + t106 * left_upper_rotation_21 + t107 * left_lower_rotation_20;
+    let t108 = -(left_lower_velocity_w_y * left_lower_inertia_com_02);
+    let left_lower_composite_rate_id_22 = p.left_lower_mass * (t100 - (t98 + t98)) + t104
+        + t104 + t108 + t108;
+    let t109 = t34 * left_upper_com_x;
+    let t110 = t8 * left_upper_com_y;
+    let t111 = t13 * left_upper_com_z;
+    let t112 = 2.0 * (t109 + t110 + t111);
+    let left_upper_composite_rate_id_22 = t95 + t95 + t96 + t96
+        + left_lower_composite_rate_id_22 + p.arm_mass * (t112 - (t111 + t111));
+    let hub_composite_rate_id_22 = p.hub_mass * (t67 - (t65 + t65))
+        + right_upper_composite_rate_id_22 + t89 + t89 + t93 + t93
+        + left_upper_composite_rate_id_22;
+    let base_yaw_coriolis_row_n_z = 0.5
+        * (hub_composite_rate_id_22 + hub_composite_rate_hd_x * base_yaw_subspace_v_y
+            - (q[1] * hub_composite_momentum_f_y
+                - base_yaw_subspace_v_y * hub_composite_momentum_f_x)
+            - q[1] * hub_composite_rate_hd_y);
+    let base_x_projected_inertia_n_z = -hub_composite_inertia_h_y;
+    let base_yaw_projected_inertia_f_x = base_x_projected_inertia_n_z
+        + q[1] * hub_composite_inertia_m;
+    let base_z_projected_inertia_n_y = -hub_composite_inertia_h_x;
+    let base_yaw_projected_inertia_f_y = base_yaw_subspace_v_y * hub_composite_inertia_m
+        - base_z_projected_inertia_n_y;
+    let left_upper_inertia_i_02 = left_upper_inertia_com_02
+        - p.arm_mass * left_upper_com_z * left_upper_com_x;
+    let left_lower_inertia_i_02 = left_lower_inertia_com_02
+        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
+    let left_upper_composite_inertia_i_02 = left_upper_inertia_i_02
+        + left_lower_inertia_i_02;
+    let right_slider_inertia_i_02 = right_slider_inertia_com_02
+        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
+    let right_upper_inertia_i_02 = right_upper_inertia_com_02
+        - p.arm_mass * right_upper_com_z * right_upper_com_x;
+    let right_upper_composite_inertia_i_02 = right_slider_inertia_i_02
+        + right_upper_inertia_i_02;
+    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
+    let hub_composite_inertia_i_02 = left_upper_composite_inertia_i_02
+        + right_upper_composite_inertia_i_02 + hub_inertia_i_02;
+    let right_upper_inertia_i_12 = right_upper_inertia_com_12
+        - p.arm_mass * right_upper_com_z * right_upper_com_y;
+    let right_slider_inertia_i_12 = right_slider_inertia_com_12
+        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
+    let right_upper_composite_inertia_i_12 = right_upper_inertia_i_12
+        + right_slider_inertia_i_12;
+    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
+    let left_lower_inertia_i_12 = left_lower_inertia_com_12
+        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
+    let left_upper_inertia_i_12 = left_upper_inertia_com_12
+        - p.arm_mass * left_upper_com_y * left_upper_com_z;
+    let left_upper_composite_inertia_i_12 = left_lower_inertia_i_12
+        + left_upper_inertia_i_12;
+    let hub_composite_inertia_i_12 = right_upper_composite_inertia_i_12
+        + hub_inertia_i_12 + left_upper_composite_inertia_i_12;
+    let hub_inertia_com_00 = base_pitch_rotation_00 * t87 + t86 * base_roll_rotation_02
+        + base_roll_rotation_01 * t88;
+    let t113 = q[2] * q[2];
+    let t114 = q[1] * q[1];
+    let t115 = q[0] * q[0];
+    let hub_inertia_i_00 = hub_inertia_com_00
+        + (t113 + t114 + t115 - q[0] * q[0]) * p.hub_mass;
+    let hub_inertia_com_01 = base_pitch_rotation_10 * t87 + base_roll_rotation_11 * t88
+        + base_roll_rotation_12 * t86;
+    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
+    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
+        + base_roll_velocity_w_x * hub_inertia_i_00
+        + base_roll_velocity_w_z * hub_inertia_i_02
+        + hub_inertia_i_01 * base_roll_velocity_w_y
+        - hub_inertia_h_z * base_roll_velocity_v_y;
+    let left_lower_inertia_com_00 = t106 * left_upper_rotation_01
+        + left_lower_rotation_02 * t105 + left_lower_rotation_00 * t107;
+    let t116 = left_lower_com_x * left_lower_com_x;
+    let t117 = left_lower_com_y * left_lower_com_y;
+    let t118 = left_lower_com_z * left_lower_com_z;
+    let left_lower_inertia_i_00 = left_lower_inertia_com_00
+        + (t116 + t117 + t118 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
+    let left_lower_inertia_com_01 = t105 * left_lower_rotation_12
+        + t106 * left_upper_rotation_11 + t107 * left_lower_rotation_10;
+    let left_lower_inertia_i_01 = left_lower_inertia_com_01
+        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
+    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * left_lower_inertia_i_01
+        + left_lower_inertia_h_y * left_lower_velocity_v_z
+        + left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_11 * t94
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t94
+            * base_roll_rotation_02;
+    let left_upper_inertia_i_01 = left_upper_inertia_com_01
+        - p.arm_mass * left_upper_com_y * left_upper_com_x;
+    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_01 * t94
+        + 0.08333333333333333 * p.arm_mass * t94 * base_roll_rotation_02
+            * base_roll_rotation_02
+        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
+    let t119 = left_upper_com_y * left_upper_com_y;
+    let t120 = left_upper_com_z * left_upper_com_z;
+    let t121 = left_upper_com_x * left_upper_com_x;
+    let left_upper_inertia_i_00 = left_upper_inertia_com_00
+        + p.arm_mass * (t119 + t120 + t121 - left_upper_com_x * left_upper_com_x);
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * left_upper_inertia_h_y
+        + left_upper_velocity_w_y * left_upper_inertia_i_01
+        + left_upper_velocity_w_x * left_upper_inertia_i_00
+        + left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * left_upper_inertia_h_z;
+    let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
+        + left_upper_momentum_n_x;
+    let t122 = right_slider_position_x * right_slider_position_x;
+    let t123 = right_slider_position_z * right_slider_position_z;
+    let t124 = right_slider_position_y * right_slider_position_y;
+    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_00 = (t122 + t123 + t124
+        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
+        + right_slider_inertia_com_00;
+    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_01 = right_slider_inertia_com_01
+        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
+    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * right_slider_inertia_i_00
+        + right_upper_velocity_w_y * right_slider_inertia_i_01
+        + right_slider_velocity_v_z * right_slider_inertia_h_y
+        - right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let t125 = right_upper_com_y * right_upper_com_y;
+    let t126 = right_upper_com_z * right_upper_com_z;
+    let t127 = right_upper_com_x * right_upper_com_x;
+    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
+        * p.right_upper_inertia_yy
+        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
+    let right_upper_inertia_i_00 = p.arm_mass
+        * (t125 + t126 + t127 - right_upper_com_x * right_upper_com_x)
+        + right_upper_inertia_com_00;
+    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
+        * right_upper_rotation_11
+        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
+        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
+    let right_upper_inertia_i_01 = right_upper_inertia_com_01
+        - p.arm_mass * right_upper_com_x * right_upper_com_y;
+    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
+        + right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * right_upper_inertia_i_02
+        - right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
+        + right_upper_momentum_n_x;
+    let hub_composite_momentum_n_x = hub_momentum_n_x + left_upper_composite_momentum_n_x
+        + right_upper_composite_momentum_n_x;
+    let t128 = -(hub_composite_momentum_n_x * cache.values[0]);
+    let t129 = hub_composite_momentum_f_y * base_pitch_subspace_v_x;
+    let t130 = -(base_pitch_subspace_v_y * hub_composite_momentum_f_x);
+    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_slider_inertia_xx
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
+    let right_slider_composite_rate_id_12 = right_slider_inertia_com_11
+        * right_upper_velocity_w_x
+        + right_slider_inertia_com_02 * right_upper_velocity_w_z
+        - (right_slider_position_z * t9 + t15 * right_slider_position_y)
+            * p.right_slider_mass
+        - right_slider_inertia_com_22 * right_upper_velocity_w_x
+        - right_slider_inertia_com_01 * right_upper_velocity_w_y;
+    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
+        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
+    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_upper_inertia_xx
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_composite_rate_id_12 = right_slider_composite_rate_id_12
+        + right_upper_inertia_com_11 * right_upper_velocity_w_x
+        + right_upper_inertia_com_02 * right_upper_velocity_w_z
+        - p.arm_mass * (right_upper_com_z * t10 + right_upper_com_y * t16)
+        - right_upper_velocity_w_x * right_upper_inertia_com_22
+        - right_upper_inertia_com_01 * right_upper_velocity_w_y;
+    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
+        + p.hub_inertia_zz * base_roll_rotation_22
+        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
+        + base_pitch_rotation_20
+            * (p.hub_inertia_xy * base_roll_rotation_21
+                + base_pitch_rotation_20 * p.hub_inertia_xx
+                + p.hub_inertia_xz * base_roll_rotation_22)
+        + base_roll_rotation_21
+            * (base_roll_rotation_21 * p.hub_inertia_yy
+                + p.hub_inertia_yz * base_roll_rotation_22
+                + p.hub_inertia_xy * base_pitch_rotation_20);
+    let hub_inertia_com_11 = base_pitch_rotation_10 * t92 + base_roll_rotation_12 * t90
+        + t91 * base_roll_rotation_11;
+    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
+            * left_upper_rotation_21 * t94
+        + 0.08333333333333333 * p.arm_mass * t94 * base_roll_rotation_22
+            * base_roll_rotation_22;
+    let left_lower_inertia_com_11 = t102 * left_lower_rotation_10
+        + t101 * left_lower_rotation_12 + left_upper_rotation_11 * t103;
+    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
+        + p.left_lower_inertia_xy * left_lower_rotation_20
+        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
+        + (left_lower_rotation_20 * p.left_lower_inertia_xx
+            + p.left_lower_inertia_xz * left_lower_rotation_22
+            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
+        + (p.left_lower_inertia_xz * left_lower_rotation_20
+            + p.left_lower_inertia_yz * left_upper_rotation_21
+            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
+    let left_lower_composite_rate_id_12 = left_lower_inertia_com_02
+        * left_lower_velocity_w_z + left_lower_velocity_w_x * left_lower_inertia_com_11
+        - left_lower_inertia_com_22 * left_lower_velocity_w_x
+        - left_lower_velocity_w_y * left_lower_inertia_com_01
+        - (left_lower_com_z * t7 + t14 * left_lower_com_y) * p.left_lower_mass;
+    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
+        * base_roll_rotation_12 * p.arm_mass * t94
+        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_11 * t94;
+    let left_upper_composite_rate_id_12 = left_upper_inertia_com_02
+        * left_upper_velocity_w_z + left_lower_composite_rate_id_12
+        + left_upper_velocity_w_x * left_upper_inertia_com_11
+        - left_upper_inertia_com_22 * left_upper_velocity_w_x
+        - (t8 * left_upper_com_z + left_upper_com_y * t13) * p.arm_mass
+        - left_upper_velocity_w_y * left_upper_inertia_com_01;
+    let hub_composite_rate_id_12 = right_upper_composite_rate_id_12
+        + hub_inertia_com_11 * base_roll_velocity_w_x + left_upper_composite_rate_id_12
+        + base_roll_velocity_w_z * hub_inertia_com_02
+        - hub_inertia_com_01 * base_roll_velocity_w_y
+        - hub_inertia_com_22 * base_roll_velocity_w_x
+        - (t11 * q[2] + t17 * q[1]) * p.hub_mass;
+    let t131 = hub_composite_rate_id_12 * cache.values[0];
+    let t132 = -(hub_composite_rate_hd_y * base_pitch_subspace_v_x);
+    let left_lower_inertia_i_11 = p.left_lower_mass
+        * (t116 + t117 + t118 - left_lower_com_y * left_lower_com_y)
+        + left_lower_inertia_com_11;
+    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_01
+        + left_lower_inertia_h_z * left_lower_velocity_v_x
+        + left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_upper_inertia_i_11 = p.arm_mass
+        * (t119 + t120 + t121 - left_upper_com_y * left_upper_com_y)
+        + left_upper_inertia_com_11;
+    let left_upper_momentum_n_y = left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * left_upper_inertia_h_z
+        + left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
+        + left_upper_momentum_n_y;
+    let hub_inertia_i_11 = hub_inertia_com_11
+        + (t113 + t114 + t115 - q[1] * q[1]) * p.hub_mass;
+    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
+        + hub_inertia_h_z * base_roll_velocity_v_x
+        + hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_01
+        - base_roll_velocity_v_z * hub_inertia_h_x;
+    let right_slider_inertia_i_11 = right_slider_inertia_com_11
+        + (t122 + t123 + t124 - right_slider_position_y * right_slider_position_y)
+            * p.right_slider_mass;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
+        + right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * right_slider_inertia_i_12
+        + right_upper_velocity_w_x * right_slider_inertia_i_01
+        - right_slider_velocity_v_z * right_slider_inertia_h_x;
+    let right_upper_inertia_i_11 = p.arm_mass
+        * (t125 + t126 + t127 - right_upper_com_y * right_upper_com_y)
+        + right_upper_inertia_com_11;
+    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
+        + right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + right_upper_inertia_h_z * right_upper_velocity_v_x
+        - right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
+        + right_upper_momentum_n_y;
+    let hub_composite_momentum_n_y = left_upper_composite_momentum_n_y + hub_momentum_n_y
+        + right_upper_composite_momentum_n_y;
+    let t133 = hub_composite_momentum_n_y * base_yaw_rotation_01;
+    let t134 = hub_composite_rate_hd_x * base_pitch_subspace_v_y;
+    let right_slider_composite_rate_id_02 = right_slider_inertia_com_22
+        * right_upper_velocity_w_y
+        + right_slider_inertia_com_01 * right_upper_velocity_w_x
+        - right_slider_inertia_com_00 * right_upper_velocity_w_y
+        - p.right_slider_mass
+            * (t15 * right_slider_position_x + right_slider_position_z * t32)
+        - right_upper_velocity_w_z * right_slider_inertia_com_12;
+    let right_upper_composite_rate_id_02 = right_slider_composite_rate_id_02
+        + right_upper_velocity_w_y * right_upper_inertia_com_22
+        + right_upper_inertia_com_01 * right_upper_velocity_w_x
+        - right_upper_velocity_w_z * right_upper_inertia_com_12
+        - right_upper_velocity_w_y * right_upper_inertia_com_00
+        - p.arm_mass * (right_upper_com_x * t16 + right_upper_com_z * t31);
+    let left_lower_composite_rate_id_02 = left_lower_velocity_w_x
+        * left_lower_inertia_com_01 + left_lower_inertia_com_22 * left_lower_velocity_w_y
+        - left_lower_velocity_w_y * left_lower_inertia_com_00
+        - left_lower_inertia_com_12 * left_lower_velocity_w_z
+        - (left_lower_com_z * t35 + t14 * left_lower_com_x) * p.left_lower_mass;
+    let left_upper_composite_rate_id_02 = left_upper_velocity_w_x
+        * left_upper_inertia_com_01 + left_lower_composite_rate_id_02
+        + left_upper_velocity_w_y * left_upper_inertia_com_22
+        - left_upper_inertia_com_12 * left_upper_velocity_w_z
+        - p.arm_mass * (t34 * left_upper_com_z + t13 * left_upper_com_x)
+        - left_upper_inertia_com_00 * left_upper_velocity_w_y;
+    let hub_composite_rate_id_02 = right_upper_composite_rate_id_02
+        + left_upper_composite_rate_id_02 + base_roll_velocity_w_x * hub_inertia_com_01
+        + hub_inertia_com_22 * base_roll_velocity_w_y
+        - hub_inertia_com_00 * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * hub_inertia_com_12
+        - p.hub_mass * (t17 * q[0] + q[2] * t33);
+    let t135 = hub_composite_rate_id_02 * base_yaw_rotation_01;
+    let base_pitch_coriolis_column_n_z = base_pitch_subspace_rate_w_x
+        * hub_composite_inertia_i_02
+        + hub_composite_inertia_h_x * base_pitch_subspace_rate_v_y
+        + hub_composite_inertia_i_12 * base_pitch_subspace_rate_w_y
+        + 0.5 * (t128 + t129 + t130 + t131 + t132 + t133 + t134 + t135)
+        - hub_composite_inertia_h_y * base_pitch_subspace_rate_v_x;
+    let t136 = -(hub_composite_rate_hd_y * base_roll_subspace_v_x);
+    let t137 = base_pitch_rotation_10 * hub_composite_rate_id_12;
+    let t138 = -(base_roll_subspace_v_y * hub_composite_momentum_f_x);
+    let t139 = -(hub_composite_momentum_n_x * base_pitch_rotation_10);
+    let t140 = hub_composite_rate_id_22 * base_pitch_rotation_20;
+    let t141 = base_roll_subspace_v_y * hub_composite_rate_hd_x;
+    let t142 = hub_composite_momentum_n_y * base_pitch_rotation_00;
+    let t143 = hub_composite_momentum_f_y * base_roll_subspace_v_x;
+    let t144 = base_pitch_rotation_00 * hub_composite_rate_id_02;
+    let right_upper_inertia_i_22 = p.arm_mass
+        * (t125 + t126 + t127 - right_upper_com_z * right_upper_com_z)
+        + right_upper_inertia_com_22;
+    let right_slider_inertia_i_22 = right_slider_inertia_com_22
+        + p.right_slider_mass
+            * (t122 + t123 + t124 - right_slider_position_z * right_slider_position_z);
+    let right_upper_composite_inertia_i_22 = right_upper_inertia_i_22
+        + right_slider_inertia_i_22;
+    let left_upper_inertia_i_22 = p.arm_mass
+        * (t119 + t120 + t121 - left_upper_com_z * left_upper_com_z)
+        + left_upper_inertia_com_22;
+    let left_lower_inertia_i_22 = left_lower_inertia_com_22
+        + (t116 + t117 + t118 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
+    let left_upper_composite_inertia_i_22 = left_upper_inertia_i_22
+        + left_lower_inertia_i_22;
+    let hub_inertia_i_22 = hub_inertia_com_22
+        + (t113 + t114 + t115 - q[2] * q[2]) * p.hub_mass;
+    let hub_composite_inertia_i_22 = right_upper_composite_inertia_i_22
+        + left_upper_composite_inertia_i_22 + hub_inertia_i_22;
+    let base_roll_coriolis_column_n_z = base_roll_subspace_rate_w_y
+        * hub_composite_inertia_i_12
+        + hub_composite_inertia_h_x * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * hub_composite_inertia_i_02
+        + 0.5 * (t136 + t137 + t138 + t139 + t140 + t141 + t142 + t143 + t144)
+        + hub_composite_inertia_i_22 * base_roll_subspace_rate_w_z
+        - hub_composite_inertia_h_y * base_roll_subspace_rate_v_x;
+    let t145 = -(left_upper_subspace_v_y * left_upper_composite_momentum_f_x);
+    let t146 = left_upper_composite_momentum_n_y * base_roll_rotation_02;
+    let t147 = base_roll_rotation_02 * left_upper_composite_rate_id_02;
+    let t148 = left_upper_composite_rate_id_22 * base_roll_rotation_22;
+    let t149 = -(base_roll_rotation_12 * left_upper_composite_momentum_n_x);
+    let t150 = left_upper_subspace_v_y * left_upper_composite_rate_hd_x;
+    let t151 = -(left_upper_composite_rate_hd_y * left_upper_subspace_v_x);
+    let t152 = base_roll_rotation_12 * left_upper_composite_rate_id_12;
+    let t153 = left_upper_subspace_v_x * left_upper_composite_momentum_f_y;
+    let left_upper_coriolis_column_n_z = 0.5
+        * (t145 + t146 + t147 + t148 + t149 + t150 + t151 + t152 + t153)
+        + left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_x
+        + left_upper_subspace_rate_w_y * left_upper_composite_inertia_i_12
+        + left_upper_composite_inertia_h_x * left_upper_subspace_rate_v_y
+        + left_upper_subspace_rate_w_z * left_upper_composite_inertia_i_22
+        - left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_x;
+    let t154 = -(right_upper_subspace_v_y * right_upper_composite_momentum_f_x);
+    let t155 = right_upper_axis_x * right_upper_composite_rate_id_02;
+    let t156 = -(right_upper_subspace_v_x * right_upper_composite_rate_hd_y);
+    let t157 = right_upper_composite_rate_id_12 * right_upper_axis_y;
+    let t158 = right_upper_composite_momentum_n_y * right_upper_axis_x;
+    let t159 = right_upper_composite_rate_id_22 * right_upper_axis_z;
+    let t160 = -(right_upper_axis_y * right_upper_composite_momentum_n_x);
+    let t161 = right_upper_subspace_v_x * right_upper_composite_momentum_f_y;
+    let t162 = right_upper_subspace_v_y * right_upper_composite_rate_hd_x;
+    let right_upper_coriolis_column_n_z = right_upper_subspace_rate_v_y
+        * right_upper_composite_inertia_h_x
+        + right_upper_subspace_rate_w_x * right_upper_composite_inertia_i_02
+        + right_upper_composite_inertia_i_22 * right_upper_subspace_rate_w_z
+        + right_upper_subspace_rate_w_y * right_upper_composite_inertia_i_12
+        + 0.5 * (t154 + t155 + t156 + t157 + t158 + t159 + t160 + t161 + t162)
+        - right_upper_subspace_rate_v_x * right_upper_composite_inertia_h_y;
+    let t163 = left_lower_composite_rate_id_22 * left_upper_rotation_21;
+    let t164 = left_lower_subspace_v_x * left_lower_momentum_f_y;
+    let t165 = -(left_lower_subspace_v_x * left_lower_composite_rate_hd_y);
+    let t166 = left_lower_momentum_n_y * left_upper_rotation_01;
+    let t167 = -(left_lower_momentum_f_x * left_lower_subspace_v_y);
+    let t168 = -(left_lower_momentum_n_x * left_upper_rotation_11);
+    let t169 = left_lower_composite_rate_id_12 * left_upper_rotation_11;
+    let t170 = left_lower_composite_rate_id_02 * left_upper_rotation_01;
+    let t171 = left_lower_subspace_v_y * left_lower_composite_rate_hd_x;
+    let left_lower_coriolis_column_n_z = left_lower_inertia_h_x
+        * left_lower_subspace_rate_v_y
+        + left_lower_inertia_i_12 * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_w_x * left_lower_inertia_i_02
+        + 0.5 * (t163 + t164 + t165 + t166 + t167 + t168 + t169 + t170 + t171)
+        + left_lower_subspace_rate_w_z * left_lower_inertia_i_22
+        - left_lower_subspace_rate_v_x * left_lower_inertia_h_y;
+    let t172 = -(right_upper_rotation_00 * right_slider_composite_rate_hd_y);
+    let t173 = right_slider_composite_rate_hd_x * right_upper_rotation_10;
+    let t174 = right_upper_rotation_00 * right_slider_momentum_f_y;
+    let t175 = -(right_slider_momentum_f_x * right_upper_rotation_10);
+    let right_slider_coriolis_column_n_z = right_slider_subspace_rate_v_y
+        * right_slider_inertia_h_x + 0.5 * (t172 + t173 + t174 + t175)
+        - right_slider_subspace_rate_v_x * right_slider_inertia_h_y;
+    let base_pitch_coriolis_row_f_x = 0.5
+        * (t18 - hub_composite_momentum_f_z * cache.values[0]);
+    let base_pitch_coriolis_row_f_y = 0.5
+        * (base_yaw_rotation_01 * hub_composite_momentum_f_z + t36);
+    let base_pitch_coriolis_row_f_z = 0.5 * (t51 - (t49 + t50));
+    let base_pitch_projected_inertia_f_y = hub_composite_inertia_m
+        * base_pitch_subspace_v_y - hub_composite_inertia_h_z * base_yaw_rotation_01;
+    let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
+        * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cache.values[0];
+    let base_pitch_coriolis_row_n_z = 0.5
+        * (t131 + t132 + t134 + t135 - (t128 + t129 + t130 + t133));
+    let right_upper_composite_inertia_i_11 = right_upper_inertia_i_11
+        + right_slider_inertia_i_11;
+    let left_upper_composite_inertia_i_11 = left_upper_inertia_i_11
+        + left_lower_inertia_i_11;
+    let hub_composite_inertia_i_11 = right_upper_composite_inertia_i_11
+        + left_upper_composite_inertia_i_11 + hub_inertia_i_11;
+    let left_upper_composite_inertia_i_01 = left_upper_inertia_i_01
+        + left_lower_inertia_i_01;
+    let right_upper_composite_inertia_i_01 = right_upper_inertia_i_01
+        + right_slider_inertia_i_01;
+    let hub_composite_inertia_i_01 = left_upper_composite_inertia_i_01 + hub_inertia_i_01
+        + right_upper_composite_inertia_i_01;
+    let base_pitch_projected_inertia_n_y = hub_composite_inertia_i_11 * cache.values[0]
+        + hub_composite_inertia_i_01 * base_yaw_rotation_01
+        + hub_composite_inertia_h_z * base_pitch_subspace_v_x
+        - base_pitch_subspace_v_z * hub_composite_inertia_h_x;
+    let right_slider_composite_rate_id_01 = right_upper_velocity_w_z
+        * right_slider_inertia_com_00
+        + right_upper_velocity_w_y * right_slider_inertia_com_12
+        - right_slider_inertia_com_02 * right_upper_velocity_w_x
+        - (right_slider_position_x * t9 + right_slider_position_y * t32)
+            * p.right_slider_mass
+        - right_upper_velocity_w_z * right_slider_inertia_com_11;
+    let right_upper_composite_rate_id_01 = right_upper_velocity_w_z
+        * right_upper_inertia_com_00 + right_slider_composite_rate_id_01
+        + right_upper_inertia_com_12 * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_upper_inertia_com_11
+        - right_upper_inertia_com_02 * right_upper_velocity_w_x
+        - p.arm_mass * (right_upper_com_x * t10 + right_upper_com_y * t31);
+    let left_lower_composite_rate_id_01 = left_lower_inertia_com_00
+        * left_lower_velocity_w_z + left_lower_velocity_w_y * left_lower_inertia_com_12
+        - left_lower_inertia_com_11 * left_lower_velocity_w_z
+        - p.left_lower_mass * (t35 * left_lower_com_y + left_lower_com_x * t7)
+        - left_lower_velocity_w_x * left_lower_inertia_com_02;
+    let left_upper_composite_rate_id_01 = left_upper_velocity_w_y
+        * left_upper_inertia_com_12 + left_upper_inertia_com_00 * left_upper_velocity_w_z
+        + left_lower_composite_rate_id_01
+        - left_upper_inertia_com_11 * left_upper_velocity_w_z
+        - left_upper_inertia_com_02 * left_upper_velocity_w_x
+        - p.arm_mass * (left_upper_com_y * t34 + t8 * left_upper_com_x);
+    let hub_composite_rate_id_01 = right_upper_composite_rate_id_01
+        + hub_inertia_com_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * hub_inertia_com_00 + left_upper_composite_rate_id_01
+        - p.hub_mass * (q[1] * t33 + q[0] * t11)
+        - hub_inertia_com_02 * base_roll_velocity_w_x
+        - base_roll_velocity_w_z * hub_inertia_com_11;
+    let t176 = base_roll_velocity_w_z * hub_inertia_com_01;
+    let t177 = right_slider_inertia_com_01 * right_upper_velocity_w_z;
+    let t178 = -(right_upper_velocity_w_x * right_slider_inertia_com_12);
+    let right_slider_composite_rate_id_11 = (t79 - (t78 + t78)) * p.right_slider_mass
+        + t177 + t177 + t178 + t178;
+    let t179 = -(right_upper_inertia_com_12 * right_upper_velocity_w_x);
+    let t180 = right_upper_velocity_w_z * right_upper_inertia_com_01;
+    let right_upper_composite_rate_id_11 = right_slider_composite_rate_id_11 + t179
+        + t179 + t180 + t180 + p.arm_mass * (t85 - (t83 + t83));
+    let t181 = -(base_roll_velocity_w_x * hub_inertia_com_12);
+    let t182 = left_upper_velocity_w_z * left_upper_inertia_com_01;
+    let t183 = left_lower_inertia_com_01 * left_lower_velocity_w_z;
+    let t184 = -(left_lower_velocity_w_x * left_lower_inertia_com_12);
+    let left_lower_composite_rate_id_11 = t183 + t183
+        + (t100 - (t99 + t99)) * p.left_lower_mass + t184 + t184;
+    let t185 = -(left_upper_inertia_com_12 * left_upper_velocity_w_x);
+    let left_upper_composite_rate_id_11 = t182 + t182
+        + p.arm_mass * (t112 - (t110 + t110)) + left_lower_composite_rate_id_11 + t185
+        + t185;
+    let hub_composite_rate_id_11 = t176 + t176 + right_upper_composite_rate_id_11
+        + (t67 - (t66 + t66)) * p.hub_mass + t181 + t181
+        + left_upper_composite_rate_id_11;
+    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * hub_inertia_i_22
+        + hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_02
+        - hub_inertia_h_y * base_roll_velocity_v_x;
+    let left_upper_momentum_n_z = left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * left_upper_inertia_i_12
+        - left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_02
+        - left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
+        + left_lower_momentum_n_z;
+    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
+        + right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * right_slider_inertia_i_12
+        + right_upper_velocity_w_z * right_slider_inertia_i_22
+        - right_slider_velocity_v_x * right_slider_inertia_h_y;
+    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
+        + right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * right_upper_inertia_i_22
+        - right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_composite_momentum_n_z = right_slider_momentum_n_z
+        + right_upper_momentum_n_z;
+    let hub_composite_momentum_n_z = hub_momentum_n_z + left_upper_composite_momentum_n_z
+        + right_upper_composite_momentum_n_z;
+    let base_pitch_coriolis_row_n_y = 0.5
+        * (hub_composite_rate_id_01 * base_yaw_rotation_01
+            + hub_composite_rate_id_11 * cache.values[0]
+            + hub_composite_rate_hd_z * base_pitch_subspace_v_x
+            - (base_pitch_subspace_v_z * hub_composite_momentum_f_x
+                - hub_composite_momentum_n_z * base_yaw_rotation_01
+                - hub_composite_momentum_f_z * base_pitch_subspace_v_x)
+            - base_pitch_subspace_v_z * hub_composite_rate_hd_x);
+    let right_upper_composite_inertia_i_00 = right_upper_inertia_i_00
+        + right_slider_inertia_i_00;
+    let left_upper_composite_inertia_i_00 = left_lower_inertia_i_00
+        + left_upper_inertia_i_00;
+    let hub_composite_inertia_i_00 = right_upper_composite_inertia_i_00
+        + left_upper_composite_inertia_i_00 + hub_inertia_i_00;
+    let base_pitch_projected_inertia_n_x = hub_composite_inertia_i_01 * cache.values[0]
+        + hub_composite_inertia_h_y * base_pitch_subspace_v_z
+        + hub_composite_inertia_i_00 * base_yaw_rotation_01
+        - hub_composite_inertia_h_z * base_pitch_subspace_v_y;
+    let t186 = -(base_roll_velocity_w_z * hub_inertia_com_01);
+    let t187 = hub_inertia_com_02 * base_roll_velocity_w_y;
+    let t188 = left_lower_velocity_w_y * left_lower_inertia_com_02;
+    let t189 = -(left_lower_inertia_com_01 * left_lower_velocity_w_z);
+    let left_lower_composite_rate_id_00 = t188 + t188
+        + (t100 - (t97 + t97)) * p.left_lower_mass + t189 + t189;
+    let t190 = -(left_upper_velocity_w_z * left_upper_inertia_com_01);
+    let t191 = left_upper_inertia_com_02 * left_upper_velocity_w_y;
+    let left_upper_composite_rate_id_00 = left_lower_composite_rate_id_00 + t190 + t190
+        + t191 + t191 + p.arm_mass * (t112 - (t109 + t109));
+    let t192 = right_upper_inertia_com_02 * right_upper_velocity_w_y;
+    let t193 = -(right_upper_velocity_w_z * right_upper_inertia_com_01);
+    let t194 = right_slider_inertia_com_02 * right_upper_velocity_w_y;
+    let t195 = -(right_slider_inertia_com_01 * right_upper_velocity_w_z);
+    let right_slider_composite_rate_id_00 = t194 + t194
+        + (t79 - (t77 + t77)) * p.right_slider_mass + t195 + t195;
+    let right_upper_composite_rate_id_00 = p.arm_mass * (t85 - (t84 + t84)) + t192 + t192
+        + t193 + t193 + right_slider_composite_rate_id_00;
+    let hub_composite_rate_id_00 = t186 + t186 + t187 + t187
+        + left_upper_composite_rate_id_00 + right_upper_composite_rate_id_00
+        + (t67 - (t64 + t64)) * p.hub_mass;
+    let base_pitch_coriolis_row_n_x = 0.5
+        * (hub_composite_rate_id_01 * cache.values[0]
+            + hub_composite_rate_id_00 * base_yaw_rotation_01
+            + base_pitch_subspace_v_z * hub_composite_rate_hd_y
+            - (hub_composite_momentum_n_z * cache.values[0]
+                + base_pitch_subspace_v_y * hub_composite_momentum_f_z
+                - base_pitch_subspace_v_z * hub_composite_momentum_f_y)
+            - hub_composite_rate_hd_z * base_pitch_subspace_v_y);
+    let base_pitch_projected_inertia_f_z = base_pitch_subspace_v_z
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_x * cache.values[0]
+            - hub_composite_inertia_h_y * base_yaw_rotation_01);
+    let t196 = -(base_roll_subspace_v_x * hub_composite_momentum_f_z);
+    let t197 = -(hub_composite_rate_hd_x * base_roll_subspace_v_z);
+    let t198 = base_pitch_rotation_10 * hub_composite_rate_id_11;
+    let t199 = hub_composite_rate_id_01 * base_pitch_rotation_00;
+    let t200 = hub_composite_momentum_n_x * base_pitch_rotation_20;
+    let t201 = -(base_pitch_rotation_00 * hub_composite_momentum_n_z);
+    let t202 = base_pitch_rotation_20 * hub_composite_rate_id_12;
+    let t203 = hub_composite_rate_hd_z * base_roll_subspace_v_x;
+    let t204 = base_roll_subspace_v_z * hub_composite_momentum_f_x;
+    let base_roll_coriolis_column_n_y = 0.5
+        * (t196 + t197 + t198 + t199 + t200 + t201 + t202 + t203 + t204)
+        + base_roll_subspace_rate_w_x * hub_composite_inertia_i_01
+        + hub_composite_inertia_i_12 * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_y * hub_composite_inertia_i_11
+        + base_roll_subspace_rate_v_x * hub_composite_inertia_h_z
+        - hub_composite_inertia_h_x * base_roll_subspace_rate_v_z;
+    let t205 = hub_composite_rate_hd_y * base_roll_subspace_v_z;
+    let t206 = base_pitch_rotation_10 * hub_composite_rate_id_01;
+    let t207 = base_roll_subspace_v_y * hub_composite_momentum_f_z;
+    let t208 = -(base_roll_subspace_v_y * hub_composite_rate_hd_z);
+    let t209 = -(base_pitch_rotation_20 * hub_composite_momentum_n_y);
+    let t210 = base_pitch_rotation_00 * hub_composite_rate_id_00;
+    let t211 = -(hub_composite_momentum_f_y * base_roll_subspace_v_z);
+    let t212 = base_pitch_rotation_20 * hub_composite_rate_id_02;
+    let t213 = base_pitch_rotation_10 * hub_composite_momentum_n_z;
+    let base_roll_coriolis_column_n_x = hub_composite_inertia_i_00
+        * base_roll_subspace_rate_w_x
+        + base_roll_subspace_rate_w_z * hub_composite_inertia_i_02
+        + hub_composite_inertia_h_y * base_roll_subspace_rate_v_z
+        + 0.5 * (t205 + t206 + t207 + t208 + t209 + t210 + t211 + t212 + t213)
+        + base_roll_subspace_rate_w_y * hub_composite_inertia_i_01
+        - hub_composite_inertia_h_z * base_roll_subspace_rate_v_y;
+    let t214 = left_upper_composite_rate_id_12 * base_roll_rotation_22;
+    let t215 = left_upper_composite_rate_hd_z * left_upper_subspace_v_x;
+    let t216 = -(left_upper_subspace_v_z * left_upper_composite_rate_hd_x);
+    let t217 = left_upper_subspace_v_z * left_upper_composite_momentum_f_x;
+    let t218 = left_upper_composite_rate_id_01 * base_roll_rotation_02;
+    let t219 = -(left_upper_subspace_v_x * left_upper_composite_momentum_f_z);
+    let t220 = base_roll_rotation_12 * left_upper_composite_rate_id_11;
+    let t221 = left_upper_composite_momentum_n_x * base_roll_rotation_22;
+    let t222 = -(left_upper_composite_momentum_n_z * base_roll_rotation_02);
+    let left_upper_coriolis_column_n_y = left_upper_subspace_rate_w_z
+        * left_upper_composite_inertia_i_12
+        + left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_x
+        + left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_x
+        + 0.5 * (t214 + t215 + t216 + t217 + t218 + t219 + t220 + t221 + t222)
+        + left_upper_composite_inertia_i_11 * left_upper_subspace_rate_w_y
+        - left_upper_subspace_rate_v_z * left_upper_composite_inertia_h_x;
+    let t223 = left_upper_composite_momentum_f_z * left_upper_subspace_v_y;
+    let t224 = left_upper_composite_rate_id_00 * base_roll_rotation_02;
+    let t225 = left_upper_composite_rate_id_02 * base_roll_rotation_22;
+    let t226 = -(left_upper_subspace_v_z * left_upper_composite_momentum_f_y);
+    let t227 = left_upper_composite_rate_hd_y * left_upper_subspace_v_z;
+    let t228 = -(left_upper_composite_momentum_n_y * base_roll_rotation_22);
+    let t229 = base_roll_rotation_12 * left_upper_composite_momentum_n_z;
+    let t230 = base_roll_rotation_12 * left_upper_composite_rate_id_01;
+    let t231 = -(left_upper_composite_rate_hd_z * left_upper_subspace_v_y);
+    let left_upper_coriolis_column_n_x = left_upper_composite_inertia_i_00
+        * left_upper_subspace_rate_w_x
+        + left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_z
+        + 0.5 * (t223 + t224 + t225 + t226 + t227 + t228 + t229 + t230 + t231)
+        + left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_y
+        + left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_z
+        - left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_y;
+    let t232 = -(right_upper_subspace_v_y * right_upper_composite_rate_hd_z);
+    let t233 = -(right_upper_axis_z * right_upper_composite_momentum_n_y);
+    let t234 = right_upper_composite_rate_id_00 * right_upper_axis_x;
+    let t235 = right_upper_composite_rate_id_01 * right_upper_axis_y;
+    let t236 = right_upper_axis_z * right_upper_composite_rate_id_02;
+    let t237 = right_upper_subspace_v_z * right_upper_composite_rate_hd_y;
+    let t238 = -(right_upper_subspace_v_z * right_upper_composite_momentum_f_y);
+    let t239 = right_upper_axis_y * right_upper_composite_momentum_n_z;
+    let t240 = right_upper_subspace_v_y * right_upper_composite_momentum_f_z;
+    let right_upper_coriolis_column_n_x = right_upper_composite_inertia_i_00
+        * right_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_w_y * right_upper_composite_inertia_i_01
+        + 0.5 * (t232 + t233 + t234 + t235 + t236 + t237 + t238 + t239 + t240)
+        + right_upper_subspace_rate_v_z * right_upper_composite_inertia_h_y
+        + right_upper_subspace_rate_w_z * right_upper_composite_inertia_i_02
+        - right_upper_subspace_rate_v_y * right_upper_composite_inertia_h_z;
+    let t241 = right_upper_subspace_v_x * right_upper_composite_rate_hd_z;
+    let t242 = -(right_upper_subspace_v_z * right_upper_composite_rate_hd_x);
+    let t243 = -(right_upper_axis_x * right_upper_composite_momentum_n_z);
+    let t244 = -(right_upper_subspace_v_x * right_upper_composite_momentum_f_z);
+    let t245 = right_upper_composite_rate_id_12 * right_upper_axis_z;
+    let t246 = right_upper_composite_rate_id_11 * right_upper_axis_y;
+    let t247 = right_upper_axis_z * right_upper_composite_momentum_n_x;
+    let t248 = right_upper_subspace_v_z * right_upper_composite_momentum_f_x;
+    let t249 = right_upper_composite_rate_id_01 * right_upper_axis_x;
+    let right_upper_coriolis_column_n_y = right_upper_subspace_rate_w_x
+        * right_upper_composite_inertia_i_01
+        + right_upper_subspace_rate_w_z * right_upper_composite_inertia_i_12
+        + 0.5 * (t241 + t242 + t243 + t244 + t245 + t246 + t247 + t248 + t249)
+        + right_upper_composite_inertia_i_11 * right_upper_subspace_rate_w_y
+        + right_upper_subspace_rate_v_x * right_upper_composite_inertia_h_z
+        - right_upper_subspace_rate_v_z * right_upper_composite_inertia_h_x;
+    let t250 = left_lower_subspace_v_z * left_lower_composite_rate_hd_y;
+    let t251 = left_lower_composite_rate_id_00 * left_upper_rotation_01;
+    let t252 = left_upper_rotation_11 * left_lower_composite_rate_id_01;
+    let t253 = -(left_lower_subspace_v_y * left_lower_composite_rate_hd_z);
+    let t254 = -(left_lower_momentum_n_y * left_upper_rotation_21);
+    let t255 = left_lower_composite_rate_id_02 * left_upper_rotation_21;
+    let t256 = -(left_lower_subspace_v_z * left_lower_momentum_f_y);
+    let t257 = left_lower_subspace_v_y * left_lower_momentum_f_z;
+    let t258 = left_upper_rotation_11 * left_lower_momentum_n_z;
+    let left_lower_coriolis_column_n_x = left_lower_subspace_rate_w_z
+        * left_lower_inertia_i_02
+        + left_lower_inertia_i_00 * left_lower_subspace_rate_w_x
+        + left_lower_subspace_rate_v_z * left_lower_inertia_h_y
+        + left_lower_inertia_i_01 * left_lower_subspace_rate_w_y
+        + 0.5 * (t250 + t251 + t252 + t253 + t254 + t255 + t256 + t257 + t258)
+        - left_lower_inertia_h_z * left_lower_subspace_rate_v_y;
+    let t259 = left_lower_composite_rate_id_11 * left_upper_rotation_11;
+    let t260 = left_lower_momentum_n_x * left_upper_rotation_21;
+    let t261 = left_lower_composite_rate_id_12 * left_upper_rotation_21;
+    let t262 = -(left_upper_rotation_01 * left_lower_momentum_n_z);
+    let t263 = left_upper_rotation_01 * left_lower_composite_rate_id_01;
+    let t264 = -(left_lower_subspace_v_z * left_lower_composite_rate_hd_x);
+    let t265 = -(left_lower_subspace_v_x * left_lower_momentum_f_z);
+    let t266 = left_lower_subspace_v_x * left_lower_composite_rate_hd_z;
+    let t267 = left_lower_momentum_f_x * left_lower_subspace_v_z;
+    let left_lower_coriolis_column_n_y = 0.5
+        * (t259 + t260 + t261 + t262 + t263 + t264 + t265 + t266 + t267)
+        + left_lower_subspace_rate_w_x * left_lower_inertia_i_01
+        + left_lower_inertia_h_z * left_lower_subspace_rate_v_x
+        + left_lower_subspace_rate_w_z * left_lower_inertia_i_12
+        + left_lower_inertia_i_11 * left_lower_subspace_rate_w_y
+        - left_lower_inertia_h_x * left_lower_subspace_rate_v_z;
+    let t268 = -(right_upper_rotation_00 * right_slider_momentum_f_z);
+    let t269 = right_slider_composite_rate_hd_z * right_upper_rotation_00;
+    let t270 = right_upper_rotation_20 * right_slider_momentum_f_x;
+    let t271 = -(right_upper_rotation_20 * right_slider_composite_rate_hd_x);
+    let right_slider_coriolis_column_n_y = right_slider_subspace_rate_v_x
+        * right_slider_inertia_h_z + 0.5 * (t268 + t269 + t270 + t271)
+        - right_slider_subspace_rate_v_z * right_slider_inertia_h_x;
+    let t272 = -(right_slider_composite_rate_hd_z * right_upper_rotation_10);
+    let t273 = -(right_upper_rotation_20 * right_slider_momentum_f_y);
+    let t274 = right_slider_momentum_f_z * right_upper_rotation_10;
+    let t275 = right_upper_rotation_20 * right_slider_composite_rate_hd_y;
+    let right_slider_coriolis_column_n_x = right_slider_subspace_rate_v_z
+        * right_slider_inertia_h_y + 0.5 * (t272 + t273 + t274 + t275)
+        - right_slider_subspace_rate_v_y * right_slider_inertia_h_z;
+    let base_roll_coriolis_row_f_x = 0.5 * (t19 - (t20 + t21));
+    let base_roll_coriolis_row_f_y = 0.5 * (t37 - (t38 + t39));
+    let base_roll_coriolis_row_f_z = 0.5 * (t53 - (t52 + t54));
+    let base_roll_projected_inertia_f_x = base_roll_subspace_v_x
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_y * base_pitch_rotation_20
+            - base_pitch_rotation_10 * hub_composite_inertia_h_z);
+    let base_roll_coriolis_row_n_z = 0.5
+        * (t136 + t137 + t140 + t141 + t144 - (t138 + t139 + t142 + t143));
+    let base_roll_projected_inertia_f_y = base_roll_subspace_v_y
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_z * base_pitch_rotation_00
+            - base_pitch_rotation_20 * hub_composite_inertia_h_x);
+    let base_roll_coriolis_row_n_y = 0.5
+        * (t197 + t198 + t199 + t202 + t203 - (t196 + t200 + t201 + t204));
+    let base_roll_projected_inertia_n_x = hub_composite_inertia_h_y
+        * base_roll_subspace_v_z + base_pitch_rotation_10 * hub_composite_inertia_i_01
+        + hub_composite_inertia_i_00 * base_pitch_rotation_00
+        + base_pitch_rotation_20 * hub_composite_inertia_i_02
+        - base_roll_subspace_v_y * hub_composite_inertia_h_z;
+    let base_roll_projected_inertia_f_z = base_roll_subspace_v_z
+        * hub_composite_inertia_m
+        - (base_pitch_rotation_10 * hub_composite_inertia_h_x
+            - hub_composite_inertia_h_y * base_pitch_rotation_00);
+    let base_roll_coriolis_row_n_x = 0.5
+        * (t205 + t206 + t208 + t210 + t212 - (t207 + t209 + t211 + t213));
+    let base_roll_projected_inertia_n_y = hub_composite_inertia_i_01
+        * base_pitch_rotation_00 + base_pitch_rotation_20 * hub_composite_inertia_i_12
+        + base_pitch_rotation_10 * hub_composite_inertia_i_11
+        + hub_composite_inertia_h_z * base_roll_subspace_v_x
+        - base_roll_subspace_v_z * hub_composite_inertia_h_x;
+    let base_roll_projected_inertia_n_z = base_pitch_rotation_20
+        * hub_composite_inertia_i_22 + base_roll_subspace_v_y * hub_composite_inertia_h_x
+        + base_pitch_rotation_00 * hub_composite_inertia_i_02
+        + base_pitch_rotation_10 * hub_composite_inertia_i_12
+        - hub_composite_inertia_h_y * base_roll_subspace_v_x;
+    let left_upper_coriolis_row_f_x = 0.5 * (t23 - (t22 + t24));
+    let left_upper_coriolis_row_f_y = 0.5 * (t42 - (t40 + t41));
+    let left_upper_coriolis_row_f_z = 0.5 * (t56 - (t55 + t57));
+    let left_upper_coriolis_row_n_z = 0.5
+        * (t147 + t148 + t150 + t151 + t152 - (t145 + t146 + t149 + t153));
+    let left_upper_projected_inertia_f_x = left_upper_subspace_v_x
+        * left_upper_composite_inertia_m
+        - (left_upper_composite_inertia_h_y * base_roll_rotation_22
+            - left_upper_composite_inertia_h_z * base_roll_rotation_12);
+    let left_upper_projected_inertia_f_y = left_upper_composite_inertia_m
+        * left_upper_subspace_v_y
+        - (left_upper_composite_inertia_h_z * base_roll_rotation_02
+            - left_upper_composite_inertia_h_x * base_roll_rotation_22);
+    let left_upper_projected_inertia_f_z = left_upper_subspace_v_z
+        * left_upper_composite_inertia_m
+        - (base_roll_rotation_12 * left_upper_composite_inertia_h_x
+            - left_upper_composite_inertia_h_y * base_roll_rotation_02);
+    let left_upper_coriolis_row_n_y = 0.5
+        * (t214 + t215 + t216 + t218 + t220 - (t217 + t219 + t221 + t222));
+    let left_upper_projected_inertia_n_y = left_upper_composite_inertia_i_01
+        * base_roll_rotation_02
+        + base_roll_rotation_22 * left_upper_composite_inertia_i_12
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_11
+        + left_upper_composite_inertia_h_z * left_upper_subspace_v_x
+        - left_upper_composite_inertia_h_x * left_upper_subspace_v_z;
+    let left_upper_projected_inertia_n_x = left_upper_composite_inertia_h_y
+        * left_upper_subspace_v_z
+        + left_upper_composite_inertia_i_00 * base_roll_rotation_02
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_01
+        + left_upper_composite_inertia_i_02 * base_roll_rotation_22
+        - left_upper_composite_inertia_h_z * left_upper_subspace_v_y;
+    let left_upper_coriolis_row_n_x = 0.5
+        * (t224 + t225 + t227 + t230 + t231 - (t223 + t226 + t228 + t229));
+    let left_upper_projected_inertia_n_z = left_upper_composite_inertia_h_x
+        * left_upper_subspace_v_y
+        + left_upper_composite_inertia_i_02 * base_roll_rotation_02
+        + left_upper_composite_inertia_i_22 * base_roll_rotation_22
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_12
+        - left_upper_subspace_v_x * left_upper_composite_inertia_h_y;
+    let right_upper_coriolis_row_f_x = 0.5 * (t26 - (t25 + t27));
+    let right_upper_coriolis_row_f_y = 0.5 * (t44 - (t43 + t45));
+    let right_upper_coriolis_row_f_z = 0.5 * (t58 - (t59 + t60));
+    let right_upper_coriolis_row_n_z = 0.5
+        * (t155 + t156 + t157 + t159 + t162 - (t154 + t158 + t160 + t161));
+    let right_upper_projected_inertia_f_y = right_upper_subspace_v_y
+        * right_upper_composite_inertia_m
+        - (right_upper_composite_inertia_h_z * right_upper_axis_x
+            - right_upper_axis_z * right_upper_composite_inertia_h_x);
+    let right_upper_projected_inertia_f_x = right_upper_subspace_v_x
+        * right_upper_composite_inertia_m
+        - (right_upper_axis_z * right_upper_composite_inertia_h_y
+            - right_upper_axis_y * right_upper_composite_inertia_h_z);
+    let right_upper_coriolis_row_n_y = 0.5
+        * (t241 + t242 + t245 + t246 + t249 - (t243 + t244 + t247 + t248));
+    let right_upper_projected_inertia_f_z = right_upper_subspace_v_z
+        * right_upper_composite_inertia_m
+        - (right_upper_axis_y * right_upper_composite_inertia_h_x
+            - right_upper_axis_x * right_upper_composite_inertia_h_y);
+    let right_upper_projected_inertia_n_y = right_upper_subspace_v_x
+        * right_upper_composite_inertia_h_z
+        + right_upper_axis_x * right_upper_composite_inertia_i_01
+        + right_upper_axis_z * right_upper_composite_inertia_i_12
+        + right_upper_composite_inertia_i_11 * right_upper_axis_y
+        - right_upper_subspace_v_z * right_upper_composite_inertia_h_x;
+    let right_upper_projected_inertia_n_x = right_upper_axis_z
+        * right_upper_composite_inertia_i_02
+        + right_upper_subspace_v_z * right_upper_composite_inertia_h_y
+        + right_upper_axis_y * right_upper_composite_inertia_i_01
+        + right_upper_composite_inertia_i_00 * right_upper_axis_x
+        - right_upper_subspace_v_y * right_upper_composite_inertia_h_z;
+    let right_upper_coriolis_row_n_x = 0.5
+        * (t232 + t234 + t235 + t236 + t237 - (t233 + t238 + t239 + t240));
+    let right_upper_projected_inertia_n_z = right_upper_axis_y
+        * right_upper_composite_inertia_i_12
+        + right_upper_composite_inertia_i_22 * right_upper_axis_z
+        + right_upper_subspace_v_y * right_upper_composite_inertia_h_x
+        + right_upper_composite_inertia_i_02 * right_upper_axis_x
+        - right_upper_subspace_v_x * right_upper_composite_inertia_h_y;
+    let left_lower_coriolis_row_f_x = 0.5 * (t30 - (t28 + t29));
+    let left_lower_coriolis_row_f_y = 0.5 * (t46 - (t47 + t48));
+    let left_lower_coriolis_row_f_z = 0.5 * (t62 - (t61 + t63));
+    let left_lower_projected_inertia_f_y = left_lower_subspace_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_upper_rotation_01
+            - left_lower_inertia_h_x * left_upper_rotation_21);
+    let left_lower_coriolis_row_n_z = 0.5
+        * (t163 + t165 + t169 + t170 + t171 - (t164 + t166 + t167 + t168));
+    let left_lower_projected_inertia_f_x = left_lower_subspace_v_x * p.left_lower_mass
+        - (left_upper_rotation_21 * left_lower_inertia_h_y
+            - left_lower_inertia_h_z * left_upper_rotation_11);
+    let left_lower_projected_inertia_n_y = left_lower_inertia_h_z
+        * left_lower_subspace_v_x + left_upper_rotation_01 * left_lower_inertia_i_01
+        + left_lower_inertia_i_11 * left_upper_rotation_11
+        + left_upper_rotation_21 * left_lower_inertia_i_12
+        - left_lower_inertia_h_x * left_lower_subspace_v_z;
+    let left_lower_projected_inertia_n_x = left_lower_inertia_i_00
+        * left_upper_rotation_01 + left_lower_inertia_i_02 * left_upper_rotation_21
+        + left_upper_rotation_11 * left_lower_inertia_i_01
+        + left_lower_subspace_v_z * left_lower_inertia_h_y
+        - left_lower_inertia_h_z * left_lower_subspace_v_y;
+    let left_lower_coriolis_row_n_y = 0.5
+        * (t259 + t261 + t263 + t264 + t266 - (t260 + t262 + t265 + t267));
+    let left_lower_coriolis_row_n_x = 0.5
+        * (t250 + t251 + t252 + t253 + t255 - (t254 + t256 + t257 + t258));
+    let left_lower_projected_inertia_f_z = left_lower_subspace_v_z * p.left_lower_mass
+        - (left_lower_inertia_h_x * left_upper_rotation_11
+            - left_upper_rotation_01 * left_lower_inertia_h_y);
+    let left_lower_projected_inertia_n_z = left_upper_rotation_01
+        * left_lower_inertia_i_02 + left_lower_inertia_h_x * left_lower_subspace_v_y
+        + left_upper_rotation_11 * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_upper_rotation_21
+        - left_lower_subspace_v_x * left_lower_inertia_h_y;
+    let right_slider_coriolis_row_n_z = 0.5 * (t172 + t173 - (t174 + t175));
+    let right_slider_projected_inertia_f_y = right_upper_rotation_10
         * p.right_slider_mass;
-    let t1360 = cache.values[2] * t944 * cache.values[1];
-    let t1361 = -(t1238 * cache.values[3]);
-    let t1362 = t924 * cache.values[2] * cache.values[1];
-    let t1363 = cache.values[2] * t952 * cache.values[1];
-    let t1364 = -(t1266 * cache.values[3]);
-    let t1365 = t1346 + t1347 + t1348 + t1349 + t1350 + t1351 + t1352 + t1353 + t1354
-        + t1355 + t1356 + t1357 + t1358 + t1359 + t1360 + t1361 + t1362 + t1363 + t1364;
-    let t1366 = 0.5 * t456 * qd[1];
-    let t1367 = 0.5 * t451 * qd[0];
-    let t1368 = 0.5 * qd[1] * t457;
-    let t1369 = cache.values[4] * cache.values[2] * t1292;
-    let t1370 = t155 * t987;
-    let t1371 = t985 * t155;
-    let t1372 = t977 * t62;
-    let t1373 = t989 * t296;
-    let t1374 = p.arm_mass * (0.5 * t36 * t175 * t542 + 0.5 * t175 * t331 * t542);
-    let t1375 = cache.values[4] * cache.values[2] * t1282;
-    let t1376 = t155 * t993;
-    let t1377 = t980 * t296;
-    let t1378 = t62 * t991;
-    let t1379 = t982 * t155;
-    let t1380 = (2.0 * t610 * t244 + 2.0 * t37 * t244) * p.left_lower_mass;
-    let t1381 = p.arm_mass
-        * (0.25 * t175 * t331 * t542 + 0.5 * t176 * p.arm_length * t238
-            + 0.25 * t36 * t175 * t542 + 0.5 * t326 * p.arm_length * t463);
-    let t1382 = cache.values[4] * cache.values[2] * t1264;
-    let t1383 = t1013 * t296;
-    let t1384 = (t327 * t462 + t610 * t244 + t177 * t236 + t37 * t244)
-        * p.left_lower_mass;
-    let t1385 = t155 * t1007;
-    let t1386 = cache.values[4] * cache.values[2] * t1276;
-    let t1387 = t1000 * t155;
-    let t1388 = t998 * t296;
-    let t1389 = t1381 + t1382 + t1383 + t1384 + t1385 + t1386 + t1387 + t1388;
-    let t1390 = t296 * t1141;
-    let t1391 = cache.values[4] * cache.values[2] * t1173;
-    let t1392 = t155 * t1167;
-    let t1393 = t331 * t998;
-    let t1394 = 0.1 * t473 * t244;
-    let t1395 = -(0.1 * t331 * cache.values[11] * t462);
-    let t1396 = -(0.1 * t175 * cache.values[11] * t236);
-    let t1397 = 0.1 * t213 * t37;
-    let t1398 = p.left_lower_mass * (t1394 + t1395 + t1396 + t1397);
-    let t1399 = t175 * t1000;
-    let t1400 = t482 * t326;
-    let t1401 = t437 * t1276;
-    let t1402 = 0.1 * t213 * t610;
-    let t1403 = 0.1 * t79 * t244;
-    let t1404 = (t1395 + t1396 + t1402 + t1403) * p.left_lower_mass;
-    let t1405 = t176 * t485;
-    let t1406 = t155 * t1157;
-    let t1407 = cache.values[4] * cache.values[2] * t1180;
-    let t1408 = t1148 * t296;
-    let t1409 = t1145 * t155;
-    let t1410 = t1155 * t62;
-    let t1411 = (t1394 + t1402 + t1403 + t1397) * p.left_lower_mass;
-    let t1412 = t894 * t432;
-    let t1413 = t1390 + t1391 + t1392 + t1393 + t1398 + t1399 + t1400 + t1401 + t1404
-        + t1405 + t1412 - (t1406 + t1407 + t1408 + t1409 + t1410 + t1411);
-    let t1414 = 0.5 * t452 * qd[0];
-    let t1415 = t1210 * t1033;
-    let t1416 = t1033 * t1212;
-    let t1417 = t1077 * t589;
-    let t1418 = p.arm_mass * (0.5 * t341 * t190 * t542 + 0.5 * t90 * t190 * t542);
-    let t1419 = t1061 * t589;
-    let t1420 = p.right_slider_mass * (2.0 * t584 * t209 + 2.0 * t209 * t91);
-    let t1421 = t1067 * t582;
-    let t1422 = t1056 * t601;
-    let t1423 = t582 * t1064;
-    let t1424 = t1059 * t601;
-    let t1425 = t1072 * t582;
-    let t1426 = t1079 * t582;
-    let t1427 = t1033 * t1243;
-    let t1428 = t582 * t1053;
-    let t1429 = t1245 * t1033;
-    let t1430 = t1044 * t601;
-    let t1431 = t1091 * t601;
-    let t1432 = t1088 * t582;
-    let t1433 = p.arm_mass
-        * (0.25 * t341 * t190 * t542 + 0.25 * t90 * t190 * t542
-            + 0.5 * p.arm_length * t240 * t185 + 0.5 * t466 * p.arm_length * t336);
-    let t1434 = (t337 * t467 + t584 * t209 + t230 * t187 + t209 * t91)
+    let right_slider_projected_inertia_f_x = right_upper_rotation_00
         * p.right_slider_mass;
-    let t1435 = t1427 + t1428 + t1429 + t1430 + t1431 + t1432 + t1433 + t1434;
-    let t1436 = 0.5 * t458 * qd[1];
-    let t1437 = t190 * t230;
-    let t1438 = t91 * t193;
-    let t1439 = t209 * t537;
-    let t1440 = t341 * t467;
-    let t1441 = t1437 + t1438 + t1439 + t1440;
-    let t1442 = t1441 * p.right_slider_mass;
-    let t1443 = t584 * t193;
-    let t1444 = t89 * t209;
-    let t1445 = t1443 + t1437 + t1444 + t1440;
-    let t1446 = t1445 * p.right_slider_mass;
-    let t1447 = t1443 + t1444 + t1438 + t1439;
-    let t1448 = t1442 + t1446 - t1447 * p.right_slider_mass;
-    let t1449 = 0.5 * qd[0] * t453;
-    let t1450 = t331 * t1141;
-    let t1451 = (0.1 * t236 * t192 + 0.1 * t343 * t462 + 0.01 * t213 * t473
-        + 0.01 * t213 * t79) * p.left_lower_mass;
-    let t1452 = t437 * t1173;
-    let t1453 = t175 * t1167;
-    let t1454 = t1450 + t1451 + t1452 + t1453;
-    let t1455 = t175 * t1157;
-    let t1456 = t1155 * t36;
-    let t1457 = p.left_lower_mass * (0.02 * t213 * t79 + 0.02 * t213 * t473);
-    let t1458 = t437 * t1180;
-    let t1459 = t175 * t1145;
-    let t1460 = t1148 * t331;
-    let t1461 = 2.0 * t89 * t193 + 2.0 * t193 * t537;
-    let t1462 = t138 + t140 - t141;
-    let t1463 = t103 + t108 + t110 + t112 - t113;
-    let t1464 = t116 + t117 - t118;
-    let t1465 = t123 + t129 + t131 + t133 - t134;
-    let t1466 = t287 + t288 - t289;
-    let t1467 = t293 + t294 - t295;
-    let t1468 = t256 + t258 + t264 + t266 - t267;
-    let t1469 = t271 + t276 + t278 + t280 - t281;
-    let t1470 = t387 + t392 + t394 + t396 - t397;
-    let t1471 = t350 + t352 - t353;
-    let t1472 = t399 + t401 - t402;
-    let t1473 = t366 + t377 + t380 + t382 - t383;
-    let t1474 = t726 + t734 + t739 + t742 + t758 + t771 + t774 + t714 + t782 + t798
-        + t802 + t887 + t807 + t815 + t819 + t823 + t828 + t907 + t840 + t911 + t848
-        + t920 + t853 + t855 + t863 + t925 + t867 + t929 + t931 + t934 + t936 + t871
-        + t945 + t950 + t873 + t875 + t951 + t953
-        - (t696 + t697 + t699 + t704 + t706 + t707 + t709 + t711 + t712 + t878 + t883
-            + t888 + t890 + t893 + t895 + t897 + t898 + t900 + t901 + t903 + t909 + t913
-            + t917 + t921 + t923 + t926 + t935 + t937 + t941 + t943 + t946 + t947 + t955
-            + t958);
-    let t1475 = t972 + t975 + t999 + t978 + t1001 + t981 + t983 + t986 + t988 + t990
-        + t1008 + t1010 + t1014 + t992 + t994 + t997
-        - (t966 + t967 + t1002 + t1003 + t1004 + t1005 + t1006 + t1009 + t1011 + t1012
-            + t1015 + t1016 + t1017 + t1018);
-    let t1476 = t1146 + t1142 + t1149 + t1154 + t1163 + t1156 + t1158 + t1168
-        - (t1143 + t1144 + t1161 + t1162 + t1164 + t1165 + t1166);
-    let t1477 = p.right_slider_mass * t1030;
-    let t1478 = t1029 + t1477 - t1024 * p.right_slider_mass;
-    let t1479 = t1057 + t1041 + t1045 + t1050 + t1060 + t1054 + t1062 + t1065 + t1068
-        + t1071 + t1089 + t1073 + t1076 + t1078 + t1092 + t1080
-        - (t1032 + t1034 + t1036 + t1082 + t1084 + t1085 + t1086 + t1087 + t1090 + t1093
-            + t1094 + t1095 + t1096 + t1097);
-    let t1480 = t1099 + t1100 + t1126 + t1101 + t1127 + t1128 + t1102 + t1129 + t1130
-        + t1131 + t1132 + t1103 + t1133 + t1105 + t1106 + t1108 + t1109 + t1110 + t1111
-        + t1112 + t1113 + t1134 + t1135 + t1136 + t1115 + t1116 + t1117 + t1118 + t1137
-        + t1119 + t1120 + t1121 + t1122 + t1138 + t1123 + t1124 + t1139 + t1125 - t1140;
-    let t1481 = 0.1 * t437 * cache.values[10] + t437 * p.arm_length + 0.01 * t432;
-    let t1482 = -(0.1 * cache.values[2]);
-    let t1483 = -(0.05 * cache.values[5] * cache.values[3]);
-    let t1484 = 0.01 * t398 + 0.1 * t644 + p.arm_length * t356 + t1482 + t1483;
-    let t1485 = (t664 * t292 + t1481 * t379 + t130 * t244 + t139 * t204 + t400 * t1484
-        + t263 * t610) * p.left_lower_mass;
-    let t1486 = 0.5 * p.arm_length * t356 + t1482 + t1483;
-    let t1487 = p.arm_mass
-        * (t639 * p.arm_length * t291 + t206 * p.arm_length * t137
-            + p.arm_length * t398 * t1486);
-    let t1488 = t326 * p.left_lower_inertia_yy
-        + t331 * cache.values[11] * p.left_lower_inertia_yz
-        + p.left_lower_inertia_xy * t331 * cache.values[10];
-    let t1489 = t326 * p.left_lower_inertia_yz
-        + t331 * p.left_lower_inertia_zz * cache.values[11]
-        + t331 * p.left_lower_inertia_xz * cache.values[10];
-    let t1490 = p.left_lower_inertia_xy * t326
-        + t331 * cache.values[10] * p.left_lower_inertia_xx
-        + t331 * cache.values[11] * p.left_lower_inertia_xz;
-    let t1491 = t331 * t1488 + t331 * t715 * cache.values[10] + t326 * t716
-        + t481 * t1489 + t480 * t1490 + t331 * cache.values[11] * t718;
-    let t1492 = t1490 * t460 + t175 * t1488 + t175 * t715 * cache.values[10]
-        + t1489 * t484 + t176 * t716 + t175 * cache.values[11] * t718;
-    let t1493 = (t1491 * cache.values[0] - t1492 * cache.values[1]) * cache.values[0];
-    let t1494 = p.arm_mass
-        * (0.5 * t175 * p.arm_length * t128 + 0.5 * t437 * p.arm_length * t365
-            + 0.5 * t639 * p.arm_length * t291 + 0.5 * t206 * p.arm_length * t137
-            + 0.5 * p.arm_length * t398 * t1486 + 0.5 * t265 * t331 * p.arm_length);
-    let t1495 = p.left_lower_inertia_xz * t663 + p.left_lower_inertia_zz * t956
-        + p.left_lower_inertia_yz * t291;
-    let t1496 = t663 * p.left_lower_inertia_xx + p.left_lower_inertia_xz * t956
-        + p.left_lower_inertia_xy * t291;
-    let t1497 = p.left_lower_inertia_yz * t956 + p.left_lower_inertia_xy * t663
-        + t291 * p.left_lower_inertia_yy;
-    let t1498 = t137 * t716 + t484 * t1495 + t1496 * t460 + t175 * t1497 + t876 * t718
-        + t202 * t715;
-    let t1499 = t715 * t663 + t481 * t1495 + t1497 * t331 + t1496 * t480 + t718 * t956
-        + t716 * t291;
-    let t1500 = t715 * t644 + t718 * t643 + t1497 * t437 + t1495 * t468 + t716 * t398
-        + t1496 * t469;
-    let t1501 = t1498 * t155 + t296 * t1499 + cache.values[4] * t1500 * cache.values[2]
-        + cache.values[4] * t719 * cache.values[2] * cache.values[1]
-        + cache.values[4] * cache.values[2] * t723 * cache.values[0]
-        - cache.values[4] * cache.values[3] * t724;
-    let t1502 = t1501 * cache.values[0];
-    let t1503 = t876 * p.left_lower_inertia_zz + p.left_lower_inertia_yz * t137
-        + t202 * p.left_lower_inertia_xz;
-    let t1504 = t876 * p.left_lower_inertia_xz + t202 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xy * t137;
-    let t1505 = t137 * p.left_lower_inertia_yy + p.left_lower_inertia_xy * t202
-        + t876 * p.left_lower_inertia_yz;
-    let t1506 = t1503 * t484 + t202 * t748 + t137 * t743 + t876 * t746 + t1504 * t460
-        + t175 * t1505;
-    let t1507 = t398 * t743 + t1503 * t468 + t1504 * t469 + t1505 * t437 + t748 * t644
-        + t746 * t643;
-    let t1508 = t480 * t1504 + t1505 * t331 + t746 * t956 + t291 * t743 + t663 * t748
-        + t481 * t1503;
-    let t1509 = t1506 * t155 + cache.values[4] * cache.values[2] * cache.values[1] * t750
-        + cache.values[4] * t1507 * cache.values[2]
-        + cache.values[4] * cache.values[2] * t754 * cache.values[0] + t1508 * t296
-        - cache.values[4] * cache.values[3] * t755;
-    let t1510 = -(t1509 * cache.values[1]);
-    let t1511 = 0.16666666666666666 * t175 * p.arm_mass * t137 * t542
-        + 0.16666666666666666 * cache.values[4] * p.arm_mass * cache.values[2] * t155
-            * t542 * cache.values[0] + 2.0 * t191 * p.left_upper_inertia_xx * t142;
-    let t1512 = 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2]
-        * t155 * t542 * cache.values[1]
-        + 0.08333333333333333 * p.arm_mass * t331 * t137 * t542
-        + t191 * p.left_upper_inertia_xx * t250 + p.left_upper_inertia_xx * t142 * t342
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t296
-            * t542 * cache.values[0]
-        + 0.08333333333333333 * t175 * p.arm_mass * t542 * t291;
-    let t1513 = cache.values[4] * cache.values[2] * t846 * cache.values[0] + t155 * t1511
-        + cache.values[4] * cache.values[2] * t954 + t296 * t1512
-        + cache.values[4] * cache.values[2] * t824 * cache.values[1]
-        - cache.values[4] * t622 * cache.values[3];
-    let t1514 = -(t1513 * cache.values[1]);
-    let t1515 = 0.16666666666666666 * cache.values[4] * p.arm_mass * cache.values[2]
-        * t296 * t542 * cache.values[1] + 2.0 * p.left_upper_inertia_xx * t250 * t342
-        + 0.16666666666666666 * p.arm_mass * t331 * t542 * t291;
-    let t1516 = cache.values[4] * t826 * cache.values[2] * cache.values[1] + t155 * t1512
-        + t296 * t1515 + cache.values[4] * cache.values[2] * t896
-        + cache.values[4] * cache.values[2] * t824 * cache.values[0]
-        - cache.values[4] * t560 * cache.values[3];
-    let t1517 = t1516 * cache.values[0];
-    let t1518 = t1485 + t1494 + t1502 + t1510 + t1514 + t1517;
-    let t1519 = 0.08333333333333333 * t175 * t326 * p.arm_mass * t542
-        + t175 * p.left_upper_inertia_xx * t342
-        + 0.08333333333333333 * t176 * p.arm_mass * t331 * t542
-        + t191 * p.left_upper_inertia_xx * t331;
-    let t1520 = 0.16666666666666666 * t176 * t175 * p.arm_mass * t542
-        + 2.0 * t191 * t175 * p.left_upper_inertia_xx;
-    let t1521 = -((t1519 * cache.values[0] - t1520 * cache.values[1]) * cache.values[1]);
-    let t1522 = 2.0 * p.left_upper_inertia_xx * t331 * t342
-        + 0.16666666666666666 * t326 * p.arm_mass * t331 * t542;
-    let t1523 = (cache.values[0] * t1522 - t1519 * cache.values[1]) * cache.values[0];
-    let t1524 = p.left_lower_mass
-        * (2.0 * t139 * t204 + 2.0 * t664 * t292 + 2.0 * t400 * t1484);
-    let t1525 = t175 * p.left_lower_inertia_xz * cache.values[10]
-        + t175 * p.left_lower_inertia_zz * cache.values[11]
-        + t176 * p.left_lower_inertia_yz;
-    let t1526 = t175 * cache.values[11] * p.left_lower_inertia_yz
-        + t175 * p.left_lower_inertia_xy * cache.values[10]
-        + t176 * p.left_lower_inertia_yy;
-    let t1527 = t176 * p.left_lower_inertia_xy
-        + t175 * cache.values[11] * p.left_lower_inertia_xz
-        + t175 * cache.values[10] * p.left_lower_inertia_xx;
-    let t1528 = t331 * cache.values[11] * t746 + t331 * cache.values[10] * t748
-        + t326 * t743 + t481 * t1525 + t331 * t1526 + t1527 * t480;
-    let t1529 = t175 * cache.values[10] * t748 + t175 * cache.values[11] * t746
-        + t1525 * t484 + t1527 * t460 + t175 * t1526 + t176 * t743;
-    let t1530 = -((cache.values[0] * t1528 - t1529 * cache.values[1]) * cache.values[1]);
-    let t1531 = t1485 + t1487 + t1493 + t1494 + t1502 + t1510 + t1521 + t1523 + t1514
-        + t1524 + t1530 + t1517 - t1518;
-    let t1532 = 0.1 * cache.values[2];
-    let t1533 = -(0.02 * cache.values[4] * cache.values[3]);
-    let t1534 = 0.05 * cache.values[5] * cache.values[3];
-    let t1535 = t1532 + t1533 + 0.5 * p.arm_length * t348 + t1534;
-    let t1536 = 2.0 * t914 * t587 * p.right_slider_inertia_zz
-        + 2.0 * t915 * t586 * p.right_slider_inertia_yy
-        + 2.0 * t99 * p.right_slider_inertia_xx * t193;
-    let t1537 = p.right_slider_inertia_xx * t290 * t193
-        + t587 * p.right_slider_inertia_zz * t939
-        + t915 * t535 * p.right_slider_inertia_yy
-        + t99 * p.right_slider_inertia_xx * t537
-        + t586 * t938 * p.right_slider_inertia_yy
-        + t536 * t914 * p.right_slider_inertia_zz;
-    let t1538 = t1532 + t348 * q[9] + t1533 + p.arm_length * t348 + t1534;
-    let t1539 = 2.0 * t938 * p.right_upper_inertia_yy * t535
-        + 2.0 * p.right_upper_inertia_xx * t290 * t537
-        + 2.0 * t536 * p.right_upper_inertia_zz * t939;
-    let t1540 = t99 * p.right_upper_inertia_xx * t537
-        + t915 * p.right_upper_inertia_yy * t535 + p.right_upper_inertia_xx * t290 * t193
-        + t586 * t938 * p.right_upper_inertia_yy + t587 * p.right_upper_inertia_zz * t939
-        + t536 * t914 * p.right_upper_inertia_zz;
-    let t1541 = 2.0 * t915 * t586 * p.right_upper_inertia_yy
-        + 2.0 * t914 * t587 * p.right_upper_inertia_zz
-        + 2.0 * t99 * p.right_upper_inertia_xx * t193;
-    let t1542 = p.hub_inertia_xy * cache.values[5] * cache.values[2] * cache.values[1]
-        + cache.values[4] * cache.values[2] * cache.values[1] * p.hub_inertia_xz
-        - cache.values[3] * p.hub_inertia_xx * cache.values[1];
-    let t1543 = cache.values[4] * cache.values[2] * p.hub_inertia_zz * cache.values[1]
-        + cache.values[5] * cache.values[2] * p.hub_inertia_yz * cache.values[1]
-        - cache.values[3] * cache.values[1] * p.hub_inertia_xz;
-    let t1544 = cache.values[5] * cache.values[2] * cache.values[1] * p.hub_inertia_yy
-        + cache.values[4] * cache.values[2] * p.hub_inertia_yz * cache.values[1]
-        - p.hub_inertia_xy * cache.values[3] * cache.values[1];
-    let t1545 = t1542 * cache.values[2] * cache.values[1]
-        + cache.values[5] * cache.values[2] * t830 * cache.values[1]
-        + cache.values[4] * cache.values[2] * cache.values[1] * t832 + t1543 * t296
-        + t1544 * t68 - t831 * cache.values[3] * cache.values[1];
-    let t1546 = cache.values[4] * cache.values[2] * t832 * cache.values[0]
-        + cache.values[5] * cache.values[2] * t830 * cache.values[0] + t155 * t1543
-        + t1542 * cache.values[2] * cache.values[0] + t1544 * t171
-        - t831 * cache.values[3] * cache.values[0];
-    let t1547 = 2.0 * p.right_slider_inertia_xx * t290 * t537
-        + 2.0 * t938 * t535 * p.right_slider_inertia_yy
-        + 2.0 * t536 * p.right_slider_inertia_zz * t939;
-    let t1548 = cache.values[4] * cache.values[2] * p.hub_inertia_yz * cache.values[0]
-        + cache.values[5] * cache.values[2] * p.hub_inertia_yy * cache.values[0]
-        - p.hub_inertia_xy * cache.values[3] * cache.values[0];
-    let t1549 = cache.values[4] * cache.values[2] * cache.values[0] * p.hub_inertia_xz
-        + p.hub_inertia_xy * cache.values[5] * cache.values[2] * cache.values[0]
-        - cache.values[3] * p.hub_inertia_xx * cache.values[0];
-    let t1550 = cache.values[4] * cache.values[2] * p.hub_inertia_zz * cache.values[0]
-        + cache.values[5] * cache.values[2] * p.hub_inertia_yz * cache.values[0]
-        - cache.values[3] * cache.values[0] * p.hub_inertia_xz;
-    let t1551 = t1548 * t68 + cache.values[4] * t783 * cache.values[2] * cache.values[1]
-        + t1549 * cache.values[2] * cache.values[1]
-        + cache.values[5] * cache.values[2] * t786 * cache.values[1] + t296 * t1550
-        - cache.values[3] * t788 * cache.values[1];
-    let t1552 = t1548 * t171 + t155 * t1550 + t1549 * cache.values[2] * cache.values[0]
-        + cache.values[4] * t783 * cache.values[2] * cache.values[0]
-        + cache.values[5] * cache.values[2] * t786 * cache.values[0]
-        - cache.values[3] * t788 * cache.values[0];
-    let t1553 = cache.values[2] * cache.values[1] * t1515
-        + cache.values[2] * t1512 * cache.values[0] - cache.values[3] * t896
-        - cache.values[3] * t824 * cache.values[0] - t560 * cache.values[2]
-        - t826 * cache.values[3] * cache.values[1];
-    let t1554 = t1553 * cache.values[0];
-    let t1555 = t1508 * cache.values[2] * cache.values[1]
-        + cache.values[2] * t1506 * cache.values[0] - t1507 * cache.values[3]
-        - cache.values[3] * cache.values[1] * t750 - cache.values[2] * t755
-        - cache.values[3] * t754 * cache.values[0];
-    let t1556 = -(cache.values[1] * t1555);
-    let t1557 = p.left_lower_inertia_xz * t219 + p.left_lower_inertia_zz * t948
-        + p.left_lower_inertia_yz * t166;
-    let t1558 = p.left_lower_inertia_yz * t948 + p.left_lower_inertia_xy * t219
-        + t166 * p.left_lower_inertia_yy;
-    let t1559 = p.left_lower_inertia_xy * t166 + t219 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xz * t948;
-    let t1560 = t918 * t746 + t481 * t1557 + t304 * t743 + t331 * t1558 + t557 * t748
-        + t480 * t1559;
-    let t1561 = t748 * t219 + t484 * t1557 + t175 * t1558 + t1559 * t460 + t746 * t948
-        + t166 * t743;
-    let t1562 = -(cache.values[1] * (t1560 * cache.values[0] - cache.values[1] * t1561));
-    let t1563 = 0.16666666666666666 * t175 * p.arm_mass * t166 * t542
-        + 2.0 * t191 * t164 * p.left_upper_inertia_xx
-        + 0.16666666666666666 * p.arm_mass * t155 * t542 * t0;
-    let t1564 = t191 * p.left_upper_inertia_xx * t320
-        + 0.08333333333333333 * p.arm_mass * t296 * t542 * t0
-        + 0.08333333333333333 * p.arm_mass * t32 * t155 * t542
-        + t164 * p.left_upper_inertia_xx * t342
-        + 0.08333333333333333 * p.arm_mass * t331 * t166 * t542
-        + 0.08333333333333333 * t175 * p.arm_mass * t304 * t542;
-    let t1565 = -(cache.values[1] * (t1564 * cache.values[0] - t1563 * cache.values[1]));
-    let t1566 = 0.05 * cache.values[4] * cache.values[2];
-    let t1567 = t1566 + 0.5 * p.arm_length * t414;
-    let t1568 = p.arm_mass
-        * (t206 * t102 + t393 * t1486 + t1567 * t365 + t265 * t520 + t128 * t222
-            + t639 * t277);
-    let t1569 = t1566 + 0.01 * t424 + p.arm_length * t414 + 0.1 * t533;
-    let t1570 = (t386 * t1484 + t1569 * t379 + t263 * t558 + t130 * t220 + t664 * t270
-        + t109 * t204) * p.left_lower_mass;
-    let t1571 = cache.values[2] * t1511 * cache.values[0]
-        + cache.values[2] * t1512 * cache.values[1]
-        - cache.values[3] * t824 * cache.values[1] - cache.values[2] * t622
-        - cache.values[3] * t954 - cache.values[3] * t846 * cache.values[0];
-    let t1572 = -(cache.values[1] * t1571);
-    let t1573 = -(0.05 * cache.values[4] * cache.values[2]);
-    let t1574 = -(0.02 * cache.values[5] * cache.values[2]);
-    let t1575 = 0.5 * p.arm_length * t418 + t1573 + t1574;
-    let t1576 = p.arm_mass
-        * (t216 * t132 + t376 * t1575 + t1535 * t391 + t107 * t197 + t566 * t257
-            + t681 * t275);
-    let t1577 = p.left_lower_inertia_xy * t304 + t557 * p.left_lower_inertia_xx
-        + t918 * p.left_lower_inertia_xz;
-    let t1578 = p.left_lower_inertia_xy * t557 + t304 * p.left_lower_inertia_yy
-        + t918 * p.left_lower_inertia_yz;
-    let t1579 = t557 * p.left_lower_inertia_xz + p.left_lower_inertia_zz * t918
-        + t304 * p.left_lower_inertia_yz;
-    let t1580 = t480 * t1577 + t304 * t716 + t557 * t715 + t1578 * t331 + t918 * t718
-        + t481 * t1579;
-    let t1581 = t718 * t948 + t715 * t219 + t166 * t716 + t175 * t1578 + t484 * t1579
-        + t1577 * t460;
-    let t1582 = (cache.values[0] * t1580 - t1581 * cache.values[1]) * cache.values[0];
-    let t1583 = t1498 * cache.values[2] * cache.values[0]
-        + cache.values[2] * cache.values[1] * t1499 - cache.values[2] * t724
-        - t719 * cache.values[3] * cache.values[1]
-        - cache.values[3] * t723 * cache.values[0] - t1500 * cache.values[3];
-    let t1584 = t1583 * cache.values[0];
-    let t1585 = cache.values[2] * t1540 * cache.values[1]
-        + t1541 * cache.values[2] * cache.values[0] - t922 * cache.values[3]
-        - cache.values[3] * t778 * cache.values[0] - cache.values[2] * t588
-        - cache.values[3] * cache.values[1] * t731;
-    let t1586 = -(cache.values[1] * t1585);
-    let t1587 = 2.0 * t885 * t587 * p.right_slider_inertia_zz
-        + 2.0 * t884 * t586 * p.right_slider_inertia_yy
-        + 2.0 * t158 * p.right_slider_inertia_xx * t193;
-    let t1588 = t884 * t535 * p.right_slider_inertia_yy
-        + t536 * t885 * p.right_slider_inertia_zz
-        + t904 * t587 * p.right_slider_inertia_zz
-        + t158 * p.right_slider_inertia_xx * t537
-        + t322 * p.right_slider_inertia_xx * t193
-        + t586 * t905 * p.right_slider_inertia_yy;
-    let t1589 = -((cache.values[0] * t1588 - cache.values[1] * t1587) * cache.values[1]);
-    let t1590 = cache.values[2] * t1537 * cache.values[0]
-        + cache.values[2] * t1547 * cache.values[1] - t942 * cache.values[3]
-        - cache.values[2] * t551 - cache.values[3] * t821 * cache.values[1]
-        - cache.values[3] * cache.values[0] * t768;
-    let t1591 = cache.values[0] * t1590;
-    let t1592 = cache.values[2] * t1536 * cache.values[0]
-        + cache.values[2] * cache.values[1] * t1537 - t916 * cache.values[3]
-        - cache.values[2] * t595 - t767 * cache.values[3] * cache.values[0]
-        - cache.values[3] * cache.values[1] * t768;
-    let t1593 = -(cache.values[1] * t1592);
-    let t1594 = p.arm_length * t418 + t418 * q[9] + t1573 + t1574;
-    let t1595 = (t1538 * t395 + t687 * t279 + t524 * t255 + t1594 * t381 + t111 * t199
-        + t224 * t122) * p.right_slider_mass;
-    let t1596 = cache.values[2] * t1540 * cache.values[0]
-        + cache.values[2] * cache.values[1] * t1539 - cache.values[2] * t538
-        - cache.values[3] * t940 - cache.values[3] * cache.values[1] * t730
-        - cache.values[3] * t731 * cache.values[0];
-    let t1597 = t1596 * cache.values[0];
-    let t1598 = cache.values[2] * cache.values[1] * t1551
-        + cache.values[2] * t1552 * cache.values[0]
-        - (cache.values[5] * cache.values[2] * t1548
-            + cache.values[4] * cache.values[2] * t1550 - t1549 * cache.values[3]
-            - cache.values[2] * t788 - cache.values[5] * cache.values[3] * t786
-            - cache.values[4] * t783 * cache.values[3]) * cache.values[3]
-        - cache.values[2] * t791 - t790 * cache.values[3] * cache.values[1]
-        - cache.values[3] * t796 * cache.values[0];
-    let t1599 = -(t1598 * cache.values[1]);
-    let t1600 = t1546 * cache.values[2] * cache.values[0]
-        + t1545 * cache.values[2] * cache.values[1] - cache.values[2] * t838
-        - t837 * cache.values[3] * cache.values[0]
-        - cache.values[3]
-            * (cache.values[5] * cache.values[2] * t1544
-                + cache.values[4] * cache.values[2] * t1543
-                - cache.values[5] * cache.values[3] * t830 - t1542 * cache.values[3]
-                - cache.values[4] * cache.values[3] * t832 - t831 * cache.values[2])
-        - cache.values[3] * cache.values[1] * t833;
-    let t1601 = cache.values[0] * t1600;
-    let t1602 = t1554 + t1556 + t1568 + t1570 + t1572 + t1576 + t1584 + t1586 + t1591
-        + t1593 + t1595 + t1597 + t1599 + t1601;
-    let t1603 = 2.0 * t322 * p.right_upper_inertia_xx * t537
-        + 2.0 * t536 * t904 * p.right_upper_inertia_zz
-        + 2.0 * p.right_upper_inertia_yy * t535 * t905;
-    let t1604 = t586 * p.right_upper_inertia_yy * t905
-        + t322 * p.right_upper_inertia_xx * t193 + t884 * p.right_upper_inertia_yy * t535
-        + t904 * t587 * p.right_upper_inertia_zz + t536 * t885 * p.right_upper_inertia_zz
-        + p.right_upper_inertia_xx * t158 * t537;
-    let t1605 = (t1603 * cache.values[0] - cache.values[1] * t1604) * cache.values[0];
-    let t1606 = 0.16666666666666666 * p.arm_mass * t331 * t304 * t542
-        + 0.16666666666666666 * p.arm_mass * t32 * t296 * t542
-        + 2.0 * p.left_upper_inertia_xx * t320 * t342;
-    let t1607 = (t1606 * cache.values[0] - t1564 * cache.values[1]) * cache.values[0];
-    let t1608 = p.arm_mass
-        * (2.0 * t393 * t1486 + 2.0 * t206 * t102 + 2.0 * t639 * t277);
-    let t1609 = t829 + t32 * p.hub_inertia_zz;
-    let t1610 = t808 + t296 * p.hub_inertia_yy;
-    let t1611 = t32 * p.hub_inertia_xz + p.hub_inertia_xy * t296;
-    let t1612 = t296 * t1609 + t1610 * t68 + t296 * t830
-        + cache.values[2] * t1611 * cache.values[1] + t32 * t832;
-    let t1613 = t1610 * t171 + cache.values[2] * t1611 * cache.values[0] + t155 * t830
-        + t155 * t1609 + t832 * t0;
-    let t1614 = (t1612 * cache.values[0] - t1613 * cache.values[1]) * cache.values[0];
-    let t1615 = p.hub_inertia_xy * t155 + t0 * p.hub_inertia_xz;
-    let t1616 = p.hub_inertia_zz * t0 + t785;
-    let t1617 = t155 * p.hub_inertia_yy + p.hub_inertia_yz * t0;
-    let t1618 = t783 * t32 + cache.values[2] * t1615 * cache.values[1] + t296 * t1616
-        + t1617 * t68 + t786 * t296;
-    let t1619 = cache.values[2] * t1615 * cache.values[0] + t155 * t786 + t1617 * t171
-        + t783 * t0 + t155 * t1616;
-    let t1620 = -(cache.values[1] * (t1618 * cache.values[0] - t1619 * cache.values[1]));
-    let t1621 = (2.0 * t1535 * t391 + 2.0 * t681 * t275 + 2.0 * t107 * t197)
-        * p.arm_mass;
-    let t1622 = 2.0 * t885 * t587 * p.right_upper_inertia_zz
-        + 2.0 * p.right_upper_inertia_xx * t158 * t193
-        + 2.0 * t884 * t586 * p.right_upper_inertia_yy;
-    let t1623 = -(cache.values[1] * (t1604 * cache.values[0] - cache.values[1] * t1622));
-    let t1624 = 2.0 * t322 * p.right_slider_inertia_xx * t537
-        + 2.0 * t536 * t904 * p.right_slider_inertia_zz
-        + 2.0 * t535 * t905 * p.right_slider_inertia_yy;
-    let t1625 = cache.values[0] * (t1624 * cache.values[0] - cache.values[1] * t1588);
-    let t1626 = p.left_lower_mass
-        * (2.0 * t109 * t204 + 2.0 * t386 * t1484 + 2.0 * t664 * t270);
-    let t1627 = (2.0 * t111 * t199 + 2.0 * t1538 * t395 + 2.0 * t687 * t279)
+    let right_slider_coriolis_row_n_x = 0.5 * (t272 + t275 - (t273 + t274));
+    let right_slider_coriolis_row_n_y = 0.5 * (t269 + t271 - (t268 + t270));
+    let right_slider_projected_inertia_n_x = right_upper_rotation_20
+        * right_slider_inertia_h_y - right_slider_inertia_h_z * right_upper_rotation_10;
+    let right_slider_projected_inertia_f_z = right_upper_rotation_20
         * p.right_slider_mass;
-    let t1628 = t1554 + t1556 + t1562 + t1565 + t1568 + t1570 + t1572 + t1576 + t1582
-        + t1584 + t1586 + t1589 + t1605 + t1591 + t1593 + t1595 + t1607 + t1608 + t1614
-        + t1597 + t1620 + t1599 + t1621 + t1623 + t1625 + t1626 + t1627 + t1601 - t1602;
-    let t1629 = t137 * t754 + t175 * t1506 + t1507 * t437 + t398 * t755 + t291 * t750
-        + t1508 * t331;
-    let t1630 = -(t1629 * cache.values[1]);
-    let t1631 = t213 * p.left_lower_inertia_xx + t745;
-    let t1632 = t213 * p.left_lower_inertia_xz + p.left_lower_inertia_zz * t460;
-    let t1633 = p.left_lower_inertia_xy * t213 + p.left_lower_inertia_yz * t460;
-    let t1634 = t1631 * t480 + t473 * t748 + t480 * t746 + t481 * t1632 + t331 * t1633;
-    let t1635 = t484 * t1632 + t1631 * t460 + t213 * t748 + t175 * t1633 + t746 * t460;
-    let t1636 = -(cache.values[1] * (t1634 * cache.values[0] - cache.values[1] * t1635));
-    let t1637 = (0.1 * t379 * t489 + 0.1 * t130 * t213 + 0.1 * t664 * t251
-        + 0.1 * t204 * t143 + 0.1 * t263 * t473 + 0.1 * t357 * t1484)
-        * p.left_lower_mass;
-    let t1638 = (0.2 * t664 * t251 + 0.2 * t204 * t143 + 0.2 * t357 * t1484)
-        * p.left_lower_mass;
-    let t1639 = t175 * t1498 + t719 * t291 + t398 * t724 + t137 * t723 + t1500 * t437
-        + t331 * t1499;
-    let t1640 = t1639 * cache.values[0];
-    let t1641 = t1630 + t1637 + t1640;
-    let t1642 = p.left_lower_inertia_xz * t473 + p.left_lower_inertia_zz * t480;
-    let t1643 = t473 * p.left_lower_inertia_xx + t717;
-    let t1644 = p.left_lower_inertia_xy * t473 + p.left_lower_inertia_yz * t480;
-    let t1645 = t1642 * t484 + t1643 * t460 + t718 * t460 + t213 * t715 + t175 * t1644;
-    let t1646 = t331 * t1644 + t1643 * t480 + t1642 * t481 + t473 * t715 + t480 * t718;
-    let t1647 = (t1646 * cache.values[0] - t1645 * cache.values[1]) * cache.values[0];
-    let t1648 = t1630 + t1636 + t1637 + t1638 + t1640 + t1647 - t1641;
-    let t1649 = t1083 * t588 + t1081 * t731 + t1541 * t582 + t922 * t1033 + t778 * t1035
-        + t1540 * t601;
-    let t1650 = -(t1649 * cache.values[1]);
-    let t1651 = t1547 * t601 + t1081 * t821 + t1035 * t768 + t942 * t1033 + t582 * t1537
-        + t551 * t1083;
-    let t1652 = t1651 * cache.values[0];
-    let t1653 = t731 * t1035 + t582 * t1540 + t1083 * t538 + t1081 * t730 + t1033 * t940
-        + t1539 * t601;
-    let t1654 = t1653 * cache.values[0];
-    let t1655 = p.arm_mass
-        * (0.5 * p.arm_length * t441 * t376 + 0.5 * t341 * p.arm_length * t257
-            + 0.5 * t190 * p.arm_length * t132 + 0.5 * p.arm_length * t114 * t197
-            + 0.5 * t349 * t1535 * p.arm_length + 0.5 * p.arm_length * t681 * t285);
-    let t1656 = t441 * q[9] + p.arm_length * t441;
-    let t1657 = (t584 * t255 + t687 * t286 + t209 * t122 + t115 * t199 + t1656 * t381
-        + t1538 * t351) * p.right_slider_mass;
-    let t1658 = t595 * t1083 + t767 * t1035 + t1081 * t768 + t1537 * t601 + t1536 * t582
-        + t916 * t1033;
-    let t1659 = -(t1658 * cache.values[1]);
-    let t1660 = t1650 + t1652 + t1654 + t1655 + t1657 + t1659;
-    let t1661 = 2.0 * t190 * p.right_slider_inertia_xx * t193
-        + 2.0 * t1051 * t587 * p.right_slider_inertia_zz
-        + 2.0 * t1052 * t586 * p.right_slider_inertia_yy;
-    let t1662 = t1042 * t586 * p.right_slider_inertia_yy
-        + t190 * p.right_slider_inertia_xx * t537
-        + t1052 * t535 * p.right_slider_inertia_yy
-        + t341 * p.right_slider_inertia_xx * t193
-        + t1043 * t587 * p.right_slider_inertia_zz
-        + t536 * t1051 * p.right_slider_inertia_zz;
-    let t1663 = -(cache.values[1] * (t1662 * cache.values[0] - cache.values[1] * t1661));
-    let t1664 = t536 * t1051 * p.right_upper_inertia_zz
-        + t1042 * t586 * p.right_upper_inertia_yy
-        + t1043 * t587 * p.right_upper_inertia_zz
-        + t1052 * p.right_upper_inertia_yy * t535
-        + t341 * p.right_upper_inertia_xx * t193
-        + t190 * p.right_upper_inertia_xx * t537;
-    let t1665 = 2.0 * t341 * p.right_upper_inertia_xx * t537
-        + 2.0 * t536 * t1043 * p.right_upper_inertia_zz
-        + 2.0 * t1042 * p.right_upper_inertia_yy * t535;
-    let t1666 = (t1665 * cache.values[0] - cache.values[1] * t1664) * cache.values[0];
-    let t1667 = p.arm_mass
-        * (p.arm_length * t114 * t197 + t349 * t1535 * p.arm_length
-            + p.arm_length * t681 * t285);
-    let t1668 = 2.0 * t1052 * t586 * p.right_upper_inertia_yy
-        + 2.0 * t190 * p.right_upper_inertia_xx * t193
-        + 2.0 * t1051 * t587 * p.right_upper_inertia_zz;
-    let t1669 = -((t1664 * cache.values[0] - cache.values[1] * t1668) * cache.values[1]);
-    let t1670 = (2.0 * t1538 * t351 + 2.0 * t115 * t199 + 2.0 * t687 * t286)
-        * p.right_slider_mass;
-    let t1671 = 2.0 * t536 * t1043 * p.right_slider_inertia_zz
-        + 2.0 * t341 * p.right_slider_inertia_xx * t537
-        + 2.0 * t1042 * t535 * p.right_slider_inertia_yy;
-    let t1672 = cache.values[0] * (t1671 * cache.values[0] - t1662 * cache.values[1]);
-    let t1673 = t1650 + t1652 + t1654 + t1663 + t1655 + t1666 + t1657 + t1667 + t1669
-        + t1670 + t1672 + t1659 - t1660;
-    let t1674 = 2.0 * t99 * t199 + 2.0 * t1538 * t348 + 2.0 * t687 * t290;
-    let t1675 = t158 * t199;
-    let t1676 = t1538 * t418;
-    let t1677 = t279 * t537;
-    let t1678 = t193 * t111;
-    let t1679 = t687 * t322;
-    let t1680 = t499 * t395;
-    let t1681 = t1675 + t1676 + t1677 + t1678 + t1679 + t1680;
-    let t1682 = t1681 * p.right_slider_mass;
-    let t1683 = t99 * t224;
-    let t1684 = t1594 * t348;
-    let t1685 = t524 * t290;
-    let t1686 = t1677 + t1678 + t1683 + t1684 + t1685 + t1680;
-    let t1687 = t1675 + t1676 + t1683 + t1679 + t1684 + t1685;
-    let t1688 = t1687 * p.right_slider_mass;
-    let t1689 = t1682 + t1688 - t1686 * p.right_slider_mass;
-    let t1690 = 0.5 * t437 * p.arm_length * t393;
-    let t1691 = 0.5 * t639 * t304 * p.arm_length;
-    let t1692 = 0.5 * t175 * p.arm_length * t102;
-    let t1693 = 0.5 * p.arm_length * t424 * t1486;
-    let t1694 = 0.5 * t206 * p.arm_length * t166;
-    let t1695 = 0.5 * t331 * p.arm_length * t277;
-    let t1696 = p.arm_mass * (t1690 + t1691 + t1692 + t1693 + t1694 + t1695);
-    let t1697 = t469 * t1490 + t437 * cache.values[11] * t718 + t1489 * t468
-        + t716 * t432 + t437 * t715 * cache.values[10] + t437 * t1488;
-    let t1698 = cache.values[2] * t1491 * cache.values[1]
-        + t1492 * cache.values[2] * cache.values[0] - cache.values[3] * t1697;
-    let t1699 = t1698 * cache.values[0];
-    let t1700 = t468 * t1579 + t718 * t511 + t437 * t1578 + t424 * t716 + t533 * t715
-        + t469 * t1577;
-    let t1701 = t296 * t1580 + cache.values[4] * cache.values[2] * t1700 + t723 * t0
-        + t719 * t32 + t155 * t1581 - cache.values[5] * cache.values[2] * t724;
-    let t1702 = t1701 * cache.values[0];
-    let t1703 = cache.values[2] * cache.values[1] * t1522
-        + cache.values[2] * t1519 * cache.values[0] - t1013 * cache.values[3];
-    let t1704 = t1703 * cache.values[0];
-    let t1705 = -(cache.values[3] * t987 * cache.values[1]);
-    let t1706 = t1513 * cache.values[2] * cache.values[0];
-    let t1707 = t622 * t155 + t560 * t296 + cache.values[4] * cache.values[2] * t912;
-    let t1708 = -(cache.values[2] * t1707);
-    let t1709 = cache.values[2] * t1501 * cache.values[1];
-    let t1710 = t967 + t1005 + t1006 + t1009 + t1015 + t1018;
-    let t1711 = -(cache.values[3] * t1710);
-    let t1712 = 0.5 * t1567 * p.arm_length * t398;
-    let t1713 = 0.5 * p.arm_length * t291 * t520;
-    let t1714 = 0.5 * p.arm_length * t137 * t222;
-    let t1715 = p.arm_mass * (t1690 + t1692 + t1695 + t1712 + t1713 + t1714);
-    let t1716 = cache.values[2] * t1509 * cache.values[0];
-    let t1717 = -(t977 * cache.values[3] * cache.values[0]);
-    let t1718 = t1002 + t1003 + t1004 + t1011 + t1012 + t1016;
-    let t1719 = -(cache.values[3] * t1718);
-    let t1720 = cache.values[4] * t894 * cache.values[2] + t155 * t485 + t482 * t296;
-    let t1721 = -(cache.values[2] * t1720);
-    let t1722 = t1569 * t400;
-    let t1723 = t610 * t270;
-    let t1724 = t1481 * t386;
-    let t1725 = t109 * t244;
-    let t1726 = t292 * t558;
-    let t1727 = t139 * t220;
-    let t1728 = (t1722 + t1723 + t1724 + t1725 + t1726 + t1727) * p.left_lower_mass;
-    let t1729 = -(t985 * cache.values[3] * cache.values[1]);
-    let t1730 = cache.values[2] * t1516 * cache.values[1];
-    let t1731 = -(t991 * cache.values[3] * cache.values[0]);
-    let t1732 = t1525 * t468 + t437 * cache.values[11] * t746
-        + t437 * cache.values[10] * t748 + t432 * t743 + t437 * t1526 + t1527 * t469;
-    let t1733 = cache.values[2] * t1529 * cache.values[0]
-        + cache.values[2] * cache.values[1] * t1528 - cache.values[3] * t1732;
-    let t1734 = -(t1733 * cache.values[1]);
-    let t1735 = t468 * t1557 + t746 * t511 + t437 * t1558 + t1559 * t469 + t424 * t743
-        + t533 * t748;
-    let t1736 = t296 * t1560 + t754 * t0 + t155 * t1561 + t32 * t750
-        + cache.values[4] * cache.values[2] * t1735
-        - cache.values[5] * cache.values[2] * t755;
-    let t1737 = -(t1736 * cache.values[1]);
-    let t1738 = t168 * t204;
-    let t1739 = t1484 * t426;
-    let t1740 = t664 * t306;
-    let t1741 = (t1723 + t1724 + t1738 + t1725 + t1739 + t1740) * p.left_lower_mass;
-    let t1742 = (t1722 + t1738 + t1739 + t1726 + t1727 + t1740) * p.left_lower_mass;
-    let t1743 = t32 * t824 + t846 * t0 + t155 * t1563
-        + cache.values[4] * t713 * cache.values[2] + t1564 * t296
-        - cache.values[5] * cache.values[2] * t622;
-    let t1744 = -(cache.values[1] * t1743);
-    let t1745 = cache.values[2] * t1519 * cache.values[1]
-        + cache.values[2] * t1520 * cache.values[0] - cache.values[3] * t1007;
-    let t1746 = -(cache.values[1] * t1745);
-    let t1747 = p.arm_mass * (t1691 + t1693 + t1694 + t1712 + t1713 + t1714);
-    let t1748 = t296 * t1606 + t1564 * t155 + t824 * t0
-        + cache.values[4] * t924 * cache.values[2] + t826 * t32
-        - cache.values[5] * t560 * cache.values[2];
-    let t1749 = t1748 * cache.values[0];
-    let t1750 = t1696 + t1699 + t1702 + t1704 + t1734 + t1737 + t1741 + t1742 + t1744
-        + t1746 + t1747 + t1749
-        - (t1705 + t1706 + t1708 + t1709 + t1711 + t1715 + t1716 + t1717 + t1719 + t1721
-            + t1728 + t1729 + t1730 + t1731);
-    let t1751 = 0.5 * t1463 * qd[0];
-    let t1752 = -(cache.values[3] * (t706 + t712 + t888 + t897 + t913 + t955));
-    let t1753 = cache.values[2] * cache.values[1] * t1590;
-    let t1754 = -(t874 * cache.values[3] * cache.values[0]);
-    let t1755 = -(cache.values[2]
-        * (cache.values[2] * cache.values[1] * t531
-            + cache.values[2] * t889 * cache.values[0] - cache.values[3] * t698));
-    let t1756 = cache.values[2] * t1571 * cache.values[0];
-    let t1757 = -(cache.values[3] * cache.values[1] * t827);
-    let t1758 = -((t707 + t878 + t895 + t900 + t937 + t958) * cache.values[3]);
-    let t1759 = -((cache.values[2] * t595 * cache.values[0]
-        + cache.values[2] * t551 * cache.values[1] - cache.values[3] * t902)
-        * cache.values[2]);
-    let t1760 = cache.values[2] * t1598 * cache.values[0];
-    let t1761 = (2.0 * t224 * t111 + 2.0 * t279 * t524 + 2.0 * t1594 * t395)
-        * p.right_slider_mass;
-    let t1762 = -(cache.values[3] * cache.values[0] * t757);
-    let t1763 = cache.values[2] * cache.values[0] * t1555;
-    let t1764 = -((t711 + t883 + t901 + t923 + t926 + t941) * cache.values[3]);
-    let t1765 = (2.0 * t1569 * t386 + 2.0 * t270 * t558 + 2.0 * t109 * t220)
-        * p.left_lower_mass;
-    let t1766 = -(cache.values[3] * cache.values[1] * t725);
-    let t1767 = cache.values[2] * t1596 * cache.values[1];
-    let t1768 = -((t696 + t699 + t709 + t890 + t898 + t921) * cache.values[3]);
-    let t1769 = -(cache.values[3] * t733 * cache.values[1]);
-    let t1770 = -(cache.values[3] * t797 * cache.values[0]);
-    let t1771 = -(cache.values[2]
-        * (cache.values[2] * cache.values[1] * t538
-            + cache.values[2] * cache.values[0] * t588 - cache.values[3] * t882));
-    let t1772 = cache.values[2] * t1585 * cache.values[0];
-    let t1773 = cache.values[2] * t1592 * cache.values[0];
-    let t1774 = cache.values[2] * cache.values[1] * t1553;
-    let t1775 = -(cache.values[2]
-        * (t482 * cache.values[2] * cache.values[1]
-            + cache.values[2] * t485 * cache.values[0] - t894 * cache.values[3]));
-    let t1776 = -(cache.values[3] * t773 * cache.values[0]);
-    let t1777 = -(cache.values[3] * (t697 + t903 + t909 + t917 + t943 + t947));
-    let t1778 = cache.values[2] * cache.values[1] * t1600;
-    let t1779 = -(cache.values[2]
-        * (cache.values[2] * t622 * cache.values[0]
-            + t560 * cache.values[2] * cache.values[1] - cache.values[3] * t912));
-    let t1780 = (2.0 * t1567 * t393 + 2.0 * t520 * t277 + 2.0 * t102 * t222)
-        * p.arm_mass;
-    let t1781 = cache.values[2] * cache.values[1] * t1583;
-    let t1782 = p.arm_mass
-        * (2.0 * t391 * t1575 + 2.0 * t216 * t107 + 2.0 * t566 * t275);
-    let t1783 = -(t854 * cache.values[3] * cache.values[1]);
-    let t1784 = -(cache.values[3] * cache.values[1] * t839);
-    let t1785 = -(cache.values[3] * cache.values[0] * t872);
-    let t1786 = cache.values[2] * cache.values[1] * t1588
-        + cache.values[2] * cache.values[0] * t1587 - cache.values[3] * t886;
-    let t1787 = -(t1786 * cache.values[1]);
-    let t1788 = (t687 * t317 + t1594 * t395 + t279 * t524 + t145 * t199 + t224 * t111
-        + t1538 * t404) * p.right_slider_mass;
-    let t1789 = t1618 * cache.values[2] * cache.values[1]
-        + cache.values[2] * t1619 * cache.values[0]
-        - cache.values[3]
-            * (cache.values[4] * cache.values[2] * t1616
-                + cache.values[4] * cache.values[2] * t786
-                + cache.values[5] * t1617 * cache.values[2] - t1615 * cache.values[3]
-                - t783 * cache.values[5] * cache.values[2]);
-    let t1790 = -(t1789 * cache.values[1]);
-    let t1791 = cache.values[2] * t1622 * cache.values[0]
-        + cache.values[2] * cache.values[1] * t1604 - t910 * cache.values[3];
-    let t1792 = -(t1791 * cache.values[1]);
-    let t1793 = cache.values[2] * t1612 * cache.values[1]
-        + t1613 * cache.values[2] * cache.values[0]
-        - (cache.values[4] * cache.values[2] * t830
-            + cache.values[5] * t1610 * cache.values[2]
-            + cache.values[4] * cache.values[2] * t1609 - t1611 * cache.values[3]
-            - cache.values[5] * cache.values[2] * t832) * cache.values[3];
-    let t1794 = t1793 * cache.values[0];
-    let t1795 = p.arm_mass
-        * (t639 * t310 + t102 * t222 + t206 * t150 + t520 * t277 + t407 * t1486
-            + t1567 * t393);
-    let t1796 = cache.values[2] * cache.values[0] * t1588
-        + cache.values[2] * t1624 * cache.values[1] - cache.values[3] * t952;
-    let t1797 = t1796 * cache.values[0];
-    let t1798 = (t148 * t204 + t664 * t312 + t1569 * t386 + t270 * t558 + t411 * t1484
-        + t109 * t220) * p.left_lower_mass;
-    let t1799 = cache.values[2] * t1563 * cache.values[0]
-        + cache.values[2] * t1564 * cache.values[1] - t713 * cache.values[3];
-    let t1800 = -(t1799 * cache.values[1]);
-    let t1801 = cache.values[2] * cache.values[1] * t1580
-        + cache.values[2] * t1581 * cache.values[0] - cache.values[3] * t1700;
-    let t1802 = t1801 * cache.values[0];
-    let t1803 = cache.values[2] * t1603 * cache.values[1]
-        + cache.values[2] * t1604 * cache.values[0] - t906 * cache.values[3];
-    let t1804 = cache.values[0] * t1803;
-    let t1805 = cache.values[2] * cache.values[1] * t1560
-        + cache.values[2] * t1561 * cache.values[0] - cache.values[3] * t1735;
-    let t1806 = -(t1805 * cache.values[1]);
-    let t1807 = (t315 * t681 + t152 * t197 + t566 * t275 + t409 * t1535 + t216 * t107
-        + t391 * t1575) * p.arm_mass;
-    let t1808 = cache.values[2] * t1564 * cache.values[0]
-        + cache.values[2] * cache.values[1] * t1606 - t924 * cache.values[3];
-    let t1809 = cache.values[0] * t1808;
-    let t1810 = t1787 + t1788 + t1790 + t1792 + t1794 + t1795 + t1797 + t1798 + t1800
-        + t1802 + t1804 + t1806 + t1807 + t1809;
-    let t1811 = 0.5 * t1469 * qd[1];
-    let t1812 = t166 * t754 + t304 * t750 + t437 * t1735 + t331 * t1560 + t175 * t1561
-        + t424 * t755;
-    let t1813 = -(t1812 * cache.values[1]);
-    let t1814 = t1631 * t469 + t489 * t748 + t468 * t1632 + t437 * t1633 + t746 * t469;
-    let t1815 = cache.values[2] * t1634 * cache.values[1]
-        + cache.values[2] * t1635 * cache.values[0] - cache.values[3] * t1814;
-    let t1816 = -(t1815 * cache.values[1]);
-    let t1817 = 0.1 * t473 * t270;
-    let t1818 = 0.1 * t213 * t109;
-    let t1819 = 0.1 * t664 * t321;
-    let t1820 = 0.1 * t204 * t165;
-    let t1821 = 0.1 * t386 * t489;
-    let t1822 = 0.1 * t415 * t1484;
-    let t1823 = (t1817 + t1818 + t1819 + t1820 + t1821 + t1822) * p.left_lower_mass;
-    let t1824 = t424 * t724 + t166 * t723 + t331 * t1580 + t437 * t1700 + t175 * t1581
-        + t719 * t304;
-    let t1825 = t1824 * cache.values[0];
-    let t1826 = -(cache.values[3] * cache.values[1] * t1157);
-    let t1827 = t437 * t894 + t482 * t331 + t175 * t485;
-    let t1828 = -(cache.values[2] * t1827);
-    let t1829 = 0.1 * t143 * t220;
-    let t1830 = 0.1 * t251 * t558;
-    let t1831 = 0.1 * t1569 * t357;
-    let t1832 = (t1817 + t1818 + t1829 + t1830 + t1821 + t1831) * p.left_lower_mass;
-    let t1833 = t1629 * cache.values[2] * cache.values[0];
-    let t1834 = cache.values[2] * t1639 * cache.values[1];
-    let t1835 = t1143 + t1144 + t1162 + t1164 + t1165 + t1166;
-    let t1836 = -(t1835 * cache.values[3]);
-    let t1837 = -(t1155 * cache.values[3] * cache.values[0]);
-    let t1838 = t1642 * t468 + t1643 * t469 + t437 * t1644 + t715 * t489 + t718 * t469;
-    let t1839 = cache.values[2] * cache.values[1] * t1646
-        + cache.values[2] * t1645 * cache.values[0] - cache.values[3] * t1838;
-    let t1840 = t1839 * cache.values[0];
-    let t1841 = (t1829 + t1830 + t1819 + t1820 + t1831 + t1822) * p.left_lower_mass;
-    let t1842 = t1813 + t1816 + t1823 + t1825 + t1840 + t1841
-        - (t1826 + t1828 + t1832 + t1833 + t1834 + t1836 + t1837);
-    let t1843 = 0.5 * t1470 * qd[2];
-    let t1844 = t906 * t1033 + t582 * t1604 + t1197 * t538 + t1603 * t601 + t731 * t1199
-        + t1201 * t730;
-    let t1845 = t1844 * cache.values[0];
-    let t1846 = t161 * t199;
-    let t1847 = t279 * t584;
-    let t1848 = t1538 * t420;
-    let t1849 = t1656 * t395;
-    let t1850 = t209 * t111;
-    let t1851 = t687 * t300;
-    let t1852 = (t1846 + t1847 + t1848 + t1849 + t1850 + t1851) * p.right_slider_mass;
-    let t1853 = t1032 + t1082 + t1084 + t1087 + t1093 + t1095;
-    let t1854 = -(t1853 * cache.values[3]);
-    let t1855 = t1658 * cache.values[2] * cache.values[0];
-    let t1856 = cache.values[2] * t1651 * cache.values[1];
-    let t1857 = -(cache.values[3] * t1064 * cache.values[1]);
-    let t1858 = t601 * t538 + t582 * t588 + t1033 * t882;
-    let t1859 = -(cache.values[2] * t1858);
-    let t1860 = t1034 + t1036 + t1086 + t1090 + t1096 + t1097;
-    let t1861 = -(t1860 * cache.values[3]);
-    let t1862 = cache.values[2] * t1653 * cache.values[1];
-    let t1863 = t1649 * cache.values[2] * cache.values[0];
-    let t1864 = -(cache.values[3] * t1061 * cache.values[0]);
-    let t1865 = -(cache.values[3] * cache.values[0] * t1077);
-    let t1866 = t551 * t601 + t1033 * t902 + t582 * t595;
-    let t1867 = -(cache.values[2] * t1866);
-    let t1868 = -(t1067 * cache.values[3] * cache.values[1]);
-    let t1869 = 0.5 * t216 * p.arm_length * t114;
-    let t1870 = 0.5 * t341 * p.arm_length * t275;
-    let t1871 = 0.5 * p.arm_length * t566 * t285;
-    let t1872 = 0.5 * p.arm_length * t391 * t441;
-    let t1873 = 0.5 * t349 * p.arm_length * t1575;
-    let t1874 = 0.5 * t190 * t107 * p.arm_length;
-    let t1875 = p.arm_mass * (t1869 + t1870 + t1871 + t1872 + t1873 + t1874);
-    let t1876 = t224 * t115;
-    let t1877 = t1594 * t351;
-    let t1878 = t524 * t286;
-    let t1879 = (t1847 + t1876 + t1877 + t1849 + t1850 + t1878) * p.right_slider_mass;
-    let t1880 = (t1846 + t1876 + t1848 + t1877 + t1878 + t1851) * p.right_slider_mass;
-    let t1881 = 0.5 * t1535 * p.arm_length * t419;
-    let t1882 = 0.5 * t299 * p.arm_length * t681;
-    let t1883 = 0.5 * t159 * p.arm_length * t197;
-    let t1884 = p.arm_mass * (t1870 + t1872 + t1874 + t1881 + t1882 + t1883);
-    let t1885 = cache.values[2] * t1664 * cache.values[0]
-        + cache.values[2] * t1665 * cache.values[1] - cache.values[3] * t1044;
-    let t1886 = t1885 * cache.values[0];
-    let t1887 = t1662 * cache.values[2] * cache.values[0]
-        + t1671 * cache.values[2] * cache.values[1] - t1091 * cache.values[3];
-    let t1888 = t1887 * cache.values[0];
-    let t1889 = t1201 * t731 + t778 * t1199 + t601 * t1604 + t910 * t1033 + t582 * t1622
-        + t1197 * t588;
-    let t1890 = -(t1889 * cache.values[1]);
-    let t1891 = cache.values[2] * cache.values[0] * t1668
-        + cache.values[2] * cache.values[1] * t1664 - t1088 * cache.values[3];
-    let t1892 = -(t1891 * cache.values[1]);
-    let t1893 = p.arm_mass * (t1869 + t1871 + t1873 + t1881 + t1882 + t1883);
-    let t1894 = t1197 * t551 + t768 * t1199 + t1201 * t821 + t582 * t1588 + t952 * t1033
-        + t1624 * t601;
-    let t1895 = t1894 * cache.values[0];
-    let t1896 = t1201 * t768 + t601 * t1588 + t767 * t1199 + t582 * t1587 + t1197 * t595
-        + t1033 * t886;
-    let t1897 = -(t1896 * cache.values[1]);
-    let t1898 = cache.values[2] * cache.values[0] * t1661
-        + t1662 * cache.values[2] * cache.values[1] - cache.values[3] * t1053;
-    let t1899 = -(cache.values[1] * t1898);
-    let t1900 = t1845 + t1852 + t1880 + t1884 + t1886 + t1888 + t1890 + t1892 + t1893
-        + t1895 + t1897 + t1899
-        - (t1854 + t1855 + t1856 + t1857 + t1859 + t1861 + t1862 + t1863 + t1864 + t1865
-            + t1867 + t1868 + t1875 + t1879);
-    let t1901 = 0.1 * t473 * t292;
-    let t1902 = 0.1 * t251 * t610;
-    let t1903 = 0.1 * t143 * t244;
-    let t1904 = 0.1 * t1481 * t357;
-    let t1905 = 0.1 * t400 * t489;
-    let t1906 = 0.1 * t139 * t213;
-    let t1907 = (t1901 + t1902 + t1903 + t1904 + t1905 + t1906) * p.left_lower_mass;
-    let t1908 = t1629 * t155;
-    let t1909 = -(cache.values[4] * t1827 * cache.values[3]);
-    let t1910 = cache.values[4] * cache.values[2] * t1835;
-    let t1911 = t1639 * t296;
-    let t1912 = cache.values[4] * cache.values[2] * cache.values[1] * t1157;
-    let t1913 = t1155 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t1914 = t1645 * t155 + t296 * t1646 + cache.values[4] * cache.values[2] * t1838;
-    let t1915 = t1914 * cache.values[0];
-    let t1916 = t326 * t750 + t437 * t1732 + t331 * t1528 + t176 * t754 + t432 * t755
-        + t175 * t1529;
-    let t1917 = -(t1916 * cache.values[1]);
-    let t1918 = cache.values[4] * cache.values[2] * t1814 + t1634 * t296 + t155 * t1635;
-    let t1919 = -(cache.values[1] * t1918);
-    let t1920 = -(0.1 * t664 * t331 * cache.values[11]);
-    let t1921 = -(0.1 * t175 * cache.values[11] * t204);
-    let t1922 = -(0.1 * t437 * cache.values[11] * t1484);
-    let t1923 = (t1901 + t1920 + t1921 + t1905 + t1922 + t1906) * p.left_lower_mass;
-    let t1924 = t326 * t719 + t432 * t724 + t1492 * t175 + t437 * t1697 + t176 * t723
-        + t331 * t1491;
-    let t1925 = t1924 * cache.values[0];
-    let t1926 = (t1920 + t1921 + t1902 + t1903 + t1904 + t1922) * p.left_lower_mass;
-    let t1927 = t1915 + t1917 + t1919 + t1923 + t1925 + t1926
-        - (t1907 + t1908 + t1909 + t1910 + t1911 + t1912 + t1913);
-    let t1928 = 0.5 * t1462 * qd[0];
-    let t1929 = 0.5 * t1472 * qd[2];
-    let t1930 = 0.5 * t1467 * qd[1];
-    let t1931 = cache.values[4] * t977 * cache.values[2] * cache.values[0];
-    let t1932 = t1509 * t155;
-    let t1933 = cache.values[4] * cache.values[2] * t985 * cache.values[1];
-    let t1934 = cache.values[4] * cache.values[2] * t1710;
-    let t1935 = cache.values[4] * t991 * cache.values[2] * cache.values[0];
-    let t1936 = -(cache.values[4] * cache.values[3] * t1720);
-    let t1937 = t1501 * t296;
-    let t1938 = p.arm_mass
-        * (0.5 * t175 * t137 * t542 + 0.5 * t437 * t542 * t398
-            + 0.5 * t331 * t542 * t291);
-    let t1939 = -(cache.values[4] * cache.values[3] * t1707);
-    let t1940 = cache.values[4] * cache.values[2] * t987 * cache.values[1];
-    let t1941 = (2.0 * t139 * t244 + 2.0 * t292 * t610 + 2.0 * t1481 * t400)
-        * p.left_lower_mass;
-    let t1942 = cache.values[4] * cache.values[2] * t1718;
-    let t1943 = t1513 * t155;
-    let t1944 = t1516 * t296;
-    let t1945 = t296 * t1522 + t1013 * cache.values[4] * cache.values[2] + t1519 * t155;
-    let t1946 = t1945 * cache.values[0];
-    let t1947 = p.arm_mass
-        * (0.5 * t176 * t206 * p.arm_length + 0.5 * t639 * t326 * p.arm_length
-            + 0.25 * t331 * t542 * t291 + 0.25 * t175 * t137 * t542
-            + 0.25 * t437 * t542 * t398 + 0.5 * p.arm_length * t432 * t1486);
-    let t1948 = (t664 * t327 + t139 * t244 + t434 * t1484 + t1481 * t400 + t292 * t610
-        + t177 * t204) * p.left_lower_mass;
-    let t1949 = t155 * t1529 + cache.values[4] * cache.values[2] * t1732 + t296 * t1528;
-    let t1950 = -(cache.values[1] * t1949);
-    let t1951 = t155 * t1520 + t1519 * t296 + cache.values[4] * cache.values[2] * t1007;
-    let t1952 = -(t1951 * cache.values[1]);
-    let t1953 = cache.values[4] * cache.values[2] * t1697 + t1491 * t296 + t1492 * t155;
-    let t1954 = t1953 * cache.values[0];
-    let t1955 = t1946 + t1947 + t1948 + t1950 + t1952 + t1954;
-    let t1956 = t584 * t290;
-    let t1957 = t1538 * t441;
-    let t1958 = t99 * t209;
-    let t1959 = t1656 * t348;
-    let t1960 = t190 * t199;
-    let t1961 = t687 * t341;
-    let t1962 = t1956 + t1957 + t1958 + t1959 + t1960 + t1961;
-    let t1963 = t1962 * p.right_slider_mass;
-    let t1964 = t286 * t537;
-    let t1965 = t115 * t193;
-    let t1966 = t499 * t351;
-    let t1967 = t1964 + t1965 + t1957 + t1966 + t1960 + t1961;
-    let t1968 = p.right_slider_mass * t1967;
-    let t1969 = t1964 + t1965 + t1956 + t1958 + t1966 + t1959;
-    let t1970 = t1963 + t1968 - p.right_slider_mass * t1969;
-    let t1971 = 0.5 * t1464 * qd[0];
-    let t1972 = 0.5 * t1471 * qd[2];
-    let t1973 = t1653 * t601;
-    let t1974 = p.arm_mass
-        * (0.5 * t341 * t285 * t542 + 0.5 * t190 * t114 * t542
-            + 0.5 * t349 * t441 * t542);
-    let t1975 = t1866 * t1083;
-    let t1976 = t1081 * t1067;
-    let t1977 = t1651 * t601;
-    let t1978 = t1035 * t1061;
-    let t1979 = t1658 * t582;
-    let t1980 = t1081 * t1064;
-    let t1981 = t1860 * t1033;
-    let t1982 = t1649 * t582;
-    let t1983 = t1853 * t1033;
-    let t1984 = p.right_slider_mass
-        * (2.0 * t584 * t286 + 2.0 * t115 * t209 + 2.0 * t1656 * t351);
-    let t1985 = t1083 * t1858;
-    let t1986 = t1035 * t1077;
-    let t1987 = t1662 * t582 + t1671 * t601 + t1091 * t1033;
-    let t1988 = t1987 * cache.values[0];
-    let t1989 = (t199 * t187 + t1656 * t351 + t584 * t286 + t444 * t1538 + t115 * t209
-        + t337 * t687) * p.right_slider_mass;
-    let t1990 = t601 * t1664 + t582 * t1668 + t1088 * t1033;
-    let t1991 = -(t1990 * cache.values[1]);
-    let t1992 = t582 * t1661 + t1662 * t601 + t1033 * t1053;
-    let t1993 = -(t1992 * cache.values[1]);
-    let t1994 = t582 * t1664 + t1665 * t601 + t1044 * t1033;
-    let t1995 = t1994 * cache.values[0];
-    let t1996 = p.arm_mass
-        * (0.5 * p.arm_length * t681 * t336 + 0.5 * p.arm_length * t185 * t197
-            + 0.25 * t190 * t114 * t542 + 0.25 * t341 * t285 * t542
-            + 0.25 * t349 * t441 * t542 + 0.5 * t1535 * p.arm_length * t443);
-    let t1997 = t1988 + t1989 + t1991 + t1993 + t1995 + t1996;
-    let t1998 = 0.5 * t1466 * qd[1];
-    let t1999 = t437 * t1814 + t331 * t1634 + t175 * t1635;
-    let t2000 = -(cache.values[1] * t1999);
-    let t2001 = t175 * t1645 + t437 * t1838 + t331 * t1646;
-    let t2002 = cache.values[0] * t2001;
-    let t2003 = (0.01 * t213 * t143 + 0.1 * t204 * t192 + 0.01 * t357 * t489
-        + 0.1 * t449 * t1484 + 0.1 * t664 * t343 + 0.01 * t473 * t251)
-        * p.left_lower_mass;
-    let t2004 = t2000 + t2002 + t2003;
-    let t2005 = t331 * t1639;
-    let t2006 = t1155 * t137;
-    let t2007 = t291 * t1157;
-    let t2008 = t175 * t1629;
-    let t2009 = t437 * t1835;
-    let t2010 = (0.02 * t357 * t489 + 0.02 * t473 * t251 + 0.02 * t213 * t143)
-        * p.left_lower_mass;
-    let t2011 = t1827 * t398;
-    let t2012 = 2.0 * t499 * t348 + 2.0 * t99 * t193 + 2.0 * t290 * t537;
-    let t2013 = t160 + t162 - t163;
-    let t2014 = t146 + t149 + t151 + t153 - t154;
-    let t2015 = t167 + t169 - t170;
-    let t2016 = t305 + t307 - t308;
-    let t2017 = t311 + t313 + t316 + t318 - t319;
-    let t2018 = t301 + t302 - t303;
-    let t2019 = t425 + t427 - t428;
-    let t2020 = t405 + t408 + t410 + t412 - t413;
-    let t2021 = t421 + t422 - t423;
-    let t2022 = t1346 + t1317 + t1347 + t1348 + t1318 + t1319 + t1349 + t1320 + t1321
-        + t1350 + t1351 + t1322 + t1352 + t1353 + t1354 + t1355 + t1323 + t1324 + t1356
-        + t1357 + t1325 + t1326 + t1327 + t1328 + t1329 + t1330 + t1331 + t1332 + t1333
-        + t1334 + t1358 + t1335 + t1336 + t1359 + t1337 + t1360 + t1338 + t1339 + t1340
-        + t1341 + t1361 + t1342 + t1362 + t1343 + t1363 + t1344 + t1345 + t1364 - t1365;
-    let t2023 = t696 + t697 + t726 + t699 + t734 + t704 + t739 + t706 + t707 + t709
-        + t711 + t742 + t758 + t771 + t712 + t774 + t782 + t878 + t883 + t798 + t802
-        + t807 + t815 + t819 + t888 + t890 + t893 + t895 + t897 + t898 + t900 + t823
-        + t901 + t828 + t903 + t840 + t909 + t913 + t848 + t917 + t853 + t855 + t863
-        + t921 + t923 + t867 + t926 + t935 + t937 + t941 + t871 + t943 + t946 + t947
-        + t873 + t875 + t955 + t958
-        - (t714 + t887 + t907 + t911 + t920 + t925 + t929 + t931 + t934 + t936 + t945
-            + t950 + t951 + t953);
-    let t2024 = t1177 + t1174 + t1175 + t1189 + t1178 + t1179 + t1181 + t1186 + t1195
-        + t1187 - (t1171 + t1172 + t1176 + t1188 + t1190 + t1193 + t1194);
-    let t2025 = t1253 + t1262 + t1278 + t1263 + t1265 + t1268 + t1279 + t1277 + t1280
-        + t1281 + t1283 + t1284 + t1289 + t1299 + t1290 + t1291 + t1293 + t1294 + t1303
-        + t1295
-        - (t1254 + t1255 + t1256 + t1257 + t1267 + t1269 + t1270 + t1273 + t1274 + t1275
-            + t1296 + t1300 + t1301 + t1302);
-    let t2026 = t1203 + t1208 + t1209 + t1211 + t1228 + t1213 + t1214 + t1215 + t1233
-        + t1216 + t1234 + t1237 + t1217 + t1218 + t1240 + t1244 + t1246 + t1219 + t1249
-        + t1224
-        - (t1198 + t1200 + t1202 + t1225 + t1230 + t1231 + t1232 + t1239 + t1241 + t1242
-            + t1247 + t1248 + t1250 + t1251);
-    let t2027 = t1309 * p.right_slider_mass;
-    let t2028 = t1315 + t2027 - t1312 * p.right_slider_mass;
-    let t2029 = t1854 + t1855 + t1856 + t1857 + t1880 + t1859 + t1886 + t1861 + t1888
-        + t1892 + t1893 + t1862 + t1863 + t1864 + t1865 + t1867 + t1868 + t1875 + t1879
-        + t1899 - (t1845 + t1852 + t1884 + t1890 + t1895 + t1897);
-    let t2030 = t1686 * p.right_slider_mass;
-    let t2031 = t2030 + t1688 - t1681 * p.right_slider_mass;
-    let t2032 = t1699 + t1704 + t1705 + t1734 + t1706 + t1708 + t1709 + t1711 + t1715
-        + t1716 + t1742 + t1717 + t1719 + t1721 + t1728 + t1746 + t1729 + t1730 + t1747
-        + t1731 - (t1696 + t1702 + t1737 + t1741 + t1744 + t1749);
-    let t2033 = t1752 + t1753 + t1754 + t1755 + t1756 + t1757 + t1758 + t1759 + t1760
-        + t1787 + t1761 + t1788 + t1790 + t1762 + t1763 + t1764 + t1765 + t1792 + t1766
-        + t1767 + t1768 + t1769 + t1770 + t1794 + t1771 + t1772 + t1795 + t1773 + t1797
-        + t1774 + t1798 + t1775 + t1776 + t1777 + t1800 + t1778 + t1802 + t1804 + t1806
-        + t1807 + t1779 + t1780 + t1809 + t1781 + t1782 + t1783 + t1784 + t1785 - t1810;
-    let t2034 = t1826 + t1816 + t1828 + t1832 + t1833 + t1840 + t1841 + t1834 + t1836
-        + t1837 - (t1813 + t1823 + t1825);
-    let t2035 = 2.0 * t1594 * t418 + 2.0 * t224 * t158 + 2.0 * t322 * t524;
-    let t2036 = t1701 * cache.values[2] * cache.values[1];
-    let t2037 = cache.values[2] * cache.values[1] * t1698;
-    let t2038 = t1256 + t1257 + t1269 + t1275 + t1300 + t1301;
-    let t2039 = -(cache.values[3] * t2038);
-    let t2040 = cache.values[2] * t1733 * cache.values[0];
-    let t2041 = cache.values[2] * t1748 * cache.values[1];
-    let t2042 = t1703 * cache.values[2] * cache.values[1];
-    let t2043 = cache.values[2] * cache.values[0] * t1745;
-    let t2044 = t1254 + t1255 + t1267 + t1270 + t1274 + t1296;
-    let t2045 = -(t2044 * cache.values[3]);
-    let t2046 = p.left_lower_mass
-        * (t306 * t558 + t1481 * t411 + t168 * t220 + t312 * t610 + t1569 * t426
-            + t148 * t244);
-    let t2047 = cache.values[2] * t1743 * cache.values[0];
-    let t2048 = -(cache.values[3] * (t1253 + t1263 + t1265));
-    let t2049 = t1736 * cache.values[2] * cache.values[0];
-    let t2050 = p.arm_mass
-        * (0.5 * t331 * p.arm_length * t310 + 0.5 * t304 * p.arm_length * t520
-            + 0.5 * p.arm_length * t166 * t222 + 0.5 * t1567 * p.arm_length * t424
-            + 0.5 * t175 * p.arm_length * t150 + 0.5 * t407 * t437 * p.arm_length);
-    let t2051 = t2036 + t2039 + t2041 + t2045 + t2046 + t2047 + t2049 + t2050;
-    let t2052 = p.arm_mass
-        * (t304 * p.arm_length * t520 + t1567 * p.arm_length * t424
-            + p.arm_length * t166 * t222);
-    let t2053 = -(cache.values[3] * (t1268 + t1277 + t1303));
-    let t2054 = (2.0 * t168 * t220 + 2.0 * t1569 * t426 + 2.0 * t306 * t558)
-        * p.left_lower_mass;
-    let t2055 = t2036 + t2037 + t2039 + t2040 + t2041 + t2042 + t2043 + t2045 + t2046
-        + t2047 + t2048 + t2049 + t2052 + t2053 + t2054 + t2050 - t2051;
-    let t2056 = cache.values[2] * t1812 * cache.values[0];
-    let t2057 = (0.1 * t312 * t473 + 0.1 * t411 * t489 + 0.1 * t148 * t213
-        + 0.1 * t165 * t220 + 0.1 * t1569 * t415 + 0.1 * t321 * t558)
-        * p.left_lower_mass;
-    let t2058 = t1171 + t1172 + t1176 + t1188 + t1190 + t1194;
-    let t2059 = -(t2058 * cache.values[3]);
-    let t2060 = cache.values[2] * cache.values[1] * t1824;
-    let t2061 = t2056 + t2057 + t2059 + t2060;
-    let t2062 = cache.values[2] * t1815 * cache.values[0];
-    let t2063 = t1839 * cache.values[2] * cache.values[1];
-    let t2064 = (0.2 * t1569 * t415 + 0.2 * t321 * t558 + 0.2 * t165 * t220)
-        * p.left_lower_mass;
-    let t2065 = -(cache.values[3] * (t1174 + t1175 + t1189));
-    let t2066 = t2056 + t2057 + t2059 + t2062 + t2063 + t2064 + t2065 + t2060 - t2061;
-    let t2067 = cache.values[2] * cache.values[1] * t1887;
-    let t2068 = p.arm_mass
-        * (t159 * t216 * p.arm_length + t299 * p.arm_length * t566
-            + p.arm_length * t419 * t1575);
-    let t2069 = cache.values[2] * cache.values[1] * t1844;
-    let t2070 = -((t1233 + t1234 + t1244) * cache.values[3]);
-    let t2071 = cache.values[2] * t1889 * cache.values[0];
-    let t2072 = t1891 * cache.values[2] * cache.values[0];
-    let t2073 = (2.0 * t300 * t524 + 2.0 * t1594 * t420 + 2.0 * t224 * t161)
-        * p.right_slider_mass;
-    let t2074 = cache.values[2] * cache.values[1] * t1894;
-    let t2075 = t1198 + t1202 + t1231 + t1239 + t1247 + t1248;
-    let t2076 = -(t2075 * cache.values[3]);
-    let t2077 = (t145 * t209 + t584 * t317 + t1656 * t404 + t224 * t161 + t300 * t524
-        + t1594 * t420) * p.right_slider_mass;
-    let t2078 = cache.values[2] * t1896 * cache.values[0];
-    let t2079 = t1200 + t1225 + t1230 + t1241 + t1242 + t1251;
-    let t2080 = -(cache.values[3] * t2079);
-    let t2081 = p.arm_mass
-        * (0.5 * t190 * t152 * p.arm_length + 0.5 * t299 * p.arm_length * t566
-            + 0.5 * p.arm_length * t419 * t1575 + 0.5 * t159 * t216 * p.arm_length
-            + 0.5 * t341 * t315 * p.arm_length + 0.5 * t409 * p.arm_length * t441);
-    let t2082 = t2069 + t2071 + t2074 + t2076 + t2077 + t2078 + t2080 + t2081;
-    let t2083 = cache.values[2] * t1885 * cache.values[1];
-    let t2084 = -(cache.values[3] * (t1240 + t1246 + t1249));
-    let t2085 = cache.values[2] * t1898 * cache.values[0];
-    let t2086 = t2067 + t2068 + t2069 + t2070 + t2071 + t2072 + t2073 + t2074 + t2076
-        + t2077 + t2078 + t2083 + t2084 + t2080 + t2081 + t2085 - t2082;
-    let t2087 = t155 * t1743;
-    let t2088 = cache.values[4] * t2044 * cache.values[2];
-    let t2089 = t991 * t0;
-    let t2090 = t1701 * t296;
-    let t2091 = t977 * t0;
-    let t2092 = -(cache.values[5] * cache.values[2] * t1707);
-    let t2093 = t1736 * t155;
-    let t2094 = t1748 * t296;
-    let t2095 = -(cache.values[5] * cache.values[2] * t1720);
-    let t2096 = cache.values[4] * cache.values[2] * t2038;
-    let t2097 = t32 * t987;
-    let t2098 = t32 * t985;
-    let t2099 = (0.5 * t331 * t304 * t542 + 0.5 * t175 * t166 * t542
-        + 0.5 * t437 * t424 * t542) * p.arm_mass;
-    let t2100 = (2.0 * t1481 * t426 + 2.0 * t306 * t610 + 2.0 * t168 * t244)
-        * p.left_lower_mass;
-    let t2101 = (t306 * t610 + t1569 * t434 + t1481 * t426 + t168 * t244 + t327 * t558
-        + t177 * t220) * p.left_lower_mass;
-    let t2102 = cache.values[2] * t1949 * cache.values[0];
-    let t2103 = cache.values[2] * t1951 * cache.values[0];
-    let t2104 = t1386 + t1387 + t1388;
-    let t2105 = -(cache.values[3] * t2104);
-    let t2106 = cache.values[2] * t1953 * cache.values[1];
-    let t2107 = t1382 + t1383 + t1385;
-    let t2108 = -(t2107 * cache.values[3]);
-    let t2109 = cache.values[2] * t1945 * cache.values[1];
-    let t2110 = (0.25 * t437 * t424 * t542 + 0.5 * t176 * p.arm_length * t222
-        + 0.5 * t326 * p.arm_length * t520 + 0.25 * t175 * t166 * t542
-        + 0.25 * t331 * t304 * t542 + 0.5 * t1567 * p.arm_length * t432) * p.arm_mass;
-    let t2111 = t2101 + t2102 + t2103 + t2105 + t2106 + t2108 + t2109 + t2110;
-    let t2112 = 0.5 * t2019 * qd[2];
-    let t2113 = 0.1 * t165 * t244;
-    let t2114 = 0.1 * t1481 * t415;
-    let t2115 = 0.1 * t168 * t213;
-    let t2116 = 0.1 * t321 * t610;
-    let t2117 = 0.1 * t306 * t473;
-    let t2118 = 0.1 * t489 * t426;
-    let t2119 = (t2113 + t2114 + t2115 + t2116 + t2117 + t2118) * p.left_lower_mass;
-    let t2120 = t32 * t1157;
-    let t2121 = t296 * t1824;
-    let t2122 = cache.values[4] * cache.values[2] * t2058;
-    let t2123 = t1155 * t0;
-    let t2124 = -(cache.values[5] * cache.values[2] * t1827);
-    let t2125 = t1812 * t155;
-    let t2126 = -(0.1 * t175 * cache.values[11] * t220);
-    let t2127 = -(0.1 * t1569 * t437 * cache.values[11]);
-    let t2128 = -(0.1 * t331 * cache.values[11] * t558);
-    let t2129 = (t2126 + t2127 + t2128 + t2115 + t2117 + t2118) * p.left_lower_mass;
-    let t2130 = cache.values[2] * cache.values[0] * t1918;
-    let t2131 = p.left_lower_mass * (t2113 + t2126 + t2127 + t2114 + t2128 + t2116);
-    let t2132 = t1390 + t1391 + t1392;
-    let t2133 = -(t2132 * cache.values[3]);
-    let t2134 = t1393 + t1399 + t1400 + t1401 + t1405 + t1412;
-    let t2135 = -(t2134 * cache.values[3]);
-    let t2136 = cache.values[2] * t1916 * cache.values[0];
-    let t2137 = cache.values[2] * t1914 * cache.values[1];
-    let t2138 = cache.values[2] * t1924 * cache.values[1];
-    let t2139 = t2129 + t2130 + t2131 + t2133 + t2135 + t2136 + t2137 + t2138
-        - (t2119 + t2120 + t2121 + t2122 + t2123 + t2124 + t2125);
-    let t2140 = 0.5 * t2016 * qd[1];
-    let t2141 = 0.5 * t2015 * qd[0];
-    let t2142 = t1594 * t441;
-    let t2143 = t341 * t524;
-    let t2144 = t190 * t224;
-    let t2145 = t209 * t158;
-    let t2146 = t1656 * t418;
-    let t2147 = t322 * t584;
-    let t2148 = t2142 + t2143 + t2144 + t2145 + t2146 + t2147;
-    let t2149 = t2148 * p.right_slider_mass;
-    let t2150 = t300 * t537;
-    let t2151 = t499 * t420;
-    let t2152 = t161 * t193;
-    let t2153 = t2150 + t2151 + t2145 + t2146 + t2147 + t2152;
-    let t2154 = t2142 + t2143 + t2150 + t2144 + t2151 + t2152;
-    let t2155 = p.right_slider_mass * t2154;
-    let t2156 = t2149 + t2155 - t2153 * p.right_slider_mass;
-    let t2157 = t1077 * t1199;
-    let t2158 = t1197 * t1858;
-    let t2159 = t1067 * t1201;
-    let t2160 = t1201 * t1064;
-    let t2161 = t1033 * t2079;
-    let t2162 = t2075 * t1033;
-    let t2163 = t1197 * t1866;
-    let t2164 = p.arm_mass
-        * (0.5 * t159 * t190 * t542 + 0.5 * t341 * t299 * t542
-            + 0.5 * t441 * t542 * t419);
-    let t2165 = t1894 * t601;
-    let t2166 = t582 * t1889;
-    let t2167 = t601 * t1844;
-    let t2168 = (2.0 * t209 * t161 + 2.0 * t300 * t584 + 2.0 * t1656 * t420)
-        * p.right_slider_mass;
-    let t2169 = t1061 * t1199;
-    let t2170 = t1896 * t582;
-    let t2171 = t1992 * cache.values[2] * cache.values[0];
-    let t2172 = cache.values[2] * t1987 * cache.values[1];
-    let t2173 = t1428 + t1429 + t1431;
-    let t2174 = -(cache.values[3] * t2173);
-    let t2175 = t1427 + t1430 + t1432;
-    let t2176 = -(t2175 * cache.values[3]);
-    let t2177 = t1990 * cache.values[2] * cache.values[0];
-    let t2178 = (0.25 * t159 * t190 * t542 + 0.5 * p.arm_length * t566 * t336
-        + 0.25 * t341 * t299 * t542 + 0.5 * p.arm_length * t443 * t1575
-        + 0.5 * t216 * p.arm_length * t185 + 0.25 * t441 * t542 * t419) * p.arm_mass;
-    let t2179 = p.right_slider_mass
-        * (t1656 * t420 + t209 * t161 + t224 * t187 + t1594 * t444 + t300 * t584
-            + t337 * t524);
-    let t2180 = t1994 * cache.values[2] * cache.values[1];
-    let t2181 = t2171 + t2172 + t2174 + t2176 + t2177 + t2178 + t2179 + t2180;
-    let t2182 = 0.5 * t2013 * qd[0];
-    let t2183 = 0.5 * qd[2] * t2021;
-    let t2184 = 0.5 * t2018 * qd[1];
-    let t2185 = t1450 + t1452 + t1453;
-    let t2186 = -(t2185 * cache.values[3]);
-    let t2187 = cache.values[2] * cache.values[0] * t1999;
-    let t2188 = cache.values[2] * cache.values[1] * t2001;
-    let t2189 = (0.01 * t321 * t473 + 0.1 * t1569 * t449 + 0.1 * t343 * t558
-        + 0.01 * t213 * t165 + 0.01 * t415 * t489 + 0.1 * t192 * t220)
-        * p.left_lower_mass;
-    let t2190 = t2186 + t2187 + t2188 + t2189;
-    let t2191 = t304 * t1157;
-    let t2192 = t331 * t1824;
-    let t2193 = t1155 * t166;
-    let t2194 = t175 * t1812;
-    let t2195 = p.left_lower_mass
-        * (0.02 * t321 * t473 + 0.02 * t415 * t489 + 0.02 * t213 * t165);
-    let t2196 = t437 * t2058;
-    let t2197 = t1827 * t424;
-    let t2198 = 2.0 * t322 * t537 + 2.0 * t499 * t418 + 2.0 * t158 * t193;
-    let t2199 = t178 + t179 - t180;
-    let t2200 = t328 + t329 - t330;
-    let t2201 = t433 + t435 - t436;
-    let t2202 = t1254 + t1255 + t1256 + t1257 + t1278 + t1267 + t1279 + t1269 + t1270
-        + t1273 + t1274 + t1275 + t1280 + t1281 + t1283 + t1284 + t1296 + t1289 + t1290
-        + t1291 + t1293 + t1294 + t1300 + t1301 + t1302 + t1295
-        - (t1253 + t1262 + t1263 + t1265 + t1268 + t1277 + t1299 + t1303);
-    let t2203 = t1381 + t1369 + t1370 + t1371 + t1382 + t1383 + t1384 + t1372 + t1373
-        + t1374 + t1385 + t1375 + t1376 + t1377 + t1386 + t1387 + t1378 + t1379 + t1388
-        + t1380 - t1389;
-    let t2204 = t1406 + t1390 + t1391 + t1392 + t1407 + t1408 + t1409 + t1404 + t1410
-        + t1411 - (t1393 + t1398 + t1399 + t1400 + t1401 + t1405 + t1412);
-    let t2205 = t966 + t967 + t975 + t978 + t981 + t1002 + t983 + t1003 + t986 + t1004
-        + t988 + t1005 + t1006 + t990 + t1009 + t1011 + t1012 + t992 + t1015 + t1016
-        + t994 + t1017 + t997 + t1018 - (t972 + t999 + t1001 + t1008 + t1010 + t1014);
-    let t2206 = t1931 + t1932 + t1946 + t1933 + t1934 + t1935 + t1936 + t1937 + t1947
-        + t1938 + t1939 + t1940 + t1941 + t1942 + t1948 + t1950 + t1943 + t1952 + t1944
-        + t1954 - t1955;
-    let t2207 = t1696 + t1702 + t1705 + t1706 + t1708 + t1737 + t1741 + t1709 + t1711
-        + t1715 + t1716 + t1717 + t1719 + t1721 + t1728 + t1744 + t1729 + t1730 + t1749
-        + t1731 - (t1699 + t1704 + t1734 + t1742 + t1746 + t1747);
-    let t2208 = t1915 + t1907 + t1908 + t1909 + t1919 + t1910 + t1911 + t1912 + t1913
-        + t1926 - (t1917 + t1923 + t1925);
-    let t2209 = t2119 + t2120 + t2130 + t2121 + t2131 + t2133 + t2122 + t2123 + t2124
-        + t2125 + t2137 - (t2129 + t2135 + t2136 + t2138);
-    let t2210 = t2087 + t2088 + t2101 + t2102 + t2103 + t2105 + t2089 + t2090 + t2106
-        + t2091 + t2092 + t2093 + t2094 + t2095 + t2096 + t2108 + t2109 + t2097 + t2098
-        + t2099 + t2110 + t2100 - t2111;
-    let t2211 = t296 * t1914;
-    let t2212 = (-0.2 * t175 * cache.values[11] * t244
-        - 0.2 * t331 * cache.values[11] * t610 - 0.2 * t1481 * t437 * cache.values[11])
-        * p.left_lower_mass;
-    let t2213 = cache.values[4] * t2134 * cache.values[2];
-    let t2214 = t1924 * t296;
-    let t2215 = t155 * t1916;
-    let t2216 = (0.1 * t213 * t177 + 0.1 * t327 * t473 + 0.1 * t434 * t489
-        - 0.1 * t175 * cache.values[11] * t244 - 0.1 * t331 * cache.values[11] * t610
-        - 0.1 * t1481 * t437 * cache.values[11]) * p.left_lower_mass;
-    let t2217 = t2213 + t2214 + t2215 + t2216;
-    let t2218 = t155 * t1918;
-    let t2219 = cache.values[4] * t2132 * cache.values[2];
-    let t2220 = t2211 + t2212 + t2213 + t2218 + t2219 + t2214 + t2215 + t2216 - t2217;
-    let t2221 = t175 * t1916;
-    let t2222 = t2134 * t437;
-    let t2223 = (-0.02 * t437 * cache.values[11] * t489
-        - 0.02 * t175 * cache.values[11] * t213 - 0.02 * t331 * cache.values[11] * t473)
-        * p.left_lower_mass;
-    let t2224 = t331 * t1924;
-    let t2225 = t326 * t1157;
-    let t2226 = t1827 * t432;
-    let t2227 = t1155 * t176;
-    let t2228 = t155 * t1999;
-    let t2229 = (0.1 * t343 * t610 + 0.1 * t1481 * t449 + 0.1 * t192 * t244
-        - 0.01 * t331 * cache.values[11] * t473 - 0.01 * t175 * cache.values[11] * t213
-        - 0.01 * t437 * cache.values[11] * t489) * p.left_lower_mass;
-    let t2230 = t296 * t2001;
-    let t2231 = cache.values[4] * cache.values[2] * t2185;
-    let t2232 = t2228 + t2229 + t2230 + t2231;
-    let t2233 = t186 + t188 - t189;
-    let t2234 = t338 + t339 - t340;
-    let t2235 = t445 + t446 - t447;
-    let t2236 = t1032 + t1034 + t1036 + t1057 + t1060 + t1082 + t1062 + t1084 + t1065
-        + t1085 + t1068 + t1086 + t1071 + t1087 + t1073 + t1076 + t1090 + t1078 + t1093
-        + t1094 + t1095 + t1080 + t1096 + t1097
-        - (t1041 + t1045 + t1050 + t1054 + t1089 + t1092);
-    let t2237 = t1198 + t1200 + t1202 + t1203 + t1208 + t1209 + t1225 + t1211 + t1213
-        + t1214 + t1230 + t1231 + t1215 + t1232 + t1216 + t1239 + t1217 + t1218 + t1241
-        + t1242 + t1247 + t1248 + t1219 + t1250 + t1251 + t1224
-        - (t1228 + t1233 + t1234 + t1237 + t1240 + t1244 + t1246 + t1249);
-    let t2238 = t1447 * p.right_slider_mass;
-    let t2239 = t2238 + t1446 - t1441 * p.right_slider_mass;
-    let t2240 = t1415 + t1427 + t1416 + t1428 + t1417 + t1418 + t1429 + t1430 + t1431
-        + t1419 + t1432 + t1433 + t1420 + t1421 + t1422 + t1423 + t1424 + t1425 + t1426
-        + t1434 - t1435;
-    let t2241 = p.right_slider_mass * t1969;
-    let t2242 = t1963 + t2241 - p.right_slider_mass * t1967;
-    let t2243 = t1845 + t1854 + t1855 + t1852 + t1856 + t1857 + t1859 + t1884 + t1861
-        + t1890 + t1895 + t1862 + t1863 + t1864 + t1865 + t1867 + t1868 + t1875 + t1897
-        + t1879 - (t1880 + t1886 + t1888 + t1892 + t1893 + t1899);
-    let t2244 = t1973 + t1974 + t1975 + t1976 + t1977 + t1988 + t1989 + t1978 + t1979
-        + t1980 + t1991 + t1981 + t1993 + t1982 + t1995 + t1983 + t1996 + t1984 + t1985
-        + t1986 - t1997;
-    let t2245 = t2153 * p.right_slider_mass;
-    let t2246 = t2149 + t2245 - p.right_slider_mass * t2154;
-    let t2247 = t2157 + t2158 + t2171 + t2159 + t2172 + t2174 + t2160 + t2161 + t2162
-        + t2163 + t2164 + t2176 + t2177 + t2165 + t2178 + t2179 + t2166 + t2167 + t2168
-        + t2180 + t2169 + t2170 - t2181;
-    let t2248 = 2.0 * t341 * t584 + 2.0 * t1656 * t441 + 2.0 * t190 * t209;
-    let t2249 = 2.0 * t341 * t537 + 2.0 * t190 * t193 + 2.0 * t499 * t441;
-    let t2250 = t1406 + t1393 + t1398 + t1407 + t1408 + t1399 + t1409 + t1400 + t1401
-        + t1410 + t1405 + t1411 + t1412 - (t1390 + t1391 + t1392 + t1404);
-    let t2251 = t1146 + t1149 + t1143 + t1144 + t1161 + t1162 + t1154 + t1164 + t1165
-        + t1166 + t1156 + t1158 - (t1142 + t1163 + t1168);
-    let t2252 = t1455 + t1456 + t1457 + t1450 + t1451 + t1452 + t1453 + t1458 + t1459
-        + t1460 - t1454;
-    let t2253 = t1177 + t1171 + t1172 + t1176 + t1188 + t1190 + t1178 + t1193 + t1179
-        + t1194 + t1181 + t1186 + t1187 - (t1174 + t1175 + t1189 + t1195);
-    let t2254 = t1907 + t1908 + t1909 + t1917 + t1910 + t1911 + t1923 + t1912 + t1925
-        + t1913 - (t1915 + t1919 + t1926);
-    let t2255 = t1826 + t1813 + t1823 + t1828 + t1832 + t1833 + t1825 + t1834 + t1836
-        + t1837 - (t1816 + t1840 + t1841);
-    let t2256 = t2005 + t2000 + t2006 + t2007 + t2008 + t2002 + t2009 + t2003 + t2010
-        + t2011 - t2004;
-    let t2257 = t2186 + t2191 + t2192 + t2187 + t2188 + t2189 + t2193 + t2194 + t2195
-        + t2196 + t2197 - t2190;
-    let t2258 = t2119 + t2120 + t2129 + t2121 + t2135 + t2136 + t2122 + t2123 + t2124
-        + t2125 + t2138 - (t2130 + t2131 + t2133 + t2137);
-    let t2259 = t2228 + t2221 + t2222 + t2229 + t2230 + t2223 + t2224 + t2225 + t2226
-        + t2231 + t2227 - t2232;
-    let t2260 = t1313 + t2027 - p.right_slider_mass * t1314;
-    let t2261 = t2238 + t1442 - t1445 * p.right_slider_mass;
-    let t2262 = t1025 + t1477 - t1028 * p.right_slider_mass;
-    let t2263 = t1968 + t2241 - t1962 * p.right_slider_mass;
-    let t2264 = t1682 + t2030 - t1687 * p.right_slider_mass;
-    let t2265 = t2155 + t2245 - t2148 * p.right_slider_mass;
-    out[(0, 3)] = qd[3] * t30 + qd[6] * t40 + qd[4] * t61 + t77 * qd[5]
-        + 0.1 * p.left_lower_mass * t79 * qd[8] + t89 * p.right_slider_mass * qd[9]
-        + qd[7] * t94;
-    out[(0, 4)] = t61 * qd[3] + t99 * p.right_slider_mass * qd[9] + t113 * qd[5]
-        + qd[7] * t118 + qd[4] * t134 + qd[6] * t141
-        + 0.1 * p.left_lower_mass * qd[8] * t143;
-    out[(0, 5)] = qd[5] * t154 + t158 * p.right_slider_mass * qd[9] + t163 * qd[7]
-        + t77 * qd[3] + 0.1 * p.left_lower_mass * qd[8] * t165 + qd[6] * t170
-        + t113 * qd[4];
-    out[(0, 6)] = qd[3] * t40 + t141 * qd[4] + qd[5] * t170 + qd[6] * t180
-        - 0.1 * t175 * cache.values[11] * p.left_lower_mass * qd[8];
-    out[(0, 7)] = t163 * qd[5] + qd[7] * t189 + qd[4] * t118
-        + t190 * p.right_slider_mass * qd[9] + t94 * qd[3];
-    out[(0, 8)] = 0.1 * p.left_lower_mass * t192 * qd[8]
-        + 0.1 * p.left_lower_mass * t79 * qd[3] + 0.1 * qd[5] * p.left_lower_mass * t165
-        + 0.1 * qd[4] * p.left_lower_mass * t143
-        - 0.1 * t175 * qd[6] * cache.values[11] * p.left_lower_mass;
-    out[(0, 9)] = t99 * qd[4] * p.right_slider_mass + qd[5] * t158 * p.right_slider_mass
-        + t89 * p.right_slider_mass * qd[3] + t190 * qd[7] * p.right_slider_mass;
-    out[(1, 3)] = t193 * p.right_slider_mass * qd[9] + qd[4] * t208 + qd[7] * t212
-        + 0.1 * t213 * p.left_lower_mass * qd[8] + t226 * qd[5] + qd[3] * t242
-        + qd[6] * t246;
-    out[(1, 4)] = 0.1 * p.left_lower_mass * t251 * qd[8] + t267 * qd[4] + t208 * qd[3]
-        + qd[5] * t281 + qd[7] * t289 + t290 * p.right_slider_mass * qd[9]
-        + qd[6] * t295;
-    out[(1, 5)] = t226 * qd[3] + t303 * qd[7] + qd[4] * t281 + qd[6] * t308
-        + t319 * qd[5] + 0.1 * t321 * p.left_lower_mass * qd[8]
-        + t322 * p.right_slider_mass * qd[9];
-    out[(1, 6)] = qd[6] * t330 + qd[4] * t295 + qd[5] * t308 + qd[3] * t246
-        - 0.1 * t331 * cache.values[11] * p.left_lower_mass * qd[8];
-    out[(1, 7)] = qd[3] * t212 + qd[4] * t289 + t303 * qd[5] + qd[7] * t340
-        + t341 * p.right_slider_mass * qd[9];
-    out[(1, 8)] = 0.1 * t343 * p.left_lower_mass * qd[8]
-        + 0.1 * t321 * qd[5] * p.left_lower_mass + 0.1 * t213 * p.left_lower_mass * qd[3]
-        + 0.1 * qd[4] * p.left_lower_mass * t251
-        - 0.1 * qd[6] * t331 * cache.values[11] * p.left_lower_mass;
-    out[(1, 9)] = qd[4] * t290 * p.right_slider_mass + t193 * p.right_slider_mass * qd[3]
-        + t341 * qd[7] * p.right_slider_mass + t322 * qd[5] * p.right_slider_mass;
-    out[(2, 4)] = t348 * p.right_slider_mass * qd[9] + qd[7] * t353
-        + 0.1 * t357 * p.left_lower_mass * qd[8] + t383 * qd[4] + t397 * qd[5]
-        + qd[6] * t402;
-    out[(2, 5)] = qd[5] * t413 + t397 * qd[4] + 0.1 * t415 * p.left_lower_mass * qd[8]
-        + t418 * p.right_slider_mass * qd[9] + qd[7] * t423 + qd[6] * t428;
-    out[(2, 6)] = t402 * qd[4] + t428 * qd[5] + qd[6] * t436
-        - 0.1 * t437 * cache.values[11] * p.left_lower_mass * qd[8];
-    out[(2, 7)] = t441 * p.right_slider_mass * qd[9] + qd[7] * t447 + qd[5] * t423
-        + qd[4] * t353;
-    out[(2, 8)] = 0.1 * t357 * qd[4] * p.left_lower_mass
-        + 0.1 * t449 * p.left_lower_mass * qd[8] + 0.1 * t415 * qd[5] * p.left_lower_mass
-        - 0.1 * qd[6] * t437 * cache.values[11] * p.left_lower_mass;
-    out[(2, 9)] = t348 * qd[4] * p.right_slider_mass + qd[7] * t441 * p.right_slider_mass
-        + t418 * qd[5] * p.right_slider_mass;
-    out[(3, 0)] = 0.5 * qd[4] * t450 + 0.5 * t451 * qd[5] + 0.5 * qd[6] * t452
-        + 0.5 * qd[7] * t453 + 0.5 * t454 * qd[3];
-    out[(3, 1)] = 0.5 * qd[3] * t455 + 0.5 * qd[5] * t456 + 0.5 * qd[6] * t457
-        + 0.5 * qd[7] * t458 + 0.5 * qd[4] * t459;
-    out[(3, 3)] = 0.5
-        * ((2.0 * t10 * t236 + 2.0 * t236 * t462) * p.left_lower_mass
-            + p.arm_mass * (2.0 * t463 * t238 + 2.0 * t12 * t238)
-            + p.arm_mass * (2.0 * t26 * t240 + 2.0 * t466 * t240)
-            + (2.0 * t230 * t28 + 2.0 * t230 * t467) * p.right_slider_mass) * qd[3]
-        + 0.5 * t455 * qd[1] + 0.5 * t454 * qd[0] + 0.5 * t498 * qd[8]
-        + 0.5 * qd[5] * t578 + 0.5 * t608 * qd[7] + 0.5 * t635 * qd[6]
-        + 0.5 * p.right_slider_mass * qd[9] * t636 + 0.5 * qd[4] * t694;
-    out[(3, 4)] = 0.5 * t959 * qd[5] + t960 + t961 + 0.5 * qd[6] * t1019
-        + 0.5 * t1031 * qd[9] + 0.5 * qd[7] * t1098
-        + 0.5 * qd[4]
-            * (2.0 * t1140
-                - (t1099 + t1100 + t1101 + t1102 + t1103 + t1105 + t1106 + t1108 + t1109
-                    + t1110 + t1111 + t1112 + t1113 + t1115 + t1116 + t1117 + t1118
-                    + t1119 + t1120 + t1121 + t1122 + t1123 + t1124 + t1125))
-        + 0.5 * t1169 * qd[8] + 0.5 * qd[3] * t694;
-    out[(3, 5)] = 0.5 * t1196 * qd[8] + 0.5 * qd[7] * t1252 + 0.5 * t578 * qd[3]
-        + 0.5 * qd[6] * t1304 + 0.5 * t1316 * qd[9]
-        + 0.5 * qd[5]
-            * (2.0 * t1365
-                - (t1317 + t1318 + t1319 + t1320 + t1321 + t1322 + t1323 + t1324 + t1325
-                    + t1326 + t1327 + t1328 + t1329 + t1330 + t1331 + t1332 + t1333
-                    + t1334 + t1335 + t1336 + t1337 + t1338 + t1339 + t1340 + t1341
-                    + t1342 + t1343 + t1344 + t1345)) + 0.5 * t959 * qd[4] + t1366
-        + t1367;
-    out[(3, 6)] = 0.5 * t1019 * qd[4] + t1368
-        + 0.5 * qd[6]
-            * (2.0 * t1389
-                - (t1369 + t1370 + t1371 + t1372 + t1373 + t1374 + t1375 + t1376 + t1377
-                    + t1378 + t1379 + t1380)) + 0.5 * t635 * qd[3] + 0.5 * t1413 * qd[8]
-        + t1414 + 0.5 * t1304 * qd[5];
-    out[(3, 7)] = 0.5 * qd[7]
-        * (2.0 * t1435
-            - (t1415 + t1416 + t1417 + t1418 + t1419 + t1420 + t1421 + t1422 + t1423
-                + t1424 + t1425 + t1426)) + 0.5 * t1252 * qd[5] + 0.5 * t1098 * qd[4]
-        + 0.5 * t608 * qd[3] + t1436 + 0.5 * t1448 * qd[9] + t1449;
-    out[(3, 8)] = 0.5 * t1196 * qd[5] + 0.5 * t498 * qd[3] + 0.5 * qd[6] * t1413
-        + 0.5 * qd[4] * t1169
-        + 0.5 * (2.0 * t1454 - (t1455 + t1456 + t1457 + t1458 + t1459 + t1460)) * qd[8];
-    out[(3, 9)] = 0.5
-        * (2.0 * p.right_slider_mass * (t193 * t537 + t89 * t193)
-            - p.right_slider_mass * t1461) * qd[9] + 0.5 * qd[7] * t1448
-        + 0.5 * t1031 * qd[4] + 0.5 * p.right_slider_mass * qd[3] * t636
-        + 0.5 * qd[5] * t1316;
-    out[(4, 0)] = 0.5 * t1462 * qd[6] + 0.5 * qd[5] * t1463 + 0.5 * t1464 * qd[7]
-        + 0.5 * qd[3] * t450 + 0.5 * qd[4] * t1465;
-    out[(4, 1)] = 0.5 * t1466 * qd[7] + 0.5 * t1467 * qd[6] + 0.5 * t1468 * qd[4]
-        + 0.5 * t459 * qd[3] + 0.5 * t1469 * qd[5];
-    out[(4, 2)] = 0.5 * t1470 * qd[5] + 0.5 * qd[7] * t1471 + 0.5 * qd[6] * t1472
-        + 0.5 * t1473 * qd[4];
-    out[(4, 3)] = t960 + 0.5 * t1474 * qd[5] + t961 + 0.5 * qd[6] * t1475
-        + 0.5 * t1476 * qd[8] + 0.5 * t1478 * qd[9] + 0.5 * qd[7] * t1479
-        + 0.5
-            * (2.0 * t693
-                - (t638 + t641 + t646 + t648 + t649 + t652 + t653 + t655 + t657 + t658
-                    + t660 + t662 + t666 + t667 + t669 + t671 + t673 + t674 + t676 + t679
-                    + t683 + t684 + t685 + t686 + t690)) * qd[3] + 0.5 * t1480 * qd[4];
-    out[(4, 4)] = 0.5 * t1465 * qd[0] + 0.5 * qd[6] * t1531 + 0.5 * t1480 * qd[3]
-        + 0.5 * t1473 * qd[2]
-        + 0.5 * qd[4]
-            * (p.arm_mass * (2.0 * t1535 * t376 + 2.0 * t681 * t257 + 2.0 * t197 * t132)
-                + (cache.values[0] * t1515 - t1512 * cache.values[1]) * cache.values[0]
-                + p.right_slider_mass
-                    * (2.0 * t687 * t255 + 2.0 * t122 * t199 + 2.0 * t1538 * t381)
-                + (t1539 * cache.values[0] - t1540 * cache.values[1]) * cache.values[0]
-                + p.arm_mass
-                    * (2.0 * t639 * t265 + 2.0 * t365 * t1486 + 2.0 * t206 * t128)
-                + p.left_lower_mass
-                    * (2.0 * t379 * t1484 + 2.0 * t130 * t204 + 2.0 * t664 * t263)
-                + (t1499 * cache.values[0] - t1498 * cache.values[1]) * cache.values[0]
-                + (t1545 * cache.values[0] - t1546 * cache.values[1]) * cache.values[0]
-                + (t1547 * cache.values[0] - cache.values[1] * t1537) * cache.values[0]
-                - cache.values[1] * (t1512 * cache.values[0] - cache.values[1] * t1511)
-                - cache.values[1] * (t1537 * cache.values[0] - t1536 * cache.values[1])
-                - (t1540 * cache.values[0] - t1541 * cache.values[1]) * cache.values[1]
-                - (t1508 * cache.values[0] - t1506 * cache.values[1]) * cache.values[1]
-                - cache.values[1] * (t1551 * cache.values[0] - cache.values[1] * t1552))
-        + 0.5 * qd[5] * t1628 + 0.5 * t1468 * qd[1] + 0.5 * t1648 * qd[8]
-        + 0.5 * qd[7] * t1673 + 0.5 * p.right_slider_mass * t1674 * qd[9];
-    out[(4, 5)] = 0.5 * t1689 * qd[9] + 0.5 * qd[6] * t1750 + t1751
-        + 0.5 * qd[5]
-            * (2.0 * t1810
-                - (t1752 + t1753 + t1754 + t1755 + t1756 + t1757 + t1758 + t1759 + t1760
-                    + t1761 + t1762 + t1763 + t1764 + t1765 + t1766 + t1767 + t1768
-                    + t1769 + t1770 + t1771 + t1772 + t1773 + t1774 + t1775 + t1776
-                    + t1777 + t1778 + t1779 + t1780 + t1781 + t1782 + t1783 + t1784
-                    + t1785)) + 0.5 * qd[4] * t1628 + t1811 + 0.5 * t1842 * qd[8]
-        + 0.5 * t1474 * qd[3] + t1843 + 0.5 * t1900 * qd[7];
-    out[(4, 6)] = 0.5 * qd[8] * t1927 + t1928 + t1929 + t1930 + 0.5 * t1750 * qd[5]
-        + 0.5 * qd[4] * t1531 + 0.5 * t1475 * qd[3]
-        + 0.5 * qd[6]
-            * (2.0 * t1955
-                - (t1931 + t1932 + t1933 + t1934 + t1935 + t1936 + t1937 + t1938 + t1939
-                    + t1940 + t1941 + t1942 + t1943 + t1944));
-    out[(4, 7)] = 0.5 * t1970 * qd[9] + 0.5 * qd[4] * t1673 + t1971 + 0.5 * t1900 * qd[5]
-        + 0.5 * t1479 * qd[3] + t1972
-        + 0.5 * qd[7]
-            * (2.0 * t1997
-                - (t1973 + t1974 + t1975 + t1976 + t1977 + t1978 + t1979 + t1980 + t1981
-                    + t1982 + t1983 + t1984 + t1985 + t1986)) + t1998;
-    out[(4, 8)] = 0.5 * qd[6] * t1927
-        + 0.5 * (2.0 * t2004 - (t2005 + t2006 + t2007 + t2008 + t2009 + t2010 + t2011))
-            * qd[8] + 0.5 * qd[5] * t1842 + 0.5 * qd[4] * t1648 + 0.5 * t1476 * qd[3];
-    out[(4, 9)] = 0.5 * qd[5] * t1689 + 0.5 * t1970 * qd[7]
-        + 0.5 * qd[4] * p.right_slider_mass * t1674
-        + 0.5
-            * (2.0 * (t499 * t348 + t99 * t193 + t290 * t537) * p.right_slider_mass
-                - t2012 * p.right_slider_mass) * qd[9] + 0.5 * qd[3] * t1478;
-    out[(5, 0)] = 0.5 * qd[4] * t1463 + 0.5 * qd[7] * t2013 + 0.5 * t451 * qd[3]
-        + 0.5 * qd[5] * t2014 + 0.5 * qd[6] * t2015;
-    out[(5, 1)] = 0.5 * qd[6] * t2016 + 0.5 * qd[5] * t2017 + 0.5 * t1469 * qd[4]
-        + 0.5 * qd[3] * t456 + 0.5 * qd[7] * t2018;
-    out[(5, 2)] = 0.5 * qd[6] * t2019 + 0.5 * qd[4] * t1470 + 0.5 * qd[5] * t2020
-        + 0.5 * qd[7] * t2021;
-    out[(5, 3)] = 0.5 * qd[5] * t2022 + 0.5 * qd[4] * t2023 + 0.5 * t2024 * qd[8]
-        + 0.5 * qd[6] * t2025
-        + 0.5
-            * (2.0 * t571
-                - (t500 + t508 + t509 + t510 + t512 + t513 + t514 + t515 + t518 + t534
-                    + t540 + t543 + t547 + t548 + t550 + t553 + t554 + t555 + t563 + t569
-                    + t572 + t573 + t575 + t577)) * qd[3] + 0.5 * qd[7] * t2026 + t1366
-        + t1367 + 0.5 * t2028 * qd[9];
-    out[(5, 4)] = t1751 + 0.5 * t2029 * qd[7] + 0.5 * t2031 * qd[9] + t1811
-        + 0.5 * qd[6] * t2032 + 0.5 * qd[5] * t2033 + t1843 + 0.5 * t2034 * qd[8]
-        + 0.5 * qd[3] * t2023
-        + 0.5 * qd[4]
-            * (2.0 * t1602
-                - (t1562 + t1565 + t1582 + t1589 + t1605 + t1607 + t1608 + t1614 + t1620
-                    + t1621 + t1623 + t1625 + t1626 + t1627));
-    out[(5, 5)] = 0.5 * qd[2] * t2020 + 0.5 * qd[4] * t2033
-        + 0.5 * t2035 * p.right_slider_mass * qd[9] + 0.5 * t2017 * qd[1]
-        + 0.5 * qd[6] * t2055 + 0.5 * t2022 * qd[3]
-        + 0.5 * qd[5]
-            * (cache.values[2] * cache.values[1] * t1796
-                + cache.values[2] * cache.values[1] * t1793
-                + t1789 * cache.values[2] * cache.values[0]
-                + (2.0 * t315 * t566 + 2.0 * t409 * t1575 + 2.0 * t216 * t152)
-                    * p.arm_mass + cache.values[2] * t1799 * cache.values[0]
-                + t1791 * cache.values[2] * cache.values[0]
-                + p.left_lower_mass
-                    * (2.0 * t148 * t220 + 2.0 * t312 * t558 + 2.0 * t1569 * t411)
-                + (2.0 * t1594 * t404 + 2.0 * t145 * t224 + 2.0 * t524 * t317)
-                    * p.right_slider_mass + cache.values[2] * cache.values[1] * t1803
-                + cache.values[2] * cache.values[1] * t1808
-                + t1801 * cache.values[2] * cache.values[1]
-                + t1786 * cache.values[2] * cache.values[0]
-                + cache.values[2] * t1805 * cache.values[0]
-                + p.arm_mass
-                    * (2.0 * t310 * t520 + 2.0 * t407 * t1567 + 2.0 * t150 * t222)
-                - cache.values[3] * (t1351 + t1356 + t1358)
-                - cache.values[3] * (t1346 + t1354 + t1355)
-                - (t1347 + t1348 + t1360) * cache.values[3]
-                - cache.values[3] * (t1352 + t1362 + t1364)
-                - (t1350 + t1361 + t1363) * cache.values[3]) + 0.5 * t2014 * qd[0]
-        + 0.5 * qd[8] * t2066 + 0.5 * t2086 * qd[7];
-    out[(5, 6)] = 0.5 * qd[6]
-        * (2.0 * t2111
-            - (t2087 + t2088 + t2089 + t2090 + t2091 + t2092 + t2093 + t2094 + t2095
-                + t2096 + t2097 + t2098 + t2099 + t2100)) + t2112 + 0.5 * t2139 * qd[8]
-        + 0.5 * qd[4] * t2032 + t2140 + 0.5 * t2025 * qd[3] + t2141
-        + 0.5 * qd[5] * t2055;
-    out[(5, 7)] = 0.5 * t2029 * qd[4] + 0.5 * t2156 * qd[9] + 0.5 * qd[3] * t2026
-        + 0.5 * qd[7]
-            * (2.0 * t2181
-                - (t2157 + t2158 + t2159 + t2160 + t2161 + t2162 + t2163 + t2164 + t2165
-                    + t2166 + t2167 + t2168 + t2169 + t2170)) + 0.5 * t2086 * qd[5]
-        + t2182 + t2183 + t2184;
-    out[(5, 8)] = 0.5 * qd[4] * t2034 + 0.5 * qd[6] * t2139 + 0.5 * t2024 * qd[3]
-        + 0.5 * qd[5] * t2066
-        + 0.5 * (2.0 * t2190 - (t2191 + t2192 + t2193 + t2194 + t2195 + t2196 + t2197))
-            * qd[8];
-    out[(5, 9)] = 0.5 * t2156 * qd[7] + 0.5 * t2035 * qd[5] * p.right_slider_mass
-        + 0.5 * qd[4] * t2031 + 0.5 * t2028 * qd[3]
-        + 0.5 * qd[9]
-            * (2.0 * (t158 * t193 + t322 * t537 + t499 * t418) * p.right_slider_mass
-                - p.right_slider_mass * t2198);
-    out[(6, 0)] = 0.5 * t1462 * qd[4] + 0.5 * qd[6] * t2199 + 0.5 * t2015 * qd[5]
-        + 0.5 * t452 * qd[3];
-    out[(6, 1)] = 0.5 * qd[6] * t2200 + 0.5 * qd[5] * t2016 + 0.5 * qd[3] * t457
-        + 0.5 * t1467 * qd[4];
-    out[(6, 2)] = 0.5 * t2019 * qd[5] + 0.5 * t1472 * qd[4] + 0.5 * qd[6] * t2201;
-    out[(6, 3)] = 0.5 * t2202 * qd[5] + 0.5 * qd[6] * t2203 + t1368 + t1414
-        + 0.5 * t2204 * qd[8] + 0.5 * qd[4] * t2205
-        + 0.5
-            * (2.0 * t632
-                - (t609 + t615 + t616 + t617 + t619 + t621 + t627 + t629 + t630 + t634))
-            * qd[3];
-    out[(6, 4)] = 0.5 * qd[6] * t2206 + t1928 + t1929
-        + 0.5 * (2.0 * t1518 - (t1487 + t1493 + t1521 + t1523 + t1524 + t1530)) * qd[4]
-        + 0.5 * t2205 * qd[3] + t1930 + 0.5 * t2207 * qd[5] + 0.5 * t2208 * qd[8];
-    out[(6, 5)] = 0.5 * qd[5]
-        * (2.0 * t2051 - (t2037 + t2040 + t2042 + t2043 + t2048 + t2052 + t2053 + t2054))
-        + t2112 + 0.5 * t2202 * qd[3] + t2140 + 0.5 * t2209 * qd[8] + t2141
-        + 0.5 * t2210 * qd[6] + 0.5 * t2207 * qd[4];
-    out[(6, 6)] = 0.5 * t2199 * qd[0] + 0.5 * t2200 * qd[1] + 0.5 * t2220 * qd[8]
-        + 0.5 * t2203 * qd[3] + 0.5 * t2210 * qd[5] + 0.5 * qd[2] * t2201
-        + 0.5 * qd[6]
-            * (cache.values[4] * cache.values[2] * t2107
-                + cache.values[4] * cache.values[2] * t2104 + t1953 * t296 + t1951 * t155
-                + p.arm_mass
-                    * (0.5 * t176 * t175 * t542 + 0.5 * t437 * t542 * t432
-                        + 0.5 * t326 * t331 * t542) + t155 * t1949
-                + p.left_lower_mass
-                    * (2.0 * t177 * t244 + 2.0 * t327 * t610 + 2.0 * t1481 * t434)
-                + t1945 * t296) + 0.5 * qd[4] * t2206;
-    out[(6, 8)] = 0.5
-        * (2.0 * t2232 - (t2221 + t2222 + t2223 + t2224 + t2225 + t2226 + t2227)) * qd[8]
-        + 0.5 * t2208 * qd[4] + 0.5 * qd[6] * t2220 + 0.5 * qd[3] * t2204
-        + 0.5 * t2209 * qd[5];
-    out[(7, 0)] = 0.5 * qd[3] * t453 + 0.5 * t1464 * qd[4] + 0.5 * qd[5] * t2013
-        + 0.5 * qd[7] * t2233;
-    out[(7, 1)] = 0.5 * qd[7] * t2234 + 0.5 * t1466 * qd[4] + 0.5 * qd[5] * t2018
-        + 0.5 * qd[3] * t458;
-    out[(7, 2)] = 0.5 * t1471 * qd[4] + 0.5 * qd[5] * t2021 + 0.5 * qd[7] * t2235;
-    out[(7, 3)] = 0.5 * qd[4] * t2236 + 0.5 * qd[5] * t2237
-        + 0.5 * (2.0 * t607 - (t579 + t580 + t581 + t592 + t598 + t599 + t603 + t605))
-            * qd[3] + 0.5 * t2239 * qd[9] + t1436 + 0.5 * qd[7] * t2240 + t1449;
-    out[(7, 4)] = 0.5 * t2242 * qd[9] + 0.5 * qd[5] * t2243 + t1971 + t1972
-        + 0.5 * qd[7] * t2244
-        + 0.5 * (2.0 * t1660 - (t1663 + t1666 + t1667 + t1669 + t1670 + t1672)) * qd[4]
-        + 0.5 * t2236 * qd[3] + t1998;
-    out[(7, 5)] = 0.5 * qd[4] * t2243 + 0.5 * qd[3] * t2237 + 0.5 * t2246 * qd[9]
-        + 0.5 * qd[5]
-            * (2.0 * t2082
-                - (t2067 + t2068 + t2070 + t2072 + t2073 + t2083 + t2084 + t2085))
-        + t2182 + t2183 + 0.5 * qd[7] * t2247 + t2184;
-    out[(7, 7)] = 0.5 * qd[5] * t2247 + 0.5 * t2235 * qd[2] + 0.5 * qd[4] * t2244
-        + 0.5 * qd[7]
-            * (t1992 * t582
-                + (2.0 * t337 * t584 + 2.0 * t209 * t187 + 2.0 * t1656 * t444)
-                    * p.right_slider_mass + t2175 * t1033 + t1994 * t601
-                + p.arm_mass
-                    * (0.5 * t341 * t542 * t336 + 0.5 * t441 * t542 * t443
-                        + 0.5 * t190 * t542 * t185) + t1990 * t582 + t1033 * t2173
-                + t1987 * t601) + 0.5 * t2234 * qd[1] + 0.5 * t2233 * qd[0]
-        + 0.5 * t2248 * p.right_slider_mass * qd[9] + 0.5 * t2240 * qd[3];
-    out[(7, 9)] = 0.5 * qd[5] * t2246
-        + 0.5
-            * (2.0 * (t341 * t537 + t190 * t193 + t499 * t441) * p.right_slider_mass
-                - t2249 * p.right_slider_mass) * qd[9]
-        + 0.5 * qd[7] * t2248 * p.right_slider_mass + 0.5 * t2242 * qd[4]
-        + 0.5 * qd[3] * t2239;
-    out[(8, 3)] = 0.5 * qd[6] * t2250 + 0.5 * qd[4] * t2251 + 0.5 * t2252 * qd[8]
-        + 0.5 * qd[5] * t2253
-        + 0.5 * (2.0 * t488 - (t472 + t491 + t493 + t494 + t495 + t497)) * qd[3];
-    out[(8, 4)] = 0.5 * qd[4] * (2.0 * t1641 - (t1636 + t1638 + t1647))
-        + 0.5 * t2251 * qd[3] + 0.5 * qd[6] * t2254 + 0.5 * t2255 * qd[5]
-        + 0.5 * t2256 * qd[8];
-    out[(8, 5)] = 0.5 * t2257 * qd[8] + 0.5 * t2258 * qd[6]
-        + 0.5 * qd[5] * (2.0 * t2061 - (t2062 + t2063 + t2064 + t2065))
-        + 0.5 * t2253 * qd[3] + 0.5 * t2255 * qd[4];
-    out[(8, 6)] = 0.5 * t2259 * qd[8] + 0.5 * qd[4] * t2254
-        + 0.5 * qd[6] * (2.0 * t2217 - (t2211 + t2212 + t2218 + t2219))
-        + 0.5 * t2250 * qd[3] + 0.5 * t2258 * qd[5];
-    out[(8, 8)] = 0.5 * t2257 * qd[5] + 0.5 * t2256 * qd[4] + 0.5 * qd[6] * t2259
-        + 0.5 * t2252 * qd[3]
-        + 0.5 * qd[8]
-            * (t437 * t2185 + t175 * t1999 + t331 * t2001
-                + p.left_lower_mass
-                    * (0.02 * t449 * t489 + 0.02 * t343 * t473 + 0.02 * t213 * t192));
-    out[(9, 3)] = 0.5
-        * (2.0 * p.right_slider_mass
-            * (t28 * t193 + t193 * t467 + t89 * t230 + t230 * t537)
-            - p.right_slider_mass * t636) * qd[3] + 0.5 * t2260 * qd[5]
-        + 0.5 * qd[7] * t2261 + 0.5 * p.right_slider_mass * t1461 * qd[9]
-        + 0.5 * qd[4] * t2262;
-    out[(9, 4)] = 0.5
-        * (2.0
-            * (t499 * t381 + t255 * t537 + t193 * t122 + t1538 * t348 + t99 * t199
-                + t687 * t290) * p.right_slider_mass - p.right_slider_mass * t1674)
-        * qd[4] + 0.5 * t2012 * p.right_slider_mass * qd[9] + 0.5 * qd[7] * t2263
-        + 0.5 * t2264 * qd[5] + 0.5 * t2262 * qd[3];
-    out[(9, 5)] = 0.5 * qd[7] * t2265 + 0.5 * p.right_slider_mass * t2198 * qd[9]
-        + 0.5 * t2260 * qd[3] + 0.5 * t2264 * qd[4]
-        + 0.5
-            * (2.0
-                * (t224 * t158 + t322 * t524 + t145 * t193 + t1594 * t418 + t499 * t404
-                    + t317 * t537) * p.right_slider_mass - t2035 * p.right_slider_mass)
-            * qd[5];
-    out[(9, 7)] = 0.5 * qd[7]
-        * (2.0
-            * (t337 * t537 + t193 * t187 + t190 * t209 + t341 * t584 + t1656 * t441
-                + t499 * t444) * p.right_slider_mass - t2248 * p.right_slider_mass)
-        + 0.5 * t2261 * qd[3] + 0.5 * qd[4] * t2263
-        + 0.5 * t2249 * p.right_slider_mass * qd[9] + 0.5 * qd[5] * t2265;
-    out[(9, 9)] = 0.5 * qd[7] * t2249 * p.right_slider_mass
-        + 0.5 * qd[5] * p.right_slider_mass * t2198
-        + 0.5 * p.right_slider_mass * qd[3] * t1461
-        + 0.5 * qd[4] * t2012 * p.right_slider_mass;
+    let right_slider_projected_inertia_n_y = right_upper_rotation_00
+        * right_slider_inertia_h_z - right_upper_rotation_20 * right_slider_inertia_h_x;
+    let right_slider_projected_inertia_n_z = right_upper_rotation_10
+        * right_slider_inertia_h_x - right_upper_rotation_00 * right_slider_inertia_h_y;
+    out[(0, 3)] = base_yaw_coriolis_column_f_x;
+    out[(0, 4)] = base_pitch_coriolis_column_f_x;
+    out[(0, 5)] = base_roll_coriolis_column_f_x;
+    out[(0, 6)] = left_upper_coriolis_column_f_x;
+    out[(0, 7)] = right_upper_coriolis_column_f_x;
+    out[(0, 8)] = left_lower_coriolis_column_f_x;
+    out[(0, 9)] = right_slider_coriolis_column_f_x;
+    out[(1, 3)] = base_yaw_coriolis_column_f_y;
+    out[(1, 4)] = base_pitch_coriolis_column_f_y;
+    out[(1, 5)] = base_roll_coriolis_column_f_y;
+    out[(1, 6)] = left_upper_coriolis_column_f_y;
+    out[(1, 7)] = right_upper_coriolis_column_f_y;
+    out[(1, 8)] = left_lower_coriolis_column_f_y;
+    out[(1, 9)] = right_slider_coriolis_column_f_y;
+    out[(2, 4)] = base_pitch_coriolis_column_f_z;
+    out[(2, 5)] = base_roll_coriolis_column_f_z;
+    out[(2, 6)] = left_upper_coriolis_column_f_z;
+    out[(2, 7)] = right_upper_coriolis_column_f_z;
+    out[(2, 8)] = left_lower_coriolis_column_f_z;
+    out[(2, 9)] = right_slider_coriolis_column_f_z;
+    out[(3, 0)] = base_x_coriolis_column_n_z;
+    out[(3, 1)] = base_y_coriolis_column_n_z;
+    out[(3, 3)] = base_yaw_coriolis_row_n_z + base_yaw_projected_inertia_f_x * qd[1]
+        + base_yaw_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+        + base_y_coriolis_column_n_z * base_yaw_subspace_v_y
+        + q[1] * base_x_coriolis_column_n_z;
+    out[(3, 4)] = base_pitch_coriolis_column_n_z
+        + base_pitch_coriolis_column_f_y * base_yaw_subspace_v_y
+        + q[1] * base_pitch_coriolis_column_f_x;
+    out[(3, 5)] = base_roll_coriolis_column_n_z
+        + base_yaw_subspace_v_y * base_roll_coriolis_column_f_y
+        + q[1] * base_roll_coriolis_column_f_x;
+    out[(3, 6)] = q[1] * left_upper_coriolis_column_f_x + left_upper_coriolis_column_n_z
+        + left_upper_coriolis_column_f_y * base_yaw_subspace_v_y;
+    out[(3, 7)] = right_upper_coriolis_column_f_y * base_yaw_subspace_v_y
+        + q[1] * right_upper_coriolis_column_f_x + right_upper_coriolis_column_n_z;
+    out[(3, 8)] = left_lower_coriolis_column_f_y * base_yaw_subspace_v_y
+        + left_lower_coriolis_column_n_z + q[1] * left_lower_coriolis_column_f_x;
+    out[(3, 9)] = q[1] * right_slider_coriolis_column_f_x
+        + base_yaw_subspace_v_y * right_slider_coriolis_column_f_y
+        + right_slider_coriolis_column_n_z;
+    out[(4, 0)] = base_pitch_coriolis_row_f_x;
+    out[(4, 1)] = base_pitch_coriolis_row_f_y;
+    out[(4, 2)] = base_pitch_coriolis_row_f_z;
+    out[(4, 3)] = q[1] * base_pitch_coriolis_row_f_x
+        + base_yaw_subspace_rate_v_y * base_pitch_projected_inertia_f_y
+        + base_yaw_subspace_v_y * base_pitch_coriolis_row_f_y
+        + base_pitch_projected_inertia_f_x * qd[1] + base_pitch_coriolis_row_n_z;
+    out[(4, 4)] = base_pitch_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + base_pitch_coriolis_row_f_y * base_pitch_subspace_v_y
+        + base_pitch_coriolis_row_f_x * base_pitch_subspace_v_x
+        + base_pitch_coriolis_row_n_y * cache.values[0]
+        + base_pitch_subspace_rate_v_y * base_pitch_projected_inertia_f_y
+        + base_pitch_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_coriolis_row_n_x * base_yaw_rotation_01
+        + base_pitch_coriolis_row_f_z * base_pitch_subspace_v_z
+        + base_pitch_subspace_rate_v_z * base_pitch_projected_inertia_f_z
+        + base_pitch_subspace_rate_v_x * base_pitch_projected_inertia_f_x;
+    out[(4, 5)] = base_roll_coriolis_column_n_y * cache.values[0]
+        + base_roll_coriolis_column_f_z * base_pitch_subspace_v_z
+        + base_roll_coriolis_column_f_x * base_pitch_subspace_v_x
+        + base_roll_coriolis_column_f_y * base_pitch_subspace_v_y
+        + base_roll_coriolis_column_n_x * base_yaw_rotation_01;
+    out[(4, 6)] = left_upper_coriolis_column_n_y * cache.values[0]
+        + left_upper_coriolis_column_f_x * base_pitch_subspace_v_x
+        + base_pitch_subspace_v_z * left_upper_coriolis_column_f_z
+        + left_upper_coriolis_column_f_y * base_pitch_subspace_v_y
+        + left_upper_coriolis_column_n_x * base_yaw_rotation_01;
+    out[(4, 7)] = right_upper_coriolis_column_f_y * base_pitch_subspace_v_y
+        + right_upper_coriolis_column_f_x * base_pitch_subspace_v_x
+        + right_upper_coriolis_column_f_z * base_pitch_subspace_v_z
+        + right_upper_coriolis_column_n_x * base_yaw_rotation_01
+        + right_upper_coriolis_column_n_y * cache.values[0];
+    out[(4, 8)] = left_lower_coriolis_column_n_x * base_yaw_rotation_01
+        + left_lower_coriolis_column_n_y * cache.values[0]
+        + left_lower_coriolis_column_f_y * base_pitch_subspace_v_y
+        + left_lower_coriolis_column_f_z * base_pitch_subspace_v_z
+        + left_lower_coriolis_column_f_x * base_pitch_subspace_v_x;
+    out[(4, 9)] = right_slider_coriolis_column_f_x * base_pitch_subspace_v_x
+        + right_slider_coriolis_column_n_y * cache.values[0]
+        + base_pitch_subspace_v_z * right_slider_coriolis_column_f_z
+        + base_pitch_subspace_v_y * right_slider_coriolis_column_f_y
+        + right_slider_coriolis_column_n_x * base_yaw_rotation_01;
+    out[(5, 0)] = base_roll_coriolis_row_f_x;
+    out[(5, 1)] = base_roll_coriolis_row_f_y;
+    out[(5, 2)] = base_roll_coriolis_row_f_z;
+    out[(5, 3)] = base_roll_projected_inertia_f_x * qd[1] + base_roll_coriolis_row_n_z
+        + q[1] * base_roll_coriolis_row_f_x
+        + base_yaw_subspace_rate_v_y * base_roll_projected_inertia_f_y
+        + base_roll_coriolis_row_f_y * base_yaw_subspace_v_y;
+    out[(5, 4)] = base_roll_coriolis_row_n_y * cache.values[0]
+        + base_roll_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_roll_coriolis_row_f_y * base_pitch_subspace_v_y
+        + base_pitch_subspace_v_z * base_roll_coriolis_row_f_z
+        + base_roll_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + base_roll_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + base_pitch_subspace_rate_v_z * base_roll_projected_inertia_f_z
+        + base_roll_coriolis_row_f_x * base_pitch_subspace_v_x
+        + base_yaw_rotation_01 * base_roll_coriolis_row_n_x
+        + base_roll_projected_inertia_n_y * base_pitch_subspace_rate_w_y;
+    out[(5, 5)] = base_roll_subspace_rate_v_x * base_roll_projected_inertia_f_x
+        + base_roll_subspace_rate_w_x * base_roll_projected_inertia_n_x
+        + base_pitch_rotation_10 * base_roll_coriolis_row_n_y
+        + base_roll_subspace_v_y * base_roll_coriolis_row_f_y
+        + base_roll_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_v_y * base_roll_projected_inertia_f_y
+        + base_roll_coriolis_row_f_x * base_roll_subspace_v_x
+        + base_pitch_rotation_00 * base_roll_coriolis_row_n_x
+        + base_roll_coriolis_row_n_z * base_pitch_rotation_20
+        + base_roll_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + base_roll_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + base_roll_subspace_v_z * base_roll_coriolis_row_f_z;
+    out[(5, 6)] = left_upper_coriolis_column_n_y * base_pitch_rotation_10
+        + base_roll_subspace_v_z * left_upper_coriolis_column_f_z
+        + base_roll_subspace_v_y * left_upper_coriolis_column_f_y
+        + base_roll_subspace_v_x * left_upper_coriolis_column_f_x
+        + base_pitch_rotation_20 * left_upper_coriolis_column_n_z
+        + left_upper_coriolis_column_n_x * base_pitch_rotation_00;
+    out[(5, 7)] = right_upper_coriolis_column_f_z * base_roll_subspace_v_z
+        + base_pitch_rotation_20 * right_upper_coriolis_column_n_z
+        + base_roll_subspace_v_y * right_upper_coriolis_column_f_y
+        + right_upper_coriolis_column_n_x * base_pitch_rotation_00
+        + base_roll_subspace_v_x * right_upper_coriolis_column_f_x
+        + base_pitch_rotation_10 * right_upper_coriolis_column_n_y;
+    out[(5, 8)] = left_lower_coriolis_column_f_z * base_roll_subspace_v_z
+        + base_pitch_rotation_20 * left_lower_coriolis_column_n_z
+        + left_lower_coriolis_column_n_x * base_pitch_rotation_00
+        + left_lower_coriolis_column_n_y * base_pitch_rotation_10
+        + left_lower_coriolis_column_f_x * base_roll_subspace_v_x
+        + base_roll_subspace_v_y * left_lower_coriolis_column_f_y;
+    out[(5, 9)] = base_pitch_rotation_20 * right_slider_coriolis_column_n_z
+        + right_slider_coriolis_column_f_x * base_roll_subspace_v_x
+        + right_slider_coriolis_column_n_x * base_pitch_rotation_00
+        + base_pitch_rotation_10 * right_slider_coriolis_column_n_y
+        + base_roll_subspace_v_y * right_slider_coriolis_column_f_y
+        + base_roll_subspace_v_z * right_slider_coriolis_column_f_z;
+    out[(6, 0)] = left_upper_coriolis_row_f_x;
+    out[(6, 1)] = left_upper_coriolis_row_f_y;
+    out[(6, 2)] = left_upper_coriolis_row_f_z;
+    out[(6, 3)] = left_upper_coriolis_row_n_z + q[1] * left_upper_coriolis_row_f_x
+        + base_yaw_subspace_v_y * left_upper_coriolis_row_f_y
+        + left_upper_projected_inertia_f_x * qd[1]
+        + base_yaw_subspace_rate_v_y * left_upper_projected_inertia_f_y;
+    out[(6, 4)] = left_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+        + left_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + left_upper_coriolis_row_n_y * cache.values[0]
+        + left_upper_coriolis_row_f_x * base_pitch_subspace_v_x
+        + base_pitch_subspace_v_y * left_upper_coriolis_row_f_y
+        + base_pitch_subspace_rate_w_y * left_upper_projected_inertia_n_y
+        + left_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_v_z * left_upper_coriolis_row_f_z
+        + base_pitch_subspace_rate_v_x * left_upper_projected_inertia_f_x
+        + left_upper_coriolis_row_n_x * base_yaw_rotation_01;
+    out[(6, 5)] = left_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + base_roll_subspace_v_z * left_upper_coriolis_row_f_z
+        + left_upper_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + left_upper_coriolis_row_f_x * base_roll_subspace_v_x
+        + base_roll_subspace_rate_w_y * left_upper_projected_inertia_n_y
+        + base_roll_subspace_v_y * left_upper_coriolis_row_f_y
+        + left_upper_coriolis_row_n_x * base_pitch_rotation_00
+        + base_pitch_rotation_20 * left_upper_coriolis_row_n_z
+        + left_upper_coriolis_row_n_y * base_pitch_rotation_10
+        + base_roll_subspace_rate_v_x * left_upper_projected_inertia_f_x
+        + left_upper_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + left_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y;
+    out[(6, 6)] = left_upper_projected_inertia_n_x * left_upper_subspace_rate_w_x
+        + left_upper_coriolis_row_n_z * base_roll_rotation_22
+        + left_upper_subspace_rate_w_z * left_upper_projected_inertia_n_z
+        + base_roll_rotation_12 * left_upper_coriolis_row_n_y
+        + left_upper_subspace_rate_w_y * left_upper_projected_inertia_n_y
+        + left_upper_projected_inertia_f_z * left_upper_subspace_rate_v_z
+        + left_upper_subspace_rate_v_x * left_upper_projected_inertia_f_x
+        + left_upper_subspace_v_z * left_upper_coriolis_row_f_z
+        + left_upper_coriolis_row_n_x * base_roll_rotation_02
+        + left_upper_subspace_v_x * left_upper_coriolis_row_f_x
+        + left_upper_subspace_v_y * left_upper_coriolis_row_f_y
+        + left_upper_projected_inertia_f_y * left_upper_subspace_rate_v_y;
+    out[(6, 8)] = left_lower_coriolis_column_f_y * left_upper_subspace_v_y
+        + left_upper_subspace_v_x * left_lower_coriolis_column_f_x
+        + base_roll_rotation_12 * left_lower_coriolis_column_n_y
+        + left_lower_coriolis_column_n_x * base_roll_rotation_02
+        + left_lower_coriolis_column_f_z * left_upper_subspace_v_z
+        + left_lower_coriolis_column_n_z * base_roll_rotation_22;
+    out[(7, 0)] = right_upper_coriolis_row_f_x;
+    out[(7, 1)] = right_upper_coriolis_row_f_y;
+    out[(7, 2)] = right_upper_coriolis_row_f_z;
+    out[(7, 3)] = right_upper_coriolis_row_n_z
+        + right_upper_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+        + qd[1] * right_upper_projected_inertia_f_x + q[1] * right_upper_coriolis_row_f_x
+        + right_upper_coriolis_row_f_y * base_yaw_subspace_v_y;
+    out[(7, 4)] = right_upper_coriolis_row_f_x * base_pitch_subspace_v_x
+        + cache.values[0] * right_upper_coriolis_row_n_y
+        + right_upper_coriolis_row_f_z * base_pitch_subspace_v_z
+        + right_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+        + right_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + base_pitch_subspace_rate_w_y * right_upper_projected_inertia_n_y
+        + right_upper_coriolis_row_f_y * base_pitch_subspace_v_y
+        + right_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_v_x * right_upper_projected_inertia_f_x
+        + right_upper_coriolis_row_n_x * base_yaw_rotation_01;
+    out[(7, 5)] = base_roll_subspace_v_y * right_upper_coriolis_row_f_y
+        + right_upper_coriolis_row_f_x * base_roll_subspace_v_x
+        + base_pitch_rotation_20 * right_upper_coriolis_row_n_z
+        + base_pitch_rotation_10 * right_upper_coriolis_row_n_y
+        + base_roll_subspace_rate_v_x * right_upper_projected_inertia_f_x
+        + right_upper_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + right_upper_coriolis_row_n_x * base_pitch_rotation_00
+        + base_roll_subspace_rate_w_y * right_upper_projected_inertia_n_y
+        + right_upper_coriolis_row_f_z * base_roll_subspace_v_z
+        + right_upper_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + right_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + right_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y;
+    out[(7, 7)] = right_upper_projected_inertia_n_x * right_upper_subspace_rate_w_x
+        + right_upper_axis_y * right_upper_coriolis_row_n_y
+        + right_upper_subspace_rate_v_x * right_upper_projected_inertia_f_x
+        + right_upper_subspace_rate_w_y * right_upper_projected_inertia_n_y
+        + right_upper_coriolis_row_f_x * right_upper_subspace_v_x
+        + right_upper_axis_z * right_upper_coriolis_row_n_z
+        + right_upper_projected_inertia_n_z * right_upper_subspace_rate_w_z
+        + right_upper_projected_inertia_f_z * right_upper_subspace_rate_v_z
+        + right_upper_subspace_rate_v_y * right_upper_projected_inertia_f_y
+        + right_upper_coriolis_row_n_x * right_upper_axis_x
+        + right_upper_coriolis_row_f_z * right_upper_subspace_v_z
+        + right_upper_subspace_v_y * right_upper_coriolis_row_f_y;
+    out[(7, 9)] = right_upper_axis_y * right_slider_coriolis_column_n_y
+        + right_slider_coriolis_column_n_x * right_upper_axis_x
+        + right_upper_subspace_v_y * right_slider_coriolis_column_f_y
+        + right_slider_coriolis_column_f_x * right_upper_subspace_v_x
+        + right_slider_coriolis_column_f_z * right_upper_subspace_v_z
+        + right_upper_axis_z * right_slider_coriolis_column_n_z;
+    out[(8, 0)] = left_lower_coriolis_row_f_x;
+    out[(8, 1)] = left_lower_coriolis_row_f_y;
+    out[(8, 2)] = left_lower_coriolis_row_f_z;
+    out[(8, 3)] = base_yaw_subspace_rate_v_y * left_lower_projected_inertia_f_y
+        + left_lower_coriolis_row_n_z + left_lower_projected_inertia_f_x * qd[1]
+        + base_yaw_subspace_v_y * left_lower_coriolis_row_f_y
+        + q[1] * left_lower_coriolis_row_f_x;
+    out[(8, 4)] = left_lower_coriolis_row_f_y * base_pitch_subspace_v_y
+        + left_lower_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + left_lower_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + left_lower_coriolis_row_n_y * cache.values[0]
+        + left_lower_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + left_lower_coriolis_row_f_x * base_pitch_subspace_v_x
+        + base_pitch_subspace_v_z * left_lower_coriolis_row_f_z
+        + left_lower_coriolis_row_n_x * base_yaw_rotation_01
+        + base_pitch_subspace_rate_v_x * left_lower_projected_inertia_f_x
+        + base_pitch_subspace_rate_v_z * left_lower_projected_inertia_f_z;
+    out[(8, 5)] = left_lower_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + left_lower_coriolis_row_n_z * base_pitch_rotation_20
+        + left_lower_coriolis_row_f_x * base_roll_subspace_v_x
+        + base_roll_subspace_rate_v_x * left_lower_projected_inertia_f_x
+        + base_roll_subspace_rate_w_x * left_lower_projected_inertia_n_x
+        + left_lower_coriolis_row_n_x * base_pitch_rotation_00
+        + base_roll_subspace_v_z * left_lower_coriolis_row_f_z
+        + base_roll_subspace_rate_v_y * left_lower_projected_inertia_f_y
+        + base_roll_subspace_v_y * left_lower_coriolis_row_f_y
+        + base_roll_subspace_rate_w_z * left_lower_projected_inertia_n_z
+        + base_roll_subspace_rate_v_z * left_lower_projected_inertia_f_z
+        + base_pitch_rotation_10 * left_lower_coriolis_row_n_y;
+    out[(8, 6)] = left_lower_coriolis_row_n_x * base_roll_rotation_02
+        + left_lower_projected_inertia_n_y * left_upper_subspace_rate_w_y
+        + left_upper_subspace_v_z * left_lower_coriolis_row_f_z
+        + left_upper_subspace_rate_v_z * left_lower_projected_inertia_f_z
+        + left_upper_subspace_rate_w_z * left_lower_projected_inertia_n_z
+        + left_upper_subspace_v_x * left_lower_coriolis_row_f_x
+        + left_lower_projected_inertia_n_x * left_upper_subspace_rate_w_x
+        + left_lower_projected_inertia_f_y * left_upper_subspace_rate_v_y
+        + left_lower_coriolis_row_f_y * left_upper_subspace_v_y
+        + left_upper_subspace_rate_v_x * left_lower_projected_inertia_f_x
+        + left_lower_coriolis_row_n_z * base_roll_rotation_22
+        + base_roll_rotation_12 * left_lower_coriolis_row_n_y;
+    out[(8, 8)] = left_lower_subspace_rate_w_z * left_lower_projected_inertia_n_z
+        + left_lower_subspace_v_z * left_lower_coriolis_row_f_z
+        + left_lower_projected_inertia_n_y * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_v_x * left_lower_projected_inertia_f_x
+        + left_lower_coriolis_row_n_x * left_upper_rotation_01
+        + left_lower_subspace_rate_v_z * left_lower_projected_inertia_f_z
+        + left_lower_subspace_rate_v_y * left_lower_projected_inertia_f_y
+        + left_lower_subspace_rate_w_x * left_lower_projected_inertia_n_x
+        + left_lower_subspace_v_x * left_lower_coriolis_row_f_x
+        + left_upper_rotation_11 * left_lower_coriolis_row_n_y
+        + left_lower_coriolis_row_n_z * left_upper_rotation_21
+        + left_lower_subspace_v_y * left_lower_coriolis_row_f_y;
+    out[(9, 3)] = right_slider_coriolis_row_n_z
+        + base_yaw_subspace_rate_v_y * right_slider_projected_inertia_f_y
+        + right_slider_projected_inertia_f_x * qd[1];
+    out[(9, 4)] = right_slider_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + base_yaw_rotation_01 * right_slider_coriolis_row_n_x
+        + right_slider_coriolis_row_n_y * cache.values[0]
+        + right_slider_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + right_slider_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+        + right_slider_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + right_slider_projected_inertia_f_x * base_pitch_subspace_rate_v_x;
+    out[(9, 5)] = base_pitch_rotation_10 * right_slider_coriolis_row_n_y
+        + base_roll_subspace_rate_w_y * right_slider_projected_inertia_n_y
+        + right_slider_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + base_roll_subspace_rate_w_x * right_slider_projected_inertia_n_x
+        + right_slider_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + right_slider_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + base_pitch_rotation_00 * right_slider_coriolis_row_n_x
+        + base_roll_subspace_rate_v_y * right_slider_projected_inertia_f_y
+        + right_slider_coriolis_row_n_z * base_pitch_rotation_20;
+    out[(9, 7)] = right_slider_projected_inertia_f_z * right_upper_subspace_rate_v_z
+        + right_slider_projected_inertia_n_y * right_upper_subspace_rate_w_y
+        + right_slider_coriolis_row_n_z * right_upper_axis_z
+        + right_upper_subspace_rate_v_y * right_slider_projected_inertia_f_y
+        + right_upper_subspace_rate_w_z * right_slider_projected_inertia_n_z
+        + right_upper_axis_y * right_slider_coriolis_row_n_y
+        + right_upper_axis_x * right_slider_coriolis_row_n_x
+        + right_upper_subspace_rate_v_x * right_slider_projected_inertia_f_x
+        + right_slider_projected_inertia_n_x * right_upper_subspace_rate_w_x;
+    out[(9, 9)] = right_slider_subspace_rate_v_y * right_slider_projected_inertia_f_y
+        + right_slider_projected_inertia_f_z * right_slider_subspace_rate_v_z
+        + right_slider_projected_inertia_f_x * right_slider_subspace_rate_v_x;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -5611,88 +3950,137 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = 0.1 * cache.values[2];
-    let t1 = -(0.02 * cache.values[4] * cache.values[3]);
-    let t2 = 1.0 - cache.values[8];
-    let t3 = 0.5 * t2 + cache.values[8];
-    let t4 = -(0.8775825618903728 * cache.values[2]);
-    let t5 = t3 * (t4 + 0.479425538604203 * cache.values[5] * cache.values[3])
-        + 0.5
-            * (-0.2955202066613396 * cache.values[4] * cache.values[3]
-                - 0.45801271084729195 * cache.values[2]
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]) * t2
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3]
-                + 0.14167993424703812 * cache.values[2]
-                - 0.955336489125606 * cache.values[4] * cache.values[3]);
-    let t6 = 0.05 * cache.values[5] * cache.values[3];
-    let t7 = t4 - 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t8 = 0.479425538604203 * cache.values[2]
-        - 0.8775825618903728 * cache.values[5] * cache.values[3];
-    let t9 = t7 * cache.values[6] + t8 * cache.values[7];
-    let t10 = -(0.1 * cache.values[2]);
-    let t11 = -(0.05 * cache.values[5] * cache.values[3]);
-    let t12 = 0.05 * cache.values[4] * cache.values[2];
-    let t13 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t14 = 0.5 * t2
-        * (0.8383866435942036 * cache.values[4] * cache.values[2]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t3
-        - 0.7071067811865475
-            * (-0.955336489125606 * cache.values[5] * cache.values[2]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2])
-            * cache.values[9];
-    let t15 = -(0.05 * cache.values[4] * cache.values[2]);
-    let t16 = -(0.02 * cache.values[5] * cache.values[2]);
-    let t17 = -(0.8775825618903728 * cache.values[3]);
-    let t18 = t17 + 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t19 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t20 = t19 * cache.values[6] - t18 * cache.values[7];
-    let t21 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t22 = t17 - 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t23 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t24 = 0.5 * cache.values[9] * t23 - 0.7071067811865475 * t21 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t22;
-    out[2] = 2.0 * p.arm_mass * p.gravity + p.gravity * p.right_slider_mass
-        + p.gravity * p.hub_mass + p.gravity * p.left_lower_mass;
-    out[4] = p.arm_mass * p.gravity * (t0 + t1 + 0.5 * p.arm_length * t5 + t6)
-        + p.gravity * (t0 + t5 * q[9] + t1 + p.arm_length * t5 + t6)
-            * p.right_slider_mass
-        + p.arm_mass * p.gravity * (0.5 * p.arm_length * t9 + t10 + t11)
-        + p.gravity
-            * (0.01 * (t8 * cache.values[6] - t7 * cache.values[7])
-                + 0.1
-                    * (cache.values[10] * t9
-                        + cache.values[4] * cache.values[11] * cache.values[3])
-                + p.arm_length * t9 + t10 + t11) * p.left_lower_mass;
-    out[5] = p.arm_mass * p.gravity * (t12 + 0.5 * p.arm_length * t13)
-        + p.arm_mass * p.gravity * (0.5 * p.arm_length * t14 + t15 + t16)
-        + (p.arm_length * t14 + t14 * q[9] + t15 + t16) * p.gravity * p.right_slider_mass
-        + (t12
-            + 0.01
-                * (0.8775825618903728 * cache.values[4] * cache.values[2]
-                    * cache.values[6]
-                    - 0.479425538604203 * cache.values[4] * cache.values[2]
-                        * cache.values[7]) + p.arm_length * t13
-            + 0.1
-                * (cache.values[5] * cache.values[2] * cache.values[11]
-                    + cache.values[10] * t13)) * p.gravity * p.left_lower_mass;
-    out[6] = (0.1 * t20 * cache.values[10] + t20 * p.arm_length
-        + 0.01 * (-t19 * cache.values[7] - t18 * cache.values[6])) * p.gravity
-        * p.left_lower_mass + 0.5 * p.arm_mass * t20 * p.gravity * p.arm_length;
-    out[7] = 0.5 * p.arm_mass * p.gravity * p.arm_length * t24
-        + (t24 * q[9] + p.arm_length * t24) * p.gravity * p.right_slider_mass;
-    out[8] = 0.1 * p.gravity * p.left_lower_mass
-        * (-cache.values[11] * (t18 * cache.values[6] + t19 * cache.values[7])
-            - cache.values[4] * cache.values[2] * cache.values[10]);
-    out[9] = (0.5 * t23 * t2 + t22 * t3 - 0.7071067811865475 * t21 * cache.values[9])
-        * p.gravity * p.right_slider_mass;
+    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
+    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
+    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
+        + right_upper_composite_inertia_m;
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let t0 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let t1 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
+        + base_roll_rotation_11 * t1;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let t2 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_11 = base_roll_rotation_11 * t0
+        + t2 * base_pitch_rotation_10;
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
+        - cache.values[5] * cache.values[0];
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
+        + left_lower_inertia_h_y;
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let t5 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
+        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t5;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let t6 = p.arm_length + q[9];
+    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
+        + right_slider_inertia_h_y;
+    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
+        + right_upper_composite_inertia_h_y;
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t1
+        + base_pitch_rotation_00 * t0;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t0
+        + t2 * base_pitch_rotation_00;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
+        + left_upper_inertia_h_x;
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let right_upper_rotation_00 = t5 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
+        + right_slider_inertia_h_x;
+    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
+        + right_upper_composite_inertia_h_x;
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let base_pitch_rotation_20 = -cache.values[3];
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
+        + t5 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
+    out[2] = p.gravity * hub_composite_inertia_m;
+    out[4] = hub_composite_inertia_h_y * p.gravity * base_yaw_rotation_01
+        + p.gravity * base_pitch_subspace_v_z * hub_composite_inertia_m
+        - p.gravity * hub_composite_inertia_h_x * cache.values[0];
+    out[5] = p.gravity * base_roll_subspace_v_z * hub_composite_inertia_m
+        + hub_composite_inertia_h_y * p.gravity * base_pitch_rotation_00
+        - p.gravity * base_pitch_rotation_10 * hub_composite_inertia_h_x;
+    out[6] = p.gravity * left_upper_composite_inertia_h_y * base_roll_rotation_02
+        + p.gravity * left_upper_subspace_v_z * left_upper_composite_inertia_m
+        - base_roll_rotation_12 * p.gravity * left_upper_composite_inertia_h_x;
+    out[7] = p.gravity * right_upper_subspace_v_z * right_upper_composite_inertia_m
+        + p.gravity * right_upper_axis_x * right_upper_composite_inertia_h_y
+        - p.gravity * right_upper_axis_y * right_upper_composite_inertia_h_x;
+    out[8] = p.gravity * left_upper_rotation_01 * left_lower_inertia_h_y
+        + p.gravity * left_lower_subspace_v_z * p.left_lower_mass
+        - left_lower_inertia_h_x * p.gravity * left_upper_rotation_11;
+    out[9] = right_upper_rotation_20 * p.gravity * p.right_slider_mass;
 }
 /// M, C qd and G together, sharing their subexpressions.
 #[inline]
@@ -5709,1368 +4097,1447 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = 2.0 * p.arm_mass + p.hub_mass + p.left_lower_mass + p.right_slider_mass;
-    let t1 = 0.1 * cache.values[2] * cache.values[1];
-    let t2 = cache.values[5] * cache.values[0]
-        - cache.values[4] * cache.values[3] * cache.values[1];
-    let t3 = 0.2955202066613396 * t2;
-    let t4 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t5 = 0.8383866435942036 * t4;
-    let t6 = -(0.45801271084729195 * cache.values[2] * cache.values[1]);
-    let t7 = t3 + t5 + t6;
-    let t8 = 1.0 - cache.values[8];
-    let t9 = -(0.8775825618903728 * cache.values[2] * cache.values[1]);
-    let t10 = t9 - 0.479425538604203 * t4;
-    let t11 = 0.5 * t8 + cache.values[8];
-    let t12 = 0.955336489125606 * t2;
-    let t13 = -(0.2593433800522308 * t4);
-    let t14 = 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t15 = t12 + t13 + t14;
-    let t16 = 0.5 * t7 * t8 + t10 * t11 - 0.7071067811865475 * cache.values[9] * t15;
-    let t17 = -(0.05 * t4);
-    let t18 = 0.02 * t2;
-    let t19 = t1 + t16 * p.arm_length + t17 + t18 + t16 * q[9];
-    let t20 = 0.05 * t4;
-    let t21 = -(0.1 * cache.values[2] * cache.values[1]);
-    let t22 = -(t2 * cache.values[11]);
-    let t23 = 0.479425538604203 * t4 + t9;
-    let t24 = 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t25 = t24 + 0.8775825618903728 * t4;
-    let t26 = cache.values[6] * t23 + t25 * cache.values[7];
-    let t27 = t25 * cache.values[6] - t23 * cache.values[7];
-    let t28 = t20 + t21 + 0.1 * (t22 + t26 * cache.values[10]) + 0.01 * t27
-        + p.arm_length * t26;
-    let t29 = t20 + t21 + 0.5 * p.arm_length * t26;
-    let t30 = t1 + t17 + t18 + 0.5 * t16 * p.arm_length;
-    let t31 = t19 * p.right_slider_mass + p.left_lower_mass * t28 + p.arm_mass * t29
-        + p.arm_mass * t30;
-    let t32 = -(0.8775825618903728 * cache.values[3] * cache.values[0]);
-    let t33 = t32
-        - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t34 = 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[0]
-        + 0.14167993424703812 * cache.values[3] * cache.values[0]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t35 = 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[0]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[0]
-        - 0.45801271084729195 * cache.values[3] * cache.values[0];
-    let t36 = t11 * t33 + 0.5 * t8 * t35 - 0.7071067811865475 * cache.values[9] * t34;
-    let t37 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t38 = 0.02 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t39 = 0.1 * cache.values[3] * cache.values[0];
-    let t40 = 0.5 * t36 * p.arm_length + t37 + t38 + t39;
-    let t41 = t36 * p.arm_length + t37 + t38 + t36 * q[9] + t39;
-    let t42 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0]
-        + t32;
-    let t43 = 0.479425538604203 * cache.values[3] * cache.values[0]
-        + 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t44 = t42 * cache.values[6] + t43 * cache.values[7];
-    let t45 = t43 * cache.values[6] - t42 * cache.values[7];
-    let t46 = 0.05 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t47 = -(0.1 * cache.values[3] * cache.values[0]);
-    let t48 = p.arm_length * t44 + 0.01 * t45 + t46
-        + 0.1
-            * (cache.values[10] * t44
-                - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[0])
-        + t47;
-    let t49 = t46 + 0.5 * p.arm_length * t44 + t47;
-    let t50 = p.arm_mass * t40 + p.right_slider_mass * t41 + p.left_lower_mass * t48
-        + t49 * p.arm_mass;
-    let t51 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t52 = -(0.05 * t51);
-    let t53 = cache.values[4] * cache.values[1]
-        - cache.values[5] * cache.values[3] * cache.values[0];
-    let t54 = 0.02 * t53;
-    let t55 = 0.955336489125606 * t53 - 0.2593433800522308 * t51;
-    let t56 = 0.2955202066613396 * t53 + 0.8383866435942036 * t51;
-    let t57 = 0.5 * t56 * t8 - 0.7071067811865475 * t55 * cache.values[9]
-        - 0.479425538604203 * t51 * t11;
-    let t58 = t52 + t54 + 0.5 * p.arm_length * t57;
-    let t59 = 0.8775825618903728 * t51 * cache.values[6]
-        - 0.479425538604203 * t51 * cache.values[7];
-    let t60 = 0.05 * t51;
-    let t61 = 0.8775825618903728 * t51 * cache.values[7]
-        + 0.479425538604203 * t51 * cache.values[6];
-    let t62 = 0.01 * t59 + t60 + 0.1 * (t61 * cache.values[10] - cache.values[11] * t53)
-        + t61 * p.arm_length;
-    let t63 = 0.5 * t61 * p.arm_length + t60;
-    let t64 = t52 + t54 + t57 * q[9] + p.arm_length * t57;
-    let t65 = t58 * p.arm_mass + p.left_lower_mass * t62 + p.arm_mass * t63
-        + t64 * p.right_slider_mass;
-    let t66 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t67 = 0.8775825618903728 * t66
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t68 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t69 = t68 + 0.479425538604203 * t66;
-    let t70 = t67 * cache.values[6] - t69 * cache.values[7];
-    let t71 = -t67 * cache.values[7] - t69 * cache.values[6];
-    let t72 = t70 * p.arm_length + 0.1 * t70 * cache.values[10] + 0.01 * t71;
-    let t73 = 0.5 * t70 * p.arm_mass * p.arm_length + p.left_lower_mass * t72;
-    let t74 = 0.2955202066613396 * t51 + 0.8383866435942036 * t66
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t75 = 0.955336489125606 * t51
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t66;
-    let t76 = t68 - 0.479425538604203 * t66;
-    let t77 = 0.5 * cache.values[9] * t74 - 0.7071067811865475 * t75 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t76;
-    let t78 = t77 * q[9] + t77 * p.arm_length;
-    let t79 = t78 * p.right_slider_mass + 0.5 * p.arm_mass * t77 * p.arm_length;
-    let t80 = t67 * cache.values[7] + t69 * cache.values[6];
-    let t81 = -t80 * cache.values[11] - t51 * cache.values[10];
-    let t82 = 0.1 * t81 * p.left_lower_mass;
-    let t83 = t11 * t76 + 0.5 * t8 * t74 - 0.7071067811865475 * t75 * cache.values[9];
-    let t84 = t83 * p.right_slider_mass;
-    let t85 = 0.1 * cache.values[2] * cache.values[0];
-    let t86 = 0.05 * t66;
-    let t87 = 0.5 * t80 * p.arm_length + t85 + t86;
-    let t88 = -(0.1 * cache.values[2] * cache.values[0]);
-    let t89 = -(0.05 * t66);
-    let t90 = 0.02 * t51;
-    let t91 = t88 + t89 + p.arm_length * t83 + t83 * q[9] + t90;
-    let t92 = 0.5 * p.arm_length * t83 + t88 + t89 + t90;
-    let t93 = t80 * cache.values[10] - cache.values[11] * t51;
-    let t94 = t85 + 0.1 * t93 + 0.01 * t70 + t86 + t80 * p.arm_length;
-    let t95 = p.arm_mass * t87 + t91 * p.right_slider_mass + p.arm_mass * t92
-        + p.left_lower_mass * t94;
-    let t96 = -(0.1 * cache.values[3] * cache.values[1]);
-    let t97 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t98 = -(0.8775825618903728 * cache.values[3] * cache.values[1]);
-    let t99 = t97 + t98;
-    let t100 = 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        + 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t101 = t100 * cache.values[6] - t99 * cache.values[7];
-    let t102 = 0.05 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t103 = t99 * cache.values[6] + t100 * cache.values[7];
-    let t104 = t96 + 0.01 * t101 + t102
-        + 0.1
-            * (t103 * cache.values[10]
-                - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[1])
-        + t103 * p.arm_length;
-    let t105 = t96 + t102 + 0.5 * t103 * p.arm_length;
-    let t106 = 0.1 * cache.values[3] * cache.values[1];
-    let t107 = 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.45801271084729195 * cache.values[3] * cache.values[1];
-    let t108 = 0.14167993424703812 * cache.values[3] * cache.values[1]
-        + 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[1]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t109 = -(0.479425538604203 * cache.values[5] * cache.values[2]
-        * cache.values[1]);
-    let t110 = t98 + t109;
-    let t111 = 0.5 * t8 * t107 + t110 * t11
-        - 0.7071067811865475 * t108 * cache.values[9];
-    let t112 = 0.02 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t113 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t114 = t106 + 0.5 * p.arm_length * t111 + t112 + t113;
-    let t115 = p.arm_length * t111 + t106 + t112 + t111 * q[9] + t113;
-    let t116 = t104 * p.left_lower_mass + t105 * p.arm_mass + p.arm_mass * t114
-        + t115 * p.right_slider_mass;
-    let t117 = cache.values[4] * cache.values[3] * cache.values[1]
+    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
+    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
+    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
+        + right_upper_composite_inertia_m;
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let t0 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let t1 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
+        + base_roll_rotation_11 * t1;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let t2 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_11 = base_roll_rotation_11 * t0
+        + t2 * base_pitch_rotation_10;
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t118 = -(0.05 * t117);
-    let t119 = 0.02 * t4;
-    let t120 = 0.955336489125606 * t4 - 0.2593433800522308 * t117;
-    let t121 = 0.8383866435942036 * t117 + 0.2955202066613396 * t4;
-    let t122 = 0.5 * t121 * t8 - 0.7071067811865475 * cache.values[9] * t120
-        - 0.479425538604203 * t11 * t117;
-    let t123 = t118 + t119 + 0.5 * t122 * p.arm_length;
-    let t124 = 0.05 * t117;
-    let t125 = 0.8775825618903728 * t117 * cache.values[7]
-        + 0.479425538604203 * t117 * cache.values[6];
-    let t126 = t124 + 0.5 * p.arm_length * t125;
-    let t127 = 0.8775825618903728 * t117 * cache.values[6]
-        - 0.479425538604203 * t117 * cache.values[7];
-    let t128 = p.arm_length * t125 + 0.01 * t127 + t124
-        + 0.1 * (t125 * cache.values[10] - t4 * cache.values[11]);
-    let t129 = t122 * q[9] + t118 + t119 + t122 * p.arm_length;
-    let t130 = p.arm_mass * t123 + p.arm_mass * t126 + p.left_lower_mass * t128
-        + t129 * p.right_slider_mass;
-    let t131 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t132 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t133 = t131 + 0.479425538604203 * t132;
-    let t134 = 0.8775825618903728 * t132
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t135 = t134 * cache.values[6] - t133 * cache.values[7];
-    let t136 = -t133 * cache.values[6] - t134 * cache.values[7];
-    let t137 = 0.1 * t135 * cache.values[10] + t135 * p.arm_length + 0.01 * t136;
-    let t138 = 0.5 * p.arm_mass * t135 * p.arm_length + p.left_lower_mass * t137;
-    let t139 = 0.2955202066613396 * t117
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t132;
-    let t140 = t131 - 0.479425538604203 * t132;
-    let t141 = 0.955336489125606 * t117 - 0.2593433800522308 * t132
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t142 = 0.5 * cache.values[9] * t139 - 0.5000000000000001 * cache.values[9] * t140
-        - 0.7071067811865475 * cache.values[8] * t141;
-    let t143 = t142 * q[9] + t142 * p.arm_length;
-    let t144 = 0.5 * t142 * p.arm_mass * p.arm_length + t143 * p.right_slider_mass;
-    let t145 = t134 * cache.values[7] + t133 * cache.values[6];
-    let t146 = -t117 * cache.values[10] - cache.values[11] * t145;
-    let t147 = 0.1 * t146 * p.left_lower_mass;
-    let t148 = t11 * t140 + 0.5 * t139 * t8
-        - 0.7071067811865475 * cache.values[9] * t141;
-    let t149 = p.right_slider_mass * t148;
-    let t150 = 0.1 * cache.values[2];
-    let t151 = -(0.8775825618903728 * cache.values[2]);
-    let t152 = t151 + 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t153 = 0.2593433800522308 * cache.values[5] * cache.values[3]
-        + 0.14167993424703812 * cache.values[2]
-        - 0.955336489125606 * cache.values[4] * cache.values[3];
-    let t154 = -0.2955202066613396 * cache.values[4] * cache.values[3]
-        - 0.45801271084729195 * cache.values[2]
-        - 0.8383866435942036 * cache.values[5] * cache.values[3];
-    let t155 = t11 * t152 + 0.5 * t154 * t8
-        - 0.7071067811865475 * cache.values[9] * t153;
-    let t156 = -(0.02 * cache.values[4] * cache.values[3]);
-    let t157 = 0.05 * cache.values[5] * cache.values[3];
-    let t158 = t150 + t155 * q[9] + t156 + p.arm_length * t155 + t157;
-    let t159 = t150 + t156 + 0.5 * p.arm_length * t155 + t157;
-    let t160 = 0.479425538604203 * cache.values[2]
-        - 0.8775825618903728 * cache.values[5] * cache.values[3];
-    let t161 = t151 - 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t162 = t160 * cache.values[6] - t161 * cache.values[7];
-    let t163 = t161 * cache.values[6] + t160 * cache.values[7];
-    let t164 = -(0.1 * cache.values[2]);
-    let t165 = -(0.05 * cache.values[5] * cache.values[3]);
-    let t166 = 0.01 * t162
-        + 0.1
-            * (cache.values[10] * t163
-                + cache.values[4] * cache.values[11] * cache.values[3])
-        + p.arm_length * t163 + t164 + t165;
-    let t167 = 0.5 * p.arm_length * t163 + t164 + t165;
-    let t168 = t158 * p.right_slider_mass + p.arm_mass * t159 + t166 * p.left_lower_mass
-        + p.arm_mass * t167;
-    let t169 = -0.955336489125606 * cache.values[5] * cache.values[2]
-        - 0.2593433800522308 * cache.values[4] * cache.values[2];
-    let t170 = 0.8383866435942036 * cache.values[4] * cache.values[2]
-        - 0.2955202066613396 * cache.values[5] * cache.values[2];
-    let t171 = 0.5 * t8 * t170
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t11
-        - 0.7071067811865475 * t169 * cache.values[9];
-    let t172 = -(0.05 * cache.values[4] * cache.values[2]);
-    let t173 = -(0.02 * cache.values[5] * cache.values[2]);
-    let t174 = p.arm_length * t171 + t171 * q[9] + t172 + t173;
-    let t175 = 0.05 * cache.values[4] * cache.values[2];
-    let t176 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t177 = t175 + 0.5 * p.arm_length * t176;
-    let t178 = 0.5 * p.arm_length * t171 + t172 + t173;
-    let t179 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[6]
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[7];
-    let t180 = t175 + 0.01 * t179 + p.arm_length * t176
-        + 0.1
-            * (cache.values[5] * cache.values[2] * cache.values[11]
-                + cache.values[10] * t176);
-    let t181 = t174 * p.right_slider_mass + p.arm_mass * t177 + p.arm_mass * t178
-        + t180 * p.left_lower_mass;
-    let t182 = -(0.8775825618903728 * cache.values[3]);
-    let t183 = 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t184 = t182 + t183;
-    let t185 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t186 = t185 * cache.values[6] - t184 * cache.values[7];
-    let t187 = -t185 * cache.values[7] - t184 * cache.values[6];
-    let t188 = 0.1 * t186 * cache.values[10] + t186 * p.arm_length + 0.01 * t187;
-    let t189 = 0.5 * p.arm_mass * t186 * p.arm_length + t188 * p.left_lower_mass;
-    let t190 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t191 = -(0.479425538604203 * cache.values[5] * cache.values[2]);
-    let t192 = t191 + t182;
-    let t193 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t194 = 0.5 * cache.values[9] * t193 - 0.7071067811865475 * t190 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t192;
-    let t195 = t194 * q[9] + p.arm_length * t194;
-    let t196 = t195 * p.right_slider_mass + 0.5 * p.arm_mass * p.arm_length * t194;
-    let t197 = t184 * cache.values[6] + t185 * cache.values[7];
-    let t198 = -cache.values[11] * t197
-        - cache.values[4] * cache.values[2] * cache.values[10];
-    let t199 = 0.1 * p.left_lower_mass * t198;
-    let t200 = 0.5 * t193 * t8 + t192 * t11
-        - 0.7071067811865475 * t190 * cache.values[9];
-    let t201 = t200 * p.right_slider_mass;
-    let t202 = 0.7071067811865475 * cache.values[9] * t192 + t190 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t193;
-    let t203 = t202 * t202;
-    let t204 = p.right_upper_inertia_zz * t203;
-    let t205 = p.right_slider_inertia_zz * t203;
-    let t206 = p.hub_inertia_xy * cache.values[5] * cache.values[2]
-        + cache.values[4] * cache.values[2] * p.hub_inertia_xz
-        - cache.values[3] * p.hub_inertia_xx;
-    let t207 = -(t206 * cache.values[3]);
-    let t208 = t200 * t200;
-    let t209 = p.right_slider_inertia_xx * t208;
-    let t210 = p.right_upper_inertia_xx * t208;
-    let t211 = cache.values[10] * t197
-        - cache.values[4] * cache.values[2] * cache.values[11];
-    let t212 = cache.values[4] * cache.values[2] * cache.values[10]
-        + cache.values[11] * t197;
-    let t213 = p.left_lower_inertia_xy * t211 + t186 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t212;
-    let t214 = t186 * t213;
-    let t215 = cache.values[5] * cache.values[2] * p.hub_inertia_yy
-        + cache.values[4] * cache.values[2] * p.hub_inertia_yz
-        - p.hub_inertia_xy * cache.values[3];
-    let t216 = cache.values[5] * cache.values[2] * t215;
-    let t217 = 0.7071067811865475 * t190 * cache.values[9];
-    let t218 = t217 + t193 * t11 + 0.5 * t192 * t8;
-    let t219 = t218 * t218;
-    let t220 = p.right_upper_inertia_yy * t219;
-    let t221 = p.left_lower_inertia_xz * t212 + t211 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xy * t186;
-    let t222 = t211 * t221;
-    let t223 = p.arm_length * p.arm_length;
-    let t224 = 0.08333333333333333 * p.arm_mass * (cache.values[2] * cache.values[2])
-        * t223 * (cache.values[4] * cache.values[4]);
-    let t225 = t186 * t186;
-    let t226 = 0.08333333333333333 * p.arm_mass * t225 * t223;
-    let t227 = p.left_lower_inertia_zz * t212 + p.left_lower_inertia_xz * t211
-        + t186 * p.left_lower_inertia_yz;
-    let t228 = t227 * t212;
-    let t229 = p.left_upper_inertia_xx * (t197 * t197);
-    let t230 = cache.values[4] * cache.values[2] * p.hub_inertia_zz
-        + cache.values[5] * cache.values[2] * p.hub_inertia_yz
-        - cache.values[3] * p.hub_inertia_xz;
-    let t231 = cache.values[4] * cache.values[2] * t230;
-    let t232 = t219 * p.right_slider_inertia_yy;
-    let t233 = cache.values[10] * t145 - cache.values[11] * t117;
-    let t234 = cache.values[11] * t145 + t117 * cache.values[10];
-    let t235 = t233 * t221 + t135 * t213 + t234 * t227;
-    let t236 = 0.7071067811865475 * t75 * cache.values[9];
-    let t237 = t236 + t11 * t74 + 0.5 * t76 * t8;
-    let t238 = 0.7071067811865475 * cache.values[9] * t76 + t75 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t74;
-    let t239 = t200 * p.right_upper_inertia_xx * t83
-        + t237 * p.right_upper_inertia_yy * t218
-        + t202 * t238 * p.right_upper_inertia_zz;
-    let t240 = t237 * t218 * p.right_slider_inertia_yy
-        + t200 * p.right_slider_inertia_xx * t83
-        + t202 * t238 * p.right_slider_inertia_zz;
-    let t241 = 0.7071067811865475 * cache.values[9] * t141;
-    let t242 = t241 + t11 * t139 + 0.5 * t8 * t140;
-    let t243 = 0.7071067811865475 * cache.values[9] * t140 + cache.values[8] * t141
-        - 0.7071067811865475 * cache.values[9] * t139;
-    let t244 = p.right_upper_inertia_yy * t242 * t218
-        + t202 * t243 * p.right_upper_inertia_zz
-        + t200 * p.right_upper_inertia_xx * t148;
-    let t245 = 0.08333333333333333 * t70 * p.arm_mass * t186 * t223
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t51
-            * t223 + t80 * p.left_upper_inertia_xx * t197;
-    let t246 = t200 * p.right_slider_inertia_xx * t148
-        + t242 * t218 * p.right_slider_inertia_yy
-        + t202 * t243 * p.right_slider_inertia_zz;
-    let t247 = p.left_upper_inertia_xx * t145 * t197
-        + 0.08333333333333333 * p.arm_mass * t186 * t135 * t223
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t117
-            * t223;
-    let t248 = t206 * cache.values[2] * cache.values[1] + t117 * t230 + t132 * t215;
-    let t249 = t206 * cache.values[2] * cache.values[0] + t51 * t230 + t215 * t66;
-    let t250 = t80 * cache.values[11] + t51 * cache.values[10];
-    let t251 = t221 * t93 + t70 * t213 + t227 * t250;
-    let t252 = t235 * cache.values[0] + (t104 * t94 + t48 * t28) * p.left_lower_mass
-        + (t19 * t41 + t115 * t91) * p.right_slider_mass + cache.values[0] * t244
-        + t246 * cache.values[0] + t247 * cache.values[0]
-        + (t30 * t40 + t92 * t114) * p.arm_mass + t248 * cache.values[0]
-        + p.arm_mass * (t49 * t29 + t105 * t87) - cache.values[1] * t239
-        - t240 * cache.values[1] - t245 * cache.values[1] - t249 * cache.values[1]
-        - t251 * cache.values[1];
-    let t253 = t205 + t209 + t232;
-    let t254 = -(cache.values[3] * t253);
-    let t255 = cache.values[2] * cache.values[1] * t248;
-    let t256 = cache.values[2] * t240 * cache.values[0];
-    let t257 = cache.values[2] * cache.values[1] * t244;
-    let t258 = t224 + t226 + t229;
-    let t259 = -(cache.values[3] * t258);
-    let t260 = cache.values[2] * t246 * cache.values[1];
-    let t261 = t235 * cache.values[2] * cache.values[1];
-    let t262 = cache.values[2] * t251 * cache.values[0];
-    let t263 = cache.values[2] * t245 * cache.values[0];
-    let t264 = t214 + t222 + t228;
-    let t265 = -(t264 * cache.values[3]);
-    let t266 = cache.values[2] * cache.values[0] * t239;
-    let t267 = cache.values[2] * t249 * cache.values[0];
-    let t268 = t247 * cache.values[2] * cache.values[1];
-    let t269 = t207 + t216 + t231;
-    let t270 = -(cache.values[3] * t269);
-    let t271 = t204 + t210 + t220;
-    let t272 = -(cache.values[3] * t271);
-    let t273 = t254 + t255 + p.arm_mass * (t58 * t30 + t92 * t123) + t256 + t257
-        + p.arm_mass * (t87 * t126 + t29 * t63) + t259 + t260 + t261 + t262 + t263 + t265
-        + t266 + (t129 * t91 + t64 * t19) * p.right_slider_mass + t267 + t268 + t270
-        + t272 + p.left_lower_mass * (t28 * t62 + t94 * t128);
-    let t274 = cache.values[4] * t264 * cache.values[2];
-    let t275 = t51 * t251;
-    let t276 = t235 * t117;
-    let t277 = t245 * t51;
-    let t278 = t247 * t117;
-    let t279 = cache.values[4] * cache.values[2] * t258;
-    let t280 = t274 + t275 + (t137 * t94 + t28 * t72) * p.left_lower_mass + t276 + t277
-        + t278
-        + p.arm_mass * (0.5 * t135 * p.arm_length * t87 + 0.5 * t70 * p.arm_length * t29)
-        + t279;
-    let t281 = 0.7071067811865475 * t139 + 0.7071067811865475 * t140;
-    let t282 = t246 * t281;
-    let t283 = t281 * t244;
-    let t284 = 0.7071067811865475 * t192 + 0.7071067811865475 * t193;
-    let t285 = t284 * t253;
-    let t286 = 0.7071067811865475 * t76 + 0.7071067811865475 * t74;
-    let t287 = t286 * t240;
-    let t288 = t286 * t239;
-    let t289 = t284 * t271;
-    let t290 = (t19 * t78 + t143 * t91) * p.right_slider_mass + t282 + t283 + t285 + t287
-        + t288 + t289
-        + p.arm_mass
-            * (0.5 * t77 * p.arm_length * t30 + 0.5 * t142 * t92 * p.arm_length);
-    let t291 = t186 * t264;
-    let t292 = t235 * t135;
-    let t293 = t70 * t251;
-    let t294 = t291 + t292 + t293
-        + (0.1 * t146 * t94 + 0.1 * t81 * t28) * p.left_lower_mass;
-    let t295 = p.right_slider_mass * (t19 * t83 + t91 * t148);
-    let t296 = t237 * t242 * p.right_slider_inertia_yy
-        + t243 * t238 * p.right_slider_inertia_zz
-        + p.right_slider_inertia_xx * t83 * t148;
-    let t297 = t148 * t148;
-    let t298 = t243 * t243;
-    let t299 = t242 * t242;
-    let t300 = p.right_slider_inertia_xx * t297 + t298 * p.right_slider_inertia_zz
-        + t299 * p.right_slider_inertia_yy;
-    let t301 = t70 * t70;
-    let t302 = p.left_upper_inertia_xx * (t80 * t80)
-        + 0.08333333333333333 * p.arm_mass * t223 * (t51 * t51)
-        + 0.08333333333333333 * p.arm_mass * t223 * t301;
-    let t303 = t80 * p.left_upper_inertia_xx * t145
-        + 0.08333333333333333 * t70 * p.arm_mass * t135 * t223
-        + 0.08333333333333333 * p.arm_mass * t51 * t117 * t223;
-    let t304 = p.left_lower_inertia_xy * t233 + t135 * p.left_lower_inertia_yy
-        + t234 * p.left_lower_inertia_yz;
-    let t305 = t135 * p.left_lower_inertia_yz + t233 * p.left_lower_inertia_xz
-        + t234 * p.left_lower_inertia_zz;
-    let t306 = p.left_lower_inertia_xy * t135 + t234 * p.left_lower_inertia_xz
-        + t233 * p.left_lower_inertia_xx;
-    let t307 = t70 * t304 + t305 * t250 + t306 * t93;
-    let t308 = t233 * t306 + t135 * t304 + t234 * t305;
-    let t309 = p.right_upper_inertia_xx * t83 * t148
-        + t243 * t238 * p.right_upper_inertia_zz
-        + t237 * p.right_upper_inertia_yy * t242;
-    let t310 = t298 * p.right_upper_inertia_zz + p.right_upper_inertia_xx * t297
-        + p.right_upper_inertia_yy * t299;
-    let t311 = t237 * t237;
-    let t312 = t83 * t83;
-    let t313 = t238 * t238;
-    let t314 = t311 * p.right_slider_inertia_yy + t312 * p.right_slider_inertia_xx
-        + t313 * p.right_slider_inertia_zz;
-    let t315 = t135 * t135;
-    let t316 = 0.08333333333333333 * (t117 * t117) * p.arm_mass * t223
-        + p.left_upper_inertia_xx * (t145 * t145)
-        + 0.08333333333333333 * t315 * p.arm_mass * t223;
-    let t317 = p.hub_inertia_yz * t117 + t132 * p.hub_inertia_yy
-        + p.hub_inertia_xy * cache.values[2] * cache.values[1];
-    let t318 = p.hub_inertia_xy * t132 + t117 * p.hub_inertia_xz
-        + cache.values[2] * p.hub_inertia_xx * cache.values[1];
-    let t319 = cache.values[2] * cache.values[1] * p.hub_inertia_xz
-        + t117 * p.hub_inertia_zz + p.hub_inertia_yz * t132;
-    let t320 = t317 * t132 + t318 * cache.values[2] * cache.values[1] + t117 * t319;
-    let t321 = t317 * t66 + t51 * t319 + t318 * cache.values[2] * cache.values[0];
-    let t322 = p.right_upper_inertia_yy * t311 + t312 * p.right_upper_inertia_xx
-        + t313 * p.right_upper_inertia_zz;
-    let t323 = p.left_lower_inertia_xz * t250 + t93 * p.left_lower_inertia_xx
-        + t70 * p.left_lower_inertia_xy;
-    let t324 = t70 * p.left_lower_inertia_yz + p.left_lower_inertia_zz * t250
-        + p.left_lower_inertia_xz * t93;
-    let t325 = p.left_lower_inertia_xy * t93 + t70 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t250;
-    let t326 = t93 * t323 + t324 * t250 + t70 * t325;
-    let t327 = t135 * t325 + t234 * t324 + t233 * t323;
-    let t328 = p.hub_inertia_xy * cache.values[2] * cache.values[0]
-        + p.hub_inertia_yy * t66 + p.hub_inertia_yz * t51;
-    let t329 = t51 * p.hub_inertia_zz
-        + cache.values[2] * cache.values[0] * p.hub_inertia_xz + p.hub_inertia_yz * t66;
-    let t330 = t51 * p.hub_inertia_xz + p.hub_inertia_xy * t66
-        + cache.values[2] * p.hub_inertia_xx * cache.values[0];
-    let t331 = t328 * t66 + t329 * t51 + cache.values[2] * t330 * cache.values[0];
-    let t332 = t329 * t117 + t328 * t132 + cache.values[2] * t330 * cache.values[1];
-    let t333 = cache.values[5] * cache.values[2] * t317
-        + cache.values[4] * cache.values[2] * t319 - t318 * cache.values[3];
-    let t334 = cache.values[2] * cache.values[1] * t320
-        + t321 * cache.values[2] * cache.values[0] - cache.values[3] * t333;
-    let t335 = t186 * t325 + t324 * t212 + t211 * t323;
-    let t336 = cache.values[2] * cache.values[1] * t327
-        + cache.values[2] * t326 * cache.values[0] - cache.values[3] * t335;
-    let t337 = cache.values[2] * t303 * cache.values[1]
-        + cache.values[2] * t302 * cache.values[0] - t245 * cache.values[3];
-    let t338 = cache.values[2] * t322 * cache.values[0]
-        + cache.values[2] * cache.values[1] * t309 - cache.values[3] * t239;
-    let t339 = t186 * t304 + t305 * t212 + t211 * t306;
-    let t340 = t308 * cache.values[2] * cache.values[1]
-        + cache.values[2] * t307 * cache.values[0] - cache.values[3] * t339;
-    let t341 = cache.values[4] * t329 * cache.values[2]
-        + cache.values[5] * cache.values[2] * t328 - cache.values[3] * t330;
-    let t342 = t332 * cache.values[2] * cache.values[1]
-        + cache.values[2] * t331 * cache.values[0] - cache.values[3] * t341;
-    let t343 = cache.values[2] * t300 * cache.values[1]
-        + cache.values[2] * cache.values[0] * t296 - cache.values[3] * t246;
-    let t344 = cache.values[2] * t303 * cache.values[0]
-        + t316 * cache.values[2] * cache.values[1] - t247 * cache.values[3];
-    let t345 = cache.values[2] * cache.values[1] * t296
-        + t314 * cache.values[2] * cache.values[0] - cache.values[3] * t240;
-    let t346 = cache.values[2] * cache.values[1] * t310
-        + cache.values[2] * t309 * cache.values[0] - cache.values[3] * t244;
-    let t347 = t334 * cache.values[0]
-        + (t115 * t129 + t174 * t158 + t64 * t41) * p.right_slider_mass
-        + p.arm_mass * (t58 * t40 + t159 * t178 + t123 * t114) + t340 * cache.values[0]
-        + t343 * cache.values[0]
-        + p.left_lower_mass * (t104 * t128 + t180 * t166 + t48 * t62)
-        + p.arm_mass * (t105 * t126 + t177 * t167 + t49 * t63) + t344 * cache.values[0]
-        + t346 * cache.values[0] - cache.values[1] * t336 - cache.values[1] * t337
-        - t338 * cache.values[1] - t342 * cache.values[1] - t345 * cache.values[1];
-    let t348 = cache.values[4] * cache.values[2] * t335 + t51 * t326 + t117 * t327;
-    let t349 = t51 * t303 + cache.values[4] * t247 * cache.values[2] + t316 * t117;
-    let t350 = cache.values[4] * cache.values[2] * t339 + t308 * t117 + t51 * t307;
-    let t351 = cache.values[4] * cache.values[2] * t245 + t51 * t302 + t303 * t117;
-    let t352 = t349 * cache.values[0] + t350 * cache.values[0]
-        + p.left_lower_mass * (t188 * t166 + t104 * t137 + t48 * t72)
-        + p.arm_mass
-            * (0.5 * t186 * p.arm_length * t167 + 0.5 * t105 * t135 * p.arm_length
-                + 0.5 * t70 * t49 * p.arm_length) - t348 * cache.values[1]
-        - t351 * cache.values[1];
-    let t353 = t314 * t286 + t281 * t296 + t284 * t240;
-    let t354 = t286 * t322 + t309 * t281 + t284 * t239;
-    let t355 = t286 * t296 + t246 * t284 + t300 * t281;
-    let t356 = t284 * t244 + t281 * t310 + t286 * t309;
-    let t357 = (t78 * t41 + t195 * t158 + t115 * t143) * p.right_slider_mass
-        + t355 * cache.values[0] + t356 * cache.values[0]
-        + p.arm_mass
-            * (0.5 * t77 * p.arm_length * t40 + 0.5 * t159 * p.arm_length * t194
-                + 0.5 * t142 * p.arm_length * t114) - cache.values[1] * t353
-        - cache.values[1] * t354;
-    let t358 = t135 * t327 + t186 * t335 + t70 * t326;
-    let t359 = t70 * t307 + t308 * t135 + t186 * t339;
-    let t360 = cache.values[0] * t359
-        + p.left_lower_mass * (0.1 * t104 * t146 + 0.1 * t81 * t48 + 0.1 * t166 * t198)
-        - t358 * cache.values[1];
-    let t361 = p.right_slider_mass * (t115 * t148 + t200 * t158 + t83 * t41);
-    let t362 = t277 + t278 + t279;
-    let t363 = t274 + t275 + t276;
-    let t364 = cache.values[2] * t350 * cache.values[1]
-        + t351 * cache.values[2] * cache.values[0]
-        + p.arm_mass
-            * (0.5 * t186 * t177 * p.arm_length + 0.5 * t70 * p.arm_length * t63
-                + 0.5 * t135 * p.arm_length * t126)
-        + (t72 * t62 + t180 * t188 + t137 * t128) * p.left_lower_mass
-        + t348 * cache.values[2] * cache.values[0]
-        + cache.values[2] * t349 * cache.values[1] - cache.values[3] * t362
-        - cache.values[3] * t363;
-    let t365 = t282 + t285 + t287;
-    let t366 = t283 + t288 + t289;
-    let t367 = cache.values[2] * t356 * cache.values[1]
-        + cache.values[2] * t353 * cache.values[0]
-        + cache.values[2] * t355 * cache.values[1]
-        + (t174 * t195 + t64 * t78 + t129 * t143) * p.right_slider_mass
-        + p.arm_mass
-            * (0.5 * t142 * p.arm_length * t123 + 0.5 * p.arm_length * t194 * t178
-                + 0.5 * t58 * t77 * p.arm_length)
-        + cache.values[2] * cache.values[0] * t354 - cache.values[3] * t365
-        - cache.values[3] * t366;
-    let t368 = t291 + t292 + t293;
-    let t369 = (0.1 * t146 * t128 + 0.1 * t81 * t62 + 0.1 * t180 * t198)
-        * p.left_lower_mass + t358 * cache.values[2] * cache.values[0]
-        + cache.values[2] * cache.values[1] * t359 - t368 * cache.values[3];
-    let t370 = (t64 * t83 + t174 * t200 + t129 * t148) * p.right_slider_mass;
-    let t371 = t117 * t359
-        + p.left_lower_mass * (0.1 * t81 * t72 + 0.1 * t146 * t137 + 0.1 * t188 * t198)
-        + cache.values[4] * cache.values[2] * t368 + t358 * t51;
-    let t372 = (t143 * t148 + t78 * t83 + t195 * t200) * p.right_slider_mass;
-    let t373 = 0.5 * cache.values[9] * t35 - 0.7071067811865475 * t34 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t33;
-    let t374 = 0.23971276930210156 * cache.values[9] * t51 + 0.5 * t56 * cache.values[9]
-        - 0.7071067811865475 * t55 * cache.values[8];
-    let t375 = 0.5 * t7 * cache.values[9] - 0.7071067811865475 * t15 * cache.values[8]
-        - 0.5000000000000001 * t10 * cache.values[9];
-    let t376 = t236 + 0.5 * cache.values[8] * t74
-        - 0.5000000000000001 * t76 * cache.values[8];
-    let t377 = -(0.05 * t53);
-    let t378 = -(0.2593433800522308 * t53);
-    let t379 = -cache.values[4] * cache.values[3] * cache.values[0]
-        - cache.values[5] * cache.values[1];
-    let t380 = 0.955336489125606 * t379;
-    let t381 = 0.8383866435942036 * t53;
-    let t382 = 0.2955202066613396 * t379;
-    let t383 = 0.5 * t8 * (t381 + t382)
-        - 0.7071067811865475 * cache.values[9] * (t378 + t380)
-        - 0.479425538604203 * t11 * t53;
-    let t384 = 0.02 * t379;
-    let t385 = -(0.05 * t2);
-    let t386 = 0.02 * t132;
-    let t387 = 0.5 * (0.8383866435942036 * t2 + 0.2955202066613396 * t132) * t8
-        - 0.479425538604203 * t2 * t11
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t132 - 0.2593433800522308 * t2);
-    let t388 = t385 + t386 + 0.5 * p.arm_length * t387;
-    let t389 = 0.5 * t8
-        * (0.8383866435942036 * cache.values[4] * cache.values[2] * cache.values[0]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2] * cache.values[0])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t11 * cache.values[0]
-        - 0.7071067811865475 * cache.values[9]
-            * (-0.955336489125606 * cache.values[5] * cache.values[2] * cache.values[0]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2]
-                    * cache.values[0]);
-    let t390 = -(0.02 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t391 = -(0.05 * cache.values[4] * cache.values[2] * cache.values[0]);
-    let t392 = 0.5 * t389 * p.arm_length + t390 + t391;
-    let t393 = 0.14167993424703812 * cache.values[2] * cache.values[0];
-    let t394 = -(0.8775825618903728 * cache.values[2] * cache.values[0]);
-    let t395 = -(0.45801271084729195 * cache.values[2] * cache.values[0]);
-    let t396 = (t394 - 0.479425538604203 * t53) * t11 + 0.5 * (t381 + t382 + t395) * t8
-        - 0.7071067811865475 * (t378 + t380 + t393) * cache.values[9];
-    let t397 = 0.8775825618903728 * cache.values[3] * cache.values[1];
-    let t398 = 0.5
-        * (0.45801271084729195 * cache.values[3] * cache.values[1]
-            - 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-            - 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1])
-        * t8 + (t97 + t397) * t11
-        - 0.7071067811865475
-            * (0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[1]
-                - 0.14167993424703812 * cache.values[3] * cache.values[1]
-                - 0.955336489125606 * cache.values[4] * cache.values[2]
-                    * cache.values[1]) * cache.values[9];
-    let t399 = -(0.02 * cache.values[4] * cache.values[2] * cache.values[1]);
-    let t400 = t96 + t102 + 0.5 * t398 * p.arm_length + t399;
-    let t401 = t11
-        * (t394
-            + 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[0])
-        + 0.5
-            * (t395
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]
-                    * cache.values[0]
-                - 0.2955202066613396 * cache.values[4] * cache.values[3]
-                    * cache.values[0]) * t8
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3] * cache.values[0]
-                + t393
-                - 0.955336489125606 * cache.values[4] * cache.values[3]
-                    * cache.values[0]);
-    let t402 = -(0.02 * cache.values[4] * cache.values[3] * cache.values[0]);
-    let t403 = 0.05 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t404 = (0.5 * p.arm_length * t373 * qd[4] + 0.5 * t374 * p.arm_length * qd[5]
-        + 0.5 * t375 * p.arm_length * qd[3] + 0.5 * qd[7] * p.arm_length * t376) * qd[7]
-        + qd[5]
-            * (0.5 * t374 * qd[7] * p.arm_length
-                + (t377 + 0.5 * p.arm_length * t383 + t384) * qd[5] + qd[3] * t388
-                + t392 * qd[4])
-        + (qd[5] * t388 + (t377 + 0.5 * p.arm_length * t396 + t85 + t384) * qd[3]
-            + 0.5 * t375 * qd[7] * p.arm_length + t400 * qd[4]) * qd[3]
-        + qd[4]
-            * (0.5 * qd[7] * p.arm_length * t373 + t392 * qd[5]
-                + qd[4] * (0.5 * t401 * p.arm_length + t85 + t402 + t403)
-                + t400 * qd[3]);
-    let t405 = 0.479425538604203 * t53 + t394;
-    let t406 = 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t407 = t406 + 0.8775825618903728 * t53;
-    let t408 = t405 * cache.values[6] + t407 * cache.values[7];
-    let t409 = -(cache.values[11] * t379);
-    let t410 = 0.05 * t53;
-    let t411 = -0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t412 = t397 + t109;
-    let t413 = cache.values[6] * t412 + t411 * cache.values[7];
-    let t414 = t106 + 0.01 * (t411 * cache.values[6] - cache.values[7] * t412)
-        + p.arm_length * t413 + t113
-        + 0.1
-            * (t413 * cache.values[10]
-                + cache.values[4] * cache.values[2] * cache.values[11]
-                    * cache.values[1]);
-    let t415 = 0.8775825618903728 * t2 * cache.values[7]
-        + 0.479425538604203 * t2 * cache.values[6];
-    let t416 = 0.05 * t2;
-    let t417 = p.arm_length * t415
-        + 0.01
-            * (0.8775825618903728 * t2 * cache.values[6]
-                - 0.479425538604203 * t2 * cache.values[7])
-        + 0.1 * (cache.values[10] * t415 - cache.values[11] * t132) + t416;
-    let t418 = t27 * p.arm_length + 0.1 * t27 * cache.values[10]
-        + 0.01 * (-cache.values[6] * t23 - t25 * cache.values[7]);
-    let t419 = -cache.values[11] * t26 - t2 * cache.values[10];
-    let t420 = -cache.values[10] * t53 - t61 * cache.values[11];
-    let t421 = 0.479425538604203 * cache.values[6] * t53
-        + 0.8775825618903728 * t53 * cache.values[7];
-    let t422 = 0.1 * t59 * cache.values[10] + p.arm_length * t59
-        + 0.01
-            * (-0.479425538604203 * t51 * cache.values[6]
-                - 0.8775825618903728 * t51 * cache.values[7]);
-    let t423 = 0.05 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t424 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[0]
-        * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6]
-            * cache.values[0];
-    let t425 = 0.01
-        * (0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[6]
-            * cache.values[0]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[0]
-                * cache.values[7]) + t423 + t424 * p.arm_length
-        + 0.1
-            * (t424 * cache.values[10]
-                + cache.values[5] * cache.values[2] * cache.values[11]
-                    * cache.values[0]);
-    let t426 = 0.01 * (-t42 * cache.values[6] - t43 * cache.values[7])
-        + p.arm_length * t45 + 0.1 * t45 * cache.values[10];
-    let t427 = t406
-        - 0.8775825618903728 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t428 = t394
-        - 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[0];
-    let t429 = t427 * cache.values[7] + t428 * cache.values[6];
-    let t430 = -(0.05 * cache.values[5] * cache.values[3] * cache.values[0]);
-    let t431 = -cache.values[4] * cache.values[2] * cache.values[10] * cache.values[0]
-        - cache.values[11] * t44;
-    let t432 = ((0.1 * (t408 * cache.values[10] + t409) + t88 + p.arm_length * t408
-        + t410 + 0.01 * (t407 * cache.values[6] - t405 * cache.values[7])) * qd[3]
-        + qd[4] * t414 + qd[5] * t417 + qd[6] * t418 + 0.1 * t419 * qd[8]) * qd[3]
-        + (0.1 * qd[8] * t420
-            + (0.1 * (t409 + t421 * cache.values[10]) + t410
-                + 0.01
-                    * (0.8775825618903728 * cache.values[6] * t53
-                        - 0.479425538604203 * t53 * cache.values[7])
-                + p.arm_length * t421) * qd[5] + qd[6] * t422 + qd[3] * t417
-            + qd[4] * t425) * qd[5]
-        + qd[6]
-            * (t418 * qd[3]
-                + qd[6]
-                    * (t71 * p.arm_length + 0.1 * t71 * cache.values[10]
-                        + 0.01 * (t69 * cache.values[7] - t67 * cache.values[6]))
-                + t422 * qd[5] + t426 * qd[4] - 0.1 * t70 * cache.values[11] * qd[8])
-        + (t414 * qd[3]
-            + (0.1
-                * (t429 * cache.values[10]
-                    + cache.values[4] * cache.values[11] * cache.values[3]
-                        * cache.values[0]) + t88 + t430
-                + 0.01 * (t427 * cache.values[6] - t428 * cache.values[7])
-                + p.arm_length * t429) * qd[4] + 0.1 * qd[8] * t431 + t425 * qd[5]
-            + t426 * qd[6]) * qd[4]
-        + (0.1 * qd[4] * t431 + 0.1 * qd[5] * t420 + 0.1 * t419 * qd[3]
-            + 0.1 * (cache.values[11] * t51 - t80 * cache.values[10]) * qd[8]
-            - 0.1 * t70 * qd[6] * cache.values[11]) * qd[8];
-    let t433 = t375 * p.arm_length + t375 * q[9];
-    let t434 = t96 + t398 * p.arm_length + t102 + t398 * q[9] + t399;
-    let t435 = t385 + t386 + t387 * q[9] + p.arm_length * t387;
-    let t436 = t373 * q[9] + p.arm_length * t373;
-    let t437 = t390 + t391 + t389 * q[9] + t389 * p.arm_length;
-    let t438 = t374 * q[9] + t374 * p.arm_length;
-    let t439 = (t16 * qd[9] + qd[7] * t433 + t434 * qd[4]
-        + (t377 + p.arm_length * t396 + t396 * q[9] + t85 + t384) * qd[3] + qd[5] * t435)
-        * qd[3]
-        + qd[4]
-            * (qd[7] * t436 + t434 * qd[3] + qd[5] * t437 + t36 * qd[9]
-                + qd[4] * (t401 * q[9] + t85 + t401 * p.arm_length + t402 + t403))
-        + (qd[4] * t437 + t57 * qd[9] + qd[7] * t438
-            + (t377 + t383 * q[9] + p.arm_length * t383 + t384) * qd[5] + t435 * qd[3])
-            * qd[5] + (t36 * qd[4] + qd[5] * t57 + t16 * qd[3] + t77 * qd[7]) * qd[9]
-        + (t77 * qd[9] + qd[5] * t438 + t433 * qd[3] + qd[4] * t436
-            + qd[7] * (t376 * q[9] + p.arm_length * t376)) * qd[7];
-    let t440 = t106 + t113 + 0.5 * p.arm_length * t413;
-    let t441 = t423 + 0.5 * t424 * p.arm_length;
-    let t442 = t416 + 0.5 * p.arm_length * t415;
-    let t443 = qd[4]
-        * (qd[4] * (t88 + t430 + 0.5 * p.arm_length * t429)
-            + 0.5 * qd[6] * p.arm_length * t45 + qd[3] * t440 + qd[5] * t441)
-        + qd[6]
-            * (0.5 * p.arm_length * qd[4] * t45 + 0.5 * p.arm_length * t59 * qd[5]
-                + 0.5 * t71 * qd[6] * p.arm_length + 0.5 * t27 * p.arm_length * qd[3])
-        + qd[3]
-            * (t442 * qd[5] + (t88 + t410 + 0.5 * p.arm_length * t408) * qd[3]
-                + 0.5 * t27 * qd[6] * p.arm_length + qd[4] * t440)
-        + qd[5]
-            * (0.5 * qd[6] * p.arm_length * t59 + t442 * qd[3] + qd[4] * t441
-                + qd[5] * (t410 + 0.5 * p.arm_length * t421));
-    let t444 = 0.5 * t121 * cache.values[9]
-        + 0.23971276930210156 * cache.values[9] * t117
-        - 0.7071067811865475 * t120 * cache.values[8];
-    let t445 = t444 * q[9] + t444 * p.arm_length;
-    let t446 = 0.5 * (t3 + t5) * t8 - 0.479425538604203 * t4 * t11
-        - 0.7071067811865475 * cache.values[9] * (t12 + t13);
-    let t447 = -(0.05 * cache.values[4] * cache.values[2] * cache.values[1]);
-    let t448 = 0.5 * t8
-        * (0.8383866435942036 * cache.values[4] * cache.values[2] * cache.values[1]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2] * cache.values[1])
-        - 0.7071067811865475 * cache.values[9]
-            * (-0.955336489125606 * cache.values[5] * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2]
-                    * cache.values[1])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t11 * cache.values[1];
-    let t449 = -(0.02 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t450 = t447 + t448 * q[9] + t449 + t448 * p.arm_length;
-    let t451 = t241 + 0.5 * t139 * cache.values[8]
-        - 0.5000000000000001 * cache.values[8] * t140;
-    let t452 = 0.5 * cache.values[9] * t107 - 0.7071067811865475 * t108 * cache.values[8]
-        - 0.5000000000000001 * t110 * cache.values[9];
-    let t453 = t452 * q[9] + p.arm_length * t452;
-    let t454 = (0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[1]
-        + t9) * t11
-        + 0.5
-            * (t6
-                - 0.2955202066613396 * cache.values[4] * cache.values[3]
-                    * cache.values[1]
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]
-                    * cache.values[1]) * t8
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3] * cache.values[1]
-                + t14
-                - 0.955336489125606 * cache.values[4] * cache.values[3]
-                    * cache.values[1]);
-    let t455 = 0.05 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t456 = -(0.02 * cache.values[4] * cache.values[3] * cache.values[1]);
-    let t457 = (t122 * qd[9] + t64 * qd[3] + t445 * qd[7]
-        + qd[5] * (p.arm_length * t446 + t17 + t18 + t446 * q[9]) + t450 * qd[4]) * qd[5]
-        + (t83 * qd[9] + qd[4] * t41 + qd[7] * t78 + t19 * qd[3] + t64 * qd[5]) * qd[3]
-        + qd[9] * (t122 * qd[5] + t142 * qd[7] + qd[4] * t111 + t83 * qd[3])
-        + qd[7]
-            * ((t451 * q[9] + p.arm_length * t451) * qd[7] + qd[4] * t453 + t142 * qd[9]
-                + t78 * qd[3] + t445 * qd[5])
-        + (qd[3] * t41 + t111 * qd[9]
-            + qd[4] * (t1 + p.arm_length * t454 + t455 + t454 * q[9] + t456)
-            + t450 * qd[5] + qd[7] * t453) * qd[4];
-    let t458 = t24
-        - 0.8775825618903728 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t459 = t9
-        - 0.479425538604203 * cache.values[5] * cache.values[3] * cache.values[1];
-    let t460 = t458 * cache.values[7] + t459 * cache.values[6];
-    let t461 = -(0.05 * cache.values[5] * cache.values[3] * cache.values[1]);
-    let t462 = 0.05 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t463 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[1]
-        * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[1]
-            * cache.values[6];
-    let t464 = t462 + 0.5 * p.arm_length * t463;
-    let t465 = 0.8775825618903728 * t4 * cache.values[7]
-        + 0.479425538604203 * t4 * cache.values[6];
-    let t466 = qd[4]
-        * (t49 * qd[3] + (t21 + 0.5 * p.arm_length * t460 + t461) * qd[4] + qd[5] * t464
-            + 0.5 * qd[6] * p.arm_length * t101)
-        + qd[5]
-            * (qd[4] * t464 + 0.5 * qd[6] * t127 * p.arm_length + qd[3] * t63
-                + qd[5] * (t20 + 0.5 * p.arm_length * t465))
-        + (qd[5] * t63 + t29 * qd[3] + 0.5 * t70 * qd[6] * p.arm_length + t49 * qd[4])
-            * qd[3]
-        + qd[6]
-            * (0.5 * t70 * p.arm_length * qd[3] + 0.5 * t127 * p.arm_length * qd[5]
-                + 0.5 * qd[6] * t136 * p.arm_length + 0.5 * p.arm_length * qd[4] * t101);
-    let t467 = t447 + t449 + 0.5 * t448 * p.arm_length;
-    let t468 = (0.5 * t77 * qd[7] * p.arm_length + t58 * qd[5] + t30 * qd[3]
-        + qd[4] * t40) * qd[3]
-        + qd[5]
-            * (t58 * qd[3] + 0.5 * qd[7] * t444 * p.arm_length
-                + (t17 + 0.5 * p.arm_length * t446 + t18) * qd[5] + qd[4] * t467)
-        + qd[7]
-            * (0.5 * qd[7] * p.arm_length * t451 + 0.5 * t444 * p.arm_length * qd[5]
-                + 0.5 * t77 * p.arm_length * qd[3] + 0.5 * p.arm_length * qd[4] * t452)
-        + qd[4]
-            * (0.5 * qd[7] * p.arm_length * t452 + t40 * qd[3] + qd[5] * t467
-                + qd[4] * (t1 + t455 + 0.5 * p.arm_length * t454 + t456));
-    let t469 = 0.1 * cache.values[10] * t101
-        + 0.01 * (-t100 * cache.values[7] - t99 * cache.values[6]) + p.arm_length * t101;
-    let t470 = 0.01
-        * (-0.479425538604203 * t117 * cache.values[6]
-            - 0.8775825618903728 * t117 * cache.values[7])
-        + 0.1 * t127 * cache.values[10] + t127 * p.arm_length;
-    let t471 = -t4 * cache.values[10] - cache.values[11] * t125;
-    let t472 = 0.01
-        * (0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[1]
-            * cache.values[6]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[1]
-                * cache.values[7]) + t462 + p.arm_length * t463
-        + 0.1
-            * (t463 * cache.values[10]
-                + cache.values[5] * cache.values[2] * cache.values[11]
-                    * cache.values[1]);
-    let t473 = -cache.values[4] * cache.values[2] * cache.values[10] * cache.values[1]
-        - t103 * cache.values[11];
-    let t474 = (qd[3] * t28 + qd[5] * t62 + qd[4] * t48 + 0.1 * t81 * qd[8]
-        + qd[6] * t72) * qd[3]
-        + qd[6]
-            * (qd[6]
-                * (0.1 * t136 * cache.values[10] + t136 * p.arm_length
-                    + 0.01 * (t133 * cache.values[7] - t134 * cache.values[6]))
-                + qd[4] * t469 + qd[3] * t72 + t470 * qd[5]
-                - 0.1 * t135 * cache.values[11] * qd[8])
-        + qd[5]
-            * (qd[6] * t470 + 0.1 * t471 * qd[8] + qd[4] * t472 + qd[3] * t62
-                + (t20
-                    + 0.01
-                        * (0.8775825618903728 * t4 * cache.values[6]
-                            - 0.479425538604203 * t4 * cache.values[7])
-                    + p.arm_length * t465 + 0.1 * (cache.values[10] * t465 + t22))
-                    * qd[5])
-        + qd[8]
-            * (0.1 * (cache.values[11] * t117 - cache.values[10] * t145) * qd[8]
-                + 0.1 * t81 * qd[3] + 0.1 * qd[4] * t473 + 0.1 * t471 * qd[5]
-                - 0.1 * qd[6] * t135 * cache.values[11])
-        + qd[4]
-            * ((t21 + 0.01 * (cache.values[6] * t458 - t459 * cache.values[7])
-                + 0.1
-                    * (cache.values[4] * cache.values[11] * cache.values[3]
-                        * cache.values[1] + cache.values[10] * t460) + t461
-                + p.arm_length * t460) * qd[4] + t48 * qd[3] + qd[5] * t472
-                + 0.1 * t473 * qd[8] + qd[6] * t469);
-    let t475 = cache.values[5] * cache.values[2] * cache.values[10]
-        - cache.values[11] * t176;
-    let t476 = cache.values[4] * cache.values[2] * cache.values[11];
-    let t477 = cache.values[4] * cache.values[3] * cache.values[10]
-        - cache.values[11] * t163;
-    let t478 = -(0.05 * cache.values[4] * cache.values[3]);
-    let t479 = -0.8775825618903728 * cache.values[4] * cache.values[3] * cache.values[7]
-        - 0.479425538604203 * cache.values[4] * cache.values[3] * cache.values[6];
-    let t480 = 0.01
-        * (0.479425538604203 * cache.values[4] * cache.values[3] * cache.values[7]
-            - 0.8775825618903728 * cache.values[4] * cache.values[3] * cache.values[6])
-        + t478
-        + 0.1
-            * (t479 * cache.values[10]
-                - cache.values[5] * cache.values[11] * cache.values[3])
-        + t479 * p.arm_length;
-    let t481 = 0.01 * (-t160 * cache.values[7] - t161 * cache.values[6])
-        + 0.1 * t162 * cache.values[10] + p.arm_length * t162;
-    let t482 = -0.8775825618903728 * cache.values[5] * cache.values[2]
-        - 0.479425538604203 * cache.values[3];
-    let t483 = 0.8775825618903728 * cache.values[3];
-    let t484 = t191 + t483;
-    let t485 = t482 * cache.values[7] + t484 * cache.values[6];
-    let t486 = -(0.05 * cache.values[5] * cache.values[2]);
-    let t487 = 0.1 * cache.values[3];
-    let t488 = -0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[6]
-        - 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[7];
-    let t489 = 0.01
-        * (-0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-            - 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6])
-        + 0.1 * t179 * cache.values[10] + p.arm_length * t179;
-    let t490 = (0.1 * t475 * qd[5] + 0.1 * (t476 - cache.values[10] * t197) * qd[8]
-        + 0.1 * t477 * qd[4] - 0.1 * qd[6] * t186 * cache.values[11]) * qd[8]
-        + qd[4]
-            * (t480 * qd[5] + 0.1 * t477 * qd[8] + t481 * qd[6]
-                + (p.arm_length * t485 + t486 + t487
-                    + 0.1 * (t476 + cache.values[10] * t485)
-                    + 0.01 * (t482 * cache.values[6] - t484 * cache.values[7])) * qd[4])
-        + qd[5]
-            * ((t486 + t488 * p.arm_length
-                + 0.01
-                    * (0.479425538604203 * cache.values[5] * cache.values[2]
-                        * cache.values[7]
-                        - 0.8775825618903728 * cache.values[5] * cache.values[2]
-                            * cache.values[6]) + 0.1 * (t476 + t488 * cache.values[10]))
-                * qd[5] + 0.1 * t475 * qd[8] + qd[6] * t489 + t480 * qd[4])
-        + qd[6]
-            * (t481 * qd[4] + qd[5] * t489
-                + qd[6]
-                    * (0.1 * cache.values[10] * t187 + p.arm_length * t187
-                        + 0.01 * (t184 * cache.values[7] - t185 * cache.values[6]))
-                - 0.1 * t186 * cache.values[11] * qd[8]);
-    let t491 = 0.5
-        * (0.2955202066613396 * cache.values[5] * cache.values[3]
-            - 0.8383866435942036 * cache.values[4] * cache.values[3]) * t8
-        + 0.479425538604203 * cache.values[4] * cache.values[3] * t11
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[4] * cache.values[3]
-                + 0.955336489125606 * cache.values[5] * cache.values[3]);
-    let t492 = 0.02 * cache.values[5] * cache.values[3];
-    let t493 = 0.05 * cache.values[4] * cache.values[3];
-    let t494 = 0.5 * t491 * p.arm_length + t492 + t493;
-    let t495 = 0.23971276930210156 * cache.values[4] * cache.values[2] * cache.values[9]
-        + 0.5 * cache.values[9] * t170 - 0.7071067811865475 * t169 * cache.values[8];
-    let t496 = 0.05 * cache.values[5] * cache.values[2];
-    let t497 = 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t498 = -(0.955336489125606 * cache.values[4] * cache.values[2]);
-    let t499 = -(0.8383866435942036 * cache.values[5] * cache.values[2]);
-    let t500 = -(0.2955202066613396 * cache.values[4] * cache.values[2]);
-    let t501 = 0.479425538604203 * cache.values[5] * cache.values[2] * t11
-        + 0.5 * t8 * (t499 + t500)
-        - 0.7071067811865475 * (t497 + t498) * cache.values[9];
-    let t502 = -(0.02 * cache.values[4] * cache.values[2]);
-    let t503 = 0.5 * t154 * cache.values[9] - 0.7071067811865475 * cache.values[8] * t153
-        - 0.5000000000000001 * cache.values[9] * t152;
-    let t504 = -(0.1 * cache.values[3]);
-    let t505 = 0.5 * (0.45801271084729195 * cache.values[3] + t499 + t500) * t8
-        + (t483 + t183) * t11
-        - 0.7071067811865475 * (t497 + t498 - 0.14167993424703812 * cache.values[3])
-            * cache.values[9];
-    let t506 = t217 + 0.5 * t193 * cache.values[8]
-        - 0.5000000000000001 * t192 * cache.values[8];
-    let t507 = (qd[4] * t494 + 0.5 * qd[7] * p.arm_length * t495
-        + (t496 + 0.5 * p.arm_length * t501 + t502) * qd[5]) * qd[5]
-        + (t494 * qd[5] + 0.5 * t503 * qd[7] * p.arm_length
-            + qd[4] * (t504 + t496 + 0.5 * t505 * p.arm_length + t502)) * qd[4]
-        + (0.5 * p.arm_length * qd[5] * t495 + 0.5 * t503 * p.arm_length * qd[4]
-            + 0.5 * qd[7] * p.arm_length * t506) * qd[7];
-    let t508 = t478 + 0.5 * t479 * p.arm_length;
-    let t509 = qd[5]
-        * ((t486 + 0.5 * t488 * p.arm_length) * qd[5] + t508 * qd[4]
-            + 0.5 * qd[6] * p.arm_length * t179)
-        + qd[4]
-            * (0.5 * qd[6] * p.arm_length * t162 + t508 * qd[5]
-                + qd[4] * (t486 + t487 + 0.5 * p.arm_length * t485))
-        + qd[6]
-            * (0.5 * p.arm_length * qd[4] * t162 + 0.5 * qd[6] * p.arm_length * t187
-                + 0.5 * p.arm_length * qd[5] * t179);
-    let t510 = p.arm_length * t495 + t495 * q[9];
-    let t511 = t503 * p.arm_length + t503 * q[9];
-    let t512 = t491 * q[9] + t492 + t491 * p.arm_length + t493;
-    let t513 = (qd[7] * t194 + t171 * qd[5] + t155 * qd[4]) * qd[9]
-        + qd[7]
-            * (t194 * qd[9] + qd[5] * t510 + (t506 * q[9] + p.arm_length * t506) * qd[7]
-                + qd[4] * t511)
-        + qd[4]
-            * (qd[7] * t511
-                + qd[4] * (t504 + t505 * p.arm_length + t496 + t502 + t505 * q[9])
-                + t155 * qd[9] + qd[5] * t512)
-        + (qd[5] * (p.arm_length * t501 + t496 + t501 * q[9] + t502) + qd[7] * t510
-            + t171 * qd[9] + qd[4] * t512) * qd[5];
-    let t514 = -(qd[4] * cache.values[1]);
-    let t515 = cache.values[2] * qd[5] * cache.values[0];
-    let t516 = qd[6] * t51;
-    let t517 = t514 + t515 + t516;
-    let t518 = -(cache.values[3] * qd[5] * cache.values[1]);
-    let t519 = cache.values[4] * qd[6] * cache.values[2] * cache.values[1];
-    let t520 = t517 * qd[3] + (t518 + t519) * qd[4] + qd[6] * t4 * qd[5];
-    let t521 = t247 * t520;
-    let t522 = t514 + qd[7] * t286 + t515;
-    let t523 = qd[4]
-        * (t518 + (0.7071067811865475 * t107 + 0.7071067811865475 * t110) * qd[7])
-        + t522 * qd[3]
-        + qd[7] * (0.7071067811865475 * t121 - 0.33900504942104487 * t117) * qd[5];
-    let t524 = t523 * t244;
-    let t525 = t523 * t246;
-    let t526 = -(cache.values[2] * qd[5] * cache.values[1]);
-    let t527 = -(qd[4] * cache.values[0]);
-    let t528 = -(cache.values[3] * qd[5] * cache.values[0]);
-    let t529 = (qd[7] * (0.7071067811865475 * t7 + 0.7071067811865475 * t10) + t526
-        + t527) * qd[3]
-        + qd[7] * qd[5] * (0.7071067811865475 * t56 - 0.33900504942104487 * t51)
-        + (t528 + qd[7] * (0.7071067811865475 * t35 + 0.7071067811865475 * t33)) * qd[4];
-    let t530 = t529 * t239;
-    let t531 = qd[4] * cache.values[0];
-    let t532 = cache.values[2] * qd[5] * cache.values[1];
-    let t533 = qd[7] * t281 + t531 + t532;
-    let t534 = -(cache.values[3] * qd[5]);
-    let t535 = qd[7] * t284 + qd[3] + t534;
-    let t536 = t522 * t296 + t533 * t300 + t246 * t535;
-    let t537 = t522 * t536;
-    let t538 = t535 * t244 + t533 * t310 + t522 * t309;
-    let t539 = t522 * t538;
-    let t540 = (t526 + t527) * qd[3] - qd[4] * cache.values[3] * qd[5] * cache.values[0];
-    let t541 = t540 * t249;
-    let t542 = cache.values[4] * qd[6] * cache.values[2];
-    let t543 = t542 + qd[3] + t534;
-    let t544 = qd[6] * t117;
-    let t545 = t531 + t544 + t532;
-    let t546 = t247 * t543 + t316 * t545 + t303 * t517;
-    let t547 = t546 * t517;
-    let t548 = t240 * t529;
-    let t549 = t533 * t309 + t322 * t522 + t535 * t239;
-    let t550 = -(t549 * t533);
-    let t551 = qd[3] + t534;
-    let t552 = t531 + t532;
-    let t553 = t514 + t515;
-    let t554 = t551 * t333 + t552 * t320 + t321 * t553;
-    let t555 = t554 * t553;
-    let t556 = -(cache.values[2] * qd[4] * t269 * qd[5]);
-    let t557 = t70 * qd[8] + t514 + t515 + t516;
-    let t558 = qd[5] * (t127 * qd[8] + qd[6] * t4) + qd[6] * t136 * qd[8] + t557 * qd[3]
-        + (t518 + t519 + t101 * qd[8]) * qd[4];
-    let t559 = t235 * t558;
-    let t560 = t542 + t186 * qd[8] + qd[3] + t534;
-    let t561 = t135 * qd[8] + t531 + t544 + t532;
-    let t562 = t557 * t326 + t560 * t335 + t561 * t327;
-    let t563 = -(t562 * t561);
-    let t564 = cache.values[4] * qd[6] * cache.values[2] * cache.values[0];
-    let t565 = qd[6] * t2;
-    let t566 = qd[6] * qd[5] * t53 + qd[4] * (t528 + t564)
-        + (t565 + t526 + t527) * qd[3];
-    let t567 = t566 * t245;
-    let t568 = -(cache.values[2] * qd[5]);
-    let t569 = qd[7]
-        * (0.7071067811865475 * t170
-            - 0.33900504942104487 * cache.values[4] * cache.values[2]) * qd[5]
-        + qd[4]
-            * (t568 + qd[7] * (0.7071067811865475 * t154 + 0.7071067811865475 * t152));
-    let t570 = t569 * t271;
-    let t571 = t245 * t543 + t303 * t545 + t517 * t302;
-    let t572 = -(t571 * t545);
-    let t573 = -(cache.values[4] * qd[6] * cache.values[3]);
-    let t574 = qd[4] * (t568 + t573) - qd[6] * cache.values[5] * cache.values[2] * qd[5];
-    let t575 = t574 * t258;
-    let t576 = qd[4] * (t528 + t45 * qd[8] + t564)
-        + qd[3] * (t27 * qd[8] + t565 + t526 + t527)
-        + qd[5] * (qd[6] * t53 + t59 * qd[8]) + t71 * qd[6] * qd[8];
-    let t577 = t251 * t576;
-    let t578 = t569 * t253;
-    let t579 = t331 * t553 + t341 * t551 + t332 * t552;
-    let t580 = -(t579 * t552);
-    let t581 = t560 * t339 + t557 * t307 + t561 * t308;
-    let t582 = t581 * t557;
-    let t583 = t314 * t522 + t240 * t535 + t533 * t296;
-    let t584 = -(t533 * t583);
-    let t585 = (t179 * qd[8] - qd[6] * cache.values[5] * cache.values[2]) * qd[5]
-        + qd[4] * (t568 + t573 + t162 * qd[8]) + qd[6] * t187 * qd[8];
-    let t586 = t264 * t585;
-    let t587 = qd[3] * t553 - qd[4] * cache.values[3] * qd[5] * cache.values[1];
-    let t588 = t587 * t248;
-    let t589 = t249 * t553 + t552 * t248 + t269 * t551;
-    let t590 = t579 * t551 + t321 * t540 + t587 * t320
-        - cache.values[2] * qd[4] * qd[5] * t333 - t589 * t553;
-    let t591 = t557 * t251 + t264 * t560 + t235 * t561;
-    let t592 = t339 * t585 + t307 * t576 + t562 * t560 + t308 * t558 - t557 * t591;
-    let t593 = t558 * t327 + t335 * t585 + t561 * t591 + t326 * t576 - t581 * t560;
-    let t594 = t271 * t535 + t533 * t244 + t522 * t239;
-    let t595 = t523 * t309 + t569 * t239 + t533 * t594 + t322 * t529 - t538 * t535;
-    let t596 = t245 * t517 + t543 * t258 + t247 * t545;
-    let t597 = t596 * t545 + t245 * t574 + t566 * t302 + t303 * t520 - t546 * t543;
-    let t598 = t240 * t522 + t535 * t253 + t533 * t246;
-    let t599 = t314 * t529 + t523 * t296 + t569 * t240 + t598 * t533 - t535 * t536;
-    let t600 = t583 * t535 + t569 * t246 + t529 * t296 + t523 * t300 - t598 * t522;
-    let t601 = t247 * t574 + t316 * t520 + t571 * t543 + t566 * t303 - t596 * t517;
-    let t602 = t569 * t244 + t309 * t529 + t549 * t535 + t523 * t310 - t594 * t522;
-    let t603 = t332 * t587 + t589 * t552 + t540 * t331
-        - cache.values[2] * qd[4] * qd[5] * t341 - t554 * t551;
-    let t604 = t524 + t530 + t539 + t550 + t570;
-    let t605 = t559 + t563 + t577 + t582 + t586;
-    let t606 = t521 + t547 + t567 + t572 + t575;
-    let t607 = t525 + t537 + t548 + t578 + t584;
-    mass_matrix[(0, 0)] = t0;
-    mass_matrix[(0, 3)] = t31;
-    mass_matrix[(3, 0)] = t31;
-    mass_matrix[(0, 4)] = t50;
-    mass_matrix[(4, 0)] = t50;
-    mass_matrix[(0, 5)] = t65;
-    mass_matrix[(5, 0)] = t65;
-    mass_matrix[(0, 6)] = t73;
-    mass_matrix[(6, 0)] = t73;
-    mass_matrix[(0, 7)] = t79;
-    mass_matrix[(7, 0)] = t79;
-    mass_matrix[(0, 8)] = t82;
-    mass_matrix[(8, 0)] = t82;
-    mass_matrix[(0, 9)] = t84;
-    mass_matrix[(9, 0)] = t84;
-    mass_matrix[(1, 1)] = t0;
-    mass_matrix[(1, 3)] = t95;
-    mass_matrix[(3, 1)] = t95;
-    mass_matrix[(1, 4)] = t116;
-    mass_matrix[(4, 1)] = t116;
-    mass_matrix[(1, 5)] = t130;
-    mass_matrix[(5, 1)] = t130;
-    mass_matrix[(1, 6)] = t138;
-    mass_matrix[(6, 1)] = t138;
-    mass_matrix[(1, 7)] = t144;
-    mass_matrix[(7, 1)] = t144;
-    mass_matrix[(1, 8)] = t147;
-    mass_matrix[(8, 1)] = t147;
-    mass_matrix[(1, 9)] = t149;
-    mass_matrix[(9, 1)] = t149;
-    mass_matrix[(2, 2)] = t0;
-    mass_matrix[(2, 4)] = t168;
-    mass_matrix[(4, 2)] = t168;
-    mass_matrix[(2, 5)] = t181;
-    mass_matrix[(5, 2)] = t181;
-    mass_matrix[(2, 6)] = t189;
-    mass_matrix[(6, 2)] = t189;
-    mass_matrix[(2, 7)] = t196;
-    mass_matrix[(7, 2)] = t196;
-    mass_matrix[(2, 8)] = t199;
-    mass_matrix[(8, 2)] = t199;
-    mass_matrix[(2, 9)] = t201;
-    mass_matrix[(9, 2)] = t201;
-    mass_matrix[(3, 3)] = p.left_lower_mass * (t28 * t28 + t94 * t94) + t204 + t205
-        + t207 + t209 + t210 + t214 + t216 + t220 + t222 + t224 + t226 + t228
-        + (t29 * t29 + t87 * t87) * p.arm_mass + t229
-        + p.arm_mass * (t30 * t30 + t92 * t92)
-        + p.right_slider_mass * (t19 * t19 + t91 * t91) + t231 + t232;
-    mass_matrix[(3, 4)] = t252;
-    mass_matrix[(4, 3)] = t252;
-    mass_matrix[(3, 5)] = t273;
-    mass_matrix[(5, 3)] = t273;
-    mass_matrix[(3, 6)] = t280;
-    mass_matrix[(6, 3)] = t280;
-    mass_matrix[(3, 7)] = t290;
-    mass_matrix[(7, 3)] = t290;
-    mass_matrix[(3, 8)] = t294;
-    mass_matrix[(8, 3)] = t294;
-    mass_matrix[(3, 9)] = t295;
-    mass_matrix[(9, 3)] = t295;
-    mass_matrix[(4, 4)] = p.arm_mass * (t105 * t105 + t49 * t49 + t167 * t167)
-        + (t300 * cache.values[0] - cache.values[1] * t296) * cache.values[0]
-        + p.right_slider_mass * (t41 * t41 + t115 * t115 + t158 * t158)
-        + (t308 * cache.values[0] - t307 * cache.values[1]) * cache.values[0]
-        + (cache.values[0] * t310 - cache.values[1] * t309) * cache.values[0]
-        + (t316 * cache.values[0] - t303 * cache.values[1]) * cache.values[0]
-        + (cache.values[0] * t320 - t321 * cache.values[1]) * cache.values[0]
-        + p.left_lower_mass * (t104 * t104 + t166 * t166 + t48 * t48)
-        + p.arm_mass * (t114 * t114 + t40 * t40 + t159 * t159)
-        - (t303 * cache.values[0] - cache.values[1] * t302) * cache.values[1]
-        - (cache.values[0] * t296 - t314 * cache.values[1]) * cache.values[1]
-        - (t309 * cache.values[0] - t322 * cache.values[1]) * cache.values[1]
-        - (t327 * cache.values[0] - t326 * cache.values[1]) * cache.values[1]
-        - (t332 * cache.values[0] - cache.values[1] * t331) * cache.values[1];
-    mass_matrix[(4, 5)] = t347;
-    mass_matrix[(5, 4)] = t347;
-    mass_matrix[(4, 6)] = t352;
-    mass_matrix[(6, 4)] = t352;
-    mass_matrix[(4, 7)] = t357;
-    mass_matrix[(7, 4)] = t357;
-    mass_matrix[(4, 8)] = t360;
-    mass_matrix[(8, 4)] = t360;
-    mass_matrix[(4, 9)] = t361;
-    mass_matrix[(9, 4)] = t361;
-    mass_matrix[(5, 5)] = cache.values[2] * cache.values[1] * t334
-        + cache.values[2] * cache.values[0] * t337
-        + p.arm_mass * (t177 * t177 + t63 * t63 + t126 * t126)
-        + t343 * cache.values[2] * cache.values[1]
-        + cache.values[2] * cache.values[1] * t340
-        + cache.values[2] * t345 * cache.values[0]
-        + cache.values[2] * t346 * cache.values[1]
-        + (t174 * t174 + t64 * t64 + t129 * t129) * p.right_slider_mass
-        + (t62 * t62 + t180 * t180 + t128 * t128) * p.left_lower_mass
-        + cache.values[2] * t342 * cache.values[0]
-        + cache.values[2] * cache.values[0] * t336
-        + cache.values[2] * cache.values[1] * t344
-        + t338 * cache.values[2] * cache.values[0]
-        + p.arm_mass * (t58 * t58 + t123 * t123 + t178 * t178)
-        - (t254 + t256 + t260) * cache.values[3] - cache.values[3] * (t257 + t266 + t272)
-        - cache.values[3] * (t261 + t262 + t265) - cache.values[3] * (t259 + t263 + t268)
-        - cache.values[3] * (t255 + t267 + t270);
-    mass_matrix[(5, 6)] = t364;
-    mass_matrix[(6, 5)] = t364;
-    mass_matrix[(5, 7)] = t367;
-    mass_matrix[(7, 5)] = t367;
-    mass_matrix[(5, 8)] = t369;
-    mass_matrix[(8, 5)] = t369;
-    mass_matrix[(5, 9)] = t370;
-    mass_matrix[(9, 5)] = t370;
-    mass_matrix[(6, 6)] = cache.values[4] * cache.values[2] * t363
-        + cache.values[4] * cache.values[2] * t362 + t348 * t51
-        + (0.25 * t315 * t223 + 0.25 * t225 * t223 + 0.25 * t223 * t301) * p.arm_mass
-        + t349 * t117 + t351 * t51 + t350 * t117
-        + (t137 * t137 + t188 * t188 + t72 * t72) * p.left_lower_mass;
-    mass_matrix[(6, 8)] = t371;
-    mass_matrix[(8, 6)] = t371;
-    mass_matrix[(7, 7)] = t286 * t354 + t286 * t353
-        + p.arm_mass
-            * (0.25 * (t77 * t77) * t223 + 0.25 * (t194 * t194) * t223
-                + 0.25 * (t142 * t142) * t223) + t284 * t365 + t355 * t281
-        + (t78 * t78 + t143 * t143 + t195 * t195) * p.right_slider_mass + t356 * t281
-        + t284 * t366;
-    mass_matrix[(7, 9)] = t372;
-    mass_matrix[(9, 7)] = t372;
-    mass_matrix[(8, 8)] = t358 * t70
-        + (0.01 * (t198 * t198) + 0.01 * (t146 * t146) + 0.01 * (t81 * t81))
-            * p.left_lower_mass + t186 * t368 + t135 * t359;
-    mass_matrix[(9, 9)] = (t312 + t297 + t208) * p.right_slider_mass;
-    coriolis[0] = p.arm_mass * t404 + t432 * p.left_lower_mass
-        + t439 * p.right_slider_mass + t443 * p.arm_mass;
-    coriolis[1] = t457 * p.right_slider_mass + t466 * p.arm_mass + p.arm_mass * t468
-        + p.left_lower_mass * t474;
-    coriolis[2] = t490 * p.left_lower_mass + p.arm_mass * t507 + p.arm_mass * t509
-        + t513 * p.right_slider_mass;
-    coriolis[3] = t521 + t524 + t525 + t530 + t432 * p.left_lower_mass * t28 + t537
-        + p.arm_mass * t30 * t404 + t539 + t541 + t443 * p.arm_mass * t29 + t547 + t548
-        + t550 + t555 + t556 + t559 + t457 * t91 * p.right_slider_mass
-        + t466 * p.arm_mass * t87 + t563 + t567 + t570 + t572 + t575 + t577 + t578 + t580
-        + p.arm_mass * t92 * t468 + t582 + t584 + t439 * t19 * p.right_slider_mass + t586
-        + t588 + p.left_lower_mass * t474 * t94;
-    coriolis[4] = t590 * cache.values[0] + t592 * cache.values[0]
-        + t490 * t166 * p.left_lower_mass + t432 * p.left_lower_mass * t48
-        + t600 * cache.values[0] + p.arm_mass * t159 * t507 + t601 * cache.values[0]
-        + p.arm_mass * t404 * t40 + t49 * t443 * p.arm_mass + p.arm_mass * t509 * t167
-        + t439 * p.right_slider_mass * t41 + t466 * t105 * p.arm_mass
-        + cache.values[0] * t602 + p.arm_mass * t114 * t468
-        + t115 * t457 * p.right_slider_mass + t513 * t158 * p.right_slider_mass
-        + t104 * p.left_lower_mass * t474 - t593 * cache.values[1]
-        - t595 * cache.values[1] - t597 * cache.values[1] - t599 * cache.values[1]
-        - t603 * cache.values[1];
-    coriolis[5] = t58 * p.arm_mass * t404 + p.arm_mass * t123 * t468
-        + t592 * cache.values[2] * cache.values[1] + t439 * t64 * p.right_slider_mass
-        + t597 * cache.values[2] * cache.values[0] + t174 * t513 * p.right_slider_mass
-        + cache.values[2] * cache.values[1] * t601
-        + t599 * cache.values[2] * cache.values[0]
-        + t600 * cache.values[2] * cache.values[1]
-        + t590 * cache.values[2] * cache.values[1]
-        + cache.values[2] * cache.values[1] * t602 + t443 * p.arm_mass * t63
-        + cache.values[2] * t595 * cache.values[0] + t129 * t457 * p.right_slider_mass
-        + p.left_lower_mass * t474 * t128 + t180 * t490 * p.left_lower_mass
-        + t466 * p.arm_mass * t126 + cache.values[2] * t603 * cache.values[0]
-        + p.arm_mass * t507 * t178 + t432 * p.left_lower_mass * t62
-        + p.arm_mass * t177 * t509 + cache.values[2] * t593 * cache.values[0]
-        - cache.values[3] * t604 - cache.values[3] * (t541 + t555 + t556 + t580 + t588)
-        - t605 * cache.values[3] - t606 * cache.values[3] - cache.values[3] * t607;
-    coriolis[6] = 0.5 * p.arm_mass * t186 * p.arm_length * t509 + t117 * t601
-        + cache.values[4] * t605 * cache.values[2] + t597 * t51
-        + t432 * p.left_lower_mass * t72 + p.left_lower_mass * t474 * t137 + t51 * t593
-        + 0.5 * t70 * t443 * p.arm_mass * p.arm_length
-        + 0.5 * t466 * p.arm_mass * t135 * p.arm_length
-        + cache.values[4] * t606 * cache.values[2] + t188 * t490 * p.left_lower_mass
-        + t592 * t117;
-    coriolis[7] = t143 * t457 * p.right_slider_mass
-        + 0.5 * p.arm_mass * t77 * p.arm_length * t404 + t439 * t78 * p.right_slider_mass
-        + t284 * t604 + t600 * t281 + 0.5 * p.arm_mass * p.arm_length * t194 * t507
-        + t284 * t607 + t595 * t286 + t599 * t286 + t281 * t602
-        + 0.5 * t142 * p.arm_mass * p.arm_length * t468
-        + t513 * t195 * p.right_slider_mass;
-    coriolis[8] = t70 * t593 + t605 * t186 + 0.1 * t146 * p.left_lower_mass * t474
-        + 0.1 * t490 * p.left_lower_mass * t198 + t592 * t135
-        + 0.1 * t432 * t81 * p.left_lower_mass;
-    coriolis[9] = t513 * t200 * p.right_slider_mass + t439 * t83 * p.right_slider_mass
-        + t457 * p.right_slider_mass * t148;
-    gravity[2] = 2.0 * p.arm_mass * p.gravity + p.gravity * p.right_slider_mass
-        + p.gravity * p.hub_mass + p.gravity * p.left_lower_mass;
-    gravity[4] = p.arm_mass * p.gravity * t159 + p.gravity * t158 * p.right_slider_mass
-        + p.arm_mass * p.gravity * t167 + p.gravity * t166 * p.left_lower_mass;
-    gravity[5] = p.arm_mass * p.gravity * t177 + p.arm_mass * p.gravity * t178
-        + t174 * p.gravity * p.right_slider_mass + t180 * p.gravity * p.left_lower_mass;
-    gravity[6] = t188 * p.gravity * p.left_lower_mass
-        + 0.5 * p.arm_mass * t186 * p.gravity * p.arm_length;
-    gravity[7] = 0.5 * p.arm_mass * p.gravity * p.arm_length * t194
-        + t195 * p.gravity * p.right_slider_mass;
-    gravity[8] = 0.1 * p.gravity * p.left_lower_mass * t198;
-    gravity[9] = t200 * p.gravity * p.right_slider_mass;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
+        + left_lower_inertia_h_y;
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let t5 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
+        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t5;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let t6 = p.arm_length + q[9];
+    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
+        + right_slider_inertia_h_y;
+    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
+        + right_upper_composite_inertia_h_y;
+    let base_x_projected_inertia_n_z = -hub_composite_inertia_h_y;
+    let base_yaw_projected_inertia_f_x = base_x_projected_inertia_n_z
+        + q[1] * hub_composite_inertia_m;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let left_upper_rotation_20 = t1 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t0;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_upper_rotation_21 = t0 * base_roll_rotation_21
+        + t2 * base_pitch_rotation_20;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
+        + left_upper_inertia_h_z;
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
+        + t5 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t6 + right_upper_position_z;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
+        + right_upper_inertia_h_z;
+    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
+        + right_upper_composite_inertia_h_z;
+    let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
+        * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cache.values[0];
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_projected_inertia_f_x = base_roll_subspace_v_x
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_y * base_pitch_rotation_20
+            - base_pitch_rotation_10 * hub_composite_inertia_h_z);
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let left_upper_projected_inertia_f_x = left_upper_subspace_v_x
+        * left_upper_composite_inertia_m
+        - (left_upper_composite_inertia_h_y * base_roll_rotation_22
+            - left_upper_composite_inertia_h_z * base_roll_rotation_12);
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_upper_projected_inertia_f_x = right_upper_subspace_v_x
+        * right_upper_composite_inertia_m
+        - (right_upper_axis_z * right_upper_composite_inertia_h_y
+            - right_upper_axis_y * right_upper_composite_inertia_h_z);
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_lower_projected_inertia_f_x = left_lower_subspace_v_x * p.left_lower_mass
+        - (left_upper_rotation_21 * left_lower_inertia_h_y
+            - left_lower_inertia_h_z * left_upper_rotation_11);
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let right_upper_rotation_00 = t5 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
+    let right_slider_projected_inertia_f_x = right_upper_rotation_00
+        * p.right_slider_mass;
+    let base_yaw_subspace_v_y = -q[0];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t1
+        + base_pitch_rotation_00 * t0;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t0
+        + t2 * base_pitch_rotation_00;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
+        + left_upper_inertia_h_x;
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
+        + right_slider_inertia_h_x;
+    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
+        + right_upper_composite_inertia_h_x;
+    let base_z_projected_inertia_n_y = -hub_composite_inertia_h_x;
+    let base_yaw_projected_inertia_f_y = base_yaw_subspace_v_y * hub_composite_inertia_m
+        - base_z_projected_inertia_n_y;
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_projected_inertia_f_y = hub_composite_inertia_m
+        * base_pitch_subspace_v_y - hub_composite_inertia_h_z * base_yaw_rotation_01;
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_roll_projected_inertia_f_y = base_roll_subspace_v_y
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_z * base_pitch_rotation_00
+            - base_pitch_rotation_20 * hub_composite_inertia_h_x);
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_projected_inertia_f_y = left_upper_composite_inertia_m
+        * left_upper_subspace_v_y
+        - (left_upper_composite_inertia_h_z * base_roll_rotation_02
+            - left_upper_composite_inertia_h_x * base_roll_rotation_22);
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_upper_projected_inertia_f_y = right_upper_subspace_v_y
+        * right_upper_composite_inertia_m
+        - (right_upper_composite_inertia_h_z * right_upper_axis_x
+            - right_upper_axis_z * right_upper_composite_inertia_h_x);
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_lower_projected_inertia_f_y = left_lower_subspace_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_upper_rotation_01
+            - left_lower_inertia_h_x * left_upper_rotation_21);
+    let right_slider_projected_inertia_f_y = right_upper_rotation_10
+        * p.right_slider_mass;
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_projected_inertia_f_z = base_pitch_subspace_v_z
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_x * cache.values[0]
+            - hub_composite_inertia_h_y * base_yaw_rotation_01);
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let base_roll_projected_inertia_f_z = base_roll_subspace_v_z
+        * hub_composite_inertia_m
+        - (base_pitch_rotation_10 * hub_composite_inertia_h_x
+            - hub_composite_inertia_h_y * base_pitch_rotation_00);
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let left_upper_projected_inertia_f_z = left_upper_subspace_v_z
+        * left_upper_composite_inertia_m
+        - (base_roll_rotation_12 * left_upper_composite_inertia_h_x
+            - left_upper_composite_inertia_h_y * base_roll_rotation_02);
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_projected_inertia_f_z = right_upper_subspace_v_z
+        * right_upper_composite_inertia_m
+        - (right_upper_axis_y * right_upper_composite_inertia_h_x
+            - right_upper_axis_x * right_upper_composite_inertia_h_y);
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_lower_projected_inertia_f_z = left_lower_subspace_v_z * p.left_lower_mass
+        - (left_lower_inertia_h_x * left_upper_rotation_11
+            - left_upper_rotation_01 * left_lower_inertia_h_y);
+    let right_slider_projected_inertia_f_z = right_upper_rotation_20
+        * p.right_slider_mass;
+    let t7 = right_upper_com_y * right_upper_com_y;
+    let t8 = right_upper_com_z * right_upper_com_z;
+    let t9 = right_upper_com_x * right_upper_com_x;
+    let t10 = -0.2593433800522308 * cache.values[8]
+        - 0.9318339303627353 * cache.values[9];
+    let t11 = 0.29668068685399207 * cache.values[9]
+        - 0.1416799342470381 * cache.values[8];
+    let t12 = 0.9553364891256061 * cache.values[8]
+        - 0.20896434210788312 * cache.values[9];
+    let right_upper_rotation_22 = base_roll_rotation_21 * t10
+        + t11 * base_pitch_rotation_20 + t12 * base_roll_rotation_22;
+    let t13 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
+        + 0.14776010333066977 * cache.values[8];
+    let t14 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
+        - 0.18338346269077238 * cache.values[9];
+    let t15 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
+        - 0.2097849255215404 * cache.values[8];
+    let right_upper_rotation_21 = t13 * base_roll_rotation_22
+        + t14 * base_roll_rotation_21 + base_pitch_rotation_20 * t15;
+    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_upper_inertia_xx
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_22 = p.arm_mass
+        * (t7 + t8 + t9 - right_upper_com_z * right_upper_com_z)
+        + right_upper_inertia_com_22;
+    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_slider_inertia_xx
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
+    let t16 = right_slider_position_x * right_slider_position_x;
+    let t17 = right_slider_position_z * right_slider_position_z;
+    let t18 = right_slider_position_y * right_slider_position_y;
+    let right_slider_inertia_i_22 = right_slider_inertia_com_22
+        + p.right_slider_mass
+            * (t16 + t17 + t18 - right_slider_position_z * right_slider_position_z);
+    let right_upper_composite_inertia_i_22 = right_upper_inertia_i_22
+        + right_slider_inertia_i_22;
+    let t19 = left_upper_com_y * left_upper_com_y;
+    let t20 = left_upper_com_z * left_upper_com_z;
+    let t21 = left_upper_com_x * left_upper_com_x;
+    let t22 = p.arm_length * p.arm_length;
+    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
+            * left_upper_rotation_21 * t22
+        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_22
+            * base_roll_rotation_22;
+    let left_upper_inertia_i_22 = p.arm_mass
+        * (t19 + t20 + t21 - left_upper_com_z * left_upper_com_z)
+        + left_upper_inertia_com_22;
+    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
+        + cache.values[10] * base_roll_rotation_22;
+    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
+        + p.left_lower_inertia_xy * left_lower_rotation_20
+        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
+        + (left_lower_rotation_20 * p.left_lower_inertia_xx
+            + p.left_lower_inertia_xz * left_lower_rotation_22
+            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
+        + (p.left_lower_inertia_xz * left_lower_rotation_20
+            + p.left_lower_inertia_yz * left_upper_rotation_21
+            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
+    let t23 = left_lower_com_x * left_lower_com_x;
+    let t24 = left_lower_com_y * left_lower_com_y;
+    let t25 = left_lower_com_z * left_lower_com_z;
+    let left_lower_inertia_i_22 = left_lower_inertia_com_22
+        + (t23 + t24 + t25 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
+    let left_upper_composite_inertia_i_22 = left_upper_inertia_i_22
+        + left_lower_inertia_i_22;
+    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
+        + p.hub_inertia_zz * base_roll_rotation_22
+        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
+        + base_pitch_rotation_20
+            * (p.hub_inertia_xy * base_roll_rotation_21
+                + base_pitch_rotation_20 * p.hub_inertia_xx
+                + p.hub_inertia_xz * base_roll_rotation_22)
+        + base_roll_rotation_21
+            * (base_roll_rotation_21 * p.hub_inertia_yy
+                + p.hub_inertia_yz * base_roll_rotation_22
+                + p.hub_inertia_xy * base_pitch_rotation_20);
+    let t26 = q[2] * q[2];
+    let t27 = q[1] * q[1];
+    let t28 = q[0] * q[0];
+    let hub_inertia_i_22 = hub_inertia_com_22
+        + (t26 + t27 + t28 - q[2] * q[2]) * p.hub_mass;
+    let hub_composite_inertia_i_22 = right_upper_composite_inertia_i_22
+        + left_upper_composite_inertia_i_22 + hub_inertia_i_22;
+    let base_yaw_projected_inertia_n_z = hub_composite_inertia_h_x
+        * base_yaw_subspace_v_y + hub_composite_inertia_i_22
+        - q[1] * hub_composite_inertia_h_y;
+    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_21 * t22
+        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_02
+            * base_roll_rotation_22
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
+    let left_upper_inertia_i_02 = left_upper_inertia_com_02
+        - p.arm_mass * left_upper_com_z * left_upper_com_x;
+    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
+        + cache.values[10] * base_roll_rotation_02;
+    let t29 = left_upper_rotation_01 * p.left_lower_inertia_yz
+        + left_lower_rotation_00 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_zz * left_lower_rotation_02;
+    let t30 = p.left_lower_inertia_xy * left_lower_rotation_00
+        + left_upper_rotation_01 * p.left_lower_inertia_yy
+        + left_lower_rotation_02 * p.left_lower_inertia_yz;
+    let t31 = left_lower_rotation_02 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * left_upper_rotation_01
+        + left_lower_rotation_00 * p.left_lower_inertia_xx;
+    let left_lower_inertia_com_02 = t29 * left_lower_rotation_22
+        + t30 * left_upper_rotation_21 + t31 * left_lower_rotation_20;
+    let left_lower_inertia_i_02 = left_lower_inertia_com_02
+        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
+    let left_upper_composite_inertia_i_02 = left_upper_inertia_i_02
+        + left_lower_inertia_i_02;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t10
+        + base_roll_rotation_02 * t12 + t11 * base_pitch_rotation_00;
+    let right_upper_rotation_01 = t13 * base_roll_rotation_02
+        + t15 * base_pitch_rotation_00 + t14 * base_roll_rotation_01;
+    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_02 = right_slider_inertia_com_02
+        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
+    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
+        * right_upper_rotation_02
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_02 = right_upper_inertia_com_02
+        - p.arm_mass * right_upper_com_z * right_upper_com_x;
+    let right_upper_composite_inertia_i_02 = right_slider_inertia_i_02
+        + right_upper_inertia_i_02;
+    let t32 = p.hub_inertia_zz * base_roll_rotation_02
+        + p.hub_inertia_yz * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.hub_inertia_xz;
+    let t33 = base_roll_rotation_02 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_01
+        + p.hub_inertia_xx * base_pitch_rotation_00;
+    let t34 = base_roll_rotation_01 * p.hub_inertia_yy
+        + p.hub_inertia_yz * base_roll_rotation_02
+        + p.hub_inertia_xy * base_pitch_rotation_00;
+    let hub_inertia_com_02 = t32 * base_roll_rotation_22 + base_pitch_rotation_20 * t33
+        + t34 * base_roll_rotation_21;
+    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
+    let hub_composite_inertia_i_02 = left_upper_composite_inertia_i_02
+        + right_upper_composite_inertia_i_02 + hub_inertia_i_02;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t10
+        + base_roll_rotation_12 * t12 + t11 * base_pitch_rotation_10;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t13
+        + base_pitch_rotation_10 * t15 + t14 * base_roll_rotation_11;
+    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
+        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
+    let right_upper_inertia_i_12 = right_upper_inertia_com_12
+        - p.arm_mass * right_upper_com_z * right_upper_com_y;
+    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
+        * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
+    let right_slider_inertia_i_12 = right_slider_inertia_com_12
+        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
+    let right_upper_composite_inertia_i_12 = right_upper_inertia_i_12
+        + right_slider_inertia_i_12;
+    let t35 = base_roll_rotation_12 * p.hub_inertia_zz
+        + p.hub_inertia_yz * base_roll_rotation_11
+        + base_pitch_rotation_10 * p.hub_inertia_xz;
+    let t36 = p.hub_inertia_xy * base_pitch_rotation_10
+        + base_roll_rotation_11 * p.hub_inertia_yy
+        + base_roll_rotation_12 * p.hub_inertia_yz;
+    let t37 = base_pitch_rotation_10 * p.hub_inertia_xx
+        + base_roll_rotation_12 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_11;
+    let hub_inertia_com_12 = t35 * base_roll_rotation_22 + t36 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t37;
+    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
+    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
+        + cache.values[11] * left_upper_rotation_10;
+    let t38 = p.left_lower_inertia_yz * left_upper_rotation_11
+        + p.left_lower_inertia_xz * left_lower_rotation_10
+        + p.left_lower_inertia_zz * left_lower_rotation_12;
+    let t39 = left_lower_rotation_10 * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xz * left_lower_rotation_12
+        + p.left_lower_inertia_xy * left_upper_rotation_11;
+    let t40 = p.left_lower_inertia_yz * left_lower_rotation_12
+        + left_upper_rotation_11 * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_10;
+    let left_lower_inertia_com_12 = t38 * left_lower_rotation_22
+        + t39 * left_lower_rotation_20 + left_upper_rotation_21 * t40;
+    let left_lower_inertia_i_12 = left_lower_inertia_com_12
+        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
+    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_21 * t22
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t22
+            * base_roll_rotation_22;
+    let left_upper_inertia_i_12 = left_upper_inertia_com_12
+        - p.arm_mass * left_upper_com_y * left_upper_com_z;
+    let left_upper_composite_inertia_i_12 = left_lower_inertia_i_12
+        + left_upper_inertia_i_12;
+    let hub_composite_inertia_i_12 = right_upper_composite_inertia_i_12
+        + hub_inertia_i_12 + left_upper_composite_inertia_i_12;
+    let base_pitch_projected_inertia_n_z = base_yaw_rotation_01
+        * hub_composite_inertia_i_02 + hub_composite_inertia_i_12 * cache.values[0]
+        + hub_composite_inertia_h_x * base_pitch_subspace_v_y
+        - hub_composite_inertia_h_y * base_pitch_subspace_v_x;
+    let t41 = base_pitch_projected_inertia_n_z
+        + base_yaw_subspace_v_y * base_pitch_projected_inertia_f_y
+        + q[1] * base_pitch_projected_inertia_f_x;
+    let base_roll_projected_inertia_n_z = base_pitch_rotation_20
+        * hub_composite_inertia_i_22 + base_roll_subspace_v_y * hub_composite_inertia_h_x
+        + base_pitch_rotation_00 * hub_composite_inertia_i_02
+        + base_pitch_rotation_10 * hub_composite_inertia_i_12
+        - hub_composite_inertia_h_y * base_roll_subspace_v_x;
+    let t42 = base_yaw_subspace_v_y * base_roll_projected_inertia_f_y
+        + base_roll_projected_inertia_n_z + q[1] * base_roll_projected_inertia_f_x;
+    let left_upper_projected_inertia_n_z = left_upper_composite_inertia_h_x
+        * left_upper_subspace_v_y
+        + left_upper_composite_inertia_i_02 * base_roll_rotation_02
+        + left_upper_composite_inertia_i_22 * base_roll_rotation_22
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_12
+        - left_upper_subspace_v_x * left_upper_composite_inertia_h_y;
+    let t43 = left_upper_projected_inertia_n_z + q[1] * left_upper_projected_inertia_f_x
+        + base_yaw_subspace_v_y * left_upper_projected_inertia_f_y;
+    let right_upper_projected_inertia_n_z = right_upper_axis_y
+        * right_upper_composite_inertia_i_12
+        + right_upper_composite_inertia_i_22 * right_upper_axis_z
+        + right_upper_subspace_v_y * right_upper_composite_inertia_h_x
+        + right_upper_composite_inertia_i_02 * right_upper_axis_x
+        - right_upper_subspace_v_x * right_upper_composite_inertia_h_y;
+    let t44 = q[1] * right_upper_projected_inertia_f_x
+        + right_upper_projected_inertia_n_z
+        + right_upper_projected_inertia_f_y * base_yaw_subspace_v_y;
+    let left_lower_projected_inertia_n_z = left_upper_rotation_01
+        * left_lower_inertia_i_02 + left_lower_inertia_h_x * left_lower_subspace_v_y
+        + left_upper_rotation_11 * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_upper_rotation_21
+        - left_lower_subspace_v_x * left_lower_inertia_h_y;
+    let t45 = q[1] * left_lower_projected_inertia_f_x
+        + base_yaw_subspace_v_y * left_lower_projected_inertia_f_y
+        + left_lower_projected_inertia_n_z;
+    let right_slider_projected_inertia_n_z = right_upper_rotation_10
+        * right_slider_inertia_h_x - right_upper_rotation_00 * right_slider_inertia_h_y;
+    let t46 = q[1] * right_slider_projected_inertia_f_x
+        + base_yaw_subspace_v_y * right_slider_projected_inertia_f_y
+        + right_slider_projected_inertia_n_z;
+    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_11 * t22
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t22
+            * base_roll_rotation_02;
+    let left_upper_inertia_i_01 = left_upper_inertia_com_01
+        - p.arm_mass * left_upper_com_y * left_upper_com_x;
+    let left_lower_inertia_com_01 = t29 * left_lower_rotation_12
+        + t30 * left_upper_rotation_11 + t31 * left_lower_rotation_10;
+    let left_lower_inertia_i_01 = left_lower_inertia_com_01
+        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
+    let left_upper_composite_inertia_i_01 = left_upper_inertia_i_01
+        + left_lower_inertia_i_01;
+    let hub_inertia_com_01 = base_pitch_rotation_10 * t33 + base_roll_rotation_11 * t34
+        + base_roll_rotation_12 * t32;
+    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
+    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
+        * right_upper_rotation_11
+        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
+        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
+    let right_upper_inertia_i_01 = right_upper_inertia_com_01
+        - p.arm_mass * right_upper_com_x * right_upper_com_y;
+    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_01 = right_slider_inertia_com_01
+        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
+    let right_upper_composite_inertia_i_01 = right_upper_inertia_i_01
+        + right_slider_inertia_i_01;
+    let hub_composite_inertia_i_01 = left_upper_composite_inertia_i_01 + hub_inertia_i_01
+        + right_upper_composite_inertia_i_01;
+    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
+        * p.right_upper_inertia_yy
+        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
+    let right_upper_inertia_i_00 = p.arm_mass
+        * (t7 + t8 + t9 - right_upper_com_x * right_upper_com_x)
+        + right_upper_inertia_com_00;
+    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_00 = (t16 + t17 + t18
+        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
+        + right_slider_inertia_com_00;
+    let right_upper_composite_inertia_i_00 = right_upper_inertia_i_00
+        + right_slider_inertia_i_00;
+    let left_lower_inertia_com_00 = t30 * left_upper_rotation_01
+        + left_lower_rotation_02 * t29 + left_lower_rotation_00 * t31;
+    let left_lower_inertia_i_00 = left_lower_inertia_com_00
+        + (t23 + t24 + t25 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
+    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_01 * t22
+        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_02
+            * base_roll_rotation_02
+        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
+    let left_upper_inertia_i_00 = left_upper_inertia_com_00
+        + p.arm_mass * (t19 + t20 + t21 - left_upper_com_x * left_upper_com_x);
+    let left_upper_composite_inertia_i_00 = left_lower_inertia_i_00
+        + left_upper_inertia_i_00;
+    let hub_inertia_com_00 = base_pitch_rotation_00 * t33 + t32 * base_roll_rotation_02
+        + base_roll_rotation_01 * t34;
+    let hub_inertia_i_00 = hub_inertia_com_00
+        + (t26 + t27 + t28 - q[0] * q[0]) * p.hub_mass;
+    let hub_composite_inertia_i_00 = right_upper_composite_inertia_i_00
+        + left_upper_composite_inertia_i_00 + hub_inertia_i_00;
+    let base_pitch_projected_inertia_n_x = hub_composite_inertia_i_01 * cache.values[0]
+        + hub_composite_inertia_h_y * base_pitch_subspace_v_z
+        + hub_composite_inertia_i_00 * base_yaw_rotation_01
+        - hub_composite_inertia_h_z * base_pitch_subspace_v_y;
+    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
+        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
+    let right_upper_inertia_i_11 = p.arm_mass
+        * (t7 + t8 + t9 - right_upper_com_y * right_upper_com_y)
+        + right_upper_inertia_com_11;
+    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_11 = right_slider_inertia_com_11
+        + (t16 + t17 + t18 - right_slider_position_y * right_slider_position_y)
+            * p.right_slider_mass;
+    let right_upper_composite_inertia_i_11 = right_upper_inertia_i_11
+        + right_slider_inertia_i_11;
+    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
+        * base_roll_rotation_12 * p.arm_mass * t22
+        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_11 * t22;
+    let left_upper_inertia_i_11 = p.arm_mass
+        * (t19 + t20 + t21 - left_upper_com_y * left_upper_com_y)
+        + left_upper_inertia_com_11;
+    let left_lower_inertia_com_11 = t39 * left_lower_rotation_10
+        + t38 * left_lower_rotation_12 + left_upper_rotation_11 * t40;
+    let left_lower_inertia_i_11 = p.left_lower_mass
+        * (t23 + t24 + t25 - left_lower_com_y * left_lower_com_y)
+        + left_lower_inertia_com_11;
+    let left_upper_composite_inertia_i_11 = left_upper_inertia_i_11
+        + left_lower_inertia_i_11;
+    let hub_inertia_com_11 = base_pitch_rotation_10 * t37 + base_roll_rotation_12 * t35
+        + t36 * base_roll_rotation_11;
+    let hub_inertia_i_11 = hub_inertia_com_11
+        + (t26 + t27 + t28 - q[1] * q[1]) * p.hub_mass;
+    let hub_composite_inertia_i_11 = right_upper_composite_inertia_i_11
+        + left_upper_composite_inertia_i_11 + hub_inertia_i_11;
+    let base_pitch_projected_inertia_n_y = hub_composite_inertia_i_11 * cache.values[0]
+        + hub_composite_inertia_i_01 * base_yaw_rotation_01
+        + hub_composite_inertia_h_z * base_pitch_subspace_v_x
+        - base_pitch_subspace_v_z * hub_composite_inertia_h_x;
+    let base_roll_projected_inertia_n_x = hub_composite_inertia_h_y
+        * base_roll_subspace_v_z + base_pitch_rotation_10 * hub_composite_inertia_i_01
+        + hub_composite_inertia_i_00 * base_pitch_rotation_00
+        + base_pitch_rotation_20 * hub_composite_inertia_i_02
+        - base_roll_subspace_v_y * hub_composite_inertia_h_z;
+    let base_roll_projected_inertia_n_y = hub_composite_inertia_i_01
+        * base_pitch_rotation_00 + base_pitch_rotation_20 * hub_composite_inertia_i_12
+        + base_pitch_rotation_10 * hub_composite_inertia_i_11
+        + hub_composite_inertia_h_z * base_roll_subspace_v_x
+        - base_roll_subspace_v_z * hub_composite_inertia_h_x;
+    let t47 = base_pitch_subspace_v_z * base_roll_projected_inertia_f_z
+        + base_roll_projected_inertia_n_x * base_yaw_rotation_01
+        + base_roll_projected_inertia_f_x * base_pitch_subspace_v_x
+        + base_pitch_subspace_v_y * base_roll_projected_inertia_f_y
+        + base_roll_projected_inertia_n_y * cache.values[0];
+    let left_upper_projected_inertia_n_x = left_upper_composite_inertia_h_y
+        * left_upper_subspace_v_z
+        + left_upper_composite_inertia_i_00 * base_roll_rotation_02
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_01
+        + left_upper_composite_inertia_i_02 * base_roll_rotation_22
+        - left_upper_composite_inertia_h_z * left_upper_subspace_v_y;
+    let left_upper_projected_inertia_n_y = left_upper_composite_inertia_i_01
+        * base_roll_rotation_02
+        + base_roll_rotation_22 * left_upper_composite_inertia_i_12
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_11
+        + left_upper_composite_inertia_h_z * left_upper_subspace_v_x
+        - left_upper_composite_inertia_h_x * left_upper_subspace_v_z;
+    let t48 = left_upper_projected_inertia_f_y * base_pitch_subspace_v_y
+        + left_upper_projected_inertia_n_x * base_yaw_rotation_01
+        + cache.values[0] * left_upper_projected_inertia_n_y
+        + left_upper_projected_inertia_f_z * base_pitch_subspace_v_z
+        + left_upper_projected_inertia_f_x * base_pitch_subspace_v_x;
+    let right_upper_projected_inertia_n_x = right_upper_axis_z
+        * right_upper_composite_inertia_i_02
+        + right_upper_subspace_v_z * right_upper_composite_inertia_h_y
+        + right_upper_axis_y * right_upper_composite_inertia_i_01
+        + right_upper_composite_inertia_i_00 * right_upper_axis_x
+        - right_upper_subspace_v_y * right_upper_composite_inertia_h_z;
+    let right_upper_projected_inertia_n_y = right_upper_subspace_v_x
+        * right_upper_composite_inertia_h_z
+        + right_upper_axis_x * right_upper_composite_inertia_i_01
+        + right_upper_axis_z * right_upper_composite_inertia_i_12
+        + right_upper_composite_inertia_i_11 * right_upper_axis_y
+        - right_upper_subspace_v_z * right_upper_composite_inertia_h_x;
+    let t49 = right_upper_projected_inertia_f_y * base_pitch_subspace_v_y
+        + right_upper_projected_inertia_f_z * base_pitch_subspace_v_z
+        + right_upper_projected_inertia_f_x * base_pitch_subspace_v_x
+        + right_upper_projected_inertia_n_x * base_yaw_rotation_01
+        + right_upper_projected_inertia_n_y * cache.values[0];
+    let left_lower_projected_inertia_n_y = left_lower_inertia_h_z
+        * left_lower_subspace_v_x + left_upper_rotation_01 * left_lower_inertia_i_01
+        + left_lower_inertia_i_11 * left_upper_rotation_11
+        + left_upper_rotation_21 * left_lower_inertia_i_12
+        - left_lower_inertia_h_x * left_lower_subspace_v_z;
+    let left_lower_projected_inertia_n_x = left_lower_inertia_i_00
+        * left_upper_rotation_01 + left_lower_inertia_i_02 * left_upper_rotation_21
+        + left_upper_rotation_11 * left_lower_inertia_i_01
+        + left_lower_subspace_v_z * left_lower_inertia_h_y
+        - left_lower_inertia_h_z * left_lower_subspace_v_y;
+    let t50 = left_lower_projected_inertia_f_x * base_pitch_subspace_v_x
+        + left_lower_projected_inertia_n_y * cache.values[0]
+        + left_lower_projected_inertia_n_x * base_yaw_rotation_01
+        + base_pitch_subspace_v_y * left_lower_projected_inertia_f_y
+        + base_pitch_subspace_v_z * left_lower_projected_inertia_f_z;
+    let right_slider_projected_inertia_n_x = right_upper_rotation_20
+        * right_slider_inertia_h_y - right_slider_inertia_h_z * right_upper_rotation_10;
+    let right_slider_projected_inertia_n_y = right_upper_rotation_00
+        * right_slider_inertia_h_z - right_upper_rotation_20 * right_slider_inertia_h_x;
+    let t51 = right_slider_projected_inertia_f_x * base_pitch_subspace_v_x
+        + right_slider_projected_inertia_f_z * base_pitch_subspace_v_z
+        + right_slider_projected_inertia_n_x * base_yaw_rotation_01
+        + right_slider_projected_inertia_n_y * cache.values[0]
+        + right_slider_projected_inertia_f_y * base_pitch_subspace_v_y;
+    let t52 = base_roll_subspace_v_x * left_upper_projected_inertia_f_x
+        + base_pitch_rotation_20 * left_upper_projected_inertia_n_z
+        + base_pitch_rotation_10 * left_upper_projected_inertia_n_y
+        + left_upper_projected_inertia_f_z * base_roll_subspace_v_z
+        + base_roll_subspace_v_y * left_upper_projected_inertia_f_y
+        + left_upper_projected_inertia_n_x * base_pitch_rotation_00;
+    let t53 = right_upper_projected_inertia_n_x * base_pitch_rotation_00
+        + base_pitch_rotation_20 * right_upper_projected_inertia_n_z
+        + base_roll_subspace_v_x * right_upper_projected_inertia_f_x
+        + base_roll_subspace_v_y * right_upper_projected_inertia_f_y
+        + base_pitch_rotation_10 * right_upper_projected_inertia_n_y
+        + right_upper_projected_inertia_f_z * base_roll_subspace_v_z;
+    let t54 = base_roll_subspace_v_z * left_lower_projected_inertia_f_z
+        + left_lower_projected_inertia_n_x * base_pitch_rotation_00
+        + base_roll_subspace_v_x * left_lower_projected_inertia_f_x
+        + base_pitch_rotation_20 * left_lower_projected_inertia_n_z
+        + base_roll_subspace_v_y * left_lower_projected_inertia_f_y
+        + left_lower_projected_inertia_n_y * base_pitch_rotation_10;
+    let t55 = base_pitch_rotation_10 * right_slider_projected_inertia_n_y
+        + right_slider_projected_inertia_f_x * base_roll_subspace_v_x
+        + right_slider_projected_inertia_f_z * base_roll_subspace_v_z
+        + right_slider_projected_inertia_n_x * base_pitch_rotation_00
+        + base_roll_subspace_v_y * right_slider_projected_inertia_f_y
+        + base_pitch_rotation_20 * right_slider_projected_inertia_n_z;
+    let t56 = base_roll_rotation_22 * left_lower_projected_inertia_n_z
+        + left_upper_subspace_v_y * left_lower_projected_inertia_f_y
+        + left_upper_subspace_v_z * left_lower_projected_inertia_f_z
+        + base_roll_rotation_12 * left_lower_projected_inertia_n_y
+        + left_lower_projected_inertia_n_x * base_roll_rotation_02
+        + left_upper_subspace_v_x * left_lower_projected_inertia_f_x;
+    let t57 = right_upper_subspace_v_y * right_slider_projected_inertia_f_y
+        + right_upper_axis_y * right_slider_projected_inertia_n_y
+        + right_slider_projected_inertia_f_z * right_upper_subspace_v_z
+        + right_slider_projected_inertia_f_x * right_upper_subspace_v_x
+        + right_upper_axis_z * right_slider_projected_inertia_n_z
+        + right_slider_projected_inertia_n_x * right_upper_axis_x;
+    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + base_pitch_rotation_10 * qd[5];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
+    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + base_roll_subspace_v_z * qd[5];
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * right_upper_subspace_v_z;
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (right_upper_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * right_upper_axis_x
+        - right_upper_axis_z * base_roll_velocity_w_x;
+    let base_pitch_subspace_rate_w_y = qd[3] * base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_roll_subspace_rate_w_y = base_pitch_rotation_00 * qd[3]
+        - base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_bias_w_y = base_pitch_bias_w_y + base_roll_subspace_rate_w_y * qd[5];
+    let right_upper_bias_w_y = qd[7] * right_upper_subspace_rate_w_y
+        + base_roll_bias_w_y;
+    let base_roll_subspace_rate_w_z = base_pitch_rotation_10 * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * right_upper_axis_y
+        - right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_bias_w_z = base_roll_bias_w_z
+        + qd[7] * right_upper_subspace_rate_w_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * right_slider_inertia_h_y);
+    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * right_slider_inertia_h_x);
+    let right_slider_subspace_rate_v_x = right_upper_rotation_20
+        * right_upper_velocity_w_y - right_upper_velocity_w_z * right_upper_rotation_10;
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.values[0]
+        - qd[3] * base_pitch_subspace_v_y;
+    let base_pitch_bias_v_x = base_yaw_bias_v_x + qd[4] * base_pitch_subspace_rate_v_x;
+    let base_roll_subspace_rate_v_x = base_pitch_rotation_20 * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * base_roll_subspace_v_z
+        - base_roll_subspace_v_y * qd[3]
+        - base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_bias_v_x = base_pitch_bias_v_x + base_roll_subspace_rate_v_x * qd[5];
+    let right_upper_subspace_rate_v_x = right_upper_axis_z * base_roll_velocity_v_y
+        + right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_subspace_v_y
+        - right_upper_axis_y * base_roll_velocity_v_z;
+    let right_upper_bias_v_x = base_roll_bias_v_x
+        + right_upper_subspace_rate_v_x * qd[7];
+    let right_slider_bias_v_x = right_slider_subspace_rate_v_x * qd[9]
+        + right_upper_bias_v_x;
+    let right_slider_composite_force_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y + p.right_slider_mass * right_slider_bias_v_x
+        - (right_upper_bias_w_z * right_slider_inertia_h_y
+            - right_slider_inertia_h_z * right_upper_bias_w_y)
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (right_upper_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_composite_force_f_x = right_upper_momentum_f_z
+        * right_upper_velocity_w_y + right_slider_composite_force_f_x
+        + p.arm_mass * right_upper_bias_v_x
+        - right_upper_velocity_w_z * right_upper_momentum_f_y
+        - (right_upper_inertia_h_y * right_upper_bias_w_z
+            - right_upper_inertia_h_z * right_upper_bias_w_y);
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * hub_inertia_h_z
+            - base_roll_velocity_w_z * hub_inertia_h_x);
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * hub_inertia_h_y);
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * left_upper_subspace_v_y;
+    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
+    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y * left_upper_rotation_21
+        + left_upper_velocity_w_y * left_lower_subspace_v_z
+        - left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * left_upper_rotation_11;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y * base_roll_rotation_22
+        + left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * left_upper_subspace_v_y
+        - base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_bias_v_x = base_roll_bias_v_x + qd[6] * left_upper_subspace_rate_v_x;
+    let left_lower_bias_v_x = left_lower_subspace_rate_v_x * qd[8] + left_upper_bias_v_x;
+    let left_upper_subspace_rate_w_z = base_roll_rotation_12 * base_roll_velocity_w_x
+        - base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_bias_w_z = qd[6] * left_upper_subspace_rate_w_z + base_roll_bias_w_z;
+    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let left_lower_subspace_rate_w_z = left_upper_rotation_11 * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * left_upper_rotation_01;
+    let left_lower_bias_w_z = left_upper_bias_w_z + left_lower_subspace_rate_w_z * qd[8];
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z * base_roll_rotation_02
+        - base_roll_velocity_w_x * base_roll_rotation_22;
+    let left_upper_bias_w_y = qd[6] * left_upper_subspace_rate_w_y + base_roll_bias_w_y;
+    let left_lower_subspace_rate_w_y = left_upper_rotation_01 * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * left_upper_rotation_21;
+    let left_lower_bias_w_y = left_upper_bias_w_y + left_lower_subspace_rate_w_y * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + left_upper_rotation_11 * qd[8];
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + left_lower_subspace_v_z * qd[8];
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + left_upper_rotation_01 * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * left_lower_inertia_h_y);
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_lower_velocity_w_x
+            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_lower_composite_force_f_x = p.left_lower_mass * left_lower_bias_v_x
+        + left_lower_velocity_w_y * left_lower_momentum_f_z
+        - (left_lower_bias_w_z * left_lower_inertia_h_y
+            - left_lower_inertia_h_z * left_lower_bias_w_y)
+        - left_lower_momentum_f_y * left_lower_velocity_w_z;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * left_upper_inertia_h_z
+            - left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (left_upper_inertia_h_x * left_upper_velocity_w_y
+            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_composite_force_f_x = left_lower_composite_force_f_x
+        + p.arm_mass * left_upper_bias_v_x
+        + left_upper_velocity_w_y * left_upper_momentum_f_z
+        - (left_upper_bias_w_z * left_upper_inertia_h_y
+            - left_upper_bias_w_y * left_upper_inertia_h_z)
+        - left_upper_momentum_f_y * left_upper_velocity_w_z;
+    let hub_composite_force_f_x = right_upper_composite_force_f_x
+        + base_roll_bias_v_x * p.hub_mass + hub_momentum_f_z * base_roll_velocity_w_y
+        + left_upper_composite_force_f_x - base_roll_velocity_w_z * hub_momentum_f_y
+        - (base_roll_bias_w_z * hub_inertia_h_y - hub_inertia_h_z * base_roll_bias_w_y);
+    let base_pitch_subspace_rate_v_y = qd[2] * base_yaw_rotation_01
+        + qd[3] * base_pitch_subspace_v_x;
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_pitch_bias_v_y = qd[4] * base_pitch_subspace_rate_v_y + base_yaw_bias_v_y;
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_rate_v_y = base_pitch_rotation_00 * base_pitch_velocity_v_z
+        + base_roll_subspace_v_x * qd[3]
+        - base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * base_pitch_rotation_20;
+    let base_roll_bias_v_y = base_pitch_bias_v_y + qd[5] * base_roll_subspace_rate_v_y;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * base_roll_subspace_v_x;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * right_upper_axis_x
+        + base_roll_velocity_w_z * right_upper_subspace_v_x
+        - right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * right_upper_subspace_v_z;
+    let right_upper_bias_v_y = base_roll_bias_v_y
+        + right_upper_subspace_rate_v_y * qd[7];
+    let right_slider_subspace_rate_v_y = right_upper_rotation_00
+        * right_upper_velocity_w_z - right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_bias_v_y = right_upper_bias_v_y
+        + right_slider_subspace_rate_v_y * qd[9];
+    let right_upper_subspace_rate_w_x = right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_axis_y;
+    let base_roll_subspace_rate_w_x = base_pitch_rotation_20 * base_pitch_velocity_w_y
+        - base_pitch_rotation_10 * qd[3];
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.values[0]);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_roll_bias_w_x = base_roll_subspace_rate_w_x * qd[5] + base_pitch_bias_w_x;
+    let right_upper_bias_w_x = qd[7] * right_upper_subspace_rate_w_x
+        + base_roll_bias_w_x;
+    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * right_slider_inertia_h_y
+            - right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_composite_force_f_y = right_slider_bias_v_y * p.right_slider_mass
+        + right_slider_momentum_f_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x
+        - (right_upper_bias_w_x * right_slider_inertia_h_z
+            - right_upper_bias_w_z * right_slider_inertia_h_x);
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (right_upper_inertia_h_y * right_upper_velocity_w_z
+            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_composite_force_f_y = right_slider_composite_force_f_y
+        + right_upper_bias_v_y * p.arm_mass
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        - (right_upper_bias_w_x * right_upper_inertia_h_z
+            - right_upper_inertia_h_x * right_upper_bias_w_z)
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * left_upper_inertia_h_z);
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z * left_upper_subspace_v_x
+        + base_roll_velocity_v_z * base_roll_rotation_02
+        - base_roll_velocity_v_x * base_roll_rotation_22
+        - base_roll_velocity_w_x * left_upper_subspace_v_z;
+    let left_upper_bias_v_y = base_roll_bias_v_y + qd[6] * left_upper_subspace_rate_v_y;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y * base_roll_rotation_22
+        - base_roll_rotation_12 * base_roll_velocity_w_z;
+    let left_upper_bias_w_x = qd[6] * left_upper_subspace_rate_w_x + base_roll_bias_w_x;
+    let left_lower_subspace_rate_v_y = left_upper_rotation_01 * left_upper_velocity_v_z
+        + left_lower_subspace_v_x * left_upper_velocity_w_z
+        - left_lower_subspace_v_z * left_upper_velocity_w_x
+        - left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_lower_bias_v_y = left_upper_bias_v_y + left_lower_subspace_rate_v_y * qd[8];
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (left_lower_inertia_h_y * left_lower_velocity_w_z
+            - left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y * left_upper_rotation_21
+        - left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_bias_w_x = left_upper_bias_w_x + left_lower_subspace_rate_w_x * qd[8];
+    let left_lower_composite_force_f_y = left_lower_bias_v_y * p.left_lower_mass
+        + left_lower_momentum_f_x * left_lower_velocity_w_z
+        - (left_lower_inertia_h_z * left_lower_bias_w_x
+            - left_lower_inertia_h_x * left_lower_bias_w_z)
+        - left_lower_velocity_w_x * left_lower_momentum_f_z;
+    let left_upper_composite_force_f_y = left_upper_momentum_f_x
+        * left_upper_velocity_w_z + p.arm_mass * left_upper_bias_v_y
+        + left_lower_composite_force_f_y
+        - left_upper_velocity_w_x * left_upper_momentum_f_z
+        - (left_upper_bias_w_x * left_upper_inertia_h_z
+            - left_upper_inertia_h_x * left_upper_bias_w_z);
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * hub_inertia_h_y
+            - hub_inertia_h_z * base_roll_velocity_w_y);
+    let hub_composite_force_f_y = base_roll_bias_v_y * p.hub_mass
+        + right_upper_composite_force_f_y + left_upper_composite_force_f_y
+        + hub_momentum_f_x * base_roll_velocity_w_z
+        - base_roll_velocity_w_x * hub_momentum_f_z
+        - (hub_inertia_h_z * base_roll_bias_w_x - base_roll_bias_w_z * hub_inertia_h_x);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x * left_upper_subspace_v_y
+        + base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * base_roll_rotation_02
+        - left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let base_roll_subspace_rate_v_z = base_roll_subspace_v_y * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * base_pitch_rotation_10
+        - base_pitch_velocity_w_y * base_roll_subspace_v_x
+        - base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.values[0]
+        - base_yaw_velocity_v_y * base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_roll_bias_v_z = qd[5] * base_roll_subspace_rate_v_z + base_pitch_bias_v_z;
+    let left_upper_bias_v_z = qd[6] * left_upper_subspace_rate_v_z + base_roll_bias_v_z;
+    let left_lower_subspace_rate_v_z = left_upper_rotation_11 * left_upper_velocity_v_x
+        + left_lower_subspace_v_y * left_upper_velocity_w_x
+        - left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * left_lower_subspace_v_x;
+    let left_lower_bias_v_z = left_lower_subspace_rate_v_z * qd[8] + left_upper_bias_v_z;
+    let left_lower_composite_force_f_z = left_lower_bias_v_z * p.left_lower_mass
+        + left_lower_velocity_w_x * left_lower_momentum_f_y
+        - (left_lower_inertia_h_x * left_lower_bias_w_y
+            - left_lower_bias_w_x * left_lower_inertia_h_y)
+        - left_lower_momentum_f_x * left_lower_velocity_w_y;
+    let left_upper_composite_force_f_z = left_upper_velocity_w_x
+        * left_upper_momentum_f_y + p.arm_mass * left_upper_bias_v_z
+        + left_lower_composite_force_f_z
+        - left_upper_momentum_f_x * left_upper_velocity_w_y
+        - (left_upper_inertia_h_x * left_upper_bias_w_y
+            - left_upper_bias_w_x * left_upper_inertia_h_y);
+    let right_upper_subspace_rate_v_z = right_upper_axis_y * base_roll_velocity_v_x
+        + right_upper_subspace_v_y * base_roll_velocity_w_x
+        - right_upper_axis_x * base_roll_velocity_v_y
+        - right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_bias_v_z = right_upper_subspace_rate_v_z * qd[7]
+        + base_roll_bias_v_z;
+    let right_slider_subspace_rate_v_z = right_upper_rotation_10
+        * right_upper_velocity_w_x - right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_slider_bias_v_z = right_upper_bias_v_z
+        + right_slider_subspace_rate_v_z * qd[9];
+    let right_slider_composite_force_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x + right_slider_bias_v_z * p.right_slider_mass
+        - right_slider_momentum_f_x * right_upper_velocity_w_y
+        - (right_slider_inertia_h_x * right_upper_bias_w_y
+            - right_upper_bias_w_x * right_slider_inertia_h_y);
+    let right_upper_composite_force_f_z = right_upper_bias_v_z * p.arm_mass
+        + right_upper_velocity_w_x * right_upper_momentum_f_y
+        + right_slider_composite_force_f_z
+        - right_upper_momentum_f_x * right_upper_velocity_w_y
+        - (right_upper_inertia_h_x * right_upper_bias_w_y
+            - right_upper_inertia_h_y * right_upper_bias_w_x);
+    let hub_composite_force_f_z = left_upper_composite_force_f_z
+        + right_upper_composite_force_f_z + p.hub_mass * base_roll_bias_v_z
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        - hub_momentum_f_x * base_roll_velocity_w_y
+        - (hub_inertia_h_x * base_roll_bias_w_y - hub_inertia_h_y * base_roll_bias_w_x);
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * left_upper_inertia_h_y
+        + left_upper_velocity_w_y * left_upper_inertia_i_01
+        + left_upper_velocity_w_x * left_upper_inertia_i_00
+        + left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * left_upper_inertia_h_z;
+    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_01
+        + left_lower_inertia_h_z * left_lower_velocity_v_x
+        + left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * left_lower_inertia_i_01
+        + left_lower_inertia_h_y * left_lower_velocity_v_z
+        + left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_lower_composite_force_n_z = left_lower_momentum_f_y
+        * left_lower_velocity_v_x + left_lower_bias_w_z * left_lower_inertia_i_22
+        + left_lower_momentum_n_y * left_lower_velocity_w_x
+        + left_lower_bias_w_y * left_lower_inertia_i_12
+        + left_lower_inertia_i_02 * left_lower_bias_w_x
+        + left_lower_inertia_h_x * left_lower_bias_v_y
+        - left_lower_velocity_v_y * left_lower_momentum_f_x
+        - left_lower_inertia_h_y * left_lower_bias_v_x
+        - left_lower_momentum_n_x * left_lower_velocity_w_y;
+    let left_upper_momentum_n_y = left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * left_upper_inertia_h_z
+        + left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_composite_force_n_z = left_upper_velocity_v_x
+        * left_upper_momentum_f_y + left_upper_bias_w_y * left_upper_inertia_i_12
+        + left_upper_inertia_i_22 * left_upper_bias_w_z + left_lower_composite_force_n_z
+        + left_upper_inertia_h_x * left_upper_bias_v_y
+        + left_upper_inertia_i_02 * left_upper_bias_w_x
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - left_upper_inertia_h_y * left_upper_bias_v_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
+    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
+        + hub_inertia_h_z * base_roll_velocity_v_x
+        + hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_01
+        - base_roll_velocity_v_z * hub_inertia_h_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
+        + base_roll_velocity_w_x * hub_inertia_i_00
+        + base_roll_velocity_w_z * hub_inertia_i_02
+        + hub_inertia_i_01 * base_roll_velocity_w_y
+        - hub_inertia_h_z * base_roll_velocity_v_y;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
+        + right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * right_slider_inertia_i_12
+        + right_upper_velocity_w_x * right_slider_inertia_i_01
+        - right_slider_velocity_v_z * right_slider_inertia_h_x;
+    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * right_slider_inertia_i_00
+        + right_upper_velocity_w_y * right_slider_inertia_i_01
+        + right_slider_velocity_v_z * right_slider_inertia_h_y
+        - right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_composite_force_n_z = right_slider_inertia_i_12
+        * right_upper_bias_w_y + right_upper_bias_w_z * right_slider_inertia_i_22
+        + right_slider_bias_v_y * right_slider_inertia_h_x
+        + right_slider_momentum_n_y * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x
+        + right_slider_inertia_i_02 * right_upper_bias_w_x
+        - right_slider_bias_v_x * right_slider_inertia_h_y
+        - right_slider_momentum_n_x * right_upper_velocity_w_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y;
+    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
+        + right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + right_upper_inertia_h_z * right_upper_velocity_v_x
+        - right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
+        + right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * right_upper_inertia_i_02
+        - right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_composite_force_n_z = right_upper_bias_v_y * right_upper_inertia_h_x
+        + right_slider_composite_force_n_z
+        + right_upper_inertia_i_12 * right_upper_bias_w_y
+        + right_upper_inertia_i_22 * right_upper_bias_w_z
+        + right_upper_bias_w_x * right_upper_inertia_i_02
+        + right_upper_momentum_f_y * right_upper_velocity_v_x
+        + right_upper_momentum_n_y * right_upper_velocity_w_x
+        - right_upper_inertia_h_y * right_upper_bias_v_x
+        - right_upper_momentum_f_x * right_upper_velocity_v_y
+        - right_upper_momentum_n_x * right_upper_velocity_w_y;
+    let hub_composite_force_n_z = hub_inertia_i_12 * base_roll_bias_w_y
+        + base_roll_bias_w_x * hub_inertia_i_02 + left_upper_composite_force_n_z
+        + base_roll_bias_w_z * hub_inertia_i_22
+        + base_roll_velocity_w_x * hub_momentum_n_y
+        + hub_momentum_f_y * base_roll_velocity_v_x
+        + base_roll_bias_v_y * hub_inertia_h_x + right_upper_composite_force_n_z
+        - hub_momentum_f_x * base_roll_velocity_v_y
+        - hub_momentum_n_x * base_roll_velocity_w_y
+        - base_roll_bias_v_x * hub_inertia_h_y;
+    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * hub_inertia_i_22
+        + hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_02
+        - hub_inertia_h_y * base_roll_velocity_v_x;
+    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
+        + right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * right_slider_inertia_i_12
+        + right_upper_velocity_w_z * right_slider_inertia_i_22
+        - right_slider_velocity_v_x * right_slider_inertia_h_y;
+    let right_slider_composite_force_n_y = right_upper_bias_w_z
+        * right_slider_inertia_i_12 + right_upper_bias_w_x * right_slider_inertia_i_01
+        + right_slider_inertia_i_11 * right_upper_bias_w_y
+        + right_slider_inertia_h_z * right_slider_bias_v_x
+        + right_slider_momentum_f_x * right_slider_velocity_v_z
+        + right_slider_momentum_n_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_slider_velocity_v_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x
+        - right_slider_bias_v_z * right_slider_inertia_h_x;
+    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
+        + right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * right_upper_inertia_i_22
+        - right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_composite_force_n_y = right_upper_inertia_i_12 * right_upper_bias_w_z
+        + right_slider_composite_force_n_y
+        + right_upper_momentum_n_x * right_upper_velocity_w_z
+        + right_upper_inertia_i_01 * right_upper_bias_w_x
+        + right_upper_bias_v_x * right_upper_inertia_h_z
+        + right_upper_inertia_i_11 * right_upper_bias_w_y
+        + right_upper_momentum_f_x * right_upper_velocity_v_z
+        - right_upper_velocity_w_x * right_upper_momentum_n_z
+        - right_upper_momentum_f_z * right_upper_velocity_v_x
+        - right_upper_bias_v_z * right_upper_inertia_h_x;
+    let left_upper_momentum_n_z = left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * left_upper_inertia_i_12
+        - left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_02
+        - left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_composite_force_n_y = left_lower_inertia_i_01 * left_lower_bias_w_x
+        + left_lower_inertia_i_11 * left_lower_bias_w_y
+        + left_lower_momentum_n_x * left_lower_velocity_w_z
+        + left_lower_momentum_f_x * left_lower_velocity_v_z
+        + left_lower_bias_w_z * left_lower_inertia_i_12
+        + left_lower_inertia_h_z * left_lower_bias_v_x
+        - left_lower_inertia_h_x * left_lower_bias_v_z
+        - left_lower_momentum_f_z * left_lower_velocity_v_x
+        - left_lower_velocity_w_x * left_lower_momentum_n_z;
+    let left_upper_composite_force_n_y = left_upper_bias_w_z * left_upper_inertia_i_12
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_upper_bias_w_y * left_upper_inertia_i_11
+        + left_upper_bias_w_x * left_upper_inertia_i_01
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_bias_v_x * left_upper_inertia_h_z + left_lower_composite_force_n_y
+        - left_upper_inertia_h_x * left_upper_bias_v_z
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let hub_composite_force_n_y = hub_inertia_i_11 * base_roll_bias_w_y
+        + base_roll_bias_w_z * hub_inertia_i_12
+        + base_roll_velocity_w_z * hub_momentum_n_x
+        + base_roll_bias_v_x * hub_inertia_h_z + right_upper_composite_force_n_y
+        + hub_momentum_f_x * base_roll_velocity_v_z + left_upper_composite_force_n_y
+        + hub_inertia_i_01 * base_roll_bias_w_x
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x
+        - hub_inertia_h_x * base_roll_bias_v_z;
+    let right_slider_composite_force_n_x = right_slider_inertia_i_02
+        * right_upper_bias_w_z + right_upper_bias_w_x * right_slider_inertia_i_00
+        + right_slider_momentum_f_z * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        + right_slider_bias_v_z * right_slider_inertia_h_y
+        + right_slider_inertia_i_01 * right_upper_bias_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z
+        - right_slider_inertia_h_z * right_slider_bias_v_y;
+    let right_upper_composite_force_n_x = right_upper_bias_w_z * right_upper_inertia_i_02
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + right_upper_inertia_i_01 * right_upper_bias_w_y
+        + right_upper_inertia_h_y * right_upper_bias_v_z
+        + right_upper_inertia_i_00 * right_upper_bias_w_x
+        + right_slider_composite_force_n_x
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - right_upper_bias_v_y * right_upper_inertia_h_z
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let left_lower_composite_force_n_x = left_lower_bias_w_y * left_lower_inertia_i_01
+        + left_lower_bias_w_z * left_lower_inertia_i_02
+        + left_lower_bias_v_z * left_lower_inertia_h_y
+        + left_lower_inertia_i_00 * left_lower_bias_w_x
+        + left_lower_velocity_w_y * left_lower_momentum_n_z
+        + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - left_lower_inertia_h_z * left_lower_bias_v_y
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_upper_composite_force_n_x = left_lower_composite_force_n_x
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + left_upper_bias_w_y * left_upper_inertia_i_01
+        + left_upper_bias_w_z * left_upper_inertia_i_02
+        + left_upper_bias_w_x * left_upper_inertia_i_00
+        + left_upper_inertia_h_y * left_upper_bias_v_z
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        - left_upper_velocity_w_z * left_upper_momentum_n_y
+        - left_upper_bias_v_y * left_upper_inertia_h_z
+        - left_upper_velocity_v_z * left_upper_momentum_f_y;
+    let hub_composite_force_n_x = right_upper_composite_force_n_x
+        + hub_inertia_i_01 * base_roll_bias_w_y + base_roll_bias_w_x * hub_inertia_i_00
+        + base_roll_velocity_v_y * hub_momentum_f_z
+        + base_roll_bias_w_z * hub_inertia_i_02
+        + hub_momentum_n_z * base_roll_velocity_w_y + left_upper_composite_force_n_x
+        + hub_inertia_h_y * base_roll_bias_v_z
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y
+        - base_roll_bias_v_y * hub_inertia_h_z;
+    mass_matrix[(0, 0)] = hub_composite_inertia_m;
+    mass_matrix[(0, 3)] = base_yaw_projected_inertia_f_x;
+    mass_matrix[(3, 0)] = base_yaw_projected_inertia_f_x;
+    mass_matrix[(0, 4)] = base_pitch_projected_inertia_f_x;
+    mass_matrix[(4, 0)] = base_pitch_projected_inertia_f_x;
+    mass_matrix[(0, 5)] = base_roll_projected_inertia_f_x;
+    mass_matrix[(5, 0)] = base_roll_projected_inertia_f_x;
+    mass_matrix[(0, 6)] = left_upper_projected_inertia_f_x;
+    mass_matrix[(6, 0)] = left_upper_projected_inertia_f_x;
+    mass_matrix[(0, 7)] = right_upper_projected_inertia_f_x;
+    mass_matrix[(7, 0)] = right_upper_projected_inertia_f_x;
+    mass_matrix[(0, 8)] = left_lower_projected_inertia_f_x;
+    mass_matrix[(8, 0)] = left_lower_projected_inertia_f_x;
+    mass_matrix[(0, 9)] = right_slider_projected_inertia_f_x;
+    mass_matrix[(9, 0)] = right_slider_projected_inertia_f_x;
+    mass_matrix[(1, 1)] = hub_composite_inertia_m;
+    mass_matrix[(1, 3)] = base_yaw_projected_inertia_f_y;
+    mass_matrix[(3, 1)] = base_yaw_projected_inertia_f_y;
+    mass_matrix[(1, 4)] = base_pitch_projected_inertia_f_y;
+    mass_matrix[(4, 1)] = base_pitch_projected_inertia_f_y;
+    mass_matrix[(1, 5)] = base_roll_projected_inertia_f_y;
+    mass_matrix[(5, 1)] = base_roll_projected_inertia_f_y;
+    mass_matrix[(1, 6)] = left_upper_projected_inertia_f_y;
+    mass_matrix[(6, 1)] = left_upper_projected_inertia_f_y;
+    mass_matrix[(1, 7)] = right_upper_projected_inertia_f_y;
+    mass_matrix[(7, 1)] = right_upper_projected_inertia_f_y;
+    mass_matrix[(1, 8)] = left_lower_projected_inertia_f_y;
+    mass_matrix[(8, 1)] = left_lower_projected_inertia_f_y;
+    mass_matrix[(1, 9)] = right_slider_projected_inertia_f_y;
+    mass_matrix[(9, 1)] = right_slider_projected_inertia_f_y;
+    mass_matrix[(2, 2)] = hub_composite_inertia_m;
+    mass_matrix[(2, 4)] = base_pitch_projected_inertia_f_z;
+    mass_matrix[(4, 2)] = base_pitch_projected_inertia_f_z;
+    mass_matrix[(2, 5)] = base_roll_projected_inertia_f_z;
+    mass_matrix[(5, 2)] = base_roll_projected_inertia_f_z;
+    mass_matrix[(2, 6)] = left_upper_projected_inertia_f_z;
+    mass_matrix[(6, 2)] = left_upper_projected_inertia_f_z;
+    mass_matrix[(2, 7)] = right_upper_projected_inertia_f_z;
+    mass_matrix[(7, 2)] = right_upper_projected_inertia_f_z;
+    mass_matrix[(2, 8)] = left_lower_projected_inertia_f_z;
+    mass_matrix[(8, 2)] = left_lower_projected_inertia_f_z;
+    mass_matrix[(2, 9)] = right_slider_projected_inertia_f_z;
+    mass_matrix[(9, 2)] = right_slider_projected_inertia_f_z;
+    mass_matrix[(3, 3)] = base_yaw_projected_inertia_f_y * base_yaw_subspace_v_y
+        + base_yaw_projected_inertia_n_z + q[1] * base_yaw_projected_inertia_f_x;
+    mass_matrix[(3, 4)] = t41;
+    mass_matrix[(4, 3)] = t41;
+    mass_matrix[(3, 5)] = t42;
+    mass_matrix[(5, 3)] = t42;
+    mass_matrix[(3, 6)] = t43;
+    mass_matrix[(6, 3)] = t43;
+    mass_matrix[(3, 7)] = t44;
+    mass_matrix[(7, 3)] = t44;
+    mass_matrix[(3, 8)] = t45;
+    mass_matrix[(8, 3)] = t45;
+    mass_matrix[(3, 9)] = t46;
+    mass_matrix[(9, 3)] = t46;
+    mass_matrix[(4, 4)] = base_pitch_projected_inertia_n_x * base_yaw_rotation_01
+        + base_pitch_projected_inertia_f_x * base_pitch_subspace_v_x
+        + base_pitch_projected_inertia_n_y * cache.values[0]
+        + base_pitch_subspace_v_z * base_pitch_projected_inertia_f_z
+        + base_pitch_subspace_v_y * base_pitch_projected_inertia_f_y;
+    mass_matrix[(4, 5)] = t47;
+    mass_matrix[(5, 4)] = t47;
+    mass_matrix[(4, 6)] = t48;
+    mass_matrix[(6, 4)] = t48;
+    mass_matrix[(4, 7)] = t49;
+    mass_matrix[(7, 4)] = t49;
+    mass_matrix[(4, 8)] = t50;
+    mass_matrix[(8, 4)] = t50;
+    mass_matrix[(4, 9)] = t51;
+    mass_matrix[(9, 4)] = t51;
+    mass_matrix[(5, 5)] = base_roll_subspace_v_y * base_roll_projected_inertia_f_y
+        + base_roll_projected_inertia_n_x * base_pitch_rotation_00
+        + base_roll_subspace_v_z * base_roll_projected_inertia_f_z
+        + base_pitch_rotation_20 * base_roll_projected_inertia_n_z
+        + base_roll_projected_inertia_n_y * base_pitch_rotation_10
+        + base_roll_projected_inertia_f_x * base_roll_subspace_v_x;
+    mass_matrix[(5, 6)] = t52;
+    mass_matrix[(6, 5)] = t52;
+    mass_matrix[(5, 7)] = t53;
+    mass_matrix[(7, 5)] = t53;
+    mass_matrix[(5, 8)] = t54;
+    mass_matrix[(8, 5)] = t54;
+    mass_matrix[(5, 9)] = t55;
+    mass_matrix[(9, 5)] = t55;
+    mass_matrix[(6, 6)] = left_upper_subspace_v_x * left_upper_projected_inertia_f_x
+        + base_roll_rotation_12 * left_upper_projected_inertia_n_y
+        + left_upper_projected_inertia_f_y * left_upper_subspace_v_y
+        + left_upper_projected_inertia_n_z * base_roll_rotation_22
+        + left_upper_projected_inertia_f_z * left_upper_subspace_v_z
+        + left_upper_projected_inertia_n_x * base_roll_rotation_02;
+    mass_matrix[(6, 8)] = t56;
+    mass_matrix[(8, 6)] = t56;
+    mass_matrix[(7, 7)] = right_upper_projected_inertia_n_z * right_upper_axis_z
+        + right_upper_subspace_v_y * right_upper_projected_inertia_f_y
+        + right_upper_projected_inertia_f_z * right_upper_subspace_v_z
+        + right_upper_projected_inertia_n_x * right_upper_axis_x
+        + right_upper_subspace_v_x * right_upper_projected_inertia_f_x
+        + right_upper_axis_y * right_upper_projected_inertia_n_y;
+    mass_matrix[(7, 9)] = t57;
+    mass_matrix[(9, 7)] = t57;
+    mass_matrix[(8, 8)] = left_lower_subspace_v_y * left_lower_projected_inertia_f_y
+        + left_lower_subspace_v_x * left_lower_projected_inertia_f_x
+        + left_lower_subspace_v_z * left_lower_projected_inertia_f_z
+        + left_upper_rotation_21 * left_lower_projected_inertia_n_z
+        + left_lower_projected_inertia_n_y * left_upper_rotation_11
+        + left_upper_rotation_01 * left_lower_projected_inertia_n_x;
+    mass_matrix[(9, 9)] = right_upper_rotation_10 * right_slider_projected_inertia_f_y
+        + right_slider_projected_inertia_f_z * right_upper_rotation_20
+        + right_upper_rotation_00 * right_slider_projected_inertia_f_x;
+    coriolis[0] = hub_composite_force_f_x;
+    coriolis[1] = hub_composite_force_f_y;
+    coriolis[2] = hub_composite_force_f_z;
+    coriolis[3] = hub_composite_force_n_z
+        + base_yaw_subspace_v_y * hub_composite_force_f_y
+        + q[1] * hub_composite_force_f_x;
+    coriolis[4] = hub_composite_force_f_x * base_pitch_subspace_v_x
+        + cache.values[0] * hub_composite_force_n_y
+        + base_pitch_subspace_v_y * hub_composite_force_f_y
+        + hub_composite_force_f_z * base_pitch_subspace_v_z
+        + hub_composite_force_n_x * base_yaw_rotation_01;
+    coriolis[5] = hub_composite_force_f_z * base_roll_subspace_v_z
+        + base_roll_subspace_v_y * hub_composite_force_f_y
+        + hub_composite_force_f_x * base_roll_subspace_v_x
+        + hub_composite_force_n_x * base_pitch_rotation_00
+        + base_pitch_rotation_10 * hub_composite_force_n_y
+        + base_pitch_rotation_20 * hub_composite_force_n_z;
+    coriolis[6] = left_upper_composite_force_n_x * base_roll_rotation_02
+        + left_upper_composite_force_n_z * base_roll_rotation_22
+        + left_upper_subspace_v_x * left_upper_composite_force_f_x
+        + base_roll_rotation_12 * left_upper_composite_force_n_y
+        + left_upper_composite_force_f_z * left_upper_subspace_v_z
+        + left_upper_composite_force_f_y * left_upper_subspace_v_y;
+    coriolis[7] = right_upper_composite_force_f_x * right_upper_subspace_v_x
+        + right_upper_subspace_v_y * right_upper_composite_force_f_y
+        + right_upper_composite_force_f_z * right_upper_subspace_v_z
+        + right_upper_axis_y * right_upper_composite_force_n_y
+        + right_upper_axis_z * right_upper_composite_force_n_z
+        + right_upper_composite_force_n_x * right_upper_axis_x;
+    coriolis[8] = left_lower_subspace_v_z * left_lower_composite_force_f_z
+        + left_lower_composite_force_n_x * left_upper_rotation_01
+        + left_lower_composite_force_f_x * left_lower_subspace_v_x
+        + left_lower_composite_force_n_z * left_upper_rotation_21
+        + left_upper_rotation_11 * left_lower_composite_force_n_y
+        + left_lower_subspace_v_y * left_lower_composite_force_f_y;
+    coriolis[9] = right_slider_composite_force_f_x * right_upper_rotation_00
+        + right_slider_composite_force_f_y * right_upper_rotation_10
+        + right_upper_rotation_20 * right_slider_composite_force_f_z;
+    gravity[2] = p.gravity * hub_composite_inertia_m;
+    gravity[4] = hub_composite_inertia_h_y * p.gravity * base_yaw_rotation_01
+        + p.gravity * base_pitch_subspace_v_z * hub_composite_inertia_m
+        - p.gravity * hub_composite_inertia_h_x * cache.values[0];
+    gravity[5] = p.gravity * base_roll_subspace_v_z * hub_composite_inertia_m
+        + hub_composite_inertia_h_y * p.gravity * base_pitch_rotation_00
+        - p.gravity * base_pitch_rotation_10 * hub_composite_inertia_h_x;
+    gravity[6] = p.gravity * left_upper_composite_inertia_h_y * base_roll_rotation_02
+        + p.gravity * left_upper_subspace_v_z * left_upper_composite_inertia_m
+        - base_roll_rotation_12 * p.gravity * left_upper_composite_inertia_h_x;
+    gravity[7] = p.gravity * right_upper_subspace_v_z * right_upper_composite_inertia_m
+        + p.gravity * right_upper_axis_x * right_upper_composite_inertia_h_y
+        - p.gravity * right_upper_axis_y * right_upper_composite_inertia_h_x;
+    gravity[8] = p.gravity * left_upper_rotation_01 * left_lower_inertia_h_y
+        + p.gravity * left_lower_subspace_v_z * p.left_lower_mass
+        - left_lower_inertia_h_x * p.gravity * left_upper_rotation_11;
+    gravity[9] = right_upper_rotation_20 * p.gravity * p.right_slider_mass;
 }
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let t0 = -(0.1 * cache.values[3]);
-    let t1 = 0.05 * cache.values[5] * cache.values[2];
-    let t2 = -(0.8775825618903728 * cache.values[3]);
-    let t3 = t2 + 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t4 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t5 = t3 * cache.values[6] + t4 * cache.values[7];
-    let t6 = -(0.05 * cache.values[5] * cache.values[2]);
-    let t7 = 0.1 * cache.values[3];
-    let t8 = 0.02 * cache.values[4] * cache.values[2];
-    let t9 = 1.0 - cache.values[8];
-    let t10 = 0.5
-        * (0.8383866435942036 * cache.values[5] * cache.values[2]
-            + 0.2955202066613396 * cache.values[4] * cache.values[2]
-            - 0.45801271084729195 * cache.values[3]) * t9
-        + (t2 - 0.479425538604203 * cache.values[5] * cache.values[2])
-            * (0.5 * t9 + cache.values[8])
-        - 0.7071067811865475
-            * (0.14167993424703812 * cache.values[3]
-                + 0.955336489125606 * cache.values[4] * cache.values[2]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2])
-            * cache.values[9];
-    let energy = p.arm_mass * p.gravity * (t0 + t1 + 0.5 * p.arm_length * t5 + q[2])
-        + p.arm_mass * p.gravity * (t6 + t7 + t8 + q[2] + 0.5 * t10 * p.arm_length)
-        + p.gravity * p.right_slider_mass
-            * (t6 + t10 * p.arm_length + t7 + t10 * q[9] + t8 + q[2])
-        + p.gravity * p.left_lower_mass
-            * (t0 + p.arm_length * t5
-                + 0.1
-                    * (cache.values[10] * t5
-                        - cache.values[4] * cache.values[2] * cache.values[11])
-                + 0.01 * (t4 * cache.values[6] - t3 * cache.values[7]) + t1 + q[2])
-        + p.gravity * p.hub_mass * q[2];
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let t0 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let left_upper_rotation_20 = (0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7]) * base_roll_rotation_21
+        + base_pitch_rotation_20 * t0;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_upper_rotation_21 = t0 * base_roll_rotation_21
+        + (-0.47942553860420306 * cache.values[6] - 0.8775825618903728 * cache.values[7])
+            * base_pitch_rotation_20;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
+        + left_upper_inertia_h_z;
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let right_upper_rotation_20 = base_pitch_rotation_20
+        * (0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+            + 0.1001828422641448 * cache.values[9])
+        + (0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+            - 0.6755249097756645 * cache.values[9]) * base_roll_rotation_22
+        + (0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+            - 0.6589060910992032 * cache.values[8]) * base_roll_rotation_21;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * (p.arm_length + q[9])
+        + right_upper_position_z;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
+        + right_upper_inertia_h_z;
+    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
+        + right_upper_composite_inertia_h_z;
+    let energy = p.gravity * hub_composite_inertia_h_z;
     energy
 }
 /// World positions of the contact points.
@@ -7082,86 +5549,117 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t1 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t2 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t3 = (0.8775825618903728 * t1
-        - 0.479425538604203 * cache.values[2] * cache.values[0]) * cache.values[7]
-        + (t2 + 0.479425538604203 * t1) * cache.values[6];
-    let t4 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t5 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let t0 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let t1 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t0
+        + base_pitch_rotation_00 * t1;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let left_tip_position_x = left_lower_position_x + 0.2 * left_lower_rotation_00;
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t6 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t7 = (0.8775825618903728 * t4
-        - 0.479425538604203 * cache.values[2] * cache.values[1]) * cache.values[7]
-        + (t6 + 0.479425538604203 * t4) * cache.values[6];
-    let t8 = -(0.8775825618903728 * cache.values[3]);
-    let t9 = (t8 + 0.479425538604203 * cache.values[5] * cache.values[2])
-        * cache.values[6]
-        + (0.8775825618903728 * cache.values[5] * cache.values[2]
-            + 0.479425538604203 * cache.values[3]) * cache.values[7];
-    let t10 = 0.955336489125606 * t0
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t1;
-    let t11 = 1.0 - cache.values[8];
-    let t12 = 0.5 * t11 + cache.values[8];
-    let t13 = 0.2955202066613396 * t0 + 0.8383866435942036 * t1
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t14 = t2 - 0.479425538604203 * t1;
-    let t15 = t12 * t14 + 0.5 * t11 * t13 - 0.7071067811865475 * t10 * cache.values[9];
-    let t16 = t6 - 0.479425538604203 * t4;
-    let t17 = 0.955336489125606 * t5 - 0.2593433800522308 * t4
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t18 = 0.2955202066613396 * t5
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t4;
-    let t19 = t12 * t16 + 0.5 * t18 * t11 - 0.7071067811865475 * cache.values[9] * t17;
-    let t20 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t21 = t8 - 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t22 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t23 = 0.5 * t20 * t11 + t21 * t12 - 0.7071067811865475 * t22 * cache.values[9];
-    out[0][0] = q[0] + 0.2 * (t3 * cache.values[10] - cache.values[11] * t0)
-        + 0.1 * cache.values[2] * cache.values[0] + 0.05 * t1 + t3 * p.arm_length;
-    out[0][1] = 0.05 * t4 + q[1] + 0.1 * cache.values[2] * cache.values[1]
-        + 0.2 * (cache.values[10] * t7 - cache.values[11] * t5) + p.arm_length * t7;
-    out[0][2] = p.arm_length * t9 + 0.05 * cache.values[5] * cache.values[2]
-        + 0.2
-            * (cache.values[10] * t9
-                - cache.values[4] * cache.values[2] * cache.values[11]) + q[2]
-        - 0.1 * cache.values[3];
-    out[1][0] = q[0]
-        + 0.01
-            * (0.7071067811865475 * t10 * cache.values[9] + t12 * t13 + 0.5 * t14 * t11)
-        + 0.05 * t15 + p.arm_length * t15 + t15 * q[9] + 0.02 * t0
-        - 0.1 * cache.values[2] * cache.values[0]
-        - 0.02
-            * (0.7071067811865475 * cache.values[9] * t14 + t10 * cache.values[8]
-                - 0.7071067811865475 * cache.values[9] * t13) - 0.05 * t1;
-    out[1][1] = q[1] + 0.02 * t5 + t19 * q[9] + p.arm_length * t19 + 0.05 * t19
-        + 0.01
-            * (0.7071067811865475 * cache.values[9] * t17 + t12 * t18 + 0.5 * t11 * t16)
-        - 0.02
-            * (0.7071067811865475 * cache.values[9] * t16 + cache.values[8] * t17
-                - 0.7071067811865475 * cache.values[9] * t18)
-        - 0.1 * cache.values[2] * cache.values[1] - 0.05 * t4;
-    out[1][2] = t23 * p.arm_length + 0.1 * cache.values[3] + 0.05 * t23
-        + 0.01
-            * (0.7071067811865475 * t22 * cache.values[9] + t20 * t12 + 0.5 * t21 * t11)
-        + t23 * q[9] + 0.02 * cache.values[4] * cache.values[2] + q[2]
-        - 0.05 * cache.values[5] * cache.values[2]
-        - 0.02
-            * (0.7071067811865475 * cache.values[9] * t21 + t22 * cache.values[8]
-                - 0.7071067811865475 * cache.values[9] * t20);
-    out[2][0] = q[0] - 0.05 * t0;
-    out[2][1] = q[1] - 0.05 * t5;
-    out[2][2] = q[2] - 0.05 * cache.values[4] * cache.values[2];
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
+        + base_roll_rotation_11 * t0;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_tip_position_y = 0.2 * left_lower_rotation_10 + left_lower_position_y;
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let left_upper_rotation_20 = t0 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t1;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_tip_position_z = left_lower_position_z + 0.2 * left_lower_rotation_20;
+    let t2 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let right_upper_rotation_00 = t2 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
+    let t5 = p.arm_length + q[9];
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_slider_position_x = right_upper_rotation_00 * t5 + right_upper_position_x;
+    let t6 = -0.2593433800522308 * cache.values[8]
+        - 0.9318339303627353 * cache.values[9];
+    let t7 = 0.9553364891256061 * cache.values[8]
+        - 0.20896434210788312 * cache.values[9];
+    let t8 = 0.29668068685399207 * cache.values[9]
+        - 0.1416799342470381 * cache.values[8];
+    let right_upper_rotation_02 = base_roll_rotation_01 * t6 + base_roll_rotation_02 * t7
+        + t8 * base_pitch_rotation_00;
+    let t9 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
+        + 0.14776010333066977 * cache.values[8];
+    let t10 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
+        - 0.2097849255215404 * cache.values[8];
+    let t11 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
+        - 0.18338346269077238 * cache.values[9];
+    let right_upper_rotation_01 = t9 * base_roll_rotation_02
+        + t10 * base_pitch_rotation_00 + t11 * base_roll_rotation_01;
+    let right_tip_position_x = 0.05 * right_upper_rotation_00 + right_slider_position_x
+        + 0.01 * right_upper_rotation_01 - 0.02 * right_upper_rotation_02;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
+        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t2;
+    let right_slider_position_y = right_upper_position_y + t5 * right_upper_rotation_10;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t6 + base_roll_rotation_12 * t7
+        + t8 * base_pitch_rotation_10;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t9
+        + base_pitch_rotation_10 * t10 + t11 * base_roll_rotation_11;
+    let right_tip_position_y = right_slider_position_y + 0.05 * right_upper_rotation_10
+        + 0.01 * right_upper_rotation_11 - 0.02 * right_upper_rotation_12;
+    let right_upper_rotation_21 = t9 * base_roll_rotation_22
+        + t11 * base_roll_rotation_21 + base_pitch_rotation_20 * t10;
+    let right_upper_rotation_22 = base_roll_rotation_21 * t6
+        + t8 * base_pitch_rotation_20 + t7 * base_roll_rotation_22;
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
+        + t2 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t5 + right_upper_position_z;
+    let right_tip_position_z = 0.01 * right_upper_rotation_21 + right_slider_position_z
+        + 0.05 * right_upper_rotation_20 - 0.02 * right_upper_rotation_22;
+    let hub_bottom_position_x = q[0] - 0.05 * base_roll_rotation_02;
+    let hub_bottom_position_y = q[1] - 0.05 * base_roll_rotation_12;
+    let hub_bottom_position_z = q[2] - 0.05 * base_roll_rotation_22;
+    out[0][0] = left_tip_position_x;
+    out[0][1] = left_tip_position_y;
+    out[0][2] = left_tip_position_z;
+    out[1][0] = right_tip_position_x;
+    out[1][1] = right_tip_position_y;
+    out[1][2] = right_tip_position_z;
+    out[2][0] = hub_bottom_position_x;
+    out[2][1] = hub_bottom_position_y;
+    out[2][2] = hub_bottom_position_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -7173,301 +5671,228 @@ pub fn contact_velocities_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t1 = cache.values[5] * cache.values[0]
-        - cache.values[4] * cache.values[3] * cache.values[1];
-    let t2 = -(0.8775825618903728 * cache.values[2] * cache.values[1]);
-    let t3 = cache.values[6] * (0.479425538604203 * t0 + t2)
-        + (0.479425538604203 * cache.values[2] * cache.values[1]
-            + 0.8775825618903728 * t0) * cache.values[7];
-    let t4 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t5 = 0.8775825618903728 * t4
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t6 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t7 = t6 + 0.479425538604203 * t4;
-    let t8 = t5 * cache.values[7] + t7 * cache.values[6];
-    let t9 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t10 = 0.8775825618903728 * t9 * cache.values[7]
-        + 0.479425538604203 * t9 * cache.values[6];
-    let t11 = cache.values[4] * cache.values[1]
-        - cache.values[5] * cache.values[3] * cache.values[0];
-    let t12 = -(0.8775825618903728 * cache.values[3] * cache.values[0]);
-    let t13 = (0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0]
-        + t12) * cache.values[6]
-        + (0.479425538604203 * cache.values[3] * cache.values[0]
-            + 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[0])
-            * cache.values[7];
-    let t14 = t5 * cache.values[6] - t7 * cache.values[7];
-    let t15 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t16 = 0.8775825618903728 * t15 * cache.values[7]
-        + 0.479425538604203 * t15 * cache.values[6];
-    let t17 = -(0.8775825618903728 * cache.values[3] * cache.values[1]);
-    let t18 = (0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1]
-        + t17) * cache.values[6]
-        + (0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-            + 0.479425538604203 * cache.values[3] * cache.values[1]) * cache.values[7];
-    let t19 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t20 = 0.8775825618903728 * t19
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t21 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t22 = t21 + 0.479425538604203 * t19;
-    let t23 = t20 * cache.values[6] - t22 * cache.values[7];
-    let t24 = -(0.8775825618903728 * cache.values[2]);
-    let t25 = (t24 - 0.479425538604203 * cache.values[5] * cache.values[3])
-        * cache.values[6]
-        + (0.479425538604203 * cache.values[2]
-            - 0.8775825618903728 * cache.values[5] * cache.values[3]) * cache.values[7];
-    let t26 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t27 = -(0.8775825618903728 * cache.values[3]);
-    let t28 = t27 + 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t29 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t30 = t29 * cache.values[6] - t28 * cache.values[7];
-    let t31 = 1.0 - cache.values[8];
-    let t32 = 0.5 * t31 + cache.values[8];
-    let t33 = t6 - 0.479425538604203 * t4;
-    let t34 = 0.2955202066613396 * t9 + 0.8383866435942036 * t4
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t35 = 0.955336489125606 * t9
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t4;
-    let t36 = t32 * t33 + 0.5 * t31 * t34 - 0.7071067811865475 * t35 * cache.values[9];
-    let t37 = 0.5 * cache.values[9] * t34 - 0.7071067811865475 * t35 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t33;
-    let t38 = t12
-        - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t39 = 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[0]
-        + 0.14167993424703812 * cache.values[3] * cache.values[0]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t40 = 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[0]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[0]
-        - 0.45801271084729195 * cache.values[3] * cache.values[0];
-    let t41 = t32 * t38 + 0.5 * t31 * t40 - 0.7071067811865475 * cache.values[9] * t39;
-    let t42 = 0.2955202066613396 * t1 + 0.8383866435942036 * t0
-        - 0.45801271084729195 * cache.values[2] * cache.values[1];
-    let t43 = 0.955336489125606 * t1
-        + 0.14167993424703812 * cache.values[2] * cache.values[1]
-        - 0.2593433800522308 * t0;
-    let t44 = t2 - 0.479425538604203 * t0;
-    let t45 = 0.5 * t42 * t31 + t44 * t32 - 0.7071067811865475 * cache.values[9] * t43;
-    let t46 = 0.955336489125606 * t11 - 0.2593433800522308 * t9;
-    let t47 = 0.2955202066613396 * t11 + 0.8383866435942036 * t9;
-    let t48 = 0.5 * t47 * t31 - 0.7071067811865475 * t46 * cache.values[9]
-        - 0.479425538604203 * t9 * t32;
-    let t49 = 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.45801271084729195 * cache.values[3] * cache.values[1];
-    let t50 = 0.14167993424703812 * cache.values[3] * cache.values[1]
-        + 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[1]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t51 = t17
-        - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t52 = 0.5 * t31 * t49 + t51 * t32 - 0.7071067811865475 * t50 * cache.values[9];
-    let t53 = 0.955336489125606 * t0 - 0.2593433800522308 * t15;
-    let t54 = 0.8383866435942036 * t15 + 0.2955202066613396 * t0;
-    let t55 = 0.5 * t54 * t31 - 0.7071067811865475 * cache.values[9] * t53
-        - 0.479425538604203 * t32 * t15;
-    let t56 = 0.2955202066613396 * t15
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t19;
-    let t57 = t21 - 0.479425538604203 * t19;
-    let t58 = 0.955336489125606 * t15 - 0.2593433800522308 * t19
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t59 = 0.5 * cache.values[9] * t56 - 0.5000000000000001 * cache.values[9] * t57
-        - 0.7071067811865475 * cache.values[8] * t58;
-    let t60 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t61 = t27 - 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t62 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t63 = 0.5 * cache.values[9] * t60 - 0.7071067811865475 * t62 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t61;
-    let t64 = 0.8383866435942036 * cache.values[4] * cache.values[2]
-        - 0.2955202066613396 * cache.values[5] * cache.values[2];
-    let t65 = -0.955336489125606 * cache.values[5] * cache.values[2]
-        - 0.2593433800522308 * cache.values[4] * cache.values[2];
-    let t66 = 0.5 * t31 * t64
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t32
-        - 0.7071067811865475 * t65 * cache.values[9];
-    let t67 = t24 + 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t68 = 0.2593433800522308 * cache.values[5] * cache.values[3]
-        + 0.14167993424703812 * cache.values[2]
-        - 0.955336489125606 * cache.values[4] * cache.values[3];
-    let t69 = -0.2955202066613396 * cache.values[4] * cache.values[3]
-        - 0.45801271084729195 * cache.values[2]
-        - 0.8383866435942036 * cache.values[5] * cache.values[3];
-    let t70 = t32 * t67 + 0.5 * t69 * t31 - 0.7071067811865475 * cache.values[9] * t68;
-    out[0][0] = (0.05 * t0 + 0.2 * (t3 * cache.values[10] - t1 * cache.values[11])
-        + p.arm_length * t3 - 0.1 * cache.values[2] * cache.values[1]) * qd[3]
-        + 0.2 * (-t8 * cache.values[11] - t9 * cache.values[10]) * qd[8]
-        + qd[5]
-            * (0.2 * (t10 * cache.values[10] - cache.values[11] * t11) + 0.05 * t9
-                + t10 * p.arm_length)
-        + qd[4]
-            * (p.arm_length * t13
-                + 0.2
-                    * (cache.values[10] * t13
-                        - cache.values[4] * cache.values[2] * cache.values[11]
-                            * cache.values[0])
-                + 0.05 * cache.values[5] * cache.values[2] * cache.values[0]
-                - 0.1 * cache.values[3] * cache.values[0]) + qd[0]
-        + qd[6] * (0.2 * t14 * cache.values[10] + t14 * p.arm_length);
-    out[0][1] = (p.arm_length * t16 + 0.05 * t15
-        + 0.2 * (t16 * cache.values[10] - t0 * cache.values[11])) * qd[5]
-        + (0.05 * cache.values[5] * cache.values[2] * cache.values[1]
-            + 0.2
-                * (t18 * cache.values[10]
-                    - cache.values[4] * cache.values[2] * cache.values[11]
-                        * cache.values[1]) + t18 * p.arm_length
-            - 0.1 * cache.values[3] * cache.values[1]) * qd[4]
-        + qd[3]
-            * (0.2 * (t8 * cache.values[10] - cache.values[11] * t9)
-                + 0.1 * cache.values[2] * cache.values[0] + 0.05 * t4
-                + t8 * p.arm_length)
-        + 0.2
-            * (-t15 * cache.values[10]
-                - cache.values[11] * (t20 * cache.values[7] + t22 * cache.values[6]))
-            * qd[8] + (t23 * p.arm_length + 0.2 * t23 * cache.values[10]) * qd[6]
-        + qd[1];
-    out[0][2] = qd[4]
-        * (0.2
-            * (cache.values[10] * t25
-                + cache.values[4] * cache.values[11] * cache.values[3])
-            + p.arm_length * t25 - 0.1 * cache.values[2]
-            - 0.05 * cache.values[5] * cache.values[3])
-        + qd[5]
-            * (0.2
-                * (cache.values[5] * cache.values[2] * cache.values[11]
-                    + cache.values[10] * t26) + 0.05 * cache.values[4] * cache.values[2]
-                + p.arm_length * t26) + qd[2]
-        + 0.2
-            * (-cache.values[11] * (t28 * cache.values[6] + t29 * cache.values[7])
-                - cache.values[4] * cache.values[2] * cache.values[10]) * qd[8]
-        + qd[6] * (0.2 * t30 * cache.values[10] + t30 * p.arm_length);
-    out[1][0] = t36 * qd[9]
-        + qd[7]
-            * (t37 * q[9]
-                + 0.01
-                    * (0.5 * cache.values[9] * t33
-                        + 0.7071067811865475 * t35 * cache.values[8]
-                        - 0.5000000000000001 * cache.values[9] * t34) + 0.05 * t37
-                + t37 * p.arm_length
-                - 0.02
-                    * (0.7071067811865475 * t33 * cache.values[8] - t35 * cache.values[9]
-                        - 0.7071067811865475 * cache.values[8] * t34))
-        + (t41 * p.arm_length
-            + 0.02 * cache.values[4] * cache.values[2] * cache.values[0] + t41 * q[9]
-            + 0.05 * t41 + 0.1 * cache.values[3] * cache.values[0]
-            + 0.01
-                * (t32 * t40 + 0.5 * t31 * t38
-                    + 0.7071067811865475 * cache.values[9] * t39)
-            - 0.05 * cache.values[5] * cache.values[2] * cache.values[0]
-            - 0.02
-                * (0.7071067811865475 * cache.values[9] * t38 + t39 * cache.values[8]
-                    - 0.7071067811865475 * cache.values[9] * t40)) * qd[4]
-        + qd[3]
-            * (0.1 * cache.values[2] * cache.values[1] + 0.05 * t45 + t45 * p.arm_length
-                + 0.01
-                    * (0.7071067811865475 * cache.values[9] * t43 + t42 * t32
-                        + 0.5 * t44 * t31) + 0.02 * t1 + t45 * q[9]
-                - 0.02
-                    * (t43 * cache.values[8] + 0.7071067811865475 * t44 * cache.values[9]
-                        - 0.7071067811865475 * t42 * cache.values[9]) - 0.05 * t0)
-        + qd[0]
-        + qd[5]
-            * (0.05 * t48 + 0.02 * t11
-                + 0.01
-                    * (0.7071067811865475 * t46 * cache.values[9] + t47 * t32
-                        - 0.2397127693021015 * t9 * t31) + t48 * q[9]
-                + p.arm_length * t48
-                - 0.02
-                    * (t46 * cache.values[8] - 0.33900504942104487 * cache.values[9] * t9
-                        - 0.7071067811865475 * t47 * cache.values[9]) - 0.05 * t9);
-    out[1][1] = qd[4]
-        * (p.arm_length * t52 + 0.1 * cache.values[3] * cache.values[1]
-            + 0.01
-                * (t32 * t49 + 0.5 * t51 * t31
-                    + 0.7071067811865475 * t50 * cache.values[9])
-            + 0.02 * cache.values[4] * cache.values[2] * cache.values[1] + t52 * q[9]
-            + 0.05 * t52 - 0.05 * cache.values[5] * cache.values[2] * cache.values[1]
-            - 0.02
-                * (t50 * cache.values[8] + 0.7071067811865475 * t51 * cache.values[9]
-                    - 0.7071067811865475 * cache.values[9] * t49))
-        + qd[5]
-            * (t55 * q[9]
-                + 0.01
-                    * (0.7071067811865475 * cache.values[9] * t53 + t54 * t32
-                        - 0.2397127693021015 * t15 * t31) + 0.02 * t0 + 0.05 * t55
-                + t55 * p.arm_length - 0.05 * t15
-                - 0.02
-                    * (t53 * cache.values[8] - 0.7071067811865475 * t54 * cache.values[9]
-                        - 0.33900504942104487 * cache.values[9] * t15))
-        + (0.01
-            * (0.7071067811865475 * t35 * cache.values[9] + t32 * t34 + 0.5 * t33 * t31)
-            + 0.05 * t36 + p.arm_length * t36 + t36 * q[9] + 0.02 * t9
-            - 0.1 * cache.values[2] * cache.values[0]
-            - 0.02
-                * (0.7071067811865475 * cache.values[9] * t33 + t35 * cache.values[8]
-                    - 0.7071067811865475 * cache.values[9] * t34) - 0.05 * t4) * qd[3]
-        + (t59 * q[9] + t59 * p.arm_length
-            + 0.01
-                * (0.7071067811865475 * cache.values[8] * t58
-                    + 0.5 * cache.values[9] * t57
-                    - 0.5000000000000001 * cache.values[9] * t56) + 0.05 * t59
-            - 0.02
-                * (0.7071067811865475 * cache.values[8] * t57
-                    - 0.7071067811865475 * t56 * cache.values[8]
-                    - cache.values[9] * t58)) * qd[7]
-        + (t32 * t57 + 0.5 * t56 * t31 - 0.7071067811865475 * cache.values[9] * t58)
-            * qd[9] + qd[1];
-    out[1][2] = (0.5 * t60 * t31 + t61 * t32
-        - 0.7071067811865475 * t62 * cache.values[9]) * qd[9]
-        + qd[7]
-            * (0.01
-                * (0.7071067811865475 * t62 * cache.values[8]
-                    + 0.5 * cache.values[9] * t61
-                    - 0.5000000000000001 * cache.values[9] * t60) + 0.05 * t63
-                + t63 * q[9] + p.arm_length * t63
-                - 0.02
-                    * (0.7071067811865475 * t61 * cache.values[8]
-                        - 0.7071067811865475 * t60 * cache.values[8]
-                        - t62 * cache.values[9]))
-        + qd[5]
-            * (0.01
-                * (t32 * t64 + 0.7071067811865475 * t65 * cache.values[9]
-                    - 0.2397127693021015 * cache.values[4] * cache.values[2] * t31)
-                + p.arm_length * t66 + t66 * q[9] + 0.05 * t66
-                - 0.05 * cache.values[4] * cache.values[2]
-                - 0.02 * cache.values[5] * cache.values[2]
-                - 0.02
-                    * (t65 * cache.values[8]
-                        - 0.33900504942104487 * cache.values[4] * cache.values[2]
-                            * cache.values[9]
-                        - 0.7071067811865475 * cache.values[9] * t64)) + qd[2]
-        + qd[4]
-            * (0.1 * cache.values[2] + t70 * q[9]
-                + 0.01
-                    * (t69 * t32 + 0.7071067811865475 * cache.values[9] * t68
-                        + 0.5 * t67 * t31) + p.arm_length * t70 + 0.05 * t70
-                + 0.05 * cache.values[5] * cache.values[3]
-                - 0.02 * cache.values[4] * cache.values[3]
-                - 0.02
-                    * (0.7071067811865475 * cache.values[9] * t67 + cache.values[8] * t68
-                        - 0.7071067811865475 * t69 * cache.values[9]));
-    out[2][0] = qd[0] - 0.05 * t1 * qd[3] - 0.05 * qd[5] * t11
-        - 0.05 * cache.values[4] * cache.values[2] * qd[4] * cache.values[0];
-    out[2][1] = qd[1] - 0.05 * t9 * qd[3] - 0.05 * t0 * qd[5]
-        - 0.05 * cache.values[4] * cache.values[2] * qd[4] * cache.values[1];
-    out[2][2] = 0.05 * cache.values[5] * cache.values[2] * qd[5]
-        + 0.05 * cache.values[4] * qd[4] * cache.values[3] + qd[2];
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let t0 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let t1 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
+        + base_roll_rotation_11 * t1;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_tip_position_y = 0.2 * left_lower_rotation_10 + left_lower_position_y;
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
+    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let t2 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_21 = t0 * base_roll_rotation_21
+        + t2 * base_pitch_rotation_20;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + left_upper_rotation_21 * qd[8];
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * base_roll_subspace_v_x;
+    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_rotation_20 = t1 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t0;
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_rotation_11 = base_roll_rotation_11 * t0
+        + t2 * base_pitch_rotation_10;
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + left_lower_subspace_v_x * qd[8];
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_tip_position_z = left_lower_position_z + 0.2 * left_lower_rotation_20;
+    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + base_pitch_rotation_10 * qd[5];
+    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + left_upper_rotation_11 * qd[8];
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t1
+        + base_pitch_rotation_00 * t0;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t0
+        + t2 * base_pitch_rotation_00;
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * left_upper_subspace_v_y;
+    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + left_upper_rotation_01 * qd[8];
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let left_tip_position_x = left_lower_position_x + 0.2 * left_lower_rotation_00;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + base_roll_subspace_v_z * qd[5];
+    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + left_lower_subspace_v_z * qd[8];
+    let t3 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
+        + 0.14776010333066977 * cache.values[8];
+    let t4 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
+        - 0.18338346269077238 * cache.values[9];
+    let t5 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
+        - 0.2097849255215404 * cache.values[8];
+    let right_upper_rotation_21 = t3 * base_roll_rotation_22 + t4 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t5;
+    let t6 = -0.2593433800522308 * cache.values[8]
+        - 0.9318339303627353 * cache.values[9];
+    let t7 = 0.29668068685399207 * cache.values[9]
+        - 0.1416799342470381 * cache.values[8];
+    let t8 = 0.9553364891256061 * cache.values[8]
+        - 0.20896434210788312 * cache.values[9];
+    let right_upper_rotation_22 = base_roll_rotation_21 * t6
+        + t7 * base_pitch_rotation_20 + t8 * base_roll_rotation_22;
+    let t9 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t10 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let t11 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t9
+        + t10 * base_roll_rotation_22 + t11 * base_roll_rotation_21;
+    let t12 = p.arm_length + q[9];
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t12 + right_upper_position_z;
+    let right_tip_position_z = 0.01 * right_upper_rotation_21 + right_slider_position_z
+        + 0.05 * right_upper_rotation_20 - 0.02 * right_upper_rotation_22;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_upper_rotation_00 = t10 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t9 + t11 * base_roll_rotation_01;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + right_upper_rotation_00 * qd[9];
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t9
+        + t11 * base_roll_rotation_11 + base_roll_rotation_12 * t10;
+    let right_slider_position_y = right_upper_position_y + t12 * right_upper_rotation_10;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t6 + base_roll_rotation_12 * t8
+        + t7 * base_pitch_rotation_10;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t3
+        + base_pitch_rotation_10 * t5 + t4 * base_roll_rotation_11;
+    let right_tip_position_y = right_slider_position_y + 0.05 * right_upper_rotation_10
+        + 0.01 * right_upper_rotation_11 - 0.02 * right_upper_rotation_12;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_position_x = right_upper_rotation_00 * t12 + right_upper_position_x;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t6 + base_roll_rotation_02 * t8
+        + t7 * base_pitch_rotation_00;
+    let right_upper_rotation_01 = t3 * base_roll_rotation_02
+        + t5 * base_pitch_rotation_00 + t4 * base_roll_rotation_01;
+    let right_tip_position_x = 0.05 * right_upper_rotation_00 + right_slider_position_x
+        + 0.01 * right_upper_rotation_01 - 0.02 * right_upper_rotation_02;
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + right_upper_rotation_20 * qd[9];
+    let hub_bottom_position_z = q[2] - 0.05 * base_roll_rotation_22;
+    let hub_bottom_position_y = q[1] - 0.05 * base_roll_rotation_12;
+    let hub_bottom_position_x = q[0] - 0.05 * base_roll_rotation_02;
+    out[0][0] = left_lower_velocity_v_x + left_tip_position_z * left_lower_velocity_w_y
+        - left_tip_position_y * left_lower_velocity_w_z;
+    out[0][1] = left_lower_velocity_v_y + left_tip_position_x * left_lower_velocity_w_z
+        - left_tip_position_z * left_lower_velocity_w_x;
+    out[0][2] = left_lower_velocity_w_x * left_tip_position_y + left_lower_velocity_v_z
+        - left_lower_velocity_w_y * left_tip_position_x;
+    out[1][0] = right_tip_position_z * right_upper_velocity_w_y
+        + right_slider_velocity_v_x - right_tip_position_y * right_upper_velocity_w_z;
+    out[1][1] = right_slider_velocity_v_y
+        + right_tip_position_x * right_upper_velocity_w_z
+        - right_tip_position_z * right_upper_velocity_w_x;
+    out[1][2] = right_tip_position_y * right_upper_velocity_w_x
+        + right_slider_velocity_v_z - right_tip_position_x * right_upper_velocity_w_y;
+    out[2][0] = hub_bottom_position_z * base_roll_velocity_w_y + base_roll_velocity_v_x
+        - base_roll_velocity_w_z * hub_bottom_position_y;
+    out[2][1] = hub_bottom_position_x * base_roll_velocity_w_z + base_roll_velocity_v_y
+        - base_roll_velocity_w_x * hub_bottom_position_z;
+    out[2][2] = base_roll_velocity_v_z + base_roll_velocity_w_x * hub_bottom_position_y
+        - hub_bottom_position_x * base_roll_velocity_w_y;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -7478,61 +5903,59 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t1 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t2 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t3 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let t0 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let t1 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t0
+        + base_pitch_rotation_00 * t1;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t4 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t5 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t6 = -(0.8775825618903728 * cache.values[3]);
-    let t7 = 1.0 - cache.values[8];
-    let t8 = 0.5 * t7 + cache.values[8];
-    out[0][0] = ((0.8775825618903728 * t1
-        - 0.479425538604203 * cache.values[2] * cache.values[0]) * cache.values[7]
-        + (t2 + 0.479425538604203 * t1) * cache.values[6]) * cache.values[10]
-        - cache.values[11] * t0;
-    out[0][1] = cache.values[10]
-        * ((0.8775825618903728 * t4
-            - 0.479425538604203 * cache.values[2] * cache.values[1]) * cache.values[7]
-            + (t5 + 0.479425538604203 * t4) * cache.values[6]) - cache.values[11] * t3;
-    out[0][2] = cache.values[10]
-        * ((t6 + 0.479425538604203 * cache.values[5] * cache.values[2]) * cache.values[6]
-            + (0.8775825618903728 * cache.values[5] * cache.values[2]
-                + 0.479425538604203 * cache.values[3]) * cache.values[7])
-        - cache.values[4] * cache.values[2] * cache.values[11];
-    out[1][0] = t8 * (t2 - 0.479425538604203 * t1)
-        + 0.5 * t7
-            * (0.2955202066613396 * t0 + 0.8383866435942036 * t1
-                + 0.45801271084729195 * cache.values[2] * cache.values[0])
-        - 0.7071067811865475
-            * (0.955336489125606 * t0
-                - 0.14167993424703812 * cache.values[2] * cache.values[0]
-                - 0.2593433800522308 * t1) * cache.values[9];
-    out[1][1] = t8 * (t5 - 0.479425538604203 * t4)
-        + 0.5
-            * (0.2955202066613396 * t3
-                + 0.45801271084729195 * cache.values[2] * cache.values[1]
-                + 0.8383866435942036 * t4) * t7
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t3 - 0.2593433800522308 * t4
-                - 0.14167993424703812 * cache.values[2] * cache.values[1]);
-    out[1][2] = 0.5
-        * (0.8383866435942036 * cache.values[5] * cache.values[2]
-            + 0.2955202066613396 * cache.values[4] * cache.values[2]
-            - 0.45801271084729195 * cache.values[3]) * t7
-        + (t6 - 0.479425538604203 * cache.values[5] * cache.values[2]) * t8
-        - 0.7071067811865475
-            * (0.14167993424703812 * cache.values[3]
-                + 0.955336489125606 * cache.values[4] * cache.values[2]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2])
-            * cache.values[9];
-    out[2][0] = cache.values[2] * cache.values[0];
-    out[2][1] = cache.values[2] * cache.values[1];
-    out[2][2] = -cache.values[3];
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
+        + base_roll_rotation_11 * t0;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let left_upper_rotation_20 = t0 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t1;
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let t2 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let right_upper_rotation_00 = t2 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
+        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t2;
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
+        + t2 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
+    out[0][0] = left_lower_rotation_00;
+    out[0][1] = left_lower_rotation_10;
+    out[0][2] = left_lower_rotation_20;
+    out[1][0] = right_upper_rotation_00;
+    out[1][1] = right_upper_rotation_10;
+    out[1][2] = right_upper_rotation_20;
+    out[2][0] = base_pitch_rotation_00;
+    out[2][1] = base_pitch_rotation_10;
+    out[2][2] = base_pitch_rotation_20;
 }
 /// Jacobian of contact point `left_tip` (on `left_lower`).
 #[inline]
@@ -7544,104 +5967,110 @@ pub fn contact_jacobian_0(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t1 = cache.values[6]
-        * (0.479425538604203 * t0
-            - 0.8775825618903728 * cache.values[2] * cache.values[1])
-        + (0.479425538604203 * cache.values[2] * cache.values[1]
-            + 0.8775825618903728 * t0) * cache.values[7];
-    let t2 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t3 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t4 = 0.8775825618903728 * t3
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t5 = 0.8775825618903728 * cache.values[2] * cache.values[0]
-        + 0.479425538604203 * t3;
-    let t6 = t4 * cache.values[7] + t5 * cache.values[6];
-    let t7 = (0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0]
-        - 0.8775825618903728 * cache.values[3] * cache.values[0]) * cache.values[6]
-        + (0.479425538604203 * cache.values[3] * cache.values[0]
-            + 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[0])
-            * cache.values[7];
-    let t8 = (0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.8775825618903728 * cache.values[3] * cache.values[1]) * cache.values[6]
-        + (0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-            + 0.479425538604203 * cache.values[3] * cache.values[1]) * cache.values[7];
-    let t9 = (-0.479425538604203 * cache.values[5] * cache.values[3]
-        - 0.8775825618903728 * cache.values[2]) * cache.values[6]
-        + (0.479425538604203 * cache.values[2]
-            - 0.8775825618903728 * cache.values[5] * cache.values[3]) * cache.values[7];
-    let t10 = 0.8775825618903728 * t2 * cache.values[7]
-        + 0.479425538604203 * t2 * cache.values[6];
-    let t11 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t12 = 0.8775825618903728 * t11 * cache.values[7]
-        + 0.479425538604203 * t11 * cache.values[6];
-    let t13 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t14 = t4 * cache.values[6] - t5 * cache.values[7];
-    let t15 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t16 = 0.8775825618903728 * cache.values[2] * cache.values[1]
-        + 0.479425538604203 * t15;
-    let t17 = 0.8775825618903728 * t15
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t18 = t17 * cache.values[6] - t16 * cache.values[7];
-    let t19 = 0.479425538604203 * cache.values[5] * cache.values[2]
-        - 0.8775825618903728 * cache.values[3];
-    let t20 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t21 = t20 * cache.values[6] - t19 * cache.values[7];
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let t0 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let t1 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
+        + base_roll_rotation_11 * t1;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_tip_position_y = 0.2 * left_lower_rotation_10 + left_lower_position_y;
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t1
+        + base_pitch_rotation_00 * t0;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let left_tip_position_x = left_lower_position_x + 0.2 * left_lower_rotation_00;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let left_upper_rotation_20 = t1 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t0;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_tip_position_z = left_lower_position_z + 0.2 * left_lower_rotation_20;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let t2 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_21 = t0 * base_roll_rotation_21
+        + t2 * base_pitch_rotation_20;
+    let left_upper_rotation_11 = base_roll_rotation_11 * t0
+        + t2 * base_pitch_rotation_10;
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t0
+        + t2 * base_pitch_rotation_00;
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(2, 2)] = 1.0;
-    out[(0, 3)] = 0.05 * t0
-        + 0.2
-            * (t1 * cache.values[10]
-                - (cache.values[5] * cache.values[0]
-                    - cache.values[4] * cache.values[3] * cache.values[1])
-                    * cache.values[11]) + p.arm_length * t1
-        - 0.1 * cache.values[2] * cache.values[1];
-    out[(1, 3)] = 0.2 * (t6 * cache.values[10] - cache.values[11] * t2)
-        + 0.1 * cache.values[2] * cache.values[0] + 0.05 * t3 + t6 * p.arm_length;
-    out[(0, 4)] = p.arm_length * t7
-        + 0.2
-            * (cache.values[10] * t7
-                - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[0])
-        + 0.05 * cache.values[5] * cache.values[2] * cache.values[0]
-        - 0.1 * cache.values[3] * cache.values[0];
-    out[(1, 4)] = 0.05 * cache.values[5] * cache.values[2] * cache.values[1]
-        + 0.2
-            * (t8 * cache.values[10]
-                - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[1])
-        + t8 * p.arm_length - 0.1 * cache.values[3] * cache.values[1];
-    out[(2, 4)] = 0.2
-        * (cache.values[10] * t9 + cache.values[4] * cache.values[11] * cache.values[3])
-        + p.arm_length * t9 - 0.1 * cache.values[2]
-        - 0.05 * cache.values[5] * cache.values[3];
-    out[(0, 5)] = 0.2
-        * (t10 * cache.values[10]
-            - cache.values[11]
-                * (cache.values[4] * cache.values[1]
-                    - cache.values[5] * cache.values[3] * cache.values[0])) + 0.05 * t2
-        + t10 * p.arm_length;
-    out[(1, 5)] = p.arm_length * t12 + 0.05 * t11
-        + 0.2 * (t12 * cache.values[10] - t0 * cache.values[11]);
-    out[(2, 5)] = 0.2
-        * (cache.values[5] * cache.values[2] * cache.values[11] + cache.values[10] * t13)
-        + 0.05 * cache.values[4] * cache.values[2] + p.arm_length * t13;
-    out[(0, 6)] = 0.2 * t14 * cache.values[10] + t14 * p.arm_length;
-    out[(1, 6)] = t18 * p.arm_length + 0.2 * t18 * cache.values[10];
-    out[(2, 6)] = 0.2 * t21 * cache.values[10] + t21 * p.arm_length;
-    out[(0, 8)] = 0.2 * (-t6 * cache.values[11] - t2 * cache.values[10]);
-    out[(1, 8)] = 0.2
-        * (-t11 * cache.values[10]
-            - cache.values[11] * (t17 * cache.values[7] + t16 * cache.values[6]));
-    out[(2, 8)] = 0.2
-        * (-cache.values[11] * (t19 * cache.values[6] + t20 * cache.values[7])
-            - cache.values[4] * cache.values[2] * cache.values[10]);
+    out[(0, 3)] = q[1] - left_tip_position_y;
+    out[(1, 3)] = left_tip_position_x + base_yaw_subspace_v_y;
+    out[(0, 4)] = left_tip_position_z * cache.values[0] + base_pitch_subspace_v_x;
+    out[(1, 4)] = base_pitch_subspace_v_y - left_tip_position_z * base_yaw_rotation_01;
+    out[(2, 4)] = base_pitch_subspace_v_z + left_tip_position_y * base_yaw_rotation_01
+        - left_tip_position_x * cache.values[0];
+    out[(0, 5)] = left_tip_position_z * base_pitch_rotation_10 + base_roll_subspace_v_x
+        - base_pitch_rotation_20 * left_tip_position_y;
+    out[(1, 5)] = base_roll_subspace_v_y + base_pitch_rotation_20 * left_tip_position_x
+        - left_tip_position_z * base_pitch_rotation_00;
+    out[(2, 5)] = left_tip_position_y * base_pitch_rotation_00 + base_roll_subspace_v_z
+        - base_pitch_rotation_10 * left_tip_position_x;
+    out[(0, 6)] = left_upper_subspace_v_x + base_roll_rotation_12 * left_tip_position_z
+        - left_tip_position_y * base_roll_rotation_22;
+    out[(1, 6)] = left_upper_subspace_v_y + left_tip_position_x * base_roll_rotation_22
+        - left_tip_position_z * base_roll_rotation_02;
+    out[(2, 6)] = left_upper_subspace_v_z + left_tip_position_y * base_roll_rotation_02
+        - base_roll_rotation_12 * left_tip_position_x;
+    out[(0, 8)] = left_lower_subspace_v_x + left_tip_position_z * left_upper_rotation_11
+        - left_tip_position_y * left_upper_rotation_21;
+    out[(1, 8)] = left_tip_position_x * left_upper_rotation_21 + left_lower_subspace_v_y
+        - left_tip_position_z * left_upper_rotation_01;
+    out[(2, 8)] = left_upper_rotation_01 * left_tip_position_y + left_lower_subspace_v_z
+        - left_tip_position_x * left_upper_rotation_11;
 }
 /// Jacobian of contact point `right_tip` (on `right_slider`).
 #[inline]
@@ -7653,188 +6082,123 @@ pub fn contact_jacobian_1(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[5] * cache.values[0]
-        - cache.values[4] * cache.values[3] * cache.values[1];
-    let t1 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t2 = 0.2955202066613396 * t0 + 0.8383866435942036 * t1
-        - 0.45801271084729195 * cache.values[2] * cache.values[1];
-    let t3 = 0.955336489125606 * t0
-        + 0.14167993424703812 * cache.values[2] * cache.values[1]
-        - 0.2593433800522308 * t1;
-    let t4 = -0.8775825618903728 * cache.values[2] * cache.values[1]
-        - 0.479425538604203 * t1;
-    let t5 = 1.0 - cache.values[8];
-    let t6 = 0.5 * t5 + cache.values[8];
-    let t7 = 0.5 * t2 * t5 + t4 * t6 - 0.7071067811865475 * cache.values[9] * t3;
-    let t8 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t9 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t10 = 0.955336489125606 * t8
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t9;
-    let t11 = 0.2955202066613396 * t8 + 0.8383866435942036 * t9
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t12 = 0.8775825618903728 * cache.values[2] * cache.values[0]
-        - 0.479425538604203 * t9;
-    let t13 = t6 * t12 + 0.5 * t5 * t11 - 0.7071067811865475 * t10 * cache.values[9];
-    let t14 = -0.8775825618903728 * cache.values[3] * cache.values[0]
-        - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t15 = 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[0]
-        + 0.14167993424703812 * cache.values[3] * cache.values[0]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t16 = 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[0]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[0]
-        - 0.45801271084729195 * cache.values[3] * cache.values[0];
-    let t17 = t6 * t14 + 0.5 * t5 * t16 - 0.7071067811865475 * cache.values[9] * t15;
-    let t18 = 0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.45801271084729195 * cache.values[3] * cache.values[1];
-    let t19 = 0.14167993424703812 * cache.values[3] * cache.values[1]
-        + 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[1]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t20 = -0.8775825618903728 * cache.values[3] * cache.values[1]
-        - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t21 = 0.5 * t5 * t18 + t20 * t6 - 0.7071067811865475 * t19 * cache.values[9];
-    let t22 = 0.479425538604203 * cache.values[5] * cache.values[3]
-        - 0.8775825618903728 * cache.values[2];
-    let t23 = 0.2593433800522308 * cache.values[5] * cache.values[3]
-        + 0.14167993424703812 * cache.values[2]
-        - 0.955336489125606 * cache.values[4] * cache.values[3];
-    let t24 = -0.2955202066613396 * cache.values[4] * cache.values[3]
-        - 0.45801271084729195 * cache.values[2]
-        - 0.8383866435942036 * cache.values[5] * cache.values[3];
-    let t25 = t6 * t22 + 0.5 * t24 * t5 - 0.7071067811865475 * cache.values[9] * t23;
-    let t26 = cache.values[4] * cache.values[1]
-        - cache.values[5] * cache.values[3] * cache.values[0];
-    let t27 = 0.955336489125606 * t26 - 0.2593433800522308 * t8;
-    let t28 = 0.2955202066613396 * t26 + 0.8383866435942036 * t8;
-    let t29 = 0.5 * t28 * t5 - 0.7071067811865475 * t27 * cache.values[9]
-        - 0.479425538604203 * t8 * t6;
-    let t30 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t31 = 0.955336489125606 * t1 - 0.2593433800522308 * t30;
-    let t32 = 0.8383866435942036 * t30 + 0.2955202066613396 * t1;
-    let t33 = 0.5 * t32 * t5 - 0.7071067811865475 * cache.values[9] * t31
-        - 0.479425538604203 * t6 * t30;
-    let t34 = 0.8383866435942036 * cache.values[4] * cache.values[2]
-        - 0.2955202066613396 * cache.values[5] * cache.values[2];
-    let t35 = -0.955336489125606 * cache.values[5] * cache.values[2]
-        - 0.2593433800522308 * cache.values[4] * cache.values[2];
-    let t36 = 0.5 * t5 * t34 - 0.479425538604203 * cache.values[4] * cache.values[2] * t6
-        - 0.7071067811865475 * t35 * cache.values[9];
-    let t37 = 0.5 * cache.values[9] * t11 - 0.7071067811865475 * t10 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t12;
-    let t38 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t39 = 0.2955202066613396 * t30
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t38;
-    let t40 = 0.8775825618903728 * cache.values[2] * cache.values[1]
-        - 0.479425538604203 * t38;
-    let t41 = 0.955336489125606 * t30 - 0.2593433800522308 * t38
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t42 = 0.5 * cache.values[9] * t39 - 0.5000000000000001 * cache.values[9] * t40
-        - 0.7071067811865475 * cache.values[8] * t41;
-    let t43 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t44 = -0.479425538604203 * cache.values[5] * cache.values[2]
-        - 0.8775825618903728 * cache.values[3];
-    let t45 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t46 = 0.5 * cache.values[9] * t43 - 0.7071067811865475 * t45 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t44;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let t0 = p.arm_length + q[9];
+    let t1 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t2 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let t3 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t1
+        + t2 * base_roll_rotation_11 + base_roll_rotation_12 * t3;
+    let right_slider_position_y = right_upper_position_y + t0 * right_upper_rotation_10;
+    let t4 = -0.2593433800522308 * cache.values[8]
+        - 0.9318339303627353 * cache.values[9];
+    let t5 = 0.9553364891256061 * cache.values[8]
+        - 0.20896434210788312 * cache.values[9];
+    let t6 = 0.29668068685399207 * cache.values[9]
+        - 0.1416799342470381 * cache.values[8];
+    let right_upper_rotation_12 = base_roll_rotation_11 * t4 + base_roll_rotation_12 * t5
+        + t6 * base_pitch_rotation_10;
+    let t7 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
+        + 0.14776010333066977 * cache.values[8];
+    let t8 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
+        - 0.2097849255215404 * cache.values[8];
+    let t9 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
+        - 0.18338346269077238 * cache.values[9];
+    let right_upper_rotation_11 = base_roll_rotation_12 * t7
+        + base_pitch_rotation_10 * t8 + t9 * base_roll_rotation_11;
+    let right_tip_position_y = right_slider_position_y + 0.05 * right_upper_rotation_10
+        + 0.01 * right_upper_rotation_11 - 0.02 * right_upper_rotation_12;
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let right_upper_rotation_00 = t3 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t1 + t2 * base_roll_rotation_01;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_slider_position_x = right_upper_rotation_00 * t0 + right_upper_position_x;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t4 + base_roll_rotation_02 * t5
+        + t6 * base_pitch_rotation_00;
+    let right_upper_rotation_01 = t7 * base_roll_rotation_02
+        + t8 * base_pitch_rotation_00 + t9 * base_roll_rotation_01;
+    let right_tip_position_x = 0.05 * right_upper_rotation_00 + right_slider_position_x
+        + 0.01 * right_upper_rotation_01 - 0.02 * right_upper_rotation_02;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let right_upper_rotation_21 = t7 * base_roll_rotation_22 + t9 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t8;
+    let right_upper_rotation_22 = base_roll_rotation_21 * t4
+        + t6 * base_pitch_rotation_20 + t5 * base_roll_rotation_22;
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t1
+        + t3 * base_roll_rotation_22 + t2 * base_roll_rotation_21;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t0 + right_upper_position_z;
+    let right_tip_position_z = 0.01 * right_upper_rotation_21 + right_slider_position_z
+        + 0.05 * right_upper_rotation_20 - 0.02 * right_upper_rotation_22;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(2, 2)] = 1.0;
-    out[(0, 3)] = 0.1 * cache.values[2] * cache.values[1] + 0.05 * t7 + t7 * p.arm_length
-        + 0.01 * (0.7071067811865475 * cache.values[9] * t3 + t2 * t6 + 0.5 * t4 * t5)
-        + 0.02 * t0 + t7 * q[9]
-        - 0.02
-            * (t3 * cache.values[8] + 0.7071067811865475 * t4 * cache.values[9]
-                - 0.7071067811865475 * t2 * cache.values[9]) - 0.05 * t1;
-    out[(1, 3)] = 0.01
-        * (0.7071067811865475 * t10 * cache.values[9] + t6 * t11 + 0.5 * t12 * t5)
-        + 0.05 * t13 + p.arm_length * t13 + t13 * q[9] + 0.02 * t8
-        - 0.1 * cache.values[2] * cache.values[0]
-        - 0.02
-            * (0.7071067811865475 * cache.values[9] * t12 + t10 * cache.values[8]
-                - 0.7071067811865475 * cache.values[9] * t11) - 0.05 * t9;
-    out[(0, 4)] = t17 * p.arm_length
-        + 0.02 * cache.values[4] * cache.values[2] * cache.values[0] + t17 * q[9]
-        + 0.05 * t17 + 0.1 * cache.values[3] * cache.values[0]
-        + 0.01 * (t6 * t16 + 0.5 * t5 * t14 + 0.7071067811865475 * cache.values[9] * t15)
-        - 0.05 * cache.values[5] * cache.values[2] * cache.values[0]
-        - 0.02
-            * (0.7071067811865475 * cache.values[9] * t14 + t15 * cache.values[8]
-                - 0.7071067811865475 * cache.values[9] * t16);
-    out[(1, 4)] = p.arm_length * t21 + 0.1 * cache.values[3] * cache.values[1]
-        + 0.01 * (t6 * t18 + 0.5 * t20 * t5 + 0.7071067811865475 * t19 * cache.values[9])
-        + 0.02 * cache.values[4] * cache.values[2] * cache.values[1] + t21 * q[9]
-        + 0.05 * t21 - 0.05 * cache.values[5] * cache.values[2] * cache.values[1]
-        - 0.02
-            * (t19 * cache.values[8] + 0.7071067811865475 * t20 * cache.values[9]
-                - 0.7071067811865475 * cache.values[9] * t18);
-    out[(2, 4)] = 0.1 * cache.values[2] + t25 * q[9]
-        + 0.01 * (t24 * t6 + 0.7071067811865475 * cache.values[9] * t23 + 0.5 * t22 * t5)
-        + p.arm_length * t25 + 0.05 * t25 + 0.05 * cache.values[5] * cache.values[3]
-        - 0.02 * cache.values[4] * cache.values[3]
-        - 0.02
-            * (0.7071067811865475 * cache.values[9] * t22 + cache.values[8] * t23
-                - 0.7071067811865475 * t24 * cache.values[9]);
-    out[(0, 5)] = 0.05 * t29 + 0.02 * t26
-        + 0.01
-            * (0.7071067811865475 * t27 * cache.values[9] + t28 * t6
-                - 0.2397127693021015 * t8 * t5) + t29 * q[9] + p.arm_length * t29
-        - 0.02
-            * (t27 * cache.values[8] - 0.33900504942104487 * cache.values[9] * t8
-                - 0.7071067811865475 * t28 * cache.values[9]) - 0.05 * t8;
-    out[(1, 5)] = t33 * q[9]
-        + 0.01
-            * (0.7071067811865475 * cache.values[9] * t31 + t32 * t6
-                - 0.2397127693021015 * t30 * t5) + 0.02 * t1 + 0.05 * t33
-        + t33 * p.arm_length - 0.05 * t30
-        - 0.02
-            * (t31 * cache.values[8] - 0.7071067811865475 * t32 * cache.values[9]
-                - 0.33900504942104487 * cache.values[9] * t30);
-    out[(2, 5)] = 0.01
-        * (t6 * t34 + 0.7071067811865475 * t35 * cache.values[9]
-            - 0.2397127693021015 * cache.values[4] * cache.values[2] * t5)
-        + p.arm_length * t36 + t36 * q[9] + 0.05 * t36
-        - 0.05 * cache.values[4] * cache.values[2]
-        - 0.02 * cache.values[5] * cache.values[2]
-        - 0.02
-            * (t35 * cache.values[8]
-                - 0.33900504942104487 * cache.values[4] * cache.values[2]
-                    * cache.values[9] - 0.7071067811865475 * cache.values[9] * t34);
-    out[(0, 7)] = t37 * q[9]
-        + 0.01
-            * (0.5 * cache.values[9] * t12 + 0.7071067811865475 * t10 * cache.values[8]
-                - 0.5000000000000001 * cache.values[9] * t11) + 0.05 * t37
-        + t37 * p.arm_length
-        - 0.02
-            * (0.7071067811865475 * t12 * cache.values[8] - t10 * cache.values[9]
-                - 0.7071067811865475 * cache.values[8] * t11);
-    out[(1, 7)] = t42 * q[9] + t42 * p.arm_length
-        + 0.01
-            * (0.7071067811865475 * cache.values[8] * t41 + 0.5 * cache.values[9] * t40
-                - 0.5000000000000001 * cache.values[9] * t39) + 0.05 * t42
-        - 0.02
-            * (0.7071067811865475 * cache.values[8] * t40
-                - 0.7071067811865475 * t39 * cache.values[8] - cache.values[9] * t41);
-    out[(2, 7)] = 0.01
-        * (0.7071067811865475 * t45 * cache.values[8] + 0.5 * cache.values[9] * t44
-            - 0.5000000000000001 * cache.values[9] * t43) + 0.05 * t46 + t46 * q[9]
-        + p.arm_length * t46
-        - 0.02
-            * (0.7071067811865475 * t44 * cache.values[8]
-                - 0.7071067811865475 * t43 * cache.values[8] - t45 * cache.values[9]);
-    out[(0, 9)] = t13;
-    out[(1, 9)] = t6 * t40 + 0.5 * t39 * t5 - 0.7071067811865475 * cache.values[9] * t41;
-    out[(2, 9)] = 0.5 * t43 * t5 + t44 * t6 - 0.7071067811865475 * t45 * cache.values[9];
+    out[(0, 3)] = q[1] - right_tip_position_y;
+    out[(1, 3)] = right_tip_position_x + base_yaw_subspace_v_y;
+    out[(0, 4)] = right_tip_position_z * cache.values[0] + base_pitch_subspace_v_x;
+    out[(1, 4)] = base_pitch_subspace_v_y - right_tip_position_z * base_yaw_rotation_01;
+    out[(2, 4)] = base_pitch_subspace_v_z + right_tip_position_y * base_yaw_rotation_01
+        - right_tip_position_x * cache.values[0];
+    out[(0, 5)] = base_pitch_rotation_10 * right_tip_position_z + base_roll_subspace_v_x
+        - right_tip_position_y * base_pitch_rotation_20;
+    out[(1, 5)] = base_roll_subspace_v_y + right_tip_position_x * base_pitch_rotation_20
+        - base_pitch_rotation_00 * right_tip_position_z;
+    out[(2, 5)] = right_tip_position_y * base_pitch_rotation_00 + base_roll_subspace_v_z
+        - right_tip_position_x * base_pitch_rotation_10;
+    out[(0, 7)] = right_upper_axis_y * right_tip_position_z + right_upper_subspace_v_x
+        - right_tip_position_y * right_upper_axis_z;
+    out[(1, 7)] = right_tip_position_x * right_upper_axis_z + right_upper_subspace_v_y
+        - right_upper_axis_x * right_tip_position_z;
+    out[(2, 7)] = right_upper_subspace_v_z + right_tip_position_y * right_upper_axis_x
+        - right_tip_position_x * right_upper_axis_y;
+    out[(0, 9)] = right_upper_rotation_00;
+    out[(1, 9)] = right_upper_rotation_10;
+    out[(2, 9)] = right_upper_rotation_20;
 }
 /// Jacobian of contact point `hub_bottom` (on `hub`).
 #[inline]
@@ -7846,25 +6210,45 @@ pub fn contact_jacobian_2(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
+        - cache.values[5] * cache.values[0];
+    let hub_bottom_position_y = q[1] - 0.05 * base_roll_rotation_12;
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let hub_bottom_position_x = q[0] - 0.05 * base_roll_rotation_02;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let hub_bottom_position_z = q[2] - 0.05 * base_roll_rotation_22;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(2, 2)] = 1.0;
-    out[(0, 3)] = -(0.05
-        * (cache.values[5] * cache.values[0]
-            - cache.values[4] * cache.values[3] * cache.values[1]));
-    out[(1, 3)] = -(0.05
-        * (cache.values[4] * cache.values[3] * cache.values[0]
-            + cache.values[5] * cache.values[1]));
-    out[(0, 4)] = -(0.05 * cache.values[4] * cache.values[2] * cache.values[0]);
-    out[(1, 4)] = -(0.05 * cache.values[4] * cache.values[2] * cache.values[1]);
-    out[(2, 4)] = 0.05 * cache.values[4] * cache.values[3];
-    out[(0, 5)] = -(0.05
-        * (cache.values[4] * cache.values[1]
-            - cache.values[5] * cache.values[3] * cache.values[0]));
-    out[(1, 5)] = -(0.05
-        * (-cache.values[5] * cache.values[3] * cache.values[1]
-            - cache.values[4] * cache.values[0]));
-    out[(2, 5)] = 0.05 * cache.values[5] * cache.values[2];
+    out[(0, 3)] = q[1] - hub_bottom_position_y;
+    out[(1, 3)] = hub_bottom_position_x + base_yaw_subspace_v_y;
+    out[(0, 4)] = hub_bottom_position_z * cache.values[0] + base_pitch_subspace_v_x;
+    out[(1, 4)] = base_pitch_subspace_v_y - hub_bottom_position_z * base_yaw_rotation_01;
+    out[(2, 4)] = base_pitch_subspace_v_z + hub_bottom_position_y * base_yaw_rotation_01
+        - hub_bottom_position_x * cache.values[0];
+    out[(0, 5)] = base_pitch_rotation_10 * hub_bottom_position_z + base_roll_subspace_v_x
+        - base_pitch_rotation_20 * hub_bottom_position_y;
+    out[(1, 5)] = base_roll_subspace_v_y + hub_bottom_position_x * base_pitch_rotation_20
+        - base_pitch_rotation_00 * hub_bottom_position_z;
+    out[(2, 5)] = base_roll_subspace_v_z + base_pitch_rotation_00 * hub_bottom_position_y
+        - hub_bottom_position_x * base_pitch_rotation_10;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -7887,108 +6271,149 @@ pub fn contact_jacobian_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
-    let t0 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t1 = 0.8775825618903728 * t0
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t2 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t3 = t2 + 0.479425538604203 * t0;
-    let t4 = t1 * cache.values[7] + t3 * cache.values[6];
-    let t5 = 0.1 * cache.values[2] * cache.values[0];
-    let t6 = 0.05 * t0;
-    let t7 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t8 = 1.0 - cache.values[8];
-    let t9 = 0.5 * t8 + cache.values[8];
-    let t10 = t9 * (t2 - 0.479425538604203 * t0)
-        + 0.5 * t8
-            * (0.2955202066613396 * t7 + 0.8383866435942036 * t0
-                + 0.45801271084729195 * cache.values[2] * cache.values[0])
-        - 0.7071067811865475
-            * (0.955336489125606 * t7
-                - 0.14167993424703812 * cache.values[2] * cache.values[0]
-                - 0.2593433800522308 * t0) * cache.values[9];
-    let t11 = -(0.1 * cache.values[2] * cache.values[0]);
-    let t12 = -(0.05 * t0);
-    let t13 = 0.02 * t7;
-    let t14 = 1.0
-        / (2.0 * p.arm_mass + p.hub_mass + p.left_lower_mass + p.right_slider_mass);
-    let t15 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let t0 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let t1 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t0
+        + base_pitch_rotation_00 * t1;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let t2 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_01 = base_roll_rotation_01 * t1
+        + t2 * base_pitch_rotation_00;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
+        + left_upper_inertia_h_x;
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let t3 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let t4 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t5 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let right_upper_rotation_00 = t3 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t4 + t5 * base_roll_rotation_01;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let t6 = p.arm_length + q[9];
+    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
+        + right_slider_inertia_h_x;
+    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
+        + right_upper_composite_inertia_h_x;
+    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
+    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
+    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
+        + right_upper_composite_inertia_m;
+    let t7 = 1.0 / hub_composite_inertia_m;
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
+        + base_roll_rotation_11 * t0;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_upper_rotation_11 = base_roll_rotation_11 * t1
+        + t2 * base_pitch_rotation_10;
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t16 = 0.02 * t15;
-    let t17 = -(0.1 * cache.values[2] * cache.values[1]);
-    let t18 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t19 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t20 = t9 * (t18 - 0.479425538604203 * t19)
-        + 0.5
-            * (0.2955202066613396 * t15
-                + 0.45801271084729195 * cache.values[2] * cache.values[1]
-                + 0.8383866435942036 * t19) * t8
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t15 - 0.2593433800522308 * t19
-                - 0.14167993424703812 * cache.values[2] * cache.values[1]);
-    let t21 = -(0.05 * t19);
-    let t22 = 0.05 * t19;
-    let t23 = 0.1 * cache.values[2] * cache.values[1];
-    let t24 = 0.8775825618903728 * t19
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t25 = t18 + 0.479425538604203 * t19;
-    let t26 = t24 * cache.values[7] + t25 * cache.values[6];
-    let t27 = -(0.05 * cache.values[5] * cache.values[2]);
-    let t28 = -(0.8775825618903728 * cache.values[3]);
-    let t29 = 0.5
-        * (0.8383866435942036 * cache.values[5] * cache.values[2]
-            + 0.2955202066613396 * cache.values[4] * cache.values[2]
-            - 0.45801271084729195 * cache.values[3]) * t8
-        + (t28 - 0.479425538604203 * cache.values[5] * cache.values[2]) * t9
-        - 0.7071067811865475
-            * (0.14167993424703812 * cache.values[3]
-                + 0.955336489125606 * cache.values[4] * cache.values[2]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2])
-            * cache.values[9];
-    let t30 = 0.1 * cache.values[3];
-    let t31 = 0.02 * cache.values[4] * cache.values[2];
-    let t32 = -(0.1 * cache.values[3]);
-    let t33 = 0.05 * cache.values[5] * cache.values[2];
-    let t34 = t28 + 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t35 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t36 = t34 * cache.values[6] + t35 * cache.values[7];
-    let x = (p.arm_mass * (q[0] + 0.5 * t4 * p.arm_length + t5 + t6)
-        + p.left_lower_mass
-            * (q[0] + t5 + 0.1 * (t4 * cache.values[10] - cache.values[11] * t7)
-                + 0.01 * (t1 * cache.values[6] - t3 * cache.values[7]) + t6
-                + t4 * p.arm_length) + q[0] * p.hub_mass
-        + p.arm_mass * (q[0] + 0.5 * p.arm_length * t10 + t11 + t12 + t13)
-        + (q[0] + t11 + t12 + p.arm_length * t10 + t10 * q[9] + t13)
-            * p.right_slider_mass) * t14;
-    let y = ((q[1] + t16 + t17 + 0.5 * p.arm_length * t20 + t21) * p.arm_mass
-        + (q[1] + t16 + t17 + t20 * q[9] + p.arm_length * t20 + t21)
-            * p.right_slider_mass
-        + p.arm_mass * (t22 + q[1] + t23 + 0.5 * p.arm_length * t26) + q[1] * p.hub_mass
-        + (t22 + q[1] + t23 + 0.1 * (cache.values[10] * t26 - cache.values[11] * t15)
-            + 0.01 * (t24 * cache.values[6] - t25 * cache.values[7])
-            + p.arm_length * t26) * p.left_lower_mass) * t14;
-    let z = t14
-        * (p.right_slider_mass
-            * (t27 + t29 * p.arm_length + t30 + t29 * q[9] + t31 + q[2])
-            + p.arm_mass * (t27 + t30 + t31 + q[2] + 0.5 * t29 * p.arm_length)
-            + p.arm_mass * (t32 + t33 + 0.5 * p.arm_length * t36 + q[2])
-            + p.hub_mass * q[2]
-            + p.left_lower_mass
-                * (t32 + p.arm_length * t36
-                    + 0.1
-                        * (cache.values[10] * t36
-                            - cache.values[4] * cache.values[2] * cache.values[11])
-                    + 0.01 * (t35 * cache.values[6] - t34 * cache.values[7]) + t33
-                    + q[2]));
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
+        + left_lower_inertia_h_y;
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t4
+        + t5 * base_roll_rotation_11 + base_roll_rotation_12 * t3;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
+        + right_slider_inertia_h_y;
+    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
+        + right_upper_composite_inertia_h_y;
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let left_upper_rotation_20 = t0 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t1;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_upper_rotation_21 = t1 * base_roll_rotation_21
+        + t2 * base_pitch_rotation_20;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
+        + left_upper_inertia_h_z;
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t4
+        + t3 * base_roll_rotation_22 + t5 * base_roll_rotation_21;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t6 + right_upper_position_z;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
+        + right_upper_inertia_h_z;
+    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
+        + right_upper_composite_inertia_h_z;
+    let x = hub_composite_inertia_h_x * t7;
+    let y = hub_composite_inertia_h_y * t7;
+    let z = hub_composite_inertia_h_z * t7;
     Vector3::new(x, y, z)
 }
 /// Total mass.
 #[inline]
 pub fn total_mass(p: &Params) -> f64 {
-    let mass = 2.0 * p.arm_mass + p.hub_mass + p.left_lower_mass + p.right_slider_mass;
+    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
+    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
+    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
+        + right_upper_composite_inertia_m;
+    let mass = hub_composite_inertia_m;
     mass
 }
 /// Total linear momentum.
@@ -8000,290 +6425,272 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let t0 = 1.0 - cache.values[8];
-    let t1 = 0.5 * t0 + cache.values[8];
-    let t2 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t3 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t4 = t3 - 0.479425538604203 * t2;
-    let t5 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t6 = 0.2955202066613396 * t5 + 0.8383866435942036 * t2
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t7 = 0.955336489125606 * t5
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t2;
-    let t8 = t1 * t4 + 0.5 * t0 * t6 - 0.7071067811865475 * t7 * cache.values[9];
-    let t9 = -(0.8775825618903728 * cache.values[3] * cache.values[0]);
-    let t10 = t1
-        * (t9 - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0])
-        + 0.5 * t0
-            * (0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[0]
-                + 0.2955202066613396 * cache.values[4] * cache.values[2]
-                    * cache.values[0]
-                - 0.45801271084729195 * cache.values[3] * cache.values[0])
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[0]
-                + 0.14167993424703812 * cache.values[3] * cache.values[0]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2]
-                    * cache.values[0]);
-    let t11 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t12 = 0.02 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t13 = 0.1 * cache.values[3] * cache.values[0];
-    let t14 = 0.5 * cache.values[9] * t6 - 0.7071067811865475 * t7 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t4;
-    let t15 = 0.1 * cache.values[2] * cache.values[1];
-    let t16 = cache.values[5] * cache.values[0]
-        - cache.values[4] * cache.values[3] * cache.values[1];
-    let t17 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t18 = -(0.8775825618903728 * cache.values[2] * cache.values[1]);
-    let t19 = 0.5
-        * (0.2955202066613396 * t16 + 0.8383866435942036 * t17
-            - 0.45801271084729195 * cache.values[2] * cache.values[1]) * t0
-        + (t18 - 0.479425538604203 * t17) * t1
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t16
-                + 0.14167993424703812 * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * t17);
-    let t20 = -(0.05 * t17);
-    let t21 = 0.02 * t16;
-    let t22 = -(0.05 * t5);
-    let t23 = cache.values[4] * cache.values[1]
-        - cache.values[5] * cache.values[3] * cache.values[0];
-    let t24 = 0.02 * t23;
-    let t25 = 0.5 * (0.2955202066613396 * t23 + 0.8383866435942036 * t5) * t0
-        - 0.7071067811865475 * (0.955336489125606 * t23 - 0.2593433800522308 * t5)
-            * cache.values[9] - 0.479425538604203 * t5 * t1;
-    let t26 = 0.05 * t17;
-    let t27 = -(0.1 * cache.values[2] * cache.values[1]);
-    let t28 = 0.479425538604203 * t17 + t18;
-    let t29 = 0.479425538604203 * cache.values[2] * cache.values[1]
-        + 0.8775825618903728 * t17;
-    let t30 = cache.values[6] * t28 + t29 * cache.values[7];
-    let t31 = 0.05 * t5;
-    let t32 = 0.8775825618903728 * t5 * cache.values[7]
-        + 0.479425538604203 * t5 * cache.values[6];
-    let t33 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0]
-        + t9;
-    let t34 = 0.479425538604203 * cache.values[3] * cache.values[0]
-        + 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t35 = t33 * cache.values[6] + t34 * cache.values[7];
-    let t36 = 0.05 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t37 = -(0.1 * cache.values[3] * cache.values[0]);
-    let t38 = 0.8775825618903728 * t2
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t39 = t3 + 0.479425538604203 * t2;
-    let t40 = t38 * cache.values[7] + t39 * cache.values[6];
-    let t41 = t38 * cache.values[6] - t39 * cache.values[7];
-    let t42 = 0.1 * cache.values[2] * cache.values[0];
-    let t43 = 0.05 * t2;
-    let t44 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t45 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t46 = t44 + 0.479425538604203 * t45;
-    let t47 = 0.8775825618903728 * t45
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t48 = t47 * cache.values[6] - t46 * cache.values[7];
-    let t49 = cache.values[4] * cache.values[3] * cache.values[1]
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + base_pitch_rotation_10 * qd[5];
+    let base_pitch_rotation_20 = -cache.values[3];
+    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * base_roll_subspace_v_x;
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * hub_inertia_h_y
+            - hub_inertia_h_z * base_roll_velocity_w_y);
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t50 = 0.05 * t49;
-    let t51 = 0.8775825618903728 * t49 * cache.values[7]
-        + 0.479425538604203 * t49 * cache.values[6];
-    let t52 = -(0.1 * cache.values[3] * cache.values[1]);
-    let t53 = 0.05 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t54 = -(0.8775825618903728 * cache.values[3] * cache.values[1]);
-    let t55 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1]
-        + t54;
-    let t56 = 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        + 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t57 = t55 * cache.values[6] + t56 * cache.values[7];
-    let t58 = 0.5 * (0.8383866435942036 * t49 + 0.2955202066613396 * t17) * t0
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t17 - 0.2593433800522308 * t49)
-        - 0.479425538604203 * t1 * t49;
-    let t59 = -(0.05 * t49);
-    let t60 = 0.02 * t17;
-    let t61 = 0.2955202066613396 * t49
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t45;
-    let t62 = t44 - 0.479425538604203 * t45;
-    let t63 = 0.955336489125606 * t49 - 0.2593433800522308 * t45
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t64 = 0.5 * cache.values[9] * t61 - 0.5000000000000001 * cache.values[9] * t62
-        - 0.7071067811865475 * cache.values[8] * t63;
-    let t65 = 0.5 * t0
-        * (0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-            + 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1]
-            - 0.45801271084729195 * cache.values[3] * cache.values[1])
-        + (t54 - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1])
-            * t1
-        - 0.7071067811865475
-            * (0.14167993424703812 * cache.values[3] * cache.values[1]
-                + 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2]
-                    * cache.values[1]) * cache.values[9];
-    let t66 = 0.1 * cache.values[3] * cache.values[1];
-    let t67 = 0.02 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t68 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t69 = -(0.1 * cache.values[2] * cache.values[0]);
-    let t70 = -(0.05 * t2);
-    let t71 = 0.02 * t5;
-    let t72 = 0.05 * cache.values[4] * cache.values[2];
-    let t73 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t74 = -(0.8775825618903728 * cache.values[3]);
-    let t75 = t74 + 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t76 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t77 = t76 * cache.values[6] - t75 * cache.values[7];
-    let t78 = -(0.8775825618903728 * cache.values[2]);
-    let t79 = t78 - 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t80 = 0.479425538604203 * cache.values[2]
-        - 0.8775825618903728 * cache.values[5] * cache.values[3];
-    let t81 = t79 * cache.values[6] + t80 * cache.values[7];
-    let t82 = -(0.1 * cache.values[2]);
-    let t83 = -(0.05 * cache.values[5] * cache.values[3]);
-    let t84 = 0.5 * t0
-        * (0.8383866435942036 * cache.values[4] * cache.values[2]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t1
-        - 0.7071067811865475
-            * (-0.955336489125606 * cache.values[5] * cache.values[2]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2])
-            * cache.values[9];
-    let t85 = -(0.05 * cache.values[4] * cache.values[2]);
-    let t86 = -(0.02 * cache.values[5] * cache.values[2]);
-    let t87 = 0.1 * cache.values[2];
-    let t88 = -(0.02 * cache.values[4] * cache.values[3]);
-    let t89 = t1 * (t78 + 0.479425538604203 * cache.values[5] * cache.values[3])
-        + 0.5
-            * (-0.2955202066613396 * cache.values[4] * cache.values[3]
-                - 0.45801271084729195 * cache.values[2]
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]) * t0
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3]
-                + 0.14167993424703812 * cache.values[2]
-                - 0.955336489125606 * cache.values[4] * cache.values[3]);
-    let t90 = 0.05 * cache.values[5] * cache.values[3];
-    let t91 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t92 = t74 - 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t93 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t94 = 0.5 * cache.values[9] * t93 - 0.7071067811865475 * t91 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t92;
-    let x = (t8 * qd[9] + qd[4] * (t10 * p.arm_length + t11 + t12 + t10 * q[9] + t13)
-        + qd[7] * (t14 * q[9] + t14 * p.arm_length)
-        + (t15 + t19 * p.arm_length + t20 + t21 + t19 * q[9]) * qd[3]
-        + (t22 + t24 + t25 * q[9] + p.arm_length * t25) * qd[5] + qd[0])
-        * p.right_slider_mass
-        + (qd[3]
-            * (t26 + t27 + 0.1 * (t30 * cache.values[10] - t16 * cache.values[11])
-                + 0.01 * (t29 * cache.values[6] - t28 * cache.values[7])
-                + p.arm_length * t30)
-            + qd[5]
-                * (0.01
-                    * (0.8775825618903728 * t5 * cache.values[6]
-                        - 0.479425538604203 * t5 * cache.values[7]) + t31
-                    + 0.1 * (t32 * cache.values[10] - cache.values[11] * t23)
-                    + t32 * p.arm_length)
-            + qd[4]
-                * (p.arm_length * t35
-                    + 0.01 * (t34 * cache.values[6] - t33 * cache.values[7]) + t36
-                    + 0.1
-                        * (cache.values[10] * t35
-                            - cache.values[4] * cache.values[2] * cache.values[11]
-                                * cache.values[0]) + t37)
-            + 0.1 * (-t40 * cache.values[11] - t5 * cache.values[10]) * qd[8]
-            + qd[6]
-                * (t41 * p.arm_length + 0.1 * t41 * cache.values[10]
-                    + 0.01 * (-t38 * cache.values[7] - t39 * cache.values[6])) + qd[0])
-            * p.left_lower_mass + p.hub_mass * qd[0]
-        + p.arm_mass
-            * (0.5 * t14 * qd[7] * p.arm_length
-                + (t22 + t24 + 0.5 * p.arm_length * t25) * qd[5]
-                + (t15 + t20 + t21 + 0.5 * t19 * p.arm_length) * qd[3] + qd[0]
-                + qd[4] * (0.5 * t10 * p.arm_length + t11 + t12 + t13))
-        + p.arm_mass
-            * (qd[5] * (0.5 * t32 * p.arm_length + t31)
-                + (t26 + t27 + 0.5 * p.arm_length * t30) * qd[3]
-                + 0.5 * t41 * qd[6] * p.arm_length
-                + (t36 + 0.5 * p.arm_length * t35 + t37) * qd[4] + qd[0]);
-    let y = ((0.5 * t40 * p.arm_length + t42 + t43) * qd[3]
-        + 0.5 * qd[6] * t48 * p.arm_length + qd[5] * (t50 + 0.5 * p.arm_length * t51)
-        + (t52 + t53 + 0.5 * t57 * p.arm_length) * qd[4] + qd[1]) * p.arm_mass
-        + ((t58 * q[9] + t59 + t60 + t58 * p.arm_length) * qd[5]
-            + qd[7] * (t64 * q[9] + t64 * p.arm_length)
-            + (t1 * t62 + 0.5 * t61 * t0 - 0.7071067811865475 * cache.values[9] * t63)
-                * qd[9] + (p.arm_length * t65 + t66 + t67 + t65 * q[9] + t68) * qd[4]
-            + (t69 + t70 + p.arm_length * t8 + t8 * q[9] + t71) * qd[3] + qd[1])
-            * p.right_slider_mass + p.hub_mass * qd[1]
-        + p.arm_mass
-            * (0.5 * t64 * qd[7] * p.arm_length
-                + (0.5 * p.arm_length * t8 + t69 + t70 + t71) * qd[3]
-                + (t59 + t60 + 0.5 * t58 * p.arm_length) * qd[5] + qd[1]
-                + qd[4] * (t66 + 0.5 * p.arm_length * t65 + t67 + t68))
-        + p.left_lower_mass
-            * ((t52 + 0.01 * (t56 * cache.values[6] - t55 * cache.values[7]) + t53
-                + 0.1
-                    * (t57 * cache.values[10]
-                        - cache.values[4] * cache.values[2] * cache.values[11]
-                            * cache.values[1]) + t57 * p.arm_length) * qd[4]
-                + qd[3]
-                    * (t42 + 0.1 * (t40 * cache.values[10] - cache.values[11] * t5)
-                        + 0.01 * t41 + t43 + t40 * p.arm_length)
-                + qd[6]
-                    * (0.1 * t48 * cache.values[10] + t48 * p.arm_length
-                        + 0.01 * (-t46 * cache.values[6] - t47 * cache.values[7]))
-                + qd[5]
-                    * (p.arm_length * t51
-                        + 0.01
-                            * (0.8775825618903728 * t49 * cache.values[6]
-                                - 0.479425538604203 * t49 * cache.values[7]) + t50
-                        + 0.1 * (t51 * cache.values[10] - t17 * cache.values[11]))
-                + 0.1
-                    * (-t49 * cache.values[10]
-                        - cache.values[11]
-                            * (t47 * cache.values[7] + t46 * cache.values[6])) * qd[8]
-                + qd[1]);
-    let z = p.arm_mass
-        * ((t72 + 0.5 * p.arm_length * t73) * qd[5] + 0.5 * qd[6] * t77 * p.arm_length
-            + qd[4] * (0.5 * p.arm_length * t81 + t82 + t83) + qd[2])
-        + p.hub_mass * qd[2]
-        + p.arm_mass
-            * (qd[5] * (0.5 * p.arm_length * t84 + t85 + t86)
-                + (t87 + t88 + 0.5 * p.arm_length * t89 + t90) * qd[4] + qd[2]
-                + 0.5 * qd[7] * p.arm_length * t94)
-        + ((t87 + t89 * q[9] + t88 + p.arm_length * t89 + t90) * qd[4]
-            + (p.arm_length * t84 + t84 * q[9] + t85 + t86) * qd[5]
-            + (0.5 * t93 * t0 + t92 * t1 - 0.7071067811865475 * t91 * cache.values[9])
-                * qd[9] + (t94 * q[9] + p.arm_length * t94) * qd[7] + qd[2])
-            * p.right_slider_mass
-        + p.left_lower_mass
-            * ((0.1 * t77 * cache.values[10] + t77 * p.arm_length
-                + 0.01 * (-t76 * cache.values[7] - t75 * cache.values[6])) * qd[6]
-                + (t72
-                    + 0.01
-                        * (0.8775825618903728 * cache.values[4] * cache.values[2]
-                            * cache.values[6]
-                            - 0.479425538604203 * cache.values[4] * cache.values[2]
-                                * cache.values[7]) + p.arm_length * t73
-                    + 0.1
-                        * (cache.values[5] * cache.values[2] * cache.values[11]
-                            + cache.values[10] * t73)) * qd[5]
-                + qd[4]
-                    * (0.01 * (t80 * cache.values[6] - t79 * cache.values[7])
-                        + 0.1
-                            * (cache.values[10] * t81
-                                + cache.values[4] * cache.values[11] * cache.values[3])
-                        + p.arm_length * t81 + t82 + t83) + qd[2]
-                + 0.1
-                    * (-cache.values[11]
-                        * (t75 * cache.values[6] + t76 * cache.values[7])
-                        - cache.values[4] * cache.values[2] * cache.values[10]) * qd[8]);
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let t0 = p.arm_length + q[9];
+    let t1 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t2 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let t3 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t1
+        + t2 * base_roll_rotation_11 + base_roll_rotation_12 * t3;
+    let right_slider_position_y = right_upper_position_y + t0 * right_upper_rotation_10;
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t1
+        + t3 * base_roll_rotation_22 + t2 * base_roll_rotation_21;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t0 + right_upper_position_z;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let right_upper_rotation_00 = t3 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t1 + t2 * base_roll_rotation_01;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * right_slider_inertia_h_y
+            - right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (right_upper_inertia_h_y * right_upper_velocity_w_z
+            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_composite_momentum_f_x = right_slider_momentum_f_x
+        + right_upper_momentum_f_x;
+    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+    let t4 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let t5 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let left_upper_rotation_20 = t4 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t5;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t5
+        + base_roll_rotation_11 * t4;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * left_upper_inertia_h_z);
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let t6 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_11 = base_roll_rotation_11 * t5
+        + t6 * base_pitch_rotation_10;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_upper_rotation_21 = t5 * base_roll_rotation_21
+        + t6 * base_pitch_rotation_20;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + left_upper_rotation_21 * qd[8];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + left_upper_rotation_11 * qd[8];
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (left_lower_inertia_h_y * left_lower_velocity_w_z
+            - left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_upper_composite_momentum_f_x = left_upper_momentum_f_x
+        + left_lower_momentum_f_x;
+    let hub_composite_momentum_f_x = hub_momentum_f_x
+        + right_upper_composite_momentum_f_x + left_upper_composite_momentum_f_x;
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * hub_inertia_h_z
+            - base_roll_velocity_w_z * hub_inertia_h_x);
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * left_upper_subspace_v_y;
+    let left_upper_rotation_00 = base_roll_rotation_01 * t4
+        + base_pitch_rotation_00 * t5;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * left_upper_inertia_h_z
+            - left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t5
+        + t6 * base_pitch_rotation_00;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + left_upper_rotation_01 * qd[8];
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_lower_velocity_w_x
+            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_upper_composite_momentum_f_y = left_upper_momentum_f_y
+        + left_lower_momentum_f_y;
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_position_x = right_upper_rotation_00 * t0 + right_upper_position_x;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * right_slider_inertia_h_x);
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (right_upper_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_composite_momentum_f_y = right_slider_momentum_f_y
+        + right_upper_momentum_f_y;
+    let hub_composite_momentum_f_y = hub_momentum_f_y + left_upper_composite_momentum_f_y
+        + right_upper_composite_momentum_f_y;
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + base_roll_subspace_v_z * qd[5];
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * right_slider_inertia_h_y);
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (right_upper_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_upper_composite_momentum_f_z = right_slider_momentum_f_z
+        + right_upper_momentum_f_z;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + left_lower_subspace_v_z * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * left_lower_inertia_h_y);
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (left_upper_inertia_h_x * left_upper_velocity_w_y
+            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_composite_momentum_f_z = left_lower_momentum_f_z
+        + left_upper_momentum_f_z;
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * hub_inertia_h_y);
+    let hub_composite_momentum_f_z = right_upper_composite_momentum_f_z
+        + left_upper_composite_momentum_f_z + hub_momentum_f_z;
+    let x = hub_composite_momentum_f_x;
+    let y = hub_composite_momentum_f_y;
+    let z = hub_composite_momentum_f_z;
     Vector3::new(x, y, z)
 }
 /// Total angular momentum about the world origin.
@@ -8295,480 +6702,570 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let t0 = -(0.1 * cache.values[3]);
-    let t1 = -(0.8775825618903728 * cache.values[3]);
-    let t2 = t1 + 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t3 = 0.8775825618903728 * cache.values[5] * cache.values[2]
-        + 0.479425538604203 * cache.values[3];
-    let t4 = t2 * cache.values[6] + t3 * cache.values[7];
-    let t5 = cache.values[10] * t4
-        - cache.values[4] * cache.values[2] * cache.values[11];
-    let t6 = t3 * cache.values[6] - t2 * cache.values[7];
-    let t7 = 0.05 * cache.values[5] * cache.values[2];
-    let t8 = t0 + p.arm_length * t4 + 0.1 * t5 + 0.01 * t6 + t7 + q[2];
-    let t9 = -(0.1 * cache.values[3] * cache.values[1]);
-    let t10 = -(0.8775825618903728 * cache.values[3] * cache.values[1]);
-    let t11 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1]
-        + t10;
-    let t12 = 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[1]
-        + 0.479425538604203 * cache.values[3] * cache.values[1];
-    let t13 = 0.05 * cache.values[5] * cache.values[2] * cache.values[1];
-    let t14 = t11 * cache.values[6] + t12 * cache.values[7];
-    let t15 = 0.1 * cache.values[2] * cache.values[0];
-    let t16 = cache.values[4] * cache.values[3] * cache.values[0]
-        + cache.values[5] * cache.values[1];
-    let t17 = cache.values[5] * cache.values[3] * cache.values[0]
-        - cache.values[4] * cache.values[1];
-    let t18 = 0.8775825618903728 * t17
-        - 0.479425538604203 * cache.values[2] * cache.values[0];
-    let t19 = 0.8775825618903728 * cache.values[2] * cache.values[0];
-    let t20 = t19 + 0.479425538604203 * t17;
-    let t21 = t18 * cache.values[7] + t20 * cache.values[6];
-    let t22 = t21 * cache.values[10] - cache.values[11] * t16;
-    let t23 = 0.1 * t22;
-    let t24 = t18 * cache.values[6] - t20 * cache.values[7];
-    let t25 = 0.01 * t24;
-    let t26 = 0.05 * t17;
-    let t27 = t21 * p.arm_length;
-    let t28 = 0.8775825618903728 * cache.values[2] * cache.values[1];
-    let t29 = cache.values[4] * cache.values[0]
-        + cache.values[5] * cache.values[3] * cache.values[1];
-    let t30 = t28 + 0.479425538604203 * t29;
-    let t31 = 0.8775825618903728 * t29
-        - 0.479425538604203 * cache.values[2] * cache.values[1];
-    let t32 = t31 * cache.values[6] - t30 * cache.values[7];
-    let t33 = cache.values[4] * cache.values[3] * cache.values[1]
+    let base_yaw_rotation_01 = -cache.values[1];
+    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
+    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + base_roll_subspace_v_z * qd[5];
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
+    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
+        - cache.values[5] * base_yaw_rotation_01;
+    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
+        + base_pitch_rotation_02 * cache.values[5];
+    let t0 = base_roll_rotation_02 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_01
+        + p.hub_inertia_xx * base_pitch_rotation_00;
+    let t1 = p.hub_inertia_zz * base_roll_rotation_02
+        + p.hub_inertia_yz * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.hub_inertia_xz;
+    let t2 = base_roll_rotation_01 * p.hub_inertia_yy
+        + p.hub_inertia_yz * base_roll_rotation_02
+        + p.hub_inertia_xy * base_pitch_rotation_00;
+    let hub_inertia_com_00 = base_pitch_rotation_00 * t0 + t1 * base_roll_rotation_02
+        + base_roll_rotation_01 * t2;
+    let t3 = q[2] * q[2];
+    let t4 = q[1] * q[1];
+    let t5 = q[0] * q[0];
+    let hub_inertia_i_00 = hub_inertia_com_00
+        + (t3 + t4 + t5 - q[0] * q[0]) * p.hub_mass;
+    let base_pitch_rotation_20 = -cache.values[3];
+    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
+    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
+    let hub_inertia_com_02 = t1 * base_roll_rotation_22 + base_pitch_rotation_20 * t0
+        + t2 * base_roll_rotation_21;
+    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
+    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
+    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
+        + cache.values[5] * base_pitch_rotation_12;
+    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
         - cache.values[5] * cache.values[0];
-    let t34 = 0.8775825618903728 * t33 * cache.values[7]
-        + 0.479425538604203 * t33 * cache.values[6];
-    let t35 = 0.05 * t33;
-    let t36 = -cache.values[5] * cache.values[3] * cache.values[1]
-        - cache.values[4] * cache.values[0];
-    let t37 = t31 * cache.values[7] + t30 * cache.values[6];
-    let t38 = (t9 + 0.01 * (t12 * cache.values[6] - t11 * cache.values[7]) + t13
-        + 0.1
-            * (t14 * cache.values[10]
-                - cache.values[4] * cache.values[2] * cache.values[11] * cache.values[1])
-        + t14 * p.arm_length) * qd[4] + qd[3] * (t15 + t23 + t25 + t26 + t27)
-        + qd[6]
-            * (0.1 * t32 * cache.values[10] + t32 * p.arm_length
-                + 0.01 * (-t30 * cache.values[6] - t31 * cache.values[7]))
-        + qd[5]
-            * (p.arm_length * t34
-                + 0.01
-                    * (0.8775825618903728 * t33 * cache.values[6]
-                        - 0.479425538604203 * t33 * cache.values[7]) + t35
-                + 0.1 * (t34 * cache.values[10] - t36 * cache.values[11]))
-        + 0.1 * (-t33 * cache.values[10] - cache.values[11] * t37) * qd[8] + qd[1];
-    let t39 = 0.955336489125606 * t16
-        - 0.14167993424703812 * cache.values[2] * cache.values[0]
-        - 0.2593433800522308 * t17;
-    let t40 = 1.0 - cache.values[8];
-    let t41 = 0.5 * t40 + cache.values[8];
-    let t42 = 0.2955202066613396 * t16 + 0.8383866435942036 * t17
-        + 0.45801271084729195 * cache.values[2] * cache.values[0];
-    let t43 = t19 - 0.479425538604203 * t17;
-    let t44 = 0.7071067811865475 * t39 * cache.values[9] + t41 * t42 + 0.5 * t43 * t40;
-    let t45 = t44 * t44;
-    let t46 = t41 * t43 + 0.5 * t40 * t42 - 0.7071067811865475 * t39 * cache.values[9];
-    let t47 = t46 * t46;
-    let t48 = 0.7071067811865475 * cache.values[9] * t43 + t39 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t42;
-    let t49 = t48 * t48;
-    let t50 = -(qd[4] * cache.values[1]);
-    let t51 = cache.values[2] * qd[5] * cache.values[0];
-    let t52 = t50 + qd[7] * (0.7071067811865475 * t43 + 0.7071067811865475 * t42) + t51;
-    let t53 = 0.2955202066613396 * t33
-        + 0.45801271084729195 * cache.values[2] * cache.values[1]
-        + 0.8383866435942036 * t29;
-    let t54 = t28 - 0.479425538604203 * t29;
-    let t55 = 0.955336489125606 * t33 - 0.2593433800522308 * t29
-        - 0.14167993424703812 * cache.values[2] * cache.values[1];
-    let t56 = 0.5 * cache.values[9] * t53 - 0.5000000000000001 * cache.values[9] * t54
-        - 0.7071067811865475 * cache.values[8] * t55;
-    let t57 = 0.5 * p.arm_length * t46;
-    let t58 = -(0.1 * cache.values[2] * cache.values[0]);
-    let t59 = -(0.05 * t17);
-    let t60 = 0.02 * t16;
-    let t61 = -(0.05 * t33);
-    let t62 = 0.02 * t36;
-    let t63 = 0.5 * (0.8383866435942036 * t33 + 0.2955202066613396 * t36) * t40
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t36 - 0.2593433800522308 * t33)
-        - 0.479425538604203 * t41 * t33;
-    let t64 = 0.1 * cache.values[3] * cache.values[1];
-    let t65 = 0.5 * t40
-        * (0.2955202066613396 * cache.values[4] * cache.values[2] * cache.values[1]
-            + 0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[1]
-            - 0.45801271084729195 * cache.values[3] * cache.values[1])
-        + (t10 - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[1])
-            * t41
-        - 0.7071067811865475
-            * (0.14167993424703812 * cache.values[3] * cache.values[1]
-                + 0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2]
-                    * cache.values[1]) * cache.values[9];
-    let t66 = 0.02 * cache.values[4] * cache.values[2] * cache.values[1];
-    let t67 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[1]);
-    let t68 = 0.5 * t56 * qd[7] * p.arm_length + (t57 + t58 + t59 + t60) * qd[3]
-        + (t61 + t62 + 0.5 * t63 * p.arm_length) * qd[5] + qd[1]
-        + qd[4] * (t64 + 0.5 * p.arm_length * t65 + t66 + t67);
-    let t69 = -(0.05 * cache.values[5] * cache.values[2]);
-    let t70 = 0.1 * cache.values[3];
-    let t71 = 0.02 * cache.values[4] * cache.values[2];
-    let t72 = 0.8383866435942036 * cache.values[5] * cache.values[2]
-        + 0.2955202066613396 * cache.values[4] * cache.values[2]
-        - 0.45801271084729195 * cache.values[3];
-    let t73 = t1 - 0.479425538604203 * cache.values[5] * cache.values[2];
-    let t74 = 0.14167993424703812 * cache.values[3]
-        + 0.955336489125606 * cache.values[4] * cache.values[2]
-        - 0.2593433800522308 * cache.values[5] * cache.values[2];
-    let t75 = 0.5 * t72 * t40 + t73 * t41 - 0.7071067811865475 * t74 * cache.values[9];
-    let t76 = t69 + t70 + t71 + q[2] + 0.5 * t75 * p.arm_length;
-    let t77 = p.arm_length * p.arm_length;
-    let t78 = 0.08333333333333333 * t24 * p.arm_mass * t6 * t77
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t16
-            * t77 + t21 * p.left_upper_inertia_xx * t4;
-    let t79 = cache.values[4] * qd[6] * cache.values[2];
-    let t80 = -(cache.values[3] * qd[5]);
-    let t81 = t79 + qd[3] + t80;
-    let t82 = t21 * p.left_upper_inertia_xx * t37
-        + 0.08333333333333333 * t24 * p.arm_mass * t32 * t77
-        + 0.08333333333333333 * p.arm_mass * t16 * t33 * t77;
-    let t83 = qd[4] * cache.values[0];
-    let t84 = qd[6] * t33;
-    let t85 = cache.values[2] * qd[5] * cache.values[1];
-    let t86 = t83 + t84 + t85;
-    let t87 = qd[7] * (0.7071067811865475 * t53 + 0.7071067811865475 * t54) + t83 + t85;
-    let t88 = t41 * t54 + 0.5 * t53 * t40 - 0.7071067811865475 * cache.values[9] * t55;
-    let t89 = 0.7071067811865475 * cache.values[9] * t54 + cache.values[8] * t55
-        - 0.7071067811865475 * cache.values[9] * t53;
-    let t90 = 0.7071067811865475 * cache.values[9] * t55 + t41 * t53 + 0.5 * t40 * t54;
-    let t91 = p.right_upper_inertia_xx * t46 * t88 + t89 * t48 * p.right_upper_inertia_zz
-        + t44 * p.right_upper_inertia_yy * t90;
-    let t92 = qd[6] * t16;
-    let t93 = t50 + t51 + t92;
-    let t94 = t24 * qd[8] + t50 + t51 + t92;
-    let t95 = t21 * cache.values[11] + t16 * cache.values[10];
-    let t96 = p.left_lower_inertia_xz * t95 + t22 * p.left_lower_inertia_xx
-        + t24 * p.left_lower_inertia_xy;
-    let t97 = t24 * p.left_lower_inertia_yz + p.left_lower_inertia_zz * t95
-        + p.left_lower_inertia_xz * t22;
-    let t98 = p.left_lower_inertia_xy * t22 + t24 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t95;
-    let t99 = p.hub_inertia_xy * cache.values[2] * cache.values[0]
-        + p.hub_inertia_yy * t17 + p.hub_inertia_yz * t16;
-    let t100 = t16 * p.hub_inertia_zz
-        + cache.values[2] * cache.values[0] * p.hub_inertia_xz + p.hub_inertia_yz * t17;
-    let t101 = t16 * p.hub_inertia_xz + p.hub_inertia_xy * t17
-        + cache.values[2] * p.hub_inertia_xx * cache.values[0];
-    let t102 = t50 + t51;
-    let t103 = t79 + t6 * qd[8] + qd[3] + t80;
-    let t104 = cache.values[4] * cache.values[2] * cache.values[10]
-        + cache.values[11] * t4;
-    let t105 = t32 * qd[8] + t83 + t84 + t85;
-    let t106 = cache.values[11] * t37 + t33 * cache.values[10];
-    let t107 = cache.values[10] * t37 - cache.values[11] * t33;
-    let t108 = p.arm_length * t46;
-    let t109 = t46 * q[9];
-    let t110 = (t63 * q[9] + t61 + t62 + t63 * p.arm_length) * qd[5]
-        + qd[7] * (t56 * q[9] + t56 * p.arm_length) + t88 * qd[9]
-        + (p.arm_length * t65 + t64 + t66 + t65 * q[9] + t67) * qd[4]
-        + (t58 + t59 + t108 + t109 + t60) * qd[3] + qd[1];
-    let t111 = t69 + t75 * p.arm_length + t70 + t75 * q[9] + t71 + q[2];
-    let t112 = 0.1 * cache.values[2];
-    let t113 = -(0.8775825618903728 * cache.values[2]);
-    let t114 = t41 * (t113 + 0.479425538604203 * cache.values[5] * cache.values[3])
-        + 0.5
-            * (-0.2955202066613396 * cache.values[4] * cache.values[3]
-                - 0.45801271084729195 * cache.values[2]
-                - 0.8383866435942036 * cache.values[5] * cache.values[3]) * t40
-        - 0.7071067811865475 * cache.values[9]
-            * (0.2593433800522308 * cache.values[5] * cache.values[3]
-                + 0.14167993424703812 * cache.values[2]
-                - 0.955336489125606 * cache.values[4] * cache.values[3]);
-    let t115 = -(0.02 * cache.values[4] * cache.values[3]);
-    let t116 = 0.05 * cache.values[5] * cache.values[3];
-    let t117 = 0.5 * t40
-        * (0.8383866435942036 * cache.values[4] * cache.values[2]
-            - 0.2955202066613396 * cache.values[5] * cache.values[2])
-        - 0.479425538604203 * cache.values[4] * cache.values[2] * t41
-        - 0.7071067811865475
-            * (-0.955336489125606 * cache.values[5] * cache.values[2]
-                - 0.2593433800522308 * cache.values[4] * cache.values[2])
-            * cache.values[9];
-    let t118 = -(0.05 * cache.values[4] * cache.values[2]);
-    let t119 = -(0.02 * cache.values[5] * cache.values[2]);
-    let t120 = 0.5 * cache.values[9] * t72 - 0.7071067811865475 * t74 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t73;
-    let t121 = (t112 + t114 * q[9] + t115 + p.arm_length * t114 + t116) * qd[4]
-        + (p.arm_length * t117 + t117 * q[9] + t118 + t119) * qd[5] + t75 * qd[9]
-        + (t120 * q[9] + p.arm_length * t120) * qd[7] + qd[2];
-    let t122 = 0.02 * t33;
-    let t123 = -(0.1 * cache.values[2] * cache.values[1]);
-    let t124 = -(0.05 * t29);
-    let t125 = q[1] + t122 + t123 + t88 * q[9] + p.arm_length * t88 + t124;
-    let t126 = 0.7071067811865475 * t74 * cache.values[9] + t72 * t41 + 0.5 * t73 * t40;
-    let t127 = 0.7071067811865475 * cache.values[9] * t73 + t74 * cache.values[8]
-        - 0.7071067811865475 * cache.values[9] * t72;
-    let t128 = t44 * t126 * p.right_slider_inertia_yy
-        + t75 * p.right_slider_inertia_xx * t46 + t127 * t48 * p.right_slider_inertia_zz;
-    let t129 = qd[7] * (0.7071067811865475 * t73 + 0.7071067811865475 * t72) + qd[3]
-        + t80;
-    let t130 = t44 * t90 * p.right_slider_inertia_yy
-        + t89 * t48 * p.right_slider_inertia_zz + p.right_slider_inertia_xx * t46 * t88;
-    let t131 = qd[3] + t80;
-    let t132 = t75 * p.right_upper_inertia_xx * t46
-        + t44 * p.right_upper_inertia_yy * t126 + t127 * t48 * p.right_upper_inertia_zz;
-    let t133 = 0.05 * cache.values[4] * cache.values[2];
-    let t134 = 0.8775825618903728 * cache.values[4] * cache.values[2] * cache.values[7]
-        + 0.479425538604203 * cache.values[4] * cache.values[2] * cache.values[6];
-    let t135 = t113 - 0.479425538604203 * cache.values[5] * cache.values[3];
-    let t136 = 0.479425538604203 * cache.values[2]
-        - 0.8775825618903728 * cache.values[5] * cache.values[3];
-    let t137 = t135 * cache.values[6] + t136 * cache.values[7];
-    let t138 = -(0.1 * cache.values[2]);
-    let t139 = -(0.05 * cache.values[5] * cache.values[3]);
-    let t140 = (t133 + 0.5 * p.arm_length * t134) * qd[5]
-        + 0.5 * qd[6] * t6 * p.arm_length
-        + qd[4] * (0.5 * p.arm_length * t137 + t138 + t139) + qd[2];
-    let t141 = 0.05 * t29;
-    let t142 = 0.1 * cache.values[2] * cache.values[1];
-    let t143 = t141 + q[1] + t142 + 0.5 * p.arm_length * t37;
-    let t144 = t83 + t85;
-    let t145 = t141 + q[1] + t142 + 0.1 * t107 + 0.01 * t32 + p.arm_length * t37;
-    let t146 = (0.1 * t6 * cache.values[10] + t6 * p.arm_length
-        + 0.01 * (-t3 * cache.values[7] - t2 * cache.values[6])) * qd[6]
-        + (t133
-            + 0.01
-                * (0.8775825618903728 * cache.values[4] * cache.values[2]
-                    * cache.values[6]
-                    - 0.479425538604203 * cache.values[4] * cache.values[2]
-                        * cache.values[7]) + p.arm_length * t134
-            + 0.1
-                * (cache.values[5] * cache.values[2] * cache.values[11]
-                    + cache.values[10] * t134)) * qd[5]
-        + qd[4]
-            * (0.01 * (t136 * cache.values[6] - t135 * cache.values[7])
-                + 0.1
-                    * (cache.values[10] * t137
-                        + cache.values[4] * cache.values[11] * cache.values[3])
-                + p.arm_length * t137 + t138 + t139) + qd[2]
-        + 0.1
-            * (-cache.values[11] * t4
-                - cache.values[4] * cache.values[2] * cache.values[10]) * qd[8];
-    let t147 = 0.5 * t21 * p.arm_length;
-    let t148 = (t147 + t15 + t26) * qd[3] + 0.5 * qd[6] * t32 * p.arm_length
-        + qd[5] * (t35 + 0.5 * p.arm_length * t34)
-        + (t9 + t13 + 0.5 * t14 * p.arm_length) * qd[4] + qd[1];
-    let t149 = t0 + t7 + 0.5 * p.arm_length * t4 + q[2];
-    let t150 = q[1] + t122 + t123 + 0.5 * p.arm_length * t88 + t124;
-    let t151 = qd[5] * (0.5 * p.arm_length * t117 + t118 + t119)
-        + (t112 + t115 + 0.5 * p.arm_length * t114 + t116) * qd[4] + qd[2]
-        + 0.5 * qd[7] * p.arm_length * t120;
-    let t152 = p.right_upper_inertia_yy * t90 * t126
-        + t127 * t89 * p.right_upper_inertia_zz + t75 * p.right_upper_inertia_xx * t88;
-    let t153 = t89 * t89;
-    let t154 = t88 * t88;
-    let t155 = t90 * t90;
-    let t156 = p.hub_inertia_yz * t33 + t29 * p.hub_inertia_yy
-        + p.hub_inertia_xy * cache.values[2] * cache.values[1];
-    let t157 = p.hub_inertia_xy * t29 + t33 * p.hub_inertia_xz
-        + cache.values[2] * p.hub_inertia_xx * cache.values[1];
-    let t158 = cache.values[2] * cache.values[1] * p.hub_inertia_xz
-        + t33 * p.hub_inertia_zz + p.hub_inertia_yz * t29;
-    let t159 = p.left_lower_inertia_xy * t107 + t32 * p.left_lower_inertia_yy
-        + t106 * p.left_lower_inertia_yz;
-    let t160 = t32 * p.left_lower_inertia_yz + t107 * p.left_lower_inertia_xz
-        + t106 * p.left_lower_inertia_zz;
-    let t161 = p.left_lower_inertia_xy * t32 + t106 * p.left_lower_inertia_xz
-        + t107 * p.left_lower_inertia_xx;
-    let t162 = p.left_upper_inertia_xx * t37 * t4
-        + 0.08333333333333333 * p.arm_mass * t6 * t32 * t77
-        + 0.08333333333333333 * cache.values[4] * p.arm_mass * cache.values[2] * t33
-            * t77;
-    let t163 = q[0] + t15 + t23 + t25 + t26 + t27;
-    let t164 = q[0] + t58 + t59 + t108 + t109 + t60;
-    let t165 = 0.05 * t36;
-    let t166 = cache.values[5] * cache.values[0]
-        - cache.values[4] * cache.values[3] * cache.values[1];
-    let t167 = -(0.8775825618903728 * cache.values[2] * cache.values[1]);
-    let t168 = 0.479425538604203 * t36 + t167;
-    let t169 = 0.479425538604203 * cache.values[2] * cache.values[1]
-        + 0.8775825618903728 * t36;
-    let t170 = cache.values[6] * t168 + t169 * cache.values[7];
-    let t171 = 0.05 * t16;
-    let t172 = 0.8775825618903728 * t16 * cache.values[7]
-        + 0.479425538604203 * t16 * cache.values[6];
-    let t173 = cache.values[4] * cache.values[1]
-        - cache.values[5] * cache.values[3] * cache.values[0];
-    let t174 = -(0.8775825618903728 * cache.values[3] * cache.values[0]);
-    let t175 = 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0]
-        + t174;
-    let t176 = 0.479425538604203 * cache.values[3] * cache.values[0]
-        + 0.8775825618903728 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t177 = t175 * cache.values[6] + t176 * cache.values[7];
-    let t178 = 0.05 * cache.values[5] * cache.values[2] * cache.values[0];
-    let t179 = -(0.1 * cache.values[3] * cache.values[0]);
-    let t180 = qd[3]
-        * (t165 + t123 + 0.1 * (t170 * cache.values[10] - t166 * cache.values[11])
-            + 0.01 * (t169 * cache.values[6] - t168 * cache.values[7])
-            + p.arm_length * t170)
-        + qd[5]
-            * (0.01
-                * (0.8775825618903728 * t16 * cache.values[6]
-                    - 0.479425538604203 * t16 * cache.values[7]) + t171
-                + 0.1 * (t172 * cache.values[10] - cache.values[11] * t173)
-                + t172 * p.arm_length)
-        + qd[4]
-            * (p.arm_length * t177
-                + 0.01 * (t176 * cache.values[6] - t175 * cache.values[7]) + t178
-                + 0.1
-                    * (cache.values[10] * t177
-                        - cache.values[4] * cache.values[2] * cache.values[11]
-                            * cache.values[0]) + t179)
-        + 0.1 * (-t21 * cache.values[11] - t16 * cache.values[10]) * qd[8]
-        + qd[6]
-            * (t24 * p.arm_length + 0.1 * t24 * cache.values[10]
-                + 0.01 * (-t18 * cache.values[7] - t20 * cache.values[6])) + qd[0];
-    let t181 = q[0] + t57 + t58 + t59 + t60;
-    let t182 = q[0] + t147 + t15 + t26;
-    let t183 = qd[5] * (0.5 * t172 * p.arm_length + t171)
-        + (t165 + t123 + 0.5 * p.arm_length * t170) * qd[3]
-        + 0.5 * t24 * qd[6] * p.arm_length
-        + (t178 + 0.5 * p.arm_length * t177 + t179) * qd[4] + qd[0];
-    let t184 = t41
-        * (t174
-            - 0.479425538604203 * cache.values[5] * cache.values[2] * cache.values[0])
-        + 0.5 * t40
-            * (0.8383866435942036 * cache.values[5] * cache.values[2] * cache.values[0]
-                + 0.2955202066613396 * cache.values[4] * cache.values[2]
-                    * cache.values[0]
-                - 0.45801271084729195 * cache.values[3] * cache.values[0])
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * cache.values[4] * cache.values[2] * cache.values[0]
-                + 0.14167993424703812 * cache.values[3] * cache.values[0]
-                - 0.2593433800522308 * cache.values[5] * cache.values[2]
-                    * cache.values[0]);
-    let t185 = -(0.05 * cache.values[5] * cache.values[2] * cache.values[0]);
-    let t186 = 0.02 * cache.values[4] * cache.values[2] * cache.values[0];
-    let t187 = 0.1 * cache.values[3] * cache.values[0];
-    let t188 = 0.5 * cache.values[9] * t42 - 0.7071067811865475 * t39 * cache.values[8]
-        - 0.5000000000000001 * cache.values[9] * t43;
-    let t189 = 0.5
-        * (0.2955202066613396 * t166 + 0.8383866435942036 * t36
-            - 0.45801271084729195 * cache.values[2] * cache.values[1]) * t40
-        + (t167 - 0.479425538604203 * t36) * t41
-        - 0.7071067811865475 * cache.values[9]
-            * (0.955336489125606 * t166
-                + 0.14167993424703812 * cache.values[2] * cache.values[1]
-                - 0.2593433800522308 * t36);
-    let t190 = -(0.05 * t36);
-    let t191 = 0.02 * t166;
-    let t192 = -(0.05 * t16);
-    let t193 = 0.02 * t173;
-    let t194 = 0.5 * (0.2955202066613396 * t173 + 0.8383866435942036 * t16) * t40
-        - 0.7071067811865475 * (0.955336489125606 * t173 - 0.2593433800522308 * t16)
-            * cache.values[9] - 0.479425538604203 * t16 * t41;
-    let t195 = t46 * qd[9]
-        + qd[4] * (t184 * p.arm_length + t185 + t186 + t184 * q[9] + t187)
-        + qd[7] * (t188 * q[9] + t188 * p.arm_length)
-        + (t142 + t189 * p.arm_length + t190 + t191 + t189 * q[9]) * qd[3]
-        + (t192 + t193 + t194 * q[9] + p.arm_length * t194) * qd[5] + qd[0];
-    let t196 = 0.5 * t188 * qd[7] * p.arm_length
-        + (t192 + t193 + 0.5 * p.arm_length * t194) * qd[5]
-        + (t142 + t190 + t191 + 0.5 * t189 * p.arm_length) * qd[3] + qd[0]
-        + qd[4] * (0.5 * t184 * p.arm_length + t185 + t186 + t187);
-    let t197 = t75 * p.right_slider_inertia_xx * t88
-        + t90 * t126 * p.right_slider_inertia_yy
-        + t127 * t89 * p.right_slider_inertia_zz;
-    let t198 = t127 * t127;
-    let t199 = t75 * t75;
-    let t200 = t126 * t126;
-    let t201 = p.hub_inertia_xy * cache.values[5] * cache.values[2]
-        + cache.values[4] * cache.values[2] * p.hub_inertia_xz
-        - cache.values[3] * p.hub_inertia_xx;
-    let t202 = cache.values[4] * cache.values[2] * p.hub_inertia_zz
-        + cache.values[5] * cache.values[2] * p.hub_inertia_yz
-        - cache.values[3] * p.hub_inertia_xz;
-    let t203 = cache.values[5] * cache.values[2] * p.hub_inertia_yy
-        + cache.values[4] * cache.values[2] * p.hub_inertia_yz
-        - p.hub_inertia_xy * cache.values[3];
-    let t204 = p.left_lower_inertia_xz * t104 + t5 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xy * t6;
-    let t205 = p.left_lower_inertia_xy * t5 + t6 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_yz * t104;
-    let t206 = p.left_lower_inertia_zz * t104 + p.left_lower_inertia_xz * t5
-        + t6 * p.left_lower_inertia_yz;
-    let x = (t45 * p.right_slider_inertia_yy + t47 * p.right_slider_inertia_xx
-        + t49 * p.right_slider_inertia_zz) * t52 + t78 * t81 + q[1] * p.hub_mass * qd[2]
-        + t82 * t86 + t87 * t91
-        + t93
-            * (p.left_upper_inertia_xx * (t21 * t21)
-                + 0.08333333333333333 * p.arm_mass * t77 * (t16 * t16)
-                + 0.08333333333333333 * p.arm_mass * t77 * (t24 * t24))
-        + (p.right_upper_inertia_yy * t45 + t47 * p.right_upper_inertia_xx
-            + t49 * p.right_upper_inertia_zz) * t52
-        + t94 * (t22 * t96 + t97 * t95 + t24 * t98)
-        + (t99 * t17 + t100 * t16 + cache.values[2] * t101 * cache.values[0]) * t102
-        + t103 * (t6 * t98 + t97 * t104 + t5 * t96)
-        + t105 * (t32 * t98 + t106 * t97 + t107 * t96)
-        + t121 * t125 * p.right_slider_mass + t128 * t129 + t87 * t130
-        + (cache.values[4] * t100 * cache.values[2]
-            + cache.values[5] * cache.values[2] * t99 - cache.values[3] * t101) * t131
-        + t129 * t132 + p.arm_mass * t140 * t143
-        + (t100 * t33 + t99 * t29 + cache.values[2] * t101 * cache.values[1]) * t144
-        + t145 * p.left_lower_mass * t146 + t150 * p.arm_mass * t151
-        - p.left_lower_mass * t8 * t38 - p.arm_mass * t68 * t76
-        - t110 * p.right_slider_mass * t111 - p.hub_mass * q[2] * qd[1]
-        - t148 * p.arm_mass * t149;
-    let y = t129 * t152
-        + t87
-            * (t153 * p.right_upper_inertia_zz + p.right_upper_inertia_xx * t154
-                + p.right_upper_inertia_yy * t155)
-        + t131
-            * (cache.values[5] * cache.values[2] * t156
-                + cache.values[4] * cache.values[2] * t158 - t157 * cache.values[3])
-        + t103 * (t6 * t159 + t160 * t104 + t5 * t161) + t162 * t81
-        + t180 * p.left_lower_mass * t8 + t94 * (t24 * t159 + t160 * t95 + t161 * t22)
-        + t105 * (t107 * t161 + t32 * t159 + t106 * t160) + p.arm_mass * t183 * t149
-        + t52 * t130
-        + (0.08333333333333333 * (t33 * t33) * p.arm_mass * t77
-            + p.left_upper_inertia_xx * (t37 * t37)
-            + 0.08333333333333333 * (t32 * t32) * p.arm_mass * t77) * t86 + t82 * t93
-        + t195 * p.right_slider_mass * t111 + p.hub_mass * qd[0] * q[2]
-        + t87
-            * (p.right_slider_inertia_xx * t154 + t153 * p.right_slider_inertia_zz
-                + t155 * p.right_slider_inertia_yy) + p.arm_mass * t76 * t196
-        + t144 * (t156 * t29 + t157 * cache.values[2] * cache.values[1] + t33 * t158)
-        + t52 * t91 + t197 * t129
-        + (t156 * t17 + t16 * t158 + t157 * cache.values[2] * cache.values[0]) * t102
-        - p.left_lower_mass * t146 * t163 - t121 * t164 * p.right_slider_mass
-        - p.arm_mass * t151 * t181 - p.arm_mass * t140 * t182
-        - q[0] * p.hub_mass * qd[2];
-    let z = (p.right_upper_inertia_zz * t198 + p.right_upper_inertia_xx * t199
-        + p.right_upper_inertia_yy * t200) * t129 + t164 * t110 * p.right_slider_mass
-        + (t201 * cache.values[2] * cache.values[0] + t16 * t202 + t203 * t17) * t102
-        + p.arm_mass * t68 * t181 + t87 * t152
-        + t94 * (t204 * t22 + t24 * t205 + t206 * t95) + t128 * t52
-        + t144 * (t201 * cache.values[2] * cache.values[1] + t33 * t202 + t29 * t203)
-        + p.left_lower_mass * t38 * t163 + t78 * t93
-        + (t6 * t205 + t5 * t204 + t206 * t104) * t103 + t52 * t132
-        + q[0] * p.hub_mass * qd[1]
-        + (cache.values[5] * cache.values[2] * t203
-            + cache.values[4] * cache.values[2] * t202 - t201 * cache.values[3]) * t131
-        + t129
-            * (p.right_slider_inertia_zz * t198 + p.right_slider_inertia_xx * t199
-                + t200 * p.right_slider_inertia_yy) + t148 * p.arm_mass * t182
-        + (t107 * t204 + t32 * t205 + t106 * t206) * t105 + t87 * t197
-        + t81
-            * (0.08333333333333333 * p.arm_mass * (cache.values[2] * cache.values[2])
-                * t77 * (cache.values[4] * cache.values[4])
-                + 0.08333333333333333 * p.arm_mass * (t6 * t6) * t77
-                + p.left_upper_inertia_xx * (t4 * t4)) + t162 * t86
-        - t195 * t125 * p.right_slider_mass - t150 * p.arm_mass * t196
-        - p.arm_mass * t183 * t143 - t145 * t180 * p.left_lower_mass
-        - q[1] * p.hub_mass * qd[0];
+    let hub_inertia_com_01 = base_pitch_rotation_10 * t0 + base_roll_rotation_11 * t2
+        + base_roll_rotation_12 * t1;
+    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
+    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + base_pitch_rotation_10 * qd[5];
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
+        + base_roll_velocity_w_x * hub_inertia_i_00
+        + base_roll_velocity_w_z * hub_inertia_i_02
+        + hub_inertia_i_01 * base_roll_velocity_w_y
+        - hub_inertia_h_z * base_roll_velocity_v_y;
+    let t6 = 0.47942553860420306 * cache.values[6]
+        + 0.8775825618903728 * cache.values[7];
+    let t7 = 0.8775825618903728 * cache.values[6]
+        - 0.47942553860420306 * cache.values[7];
+    let left_upper_rotation_00 = base_roll_rotation_01 * t6
+        + base_pitch_rotation_00 * t7;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
+        - cache.values[11] * base_roll_rotation_02;
+    let t8 = -0.47942553860420306 * cache.values[6]
+        - 0.8775825618903728 * cache.values[7];
+    let left_upper_rotation_01 = base_roll_rotation_01 * t7
+        + t8 * base_pitch_rotation_00;
+    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
+        + cache.values[10] * base_roll_rotation_02;
+    let t9 = p.left_lower_inertia_xy * left_lower_rotation_00
+        + left_upper_rotation_01 * p.left_lower_inertia_yy
+        + left_lower_rotation_02 * p.left_lower_inertia_yz;
+    let t10 = left_upper_rotation_01 * p.left_lower_inertia_yz
+        + left_lower_rotation_00 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_zz * left_lower_rotation_02;
+    let t11 = left_lower_rotation_02 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * left_upper_rotation_01
+        + left_lower_rotation_00 * p.left_lower_inertia_xx;
+    let left_lower_inertia_com_00 = t9 * left_upper_rotation_01
+        + left_lower_rotation_02 * t10 + left_lower_rotation_00 * t11;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let t12 = left_lower_com_x * left_lower_com_x;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t7
+        + base_roll_rotation_11 * t6;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_upper_rotation_11 = base_roll_rotation_11 * t7
+        + t8 * base_pitch_rotation_10;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
+        - base_roll_rotation_12 * cache.values[11];
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let t13 = left_lower_com_y * left_lower_com_y;
+    let left_upper_rotation_20 = t6 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t7;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
+        - cache.values[11] * base_roll_rotation_22;
+    let left_upper_rotation_21 = t7 * base_roll_rotation_21
+        + t8 * base_pitch_rotation_20;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let t14 = left_lower_com_z * left_lower_com_z;
+    let left_lower_inertia_i_00 = left_lower_inertia_com_00
+        + (t12 + t13 + t14 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
+    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + left_upper_rotation_01 * qd[8];
+    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + left_upper_rotation_11 * qd[8];
+    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
+        + cache.values[11] * left_upper_rotation_10;
+    let left_lower_inertia_com_01 = t10 * left_lower_rotation_12
+        + t9 * left_upper_rotation_11 + t11 * left_lower_rotation_10;
+    let left_lower_inertia_i_01 = left_lower_inertia_com_01
+        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + left_lower_subspace_v_z * qd[8];
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * left_upper_subspace_v_y;
+    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
+        + cache.values[10] * base_roll_rotation_22;
+    let left_lower_inertia_com_02 = t10 * left_lower_rotation_22
+        + t9 * left_upper_rotation_21 + t11 * left_lower_rotation_20;
+    let left_lower_inertia_i_02 = left_lower_inertia_com_02
+        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
+    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + left_upper_rotation_21 * qd[8];
+    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * left_lower_inertia_i_01
+        + left_lower_inertia_h_y * left_lower_velocity_v_z
+        + left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let t15 = p.arm_length * p.arm_length;
+    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_11 * t15
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t15
+            * base_roll_rotation_02;
+    let left_upper_inertia_i_01 = left_upper_inertia_com_01
+        - p.arm_mass * left_upper_com_y * left_upper_com_x;
+    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_01 * t15
+        + 0.08333333333333333 * p.arm_mass * t15 * base_roll_rotation_02
+            * base_roll_rotation_02
+        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
+    let t16 = left_upper_com_y * left_upper_com_y;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let t17 = left_upper_com_z * left_upper_com_z;
+    let t18 = left_upper_com_x * left_upper_com_x;
+    let left_upper_inertia_i_00 = left_upper_inertia_com_00
+        + p.arm_mass * (t16 + t17 + t18 - left_upper_com_x * left_upper_com_x);
+    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_21 * t15
+        + 0.08333333333333333 * p.arm_mass * t15 * base_roll_rotation_02
+            * base_roll_rotation_22
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
+    let left_upper_inertia_i_02 = left_upper_inertia_com_02
+        - p.arm_mass * left_upper_com_z * left_upper_com_x;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * left_upper_inertia_h_y
+        + left_upper_velocity_w_y * left_upper_inertia_i_01
+        + left_upper_velocity_w_x * left_upper_inertia_i_00
+        + left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * left_upper_inertia_h_z;
+    let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
+        + left_upper_momentum_n_x;
+    let t19 = -0.2593433800522308 * cache.values[8]
+        - 0.9318339303627353 * cache.values[9];
+    let t20 = 0.29668068685399207 * cache.values[9]
+        - 0.1416799342470381 * cache.values[8];
+    let t21 = 0.9553364891256061 * cache.values[8]
+        - 0.20896434210788312 * cache.values[9];
+    let right_upper_rotation_22 = base_roll_rotation_21 * t19
+        + t20 * base_pitch_rotation_20 + t21 * base_roll_rotation_22;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t19
+        + base_roll_rotation_02 * t21 + t20 * base_pitch_rotation_00;
+    let t22 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
+        + 0.14776010333066977 * cache.values[8];
+    let t23 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
+        - 0.2097849255215404 * cache.values[8];
+    let t24 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
+        - 0.18338346269077238 * cache.values[9];
+    let right_upper_rotation_01 = t22 * base_roll_rotation_02
+        + t23 * base_pitch_rotation_00 + t24 * base_roll_rotation_01;
+    let right_upper_rotation_21 = t22 * base_roll_rotation_22
+        + t24 * base_roll_rotation_21 + base_pitch_rotation_20 * t23;
+    let t25 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
+        + 0.1001828422641448 * cache.values[9];
+    let t26 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
+        - 0.6755249097756645 * cache.values[9];
+    let t27 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
+        - 0.6589060910992032 * cache.values[8];
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t25
+        + t26 * base_roll_rotation_22 + t27 * base_roll_rotation_21;
+    let right_upper_rotation_00 = t26 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t25 + t27 * base_roll_rotation_01;
+    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let t28 = p.arm_length + q[9];
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_slider_position_x = right_upper_rotation_00 * t28 + right_upper_position_x;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t28 + right_upper_position_z;
+    let right_slider_inertia_i_02 = right_slider_inertia_com_02
+        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let t29 = right_slider_position_x * right_slider_position_x;
+    let t30 = right_slider_position_z * right_slider_position_z;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t25
+        + t27 * base_roll_rotation_11 + base_roll_rotation_12 * t26;
+    let right_slider_position_y = right_upper_position_y + t28 * right_upper_rotation_10;
+    let t31 = right_slider_position_y * right_slider_position_y;
+    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_00 = (t29 + t30 + t31
+        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
+        + right_slider_inertia_com_00;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t19
+        + base_roll_rotation_12 * t21 + t20 * base_pitch_rotation_10;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t22
+        + base_pitch_rotation_10 * t23 + t24 * base_roll_rotation_11;
+    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_01 = right_slider_inertia_com_01
+        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + right_upper_rotation_20 * qd[9];
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * right_slider_inertia_i_00
+        + right_upper_velocity_w_y * right_slider_inertia_i_01
+        + right_slider_velocity_v_z * right_slider_inertia_h_y
+        - right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let t32 = right_upper_com_y * right_upper_com_y;
+    let t33 = right_upper_com_z * right_upper_com_z;
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let t34 = right_upper_com_x * right_upper_com_x;
+    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
+        * p.right_upper_inertia_yy
+        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
+    let right_upper_inertia_i_00 = p.arm_mass
+        * (t32 + t33 + t34 - right_upper_com_x * right_upper_com_x)
+        + right_upper_inertia_com_00;
+    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
+        * right_upper_rotation_11
+        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
+        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
+    let right_upper_inertia_i_01 = right_upper_inertia_com_01
+        - p.arm_mass * right_upper_com_x * right_upper_com_y;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
+        * right_upper_rotation_02
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_02 = right_upper_inertia_com_02
+        - p.arm_mass * right_upper_com_z * right_upper_com_x;
+    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
+        + right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * right_upper_inertia_i_02
+        - right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
+        + right_upper_momentum_n_x;
+    let hub_composite_momentum_n_x = hub_momentum_n_x + left_upper_composite_momentum_n_x
+        + right_upper_composite_momentum_n_x;
+    let t35 = left_lower_rotation_10 * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xz * left_lower_rotation_12
+        + p.left_lower_inertia_xy * left_upper_rotation_11;
+    let t36 = p.left_lower_inertia_yz * left_upper_rotation_11
+        + p.left_lower_inertia_xz * left_lower_rotation_10
+        + p.left_lower_inertia_zz * left_lower_rotation_12;
+    let t37 = p.left_lower_inertia_yz * left_lower_rotation_12
+        + left_upper_rotation_11 * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_10;
+    let left_lower_inertia_com_11 = t35 * left_lower_rotation_10
+        + t36 * left_lower_rotation_12 + left_upper_rotation_11 * t37;
+    let left_lower_inertia_i_11 = p.left_lower_mass
+        * (t12 + t13 + t14 - left_lower_com_y * left_lower_com_y)
+        + left_lower_inertia_com_11;
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * base_roll_subspace_v_x;
+    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + left_lower_subspace_v_x * qd[8];
+    let left_lower_inertia_com_12 = t36 * left_lower_rotation_22
+        + t35 * left_lower_rotation_20 + left_upper_rotation_21 * t37;
+    let left_lower_inertia_i_12 = left_lower_inertia_com_12
+        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_01
+        + left_lower_inertia_h_z * left_lower_velocity_v_x
+        + left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
+        * base_roll_rotation_12 * p.arm_mass * t15
+        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_11 * t15;
+    let left_upper_inertia_i_11 = p.arm_mass
+        * (t16 + t17 + t18 - left_upper_com_y * left_upper_com_y)
+        + left_upper_inertia_com_11;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_21 * t15
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t15
+            * base_roll_rotation_22;
+    let left_upper_inertia_i_12 = left_upper_inertia_com_12
+        - p.arm_mass * left_upper_com_y * left_upper_com_z;
+    let left_upper_momentum_n_y = left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * left_upper_inertia_h_z
+        + left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
+        + left_upper_momentum_n_y;
+    let t38 = base_roll_rotation_12 * p.hub_inertia_zz
+        + p.hub_inertia_yz * base_roll_rotation_11
+        + base_pitch_rotation_10 * p.hub_inertia_xz;
+    let t39 = p.hub_inertia_xy * base_pitch_rotation_10
+        + base_roll_rotation_11 * p.hub_inertia_yy
+        + base_roll_rotation_12 * p.hub_inertia_yz;
+    let t40 = base_pitch_rotation_10 * p.hub_inertia_xx
+        + base_roll_rotation_12 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_11;
+    let hub_inertia_com_12 = t38 * base_roll_rotation_22 + t39 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t40;
+    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let hub_inertia_com_11 = base_pitch_rotation_10 * t40 + base_roll_rotation_12 * t38
+        + t39 * base_roll_rotation_11;
+    let hub_inertia_i_11 = hub_inertia_com_11
+        + (t3 + t4 + t5 - q[1] * q[1]) * p.hub_mass;
+    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
+        + hub_inertia_h_z * base_roll_velocity_v_x
+        + hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_01
+        - base_roll_velocity_v_z * hub_inertia_h_x;
+    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_11 = right_slider_inertia_com_11
+        + (t29 + t30 + t31 - right_slider_position_y * right_slider_position_y)
+            * p.right_slider_mass;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + right_upper_rotation_00 * qd[9];
+    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
+        * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
+    let right_slider_inertia_i_12 = right_slider_inertia_com_12
+        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
+        + right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * right_slider_inertia_i_12
+        + right_upper_velocity_w_x * right_slider_inertia_i_01
+        - right_slider_velocity_v_z * right_slider_inertia_h_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
+        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
+    let right_upper_inertia_i_11 = p.arm_mass
+        * (t32 + t33 + t34 - right_upper_com_y * right_upper_com_y)
+        + right_upper_inertia_com_11;
+    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
+        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
+    let right_upper_inertia_i_12 = right_upper_inertia_com_12
+        - p.arm_mass * right_upper_com_z * right_upper_com_y;
+    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
+        + right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + right_upper_inertia_h_z * right_upper_velocity_v_x
+        - right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
+        + right_upper_momentum_n_y;
+    let hub_composite_momentum_n_y = left_upper_composite_momentum_n_y + hub_momentum_n_y
+        + right_upper_composite_momentum_n_y;
+    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
+        + p.hub_inertia_zz * base_roll_rotation_22
+        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
+        + base_pitch_rotation_20
+            * (p.hub_inertia_xy * base_roll_rotation_21
+                + base_pitch_rotation_20 * p.hub_inertia_xx
+                + p.hub_inertia_xz * base_roll_rotation_22)
+        + base_roll_rotation_21
+            * (base_roll_rotation_21 * p.hub_inertia_yy
+                + p.hub_inertia_yz * base_roll_rotation_22
+                + p.hub_inertia_xy * base_pitch_rotation_20);
+    let hub_inertia_i_22 = hub_inertia_com_22
+        + (t3 + t4 + t5 - q[2] * q[2]) * p.hub_mass;
+    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * hub_inertia_i_22
+        + hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_02
+        - hub_inertia_h_y * base_roll_velocity_v_x;
+    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
+            * left_upper_rotation_21 * t15
+        + 0.08333333333333333 * p.arm_mass * t15 * base_roll_rotation_22
+            * base_roll_rotation_22;
+    let left_upper_inertia_i_22 = p.arm_mass
+        * (t16 + t17 + t18 - left_upper_com_z * left_upper_com_z)
+        + left_upper_inertia_com_22;
+    let left_upper_momentum_n_z = left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * left_upper_inertia_i_12
+        - left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
+        + p.left_lower_inertia_xy * left_lower_rotation_20
+        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
+        + (left_lower_rotation_20 * p.left_lower_inertia_xx
+            + p.left_lower_inertia_xz * left_lower_rotation_22
+            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
+        + (p.left_lower_inertia_xz * left_lower_rotation_20
+            + p.left_lower_inertia_yz * left_upper_rotation_21
+            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
+    let left_lower_inertia_i_22 = left_lower_inertia_com_22
+        + (t12 + t13 + t14 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_02
+        - left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
+        + left_lower_momentum_n_z;
+    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_slider_inertia_xx
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
+    let right_slider_inertia_i_22 = right_slider_inertia_com_22
+        + p.right_slider_mass
+            * (t29 + t30 + t31 - right_slider_position_z * right_slider_position_z);
+    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
+        + right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * right_slider_inertia_i_12
+        + right_upper_velocity_w_z * right_slider_inertia_i_22
+        - right_slider_velocity_v_x * right_slider_inertia_h_y;
+    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_upper_inertia_xx
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_22 = p.arm_mass
+        * (t32 + t33 + t34 - right_upper_com_z * right_upper_com_z)
+        + right_upper_inertia_com_22;
+    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
+        + right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * right_upper_inertia_i_22
+        - right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_composite_momentum_n_z = right_slider_momentum_n_z
+        + right_upper_momentum_n_z;
+    let hub_composite_momentum_n_z = hub_momentum_n_z + left_upper_composite_momentum_n_z
+        + right_upper_composite_momentum_n_z;
+    let x = hub_composite_momentum_n_x;
+    let y = hub_composite_momentum_n_y;
+    let z = hub_composite_momentum_n_z;
     Vector3::new(x, y, z)
 }
 /// Free-floating hub with two jointed branches, for testing spatial dynamics

@@ -1,0 +1,126 @@
+//! Every output of a robot's generated module as nodes of one expression DAG: what emission
+//! works from, whichever way the equations were derived (the recursive algorithms, or the
+//! whole-body expansion kept as a test oracle).
+
+use crate::dag::{Dag, Input, NodeId};
+use crate::derive::{param_symbol, q_symbol, qd_symbol, Derived};
+use crate::expr;
+use crate::model::Robot;
+use symbolica::prelude::Atom;
+
+/// A robot's equations of motion and kinematics, as DAG nodes.
+pub struct Equations {
+    pub dag: Dag,
+    pub mass_matrix: Vec<Vec<NodeId>>,
+    pub coriolis: Vec<NodeId>,
+    pub coriolis_matrix: Vec<Vec<NodeId>>,
+    pub gravity: Vec<NodeId>,
+    pub potential_energy: NodeId,
+    pub contact_positions: Vec<[NodeId; 3]>,
+    pub contact_velocities: Vec<[NodeId; 3]>,
+    pub contact_axes: Vec<[NodeId; 3]>,
+    /// Per contact point, per coordinate: the Jacobian column.
+    pub contact_jacobians: Vec<Vec<[NodeId; 3]>>,
+    pub center_of_mass: [NodeId; 3],
+    pub total_mass: NodeId,
+    pub linear_momentum: [NodeId; 3],
+    pub angular_momentum: [NodeId; 3],
+}
+
+/// Reads symbolica atoms into DAG nodes over the robot's coordinates, rates and parameters.
+pub struct AtomReader<'a> {
+    pub robot: &'a Robot,
+}
+
+impl AtomReader<'_> {
+    pub fn node(&self, dag: &mut Dag, a: &Atom) -> Result<NodeId, String> {
+        let text = a.to_string();
+        let parsed = expr::parse(&text).map_err(|e| format!("cannot read symbolica output `{text}`: {e}"))?;
+        let robot = self.robot;
+        let n = robot.coordinates.len();
+        let resolve = |s: &str| -> Option<Input> {
+            for i in 0..n {
+                if s == q_symbol(i) {
+                    return Some(Input::Q(i));
+                }
+                if s == qd_symbol(i) {
+                    return Some(Input::Qd(i));
+                }
+            }
+            robot.parameters.iter().position(|p| param_symbol(&p.name) == s).map(Input::Param)
+        };
+        dag.build(&parsed, &resolve)
+    }
+
+    pub fn vec3(&self, dag: &mut Dag, v: &[Atom; 3]) -> Result<[NodeId; 3], String> {
+        Ok([self.node(dag, &v[0])?, self.node(dag, &v[1])?, self.node(dag, &v[2])?])
+    }
+}
+
+impl Equations {
+    /// The whole-body expanded derivation read into a DAG (the oracle the recursive path is
+    /// tested against).
+    pub fn from_expanded(robot: &Robot, derived: &Derived) -> Result<Equations, String> {
+        let reader = AtomReader { robot };
+        let mut dag = Dag::default();
+        let row = |dag: &mut Dag, atoms: &[Atom]| atoms.iter().map(|a| reader.node(dag, a)).collect::<Result<Vec<_>, _>>();
+        let matrix = |dag: &mut Dag, m: &[Vec<Atom>]| m.iter().map(|r| row(dag, r)).collect::<Result<Vec<_>, _>>();
+        let mass_matrix = matrix(&mut dag, &derived.mass_matrix)?;
+        let coriolis = row(&mut dag, &derived.coriolis)?;
+        let coriolis_matrix = matrix(&mut dag, &derived.coriolis_matrix)?;
+        let gravity = row(&mut dag, &derived.gravity)?;
+        let potential_energy = reader.node(&mut dag, &derived.potential_energy)?;
+        let points = |dag: &mut Dag, v: &[[Atom; 3]]| v.iter().map(|p| reader.vec3(dag, p)).collect::<Result<Vec<_>, _>>();
+        let contact_positions = points(&mut dag, &derived.contact_positions)?;
+        let contact_velocities = points(&mut dag, &derived.contact_velocities)?;
+        let contact_axes = points(&mut dag, &derived.contact_axes)?;
+        let contact_jacobians =
+            derived.contact_jacobians.iter().map(|cols| points(&mut dag, cols)).collect::<Result<Vec<_>, _>>()?;
+        let center_of_mass = reader.vec3(&mut dag, &derived.center_of_mass)?;
+        let total_mass = reader.node(&mut dag, &derived.total_mass)?;
+        let linear_momentum = reader.vec3(&mut dag, &derived.linear_momentum)?;
+        let angular_momentum = reader.vec3(&mut dag, &derived.angular_momentum)?;
+        Ok(Equations {
+            dag,
+            mass_matrix,
+            coriolis,
+            coriolis_matrix,
+            gravity,
+            potential_energy,
+            contact_positions,
+            contact_velocities,
+            contact_axes,
+            contact_jacobians,
+            center_of_mass,
+            total_mass,
+            linear_momentum,
+            angular_momentum,
+        })
+    }
+
+    /// Every output evaluated at one state, flattened in a fixed order with a label per
+    /// group (for comparing two derivations).
+    pub fn evaluate(&self, q: &[f64], qd: &[f64], params: &[f64]) -> Vec<(&'static str, Vec<f64>)> {
+        let values = self.dag.evaluate(&|i| match i {
+            Input::Q(k) => q[k],
+            Input::Qd(k) => qd[k],
+            Input::Param(k) => params[k],
+        });
+        let pick = |ids: &mut dyn Iterator<Item = NodeId>| ids.map(|id| values[id]).collect::<Vec<f64>>();
+        vec![
+            ("mass matrix", pick(&mut self.mass_matrix.iter().flatten().copied())),
+            ("coriolis force", pick(&mut self.coriolis.iter().copied())),
+            ("coriolis matrix", pick(&mut self.coriolis_matrix.iter().flatten().copied())),
+            ("gravity force", pick(&mut self.gravity.iter().copied())),
+            ("potential energy", pick(&mut std::iter::once(self.potential_energy))),
+            ("contact positions", pick(&mut self.contact_positions.iter().flatten().copied())),
+            ("contact velocities", pick(&mut self.contact_velocities.iter().flatten().copied())),
+            ("contact axes", pick(&mut self.contact_axes.iter().flatten().copied())),
+            ("contact jacobians", pick(&mut self.contact_jacobians.iter().flatten().flatten().copied())),
+            ("centre of mass", pick(&mut self.center_of_mass.iter().copied())),
+            ("total mass", pick(&mut std::iter::once(self.total_mass))),
+            ("linear momentum", pick(&mut self.linear_momentum.iter().copied())),
+            ("angular momentum", pick(&mut self.angular_momentum.iter().copied())),
+        ]
+    }
+}

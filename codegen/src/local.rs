@@ -1,0 +1,274 @@
+//! The robot as one tree of links, with each link's local pieces derived by symbolica: the
+//! transform from its parent (fixed offset and rotation composed with the joint's motion,
+//! expanded and simplified with the joint coordinate as the only variable), its joint axis,
+//! and its inertia terms in its own frame. These expressions stay small whatever the size of
+//! the robot; the recursive algorithms compose them numerically, body by body.
+//!
+//! A floating base becomes a chain of massless virtual links, one coordinate each (planar:
+//! x, then z or y, then the angle; spatial: x, y, z, then yaw, pitch and roll about the
+//! rotated axes, R = Rz Ry Rx), so every joint of the tree moves one coordinate about an axis
+//! fixed in its link and one algorithm serves every base.
+
+use crate::derive::{axis_angle, from_expr, identity, mat_mul, number, q_symbol, sym, zero, Mat3, Vec3};
+use crate::model::{ContactPoint, Inertia, Robot};
+use crate::spec::{BaseKind, JointKind};
+use symbolica::prelude::*;
+
+/// How a link moves relative to its parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkJointKind {
+    Revolute,
+    Prismatic,
+}
+
+/// A link's joint: one coordinate about (or along) a unit axis given in the parent frame.
+#[derive(Clone, Debug)]
+pub struct LinkJoint {
+    pub kind: LinkJointKind,
+    pub axis: [f64; 3],
+    pub coordinate: usize,
+}
+
+/// A body's mass, centre of mass and rotational inertia about it, in its own frame.
+pub struct LinkInertia {
+    pub mass: Atom,
+    pub center_of_mass: Vec3,
+    pub inertia: Mat3,
+}
+
+/// One link of the tree: a body of the spec or a virtual link of a floating base.
+pub struct Link {
+    /// Identifier for the link's intermediates in generated code.
+    pub name: String,
+    pub parent: Option<usize>,
+    /// The spec body this link is (None for virtual links).
+    pub body: Option<usize>,
+    /// Rotation of the link frame in the parent frame, R(q).
+    pub rotation: Mat3,
+    /// Origin of the link frame in the parent frame, t(q).
+    pub translation: Vec3,
+    pub joint: Option<LinkJoint>,
+    pub inertia: Option<LinkInertia>,
+}
+
+fn rotation_about(axis: [f64; 3], angle: f64) -> [[f64; 3]; 3] {
+    let (s, c) = angle.sin_cos();
+    let [x, y, z] = axis;
+    let t = 1.0 - c;
+    [
+        [c + x * x * t, x * y * t - z * s, x * z * t + y * s],
+        [y * x * t + z * s, c + y * y * t, y * z * t - x * s],
+        [z * x * t - y * s, z * y * t + x * s, c + z * z * t],
+    ]
+}
+
+fn times(a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    let mut out = [[0.0; 3]; 3];
+    for (i, row) in out.iter_mut().enumerate() {
+        for (j, entry) in row.iter_mut().enumerate() {
+            *entry = (0..3).map(|k| a[i][k] * b[k][j]).sum();
+        }
+    }
+    out
+}
+
+fn apply(a: &[[f64; 3]; 3], v: [f64; 3]) -> [f64; 3] {
+    [0, 1, 2].map(|i| (0..3).map(|k| a[i][k] * v[k]).sum())
+}
+
+fn constant_matrix(m: &[[f64; 3]; 3]) -> Mat3 {
+    m.map(|row| row.map(number))
+}
+
+fn expanded(m: Mat3) -> Mat3 {
+    m.map(|row| row.map(|e| e.expand()))
+}
+
+fn virtual_link(name: &str, parent: Option<usize>, kind: LinkJointKind, axis: [f64; 3], coordinate: usize) -> Link {
+    let q = sym(&q_symbol(coordinate));
+    let (rotation, translation) = match kind {
+        LinkJointKind::Revolute => (expanded(axis_angle(axis, &q)), [zero(), zero(), zero()]),
+        LinkJointKind::Prismatic => (identity(), axis.map(|a| if a == 0.0 { zero() } else { number(a) * &q })),
+    };
+    Link {
+        name: name.to_string(),
+        parent,
+        body: None,
+        rotation,
+        translation,
+        joint: Some(LinkJoint { kind, axis, coordinate }),
+        inertia: None,
+    }
+}
+
+/// The robot's links in parent-first order. Each spec body is one link; a floating base
+/// adds its virtual links before the base body.
+pub fn links(robot: &Robot) -> Vec<Link> {
+    let normal = robot.plane_normal();
+    let mut links: Vec<Link> = Vec::new();
+    let mut link_of_body: Vec<usize> = Vec::with_capacity(robot.bodies.len());
+    for (index, body) in robot.bodies.iter().enumerate() {
+        let inertia = Some(LinkInertia {
+            mass: from_expr(&body.mass).expand(),
+            center_of_mass: body.center_of_mass.clone().map(|e| from_expr(&e).expand()),
+            inertia: match (&body.inertia, normal) {
+                (Inertia::Planar(i), Some(n)) => {
+                    // About the plane normal only: i n n'.
+                    let i = from_expr(i);
+                    [0, 1, 2].map(|a| [0, 1, 2].map(|b| if n[a] * n[b] == 0.0 { zero() } else { (number(n[a] * n[b]) * &i).expand() }))
+                }
+                (Inertia::Full([xx, yy, zz, xy, xz, yz]), _) => {
+                    let e = |x: &crate::expr::Expr| from_expr(x).expand();
+                    [[e(xx), e(xy), e(xz)], [e(xy), e(yy), e(yz)], [e(xz), e(yz), e(zz)]]
+                }
+                // A planar inertia in a spatial robot does not pass validation.
+                (Inertia::Planar(_), None) => [[zero(), zero(), zero()], [zero(), zero(), zero()], [zero(), zero(), zero()]],
+            },
+        });
+        let link = match body.parent {
+            None => {
+                let mut parent = None;
+                match (robot.base, normal) {
+                    (BaseKind::Fixed, _) => {}
+                    (BaseKind::Planar, Some(n)) => {
+                        let second = if n[2] != 0.0 { ("base_y", [0.0, 1.0, 0.0]) } else { ("base_z", [0.0, 0.0, 1.0]) };
+                        for (k, (name, kind, axis)) in [
+                            ("base_x", LinkJointKind::Prismatic, [1.0, 0.0, 0.0]),
+                            (second.0, LinkJointKind::Prismatic, second.1),
+                            ("base_angle", LinkJointKind::Revolute, n),
+                        ]
+                        .into_iter()
+                        .enumerate()
+                        {
+                            links.push(virtual_link(name, parent, kind, axis, k));
+                            parent = Some(links.len() - 1);
+                        }
+                    }
+                    (BaseKind::Planar, None) | (BaseKind::Spatial, _) => {
+                        for (k, (name, kind, axis)) in [
+                            ("base_x", LinkJointKind::Prismatic, [1.0, 0.0, 0.0]),
+                            ("base_y", LinkJointKind::Prismatic, [0.0, 1.0, 0.0]),
+                            ("base_z", LinkJointKind::Prismatic, [0.0, 0.0, 1.0]),
+                            ("base_yaw", LinkJointKind::Revolute, [0.0, 0.0, 1.0]),
+                            ("base_pitch", LinkJointKind::Revolute, [0.0, 1.0, 0.0]),
+                            ("base_roll", LinkJointKind::Revolute, [1.0, 0.0, 0.0]),
+                        ]
+                        .into_iter()
+                        .enumerate()
+                        {
+                            links.push(virtual_link(name, parent, kind, axis, k));
+                            parent = Some(links.len() - 1);
+                        }
+                    }
+                }
+                Link {
+                    name: body.name.clone(),
+                    parent,
+                    body: Some(index),
+                    rotation: identity(),
+                    translation: [zero(), zero(), zero()],
+                    joint: None,
+                    inertia,
+                }
+            }
+            Some(p) => {
+                // Planar robots turn about the plane normal only: the fixed rotation is the
+                // in-plane angle (yaw for x-y, pitch about +y for x-z) and a revolute joint
+                // turns about +-normal, as the planar spec format defines.
+                let fixed = match normal {
+                    Some(n) => rotation_about(n, if n[2] != 0.0 { body.rotation[2] } else { -body.rotation[1] }),
+                    None => {
+                        let [roll, pitch, yaw] = body.rotation;
+                        times(&times(&rotation_about([0.0, 0.0, 1.0], yaw), &rotation_about([0.0, 1.0, 0.0], pitch)), &rotation_about([1.0, 0.0, 0.0], roll))
+                    }
+                };
+                let origin: Vec3 = body.origin.clone().map(|e| from_expr(&e).expand());
+                let joint = body.joint.as_ref().and_then(|j| {
+                    let coordinate = j.coordinate?;
+                    let kind = match j.kind {
+                        JointKind::Revolute => LinkJointKind::Revolute,
+                        JointKind::Prismatic => LinkJointKind::Prismatic,
+                        JointKind::Fixed => return None,
+                    };
+                    let axis = match (kind, normal) {
+                        (LinkJointKind::Revolute, Some(n)) => {
+                            let sign = if j.axis.iter().zip(n.iter()).map(|(a, b)| a * b).sum::<f64>() > 0.0 { 1.0 } else { -1.0 };
+                            n.map(|c| sign * c)
+                        }
+                        _ => j.axis,
+                    };
+                    Some((kind, axis, coordinate))
+                });
+                let (rotation, translation, joint) = match joint {
+                    None => (constant_matrix(&fixed), origin, None),
+                    Some((kind, axis, coordinate)) => {
+                        let q = sym(&q_symbol(coordinate));
+                        let parent_axis = apply(&fixed, axis);
+                        let link_joint = Some(LinkJoint { kind, axis: parent_axis, coordinate });
+                        match kind {
+                            LinkJointKind::Revolute => {
+                                let rotation = expanded(mat_mul(&constant_matrix(&fixed), &axis_angle(axis, &q)));
+                                (rotation, origin, link_joint)
+                            }
+                            LinkJointKind::Prismatic => {
+                                let translation = [0, 1, 2].map(|k| {
+                                    if parent_axis[k] == 0.0 {
+                                        origin[k].clone()
+                                    } else {
+                                        (&origin[k] + number(parent_axis[k]) * &q).expand()
+                                    }
+                                });
+                                (constant_matrix(&fixed), translation, link_joint)
+                            }
+                        }
+                    }
+                };
+                Link {
+                    name: body.name.clone(),
+                    parent: Some(link_of_body[p]),
+                    body: Some(index),
+                    rotation,
+                    translation,
+                    joint,
+                    inertia,
+                }
+            }
+        };
+        links.push(link);
+        link_of_body.push(links.len() - 1);
+    }
+    links
+}
+
+/// A contact point's offset in its body's frame, simplified.
+pub fn contact_point_offset(point: &ContactPoint) -> Vec3 {
+    point.position.clone().map(|e| from_expr(&e).expand())
+}
+
+/// The local pieces printed readably, one link at a time (for the equations snapshot).
+pub fn local_report(robot: &Robot, links: &[Link]) -> String {
+    let mut out = String::from("Local pieces (each link in its parent's frame)\n");
+    for link in links {
+        let parent = link.parent.map_or("world".to_string(), |p| links[p].name.clone());
+        out.push_str(&format!("\n{} (parent {parent})\n", link.name));
+        if let Some(j) = &link.joint {
+            out.push_str(&format!(
+                "  joint: {:?} about {:?}, coordinate q{} ({})\n",
+                j.kind, j.axis, j.coordinate, robot.coordinates[j.coordinate].name
+            ));
+        }
+        for (i, row) in link.rotation.iter().enumerate() {
+            out.push_str(&format!("  R[{i}] = [{}, {}, {}]\n", row[0], row[1], row[2]));
+        }
+        let t = &link.translation;
+        out.push_str(&format!("  t = [{}, {}, {}]\n", t[0], t[1], t[2]));
+        if let Some(inertia) = &link.inertia {
+            let c = &inertia.center_of_mass;
+            out.push_str(&format!("  m = {}, c = [{}, {}, {}]\n", inertia.mass, c[0], c[1], c[2]));
+            for (i, row) in inertia.inertia.iter().enumerate() {
+                out.push_str(&format!("  I[{i}] = [{}, {}, {}]\n", row[0], row[1], row[2]));
+            }
+        }
+    }
+    out
+}

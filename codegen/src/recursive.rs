@@ -1,0 +1,304 @@
+//! The recursive algorithms of rigid-body dynamics, unrolled for one robot into the DAG: a
+//! forward pass (parent to child) for poses, joint motion subspaces, velocities and bias
+//! accelerations; a backward pass (child to parent) for composite inertias, their rates,
+//! composite momenta and Newton-Euler forces; then per coordinate
+//! - M by the composite rigid body algorithm: M_ij = S_j . (I^c_i S_i) for j on i's path,
+//! - C qd by recursive Newton-Euler at zero acceleration and zero gravity,
+//! - G by the composite inertias under gravity: G_i = S_i . (I^c_i a_g),
+//! - the Christoffel C(q, qd) by the composite form of Echeandia and Wensing (2021),
+//!   C = sum_k J_k' (I_k Jdot_k + B_k J_k) with B(I, v) u = 1/2 (v x* I u - I (v x u) + u x* I v),
+//!   whose subtree sums reduce to B^c u = 1/2 (dI^c/dt u + u x* h^c) (h^c the composite
+//!   momentum), so C costs what M costs: O(n) composites and one dot product per entry.
+//!
+//! Everything is in world coordinates (Plücker vectors about the world origin), so composite
+//! quantities of a subtree are plain sums and no frame changes appear. Per-link quantities are
+//! pinned, named intermediates: the emitted code follows the tree instead of re-expanding
+//! every body's pose from the base, and its size grows with the entries of M.
+
+use crate::dag::{Dag, Input};
+use crate::equations::{AtomReader, Equations};
+use crate::local::{contact_point_offset, Link, LinkJointKind};
+use crate::model::Robot;
+use crate::spatial::{Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
+
+/// A link's world quantities from the forward pass.
+struct LinkState {
+    rotation: Mat3,
+    position: Vec3,
+    velocity: Motion,
+    bias_acceleration: Motion,
+    /// World motion subspace of its joint and its rate, with the coordinate.
+    joint: Option<(usize, Motion, Motion)>,
+    /// Coordinates on the path from the root to this link, root first (its own last).
+    path: Vec<usize>,
+    body: Option<BodyState>,
+}
+
+/// A body's inertia quantities, about the world origin.
+struct BodyState {
+    inertia: Inertia,
+    momentum: Force,
+    /// Newton-Euler force at zero joint acceleration: I a + v x* I v.
+    force: Force,
+    rate: InertiaRate,
+}
+
+/// Builds every output of the generated module from the robot's links.
+pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
+    let n = robot.coordinates.len();
+    let reader = AtomReader { robot };
+    let mut dag = Dag::default();
+    let gravity = dag.input(Input::Param(
+        robot.parameters.iter().position(|p| p.name == "gravity").ok_or("the robot has no `gravity` parameter")?,
+    ));
+
+    // Forward pass.
+    let mut states: Vec<LinkState> = Vec::with_capacity(links.len());
+    for link in links {
+        let name = &link.name;
+        let mut local_rotation = [[0; 3]; 3];
+        for (row, atoms) in local_rotation.iter_mut().zip(&link.rotation) {
+            *row = reader.vec3(&mut dag, atoms)?;
+        }
+        let local_translation = reader.vec3(&mut dag, &link.translation)?;
+        let (rotation, position, velocity, bias, mut path, parent_rotation) = match link.parent {
+            None => {
+                let zero = dag.zero_motion();
+                (local_rotation, local_translation, zero, zero, Vec::new(), None)
+            }
+            Some(p) => {
+                let parent = &states[p];
+                let rotation = dag.mat_mul3(&parent.rotation, &local_rotation);
+                let offset = dag.mat_vec3(&parent.rotation, &local_translation);
+                let position = dag.add3(&parent.position, &offset);
+                (rotation, position, parent.velocity, parent.bias_acceleration, parent.path.clone(), Some(parent.rotation))
+            }
+        };
+        let rotation = dag.pin_mat3(rotation, &format!("{name}_rotation"));
+        let position = dag.pin3(position, &format!("{name}_position"));
+        let (velocity, bias, joint) = match &link.joint {
+            None => (velocity, bias, None),
+            Some(j) => {
+                let local_axis = dag.constant3(j.axis);
+                let axis = match parent_rotation {
+                    Some(r) => dag.mat_vec3(&r, &local_axis),
+                    None => local_axis,
+                };
+                let axis = dag.pin3(axis, &format!("{name}_axis"));
+                let subspace = match j.kind {
+                    LinkJointKind::Revolute => Motion { w: axis, v: dag.cross3(&position, &axis) },
+                    LinkJointKind::Prismatic => Motion { w: dag.zero3(), v: axis },
+                };
+                let subspace = dag.pin_motion(subspace, &format!("{name}_subspace"));
+                // A joint axis fixed in the parent moves with it: dS/dt = v_parent x S.
+                let subspace_rate = dag.motion_cross(&velocity, &subspace);
+                let subspace_rate = dag.pin_motion(subspace_rate, &format!("{name}_subspace_rate"));
+                let rate = dag.input(Input::Qd(j.coordinate));
+                let joint_velocity = dag.scale_motion(&subspace, rate);
+                let velocity = dag.add_motion(&velocity, &joint_velocity);
+                let joint_bias = dag.scale_motion(&subspace_rate, rate);
+                let bias = dag.add_motion(&bias, &joint_bias);
+                path.push(j.coordinate);
+                (
+                    dag.pin_motion(velocity, &format!("{name}_velocity")),
+                    dag.pin_motion(bias, &format!("{name}_bias")),
+                    Some((j.coordinate, subspace, subspace_rate)),
+                )
+            }
+        };
+        let body = match &link.inertia {
+            None => None,
+            Some(inertia) => {
+                let mass = reader.node(&mut dag, &inertia.mass)?;
+                let local_com = reader.vec3(&mut dag, &inertia.center_of_mass)?;
+                let mut local_inertia = [[0; 3]; 3];
+                for a in 0..3 {
+                    for b in 0..3 {
+                        local_inertia[a][b] = reader.node(&mut dag, &inertia.inertia[a][b])?;
+                    }
+                }
+                let com_offset = dag.mat_vec3(&rotation, &local_com);
+                let com = dag.add3(&position, &com_offset);
+                let com = dag.pin3(com, &format!("{name}_com"));
+                // R I R' about the centre of mass, in world axes.
+                let rotated = dag.mat_mul3(&rotation, &local_inertia);
+                let mut world_inertia = [[0; 3]; 3];
+                for a in 0..3 {
+                    for b in a..3 {
+                        let row = rotated[a];
+                        let column = [rotation[b][0], rotation[b][1], rotation[b][2]];
+                        world_inertia[a][b] = dag.dot3(&row, &column);
+                        world_inertia[b][a] = world_inertia[a][b];
+                    }
+                }
+                let world_inertia = dag.pin_symmetric3(world_inertia, &format!("{name}_inertia_com"));
+                let inertia = dag.body_inertia(mass, &com, &world_inertia);
+                let inertia = dag.pin_inertia(inertia, &format!("{name}_inertia"));
+                let momentum = dag.inertia_times(&inertia, &velocity);
+                let momentum = dag.pin_force(momentum, &format!("{name}_momentum"));
+                let inertial = dag.inertia_times(&inertia, &bias);
+                let gyroscopic = dag.force_cross(&velocity, &momentum);
+                let force = dag.add_force(&inertial, &gyroscopic);
+                let spin = dag.cross3(&velocity.w, &com);
+                let com_velocity = dag.add3(&velocity.v, &spin);
+                let rate = dag.body_inertia_rate(mass, &com, &com_velocity, &velocity.w, &world_inertia);
+                Some(BodyState { inertia, momentum, force, rate })
+            }
+        };
+        states.push(LinkState { rotation, position, velocity, bias_acceleration: bias, joint, path, body });
+    }
+
+    // Backward pass: composites of each subtree.
+    let mut composite_inertia: Vec<Option<Inertia>> = vec![None; links.len()];
+    let mut composite_force: Vec<Option<Force>> = vec![None; links.len()];
+    let mut composite_momentum: Vec<Option<Force>> = vec![None; links.len()];
+    let mut composite_rate: Vec<Option<InertiaRate>> = vec![None; links.len()];
+    let mut own: Vec<Option<(Inertia, Force, Force, InertiaRate)>> =
+        states.iter().map(|s| s.body.as_ref().map(|b| (b.inertia, b.force, b.momentum, b.rate))).collect();
+    for index in (0..links.len()).rev() {
+        let name = &links[index].name;
+        let Some((inertia, force, momentum, rate)) = own[index].take() else { continue };
+        let inertia = dag.pin_inertia(inertia, &format!("{name}_composite_inertia"));
+        let force = dag.pin_force(force, &format!("{name}_composite_force"));
+        let momentum = dag.pin_force(momentum, &format!("{name}_composite_momentum"));
+        let rate = dag.pin_inertia_rate(rate, &format!("{name}_composite_rate"));
+        composite_inertia[index] = Some(inertia);
+        composite_force[index] = Some(force);
+        composite_momentum[index] = Some(momentum);
+        composite_rate[index] = Some(rate);
+        if let Some(p) = links[index].parent {
+            own[p] = Some(match own[p].take() {
+                None => (inertia, force, momentum, rate),
+                Some((pi, pf, pm, pr)) => (
+                    dag.add_inertia(&pi, &inertia),
+                    dag.add_force(&pf, &force),
+                    dag.add_force(&pm, &momentum),
+                    dag.add_inertia_rate(&pr, &rate),
+                ),
+            });
+        }
+    }
+
+    // Per coordinate.
+    let zero = dag.number(0.0);
+    let mut mass_matrix = vec![vec![zero; n]; n];
+    let mut coriolis = vec![zero; n];
+    let mut coriolis_matrix = vec![vec![zero; n]; n];
+    let mut gravity_force = vec![zero; n];
+    let mut subspaces: Vec<Option<(Motion, Motion)>> = vec![None; n];
+    for state in &states {
+        if let Some((k, s, sd)) = state.joint {
+            subspaces[k] = Some((s, sd));
+        }
+    }
+    let up = {
+        let z = dag.number(0.0);
+        Motion { w: [z, z, z], v: [z, z, gravity] }
+    };
+    for (index, state) in states.iter().enumerate() {
+        let Some((i, s_i, sd_i)) = state.joint else { continue };
+        let Some(inertia) = composite_inertia[index] else { continue };
+        let name = &links[index].name;
+        let projected = dag.inertia_times(&inertia, &s_i);
+        let projected = dag.pin_force(projected, &format!("{name}_projected_inertia"));
+        for &j in &state.path {
+            let (s_j, _) = subspaces[j].ok_or("a coordinate without a joint")?;
+            let entry = dag.force_dot_motion(&projected, &s_j);
+            mass_matrix[i][j] = entry;
+            mass_matrix[j][i] = entry;
+        }
+        let force = composite_force[index].ok_or("missing composite force")?;
+        coriolis[i] = dag.force_dot_motion(&force, &s_i);
+        let weight = dag.inertia_times(&inertia, &up);
+        gravity_force[i] = dag.force_dot_motion(&weight, &s_i);
+
+        // Christoffel C: B^c S = 1/2 (dI^c/dt S + S x* h^c), B^c' S = 1/2 (dI^c/dt S - S x* h^c).
+        let momentum = composite_momentum[index].ok_or("missing composite momentum")?;
+        let rate = composite_rate[index].ok_or("missing composite rate")?;
+        let half = dag.number(0.5);
+        let turned = dag.inertia_rate_times(&rate, &s_i);
+        let carried = dag.force_cross(&s_i, &momentum);
+        let sum = dag.add_force(&turned, &carried);
+        let difference = dag.sub_force(&turned, &carried);
+        let b_s = dag.scale_force(&sum, half);
+        let bt_s = dag.scale_force(&difference, half);
+        let bt_s = dag.pin_force(bt_s, &format!("{name}_coriolis_row"));
+        let inertia_sd = dag.inertia_times(&inertia, &sd_i);
+        let column = dag.add_force(&inertia_sd, &b_s);
+        let column = dag.pin_force(column, &format!("{name}_coriolis_column"));
+        for &j in &state.path {
+            let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
+            let from_rate = dag.force_dot_motion(&projected, &sd_j);
+            let from_b = dag.force_dot_motion(&bt_s, &s_j);
+            coriolis_matrix[i][j] = dag.add2(from_rate, from_b);
+            if j != i {
+                coriolis_matrix[j][i] = dag.force_dot_motion(&column, &s_j);
+            }
+        }
+    }
+
+    // Whole-robot quantities from the root composites.
+    let roots: Vec<usize> = (0..links.len()).filter(|&i| links[i].parent.is_none()).collect();
+    let mut total = dag.number(0.0);
+    let mut first_moment = dag.zero3();
+    let mut momentum = dag.zero_force();
+    for &r in &roots {
+        if let (Some(i), Some(m)) = (composite_inertia[r], composite_momentum[r]) {
+            total = dag.add2(total, i.m);
+            first_moment = dag.add3(&first_moment, &i.h);
+            momentum = dag.add_force(&momentum, &m);
+        }
+    }
+    let potential_energy = dag.mul2(gravity, first_moment[2]);
+    let inverse_total = dag.powi(total, -1);
+    let center_of_mass = dag.scale3(&first_moment, inverse_total);
+
+    // Contact points: positions, velocities, axes and Jacobian columns from their link's
+    // pose, velocity and the motion subspaces on its path.
+    let mut link_of_body = vec![0; robot.bodies.len()];
+    for (index, link) in links.iter().enumerate() {
+        if let Some(b) = link.body {
+            link_of_body[b] = index;
+        }
+    }
+    let mut contact_positions = Vec::new();
+    let mut contact_velocities = Vec::new();
+    let mut contact_axes = Vec::new();
+    let mut contact_jacobians = Vec::new();
+    for point in &robot.contact_points {
+        let state = &states[link_of_body[point.body]];
+        let local = reader.vec3(&mut dag, &contact_point_offset(point))?;
+        let offset = dag.mat_vec3(&state.rotation, &local);
+        let position = dag.add3(&state.position, &offset);
+        let position = dag.pin3(position, &format!("{}_position", point.name));
+        let spin = dag.cross3(&state.velocity.w, &position);
+        let velocity = dag.add3(&state.velocity.v, &spin);
+        let mut columns = vec![dag.zero3(); n];
+        for &j in &state.path {
+            let (s_j, _) = subspaces[j].ok_or("a coordinate without a joint")?;
+            let turn = dag.cross3(&s_j.w, &position);
+            columns[j] = dag.add3(&s_j.v, &turn);
+        }
+        contact_positions.push(position);
+        contact_velocities.push(velocity);
+        contact_axes.push(Dag::column3(&state.rotation, 0));
+        contact_jacobians.push(columns);
+    }
+
+    Ok(Equations {
+        dag,
+        mass_matrix,
+        coriolis,
+        coriolis_matrix,
+        gravity: gravity_force,
+        potential_energy,
+        contact_positions,
+        contact_velocities,
+        contact_axes,
+        contact_jacobians,
+        center_of_mass,
+        total_mass: total,
+        linear_momentum: momentum.f,
+        angular_momentum: momentum.n,
+    })
+}
