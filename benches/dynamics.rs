@@ -1,12 +1,13 @@
 //! Criterion benches of the 6-link snake (003_011ffa2a91e05fc5): the generated kernels, forward
-//! dynamics, the full right-hand side with contact, and whole simulated runs.
+//! dynamics, the full right-hand side with contact, and whole simulated runs; the soft snake's
+//! kernels; and forward dynamics of the scaling fixtures (planar snakes of 6 to 60 links).
 //!
 //! Run with `cargo bench --bench dynamics`; README.md lists the figures.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use nalgebra::{SMatrix, SVector, Vector3};
 use softgen::{run_scenario, Scenario, TerrainChoice};
-use softgen_generated::SnakePedalWave;
+use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60, SnakePedalWave};
 use softgen_runtime::{
     forward_dynamics, Model, RungeKutta4, SecondOrderSystem, Serpenoid, Simulation,
     SimulationConfig, State, Terrain,
@@ -178,9 +179,40 @@ fn soft_snake(c: &mut Criterion) {
     group.finish();
 }
 
+/// One scaling fixture at a bent, moving state (q_j = 0.4 sin j, qd_j = 0.3 cos j): forward
+/// dynamics without contact (cache, M, C qd, G, Cholesky solve), and the kernels apart.
+fn scaling_fixture<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Criterion) {
+    let p = R::Params::default();
+    let q = SVector::<f64, N>::from_fn(|j, _| 0.4 * (j as f64).sin());
+    let qd = SVector::<f64, N>::from_fn(|j, _| 0.3 * (j as f64).cos());
+    let zero = SVector::<f64, N>::zeros();
+    let mut group = c.benchmark_group(format!("scaling {} ({N} coordinates)", R::NAME));
+    group.bench_function("forward dynamics without contact", |b| {
+        let mut qdd = SVector::<f64, N>::zeros();
+        b.iter(|| {
+            let k = R::cache(black_box(&q), &p);
+            forward_dynamics::<R, N, C>(&q, &qd, &p, &k, &zero, &mut qdd)
+        })
+    });
+    group.bench_function("cache (poses, composite inertias, contact positions)", |b| b.iter(|| R::cache(black_box(&q), &p)));
+    let k = R::cache(&q, &p);
+    group.bench_function("dynamics_into (M, C qd, G from the cache)", |b| {
+        let (mut m, mut cqd, mut g) = (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+        b.iter(|| R::dynamics_into(black_box(&q), &qd, &p, &k, &mut m, &mut cqd, &mut g))
+    });
+    group.finish();
+}
+
+fn scaling(c: &mut Criterion) {
+    scaling_fixture::<SnakeLinks6, 8, 13>(c);
+    scaling_fixture::<SnakeLinks12, 14, 25>(c);
+    scaling_fixture::<SnakeLinks20, 22, 41>(c);
+    scaling_fixture::<SnakeLinks60, 62, 121>(c);
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = kernels, runs, model_predictive_control, soft_snake
+    targets = kernels, runs, model_predictive_control, soft_snake, scaling
 }
 criterion_main!(benches);

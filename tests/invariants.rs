@@ -5,7 +5,10 @@
 
 use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave, SoftSnake, SpatialTree};
+use softgen_generated::{
+    DoublePendulum, SnakeLateralUndulation, SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60, SnakePedalWave, SoftSnake,
+    SpatialTree,
+};
 use softgen_runtime::{CoordinateKind, Model};
 
 const STATES: usize = 25;
@@ -147,6 +150,19 @@ fn soft_snake_invariants() {
 #[test]
 fn spatial_tree_invariants() {
     check_model::<SpatialTree, 10, 3>(4);
+}
+
+/// The scaling fixtures: the recursive emission stays right as the tree grows.
+#[test]
+fn scaling_fixture_invariants() {
+    check_model::<SnakeLinks6, 8, 13>(6);
+    check_model::<SnakeLinks12, 14, 25>(7);
+    check_model::<SnakeLinks20, 22, 41>(8);
+}
+
+#[test]
+fn scaling_fixture_60_links_invariants() {
+    check_model::<SnakeLinks60, 62, 121>(9);
 }
 
 /// The generated double pendulum against its textbook closed form (point masses).

@@ -49,8 +49,11 @@ fn wrap(r: Rendered, at_least: Precedence) -> TokenStream {
 struct Emitter<'a> {
     dag: &'a Dag,
     params: &'a [Ident],
-    /// Call nodes read from the transcendental cache, with their slot.
-    cache: &'a HashMap<NodeId, usize>,
+    /// Nodes read from the per-state cache, with their field names.
+    cache: &'a HashMap<NodeId, Ident>,
+    /// How a cache field is read in this kernel: `cache.` in kernels, nothing in `cache()`,
+    /// where the fields are local `let`s until the struct is built.
+    reads: TokenStream,
     bound: HashMap<NodeId, Ident>,
 }
 
@@ -59,9 +62,9 @@ impl<'a> Emitter<'a> {
         if let Some(name) = self.bound.get(&id) {
             return Some(atom(quote!(#name)));
         }
-        if let Some(slot) = self.cache.get(&id) {
-            let slot = Literal::usize_unsuffixed(*slot);
-            return Some(atom(quote!(cache.values[#slot])));
+        if let Some(field) = self.cache.get(&id) {
+            let reads = &self.reads;
+            return Some(atom(quote!(#reads #field)));
         }
         match &self.dag.nodes[id] {
             Node::Const(bits) => {
@@ -149,6 +152,11 @@ impl<'a> Emitter<'a> {
         if let Some(r) = self.leaf(id) {
             return r;
         }
+        self.render_node(id)
+    }
+
+    /// The node's own expression, even where the node itself is cached or bound.
+    fn render_node(&self, id: NodeId) -> Rendered {
         match &self.dag.nodes[id] {
             Node::Add(terms) => {
                 let mut positive: Vec<TokenStream> = Vec::new();
@@ -206,7 +214,7 @@ impl<'a> Emitter<'a> {
                 let m = function_method(*f);
                 atom(quote!(#a.#m()))
             }
-            Node::Const(_) | Node::Input(_) => unreachable!("leaves are rendered by `leaf`"),
+            Node::Const(_) | Node::Input(_) => self.leaf(id).unwrap_or_else(|| atom(quote!(0.0))),
         }
     }
 }
@@ -224,15 +232,29 @@ fn function_method(f: Function) -> Ident {
     )
 }
 
-/// Statements that compute `outputs` (target, node): shared subexpressions become `let`s.
-fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, usize>, outputs: &[(TokenStream, NodeId)]) -> TokenStream {
+/// How a kernel sees the per-state cache.
+#[derive(Clone, Copy, PartialEq)]
+enum CacheUse {
+    /// A kernel reading the cache (`cache.field`).
+    Read,
+    /// The cache kernel itself: cached outputs are defined as `let`s, in dependency order,
+    /// and later ones read earlier ones.
+    Define,
+}
+
+/// Statements that compute `outputs` (target, node): shared subexpressions become `let`s,
+/// named intermediates keep their names, and cached nodes are read from the cache (or, in
+/// the cache kernel, defined into it).
+fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, Ident>, outputs: &[(TokenStream, NodeId)], mode: CacheUse) -> TokenStream {
     let mut uses: HashMap<NodeId, usize> = HashMap::new();
     let mut order: Vec<NodeId> = Vec::new();
-    let mut visited: HashMap<NodeId, bool> = HashMap::new();
+    let mut visited: HashSet<NodeId> = HashSet::new();
+    let targets: HashMap<NodeId, &TokenStream> = outputs.iter().map(|(t, id)| (*id, t)).collect();
+    let defined = |id: NodeId| mode == CacheUse::Define && targets.contains_key(&id);
     // Iterative post-order DFS (expressions can be deep).
     for (_, root) in outputs {
         *uses.entry(*root).or_default() += 1;
-        if visited.contains_key(root) {
+        if visited.contains(root) {
             continue;
         }
         let mut stack = vec![(*root, false)];
@@ -241,34 +263,48 @@ fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, usize>, outputs: &[
                 order.push(id);
                 continue;
             }
-            if visited.contains_key(&id) {
+            if !visited.insert(id) {
                 continue;
             }
-            visited.insert(id, true);
             stack.push((id, true));
-            if cache.contains_key(&id) {
+            if cache.contains_key(&id) && !defined(id) {
                 continue;
             }
             for c in dag.children(id).into_iter().rev() {
                 *uses.entry(c).or_default() += 1;
-                if !visited.contains_key(&c) {
+                if !visited.contains(&c) {
                     stack.push((c, false));
                 }
             }
         }
     }
-    let mut emitter = Emitter { dag, params, cache, bound: HashMap::new() };
+    let reads = match mode {
+        CacheUse::Read => quote!(cache.),
+        CacheUse::Define => quote!(),
+    };
+    let mut emitter = Emitter { dag, params, cache, reads, bound: HashMap::new() };
     let mut statements = TokenStream::new();
     let mut counter = 0usize;
     let mut taken: HashSet<String> = HashSet::new();
+    let mut assigned: HashSet<NodeId> = HashSet::new();
     for id in order {
-        let is_leaf = dag.is_leaf(id) || cache.contains_key(&id);
-        let named = dag.names.get(&id);
-        if is_leaf || (named.is_none() && uses.get(&id).copied().unwrap_or(0) < 2) {
+        if defined(id) {
+            // Defined where all its inputs are known, so later cache entries can read it.
+            let target = targets[&id];
+            let value = emitter.render_node(id).tokens;
+            statements.extend(quote!(#target = #value;));
+            assigned.insert(id);
             continue;
         }
+        let cached = cache.contains_key(&id);
+        let named = dag.names.get(&id);
+        let used = uses.get(&id).copied().unwrap_or(0);
         // Named intermediates (a body's rotation, a composite inertia) keep their names so the
-        // emitted code reads as the algorithm; the rest are numbered.
+        // emitted code reads as the algorithm; other shared nodes are numbered.
+        let bind = !dag.is_leaf(id) && !cached && (named.is_some() || used >= 2);
+        if !bind {
+            continue;
+        }
         let name = match named {
             Some(text) => {
                 let mut text = identifier(text);
@@ -287,6 +323,9 @@ fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, usize>, outputs: &[
         emitter.bound.insert(id, name);
     }
     for (target, id) in outputs {
+        if assigned.contains(id) {
+            continue;
+        }
         let value = emitter.render(*id).tokens;
         statements.extend(quote!(#target = #value;));
     }
@@ -328,7 +367,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let empty = HashMap::new();
     let key = |id: NodeId| -> (String, String) {
         let Node::Call(f, arg) = dag.nodes[id] else { return (String::new(), String::new()) };
-        let e = Emitter { dag, params: &params, cache: &empty, bound: HashMap::new() };
+        let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(cache.), bound: HashMap::new() };
         (e.render(arg).tokens.to_string(), format!("{f:?}"))
     };
     calls.sort_by_cached_key(|&id| key(id));
@@ -339,14 +378,65 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             }
         }
     }
-    let cache: HashMap<NodeId, usize> = calls.iter().enumerate().map(|(slot, &id)| (id, slot)).collect();
-    let cache_len = calls.len();
+    // Position-level intermediates of the recursive algorithms (named nodes that do not
+    // depend on qd: poses, joint subspaces, inertias, composite inertias, contact positions)
+    // join the cache, so every kernel of a state shares one forward-kinematics pass. Nodes
+    // inside the arguments of the transcendental functions stay out: those are computed first.
+    let mut call_inputs: HashSet<NodeId> = HashSet::new();
+    for &id in &calls {
+        if let Node::Call(_, arg) = dag.nodes[id] {
+            collect_reachable(dag, arg, &mut call_inputs);
+        }
+    }
+    let mut live: HashSet<NodeId> = HashSet::new();
+    for root in equations.outputs() {
+        collect_reachable(dag, root, &mut live);
+    }
+    let mut intermediates: Vec<NodeId> = dag
+        .names
+        .keys()
+        .copied()
+        .filter(|&id| {
+            live.contains(&id)
+                && !velocity_dependent[id]
+                && !dag.is_leaf(id)
+                && !call_inputs.contains(&id)
+                && !matches!(dag.nodes[id], Node::Call(..))
+        })
+        .collect();
+    intermediates.sort_unstable();
+    // Field names: `sin_q3` for functions of one coordinate, the algorithm's names for the
+    // intermediates; made unique.
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut cache: HashMap<NodeId, Ident> = HashMap::new();
+    let mut fields: Vec<(Ident, Option<String>)> = Vec::new();
+    for (slot, &id) in calls.iter().chain(&intermediates).enumerate() {
+        let (mut name, note) = match dag.nodes[id] {
+            Node::Call(f, arg) => {
+                let method = function_method(f).to_string();
+                let (text, _) = key(id);
+                let name = match dag.nodes[arg] {
+                    Node::Input(Input::Q(k)) => format!("{method}_q{k}"),
+                    _ => format!("{method}_{slot}"),
+                };
+                (name, Some(format!("{method}({})", text.replace(' ', ""))))
+            }
+            _ => (identifier(&dag.names[&id]), None),
+        };
+        while !taken.insert(name.clone()) {
+            name.push('_');
+        }
+        let field = format_ident!("{}", name);
+        cache.insert(id, field.clone());
+        fields.push((field, note));
+    }
 
-    // Cache kernel: one argument evaluation per distinct argument, sin_cos when both are used.
-    let mut by_argument: BTreeMap<NodeId, Vec<(Function, usize)>> = BTreeMap::new();
-    for (slot, &id) in calls.iter().enumerate() {
+    // Cache kernel: one argument evaluation per distinct argument, sin_cos when both are used,
+    // then the intermediates parent to child.
+    let mut by_argument: BTreeMap<NodeId, Vec<(Function, NodeId)>> = BTreeMap::new();
+    for &id in &calls {
         if let Node::Call(f, arg) = dag.nodes[id] {
-            by_argument.entry(arg).or_default().push((f, slot));
+            by_argument.entry(arg).or_default().push((f, id));
         }
     }
     let mut argument_order: Vec<NodeId> = Vec::new();
@@ -357,35 +447,64 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             }
         }
     }
-    let argument_names: Vec<Ident> = (0..argument_order.len()).map(|i| format_ident!("angle{}", i)).collect();
-    let argument_outputs: Vec<(TokenStream, NodeId)> =
-        argument_order.iter().zip(&argument_names).map(|(&a, name)| (quote!(let #name), a)).collect();
-    let mut cache_body = body(dag, &params, &empty, &argument_outputs);
-    for (&arg, name) in argument_order.iter().zip(&argument_names) {
-        let uses = &by_argument[&arg];
-        let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| u.1);
-        let cos = uses.iter().find(|(f, _)| *f == Function::Cos).map(|u| u.1);
+    // Arguments that are not plain inputs are computed once into `angle<k>`.
+    let arguments: Vec<(NodeId, TokenStream)> = argument_order
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| {
+            let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(), bound: HashMap::new() };
+            if dag.is_leaf(a) {
+                (a, wrap(e.render(a), Precedence::Atom))
+            } else {
+                let name = format_ident!("angle{}", k);
+                (a, quote!(#name))
+            }
+        })
+        .collect();
+    let argument_outputs: Vec<(TokenStream, NodeId)> = arguments
+        .iter()
+        .filter(|(a, _)| !dag.is_leaf(*a))
+        .map(|(a, name)| (quote!(let #name), *a))
+        .collect();
+    let mut cache_body = body(dag, &params, &empty, &argument_outputs, CacheUse::Read);
+    for (arg, value) in &arguments {
+        let uses = &by_argument[arg];
+        let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| &cache[&u.1]);
+        let cos = uses.iter().find(|(f, _)| *f == Function::Cos).map(|u| &cache[&u.1]);
         if let (Some(s), Some(c)) = (sin, cos) {
-            let (s, c) = (Literal::usize_unsuffixed(s), Literal::usize_unsuffixed(c));
-            cache_body.extend(quote!(let (sin, cos) = #name.sin_cos(); values[#s] = sin; values[#c] = cos;));
+            cache_body.extend(quote!(let (#s, #c) = #value.sin_cos();));
         }
-        for (f, slot) in uses {
+        for (f, id) in uses {
             if (*f == Function::Sin || *f == Function::Cos) && sin.is_some() && cos.is_some() {
                 continue;
             }
             let m = function_method(*f);
-            let slot = Literal::usize_unsuffixed(*slot);
-            cache_body.extend(quote!(values[#slot] = #name.#m();));
+            let field = &cache[id];
+            cache_body.extend(quote!(let #field = #value.#m();));
         }
     }
-    let cache_docs: Vec<String> = calls
+    let intermediate_outputs: Vec<(TokenStream, NodeId)> = intermediates
         .iter()
-        .enumerate()
-        .map(|(slot, &id)| {
-            let (arg, f) = key(id);
-            format!("- `values[{slot}]` = {}({})", f.to_lowercase(), arg.replace(' ', ""))
+        .map(|id| {
+            let field = &cache[id];
+            (quote!(let #field), *id)
         })
         .collect();
+    cache_body.extend(body(dag, &params, &cache, &intermediate_outputs, CacheUse::Define));
+    let field_names: Vec<&Ident> = fields.iter().map(|(f, _)| f).collect();
+    let field_items = fields.iter().map(|(f, note)| {
+        let d = note.as_ref().map(|n| doc(&format!("`{n}`"))).unwrap_or_default();
+        quote!(#d pub #f: f64,)
+    });
+    let cache_summary = if fields.is_empty() {
+        "(none: this robot's equations are polynomial in q)".to_string()
+    } else {
+        "Sines and cosines of the coordinates, then the position-level intermediates of the recursive \
+         algorithms in the order [`cache`] computes them, parent to child: link rotations and positions, \
+         joint motion subspaces, inertias and composite inertias about the world origin, contact point \
+         positions."
+            .to_string()
+    };
 
     let idx = |i: usize| Literal::usize_unsuffixed(i);
     let matrix_outputs = |target: TokenStream, m: &[Vec<NodeId>], symmetric: bool| -> Vec<(TokenStream, NodeId)> {
@@ -417,7 +536,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             })
             .collect()
     };
-    let kernel = |outputs: &[(TokenStream, NodeId)]| body(dag, &params, &cache, outputs);
+    let kernel = |outputs: &[(TokenStream, NodeId)]| body(dag, &params, &cache, outputs, CacheUse::Read);
 
     let mass_body = kernel(&matrix_outputs(quote!(out), mass_matrix, true));
     let coriolis_body = kernel(&vector_outputs(quote!(out), coriolis));
@@ -444,7 +563,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let velocities_body = kernel(&per_point(&velocities));
     let axes_body = kernel(&per_point(&axes));
     let com_body = kernel(&[(quote!(let x), com[0]), (quote!(let y), com[1]), (quote!(let z), com[2])]);
-    let total_mass_body = kernel(&[(quote!(let mass), total_mass)]);
+    // `total_mass(p)` has no cache: it is computed from the parameters alone.
+    let total_mass_body = body(dag, &params, &empty, &[(quote!(let mass), total_mass)], CacheUse::Read);
     let linear_body = kernel(&[
         (quote!(let x), linear_momentum[0]),
         (quote!(let y), linear_momentum[1]),
@@ -489,11 +609,10 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let robot_type = format_ident!("{}", camel(&robot.name));
     let description = &robot.description;
     let cache_doc = doc(&format!(
-        "Every transcendental value of `q` the equations use, computed once per state by [`cache`].\n\n{}",
-        if cache_docs.is_empty() { "(none: this robot's equations are polynomial in q)".to_string() } else { cache_docs.join("\n") }
+        "Everything about a state that does not depend on the rates, computed once per state by [`cache`] \
+         and shared by every kernel.\n\n{cache_summary}"
     ));
     let model_doc = doc(&format!("{description}\n\n{n} generalized coordinates, {c} contact points."));
-    let cache_len_lit = idx(cache_len);
     let n_lit = idx(n);
     let c_lit = idx(c);
 
@@ -514,16 +633,15 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         #cache_doc
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct Cache {
-            pub values: [f64; #cache_len_lit],
+            #(#field_items)*
         }
 
         /// Computes the transcendental cache for `q`.
         #[inline]
         #[allow(unused_variables)]
         pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
-            let mut values = [0.0; #cache_len_lit];
             #cache_body
-            Cache { values }
+            Cache { #(#field_names),* }
         }
 
         /// Mass matrix M(q).
@@ -852,6 +970,16 @@ fn identifier(text: &str) -> String {
         out.insert(0, '_');
     }
     out
+}
+
+/// Adds every node reachable from `root` (itself included) to `seen`.
+fn collect_reachable(dag: &Dag, root: NodeId, seen: &mut HashSet<NodeId>) {
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        if seen.insert(id) {
+            stack.extend(dag.children(id));
+        }
+    }
 }
 
 fn reaches(dag: &Dag, from: NodeId, target: NodeId) -> bool {

@@ -98,6 +98,25 @@ impl Equations {
         })
     }
 
+    /// Every output node.
+    pub fn outputs(&self) -> Vec<NodeId> {
+        let mut out: Vec<NodeId> = Vec::new();
+        out.extend(self.mass_matrix.iter().flatten());
+        out.extend(&self.coriolis);
+        out.extend(self.coriolis_matrix.iter().flatten());
+        out.extend(&self.gravity);
+        out.push(self.potential_energy);
+        out.extend(self.contact_positions.iter().flatten());
+        out.extend(self.contact_velocities.iter().flatten());
+        out.extend(self.contact_axes.iter().flatten());
+        out.extend(self.contact_jacobians.iter().flatten().flatten());
+        out.extend(&self.center_of_mass);
+        out.push(self.total_mass);
+        out.extend(&self.linear_momentum);
+        out.extend(&self.angular_momentum);
+        out
+    }
+
     /// Every output evaluated at one state, flattened in a fixed order with a label per
     /// group (for comparing two derivations).
     pub fn evaluate(&self, q: &[f64], qd: &[f64], params: &[f64]) -> Vec<(&'static str, Vec<f64>)> {

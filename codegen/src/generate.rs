@@ -8,6 +8,7 @@ use crate::equations::Equations;
 use crate::local::{links, local_report};
 use crate::model::Robot;
 use crate::recursive::equations;
+use crate::scaling::{planar_snake_spec, scaling_name, scaling_origin};
 use crate::validate::{load, SpecErrors};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -89,10 +90,24 @@ impl std::error::Error for GenerateError {}
 /// Validates, derives and emits one spec. `path` names the spec in messages and in the
 /// generated header.
 pub fn generate_source(path: &str, text: &str) -> Result<Generated, GenerateError> {
-    let mut times = StageTimes::default();
     let start = Instant::now();
     let robot = load(path, text).map_err(GenerateError::Spec)?;
-    times.validate = start.elapsed().as_secs_f64();
+    let validate = start.elapsed().as_secs_f64();
+    generate_robot(robot, validate)
+}
+
+/// The scaling fixture of `links` links (see [`planar_snake_spec`]).
+pub fn generate_fixture(links: usize) -> Result<Generated, GenerateError> {
+    let start = Instant::now();
+    let mut robot = load(&format!("{}.toml", scaling_name(links)), &planar_snake_spec(links)).map_err(GenerateError::Spec)?;
+    robot.spec_path = scaling_origin(links);
+    let validate = start.elapsed().as_secs_f64();
+    generate_robot(robot, validate)
+}
+
+fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateError> {
+    let mut times = StageTimes { validate, ..StageTimes::default() };
+    let path = robot.spec_path.clone();
     let emit_error = |message| GenerateError::Emit { path: path.to_string(), message };
     let tokens = if robot.is_soft() {
         let start = Instant::now();

@@ -14,6 +14,7 @@ mod generate;
 mod local;
 mod model;
 mod recursive;
+mod scaling;
 mod spatial;
 mod spec;
 mod validate;
@@ -23,8 +24,9 @@ pub use emit::camel;
 pub use equations::Equations;
 pub use expr::{parse as parse_expression, Expr, Number, ParseError};
 pub use generate::{
-    expanded_equations, generate_file, generate_source, is_spec_file, recursive_equations, symbolic_report, GenerateError,
+    expanded_equations, generate_file, generate_fixture, generate_source, is_spec_file, recursive_equations, symbolic_report, GenerateError,
     Generated, StageTimes,
 };
 pub use model::Robot;
+pub use scaling::{planar_snake_spec, scaling_name, SCALING_LINKS};
 pub use validate::{load, SpecError, SpecErrors};

@@ -1,11 +1,18 @@
-//! `softgen-codegen`: regenerates generated/src/<robot>.rs from every model-specs/<robot>.toml,
-//! or checks that the committed files are up to date (`--check`).
+//! `softgen-codegen`: regenerates generated/src/<robot>.rs from every model-specs/<robot>.toml
+//! and the scaling fixtures (generated/src/snake_links_<N>.rs), or checks that the committed
+//! files are up to date (`--check`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// What to generate: a spec file, or the scaling fixture of so many links.
+enum Job<'a> {
+    Spec(&'a PathBuf),
+    Fixture(usize),
 }
 
 fn main() -> ExitCode {
@@ -15,7 +22,7 @@ fn main() -> ExitCode {
         match arg.as_str() {
             "--check" => check = true,
             "-h" | "--help" => {
-                println!("usage: softgen-codegen [--check] [SPEC.toml ...]\n\nRegenerates generated/src/<robot>.rs for each spec (default: every model-specs/*.toml).\n--check  compare instead of writing; exit 1 if anything differs.");
+                println!("usage: softgen-codegen [--check] [SPEC.toml ...]\n\nRegenerates generated/src/<robot>.rs for each spec (default: every model-specs/*.toml and the scaling fixtures).\n--check  compare instead of writing; exit 1 if anything differs.");
                 return ExitCode::SUCCESS;
             }
             s if s.starts_with('-') => {
@@ -26,6 +33,7 @@ fn main() -> ExitCode {
         }
     }
     let root = workspace_root();
+    let fixtures: &[usize] = if specs.is_empty() { &softgen_codegen::SCALING_LINKS } else { &[] };
     if specs.is_empty() {
         match softgen_codegen_specs(&root) {
             Ok(s) => specs = s,
@@ -36,14 +44,21 @@ fn main() -> ExitCode {
         }
     }
     let mut stale = Vec::new();
-    for spec in &specs {
-        let display = spec
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.strip_prefix(root.canonicalize().ok()?).ok().map(Path::to_path_buf))
-            .unwrap_or_else(|| spec.clone());
-        let display = display.to_string_lossy().replace('\\', "/");
-        let generated = match softgen_codegen::generate_file(spec, &display) {
+    let jobs = specs.iter().map(Job::Spec).chain(fixtures.iter().map(|&links| Job::Fixture(links)));
+    for job in jobs {
+        let result = match job {
+            Job::Spec(spec) => {
+                let display = spec
+                    .canonicalize()
+                    .ok()
+                    .and_then(|p| p.strip_prefix(root.canonicalize().ok()?).ok().map(Path::to_path_buf))
+                    .unwrap_or_else(|| spec.clone());
+                let display = display.to_string_lossy().replace('\\', "/");
+                softgen_codegen::generate_file(spec, &display)
+            }
+            Job::Fixture(links) => softgen_codegen::generate_fixture(links),
+        };
+        let generated = match result {
             Ok(g) => g,
             Err(e) => {
                 eprintln!("error: {e}");

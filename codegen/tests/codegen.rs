@@ -44,13 +44,23 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
         compare_recursive_with_expanded(&robot);
     }
 
-    // 3. Every spec against its committed module.
+    // The 12-link scaling fixture (14 coordinates) too: the expansion still takes seconds.
+    let fixture = softgen_codegen::planar_snake_spec(12);
+    compare_recursive_with_expanded(&softgen_codegen::load("snake_links_12.toml", &fixture).unwrap());
+
+    // 3. Every spec and scaling fixture against its committed module.
     let lib = std::fs::read_to_string(root.join("generated/src/lib.rs")).unwrap();
     let mut stale = Vec::new();
-    for spec in specs {
-        let name = spec.file_stem().unwrap().to_string_lossy().to_string();
-        let display = format!("model-specs/{name}.toml");
-        let g = softgen_codegen::generate_file(&spec, &display).unwrap_or_else(|e| panic!("{e}"));
+    let generated = specs
+        .iter()
+        .map(|spec| {
+            let name = spec.file_stem().unwrap().to_string_lossy().to_string();
+            softgen_codegen::generate_file(spec, &format!("model-specs/{name}.toml"))
+        })
+        .chain(softgen_codegen::SCALING_LINKS.iter().map(|&links| softgen_codegen::generate_fixture(links)));
+    for g in generated {
+        let g = g.unwrap_or_else(|e| panic!("{e}"));
+        let name = g.robot.name.clone();
         println!("{name:<28} {:>6.2} s codegen {:>6} lines {:>8} bytes ({})", g.seconds(), g.lines(), g.source.len(), g.times);
         let committed = std::fs::read_to_string(root.join(format!("generated/src/{name}.rs"))).unwrap_or_default();
         if committed != g.source {

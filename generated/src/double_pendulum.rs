@@ -94,30 +94,105 @@ impl ParamSet for Params {
         }
     }
 }
-/// Every transcendental value of `q` the equations use, computed once per state by [`cache`].
+/// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///
-/// - `values[0]` = cos(q[0])
-/// - `values[1]` = sin(q[0])
-/// - `values[2]` = cos(q[1])
-/// - `values[3]` = sin(q[1])
+/// Sines and cosines of the coordinates, then the position-level intermediates of the recursive algorithms in the order [`cache`] computes them, parent to child: link rotations and positions, joint motion subspaces, inertias and composite inertias about the world origin, contact point positions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cache {
-    pub values: [f64; 4],
+    /// `cos(q[0])`
+    pub cos_q0: f64,
+    /// `sin(q[0])`
+    pub sin_q0: f64,
+    /// `cos(q[1])`
+    pub cos_q1: f64,
+    /// `sin(q[1])`
+    pub sin_q1: f64,
+    pub upper_rotation_02: f64,
+    pub upper_com_x: f64,
+    pub upper_com_z: f64,
+    pub upper_inertia_h_x: f64,
+    pub upper_inertia_h_z: f64,
+    pub upper_inertia_i_11: f64,
+    pub lower_rotation_00: f64,
+    pub lower_rotation_20: f64,
+    pub lower_subspace_v_z: f64,
+    pub lower_com_x: f64,
+    pub lower_com_z: f64,
+    pub lower_inertia_h_x: f64,
+    pub lower_inertia_h_z: f64,
+    pub lower_inertia_i_11: f64,
+    pub upper_composite_inertia_m: f64,
+    pub upper_composite_inertia_h_x: f64,
+    pub upper_composite_inertia_h_z: f64,
+    pub upper_composite_inertia_i_11: f64,
+    pub mount_composite_inertia_m: f64,
+    pub upper_projected_inertia_n_y: f64,
+    pub lower_projected_inertia_n_y: f64,
+    pub lower_projected_inertia_f_x: f64,
+    pub lower_projected_inertia_f_z: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
-    let mut values = [0.0; 4];
-    let angle0 = q[0];
-    let angle1 = q[1];
-    let (sin, cos) = angle0.sin_cos();
-    values[1] = sin;
-    values[0] = cos;
-    let (sin, cos) = angle1.sin_cos();
-    values[3] = sin;
-    values[2] = cos;
-    Cache { values }
+    let (sin_q0, cos_q0) = q[0].sin_cos();
+    let (sin_q1, cos_q1) = q[1].sin_cos();
+    let upper_rotation_02 = -sin_q0;
+    let upper_com_x = cos_q0 * p.upper_length;
+    let upper_com_z = p.upper_length * sin_q0;
+    let upper_inertia_h_x = p.upper_mass * upper_com_x;
+    let upper_inertia_h_z = p.upper_mass * upper_com_z;
+    let upper_inertia_i_11 = p.upper_inertia
+        + p.upper_mass * (upper_com_z * upper_com_z + upper_com_x * upper_com_x);
+    let lower_rotation_00 = cos_q0 * cos_q1 + sin_q1 * upper_rotation_02;
+    let lower_rotation_20 = cos_q1 * sin_q0 + cos_q0 * sin_q1;
+    let lower_subspace_v_z = -upper_com_x;
+    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
+    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
+    let lower_inertia_h_x = p.lower_mass * lower_com_x;
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let lower_inertia_i_11 = p.lower_mass
+        * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
+    let upper_composite_inertia_m = p.lower_mass + p.upper_mass;
+    let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
+    let upper_composite_inertia_h_z = lower_inertia_h_z + upper_inertia_h_z;
+    let upper_composite_inertia_i_11 = upper_inertia_i_11 + lower_inertia_i_11;
+    let mount_composite_inertia_m = upper_composite_inertia_m + p.mount_mass;
+    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
+    let lower_projected_inertia_n_y = lower_inertia_h_z * upper_com_z
+        - lower_inertia_i_11 - lower_inertia_h_x * lower_subspace_v_z;
+    let lower_projected_inertia_f_x = p.lower_mass * upper_com_z - lower_inertia_h_z;
+    let lower_projected_inertia_f_z = lower_inertia_h_x
+        + p.lower_mass * lower_subspace_v_z;
+    Cache {
+        cos_q0,
+        sin_q0,
+        cos_q1,
+        sin_q1,
+        upper_rotation_02,
+        upper_com_x,
+        upper_com_z,
+        upper_inertia_h_x,
+        upper_inertia_h_z,
+        upper_inertia_i_11,
+        lower_rotation_00,
+        lower_rotation_20,
+        lower_subspace_v_z,
+        lower_com_x,
+        lower_com_z,
+        lower_inertia_h_x,
+        lower_inertia_h_z,
+        lower_inertia_i_11,
+        upper_composite_inertia_m,
+        upper_composite_inertia_h_x,
+        upper_composite_inertia_h_z,
+        upper_composite_inertia_i_11,
+        mount_composite_inertia_m,
+        upper_projected_inertia_n_y,
+        lower_projected_inertia_n_y,
+        lower_projected_inertia_f_x,
+        lower_projected_inertia_f_z,
+    }
 }
 /// Mass matrix M(q).
 #[inline]
@@ -129,35 +204,12 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let upper_com_z = p.upper_length * cache.values[1];
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_inertia_i_11 = p.upper_inertia
-        + p.upper_mass * (upper_com_z * upper_com_z + upper_com_x * upper_com_x);
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_inertia_i_11 = p.lower_mass
-        * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
-    let upper_composite_inertia_i_11 = upper_inertia_i_11 + lower_inertia_i_11;
-    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
-    let lower_inertia_h_z = p.lower_mass * lower_com_z;
-    let lower_inertia_h_x = p.lower_mass * lower_com_x;
-    let lower_subspace_v_z = -upper_com_x;
-    let lower_projected_inertia_n_y = lower_inertia_h_z * upper_com_z
-        - lower_inertia_i_11 - lower_inertia_h_x * lower_subspace_v_z;
-    let t0 = -lower_projected_inertia_n_y;
-    let lower_projected_inertia_f_z = lower_inertia_h_x
-        + p.lower_mass * lower_subspace_v_z;
-    let lower_projected_inertia_f_x = p.lower_mass * upper_com_z - lower_inertia_h_z;
-    out[(0, 0)] = -upper_projected_inertia_n_y;
+    let t0 = -cache.lower_projected_inertia_n_y;
+    out[(0, 0)] = -cache.upper_projected_inertia_n_y;
     out[(0, 1)] = t0;
     out[(1, 0)] = t0;
-    out[(1, 1)] = lower_subspace_v_z * lower_projected_inertia_f_z
-        + lower_projected_inertia_f_x * upper_com_z + t0;
+    out[(1, 1)] = cache.lower_subspace_v_z * cache.lower_projected_inertia_f_z
+        + cache.lower_projected_inertia_f_x * cache.upper_com_z + t0;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -170,32 +222,21 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let lower_subspace_v_z = -upper_com_x;
-    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
     let upper_velocity_w_y = -qd[0];
     let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let lower_inertia_h_z = p.lower_mass * lower_com_z;
-    let lower_velocity_v_x = upper_com_z * qd[1];
-    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
         + lower_velocity_v_x * p.lower_mass;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_inertia_h_x = p.lower_mass * lower_com_x;
-    let lower_subspace_rate_v_z = -(upper_velocity_w_y * upper_com_z);
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
     let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
     let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
-        - lower_velocity_w_y * lower_inertia_h_x;
-    let lower_subspace_rate_v_x = upper_velocity_w_y * lower_subspace_v_z;
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
     let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
     let lower_composite_force_n_y = lower_velocity_v_z * lower_momentum_f_x
-        + lower_inertia_h_z * lower_bias_v_x - lower_inertia_h_x * lower_bias_v_z
+        + cache.lower_inertia_h_z * lower_bias_v_x
+        - cache.lower_inertia_h_x * lower_bias_v_z
         - lower_velocity_v_x * lower_momentum_f_z;
     let t0 = -lower_composite_force_n_y;
     let lower_composite_force_f_z = p.lower_mass * lower_bias_v_z
@@ -203,8 +244,8 @@ pub fn coriolis_into(
     let lower_composite_force_f_x = lower_momentum_f_z * lower_velocity_w_y
         + p.lower_mass * lower_bias_v_x;
     out[0] = t0;
-    out[1] = lower_composite_force_f_z * lower_subspace_v_z
-        + upper_com_z * lower_composite_force_f_x + t0;
+    out[1] = lower_composite_force_f_z * cache.lower_subspace_v_z
+        + cache.upper_com_z * lower_composite_force_f_x + t0;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -218,59 +259,45 @@ pub fn coriolis_matrix_into(
 ) {
     *out = SMatrix::zeros();
     let upper_velocity_w_y = -qd[0];
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_velocity_v_x = upper_com_z * qd[1];
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
     let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let t0 = lower_velocity_v_x + lower_velocity_w_y * lower_com_z;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_subspace_v_z = -upper_com_x;
-    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
-    let t1 = lower_velocity_v_z - lower_velocity_w_y * lower_com_x;
+    let t0 = lower_velocity_v_x + lower_velocity_w_y * cache.lower_com_z;
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
+    let t1 = lower_velocity_v_z - lower_velocity_w_y * cache.lower_com_x;
     let lower_composite_rate_id_11 = 2.0 * p.lower_mass
-        * (t0 * lower_com_x + t1 * lower_com_z);
+        * (t0 * cache.lower_com_x + t1 * cache.lower_com_z);
     let upper_composite_rate_id_11 = 2.0 * p.upper_mass
-        * (upper_velocity_w_y * upper_com_x * upper_com_z
-            - upper_velocity_w_y * upper_com_x * upper_com_z)
+        * (upper_velocity_w_y * cache.upper_com_x * cache.upper_com_z
+            - upper_velocity_w_y * cache.upper_com_x * cache.upper_com_z)
         + lower_composite_rate_id_11;
     let upper_coriolis_row_n_y = -(0.5 * upper_composite_rate_id_11);
-    let lower_inertia_h_z = p.lower_mass * lower_com_z;
-    let lower_subspace_rate_v_x = upper_velocity_w_y * lower_subspace_v_z;
-    let lower_subspace_rate_v_z = -(upper_velocity_w_y * upper_com_z);
-    let lower_inertia_h_x = p.lower_mass * lower_com_x;
-    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
         + lower_velocity_v_x * p.lower_mass;
-    let t2 = lower_momentum_f_x * lower_subspace_v_z;
+    let t2 = lower_momentum_f_x * cache.lower_subspace_v_z;
     let t3 = -lower_composite_rate_id_11;
     let lower_composite_rate_hd_x = p.lower_mass * t0;
-    let t4 = -(lower_composite_rate_hd_x * lower_subspace_v_z);
+    let t4 = -(lower_composite_rate_hd_x * cache.lower_subspace_v_z);
     let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
-        - lower_velocity_w_y * lower_inertia_h_x;
-    let t5 = -(lower_momentum_f_z * upper_com_z);
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let t5 = -(lower_momentum_f_z * cache.upper_com_z);
     let lower_composite_rate_hd_z = p.lower_mass * t1;
-    let t6 = lower_composite_rate_hd_z * upper_com_z;
-    let lower_coriolis_column_n_y = lower_inertia_h_z * lower_subspace_rate_v_x
-        + 0.5 * (t2 + t3 + t4 + t5 + t6) - lower_subspace_rate_v_z * lower_inertia_h_x;
+    let t6 = lower_composite_rate_hd_z * cache.upper_com_z;
+    let lower_coriolis_column_n_y = cache.lower_inertia_h_z * lower_subspace_rate_v_x
+        + 0.5 * (t2 + t3 + t4 + t5 + t6)
+        - lower_subspace_rate_v_z * cache.lower_inertia_h_x;
     let lower_coriolis_row_n_y = 0.5 * (t3 + t4 + t6 - (t2 + t5));
     let t7 = -lower_coriolis_row_n_y;
-    let lower_projected_inertia_f_z = lower_inertia_h_x
-        + p.lower_mass * lower_subspace_v_z;
     let lower_coriolis_row_f_x = 0.5 * (lower_momentum_f_z - lower_composite_rate_hd_z);
     let lower_coriolis_row_f_z = 0.5 * (lower_composite_rate_hd_x - lower_momentum_f_x);
-    let lower_projected_inertia_f_x = p.lower_mass * upper_com_z - lower_inertia_h_z;
     out[(0, 0)] = -upper_coriolis_row_n_y;
     out[(0, 1)] = -lower_coriolis_column_n_y;
     out[(1, 0)] = t7;
-    out[(1, 1)] = lower_subspace_rate_v_z * lower_projected_inertia_f_z
-        + lower_coriolis_row_f_x * upper_com_z
-        + lower_coriolis_row_f_z * lower_subspace_v_z
-        + lower_subspace_rate_v_x * lower_projected_inertia_f_x + t7;
+    out[(1, 1)] = lower_subspace_rate_v_z * cache.lower_projected_inertia_f_z
+        + lower_coriolis_row_f_x * cache.upper_com_z
+        + lower_coriolis_row_f_z * cache.lower_subspace_v_z
+        + lower_subspace_rate_v_x * cache.lower_projected_inertia_f_x + t7;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -282,18 +309,9 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_inertia_h_x = p.upper_mass * upper_com_x;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_inertia_h_x = p.lower_mass * lower_com_x;
-    let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
-    let lower_subspace_v_z = -upper_com_x;
-    out[0] = p.gravity * upper_composite_inertia_h_x;
-    out[1] = p.lower_mass * p.gravity * lower_subspace_v_z
-        + p.gravity * lower_inertia_h_x;
+    out[0] = p.gravity * cache.upper_composite_inertia_h_x;
+    out[1] = p.lower_mass * p.gravity * cache.lower_subspace_v_z
+        + p.gravity * cache.lower_inertia_h_x;
 }
 /// M, C qd and G together, sharing their subexpressions.
 #[inline]
@@ -310,76 +328,45 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let upper_com_z = p.upper_length * cache.values[1];
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_inertia_i_11 = p.upper_inertia
-        + p.upper_mass * (upper_com_z * upper_com_z + upper_com_x * upper_com_x);
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_inertia_i_11 = p.lower_mass
-        * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
-    let upper_composite_inertia_i_11 = upper_inertia_i_11 + lower_inertia_i_11;
-    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
-    let lower_inertia_h_z = p.lower_mass * lower_com_z;
-    let lower_inertia_h_x = p.lower_mass * lower_com_x;
-    let lower_subspace_v_z = -upper_com_x;
-    let lower_projected_inertia_n_y = lower_inertia_h_z * upper_com_z
-        - lower_inertia_i_11 - lower_inertia_h_x * lower_subspace_v_z;
-    let t0 = -lower_projected_inertia_n_y;
-    let lower_projected_inertia_f_z = lower_inertia_h_x
-        + p.lower_mass * lower_subspace_v_z;
-    let lower_projected_inertia_f_x = p.lower_mass * upper_com_z - lower_inertia_h_z;
-    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let t0 = -cache.lower_projected_inertia_n_y;
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
     let upper_velocity_w_y = -qd[0];
     let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let lower_velocity_v_x = upper_com_z * qd[1];
-    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
         + lower_velocity_v_x * p.lower_mass;
-    let lower_subspace_rate_v_z = -(upper_velocity_w_y * upper_com_z);
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
     let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
     let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
-        - lower_velocity_w_y * lower_inertia_h_x;
-    let lower_subspace_rate_v_x = upper_velocity_w_y * lower_subspace_v_z;
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
     let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
     let lower_composite_force_n_y = lower_velocity_v_z * lower_momentum_f_x
-        + lower_inertia_h_z * lower_bias_v_x - lower_inertia_h_x * lower_bias_v_z
+        + cache.lower_inertia_h_z * lower_bias_v_x
+        - cache.lower_inertia_h_x * lower_bias_v_z
         - lower_velocity_v_x * lower_momentum_f_z;
     let t1 = -lower_composite_force_n_y;
     let lower_composite_force_f_z = p.lower_mass * lower_bias_v_z
         - lower_velocity_w_y * lower_momentum_f_x;
     let lower_composite_force_f_x = lower_momentum_f_z * lower_velocity_w_y
         + p.lower_mass * lower_bias_v_x;
-    let upper_inertia_h_x = p.upper_mass * upper_com_x;
-    let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
-    mass_matrix[(0, 0)] = -upper_projected_inertia_n_y;
+    mass_matrix[(0, 0)] = -cache.upper_projected_inertia_n_y;
     mass_matrix[(0, 1)] = t0;
     mass_matrix[(1, 0)] = t0;
-    mass_matrix[(1, 1)] = lower_subspace_v_z * lower_projected_inertia_f_z
-        + lower_projected_inertia_f_x * upper_com_z + t0;
+    mass_matrix[(1, 1)] = cache.lower_subspace_v_z * cache.lower_projected_inertia_f_z
+        + cache.lower_projected_inertia_f_x * cache.upper_com_z + t0;
     coriolis[0] = t1;
-    coriolis[1] = lower_composite_force_f_z * lower_subspace_v_z
-        + upper_com_z * lower_composite_force_f_x + t1;
-    gravity[0] = p.gravity * upper_composite_inertia_h_x;
-    gravity[1] = p.lower_mass * p.gravity * lower_subspace_v_z
-        + p.gravity * lower_inertia_h_x;
+    coriolis[1] = lower_composite_force_f_z * cache.lower_subspace_v_z
+        + cache.upper_com_z * lower_composite_force_f_x + t1;
+    gravity[0] = p.gravity * cache.upper_composite_inertia_h_x;
+    gravity[1] = p.lower_mass * p.gravity * cache.lower_subspace_v_z
+        + p.gravity * cache.lower_inertia_h_x;
 }
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let lower_inertia_h_z = p.lower_mass * lower_com_z;
-    let upper_inertia_h_z = p.upper_mass * upper_com_z;
-    let upper_composite_inertia_h_z = lower_inertia_h_z + upper_inertia_h_z;
-    let energy = p.gravity * upper_composite_inertia_h_z;
+    let energy = p.gravity * cache.upper_composite_inertia_h_z;
     energy
 }
 /// World positions of the contact points.
@@ -391,18 +378,9 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    out[0][0] = lower_com_x;
+    out[0][0] = cache.lower_com_x;
     out[0][1] = 0.0;
-    out[0][2] = lower_com_z;
+    out[0][2] = cache.lower_com_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -414,23 +392,13 @@ pub fn contact_velocities_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_velocity_v_x = upper_com_z * qd[1];
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
     let upper_velocity_w_y = -qd[0];
     let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let lower_subspace_v_z = -upper_com_x;
-    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    out[0][0] = lower_velocity_v_x + lower_velocity_w_y * lower_com_z;
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
+    out[0][0] = lower_velocity_v_x + lower_velocity_w_y * cache.lower_com_z;
     out[0][1] = 0.0;
-    out[0][2] = lower_velocity_v_z - lower_velocity_w_y * lower_com_x;
+    out[0][2] = lower_velocity_v_z - lower_velocity_w_y * cache.lower_com_x;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -441,14 +409,9 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    out[0][0] = lower_rotation_00;
+    out[0][0] = cache.lower_rotation_00;
     out[0][1] = 0.0;
-    out[0][2] = lower_rotation_20;
+    out[0][2] = cache.lower_rotation_20;
 }
 /// Jacobian of contact point `tip` (on `lower`).
 #[inline]
@@ -460,21 +423,11 @@ pub fn contact_jacobian_0(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let t0 = -lower_com_z;
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_subspace_v_z = -upper_com_x;
+    let t0 = -cache.lower_com_z;
     out[(0, 0)] = t0;
-    out[(2, 0)] = lower_com_x;
-    out[(0, 1)] = t0 + upper_com_z;
-    out[(2, 1)] = lower_com_x + lower_subspace_v_z;
+    out[(2, 0)] = cache.lower_com_x;
+    out[(0, 1)] = t0 + cache.upper_com_z;
+    out[(2, 1)] = cache.lower_com_x + cache.lower_subspace_v_z;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -495,27 +448,10 @@ pub fn contact_jacobian_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
-    let upper_composite_inertia_m = p.lower_mass + p.upper_mass;
-    let mount_composite_inertia_m = upper_composite_inertia_m + p.mount_mass;
-    let t0 = 1.0 / mount_composite_inertia_m;
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_inertia_h_x = p.upper_mass * upper_com_x;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_inertia_h_x = p.lower_mass * lower_com_x;
-    let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let lower_inertia_h_z = p.lower_mass * lower_com_z;
-    let upper_inertia_h_z = p.upper_mass * upper_com_z;
-    let upper_composite_inertia_h_z = lower_inertia_h_z + upper_inertia_h_z;
-    let x = t0 * upper_composite_inertia_h_x;
+    let t0 = 1.0 / cache.mount_composite_inertia_m;
+    let x = t0 * cache.upper_composite_inertia_h_x;
     let y = 0.0;
-    let z = upper_composite_inertia_h_z * t0;
+    let z = cache.upper_composite_inertia_h_z * t0;
     Vector3::new(x, y, z)
 }
 /// Total mass.
@@ -537,29 +473,15 @@ pub fn linear_momentum(
 ) -> Vector3<f64> {
     let upper_velocity_w_y = -qd[0];
     let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let lower_inertia_h_z = p.lower_mass * lower_com_z;
-    let lower_velocity_v_x = upper_com_z * qd[1];
-    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
         + lower_velocity_v_x * p.lower_mass;
-    let upper_inertia_h_z = p.upper_mass * upper_com_z;
-    let upper_momentum_f_x = upper_velocity_w_y * upper_inertia_h_z;
+    let upper_momentum_f_x = upper_velocity_w_y * cache.upper_inertia_h_z;
     let upper_composite_momentum_f_x = lower_momentum_f_x + upper_momentum_f_x;
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_inertia_h_x = p.lower_mass * lower_com_x;
-    let lower_subspace_v_z = -upper_com_x;
-    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
     let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
-        - lower_velocity_w_y * lower_inertia_h_x;
-    let upper_inertia_h_x = p.upper_mass * upper_com_x;
-    let upper_momentum_f_z = -(upper_inertia_h_x * upper_velocity_w_y);
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let upper_momentum_f_z = -(cache.upper_inertia_h_x * upper_velocity_w_y);
     let upper_composite_momentum_f_z = lower_momentum_f_z + upper_momentum_f_z;
     let x = upper_composite_momentum_f_x;
     let y = 0.0;
@@ -577,28 +499,12 @@ pub fn angular_momentum(
 ) -> Vector3<f64> {
     let upper_velocity_w_y = -qd[0];
     let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let lower_rotation_20 = cache.values[2] * cache.values[1]
-        + cache.values[0] * cache.values[3];
-    let upper_com_z = p.upper_length * cache.values[1];
-    let lower_com_z = p.lower_length * lower_rotation_20 + upper_com_z;
-    let upper_com_x = cache.values[0] * p.upper_length;
-    let upper_rotation_02 = -cache.values[1];
-    let lower_rotation_00 = cache.values[0] * cache.values[2]
-        + cache.values[3] * upper_rotation_02;
-    let lower_com_x = upper_com_x + p.lower_length * lower_rotation_00;
-    let lower_inertia_i_11 = p.lower_mass
-        * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
-    let lower_velocity_v_x = upper_com_z * qd[1];
-    let lower_inertia_h_z = p.lower_mass * lower_com_z;
-    let lower_subspace_v_z = -upper_com_x;
-    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
-    let lower_inertia_h_x = p.lower_mass * lower_com_x;
-    let lower_momentum_n_y = lower_velocity_w_y * lower_inertia_i_11
-        + lower_velocity_v_x * lower_inertia_h_z
-        - lower_velocity_v_z * lower_inertia_h_x;
-    let upper_inertia_i_11 = p.upper_inertia
-        + p.upper_mass * (upper_com_z * upper_com_z + upper_com_x * upper_com_x);
-    let upper_momentum_n_y = upper_velocity_w_y * upper_inertia_i_11;
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
+    let lower_momentum_n_y = lower_velocity_w_y * cache.lower_inertia_i_11
+        + lower_velocity_v_x * cache.lower_inertia_h_z
+        - lower_velocity_v_z * cache.lower_inertia_h_x;
+    let upper_momentum_n_y = upper_velocity_w_y * cache.upper_inertia_i_11;
     let upper_composite_momentum_n_y = lower_momentum_n_y + upper_momentum_n_y;
     let x = 0.0;
     let y = upper_composite_momentum_n_y;

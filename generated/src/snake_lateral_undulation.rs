@@ -59,54 +59,405 @@ impl ParamSet for Params {
         }
     }
 }
-/// Every transcendental value of `q` the equations use, computed once per state by [`cache`].
+/// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///
-/// - `values[0]` = cos(q[2])
-/// - `values[1]` = sin(q[2])
-/// - `values[2]` = cos(q[3])
-/// - `values[3]` = sin(q[3])
-/// - `values[4]` = cos(q[4])
-/// - `values[5]` = sin(q[4])
-/// - `values[6]` = cos(q[5])
-/// - `values[7]` = sin(q[5])
-/// - `values[8]` = cos(q[6])
-/// - `values[9]` = sin(q[6])
-/// - `values[10]` = cos(q[7])
-/// - `values[11]` = sin(q[7])
+/// Sines and cosines of the coordinates, then the position-level intermediates of the recursive algorithms in the order [`cache`] computes them, parent to child: link rotations and positions, joint motion subspaces, inertias and composite inertias about the world origin, contact point positions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cache {
-    pub values: [f64; 12],
+    /// `cos(q[2])`
+    pub cos_q2: f64,
+    /// `sin(q[2])`
+    pub sin_q2: f64,
+    /// `cos(q[3])`
+    pub cos_q3: f64,
+    /// `sin(q[3])`
+    pub sin_q3: f64,
+    /// `cos(q[4])`
+    pub cos_q4: f64,
+    /// `sin(q[4])`
+    pub sin_q4: f64,
+    /// `cos(q[5])`
+    pub cos_q5: f64,
+    /// `sin(q[5])`
+    pub sin_q5: f64,
+    /// `cos(q[6])`
+    pub cos_q6: f64,
+    /// `sin(q[6])`
+    pub sin_q6: f64,
+    /// `cos(q[7])`
+    pub cos_q7: f64,
+    /// `sin(q[7])`
+    pub sin_q7: f64,
+    pub base_angle_rotation_01: f64,
+    pub base_angle_subspace_v_y: f64,
+    pub link1_com_x: f64,
+    pub link1_com_y: f64,
+    pub link1_inertia_h_x: f64,
+    pub link1_inertia_h_y: f64,
+    pub link1_inertia_i_22: f64,
+    pub link2_rotation_00: f64,
+    pub link2_rotation_01: f64,
+    pub link2_rotation_10: f64,
+    pub link2_rotation_11: f64,
+    pub link2_position_x: f64,
+    pub link2_position_y: f64,
+    pub link2_subspace_v_y: f64,
+    pub link2_com_x: f64,
+    pub link2_com_y: f64,
+    pub link2_inertia_h_x: f64,
+    pub link2_inertia_h_y: f64,
+    pub link2_inertia_i_22: f64,
+    pub link3_rotation_00: f64,
+    pub link3_rotation_01: f64,
+    pub link3_rotation_10: f64,
+    pub link3_rotation_11: f64,
+    pub link3_position_x: f64,
+    pub link3_position_y: f64,
+    pub link3_subspace_v_y: f64,
+    pub link3_com_x: f64,
+    pub link3_com_y: f64,
+    pub link3_inertia_h_x: f64,
+    pub link3_inertia_h_y: f64,
+    pub link3_inertia_i_22: f64,
+    pub link4_rotation_00: f64,
+    pub link4_rotation_01: f64,
+    pub link4_rotation_10: f64,
+    pub link4_rotation_11: f64,
+    pub link4_position_x: f64,
+    pub link4_position_y: f64,
+    pub link4_subspace_v_y: f64,
+    pub link4_com_x: f64,
+    pub link4_com_y: f64,
+    pub link4_inertia_h_x: f64,
+    pub link4_inertia_h_y: f64,
+    pub link4_inertia_i_22: f64,
+    pub link5_rotation_00: f64,
+    pub link5_rotation_01: f64,
+    pub link5_rotation_10: f64,
+    pub link5_rotation_11: f64,
+    pub link5_position_x: f64,
+    pub link5_position_y: f64,
+    pub link5_subspace_v_y: f64,
+    pub link5_com_x: f64,
+    pub link5_com_y: f64,
+    pub link5_inertia_h_x: f64,
+    pub link5_inertia_h_y: f64,
+    pub link5_inertia_i_22: f64,
+    pub link6_rotation_00: f64,
+    pub link6_rotation_10: f64,
+    pub link6_position_x: f64,
+    pub link6_position_y: f64,
+    pub link6_subspace_v_y: f64,
+    pub link6_com_x: f64,
+    pub link6_com_y: f64,
+    pub link6_inertia_h_x: f64,
+    pub link6_inertia_h_y: f64,
+    pub link6_inertia_i_22: f64,
+    pub link5_composite_inertia_m: f64,
+    pub link5_composite_inertia_h_x: f64,
+    pub link5_composite_inertia_h_y: f64,
+    pub link5_composite_inertia_i_22: f64,
+    pub link4_composite_inertia_m: f64,
+    pub link4_composite_inertia_h_x: f64,
+    pub link4_composite_inertia_h_y: f64,
+    pub link4_composite_inertia_i_22: f64,
+    pub link3_composite_inertia_m: f64,
+    pub link3_composite_inertia_h_x: f64,
+    pub link3_composite_inertia_h_y: f64,
+    pub link3_composite_inertia_i_22: f64,
+    pub link2_composite_inertia_m: f64,
+    pub link2_composite_inertia_h_x: f64,
+    pub link2_composite_inertia_h_y: f64,
+    pub link2_composite_inertia_i_22: f64,
+    pub link1_composite_inertia_m: f64,
+    pub link1_composite_inertia_h_x: f64,
+    pub link1_composite_inertia_h_y: f64,
+    pub link1_composite_inertia_i_22: f64,
+    pub base_x_projected_inertia_n_z: f64,
+    pub base_angle_projected_inertia_n_z: f64,
+    pub base_angle_projected_inertia_f_x: f64,
+    pub base_angle_projected_inertia_f_y: f64,
+    pub link2_projected_inertia_n_z: f64,
+    pub link2_projected_inertia_f_x: f64,
+    pub link2_projected_inertia_f_y: f64,
+    pub link3_projected_inertia_n_z: f64,
+    pub link3_projected_inertia_f_x: f64,
+    pub link3_projected_inertia_f_y: f64,
+    pub link4_projected_inertia_n_z: f64,
+    pub link4_projected_inertia_f_x: f64,
+    pub link4_projected_inertia_f_y: f64,
+    pub link5_projected_inertia_n_z: f64,
+    pub link5_projected_inertia_f_x: f64,
+    pub link5_projected_inertia_f_y: f64,
+    pub link6_projected_inertia_n_z: f64,
+    pub link6_projected_inertia_f_x: f64,
+    pub link6_projected_inertia_f_y: f64,
+    pub head_tip_position_x: f64,
+    pub head_tip_position_y: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
-    let mut values = [0.0; 12];
-    let angle0 = q[2];
-    let angle1 = q[3];
-    let angle2 = q[4];
-    let angle3 = q[5];
-    let angle4 = q[6];
-    let angle5 = q[7];
-    let (sin, cos) = angle0.sin_cos();
-    values[1] = sin;
-    values[0] = cos;
-    let (sin, cos) = angle1.sin_cos();
-    values[3] = sin;
-    values[2] = cos;
-    let (sin, cos) = angle2.sin_cos();
-    values[5] = sin;
-    values[4] = cos;
-    let (sin, cos) = angle3.sin_cos();
-    values[7] = sin;
-    values[6] = cos;
-    let (sin, cos) = angle4.sin_cos();
-    values[9] = sin;
-    values[8] = cos;
-    let (sin, cos) = angle5.sin_cos();
-    values[11] = sin;
-    values[10] = cos;
-    Cache { values }
+    let (sin_q2, cos_q2) = q[2].sin_cos();
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let (sin_q7, cos_q7) = q[7].sin_cos();
+    let base_angle_rotation_01 = -sin_q2;
+    let base_angle_subspace_v_y = -q[0];
+    let link1_com_x = 0.5 * p.link_length * cos_q2 + q[0];
+    let link1_com_y = q[1] + 0.5 * sin_q2 * p.link_length;
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_inertia_h_y = link1_com_y * p.link_mass;
+    let link1_inertia_i_22 = (link1_com_x * link1_com_x + link1_com_y * link1_com_y)
+        * p.link_mass + p.link_inertia;
+    let t0 = cos_q2 * cos_q3;
+    let link2_rotation_00 = t0 + base_angle_rotation_01 * sin_q3;
+    let link2_rotation_01 = base_angle_rotation_01 * cos_q3 - cos_q2 * sin_q3;
+    let link2_rotation_10 = cos_q2 * sin_q3 + sin_q2 * cos_q3;
+    let link2_rotation_11 = t0 - sin_q2 * sin_q3;
+    let link2_position_x = p.link_length * cos_q2 + q[0];
+    let link2_position_y = q[1] + sin_q2 * p.link_length;
+    let link2_subspace_v_y = -link2_position_x;
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_inertia_h_y = p.link_mass * link2_com_y;
+    let link2_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link2_com_x * link2_com_x + link2_com_y * link2_com_y);
+    let link3_rotation_00 = link2_rotation_01 * sin_q4 + cos_q4 * link2_rotation_00;
+    let link3_rotation_01 = cos_q4 * link2_rotation_01 - sin_q4 * link2_rotation_00;
+    let link3_rotation_10 = sin_q4 * link2_rotation_11 + cos_q4 * link2_rotation_10;
+    let link3_rotation_11 = cos_q4 * link2_rotation_11 - sin_q4 * link2_rotation_10;
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link3_subspace_v_y = -link3_position_x;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link3_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link3_com_y * link3_com_y + link3_com_x * link3_com_x);
+    let link4_rotation_00 = cos_q5 * link3_rotation_00 + sin_q5 * link3_rotation_01;
+    let link4_rotation_01 = cos_q5 * link3_rotation_01 - sin_q5 * link3_rotation_00;
+    let link4_rotation_10 = sin_q5 * link3_rotation_11 + cos_q5 * link3_rotation_10;
+    let link4_rotation_11 = cos_q5 * link3_rotation_11 - sin_q5 * link3_rotation_10;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
+    let link4_subspace_v_y = -link4_position_x;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link4_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link4_com_x * link4_com_x + link4_com_y * link4_com_y);
+    let link5_rotation_00 = link4_rotation_01 * sin_q6 + link4_rotation_00 * cos_q6;
+    let link5_rotation_01 = link4_rotation_01 * cos_q6 - link4_rotation_00 * sin_q6;
+    let link5_rotation_10 = link4_rotation_11 * sin_q6 + link4_rotation_10 * cos_q6;
+    let link5_rotation_11 = link4_rotation_11 * cos_q6 - link4_rotation_10 * sin_q6;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
+    let link5_subspace_v_y = -link5_position_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_inertia_h_y = link5_com_y * p.link_mass;
+    let link5_inertia_i_22 = p.link_inertia
+        + p.link_mass * (link5_com_y * link5_com_y + link5_com_x * link5_com_x);
+    let link6_rotation_00 = link5_rotation_00 * cos_q7 + sin_q7 * link5_rotation_01;
+    let link6_rotation_10 = link5_rotation_10 * cos_q7 + sin_q7 * link5_rotation_11;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
+    let link6_subspace_v_y = -link6_position_x;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link6_inertia_h_y = link6_com_y * p.link_mass;
+    let link6_inertia_i_22 = (link6_com_x * link6_com_x + link6_com_y * link6_com_y)
+        * p.link_mass + p.link_inertia;
+    let link5_composite_inertia_m = p.link_mass + p.link_mass;
+    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
+    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
+    let link5_composite_inertia_i_22 = link5_inertia_i_22 + link6_inertia_i_22;
+    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
+    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
+    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
+    let link4_composite_inertia_i_22 = link4_inertia_i_22 + link5_composite_inertia_i_22;
+    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
+    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
+    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
+    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22 + link3_inertia_i_22;
+    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
+    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
+    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
+    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22 + link2_inertia_i_22;
+    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
+    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
+    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
+    let link1_composite_inertia_i_22 = link1_inertia_i_22 + link2_composite_inertia_i_22;
+    let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
+    let base_angle_projected_inertia_n_z = base_angle_subspace_v_y
+        * link1_composite_inertia_h_x + link1_composite_inertia_i_22
+        - q[1] * link1_composite_inertia_h_y;
+    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
+        + base_x_projected_inertia_n_z;
+    let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
+        * link1_composite_inertia_m + link1_composite_inertia_h_x;
+    let link2_projected_inertia_n_z = link2_subspace_v_y * link2_composite_inertia_h_x
+        + link2_composite_inertia_i_22 - link2_composite_inertia_h_y * link2_position_y;
+    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_y
+        - link2_composite_inertia_h_y;
+    let link2_projected_inertia_f_y = link2_subspace_v_y * link2_composite_inertia_m
+        + link2_composite_inertia_h_x;
+    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
+        + link3_composite_inertia_h_x * link3_subspace_v_y
+        - link3_position_y * link3_composite_inertia_h_y;
+    let link3_projected_inertia_f_x = link3_position_y * link3_composite_inertia_m
+        - link3_composite_inertia_h_y;
+    let link3_projected_inertia_f_y = link3_composite_inertia_h_x
+        + link3_composite_inertia_m * link3_subspace_v_y;
+    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
+        + link4_composite_inertia_h_x * link4_subspace_v_y
+        - link4_position_y * link4_composite_inertia_h_y;
+    let link4_projected_inertia_f_x = link4_position_y * link4_composite_inertia_m
+        - link4_composite_inertia_h_y;
+    let link4_projected_inertia_f_y = link4_composite_inertia_h_x
+        + link4_subspace_v_y * link4_composite_inertia_m;
+    let link5_projected_inertia_n_z = link5_composite_inertia_h_x * link5_subspace_v_y
+        + link5_composite_inertia_i_22 - link5_position_y * link5_composite_inertia_h_y;
+    let link5_projected_inertia_f_x = link5_position_y * link5_composite_inertia_m
+        - link5_composite_inertia_h_y;
+    let link5_projected_inertia_f_y = link5_composite_inertia_m * link5_subspace_v_y
+        + link5_composite_inertia_h_x;
+    let link6_projected_inertia_n_z = link6_subspace_v_y * link6_inertia_h_x
+        + link6_inertia_i_22 - link6_position_y * link6_inertia_h_y;
+    let link6_projected_inertia_f_x = link6_position_y * p.link_mass - link6_inertia_h_y;
+    let link6_projected_inertia_f_y = link6_inertia_h_x
+        + link6_subspace_v_y * p.link_mass;
+    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    let head_tip_position_y = link6_position_y + p.link_length * link6_rotation_10;
+    Cache {
+        cos_q2,
+        sin_q2,
+        cos_q3,
+        sin_q3,
+        cos_q4,
+        sin_q4,
+        cos_q5,
+        sin_q5,
+        cos_q6,
+        sin_q6,
+        cos_q7,
+        sin_q7,
+        base_angle_rotation_01,
+        base_angle_subspace_v_y,
+        link1_com_x,
+        link1_com_y,
+        link1_inertia_h_x,
+        link1_inertia_h_y,
+        link1_inertia_i_22,
+        link2_rotation_00,
+        link2_rotation_01,
+        link2_rotation_10,
+        link2_rotation_11,
+        link2_position_x,
+        link2_position_y,
+        link2_subspace_v_y,
+        link2_com_x,
+        link2_com_y,
+        link2_inertia_h_x,
+        link2_inertia_h_y,
+        link2_inertia_i_22,
+        link3_rotation_00,
+        link3_rotation_01,
+        link3_rotation_10,
+        link3_rotation_11,
+        link3_position_x,
+        link3_position_y,
+        link3_subspace_v_y,
+        link3_com_x,
+        link3_com_y,
+        link3_inertia_h_x,
+        link3_inertia_h_y,
+        link3_inertia_i_22,
+        link4_rotation_00,
+        link4_rotation_01,
+        link4_rotation_10,
+        link4_rotation_11,
+        link4_position_x,
+        link4_position_y,
+        link4_subspace_v_y,
+        link4_com_x,
+        link4_com_y,
+        link4_inertia_h_x,
+        link4_inertia_h_y,
+        link4_inertia_i_22,
+        link5_rotation_00,
+        link5_rotation_01,
+        link5_rotation_10,
+        link5_rotation_11,
+        link5_position_x,
+        link5_position_y,
+        link5_subspace_v_y,
+        link5_com_x,
+        link5_com_y,
+        link5_inertia_h_x,
+        link5_inertia_h_y,
+        link5_inertia_i_22,
+        link6_rotation_00,
+        link6_rotation_10,
+        link6_position_x,
+        link6_position_y,
+        link6_subspace_v_y,
+        link6_com_x,
+        link6_com_y,
+        link6_inertia_h_x,
+        link6_inertia_h_y,
+        link6_inertia_i_22,
+        link5_composite_inertia_m,
+        link5_composite_inertia_h_x,
+        link5_composite_inertia_h_y,
+        link5_composite_inertia_i_22,
+        link4_composite_inertia_m,
+        link4_composite_inertia_h_x,
+        link4_composite_inertia_h_y,
+        link4_composite_inertia_i_22,
+        link3_composite_inertia_m,
+        link3_composite_inertia_h_x,
+        link3_composite_inertia_h_y,
+        link3_composite_inertia_i_22,
+        link2_composite_inertia_m,
+        link2_composite_inertia_h_x,
+        link2_composite_inertia_h_y,
+        link2_composite_inertia_i_22,
+        link1_composite_inertia_m,
+        link1_composite_inertia_h_x,
+        link1_composite_inertia_h_y,
+        link1_composite_inertia_i_22,
+        base_x_projected_inertia_n_z,
+        base_angle_projected_inertia_n_z,
+        base_angle_projected_inertia_f_x,
+        base_angle_projected_inertia_f_y,
+        link2_projected_inertia_n_z,
+        link2_projected_inertia_f_x,
+        link2_projected_inertia_f_y,
+        link3_projected_inertia_n_z,
+        link3_projected_inertia_f_x,
+        link3_projected_inertia_f_y,
+        link4_projected_inertia_n_z,
+        link4_projected_inertia_f_x,
+        link4_projected_inertia_f_y,
+        link5_projected_inertia_n_z,
+        link5_projected_inertia_f_x,
+        link5_projected_inertia_f_y,
+        link6_projected_inertia_n_z,
+        link6_projected_inertia_f_x,
+        link6_projected_inertia_f_y,
+        head_tip_position_x,
+        head_tip_position_y,
+    }
 }
 /// Mass matrix M(q).
 #[inline]
@@ -118,260 +469,124 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let link2_inertia_h_y = p.link_mass * link2_com_y;
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let link4_inertia_h_y = link4_com_y * p.link_mass;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let link6_inertia_h_y = link6_com_y * p.link_mass;
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link5_inertia_h_y = link5_com_y * p.link_mass;
-    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
-    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let link3_inertia_h_y = link3_com_y * p.link_mass;
-    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
-    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_y = link1_com_y * p.link_mass;
-    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
-    let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
-    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
-        + base_x_projected_inertia_n_z;
-    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_y
-        - link2_composite_inertia_h_y;
-    let link3_projected_inertia_f_x = link3_position_y * link3_composite_inertia_m
-        - link3_composite_inertia_h_y;
-    let link4_projected_inertia_f_x = link4_position_y * link4_composite_inertia_m
-        - link4_composite_inertia_h_y;
-    let link5_projected_inertia_f_x = link5_position_y * link5_composite_inertia_m
-        - link5_composite_inertia_h_y;
-    let link6_projected_inertia_f_x = link6_position_y * p.link_mass - link6_inertia_h_y;
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
-        * link1_composite_inertia_m + link1_composite_inertia_h_x;
-    let link2_subspace_v_y = -link2_position_x;
-    let link2_projected_inertia_f_y = link2_subspace_v_y * link2_composite_inertia_m
-        + link2_composite_inertia_h_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link3_projected_inertia_f_y = link3_composite_inertia_h_x
-        + link3_composite_inertia_m * link3_subspace_v_y;
-    let link4_subspace_v_y = -link4_position_x;
-    let link4_projected_inertia_f_y = link4_composite_inertia_h_x
-        + link4_subspace_v_y * link4_composite_inertia_m;
-    let link5_subspace_v_y = -link5_position_x;
-    let link5_projected_inertia_f_y = link5_composite_inertia_m * link5_subspace_v_y
-        + link5_composite_inertia_h_x;
-    let link6_subspace_v_y = -link6_position_x;
-    let link6_projected_inertia_f_y = link6_inertia_h_x
-        + link6_subspace_v_y * p.link_mass;
-    let link1_inertia_i_22 = (link1_com_x * link1_com_x + link1_com_y * link1_com_y)
-        * p.link_mass + p.link_inertia;
-    let link4_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link4_com_x * link4_com_x + link4_com_y * link4_com_y);
-    let link5_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link5_com_y * link5_com_y + link5_com_x * link5_com_x);
-    let link6_inertia_i_22 = (link6_com_x * link6_com_x + link6_com_y * link6_com_y)
-        * p.link_mass + p.link_inertia;
-    let link5_composite_inertia_i_22 = link5_inertia_i_22 + link6_inertia_i_22;
-    let link4_composite_inertia_i_22 = link4_inertia_i_22 + link5_composite_inertia_i_22;
-    let link3_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link3_com_y * link3_com_y + link3_com_x * link3_com_x);
-    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22 + link3_inertia_i_22;
-    let link2_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link2_com_x * link2_com_x + link2_com_y * link2_com_y);
-    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22 + link2_inertia_i_22;
-    let link1_composite_inertia_i_22 = link1_inertia_i_22 + link2_composite_inertia_i_22;
-    let base_angle_projected_inertia_n_z = base_angle_subspace_v_y
-        * link1_composite_inertia_h_x + link1_composite_inertia_i_22
-        - q[1] * link1_composite_inertia_h_y;
-    let link2_projected_inertia_n_z = link2_subspace_v_y * link2_composite_inertia_h_x
-        + link2_composite_inertia_i_22 - link2_composite_inertia_h_y * link2_position_y;
-    let t1 = link2_projected_inertia_n_z
-        + link2_projected_inertia_f_y * base_angle_subspace_v_y
-        + q[1] * link2_projected_inertia_f_x;
-    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
-        + link3_composite_inertia_h_x * link3_subspace_v_y
-        - link3_position_y * link3_composite_inertia_h_y;
-    let t2 = link3_projected_inertia_n_z
-        + base_angle_subspace_v_y * link3_projected_inertia_f_y
-        + q[1] * link3_projected_inertia_f_x;
-    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
-        + link4_composite_inertia_h_x * link4_subspace_v_y
-        - link4_position_y * link4_composite_inertia_h_y;
-    let t3 = link4_projected_inertia_n_z
-        + base_angle_subspace_v_y * link4_projected_inertia_f_y
-        + q[1] * link4_projected_inertia_f_x;
-    let link5_projected_inertia_n_z = link5_composite_inertia_h_x * link5_subspace_v_y
-        + link5_composite_inertia_i_22 - link5_position_y * link5_composite_inertia_h_y;
-    let t4 = base_angle_subspace_v_y * link5_projected_inertia_f_y
-        + link5_projected_inertia_n_z + q[1] * link5_projected_inertia_f_x;
-    let link6_projected_inertia_n_z = link6_subspace_v_y * link6_inertia_h_x
-        + link6_inertia_i_22 - link6_position_y * link6_inertia_h_y;
-    let t5 = link6_projected_inertia_n_z
-        + link6_projected_inertia_f_y * base_angle_subspace_v_y
-        + q[1] * link6_projected_inertia_f_x;
-    let t6 = link3_projected_inertia_n_z + link2_position_y * link3_projected_inertia_f_x
-        + link2_subspace_v_y * link3_projected_inertia_f_y;
-    let t7 = link4_projected_inertia_n_z + link2_position_y * link4_projected_inertia_f_x
-        + link2_subspace_v_y * link4_projected_inertia_f_y;
-    let t8 = link2_position_y * link5_projected_inertia_f_x
-        + link2_subspace_v_y * link5_projected_inertia_f_y + link5_projected_inertia_n_z;
-    let t9 = link6_projected_inertia_n_z
-        + link2_subspace_v_y * link6_projected_inertia_f_y
-        + link2_position_y * link6_projected_inertia_f_x;
-    let t10 = link4_projected_inertia_n_z
-        + link4_projected_inertia_f_y * link3_subspace_v_y
-        + link3_position_y * link4_projected_inertia_f_x;
-    let t11 = link5_projected_inertia_f_x * link3_position_y
-        + link5_projected_inertia_f_y * link3_subspace_v_y + link5_projected_inertia_n_z;
-    let t12 = link6_projected_inertia_n_z
-        + link3_position_y * link6_projected_inertia_f_x
-        + link6_projected_inertia_f_y * link3_subspace_v_y;
-    let t13 = link4_subspace_v_y * link5_projected_inertia_f_y
-        + link5_projected_inertia_n_z + link4_position_y * link5_projected_inertia_f_x;
-    let t14 = link4_position_y * link6_projected_inertia_f_x
-        + link6_projected_inertia_n_z + link6_projected_inertia_f_y * link4_subspace_v_y;
-    let t15 = link6_projected_inertia_n_z
-        + link6_projected_inertia_f_y * link5_subspace_v_y
-        + link5_position_y * link6_projected_inertia_f_x;
-    out[(0, 0)] = link1_composite_inertia_m;
-    out[(0, 2)] = base_angle_projected_inertia_f_x;
-    out[(2, 0)] = base_angle_projected_inertia_f_x;
-    out[(0, 3)] = link2_projected_inertia_f_x;
-    out[(3, 0)] = link2_projected_inertia_f_x;
-    out[(0, 4)] = link3_projected_inertia_f_x;
-    out[(4, 0)] = link3_projected_inertia_f_x;
-    out[(0, 5)] = link4_projected_inertia_f_x;
-    out[(5, 0)] = link4_projected_inertia_f_x;
-    out[(0, 6)] = link5_projected_inertia_f_x;
-    out[(6, 0)] = link5_projected_inertia_f_x;
-    out[(0, 7)] = link6_projected_inertia_f_x;
-    out[(7, 0)] = link6_projected_inertia_f_x;
-    out[(1, 1)] = link1_composite_inertia_m;
-    out[(1, 2)] = base_angle_projected_inertia_f_y;
-    out[(2, 1)] = base_angle_projected_inertia_f_y;
-    out[(1, 3)] = link2_projected_inertia_f_y;
-    out[(3, 1)] = link2_projected_inertia_f_y;
-    out[(1, 4)] = link3_projected_inertia_f_y;
-    out[(4, 1)] = link3_projected_inertia_f_y;
-    out[(1, 5)] = link4_projected_inertia_f_y;
-    out[(5, 1)] = link4_projected_inertia_f_y;
-    out[(1, 6)] = link5_projected_inertia_f_y;
-    out[(6, 1)] = link5_projected_inertia_f_y;
-    out[(1, 7)] = link6_projected_inertia_f_y;
-    out[(7, 1)] = link6_projected_inertia_f_y;
-    out[(2, 2)] = base_angle_projected_inertia_f_y * base_angle_subspace_v_y
-        + base_angle_projected_inertia_n_z + q[1] * base_angle_projected_inertia_f_x;
-    out[(2, 3)] = t1;
-    out[(3, 2)] = t1;
-    out[(2, 4)] = t2;
-    out[(4, 2)] = t2;
-    out[(2, 5)] = t3;
-    out[(5, 2)] = t3;
-    out[(2, 6)] = t4;
-    out[(6, 2)] = t4;
-    out[(2, 7)] = t5;
-    out[(7, 2)] = t5;
-    out[(3, 3)] = link2_subspace_v_y * link2_projected_inertia_f_y
-        + link2_projected_inertia_n_z + link2_projected_inertia_f_x * link2_position_y;
-    out[(3, 4)] = t6;
-    out[(4, 3)] = t6;
-    out[(3, 5)] = t7;
-    out[(5, 3)] = t7;
-    out[(3, 6)] = t8;
-    out[(6, 3)] = t8;
-    out[(3, 7)] = t9;
-    out[(7, 3)] = t9;
-    out[(4, 4)] = link3_projected_inertia_f_y * link3_subspace_v_y
-        + link3_projected_inertia_n_z + link3_projected_inertia_f_x * link3_position_y;
-    out[(4, 5)] = t10;
-    out[(5, 4)] = t10;
-    out[(4, 6)] = t11;
-    out[(6, 4)] = t11;
-    out[(4, 7)] = t12;
-    out[(7, 4)] = t12;
-    out[(5, 5)] = link4_projected_inertia_n_z
-        + link4_position_y * link4_projected_inertia_f_x
-        + link4_subspace_v_y * link4_projected_inertia_f_y;
-    out[(5, 6)] = t13;
-    out[(6, 5)] = t13;
-    out[(5, 7)] = t14;
-    out[(7, 5)] = t14;
-    out[(6, 6)] = link5_position_y * link5_projected_inertia_f_x
-        + link5_projected_inertia_n_z + link5_subspace_v_y * link5_projected_inertia_f_y;
-    out[(6, 7)] = t15;
-    out[(7, 6)] = t15;
-    out[(7, 7)] = link6_position_y * link6_projected_inertia_f_x
-        + link6_projected_inertia_n_z + link6_subspace_v_y * link6_projected_inertia_f_y;
+    let t0 = cache.link2_projected_inertia_n_z
+        + cache.link2_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + q[1] * cache.link2_projected_inertia_f_x;
+    let t1 = cache.link3_projected_inertia_n_z
+        + cache.base_angle_subspace_v_y * cache.link3_projected_inertia_f_y
+        + q[1] * cache.link3_projected_inertia_f_x;
+    let t2 = cache.link4_projected_inertia_n_z
+        + cache.base_angle_subspace_v_y * cache.link4_projected_inertia_f_y
+        + q[1] * cache.link4_projected_inertia_f_x;
+    let t3 = cache.base_angle_subspace_v_y * cache.link5_projected_inertia_f_y
+        + cache.link5_projected_inertia_n_z + q[1] * cache.link5_projected_inertia_f_x;
+    let t4 = cache.link6_projected_inertia_n_z
+        + cache.link6_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + q[1] * cache.link6_projected_inertia_f_x;
+    let t5 = cache.link3_projected_inertia_n_z
+        + cache.link2_position_y * cache.link3_projected_inertia_f_x
+        + cache.link2_subspace_v_y * cache.link3_projected_inertia_f_y;
+    let t6 = cache.link4_projected_inertia_n_z
+        + cache.link2_position_y * cache.link4_projected_inertia_f_x
+        + cache.link2_subspace_v_y * cache.link4_projected_inertia_f_y;
+    let t7 = cache.link2_position_y * cache.link5_projected_inertia_f_x
+        + cache.link2_subspace_v_y * cache.link5_projected_inertia_f_y
+        + cache.link5_projected_inertia_n_z;
+    let t8 = cache.link6_projected_inertia_n_z
+        + cache.link2_subspace_v_y * cache.link6_projected_inertia_f_y
+        + cache.link2_position_y * cache.link6_projected_inertia_f_x;
+    let t9 = cache.link4_projected_inertia_n_z
+        + cache.link4_projected_inertia_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * cache.link4_projected_inertia_f_x;
+    let t10 = cache.link5_projected_inertia_f_x * cache.link3_position_y
+        + cache.link5_projected_inertia_f_y * cache.link3_subspace_v_y
+        + cache.link5_projected_inertia_n_z;
+    let t11 = cache.link6_projected_inertia_n_z
+        + cache.link3_position_y * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_f_y * cache.link3_subspace_v_y;
+    let t12 = cache.link4_subspace_v_y * cache.link5_projected_inertia_f_y
+        + cache.link5_projected_inertia_n_z
+        + cache.link4_position_y * cache.link5_projected_inertia_f_x;
+    let t13 = cache.link4_position_y * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_n_z
+        + cache.link6_projected_inertia_f_y * cache.link4_subspace_v_y;
+    let t14 = cache.link6_projected_inertia_n_z
+        + cache.link6_projected_inertia_f_y * cache.link5_subspace_v_y
+        + cache.link5_position_y * cache.link6_projected_inertia_f_x;
+    out[(0, 0)] = cache.link1_composite_inertia_m;
+    out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
+    out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
+    out[(0, 3)] = cache.link2_projected_inertia_f_x;
+    out[(3, 0)] = cache.link2_projected_inertia_f_x;
+    out[(0, 4)] = cache.link3_projected_inertia_f_x;
+    out[(4, 0)] = cache.link3_projected_inertia_f_x;
+    out[(0, 5)] = cache.link4_projected_inertia_f_x;
+    out[(5, 0)] = cache.link4_projected_inertia_f_x;
+    out[(0, 6)] = cache.link5_projected_inertia_f_x;
+    out[(6, 0)] = cache.link5_projected_inertia_f_x;
+    out[(0, 7)] = cache.link6_projected_inertia_f_x;
+    out[(7, 0)] = cache.link6_projected_inertia_f_x;
+    out[(1, 1)] = cache.link1_composite_inertia_m;
+    out[(1, 2)] = cache.base_angle_projected_inertia_f_y;
+    out[(2, 1)] = cache.base_angle_projected_inertia_f_y;
+    out[(1, 3)] = cache.link2_projected_inertia_f_y;
+    out[(3, 1)] = cache.link2_projected_inertia_f_y;
+    out[(1, 4)] = cache.link3_projected_inertia_f_y;
+    out[(4, 1)] = cache.link3_projected_inertia_f_y;
+    out[(1, 5)] = cache.link4_projected_inertia_f_y;
+    out[(5, 1)] = cache.link4_projected_inertia_f_y;
+    out[(1, 6)] = cache.link5_projected_inertia_f_y;
+    out[(6, 1)] = cache.link5_projected_inertia_f_y;
+    out[(1, 7)] = cache.link6_projected_inertia_f_y;
+    out[(7, 1)] = cache.link6_projected_inertia_f_y;
+    out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + cache.base_angle_projected_inertia_n_z
+        + q[1] * cache.base_angle_projected_inertia_f_x;
+    out[(2, 3)] = t0;
+    out[(3, 2)] = t0;
+    out[(2, 4)] = t1;
+    out[(4, 2)] = t1;
+    out[(2, 5)] = t2;
+    out[(5, 2)] = t2;
+    out[(2, 6)] = t3;
+    out[(6, 2)] = t3;
+    out[(2, 7)] = t4;
+    out[(7, 2)] = t4;
+    out[(3, 3)] = cache.link2_subspace_v_y * cache.link2_projected_inertia_f_y
+        + cache.link2_projected_inertia_n_z
+        + cache.link2_projected_inertia_f_x * cache.link2_position_y;
+    out[(3, 4)] = t5;
+    out[(4, 3)] = t5;
+    out[(3, 5)] = t6;
+    out[(5, 3)] = t6;
+    out[(3, 6)] = t7;
+    out[(6, 3)] = t7;
+    out[(3, 7)] = t8;
+    out[(7, 3)] = t8;
+    out[(4, 4)] = cache.link3_projected_inertia_f_y * cache.link3_subspace_v_y
+        + cache.link3_projected_inertia_n_z
+        + cache.link3_projected_inertia_f_x * cache.link3_position_y;
+    out[(4, 5)] = t9;
+    out[(5, 4)] = t9;
+    out[(4, 6)] = t10;
+    out[(6, 4)] = t10;
+    out[(4, 7)] = t11;
+    out[(7, 4)] = t11;
+    out[(5, 5)] = cache.link4_projected_inertia_n_z
+        + cache.link4_position_y * cache.link4_projected_inertia_f_x
+        + cache.link4_subspace_v_y * cache.link4_projected_inertia_f_y;
+    out[(5, 6)] = t12;
+    out[(6, 5)] = t12;
+    out[(5, 7)] = t13;
+    out[(7, 5)] = t13;
+    out[(6, 6)] = cache.link5_position_y * cache.link5_projected_inertia_f_x
+        + cache.link5_projected_inertia_n_z
+        + cache.link5_subspace_v_y * cache.link5_projected_inertia_f_y;
+    out[(6, 7)] = t14;
+    out[(7, 6)] = t14;
+    out[(7, 7)] = cache.link6_position_y * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_n_z
+        + cache.link6_subspace_v_y * cache.link6_projected_inertia_f_y;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -384,212 +599,146 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
     let link2_velocity_w_z = qd[2] + qd[3];
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
-    let link2_subspace_v_y = -link2_position_x;
-    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
-    let link2_momentum_f_y = link2_inertia_h_x * link2_velocity_w_z
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
         + link2_velocity_v_y * p.link_mass;
     let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
     let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
     let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link4_subspace_v_y = -link4_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
-    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
-    let link5_subspace_v_y = -link5_position_x;
-    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
-    let link5_momentum_f_y = link5_velocity_w_z * link5_inertia_h_x
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
         + link5_velocity_v_y * p.link_mass;
     let link6_velocity_w_z = link5_velocity_w_z + qd[7];
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_subspace_v_y = -link6_position_x;
-    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
     let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
-        + link6_velocity_w_z * link6_inertia_h_x;
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
     let link6_subspace_rate_v_x = link5_velocity_v_y
-        - link5_velocity_w_z * link6_subspace_v_y;
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
     let link4_subspace_rate_v_x = link3_velocity_v_y
-        - link3_velocity_w_z * link4_subspace_v_y;
-    let link2_subspace_rate_v_x = base_angle_velocity_v_y - link2_subspace_v_y * qd[2];
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
     let base_angle_bias_v_x = qd[2] * qd[1];
     let link2_bias_v_x = link2_subspace_rate_v_x * qd[3] + base_angle_bias_v_x;
     let link3_subspace_rate_v_x = link2_velocity_v_y
-        - link2_velocity_w_z * link3_subspace_v_y;
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
     let link3_bias_v_x = link2_bias_v_x + qd[4] * link3_subspace_rate_v_x;
     let link4_bias_v_x = qd[5] * link4_subspace_rate_v_x + link3_bias_v_x;
     let link5_subspace_rate_v_x = link4_velocity_v_y
-        - link5_subspace_v_y * link4_velocity_w_z;
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
     let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
     let link6_bias_v_x = link6_subspace_rate_v_x * qd[7] + link5_bias_v_x;
     let link6_composite_force_f_x = p.link_mass * link6_bias_v_x
         - link6_velocity_w_z * link6_momentum_f_y;
     let link5_composite_force_f_x = link6_composite_force_f_x
         + p.link_mass * link5_bias_v_x - link5_velocity_w_z * link5_momentum_f_y;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_momentum_f_y = link4_inertia_h_x * link4_velocity_w_z
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
         + link4_velocity_v_y * p.link_mass;
     let link4_composite_force_f_x = link5_composite_force_f_x
         + link4_bias_v_x * p.link_mass - link4_velocity_w_z * link4_momentum_f_y;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
     let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
-        + link3_velocity_w_z * link3_inertia_h_x;
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
     let link3_composite_force_f_x = link4_composite_force_f_x
         + link3_bias_v_x * p.link_mass - link3_momentum_f_y * link3_velocity_w_z;
     let link2_composite_force_f_x = link3_composite_force_f_x
         + p.link_mass * link2_bias_v_x - link2_momentum_f_y * link2_velocity_w_z;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_momentum_f_y = qd[2] * link1_inertia_h_x
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let link1_composite_force_f_x = link2_composite_force_f_x
         + p.link_mass * base_angle_bias_v_x - qd[2] * link1_momentum_f_y;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
-    let link3_subspace_rate_v_y = link3_position_y * link2_velocity_w_z
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
         - link2_velocity_v_x;
-    let link2_subspace_rate_v_y = link2_position_y * qd[2] - base_angle_velocity_v_x;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
     let link2_bias_v_y = link2_subspace_rate_v_y * qd[3] + base_angle_bias_v_y;
     let link3_bias_v_y = qd[4] * link3_subspace_rate_v_y + link2_bias_v_y;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link4_subspace_rate_v_y = link4_position_y * link3_velocity_w_z
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
         - link3_velocity_v_x;
     let link4_bias_v_y = link3_bias_v_y + qd[5] * link4_subspace_rate_v_y;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let link4_inertia_h_y = link4_com_y * p.link_mass;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
     let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
-        - link4_inertia_h_y * link4_velocity_w_z;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link5_subspace_rate_v_y = link5_position_y * link4_velocity_w_z
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
         - link4_velocity_v_x;
     let link5_bias_v_y = qd[6] * link5_subspace_rate_v_y + link4_bias_v_y;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link5_inertia_h_y = link5_com_y * p.link_mass;
-    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
     let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
-        - link5_velocity_w_z * link5_inertia_h_y;
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link6_subspace_rate_v_y = link5_velocity_w_z * link6_position_y
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
         - link5_velocity_v_x;
     let link6_bias_v_y = link5_bias_v_y + link6_subspace_rate_v_y * qd[7];
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let link6_inertia_h_y = link6_com_y * p.link_mass;
-    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
-        - link6_velocity_w_z * link6_inertia_h_y;
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
     let link6_composite_force_f_y = p.link_mass * link6_bias_v_y
         + link6_velocity_w_z * link6_momentum_f_x;
     let link5_composite_force_f_y = link5_bias_v_y * p.link_mass
         + link5_velocity_w_z * link5_momentum_f_x + link6_composite_force_f_y;
     let link4_composite_force_f_y = p.link_mass * link4_bias_v_y
         + link4_momentum_f_x * link4_velocity_w_z + link5_composite_force_f_y;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let link3_inertia_h_y = link3_com_y * p.link_mass;
     let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
-        - link3_inertia_h_y * link3_velocity_w_z;
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
     let link3_composite_force_f_y = link4_composite_force_f_y
         + link3_bias_v_y * p.link_mass + link3_momentum_f_x * link3_velocity_w_z;
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let link2_inertia_h_y = p.link_mass * link2_com_y;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
-        - link2_inertia_h_y * link2_velocity_w_z;
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
     let link2_composite_force_f_y = link3_composite_force_f_y
         + p.link_mass * link2_bias_v_y + link2_momentum_f_x * link2_velocity_w_z;
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_y = link1_com_y * p.link_mass;
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - link1_inertia_h_y * qd[2];
+        - cache.link1_inertia_h_y * qd[2];
     let link1_composite_force_f_y = link2_composite_force_f_y
         + link1_momentum_f_x * qd[2] + p.link_mass * base_angle_bias_v_y;
-    let link6_composite_force_n_z = link6_inertia_h_x * link6_bias_v_y
-        + link6_momentum_f_y * link6_velocity_v_x - link6_inertia_h_y * link6_bias_v_x
+    let link6_composite_force_n_z = cache.link6_inertia_h_x * link6_bias_v_y
+        + link6_momentum_f_y * link6_velocity_v_x
+        - cache.link6_inertia_h_y * link6_bias_v_x
         - link6_momentum_f_x * link6_velocity_v_y;
     let link5_composite_force_n_z = link5_velocity_v_x * link5_momentum_f_y
-        + link5_bias_v_y * link5_inertia_h_x + link6_composite_force_n_z
-        - link5_velocity_v_y * link5_momentum_f_x - link5_inertia_h_y * link5_bias_v_x;
+        + link5_bias_v_y * cache.link5_inertia_h_x + link6_composite_force_n_z
+        - link5_velocity_v_y * link5_momentum_f_x
+        - cache.link5_inertia_h_y * link5_bias_v_x;
     let link4_composite_force_n_z = link4_velocity_v_x * link4_momentum_f_y
-        + link5_composite_force_n_z + link4_inertia_h_x * link4_bias_v_y
-        - link4_velocity_v_y * link4_momentum_f_x - link4_bias_v_x * link4_inertia_h_y;
-    let link3_composite_force_n_z = link3_bias_v_y * link3_inertia_h_x
+        + link5_composite_force_n_z + cache.link4_inertia_h_x * link4_bias_v_y
+        - link4_velocity_v_y * link4_momentum_f_x
+        - link4_bias_v_x * cache.link4_inertia_h_y;
+    let link3_composite_force_n_z = link3_bias_v_y * cache.link3_inertia_h_x
         + link3_momentum_f_y * link3_velocity_v_x + link4_composite_force_n_z
-        - link3_bias_v_x * link3_inertia_h_y - link3_momentum_f_x * link3_velocity_v_y;
+        - link3_bias_v_x * cache.link3_inertia_h_y
+        - link3_momentum_f_x * link3_velocity_v_y;
     let link2_composite_force_n_z = link2_velocity_v_x * link2_momentum_f_y
-        + link2_inertia_h_x * link2_bias_v_y + link3_composite_force_n_z
-        - link2_inertia_h_y * link2_bias_v_x - link2_velocity_v_y * link2_momentum_f_x;
+        + cache.link2_inertia_h_x * link2_bias_v_y + link3_composite_force_n_z
+        - cache.link2_inertia_h_y * link2_bias_v_x
+        - link2_velocity_v_y * link2_momentum_f_x;
     let link1_composite_force_n_z = link1_momentum_f_y * base_angle_velocity_v_x
-        + link1_inertia_h_x * base_angle_bias_v_y + link2_composite_force_n_z
-        - link1_inertia_h_y * base_angle_bias_v_x
+        + cache.link1_inertia_h_x * base_angle_bias_v_y + link2_composite_force_n_z
+        - cache.link1_inertia_h_y * base_angle_bias_v_x
         - link1_momentum_f_x * base_angle_velocity_v_y;
     out[0] = link1_composite_force_f_x;
     out[1] = link1_composite_force_f_y;
     out[2] = link1_composite_force_n_z
-        + link1_composite_force_f_y * base_angle_subspace_v_y
+        + link1_composite_force_f_y * cache.base_angle_subspace_v_y
         + q[1] * link1_composite_force_f_x;
-    out[3] = link2_composite_force_f_x * link2_position_y
-        + link2_subspace_v_y * link2_composite_force_f_y + link2_composite_force_n_z;
-    out[4] = link3_composite_force_f_y * link3_subspace_v_y
-        + link3_position_y * link3_composite_force_f_x + link3_composite_force_n_z;
-    out[5] = link4_composite_force_f_y * link4_subspace_v_y
-        + link4_position_y * link4_composite_force_f_x + link4_composite_force_n_z;
-    out[6] = link5_position_y * link5_composite_force_f_x
-        + link5_subspace_v_y * link5_composite_force_f_y + link5_composite_force_n_z;
-    out[7] = link6_composite_force_n_z + link6_subspace_v_y * link6_composite_force_f_y
-        + link6_position_y * link6_composite_force_f_x;
+    out[3] = link2_composite_force_f_x * cache.link2_position_y
+        + cache.link2_subspace_v_y * link2_composite_force_f_y
+        + link2_composite_force_n_z;
+    out[4] = link3_composite_force_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * link3_composite_force_f_x + link3_composite_force_n_z;
+    out[5] = link4_composite_force_f_y * cache.link4_subspace_v_y
+        + cache.link4_position_y * link4_composite_force_f_x + link4_composite_force_n_z;
+    out[6] = cache.link5_position_y * link5_composite_force_f_x
+        + cache.link5_subspace_v_y * link5_composite_force_f_y
+        + link5_composite_force_n_z;
+    out[7] = link6_composite_force_n_z
+        + cache.link6_subspace_v_y * link6_composite_force_f_y
+        + cache.link6_position_y * link6_composite_force_f_x;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -602,333 +751,226 @@ pub fn coriolis_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
     let link2_velocity_w_z = qd[2] + qd[3];
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
-    let link2_subspace_v_y = -link2_position_x;
-    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
-    let link2_momentum_f_y = link2_inertia_h_x * link2_velocity_w_z
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
         + link2_velocity_v_y * p.link_mass;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
     let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
     let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
-        + link3_velocity_w_z * link3_inertia_h_x;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
     let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
-    let link4_subspace_v_y = -link4_position_x;
-    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
-    let link4_momentum_f_y = link4_inertia_h_x * link4_velocity_w_z
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
         + link4_velocity_v_y * p.link_mass;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_subspace_v_y = -link5_position_x;
-    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_subspace_v_y = -link6_position_x;
-    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
     let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
     let link6_velocity_w_z = link5_velocity_w_z + qd[7];
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
     let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
-        + link6_velocity_w_z * link6_inertia_h_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_momentum_f_y = link5_velocity_w_z * link5_inertia_h_x
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
         + link5_velocity_v_y * p.link_mass;
     let link5_composite_momentum_f_y = link6_momentum_f_y + link5_momentum_f_y;
     let link4_composite_momentum_f_y = link4_momentum_f_y + link5_composite_momentum_f_y;
     let link3_composite_momentum_f_y = link3_momentum_f_y + link4_composite_momentum_f_y;
     let link2_composite_momentum_f_y = link2_momentum_f_y + link3_composite_momentum_f_y;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_momentum_f_y = qd[2] * link1_inertia_h_x
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let link1_composite_momentum_f_y = link2_composite_momentum_f_y + link1_momentum_f_y;
-    let t1 = base_angle_velocity_v_y + qd[2] * link1_com_x;
-    let t2 = link2_com_x * link2_velocity_w_z + link2_velocity_v_y;
-    let t3 = link4_velocity_v_y + link4_velocity_w_z * link4_com_x;
-    let t4 = link6_velocity_w_z * link6_com_x + link6_velocity_v_y;
-    let link6_composite_rate_hd_y = p.link_mass * t4;
-    let t5 = link5_velocity_v_y + link5_velocity_w_z * link5_com_x;
-    let link5_composite_rate_hd_y = link6_composite_rate_hd_y + t5 * p.link_mass;
-    let link4_composite_rate_hd_y = p.link_mass * t3 + link5_composite_rate_hd_y;
-    let t6 = link3_com_x * link3_velocity_w_z + link3_velocity_v_y;
-    let link3_composite_rate_hd_y = link4_composite_rate_hd_y + p.link_mass * t6;
-    let link2_composite_rate_hd_y = t2 * p.link_mass + link3_composite_rate_hd_y;
-    let link1_composite_rate_hd_y = p.link_mass * t1 + link2_composite_rate_hd_y;
-    let t7 = -link1_composite_rate_hd_y;
-    let base_x_coriolis_row_n_z = 0.5 * (t7 - link1_composite_momentum_f_y);
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
+    let t0 = base_angle_velocity_v_y + qd[2] * cache.link1_com_x;
+    let t1 = cache.link2_com_x * link2_velocity_w_z + link2_velocity_v_y;
+    let t2 = link4_velocity_v_y + link4_velocity_w_z * cache.link4_com_x;
+    let t3 = link6_velocity_w_z * cache.link6_com_x + link6_velocity_v_y;
+    let link6_composite_rate_hd_y = p.link_mass * t3;
+    let t4 = link5_velocity_v_y + link5_velocity_w_z * cache.link5_com_x;
+    let link5_composite_rate_hd_y = link6_composite_rate_hd_y + t4 * p.link_mass;
+    let link4_composite_rate_hd_y = p.link_mass * t2 + link5_composite_rate_hd_y;
+    let t5 = cache.link3_com_x * link3_velocity_w_z + link3_velocity_v_y;
+    let link3_composite_rate_hd_y = link4_composite_rate_hd_y + p.link_mass * t5;
+    let link2_composite_rate_hd_y = t1 * p.link_mass + link3_composite_rate_hd_y;
+    let link1_composite_rate_hd_y = p.link_mass * t0 + link2_composite_rate_hd_y;
+    let t6 = -link1_composite_rate_hd_y;
+    let base_x_coriolis_row_n_z = 0.5 * (t6 - link1_composite_momentum_f_y);
     let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
-        + link1_composite_inertia_m * qd[1];
-    let t8 = -link2_composite_rate_hd_y;
-    let link2_subspace_rate_v_x = base_angle_velocity_v_y - link2_subspace_v_y * qd[2];
-    let link2_coriolis_column_f_x = 0.5 * (t8 - link2_composite_momentum_f_y)
-        + link2_composite_inertia_m * link2_subspace_rate_v_x;
-    let t9 = -link3_composite_rate_hd_y;
+        + cache.link1_composite_inertia_m * qd[1];
+    let t7 = -link2_composite_rate_hd_y;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
+    let link2_coriolis_column_f_x = 0.5 * (t7 - link2_composite_momentum_f_y)
+        + cache.link2_composite_inertia_m * link2_subspace_rate_v_x;
+    let t8 = -link3_composite_rate_hd_y;
     let link3_subspace_rate_v_x = link2_velocity_v_y
-        - link2_velocity_w_z * link3_subspace_v_y;
-    let link3_coriolis_column_f_x = 0.5 * (t9 - link3_composite_momentum_f_y)
-        + link3_composite_inertia_m * link3_subspace_rate_v_x;
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
+    let link3_coriolis_column_f_x = 0.5 * (t8 - link3_composite_momentum_f_y)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_x;
     let link4_subspace_rate_v_x = link3_velocity_v_y
-        - link3_velocity_w_z * link4_subspace_v_y;
-    let t10 = -link4_composite_rate_hd_y;
-    let link4_coriolis_column_f_x = link4_subspace_rate_v_x * link4_composite_inertia_m
-        + 0.5 * (t10 - link4_composite_momentum_f_y);
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let t9 = -link4_composite_rate_hd_y;
+    let link4_coriolis_column_f_x = link4_subspace_rate_v_x
+        * cache.link4_composite_inertia_m + 0.5 * (t9 - link4_composite_momentum_f_y);
     let link5_subspace_rate_v_x = link4_velocity_v_y
-        - link5_subspace_v_y * link4_velocity_w_z;
-    let t11 = -link5_composite_rate_hd_y;
-    let link5_coriolis_column_f_x = link5_composite_inertia_m * link5_subspace_rate_v_x
-        + 0.5 * (t11 - link5_composite_momentum_f_y);
-    let t12 = -link6_composite_rate_hd_y;
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
+    let t10 = -link5_composite_rate_hd_y;
+    let link5_coriolis_column_f_x = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_x + 0.5 * (t10 - link5_composite_momentum_f_y);
+    let t11 = -link6_composite_rate_hd_y;
     let link6_subspace_rate_v_x = link5_velocity_v_y
-        - link5_velocity_w_z * link6_subspace_v_y;
-    let link6_coriolis_column_f_x = 0.5 * (t12 - link6_momentum_f_y)
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
+    let link6_coriolis_column_f_x = 0.5 * (t11 - link6_momentum_f_y)
         + link6_subspace_rate_v_x * p.link_mass;
     let base_angle_subspace_rate_v_y = -qd[0];
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t13 = base_angle_velocity_v_x - link1_com_y * qd[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
-    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
-    let t14 = link5_velocity_v_x - link5_velocity_w_z * link5_com_y;
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let t15 = link6_velocity_v_x - link6_velocity_w_z * link6_com_y;
-    let link6_composite_rate_hd_x = p.link_mass * t15;
-    let link5_composite_rate_hd_x = p.link_mass * t14 + link6_composite_rate_hd_x;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let t16 = link4_velocity_v_x - link4_com_y * link4_velocity_w_z;
-    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t16 * p.link_mass;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let t17 = link3_velocity_v_x - link3_com_y * link3_velocity_w_z;
-    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + p.link_mass * t17;
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let t18 = link2_velocity_v_x - link2_velocity_w_z * link2_com_y;
-    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + p.link_mass * t18;
-    let link1_composite_rate_hd_x = p.link_mass * t13 + link2_composite_rate_hd_x;
-    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let t12 = base_angle_velocity_v_x - cache.link1_com_y * qd[2];
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let t13 = link5_velocity_v_x - link5_velocity_w_z * cache.link5_com_y;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
+    let t14 = link6_velocity_v_x - link6_velocity_w_z * cache.link6_com_y;
+    let link6_composite_rate_hd_x = p.link_mass * t14;
+    let link5_composite_rate_hd_x = p.link_mass * t13 + link6_composite_rate_hd_x;
+    let t15 = link4_velocity_v_x - cache.link4_com_y * link4_velocity_w_z;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t15 * p.link_mass;
+    let t16 = link3_velocity_v_x - cache.link3_com_y * link3_velocity_w_z;
+    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + p.link_mass * t16;
+    let t17 = link2_velocity_v_x - link2_velocity_w_z * cache.link2_com_y;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + p.link_mass * t17;
+    let link1_composite_rate_hd_x = p.link_mass * t12 + link2_composite_rate_hd_x;
     let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
-        - link3_inertia_h_y * link3_velocity_w_z;
-    let link4_inertia_h_y = link4_com_y * p.link_mass;
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
     let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
-        - link4_inertia_h_y * link4_velocity_w_z;
-    let link6_inertia_h_y = link6_com_y * p.link_mass;
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
-        - link6_velocity_w_z * link6_inertia_h_y;
-    let link5_inertia_h_y = link5_com_y * p.link_mass;
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
     let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
-        - link5_velocity_w_z * link5_inertia_h_y;
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
     let link5_composite_momentum_f_x = link6_momentum_f_x + link5_momentum_f_x;
     let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
     let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
-    let link2_inertia_h_y = p.link_mass * link2_com_y;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
-        - link2_inertia_h_y * link2_velocity_w_z;
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
     let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
-    let link1_inertia_h_y = link1_com_y * p.link_mass;
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - link1_inertia_h_y * qd[2];
+        - cache.link1_inertia_h_y * qd[2];
     let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
     let base_y_coriolis_row_n_z = 0.5
         * (link1_composite_rate_hd_x + link1_composite_momentum_f_x);
     let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
-        * link1_composite_inertia_m + base_y_coriolis_row_n_z;
-    let link2_subspace_rate_v_y = link2_position_y * qd[2] - base_angle_velocity_v_x;
+        * cache.link1_composite_inertia_m + base_y_coriolis_row_n_z;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
     let link2_coriolis_column_f_y = 0.5
         * (link2_composite_momentum_f_x + link2_composite_rate_hd_x)
-        + link2_composite_inertia_m * link2_subspace_rate_v_y;
-    let link3_subspace_rate_v_y = link3_position_y * link2_velocity_w_z
+        + cache.link2_composite_inertia_m * link2_subspace_rate_v_y;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
         - link2_velocity_v_x;
-    let link3_coriolis_column_f_y = link3_composite_inertia_m * link3_subspace_rate_v_y
+    let link3_coriolis_column_f_y = cache.link3_composite_inertia_m
+        * link3_subspace_rate_v_y
         + 0.5 * (link3_composite_momentum_f_x + link3_composite_rate_hd_x);
-    let link4_subspace_rate_v_y = link4_position_y * link3_velocity_w_z
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
         - link3_velocity_v_x;
     let link4_coriolis_column_f_y = 0.5
         * (link4_composite_momentum_f_x + link4_composite_rate_hd_x)
-        + link4_subspace_rate_v_y * link4_composite_inertia_m;
-    let link5_subspace_rate_v_y = link5_position_y * link4_velocity_w_z
+        + link4_subspace_rate_v_y * cache.link4_composite_inertia_m;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
         - link4_velocity_v_x;
     let link5_coriolis_column_f_y = 0.5
         * (link5_composite_rate_hd_x + link5_composite_momentum_f_x)
-        + link5_composite_inertia_m * link5_subspace_rate_v_y;
-    let link6_subspace_rate_v_y = link5_velocity_w_z * link6_position_y
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_y;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
         - link5_velocity_v_x;
     let link6_coriolis_column_f_y = 0.5
         * (link6_composite_rate_hd_x + link6_momentum_f_x)
         + link6_subspace_rate_v_y * p.link_mass;
-    let base_x_coriolis_column_n_z = 0.5 * (t7 + link1_composite_momentum_f_y);
+    let base_x_coriolis_column_n_z = 0.5 * (t6 + link1_composite_momentum_f_y);
     let base_y_coriolis_column_n_z = 0.5
         * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
-    let link6_composite_rate_id_22 = 2.0 * (t15 * link6_com_x + link6_com_y * t4)
-        * p.link_mass;
-    let link5_composite_rate_id_22 = 2.0 * (t5 * link5_com_y + link5_com_x * t14)
-        * p.link_mass + link6_composite_rate_id_22;
-    let link4_composite_rate_id_22 = 2.0 * (link4_com_y * t3 + t16 * link4_com_x)
-        * p.link_mass + link5_composite_rate_id_22;
+    let link6_composite_rate_id_22 = 2.0
+        * (t14 * cache.link6_com_x + cache.link6_com_y * t3) * p.link_mass;
+    let link5_composite_rate_id_22 = 2.0
+        * (t4 * cache.link5_com_y + cache.link5_com_x * t13) * p.link_mass
+        + link6_composite_rate_id_22;
+    let link4_composite_rate_id_22 = 2.0
+        * (cache.link4_com_y * t2 + t15 * cache.link4_com_x) * p.link_mass
+        + link5_composite_rate_id_22;
     let link3_composite_rate_id_22 = link4_composite_rate_id_22
-        + 2.0 * p.link_mass * (link3_com_x * t17 + link3_com_y * t6);
+        + 2.0 * p.link_mass * (cache.link3_com_x * t16 + cache.link3_com_y * t5);
     let link2_composite_rate_id_22 = link3_composite_rate_id_22
-        + 2.0 * (t2 * link2_com_y + link2_com_x * t18) * p.link_mass;
+        + 2.0 * (t1 * cache.link2_com_y + cache.link2_com_x * t17) * p.link_mass;
     let link1_composite_rate_id_22 = link2_composite_rate_id_22
-        + 2.0 * p.link_mass * (link1_com_y * t1 + link1_com_x * t13);
+        + 2.0 * p.link_mass * (cache.link1_com_y * t0 + cache.link1_com_x * t12);
     let base_angle_coriolis_row_n_z = 0.5
-        * (link1_composite_rate_hd_x * base_angle_subspace_v_y
+        * (link1_composite_rate_hd_x * cache.base_angle_subspace_v_y
             + link1_composite_rate_id_22
             - (q[1] * link1_composite_momentum_f_y
-                - base_angle_subspace_v_y * link1_composite_momentum_f_x)
+                - cache.base_angle_subspace_v_y * link1_composite_momentum_f_x)
             - q[1] * link1_composite_rate_hd_y);
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
-        * link1_composite_inertia_m + link1_composite_inertia_h_x;
-    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
-    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
-    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
-    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
-    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
-    let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
-    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
-        + base_x_projected_inertia_n_z;
-    let t19 = -(link2_composite_momentum_f_x * link2_subspace_v_y);
-    let t20 = -(link2_position_y * link2_composite_rate_hd_y);
-    let t21 = link2_subspace_v_y * link2_composite_rate_hd_x;
-    let t22 = link2_position_y * link2_composite_momentum_f_y;
+    let t18 = -(link2_composite_momentum_f_x * cache.link2_subspace_v_y);
+    let t19 = -(cache.link2_position_y * link2_composite_rate_hd_y);
+    let t20 = cache.link2_subspace_v_y * link2_composite_rate_hd_x;
+    let t21 = cache.link2_position_y * link2_composite_momentum_f_y;
     let link2_coriolis_column_n_z = 0.5
-        * (link2_composite_rate_id_22 + t19 + t20 + t21 + t22)
-        + link2_composite_inertia_h_x * link2_subspace_rate_v_y
-        - link2_composite_inertia_h_y * link2_subspace_rate_v_x;
-    let t23 = link3_composite_rate_hd_x * link3_subspace_v_y;
-    let t24 = -(link3_composite_momentum_f_x * link3_subspace_v_y);
-    let t25 = link3_composite_momentum_f_y * link3_position_y;
-    let t26 = -(link3_position_y * link3_composite_rate_hd_y);
-    let link3_coriolis_column_n_z = link3_composite_inertia_h_x * link3_subspace_rate_v_y
-        + 0.5 * (t23 + t24 + t25 + link3_composite_rate_id_22 + t26)
-        - link3_composite_inertia_h_y * link3_subspace_rate_v_x;
-    let t27 = link4_subspace_v_y * link4_composite_rate_hd_x;
-    let t28 = -(link4_composite_momentum_f_x * link4_subspace_v_y);
-    let t29 = link4_position_y * link4_composite_momentum_f_y;
-    let t30 = -(link4_position_y * link4_composite_rate_hd_y);
-    let link4_coriolis_column_n_z = link4_composite_inertia_h_x * link4_subspace_rate_v_y
-        + 0.5 * (link4_composite_rate_id_22 + t27 + t28 + t29 + t30)
-        - link4_composite_inertia_h_y * link4_subspace_rate_v_x;
-    let t31 = -(link5_position_y * link5_composite_rate_hd_y);
-    let t32 = -(link5_subspace_v_y * link5_composite_momentum_f_x);
-    let t33 = link5_composite_rate_hd_x * link5_subspace_v_y;
-    let t34 = link5_position_y * link5_composite_momentum_f_y;
-    let link5_coriolis_column_n_z = link5_composite_inertia_h_x * link5_subspace_rate_v_y
-        + 0.5 * (t31 + t32 + t33 + t34 + link5_composite_rate_id_22)
-        - link5_subspace_rate_v_x * link5_composite_inertia_h_y;
-    let t35 = -(link6_subspace_v_y * link6_momentum_f_x);
-    let t36 = link6_momentum_f_y * link6_position_y;
-    let t37 = link6_subspace_v_y * link6_composite_rate_hd_x;
-    let t38 = -(link6_composite_rate_hd_y * link6_position_y);
-    let link6_coriolis_column_n_z = link6_subspace_rate_v_y * link6_inertia_h_x
-        + 0.5 * (t35 + t36 + t37 + t38 + link6_composite_rate_id_22)
-        - link6_subspace_rate_v_x * link6_inertia_h_y;
-    let link2_coriolis_row_f_x = 0.5 * (link2_composite_momentum_f_y + t8);
+        * (link2_composite_rate_id_22 + t18 + t19 + t20 + t21)
+        + cache.link2_composite_inertia_h_x * link2_subspace_rate_v_y
+        - cache.link2_composite_inertia_h_y * link2_subspace_rate_v_x;
+    let t22 = link3_composite_rate_hd_x * cache.link3_subspace_v_y;
+    let t23 = -(link3_composite_momentum_f_x * cache.link3_subspace_v_y);
+    let t24 = link3_composite_momentum_f_y * cache.link3_position_y;
+    let t25 = -(cache.link3_position_y * link3_composite_rate_hd_y);
+    let link3_coriolis_column_n_z = cache.link3_composite_inertia_h_x
+        * link3_subspace_rate_v_y
+        + 0.5 * (t22 + t23 + t24 + link3_composite_rate_id_22 + t25)
+        - cache.link3_composite_inertia_h_y * link3_subspace_rate_v_x;
+    let t26 = cache.link4_subspace_v_y * link4_composite_rate_hd_x;
+    let t27 = -(link4_composite_momentum_f_x * cache.link4_subspace_v_y);
+    let t28 = cache.link4_position_y * link4_composite_momentum_f_y;
+    let t29 = -(cache.link4_position_y * link4_composite_rate_hd_y);
+    let link4_coriolis_column_n_z = cache.link4_composite_inertia_h_x
+        * link4_subspace_rate_v_y
+        + 0.5 * (link4_composite_rate_id_22 + t26 + t27 + t28 + t29)
+        - cache.link4_composite_inertia_h_y * link4_subspace_rate_v_x;
+    let t30 = -(cache.link5_position_y * link5_composite_rate_hd_y);
+    let t31 = -(cache.link5_subspace_v_y * link5_composite_momentum_f_x);
+    let t32 = link5_composite_rate_hd_x * cache.link5_subspace_v_y;
+    let t33 = cache.link5_position_y * link5_composite_momentum_f_y;
+    let link5_coriolis_column_n_z = cache.link5_composite_inertia_h_x
+        * link5_subspace_rate_v_y
+        + 0.5 * (t30 + t31 + t32 + t33 + link5_composite_rate_id_22)
+        - link5_subspace_rate_v_x * cache.link5_composite_inertia_h_y;
+    let t34 = -(cache.link6_subspace_v_y * link6_momentum_f_x);
+    let t35 = link6_momentum_f_y * cache.link6_position_y;
+    let t36 = cache.link6_subspace_v_y * link6_composite_rate_hd_x;
+    let t37 = -(link6_composite_rate_hd_y * cache.link6_position_y);
+    let link6_coriolis_column_n_z = link6_subspace_rate_v_y * cache.link6_inertia_h_x
+        + 0.5 * (t34 + t35 + t36 + t37 + link6_composite_rate_id_22)
+        - link6_subspace_rate_v_x * cache.link6_inertia_h_y;
+    let link2_coriolis_row_f_x = 0.5 * (link2_composite_momentum_f_y + t7);
     let link2_coriolis_row_f_y = 0.5
         * (link2_composite_rate_hd_x - link2_composite_momentum_f_x);
-    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_y
-        - link2_composite_inertia_h_y;
-    let link2_projected_inertia_f_y = link2_subspace_v_y * link2_composite_inertia_m
-        + link2_composite_inertia_h_x;
     let link2_coriolis_row_n_z = 0.5
-        * (link2_composite_rate_id_22 + t20 + t21 - (t19 + t22));
-    let link3_coriolis_row_f_x = 0.5 * (link3_composite_momentum_f_y + t9);
+        * (link2_composite_rate_id_22 + t19 + t20 - (t18 + t21));
+    let link3_coriolis_row_f_x = 0.5 * (link3_composite_momentum_f_y + t8);
     let link3_coriolis_row_f_y = 0.5
         * (link3_composite_rate_hd_x - link3_composite_momentum_f_x);
-    let link3_projected_inertia_f_x = link3_position_y * link3_composite_inertia_m
-        - link3_composite_inertia_h_y;
     let link3_coriolis_row_n_z = 0.5
-        * (t23 + link3_composite_rate_id_22 + t26 - (t24 + t25));
-    let link3_projected_inertia_f_y = link3_composite_inertia_h_x
-        + link3_composite_inertia_m * link3_subspace_v_y;
-    let link4_coriolis_row_f_x = 0.5 * (link4_composite_momentum_f_y + t10);
+        * (t22 + link3_composite_rate_id_22 + t25 - (t23 + t24));
+    let link4_coriolis_row_f_x = 0.5 * (link4_composite_momentum_f_y + t9);
     let link4_coriolis_row_f_y = 0.5
         * (link4_composite_rate_hd_x - link4_composite_momentum_f_x);
-    let link4_projected_inertia_f_y = link4_composite_inertia_h_x
-        + link4_subspace_v_y * link4_composite_inertia_m;
-    let link4_projected_inertia_f_x = link4_position_y * link4_composite_inertia_m
-        - link4_composite_inertia_h_y;
     let link4_coriolis_row_n_z = 0.5
-        * (link4_composite_rate_id_22 + t27 + t30 - (t28 + t29));
-    let link5_coriolis_row_f_x = 0.5 * (t11 + link5_composite_momentum_f_y);
+        * (link4_composite_rate_id_22 + t26 + t29 - (t27 + t28));
+    let link5_coriolis_row_f_x = 0.5 * (t10 + link5_composite_momentum_f_y);
     let link5_coriolis_row_f_y = 0.5
         * (link5_composite_rate_hd_x - link5_composite_momentum_f_x);
-    let link5_projected_inertia_f_y = link5_composite_inertia_m * link5_subspace_v_y
-        + link5_composite_inertia_h_x;
     let link5_coriolis_row_n_z = 0.5
-        * (t31 + t33 + link5_composite_rate_id_22 - (t32 + t34));
-    let link5_projected_inertia_f_x = link5_position_y * link5_composite_inertia_m
-        - link5_composite_inertia_h_y;
-    let link6_coriolis_row_f_x = 0.5 * (link6_momentum_f_y + t12);
+        * (t30 + t32 + link5_composite_rate_id_22 - (t31 + t33));
+    let link6_coriolis_row_f_x = 0.5 * (link6_momentum_f_y + t11);
     let link6_coriolis_row_f_y = 0.5 * (link6_composite_rate_hd_x - link6_momentum_f_x);
-    let link6_projected_inertia_f_y = link6_inertia_h_x
-        + link6_subspace_v_y * p.link_mass;
     let link6_coriolis_row_n_z = 0.5
-        * (t37 + t38 + link6_composite_rate_id_22 - (t35 + t36));
-    let link6_projected_inertia_f_x = link6_position_y * p.link_mass - link6_inertia_h_y;
+        * (t36 + t37 + link6_composite_rate_id_22 - (t34 + t35));
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = link2_coriolis_column_f_x;
     out[(0, 4)] = link3_coriolis_column_f_x;
@@ -943,133 +985,142 @@ pub fn coriolis_matrix_into(
     out[(1, 7)] = link6_coriolis_column_f_y;
     out[(2, 0)] = base_x_coriolis_column_n_z;
     out[(2, 1)] = base_y_coriolis_column_n_z;
-    out[(2, 2)] = base_y_coriolis_column_n_z * base_angle_subspace_v_y
+    out[(2, 2)] = base_y_coriolis_column_n_z * cache.base_angle_subspace_v_y
         + base_angle_coriolis_row_n_z + q[1] * base_x_coriolis_column_n_z
-        + base_angle_projected_inertia_f_y * base_angle_subspace_rate_v_y
-        + base_angle_projected_inertia_f_x * qd[1];
+        + cache.base_angle_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + cache.base_angle_projected_inertia_f_x * qd[1];
     out[(2, 3)] = link2_coriolis_column_n_z + q[1] * link2_coriolis_column_f_x
-        + base_angle_subspace_v_y * link2_coriolis_column_f_y;
+        + cache.base_angle_subspace_v_y * link2_coriolis_column_f_y;
     out[(2, 4)] = link3_coriolis_column_n_z + q[1] * link3_coriolis_column_f_x
-        + link3_coriolis_column_f_y * base_angle_subspace_v_y;
-    out[(2, 5)] = link4_coriolis_column_f_y * base_angle_subspace_v_y
+        + link3_coriolis_column_f_y * cache.base_angle_subspace_v_y;
+    out[(2, 5)] = link4_coriolis_column_f_y * cache.base_angle_subspace_v_y
         + q[1] * link4_coriolis_column_f_x + link4_coriolis_column_n_z;
     out[(2, 6)] = q[1] * link5_coriolis_column_f_x + link5_coriolis_column_n_z
-        + link5_coriolis_column_f_y * base_angle_subspace_v_y;
+        + link5_coriolis_column_f_y * cache.base_angle_subspace_v_y;
     out[(2, 7)] = link6_coriolis_column_n_z
-        + base_angle_subspace_v_y * link6_coriolis_column_f_y
+        + cache.base_angle_subspace_v_y * link6_coriolis_column_f_y
         + q[1] * link6_coriolis_column_f_x;
     out[(3, 0)] = link2_coriolis_row_f_x;
     out[(3, 1)] = link2_coriolis_row_f_y;
-    out[(3, 2)] = link2_projected_inertia_f_x * qd[1]
-        + link2_projected_inertia_f_y * base_angle_subspace_rate_v_y
+    out[(3, 2)] = cache.link2_projected_inertia_f_x * qd[1]
+        + cache.link2_projected_inertia_f_y * base_angle_subspace_rate_v_y
         + q[1] * link2_coriolis_row_f_x
-        + base_angle_subspace_v_y * link2_coriolis_row_f_y + link2_coriolis_row_n_z;
-    out[(3, 3)] = link2_subspace_v_y * link2_coriolis_row_f_y + link2_coriolis_row_n_z
-        + link2_projected_inertia_f_y * link2_subspace_rate_v_y
-        + link2_position_y * link2_coriolis_row_f_x
-        + link2_projected_inertia_f_x * link2_subspace_rate_v_x;
-    out[(3, 4)] = link2_subspace_v_y * link3_coriolis_column_f_y
-        + link3_coriolis_column_n_z + link3_coriolis_column_f_x * link2_position_y;
-    out[(3, 5)] = link2_position_y * link4_coriolis_column_f_x
-        + link4_coriolis_column_n_z + link4_coriolis_column_f_y * link2_subspace_v_y;
+        + cache.base_angle_subspace_v_y * link2_coriolis_row_f_y
+        + link2_coriolis_row_n_z;
+    out[(3, 3)] = cache.link2_subspace_v_y * link2_coriolis_row_f_y
+        + link2_coriolis_row_n_z
+        + cache.link2_projected_inertia_f_y * link2_subspace_rate_v_y
+        + cache.link2_position_y * link2_coriolis_row_f_x
+        + cache.link2_projected_inertia_f_x * link2_subspace_rate_v_x;
+    out[(3, 4)] = cache.link2_subspace_v_y * link3_coriolis_column_f_y
+        + link3_coriolis_column_n_z + link3_coriolis_column_f_x * cache.link2_position_y;
+    out[(3, 5)] = cache.link2_position_y * link4_coriolis_column_f_x
+        + link4_coriolis_column_n_z
+        + link4_coriolis_column_f_y * cache.link2_subspace_v_y;
     out[(3, 6)] = link5_coriolis_column_n_z
-        + link5_coriolis_column_f_x * link2_position_y
-        + link5_coriolis_column_f_y * link2_subspace_v_y;
-    out[(3, 7)] = link2_subspace_v_y * link6_coriolis_column_f_y
-        + link6_coriolis_column_n_z + link2_position_y * link6_coriolis_column_f_x;
+        + link5_coriolis_column_f_x * cache.link2_position_y
+        + link5_coriolis_column_f_y * cache.link2_subspace_v_y;
+    out[(3, 7)] = cache.link2_subspace_v_y * link6_coriolis_column_f_y
+        + link6_coriolis_column_n_z + cache.link2_position_y * link6_coriolis_column_f_x;
     out[(4, 0)] = link3_coriolis_row_f_x;
     out[(4, 1)] = link3_coriolis_row_f_y;
-    out[(4, 2)] = link3_projected_inertia_f_x * qd[1] + q[1] * link3_coriolis_row_f_x
-        + base_angle_subspace_v_y * link3_coriolis_row_f_y + link3_coriolis_row_n_z
-        + base_angle_subspace_rate_v_y * link3_projected_inertia_f_y;
-    out[(4, 3)] = link2_subspace_rate_v_y * link3_projected_inertia_f_y
-        + link3_coriolis_row_n_z + link2_subspace_v_y * link3_coriolis_row_f_y
-        + link2_subspace_rate_v_x * link3_projected_inertia_f_x
-        + link3_coriolis_row_f_x * link2_position_y;
-    out[(4, 4)] = link3_subspace_rate_v_y * link3_projected_inertia_f_y
-        + link3_projected_inertia_f_x * link3_subspace_rate_v_x + link3_coriolis_row_n_z
-        + link3_coriolis_row_f_x * link3_position_y
-        + link3_coriolis_row_f_y * link3_subspace_v_y;
-    out[(4, 5)] = link3_position_y * link4_coriolis_column_f_x
-        + link4_coriolis_column_n_z + link4_coriolis_column_f_y * link3_subspace_v_y;
+    out[(4, 2)] = cache.link3_projected_inertia_f_x * qd[1]
+        + q[1] * link3_coriolis_row_f_x
+        + cache.base_angle_subspace_v_y * link3_coriolis_row_f_y + link3_coriolis_row_n_z
+        + base_angle_subspace_rate_v_y * cache.link3_projected_inertia_f_y;
+    out[(4, 3)] = link2_subspace_rate_v_y * cache.link3_projected_inertia_f_y
+        + link3_coriolis_row_n_z + cache.link2_subspace_v_y * link3_coriolis_row_f_y
+        + link2_subspace_rate_v_x * cache.link3_projected_inertia_f_x
+        + link3_coriolis_row_f_x * cache.link2_position_y;
+    out[(4, 4)] = link3_subspace_rate_v_y * cache.link3_projected_inertia_f_y
+        + cache.link3_projected_inertia_f_x * link3_subspace_rate_v_x
+        + link3_coriolis_row_n_z + link3_coriolis_row_f_x * cache.link3_position_y
+        + link3_coriolis_row_f_y * cache.link3_subspace_v_y;
+    out[(4, 5)] = cache.link3_position_y * link4_coriolis_column_f_x
+        + link4_coriolis_column_n_z
+        + link4_coriolis_column_f_y * cache.link3_subspace_v_y;
     out[(4, 6)] = link5_coriolis_column_n_z
-        + link5_coriolis_column_f_y * link3_subspace_v_y
-        + link5_coriolis_column_f_x * link3_position_y;
-    out[(4, 7)] = link6_coriolis_column_f_x * link3_position_y
-        + link6_coriolis_column_n_z + link3_subspace_v_y * link6_coriolis_column_f_y;
+        + link5_coriolis_column_f_y * cache.link3_subspace_v_y
+        + link5_coriolis_column_f_x * cache.link3_position_y;
+    out[(4, 7)] = link6_coriolis_column_f_x * cache.link3_position_y
+        + link6_coriolis_column_n_z
+        + cache.link3_subspace_v_y * link6_coriolis_column_f_y;
     out[(5, 0)] = link4_coriolis_row_f_x;
     out[(5, 1)] = link4_coriolis_row_f_y;
-    out[(5, 2)] = base_angle_subspace_rate_v_y * link4_projected_inertia_f_y
-        + link4_projected_inertia_f_x * qd[1]
-        + link4_coriolis_row_f_y * base_angle_subspace_v_y
+    out[(5, 2)] = base_angle_subspace_rate_v_y * cache.link4_projected_inertia_f_y
+        + cache.link4_projected_inertia_f_x * qd[1]
+        + link4_coriolis_row_f_y * cache.base_angle_subspace_v_y
         + q[1] * link4_coriolis_row_f_x + link4_coriolis_row_n_z;
-    out[(5, 3)] = link2_subspace_v_y * link4_coriolis_row_f_y
-        + link2_subspace_rate_v_x * link4_projected_inertia_f_x + link4_coriolis_row_n_z
-        + link2_position_y * link4_coriolis_row_f_x
-        + link2_subspace_rate_v_y * link4_projected_inertia_f_y;
-    out[(5, 4)] = link4_projected_inertia_f_x * link3_subspace_rate_v_x
-        + link4_coriolis_row_n_z + link4_projected_inertia_f_y * link3_subspace_rate_v_y
-        + link4_coriolis_row_f_y * link3_subspace_v_y
-        + link3_position_y * link4_coriolis_row_f_x;
-    out[(5, 5)] = link4_subspace_rate_v_y * link4_projected_inertia_f_y
-        + link4_position_y * link4_coriolis_row_f_x
-        + link4_coriolis_row_f_y * link4_subspace_v_y + link4_coriolis_row_n_z
-        + link4_projected_inertia_f_x * link4_subspace_rate_v_x;
-    out[(5, 6)] = link5_coriolis_column_f_y * link4_subspace_v_y
-        + link4_position_y * link5_coriolis_column_f_x + link5_coriolis_column_n_z;
-    out[(5, 7)] = link4_position_y * link6_coriolis_column_f_x
-        + link6_coriolis_column_n_z + link4_subspace_v_y * link6_coriolis_column_f_y;
+    out[(5, 3)] = cache.link2_subspace_v_y * link4_coriolis_row_f_y
+        + link2_subspace_rate_v_x * cache.link4_projected_inertia_f_x
+        + link4_coriolis_row_n_z + cache.link2_position_y * link4_coriolis_row_f_x
+        + link2_subspace_rate_v_y * cache.link4_projected_inertia_f_y;
+    out[(5, 4)] = cache.link4_projected_inertia_f_x * link3_subspace_rate_v_x
+        + link4_coriolis_row_n_z
+        + cache.link4_projected_inertia_f_y * link3_subspace_rate_v_y
+        + link4_coriolis_row_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * link4_coriolis_row_f_x;
+    out[(5, 5)] = link4_subspace_rate_v_y * cache.link4_projected_inertia_f_y
+        + cache.link4_position_y * link4_coriolis_row_f_x
+        + link4_coriolis_row_f_y * cache.link4_subspace_v_y + link4_coriolis_row_n_z
+        + cache.link4_projected_inertia_f_x * link4_subspace_rate_v_x;
+    out[(5, 6)] = link5_coriolis_column_f_y * cache.link4_subspace_v_y
+        + cache.link4_position_y * link5_coriolis_column_f_x + link5_coriolis_column_n_z;
+    out[(5, 7)] = cache.link4_position_y * link6_coriolis_column_f_x
+        + link6_coriolis_column_n_z
+        + cache.link4_subspace_v_y * link6_coriolis_column_f_y;
     out[(6, 0)] = link5_coriolis_row_f_x;
     out[(6, 1)] = link5_coriolis_row_f_y;
-    out[(6, 2)] = base_angle_subspace_rate_v_y * link5_projected_inertia_f_y
+    out[(6, 2)] = base_angle_subspace_rate_v_y * cache.link5_projected_inertia_f_y
         + link5_coriolis_row_n_z + q[1] * link5_coriolis_row_f_x
-        + link5_coriolis_row_f_y * base_angle_subspace_v_y
-        + link5_projected_inertia_f_x * qd[1];
-    out[(6, 3)] = link5_projected_inertia_f_x * link2_subspace_rate_v_x
-        + link2_position_y * link5_coriolis_row_f_x
-        + link5_coriolis_row_f_y * link2_subspace_v_y + link5_coriolis_row_n_z
-        + link2_subspace_rate_v_y * link5_projected_inertia_f_y;
-    out[(6, 4)] = link3_position_y * link5_coriolis_row_f_x
-        + link5_coriolis_row_f_y * link3_subspace_v_y + link5_coriolis_row_n_z
-        + link3_subspace_rate_v_y * link5_projected_inertia_f_y
-        + link5_projected_inertia_f_x * link3_subspace_rate_v_x;
-    out[(6, 5)] = link4_subspace_rate_v_y * link5_projected_inertia_f_y
-        + link5_coriolis_row_n_z + link4_position_y * link5_coriolis_row_f_x
-        + link5_coriolis_row_f_y * link4_subspace_v_y
-        + link5_projected_inertia_f_x * link4_subspace_rate_v_x;
-    out[(6, 6)] = link5_projected_inertia_f_x * link5_subspace_rate_v_x
-        + link5_coriolis_row_n_z + link5_coriolis_row_f_y * link5_subspace_v_y
-        + link5_position_y * link5_coriolis_row_f_x
-        + link5_subspace_rate_v_y * link5_projected_inertia_f_y;
+        + link5_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + cache.link5_projected_inertia_f_x * qd[1];
+    out[(6, 3)] = cache.link5_projected_inertia_f_x * link2_subspace_rate_v_x
+        + cache.link2_position_y * link5_coriolis_row_f_x
+        + link5_coriolis_row_f_y * cache.link2_subspace_v_y + link5_coriolis_row_n_z
+        + link2_subspace_rate_v_y * cache.link5_projected_inertia_f_y;
+    out[(6, 4)] = cache.link3_position_y * link5_coriolis_row_f_x
+        + link5_coriolis_row_f_y * cache.link3_subspace_v_y + link5_coriolis_row_n_z
+        + link3_subspace_rate_v_y * cache.link5_projected_inertia_f_y
+        + cache.link5_projected_inertia_f_x * link3_subspace_rate_v_x;
+    out[(6, 5)] = link4_subspace_rate_v_y * cache.link5_projected_inertia_f_y
+        + link5_coriolis_row_n_z + cache.link4_position_y * link5_coriolis_row_f_x
+        + link5_coriolis_row_f_y * cache.link4_subspace_v_y
+        + cache.link5_projected_inertia_f_x * link4_subspace_rate_v_x;
+    out[(6, 6)] = cache.link5_projected_inertia_f_x * link5_subspace_rate_v_x
+        + link5_coriolis_row_n_z + link5_coriolis_row_f_y * cache.link5_subspace_v_y
+        + cache.link5_position_y * link5_coriolis_row_f_x
+        + link5_subspace_rate_v_y * cache.link5_projected_inertia_f_y;
     out[(6, 7)] = link6_coriolis_column_n_z
-        + link5_position_y * link6_coriolis_column_f_x
-        + link5_subspace_v_y * link6_coriolis_column_f_y;
+        + cache.link5_position_y * link6_coriolis_column_f_x
+        + cache.link5_subspace_v_y * link6_coriolis_column_f_y;
     out[(7, 0)] = link6_coriolis_row_f_x;
     out[(7, 1)] = link6_coriolis_row_f_y;
-    out[(7, 2)] = base_angle_subspace_rate_v_y * link6_projected_inertia_f_y
+    out[(7, 2)] = base_angle_subspace_rate_v_y * cache.link6_projected_inertia_f_y
         + q[1] * link6_coriolis_row_f_x + link6_coriolis_row_n_z
-        + link6_coriolis_row_f_y * base_angle_subspace_v_y
-        + link6_projected_inertia_f_x * qd[1];
-    out[(7, 3)] = link2_position_y * link6_coriolis_row_f_x
-        + link2_subspace_rate_v_y * link6_projected_inertia_f_y
-        + link2_subspace_rate_v_x * link6_projected_inertia_f_x + link6_coriolis_row_n_z
-        + link6_coriolis_row_f_y * link2_subspace_v_y;
-    out[(7, 4)] = link3_position_y * link6_coriolis_row_f_x
-        + link6_projected_inertia_f_y * link3_subspace_rate_v_y + link6_coriolis_row_n_z
-        + link6_coriolis_row_f_y * link3_subspace_v_y
-        + link3_subspace_rate_v_x * link6_projected_inertia_f_x;
-    out[(7, 5)] = link4_subspace_rate_v_x * link6_projected_inertia_f_x
-        + link6_projected_inertia_f_y * link4_subspace_rate_v_y
-        + link6_coriolis_row_f_y * link4_subspace_v_y
-        + link4_position_y * link6_coriolis_row_f_x + link6_coriolis_row_n_z;
-    out[(7, 6)] = link5_position_y * link6_coriolis_row_f_x
-        + link6_projected_inertia_f_y * link5_subspace_rate_v_y
-        + link5_subspace_rate_v_x * link6_projected_inertia_f_x
-        + link6_coriolis_row_f_y * link5_subspace_v_y + link6_coriolis_row_n_z;
-    out[(7, 7)] = link6_subspace_rate_v_y * link6_projected_inertia_f_y
-        + link6_position_y * link6_coriolis_row_f_x
-        + link6_coriolis_row_f_y * link6_subspace_v_y
-        + link6_subspace_rate_v_x * link6_projected_inertia_f_x + link6_coriolis_row_n_z;
+        + link6_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + cache.link6_projected_inertia_f_x * qd[1];
+    out[(7, 3)] = cache.link2_position_y * link6_coriolis_row_f_x
+        + link2_subspace_rate_v_y * cache.link6_projected_inertia_f_y
+        + link2_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+        + link6_coriolis_row_n_z + link6_coriolis_row_f_y * cache.link2_subspace_v_y;
+    out[(7, 4)] = cache.link3_position_y * link6_coriolis_row_f_x
+        + cache.link6_projected_inertia_f_y * link3_subspace_rate_v_y
+        + link6_coriolis_row_n_z + link6_coriolis_row_f_y * cache.link3_subspace_v_y
+        + link3_subspace_rate_v_x * cache.link6_projected_inertia_f_x;
+    out[(7, 5)] = link4_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_f_y * link4_subspace_rate_v_y
+        + link6_coriolis_row_f_y * cache.link4_subspace_v_y
+        + cache.link4_position_y * link6_coriolis_row_f_x + link6_coriolis_row_n_z;
+    out[(7, 6)] = cache.link5_position_y * link6_coriolis_row_f_x
+        + cache.link6_projected_inertia_f_y * link5_subspace_rate_v_y
+        + link5_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+        + link6_coriolis_row_f_y * cache.link5_subspace_v_y + link6_coriolis_row_n_z;
+    out[(7, 7)] = link6_subspace_rate_v_y * cache.link6_projected_inertia_f_y
+        + cache.link6_position_y * link6_coriolis_row_f_x
+        + link6_coriolis_row_f_y * cache.link6_subspace_v_y
+        + link6_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+        + link6_coriolis_row_n_z;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -1097,269 +1148,130 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let link2_inertia_h_y = p.link_mass * link2_com_y;
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let link4_inertia_h_y = link4_com_y * p.link_mass;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let link6_inertia_h_y = link6_com_y * p.link_mass;
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link5_inertia_h_y = link5_com_y * p.link_mass;
-    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
-    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let link3_inertia_h_y = link3_com_y * p.link_mass;
-    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
-    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_y = link1_com_y * p.link_mass;
-    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
-    let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
-    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
-        + base_x_projected_inertia_n_z;
-    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_y
-        - link2_composite_inertia_h_y;
-    let link3_projected_inertia_f_x = link3_position_y * link3_composite_inertia_m
-        - link3_composite_inertia_h_y;
-    let link4_projected_inertia_f_x = link4_position_y * link4_composite_inertia_m
-        - link4_composite_inertia_h_y;
-    let link5_projected_inertia_f_x = link5_position_y * link5_composite_inertia_m
-        - link5_composite_inertia_h_y;
-    let link6_projected_inertia_f_x = link6_position_y * p.link_mass - link6_inertia_h_y;
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
-        * link1_composite_inertia_m + link1_composite_inertia_h_x;
-    let link2_subspace_v_y = -link2_position_x;
-    let link2_projected_inertia_f_y = link2_subspace_v_y * link2_composite_inertia_m
-        + link2_composite_inertia_h_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link3_projected_inertia_f_y = link3_composite_inertia_h_x
-        + link3_composite_inertia_m * link3_subspace_v_y;
-    let link4_subspace_v_y = -link4_position_x;
-    let link4_projected_inertia_f_y = link4_composite_inertia_h_x
-        + link4_subspace_v_y * link4_composite_inertia_m;
-    let link5_subspace_v_y = -link5_position_x;
-    let link5_projected_inertia_f_y = link5_composite_inertia_m * link5_subspace_v_y
-        + link5_composite_inertia_h_x;
-    let link6_subspace_v_y = -link6_position_x;
-    let link6_projected_inertia_f_y = link6_inertia_h_x
-        + link6_subspace_v_y * p.link_mass;
-    let link1_inertia_i_22 = (link1_com_x * link1_com_x + link1_com_y * link1_com_y)
-        * p.link_mass + p.link_inertia;
-    let link4_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link4_com_x * link4_com_x + link4_com_y * link4_com_y);
-    let link5_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link5_com_y * link5_com_y + link5_com_x * link5_com_x);
-    let link6_inertia_i_22 = (link6_com_x * link6_com_x + link6_com_y * link6_com_y)
-        * p.link_mass + p.link_inertia;
-    let link5_composite_inertia_i_22 = link5_inertia_i_22 + link6_inertia_i_22;
-    let link4_composite_inertia_i_22 = link4_inertia_i_22 + link5_composite_inertia_i_22;
-    let link3_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link3_com_y * link3_com_y + link3_com_x * link3_com_x);
-    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22 + link3_inertia_i_22;
-    let link2_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link2_com_x * link2_com_x + link2_com_y * link2_com_y);
-    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22 + link2_inertia_i_22;
-    let link1_composite_inertia_i_22 = link1_inertia_i_22 + link2_composite_inertia_i_22;
-    let base_angle_projected_inertia_n_z = base_angle_subspace_v_y
-        * link1_composite_inertia_h_x + link1_composite_inertia_i_22
-        - q[1] * link1_composite_inertia_h_y;
-    let link2_projected_inertia_n_z = link2_subspace_v_y * link2_composite_inertia_h_x
-        + link2_composite_inertia_i_22 - link2_composite_inertia_h_y * link2_position_y;
-    let t1 = link2_projected_inertia_n_z
-        + link2_projected_inertia_f_y * base_angle_subspace_v_y
-        + q[1] * link2_projected_inertia_f_x;
-    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
-        + link3_composite_inertia_h_x * link3_subspace_v_y
-        - link3_position_y * link3_composite_inertia_h_y;
-    let t2 = link3_projected_inertia_n_z
-        + base_angle_subspace_v_y * link3_projected_inertia_f_y
-        + q[1] * link3_projected_inertia_f_x;
-    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
-        + link4_composite_inertia_h_x * link4_subspace_v_y
-        - link4_position_y * link4_composite_inertia_h_y;
-    let t3 = link4_projected_inertia_n_z
-        + base_angle_subspace_v_y * link4_projected_inertia_f_y
-        + q[1] * link4_projected_inertia_f_x;
-    let link5_projected_inertia_n_z = link5_composite_inertia_h_x * link5_subspace_v_y
-        + link5_composite_inertia_i_22 - link5_position_y * link5_composite_inertia_h_y;
-    let t4 = base_angle_subspace_v_y * link5_projected_inertia_f_y
-        + link5_projected_inertia_n_z + q[1] * link5_projected_inertia_f_x;
-    let link6_projected_inertia_n_z = link6_subspace_v_y * link6_inertia_h_x
-        + link6_inertia_i_22 - link6_position_y * link6_inertia_h_y;
-    let t5 = link6_projected_inertia_n_z
-        + link6_projected_inertia_f_y * base_angle_subspace_v_y
-        + q[1] * link6_projected_inertia_f_x;
-    let t6 = link3_projected_inertia_n_z + link2_position_y * link3_projected_inertia_f_x
-        + link2_subspace_v_y * link3_projected_inertia_f_y;
-    let t7 = link4_projected_inertia_n_z + link2_position_y * link4_projected_inertia_f_x
-        + link2_subspace_v_y * link4_projected_inertia_f_y;
-    let t8 = link2_position_y * link5_projected_inertia_f_x
-        + link2_subspace_v_y * link5_projected_inertia_f_y + link5_projected_inertia_n_z;
-    let t9 = link6_projected_inertia_n_z
-        + link2_subspace_v_y * link6_projected_inertia_f_y
-        + link2_position_y * link6_projected_inertia_f_x;
-    let t10 = link4_projected_inertia_n_z
-        + link4_projected_inertia_f_y * link3_subspace_v_y
-        + link3_position_y * link4_projected_inertia_f_x;
-    let t11 = link5_projected_inertia_f_x * link3_position_y
-        + link5_projected_inertia_f_y * link3_subspace_v_y + link5_projected_inertia_n_z;
-    let t12 = link6_projected_inertia_n_z
-        + link3_position_y * link6_projected_inertia_f_x
-        + link6_projected_inertia_f_y * link3_subspace_v_y;
-    let t13 = link4_subspace_v_y * link5_projected_inertia_f_y
-        + link5_projected_inertia_n_z + link4_position_y * link5_projected_inertia_f_x;
-    let t14 = link4_position_y * link6_projected_inertia_f_x
-        + link6_projected_inertia_n_z + link6_projected_inertia_f_y * link4_subspace_v_y;
-    let t15 = link6_projected_inertia_n_z
-        + link6_projected_inertia_f_y * link5_subspace_v_y
-        + link5_position_y * link6_projected_inertia_f_x;
+    let t0 = cache.link2_projected_inertia_n_z
+        + cache.link2_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + q[1] * cache.link2_projected_inertia_f_x;
+    let t1 = cache.link3_projected_inertia_n_z
+        + cache.base_angle_subspace_v_y * cache.link3_projected_inertia_f_y
+        + q[1] * cache.link3_projected_inertia_f_x;
+    let t2 = cache.link4_projected_inertia_n_z
+        + cache.base_angle_subspace_v_y * cache.link4_projected_inertia_f_y
+        + q[1] * cache.link4_projected_inertia_f_x;
+    let t3 = cache.base_angle_subspace_v_y * cache.link5_projected_inertia_f_y
+        + cache.link5_projected_inertia_n_z + q[1] * cache.link5_projected_inertia_f_x;
+    let t4 = cache.link6_projected_inertia_n_z
+        + cache.link6_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + q[1] * cache.link6_projected_inertia_f_x;
+    let t5 = cache.link3_projected_inertia_n_z
+        + cache.link2_position_y * cache.link3_projected_inertia_f_x
+        + cache.link2_subspace_v_y * cache.link3_projected_inertia_f_y;
+    let t6 = cache.link4_projected_inertia_n_z
+        + cache.link2_position_y * cache.link4_projected_inertia_f_x
+        + cache.link2_subspace_v_y * cache.link4_projected_inertia_f_y;
+    let t7 = cache.link2_position_y * cache.link5_projected_inertia_f_x
+        + cache.link2_subspace_v_y * cache.link5_projected_inertia_f_y
+        + cache.link5_projected_inertia_n_z;
+    let t8 = cache.link6_projected_inertia_n_z
+        + cache.link2_subspace_v_y * cache.link6_projected_inertia_f_y
+        + cache.link2_position_y * cache.link6_projected_inertia_f_x;
+    let t9 = cache.link4_projected_inertia_n_z
+        + cache.link4_projected_inertia_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * cache.link4_projected_inertia_f_x;
+    let t10 = cache.link5_projected_inertia_f_x * cache.link3_position_y
+        + cache.link5_projected_inertia_f_y * cache.link3_subspace_v_y
+        + cache.link5_projected_inertia_n_z;
+    let t11 = cache.link6_projected_inertia_n_z
+        + cache.link3_position_y * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_f_y * cache.link3_subspace_v_y;
+    let t12 = cache.link4_subspace_v_y * cache.link5_projected_inertia_f_y
+        + cache.link5_projected_inertia_n_z
+        + cache.link4_position_y * cache.link5_projected_inertia_f_x;
+    let t13 = cache.link4_position_y * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_n_z
+        + cache.link6_projected_inertia_f_y * cache.link4_subspace_v_y;
+    let t14 = cache.link6_projected_inertia_n_z
+        + cache.link6_projected_inertia_f_y * cache.link5_subspace_v_y
+        + cache.link5_position_y * cache.link6_projected_inertia_f_x;
     let link2_velocity_w_z = qd[2] + qd[3];
-    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
-    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
-    let link2_momentum_f_y = link2_inertia_h_x * link2_velocity_w_z
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
         + link2_velocity_v_y * p.link_mass;
     let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
     let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
     let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
-    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
-    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
-    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
-    let link5_momentum_f_y = link5_velocity_w_z * link5_inertia_h_x
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
         + link5_velocity_v_y * p.link_mass;
     let link6_velocity_w_z = link5_velocity_w_z + qd[7];
-    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
     let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
-        + link6_velocity_w_z * link6_inertia_h_x;
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
     let link6_subspace_rate_v_x = link5_velocity_v_y
-        - link5_velocity_w_z * link6_subspace_v_y;
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
     let link4_subspace_rate_v_x = link3_velocity_v_y
-        - link3_velocity_w_z * link4_subspace_v_y;
-    let link2_subspace_rate_v_x = base_angle_velocity_v_y - link2_subspace_v_y * qd[2];
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
     let base_angle_bias_v_x = qd[2] * qd[1];
     let link2_bias_v_x = link2_subspace_rate_v_x * qd[3] + base_angle_bias_v_x;
     let link3_subspace_rate_v_x = link2_velocity_v_y
-        - link2_velocity_w_z * link3_subspace_v_y;
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
     let link3_bias_v_x = link2_bias_v_x + qd[4] * link3_subspace_rate_v_x;
     let link4_bias_v_x = qd[5] * link4_subspace_rate_v_x + link3_bias_v_x;
     let link5_subspace_rate_v_x = link4_velocity_v_y
-        - link5_subspace_v_y * link4_velocity_w_z;
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
     let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
     let link6_bias_v_x = link6_subspace_rate_v_x * qd[7] + link5_bias_v_x;
     let link6_composite_force_f_x = p.link_mass * link6_bias_v_x
         - link6_velocity_w_z * link6_momentum_f_y;
     let link5_composite_force_f_x = link6_composite_force_f_x
         + p.link_mass * link5_bias_v_x - link5_velocity_w_z * link5_momentum_f_y;
-    let link4_momentum_f_y = link4_inertia_h_x * link4_velocity_w_z
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
         + link4_velocity_v_y * p.link_mass;
     let link4_composite_force_f_x = link5_composite_force_f_x
         + link4_bias_v_x * p.link_mass - link4_velocity_w_z * link4_momentum_f_y;
     let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
-        + link3_velocity_w_z * link3_inertia_h_x;
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
     let link3_composite_force_f_x = link4_composite_force_f_x
         + link3_bias_v_x * p.link_mass - link3_momentum_f_y * link3_velocity_w_z;
     let link2_composite_force_f_x = link3_composite_force_f_x
         + p.link_mass * link2_bias_v_x - link2_momentum_f_y * link2_velocity_w_z;
-    let link1_momentum_f_y = qd[2] * link1_inertia_h_x
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let link1_composite_force_f_x = link2_composite_force_f_x
         + p.link_mass * base_angle_bias_v_x - qd[2] * link1_momentum_f_y;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
-    let link3_subspace_rate_v_y = link3_position_y * link2_velocity_w_z
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
         - link2_velocity_v_x;
-    let link2_subspace_rate_v_y = link2_position_y * qd[2] - base_angle_velocity_v_x;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
     let link2_bias_v_y = link2_subspace_rate_v_y * qd[3] + base_angle_bias_v_y;
     let link3_bias_v_y = qd[4] * link3_subspace_rate_v_y + link2_bias_v_y;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
-    let link4_subspace_rate_v_y = link4_position_y * link3_velocity_w_z
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
         - link3_velocity_v_x;
     let link4_bias_v_y = link3_bias_v_y + qd[5] * link4_subspace_rate_v_y;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
     let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
-        - link4_inertia_h_y * link4_velocity_w_z;
-    let link5_subspace_rate_v_y = link5_position_y * link4_velocity_w_z
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
         - link4_velocity_v_x;
     let link5_bias_v_y = qd[6] * link5_subspace_rate_v_y + link4_bias_v_y;
-    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
     let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
-        - link5_velocity_w_z * link5_inertia_h_y;
-    let link6_subspace_rate_v_y = link5_velocity_w_z * link6_position_y
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
         - link5_velocity_v_x;
     let link6_bias_v_y = link5_bias_v_y + link6_subspace_rate_v_y * qd[7];
-    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
-        - link6_velocity_w_z * link6_inertia_h_y;
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
     let link6_composite_force_f_y = p.link_mass * link6_bias_v_y
         + link6_velocity_w_z * link6_momentum_f_x;
     let link5_composite_force_f_y = link5_bias_v_y * p.link_mass
@@ -1367,121 +1279,133 @@ pub fn dynamics_into(
     let link4_composite_force_f_y = p.link_mass * link4_bias_v_y
         + link4_momentum_f_x * link4_velocity_w_z + link5_composite_force_f_y;
     let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
-        - link3_inertia_h_y * link3_velocity_w_z;
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
     let link3_composite_force_f_y = link4_composite_force_f_y
         + link3_bias_v_y * p.link_mass + link3_momentum_f_x * link3_velocity_w_z;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
-        - link2_inertia_h_y * link2_velocity_w_z;
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
     let link2_composite_force_f_y = link3_composite_force_f_y
         + p.link_mass * link2_bias_v_y + link2_momentum_f_x * link2_velocity_w_z;
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - link1_inertia_h_y * qd[2];
+        - cache.link1_inertia_h_y * qd[2];
     let link1_composite_force_f_y = link2_composite_force_f_y
         + link1_momentum_f_x * qd[2] + p.link_mass * base_angle_bias_v_y;
-    let link6_composite_force_n_z = link6_inertia_h_x * link6_bias_v_y
-        + link6_momentum_f_y * link6_velocity_v_x - link6_inertia_h_y * link6_bias_v_x
+    let link6_composite_force_n_z = cache.link6_inertia_h_x * link6_bias_v_y
+        + link6_momentum_f_y * link6_velocity_v_x
+        - cache.link6_inertia_h_y * link6_bias_v_x
         - link6_momentum_f_x * link6_velocity_v_y;
     let link5_composite_force_n_z = link5_velocity_v_x * link5_momentum_f_y
-        + link5_bias_v_y * link5_inertia_h_x + link6_composite_force_n_z
-        - link5_velocity_v_y * link5_momentum_f_x - link5_inertia_h_y * link5_bias_v_x;
+        + link5_bias_v_y * cache.link5_inertia_h_x + link6_composite_force_n_z
+        - link5_velocity_v_y * link5_momentum_f_x
+        - cache.link5_inertia_h_y * link5_bias_v_x;
     let link4_composite_force_n_z = link4_velocity_v_x * link4_momentum_f_y
-        + link5_composite_force_n_z + link4_inertia_h_x * link4_bias_v_y
-        - link4_velocity_v_y * link4_momentum_f_x - link4_bias_v_x * link4_inertia_h_y;
-    let link3_composite_force_n_z = link3_bias_v_y * link3_inertia_h_x
+        + link5_composite_force_n_z + cache.link4_inertia_h_x * link4_bias_v_y
+        - link4_velocity_v_y * link4_momentum_f_x
+        - link4_bias_v_x * cache.link4_inertia_h_y;
+    let link3_composite_force_n_z = link3_bias_v_y * cache.link3_inertia_h_x
         + link3_momentum_f_y * link3_velocity_v_x + link4_composite_force_n_z
-        - link3_bias_v_x * link3_inertia_h_y - link3_momentum_f_x * link3_velocity_v_y;
+        - link3_bias_v_x * cache.link3_inertia_h_y
+        - link3_momentum_f_x * link3_velocity_v_y;
     let link2_composite_force_n_z = link2_velocity_v_x * link2_momentum_f_y
-        + link2_inertia_h_x * link2_bias_v_y + link3_composite_force_n_z
-        - link2_inertia_h_y * link2_bias_v_x - link2_velocity_v_y * link2_momentum_f_x;
+        + cache.link2_inertia_h_x * link2_bias_v_y + link3_composite_force_n_z
+        - cache.link2_inertia_h_y * link2_bias_v_x
+        - link2_velocity_v_y * link2_momentum_f_x;
     let link1_composite_force_n_z = link1_momentum_f_y * base_angle_velocity_v_x
-        + link1_inertia_h_x * base_angle_bias_v_y + link2_composite_force_n_z
-        - link1_inertia_h_y * base_angle_bias_v_x
+        + cache.link1_inertia_h_x * base_angle_bias_v_y + link2_composite_force_n_z
+        - cache.link1_inertia_h_y * base_angle_bias_v_x
         - link1_momentum_f_x * base_angle_velocity_v_y;
-    mass_matrix[(0, 0)] = link1_composite_inertia_m;
-    mass_matrix[(0, 2)] = base_angle_projected_inertia_f_x;
-    mass_matrix[(2, 0)] = base_angle_projected_inertia_f_x;
-    mass_matrix[(0, 3)] = link2_projected_inertia_f_x;
-    mass_matrix[(3, 0)] = link2_projected_inertia_f_x;
-    mass_matrix[(0, 4)] = link3_projected_inertia_f_x;
-    mass_matrix[(4, 0)] = link3_projected_inertia_f_x;
-    mass_matrix[(0, 5)] = link4_projected_inertia_f_x;
-    mass_matrix[(5, 0)] = link4_projected_inertia_f_x;
-    mass_matrix[(0, 6)] = link5_projected_inertia_f_x;
-    mass_matrix[(6, 0)] = link5_projected_inertia_f_x;
-    mass_matrix[(0, 7)] = link6_projected_inertia_f_x;
-    mass_matrix[(7, 0)] = link6_projected_inertia_f_x;
-    mass_matrix[(1, 1)] = link1_composite_inertia_m;
-    mass_matrix[(1, 2)] = base_angle_projected_inertia_f_y;
-    mass_matrix[(2, 1)] = base_angle_projected_inertia_f_y;
-    mass_matrix[(1, 3)] = link2_projected_inertia_f_y;
-    mass_matrix[(3, 1)] = link2_projected_inertia_f_y;
-    mass_matrix[(1, 4)] = link3_projected_inertia_f_y;
-    mass_matrix[(4, 1)] = link3_projected_inertia_f_y;
-    mass_matrix[(1, 5)] = link4_projected_inertia_f_y;
-    mass_matrix[(5, 1)] = link4_projected_inertia_f_y;
-    mass_matrix[(1, 6)] = link5_projected_inertia_f_y;
-    mass_matrix[(6, 1)] = link5_projected_inertia_f_y;
-    mass_matrix[(1, 7)] = link6_projected_inertia_f_y;
-    mass_matrix[(7, 1)] = link6_projected_inertia_f_y;
-    mass_matrix[(2, 2)] = base_angle_projected_inertia_f_y * base_angle_subspace_v_y
-        + base_angle_projected_inertia_n_z + q[1] * base_angle_projected_inertia_f_x;
-    mass_matrix[(2, 3)] = t1;
-    mass_matrix[(3, 2)] = t1;
-    mass_matrix[(2, 4)] = t2;
-    mass_matrix[(4, 2)] = t2;
-    mass_matrix[(2, 5)] = t3;
-    mass_matrix[(5, 2)] = t3;
-    mass_matrix[(2, 6)] = t4;
-    mass_matrix[(6, 2)] = t4;
-    mass_matrix[(2, 7)] = t5;
-    mass_matrix[(7, 2)] = t5;
-    mass_matrix[(3, 3)] = link2_subspace_v_y * link2_projected_inertia_f_y
-        + link2_projected_inertia_n_z + link2_projected_inertia_f_x * link2_position_y;
-    mass_matrix[(3, 4)] = t6;
-    mass_matrix[(4, 3)] = t6;
-    mass_matrix[(3, 5)] = t7;
-    mass_matrix[(5, 3)] = t7;
-    mass_matrix[(3, 6)] = t8;
-    mass_matrix[(6, 3)] = t8;
-    mass_matrix[(3, 7)] = t9;
-    mass_matrix[(7, 3)] = t9;
-    mass_matrix[(4, 4)] = link3_projected_inertia_f_y * link3_subspace_v_y
-        + link3_projected_inertia_n_z + link3_projected_inertia_f_x * link3_position_y;
-    mass_matrix[(4, 5)] = t10;
-    mass_matrix[(5, 4)] = t10;
-    mass_matrix[(4, 6)] = t11;
-    mass_matrix[(6, 4)] = t11;
-    mass_matrix[(4, 7)] = t12;
-    mass_matrix[(7, 4)] = t12;
-    mass_matrix[(5, 5)] = link4_projected_inertia_n_z
-        + link4_position_y * link4_projected_inertia_f_x
-        + link4_subspace_v_y * link4_projected_inertia_f_y;
-    mass_matrix[(5, 6)] = t13;
-    mass_matrix[(6, 5)] = t13;
-    mass_matrix[(5, 7)] = t14;
-    mass_matrix[(7, 5)] = t14;
-    mass_matrix[(6, 6)] = link5_position_y * link5_projected_inertia_f_x
-        + link5_projected_inertia_n_z + link5_subspace_v_y * link5_projected_inertia_f_y;
-    mass_matrix[(6, 7)] = t15;
-    mass_matrix[(7, 6)] = t15;
-    mass_matrix[(7, 7)] = link6_position_y * link6_projected_inertia_f_x
-        + link6_projected_inertia_n_z + link6_subspace_v_y * link6_projected_inertia_f_y;
+    mass_matrix[(0, 0)] = cache.link1_composite_inertia_m;
+    mass_matrix[(0, 2)] = cache.base_angle_projected_inertia_f_x;
+    mass_matrix[(2, 0)] = cache.base_angle_projected_inertia_f_x;
+    mass_matrix[(0, 3)] = cache.link2_projected_inertia_f_x;
+    mass_matrix[(3, 0)] = cache.link2_projected_inertia_f_x;
+    mass_matrix[(0, 4)] = cache.link3_projected_inertia_f_x;
+    mass_matrix[(4, 0)] = cache.link3_projected_inertia_f_x;
+    mass_matrix[(0, 5)] = cache.link4_projected_inertia_f_x;
+    mass_matrix[(5, 0)] = cache.link4_projected_inertia_f_x;
+    mass_matrix[(0, 6)] = cache.link5_projected_inertia_f_x;
+    mass_matrix[(6, 0)] = cache.link5_projected_inertia_f_x;
+    mass_matrix[(0, 7)] = cache.link6_projected_inertia_f_x;
+    mass_matrix[(7, 0)] = cache.link6_projected_inertia_f_x;
+    mass_matrix[(1, 1)] = cache.link1_composite_inertia_m;
+    mass_matrix[(1, 2)] = cache.base_angle_projected_inertia_f_y;
+    mass_matrix[(2, 1)] = cache.base_angle_projected_inertia_f_y;
+    mass_matrix[(1, 3)] = cache.link2_projected_inertia_f_y;
+    mass_matrix[(3, 1)] = cache.link2_projected_inertia_f_y;
+    mass_matrix[(1, 4)] = cache.link3_projected_inertia_f_y;
+    mass_matrix[(4, 1)] = cache.link3_projected_inertia_f_y;
+    mass_matrix[(1, 5)] = cache.link4_projected_inertia_f_y;
+    mass_matrix[(5, 1)] = cache.link4_projected_inertia_f_y;
+    mass_matrix[(1, 6)] = cache.link5_projected_inertia_f_y;
+    mass_matrix[(6, 1)] = cache.link5_projected_inertia_f_y;
+    mass_matrix[(1, 7)] = cache.link6_projected_inertia_f_y;
+    mass_matrix[(7, 1)] = cache.link6_projected_inertia_f_y;
+    mass_matrix[(2, 2)] = cache.base_angle_projected_inertia_f_y
+        * cache.base_angle_subspace_v_y + cache.base_angle_projected_inertia_n_z
+        + q[1] * cache.base_angle_projected_inertia_f_x;
+    mass_matrix[(2, 3)] = t0;
+    mass_matrix[(3, 2)] = t0;
+    mass_matrix[(2, 4)] = t1;
+    mass_matrix[(4, 2)] = t1;
+    mass_matrix[(2, 5)] = t2;
+    mass_matrix[(5, 2)] = t2;
+    mass_matrix[(2, 6)] = t3;
+    mass_matrix[(6, 2)] = t3;
+    mass_matrix[(2, 7)] = t4;
+    mass_matrix[(7, 2)] = t4;
+    mass_matrix[(3, 3)] = cache.link2_subspace_v_y * cache.link2_projected_inertia_f_y
+        + cache.link2_projected_inertia_n_z
+        + cache.link2_projected_inertia_f_x * cache.link2_position_y;
+    mass_matrix[(3, 4)] = t5;
+    mass_matrix[(4, 3)] = t5;
+    mass_matrix[(3, 5)] = t6;
+    mass_matrix[(5, 3)] = t6;
+    mass_matrix[(3, 6)] = t7;
+    mass_matrix[(6, 3)] = t7;
+    mass_matrix[(3, 7)] = t8;
+    mass_matrix[(7, 3)] = t8;
+    mass_matrix[(4, 4)] = cache.link3_projected_inertia_f_y * cache.link3_subspace_v_y
+        + cache.link3_projected_inertia_n_z
+        + cache.link3_projected_inertia_f_x * cache.link3_position_y;
+    mass_matrix[(4, 5)] = t9;
+    mass_matrix[(5, 4)] = t9;
+    mass_matrix[(4, 6)] = t10;
+    mass_matrix[(6, 4)] = t10;
+    mass_matrix[(4, 7)] = t11;
+    mass_matrix[(7, 4)] = t11;
+    mass_matrix[(5, 5)] = cache.link4_projected_inertia_n_z
+        + cache.link4_position_y * cache.link4_projected_inertia_f_x
+        + cache.link4_subspace_v_y * cache.link4_projected_inertia_f_y;
+    mass_matrix[(5, 6)] = t12;
+    mass_matrix[(6, 5)] = t12;
+    mass_matrix[(5, 7)] = t13;
+    mass_matrix[(7, 5)] = t13;
+    mass_matrix[(6, 6)] = cache.link5_position_y * cache.link5_projected_inertia_f_x
+        + cache.link5_projected_inertia_n_z
+        + cache.link5_subspace_v_y * cache.link5_projected_inertia_f_y;
+    mass_matrix[(6, 7)] = t14;
+    mass_matrix[(7, 6)] = t14;
+    mass_matrix[(7, 7)] = cache.link6_position_y * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_n_z
+        + cache.link6_subspace_v_y * cache.link6_projected_inertia_f_y;
     coriolis[0] = link1_composite_force_f_x;
     coriolis[1] = link1_composite_force_f_y;
     coriolis[2] = link1_composite_force_n_z
-        + link1_composite_force_f_y * base_angle_subspace_v_y
+        + link1_composite_force_f_y * cache.base_angle_subspace_v_y
         + q[1] * link1_composite_force_f_x;
-    coriolis[3] = link2_composite_force_f_x * link2_position_y
-        + link2_subspace_v_y * link2_composite_force_f_y + link2_composite_force_n_z;
-    coriolis[4] = link3_composite_force_f_y * link3_subspace_v_y
-        + link3_position_y * link3_composite_force_f_x + link3_composite_force_n_z;
-    coriolis[5] = link4_composite_force_f_y * link4_subspace_v_y
-        + link4_position_y * link4_composite_force_f_x + link4_composite_force_n_z;
-    coriolis[6] = link5_position_y * link5_composite_force_f_x
-        + link5_subspace_v_y * link5_composite_force_f_y + link5_composite_force_n_z;
+    coriolis[3] = link2_composite_force_f_x * cache.link2_position_y
+        + cache.link2_subspace_v_y * link2_composite_force_f_y
+        + link2_composite_force_n_z;
+    coriolis[4] = link3_composite_force_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * link3_composite_force_f_x + link3_composite_force_n_z;
+    coriolis[5] = link4_composite_force_f_y * cache.link4_subspace_v_y
+        + cache.link4_position_y * link4_composite_force_f_x + link4_composite_force_n_z;
+    coriolis[6] = cache.link5_position_y * link5_composite_force_f_x
+        + cache.link5_subspace_v_y * link5_composite_force_f_y
+        + link5_composite_force_n_z;
     coriolis[7] = link6_composite_force_n_z
-        + link6_subspace_v_y * link6_composite_force_f_y
-        + link6_position_y * link6_composite_force_f_x;
+        + cache.link6_subspace_v_y * link6_composite_force_f_y
+        + cache.link6_position_y * link6_composite_force_f_x;
 }
 /// Gravitational potential energy V(q).
 #[inline]
@@ -1499,104 +1423,44 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
-    let head_tip_position_y = link6_position_y + p.link_length * link6_rotation_10;
     out[0][0] = q[0];
     out[0][1] = q[1];
     out[0][2] = 0.0;
-    out[1][0] = link1_com_x;
-    out[1][1] = link1_com_y;
+    out[1][0] = cache.link1_com_x;
+    out[1][1] = cache.link1_com_y;
     out[1][2] = 0.0;
-    out[2][0] = link2_position_x;
-    out[2][1] = link2_position_y;
+    out[2][0] = cache.link2_position_x;
+    out[2][1] = cache.link2_position_y;
     out[2][2] = 0.0;
-    out[3][0] = link2_com_x;
-    out[3][1] = link2_com_y;
+    out[3][0] = cache.link2_com_x;
+    out[3][1] = cache.link2_com_y;
     out[3][2] = 0.0;
-    out[4][0] = link3_position_x;
-    out[4][1] = link3_position_y;
+    out[4][0] = cache.link3_position_x;
+    out[4][1] = cache.link3_position_y;
     out[4][2] = 0.0;
-    out[5][0] = link3_com_x;
-    out[5][1] = link3_com_y;
+    out[5][0] = cache.link3_com_x;
+    out[5][1] = cache.link3_com_y;
     out[5][2] = 0.0;
-    out[6][0] = link4_position_x;
-    out[6][1] = link4_position_y;
+    out[6][0] = cache.link4_position_x;
+    out[6][1] = cache.link4_position_y;
     out[6][2] = 0.0;
-    out[7][0] = link4_com_x;
-    out[7][1] = link4_com_y;
+    out[7][0] = cache.link4_com_x;
+    out[7][1] = cache.link4_com_y;
     out[7][2] = 0.0;
-    out[8][0] = link5_position_x;
-    out[8][1] = link5_position_y;
+    out[8][0] = cache.link5_position_x;
+    out[8][1] = cache.link5_position_y;
     out[8][2] = 0.0;
-    out[9][0] = link5_com_x;
-    out[9][1] = link5_com_y;
+    out[9][0] = cache.link5_com_x;
+    out[9][1] = cache.link5_com_y;
     out[9][2] = 0.0;
-    out[10][0] = link6_position_x;
-    out[10][1] = link6_position_y;
+    out[10][0] = cache.link6_position_x;
+    out[10][1] = cache.link6_position_y;
     out[10][2] = 0.0;
-    out[11][0] = link6_com_x;
-    out[11][1] = link6_com_y;
+    out[11][0] = cache.link6_com_x;
+    out[11][1] = cache.link6_com_y;
     out[11][2] = 0.0;
-    out[12][0] = head_tip_position_x;
-    out[12][1] = head_tip_position_y;
+    out[12][0] = cache.head_tip_position_x;
+    out[12][1] = cache.head_tip_position_y;
     out[12][2] = 0.0;
 }
 /// World velocities of the contact points.
@@ -1610,126 +1474,60 @@ pub fn contact_velocities_into(
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
     let link2_velocity_w_z = qd[2] + qd[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_subspace_v_y = -link2_position_x;
-    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
     let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
     let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_subspace_v_y = -link4_position_x;
-    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
     let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_subspace_v_y = -link5_position_x;
-    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
     let link6_velocity_w_z = link5_velocity_w_z + qd[7];
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_subspace_v_y = -link6_position_x;
-    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let head_tip_position_y = link6_position_y + p.link_length * link6_rotation_10;
-    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
     out[0][0] = base_angle_velocity_v_x - q[1] * qd[2];
     out[0][1] = q[0] * qd[2] + base_angle_velocity_v_y;
     out[0][2] = 0.0;
-    out[1][0] = base_angle_velocity_v_x - link1_com_y * qd[2];
-    out[1][1] = base_angle_velocity_v_y + qd[2] * link1_com_x;
+    out[1][0] = base_angle_velocity_v_x - cache.link1_com_y * qd[2];
+    out[1][1] = base_angle_velocity_v_y + qd[2] * cache.link1_com_x;
     out[1][2] = 0.0;
-    out[2][0] = link2_velocity_v_x - link2_position_y * link2_velocity_w_z;
-    out[2][1] = link2_velocity_v_y + link2_position_x * link2_velocity_w_z;
+    out[2][0] = link2_velocity_v_x - cache.link2_position_y * link2_velocity_w_z;
+    out[2][1] = link2_velocity_v_y + cache.link2_position_x * link2_velocity_w_z;
     out[2][2] = 0.0;
-    out[3][0] = link2_velocity_v_x - link2_velocity_w_z * link2_com_y;
-    out[3][1] = link2_com_x * link2_velocity_w_z + link2_velocity_v_y;
+    out[3][0] = link2_velocity_v_x - link2_velocity_w_z * cache.link2_com_y;
+    out[3][1] = cache.link2_com_x * link2_velocity_w_z + link2_velocity_v_y;
     out[3][2] = 0.0;
-    out[4][0] = link3_velocity_v_x - link3_position_y * link3_velocity_w_z;
-    out[4][1] = link3_velocity_v_y + link3_position_x * link3_velocity_w_z;
+    out[4][0] = link3_velocity_v_x - cache.link3_position_y * link3_velocity_w_z;
+    out[4][1] = link3_velocity_v_y + cache.link3_position_x * link3_velocity_w_z;
     out[4][2] = 0.0;
-    out[5][0] = link3_velocity_v_x - link3_com_y * link3_velocity_w_z;
-    out[5][1] = link3_com_x * link3_velocity_w_z + link3_velocity_v_y;
+    out[5][0] = link3_velocity_v_x - cache.link3_com_y * link3_velocity_w_z;
+    out[5][1] = cache.link3_com_x * link3_velocity_w_z + link3_velocity_v_y;
     out[5][2] = 0.0;
-    out[6][0] = link4_velocity_v_x - link4_position_y * link4_velocity_w_z;
-    out[6][1] = link4_velocity_v_y + link4_velocity_w_z * link4_position_x;
+    out[6][0] = link4_velocity_v_x - cache.link4_position_y * link4_velocity_w_z;
+    out[6][1] = link4_velocity_v_y + link4_velocity_w_z * cache.link4_position_x;
     out[6][2] = 0.0;
-    out[7][0] = link4_velocity_v_x - link4_com_y * link4_velocity_w_z;
-    out[7][1] = link4_velocity_v_y + link4_velocity_w_z * link4_com_x;
+    out[7][0] = link4_velocity_v_x - cache.link4_com_y * link4_velocity_w_z;
+    out[7][1] = link4_velocity_v_y + link4_velocity_w_z * cache.link4_com_x;
     out[7][2] = 0.0;
-    out[8][0] = link5_velocity_v_x - link5_velocity_w_z * link5_position_y;
-    out[8][1] = link5_velocity_v_y + link5_velocity_w_z * link5_position_x;
+    out[8][0] = link5_velocity_v_x - link5_velocity_w_z * cache.link5_position_y;
+    out[8][1] = link5_velocity_v_y + link5_velocity_w_z * cache.link5_position_x;
     out[8][2] = 0.0;
-    out[9][0] = link5_velocity_v_x - link5_velocity_w_z * link5_com_y;
-    out[9][1] = link5_velocity_v_y + link5_velocity_w_z * link5_com_x;
+    out[9][0] = link5_velocity_v_x - link5_velocity_w_z * cache.link5_com_y;
+    out[9][1] = link5_velocity_v_y + link5_velocity_w_z * cache.link5_com_x;
     out[9][2] = 0.0;
-    out[10][0] = link6_velocity_v_x - link6_velocity_w_z * link6_position_y;
-    out[10][1] = link6_velocity_w_z * link6_position_x + link6_velocity_v_y;
+    out[10][0] = link6_velocity_v_x - link6_velocity_w_z * cache.link6_position_y;
+    out[10][1] = link6_velocity_w_z * cache.link6_position_x + link6_velocity_v_y;
     out[10][2] = 0.0;
-    out[11][0] = link6_velocity_v_x - link6_velocity_w_z * link6_com_y;
-    out[11][1] = link6_velocity_w_z * link6_com_x + link6_velocity_v_y;
+    out[11][0] = link6_velocity_v_x - link6_velocity_w_z * cache.link6_com_y;
+    out[11][1] = link6_velocity_w_z * cache.link6_com_x + link6_velocity_v_y;
     out[11][2] = 0.0;
-    out[12][0] = link6_velocity_v_x - head_tip_position_y * link6_velocity_w_z;
-    out[12][1] = link6_velocity_w_z * head_tip_position_x + link6_velocity_v_y;
+    out[12][0] = link6_velocity_v_x - cache.head_tip_position_y * link6_velocity_w_z;
+    out[12][1] = link6_velocity_w_z * cache.head_tip_position_x + link6_velocity_v_y;
     out[12][2] = 0.0;
 }
 /// World x axis of the body carrying each contact point.
@@ -1741,80 +1539,44 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    out[0][0] = cache.values[0];
-    out[0][1] = cache.values[1];
+    out[0][0] = cache.cos_q2;
+    out[0][1] = cache.sin_q2;
     out[0][2] = 0.0;
-    out[1][0] = cache.values[0];
-    out[1][1] = cache.values[1];
+    out[1][0] = cache.cos_q2;
+    out[1][1] = cache.sin_q2;
     out[1][2] = 0.0;
-    out[2][0] = link2_rotation_00;
-    out[2][1] = link2_rotation_10;
+    out[2][0] = cache.link2_rotation_00;
+    out[2][1] = cache.link2_rotation_10;
     out[2][2] = 0.0;
-    out[3][0] = link2_rotation_00;
-    out[3][1] = link2_rotation_10;
+    out[3][0] = cache.link2_rotation_00;
+    out[3][1] = cache.link2_rotation_10;
     out[3][2] = 0.0;
-    out[4][0] = link3_rotation_00;
-    out[4][1] = link3_rotation_10;
+    out[4][0] = cache.link3_rotation_00;
+    out[4][1] = cache.link3_rotation_10;
     out[4][2] = 0.0;
-    out[5][0] = link3_rotation_00;
-    out[5][1] = link3_rotation_10;
+    out[5][0] = cache.link3_rotation_00;
+    out[5][1] = cache.link3_rotation_10;
     out[5][2] = 0.0;
-    out[6][0] = link4_rotation_00;
-    out[6][1] = link4_rotation_10;
+    out[6][0] = cache.link4_rotation_00;
+    out[6][1] = cache.link4_rotation_10;
     out[6][2] = 0.0;
-    out[7][0] = link4_rotation_00;
-    out[7][1] = link4_rotation_10;
+    out[7][0] = cache.link4_rotation_00;
+    out[7][1] = cache.link4_rotation_10;
     out[7][2] = 0.0;
-    out[8][0] = link5_rotation_00;
-    out[8][1] = link5_rotation_10;
+    out[8][0] = cache.link5_rotation_00;
+    out[8][1] = cache.link5_rotation_10;
     out[8][2] = 0.0;
-    out[9][0] = link5_rotation_00;
-    out[9][1] = link5_rotation_10;
+    out[9][0] = cache.link5_rotation_00;
+    out[9][1] = cache.link5_rotation_10;
     out[9][2] = 0.0;
-    out[10][0] = link6_rotation_00;
-    out[10][1] = link6_rotation_10;
+    out[10][0] = cache.link6_rotation_00;
+    out[10][1] = cache.link6_rotation_10;
     out[10][2] = 0.0;
-    out[11][0] = link6_rotation_00;
-    out[11][1] = link6_rotation_10;
+    out[11][0] = cache.link6_rotation_00;
+    out[11][1] = cache.link6_rotation_10;
     out[11][2] = 0.0;
-    out[12][0] = link6_rotation_00;
-    out[12][1] = link6_rotation_10;
+    out[12][0] = cache.link6_rotation_00;
+    out[12][1] = cache.link6_rotation_10;
     out[12][2] = 0.0;
 }
 /// Jacobian of contact point `link1_rear` (on `link1`).
@@ -1827,11 +1589,10 @@ pub fn contact_jacobian_0(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let base_angle_subspace_v_y = -q[0];
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(0, 2)] = q[1] - q[1];
-    out[(1, 2)] = q[0] + base_angle_subspace_v_y;
+    out[(1, 2)] = q[0] + cache.base_angle_subspace_v_y;
 }
 /// Jacobian of contact point `link1_centre` (on `link1`).
 #[inline]
@@ -1843,13 +1604,10 @@ pub fn contact_jacobian_1(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let base_angle_subspace_v_y = -q[0];
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] - link1_com_y;
-    out[(1, 2)] = base_angle_subspace_v_y + link1_com_x;
+    out[(0, 2)] = q[1] - cache.link1_com_y;
+    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.link1_com_x;
 }
 /// Jacobian of contact point `link2_rear` (on `link2`).
 #[inline]
@@ -1861,17 +1619,13 @@ pub fn contact_jacobian_2(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let t0 = -link2_position_y;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let base_angle_subspace_v_y = -q[0];
-    let link2_subspace_v_y = -link2_position_x;
+    let t0 = -cache.link2_position_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = link2_position_x + base_angle_subspace_v_y;
-    out[(0, 3)] = t0 + link2_position_y;
-    out[(1, 3)] = link2_subspace_v_y + link2_position_x;
+    out[(1, 2)] = cache.link2_position_x + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link2_position_x;
 }
 /// Jacobian of contact point `link2_centre` (on `link2`).
 #[inline]
@@ -1883,24 +1637,13 @@ pub fn contact_jacobian_3(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let t0 = -link2_com_y;
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = cache.values[0] * cache.values[2]
-        + base_angle_rotation_01 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let base_angle_subspace_v_y = -q[0];
-    let link2_subspace_v_y = -link2_position_x;
+    let t0 = -cache.link2_com_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = link2_com_x + base_angle_subspace_v_y;
-    out[(0, 3)] = link2_position_y + t0;
-    out[(1, 3)] = link2_subspace_v_y + link2_com_x;
+    out[(1, 2)] = cache.link2_com_x + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = cache.link2_position_y + t0;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link2_com_x;
 }
 /// Jacobian of contact point `link3_rear` (on `link3`).
 #[inline]
@@ -1912,27 +1655,15 @@ pub fn contact_jacobian_4(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let t0 = -link3_position_y;
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = cache.values[0] * cache.values[2]
-        + base_angle_rotation_01 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let base_angle_subspace_v_y = -q[0];
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
+    let t0 = -cache.link3_position_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = link3_position_x + base_angle_subspace_v_y;
-    out[(0, 3)] = t0 + link2_position_y;
-    out[(1, 3)] = link3_position_x + link2_subspace_v_y;
-    out[(0, 4)] = t0 + link3_position_y;
-    out[(1, 4)] = link3_position_x + link3_subspace_v_y;
+    out[(1, 2)] = cache.link3_position_x + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link3_position_x + cache.link2_subspace_v_y;
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = cache.link3_position_x + cache.link3_subspace_v_y;
 }
 /// Jacobian of contact point `link3_centre` (on `link3`).
 #[inline]
@@ -1944,36 +1675,15 @@ pub fn contact_jacobian_5(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let t1 = -link3_com_y;
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let base_angle_subspace_v_y = -q[0];
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
+    let t0 = -cache.link3_com_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(1, 2)] = link3_com_x + base_angle_subspace_v_y;
-    out[(0, 3)] = t1 + link2_position_y;
-    out[(1, 3)] = link2_subspace_v_y + link3_com_x;
-    out[(0, 4)] = t1 + link3_position_y;
-    out[(1, 4)] = link3_com_x + link3_subspace_v_y;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = cache.link3_com_x + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link3_com_x;
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = cache.link3_com_x + cache.link3_subspace_v_y;
 }
 /// Jacobian of contact point `link4_rear` (on `link4`).
 #[inline]
@@ -1985,39 +1695,17 @@ pub fn contact_jacobian_6(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let t1 = -link4_position_y;
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link4_subspace_v_y = -link4_position_x;
+    let t0 = -cache.link4_position_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(1, 2)] = base_angle_subspace_v_y + link4_position_x;
-    out[(0, 3)] = t1 + link2_position_y;
-    out[(1, 3)] = link2_subspace_v_y + link4_position_x;
-    out[(0, 4)] = t1 + link3_position_y;
-    out[(1, 4)] = link4_position_x + link3_subspace_v_y;
-    out[(0, 5)] = link4_position_y + t1;
-    out[(1, 5)] = link4_subspace_v_y + link4_position_x;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.link4_position_x;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link4_position_x;
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = cache.link4_position_x + cache.link3_subspace_v_y;
+    out[(0, 5)] = cache.link4_position_y + t0;
+    out[(1, 5)] = cache.link4_subspace_v_y + cache.link4_position_x;
 }
 /// Jacobian of contact point `link4_centre` (on `link4`).
 #[inline]
@@ -2029,49 +1717,17 @@ pub fn contact_jacobian_7(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let t1 = -link4_com_y;
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link4_subspace_v_y = -link4_position_x;
+    let t0 = -cache.link4_com_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(1, 2)] = base_angle_subspace_v_y + link4_com_x;
-    out[(0, 3)] = link2_position_y + t1;
-    out[(1, 3)] = link2_subspace_v_y + link4_com_x;
-    out[(0, 4)] = link3_position_y + t1;
-    out[(1, 4)] = link4_com_x + link3_subspace_v_y;
-    out[(0, 5)] = link4_position_y + t1;
-    out[(1, 5)] = link4_subspace_v_y + link4_com_x;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.link4_com_x;
+    out[(0, 3)] = cache.link2_position_y + t0;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link4_com_x;
+    out[(0, 4)] = cache.link3_position_y + t0;
+    out[(1, 4)] = cache.link4_com_x + cache.link3_subspace_v_y;
+    out[(0, 5)] = cache.link4_position_y + t0;
+    out[(1, 5)] = cache.link4_subspace_v_y + cache.link4_com_x;
 }
 /// Jacobian of contact point `link5_rear` (on `link5`).
 #[inline]
@@ -2083,52 +1739,19 @@ pub fn contact_jacobian_8(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let t1 = -link5_position_y;
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let base_angle_subspace_v_y = -q[0];
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link4_subspace_v_y = -link4_position_x;
-    let link5_subspace_v_y = -link5_position_x;
+    let t0 = -cache.link5_position_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(1, 2)] = link5_position_x + base_angle_subspace_v_y;
-    out[(0, 3)] = t1 + link2_position_y;
-    out[(1, 3)] = link2_subspace_v_y + link5_position_x;
-    out[(0, 4)] = t1 + link3_position_y;
-    out[(1, 4)] = link5_position_x + link3_subspace_v_y;
-    out[(0, 5)] = t1 + link4_position_y;
-    out[(1, 5)] = link5_position_x + link4_subspace_v_y;
-    out[(0, 6)] = t1 + link5_position_y;
-    out[(1, 6)] = link5_position_x + link5_subspace_v_y;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = cache.link5_position_x + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link5_position_x;
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = cache.link5_position_x + cache.link3_subspace_v_y;
+    out[(0, 5)] = t0 + cache.link4_position_y;
+    out[(1, 5)] = cache.link5_position_x + cache.link4_subspace_v_y;
+    out[(0, 6)] = t0 + cache.link5_position_y;
+    out[(1, 6)] = cache.link5_position_x + cache.link5_subspace_v_y;
 }
 /// Jacobian of contact point `link5_centre` (on `link5`).
 #[inline]
@@ -2140,62 +1763,19 @@ pub fn contact_jacobian_9(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let t1 = -link5_com_y;
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let base_angle_subspace_v_y = -q[0];
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link4_subspace_v_y = -link4_position_x;
-    let link5_subspace_v_y = -link5_position_x;
+    let t0 = -cache.link5_com_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(1, 2)] = link5_com_x + base_angle_subspace_v_y;
-    out[(0, 3)] = link2_position_y + t1;
-    out[(1, 3)] = link2_subspace_v_y + link5_com_x;
-    out[(0, 4)] = link3_position_y + t1;
-    out[(1, 4)] = link5_com_x + link3_subspace_v_y;
-    out[(0, 5)] = link4_position_y + t1;
-    out[(1, 5)] = link5_com_x + link4_subspace_v_y;
-    out[(0, 6)] = link5_position_y + t1;
-    out[(1, 6)] = link5_com_x + link5_subspace_v_y;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = cache.link5_com_x + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = cache.link2_position_y + t0;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link5_com_x;
+    out[(0, 4)] = cache.link3_position_y + t0;
+    out[(1, 4)] = cache.link5_com_x + cache.link3_subspace_v_y;
+    out[(0, 5)] = cache.link4_position_y + t0;
+    out[(1, 5)] = cache.link5_com_x + cache.link4_subspace_v_y;
+    out[(0, 6)] = cache.link5_position_y + t0;
+    out[(1, 6)] = cache.link5_com_x + cache.link5_subspace_v_y;
 }
 /// Jacobian of contact point `link6_rear` (on `link6`).
 #[inline]
@@ -2207,65 +1787,21 @@ pub fn contact_jacobian_10(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let t1 = -link6_position_y;
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let base_angle_subspace_v_y = -q[0];
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link4_subspace_v_y = -link4_position_x;
-    let link5_subspace_v_y = -link5_position_x;
-    let link6_subspace_v_y = -link6_position_x;
+    let t0 = -cache.link6_position_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(1, 2)] = link6_position_x + base_angle_subspace_v_y;
-    out[(0, 3)] = link2_position_y + t1;
-    out[(1, 3)] = link2_subspace_v_y + link6_position_x;
-    out[(0, 4)] = link3_position_y + t1;
-    out[(1, 4)] = link6_position_x + link3_subspace_v_y;
-    out[(0, 5)] = link4_position_y + t1;
-    out[(1, 5)] = link6_position_x + link4_subspace_v_y;
-    out[(0, 6)] = link5_position_y + t1;
-    out[(1, 6)] = link6_position_x + link5_subspace_v_y;
-    out[(0, 7)] = link6_position_y + t1;
-    out[(1, 7)] = link6_position_x + link6_subspace_v_y;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = cache.link6_position_x + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = cache.link2_position_y + t0;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link6_position_x;
+    out[(0, 4)] = cache.link3_position_y + t0;
+    out[(1, 4)] = cache.link6_position_x + cache.link3_subspace_v_y;
+    out[(0, 5)] = cache.link4_position_y + t0;
+    out[(1, 5)] = cache.link6_position_x + cache.link4_subspace_v_y;
+    out[(0, 6)] = cache.link5_position_y + t0;
+    out[(1, 6)] = cache.link6_position_x + cache.link5_subspace_v_y;
+    out[(0, 7)] = cache.link6_position_y + t0;
+    out[(1, 7)] = cache.link6_position_x + cache.link6_subspace_v_y;
 }
 /// Jacobian of contact point `link6_centre` (on `link6`).
 #[inline]
@@ -2277,75 +1813,21 @@ pub fn contact_jacobian_11(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let t1 = -link6_com_y;
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link4_subspace_v_y = -link4_position_x;
-    let link5_subspace_v_y = -link5_position_x;
-    let link6_subspace_v_y = -link6_position_x;
+    let t0 = -cache.link6_com_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(1, 2)] = base_angle_subspace_v_y + link6_com_x;
-    out[(0, 3)] = link2_position_y + t1;
-    out[(1, 3)] = link2_subspace_v_y + link6_com_x;
-    out[(0, 4)] = link3_position_y + t1;
-    out[(1, 4)] = link6_com_x + link3_subspace_v_y;
-    out[(0, 5)] = link4_position_y + t1;
-    out[(1, 5)] = link4_subspace_v_y + link6_com_x;
-    out[(0, 6)] = link5_position_y + t1;
-    out[(1, 6)] = link5_subspace_v_y + link6_com_x;
-    out[(0, 7)] = link6_position_y + t1;
-    out[(1, 7)] = link6_subspace_v_y + link6_com_x;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.link6_com_x;
+    out[(0, 3)] = cache.link2_position_y + t0;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.link6_com_x;
+    out[(0, 4)] = cache.link3_position_y + t0;
+    out[(1, 4)] = cache.link6_com_x + cache.link3_subspace_v_y;
+    out[(0, 5)] = cache.link4_position_y + t0;
+    out[(1, 5)] = cache.link4_subspace_v_y + cache.link6_com_x;
+    out[(0, 6)] = cache.link5_position_y + t0;
+    out[(1, 6)] = cache.link5_subspace_v_y + cache.link6_com_x;
+    out[(0, 7)] = cache.link6_position_y + t0;
+    out[(1, 7)] = cache.link6_subspace_v_y + cache.link6_com_x;
 }
 /// Jacobian of contact point `head_tip` (on `link6`).
 #[inline]
@@ -2357,75 +1839,21 @@ pub fn contact_jacobian_12(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let head_tip_position_y = link6_position_y + p.link_length * link6_rotation_10;
-    let t1 = -head_tip_position_y;
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
-    let link2_subspace_v_y = -link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link4_subspace_v_y = -link4_position_x;
-    let link5_subspace_v_y = -link5_position_x;
-    let link6_subspace_v_y = -link6_position_x;
+    let t0 = -cache.head_tip_position_y;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
-    out[(0, 2)] = t1 + q[1];
-    out[(1, 2)] = base_angle_subspace_v_y + head_tip_position_x;
-    out[(0, 3)] = t1 + link2_position_y;
-    out[(1, 3)] = link2_subspace_v_y + head_tip_position_x;
-    out[(0, 4)] = t1 + link3_position_y;
-    out[(1, 4)] = head_tip_position_x + link3_subspace_v_y;
-    out[(0, 5)] = t1 + link4_position_y;
-    out[(1, 5)] = link4_subspace_v_y + head_tip_position_x;
-    out[(0, 6)] = t1 + link5_position_y;
-    out[(1, 6)] = link5_subspace_v_y + head_tip_position_x;
-    out[(0, 7)] = t1 + link6_position_y;
-    out[(1, 7)] = link6_subspace_v_y + head_tip_position_x;
+    out[(0, 2)] = t0 + q[1];
+    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.head_tip_position_x;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + cache.head_tip_position_x;
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = cache.head_tip_position_x + cache.link3_subspace_v_y;
+    out[(0, 5)] = t0 + cache.link4_position_y;
+    out[(1, 5)] = cache.link4_subspace_v_y + cache.head_tip_position_x;
+    out[(0, 6)] = t0 + cache.link5_position_y;
+    out[(1, 6)] = cache.link5_subspace_v_y + cache.head_tip_position_x;
+    out[(0, 7)] = t0 + cache.link6_position_y;
+    out[(1, 7)] = cache.link6_subspace_v_y + cache.head_tip_position_x;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -2458,94 +1886,9 @@ pub fn contact_jacobian_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
-    let t0 = 1.0 / link1_composite_inertia_m;
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let t1 = cache.values[0] * cache.values[2];
-    let link2_rotation_00 = t1 + base_angle_rotation_01 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let link2_inertia_h_y = p.link_mass * link2_com_y;
-    let link2_rotation_11 = t1 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let link4_inertia_h_y = link4_com_y * p.link_mass;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let link6_inertia_h_y = link6_com_y * p.link_mass;
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link5_inertia_h_y = link5_com_y * p.link_mass;
-    let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
-    let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let link3_inertia_h_y = link3_com_y * p.link_mass;
-    let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
-    let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_y = link1_com_y * p.link_mass;
-    let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
-    let x = t0 * link1_composite_inertia_h_x;
-    let y = t0 * link1_composite_inertia_h_y;
+    let t0 = 1.0 / cache.link1_composite_inertia_m;
+    let x = t0 * cache.link1_composite_inertia_h_x;
+    let y = t0 * cache.link1_composite_inertia_h_y;
     let z = 0.0;
     Vector3::new(x, y, z)
 }
@@ -2569,131 +1912,55 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let link3_inertia_h_y = link3_com_y * p.link_mass;
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
     let link2_velocity_w_z = qd[2] + qd[3];
     let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
     let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
-        - link3_inertia_h_y * link3_velocity_w_z;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let link4_inertia_h_y = link4_com_y * p.link_mass;
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
     let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
     let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
-        - link4_inertia_h_y * link4_velocity_w_z;
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
     let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
     let link6_velocity_w_z = link5_velocity_w_z + qd[7];
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let link6_inertia_h_y = link6_com_y * p.link_mass;
-    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
-    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
-        - link6_velocity_w_z * link6_inertia_h_y;
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link5_inertia_h_y = link5_com_y * p.link_mass;
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
     let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
-        - link5_velocity_w_z * link5_inertia_h_y;
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
     let link5_composite_momentum_f_x = link6_momentum_f_x + link5_momentum_f_x;
     let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
     let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let link2_inertia_h_y = p.link_mass * link2_com_y;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
-        - link2_inertia_h_y * link2_velocity_w_z;
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
     let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_y = link1_com_y * p.link_mass;
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - link1_inertia_h_y * qd[2];
+        - cache.link1_inertia_h_y * qd[2];
     let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
-    let link2_subspace_v_y = -link2_position_x;
-    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
-    let link2_momentum_f_y = link2_inertia_h_x * link2_velocity_w_z
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
         + link2_velocity_v_y * p.link_mass;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
     let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
-        + link3_velocity_w_z * link3_inertia_h_x;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_subspace_v_y = -link4_position_x;
-    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
-    let link4_momentum_f_y = link4_inertia_h_x * link4_velocity_w_z
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
         + link4_velocity_v_y * p.link_mass;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_subspace_v_y = -link5_position_x;
-    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_subspace_v_y = -link6_position_x;
-    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
     let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
-        + link6_velocity_w_z * link6_inertia_h_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_momentum_f_y = link5_velocity_w_z * link5_inertia_h_x
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
         + link5_velocity_v_y * p.link_mass;
     let link5_composite_momentum_f_y = link6_momentum_f_y + link5_momentum_f_y;
     let link4_composite_momentum_f_y = link4_momentum_f_y + link5_composite_momentum_f_y;
     let link3_composite_momentum_f_y = link3_momentum_f_y + link4_composite_momentum_f_y;
     let link2_composite_momentum_f_y = link2_momentum_f_y + link3_composite_momentum_f_y;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_momentum_f_y = qd[2] * link1_inertia_h_x
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let link1_composite_momentum_f_y = link2_composite_momentum_f_y + link1_momentum_f_y;
     let x = link1_composite_momentum_f_x;
@@ -2710,133 +1977,45 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_01 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_01 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_position_y = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_10 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_y = link2_position_y + 0.5 * p.link_length * link2_rotation_10;
-    let link2_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link2_com_x * link2_com_x + link2_com_y * link2_com_y);
     let link2_velocity_w_z = qd[2] + qd[3];
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link2_velocity_v_x = link2_position_y * qd[3] + base_angle_velocity_v_x;
-    let link2_inertia_h_y = p.link_mass * link2_com_y;
-    let base_angle_subspace_v_y = -q[0];
-    let base_angle_velocity_v_y = qd[2] * base_angle_subspace_v_y + qd[1];
-    let link2_subspace_v_y = -link2_position_x;
-    let link2_velocity_v_y = base_angle_velocity_v_y + link2_subspace_v_y * qd[3];
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_momentum_n_z = link2_inertia_i_22 * link2_velocity_w_z
-        + link2_velocity_v_y * link2_inertia_h_x
-        - link2_velocity_v_x * link2_inertia_h_y;
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_n_z = cache.link2_inertia_i_22 * link2_velocity_w_z
+        + link2_velocity_v_y * cache.link2_inertia_h_x
+        - link2_velocity_v_x * cache.link2_inertia_h_y;
     let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
     let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
     let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
     let link6_velocity_w_z = link5_velocity_w_z + qd[7];
-    let link2_rotation_01 = base_angle_rotation_01 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_01 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_01 = cache.values[4] * link2_rotation_01
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_01 = cache.values[6] * link3_rotation_01
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_01;
-    let link5_rotation_00 = link4_rotation_01 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_01 = link4_rotation_01 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_01;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link2_rotation_11 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_10 = cache.values[5] * link2_rotation_11
-        + cache.values[4] * link2_rotation_10;
-    let link3_position_y = link2_position_y + p.link_length * link2_rotation_10;
-    let link4_position_y = p.link_length * link3_rotation_10 + link3_position_y;
-    let link3_rotation_11 = cache.values[4] * link2_rotation_11
-        - cache.values[5] * link2_rotation_10;
-    let link4_rotation_10 = cache.values[7] * link3_rotation_11
-        + cache.values[6] * link3_rotation_10;
-    let link5_position_y = link4_position_y + p.link_length * link4_rotation_10;
-    let link4_rotation_11 = cache.values[6] * link3_rotation_11
-        - cache.values[7] * link3_rotation_10;
-    let link5_rotation_10 = link4_rotation_11 * cache.values[9]
-        + link4_rotation_10 * cache.values[8];
-    let link6_position_y = link5_position_y + p.link_length * link5_rotation_10;
-    let link5_rotation_11 = link4_rotation_11 * cache.values[8]
-        - link4_rotation_10 * cache.values[9];
-    let link6_rotation_10 = link5_rotation_10 * cache.values[10]
-        + cache.values[11] * link5_rotation_11;
-    let link6_com_y = link6_position_y + 0.5 * p.link_length * link6_rotation_10;
-    let link6_inertia_i_22 = (link6_com_x * link6_com_x + link6_com_y * link6_com_y)
-        * p.link_mass + p.link_inertia;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_y;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_y * qd[5];
-    let link5_velocity_v_x = qd[6] * link5_position_y + link4_velocity_v_x;
-    let link6_velocity_v_x = qd[7] * link6_position_y + link5_velocity_v_x;
-    let link6_inertia_h_y = link6_com_y * p.link_mass;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link4_subspace_v_y = -link4_position_x;
-    let link3_subspace_v_y = -link3_position_x;
-    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * link3_subspace_v_y;
-    let link4_velocity_v_y = qd[5] * link4_subspace_v_y + link3_velocity_v_y;
-    let link5_subspace_v_y = -link5_position_x;
-    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * link5_subspace_v_y;
-    let link6_subspace_v_y = -link6_position_x;
-    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * link6_subspace_v_y;
-    let link6_momentum_n_z = link6_velocity_w_z * link6_inertia_i_22
-        + link6_inertia_h_x * link6_velocity_v_y
-        - link6_velocity_v_x * link6_inertia_h_y;
-    let link5_com_y = link5_position_y + 0.5 * p.link_length * link5_rotation_10;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link5_com_y * link5_com_y + link5_com_x * link5_com_x);
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_inertia_h_y = link5_com_y * p.link_mass;
-    let link5_momentum_n_z = link5_velocity_w_z * link5_inertia_i_22
-        + link5_velocity_v_y * link5_inertia_h_x
-        - link5_velocity_v_x * link5_inertia_h_y;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
+    let link6_momentum_n_z = link6_velocity_w_z * cache.link6_inertia_i_22
+        + cache.link6_inertia_h_x * link6_velocity_v_y
+        - link6_velocity_v_x * cache.link6_inertia_h_y;
+    let link5_momentum_n_z = link5_velocity_w_z * cache.link5_inertia_i_22
+        + link5_velocity_v_y * cache.link5_inertia_h_x
+        - link5_velocity_v_x * cache.link5_inertia_h_y;
     let link5_composite_momentum_n_z = link6_momentum_n_z + link5_momentum_n_z;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_com_y = link4_position_y + 0.5 * p.link_length * link4_rotation_10;
-    let link4_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link4_com_x * link4_com_x + link4_com_y * link4_com_y);
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_inertia_h_y = link4_com_y * p.link_mass;
-    let link4_momentum_n_z = link4_inertia_i_22 * link4_velocity_w_z
-        + link4_velocity_v_y * link4_inertia_h_x
-        - link4_inertia_h_y * link4_velocity_v_x;
+    let link4_momentum_n_z = cache.link4_inertia_i_22 * link4_velocity_w_z
+        + link4_velocity_v_y * cache.link4_inertia_h_x
+        - cache.link4_inertia_h_y * link4_velocity_v_x;
     let link4_composite_momentum_n_z = link5_composite_momentum_n_z + link4_momentum_n_z;
-    let link3_com_y = link3_position_y + 0.5 * p.link_length * link3_rotation_10;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_i_22 = p.link_inertia
-        + p.link_mass * (link3_com_y * link3_com_y + link3_com_x * link3_com_x);
-    let link3_inertia_h_y = link3_com_y * p.link_mass;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_momentum_n_z = link3_inertia_i_22 * link3_velocity_w_z
-        + link3_inertia_h_x * link3_velocity_v_y
-        - link3_inertia_h_y * link3_velocity_v_x;
+    let link3_momentum_n_z = cache.link3_inertia_i_22 * link3_velocity_w_z
+        + cache.link3_inertia_h_x * link3_velocity_v_y
+        - cache.link3_inertia_h_y * link3_velocity_v_x;
     let link3_composite_momentum_n_z = link4_composite_momentum_n_z + link3_momentum_n_z;
     let link2_composite_momentum_n_z = link2_momentum_n_z + link3_composite_momentum_n_z;
-    let link1_com_y = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_y = link1_com_y * p.link_mass;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_i_22 = (link1_com_x * link1_com_x + link1_com_y * link1_com_y)
-        * p.link_mass + p.link_inertia;
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_momentum_n_z = qd[2] * link1_inertia_i_22
-        + base_angle_velocity_v_y * link1_inertia_h_x
-        - link1_inertia_h_y * base_angle_velocity_v_x;
+    let link1_momentum_n_z = qd[2] * cache.link1_inertia_i_22
+        + base_angle_velocity_v_y * cache.link1_inertia_h_x
+        - cache.link1_inertia_h_y * base_angle_velocity_v_x;
     let link1_composite_momentum_n_z = link2_composite_momentum_n_z + link1_momentum_n_z;
     let x = 0.0;
     let y = 0.0;

@@ -59,54 +59,407 @@ impl ParamSet for Params {
         }
     }
 }
-/// Every transcendental value of `q` the equations use, computed once per state by [`cache`].
+/// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///
-/// - `values[0]` = cos(q[2])
-/// - `values[1]` = sin(q[2])
-/// - `values[2]` = cos(q[3])
-/// - `values[3]` = sin(q[3])
-/// - `values[4]` = cos(q[4])
-/// - `values[5]` = sin(q[4])
-/// - `values[6]` = cos(q[5])
-/// - `values[7]` = sin(q[5])
-/// - `values[8]` = cos(q[6])
-/// - `values[9]` = sin(q[6])
-/// - `values[10]` = cos(q[7])
-/// - `values[11]` = sin(q[7])
+/// Sines and cosines of the coordinates, then the position-level intermediates of the recursive algorithms in the order [`cache`] computes them, parent to child: link rotations and positions, joint motion subspaces, inertias and composite inertias about the world origin, contact point positions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cache {
-    pub values: [f64; 12],
+    /// `cos(q[2])`
+    pub cos_q2: f64,
+    /// `sin(q[2])`
+    pub sin_q2: f64,
+    /// `cos(q[3])`
+    pub cos_q3: f64,
+    /// `sin(q[3])`
+    pub sin_q3: f64,
+    /// `cos(q[4])`
+    pub cos_q4: f64,
+    /// `sin(q[4])`
+    pub sin_q4: f64,
+    /// `cos(q[5])`
+    pub cos_q5: f64,
+    /// `sin(q[5])`
+    pub sin_q5: f64,
+    /// `cos(q[6])`
+    pub cos_q6: f64,
+    /// `sin(q[6])`
+    pub sin_q6: f64,
+    /// `cos(q[7])`
+    pub cos_q7: f64,
+    /// `sin(q[7])`
+    pub sin_q7: f64,
+    pub base_angle_rotation_02: f64,
+    pub base_angle_subspace_v_z: f64,
+    pub link1_com_x: f64,
+    pub link1_com_z: f64,
+    pub link1_inertia_h_x: f64,
+    pub link1_inertia_h_z: f64,
+    pub link1_inertia_i_11: f64,
+    pub link2_rotation_00: f64,
+    pub link2_rotation_02: f64,
+    pub link2_rotation_20: f64,
+    pub link2_rotation_22: f64,
+    pub link2_position_x: f64,
+    pub link2_position_z: f64,
+    pub link2_subspace_v_z: f64,
+    pub link2_com_x: f64,
+    pub link2_com_z: f64,
+    pub link2_inertia_h_x: f64,
+    pub link2_inertia_h_z: f64,
+    pub link2_inertia_i_11: f64,
+    pub link3_rotation_00: f64,
+    pub link3_rotation_02: f64,
+    pub link3_rotation_20: f64,
+    pub link3_rotation_22: f64,
+    pub link3_position_x: f64,
+    pub link3_position_z: f64,
+    pub link3_subspace_v_z: f64,
+    pub link3_com_x: f64,
+    pub link3_com_z: f64,
+    pub link3_inertia_h_x: f64,
+    pub link3_inertia_h_z: f64,
+    pub link3_inertia_i_11: f64,
+    pub link4_rotation_00: f64,
+    pub link4_rotation_02: f64,
+    pub link4_rotation_20: f64,
+    pub link4_rotation_22: f64,
+    pub link4_position_x: f64,
+    pub link4_position_z: f64,
+    pub link4_subspace_v_z: f64,
+    pub link4_com_x: f64,
+    pub link4_com_z: f64,
+    pub link4_inertia_h_x: f64,
+    pub link4_inertia_h_z: f64,
+    pub link4_inertia_i_11: f64,
+    pub link5_rotation_00: f64,
+    pub link5_rotation_02: f64,
+    pub link5_rotation_20: f64,
+    pub link5_rotation_22: f64,
+    pub link5_position_x: f64,
+    pub link5_position_z: f64,
+    pub link5_subspace_v_z: f64,
+    pub link5_com_x: f64,
+    pub link5_com_z: f64,
+    pub link5_inertia_h_x: f64,
+    pub link5_inertia_h_z: f64,
+    pub link5_inertia_i_11: f64,
+    pub link6_rotation_00: f64,
+    pub link6_rotation_20: f64,
+    pub link6_position_x: f64,
+    pub link6_position_z: f64,
+    pub link6_subspace_v_z: f64,
+    pub link6_com_x: f64,
+    pub link6_com_z: f64,
+    pub link6_inertia_h_x: f64,
+    pub link6_inertia_h_z: f64,
+    pub link6_inertia_i_11: f64,
+    pub link5_composite_inertia_m: f64,
+    pub link5_composite_inertia_h_x: f64,
+    pub link5_composite_inertia_h_z: f64,
+    pub link5_composite_inertia_i_11: f64,
+    pub link4_composite_inertia_m: f64,
+    pub link4_composite_inertia_h_x: f64,
+    pub link4_composite_inertia_h_z: f64,
+    pub link4_composite_inertia_i_11: f64,
+    pub link3_composite_inertia_m: f64,
+    pub link3_composite_inertia_h_x: f64,
+    pub link3_composite_inertia_h_z: f64,
+    pub link3_composite_inertia_i_11: f64,
+    pub link2_composite_inertia_m: f64,
+    pub link2_composite_inertia_h_x: f64,
+    pub link2_composite_inertia_h_z: f64,
+    pub link2_composite_inertia_i_11: f64,
+    pub link1_composite_inertia_m: f64,
+    pub link1_composite_inertia_h_x: f64,
+    pub link1_composite_inertia_h_z: f64,
+    pub link1_composite_inertia_i_11: f64,
+    pub base_z_projected_inertia_n_y: f64,
+    pub base_angle_projected_inertia_n_y: f64,
+    pub base_angle_projected_inertia_f_x: f64,
+    pub base_angle_projected_inertia_f_z: f64,
+    pub link2_projected_inertia_n_y: f64,
+    pub link2_projected_inertia_f_x: f64,
+    pub link2_projected_inertia_f_z: f64,
+    pub link3_projected_inertia_n_y: f64,
+    pub link3_projected_inertia_f_x: f64,
+    pub link3_projected_inertia_f_z: f64,
+    pub link4_projected_inertia_n_y: f64,
+    pub link4_projected_inertia_f_x: f64,
+    pub link4_projected_inertia_f_z: f64,
+    pub link5_projected_inertia_n_y: f64,
+    pub link5_projected_inertia_f_x: f64,
+    pub link5_projected_inertia_f_z: f64,
+    pub link6_projected_inertia_n_y: f64,
+    pub link6_projected_inertia_f_x: f64,
+    pub link6_projected_inertia_f_z: f64,
+    pub head_tip_position_x: f64,
+    pub head_tip_position_z: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
-    let mut values = [0.0; 12];
-    let angle0 = q[2];
-    let angle1 = q[3];
-    let angle2 = q[4];
-    let angle3 = q[5];
-    let angle4 = q[6];
-    let angle5 = q[7];
-    let (sin, cos) = angle0.sin_cos();
-    values[1] = sin;
-    values[0] = cos;
-    let (sin, cos) = angle1.sin_cos();
-    values[3] = sin;
-    values[2] = cos;
-    let (sin, cos) = angle2.sin_cos();
-    values[5] = sin;
-    values[4] = cos;
-    let (sin, cos) = angle3.sin_cos();
-    values[7] = sin;
-    values[6] = cos;
-    let (sin, cos) = angle4.sin_cos();
-    values[9] = sin;
-    values[8] = cos;
-    let (sin, cos) = angle5.sin_cos();
-    values[11] = sin;
-    values[10] = cos;
-    Cache { values }
+    let (sin_q2, cos_q2) = q[2].sin_cos();
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let (sin_q7, cos_q7) = q[7].sin_cos();
+    let base_angle_rotation_02 = -sin_q2;
+    let base_angle_subspace_v_z = -q[0];
+    let link1_com_x = 0.5 * p.link_length * cos_q2 + q[0];
+    let link1_com_z = q[1] + 0.5 * sin_q2 * p.link_length;
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_inertia_h_z = link1_com_z * p.link_mass;
+    let link1_inertia_i_11 = (link1_com_x * link1_com_x + link1_com_z * link1_com_z)
+        * p.link_mass + p.link_inertia;
+    let t0 = cos_q2 * cos_q3;
+    let link2_rotation_00 = t0 + base_angle_rotation_02 * sin_q3;
+    let link2_rotation_02 = base_angle_rotation_02 * cos_q3 - cos_q2 * sin_q3;
+    let link2_rotation_20 = cos_q2 * sin_q3 + sin_q2 * cos_q3;
+    let link2_rotation_22 = t0 - sin_q2 * sin_q3;
+    let link2_position_x = p.link_length * cos_q2 + q[0];
+    let link2_position_z = q[1] + sin_q2 * p.link_length;
+    let link2_subspace_v_z = -link2_position_x;
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_inertia_h_z = p.link_mass * link2_com_z;
+    let link2_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link2_com_x * link2_com_x + link2_com_z * link2_com_z);
+    let link3_rotation_00 = link2_rotation_02 * sin_q4 + cos_q4 * link2_rotation_00;
+    let link3_rotation_02 = cos_q4 * link2_rotation_02 - sin_q4 * link2_rotation_00;
+    let link3_rotation_20 = sin_q4 * link2_rotation_22 + cos_q4 * link2_rotation_20;
+    let link3_rotation_22 = cos_q4 * link2_rotation_22 - sin_q4 * link2_rotation_20;
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
+    let link3_subspace_v_z = -link3_position_x;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_inertia_h_z = link3_com_z * p.link_mass;
+    let link3_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link3_com_z * link3_com_z + link3_com_x * link3_com_x);
+    let link4_rotation_00 = cos_q5 * link3_rotation_00 + sin_q5 * link3_rotation_02;
+    let link4_rotation_02 = cos_q5 * link3_rotation_02 - sin_q5 * link3_rotation_00;
+    let link4_rotation_20 = sin_q5 * link3_rotation_22 + cos_q5 * link3_rotation_20;
+    let link4_rotation_22 = cos_q5 * link3_rotation_22 - sin_q5 * link3_rotation_20;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
+    let link4_subspace_v_z = -link4_position_x;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_inertia_h_z = link4_com_z * p.link_mass;
+    let link4_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link4_com_x * link4_com_x + link4_com_z * link4_com_z);
+    let link5_rotation_00 = link4_rotation_02 * sin_q6 + link4_rotation_00 * cos_q6;
+    let link5_rotation_02 = link4_rotation_02 * cos_q6 - link4_rotation_00 * sin_q6;
+    let link5_rotation_20 = link4_rotation_22 * sin_q6 + link4_rotation_20 * cos_q6;
+    let link5_rotation_22 = link4_rotation_22 * cos_q6 - link4_rotation_20 * sin_q6;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
+    let link5_subspace_v_z = -link5_position_x;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_inertia_h_z = link5_com_z * p.link_mass;
+    let link5_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link5_com_z * link5_com_z + link5_com_x * link5_com_x);
+    let link6_rotation_00 = link5_rotation_00 * cos_q7 + sin_q7 * link5_rotation_02;
+    let link6_rotation_20 = link5_rotation_20 * cos_q7 + sin_q7 * link5_rotation_22;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
+    let link6_subspace_v_z = -link6_position_x;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link6_inertia_h_z = link6_com_z * p.link_mass;
+    let link6_inertia_i_11 = (link6_com_x * link6_com_x + link6_com_z * link6_com_z)
+        * p.link_mass + p.link_inertia;
+    let link5_composite_inertia_m = p.link_mass + p.link_mass;
+    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
+    let link5_composite_inertia_h_z = link6_inertia_h_z + link5_inertia_h_z;
+    let link5_composite_inertia_i_11 = link5_inertia_i_11 + link6_inertia_i_11;
+    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
+    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
+    let link4_composite_inertia_h_z = link4_inertia_h_z + link5_composite_inertia_h_z;
+    let link4_composite_inertia_i_11 = link4_inertia_i_11 + link5_composite_inertia_i_11;
+    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
+    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
+    let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11 + link3_inertia_i_11;
+    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
+    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
+    let link2_composite_inertia_h_z = link2_inertia_h_z + link3_composite_inertia_h_z;
+    let link2_composite_inertia_i_11 = link3_composite_inertia_i_11 + link2_inertia_i_11;
+    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
+    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
+    let link1_composite_inertia_h_z = link2_composite_inertia_h_z + link1_inertia_h_z;
+    let link1_composite_inertia_i_11 = link1_inertia_i_11 + link2_composite_inertia_i_11;
+    let base_z_projected_inertia_n_y = -link1_composite_inertia_h_x;
+    let base_angle_projected_inertia_n_y = q[1] * link1_composite_inertia_h_z
+        - base_angle_subspace_v_z * link1_composite_inertia_h_x
+        - link1_composite_inertia_i_11;
+    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
+        - link1_composite_inertia_h_z;
+    let base_angle_projected_inertia_f_z = base_angle_subspace_v_z
+        * link1_composite_inertia_m - base_z_projected_inertia_n_y;
+    let link2_projected_inertia_n_y = link2_composite_inertia_h_z * link2_position_z
+        - link2_subspace_v_z * link2_composite_inertia_h_x
+        - link2_composite_inertia_i_11;
+    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_z
+        - link2_composite_inertia_h_z;
+    let link2_projected_inertia_f_z = link2_subspace_v_z * link2_composite_inertia_m
+        + link2_composite_inertia_h_x;
+    let link3_projected_inertia_n_y = link3_position_z * link3_composite_inertia_h_z
+        - link3_composite_inertia_h_x * link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let link3_projected_inertia_f_x = link3_position_z * link3_composite_inertia_m
+        - link3_composite_inertia_h_z;
+    let link3_projected_inertia_f_z = link3_composite_inertia_h_x
+        + link3_composite_inertia_m * link3_subspace_v_z;
+    let link4_projected_inertia_n_y = link4_position_z * link4_composite_inertia_h_z
+        - link4_composite_inertia_i_11
+        - link4_composite_inertia_h_x * link4_subspace_v_z;
+    let link4_projected_inertia_f_x = link4_position_z * link4_composite_inertia_m
+        - link4_composite_inertia_h_z;
+    let link4_projected_inertia_f_z = link4_composite_inertia_h_x
+        + link4_subspace_v_z * link4_composite_inertia_m;
+    let link5_projected_inertia_n_y = link5_position_z * link5_composite_inertia_h_z
+        - link5_composite_inertia_h_x * link5_subspace_v_z
+        - link5_composite_inertia_i_11;
+    let link5_projected_inertia_f_x = link5_position_z * link5_composite_inertia_m
+        - link5_composite_inertia_h_z;
+    let link5_projected_inertia_f_z = link5_composite_inertia_m * link5_subspace_v_z
+        + link5_composite_inertia_h_x;
+    let link6_projected_inertia_n_y = link6_position_z * link6_inertia_h_z
+        - link6_inertia_i_11 - link6_subspace_v_z * link6_inertia_h_x;
+    let link6_projected_inertia_f_x = link6_position_z * p.link_mass - link6_inertia_h_z;
+    let link6_projected_inertia_f_z = link6_inertia_h_x
+        + link6_subspace_v_z * p.link_mass;
+    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    let head_tip_position_z = link6_position_z + p.link_length * link6_rotation_20;
+    Cache {
+        cos_q2,
+        sin_q2,
+        cos_q3,
+        sin_q3,
+        cos_q4,
+        sin_q4,
+        cos_q5,
+        sin_q5,
+        cos_q6,
+        sin_q6,
+        cos_q7,
+        sin_q7,
+        base_angle_rotation_02,
+        base_angle_subspace_v_z,
+        link1_com_x,
+        link1_com_z,
+        link1_inertia_h_x,
+        link1_inertia_h_z,
+        link1_inertia_i_11,
+        link2_rotation_00,
+        link2_rotation_02,
+        link2_rotation_20,
+        link2_rotation_22,
+        link2_position_x,
+        link2_position_z,
+        link2_subspace_v_z,
+        link2_com_x,
+        link2_com_z,
+        link2_inertia_h_x,
+        link2_inertia_h_z,
+        link2_inertia_i_11,
+        link3_rotation_00,
+        link3_rotation_02,
+        link3_rotation_20,
+        link3_rotation_22,
+        link3_position_x,
+        link3_position_z,
+        link3_subspace_v_z,
+        link3_com_x,
+        link3_com_z,
+        link3_inertia_h_x,
+        link3_inertia_h_z,
+        link3_inertia_i_11,
+        link4_rotation_00,
+        link4_rotation_02,
+        link4_rotation_20,
+        link4_rotation_22,
+        link4_position_x,
+        link4_position_z,
+        link4_subspace_v_z,
+        link4_com_x,
+        link4_com_z,
+        link4_inertia_h_x,
+        link4_inertia_h_z,
+        link4_inertia_i_11,
+        link5_rotation_00,
+        link5_rotation_02,
+        link5_rotation_20,
+        link5_rotation_22,
+        link5_position_x,
+        link5_position_z,
+        link5_subspace_v_z,
+        link5_com_x,
+        link5_com_z,
+        link5_inertia_h_x,
+        link5_inertia_h_z,
+        link5_inertia_i_11,
+        link6_rotation_00,
+        link6_rotation_20,
+        link6_position_x,
+        link6_position_z,
+        link6_subspace_v_z,
+        link6_com_x,
+        link6_com_z,
+        link6_inertia_h_x,
+        link6_inertia_h_z,
+        link6_inertia_i_11,
+        link5_composite_inertia_m,
+        link5_composite_inertia_h_x,
+        link5_composite_inertia_h_z,
+        link5_composite_inertia_i_11,
+        link4_composite_inertia_m,
+        link4_composite_inertia_h_x,
+        link4_composite_inertia_h_z,
+        link4_composite_inertia_i_11,
+        link3_composite_inertia_m,
+        link3_composite_inertia_h_x,
+        link3_composite_inertia_h_z,
+        link3_composite_inertia_i_11,
+        link2_composite_inertia_m,
+        link2_composite_inertia_h_x,
+        link2_composite_inertia_h_z,
+        link2_composite_inertia_i_11,
+        link1_composite_inertia_m,
+        link1_composite_inertia_h_x,
+        link1_composite_inertia_h_z,
+        link1_composite_inertia_i_11,
+        base_z_projected_inertia_n_y,
+        base_angle_projected_inertia_n_y,
+        base_angle_projected_inertia_f_x,
+        base_angle_projected_inertia_f_z,
+        link2_projected_inertia_n_y,
+        link2_projected_inertia_f_x,
+        link2_projected_inertia_f_z,
+        link3_projected_inertia_n_y,
+        link3_projected_inertia_f_x,
+        link3_projected_inertia_f_z,
+        link4_projected_inertia_n_y,
+        link4_projected_inertia_f_x,
+        link4_projected_inertia_f_z,
+        link5_projected_inertia_n_y,
+        link5_projected_inertia_f_x,
+        link5_projected_inertia_f_z,
+        link6_projected_inertia_n_y,
+        link6_projected_inertia_f_x,
+        link6_projected_inertia_f_z,
+        head_tip_position_x,
+        head_tip_position_z,
+    }
 }
 /// Mass matrix M(q).
 #[inline]
@@ -118,258 +471,110 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let link2_inertia_h_z = p.link_mass * link2_com_z;
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link4_inertia_h_z = link4_com_z * p.link_mass;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link6_inertia_h_z = link6_com_z * p.link_mass;
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link5_inertia_h_z = link5_com_z * p.link_mass;
-    let link5_composite_inertia_h_z = link6_inertia_h_z + link5_inertia_h_z;
-    let link4_composite_inertia_h_z = link4_inertia_h_z + link5_composite_inertia_h_z;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link3_inertia_h_z = link3_com_z * p.link_mass;
-    let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
-    let link2_composite_inertia_h_z = link2_inertia_h_z + link3_composite_inertia_h_z;
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_z = link1_com_z * p.link_mass;
-    let link1_composite_inertia_h_z = link2_composite_inertia_h_z + link1_inertia_h_z;
-    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
-        - link1_composite_inertia_h_z;
-    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_z
-        - link2_composite_inertia_h_z;
-    let link3_projected_inertia_f_x = link3_position_z * link3_composite_inertia_m
-        - link3_composite_inertia_h_z;
-    let link4_projected_inertia_f_x = link4_position_z * link4_composite_inertia_m
-        - link4_composite_inertia_h_z;
-    let link5_projected_inertia_f_x = link5_position_z * link5_composite_inertia_m
-        - link5_composite_inertia_h_z;
-    let link6_projected_inertia_f_x = link6_position_z * p.link_mass - link6_inertia_h_z;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let base_z_projected_inertia_n_y = -link1_composite_inertia_h_x;
-    let base_angle_projected_inertia_f_z = base_angle_subspace_v_z
-        * link1_composite_inertia_m - base_z_projected_inertia_n_y;
-    let link2_subspace_v_z = -link2_position_x;
-    let link2_projected_inertia_f_z = link2_subspace_v_z * link2_composite_inertia_m
-        + link2_composite_inertia_h_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link3_projected_inertia_f_z = link3_composite_inertia_h_x
-        + link3_composite_inertia_m * link3_subspace_v_z;
-    let link4_subspace_v_z = -link4_position_x;
-    let link4_projected_inertia_f_z = link4_composite_inertia_h_x
-        + link4_subspace_v_z * link4_composite_inertia_m;
-    let link5_subspace_v_z = -link5_position_x;
-    let link5_projected_inertia_f_z = link5_composite_inertia_m * link5_subspace_v_z
-        + link5_composite_inertia_h_x;
-    let link6_subspace_v_z = -link6_position_x;
-    let link6_projected_inertia_f_z = link6_inertia_h_x
-        + link6_subspace_v_z * p.link_mass;
-    let link1_inertia_i_11 = (link1_com_x * link1_com_x + link1_com_z * link1_com_z)
-        * p.link_mass + p.link_inertia;
-    let link4_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link4_com_x * link4_com_x + link4_com_z * link4_com_z);
-    let link5_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link5_com_z * link5_com_z + link5_com_x * link5_com_x);
-    let link6_inertia_i_11 = (link6_com_x * link6_com_x + link6_com_z * link6_com_z)
-        * p.link_mass + p.link_inertia;
-    let link5_composite_inertia_i_11 = link5_inertia_i_11 + link6_inertia_i_11;
-    let link4_composite_inertia_i_11 = link4_inertia_i_11 + link5_composite_inertia_i_11;
-    let link3_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link3_com_z * link3_com_z + link3_com_x * link3_com_x);
-    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11 + link3_inertia_i_11;
-    let link2_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link2_com_x * link2_com_x + link2_com_z * link2_com_z);
-    let link2_composite_inertia_i_11 = link3_composite_inertia_i_11 + link2_inertia_i_11;
-    let link1_composite_inertia_i_11 = link1_inertia_i_11 + link2_composite_inertia_i_11;
-    let base_angle_projected_inertia_n_y = q[1] * link1_composite_inertia_h_z
-        - base_angle_subspace_v_z * link1_composite_inertia_h_x
-        - link1_composite_inertia_i_11;
-    let link2_projected_inertia_n_y = link2_composite_inertia_h_z * link2_position_z
-        - link2_subspace_v_z * link2_composite_inertia_h_x
-        - link2_composite_inertia_i_11;
-    let t1 = -link2_projected_inertia_n_y;
-    let t2 = link2_projected_inertia_f_z * base_angle_subspace_v_z
-        + q[1] * link2_projected_inertia_f_x + t1;
-    let link3_projected_inertia_n_y = link3_position_z * link3_composite_inertia_h_z
-        - link3_composite_inertia_h_x * link3_subspace_v_z
-        - link3_composite_inertia_i_11;
-    let t3 = -link3_projected_inertia_n_y;
-    let t4 = t3 + base_angle_subspace_v_z * link3_projected_inertia_f_z
-        + q[1] * link3_projected_inertia_f_x;
-    let link4_projected_inertia_n_y = link4_position_z * link4_composite_inertia_h_z
-        - link4_composite_inertia_i_11
-        - link4_composite_inertia_h_x * link4_subspace_v_z;
-    let t5 = -link4_projected_inertia_n_y;
-    let t6 = t5 + base_angle_subspace_v_z * link4_projected_inertia_f_z
-        + q[1] * link4_projected_inertia_f_x;
-    let link5_projected_inertia_n_y = link5_position_z * link5_composite_inertia_h_z
-        - link5_composite_inertia_h_x * link5_subspace_v_z
-        - link5_composite_inertia_i_11;
-    let t7 = -link5_projected_inertia_n_y;
-    let t8 = t7 + base_angle_subspace_v_z * link5_projected_inertia_f_z
-        + q[1] * link5_projected_inertia_f_x;
-    let link6_projected_inertia_n_y = link6_position_z * link6_inertia_h_z
-        - link6_inertia_i_11 - link6_subspace_v_z * link6_inertia_h_x;
-    let t9 = -link6_projected_inertia_n_y;
-    let t10 = t9 + link6_projected_inertia_f_z * base_angle_subspace_v_z
-        + q[1] * link6_projected_inertia_f_x;
-    let t11 = t3 + link2_position_z * link3_projected_inertia_f_x
-        + link2_subspace_v_z * link3_projected_inertia_f_z;
-    let t12 = link2_position_z * link4_projected_inertia_f_x + t5
-        + link2_subspace_v_z * link4_projected_inertia_f_z;
-    let t13 = link2_position_z * link5_projected_inertia_f_x + t7
-        + link2_subspace_v_z * link5_projected_inertia_f_z;
-    let t14 = t9 + link2_subspace_v_z * link6_projected_inertia_f_z
-        + link2_position_z * link6_projected_inertia_f_x;
-    let t15 = t5 + link4_projected_inertia_f_z * link3_subspace_v_z
-        + link3_position_z * link4_projected_inertia_f_x;
-    let t16 = link5_projected_inertia_f_x * link3_position_z + t7
-        + link5_projected_inertia_f_z * link3_subspace_v_z;
-    let t17 = t9 + link3_position_z * link6_projected_inertia_f_x
-        + link6_projected_inertia_f_z * link3_subspace_v_z;
-    let t18 = t7 + link4_subspace_v_z * link5_projected_inertia_f_z
-        + link4_position_z * link5_projected_inertia_f_x;
-    let t19 = t9 + link4_position_z * link6_projected_inertia_f_x
-        + link6_projected_inertia_f_z * link4_subspace_v_z;
-    let t20 = t9 + link6_projected_inertia_f_z * link5_subspace_v_z
-        + link5_position_z * link6_projected_inertia_f_x;
-    out[(0, 0)] = link1_composite_inertia_m;
-    out[(0, 2)] = base_angle_projected_inertia_f_x;
-    out[(2, 0)] = base_angle_projected_inertia_f_x;
-    out[(0, 3)] = link2_projected_inertia_f_x;
-    out[(3, 0)] = link2_projected_inertia_f_x;
-    out[(0, 4)] = link3_projected_inertia_f_x;
-    out[(4, 0)] = link3_projected_inertia_f_x;
-    out[(0, 5)] = link4_projected_inertia_f_x;
-    out[(5, 0)] = link4_projected_inertia_f_x;
-    out[(0, 6)] = link5_projected_inertia_f_x;
-    out[(6, 0)] = link5_projected_inertia_f_x;
-    out[(0, 7)] = link6_projected_inertia_f_x;
-    out[(7, 0)] = link6_projected_inertia_f_x;
-    out[(1, 1)] = link1_composite_inertia_m;
-    out[(1, 2)] = base_angle_projected_inertia_f_z;
-    out[(2, 1)] = base_angle_projected_inertia_f_z;
-    out[(1, 3)] = link2_projected_inertia_f_z;
-    out[(3, 1)] = link2_projected_inertia_f_z;
-    out[(1, 4)] = link3_projected_inertia_f_z;
-    out[(4, 1)] = link3_projected_inertia_f_z;
-    out[(1, 5)] = link4_projected_inertia_f_z;
-    out[(5, 1)] = link4_projected_inertia_f_z;
-    out[(1, 6)] = link5_projected_inertia_f_z;
-    out[(6, 1)] = link5_projected_inertia_f_z;
-    out[(1, 7)] = link6_projected_inertia_f_z;
-    out[(7, 1)] = link6_projected_inertia_f_z;
-    out[(2, 2)] = base_angle_projected_inertia_f_z * base_angle_subspace_v_z
-        + q[1] * base_angle_projected_inertia_f_x - base_angle_projected_inertia_n_y;
-    out[(2, 3)] = t2;
-    out[(3, 2)] = t2;
-    out[(2, 4)] = t4;
-    out[(4, 2)] = t4;
-    out[(2, 5)] = t6;
-    out[(5, 2)] = t6;
-    out[(2, 6)] = t8;
-    out[(6, 2)] = t8;
-    out[(2, 7)] = t10;
-    out[(7, 2)] = t10;
-    out[(3, 3)] = link2_subspace_v_z * link2_projected_inertia_f_z + t1
-        + link2_projected_inertia_f_x * link2_position_z;
-    out[(3, 4)] = t11;
-    out[(4, 3)] = t11;
-    out[(3, 5)] = t12;
-    out[(5, 3)] = t12;
-    out[(3, 6)] = t13;
-    out[(6, 3)] = t13;
-    out[(3, 7)] = t14;
-    out[(7, 3)] = t14;
-    out[(4, 4)] = link3_projected_inertia_f_z * link3_subspace_v_z + t3
-        + link3_projected_inertia_f_x * link3_position_z;
-    out[(4, 5)] = t15;
-    out[(5, 4)] = t15;
-    out[(4, 6)] = t16;
-    out[(6, 4)] = t16;
-    out[(4, 7)] = t17;
-    out[(7, 4)] = t17;
-    out[(5, 5)] = link4_position_z * link4_projected_inertia_f_x
-        + link4_subspace_v_z * link4_projected_inertia_f_z + t5;
-    out[(5, 6)] = t18;
-    out[(6, 5)] = t18;
-    out[(5, 7)] = t19;
-    out[(7, 5)] = t19;
-    out[(6, 6)] = link5_position_z * link5_projected_inertia_f_x + t7
-        + link5_subspace_v_z * link5_projected_inertia_f_z;
-    out[(6, 7)] = t20;
-    out[(7, 6)] = t20;
-    out[(7, 7)] = t9 + link6_position_z * link6_projected_inertia_f_x
-        + link6_subspace_v_z * link6_projected_inertia_f_z;
+    let t0 = -cache.link2_projected_inertia_n_y;
+    let t1 = cache.link2_projected_inertia_f_z * cache.base_angle_subspace_v_z
+        + q[1] * cache.link2_projected_inertia_f_x + t0;
+    let t2 = -cache.link3_projected_inertia_n_y;
+    let t3 = t2 + cache.base_angle_subspace_v_z * cache.link3_projected_inertia_f_z
+        + q[1] * cache.link3_projected_inertia_f_x;
+    let t4 = -cache.link4_projected_inertia_n_y;
+    let t5 = t4 + cache.base_angle_subspace_v_z * cache.link4_projected_inertia_f_z
+        + q[1] * cache.link4_projected_inertia_f_x;
+    let t6 = -cache.link5_projected_inertia_n_y;
+    let t7 = t6 + cache.base_angle_subspace_v_z * cache.link5_projected_inertia_f_z
+        + q[1] * cache.link5_projected_inertia_f_x;
+    let t8 = -cache.link6_projected_inertia_n_y;
+    let t9 = t8 + cache.link6_projected_inertia_f_z * cache.base_angle_subspace_v_z
+        + q[1] * cache.link6_projected_inertia_f_x;
+    let t10 = t2 + cache.link2_position_z * cache.link3_projected_inertia_f_x
+        + cache.link2_subspace_v_z * cache.link3_projected_inertia_f_z;
+    let t11 = cache.link2_position_z * cache.link4_projected_inertia_f_x + t4
+        + cache.link2_subspace_v_z * cache.link4_projected_inertia_f_z;
+    let t12 = cache.link2_position_z * cache.link5_projected_inertia_f_x + t6
+        + cache.link2_subspace_v_z * cache.link5_projected_inertia_f_z;
+    let t13 = t8 + cache.link2_subspace_v_z * cache.link6_projected_inertia_f_z
+        + cache.link2_position_z * cache.link6_projected_inertia_f_x;
+    let t14 = t4 + cache.link4_projected_inertia_f_z * cache.link3_subspace_v_z
+        + cache.link3_position_z * cache.link4_projected_inertia_f_x;
+    let t15 = cache.link5_projected_inertia_f_x * cache.link3_position_z + t6
+        + cache.link5_projected_inertia_f_z * cache.link3_subspace_v_z;
+    let t16 = t8 + cache.link3_position_z * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_f_z * cache.link3_subspace_v_z;
+    let t17 = t6 + cache.link4_subspace_v_z * cache.link5_projected_inertia_f_z
+        + cache.link4_position_z * cache.link5_projected_inertia_f_x;
+    let t18 = t8 + cache.link4_position_z * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_f_z * cache.link4_subspace_v_z;
+    let t19 = t8 + cache.link6_projected_inertia_f_z * cache.link5_subspace_v_z
+        + cache.link5_position_z * cache.link6_projected_inertia_f_x;
+    out[(0, 0)] = cache.link1_composite_inertia_m;
+    out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
+    out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
+    out[(0, 3)] = cache.link2_projected_inertia_f_x;
+    out[(3, 0)] = cache.link2_projected_inertia_f_x;
+    out[(0, 4)] = cache.link3_projected_inertia_f_x;
+    out[(4, 0)] = cache.link3_projected_inertia_f_x;
+    out[(0, 5)] = cache.link4_projected_inertia_f_x;
+    out[(5, 0)] = cache.link4_projected_inertia_f_x;
+    out[(0, 6)] = cache.link5_projected_inertia_f_x;
+    out[(6, 0)] = cache.link5_projected_inertia_f_x;
+    out[(0, 7)] = cache.link6_projected_inertia_f_x;
+    out[(7, 0)] = cache.link6_projected_inertia_f_x;
+    out[(1, 1)] = cache.link1_composite_inertia_m;
+    out[(1, 2)] = cache.base_angle_projected_inertia_f_z;
+    out[(2, 1)] = cache.base_angle_projected_inertia_f_z;
+    out[(1, 3)] = cache.link2_projected_inertia_f_z;
+    out[(3, 1)] = cache.link2_projected_inertia_f_z;
+    out[(1, 4)] = cache.link3_projected_inertia_f_z;
+    out[(4, 1)] = cache.link3_projected_inertia_f_z;
+    out[(1, 5)] = cache.link4_projected_inertia_f_z;
+    out[(5, 1)] = cache.link4_projected_inertia_f_z;
+    out[(1, 6)] = cache.link5_projected_inertia_f_z;
+    out[(6, 1)] = cache.link5_projected_inertia_f_z;
+    out[(1, 7)] = cache.link6_projected_inertia_f_z;
+    out[(7, 1)] = cache.link6_projected_inertia_f_z;
+    out[(2, 2)] = cache.base_angle_projected_inertia_f_z * cache.base_angle_subspace_v_z
+        + q[1] * cache.base_angle_projected_inertia_f_x
+        - cache.base_angle_projected_inertia_n_y;
+    out[(2, 3)] = t1;
+    out[(3, 2)] = t1;
+    out[(2, 4)] = t3;
+    out[(4, 2)] = t3;
+    out[(2, 5)] = t5;
+    out[(5, 2)] = t5;
+    out[(2, 6)] = t7;
+    out[(6, 2)] = t7;
+    out[(2, 7)] = t9;
+    out[(7, 2)] = t9;
+    out[(3, 3)] = cache.link2_subspace_v_z * cache.link2_projected_inertia_f_z + t0
+        + cache.link2_projected_inertia_f_x * cache.link2_position_z;
+    out[(3, 4)] = t10;
+    out[(4, 3)] = t10;
+    out[(3, 5)] = t11;
+    out[(5, 3)] = t11;
+    out[(3, 6)] = t12;
+    out[(6, 3)] = t12;
+    out[(3, 7)] = t13;
+    out[(7, 3)] = t13;
+    out[(4, 4)] = cache.link3_projected_inertia_f_z * cache.link3_subspace_v_z + t2
+        + cache.link3_projected_inertia_f_x * cache.link3_position_z;
+    out[(4, 5)] = t14;
+    out[(5, 4)] = t14;
+    out[(4, 6)] = t15;
+    out[(6, 4)] = t15;
+    out[(4, 7)] = t16;
+    out[(7, 4)] = t16;
+    out[(5, 5)] = cache.link4_position_z * cache.link4_projected_inertia_f_x
+        + cache.link4_subspace_v_z * cache.link4_projected_inertia_f_z + t4;
+    out[(5, 6)] = t17;
+    out[(6, 5)] = t17;
+    out[(5, 7)] = t18;
+    out[(7, 5)] = t18;
+    out[(6, 6)] = cache.link5_position_z * cache.link5_projected_inertia_f_x + t6
+        + cache.link5_subspace_v_z * cache.link5_projected_inertia_f_z;
+    out[(6, 7)] = t19;
+    out[(7, 6)] = t19;
+    out[(7, 7)] = t8 + cache.link6_position_z * cache.link6_projected_inertia_f_x
+        + cache.link6_subspace_v_z * cache.link6_projected_inertia_f_z;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -382,217 +587,150 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_subspace_v_z = -link2_position_x;
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
     let base_angle_velocity_w_y = -qd[2];
     let link2_subspace_rate_v_x = base_angle_velocity_v_z
-        + link2_subspace_v_z * base_angle_velocity_w_y;
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
     let base_angle_bias_v_x = qd[2] * qd[1];
     let link2_bias_v_x = link2_subspace_rate_v_x * qd[3] + base_angle_bias_v_x;
     let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
     let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
-        - link2_velocity_w_y * link2_inertia_h_x;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
     let link3_subspace_rate_v_x = link2_velocity_v_z
-        + link2_velocity_w_y * link3_subspace_v_z;
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
     let link3_bias_v_x = qd[4] * link3_subspace_rate_v_x + link2_bias_v_x;
     let link3_velocity_w_y = link2_velocity_w_y - qd[4];
     let link4_velocity_w_y = link3_velocity_w_y - qd[5];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_subspace_v_z = -link4_position_x;
-    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
-    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
     let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
-        - link4_velocity_w_y * link4_inertia_h_x;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
     let link5_velocity_w_y = link4_velocity_w_y - qd[6];
     let link6_velocity_w_y = link5_velocity_w_y - qd[7];
-    let link5_subspace_v_z = -link5_position_x;
-    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
-    let link6_subspace_v_z = -link6_position_x;
-    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
     let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
-        - link6_inertia_h_x * link6_velocity_w_y;
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
     let link6_subspace_rate_v_x = link5_velocity_v_z
-        + link6_subspace_v_z * link5_velocity_w_y;
-    let link4_subspace_rate_v_x = link4_subspace_v_z * link3_velocity_w_y
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
         + link3_velocity_v_z;
     let link4_bias_v_x = qd[5] * link4_subspace_rate_v_x + link3_bias_v_x;
     let link5_subspace_rate_v_x = link4_velocity_v_z
-        + link4_velocity_w_y * link5_subspace_v_z;
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
     let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
     let link6_bias_v_x = qd[7] * link6_subspace_rate_v_x + link5_bias_v_x;
     let link6_composite_force_f_x = link6_momentum_f_z * link6_velocity_w_y
         + p.link_mass * link6_bias_v_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
     let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
-        - link5_velocity_w_y * link5_inertia_h_x;
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
     let link5_composite_force_f_x = link6_composite_force_f_x
         + p.link_mass * link5_bias_v_x + link5_velocity_w_y * link5_momentum_f_z;
     let link4_composite_force_f_x = link4_velocity_w_y * link4_momentum_f_z
         + link5_composite_force_f_x + link4_bias_v_x * p.link_mass;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
     let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
-        - link3_inertia_h_x * link3_velocity_w_y;
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
     let link3_composite_force_f_x = p.link_mass * link3_bias_v_x
         + link4_composite_force_f_x + link3_momentum_f_z * link3_velocity_w_y;
     let link2_composite_force_f_x = link2_bias_v_x * p.link_mass
         + link2_velocity_w_y * link2_momentum_f_z + link3_composite_force_f_x;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
     let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
-        - base_angle_velocity_w_y * link1_inertia_h_x;
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
     let link1_composite_force_f_x = link2_composite_force_f_x
         + base_angle_velocity_w_y * link1_momentum_f_z
         + p.link_mass * base_angle_bias_v_x;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link2_subspace_rate_v_z = -link2_position_z * base_angle_velocity_w_y
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
         - base_angle_velocity_v_x;
     let base_angle_subspace_rate_v_z = -qd[0];
     let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
     let link2_bias_v_z = link2_subspace_rate_v_z * qd[3] + base_angle_bias_v_z;
-    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
     let link3_subspace_rate_v_z = -link2_velocity_v_x
-        - link2_velocity_w_y * link3_position_z;
+        - link2_velocity_w_y * cache.link3_position_z;
     let link3_bias_v_z = link2_bias_v_z + qd[4] * link3_subspace_rate_v_z;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
     let link4_subspace_rate_v_z = -link3_velocity_v_x
-        - link4_position_z * link3_velocity_w_y;
+        - cache.link4_position_z * link3_velocity_w_y;
     let link4_bias_v_z = link3_bias_v_z + link4_subspace_rate_v_z * qd[5];
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
-    let link5_subspace_rate_v_z = -link4_velocity_w_y * link5_position_z
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
         - link4_velocity_v_x;
     let link5_bias_v_z = link4_bias_v_z + qd[6] * link5_subspace_rate_v_z;
-    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
     let link6_subspace_rate_v_z = -link5_velocity_v_x
-        - link5_velocity_w_y * link6_position_z;
+        - link5_velocity_w_y * cache.link6_position_z;
     let link6_bias_v_z = link5_bias_v_z + qd[7] * link6_subspace_rate_v_z;
-    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link6_inertia_h_z = link6_com_z * p.link_mass;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
-        + link6_inertia_h_z * link6_velocity_w_y;
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
     let link6_composite_force_f_z = link6_bias_v_z * p.link_mass
         - link6_momentum_f_x * link6_velocity_w_y;
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link5_inertia_h_z = link5_com_z * p.link_mass;
-    let link5_momentum_f_x = link5_velocity_w_y * link5_inertia_h_z
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
         + link5_velocity_v_x * p.link_mass;
     let link5_composite_force_f_z = link6_composite_force_f_z
         + link5_bias_v_z * p.link_mass - link5_momentum_f_x * link5_velocity_w_y;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link4_inertia_h_z = link4_com_z * p.link_mass;
     let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
-        + link4_velocity_w_y * link4_inertia_h_z;
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
     let link4_composite_force_f_z = link4_bias_v_z * p.link_mass
         + link5_composite_force_f_z - link4_velocity_w_y * link4_momentum_f_x;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link3_inertia_h_z = link3_com_z * p.link_mass;
     let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
-        + link3_inertia_h_z * link3_velocity_w_y;
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
     let link3_composite_force_f_z = link4_composite_force_f_z
         + p.link_mass * link3_bias_v_z - link3_velocity_w_y * link3_momentum_f_x;
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let link2_inertia_h_z = p.link_mass * link2_com_z;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
-        + link2_inertia_h_z * link2_velocity_w_y;
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
     let link2_composite_force_f_z = link3_composite_force_f_z
         + link2_bias_v_z * p.link_mass - link2_velocity_w_y * link2_momentum_f_x;
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_z = link1_com_z * p.link_mass;
-    let link1_momentum_f_x = base_angle_velocity_w_y * link1_inertia_h_z
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
         + p.link_mass * base_angle_velocity_v_x;
     let link1_composite_force_f_z = link2_composite_force_f_z
         + p.link_mass * base_angle_bias_v_z
         - base_angle_velocity_w_y * link1_momentum_f_x;
-    let link6_composite_force_n_y = link6_inertia_h_z * link6_bias_v_x
+    let link6_composite_force_n_y = cache.link6_inertia_h_z * link6_bias_v_x
         + link6_momentum_f_x * link6_velocity_v_z
-        - link6_velocity_v_x * link6_momentum_f_z - link6_bias_v_z * link6_inertia_h_x;
+        - link6_velocity_v_x * link6_momentum_f_z
+        - link6_bias_v_z * cache.link6_inertia_h_x;
     let link5_composite_force_n_y = link5_velocity_v_z * link5_momentum_f_x
-        + link5_inertia_h_z * link5_bias_v_x + link6_composite_force_n_y
-        - link5_bias_v_z * link5_inertia_h_x - link5_velocity_v_x * link5_momentum_f_z;
-    let link4_composite_force_n_y = link4_bias_v_x * link4_inertia_h_z
+        + cache.link5_inertia_h_z * link5_bias_v_x + link6_composite_force_n_y
+        - link5_bias_v_z * cache.link5_inertia_h_x
+        - link5_velocity_v_x * link5_momentum_f_z;
+    let link4_composite_force_n_y = link4_bias_v_x * cache.link4_inertia_h_z
         + link4_velocity_v_z * link4_momentum_f_x + link5_composite_force_n_y
-        - link4_momentum_f_z * link4_velocity_v_x - link4_bias_v_z * link4_inertia_h_x;
+        - link4_momentum_f_z * link4_velocity_v_x
+        - link4_bias_v_z * cache.link4_inertia_h_x;
     let link3_composite_force_n_y = link3_momentum_f_x * link3_velocity_v_z
-        + link4_composite_force_n_y + link3_inertia_h_z * link3_bias_v_x
-        - link3_momentum_f_z * link3_velocity_v_x - link3_inertia_h_x * link3_bias_v_z;
-    let link2_composite_force_n_y = link2_inertia_h_z * link2_bias_v_x
+        + link4_composite_force_n_y + cache.link3_inertia_h_z * link3_bias_v_x
+        - link3_momentum_f_z * link3_velocity_v_x
+        - cache.link3_inertia_h_x * link3_bias_v_z;
+    let link2_composite_force_n_y = cache.link2_inertia_h_z * link2_bias_v_x
         + link2_velocity_v_z * link2_momentum_f_x + link3_composite_force_n_y
-        - link2_bias_v_z * link2_inertia_h_x - link2_velocity_v_x * link2_momentum_f_z;
+        - link2_bias_v_z * cache.link2_inertia_h_x
+        - link2_velocity_v_x * link2_momentum_f_z;
     let link1_composite_force_n_y = link2_composite_force_n_y
         + link1_momentum_f_x * base_angle_velocity_v_z
-        + link1_inertia_h_z * base_angle_bias_v_x
-        - link1_inertia_h_x * base_angle_bias_v_z
+        + cache.link1_inertia_h_z * base_angle_bias_v_x
+        - cache.link1_inertia_h_x * base_angle_bias_v_z
         - link1_momentum_f_z * base_angle_velocity_v_x;
     out[0] = link1_composite_force_f_x;
     out[1] = link1_composite_force_f_z;
-    out[2] = link1_composite_force_f_z * base_angle_subspace_v_z
+    out[2] = link1_composite_force_f_z * cache.base_angle_subspace_v_z
         + q[1] * link1_composite_force_f_x - link1_composite_force_n_y;
-    out[3] = link2_composite_force_f_x * link2_position_z
-        + link2_subspace_v_z * link2_composite_force_f_z - link2_composite_force_n_y;
-    out[4] = link3_position_z * link3_composite_force_f_x
-        + link3_composite_force_f_z * link3_subspace_v_z - link3_composite_force_n_y;
-    out[5] = link4_position_z * link4_composite_force_f_x
-        + link4_composite_force_f_z * link4_subspace_v_z - link4_composite_force_n_y;
-    out[6] = link5_subspace_v_z * link5_composite_force_f_z
-        + link5_position_z * link5_composite_force_f_x - link5_composite_force_n_y;
-    out[7] = link6_composite_force_f_x * link6_position_z
-        + link6_subspace_v_z * link6_composite_force_f_z - link6_composite_force_n_y;
+    out[3] = link2_composite_force_f_x * cache.link2_position_z
+        + cache.link2_subspace_v_z * link2_composite_force_f_z
+        - link2_composite_force_n_y;
+    out[4] = cache.link3_position_z * link3_composite_force_f_x
+        + link3_composite_force_f_z * cache.link3_subspace_v_z
+        - link3_composite_force_n_y;
+    out[5] = cache.link4_position_z * link4_composite_force_f_x
+        + link4_composite_force_f_z * cache.link4_subspace_v_z
+        - link4_composite_force_n_y;
+    out[6] = cache.link5_subspace_v_z * link5_composite_force_f_z
+        + cache.link5_position_z * link5_composite_force_f_x - link5_composite_force_n_y;
+    out[7] = link6_composite_force_f_x * cache.link6_position_z
+        + cache.link6_subspace_v_z * link6_composite_force_f_z
+        - link6_composite_force_n_y;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -607,338 +745,229 @@ pub fn coriolis_matrix_into(
     *out = SMatrix::zeros();
     let base_angle_velocity_w_y = -qd[2];
     let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
-    let link2_subspace_v_z = -link2_position_x;
-    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
     let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
-        - link2_velocity_w_y * link2_inertia_h_x;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
     let link3_velocity_w_y = link2_velocity_w_y - qd[4];
     let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
-        - link3_inertia_h_x * link3_velocity_w_y;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_subspace_v_z = -link4_position_x;
-    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
     let link4_velocity_w_y = link3_velocity_w_y - qd[5];
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
     let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
-        - link4_velocity_w_y * link4_inertia_h_x;
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
     let link5_velocity_w_y = link4_velocity_w_y - qd[6];
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_subspace_v_z = -link5_position_x;
-    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
     let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
-        - link5_velocity_w_y * link5_inertia_h_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
     let link6_velocity_w_y = link5_velocity_w_y - qd[7];
-    let link6_subspace_v_z = -link6_position_x;
-    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
     let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
-        - link6_inertia_h_x * link6_velocity_w_y;
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
     let link5_composite_momentum_f_z = link5_momentum_f_z + link6_momentum_f_z;
     let link4_composite_momentum_f_z = link4_momentum_f_z + link5_composite_momentum_f_z;
     let link3_composite_momentum_f_z = link3_momentum_f_z + link4_composite_momentum_f_z;
     let link2_composite_momentum_f_z = link2_momentum_f_z + link3_composite_momentum_f_z;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
     let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
-        - base_angle_velocity_w_y * link1_inertia_h_x;
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
     let link1_composite_momentum_f_z = link2_composite_momentum_f_z + link1_momentum_f_z;
-    let t1 = link2_velocity_v_z - link2_velocity_w_y * link2_com_x;
-    let t2 = link3_velocity_v_z - link3_com_x * link3_velocity_w_y;
-    let t3 = link5_velocity_v_z - link5_com_x * link5_velocity_w_y;
-    let t4 = link6_velocity_v_z - link6_velocity_w_y * link6_com_x;
-    let link6_composite_rate_hd_z = t4 * p.link_mass;
-    let link5_composite_rate_hd_z = t3 * p.link_mass + link6_composite_rate_hd_z;
-    let t5 = link4_velocity_v_z - link4_velocity_w_y * link4_com_x;
-    let link4_composite_rate_hd_z = link5_composite_rate_hd_z + t5 * p.link_mass;
-    let link3_composite_rate_hd_z = p.link_mass * t2 + link4_composite_rate_hd_z;
-    let link2_composite_rate_hd_z = t1 * p.link_mass + link3_composite_rate_hd_z;
-    let t6 = base_angle_velocity_v_z - base_angle_velocity_w_y * link1_com_x;
-    let link1_composite_rate_hd_z = link2_composite_rate_hd_z + t6 * p.link_mass;
-    let t7 = -link1_composite_rate_hd_z;
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
-    let base_angle_coriolis_column_f_x = 0.5 * (t7 - link1_composite_momentum_f_z)
-        + link1_composite_inertia_m * qd[1];
+    let t0 = link2_velocity_v_z - link2_velocity_w_y * cache.link2_com_x;
+    let t1 = link3_velocity_v_z - cache.link3_com_x * link3_velocity_w_y;
+    let t2 = link5_velocity_v_z - cache.link5_com_x * link5_velocity_w_y;
+    let t3 = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
+    let link6_composite_rate_hd_z = t3 * p.link_mass;
+    let link5_composite_rate_hd_z = t2 * p.link_mass + link6_composite_rate_hd_z;
+    let t4 = link4_velocity_v_z - link4_velocity_w_y * cache.link4_com_x;
+    let link4_composite_rate_hd_z = link5_composite_rate_hd_z + t4 * p.link_mass;
+    let link3_composite_rate_hd_z = p.link_mass * t1 + link4_composite_rate_hd_z;
+    let link2_composite_rate_hd_z = t0 * p.link_mass + link3_composite_rate_hd_z;
+    let t5 = base_angle_velocity_v_z - base_angle_velocity_w_y * cache.link1_com_x;
+    let link1_composite_rate_hd_z = link2_composite_rate_hd_z + t5 * p.link_mass;
+    let t6 = -link1_composite_rate_hd_z;
+    let base_angle_coriolis_column_f_x = 0.5 * (t6 - link1_composite_momentum_f_z)
+        + cache.link1_composite_inertia_m * qd[1];
     let link2_subspace_rate_v_x = base_angle_velocity_v_z
-        + link2_subspace_v_z * base_angle_velocity_w_y;
-    let t8 = -link2_composite_rate_hd_z;
-    let link2_coriolis_column_f_x = link2_subspace_rate_v_x * link2_composite_inertia_m
-        + 0.5 * (t8 - link2_composite_momentum_f_z);
-    let t9 = -link3_composite_rate_hd_z;
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let t7 = -link2_composite_rate_hd_z;
+    let link2_coriolis_column_f_x = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_m + 0.5 * (t7 - link2_composite_momentum_f_z);
+    let t8 = -link3_composite_rate_hd_z;
     let link3_subspace_rate_v_x = link2_velocity_v_z
-        + link2_velocity_w_y * link3_subspace_v_z;
-    let link3_coriolis_column_f_x = 0.5 * (t9 - link3_composite_momentum_f_z)
-        + link3_composite_inertia_m * link3_subspace_rate_v_x;
-    let t10 = -link4_composite_rate_hd_z;
-    let link4_subspace_rate_v_x = link4_subspace_v_z * link3_velocity_w_y
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_coriolis_column_f_x = 0.5 * (t8 - link3_composite_momentum_f_z)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_x;
+    let t9 = -link4_composite_rate_hd_z;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
         + link3_velocity_v_z;
-    let link4_coriolis_column_f_x = 0.5 * (t10 - link4_composite_momentum_f_z)
-        + link4_subspace_rate_v_x * link4_composite_inertia_m;
-    let t11 = -link5_composite_rate_hd_z;
+    let link4_coriolis_column_f_x = 0.5 * (t9 - link4_composite_momentum_f_z)
+        + link4_subspace_rate_v_x * cache.link4_composite_inertia_m;
+    let t10 = -link5_composite_rate_hd_z;
     let link5_subspace_rate_v_x = link4_velocity_v_z
-        + link4_velocity_w_y * link5_subspace_v_z;
-    let link5_coriolis_column_f_x = 0.5 * (t11 - link5_composite_momentum_f_z)
-        + link5_composite_inertia_m * link5_subspace_rate_v_x;
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_coriolis_column_f_x = 0.5 * (t10 - link5_composite_momentum_f_z)
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_x;
     let link6_subspace_rate_v_x = link5_velocity_v_z
-        + link6_subspace_v_z * link5_velocity_w_y;
-    let t12 = -link6_composite_rate_hd_z;
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let t11 = -link6_composite_rate_hd_z;
     let link6_coriolis_column_f_x = p.link_mass * link6_subspace_rate_v_x
-        + 0.5 * (t12 - link6_momentum_f_z);
+        + 0.5 * (t11 - link6_momentum_f_z);
     let base_angle_subspace_rate_v_z = -qd[0];
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t13 = link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
-    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let t14 = link5_velocity_v_x + link5_velocity_w_y * link5_com_z;
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
-    let t15 = link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
-    let link6_composite_rate_hd_x = p.link_mass * t15;
-    let link5_composite_rate_hd_x = t14 * p.link_mass + link6_composite_rate_hd_x;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let t16 = link4_velocity_w_y * link4_com_z + link4_velocity_v_x;
-    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t16 * p.link_mass;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let t17 = link3_velocity_v_x + link3_com_z * link3_velocity_w_y;
-    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + t17 * p.link_mass;
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let t18 = link2_velocity_v_x + link2_velocity_w_y * link2_com_z;
-    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + t18 * p.link_mass;
-    let link1_composite_rate_hd_x = p.link_mass * t13 + link2_composite_rate_hd_x;
-    let link4_inertia_h_z = link4_com_z * p.link_mass;
+    let t12 = cache.link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let t13 = link5_velocity_v_x + link5_velocity_w_y * cache.link5_com_z;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let t14 = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
+    let link6_composite_rate_hd_x = p.link_mass * t14;
+    let link5_composite_rate_hd_x = t13 * p.link_mass + link6_composite_rate_hd_x;
+    let t15 = link4_velocity_w_y * cache.link4_com_z + link4_velocity_v_x;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t15 * p.link_mass;
+    let t16 = link3_velocity_v_x + cache.link3_com_z * link3_velocity_w_y;
+    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + t16 * p.link_mass;
+    let t17 = link2_velocity_v_x + link2_velocity_w_y * cache.link2_com_z;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + t17 * p.link_mass;
+    let link1_composite_rate_hd_x = p.link_mass * t12 + link2_composite_rate_hd_x;
     let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
-        + link4_velocity_w_y * link4_inertia_h_z;
-    let link5_inertia_h_z = link5_com_z * p.link_mass;
-    let link5_momentum_f_x = link5_velocity_w_y * link5_inertia_h_z
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
         + link5_velocity_v_x * p.link_mass;
-    let link6_inertia_h_z = link6_com_z * p.link_mass;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
-        + link6_inertia_h_z * link6_velocity_w_y;
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
     let link5_composite_momentum_f_x = link5_momentum_f_x + link6_momentum_f_x;
     let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
-    let link3_inertia_h_z = link3_com_z * p.link_mass;
     let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
-        + link3_inertia_h_z * link3_velocity_w_y;
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
     let link3_composite_momentum_f_x = link4_composite_momentum_f_x + link3_momentum_f_x;
-    let link2_inertia_h_z = p.link_mass * link2_com_z;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
-        + link2_inertia_h_z * link2_velocity_w_y;
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
     let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
-    let link1_inertia_h_z = link1_com_z * p.link_mass;
-    let link1_momentum_f_x = base_angle_velocity_w_y * link1_inertia_h_z
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
         + p.link_mass * base_angle_velocity_v_x;
     let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
     let base_angle_coriolis_column_f_z = base_angle_subspace_rate_v_z
-        * link1_composite_inertia_m
+        * cache.link1_composite_inertia_m
         + 0.5 * (link1_composite_rate_hd_x + link1_composite_momentum_f_x);
-    let link2_subspace_rate_v_z = -link2_position_z * base_angle_velocity_w_y
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
         - base_angle_velocity_v_x;
     let link2_coriolis_column_f_z = 0.5
         * (link2_composite_momentum_f_x + link2_composite_rate_hd_x)
-        + link2_subspace_rate_v_z * link2_composite_inertia_m;
+        + link2_subspace_rate_v_z * cache.link2_composite_inertia_m;
     let link3_subspace_rate_v_z = -link2_velocity_v_x
-        - link2_velocity_w_y * link3_position_z;
+        - link2_velocity_w_y * cache.link3_position_z;
     let link3_coriolis_column_f_z = 0.5
         * (link3_composite_momentum_f_x + link3_composite_rate_hd_x)
-        + link3_composite_inertia_m * link3_subspace_rate_v_z;
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_z;
     let link4_subspace_rate_v_z = -link3_velocity_v_x
-        - link4_position_z * link3_velocity_w_y;
-    let link4_coriolis_column_f_z = link4_subspace_rate_v_z * link4_composite_inertia_m
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_coriolis_column_f_z = link4_subspace_rate_v_z
+        * cache.link4_composite_inertia_m
         + 0.5 * (link4_composite_momentum_f_x + link4_composite_rate_hd_x);
-    let link5_subspace_rate_v_z = -link4_velocity_w_y * link5_position_z
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
         - link4_velocity_v_x;
-    let link5_coriolis_column_f_z = link5_composite_inertia_m * link5_subspace_rate_v_z
+    let link5_coriolis_column_f_z = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_z
         + 0.5 * (link5_composite_rate_hd_x + link5_composite_momentum_f_x);
     let link6_subspace_rate_v_z = -link5_velocity_v_x
-        - link5_velocity_w_y * link6_position_z;
+        - link5_velocity_w_y * cache.link6_position_z;
     let link6_coriolis_column_f_z = link6_subspace_rate_v_z * p.link_mass
         + 0.5 * (link6_momentum_f_x + link6_composite_rate_hd_x);
-    let base_angle_coriolis_row_f_x = 0.5 * (link1_composite_momentum_f_z + t7);
+    let base_angle_coriolis_row_f_x = 0.5 * (link1_composite_momentum_f_z + t6);
     let base_angle_coriolis_row_f_z = 0.5
         * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
     let link6_composite_rate_id_11 = 2.0 * p.link_mass
-        * (t4 * link6_com_z + t15 * link6_com_x);
-    let link5_composite_rate_id_11 = 2.0 * (link5_com_x * t14 + t3 * link5_com_z)
-        * p.link_mass + link6_composite_rate_id_11;
+        * (t3 * cache.link6_com_z + t14 * cache.link6_com_x);
+    let link5_composite_rate_id_11 = 2.0
+        * (cache.link5_com_x * t13 + t2 * cache.link5_com_z) * p.link_mass
+        + link6_composite_rate_id_11;
     let link4_composite_rate_id_11 = 2.0 * p.link_mass
-        * (t5 * link4_com_z + t16 * link4_com_x) + link5_composite_rate_id_11;
-    let link3_composite_rate_id_11 = 2.0 * (link3_com_x * t17 + link3_com_z * t2)
-        * p.link_mass + link4_composite_rate_id_11;
-    let link2_composite_rate_id_11 = 2.0 * (t18 * link2_com_x + t1 * link2_com_z)
-        * p.link_mass + link3_composite_rate_id_11;
+        * (t4 * cache.link4_com_z + t15 * cache.link4_com_x)
+        + link5_composite_rate_id_11;
+    let link3_composite_rate_id_11 = 2.0
+        * (cache.link3_com_x * t16 + cache.link3_com_z * t1) * p.link_mass
+        + link4_composite_rate_id_11;
+    let link2_composite_rate_id_11 = 2.0
+        * (t17 * cache.link2_com_x + t0 * cache.link2_com_z) * p.link_mass
+        + link3_composite_rate_id_11;
     let link1_composite_rate_id_11 = link2_composite_rate_id_11
-        + 2.0 * p.link_mass * (link1_com_x * t13 + link1_com_z * t6);
+        + 2.0 * p.link_mass * (cache.link1_com_x * t12 + cache.link1_com_z * t5);
     let base_angle_coriolis_row_n_y = 0.5
         * (q[1] * link1_composite_rate_hd_z
-            - base_angle_subspace_v_z * link1_composite_rate_hd_x
+            - cache.base_angle_subspace_v_z * link1_composite_rate_hd_x
             - link1_composite_rate_id_11
-            - (base_angle_subspace_v_z * link1_composite_momentum_f_x
+            - (cache.base_angle_subspace_v_z * link1_composite_momentum_f_x
                 - q[1] * link1_composite_momentum_f_z));
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let base_z_projected_inertia_n_y = -link1_composite_inertia_h_x;
-    let base_angle_projected_inertia_f_z = base_angle_subspace_v_z
-        * link1_composite_inertia_m - base_z_projected_inertia_n_y;
-    let link5_composite_inertia_h_z = link6_inertia_h_z + link5_inertia_h_z;
-    let link4_composite_inertia_h_z = link4_inertia_h_z + link5_composite_inertia_h_z;
-    let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
-    let link2_composite_inertia_h_z = link2_inertia_h_z + link3_composite_inertia_h_z;
-    let link1_composite_inertia_h_z = link2_composite_inertia_h_z + link1_inertia_h_z;
-    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
-        - link1_composite_inertia_h_z;
-    let t19 = link2_subspace_v_z * link2_composite_momentum_f_x;
-    let t20 = -(link2_subspace_v_z * link2_composite_rate_hd_x);
-    let t21 = link2_composite_rate_hd_z * link2_position_z;
-    let t22 = -(link2_position_z * link2_composite_momentum_f_z);
-    let t23 = -link2_composite_rate_id_11;
-    let link2_coriolis_column_n_y = link2_subspace_rate_v_x * link2_composite_inertia_h_z
-        + 0.5 * (t19 + t20 + t21 + t22 + t23)
-        - link2_subspace_rate_v_z * link2_composite_inertia_h_x;
-    let t24 = link3_composite_momentum_f_x * link3_subspace_v_z;
-    let t25 = -link3_composite_rate_id_11;
-    let t26 = -(link3_position_z * link3_composite_momentum_f_z);
-    let t27 = -(link3_composite_rate_hd_x * link3_subspace_v_z);
-    let t28 = link3_position_z * link3_composite_rate_hd_z;
-    let link3_coriolis_column_n_y = 0.5 * (t24 + t25 + t26 + t27 + t28)
-        + link3_composite_inertia_h_z * link3_subspace_rate_v_x
-        - link3_composite_inertia_h_x * link3_subspace_rate_v_z;
-    let t29 = -link3_coriolis_column_n_y;
-    let t30 = -(link4_position_z * link4_composite_momentum_f_z);
-    let t31 = -link4_composite_rate_id_11;
-    let t32 = link4_position_z * link4_composite_rate_hd_z;
-    let t33 = link4_composite_momentum_f_x * link4_subspace_v_z;
-    let t34 = -(link4_composite_rate_hd_x * link4_subspace_v_z);
-    let link4_coriolis_column_n_y = link4_composite_inertia_h_z * link4_subspace_rate_v_x
-        + 0.5 * (t30 + t31 + t32 + t33 + t34)
-        - link4_composite_inertia_h_x * link4_subspace_rate_v_z;
-    let t35 = -link4_coriolis_column_n_y;
-    let t36 = link5_subspace_v_z * link5_composite_momentum_f_x;
-    let t37 = link5_composite_rate_hd_z * link5_position_z;
-    let t38 = -(link5_composite_momentum_f_z * link5_position_z);
-    let t39 = -(link5_composite_rate_hd_x * link5_subspace_v_z);
-    let t40 = -link5_composite_rate_id_11;
-    let link5_coriolis_column_n_y = link5_subspace_rate_v_x * link5_composite_inertia_h_z
-        + 0.5 * (t36 + t37 + t38 + t39 + t40)
-        - link5_composite_inertia_h_x * link5_subspace_rate_v_z;
-    let t41 = -link5_coriolis_column_n_y;
-    let t42 = -(link6_position_z * link6_momentum_f_z);
-    let t43 = -(link6_subspace_v_z * link6_composite_rate_hd_x);
-    let t44 = link6_subspace_v_z * link6_momentum_f_x;
-    let t45 = link6_position_z * link6_composite_rate_hd_z;
-    let t46 = -link6_composite_rate_id_11;
-    let link6_coriolis_column_n_y = 0.5 * (t42 + t43 + t44 + t45 + t46)
-        + link6_inertia_h_z * link6_subspace_rate_v_x
-        - link6_subspace_rate_v_z * link6_inertia_h_x;
-    let t47 = -link6_coriolis_column_n_y;
-    let link2_coriolis_row_f_x = 0.5 * (link2_composite_momentum_f_z + t8);
+    let t18 = cache.link2_subspace_v_z * link2_composite_momentum_f_x;
+    let t19 = -(cache.link2_subspace_v_z * link2_composite_rate_hd_x);
+    let t20 = link2_composite_rate_hd_z * cache.link2_position_z;
+    let t21 = -(cache.link2_position_z * link2_composite_momentum_f_z);
+    let t22 = -link2_composite_rate_id_11;
+    let link2_coriolis_column_n_y = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_h_z + 0.5 * (t18 + t19 + t20 + t21 + t22)
+        - link2_subspace_rate_v_z * cache.link2_composite_inertia_h_x;
+    let t23 = link3_composite_momentum_f_x * cache.link3_subspace_v_z;
+    let t24 = -link3_composite_rate_id_11;
+    let t25 = -(cache.link3_position_z * link3_composite_momentum_f_z);
+    let t26 = -(link3_composite_rate_hd_x * cache.link3_subspace_v_z);
+    let t27 = cache.link3_position_z * link3_composite_rate_hd_z;
+    let link3_coriolis_column_n_y = 0.5 * (t23 + t24 + t25 + t26 + t27)
+        + cache.link3_composite_inertia_h_z * link3_subspace_rate_v_x
+        - cache.link3_composite_inertia_h_x * link3_subspace_rate_v_z;
+    let t28 = -link3_coriolis_column_n_y;
+    let t29 = -(cache.link4_position_z * link4_composite_momentum_f_z);
+    let t30 = -link4_composite_rate_id_11;
+    let t31 = cache.link4_position_z * link4_composite_rate_hd_z;
+    let t32 = link4_composite_momentum_f_x * cache.link4_subspace_v_z;
+    let t33 = -(link4_composite_rate_hd_x * cache.link4_subspace_v_z);
+    let link4_coriolis_column_n_y = cache.link4_composite_inertia_h_z
+        * link4_subspace_rate_v_x + 0.5 * (t29 + t30 + t31 + t32 + t33)
+        - cache.link4_composite_inertia_h_x * link4_subspace_rate_v_z;
+    let t34 = -link4_coriolis_column_n_y;
+    let t35 = cache.link5_subspace_v_z * link5_composite_momentum_f_x;
+    let t36 = link5_composite_rate_hd_z * cache.link5_position_z;
+    let t37 = -(link5_composite_momentum_f_z * cache.link5_position_z);
+    let t38 = -(link5_composite_rate_hd_x * cache.link5_subspace_v_z);
+    let t39 = -link5_composite_rate_id_11;
+    let link5_coriolis_column_n_y = link5_subspace_rate_v_x
+        * cache.link5_composite_inertia_h_z + 0.5 * (t35 + t36 + t37 + t38 + t39)
+        - cache.link5_composite_inertia_h_x * link5_subspace_rate_v_z;
+    let t40 = -link5_coriolis_column_n_y;
+    let t41 = -(cache.link6_position_z * link6_momentum_f_z);
+    let t42 = -(cache.link6_subspace_v_z * link6_composite_rate_hd_x);
+    let t43 = cache.link6_subspace_v_z * link6_momentum_f_x;
+    let t44 = cache.link6_position_z * link6_composite_rate_hd_z;
+    let t45 = -link6_composite_rate_id_11;
+    let link6_coriolis_column_n_y = 0.5 * (t41 + t42 + t43 + t44 + t45)
+        + cache.link6_inertia_h_z * link6_subspace_rate_v_x
+        - link6_subspace_rate_v_z * cache.link6_inertia_h_x;
+    let t46 = -link6_coriolis_column_n_y;
+    let link2_coriolis_row_f_x = 0.5 * (link2_composite_momentum_f_z + t7);
     let link2_coriolis_row_f_z = 0.5
         * (link2_composite_rate_hd_x - link2_composite_momentum_f_x);
-    let link2_coriolis_row_n_y = 0.5 * (t20 + t21 + t23 - (t19 + t22));
-    let t48 = -link2_coriolis_row_n_y;
-    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_z
-        - link2_composite_inertia_h_z;
-    let link2_projected_inertia_f_z = link2_subspace_v_z * link2_composite_inertia_m
-        + link2_composite_inertia_h_x;
-    let link3_coriolis_row_f_x = 0.5 * (t9 + link3_composite_momentum_f_z);
+    let link2_coriolis_row_n_y = 0.5 * (t19 + t20 + t22 - (t18 + t21));
+    let t47 = -link2_coriolis_row_n_y;
+    let link3_coriolis_row_f_x = 0.5 * (t8 + link3_composite_momentum_f_z);
     let link3_coriolis_row_f_z = 0.5
         * (link3_composite_rate_hd_x - link3_composite_momentum_f_x);
-    let link3_projected_inertia_f_x = link3_position_z * link3_composite_inertia_m
-        - link3_composite_inertia_h_z;
-    let link3_coriolis_row_n_y = 0.5 * (t25 + t27 + t28 - (t24 + t26));
-    let t49 = -link3_coriolis_row_n_y;
-    let link3_projected_inertia_f_z = link3_composite_inertia_h_x
-        + link3_composite_inertia_m * link3_subspace_v_z;
-    let link4_coriolis_row_f_x = 0.5 * (t10 + link4_composite_momentum_f_z);
+    let link3_coriolis_row_n_y = 0.5 * (t24 + t26 + t27 - (t23 + t25));
+    let t48 = -link3_coriolis_row_n_y;
+    let link4_coriolis_row_f_x = 0.5 * (t9 + link4_composite_momentum_f_z);
     let link4_coriolis_row_f_z = 0.5
         * (link4_composite_rate_hd_x - link4_composite_momentum_f_x);
-    let link4_projected_inertia_f_z = link4_composite_inertia_h_x
-        + link4_subspace_v_z * link4_composite_inertia_m;
-    let link4_projected_inertia_f_x = link4_position_z * link4_composite_inertia_m
-        - link4_composite_inertia_h_z;
-    let link4_coriolis_row_n_y = 0.5 * (t31 + t32 + t34 - (t30 + t33));
-    let t50 = -link4_coriolis_row_n_y;
-    let link5_coriolis_row_f_x = 0.5 * (link5_composite_momentum_f_z + t11);
+    let link4_coriolis_row_n_y = 0.5 * (t30 + t31 + t33 - (t29 + t32));
+    let t49 = -link4_coriolis_row_n_y;
+    let link5_coriolis_row_f_x = 0.5 * (link5_composite_momentum_f_z + t10);
     let link5_coriolis_row_f_z = 0.5
         * (link5_composite_rate_hd_x - link5_composite_momentum_f_x);
-    let link5_projected_inertia_f_z = link5_composite_inertia_m * link5_subspace_v_z
-        + link5_composite_inertia_h_x;
-    let link5_projected_inertia_f_x = link5_position_z * link5_composite_inertia_m
-        - link5_composite_inertia_h_z;
-    let link5_coriolis_row_n_y = 0.5 * (t37 + t39 + t40 - (t36 + t38));
-    let t51 = -link5_coriolis_row_n_y;
-    let link6_coriolis_row_f_x = 0.5 * (link6_momentum_f_z + t12);
+    let link5_coriolis_row_n_y = 0.5 * (t36 + t38 + t39 - (t35 + t37));
+    let t50 = -link5_coriolis_row_n_y;
+    let link6_coriolis_row_f_x = 0.5 * (link6_momentum_f_z + t11);
     let link6_coriolis_row_f_z = 0.5 * (link6_composite_rate_hd_x - link6_momentum_f_x);
-    let link6_projected_inertia_f_z = link6_inertia_h_x
-        + link6_subspace_v_z * p.link_mass;
-    let link6_coriolis_row_n_y = 0.5 * (t43 + t45 + t46 - (t42 + t44));
-    let t52 = -link6_coriolis_row_n_y;
-    let link6_projected_inertia_f_x = link6_position_z * p.link_mass - link6_inertia_h_z;
+    let link6_coriolis_row_n_y = 0.5 * (t42 + t44 + t45 - (t41 + t43));
+    let t51 = -link6_coriolis_row_n_y;
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = link2_coriolis_column_f_x;
     out[(0, 4)] = link3_coriolis_column_f_x;
@@ -954,126 +983,127 @@ pub fn coriolis_matrix_into(
     out[(2, 0)] = base_angle_coriolis_row_f_x;
     out[(2, 1)] = base_angle_coriolis_row_f_z;
     out[(2, 2)] = q[1] * base_angle_coriolis_row_f_x
-        + base_angle_subspace_v_z * base_angle_coriolis_row_f_z
-        + base_angle_projected_inertia_f_z * base_angle_subspace_rate_v_z
-        + base_angle_projected_inertia_f_x * qd[1] - base_angle_coriolis_row_n_y;
-    out[(2, 3)] = base_angle_subspace_v_z * link2_coriolis_column_f_z
+        + cache.base_angle_subspace_v_z * base_angle_coriolis_row_f_z
+        + cache.base_angle_projected_inertia_f_z * base_angle_subspace_rate_v_z
+        + cache.base_angle_projected_inertia_f_x * qd[1] - base_angle_coriolis_row_n_y;
+    out[(2, 3)] = cache.base_angle_subspace_v_z * link2_coriolis_column_f_z
         + q[1] * link2_coriolis_column_f_x - link2_coriolis_column_n_y;
-    out[(2, 4)] = q[1] * link3_coriolis_column_f_x + t29
-        + link3_coriolis_column_f_z * base_angle_subspace_v_z;
-    out[(2, 5)] = q[1] * link4_coriolis_column_f_x + t35
-        + link4_coriolis_column_f_z * base_angle_subspace_v_z;
-    out[(2, 6)] = link5_coriolis_column_f_z * base_angle_subspace_v_z + t41
+    out[(2, 4)] = q[1] * link3_coriolis_column_f_x + t28
+        + link3_coriolis_column_f_z * cache.base_angle_subspace_v_z;
+    out[(2, 5)] = q[1] * link4_coriolis_column_f_x + t34
+        + link4_coriolis_column_f_z * cache.base_angle_subspace_v_z;
+    out[(2, 6)] = link5_coriolis_column_f_z * cache.base_angle_subspace_v_z + t40
         + q[1] * link5_coriolis_column_f_x;
-    out[(2, 7)] = link6_coriolis_column_f_z * base_angle_subspace_v_z + t47
+    out[(2, 7)] = link6_coriolis_column_f_z * cache.base_angle_subspace_v_z + t46
         + q[1] * link6_coriolis_column_f_x;
     out[(3, 0)] = link2_coriolis_row_f_x;
     out[(3, 1)] = link2_coriolis_row_f_z;
-    out[(3, 2)] = t48 + link2_projected_inertia_f_x * qd[1]
-        + link2_projected_inertia_f_z * base_angle_subspace_rate_v_z
+    out[(3, 2)] = t47 + cache.link2_projected_inertia_f_x * qd[1]
+        + cache.link2_projected_inertia_f_z * base_angle_subspace_rate_v_z
         + q[1] * link2_coriolis_row_f_x
-        + link2_coriolis_row_f_z * base_angle_subspace_v_z;
-    out[(3, 3)] = t48 + link2_subspace_rate_v_z * link2_projected_inertia_f_z
-        + link2_subspace_v_z * link2_coriolis_row_f_z
-        + link2_coriolis_row_f_x * link2_position_z
-        + link2_projected_inertia_f_x * link2_subspace_rate_v_x;
-    out[(3, 4)] = link2_subspace_v_z * link3_coriolis_column_f_z
-        + link2_position_z * link3_coriolis_column_f_x + t29;
-    out[(3, 5)] = link4_coriolis_column_f_x * link2_position_z + t35
-        + link4_coriolis_column_f_z * link2_subspace_v_z;
-    out[(3, 6)] = link2_subspace_v_z * link5_coriolis_column_f_z + t41
-        + link2_position_z * link5_coriolis_column_f_x;
-    out[(3, 7)] = t47 + link2_subspace_v_z * link6_coriolis_column_f_z
-        + link2_position_z * link6_coriolis_column_f_x;
+        + link2_coriolis_row_f_z * cache.base_angle_subspace_v_z;
+    out[(3, 3)] = t47 + link2_subspace_rate_v_z * cache.link2_projected_inertia_f_z
+        + cache.link2_subspace_v_z * link2_coriolis_row_f_z
+        + link2_coriolis_row_f_x * cache.link2_position_z
+        + cache.link2_projected_inertia_f_x * link2_subspace_rate_v_x;
+    out[(3, 4)] = cache.link2_subspace_v_z * link3_coriolis_column_f_z
+        + cache.link2_position_z * link3_coriolis_column_f_x + t28;
+    out[(3, 5)] = link4_coriolis_column_f_x * cache.link2_position_z + t34
+        + link4_coriolis_column_f_z * cache.link2_subspace_v_z;
+    out[(3, 6)] = cache.link2_subspace_v_z * link5_coriolis_column_f_z + t40
+        + cache.link2_position_z * link5_coriolis_column_f_x;
+    out[(3, 7)] = t46 + cache.link2_subspace_v_z * link6_coriolis_column_f_z
+        + cache.link2_position_z * link6_coriolis_column_f_x;
     out[(4, 0)] = link3_coriolis_row_f_x;
     out[(4, 1)] = link3_coriolis_row_f_z;
-    out[(4, 2)] = q[1] * link3_coriolis_row_f_x + link3_projected_inertia_f_x * qd[1]
-        + t49 + base_angle_subspace_rate_v_z * link3_projected_inertia_f_z
-        + base_angle_subspace_v_z * link3_coriolis_row_f_z;
-    out[(4, 3)] = link2_subspace_v_z * link3_coriolis_row_f_z
-        + link2_subspace_rate_v_x * link3_projected_inertia_f_x
-        + link2_subspace_rate_v_z * link3_projected_inertia_f_z + t49
-        + link2_position_z * link3_coriolis_row_f_x;
-    out[(4, 4)] = link3_coriolis_row_f_z * link3_subspace_v_z
-        + link3_position_z * link3_coriolis_row_f_x
-        + link3_projected_inertia_f_x * link3_subspace_rate_v_x + t49
-        + link3_projected_inertia_f_z * link3_subspace_rate_v_z;
-    out[(4, 5)] = link4_coriolis_column_f_x * link3_position_z + t35
-        + link4_coriolis_column_f_z * link3_subspace_v_z;
-    out[(4, 6)] = link5_coriolis_column_f_z * link3_subspace_v_z + t41
-        + link3_position_z * link5_coriolis_column_f_x;
-    out[(4, 7)] = link6_coriolis_column_f_z * link3_subspace_v_z + t47
-        + link3_position_z * link6_coriolis_column_f_x;
+    out[(4, 2)] = q[1] * link3_coriolis_row_f_x
+        + cache.link3_projected_inertia_f_x * qd[1] + t48
+        + base_angle_subspace_rate_v_z * cache.link3_projected_inertia_f_z
+        + cache.base_angle_subspace_v_z * link3_coriolis_row_f_z;
+    out[(4, 3)] = cache.link2_subspace_v_z * link3_coriolis_row_f_z
+        + link2_subspace_rate_v_x * cache.link3_projected_inertia_f_x
+        + link2_subspace_rate_v_z * cache.link3_projected_inertia_f_z + t48
+        + cache.link2_position_z * link3_coriolis_row_f_x;
+    out[(4, 4)] = link3_coriolis_row_f_z * cache.link3_subspace_v_z
+        + cache.link3_position_z * link3_coriolis_row_f_x
+        + cache.link3_projected_inertia_f_x * link3_subspace_rate_v_x + t48
+        + cache.link3_projected_inertia_f_z * link3_subspace_rate_v_z;
+    out[(4, 5)] = link4_coriolis_column_f_x * cache.link3_position_z + t34
+        + link4_coriolis_column_f_z * cache.link3_subspace_v_z;
+    out[(4, 6)] = link5_coriolis_column_f_z * cache.link3_subspace_v_z + t40
+        + cache.link3_position_z * link5_coriolis_column_f_x;
+    out[(4, 7)] = link6_coriolis_column_f_z * cache.link3_subspace_v_z + t46
+        + cache.link3_position_z * link6_coriolis_column_f_x;
     out[(5, 0)] = link4_coriolis_row_f_x;
     out[(5, 1)] = link4_coriolis_row_f_z;
-    out[(5, 2)] = base_angle_subspace_rate_v_z * link4_projected_inertia_f_z
-        + q[1] * link4_coriolis_row_f_x + link4_projected_inertia_f_x * qd[1] + t50
-        + link4_coriolis_row_f_z * base_angle_subspace_v_z;
-    out[(5, 3)] = link2_subspace_rate_v_x * link4_projected_inertia_f_x
-        + link4_coriolis_row_f_x * link2_position_z
-        + link2_subspace_v_z * link4_coriolis_row_f_z + t50
-        + link2_subspace_rate_v_z * link4_projected_inertia_f_z;
-    out[(5, 4)] = link4_coriolis_row_f_z * link3_subspace_v_z
-        + link4_projected_inertia_f_x * link3_subspace_rate_v_x + t50
-        + link4_coriolis_row_f_x * link3_position_z
-        + link4_projected_inertia_f_z * link3_subspace_rate_v_z;
-    out[(5, 5)] = link4_coriolis_row_f_z * link4_subspace_v_z
-        + link4_subspace_rate_v_z * link4_projected_inertia_f_z
-        + link4_position_z * link4_coriolis_row_f_x + t50
-        + link4_subspace_rate_v_x * link4_projected_inertia_f_x;
-    out[(5, 6)] = link4_position_z * link5_coriolis_column_f_x
-        + link5_coriolis_column_f_z * link4_subspace_v_z + t41;
-    out[(5, 7)] = link4_position_z * link6_coriolis_column_f_x + t47
-        + link6_coriolis_column_f_z * link4_subspace_v_z;
+    out[(5, 2)] = base_angle_subspace_rate_v_z * cache.link4_projected_inertia_f_z
+        + q[1] * link4_coriolis_row_f_x + cache.link4_projected_inertia_f_x * qd[1] + t49
+        + link4_coriolis_row_f_z * cache.base_angle_subspace_v_z;
+    out[(5, 3)] = link2_subspace_rate_v_x * cache.link4_projected_inertia_f_x
+        + link4_coriolis_row_f_x * cache.link2_position_z
+        + cache.link2_subspace_v_z * link4_coriolis_row_f_z + t49
+        + link2_subspace_rate_v_z * cache.link4_projected_inertia_f_z;
+    out[(5, 4)] = link4_coriolis_row_f_z * cache.link3_subspace_v_z
+        + cache.link4_projected_inertia_f_x * link3_subspace_rate_v_x + t49
+        + link4_coriolis_row_f_x * cache.link3_position_z
+        + cache.link4_projected_inertia_f_z * link3_subspace_rate_v_z;
+    out[(5, 5)] = link4_coriolis_row_f_z * cache.link4_subspace_v_z
+        + link4_subspace_rate_v_z * cache.link4_projected_inertia_f_z
+        + cache.link4_position_z * link4_coriolis_row_f_x + t49
+        + link4_subspace_rate_v_x * cache.link4_projected_inertia_f_x;
+    out[(5, 6)] = cache.link4_position_z * link5_coriolis_column_f_x
+        + link5_coriolis_column_f_z * cache.link4_subspace_v_z + t40;
+    out[(5, 7)] = cache.link4_position_z * link6_coriolis_column_f_x + t46
+        + link6_coriolis_column_f_z * cache.link4_subspace_v_z;
     out[(6, 0)] = link5_coriolis_row_f_x;
     out[(6, 1)] = link5_coriolis_row_f_z;
-    out[(6, 2)] = base_angle_subspace_rate_v_z * link5_projected_inertia_f_z
-        + q[1] * link5_coriolis_row_f_x + link5_projected_inertia_f_x * qd[1] + t51
-        + link5_coriolis_row_f_z * base_angle_subspace_v_z;
-    out[(6, 3)] = link2_subspace_rate_v_z * link5_projected_inertia_f_z
-        + link2_subspace_rate_v_x * link5_projected_inertia_f_x
-        + link2_subspace_v_z * link5_coriolis_row_f_z + t51
-        + link5_coriolis_row_f_x * link2_position_z;
-    out[(6, 4)] = link5_coriolis_row_f_x * link3_position_z
-        + link3_subspace_rate_v_z * link5_projected_inertia_f_z
-        + link5_coriolis_row_f_z * link3_subspace_v_z + t51
-        + link5_projected_inertia_f_x * link3_subspace_rate_v_x;
-    out[(6, 5)] = link5_coriolis_row_f_z * link4_subspace_v_z
-        + link4_position_z * link5_coriolis_row_f_x + t51
-        + link5_projected_inertia_f_x * link4_subspace_rate_v_x
-        + link4_subspace_rate_v_z * link5_projected_inertia_f_z;
-    out[(6, 6)] = link5_coriolis_row_f_x * link5_position_z
-        + link5_projected_inertia_f_x * link5_subspace_rate_v_x
-        + link5_coriolis_row_f_z * link5_subspace_v_z + t51
-        + link5_subspace_rate_v_z * link5_projected_inertia_f_z;
-    out[(6, 7)] = link5_position_z * link6_coriolis_column_f_x
-        + link6_coriolis_column_f_z * link5_subspace_v_z + t47;
+    out[(6, 2)] = base_angle_subspace_rate_v_z * cache.link5_projected_inertia_f_z
+        + q[1] * link5_coriolis_row_f_x + cache.link5_projected_inertia_f_x * qd[1] + t50
+        + link5_coriolis_row_f_z * cache.base_angle_subspace_v_z;
+    out[(6, 3)] = link2_subspace_rate_v_z * cache.link5_projected_inertia_f_z
+        + link2_subspace_rate_v_x * cache.link5_projected_inertia_f_x
+        + cache.link2_subspace_v_z * link5_coriolis_row_f_z + t50
+        + link5_coriolis_row_f_x * cache.link2_position_z;
+    out[(6, 4)] = link5_coriolis_row_f_x * cache.link3_position_z
+        + link3_subspace_rate_v_z * cache.link5_projected_inertia_f_z
+        + link5_coriolis_row_f_z * cache.link3_subspace_v_z + t50
+        + cache.link5_projected_inertia_f_x * link3_subspace_rate_v_x;
+    out[(6, 5)] = link5_coriolis_row_f_z * cache.link4_subspace_v_z
+        + cache.link4_position_z * link5_coriolis_row_f_x + t50
+        + cache.link5_projected_inertia_f_x * link4_subspace_rate_v_x
+        + link4_subspace_rate_v_z * cache.link5_projected_inertia_f_z;
+    out[(6, 6)] = link5_coriolis_row_f_x * cache.link5_position_z
+        + cache.link5_projected_inertia_f_x * link5_subspace_rate_v_x
+        + link5_coriolis_row_f_z * cache.link5_subspace_v_z + t50
+        + link5_subspace_rate_v_z * cache.link5_projected_inertia_f_z;
+    out[(6, 7)] = cache.link5_position_z * link6_coriolis_column_f_x
+        + link6_coriolis_column_f_z * cache.link5_subspace_v_z + t46;
     out[(7, 0)] = link6_coriolis_row_f_x;
     out[(7, 1)] = link6_coriolis_row_f_z;
-    out[(7, 2)] = base_angle_subspace_rate_v_z * link6_projected_inertia_f_z + t52
+    out[(7, 2)] = base_angle_subspace_rate_v_z * cache.link6_projected_inertia_f_z + t51
         + q[1] * link6_coriolis_row_f_x
-        + link6_coriolis_row_f_z * base_angle_subspace_v_z
-        + link6_projected_inertia_f_x * qd[1];
-    out[(7, 3)] = link2_position_z * link6_coriolis_row_f_x + t52
-        + link2_subspace_rate_v_x * link6_projected_inertia_f_x
-        + link6_coriolis_row_f_z * link2_subspace_v_z
-        + link2_subspace_rate_v_z * link6_projected_inertia_f_z;
-    out[(7, 4)] = link3_position_z * link6_coriolis_row_f_x
-        + link6_projected_inertia_f_x * link3_subspace_rate_v_x + t52
-        + link6_projected_inertia_f_z * link3_subspace_rate_v_z
-        + link6_coriolis_row_f_z * link3_subspace_v_z;
-    out[(7, 5)] = t52 + link4_subspace_rate_v_z * link6_projected_inertia_f_z
-        + link4_subspace_rate_v_x * link6_projected_inertia_f_x
-        + link6_coriolis_row_f_z * link4_subspace_v_z
-        + link4_position_z * link6_coriolis_row_f_x;
-    out[(7, 6)] = link6_projected_inertia_f_z * link5_subspace_rate_v_z
-        + link5_position_z * link6_coriolis_row_f_x
-        + link6_coriolis_row_f_z * link5_subspace_v_z + t52
-        + link5_subspace_rate_v_x * link6_projected_inertia_f_x;
-    out[(7, 7)] = link6_coriolis_row_f_z * link6_subspace_v_z + t52
-        + link6_subspace_rate_v_z * link6_projected_inertia_f_z
-        + link6_position_z * link6_coriolis_row_f_x
-        + link6_subspace_rate_v_x * link6_projected_inertia_f_x;
+        + link6_coriolis_row_f_z * cache.base_angle_subspace_v_z
+        + cache.link6_projected_inertia_f_x * qd[1];
+    out[(7, 3)] = cache.link2_position_z * link6_coriolis_row_f_x + t51
+        + link2_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+        + link6_coriolis_row_f_z * cache.link2_subspace_v_z
+        + link2_subspace_rate_v_z * cache.link6_projected_inertia_f_z;
+    out[(7, 4)] = cache.link3_position_z * link6_coriolis_row_f_x
+        + cache.link6_projected_inertia_f_x * link3_subspace_rate_v_x + t51
+        + cache.link6_projected_inertia_f_z * link3_subspace_rate_v_z
+        + link6_coriolis_row_f_z * cache.link3_subspace_v_z;
+    out[(7, 5)] = t51 + link4_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+        + link4_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+        + link6_coriolis_row_f_z * cache.link4_subspace_v_z
+        + cache.link4_position_z * link6_coriolis_row_f_x;
+    out[(7, 6)] = cache.link6_projected_inertia_f_z * link5_subspace_rate_v_z
+        + cache.link5_position_z * link6_coriolis_row_f_x
+        + link6_coriolis_row_f_z * cache.link5_subspace_v_z + t51
+        + link5_subspace_rate_v_x * cache.link6_projected_inertia_f_x;
+    out[(7, 7)] = link6_coriolis_row_f_z * cache.link6_subspace_v_z + t51
+        + link6_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+        + cache.link6_position_z * link6_coriolis_row_f_x
+        + link6_subspace_rate_v_x * cache.link6_projected_inertia_f_x;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -1085,71 +1115,19 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = cache.values[0] * cache.values[2]
-        + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let base_angle_subspace_v_z = -q[0];
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link4_subspace_v_z = -link4_position_x;
-    let link5_subspace_v_z = -link5_position_x;
-    let link6_subspace_v_z = -link6_position_x;
-    out[1] = p.gravity * link1_composite_inertia_m;
-    out[2] = p.gravity * link1_composite_inertia_h_x
-        + p.gravity * base_angle_subspace_v_z * link1_composite_inertia_m;
-    out[3] = link2_subspace_v_z * link2_composite_inertia_m * p.gravity
-        + link2_composite_inertia_h_x * p.gravity;
-    out[4] = link3_composite_inertia_h_x * p.gravity
-        + p.gravity * link3_composite_inertia_m * link3_subspace_v_z;
-    out[5] = link4_composite_inertia_h_x * p.gravity
-        + p.gravity * link4_subspace_v_z * link4_composite_inertia_m;
-    out[6] = link5_composite_inertia_h_x * p.gravity
-        + link5_composite_inertia_m * p.gravity * link5_subspace_v_z;
-    out[7] = p.gravity * link6_inertia_h_x
-        + link6_subspace_v_z * p.gravity * p.link_mass;
+    out[1] = p.gravity * cache.link1_composite_inertia_m;
+    out[2] = p.gravity * cache.link1_composite_inertia_h_x
+        + p.gravity * cache.base_angle_subspace_v_z * cache.link1_composite_inertia_m;
+    out[3] = cache.link2_subspace_v_z * cache.link2_composite_inertia_m * p.gravity
+        + cache.link2_composite_inertia_h_x * p.gravity;
+    out[4] = cache.link3_composite_inertia_h_x * p.gravity
+        + p.gravity * cache.link3_composite_inertia_m * cache.link3_subspace_v_z;
+    out[5] = cache.link4_composite_inertia_h_x * p.gravity
+        + p.gravity * cache.link4_subspace_v_z * cache.link4_composite_inertia_m;
+    out[6] = cache.link5_composite_inertia_h_x * p.gravity
+        + cache.link5_composite_inertia_m * p.gravity * cache.link5_subspace_v_z;
+    out[7] = p.gravity * cache.link6_inertia_h_x
+        + cache.link6_subspace_v_z * p.gravity * p.link_mass;
 }
 /// M, C qd and G together, sharing their subexpressions.
 #[inline]
@@ -1166,452 +1144,273 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let link2_inertia_h_z = p.link_mass * link2_com_z;
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link4_inertia_h_z = link4_com_z * p.link_mass;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link6_inertia_h_z = link6_com_z * p.link_mass;
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link5_inertia_h_z = link5_com_z * p.link_mass;
-    let link5_composite_inertia_h_z = link6_inertia_h_z + link5_inertia_h_z;
-    let link4_composite_inertia_h_z = link4_inertia_h_z + link5_composite_inertia_h_z;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link3_inertia_h_z = link3_com_z * p.link_mass;
-    let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
-    let link2_composite_inertia_h_z = link2_inertia_h_z + link3_composite_inertia_h_z;
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_z = link1_com_z * p.link_mass;
-    let link1_composite_inertia_h_z = link2_composite_inertia_h_z + link1_inertia_h_z;
-    let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
-        - link1_composite_inertia_h_z;
-    let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_z
-        - link2_composite_inertia_h_z;
-    let link3_projected_inertia_f_x = link3_position_z * link3_composite_inertia_m
-        - link3_composite_inertia_h_z;
-    let link4_projected_inertia_f_x = link4_position_z * link4_composite_inertia_m
-        - link4_composite_inertia_h_z;
-    let link5_projected_inertia_f_x = link5_position_z * link5_composite_inertia_m
-        - link5_composite_inertia_h_z;
-    let link6_projected_inertia_f_x = link6_position_z * p.link_mass - link6_inertia_h_z;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let base_z_projected_inertia_n_y = -link1_composite_inertia_h_x;
-    let base_angle_projected_inertia_f_z = base_angle_subspace_v_z
-        * link1_composite_inertia_m - base_z_projected_inertia_n_y;
-    let link2_subspace_v_z = -link2_position_x;
-    let link2_projected_inertia_f_z = link2_subspace_v_z * link2_composite_inertia_m
-        + link2_composite_inertia_h_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link3_projected_inertia_f_z = link3_composite_inertia_h_x
-        + link3_composite_inertia_m * link3_subspace_v_z;
-    let link4_subspace_v_z = -link4_position_x;
-    let link4_projected_inertia_f_z = link4_composite_inertia_h_x
-        + link4_subspace_v_z * link4_composite_inertia_m;
-    let link5_subspace_v_z = -link5_position_x;
-    let link5_projected_inertia_f_z = link5_composite_inertia_m * link5_subspace_v_z
-        + link5_composite_inertia_h_x;
-    let link6_subspace_v_z = -link6_position_x;
-    let link6_projected_inertia_f_z = link6_inertia_h_x
-        + link6_subspace_v_z * p.link_mass;
-    let link1_inertia_i_11 = (link1_com_x * link1_com_x + link1_com_z * link1_com_z)
-        * p.link_mass + p.link_inertia;
-    let link4_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link4_com_x * link4_com_x + link4_com_z * link4_com_z);
-    let link5_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link5_com_z * link5_com_z + link5_com_x * link5_com_x);
-    let link6_inertia_i_11 = (link6_com_x * link6_com_x + link6_com_z * link6_com_z)
-        * p.link_mass + p.link_inertia;
-    let link5_composite_inertia_i_11 = link5_inertia_i_11 + link6_inertia_i_11;
-    let link4_composite_inertia_i_11 = link4_inertia_i_11 + link5_composite_inertia_i_11;
-    let link3_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link3_com_z * link3_com_z + link3_com_x * link3_com_x);
-    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11 + link3_inertia_i_11;
-    let link2_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link2_com_x * link2_com_x + link2_com_z * link2_com_z);
-    let link2_composite_inertia_i_11 = link3_composite_inertia_i_11 + link2_inertia_i_11;
-    let link1_composite_inertia_i_11 = link1_inertia_i_11 + link2_composite_inertia_i_11;
-    let base_angle_projected_inertia_n_y = q[1] * link1_composite_inertia_h_z
-        - base_angle_subspace_v_z * link1_composite_inertia_h_x
-        - link1_composite_inertia_i_11;
-    let link2_projected_inertia_n_y = link2_composite_inertia_h_z * link2_position_z
-        - link2_subspace_v_z * link2_composite_inertia_h_x
-        - link2_composite_inertia_i_11;
-    let t1 = -link2_projected_inertia_n_y;
-    let t2 = link2_projected_inertia_f_z * base_angle_subspace_v_z
-        + q[1] * link2_projected_inertia_f_x + t1;
-    let link3_projected_inertia_n_y = link3_position_z * link3_composite_inertia_h_z
-        - link3_composite_inertia_h_x * link3_subspace_v_z
-        - link3_composite_inertia_i_11;
-    let t3 = -link3_projected_inertia_n_y;
-    let t4 = t3 + base_angle_subspace_v_z * link3_projected_inertia_f_z
-        + q[1] * link3_projected_inertia_f_x;
-    let link4_projected_inertia_n_y = link4_position_z * link4_composite_inertia_h_z
-        - link4_composite_inertia_i_11
-        - link4_composite_inertia_h_x * link4_subspace_v_z;
-    let t5 = -link4_projected_inertia_n_y;
-    let t6 = t5 + base_angle_subspace_v_z * link4_projected_inertia_f_z
-        + q[1] * link4_projected_inertia_f_x;
-    let link5_projected_inertia_n_y = link5_position_z * link5_composite_inertia_h_z
-        - link5_composite_inertia_h_x * link5_subspace_v_z
-        - link5_composite_inertia_i_11;
-    let t7 = -link5_projected_inertia_n_y;
-    let t8 = t7 + base_angle_subspace_v_z * link5_projected_inertia_f_z
-        + q[1] * link5_projected_inertia_f_x;
-    let link6_projected_inertia_n_y = link6_position_z * link6_inertia_h_z
-        - link6_inertia_i_11 - link6_subspace_v_z * link6_inertia_h_x;
-    let t9 = -link6_projected_inertia_n_y;
-    let t10 = t9 + link6_projected_inertia_f_z * base_angle_subspace_v_z
-        + q[1] * link6_projected_inertia_f_x;
-    let t11 = t3 + link2_position_z * link3_projected_inertia_f_x
-        + link2_subspace_v_z * link3_projected_inertia_f_z;
-    let t12 = link2_position_z * link4_projected_inertia_f_x + t5
-        + link2_subspace_v_z * link4_projected_inertia_f_z;
-    let t13 = link2_position_z * link5_projected_inertia_f_x + t7
-        + link2_subspace_v_z * link5_projected_inertia_f_z;
-    let t14 = t9 + link2_subspace_v_z * link6_projected_inertia_f_z
-        + link2_position_z * link6_projected_inertia_f_x;
-    let t15 = t5 + link4_projected_inertia_f_z * link3_subspace_v_z
-        + link3_position_z * link4_projected_inertia_f_x;
-    let t16 = link5_projected_inertia_f_x * link3_position_z + t7
-        + link5_projected_inertia_f_z * link3_subspace_v_z;
-    let t17 = t9 + link3_position_z * link6_projected_inertia_f_x
-        + link6_projected_inertia_f_z * link3_subspace_v_z;
-    let t18 = t7 + link4_subspace_v_z * link5_projected_inertia_f_z
-        + link4_position_z * link5_projected_inertia_f_x;
-    let t19 = t9 + link4_position_z * link6_projected_inertia_f_x
-        + link6_projected_inertia_f_z * link4_subspace_v_z;
-    let t20 = t9 + link6_projected_inertia_f_z * link5_subspace_v_z
-        + link5_position_z * link6_projected_inertia_f_x;
-    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
+    let t0 = -cache.link2_projected_inertia_n_y;
+    let t1 = cache.link2_projected_inertia_f_z * cache.base_angle_subspace_v_z
+        + q[1] * cache.link2_projected_inertia_f_x + t0;
+    let t2 = -cache.link3_projected_inertia_n_y;
+    let t3 = t2 + cache.base_angle_subspace_v_z * cache.link3_projected_inertia_f_z
+        + q[1] * cache.link3_projected_inertia_f_x;
+    let t4 = -cache.link4_projected_inertia_n_y;
+    let t5 = t4 + cache.base_angle_subspace_v_z * cache.link4_projected_inertia_f_z
+        + q[1] * cache.link4_projected_inertia_f_x;
+    let t6 = -cache.link5_projected_inertia_n_y;
+    let t7 = t6 + cache.base_angle_subspace_v_z * cache.link5_projected_inertia_f_z
+        + q[1] * cache.link5_projected_inertia_f_x;
+    let t8 = -cache.link6_projected_inertia_n_y;
+    let t9 = t8 + cache.link6_projected_inertia_f_z * cache.base_angle_subspace_v_z
+        + q[1] * cache.link6_projected_inertia_f_x;
+    let t10 = t2 + cache.link2_position_z * cache.link3_projected_inertia_f_x
+        + cache.link2_subspace_v_z * cache.link3_projected_inertia_f_z;
+    let t11 = cache.link2_position_z * cache.link4_projected_inertia_f_x + t4
+        + cache.link2_subspace_v_z * cache.link4_projected_inertia_f_z;
+    let t12 = cache.link2_position_z * cache.link5_projected_inertia_f_x + t6
+        + cache.link2_subspace_v_z * cache.link5_projected_inertia_f_z;
+    let t13 = t8 + cache.link2_subspace_v_z * cache.link6_projected_inertia_f_z
+        + cache.link2_position_z * cache.link6_projected_inertia_f_x;
+    let t14 = t4 + cache.link4_projected_inertia_f_z * cache.link3_subspace_v_z
+        + cache.link3_position_z * cache.link4_projected_inertia_f_x;
+    let t15 = cache.link5_projected_inertia_f_x * cache.link3_position_z + t6
+        + cache.link5_projected_inertia_f_z * cache.link3_subspace_v_z;
+    let t16 = t8 + cache.link3_position_z * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_f_z * cache.link3_subspace_v_z;
+    let t17 = t6 + cache.link4_subspace_v_z * cache.link5_projected_inertia_f_z
+        + cache.link4_position_z * cache.link5_projected_inertia_f_x;
+    let t18 = t8 + cache.link4_position_z * cache.link6_projected_inertia_f_x
+        + cache.link6_projected_inertia_f_z * cache.link4_subspace_v_z;
+    let t19 = t8 + cache.link6_projected_inertia_f_z * cache.link5_subspace_v_z
+        + cache.link5_position_z * cache.link6_projected_inertia_f_x;
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
     let base_angle_velocity_w_y = -qd[2];
     let link2_subspace_rate_v_x = base_angle_velocity_v_z
-        + link2_subspace_v_z * base_angle_velocity_w_y;
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
     let base_angle_bias_v_x = qd[2] * qd[1];
     let link2_bias_v_x = link2_subspace_rate_v_x * qd[3] + base_angle_bias_v_x;
     let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
-    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
     let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
-        - link2_velocity_w_y * link2_inertia_h_x;
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
     let link3_subspace_rate_v_x = link2_velocity_v_z
-        + link2_velocity_w_y * link3_subspace_v_z;
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
     let link3_bias_v_x = qd[4] * link3_subspace_rate_v_x + link2_bias_v_x;
     let link3_velocity_w_y = link2_velocity_w_y - qd[4];
     let link4_velocity_w_y = link3_velocity_w_y - qd[5];
-    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
-    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
     let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
-        - link4_velocity_w_y * link4_inertia_h_x;
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
     let link5_velocity_w_y = link4_velocity_w_y - qd[6];
     let link6_velocity_w_y = link5_velocity_w_y - qd[7];
-    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
-    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
     let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
-        - link6_inertia_h_x * link6_velocity_w_y;
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
     let link6_subspace_rate_v_x = link5_velocity_v_z
-        + link6_subspace_v_z * link5_velocity_w_y;
-    let link4_subspace_rate_v_x = link4_subspace_v_z * link3_velocity_w_y
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
         + link3_velocity_v_z;
     let link4_bias_v_x = qd[5] * link4_subspace_rate_v_x + link3_bias_v_x;
     let link5_subspace_rate_v_x = link4_velocity_v_z
-        + link4_velocity_w_y * link5_subspace_v_z;
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
     let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
     let link6_bias_v_x = qd[7] * link6_subspace_rate_v_x + link5_bias_v_x;
     let link6_composite_force_f_x = link6_momentum_f_z * link6_velocity_w_y
         + p.link_mass * link6_bias_v_x;
     let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
-        - link5_velocity_w_y * link5_inertia_h_x;
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
     let link5_composite_force_f_x = link6_composite_force_f_x
         + p.link_mass * link5_bias_v_x + link5_velocity_w_y * link5_momentum_f_z;
     let link4_composite_force_f_x = link4_velocity_w_y * link4_momentum_f_z
         + link5_composite_force_f_x + link4_bias_v_x * p.link_mass;
     let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
-        - link3_inertia_h_x * link3_velocity_w_y;
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
     let link3_composite_force_f_x = p.link_mass * link3_bias_v_x
         + link4_composite_force_f_x + link3_momentum_f_z * link3_velocity_w_y;
     let link2_composite_force_f_x = link2_bias_v_x * p.link_mass
         + link2_velocity_w_y * link2_momentum_f_z + link3_composite_force_f_x;
     let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
-        - base_angle_velocity_w_y * link1_inertia_h_x;
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
     let link1_composite_force_f_x = link2_composite_force_f_x
         + base_angle_velocity_w_y * link1_momentum_f_z
         + p.link_mass * base_angle_bias_v_x;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link2_subspace_rate_v_z = -link2_position_z * base_angle_velocity_w_y
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
         - base_angle_velocity_v_x;
     let base_angle_subspace_rate_v_z = -qd[0];
     let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
     let link2_bias_v_z = link2_subspace_rate_v_z * qd[3] + base_angle_bias_v_z;
-    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
     let link3_subspace_rate_v_z = -link2_velocity_v_x
-        - link2_velocity_w_y * link3_position_z;
+        - link2_velocity_w_y * cache.link3_position_z;
     let link3_bias_v_z = link2_bias_v_z + qd[4] * link3_subspace_rate_v_z;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
     let link4_subspace_rate_v_z = -link3_velocity_v_x
-        - link4_position_z * link3_velocity_w_y;
+        - cache.link4_position_z * link3_velocity_w_y;
     let link4_bias_v_z = link3_bias_v_z + link4_subspace_rate_v_z * qd[5];
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
-    let link5_subspace_rate_v_z = -link4_velocity_w_y * link5_position_z
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
         - link4_velocity_v_x;
     let link5_bias_v_z = link4_bias_v_z + qd[6] * link5_subspace_rate_v_z;
-    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
     let link6_subspace_rate_v_z = -link5_velocity_v_x
-        - link5_velocity_w_y * link6_position_z;
+        - link5_velocity_w_y * cache.link6_position_z;
     let link6_bias_v_z = link5_bias_v_z + qd[7] * link6_subspace_rate_v_z;
-    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
-        + link6_inertia_h_z * link6_velocity_w_y;
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
     let link6_composite_force_f_z = link6_bias_v_z * p.link_mass
         - link6_momentum_f_x * link6_velocity_w_y;
-    let link5_momentum_f_x = link5_velocity_w_y * link5_inertia_h_z
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
         + link5_velocity_v_x * p.link_mass;
     let link5_composite_force_f_z = link6_composite_force_f_z
         + link5_bias_v_z * p.link_mass - link5_momentum_f_x * link5_velocity_w_y;
     let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
-        + link4_velocity_w_y * link4_inertia_h_z;
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
     let link4_composite_force_f_z = link4_bias_v_z * p.link_mass
         + link5_composite_force_f_z - link4_velocity_w_y * link4_momentum_f_x;
     let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
-        + link3_inertia_h_z * link3_velocity_w_y;
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
     let link3_composite_force_f_z = link4_composite_force_f_z
         + p.link_mass * link3_bias_v_z - link3_velocity_w_y * link3_momentum_f_x;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
-        + link2_inertia_h_z * link2_velocity_w_y;
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
     let link2_composite_force_f_z = link3_composite_force_f_z
         + link2_bias_v_z * p.link_mass - link2_velocity_w_y * link2_momentum_f_x;
-    let link1_momentum_f_x = base_angle_velocity_w_y * link1_inertia_h_z
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
         + p.link_mass * base_angle_velocity_v_x;
     let link1_composite_force_f_z = link2_composite_force_f_z
         + p.link_mass * base_angle_bias_v_z
         - base_angle_velocity_w_y * link1_momentum_f_x;
-    let link6_composite_force_n_y = link6_inertia_h_z * link6_bias_v_x
+    let link6_composite_force_n_y = cache.link6_inertia_h_z * link6_bias_v_x
         + link6_momentum_f_x * link6_velocity_v_z
-        - link6_velocity_v_x * link6_momentum_f_z - link6_bias_v_z * link6_inertia_h_x;
+        - link6_velocity_v_x * link6_momentum_f_z
+        - link6_bias_v_z * cache.link6_inertia_h_x;
     let link5_composite_force_n_y = link5_velocity_v_z * link5_momentum_f_x
-        + link5_inertia_h_z * link5_bias_v_x + link6_composite_force_n_y
-        - link5_bias_v_z * link5_inertia_h_x - link5_velocity_v_x * link5_momentum_f_z;
-    let link4_composite_force_n_y = link4_bias_v_x * link4_inertia_h_z
+        + cache.link5_inertia_h_z * link5_bias_v_x + link6_composite_force_n_y
+        - link5_bias_v_z * cache.link5_inertia_h_x
+        - link5_velocity_v_x * link5_momentum_f_z;
+    let link4_composite_force_n_y = link4_bias_v_x * cache.link4_inertia_h_z
         + link4_velocity_v_z * link4_momentum_f_x + link5_composite_force_n_y
-        - link4_momentum_f_z * link4_velocity_v_x - link4_bias_v_z * link4_inertia_h_x;
+        - link4_momentum_f_z * link4_velocity_v_x
+        - link4_bias_v_z * cache.link4_inertia_h_x;
     let link3_composite_force_n_y = link3_momentum_f_x * link3_velocity_v_z
-        + link4_composite_force_n_y + link3_inertia_h_z * link3_bias_v_x
-        - link3_momentum_f_z * link3_velocity_v_x - link3_inertia_h_x * link3_bias_v_z;
-    let link2_composite_force_n_y = link2_inertia_h_z * link2_bias_v_x
+        + link4_composite_force_n_y + cache.link3_inertia_h_z * link3_bias_v_x
+        - link3_momentum_f_z * link3_velocity_v_x
+        - cache.link3_inertia_h_x * link3_bias_v_z;
+    let link2_composite_force_n_y = cache.link2_inertia_h_z * link2_bias_v_x
         + link2_velocity_v_z * link2_momentum_f_x + link3_composite_force_n_y
-        - link2_bias_v_z * link2_inertia_h_x - link2_velocity_v_x * link2_momentum_f_z;
+        - link2_bias_v_z * cache.link2_inertia_h_x
+        - link2_velocity_v_x * link2_momentum_f_z;
     let link1_composite_force_n_y = link2_composite_force_n_y
         + link1_momentum_f_x * base_angle_velocity_v_z
-        + link1_inertia_h_z * base_angle_bias_v_x
-        - link1_inertia_h_x * base_angle_bias_v_z
+        + cache.link1_inertia_h_z * base_angle_bias_v_x
+        - cache.link1_inertia_h_x * base_angle_bias_v_z
         - link1_momentum_f_z * base_angle_velocity_v_x;
-    mass_matrix[(0, 0)] = link1_composite_inertia_m;
-    mass_matrix[(0, 2)] = base_angle_projected_inertia_f_x;
-    mass_matrix[(2, 0)] = base_angle_projected_inertia_f_x;
-    mass_matrix[(0, 3)] = link2_projected_inertia_f_x;
-    mass_matrix[(3, 0)] = link2_projected_inertia_f_x;
-    mass_matrix[(0, 4)] = link3_projected_inertia_f_x;
-    mass_matrix[(4, 0)] = link3_projected_inertia_f_x;
-    mass_matrix[(0, 5)] = link4_projected_inertia_f_x;
-    mass_matrix[(5, 0)] = link4_projected_inertia_f_x;
-    mass_matrix[(0, 6)] = link5_projected_inertia_f_x;
-    mass_matrix[(6, 0)] = link5_projected_inertia_f_x;
-    mass_matrix[(0, 7)] = link6_projected_inertia_f_x;
-    mass_matrix[(7, 0)] = link6_projected_inertia_f_x;
-    mass_matrix[(1, 1)] = link1_composite_inertia_m;
-    mass_matrix[(1, 2)] = base_angle_projected_inertia_f_z;
-    mass_matrix[(2, 1)] = base_angle_projected_inertia_f_z;
-    mass_matrix[(1, 3)] = link2_projected_inertia_f_z;
-    mass_matrix[(3, 1)] = link2_projected_inertia_f_z;
-    mass_matrix[(1, 4)] = link3_projected_inertia_f_z;
-    mass_matrix[(4, 1)] = link3_projected_inertia_f_z;
-    mass_matrix[(1, 5)] = link4_projected_inertia_f_z;
-    mass_matrix[(5, 1)] = link4_projected_inertia_f_z;
-    mass_matrix[(1, 6)] = link5_projected_inertia_f_z;
-    mass_matrix[(6, 1)] = link5_projected_inertia_f_z;
-    mass_matrix[(1, 7)] = link6_projected_inertia_f_z;
-    mass_matrix[(7, 1)] = link6_projected_inertia_f_z;
-    mass_matrix[(2, 2)] = base_angle_projected_inertia_f_z * base_angle_subspace_v_z
-        + q[1] * base_angle_projected_inertia_f_x - base_angle_projected_inertia_n_y;
-    mass_matrix[(2, 3)] = t2;
-    mass_matrix[(3, 2)] = t2;
-    mass_matrix[(2, 4)] = t4;
-    mass_matrix[(4, 2)] = t4;
-    mass_matrix[(2, 5)] = t6;
-    mass_matrix[(5, 2)] = t6;
-    mass_matrix[(2, 6)] = t8;
-    mass_matrix[(6, 2)] = t8;
-    mass_matrix[(2, 7)] = t10;
-    mass_matrix[(7, 2)] = t10;
-    mass_matrix[(3, 3)] = link2_subspace_v_z * link2_projected_inertia_f_z + t1
-        + link2_projected_inertia_f_x * link2_position_z;
-    mass_matrix[(3, 4)] = t11;
-    mass_matrix[(4, 3)] = t11;
-    mass_matrix[(3, 5)] = t12;
-    mass_matrix[(5, 3)] = t12;
-    mass_matrix[(3, 6)] = t13;
-    mass_matrix[(6, 3)] = t13;
-    mass_matrix[(3, 7)] = t14;
-    mass_matrix[(7, 3)] = t14;
-    mass_matrix[(4, 4)] = link3_projected_inertia_f_z * link3_subspace_v_z + t3
-        + link3_projected_inertia_f_x * link3_position_z;
-    mass_matrix[(4, 5)] = t15;
-    mass_matrix[(5, 4)] = t15;
-    mass_matrix[(4, 6)] = t16;
-    mass_matrix[(6, 4)] = t16;
-    mass_matrix[(4, 7)] = t17;
-    mass_matrix[(7, 4)] = t17;
-    mass_matrix[(5, 5)] = link4_position_z * link4_projected_inertia_f_x
-        + link4_subspace_v_z * link4_projected_inertia_f_z + t5;
-    mass_matrix[(5, 6)] = t18;
-    mass_matrix[(6, 5)] = t18;
-    mass_matrix[(5, 7)] = t19;
-    mass_matrix[(7, 5)] = t19;
-    mass_matrix[(6, 6)] = link5_position_z * link5_projected_inertia_f_x + t7
-        + link5_subspace_v_z * link5_projected_inertia_f_z;
-    mass_matrix[(6, 7)] = t20;
-    mass_matrix[(7, 6)] = t20;
-    mass_matrix[(7, 7)] = t9 + link6_position_z * link6_projected_inertia_f_x
-        + link6_subspace_v_z * link6_projected_inertia_f_z;
+    mass_matrix[(0, 0)] = cache.link1_composite_inertia_m;
+    mass_matrix[(0, 2)] = cache.base_angle_projected_inertia_f_x;
+    mass_matrix[(2, 0)] = cache.base_angle_projected_inertia_f_x;
+    mass_matrix[(0, 3)] = cache.link2_projected_inertia_f_x;
+    mass_matrix[(3, 0)] = cache.link2_projected_inertia_f_x;
+    mass_matrix[(0, 4)] = cache.link3_projected_inertia_f_x;
+    mass_matrix[(4, 0)] = cache.link3_projected_inertia_f_x;
+    mass_matrix[(0, 5)] = cache.link4_projected_inertia_f_x;
+    mass_matrix[(5, 0)] = cache.link4_projected_inertia_f_x;
+    mass_matrix[(0, 6)] = cache.link5_projected_inertia_f_x;
+    mass_matrix[(6, 0)] = cache.link5_projected_inertia_f_x;
+    mass_matrix[(0, 7)] = cache.link6_projected_inertia_f_x;
+    mass_matrix[(7, 0)] = cache.link6_projected_inertia_f_x;
+    mass_matrix[(1, 1)] = cache.link1_composite_inertia_m;
+    mass_matrix[(1, 2)] = cache.base_angle_projected_inertia_f_z;
+    mass_matrix[(2, 1)] = cache.base_angle_projected_inertia_f_z;
+    mass_matrix[(1, 3)] = cache.link2_projected_inertia_f_z;
+    mass_matrix[(3, 1)] = cache.link2_projected_inertia_f_z;
+    mass_matrix[(1, 4)] = cache.link3_projected_inertia_f_z;
+    mass_matrix[(4, 1)] = cache.link3_projected_inertia_f_z;
+    mass_matrix[(1, 5)] = cache.link4_projected_inertia_f_z;
+    mass_matrix[(5, 1)] = cache.link4_projected_inertia_f_z;
+    mass_matrix[(1, 6)] = cache.link5_projected_inertia_f_z;
+    mass_matrix[(6, 1)] = cache.link5_projected_inertia_f_z;
+    mass_matrix[(1, 7)] = cache.link6_projected_inertia_f_z;
+    mass_matrix[(7, 1)] = cache.link6_projected_inertia_f_z;
+    mass_matrix[(2, 2)] = cache.base_angle_projected_inertia_f_z
+        * cache.base_angle_subspace_v_z + q[1] * cache.base_angle_projected_inertia_f_x
+        - cache.base_angle_projected_inertia_n_y;
+    mass_matrix[(2, 3)] = t1;
+    mass_matrix[(3, 2)] = t1;
+    mass_matrix[(2, 4)] = t3;
+    mass_matrix[(4, 2)] = t3;
+    mass_matrix[(2, 5)] = t5;
+    mass_matrix[(5, 2)] = t5;
+    mass_matrix[(2, 6)] = t7;
+    mass_matrix[(6, 2)] = t7;
+    mass_matrix[(2, 7)] = t9;
+    mass_matrix[(7, 2)] = t9;
+    mass_matrix[(3, 3)] = cache.link2_subspace_v_z * cache.link2_projected_inertia_f_z
+        + t0 + cache.link2_projected_inertia_f_x * cache.link2_position_z;
+    mass_matrix[(3, 4)] = t10;
+    mass_matrix[(4, 3)] = t10;
+    mass_matrix[(3, 5)] = t11;
+    mass_matrix[(5, 3)] = t11;
+    mass_matrix[(3, 6)] = t12;
+    mass_matrix[(6, 3)] = t12;
+    mass_matrix[(3, 7)] = t13;
+    mass_matrix[(7, 3)] = t13;
+    mass_matrix[(4, 4)] = cache.link3_projected_inertia_f_z * cache.link3_subspace_v_z
+        + t2 + cache.link3_projected_inertia_f_x * cache.link3_position_z;
+    mass_matrix[(4, 5)] = t14;
+    mass_matrix[(5, 4)] = t14;
+    mass_matrix[(4, 6)] = t15;
+    mass_matrix[(6, 4)] = t15;
+    mass_matrix[(4, 7)] = t16;
+    mass_matrix[(7, 4)] = t16;
+    mass_matrix[(5, 5)] = cache.link4_position_z * cache.link4_projected_inertia_f_x
+        + cache.link4_subspace_v_z * cache.link4_projected_inertia_f_z + t4;
+    mass_matrix[(5, 6)] = t17;
+    mass_matrix[(6, 5)] = t17;
+    mass_matrix[(5, 7)] = t18;
+    mass_matrix[(7, 5)] = t18;
+    mass_matrix[(6, 6)] = cache.link5_position_z * cache.link5_projected_inertia_f_x + t6
+        + cache.link5_subspace_v_z * cache.link5_projected_inertia_f_z;
+    mass_matrix[(6, 7)] = t19;
+    mass_matrix[(7, 6)] = t19;
+    mass_matrix[(7, 7)] = t8 + cache.link6_position_z * cache.link6_projected_inertia_f_x
+        + cache.link6_subspace_v_z * cache.link6_projected_inertia_f_z;
     coriolis[0] = link1_composite_force_f_x;
     coriolis[1] = link1_composite_force_f_z;
-    coriolis[2] = link1_composite_force_f_z * base_angle_subspace_v_z
+    coriolis[2] = link1_composite_force_f_z * cache.base_angle_subspace_v_z
         + q[1] * link1_composite_force_f_x - link1_composite_force_n_y;
-    coriolis[3] = link2_composite_force_f_x * link2_position_z
-        + link2_subspace_v_z * link2_composite_force_f_z - link2_composite_force_n_y;
-    coriolis[4] = link3_position_z * link3_composite_force_f_x
-        + link3_composite_force_f_z * link3_subspace_v_z - link3_composite_force_n_y;
-    coriolis[5] = link4_position_z * link4_composite_force_f_x
-        + link4_composite_force_f_z * link4_subspace_v_z - link4_composite_force_n_y;
-    coriolis[6] = link5_subspace_v_z * link5_composite_force_f_z
-        + link5_position_z * link5_composite_force_f_x - link5_composite_force_n_y;
-    coriolis[7] = link6_composite_force_f_x * link6_position_z
-        + link6_subspace_v_z * link6_composite_force_f_z - link6_composite_force_n_y;
-    gravity[1] = p.gravity * link1_composite_inertia_m;
-    gravity[2] = p.gravity * link1_composite_inertia_h_x
-        + p.gravity * base_angle_subspace_v_z * link1_composite_inertia_m;
-    gravity[3] = link2_subspace_v_z * link2_composite_inertia_m * p.gravity
-        + link2_composite_inertia_h_x * p.gravity;
-    gravity[4] = link3_composite_inertia_h_x * p.gravity
-        + p.gravity * link3_composite_inertia_m * link3_subspace_v_z;
-    gravity[5] = link4_composite_inertia_h_x * p.gravity
-        + p.gravity * link4_subspace_v_z * link4_composite_inertia_m;
-    gravity[6] = link5_composite_inertia_h_x * p.gravity
-        + link5_composite_inertia_m * p.gravity * link5_subspace_v_z;
-    gravity[7] = p.gravity * link6_inertia_h_x
-        + link6_subspace_v_z * p.gravity * p.link_mass;
+    coriolis[3] = link2_composite_force_f_x * cache.link2_position_z
+        + cache.link2_subspace_v_z * link2_composite_force_f_z
+        - link2_composite_force_n_y;
+    coriolis[4] = cache.link3_position_z * link3_composite_force_f_x
+        + link3_composite_force_f_z * cache.link3_subspace_v_z
+        - link3_composite_force_n_y;
+    coriolis[5] = cache.link4_position_z * link4_composite_force_f_x
+        + link4_composite_force_f_z * cache.link4_subspace_v_z
+        - link4_composite_force_n_y;
+    coriolis[6] = cache.link5_subspace_v_z * link5_composite_force_f_z
+        + cache.link5_position_z * link5_composite_force_f_x - link5_composite_force_n_y;
+    coriolis[7] = link6_composite_force_f_x * cache.link6_position_z
+        + cache.link6_subspace_v_z * link6_composite_force_f_z
+        - link6_composite_force_n_y;
+    gravity[1] = p.gravity * cache.link1_composite_inertia_m;
+    gravity[2] = p.gravity * cache.link1_composite_inertia_h_x
+        + p.gravity * cache.base_angle_subspace_v_z * cache.link1_composite_inertia_m;
+    gravity[3] = cache.link2_subspace_v_z * cache.link2_composite_inertia_m * p.gravity
+        + cache.link2_composite_inertia_h_x * p.gravity;
+    gravity[4] = cache.link3_composite_inertia_h_x * p.gravity
+        + p.gravity * cache.link3_composite_inertia_m * cache.link3_subspace_v_z;
+    gravity[5] = cache.link4_composite_inertia_h_x * p.gravity
+        + p.gravity * cache.link4_subspace_v_z * cache.link4_composite_inertia_m;
+    gravity[6] = cache.link5_composite_inertia_h_x * p.gravity
+        + cache.link5_composite_inertia_m * p.gravity * cache.link5_subspace_v_z;
+    gravity[7] = p.gravity * cache.link6_inertia_h_x
+        + cache.link6_subspace_v_z * p.gravity * p.link_mass;
 }
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let link2_inertia_h_z = p.link_mass * link2_com_z;
-    let link2_rotation_22 = cache.values[0] * cache.values[2]
-        - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link4_inertia_h_z = link4_com_z * p.link_mass;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link6_inertia_h_z = link6_com_z * p.link_mass;
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link5_inertia_h_z = link5_com_z * p.link_mass;
-    let link5_composite_inertia_h_z = link6_inertia_h_z + link5_inertia_h_z;
-    let link4_composite_inertia_h_z = link4_inertia_h_z + link5_composite_inertia_h_z;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link3_inertia_h_z = link3_com_z * p.link_mass;
-    let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
-    let link2_composite_inertia_h_z = link2_inertia_h_z + link3_composite_inertia_h_z;
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_z = link1_com_z * p.link_mass;
-    let link1_composite_inertia_h_z = link2_composite_inertia_h_z + link1_inertia_h_z;
-    let energy = p.gravity * link1_composite_inertia_h_z;
+    let energy = p.gravity * cache.link1_composite_inertia_h_z;
     energy
 }
 /// World positions of the contact points.
@@ -1623,105 +1422,45 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
-    let head_tip_position_z = link6_position_z + p.link_length * link6_rotation_20;
     out[0][0] = q[0];
     out[0][1] = 0.0;
     out[0][2] = q[1];
-    out[1][0] = link1_com_x;
+    out[1][0] = cache.link1_com_x;
     out[1][1] = 0.0;
-    out[1][2] = link1_com_z;
-    out[2][0] = link2_position_x;
+    out[1][2] = cache.link1_com_z;
+    out[2][0] = cache.link2_position_x;
     out[2][1] = 0.0;
-    out[2][2] = link2_position_z;
-    out[3][0] = link2_com_x;
+    out[2][2] = cache.link2_position_z;
+    out[3][0] = cache.link2_com_x;
     out[3][1] = 0.0;
-    out[3][2] = link2_com_z;
-    out[4][0] = link3_position_x;
+    out[3][2] = cache.link2_com_z;
+    out[4][0] = cache.link3_position_x;
     out[4][1] = 0.0;
-    out[4][2] = link3_position_z;
-    out[5][0] = link3_com_x;
+    out[4][2] = cache.link3_position_z;
+    out[5][0] = cache.link3_com_x;
     out[5][1] = 0.0;
-    out[5][2] = link3_com_z;
-    out[6][0] = link4_position_x;
+    out[5][2] = cache.link3_com_z;
+    out[6][0] = cache.link4_position_x;
     out[6][1] = 0.0;
-    out[6][2] = link4_position_z;
-    out[7][0] = link4_com_x;
+    out[6][2] = cache.link4_position_z;
+    out[7][0] = cache.link4_com_x;
     out[7][1] = 0.0;
-    out[7][2] = link4_com_z;
-    out[8][0] = link5_position_x;
+    out[7][2] = cache.link4_com_z;
+    out[8][0] = cache.link5_position_x;
     out[8][1] = 0.0;
-    out[8][2] = link5_position_z;
-    out[9][0] = link5_com_x;
+    out[8][2] = cache.link5_position_z;
+    out[9][0] = cache.link5_com_x;
     out[9][1] = 0.0;
-    out[9][2] = link5_com_z;
-    out[10][0] = link6_position_x;
+    out[9][2] = cache.link5_com_z;
+    out[10][0] = cache.link6_position_x;
     out[10][1] = 0.0;
-    out[10][2] = link6_position_z;
-    out[11][0] = link6_com_x;
+    out[10][2] = cache.link6_position_z;
+    out[11][0] = cache.link6_com_x;
     out[11][1] = 0.0;
-    out[11][2] = link6_com_z;
-    out[12][0] = head_tip_position_x;
+    out[11][2] = cache.link6_com_z;
+    out[12][0] = cache.head_tip_position_x;
     out[12][1] = 0.0;
-    out[12][2] = head_tip_position_z;
+    out[12][2] = cache.head_tip_position_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -1735,127 +1474,61 @@ pub fn contact_velocities_into(
 ) {
     let base_angle_velocity_w_y = -qd[2];
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
     let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_subspace_v_z = -link2_position_x;
-    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
     let link3_velocity_w_y = link2_velocity_w_y - qd[4];
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
     let link4_velocity_w_y = link3_velocity_w_y - qd[5];
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_subspace_v_z = -link4_position_x;
-    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
     let link5_velocity_w_y = link4_velocity_w_y - qd[6];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_subspace_v_z = -link5_position_x;
-    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
     let link6_velocity_w_y = link5_velocity_w_y - qd[7];
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_subspace_v_z = -link6_position_x;
-    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let head_tip_position_z = link6_position_z + p.link_length * link6_rotation_20;
-    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
     out[0][0] = q[1] * base_angle_velocity_w_y + base_angle_velocity_v_x;
     out[0][1] = 0.0;
     out[0][2] = base_angle_velocity_v_z - q[0] * base_angle_velocity_w_y;
-    out[1][0] = link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
+    out[1][0] = cache.link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
     out[1][1] = 0.0;
-    out[1][2] = base_angle_velocity_v_z - base_angle_velocity_w_y * link1_com_x;
-    out[2][0] = link2_velocity_v_x + link2_velocity_w_y * link2_position_z;
+    out[1][2] = base_angle_velocity_v_z - base_angle_velocity_w_y * cache.link1_com_x;
+    out[2][0] = link2_velocity_v_x + link2_velocity_w_y * cache.link2_position_z;
     out[2][1] = 0.0;
-    out[2][2] = link2_velocity_v_z - link2_velocity_w_y * link2_position_x;
-    out[3][0] = link2_velocity_v_x + link2_velocity_w_y * link2_com_z;
+    out[2][2] = link2_velocity_v_z - link2_velocity_w_y * cache.link2_position_x;
+    out[3][0] = link2_velocity_v_x + link2_velocity_w_y * cache.link2_com_z;
     out[3][1] = 0.0;
-    out[3][2] = link2_velocity_v_z - link2_velocity_w_y * link2_com_x;
-    out[4][0] = link3_position_z * link3_velocity_w_y + link3_velocity_v_x;
+    out[3][2] = link2_velocity_v_z - link2_velocity_w_y * cache.link2_com_x;
+    out[4][0] = cache.link3_position_z * link3_velocity_w_y + link3_velocity_v_x;
     out[4][1] = 0.0;
-    out[4][2] = link3_velocity_v_z - link3_position_x * link3_velocity_w_y;
-    out[5][0] = link3_velocity_v_x + link3_com_z * link3_velocity_w_y;
+    out[4][2] = link3_velocity_v_z - cache.link3_position_x * link3_velocity_w_y;
+    out[5][0] = link3_velocity_v_x + cache.link3_com_z * link3_velocity_w_y;
     out[5][1] = 0.0;
-    out[5][2] = link3_velocity_v_z - link3_com_x * link3_velocity_w_y;
-    out[6][0] = link4_velocity_v_x + link4_position_z * link4_velocity_w_y;
+    out[5][2] = link3_velocity_v_z - cache.link3_com_x * link3_velocity_w_y;
+    out[6][0] = link4_velocity_v_x + cache.link4_position_z * link4_velocity_w_y;
     out[6][1] = 0.0;
-    out[6][2] = link4_velocity_v_z - link4_velocity_w_y * link4_position_x;
-    out[7][0] = link4_velocity_w_y * link4_com_z + link4_velocity_v_x;
+    out[6][2] = link4_velocity_v_z - link4_velocity_w_y * cache.link4_position_x;
+    out[7][0] = link4_velocity_w_y * cache.link4_com_z + link4_velocity_v_x;
     out[7][1] = 0.0;
-    out[7][2] = link4_velocity_v_z - link4_velocity_w_y * link4_com_x;
-    out[8][0] = link5_velocity_v_x + link5_velocity_w_y * link5_position_z;
+    out[7][2] = link4_velocity_v_z - link4_velocity_w_y * cache.link4_com_x;
+    out[8][0] = link5_velocity_v_x + link5_velocity_w_y * cache.link5_position_z;
     out[8][1] = 0.0;
-    out[8][2] = link5_velocity_v_z - link5_velocity_w_y * link5_position_x;
-    out[9][0] = link5_velocity_v_x + link5_velocity_w_y * link5_com_z;
+    out[8][2] = link5_velocity_v_z - link5_velocity_w_y * cache.link5_position_x;
+    out[9][0] = link5_velocity_v_x + link5_velocity_w_y * cache.link5_com_z;
     out[9][1] = 0.0;
-    out[9][2] = link5_velocity_v_z - link5_com_x * link5_velocity_w_y;
-    out[10][0] = link6_velocity_v_x + link6_position_z * link6_velocity_w_y;
+    out[9][2] = link5_velocity_v_z - cache.link5_com_x * link5_velocity_w_y;
+    out[10][0] = link6_velocity_v_x + cache.link6_position_z * link6_velocity_w_y;
     out[10][1] = 0.0;
-    out[10][2] = link6_velocity_v_z - link6_position_x * link6_velocity_w_y;
-    out[11][0] = link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
+    out[10][2] = link6_velocity_v_z - cache.link6_position_x * link6_velocity_w_y;
+    out[11][0] = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
     out[11][1] = 0.0;
-    out[11][2] = link6_velocity_v_z - link6_velocity_w_y * link6_com_x;
-    out[12][0] = head_tip_position_z * link6_velocity_w_y + link6_velocity_v_x;
+    out[11][2] = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
+    out[12][0] = cache.head_tip_position_z * link6_velocity_w_y + link6_velocity_v_x;
     out[12][1] = 0.0;
-    out[12][2] = link6_velocity_v_z - head_tip_position_x * link6_velocity_w_y;
+    out[12][2] = link6_velocity_v_z - cache.head_tip_position_x * link6_velocity_w_y;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -1866,81 +1539,45 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    out[0][0] = cache.values[0];
+    out[0][0] = cache.cos_q2;
     out[0][1] = 0.0;
-    out[0][2] = cache.values[1];
-    out[1][0] = cache.values[0];
+    out[0][2] = cache.sin_q2;
+    out[1][0] = cache.cos_q2;
     out[1][1] = 0.0;
-    out[1][2] = cache.values[1];
-    out[2][0] = link2_rotation_00;
+    out[1][2] = cache.sin_q2;
+    out[2][0] = cache.link2_rotation_00;
     out[2][1] = 0.0;
-    out[2][2] = link2_rotation_20;
-    out[3][0] = link2_rotation_00;
+    out[2][2] = cache.link2_rotation_20;
+    out[3][0] = cache.link2_rotation_00;
     out[3][1] = 0.0;
-    out[3][2] = link2_rotation_20;
-    out[4][0] = link3_rotation_00;
+    out[3][2] = cache.link2_rotation_20;
+    out[4][0] = cache.link3_rotation_00;
     out[4][1] = 0.0;
-    out[4][2] = link3_rotation_20;
-    out[5][0] = link3_rotation_00;
+    out[4][2] = cache.link3_rotation_20;
+    out[5][0] = cache.link3_rotation_00;
     out[5][1] = 0.0;
-    out[5][2] = link3_rotation_20;
-    out[6][0] = link4_rotation_00;
+    out[5][2] = cache.link3_rotation_20;
+    out[6][0] = cache.link4_rotation_00;
     out[6][1] = 0.0;
-    out[6][2] = link4_rotation_20;
-    out[7][0] = link4_rotation_00;
+    out[6][2] = cache.link4_rotation_20;
+    out[7][0] = cache.link4_rotation_00;
     out[7][1] = 0.0;
-    out[7][2] = link4_rotation_20;
-    out[8][0] = link5_rotation_00;
+    out[7][2] = cache.link4_rotation_20;
+    out[8][0] = cache.link5_rotation_00;
     out[8][1] = 0.0;
-    out[8][2] = link5_rotation_20;
-    out[9][0] = link5_rotation_00;
+    out[8][2] = cache.link5_rotation_20;
+    out[9][0] = cache.link5_rotation_00;
     out[9][1] = 0.0;
-    out[9][2] = link5_rotation_20;
-    out[10][0] = link6_rotation_00;
+    out[9][2] = cache.link5_rotation_20;
+    out[10][0] = cache.link6_rotation_00;
     out[10][1] = 0.0;
-    out[10][2] = link6_rotation_20;
-    out[11][0] = link6_rotation_00;
+    out[10][2] = cache.link6_rotation_20;
+    out[11][0] = cache.link6_rotation_00;
     out[11][1] = 0.0;
-    out[11][2] = link6_rotation_20;
-    out[12][0] = link6_rotation_00;
+    out[11][2] = cache.link6_rotation_20;
+    out[12][0] = cache.link6_rotation_00;
     out[12][1] = 0.0;
-    out[12][2] = link6_rotation_20;
+    out[12][2] = cache.link6_rotation_20;
 }
 /// Jacobian of contact point `link1_rear` (on `link1`).
 #[inline]
@@ -1952,11 +1589,10 @@ pub fn contact_jacobian_0(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let base_angle_subspace_v_z = -q[0];
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
     out[(0, 2)] = q[1] - q[1];
-    out[(2, 2)] = base_angle_subspace_v_z - base_angle_subspace_v_z;
+    out[(2, 2)] = cache.base_angle_subspace_v_z - cache.base_angle_subspace_v_z;
 }
 /// Jacobian of contact point `link1_centre` (on `link1`).
 #[inline]
@@ -1968,13 +1604,10 @@ pub fn contact_jacobian_1(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let base_angle_subspace_v_z = -q[0];
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - link1_com_z;
-    out[(2, 2)] = base_angle_subspace_v_z + link1_com_x;
+    out[(0, 2)] = q[1] - cache.link1_com_z;
+    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link1_com_x;
 }
 /// Jacobian of contact point `link2_rear` (on `link2`).
 #[inline]
@@ -1986,18 +1619,14 @@ pub fn contact_jacobian_2(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let t0 = -link2_position_z;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_subspace_v_z = -link2_position_x;
-    let t1 = -link2_subspace_v_z;
-    let base_angle_subspace_v_z = -q[0];
+    let t0 = -cache.link2_position_z;
+    let t1 = -cache.link2_subspace_v_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
     out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + link2_position_z;
-    out[(2, 3)] = t1 + link2_subspace_v_z;
+    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = t0 + cache.link2_position_z;
+    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
 }
 /// Jacobian of contact point `link2_centre` (on `link2`).
 #[inline]
@@ -2009,24 +1638,13 @@ pub fn contact_jacobian_3(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let t0 = -link2_com_z;
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = cache.values[0] * cache.values[2]
-        + base_angle_rotation_02 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let base_angle_subspace_v_z = -q[0];
-    let link2_subspace_v_z = -link2_position_x;
+    let t0 = -cache.link2_com_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
     out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = link2_com_x + base_angle_subspace_v_z;
-    out[(0, 3)] = link2_position_z + t0;
-    out[(2, 3)] = link2_subspace_v_z + link2_com_x;
+    out[(2, 2)] = cache.link2_com_x + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + cache.link2_com_x;
 }
 /// Jacobian of contact point `link3_rear` (on `link3`).
 #[inline]
@@ -2038,28 +1656,16 @@ pub fn contact_jacobian_4(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let t0 = -link3_position_z;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = cache.values[0] * cache.values[2]
-        + base_angle_rotation_02 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let t1 = -link3_subspace_v_z;
-    let link2_subspace_v_z = -link2_position_x;
+    let t0 = -cache.link3_position_z;
+    let t1 = -cache.link3_subspace_v_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
     out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + link2_position_z;
-    out[(2, 3)] = link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + link3_position_z;
-    out[(2, 4)] = t1 + link3_subspace_v_z;
+    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
+    out[(0, 3)] = t0 + cache.link2_position_z;
+    out[(2, 3)] = cache.link2_subspace_v_z + t1;
+    out[(0, 4)] = t0 + cache.link3_position_z;
+    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
 }
 /// Jacobian of contact point `link3_centre` (on `link3`).
 #[inline]
@@ -2071,36 +1677,15 @@ pub fn contact_jacobian_5(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let t1 = -link3_com_z;
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let base_angle_subspace_v_z = -q[0];
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
+    let t0 = -cache.link3_com_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(2, 2)] = link3_com_x + base_angle_subspace_v_z;
-    out[(0, 3)] = t1 + link2_position_z;
-    out[(2, 3)] = link2_subspace_v_z + link3_com_x;
-    out[(0, 4)] = t1 + link3_position_z;
-    out[(2, 4)] = link3_com_x + link3_subspace_v_z;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = cache.link3_com_x + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = t0 + cache.link2_position_z;
+    out[(2, 3)] = cache.link2_subspace_v_z + cache.link3_com_x;
+    out[(0, 4)] = t0 + cache.link3_position_z;
+    out[(2, 4)] = cache.link3_com_x + cache.link3_subspace_v_z;
 }
 /// Jacobian of contact point `link4_rear` (on `link4`).
 #[inline]
@@ -2112,40 +1697,18 @@ pub fn contact_jacobian_6(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let t1 = -link4_position_z;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_subspace_v_z = -link4_position_x;
-    let t2 = -link4_subspace_v_z;
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
+    let t0 = -cache.link4_position_z;
+    let t1 = -cache.link4_subspace_v_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(2, 2)] = base_angle_subspace_v_z + t2;
-    out[(0, 3)] = t1 + link2_position_z;
-    out[(2, 3)] = link2_subspace_v_z + t2;
-    out[(0, 4)] = t1 + link3_position_z;
-    out[(2, 4)] = t2 + link3_subspace_v_z;
-    out[(0, 5)] = link4_position_z + t1;
-    out[(2, 5)] = link4_subspace_v_z + t2;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
+    out[(0, 3)] = t0 + cache.link2_position_z;
+    out[(2, 3)] = cache.link2_subspace_v_z + t1;
+    out[(0, 4)] = t0 + cache.link3_position_z;
+    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = cache.link4_subspace_v_z + t1;
 }
 /// Jacobian of contact point `link4_centre` (on `link4`).
 #[inline]
@@ -2157,49 +1720,17 @@ pub fn contact_jacobian_7(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let t1 = -link4_com_z;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link4_subspace_v_z = -link4_position_x;
+    let t0 = -cache.link4_com_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(2, 2)] = base_angle_subspace_v_z + link4_com_x;
-    out[(0, 3)] = link2_position_z + t1;
-    out[(2, 3)] = link2_subspace_v_z + link4_com_x;
-    out[(0, 4)] = link3_position_z + t1;
-    out[(2, 4)] = link4_com_x + link3_subspace_v_z;
-    out[(0, 5)] = link4_position_z + t1;
-    out[(2, 5)] = link4_subspace_v_z + link4_com_x;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link4_com_x;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + cache.link4_com_x;
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = cache.link4_com_x + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = cache.link4_subspace_v_z + cache.link4_com_x;
 }
 /// Jacobian of contact point `link5_rear` (on `link5`).
 #[inline]
@@ -2211,53 +1742,20 @@ pub fn contact_jacobian_8(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let t1 = -link5_position_z;
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_subspace_v_z = -link5_position_x;
-    let t2 = -link5_subspace_v_z;
-    let base_angle_subspace_v_z = -q[0];
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link4_subspace_v_z = -link4_position_x;
+    let t0 = -cache.link5_position_z;
+    let t1 = -cache.link5_subspace_v_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(2, 2)] = t2 + base_angle_subspace_v_z;
-    out[(0, 3)] = t1 + link2_position_z;
-    out[(2, 3)] = link2_subspace_v_z + t2;
-    out[(0, 4)] = t1 + link3_position_z;
-    out[(2, 4)] = t2 + link3_subspace_v_z;
-    out[(0, 5)] = t1 + link4_position_z;
-    out[(2, 5)] = t2 + link4_subspace_v_z;
-    out[(0, 6)] = t1 + link5_position_z;
-    out[(2, 6)] = t2 + link5_subspace_v_z;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = t0 + cache.link2_position_z;
+    out[(2, 3)] = cache.link2_subspace_v_z + t1;
+    out[(0, 4)] = t0 + cache.link3_position_z;
+    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
+    out[(0, 5)] = t0 + cache.link4_position_z;
+    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
+    out[(0, 6)] = t0 + cache.link5_position_z;
+    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
 }
 /// Jacobian of contact point `link5_centre` (on `link5`).
 #[inline]
@@ -2269,62 +1767,19 @@ pub fn contact_jacobian_9(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let t1 = -link5_com_z;
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let base_angle_subspace_v_z = -q[0];
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link4_subspace_v_z = -link4_position_x;
-    let link5_subspace_v_z = -link5_position_x;
+    let t0 = -cache.link5_com_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(2, 2)] = link5_com_x + base_angle_subspace_v_z;
-    out[(0, 3)] = link2_position_z + t1;
-    out[(2, 3)] = link2_subspace_v_z + link5_com_x;
-    out[(0, 4)] = link3_position_z + t1;
-    out[(2, 4)] = link5_com_x + link3_subspace_v_z;
-    out[(0, 5)] = link4_position_z + t1;
-    out[(2, 5)] = link5_com_x + link4_subspace_v_z;
-    out[(0, 6)] = link5_position_z + t1;
-    out[(2, 6)] = link5_com_x + link5_subspace_v_z;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = cache.link5_com_x + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + cache.link5_com_x;
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = cache.link5_com_x + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = cache.link5_com_x + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = cache.link5_com_x + cache.link5_subspace_v_z;
 }
 /// Jacobian of contact point `link6_rear` (on `link6`).
 #[inline]
@@ -2336,66 +1791,22 @@ pub fn contact_jacobian_10(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let t1 = -link6_position_z;
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link6_subspace_v_z = -link6_position_x;
-    let t2 = -link6_subspace_v_z;
-    let base_angle_subspace_v_z = -q[0];
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link4_subspace_v_z = -link4_position_x;
-    let link5_subspace_v_z = -link5_position_x;
+    let t0 = -cache.link6_position_z;
+    let t1 = -cache.link6_subspace_v_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(2, 2)] = t2 + base_angle_subspace_v_z;
-    out[(0, 3)] = link2_position_z + t1;
-    out[(2, 3)] = link2_subspace_v_z + t2;
-    out[(0, 4)] = link3_position_z + t1;
-    out[(2, 4)] = t2 + link3_subspace_v_z;
-    out[(0, 5)] = link4_position_z + t1;
-    out[(2, 5)] = t2 + link4_subspace_v_z;
-    out[(0, 6)] = link5_position_z + t1;
-    out[(2, 6)] = t2 + link5_subspace_v_z;
-    out[(0, 7)] = link6_position_z + t1;
-    out[(2, 7)] = link6_subspace_v_z + t2;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + t1;
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + t1;
 }
 /// Jacobian of contact point `link6_centre` (on `link6`).
 #[inline]
@@ -2407,75 +1818,21 @@ pub fn contact_jacobian_11(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let t1 = -link6_com_z;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link4_subspace_v_z = -link4_position_x;
-    let link5_subspace_v_z = -link5_position_x;
-    let link6_subspace_v_z = -link6_position_x;
+    let t0 = -cache.link6_com_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t1;
-    out[(2, 2)] = base_angle_subspace_v_z + link6_com_x;
-    out[(0, 3)] = link2_position_z + t1;
-    out[(2, 3)] = link2_subspace_v_z + link6_com_x;
-    out[(0, 4)] = link3_position_z + t1;
-    out[(2, 4)] = link6_com_x + link3_subspace_v_z;
-    out[(0, 5)] = link4_position_z + t1;
-    out[(2, 5)] = link4_subspace_v_z + link6_com_x;
-    out[(0, 6)] = link5_position_z + t1;
-    out[(2, 6)] = link5_subspace_v_z + link6_com_x;
-    out[(0, 7)] = link6_position_z + t1;
-    out[(2, 7)] = link6_subspace_v_z + link6_com_x;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link6_com_x;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + cache.link6_com_x;
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = cache.link6_com_x + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = cache.link4_subspace_v_z + cache.link6_com_x;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = cache.link5_subspace_v_z + cache.link6_com_x;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + cache.link6_com_x;
 }
 /// Jacobian of contact point `head_tip` (on `link6`).
 #[inline]
@@ -2487,75 +1844,21 @@ pub fn contact_jacobian_12(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let head_tip_position_z = link6_position_z + p.link_length * link6_rotation_20;
-    let t1 = -head_tip_position_z;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
-    let link2_subspace_v_z = -link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link4_subspace_v_z = -link4_position_x;
-    let link5_subspace_v_z = -link5_position_x;
-    let link6_subspace_v_z = -link6_position_x;
+    let t0 = -cache.head_tip_position_z;
     out[(0, 0)] = 1.0;
     out[(2, 1)] = 1.0;
-    out[(0, 2)] = t1 + q[1];
-    out[(2, 2)] = base_angle_subspace_v_z + head_tip_position_x;
-    out[(0, 3)] = t1 + link2_position_z;
-    out[(2, 3)] = link2_subspace_v_z + head_tip_position_x;
-    out[(0, 4)] = t1 + link3_position_z;
-    out[(2, 4)] = head_tip_position_x + link3_subspace_v_z;
-    out[(0, 5)] = t1 + link4_position_z;
-    out[(2, 5)] = link4_subspace_v_z + head_tip_position_x;
-    out[(0, 6)] = t1 + link5_position_z;
-    out[(2, 6)] = link5_subspace_v_z + head_tip_position_x;
-    out[(0, 7)] = t1 + link6_position_z;
-    out[(2, 7)] = link6_subspace_v_z + head_tip_position_x;
+    out[(0, 2)] = t0 + q[1];
+    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.head_tip_position_x;
+    out[(0, 3)] = t0 + cache.link2_position_z;
+    out[(2, 3)] = cache.link2_subspace_v_z + cache.head_tip_position_x;
+    out[(0, 4)] = t0 + cache.link3_position_z;
+    out[(2, 4)] = cache.head_tip_position_x + cache.link3_subspace_v_z;
+    out[(0, 5)] = t0 + cache.link4_position_z;
+    out[(2, 5)] = cache.link4_subspace_v_z + cache.head_tip_position_x;
+    out[(0, 6)] = t0 + cache.link5_position_z;
+    out[(2, 6)] = cache.link5_subspace_v_z + cache.head_tip_position_x;
+    out[(0, 7)] = t0 + cache.link6_position_z;
+    out[(2, 7)] = cache.link6_subspace_v_z + cache.head_tip_position_x;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -2588,95 +1891,10 @@ pub fn contact_jacobian_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
-    let link5_composite_inertia_m = p.link_mass + p.link_mass;
-    let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
-    let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
-    let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
-    let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
-    let t0 = 1.0 / link1_composite_inertia_m;
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let t1 = cache.values[0] * cache.values[2];
-    let link2_rotation_00 = t1 + base_angle_rotation_02 * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
-    let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
-    let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let link2_inertia_h_z = p.link_mass * link2_com_z;
-    let link2_rotation_22 = t1 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link4_inertia_h_z = link4_com_z * p.link_mass;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link6_inertia_h_z = link6_com_z * p.link_mass;
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link5_inertia_h_z = link5_com_z * p.link_mass;
-    let link5_composite_inertia_h_z = link6_inertia_h_z + link5_inertia_h_z;
-    let link4_composite_inertia_h_z = link4_inertia_h_z + link5_composite_inertia_h_z;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link3_inertia_h_z = link3_com_z * p.link_mass;
-    let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
-    let link2_composite_inertia_h_z = link2_inertia_h_z + link3_composite_inertia_h_z;
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_z = link1_com_z * p.link_mass;
-    let link1_composite_inertia_h_z = link2_composite_inertia_h_z + link1_inertia_h_z;
-    let x = t0 * link1_composite_inertia_h_x;
+    let t0 = 1.0 / cache.link1_composite_inertia_m;
+    let x = t0 * cache.link1_composite_inertia_h_x;
     let y = 0.0;
-    let z = t0 * link1_composite_inertia_h_z;
+    let z = t0 * cache.link1_composite_inertia_h_z;
     Vector3::new(x, y, z)
 }
 /// Total mass.
@@ -2699,133 +1917,57 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
-    let t0 = cache.values[0] * cache.values[2];
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
     let base_angle_velocity_w_y = -qd[2];
     let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
     let link3_velocity_w_y = link2_velocity_w_y - qd[4];
     let link4_velocity_w_y = link3_velocity_w_y - qd[5];
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link4_inertia_h_z = link4_com_z * p.link_mass;
     let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
-        + link4_velocity_w_y * link4_inertia_h_z;
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
     let link5_velocity_w_y = link4_velocity_w_y - qd[6];
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link5_inertia_h_z = link5_com_z * p.link_mass;
-    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
-    let link5_momentum_f_x = link5_velocity_w_y * link5_inertia_h_z
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
         + link5_velocity_v_x * p.link_mass;
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link6_inertia_h_z = link6_com_z * p.link_mass;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
     let link6_velocity_w_y = link5_velocity_w_y - qd[7];
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
-        + link6_inertia_h_z * link6_velocity_w_y;
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
     let link5_composite_momentum_f_x = link5_momentum_f_x + link6_momentum_f_x;
     let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link3_inertia_h_z = link3_com_z * p.link_mass;
     let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
-        + link3_inertia_h_z * link3_velocity_w_y;
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
     let link3_composite_momentum_f_x = link4_composite_momentum_f_x + link3_momentum_f_x;
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let link2_inertia_h_z = p.link_mass * link2_com_z;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
-        + link2_inertia_h_z * link2_velocity_w_y;
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
     let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_h_z = link1_com_z * p.link_mass;
-    let link1_momentum_f_x = base_angle_velocity_w_y * link1_inertia_h_z
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
         + p.link_mass * base_angle_velocity_v_x;
     let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
-    let link2_subspace_v_z = -link2_position_x;
-    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
     let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
-        - link2_velocity_w_y * link2_inertia_h_x;
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
     let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
-        - link3_inertia_h_x * link3_velocity_w_y;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link4_subspace_v_z = -link4_position_x;
-    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
     let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
-        - link4_velocity_w_y * link4_inertia_h_x;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_subspace_v_z = -link5_position_x;
-    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
     let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
-        - link5_velocity_w_y * link5_inertia_h_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link6_subspace_v_z = -link6_position_x;
-    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
     let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
-        - link6_inertia_h_x * link6_velocity_w_y;
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
     let link5_composite_momentum_f_z = link5_momentum_f_z + link6_momentum_f_z;
     let link4_composite_momentum_f_z = link4_momentum_f_z + link5_composite_momentum_f_z;
     let link3_composite_momentum_f_z = link3_momentum_f_z + link4_composite_momentum_f_z;
     let link2_composite_momentum_f_z = link2_momentum_f_z + link3_composite_momentum_f_z;
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
     let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
-        - base_angle_velocity_w_y * link1_inertia_h_x;
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
     let link1_composite_momentum_f_z = link2_composite_momentum_f_z + link1_momentum_f_z;
     let x = link1_composite_momentum_f_x;
     let y = 0.0;
@@ -2841,132 +1983,44 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let base_angle_subspace_v_z = -q[0];
-    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
-    let link1_com_x = 0.5 * p.link_length * cache.values[0] + q[0];
-    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
     let base_angle_velocity_w_y = -qd[2];
-    let link1_com_z = q[1] + 0.5 * cache.values[1] * p.link_length;
-    let link1_inertia_i_11 = (link1_com_x * link1_com_x + link1_com_z * link1_com_z)
-        * p.link_mass + p.link_inertia;
-    let link1_inertia_h_z = link1_com_z * p.link_mass;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link1_momentum_n_y = base_angle_velocity_w_y * link1_inertia_i_11
-        + link1_inertia_h_z * base_angle_velocity_v_x
-        - base_angle_velocity_v_z * link1_inertia_h_x;
+    let link1_momentum_n_y = base_angle_velocity_w_y * cache.link1_inertia_i_11
+        + cache.link1_inertia_h_z * base_angle_velocity_v_x
+        - base_angle_velocity_v_z * cache.link1_inertia_h_x;
     let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
-    let t0 = cache.values[0] * cache.values[2];
-    let base_angle_rotation_02 = -cache.values[1];
-    let link2_rotation_00 = t0 + base_angle_rotation_02 * cache.values[3];
-    let link2_position_x = p.link_length * cache.values[0] + q[0];
-    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
-    let link2_position_z = q[1] + cache.values[1] * p.link_length;
-    let link2_rotation_20 = cache.values[0] * cache.values[3]
-        + cache.values[1] * cache.values[2];
-    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
-    let link2_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link2_com_x * link2_com_x + link2_com_z * link2_com_z);
-    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
-    let link2_inertia_h_z = p.link_mass * link2_com_z;
-    let link2_subspace_v_z = -link2_position_x;
-    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
-    let link2_inertia_h_x = link2_com_x * p.link_mass;
-    let link2_momentum_n_y = link2_velocity_w_y * link2_inertia_i_11
-        + link2_velocity_v_x * link2_inertia_h_z
-        - link2_velocity_v_z * link2_inertia_h_x;
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_momentum_n_y = link2_velocity_w_y * cache.link2_inertia_i_11
+        + link2_velocity_v_x * cache.link2_inertia_h_z
+        - link2_velocity_v_z * cache.link2_inertia_h_x;
     let link3_velocity_w_y = link2_velocity_w_y - qd[4];
     let link4_velocity_w_y = link3_velocity_w_y - qd[5];
     let link5_velocity_w_y = link4_velocity_w_y - qd[6];
     let link6_velocity_w_y = link5_velocity_w_y - qd[7];
-    let link2_rotation_02 = base_angle_rotation_02 * cache.values[2]
-        - cache.values[0] * cache.values[3];
-    let link3_rotation_00 = link2_rotation_02 * cache.values[5]
-        + cache.values[4] * link2_rotation_00;
-    let link3_rotation_02 = cache.values[4] * link2_rotation_02
-        - cache.values[5] * link2_rotation_00;
-    let link4_rotation_02 = cache.values[6] * link3_rotation_02
-        - cache.values[7] * link3_rotation_00;
-    let link4_rotation_00 = cache.values[6] * link3_rotation_00
-        + cache.values[7] * link3_rotation_02;
-    let link5_rotation_00 = link4_rotation_02 * cache.values[9]
-        + link4_rotation_00 * cache.values[8];
-    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
-    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
-    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
-    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_rotation_02 = link4_rotation_02 * cache.values[8]
-        - link4_rotation_00 * cache.values[9];
-    let link6_rotation_00 = link5_rotation_00 * cache.values[10]
-        + cache.values[11] * link5_rotation_02;
-    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
-    let link2_rotation_22 = t0 - cache.values[1] * cache.values[3];
-    let link3_rotation_20 = cache.values[5] * link2_rotation_22
-        + cache.values[4] * link2_rotation_20;
-    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
-    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
-    let link3_rotation_22 = cache.values[4] * link2_rotation_22
-        - cache.values[5] * link2_rotation_20;
-    let link4_rotation_20 = cache.values[7] * link3_rotation_22
-        + cache.values[6] * link3_rotation_20;
-    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
-    let link4_rotation_22 = cache.values[6] * link3_rotation_22
-        - cache.values[7] * link3_rotation_20;
-    let link5_rotation_20 = link4_rotation_22 * cache.values[9]
-        + link4_rotation_20 * cache.values[8];
-    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
-    let link5_rotation_22 = link4_rotation_22 * cache.values[8]
-        - link4_rotation_20 * cache.values[9];
-    let link6_rotation_20 = link5_rotation_20 * cache.values[10]
-        + cache.values[11] * link5_rotation_22;
-    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
-    let link6_inertia_i_11 = (link6_com_x * link6_com_x + link6_com_z * link6_com_z)
-        * p.link_mass + p.link_inertia;
-    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
-    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
-    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
-    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
-    let link6_inertia_h_z = link6_com_z * p.link_mass;
-    let link6_inertia_h_x = p.link_mass * link6_com_x;
-    let link4_subspace_v_z = -link4_position_x;
-    let link3_subspace_v_z = -link3_position_x;
-    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
-    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
-    let link5_subspace_v_z = -link5_position_x;
-    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
-    let link6_subspace_v_z = -link6_position_x;
-    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
-    let link6_momentum_n_y = link6_velocity_w_y * link6_inertia_i_11
-        + link6_velocity_v_x * link6_inertia_h_z
-        - link6_inertia_h_x * link6_velocity_v_z;
-    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
-    let link5_inertia_h_x = link5_com_x * p.link_mass;
-    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
-    let link5_inertia_h_z = link5_com_z * p.link_mass;
-    let link5_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link5_com_z * link5_com_z + link5_com_x * link5_com_x);
-    let link5_momentum_n_y = link5_velocity_v_x * link5_inertia_h_z
-        + link5_inertia_i_11 * link5_velocity_w_y
-        - link5_velocity_v_z * link5_inertia_h_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_n_y = link6_velocity_w_y * cache.link6_inertia_i_11
+        + link6_velocity_v_x * cache.link6_inertia_h_z
+        - cache.link6_inertia_h_x * link6_velocity_v_z;
+    let link5_momentum_n_y = link5_velocity_v_x * cache.link5_inertia_h_z
+        + cache.link5_inertia_i_11 * link5_velocity_w_y
+        - link5_velocity_v_z * cache.link5_inertia_h_x;
     let link5_composite_momentum_n_y = link6_momentum_n_y + link5_momentum_n_y;
-    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
-    let link4_inertia_h_z = link4_com_z * p.link_mass;
-    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
-    let link4_inertia_h_x = p.link_mass * link4_com_x;
-    let link4_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link4_com_x * link4_com_x + link4_com_z * link4_com_z);
-    let link4_momentum_n_y = link4_inertia_h_z * link4_velocity_v_x
-        + link4_inertia_i_11 * link4_velocity_w_y
-        - link4_velocity_v_z * link4_inertia_h_x;
+    let link4_momentum_n_y = cache.link4_inertia_h_z * link4_velocity_v_x
+        + cache.link4_inertia_i_11 * link4_velocity_w_y
+        - link4_velocity_v_z * cache.link4_inertia_h_x;
     let link4_composite_momentum_n_y = link5_composite_momentum_n_y + link4_momentum_n_y;
-    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
-    let link3_inertia_h_z = link3_com_z * p.link_mass;
-    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
-    let link3_inertia_i_11 = p.link_inertia
-        + p.link_mass * (link3_com_z * link3_com_z + link3_com_x * link3_com_x);
-    let link3_inertia_h_x = link3_com_x * p.link_mass;
-    let link3_momentum_n_y = link3_inertia_h_z * link3_velocity_v_x
-        + link3_inertia_i_11 * link3_velocity_w_y
-        - link3_inertia_h_x * link3_velocity_v_z;
+    let link3_momentum_n_y = cache.link3_inertia_h_z * link3_velocity_v_x
+        + cache.link3_inertia_i_11 * link3_velocity_w_y
+        - cache.link3_inertia_h_x * link3_velocity_v_z;
     let link3_composite_momentum_n_y = link4_composite_momentum_n_y + link3_momentum_n_y;
     let link2_composite_momentum_n_y = link2_momentum_n_y + link3_composite_momentum_n_y;
     let link1_composite_momentum_n_y = link1_momentum_n_y + link2_composite_momentum_n_y;

@@ -190,365 +190,326 @@ impl ParamSet for Params {
         }
     }
 }
-/// Every transcendental value of `q` the equations use, computed once per state by [`cache`].
+/// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///
-/// - `values[0]` = cos(q[3])
-/// - `values[1]` = sin(q[3])
-/// - `values[2]` = cos(q[4])
-/// - `values[3]` = sin(q[4])
-/// - `values[4]` = cos(q[5])
-/// - `values[5]` = sin(q[5])
-/// - `values[6]` = cos(q[6])
-/// - `values[7]` = sin(q[6])
-/// - `values[8]` = cos(q[7])
-/// - `values[9]` = sin(q[7])
-/// - `values[10]` = cos(q[8])
-/// - `values[11]` = sin(q[8])
+/// Sines and cosines of the coordinates, then the position-level intermediates of the recursive algorithms in the order [`cache`] computes them, parent to child: link rotations and positions, joint motion subspaces, inertias and composite inertias about the world origin, contact point positions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cache {
-    pub values: [f64; 12],
+    /// `cos(q[3])`
+    pub cos_q3: f64,
+    /// `sin(q[3])`
+    pub sin_q3: f64,
+    /// `cos(q[4])`
+    pub cos_q4: f64,
+    /// `sin(q[4])`
+    pub sin_q4: f64,
+    /// `cos(q[5])`
+    pub cos_q5: f64,
+    /// `sin(q[5])`
+    pub sin_q5: f64,
+    /// `cos(q[6])`
+    pub cos_q6: f64,
+    /// `sin(q[6])`
+    pub sin_q6: f64,
+    /// `cos(q[7])`
+    pub cos_q7: f64,
+    /// `sin(q[7])`
+    pub sin_q7: f64,
+    /// `cos(q[8])`
+    pub cos_q8: f64,
+    /// `sin(q[8])`
+    pub sin_q8: f64,
+    pub base_yaw_rotation_01: f64,
+    pub base_yaw_subspace_v_y: f64,
+    pub base_pitch_rotation_20: f64,
+    pub base_pitch_rotation_00: f64,
+    pub base_pitch_rotation_02: f64,
+    pub base_pitch_rotation_10: f64,
+    pub base_pitch_rotation_12: f64,
+    pub base_pitch_subspace_v_x: f64,
+    pub base_pitch_subspace_v_y: f64,
+    pub base_pitch_subspace_v_z: f64,
+    pub base_roll_rotation_01: f64,
+    pub base_roll_rotation_02: f64,
+    pub base_roll_rotation_11: f64,
+    pub base_roll_rotation_12: f64,
+    pub base_roll_rotation_21: f64,
+    pub base_roll_rotation_22: f64,
+    pub base_roll_subspace_v_x: f64,
+    pub base_roll_subspace_v_y: f64,
+    pub base_roll_subspace_v_z: f64,
+    pub hub_inertia_com_00: f64,
+    pub hub_inertia_com_01: f64,
+    pub hub_inertia_com_02: f64,
+    pub hub_inertia_com_11: f64,
+    pub hub_inertia_com_12: f64,
+    pub hub_inertia_com_22: f64,
+    pub hub_inertia_h_x: f64,
+    pub hub_inertia_h_y: f64,
+    pub hub_inertia_h_z: f64,
+    pub hub_inertia_i_00: f64,
+    pub hub_inertia_i_01: f64,
+    pub hub_inertia_i_02: f64,
+    pub hub_inertia_i_11: f64,
+    pub hub_inertia_i_12: f64,
+    pub hub_inertia_i_22: f64,
+    pub left_upper_rotation_00: f64,
+    pub left_upper_rotation_01: f64,
+    pub left_upper_rotation_10: f64,
+    pub left_upper_rotation_11: f64,
+    pub left_upper_rotation_20: f64,
+    pub left_upper_rotation_21: f64,
+    pub left_upper_position_x: f64,
+    pub left_upper_position_y: f64,
+    pub left_upper_position_z: f64,
+    pub left_upper_subspace_v_x: f64,
+    pub left_upper_subspace_v_y: f64,
+    pub left_upper_subspace_v_z: f64,
+    pub left_upper_com_x: f64,
+    pub left_upper_com_y: f64,
+    pub left_upper_com_z: f64,
+    pub left_upper_inertia_com_00: f64,
+    pub left_upper_inertia_com_01: f64,
+    pub left_upper_inertia_com_02: f64,
+    pub left_upper_inertia_com_11: f64,
+    pub left_upper_inertia_com_12: f64,
+    pub left_upper_inertia_com_22: f64,
+    pub left_upper_inertia_h_x: f64,
+    pub left_upper_inertia_h_y: f64,
+    pub left_upper_inertia_h_z: f64,
+    pub left_upper_inertia_i_00: f64,
+    pub left_upper_inertia_i_01: f64,
+    pub left_upper_inertia_i_02: f64,
+    pub left_upper_inertia_i_11: f64,
+    pub left_upper_inertia_i_12: f64,
+    pub left_upper_inertia_i_22: f64,
+    pub right_upper_rotation_00: f64,
+    pub right_upper_rotation_01: f64,
+    pub right_upper_rotation_02: f64,
+    pub right_upper_rotation_10: f64,
+    pub right_upper_rotation_11: f64,
+    pub right_upper_rotation_12: f64,
+    pub right_upper_rotation_20: f64,
+    pub right_upper_rotation_21: f64,
+    pub right_upper_rotation_22: f64,
+    pub right_upper_position_x: f64,
+    pub right_upper_position_y: f64,
+    pub right_upper_position_z: f64,
+    pub right_upper_axis_x: f64,
+    pub right_upper_axis_y: f64,
+    pub right_upper_axis_z: f64,
+    pub right_upper_subspace_v_x: f64,
+    pub right_upper_subspace_v_y: f64,
+    pub right_upper_subspace_v_z: f64,
+    pub right_upper_com_x: f64,
+    pub right_upper_com_y: f64,
+    pub right_upper_com_z: f64,
+    pub right_upper_inertia_com_00: f64,
+    pub right_upper_inertia_com_01: f64,
+    pub right_upper_inertia_com_02: f64,
+    pub right_upper_inertia_com_11: f64,
+    pub right_upper_inertia_com_12: f64,
+    pub right_upper_inertia_com_22: f64,
+    pub right_upper_inertia_h_x: f64,
+    pub right_upper_inertia_h_y: f64,
+    pub right_upper_inertia_h_z: f64,
+    pub right_upper_inertia_i_00: f64,
+    pub right_upper_inertia_i_01: f64,
+    pub right_upper_inertia_i_02: f64,
+    pub right_upper_inertia_i_11: f64,
+    pub right_upper_inertia_i_12: f64,
+    pub right_upper_inertia_i_22: f64,
+    pub left_lower_rotation_00: f64,
+    pub left_lower_rotation_02: f64,
+    pub left_lower_rotation_10: f64,
+    pub left_lower_rotation_12: f64,
+    pub left_lower_rotation_20: f64,
+    pub left_lower_rotation_22: f64,
+    pub left_lower_position_x: f64,
+    pub left_lower_position_y: f64,
+    pub left_lower_position_z: f64,
+    pub left_lower_subspace_v_x: f64,
+    pub left_lower_subspace_v_y: f64,
+    pub left_lower_subspace_v_z: f64,
+    pub left_lower_com_x: f64,
+    pub left_lower_com_y: f64,
+    pub left_lower_com_z: f64,
+    pub left_lower_inertia_com_00: f64,
+    pub left_lower_inertia_com_01: f64,
+    pub left_lower_inertia_com_02: f64,
+    pub left_lower_inertia_com_11: f64,
+    pub left_lower_inertia_com_12: f64,
+    pub left_lower_inertia_com_22: f64,
+    pub left_lower_inertia_h_x: f64,
+    pub left_lower_inertia_h_y: f64,
+    pub left_lower_inertia_h_z: f64,
+    pub left_lower_inertia_i_00: f64,
+    pub left_lower_inertia_i_01: f64,
+    pub left_lower_inertia_i_02: f64,
+    pub left_lower_inertia_i_11: f64,
+    pub left_lower_inertia_i_12: f64,
+    pub left_lower_inertia_i_22: f64,
+    pub right_slider_position_x: f64,
+    pub right_slider_position_y: f64,
+    pub right_slider_position_z: f64,
+    pub right_slider_inertia_com_00: f64,
+    pub right_slider_inertia_com_01: f64,
+    pub right_slider_inertia_com_02: f64,
+    pub right_slider_inertia_com_11: f64,
+    pub right_slider_inertia_com_12: f64,
+    pub right_slider_inertia_com_22: f64,
+    pub right_slider_inertia_h_x: f64,
+    pub right_slider_inertia_h_y: f64,
+    pub right_slider_inertia_h_z: f64,
+    pub right_slider_inertia_i_00: f64,
+    pub right_slider_inertia_i_01: f64,
+    pub right_slider_inertia_i_02: f64,
+    pub right_slider_inertia_i_11: f64,
+    pub right_slider_inertia_i_12: f64,
+    pub right_slider_inertia_i_22: f64,
+    pub right_upper_composite_inertia_m: f64,
+    pub right_upper_composite_inertia_h_x: f64,
+    pub right_upper_composite_inertia_h_y: f64,
+    pub right_upper_composite_inertia_h_z: f64,
+    pub right_upper_composite_inertia_i_00: f64,
+    pub right_upper_composite_inertia_i_01: f64,
+    pub right_upper_composite_inertia_i_02: f64,
+    pub right_upper_composite_inertia_i_11: f64,
+    pub right_upper_composite_inertia_i_12: f64,
+    pub right_upper_composite_inertia_i_22: f64,
+    pub left_upper_composite_inertia_m: f64,
+    pub left_upper_composite_inertia_h_x: f64,
+    pub left_upper_composite_inertia_h_y: f64,
+    pub left_upper_composite_inertia_h_z: f64,
+    pub left_upper_composite_inertia_i_00: f64,
+    pub left_upper_composite_inertia_i_01: f64,
+    pub left_upper_composite_inertia_i_02: f64,
+    pub left_upper_composite_inertia_i_11: f64,
+    pub left_upper_composite_inertia_i_12: f64,
+    pub left_upper_composite_inertia_i_22: f64,
+    pub hub_composite_inertia_m: f64,
+    pub hub_composite_inertia_h_x: f64,
+    pub hub_composite_inertia_h_y: f64,
+    pub hub_composite_inertia_h_z: f64,
+    pub hub_composite_inertia_i_00: f64,
+    pub hub_composite_inertia_i_01: f64,
+    pub hub_composite_inertia_i_02: f64,
+    pub hub_composite_inertia_i_11: f64,
+    pub hub_composite_inertia_i_12: f64,
+    pub hub_composite_inertia_i_22: f64,
+    pub base_x_projected_inertia_n_z: f64,
+    pub base_z_projected_inertia_n_y: f64,
+    pub base_yaw_projected_inertia_n_z: f64,
+    pub base_yaw_projected_inertia_f_x: f64,
+    pub base_yaw_projected_inertia_f_y: f64,
+    pub base_pitch_projected_inertia_n_x: f64,
+    pub base_pitch_projected_inertia_n_y: f64,
+    pub base_pitch_projected_inertia_n_z: f64,
+    pub base_pitch_projected_inertia_f_x: f64,
+    pub base_pitch_projected_inertia_f_y: f64,
+    pub base_pitch_projected_inertia_f_z: f64,
+    pub base_roll_projected_inertia_n_x: f64,
+    pub base_roll_projected_inertia_n_y: f64,
+    pub base_roll_projected_inertia_n_z: f64,
+    pub base_roll_projected_inertia_f_x: f64,
+    pub base_roll_projected_inertia_f_y: f64,
+    pub base_roll_projected_inertia_f_z: f64,
+    pub left_upper_projected_inertia_n_x: f64,
+    pub left_upper_projected_inertia_n_y: f64,
+    pub left_upper_projected_inertia_n_z: f64,
+    pub left_upper_projected_inertia_f_x: f64,
+    pub left_upper_projected_inertia_f_y: f64,
+    pub left_upper_projected_inertia_f_z: f64,
+    pub right_upper_projected_inertia_n_x: f64,
+    pub right_upper_projected_inertia_n_y: f64,
+    pub right_upper_projected_inertia_n_z: f64,
+    pub right_upper_projected_inertia_f_x: f64,
+    pub right_upper_projected_inertia_f_y: f64,
+    pub right_upper_projected_inertia_f_z: f64,
+    pub left_lower_projected_inertia_n_x: f64,
+    pub left_lower_projected_inertia_n_y: f64,
+    pub left_lower_projected_inertia_n_z: f64,
+    pub left_lower_projected_inertia_f_x: f64,
+    pub left_lower_projected_inertia_f_y: f64,
+    pub left_lower_projected_inertia_f_z: f64,
+    pub right_slider_projected_inertia_n_x: f64,
+    pub right_slider_projected_inertia_n_y: f64,
+    pub right_slider_projected_inertia_n_z: f64,
+    pub right_slider_projected_inertia_f_x: f64,
+    pub right_slider_projected_inertia_f_y: f64,
+    pub right_slider_projected_inertia_f_z: f64,
+    pub left_tip_position_x: f64,
+    pub left_tip_position_y: f64,
+    pub left_tip_position_z: f64,
+    pub right_tip_position_x: f64,
+    pub right_tip_position_y: f64,
+    pub right_tip_position_z: f64,
+    pub hub_bottom_position_x: f64,
+    pub hub_bottom_position_y: f64,
+    pub hub_bottom_position_z: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
-    let mut values = [0.0; 12];
-    let angle0 = q[3];
-    let angle1 = q[4];
-    let angle2 = q[5];
-    let angle3 = q[6];
-    let angle4 = q[7];
-    let angle5 = q[8];
-    let (sin, cos) = angle0.sin_cos();
-    values[1] = sin;
-    values[0] = cos;
-    let (sin, cos) = angle1.sin_cos();
-    values[3] = sin;
-    values[2] = cos;
-    let (sin, cos) = angle2.sin_cos();
-    values[5] = sin;
-    values[4] = cos;
-    let (sin, cos) = angle3.sin_cos();
-    values[7] = sin;
-    values[6] = cos;
-    let (sin, cos) = angle4.sin_cos();
-    values[9] = sin;
-    values[8] = cos;
-    let (sin, cos) = angle5.sin_cos();
-    values[11] = sin;
-    values[10] = cos;
-    Cache { values }
-}
-/// Mass matrix M(q).
-#[inline]
-#[allow(unused_variables)]
-pub fn mass_matrix_into(
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    out: &mut SMatrix<f64, DOF, DOF>,
-) {
-    *out = SMatrix::zeros();
-    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
-    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
-    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
-        + right_upper_composite_inertia_m;
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let t0 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let t1 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
-        + base_roll_rotation_11 * t1;
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
-        + left_upper_position_y;
-    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let t2 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_11 = base_roll_rotation_11 * t0
-        + t2 * base_pitch_rotation_10;
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
-        + 0.1 * left_lower_rotation_10;
-    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
-    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
-        + left_lower_inertia_h_y;
-    let hub_inertia_h_y = q[1] * p.hub_mass;
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let t5 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
-        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t5;
-    let right_upper_com_y = right_upper_position_y
-        + 0.5 * p.arm_length * right_upper_rotation_10;
-    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
-    let t6 = p.arm_length + q[9];
-    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
-    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
-    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
-        + right_slider_inertia_h_y;
-    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
-        + right_upper_composite_inertia_h_y;
-    let base_x_projected_inertia_n_z = -hub_composite_inertia_h_y;
-    let base_yaw_projected_inertia_f_x = base_x_projected_inertia_n_z
-        + q[1] * hub_composite_inertia_m;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let left_upper_rotation_20 = t1 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t0;
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_upper_rotation_21 = t0 * base_roll_rotation_21
-        + t2 * base_pitch_rotation_20;
-    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
-        + 0.01 * left_upper_rotation_21;
-    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
-    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
-    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
-        + left_upper_inertia_h_z;
-    let hub_inertia_h_z = p.hub_mass * q[2];
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
-        + t5 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t6 + right_upper_position_z;
-    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let right_upper_com_z = right_upper_position_z
-        + 0.5 * right_upper_rotation_20 * p.arm_length;
-    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
-    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
-        + right_upper_inertia_h_z;
-    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
-        + right_upper_composite_inertia_h_z;
-    let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
-        * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cache.values[0];
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let (sin_q7, cos_q7) = q[7].sin_cos();
+    let (sin_q8, cos_q8) = q[8].sin_cos();
+    let base_yaw_rotation_01 = -sin_q3;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_pitch_rotation_20 = -sin_q4;
+    let base_pitch_rotation_00 = cos_q4 * cos_q3;
+    let base_pitch_rotation_02 = sin_q4 * cos_q3;
+    let base_pitch_rotation_10 = cos_q4 * sin_q3;
+    let base_pitch_rotation_12 = sin_q4 * sin_q3;
+    let base_pitch_subspace_v_x = -(cos_q3 * q[2]);
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_pitch_subspace_v_z = q[0] * cos_q3 - q[1] * base_yaw_rotation_01;
+    let base_roll_rotation_01 = cos_q5 * base_yaw_rotation_01
+        + base_pitch_rotation_02 * sin_q5;
+    let base_roll_rotation_02 = cos_q5 * base_pitch_rotation_02
+        - sin_q5 * base_yaw_rotation_01;
+    let base_roll_rotation_11 = cos_q5 * cos_q3 + sin_q5 * base_pitch_rotation_12;
+    let base_roll_rotation_12 = cos_q5 * base_pitch_rotation_12 - sin_q5 * cos_q3;
+    let base_roll_rotation_21 = sin_q5 * cos_q4;
+    let base_roll_rotation_22 = cos_q5 * cos_q4;
     let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
         - base_pitch_rotation_10 * q[2];
-    let base_roll_projected_inertia_f_x = base_roll_subspace_v_x
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_y * base_pitch_rotation_20
-            - base_pitch_rotation_10 * hub_composite_inertia_h_z);
-    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_position_z;
-    let left_upper_projected_inertia_f_x = left_upper_subspace_v_x
-        * left_upper_composite_inertia_m
-        - (left_upper_composite_inertia_h_y * base_roll_rotation_22
-            - left_upper_composite_inertia_h_z * base_roll_rotation_12);
-    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
-        + 0.2538238315206457 * base_roll_rotation_21
-        + 0.944408474273499 * base_pitch_rotation_20;
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
-        - right_upper_axis_y * right_upper_position_z;
-    let right_upper_projected_inertia_f_x = right_upper_subspace_v_x
-        * right_upper_composite_inertia_m
-        - (right_upper_axis_z * right_upper_composite_inertia_h_y
-            - right_upper_axis_y * right_upper_composite_inertia_h_z);
-    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
-        - left_lower_position_z * left_upper_rotation_11;
-    let left_lower_projected_inertia_f_x = left_lower_subspace_v_x * p.left_lower_mass
-        - (left_upper_rotation_21 * left_lower_inertia_h_y
-            - left_lower_inertia_h_z * left_upper_rotation_11);
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let right_upper_rotation_00 = t5 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
-    let right_slider_projected_inertia_f_x = right_upper_rotation_00
-        * p.right_slider_mass;
-    let base_yaw_subspace_v_y = -q[0];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t1
-        + base_pitch_rotation_00 * t0;
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let left_upper_rotation_01 = base_roll_rotation_01 * t0
-        + t2 * base_pitch_rotation_00;
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
-        + left_lower_position_x;
-    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
-    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
-    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
-        + left_upper_inertia_h_x;
-    let hub_inertia_h_x = q[0] * p.hub_mass;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
-        + right_upper_position_x;
-    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
-    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
-    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
-    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
-        + right_slider_inertia_h_x;
-    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
-        + right_upper_composite_inertia_h_x;
-    let base_z_projected_inertia_n_y = -hub_composite_inertia_h_x;
-    let base_yaw_projected_inertia_f_y = base_yaw_subspace_v_y * hub_composite_inertia_m
-        - base_z_projected_inertia_n_y;
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
-    let base_pitch_projected_inertia_f_y = hub_composite_inertia_m
-        * base_pitch_subspace_v_y - hub_composite_inertia_h_z * base_yaw_rotation_01;
     let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
         - q[0] * base_pitch_rotation_20;
-    let base_roll_projected_inertia_f_y = base_roll_subspace_v_y
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_z * base_pitch_rotation_00
-            - base_pitch_rotation_20 * hub_composite_inertia_h_x);
-    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
-        - left_upper_position_x * base_roll_rotation_22;
-    let left_upper_projected_inertia_f_y = left_upper_composite_inertia_m
-        * left_upper_subspace_v_y
-        - (left_upper_composite_inertia_h_z * base_roll_rotation_02
-            - left_upper_composite_inertia_h_x * base_roll_rotation_22);
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_position_x;
-    let right_upper_projected_inertia_f_y = right_upper_subspace_v_y
-        * right_upper_composite_inertia_m
-        - (right_upper_composite_inertia_h_z * right_upper_axis_x
-            - right_upper_axis_z * right_upper_composite_inertia_h_x);
-    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
-        - left_upper_rotation_21 * left_lower_position_x;
-    let left_lower_projected_inertia_f_y = left_lower_subspace_v_y * p.left_lower_mass
-        - (left_lower_inertia_h_z * left_upper_rotation_01
-            - left_lower_inertia_h_x * left_upper_rotation_21);
-    let right_slider_projected_inertia_f_y = right_upper_rotation_10
-        * p.right_slider_mass;
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_projected_inertia_f_z = base_pitch_subspace_v_z
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_x * cache.values[0]
-            - hub_composite_inertia_h_y * base_yaw_rotation_01);
     let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
         - q[1] * base_pitch_rotation_00;
-    let base_roll_projected_inertia_f_z = base_roll_subspace_v_z
-        * hub_composite_inertia_m
-        - (base_pitch_rotation_10 * hub_composite_inertia_h_x
-            - hub_composite_inertia_h_y * base_pitch_rotation_00);
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let left_upper_projected_inertia_f_z = left_upper_subspace_v_z
-        * left_upper_composite_inertia_m
-        - (base_roll_rotation_12 * left_upper_composite_inertia_h_x
-            - left_upper_composite_inertia_h_y * base_roll_rotation_02);
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
-    let right_upper_projected_inertia_f_z = right_upper_subspace_v_z
-        * right_upper_composite_inertia_m
-        - (right_upper_axis_y * right_upper_composite_inertia_h_x
-            - right_upper_axis_x * right_upper_composite_inertia_h_y);
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
-    let left_lower_projected_inertia_f_z = left_lower_subspace_v_z * p.left_lower_mass
-        - (left_lower_inertia_h_x * left_upper_rotation_11
-            - left_upper_rotation_01 * left_lower_inertia_h_y);
-    let right_slider_projected_inertia_f_z = right_upper_rotation_20
-        * p.right_slider_mass;
-    let t7 = right_upper_com_y * right_upper_com_y;
-    let t8 = right_upper_com_z * right_upper_com_z;
-    let t9 = right_upper_com_x * right_upper_com_x;
-    let t10 = -0.2593433800522308 * cache.values[8]
-        - 0.9318339303627353 * cache.values[9];
-    let t11 = 0.29668068685399207 * cache.values[9]
-        - 0.1416799342470381 * cache.values[8];
-    let t12 = 0.9553364891256061 * cache.values[8]
-        - 0.20896434210788312 * cache.values[9];
-    let right_upper_rotation_22 = base_roll_rotation_21 * t10
-        + t11 * base_pitch_rotation_20 + t12 * base_roll_rotation_22;
-    let t13 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
-        + 0.14776010333066977 * cache.values[8];
-    let t14 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
-        - 0.18338346269077238 * cache.values[9];
-    let t15 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
-        - 0.2097849255215404 * cache.values[8];
-    let right_upper_rotation_21 = t13 * base_roll_rotation_22
-        + t14 * base_roll_rotation_21 + base_pitch_rotation_20 * t15;
-    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_upper_inertia_xx
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let right_upper_inertia_i_22 = p.arm_mass
-        * (t7 + t8 + t9 - right_upper_com_z * right_upper_com_z)
-        + right_upper_inertia_com_22;
-    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_slider_inertia_xx
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
-    let t16 = right_slider_position_x * right_slider_position_x;
-    let t17 = right_slider_position_z * right_slider_position_z;
-    let t18 = right_slider_position_y * right_slider_position_y;
-    let right_slider_inertia_i_22 = right_slider_inertia_com_22
-        + p.right_slider_mass
-            * (t16 + t17 + t18 - right_slider_position_z * right_slider_position_z);
-    let right_upper_composite_inertia_i_22 = right_upper_inertia_i_22
-        + right_slider_inertia_i_22;
-    let t19 = left_upper_com_y * left_upper_com_y;
-    let t20 = left_upper_com_z * left_upper_com_z;
-    let t21 = left_upper_com_x * left_upper_com_x;
-    let t22 = p.arm_length * p.arm_length;
-    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
-            * left_upper_rotation_21 * t22
-        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_22
-            * base_roll_rotation_22;
-    let left_upper_inertia_i_22 = p.arm_mass
-        * (t19 + t20 + t21 - left_upper_com_z * left_upper_com_z)
-        + left_upper_inertia_com_22;
-    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
-        + cache.values[10] * base_roll_rotation_22;
-    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
-        + p.left_lower_inertia_xy * left_lower_rotation_20
-        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
-        + (left_lower_rotation_20 * p.left_lower_inertia_xx
-            + p.left_lower_inertia_xz * left_lower_rotation_22
-            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
-        + (p.left_lower_inertia_xz * left_lower_rotation_20
-            + p.left_lower_inertia_yz * left_upper_rotation_21
-            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
-    let t23 = left_lower_com_x * left_lower_com_x;
-    let t24 = left_lower_com_y * left_lower_com_y;
-    let t25 = left_lower_com_z * left_lower_com_z;
-    let left_lower_inertia_i_22 = left_lower_inertia_com_22
-        + (t23 + t24 + t25 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
-    let left_upper_composite_inertia_i_22 = left_upper_inertia_i_22
-        + left_lower_inertia_i_22;
+    let t0 = base_roll_rotation_02 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_01
+        + p.hub_inertia_xx * base_pitch_rotation_00;
+    let t1 = p.hub_inertia_zz * base_roll_rotation_02
+        + p.hub_inertia_yz * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.hub_inertia_xz;
+    let t2 = base_roll_rotation_01 * p.hub_inertia_yy
+        + p.hub_inertia_yz * base_roll_rotation_02
+        + p.hub_inertia_xy * base_pitch_rotation_00;
+    let hub_inertia_com_00 = base_pitch_rotation_00 * t0 + t1 * base_roll_rotation_02
+        + base_roll_rotation_01 * t2;
+    let hub_inertia_com_01 = base_pitch_rotation_10 * t0 + base_roll_rotation_11 * t2
+        + base_roll_rotation_12 * t1;
+    let hub_inertia_com_02 = t1 * base_roll_rotation_22 + base_pitch_rotation_20 * t0
+        + t2 * base_roll_rotation_21;
+    let t3 = base_pitch_rotation_10 * p.hub_inertia_xx
+        + base_roll_rotation_12 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_11;
+    let t4 = base_roll_rotation_12 * p.hub_inertia_zz
+        + p.hub_inertia_yz * base_roll_rotation_11
+        + base_pitch_rotation_10 * p.hub_inertia_xz;
+    let t5 = p.hub_inertia_xy * base_pitch_rotation_10
+        + base_roll_rotation_11 * p.hub_inertia_yy
+        + base_roll_rotation_12 * p.hub_inertia_yz;
+    let hub_inertia_com_11 = base_pitch_rotation_10 * t3 + base_roll_rotation_12 * t4
+        + t5 * base_roll_rotation_11;
+    let hub_inertia_com_12 = t4 * base_roll_rotation_22 + t5 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t3;
     let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
         + p.hub_inertia_zz * base_roll_rotation_22
         + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
@@ -560,285 +521,434 @@ pub fn mass_matrix_into(
             * (base_roll_rotation_21 * p.hub_inertia_yy
                 + p.hub_inertia_yz * base_roll_rotation_22
                 + p.hub_inertia_xy * base_pitch_rotation_20);
-    let t26 = q[2] * q[2];
-    let t27 = q[1] * q[1];
-    let t28 = q[0] * q[0];
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let t6 = q[2] * q[2];
+    let t7 = q[1] * q[1];
+    let t8 = q[0] * q[0];
+    let hub_inertia_i_00 = hub_inertia_com_00
+        + (t6 + t7 + t8 - q[0] * q[0]) * p.hub_mass;
+    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
+    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
+    let hub_inertia_i_11 = hub_inertia_com_11
+        + (t6 + t7 + t8 - q[1] * q[1]) * p.hub_mass;
+    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
     let hub_inertia_i_22 = hub_inertia_com_22
-        + (t26 + t27 + t28 - q[2] * q[2]) * p.hub_mass;
-    let hub_composite_inertia_i_22 = right_upper_composite_inertia_i_22
-        + left_upper_composite_inertia_i_22 + hub_inertia_i_22;
-    let base_yaw_projected_inertia_n_z = hub_composite_inertia_h_x
-        * base_yaw_subspace_v_y + hub_composite_inertia_i_22
-        - q[1] * hub_composite_inertia_h_y;
+        + (t6 + t7 + t8 - q[2] * q[2]) * p.hub_mass;
+    let t9 = 0.47942553860420306 * cos_q6 + 0.8775825618903728 * sin_q6;
+    let t10 = 0.8775825618903728 * cos_q6 - 0.47942553860420306 * sin_q6;
+    let left_upper_rotation_00 = base_roll_rotation_01 * t9
+        + base_pitch_rotation_00 * t10;
+    let t11 = -0.47942553860420306 * cos_q6 - 0.8775825618903728 * sin_q6;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t10
+        + t11 * base_pitch_rotation_00;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t10
+        + base_roll_rotation_11 * t9;
+    let left_upper_rotation_11 = base_roll_rotation_11 * t10
+        + t11 * base_pitch_rotation_10;
+    let left_upper_rotation_20 = t9 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t10;
+    let left_upper_rotation_21 = t10 * base_roll_rotation_21
+        + t11 * base_pitch_rotation_20;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let t12 = p.arm_length * p.arm_length;
+    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_01 * t12
+        + 0.08333333333333333 * p.arm_mass * t12 * base_roll_rotation_02
+            * base_roll_rotation_02
+        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
+    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
+        * left_upper_rotation_01 * left_upper_rotation_11 * t12
+        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t12
+            * base_roll_rotation_02;
     let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_21 * t22
-        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_02
+        * left_upper_rotation_01 * left_upper_rotation_21 * t12
+        + 0.08333333333333333 * p.arm_mass * t12 * base_roll_rotation_02
             * base_roll_rotation_22
         + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
-    let left_upper_inertia_i_02 = left_upper_inertia_com_02
-        - p.arm_mass * left_upper_com_z * left_upper_com_x;
-    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
-        + cache.values[10] * base_roll_rotation_02;
-    let t29 = left_upper_rotation_01 * p.left_lower_inertia_yz
-        + left_lower_rotation_00 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_zz * left_lower_rotation_02;
-    let t30 = p.left_lower_inertia_xy * left_lower_rotation_00
-        + left_upper_rotation_01 * p.left_lower_inertia_yy
-        + left_lower_rotation_02 * p.left_lower_inertia_yz;
-    let t31 = left_lower_rotation_02 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_xy * left_upper_rotation_01
-        + left_lower_rotation_00 * p.left_lower_inertia_xx;
-    let left_lower_inertia_com_02 = t29 * left_lower_rotation_22
-        + t30 * left_upper_rotation_21 + t31 * left_lower_rotation_20;
-    let left_lower_inertia_i_02 = left_lower_inertia_com_02
-        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
-    let left_upper_composite_inertia_i_02 = left_upper_inertia_i_02
-        + left_lower_inertia_i_02;
-    let right_upper_rotation_02 = base_roll_rotation_01 * t10
-        + base_roll_rotation_02 * t12 + t11 * base_pitch_rotation_00;
-    let right_upper_rotation_01 = t13 * base_roll_rotation_02
-        + t15 * base_pitch_rotation_00 + t14 * base_roll_rotation_01;
-    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let right_slider_inertia_i_02 = right_slider_inertia_com_02
-        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
-    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
-        * right_upper_rotation_02
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let right_upper_inertia_i_02 = right_upper_inertia_com_02
-        - p.arm_mass * right_upper_com_z * right_upper_com_x;
-    let right_upper_composite_inertia_i_02 = right_slider_inertia_i_02
-        + right_upper_inertia_i_02;
-    let t32 = p.hub_inertia_zz * base_roll_rotation_02
-        + p.hub_inertia_yz * base_roll_rotation_01
-        + base_pitch_rotation_00 * p.hub_inertia_xz;
-    let t33 = base_roll_rotation_02 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_01
-        + p.hub_inertia_xx * base_pitch_rotation_00;
-    let t34 = base_roll_rotation_01 * p.hub_inertia_yy
-        + p.hub_inertia_yz * base_roll_rotation_02
-        + p.hub_inertia_xy * base_pitch_rotation_00;
-    let hub_inertia_com_02 = t32 * base_roll_rotation_22 + base_pitch_rotation_20 * t33
-        + t34 * base_roll_rotation_21;
-    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
-    let hub_composite_inertia_i_02 = left_upper_composite_inertia_i_02
-        + right_upper_composite_inertia_i_02 + hub_inertia_i_02;
-    let right_upper_rotation_12 = base_roll_rotation_11 * t10
-        + base_roll_rotation_12 * t12 + t11 * base_pitch_rotation_10;
-    let right_upper_rotation_11 = base_roll_rotation_12 * t13
-        + base_pitch_rotation_10 * t15 + t14 * base_roll_rotation_11;
-    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
-        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
-    let right_upper_inertia_i_12 = right_upper_inertia_com_12
-        - p.arm_mass * right_upper_com_z * right_upper_com_y;
-    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
-        * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
-    let right_slider_inertia_i_12 = right_slider_inertia_com_12
-        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
-    let right_upper_composite_inertia_i_12 = right_upper_inertia_i_12
-        + right_slider_inertia_i_12;
-    let t35 = base_roll_rotation_12 * p.hub_inertia_zz
-        + p.hub_inertia_yz * base_roll_rotation_11
-        + base_pitch_rotation_10 * p.hub_inertia_xz;
-    let t36 = p.hub_inertia_xy * base_pitch_rotation_10
-        + base_roll_rotation_11 * p.hub_inertia_yy
-        + base_roll_rotation_12 * p.hub_inertia_yz;
-    let t37 = base_pitch_rotation_10 * p.hub_inertia_xx
-        + base_roll_rotation_12 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_11;
-    let hub_inertia_com_12 = t35 * base_roll_rotation_22 + t36 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t37;
-    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
-    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
-        + cache.values[11] * left_upper_rotation_10;
-    let t38 = p.left_lower_inertia_yz * left_upper_rotation_11
-        + p.left_lower_inertia_xz * left_lower_rotation_10
-        + p.left_lower_inertia_zz * left_lower_rotation_12;
-    let t39 = left_lower_rotation_10 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xz * left_lower_rotation_12
-        + p.left_lower_inertia_xy * left_upper_rotation_11;
-    let t40 = p.left_lower_inertia_yz * left_lower_rotation_12
-        + left_upper_rotation_11 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_xy * left_lower_rotation_10;
-    let left_lower_inertia_com_12 = t38 * left_lower_rotation_22
-        + t39 * left_lower_rotation_20 + left_upper_rotation_21 * t40;
-    let left_lower_inertia_i_12 = left_lower_inertia_com_12
-        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
+    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
+        * base_roll_rotation_12 * p.arm_mass * t12
+        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
+            * left_upper_rotation_11 * t12;
     let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
         * left_upper_rotation_20
         + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_21 * t22
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t22
+            * left_upper_rotation_21 * t12
+        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t12
             * base_roll_rotation_22;
-    let left_upper_inertia_i_12 = left_upper_inertia_com_12
-        - p.arm_mass * left_upper_com_y * left_upper_com_z;
-    let left_upper_composite_inertia_i_12 = left_lower_inertia_i_12
-        + left_upper_inertia_i_12;
-    let hub_composite_inertia_i_12 = right_upper_composite_inertia_i_12
-        + hub_inertia_i_12 + left_upper_composite_inertia_i_12;
-    let base_pitch_projected_inertia_n_z = base_yaw_rotation_01
-        * hub_composite_inertia_i_02 + hub_composite_inertia_i_12 * cache.values[0]
-        + hub_composite_inertia_h_x * base_pitch_subspace_v_y
-        - hub_composite_inertia_h_y * base_pitch_subspace_v_x;
-    let t41 = base_pitch_projected_inertia_n_z
-        + base_yaw_subspace_v_y * base_pitch_projected_inertia_f_y
-        + q[1] * base_pitch_projected_inertia_f_x;
-    let base_roll_projected_inertia_n_z = base_pitch_rotation_20
-        * hub_composite_inertia_i_22 + base_roll_subspace_v_y * hub_composite_inertia_h_x
-        + base_pitch_rotation_00 * hub_composite_inertia_i_02
-        + base_pitch_rotation_10 * hub_composite_inertia_i_12
-        - hub_composite_inertia_h_y * base_roll_subspace_v_x;
-    let t42 = base_yaw_subspace_v_y * base_roll_projected_inertia_f_y
-        + base_roll_projected_inertia_n_z + q[1] * base_roll_projected_inertia_f_x;
-    let left_upper_projected_inertia_n_z = left_upper_composite_inertia_h_x
-        * left_upper_subspace_v_y
-        + left_upper_composite_inertia_i_02 * base_roll_rotation_02
-        + left_upper_composite_inertia_i_22 * base_roll_rotation_22
-        + base_roll_rotation_12 * left_upper_composite_inertia_i_12
-        - left_upper_subspace_v_x * left_upper_composite_inertia_h_y;
-    let t43 = left_upper_projected_inertia_n_z + q[1] * left_upper_projected_inertia_f_x
-        + base_yaw_subspace_v_y * left_upper_projected_inertia_f_y;
-    let right_upper_projected_inertia_n_z = right_upper_axis_y
-        * right_upper_composite_inertia_i_12
-        + right_upper_composite_inertia_i_22 * right_upper_axis_z
-        + right_upper_subspace_v_y * right_upper_composite_inertia_h_x
-        + right_upper_composite_inertia_i_02 * right_upper_axis_x
-        - right_upper_subspace_v_x * right_upper_composite_inertia_h_y;
-    let t44 = q[1] * right_upper_projected_inertia_f_x
-        + right_upper_projected_inertia_n_z
-        + right_upper_projected_inertia_f_y * base_yaw_subspace_v_y;
-    let left_lower_projected_inertia_n_z = left_upper_rotation_01
-        * left_lower_inertia_i_02 + left_lower_inertia_h_x * left_lower_subspace_v_y
-        + left_upper_rotation_11 * left_lower_inertia_i_12
-        + left_lower_inertia_i_22 * left_upper_rotation_21
-        - left_lower_subspace_v_x * left_lower_inertia_h_y;
-    let t45 = q[1] * left_lower_projected_inertia_f_x
-        + base_yaw_subspace_v_y * left_lower_projected_inertia_f_y
-        + left_lower_projected_inertia_n_z;
-    let right_slider_projected_inertia_n_z = right_upper_rotation_10
-        * right_slider_inertia_h_x - right_upper_rotation_00 * right_slider_inertia_h_y;
-    let t46 = q[1] * right_slider_projected_inertia_f_x
-        + base_yaw_subspace_v_y * right_slider_projected_inertia_f_y
-        + right_slider_projected_inertia_n_z;
-    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_11 * t22
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t22
-            * base_roll_rotation_02;
+    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
+        * left_upper_rotation_20
+        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
+            * left_upper_rotation_21 * t12
+        + 0.08333333333333333 * p.arm_mass * t12 * base_roll_rotation_22
+            * base_roll_rotation_22;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let t13 = left_upper_com_y * left_upper_com_y;
+    let t14 = left_upper_com_z * left_upper_com_z;
+    let t15 = left_upper_com_x * left_upper_com_x;
+    let left_upper_inertia_i_00 = left_upper_inertia_com_00
+        + p.arm_mass * (t13 + t14 + t15 - left_upper_com_x * left_upper_com_x);
     let left_upper_inertia_i_01 = left_upper_inertia_com_01
         - p.arm_mass * left_upper_com_y * left_upper_com_x;
-    let left_lower_inertia_com_01 = t29 * left_lower_rotation_12
-        + t30 * left_upper_rotation_11 + t31 * left_lower_rotation_10;
-    let left_lower_inertia_i_01 = left_lower_inertia_com_01
-        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
-    let left_upper_composite_inertia_i_01 = left_upper_inertia_i_01
-        + left_lower_inertia_i_01;
-    let hub_inertia_com_01 = base_pitch_rotation_10 * t33 + base_roll_rotation_11 * t34
-        + base_roll_rotation_12 * t32;
-    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
-    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
-        * right_upper_rotation_11
-        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
-        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
-    let right_upper_inertia_i_01 = right_upper_inertia_com_01
-        - p.arm_mass * right_upper_com_x * right_upper_com_y;
-    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_i_01 = right_slider_inertia_com_01
-        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
-    let right_upper_composite_inertia_i_01 = right_upper_inertia_i_01
-        + right_slider_inertia_i_01;
-    let hub_composite_inertia_i_01 = left_upper_composite_inertia_i_01 + hub_inertia_i_01
-        + right_upper_composite_inertia_i_01;
+    let left_upper_inertia_i_02 = left_upper_inertia_com_02
+        - p.arm_mass * left_upper_com_z * left_upper_com_x;
+    let left_upper_inertia_i_11 = p.arm_mass
+        * (t13 + t14 + t15 - left_upper_com_y * left_upper_com_y)
+        + left_upper_inertia_com_11;
+    let left_upper_inertia_i_12 = left_upper_inertia_com_12
+        - p.arm_mass * left_upper_com_y * left_upper_com_z;
+    let left_upper_inertia_i_22 = p.arm_mass
+        * (t13 + t14 + t15 - left_upper_com_z * left_upper_com_z)
+        + left_upper_inertia_com_22;
+    let t16 = 0.14776010333066975 - 0.14776010333066975 * cos_q7
+        - 0.6755249097756645 * sin_q7;
+    let t17 = 0.6677976363688324 + 0.20978492552154046 * cos_q7
+        + 0.1001828422641448 * sin_q7;
+    let t18 = 0.17948055249500028 + 0.18338346269077238 * sin_q7
+        - 0.6589060910992032 * cos_q7;
+    let right_upper_rotation_00 = t16 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t17 + t18 * base_roll_rotation_01;
+    let t19 = 0.14776010333066975 + 0.6755249097756645 * sin_q7
+        + 0.14776010333066977 * cos_q7;
+    let t20 = 0.6677976363688324 - 0.1001828422641448 * sin_q7
+        - 0.2097849255215404 * cos_q7;
+    let t21 = 0.17948055249500028 + 0.6589060910992033 * cos_q7
+        - 0.18338346269077238 * sin_q7;
+    let right_upper_rotation_01 = t19 * base_roll_rotation_02
+        + t20 * base_pitch_rotation_00 + t21 * base_roll_rotation_01;
+    let t22 = -0.2593433800522308 * cos_q7 - 0.9318339303627353 * sin_q7;
+    let t23 = 0.9553364891256061 * cos_q7 - 0.20896434210788312 * sin_q7;
+    let t24 = 0.29668068685399207 * sin_q7 - 0.1416799342470381 * cos_q7;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t22
+        + base_roll_rotation_02 * t23 + t24 * base_pitch_rotation_00;
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t17
+        + t18 * base_roll_rotation_11 + base_roll_rotation_12 * t16;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t19
+        + base_pitch_rotation_10 * t20 + t21 * base_roll_rotation_11;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t22
+        + base_roll_rotation_12 * t23 + t24 * base_pitch_rotation_10;
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t17
+        + t16 * base_roll_rotation_22 + t18 * base_roll_rotation_21;
+    let right_upper_rotation_21 = t19 * base_roll_rotation_22
+        + t21 * base_roll_rotation_21 + base_pitch_rotation_20 * t20;
+    let right_upper_rotation_22 = base_roll_rotation_21 * t22
+        + t24 * base_pitch_rotation_20 + t23 * base_roll_rotation_22;
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
     let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
         * p.right_upper_inertia_yy
         + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
         + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
-    let right_upper_inertia_i_00 = p.arm_mass
-        * (t7 + t8 + t9 - right_upper_com_x * right_upper_com_x)
-        + right_upper_inertia_com_00;
-    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let right_slider_inertia_i_00 = (t16 + t17 + t18
-        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
-        + right_slider_inertia_com_00;
-    let right_upper_composite_inertia_i_00 = right_upper_inertia_i_00
-        + right_slider_inertia_i_00;
-    let left_lower_inertia_com_00 = t30 * left_upper_rotation_01
-        + left_lower_rotation_02 * t29 + left_lower_rotation_00 * t31;
-    let left_lower_inertia_i_00 = left_lower_inertia_com_00
-        + (t23 + t24 + t25 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
-    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_01 * t22
-        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_02
-            * base_roll_rotation_02
-        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
-    let left_upper_inertia_i_00 = left_upper_inertia_com_00
-        + p.arm_mass * (t19 + t20 + t21 - left_upper_com_x * left_upper_com_x);
-    let left_upper_composite_inertia_i_00 = left_lower_inertia_i_00
-        + left_upper_inertia_i_00;
-    let hub_inertia_com_00 = base_pitch_rotation_00 * t33 + t32 * base_roll_rotation_02
-        + base_roll_rotation_01 * t34;
-    let hub_inertia_i_00 = hub_inertia_com_00
-        + (t26 + t27 + t28 - q[0] * q[0]) * p.hub_mass;
-    let hub_composite_inertia_i_00 = right_upper_composite_inertia_i_00
-        + left_upper_composite_inertia_i_00 + hub_inertia_i_00;
-    let base_pitch_projected_inertia_n_x = hub_composite_inertia_i_01 * cache.values[0]
-        + hub_composite_inertia_h_y * base_pitch_subspace_v_z
-        + hub_composite_inertia_i_00 * base_yaw_rotation_01
-        - hub_composite_inertia_h_z * base_pitch_subspace_v_y;
+    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
+        * right_upper_rotation_11
+        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
+        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
+    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
+        * right_upper_rotation_02
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
     let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
         * p.right_upper_inertia_zz
         + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
         + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
+    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
+        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
+    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_upper_inertia_xx
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let t25 = right_upper_com_y * right_upper_com_y;
+    let t26 = right_upper_com_z * right_upper_com_z;
+    let t27 = right_upper_com_x * right_upper_com_x;
+    let right_upper_inertia_i_00 = p.arm_mass
+        * (t25 + t26 + t27 - right_upper_com_x * right_upper_com_x)
+        + right_upper_inertia_com_00;
+    let right_upper_inertia_i_01 = right_upper_inertia_com_01
+        - p.arm_mass * right_upper_com_x * right_upper_com_y;
+    let right_upper_inertia_i_02 = right_upper_inertia_com_02
+        - p.arm_mass * right_upper_com_z * right_upper_com_x;
     let right_upper_inertia_i_11 = p.arm_mass
-        * (t7 + t8 + t9 - right_upper_com_y * right_upper_com_y)
+        * (t25 + t26 + t27 - right_upper_com_y * right_upper_com_y)
         + right_upper_inertia_com_11;
+    let right_upper_inertia_i_12 = right_upper_inertia_com_12
+        - p.arm_mass * right_upper_com_z * right_upper_com_y;
+    let right_upper_inertia_i_22 = p.arm_mass
+        * (t25 + t26 + t27 - right_upper_com_z * right_upper_com_z)
+        + right_upper_inertia_com_22;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cos_q8
+        - sin_q8 * base_roll_rotation_02;
+    let left_lower_rotation_02 = left_upper_rotation_00 * sin_q8
+        + cos_q8 * base_roll_rotation_02;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cos_q8
+        - base_roll_rotation_12 * sin_q8;
+    let left_lower_rotation_12 = base_roll_rotation_12 * cos_q8
+        + sin_q8 * left_upper_rotation_10;
+    let left_lower_rotation_20 = cos_q8 * left_upper_rotation_20
+        - sin_q8 * base_roll_rotation_22;
+    let left_lower_rotation_22 = sin_q8 * left_upper_rotation_20
+        + cos_q8 * base_roll_rotation_22;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let t28 = p.left_lower_inertia_xy * left_lower_rotation_00
+        + left_upper_rotation_01 * p.left_lower_inertia_yy
+        + left_lower_rotation_02 * p.left_lower_inertia_yz;
+    let t29 = left_upper_rotation_01 * p.left_lower_inertia_yz
+        + left_lower_rotation_00 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_zz * left_lower_rotation_02;
+    let t30 = left_lower_rotation_02 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * left_upper_rotation_01
+        + left_lower_rotation_00 * p.left_lower_inertia_xx;
+    let left_lower_inertia_com_00 = t28 * left_upper_rotation_01
+        + left_lower_rotation_02 * t29 + left_lower_rotation_00 * t30;
+    let left_lower_inertia_com_01 = t29 * left_lower_rotation_12
+        + t28 * left_upper_rotation_11 + t30 * left_lower_rotation_10;
+    let left_lower_inertia_com_02 = t29 * left_lower_rotation_22
+        + t28 * left_upper_rotation_21 + t30 * left_lower_rotation_20;
+    let t31 = left_lower_rotation_10 * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xz * left_lower_rotation_12
+        + p.left_lower_inertia_xy * left_upper_rotation_11;
+    let t32 = p.left_lower_inertia_yz * left_upper_rotation_11
+        + p.left_lower_inertia_xz * left_lower_rotation_10
+        + p.left_lower_inertia_zz * left_lower_rotation_12;
+    let t33 = p.left_lower_inertia_yz * left_lower_rotation_12
+        + left_upper_rotation_11 * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_10;
+    let left_lower_inertia_com_11 = t31 * left_lower_rotation_10
+        + t32 * left_lower_rotation_12 + left_upper_rotation_11 * t33;
+    let left_lower_inertia_com_12 = t32 * left_lower_rotation_22
+        + t31 * left_lower_rotation_20 + left_upper_rotation_21 * t33;
+    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
+        + p.left_lower_inertia_xy * left_lower_rotation_20
+        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
+        + (left_lower_rotation_20 * p.left_lower_inertia_xx
+            + p.left_lower_inertia_xz * left_lower_rotation_22
+            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
+        + (p.left_lower_inertia_xz * left_lower_rotation_20
+            + p.left_lower_inertia_yz * left_upper_rotation_21
+            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let t34 = left_lower_com_x * left_lower_com_x;
+    let t35 = left_lower_com_y * left_lower_com_y;
+    let t36 = left_lower_com_z * left_lower_com_z;
+    let left_lower_inertia_i_00 = left_lower_inertia_com_00
+        + (t34 + t35 + t36 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
+    let left_lower_inertia_i_01 = left_lower_inertia_com_01
+        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
+    let left_lower_inertia_i_02 = left_lower_inertia_com_02
+        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
+    let left_lower_inertia_i_11 = p.left_lower_mass
+        * (t34 + t35 + t36 - left_lower_com_y * left_lower_com_y)
+        + left_lower_inertia_com_11;
+    let left_lower_inertia_i_12 = left_lower_inertia_com_12
+        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
+    let left_lower_inertia_i_22 = left_lower_inertia_com_22
+        + (t34 + t35 + t36 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
+    let t37 = p.arm_length + q[9];
+    let right_slider_position_x = right_upper_rotation_00 * t37 + right_upper_position_x;
+    let right_slider_position_y = right_upper_position_y + t37 * right_upper_rotation_10;
+    let right_slider_position_z = right_upper_rotation_20 * t37 + right_upper_position_z;
+    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
     let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
         * right_upper_rotation_10
         + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
         + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
+        * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
+    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_slider_inertia_xx
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let t38 = right_slider_position_x * right_slider_position_x;
+    let t39 = right_slider_position_z * right_slider_position_z;
+    let t40 = right_slider_position_y * right_slider_position_y;
+    let right_slider_inertia_i_00 = (t38 + t39 + t40
+        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
+        + right_slider_inertia_com_00;
+    let right_slider_inertia_i_01 = right_slider_inertia_com_01
+        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
+    let right_slider_inertia_i_02 = right_slider_inertia_com_02
+        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
     let right_slider_inertia_i_11 = right_slider_inertia_com_11
-        + (t16 + t17 + t18 - right_slider_position_y * right_slider_position_y)
+        + (t38 + t39 + t40 - right_slider_position_y * right_slider_position_y)
             * p.right_slider_mass;
+    let right_slider_inertia_i_12 = right_slider_inertia_com_12
+        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
+    let right_slider_inertia_i_22 = right_slider_inertia_com_22
+        + p.right_slider_mass
+            * (t38 + t39 + t40 - right_slider_position_z * right_slider_position_z);
+    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
+    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
+        + right_slider_inertia_h_x;
+    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
+        + right_slider_inertia_h_y;
+    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
+        + right_upper_inertia_h_z;
+    let right_upper_composite_inertia_i_00 = right_upper_inertia_i_00
+        + right_slider_inertia_i_00;
+    let right_upper_composite_inertia_i_01 = right_upper_inertia_i_01
+        + right_slider_inertia_i_01;
+    let right_upper_composite_inertia_i_02 = right_slider_inertia_i_02
+        + right_upper_inertia_i_02;
     let right_upper_composite_inertia_i_11 = right_upper_inertia_i_11
         + right_slider_inertia_i_11;
-    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
-        * base_roll_rotation_12 * p.arm_mass * t22
-        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_11 * t22;
-    let left_upper_inertia_i_11 = p.arm_mass
-        * (t19 + t20 + t21 - left_upper_com_y * left_upper_com_y)
-        + left_upper_inertia_com_11;
-    let left_lower_inertia_com_11 = t39 * left_lower_rotation_10
-        + t38 * left_lower_rotation_12 + left_upper_rotation_11 * t40;
-    let left_lower_inertia_i_11 = p.left_lower_mass
-        * (t23 + t24 + t25 - left_lower_com_y * left_lower_com_y)
-        + left_lower_inertia_com_11;
+    let right_upper_composite_inertia_i_12 = right_upper_inertia_i_12
+        + right_slider_inertia_i_12;
+    let right_upper_composite_inertia_i_22 = right_upper_inertia_i_22
+        + right_slider_inertia_i_22;
+    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
+    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
+        + left_upper_inertia_h_x;
+    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
+        + left_lower_inertia_h_y;
+    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
+        + left_upper_inertia_h_z;
+    let left_upper_composite_inertia_i_00 = left_lower_inertia_i_00
+        + left_upper_inertia_i_00;
+    let left_upper_composite_inertia_i_01 = left_upper_inertia_i_01
+        + left_lower_inertia_i_01;
+    let left_upper_composite_inertia_i_02 = left_upper_inertia_i_02
+        + left_lower_inertia_i_02;
     let left_upper_composite_inertia_i_11 = left_upper_inertia_i_11
         + left_lower_inertia_i_11;
-    let hub_inertia_com_11 = base_pitch_rotation_10 * t37 + base_roll_rotation_12 * t35
-        + t36 * base_roll_rotation_11;
-    let hub_inertia_i_11 = hub_inertia_com_11
-        + (t26 + t27 + t28 - q[1] * q[1]) * p.hub_mass;
+    let left_upper_composite_inertia_i_12 = left_lower_inertia_i_12
+        + left_upper_inertia_i_12;
+    let left_upper_composite_inertia_i_22 = left_upper_inertia_i_22
+        + left_lower_inertia_i_22;
+    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
+        + right_upper_composite_inertia_m;
+    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
+        + right_upper_composite_inertia_h_x;
+    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
+        + right_upper_composite_inertia_h_y;
+    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
+        + right_upper_composite_inertia_h_z;
+    let hub_composite_inertia_i_00 = right_upper_composite_inertia_i_00
+        + left_upper_composite_inertia_i_00 + hub_inertia_i_00;
+    let hub_composite_inertia_i_01 = left_upper_composite_inertia_i_01 + hub_inertia_i_01
+        + right_upper_composite_inertia_i_01;
+    let hub_composite_inertia_i_02 = left_upper_composite_inertia_i_02
+        + right_upper_composite_inertia_i_02 + hub_inertia_i_02;
     let hub_composite_inertia_i_11 = right_upper_composite_inertia_i_11
         + left_upper_composite_inertia_i_11 + hub_inertia_i_11;
-    let base_pitch_projected_inertia_n_y = hub_composite_inertia_i_11 * cache.values[0]
+    let hub_composite_inertia_i_12 = right_upper_composite_inertia_i_12
+        + hub_inertia_i_12 + left_upper_composite_inertia_i_12;
+    let hub_composite_inertia_i_22 = right_upper_composite_inertia_i_22
+        + left_upper_composite_inertia_i_22 + hub_inertia_i_22;
+    let base_x_projected_inertia_n_z = -hub_composite_inertia_h_y;
+    let base_z_projected_inertia_n_y = -hub_composite_inertia_h_x;
+    let base_yaw_projected_inertia_n_z = hub_composite_inertia_h_x
+        * base_yaw_subspace_v_y + hub_composite_inertia_i_22
+        - q[1] * hub_composite_inertia_h_y;
+    let base_yaw_projected_inertia_f_x = base_x_projected_inertia_n_z
+        + q[1] * hub_composite_inertia_m;
+    let base_yaw_projected_inertia_f_y = base_yaw_subspace_v_y * hub_composite_inertia_m
+        - base_z_projected_inertia_n_y;
+    let base_pitch_projected_inertia_n_x = hub_composite_inertia_i_01 * cos_q3
+        + hub_composite_inertia_h_y * base_pitch_subspace_v_z
+        + hub_composite_inertia_i_00 * base_yaw_rotation_01
+        - hub_composite_inertia_h_z * base_pitch_subspace_v_y;
+    let base_pitch_projected_inertia_n_y = hub_composite_inertia_i_11 * cos_q3
         + hub_composite_inertia_i_01 * base_yaw_rotation_01
         + hub_composite_inertia_h_z * base_pitch_subspace_v_x
         - base_pitch_subspace_v_z * hub_composite_inertia_h_x;
+    let base_pitch_projected_inertia_n_z = base_yaw_rotation_01
+        * hub_composite_inertia_i_02 + hub_composite_inertia_i_12 * cos_q3
+        + hub_composite_inertia_h_x * base_pitch_subspace_v_y
+        - hub_composite_inertia_h_y * base_pitch_subspace_v_x;
+    let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
+        * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cos_q3;
+    let base_pitch_projected_inertia_f_y = hub_composite_inertia_m
+        * base_pitch_subspace_v_y - hub_composite_inertia_h_z * base_yaw_rotation_01;
+    let base_pitch_projected_inertia_f_z = base_pitch_subspace_v_z
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_x * cos_q3
+            - hub_composite_inertia_h_y * base_yaw_rotation_01);
     let base_roll_projected_inertia_n_x = hub_composite_inertia_h_y
         * base_roll_subspace_v_z + base_pitch_rotation_10 * hub_composite_inertia_i_01
         + hub_composite_inertia_i_00 * base_pitch_rotation_00
@@ -849,11 +959,23 @@ pub fn mass_matrix_into(
         + base_pitch_rotation_10 * hub_composite_inertia_i_11
         + hub_composite_inertia_h_z * base_roll_subspace_v_x
         - base_roll_subspace_v_z * hub_composite_inertia_h_x;
-    let t47 = base_pitch_subspace_v_z * base_roll_projected_inertia_f_z
-        + base_roll_projected_inertia_n_x * base_yaw_rotation_01
-        + base_roll_projected_inertia_f_x * base_pitch_subspace_v_x
-        + base_pitch_subspace_v_y * base_roll_projected_inertia_f_y
-        + base_roll_projected_inertia_n_y * cache.values[0];
+    let base_roll_projected_inertia_n_z = base_pitch_rotation_20
+        * hub_composite_inertia_i_22 + base_roll_subspace_v_y * hub_composite_inertia_h_x
+        + base_pitch_rotation_00 * hub_composite_inertia_i_02
+        + base_pitch_rotation_10 * hub_composite_inertia_i_12
+        - hub_composite_inertia_h_y * base_roll_subspace_v_x;
+    let base_roll_projected_inertia_f_x = base_roll_subspace_v_x
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_y * base_pitch_rotation_20
+            - base_pitch_rotation_10 * hub_composite_inertia_h_z);
+    let base_roll_projected_inertia_f_y = base_roll_subspace_v_y
+        * hub_composite_inertia_m
+        - (hub_composite_inertia_h_z * base_pitch_rotation_00
+            - base_pitch_rotation_20 * hub_composite_inertia_h_x);
+    let base_roll_projected_inertia_f_z = base_roll_subspace_v_z
+        * hub_composite_inertia_m
+        - (base_pitch_rotation_10 * hub_composite_inertia_h_x
+            - hub_composite_inertia_h_y * base_pitch_rotation_00);
     let left_upper_projected_inertia_n_x = left_upper_composite_inertia_h_y
         * left_upper_subspace_v_z
         + left_upper_composite_inertia_i_00 * base_roll_rotation_02
@@ -866,11 +988,24 @@ pub fn mass_matrix_into(
         + base_roll_rotation_12 * left_upper_composite_inertia_i_11
         + left_upper_composite_inertia_h_z * left_upper_subspace_v_x
         - left_upper_composite_inertia_h_x * left_upper_subspace_v_z;
-    let t48 = left_upper_projected_inertia_f_y * base_pitch_subspace_v_y
-        + left_upper_projected_inertia_n_x * base_yaw_rotation_01
-        + cache.values[0] * left_upper_projected_inertia_n_y
-        + left_upper_projected_inertia_f_z * base_pitch_subspace_v_z
-        + left_upper_projected_inertia_f_x * base_pitch_subspace_v_x;
+    let left_upper_projected_inertia_n_z = left_upper_composite_inertia_h_x
+        * left_upper_subspace_v_y
+        + left_upper_composite_inertia_i_02 * base_roll_rotation_02
+        + left_upper_composite_inertia_i_22 * base_roll_rotation_22
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_12
+        - left_upper_subspace_v_x * left_upper_composite_inertia_h_y;
+    let left_upper_projected_inertia_f_x = left_upper_subspace_v_x
+        * left_upper_composite_inertia_m
+        - (left_upper_composite_inertia_h_y * base_roll_rotation_22
+            - left_upper_composite_inertia_h_z * base_roll_rotation_12);
+    let left_upper_projected_inertia_f_y = left_upper_composite_inertia_m
+        * left_upper_subspace_v_y
+        - (left_upper_composite_inertia_h_z * base_roll_rotation_02
+            - left_upper_composite_inertia_h_x * base_roll_rotation_22);
+    let left_upper_projected_inertia_f_z = left_upper_subspace_v_z
+        * left_upper_composite_inertia_m
+        - (base_roll_rotation_12 * left_upper_composite_inertia_h_x
+            - left_upper_composite_inertia_h_y * base_roll_rotation_02);
     let right_upper_projected_inertia_n_x = right_upper_axis_z
         * right_upper_composite_inertia_i_02
         + right_upper_subspace_v_z * right_upper_composite_inertia_h_y
@@ -883,182 +1018,517 @@ pub fn mass_matrix_into(
         + right_upper_axis_z * right_upper_composite_inertia_i_12
         + right_upper_composite_inertia_i_11 * right_upper_axis_y
         - right_upper_subspace_v_z * right_upper_composite_inertia_h_x;
-    let t49 = right_upper_projected_inertia_f_y * base_pitch_subspace_v_y
-        + right_upper_projected_inertia_f_z * base_pitch_subspace_v_z
-        + right_upper_projected_inertia_f_x * base_pitch_subspace_v_x
-        + right_upper_projected_inertia_n_x * base_yaw_rotation_01
-        + right_upper_projected_inertia_n_y * cache.values[0];
-    let left_lower_projected_inertia_n_y = left_lower_inertia_h_z
-        * left_lower_subspace_v_x + left_upper_rotation_01 * left_lower_inertia_i_01
-        + left_lower_inertia_i_11 * left_upper_rotation_11
-        + left_upper_rotation_21 * left_lower_inertia_i_12
-        - left_lower_inertia_h_x * left_lower_subspace_v_z;
+    let right_upper_projected_inertia_n_z = right_upper_axis_y
+        * right_upper_composite_inertia_i_12
+        + right_upper_composite_inertia_i_22 * right_upper_axis_z
+        + right_upper_subspace_v_y * right_upper_composite_inertia_h_x
+        + right_upper_composite_inertia_i_02 * right_upper_axis_x
+        - right_upper_subspace_v_x * right_upper_composite_inertia_h_y;
+    let right_upper_projected_inertia_f_x = right_upper_subspace_v_x
+        * right_upper_composite_inertia_m
+        - (right_upper_axis_z * right_upper_composite_inertia_h_y
+            - right_upper_axis_y * right_upper_composite_inertia_h_z);
+    let right_upper_projected_inertia_f_y = right_upper_subspace_v_y
+        * right_upper_composite_inertia_m
+        - (right_upper_composite_inertia_h_z * right_upper_axis_x
+            - right_upper_axis_z * right_upper_composite_inertia_h_x);
+    let right_upper_projected_inertia_f_z = right_upper_subspace_v_z
+        * right_upper_composite_inertia_m
+        - (right_upper_axis_y * right_upper_composite_inertia_h_x
+            - right_upper_axis_x * right_upper_composite_inertia_h_y);
     let left_lower_projected_inertia_n_x = left_lower_inertia_i_00
         * left_upper_rotation_01 + left_lower_inertia_i_02 * left_upper_rotation_21
         + left_upper_rotation_11 * left_lower_inertia_i_01
         + left_lower_subspace_v_z * left_lower_inertia_h_y
         - left_lower_inertia_h_z * left_lower_subspace_v_y;
-    let t50 = left_lower_projected_inertia_f_x * base_pitch_subspace_v_x
-        + left_lower_projected_inertia_n_y * cache.values[0]
-        + left_lower_projected_inertia_n_x * base_yaw_rotation_01
-        + base_pitch_subspace_v_y * left_lower_projected_inertia_f_y
-        + base_pitch_subspace_v_z * left_lower_projected_inertia_f_z;
+    let left_lower_projected_inertia_n_y = left_lower_inertia_h_z
+        * left_lower_subspace_v_x + left_upper_rotation_01 * left_lower_inertia_i_01
+        + left_lower_inertia_i_11 * left_upper_rotation_11
+        + left_upper_rotation_21 * left_lower_inertia_i_12
+        - left_lower_inertia_h_x * left_lower_subspace_v_z;
+    let left_lower_projected_inertia_n_z = left_upper_rotation_01
+        * left_lower_inertia_i_02 + left_lower_inertia_h_x * left_lower_subspace_v_y
+        + left_upper_rotation_11 * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_upper_rotation_21
+        - left_lower_subspace_v_x * left_lower_inertia_h_y;
+    let left_lower_projected_inertia_f_x = left_lower_subspace_v_x * p.left_lower_mass
+        - (left_upper_rotation_21 * left_lower_inertia_h_y
+            - left_lower_inertia_h_z * left_upper_rotation_11);
+    let left_lower_projected_inertia_f_y = left_lower_subspace_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_upper_rotation_01
+            - left_lower_inertia_h_x * left_upper_rotation_21);
+    let left_lower_projected_inertia_f_z = left_lower_subspace_v_z * p.left_lower_mass
+        - (left_lower_inertia_h_x * left_upper_rotation_11
+            - left_upper_rotation_01 * left_lower_inertia_h_y);
     let right_slider_projected_inertia_n_x = right_upper_rotation_20
         * right_slider_inertia_h_y - right_slider_inertia_h_z * right_upper_rotation_10;
     let right_slider_projected_inertia_n_y = right_upper_rotation_00
         * right_slider_inertia_h_z - right_upper_rotation_20 * right_slider_inertia_h_x;
-    let t51 = right_slider_projected_inertia_f_x * base_pitch_subspace_v_x
-        + right_slider_projected_inertia_f_z * base_pitch_subspace_v_z
-        + right_slider_projected_inertia_n_x * base_yaw_rotation_01
-        + right_slider_projected_inertia_n_y * cache.values[0]
-        + right_slider_projected_inertia_f_y * base_pitch_subspace_v_y;
-    let t52 = base_roll_subspace_v_x * left_upper_projected_inertia_f_x
-        + base_pitch_rotation_20 * left_upper_projected_inertia_n_z
-        + base_pitch_rotation_10 * left_upper_projected_inertia_n_y
-        + left_upper_projected_inertia_f_z * base_roll_subspace_v_z
-        + base_roll_subspace_v_y * left_upper_projected_inertia_f_y
-        + left_upper_projected_inertia_n_x * base_pitch_rotation_00;
-    let t53 = right_upper_projected_inertia_n_x * base_pitch_rotation_00
-        + base_pitch_rotation_20 * right_upper_projected_inertia_n_z
-        + base_roll_subspace_v_x * right_upper_projected_inertia_f_x
-        + base_roll_subspace_v_y * right_upper_projected_inertia_f_y
-        + base_pitch_rotation_10 * right_upper_projected_inertia_n_y
-        + right_upper_projected_inertia_f_z * base_roll_subspace_v_z;
-    let t54 = base_roll_subspace_v_z * left_lower_projected_inertia_f_z
-        + left_lower_projected_inertia_n_x * base_pitch_rotation_00
-        + base_roll_subspace_v_x * left_lower_projected_inertia_f_x
-        + base_pitch_rotation_20 * left_lower_projected_inertia_n_z
-        + base_roll_subspace_v_y * left_lower_projected_inertia_f_y
-        + left_lower_projected_inertia_n_y * base_pitch_rotation_10;
-    let t55 = base_pitch_rotation_10 * right_slider_projected_inertia_n_y
-        + right_slider_projected_inertia_f_x * base_roll_subspace_v_x
-        + right_slider_projected_inertia_f_z * base_roll_subspace_v_z
-        + right_slider_projected_inertia_n_x * base_pitch_rotation_00
-        + base_roll_subspace_v_y * right_slider_projected_inertia_f_y
-        + base_pitch_rotation_20 * right_slider_projected_inertia_n_z;
-    let t56 = base_roll_rotation_22 * left_lower_projected_inertia_n_z
-        + left_upper_subspace_v_y * left_lower_projected_inertia_f_y
-        + left_upper_subspace_v_z * left_lower_projected_inertia_f_z
-        + base_roll_rotation_12 * left_lower_projected_inertia_n_y
-        + left_lower_projected_inertia_n_x * base_roll_rotation_02
-        + left_upper_subspace_v_x * left_lower_projected_inertia_f_x;
-    let t57 = right_upper_subspace_v_y * right_slider_projected_inertia_f_y
-        + right_upper_axis_y * right_slider_projected_inertia_n_y
-        + right_slider_projected_inertia_f_z * right_upper_subspace_v_z
-        + right_slider_projected_inertia_f_x * right_upper_subspace_v_x
-        + right_upper_axis_z * right_slider_projected_inertia_n_z
-        + right_slider_projected_inertia_n_x * right_upper_axis_x;
-    out[(0, 0)] = hub_composite_inertia_m;
-    out[(0, 3)] = base_yaw_projected_inertia_f_x;
-    out[(3, 0)] = base_yaw_projected_inertia_f_x;
-    out[(0, 4)] = base_pitch_projected_inertia_f_x;
-    out[(4, 0)] = base_pitch_projected_inertia_f_x;
-    out[(0, 5)] = base_roll_projected_inertia_f_x;
-    out[(5, 0)] = base_roll_projected_inertia_f_x;
-    out[(0, 6)] = left_upper_projected_inertia_f_x;
-    out[(6, 0)] = left_upper_projected_inertia_f_x;
-    out[(0, 7)] = right_upper_projected_inertia_f_x;
-    out[(7, 0)] = right_upper_projected_inertia_f_x;
-    out[(0, 8)] = left_lower_projected_inertia_f_x;
-    out[(8, 0)] = left_lower_projected_inertia_f_x;
-    out[(0, 9)] = right_slider_projected_inertia_f_x;
-    out[(9, 0)] = right_slider_projected_inertia_f_x;
-    out[(1, 1)] = hub_composite_inertia_m;
-    out[(1, 3)] = base_yaw_projected_inertia_f_y;
-    out[(3, 1)] = base_yaw_projected_inertia_f_y;
-    out[(1, 4)] = base_pitch_projected_inertia_f_y;
-    out[(4, 1)] = base_pitch_projected_inertia_f_y;
-    out[(1, 5)] = base_roll_projected_inertia_f_y;
-    out[(5, 1)] = base_roll_projected_inertia_f_y;
-    out[(1, 6)] = left_upper_projected_inertia_f_y;
-    out[(6, 1)] = left_upper_projected_inertia_f_y;
-    out[(1, 7)] = right_upper_projected_inertia_f_y;
-    out[(7, 1)] = right_upper_projected_inertia_f_y;
-    out[(1, 8)] = left_lower_projected_inertia_f_y;
-    out[(8, 1)] = left_lower_projected_inertia_f_y;
-    out[(1, 9)] = right_slider_projected_inertia_f_y;
-    out[(9, 1)] = right_slider_projected_inertia_f_y;
-    out[(2, 2)] = hub_composite_inertia_m;
-    out[(2, 4)] = base_pitch_projected_inertia_f_z;
-    out[(4, 2)] = base_pitch_projected_inertia_f_z;
-    out[(2, 5)] = base_roll_projected_inertia_f_z;
-    out[(5, 2)] = base_roll_projected_inertia_f_z;
-    out[(2, 6)] = left_upper_projected_inertia_f_z;
-    out[(6, 2)] = left_upper_projected_inertia_f_z;
-    out[(2, 7)] = right_upper_projected_inertia_f_z;
-    out[(7, 2)] = right_upper_projected_inertia_f_z;
-    out[(2, 8)] = left_lower_projected_inertia_f_z;
-    out[(8, 2)] = left_lower_projected_inertia_f_z;
-    out[(2, 9)] = right_slider_projected_inertia_f_z;
-    out[(9, 2)] = right_slider_projected_inertia_f_z;
-    out[(3, 3)] = base_yaw_projected_inertia_f_y * base_yaw_subspace_v_y
-        + base_yaw_projected_inertia_n_z + q[1] * base_yaw_projected_inertia_f_x;
-    out[(3, 4)] = t41;
-    out[(4, 3)] = t41;
-    out[(3, 5)] = t42;
-    out[(5, 3)] = t42;
-    out[(3, 6)] = t43;
-    out[(6, 3)] = t43;
-    out[(3, 7)] = t44;
-    out[(7, 3)] = t44;
-    out[(3, 8)] = t45;
-    out[(8, 3)] = t45;
-    out[(3, 9)] = t46;
-    out[(9, 3)] = t46;
-    out[(4, 4)] = base_pitch_projected_inertia_n_x * base_yaw_rotation_01
-        + base_pitch_projected_inertia_f_x * base_pitch_subspace_v_x
-        + base_pitch_projected_inertia_n_y * cache.values[0]
-        + base_pitch_subspace_v_z * base_pitch_projected_inertia_f_z
-        + base_pitch_subspace_v_y * base_pitch_projected_inertia_f_y;
-    out[(4, 5)] = t47;
-    out[(5, 4)] = t47;
-    out[(4, 6)] = t48;
-    out[(6, 4)] = t48;
-    out[(4, 7)] = t49;
-    out[(7, 4)] = t49;
-    out[(4, 8)] = t50;
-    out[(8, 4)] = t50;
-    out[(4, 9)] = t51;
-    out[(9, 4)] = t51;
-    out[(5, 5)] = base_roll_subspace_v_y * base_roll_projected_inertia_f_y
-        + base_roll_projected_inertia_n_x * base_pitch_rotation_00
-        + base_roll_subspace_v_z * base_roll_projected_inertia_f_z
-        + base_pitch_rotation_20 * base_roll_projected_inertia_n_z
-        + base_roll_projected_inertia_n_y * base_pitch_rotation_10
-        + base_roll_projected_inertia_f_x * base_roll_subspace_v_x;
-    out[(5, 6)] = t52;
-    out[(6, 5)] = t52;
-    out[(5, 7)] = t53;
-    out[(7, 5)] = t53;
-    out[(5, 8)] = t54;
-    out[(8, 5)] = t54;
-    out[(5, 9)] = t55;
-    out[(9, 5)] = t55;
-    out[(6, 6)] = left_upper_subspace_v_x * left_upper_projected_inertia_f_x
-        + base_roll_rotation_12 * left_upper_projected_inertia_n_y
-        + left_upper_projected_inertia_f_y * left_upper_subspace_v_y
-        + left_upper_projected_inertia_n_z * base_roll_rotation_22
-        + left_upper_projected_inertia_f_z * left_upper_subspace_v_z
-        + left_upper_projected_inertia_n_x * base_roll_rotation_02;
-    out[(6, 8)] = t56;
-    out[(8, 6)] = t56;
-    out[(7, 7)] = right_upper_projected_inertia_n_z * right_upper_axis_z
-        + right_upper_subspace_v_y * right_upper_projected_inertia_f_y
-        + right_upper_projected_inertia_f_z * right_upper_subspace_v_z
-        + right_upper_projected_inertia_n_x * right_upper_axis_x
-        + right_upper_subspace_v_x * right_upper_projected_inertia_f_x
-        + right_upper_axis_y * right_upper_projected_inertia_n_y;
-    out[(7, 9)] = t57;
-    out[(9, 7)] = t57;
-    out[(8, 8)] = left_lower_subspace_v_y * left_lower_projected_inertia_f_y
-        + left_lower_subspace_v_x * left_lower_projected_inertia_f_x
-        + left_lower_subspace_v_z * left_lower_projected_inertia_f_z
-        + left_upper_rotation_21 * left_lower_projected_inertia_n_z
-        + left_lower_projected_inertia_n_y * left_upper_rotation_11
-        + left_upper_rotation_01 * left_lower_projected_inertia_n_x;
-    out[(9, 9)] = right_upper_rotation_10 * right_slider_projected_inertia_f_y
-        + right_slider_projected_inertia_f_z * right_upper_rotation_20
-        + right_upper_rotation_00 * right_slider_projected_inertia_f_x;
+    let right_slider_projected_inertia_n_z = right_upper_rotation_10
+        * right_slider_inertia_h_x - right_upper_rotation_00 * right_slider_inertia_h_y;
+    let right_slider_projected_inertia_f_x = right_upper_rotation_00
+        * p.right_slider_mass;
+    let right_slider_projected_inertia_f_y = right_upper_rotation_10
+        * p.right_slider_mass;
+    let right_slider_projected_inertia_f_z = right_upper_rotation_20
+        * p.right_slider_mass;
+    let left_tip_position_x = left_lower_position_x + 0.2 * left_lower_rotation_00;
+    let left_tip_position_y = 0.2 * left_lower_rotation_10 + left_lower_position_y;
+    let left_tip_position_z = left_lower_position_z + 0.2 * left_lower_rotation_20;
+    let right_tip_position_x = 0.05 * right_upper_rotation_00 + right_slider_position_x
+        + 0.01 * right_upper_rotation_01 - 0.02 * right_upper_rotation_02;
+    let right_tip_position_y = right_slider_position_y + 0.05 * right_upper_rotation_10
+        + 0.01 * right_upper_rotation_11 - 0.02 * right_upper_rotation_12;
+    let right_tip_position_z = 0.01 * right_upper_rotation_21 + right_slider_position_z
+        + 0.05 * right_upper_rotation_20 - 0.02 * right_upper_rotation_22;
+    let hub_bottom_position_x = q[0] - 0.05 * base_roll_rotation_02;
+    let hub_bottom_position_y = q[1] - 0.05 * base_roll_rotation_12;
+    let hub_bottom_position_z = q[2] - 0.05 * base_roll_rotation_22;
+    Cache {
+        cos_q3,
+        sin_q3,
+        cos_q4,
+        sin_q4,
+        cos_q5,
+        sin_q5,
+        cos_q6,
+        sin_q6,
+        cos_q7,
+        sin_q7,
+        cos_q8,
+        sin_q8,
+        base_yaw_rotation_01,
+        base_yaw_subspace_v_y,
+        base_pitch_rotation_20,
+        base_pitch_rotation_00,
+        base_pitch_rotation_02,
+        base_pitch_rotation_10,
+        base_pitch_rotation_12,
+        base_pitch_subspace_v_x,
+        base_pitch_subspace_v_y,
+        base_pitch_subspace_v_z,
+        base_roll_rotation_01,
+        base_roll_rotation_02,
+        base_roll_rotation_11,
+        base_roll_rotation_12,
+        base_roll_rotation_21,
+        base_roll_rotation_22,
+        base_roll_subspace_v_x,
+        base_roll_subspace_v_y,
+        base_roll_subspace_v_z,
+        hub_inertia_com_00,
+        hub_inertia_com_01,
+        hub_inertia_com_02,
+        hub_inertia_com_11,
+        hub_inertia_com_12,
+        hub_inertia_com_22,
+        hub_inertia_h_x,
+        hub_inertia_h_y,
+        hub_inertia_h_z,
+        hub_inertia_i_00,
+        hub_inertia_i_01,
+        hub_inertia_i_02,
+        hub_inertia_i_11,
+        hub_inertia_i_12,
+        hub_inertia_i_22,
+        left_upper_rotation_00,
+        left_upper_rotation_01,
+        left_upper_rotation_10,
+        left_upper_rotation_11,
+        left_upper_rotation_20,
+        left_upper_rotation_21,
+        left_upper_position_x,
+        left_upper_position_y,
+        left_upper_position_z,
+        left_upper_subspace_v_x,
+        left_upper_subspace_v_y,
+        left_upper_subspace_v_z,
+        left_upper_com_x,
+        left_upper_com_y,
+        left_upper_com_z,
+        left_upper_inertia_com_00,
+        left_upper_inertia_com_01,
+        left_upper_inertia_com_02,
+        left_upper_inertia_com_11,
+        left_upper_inertia_com_12,
+        left_upper_inertia_com_22,
+        left_upper_inertia_h_x,
+        left_upper_inertia_h_y,
+        left_upper_inertia_h_z,
+        left_upper_inertia_i_00,
+        left_upper_inertia_i_01,
+        left_upper_inertia_i_02,
+        left_upper_inertia_i_11,
+        left_upper_inertia_i_12,
+        left_upper_inertia_i_22,
+        right_upper_rotation_00,
+        right_upper_rotation_01,
+        right_upper_rotation_02,
+        right_upper_rotation_10,
+        right_upper_rotation_11,
+        right_upper_rotation_12,
+        right_upper_rotation_20,
+        right_upper_rotation_21,
+        right_upper_rotation_22,
+        right_upper_position_x,
+        right_upper_position_y,
+        right_upper_position_z,
+        right_upper_axis_x,
+        right_upper_axis_y,
+        right_upper_axis_z,
+        right_upper_subspace_v_x,
+        right_upper_subspace_v_y,
+        right_upper_subspace_v_z,
+        right_upper_com_x,
+        right_upper_com_y,
+        right_upper_com_z,
+        right_upper_inertia_com_00,
+        right_upper_inertia_com_01,
+        right_upper_inertia_com_02,
+        right_upper_inertia_com_11,
+        right_upper_inertia_com_12,
+        right_upper_inertia_com_22,
+        right_upper_inertia_h_x,
+        right_upper_inertia_h_y,
+        right_upper_inertia_h_z,
+        right_upper_inertia_i_00,
+        right_upper_inertia_i_01,
+        right_upper_inertia_i_02,
+        right_upper_inertia_i_11,
+        right_upper_inertia_i_12,
+        right_upper_inertia_i_22,
+        left_lower_rotation_00,
+        left_lower_rotation_02,
+        left_lower_rotation_10,
+        left_lower_rotation_12,
+        left_lower_rotation_20,
+        left_lower_rotation_22,
+        left_lower_position_x,
+        left_lower_position_y,
+        left_lower_position_z,
+        left_lower_subspace_v_x,
+        left_lower_subspace_v_y,
+        left_lower_subspace_v_z,
+        left_lower_com_x,
+        left_lower_com_y,
+        left_lower_com_z,
+        left_lower_inertia_com_00,
+        left_lower_inertia_com_01,
+        left_lower_inertia_com_02,
+        left_lower_inertia_com_11,
+        left_lower_inertia_com_12,
+        left_lower_inertia_com_22,
+        left_lower_inertia_h_x,
+        left_lower_inertia_h_y,
+        left_lower_inertia_h_z,
+        left_lower_inertia_i_00,
+        left_lower_inertia_i_01,
+        left_lower_inertia_i_02,
+        left_lower_inertia_i_11,
+        left_lower_inertia_i_12,
+        left_lower_inertia_i_22,
+        right_slider_position_x,
+        right_slider_position_y,
+        right_slider_position_z,
+        right_slider_inertia_com_00,
+        right_slider_inertia_com_01,
+        right_slider_inertia_com_02,
+        right_slider_inertia_com_11,
+        right_slider_inertia_com_12,
+        right_slider_inertia_com_22,
+        right_slider_inertia_h_x,
+        right_slider_inertia_h_y,
+        right_slider_inertia_h_z,
+        right_slider_inertia_i_00,
+        right_slider_inertia_i_01,
+        right_slider_inertia_i_02,
+        right_slider_inertia_i_11,
+        right_slider_inertia_i_12,
+        right_slider_inertia_i_22,
+        right_upper_composite_inertia_m,
+        right_upper_composite_inertia_h_x,
+        right_upper_composite_inertia_h_y,
+        right_upper_composite_inertia_h_z,
+        right_upper_composite_inertia_i_00,
+        right_upper_composite_inertia_i_01,
+        right_upper_composite_inertia_i_02,
+        right_upper_composite_inertia_i_11,
+        right_upper_composite_inertia_i_12,
+        right_upper_composite_inertia_i_22,
+        left_upper_composite_inertia_m,
+        left_upper_composite_inertia_h_x,
+        left_upper_composite_inertia_h_y,
+        left_upper_composite_inertia_h_z,
+        left_upper_composite_inertia_i_00,
+        left_upper_composite_inertia_i_01,
+        left_upper_composite_inertia_i_02,
+        left_upper_composite_inertia_i_11,
+        left_upper_composite_inertia_i_12,
+        left_upper_composite_inertia_i_22,
+        hub_composite_inertia_m,
+        hub_composite_inertia_h_x,
+        hub_composite_inertia_h_y,
+        hub_composite_inertia_h_z,
+        hub_composite_inertia_i_00,
+        hub_composite_inertia_i_01,
+        hub_composite_inertia_i_02,
+        hub_composite_inertia_i_11,
+        hub_composite_inertia_i_12,
+        hub_composite_inertia_i_22,
+        base_x_projected_inertia_n_z,
+        base_z_projected_inertia_n_y,
+        base_yaw_projected_inertia_n_z,
+        base_yaw_projected_inertia_f_x,
+        base_yaw_projected_inertia_f_y,
+        base_pitch_projected_inertia_n_x,
+        base_pitch_projected_inertia_n_y,
+        base_pitch_projected_inertia_n_z,
+        base_pitch_projected_inertia_f_x,
+        base_pitch_projected_inertia_f_y,
+        base_pitch_projected_inertia_f_z,
+        base_roll_projected_inertia_n_x,
+        base_roll_projected_inertia_n_y,
+        base_roll_projected_inertia_n_z,
+        base_roll_projected_inertia_f_x,
+        base_roll_projected_inertia_f_y,
+        base_roll_projected_inertia_f_z,
+        left_upper_projected_inertia_n_x,
+        left_upper_projected_inertia_n_y,
+        left_upper_projected_inertia_n_z,
+        left_upper_projected_inertia_f_x,
+        left_upper_projected_inertia_f_y,
+        left_upper_projected_inertia_f_z,
+        right_upper_projected_inertia_n_x,
+        right_upper_projected_inertia_n_y,
+        right_upper_projected_inertia_n_z,
+        right_upper_projected_inertia_f_x,
+        right_upper_projected_inertia_f_y,
+        right_upper_projected_inertia_f_z,
+        left_lower_projected_inertia_n_x,
+        left_lower_projected_inertia_n_y,
+        left_lower_projected_inertia_n_z,
+        left_lower_projected_inertia_f_x,
+        left_lower_projected_inertia_f_y,
+        left_lower_projected_inertia_f_z,
+        right_slider_projected_inertia_n_x,
+        right_slider_projected_inertia_n_y,
+        right_slider_projected_inertia_n_z,
+        right_slider_projected_inertia_f_x,
+        right_slider_projected_inertia_f_y,
+        right_slider_projected_inertia_f_z,
+        left_tip_position_x,
+        left_tip_position_y,
+        left_tip_position_z,
+        right_tip_position_x,
+        right_tip_position_y,
+        right_tip_position_z,
+        hub_bottom_position_x,
+        hub_bottom_position_y,
+        hub_bottom_position_z,
+    }
+}
+/// Mass matrix M(q).
+#[inline]
+#[allow(unused_variables)]
+pub fn mass_matrix_into(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = cache.base_pitch_projected_inertia_n_z
+        + cache.base_yaw_subspace_v_y * cache.base_pitch_projected_inertia_f_y
+        + q[1] * cache.base_pitch_projected_inertia_f_x;
+    let t1 = cache.base_yaw_subspace_v_y * cache.base_roll_projected_inertia_f_y
+        + cache.base_roll_projected_inertia_n_z
+        + q[1] * cache.base_roll_projected_inertia_f_x;
+    let t2 = cache.left_upper_projected_inertia_n_z
+        + q[1] * cache.left_upper_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * cache.left_upper_projected_inertia_f_y;
+    let t3 = q[1] * cache.right_upper_projected_inertia_f_x
+        + cache.right_upper_projected_inertia_n_z
+        + cache.right_upper_projected_inertia_f_y * cache.base_yaw_subspace_v_y;
+    let t4 = q[1] * cache.left_lower_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.left_lower_projected_inertia_n_z;
+    let t5 = q[1] * cache.right_slider_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_n_z;
+    let t6 = cache.base_pitch_subspace_v_z * cache.base_roll_projected_inertia_f_z
+        + cache.base_roll_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.base_roll_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_y * cache.base_roll_projected_inertia_f_y
+        + cache.base_roll_projected_inertia_n_y * cache.cos_q3;
+    let t7 = cache.left_upper_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.left_upper_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.cos_q3 * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.left_upper_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
+    let t8 = cache.right_upper_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.right_upper_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.right_upper_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.right_upper_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.right_upper_projected_inertia_n_y * cache.cos_q3;
+    let t9 = cache.left_lower_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.left_lower_projected_inertia_n_y * cache.cos_q3
+        + cache.left_lower_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.base_pitch_subspace_v_z * cache.left_lower_projected_inertia_f_z;
+    let t10 = cache.right_slider_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.right_slider_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.right_slider_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.right_slider_projected_inertia_n_y * cache.cos_q3
+        + cache.right_slider_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
+    let t11 = cache.base_roll_subspace_v_x * cache.left_upper_projected_inertia_f_x
+        + cache.base_pitch_rotation_20 * cache.left_upper_projected_inertia_n_z
+        + cache.base_pitch_rotation_10 * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.base_roll_subspace_v_y * cache.left_upper_projected_inertia_f_y
+        + cache.left_upper_projected_inertia_n_x * cache.base_pitch_rotation_00;
+    let t12 = cache.right_upper_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_20 * cache.right_upper_projected_inertia_n_z
+        + cache.base_roll_subspace_v_x * cache.right_upper_projected_inertia_f_x
+        + cache.base_roll_subspace_v_y * cache.right_upper_projected_inertia_f_y
+        + cache.base_pitch_rotation_10 * cache.right_upper_projected_inertia_n_y
+        + cache.right_upper_projected_inertia_f_z * cache.base_roll_subspace_v_z;
+    let t13 = cache.base_roll_subspace_v_z * cache.left_lower_projected_inertia_f_z
+        + cache.left_lower_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_x * cache.left_lower_projected_inertia_f_x
+        + cache.base_pitch_rotation_20 * cache.left_lower_projected_inertia_n_z
+        + cache.base_roll_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.left_lower_projected_inertia_n_y * cache.base_pitch_rotation_10;
+    let t14 = cache.base_pitch_rotation_10 * cache.right_slider_projected_inertia_n_y
+        + cache.right_slider_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.right_slider_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.right_slider_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.base_pitch_rotation_20 * cache.right_slider_projected_inertia_n_z;
+    let t15 = cache.base_roll_rotation_22 * cache.left_lower_projected_inertia_n_z
+        + cache.left_upper_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.left_upper_subspace_v_z * cache.left_lower_projected_inertia_f_z
+        + cache.base_roll_rotation_12 * cache.left_lower_projected_inertia_n_y
+        + cache.left_lower_projected_inertia_n_x * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_x * cache.left_lower_projected_inertia_f_x;
+    let t16 = cache.right_upper_subspace_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.right_upper_axis_y * cache.right_slider_projected_inertia_n_y
+        + cache.right_slider_projected_inertia_f_z * cache.right_upper_subspace_v_z
+        + cache.right_slider_projected_inertia_f_x * cache.right_upper_subspace_v_x
+        + cache.right_upper_axis_z * cache.right_slider_projected_inertia_n_z
+        + cache.right_slider_projected_inertia_n_x * cache.right_upper_axis_x;
+    out[(0, 0)] = cache.hub_composite_inertia_m;
+    out[(0, 3)] = cache.base_yaw_projected_inertia_f_x;
+    out[(3, 0)] = cache.base_yaw_projected_inertia_f_x;
+    out[(0, 4)] = cache.base_pitch_projected_inertia_f_x;
+    out[(4, 0)] = cache.base_pitch_projected_inertia_f_x;
+    out[(0, 5)] = cache.base_roll_projected_inertia_f_x;
+    out[(5, 0)] = cache.base_roll_projected_inertia_f_x;
+    out[(0, 6)] = cache.left_upper_projected_inertia_f_x;
+    out[(6, 0)] = cache.left_upper_projected_inertia_f_x;
+    out[(0, 7)] = cache.right_upper_projected_inertia_f_x;
+    out[(7, 0)] = cache.right_upper_projected_inertia_f_x;
+    out[(0, 8)] = cache.left_lower_projected_inertia_f_x;
+    out[(8, 0)] = cache.left_lower_projected_inertia_f_x;
+    out[(0, 9)] = cache.right_slider_projected_inertia_f_x;
+    out[(9, 0)] = cache.right_slider_projected_inertia_f_x;
+    out[(1, 1)] = cache.hub_composite_inertia_m;
+    out[(1, 3)] = cache.base_yaw_projected_inertia_f_y;
+    out[(3, 1)] = cache.base_yaw_projected_inertia_f_y;
+    out[(1, 4)] = cache.base_pitch_projected_inertia_f_y;
+    out[(4, 1)] = cache.base_pitch_projected_inertia_f_y;
+    out[(1, 5)] = cache.base_roll_projected_inertia_f_y;
+    out[(5, 1)] = cache.base_roll_projected_inertia_f_y;
+    out[(1, 6)] = cache.left_upper_projected_inertia_f_y;
+    out[(6, 1)] = cache.left_upper_projected_inertia_f_y;
+    out[(1, 7)] = cache.right_upper_projected_inertia_f_y;
+    out[(7, 1)] = cache.right_upper_projected_inertia_f_y;
+    out[(1, 8)] = cache.left_lower_projected_inertia_f_y;
+    out[(8, 1)] = cache.left_lower_projected_inertia_f_y;
+    out[(1, 9)] = cache.right_slider_projected_inertia_f_y;
+    out[(9, 1)] = cache.right_slider_projected_inertia_f_y;
+    out[(2, 2)] = cache.hub_composite_inertia_m;
+    out[(2, 4)] = cache.base_pitch_projected_inertia_f_z;
+    out[(4, 2)] = cache.base_pitch_projected_inertia_f_z;
+    out[(2, 5)] = cache.base_roll_projected_inertia_f_z;
+    out[(5, 2)] = cache.base_roll_projected_inertia_f_z;
+    out[(2, 6)] = cache.left_upper_projected_inertia_f_z;
+    out[(6, 2)] = cache.left_upper_projected_inertia_f_z;
+    out[(2, 7)] = cache.right_upper_projected_inertia_f_z;
+    out[(7, 2)] = cache.right_upper_projected_inertia_f_z;
+    out[(2, 8)] = cache.left_lower_projected_inertia_f_z;
+    out[(8, 2)] = cache.left_lower_projected_inertia_f_z;
+    out[(2, 9)] = cache.right_slider_projected_inertia_f_z;
+    out[(9, 2)] = cache.right_slider_projected_inertia_f_z;
+    out[(3, 3)] = cache.base_yaw_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + cache.base_yaw_projected_inertia_n_z
+        + q[1] * cache.base_yaw_projected_inertia_f_x;
+    out[(3, 4)] = t0;
+    out[(4, 3)] = t0;
+    out[(3, 5)] = t1;
+    out[(5, 3)] = t1;
+    out[(3, 6)] = t2;
+    out[(6, 3)] = t2;
+    out[(3, 7)] = t3;
+    out[(7, 3)] = t3;
+    out[(3, 8)] = t4;
+    out[(8, 3)] = t4;
+    out[(3, 9)] = t5;
+    out[(9, 3)] = t5;
+    out[(4, 4)] = cache.base_pitch_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.base_pitch_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_projected_inertia_n_y * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * cache.base_pitch_projected_inertia_f_z
+        + cache.base_pitch_subspace_v_y * cache.base_pitch_projected_inertia_f_y;
+    out[(4, 5)] = t6;
+    out[(5, 4)] = t6;
+    out[(4, 6)] = t7;
+    out[(6, 4)] = t7;
+    out[(4, 7)] = t8;
+    out[(7, 4)] = t8;
+    out[(4, 8)] = t9;
+    out[(8, 4)] = t9;
+    out[(4, 9)] = t10;
+    out[(9, 4)] = t10;
+    out[(5, 5)] = cache.base_roll_subspace_v_y * cache.base_roll_projected_inertia_f_y
+        + cache.base_roll_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z * cache.base_roll_projected_inertia_f_z
+        + cache.base_pitch_rotation_20 * cache.base_roll_projected_inertia_n_z
+        + cache.base_roll_projected_inertia_n_y * cache.base_pitch_rotation_10
+        + cache.base_roll_projected_inertia_f_x * cache.base_roll_subspace_v_x;
+    out[(5, 6)] = t11;
+    out[(6, 5)] = t11;
+    out[(5, 7)] = t12;
+    out[(7, 5)] = t12;
+    out[(5, 8)] = t13;
+    out[(8, 5)] = t13;
+    out[(5, 9)] = t14;
+    out[(9, 5)] = t14;
+    out[(6, 6)] = cache.left_upper_subspace_v_x * cache.left_upper_projected_inertia_f_x
+        + cache.base_roll_rotation_12 * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_f_y * cache.left_upper_subspace_v_y
+        + cache.left_upper_projected_inertia_n_z * cache.base_roll_rotation_22
+        + cache.left_upper_projected_inertia_f_z * cache.left_upper_subspace_v_z
+        + cache.left_upper_projected_inertia_n_x * cache.base_roll_rotation_02;
+    out[(6, 8)] = t15;
+    out[(8, 6)] = t15;
+    out[(7, 7)] = cache.right_upper_projected_inertia_n_z * cache.right_upper_axis_z
+        + cache.right_upper_subspace_v_y * cache.right_upper_projected_inertia_f_y
+        + cache.right_upper_projected_inertia_f_z * cache.right_upper_subspace_v_z
+        + cache.right_upper_projected_inertia_n_x * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_x * cache.right_upper_projected_inertia_f_x
+        + cache.right_upper_axis_y * cache.right_upper_projected_inertia_n_y;
+    out[(7, 9)] = t16;
+    out[(9, 7)] = t16;
+    out[(8, 8)] = cache.left_lower_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.left_lower_subspace_v_x * cache.left_lower_projected_inertia_f_x
+        + cache.left_lower_subspace_v_z * cache.left_lower_projected_inertia_f_z
+        + cache.left_upper_rotation_21 * cache.left_lower_projected_inertia_n_z
+        + cache.left_lower_projected_inertia_n_y * cache.left_upper_rotation_11
+        + cache.left_upper_rotation_01 * cache.left_lower_projected_inertia_n_x;
+    out[(9, 9)] = cache.right_upper_rotation_10
+        * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_f_z * cache.right_upper_rotation_20
+        + cache.right_upper_rotation_00 * cache.right_slider_projected_inertia_f_x;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1071,980 +1541,608 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let t0 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t1 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let t2 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t0
-        + t1 * base_roll_rotation_11 + base_roll_rotation_12 * t2;
-    let right_upper_com_y = right_upper_position_y
-        + 0.5 * p.arm_length * right_upper_rotation_10;
-    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
-    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
         + base_pitch_velocity_w_x;
-    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
-    let right_upper_rotation_00 = t2 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t0 + t1 * base_roll_rotation_01;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
-        + right_upper_position_x;
-    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
-    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
-        + base_pitch_rotation_10 * qd[5];
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
+        + cache.base_pitch_rotation_10 * qd[5];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
     let base_roll_velocity_v_z = base_pitch_velocity_v_z
-        + base_roll_subspace_v_z * qd[5];
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
+        + cache.base_roll_subspace_v_z * qd[5];
     let right_upper_velocity_v_z = base_roll_velocity_v_z
-        + qd[7] * right_upper_subspace_v_z;
+        + qd[7] * cache.right_upper_subspace_v_z;
     let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
-        - (right_upper_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_inertia_h_y * right_upper_velocity_w_x);
-    let base_pitch_rotation_20 = -cache.values[3];
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t0
-        + t2 * base_roll_rotation_22 + t1 * base_roll_rotation_21;
-    let t3 = p.arm_length + q[9];
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t3 + right_upper_position_z;
-    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
-    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
-        + 0.2538238315206457 * base_roll_rotation_21
-        + 0.944408474273499 * base_pitch_rotation_20;
-    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * right_upper_axis_x
-        - right_upper_axis_z * base_roll_velocity_w_x;
-    let base_pitch_subspace_rate_w_y = qd[3] * base_yaw_rotation_01;
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
     let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
-    let base_roll_subspace_rate_w_y = base_pitch_rotation_00 * qd[3]
-        - base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
     let base_roll_bias_w_y = base_pitch_bias_w_y + base_roll_subspace_rate_w_y * qd[5];
     let right_upper_bias_w_y = qd[7] * right_upper_subspace_rate_w_y
         + base_roll_bias_w_y;
-    let base_roll_subspace_rate_w_z = base_pitch_rotation_10 * base_pitch_velocity_w_x
-        - base_pitch_velocity_w_y * base_pitch_rotation_00;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
     let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
-    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * right_upper_axis_y
-        - right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
     let right_upper_bias_w_z = base_roll_bias_w_z
         + qd[7] * right_upper_subspace_rate_w_z;
-    let right_slider_position_y = right_upper_position_y + t3 * right_upper_rotation_10;
-    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
     let right_slider_velocity_v_z = right_upper_velocity_v_z
-        + right_upper_rotation_20 * qd[9];
-    let right_slider_position_x = right_upper_rotation_00 * t3 + right_upper_position_x;
-    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+        + cache.right_upper_rotation_20 * qd[9];
     let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
-        - (right_slider_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_velocity_w_x * right_slider_inertia_h_y);
-    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_position_x;
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_yaw_subspace_v_y = -q[0];
-    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
     let base_pitch_velocity_v_y = base_yaw_velocity_v_y
-        + qd[4] * base_pitch_subspace_v_y;
-    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
-    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
         + base_roll_velocity_v_y;
-    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
         + right_upper_velocity_v_y;
-    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
     let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
-        - (right_slider_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_velocity_w_z * right_slider_inertia_h_x);
-    let right_slider_subspace_rate_v_x = right_upper_rotation_20
-        * right_upper_velocity_w_y - right_upper_velocity_w_z * right_upper_rotation_10;
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
     let base_yaw_bias_v_x = qd[3] * qd[1];
-    let base_pitch_subspace_rate_v_x = -qd[2] * cache.values[0]
-        - qd[3] * base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
     let base_pitch_bias_v_x = base_yaw_bias_v_x + qd[4] * base_pitch_subspace_rate_v_x;
-    let base_roll_subspace_rate_v_x = base_pitch_rotation_20 * base_pitch_velocity_v_y
-        + base_pitch_velocity_w_y * base_roll_subspace_v_z
-        - base_roll_subspace_v_y * qd[3]
-        - base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
     let base_roll_bias_v_x = base_pitch_bias_v_x + base_roll_subspace_rate_v_x * qd[5];
-    let right_upper_subspace_rate_v_x = right_upper_axis_z * base_roll_velocity_v_y
-        + right_upper_subspace_v_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * right_upper_subspace_v_y
-        - right_upper_axis_y * base_roll_velocity_v_z;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
     let right_upper_bias_v_x = base_roll_bias_v_x
         + right_upper_subspace_rate_v_x * qd[7];
     let right_slider_bias_v_x = right_slider_subspace_rate_v_x * qd[9]
         + right_upper_bias_v_x;
     let right_slider_composite_force_f_x = right_slider_momentum_f_z
         * right_upper_velocity_w_y + p.right_slider_mass * right_slider_bias_v_x
-        - (right_upper_bias_w_z * right_slider_inertia_h_y
-            - right_slider_inertia_h_z * right_upper_bias_w_y)
+        - (right_upper_bias_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_bias_w_y)
         - right_slider_momentum_f_y * right_upper_velocity_w_z;
-    let right_upper_com_z = right_upper_position_z
-        + 0.5 * right_upper_rotation_20 * p.arm_length;
-    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
     let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
-        - (right_upper_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
     let right_upper_composite_force_f_x = right_upper_momentum_f_z
         * right_upper_velocity_w_y + right_slider_composite_force_f_x
         + p.arm_mass * right_upper_bias_v_x
         - right_upper_velocity_w_z * right_upper_momentum_f_y
-        - (right_upper_inertia_h_y * right_upper_bias_w_z
-            - right_upper_inertia_h_z * right_upper_bias_w_y);
-    let hub_inertia_h_x = q[0] * p.hub_mass;
-    let hub_inertia_h_z = p.hub_mass * q[2];
+        - (cache.right_upper_inertia_h_y * right_upper_bias_w_z
+            - cache.right_upper_inertia_h_z * right_upper_bias_w_y);
     let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
-        - (base_roll_velocity_w_x * hub_inertia_h_z
-            - base_roll_velocity_w_z * hub_inertia_h_x);
-    let hub_inertia_h_y = q[1] * p.hub_mass;
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
     let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
-        - (hub_inertia_h_x * base_roll_velocity_w_y
-            - base_roll_velocity_w_x * hub_inertia_h_y);
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
-        - left_upper_position_x * base_roll_rotation_22;
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
     let left_upper_velocity_v_y = base_roll_velocity_v_y
-        + qd[6] * left_upper_subspace_v_y;
-    let t4 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let t5 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_21 = t4 * base_roll_rotation_21
-        + t5 * base_pitch_rotation_20;
-    let t6 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t6
-        + base_pitch_rotation_00 * t4;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_rotation_20 = t6 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t4;
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_rotation_01 = base_roll_rotation_01 * t4
-        + t5 * base_pitch_rotation_00;
-    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
-        - left_upper_rotation_21 * left_lower_position_x;
-    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
-    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t4
-        + base_roll_rotation_11 * t6;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let left_upper_rotation_11 = base_roll_rotation_11 * t4
-        + t5 * base_pitch_rotation_10;
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
         + base_roll_velocity_v_z;
-    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y * left_upper_rotation_21
-        + left_upper_velocity_w_y * left_lower_subspace_v_z
-        - left_lower_subspace_v_y * left_upper_velocity_w_z
-        - left_upper_velocity_v_z * left_upper_rotation_11;
-    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y * base_roll_rotation_22
-        + left_upper_subspace_v_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * left_upper_subspace_v_y
-        - base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
     let left_upper_bias_v_x = base_roll_bias_v_x + qd[6] * left_upper_subspace_rate_v_x;
     let left_lower_bias_v_x = left_lower_subspace_rate_v_x * qd[8] + left_upper_bias_v_x;
-    let left_upper_subspace_rate_w_z = base_roll_rotation_12 * base_roll_velocity_w_x
-        - base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
     let left_upper_bias_w_z = qd[6] * left_upper_subspace_rate_w_z + base_roll_bias_w_z;
-    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
-    let left_lower_subspace_rate_w_z = left_upper_rotation_11 * left_upper_velocity_w_x
-        - left_upper_velocity_w_y * left_upper_rotation_01;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
     let left_lower_bias_w_z = left_upper_bias_w_z + left_lower_subspace_rate_w_z * qd[8];
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
-        + 0.1 * left_lower_rotation_10;
-    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
-        + 0.01 * left_upper_rotation_21;
-    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
-    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z * base_roll_rotation_02
-        - base_roll_velocity_w_x * base_roll_rotation_22;
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
     let left_upper_bias_w_y = qd[6] * left_upper_subspace_rate_w_y + base_roll_bias_w_y;
-    let left_lower_subspace_rate_w_y = left_upper_rotation_01 * left_upper_velocity_w_z
-        - left_upper_velocity_w_x * left_upper_rotation_21;
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
     let left_lower_bias_w_y = left_upper_bias_w_y + left_lower_subspace_rate_w_y * qd[8];
     let left_lower_velocity_w_y = left_upper_velocity_w_y
-        + left_upper_rotation_11 * qd[8];
+        + cache.left_upper_rotation_11 * qd[8];
     let left_lower_velocity_v_z = left_upper_velocity_v_z
-        + left_lower_subspace_v_z * qd[8];
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
-        + left_lower_position_x;
-    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+        + cache.left_lower_subspace_v_z * qd[8];
     let left_lower_velocity_w_x = left_upper_velocity_w_x
-        + left_upper_rotation_01 * qd[8];
+        + cache.left_upper_rotation_01 * qd[8];
     let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
-        - (left_lower_inertia_h_x * left_lower_velocity_w_y
-            - left_lower_velocity_w_x * left_lower_inertia_h_y);
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
     let left_lower_velocity_w_z = left_upper_velocity_w_z
-        + left_upper_rotation_21 * qd[8];
-    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
         + left_upper_velocity_v_y;
     let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
-        - (left_lower_inertia_h_z * left_lower_velocity_w_x
-            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
     let left_lower_composite_force_f_x = p.left_lower_mass * left_lower_bias_v_x
         + left_lower_velocity_w_y * left_lower_momentum_f_z
-        - (left_lower_bias_w_z * left_lower_inertia_h_y
-            - left_lower_inertia_h_z * left_lower_bias_w_y)
+        - (left_lower_bias_w_z * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_bias_w_y)
         - left_lower_momentum_f_y * left_lower_velocity_w_z;
-    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
-        + left_upper_position_y;
-    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
-    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
-    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
     let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
-        - (left_upper_velocity_w_x * left_upper_inertia_h_z
-            - left_upper_inertia_h_x * left_upper_velocity_w_z);
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
     let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
-        - (left_upper_inertia_h_x * left_upper_velocity_w_y
-            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
     let left_upper_composite_force_f_x = left_lower_composite_force_f_x
         + p.arm_mass * left_upper_bias_v_x
         + left_upper_velocity_w_y * left_upper_momentum_f_z
-        - (left_upper_bias_w_z * left_upper_inertia_h_y
-            - left_upper_bias_w_y * left_upper_inertia_h_z)
+        - (left_upper_bias_w_z * cache.left_upper_inertia_h_y
+            - left_upper_bias_w_y * cache.left_upper_inertia_h_z)
         - left_upper_momentum_f_y * left_upper_velocity_w_z;
     let hub_composite_force_f_x = right_upper_composite_force_f_x
         + base_roll_bias_v_x * p.hub_mass + hub_momentum_f_z * base_roll_velocity_w_y
         + left_upper_composite_force_f_x - base_roll_velocity_w_z * hub_momentum_f_y
-        - (base_roll_bias_w_z * hub_inertia_h_y - hub_inertia_h_z * base_roll_bias_w_y);
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
-    let base_pitch_subspace_rate_v_y = qd[2] * base_yaw_rotation_01
-        + qd[3] * base_pitch_subspace_v_x;
+        - (base_roll_bias_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_bias_w_y);
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
     let base_yaw_subspace_rate_v_y = -qd[0];
     let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
     let base_pitch_bias_v_y = qd[4] * base_pitch_subspace_rate_v_y + base_yaw_bias_v_y;
     let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
-    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
         + base_yaw_velocity_v_x;
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
-    let base_roll_subspace_rate_v_y = base_pitch_rotation_00 * base_pitch_velocity_v_z
-        + base_roll_subspace_v_x * qd[3]
-        - base_roll_subspace_v_z * base_pitch_velocity_w_x
-        - base_pitch_velocity_v_x * base_pitch_rotation_20;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
     let base_roll_bias_v_y = base_pitch_bias_v_y + qd[5] * base_roll_subspace_rate_v_y;
     let base_roll_velocity_v_x = base_pitch_velocity_v_x
-        + qd[5] * base_roll_subspace_v_x;
-    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
-        - right_upper_axis_y * right_upper_position_z;
-    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * right_upper_axis_x
-        + base_roll_velocity_w_z * right_upper_subspace_v_x
-        - right_upper_axis_z * base_roll_velocity_v_x
-        - base_roll_velocity_w_x * right_upper_subspace_v_z;
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
     let right_upper_bias_v_y = base_roll_bias_v_y
         + right_upper_subspace_rate_v_y * qd[7];
-    let right_slider_subspace_rate_v_y = right_upper_rotation_00
-        * right_upper_velocity_w_z - right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
     let right_slider_bias_v_y = right_upper_bias_v_y
         + right_slider_subspace_rate_v_y * qd[9];
-    let right_upper_subspace_rate_w_x = right_upper_axis_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * right_upper_axis_y;
-    let base_roll_subspace_rate_w_x = base_pitch_rotation_20 * base_pitch_velocity_w_y
-        - base_pitch_rotation_10 * qd[3];
-    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.values[0]);
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
     let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
     let base_roll_bias_w_x = base_roll_subspace_rate_w_x * qd[5] + base_pitch_bias_w_x;
     let right_upper_bias_w_x = qd[7] * right_upper_subspace_rate_w_x
         + base_roll_bias_w_x;
-    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
         + base_roll_velocity_v_x;
     let right_slider_velocity_v_x = right_upper_velocity_v_x
-        + right_upper_rotation_00 * qd[9];
+        + cache.right_upper_rotation_00 * qd[9];
     let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
-        - (right_upper_velocity_w_z * right_slider_inertia_h_y
-            - right_slider_inertia_h_z * right_upper_velocity_w_y);
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
     let right_slider_composite_force_f_y = right_slider_bias_v_y * p.right_slider_mass
         + right_slider_momentum_f_x * right_upper_velocity_w_z
         - right_slider_momentum_f_z * right_upper_velocity_w_x
-        - (right_upper_bias_w_x * right_slider_inertia_h_z
-            - right_upper_bias_w_z * right_slider_inertia_h_x);
+        - (right_upper_bias_w_x * cache.right_slider_inertia_h_z
+            - right_upper_bias_w_z * cache.right_slider_inertia_h_x);
     let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
-        - (right_upper_inertia_h_y * right_upper_velocity_w_z
-            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
     let right_upper_composite_force_f_y = right_slider_composite_force_f_y
         + right_upper_bias_v_y * p.arm_mass
         + right_upper_momentum_f_x * right_upper_velocity_w_z
-        - (right_upper_bias_w_x * right_upper_inertia_h_z
-            - right_upper_inertia_h_x * right_upper_bias_w_z)
+        - (right_upper_bias_w_x * cache.right_upper_inertia_h_z
+            - cache.right_upper_inertia_h_x * right_upper_bias_w_z)
         - right_upper_momentum_f_z * right_upper_velocity_w_x;
-    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_position_z;
-    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
         + base_roll_velocity_v_x;
     let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
-        - (left_upper_inertia_h_y * left_upper_velocity_w_z
-            - left_upper_velocity_w_y * left_upper_inertia_h_z);
-    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z * left_upper_subspace_v_x
-        + base_roll_velocity_v_z * base_roll_rotation_02
-        - base_roll_velocity_v_x * base_roll_rotation_22
-        - base_roll_velocity_w_x * left_upper_subspace_v_z;
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
     let left_upper_bias_v_y = base_roll_bias_v_y + qd[6] * left_upper_subspace_rate_v_y;
-    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y * base_roll_rotation_22
-        - base_roll_rotation_12 * base_roll_velocity_w_z;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
     let left_upper_bias_w_x = qd[6] * left_upper_subspace_rate_w_x + base_roll_bias_w_x;
-    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
-        - left_lower_position_z * left_upper_rotation_11;
-    let left_lower_subspace_rate_v_y = left_upper_rotation_01 * left_upper_velocity_v_z
-        + left_lower_subspace_v_x * left_upper_velocity_w_z
-        - left_lower_subspace_v_z * left_upper_velocity_w_x
-        - left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
     let left_lower_bias_v_y = left_upper_bias_v_y + left_lower_subspace_rate_v_y * qd[8];
     let left_lower_velocity_v_x = left_upper_velocity_v_x
-        + left_lower_subspace_v_x * qd[8];
+        + cache.left_lower_subspace_v_x * qd[8];
     let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
-        - (left_lower_inertia_h_y * left_lower_velocity_w_z
-            - left_lower_inertia_h_z * left_lower_velocity_w_y);
-    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y * left_upper_rotation_21
-        - left_upper_rotation_11 * left_upper_velocity_w_z;
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
     let left_lower_bias_w_x = left_upper_bias_w_x + left_lower_subspace_rate_w_x * qd[8];
     let left_lower_composite_force_f_y = left_lower_bias_v_y * p.left_lower_mass
         + left_lower_momentum_f_x * left_lower_velocity_w_z
-        - (left_lower_inertia_h_z * left_lower_bias_w_x
-            - left_lower_inertia_h_x * left_lower_bias_w_z)
+        - (cache.left_lower_inertia_h_z * left_lower_bias_w_x
+            - cache.left_lower_inertia_h_x * left_lower_bias_w_z)
         - left_lower_velocity_w_x * left_lower_momentum_f_z;
     let left_upper_composite_force_f_y = left_upper_momentum_f_x
         * left_upper_velocity_w_z + p.arm_mass * left_upper_bias_v_y
         + left_lower_composite_force_f_y
         - left_upper_velocity_w_x * left_upper_momentum_f_z
-        - (left_upper_bias_w_x * left_upper_inertia_h_z
-            - left_upper_inertia_h_x * left_upper_bias_w_z);
+        - (left_upper_bias_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_bias_w_z);
     let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
-        - (base_roll_velocity_w_z * hub_inertia_h_y
-            - hub_inertia_h_z * base_roll_velocity_w_y);
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
     let hub_composite_force_f_y = base_roll_bias_v_y * p.hub_mass
         + right_upper_composite_force_f_y + left_upper_composite_force_f_y
         + hub_momentum_f_x * base_roll_velocity_w_z
         - base_roll_velocity_w_x * hub_momentum_f_z
-        - (hub_inertia_h_z * base_roll_bias_w_x - base_roll_bias_w_z * hub_inertia_h_x);
-    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x * left_upper_subspace_v_y
-        + base_roll_rotation_12 * base_roll_velocity_v_x
-        - base_roll_velocity_v_y * base_roll_rotation_02
-        - left_upper_subspace_v_x * base_roll_velocity_w_y;
-    let base_roll_subspace_rate_v_z = base_roll_subspace_v_y * base_pitch_velocity_w_x
-        + base_pitch_velocity_v_x * base_pitch_rotation_10
-        - base_pitch_velocity_w_y * base_roll_subspace_v_x
-        - base_pitch_rotation_00 * base_pitch_velocity_v_y;
-    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.values[0]
-        - base_yaw_velocity_v_y * base_yaw_rotation_01;
+        - (cache.hub_inertia_h_z * base_roll_bias_w_x
+            - base_roll_bias_w_z * cache.hub_inertia_h_x);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
     let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
     let base_roll_bias_v_z = qd[5] * base_roll_subspace_rate_v_z + base_pitch_bias_v_z;
     let left_upper_bias_v_z = qd[6] * left_upper_subspace_rate_v_z + base_roll_bias_v_z;
-    let left_lower_subspace_rate_v_z = left_upper_rotation_11 * left_upper_velocity_v_x
-        + left_lower_subspace_v_y * left_upper_velocity_w_x
-        - left_upper_rotation_01 * left_upper_velocity_v_y
-        - left_upper_velocity_w_y * left_lower_subspace_v_x;
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
     let left_lower_bias_v_z = left_lower_subspace_rate_v_z * qd[8] + left_upper_bias_v_z;
     let left_lower_composite_force_f_z = left_lower_bias_v_z * p.left_lower_mass
         + left_lower_velocity_w_x * left_lower_momentum_f_y
-        - (left_lower_inertia_h_x * left_lower_bias_w_y
-            - left_lower_bias_w_x * left_lower_inertia_h_y)
+        - (cache.left_lower_inertia_h_x * left_lower_bias_w_y
+            - left_lower_bias_w_x * cache.left_lower_inertia_h_y)
         - left_lower_momentum_f_x * left_lower_velocity_w_y;
     let left_upper_composite_force_f_z = left_upper_velocity_w_x
         * left_upper_momentum_f_y + p.arm_mass * left_upper_bias_v_z
         + left_lower_composite_force_f_z
         - left_upper_momentum_f_x * left_upper_velocity_w_y
-        - (left_upper_inertia_h_x * left_upper_bias_w_y
-            - left_upper_bias_w_x * left_upper_inertia_h_y);
-    let right_upper_subspace_rate_v_z = right_upper_axis_y * base_roll_velocity_v_x
-        + right_upper_subspace_v_y * base_roll_velocity_w_x
-        - right_upper_axis_x * base_roll_velocity_v_y
-        - right_upper_subspace_v_x * base_roll_velocity_w_y;
+        - (cache.left_upper_inertia_h_x * left_upper_bias_w_y
+            - left_upper_bias_w_x * cache.left_upper_inertia_h_y);
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
     let right_upper_bias_v_z = right_upper_subspace_rate_v_z * qd[7]
         + base_roll_bias_v_z;
-    let right_slider_subspace_rate_v_z = right_upper_rotation_10
-        * right_upper_velocity_w_x - right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
     let right_slider_bias_v_z = right_upper_bias_v_z
         + right_slider_subspace_rate_v_z * qd[9];
     let right_slider_composite_force_f_z = right_slider_momentum_f_y
         * right_upper_velocity_w_x + right_slider_bias_v_z * p.right_slider_mass
         - right_slider_momentum_f_x * right_upper_velocity_w_y
-        - (right_slider_inertia_h_x * right_upper_bias_w_y
-            - right_upper_bias_w_x * right_slider_inertia_h_y);
+        - (cache.right_slider_inertia_h_x * right_upper_bias_w_y
+            - right_upper_bias_w_x * cache.right_slider_inertia_h_y);
     let right_upper_composite_force_f_z = right_upper_bias_v_z * p.arm_mass
         + right_upper_velocity_w_x * right_upper_momentum_f_y
         + right_slider_composite_force_f_z
         - right_upper_momentum_f_x * right_upper_velocity_w_y
-        - (right_upper_inertia_h_x * right_upper_bias_w_y
-            - right_upper_inertia_h_y * right_upper_bias_w_x);
+        - (cache.right_upper_inertia_h_x * right_upper_bias_w_y
+            - cache.right_upper_inertia_h_y * right_upper_bias_w_x);
     let hub_composite_force_f_z = left_upper_composite_force_f_z
         + right_upper_composite_force_f_z + p.hub_mass * base_roll_bias_v_z
         + hub_momentum_f_y * base_roll_velocity_w_x
         - hub_momentum_f_x * base_roll_velocity_w_y
-        - (hub_inertia_h_x * base_roll_bias_w_y - hub_inertia_h_y * base_roll_bias_w_x);
-    let t7 = base_roll_rotation_12 * p.hub_inertia_zz
-        + p.hub_inertia_yz * base_roll_rotation_11
-        + base_pitch_rotation_10 * p.hub_inertia_xz;
-    let t8 = p.hub_inertia_xy * base_pitch_rotation_10
-        + base_roll_rotation_11 * p.hub_inertia_yy
-        + base_roll_rotation_12 * p.hub_inertia_yz;
-    let t9 = base_pitch_rotation_10 * p.hub_inertia_xx
-        + base_roll_rotation_12 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_11;
-    let hub_inertia_com_12 = t7 * base_roll_rotation_22 + t8 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t9;
-    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
-    let t10 = p.hub_inertia_zz * base_roll_rotation_02
-        + p.hub_inertia_yz * base_roll_rotation_01
-        + base_pitch_rotation_00 * p.hub_inertia_xz;
-    let t11 = base_roll_rotation_02 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_01
-        + p.hub_inertia_xx * base_pitch_rotation_00;
-    let t12 = base_roll_rotation_01 * p.hub_inertia_yy
-        + p.hub_inertia_yz * base_roll_rotation_02
-        + p.hub_inertia_xy * base_pitch_rotation_00;
-    let hub_inertia_com_02 = t10 * base_roll_rotation_22 + base_pitch_rotation_20 * t11
-        + t12 * base_roll_rotation_21;
-    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
-    let t13 = p.arm_length * p.arm_length;
-    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_11 * t13
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t13
-            * base_roll_rotation_02;
-    let left_upper_inertia_i_01 = left_upper_inertia_com_01
-        - p.arm_mass * left_upper_com_y * left_upper_com_x;
-    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_01 * t13
-        + 0.08333333333333333 * p.arm_mass * t13 * base_roll_rotation_02
-            * base_roll_rotation_02
-        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
-    let t14 = left_upper_com_y * left_upper_com_y;
-    let t15 = left_upper_com_z * left_upper_com_z;
-    let t16 = left_upper_com_x * left_upper_com_x;
-    let left_upper_inertia_i_00 = left_upper_inertia_com_00
-        + p.arm_mass * (t14 + t15 + t16 - left_upper_com_x * left_upper_com_x);
-    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_21 * t13
-        + 0.08333333333333333 * p.arm_mass * t13 * base_roll_rotation_02
-            * base_roll_rotation_22
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
-    let left_upper_inertia_i_02 = left_upper_inertia_com_02
-        - p.arm_mass * left_upper_com_z * left_upper_com_x;
-    let left_upper_momentum_n_x = left_upper_velocity_v_z * left_upper_inertia_h_y
-        + left_upper_velocity_w_y * left_upper_inertia_i_01
-        + left_upper_velocity_w_x * left_upper_inertia_i_00
-        + left_upper_inertia_i_02 * left_upper_velocity_w_z
-        - left_upper_velocity_v_y * left_upper_inertia_h_z;
-    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_21 * t13
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t13
-            * base_roll_rotation_22;
-    let left_upper_inertia_i_12 = left_upper_inertia_com_12
-        - p.arm_mass * left_upper_com_y * left_upper_com_z;
-    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
-            * left_upper_rotation_21 * t13
-        + 0.08333333333333333 * p.arm_mass * t13 * base_roll_rotation_22
-            * base_roll_rotation_22;
-    let left_upper_inertia_i_22 = p.arm_mass
-        * (t14 + t15 + t16 - left_upper_com_z * left_upper_com_z)
-        + left_upper_inertia_com_22;
-    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
-        + cache.values[10] * base_roll_rotation_22;
-    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
-        + p.left_lower_inertia_xy * left_lower_rotation_20
-        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
-        + (left_lower_rotation_20 * p.left_lower_inertia_xx
-            + p.left_lower_inertia_xz * left_lower_rotation_22
-            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
-        + (p.left_lower_inertia_xz * left_lower_rotation_20
-            + p.left_lower_inertia_yz * left_upper_rotation_21
-            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
-    let t17 = left_lower_com_x * left_lower_com_x;
-    let t18 = left_lower_com_y * left_lower_com_y;
-    let t19 = left_lower_com_z * left_lower_com_z;
-    let left_lower_inertia_i_22 = left_lower_inertia_com_22
-        + (t17 + t18 + t19 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
-    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
-        + cache.values[11] * left_upper_rotation_10;
-    let t20 = left_lower_rotation_10 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xz * left_lower_rotation_12
-        + p.left_lower_inertia_xy * left_upper_rotation_11;
-    let t21 = p.left_lower_inertia_yz * left_upper_rotation_11
-        + p.left_lower_inertia_xz * left_lower_rotation_10
-        + p.left_lower_inertia_zz * left_lower_rotation_12;
-    let t22 = p.left_lower_inertia_yz * left_lower_rotation_12
-        + left_upper_rotation_11 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_xy * left_lower_rotation_10;
-    let left_lower_inertia_com_11 = t20 * left_lower_rotation_10
-        + t21 * left_lower_rotation_12 + left_upper_rotation_11 * t22;
-    let left_lower_inertia_i_11 = p.left_lower_mass
-        * (t17 + t18 + t19 - left_lower_com_y * left_lower_com_y)
-        + left_lower_inertia_com_11;
-    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
-        + cache.values[10] * base_roll_rotation_02;
-    let t23 = left_upper_rotation_01 * p.left_lower_inertia_yz
-        + left_lower_rotation_00 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_zz * left_lower_rotation_02;
-    let t24 = p.left_lower_inertia_xy * left_lower_rotation_00
-        + left_upper_rotation_01 * p.left_lower_inertia_yy
-        + left_lower_rotation_02 * p.left_lower_inertia_yz;
-    let t25 = left_lower_rotation_02 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_xy * left_upper_rotation_01
-        + left_lower_rotation_00 * p.left_lower_inertia_xx;
-    let left_lower_inertia_com_01 = t23 * left_lower_rotation_12
-        + t24 * left_upper_rotation_11 + t25 * left_lower_rotation_10;
-    let left_lower_inertia_i_01 = left_lower_inertia_com_01
-        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
-    let left_lower_inertia_com_12 = t21 * left_lower_rotation_22
-        + t20 * left_lower_rotation_20 + left_upper_rotation_21 * t22;
-    let left_lower_inertia_i_12 = left_lower_inertia_com_12
-        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
-    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
-        + left_lower_velocity_w_x * left_lower_inertia_i_01
-        + left_lower_inertia_h_z * left_lower_velocity_v_x
-        + left_lower_inertia_i_12 * left_lower_velocity_w_z
-        - left_lower_inertia_h_x * left_lower_velocity_v_z;
-    let left_lower_inertia_com_02 = t23 * left_lower_rotation_22
-        + t24 * left_upper_rotation_21 + t25 * left_lower_rotation_20;
-    let left_lower_inertia_i_02 = left_lower_inertia_com_02
-        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
-    let left_lower_inertia_com_00 = t24 * left_upper_rotation_01
-        + left_lower_rotation_02 * t23 + left_lower_rotation_00 * t25;
-    let left_lower_inertia_i_00 = left_lower_inertia_com_00
-        + (t17 + t18 + t19 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
-    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
-        + left_lower_velocity_w_y * left_lower_inertia_i_01
-        + left_lower_inertia_h_y * left_lower_velocity_v_z
-        + left_lower_inertia_i_02 * left_lower_velocity_w_z
-        - left_lower_inertia_h_z * left_lower_velocity_v_y;
+        - (cache.hub_inertia_h_x * base_roll_bias_w_y
+            - cache.hub_inertia_h_y * base_roll_bias_w_x);
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
     let left_lower_composite_force_n_z = left_lower_momentum_f_y
-        * left_lower_velocity_v_x + left_lower_bias_w_z * left_lower_inertia_i_22
+        * left_lower_velocity_v_x + left_lower_bias_w_z * cache.left_lower_inertia_i_22
         + left_lower_momentum_n_y * left_lower_velocity_w_x
-        + left_lower_bias_w_y * left_lower_inertia_i_12
-        + left_lower_inertia_i_02 * left_lower_bias_w_x
-        + left_lower_inertia_h_x * left_lower_bias_v_y
+        + left_lower_bias_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_02 * left_lower_bias_w_x
+        + cache.left_lower_inertia_h_x * left_lower_bias_v_y
         - left_lower_velocity_v_y * left_lower_momentum_f_x
-        - left_lower_inertia_h_y * left_lower_bias_v_x
+        - cache.left_lower_inertia_h_y * left_lower_bias_v_x
         - left_lower_momentum_n_x * left_lower_velocity_w_y;
-    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
-        * base_roll_rotation_12 * p.arm_mass * t13
-        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_11 * t13;
-    let left_upper_inertia_i_11 = p.arm_mass
-        * (t14 + t15 + t16 - left_upper_com_y * left_upper_com_y)
-        + left_upper_inertia_com_11;
-    let left_upper_momentum_n_y = left_upper_inertia_i_01 * left_upper_velocity_w_x
-        + left_upper_inertia_i_11 * left_upper_velocity_w_y
-        + left_upper_velocity_v_x * left_upper_inertia_h_z
-        + left_upper_inertia_i_12 * left_upper_velocity_w_z
-        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
     let left_upper_composite_force_n_z = left_upper_velocity_v_x
-        * left_upper_momentum_f_y + left_upper_bias_w_y * left_upper_inertia_i_12
-        + left_upper_inertia_i_22 * left_upper_bias_w_z + left_lower_composite_force_n_z
-        + left_upper_inertia_h_x * left_upper_bias_v_y
-        + left_upper_inertia_i_02 * left_upper_bias_w_x
+        * left_upper_momentum_f_y + left_upper_bias_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_i_22 * left_upper_bias_w_z
+        + left_lower_composite_force_n_z
+        + cache.left_upper_inertia_h_x * left_upper_bias_v_y
+        + cache.left_upper_inertia_i_02 * left_upper_bias_w_x
         + left_upper_velocity_w_x * left_upper_momentum_n_y
         - left_upper_velocity_w_y * left_upper_momentum_n_x
-        - left_upper_inertia_h_y * left_upper_bias_v_x
+        - cache.left_upper_inertia_h_y * left_upper_bias_v_x
         - left_upper_momentum_f_x * left_upper_velocity_v_y;
-    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
-        + p.hub_inertia_zz * base_roll_rotation_22
-        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
-        + base_pitch_rotation_20
-            * (p.hub_inertia_xy * base_roll_rotation_21
-                + base_pitch_rotation_20 * p.hub_inertia_xx
-                + p.hub_inertia_xz * base_roll_rotation_22)
-        + base_roll_rotation_21
-            * (base_roll_rotation_21 * p.hub_inertia_yy
-                + p.hub_inertia_yz * base_roll_rotation_22
-                + p.hub_inertia_xy * base_pitch_rotation_20);
-    let t26 = q[2] * q[2];
-    let t27 = q[1] * q[1];
-    let t28 = q[0] * q[0];
-    let hub_inertia_i_22 = hub_inertia_com_22
-        + (t26 + t27 + t28 - q[2] * q[2]) * p.hub_mass;
-    let hub_inertia_com_11 = base_pitch_rotation_10 * t9 + base_roll_rotation_12 * t7
-        + t8 * base_roll_rotation_11;
-    let hub_inertia_i_11 = hub_inertia_com_11
-        + (t26 + t27 + t28 - q[1] * q[1]) * p.hub_mass;
-    let hub_inertia_com_01 = base_pitch_rotation_10 * t11 + base_roll_rotation_11 * t12
-        + base_roll_rotation_12 * t10;
-    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
-    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
-        + hub_inertia_h_z * base_roll_velocity_v_x
-        + hub_inertia_i_11 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * hub_inertia_i_01
-        - base_roll_velocity_v_z * hub_inertia_h_x;
-    let hub_inertia_com_00 = base_pitch_rotation_00 * t11 + t10 * base_roll_rotation_02
-        + base_roll_rotation_01 * t12;
-    let hub_inertia_i_00 = hub_inertia_com_00
-        + (t26 + t27 + t28 - q[0] * q[0]) * p.hub_mass;
-    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
-        + base_roll_velocity_w_x * hub_inertia_i_00
-        + base_roll_velocity_w_z * hub_inertia_i_02
-        + hub_inertia_i_01 * base_roll_velocity_w_y
-        - hub_inertia_h_z * base_roll_velocity_v_y;
-    let t29 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
-        + 0.14776010333066977 * cache.values[8];
-    let t30 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
-        - 0.18338346269077238 * cache.values[9];
-    let t31 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
-        - 0.2097849255215404 * cache.values[8];
-    let right_upper_rotation_21 = t29 * base_roll_rotation_22
-        + t30 * base_roll_rotation_21 + base_pitch_rotation_20 * t31;
-    let right_upper_rotation_11 = base_roll_rotation_12 * t29
-        + base_pitch_rotation_10 * t31 + t30 * base_roll_rotation_11;
-    let t32 = -0.2593433800522308 * cache.values[8]
-        - 0.9318339303627353 * cache.values[9];
-    let t33 = 0.29668068685399207 * cache.values[9]
-        - 0.1416799342470381 * cache.values[8];
-    let t34 = 0.9553364891256061 * cache.values[8]
-        - 0.20896434210788312 * cache.values[9];
-    let right_upper_rotation_22 = base_roll_rotation_21 * t32
-        + t33 * base_pitch_rotation_20 + t34 * base_roll_rotation_22;
-    let right_upper_rotation_12 = base_roll_rotation_11 * t32
-        + base_roll_rotation_12 * t34 + t33 * base_pitch_rotation_10;
-    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
-        * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
-    let right_slider_inertia_i_12 = right_slider_inertia_com_12
-        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
-    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_slider_inertia_xx
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
-    let t35 = right_slider_position_x * right_slider_position_x;
-    let t36 = right_slider_position_z * right_slider_position_z;
-    let t37 = right_slider_position_y * right_slider_position_y;
-    let right_slider_inertia_i_22 = right_slider_inertia_com_22
-        + p.right_slider_mass
-            * (t35 + t36 + t37 - right_slider_position_z * right_slider_position_z);
-    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_i_11 = right_slider_inertia_com_11
-        + (t35 + t36 + t37 - right_slider_position_y * right_slider_position_y)
-            * p.right_slider_mass;
-    let right_upper_rotation_02 = base_roll_rotation_01 * t32
-        + base_roll_rotation_02 * t34 + t33 * base_pitch_rotation_00;
-    let right_upper_rotation_01 = t29 * base_roll_rotation_02
-        + t31 * base_pitch_rotation_00 + t30 * base_roll_rotation_01;
-    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_i_01 = right_slider_inertia_com_01
-        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
-    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
-        + right_slider_inertia_h_z * right_slider_velocity_v_x
-        + right_upper_velocity_w_z * right_slider_inertia_i_12
-        + right_upper_velocity_w_x * right_slider_inertia_i_01
-        - right_slider_velocity_v_z * right_slider_inertia_h_x;
-    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let right_slider_inertia_i_02 = right_slider_inertia_com_02
-        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
-    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let right_slider_inertia_i_00 = (t35 + t36 + t37
-        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
-        + right_slider_inertia_com_00;
-    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
-        + right_upper_velocity_w_x * right_slider_inertia_i_00
-        + right_upper_velocity_w_y * right_slider_inertia_i_01
-        + right_slider_velocity_v_z * right_slider_inertia_h_y
-        - right_slider_inertia_h_z * right_slider_velocity_v_y;
-    let right_slider_composite_force_n_z = right_slider_inertia_i_12
-        * right_upper_bias_w_y + right_upper_bias_w_z * right_slider_inertia_i_22
-        + right_slider_bias_v_y * right_slider_inertia_h_x
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_composite_force_n_z = cache.right_slider_inertia_i_12
+        * right_upper_bias_w_y + right_upper_bias_w_z * cache.right_slider_inertia_i_22
+        + right_slider_bias_v_y * cache.right_slider_inertia_h_x
         + right_slider_momentum_n_y * right_upper_velocity_w_x
         + right_slider_momentum_f_y * right_slider_velocity_v_x
-        + right_slider_inertia_i_02 * right_upper_bias_w_x
-        - right_slider_bias_v_x * right_slider_inertia_h_y
+        + cache.right_slider_inertia_i_02 * right_upper_bias_w_x
+        - right_slider_bias_v_x * cache.right_slider_inertia_h_y
         - right_slider_momentum_n_x * right_upper_velocity_w_y
         - right_slider_momentum_f_x * right_slider_velocity_v_y;
-    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
-        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
-    let right_upper_inertia_i_12 = right_upper_inertia_com_12
-        - p.arm_mass * right_upper_com_z * right_upper_com_y;
-    let t38 = right_upper_com_y * right_upper_com_y;
-    let t39 = right_upper_com_z * right_upper_com_z;
-    let t40 = right_upper_com_x * right_upper_com_x;
-    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_upper_inertia_xx
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let right_upper_inertia_i_22 = p.arm_mass
-        * (t38 + t39 + t40 - right_upper_com_z * right_upper_com_z)
-        + right_upper_inertia_com_22;
-    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
-        * right_upper_rotation_02
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let right_upper_inertia_i_02 = right_upper_inertia_com_02
-        - p.arm_mass * right_upper_com_z * right_upper_com_x;
-    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
-        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
-    let right_upper_inertia_i_11 = p.arm_mass
-        * (t38 + t39 + t40 - right_upper_com_y * right_upper_com_y)
-        + right_upper_inertia_com_11;
-    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
-        * right_upper_rotation_11
-        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
-        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
-    let right_upper_inertia_i_01 = right_upper_inertia_com_01
-        - p.arm_mass * right_upper_com_x * right_upper_com_y;
-    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
-        + right_upper_inertia_i_12 * right_upper_velocity_w_z
-        + right_upper_inertia_i_01 * right_upper_velocity_w_x
-        + right_upper_inertia_h_z * right_upper_velocity_v_x
-        - right_upper_inertia_h_x * right_upper_velocity_v_z;
-    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
-        * p.right_upper_inertia_yy
-        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
-    let right_upper_inertia_i_00 = p.arm_mass
-        * (t38 + t39 + t40 - right_upper_com_x * right_upper_com_x)
-        + right_upper_inertia_com_00;
-    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
-        + right_upper_inertia_i_01 * right_upper_velocity_w_y
-        + right_upper_inertia_h_y * right_upper_velocity_v_z
-        + right_upper_velocity_w_z * right_upper_inertia_i_02
-        - right_upper_inertia_h_z * right_upper_velocity_v_y;
-    let right_upper_composite_force_n_z = right_upper_bias_v_y * right_upper_inertia_h_x
-        + right_slider_composite_force_n_z
-        + right_upper_inertia_i_12 * right_upper_bias_w_y
-        + right_upper_inertia_i_22 * right_upper_bias_w_z
-        + right_upper_bias_w_x * right_upper_inertia_i_02
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_composite_force_n_z = right_upper_bias_v_y
+        * cache.right_upper_inertia_h_x + right_slider_composite_force_n_z
+        + cache.right_upper_inertia_i_12 * right_upper_bias_w_y
+        + cache.right_upper_inertia_i_22 * right_upper_bias_w_z
+        + right_upper_bias_w_x * cache.right_upper_inertia_i_02
         + right_upper_momentum_f_y * right_upper_velocity_v_x
         + right_upper_momentum_n_y * right_upper_velocity_w_x
-        - right_upper_inertia_h_y * right_upper_bias_v_x
+        - cache.right_upper_inertia_h_y * right_upper_bias_v_x
         - right_upper_momentum_f_x * right_upper_velocity_v_y
         - right_upper_momentum_n_x * right_upper_velocity_w_y;
-    let hub_composite_force_n_z = hub_inertia_i_12 * base_roll_bias_w_y
-        + base_roll_bias_w_x * hub_inertia_i_02 + left_upper_composite_force_n_z
-        + base_roll_bias_w_z * hub_inertia_i_22
+    let hub_composite_force_n_z = cache.hub_inertia_i_12 * base_roll_bias_w_y
+        + base_roll_bias_w_x * cache.hub_inertia_i_02 + left_upper_composite_force_n_z
+        + base_roll_bias_w_z * cache.hub_inertia_i_22
         + base_roll_velocity_w_x * hub_momentum_n_y
         + hub_momentum_f_y * base_roll_velocity_v_x
-        + base_roll_bias_v_y * hub_inertia_h_x + right_upper_composite_force_n_z
+        + base_roll_bias_v_y * cache.hub_inertia_h_x + right_upper_composite_force_n_z
         - hub_momentum_f_x * base_roll_velocity_v_y
         - hub_momentum_n_x * base_roll_velocity_w_y
-        - base_roll_bias_v_x * hub_inertia_h_y;
-    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
-        + base_roll_velocity_w_z * hub_inertia_i_22
-        + hub_inertia_i_12 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * hub_inertia_i_02
-        - hub_inertia_h_y * base_roll_velocity_v_x;
-    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
-        + right_slider_inertia_h_x * right_slider_velocity_v_y
-        + right_upper_velocity_w_y * right_slider_inertia_i_12
-        + right_upper_velocity_w_z * right_slider_inertia_i_22
-        - right_slider_velocity_v_x * right_slider_inertia_h_y;
+        - base_roll_bias_v_x * cache.hub_inertia_h_y;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
     let right_slider_composite_force_n_y = right_upper_bias_w_z
-        * right_slider_inertia_i_12 + right_upper_bias_w_x * right_slider_inertia_i_01
-        + right_slider_inertia_i_11 * right_upper_bias_w_y
-        + right_slider_inertia_h_z * right_slider_bias_v_x
+        * cache.right_slider_inertia_i_12
+        + right_upper_bias_w_x * cache.right_slider_inertia_i_01
+        + cache.right_slider_inertia_i_11 * right_upper_bias_w_y
+        + cache.right_slider_inertia_h_z * right_slider_bias_v_x
         + right_slider_momentum_f_x * right_slider_velocity_v_z
         + right_slider_momentum_n_x * right_upper_velocity_w_z
         - right_slider_momentum_f_z * right_slider_velocity_v_x
         - right_slider_momentum_n_z * right_upper_velocity_w_x
-        - right_slider_bias_v_z * right_slider_inertia_h_x;
-    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
-        + right_upper_inertia_i_02 * right_upper_velocity_w_x
-        + right_upper_inertia_h_x * right_upper_velocity_v_y
-        + right_upper_velocity_w_z * right_upper_inertia_i_22
-        - right_upper_inertia_h_y * right_upper_velocity_v_x;
-    let right_upper_composite_force_n_y = right_upper_inertia_i_12 * right_upper_bias_w_z
-        + right_slider_composite_force_n_y
+        - right_slider_bias_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_composite_force_n_y = cache.right_upper_inertia_i_12
+        * right_upper_bias_w_z + right_slider_composite_force_n_y
         + right_upper_momentum_n_x * right_upper_velocity_w_z
-        + right_upper_inertia_i_01 * right_upper_bias_w_x
-        + right_upper_bias_v_x * right_upper_inertia_h_z
-        + right_upper_inertia_i_11 * right_upper_bias_w_y
+        + cache.right_upper_inertia_i_01 * right_upper_bias_w_x
+        + right_upper_bias_v_x * cache.right_upper_inertia_h_z
+        + cache.right_upper_inertia_i_11 * right_upper_bias_w_y
         + right_upper_momentum_f_x * right_upper_velocity_v_z
         - right_upper_velocity_w_x * right_upper_momentum_n_z
         - right_upper_momentum_f_z * right_upper_velocity_v_x
-        - right_upper_bias_v_z * right_upper_inertia_h_x;
-    let left_upper_momentum_n_z = left_upper_inertia_h_x * left_upper_velocity_v_y
-        + left_upper_inertia_i_02 * left_upper_velocity_w_x
-        + left_upper_inertia_i_22 * left_upper_velocity_w_z
-        + left_upper_velocity_w_y * left_upper_inertia_i_12
-        - left_upper_inertia_h_y * left_upper_velocity_v_x;
-    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
-        + left_lower_inertia_i_22 * left_lower_velocity_w_z
-        + left_lower_inertia_h_x * left_lower_velocity_v_y
-        + left_lower_velocity_w_x * left_lower_inertia_i_02
-        - left_lower_inertia_h_y * left_lower_velocity_v_x;
-    let left_lower_composite_force_n_y = left_lower_inertia_i_01 * left_lower_bias_w_x
-        + left_lower_inertia_i_11 * left_lower_bias_w_y
+        - right_upper_bias_v_z * cache.right_upper_inertia_h_x;
+    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_composite_force_n_y = cache.left_lower_inertia_i_01
+        * left_lower_bias_w_x + cache.left_lower_inertia_i_11 * left_lower_bias_w_y
         + left_lower_momentum_n_x * left_lower_velocity_w_z
         + left_lower_momentum_f_x * left_lower_velocity_v_z
-        + left_lower_bias_w_z * left_lower_inertia_i_12
-        + left_lower_inertia_h_z * left_lower_bias_v_x
-        - left_lower_inertia_h_x * left_lower_bias_v_z
+        + left_lower_bias_w_z * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_h_z * left_lower_bias_v_x
+        - cache.left_lower_inertia_h_x * left_lower_bias_v_z
         - left_lower_momentum_f_z * left_lower_velocity_v_x
         - left_lower_velocity_w_x * left_lower_momentum_n_z;
-    let left_upper_composite_force_n_y = left_upper_bias_w_z * left_upper_inertia_i_12
+    let left_upper_composite_force_n_y = left_upper_bias_w_z
+        * cache.left_upper_inertia_i_12
         + left_upper_momentum_n_x * left_upper_velocity_w_z
-        + left_upper_bias_w_y * left_upper_inertia_i_11
-        + left_upper_bias_w_x * left_upper_inertia_i_01
+        + left_upper_bias_w_y * cache.left_upper_inertia_i_11
+        + left_upper_bias_w_x * cache.left_upper_inertia_i_01
         + left_upper_momentum_f_x * left_upper_velocity_v_z
-        + left_upper_bias_v_x * left_upper_inertia_h_z + left_lower_composite_force_n_y
-        - left_upper_inertia_h_x * left_upper_bias_v_z
+        + left_upper_bias_v_x * cache.left_upper_inertia_h_z
+        + left_lower_composite_force_n_y
+        - cache.left_upper_inertia_h_x * left_upper_bias_v_z
         - left_upper_momentum_f_z * left_upper_velocity_v_x
         - left_upper_velocity_w_x * left_upper_momentum_n_z;
-    let hub_composite_force_n_y = hub_inertia_i_11 * base_roll_bias_w_y
-        + base_roll_bias_w_z * hub_inertia_i_12
+    let hub_composite_force_n_y = cache.hub_inertia_i_11 * base_roll_bias_w_y
+        + base_roll_bias_w_z * cache.hub_inertia_i_12
         + base_roll_velocity_w_z * hub_momentum_n_x
-        + base_roll_bias_v_x * hub_inertia_h_z + right_upper_composite_force_n_y
+        + base_roll_bias_v_x * cache.hub_inertia_h_z + right_upper_composite_force_n_y
         + hub_momentum_f_x * base_roll_velocity_v_z + left_upper_composite_force_n_y
-        + hub_inertia_i_01 * base_roll_bias_w_x
+        + cache.hub_inertia_i_01 * base_roll_bias_w_x
         - base_roll_velocity_v_x * hub_momentum_f_z
         - hub_momentum_n_z * base_roll_velocity_w_x
-        - hub_inertia_h_x * base_roll_bias_v_z;
-    let right_slider_composite_force_n_x = right_slider_inertia_i_02
-        * right_upper_bias_w_z + right_upper_bias_w_x * right_slider_inertia_i_00
+        - cache.hub_inertia_h_x * base_roll_bias_v_z;
+    let right_slider_composite_force_n_x = cache.right_slider_inertia_i_02
+        * right_upper_bias_w_z + right_upper_bias_w_x * cache.right_slider_inertia_i_00
         + right_slider_momentum_f_z * right_slider_velocity_v_y
         + right_slider_momentum_n_z * right_upper_velocity_w_y
-        + right_slider_bias_v_z * right_slider_inertia_h_y
-        + right_slider_inertia_i_01 * right_upper_bias_w_y
+        + right_slider_bias_v_z * cache.right_slider_inertia_h_y
+        + cache.right_slider_inertia_i_01 * right_upper_bias_w_y
         - right_upper_velocity_w_z * right_slider_momentum_n_y
         - right_slider_momentum_f_y * right_slider_velocity_v_z
-        - right_slider_inertia_h_z * right_slider_bias_v_y;
-    let right_upper_composite_force_n_x = right_upper_bias_w_z * right_upper_inertia_i_02
+        - cache.right_slider_inertia_h_z * right_slider_bias_v_y;
+    let right_upper_composite_force_n_x = right_upper_bias_w_z
+        * cache.right_upper_inertia_i_02
         + right_upper_momentum_f_z * right_upper_velocity_v_y
-        + right_upper_inertia_i_01 * right_upper_bias_w_y
-        + right_upper_inertia_h_y * right_upper_bias_v_z
-        + right_upper_inertia_i_00 * right_upper_bias_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_bias_w_y
+        + cache.right_upper_inertia_h_y * right_upper_bias_v_z
+        + cache.right_upper_inertia_i_00 * right_upper_bias_w_x
         + right_slider_composite_force_n_x
         + right_upper_velocity_w_y * right_upper_momentum_n_z
         - right_upper_velocity_w_z * right_upper_momentum_n_y
-        - right_upper_bias_v_y * right_upper_inertia_h_z
+        - right_upper_bias_v_y * cache.right_upper_inertia_h_z
         - right_upper_velocity_v_z * right_upper_momentum_f_y;
-    let left_lower_composite_force_n_x = left_lower_bias_w_y * left_lower_inertia_i_01
-        + left_lower_bias_w_z * left_lower_inertia_i_02
-        + left_lower_bias_v_z * left_lower_inertia_h_y
-        + left_lower_inertia_i_00 * left_lower_bias_w_x
+    let left_lower_composite_force_n_x = left_lower_bias_w_y
+        * cache.left_lower_inertia_i_01
+        + left_lower_bias_w_z * cache.left_lower_inertia_i_02
+        + left_lower_bias_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_00 * left_lower_bias_w_x
         + left_lower_velocity_w_y * left_lower_momentum_n_z
         + left_lower_velocity_v_y * left_lower_momentum_f_z
         - left_lower_momentum_n_y * left_lower_velocity_w_z
-        - left_lower_inertia_h_z * left_lower_bias_v_y
+        - cache.left_lower_inertia_h_z * left_lower_bias_v_y
         - left_lower_momentum_f_y * left_lower_velocity_v_z;
     let left_upper_composite_force_n_x = left_lower_composite_force_n_x
         + left_upper_velocity_v_y * left_upper_momentum_f_z
-        + left_upper_bias_w_y * left_upper_inertia_i_01
-        + left_upper_bias_w_z * left_upper_inertia_i_02
-        + left_upper_bias_w_x * left_upper_inertia_i_00
-        + left_upper_inertia_h_y * left_upper_bias_v_z
+        + left_upper_bias_w_y * cache.left_upper_inertia_i_01
+        + left_upper_bias_w_z * cache.left_upper_inertia_i_02
+        + left_upper_bias_w_x * cache.left_upper_inertia_i_00
+        + cache.left_upper_inertia_h_y * left_upper_bias_v_z
         + left_upper_velocity_w_y * left_upper_momentum_n_z
         - left_upper_velocity_w_z * left_upper_momentum_n_y
-        - left_upper_bias_v_y * left_upper_inertia_h_z
+        - left_upper_bias_v_y * cache.left_upper_inertia_h_z
         - left_upper_velocity_v_z * left_upper_momentum_f_y;
     let hub_composite_force_n_x = right_upper_composite_force_n_x
-        + hub_inertia_i_01 * base_roll_bias_w_y + base_roll_bias_w_x * hub_inertia_i_00
+        + cache.hub_inertia_i_01 * base_roll_bias_w_y
+        + base_roll_bias_w_x * cache.hub_inertia_i_00
         + base_roll_velocity_v_y * hub_momentum_f_z
-        + base_roll_bias_w_z * hub_inertia_i_02
+        + base_roll_bias_w_z * cache.hub_inertia_i_02
         + hub_momentum_n_z * base_roll_velocity_w_y + left_upper_composite_force_n_x
-        + hub_inertia_h_y * base_roll_bias_v_z
+        + cache.hub_inertia_h_y * base_roll_bias_v_z
         - hub_momentum_f_y * base_roll_velocity_v_z
         - base_roll_velocity_w_z * hub_momentum_n_y
-        - base_roll_bias_v_y * hub_inertia_h_z;
+        - base_roll_bias_v_y * cache.hub_inertia_h_z;
     out[0] = hub_composite_force_f_x;
     out[1] = hub_composite_force_f_y;
     out[2] = hub_composite_force_f_z;
-    out[3] = hub_composite_force_n_z + base_yaw_subspace_v_y * hub_composite_force_f_y
+    out[3] = hub_composite_force_n_z
+        + cache.base_yaw_subspace_v_y * hub_composite_force_f_y
         + q[1] * hub_composite_force_f_x;
-    out[4] = hub_composite_force_f_x * base_pitch_subspace_v_x
-        + cache.values[0] * hub_composite_force_n_y
-        + base_pitch_subspace_v_y * hub_composite_force_f_y
-        + hub_composite_force_f_z * base_pitch_subspace_v_z
-        + hub_composite_force_n_x * base_yaw_rotation_01;
-    out[5] = hub_composite_force_f_z * base_roll_subspace_v_z
-        + base_roll_subspace_v_y * hub_composite_force_f_y
-        + hub_composite_force_f_x * base_roll_subspace_v_x
-        + hub_composite_force_n_x * base_pitch_rotation_00
-        + base_pitch_rotation_10 * hub_composite_force_n_y
-        + base_pitch_rotation_20 * hub_composite_force_n_z;
-    out[6] = left_upper_composite_force_n_x * base_roll_rotation_02
-        + left_upper_composite_force_n_z * base_roll_rotation_22
-        + left_upper_subspace_v_x * left_upper_composite_force_f_x
-        + base_roll_rotation_12 * left_upper_composite_force_n_y
-        + left_upper_composite_force_f_z * left_upper_subspace_v_z
-        + left_upper_composite_force_f_y * left_upper_subspace_v_y;
-    out[7] = right_upper_composite_force_f_x * right_upper_subspace_v_x
-        + right_upper_subspace_v_y * right_upper_composite_force_f_y
-        + right_upper_composite_force_f_z * right_upper_subspace_v_z
-        + right_upper_axis_y * right_upper_composite_force_n_y
-        + right_upper_axis_z * right_upper_composite_force_n_z
-        + right_upper_composite_force_n_x * right_upper_axis_x;
-    out[8] = left_lower_subspace_v_z * left_lower_composite_force_f_z
-        + left_lower_composite_force_n_x * left_upper_rotation_01
-        + left_lower_composite_force_f_x * left_lower_subspace_v_x
-        + left_lower_composite_force_n_z * left_upper_rotation_21
-        + left_upper_rotation_11 * left_lower_composite_force_n_y
-        + left_lower_subspace_v_y * left_lower_composite_force_f_y;
-    out[9] = right_slider_composite_force_f_x * right_upper_rotation_00
-        + right_slider_composite_force_f_y * right_upper_rotation_10
-        + right_upper_rotation_20 * right_slider_composite_force_f_z;
+    out[4] = hub_composite_force_f_x * cache.base_pitch_subspace_v_x
+        + cache.cos_q3 * hub_composite_force_n_y
+        + cache.base_pitch_subspace_v_y * hub_composite_force_f_y
+        + hub_composite_force_f_z * cache.base_pitch_subspace_v_z
+        + hub_composite_force_n_x * cache.base_yaw_rotation_01;
+    out[5] = hub_composite_force_f_z * cache.base_roll_subspace_v_z
+        + cache.base_roll_subspace_v_y * hub_composite_force_f_y
+        + hub_composite_force_f_x * cache.base_roll_subspace_v_x
+        + hub_composite_force_n_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * hub_composite_force_n_y
+        + cache.base_pitch_rotation_20 * hub_composite_force_n_z;
+    out[6] = left_upper_composite_force_n_x * cache.base_roll_rotation_02
+        + left_upper_composite_force_n_z * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_x * left_upper_composite_force_f_x
+        + cache.base_roll_rotation_12 * left_upper_composite_force_n_y
+        + left_upper_composite_force_f_z * cache.left_upper_subspace_v_z
+        + left_upper_composite_force_f_y * cache.left_upper_subspace_v_y;
+    out[7] = right_upper_composite_force_f_x * cache.right_upper_subspace_v_x
+        + cache.right_upper_subspace_v_y * right_upper_composite_force_f_y
+        + right_upper_composite_force_f_z * cache.right_upper_subspace_v_z
+        + cache.right_upper_axis_y * right_upper_composite_force_n_y
+        + cache.right_upper_axis_z * right_upper_composite_force_n_z
+        + right_upper_composite_force_n_x * cache.right_upper_axis_x;
+    out[8] = cache.left_lower_subspace_v_z * left_lower_composite_force_f_z
+        + left_lower_composite_force_n_x * cache.left_upper_rotation_01
+        + left_lower_composite_force_f_x * cache.left_lower_subspace_v_x
+        + left_lower_composite_force_n_z * cache.left_upper_rotation_21
+        + cache.left_upper_rotation_11 * left_lower_composite_force_n_y
+        + cache.left_lower_subspace_v_y * left_lower_composite_force_f_y;
+    out[9] = right_slider_composite_force_f_x * cache.right_upper_rotation_00
+        + right_slider_composite_force_f_y * cache.right_upper_rotation_10
+        + cache.right_upper_rotation_20 * right_slider_composite_force_f_z;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -2057,417 +2155,274 @@ pub fn coriolis_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let base_pitch_rotation_20 = -cache.values[3];
-    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
-    let hub_inertia_h_x = q[0] * p.hub_mass;
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
-    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
         + base_pitch_velocity_w_x;
-    let hub_inertia_h_z = p.hub_mass * q[2];
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_yaw_subspace_v_y = -q[0];
-    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
     let base_pitch_velocity_v_y = base_yaw_velocity_v_y
-        + qd[4] * base_pitch_subspace_v_y;
-    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
     let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
-        - (base_roll_velocity_w_x * hub_inertia_h_z
-            - base_roll_velocity_w_z * hub_inertia_h_x);
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
-        - left_upper_position_x * base_roll_rotation_22;
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
     let left_upper_velocity_v_y = base_roll_velocity_v_y
-        + qd[6] * left_upper_subspace_v_y;
-    let t0 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let t1 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t0
-        + base_pitch_rotation_00 * t1;
-    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
-    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
-    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
-    let left_upper_rotation_20 = t0 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t1;
-    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
     let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
-        - (left_upper_velocity_w_x * left_upper_inertia_h_z
-            - left_upper_inertia_h_x * left_upper_velocity_w_z);
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let t2 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_01 = base_roll_rotation_01 * t1
-        + t2 * base_pitch_rotation_00;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
-        + left_lower_position_x;
-    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
-    let left_upper_rotation_21 = t1 * base_roll_rotation_21
-        + t2 * base_pitch_rotation_20;
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
     let left_lower_velocity_w_z = left_upper_velocity_w_z
-        + left_upper_rotation_21 * qd[8];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
-        + 0.01 * left_upper_rotation_21;
-    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+        + cache.left_upper_rotation_21 * qd[8];
     let left_lower_velocity_w_x = left_upper_velocity_w_x
-        + left_upper_rotation_01 * qd[8];
-    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
-        - left_upper_rotation_21 * left_lower_position_x;
-    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
         + left_upper_velocity_v_y;
     let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
-        - (left_lower_inertia_h_z * left_lower_velocity_w_x
-            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
     let left_upper_composite_momentum_f_y = left_upper_momentum_f_y
         + left_lower_momentum_f_y;
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let t5 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
-        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t5;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
-        + 0.2538238315206457 * base_roll_rotation_21
-        + 0.944408474273499 * base_pitch_rotation_20;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_position_x;
-    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
         + base_roll_velocity_v_y;
-    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
         + right_upper_velocity_v_y;
-    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
-    let right_upper_rotation_00 = t5 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
-    let t6 = p.arm_length + q[9];
-    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
-    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
-        + t5 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
-    let right_slider_position_z = right_upper_rotation_20 * t6 + right_upper_position_z;
-    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
     let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
-        - (right_slider_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_velocity_w_z * right_slider_inertia_h_x);
-    let right_upper_com_z = right_upper_position_z
-        + 0.5 * right_upper_rotation_20 * p.arm_length;
-    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
-    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
-        + right_upper_position_x;
-    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
     let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
-        - (right_upper_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
     let right_upper_composite_momentum_f_y = right_slider_momentum_f_y
         + right_upper_momentum_f_y;
     let hub_composite_momentum_f_y = hub_momentum_f_y + left_upper_composite_momentum_f_y
         + right_upper_composite_momentum_f_y;
-    let t7 = left_lower_velocity_v_y + left_lower_com_x * left_lower_velocity_w_z
-        - left_lower_com_z * left_lower_velocity_w_x;
-    let left_lower_composite_rate_hd_y = t7 * p.left_lower_mass;
-    let t8 = left_upper_com_x * left_upper_velocity_w_z + left_upper_velocity_v_y
-        - left_upper_velocity_w_x * left_upper_com_z;
+    let t0 = left_lower_velocity_v_y + cache.left_lower_com_x * left_lower_velocity_w_z
+        - cache.left_lower_com_z * left_lower_velocity_w_x;
+    let left_lower_composite_rate_hd_y = t0 * p.left_lower_mass;
+    let t1 = cache.left_upper_com_x * left_upper_velocity_w_z + left_upper_velocity_v_y
+        - left_upper_velocity_w_x * cache.left_upper_com_z;
     let left_upper_composite_rate_hd_y = left_lower_composite_rate_hd_y
-        + t8 * p.arm_mass;
-    let t9 = right_upper_velocity_w_z * right_slider_position_x
-        + right_slider_velocity_v_y - right_slider_position_z * right_upper_velocity_w_x;
-    let right_slider_composite_rate_hd_y = p.right_slider_mass * t9;
-    let t10 = right_upper_com_x * right_upper_velocity_w_z + right_upper_velocity_v_y
-        - right_upper_com_z * right_upper_velocity_w_x;
+        + t1 * p.arm_mass;
+    let t2 = right_upper_velocity_w_z * cache.right_slider_position_x
+        + right_slider_velocity_v_y
+        - cache.right_slider_position_z * right_upper_velocity_w_x;
+    let right_slider_composite_rate_hd_y = p.right_slider_mass * t2;
+    let t3 = cache.right_upper_com_x * right_upper_velocity_w_z
+        + right_upper_velocity_v_y - cache.right_upper_com_z * right_upper_velocity_w_x;
     let right_upper_composite_rate_hd_y = right_slider_composite_rate_hd_y
-        + p.arm_mass * t10;
-    let t11 = base_roll_velocity_w_z * q[0] + base_roll_velocity_v_y
+        + p.arm_mass * t3;
+    let t4 = base_roll_velocity_w_z * q[0] + base_roll_velocity_v_y
         - base_roll_velocity_w_x * q[2];
     let hub_composite_rate_hd_y = left_upper_composite_rate_hd_y
-        + right_upper_composite_rate_hd_y + p.hub_mass * t11;
-    let t12 = -hub_composite_rate_hd_y;
-    let base_x_coriolis_row_n_z = 0.5 * (t12 - hub_composite_momentum_f_y);
-    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
-    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
-    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
-        + right_upper_composite_inertia_m;
+        + right_upper_composite_rate_hd_y + p.hub_mass * t4;
+    let t5 = -hub_composite_rate_hd_y;
+    let base_x_coriolis_row_n_z = 0.5 * (t5 - hub_composite_momentum_f_y);
     let base_yaw_coriolis_column_f_x = base_x_coriolis_row_n_z
-        + hub_composite_inertia_m * qd[1];
-    let base_pitch_subspace_rate_v_x = -qd[2] * cache.values[0]
-        - qd[3] * base_pitch_subspace_v_y;
-    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
-        + left_upper_inertia_h_z;
-    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
-        + right_upper_inertia_h_z;
-    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
-        + right_upper_composite_inertia_h_z;
-    let base_pitch_subspace_rate_w_y = qd[3] * base_yaw_rotation_01;
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
-        + base_roll_rotation_11 * t0;
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
-        + left_upper_position_y;
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
+        + cache.hub_composite_inertia_m * qd[1];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
     let base_roll_velocity_v_z = base_pitch_velocity_v_z
-        + base_roll_subspace_v_z * qd[5];
-    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
         + base_roll_velocity_v_z;
-    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
-        + base_pitch_rotation_10 * qd[5];
-    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
-    let t13 = left_upper_com_y * left_upper_velocity_w_x + left_upper_velocity_v_z
-        - left_upper_velocity_w_y * left_upper_com_x;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let left_upper_rotation_11 = base_roll_rotation_11 * t1
-        + t2 * base_pitch_rotation_10;
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
-        + 0.1 * left_lower_rotation_10;
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
+        + cache.base_pitch_rotation_10 * qd[5];
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let t6 = cache.left_upper_com_y * left_upper_velocity_w_x + left_upper_velocity_v_z
+        - left_upper_velocity_w_y * cache.left_upper_com_x;
     let left_lower_velocity_v_z = left_upper_velocity_v_z
-        + left_lower_subspace_v_z * qd[8];
+        + cache.left_lower_subspace_v_z * qd[8];
     let left_lower_velocity_w_y = left_upper_velocity_w_y
-        + left_upper_rotation_11 * qd[8];
-    let t14 = left_lower_velocity_w_x * left_lower_com_y + left_lower_velocity_v_z
-        - left_lower_velocity_w_y * left_lower_com_x;
-    let left_lower_composite_rate_hd_z = t14 * p.left_lower_mass;
-    let left_upper_composite_rate_hd_z = p.arm_mass * t13
+        + cache.left_upper_rotation_11 * qd[8];
+    let t7 = left_lower_velocity_w_x * cache.left_lower_com_y + left_lower_velocity_v_z
+        - left_lower_velocity_w_y * cache.left_lower_com_x;
+    let left_lower_composite_rate_hd_z = t7 * p.left_lower_mass;
+    let left_upper_composite_rate_hd_z = p.arm_mass * t6
         + left_lower_composite_rate_hd_z;
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
     let right_upper_velocity_v_z = base_roll_velocity_v_z
-        + qd[7] * right_upper_subspace_v_z;
+        + qd[7] * cache.right_upper_subspace_v_z;
     let right_slider_velocity_v_z = right_upper_velocity_v_z
-        + right_upper_rotation_20 * qd[9];
-    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
-    let t15 = right_slider_position_y * right_upper_velocity_w_x
-        + right_slider_velocity_v_z - right_slider_position_x * right_upper_velocity_w_y;
-    let right_slider_composite_rate_hd_z = t15 * p.right_slider_mass;
-    let right_upper_com_y = right_upper_position_y
-        + 0.5 * p.arm_length * right_upper_rotation_10;
-    let t16 = right_upper_velocity_v_z + right_upper_com_y * right_upper_velocity_w_x
-        - right_upper_com_x * right_upper_velocity_w_y;
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let t8 = cache.right_slider_position_y * right_upper_velocity_w_x
+        + right_slider_velocity_v_z
+        - cache.right_slider_position_x * right_upper_velocity_w_y;
+    let right_slider_composite_rate_hd_z = t8 * p.right_slider_mass;
+    let t9 = right_upper_velocity_v_z
+        + cache.right_upper_com_y * right_upper_velocity_w_x
+        - cache.right_upper_com_x * right_upper_velocity_w_y;
     let right_upper_composite_rate_hd_z = right_slider_composite_rate_hd_z
-        + p.arm_mass * t16;
-    let t17 = q[1] * base_roll_velocity_w_x + base_roll_velocity_v_z
+        + p.arm_mass * t9;
+    let t10 = q[1] * base_roll_velocity_w_x + base_roll_velocity_v_z
         - q[0] * base_roll_velocity_w_y;
     let hub_composite_rate_hd_z = left_upper_composite_rate_hd_z
-        + right_upper_composite_rate_hd_z + t17 * p.hub_mass;
-    let t18 = hub_composite_rate_hd_z * cache.values[0];
-    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+        + right_upper_composite_rate_hd_z + t10 * p.hub_mass;
+    let t11 = hub_composite_rate_hd_z * cache.cos_q3;
     let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
-        - (right_slider_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_velocity_w_x * right_slider_inertia_h_y);
-    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
     let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
-        - (right_upper_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_inertia_h_y * right_upper_velocity_w_x);
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
     let right_upper_composite_momentum_f_z = right_slider_momentum_f_z
         + right_upper_momentum_f_z;
-    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
     let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
-        - (left_lower_inertia_h_x * left_lower_velocity_w_y
-            - left_lower_velocity_w_x * left_lower_inertia_h_y);
-    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
     let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
-        - (left_upper_inertia_h_x * left_upper_velocity_w_y
-            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
     let left_upper_composite_momentum_f_z = left_lower_momentum_f_z
         + left_upper_momentum_f_z;
-    let hub_inertia_h_y = q[1] * p.hub_mass;
     let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
-        - (hub_inertia_h_x * base_roll_velocity_w_y
-            - base_roll_velocity_w_x * hub_inertia_h_y);
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
     let hub_composite_momentum_f_z = right_upper_composite_momentum_f_z
         + left_upper_composite_momentum_f_z + hub_momentum_f_z;
     let base_pitch_coriolis_column_f_x = base_pitch_subspace_rate_v_x
-        * hub_composite_inertia_m
-        + hub_composite_inertia_h_z * base_pitch_subspace_rate_w_y
-        + 0.5 * (t18 + hub_composite_momentum_f_z * cache.values[0]);
-    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
-        + left_lower_inertia_h_y;
-    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
-        + right_slider_inertia_h_y;
-    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
-        + right_upper_composite_inertia_h_y;
-    let base_roll_subspace_rate_w_z = base_pitch_rotation_10 * base_pitch_velocity_w_x
-        - base_pitch_velocity_w_y * base_pitch_rotation_00;
-    let base_roll_subspace_rate_w_y = base_pitch_rotation_00 * qd[3]
-        - base_pitch_rotation_20 * base_pitch_velocity_w_x;
-    let t19 = -(base_pitch_rotation_20 * hub_composite_rate_hd_y
-        - base_pitch_rotation_10 * hub_composite_rate_hd_z);
-    let t20 = base_pitch_rotation_10 * hub_composite_momentum_f_z;
-    let t21 = -(base_pitch_rotation_20 * hub_composite_momentum_f_y);
-    let base_roll_subspace_rate_v_x = base_pitch_rotation_20 * base_pitch_velocity_v_y
-        + base_pitch_velocity_w_y * base_roll_subspace_v_z
-        - base_roll_subspace_v_y * qd[3]
-        - base_pitch_rotation_10 * base_pitch_velocity_v_z;
-    let base_roll_coriolis_column_f_x = 0.5 * (t19 + t20 + t21)
-        + base_roll_subspace_rate_v_x * hub_composite_inertia_m
-        - (hub_composite_inertia_h_y * base_roll_subspace_rate_w_z
-            - base_roll_subspace_rate_w_y * hub_composite_inertia_h_z);
-    let t22 = base_roll_rotation_12 * left_upper_composite_momentum_f_z;
-    let t23 = -(left_upper_composite_rate_hd_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_composite_rate_hd_z);
-    let t24 = -(left_upper_composite_momentum_f_y * base_roll_rotation_22);
-    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z * base_roll_rotation_02
-        - base_roll_velocity_w_x * base_roll_rotation_22;
-    let left_upper_subspace_rate_w_z = base_roll_rotation_12 * base_roll_velocity_w_x
-        - base_roll_rotation_02 * base_roll_velocity_w_y;
-    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y * base_roll_rotation_22
-        + left_upper_subspace_v_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * left_upper_subspace_v_y
-        - base_roll_rotation_12 * base_roll_velocity_v_z;
-    let left_upper_coriolis_column_f_x = 0.5 * (t22 + t23 + t24)
-        + left_upper_composite_inertia_m * left_upper_subspace_rate_v_x
-        - (left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_z
-            - left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_y);
-    let right_upper_subspace_rate_v_x = right_upper_axis_z * base_roll_velocity_v_y
-        + right_upper_subspace_v_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * right_upper_subspace_v_y
-        - right_upper_axis_y * base_roll_velocity_v_z;
-    let t25 = -(right_upper_axis_z * right_upper_composite_momentum_f_y);
-    let t26 = -(right_upper_axis_z * right_upper_composite_rate_hd_y
-        - right_upper_axis_y * right_upper_composite_rate_hd_z);
-    let t27 = right_upper_axis_y * right_upper_composite_momentum_f_z;
-    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * right_upper_axis_x
-        - right_upper_axis_z * base_roll_velocity_w_x;
-    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * right_upper_axis_y
-        - right_upper_axis_x * base_roll_velocity_w_y;
+        * cache.hub_composite_inertia_m
+        + cache.hub_composite_inertia_h_z * base_pitch_subspace_rate_w_y
+        + 0.5 * (t11 + hub_composite_momentum_f_z * cache.cos_q3);
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let t12 = -(cache.base_pitch_rotation_20 * hub_composite_rate_hd_y
+        - cache.base_pitch_rotation_10 * hub_composite_rate_hd_z);
+    let t13 = cache.base_pitch_rotation_10 * hub_composite_momentum_f_z;
+    let t14 = -(cache.base_pitch_rotation_20 * hub_composite_momentum_f_y);
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_coriolis_column_f_x = 0.5 * (t12 + t13 + t14)
+        + base_roll_subspace_rate_v_x * cache.hub_composite_inertia_m
+        - (cache.hub_composite_inertia_h_y * base_roll_subspace_rate_w_z
+            - base_roll_subspace_rate_w_y * cache.hub_composite_inertia_h_z);
+    let t15 = cache.base_roll_rotation_12 * left_upper_composite_momentum_f_z;
+    let t16 = -(left_upper_composite_rate_hd_y * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * left_upper_composite_rate_hd_z);
+    let t17 = -(left_upper_composite_momentum_f_y * cache.base_roll_rotation_22);
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_coriolis_column_f_x = 0.5 * (t15 + t16 + t17)
+        + cache.left_upper_composite_inertia_m * left_upper_subspace_rate_v_x
+        - (cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_z
+            - cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_y);
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
+    let t18 = -(cache.right_upper_axis_z * right_upper_composite_momentum_f_y);
+    let t19 = -(cache.right_upper_axis_z * right_upper_composite_rate_hd_y
+        - cache.right_upper_axis_y * right_upper_composite_rate_hd_z);
+    let t20 = cache.right_upper_axis_y * right_upper_composite_momentum_f_z;
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
     let right_upper_coriolis_column_f_x = right_upper_subspace_rate_v_x
-        * right_upper_composite_inertia_m + 0.5 * (t25 + t26 + t27)
-        - (right_upper_subspace_rate_w_z * right_upper_composite_inertia_h_y
-            - right_upper_subspace_rate_w_y * right_upper_composite_inertia_h_z);
-    let left_lower_subspace_rate_w_z = left_upper_rotation_11 * left_upper_velocity_w_x
-        - left_upper_velocity_w_y * left_upper_rotation_01;
-    let left_lower_subspace_rate_w_y = left_upper_rotation_01 * left_upper_velocity_w_z
-        - left_upper_velocity_w_x * left_upper_rotation_21;
-    let t28 = -(left_upper_rotation_21 * left_lower_momentum_f_y);
-    let t29 = left_upper_rotation_11 * left_lower_momentum_f_z;
-    let t30 = -(left_lower_composite_rate_hd_y * left_upper_rotation_21
-        - left_upper_rotation_11 * left_lower_composite_rate_hd_z);
-    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y * left_upper_rotation_21
-        + left_upper_velocity_w_y * left_lower_subspace_v_z
-        - left_lower_subspace_v_y * left_upper_velocity_w_z
-        - left_upper_velocity_v_z * left_upper_rotation_11;
-    let left_lower_coriolis_column_f_x = 0.5 * (t28 + t29 + t30)
+        * cache.right_upper_composite_inertia_m + 0.5 * (t18 + t19 + t20)
+        - (right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_h_y
+            - right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_h_z);
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
+    let t21 = -(cache.left_upper_rotation_21 * left_lower_momentum_f_y);
+    let t22 = cache.left_upper_rotation_11 * left_lower_momentum_f_z;
+    let t23 = -(left_lower_composite_rate_hd_y * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_lower_composite_rate_hd_z);
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_lower_coriolis_column_f_x = 0.5 * (t21 + t22 + t23)
         + left_lower_subspace_rate_v_x * p.left_lower_mass
-        - (left_lower_subspace_rate_w_z * left_lower_inertia_h_y
-            - left_lower_inertia_h_z * left_lower_subspace_rate_w_y);
-    let right_slider_subspace_rate_v_x = right_upper_rotation_20
-        * right_upper_velocity_w_y - right_upper_velocity_w_z * right_upper_rotation_10;
+        - (left_lower_subspace_rate_w_z * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_subspace_rate_w_y);
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
     let right_slider_coriolis_column_f_x = right_slider_subspace_rate_v_x
         * p.right_slider_mass;
     let base_yaw_subspace_rate_v_y = -qd[0];
-    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
-        - right_upper_axis_y * right_upper_position_z;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
     let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
-    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
         + base_yaw_velocity_v_x;
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
     let base_roll_velocity_v_x = base_pitch_velocity_v_x
-        + qd[5] * base_roll_subspace_v_x;
-    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
         + base_roll_velocity_v_x;
-    let t31 = right_upper_com_z * right_upper_velocity_w_y + right_upper_velocity_v_x
-        - right_upper_com_y * right_upper_velocity_w_z;
+    let t24 = cache.right_upper_com_z * right_upper_velocity_w_y
+        + right_upper_velocity_v_x - cache.right_upper_com_y * right_upper_velocity_w_z;
     let right_slider_velocity_v_x = right_upper_velocity_v_x
-        + right_upper_rotation_00 * qd[9];
-    let t32 = right_slider_velocity_v_x
-        + right_slider_position_z * right_upper_velocity_w_y
-        - right_slider_position_y * right_upper_velocity_w_z;
-    let right_slider_composite_rate_hd_x = p.right_slider_mass * t32;
-    let right_upper_composite_rate_hd_x = p.arm_mass * t31
+        + cache.right_upper_rotation_00 * qd[9];
+    let t25 = right_slider_velocity_v_x
+        + cache.right_slider_position_z * right_upper_velocity_w_y
+        - cache.right_slider_position_y * right_upper_velocity_w_z;
+    let right_slider_composite_rate_hd_x = p.right_slider_mass * t25;
+    let right_upper_composite_rate_hd_x = p.arm_mass * t24
         + right_slider_composite_rate_hd_x;
-    let t33 = base_roll_velocity_w_y * q[2] + base_roll_velocity_v_x
+    let t26 = base_roll_velocity_w_y * q[2] + base_roll_velocity_v_x
         - q[1] * base_roll_velocity_w_z;
-    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_position_z;
-    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
         + base_roll_velocity_v_x;
-    let t34 = left_upper_velocity_w_y * left_upper_com_z + left_upper_velocity_v_x
-        - left_upper_com_y * left_upper_velocity_w_z;
-    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
-        - left_lower_position_z * left_upper_rotation_11;
+    let t27 = left_upper_velocity_w_y * cache.left_upper_com_z + left_upper_velocity_v_x
+        - cache.left_upper_com_y * left_upper_velocity_w_z;
     let left_lower_velocity_v_x = left_upper_velocity_v_x
-        + left_lower_subspace_v_x * qd[8];
-    let t35 = left_lower_com_z * left_lower_velocity_w_y + left_lower_velocity_v_x
-        - left_lower_com_y * left_lower_velocity_w_z;
-    let left_lower_composite_rate_hd_x = p.left_lower_mass * t35;
-    let left_upper_composite_rate_hd_x = p.arm_mass * t34
+        + cache.left_lower_subspace_v_x * qd[8];
+    let t28 = cache.left_lower_com_z * left_lower_velocity_w_y + left_lower_velocity_v_x
+        - cache.left_lower_com_y * left_lower_velocity_w_z;
+    let left_lower_composite_rate_hd_x = p.left_lower_mass * t28;
+    let left_upper_composite_rate_hd_x = p.arm_mass * t27
         + left_lower_composite_rate_hd_x;
-    let hub_composite_rate_hd_x = right_upper_composite_rate_hd_x + p.hub_mass * t33
+    let hub_composite_rate_hd_x = right_upper_composite_rate_hd_x + p.hub_mass * t26
         + left_upper_composite_rate_hd_x;
     let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
-        - (base_roll_velocity_w_z * hub_inertia_h_y
-            - hub_inertia_h_z * base_roll_velocity_w_y);
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
     let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
-        - (right_upper_velocity_w_z * right_slider_inertia_h_y
-            - right_slider_inertia_h_z * right_upper_velocity_w_y);
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
     let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
-        - (right_upper_inertia_h_y * right_upper_velocity_w_z
-            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
     let right_upper_composite_momentum_f_x = right_slider_momentum_f_x
         + right_upper_momentum_f_x;
     let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
-        - (left_upper_inertia_h_y * left_upper_velocity_w_z
-            - left_upper_velocity_w_y * left_upper_inertia_h_z);
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
     let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
-        - (left_lower_inertia_h_y * left_lower_velocity_w_z
-            - left_lower_inertia_h_z * left_lower_velocity_w_y);
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
     let left_upper_composite_momentum_f_x = left_upper_momentum_f_x
         + left_lower_momentum_f_x;
     let hub_composite_momentum_f_x = hub_momentum_f_x
@@ -2475,1156 +2430,725 @@ pub fn coriolis_matrix_into(
     let base_y_coriolis_row_n_z = 0.5
         * (hub_composite_rate_hd_x + hub_composite_momentum_f_x);
     let base_yaw_coriolis_column_f_y = base_yaw_subspace_rate_v_y
-        * hub_composite_inertia_m + base_y_coriolis_row_n_z;
-    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.values[0]);
-    let t36 = -(hub_composite_rate_hd_z * base_yaw_rotation_01);
-    let base_pitch_subspace_rate_v_y = qd[2] * base_yaw_rotation_01
-        + qd[3] * base_pitch_subspace_v_x;
+        * cache.hub_composite_inertia_m + base_y_coriolis_row_n_z;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let t29 = -(hub_composite_rate_hd_z * cache.base_yaw_rotation_01);
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
     let base_pitch_coriolis_column_f_y = 0.5
-        * (t36 - base_yaw_rotation_01 * hub_composite_momentum_f_z)
-        + hub_composite_inertia_m * base_pitch_subspace_rate_v_y
-        - hub_composite_inertia_h_z * base_pitch_subspace_rate_w_x;
-    let base_roll_subspace_rate_v_y = base_pitch_rotation_00 * base_pitch_velocity_v_z
-        + base_roll_subspace_v_x * qd[3]
-        - base_roll_subspace_v_z * base_pitch_velocity_w_x
-        - base_pitch_velocity_v_x * base_pitch_rotation_20;
-    let t37 = -(hub_composite_rate_hd_z * base_pitch_rotation_00
-        - base_pitch_rotation_20 * hub_composite_rate_hd_x);
-    let t38 = -(base_pitch_rotation_00 * hub_composite_momentum_f_z);
-    let t39 = base_pitch_rotation_20 * hub_composite_momentum_f_x;
-    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
-        + left_upper_inertia_h_x;
-    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
-        + right_slider_inertia_h_x;
-    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
-        + right_upper_composite_inertia_h_x;
-    let base_roll_subspace_rate_w_x = base_pitch_rotation_20 * base_pitch_velocity_w_y
-        - base_pitch_rotation_10 * qd[3];
+        * (t29 - cache.base_yaw_rotation_01 * hub_composite_momentum_f_z)
+        + cache.hub_composite_inertia_m * base_pitch_subspace_rate_v_y
+        - cache.hub_composite_inertia_h_z * base_pitch_subspace_rate_w_x;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let t30 = -(hub_composite_rate_hd_z * cache.base_pitch_rotation_00
+        - cache.base_pitch_rotation_20 * hub_composite_rate_hd_x);
+    let t31 = -(cache.base_pitch_rotation_00 * hub_composite_momentum_f_z);
+    let t32 = cache.base_pitch_rotation_20 * hub_composite_momentum_f_x;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
     let base_roll_coriolis_column_f_y = base_roll_subspace_rate_v_y
-        * hub_composite_inertia_m + 0.5 * (t37 + t38 + t39)
-        - (base_roll_subspace_rate_w_x * hub_composite_inertia_h_z
-            - hub_composite_inertia_h_x * base_roll_subspace_rate_w_z);
-    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y * base_roll_rotation_22
-        - base_roll_rotation_12 * base_roll_velocity_w_z;
-    let t40 = -(base_roll_rotation_02 * left_upper_composite_momentum_f_z);
-    let t41 = left_upper_composite_momentum_f_x * base_roll_rotation_22;
-    let t42 = -(left_upper_composite_rate_hd_z * base_roll_rotation_02
-        - left_upper_composite_rate_hd_x * base_roll_rotation_22);
-    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z * left_upper_subspace_v_x
-        + base_roll_velocity_v_z * base_roll_rotation_02
-        - base_roll_velocity_v_x * base_roll_rotation_22
-        - base_roll_velocity_w_x * left_upper_subspace_v_z;
-    let left_upper_coriolis_column_f_y = 0.5 * (t40 + t41 + t42)
-        + left_upper_composite_inertia_m * left_upper_subspace_rate_v_y
-        - (left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_x
-            - left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_z);
-    let right_upper_subspace_rate_w_x = right_upper_axis_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * right_upper_axis_y;
-    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * right_upper_axis_x
-        + base_roll_velocity_w_z * right_upper_subspace_v_x
-        - right_upper_axis_z * base_roll_velocity_v_x
-        - base_roll_velocity_w_x * right_upper_subspace_v_z;
-    let t43 = -(right_upper_composite_momentum_f_z * right_upper_axis_x);
-    let t44 = -(right_upper_composite_rate_hd_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_composite_rate_hd_x);
-    let t45 = right_upper_axis_z * right_upper_composite_momentum_f_x;
+        * cache.hub_composite_inertia_m + 0.5 * (t30 + t31 + t32)
+        - (base_roll_subspace_rate_w_x * cache.hub_composite_inertia_h_z
+            - cache.hub_composite_inertia_h_x * base_roll_subspace_rate_w_z);
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
+    let t33 = -(cache.base_roll_rotation_02 * left_upper_composite_momentum_f_z);
+    let t34 = left_upper_composite_momentum_f_x * cache.base_roll_rotation_22;
+    let t35 = -(left_upper_composite_rate_hd_z * cache.base_roll_rotation_02
+        - left_upper_composite_rate_hd_x * cache.base_roll_rotation_22);
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
+    let left_upper_coriolis_column_f_y = 0.5 * (t33 + t34 + t35)
+        + cache.left_upper_composite_inertia_m * left_upper_subspace_rate_v_y
+        - (cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_x
+            - cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_z);
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
+    let t36 = -(right_upper_composite_momentum_f_z * cache.right_upper_axis_x);
+    let t37 = -(right_upper_composite_rate_hd_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * right_upper_composite_rate_hd_x);
+    let t38 = cache.right_upper_axis_z * right_upper_composite_momentum_f_x;
     let right_upper_coriolis_column_f_y = right_upper_subspace_rate_v_y
-        * right_upper_composite_inertia_m + 0.5 * (t43 + t44 + t45)
-        - (right_upper_subspace_rate_w_x * right_upper_composite_inertia_h_z
-            - right_upper_subspace_rate_w_z * right_upper_composite_inertia_h_x);
-    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y * left_upper_rotation_21
-        - left_upper_rotation_11 * left_upper_velocity_w_z;
-    let left_lower_subspace_rate_v_y = left_upper_rotation_01 * left_upper_velocity_v_z
-        + left_lower_subspace_v_x * left_upper_velocity_w_z
-        - left_lower_subspace_v_z * left_upper_velocity_w_x
-        - left_upper_rotation_21 * left_upper_velocity_v_x;
-    let t46 = -(left_upper_rotation_01 * left_lower_composite_rate_hd_z
-        - left_lower_composite_rate_hd_x * left_upper_rotation_21);
-    let t47 = -(left_upper_rotation_01 * left_lower_momentum_f_z);
-    let t48 = left_lower_momentum_f_x * left_upper_rotation_21;
+        * cache.right_upper_composite_inertia_m + 0.5 * (t36 + t37 + t38)
+        - (right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_h_z
+            - right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_h_x);
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
+    let t39 = -(cache.left_upper_rotation_01 * left_lower_composite_rate_hd_z
+        - left_lower_composite_rate_hd_x * cache.left_upper_rotation_21);
+    let t40 = -(cache.left_upper_rotation_01 * left_lower_momentum_f_z);
+    let t41 = left_lower_momentum_f_x * cache.left_upper_rotation_21;
     let left_lower_coriolis_column_f_y = left_lower_subspace_rate_v_y * p.left_lower_mass
-        + 0.5 * (t46 + t47 + t48)
-        - (left_lower_inertia_h_z * left_lower_subspace_rate_w_x
-            - left_lower_inertia_h_x * left_lower_subspace_rate_w_z);
-    let right_slider_subspace_rate_v_y = right_upper_rotation_00
-        * right_upper_velocity_w_z - right_upper_rotation_20 * right_upper_velocity_w_x;
+        + 0.5 * (t39 + t40 + t41)
+        - (cache.left_lower_inertia_h_z * left_lower_subspace_rate_w_x
+            - cache.left_lower_inertia_h_x * left_lower_subspace_rate_w_z);
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
     let right_slider_coriolis_column_f_y = right_slider_subspace_rate_v_y
         * p.right_slider_mass;
-    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.values[0]
-        - base_yaw_velocity_v_y * base_yaw_rotation_01;
-    let t49 = -(cache.values[0] * hub_composite_momentum_f_x);
-    let t50 = hub_composite_momentum_f_y * base_yaw_rotation_01;
-    let t51 = -(hub_composite_rate_hd_x * cache.values[0]
-        - hub_composite_rate_hd_y * base_yaw_rotation_01);
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let t42 = -(cache.cos_q3 * hub_composite_momentum_f_x);
+    let t43 = hub_composite_momentum_f_y * cache.base_yaw_rotation_01;
+    let t44 = -(hub_composite_rate_hd_x * cache.cos_q3
+        - hub_composite_rate_hd_y * cache.base_yaw_rotation_01);
     let base_pitch_coriolis_column_f_z = base_pitch_subspace_rate_v_z
-        * hub_composite_inertia_m + 0.5 * (t49 + t50 + t51)
-        - (hub_composite_inertia_h_x * base_pitch_subspace_rate_w_y
-            - hub_composite_inertia_h_y * base_pitch_subspace_rate_w_x);
-    let t52 = hub_composite_momentum_f_y * base_pitch_rotation_00;
-    let t53 = -(base_pitch_rotation_10 * hub_composite_rate_hd_x
-        - hub_composite_rate_hd_y * base_pitch_rotation_00);
-    let t54 = -(base_pitch_rotation_10 * hub_composite_momentum_f_x);
-    let base_roll_subspace_rate_v_z = base_roll_subspace_v_y * base_pitch_velocity_w_x
-        + base_pitch_velocity_v_x * base_pitch_rotation_10
-        - base_pitch_velocity_w_y * base_roll_subspace_v_x
-        - base_pitch_rotation_00 * base_pitch_velocity_v_y;
-    let base_roll_coriolis_column_f_z = 0.5 * (t52 + t53 + t54)
-        + base_roll_subspace_rate_v_z * hub_composite_inertia_m
-        - (base_roll_subspace_rate_w_y * hub_composite_inertia_h_x
-            - hub_composite_inertia_h_y * base_roll_subspace_rate_w_x);
-    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x * left_upper_subspace_v_y
-        + base_roll_rotation_12 * base_roll_velocity_v_x
-        - base_roll_velocity_v_y * base_roll_rotation_02
-        - left_upper_subspace_v_x * base_roll_velocity_w_y;
-    let t55 = -(base_roll_rotation_12 * left_upper_composite_momentum_f_x);
-    let t56 = -(base_roll_rotation_12 * left_upper_composite_rate_hd_x
-        - left_upper_composite_rate_hd_y * base_roll_rotation_02);
-    let t57 = left_upper_composite_momentum_f_y * base_roll_rotation_02;
+        * cache.hub_composite_inertia_m + 0.5 * (t42 + t43 + t44)
+        - (cache.hub_composite_inertia_h_x * base_pitch_subspace_rate_w_y
+            - cache.hub_composite_inertia_h_y * base_pitch_subspace_rate_w_x);
+    let t45 = hub_composite_momentum_f_y * cache.base_pitch_rotation_00;
+    let t46 = -(cache.base_pitch_rotation_10 * hub_composite_rate_hd_x
+        - hub_composite_rate_hd_y * cache.base_pitch_rotation_00);
+    let t47 = -(cache.base_pitch_rotation_10 * hub_composite_momentum_f_x);
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_roll_coriolis_column_f_z = 0.5 * (t45 + t46 + t47)
+        + base_roll_subspace_rate_v_z * cache.hub_composite_inertia_m
+        - (base_roll_subspace_rate_w_y * cache.hub_composite_inertia_h_x
+            - cache.hub_composite_inertia_h_y * base_roll_subspace_rate_w_x);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let t48 = -(cache.base_roll_rotation_12 * left_upper_composite_momentum_f_x);
+    let t49 = -(cache.base_roll_rotation_12 * left_upper_composite_rate_hd_x
+        - left_upper_composite_rate_hd_y * cache.base_roll_rotation_02);
+    let t50 = left_upper_composite_momentum_f_y * cache.base_roll_rotation_02;
     let left_upper_coriolis_column_f_z = left_upper_subspace_rate_v_z
-        * left_upper_composite_inertia_m + 0.5 * (t55 + t56 + t57)
-        - (left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_y
-            - left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_x);
-    let right_upper_subspace_rate_v_z = right_upper_axis_y * base_roll_velocity_v_x
-        + right_upper_subspace_v_y * base_roll_velocity_w_x
-        - right_upper_axis_x * base_roll_velocity_v_y
-        - right_upper_subspace_v_x * base_roll_velocity_w_y;
-    let t58 = -(right_upper_axis_y * right_upper_composite_rate_hd_x
-        - right_upper_axis_x * right_upper_composite_rate_hd_y);
-    let t59 = right_upper_axis_x * right_upper_composite_momentum_f_y;
-    let t60 = -(right_upper_axis_y * right_upper_composite_momentum_f_x);
+        * cache.left_upper_composite_inertia_m + 0.5 * (t48 + t49 + t50)
+        - (cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_y
+            - cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_x);
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let t51 = -(cache.right_upper_axis_y * right_upper_composite_rate_hd_x
+        - cache.right_upper_axis_x * right_upper_composite_rate_hd_y);
+    let t52 = cache.right_upper_axis_x * right_upper_composite_momentum_f_y;
+    let t53 = -(cache.right_upper_axis_y * right_upper_composite_momentum_f_x);
     let right_upper_coriolis_column_f_z = right_upper_subspace_rate_v_z
-        * right_upper_composite_inertia_m + 0.5 * (t58 + t59 + t60)
-        - (right_upper_subspace_rate_w_y * right_upper_composite_inertia_h_x
-            - right_upper_subspace_rate_w_x * right_upper_composite_inertia_h_y);
-    let left_lower_subspace_rate_v_z = left_upper_rotation_11 * left_upper_velocity_v_x
-        + left_lower_subspace_v_y * left_upper_velocity_w_x
-        - left_upper_rotation_01 * left_upper_velocity_v_y
-        - left_upper_velocity_w_y * left_lower_subspace_v_x;
-    let t61 = left_upper_rotation_01 * left_lower_momentum_f_y;
-    let t62 = -(left_upper_rotation_11 * left_lower_composite_rate_hd_x
-        - left_upper_rotation_01 * left_lower_composite_rate_hd_y);
-    let t63 = -(left_lower_momentum_f_x * left_upper_rotation_11);
+        * cache.right_upper_composite_inertia_m + 0.5 * (t51 + t52 + t53)
+        - (right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_h_x
+            - right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_h_y);
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
+    let t54 = cache.left_upper_rotation_01 * left_lower_momentum_f_y;
+    let t55 = -(cache.left_upper_rotation_11 * left_lower_composite_rate_hd_x
+        - cache.left_upper_rotation_01 * left_lower_composite_rate_hd_y);
+    let t56 = -(left_lower_momentum_f_x * cache.left_upper_rotation_11);
     let left_lower_coriolis_column_f_z = left_lower_subspace_rate_v_z * p.left_lower_mass
-        + 0.5 * (t61 + t62 + t63)
-        - (left_lower_inertia_h_x * left_lower_subspace_rate_w_y
-            - left_lower_subspace_rate_w_x * left_lower_inertia_h_y);
-    let right_slider_subspace_rate_v_z = right_upper_rotation_10
-        * right_upper_velocity_w_x - right_upper_rotation_00 * right_upper_velocity_w_y;
+        + 0.5 * (t54 + t55 + t56)
+        - (cache.left_lower_inertia_h_x * left_lower_subspace_rate_w_y
+            - left_lower_subspace_rate_w_x * cache.left_lower_inertia_h_y);
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
     let right_slider_coriolis_column_f_z = right_slider_subspace_rate_v_z
         * p.right_slider_mass;
-    let base_x_coriolis_column_n_z = 0.5 * (t12 + hub_composite_momentum_f_y);
+    let base_x_coriolis_column_n_z = 0.5 * (t5 + hub_composite_momentum_f_y);
     let base_y_coriolis_column_n_z = 0.5
         * (hub_composite_rate_hd_x - hub_composite_momentum_f_x);
-    let t64 = q[0] * t33;
-    let t65 = t17 * q[2];
-    let t66 = q[1] * t11;
-    let t67 = 2.0 * (t64 + t65 + t66);
-    let t68 = -0.2593433800522308 * cache.values[8]
-        - 0.9318339303627353 * cache.values[9];
-    let t69 = 0.29668068685399207 * cache.values[9]
-        - 0.1416799342470381 * cache.values[8];
-    let t70 = 0.9553364891256061 * cache.values[8]
-        - 0.20896434210788312 * cache.values[9];
-    let right_upper_rotation_22 = base_roll_rotation_21 * t68
-        + t69 * base_pitch_rotation_20 + t70 * base_roll_rotation_22;
-    let right_upper_rotation_02 = base_roll_rotation_01 * t68
-        + base_roll_rotation_02 * t70 + t69 * base_pitch_rotation_00;
-    let t71 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
-        + 0.14776010333066977 * cache.values[8];
-    let t72 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
-        - 0.2097849255215404 * cache.values[8];
-    let t73 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
-        - 0.18338346269077238 * cache.values[9];
-    let right_upper_rotation_01 = t71 * base_roll_rotation_02
-        + t72 * base_pitch_rotation_00 + t73 * base_roll_rotation_01;
-    let right_upper_rotation_21 = t71 * base_roll_rotation_22
-        + t73 * base_roll_rotation_21 + base_pitch_rotation_20 * t72;
-    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
-        * right_upper_rotation_02
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let t74 = -(right_upper_inertia_com_02 * right_upper_velocity_w_y);
-    let right_upper_rotation_11 = base_roll_rotation_12 * t71
-        + base_pitch_rotation_10 * t72 + t73 * base_roll_rotation_11;
-    let right_upper_rotation_12 = base_roll_rotation_11 * t68
-        + base_roll_rotation_12 * t70 + t69 * base_pitch_rotation_10;
-    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
-        * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
-    let t75 = right_upper_velocity_w_x * right_slider_inertia_com_12;
-    let t76 = t15 * right_slider_position_z;
-    let t77 = right_slider_position_x * t32;
-    let t78 = right_slider_position_y * t9;
-    let t79 = 2.0 * (t77 + t76 + t78);
-    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let t80 = -(right_slider_inertia_com_02 * right_upper_velocity_w_y);
-    let right_slider_composite_rate_id_22 = t75 + t75
-        + (t79 - (t76 + t76)) * p.right_slider_mass + t80 + t80;
-    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
-        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
-    let t81 = right_upper_inertia_com_12 * right_upper_velocity_w_x;
-    let t82 = right_upper_com_z * t16;
-    let t83 = right_upper_com_y * t10;
-    let t84 = right_upper_com_x * t31;
-    let t85 = 2.0 * (t83 + t84 + t82);
-    let right_upper_composite_rate_id_22 = t74 + t74 + right_slider_composite_rate_id_22
-        + t81 + t81 + p.arm_mass * (t85 - (t82 + t82));
-    let t86 = p.hub_inertia_zz * base_roll_rotation_02
-        + p.hub_inertia_yz * base_roll_rotation_01
-        + base_pitch_rotation_00 * p.hub_inertia_xz;
-    let t87 = base_roll_rotation_02 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_01
-        + p.hub_inertia_xx * base_pitch_rotation_00;
-    let t88 = base_roll_rotation_01 * p.hub_inertia_yy
-        + p.hub_inertia_yz * base_roll_rotation_02
-        + p.hub_inertia_xy * base_pitch_rotation_00;
-    let hub_inertia_com_02 = t86 * base_roll_rotation_22 + base_pitch_rotation_20 * t87
-        + t88 * base_roll_rotation_21;
-    let t89 = -(hub_inertia_com_02 * base_roll_velocity_w_y);
-    let t90 = base_roll_rotation_12 * p.hub_inertia_zz
-        + p.hub_inertia_yz * base_roll_rotation_11
-        + base_pitch_rotation_10 * p.hub_inertia_xz;
-    let t91 = p.hub_inertia_xy * base_pitch_rotation_10
-        + base_roll_rotation_11 * p.hub_inertia_yy
-        + base_roll_rotation_12 * p.hub_inertia_yz;
-    let t92 = base_pitch_rotation_10 * p.hub_inertia_xx
-        + base_roll_rotation_12 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_11;
-    let hub_inertia_com_12 = t90 * base_roll_rotation_22 + t91 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t92;
-    let t93 = base_roll_velocity_w_x * hub_inertia_com_12;
-    let t94 = p.arm_length * p.arm_length;
-    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_21 * t94
-        + 0.08333333333333333 * p.arm_mass * t94 * base_roll_rotation_02
-            * base_roll_rotation_22
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
-    let t95 = -(left_upper_inertia_com_02 * left_upper_velocity_w_y);
-    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_21 * t94
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t94
-            * base_roll_rotation_22;
-    let t96 = left_upper_inertia_com_12 * left_upper_velocity_w_x;
-    let t97 = left_lower_com_x * t35;
-    let t98 = t14 * left_lower_com_z;
-    let t99 = t7 * left_lower_com_y;
-    let t100 = 2.0 * (t97 + t98 + t99);
-    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
-        + cache.values[11] * left_upper_rotation_10;
-    let t101 = p.left_lower_inertia_yz * left_upper_rotation_11
-        + p.left_lower_inertia_xz * left_lower_rotation_10
-        + p.left_lower_inertia_zz * left_lower_rotation_12;
-    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
-        + cache.values[10] * base_roll_rotation_22;
-    let t102 = left_lower_rotation_10 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xz * left_lower_rotation_12
-        + p.left_lower_inertia_xy * left_upper_rotation_11;
-    let t103 = p.left_lower_inertia_yz * left_lower_rotation_12
-        + left_upper_rotation_11 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_xy * left_lower_rotation_10;
-    let left_lower_inertia_com_12 = t101 * left_lower_rotation_22
-        + t102 * left_lower_rotation_20 + left_upper_rotation_21 * t103;
-    let t104 = left_lower_velocity_w_x * left_lower_inertia_com_12;
-    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
-        + cache.values[10] * base_roll_rotation_02;
-    let t105 = left_upper_rotation_01 * p.left_lower_inertia_yz
-        + left_lower_rotation_00 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_zz * left_lower_rotation_02;
-    let t106 = p.left_lower_inertia_xy * left_lower_rotation_00
-        + left_upper_rotation_01 * p.left_lower_inertia_yy
-        + left_lower_rotation_02 * p.left_lower_inertia_yz;
-    let t107 = left_lower_rotation_02 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_xy * left_upper_rotation_01
-        + left_lower_rotation_00 * p.left_lower_inertia_xx;
-    let left_lower_inertia_com_02 = t105 * left_lower_rotation_22
-        + t106 * left_upper_rotation_21 + t107 * left_lower_rotation_20;
-    let t108 = -(left_lower_velocity_w_y * left_lower_inertia_com_02);
-    let left_lower_composite_rate_id_22 = p.left_lower_mass * (t100 - (t98 + t98)) + t104
-        + t104 + t108 + t108;
-    let t109 = t34 * left_upper_com_x;
-    let t110 = t8 * left_upper_com_y;
-    let t111 = t13 * left_upper_com_z;
-    let t112 = 2.0 * (t109 + t110 + t111);
-    let left_upper_composite_rate_id_22 = t95 + t95 + t96 + t96
-        + left_lower_composite_rate_id_22 + p.arm_mass * (t112 - (t111 + t111));
-    let hub_composite_rate_id_22 = p.hub_mass * (t67 - (t65 + t65))
-        + right_upper_composite_rate_id_22 + t89 + t89 + t93 + t93
+    let t57 = q[0] * t26;
+    let t58 = t10 * q[2];
+    let t59 = q[1] * t4;
+    let t60 = 2.0 * (t57 + t58 + t59);
+    let t61 = -(cache.right_upper_inertia_com_02 * right_upper_velocity_w_y);
+    let t62 = right_upper_velocity_w_x * cache.right_slider_inertia_com_12;
+    let t63 = t8 * cache.right_slider_position_z;
+    let t64 = cache.right_slider_position_x * t25;
+    let t65 = cache.right_slider_position_y * t2;
+    let t66 = 2.0 * (t64 + t63 + t65);
+    let t67 = -(cache.right_slider_inertia_com_02 * right_upper_velocity_w_y);
+    let right_slider_composite_rate_id_22 = t62 + t62
+        + (t66 - (t63 + t63)) * p.right_slider_mass + t67 + t67;
+    let t68 = cache.right_upper_inertia_com_12 * right_upper_velocity_w_x;
+    let t69 = cache.right_upper_com_z * t9;
+    let t70 = cache.right_upper_com_y * t3;
+    let t71 = cache.right_upper_com_x * t24;
+    let t72 = 2.0 * (t70 + t71 + t69);
+    let right_upper_composite_rate_id_22 = t61 + t61 + right_slider_composite_rate_id_22
+        + t68 + t68 + p.arm_mass * (t72 - (t69 + t69));
+    let t73 = -(cache.hub_inertia_com_02 * base_roll_velocity_w_y);
+    let t74 = base_roll_velocity_w_x * cache.hub_inertia_com_12;
+    let t75 = -(cache.left_upper_inertia_com_02 * left_upper_velocity_w_y);
+    let t76 = cache.left_upper_inertia_com_12 * left_upper_velocity_w_x;
+    let t77 = cache.left_lower_com_x * t28;
+    let t78 = t7 * cache.left_lower_com_z;
+    let t79 = t0 * cache.left_lower_com_y;
+    let t80 = 2.0 * (t77 + t78 + t79);
+    let t81 = left_lower_velocity_w_x * cache.left_lower_inertia_com_12;
+    let t82 = -(left_lower_velocity_w_y * cache.left_lower_inertia_com_02);
+    let left_lower_composite_rate_id_22 = p.left_lower_mass * (t80 - (t78 + t78)) + t81
+        + t81 + t82 + t82;
+    let t83 = t27 * cache.left_upper_com_x;
+    let t84 = t1 * cache.left_upper_com_y;
+    let t85 = t6 * cache.left_upper_com_z;
+    let t86 = 2.0 * (t83 + t84 + t85);
+    let left_upper_composite_rate_id_22 = t75 + t75 + t76 + t76
+        + left_lower_composite_rate_id_22 + p.arm_mass * (t86 - (t85 + t85));
+    let hub_composite_rate_id_22 = p.hub_mass * (t60 - (t58 + t58))
+        + right_upper_composite_rate_id_22 + t73 + t73 + t74 + t74
         + left_upper_composite_rate_id_22;
     let base_yaw_coriolis_row_n_z = 0.5
-        * (hub_composite_rate_id_22 + hub_composite_rate_hd_x * base_yaw_subspace_v_y
+        * (hub_composite_rate_id_22
+            + hub_composite_rate_hd_x * cache.base_yaw_subspace_v_y
             - (q[1] * hub_composite_momentum_f_y
-                - base_yaw_subspace_v_y * hub_composite_momentum_f_x)
+                - cache.base_yaw_subspace_v_y * hub_composite_momentum_f_x)
             - q[1] * hub_composite_rate_hd_y);
-    let base_x_projected_inertia_n_z = -hub_composite_inertia_h_y;
-    let base_yaw_projected_inertia_f_x = base_x_projected_inertia_n_z
-        + q[1] * hub_composite_inertia_m;
-    let base_z_projected_inertia_n_y = -hub_composite_inertia_h_x;
-    let base_yaw_projected_inertia_f_y = base_yaw_subspace_v_y * hub_composite_inertia_m
-        - base_z_projected_inertia_n_y;
-    let left_upper_inertia_i_02 = left_upper_inertia_com_02
-        - p.arm_mass * left_upper_com_z * left_upper_com_x;
-    let left_lower_inertia_i_02 = left_lower_inertia_com_02
-        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
-    let left_upper_composite_inertia_i_02 = left_upper_inertia_i_02
-        + left_lower_inertia_i_02;
-    let right_slider_inertia_i_02 = right_slider_inertia_com_02
-        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
-    let right_upper_inertia_i_02 = right_upper_inertia_com_02
-        - p.arm_mass * right_upper_com_z * right_upper_com_x;
-    let right_upper_composite_inertia_i_02 = right_slider_inertia_i_02
-        + right_upper_inertia_i_02;
-    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
-    let hub_composite_inertia_i_02 = left_upper_composite_inertia_i_02
-        + right_upper_composite_inertia_i_02 + hub_inertia_i_02;
-    let right_upper_inertia_i_12 = right_upper_inertia_com_12
-        - p.arm_mass * right_upper_com_z * right_upper_com_y;
-    let right_slider_inertia_i_12 = right_slider_inertia_com_12
-        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
-    let right_upper_composite_inertia_i_12 = right_upper_inertia_i_12
-        + right_slider_inertia_i_12;
-    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
-    let left_lower_inertia_i_12 = left_lower_inertia_com_12
-        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
-    let left_upper_inertia_i_12 = left_upper_inertia_com_12
-        - p.arm_mass * left_upper_com_y * left_upper_com_z;
-    let left_upper_composite_inertia_i_12 = left_lower_inertia_i_12
-        + left_upper_inertia_i_12;
-    let hub_composite_inertia_i_12 = right_upper_composite_inertia_i_12
-        + hub_inertia_i_12 + left_upper_composite_inertia_i_12;
-    let hub_inertia_com_00 = base_pitch_rotation_00 * t87 + t86 * base_roll_rotation_02
-        + base_roll_rotation_01 * t88;
-    let t113 = q[2] * q[2];
-    let t114 = q[1] * q[1];
-    let t115 = q[0] * q[0];
-    let hub_inertia_i_00 = hub_inertia_com_00
-        + (t113 + t114 + t115 - q[0] * q[0]) * p.hub_mass;
-    let hub_inertia_com_01 = base_pitch_rotation_10 * t87 + base_roll_rotation_11 * t88
-        + base_roll_rotation_12 * t86;
-    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
-    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
-        + base_roll_velocity_w_x * hub_inertia_i_00
-        + base_roll_velocity_w_z * hub_inertia_i_02
-        + hub_inertia_i_01 * base_roll_velocity_w_y
-        - hub_inertia_h_z * base_roll_velocity_v_y;
-    let left_lower_inertia_com_00 = t106 * left_upper_rotation_01
-        + left_lower_rotation_02 * t105 + left_lower_rotation_00 * t107;
-    let t116 = left_lower_com_x * left_lower_com_x;
-    let t117 = left_lower_com_y * left_lower_com_y;
-    let t118 = left_lower_com_z * left_lower_com_z;
-    let left_lower_inertia_i_00 = left_lower_inertia_com_00
-        + (t116 + t117 + t118 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
-    let left_lower_inertia_com_01 = t105 * left_lower_rotation_12
-        + t106 * left_upper_rotation_11 + t107 * left_lower_rotation_10;
-    let left_lower_inertia_i_01 = left_lower_inertia_com_01
-        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
-    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
-        + left_lower_velocity_w_y * left_lower_inertia_i_01
-        + left_lower_inertia_h_y * left_lower_velocity_v_z
-        + left_lower_inertia_i_02 * left_lower_velocity_w_z
-        - left_lower_inertia_h_z * left_lower_velocity_v_y;
-    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_11 * t94
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t94
-            * base_roll_rotation_02;
-    let left_upper_inertia_i_01 = left_upper_inertia_com_01
-        - p.arm_mass * left_upper_com_y * left_upper_com_x;
-    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_01 * t94
-        + 0.08333333333333333 * p.arm_mass * t94 * base_roll_rotation_02
-            * base_roll_rotation_02
-        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
-    let t119 = left_upper_com_y * left_upper_com_y;
-    let t120 = left_upper_com_z * left_upper_com_z;
-    let t121 = left_upper_com_x * left_upper_com_x;
-    let left_upper_inertia_i_00 = left_upper_inertia_com_00
-        + p.arm_mass * (t119 + t120 + t121 - left_upper_com_x * left_upper_com_x);
-    let left_upper_momentum_n_x = left_upper_velocity_v_z * left_upper_inertia_h_y
-        + left_upper_velocity_w_y * left_upper_inertia_i_01
-        + left_upper_velocity_w_x * left_upper_inertia_i_00
-        + left_upper_inertia_i_02 * left_upper_velocity_w_z
-        - left_upper_velocity_v_y * left_upper_inertia_h_z;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
     let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
         + left_upper_momentum_n_x;
-    let t122 = right_slider_position_x * right_slider_position_x;
-    let t123 = right_slider_position_z * right_slider_position_z;
-    let t124 = right_slider_position_y * right_slider_position_y;
-    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let right_slider_inertia_i_00 = (t122 + t123 + t124
-        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
-        + right_slider_inertia_com_00;
-    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_i_01 = right_slider_inertia_com_01
-        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
-    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
-        + right_upper_velocity_w_x * right_slider_inertia_i_00
-        + right_upper_velocity_w_y * right_slider_inertia_i_01
-        + right_slider_velocity_v_z * right_slider_inertia_h_y
-        - right_slider_inertia_h_z * right_slider_velocity_v_y;
-    let t125 = right_upper_com_y * right_upper_com_y;
-    let t126 = right_upper_com_z * right_upper_com_z;
-    let t127 = right_upper_com_x * right_upper_com_x;
-    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
-        * p.right_upper_inertia_yy
-        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
-    let right_upper_inertia_i_00 = p.arm_mass
-        * (t125 + t126 + t127 - right_upper_com_x * right_upper_com_x)
-        + right_upper_inertia_com_00;
-    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
-        * right_upper_rotation_11
-        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
-        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
-    let right_upper_inertia_i_01 = right_upper_inertia_com_01
-        - p.arm_mass * right_upper_com_x * right_upper_com_y;
-    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
-        + right_upper_inertia_i_01 * right_upper_velocity_w_y
-        + right_upper_inertia_h_y * right_upper_velocity_v_z
-        + right_upper_velocity_w_z * right_upper_inertia_i_02
-        - right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
     let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
         + right_upper_momentum_n_x;
     let hub_composite_momentum_n_x = hub_momentum_n_x + left_upper_composite_momentum_n_x
         + right_upper_composite_momentum_n_x;
-    let t128 = -(hub_composite_momentum_n_x * cache.values[0]);
-    let t129 = hub_composite_momentum_f_y * base_pitch_subspace_v_x;
-    let t130 = -(base_pitch_subspace_v_y * hub_composite_momentum_f_x);
-    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_slider_inertia_xx
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
-    let right_slider_composite_rate_id_12 = right_slider_inertia_com_11
+    let t87 = -(hub_composite_momentum_n_x * cache.cos_q3);
+    let t88 = hub_composite_momentum_f_y * cache.base_pitch_subspace_v_x;
+    let t89 = -(cache.base_pitch_subspace_v_y * hub_composite_momentum_f_x);
+    let right_slider_composite_rate_id_12 = cache.right_slider_inertia_com_11
         * right_upper_velocity_w_x
-        + right_slider_inertia_com_02 * right_upper_velocity_w_z
-        - (right_slider_position_z * t9 + t15 * right_slider_position_y)
+        + cache.right_slider_inertia_com_02 * right_upper_velocity_w_z
+        - (cache.right_slider_position_z * t2 + t8 * cache.right_slider_position_y)
             * p.right_slider_mass
-        - right_slider_inertia_com_22 * right_upper_velocity_w_x
-        - right_slider_inertia_com_01 * right_upper_velocity_w_y;
-    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
-        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
-    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_upper_inertia_xx
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+        - cache.right_slider_inertia_com_22 * right_upper_velocity_w_x
+        - cache.right_slider_inertia_com_01 * right_upper_velocity_w_y;
     let right_upper_composite_rate_id_12 = right_slider_composite_rate_id_12
-        + right_upper_inertia_com_11 * right_upper_velocity_w_x
-        + right_upper_inertia_com_02 * right_upper_velocity_w_z
-        - p.arm_mass * (right_upper_com_z * t10 + right_upper_com_y * t16)
-        - right_upper_velocity_w_x * right_upper_inertia_com_22
-        - right_upper_inertia_com_01 * right_upper_velocity_w_y;
-    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
-        + p.hub_inertia_zz * base_roll_rotation_22
-        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
-        + base_pitch_rotation_20
-            * (p.hub_inertia_xy * base_roll_rotation_21
-                + base_pitch_rotation_20 * p.hub_inertia_xx
-                + p.hub_inertia_xz * base_roll_rotation_22)
-        + base_roll_rotation_21
-            * (base_roll_rotation_21 * p.hub_inertia_yy
-                + p.hub_inertia_yz * base_roll_rotation_22
-                + p.hub_inertia_xy * base_pitch_rotation_20);
-    let hub_inertia_com_11 = base_pitch_rotation_10 * t92 + base_roll_rotation_12 * t90
-        + t91 * base_roll_rotation_11;
-    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
-            * left_upper_rotation_21 * t94
-        + 0.08333333333333333 * p.arm_mass * t94 * base_roll_rotation_22
-            * base_roll_rotation_22;
-    let left_lower_inertia_com_11 = t102 * left_lower_rotation_10
-        + t101 * left_lower_rotation_12 + left_upper_rotation_11 * t103;
-    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
-        + p.left_lower_inertia_xy * left_lower_rotation_20
-        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
-        + (left_lower_rotation_20 * p.left_lower_inertia_xx
-            + p.left_lower_inertia_xz * left_lower_rotation_22
-            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
-        + (p.left_lower_inertia_xz * left_lower_rotation_20
-            + p.left_lower_inertia_yz * left_upper_rotation_21
-            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
-    let left_lower_composite_rate_id_12 = left_lower_inertia_com_02
-        * left_lower_velocity_w_z + left_lower_velocity_w_x * left_lower_inertia_com_11
-        - left_lower_inertia_com_22 * left_lower_velocity_w_x
-        - left_lower_velocity_w_y * left_lower_inertia_com_01
-        - (left_lower_com_z * t7 + t14 * left_lower_com_y) * p.left_lower_mass;
-    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
-        * base_roll_rotation_12 * p.arm_mass * t94
-        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_11 * t94;
-    let left_upper_composite_rate_id_12 = left_upper_inertia_com_02
+        + cache.right_upper_inertia_com_11 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_com_02 * right_upper_velocity_w_z
+        - p.arm_mass * (cache.right_upper_com_z * t3 + cache.right_upper_com_y * t9)
+        - right_upper_velocity_w_x * cache.right_upper_inertia_com_22
+        - cache.right_upper_inertia_com_01 * right_upper_velocity_w_y;
+    let left_lower_composite_rate_id_12 = cache.left_lower_inertia_com_02
+        * left_lower_velocity_w_z
+        + left_lower_velocity_w_x * cache.left_lower_inertia_com_11
+        - cache.left_lower_inertia_com_22 * left_lower_velocity_w_x
+        - left_lower_velocity_w_y * cache.left_lower_inertia_com_01
+        - (cache.left_lower_com_z * t0 + t7 * cache.left_lower_com_y)
+            * p.left_lower_mass;
+    let left_upper_composite_rate_id_12 = cache.left_upper_inertia_com_02
         * left_upper_velocity_w_z + left_lower_composite_rate_id_12
-        + left_upper_velocity_w_x * left_upper_inertia_com_11
-        - left_upper_inertia_com_22 * left_upper_velocity_w_x
-        - (t8 * left_upper_com_z + left_upper_com_y * t13) * p.arm_mass
-        - left_upper_velocity_w_y * left_upper_inertia_com_01;
+        + left_upper_velocity_w_x * cache.left_upper_inertia_com_11
+        - cache.left_upper_inertia_com_22 * left_upper_velocity_w_x
+        - (t1 * cache.left_upper_com_z + cache.left_upper_com_y * t6) * p.arm_mass
+        - left_upper_velocity_w_y * cache.left_upper_inertia_com_01;
     let hub_composite_rate_id_12 = right_upper_composite_rate_id_12
-        + hub_inertia_com_11 * base_roll_velocity_w_x + left_upper_composite_rate_id_12
-        + base_roll_velocity_w_z * hub_inertia_com_02
-        - hub_inertia_com_01 * base_roll_velocity_w_y
-        - hub_inertia_com_22 * base_roll_velocity_w_x
-        - (t11 * q[2] + t17 * q[1]) * p.hub_mass;
-    let t131 = hub_composite_rate_id_12 * cache.values[0];
-    let t132 = -(hub_composite_rate_hd_y * base_pitch_subspace_v_x);
-    let left_lower_inertia_i_11 = p.left_lower_mass
-        * (t116 + t117 + t118 - left_lower_com_y * left_lower_com_y)
-        + left_lower_inertia_com_11;
-    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
-        + left_lower_velocity_w_x * left_lower_inertia_i_01
-        + left_lower_inertia_h_z * left_lower_velocity_v_x
-        + left_lower_inertia_i_12 * left_lower_velocity_w_z
-        - left_lower_inertia_h_x * left_lower_velocity_v_z;
-    let left_upper_inertia_i_11 = p.arm_mass
-        * (t119 + t120 + t121 - left_upper_com_y * left_upper_com_y)
-        + left_upper_inertia_com_11;
-    let left_upper_momentum_n_y = left_upper_inertia_i_01 * left_upper_velocity_w_x
-        + left_upper_inertia_i_11 * left_upper_velocity_w_y
-        + left_upper_velocity_v_x * left_upper_inertia_h_z
-        + left_upper_inertia_i_12 * left_upper_velocity_w_z
-        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+        + cache.hub_inertia_com_11 * base_roll_velocity_w_x
+        + left_upper_composite_rate_id_12
+        + base_roll_velocity_w_z * cache.hub_inertia_com_02
+        - cache.hub_inertia_com_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_com_22 * base_roll_velocity_w_x
+        - (t4 * q[2] + t10 * q[1]) * p.hub_mass;
+    let t90 = hub_composite_rate_id_12 * cache.cos_q3;
+    let t91 = -(hub_composite_rate_hd_y * cache.base_pitch_subspace_v_x);
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
     let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
         + left_upper_momentum_n_y;
-    let hub_inertia_i_11 = hub_inertia_com_11
-        + (t113 + t114 + t115 - q[1] * q[1]) * p.hub_mass;
-    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
-        + hub_inertia_h_z * base_roll_velocity_v_x
-        + hub_inertia_i_11 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * hub_inertia_i_01
-        - base_roll_velocity_v_z * hub_inertia_h_x;
-    let right_slider_inertia_i_11 = right_slider_inertia_com_11
-        + (t122 + t123 + t124 - right_slider_position_y * right_slider_position_y)
-            * p.right_slider_mass;
-    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
-        + right_slider_inertia_h_z * right_slider_velocity_v_x
-        + right_upper_velocity_w_z * right_slider_inertia_i_12
-        + right_upper_velocity_w_x * right_slider_inertia_i_01
-        - right_slider_velocity_v_z * right_slider_inertia_h_x;
-    let right_upper_inertia_i_11 = p.arm_mass
-        * (t125 + t126 + t127 - right_upper_com_y * right_upper_com_y)
-        + right_upper_inertia_com_11;
-    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
-        + right_upper_inertia_i_12 * right_upper_velocity_w_z
-        + right_upper_inertia_i_01 * right_upper_velocity_w_x
-        + right_upper_inertia_h_z * right_upper_velocity_v_x
-        - right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
     let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
         + right_upper_momentum_n_y;
     let hub_composite_momentum_n_y = left_upper_composite_momentum_n_y + hub_momentum_n_y
         + right_upper_composite_momentum_n_y;
-    let t133 = hub_composite_momentum_n_y * base_yaw_rotation_01;
-    let t134 = hub_composite_rate_hd_x * base_pitch_subspace_v_y;
-    let right_slider_composite_rate_id_02 = right_slider_inertia_com_22
+    let t92 = hub_composite_momentum_n_y * cache.base_yaw_rotation_01;
+    let t93 = hub_composite_rate_hd_x * cache.base_pitch_subspace_v_y;
+    let right_slider_composite_rate_id_02 = cache.right_slider_inertia_com_22
         * right_upper_velocity_w_y
-        + right_slider_inertia_com_01 * right_upper_velocity_w_x
-        - right_slider_inertia_com_00 * right_upper_velocity_w_y
+        + cache.right_slider_inertia_com_01 * right_upper_velocity_w_x
+        - cache.right_slider_inertia_com_00 * right_upper_velocity_w_y
         - p.right_slider_mass
-            * (t15 * right_slider_position_x + right_slider_position_z * t32)
-        - right_upper_velocity_w_z * right_slider_inertia_com_12;
+            * (t8 * cache.right_slider_position_x + cache.right_slider_position_z * t25)
+        - right_upper_velocity_w_z * cache.right_slider_inertia_com_12;
     let right_upper_composite_rate_id_02 = right_slider_composite_rate_id_02
-        + right_upper_velocity_w_y * right_upper_inertia_com_22
-        + right_upper_inertia_com_01 * right_upper_velocity_w_x
-        - right_upper_velocity_w_z * right_upper_inertia_com_12
-        - right_upper_velocity_w_y * right_upper_inertia_com_00
-        - p.arm_mass * (right_upper_com_x * t16 + right_upper_com_z * t31);
+        + right_upper_velocity_w_y * cache.right_upper_inertia_com_22
+        + cache.right_upper_inertia_com_01 * right_upper_velocity_w_x
+        - right_upper_velocity_w_z * cache.right_upper_inertia_com_12
+        - right_upper_velocity_w_y * cache.right_upper_inertia_com_00
+        - p.arm_mass * (cache.right_upper_com_x * t9 + cache.right_upper_com_z * t24);
     let left_lower_composite_rate_id_02 = left_lower_velocity_w_x
-        * left_lower_inertia_com_01 + left_lower_inertia_com_22 * left_lower_velocity_w_y
-        - left_lower_velocity_w_y * left_lower_inertia_com_00
-        - left_lower_inertia_com_12 * left_lower_velocity_w_z
-        - (left_lower_com_z * t35 + t14 * left_lower_com_x) * p.left_lower_mass;
+        * cache.left_lower_inertia_com_01
+        + cache.left_lower_inertia_com_22 * left_lower_velocity_w_y
+        - left_lower_velocity_w_y * cache.left_lower_inertia_com_00
+        - cache.left_lower_inertia_com_12 * left_lower_velocity_w_z
+        - (cache.left_lower_com_z * t28 + t7 * cache.left_lower_com_x)
+            * p.left_lower_mass;
     let left_upper_composite_rate_id_02 = left_upper_velocity_w_x
-        * left_upper_inertia_com_01 + left_lower_composite_rate_id_02
-        + left_upper_velocity_w_y * left_upper_inertia_com_22
-        - left_upper_inertia_com_12 * left_upper_velocity_w_z
-        - p.arm_mass * (t34 * left_upper_com_z + t13 * left_upper_com_x)
-        - left_upper_inertia_com_00 * left_upper_velocity_w_y;
+        * cache.left_upper_inertia_com_01 + left_lower_composite_rate_id_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_com_22
+        - cache.left_upper_inertia_com_12 * left_upper_velocity_w_z
+        - p.arm_mass * (t27 * cache.left_upper_com_z + t6 * cache.left_upper_com_x)
+        - cache.left_upper_inertia_com_00 * left_upper_velocity_w_y;
     let hub_composite_rate_id_02 = right_upper_composite_rate_id_02
-        + left_upper_composite_rate_id_02 + base_roll_velocity_w_x * hub_inertia_com_01
-        + hub_inertia_com_22 * base_roll_velocity_w_y
-        - hub_inertia_com_00 * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * hub_inertia_com_12
-        - p.hub_mass * (t17 * q[0] + q[2] * t33);
-    let t135 = hub_composite_rate_id_02 * base_yaw_rotation_01;
+        + left_upper_composite_rate_id_02
+        + base_roll_velocity_w_x * cache.hub_inertia_com_01
+        + cache.hub_inertia_com_22 * base_roll_velocity_w_y
+        - cache.hub_inertia_com_00 * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.hub_inertia_com_12
+        - p.hub_mass * (t10 * q[0] + q[2] * t26);
+    let t94 = hub_composite_rate_id_02 * cache.base_yaw_rotation_01;
     let base_pitch_coriolis_column_n_z = base_pitch_subspace_rate_w_x
-        * hub_composite_inertia_i_02
-        + hub_composite_inertia_h_x * base_pitch_subspace_rate_v_y
-        + hub_composite_inertia_i_12 * base_pitch_subspace_rate_w_y
-        + 0.5 * (t128 + t129 + t130 + t131 + t132 + t133 + t134 + t135)
-        - hub_composite_inertia_h_y * base_pitch_subspace_rate_v_x;
-    let t136 = -(hub_composite_rate_hd_y * base_roll_subspace_v_x);
-    let t137 = base_pitch_rotation_10 * hub_composite_rate_id_12;
-    let t138 = -(base_roll_subspace_v_y * hub_composite_momentum_f_x);
-    let t139 = -(hub_composite_momentum_n_x * base_pitch_rotation_10);
-    let t140 = hub_composite_rate_id_22 * base_pitch_rotation_20;
-    let t141 = base_roll_subspace_v_y * hub_composite_rate_hd_x;
-    let t142 = hub_composite_momentum_n_y * base_pitch_rotation_00;
-    let t143 = hub_composite_momentum_f_y * base_roll_subspace_v_x;
-    let t144 = base_pitch_rotation_00 * hub_composite_rate_id_02;
-    let right_upper_inertia_i_22 = p.arm_mass
-        * (t125 + t126 + t127 - right_upper_com_z * right_upper_com_z)
-        + right_upper_inertia_com_22;
-    let right_slider_inertia_i_22 = right_slider_inertia_com_22
-        + p.right_slider_mass
-            * (t122 + t123 + t124 - right_slider_position_z * right_slider_position_z);
-    let right_upper_composite_inertia_i_22 = right_upper_inertia_i_22
-        + right_slider_inertia_i_22;
-    let left_upper_inertia_i_22 = p.arm_mass
-        * (t119 + t120 + t121 - left_upper_com_z * left_upper_com_z)
-        + left_upper_inertia_com_22;
-    let left_lower_inertia_i_22 = left_lower_inertia_com_22
-        + (t116 + t117 + t118 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
-    let left_upper_composite_inertia_i_22 = left_upper_inertia_i_22
-        + left_lower_inertia_i_22;
-    let hub_inertia_i_22 = hub_inertia_com_22
-        + (t113 + t114 + t115 - q[2] * q[2]) * p.hub_mass;
-    let hub_composite_inertia_i_22 = right_upper_composite_inertia_i_22
-        + left_upper_composite_inertia_i_22 + hub_inertia_i_22;
+        * cache.hub_composite_inertia_i_02
+        + cache.hub_composite_inertia_h_x * base_pitch_subspace_rate_v_y
+        + cache.hub_composite_inertia_i_12 * base_pitch_subspace_rate_w_y
+        + 0.5 * (t87 + t88 + t89 + t90 + t91 + t92 + t93 + t94)
+        - cache.hub_composite_inertia_h_y * base_pitch_subspace_rate_v_x;
+    let t95 = -(hub_composite_rate_hd_y * cache.base_roll_subspace_v_x);
+    let t96 = cache.base_pitch_rotation_10 * hub_composite_rate_id_12;
+    let t97 = -(cache.base_roll_subspace_v_y * hub_composite_momentum_f_x);
+    let t98 = -(hub_composite_momentum_n_x * cache.base_pitch_rotation_10);
+    let t99 = hub_composite_rate_id_22 * cache.base_pitch_rotation_20;
+    let t100 = cache.base_roll_subspace_v_y * hub_composite_rate_hd_x;
+    let t101 = hub_composite_momentum_n_y * cache.base_pitch_rotation_00;
+    let t102 = hub_composite_momentum_f_y * cache.base_roll_subspace_v_x;
+    let t103 = cache.base_pitch_rotation_00 * hub_composite_rate_id_02;
     let base_roll_coriolis_column_n_z = base_roll_subspace_rate_w_y
-        * hub_composite_inertia_i_12
-        + hub_composite_inertia_h_x * base_roll_subspace_rate_v_y
-        + base_roll_subspace_rate_w_x * hub_composite_inertia_i_02
-        + 0.5 * (t136 + t137 + t138 + t139 + t140 + t141 + t142 + t143 + t144)
-        + hub_composite_inertia_i_22 * base_roll_subspace_rate_w_z
-        - hub_composite_inertia_h_y * base_roll_subspace_rate_v_x;
-    let t145 = -(left_upper_subspace_v_y * left_upper_composite_momentum_f_x);
-    let t146 = left_upper_composite_momentum_n_y * base_roll_rotation_02;
-    let t147 = base_roll_rotation_02 * left_upper_composite_rate_id_02;
-    let t148 = left_upper_composite_rate_id_22 * base_roll_rotation_22;
-    let t149 = -(base_roll_rotation_12 * left_upper_composite_momentum_n_x);
-    let t150 = left_upper_subspace_v_y * left_upper_composite_rate_hd_x;
-    let t151 = -(left_upper_composite_rate_hd_y * left_upper_subspace_v_x);
-    let t152 = base_roll_rotation_12 * left_upper_composite_rate_id_12;
-    let t153 = left_upper_subspace_v_x * left_upper_composite_momentum_f_y;
+        * cache.hub_composite_inertia_i_12
+        + cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_02
+        + 0.5 * (t95 + t96 + t97 + t98 + t99 + t100 + t101 + t102 + t103)
+        + cache.hub_composite_inertia_i_22 * base_roll_subspace_rate_w_z
+        - cache.hub_composite_inertia_h_y * base_roll_subspace_rate_v_x;
+    let t104 = -(cache.left_upper_subspace_v_y * left_upper_composite_momentum_f_x);
+    let t105 = left_upper_composite_momentum_n_y * cache.base_roll_rotation_02;
+    let t106 = cache.base_roll_rotation_02 * left_upper_composite_rate_id_02;
+    let t107 = left_upper_composite_rate_id_22 * cache.base_roll_rotation_22;
+    let t108 = -(cache.base_roll_rotation_12 * left_upper_composite_momentum_n_x);
+    let t109 = cache.left_upper_subspace_v_y * left_upper_composite_rate_hd_x;
+    let t110 = -(left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_x);
+    let t111 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_12;
+    let t112 = cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_y;
     let left_upper_coriolis_column_n_z = 0.5
-        * (t145 + t146 + t147 + t148 + t149 + t150 + t151 + t152 + t153)
-        + left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_x
-        + left_upper_subspace_rate_w_y * left_upper_composite_inertia_i_12
-        + left_upper_composite_inertia_h_x * left_upper_subspace_rate_v_y
-        + left_upper_subspace_rate_w_z * left_upper_composite_inertia_i_22
-        - left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_x;
-    let t154 = -(right_upper_subspace_v_y * right_upper_composite_momentum_f_x);
-    let t155 = right_upper_axis_x * right_upper_composite_rate_id_02;
-    let t156 = -(right_upper_subspace_v_x * right_upper_composite_rate_hd_y);
-    let t157 = right_upper_composite_rate_id_12 * right_upper_axis_y;
-    let t158 = right_upper_composite_momentum_n_y * right_upper_axis_x;
-    let t159 = right_upper_composite_rate_id_22 * right_upper_axis_z;
-    let t160 = -(right_upper_axis_y * right_upper_composite_momentum_n_x);
-    let t161 = right_upper_subspace_v_x * right_upper_composite_momentum_f_y;
-    let t162 = right_upper_subspace_v_y * right_upper_composite_rate_hd_x;
+        * (t104 + t105 + t106 + t107 + t108 + t109 + t110 + t111 + t112)
+        + cache.left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_x
+        + left_upper_subspace_rate_w_y * cache.left_upper_composite_inertia_i_12
+        + cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_v_y
+        + left_upper_subspace_rate_w_z * cache.left_upper_composite_inertia_i_22
+        - cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_x;
+    let t113 = -(cache.right_upper_subspace_v_y * right_upper_composite_momentum_f_x);
+    let t114 = cache.right_upper_axis_x * right_upper_composite_rate_id_02;
+    let t115 = -(cache.right_upper_subspace_v_x * right_upper_composite_rate_hd_y);
+    let t116 = right_upper_composite_rate_id_12 * cache.right_upper_axis_y;
+    let t117 = right_upper_composite_momentum_n_y * cache.right_upper_axis_x;
+    let t118 = right_upper_composite_rate_id_22 * cache.right_upper_axis_z;
+    let t119 = -(cache.right_upper_axis_y * right_upper_composite_momentum_n_x);
+    let t120 = cache.right_upper_subspace_v_x * right_upper_composite_momentum_f_y;
+    let t121 = cache.right_upper_subspace_v_y * right_upper_composite_rate_hd_x;
     let right_upper_coriolis_column_n_z = right_upper_subspace_rate_v_y
-        * right_upper_composite_inertia_h_x
-        + right_upper_subspace_rate_w_x * right_upper_composite_inertia_i_02
-        + right_upper_composite_inertia_i_22 * right_upper_subspace_rate_w_z
-        + right_upper_subspace_rate_w_y * right_upper_composite_inertia_i_12
-        + 0.5 * (t154 + t155 + t156 + t157 + t158 + t159 + t160 + t161 + t162)
-        - right_upper_subspace_rate_v_x * right_upper_composite_inertia_h_y;
-    let t163 = left_lower_composite_rate_id_22 * left_upper_rotation_21;
-    let t164 = left_lower_subspace_v_x * left_lower_momentum_f_y;
-    let t165 = -(left_lower_subspace_v_x * left_lower_composite_rate_hd_y);
-    let t166 = left_lower_momentum_n_y * left_upper_rotation_01;
-    let t167 = -(left_lower_momentum_f_x * left_lower_subspace_v_y);
-    let t168 = -(left_lower_momentum_n_x * left_upper_rotation_11);
-    let t169 = left_lower_composite_rate_id_12 * left_upper_rotation_11;
-    let t170 = left_lower_composite_rate_id_02 * left_upper_rotation_01;
-    let t171 = left_lower_subspace_v_y * left_lower_composite_rate_hd_x;
-    let left_lower_coriolis_column_n_z = left_lower_inertia_h_x
+        * cache.right_upper_composite_inertia_h_x
+        + right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_i_02
+        + cache.right_upper_composite_inertia_i_22 * right_upper_subspace_rate_w_z
+        + right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_i_12
+        + 0.5 * (t113 + t114 + t115 + t116 + t117 + t118 + t119 + t120 + t121)
+        - right_upper_subspace_rate_v_x * cache.right_upper_composite_inertia_h_y;
+    let t122 = left_lower_composite_rate_id_22 * cache.left_upper_rotation_21;
+    let t123 = cache.left_lower_subspace_v_x * left_lower_momentum_f_y;
+    let t124 = -(cache.left_lower_subspace_v_x * left_lower_composite_rate_hd_y);
+    let t125 = left_lower_momentum_n_y * cache.left_upper_rotation_01;
+    let t126 = -(left_lower_momentum_f_x * cache.left_lower_subspace_v_y);
+    let t127 = -(left_lower_momentum_n_x * cache.left_upper_rotation_11);
+    let t128 = left_lower_composite_rate_id_12 * cache.left_upper_rotation_11;
+    let t129 = left_lower_composite_rate_id_02 * cache.left_upper_rotation_01;
+    let t130 = cache.left_lower_subspace_v_y * left_lower_composite_rate_hd_x;
+    let left_lower_coriolis_column_n_z = cache.left_lower_inertia_h_x
         * left_lower_subspace_rate_v_y
-        + left_lower_inertia_i_12 * left_lower_subspace_rate_w_y
-        + left_lower_subspace_rate_w_x * left_lower_inertia_i_02
-        + 0.5 * (t163 + t164 + t165 + t166 + t167 + t168 + t169 + t170 + t171)
-        + left_lower_subspace_rate_w_z * left_lower_inertia_i_22
-        - left_lower_subspace_rate_v_x * left_lower_inertia_h_y;
-    let t172 = -(right_upper_rotation_00 * right_slider_composite_rate_hd_y);
-    let t173 = right_slider_composite_rate_hd_x * right_upper_rotation_10;
-    let t174 = right_upper_rotation_00 * right_slider_momentum_f_y;
-    let t175 = -(right_slider_momentum_f_x * right_upper_rotation_10);
+        + cache.left_lower_inertia_i_12 * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_w_x * cache.left_lower_inertia_i_02
+        + 0.5 * (t122 + t123 + t124 + t125 + t126 + t127 + t128 + t129 + t130)
+        + left_lower_subspace_rate_w_z * cache.left_lower_inertia_i_22
+        - left_lower_subspace_rate_v_x * cache.left_lower_inertia_h_y;
+    let t131 = -(cache.right_upper_rotation_00 * right_slider_composite_rate_hd_y);
+    let t132 = right_slider_composite_rate_hd_x * cache.right_upper_rotation_10;
+    let t133 = cache.right_upper_rotation_00 * right_slider_momentum_f_y;
+    let t134 = -(right_slider_momentum_f_x * cache.right_upper_rotation_10);
     let right_slider_coriolis_column_n_z = right_slider_subspace_rate_v_y
-        * right_slider_inertia_h_x + 0.5 * (t172 + t173 + t174 + t175)
-        - right_slider_subspace_rate_v_x * right_slider_inertia_h_y;
+        * cache.right_slider_inertia_h_x + 0.5 * (t131 + t132 + t133 + t134)
+        - right_slider_subspace_rate_v_x * cache.right_slider_inertia_h_y;
     let base_pitch_coriolis_row_f_x = 0.5
-        * (t18 - hub_composite_momentum_f_z * cache.values[0]);
+        * (t11 - hub_composite_momentum_f_z * cache.cos_q3);
     let base_pitch_coriolis_row_f_y = 0.5
-        * (base_yaw_rotation_01 * hub_composite_momentum_f_z + t36);
-    let base_pitch_coriolis_row_f_z = 0.5 * (t51 - (t49 + t50));
-    let base_pitch_projected_inertia_f_y = hub_composite_inertia_m
-        * base_pitch_subspace_v_y - hub_composite_inertia_h_z * base_yaw_rotation_01;
-    let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
-        * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cache.values[0];
+        * (cache.base_yaw_rotation_01 * hub_composite_momentum_f_z + t29);
+    let base_pitch_coriolis_row_f_z = 0.5 * (t44 - (t42 + t43));
     let base_pitch_coriolis_row_n_z = 0.5
-        * (t131 + t132 + t134 + t135 - (t128 + t129 + t130 + t133));
-    let right_upper_composite_inertia_i_11 = right_upper_inertia_i_11
-        + right_slider_inertia_i_11;
-    let left_upper_composite_inertia_i_11 = left_upper_inertia_i_11
-        + left_lower_inertia_i_11;
-    let hub_composite_inertia_i_11 = right_upper_composite_inertia_i_11
-        + left_upper_composite_inertia_i_11 + hub_inertia_i_11;
-    let left_upper_composite_inertia_i_01 = left_upper_inertia_i_01
-        + left_lower_inertia_i_01;
-    let right_upper_composite_inertia_i_01 = right_upper_inertia_i_01
-        + right_slider_inertia_i_01;
-    let hub_composite_inertia_i_01 = left_upper_composite_inertia_i_01 + hub_inertia_i_01
-        + right_upper_composite_inertia_i_01;
-    let base_pitch_projected_inertia_n_y = hub_composite_inertia_i_11 * cache.values[0]
-        + hub_composite_inertia_i_01 * base_yaw_rotation_01
-        + hub_composite_inertia_h_z * base_pitch_subspace_v_x
-        - base_pitch_subspace_v_z * hub_composite_inertia_h_x;
+        * (t90 + t91 + t93 + t94 - (t87 + t88 + t89 + t92));
     let right_slider_composite_rate_id_01 = right_upper_velocity_w_z
-        * right_slider_inertia_com_00
-        + right_upper_velocity_w_y * right_slider_inertia_com_12
-        - right_slider_inertia_com_02 * right_upper_velocity_w_x
-        - (right_slider_position_x * t9 + right_slider_position_y * t32)
+        * cache.right_slider_inertia_com_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_com_12
+        - cache.right_slider_inertia_com_02 * right_upper_velocity_w_x
+        - (cache.right_slider_position_x * t2 + cache.right_slider_position_y * t25)
             * p.right_slider_mass
-        - right_upper_velocity_w_z * right_slider_inertia_com_11;
+        - right_upper_velocity_w_z * cache.right_slider_inertia_com_11;
     let right_upper_composite_rate_id_01 = right_upper_velocity_w_z
-        * right_upper_inertia_com_00 + right_slider_composite_rate_id_01
-        + right_upper_inertia_com_12 * right_upper_velocity_w_y
-        - right_upper_velocity_w_z * right_upper_inertia_com_11
-        - right_upper_inertia_com_02 * right_upper_velocity_w_x
-        - p.arm_mass * (right_upper_com_x * t10 + right_upper_com_y * t31);
-    let left_lower_composite_rate_id_01 = left_lower_inertia_com_00
-        * left_lower_velocity_w_z + left_lower_velocity_w_y * left_lower_inertia_com_12
-        - left_lower_inertia_com_11 * left_lower_velocity_w_z
-        - p.left_lower_mass * (t35 * left_lower_com_y + left_lower_com_x * t7)
-        - left_lower_velocity_w_x * left_lower_inertia_com_02;
+        * cache.right_upper_inertia_com_00 + right_slider_composite_rate_id_01
+        + cache.right_upper_inertia_com_12 * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_inertia_com_11
+        - cache.right_upper_inertia_com_02 * right_upper_velocity_w_x
+        - p.arm_mass * (cache.right_upper_com_x * t3 + cache.right_upper_com_y * t24);
+    let left_lower_composite_rate_id_01 = cache.left_lower_inertia_com_00
+        * left_lower_velocity_w_z
+        + left_lower_velocity_w_y * cache.left_lower_inertia_com_12
+        - cache.left_lower_inertia_com_11 * left_lower_velocity_w_z
+        - p.left_lower_mass
+            * (t28 * cache.left_lower_com_y + cache.left_lower_com_x * t0)
+        - left_lower_velocity_w_x * cache.left_lower_inertia_com_02;
     let left_upper_composite_rate_id_01 = left_upper_velocity_w_y
-        * left_upper_inertia_com_12 + left_upper_inertia_com_00 * left_upper_velocity_w_z
+        * cache.left_upper_inertia_com_12
+        + cache.left_upper_inertia_com_00 * left_upper_velocity_w_z
         + left_lower_composite_rate_id_01
-        - left_upper_inertia_com_11 * left_upper_velocity_w_z
-        - left_upper_inertia_com_02 * left_upper_velocity_w_x
-        - p.arm_mass * (left_upper_com_y * t34 + t8 * left_upper_com_x);
+        - cache.left_upper_inertia_com_11 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_com_02 * left_upper_velocity_w_x
+        - p.arm_mass * (cache.left_upper_com_y * t27 + t1 * cache.left_upper_com_x);
     let hub_composite_rate_id_01 = right_upper_composite_rate_id_01
-        + hub_inertia_com_12 * base_roll_velocity_w_y
-        + base_roll_velocity_w_z * hub_inertia_com_00 + left_upper_composite_rate_id_01
-        - p.hub_mass * (q[1] * t33 + q[0] * t11)
-        - hub_inertia_com_02 * base_roll_velocity_w_x
-        - base_roll_velocity_w_z * hub_inertia_com_11;
-    let t176 = base_roll_velocity_w_z * hub_inertia_com_01;
-    let t177 = right_slider_inertia_com_01 * right_upper_velocity_w_z;
-    let t178 = -(right_upper_velocity_w_x * right_slider_inertia_com_12);
-    let right_slider_composite_rate_id_11 = (t79 - (t78 + t78)) * p.right_slider_mass
-        + t177 + t177 + t178 + t178;
-    let t179 = -(right_upper_inertia_com_12 * right_upper_velocity_w_x);
-    let t180 = right_upper_velocity_w_z * right_upper_inertia_com_01;
-    let right_upper_composite_rate_id_11 = right_slider_composite_rate_id_11 + t179
-        + t179 + t180 + t180 + p.arm_mass * (t85 - (t83 + t83));
-    let t181 = -(base_roll_velocity_w_x * hub_inertia_com_12);
-    let t182 = left_upper_velocity_w_z * left_upper_inertia_com_01;
-    let t183 = left_lower_inertia_com_01 * left_lower_velocity_w_z;
-    let t184 = -(left_lower_velocity_w_x * left_lower_inertia_com_12);
-    let left_lower_composite_rate_id_11 = t183 + t183
-        + (t100 - (t99 + t99)) * p.left_lower_mass + t184 + t184;
-    let t185 = -(left_upper_inertia_com_12 * left_upper_velocity_w_x);
-    let left_upper_composite_rate_id_11 = t182 + t182
-        + p.arm_mass * (t112 - (t110 + t110)) + left_lower_composite_rate_id_11 + t185
-        + t185;
-    let hub_composite_rate_id_11 = t176 + t176 + right_upper_composite_rate_id_11
-        + (t67 - (t66 + t66)) * p.hub_mass + t181 + t181
+        + cache.hub_inertia_com_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.hub_inertia_com_00
+        + left_upper_composite_rate_id_01 - p.hub_mass * (q[1] * t26 + q[0] * t4)
+        - cache.hub_inertia_com_02 * base_roll_velocity_w_x
+        - base_roll_velocity_w_z * cache.hub_inertia_com_11;
+    let t135 = base_roll_velocity_w_z * cache.hub_inertia_com_01;
+    let t136 = cache.right_slider_inertia_com_01 * right_upper_velocity_w_z;
+    let t137 = -(right_upper_velocity_w_x * cache.right_slider_inertia_com_12);
+    let right_slider_composite_rate_id_11 = (t66 - (t65 + t65)) * p.right_slider_mass
+        + t136 + t136 + t137 + t137;
+    let t138 = -(cache.right_upper_inertia_com_12 * right_upper_velocity_w_x);
+    let t139 = right_upper_velocity_w_z * cache.right_upper_inertia_com_01;
+    let right_upper_composite_rate_id_11 = right_slider_composite_rate_id_11 + t138
+        + t138 + t139 + t139 + p.arm_mass * (t72 - (t70 + t70));
+    let t140 = -(base_roll_velocity_w_x * cache.hub_inertia_com_12);
+    let t141 = left_upper_velocity_w_z * cache.left_upper_inertia_com_01;
+    let t142 = cache.left_lower_inertia_com_01 * left_lower_velocity_w_z;
+    let t143 = -(left_lower_velocity_w_x * cache.left_lower_inertia_com_12);
+    let left_lower_composite_rate_id_11 = t142 + t142
+        + (t80 - (t79 + t79)) * p.left_lower_mass + t143 + t143;
+    let t144 = -(cache.left_upper_inertia_com_12 * left_upper_velocity_w_x);
+    let left_upper_composite_rate_id_11 = t141 + t141 + p.arm_mass * (t86 - (t84 + t84))
+        + left_lower_composite_rate_id_11 + t144 + t144;
+    let hub_composite_rate_id_11 = t135 + t135 + right_upper_composite_rate_id_11
+        + (t60 - (t59 + t59)) * p.hub_mass + t140 + t140
         + left_upper_composite_rate_id_11;
-    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
-        + base_roll_velocity_w_z * hub_inertia_i_22
-        + hub_inertia_i_12 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * hub_inertia_i_02
-        - hub_inertia_h_y * base_roll_velocity_v_x;
-    let left_upper_momentum_n_z = left_upper_inertia_h_x * left_upper_velocity_v_y
-        + left_upper_inertia_i_02 * left_upper_velocity_w_x
-        + left_upper_inertia_i_22 * left_upper_velocity_w_z
-        + left_upper_velocity_w_y * left_upper_inertia_i_12
-        - left_upper_inertia_h_y * left_upper_velocity_v_x;
-    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
-        + left_lower_inertia_i_22 * left_lower_velocity_w_z
-        + left_lower_inertia_h_x * left_lower_velocity_v_y
-        + left_lower_velocity_w_x * left_lower_inertia_i_02
-        - left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
     let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
         + left_lower_momentum_n_z;
-    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
-        + right_slider_inertia_h_x * right_slider_velocity_v_y
-        + right_upper_velocity_w_y * right_slider_inertia_i_12
-        + right_upper_velocity_w_z * right_slider_inertia_i_22
-        - right_slider_velocity_v_x * right_slider_inertia_h_y;
-    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
-        + right_upper_inertia_i_02 * right_upper_velocity_w_x
-        + right_upper_inertia_h_x * right_upper_velocity_v_y
-        + right_upper_velocity_w_z * right_upper_inertia_i_22
-        - right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
     let right_upper_composite_momentum_n_z = right_slider_momentum_n_z
         + right_upper_momentum_n_z;
     let hub_composite_momentum_n_z = hub_momentum_n_z + left_upper_composite_momentum_n_z
         + right_upper_composite_momentum_n_z;
     let base_pitch_coriolis_row_n_y = 0.5
-        * (hub_composite_rate_id_01 * base_yaw_rotation_01
-            + hub_composite_rate_id_11 * cache.values[0]
-            + hub_composite_rate_hd_z * base_pitch_subspace_v_x
-            - (base_pitch_subspace_v_z * hub_composite_momentum_f_x
-                - hub_composite_momentum_n_z * base_yaw_rotation_01
-                - hub_composite_momentum_f_z * base_pitch_subspace_v_x)
-            - base_pitch_subspace_v_z * hub_composite_rate_hd_x);
-    let right_upper_composite_inertia_i_00 = right_upper_inertia_i_00
-        + right_slider_inertia_i_00;
-    let left_upper_composite_inertia_i_00 = left_lower_inertia_i_00
-        + left_upper_inertia_i_00;
-    let hub_composite_inertia_i_00 = right_upper_composite_inertia_i_00
-        + left_upper_composite_inertia_i_00 + hub_inertia_i_00;
-    let base_pitch_projected_inertia_n_x = hub_composite_inertia_i_01 * cache.values[0]
-        + hub_composite_inertia_h_y * base_pitch_subspace_v_z
-        + hub_composite_inertia_i_00 * base_yaw_rotation_01
-        - hub_composite_inertia_h_z * base_pitch_subspace_v_y;
-    let t186 = -(base_roll_velocity_w_z * hub_inertia_com_01);
-    let t187 = hub_inertia_com_02 * base_roll_velocity_w_y;
-    let t188 = left_lower_velocity_w_y * left_lower_inertia_com_02;
-    let t189 = -(left_lower_inertia_com_01 * left_lower_velocity_w_z);
-    let left_lower_composite_rate_id_00 = t188 + t188
-        + (t100 - (t97 + t97)) * p.left_lower_mass + t189 + t189;
-    let t190 = -(left_upper_velocity_w_z * left_upper_inertia_com_01);
-    let t191 = left_upper_inertia_com_02 * left_upper_velocity_w_y;
-    let left_upper_composite_rate_id_00 = left_lower_composite_rate_id_00 + t190 + t190
-        + t191 + t191 + p.arm_mass * (t112 - (t109 + t109));
-    let t192 = right_upper_inertia_com_02 * right_upper_velocity_w_y;
-    let t193 = -(right_upper_velocity_w_z * right_upper_inertia_com_01);
-    let t194 = right_slider_inertia_com_02 * right_upper_velocity_w_y;
-    let t195 = -(right_slider_inertia_com_01 * right_upper_velocity_w_z);
-    let right_slider_composite_rate_id_00 = t194 + t194
-        + (t79 - (t77 + t77)) * p.right_slider_mass + t195 + t195;
-    let right_upper_composite_rate_id_00 = p.arm_mass * (t85 - (t84 + t84)) + t192 + t192
-        + t193 + t193 + right_slider_composite_rate_id_00;
-    let hub_composite_rate_id_00 = t186 + t186 + t187 + t187
+        * (hub_composite_rate_id_01 * cache.base_yaw_rotation_01
+            + hub_composite_rate_id_11 * cache.cos_q3
+            + hub_composite_rate_hd_z * cache.base_pitch_subspace_v_x
+            - (cache.base_pitch_subspace_v_z * hub_composite_momentum_f_x
+                - hub_composite_momentum_n_z * cache.base_yaw_rotation_01
+                - hub_composite_momentum_f_z * cache.base_pitch_subspace_v_x)
+            - cache.base_pitch_subspace_v_z * hub_composite_rate_hd_x);
+    let t145 = -(base_roll_velocity_w_z * cache.hub_inertia_com_01);
+    let t146 = cache.hub_inertia_com_02 * base_roll_velocity_w_y;
+    let t147 = left_lower_velocity_w_y * cache.left_lower_inertia_com_02;
+    let t148 = -(cache.left_lower_inertia_com_01 * left_lower_velocity_w_z);
+    let left_lower_composite_rate_id_00 = t147 + t147
+        + (t80 - (t77 + t77)) * p.left_lower_mass + t148 + t148;
+    let t149 = -(left_upper_velocity_w_z * cache.left_upper_inertia_com_01);
+    let t150 = cache.left_upper_inertia_com_02 * left_upper_velocity_w_y;
+    let left_upper_composite_rate_id_00 = left_lower_composite_rate_id_00 + t149 + t149
+        + t150 + t150 + p.arm_mass * (t86 - (t83 + t83));
+    let t151 = cache.right_upper_inertia_com_02 * right_upper_velocity_w_y;
+    let t152 = -(right_upper_velocity_w_z * cache.right_upper_inertia_com_01);
+    let t153 = cache.right_slider_inertia_com_02 * right_upper_velocity_w_y;
+    let t154 = -(cache.right_slider_inertia_com_01 * right_upper_velocity_w_z);
+    let right_slider_composite_rate_id_00 = t153 + t153
+        + (t66 - (t64 + t64)) * p.right_slider_mass + t154 + t154;
+    let right_upper_composite_rate_id_00 = p.arm_mass * (t72 - (t71 + t71)) + t151 + t151
+        + t152 + t152 + right_slider_composite_rate_id_00;
+    let hub_composite_rate_id_00 = t145 + t145 + t146 + t146
         + left_upper_composite_rate_id_00 + right_upper_composite_rate_id_00
-        + (t67 - (t64 + t64)) * p.hub_mass;
+        + (t60 - (t57 + t57)) * p.hub_mass;
     let base_pitch_coriolis_row_n_x = 0.5
-        * (hub_composite_rate_id_01 * cache.values[0]
-            + hub_composite_rate_id_00 * base_yaw_rotation_01
-            + base_pitch_subspace_v_z * hub_composite_rate_hd_y
-            - (hub_composite_momentum_n_z * cache.values[0]
-                + base_pitch_subspace_v_y * hub_composite_momentum_f_z
-                - base_pitch_subspace_v_z * hub_composite_momentum_f_y)
-            - hub_composite_rate_hd_z * base_pitch_subspace_v_y);
-    let base_pitch_projected_inertia_f_z = base_pitch_subspace_v_z
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_x * cache.values[0]
-            - hub_composite_inertia_h_y * base_yaw_rotation_01);
-    let t196 = -(base_roll_subspace_v_x * hub_composite_momentum_f_z);
-    let t197 = -(hub_composite_rate_hd_x * base_roll_subspace_v_z);
-    let t198 = base_pitch_rotation_10 * hub_composite_rate_id_11;
-    let t199 = hub_composite_rate_id_01 * base_pitch_rotation_00;
-    let t200 = hub_composite_momentum_n_x * base_pitch_rotation_20;
-    let t201 = -(base_pitch_rotation_00 * hub_composite_momentum_n_z);
-    let t202 = base_pitch_rotation_20 * hub_composite_rate_id_12;
-    let t203 = hub_composite_rate_hd_z * base_roll_subspace_v_x;
-    let t204 = base_roll_subspace_v_z * hub_composite_momentum_f_x;
+        * (hub_composite_rate_id_01 * cache.cos_q3
+            + hub_composite_rate_id_00 * cache.base_yaw_rotation_01
+            + cache.base_pitch_subspace_v_z * hub_composite_rate_hd_y
+            - (hub_composite_momentum_n_z * cache.cos_q3
+                + cache.base_pitch_subspace_v_y * hub_composite_momentum_f_z
+                - cache.base_pitch_subspace_v_z * hub_composite_momentum_f_y)
+            - hub_composite_rate_hd_z * cache.base_pitch_subspace_v_y);
+    let t155 = -(cache.base_roll_subspace_v_x * hub_composite_momentum_f_z);
+    let t156 = -(hub_composite_rate_hd_x * cache.base_roll_subspace_v_z);
+    let t157 = cache.base_pitch_rotation_10 * hub_composite_rate_id_11;
+    let t158 = hub_composite_rate_id_01 * cache.base_pitch_rotation_00;
+    let t159 = hub_composite_momentum_n_x * cache.base_pitch_rotation_20;
+    let t160 = -(cache.base_pitch_rotation_00 * hub_composite_momentum_n_z);
+    let t161 = cache.base_pitch_rotation_20 * hub_composite_rate_id_12;
+    let t162 = hub_composite_rate_hd_z * cache.base_roll_subspace_v_x;
+    let t163 = cache.base_roll_subspace_v_z * hub_composite_momentum_f_x;
     let base_roll_coriolis_column_n_y = 0.5
-        * (t196 + t197 + t198 + t199 + t200 + t201 + t202 + t203 + t204)
-        + base_roll_subspace_rate_w_x * hub_composite_inertia_i_01
-        + hub_composite_inertia_i_12 * base_roll_subspace_rate_w_z
-        + base_roll_subspace_rate_w_y * hub_composite_inertia_i_11
-        + base_roll_subspace_rate_v_x * hub_composite_inertia_h_z
-        - hub_composite_inertia_h_x * base_roll_subspace_rate_v_z;
-    let t205 = hub_composite_rate_hd_y * base_roll_subspace_v_z;
-    let t206 = base_pitch_rotation_10 * hub_composite_rate_id_01;
-    let t207 = base_roll_subspace_v_y * hub_composite_momentum_f_z;
-    let t208 = -(base_roll_subspace_v_y * hub_composite_rate_hd_z);
-    let t209 = -(base_pitch_rotation_20 * hub_composite_momentum_n_y);
-    let t210 = base_pitch_rotation_00 * hub_composite_rate_id_00;
-    let t211 = -(hub_composite_momentum_f_y * base_roll_subspace_v_z);
-    let t212 = base_pitch_rotation_20 * hub_composite_rate_id_02;
-    let t213 = base_pitch_rotation_10 * hub_composite_momentum_n_z;
-    let base_roll_coriolis_column_n_x = hub_composite_inertia_i_00
+        * (t155 + t156 + t157 + t158 + t159 + t160 + t161 + t162 + t163)
+        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_01
+        + cache.hub_composite_inertia_i_12 * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_11
+        + base_roll_subspace_rate_v_x * cache.hub_composite_inertia_h_z
+        - cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_z;
+    let t164 = hub_composite_rate_hd_y * cache.base_roll_subspace_v_z;
+    let t165 = cache.base_pitch_rotation_10 * hub_composite_rate_id_01;
+    let t166 = cache.base_roll_subspace_v_y * hub_composite_momentum_f_z;
+    let t167 = -(cache.base_roll_subspace_v_y * hub_composite_rate_hd_z);
+    let t168 = -(cache.base_pitch_rotation_20 * hub_composite_momentum_n_y);
+    let t169 = cache.base_pitch_rotation_00 * hub_composite_rate_id_00;
+    let t170 = -(hub_composite_momentum_f_y * cache.base_roll_subspace_v_z);
+    let t171 = cache.base_pitch_rotation_20 * hub_composite_rate_id_02;
+    let t172 = cache.base_pitch_rotation_10 * hub_composite_momentum_n_z;
+    let base_roll_coriolis_column_n_x = cache.hub_composite_inertia_i_00
         * base_roll_subspace_rate_w_x
-        + base_roll_subspace_rate_w_z * hub_composite_inertia_i_02
-        + hub_composite_inertia_h_y * base_roll_subspace_rate_v_z
-        + 0.5 * (t205 + t206 + t207 + t208 + t209 + t210 + t211 + t212 + t213)
-        + base_roll_subspace_rate_w_y * hub_composite_inertia_i_01
-        - hub_composite_inertia_h_z * base_roll_subspace_rate_v_y;
-    let t214 = left_upper_composite_rate_id_12 * base_roll_rotation_22;
-    let t215 = left_upper_composite_rate_hd_z * left_upper_subspace_v_x;
-    let t216 = -(left_upper_subspace_v_z * left_upper_composite_rate_hd_x);
-    let t217 = left_upper_subspace_v_z * left_upper_composite_momentum_f_x;
-    let t218 = left_upper_composite_rate_id_01 * base_roll_rotation_02;
-    let t219 = -(left_upper_subspace_v_x * left_upper_composite_momentum_f_z);
-    let t220 = base_roll_rotation_12 * left_upper_composite_rate_id_11;
-    let t221 = left_upper_composite_momentum_n_x * base_roll_rotation_22;
-    let t222 = -(left_upper_composite_momentum_n_z * base_roll_rotation_02);
+        + base_roll_subspace_rate_w_z * cache.hub_composite_inertia_i_02
+        + cache.hub_composite_inertia_h_y * base_roll_subspace_rate_v_z
+        + 0.5 * (t164 + t165 + t166 + t167 + t168 + t169 + t170 + t171 + t172)
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_01
+        - cache.hub_composite_inertia_h_z * base_roll_subspace_rate_v_y;
+    let t173 = left_upper_composite_rate_id_12 * cache.base_roll_rotation_22;
+    let t174 = left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_x;
+    let t175 = -(cache.left_upper_subspace_v_z * left_upper_composite_rate_hd_x);
+    let t176 = cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_x;
+    let t177 = left_upper_composite_rate_id_01 * cache.base_roll_rotation_02;
+    let t178 = -(cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_z);
+    let t179 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_11;
+    let t180 = left_upper_composite_momentum_n_x * cache.base_roll_rotation_22;
+    let t181 = -(left_upper_composite_momentum_n_z * cache.base_roll_rotation_02);
     let left_upper_coriolis_column_n_y = left_upper_subspace_rate_w_z
-        * left_upper_composite_inertia_i_12
-        + left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_x
-        + left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_x
-        + 0.5 * (t214 + t215 + t216 + t217 + t218 + t219 + t220 + t221 + t222)
-        + left_upper_composite_inertia_i_11 * left_upper_subspace_rate_w_y
-        - left_upper_subspace_rate_v_z * left_upper_composite_inertia_h_x;
-    let t223 = left_upper_composite_momentum_f_z * left_upper_subspace_v_y;
-    let t224 = left_upper_composite_rate_id_00 * base_roll_rotation_02;
-    let t225 = left_upper_composite_rate_id_02 * base_roll_rotation_22;
-    let t226 = -(left_upper_subspace_v_z * left_upper_composite_momentum_f_y);
-    let t227 = left_upper_composite_rate_hd_y * left_upper_subspace_v_z;
-    let t228 = -(left_upper_composite_momentum_n_y * base_roll_rotation_22);
-    let t229 = base_roll_rotation_12 * left_upper_composite_momentum_n_z;
-    let t230 = base_roll_rotation_12 * left_upper_composite_rate_id_01;
-    let t231 = -(left_upper_composite_rate_hd_z * left_upper_subspace_v_y);
-    let left_upper_coriolis_column_n_x = left_upper_composite_inertia_i_00
+        * cache.left_upper_composite_inertia_i_12
+        + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_x
+        + cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_x
+        + 0.5 * (t173 + t174 + t175 + t176 + t177 + t178 + t179 + t180 + t181)
+        + cache.left_upper_composite_inertia_i_11 * left_upper_subspace_rate_w_y
+        - left_upper_subspace_rate_v_z * cache.left_upper_composite_inertia_h_x;
+    let t182 = left_upper_composite_momentum_f_z * cache.left_upper_subspace_v_y;
+    let t183 = left_upper_composite_rate_id_00 * cache.base_roll_rotation_02;
+    let t184 = left_upper_composite_rate_id_02 * cache.base_roll_rotation_22;
+    let t185 = -(cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_y);
+    let t186 = left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_z;
+    let t187 = -(left_upper_composite_momentum_n_y * cache.base_roll_rotation_22);
+    let t188 = cache.base_roll_rotation_12 * left_upper_composite_momentum_n_z;
+    let t189 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_01;
+    let t190 = -(left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_y);
+    let left_upper_coriolis_column_n_x = cache.left_upper_composite_inertia_i_00
         * left_upper_subspace_rate_w_x
-        + left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_z
-        + 0.5 * (t223 + t224 + t225 + t226 + t227 + t228 + t229 + t230 + t231)
-        + left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_y
-        + left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_z
-        - left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_y;
-    let t232 = -(right_upper_subspace_v_y * right_upper_composite_rate_hd_z);
-    let t233 = -(right_upper_axis_z * right_upper_composite_momentum_n_y);
-    let t234 = right_upper_composite_rate_id_00 * right_upper_axis_x;
-    let t235 = right_upper_composite_rate_id_01 * right_upper_axis_y;
-    let t236 = right_upper_axis_z * right_upper_composite_rate_id_02;
-    let t237 = right_upper_subspace_v_z * right_upper_composite_rate_hd_y;
-    let t238 = -(right_upper_subspace_v_z * right_upper_composite_momentum_f_y);
-    let t239 = right_upper_axis_y * right_upper_composite_momentum_n_z;
-    let t240 = right_upper_subspace_v_y * right_upper_composite_momentum_f_z;
-    let right_upper_coriolis_column_n_x = right_upper_composite_inertia_i_00
+        + cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_z
+        + 0.5 * (t182 + t183 + t184 + t185 + t186 + t187 + t188 + t189 + t190)
+        + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_y
+        + cache.left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_z
+        - cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_y;
+    let t191 = -(cache.right_upper_subspace_v_y * right_upper_composite_rate_hd_z);
+    let t192 = -(cache.right_upper_axis_z * right_upper_composite_momentum_n_y);
+    let t193 = right_upper_composite_rate_id_00 * cache.right_upper_axis_x;
+    let t194 = right_upper_composite_rate_id_01 * cache.right_upper_axis_y;
+    let t195 = cache.right_upper_axis_z * right_upper_composite_rate_id_02;
+    let t196 = cache.right_upper_subspace_v_z * right_upper_composite_rate_hd_y;
+    let t197 = -(cache.right_upper_subspace_v_z * right_upper_composite_momentum_f_y);
+    let t198 = cache.right_upper_axis_y * right_upper_composite_momentum_n_z;
+    let t199 = cache.right_upper_subspace_v_y * right_upper_composite_momentum_f_z;
+    let right_upper_coriolis_column_n_x = cache.right_upper_composite_inertia_i_00
         * right_upper_subspace_rate_w_x
-        + right_upper_subspace_rate_w_y * right_upper_composite_inertia_i_01
-        + 0.5 * (t232 + t233 + t234 + t235 + t236 + t237 + t238 + t239 + t240)
-        + right_upper_subspace_rate_v_z * right_upper_composite_inertia_h_y
-        + right_upper_subspace_rate_w_z * right_upper_composite_inertia_i_02
-        - right_upper_subspace_rate_v_y * right_upper_composite_inertia_h_z;
-    let t241 = right_upper_subspace_v_x * right_upper_composite_rate_hd_z;
-    let t242 = -(right_upper_subspace_v_z * right_upper_composite_rate_hd_x);
-    let t243 = -(right_upper_axis_x * right_upper_composite_momentum_n_z);
-    let t244 = -(right_upper_subspace_v_x * right_upper_composite_momentum_f_z);
-    let t245 = right_upper_composite_rate_id_12 * right_upper_axis_z;
-    let t246 = right_upper_composite_rate_id_11 * right_upper_axis_y;
-    let t247 = right_upper_axis_z * right_upper_composite_momentum_n_x;
-    let t248 = right_upper_subspace_v_z * right_upper_composite_momentum_f_x;
-    let t249 = right_upper_composite_rate_id_01 * right_upper_axis_x;
+        + right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_i_01
+        + 0.5 * (t191 + t192 + t193 + t194 + t195 + t196 + t197 + t198 + t199)
+        + right_upper_subspace_rate_v_z * cache.right_upper_composite_inertia_h_y
+        + right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_i_02
+        - right_upper_subspace_rate_v_y * cache.right_upper_composite_inertia_h_z;
+    let t200 = cache.right_upper_subspace_v_x * right_upper_composite_rate_hd_z;
+    let t201 = -(cache.right_upper_subspace_v_z * right_upper_composite_rate_hd_x);
+    let t202 = -(cache.right_upper_axis_x * right_upper_composite_momentum_n_z);
+    let t203 = -(cache.right_upper_subspace_v_x * right_upper_composite_momentum_f_z);
+    let t204 = right_upper_composite_rate_id_12 * cache.right_upper_axis_z;
+    let t205 = right_upper_composite_rate_id_11 * cache.right_upper_axis_y;
+    let t206 = cache.right_upper_axis_z * right_upper_composite_momentum_n_x;
+    let t207 = cache.right_upper_subspace_v_z * right_upper_composite_momentum_f_x;
+    let t208 = right_upper_composite_rate_id_01 * cache.right_upper_axis_x;
     let right_upper_coriolis_column_n_y = right_upper_subspace_rate_w_x
-        * right_upper_composite_inertia_i_01
-        + right_upper_subspace_rate_w_z * right_upper_composite_inertia_i_12
-        + 0.5 * (t241 + t242 + t243 + t244 + t245 + t246 + t247 + t248 + t249)
-        + right_upper_composite_inertia_i_11 * right_upper_subspace_rate_w_y
-        + right_upper_subspace_rate_v_x * right_upper_composite_inertia_h_z
-        - right_upper_subspace_rate_v_z * right_upper_composite_inertia_h_x;
-    let t250 = left_lower_subspace_v_z * left_lower_composite_rate_hd_y;
-    let t251 = left_lower_composite_rate_id_00 * left_upper_rotation_01;
-    let t252 = left_upper_rotation_11 * left_lower_composite_rate_id_01;
-    let t253 = -(left_lower_subspace_v_y * left_lower_composite_rate_hd_z);
-    let t254 = -(left_lower_momentum_n_y * left_upper_rotation_21);
-    let t255 = left_lower_composite_rate_id_02 * left_upper_rotation_21;
-    let t256 = -(left_lower_subspace_v_z * left_lower_momentum_f_y);
-    let t257 = left_lower_subspace_v_y * left_lower_momentum_f_z;
-    let t258 = left_upper_rotation_11 * left_lower_momentum_n_z;
+        * cache.right_upper_composite_inertia_i_01
+        + right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_i_12
+        + 0.5 * (t200 + t201 + t202 + t203 + t204 + t205 + t206 + t207 + t208)
+        + cache.right_upper_composite_inertia_i_11 * right_upper_subspace_rate_w_y
+        + right_upper_subspace_rate_v_x * cache.right_upper_composite_inertia_h_z
+        - right_upper_subspace_rate_v_z * cache.right_upper_composite_inertia_h_x;
+    let t209 = cache.left_lower_subspace_v_z * left_lower_composite_rate_hd_y;
+    let t210 = left_lower_composite_rate_id_00 * cache.left_upper_rotation_01;
+    let t211 = cache.left_upper_rotation_11 * left_lower_composite_rate_id_01;
+    let t212 = -(cache.left_lower_subspace_v_y * left_lower_composite_rate_hd_z);
+    let t213 = -(left_lower_momentum_n_y * cache.left_upper_rotation_21);
+    let t214 = left_lower_composite_rate_id_02 * cache.left_upper_rotation_21;
+    let t215 = -(cache.left_lower_subspace_v_z * left_lower_momentum_f_y);
+    let t216 = cache.left_lower_subspace_v_y * left_lower_momentum_f_z;
+    let t217 = cache.left_upper_rotation_11 * left_lower_momentum_n_z;
     let left_lower_coriolis_column_n_x = left_lower_subspace_rate_w_z
-        * left_lower_inertia_i_02
-        + left_lower_inertia_i_00 * left_lower_subspace_rate_w_x
-        + left_lower_subspace_rate_v_z * left_lower_inertia_h_y
-        + left_lower_inertia_i_01 * left_lower_subspace_rate_w_y
-        + 0.5 * (t250 + t251 + t252 + t253 + t254 + t255 + t256 + t257 + t258)
-        - left_lower_inertia_h_z * left_lower_subspace_rate_v_y;
-    let t259 = left_lower_composite_rate_id_11 * left_upper_rotation_11;
-    let t260 = left_lower_momentum_n_x * left_upper_rotation_21;
-    let t261 = left_lower_composite_rate_id_12 * left_upper_rotation_21;
-    let t262 = -(left_upper_rotation_01 * left_lower_momentum_n_z);
-    let t263 = left_upper_rotation_01 * left_lower_composite_rate_id_01;
-    let t264 = -(left_lower_subspace_v_z * left_lower_composite_rate_hd_x);
-    let t265 = -(left_lower_subspace_v_x * left_lower_momentum_f_z);
-    let t266 = left_lower_subspace_v_x * left_lower_composite_rate_hd_z;
-    let t267 = left_lower_momentum_f_x * left_lower_subspace_v_z;
+        * cache.left_lower_inertia_i_02
+        + cache.left_lower_inertia_i_00 * left_lower_subspace_rate_w_x
+        + left_lower_subspace_rate_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_01 * left_lower_subspace_rate_w_y
+        + 0.5 * (t209 + t210 + t211 + t212 + t213 + t214 + t215 + t216 + t217)
+        - cache.left_lower_inertia_h_z * left_lower_subspace_rate_v_y;
+    let t218 = left_lower_composite_rate_id_11 * cache.left_upper_rotation_11;
+    let t219 = left_lower_momentum_n_x * cache.left_upper_rotation_21;
+    let t220 = left_lower_composite_rate_id_12 * cache.left_upper_rotation_21;
+    let t221 = -(cache.left_upper_rotation_01 * left_lower_momentum_n_z);
+    let t222 = cache.left_upper_rotation_01 * left_lower_composite_rate_id_01;
+    let t223 = -(cache.left_lower_subspace_v_z * left_lower_composite_rate_hd_x);
+    let t224 = -(cache.left_lower_subspace_v_x * left_lower_momentum_f_z);
+    let t225 = cache.left_lower_subspace_v_x * left_lower_composite_rate_hd_z;
+    let t226 = left_lower_momentum_f_x * cache.left_lower_subspace_v_z;
     let left_lower_coriolis_column_n_y = 0.5
-        * (t259 + t260 + t261 + t262 + t263 + t264 + t265 + t266 + t267)
-        + left_lower_subspace_rate_w_x * left_lower_inertia_i_01
-        + left_lower_inertia_h_z * left_lower_subspace_rate_v_x
-        + left_lower_subspace_rate_w_z * left_lower_inertia_i_12
-        + left_lower_inertia_i_11 * left_lower_subspace_rate_w_y
-        - left_lower_inertia_h_x * left_lower_subspace_rate_v_z;
-    let t268 = -(right_upper_rotation_00 * right_slider_momentum_f_z);
-    let t269 = right_slider_composite_rate_hd_z * right_upper_rotation_00;
-    let t270 = right_upper_rotation_20 * right_slider_momentum_f_x;
-    let t271 = -(right_upper_rotation_20 * right_slider_composite_rate_hd_x);
+        * (t218 + t219 + t220 + t221 + t222 + t223 + t224 + t225 + t226)
+        + left_lower_subspace_rate_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_subspace_rate_v_x
+        + left_lower_subspace_rate_w_z * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_11 * left_lower_subspace_rate_w_y
+        - cache.left_lower_inertia_h_x * left_lower_subspace_rate_v_z;
+    let t227 = -(cache.right_upper_rotation_00 * right_slider_momentum_f_z);
+    let t228 = right_slider_composite_rate_hd_z * cache.right_upper_rotation_00;
+    let t229 = cache.right_upper_rotation_20 * right_slider_momentum_f_x;
+    let t230 = -(cache.right_upper_rotation_20 * right_slider_composite_rate_hd_x);
     let right_slider_coriolis_column_n_y = right_slider_subspace_rate_v_x
-        * right_slider_inertia_h_z + 0.5 * (t268 + t269 + t270 + t271)
-        - right_slider_subspace_rate_v_z * right_slider_inertia_h_x;
-    let t272 = -(right_slider_composite_rate_hd_z * right_upper_rotation_10);
-    let t273 = -(right_upper_rotation_20 * right_slider_momentum_f_y);
-    let t274 = right_slider_momentum_f_z * right_upper_rotation_10;
-    let t275 = right_upper_rotation_20 * right_slider_composite_rate_hd_y;
+        * cache.right_slider_inertia_h_z + 0.5 * (t227 + t228 + t229 + t230)
+        - right_slider_subspace_rate_v_z * cache.right_slider_inertia_h_x;
+    let t231 = -(right_slider_composite_rate_hd_z * cache.right_upper_rotation_10);
+    let t232 = -(cache.right_upper_rotation_20 * right_slider_momentum_f_y);
+    let t233 = right_slider_momentum_f_z * cache.right_upper_rotation_10;
+    let t234 = cache.right_upper_rotation_20 * right_slider_composite_rate_hd_y;
     let right_slider_coriolis_column_n_x = right_slider_subspace_rate_v_z
-        * right_slider_inertia_h_y + 0.5 * (t272 + t273 + t274 + t275)
-        - right_slider_subspace_rate_v_y * right_slider_inertia_h_z;
-    let base_roll_coriolis_row_f_x = 0.5 * (t19 - (t20 + t21));
-    let base_roll_coriolis_row_f_y = 0.5 * (t37 - (t38 + t39));
-    let base_roll_coriolis_row_f_z = 0.5 * (t53 - (t52 + t54));
-    let base_roll_projected_inertia_f_x = base_roll_subspace_v_x
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_y * base_pitch_rotation_20
-            - base_pitch_rotation_10 * hub_composite_inertia_h_z);
+        * cache.right_slider_inertia_h_y + 0.5 * (t231 + t232 + t233 + t234)
+        - right_slider_subspace_rate_v_y * cache.right_slider_inertia_h_z;
+    let base_roll_coriolis_row_f_x = 0.5 * (t12 - (t13 + t14));
+    let base_roll_coriolis_row_f_y = 0.5 * (t30 - (t31 + t32));
+    let base_roll_coriolis_row_f_z = 0.5 * (t46 - (t45 + t47));
     let base_roll_coriolis_row_n_z = 0.5
-        * (t136 + t137 + t140 + t141 + t144 - (t138 + t139 + t142 + t143));
-    let base_roll_projected_inertia_f_y = base_roll_subspace_v_y
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_z * base_pitch_rotation_00
-            - base_pitch_rotation_20 * hub_composite_inertia_h_x);
+        * (t95 + t96 + t99 + t100 + t103 - (t97 + t98 + t101 + t102));
     let base_roll_coriolis_row_n_y = 0.5
-        * (t197 + t198 + t199 + t202 + t203 - (t196 + t200 + t201 + t204));
-    let base_roll_projected_inertia_n_x = hub_composite_inertia_h_y
-        * base_roll_subspace_v_z + base_pitch_rotation_10 * hub_composite_inertia_i_01
-        + hub_composite_inertia_i_00 * base_pitch_rotation_00
-        + base_pitch_rotation_20 * hub_composite_inertia_i_02
-        - base_roll_subspace_v_y * hub_composite_inertia_h_z;
-    let base_roll_projected_inertia_f_z = base_roll_subspace_v_z
-        * hub_composite_inertia_m
-        - (base_pitch_rotation_10 * hub_composite_inertia_h_x
-            - hub_composite_inertia_h_y * base_pitch_rotation_00);
+        * (t156 + t157 + t158 + t161 + t162 - (t155 + t159 + t160 + t163));
     let base_roll_coriolis_row_n_x = 0.5
-        * (t205 + t206 + t208 + t210 + t212 - (t207 + t209 + t211 + t213));
-    let base_roll_projected_inertia_n_y = hub_composite_inertia_i_01
-        * base_pitch_rotation_00 + base_pitch_rotation_20 * hub_composite_inertia_i_12
-        + base_pitch_rotation_10 * hub_composite_inertia_i_11
-        + hub_composite_inertia_h_z * base_roll_subspace_v_x
-        - base_roll_subspace_v_z * hub_composite_inertia_h_x;
-    let base_roll_projected_inertia_n_z = base_pitch_rotation_20
-        * hub_composite_inertia_i_22 + base_roll_subspace_v_y * hub_composite_inertia_h_x
-        + base_pitch_rotation_00 * hub_composite_inertia_i_02
-        + base_pitch_rotation_10 * hub_composite_inertia_i_12
-        - hub_composite_inertia_h_y * base_roll_subspace_v_x;
-    let left_upper_coriolis_row_f_x = 0.5 * (t23 - (t22 + t24));
-    let left_upper_coriolis_row_f_y = 0.5 * (t42 - (t40 + t41));
-    let left_upper_coriolis_row_f_z = 0.5 * (t56 - (t55 + t57));
+        * (t164 + t165 + t167 + t169 + t171 - (t166 + t168 + t170 + t172));
+    let left_upper_coriolis_row_f_x = 0.5 * (t16 - (t15 + t17));
+    let left_upper_coriolis_row_f_y = 0.5 * (t35 - (t33 + t34));
+    let left_upper_coriolis_row_f_z = 0.5 * (t49 - (t48 + t50));
     let left_upper_coriolis_row_n_z = 0.5
-        * (t147 + t148 + t150 + t151 + t152 - (t145 + t146 + t149 + t153));
-    let left_upper_projected_inertia_f_x = left_upper_subspace_v_x
-        * left_upper_composite_inertia_m
-        - (left_upper_composite_inertia_h_y * base_roll_rotation_22
-            - left_upper_composite_inertia_h_z * base_roll_rotation_12);
-    let left_upper_projected_inertia_f_y = left_upper_composite_inertia_m
-        * left_upper_subspace_v_y
-        - (left_upper_composite_inertia_h_z * base_roll_rotation_02
-            - left_upper_composite_inertia_h_x * base_roll_rotation_22);
-    let left_upper_projected_inertia_f_z = left_upper_subspace_v_z
-        * left_upper_composite_inertia_m
-        - (base_roll_rotation_12 * left_upper_composite_inertia_h_x
-            - left_upper_composite_inertia_h_y * base_roll_rotation_02);
+        * (t106 + t107 + t109 + t110 + t111 - (t104 + t105 + t108 + t112));
     let left_upper_coriolis_row_n_y = 0.5
-        * (t214 + t215 + t216 + t218 + t220 - (t217 + t219 + t221 + t222));
-    let left_upper_projected_inertia_n_y = left_upper_composite_inertia_i_01
-        * base_roll_rotation_02
-        + base_roll_rotation_22 * left_upper_composite_inertia_i_12
-        + base_roll_rotation_12 * left_upper_composite_inertia_i_11
-        + left_upper_composite_inertia_h_z * left_upper_subspace_v_x
-        - left_upper_composite_inertia_h_x * left_upper_subspace_v_z;
-    let left_upper_projected_inertia_n_x = left_upper_composite_inertia_h_y
-        * left_upper_subspace_v_z
-        + left_upper_composite_inertia_i_00 * base_roll_rotation_02
-        + base_roll_rotation_12 * left_upper_composite_inertia_i_01
-        + left_upper_composite_inertia_i_02 * base_roll_rotation_22
-        - left_upper_composite_inertia_h_z * left_upper_subspace_v_y;
+        * (t173 + t174 + t175 + t177 + t179 - (t176 + t178 + t180 + t181));
     let left_upper_coriolis_row_n_x = 0.5
-        * (t224 + t225 + t227 + t230 + t231 - (t223 + t226 + t228 + t229));
-    let left_upper_projected_inertia_n_z = left_upper_composite_inertia_h_x
-        * left_upper_subspace_v_y
-        + left_upper_composite_inertia_i_02 * base_roll_rotation_02
-        + left_upper_composite_inertia_i_22 * base_roll_rotation_22
-        + base_roll_rotation_12 * left_upper_composite_inertia_i_12
-        - left_upper_subspace_v_x * left_upper_composite_inertia_h_y;
-    let right_upper_coriolis_row_f_x = 0.5 * (t26 - (t25 + t27));
-    let right_upper_coriolis_row_f_y = 0.5 * (t44 - (t43 + t45));
-    let right_upper_coriolis_row_f_z = 0.5 * (t58 - (t59 + t60));
+        * (t183 + t184 + t186 + t189 + t190 - (t182 + t185 + t187 + t188));
+    let right_upper_coriolis_row_f_x = 0.5 * (t19 - (t18 + t20));
+    let right_upper_coriolis_row_f_y = 0.5 * (t37 - (t36 + t38));
+    let right_upper_coriolis_row_f_z = 0.5 * (t51 - (t52 + t53));
     let right_upper_coriolis_row_n_z = 0.5
-        * (t155 + t156 + t157 + t159 + t162 - (t154 + t158 + t160 + t161));
-    let right_upper_projected_inertia_f_y = right_upper_subspace_v_y
-        * right_upper_composite_inertia_m
-        - (right_upper_composite_inertia_h_z * right_upper_axis_x
-            - right_upper_axis_z * right_upper_composite_inertia_h_x);
-    let right_upper_projected_inertia_f_x = right_upper_subspace_v_x
-        * right_upper_composite_inertia_m
-        - (right_upper_axis_z * right_upper_composite_inertia_h_y
-            - right_upper_axis_y * right_upper_composite_inertia_h_z);
+        * (t114 + t115 + t116 + t118 + t121 - (t113 + t117 + t119 + t120));
     let right_upper_coriolis_row_n_y = 0.5
-        * (t241 + t242 + t245 + t246 + t249 - (t243 + t244 + t247 + t248));
-    let right_upper_projected_inertia_f_z = right_upper_subspace_v_z
-        * right_upper_composite_inertia_m
-        - (right_upper_axis_y * right_upper_composite_inertia_h_x
-            - right_upper_axis_x * right_upper_composite_inertia_h_y);
-    let right_upper_projected_inertia_n_y = right_upper_subspace_v_x
-        * right_upper_composite_inertia_h_z
-        + right_upper_axis_x * right_upper_composite_inertia_i_01
-        + right_upper_axis_z * right_upper_composite_inertia_i_12
-        + right_upper_composite_inertia_i_11 * right_upper_axis_y
-        - right_upper_subspace_v_z * right_upper_composite_inertia_h_x;
-    let right_upper_projected_inertia_n_x = right_upper_axis_z
-        * right_upper_composite_inertia_i_02
-        + right_upper_subspace_v_z * right_upper_composite_inertia_h_y
-        + right_upper_axis_y * right_upper_composite_inertia_i_01
-        + right_upper_composite_inertia_i_00 * right_upper_axis_x
-        - right_upper_subspace_v_y * right_upper_composite_inertia_h_z;
+        * (t200 + t201 + t204 + t205 + t208 - (t202 + t203 + t206 + t207));
     let right_upper_coriolis_row_n_x = 0.5
-        * (t232 + t234 + t235 + t236 + t237 - (t233 + t238 + t239 + t240));
-    let right_upper_projected_inertia_n_z = right_upper_axis_y
-        * right_upper_composite_inertia_i_12
-        + right_upper_composite_inertia_i_22 * right_upper_axis_z
-        + right_upper_subspace_v_y * right_upper_composite_inertia_h_x
-        + right_upper_composite_inertia_i_02 * right_upper_axis_x
-        - right_upper_subspace_v_x * right_upper_composite_inertia_h_y;
-    let left_lower_coriolis_row_f_x = 0.5 * (t30 - (t28 + t29));
-    let left_lower_coriolis_row_f_y = 0.5 * (t46 - (t47 + t48));
-    let left_lower_coriolis_row_f_z = 0.5 * (t62 - (t61 + t63));
-    let left_lower_projected_inertia_f_y = left_lower_subspace_v_y * p.left_lower_mass
-        - (left_lower_inertia_h_z * left_upper_rotation_01
-            - left_lower_inertia_h_x * left_upper_rotation_21);
+        * (t191 + t193 + t194 + t195 + t196 - (t192 + t197 + t198 + t199));
+    let left_lower_coriolis_row_f_x = 0.5 * (t23 - (t21 + t22));
+    let left_lower_coriolis_row_f_y = 0.5 * (t39 - (t40 + t41));
+    let left_lower_coriolis_row_f_z = 0.5 * (t55 - (t54 + t56));
     let left_lower_coriolis_row_n_z = 0.5
-        * (t163 + t165 + t169 + t170 + t171 - (t164 + t166 + t167 + t168));
-    let left_lower_projected_inertia_f_x = left_lower_subspace_v_x * p.left_lower_mass
-        - (left_upper_rotation_21 * left_lower_inertia_h_y
-            - left_lower_inertia_h_z * left_upper_rotation_11);
-    let left_lower_projected_inertia_n_y = left_lower_inertia_h_z
-        * left_lower_subspace_v_x + left_upper_rotation_01 * left_lower_inertia_i_01
-        + left_lower_inertia_i_11 * left_upper_rotation_11
-        + left_upper_rotation_21 * left_lower_inertia_i_12
-        - left_lower_inertia_h_x * left_lower_subspace_v_z;
-    let left_lower_projected_inertia_n_x = left_lower_inertia_i_00
-        * left_upper_rotation_01 + left_lower_inertia_i_02 * left_upper_rotation_21
-        + left_upper_rotation_11 * left_lower_inertia_i_01
-        + left_lower_subspace_v_z * left_lower_inertia_h_y
-        - left_lower_inertia_h_z * left_lower_subspace_v_y;
+        * (t122 + t124 + t128 + t129 + t130 - (t123 + t125 + t126 + t127));
     let left_lower_coriolis_row_n_y = 0.5
-        * (t259 + t261 + t263 + t264 + t266 - (t260 + t262 + t265 + t267));
+        * (t218 + t220 + t222 + t223 + t225 - (t219 + t221 + t224 + t226));
     let left_lower_coriolis_row_n_x = 0.5
-        * (t250 + t251 + t252 + t253 + t255 - (t254 + t256 + t257 + t258));
-    let left_lower_projected_inertia_f_z = left_lower_subspace_v_z * p.left_lower_mass
-        - (left_lower_inertia_h_x * left_upper_rotation_11
-            - left_upper_rotation_01 * left_lower_inertia_h_y);
-    let left_lower_projected_inertia_n_z = left_upper_rotation_01
-        * left_lower_inertia_i_02 + left_lower_inertia_h_x * left_lower_subspace_v_y
-        + left_upper_rotation_11 * left_lower_inertia_i_12
-        + left_lower_inertia_i_22 * left_upper_rotation_21
-        - left_lower_subspace_v_x * left_lower_inertia_h_y;
-    let right_slider_coriolis_row_n_z = 0.5 * (t172 + t173 - (t174 + t175));
-    let right_slider_projected_inertia_f_y = right_upper_rotation_10
-        * p.right_slider_mass;
-    let right_slider_projected_inertia_f_x = right_upper_rotation_00
-        * p.right_slider_mass;
-    let right_slider_coriolis_row_n_x = 0.5 * (t272 + t275 - (t273 + t274));
-    let right_slider_coriolis_row_n_y = 0.5 * (t269 + t271 - (t268 + t270));
-    let right_slider_projected_inertia_n_x = right_upper_rotation_20
-        * right_slider_inertia_h_y - right_slider_inertia_h_z * right_upper_rotation_10;
-    let right_slider_projected_inertia_f_z = right_upper_rotation_20
-        * p.right_slider_mass;
-    let right_slider_projected_inertia_n_y = right_upper_rotation_00
-        * right_slider_inertia_h_z - right_upper_rotation_20 * right_slider_inertia_h_x;
-    let right_slider_projected_inertia_n_z = right_upper_rotation_10
-        * right_slider_inertia_h_x - right_upper_rotation_00 * right_slider_inertia_h_y;
+        * (t209 + t210 + t211 + t212 + t214 - (t213 + t215 + t216 + t217));
+    let right_slider_coriolis_row_n_z = 0.5 * (t131 + t132 - (t133 + t134));
+    let right_slider_coriolis_row_n_x = 0.5 * (t231 + t234 - (t232 + t233));
+    let right_slider_coriolis_row_n_y = 0.5 * (t228 + t230 - (t227 + t229));
     out[(0, 3)] = base_yaw_coriolis_column_f_x;
     out[(0, 4)] = base_pitch_coriolis_column_f_x;
     out[(0, 5)] = base_roll_coriolis_column_f_x;
@@ -3647,298 +3171,302 @@ pub fn coriolis_matrix_into(
     out[(2, 9)] = right_slider_coriolis_column_f_z;
     out[(3, 0)] = base_x_coriolis_column_n_z;
     out[(3, 1)] = base_y_coriolis_column_n_z;
-    out[(3, 3)] = base_yaw_coriolis_row_n_z + base_yaw_projected_inertia_f_x * qd[1]
-        + base_yaw_projected_inertia_f_y * base_yaw_subspace_rate_v_y
-        + base_y_coriolis_column_n_z * base_yaw_subspace_v_y
+    out[(3, 3)] = base_yaw_coriolis_row_n_z
+        + cache.base_yaw_projected_inertia_f_x * qd[1]
+        + cache.base_yaw_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+        + base_y_coriolis_column_n_z * cache.base_yaw_subspace_v_y
         + q[1] * base_x_coriolis_column_n_z;
     out[(3, 4)] = base_pitch_coriolis_column_n_z
-        + base_pitch_coriolis_column_f_y * base_yaw_subspace_v_y
+        + base_pitch_coriolis_column_f_y * cache.base_yaw_subspace_v_y
         + q[1] * base_pitch_coriolis_column_f_x;
     out[(3, 5)] = base_roll_coriolis_column_n_z
-        + base_yaw_subspace_v_y * base_roll_coriolis_column_f_y
+        + cache.base_yaw_subspace_v_y * base_roll_coriolis_column_f_y
         + q[1] * base_roll_coriolis_column_f_x;
     out[(3, 6)] = q[1] * left_upper_coriolis_column_f_x + left_upper_coriolis_column_n_z
-        + left_upper_coriolis_column_f_y * base_yaw_subspace_v_y;
-    out[(3, 7)] = right_upper_coriolis_column_f_y * base_yaw_subspace_v_y
+        + left_upper_coriolis_column_f_y * cache.base_yaw_subspace_v_y;
+    out[(3, 7)] = right_upper_coriolis_column_f_y * cache.base_yaw_subspace_v_y
         + q[1] * right_upper_coriolis_column_f_x + right_upper_coriolis_column_n_z;
-    out[(3, 8)] = left_lower_coriolis_column_f_y * base_yaw_subspace_v_y
+    out[(3, 8)] = left_lower_coriolis_column_f_y * cache.base_yaw_subspace_v_y
         + left_lower_coriolis_column_n_z + q[1] * left_lower_coriolis_column_f_x;
     out[(3, 9)] = q[1] * right_slider_coriolis_column_f_x
-        + base_yaw_subspace_v_y * right_slider_coriolis_column_f_y
+        + cache.base_yaw_subspace_v_y * right_slider_coriolis_column_f_y
         + right_slider_coriolis_column_n_z;
     out[(4, 0)] = base_pitch_coriolis_row_f_x;
     out[(4, 1)] = base_pitch_coriolis_row_f_y;
     out[(4, 2)] = base_pitch_coriolis_row_f_z;
     out[(4, 3)] = q[1] * base_pitch_coriolis_row_f_x
-        + base_yaw_subspace_rate_v_y * base_pitch_projected_inertia_f_y
-        + base_yaw_subspace_v_y * base_pitch_coriolis_row_f_y
-        + base_pitch_projected_inertia_f_x * qd[1] + base_pitch_coriolis_row_n_z;
-    out[(4, 4)] = base_pitch_projected_inertia_n_y * base_pitch_subspace_rate_w_y
-        + base_pitch_coriolis_row_f_y * base_pitch_subspace_v_y
-        + base_pitch_coriolis_row_f_x * base_pitch_subspace_v_x
-        + base_pitch_coriolis_row_n_y * cache.values[0]
-        + base_pitch_subspace_rate_v_y * base_pitch_projected_inertia_f_y
-        + base_pitch_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + base_pitch_coriolis_row_n_x * base_yaw_rotation_01
-        + base_pitch_coriolis_row_f_z * base_pitch_subspace_v_z
-        + base_pitch_subspace_rate_v_z * base_pitch_projected_inertia_f_z
-        + base_pitch_subspace_rate_v_x * base_pitch_projected_inertia_f_x;
-    out[(4, 5)] = base_roll_coriolis_column_n_y * cache.values[0]
-        + base_roll_coriolis_column_f_z * base_pitch_subspace_v_z
-        + base_roll_coriolis_column_f_x * base_pitch_subspace_v_x
-        + base_roll_coriolis_column_f_y * base_pitch_subspace_v_y
-        + base_roll_coriolis_column_n_x * base_yaw_rotation_01;
-    out[(4, 6)] = left_upper_coriolis_column_n_y * cache.values[0]
-        + left_upper_coriolis_column_f_x * base_pitch_subspace_v_x
-        + base_pitch_subspace_v_z * left_upper_coriolis_column_f_z
-        + left_upper_coriolis_column_f_y * base_pitch_subspace_v_y
-        + left_upper_coriolis_column_n_x * base_yaw_rotation_01;
-    out[(4, 7)] = right_upper_coriolis_column_f_y * base_pitch_subspace_v_y
-        + right_upper_coriolis_column_f_x * base_pitch_subspace_v_x
-        + right_upper_coriolis_column_f_z * base_pitch_subspace_v_z
-        + right_upper_coriolis_column_n_x * base_yaw_rotation_01
-        + right_upper_coriolis_column_n_y * cache.values[0];
-    out[(4, 8)] = left_lower_coriolis_column_n_x * base_yaw_rotation_01
-        + left_lower_coriolis_column_n_y * cache.values[0]
-        + left_lower_coriolis_column_f_y * base_pitch_subspace_v_y
-        + left_lower_coriolis_column_f_z * base_pitch_subspace_v_z
-        + left_lower_coriolis_column_f_x * base_pitch_subspace_v_x;
-    out[(4, 9)] = right_slider_coriolis_column_f_x * base_pitch_subspace_v_x
-        + right_slider_coriolis_column_n_y * cache.values[0]
-        + base_pitch_subspace_v_z * right_slider_coriolis_column_f_z
-        + base_pitch_subspace_v_y * right_slider_coriolis_column_f_y
-        + right_slider_coriolis_column_n_x * base_yaw_rotation_01;
+        + base_yaw_subspace_rate_v_y * cache.base_pitch_projected_inertia_f_y
+        + cache.base_yaw_subspace_v_y * base_pitch_coriolis_row_f_y
+        + cache.base_pitch_projected_inertia_f_x * qd[1] + base_pitch_coriolis_row_n_z;
+    out[(4, 4)] = cache.base_pitch_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + base_pitch_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + base_pitch_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + base_pitch_coriolis_row_n_y * cache.cos_q3
+        + base_pitch_subspace_rate_v_y * cache.base_pitch_projected_inertia_f_y
+        + cache.base_pitch_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + base_pitch_coriolis_row_f_z * cache.base_pitch_subspace_v_z
+        + base_pitch_subspace_rate_v_z * cache.base_pitch_projected_inertia_f_z
+        + base_pitch_subspace_rate_v_x * cache.base_pitch_projected_inertia_f_x;
+    out[(4, 5)] = base_roll_coriolis_column_n_y * cache.cos_q3
+        + base_roll_coriolis_column_f_z * cache.base_pitch_subspace_v_z
+        + base_roll_coriolis_column_f_x * cache.base_pitch_subspace_v_x
+        + base_roll_coriolis_column_f_y * cache.base_pitch_subspace_v_y
+        + base_roll_coriolis_column_n_x * cache.base_yaw_rotation_01;
+    out[(4, 6)] = left_upper_coriolis_column_n_y * cache.cos_q3
+        + left_upper_coriolis_column_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_z * left_upper_coriolis_column_f_z
+        + left_upper_coriolis_column_f_y * cache.base_pitch_subspace_v_y
+        + left_upper_coriolis_column_n_x * cache.base_yaw_rotation_01;
+    out[(4, 7)] = right_upper_coriolis_column_f_y * cache.base_pitch_subspace_v_y
+        + right_upper_coriolis_column_f_x * cache.base_pitch_subspace_v_x
+        + right_upper_coriolis_column_f_z * cache.base_pitch_subspace_v_z
+        + right_upper_coriolis_column_n_x * cache.base_yaw_rotation_01
+        + right_upper_coriolis_column_n_y * cache.cos_q3;
+    out[(4, 8)] = left_lower_coriolis_column_n_x * cache.base_yaw_rotation_01
+        + left_lower_coriolis_column_n_y * cache.cos_q3
+        + left_lower_coriolis_column_f_y * cache.base_pitch_subspace_v_y
+        + left_lower_coriolis_column_f_z * cache.base_pitch_subspace_v_z
+        + left_lower_coriolis_column_f_x * cache.base_pitch_subspace_v_x;
+    out[(4, 9)] = right_slider_coriolis_column_f_x * cache.base_pitch_subspace_v_x
+        + right_slider_coriolis_column_n_y * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * right_slider_coriolis_column_f_z
+        + cache.base_pitch_subspace_v_y * right_slider_coriolis_column_f_y
+        + right_slider_coriolis_column_n_x * cache.base_yaw_rotation_01;
     out[(5, 0)] = base_roll_coriolis_row_f_x;
     out[(5, 1)] = base_roll_coriolis_row_f_y;
     out[(5, 2)] = base_roll_coriolis_row_f_z;
-    out[(5, 3)] = base_roll_projected_inertia_f_x * qd[1] + base_roll_coriolis_row_n_z
-        + q[1] * base_roll_coriolis_row_f_x
-        + base_yaw_subspace_rate_v_y * base_roll_projected_inertia_f_y
-        + base_roll_coriolis_row_f_y * base_yaw_subspace_v_y;
-    out[(5, 4)] = base_roll_coriolis_row_n_y * cache.values[0]
-        + base_roll_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + base_roll_coriolis_row_f_y * base_pitch_subspace_v_y
-        + base_pitch_subspace_v_z * base_roll_coriolis_row_f_z
-        + base_roll_projected_inertia_f_x * base_pitch_subspace_rate_v_x
-        + base_roll_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + base_pitch_subspace_rate_v_z * base_roll_projected_inertia_f_z
-        + base_roll_coriolis_row_f_x * base_pitch_subspace_v_x
-        + base_yaw_rotation_01 * base_roll_coriolis_row_n_x
-        + base_roll_projected_inertia_n_y * base_pitch_subspace_rate_w_y;
-    out[(5, 5)] = base_roll_subspace_rate_v_x * base_roll_projected_inertia_f_x
-        + base_roll_subspace_rate_w_x * base_roll_projected_inertia_n_x
-        + base_pitch_rotation_10 * base_roll_coriolis_row_n_y
-        + base_roll_subspace_v_y * base_roll_coriolis_row_f_y
-        + base_roll_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + base_roll_subspace_rate_v_y * base_roll_projected_inertia_f_y
-        + base_roll_coriolis_row_f_x * base_roll_subspace_v_x
-        + base_pitch_rotation_00 * base_roll_coriolis_row_n_x
-        + base_roll_coriolis_row_n_z * base_pitch_rotation_20
-        + base_roll_projected_inertia_n_y * base_roll_subspace_rate_w_y
-        + base_roll_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + base_roll_subspace_v_z * base_roll_coriolis_row_f_z;
-    out[(5, 6)] = left_upper_coriolis_column_n_y * base_pitch_rotation_10
-        + base_roll_subspace_v_z * left_upper_coriolis_column_f_z
-        + base_roll_subspace_v_y * left_upper_coriolis_column_f_y
-        + base_roll_subspace_v_x * left_upper_coriolis_column_f_x
-        + base_pitch_rotation_20 * left_upper_coriolis_column_n_z
-        + left_upper_coriolis_column_n_x * base_pitch_rotation_00;
-    out[(5, 7)] = right_upper_coriolis_column_f_z * base_roll_subspace_v_z
-        + base_pitch_rotation_20 * right_upper_coriolis_column_n_z
-        + base_roll_subspace_v_y * right_upper_coriolis_column_f_y
-        + right_upper_coriolis_column_n_x * base_pitch_rotation_00
-        + base_roll_subspace_v_x * right_upper_coriolis_column_f_x
-        + base_pitch_rotation_10 * right_upper_coriolis_column_n_y;
-    out[(5, 8)] = left_lower_coriolis_column_f_z * base_roll_subspace_v_z
-        + base_pitch_rotation_20 * left_lower_coriolis_column_n_z
-        + left_lower_coriolis_column_n_x * base_pitch_rotation_00
-        + left_lower_coriolis_column_n_y * base_pitch_rotation_10
-        + left_lower_coriolis_column_f_x * base_roll_subspace_v_x
-        + base_roll_subspace_v_y * left_lower_coriolis_column_f_y;
-    out[(5, 9)] = base_pitch_rotation_20 * right_slider_coriolis_column_n_z
-        + right_slider_coriolis_column_f_x * base_roll_subspace_v_x
-        + right_slider_coriolis_column_n_x * base_pitch_rotation_00
-        + base_pitch_rotation_10 * right_slider_coriolis_column_n_y
-        + base_roll_subspace_v_y * right_slider_coriolis_column_f_y
-        + base_roll_subspace_v_z * right_slider_coriolis_column_f_z;
+    out[(5, 3)] = cache.base_roll_projected_inertia_f_x * qd[1]
+        + base_roll_coriolis_row_n_z + q[1] * base_roll_coriolis_row_f_x
+        + base_yaw_subspace_rate_v_y * cache.base_roll_projected_inertia_f_y
+        + base_roll_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
+    out[(5, 4)] = base_roll_coriolis_row_n_y * cache.cos_q3
+        + cache.base_roll_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_roll_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * base_roll_coriolis_row_f_z
+        + cache.base_roll_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + cache.base_roll_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + base_pitch_subspace_rate_v_z * cache.base_roll_projected_inertia_f_z
+        + base_roll_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_yaw_rotation_01 * base_roll_coriolis_row_n_x
+        + cache.base_roll_projected_inertia_n_y * base_pitch_subspace_rate_w_y;
+    out[(5, 5)] = base_roll_subspace_rate_v_x * cache.base_roll_projected_inertia_f_x
+        + base_roll_subspace_rate_w_x * cache.base_roll_projected_inertia_n_x
+        + cache.base_pitch_rotation_10 * base_roll_coriolis_row_n_y
+        + cache.base_roll_subspace_v_y * base_roll_coriolis_row_f_y
+        + cache.base_roll_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_v_y * cache.base_roll_projected_inertia_f_y
+        + base_roll_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_00 * base_roll_coriolis_row_n_x
+        + base_roll_coriolis_row_n_z * cache.base_pitch_rotation_20
+        + cache.base_roll_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + cache.base_roll_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.base_roll_subspace_v_z * base_roll_coriolis_row_f_z;
+    out[(5, 6)] = left_upper_coriolis_column_n_y * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_z * left_upper_coriolis_column_f_z
+        + cache.base_roll_subspace_v_y * left_upper_coriolis_column_f_y
+        + cache.base_roll_subspace_v_x * left_upper_coriolis_column_f_x
+        + cache.base_pitch_rotation_20 * left_upper_coriolis_column_n_z
+        + left_upper_coriolis_column_n_x * cache.base_pitch_rotation_00;
+    out[(5, 7)] = right_upper_coriolis_column_f_z * cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_20 * right_upper_coriolis_column_n_z
+        + cache.base_roll_subspace_v_y * right_upper_coriolis_column_f_y
+        + right_upper_coriolis_column_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_x * right_upper_coriolis_column_f_x
+        + cache.base_pitch_rotation_10 * right_upper_coriolis_column_n_y;
+    out[(5, 8)] = left_lower_coriolis_column_f_z * cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_20 * left_lower_coriolis_column_n_z
+        + left_lower_coriolis_column_n_x * cache.base_pitch_rotation_00
+        + left_lower_coriolis_column_n_y * cache.base_pitch_rotation_10
+        + left_lower_coriolis_column_f_x * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_y * left_lower_coriolis_column_f_y;
+    out[(5, 9)] = cache.base_pitch_rotation_20 * right_slider_coriolis_column_n_z
+        + right_slider_coriolis_column_f_x * cache.base_roll_subspace_v_x
+        + right_slider_coriolis_column_n_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * right_slider_coriolis_column_n_y
+        + cache.base_roll_subspace_v_y * right_slider_coriolis_column_f_y
+        + cache.base_roll_subspace_v_z * right_slider_coriolis_column_f_z;
     out[(6, 0)] = left_upper_coriolis_row_f_x;
     out[(6, 1)] = left_upper_coriolis_row_f_y;
     out[(6, 2)] = left_upper_coriolis_row_f_z;
     out[(6, 3)] = left_upper_coriolis_row_n_z + q[1] * left_upper_coriolis_row_f_x
-        + base_yaw_subspace_v_y * left_upper_coriolis_row_f_y
-        + left_upper_projected_inertia_f_x * qd[1]
-        + base_yaw_subspace_rate_v_y * left_upper_projected_inertia_f_y;
-    out[(6, 4)] = left_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
-        + left_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + left_upper_coriolis_row_n_y * cache.values[0]
-        + left_upper_coriolis_row_f_x * base_pitch_subspace_v_x
-        + base_pitch_subspace_v_y * left_upper_coriolis_row_f_y
-        + base_pitch_subspace_rate_w_y * left_upper_projected_inertia_n_y
-        + left_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + base_pitch_subspace_v_z * left_upper_coriolis_row_f_z
-        + base_pitch_subspace_rate_v_x * left_upper_projected_inertia_f_x
-        + left_upper_coriolis_row_n_x * base_yaw_rotation_01;
-    out[(6, 5)] = left_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + base_roll_subspace_v_z * left_upper_coriolis_row_f_z
-        + left_upper_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + left_upper_coriolis_row_f_x * base_roll_subspace_v_x
-        + base_roll_subspace_rate_w_y * left_upper_projected_inertia_n_y
-        + base_roll_subspace_v_y * left_upper_coriolis_row_f_y
-        + left_upper_coriolis_row_n_x * base_pitch_rotation_00
-        + base_pitch_rotation_20 * left_upper_coriolis_row_n_z
-        + left_upper_coriolis_row_n_y * base_pitch_rotation_10
-        + base_roll_subspace_rate_v_x * left_upper_projected_inertia_f_x
-        + left_upper_projected_inertia_n_x * base_roll_subspace_rate_w_x
-        + left_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y;
-    out[(6, 6)] = left_upper_projected_inertia_n_x * left_upper_subspace_rate_w_x
-        + left_upper_coriolis_row_n_z * base_roll_rotation_22
-        + left_upper_subspace_rate_w_z * left_upper_projected_inertia_n_z
-        + base_roll_rotation_12 * left_upper_coriolis_row_n_y
-        + left_upper_subspace_rate_w_y * left_upper_projected_inertia_n_y
-        + left_upper_projected_inertia_f_z * left_upper_subspace_rate_v_z
-        + left_upper_subspace_rate_v_x * left_upper_projected_inertia_f_x
-        + left_upper_subspace_v_z * left_upper_coriolis_row_f_z
-        + left_upper_coriolis_row_n_x * base_roll_rotation_02
-        + left_upper_subspace_v_x * left_upper_coriolis_row_f_x
-        + left_upper_subspace_v_y * left_upper_coriolis_row_f_y
-        + left_upper_projected_inertia_f_y * left_upper_subspace_rate_v_y;
-    out[(6, 8)] = left_lower_coriolis_column_f_y * left_upper_subspace_v_y
-        + left_upper_subspace_v_x * left_lower_coriolis_column_f_x
-        + base_roll_rotation_12 * left_lower_coriolis_column_n_y
-        + left_lower_coriolis_column_n_x * base_roll_rotation_02
-        + left_lower_coriolis_column_f_z * left_upper_subspace_v_z
-        + left_lower_coriolis_column_n_z * base_roll_rotation_22;
+        + cache.base_yaw_subspace_v_y * left_upper_coriolis_row_f_y
+        + cache.left_upper_projected_inertia_f_x * qd[1]
+        + base_yaw_subspace_rate_v_y * cache.left_upper_projected_inertia_f_y;
+    out[(6, 4)] = cache.left_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+        + cache.left_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + left_upper_coriolis_row_n_y * cache.cos_q3
+        + left_upper_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_y * left_upper_coriolis_row_f_y
+        + base_pitch_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + cache.base_pitch_subspace_v_z * left_upper_coriolis_row_f_z
+        + base_pitch_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x
+        + left_upper_coriolis_row_n_x * cache.base_yaw_rotation_01;
+    out[(6, 5)] = cache.left_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.base_roll_subspace_v_z * left_upper_coriolis_row_f_z
+        + cache.left_upper_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + left_upper_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + base_roll_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+        + cache.base_roll_subspace_v_y * left_upper_coriolis_row_f_y
+        + left_upper_coriolis_row_n_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_20 * left_upper_coriolis_row_n_z
+        + left_upper_coriolis_row_n_y * cache.base_pitch_rotation_10
+        + base_roll_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x
+        + cache.left_upper_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + cache.left_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y;
+    out[(6, 6)] = cache.left_upper_projected_inertia_n_x * left_upper_subspace_rate_w_x
+        + left_upper_coriolis_row_n_z * cache.base_roll_rotation_22
+        + left_upper_subspace_rate_w_z * cache.left_upper_projected_inertia_n_z
+        + cache.base_roll_rotation_12 * left_upper_coriolis_row_n_y
+        + left_upper_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_f_z * left_upper_subspace_rate_v_z
+        + left_upper_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x
+        + cache.left_upper_subspace_v_z * left_upper_coriolis_row_f_z
+        + left_upper_coriolis_row_n_x * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_x * left_upper_coriolis_row_f_x
+        + cache.left_upper_subspace_v_y * left_upper_coriolis_row_f_y
+        + cache.left_upper_projected_inertia_f_y * left_upper_subspace_rate_v_y;
+    out[(6, 8)] = left_lower_coriolis_column_f_y * cache.left_upper_subspace_v_y
+        + cache.left_upper_subspace_v_x * left_lower_coriolis_column_f_x
+        + cache.base_roll_rotation_12 * left_lower_coriolis_column_n_y
+        + left_lower_coriolis_column_n_x * cache.base_roll_rotation_02
+        + left_lower_coriolis_column_f_z * cache.left_upper_subspace_v_z
+        + left_lower_coriolis_column_n_z * cache.base_roll_rotation_22;
     out[(7, 0)] = right_upper_coriolis_row_f_x;
     out[(7, 1)] = right_upper_coriolis_row_f_y;
     out[(7, 2)] = right_upper_coriolis_row_f_z;
     out[(7, 3)] = right_upper_coriolis_row_n_z
-        + right_upper_projected_inertia_f_y * base_yaw_subspace_rate_v_y
-        + qd[1] * right_upper_projected_inertia_f_x + q[1] * right_upper_coriolis_row_f_x
-        + right_upper_coriolis_row_f_y * base_yaw_subspace_v_y;
-    out[(7, 4)] = right_upper_coriolis_row_f_x * base_pitch_subspace_v_x
-        + cache.values[0] * right_upper_coriolis_row_n_y
-        + right_upper_coriolis_row_f_z * base_pitch_subspace_v_z
-        + right_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
-        + right_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + base_pitch_subspace_rate_w_y * right_upper_projected_inertia_n_y
-        + right_upper_coriolis_row_f_y * base_pitch_subspace_v_y
-        + right_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + base_pitch_subspace_rate_v_x * right_upper_projected_inertia_f_x
-        + right_upper_coriolis_row_n_x * base_yaw_rotation_01;
-    out[(7, 5)] = base_roll_subspace_v_y * right_upper_coriolis_row_f_y
-        + right_upper_coriolis_row_f_x * base_roll_subspace_v_x
-        + base_pitch_rotation_20 * right_upper_coriolis_row_n_z
-        + base_pitch_rotation_10 * right_upper_coriolis_row_n_y
-        + base_roll_subspace_rate_v_x * right_upper_projected_inertia_f_x
-        + right_upper_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + right_upper_coriolis_row_n_x * base_pitch_rotation_00
-        + base_roll_subspace_rate_w_y * right_upper_projected_inertia_n_y
-        + right_upper_coriolis_row_f_z * base_roll_subspace_v_z
-        + right_upper_projected_inertia_n_x * base_roll_subspace_rate_w_x
-        + right_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + right_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y;
-    out[(7, 7)] = right_upper_projected_inertia_n_x * right_upper_subspace_rate_w_x
-        + right_upper_axis_y * right_upper_coriolis_row_n_y
-        + right_upper_subspace_rate_v_x * right_upper_projected_inertia_f_x
-        + right_upper_subspace_rate_w_y * right_upper_projected_inertia_n_y
-        + right_upper_coriolis_row_f_x * right_upper_subspace_v_x
-        + right_upper_axis_z * right_upper_coriolis_row_n_z
-        + right_upper_projected_inertia_n_z * right_upper_subspace_rate_w_z
-        + right_upper_projected_inertia_f_z * right_upper_subspace_rate_v_z
-        + right_upper_subspace_rate_v_y * right_upper_projected_inertia_f_y
-        + right_upper_coriolis_row_n_x * right_upper_axis_x
-        + right_upper_coriolis_row_f_z * right_upper_subspace_v_z
-        + right_upper_subspace_v_y * right_upper_coriolis_row_f_y;
-    out[(7, 9)] = right_upper_axis_y * right_slider_coriolis_column_n_y
-        + right_slider_coriolis_column_n_x * right_upper_axis_x
-        + right_upper_subspace_v_y * right_slider_coriolis_column_f_y
-        + right_slider_coriolis_column_f_x * right_upper_subspace_v_x
-        + right_slider_coriolis_column_f_z * right_upper_subspace_v_z
-        + right_upper_axis_z * right_slider_coriolis_column_n_z;
+        + cache.right_upper_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+        + qd[1] * cache.right_upper_projected_inertia_f_x
+        + q[1] * right_upper_coriolis_row_f_x
+        + right_upper_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
+    out[(7, 4)] = right_upper_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + cache.cos_q3 * right_upper_coriolis_row_n_y
+        + right_upper_coriolis_row_f_z * cache.base_pitch_subspace_v_z
+        + cache.right_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+        + cache.right_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + base_pitch_subspace_rate_w_y * cache.right_upper_projected_inertia_n_y
+        + right_upper_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + cache.right_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_v_x * cache.right_upper_projected_inertia_f_x
+        + right_upper_coriolis_row_n_x * cache.base_yaw_rotation_01;
+    out[(7, 5)] = cache.base_roll_subspace_v_y * right_upper_coriolis_row_f_y
+        + right_upper_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_20 * right_upper_coriolis_row_n_z
+        + cache.base_pitch_rotation_10 * right_upper_coriolis_row_n_y
+        + base_roll_subspace_rate_v_x * cache.right_upper_projected_inertia_f_x
+        + cache.right_upper_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + right_upper_coriolis_row_n_x * cache.base_pitch_rotation_00
+        + base_roll_subspace_rate_w_y * cache.right_upper_projected_inertia_n_y
+        + right_upper_coriolis_row_f_z * cache.base_roll_subspace_v_z
+        + cache.right_upper_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + cache.right_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.right_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y;
+    out[(7, 7)] = cache.right_upper_projected_inertia_n_x * right_upper_subspace_rate_w_x
+        + cache.right_upper_axis_y * right_upper_coriolis_row_n_y
+        + right_upper_subspace_rate_v_x * cache.right_upper_projected_inertia_f_x
+        + right_upper_subspace_rate_w_y * cache.right_upper_projected_inertia_n_y
+        + right_upper_coriolis_row_f_x * cache.right_upper_subspace_v_x
+        + cache.right_upper_axis_z * right_upper_coriolis_row_n_z
+        + cache.right_upper_projected_inertia_n_z * right_upper_subspace_rate_w_z
+        + cache.right_upper_projected_inertia_f_z * right_upper_subspace_rate_v_z
+        + right_upper_subspace_rate_v_y * cache.right_upper_projected_inertia_f_y
+        + right_upper_coriolis_row_n_x * cache.right_upper_axis_x
+        + right_upper_coriolis_row_f_z * cache.right_upper_subspace_v_z
+        + cache.right_upper_subspace_v_y * right_upper_coriolis_row_f_y;
+    out[(7, 9)] = cache.right_upper_axis_y * right_slider_coriolis_column_n_y
+        + right_slider_coriolis_column_n_x * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_y * right_slider_coriolis_column_f_y
+        + right_slider_coriolis_column_f_x * cache.right_upper_subspace_v_x
+        + right_slider_coriolis_column_f_z * cache.right_upper_subspace_v_z
+        + cache.right_upper_axis_z * right_slider_coriolis_column_n_z;
     out[(8, 0)] = left_lower_coriolis_row_f_x;
     out[(8, 1)] = left_lower_coriolis_row_f_y;
     out[(8, 2)] = left_lower_coriolis_row_f_z;
-    out[(8, 3)] = base_yaw_subspace_rate_v_y * left_lower_projected_inertia_f_y
-        + left_lower_coriolis_row_n_z + left_lower_projected_inertia_f_x * qd[1]
-        + base_yaw_subspace_v_y * left_lower_coriolis_row_f_y
+    out[(8, 3)] = base_yaw_subspace_rate_v_y * cache.left_lower_projected_inertia_f_y
+        + left_lower_coriolis_row_n_z + cache.left_lower_projected_inertia_f_x * qd[1]
+        + cache.base_yaw_subspace_v_y * left_lower_coriolis_row_f_y
         + q[1] * left_lower_coriolis_row_f_x;
-    out[(8, 4)] = left_lower_coriolis_row_f_y * base_pitch_subspace_v_y
-        + left_lower_projected_inertia_n_y * base_pitch_subspace_rate_w_y
-        + left_lower_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + left_lower_coriolis_row_n_y * cache.values[0]
-        + left_lower_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + left_lower_coriolis_row_f_x * base_pitch_subspace_v_x
-        + base_pitch_subspace_v_z * left_lower_coriolis_row_f_z
-        + left_lower_coriolis_row_n_x * base_yaw_rotation_01
-        + base_pitch_subspace_rate_v_x * left_lower_projected_inertia_f_x
-        + base_pitch_subspace_rate_v_z * left_lower_projected_inertia_f_z;
-    out[(8, 5)] = left_lower_projected_inertia_n_y * base_roll_subspace_rate_w_y
-        + left_lower_coriolis_row_n_z * base_pitch_rotation_20
-        + left_lower_coriolis_row_f_x * base_roll_subspace_v_x
-        + base_roll_subspace_rate_v_x * left_lower_projected_inertia_f_x
-        + base_roll_subspace_rate_w_x * left_lower_projected_inertia_n_x
-        + left_lower_coriolis_row_n_x * base_pitch_rotation_00
-        + base_roll_subspace_v_z * left_lower_coriolis_row_f_z
-        + base_roll_subspace_rate_v_y * left_lower_projected_inertia_f_y
-        + base_roll_subspace_v_y * left_lower_coriolis_row_f_y
-        + base_roll_subspace_rate_w_z * left_lower_projected_inertia_n_z
-        + base_roll_subspace_rate_v_z * left_lower_projected_inertia_f_z
-        + base_pitch_rotation_10 * left_lower_coriolis_row_n_y;
-    out[(8, 6)] = left_lower_coriolis_row_n_x * base_roll_rotation_02
-        + left_lower_projected_inertia_n_y * left_upper_subspace_rate_w_y
-        + left_upper_subspace_v_z * left_lower_coriolis_row_f_z
-        + left_upper_subspace_rate_v_z * left_lower_projected_inertia_f_z
-        + left_upper_subspace_rate_w_z * left_lower_projected_inertia_n_z
-        + left_upper_subspace_v_x * left_lower_coriolis_row_f_x
-        + left_lower_projected_inertia_n_x * left_upper_subspace_rate_w_x
-        + left_lower_projected_inertia_f_y * left_upper_subspace_rate_v_y
-        + left_lower_coriolis_row_f_y * left_upper_subspace_v_y
-        + left_upper_subspace_rate_v_x * left_lower_projected_inertia_f_x
-        + left_lower_coriolis_row_n_z * base_roll_rotation_22
-        + base_roll_rotation_12 * left_lower_coriolis_row_n_y;
-    out[(8, 8)] = left_lower_subspace_rate_w_z * left_lower_projected_inertia_n_z
-        + left_lower_subspace_v_z * left_lower_coriolis_row_f_z
-        + left_lower_projected_inertia_n_y * left_lower_subspace_rate_w_y
-        + left_lower_subspace_rate_v_x * left_lower_projected_inertia_f_x
-        + left_lower_coriolis_row_n_x * left_upper_rotation_01
-        + left_lower_subspace_rate_v_z * left_lower_projected_inertia_f_z
-        + left_lower_subspace_rate_v_y * left_lower_projected_inertia_f_y
-        + left_lower_subspace_rate_w_x * left_lower_projected_inertia_n_x
-        + left_lower_subspace_v_x * left_lower_coriolis_row_f_x
-        + left_upper_rotation_11 * left_lower_coriolis_row_n_y
-        + left_lower_coriolis_row_n_z * left_upper_rotation_21
-        + left_lower_subspace_v_y * left_lower_coriolis_row_f_y;
+    out[(8, 4)] = left_lower_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + cache.left_lower_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + cache.left_lower_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + left_lower_coriolis_row_n_y * cache.cos_q3
+        + cache.left_lower_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + left_lower_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_z * left_lower_coriolis_row_f_z
+        + left_lower_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + base_pitch_subspace_rate_v_x * cache.left_lower_projected_inertia_f_x
+        + base_pitch_subspace_rate_v_z * cache.left_lower_projected_inertia_f_z;
+    out[(8, 5)] = cache.left_lower_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + left_lower_coriolis_row_n_z * cache.base_pitch_rotation_20
+        + left_lower_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + base_roll_subspace_rate_v_x * cache.left_lower_projected_inertia_f_x
+        + base_roll_subspace_rate_w_x * cache.left_lower_projected_inertia_n_x
+        + left_lower_coriolis_row_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z * left_lower_coriolis_row_f_z
+        + base_roll_subspace_rate_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.base_roll_subspace_v_y * left_lower_coriolis_row_f_y
+        + base_roll_subspace_rate_w_z * cache.left_lower_projected_inertia_n_z
+        + base_roll_subspace_rate_v_z * cache.left_lower_projected_inertia_f_z
+        + cache.base_pitch_rotation_10 * left_lower_coriolis_row_n_y;
+    out[(8, 6)] = left_lower_coriolis_row_n_x * cache.base_roll_rotation_02
+        + cache.left_lower_projected_inertia_n_y * left_upper_subspace_rate_w_y
+        + cache.left_upper_subspace_v_z * left_lower_coriolis_row_f_z
+        + left_upper_subspace_rate_v_z * cache.left_lower_projected_inertia_f_z
+        + left_upper_subspace_rate_w_z * cache.left_lower_projected_inertia_n_z
+        + cache.left_upper_subspace_v_x * left_lower_coriolis_row_f_x
+        + cache.left_lower_projected_inertia_n_x * left_upper_subspace_rate_w_x
+        + cache.left_lower_projected_inertia_f_y * left_upper_subspace_rate_v_y
+        + left_lower_coriolis_row_f_y * cache.left_upper_subspace_v_y
+        + left_upper_subspace_rate_v_x * cache.left_lower_projected_inertia_f_x
+        + left_lower_coriolis_row_n_z * cache.base_roll_rotation_22
+        + cache.base_roll_rotation_12 * left_lower_coriolis_row_n_y;
+    out[(8, 8)] = left_lower_subspace_rate_w_z * cache.left_lower_projected_inertia_n_z
+        + cache.left_lower_subspace_v_z * left_lower_coriolis_row_f_z
+        + cache.left_lower_projected_inertia_n_y * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_v_x * cache.left_lower_projected_inertia_f_x
+        + left_lower_coriolis_row_n_x * cache.left_upper_rotation_01
+        + left_lower_subspace_rate_v_z * cache.left_lower_projected_inertia_f_z
+        + left_lower_subspace_rate_v_y * cache.left_lower_projected_inertia_f_y
+        + left_lower_subspace_rate_w_x * cache.left_lower_projected_inertia_n_x
+        + cache.left_lower_subspace_v_x * left_lower_coriolis_row_f_x
+        + cache.left_upper_rotation_11 * left_lower_coriolis_row_n_y
+        + left_lower_coriolis_row_n_z * cache.left_upper_rotation_21
+        + cache.left_lower_subspace_v_y * left_lower_coriolis_row_f_y;
     out[(9, 3)] = right_slider_coriolis_row_n_z
-        + base_yaw_subspace_rate_v_y * right_slider_projected_inertia_f_y
-        + right_slider_projected_inertia_f_x * qd[1];
-    out[(9, 4)] = right_slider_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + base_yaw_rotation_01 * right_slider_coriolis_row_n_x
-        + right_slider_coriolis_row_n_y * cache.values[0]
-        + right_slider_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + right_slider_projected_inertia_f_z * base_pitch_subspace_rate_v_z
-        + right_slider_projected_inertia_n_y * base_pitch_subspace_rate_w_y
-        + right_slider_projected_inertia_f_x * base_pitch_subspace_rate_v_x;
-    out[(9, 5)] = base_pitch_rotation_10 * right_slider_coriolis_row_n_y
-        + base_roll_subspace_rate_w_y * right_slider_projected_inertia_n_y
-        + right_slider_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + base_roll_subspace_rate_w_x * right_slider_projected_inertia_n_x
-        + right_slider_projected_inertia_f_x * base_roll_subspace_rate_v_x
-        + right_slider_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + base_pitch_rotation_00 * right_slider_coriolis_row_n_x
-        + base_roll_subspace_rate_v_y * right_slider_projected_inertia_f_y
-        + right_slider_coriolis_row_n_z * base_pitch_rotation_20;
-    out[(9, 7)] = right_slider_projected_inertia_f_z * right_upper_subspace_rate_v_z
-        + right_slider_projected_inertia_n_y * right_upper_subspace_rate_w_y
-        + right_slider_coriolis_row_n_z * right_upper_axis_z
-        + right_upper_subspace_rate_v_y * right_slider_projected_inertia_f_y
-        + right_upper_subspace_rate_w_z * right_slider_projected_inertia_n_z
-        + right_upper_axis_y * right_slider_coriolis_row_n_y
-        + right_upper_axis_x * right_slider_coriolis_row_n_x
-        + right_upper_subspace_rate_v_x * right_slider_projected_inertia_f_x
-        + right_slider_projected_inertia_n_x * right_upper_subspace_rate_w_x;
-    out[(9, 9)] = right_slider_subspace_rate_v_y * right_slider_projected_inertia_f_y
-        + right_slider_projected_inertia_f_z * right_slider_subspace_rate_v_z
-        + right_slider_projected_inertia_f_x * right_slider_subspace_rate_v_x;
+        + base_yaw_subspace_rate_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_f_x * qd[1];
+    out[(9, 4)] = cache.right_slider_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.base_yaw_rotation_01 * right_slider_coriolis_row_n_x
+        + right_slider_coriolis_row_n_y * cache.cos_q3
+        + cache.right_slider_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + cache.right_slider_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+        + cache.right_slider_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + cache.right_slider_projected_inertia_f_x * base_pitch_subspace_rate_v_x;
+    out[(9, 5)] = cache.base_pitch_rotation_10 * right_slider_coriolis_row_n_y
+        + base_roll_subspace_rate_w_y * cache.right_slider_projected_inertia_n_y
+        + cache.right_slider_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + base_roll_subspace_rate_w_x * cache.right_slider_projected_inertia_n_x
+        + cache.right_slider_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + cache.right_slider_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + cache.base_pitch_rotation_00 * right_slider_coriolis_row_n_x
+        + base_roll_subspace_rate_v_y * cache.right_slider_projected_inertia_f_y
+        + right_slider_coriolis_row_n_z * cache.base_pitch_rotation_20;
+    out[(9, 7)] = cache.right_slider_projected_inertia_f_z
+        * right_upper_subspace_rate_v_z
+        + cache.right_slider_projected_inertia_n_y * right_upper_subspace_rate_w_y
+        + right_slider_coriolis_row_n_z * cache.right_upper_axis_z
+        + right_upper_subspace_rate_v_y * cache.right_slider_projected_inertia_f_y
+        + right_upper_subspace_rate_w_z * cache.right_slider_projected_inertia_n_z
+        + cache.right_upper_axis_y * right_slider_coriolis_row_n_y
+        + cache.right_upper_axis_x * right_slider_coriolis_row_n_x
+        + right_upper_subspace_rate_v_x * cache.right_slider_projected_inertia_f_x
+        + cache.right_slider_projected_inertia_n_x * right_upper_subspace_rate_w_x;
+    out[(9, 9)] = right_slider_subspace_rate_v_y
+        * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_f_z * right_slider_subspace_rate_v_z
+        + cache.right_slider_projected_inertia_f_x * right_slider_subspace_rate_v_x;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -3950,137 +3478,27 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
-    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
-    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
-        + right_upper_composite_inertia_m;
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let t0 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let t1 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
-        + base_roll_rotation_11 * t1;
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
-        + left_upper_position_y;
-    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let t2 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_11 = base_roll_rotation_11 * t0
-        + t2 * base_pitch_rotation_10;
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
-        + 0.1 * left_lower_rotation_10;
-    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
-    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
-        + left_lower_inertia_h_y;
-    let hub_inertia_h_y = q[1] * p.hub_mass;
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let t5 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
-        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t5;
-    let right_upper_com_y = right_upper_position_y
-        + 0.5 * p.arm_length * right_upper_rotation_10;
-    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
-    let t6 = p.arm_length + q[9];
-    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
-    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
-    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
-        + right_slider_inertia_h_y;
-    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
-        + right_upper_composite_inertia_h_y;
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t1
-        + base_pitch_rotation_00 * t0;
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let left_upper_rotation_01 = base_roll_rotation_01 * t0
-        + t2 * base_pitch_rotation_00;
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
-        + left_lower_position_x;
-    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
-    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
-    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
-        + left_upper_inertia_h_x;
-    let hub_inertia_h_x = q[0] * p.hub_mass;
-    let right_upper_rotation_00 = t5 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
-        + right_upper_position_x;
-    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
-    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
-    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
-    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
-        + right_slider_inertia_h_x;
-    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
-        + right_upper_composite_inertia_h_x;
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
-    let base_pitch_rotation_20 = -cache.values[3];
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
-        + t5 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
-    out[2] = p.gravity * hub_composite_inertia_m;
-    out[4] = hub_composite_inertia_h_y * p.gravity * base_yaw_rotation_01
-        + p.gravity * base_pitch_subspace_v_z * hub_composite_inertia_m
-        - p.gravity * hub_composite_inertia_h_x * cache.values[0];
-    out[5] = p.gravity * base_roll_subspace_v_z * hub_composite_inertia_m
-        + hub_composite_inertia_h_y * p.gravity * base_pitch_rotation_00
-        - p.gravity * base_pitch_rotation_10 * hub_composite_inertia_h_x;
-    out[6] = p.gravity * left_upper_composite_inertia_h_y * base_roll_rotation_02
-        + p.gravity * left_upper_subspace_v_z * left_upper_composite_inertia_m
-        - base_roll_rotation_12 * p.gravity * left_upper_composite_inertia_h_x;
-    out[7] = p.gravity * right_upper_subspace_v_z * right_upper_composite_inertia_m
-        + p.gravity * right_upper_axis_x * right_upper_composite_inertia_h_y
-        - p.gravity * right_upper_axis_y * right_upper_composite_inertia_h_x;
-    out[8] = p.gravity * left_upper_rotation_01 * left_lower_inertia_h_y
-        + p.gravity * left_lower_subspace_v_z * p.left_lower_mass
-        - left_lower_inertia_h_x * p.gravity * left_upper_rotation_11;
-    out[9] = right_upper_rotation_20 * p.gravity * p.right_slider_mass;
+    out[2] = p.gravity * cache.hub_composite_inertia_m;
+    out[4] = cache.hub_composite_inertia_h_y * p.gravity * cache.base_yaw_rotation_01
+        + p.gravity * cache.base_pitch_subspace_v_z * cache.hub_composite_inertia_m
+        - p.gravity * cache.hub_composite_inertia_h_x * cache.cos_q3;
+    out[5] = p.gravity * cache.base_roll_subspace_v_z * cache.hub_composite_inertia_m
+        + cache.hub_composite_inertia_h_y * p.gravity * cache.base_pitch_rotation_00
+        - p.gravity * cache.base_pitch_rotation_10 * cache.hub_composite_inertia_h_x;
+    out[6] = p.gravity * cache.left_upper_composite_inertia_h_y
+        * cache.base_roll_rotation_02
+        + p.gravity * cache.left_upper_subspace_v_z
+            * cache.left_upper_composite_inertia_m
+        - cache.base_roll_rotation_12 * p.gravity
+            * cache.left_upper_composite_inertia_h_x;
+    out[7] = p.gravity * cache.right_upper_subspace_v_z
+        * cache.right_upper_composite_inertia_m
+        + p.gravity * cache.right_upper_axis_x * cache.right_upper_composite_inertia_h_y
+        - p.gravity * cache.right_upper_axis_y * cache.right_upper_composite_inertia_h_x;
+    out[8] = p.gravity * cache.left_upper_rotation_01 * cache.left_lower_inertia_h_y
+        + p.gravity * cache.left_lower_subspace_v_z * p.left_lower_mass
+        - cache.left_lower_inertia_h_x * p.gravity * cache.left_upper_rotation_11;
+    out[9] = cache.right_upper_rotation_20 * p.gravity * p.right_slider_mass;
 }
 /// M, C qd and G together, sharing their subexpressions.
 #[inline]
@@ -4097,1447 +3515,832 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
-    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
-    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
-        + right_upper_composite_inertia_m;
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let t0 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let t1 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
-        + base_roll_rotation_11 * t1;
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
-        + left_upper_position_y;
-    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let t2 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_11 = base_roll_rotation_11 * t0
-        + t2 * base_pitch_rotation_10;
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
-        + 0.1 * left_lower_rotation_10;
-    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
-    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
-        + left_lower_inertia_h_y;
-    let hub_inertia_h_y = q[1] * p.hub_mass;
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let t5 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
-        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t5;
-    let right_upper_com_y = right_upper_position_y
-        + 0.5 * p.arm_length * right_upper_rotation_10;
-    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
-    let t6 = p.arm_length + q[9];
-    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
-    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
-    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
-        + right_slider_inertia_h_y;
-    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
-        + right_upper_composite_inertia_h_y;
-    let base_x_projected_inertia_n_z = -hub_composite_inertia_h_y;
-    let base_yaw_projected_inertia_f_x = base_x_projected_inertia_n_z
-        + q[1] * hub_composite_inertia_m;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let left_upper_rotation_20 = t1 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t0;
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_upper_rotation_21 = t0 * base_roll_rotation_21
-        + t2 * base_pitch_rotation_20;
-    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
-        + 0.01 * left_upper_rotation_21;
-    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
-    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
-    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
-        + left_upper_inertia_h_z;
-    let hub_inertia_h_z = p.hub_mass * q[2];
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
-        + t5 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t6 + right_upper_position_z;
-    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let right_upper_com_z = right_upper_position_z
-        + 0.5 * right_upper_rotation_20 * p.arm_length;
-    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
-    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
-        + right_upper_inertia_h_z;
-    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
-        + right_upper_composite_inertia_h_z;
-    let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
-        * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cache.values[0];
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
-    let base_roll_projected_inertia_f_x = base_roll_subspace_v_x
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_y * base_pitch_rotation_20
-            - base_pitch_rotation_10 * hub_composite_inertia_h_z);
-    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_position_z;
-    let left_upper_projected_inertia_f_x = left_upper_subspace_v_x
-        * left_upper_composite_inertia_m
-        - (left_upper_composite_inertia_h_y * base_roll_rotation_22
-            - left_upper_composite_inertia_h_z * base_roll_rotation_12);
-    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
-        + 0.2538238315206457 * base_roll_rotation_21
-        + 0.944408474273499 * base_pitch_rotation_20;
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
-        - right_upper_axis_y * right_upper_position_z;
-    let right_upper_projected_inertia_f_x = right_upper_subspace_v_x
-        * right_upper_composite_inertia_m
-        - (right_upper_axis_z * right_upper_composite_inertia_h_y
-            - right_upper_axis_y * right_upper_composite_inertia_h_z);
-    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
-        - left_lower_position_z * left_upper_rotation_11;
-    let left_lower_projected_inertia_f_x = left_lower_subspace_v_x * p.left_lower_mass
-        - (left_upper_rotation_21 * left_lower_inertia_h_y
-            - left_lower_inertia_h_z * left_upper_rotation_11);
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let right_upper_rotation_00 = t5 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
-    let right_slider_projected_inertia_f_x = right_upper_rotation_00
-        * p.right_slider_mass;
-    let base_yaw_subspace_v_y = -q[0];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t1
-        + base_pitch_rotation_00 * t0;
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let left_upper_rotation_01 = base_roll_rotation_01 * t0
-        + t2 * base_pitch_rotation_00;
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
-        + left_lower_position_x;
-    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
-    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
-    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
-        + left_upper_inertia_h_x;
-    let hub_inertia_h_x = q[0] * p.hub_mass;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
-        + right_upper_position_x;
-    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
-    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
-    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
-    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
-        + right_slider_inertia_h_x;
-    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
-        + right_upper_composite_inertia_h_x;
-    let base_z_projected_inertia_n_y = -hub_composite_inertia_h_x;
-    let base_yaw_projected_inertia_f_y = base_yaw_subspace_v_y * hub_composite_inertia_m
-        - base_z_projected_inertia_n_y;
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
-    let base_pitch_projected_inertia_f_y = hub_composite_inertia_m
-        * base_pitch_subspace_v_y - hub_composite_inertia_h_z * base_yaw_rotation_01;
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_roll_projected_inertia_f_y = base_roll_subspace_v_y
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_z * base_pitch_rotation_00
-            - base_pitch_rotation_20 * hub_composite_inertia_h_x);
-    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
-        - left_upper_position_x * base_roll_rotation_22;
-    let left_upper_projected_inertia_f_y = left_upper_composite_inertia_m
-        * left_upper_subspace_v_y
-        - (left_upper_composite_inertia_h_z * base_roll_rotation_02
-            - left_upper_composite_inertia_h_x * base_roll_rotation_22);
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_position_x;
-    let right_upper_projected_inertia_f_y = right_upper_subspace_v_y
-        * right_upper_composite_inertia_m
-        - (right_upper_composite_inertia_h_z * right_upper_axis_x
-            - right_upper_axis_z * right_upper_composite_inertia_h_x);
-    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
-        - left_upper_rotation_21 * left_lower_position_x;
-    let left_lower_projected_inertia_f_y = left_lower_subspace_v_y * p.left_lower_mass
-        - (left_lower_inertia_h_z * left_upper_rotation_01
-            - left_lower_inertia_h_x * left_upper_rotation_21);
-    let right_slider_projected_inertia_f_y = right_upper_rotation_10
-        * p.right_slider_mass;
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_projected_inertia_f_z = base_pitch_subspace_v_z
-        * hub_composite_inertia_m
-        - (hub_composite_inertia_h_x * cache.values[0]
-            - hub_composite_inertia_h_y * base_yaw_rotation_01);
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
-    let base_roll_projected_inertia_f_z = base_roll_subspace_v_z
-        * hub_composite_inertia_m
-        - (base_pitch_rotation_10 * hub_composite_inertia_h_x
-            - hub_composite_inertia_h_y * base_pitch_rotation_00);
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let left_upper_projected_inertia_f_z = left_upper_subspace_v_z
-        * left_upper_composite_inertia_m
-        - (base_roll_rotation_12 * left_upper_composite_inertia_h_x
-            - left_upper_composite_inertia_h_y * base_roll_rotation_02);
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
-    let right_upper_projected_inertia_f_z = right_upper_subspace_v_z
-        * right_upper_composite_inertia_m
-        - (right_upper_axis_y * right_upper_composite_inertia_h_x
-            - right_upper_axis_x * right_upper_composite_inertia_h_y);
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
-    let left_lower_projected_inertia_f_z = left_lower_subspace_v_z * p.left_lower_mass
-        - (left_lower_inertia_h_x * left_upper_rotation_11
-            - left_upper_rotation_01 * left_lower_inertia_h_y);
-    let right_slider_projected_inertia_f_z = right_upper_rotation_20
-        * p.right_slider_mass;
-    let t7 = right_upper_com_y * right_upper_com_y;
-    let t8 = right_upper_com_z * right_upper_com_z;
-    let t9 = right_upper_com_x * right_upper_com_x;
-    let t10 = -0.2593433800522308 * cache.values[8]
-        - 0.9318339303627353 * cache.values[9];
-    let t11 = 0.29668068685399207 * cache.values[9]
-        - 0.1416799342470381 * cache.values[8];
-    let t12 = 0.9553364891256061 * cache.values[8]
-        - 0.20896434210788312 * cache.values[9];
-    let right_upper_rotation_22 = base_roll_rotation_21 * t10
-        + t11 * base_pitch_rotation_20 + t12 * base_roll_rotation_22;
-    let t13 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
-        + 0.14776010333066977 * cache.values[8];
-    let t14 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
-        - 0.18338346269077238 * cache.values[9];
-    let t15 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
-        - 0.2097849255215404 * cache.values[8];
-    let right_upper_rotation_21 = t13 * base_roll_rotation_22
-        + t14 * base_roll_rotation_21 + base_pitch_rotation_20 * t15;
-    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_upper_inertia_xx
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let right_upper_inertia_i_22 = p.arm_mass
-        * (t7 + t8 + t9 - right_upper_com_z * right_upper_com_z)
-        + right_upper_inertia_com_22;
-    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_slider_inertia_xx
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
-    let t16 = right_slider_position_x * right_slider_position_x;
-    let t17 = right_slider_position_z * right_slider_position_z;
-    let t18 = right_slider_position_y * right_slider_position_y;
-    let right_slider_inertia_i_22 = right_slider_inertia_com_22
-        + p.right_slider_mass
-            * (t16 + t17 + t18 - right_slider_position_z * right_slider_position_z);
-    let right_upper_composite_inertia_i_22 = right_upper_inertia_i_22
-        + right_slider_inertia_i_22;
-    let t19 = left_upper_com_y * left_upper_com_y;
-    let t20 = left_upper_com_z * left_upper_com_z;
-    let t21 = left_upper_com_x * left_upper_com_x;
-    let t22 = p.arm_length * p.arm_length;
-    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
-            * left_upper_rotation_21 * t22
-        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_22
-            * base_roll_rotation_22;
-    let left_upper_inertia_i_22 = p.arm_mass
-        * (t19 + t20 + t21 - left_upper_com_z * left_upper_com_z)
-        + left_upper_inertia_com_22;
-    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
-        + cache.values[10] * base_roll_rotation_22;
-    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
-        + p.left_lower_inertia_xy * left_lower_rotation_20
-        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
-        + (left_lower_rotation_20 * p.left_lower_inertia_xx
-            + p.left_lower_inertia_xz * left_lower_rotation_22
-            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
-        + (p.left_lower_inertia_xz * left_lower_rotation_20
-            + p.left_lower_inertia_yz * left_upper_rotation_21
-            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
-    let t23 = left_lower_com_x * left_lower_com_x;
-    let t24 = left_lower_com_y * left_lower_com_y;
-    let t25 = left_lower_com_z * left_lower_com_z;
-    let left_lower_inertia_i_22 = left_lower_inertia_com_22
-        + (t23 + t24 + t25 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
-    let left_upper_composite_inertia_i_22 = left_upper_inertia_i_22
-        + left_lower_inertia_i_22;
-    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
-        + p.hub_inertia_zz * base_roll_rotation_22
-        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
-        + base_pitch_rotation_20
-            * (p.hub_inertia_xy * base_roll_rotation_21
-                + base_pitch_rotation_20 * p.hub_inertia_xx
-                + p.hub_inertia_xz * base_roll_rotation_22)
-        + base_roll_rotation_21
-            * (base_roll_rotation_21 * p.hub_inertia_yy
-                + p.hub_inertia_yz * base_roll_rotation_22
-                + p.hub_inertia_xy * base_pitch_rotation_20);
-    let t26 = q[2] * q[2];
-    let t27 = q[1] * q[1];
-    let t28 = q[0] * q[0];
-    let hub_inertia_i_22 = hub_inertia_com_22
-        + (t26 + t27 + t28 - q[2] * q[2]) * p.hub_mass;
-    let hub_composite_inertia_i_22 = right_upper_composite_inertia_i_22
-        + left_upper_composite_inertia_i_22 + hub_inertia_i_22;
-    let base_yaw_projected_inertia_n_z = hub_composite_inertia_h_x
-        * base_yaw_subspace_v_y + hub_composite_inertia_i_22
-        - q[1] * hub_composite_inertia_h_y;
-    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_21 * t22
-        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_02
-            * base_roll_rotation_22
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
-    let left_upper_inertia_i_02 = left_upper_inertia_com_02
-        - p.arm_mass * left_upper_com_z * left_upper_com_x;
-    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
-        + cache.values[10] * base_roll_rotation_02;
-    let t29 = left_upper_rotation_01 * p.left_lower_inertia_yz
-        + left_lower_rotation_00 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_zz * left_lower_rotation_02;
-    let t30 = p.left_lower_inertia_xy * left_lower_rotation_00
-        + left_upper_rotation_01 * p.left_lower_inertia_yy
-        + left_lower_rotation_02 * p.left_lower_inertia_yz;
-    let t31 = left_lower_rotation_02 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_xy * left_upper_rotation_01
-        + left_lower_rotation_00 * p.left_lower_inertia_xx;
-    let left_lower_inertia_com_02 = t29 * left_lower_rotation_22
-        + t30 * left_upper_rotation_21 + t31 * left_lower_rotation_20;
-    let left_lower_inertia_i_02 = left_lower_inertia_com_02
-        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
-    let left_upper_composite_inertia_i_02 = left_upper_inertia_i_02
-        + left_lower_inertia_i_02;
-    let right_upper_rotation_02 = base_roll_rotation_01 * t10
-        + base_roll_rotation_02 * t12 + t11 * base_pitch_rotation_00;
-    let right_upper_rotation_01 = t13 * base_roll_rotation_02
-        + t15 * base_pitch_rotation_00 + t14 * base_roll_rotation_01;
-    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let right_slider_inertia_i_02 = right_slider_inertia_com_02
-        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
-    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
-        * right_upper_rotation_02
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let right_upper_inertia_i_02 = right_upper_inertia_com_02
-        - p.arm_mass * right_upper_com_z * right_upper_com_x;
-    let right_upper_composite_inertia_i_02 = right_slider_inertia_i_02
-        + right_upper_inertia_i_02;
-    let t32 = p.hub_inertia_zz * base_roll_rotation_02
-        + p.hub_inertia_yz * base_roll_rotation_01
-        + base_pitch_rotation_00 * p.hub_inertia_xz;
-    let t33 = base_roll_rotation_02 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_01
-        + p.hub_inertia_xx * base_pitch_rotation_00;
-    let t34 = base_roll_rotation_01 * p.hub_inertia_yy
-        + p.hub_inertia_yz * base_roll_rotation_02
-        + p.hub_inertia_xy * base_pitch_rotation_00;
-    let hub_inertia_com_02 = t32 * base_roll_rotation_22 + base_pitch_rotation_20 * t33
-        + t34 * base_roll_rotation_21;
-    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
-    let hub_composite_inertia_i_02 = left_upper_composite_inertia_i_02
-        + right_upper_composite_inertia_i_02 + hub_inertia_i_02;
-    let right_upper_rotation_12 = base_roll_rotation_11 * t10
-        + base_roll_rotation_12 * t12 + t11 * base_pitch_rotation_10;
-    let right_upper_rotation_11 = base_roll_rotation_12 * t13
-        + base_pitch_rotation_10 * t15 + t14 * base_roll_rotation_11;
-    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
-        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
-    let right_upper_inertia_i_12 = right_upper_inertia_com_12
-        - p.arm_mass * right_upper_com_z * right_upper_com_y;
-    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
-        * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
-    let right_slider_inertia_i_12 = right_slider_inertia_com_12
-        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
-    let right_upper_composite_inertia_i_12 = right_upper_inertia_i_12
-        + right_slider_inertia_i_12;
-    let t35 = base_roll_rotation_12 * p.hub_inertia_zz
-        + p.hub_inertia_yz * base_roll_rotation_11
-        + base_pitch_rotation_10 * p.hub_inertia_xz;
-    let t36 = p.hub_inertia_xy * base_pitch_rotation_10
-        + base_roll_rotation_11 * p.hub_inertia_yy
-        + base_roll_rotation_12 * p.hub_inertia_yz;
-    let t37 = base_pitch_rotation_10 * p.hub_inertia_xx
-        + base_roll_rotation_12 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_11;
-    let hub_inertia_com_12 = t35 * base_roll_rotation_22 + t36 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t37;
-    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
-    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
-        + cache.values[11] * left_upper_rotation_10;
-    let t38 = p.left_lower_inertia_yz * left_upper_rotation_11
-        + p.left_lower_inertia_xz * left_lower_rotation_10
-        + p.left_lower_inertia_zz * left_lower_rotation_12;
-    let t39 = left_lower_rotation_10 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xz * left_lower_rotation_12
-        + p.left_lower_inertia_xy * left_upper_rotation_11;
-    let t40 = p.left_lower_inertia_yz * left_lower_rotation_12
-        + left_upper_rotation_11 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_xy * left_lower_rotation_10;
-    let left_lower_inertia_com_12 = t38 * left_lower_rotation_22
-        + t39 * left_lower_rotation_20 + left_upper_rotation_21 * t40;
-    let left_lower_inertia_i_12 = left_lower_inertia_com_12
-        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
-    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_21 * t22
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t22
-            * base_roll_rotation_22;
-    let left_upper_inertia_i_12 = left_upper_inertia_com_12
-        - p.arm_mass * left_upper_com_y * left_upper_com_z;
-    let left_upper_composite_inertia_i_12 = left_lower_inertia_i_12
-        + left_upper_inertia_i_12;
-    let hub_composite_inertia_i_12 = right_upper_composite_inertia_i_12
-        + hub_inertia_i_12 + left_upper_composite_inertia_i_12;
-    let base_pitch_projected_inertia_n_z = base_yaw_rotation_01
-        * hub_composite_inertia_i_02 + hub_composite_inertia_i_12 * cache.values[0]
-        + hub_composite_inertia_h_x * base_pitch_subspace_v_y
-        - hub_composite_inertia_h_y * base_pitch_subspace_v_x;
-    let t41 = base_pitch_projected_inertia_n_z
-        + base_yaw_subspace_v_y * base_pitch_projected_inertia_f_y
-        + q[1] * base_pitch_projected_inertia_f_x;
-    let base_roll_projected_inertia_n_z = base_pitch_rotation_20
-        * hub_composite_inertia_i_22 + base_roll_subspace_v_y * hub_composite_inertia_h_x
-        + base_pitch_rotation_00 * hub_composite_inertia_i_02
-        + base_pitch_rotation_10 * hub_composite_inertia_i_12
-        - hub_composite_inertia_h_y * base_roll_subspace_v_x;
-    let t42 = base_yaw_subspace_v_y * base_roll_projected_inertia_f_y
-        + base_roll_projected_inertia_n_z + q[1] * base_roll_projected_inertia_f_x;
-    let left_upper_projected_inertia_n_z = left_upper_composite_inertia_h_x
-        * left_upper_subspace_v_y
-        + left_upper_composite_inertia_i_02 * base_roll_rotation_02
-        + left_upper_composite_inertia_i_22 * base_roll_rotation_22
-        + base_roll_rotation_12 * left_upper_composite_inertia_i_12
-        - left_upper_subspace_v_x * left_upper_composite_inertia_h_y;
-    let t43 = left_upper_projected_inertia_n_z + q[1] * left_upper_projected_inertia_f_x
-        + base_yaw_subspace_v_y * left_upper_projected_inertia_f_y;
-    let right_upper_projected_inertia_n_z = right_upper_axis_y
-        * right_upper_composite_inertia_i_12
-        + right_upper_composite_inertia_i_22 * right_upper_axis_z
-        + right_upper_subspace_v_y * right_upper_composite_inertia_h_x
-        + right_upper_composite_inertia_i_02 * right_upper_axis_x
-        - right_upper_subspace_v_x * right_upper_composite_inertia_h_y;
-    let t44 = q[1] * right_upper_projected_inertia_f_x
-        + right_upper_projected_inertia_n_z
-        + right_upper_projected_inertia_f_y * base_yaw_subspace_v_y;
-    let left_lower_projected_inertia_n_z = left_upper_rotation_01
-        * left_lower_inertia_i_02 + left_lower_inertia_h_x * left_lower_subspace_v_y
-        + left_upper_rotation_11 * left_lower_inertia_i_12
-        + left_lower_inertia_i_22 * left_upper_rotation_21
-        - left_lower_subspace_v_x * left_lower_inertia_h_y;
-    let t45 = q[1] * left_lower_projected_inertia_f_x
-        + base_yaw_subspace_v_y * left_lower_projected_inertia_f_y
-        + left_lower_projected_inertia_n_z;
-    let right_slider_projected_inertia_n_z = right_upper_rotation_10
-        * right_slider_inertia_h_x - right_upper_rotation_00 * right_slider_inertia_h_y;
-    let t46 = q[1] * right_slider_projected_inertia_f_x
-        + base_yaw_subspace_v_y * right_slider_projected_inertia_f_y
-        + right_slider_projected_inertia_n_z;
-    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_11 * t22
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t22
-            * base_roll_rotation_02;
-    let left_upper_inertia_i_01 = left_upper_inertia_com_01
-        - p.arm_mass * left_upper_com_y * left_upper_com_x;
-    let left_lower_inertia_com_01 = t29 * left_lower_rotation_12
-        + t30 * left_upper_rotation_11 + t31 * left_lower_rotation_10;
-    let left_lower_inertia_i_01 = left_lower_inertia_com_01
-        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
-    let left_upper_composite_inertia_i_01 = left_upper_inertia_i_01
-        + left_lower_inertia_i_01;
-    let hub_inertia_com_01 = base_pitch_rotation_10 * t33 + base_roll_rotation_11 * t34
-        + base_roll_rotation_12 * t32;
-    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
-    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
-        * right_upper_rotation_11
-        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
-        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
-    let right_upper_inertia_i_01 = right_upper_inertia_com_01
-        - p.arm_mass * right_upper_com_x * right_upper_com_y;
-    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_i_01 = right_slider_inertia_com_01
-        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
-    let right_upper_composite_inertia_i_01 = right_upper_inertia_i_01
-        + right_slider_inertia_i_01;
-    let hub_composite_inertia_i_01 = left_upper_composite_inertia_i_01 + hub_inertia_i_01
-        + right_upper_composite_inertia_i_01;
-    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
-        * p.right_upper_inertia_yy
-        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
-    let right_upper_inertia_i_00 = p.arm_mass
-        * (t7 + t8 + t9 - right_upper_com_x * right_upper_com_x)
-        + right_upper_inertia_com_00;
-    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let right_slider_inertia_i_00 = (t16 + t17 + t18
-        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
-        + right_slider_inertia_com_00;
-    let right_upper_composite_inertia_i_00 = right_upper_inertia_i_00
-        + right_slider_inertia_i_00;
-    let left_lower_inertia_com_00 = t30 * left_upper_rotation_01
-        + left_lower_rotation_02 * t29 + left_lower_rotation_00 * t31;
-    let left_lower_inertia_i_00 = left_lower_inertia_com_00
-        + (t23 + t24 + t25 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
-    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_01 * t22
-        + 0.08333333333333333 * p.arm_mass * t22 * base_roll_rotation_02
-            * base_roll_rotation_02
-        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
-    let left_upper_inertia_i_00 = left_upper_inertia_com_00
-        + p.arm_mass * (t19 + t20 + t21 - left_upper_com_x * left_upper_com_x);
-    let left_upper_composite_inertia_i_00 = left_lower_inertia_i_00
-        + left_upper_inertia_i_00;
-    let hub_inertia_com_00 = base_pitch_rotation_00 * t33 + t32 * base_roll_rotation_02
-        + base_roll_rotation_01 * t34;
-    let hub_inertia_i_00 = hub_inertia_com_00
-        + (t26 + t27 + t28 - q[0] * q[0]) * p.hub_mass;
-    let hub_composite_inertia_i_00 = right_upper_composite_inertia_i_00
-        + left_upper_composite_inertia_i_00 + hub_inertia_i_00;
-    let base_pitch_projected_inertia_n_x = hub_composite_inertia_i_01 * cache.values[0]
-        + hub_composite_inertia_h_y * base_pitch_subspace_v_z
-        + hub_composite_inertia_i_00 * base_yaw_rotation_01
-        - hub_composite_inertia_h_z * base_pitch_subspace_v_y;
-    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
-        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
-    let right_upper_inertia_i_11 = p.arm_mass
-        * (t7 + t8 + t9 - right_upper_com_y * right_upper_com_y)
-        + right_upper_inertia_com_11;
-    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_i_11 = right_slider_inertia_com_11
-        + (t16 + t17 + t18 - right_slider_position_y * right_slider_position_y)
-            * p.right_slider_mass;
-    let right_upper_composite_inertia_i_11 = right_upper_inertia_i_11
-        + right_slider_inertia_i_11;
-    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
-        * base_roll_rotation_12 * p.arm_mass * t22
-        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_11 * t22;
-    let left_upper_inertia_i_11 = p.arm_mass
-        * (t19 + t20 + t21 - left_upper_com_y * left_upper_com_y)
-        + left_upper_inertia_com_11;
-    let left_lower_inertia_com_11 = t39 * left_lower_rotation_10
-        + t38 * left_lower_rotation_12 + left_upper_rotation_11 * t40;
-    let left_lower_inertia_i_11 = p.left_lower_mass
-        * (t23 + t24 + t25 - left_lower_com_y * left_lower_com_y)
-        + left_lower_inertia_com_11;
-    let left_upper_composite_inertia_i_11 = left_upper_inertia_i_11
-        + left_lower_inertia_i_11;
-    let hub_inertia_com_11 = base_pitch_rotation_10 * t37 + base_roll_rotation_12 * t35
-        + t36 * base_roll_rotation_11;
-    let hub_inertia_i_11 = hub_inertia_com_11
-        + (t26 + t27 + t28 - q[1] * q[1]) * p.hub_mass;
-    let hub_composite_inertia_i_11 = right_upper_composite_inertia_i_11
-        + left_upper_composite_inertia_i_11 + hub_inertia_i_11;
-    let base_pitch_projected_inertia_n_y = hub_composite_inertia_i_11 * cache.values[0]
-        + hub_composite_inertia_i_01 * base_yaw_rotation_01
-        + hub_composite_inertia_h_z * base_pitch_subspace_v_x
-        - base_pitch_subspace_v_z * hub_composite_inertia_h_x;
-    let base_roll_projected_inertia_n_x = hub_composite_inertia_h_y
-        * base_roll_subspace_v_z + base_pitch_rotation_10 * hub_composite_inertia_i_01
-        + hub_composite_inertia_i_00 * base_pitch_rotation_00
-        + base_pitch_rotation_20 * hub_composite_inertia_i_02
-        - base_roll_subspace_v_y * hub_composite_inertia_h_z;
-    let base_roll_projected_inertia_n_y = hub_composite_inertia_i_01
-        * base_pitch_rotation_00 + base_pitch_rotation_20 * hub_composite_inertia_i_12
-        + base_pitch_rotation_10 * hub_composite_inertia_i_11
-        + hub_composite_inertia_h_z * base_roll_subspace_v_x
-        - base_roll_subspace_v_z * hub_composite_inertia_h_x;
-    let t47 = base_pitch_subspace_v_z * base_roll_projected_inertia_f_z
-        + base_roll_projected_inertia_n_x * base_yaw_rotation_01
-        + base_roll_projected_inertia_f_x * base_pitch_subspace_v_x
-        + base_pitch_subspace_v_y * base_roll_projected_inertia_f_y
-        + base_roll_projected_inertia_n_y * cache.values[0];
-    let left_upper_projected_inertia_n_x = left_upper_composite_inertia_h_y
-        * left_upper_subspace_v_z
-        + left_upper_composite_inertia_i_00 * base_roll_rotation_02
-        + base_roll_rotation_12 * left_upper_composite_inertia_i_01
-        + left_upper_composite_inertia_i_02 * base_roll_rotation_22
-        - left_upper_composite_inertia_h_z * left_upper_subspace_v_y;
-    let left_upper_projected_inertia_n_y = left_upper_composite_inertia_i_01
-        * base_roll_rotation_02
-        + base_roll_rotation_22 * left_upper_composite_inertia_i_12
-        + base_roll_rotation_12 * left_upper_composite_inertia_i_11
-        + left_upper_composite_inertia_h_z * left_upper_subspace_v_x
-        - left_upper_composite_inertia_h_x * left_upper_subspace_v_z;
-    let t48 = left_upper_projected_inertia_f_y * base_pitch_subspace_v_y
-        + left_upper_projected_inertia_n_x * base_yaw_rotation_01
-        + cache.values[0] * left_upper_projected_inertia_n_y
-        + left_upper_projected_inertia_f_z * base_pitch_subspace_v_z
-        + left_upper_projected_inertia_f_x * base_pitch_subspace_v_x;
-    let right_upper_projected_inertia_n_x = right_upper_axis_z
-        * right_upper_composite_inertia_i_02
-        + right_upper_subspace_v_z * right_upper_composite_inertia_h_y
-        + right_upper_axis_y * right_upper_composite_inertia_i_01
-        + right_upper_composite_inertia_i_00 * right_upper_axis_x
-        - right_upper_subspace_v_y * right_upper_composite_inertia_h_z;
-    let right_upper_projected_inertia_n_y = right_upper_subspace_v_x
-        * right_upper_composite_inertia_h_z
-        + right_upper_axis_x * right_upper_composite_inertia_i_01
-        + right_upper_axis_z * right_upper_composite_inertia_i_12
-        + right_upper_composite_inertia_i_11 * right_upper_axis_y
-        - right_upper_subspace_v_z * right_upper_composite_inertia_h_x;
-    let t49 = right_upper_projected_inertia_f_y * base_pitch_subspace_v_y
-        + right_upper_projected_inertia_f_z * base_pitch_subspace_v_z
-        + right_upper_projected_inertia_f_x * base_pitch_subspace_v_x
-        + right_upper_projected_inertia_n_x * base_yaw_rotation_01
-        + right_upper_projected_inertia_n_y * cache.values[0];
-    let left_lower_projected_inertia_n_y = left_lower_inertia_h_z
-        * left_lower_subspace_v_x + left_upper_rotation_01 * left_lower_inertia_i_01
-        + left_lower_inertia_i_11 * left_upper_rotation_11
-        + left_upper_rotation_21 * left_lower_inertia_i_12
-        - left_lower_inertia_h_x * left_lower_subspace_v_z;
-    let left_lower_projected_inertia_n_x = left_lower_inertia_i_00
-        * left_upper_rotation_01 + left_lower_inertia_i_02 * left_upper_rotation_21
-        + left_upper_rotation_11 * left_lower_inertia_i_01
-        + left_lower_subspace_v_z * left_lower_inertia_h_y
-        - left_lower_inertia_h_z * left_lower_subspace_v_y;
-    let t50 = left_lower_projected_inertia_f_x * base_pitch_subspace_v_x
-        + left_lower_projected_inertia_n_y * cache.values[0]
-        + left_lower_projected_inertia_n_x * base_yaw_rotation_01
-        + base_pitch_subspace_v_y * left_lower_projected_inertia_f_y
-        + base_pitch_subspace_v_z * left_lower_projected_inertia_f_z;
-    let right_slider_projected_inertia_n_x = right_upper_rotation_20
-        * right_slider_inertia_h_y - right_slider_inertia_h_z * right_upper_rotation_10;
-    let right_slider_projected_inertia_n_y = right_upper_rotation_00
-        * right_slider_inertia_h_z - right_upper_rotation_20 * right_slider_inertia_h_x;
-    let t51 = right_slider_projected_inertia_f_x * base_pitch_subspace_v_x
-        + right_slider_projected_inertia_f_z * base_pitch_subspace_v_z
-        + right_slider_projected_inertia_n_x * base_yaw_rotation_01
-        + right_slider_projected_inertia_n_y * cache.values[0]
-        + right_slider_projected_inertia_f_y * base_pitch_subspace_v_y;
-    let t52 = base_roll_subspace_v_x * left_upper_projected_inertia_f_x
-        + base_pitch_rotation_20 * left_upper_projected_inertia_n_z
-        + base_pitch_rotation_10 * left_upper_projected_inertia_n_y
-        + left_upper_projected_inertia_f_z * base_roll_subspace_v_z
-        + base_roll_subspace_v_y * left_upper_projected_inertia_f_y
-        + left_upper_projected_inertia_n_x * base_pitch_rotation_00;
-    let t53 = right_upper_projected_inertia_n_x * base_pitch_rotation_00
-        + base_pitch_rotation_20 * right_upper_projected_inertia_n_z
-        + base_roll_subspace_v_x * right_upper_projected_inertia_f_x
-        + base_roll_subspace_v_y * right_upper_projected_inertia_f_y
-        + base_pitch_rotation_10 * right_upper_projected_inertia_n_y
-        + right_upper_projected_inertia_f_z * base_roll_subspace_v_z;
-    let t54 = base_roll_subspace_v_z * left_lower_projected_inertia_f_z
-        + left_lower_projected_inertia_n_x * base_pitch_rotation_00
-        + base_roll_subspace_v_x * left_lower_projected_inertia_f_x
-        + base_pitch_rotation_20 * left_lower_projected_inertia_n_z
-        + base_roll_subspace_v_y * left_lower_projected_inertia_f_y
-        + left_lower_projected_inertia_n_y * base_pitch_rotation_10;
-    let t55 = base_pitch_rotation_10 * right_slider_projected_inertia_n_y
-        + right_slider_projected_inertia_f_x * base_roll_subspace_v_x
-        + right_slider_projected_inertia_f_z * base_roll_subspace_v_z
-        + right_slider_projected_inertia_n_x * base_pitch_rotation_00
-        + base_roll_subspace_v_y * right_slider_projected_inertia_f_y
-        + base_pitch_rotation_20 * right_slider_projected_inertia_n_z;
-    let t56 = base_roll_rotation_22 * left_lower_projected_inertia_n_z
-        + left_upper_subspace_v_y * left_lower_projected_inertia_f_y
-        + left_upper_subspace_v_z * left_lower_projected_inertia_f_z
-        + base_roll_rotation_12 * left_lower_projected_inertia_n_y
-        + left_lower_projected_inertia_n_x * base_roll_rotation_02
-        + left_upper_subspace_v_x * left_lower_projected_inertia_f_x;
-    let t57 = right_upper_subspace_v_y * right_slider_projected_inertia_f_y
-        + right_upper_axis_y * right_slider_projected_inertia_n_y
-        + right_slider_projected_inertia_f_z * right_upper_subspace_v_z
-        + right_slider_projected_inertia_f_x * right_upper_subspace_v_x
-        + right_upper_axis_z * right_slider_projected_inertia_n_z
-        + right_slider_projected_inertia_n_x * right_upper_axis_x;
-    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
-    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+    let t0 = cache.base_pitch_projected_inertia_n_z
+        + cache.base_yaw_subspace_v_y * cache.base_pitch_projected_inertia_f_y
+        + q[1] * cache.base_pitch_projected_inertia_f_x;
+    let t1 = cache.base_yaw_subspace_v_y * cache.base_roll_projected_inertia_f_y
+        + cache.base_roll_projected_inertia_n_z
+        + q[1] * cache.base_roll_projected_inertia_f_x;
+    let t2 = cache.left_upper_projected_inertia_n_z
+        + q[1] * cache.left_upper_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * cache.left_upper_projected_inertia_f_y;
+    let t3 = q[1] * cache.right_upper_projected_inertia_f_x
+        + cache.right_upper_projected_inertia_n_z
+        + cache.right_upper_projected_inertia_f_y * cache.base_yaw_subspace_v_y;
+    let t4 = q[1] * cache.left_lower_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.left_lower_projected_inertia_n_z;
+    let t5 = q[1] * cache.right_slider_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_n_z;
+    let t6 = cache.base_pitch_subspace_v_z * cache.base_roll_projected_inertia_f_z
+        + cache.base_roll_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.base_roll_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_y * cache.base_roll_projected_inertia_f_y
+        + cache.base_roll_projected_inertia_n_y * cache.cos_q3;
+    let t7 = cache.left_upper_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.left_upper_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.cos_q3 * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.left_upper_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
+    let t8 = cache.right_upper_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.right_upper_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.right_upper_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.right_upper_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.right_upper_projected_inertia_n_y * cache.cos_q3;
+    let t9 = cache.left_lower_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.left_lower_projected_inertia_n_y * cache.cos_q3
+        + cache.left_lower_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.base_pitch_subspace_v_z * cache.left_lower_projected_inertia_f_z;
+    let t10 = cache.right_slider_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.right_slider_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.right_slider_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.right_slider_projected_inertia_n_y * cache.cos_q3
+        + cache.right_slider_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
+    let t11 = cache.base_roll_subspace_v_x * cache.left_upper_projected_inertia_f_x
+        + cache.base_pitch_rotation_20 * cache.left_upper_projected_inertia_n_z
+        + cache.base_pitch_rotation_10 * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.base_roll_subspace_v_y * cache.left_upper_projected_inertia_f_y
+        + cache.left_upper_projected_inertia_n_x * cache.base_pitch_rotation_00;
+    let t12 = cache.right_upper_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_20 * cache.right_upper_projected_inertia_n_z
+        + cache.base_roll_subspace_v_x * cache.right_upper_projected_inertia_f_x
+        + cache.base_roll_subspace_v_y * cache.right_upper_projected_inertia_f_y
+        + cache.base_pitch_rotation_10 * cache.right_upper_projected_inertia_n_y
+        + cache.right_upper_projected_inertia_f_z * cache.base_roll_subspace_v_z;
+    let t13 = cache.base_roll_subspace_v_z * cache.left_lower_projected_inertia_f_z
+        + cache.left_lower_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_x * cache.left_lower_projected_inertia_f_x
+        + cache.base_pitch_rotation_20 * cache.left_lower_projected_inertia_n_z
+        + cache.base_roll_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.left_lower_projected_inertia_n_y * cache.base_pitch_rotation_10;
+    let t14 = cache.base_pitch_rotation_10 * cache.right_slider_projected_inertia_n_y
+        + cache.right_slider_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.right_slider_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.right_slider_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.base_pitch_rotation_20 * cache.right_slider_projected_inertia_n_z;
+    let t15 = cache.base_roll_rotation_22 * cache.left_lower_projected_inertia_n_z
+        + cache.left_upper_subspace_v_y * cache.left_lower_projected_inertia_f_y
+        + cache.left_upper_subspace_v_z * cache.left_lower_projected_inertia_f_z
+        + cache.base_roll_rotation_12 * cache.left_lower_projected_inertia_n_y
+        + cache.left_lower_projected_inertia_n_x * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_x * cache.left_lower_projected_inertia_f_x;
+    let t16 = cache.right_upper_subspace_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.right_upper_axis_y * cache.right_slider_projected_inertia_n_y
+        + cache.right_slider_projected_inertia_f_z * cache.right_upper_subspace_v_z
+        + cache.right_slider_projected_inertia_f_x * cache.right_upper_subspace_v_x
+        + cache.right_upper_axis_z * cache.right_slider_projected_inertia_n_z
+        + cache.right_slider_projected_inertia_n_x * cache.right_upper_axis_x;
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
         + base_pitch_velocity_w_x;
-    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
-    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
-        + base_pitch_rotation_10 * qd[5];
-    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
-    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+        + cache.base_pitch_rotation_10 * qd[5];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
     let base_roll_velocity_v_z = base_pitch_velocity_v_z
-        + base_roll_subspace_v_z * qd[5];
+        + cache.base_roll_subspace_v_z * qd[5];
     let right_upper_velocity_v_z = base_roll_velocity_v_z
-        + qd[7] * right_upper_subspace_v_z;
+        + qd[7] * cache.right_upper_subspace_v_z;
     let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
-        - (right_upper_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_inertia_h_y * right_upper_velocity_w_x);
-    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
-    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * right_upper_axis_x
-        - right_upper_axis_z * base_roll_velocity_w_x;
-    let base_pitch_subspace_rate_w_y = qd[3] * base_yaw_rotation_01;
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
     let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
-    let base_roll_subspace_rate_w_y = base_pitch_rotation_00 * qd[3]
-        - base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
     let base_roll_bias_w_y = base_pitch_bias_w_y + base_roll_subspace_rate_w_y * qd[5];
     let right_upper_bias_w_y = qd[7] * right_upper_subspace_rate_w_y
         + base_roll_bias_w_y;
-    let base_roll_subspace_rate_w_z = base_pitch_rotation_10 * base_pitch_velocity_w_x
-        - base_pitch_velocity_w_y * base_pitch_rotation_00;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
     let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
-    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * right_upper_axis_y
-        - right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
     let right_upper_bias_w_z = base_roll_bias_w_z
         + qd[7] * right_upper_subspace_rate_w_z;
     let right_slider_velocity_v_z = right_upper_velocity_v_z
-        + right_upper_rotation_20 * qd[9];
+        + cache.right_upper_rotation_20 * qd[9];
     let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
-        - (right_slider_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_velocity_w_x * right_slider_inertia_h_y);
-    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
     let base_pitch_velocity_v_y = base_yaw_velocity_v_y
-        + qd[4] * base_pitch_subspace_v_y;
-    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
-    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
         + base_roll_velocity_v_y;
-    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
         + right_upper_velocity_v_y;
-    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
     let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
-        - (right_slider_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_velocity_w_z * right_slider_inertia_h_x);
-    let right_slider_subspace_rate_v_x = right_upper_rotation_20
-        * right_upper_velocity_w_y - right_upper_velocity_w_z * right_upper_rotation_10;
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
     let base_yaw_bias_v_x = qd[3] * qd[1];
-    let base_pitch_subspace_rate_v_x = -qd[2] * cache.values[0]
-        - qd[3] * base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
     let base_pitch_bias_v_x = base_yaw_bias_v_x + qd[4] * base_pitch_subspace_rate_v_x;
-    let base_roll_subspace_rate_v_x = base_pitch_rotation_20 * base_pitch_velocity_v_y
-        + base_pitch_velocity_w_y * base_roll_subspace_v_z
-        - base_roll_subspace_v_y * qd[3]
-        - base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
     let base_roll_bias_v_x = base_pitch_bias_v_x + base_roll_subspace_rate_v_x * qd[5];
-    let right_upper_subspace_rate_v_x = right_upper_axis_z * base_roll_velocity_v_y
-        + right_upper_subspace_v_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * right_upper_subspace_v_y
-        - right_upper_axis_y * base_roll_velocity_v_z;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
     let right_upper_bias_v_x = base_roll_bias_v_x
         + right_upper_subspace_rate_v_x * qd[7];
     let right_slider_bias_v_x = right_slider_subspace_rate_v_x * qd[9]
         + right_upper_bias_v_x;
     let right_slider_composite_force_f_x = right_slider_momentum_f_z
         * right_upper_velocity_w_y + p.right_slider_mass * right_slider_bias_v_x
-        - (right_upper_bias_w_z * right_slider_inertia_h_y
-            - right_slider_inertia_h_z * right_upper_bias_w_y)
+        - (right_upper_bias_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_bias_w_y)
         - right_slider_momentum_f_y * right_upper_velocity_w_z;
     let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
-        - (right_upper_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
     let right_upper_composite_force_f_x = right_upper_momentum_f_z
         * right_upper_velocity_w_y + right_slider_composite_force_f_x
         + p.arm_mass * right_upper_bias_v_x
         - right_upper_velocity_w_z * right_upper_momentum_f_y
-        - (right_upper_inertia_h_y * right_upper_bias_w_z
-            - right_upper_inertia_h_z * right_upper_bias_w_y);
+        - (cache.right_upper_inertia_h_y * right_upper_bias_w_z
+            - cache.right_upper_inertia_h_z * right_upper_bias_w_y);
     let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
-        - (base_roll_velocity_w_x * hub_inertia_h_z
-            - base_roll_velocity_w_z * hub_inertia_h_x);
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
     let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
-        - (hub_inertia_h_x * base_roll_velocity_w_y
-            - base_roll_velocity_w_x * hub_inertia_h_y);
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
     let left_upper_velocity_v_y = base_roll_velocity_v_y
-        + qd[6] * left_upper_subspace_v_y;
-    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
-    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
-    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
         + base_roll_velocity_v_z;
-    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y * left_upper_rotation_21
-        + left_upper_velocity_w_y * left_lower_subspace_v_z
-        - left_lower_subspace_v_y * left_upper_velocity_w_z
-        - left_upper_velocity_v_z * left_upper_rotation_11;
-    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y * base_roll_rotation_22
-        + left_upper_subspace_v_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * left_upper_subspace_v_y
-        - base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
     let left_upper_bias_v_x = base_roll_bias_v_x + qd[6] * left_upper_subspace_rate_v_x;
     let left_lower_bias_v_x = left_lower_subspace_rate_v_x * qd[8] + left_upper_bias_v_x;
-    let left_upper_subspace_rate_w_z = base_roll_rotation_12 * base_roll_velocity_w_x
-        - base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
     let left_upper_bias_w_z = qd[6] * left_upper_subspace_rate_w_z + base_roll_bias_w_z;
-    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
-    let left_lower_subspace_rate_w_z = left_upper_rotation_11 * left_upper_velocity_w_x
-        - left_upper_velocity_w_y * left_upper_rotation_01;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
     let left_lower_bias_w_z = left_upper_bias_w_z + left_lower_subspace_rate_w_z * qd[8];
-    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z * base_roll_rotation_02
-        - base_roll_velocity_w_x * base_roll_rotation_22;
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
     let left_upper_bias_w_y = qd[6] * left_upper_subspace_rate_w_y + base_roll_bias_w_y;
-    let left_lower_subspace_rate_w_y = left_upper_rotation_01 * left_upper_velocity_w_z
-        - left_upper_velocity_w_x * left_upper_rotation_21;
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
     let left_lower_bias_w_y = left_upper_bias_w_y + left_lower_subspace_rate_w_y * qd[8];
     let left_lower_velocity_w_y = left_upper_velocity_w_y
-        + left_upper_rotation_11 * qd[8];
+        + cache.left_upper_rotation_11 * qd[8];
     let left_lower_velocity_v_z = left_upper_velocity_v_z
-        + left_lower_subspace_v_z * qd[8];
+        + cache.left_lower_subspace_v_z * qd[8];
     let left_lower_velocity_w_x = left_upper_velocity_w_x
-        + left_upper_rotation_01 * qd[8];
+        + cache.left_upper_rotation_01 * qd[8];
     let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
-        - (left_lower_inertia_h_x * left_lower_velocity_w_y
-            - left_lower_velocity_w_x * left_lower_inertia_h_y);
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
     let left_lower_velocity_w_z = left_upper_velocity_w_z
-        + left_upper_rotation_21 * qd[8];
-    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
         + left_upper_velocity_v_y;
     let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
-        - (left_lower_inertia_h_z * left_lower_velocity_w_x
-            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
     let left_lower_composite_force_f_x = p.left_lower_mass * left_lower_bias_v_x
         + left_lower_velocity_w_y * left_lower_momentum_f_z
-        - (left_lower_bias_w_z * left_lower_inertia_h_y
-            - left_lower_inertia_h_z * left_lower_bias_w_y)
+        - (left_lower_bias_w_z * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_bias_w_y)
         - left_lower_momentum_f_y * left_lower_velocity_w_z;
     let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
-        - (left_upper_velocity_w_x * left_upper_inertia_h_z
-            - left_upper_inertia_h_x * left_upper_velocity_w_z);
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
     let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
-        - (left_upper_inertia_h_x * left_upper_velocity_w_y
-            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
     let left_upper_composite_force_f_x = left_lower_composite_force_f_x
         + p.arm_mass * left_upper_bias_v_x
         + left_upper_velocity_w_y * left_upper_momentum_f_z
-        - (left_upper_bias_w_z * left_upper_inertia_h_y
-            - left_upper_bias_w_y * left_upper_inertia_h_z)
+        - (left_upper_bias_w_z * cache.left_upper_inertia_h_y
+            - left_upper_bias_w_y * cache.left_upper_inertia_h_z)
         - left_upper_momentum_f_y * left_upper_velocity_w_z;
     let hub_composite_force_f_x = right_upper_composite_force_f_x
         + base_roll_bias_v_x * p.hub_mass + hub_momentum_f_z * base_roll_velocity_w_y
         + left_upper_composite_force_f_x - base_roll_velocity_w_z * hub_momentum_f_y
-        - (base_roll_bias_w_z * hub_inertia_h_y - hub_inertia_h_z * base_roll_bias_w_y);
-    let base_pitch_subspace_rate_v_y = qd[2] * base_yaw_rotation_01
-        + qd[3] * base_pitch_subspace_v_x;
+        - (base_roll_bias_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_bias_w_y);
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
     let base_yaw_subspace_rate_v_y = -qd[0];
     let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
     let base_pitch_bias_v_y = qd[4] * base_pitch_subspace_rate_v_y + base_yaw_bias_v_y;
     let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
-    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
         + base_yaw_velocity_v_x;
-    let base_roll_subspace_rate_v_y = base_pitch_rotation_00 * base_pitch_velocity_v_z
-        + base_roll_subspace_v_x * qd[3]
-        - base_roll_subspace_v_z * base_pitch_velocity_w_x
-        - base_pitch_velocity_v_x * base_pitch_rotation_20;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
     let base_roll_bias_v_y = base_pitch_bias_v_y + qd[5] * base_roll_subspace_rate_v_y;
     let base_roll_velocity_v_x = base_pitch_velocity_v_x
-        + qd[5] * base_roll_subspace_v_x;
-    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * right_upper_axis_x
-        + base_roll_velocity_w_z * right_upper_subspace_v_x
-        - right_upper_axis_z * base_roll_velocity_v_x
-        - base_roll_velocity_w_x * right_upper_subspace_v_z;
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
     let right_upper_bias_v_y = base_roll_bias_v_y
         + right_upper_subspace_rate_v_y * qd[7];
-    let right_slider_subspace_rate_v_y = right_upper_rotation_00
-        * right_upper_velocity_w_z - right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
     let right_slider_bias_v_y = right_upper_bias_v_y
         + right_slider_subspace_rate_v_y * qd[9];
-    let right_upper_subspace_rate_w_x = right_upper_axis_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * right_upper_axis_y;
-    let base_roll_subspace_rate_w_x = base_pitch_rotation_20 * base_pitch_velocity_w_y
-        - base_pitch_rotation_10 * qd[3];
-    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.values[0]);
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
     let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
     let base_roll_bias_w_x = base_roll_subspace_rate_w_x * qd[5] + base_pitch_bias_w_x;
     let right_upper_bias_w_x = qd[7] * right_upper_subspace_rate_w_x
         + base_roll_bias_w_x;
-    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
         + base_roll_velocity_v_x;
     let right_slider_velocity_v_x = right_upper_velocity_v_x
-        + right_upper_rotation_00 * qd[9];
+        + cache.right_upper_rotation_00 * qd[9];
     let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
-        - (right_upper_velocity_w_z * right_slider_inertia_h_y
-            - right_slider_inertia_h_z * right_upper_velocity_w_y);
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
     let right_slider_composite_force_f_y = right_slider_bias_v_y * p.right_slider_mass
         + right_slider_momentum_f_x * right_upper_velocity_w_z
         - right_slider_momentum_f_z * right_upper_velocity_w_x
-        - (right_upper_bias_w_x * right_slider_inertia_h_z
-            - right_upper_bias_w_z * right_slider_inertia_h_x);
+        - (right_upper_bias_w_x * cache.right_slider_inertia_h_z
+            - right_upper_bias_w_z * cache.right_slider_inertia_h_x);
     let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
-        - (right_upper_inertia_h_y * right_upper_velocity_w_z
-            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
     let right_upper_composite_force_f_y = right_slider_composite_force_f_y
         + right_upper_bias_v_y * p.arm_mass
         + right_upper_momentum_f_x * right_upper_velocity_w_z
-        - (right_upper_bias_w_x * right_upper_inertia_h_z
-            - right_upper_inertia_h_x * right_upper_bias_w_z)
+        - (right_upper_bias_w_x * cache.right_upper_inertia_h_z
+            - cache.right_upper_inertia_h_x * right_upper_bias_w_z)
         - right_upper_momentum_f_z * right_upper_velocity_w_x;
-    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
         + base_roll_velocity_v_x;
     let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
-        - (left_upper_inertia_h_y * left_upper_velocity_w_z
-            - left_upper_velocity_w_y * left_upper_inertia_h_z);
-    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z * left_upper_subspace_v_x
-        + base_roll_velocity_v_z * base_roll_rotation_02
-        - base_roll_velocity_v_x * base_roll_rotation_22
-        - base_roll_velocity_w_x * left_upper_subspace_v_z;
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
     let left_upper_bias_v_y = base_roll_bias_v_y + qd[6] * left_upper_subspace_rate_v_y;
-    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y * base_roll_rotation_22
-        - base_roll_rotation_12 * base_roll_velocity_w_z;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
     let left_upper_bias_w_x = qd[6] * left_upper_subspace_rate_w_x + base_roll_bias_w_x;
-    let left_lower_subspace_rate_v_y = left_upper_rotation_01 * left_upper_velocity_v_z
-        + left_lower_subspace_v_x * left_upper_velocity_w_z
-        - left_lower_subspace_v_z * left_upper_velocity_w_x
-        - left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
     let left_lower_bias_v_y = left_upper_bias_v_y + left_lower_subspace_rate_v_y * qd[8];
     let left_lower_velocity_v_x = left_upper_velocity_v_x
-        + left_lower_subspace_v_x * qd[8];
+        + cache.left_lower_subspace_v_x * qd[8];
     let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
-        - (left_lower_inertia_h_y * left_lower_velocity_w_z
-            - left_lower_inertia_h_z * left_lower_velocity_w_y);
-    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y * left_upper_rotation_21
-        - left_upper_rotation_11 * left_upper_velocity_w_z;
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
     let left_lower_bias_w_x = left_upper_bias_w_x + left_lower_subspace_rate_w_x * qd[8];
     let left_lower_composite_force_f_y = left_lower_bias_v_y * p.left_lower_mass
         + left_lower_momentum_f_x * left_lower_velocity_w_z
-        - (left_lower_inertia_h_z * left_lower_bias_w_x
-            - left_lower_inertia_h_x * left_lower_bias_w_z)
+        - (cache.left_lower_inertia_h_z * left_lower_bias_w_x
+            - cache.left_lower_inertia_h_x * left_lower_bias_w_z)
         - left_lower_velocity_w_x * left_lower_momentum_f_z;
     let left_upper_composite_force_f_y = left_upper_momentum_f_x
         * left_upper_velocity_w_z + p.arm_mass * left_upper_bias_v_y
         + left_lower_composite_force_f_y
         - left_upper_velocity_w_x * left_upper_momentum_f_z
-        - (left_upper_bias_w_x * left_upper_inertia_h_z
-            - left_upper_inertia_h_x * left_upper_bias_w_z);
+        - (left_upper_bias_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_bias_w_z);
     let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
-        - (base_roll_velocity_w_z * hub_inertia_h_y
-            - hub_inertia_h_z * base_roll_velocity_w_y);
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
     let hub_composite_force_f_y = base_roll_bias_v_y * p.hub_mass
         + right_upper_composite_force_f_y + left_upper_composite_force_f_y
         + hub_momentum_f_x * base_roll_velocity_w_z
         - base_roll_velocity_w_x * hub_momentum_f_z
-        - (hub_inertia_h_z * base_roll_bias_w_x - base_roll_bias_w_z * hub_inertia_h_x);
-    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x * left_upper_subspace_v_y
-        + base_roll_rotation_12 * base_roll_velocity_v_x
-        - base_roll_velocity_v_y * base_roll_rotation_02
-        - left_upper_subspace_v_x * base_roll_velocity_w_y;
-    let base_roll_subspace_rate_v_z = base_roll_subspace_v_y * base_pitch_velocity_w_x
-        + base_pitch_velocity_v_x * base_pitch_rotation_10
-        - base_pitch_velocity_w_y * base_roll_subspace_v_x
-        - base_pitch_rotation_00 * base_pitch_velocity_v_y;
-    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.values[0]
-        - base_yaw_velocity_v_y * base_yaw_rotation_01;
+        - (cache.hub_inertia_h_z * base_roll_bias_w_x
+            - base_roll_bias_w_z * cache.hub_inertia_h_x);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
     let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
     let base_roll_bias_v_z = qd[5] * base_roll_subspace_rate_v_z + base_pitch_bias_v_z;
     let left_upper_bias_v_z = qd[6] * left_upper_subspace_rate_v_z + base_roll_bias_v_z;
-    let left_lower_subspace_rate_v_z = left_upper_rotation_11 * left_upper_velocity_v_x
-        + left_lower_subspace_v_y * left_upper_velocity_w_x
-        - left_upper_rotation_01 * left_upper_velocity_v_y
-        - left_upper_velocity_w_y * left_lower_subspace_v_x;
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
     let left_lower_bias_v_z = left_lower_subspace_rate_v_z * qd[8] + left_upper_bias_v_z;
     let left_lower_composite_force_f_z = left_lower_bias_v_z * p.left_lower_mass
         + left_lower_velocity_w_x * left_lower_momentum_f_y
-        - (left_lower_inertia_h_x * left_lower_bias_w_y
-            - left_lower_bias_w_x * left_lower_inertia_h_y)
+        - (cache.left_lower_inertia_h_x * left_lower_bias_w_y
+            - left_lower_bias_w_x * cache.left_lower_inertia_h_y)
         - left_lower_momentum_f_x * left_lower_velocity_w_y;
     let left_upper_composite_force_f_z = left_upper_velocity_w_x
         * left_upper_momentum_f_y + p.arm_mass * left_upper_bias_v_z
         + left_lower_composite_force_f_z
         - left_upper_momentum_f_x * left_upper_velocity_w_y
-        - (left_upper_inertia_h_x * left_upper_bias_w_y
-            - left_upper_bias_w_x * left_upper_inertia_h_y);
-    let right_upper_subspace_rate_v_z = right_upper_axis_y * base_roll_velocity_v_x
-        + right_upper_subspace_v_y * base_roll_velocity_w_x
-        - right_upper_axis_x * base_roll_velocity_v_y
-        - right_upper_subspace_v_x * base_roll_velocity_w_y;
+        - (cache.left_upper_inertia_h_x * left_upper_bias_w_y
+            - left_upper_bias_w_x * cache.left_upper_inertia_h_y);
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
     let right_upper_bias_v_z = right_upper_subspace_rate_v_z * qd[7]
         + base_roll_bias_v_z;
-    let right_slider_subspace_rate_v_z = right_upper_rotation_10
-        * right_upper_velocity_w_x - right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
     let right_slider_bias_v_z = right_upper_bias_v_z
         + right_slider_subspace_rate_v_z * qd[9];
     let right_slider_composite_force_f_z = right_slider_momentum_f_y
         * right_upper_velocity_w_x + right_slider_bias_v_z * p.right_slider_mass
         - right_slider_momentum_f_x * right_upper_velocity_w_y
-        - (right_slider_inertia_h_x * right_upper_bias_w_y
-            - right_upper_bias_w_x * right_slider_inertia_h_y);
+        - (cache.right_slider_inertia_h_x * right_upper_bias_w_y
+            - right_upper_bias_w_x * cache.right_slider_inertia_h_y);
     let right_upper_composite_force_f_z = right_upper_bias_v_z * p.arm_mass
         + right_upper_velocity_w_x * right_upper_momentum_f_y
         + right_slider_composite_force_f_z
         - right_upper_momentum_f_x * right_upper_velocity_w_y
-        - (right_upper_inertia_h_x * right_upper_bias_w_y
-            - right_upper_inertia_h_y * right_upper_bias_w_x);
+        - (cache.right_upper_inertia_h_x * right_upper_bias_w_y
+            - cache.right_upper_inertia_h_y * right_upper_bias_w_x);
     let hub_composite_force_f_z = left_upper_composite_force_f_z
         + right_upper_composite_force_f_z + p.hub_mass * base_roll_bias_v_z
         + hub_momentum_f_y * base_roll_velocity_w_x
         - hub_momentum_f_x * base_roll_velocity_w_y
-        - (hub_inertia_h_x * base_roll_bias_w_y - hub_inertia_h_y * base_roll_bias_w_x);
-    let left_upper_momentum_n_x = left_upper_velocity_v_z * left_upper_inertia_h_y
-        + left_upper_velocity_w_y * left_upper_inertia_i_01
-        + left_upper_velocity_w_x * left_upper_inertia_i_00
-        + left_upper_inertia_i_02 * left_upper_velocity_w_z
-        - left_upper_velocity_v_y * left_upper_inertia_h_z;
-    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
-        + left_lower_velocity_w_x * left_lower_inertia_i_01
-        + left_lower_inertia_h_z * left_lower_velocity_v_x
-        + left_lower_inertia_i_12 * left_lower_velocity_w_z
-        - left_lower_inertia_h_x * left_lower_velocity_v_z;
-    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
-        + left_lower_velocity_w_y * left_lower_inertia_i_01
-        + left_lower_inertia_h_y * left_lower_velocity_v_z
-        + left_lower_inertia_i_02 * left_lower_velocity_w_z
-        - left_lower_inertia_h_z * left_lower_velocity_v_y;
+        - (cache.hub_inertia_h_x * base_roll_bias_w_y
+            - cache.hub_inertia_h_y * base_roll_bias_w_x);
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
     let left_lower_composite_force_n_z = left_lower_momentum_f_y
-        * left_lower_velocity_v_x + left_lower_bias_w_z * left_lower_inertia_i_22
+        * left_lower_velocity_v_x + left_lower_bias_w_z * cache.left_lower_inertia_i_22
         + left_lower_momentum_n_y * left_lower_velocity_w_x
-        + left_lower_bias_w_y * left_lower_inertia_i_12
-        + left_lower_inertia_i_02 * left_lower_bias_w_x
-        + left_lower_inertia_h_x * left_lower_bias_v_y
+        + left_lower_bias_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_02 * left_lower_bias_w_x
+        + cache.left_lower_inertia_h_x * left_lower_bias_v_y
         - left_lower_velocity_v_y * left_lower_momentum_f_x
-        - left_lower_inertia_h_y * left_lower_bias_v_x
+        - cache.left_lower_inertia_h_y * left_lower_bias_v_x
         - left_lower_momentum_n_x * left_lower_velocity_w_y;
-    let left_upper_momentum_n_y = left_upper_inertia_i_01 * left_upper_velocity_w_x
-        + left_upper_inertia_i_11 * left_upper_velocity_w_y
-        + left_upper_velocity_v_x * left_upper_inertia_h_z
-        + left_upper_inertia_i_12 * left_upper_velocity_w_z
-        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
     let left_upper_composite_force_n_z = left_upper_velocity_v_x
-        * left_upper_momentum_f_y + left_upper_bias_w_y * left_upper_inertia_i_12
-        + left_upper_inertia_i_22 * left_upper_bias_w_z + left_lower_composite_force_n_z
-        + left_upper_inertia_h_x * left_upper_bias_v_y
-        + left_upper_inertia_i_02 * left_upper_bias_w_x
+        * left_upper_momentum_f_y + left_upper_bias_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_i_22 * left_upper_bias_w_z
+        + left_lower_composite_force_n_z
+        + cache.left_upper_inertia_h_x * left_upper_bias_v_y
+        + cache.left_upper_inertia_i_02 * left_upper_bias_w_x
         + left_upper_velocity_w_x * left_upper_momentum_n_y
         - left_upper_velocity_w_y * left_upper_momentum_n_x
-        - left_upper_inertia_h_y * left_upper_bias_v_x
+        - cache.left_upper_inertia_h_y * left_upper_bias_v_x
         - left_upper_momentum_f_x * left_upper_velocity_v_y;
-    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
-        + hub_inertia_h_z * base_roll_velocity_v_x
-        + hub_inertia_i_11 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * hub_inertia_i_01
-        - base_roll_velocity_v_z * hub_inertia_h_x;
-    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
-        + base_roll_velocity_w_x * hub_inertia_i_00
-        + base_roll_velocity_w_z * hub_inertia_i_02
-        + hub_inertia_i_01 * base_roll_velocity_w_y
-        - hub_inertia_h_z * base_roll_velocity_v_y;
-    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
-        + right_slider_inertia_h_z * right_slider_velocity_v_x
-        + right_upper_velocity_w_z * right_slider_inertia_i_12
-        + right_upper_velocity_w_x * right_slider_inertia_i_01
-        - right_slider_velocity_v_z * right_slider_inertia_h_x;
-    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
-        + right_upper_velocity_w_x * right_slider_inertia_i_00
-        + right_upper_velocity_w_y * right_slider_inertia_i_01
-        + right_slider_velocity_v_z * right_slider_inertia_h_y
-        - right_slider_inertia_h_z * right_slider_velocity_v_y;
-    let right_slider_composite_force_n_z = right_slider_inertia_i_12
-        * right_upper_bias_w_y + right_upper_bias_w_z * right_slider_inertia_i_22
-        + right_slider_bias_v_y * right_slider_inertia_h_x
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_composite_force_n_z = cache.right_slider_inertia_i_12
+        * right_upper_bias_w_y + right_upper_bias_w_z * cache.right_slider_inertia_i_22
+        + right_slider_bias_v_y * cache.right_slider_inertia_h_x
         + right_slider_momentum_n_y * right_upper_velocity_w_x
         + right_slider_momentum_f_y * right_slider_velocity_v_x
-        + right_slider_inertia_i_02 * right_upper_bias_w_x
-        - right_slider_bias_v_x * right_slider_inertia_h_y
+        + cache.right_slider_inertia_i_02 * right_upper_bias_w_x
+        - right_slider_bias_v_x * cache.right_slider_inertia_h_y
         - right_slider_momentum_n_x * right_upper_velocity_w_y
         - right_slider_momentum_f_x * right_slider_velocity_v_y;
-    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
-        + right_upper_inertia_i_12 * right_upper_velocity_w_z
-        + right_upper_inertia_i_01 * right_upper_velocity_w_x
-        + right_upper_inertia_h_z * right_upper_velocity_v_x
-        - right_upper_inertia_h_x * right_upper_velocity_v_z;
-    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
-        + right_upper_inertia_i_01 * right_upper_velocity_w_y
-        + right_upper_inertia_h_y * right_upper_velocity_v_z
-        + right_upper_velocity_w_z * right_upper_inertia_i_02
-        - right_upper_inertia_h_z * right_upper_velocity_v_y;
-    let right_upper_composite_force_n_z = right_upper_bias_v_y * right_upper_inertia_h_x
-        + right_slider_composite_force_n_z
-        + right_upper_inertia_i_12 * right_upper_bias_w_y
-        + right_upper_inertia_i_22 * right_upper_bias_w_z
-        + right_upper_bias_w_x * right_upper_inertia_i_02
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_composite_force_n_z = right_upper_bias_v_y
+        * cache.right_upper_inertia_h_x + right_slider_composite_force_n_z
+        + cache.right_upper_inertia_i_12 * right_upper_bias_w_y
+        + cache.right_upper_inertia_i_22 * right_upper_bias_w_z
+        + right_upper_bias_w_x * cache.right_upper_inertia_i_02
         + right_upper_momentum_f_y * right_upper_velocity_v_x
         + right_upper_momentum_n_y * right_upper_velocity_w_x
-        - right_upper_inertia_h_y * right_upper_bias_v_x
+        - cache.right_upper_inertia_h_y * right_upper_bias_v_x
         - right_upper_momentum_f_x * right_upper_velocity_v_y
         - right_upper_momentum_n_x * right_upper_velocity_w_y;
-    let hub_composite_force_n_z = hub_inertia_i_12 * base_roll_bias_w_y
-        + base_roll_bias_w_x * hub_inertia_i_02 + left_upper_composite_force_n_z
-        + base_roll_bias_w_z * hub_inertia_i_22
+    let hub_composite_force_n_z = cache.hub_inertia_i_12 * base_roll_bias_w_y
+        + base_roll_bias_w_x * cache.hub_inertia_i_02 + left_upper_composite_force_n_z
+        + base_roll_bias_w_z * cache.hub_inertia_i_22
         + base_roll_velocity_w_x * hub_momentum_n_y
         + hub_momentum_f_y * base_roll_velocity_v_x
-        + base_roll_bias_v_y * hub_inertia_h_x + right_upper_composite_force_n_z
+        + base_roll_bias_v_y * cache.hub_inertia_h_x + right_upper_composite_force_n_z
         - hub_momentum_f_x * base_roll_velocity_v_y
         - hub_momentum_n_x * base_roll_velocity_w_y
-        - base_roll_bias_v_x * hub_inertia_h_y;
-    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
-        + base_roll_velocity_w_z * hub_inertia_i_22
-        + hub_inertia_i_12 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * hub_inertia_i_02
-        - hub_inertia_h_y * base_roll_velocity_v_x;
-    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
-        + right_slider_inertia_h_x * right_slider_velocity_v_y
-        + right_upper_velocity_w_y * right_slider_inertia_i_12
-        + right_upper_velocity_w_z * right_slider_inertia_i_22
-        - right_slider_velocity_v_x * right_slider_inertia_h_y;
+        - base_roll_bias_v_x * cache.hub_inertia_h_y;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
     let right_slider_composite_force_n_y = right_upper_bias_w_z
-        * right_slider_inertia_i_12 + right_upper_bias_w_x * right_slider_inertia_i_01
-        + right_slider_inertia_i_11 * right_upper_bias_w_y
-        + right_slider_inertia_h_z * right_slider_bias_v_x
+        * cache.right_slider_inertia_i_12
+        + right_upper_bias_w_x * cache.right_slider_inertia_i_01
+        + cache.right_slider_inertia_i_11 * right_upper_bias_w_y
+        + cache.right_slider_inertia_h_z * right_slider_bias_v_x
         + right_slider_momentum_f_x * right_slider_velocity_v_z
         + right_slider_momentum_n_x * right_upper_velocity_w_z
         - right_slider_momentum_f_z * right_slider_velocity_v_x
         - right_slider_momentum_n_z * right_upper_velocity_w_x
-        - right_slider_bias_v_z * right_slider_inertia_h_x;
-    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
-        + right_upper_inertia_i_02 * right_upper_velocity_w_x
-        + right_upper_inertia_h_x * right_upper_velocity_v_y
-        + right_upper_velocity_w_z * right_upper_inertia_i_22
-        - right_upper_inertia_h_y * right_upper_velocity_v_x;
-    let right_upper_composite_force_n_y = right_upper_inertia_i_12 * right_upper_bias_w_z
-        + right_slider_composite_force_n_y
+        - right_slider_bias_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_composite_force_n_y = cache.right_upper_inertia_i_12
+        * right_upper_bias_w_z + right_slider_composite_force_n_y
         + right_upper_momentum_n_x * right_upper_velocity_w_z
-        + right_upper_inertia_i_01 * right_upper_bias_w_x
-        + right_upper_bias_v_x * right_upper_inertia_h_z
-        + right_upper_inertia_i_11 * right_upper_bias_w_y
+        + cache.right_upper_inertia_i_01 * right_upper_bias_w_x
+        + right_upper_bias_v_x * cache.right_upper_inertia_h_z
+        + cache.right_upper_inertia_i_11 * right_upper_bias_w_y
         + right_upper_momentum_f_x * right_upper_velocity_v_z
         - right_upper_velocity_w_x * right_upper_momentum_n_z
         - right_upper_momentum_f_z * right_upper_velocity_v_x
-        - right_upper_bias_v_z * right_upper_inertia_h_x;
-    let left_upper_momentum_n_z = left_upper_inertia_h_x * left_upper_velocity_v_y
-        + left_upper_inertia_i_02 * left_upper_velocity_w_x
-        + left_upper_inertia_i_22 * left_upper_velocity_w_z
-        + left_upper_velocity_w_y * left_upper_inertia_i_12
-        - left_upper_inertia_h_y * left_upper_velocity_v_x;
-    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
-        + left_lower_inertia_i_22 * left_lower_velocity_w_z
-        + left_lower_inertia_h_x * left_lower_velocity_v_y
-        + left_lower_velocity_w_x * left_lower_inertia_i_02
-        - left_lower_inertia_h_y * left_lower_velocity_v_x;
-    let left_lower_composite_force_n_y = left_lower_inertia_i_01 * left_lower_bias_w_x
-        + left_lower_inertia_i_11 * left_lower_bias_w_y
+        - right_upper_bias_v_z * cache.right_upper_inertia_h_x;
+    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_composite_force_n_y = cache.left_lower_inertia_i_01
+        * left_lower_bias_w_x + cache.left_lower_inertia_i_11 * left_lower_bias_w_y
         + left_lower_momentum_n_x * left_lower_velocity_w_z
         + left_lower_momentum_f_x * left_lower_velocity_v_z
-        + left_lower_bias_w_z * left_lower_inertia_i_12
-        + left_lower_inertia_h_z * left_lower_bias_v_x
-        - left_lower_inertia_h_x * left_lower_bias_v_z
+        + left_lower_bias_w_z * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_h_z * left_lower_bias_v_x
+        - cache.left_lower_inertia_h_x * left_lower_bias_v_z
         - left_lower_momentum_f_z * left_lower_velocity_v_x
         - left_lower_velocity_w_x * left_lower_momentum_n_z;
-    let left_upper_composite_force_n_y = left_upper_bias_w_z * left_upper_inertia_i_12
+    let left_upper_composite_force_n_y = left_upper_bias_w_z
+        * cache.left_upper_inertia_i_12
         + left_upper_momentum_n_x * left_upper_velocity_w_z
-        + left_upper_bias_w_y * left_upper_inertia_i_11
-        + left_upper_bias_w_x * left_upper_inertia_i_01
+        + left_upper_bias_w_y * cache.left_upper_inertia_i_11
+        + left_upper_bias_w_x * cache.left_upper_inertia_i_01
         + left_upper_momentum_f_x * left_upper_velocity_v_z
-        + left_upper_bias_v_x * left_upper_inertia_h_z + left_lower_composite_force_n_y
-        - left_upper_inertia_h_x * left_upper_bias_v_z
+        + left_upper_bias_v_x * cache.left_upper_inertia_h_z
+        + left_lower_composite_force_n_y
+        - cache.left_upper_inertia_h_x * left_upper_bias_v_z
         - left_upper_momentum_f_z * left_upper_velocity_v_x
         - left_upper_velocity_w_x * left_upper_momentum_n_z;
-    let hub_composite_force_n_y = hub_inertia_i_11 * base_roll_bias_w_y
-        + base_roll_bias_w_z * hub_inertia_i_12
+    let hub_composite_force_n_y = cache.hub_inertia_i_11 * base_roll_bias_w_y
+        + base_roll_bias_w_z * cache.hub_inertia_i_12
         + base_roll_velocity_w_z * hub_momentum_n_x
-        + base_roll_bias_v_x * hub_inertia_h_z + right_upper_composite_force_n_y
+        + base_roll_bias_v_x * cache.hub_inertia_h_z + right_upper_composite_force_n_y
         + hub_momentum_f_x * base_roll_velocity_v_z + left_upper_composite_force_n_y
-        + hub_inertia_i_01 * base_roll_bias_w_x
+        + cache.hub_inertia_i_01 * base_roll_bias_w_x
         - base_roll_velocity_v_x * hub_momentum_f_z
         - hub_momentum_n_z * base_roll_velocity_w_x
-        - hub_inertia_h_x * base_roll_bias_v_z;
-    let right_slider_composite_force_n_x = right_slider_inertia_i_02
-        * right_upper_bias_w_z + right_upper_bias_w_x * right_slider_inertia_i_00
+        - cache.hub_inertia_h_x * base_roll_bias_v_z;
+    let right_slider_composite_force_n_x = cache.right_slider_inertia_i_02
+        * right_upper_bias_w_z + right_upper_bias_w_x * cache.right_slider_inertia_i_00
         + right_slider_momentum_f_z * right_slider_velocity_v_y
         + right_slider_momentum_n_z * right_upper_velocity_w_y
-        + right_slider_bias_v_z * right_slider_inertia_h_y
-        + right_slider_inertia_i_01 * right_upper_bias_w_y
+        + right_slider_bias_v_z * cache.right_slider_inertia_h_y
+        + cache.right_slider_inertia_i_01 * right_upper_bias_w_y
         - right_upper_velocity_w_z * right_slider_momentum_n_y
         - right_slider_momentum_f_y * right_slider_velocity_v_z
-        - right_slider_inertia_h_z * right_slider_bias_v_y;
-    let right_upper_composite_force_n_x = right_upper_bias_w_z * right_upper_inertia_i_02
+        - cache.right_slider_inertia_h_z * right_slider_bias_v_y;
+    let right_upper_composite_force_n_x = right_upper_bias_w_z
+        * cache.right_upper_inertia_i_02
         + right_upper_momentum_f_z * right_upper_velocity_v_y
-        + right_upper_inertia_i_01 * right_upper_bias_w_y
-        + right_upper_inertia_h_y * right_upper_bias_v_z
-        + right_upper_inertia_i_00 * right_upper_bias_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_bias_w_y
+        + cache.right_upper_inertia_h_y * right_upper_bias_v_z
+        + cache.right_upper_inertia_i_00 * right_upper_bias_w_x
         + right_slider_composite_force_n_x
         + right_upper_velocity_w_y * right_upper_momentum_n_z
         - right_upper_velocity_w_z * right_upper_momentum_n_y
-        - right_upper_bias_v_y * right_upper_inertia_h_z
+        - right_upper_bias_v_y * cache.right_upper_inertia_h_z
         - right_upper_velocity_v_z * right_upper_momentum_f_y;
-    let left_lower_composite_force_n_x = left_lower_bias_w_y * left_lower_inertia_i_01
-        + left_lower_bias_w_z * left_lower_inertia_i_02
-        + left_lower_bias_v_z * left_lower_inertia_h_y
-        + left_lower_inertia_i_00 * left_lower_bias_w_x
+    let left_lower_composite_force_n_x = left_lower_bias_w_y
+        * cache.left_lower_inertia_i_01
+        + left_lower_bias_w_z * cache.left_lower_inertia_i_02
+        + left_lower_bias_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_00 * left_lower_bias_w_x
         + left_lower_velocity_w_y * left_lower_momentum_n_z
         + left_lower_velocity_v_y * left_lower_momentum_f_z
         - left_lower_momentum_n_y * left_lower_velocity_w_z
-        - left_lower_inertia_h_z * left_lower_bias_v_y
+        - cache.left_lower_inertia_h_z * left_lower_bias_v_y
         - left_lower_momentum_f_y * left_lower_velocity_v_z;
     let left_upper_composite_force_n_x = left_lower_composite_force_n_x
         + left_upper_velocity_v_y * left_upper_momentum_f_z
-        + left_upper_bias_w_y * left_upper_inertia_i_01
-        + left_upper_bias_w_z * left_upper_inertia_i_02
-        + left_upper_bias_w_x * left_upper_inertia_i_00
-        + left_upper_inertia_h_y * left_upper_bias_v_z
+        + left_upper_bias_w_y * cache.left_upper_inertia_i_01
+        + left_upper_bias_w_z * cache.left_upper_inertia_i_02
+        + left_upper_bias_w_x * cache.left_upper_inertia_i_00
+        + cache.left_upper_inertia_h_y * left_upper_bias_v_z
         + left_upper_velocity_w_y * left_upper_momentum_n_z
         - left_upper_velocity_w_z * left_upper_momentum_n_y
-        - left_upper_bias_v_y * left_upper_inertia_h_z
+        - left_upper_bias_v_y * cache.left_upper_inertia_h_z
         - left_upper_velocity_v_z * left_upper_momentum_f_y;
     let hub_composite_force_n_x = right_upper_composite_force_n_x
-        + hub_inertia_i_01 * base_roll_bias_w_y + base_roll_bias_w_x * hub_inertia_i_00
+        + cache.hub_inertia_i_01 * base_roll_bias_w_y
+        + base_roll_bias_w_x * cache.hub_inertia_i_00
         + base_roll_velocity_v_y * hub_momentum_f_z
-        + base_roll_bias_w_z * hub_inertia_i_02
+        + base_roll_bias_w_z * cache.hub_inertia_i_02
         + hub_momentum_n_z * base_roll_velocity_w_y + left_upper_composite_force_n_x
-        + hub_inertia_h_y * base_roll_bias_v_z
+        + cache.hub_inertia_h_y * base_roll_bias_v_z
         - hub_momentum_f_y * base_roll_velocity_v_z
         - base_roll_velocity_w_z * hub_momentum_n_y
-        - base_roll_bias_v_y * hub_inertia_h_z;
-    mass_matrix[(0, 0)] = hub_composite_inertia_m;
-    mass_matrix[(0, 3)] = base_yaw_projected_inertia_f_x;
-    mass_matrix[(3, 0)] = base_yaw_projected_inertia_f_x;
-    mass_matrix[(0, 4)] = base_pitch_projected_inertia_f_x;
-    mass_matrix[(4, 0)] = base_pitch_projected_inertia_f_x;
-    mass_matrix[(0, 5)] = base_roll_projected_inertia_f_x;
-    mass_matrix[(5, 0)] = base_roll_projected_inertia_f_x;
-    mass_matrix[(0, 6)] = left_upper_projected_inertia_f_x;
-    mass_matrix[(6, 0)] = left_upper_projected_inertia_f_x;
-    mass_matrix[(0, 7)] = right_upper_projected_inertia_f_x;
-    mass_matrix[(7, 0)] = right_upper_projected_inertia_f_x;
-    mass_matrix[(0, 8)] = left_lower_projected_inertia_f_x;
-    mass_matrix[(8, 0)] = left_lower_projected_inertia_f_x;
-    mass_matrix[(0, 9)] = right_slider_projected_inertia_f_x;
-    mass_matrix[(9, 0)] = right_slider_projected_inertia_f_x;
-    mass_matrix[(1, 1)] = hub_composite_inertia_m;
-    mass_matrix[(1, 3)] = base_yaw_projected_inertia_f_y;
-    mass_matrix[(3, 1)] = base_yaw_projected_inertia_f_y;
-    mass_matrix[(1, 4)] = base_pitch_projected_inertia_f_y;
-    mass_matrix[(4, 1)] = base_pitch_projected_inertia_f_y;
-    mass_matrix[(1, 5)] = base_roll_projected_inertia_f_y;
-    mass_matrix[(5, 1)] = base_roll_projected_inertia_f_y;
-    mass_matrix[(1, 6)] = left_upper_projected_inertia_f_y;
-    mass_matrix[(6, 1)] = left_upper_projected_inertia_f_y;
-    mass_matrix[(1, 7)] = right_upper_projected_inertia_f_y;
-    mass_matrix[(7, 1)] = right_upper_projected_inertia_f_y;
-    mass_matrix[(1, 8)] = left_lower_projected_inertia_f_y;
-    mass_matrix[(8, 1)] = left_lower_projected_inertia_f_y;
-    mass_matrix[(1, 9)] = right_slider_projected_inertia_f_y;
-    mass_matrix[(9, 1)] = right_slider_projected_inertia_f_y;
-    mass_matrix[(2, 2)] = hub_composite_inertia_m;
-    mass_matrix[(2, 4)] = base_pitch_projected_inertia_f_z;
-    mass_matrix[(4, 2)] = base_pitch_projected_inertia_f_z;
-    mass_matrix[(2, 5)] = base_roll_projected_inertia_f_z;
-    mass_matrix[(5, 2)] = base_roll_projected_inertia_f_z;
-    mass_matrix[(2, 6)] = left_upper_projected_inertia_f_z;
-    mass_matrix[(6, 2)] = left_upper_projected_inertia_f_z;
-    mass_matrix[(2, 7)] = right_upper_projected_inertia_f_z;
-    mass_matrix[(7, 2)] = right_upper_projected_inertia_f_z;
-    mass_matrix[(2, 8)] = left_lower_projected_inertia_f_z;
-    mass_matrix[(8, 2)] = left_lower_projected_inertia_f_z;
-    mass_matrix[(2, 9)] = right_slider_projected_inertia_f_z;
-    mass_matrix[(9, 2)] = right_slider_projected_inertia_f_z;
-    mass_matrix[(3, 3)] = base_yaw_projected_inertia_f_y * base_yaw_subspace_v_y
-        + base_yaw_projected_inertia_n_z + q[1] * base_yaw_projected_inertia_f_x;
-    mass_matrix[(3, 4)] = t41;
-    mass_matrix[(4, 3)] = t41;
-    mass_matrix[(3, 5)] = t42;
-    mass_matrix[(5, 3)] = t42;
-    mass_matrix[(3, 6)] = t43;
-    mass_matrix[(6, 3)] = t43;
-    mass_matrix[(3, 7)] = t44;
-    mass_matrix[(7, 3)] = t44;
-    mass_matrix[(3, 8)] = t45;
-    mass_matrix[(8, 3)] = t45;
-    mass_matrix[(3, 9)] = t46;
-    mass_matrix[(9, 3)] = t46;
-    mass_matrix[(4, 4)] = base_pitch_projected_inertia_n_x * base_yaw_rotation_01
-        + base_pitch_projected_inertia_f_x * base_pitch_subspace_v_x
-        + base_pitch_projected_inertia_n_y * cache.values[0]
-        + base_pitch_subspace_v_z * base_pitch_projected_inertia_f_z
-        + base_pitch_subspace_v_y * base_pitch_projected_inertia_f_y;
-    mass_matrix[(4, 5)] = t47;
-    mass_matrix[(5, 4)] = t47;
-    mass_matrix[(4, 6)] = t48;
-    mass_matrix[(6, 4)] = t48;
-    mass_matrix[(4, 7)] = t49;
-    mass_matrix[(7, 4)] = t49;
-    mass_matrix[(4, 8)] = t50;
-    mass_matrix[(8, 4)] = t50;
-    mass_matrix[(4, 9)] = t51;
-    mass_matrix[(9, 4)] = t51;
-    mass_matrix[(5, 5)] = base_roll_subspace_v_y * base_roll_projected_inertia_f_y
-        + base_roll_projected_inertia_n_x * base_pitch_rotation_00
-        + base_roll_subspace_v_z * base_roll_projected_inertia_f_z
-        + base_pitch_rotation_20 * base_roll_projected_inertia_n_z
-        + base_roll_projected_inertia_n_y * base_pitch_rotation_10
-        + base_roll_projected_inertia_f_x * base_roll_subspace_v_x;
-    mass_matrix[(5, 6)] = t52;
-    mass_matrix[(6, 5)] = t52;
-    mass_matrix[(5, 7)] = t53;
-    mass_matrix[(7, 5)] = t53;
-    mass_matrix[(5, 8)] = t54;
-    mass_matrix[(8, 5)] = t54;
-    mass_matrix[(5, 9)] = t55;
-    mass_matrix[(9, 5)] = t55;
-    mass_matrix[(6, 6)] = left_upper_subspace_v_x * left_upper_projected_inertia_f_x
-        + base_roll_rotation_12 * left_upper_projected_inertia_n_y
-        + left_upper_projected_inertia_f_y * left_upper_subspace_v_y
-        + left_upper_projected_inertia_n_z * base_roll_rotation_22
-        + left_upper_projected_inertia_f_z * left_upper_subspace_v_z
-        + left_upper_projected_inertia_n_x * base_roll_rotation_02;
-    mass_matrix[(6, 8)] = t56;
-    mass_matrix[(8, 6)] = t56;
-    mass_matrix[(7, 7)] = right_upper_projected_inertia_n_z * right_upper_axis_z
-        + right_upper_subspace_v_y * right_upper_projected_inertia_f_y
-        + right_upper_projected_inertia_f_z * right_upper_subspace_v_z
-        + right_upper_projected_inertia_n_x * right_upper_axis_x
-        + right_upper_subspace_v_x * right_upper_projected_inertia_f_x
-        + right_upper_axis_y * right_upper_projected_inertia_n_y;
-    mass_matrix[(7, 9)] = t57;
-    mass_matrix[(9, 7)] = t57;
-    mass_matrix[(8, 8)] = left_lower_subspace_v_y * left_lower_projected_inertia_f_y
-        + left_lower_subspace_v_x * left_lower_projected_inertia_f_x
-        + left_lower_subspace_v_z * left_lower_projected_inertia_f_z
-        + left_upper_rotation_21 * left_lower_projected_inertia_n_z
-        + left_lower_projected_inertia_n_y * left_upper_rotation_11
-        + left_upper_rotation_01 * left_lower_projected_inertia_n_x;
-    mass_matrix[(9, 9)] = right_upper_rotation_10 * right_slider_projected_inertia_f_y
-        + right_slider_projected_inertia_f_z * right_upper_rotation_20
-        + right_upper_rotation_00 * right_slider_projected_inertia_f_x;
+        - base_roll_bias_v_y * cache.hub_inertia_h_z;
+    mass_matrix[(0, 0)] = cache.hub_composite_inertia_m;
+    mass_matrix[(0, 3)] = cache.base_yaw_projected_inertia_f_x;
+    mass_matrix[(3, 0)] = cache.base_yaw_projected_inertia_f_x;
+    mass_matrix[(0, 4)] = cache.base_pitch_projected_inertia_f_x;
+    mass_matrix[(4, 0)] = cache.base_pitch_projected_inertia_f_x;
+    mass_matrix[(0, 5)] = cache.base_roll_projected_inertia_f_x;
+    mass_matrix[(5, 0)] = cache.base_roll_projected_inertia_f_x;
+    mass_matrix[(0, 6)] = cache.left_upper_projected_inertia_f_x;
+    mass_matrix[(6, 0)] = cache.left_upper_projected_inertia_f_x;
+    mass_matrix[(0, 7)] = cache.right_upper_projected_inertia_f_x;
+    mass_matrix[(7, 0)] = cache.right_upper_projected_inertia_f_x;
+    mass_matrix[(0, 8)] = cache.left_lower_projected_inertia_f_x;
+    mass_matrix[(8, 0)] = cache.left_lower_projected_inertia_f_x;
+    mass_matrix[(0, 9)] = cache.right_slider_projected_inertia_f_x;
+    mass_matrix[(9, 0)] = cache.right_slider_projected_inertia_f_x;
+    mass_matrix[(1, 1)] = cache.hub_composite_inertia_m;
+    mass_matrix[(1, 3)] = cache.base_yaw_projected_inertia_f_y;
+    mass_matrix[(3, 1)] = cache.base_yaw_projected_inertia_f_y;
+    mass_matrix[(1, 4)] = cache.base_pitch_projected_inertia_f_y;
+    mass_matrix[(4, 1)] = cache.base_pitch_projected_inertia_f_y;
+    mass_matrix[(1, 5)] = cache.base_roll_projected_inertia_f_y;
+    mass_matrix[(5, 1)] = cache.base_roll_projected_inertia_f_y;
+    mass_matrix[(1, 6)] = cache.left_upper_projected_inertia_f_y;
+    mass_matrix[(6, 1)] = cache.left_upper_projected_inertia_f_y;
+    mass_matrix[(1, 7)] = cache.right_upper_projected_inertia_f_y;
+    mass_matrix[(7, 1)] = cache.right_upper_projected_inertia_f_y;
+    mass_matrix[(1, 8)] = cache.left_lower_projected_inertia_f_y;
+    mass_matrix[(8, 1)] = cache.left_lower_projected_inertia_f_y;
+    mass_matrix[(1, 9)] = cache.right_slider_projected_inertia_f_y;
+    mass_matrix[(9, 1)] = cache.right_slider_projected_inertia_f_y;
+    mass_matrix[(2, 2)] = cache.hub_composite_inertia_m;
+    mass_matrix[(2, 4)] = cache.base_pitch_projected_inertia_f_z;
+    mass_matrix[(4, 2)] = cache.base_pitch_projected_inertia_f_z;
+    mass_matrix[(2, 5)] = cache.base_roll_projected_inertia_f_z;
+    mass_matrix[(5, 2)] = cache.base_roll_projected_inertia_f_z;
+    mass_matrix[(2, 6)] = cache.left_upper_projected_inertia_f_z;
+    mass_matrix[(6, 2)] = cache.left_upper_projected_inertia_f_z;
+    mass_matrix[(2, 7)] = cache.right_upper_projected_inertia_f_z;
+    mass_matrix[(7, 2)] = cache.right_upper_projected_inertia_f_z;
+    mass_matrix[(2, 8)] = cache.left_lower_projected_inertia_f_z;
+    mass_matrix[(8, 2)] = cache.left_lower_projected_inertia_f_z;
+    mass_matrix[(2, 9)] = cache.right_slider_projected_inertia_f_z;
+    mass_matrix[(9, 2)] = cache.right_slider_projected_inertia_f_z;
+    mass_matrix[(3, 3)] = cache.base_yaw_projected_inertia_f_y
+        * cache.base_yaw_subspace_v_y + cache.base_yaw_projected_inertia_n_z
+        + q[1] * cache.base_yaw_projected_inertia_f_x;
+    mass_matrix[(3, 4)] = t0;
+    mass_matrix[(4, 3)] = t0;
+    mass_matrix[(3, 5)] = t1;
+    mass_matrix[(5, 3)] = t1;
+    mass_matrix[(3, 6)] = t2;
+    mass_matrix[(6, 3)] = t2;
+    mass_matrix[(3, 7)] = t3;
+    mass_matrix[(7, 3)] = t3;
+    mass_matrix[(3, 8)] = t4;
+    mass_matrix[(8, 3)] = t4;
+    mass_matrix[(3, 9)] = t5;
+    mass_matrix[(9, 3)] = t5;
+    mass_matrix[(4, 4)] = cache.base_pitch_projected_inertia_n_x
+        * cache.base_yaw_rotation_01
+        + cache.base_pitch_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_projected_inertia_n_y * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * cache.base_pitch_projected_inertia_f_z
+        + cache.base_pitch_subspace_v_y * cache.base_pitch_projected_inertia_f_y;
+    mass_matrix[(4, 5)] = t6;
+    mass_matrix[(5, 4)] = t6;
+    mass_matrix[(4, 6)] = t7;
+    mass_matrix[(6, 4)] = t7;
+    mass_matrix[(4, 7)] = t8;
+    mass_matrix[(7, 4)] = t8;
+    mass_matrix[(4, 8)] = t9;
+    mass_matrix[(8, 4)] = t9;
+    mass_matrix[(4, 9)] = t10;
+    mass_matrix[(9, 4)] = t10;
+    mass_matrix[(5, 5)] = cache.base_roll_subspace_v_y
+        * cache.base_roll_projected_inertia_f_y
+        + cache.base_roll_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z * cache.base_roll_projected_inertia_f_z
+        + cache.base_pitch_rotation_20 * cache.base_roll_projected_inertia_n_z
+        + cache.base_roll_projected_inertia_n_y * cache.base_pitch_rotation_10
+        + cache.base_roll_projected_inertia_f_x * cache.base_roll_subspace_v_x;
+    mass_matrix[(5, 6)] = t11;
+    mass_matrix[(6, 5)] = t11;
+    mass_matrix[(5, 7)] = t12;
+    mass_matrix[(7, 5)] = t12;
+    mass_matrix[(5, 8)] = t13;
+    mass_matrix[(8, 5)] = t13;
+    mass_matrix[(5, 9)] = t14;
+    mass_matrix[(9, 5)] = t14;
+    mass_matrix[(6, 6)] = cache.left_upper_subspace_v_x
+        * cache.left_upper_projected_inertia_f_x
+        + cache.base_roll_rotation_12 * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_f_y * cache.left_upper_subspace_v_y
+        + cache.left_upper_projected_inertia_n_z * cache.base_roll_rotation_22
+        + cache.left_upper_projected_inertia_f_z * cache.left_upper_subspace_v_z
+        + cache.left_upper_projected_inertia_n_x * cache.base_roll_rotation_02;
+    mass_matrix[(6, 8)] = t15;
+    mass_matrix[(8, 6)] = t15;
+    mass_matrix[(7, 7)] = cache.right_upper_projected_inertia_n_z
+        * cache.right_upper_axis_z
+        + cache.right_upper_subspace_v_y * cache.right_upper_projected_inertia_f_y
+        + cache.right_upper_projected_inertia_f_z * cache.right_upper_subspace_v_z
+        + cache.right_upper_projected_inertia_n_x * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_x * cache.right_upper_projected_inertia_f_x
+        + cache.right_upper_axis_y * cache.right_upper_projected_inertia_n_y;
+    mass_matrix[(7, 9)] = t16;
+    mass_matrix[(9, 7)] = t16;
+    mass_matrix[(8, 8)] = cache.left_lower_subspace_v_y
+        * cache.left_lower_projected_inertia_f_y
+        + cache.left_lower_subspace_v_x * cache.left_lower_projected_inertia_f_x
+        + cache.left_lower_subspace_v_z * cache.left_lower_projected_inertia_f_z
+        + cache.left_upper_rotation_21 * cache.left_lower_projected_inertia_n_z
+        + cache.left_lower_projected_inertia_n_y * cache.left_upper_rotation_11
+        + cache.left_upper_rotation_01 * cache.left_lower_projected_inertia_n_x;
+    mass_matrix[(9, 9)] = cache.right_upper_rotation_10
+        * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_f_z * cache.right_upper_rotation_20
+        + cache.right_upper_rotation_00 * cache.right_slider_projected_inertia_f_x;
     coriolis[0] = hub_composite_force_f_x;
     coriolis[1] = hub_composite_force_f_y;
     coriolis[2] = hub_composite_force_f_z;
     coriolis[3] = hub_composite_force_n_z
-        + base_yaw_subspace_v_y * hub_composite_force_f_y
+        + cache.base_yaw_subspace_v_y * hub_composite_force_f_y
         + q[1] * hub_composite_force_f_x;
-    coriolis[4] = hub_composite_force_f_x * base_pitch_subspace_v_x
-        + cache.values[0] * hub_composite_force_n_y
-        + base_pitch_subspace_v_y * hub_composite_force_f_y
-        + hub_composite_force_f_z * base_pitch_subspace_v_z
-        + hub_composite_force_n_x * base_yaw_rotation_01;
-    coriolis[5] = hub_composite_force_f_z * base_roll_subspace_v_z
-        + base_roll_subspace_v_y * hub_composite_force_f_y
-        + hub_composite_force_f_x * base_roll_subspace_v_x
-        + hub_composite_force_n_x * base_pitch_rotation_00
-        + base_pitch_rotation_10 * hub_composite_force_n_y
-        + base_pitch_rotation_20 * hub_composite_force_n_z;
-    coriolis[6] = left_upper_composite_force_n_x * base_roll_rotation_02
-        + left_upper_composite_force_n_z * base_roll_rotation_22
-        + left_upper_subspace_v_x * left_upper_composite_force_f_x
-        + base_roll_rotation_12 * left_upper_composite_force_n_y
-        + left_upper_composite_force_f_z * left_upper_subspace_v_z
-        + left_upper_composite_force_f_y * left_upper_subspace_v_y;
-    coriolis[7] = right_upper_composite_force_f_x * right_upper_subspace_v_x
-        + right_upper_subspace_v_y * right_upper_composite_force_f_y
-        + right_upper_composite_force_f_z * right_upper_subspace_v_z
-        + right_upper_axis_y * right_upper_composite_force_n_y
-        + right_upper_axis_z * right_upper_composite_force_n_z
-        + right_upper_composite_force_n_x * right_upper_axis_x;
-    coriolis[8] = left_lower_subspace_v_z * left_lower_composite_force_f_z
-        + left_lower_composite_force_n_x * left_upper_rotation_01
-        + left_lower_composite_force_f_x * left_lower_subspace_v_x
-        + left_lower_composite_force_n_z * left_upper_rotation_21
-        + left_upper_rotation_11 * left_lower_composite_force_n_y
-        + left_lower_subspace_v_y * left_lower_composite_force_f_y;
-    coriolis[9] = right_slider_composite_force_f_x * right_upper_rotation_00
-        + right_slider_composite_force_f_y * right_upper_rotation_10
-        + right_upper_rotation_20 * right_slider_composite_force_f_z;
-    gravity[2] = p.gravity * hub_composite_inertia_m;
-    gravity[4] = hub_composite_inertia_h_y * p.gravity * base_yaw_rotation_01
-        + p.gravity * base_pitch_subspace_v_z * hub_composite_inertia_m
-        - p.gravity * hub_composite_inertia_h_x * cache.values[0];
-    gravity[5] = p.gravity * base_roll_subspace_v_z * hub_composite_inertia_m
-        + hub_composite_inertia_h_y * p.gravity * base_pitch_rotation_00
-        - p.gravity * base_pitch_rotation_10 * hub_composite_inertia_h_x;
-    gravity[6] = p.gravity * left_upper_composite_inertia_h_y * base_roll_rotation_02
-        + p.gravity * left_upper_subspace_v_z * left_upper_composite_inertia_m
-        - base_roll_rotation_12 * p.gravity * left_upper_composite_inertia_h_x;
-    gravity[7] = p.gravity * right_upper_subspace_v_z * right_upper_composite_inertia_m
-        + p.gravity * right_upper_axis_x * right_upper_composite_inertia_h_y
-        - p.gravity * right_upper_axis_y * right_upper_composite_inertia_h_x;
-    gravity[8] = p.gravity * left_upper_rotation_01 * left_lower_inertia_h_y
-        + p.gravity * left_lower_subspace_v_z * p.left_lower_mass
-        - left_lower_inertia_h_x * p.gravity * left_upper_rotation_11;
-    gravity[9] = right_upper_rotation_20 * p.gravity * p.right_slider_mass;
+    coriolis[4] = hub_composite_force_f_x * cache.base_pitch_subspace_v_x
+        + cache.cos_q3 * hub_composite_force_n_y
+        + cache.base_pitch_subspace_v_y * hub_composite_force_f_y
+        + hub_composite_force_f_z * cache.base_pitch_subspace_v_z
+        + hub_composite_force_n_x * cache.base_yaw_rotation_01;
+    coriolis[5] = hub_composite_force_f_z * cache.base_roll_subspace_v_z
+        + cache.base_roll_subspace_v_y * hub_composite_force_f_y
+        + hub_composite_force_f_x * cache.base_roll_subspace_v_x
+        + hub_composite_force_n_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * hub_composite_force_n_y
+        + cache.base_pitch_rotation_20 * hub_composite_force_n_z;
+    coriolis[6] = left_upper_composite_force_n_x * cache.base_roll_rotation_02
+        + left_upper_composite_force_n_z * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_x * left_upper_composite_force_f_x
+        + cache.base_roll_rotation_12 * left_upper_composite_force_n_y
+        + left_upper_composite_force_f_z * cache.left_upper_subspace_v_z
+        + left_upper_composite_force_f_y * cache.left_upper_subspace_v_y;
+    coriolis[7] = right_upper_composite_force_f_x * cache.right_upper_subspace_v_x
+        + cache.right_upper_subspace_v_y * right_upper_composite_force_f_y
+        + right_upper_composite_force_f_z * cache.right_upper_subspace_v_z
+        + cache.right_upper_axis_y * right_upper_composite_force_n_y
+        + cache.right_upper_axis_z * right_upper_composite_force_n_z
+        + right_upper_composite_force_n_x * cache.right_upper_axis_x;
+    coriolis[8] = cache.left_lower_subspace_v_z * left_lower_composite_force_f_z
+        + left_lower_composite_force_n_x * cache.left_upper_rotation_01
+        + left_lower_composite_force_f_x * cache.left_lower_subspace_v_x
+        + left_lower_composite_force_n_z * cache.left_upper_rotation_21
+        + cache.left_upper_rotation_11 * left_lower_composite_force_n_y
+        + cache.left_lower_subspace_v_y * left_lower_composite_force_f_y;
+    coriolis[9] = right_slider_composite_force_f_x * cache.right_upper_rotation_00
+        + right_slider_composite_force_f_y * cache.right_upper_rotation_10
+        + cache.right_upper_rotation_20 * right_slider_composite_force_f_z;
+    gravity[2] = p.gravity * cache.hub_composite_inertia_m;
+    gravity[4] = cache.hub_composite_inertia_h_y * p.gravity * cache.base_yaw_rotation_01
+        + p.gravity * cache.base_pitch_subspace_v_z * cache.hub_composite_inertia_m
+        - p.gravity * cache.hub_composite_inertia_h_x * cache.cos_q3;
+    gravity[5] = p.gravity * cache.base_roll_subspace_v_z * cache.hub_composite_inertia_m
+        + cache.hub_composite_inertia_h_y * p.gravity * cache.base_pitch_rotation_00
+        - p.gravity * cache.base_pitch_rotation_10 * cache.hub_composite_inertia_h_x;
+    gravity[6] = p.gravity * cache.left_upper_composite_inertia_h_y
+        * cache.base_roll_rotation_02
+        + p.gravity * cache.left_upper_subspace_v_z
+            * cache.left_upper_composite_inertia_m
+        - cache.base_roll_rotation_12 * p.gravity
+            * cache.left_upper_composite_inertia_h_x;
+    gravity[7] = p.gravity * cache.right_upper_subspace_v_z
+        * cache.right_upper_composite_inertia_m
+        + p.gravity * cache.right_upper_axis_x * cache.right_upper_composite_inertia_h_y
+        - p.gravity * cache.right_upper_axis_y * cache.right_upper_composite_inertia_h_x;
+    gravity[8] = p.gravity * cache.left_upper_rotation_01 * cache.left_lower_inertia_h_y
+        + p.gravity * cache.left_lower_subspace_v_z * p.left_lower_mass
+        - cache.left_lower_inertia_h_x * p.gravity * cache.left_upper_rotation_11;
+    gravity[9] = cache.right_upper_rotation_20 * p.gravity * p.right_slider_mass;
 }
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let t0 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let left_upper_rotation_20 = (0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7]) * base_roll_rotation_21
-        + base_pitch_rotation_20 * t0;
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_upper_rotation_21 = t0 * base_roll_rotation_21
-        + (-0.47942553860420306 * cache.values[6] - 0.8775825618903728 * cache.values[7])
-            * base_pitch_rotation_20;
-    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
-        + 0.01 * left_upper_rotation_21;
-    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
-    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
-    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
-        + left_upper_inertia_h_z;
-    let hub_inertia_h_z = p.hub_mass * q[2];
-    let right_upper_rotation_20 = base_pitch_rotation_20
-        * (0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-            + 0.1001828422641448 * cache.values[9])
-        + (0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-            - 0.6755249097756645 * cache.values[9]) * base_roll_rotation_22
-        + (0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-            - 0.6589060910992032 * cache.values[8]) * base_roll_rotation_21;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * (p.arm_length + q[9])
-        + right_upper_position_z;
-    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let right_upper_com_z = right_upper_position_z
-        + 0.5 * right_upper_rotation_20 * p.arm_length;
-    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
-    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
-        + right_upper_inertia_h_z;
-    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
-        + right_upper_composite_inertia_h_z;
-    let energy = p.gravity * hub_composite_inertia_h_z;
+    let energy = p.gravity * cache.hub_composite_inertia_h_z;
     energy
 }
 /// World positions of the contact points.
@@ -5549,117 +4352,15 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let t0 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let t1 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t0
-        + base_pitch_rotation_00 * t1;
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let left_tip_position_x = left_lower_position_x + 0.2 * left_lower_rotation_00;
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
-        + base_roll_rotation_11 * t0;
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let left_tip_position_y = 0.2 * left_lower_rotation_10 + left_lower_position_y;
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let left_upper_rotation_20 = t0 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t1;
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_tip_position_z = left_lower_position_z + 0.2 * left_lower_rotation_20;
-    let t2 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let right_upper_rotation_00 = t2 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
-    let t5 = p.arm_length + q[9];
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_slider_position_x = right_upper_rotation_00 * t5 + right_upper_position_x;
-    let t6 = -0.2593433800522308 * cache.values[8]
-        - 0.9318339303627353 * cache.values[9];
-    let t7 = 0.9553364891256061 * cache.values[8]
-        - 0.20896434210788312 * cache.values[9];
-    let t8 = 0.29668068685399207 * cache.values[9]
-        - 0.1416799342470381 * cache.values[8];
-    let right_upper_rotation_02 = base_roll_rotation_01 * t6 + base_roll_rotation_02 * t7
-        + t8 * base_pitch_rotation_00;
-    let t9 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
-        + 0.14776010333066977 * cache.values[8];
-    let t10 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
-        - 0.2097849255215404 * cache.values[8];
-    let t11 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
-        - 0.18338346269077238 * cache.values[9];
-    let right_upper_rotation_01 = t9 * base_roll_rotation_02
-        + t10 * base_pitch_rotation_00 + t11 * base_roll_rotation_01;
-    let right_tip_position_x = 0.05 * right_upper_rotation_00 + right_slider_position_x
-        + 0.01 * right_upper_rotation_01 - 0.02 * right_upper_rotation_02;
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
-        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t2;
-    let right_slider_position_y = right_upper_position_y + t5 * right_upper_rotation_10;
-    let right_upper_rotation_12 = base_roll_rotation_11 * t6 + base_roll_rotation_12 * t7
-        + t8 * base_pitch_rotation_10;
-    let right_upper_rotation_11 = base_roll_rotation_12 * t9
-        + base_pitch_rotation_10 * t10 + t11 * base_roll_rotation_11;
-    let right_tip_position_y = right_slider_position_y + 0.05 * right_upper_rotation_10
-        + 0.01 * right_upper_rotation_11 - 0.02 * right_upper_rotation_12;
-    let right_upper_rotation_21 = t9 * base_roll_rotation_22
-        + t11 * base_roll_rotation_21 + base_pitch_rotation_20 * t10;
-    let right_upper_rotation_22 = base_roll_rotation_21 * t6
-        + t8 * base_pitch_rotation_20 + t7 * base_roll_rotation_22;
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
-        + t2 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t5 + right_upper_position_z;
-    let right_tip_position_z = 0.01 * right_upper_rotation_21 + right_slider_position_z
-        + 0.05 * right_upper_rotation_20 - 0.02 * right_upper_rotation_22;
-    let hub_bottom_position_x = q[0] - 0.05 * base_roll_rotation_02;
-    let hub_bottom_position_y = q[1] - 0.05 * base_roll_rotation_12;
-    let hub_bottom_position_z = q[2] - 0.05 * base_roll_rotation_22;
-    out[0][0] = left_tip_position_x;
-    out[0][1] = left_tip_position_y;
-    out[0][2] = left_tip_position_z;
-    out[1][0] = right_tip_position_x;
-    out[1][1] = right_tip_position_y;
-    out[1][2] = right_tip_position_z;
-    out[2][0] = hub_bottom_position_x;
-    out[2][1] = hub_bottom_position_y;
-    out[2][2] = hub_bottom_position_z;
+    out[0][0] = cache.left_tip_position_x;
+    out[0][1] = cache.left_tip_position_y;
+    out[0][2] = cache.left_tip_position_z;
+    out[1][0] = cache.right_tip_position_x;
+    out[1][1] = cache.right_tip_position_y;
+    out[1][2] = cache.right_tip_position_z;
+    out[2][0] = cache.hub_bottom_position_x;
+    out[2][1] = cache.hub_bottom_position_y;
+    out[2][2] = cache.hub_bottom_position_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -5671,228 +4372,92 @@ pub fn contact_velocities_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let t0 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let t1 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
-        + base_roll_rotation_11 * t1;
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let left_tip_position_y = 0.2 * left_lower_rotation_10 + left_lower_position_y;
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
-    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let t2 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_21 = t0 * base_roll_rotation_21
-        + t2 * base_pitch_rotation_20;
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
     let left_lower_velocity_w_z = left_upper_velocity_w_z
-        + left_upper_rotation_21 * qd[8];
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_position_z;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+        + cache.left_upper_rotation_21 * qd[8];
     let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
-    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
         + base_yaw_velocity_v_x;
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
     let base_roll_velocity_v_x = base_pitch_velocity_v_x
-        + qd[5] * base_roll_subspace_v_x;
-    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
         + base_roll_velocity_v_x;
-    let left_upper_rotation_20 = t1 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t0;
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_rotation_11 = base_roll_rotation_11 * t0
-        + t2 * base_pitch_rotation_10;
-    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
-        - left_lower_position_z * left_upper_rotation_11;
     let left_lower_velocity_v_x = left_upper_velocity_v_x
-        + left_lower_subspace_v_x * qd[8];
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_tip_position_z = left_lower_position_z + 0.2 * left_lower_rotation_20;
-    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+        + cache.left_lower_subspace_v_x * qd[8];
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
-        + base_pitch_rotation_10 * qd[5];
-    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+        + cache.base_pitch_rotation_10 * qd[5];
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
     let left_lower_velocity_w_y = left_upper_velocity_w_y
-        + left_upper_rotation_11 * qd[8];
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t1
-        + base_pitch_rotation_00 * t0;
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_rotation_01 = base_roll_rotation_01 * t0
-        + t2 * base_pitch_rotation_00;
-    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
-        - left_upper_rotation_21 * left_lower_position_x;
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_yaw_subspace_v_y = -q[0];
-    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+        + cache.left_upper_rotation_11 * qd[8];
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
     let base_pitch_velocity_v_y = base_yaw_velocity_v_y
-        + qd[4] * base_pitch_subspace_v_y;
-    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
-        - left_upper_position_x * base_roll_rotation_22;
     let left_upper_velocity_v_y = base_roll_velocity_v_y
-        + qd[6] * left_upper_subspace_v_y;
-    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
         + left_upper_velocity_v_y;
-    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
-    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
         + base_pitch_velocity_w_x;
-    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
     let left_lower_velocity_w_x = left_upper_velocity_w_x
-        + left_upper_rotation_01 * qd[8];
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let left_tip_position_x = left_lower_position_x + 0.2 * left_lower_rotation_00;
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
+        + cache.left_upper_rotation_01 * qd[8];
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
     let base_roll_velocity_v_z = base_pitch_velocity_v_z
-        + base_roll_subspace_v_z * qd[5];
-    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
         + base_roll_velocity_v_z;
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
     let left_lower_velocity_v_z = left_upper_velocity_v_z
-        + left_lower_subspace_v_z * qd[8];
-    let t3 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
-        + 0.14776010333066977 * cache.values[8];
-    let t4 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
-        - 0.18338346269077238 * cache.values[9];
-    let t5 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
-        - 0.2097849255215404 * cache.values[8];
-    let right_upper_rotation_21 = t3 * base_roll_rotation_22 + t4 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t5;
-    let t6 = -0.2593433800522308 * cache.values[8]
-        - 0.9318339303627353 * cache.values[9];
-    let t7 = 0.29668068685399207 * cache.values[9]
-        - 0.1416799342470381 * cache.values[8];
-    let t8 = 0.9553364891256061 * cache.values[8]
-        - 0.20896434210788312 * cache.values[9];
-    let right_upper_rotation_22 = base_roll_rotation_21 * t6
-        + t7 * base_pitch_rotation_20 + t8 * base_roll_rotation_22;
-    let t9 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t10 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let t11 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t9
-        + t10 * base_roll_rotation_22 + t11 * base_roll_rotation_21;
-    let t12 = p.arm_length + q[9];
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t12 + right_upper_position_z;
-    let right_tip_position_z = 0.01 * right_upper_rotation_21 + right_slider_position_z
-        + 0.05 * right_upper_rotation_20 - 0.02 * right_upper_rotation_22;
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
-        + 0.2538238315206457 * base_roll_rotation_21
-        + 0.944408474273499 * base_pitch_rotation_20;
-    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
-        - right_upper_axis_y * right_upper_position_z;
-    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + cache.left_lower_subspace_v_z * qd[8];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
         + base_roll_velocity_v_x;
-    let right_upper_rotation_00 = t10 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t9 + t11 * base_roll_rotation_01;
     let right_slider_velocity_v_x = right_upper_velocity_v_x
-        + right_upper_rotation_00 * qd[9];
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t9
-        + t11 * base_roll_rotation_11 + base_roll_rotation_12 * t10;
-    let right_slider_position_y = right_upper_position_y + t12 * right_upper_rotation_10;
-    let right_upper_rotation_12 = base_roll_rotation_11 * t6 + base_roll_rotation_12 * t8
-        + t7 * base_pitch_rotation_10;
-    let right_upper_rotation_11 = base_roll_rotation_12 * t3
-        + base_pitch_rotation_10 * t5 + t4 * base_roll_rotation_11;
-    let right_tip_position_y = right_slider_position_y + 0.05 * right_upper_rotation_10
-        + 0.01 * right_upper_rotation_11 - 0.02 * right_upper_rotation_12;
-    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_position_x;
-    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
         + base_roll_velocity_v_y;
-    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
         + right_upper_velocity_v_y;
-    let right_slider_position_x = right_upper_rotation_00 * t12 + right_upper_position_x;
-    let right_upper_rotation_02 = base_roll_rotation_01 * t6 + base_roll_rotation_02 * t8
-        + t7 * base_pitch_rotation_00;
-    let right_upper_rotation_01 = t3 * base_roll_rotation_02
-        + t5 * base_pitch_rotation_00 + t4 * base_roll_rotation_01;
-    let right_tip_position_x = 0.05 * right_upper_rotation_00 + right_slider_position_x
-        + 0.01 * right_upper_rotation_01 - 0.02 * right_upper_rotation_02;
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
     let right_upper_velocity_v_z = base_roll_velocity_v_z
-        + qd[7] * right_upper_subspace_v_z;
+        + qd[7] * cache.right_upper_subspace_v_z;
     let right_slider_velocity_v_z = right_upper_velocity_v_z
-        + right_upper_rotation_20 * qd[9];
-    let hub_bottom_position_z = q[2] - 0.05 * base_roll_rotation_22;
-    let hub_bottom_position_y = q[1] - 0.05 * base_roll_rotation_12;
-    let hub_bottom_position_x = q[0] - 0.05 * base_roll_rotation_02;
-    out[0][0] = left_lower_velocity_v_x + left_tip_position_z * left_lower_velocity_w_y
-        - left_tip_position_y * left_lower_velocity_w_z;
-    out[0][1] = left_lower_velocity_v_y + left_tip_position_x * left_lower_velocity_w_z
-        - left_tip_position_z * left_lower_velocity_w_x;
-    out[0][2] = left_lower_velocity_w_x * left_tip_position_y + left_lower_velocity_v_z
-        - left_lower_velocity_w_y * left_tip_position_x;
-    out[1][0] = right_tip_position_z * right_upper_velocity_w_y
-        + right_slider_velocity_v_x - right_tip_position_y * right_upper_velocity_w_z;
+        + cache.right_upper_rotation_20 * qd[9];
+    out[0][0] = left_lower_velocity_v_x
+        + cache.left_tip_position_z * left_lower_velocity_w_y
+        - cache.left_tip_position_y * left_lower_velocity_w_z;
+    out[0][1] = left_lower_velocity_v_y
+        + cache.left_tip_position_x * left_lower_velocity_w_z
+        - cache.left_tip_position_z * left_lower_velocity_w_x;
+    out[0][2] = left_lower_velocity_w_x * cache.left_tip_position_y
+        + left_lower_velocity_v_z - left_lower_velocity_w_y * cache.left_tip_position_x;
+    out[1][0] = cache.right_tip_position_z * right_upper_velocity_w_y
+        + right_slider_velocity_v_x
+        - cache.right_tip_position_y * right_upper_velocity_w_z;
     out[1][1] = right_slider_velocity_v_y
-        + right_tip_position_x * right_upper_velocity_w_z
-        - right_tip_position_z * right_upper_velocity_w_x;
-    out[1][2] = right_tip_position_y * right_upper_velocity_w_x
-        + right_slider_velocity_v_z - right_tip_position_x * right_upper_velocity_w_y;
-    out[2][0] = hub_bottom_position_z * base_roll_velocity_w_y + base_roll_velocity_v_x
-        - base_roll_velocity_w_z * hub_bottom_position_y;
-    out[2][1] = hub_bottom_position_x * base_roll_velocity_w_z + base_roll_velocity_v_y
-        - base_roll_velocity_w_x * hub_bottom_position_z;
-    out[2][2] = base_roll_velocity_v_z + base_roll_velocity_w_x * hub_bottom_position_y
-        - hub_bottom_position_x * base_roll_velocity_w_y;
+        + cache.right_tip_position_x * right_upper_velocity_w_z
+        - cache.right_tip_position_z * right_upper_velocity_w_x;
+    out[1][2] = cache.right_tip_position_y * right_upper_velocity_w_x
+        + right_slider_velocity_v_z
+        - cache.right_tip_position_x * right_upper_velocity_w_y;
+    out[2][0] = cache.hub_bottom_position_z * base_roll_velocity_w_y
+        + base_roll_velocity_v_x - base_roll_velocity_w_z * cache.hub_bottom_position_y;
+    out[2][1] = cache.hub_bottom_position_x * base_roll_velocity_w_z
+        + base_roll_velocity_v_y - base_roll_velocity_w_x * cache.hub_bottom_position_z;
+    out[2][2] = base_roll_velocity_v_z
+        + base_roll_velocity_w_x * cache.hub_bottom_position_y
+        - cache.hub_bottom_position_x * base_roll_velocity_w_y;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -5903,59 +4468,15 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let t0 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let t1 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t0
-        + base_pitch_rotation_00 * t1;
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
-        + base_roll_rotation_11 * t0;
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let left_upper_rotation_20 = t0 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t1;
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let t2 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let t3 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t4 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let right_upper_rotation_00 = t2 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t3 + t4 * base_roll_rotation_01;
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t3
-        + t4 * base_roll_rotation_11 + base_roll_rotation_12 * t2;
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t3
-        + t2 * base_roll_rotation_22 + t4 * base_roll_rotation_21;
-    out[0][0] = left_lower_rotation_00;
-    out[0][1] = left_lower_rotation_10;
-    out[0][2] = left_lower_rotation_20;
-    out[1][0] = right_upper_rotation_00;
-    out[1][1] = right_upper_rotation_10;
-    out[1][2] = right_upper_rotation_20;
-    out[2][0] = base_pitch_rotation_00;
-    out[2][1] = base_pitch_rotation_10;
-    out[2][2] = base_pitch_rotation_20;
+    out[0][0] = cache.left_lower_rotation_00;
+    out[0][1] = cache.left_lower_rotation_10;
+    out[0][2] = cache.left_lower_rotation_20;
+    out[1][0] = cache.right_upper_rotation_00;
+    out[1][1] = cache.right_upper_rotation_10;
+    out[1][2] = cache.right_upper_rotation_20;
+    out[2][0] = cache.base_pitch_rotation_00;
+    out[2][1] = cache.base_pitch_rotation_10;
+    out[2][2] = cache.base_pitch_rotation_20;
 }
 /// Jacobian of contact point `left_tip` (on `left_lower`).
 #[inline]
@@ -5967,110 +4488,45 @@ pub fn contact_jacobian_0(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let t0 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let t1 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t0
-        + base_roll_rotation_11 * t1;
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let left_tip_position_y = 0.2 * left_lower_rotation_10 + left_lower_position_y;
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t1
-        + base_pitch_rotation_00 * t0;
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let left_tip_position_x = left_lower_position_x + 0.2 * left_lower_rotation_00;
-    let base_yaw_subspace_v_y = -q[0];
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let left_upper_rotation_20 = t1 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t0;
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_tip_position_z = left_lower_position_z + 0.2 * left_lower_rotation_20;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
-    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_position_z;
-    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
-        - left_upper_position_x * base_roll_rotation_22;
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let t2 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_21 = t0 * base_roll_rotation_21
-        + t2 * base_pitch_rotation_20;
-    let left_upper_rotation_11 = base_roll_rotation_11 * t0
-        + t2 * base_pitch_rotation_10;
-    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
-        - left_lower_position_z * left_upper_rotation_11;
-    let left_upper_rotation_01 = base_roll_rotation_01 * t0
-        + t2 * base_pitch_rotation_00;
-    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
-        - left_upper_rotation_21 * left_lower_position_x;
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(2, 2)] = 1.0;
-    out[(0, 3)] = q[1] - left_tip_position_y;
-    out[(1, 3)] = left_tip_position_x + base_yaw_subspace_v_y;
-    out[(0, 4)] = left_tip_position_z * cache.values[0] + base_pitch_subspace_v_x;
-    out[(1, 4)] = base_pitch_subspace_v_y - left_tip_position_z * base_yaw_rotation_01;
-    out[(2, 4)] = base_pitch_subspace_v_z + left_tip_position_y * base_yaw_rotation_01
-        - left_tip_position_x * cache.values[0];
-    out[(0, 5)] = left_tip_position_z * base_pitch_rotation_10 + base_roll_subspace_v_x
-        - base_pitch_rotation_20 * left_tip_position_y;
-    out[(1, 5)] = base_roll_subspace_v_y + base_pitch_rotation_20 * left_tip_position_x
-        - left_tip_position_z * base_pitch_rotation_00;
-    out[(2, 5)] = left_tip_position_y * base_pitch_rotation_00 + base_roll_subspace_v_z
-        - base_pitch_rotation_10 * left_tip_position_x;
-    out[(0, 6)] = left_upper_subspace_v_x + base_roll_rotation_12 * left_tip_position_z
-        - left_tip_position_y * base_roll_rotation_22;
-    out[(1, 6)] = left_upper_subspace_v_y + left_tip_position_x * base_roll_rotation_22
-        - left_tip_position_z * base_roll_rotation_02;
-    out[(2, 6)] = left_upper_subspace_v_z + left_tip_position_y * base_roll_rotation_02
-        - base_roll_rotation_12 * left_tip_position_x;
-    out[(0, 8)] = left_lower_subspace_v_x + left_tip_position_z * left_upper_rotation_11
-        - left_tip_position_y * left_upper_rotation_21;
-    out[(1, 8)] = left_tip_position_x * left_upper_rotation_21 + left_lower_subspace_v_y
-        - left_tip_position_z * left_upper_rotation_01;
-    out[(2, 8)] = left_upper_rotation_01 * left_tip_position_y + left_lower_subspace_v_z
-        - left_tip_position_x * left_upper_rotation_11;
+    out[(0, 3)] = q[1] - cache.left_tip_position_y;
+    out[(1, 3)] = cache.left_tip_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = cache.left_tip_position_z * cache.cos_q3
+        + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - cache.left_tip_position_z * cache.base_yaw_rotation_01;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z
+        + cache.left_tip_position_y * cache.base_yaw_rotation_01
+        - cache.left_tip_position_x * cache.cos_q3;
+    out[(0, 5)] = cache.left_tip_position_z * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_20 * cache.left_tip_position_y;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + cache.base_pitch_rotation_20 * cache.left_tip_position_x
+        - cache.left_tip_position_z * cache.base_pitch_rotation_00;
+    out[(2, 5)] = cache.left_tip_position_y * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z
+        - cache.base_pitch_rotation_10 * cache.left_tip_position_x;
+    out[(0, 6)] = cache.left_upper_subspace_v_x
+        + cache.base_roll_rotation_12 * cache.left_tip_position_z
+        - cache.left_tip_position_y * cache.base_roll_rotation_22;
+    out[(1, 6)] = cache.left_upper_subspace_v_y
+        + cache.left_tip_position_x * cache.base_roll_rotation_22
+        - cache.left_tip_position_z * cache.base_roll_rotation_02;
+    out[(2, 6)] = cache.left_upper_subspace_v_z
+        + cache.left_tip_position_y * cache.base_roll_rotation_02
+        - cache.base_roll_rotation_12 * cache.left_tip_position_x;
+    out[(0, 8)] = cache.left_lower_subspace_v_x
+        + cache.left_tip_position_z * cache.left_upper_rotation_11
+        - cache.left_tip_position_y * cache.left_upper_rotation_21;
+    out[(1, 8)] = cache.left_tip_position_x * cache.left_upper_rotation_21
+        + cache.left_lower_subspace_v_y
+        - cache.left_tip_position_z * cache.left_upper_rotation_01;
+    out[(2, 8)] = cache.left_upper_rotation_01 * cache.left_tip_position_y
+        + cache.left_lower_subspace_v_z
+        - cache.left_tip_position_x * cache.left_upper_rotation_11;
 }
 /// Jacobian of contact point `right_tip` (on `right_slider`).
 #[inline]
@@ -6082,123 +4538,39 @@ pub fn contact_jacobian_1(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let t0 = p.arm_length + q[9];
-    let t1 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t2 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let t3 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t1
-        + t2 * base_roll_rotation_11 + base_roll_rotation_12 * t3;
-    let right_slider_position_y = right_upper_position_y + t0 * right_upper_rotation_10;
-    let t4 = -0.2593433800522308 * cache.values[8]
-        - 0.9318339303627353 * cache.values[9];
-    let t5 = 0.9553364891256061 * cache.values[8]
-        - 0.20896434210788312 * cache.values[9];
-    let t6 = 0.29668068685399207 * cache.values[9]
-        - 0.1416799342470381 * cache.values[8];
-    let right_upper_rotation_12 = base_roll_rotation_11 * t4 + base_roll_rotation_12 * t5
-        + t6 * base_pitch_rotation_10;
-    let t7 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
-        + 0.14776010333066977 * cache.values[8];
-    let t8 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
-        - 0.2097849255215404 * cache.values[8];
-    let t9 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
-        - 0.18338346269077238 * cache.values[9];
-    let right_upper_rotation_11 = base_roll_rotation_12 * t7
-        + base_pitch_rotation_10 * t8 + t9 * base_roll_rotation_11;
-    let right_tip_position_y = right_slider_position_y + 0.05 * right_upper_rotation_10
-        + 0.01 * right_upper_rotation_11 - 0.02 * right_upper_rotation_12;
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let right_upper_rotation_00 = t3 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t1 + t2 * base_roll_rotation_01;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_slider_position_x = right_upper_rotation_00 * t0 + right_upper_position_x;
-    let right_upper_rotation_02 = base_roll_rotation_01 * t4 + base_roll_rotation_02 * t5
-        + t6 * base_pitch_rotation_00;
-    let right_upper_rotation_01 = t7 * base_roll_rotation_02
-        + t8 * base_pitch_rotation_00 + t9 * base_roll_rotation_01;
-    let right_tip_position_x = 0.05 * right_upper_rotation_00 + right_slider_position_x
-        + 0.01 * right_upper_rotation_01 - 0.02 * right_upper_rotation_02;
-    let base_yaw_subspace_v_y = -q[0];
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let right_upper_rotation_21 = t7 * base_roll_rotation_22 + t9 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t8;
-    let right_upper_rotation_22 = base_roll_rotation_21 * t4
-        + t6 * base_pitch_rotation_20 + t5 * base_roll_rotation_22;
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t1
-        + t3 * base_roll_rotation_22 + t2 * base_roll_rotation_21;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t0 + right_upper_position_z;
-    let right_tip_position_z = 0.01 * right_upper_rotation_21 + right_slider_position_z
-        + 0.05 * right_upper_rotation_20 - 0.02 * right_upper_rotation_22;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
-        + 0.2538238315206457 * base_roll_rotation_21
-        + 0.944408474273499 * base_pitch_rotation_20;
-    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
-        - right_upper_axis_y * right_upper_position_z;
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_position_x;
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(2, 2)] = 1.0;
-    out[(0, 3)] = q[1] - right_tip_position_y;
-    out[(1, 3)] = right_tip_position_x + base_yaw_subspace_v_y;
-    out[(0, 4)] = right_tip_position_z * cache.values[0] + base_pitch_subspace_v_x;
-    out[(1, 4)] = base_pitch_subspace_v_y - right_tip_position_z * base_yaw_rotation_01;
-    out[(2, 4)] = base_pitch_subspace_v_z + right_tip_position_y * base_yaw_rotation_01
-        - right_tip_position_x * cache.values[0];
-    out[(0, 5)] = base_pitch_rotation_10 * right_tip_position_z + base_roll_subspace_v_x
-        - right_tip_position_y * base_pitch_rotation_20;
-    out[(1, 5)] = base_roll_subspace_v_y + right_tip_position_x * base_pitch_rotation_20
-        - base_pitch_rotation_00 * right_tip_position_z;
-    out[(2, 5)] = right_tip_position_y * base_pitch_rotation_00 + base_roll_subspace_v_z
-        - right_tip_position_x * base_pitch_rotation_10;
-    out[(0, 7)] = right_upper_axis_y * right_tip_position_z + right_upper_subspace_v_x
-        - right_tip_position_y * right_upper_axis_z;
-    out[(1, 7)] = right_tip_position_x * right_upper_axis_z + right_upper_subspace_v_y
-        - right_upper_axis_x * right_tip_position_z;
-    out[(2, 7)] = right_upper_subspace_v_z + right_tip_position_y * right_upper_axis_x
-        - right_tip_position_x * right_upper_axis_y;
-    out[(0, 9)] = right_upper_rotation_00;
-    out[(1, 9)] = right_upper_rotation_10;
-    out[(2, 9)] = right_upper_rotation_20;
+    out[(0, 3)] = q[1] - cache.right_tip_position_y;
+    out[(1, 3)] = cache.right_tip_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = cache.right_tip_position_z * cache.cos_q3
+        + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - cache.right_tip_position_z * cache.base_yaw_rotation_01;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z
+        + cache.right_tip_position_y * cache.base_yaw_rotation_01
+        - cache.right_tip_position_x * cache.cos_q3;
+    out[(0, 5)] = cache.base_pitch_rotation_10 * cache.right_tip_position_z
+        + cache.base_roll_subspace_v_x
+        - cache.right_tip_position_y * cache.base_pitch_rotation_20;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + cache.right_tip_position_x * cache.base_pitch_rotation_20
+        - cache.base_pitch_rotation_00 * cache.right_tip_position_z;
+    out[(2, 5)] = cache.right_tip_position_y * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z
+        - cache.right_tip_position_x * cache.base_pitch_rotation_10;
+    out[(0, 7)] = cache.right_upper_axis_y * cache.right_tip_position_z
+        + cache.right_upper_subspace_v_x
+        - cache.right_tip_position_y * cache.right_upper_axis_z;
+    out[(1, 7)] = cache.right_tip_position_x * cache.right_upper_axis_z
+        + cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_x * cache.right_tip_position_z;
+    out[(2, 7)] = cache.right_upper_subspace_v_z
+        + cache.right_tip_position_y * cache.right_upper_axis_x
+        - cache.right_tip_position_x * cache.right_upper_axis_y;
+    out[(0, 9)] = cache.right_upper_rotation_00;
+    out[(1, 9)] = cache.right_upper_rotation_10;
+    out[(2, 9)] = cache.right_upper_rotation_20;
 }
 /// Jacobian of contact point `hub_bottom` (on `hub`).
 #[inline]
@@ -6210,45 +4582,27 @@ pub fn contact_jacobian_2(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let hub_bottom_position_y = q[1] - 0.05 * base_roll_rotation_12;
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let hub_bottom_position_x = q[0] - 0.05 * base_roll_rotation_02;
-    let base_yaw_subspace_v_y = -q[0];
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let hub_bottom_position_z = q[2] - 0.05 * base_roll_rotation_22;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(2, 2)] = 1.0;
-    out[(0, 3)] = q[1] - hub_bottom_position_y;
-    out[(1, 3)] = hub_bottom_position_x + base_yaw_subspace_v_y;
-    out[(0, 4)] = hub_bottom_position_z * cache.values[0] + base_pitch_subspace_v_x;
-    out[(1, 4)] = base_pitch_subspace_v_y - hub_bottom_position_z * base_yaw_rotation_01;
-    out[(2, 4)] = base_pitch_subspace_v_z + hub_bottom_position_y * base_yaw_rotation_01
-        - hub_bottom_position_x * cache.values[0];
-    out[(0, 5)] = base_pitch_rotation_10 * hub_bottom_position_z + base_roll_subspace_v_x
-        - base_pitch_rotation_20 * hub_bottom_position_y;
-    out[(1, 5)] = base_roll_subspace_v_y + hub_bottom_position_x * base_pitch_rotation_20
-        - base_pitch_rotation_00 * hub_bottom_position_z;
-    out[(2, 5)] = base_roll_subspace_v_z + base_pitch_rotation_00 * hub_bottom_position_y
-        - hub_bottom_position_x * base_pitch_rotation_10;
+    out[(0, 3)] = q[1] - cache.hub_bottom_position_y;
+    out[(1, 3)] = cache.hub_bottom_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = cache.hub_bottom_position_z * cache.cos_q3
+        + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - cache.hub_bottom_position_z * cache.base_yaw_rotation_01;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z
+        + cache.hub_bottom_position_y * cache.base_yaw_rotation_01
+        - cache.hub_bottom_position_x * cache.cos_q3;
+    out[(0, 5)] = cache.base_pitch_rotation_10 * cache.hub_bottom_position_z
+        + cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_20 * cache.hub_bottom_position_y;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + cache.hub_bottom_position_x * cache.base_pitch_rotation_20
+        - cache.base_pitch_rotation_00 * cache.hub_bottom_position_z;
+    out[(2, 5)] = cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_00 * cache.hub_bottom_position_y
+        - cache.hub_bottom_position_x * cache.base_pitch_rotation_10;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -6271,139 +4625,10 @@ pub fn contact_jacobian_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let t0 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let t1 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t0
-        + base_pitch_rotation_00 * t1;
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let t2 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_01 = base_roll_rotation_01 * t1
-        + t2 * base_pitch_rotation_00;
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
-        + left_lower_position_x;
-    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
-    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
-    let left_upper_composite_inertia_h_x = left_lower_inertia_h_x
-        + left_upper_inertia_h_x;
-    let hub_inertia_h_x = q[0] * p.hub_mass;
-    let t3 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let t4 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t5 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let right_upper_rotation_00 = t3 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t4 + t5 * base_roll_rotation_01;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
-        + right_upper_position_x;
-    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
-    let t6 = p.arm_length + q[9];
-    let right_slider_position_x = right_upper_rotation_00 * t6 + right_upper_position_x;
-    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
-    let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
-        + right_slider_inertia_h_x;
-    let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
-        + right_upper_composite_inertia_h_x;
-    let left_upper_composite_inertia_m = p.arm_mass + p.left_lower_mass;
-    let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
-    let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
-        + right_upper_composite_inertia_m;
-    let t7 = 1.0 / hub_composite_inertia_m;
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
-        + base_roll_rotation_11 * t0;
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
-        + left_upper_position_y;
-    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let left_upper_rotation_11 = base_roll_rotation_11 * t1
-        + t2 * base_pitch_rotation_10;
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
-        + 0.1 * left_lower_rotation_10;
-    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
-    let left_upper_composite_inertia_h_y = left_upper_inertia_h_y
-        + left_lower_inertia_h_y;
-    let hub_inertia_h_y = q[1] * p.hub_mass;
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t4
-        + t5 * base_roll_rotation_11 + base_roll_rotation_12 * t3;
-    let right_upper_com_y = right_upper_position_y
-        + 0.5 * p.arm_length * right_upper_rotation_10;
-    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
-    let right_slider_position_y = right_upper_position_y + t6 * right_upper_rotation_10;
-    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
-    let right_upper_composite_inertia_h_y = right_upper_inertia_h_y
-        + right_slider_inertia_h_y;
-    let hub_composite_inertia_h_y = left_upper_composite_inertia_h_y + hub_inertia_h_y
-        + right_upper_composite_inertia_h_y;
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let left_upper_rotation_20 = t0 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t1;
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_upper_rotation_21 = t1 * base_roll_rotation_21
-        + t2 * base_pitch_rotation_20;
-    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
-        + 0.01 * left_upper_rotation_21;
-    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
-    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
-    let left_upper_composite_inertia_h_z = left_lower_inertia_h_z
-        + left_upper_inertia_h_z;
-    let hub_inertia_h_z = p.hub_mass * q[2];
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t4
-        + t3 * base_roll_rotation_22 + t5 * base_roll_rotation_21;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t6 + right_upper_position_z;
-    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let right_upper_com_z = right_upper_position_z
-        + 0.5 * right_upper_rotation_20 * p.arm_length;
-    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
-    let right_upper_composite_inertia_h_z = right_slider_inertia_h_z
-        + right_upper_inertia_h_z;
-    let hub_composite_inertia_h_z = left_upper_composite_inertia_h_z + hub_inertia_h_z
-        + right_upper_composite_inertia_h_z;
-    let x = hub_composite_inertia_h_x * t7;
-    let y = hub_composite_inertia_h_y * t7;
-    let z = hub_composite_inertia_h_z * t7;
+    let t0 = 1.0 / cache.hub_composite_inertia_m;
+    let x = cache.hub_composite_inertia_h_x * t0;
+    let y = cache.hub_composite_inertia_h_y * t0;
+    let z = cache.hub_composite_inertia_h_z * t0;
     Vector3::new(x, y, z)
 }
 /// Total mass.
@@ -6425,267 +4650,129 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let hub_inertia_h_z = p.hub_mass * q[2];
-    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
-        + base_pitch_rotation_10 * qd[5];
-    let base_pitch_rotation_20 = -cache.values[3];
-    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
-    let hub_inertia_h_y = q[1] * p.hub_mass;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
+        + cache.base_pitch_rotation_10 * qd[5];
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
     let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
-    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
         + base_yaw_velocity_v_x;
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
     let base_roll_velocity_v_x = base_pitch_velocity_v_x
-        + qd[5] * base_roll_subspace_v_x;
+        + qd[5] * cache.base_roll_subspace_v_x;
     let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
-        - (base_roll_velocity_w_z * hub_inertia_h_y
-            - hub_inertia_h_z * base_roll_velocity_w_y);
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
-        + 0.2538238315206457 * base_roll_rotation_21
-        + 0.944408474273499 * base_pitch_rotation_20;
-    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let t0 = p.arm_length + q[9];
-    let t1 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t2 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let t3 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t1
-        + t2 * base_roll_rotation_11 + base_roll_rotation_12 * t3;
-    let right_slider_position_y = right_upper_position_y + t0 * right_upper_rotation_10;
-    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t1
-        + t3 * base_roll_rotation_22 + t2 * base_roll_rotation_21;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t0 + right_upper_position_z;
-    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
-    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
-        - right_upper_axis_y * right_upper_position_z;
-    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
         + base_roll_velocity_v_x;
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let right_upper_rotation_00 = t3 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t1 + t2 * base_roll_rotation_01;
     let right_slider_velocity_v_x = right_upper_velocity_v_x
-        + right_upper_rotation_00 * qd[9];
+        + cache.right_upper_rotation_00 * qd[9];
     let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
-        - (right_upper_velocity_w_z * right_slider_inertia_h_y
-            - right_slider_inertia_h_z * right_upper_velocity_w_y);
-    let right_upper_com_z = right_upper_position_z
-        + 0.5 * right_upper_rotation_20 * p.arm_length;
-    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
-    let right_upper_com_y = right_upper_position_y
-        + 0.5 * p.arm_length * right_upper_rotation_10;
-    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
     let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
-        - (right_upper_inertia_h_y * right_upper_velocity_w_z
-            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
     let right_upper_composite_momentum_f_x = right_slider_momentum_f_x
         + right_upper_momentum_f_x;
-    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
-    let t4 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let t5 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let left_upper_rotation_20 = t4 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t5;
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t5
-        + base_roll_rotation_11 * t4;
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
-        + left_upper_position_y;
-    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
-    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
-    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_position_z;
-    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
         + base_roll_velocity_v_x;
     let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
-        - (left_upper_inertia_h_y * left_upper_velocity_w_z
-            - left_upper_velocity_w_y * left_upper_inertia_h_z);
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let t6 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_11 = base_roll_rotation_11 * t5
-        + t6 * base_pitch_rotation_10;
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
-        + 0.1 * left_lower_rotation_10;
-    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
-    let left_upper_rotation_21 = t5 * base_roll_rotation_21
-        + t6 * base_pitch_rotation_20;
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
     let left_lower_velocity_w_z = left_upper_velocity_w_z
-        + left_upper_rotation_21 * qd[8];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
-        + 0.01 * left_upper_rotation_21;
-    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+        + cache.left_upper_rotation_21 * qd[8];
     let left_lower_velocity_w_y = left_upper_velocity_w_y
-        + left_upper_rotation_11 * qd[8];
-    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
-        - left_lower_position_z * left_upper_rotation_11;
+        + cache.left_upper_rotation_11 * qd[8];
     let left_lower_velocity_v_x = left_upper_velocity_v_x
-        + left_lower_subspace_v_x * qd[8];
+        + cache.left_lower_subspace_v_x * qd[8];
     let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
-        - (left_lower_inertia_h_y * left_lower_velocity_w_z
-            - left_lower_inertia_h_z * left_lower_velocity_w_y);
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
     let left_upper_composite_momentum_f_x = left_upper_momentum_f_x
         + left_lower_momentum_f_x;
     let hub_composite_momentum_f_x = hub_momentum_f_x
         + right_upper_composite_momentum_f_x + left_upper_composite_momentum_f_x;
-    let hub_inertia_h_x = q[0] * p.hub_mass;
-    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
-    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
         + base_pitch_velocity_w_x;
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_yaw_subspace_v_y = -q[0];
-    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
     let base_pitch_velocity_v_y = base_yaw_velocity_v_y
-        + qd[4] * base_pitch_subspace_v_y;
-    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
     let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
-        - (base_roll_velocity_w_x * hub_inertia_h_z
-            - base_roll_velocity_w_z * hub_inertia_h_x);
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
-        - left_upper_position_x * base_roll_rotation_22;
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
     let left_upper_velocity_v_y = base_roll_velocity_v_y
-        + qd[6] * left_upper_subspace_v_y;
-    let left_upper_rotation_00 = base_roll_rotation_01 * t4
-        + base_pitch_rotation_00 * t5;
-    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
-    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
     let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
-        - (left_upper_velocity_w_x * left_upper_inertia_h_z
-            - left_upper_inertia_h_x * left_upper_velocity_w_z);
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let left_upper_rotation_01 = base_roll_rotation_01 * t5
-        + t6 * base_pitch_rotation_00;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
-        + left_lower_position_x;
-    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
     let left_lower_velocity_w_x = left_upper_velocity_w_x
-        + left_upper_rotation_01 * qd[8];
-    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
-        - left_upper_rotation_21 * left_lower_position_x;
-    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
         + left_upper_velocity_v_y;
     let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
-        - (left_lower_inertia_h_z * left_lower_velocity_w_x
-            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
     let left_upper_composite_momentum_f_y = left_upper_momentum_f_y
         + left_lower_momentum_f_y;
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_position_x;
-    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
         + base_roll_velocity_v_y;
-    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
         + right_upper_velocity_v_y;
-    let right_slider_position_x = right_upper_rotation_00 * t0 + right_upper_position_x;
-    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
-    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
     let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
-        - (right_slider_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_velocity_w_z * right_slider_inertia_h_x);
-    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
-        + right_upper_position_x;
-    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
     let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
-        - (right_upper_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
     let right_upper_composite_momentum_f_y = right_slider_momentum_f_y
         + right_upper_momentum_f_y;
     let hub_composite_momentum_f_y = hub_momentum_f_y + left_upper_composite_momentum_f_y
         + right_upper_composite_momentum_f_y;
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
     let base_roll_velocity_v_z = base_pitch_velocity_v_z
-        + base_roll_subspace_v_z * qd[5];
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
+        + cache.base_roll_subspace_v_z * qd[5];
     let right_upper_velocity_v_z = base_roll_velocity_v_z
-        + qd[7] * right_upper_subspace_v_z;
+        + qd[7] * cache.right_upper_subspace_v_z;
     let right_slider_velocity_v_z = right_upper_velocity_v_z
-        + right_upper_rotation_20 * qd[9];
+        + cache.right_upper_rotation_20 * qd[9];
     let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
-        - (right_slider_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_velocity_w_x * right_slider_inertia_h_y);
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
     let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
-        - (right_upper_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_inertia_h_y * right_upper_velocity_w_x);
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
     let right_upper_composite_momentum_f_z = right_slider_momentum_f_z
         + right_upper_momentum_f_z;
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
         + base_roll_velocity_v_z;
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
     let left_lower_velocity_v_z = left_upper_velocity_v_z
-        + left_lower_subspace_v_z * qd[8];
+        + cache.left_lower_subspace_v_z * qd[8];
     let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
-        - (left_lower_inertia_h_x * left_lower_velocity_w_y
-            - left_lower_velocity_w_x * left_lower_inertia_h_y);
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
     let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
-        - (left_upper_inertia_h_x * left_upper_velocity_w_y
-            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
     let left_upper_composite_momentum_f_z = left_lower_momentum_f_z
         + left_upper_momentum_f_z;
     let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
-        - (hub_inertia_h_x * base_roll_velocity_w_y
-            - base_roll_velocity_w_x * hub_inertia_h_y);
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
     let hub_composite_momentum_f_z = right_upper_composite_momentum_f_z
         + left_upper_composite_momentum_f_z + hub_momentum_f_z;
     let x = hub_composite_momentum_f_x;
@@ -6702,563 +4789,163 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let base_yaw_rotation_01 = -cache.values[1];
-    let base_pitch_subspace_v_z = q[0] * cache.values[0] - q[1] * base_yaw_rotation_01;
-    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
-    let base_pitch_rotation_10 = cache.values[2] * cache.values[1];
-    let base_pitch_rotation_00 = cache.values[2] * cache.values[0];
-    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
-        - q[1] * base_pitch_rotation_00;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
     let base_roll_velocity_v_z = base_pitch_velocity_v_z
-        + base_roll_subspace_v_z * qd[5];
-    let hub_inertia_h_y = q[1] * p.hub_mass;
-    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
-    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z * qd[5];
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
         + base_pitch_velocity_w_x;
-    let base_pitch_rotation_02 = cache.values[3] * cache.values[0];
-    let base_roll_rotation_02 = cache.values[4] * base_pitch_rotation_02
-        - cache.values[5] * base_yaw_rotation_01;
-    let base_roll_rotation_01 = cache.values[4] * base_yaw_rotation_01
-        + base_pitch_rotation_02 * cache.values[5];
-    let t0 = base_roll_rotation_02 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_01
-        + p.hub_inertia_xx * base_pitch_rotation_00;
-    let t1 = p.hub_inertia_zz * base_roll_rotation_02
-        + p.hub_inertia_yz * base_roll_rotation_01
-        + base_pitch_rotation_00 * p.hub_inertia_xz;
-    let t2 = base_roll_rotation_01 * p.hub_inertia_yy
-        + p.hub_inertia_yz * base_roll_rotation_02
-        + p.hub_inertia_xy * base_pitch_rotation_00;
-    let hub_inertia_com_00 = base_pitch_rotation_00 * t0 + t1 * base_roll_rotation_02
-        + base_roll_rotation_01 * t2;
-    let t3 = q[2] * q[2];
-    let t4 = q[1] * q[1];
-    let t5 = q[0] * q[0];
-    let hub_inertia_i_00 = hub_inertia_com_00
-        + (t3 + t4 + t5 - q[0] * q[0]) * p.hub_mass;
-    let base_pitch_rotation_20 = -cache.values[3];
-    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
-    let base_roll_rotation_22 = cache.values[4] * cache.values[2];
-    let base_roll_rotation_21 = cache.values[5] * cache.values[2];
-    let hub_inertia_com_02 = t1 * base_roll_rotation_22 + base_pitch_rotation_20 * t0
-        + t2 * base_roll_rotation_21;
-    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
-    let base_pitch_rotation_12 = cache.values[3] * cache.values[1];
-    let base_roll_rotation_11 = cache.values[4] * cache.values[0]
-        + cache.values[5] * base_pitch_rotation_12;
-    let base_roll_rotation_12 = cache.values[4] * base_pitch_rotation_12
-        - cache.values[5] * cache.values[0];
-    let hub_inertia_com_01 = base_pitch_rotation_10 * t0 + base_roll_rotation_11 * t2
-        + base_roll_rotation_12 * t1;
-    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
-    let base_pitch_velocity_w_y = qd[4] * cache.values[0];
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
-        + base_pitch_rotation_10 * qd[5];
-    let hub_inertia_h_z = p.hub_mass * q[2];
-    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
-        - q[0] * base_pitch_rotation_20;
-    let base_yaw_subspace_v_y = -q[0];
-    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
-    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+        + cache.base_pitch_rotation_10 * qd[5];
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
     let base_pitch_velocity_v_y = base_yaw_velocity_v_y
-        + qd[4] * base_pitch_subspace_v_y;
-    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
-    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
-        + base_roll_velocity_w_x * hub_inertia_i_00
-        + base_roll_velocity_w_z * hub_inertia_i_02
-        + hub_inertia_i_01 * base_roll_velocity_w_y
-        - hub_inertia_h_z * base_roll_velocity_v_y;
-    let t6 = 0.47942553860420306 * cache.values[6]
-        + 0.8775825618903728 * cache.values[7];
-    let t7 = 0.8775825618903728 * cache.values[6]
-        - 0.47942553860420306 * cache.values[7];
-    let left_upper_rotation_00 = base_roll_rotation_01 * t6
-        + base_pitch_rotation_00 * t7;
-    let left_lower_rotation_00 = left_upper_rotation_00 * cache.values[10]
-        - cache.values[11] * base_roll_rotation_02;
-    let t8 = -0.47942553860420306 * cache.values[6]
-        - 0.8775825618903728 * cache.values[7];
-    let left_upper_rotation_01 = base_roll_rotation_01 * t7
-        + t8 * base_pitch_rotation_00;
-    let left_lower_rotation_02 = left_upper_rotation_00 * cache.values[11]
-        + cache.values[10] * base_roll_rotation_02;
-    let t9 = p.left_lower_inertia_xy * left_lower_rotation_00
-        + left_upper_rotation_01 * p.left_lower_inertia_yy
-        + left_lower_rotation_02 * p.left_lower_inertia_yz;
-    let t10 = left_upper_rotation_01 * p.left_lower_inertia_yz
-        + left_lower_rotation_00 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_zz * left_lower_rotation_02;
-    let t11 = left_lower_rotation_02 * p.left_lower_inertia_xz
-        + p.left_lower_inertia_xy * left_upper_rotation_01
-        + left_lower_rotation_00 * p.left_lower_inertia_xx;
-    let left_lower_inertia_com_00 = t9 * left_upper_rotation_01
-        + left_lower_rotation_02 * t10 + left_lower_rotation_00 * t11;
-    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
-        + 0.05 * base_roll_rotation_01;
-    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
-        + left_lower_position_x;
-    let t12 = left_lower_com_x * left_lower_com_x;
-    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
-        + 0.05 * base_roll_rotation_11;
-    let left_upper_rotation_10 = base_pitch_rotation_10 * t7
-        + base_roll_rotation_11 * t6;
-    let left_lower_position_y = left_upper_position_y
-        + p.arm_length * left_upper_rotation_10;
-    let left_upper_rotation_11 = base_roll_rotation_11 * t7
-        + t8 * base_pitch_rotation_10;
-    let left_lower_rotation_10 = left_upper_rotation_10 * cache.values[10]
-        - base_roll_rotation_12 * cache.values[11];
-    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
-        + 0.1 * left_lower_rotation_10;
-    let t13 = left_lower_com_y * left_lower_com_y;
-    let left_upper_rotation_20 = t6 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t7;
-    let left_upper_position_z = 0.1 * base_pitch_rotation_20
-        + 0.05 * base_roll_rotation_21 + q[2];
-    let left_lower_position_z = p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let left_lower_rotation_20 = cache.values[10] * left_upper_rotation_20
-        - cache.values[11] * base_roll_rotation_22;
-    let left_upper_rotation_21 = t7 * base_roll_rotation_21
-        + t8 * base_pitch_rotation_20;
-    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
-        + 0.01 * left_upper_rotation_21;
-    let t14 = left_lower_com_z * left_lower_com_z;
-    let left_lower_inertia_i_00 = left_lower_inertia_com_00
-        + (t12 + t13 + t14 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
-    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
     let left_lower_velocity_w_x = left_upper_velocity_w_x
-        + left_upper_rotation_01 * qd[8];
-    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
     let left_lower_velocity_w_y = left_upper_velocity_w_y
-        + left_upper_rotation_11 * qd[8];
-    let left_lower_rotation_12 = base_roll_rotation_12 * cache.values[10]
-        + cache.values[11] * left_upper_rotation_10;
-    let left_lower_inertia_com_01 = t10 * left_lower_rotation_12
-        + t9 * left_upper_rotation_11 + t11 * left_lower_rotation_10;
-    let left_lower_inertia_i_01 = left_lower_inertia_com_01
-        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
-    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
-    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
-        - left_upper_position_y * base_roll_rotation_02;
-    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + cache.left_upper_rotation_11 * qd[8];
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
         + base_roll_velocity_v_z;
-    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
-        - left_lower_position_y * left_upper_rotation_01;
     let left_lower_velocity_v_z = left_upper_velocity_v_z
-        + left_lower_subspace_v_z * qd[8];
-    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
-    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
-        - left_upper_rotation_21 * left_lower_position_x;
-    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
-        - left_upper_position_x * base_roll_rotation_22;
+        + cache.left_lower_subspace_v_z * qd[8];
     let left_upper_velocity_v_y = base_roll_velocity_v_y
-        + qd[6] * left_upper_subspace_v_y;
-    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
         + left_upper_velocity_v_y;
-    let left_lower_rotation_22 = cache.values[11] * left_upper_rotation_20
-        + cache.values[10] * base_roll_rotation_22;
-    let left_lower_inertia_com_02 = t10 * left_lower_rotation_22
-        + t9 * left_upper_rotation_21 + t11 * left_lower_rotation_20;
-    let left_lower_inertia_i_02 = left_lower_inertia_com_02
-        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
-    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
     let left_lower_velocity_w_z = left_upper_velocity_w_z
-        + left_upper_rotation_21 * qd[8];
-    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
-        + left_lower_velocity_w_y * left_lower_inertia_i_01
-        + left_lower_inertia_h_y * left_lower_velocity_v_z
-        + left_lower_inertia_i_02 * left_lower_velocity_w_z
-        - left_lower_inertia_h_z * left_lower_velocity_v_y;
-    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
-        + left_upper_position_y;
-    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
-    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
-        + left_upper_position_x;
-    let t15 = p.arm_length * p.arm_length;
-    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_11 * t15
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t15
-            * base_roll_rotation_02;
-    let left_upper_inertia_i_01 = left_upper_inertia_com_01
-        - p.arm_mass * left_upper_com_y * left_upper_com_x;
-    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_01 * t15
-        + 0.08333333333333333 * p.arm_mass * t15 * base_roll_rotation_02
-            * base_roll_rotation_02
-        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
-    let t16 = left_upper_com_y * left_upper_com_y;
-    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
-        + left_upper_position_z;
-    let t17 = left_upper_com_z * left_upper_com_z;
-    let t18 = left_upper_com_x * left_upper_com_x;
-    let left_upper_inertia_i_00 = left_upper_inertia_com_00
-        + p.arm_mass * (t16 + t17 + t18 - left_upper_com_x * left_upper_com_x);
-    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_21 * t15
-        + 0.08333333333333333 * p.arm_mass * t15 * base_roll_rotation_02
-            * base_roll_rotation_22
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
-    let left_upper_inertia_i_02 = left_upper_inertia_com_02
-        - p.arm_mass * left_upper_com_z * left_upper_com_x;
-    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
-    let left_upper_momentum_n_x = left_upper_velocity_v_z * left_upper_inertia_h_y
-        + left_upper_velocity_w_y * left_upper_inertia_i_01
-        + left_upper_velocity_w_x * left_upper_inertia_i_00
-        + left_upper_inertia_i_02 * left_upper_velocity_w_z
-        - left_upper_velocity_v_y * left_upper_inertia_h_z;
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
     let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
         + left_upper_momentum_n_x;
-    let t19 = -0.2593433800522308 * cache.values[8]
-        - 0.9318339303627353 * cache.values[9];
-    let t20 = 0.29668068685399207 * cache.values[9]
-        - 0.1416799342470381 * cache.values[8];
-    let t21 = 0.9553364891256061 * cache.values[8]
-        - 0.20896434210788312 * cache.values[9];
-    let right_upper_rotation_22 = base_roll_rotation_21 * t19
-        + t20 * base_pitch_rotation_20 + t21 * base_roll_rotation_22;
-    let right_upper_rotation_02 = base_roll_rotation_01 * t19
-        + base_roll_rotation_02 * t21 + t20 * base_pitch_rotation_00;
-    let t22 = 0.14776010333066975 + 0.6755249097756645 * cache.values[9]
-        + 0.14776010333066977 * cache.values[8];
-    let t23 = 0.6677976363688324 - 0.1001828422641448 * cache.values[9]
-        - 0.2097849255215404 * cache.values[8];
-    let t24 = 0.17948055249500028 + 0.6589060910992033 * cache.values[8]
-        - 0.18338346269077238 * cache.values[9];
-    let right_upper_rotation_01 = t22 * base_roll_rotation_02
-        + t23 * base_pitch_rotation_00 + t24 * base_roll_rotation_01;
-    let right_upper_rotation_21 = t22 * base_roll_rotation_22
-        + t24 * base_roll_rotation_21 + base_pitch_rotation_20 * t23;
-    let t25 = 0.6677976363688324 + 0.20978492552154046 * cache.values[8]
-        + 0.1001828422641448 * cache.values[9];
-    let t26 = 0.14776010333066975 - 0.14776010333066975 * cache.values[8]
-        - 0.6755249097756645 * cache.values[9];
-    let t27 = 0.17948055249500028 + 0.18338346269077238 * cache.values[9]
-        - 0.6589060910992032 * cache.values[8];
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t25
-        + t26 * base_roll_rotation_22 + t27 * base_roll_rotation_21;
-    let right_upper_rotation_00 = t26 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t25 + t27 * base_roll_rotation_01;
-    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let t28 = p.arm_length + q[9];
-    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
-        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
-    let right_slider_position_x = right_upper_rotation_00 * t28 + right_upper_position_x;
-    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
-        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
-    let right_slider_position_z = right_upper_rotation_20 * t28 + right_upper_position_z;
-    let right_slider_inertia_i_02 = right_slider_inertia_com_02
-        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
-    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
-        + 0.2538238315206457 * base_roll_rotation_21
-        + 0.944408474273499 * base_pitch_rotation_20;
-    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
-    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
-        + 0.944408474273499 * base_pitch_rotation_00
-        + 0.2538238315206457 * base_roll_rotation_01;
-    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
-    let t29 = right_slider_position_x * right_slider_position_x;
-    let t30 = right_slider_position_z * right_slider_position_z;
-    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
-        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t25
-        + t27 * base_roll_rotation_11 + base_roll_rotation_12 * t26;
-    let right_slider_position_y = right_upper_position_y + t28 * right_upper_rotation_10;
-    let t31 = right_slider_position_y * right_slider_position_y;
-    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
-        * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
-    let right_slider_inertia_i_00 = (t29 + t30 + t31
-        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
-        + right_slider_inertia_com_00;
-    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
-        + 0.2538238315206457 * base_roll_rotation_11
-        + 0.944408474273499 * base_pitch_rotation_10;
-    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
-    let right_upper_rotation_12 = base_roll_rotation_11 * t19
-        + base_roll_rotation_12 * t21 + t20 * base_pitch_rotation_10;
-    let right_upper_rotation_11 = base_roll_rotation_12 * t22
-        + base_pitch_rotation_10 * t23 + t24 * base_roll_rotation_11;
-    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
-        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_i_01 = right_slider_inertia_com_01
-        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
-    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
-        - right_upper_position_y * right_upper_axis_x;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
     let right_upper_velocity_v_z = base_roll_velocity_v_z
-        + qd[7] * right_upper_subspace_v_z;
+        + qd[7] * cache.right_upper_subspace_v_z;
     let right_slider_velocity_v_z = right_upper_velocity_v_z
-        + right_upper_rotation_20 * qd[9];
-    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
-    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
-        - right_upper_axis_z * right_upper_position_x;
-    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
         + base_roll_velocity_v_y;
-    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
         + right_upper_velocity_v_y;
-    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
-        + right_upper_velocity_w_x * right_slider_inertia_i_00
-        + right_upper_velocity_w_y * right_slider_inertia_i_01
-        + right_slider_velocity_v_z * right_slider_inertia_h_y
-        - right_slider_inertia_h_z * right_slider_velocity_v_y;
-    let right_upper_com_z = right_upper_position_z
-        + 0.5 * right_upper_rotation_20 * p.arm_length;
-    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
-    let right_upper_com_y = right_upper_position_y
-        + 0.5 * p.arm_length * right_upper_rotation_10;
-    let t32 = right_upper_com_y * right_upper_com_y;
-    let t33 = right_upper_com_z * right_upper_com_z;
-    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
-        + right_upper_position_x;
-    let t34 = right_upper_com_x * right_upper_com_x;
-    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
-        * p.right_upper_inertia_yy
-        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
-        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
-    let right_upper_inertia_i_00 = p.arm_mass
-        * (t32 + t33 + t34 - right_upper_com_x * right_upper_com_x)
-        + right_upper_inertia_com_00;
-    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
-        * right_upper_rotation_11
-        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
-        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
-    let right_upper_inertia_i_01 = right_upper_inertia_com_01
-        - p.arm_mass * right_upper_com_x * right_upper_com_y;
-    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
-    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
-        * right_upper_rotation_02
-        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
-        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let right_upper_inertia_i_02 = right_upper_inertia_com_02
-        - p.arm_mass * right_upper_com_z * right_upper_com_x;
-    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
-        + right_upper_inertia_i_01 * right_upper_velocity_w_y
-        + right_upper_inertia_h_y * right_upper_velocity_v_z
-        + right_upper_velocity_w_z * right_upper_inertia_i_02
-        - right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
     let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
         + right_upper_momentum_n_x;
     let hub_composite_momentum_n_x = hub_momentum_n_x + left_upper_composite_momentum_n_x
         + right_upper_composite_momentum_n_x;
-    let t35 = left_lower_rotation_10 * p.left_lower_inertia_xx
-        + p.left_lower_inertia_xz * left_lower_rotation_12
-        + p.left_lower_inertia_xy * left_upper_rotation_11;
-    let t36 = p.left_lower_inertia_yz * left_upper_rotation_11
-        + p.left_lower_inertia_xz * left_lower_rotation_10
-        + p.left_lower_inertia_zz * left_lower_rotation_12;
-    let t37 = p.left_lower_inertia_yz * left_lower_rotation_12
-        + left_upper_rotation_11 * p.left_lower_inertia_yy
-        + p.left_lower_inertia_xy * left_lower_rotation_10;
-    let left_lower_inertia_com_11 = t35 * left_lower_rotation_10
-        + t36 * left_lower_rotation_12 + left_upper_rotation_11 * t37;
-    let left_lower_inertia_i_11 = p.left_lower_mass
-        * (t12 + t13 + t14 - left_lower_com_y * left_lower_com_y)
-        + left_lower_inertia_com_11;
-    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
-        - base_roll_rotation_12 * left_upper_position_z;
-    let base_pitch_subspace_v_x = -(cache.values[0] * q[2]);
     let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
-    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
         + base_yaw_velocity_v_x;
-    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
-        - base_pitch_rotation_10 * q[2];
     let base_roll_velocity_v_x = base_pitch_velocity_v_x
-        + qd[5] * base_roll_subspace_v_x;
-    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
         + base_roll_velocity_v_x;
-    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
-        - left_lower_position_z * left_upper_rotation_11;
     let left_lower_velocity_v_x = left_upper_velocity_v_x
-        + left_lower_subspace_v_x * qd[8];
-    let left_lower_inertia_com_12 = t36 * left_lower_rotation_22
-        + t35 * left_lower_rotation_20 + left_upper_rotation_21 * t37;
-    let left_lower_inertia_i_12 = left_lower_inertia_com_12
-        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
-    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
-    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
-        + left_lower_velocity_w_x * left_lower_inertia_i_01
-        + left_lower_inertia_h_z * left_lower_velocity_v_x
-        + left_lower_inertia_i_12 * left_lower_velocity_w_z
-        - left_lower_inertia_h_x * left_lower_velocity_v_z;
-    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
-        * base_roll_rotation_12 * p.arm_mass * t15
-        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_11 * t15;
-    let left_upper_inertia_i_11 = p.arm_mass
-        * (t16 + t17 + t18 - left_upper_com_y * left_upper_com_y)
-        + left_upper_inertia_com_11;
-    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
-    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_21 * t15
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t15
-            * base_roll_rotation_22;
-    let left_upper_inertia_i_12 = left_upper_inertia_com_12
-        - p.arm_mass * left_upper_com_y * left_upper_com_z;
-    let left_upper_momentum_n_y = left_upper_inertia_i_01 * left_upper_velocity_w_x
-        + left_upper_inertia_i_11 * left_upper_velocity_w_y
-        + left_upper_velocity_v_x * left_upper_inertia_h_z
-        + left_upper_inertia_i_12 * left_upper_velocity_w_z
-        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+        + cache.left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
     let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
         + left_upper_momentum_n_y;
-    let t38 = base_roll_rotation_12 * p.hub_inertia_zz
-        + p.hub_inertia_yz * base_roll_rotation_11
-        + base_pitch_rotation_10 * p.hub_inertia_xz;
-    let t39 = p.hub_inertia_xy * base_pitch_rotation_10
-        + base_roll_rotation_11 * p.hub_inertia_yy
-        + base_roll_rotation_12 * p.hub_inertia_yz;
-    let t40 = base_pitch_rotation_10 * p.hub_inertia_xx
-        + base_roll_rotation_12 * p.hub_inertia_xz
-        + p.hub_inertia_xy * base_roll_rotation_11;
-    let hub_inertia_com_12 = t38 * base_roll_rotation_22 + t39 * base_roll_rotation_21
-        + base_pitch_rotation_20 * t40;
-    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
-    let hub_inertia_h_x = q[0] * p.hub_mass;
-    let hub_inertia_com_11 = base_pitch_rotation_10 * t40 + base_roll_rotation_12 * t38
-        + t39 * base_roll_rotation_11;
-    let hub_inertia_i_11 = hub_inertia_com_11
-        + (t3 + t4 + t5 - q[1] * q[1]) * p.hub_mass;
-    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
-        + hub_inertia_h_z * base_roll_velocity_v_x
-        + hub_inertia_i_11 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * hub_inertia_i_01
-        - base_roll_velocity_v_z * hub_inertia_h_x;
-    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
-        * right_upper_rotation_10
-        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
-    let right_slider_inertia_i_11 = right_slider_inertia_com_11
-        + (t29 + t30 + t31 - right_slider_position_y * right_slider_position_y)
-            * p.right_slider_mass;
-    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
-        - right_upper_axis_y * right_upper_position_z;
-    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
         + base_roll_velocity_v_x;
     let right_slider_velocity_v_x = right_upper_velocity_v_x
-        + right_upper_rotation_00 * qd[9];
-    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
-        * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
-        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
-    let right_slider_inertia_i_12 = right_slider_inertia_com_12
-        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
-    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
-    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
-        + right_slider_inertia_h_z * right_slider_velocity_v_x
-        + right_upper_velocity_w_z * right_slider_inertia_i_12
-        + right_upper_velocity_w_x * right_slider_inertia_i_01
-        - right_slider_velocity_v_z * right_slider_inertia_h_x;
-    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
-    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
-        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
-    let right_upper_inertia_i_11 = p.arm_mass
-        * (t32 + t33 + t34 - right_upper_com_y * right_upper_com_y)
-        + right_upper_inertia_com_11;
-    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
-        * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
-        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
-    let right_upper_inertia_i_12 = right_upper_inertia_com_12
-        - p.arm_mass * right_upper_com_z * right_upper_com_y;
-    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
-        + right_upper_inertia_i_12 * right_upper_velocity_w_z
-        + right_upper_inertia_i_01 * right_upper_velocity_w_x
-        + right_upper_inertia_h_z * right_upper_velocity_v_x
-        - right_upper_inertia_h_x * right_upper_velocity_v_z;
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
     let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
         + right_upper_momentum_n_y;
     let hub_composite_momentum_n_y = left_upper_composite_momentum_n_y + hub_momentum_n_y
         + right_upper_composite_momentum_n_y;
-    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
-        + p.hub_inertia_zz * base_roll_rotation_22
-        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
-        + base_pitch_rotation_20
-            * (p.hub_inertia_xy * base_roll_rotation_21
-                + base_pitch_rotation_20 * p.hub_inertia_xx
-                + p.hub_inertia_xz * base_roll_rotation_22)
-        + base_roll_rotation_21
-            * (base_roll_rotation_21 * p.hub_inertia_yy
-                + p.hub_inertia_yz * base_roll_rotation_22
-                + p.hub_inertia_xy * base_pitch_rotation_20);
-    let hub_inertia_i_22 = hub_inertia_com_22
-        + (t3 + t4 + t5 - q[2] * q[2]) * p.hub_mass;
-    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
-        + base_roll_velocity_w_z * hub_inertia_i_22
-        + hub_inertia_i_12 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * hub_inertia_i_02
-        - hub_inertia_h_y * base_roll_velocity_v_x;
-    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
-            * left_upper_rotation_21 * t15
-        + 0.08333333333333333 * p.arm_mass * t15 * base_roll_rotation_22
-            * base_roll_rotation_22;
-    let left_upper_inertia_i_22 = p.arm_mass
-        * (t16 + t17 + t18 - left_upper_com_z * left_upper_com_z)
-        + left_upper_inertia_com_22;
-    let left_upper_momentum_n_z = left_upper_inertia_h_x * left_upper_velocity_v_y
-        + left_upper_inertia_i_02 * left_upper_velocity_w_x
-        + left_upper_inertia_i_22 * left_upper_velocity_w_z
-        + left_upper_velocity_w_y * left_upper_inertia_i_12
-        - left_upper_inertia_h_y * left_upper_velocity_v_x;
-    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
-        + p.left_lower_inertia_xy * left_lower_rotation_20
-        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
-        + (left_lower_rotation_20 * p.left_lower_inertia_xx
-            + p.left_lower_inertia_xz * left_lower_rotation_22
-            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
-        + (p.left_lower_inertia_xz * left_lower_rotation_20
-            + p.left_lower_inertia_yz * left_upper_rotation_21
-            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
-    let left_lower_inertia_i_22 = left_lower_inertia_com_22
-        + (t12 + t13 + t14 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
-    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
-        + left_lower_inertia_i_22 * left_lower_velocity_w_z
-        + left_lower_inertia_h_x * left_lower_velocity_v_y
-        + left_lower_velocity_w_x * left_lower_inertia_i_02
-        - left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
     let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
         + left_lower_momentum_n_z;
-    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_slider_inertia_xx
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
-    let right_slider_inertia_i_22 = right_slider_inertia_com_22
-        + p.right_slider_mass
-            * (t29 + t30 + t31 - right_slider_position_z * right_slider_position_z);
-    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
-        + right_slider_inertia_h_x * right_slider_velocity_v_y
-        + right_upper_velocity_w_y * right_slider_inertia_i_12
-        + right_upper_velocity_w_z * right_slider_inertia_i_22
-        - right_slider_velocity_v_x * right_slider_inertia_h_y;
-    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
-        * p.right_upper_inertia_xx
-        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
-        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
-    let right_upper_inertia_i_22 = p.arm_mass
-        * (t32 + t33 + t34 - right_upper_com_z * right_upper_com_z)
-        + right_upper_inertia_com_22;
-    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
-        + right_upper_inertia_i_02 * right_upper_velocity_w_x
-        + right_upper_inertia_h_x * right_upper_velocity_v_y
-        + right_upper_velocity_w_z * right_upper_inertia_i_22
-        - right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
     let right_upper_composite_momentum_n_z = right_slider_momentum_n_z
         + right_upper_momentum_n_z;
     let hub_composite_momentum_n_z = hub_momentum_n_z + left_upper_composite_momentum_n_z
