@@ -9,7 +9,7 @@ use nalgebra::{SMatrix, SVector, Vector3};
 use softgen::{run_scenario, Scenario, TerrainChoice};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60, SnakePedalWave};
 use softgen_runtime::{
-    forward_dynamics, Model, RungeKutta4, SecondOrderSystem, Serpenoid, Simulation,
+    forward_dynamics, solve_spd_in_place, Model, RungeKutta4, SecondOrderSystem, Serpenoid, Simulation,
     SimulationConfig, State, Terrain,
 };
 use std::time::Duration;
@@ -180,18 +180,28 @@ fn soft_snake(c: &mut Criterion) {
 }
 
 /// One scaling fixture at a bent, moving state (q_j = 0.4 sin j, qd_j = 0.3 cos j): forward
-/// dynamics without contact (cache, M, C qd, G, Cholesky solve), and the kernels apart.
+/// dynamics without contact both ways (the generated articulated-body algorithm, which the
+/// runtime uses, and M, C qd, G with a Cholesky solve), and the kernels apart.
 fn scaling_fixture<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Criterion) {
     let p = R::Params::default();
     let q = SVector::<f64, N>::from_fn(|j, _| 0.4 * (j as f64).sin());
     let qd = SVector::<f64, N>::from_fn(|j, _| 0.3 * (j as f64).cos());
     let zero = SVector::<f64, N>::zeros();
     let mut group = c.benchmark_group(format!("scaling {} ({N} coordinates)", R::NAME));
-    group.bench_function("forward dynamics without contact", |b| {
+    group.bench_function("forward dynamics without contact (cache + articulated body)", |b| {
         let mut qdd = SVector::<f64, N>::zeros();
         b.iter(|| {
             let k = R::cache(black_box(&q), &p);
             forward_dynamics::<R, N, C>(&q, &qd, &p, &k, &zero, &mut qdd)
+        })
+    });
+    group.bench_function("forward dynamics without contact (cache + M, C qd, G + Cholesky)", |b| {
+        let (mut m, mut cqd, mut g) = (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+        b.iter(|| {
+            let k = R::cache(black_box(&q), &p);
+            R::dynamics_into(&q, &qd, &p, &k, &mut m, &mut cqd, &mut g);
+            let mut qdd = zero - cqd - g;
+            solve_spd_in_place(&mut m, &mut qdd).map(|_| qdd)
         })
     });
     group.bench_function("cache (poses, composite inertias, contact positions)", |b| b.iter(|| R::cache(black_box(&q), &p)));

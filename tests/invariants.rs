@@ -1,7 +1,8 @@
 //! Physics invariants of every generated model at random states: M symmetric positive
 //! definite, Mdot - 2C skew-symmetric, C qd and G against finite differences of the energies,
 //! contact Jacobians and velocities against finite differences of positions, momenta against
-//! the mass matrix. The checks are generic, so every robot in generated/ runs through them.
+//! the mass matrix, forward dynamics against M, C qd and G. The checks are generic, so every
+//! robot in generated/ runs through them.
 
 use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -96,6 +97,15 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
         let (mut m2, mut c2, mut g2) = (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
         R::dynamics_into(&q, &qd, &p, &k, &mut m2, &mut c2, &mut g2);
         assert!((m2 - m).norm() < 1e-12 * scale && (c2 - cqd).norm() < 1e-9 * (1.0 + cqd.norm()) && (g2 - g).norm() < 1e-9 * (1.0 + g.norm()));
+
+        // The model's forward dynamics (the articulated-body algorithm for generated rigid
+        // robots) solves M qdd = tau - C qd - G.
+        let tau = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
+        let mut qdd = SVector::<f64, N>::zeros();
+        assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut qdd), "{}: forward dynamics failed", R::NAME);
+        let residual = m * qdd - (tau - cqd - g);
+        let size = (m * qdd).norm() + tau.norm() + cqd.norm() + g.norm();
+        assert!(residual.norm() < 1e-9 * size, "{}: M qdd != tau - C qd - G, residual {:e}", R::NAME, residual.norm() / size);
 
         // Contact Jacobians against finite differences of positions; velocities = J qd.
         let mut positions = [Vector3::zeros(); C];

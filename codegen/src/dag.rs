@@ -18,6 +18,8 @@ pub enum Input {
     Q(usize),
     Qd(usize),
     Param(usize),
+    /// Generalized force on a coordinate (forward dynamics' input).
+    Force(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -84,6 +86,7 @@ impl Dag {
                     Input::Q(k) => (2, *k),
                     Input::Qd(k) => (3, *k),
                     Input::Param(k) => (4, *k),
+                    Input::Force(k) => (10, *k),
                 };
                 fnv(&[tag, k as u64])
             }
@@ -277,13 +280,14 @@ impl Dag {
         }
     }
 
-    /// For every node, whether it depends on any velocity input (children precede their
-    /// parents, so one pass in index order suffices).
-    pub fn velocity_dependence(&self) -> Vec<bool> {
+    /// For every node, whether it depends on a velocity or force input, that is, whether it
+    /// is more than a function of the position (children precede their parents, so one pass
+    /// in index order suffices).
+    pub fn rate_dependence(&self) -> Vec<bool> {
         let mut depends = vec![false; self.nodes.len()];
         for id in 0..self.nodes.len() {
             depends[id] = match &self.nodes[id] {
-                Node::Input(Input::Qd(_)) => true,
+                Node::Input(Input::Qd(_) | Input::Force(_)) => true,
                 _ => self.children(id).into_iter().any(|c| depends[c]),
             };
         }

@@ -79,6 +79,10 @@ impl<'a> Emitter<'a> {
                 let i = Literal::usize_unsuffixed(*i);
                 Some(atom(quote!(qd[#i])))
             }
+            Node::Input(Input::Force(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(tau[#i])))
+            }
             Node::Input(Input::Param(i)) => {
                 let name = &self.params[*i];
                 Some(atom(quote!(p.#name)))
@@ -358,7 +362,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let angular_momentum = equations.angular_momentum;
 
     // Transcendental cache: every call whose argument is a function of q (and parameters).
-    let velocity_dependent = dag.velocity_dependence();
+    let velocity_dependent = dag.rate_dependence();
     let mut calls: Vec<NodeId> = (0..dag.nodes.len())
         .filter(|&id| matches!(dag.nodes[id], Node::Call(..)) && !velocity_dependent[id])
         .collect();
@@ -379,25 +383,35 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         }
     }
     // Position-level intermediates of the recursive algorithms (named nodes that do not
-    // depend on qd: poses, joint subspaces, inertias, composite inertias, contact positions)
-    // join the cache, so every kernel of a state shares one forward-kinematics pass. Nodes
-    // inside the arguments of the transcendental functions stay out: those are computed first.
+    // depend on qd or forces: poses, joint subspaces, inertias, composite inertias, contact
+    // positions) that more than one kernel reads join the cache, so the kernels of a state
+    // share one forward-kinematics pass; what only one kernel reads (the articulated
+    // inertias of forward dynamics) stays in that kernel, so no kernel pays for another's
+    // work. Nodes inside the arguments of the transcendental functions stay out: those are
+    // computed first.
     let mut call_inputs: HashSet<NodeId> = HashSet::new();
     for &id in &calls {
         if let Node::Call(_, arg) = dag.nodes[id] {
             collect_reachable(dag, arg, &mut call_inputs);
         }
     }
-    let mut live: HashSet<NodeId> = HashSet::new();
-    for root in equations.outputs() {
-        collect_reachable(dag, root, &mut live);
+    let mut readers: HashMap<NodeId, usize> = HashMap::new();
+    for roots in equations.kernels() {
+        let mut reached = HashSet::new();
+        for root in roots {
+            collect_reachable(dag, root, &mut reached);
+        }
+        for id in reached {
+            *readers.entry(id).or_default() += 1;
+        }
     }
+    let live = |id: &NodeId| readers.get(id).copied().unwrap_or(0) >= 2;
     let mut intermediates: Vec<NodeId> = dag
         .names
         .keys()
         .copied()
         .filter(|&id| {
-            live.contains(&id)
+            live(&id)
                 && !velocity_dependent[id]
                 && !dag.is_leaf(id)
                 && !call_inputs.contains(&id)
@@ -575,6 +589,38 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         (quote!(let y), angular_momentum[1]),
         (quote!(let z), angular_momentum[2]),
     ]);
+    // Forward dynamics by the articulated-body algorithm, where the equations have it.
+    let (forward_fn, forward_impl) = match &equations.articulated {
+        None => (TokenStream::new(), TokenStream::new()),
+        Some(articulated) => {
+            let mut outputs = vector_outputs(quote!(out), &articulated.accelerations);
+            for (k, &pivot) in articulated.pivots.iter().enumerate() {
+                let lk = idx(k);
+                outputs.push((quote!(pivots[#lk]), pivot));
+            }
+            let forward_body = kernel(&outputs);
+            let pivot_count = idx(articulated.pivots.len());
+            (
+                quote! {
+                    /// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
+                    /// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
+                    /// false (and `out` is meaningless) where M is not positive definite, i.e. where
+                    /// an articulated pivot is not positive.
+                    #[inline]
+                    #[allow(unused_variables)]
+                    pub fn forward_dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, tau: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) -> bool {
+                        *out = SVector::zeros();
+                        let mut pivots = [0.0f64; #pivot_count];
+                        #forward_body
+                        pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+                    }
+                },
+                quote! {
+                    fn forward_dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, tau: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) -> bool { forward_dynamics_into(q, qd, tau, p, k, out) }
+                },
+            )
+        }
+    };
     let mut jacobian_fns = TokenStream::new();
     let mut jacobian_arms = TokenStream::new();
     for (k, cols) in jacobians.iter().enumerate() {
@@ -694,6 +740,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             #dynamics_body
         }
 
+        #forward_fn
+
         /// Gravitational potential energy V(q).
         #[inline]
         #[allow(unused_variables)]
@@ -781,6 +829,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             fn coriolis_matrix_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, DOF, DOF>) { coriolis_matrix_into(q, qd, p, k, out) }
             fn gravity_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { gravity_into(q, p, k, out) }
             fn dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, m: &mut SMatrix<f64, DOF, DOF>, c: &mut SVector<f64, DOF>, g: &mut SVector<f64, DOF>) { dynamics_into(q, qd, p, k, m, c, g) }
+            #forward_impl
             fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
             fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
             fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }

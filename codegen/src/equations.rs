@@ -25,6 +25,16 @@ pub struct Equations {
     pub total_mass: NodeId,
     pub linear_momentum: [NodeId; 3],
     pub angular_momentum: [NodeId; 3],
+    /// Forward dynamics by the articulated-body algorithm, where derived (the recursive path).
+    pub articulated: Option<ArticulatedBody>,
+}
+
+/// The articulated-body algorithm's outputs: accelerations for the generalized forces
+/// `Input::Force`, and the pivots D_i = S_i . I^A_i S_i (all positive exactly when M is
+/// positive definite).
+pub struct ArticulatedBody {
+    pub accelerations: Vec<NodeId>,
+    pub pivots: Vec<NodeId>,
 }
 
 /// Reads symbolica atoms into DAG nodes over the robot's coordinates, rates and parameters.
@@ -95,35 +105,41 @@ impl Equations {
             total_mass,
             linear_momentum,
             angular_momentum,
+            articulated: None,
         })
     }
 
-    /// Every output node.
-    pub fn outputs(&self) -> Vec<NodeId> {
-        let mut out: Vec<NodeId> = Vec::new();
-        out.extend(self.mass_matrix.iter().flatten());
-        out.extend(&self.coriolis);
-        out.extend(self.coriolis_matrix.iter().flatten());
-        out.extend(&self.gravity);
-        out.push(self.potential_energy);
-        out.extend(self.contact_positions.iter().flatten());
-        out.extend(self.contact_velocities.iter().flatten());
-        out.extend(self.contact_axes.iter().flatten());
-        out.extend(self.contact_jacobians.iter().flatten().flatten());
-        out.extend(&self.center_of_mass);
-        out.push(self.total_mass);
-        out.extend(&self.linear_momentum);
-        out.extend(&self.angular_momentum);
-        out
+    /// The output nodes of each kernel that reads the cache (the combined `dynamics_into`
+    /// aside: it is M, C qd and G together).
+    pub fn kernels(&self) -> Vec<Vec<NodeId>> {
+        let mut kernels = vec![
+            self.mass_matrix.iter().flatten().copied().collect(),
+            self.coriolis.clone(),
+            self.coriolis_matrix.iter().flatten().copied().collect(),
+            self.gravity.clone(),
+            vec![self.potential_energy],
+            self.contact_positions.iter().flatten().copied().collect(),
+            self.contact_velocities.iter().flatten().copied().collect(),
+            self.contact_axes.iter().flatten().copied().collect(),
+            self.contact_jacobians.iter().flatten().flatten().copied().collect(),
+            self.center_of_mass.to_vec(),
+            self.linear_momentum.to_vec(),
+            self.angular_momentum.to_vec(),
+        ];
+        if let Some(a) = &self.articulated {
+            kernels.push(a.accelerations.iter().chain(&a.pivots).copied().collect());
+        }
+        kernels
     }
 
     /// Every output evaluated at one state, flattened in a fixed order with a label per
     /// group (for comparing two derivations).
-    pub fn evaluate(&self, q: &[f64], qd: &[f64], params: &[f64]) -> Vec<(&'static str, Vec<f64>)> {
+    pub fn evaluate(&self, q: &[f64], qd: &[f64], tau: &[f64], params: &[f64]) -> Vec<(&'static str, Vec<f64>)> {
         let values = self.dag.evaluate(&|i| match i {
             Input::Q(k) => q[k],
             Input::Qd(k) => qd[k],
             Input::Param(k) => params[k],
+            Input::Force(k) => tau[k],
         });
         let pick = |ids: &mut dyn Iterator<Item = NodeId>| ids.map(|id| values[id]).collect::<Vec<f64>>();
         vec![
@@ -140,6 +156,7 @@ impl Equations {
             ("total mass", pick(&mut std::iter::once(self.total_mass))),
             ("linear momentum", pick(&mut self.linear_momentum.iter().copied())),
             ("angular momentum", pick(&mut self.angular_momentum.iter().copied())),
+            ("accelerations", pick(&mut self.articulated.iter().flat_map(|a| a.accelerations.iter().copied()))),
         ]
     }
 }

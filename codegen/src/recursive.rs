@@ -15,11 +15,11 @@
 //! pinned, named intermediates: the emitted code follows the tree instead of re-expanding
 //! every body's pose from the base, and its size grows with the entries of M.
 
-use crate::dag::{Dag, Input};
-use crate::equations::{AtomReader, Equations};
+use crate::dag::{Dag, Input, NodeId};
+use crate::equations::{ArticulatedBody, AtomReader, Equations};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
 use crate::model::Robot;
-use crate::spatial::{Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
+use crate::spatial::{Articulated, Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
 
 /// A link's world quantities from the forward pass.
 struct LinkState {
@@ -29,6 +29,8 @@ struct LinkState {
     bias_acceleration: Motion,
     /// World motion subspace of its joint and its rate, with the coordinate.
     joint: Option<(usize, Motion, Motion)>,
+    /// The joint's velocity-product acceleration dS/dt qd (zero without a joint).
+    joint_bias: Motion,
     /// Coordinates on the path from the root to this link, root first (its own last).
     path: Vec<usize>,
     body: Option<BodyState>,
@@ -40,6 +42,8 @@ struct BodyState {
     momentum: Force,
     /// Newton-Euler force at zero joint acceleration: I a + v x* I v.
     force: Force,
+    /// The velocity-product force v x* I v.
+    gyroscopic: Force,
     rate: InertiaRate,
 }
 
@@ -76,8 +80,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         };
         let rotation = dag.pin_mat3(rotation, &format!("{name}_rotation"));
         let position = dag.pin3(position, &format!("{name}_position"));
-        let (velocity, bias, joint) = match &link.joint {
-            None => (velocity, bias, None),
+        let (velocity, bias, joint, joint_bias) = match &link.joint {
+            None => (velocity, bias, None, dag.zero_motion()),
             Some(j) => {
                 let local_axis = dag.constant3(j.axis);
                 let axis = match parent_rotation {
@@ -103,6 +107,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                     dag.pin_motion(velocity, &format!("{name}_velocity")),
                     dag.pin_motion(bias, &format!("{name}_bias")),
                     Some((j.coordinate, subspace, subspace_rate)),
+                    joint_bias,
                 )
             }
         };
@@ -142,10 +147,10 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 let spin = dag.cross3(&velocity.w, &com);
                 let com_velocity = dag.add3(&velocity.v, &spin);
                 let rate = dag.body_inertia_rate(mass, &com, &com_velocity, &velocity.w, &world_inertia);
-                Some(BodyState { inertia, momentum, force, rate })
+                Some(BodyState { inertia, momentum, force, gyroscopic, rate })
             }
         };
-        states.push(LinkState { rotation, position, velocity, bias_acceleration: bias, joint, path, body });
+        states.push(LinkState { rotation, position, velocity, bias_acceleration: bias, joint, joint_bias, path, body });
     }
 
     // Backward pass: composites of each subtree.
@@ -285,6 +290,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         contact_jacobians.push(columns);
     }
 
+    let articulated = articulated_body(&mut dag, links, &states, gravity, n);
+
     Ok(Equations {
         dag,
         mass_matrix,
@@ -300,5 +307,95 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         total_mass: total,
         linear_momentum: momentum.f,
         angular_momentum: momentum.n,
+        articulated: Some(articulated),
     })
+}
+
+/// Forward dynamics by the articulated-body algorithm (Featherstone), in world coordinates:
+/// child to parent, each link's articulated inertia I^A and bias force p^A (its body's
+/// v x* I v, plus what its children pass on: I^a = I^A - U U'/D and
+/// p^a = p^A + I^a c + U u / D, with U = I^A S, D = S . U, u = tau - S . p^A and c the joint's
+/// velocity-product acceleration); then parent to child, a = a_parent + c,
+/// qdd = (u - U . a) / D, a += S qdd, from the base's fictitious upward acceleration g.
+/// O(n) with no matrix to factorise. The articulated inertias, U and 1/D depend on the
+/// position only, so they are cached with the poses.
+fn articulated_body(dag: &mut Dag, links: &[Link], states: &[LinkState], gravity: NodeId, coordinates: usize) -> ArticulatedBody {
+    let count = links.len();
+    let mut inertia: Vec<Option<Articulated>> = vec![None; count];
+    let mut bias: Vec<Option<Force>> = vec![None; count];
+    for (index, state) in states.iter().enumerate() {
+        if let Some(body) = &state.body {
+            inertia[index] = Some(dag.articulated_from(&body.inertia));
+            bias[index] = Some(body.gyroscopic);
+        }
+    }
+    // Per link with a joint: (U, 1/D, u).
+    let mut projected: Vec<Option<(Force, usize, usize)>> = vec![None; count];
+    let mut pivots = Vec::new();
+    for index in (0..count).rev() {
+        let name = &links[index].name;
+        let (Some(articulated), Some(force)) = (inertia[index].take(), bias[index].take()) else { continue };
+        let articulated = dag.pin_articulated(articulated, &format!("{name}_articulated"));
+        let force = dag.pin_force(force, &format!("{name}_articulated_bias"));
+        let (passed_inertia, passed_force) = match states[index].joint {
+            None => (articulated, force),
+            Some((k, s, _)) => {
+                let u_vector = dag.articulated_times(&articulated, &s);
+                let u_vector = dag.pin_force(u_vector, &format!("{name}_articulated_subspace"));
+                let pivot = dag.force_dot_motion(&u_vector, &s);
+                let pivot = dag.pin_named(pivot, format!("{name}_pivot"));
+                pivots.push(pivot);
+                let inverse = dag.powi(pivot, -1);
+                let inverse = dag.pin_named(inverse, format!("{name}_inverse_pivot"));
+                let applied = dag.input(Input::Force(k));
+                let along = dag.force_dot_motion(&force, &s);
+                let remaining = dag.sub(applied, along);
+                let remaining = dag.pin_named(remaining, format!("{name}_remaining_force"));
+                projected[index] = Some((u_vector, inverse, remaining));
+                let reduced = dag.articulated_reduce(&articulated, &u_vector, inverse);
+                let reduced = dag.pin_articulated(reduced, &format!("{name}_articulated_passed"));
+                let carried = dag.articulated_times(&reduced, &states[index].joint_bias);
+                let share = dag.mul2(remaining, inverse);
+                let pushed = dag.scale_force(&u_vector, share);
+                let sum = dag.add_force(&force, &carried);
+                (reduced, dag.add_force(&sum, &pushed))
+            }
+        };
+        if let Some(p) = links[index].parent {
+            inertia[p] = Some(match inertia[p].take() {
+                None => passed_inertia,
+                Some(existing) => dag.add_articulated(&existing, &passed_inertia),
+            });
+            bias[p] = Some(match bias[p].take() {
+                None => passed_force,
+                Some(existing) => dag.add_force(&existing, &passed_force),
+            });
+        }
+    }
+    let z = dag.number(0.0);
+    let mut accelerations = vec![z; coordinates];
+    let mut acceleration: Vec<Motion> = Vec::with_capacity(count);
+    for (index, state) in states.iter().enumerate() {
+        let name = &links[index].name;
+        let parent = match links[index].parent {
+            Some(p) => acceleration[p],
+            // The base accelerates upward at g instead of gravity pulling every body down.
+            None => Motion { w: [z, z, z], v: [z, z, gravity] },
+        };
+        let a = match (state.joint, projected[index]) {
+            (Some((k, s, _)), Some((u_vector, inverse, remaining))) => {
+                let a = dag.add_motion(&parent, &state.joint_bias);
+                let resisted = dag.force_dot_motion(&u_vector, &a);
+                let free = dag.sub(remaining, resisted);
+                let qdd = dag.mul2(free, inverse);
+                let qdd = dag.pin_named(qdd, format!("{name}_acceleration"));
+                accelerations[k] = qdd;
+                let driven = dag.scale_motion(&s, qdd);
+                dag.add_motion(&a, &driven)
+            }
+            _ => parent,
+        };
+        acceleration.push(dag.pin_motion(a, &format!("{name}_spatial_acceleration")));
+    }
+    ArticulatedBody { accelerations, pivots }
 }

@@ -283,3 +283,95 @@ impl Dag {
         InertiaRate { hd, id }
     }
 }
+
+/// An articulated-body inertia: a symmetric 6 x 6 map from motion [w; v] to force [n; f].
+/// Unlike a rigid-body inertia it has no compact form (the articulated-body algorithm's
+/// rank-one updates break the rigid-body structure), but its structural zeros still fold.
+#[derive(Clone, Copy, Debug)]
+pub struct Articulated {
+    pub e: [[NodeId; 6]; 6],
+}
+
+fn motion_array(m: &Motion) -> [NodeId; 6] {
+    [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]]
+}
+
+fn force_array(f: &Force) -> [NodeId; 6] {
+    [f.n[0], f.n[1], f.n[2], f.f[0], f.f[1], f.f[2]]
+}
+
+fn force_from(a: [NodeId; 6]) -> Force {
+    Force { n: [a[0], a[1], a[2]], f: [a[3], a[4], a[5]] }
+}
+
+impl Dag {
+    /// The 6 x 6 matrix of a rigid-body inertia: [[i, [h]], [[h]', m 1]].
+    pub fn articulated_from(&mut self, inertia: &Inertia) -> Articulated {
+        let z = self.number(0.0);
+        let h = inertia.h;
+        let minus = |dag: &mut Dag, x: NodeId| dag.neg(x);
+        // [h] = [[0, -hz, hy], [hz, 0, -hx], [-hy, hx, 0]].
+        let skew = [[z, minus(self, h[2]), h[1]], [h[2], z, minus(self, h[0])], [minus(self, h[1]), h[0], z]];
+        let mut e = [[z; 6]; 6];
+        for a in 0..3 {
+            for b in 0..3 {
+                e[a][b] = inertia.i[a][b];
+                e[a][b + 3] = skew[a][b];
+                e[b + 3][a] = skew[a][b];
+            }
+            e[a + 3][a + 3] = inertia.m;
+        }
+        Articulated { e }
+    }
+
+    pub fn zero_articulated(&mut self) -> Articulated {
+        let z = self.number(0.0);
+        Articulated { e: [[z; 6]; 6] }
+    }
+
+    pub fn add_articulated(&mut self, a: &Articulated, b: &Articulated) -> Articulated {
+        let mut e = a.e;
+        for r in 0..6 {
+            for c in r..6 {
+                e[r][c] = self.add2(a.e[r][c], b.e[r][c]);
+                e[c][r] = e[r][c];
+            }
+        }
+        Articulated { e }
+    }
+
+    pub fn articulated_times(&mut self, a: &Articulated, m: &Motion) -> Force {
+        let x = motion_array(m);
+        let mut out = [0; 6];
+        for (r, entry) in out.iter_mut().enumerate() {
+            let terms = (0..6).map(|c| self.mul2(a.e[r][c], x[c])).collect();
+            *entry = self.add(terms);
+        }
+        force_from(out)
+    }
+
+    /// a - u u' / d, with `inverse` = 1 / d.
+    pub fn articulated_reduce(&mut self, a: &Articulated, u: &Force, inverse: NodeId) -> Articulated {
+        let x = force_array(u);
+        let mut e = a.e;
+        for r in 0..6 {
+            for c in r..6 {
+                let outer = self.mul(vec![x[r], x[c], inverse]);
+                e[r][c] = self.sub(a.e[r][c], outer);
+                e[c][r] = e[r][c];
+            }
+        }
+        Articulated { e }
+    }
+
+    pub fn pin_articulated(&mut self, a: Articulated, name: &str) -> Articulated {
+        let mut e = a.e;
+        for r in 0..6 {
+            for c in r..6 {
+                e[r][c] = self.pin_named(a.e[r][c], format!("{name}_{r}{c}"));
+                e[c][r] = e[r][c];
+            }
+        }
+        Articulated { e }
+    }
+}

@@ -6,7 +6,8 @@
 //! 2. The recursive algorithms codegen emits against the whole-body symbolic expansion (an
 //!    independent derivation: every pose written out in q, M from Jacobians, C from
 //!    Christoffel symbols of M) for every rigid spec, at random states: every output agrees
-//!    to 1e-12 relative to the largest entry of its group.
+//!    to 1e-12 relative to the largest entry of its group, and the articulated-body forward
+//!    dynamics solves the oracle's M qdd = tau - C qd - G.
 //! 3. Freshness of generated/: every spec in model-specs/ is regenerated and compared with
 //!    the committed file (fix with `cargo run -p softgen-codegen`).
 
@@ -90,9 +91,28 @@ fn compare_recursive_with_expanded(robot: &softgen_codegen::Robot) {
     for state in 0..10 {
         let q: Vec<f64> = (0..n).map(|_| rng.uniform(-1.5, 1.5)).collect();
         let qd: Vec<f64> = (0..n).map(|_| rng.uniform(-2.0, 2.0)).collect();
-        let ours = recursive.evaluate(&q, &qd, &params);
-        let oracle = expanded.evaluate(&q, &qd, &params);
+        let tau: Vec<f64> = (0..n).map(|_| rng.uniform(-1.0, 1.0)).collect();
+        let ours = recursive.evaluate(&q, &qd, &tau, &params);
+        let oracle = expanded.evaluate(&q, &qd, &tau, &params);
+        let group = |set: &[(&str, Vec<f64>)], name: &str| set.iter().find(|(g, _)| *g == name).unwrap().1.clone();
+        // Forward dynamics (the oracle has none): M qdd = tau - C qd - G with the oracle's terms.
+        let (mass, coriolis, gravity) = (group(&oracle, "mass matrix"), group(&oracle, "coriolis force"), group(&oracle, "gravity force"));
+        let qdd = group(&ours, "accelerations");
+        let mut worst = 0.0f64;
+        let mut size = 0.0f64;
+        // The residual of a solve is measured against what it sums (its backward error):
+        // sum_j |M_ij qdd_j| + |tau_i| + |C qd_i| + |G_i|.
+        for i in 0..n {
+            let m_qdd: f64 = (0..n).map(|j| mass[i * n + j] * qdd[j]).sum();
+            let magnitude: f64 = (0..n).map(|j| (mass[i * n + j] * qdd[j]).abs()).sum();
+            worst = worst.max((m_qdd - (tau[i] - coriolis[i] - gravity[i])).abs());
+            size = size.max(magnitude + tau[i].abs() + coriolis[i].abs() + gravity[i].abs());
+        }
+        assert!(worst <= 1e-12 * size, "{}: articulated-body forward dynamics off by {:e} (relative) at state {state}", robot.name, worst / size);
         for ((group, a), (_, b)) in ours.iter().zip(&oracle) {
+            if *group == "accelerations" {
+                continue;
+            }
             assert_eq!(a.len(), b.len(), "{}: {group} sizes differ", robot.name);
             let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
             let worst = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale;

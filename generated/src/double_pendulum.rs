@@ -121,13 +121,9 @@ pub struct Cache {
     pub lower_inertia_h_x: f64,
     pub lower_inertia_h_z: f64,
     pub lower_inertia_i_11: f64,
-    pub upper_composite_inertia_m: f64,
     pub upper_composite_inertia_h_x: f64,
     pub upper_composite_inertia_h_z: f64,
-    pub upper_composite_inertia_i_11: f64,
-    pub mount_composite_inertia_m: f64,
-    pub upper_projected_inertia_n_y: f64,
-    pub lower_projected_inertia_n_y: f64,
+    pub lower_articulated_04: f64,
     pub lower_projected_inertia_f_x: f64,
     pub lower_projected_inertia_f_z: f64,
 }
@@ -153,15 +149,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let lower_inertia_h_z = p.lower_mass * lower_com_z;
     let lower_inertia_i_11 = p.lower_mass
         * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
-    let upper_composite_inertia_m = p.lower_mass + p.upper_mass;
     let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
     let upper_composite_inertia_h_z = lower_inertia_h_z + upper_inertia_h_z;
-    let upper_composite_inertia_i_11 = upper_inertia_i_11 + lower_inertia_i_11;
-    let mount_composite_inertia_m = upper_composite_inertia_m + p.mount_mass;
-    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
-    let lower_projected_inertia_n_y = lower_inertia_h_z * upper_com_z
-        - lower_inertia_i_11 - lower_inertia_h_x * lower_subspace_v_z;
-    let lower_projected_inertia_f_x = p.lower_mass * upper_com_z - lower_inertia_h_z;
+    let lower_articulated_04 = -lower_inertia_h_z;
+    let lower_projected_inertia_f_x = lower_articulated_04 + p.lower_mass * upper_com_z;
     let lower_projected_inertia_f_z = lower_inertia_h_x
         + p.lower_mass * lower_subspace_v_z;
     Cache {
@@ -183,13 +174,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         lower_inertia_h_x,
         lower_inertia_h_z,
         lower_inertia_i_11,
-        upper_composite_inertia_m,
         upper_composite_inertia_h_x,
         upper_composite_inertia_h_z,
-        upper_composite_inertia_i_11,
-        mount_composite_inertia_m,
-        upper_projected_inertia_n_y,
-        lower_projected_inertia_n_y,
+        lower_articulated_04,
         lower_projected_inertia_f_x,
         lower_projected_inertia_f_z,
     }
@@ -204,8 +191,13 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -cache.lower_projected_inertia_n_y;
-    out[(0, 0)] = -cache.upper_projected_inertia_n_y;
+    let upper_composite_inertia_i_11 = cache.upper_inertia_i_11
+        + cache.lower_inertia_i_11;
+    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
+    let lower_projected_inertia_n_y = cache.lower_inertia_h_z * cache.upper_com_z
+        - cache.lower_inertia_i_11 - cache.lower_inertia_h_x * cache.lower_subspace_v_z;
+    let t0 = -lower_projected_inertia_n_y;
+    out[(0, 0)] = -upper_projected_inertia_n_y;
     out[(0, 1)] = t0;
     out[(1, 0)] = t0;
     out[(1, 1)] = cache.lower_subspace_v_z * cache.lower_projected_inertia_f_z
@@ -239,9 +231,11 @@ pub fn coriolis_into(
         - cache.lower_inertia_h_x * lower_bias_v_z
         - lower_velocity_v_x * lower_momentum_f_z;
     let t0 = -lower_composite_force_n_y;
+    let lower_articulated_bias_f_z = -(lower_velocity_w_y * lower_momentum_f_x);
     let lower_composite_force_f_z = p.lower_mass * lower_bias_v_z
-        - lower_velocity_w_y * lower_momentum_f_x;
-    let lower_composite_force_f_x = lower_momentum_f_z * lower_velocity_w_y
+        + lower_articulated_bias_f_z;
+    let lower_articulated_bias_f_x = lower_momentum_f_z * lower_velocity_w_y;
+    let lower_composite_force_f_x = lower_articulated_bias_f_x
         + p.lower_mass * lower_bias_v_x;
     out[0] = t0;
     out[1] = lower_composite_force_f_z * cache.lower_subspace_v_z
@@ -328,7 +322,12 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = -cache.lower_projected_inertia_n_y;
+    let upper_composite_inertia_i_11 = cache.upper_inertia_i_11
+        + cache.lower_inertia_i_11;
+    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
+    let lower_projected_inertia_n_y = cache.lower_inertia_h_z * cache.upper_com_z
+        - cache.lower_inertia_i_11 - cache.lower_inertia_h_x * cache.lower_subspace_v_z;
+    let t0 = -lower_projected_inertia_n_y;
     let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
     let upper_velocity_w_y = -qd[0];
     let lower_velocity_w_y = upper_velocity_w_y - qd[1];
@@ -346,11 +345,13 @@ pub fn dynamics_into(
         - cache.lower_inertia_h_x * lower_bias_v_z
         - lower_velocity_v_x * lower_momentum_f_z;
     let t1 = -lower_composite_force_n_y;
+    let lower_articulated_bias_f_z = -(lower_velocity_w_y * lower_momentum_f_x);
     let lower_composite_force_f_z = p.lower_mass * lower_bias_v_z
-        - lower_velocity_w_y * lower_momentum_f_x;
-    let lower_composite_force_f_x = lower_momentum_f_z * lower_velocity_w_y
+        + lower_articulated_bias_f_z;
+    let lower_articulated_bias_f_x = lower_momentum_f_z * lower_velocity_w_y;
+    let lower_composite_force_f_x = lower_articulated_bias_f_x
         + p.lower_mass * lower_bias_v_x;
-    mass_matrix[(0, 0)] = -cache.upper_projected_inertia_n_y;
+    mass_matrix[(0, 0)] = -upper_projected_inertia_n_y;
     mass_matrix[(0, 1)] = t0;
     mass_matrix[(1, 0)] = t0;
     mass_matrix[(1, 1)] = cache.lower_subspace_v_z * cache.lower_projected_inertia_f_z
@@ -361,6 +362,84 @@ pub fn dynamics_into(
     gravity[0] = p.gravity * cache.upper_composite_inertia_h_x;
     gravity[1] = p.lower_mass * p.gravity * cache.lower_subspace_v_z
         + p.gravity * cache.lower_inertia_h_x;
+}
+/// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
+/// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
+/// false (and `out` is meaningless) where M is not positive definite, i.e. where
+/// an articulated pivot is not positive.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 2];
+    let lower_articulated_15 = -cache.lower_inertia_h_x;
+    let lower_articulated_subspace_f_z = p.lower_mass * cache.lower_subspace_v_z
+        - lower_articulated_15;
+    let lower_articulated_subspace_n_y = lower_articulated_15 * cache.lower_subspace_v_z
+        + cache.lower_inertia_h_z * cache.upper_com_z - cache.lower_inertia_i_11;
+    let lower_pivot = lower_articulated_subspace_f_z * cache.lower_subspace_v_z
+        + cache.lower_projected_inertia_f_x * cache.upper_com_z
+        - lower_articulated_subspace_n_y;
+    let lower_inverse_pivot = 1.0 / lower_pivot;
+    let lower_articulated_passed_15 = lower_articulated_15
+        - lower_articulated_subspace_f_z * lower_inverse_pivot
+            * lower_articulated_subspace_n_y;
+    let upper_velocity_w_y = -qd[0];
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
+    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
+    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
+    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
+    let lower_articulated_passed_13 = cache.lower_inertia_h_z
+        - lower_inverse_pivot * cache.lower_projected_inertia_f_x
+            * lower_articulated_subspace_n_y;
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let lower_articulated_bias_f_x = lower_momentum_f_z * lower_velocity_w_y;
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
+        + lower_velocity_v_x * p.lower_mass;
+    let lower_articulated_bias_f_z = -(lower_velocity_w_y * lower_momentum_f_x);
+    let lower_articulated_bias_n_y = lower_velocity_v_z * lower_momentum_f_x
+        - lower_velocity_v_x * lower_momentum_f_z;
+    let lower_remaining_force = tau[1]
+        - (lower_articulated_bias_f_x * cache.upper_com_z
+            + cache.lower_subspace_v_z * lower_articulated_bias_f_z
+            - lower_articulated_bias_n_y);
+    let upper_articulated_bias_n_y = lower_articulated_passed_15 * lower_bias_v_z
+        + lower_bias_v_x * lower_articulated_passed_13
+        + lower_remaining_force * lower_inverse_pivot * lower_articulated_subspace_n_y
+        + lower_articulated_bias_n_y;
+    let upper_remaining_force = upper_articulated_bias_n_y + tau[0];
+    let upper_articulated_15 = lower_articulated_passed_15 - cache.upper_inertia_h_x;
+    let upper_articulated_subspace_f_z = -upper_articulated_15;
+    let lower_articulated_passed_11 = cache.lower_inertia_i_11
+        - lower_inverse_pivot * lower_articulated_subspace_n_y
+            * lower_articulated_subspace_n_y;
+    let upper_articulated_11 = cache.upper_inertia_i_11 + lower_articulated_passed_11;
+    let upper_articulated_subspace_n_y = -upper_articulated_11;
+    let upper_pivot = -upper_articulated_subspace_n_y;
+    let upper_inverse_pivot = 1.0 / upper_pivot;
+    let upper_acceleration = (upper_remaining_force
+        - p.gravity * upper_articulated_subspace_f_z) * upper_inverse_pivot;
+    let upper_spatial_acceleration_w_y = -upper_acceleration;
+    let lower_acceleration = (lower_remaining_force
+        - (upper_spatial_acceleration_w_y * lower_articulated_subspace_n_y
+            + lower_articulated_subspace_f_z * (p.gravity + lower_bias_v_z)
+            + lower_bias_v_x * cache.lower_projected_inertia_f_x)) * lower_inverse_pivot;
+    out[0] = upper_acceleration;
+    out[1] = lower_acceleration;
+    pivots[0] = lower_pivot;
+    pivots[1] = upper_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
 /// Gravitational potential energy V(q).
 #[inline]
@@ -448,7 +527,9 @@ pub fn contact_jacobian_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
-    let t0 = 1.0 / cache.mount_composite_inertia_m;
+    let upper_composite_inertia_m = p.lower_mass + p.upper_mass;
+    let mount_composite_inertia_m = upper_composite_inertia_m + p.mount_mass;
+    let t0 = 1.0 / mount_composite_inertia_m;
     let x = t0 * cache.upper_composite_inertia_h_x;
     let y = 0.0;
     let z = cache.upper_composite_inertia_h_z * t0;
@@ -601,6 +682,16 @@ impl Model<DOF, CONTACTS> for DoublePendulum {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn forward_dynamics_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_into(q, qd, tau, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -156,40 +156,30 @@ pub struct Cache {
     pub link5_composite_inertia_m: f64,
     pub link5_composite_inertia_h_x: f64,
     pub link5_composite_inertia_h_y: f64,
-    pub link5_composite_inertia_i_22: f64,
     pub link4_composite_inertia_m: f64,
     pub link4_composite_inertia_h_x: f64,
     pub link4_composite_inertia_h_y: f64,
-    pub link4_composite_inertia_i_22: f64,
     pub link3_composite_inertia_m: f64,
     pub link3_composite_inertia_h_x: f64,
     pub link3_composite_inertia_h_y: f64,
-    pub link3_composite_inertia_i_22: f64,
     pub link2_composite_inertia_m: f64,
     pub link2_composite_inertia_h_x: f64,
     pub link2_composite_inertia_h_y: f64,
-    pub link2_composite_inertia_i_22: f64,
     pub link1_composite_inertia_m: f64,
     pub link1_composite_inertia_h_x: f64,
     pub link1_composite_inertia_h_y: f64,
-    pub link1_composite_inertia_i_22: f64,
     pub base_x_projected_inertia_n_z: f64,
-    pub base_angle_projected_inertia_n_z: f64,
     pub base_angle_projected_inertia_f_x: f64,
     pub base_angle_projected_inertia_f_y: f64,
-    pub link2_projected_inertia_n_z: f64,
     pub link2_projected_inertia_f_x: f64,
     pub link2_projected_inertia_f_y: f64,
-    pub link3_projected_inertia_n_z: f64,
     pub link3_projected_inertia_f_x: f64,
     pub link3_projected_inertia_f_y: f64,
-    pub link4_projected_inertia_n_z: f64,
     pub link4_projected_inertia_f_x: f64,
     pub link4_projected_inertia_f_y: f64,
-    pub link5_projected_inertia_n_z: f64,
     pub link5_projected_inertia_f_x: f64,
     pub link5_projected_inertia_f_y: f64,
-    pub link6_projected_inertia_n_z: f64,
+    pub link6_articulated_23: f64,
     pub link6_projected_inertia_f_x: f64,
     pub link6_projected_inertia_f_y: f64,
     pub head_tip_position_x: f64,
@@ -280,60 +270,42 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link5_composite_inertia_m = p.link_mass + p.link_mass;
     let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
     let link5_composite_inertia_h_y = link6_inertia_h_y + link5_inertia_h_y;
-    let link5_composite_inertia_i_22 = link5_inertia_i_22 + link6_inertia_i_22;
     let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
     let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
     let link4_composite_inertia_h_y = link4_inertia_h_y + link5_composite_inertia_h_y;
-    let link4_composite_inertia_i_22 = link4_inertia_i_22 + link5_composite_inertia_i_22;
     let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
     let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
     let link3_composite_inertia_h_y = link4_composite_inertia_h_y + link3_inertia_h_y;
-    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22 + link3_inertia_i_22;
     let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
     let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
     let link2_composite_inertia_h_y = link2_inertia_h_y + link3_composite_inertia_h_y;
-    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22 + link2_inertia_i_22;
     let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
     let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
     let link1_composite_inertia_h_y = link2_composite_inertia_h_y + link1_inertia_h_y;
-    let link1_composite_inertia_i_22 = link1_inertia_i_22 + link2_composite_inertia_i_22;
     let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
-    let base_angle_projected_inertia_n_z = base_angle_subspace_v_y
-        * link1_composite_inertia_h_x + link1_composite_inertia_i_22
-        - q[1] * link1_composite_inertia_h_y;
     let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
         + base_x_projected_inertia_n_z;
     let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
         * link1_composite_inertia_m + link1_composite_inertia_h_x;
-    let link2_projected_inertia_n_z = link2_subspace_v_y * link2_composite_inertia_h_x
-        + link2_composite_inertia_i_22 - link2_composite_inertia_h_y * link2_position_y;
     let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_y
         - link2_composite_inertia_h_y;
     let link2_projected_inertia_f_y = link2_subspace_v_y * link2_composite_inertia_m
         + link2_composite_inertia_h_x;
-    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
-        + link3_composite_inertia_h_x * link3_subspace_v_y
-        - link3_position_y * link3_composite_inertia_h_y;
     let link3_projected_inertia_f_x = link3_position_y * link3_composite_inertia_m
         - link3_composite_inertia_h_y;
     let link3_projected_inertia_f_y = link3_composite_inertia_h_x
         + link3_composite_inertia_m * link3_subspace_v_y;
-    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
-        + link4_composite_inertia_h_x * link4_subspace_v_y
-        - link4_position_y * link4_composite_inertia_h_y;
     let link4_projected_inertia_f_x = link4_position_y * link4_composite_inertia_m
         - link4_composite_inertia_h_y;
     let link4_projected_inertia_f_y = link4_composite_inertia_h_x
         + link4_subspace_v_y * link4_composite_inertia_m;
-    let link5_projected_inertia_n_z = link5_composite_inertia_h_x * link5_subspace_v_y
-        + link5_composite_inertia_i_22 - link5_position_y * link5_composite_inertia_h_y;
     let link5_projected_inertia_f_x = link5_position_y * link5_composite_inertia_m
         - link5_composite_inertia_h_y;
     let link5_projected_inertia_f_y = link5_composite_inertia_m * link5_subspace_v_y
         + link5_composite_inertia_h_x;
-    let link6_projected_inertia_n_z = link6_subspace_v_y * link6_inertia_h_x
-        + link6_inertia_i_22 - link6_position_y * link6_inertia_h_y;
-    let link6_projected_inertia_f_x = link6_position_y * p.link_mass - link6_inertia_h_y;
+    let link6_articulated_23 = -link6_inertia_h_y;
+    let link6_projected_inertia_f_x = link6_articulated_23
+        + link6_position_y * p.link_mass;
     let link6_projected_inertia_f_y = link6_inertia_h_x
         + link6_subspace_v_y * p.link_mass;
     let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
@@ -419,40 +391,30 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link5_composite_inertia_m,
         link5_composite_inertia_h_x,
         link5_composite_inertia_h_y,
-        link5_composite_inertia_i_22,
         link4_composite_inertia_m,
         link4_composite_inertia_h_x,
         link4_composite_inertia_h_y,
-        link4_composite_inertia_i_22,
         link3_composite_inertia_m,
         link3_composite_inertia_h_x,
         link3_composite_inertia_h_y,
-        link3_composite_inertia_i_22,
         link2_composite_inertia_m,
         link2_composite_inertia_h_x,
         link2_composite_inertia_h_y,
-        link2_composite_inertia_i_22,
         link1_composite_inertia_m,
         link1_composite_inertia_h_x,
         link1_composite_inertia_h_y,
-        link1_composite_inertia_i_22,
         base_x_projected_inertia_n_z,
-        base_angle_projected_inertia_n_z,
         base_angle_projected_inertia_f_x,
         base_angle_projected_inertia_f_y,
-        link2_projected_inertia_n_z,
         link2_projected_inertia_f_x,
         link2_projected_inertia_f_y,
-        link3_projected_inertia_n_z,
         link3_projected_inertia_f_x,
         link3_projected_inertia_f_y,
-        link4_projected_inertia_n_z,
         link4_projected_inertia_f_x,
         link4_projected_inertia_f_y,
-        link5_projected_inertia_n_z,
         link5_projected_inertia_f_x,
         link5_projected_inertia_f_y,
-        link6_projected_inertia_n_z,
+        link6_articulated_23,
         link6_projected_inertia_f_x,
         link6_projected_inertia_f_y,
         head_tip_position_x,
@@ -469,48 +431,75 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.link2_projected_inertia_n_z
+    let link5_composite_inertia_i_22 = cache.link5_inertia_i_22
+        + cache.link6_inertia_i_22;
+    let link4_composite_inertia_i_22 = cache.link4_inertia_i_22
+        + link5_composite_inertia_i_22;
+    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22
+        + cache.link3_inertia_i_22;
+    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22
+        + cache.link2_inertia_i_22;
+    let link1_composite_inertia_i_22 = cache.link1_inertia_i_22
+        + link2_composite_inertia_i_22;
+    let base_angle_projected_inertia_n_z = cache.base_angle_subspace_v_y
+        * cache.link1_composite_inertia_h_x + link1_composite_inertia_i_22
+        - q[1] * cache.link1_composite_inertia_h_y;
+    let link2_projected_inertia_n_z = cache.link2_subspace_v_y
+        * cache.link2_composite_inertia_h_x + link2_composite_inertia_i_22
+        - cache.link2_composite_inertia_h_y * cache.link2_position_y;
+    let t0 = link2_projected_inertia_n_z
         + cache.link2_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + q[1] * cache.link2_projected_inertia_f_x;
-    let t1 = cache.link3_projected_inertia_n_z
+    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
+        + cache.link3_composite_inertia_h_x * cache.link3_subspace_v_y
+        - cache.link3_position_y * cache.link3_composite_inertia_h_y;
+    let t1 = link3_projected_inertia_n_z
         + cache.base_angle_subspace_v_y * cache.link3_projected_inertia_f_y
         + q[1] * cache.link3_projected_inertia_f_x;
-    let t2 = cache.link4_projected_inertia_n_z
+    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
+        + cache.link4_composite_inertia_h_x * cache.link4_subspace_v_y
+        - cache.link4_position_y * cache.link4_composite_inertia_h_y;
+    let t2 = link4_projected_inertia_n_z
         + cache.base_angle_subspace_v_y * cache.link4_projected_inertia_f_y
         + q[1] * cache.link4_projected_inertia_f_x;
+    let link5_projected_inertia_n_z = cache.link5_composite_inertia_h_x
+        * cache.link5_subspace_v_y + link5_composite_inertia_i_22
+        - cache.link5_position_y * cache.link5_composite_inertia_h_y;
     let t3 = cache.base_angle_subspace_v_y * cache.link5_projected_inertia_f_y
-        + cache.link5_projected_inertia_n_z + q[1] * cache.link5_projected_inertia_f_x;
-    let t4 = cache.link6_projected_inertia_n_z
+        + link5_projected_inertia_n_z + q[1] * cache.link5_projected_inertia_f_x;
+    let link6_projected_inertia_n_z = cache.link6_subspace_v_y * cache.link6_inertia_h_x
+        + cache.link6_inertia_i_22 - cache.link6_position_y * cache.link6_inertia_h_y;
+    let t4 = link6_projected_inertia_n_z
         + cache.link6_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + q[1] * cache.link6_projected_inertia_f_x;
-    let t5 = cache.link3_projected_inertia_n_z
+    let t5 = link3_projected_inertia_n_z
         + cache.link2_position_y * cache.link3_projected_inertia_f_x
         + cache.link2_subspace_v_y * cache.link3_projected_inertia_f_y;
-    let t6 = cache.link4_projected_inertia_n_z
+    let t6 = link4_projected_inertia_n_z
         + cache.link2_position_y * cache.link4_projected_inertia_f_x
         + cache.link2_subspace_v_y * cache.link4_projected_inertia_f_y;
     let t7 = cache.link2_position_y * cache.link5_projected_inertia_f_x
         + cache.link2_subspace_v_y * cache.link5_projected_inertia_f_y
-        + cache.link5_projected_inertia_n_z;
-    let t8 = cache.link6_projected_inertia_n_z
+        + link5_projected_inertia_n_z;
+    let t8 = link6_projected_inertia_n_z
         + cache.link2_subspace_v_y * cache.link6_projected_inertia_f_y
         + cache.link2_position_y * cache.link6_projected_inertia_f_x;
-    let t9 = cache.link4_projected_inertia_n_z
+    let t9 = link4_projected_inertia_n_z
         + cache.link4_projected_inertia_f_y * cache.link3_subspace_v_y
         + cache.link3_position_y * cache.link4_projected_inertia_f_x;
     let t10 = cache.link5_projected_inertia_f_x * cache.link3_position_y
         + cache.link5_projected_inertia_f_y * cache.link3_subspace_v_y
-        + cache.link5_projected_inertia_n_z;
-    let t11 = cache.link6_projected_inertia_n_z
+        + link5_projected_inertia_n_z;
+    let t11 = link6_projected_inertia_n_z
         + cache.link3_position_y * cache.link6_projected_inertia_f_x
         + cache.link6_projected_inertia_f_y * cache.link3_subspace_v_y;
     let t12 = cache.link4_subspace_v_y * cache.link5_projected_inertia_f_y
-        + cache.link5_projected_inertia_n_z
+        + link5_projected_inertia_n_z
         + cache.link4_position_y * cache.link5_projected_inertia_f_x;
     let t13 = cache.link4_position_y * cache.link6_projected_inertia_f_x
-        + cache.link6_projected_inertia_n_z
+        + link6_projected_inertia_n_z
         + cache.link6_projected_inertia_f_y * cache.link4_subspace_v_y;
-    let t14 = cache.link6_projected_inertia_n_z
+    let t14 = link6_projected_inertia_n_z
         + cache.link6_projected_inertia_f_y * cache.link5_subspace_v_y
         + cache.link5_position_y * cache.link6_projected_inertia_f_x;
     out[(0, 0)] = cache.link1_composite_inertia_m;
@@ -540,7 +529,7 @@ pub fn mass_matrix_into(
     out[(1, 7)] = cache.link6_projected_inertia_f_y;
     out[(7, 1)] = cache.link6_projected_inertia_f_y;
     out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
-        + cache.base_angle_projected_inertia_n_z
+        + base_angle_projected_inertia_n_z
         + q[1] * cache.base_angle_projected_inertia_f_x;
     out[(2, 3)] = t0;
     out[(3, 2)] = t0;
@@ -553,7 +542,7 @@ pub fn mass_matrix_into(
     out[(2, 7)] = t4;
     out[(7, 2)] = t4;
     out[(3, 3)] = cache.link2_subspace_v_y * cache.link2_projected_inertia_f_y
-        + cache.link2_projected_inertia_n_z
+        + link2_projected_inertia_n_z
         + cache.link2_projected_inertia_f_x * cache.link2_position_y;
     out[(3, 4)] = t5;
     out[(4, 3)] = t5;
@@ -564,7 +553,7 @@ pub fn mass_matrix_into(
     out[(3, 7)] = t8;
     out[(7, 3)] = t8;
     out[(4, 4)] = cache.link3_projected_inertia_f_y * cache.link3_subspace_v_y
-        + cache.link3_projected_inertia_n_z
+        + link3_projected_inertia_n_z
         + cache.link3_projected_inertia_f_x * cache.link3_position_y;
     out[(4, 5)] = t9;
     out[(5, 4)] = t9;
@@ -572,7 +561,7 @@ pub fn mass_matrix_into(
     out[(6, 4)] = t10;
     out[(4, 7)] = t11;
     out[(7, 4)] = t11;
-    out[(5, 5)] = cache.link4_projected_inertia_n_z
+    out[(5, 5)] = link4_projected_inertia_n_z
         + cache.link4_position_y * cache.link4_projected_inertia_f_x
         + cache.link4_subspace_v_y * cache.link4_projected_inertia_f_y;
     out[(5, 6)] = t12;
@@ -580,12 +569,12 @@ pub fn mass_matrix_into(
     out[(5, 7)] = t13;
     out[(7, 5)] = t13;
     out[(6, 6)] = cache.link5_position_y * cache.link5_projected_inertia_f_x
-        + cache.link5_projected_inertia_n_z
+        + link5_projected_inertia_n_z
         + cache.link5_subspace_v_y * cache.link5_projected_inertia_f_y;
     out[(6, 7)] = t14;
     out[(7, 6)] = t14;
     out[(7, 7)] = cache.link6_position_y * cache.link6_projected_inertia_f_x
-        + cache.link6_projected_inertia_n_z
+        + link6_projected_inertia_n_z
         + cache.link6_subspace_v_y * cache.link6_projected_inertia_f_y;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
@@ -616,6 +605,7 @@ pub fn coriolis_into(
     let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
     let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
         + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link6_articulated_bias_f_x = -(link6_velocity_w_z * link6_momentum_f_y);
     let link6_subspace_rate_v_x = link5_velocity_v_y
         - link5_velocity_w_z * cache.link6_subspace_v_y;
     let link4_subspace_rate_v_x = link3_velocity_v_y
@@ -632,8 +622,8 @@ pub fn coriolis_into(
         - cache.link5_subspace_v_y * link4_velocity_w_z;
     let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
     let link6_bias_v_x = link6_subspace_rate_v_x * qd[7] + link5_bias_v_x;
-    let link6_composite_force_f_x = p.link_mass * link6_bias_v_x
-        - link6_velocity_w_z * link6_momentum_f_y;
+    let link6_composite_force_f_x = link6_articulated_bias_f_x
+        + p.link_mass * link6_bias_v_x;
     let link5_composite_force_f_x = link6_composite_force_f_x
         + p.link_mass * link5_bias_v_x - link5_velocity_w_z * link5_momentum_f_y;
     let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
@@ -679,8 +669,9 @@ pub fn coriolis_into(
     let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
         - link6_velocity_w_z * cache.link6_inertia_h_y;
+    let link6_articulated_bias_f_y = link6_velocity_w_z * link6_momentum_f_x;
     let link6_composite_force_f_y = p.link_mass * link6_bias_v_y
-        + link6_velocity_w_z * link6_momentum_f_x;
+        + link6_articulated_bias_f_y;
     let link5_composite_force_f_y = link5_bias_v_y * p.link_mass
         + link5_velocity_w_z * link5_momentum_f_x + link6_composite_force_f_y;
     let link4_composite_force_f_y = p.link_mass * link4_bias_v_y
@@ -1148,48 +1139,75 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = cache.link2_projected_inertia_n_z
+    let link5_composite_inertia_i_22 = cache.link5_inertia_i_22
+        + cache.link6_inertia_i_22;
+    let link4_composite_inertia_i_22 = cache.link4_inertia_i_22
+        + link5_composite_inertia_i_22;
+    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22
+        + cache.link3_inertia_i_22;
+    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22
+        + cache.link2_inertia_i_22;
+    let link1_composite_inertia_i_22 = cache.link1_inertia_i_22
+        + link2_composite_inertia_i_22;
+    let base_angle_projected_inertia_n_z = cache.base_angle_subspace_v_y
+        * cache.link1_composite_inertia_h_x + link1_composite_inertia_i_22
+        - q[1] * cache.link1_composite_inertia_h_y;
+    let link2_projected_inertia_n_z = cache.link2_subspace_v_y
+        * cache.link2_composite_inertia_h_x + link2_composite_inertia_i_22
+        - cache.link2_composite_inertia_h_y * cache.link2_position_y;
+    let t0 = link2_projected_inertia_n_z
         + cache.link2_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + q[1] * cache.link2_projected_inertia_f_x;
-    let t1 = cache.link3_projected_inertia_n_z
+    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
+        + cache.link3_composite_inertia_h_x * cache.link3_subspace_v_y
+        - cache.link3_position_y * cache.link3_composite_inertia_h_y;
+    let t1 = link3_projected_inertia_n_z
         + cache.base_angle_subspace_v_y * cache.link3_projected_inertia_f_y
         + q[1] * cache.link3_projected_inertia_f_x;
-    let t2 = cache.link4_projected_inertia_n_z
+    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
+        + cache.link4_composite_inertia_h_x * cache.link4_subspace_v_y
+        - cache.link4_position_y * cache.link4_composite_inertia_h_y;
+    let t2 = link4_projected_inertia_n_z
         + cache.base_angle_subspace_v_y * cache.link4_projected_inertia_f_y
         + q[1] * cache.link4_projected_inertia_f_x;
+    let link5_projected_inertia_n_z = cache.link5_composite_inertia_h_x
+        * cache.link5_subspace_v_y + link5_composite_inertia_i_22
+        - cache.link5_position_y * cache.link5_composite_inertia_h_y;
     let t3 = cache.base_angle_subspace_v_y * cache.link5_projected_inertia_f_y
-        + cache.link5_projected_inertia_n_z + q[1] * cache.link5_projected_inertia_f_x;
-    let t4 = cache.link6_projected_inertia_n_z
+        + link5_projected_inertia_n_z + q[1] * cache.link5_projected_inertia_f_x;
+    let link6_projected_inertia_n_z = cache.link6_subspace_v_y * cache.link6_inertia_h_x
+        + cache.link6_inertia_i_22 - cache.link6_position_y * cache.link6_inertia_h_y;
+    let t4 = link6_projected_inertia_n_z
         + cache.link6_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + q[1] * cache.link6_projected_inertia_f_x;
-    let t5 = cache.link3_projected_inertia_n_z
+    let t5 = link3_projected_inertia_n_z
         + cache.link2_position_y * cache.link3_projected_inertia_f_x
         + cache.link2_subspace_v_y * cache.link3_projected_inertia_f_y;
-    let t6 = cache.link4_projected_inertia_n_z
+    let t6 = link4_projected_inertia_n_z
         + cache.link2_position_y * cache.link4_projected_inertia_f_x
         + cache.link2_subspace_v_y * cache.link4_projected_inertia_f_y;
     let t7 = cache.link2_position_y * cache.link5_projected_inertia_f_x
         + cache.link2_subspace_v_y * cache.link5_projected_inertia_f_y
-        + cache.link5_projected_inertia_n_z;
-    let t8 = cache.link6_projected_inertia_n_z
+        + link5_projected_inertia_n_z;
+    let t8 = link6_projected_inertia_n_z
         + cache.link2_subspace_v_y * cache.link6_projected_inertia_f_y
         + cache.link2_position_y * cache.link6_projected_inertia_f_x;
-    let t9 = cache.link4_projected_inertia_n_z
+    let t9 = link4_projected_inertia_n_z
         + cache.link4_projected_inertia_f_y * cache.link3_subspace_v_y
         + cache.link3_position_y * cache.link4_projected_inertia_f_x;
     let t10 = cache.link5_projected_inertia_f_x * cache.link3_position_y
         + cache.link5_projected_inertia_f_y * cache.link3_subspace_v_y
-        + cache.link5_projected_inertia_n_z;
-    let t11 = cache.link6_projected_inertia_n_z
+        + link5_projected_inertia_n_z;
+    let t11 = link6_projected_inertia_n_z
         + cache.link3_position_y * cache.link6_projected_inertia_f_x
         + cache.link6_projected_inertia_f_y * cache.link3_subspace_v_y;
     let t12 = cache.link4_subspace_v_y * cache.link5_projected_inertia_f_y
-        + cache.link5_projected_inertia_n_z
+        + link5_projected_inertia_n_z
         + cache.link4_position_y * cache.link5_projected_inertia_f_x;
     let t13 = cache.link4_position_y * cache.link6_projected_inertia_f_x
-        + cache.link6_projected_inertia_n_z
+        + link6_projected_inertia_n_z
         + cache.link6_projected_inertia_f_y * cache.link4_subspace_v_y;
-    let t14 = cache.link6_projected_inertia_n_z
+    let t14 = link6_projected_inertia_n_z
         + cache.link6_projected_inertia_f_y * cache.link5_subspace_v_y
         + cache.link5_position_y * cache.link6_projected_inertia_f_x;
     let link2_velocity_w_z = qd[2] + qd[3];
@@ -1209,6 +1227,7 @@ pub fn dynamics_into(
     let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
     let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
         + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link6_articulated_bias_f_x = -(link6_velocity_w_z * link6_momentum_f_y);
     let link6_subspace_rate_v_x = link5_velocity_v_y
         - link5_velocity_w_z * cache.link6_subspace_v_y;
     let link4_subspace_rate_v_x = link3_velocity_v_y
@@ -1225,8 +1244,8 @@ pub fn dynamics_into(
         - cache.link5_subspace_v_y * link4_velocity_w_z;
     let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
     let link6_bias_v_x = link6_subspace_rate_v_x * qd[7] + link5_bias_v_x;
-    let link6_composite_force_f_x = p.link_mass * link6_bias_v_x
-        - link6_velocity_w_z * link6_momentum_f_y;
+    let link6_composite_force_f_x = link6_articulated_bias_f_x
+        + p.link_mass * link6_bias_v_x;
     let link5_composite_force_f_x = link6_composite_force_f_x
         + p.link_mass * link5_bias_v_x - link5_velocity_w_z * link5_momentum_f_y;
     let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
@@ -1272,8 +1291,9 @@ pub fn dynamics_into(
     let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
         - link6_velocity_w_z * cache.link6_inertia_h_y;
+    let link6_articulated_bias_f_y = link6_velocity_w_z * link6_momentum_f_x;
     let link6_composite_force_f_y = p.link_mass * link6_bias_v_y
-        + link6_velocity_w_z * link6_momentum_f_x;
+        + link6_articulated_bias_f_y;
     let link5_composite_force_f_y = link5_bias_v_y * p.link_mass
         + link5_velocity_w_z * link5_momentum_f_x + link6_composite_force_f_y;
     let link4_composite_force_f_y = p.link_mass * link4_bias_v_y
@@ -1341,7 +1361,7 @@ pub fn dynamics_into(
     mass_matrix[(1, 7)] = cache.link6_projected_inertia_f_y;
     mass_matrix[(7, 1)] = cache.link6_projected_inertia_f_y;
     mass_matrix[(2, 2)] = cache.base_angle_projected_inertia_f_y
-        * cache.base_angle_subspace_v_y + cache.base_angle_projected_inertia_n_z
+        * cache.base_angle_subspace_v_y + base_angle_projected_inertia_n_z
         + q[1] * cache.base_angle_projected_inertia_f_x;
     mass_matrix[(2, 3)] = t0;
     mass_matrix[(3, 2)] = t0;
@@ -1354,7 +1374,7 @@ pub fn dynamics_into(
     mass_matrix[(2, 7)] = t4;
     mass_matrix[(7, 2)] = t4;
     mass_matrix[(3, 3)] = cache.link2_subspace_v_y * cache.link2_projected_inertia_f_y
-        + cache.link2_projected_inertia_n_z
+        + link2_projected_inertia_n_z
         + cache.link2_projected_inertia_f_x * cache.link2_position_y;
     mass_matrix[(3, 4)] = t5;
     mass_matrix[(4, 3)] = t5;
@@ -1365,7 +1385,7 @@ pub fn dynamics_into(
     mass_matrix[(3, 7)] = t8;
     mass_matrix[(7, 3)] = t8;
     mass_matrix[(4, 4)] = cache.link3_projected_inertia_f_y * cache.link3_subspace_v_y
-        + cache.link3_projected_inertia_n_z
+        + link3_projected_inertia_n_z
         + cache.link3_projected_inertia_f_x * cache.link3_position_y;
     mass_matrix[(4, 5)] = t9;
     mass_matrix[(5, 4)] = t9;
@@ -1373,7 +1393,7 @@ pub fn dynamics_into(
     mass_matrix[(6, 4)] = t10;
     mass_matrix[(4, 7)] = t11;
     mass_matrix[(7, 4)] = t11;
-    mass_matrix[(5, 5)] = cache.link4_projected_inertia_n_z
+    mass_matrix[(5, 5)] = link4_projected_inertia_n_z
         + cache.link4_position_y * cache.link4_projected_inertia_f_x
         + cache.link4_subspace_v_y * cache.link4_projected_inertia_f_y;
     mass_matrix[(5, 6)] = t12;
@@ -1381,12 +1401,12 @@ pub fn dynamics_into(
     mass_matrix[(5, 7)] = t13;
     mass_matrix[(7, 5)] = t13;
     mass_matrix[(6, 6)] = cache.link5_position_y * cache.link5_projected_inertia_f_x
-        + cache.link5_projected_inertia_n_z
+        + link5_projected_inertia_n_z
         + cache.link5_subspace_v_y * cache.link5_projected_inertia_f_y;
     mass_matrix[(6, 7)] = t14;
     mass_matrix[(7, 6)] = t14;
     mass_matrix[(7, 7)] = cache.link6_position_y * cache.link6_projected_inertia_f_x
-        + cache.link6_projected_inertia_n_z
+        + link6_projected_inertia_n_z
         + cache.link6_subspace_v_y * cache.link6_projected_inertia_f_y;
     coriolis[0] = link1_composite_force_f_x;
     coriolis[1] = link1_composite_force_f_y;
@@ -1406,6 +1426,496 @@ pub fn dynamics_into(
     coriolis[7] = link6_composite_force_n_z
         + cache.link6_subspace_v_y * link6_composite_force_f_y
         + cache.link6_position_y * link6_composite_force_f_x;
+}
+/// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
+/// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
+/// false (and `out` is meaningless) where M is not positive definite, i.e. where
+/// an articulated pivot is not positive.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 8];
+    let link6_articulated_subspace_n_z = cache.link6_subspace_v_y
+        * cache.link6_inertia_h_x + cache.link6_position_y * cache.link6_articulated_23
+        + cache.link6_inertia_i_22;
+    let link6_pivot = cache.link6_position_y * cache.link6_projected_inertia_f_x
+        + cache.link6_subspace_v_y * cache.link6_projected_inertia_f_y
+        + link6_articulated_subspace_n_z;
+    let link6_inverse_pivot = 1.0 / link6_pivot;
+    let link6_articulated_passed_23 = cache.link6_articulated_23
+        - cache.link6_projected_inertia_f_x * link6_articulated_subspace_n_z
+            * link6_inverse_pivot;
+    let link5_articulated_23 = link6_articulated_passed_23 - cache.link5_inertia_h_y;
+    let link6_articulated_passed_33 = p.link_mass
+        - cache.link6_projected_inertia_f_x * cache.link6_projected_inertia_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_33 = link6_articulated_passed_33 + p.link_mass;
+    let link6_articulated_passed_34 = -(cache.link6_projected_inertia_f_y
+        * cache.link6_projected_inertia_f_x * link6_inverse_pivot);
+    let link5_articulated_subspace_f_x = link5_articulated_23
+        + cache.link5_position_y * link5_articulated_33
+        + link6_articulated_passed_34 * cache.link5_subspace_v_y;
+    let link6_articulated_passed_22 = cache.link6_inertia_i_22
+        - link6_articulated_subspace_n_z * link6_articulated_subspace_n_z
+            * link6_inverse_pivot;
+    let link5_articulated_22 = cache.link5_inertia_i_22 + link6_articulated_passed_22;
+    let link6_articulated_passed_24 = cache.link6_inertia_h_x
+        - cache.link6_projected_inertia_f_y * link6_articulated_subspace_n_z
+            * link6_inverse_pivot;
+    let link5_articulated_24 = link6_articulated_passed_24 + cache.link5_inertia_h_x;
+    let link5_articulated_subspace_n_z = link5_articulated_23 * cache.link5_position_y
+        + link5_articulated_22 + link5_articulated_24 * cache.link5_subspace_v_y;
+    let link6_articulated_passed_44 = p.link_mass
+        - cache.link6_projected_inertia_f_y * cache.link6_projected_inertia_f_y
+            * link6_inverse_pivot;
+    let link5_articulated_44 = link6_articulated_passed_44 + p.link_mass;
+    let link5_articulated_subspace_f_y = link5_articulated_24
+        + link5_articulated_44 * cache.link5_subspace_v_y
+        + link6_articulated_passed_34 * cache.link5_position_y;
+    let link5_pivot = cache.link5_position_y * link5_articulated_subspace_f_x
+        + link5_articulated_subspace_n_z
+        + cache.link5_subspace_v_y * link5_articulated_subspace_f_y;
+    let link5_inverse_pivot = 1.0 / link5_pivot;
+    let link5_articulated_passed_22 = link5_articulated_22
+        - link5_inverse_pivot * link5_articulated_subspace_n_z
+            * link5_articulated_subspace_n_z;
+    let link4_articulated_22 = cache.link4_inertia_i_22 + link5_articulated_passed_22;
+    let link5_articulated_passed_24 = link5_articulated_24
+        - link5_inverse_pivot * link5_articulated_subspace_n_z
+            * link5_articulated_subspace_f_y;
+    let link4_articulated_24 = cache.link4_inertia_h_x + link5_articulated_passed_24;
+    let link5_articulated_passed_23 = link5_articulated_23
+        - link5_inverse_pivot * link5_articulated_subspace_f_x
+            * link5_articulated_subspace_n_z;
+    let link4_articulated_23 = link5_articulated_passed_23 - cache.link4_inertia_h_y;
+    let link4_articulated_subspace_n_z = link4_articulated_24 * cache.link4_subspace_v_y
+        + cache.link4_position_y * link4_articulated_23 + link4_articulated_22;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_inverse_pivot * link5_articulated_subspace_f_x
+            * link5_articulated_subspace_f_x;
+    let link4_articulated_33 = link5_articulated_passed_33 + p.link_mass;
+    let link5_articulated_passed_34 = link6_articulated_passed_34
+        - link5_inverse_pivot * link5_articulated_subspace_f_x
+            * link5_articulated_subspace_f_y;
+    let link4_articulated_subspace_f_x = cache.link4_position_y * link4_articulated_33
+        + cache.link4_subspace_v_y * link5_articulated_passed_34 + link4_articulated_23;
+    let link5_articulated_passed_44 = link5_articulated_44
+        - link5_inverse_pivot * link5_articulated_subspace_f_y
+            * link5_articulated_subspace_f_y;
+    let link4_articulated_44 = p.link_mass + link5_articulated_passed_44;
+    let link4_articulated_subspace_f_y = link4_articulated_44 * cache.link4_subspace_v_y
+        + link4_articulated_24 + cache.link4_position_y * link5_articulated_passed_34;
+    let link4_pivot = link4_articulated_subspace_n_z
+        + cache.link4_position_y * link4_articulated_subspace_f_x
+        + link4_articulated_subspace_f_y * cache.link4_subspace_v_y;
+    let link4_inverse_pivot = 1.0 / link4_pivot;
+    let link4_articulated_passed_22 = link4_articulated_22
+        - link4_articulated_subspace_n_z * link4_articulated_subspace_n_z
+            * link4_inverse_pivot;
+    let link3_articulated_22 = cache.link3_inertia_i_22 + link4_articulated_passed_22;
+    let link4_articulated_passed_24 = link4_articulated_24
+        - link4_articulated_subspace_n_z * link4_inverse_pivot
+            * link4_articulated_subspace_f_y;
+    let link3_articulated_24 = cache.link3_inertia_h_x + link4_articulated_passed_24;
+    let link4_articulated_passed_23 = link4_articulated_23
+        - link4_articulated_subspace_n_z * link4_inverse_pivot
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_23 = link4_articulated_passed_23 - cache.link3_inertia_h_y;
+    let link3_articulated_subspace_n_z = link3_articulated_22
+        + link3_articulated_24 * cache.link3_subspace_v_y
+        + cache.link3_position_y * link3_articulated_23;
+    let link4_articulated_passed_44 = link4_articulated_44
+        - link4_inverse_pivot * link4_articulated_subspace_f_y
+            * link4_articulated_subspace_f_y;
+    let link3_articulated_44 = p.link_mass + link4_articulated_passed_44;
+    let link4_articulated_passed_34 = link5_articulated_passed_34
+        - link4_inverse_pivot * link4_articulated_subspace_f_y
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_subspace_f_y = link3_articulated_44 * cache.link3_subspace_v_y
+        + link4_articulated_passed_34 * cache.link3_position_y + link3_articulated_24;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_33 = p.link_mass + link4_articulated_passed_33;
+    let link3_articulated_subspace_f_x = link4_articulated_passed_34
+        * cache.link3_subspace_v_y + link3_articulated_23
+        + cache.link3_position_y * link3_articulated_33;
+    let link3_pivot = link3_articulated_subspace_n_z
+        + link3_articulated_subspace_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * link3_articulated_subspace_f_x;
+    let link3_inverse_pivot = 1.0 / link3_pivot;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_inverse_pivot * link3_articulated_subspace_f_x
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_33 = p.link_mass + link3_articulated_passed_33;
+    let link3_articulated_passed_23 = link3_articulated_23
+        - link3_articulated_subspace_n_z * link3_inverse_pivot
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_23 = link3_articulated_passed_23 - cache.link2_inertia_h_y;
+    let link3_articulated_passed_34 = link4_articulated_passed_34
+        - link3_inverse_pivot * link3_articulated_subspace_f_y
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_subspace_f_x = cache.link2_position_y * link2_articulated_33
+        + link2_articulated_23 + cache.link2_subspace_v_y * link3_articulated_passed_34;
+    let link3_articulated_passed_22 = link3_articulated_22
+        - link3_articulated_subspace_n_z * link3_articulated_subspace_n_z
+            * link3_inverse_pivot;
+    let link2_articulated_22 = link3_articulated_passed_22 + cache.link2_inertia_i_22;
+    let link3_articulated_passed_24 = link3_articulated_24
+        - link3_articulated_subspace_n_z * link3_inverse_pivot
+            * link3_articulated_subspace_f_y;
+    let link2_articulated_24 = link3_articulated_passed_24 + cache.link2_inertia_h_x;
+    let link2_articulated_subspace_n_z = link2_articulated_22
+        + link2_articulated_23 * cache.link2_position_y
+        + cache.link2_subspace_v_y * link2_articulated_24;
+    let link3_articulated_passed_44 = link3_articulated_44
+        - link3_inverse_pivot * link3_articulated_subspace_f_y
+            * link3_articulated_subspace_f_y;
+    let link2_articulated_44 = link3_articulated_passed_44 + p.link_mass;
+    let link2_articulated_subspace_f_y = link3_articulated_passed_34
+        * cache.link2_position_y + link2_articulated_24
+        + cache.link2_subspace_v_y * link2_articulated_44;
+    let link2_pivot = cache.link2_position_y * link2_articulated_subspace_f_x
+        + link2_articulated_subspace_n_z
+        + cache.link2_subspace_v_y * link2_articulated_subspace_f_y;
+    let link2_inverse_pivot = 1.0 / link2_pivot;
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = p.link_mass + link2_articulated_passed_33;
+    let link2_articulated_passed_44 = link2_articulated_44
+        - link2_inverse_pivot * link2_articulated_subspace_f_y
+            * link2_articulated_subspace_f_y;
+    let link1_articulated_44 = link2_articulated_passed_44 + p.link_mass;
+    let link2_articulated_passed_34 = link3_articulated_passed_34
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_y;
+    let link2_articulated_passed_24 = link2_articulated_24
+        - link2_inverse_pivot * link2_articulated_subspace_n_z
+            * link2_articulated_subspace_f_y;
+    let link1_articulated_24 = link2_articulated_passed_24 + cache.link1_inertia_h_x;
+    let base_angle_articulated_subspace_f_y = link1_articulated_44
+        * cache.base_angle_subspace_v_y + q[1] * link2_articulated_passed_34
+        + link1_articulated_24;
+    let link2_articulated_passed_23 = link2_articulated_23
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_n_z;
+    let link1_articulated_23 = link2_articulated_passed_23 - cache.link1_inertia_h_y;
+    let link2_articulated_passed_22 = link2_articulated_22
+        - link2_inverse_pivot * link2_articulated_subspace_n_z
+            * link2_articulated_subspace_n_z;
+    let link1_articulated_22 = link2_articulated_passed_22 + cache.link1_inertia_i_22;
+    let base_angle_articulated_subspace_n_z = cache.base_angle_subspace_v_y
+        * link1_articulated_24 + q[1] * link1_articulated_23 + link1_articulated_22;
+    let base_angle_articulated_subspace_f_x = link1_articulated_23
+        + link2_articulated_passed_34 * cache.base_angle_subspace_v_y
+        + q[1] * link1_articulated_33;
+    let base_angle_pivot = base_angle_articulated_subspace_f_y
+        * cache.base_angle_subspace_v_y + base_angle_articulated_subspace_n_z
+        + q[1] * base_angle_articulated_subspace_f_x;
+    let base_angle_inverse_pivot = 1.0 / base_angle_pivot;
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_inverse_pivot * base_angle_articulated_subspace_f_x
+            * base_angle_articulated_subspace_f_x;
+    let base_angle_articulated_passed_44 = link1_articulated_44
+        - base_angle_articulated_subspace_f_y * base_angle_articulated_subspace_f_y
+            * base_angle_inverse_pivot;
+    let base_y_inverse_pivot = 1.0 / base_angle_articulated_passed_44;
+    let base_angle_articulated_passed_34 = link2_articulated_passed_34
+        - base_angle_articulated_subspace_f_y * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_x;
+    let base_y_articulated_passed_33 = base_angle_articulated_passed_33
+        - base_y_inverse_pivot * base_angle_articulated_passed_34
+            * base_angle_articulated_passed_34;
+    let base_x_inverse_pivot = 1.0 / base_y_articulated_passed_33;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
+        - link5_velocity_v_x;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link6_articulated_bias_f_x = -(link6_velocity_w_z * link6_momentum_f_y);
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
+    let link6_articulated_bias_n_z = link6_momentum_f_y * link6_velocity_v_x
+        - link6_momentum_f_x * link6_velocity_v_y;
+    let link6_articulated_bias_f_y = link6_velocity_w_z * link6_momentum_f_x;
+    let link6_remaining_force = tau[7]
+        - (link6_articulated_bias_f_x * cache.link6_position_y
+            + link6_articulated_bias_n_z
+            + cache.link6_subspace_v_y * link6_articulated_bias_f_y);
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
+    let link5_articulated_bias_f_x = link6_articulated_passed_34
+        * link6_subspace_rate_v_y * qd[7] + link6_articulated_bias_f_x
+        + link6_remaining_force * cache.link6_projected_inertia_f_x * link6_inverse_pivot
+        + link6_subspace_rate_v_x * qd[7] * link6_articulated_passed_33
+        - link5_velocity_w_z * link5_momentum_f_y;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
+    let link5_articulated_bias_f_y = link6_remaining_force
+        * cache.link6_projected_inertia_f_y * link6_inverse_pivot
+        + link5_velocity_w_z * link5_momentum_f_x
+        + link6_subspace_rate_v_y * qd[7] * link6_articulated_passed_44
+        + link6_articulated_passed_34 * link6_subspace_rate_v_x * qd[7]
+        + link6_articulated_bias_f_y;
+    let link5_articulated_bias_n_z = link6_remaining_force
+        * link6_articulated_subspace_n_z * link6_inverse_pivot
+        + link5_velocity_v_x * link5_momentum_f_y
+        + link6_articulated_passed_23 * link6_subspace_rate_v_x * qd[7]
+        + link6_articulated_bias_n_z
+        + link6_subspace_rate_v_y * qd[7] * link6_articulated_passed_24
+        - link5_velocity_v_y * link5_momentum_f_x;
+    let link5_remaining_force = tau[6]
+        - (link5_articulated_bias_f_x * cache.link5_position_y
+            + link5_articulated_bias_f_y * cache.link5_subspace_v_y
+            + link5_articulated_bias_n_z);
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
+    let link4_articulated_bias_n_z = link5_inverse_pivot * link5_articulated_subspace_n_z
+        * link5_remaining_force + link4_velocity_v_x * link4_momentum_f_y
+        + qd[6] * link5_articulated_passed_24 * link5_subspace_rate_v_y
+        + link5_articulated_bias_n_z
+        + qd[6] * link5_articulated_passed_23 * link5_subspace_rate_v_x
+        - link4_velocity_v_y * link4_momentum_f_x;
+    let link4_articulated_bias_f_y = link5_inverse_pivot * link5_remaining_force
+        * link5_articulated_subspace_f_y + link5_articulated_bias_f_y
+        + qd[6] * link5_subspace_rate_v_y * link5_articulated_passed_44
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_34
+        + link4_momentum_f_x * link4_velocity_w_z;
+    let link4_articulated_bias_f_x = link5_articulated_bias_f_x
+        + qd[6] * link5_articulated_passed_33 * link5_subspace_rate_v_x
+        + link5_inverse_pivot * link5_articulated_subspace_f_x * link5_remaining_force
+        + qd[6] * link5_subspace_rate_v_y * link5_articulated_passed_34
+        - link4_velocity_w_z * link4_momentum_f_y;
+    let link4_remaining_force = tau[5]
+        - (link4_articulated_bias_n_z
+            + cache.link4_subspace_v_y * link4_articulated_bias_f_y
+            + cache.link4_position_y * link4_articulated_bias_f_x);
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
+    let link3_articulated_bias_n_z = link4_articulated_bias_n_z
+        + link4_articulated_subspace_n_z * link4_inverse_pivot * link4_remaining_force
+        + qd[5] * link4_subspace_rate_v_y * link4_articulated_passed_24
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_23
+        + link3_momentum_f_y * link3_velocity_v_x
+        - link3_momentum_f_x * link3_velocity_v_y;
+    let link3_articulated_bias_f_x = qd[5] * link4_subspace_rate_v_x
+        * link4_articulated_passed_33
+        + link4_articulated_passed_34 * qd[5] * link4_subspace_rate_v_y
+        + link4_articulated_bias_f_x
+        + link4_inverse_pivot * link4_remaining_force * link4_articulated_subspace_f_x
+        - link3_momentum_f_y * link3_velocity_w_z;
+    let link3_articulated_bias_f_y = link4_articulated_passed_34 * qd[5]
+        * link4_subspace_rate_v_x
+        + qd[5] * link4_subspace_rate_v_y * link4_articulated_passed_44
+        + link4_inverse_pivot * link4_articulated_subspace_f_y * link4_remaining_force
+        + link3_momentum_f_x * link3_velocity_w_z + link4_articulated_bias_f_y;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_n_z
+            + cache.link3_position_y * link3_articulated_bias_f_x
+            + link3_articulated_bias_f_y * cache.link3_subspace_v_y);
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link2_articulated_bias_f_x = link3_inverse_pivot * link3_articulated_subspace_f_x
+        * link3_remaining_force
+        + qd[4] * link3_subspace_rate_v_x * link3_articulated_passed_33
+        + link3_articulated_bias_f_x
+        + link3_articulated_passed_34 * qd[4] * link3_subspace_rate_v_y
+        - link2_momentum_f_y * link2_velocity_w_z;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
+    let link2_articulated_bias_f_y = link3_inverse_pivot * link3_articulated_subspace_f_y
+        * link3_remaining_force
+        + link3_articulated_passed_34 * qd[4] * link3_subspace_rate_v_x
+        + link3_articulated_bias_f_y
+        + link3_articulated_passed_44 * qd[4] * link3_subspace_rate_v_y
+        + link2_momentum_f_x * link2_velocity_w_z;
+    let link2_articulated_bias_n_z = link3_articulated_subspace_n_z * link3_inverse_pivot
+        * link3_remaining_force
+        + qd[4] * link3_subspace_rate_v_x * link3_articulated_passed_23
+        + link2_velocity_v_x * link2_momentum_f_y + link3_articulated_bias_n_z
+        + qd[4] * link3_articulated_passed_24 * link3_subspace_rate_v_y
+        - link2_velocity_v_y * link2_momentum_f_x;
+    let link2_remaining_force = tau[3]
+        - (cache.link2_subspace_v_y * link2_articulated_bias_f_y
+            + link2_articulated_bias_n_z
+            + link2_articulated_bias_f_x * cache.link2_position_y);
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_articulated_bias_f_x = link2_subspace_rate_v_x * qd[3]
+        * link2_articulated_passed_33 + link2_articulated_bias_f_x
+        + link2_articulated_passed_34 * link2_subspace_rate_v_y * qd[3]
+        + link2_inverse_pivot * link2_remaining_force * link2_articulated_subspace_f_x
+        - qd[2] * link1_momentum_f_y;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_articulated_bias_n_z = link1_momentum_f_y * base_angle_velocity_v_x
+        + link2_inverse_pivot * link2_remaining_force * link2_articulated_subspace_n_z
+        + link2_articulated_bias_n_z
+        + link2_subspace_rate_v_x * qd[3] * link2_articulated_passed_23
+        + link2_subspace_rate_v_y * qd[3] * link2_articulated_passed_24
+        - link1_momentum_f_x * base_angle_velocity_v_y;
+    let link1_articulated_bias_f_y = link2_inverse_pivot * link2_remaining_force
+        * link2_articulated_subspace_f_y + link2_articulated_bias_f_y
+        + link2_articulated_passed_44 * link2_subspace_rate_v_y * qd[3]
+        + link1_momentum_f_x * qd[2]
+        + link2_articulated_passed_34 * link2_subspace_rate_v_x * qd[3];
+    let base_angle_remaining_force = tau[2]
+        - (q[1] * link1_articulated_bias_f_x + link1_articulated_bias_n_z
+            + cache.base_angle_subspace_v_y * link1_articulated_bias_f_y);
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let base_y_articulated_bias_f_y = base_angle_articulated_passed_34
+        * base_angle_bias_v_x
+        + base_angle_remaining_force * base_angle_articulated_subspace_f_y
+            * base_angle_inverse_pivot
+        + base_angle_articulated_passed_44 * base_angle_bias_v_y
+        + link1_articulated_bias_f_y;
+    let base_y_remaining_force = tau[1] - base_y_articulated_bias_f_y;
+    let base_y_articulated_bias_f_x = base_angle_articulated_passed_34
+        * base_angle_bias_v_y
+        + base_angle_remaining_force * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_x
+        + base_angle_articulated_passed_33 * base_angle_bias_v_x
+        + link1_articulated_bias_f_x;
+    let base_x_articulated_bias_f_x = base_y_remaining_force * base_y_inverse_pivot
+        * base_angle_articulated_passed_34 + base_y_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_x_acceleration = base_x_inverse_pivot * base_x_remaining_force;
+    let base_y_acceleration = (base_y_remaining_force
+        - base_x_acceleration * base_angle_articulated_passed_34) * base_y_inverse_pivot;
+    let base_angle_acceleration = (base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_y
+            * (base_y_acceleration + base_angle_bias_v_y)
+            + (base_x_acceleration + base_angle_bias_v_x)
+                * base_angle_articulated_subspace_f_x)) * base_angle_inverse_pivot;
+    let base_angle_spatial_acceleration_v_x = base_x_acceleration
+        + q[1] * base_angle_acceleration + base_angle_bias_v_x;
+    let t0 = link2_subspace_rate_v_x * qd[3];
+    let base_angle_spatial_acceleration_v_y = base_y_acceleration
+        + cache.base_angle_subspace_v_y * base_angle_acceleration + base_angle_bias_v_y;
+    let t1 = link2_subspace_rate_v_y * qd[3];
+    let link2_acceleration = (link2_remaining_force
+        - ((base_angle_spatial_acceleration_v_x + t0) * link2_articulated_subspace_f_x
+            + link2_articulated_subspace_n_z * base_angle_acceleration
+            + link2_articulated_subspace_f_y
+                * (base_angle_spatial_acceleration_v_y + t1))) * link2_inverse_pivot;
+    let t2 = qd[4] * link3_subspace_rate_v_y;
+    let link2_spatial_acceleration_v_y = base_angle_spatial_acceleration_v_y + t1
+        + cache.link2_subspace_v_y * link2_acceleration;
+    let link2_spatial_acceleration_w_z = link2_acceleration + base_angle_acceleration;
+    let link2_spatial_acceleration_v_x = base_angle_spatial_acceleration_v_x + t0
+        + cache.link2_position_y * link2_acceleration;
+    let t3 = qd[4] * link3_subspace_rate_v_x;
+    let link3_acceleration = (link3_remaining_force
+        - (link3_articulated_subspace_f_y * (t2 + link2_spatial_acceleration_v_y)
+            + link3_articulated_subspace_n_z * link2_spatial_acceleration_w_z
+            + (link2_spatial_acceleration_v_x + t3) * link3_articulated_subspace_f_x))
+        * link3_inverse_pivot;
+    let t4 = qd[5] * link4_subspace_rate_v_y;
+    let link3_spatial_acceleration_v_y = t2 + link2_spatial_acceleration_v_y
+        + link3_acceleration * cache.link3_subspace_v_y;
+    let link3_spatial_acceleration_w_z = link3_acceleration
+        + link2_spatial_acceleration_w_z;
+    let t5 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_v_x = link3_acceleration * cache.link3_position_y
+        + link2_spatial_acceleration_v_x + t3;
+    let link4_acceleration = (link4_remaining_force
+        - (link4_articulated_subspace_f_y * (t4 + link3_spatial_acceleration_v_y)
+            + link4_articulated_subspace_n_z * link3_spatial_acceleration_w_z
+            + (t5 + link3_spatial_acceleration_v_x) * link4_articulated_subspace_f_x))
+        * link4_inverse_pivot;
+    let link4_spatial_acceleration_v_x = t5 + link3_spatial_acceleration_v_x
+        + cache.link4_position_y * link4_acceleration;
+    let t6 = qd[6] * link5_subspace_rate_v_x;
+    let link4_spatial_acceleration_w_z = link4_acceleration
+        + link3_spatial_acceleration_w_z;
+    let t7 = qd[6] * link5_subspace_rate_v_y;
+    let link4_spatial_acceleration_v_y = link4_acceleration * cache.link4_subspace_v_y
+        + t4 + link3_spatial_acceleration_v_y;
+    let link5_acceleration = link5_inverse_pivot
+        * (link5_remaining_force
+            - ((link4_spatial_acceleration_v_x + t6) * link5_articulated_subspace_f_x
+                + link5_articulated_subspace_n_z * link4_spatial_acceleration_w_z
+                + (t7 + link4_spatial_acceleration_v_y)
+                    * link5_articulated_subspace_f_y));
+    let link5_spatial_acceleration_w_z = link5_acceleration
+        + link4_spatial_acceleration_w_z;
+    let link5_spatial_acceleration_v_x = link4_spatial_acceleration_v_x + t6
+        + link5_acceleration * cache.link5_position_y;
+    let link5_spatial_acceleration_v_y = link5_acceleration * cache.link5_subspace_v_y
+        + t7 + link4_spatial_acceleration_v_y;
+    let link6_acceleration = (link6_remaining_force
+        - (link5_spatial_acceleration_w_z * link6_articulated_subspace_n_z
+            + (link5_spatial_acceleration_v_x + link6_subspace_rate_v_x * qd[7])
+                * cache.link6_projected_inertia_f_x
+            + cache.link6_projected_inertia_f_y
+                * (link5_spatial_acceleration_v_y + link6_subspace_rate_v_y * qd[7])))
+        * link6_inverse_pivot;
+    out[0] = base_x_acceleration;
+    out[1] = base_y_acceleration;
+    out[2] = base_angle_acceleration;
+    out[3] = link2_acceleration;
+    out[4] = link3_acceleration;
+    out[5] = link4_acceleration;
+    out[6] = link5_acceleration;
+    out[7] = link6_acceleration;
+    pivots[0] = link6_pivot;
+    pivots[1] = link5_pivot;
+    pivots[2] = link4_pivot;
+    pivots[3] = link3_pivot;
+    pivots[4] = link2_pivot;
+    pivots[5] = base_angle_pivot;
+    pivots[6] = base_angle_articulated_passed_44;
+    pivots[7] = base_y_articulated_passed_33;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
 /// Gravitational potential energy V(q).
 #[inline]
@@ -2204,6 +2714,16 @@ impl Model<DOF, CONTACTS> for SnakeLateralUndulation {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn forward_dynamics_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_into(q, qd, tau, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -380,138 +380,100 @@ pub struct Cache {
     pub link19_composite_inertia_m: f64,
     pub link19_composite_inertia_h_x: f64,
     pub link19_composite_inertia_h_z: f64,
-    pub link19_composite_inertia_i_11: f64,
     pub link18_composite_inertia_m: f64,
     pub link18_composite_inertia_h_x: f64,
     pub link18_composite_inertia_h_z: f64,
-    pub link18_composite_inertia_i_11: f64,
     pub link17_composite_inertia_m: f64,
     pub link17_composite_inertia_h_x: f64,
     pub link17_composite_inertia_h_z: f64,
-    pub link17_composite_inertia_i_11: f64,
     pub link16_composite_inertia_m: f64,
     pub link16_composite_inertia_h_x: f64,
     pub link16_composite_inertia_h_z: f64,
-    pub link16_composite_inertia_i_11: f64,
     pub link15_composite_inertia_m: f64,
     pub link15_composite_inertia_h_x: f64,
     pub link15_composite_inertia_h_z: f64,
-    pub link15_composite_inertia_i_11: f64,
     pub link14_composite_inertia_m: f64,
     pub link14_composite_inertia_h_x: f64,
     pub link14_composite_inertia_h_z: f64,
-    pub link14_composite_inertia_i_11: f64,
     pub link13_composite_inertia_m: f64,
     pub link13_composite_inertia_h_x: f64,
     pub link13_composite_inertia_h_z: f64,
-    pub link13_composite_inertia_i_11: f64,
     pub link12_composite_inertia_m: f64,
     pub link12_composite_inertia_h_x: f64,
     pub link12_composite_inertia_h_z: f64,
-    pub link12_composite_inertia_i_11: f64,
     pub link11_composite_inertia_m: f64,
     pub link11_composite_inertia_h_x: f64,
     pub link11_composite_inertia_h_z: f64,
-    pub link11_composite_inertia_i_11: f64,
     pub link10_composite_inertia_m: f64,
     pub link10_composite_inertia_h_x: f64,
     pub link10_composite_inertia_h_z: f64,
-    pub link10_composite_inertia_i_11: f64,
     pub link9_composite_inertia_m: f64,
     pub link9_composite_inertia_h_x: f64,
     pub link9_composite_inertia_h_z: f64,
-    pub link9_composite_inertia_i_11: f64,
     pub link8_composite_inertia_m: f64,
     pub link8_composite_inertia_h_x: f64,
     pub link8_composite_inertia_h_z: f64,
-    pub link8_composite_inertia_i_11: f64,
     pub link7_composite_inertia_m: f64,
     pub link7_composite_inertia_h_x: f64,
     pub link7_composite_inertia_h_z: f64,
-    pub link7_composite_inertia_i_11: f64,
     pub link6_composite_inertia_m: f64,
     pub link6_composite_inertia_h_x: f64,
     pub link6_composite_inertia_h_z: f64,
-    pub link6_composite_inertia_i_11: f64,
     pub link5_composite_inertia_m: f64,
     pub link5_composite_inertia_h_x: f64,
     pub link5_composite_inertia_h_z: f64,
-    pub link5_composite_inertia_i_11: f64,
     pub link4_composite_inertia_m: f64,
     pub link4_composite_inertia_h_x: f64,
     pub link4_composite_inertia_h_z: f64,
-    pub link4_composite_inertia_i_11: f64,
     pub link3_composite_inertia_m: f64,
     pub link3_composite_inertia_h_x: f64,
     pub link3_composite_inertia_h_z: f64,
-    pub link3_composite_inertia_i_11: f64,
     pub link2_composite_inertia_m: f64,
     pub link2_composite_inertia_h_x: f64,
     pub link2_composite_inertia_h_z: f64,
-    pub link2_composite_inertia_i_11: f64,
     pub link1_composite_inertia_m: f64,
     pub link1_composite_inertia_h_x: f64,
     pub link1_composite_inertia_h_z: f64,
-    pub link1_composite_inertia_i_11: f64,
     pub base_z_projected_inertia_n_y: f64,
-    pub base_angle_projected_inertia_n_y: f64,
     pub base_angle_projected_inertia_f_x: f64,
     pub base_angle_projected_inertia_f_z: f64,
-    pub link2_projected_inertia_n_y: f64,
     pub link2_projected_inertia_f_x: f64,
     pub link2_projected_inertia_f_z: f64,
-    pub link3_projected_inertia_n_y: f64,
     pub link3_projected_inertia_f_x: f64,
     pub link3_projected_inertia_f_z: f64,
-    pub link4_projected_inertia_n_y: f64,
     pub link4_projected_inertia_f_x: f64,
     pub link4_projected_inertia_f_z: f64,
-    pub link5_projected_inertia_n_y: f64,
     pub link5_projected_inertia_f_x: f64,
     pub link5_projected_inertia_f_z: f64,
-    pub link6_projected_inertia_n_y: f64,
     pub link6_projected_inertia_f_x: f64,
     pub link6_projected_inertia_f_z: f64,
-    pub link7_projected_inertia_n_y: f64,
     pub link7_projected_inertia_f_x: f64,
     pub link7_projected_inertia_f_z: f64,
-    pub link8_projected_inertia_n_y: f64,
     pub link8_projected_inertia_f_x: f64,
     pub link8_projected_inertia_f_z: f64,
-    pub link9_projected_inertia_n_y: f64,
     pub link9_projected_inertia_f_x: f64,
     pub link9_projected_inertia_f_z: f64,
-    pub link10_projected_inertia_n_y: f64,
     pub link10_projected_inertia_f_x: f64,
     pub link10_projected_inertia_f_z: f64,
-    pub link11_projected_inertia_n_y: f64,
     pub link11_projected_inertia_f_x: f64,
     pub link11_projected_inertia_f_z: f64,
-    pub link12_projected_inertia_n_y: f64,
     pub link12_projected_inertia_f_x: f64,
     pub link12_projected_inertia_f_z: f64,
-    pub link13_projected_inertia_n_y: f64,
     pub link13_projected_inertia_f_x: f64,
     pub link13_projected_inertia_f_z: f64,
-    pub link14_projected_inertia_n_y: f64,
     pub link14_projected_inertia_f_x: f64,
     pub link14_projected_inertia_f_z: f64,
-    pub link15_projected_inertia_n_y: f64,
     pub link15_projected_inertia_f_x: f64,
     pub link15_projected_inertia_f_z: f64,
-    pub link16_projected_inertia_n_y: f64,
     pub link16_projected_inertia_f_x: f64,
     pub link16_projected_inertia_f_z: f64,
-    pub link17_projected_inertia_n_y: f64,
     pub link17_projected_inertia_f_x: f64,
     pub link17_projected_inertia_f_z: f64,
-    pub link18_projected_inertia_n_y: f64,
     pub link18_projected_inertia_f_x: f64,
     pub link18_projected_inertia_f_z: f64,
-    pub link19_projected_inertia_n_y: f64,
     pub link19_projected_inertia_f_x: f64,
     pub link19_projected_inertia_f_z: f64,
-    pub link20_projected_inertia_n_y: f64,
+    pub link20_articulated_04: f64,
     pub link20_projected_inertia_f_x: f64,
     pub link20_projected_inertia_f_z: f64,
     pub head_tip_position_x: f64,
@@ -798,227 +760,140 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link19_composite_inertia_m = p.link_mass + p.link_mass;
     let link19_composite_inertia_h_x = link20_inertia_h_x + link19_inertia_h_x;
     let link19_composite_inertia_h_z = link19_inertia_h_z + link20_inertia_h_z;
-    let link19_composite_inertia_i_11 = link19_inertia_i_11 + link20_inertia_i_11;
     let link18_composite_inertia_m = link19_composite_inertia_m + p.link_mass;
     let link18_composite_inertia_h_x = link18_inertia_h_x + link19_composite_inertia_h_x;
     let link18_composite_inertia_h_z = link19_composite_inertia_h_z + link18_inertia_h_z;
-    let link18_composite_inertia_i_11 = link18_inertia_i_11
-        + link19_composite_inertia_i_11;
     let link17_composite_inertia_m = p.link_mass + link18_composite_inertia_m;
     let link17_composite_inertia_h_x = link17_inertia_h_x + link18_composite_inertia_h_x;
     let link17_composite_inertia_h_z = link17_inertia_h_z + link18_composite_inertia_h_z;
-    let link17_composite_inertia_i_11 = link17_inertia_i_11
-        + link18_composite_inertia_i_11;
     let link16_composite_inertia_m = link17_composite_inertia_m + p.link_mass;
     let link16_composite_inertia_h_x = link17_composite_inertia_h_x + link16_inertia_h_x;
     let link16_composite_inertia_h_z = link16_inertia_h_z + link17_composite_inertia_h_z;
-    let link16_composite_inertia_i_11 = link16_inertia_i_11
-        + link17_composite_inertia_i_11;
     let link15_composite_inertia_m = link16_composite_inertia_m + p.link_mass;
     let link15_composite_inertia_h_x = link15_inertia_h_x + link16_composite_inertia_h_x;
     let link15_composite_inertia_h_z = link16_composite_inertia_h_z + link15_inertia_h_z;
-    let link15_composite_inertia_i_11 = link15_inertia_i_11
-        + link16_composite_inertia_i_11;
     let link14_composite_inertia_m = p.link_mass + link15_composite_inertia_m;
     let link14_composite_inertia_h_x = link15_composite_inertia_h_x + link14_inertia_h_x;
     let link14_composite_inertia_h_z = link14_inertia_h_z + link15_composite_inertia_h_z;
-    let link14_composite_inertia_i_11 = link14_inertia_i_11
-        + link15_composite_inertia_i_11;
     let link13_composite_inertia_m = p.link_mass + link14_composite_inertia_m;
     let link13_composite_inertia_h_x = link14_composite_inertia_h_x + link13_inertia_h_x;
     let link13_composite_inertia_h_z = link13_inertia_h_z + link14_composite_inertia_h_z;
-    let link13_composite_inertia_i_11 = link13_inertia_i_11
-        + link14_composite_inertia_i_11;
     let link12_composite_inertia_m = link13_composite_inertia_m + p.link_mass;
     let link12_composite_inertia_h_x = link12_inertia_h_x + link13_composite_inertia_h_x;
     let link12_composite_inertia_h_z = link13_composite_inertia_h_z + link12_inertia_h_z;
-    let link12_composite_inertia_i_11 = link13_composite_inertia_i_11
-        + link12_inertia_i_11;
     let link11_composite_inertia_m = p.link_mass + link12_composite_inertia_m;
     let link11_composite_inertia_h_x = link11_inertia_h_x + link12_composite_inertia_h_x;
     let link11_composite_inertia_h_z = link11_inertia_h_z + link12_composite_inertia_h_z;
-    let link11_composite_inertia_i_11 = link12_composite_inertia_i_11
-        + link11_inertia_i_11;
     let link10_composite_inertia_m = p.link_mass + link11_composite_inertia_m;
     let link10_composite_inertia_h_x = link11_composite_inertia_h_x + link10_inertia_h_x;
     let link10_composite_inertia_h_z = link10_inertia_h_z + link11_composite_inertia_h_z;
-    let link10_composite_inertia_i_11 = link11_composite_inertia_i_11
-        + link10_inertia_i_11;
     let link9_composite_inertia_m = link10_composite_inertia_m + p.link_mass;
     let link9_composite_inertia_h_x = link10_composite_inertia_h_x + link9_inertia_h_x;
     let link9_composite_inertia_h_z = link10_composite_inertia_h_z + link9_inertia_h_z;
-    let link9_composite_inertia_i_11 = link10_composite_inertia_i_11
-        + link9_inertia_i_11;
     let link8_composite_inertia_m = link9_composite_inertia_m + p.link_mass;
     let link8_composite_inertia_h_x = link8_inertia_h_x + link9_composite_inertia_h_x;
     let link8_composite_inertia_h_z = link9_composite_inertia_h_z + link8_inertia_h_z;
-    let link8_composite_inertia_i_11 = link9_composite_inertia_i_11 + link8_inertia_i_11;
     let link7_composite_inertia_m = p.link_mass + link8_composite_inertia_m;
     let link7_composite_inertia_h_x = link8_composite_inertia_h_x + link7_inertia_h_x;
     let link7_composite_inertia_h_z = link8_composite_inertia_h_z + link7_inertia_h_z;
-    let link7_composite_inertia_i_11 = link7_inertia_i_11 + link8_composite_inertia_i_11;
     let link6_composite_inertia_m = p.link_mass + link7_composite_inertia_m;
     let link6_composite_inertia_h_x = link6_inertia_h_x + link7_composite_inertia_h_x;
     let link6_composite_inertia_h_z = link7_composite_inertia_h_z + link6_inertia_h_z;
-    let link6_composite_inertia_i_11 = link7_composite_inertia_i_11 + link6_inertia_i_11;
     let link5_composite_inertia_m = p.link_mass + link6_composite_inertia_m;
     let link5_composite_inertia_h_x = link6_composite_inertia_h_x + link5_inertia_h_x;
     let link5_composite_inertia_h_z = link6_composite_inertia_h_z + link5_inertia_h_z;
-    let link5_composite_inertia_i_11 = link5_inertia_i_11 + link6_composite_inertia_i_11;
     let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
     let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
     let link4_composite_inertia_h_z = link5_composite_inertia_h_z + link4_inertia_h_z;
-    let link4_composite_inertia_i_11 = link4_inertia_i_11 + link5_composite_inertia_i_11;
     let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
     let link3_composite_inertia_h_x = link3_inertia_h_x + link4_composite_inertia_h_x;
     let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
-    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11 + link3_inertia_i_11;
     let link2_composite_inertia_m = p.link_mass + link3_composite_inertia_m;
     let link2_composite_inertia_h_x = link2_inertia_h_x + link3_composite_inertia_h_x;
     let link2_composite_inertia_h_z = link3_composite_inertia_h_z + link2_inertia_h_z;
-    let link2_composite_inertia_i_11 = link2_inertia_i_11 + link3_composite_inertia_i_11;
     let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
     let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
     let link1_composite_inertia_h_z = link1_inertia_h_z + link2_composite_inertia_h_z;
-    let link1_composite_inertia_i_11 = link1_inertia_i_11 + link2_composite_inertia_i_11;
     let base_z_projected_inertia_n_y = -link1_composite_inertia_h_x;
-    let base_angle_projected_inertia_n_y = q[1] * link1_composite_inertia_h_z
-        - base_angle_subspace_v_z * link1_composite_inertia_h_x
-        - link1_composite_inertia_i_11;
     let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
         - link1_composite_inertia_h_z;
     let base_angle_projected_inertia_f_z = link1_composite_inertia_m
         * base_angle_subspace_v_z - base_z_projected_inertia_n_y;
-    let link2_projected_inertia_n_y = link2_position_z * link2_composite_inertia_h_z
-        - link2_subspace_v_z * link2_composite_inertia_h_x
-        - link2_composite_inertia_i_11;
     let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_z
         - link2_composite_inertia_h_z;
     let link2_projected_inertia_f_z = link2_composite_inertia_h_x
         + link2_subspace_v_z * link2_composite_inertia_m;
-    let link3_projected_inertia_n_y = link3_composite_inertia_h_z * link3_position_z
-        - link3_composite_inertia_h_x * link3_subspace_v_z
-        - link3_composite_inertia_i_11;
     let link3_projected_inertia_f_x = link3_position_z * link3_composite_inertia_m
         - link3_composite_inertia_h_z;
     let link3_projected_inertia_f_z = link3_composite_inertia_m * link3_subspace_v_z
         + link3_composite_inertia_h_x;
-    let link4_projected_inertia_n_y = link4_position_z * link4_composite_inertia_h_z
-        - link4_composite_inertia_i_11
-        - link4_subspace_v_z * link4_composite_inertia_h_x;
     let link4_projected_inertia_f_x = link4_position_z * link4_composite_inertia_m
         - link4_composite_inertia_h_z;
     let link4_projected_inertia_f_z = link4_subspace_v_z * link4_composite_inertia_m
         + link4_composite_inertia_h_x;
-    let link5_projected_inertia_n_y = link5_composite_inertia_h_z * link5_position_z
-        - link5_composite_inertia_i_11
-        - link5_composite_inertia_h_x * link5_subspace_v_z;
     let link5_projected_inertia_f_x = link5_composite_inertia_m * link5_position_z
         - link5_composite_inertia_h_z;
     let link5_projected_inertia_f_z = link5_composite_inertia_h_x
         + link5_composite_inertia_m * link5_subspace_v_z;
-    let link6_projected_inertia_n_y = link6_position_z * link6_composite_inertia_h_z
-        - link6_subspace_v_z * link6_composite_inertia_h_x
-        - link6_composite_inertia_i_11;
     let link6_projected_inertia_f_x = link6_position_z * link6_composite_inertia_m
         - link6_composite_inertia_h_z;
     let link6_projected_inertia_f_z = link6_composite_inertia_h_x
         + link6_subspace_v_z * link6_composite_inertia_m;
-    let link7_projected_inertia_n_y = link7_position_z * link7_composite_inertia_h_z
-        - link7_subspace_v_z * link7_composite_inertia_h_x
-        - link7_composite_inertia_i_11;
     let link7_projected_inertia_f_x = link7_position_z * link7_composite_inertia_m
         - link7_composite_inertia_h_z;
     let link7_projected_inertia_f_z = link7_subspace_v_z * link7_composite_inertia_m
         + link7_composite_inertia_h_x;
-    let link8_projected_inertia_n_y = link8_position_z * link8_composite_inertia_h_z
-        - link8_composite_inertia_h_x * link8_subspace_v_z
-        - link8_composite_inertia_i_11;
     let link8_projected_inertia_f_x = link8_position_z * link8_composite_inertia_m
         - link8_composite_inertia_h_z;
     let link8_projected_inertia_f_z = link8_composite_inertia_h_x
         + link8_subspace_v_z * link8_composite_inertia_m;
-    let link9_projected_inertia_n_y = link9_composite_inertia_h_z * link9_position_z
-        - link9_subspace_v_z * link9_composite_inertia_h_x
-        - link9_composite_inertia_i_11;
     let link9_projected_inertia_f_x = link9_composite_inertia_m * link9_position_z
         - link9_composite_inertia_h_z;
     let link9_projected_inertia_f_z = link9_composite_inertia_m * link9_subspace_v_z
         + link9_composite_inertia_h_x;
-    let link10_projected_inertia_n_y = link10_composite_inertia_h_z * link10_position_z
-        - link10_composite_inertia_i_11
-        - link10_composite_inertia_h_x * link10_subspace_v_z;
     let link10_projected_inertia_f_x = link10_composite_inertia_m * link10_position_z
         - link10_composite_inertia_h_z;
     let link10_projected_inertia_f_z = link10_composite_inertia_h_x
         + link10_composite_inertia_m * link10_subspace_v_z;
-    let link11_projected_inertia_n_y = link11_position_z * link11_composite_inertia_h_z
-        - link11_subspace_v_z * link11_composite_inertia_h_x
-        - link11_composite_inertia_i_11;
     let link11_projected_inertia_f_x = link11_composite_inertia_m * link11_position_z
         - link11_composite_inertia_h_z;
     let link11_projected_inertia_f_z = link11_subspace_v_z * link11_composite_inertia_m
         + link11_composite_inertia_h_x;
-    let link12_projected_inertia_n_y = link12_position_z * link12_composite_inertia_h_z
-        - link12_subspace_v_z * link12_composite_inertia_h_x
-        - link12_composite_inertia_i_11;
     let link12_projected_inertia_f_x = link12_position_z * link12_composite_inertia_m
         - link12_composite_inertia_h_z;
     let link12_projected_inertia_f_z = link12_subspace_v_z * link12_composite_inertia_m
         + link12_composite_inertia_h_x;
-    let link13_projected_inertia_n_y = link13_position_z * link13_composite_inertia_h_z
-        - link13_composite_inertia_i_11
-        - link13_subspace_v_z * link13_composite_inertia_h_x;
     let link13_projected_inertia_f_x = link13_position_z * link13_composite_inertia_m
         - link13_composite_inertia_h_z;
     let link13_projected_inertia_f_z = link13_composite_inertia_h_x
         + link13_subspace_v_z * link13_composite_inertia_m;
-    let link14_projected_inertia_n_y = link14_position_z * link14_composite_inertia_h_z
-        - link14_composite_inertia_h_x * link14_subspace_v_z
-        - link14_composite_inertia_i_11;
     let link14_projected_inertia_f_x = link14_position_z * link14_composite_inertia_m
         - link14_composite_inertia_h_z;
     let link14_projected_inertia_f_z = link14_composite_inertia_h_x
         + link14_subspace_v_z * link14_composite_inertia_m;
-    let link15_projected_inertia_n_y = link15_composite_inertia_h_z * link15_position_z
-        - link15_composite_inertia_i_11
-        - link15_composite_inertia_h_x * link15_subspace_v_z;
     let link15_projected_inertia_f_x = link15_position_z * link15_composite_inertia_m
         - link15_composite_inertia_h_z;
     let link15_projected_inertia_f_z = link15_subspace_v_z * link15_composite_inertia_m
         + link15_composite_inertia_h_x;
-    let link16_projected_inertia_n_y = link16_position_z * link16_composite_inertia_h_z
-        - link16_subspace_v_z * link16_composite_inertia_h_x
-        - link16_composite_inertia_i_11;
     let link16_projected_inertia_f_x = link16_position_z * link16_composite_inertia_m
         - link16_composite_inertia_h_z;
     let link16_projected_inertia_f_z = link16_composite_inertia_h_x
         + link16_subspace_v_z * link16_composite_inertia_m;
-    let link17_projected_inertia_n_y = link17_composite_inertia_h_z * link17_position_z
-        - link17_composite_inertia_h_x * link17_subspace_v_z
-        - link17_composite_inertia_i_11;
     let link17_projected_inertia_f_x = link17_composite_inertia_m * link17_position_z
         - link17_composite_inertia_h_z;
     let link17_projected_inertia_f_z = link17_composite_inertia_h_x
         + link17_subspace_v_z * link17_composite_inertia_m;
-    let link18_projected_inertia_n_y = link18_position_z * link18_composite_inertia_h_z
-        - link18_composite_inertia_i_11
-        - link18_subspace_v_z * link18_composite_inertia_h_x;
     let link18_projected_inertia_f_x = link18_position_z * link18_composite_inertia_m
         - link18_composite_inertia_h_z;
     let link18_projected_inertia_f_z = link18_subspace_v_z * link18_composite_inertia_m
         + link18_composite_inertia_h_x;
-    let link19_projected_inertia_n_y = link19_composite_inertia_h_z * link19_position_z
-        - link19_composite_inertia_i_11
-        - link19_subspace_v_z * link19_composite_inertia_h_x;
     let link19_projected_inertia_f_x = link19_composite_inertia_m * link19_position_z
         - link19_composite_inertia_h_z;
     let link19_projected_inertia_f_z = link19_subspace_v_z * link19_composite_inertia_m
         + link19_composite_inertia_h_x;
-    let link20_projected_inertia_n_y = link20_position_z * link20_inertia_h_z
-        - link20_inertia_i_11 - link20_inertia_h_x * link20_subspace_v_z;
+    let link20_articulated_04 = -link20_inertia_h_z;
     let link20_projected_inertia_f_x = link20_position_z * p.link_mass
-        - link20_inertia_h_z;
+        + link20_articulated_04;
     let link20_projected_inertia_f_z = link20_inertia_h_x
         + p.link_mass * link20_subspace_v_z;
     let head_tip_position_x = p.link_length * link20_rotation_00 + link20_position_x;
@@ -1300,138 +1175,100 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link19_composite_inertia_m,
         link19_composite_inertia_h_x,
         link19_composite_inertia_h_z,
-        link19_composite_inertia_i_11,
         link18_composite_inertia_m,
         link18_composite_inertia_h_x,
         link18_composite_inertia_h_z,
-        link18_composite_inertia_i_11,
         link17_composite_inertia_m,
         link17_composite_inertia_h_x,
         link17_composite_inertia_h_z,
-        link17_composite_inertia_i_11,
         link16_composite_inertia_m,
         link16_composite_inertia_h_x,
         link16_composite_inertia_h_z,
-        link16_composite_inertia_i_11,
         link15_composite_inertia_m,
         link15_composite_inertia_h_x,
         link15_composite_inertia_h_z,
-        link15_composite_inertia_i_11,
         link14_composite_inertia_m,
         link14_composite_inertia_h_x,
         link14_composite_inertia_h_z,
-        link14_composite_inertia_i_11,
         link13_composite_inertia_m,
         link13_composite_inertia_h_x,
         link13_composite_inertia_h_z,
-        link13_composite_inertia_i_11,
         link12_composite_inertia_m,
         link12_composite_inertia_h_x,
         link12_composite_inertia_h_z,
-        link12_composite_inertia_i_11,
         link11_composite_inertia_m,
         link11_composite_inertia_h_x,
         link11_composite_inertia_h_z,
-        link11_composite_inertia_i_11,
         link10_composite_inertia_m,
         link10_composite_inertia_h_x,
         link10_composite_inertia_h_z,
-        link10_composite_inertia_i_11,
         link9_composite_inertia_m,
         link9_composite_inertia_h_x,
         link9_composite_inertia_h_z,
-        link9_composite_inertia_i_11,
         link8_composite_inertia_m,
         link8_composite_inertia_h_x,
         link8_composite_inertia_h_z,
-        link8_composite_inertia_i_11,
         link7_composite_inertia_m,
         link7_composite_inertia_h_x,
         link7_composite_inertia_h_z,
-        link7_composite_inertia_i_11,
         link6_composite_inertia_m,
         link6_composite_inertia_h_x,
         link6_composite_inertia_h_z,
-        link6_composite_inertia_i_11,
         link5_composite_inertia_m,
         link5_composite_inertia_h_x,
         link5_composite_inertia_h_z,
-        link5_composite_inertia_i_11,
         link4_composite_inertia_m,
         link4_composite_inertia_h_x,
         link4_composite_inertia_h_z,
-        link4_composite_inertia_i_11,
         link3_composite_inertia_m,
         link3_composite_inertia_h_x,
         link3_composite_inertia_h_z,
-        link3_composite_inertia_i_11,
         link2_composite_inertia_m,
         link2_composite_inertia_h_x,
         link2_composite_inertia_h_z,
-        link2_composite_inertia_i_11,
         link1_composite_inertia_m,
         link1_composite_inertia_h_x,
         link1_composite_inertia_h_z,
-        link1_composite_inertia_i_11,
         base_z_projected_inertia_n_y,
-        base_angle_projected_inertia_n_y,
         base_angle_projected_inertia_f_x,
         base_angle_projected_inertia_f_z,
-        link2_projected_inertia_n_y,
         link2_projected_inertia_f_x,
         link2_projected_inertia_f_z,
-        link3_projected_inertia_n_y,
         link3_projected_inertia_f_x,
         link3_projected_inertia_f_z,
-        link4_projected_inertia_n_y,
         link4_projected_inertia_f_x,
         link4_projected_inertia_f_z,
-        link5_projected_inertia_n_y,
         link5_projected_inertia_f_x,
         link5_projected_inertia_f_z,
-        link6_projected_inertia_n_y,
         link6_projected_inertia_f_x,
         link6_projected_inertia_f_z,
-        link7_projected_inertia_n_y,
         link7_projected_inertia_f_x,
         link7_projected_inertia_f_z,
-        link8_projected_inertia_n_y,
         link8_projected_inertia_f_x,
         link8_projected_inertia_f_z,
-        link9_projected_inertia_n_y,
         link9_projected_inertia_f_x,
         link9_projected_inertia_f_z,
-        link10_projected_inertia_n_y,
         link10_projected_inertia_f_x,
         link10_projected_inertia_f_z,
-        link11_projected_inertia_n_y,
         link11_projected_inertia_f_x,
         link11_projected_inertia_f_z,
-        link12_projected_inertia_n_y,
         link12_projected_inertia_f_x,
         link12_projected_inertia_f_z,
-        link13_projected_inertia_n_y,
         link13_projected_inertia_f_x,
         link13_projected_inertia_f_z,
-        link14_projected_inertia_n_y,
         link14_projected_inertia_f_x,
         link14_projected_inertia_f_z,
-        link15_projected_inertia_n_y,
         link15_projected_inertia_f_x,
         link15_projected_inertia_f_z,
-        link16_projected_inertia_n_y,
         link16_projected_inertia_f_x,
         link16_projected_inertia_f_z,
-        link17_projected_inertia_n_y,
         link17_projected_inertia_f_x,
         link17_projected_inertia_f_z,
-        link18_projected_inertia_n_y,
         link18_projected_inertia_f_x,
         link18_projected_inertia_f_z,
-        link19_projected_inertia_n_y,
         link19_projected_inertia_f_x,
         link19_projected_inertia_f_z,
-        link20_projected_inertia_n_y,
+        link20_articulated_04,
         link20_projected_inertia_f_x,
         link20_projected_inertia_f_z,
         head_tip_position_x,
@@ -1448,61 +1285,170 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -cache.link2_projected_inertia_n_y;
+    let link19_composite_inertia_i_11 = cache.link19_inertia_i_11
+        + cache.link20_inertia_i_11;
+    let link18_composite_inertia_i_11 = cache.link18_inertia_i_11
+        + link19_composite_inertia_i_11;
+    let link17_composite_inertia_i_11 = cache.link17_inertia_i_11
+        + link18_composite_inertia_i_11;
+    let link16_composite_inertia_i_11 = cache.link16_inertia_i_11
+        + link17_composite_inertia_i_11;
+    let link15_composite_inertia_i_11 = cache.link15_inertia_i_11
+        + link16_composite_inertia_i_11;
+    let link14_composite_inertia_i_11 = cache.link14_inertia_i_11
+        + link15_composite_inertia_i_11;
+    let link13_composite_inertia_i_11 = cache.link13_inertia_i_11
+        + link14_composite_inertia_i_11;
+    let link12_composite_inertia_i_11 = link13_composite_inertia_i_11
+        + cache.link12_inertia_i_11;
+    let link11_composite_inertia_i_11 = link12_composite_inertia_i_11
+        + cache.link11_inertia_i_11;
+    let link10_composite_inertia_i_11 = link11_composite_inertia_i_11
+        + cache.link10_inertia_i_11;
+    let link9_composite_inertia_i_11 = link10_composite_inertia_i_11
+        + cache.link9_inertia_i_11;
+    let link8_composite_inertia_i_11 = link9_composite_inertia_i_11
+        + cache.link8_inertia_i_11;
+    let link7_composite_inertia_i_11 = cache.link7_inertia_i_11
+        + link8_composite_inertia_i_11;
+    let link6_composite_inertia_i_11 = link7_composite_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + link6_composite_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11
+        + cache.link3_inertia_i_11;
+    let link2_composite_inertia_i_11 = cache.link2_inertia_i_11
+        + link3_composite_inertia_i_11;
+    let link1_composite_inertia_i_11 = cache.link1_inertia_i_11
+        + link2_composite_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x
+        - link1_composite_inertia_i_11;
+    let link2_projected_inertia_n_y = cache.link2_position_z
+        * cache.link2_composite_inertia_h_z
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x
+        - link2_composite_inertia_i_11;
+    let t0 = -link2_projected_inertia_n_y;
     let t1 = t0 + cache.base_angle_subspace_v_z * cache.link2_projected_inertia_f_z
         + q[1] * cache.link2_projected_inertia_f_x;
-    let t2 = -cache.link3_projected_inertia_n_y;
+    let link3_projected_inertia_n_y = cache.link3_composite_inertia_h_z
+        * cache.link3_position_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t2 = -link3_projected_inertia_n_y;
     let t3 = cache.base_angle_subspace_v_z * cache.link3_projected_inertia_f_z
         + q[1] * cache.link3_projected_inertia_f_x + t2;
-    let t4 = -cache.link4_projected_inertia_n_y;
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z - link4_composite_inertia_i_11
+        - cache.link4_subspace_v_z * cache.link4_composite_inertia_h_x;
+    let t4 = -link4_projected_inertia_n_y;
     let t5 = t4 + cache.base_angle_subspace_v_z * cache.link4_projected_inertia_f_z
         + q[1] * cache.link4_projected_inertia_f_x;
-    let t6 = -cache.link5_projected_inertia_n_y;
+    let link5_projected_inertia_n_y = cache.link5_composite_inertia_h_z
+        * cache.link5_position_z - link5_composite_inertia_i_11
+        - cache.link5_composite_inertia_h_x * cache.link5_subspace_v_z;
+    let t6 = -link5_projected_inertia_n_y;
     let t7 = q[1] * cache.link5_projected_inertia_f_x
         + cache.link5_projected_inertia_f_z * cache.base_angle_subspace_v_z + t6;
-    let t8 = -cache.link6_projected_inertia_n_y;
+    let link6_projected_inertia_n_y = cache.link6_position_z
+        * cache.link6_composite_inertia_h_z
+        - cache.link6_subspace_v_z * cache.link6_composite_inertia_h_x
+        - link6_composite_inertia_i_11;
+    let t8 = -link6_projected_inertia_n_y;
     let t9 = t8 + q[1] * cache.link6_projected_inertia_f_x
         + cache.link6_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t10 = -cache.link7_projected_inertia_n_y;
+    let link7_projected_inertia_n_y = cache.link7_position_z
+        * cache.link7_composite_inertia_h_z
+        - cache.link7_subspace_v_z * cache.link7_composite_inertia_h_x
+        - link7_composite_inertia_i_11;
+    let t10 = -link7_projected_inertia_n_y;
     let t11 = q[1] * cache.link7_projected_inertia_f_x + t10
         + cache.link7_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t12 = -cache.link8_projected_inertia_n_y;
+    let link8_projected_inertia_n_y = cache.link8_position_z
+        * cache.link8_composite_inertia_h_z
+        - cache.link8_composite_inertia_h_x * cache.link8_subspace_v_z
+        - link8_composite_inertia_i_11;
+    let t12 = -link8_projected_inertia_n_y;
     let t13 = cache.link8_projected_inertia_f_z * cache.base_angle_subspace_v_z + t12
         + q[1] * cache.link8_projected_inertia_f_x;
-    let t14 = -cache.link9_projected_inertia_n_y;
+    let link9_projected_inertia_n_y = cache.link9_composite_inertia_h_z
+        * cache.link9_position_z
+        - cache.link9_subspace_v_z * cache.link9_composite_inertia_h_x
+        - link9_composite_inertia_i_11;
+    let t14 = -link9_projected_inertia_n_y;
     let t15 = t14 + q[1] * cache.link9_projected_inertia_f_x
         + cache.link9_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t16 = -cache.link10_projected_inertia_n_y;
+    let link10_projected_inertia_n_y = cache.link10_composite_inertia_h_z
+        * cache.link10_position_z - link10_composite_inertia_i_11
+        - cache.link10_composite_inertia_h_x * cache.link10_subspace_v_z;
+    let t16 = -link10_projected_inertia_n_y;
     let t17 = t16 + cache.base_angle_subspace_v_z * cache.link10_projected_inertia_f_z
         + q[1] * cache.link10_projected_inertia_f_x;
-    let t18 = -cache.link11_projected_inertia_n_y;
+    let link11_projected_inertia_n_y = cache.link11_position_z
+        * cache.link11_composite_inertia_h_z
+        - cache.link11_subspace_v_z * cache.link11_composite_inertia_h_x
+        - link11_composite_inertia_i_11;
+    let t18 = -link11_projected_inertia_n_y;
     let t19 = cache.link11_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link11_projected_inertia_f_x + t18;
-    let t20 = -cache.link12_projected_inertia_n_y;
+    let link12_projected_inertia_n_y = cache.link12_position_z
+        * cache.link12_composite_inertia_h_z
+        - cache.link12_subspace_v_z * cache.link12_composite_inertia_h_x
+        - link12_composite_inertia_i_11;
+    let t20 = -link12_projected_inertia_n_y;
     let t21 = t20 + q[1] * cache.link12_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link12_projected_inertia_f_z;
-    let t22 = -cache.link13_projected_inertia_n_y;
+    let link13_projected_inertia_n_y = cache.link13_position_z
+        * cache.link13_composite_inertia_h_z - link13_composite_inertia_i_11
+        - cache.link13_subspace_v_z * cache.link13_composite_inertia_h_x;
+    let t22 = -link13_projected_inertia_n_y;
     let t23 = t22 + cache.link13_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link13_projected_inertia_f_x;
-    let t24 = -cache.link14_projected_inertia_n_y;
+    let link14_projected_inertia_n_y = cache.link14_position_z
+        * cache.link14_composite_inertia_h_z
+        - cache.link14_composite_inertia_h_x * cache.link14_subspace_v_z
+        - link14_composite_inertia_i_11;
+    let t24 = -link14_projected_inertia_n_y;
     let t25 = q[1] * cache.link14_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link14_projected_inertia_f_z + t24;
-    let t26 = -cache.link15_projected_inertia_n_y;
+    let link15_projected_inertia_n_y = cache.link15_composite_inertia_h_z
+        * cache.link15_position_z - link15_composite_inertia_i_11
+        - cache.link15_composite_inertia_h_x * cache.link15_subspace_v_z;
+    let t26 = -link15_projected_inertia_n_y;
     let t27 = t26 + cache.link15_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link15_projected_inertia_f_x;
-    let t28 = -cache.link16_projected_inertia_n_y;
+    let link16_projected_inertia_n_y = cache.link16_position_z
+        * cache.link16_composite_inertia_h_z
+        - cache.link16_subspace_v_z * cache.link16_composite_inertia_h_x
+        - link16_composite_inertia_i_11;
+    let t28 = -link16_projected_inertia_n_y;
     let t29 = q[1] * cache.link16_projected_inertia_f_x
         + cache.link16_projected_inertia_f_z * cache.base_angle_subspace_v_z + t28;
-    let t30 = -cache.link17_projected_inertia_n_y;
+    let link17_projected_inertia_n_y = cache.link17_composite_inertia_h_z
+        * cache.link17_position_z
+        - cache.link17_composite_inertia_h_x * cache.link17_subspace_v_z
+        - link17_composite_inertia_i_11;
+    let t30 = -link17_projected_inertia_n_y;
     let t31 = cache.link17_projected_inertia_f_z * cache.base_angle_subspace_v_z + t30
         + q[1] * cache.link17_projected_inertia_f_x;
-    let t32 = -cache.link18_projected_inertia_n_y;
+    let link18_projected_inertia_n_y = cache.link18_position_z
+        * cache.link18_composite_inertia_h_z - link18_composite_inertia_i_11
+        - cache.link18_subspace_v_z * cache.link18_composite_inertia_h_x;
+    let t32 = -link18_projected_inertia_n_y;
     let t33 = cache.link18_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link18_projected_inertia_f_x + t32;
-    let t34 = -cache.link19_projected_inertia_n_y;
+    let link19_projected_inertia_n_y = cache.link19_composite_inertia_h_z
+        * cache.link19_position_z - link19_composite_inertia_i_11
+        - cache.link19_subspace_v_z * cache.link19_composite_inertia_h_x;
+    let t34 = -link19_projected_inertia_n_y;
     let t35 = q[1] * cache.link19_projected_inertia_f_x + t34
         + cache.link19_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t36 = -cache.link20_projected_inertia_n_y;
+    let link20_projected_inertia_n_y = cache.link20_position_z * cache.link20_inertia_h_z
+        - cache.link20_inertia_i_11
+        - cache.link20_inertia_h_x * cache.link20_subspace_v_z;
+    let t36 = -link20_projected_inertia_n_y;
     let t37 = cache.link20_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link20_projected_inertia_f_x + t36;
     let t38 = cache.link2_subspace_v_z * cache.link3_projected_inertia_f_z
@@ -1931,7 +1877,7 @@ pub fn mass_matrix_into(
     out[(21, 1)] = cache.link20_projected_inertia_f_z;
     out[(2, 2)] = q[1] * cache.base_angle_projected_inertia_f_x
         + cache.base_angle_projected_inertia_f_z * cache.base_angle_subspace_v_z
-        - cache.base_angle_projected_inertia_n_y;
+        - base_angle_projected_inertia_n_y;
     out[(2, 3)] = t1;
     out[(3, 2)] = t1;
     out[(2, 4)] = t3;
@@ -2468,6 +2414,7 @@ pub fn coriolis_into(
     let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
     let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
         - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link20_articulated_bias_f_x = link20_velocity_w_y * link20_momentum_f_z;
     let link19_subspace_rate_v_x = link18_velocity_v_z
         + cache.link19_subspace_v_z * link18_velocity_w_y;
     let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
@@ -2480,7 +2427,7 @@ pub fn coriolis_into(
     let link20_subspace_rate_v_x = link19_velocity_v_z
         + link19_velocity_w_y * cache.link20_subspace_v_z;
     let link20_bias_v_x = link19_bias_v_x + link20_subspace_rate_v_x * qd[21];
-    let link20_composite_force_f_x = link20_velocity_w_y * link20_momentum_f_z
+    let link20_composite_force_f_x = link20_articulated_bias_f_x
         + p.link_mass * link20_bias_v_x;
     let link19_composite_force_f_x = link19_momentum_f_z * link19_velocity_w_y
         + link20_composite_force_f_x + link19_bias_v_x * p.link_mass;
@@ -2632,11 +2579,12 @@ pub fn coriolis_into(
     let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
     let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
         + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link20_articulated_bias_f_z = -(link20_momentum_f_x * link20_velocity_w_y);
     let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
         - link19_velocity_v_x;
     let link20_bias_v_z = link20_subspace_rate_v_z * qd[21] + link19_bias_v_z;
-    let link20_composite_force_f_z = p.link_mass * link20_bias_v_z
-        - link20_momentum_f_x * link20_velocity_w_y;
+    let link20_composite_force_f_z = link20_articulated_bias_f_z
+        + p.link_mass * link20_bias_v_z;
     let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
         + link19_velocity_w_y * cache.link19_inertia_h_z;
     let link19_composite_force_f_z = link19_bias_v_z * p.link_mass
@@ -5015,61 +4963,170 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = -cache.link2_projected_inertia_n_y;
+    let link19_composite_inertia_i_11 = cache.link19_inertia_i_11
+        + cache.link20_inertia_i_11;
+    let link18_composite_inertia_i_11 = cache.link18_inertia_i_11
+        + link19_composite_inertia_i_11;
+    let link17_composite_inertia_i_11 = cache.link17_inertia_i_11
+        + link18_composite_inertia_i_11;
+    let link16_composite_inertia_i_11 = cache.link16_inertia_i_11
+        + link17_composite_inertia_i_11;
+    let link15_composite_inertia_i_11 = cache.link15_inertia_i_11
+        + link16_composite_inertia_i_11;
+    let link14_composite_inertia_i_11 = cache.link14_inertia_i_11
+        + link15_composite_inertia_i_11;
+    let link13_composite_inertia_i_11 = cache.link13_inertia_i_11
+        + link14_composite_inertia_i_11;
+    let link12_composite_inertia_i_11 = link13_composite_inertia_i_11
+        + cache.link12_inertia_i_11;
+    let link11_composite_inertia_i_11 = link12_composite_inertia_i_11
+        + cache.link11_inertia_i_11;
+    let link10_composite_inertia_i_11 = link11_composite_inertia_i_11
+        + cache.link10_inertia_i_11;
+    let link9_composite_inertia_i_11 = link10_composite_inertia_i_11
+        + cache.link9_inertia_i_11;
+    let link8_composite_inertia_i_11 = link9_composite_inertia_i_11
+        + cache.link8_inertia_i_11;
+    let link7_composite_inertia_i_11 = cache.link7_inertia_i_11
+        + link8_composite_inertia_i_11;
+    let link6_composite_inertia_i_11 = link7_composite_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + link6_composite_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11
+        + cache.link3_inertia_i_11;
+    let link2_composite_inertia_i_11 = cache.link2_inertia_i_11
+        + link3_composite_inertia_i_11;
+    let link1_composite_inertia_i_11 = cache.link1_inertia_i_11
+        + link2_composite_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x
+        - link1_composite_inertia_i_11;
+    let link2_projected_inertia_n_y = cache.link2_position_z
+        * cache.link2_composite_inertia_h_z
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x
+        - link2_composite_inertia_i_11;
+    let t0 = -link2_projected_inertia_n_y;
     let t1 = t0 + cache.base_angle_subspace_v_z * cache.link2_projected_inertia_f_z
         + q[1] * cache.link2_projected_inertia_f_x;
-    let t2 = -cache.link3_projected_inertia_n_y;
+    let link3_projected_inertia_n_y = cache.link3_composite_inertia_h_z
+        * cache.link3_position_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t2 = -link3_projected_inertia_n_y;
     let t3 = cache.base_angle_subspace_v_z * cache.link3_projected_inertia_f_z
         + q[1] * cache.link3_projected_inertia_f_x + t2;
-    let t4 = -cache.link4_projected_inertia_n_y;
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z - link4_composite_inertia_i_11
+        - cache.link4_subspace_v_z * cache.link4_composite_inertia_h_x;
+    let t4 = -link4_projected_inertia_n_y;
     let t5 = t4 + cache.base_angle_subspace_v_z * cache.link4_projected_inertia_f_z
         + q[1] * cache.link4_projected_inertia_f_x;
-    let t6 = -cache.link5_projected_inertia_n_y;
+    let link5_projected_inertia_n_y = cache.link5_composite_inertia_h_z
+        * cache.link5_position_z - link5_composite_inertia_i_11
+        - cache.link5_composite_inertia_h_x * cache.link5_subspace_v_z;
+    let t6 = -link5_projected_inertia_n_y;
     let t7 = q[1] * cache.link5_projected_inertia_f_x
         + cache.link5_projected_inertia_f_z * cache.base_angle_subspace_v_z + t6;
-    let t8 = -cache.link6_projected_inertia_n_y;
+    let link6_projected_inertia_n_y = cache.link6_position_z
+        * cache.link6_composite_inertia_h_z
+        - cache.link6_subspace_v_z * cache.link6_composite_inertia_h_x
+        - link6_composite_inertia_i_11;
+    let t8 = -link6_projected_inertia_n_y;
     let t9 = t8 + q[1] * cache.link6_projected_inertia_f_x
         + cache.link6_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t10 = -cache.link7_projected_inertia_n_y;
+    let link7_projected_inertia_n_y = cache.link7_position_z
+        * cache.link7_composite_inertia_h_z
+        - cache.link7_subspace_v_z * cache.link7_composite_inertia_h_x
+        - link7_composite_inertia_i_11;
+    let t10 = -link7_projected_inertia_n_y;
     let t11 = q[1] * cache.link7_projected_inertia_f_x + t10
         + cache.link7_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t12 = -cache.link8_projected_inertia_n_y;
+    let link8_projected_inertia_n_y = cache.link8_position_z
+        * cache.link8_composite_inertia_h_z
+        - cache.link8_composite_inertia_h_x * cache.link8_subspace_v_z
+        - link8_composite_inertia_i_11;
+    let t12 = -link8_projected_inertia_n_y;
     let t13 = cache.link8_projected_inertia_f_z * cache.base_angle_subspace_v_z + t12
         + q[1] * cache.link8_projected_inertia_f_x;
-    let t14 = -cache.link9_projected_inertia_n_y;
+    let link9_projected_inertia_n_y = cache.link9_composite_inertia_h_z
+        * cache.link9_position_z
+        - cache.link9_subspace_v_z * cache.link9_composite_inertia_h_x
+        - link9_composite_inertia_i_11;
+    let t14 = -link9_projected_inertia_n_y;
     let t15 = t14 + q[1] * cache.link9_projected_inertia_f_x
         + cache.link9_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t16 = -cache.link10_projected_inertia_n_y;
+    let link10_projected_inertia_n_y = cache.link10_composite_inertia_h_z
+        * cache.link10_position_z - link10_composite_inertia_i_11
+        - cache.link10_composite_inertia_h_x * cache.link10_subspace_v_z;
+    let t16 = -link10_projected_inertia_n_y;
     let t17 = t16 + cache.base_angle_subspace_v_z * cache.link10_projected_inertia_f_z
         + q[1] * cache.link10_projected_inertia_f_x;
-    let t18 = -cache.link11_projected_inertia_n_y;
+    let link11_projected_inertia_n_y = cache.link11_position_z
+        * cache.link11_composite_inertia_h_z
+        - cache.link11_subspace_v_z * cache.link11_composite_inertia_h_x
+        - link11_composite_inertia_i_11;
+    let t18 = -link11_projected_inertia_n_y;
     let t19 = cache.link11_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link11_projected_inertia_f_x + t18;
-    let t20 = -cache.link12_projected_inertia_n_y;
+    let link12_projected_inertia_n_y = cache.link12_position_z
+        * cache.link12_composite_inertia_h_z
+        - cache.link12_subspace_v_z * cache.link12_composite_inertia_h_x
+        - link12_composite_inertia_i_11;
+    let t20 = -link12_projected_inertia_n_y;
     let t21 = t20 + q[1] * cache.link12_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link12_projected_inertia_f_z;
-    let t22 = -cache.link13_projected_inertia_n_y;
+    let link13_projected_inertia_n_y = cache.link13_position_z
+        * cache.link13_composite_inertia_h_z - link13_composite_inertia_i_11
+        - cache.link13_subspace_v_z * cache.link13_composite_inertia_h_x;
+    let t22 = -link13_projected_inertia_n_y;
     let t23 = t22 + cache.link13_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link13_projected_inertia_f_x;
-    let t24 = -cache.link14_projected_inertia_n_y;
+    let link14_projected_inertia_n_y = cache.link14_position_z
+        * cache.link14_composite_inertia_h_z
+        - cache.link14_composite_inertia_h_x * cache.link14_subspace_v_z
+        - link14_composite_inertia_i_11;
+    let t24 = -link14_projected_inertia_n_y;
     let t25 = q[1] * cache.link14_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link14_projected_inertia_f_z + t24;
-    let t26 = -cache.link15_projected_inertia_n_y;
+    let link15_projected_inertia_n_y = cache.link15_composite_inertia_h_z
+        * cache.link15_position_z - link15_composite_inertia_i_11
+        - cache.link15_composite_inertia_h_x * cache.link15_subspace_v_z;
+    let t26 = -link15_projected_inertia_n_y;
     let t27 = t26 + cache.link15_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link15_projected_inertia_f_x;
-    let t28 = -cache.link16_projected_inertia_n_y;
+    let link16_projected_inertia_n_y = cache.link16_position_z
+        * cache.link16_composite_inertia_h_z
+        - cache.link16_subspace_v_z * cache.link16_composite_inertia_h_x
+        - link16_composite_inertia_i_11;
+    let t28 = -link16_projected_inertia_n_y;
     let t29 = q[1] * cache.link16_projected_inertia_f_x
         + cache.link16_projected_inertia_f_z * cache.base_angle_subspace_v_z + t28;
-    let t30 = -cache.link17_projected_inertia_n_y;
+    let link17_projected_inertia_n_y = cache.link17_composite_inertia_h_z
+        * cache.link17_position_z
+        - cache.link17_composite_inertia_h_x * cache.link17_subspace_v_z
+        - link17_composite_inertia_i_11;
+    let t30 = -link17_projected_inertia_n_y;
     let t31 = cache.link17_projected_inertia_f_z * cache.base_angle_subspace_v_z + t30
         + q[1] * cache.link17_projected_inertia_f_x;
-    let t32 = -cache.link18_projected_inertia_n_y;
+    let link18_projected_inertia_n_y = cache.link18_position_z
+        * cache.link18_composite_inertia_h_z - link18_composite_inertia_i_11
+        - cache.link18_subspace_v_z * cache.link18_composite_inertia_h_x;
+    let t32 = -link18_projected_inertia_n_y;
     let t33 = cache.link18_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link18_projected_inertia_f_x + t32;
-    let t34 = -cache.link19_projected_inertia_n_y;
+    let link19_projected_inertia_n_y = cache.link19_composite_inertia_h_z
+        * cache.link19_position_z - link19_composite_inertia_i_11
+        - cache.link19_subspace_v_z * cache.link19_composite_inertia_h_x;
+    let t34 = -link19_projected_inertia_n_y;
     let t35 = q[1] * cache.link19_projected_inertia_f_x + t34
         + cache.link19_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t36 = -cache.link20_projected_inertia_n_y;
+    let link20_projected_inertia_n_y = cache.link20_position_z * cache.link20_inertia_h_z
+        - cache.link20_inertia_i_11
+        - cache.link20_inertia_h_x * cache.link20_subspace_v_z;
+    let t36 = -link20_projected_inertia_n_y;
     let t37 = cache.link20_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link20_projected_inertia_f_x + t36;
     let t38 = cache.link2_subspace_v_z * cache.link3_projected_inertia_f_z
@@ -5520,6 +5577,7 @@ pub fn dynamics_into(
     let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
     let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
         - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link20_articulated_bias_f_x = link20_velocity_w_y * link20_momentum_f_z;
     let link19_subspace_rate_v_x = link18_velocity_v_z
         + cache.link19_subspace_v_z * link18_velocity_w_y;
     let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
@@ -5532,7 +5590,7 @@ pub fn dynamics_into(
     let link20_subspace_rate_v_x = link19_velocity_v_z
         + link19_velocity_w_y * cache.link20_subspace_v_z;
     let link20_bias_v_x = link19_bias_v_x + link20_subspace_rate_v_x * qd[21];
-    let link20_composite_force_f_x = link20_velocity_w_y * link20_momentum_f_z
+    let link20_composite_force_f_x = link20_articulated_bias_f_x
         + p.link_mass * link20_bias_v_x;
     let link19_composite_force_f_x = link19_momentum_f_z * link19_velocity_w_y
         + link20_composite_force_f_x + link19_bias_v_x * p.link_mass;
@@ -5684,11 +5742,12 @@ pub fn dynamics_into(
     let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
     let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
         + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link20_articulated_bias_f_z = -(link20_momentum_f_x * link20_velocity_w_y);
     let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
         - link19_velocity_v_x;
     let link20_bias_v_z = link20_subspace_rate_v_z * qd[21] + link19_bias_v_z;
-    let link20_composite_force_f_z = p.link_mass * link20_bias_v_z
-        - link20_momentum_f_x * link20_velocity_w_y;
+    let link20_composite_force_f_z = link20_articulated_bias_f_z
+        + p.link_mass * link20_bias_v_z;
     let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
         + link19_velocity_w_y * cache.link19_inertia_h_z;
     let link19_composite_force_f_z = link19_bias_v_z * p.link_mass
@@ -5924,7 +5983,7 @@ pub fn dynamics_into(
     mass_matrix[(21, 1)] = cache.link20_projected_inertia_f_z;
     mass_matrix[(2, 2)] = q[1] * cache.base_angle_projected_inertia_f_x
         + cache.base_angle_projected_inertia_f_z * cache.base_angle_subspace_v_z
-        - cache.base_angle_projected_inertia_n_y;
+        - base_angle_projected_inertia_n_y;
     mass_matrix[(2, 3)] = t1;
     mass_matrix[(3, 2)] = t1;
     mass_matrix[(2, 4)] = t3;
@@ -6454,6 +6513,1656 @@ pub fn dynamics_into(
         * p.gravity + p.gravity * cache.link19_composite_inertia_h_x;
     gravity[21] = cache.link20_inertia_h_x * p.gravity
         + p.gravity * p.link_mass * cache.link20_subspace_v_z;
+}
+/// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
+/// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
+/// false (and `out` is meaningless) where M is not positive definite, i.e. where
+/// an articulated pivot is not positive.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 22];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let link20_articulated_15 = -cache.link20_inertia_h_x;
+    let link20_articulated_subspace_n_y = cache.link20_position_z
+        * cache.link20_inertia_h_z + cache.link20_subspace_v_z * link20_articulated_15
+        - cache.link20_inertia_i_11;
+    let link20_articulated_subspace_f_z = p.link_mass * cache.link20_subspace_v_z
+        - link20_articulated_15;
+    let link20_pivot = link20_articulated_subspace_f_z * cache.link20_subspace_v_z
+        + cache.link20_position_z * cache.link20_projected_inertia_f_x
+        - link20_articulated_subspace_n_y;
+    let link20_inverse_pivot = 1.0 / link20_pivot;
+    let link20_articulated_passed_11 = cache.link20_inertia_i_11
+        - link20_articulated_subspace_n_y * link20_articulated_subspace_n_y
+            * link20_inverse_pivot;
+    let link19_articulated_11 = cache.link19_inertia_i_11 + link20_articulated_passed_11;
+    let link20_articulated_passed_33 = p.link_mass
+        - link20_inverse_pivot * cache.link20_projected_inertia_f_x
+            * cache.link20_projected_inertia_f_x;
+    let link19_articulated_33 = p.link_mass + link20_articulated_passed_33;
+    let link20_articulated_passed_35 = -(link20_inverse_pivot
+        * link20_articulated_subspace_f_z * cache.link20_projected_inertia_f_x);
+    let link20_articulated_passed_13 = cache.link20_inertia_h_z
+        - link20_articulated_subspace_n_y * link20_inverse_pivot
+            * cache.link20_projected_inertia_f_x;
+    let link19_articulated_13 = link20_articulated_passed_13 + cache.link19_inertia_h_z;
+    let link19_articulated_subspace_f_x = link19_articulated_33 * cache.link19_position_z
+        + cache.link19_subspace_v_z * link20_articulated_passed_35
+        - link19_articulated_13;
+    let link20_articulated_passed_15 = link20_articulated_15
+        - link20_articulated_subspace_n_y * link20_inverse_pivot
+            * link20_articulated_subspace_f_z;
+    let link19_articulated_15 = link20_articulated_passed_15 - cache.link19_inertia_h_x;
+    let link19_articulated_subspace_n_y = link19_articulated_13 * cache.link19_position_z
+        + cache.link19_subspace_v_z * link19_articulated_15 - link19_articulated_11;
+    let link20_articulated_passed_55 = p.link_mass
+        - link20_inverse_pivot * link20_articulated_subspace_f_z
+            * link20_articulated_subspace_f_z;
+    let link19_articulated_55 = link20_articulated_passed_55 + p.link_mass;
+    let link19_articulated_subspace_f_z = cache.link19_position_z
+        * link20_articulated_passed_35
+        + link19_articulated_55 * cache.link19_subspace_v_z - link19_articulated_15;
+    let link19_pivot = cache.link19_position_z * link19_articulated_subspace_f_x
+        + cache.link19_subspace_v_z * link19_articulated_subspace_f_z
+        - link19_articulated_subspace_n_y;
+    let link19_inverse_pivot = 1.0 / link19_pivot;
+    let link19_articulated_passed_11 = link19_articulated_11
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_n_y;
+    let link18_articulated_11 = cache.link18_inertia_i_11 + link19_articulated_passed_11;
+    let link19_articulated_passed_33 = link19_articulated_33
+        - link19_inverse_pivot * link19_articulated_subspace_f_x
+            * link19_articulated_subspace_f_x;
+    let link18_articulated_33 = link19_articulated_passed_33 + p.link_mass;
+    let link19_articulated_passed_13 = link19_articulated_13
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_f_x;
+    let link18_articulated_13 = link19_articulated_passed_13 + cache.link18_inertia_h_z;
+    let link19_articulated_passed_35 = link20_articulated_passed_35
+        - link19_inverse_pivot * link19_articulated_subspace_f_x
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_subspace_f_x = cache.link18_position_z * link18_articulated_33
+        + cache.link18_subspace_v_z * link19_articulated_passed_35
+        - link18_articulated_13;
+    let link19_articulated_passed_15 = link19_articulated_15
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_15 = link19_articulated_passed_15 - cache.link18_inertia_h_x;
+    let link18_articulated_subspace_n_y = link18_articulated_15
+        * cache.link18_subspace_v_z + link18_articulated_13 * cache.link18_position_z
+        - link18_articulated_11;
+    let link19_articulated_passed_55 = link19_articulated_55
+        - link19_inverse_pivot * link19_articulated_subspace_f_z
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_55 = link19_articulated_passed_55 + p.link_mass;
+    let link18_articulated_subspace_f_z = cache.link18_subspace_v_z
+        * link18_articulated_55 + cache.link18_position_z * link19_articulated_passed_35
+        - link18_articulated_15;
+    let link18_pivot = cache.link18_position_z * link18_articulated_subspace_f_x
+        + cache.link18_subspace_v_z * link18_articulated_subspace_f_z
+        - link18_articulated_subspace_n_y;
+    let link18_inverse_pivot = 1.0 / link18_pivot;
+    let link18_articulated_passed_11 = link18_articulated_11
+        - link18_inverse_pivot * link18_articulated_subspace_n_y
+            * link18_articulated_subspace_n_y;
+    let link17_articulated_11 = cache.link17_inertia_i_11 + link18_articulated_passed_11;
+    let link18_articulated_passed_15 = link18_articulated_15
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_n_y;
+    let link17_articulated_15 = link18_articulated_passed_15 - cache.link17_inertia_h_x;
+    let link18_articulated_passed_13 = link18_articulated_13
+        - link18_inverse_pivot * link18_articulated_subspace_n_y
+            * link18_articulated_subspace_f_x;
+    let link17_articulated_13 = link18_articulated_passed_13 + cache.link17_inertia_h_z;
+    let link17_articulated_subspace_n_y = cache.link17_subspace_v_z
+        * link17_articulated_15 + link17_articulated_13 * cache.link17_position_z
+        - link17_articulated_11;
+    let link18_articulated_passed_35 = link19_articulated_passed_35
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_f_x;
+    let link18_articulated_passed_55 = link18_articulated_55
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_f_z;
+    let link17_articulated_55 = link18_articulated_passed_55 + p.link_mass;
+    let link17_articulated_subspace_f_z = link18_articulated_passed_35
+        * cache.link17_position_z + link17_articulated_55 * cache.link17_subspace_v_z
+        - link17_articulated_15;
+    let link18_articulated_passed_33 = link18_articulated_33
+        - link18_inverse_pivot * link18_articulated_subspace_f_x
+            * link18_articulated_subspace_f_x;
+    let link17_articulated_33 = p.link_mass + link18_articulated_passed_33;
+    let link17_articulated_subspace_f_x = link17_articulated_33 * cache.link17_position_z
+        + cache.link17_subspace_v_z * link18_articulated_passed_35
+        - link17_articulated_13;
+    let link17_pivot = link17_articulated_subspace_f_x * cache.link17_position_z
+        + cache.link17_subspace_v_z * link17_articulated_subspace_f_z
+        - link17_articulated_subspace_n_y;
+    let link17_inverse_pivot = 1.0 / link17_pivot;
+    let link17_articulated_passed_15 = link17_articulated_15
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_15 = link17_articulated_passed_15 - cache.link16_inertia_h_x;
+    let link17_articulated_passed_11 = link17_articulated_11
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_n_y
+            * link17_inverse_pivot;
+    let link16_articulated_11 = cache.link16_inertia_i_11 + link17_articulated_passed_11;
+    let link17_articulated_passed_13 = link17_articulated_13
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_f_x
+            * link17_inverse_pivot;
+    let link16_articulated_13 = cache.link16_inertia_h_z + link17_articulated_passed_13;
+    let link16_articulated_subspace_n_y = cache.link16_subspace_v_z
+        * link16_articulated_15 + cache.link16_position_z * link16_articulated_13
+        - link16_articulated_11;
+    let link17_articulated_passed_33 = link17_articulated_33
+        - link17_articulated_subspace_f_x * link17_articulated_subspace_f_x
+            * link17_inverse_pivot;
+    let link16_articulated_33 = link17_articulated_passed_33 + p.link_mass;
+    let link17_articulated_passed_35 = link18_articulated_passed_35
+        - link17_articulated_subspace_f_x * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_subspace_f_x = cache.link16_position_z * link16_articulated_33
+        + cache.link16_subspace_v_z * link17_articulated_passed_35
+        - link16_articulated_13;
+    let link17_articulated_passed_55 = link17_articulated_55
+        - link17_articulated_subspace_f_z * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_55 = p.link_mass + link17_articulated_passed_55;
+    let link16_articulated_subspace_f_z = cache.link16_subspace_v_z
+        * link16_articulated_55 + cache.link16_position_z * link17_articulated_passed_35
+        - link16_articulated_15;
+    let link16_pivot = cache.link16_position_z * link16_articulated_subspace_f_x
+        + cache.link16_subspace_v_z * link16_articulated_subspace_f_z
+        - link16_articulated_subspace_n_y;
+    let link16_inverse_pivot = 1.0 / link16_pivot;
+    let link16_articulated_passed_15 = link16_articulated_15
+        - link16_inverse_pivot * link16_articulated_subspace_n_y
+            * link16_articulated_subspace_f_z;
+    let link15_articulated_15 = link16_articulated_passed_15 - cache.link15_inertia_h_x;
+    let link16_articulated_passed_35 = link17_articulated_passed_35
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_f_z;
+    let link16_articulated_passed_55 = link16_articulated_55
+        - link16_inverse_pivot * link16_articulated_subspace_f_z
+            * link16_articulated_subspace_f_z;
+    let link15_articulated_55 = p.link_mass + link16_articulated_passed_55;
+    let link15_articulated_subspace_f_z = link16_articulated_passed_35
+        * cache.link15_position_z + link15_articulated_55 * cache.link15_subspace_v_z
+        - link15_articulated_15;
+    let link16_articulated_passed_13 = link16_articulated_13
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_n_y;
+    let link15_articulated_13 = cache.link15_inertia_h_z + link16_articulated_passed_13;
+    let link16_articulated_passed_11 = link16_articulated_11
+        - link16_inverse_pivot * link16_articulated_subspace_n_y
+            * link16_articulated_subspace_n_y;
+    let link15_articulated_11 = cache.link15_inertia_i_11 + link16_articulated_passed_11;
+    let link15_articulated_subspace_n_y = link15_articulated_13 * cache.link15_position_z
+        + cache.link15_subspace_v_z * link15_articulated_15 - link15_articulated_11;
+    let link16_articulated_passed_33 = link16_articulated_33
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_f_x;
+    let link15_articulated_33 = link16_articulated_passed_33 + p.link_mass;
+    let link15_articulated_subspace_f_x = cache.link15_position_z * link15_articulated_33
+        + link16_articulated_passed_35 * cache.link15_subspace_v_z
+        - link15_articulated_13;
+    let link15_pivot = cache.link15_position_z * link15_articulated_subspace_f_x
+        + link15_articulated_subspace_f_z * cache.link15_subspace_v_z
+        - link15_articulated_subspace_n_y;
+    let link15_inverse_pivot = 1.0 / link15_pivot;
+    let link15_articulated_passed_15 = link15_articulated_15
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_n_y
+            * link15_inverse_pivot;
+    let link14_articulated_15 = link15_articulated_passed_15 - cache.link14_inertia_h_x;
+    let link15_articulated_passed_35 = link16_articulated_passed_35
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link15_articulated_passed_55 = link15_articulated_55
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_f_z
+            * link15_inverse_pivot;
+    let link14_articulated_55 = p.link_mass + link15_articulated_passed_55;
+    let link14_articulated_subspace_f_z = cache.link14_position_z
+        * link15_articulated_passed_35
+        + cache.link14_subspace_v_z * link14_articulated_55 - link14_articulated_15;
+    let link15_articulated_passed_13 = link15_articulated_13
+        - link15_articulated_subspace_n_y * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link14_articulated_13 = cache.link14_inertia_h_z + link15_articulated_passed_13;
+    let link15_articulated_passed_11 = link15_articulated_11
+        - link15_articulated_subspace_n_y * link15_articulated_subspace_n_y
+            * link15_inverse_pivot;
+    let link14_articulated_11 = cache.link14_inertia_i_11 + link15_articulated_passed_11;
+    let link14_articulated_subspace_n_y = link14_articulated_15
+        * cache.link14_subspace_v_z + cache.link14_position_z * link14_articulated_13
+        - link14_articulated_11;
+    let link15_articulated_passed_33 = link15_articulated_33
+        - link15_articulated_subspace_f_x * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link14_articulated_33 = link15_articulated_passed_33 + p.link_mass;
+    let link14_articulated_subspace_f_x = link15_articulated_passed_35
+        * cache.link14_subspace_v_z + link14_articulated_33 * cache.link14_position_z
+        - link14_articulated_13;
+    let link14_pivot = cache.link14_subspace_v_z * link14_articulated_subspace_f_z
+        + cache.link14_position_z * link14_articulated_subspace_f_x
+        - link14_articulated_subspace_n_y;
+    let link14_inverse_pivot = 1.0 / link14_pivot;
+    let link14_articulated_passed_35 = link15_articulated_passed_35
+        - link14_inverse_pivot * link14_articulated_subspace_f_x
+            * link14_articulated_subspace_f_z;
+    let link14_articulated_passed_15 = link14_articulated_15
+        - link14_articulated_subspace_n_y * link14_inverse_pivot
+            * link14_articulated_subspace_f_z;
+    let link13_articulated_15 = link14_articulated_passed_15 - cache.link13_inertia_h_x;
+    let link14_articulated_passed_55 = link14_articulated_55
+        - link14_inverse_pivot * link14_articulated_subspace_f_z
+            * link14_articulated_subspace_f_z;
+    let link13_articulated_55 = link14_articulated_passed_55 + p.link_mass;
+    let link13_articulated_subspace_f_z = cache.link13_position_z
+        * link14_articulated_passed_35
+        + cache.link13_subspace_v_z * link13_articulated_55 - link13_articulated_15;
+    let link14_articulated_passed_13 = link14_articulated_13
+        - link14_articulated_subspace_n_y * link14_inverse_pivot
+            * link14_articulated_subspace_f_x;
+    let link13_articulated_13 = cache.link13_inertia_h_z + link14_articulated_passed_13;
+    let link14_articulated_passed_11 = link14_articulated_11
+        - link14_articulated_subspace_n_y * link14_articulated_subspace_n_y
+            * link14_inverse_pivot;
+    let link13_articulated_11 = cache.link13_inertia_i_11 + link14_articulated_passed_11;
+    let link13_articulated_subspace_n_y = cache.link13_position_z * link13_articulated_13
+        + cache.link13_subspace_v_z * link13_articulated_15 - link13_articulated_11;
+    let link14_articulated_passed_33 = link14_articulated_33
+        - link14_inverse_pivot * link14_articulated_subspace_f_x
+            * link14_articulated_subspace_f_x;
+    let link13_articulated_33 = p.link_mass + link14_articulated_passed_33;
+    let link13_articulated_subspace_f_x = cache.link13_subspace_v_z
+        * link14_articulated_passed_35 + cache.link13_position_z * link13_articulated_33
+        - link13_articulated_13;
+    let link13_pivot = cache.link13_subspace_v_z * link13_articulated_subspace_f_z
+        + cache.link13_position_z * link13_articulated_subspace_f_x
+        - link13_articulated_subspace_n_y;
+    let link13_inverse_pivot = 1.0 / link13_pivot;
+    let link13_articulated_passed_35 = link14_articulated_passed_35
+        - link13_articulated_subspace_f_z * link13_inverse_pivot
+            * link13_articulated_subspace_f_x;
+    let link13_articulated_passed_15 = link13_articulated_15
+        - link13_articulated_subspace_f_z * link13_articulated_subspace_n_y
+            * link13_inverse_pivot;
+    let link12_articulated_15 = link13_articulated_passed_15 - cache.link12_inertia_h_x;
+    let link13_articulated_passed_55 = link13_articulated_55
+        - link13_articulated_subspace_f_z * link13_articulated_subspace_f_z
+            * link13_inverse_pivot;
+    let link12_articulated_55 = link13_articulated_passed_55 + p.link_mass;
+    let link12_articulated_subspace_f_z = link13_articulated_passed_35
+        * cache.link12_position_z + link12_articulated_55 * cache.link12_subspace_v_z
+        - link12_articulated_15;
+    let link13_articulated_passed_13 = link13_articulated_13
+        - link13_articulated_subspace_n_y * link13_inverse_pivot
+            * link13_articulated_subspace_f_x;
+    let link12_articulated_13 = link13_articulated_passed_13 + cache.link12_inertia_h_z;
+    let link13_articulated_passed_11 = link13_articulated_11
+        - link13_articulated_subspace_n_y * link13_articulated_subspace_n_y
+            * link13_inverse_pivot;
+    let link12_articulated_11 = link13_articulated_passed_11 + cache.link12_inertia_i_11;
+    let link12_articulated_subspace_n_y = cache.link12_subspace_v_z
+        * link12_articulated_15 + link12_articulated_13 * cache.link12_position_z
+        - link12_articulated_11;
+    let link13_articulated_passed_33 = link13_articulated_33
+        - link13_inverse_pivot * link13_articulated_subspace_f_x
+            * link13_articulated_subspace_f_x;
+    let link12_articulated_33 = link13_articulated_passed_33 + p.link_mass;
+    let link12_articulated_subspace_f_x = link13_articulated_passed_35
+        * cache.link12_subspace_v_z + link12_articulated_33 * cache.link12_position_z
+        - link12_articulated_13;
+    let link12_pivot = link12_articulated_subspace_f_z * cache.link12_subspace_v_z
+        + link12_articulated_subspace_f_x * cache.link12_position_z
+        - link12_articulated_subspace_n_y;
+    let link12_inverse_pivot = 1.0 / link12_pivot;
+    let link12_articulated_passed_13 = link12_articulated_13
+        - link12_inverse_pivot * link12_articulated_subspace_f_x
+            * link12_articulated_subspace_n_y;
+    let link11_articulated_13 = link12_articulated_passed_13 + cache.link11_inertia_h_z;
+    let link12_articulated_passed_15 = link12_articulated_15
+        - link12_articulated_subspace_f_z * link12_inverse_pivot
+            * link12_articulated_subspace_n_y;
+    let link11_articulated_15 = link12_articulated_passed_15 - cache.link11_inertia_h_x;
+    let link12_articulated_passed_11 = link12_articulated_11
+        - link12_inverse_pivot * link12_articulated_subspace_n_y
+            * link12_articulated_subspace_n_y;
+    let link11_articulated_11 = link12_articulated_passed_11 + cache.link11_inertia_i_11;
+    let link11_articulated_subspace_n_y = cache.link11_subspace_v_z
+        * link11_articulated_15 + link11_articulated_13 * cache.link11_position_z
+        - link11_articulated_11;
+    let link12_articulated_passed_33 = link12_articulated_33
+        - link12_inverse_pivot * link12_articulated_subspace_f_x
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_33 = link12_articulated_passed_33 + p.link_mass;
+    let link12_articulated_passed_35 = link13_articulated_passed_35
+        - link12_articulated_subspace_f_z * link12_inverse_pivot
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_subspace_f_x = link11_articulated_33 * cache.link11_position_z
+        + cache.link11_subspace_v_z * link12_articulated_passed_35
+        - link11_articulated_13;
+    let link12_articulated_passed_55 = link12_articulated_55
+        - link12_articulated_subspace_f_z * link12_articulated_subspace_f_z
+            * link12_inverse_pivot;
+    let link11_articulated_55 = link12_articulated_passed_55 + p.link_mass;
+    let link11_articulated_subspace_f_z = cache.link11_subspace_v_z
+        * link11_articulated_55 + link12_articulated_passed_35 * cache.link11_position_z
+        - link11_articulated_15;
+    let link11_pivot = cache.link11_subspace_v_z * link11_articulated_subspace_f_z
+        + link11_articulated_subspace_f_x * cache.link11_position_z
+        - link11_articulated_subspace_n_y;
+    let link11_inverse_pivot = 1.0 / link11_pivot;
+    let link11_articulated_passed_13 = link11_articulated_13
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_13 = link11_articulated_passed_13 + cache.link10_inertia_h_z;
+    let link11_articulated_passed_11 = link11_articulated_11
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_n_y
+            * link11_inverse_pivot;
+    let link10_articulated_11 = link11_articulated_passed_11 + cache.link10_inertia_i_11;
+    let link11_articulated_passed_15 = link11_articulated_15
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_articulated_15 = link11_articulated_passed_15 - cache.link10_inertia_h_x;
+    let link10_articulated_subspace_n_y = cache.link10_subspace_v_z
+        * link10_articulated_15 + link10_articulated_13 * cache.link10_position_z
+        - link10_articulated_11;
+    let link11_articulated_passed_35 = link12_articulated_passed_35
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link11_articulated_passed_33 = link11_articulated_33
+        - link11_articulated_subspace_f_x * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_33 = link11_articulated_passed_33 + p.link_mass;
+    let link10_articulated_subspace_f_x = cache.link10_subspace_v_z
+        * link11_articulated_passed_35 + link10_articulated_33 * cache.link10_position_z
+        - link10_articulated_13;
+    let link11_articulated_passed_55 = link11_articulated_55
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_articulated_55 = p.link_mass + link11_articulated_passed_55;
+    let link10_articulated_subspace_f_z = link11_articulated_passed_35
+        * cache.link10_position_z + cache.link10_subspace_v_z * link10_articulated_55
+        - link10_articulated_15;
+    let link10_pivot = link10_articulated_subspace_f_x * cache.link10_position_z
+        + link10_articulated_subspace_f_z * cache.link10_subspace_v_z
+        - link10_articulated_subspace_n_y;
+    let link10_inverse_pivot = 1.0 / link10_pivot;
+    let link10_articulated_passed_13 = link10_articulated_13
+        - link10_articulated_subspace_n_y * link10_inverse_pivot
+            * link10_articulated_subspace_f_x;
+    let link9_articulated_13 = link10_articulated_passed_13 + cache.link9_inertia_h_z;
+    let link10_articulated_passed_11 = link10_articulated_11
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_articulated_11 = link10_articulated_passed_11 + cache.link9_inertia_i_11;
+    let link10_articulated_passed_15 = link10_articulated_15
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_articulated_15 = link10_articulated_passed_15 - cache.link9_inertia_h_x;
+    let link9_articulated_subspace_n_y = link9_articulated_13 * cache.link9_position_z
+        + cache.link9_subspace_v_z * link9_articulated_15 - link9_articulated_11;
+    let link10_articulated_passed_55 = link10_articulated_55
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_f_z
+            * link10_inverse_pivot;
+    let link9_articulated_55 = p.link_mass + link10_articulated_passed_55;
+    let link10_articulated_passed_35 = link11_articulated_passed_35
+        - link10_articulated_subspace_f_z * link10_inverse_pivot
+            * link10_articulated_subspace_f_x;
+    let link9_articulated_subspace_f_z = cache.link9_subspace_v_z * link9_articulated_55
+        + link10_articulated_passed_35 * cache.link9_position_z - link9_articulated_15;
+    let link10_articulated_passed_33 = link10_articulated_33
+        - link10_inverse_pivot * link10_articulated_subspace_f_x
+            * link10_articulated_subspace_f_x;
+    let link9_articulated_33 = p.link_mass + link10_articulated_passed_33;
+    let link9_articulated_subspace_f_x = cache.link9_subspace_v_z
+        * link10_articulated_passed_35 + cache.link9_position_z * link9_articulated_33
+        - link9_articulated_13;
+    let link9_pivot = cache.link9_subspace_v_z * link9_articulated_subspace_f_z
+        + cache.link9_position_z * link9_articulated_subspace_f_x
+        - link9_articulated_subspace_n_y;
+    let link9_inverse_pivot = 1.0 / link9_pivot;
+    let link9_articulated_passed_11 = link9_articulated_11
+        - link9_articulated_subspace_n_y * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_11 = cache.link8_inertia_i_11 + link9_articulated_passed_11;
+    let link9_articulated_passed_15 = link9_articulated_15
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_15 = link9_articulated_passed_15 - cache.link8_inertia_h_x;
+    let link9_articulated_passed_13 = link9_articulated_13
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_13 = cache.link8_inertia_h_z + link9_articulated_passed_13;
+    let link8_articulated_subspace_n_y = link8_articulated_15 * cache.link8_subspace_v_z
+        + cache.link8_position_z * link8_articulated_13 - link8_articulated_11;
+    let link9_articulated_passed_35 = link10_articulated_passed_35
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_f_z
+            * link9_inverse_pivot;
+    let link9_articulated_passed_55 = link9_articulated_55
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_f_z
+            * link9_inverse_pivot;
+    let link8_articulated_55 = link9_articulated_passed_55 + p.link_mass;
+    let link8_articulated_subspace_f_z = cache.link8_position_z
+        * link9_articulated_passed_35 + link8_articulated_55 * cache.link8_subspace_v_z
+        - link8_articulated_15;
+    let link9_articulated_passed_33 = link9_articulated_33
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_f_x
+            * link9_inverse_pivot;
+    let link8_articulated_33 = p.link_mass + link9_articulated_passed_33;
+    let link8_articulated_subspace_f_x = cache.link8_position_z * link8_articulated_33
+        + link9_articulated_passed_35 * cache.link8_subspace_v_z - link8_articulated_13;
+    let link8_pivot = link8_articulated_subspace_f_z * cache.link8_subspace_v_z
+        + cache.link8_position_z * link8_articulated_subspace_f_x
+        - link8_articulated_subspace_n_y;
+    let link8_inverse_pivot = 1.0 / link8_pivot;
+    let link8_articulated_passed_11 = link8_articulated_11
+        - link8_inverse_pivot * link8_articulated_subspace_n_y
+            * link8_articulated_subspace_n_y;
+    let link7_articulated_11 = cache.link7_inertia_i_11 + link8_articulated_passed_11;
+    let link8_articulated_passed_13 = link8_articulated_13
+        - link8_inverse_pivot * link8_articulated_subspace_n_y
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_13 = link8_articulated_passed_13 + cache.link7_inertia_h_z;
+    let link8_articulated_passed_15 = link8_articulated_15
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_n_y;
+    let link7_articulated_15 = link8_articulated_passed_15 - cache.link7_inertia_h_x;
+    let link7_articulated_subspace_n_y = cache.link7_position_z * link7_articulated_13
+        + cache.link7_subspace_v_z * link7_articulated_15 - link7_articulated_11;
+    let link8_articulated_passed_33 = link8_articulated_33
+        - link8_inverse_pivot * link8_articulated_subspace_f_x
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_33 = link8_articulated_passed_33 + p.link_mass;
+    let link8_articulated_passed_35 = link9_articulated_passed_35
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_subspace_f_x = cache.link7_position_z * link7_articulated_33
+        + link8_articulated_passed_35 * cache.link7_subspace_v_z - link7_articulated_13;
+    let link8_articulated_passed_55 = link8_articulated_55
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_f_z;
+    let link7_articulated_55 = link8_articulated_passed_55 + p.link_mass;
+    let link7_articulated_subspace_f_z = cache.link7_position_z
+        * link8_articulated_passed_35 + link7_articulated_55 * cache.link7_subspace_v_z
+        - link7_articulated_15;
+    let link7_pivot = cache.link7_position_z * link7_articulated_subspace_f_x
+        + cache.link7_subspace_v_z * link7_articulated_subspace_f_z
+        - link7_articulated_subspace_n_y;
+    let link7_inverse_pivot = 1.0 / link7_pivot;
+    let link7_articulated_passed_11 = link7_articulated_11
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_n_y
+            * link7_inverse_pivot;
+    let link6_articulated_11 = cache.link6_inertia_i_11 + link7_articulated_passed_11;
+    let link7_articulated_passed_13 = link7_articulated_13
+        - link7_articulated_subspace_n_y * link7_inverse_pivot
+            * link7_articulated_subspace_f_x;
+    let link6_articulated_13 = cache.link6_inertia_h_z + link7_articulated_passed_13;
+    let link7_articulated_passed_15 = link7_articulated_15
+        - link7_articulated_subspace_n_y * link7_inverse_pivot
+            * link7_articulated_subspace_f_z;
+    let link6_articulated_15 = link7_articulated_passed_15 - cache.link6_inertia_h_x;
+    let link6_articulated_subspace_n_y = link6_articulated_13 * cache.link6_position_z
+        + cache.link6_subspace_v_z * link6_articulated_15 - link6_articulated_11;
+    let link7_articulated_passed_35 = link8_articulated_passed_35
+        - link7_inverse_pivot * link7_articulated_subspace_f_z
+            * link7_articulated_subspace_f_x;
+    let link7_articulated_passed_55 = link7_articulated_55
+        - link7_inverse_pivot * link7_articulated_subspace_f_z
+            * link7_articulated_subspace_f_z;
+    let link6_articulated_55 = p.link_mass + link7_articulated_passed_55;
+    let link6_articulated_subspace_f_z = link7_articulated_passed_35
+        * cache.link6_position_z + cache.link6_subspace_v_z * link6_articulated_55
+        - link6_articulated_15;
+    let link7_articulated_passed_33 = link7_articulated_33
+        - link7_inverse_pivot * link7_articulated_subspace_f_x
+            * link7_articulated_subspace_f_x;
+    let link6_articulated_33 = p.link_mass + link7_articulated_passed_33;
+    let link6_articulated_subspace_f_x = link6_articulated_33 * cache.link6_position_z
+        + cache.link6_subspace_v_z * link7_articulated_passed_35 - link6_articulated_13;
+    let link6_pivot = cache.link6_position_z * link6_articulated_subspace_f_x
+        + cache.link6_subspace_v_z * link6_articulated_subspace_f_z
+        - link6_articulated_subspace_n_y;
+    let link6_inverse_pivot = 1.0 / link6_pivot;
+    let link6_articulated_passed_15 = link6_articulated_15
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_articulated_15 = link6_articulated_passed_15 - cache.link5_inertia_h_x;
+    let link6_articulated_passed_35 = link7_articulated_passed_35
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link6_articulated_passed_55 = link6_articulated_55
+        - link6_articulated_subspace_f_z * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_articulated_55 = link6_articulated_passed_55 + p.link_mass;
+    let link5_articulated_subspace_f_z = cache.link5_position_z
+        * link6_articulated_passed_35 + link5_articulated_55 * cache.link5_subspace_v_z
+        - link5_articulated_15;
+    let link6_articulated_passed_33 = link6_articulated_33
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_33 = link6_articulated_passed_33 + p.link_mass;
+    let link6_articulated_passed_13 = link6_articulated_13
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_13 = link6_articulated_passed_13 + cache.link5_inertia_h_z;
+    let link5_articulated_subspace_f_x = cache.link5_subspace_v_z
+        * link6_articulated_passed_35 + cache.link5_position_z * link5_articulated_33
+        - link5_articulated_13;
+    let link6_articulated_passed_11 = link6_articulated_11
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_n_y
+            * link6_inverse_pivot;
+    let link5_articulated_11 = cache.link5_inertia_i_11 + link6_articulated_passed_11;
+    let link5_articulated_subspace_n_y = link5_articulated_15 * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_articulated_13 - link5_articulated_11;
+    let link5_pivot = link5_articulated_subspace_f_z * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_articulated_subspace_f_x
+        - link5_articulated_subspace_n_y;
+    let link5_inverse_pivot = 1.0 / link5_pivot;
+    let link5_articulated_passed_15 = link5_articulated_15
+        - link5_articulated_subspace_f_z * link5_inverse_pivot
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_15 = link5_articulated_passed_15 - cache.link4_inertia_h_x;
+    let link5_articulated_passed_55 = link5_articulated_55
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_z
+            * link5_inverse_pivot;
+    let link4_articulated_55 = p.link_mass + link5_articulated_passed_55;
+    let link5_articulated_passed_35 = link6_articulated_passed_35
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_subspace_f_z = link4_articulated_55 * cache.link4_subspace_v_z
+        + cache.link4_position_z * link5_articulated_passed_35 - link4_articulated_15;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_articulated_subspace_f_x * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_33 = p.link_mass + link5_articulated_passed_33;
+    let link5_articulated_passed_13 = link5_articulated_13
+        - link5_articulated_subspace_f_x * link5_inverse_pivot
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_13 = cache.link4_inertia_h_z + link5_articulated_passed_13;
+    let link4_articulated_subspace_f_x = cache.link4_subspace_v_z
+        * link5_articulated_passed_35 + cache.link4_position_z * link4_articulated_33
+        - link4_articulated_13;
+    let link5_articulated_passed_11 = link5_articulated_11
+        - link5_inverse_pivot * link5_articulated_subspace_n_y
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_11 = cache.link4_inertia_i_11 + link5_articulated_passed_11;
+    let link4_articulated_subspace_n_y = cache.link4_subspace_v_z * link4_articulated_15
+        + cache.link4_position_z * link4_articulated_13 - link4_articulated_11;
+    let link4_pivot = link4_articulated_subspace_f_z * cache.link4_subspace_v_z
+        + cache.link4_position_z * link4_articulated_subspace_f_x
+        - link4_articulated_subspace_n_y;
+    let link4_inverse_pivot = 1.0 / link4_pivot;
+    let link4_articulated_passed_15 = link4_articulated_15
+        - link4_articulated_subspace_f_z * link4_inverse_pivot
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_15 = link4_articulated_passed_15 - cache.link3_inertia_h_x;
+    let link4_articulated_passed_13 = link4_articulated_13
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_13 = cache.link3_inertia_h_z + link4_articulated_passed_13;
+    let link4_articulated_passed_11 = link4_articulated_11
+        - link4_inverse_pivot * link4_articulated_subspace_n_y
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_11 = link4_articulated_passed_11 + cache.link3_inertia_i_11;
+    let link3_articulated_subspace_n_y = link3_articulated_15 * cache.link3_subspace_v_z
+        + cache.link3_position_z * link3_articulated_13 - link3_articulated_11;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_33 = p.link_mass + link4_articulated_passed_33;
+    let link4_articulated_passed_35 = link5_articulated_passed_35
+        - link4_articulated_subspace_f_z * link4_inverse_pivot
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_subspace_f_x = cache.link3_position_z * link3_articulated_33
+        + link4_articulated_passed_35 * cache.link3_subspace_v_z - link3_articulated_13;
+    let link4_articulated_passed_55 = link4_articulated_55
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_z
+            * link4_inverse_pivot;
+    let link3_articulated_55 = p.link_mass + link4_articulated_passed_55;
+    let link3_articulated_subspace_f_z = cache.link3_position_z
+        * link4_articulated_passed_35 + link3_articulated_55 * cache.link3_subspace_v_z
+        - link3_articulated_15;
+    let link3_pivot = link3_articulated_subspace_f_x * cache.link3_position_z
+        + link3_articulated_subspace_f_z * cache.link3_subspace_v_z
+        - link3_articulated_subspace_n_y;
+    let link3_inverse_pivot = 1.0 / link3_pivot;
+    let link3_articulated_passed_13 = link3_articulated_13
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_13 = cache.link2_inertia_h_z + link3_articulated_passed_13;
+    let link3_articulated_passed_11 = link3_articulated_11
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_articulated_11 = link3_articulated_passed_11 + cache.link2_inertia_i_11;
+    let link3_articulated_passed_15 = link3_articulated_15
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link2_articulated_15 = link3_articulated_passed_15 - cache.link2_inertia_h_x;
+    let link2_articulated_subspace_n_y = link2_articulated_13 * cache.link2_position_z
+        + cache.link2_subspace_v_z * link2_articulated_15 - link2_articulated_11;
+    let link3_articulated_passed_35 = link4_articulated_passed_35
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_33 = link3_articulated_passed_33 + p.link_mass;
+    let link2_articulated_subspace_f_x = link3_articulated_passed_35
+        * cache.link2_subspace_v_z + link2_articulated_33 * cache.link2_position_z
+        - link2_articulated_13;
+    let link3_articulated_passed_55 = link3_articulated_55
+        - link3_articulated_subspace_f_z * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link2_articulated_55 = link3_articulated_passed_55 + p.link_mass;
+    let link2_articulated_subspace_f_z = cache.link2_subspace_v_z * link2_articulated_55
+        + link3_articulated_passed_35 * cache.link2_position_z - link2_articulated_15;
+    let link2_pivot = cache.link2_position_z * link2_articulated_subspace_f_x
+        + cache.link2_subspace_v_z * link2_articulated_subspace_f_z
+        - link2_articulated_subspace_n_y;
+    let link2_inverse_pivot = 1.0 / link2_pivot;
+    let link2_articulated_passed_13 = link2_articulated_13
+        - link2_articulated_subspace_n_y * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_13 = cache.link1_inertia_h_z + link2_articulated_passed_13;
+    let link2_articulated_passed_35 = link3_articulated_passed_35
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_z;
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = link2_articulated_passed_33 + p.link_mass;
+    let base_angle_articulated_subspace_f_x = link2_articulated_passed_35
+        * cache.base_angle_subspace_v_z + q[1] * link1_articulated_33
+        - link1_articulated_13;
+    let link2_articulated_passed_11 = link2_articulated_11
+        - link2_articulated_subspace_n_y * link2_articulated_subspace_n_y
+            * link2_inverse_pivot;
+    let link1_articulated_11 = cache.link1_inertia_i_11 + link2_articulated_passed_11;
+    let link2_articulated_passed_15 = link2_articulated_15
+        - link2_articulated_subspace_n_y * link2_inverse_pivot
+            * link2_articulated_subspace_f_z;
+    let link1_articulated_15 = link2_articulated_passed_15 - cache.link1_inertia_h_x;
+    let base_angle_articulated_subspace_n_y = q[1] * link1_articulated_13
+        + cache.base_angle_subspace_v_z * link1_articulated_15 - link1_articulated_11;
+    let link2_articulated_passed_55 = link2_articulated_55
+        - link2_inverse_pivot * link2_articulated_subspace_f_z
+            * link2_articulated_subspace_f_z;
+    let link1_articulated_55 = link2_articulated_passed_55 + p.link_mass;
+    let base_angle_articulated_subspace_f_z = link1_articulated_55
+        * cache.base_angle_subspace_v_z + q[1] * link2_articulated_passed_35
+        - link1_articulated_15;
+    let base_angle_pivot = q[1] * base_angle_articulated_subspace_f_x
+        + base_angle_articulated_subspace_f_z * cache.base_angle_subspace_v_z
+        - base_angle_articulated_subspace_n_y;
+    let base_angle_inverse_pivot = 1.0 / base_angle_pivot;
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_articulated_subspace_f_x * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_angle_articulated_passed_35 = link2_articulated_passed_35
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link13_velocity_v_x = qd[14] * cache.link13_position_z + link12_velocity_v_x;
+    let link14_velocity_v_x = cache.link14_position_z * qd[15] + link13_velocity_v_x;
+    let link15_subspace_rate_v_z = -cache.link15_position_z * link14_velocity_w_y
+        - link14_velocity_v_x;
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
+    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - cache.link14_inertia_h_x * link14_velocity_w_y;
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * cache.link15_inertia_h_x;
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link15_velocity_v_x = cache.link15_position_z * qd[16] + link14_velocity_v_x;
+    let link16_velocity_v_x = link15_velocity_v_x + cache.link16_position_z * qd[17];
+    let link17_subspace_rate_v_z = -link16_velocity_w_y * cache.link17_position_z
+        - link16_velocity_v_x;
+    let link17_velocity_v_x = link16_velocity_v_x + qd[18] * cache.link17_position_z;
+    let link18_velocity_v_x = cache.link18_position_z * qd[19] + link17_velocity_v_x;
+    let link19_velocity_v_x = qd[20] * cache.link19_position_z + link18_velocity_v_x;
+    let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
+        + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link20_articulated_bias_f_z = -(link20_momentum_f_x * link20_velocity_w_y);
+    let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
+        - link19_velocity_v_x;
+    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
+    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link20_articulated_bias_n_y = link20_momentum_f_x * link20_velocity_v_z
+        - link20_momentum_f_z * link20_velocity_v_x;
+    let link20_articulated_bias_f_x = link20_velocity_w_y * link20_momentum_f_z;
+    let link20_remaining_force = tau[21]
+        - (link20_articulated_bias_f_z * cache.link20_subspace_v_z
+            + link20_articulated_bias_f_x * cache.link20_position_z
+            - link20_articulated_bias_n_y);
+    let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
+        + link19_velocity_w_y * cache.link19_inertia_h_z;
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * cache.link20_subspace_v_z;
+    let link19_articulated_bias_f_z = link20_articulated_bias_f_z
+        + link20_subspace_rate_v_z * link20_articulated_passed_55 * qd[21]
+        + link20_remaining_force * link20_inverse_pivot * link20_articulated_subspace_f_z
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_35
+        - link19_momentum_f_x * link19_velocity_w_y;
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y;
+    let link19_articulated_bias_n_y = link20_subspace_rate_v_z * qd[21]
+        * link20_articulated_passed_15
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_13
+        + link20_articulated_bias_n_y + link19_momentum_f_x * link19_velocity_v_z
+        + link20_remaining_force * link20_articulated_subspace_n_y * link20_inverse_pivot
+        - link19_velocity_v_x * link19_momentum_f_z;
+    let link19_articulated_bias_f_x = link19_momentum_f_z * link19_velocity_w_y
+        + link20_articulated_bias_f_x
+        + link20_remaining_force * link20_inverse_pivot
+            * cache.link20_projected_inertia_f_x
+        + link20_subspace_rate_v_z * qd[21] * link20_articulated_passed_35
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_33;
+    let link19_remaining_force = tau[20]
+        - (link19_articulated_bias_f_z * cache.link19_subspace_v_z
+            + cache.link19_position_z * link19_articulated_bias_f_x
+            - link19_articulated_bias_n_y);
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + cache.link19_subspace_v_z * link18_velocity_w_y;
+    let link19_subspace_rate_v_z = -link18_velocity_w_y * cache.link19_position_z
+        - link18_velocity_v_x;
+    let link18_momentum_f_x = link18_velocity_w_y * cache.link18_inertia_h_z
+        + p.link_mass * link18_velocity_v_x;
+    let link18_articulated_bias_f_z = link19_articulated_bias_f_z
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_f_z
+        + link19_subspace_rate_v_x * qd[20] * link19_articulated_passed_35
+        + link19_articulated_passed_55 * link19_subspace_rate_v_z * qd[20]
+        - link18_velocity_w_y * link18_momentum_f_x;
+    let link18_subspace_rate_v_z = -link17_velocity_v_x
+        - cache.link18_position_z * link17_velocity_w_y;
+    let link17_momentum_f_x = cache.link17_inertia_h_z * link17_velocity_w_y
+        + p.link_mass * link17_velocity_v_x;
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - cache.link18_inertia_h_x * link18_velocity_w_y;
+    let link18_articulated_bias_n_y = link18_velocity_v_z * link18_momentum_f_x
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_n_y
+        + link19_articulated_passed_13 * link19_subspace_rate_v_x * qd[20]
+        + link19_subspace_rate_v_z * qd[20] * link19_articulated_passed_15
+        + link19_articulated_bias_n_y - link18_velocity_v_x * link18_momentum_f_z;
+    let link18_articulated_bias_f_x = link19_subspace_rate_v_z * qd[20]
+        * link19_articulated_passed_35
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_f_x
+        + link19_articulated_passed_33 * link19_subspace_rate_v_x * qd[20]
+        + link19_articulated_bias_f_x + link18_velocity_w_y * link18_momentum_f_z;
+    let link18_remaining_force = tau[19]
+        - (link18_articulated_bias_f_z * cache.link18_subspace_v_z
+            + cache.link18_position_z * link18_articulated_bias_f_x
+            - link18_articulated_bias_n_y);
+    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link17_articulated_bias_f_z = link18_articulated_bias_f_z
+        + link18_articulated_passed_55 * link18_subspace_rate_v_z * qd[19]
+        + link18_inverse_pivot * link18_remaining_force * link18_articulated_subspace_f_z
+        + qd[19] * link18_subspace_rate_v_x * link18_articulated_passed_35
+        - link17_momentum_f_x * link17_velocity_w_y;
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - cache.link17_inertia_h_x * link17_velocity_w_y;
+    let link17_articulated_bias_n_y = link18_articulated_bias_n_y
+        + link17_momentum_f_x * link17_velocity_v_z
+        + link18_inverse_pivot * link18_remaining_force * link18_articulated_subspace_n_y
+        + qd[19] * link18_articulated_passed_13 * link18_subspace_rate_v_x
+        + link18_articulated_passed_15 * link18_subspace_rate_v_z * qd[19]
+        - link17_momentum_f_z * link17_velocity_v_x;
+    let link17_articulated_bias_f_x = link18_inverse_pivot * link18_remaining_force
+        * link18_articulated_subspace_f_x
+        + link18_articulated_passed_33 * qd[19] * link18_subspace_rate_v_x
+        + link18_subspace_rate_v_z * qd[19] * link18_articulated_passed_35
+        + link18_articulated_bias_f_x + link17_momentum_f_z * link17_velocity_w_y;
+    let link17_remaining_force = tau[18]
+        - (cache.link17_subspace_v_z * link17_articulated_bias_f_z
+            + link17_articulated_bias_f_x * cache.link17_position_z
+            - link17_articulated_bias_n_y);
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + cache.link17_subspace_v_z * link16_velocity_w_y;
+    let link16_momentum_f_x = link16_velocity_v_x * p.link_mass
+        + cache.link16_inertia_h_z * link16_velocity_w_y;
+    let link16_articulated_bias_f_z = qd[18] * link17_subspace_rate_v_z
+        * link17_articulated_passed_55
+        + link17_remaining_force * link17_articulated_subspace_f_z * link17_inverse_pivot
+        + link17_articulated_bias_f_z
+        + qd[18] * link17_articulated_passed_35 * link17_subspace_rate_v_x
+        - link16_velocity_w_y * link16_momentum_f_x;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - cache.link16_inertia_h_x * link16_velocity_w_y;
+    let link16_articulated_bias_n_y = link17_articulated_passed_13 * qd[18]
+        * link17_subspace_rate_v_x + link17_articulated_bias_n_y
+        + link16_velocity_v_z * link16_momentum_f_x
+        + qd[18] * link17_articulated_passed_15 * link17_subspace_rate_v_z
+        + link17_articulated_subspace_n_y * link17_remaining_force * link17_inverse_pivot
+        - link16_velocity_v_x * link16_momentum_f_z;
+    let link16_articulated_bias_f_x = link17_articulated_passed_33 * qd[18]
+        * link17_subspace_rate_v_x + link16_momentum_f_z * link16_velocity_w_y
+        + qd[18] * link17_articulated_passed_35 * link17_subspace_rate_v_z
+        + link17_articulated_subspace_f_x * link17_remaining_force * link17_inverse_pivot
+        + link17_articulated_bias_f_x;
+    let link16_remaining_force = tau[17]
+        - (cache.link16_subspace_v_z * link16_articulated_bias_f_z
+            + cache.link16_position_z * link16_articulated_bias_f_x
+            - link16_articulated_bias_n_y);
+    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link16_subspace_rate_v_z = -link15_velocity_v_x
+        - cache.link16_position_z * link15_velocity_w_y;
+    let link15_articulated_bias_f_x = link15_velocity_w_y * link15_momentum_f_z
+        + link16_inverse_pivot * link16_articulated_subspace_f_x * link16_remaining_force
+        + link16_articulated_bias_f_x
+        + link16_subspace_rate_v_x * link16_articulated_passed_33 * qd[17]
+        + link16_articulated_passed_35 * link16_subspace_rate_v_z * qd[17];
+    let link15_momentum_f_x = link15_velocity_w_y * cache.link15_inertia_h_z
+        + link15_velocity_v_x * p.link_mass;
+    let link15_articulated_bias_n_y = link15_momentum_f_x * link15_velocity_v_z
+        + link16_articulated_bias_n_y
+        + link16_inverse_pivot * link16_remaining_force * link16_articulated_subspace_n_y
+        + link16_subspace_rate_v_z * qd[17] * link16_articulated_passed_15
+        + link16_subspace_rate_v_x * link16_articulated_passed_13 * qd[17]
+        - link15_velocity_v_x * link15_momentum_f_z;
+    let link15_articulated_bias_f_z = link16_articulated_passed_35
+        * link16_subspace_rate_v_x * qd[17]
+        + link16_subspace_rate_v_z * link16_articulated_passed_55 * qd[17]
+        + link16_inverse_pivot * link16_remaining_force * link16_articulated_subspace_f_z
+        + link16_articulated_bias_f_z - link15_momentum_f_x * link15_velocity_w_y;
+    let link15_remaining_force = tau[16]
+        - (link15_articulated_bias_f_x * cache.link15_position_z
+            + link15_articulated_bias_f_z * cache.link15_subspace_v_z
+            - link15_articulated_bias_n_y);
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + cache.link15_subspace_v_z * link14_velocity_w_y;
+    let link14_articulated_bias_f_x = link15_articulated_passed_35 * qd[16]
+        * link15_subspace_rate_v_z + link14_momentum_f_z * link14_velocity_w_y
+        + link15_articulated_bias_f_x
+        + link15_remaining_force * link15_articulated_subspace_f_x * link15_inverse_pivot
+        + link15_subspace_rate_v_x * link15_articulated_passed_33 * qd[16];
+    let link14_momentum_f_x = cache.link14_inertia_h_z * link14_velocity_w_y
+        + link14_velocity_v_x * p.link_mass;
+    let link14_articulated_bias_f_z = qd[16] * link15_subspace_rate_v_z
+        * link15_articulated_passed_55 + link15_articulated_bias_f_z
+        + link15_remaining_force * link15_articulated_subspace_f_z * link15_inverse_pivot
+        + link15_subspace_rate_v_x * link15_articulated_passed_35 * qd[16]
+        - link14_momentum_f_x * link14_velocity_w_y;
+    let link14_articulated_bias_n_y = link15_subspace_rate_v_x
+        * link15_articulated_passed_13 * qd[16]
+        + link14_momentum_f_x * link14_velocity_v_z
+        + link15_articulated_passed_15 * qd[16] * link15_subspace_rate_v_z
+        + link15_remaining_force * link15_articulated_subspace_n_y * link15_inverse_pivot
+        + link15_articulated_bias_n_y - link14_velocity_v_x * link14_momentum_f_z;
+    let link14_remaining_force = tau[15]
+        - (link14_articulated_bias_f_x * cache.link14_position_z
+            + cache.link14_subspace_v_z * link14_articulated_bias_f_z
+            - link14_articulated_bias_n_y);
+    let link14_subspace_rate_v_z = -link13_velocity_v_x
+        - cache.link14_position_z * link13_velocity_w_y;
+    let link13_momentum_f_x = cache.link13_inertia_h_z * link13_velocity_w_y
+        + link13_velocity_v_x * p.link_mass;
+    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link13_articulated_bias_f_z = link14_remaining_force * link14_inverse_pivot
+        * link14_articulated_subspace_f_z
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_55
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_35
+        + link14_articulated_bias_f_z - link13_momentum_f_x * link13_velocity_w_y;
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - cache.link13_inertia_h_x * link13_velocity_w_y;
+    let link13_articulated_bias_n_y = link14_remaining_force
+        * link14_articulated_subspace_n_y * link14_inverse_pivot
+        + link14_articulated_bias_n_y
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_13
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_15
+        + link13_momentum_f_x * link13_velocity_v_z
+        - link13_velocity_v_x * link13_momentum_f_z;
+    let link13_articulated_bias_f_x = link14_articulated_bias_f_x
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_33
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_35
+        + link14_remaining_force * link14_inverse_pivot * link14_articulated_subspace_f_x
+        + link13_velocity_w_y * link13_momentum_f_z;
+    let link13_remaining_force = tau[14]
+        - (cache.link13_subspace_v_z * link13_articulated_bias_f_z
+            + cache.link13_position_z * link13_articulated_bias_f_x
+            - link13_articulated_bias_n_y);
+    let link13_subspace_rate_v_z = -cache.link13_position_z * link12_velocity_w_y
+        - link12_velocity_v_x;
+    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_articulated_bias_f_z = link13_remaining_force
+        * link13_articulated_subspace_f_z * link13_inverse_pivot
+        + qd[14] * link13_articulated_passed_55 * link13_subspace_rate_v_z
+        + qd[14] * link13_articulated_passed_35 * link13_subspace_rate_v_x
+        + link13_articulated_bias_f_z - link12_velocity_w_y * link12_momentum_f_x;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_articulated_bias_n_y = qd[14] * link13_subspace_rate_v_z
+        * link13_articulated_passed_15 + link13_articulated_bias_n_y
+        + qd[14] * link13_subspace_rate_v_x * link13_articulated_passed_13
+        + link12_velocity_v_z * link12_momentum_f_x
+        + link13_remaining_force * link13_articulated_subspace_n_y * link13_inverse_pivot
+        - link12_velocity_v_x * link12_momentum_f_z;
+    let link12_articulated_bias_f_x = link13_remaining_force * link13_inverse_pivot
+        * link13_articulated_subspace_f_x + link12_velocity_w_y * link12_momentum_f_z
+        + qd[14] * link13_subspace_rate_v_x * link13_articulated_passed_33
+        + link13_articulated_bias_f_x
+        + qd[14] * link13_articulated_passed_35 * link13_subspace_rate_v_z;
+    let link12_remaining_force = tau[13]
+        - (cache.link12_subspace_v_z * link12_articulated_bias_f_z
+            + link12_articulated_bias_f_x * cache.link12_position_z
+            - link12_articulated_bias_n_y);
+    let link11_articulated_bias_f_z = link12_articulated_bias_f_z
+        + qd[13] * link12_articulated_passed_55 * link12_subspace_rate_v_z
+        + link12_articulated_passed_35 * qd[13] * link12_subspace_rate_v_x
+        + link12_remaining_force * link12_articulated_subspace_f_z * link12_inverse_pivot
+        - link11_momentum_f_x * link11_velocity_w_y;
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link11_articulated_bias_f_x = link12_articulated_passed_33 * qd[13]
+        * link12_subspace_rate_v_x
+        + link12_articulated_passed_35 * qd[13] * link12_subspace_rate_v_z
+        + link12_articulated_bias_f_x + link11_momentum_f_z * link11_velocity_w_y
+        + link12_remaining_force * link12_inverse_pivot
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_bias_n_y = qd[13] * link12_articulated_passed_15
+        * link12_subspace_rate_v_z
+        + link12_articulated_passed_13 * qd[13] * link12_subspace_rate_v_x
+        + link12_articulated_bias_n_y + link11_velocity_v_z * link11_momentum_f_x
+        + link12_remaining_force * link12_inverse_pivot * link12_articulated_subspace_n_y
+        - link11_velocity_v_x * link11_momentum_f_z;
+    let link11_remaining_force = tau[12]
+        - (cache.link11_subspace_v_z * link11_articulated_bias_f_z
+            + link11_articulated_bias_f_x * cache.link11_position_z
+            - link11_articulated_bias_n_y);
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_articulated_bias_f_x = link11_articulated_passed_33
+        * link11_subspace_rate_v_x * qd[12]
+        + link11_remaining_force * link11_articulated_subspace_f_x * link11_inverse_pivot
+        + link11_articulated_bias_f_x
+        + qd[12] * link11_articulated_passed_35 * link11_subspace_rate_v_z
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_articulated_bias_n_y = qd[12] * link11_articulated_passed_15
+        * link11_subspace_rate_v_z
+        + link11_articulated_passed_13 * link11_subspace_rate_v_x * qd[12]
+        + link10_velocity_v_z * link10_momentum_f_x + link11_articulated_bias_n_y
+        + link11_articulated_subspace_n_y * link11_remaining_force * link11_inverse_pivot
+        - link10_velocity_v_x * link10_momentum_f_z;
+    let link10_articulated_bias_f_z = link11_articulated_bias_f_z
+        + link11_subspace_rate_v_x * qd[12] * link11_articulated_passed_35
+        + qd[12] * link11_articulated_passed_55 * link11_subspace_rate_v_z
+        + link11_remaining_force * link11_articulated_subspace_f_z * link11_inverse_pivot
+        - link10_velocity_w_y * link10_momentum_f_x;
+    let link10_remaining_force = tau[11]
+        - (link10_articulated_bias_f_x * cache.link10_position_z
+            + cache.link10_subspace_v_z * link10_articulated_bias_f_z
+            - link10_articulated_bias_n_y);
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link9_articulated_bias_f_z = link10_articulated_subspace_f_z
+        * link10_inverse_pivot * link10_remaining_force
+        + link10_subspace_rate_v_x * link10_articulated_passed_35 * qd[11]
+        + link10_subspace_rate_v_z * qd[11] * link10_articulated_passed_55
+        + link10_articulated_bias_f_z - link9_velocity_w_y * link9_momentum_f_x;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link9_articulated_bias_n_y = link10_subspace_rate_v_x
+        * link10_articulated_passed_13 * qd[11]
+        + link10_articulated_passed_15 * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_bias_n_y + link9_momentum_f_x * link9_velocity_v_z
+        + link10_articulated_subspace_n_y * link10_inverse_pivot * link10_remaining_force
+        - link9_momentum_f_z * link9_velocity_v_x;
+    let link9_articulated_bias_f_x = link10_subspace_rate_v_x * qd[11]
+        * link10_articulated_passed_33 + link9_velocity_w_y * link9_momentum_f_z
+        + link10_articulated_passed_35 * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_bias_f_x
+        + link10_inverse_pivot * link10_articulated_subspace_f_x
+            * link10_remaining_force;
+    let link9_remaining_force = tau[10]
+        - (cache.link9_subspace_v_z * link9_articulated_bias_f_z
+            + cache.link9_position_z * link9_articulated_bias_f_x
+            - link9_articulated_bias_n_y);
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link8_articulated_bias_f_z = link9_remaining_force
+        * link9_articulated_subspace_f_z * link9_inverse_pivot
+        + link9_articulated_passed_55 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_f_z
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_35
+        - link8_momentum_f_x * link8_velocity_w_y;
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_articulated_bias_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + qd[10] * link9_articulated_passed_35 * link9_subspace_rate_v_z
+        + link9_remaining_force * link9_articulated_subspace_f_x * link9_inverse_pivot
+        + link9_articulated_bias_f_x
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_33;
+    let link8_articulated_bias_n_y = link8_momentum_f_x * link8_velocity_v_z
+        + link9_remaining_force * link9_articulated_subspace_n_y * link9_inverse_pivot
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_13
+        + link9_articulated_passed_15 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_n_y - link8_momentum_f_z * link8_velocity_v_x;
+    let link8_remaining_force = tau[9]
+        - (link8_articulated_bias_f_z * cache.link8_subspace_v_z
+            + cache.link8_position_z * link8_articulated_bias_f_x
+            - link8_articulated_bias_n_y);
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_articulated_bias_n_y = link8_inverse_pivot * link8_articulated_subspace_n_y
+        * link8_remaining_force
+        + link8_subspace_rate_v_z * link8_articulated_passed_15 * qd[9]
+        + link8_articulated_bias_n_y + link7_velocity_v_z * link7_momentum_f_x
+        + link8_articulated_passed_13 * link8_subspace_rate_v_x * qd[9]
+        - link7_velocity_v_x * link7_momentum_f_z;
+    let link7_articulated_bias_f_x = link8_articulated_passed_33
+        * link8_subspace_rate_v_x * qd[9] + link8_articulated_bias_f_x
+        + link8_subspace_rate_v_z * link8_articulated_passed_35 * qd[9]
+        + link7_velocity_w_y * link7_momentum_f_z
+        + link8_inverse_pivot * link8_remaining_force * link8_articulated_subspace_f_x;
+    let link7_articulated_bias_f_z = link8_subspace_rate_v_z
+        * link8_articulated_passed_55 * qd[9] + link8_articulated_bias_f_z
+        + link8_inverse_pivot * link8_articulated_subspace_f_z * link8_remaining_force
+        + link8_articulated_passed_35 * link8_subspace_rate_v_x * qd[9]
+        - link7_velocity_w_y * link7_momentum_f_x;
+    let link7_remaining_force = tau[8]
+        - (cache.link7_position_z * link7_articulated_bias_f_x
+            + cache.link7_subspace_v_z * link7_articulated_bias_f_z
+            - link7_articulated_bias_n_y);
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link6_articulated_bias_n_y = link7_subspace_rate_v_x
+        * link7_articulated_passed_13 * qd[8] + link6_momentum_f_x * link6_velocity_v_z
+        + link7_articulated_subspace_n_y * link7_remaining_force * link7_inverse_pivot
+        + link7_subspace_rate_v_z * link7_articulated_passed_15 * qd[8]
+        + link7_articulated_bias_n_y - link6_velocity_v_x * link6_momentum_f_z;
+    let link6_articulated_bias_f_z = link7_subspace_rate_v_z
+        * link7_articulated_passed_55 * qd[8]
+        + link7_remaining_force * link7_inverse_pivot * link7_articulated_subspace_f_z
+        + link7_articulated_passed_35 * link7_subspace_rate_v_x * qd[8]
+        + link7_articulated_bias_f_z - link6_momentum_f_x * link6_velocity_w_y;
+    let link6_articulated_bias_f_x = link7_remaining_force * link7_inverse_pivot
+        * link7_articulated_subspace_f_x
+        + link7_subspace_rate_v_z * link7_articulated_passed_35 * qd[8]
+        + link7_articulated_bias_f_x + link6_momentum_f_z * link6_velocity_w_y
+        + link7_subspace_rate_v_x * link7_articulated_passed_33 * qd[8];
+    let link6_remaining_force = tau[7]
+        - (link6_articulated_bias_f_z * cache.link6_subspace_v_z
+            + cache.link6_position_z * link6_articulated_bias_f_x
+            - link6_articulated_bias_n_y);
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_articulated_bias_f_z = link6_remaining_force
+        * link6_articulated_subspace_f_z * link6_inverse_pivot
+        + link6_articulated_bias_f_z
+        + qd[7] * link6_articulated_passed_55 * link6_subspace_rate_v_z
+        + qd[7] * link6_subspace_rate_v_x * link6_articulated_passed_35
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_articulated_bias_f_x = link6_articulated_bias_f_x
+        + link6_articulated_passed_33 * qd[7] * link6_subspace_rate_v_x
+        + link6_remaining_force * link6_articulated_subspace_f_x * link6_inverse_pivot
+        + link5_velocity_w_y * link5_momentum_f_z
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_35;
+    let link5_articulated_bias_n_y = qd[7] * link6_articulated_passed_13
+        * link6_subspace_rate_v_x + link5_velocity_v_z * link5_momentum_f_x
+        + link6_articulated_passed_15 * qd[7] * link6_subspace_rate_v_z
+        + link6_articulated_subspace_n_y * link6_remaining_force * link6_inverse_pivot
+        + link6_articulated_bias_n_y - link5_velocity_v_x * link5_momentum_f_z;
+    let link5_remaining_force = tau[6]
+        - (link5_articulated_bias_f_z * cache.link5_subspace_v_z
+            + cache.link5_position_z * link5_articulated_bias_f_x
+            - link5_articulated_bias_n_y);
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_articulated_bias_f_z = qd[6] * link5_subspace_rate_v_x
+        * link5_articulated_passed_35 + link5_articulated_bias_f_z
+        + link5_articulated_subspace_f_z * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_articulated_passed_55 * link5_subspace_rate_v_z
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link4_articulated_bias_n_y = qd[6] * link5_subspace_rate_v_x
+        * link5_articulated_passed_13 + link4_velocity_v_z * link4_momentum_f_x
+        + link5_articulated_bias_n_y
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_15
+        + link5_inverse_pivot * link5_articulated_subspace_n_y * link5_remaining_force
+        - link4_momentum_f_z * link4_velocity_v_x;
+    let link4_articulated_bias_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_35
+        + link5_articulated_bias_f_x
+        + link5_articulated_subspace_f_x * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_33;
+    let link4_remaining_force = tau[5]
+        - (link4_articulated_bias_f_z * cache.link4_subspace_v_z
+            + cache.link4_position_z * link4_articulated_bias_f_x
+            - link4_articulated_bias_n_y);
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link3_articulated_bias_n_y = link4_inverse_pivot * link4_remaining_force
+        * link4_articulated_subspace_n_y
+        + link4_subspace_rate_v_z * link4_articulated_passed_15 * qd[5]
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_13
+        + link3_momentum_f_x * link3_velocity_v_z + link4_articulated_bias_n_y
+        - link3_momentum_f_z * link3_velocity_v_x;
+    let link3_articulated_bias_f_z = qd[5] * link4_subspace_rate_v_x
+        * link4_articulated_passed_35
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_55
+        + link4_articulated_bias_f_z
+        + link4_articulated_subspace_f_z * link4_inverse_pivot * link4_remaining_force
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link3_articulated_bias_f_x = link4_inverse_pivot * link4_articulated_subspace_f_x
+        * link4_remaining_force
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_33
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_35
+        + link4_articulated_bias_f_x + link3_momentum_f_z * link3_velocity_w_y;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_f_z * cache.link3_subspace_v_z
+            + cache.link3_position_z * link3_articulated_bias_f_x
+            - link3_articulated_bias_n_y);
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link2_articulated_bias_n_y = link3_articulated_passed_13 * qd[4]
+        * link3_subspace_rate_v_x + link3_articulated_bias_n_y
+        + link3_articulated_subspace_n_y * link3_remaining_force * link3_inverse_pivot
+        + link2_velocity_v_z * link2_momentum_f_x
+        + qd[4] * link3_articulated_passed_15 * link3_subspace_rate_v_z
+        - link2_velocity_v_x * link2_momentum_f_z;
+    let link2_articulated_bias_f_z = link3_articulated_bias_f_z
+        + link3_articulated_subspace_f_z * link3_remaining_force * link3_inverse_pivot
+        + link3_articulated_passed_35 * qd[4] * link3_subspace_rate_v_x
+        + qd[4] * link3_articulated_passed_55 * link3_subspace_rate_v_z
+        - link2_velocity_w_y * link2_momentum_f_x;
+    let link2_articulated_bias_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + qd[4] * link3_articulated_passed_33 * link3_subspace_rate_v_x
+        + link3_articulated_passed_35 * qd[4] * link3_subspace_rate_v_z
+        + link3_articulated_subspace_f_x * link3_remaining_force * link3_inverse_pivot
+        + link3_articulated_bias_f_x;
+    let link2_remaining_force = tau[3]
+        - (cache.link2_subspace_v_z * link2_articulated_bias_f_z
+            + cache.link2_position_z * link2_articulated_bias_f_x
+            - link2_articulated_bias_n_y);
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link1_articulated_bias_f_x = link2_inverse_pivot * link2_articulated_subspace_f_x
+        * link2_remaining_force + base_angle_velocity_w_y * link1_momentum_f_z
+        + link2_subspace_rate_v_x * link2_articulated_passed_33 * qd[3]
+        + link2_articulated_bias_f_x
+        + link2_articulated_passed_35 * link2_subspace_rate_v_z * qd[3];
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_articulated_bias_f_z = link2_articulated_passed_55
+        * link2_subspace_rate_v_z * qd[3] + link2_articulated_bias_f_z
+        + link2_inverse_pivot * link2_articulated_subspace_f_z * link2_remaining_force
+        + link2_articulated_passed_35 * link2_subspace_rate_v_x * qd[3]
+        - base_angle_velocity_w_y * link1_momentum_f_x;
+    let link1_articulated_bias_n_y = link2_articulated_subspace_n_y * link2_inverse_pivot
+        * link2_remaining_force
+        + link2_subspace_rate_v_z * link2_articulated_passed_15 * qd[3]
+        + link1_momentum_f_x * base_angle_velocity_v_z
+        + link2_subspace_rate_v_x * link2_articulated_passed_13 * qd[3]
+        + link2_articulated_bias_n_y - link1_momentum_f_z * base_angle_velocity_v_x;
+    let base_angle_remaining_force = tau[2]
+        - (link1_articulated_bias_f_z * cache.base_angle_subspace_v_z
+            + q[1] * link1_articulated_bias_f_x - link1_articulated_bias_n_y);
+    let base_z_articulated_bias_f_x = base_angle_bias_v_x
+        * base_angle_articulated_passed_33
+        + base_angle_articulated_passed_35 * base_angle_bias_v_z
+        + link1_articulated_bias_f_x
+        + base_angle_articulated_subspace_f_x * base_angle_inverse_pivot
+            * base_angle_remaining_force;
+    let base_angle_articulated_passed_55 = link1_articulated_55
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+            * base_angle_inverse_pivot;
+    let base_z_articulated_bias_f_z = link1_articulated_bias_f_z
+        + base_angle_articulated_passed_35 * base_angle_bias_v_x
+        + base_angle_articulated_subspace_f_z * base_angle_inverse_pivot
+            * base_angle_remaining_force
+        + base_angle_articulated_passed_55 * base_angle_bias_v_z;
+    let base_z_remaining_force = tau[1] - base_z_articulated_bias_f_z;
+    let base_z_inverse_pivot = 1.0 / base_angle_articulated_passed_55;
+    let base_x_articulated_bias_f_x = base_z_articulated_bias_f_x
+        + base_angle_articulated_passed_35 * base_z_remaining_force
+            * base_z_inverse_pivot;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_z_articulated_passed_35 = base_angle_articulated_passed_35
+        - base_angle_articulated_passed_35 * base_z_inverse_pivot
+            * base_angle_articulated_passed_55;
+    let base_z_articulated_passed_33 = base_angle_articulated_passed_33
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_x_inverse_pivot = 1.0 / base_z_articulated_passed_33;
+    let base_x_acceleration = (base_x_remaining_force
+        - base_z_articulated_passed_35 * p.gravity) * base_x_inverse_pivot;
+    let base_z_acceleration = (base_z_remaining_force
+        - (base_x_acceleration * base_angle_articulated_passed_35
+            + p.gravity * base_angle_articulated_passed_55)) * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = base_z_acceleration + p.gravity;
+    let base_angle_acceleration = (base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + (base_x_acceleration + base_angle_bias_v_x)
+                * base_angle_articulated_subspace_f_x)) * base_angle_inverse_pivot;
+    let t0 = link2_subspace_rate_v_x * qd[3];
+    let base_angle_spatial_acceleration_v_x = base_x_acceleration
+        + q[1] * base_angle_acceleration + base_angle_bias_v_x;
+    let base_angle_spatial_acceleration_w_y = -base_angle_acceleration;
+    let t1 = link2_subspace_rate_v_z * qd[3];
+    let base_angle_spatial_acceleration_v_z = base_angle_acceleration
+        * cache.base_angle_subspace_v_z + base_z_spatial_acceleration_v_z
+        + base_angle_bias_v_z;
+    let link2_acceleration = link2_inverse_pivot
+        * (link2_remaining_force
+            - ((t0 + base_angle_spatial_acceleration_v_x)
+                * link2_articulated_subspace_f_x
+                + link2_articulated_subspace_n_y * base_angle_spatial_acceleration_w_y
+                + (t1 + base_angle_spatial_acceleration_v_z)
+                    * link2_articulated_subspace_f_z));
+    let link2_spatial_acceleration_w_y = base_angle_spatial_acceleration_w_y
+        - link2_acceleration;
+    let t2 = qd[4] * link3_subspace_rate_v_z;
+    let link2_spatial_acceleration_v_z = t1
+        + cache.link2_subspace_v_z * link2_acceleration
+        + base_angle_spatial_acceleration_v_z;
+    let t3 = qd[4] * link3_subspace_rate_v_x;
+    let link2_spatial_acceleration_v_x = t0 + cache.link2_position_z * link2_acceleration
+        + base_angle_spatial_acceleration_v_x;
+    let link3_acceleration = (link3_remaining_force
+        - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+            + (t2 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+            + link3_articulated_subspace_f_x * (t3 + link2_spatial_acceleration_v_x)))
+        * link3_inverse_pivot;
+    let link3_spatial_acceleration_v_x = t3 + link2_spatial_acceleration_v_x
+        + cache.link3_position_z * link3_acceleration;
+    let t4 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_w_y = link2_spatial_acceleration_w_y
+        - link3_acceleration;
+    let link3_spatial_acceleration_v_z = t2
+        + link3_acceleration * cache.link3_subspace_v_z + link2_spatial_acceleration_v_z;
+    let t5 = link4_subspace_rate_v_z * qd[5];
+    let link4_acceleration = (link4_remaining_force
+        - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t4)
+            + link3_spatial_acceleration_w_y * link4_articulated_subspace_n_y
+            + link4_articulated_subspace_f_z * (link3_spatial_acceleration_v_z + t5)))
+        * link4_inverse_pivot;
+    let link4_spatial_acceleration_v_x = cache.link4_position_z * link4_acceleration
+        + link3_spatial_acceleration_v_x + t4;
+    let t6 = qd[6] * link5_subspace_rate_v_x;
+    let link4_spatial_acceleration_w_y = link3_spatial_acceleration_w_y
+        - link4_acceleration;
+    let link4_spatial_acceleration_v_z = cache.link4_subspace_v_z * link4_acceleration
+        + link3_spatial_acceleration_v_z + t5;
+    let t7 = qd[6] * link5_subspace_rate_v_z;
+    let link5_acceleration = (link5_remaining_force
+        - (link5_articulated_subspace_f_x * (link4_spatial_acceleration_v_x + t6)
+            + link4_spatial_acceleration_w_y * link5_articulated_subspace_n_y
+            + link5_articulated_subspace_f_z * (link4_spatial_acceleration_v_z + t7)))
+        * link5_inverse_pivot;
+    let link5_spatial_acceleration_w_y = link4_spatial_acceleration_w_y
+        - link5_acceleration;
+    let t8 = qd[7] * link6_subspace_rate_v_z;
+    let link5_spatial_acceleration_v_z = link4_spatial_acceleration_v_z + t7
+        + cache.link5_subspace_v_z * link5_acceleration;
+    let link5_spatial_acceleration_v_x = link4_spatial_acceleration_v_x
+        + cache.link5_position_z * link5_acceleration + t6;
+    let t9 = qd[7] * link6_subspace_rate_v_x;
+    let link6_acceleration = (link6_remaining_force
+        - (link6_articulated_subspace_n_y * link5_spatial_acceleration_w_y
+            + (t8 + link5_spatial_acceleration_v_z) * link6_articulated_subspace_f_z
+            + (link5_spatial_acceleration_v_x + t9) * link6_articulated_subspace_f_x))
+        * link6_inverse_pivot;
+    let link6_spatial_acceleration_v_z = t8
+        + cache.link6_subspace_v_z * link6_acceleration + link5_spatial_acceleration_v_z;
+    let t10 = link7_subspace_rate_v_z * qd[8];
+    let link6_spatial_acceleration_v_x = link5_spatial_acceleration_v_x
+        + cache.link6_position_z * link6_acceleration + t9;
+    let t11 = link7_subspace_rate_v_x * qd[8];
+    let link6_spatial_acceleration_w_y = link5_spatial_acceleration_w_y
+        - link6_acceleration;
+    let link7_acceleration = link7_inverse_pivot
+        * (link7_remaining_force
+            - ((link6_spatial_acceleration_v_z + t10) * link7_articulated_subspace_f_z
+                + (link6_spatial_acceleration_v_x + t11) * link7_articulated_subspace_f_x
+                + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y));
+    let link7_spatial_acceleration_w_y = link6_spatial_acceleration_w_y
+        - link7_acceleration;
+    let t12 = link8_subspace_rate_v_x * qd[9];
+    let link7_spatial_acceleration_v_x = cache.link7_position_z * link7_acceleration
+        + link6_spatial_acceleration_v_x + t11;
+    let t13 = link8_subspace_rate_v_z * qd[9];
+    let link7_spatial_acceleration_v_z = link6_spatial_acceleration_v_z
+        + link7_acceleration * cache.link7_subspace_v_z + t10;
+    let link8_acceleration = (link8_remaining_force
+        - (link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y
+            + (t12 + link7_spatial_acceleration_v_x) * link8_articulated_subspace_f_x
+            + link8_articulated_subspace_f_z * (t13 + link7_spatial_acceleration_v_z)))
+        * link8_inverse_pivot;
+    let link8_spatial_acceleration_v_x = cache.link8_position_z * link8_acceleration
+        + t12 + link7_spatial_acceleration_v_x;
+    let t14 = link9_subspace_rate_v_x * qd[10];
+    let link8_spatial_acceleration_w_y = link7_spatial_acceleration_w_y
+        - link8_acceleration;
+    let link8_spatial_acceleration_v_z = t13
+        + link8_acceleration * cache.link8_subspace_v_z + link7_spatial_acceleration_v_z;
+    let t15 = qd[10] * link9_subspace_rate_v_z;
+    let link9_acceleration = (link9_remaining_force
+        - (link9_articulated_subspace_f_x * (link8_spatial_acceleration_v_x + t14)
+            + link8_spatial_acceleration_w_y * link9_articulated_subspace_n_y
+            + (link8_spatial_acceleration_v_z + t15) * link9_articulated_subspace_f_z))
+        * link9_inverse_pivot;
+    let link9_spatial_acceleration_v_z = cache.link9_subspace_v_z * link9_acceleration
+        + link8_spatial_acceleration_v_z + t15;
+    let t16 = link10_subspace_rate_v_z * qd[11];
+    let link9_spatial_acceleration_w_y = link8_spatial_acceleration_w_y
+        - link9_acceleration;
+    let link9_spatial_acceleration_v_x = cache.link9_position_z * link9_acceleration
+        + link8_spatial_acceleration_v_x + t14;
+    let t17 = link10_subspace_rate_v_x * qd[11];
+    let link10_acceleration = link10_inverse_pivot
+        * (link10_remaining_force
+            - (link10_articulated_subspace_f_z * (link9_spatial_acceleration_v_z + t16)
+                + link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+                + link10_articulated_subspace_f_x
+                    * (link9_spatial_acceleration_v_x + t17)));
+    let t18 = link11_subspace_rate_v_x * qd[12];
+    let link10_spatial_acceleration_v_x = link10_acceleration * cache.link10_position_z
+        + link9_spatial_acceleration_v_x + t17;
+    let link10_spatial_acceleration_w_y = link9_spatial_acceleration_w_y
+        - link10_acceleration;
+    let link10_spatial_acceleration_v_z = link9_spatial_acceleration_v_z
+        + link10_acceleration * cache.link10_subspace_v_z + t16;
+    let t19 = qd[12] * link11_subspace_rate_v_z;
+    let link11_acceleration = link11_inverse_pivot
+        * (link11_remaining_force
+            - ((t18 + link10_spatial_acceleration_v_x) * link11_articulated_subspace_f_x
+                + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y
+                + (link10_spatial_acceleration_v_z + t19)
+                    * link11_articulated_subspace_f_z));
+    let t20 = qd[13] * link12_subspace_rate_v_z;
+    let link11_spatial_acceleration_v_z = link10_spatial_acceleration_v_z
+        + cache.link11_subspace_v_z * link11_acceleration + t19;
+    let link11_spatial_acceleration_w_y = link10_spatial_acceleration_w_y
+        - link11_acceleration;
+    let t21 = qd[13] * link12_subspace_rate_v_x;
+    let link11_spatial_acceleration_v_x = cache.link11_position_z * link11_acceleration
+        + t18 + link10_spatial_acceleration_v_x;
+    let link12_acceleration = (link12_remaining_force
+        - (link12_articulated_subspace_f_z * (t20 + link11_spatial_acceleration_v_z)
+            + link11_spatial_acceleration_w_y * link12_articulated_subspace_n_y
+            + (t21 + link11_spatial_acceleration_v_x) * link12_articulated_subspace_f_x))
+        * link12_inverse_pivot;
+    let t22 = qd[14] * link13_subspace_rate_v_z;
+    let link12_spatial_acceleration_v_z = cache.link12_subspace_v_z * link12_acceleration
+        + t20 + link11_spatial_acceleration_v_z;
+    let link12_spatial_acceleration_w_y = link11_spatial_acceleration_w_y
+        - link12_acceleration;
+    let t23 = qd[14] * link13_subspace_rate_v_x;
+    let link12_spatial_acceleration_v_x = t21
+        + link12_acceleration * cache.link12_position_z
+        + link11_spatial_acceleration_v_x;
+    let link13_acceleration = link13_inverse_pivot
+        * (link13_remaining_force
+            - (link13_articulated_subspace_f_z * (t22 + link12_spatial_acceleration_v_z)
+                + link13_articulated_subspace_n_y * link12_spatial_acceleration_w_y
+                + (t23 + link12_spatial_acceleration_v_x)
+                    * link13_articulated_subspace_f_x));
+    let link13_spatial_acceleration_v_x = cache.link13_position_z * link13_acceleration
+        + t23 + link12_spatial_acceleration_v_x;
+    let t24 = link14_subspace_rate_v_x * qd[15];
+    let link13_spatial_acceleration_w_y = link12_spatial_acceleration_w_y
+        - link13_acceleration;
+    let link13_spatial_acceleration_v_z = t22
+        + cache.link13_subspace_v_z * link13_acceleration
+        + link12_spatial_acceleration_v_z;
+    let t25 = link14_subspace_rate_v_z * qd[15];
+    let link14_acceleration = link14_inverse_pivot
+        * (link14_remaining_force
+            - ((link13_spatial_acceleration_v_x + t24) * link14_articulated_subspace_f_x
+                + link13_spatial_acceleration_w_y * link14_articulated_subspace_n_y
+                + (link13_spatial_acceleration_v_z + t25)
+                    * link14_articulated_subspace_f_z));
+    let t26 = link15_subspace_rate_v_x * qd[16];
+    let link14_spatial_acceleration_v_x = link13_spatial_acceleration_v_x
+        + cache.link14_position_z * link14_acceleration + t24;
+    let link14_spatial_acceleration_w_y = link13_spatial_acceleration_w_y
+        - link14_acceleration;
+    let link14_spatial_acceleration_v_z = cache.link14_subspace_v_z * link14_acceleration
+        + link13_spatial_acceleration_v_z + t25;
+    let t27 = qd[16] * link15_subspace_rate_v_z;
+    let link15_acceleration = (link15_remaining_force
+        - ((t26 + link14_spatial_acceleration_v_x) * link15_articulated_subspace_f_x
+            + link14_spatial_acceleration_w_y * link15_articulated_subspace_n_y
+            + (link14_spatial_acceleration_v_z + t27) * link15_articulated_subspace_f_z))
+        * link15_inverse_pivot;
+    let link15_spatial_acceleration_w_y = link14_spatial_acceleration_w_y
+        - link15_acceleration;
+    let t28 = link16_subspace_rate_v_z * qd[17];
+    let link15_spatial_acceleration_v_z = link14_spatial_acceleration_v_z
+        + cache.link15_subspace_v_z * link15_acceleration + t27;
+    let link15_spatial_acceleration_v_x = cache.link15_position_z * link15_acceleration
+        + t26 + link14_spatial_acceleration_v_x;
+    let t29 = link16_subspace_rate_v_x * qd[17];
+    let link16_acceleration = link16_inverse_pivot
+        * (link16_remaining_force
+            - (link15_spatial_acceleration_w_y * link16_articulated_subspace_n_y
+                + (t28 + link15_spatial_acceleration_v_z)
+                    * link16_articulated_subspace_f_z
+                + link16_articulated_subspace_f_x
+                    * (link15_spatial_acceleration_v_x + t29)));
+    let t30 = qd[18] * link17_subspace_rate_v_x;
+    let link16_spatial_acceleration_v_x = link15_spatial_acceleration_v_x
+        + cache.link16_position_z * link16_acceleration + t29;
+    let t31 = qd[18] * link17_subspace_rate_v_z;
+    let link16_spatial_acceleration_v_z = cache.link16_subspace_v_z * link16_acceleration
+        + t28 + link15_spatial_acceleration_v_z;
+    let link16_spatial_acceleration_w_y = link15_spatial_acceleration_w_y
+        - link16_acceleration;
+    let link17_acceleration = (link17_remaining_force
+        - (link17_articulated_subspace_f_x * (t30 + link16_spatial_acceleration_v_x)
+            + (t31 + link16_spatial_acceleration_v_z) * link17_articulated_subspace_f_z
+            + link17_articulated_subspace_n_y * link16_spatial_acceleration_w_y))
+        * link17_inverse_pivot;
+    let t32 = qd[19] * link18_subspace_rate_v_x;
+    let link17_spatial_acceleration_v_x = t30 + link16_spatial_acceleration_v_x
+        + link17_acceleration * cache.link17_position_z;
+    let t33 = link18_subspace_rate_v_z * qd[19];
+    let link17_spatial_acceleration_v_z = t31 + link16_spatial_acceleration_v_z
+        + cache.link17_subspace_v_z * link17_acceleration;
+    let link17_spatial_acceleration_w_y = link16_spatial_acceleration_w_y
+        - link17_acceleration;
+    let link18_acceleration = link18_inverse_pivot
+        * (link18_remaining_force
+            - ((t32 + link17_spatial_acceleration_v_x) * link18_articulated_subspace_f_x
+                + (t33 + link17_spatial_acceleration_v_z)
+                    * link18_articulated_subspace_f_z
+                + link18_articulated_subspace_n_y * link17_spatial_acceleration_w_y));
+    let link18_spatial_acceleration_v_x = t32 + link17_spatial_acceleration_v_x
+        + cache.link18_position_z * link18_acceleration;
+    let t34 = link19_subspace_rate_v_x * qd[20];
+    let t35 = link19_subspace_rate_v_z * qd[20];
+    let link18_spatial_acceleration_v_z = t33 + link17_spatial_acceleration_v_z
+        + cache.link18_subspace_v_z * link18_acceleration;
+    let link18_spatial_acceleration_w_y = link17_spatial_acceleration_w_y
+        - link18_acceleration;
+    let link19_acceleration = link19_inverse_pivot
+        * (link19_remaining_force
+            - ((link18_spatial_acceleration_v_x + t34) * link19_articulated_subspace_f_x
+                + (t35 + link18_spatial_acceleration_v_z)
+                    * link19_articulated_subspace_f_z
+                + link18_spatial_acceleration_w_y * link19_articulated_subspace_n_y));
+    let link19_spatial_acceleration_w_y = link18_spatial_acceleration_w_y
+        - link19_acceleration;
+    let link19_spatial_acceleration_v_z = t35 + link18_spatial_acceleration_v_z
+        + cache.link19_subspace_v_z * link19_acceleration;
+    let link19_spatial_acceleration_v_x = cache.link19_position_z * link19_acceleration
+        + link18_spatial_acceleration_v_x + t34;
+    let link20_acceleration = (link20_remaining_force
+        - (link20_articulated_subspace_n_y * link19_spatial_acceleration_w_y
+            + (link20_subspace_rate_v_z * qd[21] + link19_spatial_acceleration_v_z)
+                * link20_articulated_subspace_f_z
+            + (link19_spatial_acceleration_v_x + link20_subspace_rate_v_x * qd[21])
+                * cache.link20_projected_inertia_f_x)) * link20_inverse_pivot;
+    out[0] = base_x_acceleration;
+    out[1] = base_z_acceleration;
+    out[2] = base_angle_acceleration;
+    out[3] = link2_acceleration;
+    out[4] = link3_acceleration;
+    out[5] = link4_acceleration;
+    out[6] = link5_acceleration;
+    out[7] = link6_acceleration;
+    out[8] = link7_acceleration;
+    out[9] = link8_acceleration;
+    out[10] = link9_acceleration;
+    out[11] = link10_acceleration;
+    out[12] = link11_acceleration;
+    out[13] = link12_acceleration;
+    out[14] = link13_acceleration;
+    out[15] = link14_acceleration;
+    out[16] = link15_acceleration;
+    out[17] = link16_acceleration;
+    out[18] = link17_acceleration;
+    out[19] = link18_acceleration;
+    out[20] = link19_acceleration;
+    out[21] = link20_acceleration;
+    pivots[0] = link20_pivot;
+    pivots[1] = link19_pivot;
+    pivots[2] = link18_pivot;
+    pivots[3] = link17_pivot;
+    pivots[4] = link16_pivot;
+    pivots[5] = link15_pivot;
+    pivots[6] = link14_pivot;
+    pivots[7] = link13_pivot;
+    pivots[8] = link12_pivot;
+    pivots[9] = link11_pivot;
+    pivots[10] = link10_pivot;
+    pivots[11] = link9_pivot;
+    pivots[12] = link8_pivot;
+    pivots[13] = link7_pivot;
+    pivots[14] = link6_pivot;
+    pivots[15] = link5_pivot;
+    pivots[16] = link4_pivot;
+    pivots[17] = link3_pivot;
+    pivots[18] = link2_pivot;
+    pivots[19] = base_angle_pivot;
+    pivots[20] = base_angle_articulated_passed_55;
+    pivots[21] = base_z_articulated_passed_33;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
 /// Gravitational potential energy V(q).
 #[inline]
@@ -9261,6 +10970,16 @@ impl Model<DOF, CONTACTS> for SnakeLinks20 {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn forward_dynamics_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_into(q, qd, tau, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -156,40 +156,30 @@ pub struct Cache {
     pub link5_composite_inertia_m: f64,
     pub link5_composite_inertia_h_x: f64,
     pub link5_composite_inertia_h_z: f64,
-    pub link5_composite_inertia_i_11: f64,
     pub link4_composite_inertia_m: f64,
     pub link4_composite_inertia_h_x: f64,
     pub link4_composite_inertia_h_z: f64,
-    pub link4_composite_inertia_i_11: f64,
     pub link3_composite_inertia_m: f64,
     pub link3_composite_inertia_h_x: f64,
     pub link3_composite_inertia_h_z: f64,
-    pub link3_composite_inertia_i_11: f64,
     pub link2_composite_inertia_m: f64,
     pub link2_composite_inertia_h_x: f64,
     pub link2_composite_inertia_h_z: f64,
-    pub link2_composite_inertia_i_11: f64,
     pub link1_composite_inertia_m: f64,
     pub link1_composite_inertia_h_x: f64,
     pub link1_composite_inertia_h_z: f64,
-    pub link1_composite_inertia_i_11: f64,
     pub base_z_projected_inertia_n_y: f64,
-    pub base_angle_projected_inertia_n_y: f64,
     pub base_angle_projected_inertia_f_x: f64,
     pub base_angle_projected_inertia_f_z: f64,
-    pub link2_projected_inertia_n_y: f64,
     pub link2_projected_inertia_f_x: f64,
     pub link2_projected_inertia_f_z: f64,
-    pub link3_projected_inertia_n_y: f64,
     pub link3_projected_inertia_f_x: f64,
     pub link3_projected_inertia_f_z: f64,
-    pub link4_projected_inertia_n_y: f64,
     pub link4_projected_inertia_f_x: f64,
     pub link4_projected_inertia_f_z: f64,
-    pub link5_projected_inertia_n_y: f64,
     pub link5_projected_inertia_f_x: f64,
     pub link5_projected_inertia_f_z: f64,
-    pub link6_projected_inertia_n_y: f64,
+    pub link6_articulated_04: f64,
     pub link6_projected_inertia_f_x: f64,
     pub link6_projected_inertia_f_z: f64,
     pub head_tip_position_x: f64,
@@ -280,62 +270,42 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link5_composite_inertia_m = p.link_mass + p.link_mass;
     let link5_composite_inertia_h_x = link6_inertia_h_x + link5_inertia_h_x;
     let link5_composite_inertia_h_z = link6_inertia_h_z + link5_inertia_h_z;
-    let link5_composite_inertia_i_11 = link5_inertia_i_11 + link6_inertia_i_11;
     let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
     let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
     let link4_composite_inertia_h_z = link4_inertia_h_z + link5_composite_inertia_h_z;
-    let link4_composite_inertia_i_11 = link4_inertia_i_11 + link5_composite_inertia_i_11;
     let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
     let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
     let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
-    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11 + link3_inertia_i_11;
     let link2_composite_inertia_m = link3_composite_inertia_m + p.link_mass;
     let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
     let link2_composite_inertia_h_z = link2_inertia_h_z + link3_composite_inertia_h_z;
-    let link2_composite_inertia_i_11 = link3_composite_inertia_i_11 + link2_inertia_i_11;
     let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
     let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
     let link1_composite_inertia_h_z = link2_composite_inertia_h_z + link1_inertia_h_z;
-    let link1_composite_inertia_i_11 = link1_inertia_i_11 + link2_composite_inertia_i_11;
     let base_z_projected_inertia_n_y = -link1_composite_inertia_h_x;
-    let base_angle_projected_inertia_n_y = q[1] * link1_composite_inertia_h_z
-        - base_angle_subspace_v_z * link1_composite_inertia_h_x
-        - link1_composite_inertia_i_11;
     let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
         - link1_composite_inertia_h_z;
     let base_angle_projected_inertia_f_z = base_angle_subspace_v_z
         * link1_composite_inertia_m - base_z_projected_inertia_n_y;
-    let link2_projected_inertia_n_y = link2_composite_inertia_h_z * link2_position_z
-        - link2_subspace_v_z * link2_composite_inertia_h_x
-        - link2_composite_inertia_i_11;
     let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_z
         - link2_composite_inertia_h_z;
     let link2_projected_inertia_f_z = link2_subspace_v_z * link2_composite_inertia_m
         + link2_composite_inertia_h_x;
-    let link3_projected_inertia_n_y = link3_position_z * link3_composite_inertia_h_z
-        - link3_composite_inertia_h_x * link3_subspace_v_z
-        - link3_composite_inertia_i_11;
     let link3_projected_inertia_f_x = link3_position_z * link3_composite_inertia_m
         - link3_composite_inertia_h_z;
     let link3_projected_inertia_f_z = link3_composite_inertia_h_x
         + link3_composite_inertia_m * link3_subspace_v_z;
-    let link4_projected_inertia_n_y = link4_position_z * link4_composite_inertia_h_z
-        - link4_composite_inertia_i_11
-        - link4_composite_inertia_h_x * link4_subspace_v_z;
     let link4_projected_inertia_f_x = link4_position_z * link4_composite_inertia_m
         - link4_composite_inertia_h_z;
     let link4_projected_inertia_f_z = link4_composite_inertia_h_x
         + link4_subspace_v_z * link4_composite_inertia_m;
-    let link5_projected_inertia_n_y = link5_position_z * link5_composite_inertia_h_z
-        - link5_composite_inertia_h_x * link5_subspace_v_z
-        - link5_composite_inertia_i_11;
     let link5_projected_inertia_f_x = link5_position_z * link5_composite_inertia_m
         - link5_composite_inertia_h_z;
     let link5_projected_inertia_f_z = link5_composite_inertia_m * link5_subspace_v_z
         + link5_composite_inertia_h_x;
-    let link6_projected_inertia_n_y = link6_position_z * link6_inertia_h_z
-        - link6_inertia_i_11 - link6_subspace_v_z * link6_inertia_h_x;
-    let link6_projected_inertia_f_x = link6_position_z * p.link_mass - link6_inertia_h_z;
+    let link6_articulated_04 = -link6_inertia_h_z;
+    let link6_projected_inertia_f_x = link6_articulated_04
+        + link6_position_z * p.link_mass;
     let link6_projected_inertia_f_z = link6_inertia_h_x
         + link6_subspace_v_z * p.link_mass;
     let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
@@ -421,40 +391,30 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link5_composite_inertia_m,
         link5_composite_inertia_h_x,
         link5_composite_inertia_h_z,
-        link5_composite_inertia_i_11,
         link4_composite_inertia_m,
         link4_composite_inertia_h_x,
         link4_composite_inertia_h_z,
-        link4_composite_inertia_i_11,
         link3_composite_inertia_m,
         link3_composite_inertia_h_x,
         link3_composite_inertia_h_z,
-        link3_composite_inertia_i_11,
         link2_composite_inertia_m,
         link2_composite_inertia_h_x,
         link2_composite_inertia_h_z,
-        link2_composite_inertia_i_11,
         link1_composite_inertia_m,
         link1_composite_inertia_h_x,
         link1_composite_inertia_h_z,
-        link1_composite_inertia_i_11,
         base_z_projected_inertia_n_y,
-        base_angle_projected_inertia_n_y,
         base_angle_projected_inertia_f_x,
         base_angle_projected_inertia_f_z,
-        link2_projected_inertia_n_y,
         link2_projected_inertia_f_x,
         link2_projected_inertia_f_z,
-        link3_projected_inertia_n_y,
         link3_projected_inertia_f_x,
         link3_projected_inertia_f_z,
-        link4_projected_inertia_n_y,
         link4_projected_inertia_f_x,
         link4_projected_inertia_f_z,
-        link5_projected_inertia_n_y,
         link5_projected_inertia_f_x,
         link5_projected_inertia_f_z,
-        link6_projected_inertia_n_y,
+        link6_articulated_04,
         link6_projected_inertia_f_x,
         link6_projected_inertia_f_z,
         head_tip_position_x,
@@ -471,19 +431,49 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -cache.link2_projected_inertia_n_y;
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11
+        + cache.link3_inertia_i_11;
+    let link2_composite_inertia_i_11 = link3_composite_inertia_i_11
+        + cache.link2_inertia_i_11;
+    let link1_composite_inertia_i_11 = cache.link1_inertia_i_11
+        + link2_composite_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x
+        - link1_composite_inertia_i_11;
+    let link2_projected_inertia_n_y = cache.link2_composite_inertia_h_z
+        * cache.link2_position_z
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x
+        - link2_composite_inertia_i_11;
+    let t0 = -link2_projected_inertia_n_y;
     let t1 = cache.link2_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link2_projected_inertia_f_x + t0;
-    let t2 = -cache.link3_projected_inertia_n_y;
+    let link3_projected_inertia_n_y = cache.link3_position_z
+        * cache.link3_composite_inertia_h_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t2 = -link3_projected_inertia_n_y;
     let t3 = t2 + cache.base_angle_subspace_v_z * cache.link3_projected_inertia_f_z
         + q[1] * cache.link3_projected_inertia_f_x;
-    let t4 = -cache.link4_projected_inertia_n_y;
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z - link4_composite_inertia_i_11
+        - cache.link4_composite_inertia_h_x * cache.link4_subspace_v_z;
+    let t4 = -link4_projected_inertia_n_y;
     let t5 = t4 + cache.base_angle_subspace_v_z * cache.link4_projected_inertia_f_z
         + q[1] * cache.link4_projected_inertia_f_x;
-    let t6 = -cache.link5_projected_inertia_n_y;
+    let link5_projected_inertia_n_y = cache.link5_position_z
+        * cache.link5_composite_inertia_h_z
+        - cache.link5_composite_inertia_h_x * cache.link5_subspace_v_z
+        - link5_composite_inertia_i_11;
+    let t6 = -link5_projected_inertia_n_y;
     let t7 = t6 + cache.base_angle_subspace_v_z * cache.link5_projected_inertia_f_z
         + q[1] * cache.link5_projected_inertia_f_x;
-    let t8 = -cache.link6_projected_inertia_n_y;
+    let link6_projected_inertia_n_y = cache.link6_position_z * cache.link6_inertia_h_z
+        - cache.link6_inertia_i_11 - cache.link6_subspace_v_z * cache.link6_inertia_h_x;
+    let t8 = -link6_projected_inertia_n_y;
     let t9 = t8 + cache.link6_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link6_projected_inertia_f_x;
     let t10 = t2 + cache.link2_position_z * cache.link3_projected_inertia_f_x
@@ -534,7 +524,7 @@ pub fn mass_matrix_into(
     out[(7, 1)] = cache.link6_projected_inertia_f_z;
     out[(2, 2)] = cache.base_angle_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.base_angle_projected_inertia_f_x
-        - cache.base_angle_projected_inertia_n_y;
+        - base_angle_projected_inertia_n_y;
     out[(2, 3)] = t1;
     out[(3, 2)] = t1;
     out[(2, 4)] = t3;
@@ -612,6 +602,7 @@ pub fn coriolis_into(
     let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
     let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
         - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_articulated_bias_f_x = link6_momentum_f_z * link6_velocity_w_y;
     let link6_subspace_rate_v_x = link5_velocity_v_z
         + cache.link6_subspace_v_z * link5_velocity_w_y;
     let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
@@ -621,7 +612,7 @@ pub fn coriolis_into(
         + link4_velocity_w_y * cache.link5_subspace_v_z;
     let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
     let link6_bias_v_x = qd[7] * link6_subspace_rate_v_x + link5_bias_v_x;
-    let link6_composite_force_f_x = link6_momentum_f_z * link6_velocity_w_y
+    let link6_composite_force_f_x = link6_articulated_bias_f_x
         + p.link_mass * link6_bias_v_x;
     let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
         - link5_velocity_w_y * cache.link5_inertia_h_x;
@@ -665,8 +656,9 @@ pub fn coriolis_into(
     let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
         + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_articulated_bias_f_z = -(link6_momentum_f_x * link6_velocity_w_y);
     let link6_composite_force_f_z = link6_bias_v_z * p.link_mass
-        - link6_momentum_f_x * link6_velocity_w_y;
+        + link6_articulated_bias_f_z;
     let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
         + link5_velocity_v_x * p.link_mass;
     let link5_composite_force_f_z = link6_composite_force_f_z
@@ -1144,19 +1136,49 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = -cache.link2_projected_inertia_n_y;
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11
+        + cache.link3_inertia_i_11;
+    let link2_composite_inertia_i_11 = link3_composite_inertia_i_11
+        + cache.link2_inertia_i_11;
+    let link1_composite_inertia_i_11 = cache.link1_inertia_i_11
+        + link2_composite_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x
+        - link1_composite_inertia_i_11;
+    let link2_projected_inertia_n_y = cache.link2_composite_inertia_h_z
+        * cache.link2_position_z
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x
+        - link2_composite_inertia_i_11;
+    let t0 = -link2_projected_inertia_n_y;
     let t1 = cache.link2_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link2_projected_inertia_f_x + t0;
-    let t2 = -cache.link3_projected_inertia_n_y;
+    let link3_projected_inertia_n_y = cache.link3_position_z
+        * cache.link3_composite_inertia_h_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t2 = -link3_projected_inertia_n_y;
     let t3 = t2 + cache.base_angle_subspace_v_z * cache.link3_projected_inertia_f_z
         + q[1] * cache.link3_projected_inertia_f_x;
-    let t4 = -cache.link4_projected_inertia_n_y;
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z - link4_composite_inertia_i_11
+        - cache.link4_composite_inertia_h_x * cache.link4_subspace_v_z;
+    let t4 = -link4_projected_inertia_n_y;
     let t5 = t4 + cache.base_angle_subspace_v_z * cache.link4_projected_inertia_f_z
         + q[1] * cache.link4_projected_inertia_f_x;
-    let t6 = -cache.link5_projected_inertia_n_y;
+    let link5_projected_inertia_n_y = cache.link5_position_z
+        * cache.link5_composite_inertia_h_z
+        - cache.link5_composite_inertia_h_x * cache.link5_subspace_v_z
+        - link5_composite_inertia_i_11;
+    let t6 = -link5_projected_inertia_n_y;
     let t7 = t6 + cache.base_angle_subspace_v_z * cache.link5_projected_inertia_f_z
         + q[1] * cache.link5_projected_inertia_f_x;
-    let t8 = -cache.link6_projected_inertia_n_y;
+    let link6_projected_inertia_n_y = cache.link6_position_z * cache.link6_inertia_h_z
+        - cache.link6_inertia_i_11 - cache.link6_subspace_v_z * cache.link6_inertia_h_x;
+    let t8 = -link6_projected_inertia_n_y;
     let t9 = t8 + cache.link6_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link6_projected_inertia_f_x;
     let t10 = t2 + cache.link2_position_z * cache.link3_projected_inertia_f_x
@@ -1204,6 +1226,7 @@ pub fn dynamics_into(
     let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
     let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
         - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_articulated_bias_f_x = link6_momentum_f_z * link6_velocity_w_y;
     let link6_subspace_rate_v_x = link5_velocity_v_z
         + cache.link6_subspace_v_z * link5_velocity_w_y;
     let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
@@ -1213,7 +1236,7 @@ pub fn dynamics_into(
         + link4_velocity_w_y * cache.link5_subspace_v_z;
     let link5_bias_v_x = link4_bias_v_x + qd[6] * link5_subspace_rate_v_x;
     let link6_bias_v_x = qd[7] * link6_subspace_rate_v_x + link5_bias_v_x;
-    let link6_composite_force_f_x = link6_momentum_f_z * link6_velocity_w_y
+    let link6_composite_force_f_x = link6_articulated_bias_f_x
         + p.link_mass * link6_bias_v_x;
     let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
         - link5_velocity_w_y * cache.link5_inertia_h_x;
@@ -1257,8 +1280,9 @@ pub fn dynamics_into(
     let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
     let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
         + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_articulated_bias_f_z = -(link6_momentum_f_x * link6_velocity_w_y);
     let link6_composite_force_f_z = link6_bias_v_z * p.link_mass
-        - link6_momentum_f_x * link6_velocity_w_y;
+        + link6_articulated_bias_f_z;
     let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
         + link5_velocity_v_x * p.link_mass;
     let link5_composite_force_f_z = link6_composite_force_f_z
@@ -1333,7 +1357,7 @@ pub fn dynamics_into(
     mass_matrix[(7, 1)] = cache.link6_projected_inertia_f_z;
     mass_matrix[(2, 2)] = cache.base_angle_projected_inertia_f_z
         * cache.base_angle_subspace_v_z + q[1] * cache.base_angle_projected_inertia_f_x
-        - cache.base_angle_projected_inertia_n_y;
+        - base_angle_projected_inertia_n_y;
     mass_matrix[(2, 3)] = t1;
     mass_matrix[(3, 2)] = t1;
     mass_matrix[(2, 4)] = t3;
@@ -1405,6 +1429,502 @@ pub fn dynamics_into(
         + cache.link5_composite_inertia_m * p.gravity * cache.link5_subspace_v_z;
     gravity[7] = p.gravity * cache.link6_inertia_h_x
         + cache.link6_subspace_v_z * p.gravity * p.link_mass;
+}
+/// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
+/// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
+/// false (and `out` is meaningless) where M is not positive definite, i.e. where
+/// an articulated pivot is not positive.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 8];
+    let link6_articulated_15 = -cache.link6_inertia_h_x;
+    let link6_articulated_subspace_f_z = cache.link6_subspace_v_z * p.link_mass
+        - link6_articulated_15;
+    let link6_articulated_subspace_n_y = cache.link6_position_z * cache.link6_inertia_h_z
+        + cache.link6_subspace_v_z * link6_articulated_15 - cache.link6_inertia_i_11;
+    let link6_pivot = cache.link6_position_z * cache.link6_projected_inertia_f_x
+        + cache.link6_subspace_v_z * link6_articulated_subspace_f_z
+        - link6_articulated_subspace_n_y;
+    let link6_inverse_pivot = 1.0 / link6_pivot;
+    let link6_articulated_passed_15 = link6_articulated_15
+        - link6_inverse_pivot * link6_articulated_subspace_f_z
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_15 = link6_articulated_passed_15 - cache.link5_inertia_h_x;
+    let link6_articulated_passed_11 = cache.link6_inertia_i_11
+        - link6_inverse_pivot * link6_articulated_subspace_n_y
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_11 = cache.link5_inertia_i_11 + link6_articulated_passed_11;
+    let link6_articulated_passed_13 = cache.link6_inertia_h_z
+        - link6_inverse_pivot * cache.link6_projected_inertia_f_x
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_13 = link6_articulated_passed_13 + cache.link5_inertia_h_z;
+    let link5_articulated_subspace_n_y = cache.link5_position_z * link5_articulated_13
+        + link5_articulated_15 * cache.link5_subspace_v_z - link5_articulated_11;
+    let link6_articulated_passed_55 = p.link_mass
+        - link6_inverse_pivot * link6_articulated_subspace_f_z
+            * link6_articulated_subspace_f_z;
+    let link5_articulated_55 = p.link_mass + link6_articulated_passed_55;
+    let link6_articulated_passed_35 = -(link6_inverse_pivot
+        * cache.link6_projected_inertia_f_x * link6_articulated_subspace_f_z);
+    let link5_articulated_subspace_f_z = cache.link5_subspace_v_z * link5_articulated_55
+        + cache.link5_position_z * link6_articulated_passed_35 - link5_articulated_15;
+    let link6_articulated_passed_33 = p.link_mass
+        - link6_inverse_pivot * cache.link6_projected_inertia_f_x
+            * cache.link6_projected_inertia_f_x;
+    let link5_articulated_33 = link6_articulated_passed_33 + p.link_mass;
+    let link5_articulated_subspace_f_x = cache.link5_position_z * link5_articulated_33
+        + link6_articulated_passed_35 * cache.link5_subspace_v_z - link5_articulated_13;
+    let link5_pivot = link5_articulated_subspace_f_z * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_articulated_subspace_f_x
+        - link5_articulated_subspace_n_y;
+    let link5_inverse_pivot = 1.0 / link5_pivot;
+    let link5_articulated_passed_15 = link5_articulated_15
+        - link5_articulated_subspace_n_y * link5_inverse_pivot
+            * link5_articulated_subspace_f_z;
+    let link4_articulated_15 = link5_articulated_passed_15 - cache.link4_inertia_h_x;
+    let link5_articulated_passed_35 = link6_articulated_passed_35
+        - link5_inverse_pivot * link5_articulated_subspace_f_z
+            * link5_articulated_subspace_f_x;
+    let link5_articulated_passed_55 = link5_articulated_55
+        - link5_inverse_pivot * link5_articulated_subspace_f_z
+            * link5_articulated_subspace_f_z;
+    let link4_articulated_55 = link5_articulated_passed_55 + p.link_mass;
+    let link4_articulated_subspace_f_z = cache.link4_position_z
+        * link5_articulated_passed_35 + link4_articulated_55 * cache.link4_subspace_v_z
+        - link4_articulated_15;
+    let link5_articulated_passed_11 = link5_articulated_11
+        - link5_articulated_subspace_n_y * link5_articulated_subspace_n_y
+            * link5_inverse_pivot;
+    let link4_articulated_11 = cache.link4_inertia_i_11 + link5_articulated_passed_11;
+    let link5_articulated_passed_13 = link5_articulated_13
+        - link5_articulated_subspace_n_y * link5_inverse_pivot
+            * link5_articulated_subspace_f_x;
+    let link4_articulated_13 = cache.link4_inertia_h_z + link5_articulated_passed_13;
+    let link4_articulated_subspace_n_y = cache.link4_position_z * link4_articulated_13
+        + link4_articulated_15 * cache.link4_subspace_v_z - link4_articulated_11;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_inverse_pivot * link5_articulated_subspace_f_x
+            * link5_articulated_subspace_f_x;
+    let link4_articulated_33 = p.link_mass + link5_articulated_passed_33;
+    let link4_articulated_subspace_f_x = cache.link4_subspace_v_z
+        * link5_articulated_passed_35 + cache.link4_position_z * link4_articulated_33
+        - link4_articulated_13;
+    let link4_pivot = cache.link4_position_z * link4_articulated_subspace_f_x
+        + link4_articulated_subspace_f_z * cache.link4_subspace_v_z
+        - link4_articulated_subspace_n_y;
+    let link4_inverse_pivot = 1.0 / link4_pivot;
+    let link4_articulated_passed_15 = link4_articulated_15
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_n_y
+            * link4_inverse_pivot;
+    let link3_articulated_15 = link4_articulated_passed_15 - cache.link3_inertia_h_x;
+    let link4_articulated_passed_55 = link4_articulated_55
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_z
+            * link4_inverse_pivot;
+    let link3_articulated_55 = p.link_mass + link4_articulated_passed_55;
+    let link4_articulated_passed_35 = link5_articulated_passed_35
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_x
+            * link4_inverse_pivot;
+    let link3_articulated_subspace_f_z = link3_articulated_55 * cache.link3_subspace_v_z
+        + link4_articulated_passed_35 * cache.link3_position_z - link3_articulated_15;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_articulated_subspace_f_x * link4_articulated_subspace_f_x
+            * link4_inverse_pivot;
+    let link3_articulated_33 = p.link_mass + link4_articulated_passed_33;
+    let link4_articulated_passed_13 = link4_articulated_13
+        - link4_articulated_subspace_n_y * link4_articulated_subspace_f_x
+            * link4_inverse_pivot;
+    let link3_articulated_13 = cache.link3_inertia_h_z + link4_articulated_passed_13;
+    let link3_articulated_subspace_f_x = link3_articulated_33 * cache.link3_position_z
+        + link4_articulated_passed_35 * cache.link3_subspace_v_z - link3_articulated_13;
+    let link4_articulated_passed_11 = link4_articulated_11
+        - link4_articulated_subspace_n_y * link4_articulated_subspace_n_y
+            * link4_inverse_pivot;
+    let link3_articulated_11 = link4_articulated_passed_11 + cache.link3_inertia_i_11;
+    let link3_articulated_subspace_n_y = cache.link3_position_z * link3_articulated_13
+        + link3_articulated_15 * cache.link3_subspace_v_z - link3_articulated_11;
+    let link3_pivot = link3_articulated_subspace_f_z * cache.link3_subspace_v_z
+        + cache.link3_position_z * link3_articulated_subspace_f_x
+        - link3_articulated_subspace_n_y;
+    let link3_inverse_pivot = 1.0 / link3_pivot;
+    let link3_articulated_passed_55 = link3_articulated_55
+        - link3_inverse_pivot * link3_articulated_subspace_f_z
+            * link3_articulated_subspace_f_z;
+    let link2_articulated_55 = link3_articulated_passed_55 + p.link_mass;
+    let link3_articulated_passed_15 = link3_articulated_15
+        - link3_inverse_pivot * link3_articulated_subspace_f_z
+            * link3_articulated_subspace_n_y;
+    let link2_articulated_15 = link3_articulated_passed_15 - cache.link2_inertia_h_x;
+    let link3_articulated_passed_35 = link4_articulated_passed_35
+        - link3_inverse_pivot * link3_articulated_subspace_f_z
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_subspace_f_z = cache.link2_subspace_v_z * link2_articulated_55
+        + cache.link2_position_z * link3_articulated_passed_35 - link2_articulated_15;
+    let link3_articulated_passed_13 = link3_articulated_13
+        - link3_inverse_pivot * link3_articulated_subspace_n_y
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_13 = cache.link2_inertia_h_z + link3_articulated_passed_13;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_inverse_pivot * link3_articulated_subspace_f_x
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_33 = p.link_mass + link3_articulated_passed_33;
+    let link2_articulated_subspace_f_x = cache.link2_position_z * link2_articulated_33
+        + cache.link2_subspace_v_z * link3_articulated_passed_35 - link2_articulated_13;
+    let link3_articulated_passed_11 = link3_articulated_11
+        - link3_inverse_pivot * link3_articulated_subspace_n_y
+            * link3_articulated_subspace_n_y;
+    let link2_articulated_11 = cache.link2_inertia_i_11 + link3_articulated_passed_11;
+    let link2_articulated_subspace_n_y = link2_articulated_13 * cache.link2_position_z
+        + cache.link2_subspace_v_z * link2_articulated_15 - link2_articulated_11;
+    let link2_pivot = cache.link2_position_z * link2_articulated_subspace_f_x
+        + cache.link2_subspace_v_z * link2_articulated_subspace_f_z
+        - link2_articulated_subspace_n_y;
+    let link2_inverse_pivot = 1.0 / link2_pivot;
+    let link2_articulated_passed_35 = link3_articulated_passed_35
+        - link2_articulated_subspace_f_z * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link2_articulated_passed_13 = link2_articulated_13
+        - link2_articulated_subspace_n_y * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_13 = link2_articulated_passed_13 + cache.link1_inertia_h_z;
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = p.link_mass + link2_articulated_passed_33;
+    let base_angle_articulated_subspace_f_x = link2_articulated_passed_35
+        * cache.base_angle_subspace_v_z + q[1] * link1_articulated_33
+        - link1_articulated_13;
+    let link2_articulated_passed_15 = link2_articulated_15
+        - link2_articulated_subspace_n_y * link2_articulated_subspace_f_z
+            * link2_inverse_pivot;
+    let link1_articulated_15 = link2_articulated_passed_15 - cache.link1_inertia_h_x;
+    let link2_articulated_passed_11 = link2_articulated_11
+        - link2_articulated_subspace_n_y * link2_articulated_subspace_n_y
+            * link2_inverse_pivot;
+    let link1_articulated_11 = link2_articulated_passed_11 + cache.link1_inertia_i_11;
+    let base_angle_articulated_subspace_n_y = q[1] * link1_articulated_13
+        + link1_articulated_15 * cache.base_angle_subspace_v_z - link1_articulated_11;
+    let link2_articulated_passed_55 = link2_articulated_55
+        - link2_articulated_subspace_f_z * link2_articulated_subspace_f_z
+            * link2_inverse_pivot;
+    let link1_articulated_55 = p.link_mass + link2_articulated_passed_55;
+    let base_angle_articulated_subspace_f_z = link1_articulated_55
+        * cache.base_angle_subspace_v_z + q[1] * link2_articulated_passed_35
+        - link1_articulated_15;
+    let base_angle_pivot = cache.base_angle_subspace_v_z
+        * base_angle_articulated_subspace_f_z
+        + q[1] * base_angle_articulated_subspace_f_x
+        - base_angle_articulated_subspace_n_y;
+    let base_angle_inverse_pivot = 1.0 / base_angle_pivot;
+    let base_angle_articulated_passed_35 = link2_articulated_passed_35
+        - base_angle_articulated_subspace_f_x * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_z;
+    let base_angle_articulated_passed_55 = link1_articulated_55
+        - base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+            * base_angle_articulated_subspace_f_z;
+    let base_z_inverse_pivot = 1.0 / base_angle_articulated_passed_55;
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_articulated_subspace_f_x * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_z_articulated_passed_33 = base_angle_articulated_passed_33
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_x_inverse_pivot = 1.0 / base_z_articulated_passed_33;
+    let base_z_articulated_passed_35 = base_angle_articulated_passed_35
+        - base_angle_articulated_passed_55 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_articulated_bias_n_y = link6_momentum_f_x * link6_velocity_v_z
+        - link6_velocity_v_x * link6_momentum_f_z;
+    let link6_articulated_bias_f_x = link6_momentum_f_z * link6_velocity_w_y;
+    let link6_articulated_bias_f_z = -(link6_momentum_f_x * link6_velocity_w_y);
+    let link6_remaining_force = tau[7]
+        - (cache.link6_position_z * link6_articulated_bias_f_x
+            + cache.link6_subspace_v_z * link6_articulated_bias_f_z
+            - link6_articulated_bias_n_y);
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link5_articulated_bias_f_x = link6_inverse_pivot * link6_remaining_force
+        * cache.link6_projected_inertia_f_x
+        + link6_articulated_passed_33 * qd[7] * link6_subspace_rate_v_x
+        + link6_articulated_bias_f_x + link5_velocity_w_y * link5_momentum_f_z
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_35;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_articulated_bias_n_y = link6_inverse_pivot * link6_remaining_force
+        * link6_articulated_subspace_n_y + link5_velocity_v_z * link5_momentum_f_x
+        + link6_articulated_bias_n_y
+        + link6_articulated_passed_13 * qd[7] * link6_subspace_rate_v_x
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_15
+        - link5_velocity_v_x * link5_momentum_f_z;
+    let link5_articulated_bias_f_z = qd[7] * link6_subspace_rate_v_z
+        * link6_articulated_passed_55
+        + qd[7] * link6_articulated_passed_35 * link6_subspace_rate_v_x
+        + link6_inverse_pivot * link6_remaining_force * link6_articulated_subspace_f_z
+        + link6_articulated_bias_f_z - link5_momentum_f_x * link5_velocity_w_y;
+    let link5_remaining_force = tau[6]
+        - (cache.link5_position_z * link5_articulated_bias_f_x
+            + link5_articulated_bias_f_z * cache.link5_subspace_v_z
+            - link5_articulated_bias_n_y);
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link4_articulated_bias_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + link5_inverse_pivot * link5_remaining_force * link5_articulated_subspace_f_x
+        + link5_articulated_bias_f_x
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_33
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_35;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_articulated_bias_f_z = qd[6] * link5_articulated_passed_55
+        * link5_subspace_rate_v_z
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_35
+        + link5_inverse_pivot * link5_remaining_force * link5_articulated_subspace_f_z
+        + link5_articulated_bias_f_z - link4_velocity_w_y * link4_momentum_f_x;
+    let link4_articulated_bias_n_y = qd[6] * link5_articulated_passed_15
+        * link5_subspace_rate_v_z + link4_velocity_v_z * link4_momentum_f_x
+        + qd[6] * link5_articulated_passed_13 * link5_subspace_rate_v_x
+        + link5_articulated_bias_n_y
+        + link5_articulated_subspace_n_y * link5_inverse_pivot * link5_remaining_force
+        - link4_momentum_f_z * link4_velocity_v_x;
+    let link4_remaining_force = tau[5]
+        - (cache.link4_position_z * link4_articulated_bias_f_x
+            + cache.link4_subspace_v_z * link4_articulated_bias_f_z
+            - link4_articulated_bias_n_y);
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link3_articulated_bias_f_z = link4_articulated_passed_35 * qd[5]
+        * link4_subspace_rate_v_x
+        + link4_articulated_subspace_f_z * link4_inverse_pivot * link4_remaining_force
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_55
+        + link4_articulated_bias_f_z - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_articulated_bias_f_x = link4_subspace_rate_v_z
+        * link4_articulated_passed_35 * qd[5]
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_33
+        + link4_articulated_subspace_f_x * link4_inverse_pivot * link4_remaining_force
+        + link4_articulated_bias_f_x + link3_momentum_f_z * link3_velocity_w_y;
+    let link3_articulated_bias_n_y = link4_articulated_bias_n_y
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_13
+        + link3_momentum_f_x * link3_velocity_v_z
+        + link4_articulated_subspace_n_y * link4_inverse_pivot * link4_remaining_force
+        + link4_articulated_passed_15 * link4_subspace_rate_v_z * qd[5]
+        - link3_momentum_f_z * link3_velocity_v_x;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_f_z * cache.link3_subspace_v_z
+            + link3_articulated_bias_f_x * cache.link3_position_z
+            - link3_articulated_bias_n_y);
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link2_articulated_bias_f_z = link3_articulated_passed_55 * qd[4]
+        * link3_subspace_rate_v_z + link3_articulated_bias_f_z
+        + link3_remaining_force * link3_inverse_pivot * link3_articulated_subspace_f_z
+        + qd[4] * link3_articulated_passed_35 * link3_subspace_rate_v_x
+        - link2_velocity_w_y * link2_momentum_f_x;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_articulated_bias_n_y = link3_articulated_passed_13 * qd[4]
+        * link3_subspace_rate_v_x
+        + qd[4] * link3_articulated_passed_15 * link3_subspace_rate_v_z
+        + link3_articulated_bias_n_y
+        + link3_remaining_force * link3_inverse_pivot * link3_articulated_subspace_n_y
+        + link2_velocity_v_z * link2_momentum_f_x
+        - link2_velocity_v_x * link2_momentum_f_z;
+    let link2_articulated_bias_f_x = qd[4] * link3_subspace_rate_v_z
+        * link3_articulated_passed_35 + link3_articulated_bias_f_x
+        + link2_velocity_w_y * link2_momentum_f_z
+        + qd[4] * link3_articulated_passed_33 * link3_subspace_rate_v_x
+        + link3_remaining_force * link3_inverse_pivot * link3_articulated_subspace_f_x;
+    let link2_remaining_force = tau[3]
+        - (cache.link2_subspace_v_z * link2_articulated_bias_f_z
+            + cache.link2_position_z * link2_articulated_bias_f_x
+            - link2_articulated_bias_n_y);
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_articulated_bias_f_z = link2_remaining_force
+        * link2_articulated_subspace_f_z * link2_inverse_pivot
+        + link2_articulated_passed_35 * link2_subspace_rate_v_x * qd[3]
+        + link2_subspace_rate_v_z * link2_articulated_passed_55 * qd[3]
+        + link2_articulated_bias_f_z - base_angle_velocity_w_y * link1_momentum_f_x;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link1_articulated_bias_f_x = link2_articulated_bias_f_x
+        + link2_articulated_passed_35 * link2_subspace_rate_v_z * qd[3]
+        + base_angle_velocity_w_y * link1_momentum_f_z
+        + link2_remaining_force * link2_inverse_pivot * link2_articulated_subspace_f_x
+        + link2_subspace_rate_v_x * link2_articulated_passed_33 * qd[3];
+    let link1_articulated_bias_n_y = link2_subspace_rate_v_z
+        * link2_articulated_passed_15 * qd[3]
+        + link2_articulated_subspace_n_y * link2_remaining_force * link2_inverse_pivot
+        + link1_momentum_f_x * base_angle_velocity_v_z + link2_articulated_bias_n_y
+        + link2_articulated_passed_13 * link2_subspace_rate_v_x * qd[3]
+        - link1_momentum_f_z * base_angle_velocity_v_x;
+    let base_angle_remaining_force = tau[2]
+        - (cache.base_angle_subspace_v_z * link1_articulated_bias_f_z
+            + q[1] * link1_articulated_bias_f_x - link1_articulated_bias_n_y);
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_z_articulated_bias_f_z = base_angle_remaining_force
+        * base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+        + base_angle_articulated_passed_55 * base_angle_bias_v_z
+        + base_angle_articulated_passed_35 * base_angle_bias_v_x
+        + link1_articulated_bias_f_z;
+    let base_z_remaining_force = tau[1] - base_z_articulated_bias_f_z;
+    let base_z_articulated_bias_f_x = base_angle_articulated_passed_35
+        * base_angle_bias_v_z
+        + base_angle_remaining_force * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot
+        + base_angle_articulated_passed_33 * base_angle_bias_v_x
+        + link1_articulated_bias_f_x;
+    let base_x_articulated_bias_f_x = base_angle_articulated_passed_35
+        * base_z_remaining_force * base_z_inverse_pivot + base_z_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_x_acceleration = base_x_inverse_pivot
+        * (base_x_remaining_force - base_z_articulated_passed_35 * p.gravity);
+    let base_z_acceleration = (base_z_remaining_force
+        - (p.gravity * base_angle_articulated_passed_55
+            + base_x_acceleration * base_angle_articulated_passed_35))
+        * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = p.gravity + base_z_acceleration;
+    let base_angle_acceleration = base_angle_inverse_pivot
+        * (base_angle_remaining_force
+            - (base_angle_articulated_subspace_f_x
+                * (base_x_acceleration + base_angle_bias_v_x)
+                + (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+                    * base_angle_articulated_subspace_f_z));
+    let base_angle_spatial_acceleration_w_y = -base_angle_acceleration;
+    let t0 = link2_subspace_rate_v_z * qd[3];
+    let base_angle_spatial_acceleration_v_z = base_z_spatial_acceleration_v_z
+        + base_angle_acceleration * cache.base_angle_subspace_v_z + base_angle_bias_v_z;
+    let base_angle_spatial_acceleration_v_x = base_x_acceleration
+        + q[1] * base_angle_acceleration + base_angle_bias_v_x;
+    let t1 = link2_subspace_rate_v_x * qd[3];
+    let link2_acceleration = (link2_remaining_force
+        - (link2_articulated_subspace_n_y * base_angle_spatial_acceleration_w_y
+            + (t0 + base_angle_spatial_acceleration_v_z) * link2_articulated_subspace_f_z
+            + (base_angle_spatial_acceleration_v_x + t1)
+                * link2_articulated_subspace_f_x)) * link2_inverse_pivot;
+    let t2 = qd[4] * link3_subspace_rate_v_x;
+    let link2_spatial_acceleration_v_x = base_angle_spatial_acceleration_v_x
+        + link2_acceleration * cache.link2_position_z + t1;
+    let link2_spatial_acceleration_w_y = base_angle_spatial_acceleration_w_y
+        - link2_acceleration;
+    let link2_spatial_acceleration_v_z = t0
+        + cache.link2_subspace_v_z * link2_acceleration
+        + base_angle_spatial_acceleration_v_z;
+    let t3 = qd[4] * link3_subspace_rate_v_z;
+    let link3_acceleration = link3_inverse_pivot
+        * (link3_remaining_force
+            - ((t2 + link2_spatial_acceleration_v_x) * link3_articulated_subspace_f_x
+                + link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                + (link2_spatial_acceleration_v_z + t3)
+                    * link3_articulated_subspace_f_z));
+    let link3_spatial_acceleration_v_z = link2_spatial_acceleration_v_z + t3
+        + link3_acceleration * cache.link3_subspace_v_z;
+    let t4 = link4_subspace_rate_v_z * qd[5];
+    let link3_spatial_acceleration_v_x = t2 + cache.link3_position_z * link3_acceleration
+        + link2_spatial_acceleration_v_x;
+    let t5 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_w_y = link2_spatial_acceleration_w_y
+        - link3_acceleration;
+    let link4_acceleration = link4_inverse_pivot
+        * (link4_remaining_force
+            - (link4_articulated_subspace_f_z * (link3_spatial_acceleration_v_z + t4)
+                + link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+                + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y));
+    let link4_spatial_acceleration_v_x = link3_spatial_acceleration_v_x + t5
+        + cache.link4_position_z * link4_acceleration;
+    let t6 = qd[6] * link5_subspace_rate_v_x;
+    let link4_spatial_acceleration_v_z = link3_spatial_acceleration_v_z
+        + link4_acceleration * cache.link4_subspace_v_z + t4;
+    let t7 = qd[6] * link5_subspace_rate_v_z;
+    let link4_spatial_acceleration_w_y = link3_spatial_acceleration_w_y
+        - link4_acceleration;
+    let link5_acceleration = link5_inverse_pivot
+        * (link5_remaining_force
+            - ((link4_spatial_acceleration_v_x + t6) * link5_articulated_subspace_f_x
+                + link5_articulated_subspace_f_z * (link4_spatial_acceleration_v_z + t7)
+                + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y));
+    let link5_spatial_acceleration_v_z = link4_spatial_acceleration_v_z
+        + cache.link5_subspace_v_z * link5_acceleration + t7;
+    let link5_spatial_acceleration_v_x = cache.link5_position_z * link5_acceleration
+        + link4_spatial_acceleration_v_x + t6;
+    let link5_spatial_acceleration_w_y = link4_spatial_acceleration_w_y
+        - link5_acceleration;
+    let link6_acceleration = link6_inverse_pivot
+        * (link6_remaining_force
+            - ((qd[7] * link6_subspace_rate_v_z + link5_spatial_acceleration_v_z)
+                * link6_articulated_subspace_f_z
+                + (link5_spatial_acceleration_v_x + qd[7] * link6_subspace_rate_v_x)
+                    * cache.link6_projected_inertia_f_x
+                + link5_spatial_acceleration_w_y * link6_articulated_subspace_n_y));
+    out[0] = base_x_acceleration;
+    out[1] = base_z_acceleration;
+    out[2] = base_angle_acceleration;
+    out[3] = link2_acceleration;
+    out[4] = link3_acceleration;
+    out[5] = link4_acceleration;
+    out[6] = link5_acceleration;
+    out[7] = link6_acceleration;
+    pivots[0] = link6_pivot;
+    pivots[1] = link5_pivot;
+    pivots[2] = link4_pivot;
+    pivots[3] = link3_pivot;
+    pivots[4] = link2_pivot;
+    pivots[5] = base_angle_pivot;
+    pivots[6] = base_angle_articulated_passed_55;
+    pivots[7] = base_z_articulated_passed_33;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
 /// Gravitational potential energy V(q).
 #[inline]
@@ -2211,6 +2731,16 @@ impl Model<DOF, CONTACTS> for SnakeLinks6 {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn forward_dynamics_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_into(q, qd, tau, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

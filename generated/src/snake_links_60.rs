@@ -1020,418 +1020,300 @@ pub struct Cache {
     pub link59_composite_inertia_m: f64,
     pub link59_composite_inertia_h_x: f64,
     pub link59_composite_inertia_h_z: f64,
-    pub link59_composite_inertia_i_11: f64,
     pub link58_composite_inertia_m: f64,
     pub link58_composite_inertia_h_x: f64,
     pub link58_composite_inertia_h_z: f64,
-    pub link58_composite_inertia_i_11: f64,
     pub link57_composite_inertia_m: f64,
     pub link57_composite_inertia_h_x: f64,
     pub link57_composite_inertia_h_z: f64,
-    pub link57_composite_inertia_i_11: f64,
     pub link56_composite_inertia_m: f64,
     pub link56_composite_inertia_h_x: f64,
     pub link56_composite_inertia_h_z: f64,
-    pub link56_composite_inertia_i_11: f64,
     pub link55_composite_inertia_m: f64,
     pub link55_composite_inertia_h_x: f64,
     pub link55_composite_inertia_h_z: f64,
-    pub link55_composite_inertia_i_11: f64,
     pub link54_composite_inertia_m: f64,
     pub link54_composite_inertia_h_x: f64,
     pub link54_composite_inertia_h_z: f64,
-    pub link54_composite_inertia_i_11: f64,
     pub link53_composite_inertia_m: f64,
     pub link53_composite_inertia_h_x: f64,
     pub link53_composite_inertia_h_z: f64,
-    pub link53_composite_inertia_i_11: f64,
     pub link52_composite_inertia_m: f64,
     pub link52_composite_inertia_h_x: f64,
     pub link52_composite_inertia_h_z: f64,
-    pub link52_composite_inertia_i_11: f64,
     pub link51_composite_inertia_m: f64,
     pub link51_composite_inertia_h_x: f64,
     pub link51_composite_inertia_h_z: f64,
-    pub link51_composite_inertia_i_11: f64,
     pub link50_composite_inertia_m: f64,
     pub link50_composite_inertia_h_x: f64,
     pub link50_composite_inertia_h_z: f64,
-    pub link50_composite_inertia_i_11: f64,
     pub link49_composite_inertia_m: f64,
     pub link49_composite_inertia_h_x: f64,
     pub link49_composite_inertia_h_z: f64,
-    pub link49_composite_inertia_i_11: f64,
     pub link48_composite_inertia_m: f64,
     pub link48_composite_inertia_h_x: f64,
     pub link48_composite_inertia_h_z: f64,
-    pub link48_composite_inertia_i_11: f64,
     pub link47_composite_inertia_m: f64,
     pub link47_composite_inertia_h_x: f64,
     pub link47_composite_inertia_h_z: f64,
-    pub link47_composite_inertia_i_11: f64,
     pub link46_composite_inertia_m: f64,
     pub link46_composite_inertia_h_x: f64,
     pub link46_composite_inertia_h_z: f64,
-    pub link46_composite_inertia_i_11: f64,
     pub link45_composite_inertia_m: f64,
     pub link45_composite_inertia_h_x: f64,
     pub link45_composite_inertia_h_z: f64,
-    pub link45_composite_inertia_i_11: f64,
     pub link44_composite_inertia_m: f64,
     pub link44_composite_inertia_h_x: f64,
     pub link44_composite_inertia_h_z: f64,
-    pub link44_composite_inertia_i_11: f64,
     pub link43_composite_inertia_m: f64,
     pub link43_composite_inertia_h_x: f64,
     pub link43_composite_inertia_h_z: f64,
-    pub link43_composite_inertia_i_11: f64,
     pub link42_composite_inertia_m: f64,
     pub link42_composite_inertia_h_x: f64,
     pub link42_composite_inertia_h_z: f64,
-    pub link42_composite_inertia_i_11: f64,
     pub link41_composite_inertia_m: f64,
     pub link41_composite_inertia_h_x: f64,
     pub link41_composite_inertia_h_z: f64,
-    pub link41_composite_inertia_i_11: f64,
     pub link40_composite_inertia_m: f64,
     pub link40_composite_inertia_h_x: f64,
     pub link40_composite_inertia_h_z: f64,
-    pub link40_composite_inertia_i_11: f64,
     pub link39_composite_inertia_m: f64,
     pub link39_composite_inertia_h_x: f64,
     pub link39_composite_inertia_h_z: f64,
-    pub link39_composite_inertia_i_11: f64,
     pub link38_composite_inertia_m: f64,
     pub link38_composite_inertia_h_x: f64,
     pub link38_composite_inertia_h_z: f64,
-    pub link38_composite_inertia_i_11: f64,
     pub link37_composite_inertia_m: f64,
     pub link37_composite_inertia_h_x: f64,
     pub link37_composite_inertia_h_z: f64,
-    pub link37_composite_inertia_i_11: f64,
     pub link36_composite_inertia_m: f64,
     pub link36_composite_inertia_h_x: f64,
     pub link36_composite_inertia_h_z: f64,
-    pub link36_composite_inertia_i_11: f64,
     pub link35_composite_inertia_m: f64,
     pub link35_composite_inertia_h_x: f64,
     pub link35_composite_inertia_h_z: f64,
-    pub link35_composite_inertia_i_11: f64,
     pub link34_composite_inertia_m: f64,
     pub link34_composite_inertia_h_x: f64,
     pub link34_composite_inertia_h_z: f64,
-    pub link34_composite_inertia_i_11: f64,
     pub link33_composite_inertia_m: f64,
     pub link33_composite_inertia_h_x: f64,
     pub link33_composite_inertia_h_z: f64,
-    pub link33_composite_inertia_i_11: f64,
     pub link32_composite_inertia_m: f64,
     pub link32_composite_inertia_h_x: f64,
     pub link32_composite_inertia_h_z: f64,
-    pub link32_composite_inertia_i_11: f64,
     pub link31_composite_inertia_m: f64,
     pub link31_composite_inertia_h_x: f64,
     pub link31_composite_inertia_h_z: f64,
-    pub link31_composite_inertia_i_11: f64,
     pub link30_composite_inertia_m: f64,
     pub link30_composite_inertia_h_x: f64,
     pub link30_composite_inertia_h_z: f64,
-    pub link30_composite_inertia_i_11: f64,
     pub link29_composite_inertia_m: f64,
     pub link29_composite_inertia_h_x: f64,
     pub link29_composite_inertia_h_z: f64,
-    pub link29_composite_inertia_i_11: f64,
     pub link28_composite_inertia_m: f64,
     pub link28_composite_inertia_h_x: f64,
     pub link28_composite_inertia_h_z: f64,
-    pub link28_composite_inertia_i_11: f64,
     pub link27_composite_inertia_m: f64,
     pub link27_composite_inertia_h_x: f64,
     pub link27_composite_inertia_h_z: f64,
-    pub link27_composite_inertia_i_11: f64,
     pub link26_composite_inertia_m: f64,
     pub link26_composite_inertia_h_x: f64,
     pub link26_composite_inertia_h_z: f64,
-    pub link26_composite_inertia_i_11: f64,
     pub link25_composite_inertia_m: f64,
     pub link25_composite_inertia_h_x: f64,
     pub link25_composite_inertia_h_z: f64,
-    pub link25_composite_inertia_i_11: f64,
     pub link24_composite_inertia_m: f64,
     pub link24_composite_inertia_h_x: f64,
     pub link24_composite_inertia_h_z: f64,
-    pub link24_composite_inertia_i_11: f64,
     pub link23_composite_inertia_m: f64,
     pub link23_composite_inertia_h_x: f64,
     pub link23_composite_inertia_h_z: f64,
-    pub link23_composite_inertia_i_11: f64,
     pub link22_composite_inertia_m: f64,
     pub link22_composite_inertia_h_x: f64,
     pub link22_composite_inertia_h_z: f64,
-    pub link22_composite_inertia_i_11: f64,
     pub link21_composite_inertia_m: f64,
     pub link21_composite_inertia_h_x: f64,
     pub link21_composite_inertia_h_z: f64,
-    pub link21_composite_inertia_i_11: f64,
     pub link20_composite_inertia_m: f64,
     pub link20_composite_inertia_h_x: f64,
     pub link20_composite_inertia_h_z: f64,
-    pub link20_composite_inertia_i_11: f64,
     pub link19_composite_inertia_m: f64,
     pub link19_composite_inertia_h_x: f64,
     pub link19_composite_inertia_h_z: f64,
-    pub link19_composite_inertia_i_11: f64,
     pub link18_composite_inertia_m: f64,
     pub link18_composite_inertia_h_x: f64,
     pub link18_composite_inertia_h_z: f64,
-    pub link18_composite_inertia_i_11: f64,
     pub link17_composite_inertia_m: f64,
     pub link17_composite_inertia_h_x: f64,
     pub link17_composite_inertia_h_z: f64,
-    pub link17_composite_inertia_i_11: f64,
     pub link16_composite_inertia_m: f64,
     pub link16_composite_inertia_h_x: f64,
     pub link16_composite_inertia_h_z: f64,
-    pub link16_composite_inertia_i_11: f64,
     pub link15_composite_inertia_m: f64,
     pub link15_composite_inertia_h_x: f64,
     pub link15_composite_inertia_h_z: f64,
-    pub link15_composite_inertia_i_11: f64,
     pub link14_composite_inertia_m: f64,
     pub link14_composite_inertia_h_x: f64,
     pub link14_composite_inertia_h_z: f64,
-    pub link14_composite_inertia_i_11: f64,
     pub link13_composite_inertia_m: f64,
     pub link13_composite_inertia_h_x: f64,
     pub link13_composite_inertia_h_z: f64,
-    pub link13_composite_inertia_i_11: f64,
     pub link12_composite_inertia_m: f64,
     pub link12_composite_inertia_h_x: f64,
     pub link12_composite_inertia_h_z: f64,
-    pub link12_composite_inertia_i_11: f64,
     pub link11_composite_inertia_m: f64,
     pub link11_composite_inertia_h_x: f64,
     pub link11_composite_inertia_h_z: f64,
-    pub link11_composite_inertia_i_11: f64,
     pub link10_composite_inertia_m: f64,
     pub link10_composite_inertia_h_x: f64,
     pub link10_composite_inertia_h_z: f64,
-    pub link10_composite_inertia_i_11: f64,
     pub link9_composite_inertia_m: f64,
     pub link9_composite_inertia_h_x: f64,
     pub link9_composite_inertia_h_z: f64,
-    pub link9_composite_inertia_i_11: f64,
     pub link8_composite_inertia_m: f64,
     pub link8_composite_inertia_h_x: f64,
     pub link8_composite_inertia_h_z: f64,
-    pub link8_composite_inertia_i_11: f64,
     pub link7_composite_inertia_m: f64,
     pub link7_composite_inertia_h_x: f64,
     pub link7_composite_inertia_h_z: f64,
-    pub link7_composite_inertia_i_11: f64,
     pub link6_composite_inertia_m: f64,
     pub link6_composite_inertia_h_x: f64,
     pub link6_composite_inertia_h_z: f64,
-    pub link6_composite_inertia_i_11: f64,
     pub link5_composite_inertia_m: f64,
     pub link5_composite_inertia_h_x: f64,
     pub link5_composite_inertia_h_z: f64,
-    pub link5_composite_inertia_i_11: f64,
     pub link4_composite_inertia_m: f64,
     pub link4_composite_inertia_h_x: f64,
     pub link4_composite_inertia_h_z: f64,
-    pub link4_composite_inertia_i_11: f64,
     pub link3_composite_inertia_m: f64,
     pub link3_composite_inertia_h_x: f64,
     pub link3_composite_inertia_h_z: f64,
-    pub link3_composite_inertia_i_11: f64,
     pub link2_composite_inertia_m: f64,
     pub link2_composite_inertia_h_x: f64,
     pub link2_composite_inertia_h_z: f64,
-    pub link2_composite_inertia_i_11: f64,
     pub link1_composite_inertia_m: f64,
     pub link1_composite_inertia_h_x: f64,
     pub link1_composite_inertia_h_z: f64,
-    pub link1_composite_inertia_i_11: f64,
     pub base_z_projected_inertia_n_y: f64,
-    pub base_angle_projected_inertia_n_y: f64,
     pub base_angle_projected_inertia_f_x: f64,
     pub base_angle_projected_inertia_f_z: f64,
-    pub link2_projected_inertia_n_y: f64,
     pub link2_projected_inertia_f_x: f64,
     pub link2_projected_inertia_f_z: f64,
-    pub link3_projected_inertia_n_y: f64,
     pub link3_projected_inertia_f_x: f64,
     pub link3_projected_inertia_f_z: f64,
-    pub link4_projected_inertia_n_y: f64,
     pub link4_projected_inertia_f_x: f64,
     pub link4_projected_inertia_f_z: f64,
-    pub link5_projected_inertia_n_y: f64,
     pub link5_projected_inertia_f_x: f64,
     pub link5_projected_inertia_f_z: f64,
-    pub link6_projected_inertia_n_y: f64,
     pub link6_projected_inertia_f_x: f64,
     pub link6_projected_inertia_f_z: f64,
-    pub link7_projected_inertia_n_y: f64,
     pub link7_projected_inertia_f_x: f64,
     pub link7_projected_inertia_f_z: f64,
-    pub link8_projected_inertia_n_y: f64,
     pub link8_projected_inertia_f_x: f64,
     pub link8_projected_inertia_f_z: f64,
-    pub link9_projected_inertia_n_y: f64,
     pub link9_projected_inertia_f_x: f64,
     pub link9_projected_inertia_f_z: f64,
-    pub link10_projected_inertia_n_y: f64,
     pub link10_projected_inertia_f_x: f64,
     pub link10_projected_inertia_f_z: f64,
-    pub link11_projected_inertia_n_y: f64,
     pub link11_projected_inertia_f_x: f64,
     pub link11_projected_inertia_f_z: f64,
-    pub link12_projected_inertia_n_y: f64,
     pub link12_projected_inertia_f_x: f64,
     pub link12_projected_inertia_f_z: f64,
-    pub link13_projected_inertia_n_y: f64,
     pub link13_projected_inertia_f_x: f64,
     pub link13_projected_inertia_f_z: f64,
-    pub link14_projected_inertia_n_y: f64,
     pub link14_projected_inertia_f_x: f64,
     pub link14_projected_inertia_f_z: f64,
-    pub link15_projected_inertia_n_y: f64,
     pub link15_projected_inertia_f_x: f64,
     pub link15_projected_inertia_f_z: f64,
-    pub link16_projected_inertia_n_y: f64,
     pub link16_projected_inertia_f_x: f64,
     pub link16_projected_inertia_f_z: f64,
-    pub link17_projected_inertia_n_y: f64,
     pub link17_projected_inertia_f_x: f64,
     pub link17_projected_inertia_f_z: f64,
-    pub link18_projected_inertia_n_y: f64,
     pub link18_projected_inertia_f_x: f64,
     pub link18_projected_inertia_f_z: f64,
-    pub link19_projected_inertia_n_y: f64,
     pub link19_projected_inertia_f_x: f64,
     pub link19_projected_inertia_f_z: f64,
-    pub link20_projected_inertia_n_y: f64,
     pub link20_projected_inertia_f_x: f64,
     pub link20_projected_inertia_f_z: f64,
-    pub link21_projected_inertia_n_y: f64,
     pub link21_projected_inertia_f_x: f64,
     pub link21_projected_inertia_f_z: f64,
-    pub link22_projected_inertia_n_y: f64,
     pub link22_projected_inertia_f_x: f64,
     pub link22_projected_inertia_f_z: f64,
-    pub link23_projected_inertia_n_y: f64,
     pub link23_projected_inertia_f_x: f64,
     pub link23_projected_inertia_f_z: f64,
-    pub link24_projected_inertia_n_y: f64,
     pub link24_projected_inertia_f_x: f64,
     pub link24_projected_inertia_f_z: f64,
-    pub link25_projected_inertia_n_y: f64,
     pub link25_projected_inertia_f_x: f64,
     pub link25_projected_inertia_f_z: f64,
-    pub link26_projected_inertia_n_y: f64,
     pub link26_projected_inertia_f_x: f64,
     pub link26_projected_inertia_f_z: f64,
-    pub link27_projected_inertia_n_y: f64,
     pub link27_projected_inertia_f_x: f64,
     pub link27_projected_inertia_f_z: f64,
-    pub link28_projected_inertia_n_y: f64,
     pub link28_projected_inertia_f_x: f64,
     pub link28_projected_inertia_f_z: f64,
-    pub link29_projected_inertia_n_y: f64,
     pub link29_projected_inertia_f_x: f64,
     pub link29_projected_inertia_f_z: f64,
-    pub link30_projected_inertia_n_y: f64,
     pub link30_projected_inertia_f_x: f64,
     pub link30_projected_inertia_f_z: f64,
-    pub link31_projected_inertia_n_y: f64,
     pub link31_projected_inertia_f_x: f64,
     pub link31_projected_inertia_f_z: f64,
-    pub link32_projected_inertia_n_y: f64,
     pub link32_projected_inertia_f_x: f64,
     pub link32_projected_inertia_f_z: f64,
-    pub link33_projected_inertia_n_y: f64,
     pub link33_projected_inertia_f_x: f64,
     pub link33_projected_inertia_f_z: f64,
-    pub link34_projected_inertia_n_y: f64,
     pub link34_projected_inertia_f_x: f64,
     pub link34_projected_inertia_f_z: f64,
-    pub link35_projected_inertia_n_y: f64,
     pub link35_projected_inertia_f_x: f64,
     pub link35_projected_inertia_f_z: f64,
-    pub link36_projected_inertia_n_y: f64,
     pub link36_projected_inertia_f_x: f64,
     pub link36_projected_inertia_f_z: f64,
-    pub link37_projected_inertia_n_y: f64,
     pub link37_projected_inertia_f_x: f64,
     pub link37_projected_inertia_f_z: f64,
-    pub link38_projected_inertia_n_y: f64,
     pub link38_projected_inertia_f_x: f64,
     pub link38_projected_inertia_f_z: f64,
-    pub link39_projected_inertia_n_y: f64,
     pub link39_projected_inertia_f_x: f64,
     pub link39_projected_inertia_f_z: f64,
-    pub link40_projected_inertia_n_y: f64,
     pub link40_projected_inertia_f_x: f64,
     pub link40_projected_inertia_f_z: f64,
-    pub link41_projected_inertia_n_y: f64,
     pub link41_projected_inertia_f_x: f64,
     pub link41_projected_inertia_f_z: f64,
-    pub link42_projected_inertia_n_y: f64,
     pub link42_projected_inertia_f_x: f64,
     pub link42_projected_inertia_f_z: f64,
-    pub link43_projected_inertia_n_y: f64,
     pub link43_projected_inertia_f_x: f64,
     pub link43_projected_inertia_f_z: f64,
-    pub link44_projected_inertia_n_y: f64,
     pub link44_projected_inertia_f_x: f64,
     pub link44_projected_inertia_f_z: f64,
-    pub link45_projected_inertia_n_y: f64,
     pub link45_projected_inertia_f_x: f64,
     pub link45_projected_inertia_f_z: f64,
-    pub link46_projected_inertia_n_y: f64,
     pub link46_projected_inertia_f_x: f64,
     pub link46_projected_inertia_f_z: f64,
-    pub link47_projected_inertia_n_y: f64,
     pub link47_projected_inertia_f_x: f64,
     pub link47_projected_inertia_f_z: f64,
-    pub link48_projected_inertia_n_y: f64,
     pub link48_projected_inertia_f_x: f64,
     pub link48_projected_inertia_f_z: f64,
-    pub link49_projected_inertia_n_y: f64,
     pub link49_projected_inertia_f_x: f64,
     pub link49_projected_inertia_f_z: f64,
-    pub link50_projected_inertia_n_y: f64,
     pub link50_projected_inertia_f_x: f64,
     pub link50_projected_inertia_f_z: f64,
-    pub link51_projected_inertia_n_y: f64,
     pub link51_projected_inertia_f_x: f64,
     pub link51_projected_inertia_f_z: f64,
-    pub link52_projected_inertia_n_y: f64,
     pub link52_projected_inertia_f_x: f64,
     pub link52_projected_inertia_f_z: f64,
-    pub link53_projected_inertia_n_y: f64,
     pub link53_projected_inertia_f_x: f64,
     pub link53_projected_inertia_f_z: f64,
-    pub link54_projected_inertia_n_y: f64,
     pub link54_projected_inertia_f_x: f64,
     pub link54_projected_inertia_f_z: f64,
-    pub link55_projected_inertia_n_y: f64,
     pub link55_projected_inertia_f_x: f64,
     pub link55_projected_inertia_f_z: f64,
-    pub link56_projected_inertia_n_y: f64,
     pub link56_projected_inertia_f_x: f64,
     pub link56_projected_inertia_f_z: f64,
-    pub link57_projected_inertia_n_y: f64,
     pub link57_projected_inertia_f_x: f64,
     pub link57_projected_inertia_f_z: f64,
-    pub link58_projected_inertia_n_y: f64,
     pub link58_projected_inertia_f_x: f64,
     pub link58_projected_inertia_f_z: f64,
-    pub link59_projected_inertia_n_y: f64,
     pub link59_projected_inertia_f_x: f64,
     pub link59_projected_inertia_f_z: f64,
-    pub link60_projected_inertia_n_y: f64,
+    pub link60_articulated_04: f64,
     pub link60_projected_inertia_f_x: f64,
     pub link60_projected_inertia_f_z: f64,
     pub head_tip_position_x: f64,
@@ -2278,707 +2160,420 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link59_composite_inertia_m = p.link_mass + p.link_mass;
     let link59_composite_inertia_h_x = link59_inertia_h_x + link60_inertia_h_x;
     let link59_composite_inertia_h_z = link59_inertia_h_z + link60_inertia_h_z;
-    let link59_composite_inertia_i_11 = link59_inertia_i_11 + link60_inertia_i_11;
     let link58_composite_inertia_m = link59_composite_inertia_m + p.link_mass;
     let link58_composite_inertia_h_x = link59_composite_inertia_h_x + link58_inertia_h_x;
     let link58_composite_inertia_h_z = link58_inertia_h_z + link59_composite_inertia_h_z;
-    let link58_composite_inertia_i_11 = link58_inertia_i_11
-        + link59_composite_inertia_i_11;
     let link57_composite_inertia_m = p.link_mass + link58_composite_inertia_m;
     let link57_composite_inertia_h_x = link57_inertia_h_x + link58_composite_inertia_h_x;
     let link57_composite_inertia_h_z = link58_composite_inertia_h_z + link57_inertia_h_z;
-    let link57_composite_inertia_i_11 = link57_inertia_i_11
-        + link58_composite_inertia_i_11;
     let link56_composite_inertia_m = link57_composite_inertia_m + p.link_mass;
     let link56_composite_inertia_h_x = link57_composite_inertia_h_x + link56_inertia_h_x;
     let link56_composite_inertia_h_z = link57_composite_inertia_h_z + link56_inertia_h_z;
-    let link56_composite_inertia_i_11 = link56_inertia_i_11
-        + link57_composite_inertia_i_11;
     let link55_composite_inertia_m = link56_composite_inertia_m + p.link_mass;
     let link55_composite_inertia_h_x = link56_composite_inertia_h_x + link55_inertia_h_x;
     let link55_composite_inertia_h_z = link55_inertia_h_z + link56_composite_inertia_h_z;
-    let link55_composite_inertia_i_11 = link55_inertia_i_11
-        + link56_composite_inertia_i_11;
     let link54_composite_inertia_m = p.link_mass + link55_composite_inertia_m;
     let link54_composite_inertia_h_x = link55_composite_inertia_h_x + link54_inertia_h_x;
     let link54_composite_inertia_h_z = link55_composite_inertia_h_z + link54_inertia_h_z;
-    let link54_composite_inertia_i_11 = link55_composite_inertia_i_11
-        + link54_inertia_i_11;
     let link53_composite_inertia_m = p.link_mass + link54_composite_inertia_m;
     let link53_composite_inertia_h_x = link53_inertia_h_x + link54_composite_inertia_h_x;
     let link53_composite_inertia_h_z = link54_composite_inertia_h_z + link53_inertia_h_z;
-    let link53_composite_inertia_i_11 = link53_inertia_i_11
-        + link54_composite_inertia_i_11;
     let link52_composite_inertia_m = link53_composite_inertia_m + p.link_mass;
     let link52_composite_inertia_h_x = link52_inertia_h_x + link53_composite_inertia_h_x;
     let link52_composite_inertia_h_z = link52_inertia_h_z + link53_composite_inertia_h_z;
-    let link52_composite_inertia_i_11 = link53_composite_inertia_i_11
-        + link52_inertia_i_11;
     let link51_composite_inertia_m = p.link_mass + link52_composite_inertia_m;
     let link51_composite_inertia_h_x = link52_composite_inertia_h_x + link51_inertia_h_x;
     let link51_composite_inertia_h_z = link51_inertia_h_z + link52_composite_inertia_h_z;
-    let link51_composite_inertia_i_11 = link52_composite_inertia_i_11
-        + link51_inertia_i_11;
     let link50_composite_inertia_m = p.link_mass + link51_composite_inertia_m;
     let link50_composite_inertia_h_x = link51_composite_inertia_h_x + link50_inertia_h_x;
     let link50_composite_inertia_h_z = link51_composite_inertia_h_z + link50_inertia_h_z;
-    let link50_composite_inertia_i_11 = link51_composite_inertia_i_11
-        + link50_inertia_i_11;
     let link49_composite_inertia_m = link50_composite_inertia_m + p.link_mass;
     let link49_composite_inertia_h_x = link50_composite_inertia_h_x + link49_inertia_h_x;
     let link49_composite_inertia_h_z = link49_inertia_h_z + link50_composite_inertia_h_z;
-    let link49_composite_inertia_i_11 = link49_inertia_i_11
-        + link50_composite_inertia_i_11;
     let link48_composite_inertia_m = link49_composite_inertia_m + p.link_mass;
     let link48_composite_inertia_h_x = link49_composite_inertia_h_x + link48_inertia_h_x;
     let link48_composite_inertia_h_z = link48_inertia_h_z + link49_composite_inertia_h_z;
-    let link48_composite_inertia_i_11 = link49_composite_inertia_i_11
-        + link48_inertia_i_11;
     let link47_composite_inertia_m = p.link_mass + link48_composite_inertia_m;
     let link47_composite_inertia_h_x = link47_inertia_h_x + link48_composite_inertia_h_x;
     let link47_composite_inertia_h_z = link47_inertia_h_z + link48_composite_inertia_h_z;
-    let link47_composite_inertia_i_11 = link47_inertia_i_11
-        + link48_composite_inertia_i_11;
     let link46_composite_inertia_m = p.link_mass + link47_composite_inertia_m;
     let link46_composite_inertia_h_x = link47_composite_inertia_h_x + link46_inertia_h_x;
     let link46_composite_inertia_h_z = link47_composite_inertia_h_z + link46_inertia_h_z;
-    let link46_composite_inertia_i_11 = link47_composite_inertia_i_11
-        + link46_inertia_i_11;
     let link45_composite_inertia_m = p.link_mass + link46_composite_inertia_m;
     let link45_composite_inertia_h_x = link46_composite_inertia_h_x + link45_inertia_h_x;
     let link45_composite_inertia_h_z = link45_inertia_h_z + link46_composite_inertia_h_z;
-    let link45_composite_inertia_i_11 = link45_inertia_i_11
-        + link46_composite_inertia_i_11;
     let link44_composite_inertia_m = link45_composite_inertia_m + p.link_mass;
     let link44_composite_inertia_h_x = link44_inertia_h_x + link45_composite_inertia_h_x;
     let link44_composite_inertia_h_z = link45_composite_inertia_h_z + link44_inertia_h_z;
-    let link44_composite_inertia_i_11 = link45_composite_inertia_i_11
-        + link44_inertia_i_11;
     let link43_composite_inertia_m = p.link_mass + link44_composite_inertia_m;
     let link43_composite_inertia_h_x = link43_inertia_h_x + link44_composite_inertia_h_x;
     let link43_composite_inertia_h_z = link43_inertia_h_z + link44_composite_inertia_h_z;
-    let link43_composite_inertia_i_11 = link44_composite_inertia_i_11
-        + link43_inertia_i_11;
     let link42_composite_inertia_m = p.link_mass + link43_composite_inertia_m;
     let link42_composite_inertia_h_x = link43_composite_inertia_h_x + link42_inertia_h_x;
     let link42_composite_inertia_h_z = link43_composite_inertia_h_z + link42_inertia_h_z;
-    let link42_composite_inertia_i_11 = link42_inertia_i_11
-        + link43_composite_inertia_i_11;
     let link41_composite_inertia_m = link42_composite_inertia_m + p.link_mass;
     let link41_composite_inertia_h_x = link41_inertia_h_x + link42_composite_inertia_h_x;
     let link41_composite_inertia_h_z = link42_composite_inertia_h_z + link41_inertia_h_z;
-    let link41_composite_inertia_i_11 = link42_composite_inertia_i_11
-        + link41_inertia_i_11;
     let link40_composite_inertia_m = link41_composite_inertia_m + p.link_mass;
     let link40_composite_inertia_h_x = link40_inertia_h_x + link41_composite_inertia_h_x;
     let link40_composite_inertia_h_z = link41_composite_inertia_h_z + link40_inertia_h_z;
-    let link40_composite_inertia_i_11 = link41_composite_inertia_i_11
-        + link40_inertia_i_11;
     let link39_composite_inertia_m = link40_composite_inertia_m + p.link_mass;
     let link39_composite_inertia_h_x = link40_composite_inertia_h_x + link39_inertia_h_x;
     let link39_composite_inertia_h_z = link39_inertia_h_z + link40_composite_inertia_h_z;
-    let link39_composite_inertia_i_11 = link40_composite_inertia_i_11
-        + link39_inertia_i_11;
     let link38_composite_inertia_m = link39_composite_inertia_m + p.link_mass;
     let link38_composite_inertia_h_x = link38_inertia_h_x + link39_composite_inertia_h_x;
     let link38_composite_inertia_h_z = link39_composite_inertia_h_z + link38_inertia_h_z;
-    let link38_composite_inertia_i_11 = link38_inertia_i_11
-        + link39_composite_inertia_i_11;
     let link37_composite_inertia_m = link38_composite_inertia_m + p.link_mass;
     let link37_composite_inertia_h_x = link38_composite_inertia_h_x + link37_inertia_h_x;
     let link37_composite_inertia_h_z = link38_composite_inertia_h_z + link37_inertia_h_z;
-    let link37_composite_inertia_i_11 = link37_inertia_i_11
-        + link38_composite_inertia_i_11;
     let link36_composite_inertia_m = p.link_mass + link37_composite_inertia_m;
     let link36_composite_inertia_h_x = link36_inertia_h_x + link37_composite_inertia_h_x;
     let link36_composite_inertia_h_z = link37_composite_inertia_h_z + link36_inertia_h_z;
-    let link36_composite_inertia_i_11 = link36_inertia_i_11
-        + link37_composite_inertia_i_11;
     let link35_composite_inertia_m = link36_composite_inertia_m + p.link_mass;
     let link35_composite_inertia_h_x = link36_composite_inertia_h_x + link35_inertia_h_x;
     let link35_composite_inertia_h_z = link35_inertia_h_z + link36_composite_inertia_h_z;
-    let link35_composite_inertia_i_11 = link36_composite_inertia_i_11
-        + link35_inertia_i_11;
     let link34_composite_inertia_m = p.link_mass + link35_composite_inertia_m;
     let link34_composite_inertia_h_x = link34_inertia_h_x + link35_composite_inertia_h_x;
     let link34_composite_inertia_h_z = link35_composite_inertia_h_z + link34_inertia_h_z;
-    let link34_composite_inertia_i_11 = link35_composite_inertia_i_11
-        + link34_inertia_i_11;
     let link33_composite_inertia_m = p.link_mass + link34_composite_inertia_m;
     let link33_composite_inertia_h_x = link33_inertia_h_x + link34_composite_inertia_h_x;
     let link33_composite_inertia_h_z = link33_inertia_h_z + link34_composite_inertia_h_z;
-    let link33_composite_inertia_i_11 = link33_inertia_i_11
-        + link34_composite_inertia_i_11;
     let link32_composite_inertia_m = p.link_mass + link33_composite_inertia_m;
     let link32_composite_inertia_h_x = link32_inertia_h_x + link33_composite_inertia_h_x;
     let link32_composite_inertia_h_z = link32_inertia_h_z + link33_composite_inertia_h_z;
-    let link32_composite_inertia_i_11 = link32_inertia_i_11
-        + link33_composite_inertia_i_11;
     let link31_composite_inertia_m = link32_composite_inertia_m + p.link_mass;
     let link31_composite_inertia_h_x = link31_inertia_h_x + link32_composite_inertia_h_x;
     let link31_composite_inertia_h_z = link31_inertia_h_z + link32_composite_inertia_h_z;
-    let link31_composite_inertia_i_11 = link32_composite_inertia_i_11
-        + link31_inertia_i_11;
     let link30_composite_inertia_m = p.link_mass + link31_composite_inertia_m;
     let link30_composite_inertia_h_x = link30_inertia_h_x + link31_composite_inertia_h_x;
     let link30_composite_inertia_h_z = link31_composite_inertia_h_z + link30_inertia_h_z;
-    let link30_composite_inertia_i_11 = link30_inertia_i_11
-        + link31_composite_inertia_i_11;
     let link29_composite_inertia_m = link30_composite_inertia_m + p.link_mass;
     let link29_composite_inertia_h_x = link30_composite_inertia_h_x + link29_inertia_h_x;
     let link29_composite_inertia_h_z = link29_inertia_h_z + link30_composite_inertia_h_z;
-    let link29_composite_inertia_i_11 = link29_inertia_i_11
-        + link30_composite_inertia_i_11;
     let link28_composite_inertia_m = link29_composite_inertia_m + p.link_mass;
     let link28_composite_inertia_h_x = link28_inertia_h_x + link29_composite_inertia_h_x;
     let link28_composite_inertia_h_z = link29_composite_inertia_h_z + link28_inertia_h_z;
-    let link28_composite_inertia_i_11 = link28_inertia_i_11
-        + link29_composite_inertia_i_11;
     let link27_composite_inertia_m = p.link_mass + link28_composite_inertia_m;
     let link27_composite_inertia_h_x = link28_composite_inertia_h_x + link27_inertia_h_x;
     let link27_composite_inertia_h_z = link28_composite_inertia_h_z + link27_inertia_h_z;
-    let link27_composite_inertia_i_11 = link28_composite_inertia_i_11
-        + link27_inertia_i_11;
     let link26_composite_inertia_m = p.link_mass + link27_composite_inertia_m;
     let link26_composite_inertia_h_x = link26_inertia_h_x + link27_composite_inertia_h_x;
     let link26_composite_inertia_h_z = link26_inertia_h_z + link27_composite_inertia_h_z;
-    let link26_composite_inertia_i_11 = link26_inertia_i_11
-        + link27_composite_inertia_i_11;
     let link25_composite_inertia_m = link26_composite_inertia_m + p.link_mass;
     let link25_composite_inertia_h_x = link26_composite_inertia_h_x + link25_inertia_h_x;
     let link25_composite_inertia_h_z = link25_inertia_h_z + link26_composite_inertia_h_z;
-    let link25_composite_inertia_i_11 = link25_inertia_i_11
-        + link26_composite_inertia_i_11;
     let link24_composite_inertia_m = p.link_mass + link25_composite_inertia_m;
     let link24_composite_inertia_h_x = link25_composite_inertia_h_x + link24_inertia_h_x;
     let link24_composite_inertia_h_z = link24_inertia_h_z + link25_composite_inertia_h_z;
-    let link24_composite_inertia_i_11 = link24_inertia_i_11
-        + link25_composite_inertia_i_11;
     let link23_composite_inertia_m = link24_composite_inertia_m + p.link_mass;
     let link23_composite_inertia_h_x = link24_composite_inertia_h_x + link23_inertia_h_x;
     let link23_composite_inertia_h_z = link23_inertia_h_z + link24_composite_inertia_h_z;
-    let link23_composite_inertia_i_11 = link24_composite_inertia_i_11
-        + link23_inertia_i_11;
     let link22_composite_inertia_m = p.link_mass + link23_composite_inertia_m;
     let link22_composite_inertia_h_x = link23_composite_inertia_h_x + link22_inertia_h_x;
     let link22_composite_inertia_h_z = link22_inertia_h_z + link23_composite_inertia_h_z;
-    let link22_composite_inertia_i_11 = link23_composite_inertia_i_11
-        + link22_inertia_i_11;
     let link21_composite_inertia_m = p.link_mass + link22_composite_inertia_m;
     let link21_composite_inertia_h_x = link22_composite_inertia_h_x + link21_inertia_h_x;
     let link21_composite_inertia_h_z = link22_composite_inertia_h_z + link21_inertia_h_z;
-    let link21_composite_inertia_i_11 = link21_inertia_i_11
-        + link22_composite_inertia_i_11;
     let link20_composite_inertia_m = p.link_mass + link21_composite_inertia_m;
     let link20_composite_inertia_h_x = link20_inertia_h_x + link21_composite_inertia_h_x;
     let link20_composite_inertia_h_z = link21_composite_inertia_h_z + link20_inertia_h_z;
-    let link20_composite_inertia_i_11 = link21_composite_inertia_i_11
-        + link20_inertia_i_11;
     let link19_composite_inertia_m = link20_composite_inertia_m + p.link_mass;
     let link19_composite_inertia_h_x = link19_inertia_h_x + link20_composite_inertia_h_x;
     let link19_composite_inertia_h_z = link19_inertia_h_z + link20_composite_inertia_h_z;
-    let link19_composite_inertia_i_11 = link20_composite_inertia_i_11
-        + link19_inertia_i_11;
     let link18_composite_inertia_m = link19_composite_inertia_m + p.link_mass;
     let link18_composite_inertia_h_x = link18_inertia_h_x + link19_composite_inertia_h_x;
     let link18_composite_inertia_h_z = link18_inertia_h_z + link19_composite_inertia_h_z;
-    let link18_composite_inertia_i_11 = link19_composite_inertia_i_11
-        + link18_inertia_i_11;
     let link17_composite_inertia_m = link18_composite_inertia_m + p.link_mass;
     let link17_composite_inertia_h_x = link17_inertia_h_x + link18_composite_inertia_h_x;
     let link17_composite_inertia_h_z = link18_composite_inertia_h_z + link17_inertia_h_z;
-    let link17_composite_inertia_i_11 = link18_composite_inertia_i_11
-        + link17_inertia_i_11;
     let link16_composite_inertia_m = link17_composite_inertia_m + p.link_mass;
     let link16_composite_inertia_h_x = link16_inertia_h_x + link17_composite_inertia_h_x;
     let link16_composite_inertia_h_z = link16_inertia_h_z + link17_composite_inertia_h_z;
-    let link16_composite_inertia_i_11 = link16_inertia_i_11
-        + link17_composite_inertia_i_11;
     let link15_composite_inertia_m = p.link_mass + link16_composite_inertia_m;
     let link15_composite_inertia_h_x = link15_inertia_h_x + link16_composite_inertia_h_x;
     let link15_composite_inertia_h_z = link16_composite_inertia_h_z + link15_inertia_h_z;
-    let link15_composite_inertia_i_11 = link15_inertia_i_11
-        + link16_composite_inertia_i_11;
     let link14_composite_inertia_m = link15_composite_inertia_m + p.link_mass;
     let link14_composite_inertia_h_x = link14_inertia_h_x + link15_composite_inertia_h_x;
     let link14_composite_inertia_h_z = link14_inertia_h_z + link15_composite_inertia_h_z;
-    let link14_composite_inertia_i_11 = link14_inertia_i_11
-        + link15_composite_inertia_i_11;
     let link13_composite_inertia_m = p.link_mass + link14_composite_inertia_m;
     let link13_composite_inertia_h_x = link13_inertia_h_x + link14_composite_inertia_h_x;
     let link13_composite_inertia_h_z = link14_composite_inertia_h_z + link13_inertia_h_z;
-    let link13_composite_inertia_i_11 = link14_composite_inertia_i_11
-        + link13_inertia_i_11;
     let link12_composite_inertia_m = link13_composite_inertia_m + p.link_mass;
     let link12_composite_inertia_h_x = link13_composite_inertia_h_x + link12_inertia_h_x;
     let link12_composite_inertia_h_z = link12_inertia_h_z + link13_composite_inertia_h_z;
-    let link12_composite_inertia_i_11 = link13_composite_inertia_i_11
-        + link12_inertia_i_11;
     let link11_composite_inertia_m = link12_composite_inertia_m + p.link_mass;
     let link11_composite_inertia_h_x = link11_inertia_h_x + link12_composite_inertia_h_x;
     let link11_composite_inertia_h_z = link12_composite_inertia_h_z + link11_inertia_h_z;
-    let link11_composite_inertia_i_11 = link12_composite_inertia_i_11
-        + link11_inertia_i_11;
     let link10_composite_inertia_m = p.link_mass + link11_composite_inertia_m;
     let link10_composite_inertia_h_x = link11_composite_inertia_h_x + link10_inertia_h_x;
     let link10_composite_inertia_h_z = link10_inertia_h_z + link11_composite_inertia_h_z;
-    let link10_composite_inertia_i_11 = link11_composite_inertia_i_11
-        + link10_inertia_i_11;
     let link9_composite_inertia_m = link10_composite_inertia_m + p.link_mass;
     let link9_composite_inertia_h_x = link10_composite_inertia_h_x + link9_inertia_h_x;
     let link9_composite_inertia_h_z = link9_inertia_h_z + link10_composite_inertia_h_z;
-    let link9_composite_inertia_i_11 = link10_composite_inertia_i_11
-        + link9_inertia_i_11;
     let link8_composite_inertia_m = p.link_mass + link9_composite_inertia_m;
     let link8_composite_inertia_h_x = link8_inertia_h_x + link9_composite_inertia_h_x;
     let link8_composite_inertia_h_z = link8_inertia_h_z + link9_composite_inertia_h_z;
-    let link8_composite_inertia_i_11 = link9_composite_inertia_i_11 + link8_inertia_i_11;
     let link7_composite_inertia_m = p.link_mass + link8_composite_inertia_m;
     let link7_composite_inertia_h_x = link8_composite_inertia_h_x + link7_inertia_h_x;
     let link7_composite_inertia_h_z = link8_composite_inertia_h_z + link7_inertia_h_z;
-    let link7_composite_inertia_i_11 = link8_composite_inertia_i_11 + link7_inertia_i_11;
     let link6_composite_inertia_m = link7_composite_inertia_m + p.link_mass;
     let link6_composite_inertia_h_x = link7_composite_inertia_h_x + link6_inertia_h_x;
     let link6_composite_inertia_h_z = link7_composite_inertia_h_z + link6_inertia_h_z;
-    let link6_composite_inertia_i_11 = link7_composite_inertia_i_11 + link6_inertia_i_11;
     let link5_composite_inertia_m = link6_composite_inertia_m + p.link_mass;
     let link5_composite_inertia_h_x = link6_composite_inertia_h_x + link5_inertia_h_x;
     let link5_composite_inertia_h_z = link6_composite_inertia_h_z + link5_inertia_h_z;
-    let link5_composite_inertia_i_11 = link5_inertia_i_11 + link6_composite_inertia_i_11;
     let link4_composite_inertia_m = link5_composite_inertia_m + p.link_mass;
     let link4_composite_inertia_h_x = link4_inertia_h_x + link5_composite_inertia_h_x;
     let link4_composite_inertia_h_z = link4_inertia_h_z + link5_composite_inertia_h_z;
-    let link4_composite_inertia_i_11 = link4_inertia_i_11 + link5_composite_inertia_i_11;
     let link3_composite_inertia_m = p.link_mass + link4_composite_inertia_m;
     let link3_composite_inertia_h_x = link4_composite_inertia_h_x + link3_inertia_h_x;
     let link3_composite_inertia_h_z = link4_composite_inertia_h_z + link3_inertia_h_z;
-    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11 + link3_inertia_i_11;
     let link2_composite_inertia_m = p.link_mass + link3_composite_inertia_m;
     let link2_composite_inertia_h_x = link3_composite_inertia_h_x + link2_inertia_h_x;
     let link2_composite_inertia_h_z = link2_inertia_h_z + link3_composite_inertia_h_z;
-    let link2_composite_inertia_i_11 = link2_inertia_i_11 + link3_composite_inertia_i_11;
     let link1_composite_inertia_m = link2_composite_inertia_m + p.link_mass;
     let link1_composite_inertia_h_x = link2_composite_inertia_h_x + link1_inertia_h_x;
     let link1_composite_inertia_h_z = link1_inertia_h_z + link2_composite_inertia_h_z;
-    let link1_composite_inertia_i_11 = link1_inertia_i_11 + link2_composite_inertia_i_11;
     let base_z_projected_inertia_n_y = -link1_composite_inertia_h_x;
-    let base_angle_projected_inertia_n_y = q[1] * link1_composite_inertia_h_z
-        - link1_composite_inertia_i_11
-        - base_angle_subspace_v_z * link1_composite_inertia_h_x;
     let base_angle_projected_inertia_f_x = q[1] * link1_composite_inertia_m
         - link1_composite_inertia_h_z;
     let base_angle_projected_inertia_f_z = link1_composite_inertia_m
         * base_angle_subspace_v_z - base_z_projected_inertia_n_y;
-    let link2_projected_inertia_n_y = link2_position_z * link2_composite_inertia_h_z
-        - link2_composite_inertia_i_11
-        - link2_subspace_v_z * link2_composite_inertia_h_x;
     let link2_projected_inertia_f_x = link2_composite_inertia_m * link2_position_z
         - link2_composite_inertia_h_z;
     let link2_projected_inertia_f_z = link2_composite_inertia_m * link2_subspace_v_z
         + link2_composite_inertia_h_x;
-    let link3_projected_inertia_n_y = link3_composite_inertia_h_z * link3_position_z
-        - link3_composite_inertia_h_x * link3_subspace_v_z
-        - link3_composite_inertia_i_11;
     let link3_projected_inertia_f_x = link3_position_z * link3_composite_inertia_m
         - link3_composite_inertia_h_z;
     let link3_projected_inertia_f_z = link3_composite_inertia_h_x
         + link3_composite_inertia_m * link3_subspace_v_z;
-    let link4_projected_inertia_n_y = link4_position_z * link4_composite_inertia_h_z
-        - link4_composite_inertia_h_x * link4_subspace_v_z
-        - link4_composite_inertia_i_11;
     let link4_projected_inertia_f_x = link4_position_z * link4_composite_inertia_m
         - link4_composite_inertia_h_z;
     let link4_projected_inertia_f_z = link4_composite_inertia_h_x
         + link4_subspace_v_z * link4_composite_inertia_m;
-    let link5_projected_inertia_n_y = link5_position_z * link5_composite_inertia_h_z
-        - link5_subspace_v_z * link5_composite_inertia_h_x
-        - link5_composite_inertia_i_11;
     let link5_projected_inertia_f_x = link5_position_z * link5_composite_inertia_m
         - link5_composite_inertia_h_z;
     let link5_projected_inertia_f_z = link5_composite_inertia_m * link5_subspace_v_z
         + link5_composite_inertia_h_x;
-    let link6_projected_inertia_n_y = link6_position_z * link6_composite_inertia_h_z
-        - link6_composite_inertia_i_11
-        - link6_subspace_v_z * link6_composite_inertia_h_x;
     let link6_projected_inertia_f_x = link6_composite_inertia_m * link6_position_z
         - link6_composite_inertia_h_z;
     let link6_projected_inertia_f_z = link6_composite_inertia_m * link6_subspace_v_z
         + link6_composite_inertia_h_x;
-    let link7_projected_inertia_n_y = link7_position_z * link7_composite_inertia_h_z
-        - link7_composite_inertia_i_11
-        - link7_composite_inertia_h_x * link7_subspace_v_z;
     let link7_projected_inertia_f_x = link7_position_z * link7_composite_inertia_m
         - link7_composite_inertia_h_z;
     let link7_projected_inertia_f_z = link7_composite_inertia_m * link7_subspace_v_z
         + link7_composite_inertia_h_x;
-    let link8_projected_inertia_n_y = link8_position_z * link8_composite_inertia_h_z
-        - link8_composite_inertia_i_11
-        - link8_composite_inertia_h_x * link8_subspace_v_z;
     let link8_projected_inertia_f_x = link8_position_z * link8_composite_inertia_m
         - link8_composite_inertia_h_z;
     let link8_projected_inertia_f_z = link8_subspace_v_z * link8_composite_inertia_m
         + link8_composite_inertia_h_x;
-    let link9_projected_inertia_n_y = link9_position_z * link9_composite_inertia_h_z
-        - link9_subspace_v_z * link9_composite_inertia_h_x
-        - link9_composite_inertia_i_11;
     let link9_projected_inertia_f_x = link9_position_z * link9_composite_inertia_m
         - link9_composite_inertia_h_z;
     let link9_projected_inertia_f_z = link9_composite_inertia_h_x
         + link9_subspace_v_z * link9_composite_inertia_m;
-    let link10_projected_inertia_n_y = link10_composite_inertia_h_z * link10_position_z
-        - link10_composite_inertia_i_11
-        - link10_composite_inertia_h_x * link10_subspace_v_z;
     let link10_projected_inertia_f_x = link10_composite_inertia_m * link10_position_z
         - link10_composite_inertia_h_z;
     let link10_projected_inertia_f_z = link10_composite_inertia_h_x
         + link10_composite_inertia_m * link10_subspace_v_z;
-    let link11_projected_inertia_n_y = link11_position_z * link11_composite_inertia_h_z
-        - link11_composite_inertia_i_11
-        - link11_subspace_v_z * link11_composite_inertia_h_x;
     let link11_projected_inertia_f_x = link11_position_z * link11_composite_inertia_m
         - link11_composite_inertia_h_z;
     let link11_projected_inertia_f_z = link11_subspace_v_z * link11_composite_inertia_m
         + link11_composite_inertia_h_x;
-    let link12_projected_inertia_n_y = link12_composite_inertia_h_z * link12_position_z
-        - link12_subspace_v_z * link12_composite_inertia_h_x
-        - link12_composite_inertia_i_11;
     let link12_projected_inertia_f_x = link12_composite_inertia_m * link12_position_z
         - link12_composite_inertia_h_z;
     let link12_projected_inertia_f_z = link12_composite_inertia_h_x
         + link12_composite_inertia_m * link12_subspace_v_z;
-    let link13_projected_inertia_n_y = link13_position_z * link13_composite_inertia_h_z
-        - link13_composite_inertia_h_x * link13_subspace_v_z
-        - link13_composite_inertia_i_11;
     let link13_projected_inertia_f_x = link13_position_z * link13_composite_inertia_m
         - link13_composite_inertia_h_z;
     let link13_projected_inertia_f_z = link13_composite_inertia_h_x
         + link13_subspace_v_z * link13_composite_inertia_m;
-    let link14_projected_inertia_n_y = link14_position_z * link14_composite_inertia_h_z
-        - link14_composite_inertia_i_11
-        - link14_subspace_v_z * link14_composite_inertia_h_x;
     let link14_projected_inertia_f_x = link14_position_z * link14_composite_inertia_m
         - link14_composite_inertia_h_z;
     let link14_projected_inertia_f_z = link14_subspace_v_z * link14_composite_inertia_m
         + link14_composite_inertia_h_x;
-    let link15_projected_inertia_n_y = link15_position_z * link15_composite_inertia_h_z
-        - link15_composite_inertia_i_11
-        - link15_subspace_v_z * link15_composite_inertia_h_x;
     let link15_projected_inertia_f_x = link15_position_z * link15_composite_inertia_m
         - link15_composite_inertia_h_z;
     let link15_projected_inertia_f_z = link15_composite_inertia_m * link15_subspace_v_z
         + link15_composite_inertia_h_x;
-    let link16_projected_inertia_n_y = link16_position_z * link16_composite_inertia_h_z
-        - link16_composite_inertia_i_11
-        - link16_subspace_v_z * link16_composite_inertia_h_x;
     let link16_projected_inertia_f_x = link16_position_z * link16_composite_inertia_m
         - link16_composite_inertia_h_z;
     let link16_projected_inertia_f_z = link16_subspace_v_z * link16_composite_inertia_m
         + link16_composite_inertia_h_x;
-    let link17_projected_inertia_n_y = link17_composite_inertia_h_z * link17_position_z
-        - link17_composite_inertia_i_11
-        - link17_subspace_v_z * link17_composite_inertia_h_x;
     let link17_projected_inertia_f_x = link17_composite_inertia_m * link17_position_z
         - link17_composite_inertia_h_z;
     let link17_projected_inertia_f_z = link17_subspace_v_z * link17_composite_inertia_m
         + link17_composite_inertia_h_x;
-    let link18_projected_inertia_n_y = link18_composite_inertia_h_z * link18_position_z
-        - link18_composite_inertia_h_x * link18_subspace_v_z
-        - link18_composite_inertia_i_11;
     let link18_projected_inertia_f_x = link18_composite_inertia_m * link18_position_z
         - link18_composite_inertia_h_z;
     let link18_projected_inertia_f_z = link18_composite_inertia_h_x
         + link18_composite_inertia_m * link18_subspace_v_z;
-    let link19_projected_inertia_n_y = link19_position_z * link19_composite_inertia_h_z
-        - link19_composite_inertia_h_x * link19_subspace_v_z
-        - link19_composite_inertia_i_11;
     let link19_projected_inertia_f_x = link19_composite_inertia_m * link19_position_z
         - link19_composite_inertia_h_z;
     let link19_projected_inertia_f_z = link19_composite_inertia_m * link19_subspace_v_z
         + link19_composite_inertia_h_x;
-    let link20_projected_inertia_n_y = link20_position_z * link20_composite_inertia_h_z
-        - link20_composite_inertia_i_11
-        - link20_composite_inertia_h_x * link20_subspace_v_z;
     let link20_projected_inertia_f_x = link20_composite_inertia_m * link20_position_z
         - link20_composite_inertia_h_z;
     let link20_projected_inertia_f_z = link20_composite_inertia_m * link20_subspace_v_z
         + link20_composite_inertia_h_x;
-    let link21_projected_inertia_n_y = link21_composite_inertia_h_z * link21_position_z
-        - link21_composite_inertia_i_11
-        - link21_subspace_v_z * link21_composite_inertia_h_x;
     let link21_projected_inertia_f_x = link21_position_z * link21_composite_inertia_m
         - link21_composite_inertia_h_z;
     let link21_projected_inertia_f_z = link21_subspace_v_z * link21_composite_inertia_m
         + link21_composite_inertia_h_x;
-    let link22_projected_inertia_n_y = link22_position_z * link22_composite_inertia_h_z
-        - link22_composite_inertia_h_x * link22_subspace_v_z
-        - link22_composite_inertia_i_11;
     let link22_projected_inertia_f_x = link22_position_z * link22_composite_inertia_m
         - link22_composite_inertia_h_z;
     let link22_projected_inertia_f_z = link22_composite_inertia_h_x
         + link22_subspace_v_z * link22_composite_inertia_m;
-    let link23_projected_inertia_n_y = link23_composite_inertia_h_z * link23_position_z
-        - link23_composite_inertia_i_11
-        - link23_composite_inertia_h_x * link23_subspace_v_z;
     let link23_projected_inertia_f_x = link23_composite_inertia_m * link23_position_z
         - link23_composite_inertia_h_z;
     let link23_projected_inertia_f_z = link23_composite_inertia_h_x
         + link23_subspace_v_z * link23_composite_inertia_m;
-    let link24_projected_inertia_n_y = link24_position_z * link24_composite_inertia_h_z
-        - link24_composite_inertia_h_x * link24_subspace_v_z
-        - link24_composite_inertia_i_11;
     let link24_projected_inertia_f_x = link24_composite_inertia_m * link24_position_z
         - link24_composite_inertia_h_z;
     let link24_projected_inertia_f_z = link24_composite_inertia_h_x
         + link24_composite_inertia_m * link24_subspace_v_z;
-    let link25_projected_inertia_n_y = link25_composite_inertia_h_z * link25_position_z
-        - link25_composite_inertia_i_11
-        - link25_subspace_v_z * link25_composite_inertia_h_x;
     let link25_projected_inertia_f_x = link25_composite_inertia_m * link25_position_z
         - link25_composite_inertia_h_z;
     let link25_projected_inertia_f_z = link25_composite_inertia_h_x
         + link25_subspace_v_z * link25_composite_inertia_m;
-    let link26_projected_inertia_n_y = link26_composite_inertia_h_z * link26_position_z
-        - link26_composite_inertia_h_x * link26_subspace_v_z
-        - link26_composite_inertia_i_11;
     let link26_projected_inertia_f_x = link26_composite_inertia_m * link26_position_z
         - link26_composite_inertia_h_z;
     let link26_projected_inertia_f_z = link26_composite_inertia_h_x
         + link26_composite_inertia_m * link26_subspace_v_z;
-    let link27_projected_inertia_n_y = link27_composite_inertia_h_z * link27_position_z
-        - link27_composite_inertia_i_11
-        - link27_subspace_v_z * link27_composite_inertia_h_x;
     let link27_projected_inertia_f_x = link27_position_z * link27_composite_inertia_m
         - link27_composite_inertia_h_z;
     let link27_projected_inertia_f_z = link27_subspace_v_z * link27_composite_inertia_m
         + link27_composite_inertia_h_x;
-    let link28_projected_inertia_n_y = link28_position_z * link28_composite_inertia_h_z
-        - link28_composite_inertia_h_x * link28_subspace_v_z
-        - link28_composite_inertia_i_11;
     let link28_projected_inertia_f_x = link28_position_z * link28_composite_inertia_m
         - link28_composite_inertia_h_z;
     let link28_projected_inertia_f_z = link28_composite_inertia_h_x
         + link28_subspace_v_z * link28_composite_inertia_m;
-    let link29_projected_inertia_n_y = link29_position_z * link29_composite_inertia_h_z
-        - link29_composite_inertia_h_x * link29_subspace_v_z
-        - link29_composite_inertia_i_11;
     let link29_projected_inertia_f_x = link29_composite_inertia_m * link29_position_z
         - link29_composite_inertia_h_z;
     let link29_projected_inertia_f_z = link29_composite_inertia_m * link29_subspace_v_z
         + link29_composite_inertia_h_x;
-    let link30_projected_inertia_n_y = link30_position_z * link30_composite_inertia_h_z
-        - link30_composite_inertia_h_x * link30_subspace_v_z
-        - link30_composite_inertia_i_11;
     let link30_projected_inertia_f_x = link30_position_z * link30_composite_inertia_m
         - link30_composite_inertia_h_z;
     let link30_projected_inertia_f_z = link30_composite_inertia_h_x
         + link30_composite_inertia_m * link30_subspace_v_z;
-    let link31_projected_inertia_n_y = link31_composite_inertia_h_z * link31_position_z
-        - link31_subspace_v_z * link31_composite_inertia_h_x
-        - link31_composite_inertia_i_11;
     let link31_projected_inertia_f_x = link31_composite_inertia_m * link31_position_z
         - link31_composite_inertia_h_z;
     let link31_projected_inertia_f_z = link31_subspace_v_z * link31_composite_inertia_m
         + link31_composite_inertia_h_x;
-    let link32_projected_inertia_n_y = link32_position_z * link32_composite_inertia_h_z
-        - link32_composite_inertia_i_11
-        - link32_subspace_v_z * link32_composite_inertia_h_x;
     let link32_projected_inertia_f_x = link32_composite_inertia_m * link32_position_z
         - link32_composite_inertia_h_z;
     let link32_projected_inertia_f_z = link32_composite_inertia_m * link32_subspace_v_z
         + link32_composite_inertia_h_x;
-    let link33_projected_inertia_n_y = link33_position_z * link33_composite_inertia_h_z
-        - link33_composite_inertia_i_11
-        - link33_subspace_v_z * link33_composite_inertia_h_x;
     let link33_projected_inertia_f_x = link33_position_z * link33_composite_inertia_m
         - link33_composite_inertia_h_z;
     let link33_projected_inertia_f_z = link33_subspace_v_z * link33_composite_inertia_m
         + link33_composite_inertia_h_x;
-    let link34_projected_inertia_n_y = link34_composite_inertia_h_z * link34_position_z
-        - link34_composite_inertia_i_11
-        - link34_subspace_v_z * link34_composite_inertia_h_x;
     let link34_projected_inertia_f_x = link34_position_z * link34_composite_inertia_m
         - link34_composite_inertia_h_z;
     let link34_projected_inertia_f_z = link34_subspace_v_z * link34_composite_inertia_m
         + link34_composite_inertia_h_x;
-    let link35_projected_inertia_n_y = link35_composite_inertia_h_z * link35_position_z
-        - link35_composite_inertia_i_11
-        - link35_composite_inertia_h_x * link35_subspace_v_z;
     let link35_projected_inertia_f_x = link35_position_z * link35_composite_inertia_m
         - link35_composite_inertia_h_z;
     let link35_projected_inertia_f_z = link35_composite_inertia_h_x
         + link35_subspace_v_z * link35_composite_inertia_m;
-    let link36_projected_inertia_n_y = link36_position_z * link36_composite_inertia_h_z
-        - link36_composite_inertia_i_11
-        - link36_composite_inertia_h_x * link36_subspace_v_z;
     let link36_projected_inertia_f_x = link36_position_z * link36_composite_inertia_m
         - link36_composite_inertia_h_z;
     let link36_projected_inertia_f_z = link36_composite_inertia_h_x
         + link36_composite_inertia_m * link36_subspace_v_z;
-    let link37_projected_inertia_n_y = link37_composite_inertia_h_z * link37_position_z
-        - link37_composite_inertia_i_11
-        - link37_subspace_v_z * link37_composite_inertia_h_x;
     let link37_projected_inertia_f_x = link37_composite_inertia_m * link37_position_z
         - link37_composite_inertia_h_z;
     let link37_projected_inertia_f_z = link37_subspace_v_z * link37_composite_inertia_m
         + link37_composite_inertia_h_x;
-    let link38_projected_inertia_n_y = link38_composite_inertia_h_z * link38_position_z
-        - link38_subspace_v_z * link38_composite_inertia_h_x
-        - link38_composite_inertia_i_11;
     let link38_projected_inertia_f_x = link38_composite_inertia_m * link38_position_z
         - link38_composite_inertia_h_z;
     let link38_projected_inertia_f_z = link38_composite_inertia_h_x
         + link38_subspace_v_z * link38_composite_inertia_m;
-    let link39_projected_inertia_n_y = link39_composite_inertia_h_z * link39_position_z
-        - link39_composite_inertia_i_11
-        - link39_subspace_v_z * link39_composite_inertia_h_x;
     let link39_projected_inertia_f_x = link39_composite_inertia_m * link39_position_z
         - link39_composite_inertia_h_z;
     let link39_projected_inertia_f_z = link39_composite_inertia_m * link39_subspace_v_z
         + link39_composite_inertia_h_x;
-    let link40_projected_inertia_n_y = link40_composite_inertia_h_z * link40_position_z
-        - link40_composite_inertia_i_11
-        - link40_composite_inertia_h_x * link40_subspace_v_z;
     let link40_projected_inertia_f_x = link40_composite_inertia_m * link40_position_z
         - link40_composite_inertia_h_z;
     let link40_projected_inertia_f_z = link40_composite_inertia_h_x
         + link40_composite_inertia_m * link40_subspace_v_z;
-    let link41_projected_inertia_n_y = link41_composite_inertia_h_z * link41_position_z
-        - link41_composite_inertia_i_11
-        - link41_composite_inertia_h_x * link41_subspace_v_z;
     let link41_projected_inertia_f_x = link41_composite_inertia_m * link41_position_z
         - link41_composite_inertia_h_z;
     let link41_projected_inertia_f_z = link41_composite_inertia_h_x
         + link41_composite_inertia_m * link41_subspace_v_z;
-    let link42_projected_inertia_n_y = link42_position_z * link42_composite_inertia_h_z
-        - link42_subspace_v_z * link42_composite_inertia_h_x
-        - link42_composite_inertia_i_11;
     let link42_projected_inertia_f_x = link42_position_z * link42_composite_inertia_m
         - link42_composite_inertia_h_z;
     let link42_projected_inertia_f_z = link42_composite_inertia_h_x
         + link42_subspace_v_z * link42_composite_inertia_m;
-    let link43_projected_inertia_n_y = link43_position_z * link43_composite_inertia_h_z
-        - link43_composite_inertia_h_x * link43_subspace_v_z
-        - link43_composite_inertia_i_11;
     let link43_projected_inertia_f_x = link43_position_z * link43_composite_inertia_m
         - link43_composite_inertia_h_z;
     let link43_projected_inertia_f_z = link43_composite_inertia_h_x
         + link43_subspace_v_z * link43_composite_inertia_m;
-    let link44_projected_inertia_n_y = link44_composite_inertia_h_z * link44_position_z
-        - link44_composite_inertia_i_11
-        - link44_subspace_v_z * link44_composite_inertia_h_x;
     let link44_projected_inertia_f_x = link44_composite_inertia_m * link44_position_z
         - link44_composite_inertia_h_z;
     let link44_projected_inertia_f_z = link44_subspace_v_z * link44_composite_inertia_m
         + link44_composite_inertia_h_x;
-    let link45_projected_inertia_n_y = link45_composite_inertia_h_z * link45_position_z
-        - link45_composite_inertia_i_11
-        - link45_composite_inertia_h_x * link45_subspace_v_z;
     let link45_projected_inertia_f_x = link45_composite_inertia_m * link45_position_z
         - link45_composite_inertia_h_z;
     let link45_projected_inertia_f_z = link45_composite_inertia_h_x
         + link45_composite_inertia_m * link45_subspace_v_z;
-    let link46_projected_inertia_n_y = link46_position_z * link46_composite_inertia_h_z
-        - link46_subspace_v_z * link46_composite_inertia_h_x
-        - link46_composite_inertia_i_11;
     let link46_projected_inertia_f_x = link46_composite_inertia_m * link46_position_z
         - link46_composite_inertia_h_z;
     let link46_projected_inertia_f_z = link46_composite_inertia_h_x
         + link46_subspace_v_z * link46_composite_inertia_m;
-    let link47_projected_inertia_n_y = link47_composite_inertia_h_z * link47_position_z
-        - link47_composite_inertia_i_11
-        - link47_subspace_v_z * link47_composite_inertia_h_x;
     let link47_projected_inertia_f_x = link47_position_z * link47_composite_inertia_m
         - link47_composite_inertia_h_z;
     let link47_projected_inertia_f_z = link47_subspace_v_z * link47_composite_inertia_m
         + link47_composite_inertia_h_x;
-    let link48_projected_inertia_n_y = link48_position_z * link48_composite_inertia_h_z
-        - link48_composite_inertia_i_11
-        - link48_subspace_v_z * link48_composite_inertia_h_x;
     let link48_projected_inertia_f_x = link48_position_z * link48_composite_inertia_m
         - link48_composite_inertia_h_z;
     let link48_projected_inertia_f_z = link48_subspace_v_z * link48_composite_inertia_m
         + link48_composite_inertia_h_x;
-    let link49_projected_inertia_n_y = link49_composite_inertia_h_z * link49_position_z
-        - link49_composite_inertia_i_11
-        - link49_composite_inertia_h_x * link49_subspace_v_z;
     let link49_projected_inertia_f_x = link49_composite_inertia_m * link49_position_z
         - link49_composite_inertia_h_z;
     let link49_projected_inertia_f_z = link49_composite_inertia_m * link49_subspace_v_z
         + link49_composite_inertia_h_x;
-    let link50_projected_inertia_n_y = link50_composite_inertia_h_z * link50_position_z
-        - link50_composite_inertia_h_x * link50_subspace_v_z
-        - link50_composite_inertia_i_11;
     let link50_projected_inertia_f_x = link50_composite_inertia_m * link50_position_z
         - link50_composite_inertia_h_z;
     let link50_projected_inertia_f_z = link50_composite_inertia_h_x
         + link50_composite_inertia_m * link50_subspace_v_z;
-    let link51_projected_inertia_n_y = link51_position_z * link51_composite_inertia_h_z
-        - link51_composite_inertia_h_x * link51_subspace_v_z
-        - link51_composite_inertia_i_11;
     let link51_projected_inertia_f_x = link51_position_z * link51_composite_inertia_m
         - link51_composite_inertia_h_z;
     let link51_projected_inertia_f_z = link51_composite_inertia_h_x
         + link51_subspace_v_z * link51_composite_inertia_m;
-    let link52_projected_inertia_n_y = link52_composite_inertia_h_z * link52_position_z
-        - link52_composite_inertia_h_x * link52_subspace_v_z
-        - link52_composite_inertia_i_11;
     let link52_projected_inertia_f_x = link52_position_z * link52_composite_inertia_m
         - link52_composite_inertia_h_z;
     let link52_projected_inertia_f_z = link52_composite_inertia_m * link52_subspace_v_z
         + link52_composite_inertia_h_x;
-    let link53_projected_inertia_n_y = link53_position_z * link53_composite_inertia_h_z
-        - link53_composite_inertia_h_x * link53_subspace_v_z
-        - link53_composite_inertia_i_11;
     let link53_projected_inertia_f_x = link53_position_z * link53_composite_inertia_m
         - link53_composite_inertia_h_z;
     let link53_projected_inertia_f_z = link53_composite_inertia_h_x
         + link53_composite_inertia_m * link53_subspace_v_z;
-    let link54_projected_inertia_n_y = link54_composite_inertia_h_z * link54_position_z
-        - link54_subspace_v_z * link54_composite_inertia_h_x
-        - link54_composite_inertia_i_11;
     let link54_projected_inertia_f_x = link54_composite_inertia_m * link54_position_z
         - link54_composite_inertia_h_z;
     let link54_projected_inertia_f_z = link54_composite_inertia_h_x
         + link54_subspace_v_z * link54_composite_inertia_m;
-    let link55_projected_inertia_n_y = link55_position_z * link55_composite_inertia_h_z
-        - link55_composite_inertia_i_11
-        - link55_composite_inertia_h_x * link55_subspace_v_z;
     let link55_projected_inertia_f_x = link55_position_z * link55_composite_inertia_m
         - link55_composite_inertia_h_z;
     let link55_projected_inertia_f_z = link55_composite_inertia_h_x
         + link55_subspace_v_z * link55_composite_inertia_m;
-    let link56_projected_inertia_n_y = link56_position_z * link56_composite_inertia_h_z
-        - link56_composite_inertia_i_11
-        - link56_composite_inertia_h_x * link56_subspace_v_z;
     let link56_projected_inertia_f_x = link56_composite_inertia_m * link56_position_z
         - link56_composite_inertia_h_z;
     let link56_projected_inertia_f_z = link56_composite_inertia_h_x
         + link56_composite_inertia_m * link56_subspace_v_z;
-    let link57_projected_inertia_n_y = link57_composite_inertia_h_z * link57_position_z
-        - link57_composite_inertia_h_x * link57_subspace_v_z
-        - link57_composite_inertia_i_11;
     let link57_projected_inertia_f_x = link57_position_z * link57_composite_inertia_m
         - link57_composite_inertia_h_z;
     let link57_projected_inertia_f_z = link57_composite_inertia_h_x
         + link57_subspace_v_z * link57_composite_inertia_m;
-    let link58_projected_inertia_n_y = link58_composite_inertia_h_z * link58_position_z
-        - link58_composite_inertia_h_x * link58_subspace_v_z
-        - link58_composite_inertia_i_11;
     let link58_projected_inertia_f_x = link58_position_z * link58_composite_inertia_m
         - link58_composite_inertia_h_z;
     let link58_projected_inertia_f_z = link58_subspace_v_z * link58_composite_inertia_m
         + link58_composite_inertia_h_x;
-    let link59_projected_inertia_n_y = link59_position_z * link59_composite_inertia_h_z
-        - link59_subspace_v_z * link59_composite_inertia_h_x
-        - link59_composite_inertia_i_11;
     let link59_projected_inertia_f_x = link59_composite_inertia_m * link59_position_z
         - link59_composite_inertia_h_z;
     let link59_projected_inertia_f_z = link59_composite_inertia_h_x
         + link59_composite_inertia_m * link59_subspace_v_z;
-    let link60_projected_inertia_n_y = link60_position_z * link60_inertia_h_z
-        - link60_inertia_h_x * link60_subspace_v_z - link60_inertia_i_11;
-    let link60_projected_inertia_f_x = p.link_mass * link60_position_z
-        - link60_inertia_h_z;
+    let link60_articulated_04 = -link60_inertia_h_z;
+    let link60_projected_inertia_f_x = link60_articulated_04
+        + p.link_mass * link60_position_z;
     let link60_projected_inertia_f_z = link60_inertia_h_x
         + link60_subspace_v_z * p.link_mass;
     let head_tip_position_x = link60_position_x + p.link_length * link60_rotation_00;
@@ -3820,418 +3415,300 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link59_composite_inertia_m,
         link59_composite_inertia_h_x,
         link59_composite_inertia_h_z,
-        link59_composite_inertia_i_11,
         link58_composite_inertia_m,
         link58_composite_inertia_h_x,
         link58_composite_inertia_h_z,
-        link58_composite_inertia_i_11,
         link57_composite_inertia_m,
         link57_composite_inertia_h_x,
         link57_composite_inertia_h_z,
-        link57_composite_inertia_i_11,
         link56_composite_inertia_m,
         link56_composite_inertia_h_x,
         link56_composite_inertia_h_z,
-        link56_composite_inertia_i_11,
         link55_composite_inertia_m,
         link55_composite_inertia_h_x,
         link55_composite_inertia_h_z,
-        link55_composite_inertia_i_11,
         link54_composite_inertia_m,
         link54_composite_inertia_h_x,
         link54_composite_inertia_h_z,
-        link54_composite_inertia_i_11,
         link53_composite_inertia_m,
         link53_composite_inertia_h_x,
         link53_composite_inertia_h_z,
-        link53_composite_inertia_i_11,
         link52_composite_inertia_m,
         link52_composite_inertia_h_x,
         link52_composite_inertia_h_z,
-        link52_composite_inertia_i_11,
         link51_composite_inertia_m,
         link51_composite_inertia_h_x,
         link51_composite_inertia_h_z,
-        link51_composite_inertia_i_11,
         link50_composite_inertia_m,
         link50_composite_inertia_h_x,
         link50_composite_inertia_h_z,
-        link50_composite_inertia_i_11,
         link49_composite_inertia_m,
         link49_composite_inertia_h_x,
         link49_composite_inertia_h_z,
-        link49_composite_inertia_i_11,
         link48_composite_inertia_m,
         link48_composite_inertia_h_x,
         link48_composite_inertia_h_z,
-        link48_composite_inertia_i_11,
         link47_composite_inertia_m,
         link47_composite_inertia_h_x,
         link47_composite_inertia_h_z,
-        link47_composite_inertia_i_11,
         link46_composite_inertia_m,
         link46_composite_inertia_h_x,
         link46_composite_inertia_h_z,
-        link46_composite_inertia_i_11,
         link45_composite_inertia_m,
         link45_composite_inertia_h_x,
         link45_composite_inertia_h_z,
-        link45_composite_inertia_i_11,
         link44_composite_inertia_m,
         link44_composite_inertia_h_x,
         link44_composite_inertia_h_z,
-        link44_composite_inertia_i_11,
         link43_composite_inertia_m,
         link43_composite_inertia_h_x,
         link43_composite_inertia_h_z,
-        link43_composite_inertia_i_11,
         link42_composite_inertia_m,
         link42_composite_inertia_h_x,
         link42_composite_inertia_h_z,
-        link42_composite_inertia_i_11,
         link41_composite_inertia_m,
         link41_composite_inertia_h_x,
         link41_composite_inertia_h_z,
-        link41_composite_inertia_i_11,
         link40_composite_inertia_m,
         link40_composite_inertia_h_x,
         link40_composite_inertia_h_z,
-        link40_composite_inertia_i_11,
         link39_composite_inertia_m,
         link39_composite_inertia_h_x,
         link39_composite_inertia_h_z,
-        link39_composite_inertia_i_11,
         link38_composite_inertia_m,
         link38_composite_inertia_h_x,
         link38_composite_inertia_h_z,
-        link38_composite_inertia_i_11,
         link37_composite_inertia_m,
         link37_composite_inertia_h_x,
         link37_composite_inertia_h_z,
-        link37_composite_inertia_i_11,
         link36_composite_inertia_m,
         link36_composite_inertia_h_x,
         link36_composite_inertia_h_z,
-        link36_composite_inertia_i_11,
         link35_composite_inertia_m,
         link35_composite_inertia_h_x,
         link35_composite_inertia_h_z,
-        link35_composite_inertia_i_11,
         link34_composite_inertia_m,
         link34_composite_inertia_h_x,
         link34_composite_inertia_h_z,
-        link34_composite_inertia_i_11,
         link33_composite_inertia_m,
         link33_composite_inertia_h_x,
         link33_composite_inertia_h_z,
-        link33_composite_inertia_i_11,
         link32_composite_inertia_m,
         link32_composite_inertia_h_x,
         link32_composite_inertia_h_z,
-        link32_composite_inertia_i_11,
         link31_composite_inertia_m,
         link31_composite_inertia_h_x,
         link31_composite_inertia_h_z,
-        link31_composite_inertia_i_11,
         link30_composite_inertia_m,
         link30_composite_inertia_h_x,
         link30_composite_inertia_h_z,
-        link30_composite_inertia_i_11,
         link29_composite_inertia_m,
         link29_composite_inertia_h_x,
         link29_composite_inertia_h_z,
-        link29_composite_inertia_i_11,
         link28_composite_inertia_m,
         link28_composite_inertia_h_x,
         link28_composite_inertia_h_z,
-        link28_composite_inertia_i_11,
         link27_composite_inertia_m,
         link27_composite_inertia_h_x,
         link27_composite_inertia_h_z,
-        link27_composite_inertia_i_11,
         link26_composite_inertia_m,
         link26_composite_inertia_h_x,
         link26_composite_inertia_h_z,
-        link26_composite_inertia_i_11,
         link25_composite_inertia_m,
         link25_composite_inertia_h_x,
         link25_composite_inertia_h_z,
-        link25_composite_inertia_i_11,
         link24_composite_inertia_m,
         link24_composite_inertia_h_x,
         link24_composite_inertia_h_z,
-        link24_composite_inertia_i_11,
         link23_composite_inertia_m,
         link23_composite_inertia_h_x,
         link23_composite_inertia_h_z,
-        link23_composite_inertia_i_11,
         link22_composite_inertia_m,
         link22_composite_inertia_h_x,
         link22_composite_inertia_h_z,
-        link22_composite_inertia_i_11,
         link21_composite_inertia_m,
         link21_composite_inertia_h_x,
         link21_composite_inertia_h_z,
-        link21_composite_inertia_i_11,
         link20_composite_inertia_m,
         link20_composite_inertia_h_x,
         link20_composite_inertia_h_z,
-        link20_composite_inertia_i_11,
         link19_composite_inertia_m,
         link19_composite_inertia_h_x,
         link19_composite_inertia_h_z,
-        link19_composite_inertia_i_11,
         link18_composite_inertia_m,
         link18_composite_inertia_h_x,
         link18_composite_inertia_h_z,
-        link18_composite_inertia_i_11,
         link17_composite_inertia_m,
         link17_composite_inertia_h_x,
         link17_composite_inertia_h_z,
-        link17_composite_inertia_i_11,
         link16_composite_inertia_m,
         link16_composite_inertia_h_x,
         link16_composite_inertia_h_z,
-        link16_composite_inertia_i_11,
         link15_composite_inertia_m,
         link15_composite_inertia_h_x,
         link15_composite_inertia_h_z,
-        link15_composite_inertia_i_11,
         link14_composite_inertia_m,
         link14_composite_inertia_h_x,
         link14_composite_inertia_h_z,
-        link14_composite_inertia_i_11,
         link13_composite_inertia_m,
         link13_composite_inertia_h_x,
         link13_composite_inertia_h_z,
-        link13_composite_inertia_i_11,
         link12_composite_inertia_m,
         link12_composite_inertia_h_x,
         link12_composite_inertia_h_z,
-        link12_composite_inertia_i_11,
         link11_composite_inertia_m,
         link11_composite_inertia_h_x,
         link11_composite_inertia_h_z,
-        link11_composite_inertia_i_11,
         link10_composite_inertia_m,
         link10_composite_inertia_h_x,
         link10_composite_inertia_h_z,
-        link10_composite_inertia_i_11,
         link9_composite_inertia_m,
         link9_composite_inertia_h_x,
         link9_composite_inertia_h_z,
-        link9_composite_inertia_i_11,
         link8_composite_inertia_m,
         link8_composite_inertia_h_x,
         link8_composite_inertia_h_z,
-        link8_composite_inertia_i_11,
         link7_composite_inertia_m,
         link7_composite_inertia_h_x,
         link7_composite_inertia_h_z,
-        link7_composite_inertia_i_11,
         link6_composite_inertia_m,
         link6_composite_inertia_h_x,
         link6_composite_inertia_h_z,
-        link6_composite_inertia_i_11,
         link5_composite_inertia_m,
         link5_composite_inertia_h_x,
         link5_composite_inertia_h_z,
-        link5_composite_inertia_i_11,
         link4_composite_inertia_m,
         link4_composite_inertia_h_x,
         link4_composite_inertia_h_z,
-        link4_composite_inertia_i_11,
         link3_composite_inertia_m,
         link3_composite_inertia_h_x,
         link3_composite_inertia_h_z,
-        link3_composite_inertia_i_11,
         link2_composite_inertia_m,
         link2_composite_inertia_h_x,
         link2_composite_inertia_h_z,
-        link2_composite_inertia_i_11,
         link1_composite_inertia_m,
         link1_composite_inertia_h_x,
         link1_composite_inertia_h_z,
-        link1_composite_inertia_i_11,
         base_z_projected_inertia_n_y,
-        base_angle_projected_inertia_n_y,
         base_angle_projected_inertia_f_x,
         base_angle_projected_inertia_f_z,
-        link2_projected_inertia_n_y,
         link2_projected_inertia_f_x,
         link2_projected_inertia_f_z,
-        link3_projected_inertia_n_y,
         link3_projected_inertia_f_x,
         link3_projected_inertia_f_z,
-        link4_projected_inertia_n_y,
         link4_projected_inertia_f_x,
         link4_projected_inertia_f_z,
-        link5_projected_inertia_n_y,
         link5_projected_inertia_f_x,
         link5_projected_inertia_f_z,
-        link6_projected_inertia_n_y,
         link6_projected_inertia_f_x,
         link6_projected_inertia_f_z,
-        link7_projected_inertia_n_y,
         link7_projected_inertia_f_x,
         link7_projected_inertia_f_z,
-        link8_projected_inertia_n_y,
         link8_projected_inertia_f_x,
         link8_projected_inertia_f_z,
-        link9_projected_inertia_n_y,
         link9_projected_inertia_f_x,
         link9_projected_inertia_f_z,
-        link10_projected_inertia_n_y,
         link10_projected_inertia_f_x,
         link10_projected_inertia_f_z,
-        link11_projected_inertia_n_y,
         link11_projected_inertia_f_x,
         link11_projected_inertia_f_z,
-        link12_projected_inertia_n_y,
         link12_projected_inertia_f_x,
         link12_projected_inertia_f_z,
-        link13_projected_inertia_n_y,
         link13_projected_inertia_f_x,
         link13_projected_inertia_f_z,
-        link14_projected_inertia_n_y,
         link14_projected_inertia_f_x,
         link14_projected_inertia_f_z,
-        link15_projected_inertia_n_y,
         link15_projected_inertia_f_x,
         link15_projected_inertia_f_z,
-        link16_projected_inertia_n_y,
         link16_projected_inertia_f_x,
         link16_projected_inertia_f_z,
-        link17_projected_inertia_n_y,
         link17_projected_inertia_f_x,
         link17_projected_inertia_f_z,
-        link18_projected_inertia_n_y,
         link18_projected_inertia_f_x,
         link18_projected_inertia_f_z,
-        link19_projected_inertia_n_y,
         link19_projected_inertia_f_x,
         link19_projected_inertia_f_z,
-        link20_projected_inertia_n_y,
         link20_projected_inertia_f_x,
         link20_projected_inertia_f_z,
-        link21_projected_inertia_n_y,
         link21_projected_inertia_f_x,
         link21_projected_inertia_f_z,
-        link22_projected_inertia_n_y,
         link22_projected_inertia_f_x,
         link22_projected_inertia_f_z,
-        link23_projected_inertia_n_y,
         link23_projected_inertia_f_x,
         link23_projected_inertia_f_z,
-        link24_projected_inertia_n_y,
         link24_projected_inertia_f_x,
         link24_projected_inertia_f_z,
-        link25_projected_inertia_n_y,
         link25_projected_inertia_f_x,
         link25_projected_inertia_f_z,
-        link26_projected_inertia_n_y,
         link26_projected_inertia_f_x,
         link26_projected_inertia_f_z,
-        link27_projected_inertia_n_y,
         link27_projected_inertia_f_x,
         link27_projected_inertia_f_z,
-        link28_projected_inertia_n_y,
         link28_projected_inertia_f_x,
         link28_projected_inertia_f_z,
-        link29_projected_inertia_n_y,
         link29_projected_inertia_f_x,
         link29_projected_inertia_f_z,
-        link30_projected_inertia_n_y,
         link30_projected_inertia_f_x,
         link30_projected_inertia_f_z,
-        link31_projected_inertia_n_y,
         link31_projected_inertia_f_x,
         link31_projected_inertia_f_z,
-        link32_projected_inertia_n_y,
         link32_projected_inertia_f_x,
         link32_projected_inertia_f_z,
-        link33_projected_inertia_n_y,
         link33_projected_inertia_f_x,
         link33_projected_inertia_f_z,
-        link34_projected_inertia_n_y,
         link34_projected_inertia_f_x,
         link34_projected_inertia_f_z,
-        link35_projected_inertia_n_y,
         link35_projected_inertia_f_x,
         link35_projected_inertia_f_z,
-        link36_projected_inertia_n_y,
         link36_projected_inertia_f_x,
         link36_projected_inertia_f_z,
-        link37_projected_inertia_n_y,
         link37_projected_inertia_f_x,
         link37_projected_inertia_f_z,
-        link38_projected_inertia_n_y,
         link38_projected_inertia_f_x,
         link38_projected_inertia_f_z,
-        link39_projected_inertia_n_y,
         link39_projected_inertia_f_x,
         link39_projected_inertia_f_z,
-        link40_projected_inertia_n_y,
         link40_projected_inertia_f_x,
         link40_projected_inertia_f_z,
-        link41_projected_inertia_n_y,
         link41_projected_inertia_f_x,
         link41_projected_inertia_f_z,
-        link42_projected_inertia_n_y,
         link42_projected_inertia_f_x,
         link42_projected_inertia_f_z,
-        link43_projected_inertia_n_y,
         link43_projected_inertia_f_x,
         link43_projected_inertia_f_z,
-        link44_projected_inertia_n_y,
         link44_projected_inertia_f_x,
         link44_projected_inertia_f_z,
-        link45_projected_inertia_n_y,
         link45_projected_inertia_f_x,
         link45_projected_inertia_f_z,
-        link46_projected_inertia_n_y,
         link46_projected_inertia_f_x,
         link46_projected_inertia_f_z,
-        link47_projected_inertia_n_y,
         link47_projected_inertia_f_x,
         link47_projected_inertia_f_z,
-        link48_projected_inertia_n_y,
         link48_projected_inertia_f_x,
         link48_projected_inertia_f_z,
-        link49_projected_inertia_n_y,
         link49_projected_inertia_f_x,
         link49_projected_inertia_f_z,
-        link50_projected_inertia_n_y,
         link50_projected_inertia_f_x,
         link50_projected_inertia_f_z,
-        link51_projected_inertia_n_y,
         link51_projected_inertia_f_x,
         link51_projected_inertia_f_z,
-        link52_projected_inertia_n_y,
         link52_projected_inertia_f_x,
         link52_projected_inertia_f_z,
-        link53_projected_inertia_n_y,
         link53_projected_inertia_f_x,
         link53_projected_inertia_f_z,
-        link54_projected_inertia_n_y,
         link54_projected_inertia_f_x,
         link54_projected_inertia_f_z,
-        link55_projected_inertia_n_y,
         link55_projected_inertia_f_x,
         link55_projected_inertia_f_z,
-        link56_projected_inertia_n_y,
         link56_projected_inertia_f_x,
         link56_projected_inertia_f_z,
-        link57_projected_inertia_n_y,
         link57_projected_inertia_f_x,
         link57_projected_inertia_f_z,
-        link58_projected_inertia_n_y,
         link58_projected_inertia_f_x,
         link58_projected_inertia_f_z,
-        link59_projected_inertia_n_y,
         link59_projected_inertia_f_x,
         link59_projected_inertia_f_z,
-        link60_projected_inertia_n_y,
+        link60_articulated_04,
         link60_projected_inertia_f_x,
         link60_projected_inertia_f_z,
         head_tip_position_x,
@@ -4248,181 +3725,506 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -cache.link2_projected_inertia_n_y;
+    let link59_composite_inertia_i_11 = cache.link59_inertia_i_11
+        + cache.link60_inertia_i_11;
+    let link58_composite_inertia_i_11 = cache.link58_inertia_i_11
+        + link59_composite_inertia_i_11;
+    let link57_composite_inertia_i_11 = cache.link57_inertia_i_11
+        + link58_composite_inertia_i_11;
+    let link56_composite_inertia_i_11 = cache.link56_inertia_i_11
+        + link57_composite_inertia_i_11;
+    let link55_composite_inertia_i_11 = cache.link55_inertia_i_11
+        + link56_composite_inertia_i_11;
+    let link54_composite_inertia_i_11 = link55_composite_inertia_i_11
+        + cache.link54_inertia_i_11;
+    let link53_composite_inertia_i_11 = cache.link53_inertia_i_11
+        + link54_composite_inertia_i_11;
+    let link52_composite_inertia_i_11 = link53_composite_inertia_i_11
+        + cache.link52_inertia_i_11;
+    let link51_composite_inertia_i_11 = link52_composite_inertia_i_11
+        + cache.link51_inertia_i_11;
+    let link50_composite_inertia_i_11 = link51_composite_inertia_i_11
+        + cache.link50_inertia_i_11;
+    let link49_composite_inertia_i_11 = cache.link49_inertia_i_11
+        + link50_composite_inertia_i_11;
+    let link48_composite_inertia_i_11 = link49_composite_inertia_i_11
+        + cache.link48_inertia_i_11;
+    let link47_composite_inertia_i_11 = cache.link47_inertia_i_11
+        + link48_composite_inertia_i_11;
+    let link46_composite_inertia_i_11 = link47_composite_inertia_i_11
+        + cache.link46_inertia_i_11;
+    let link45_composite_inertia_i_11 = cache.link45_inertia_i_11
+        + link46_composite_inertia_i_11;
+    let link44_composite_inertia_i_11 = link45_composite_inertia_i_11
+        + cache.link44_inertia_i_11;
+    let link43_composite_inertia_i_11 = link44_composite_inertia_i_11
+        + cache.link43_inertia_i_11;
+    let link42_composite_inertia_i_11 = cache.link42_inertia_i_11
+        + link43_composite_inertia_i_11;
+    let link41_composite_inertia_i_11 = link42_composite_inertia_i_11
+        + cache.link41_inertia_i_11;
+    let link40_composite_inertia_i_11 = link41_composite_inertia_i_11
+        + cache.link40_inertia_i_11;
+    let link39_composite_inertia_i_11 = link40_composite_inertia_i_11
+        + cache.link39_inertia_i_11;
+    let link38_composite_inertia_i_11 = cache.link38_inertia_i_11
+        + link39_composite_inertia_i_11;
+    let link37_composite_inertia_i_11 = cache.link37_inertia_i_11
+        + link38_composite_inertia_i_11;
+    let link36_composite_inertia_i_11 = cache.link36_inertia_i_11
+        + link37_composite_inertia_i_11;
+    let link35_composite_inertia_i_11 = link36_composite_inertia_i_11
+        + cache.link35_inertia_i_11;
+    let link34_composite_inertia_i_11 = link35_composite_inertia_i_11
+        + cache.link34_inertia_i_11;
+    let link33_composite_inertia_i_11 = cache.link33_inertia_i_11
+        + link34_composite_inertia_i_11;
+    let link32_composite_inertia_i_11 = cache.link32_inertia_i_11
+        + link33_composite_inertia_i_11;
+    let link31_composite_inertia_i_11 = link32_composite_inertia_i_11
+        + cache.link31_inertia_i_11;
+    let link30_composite_inertia_i_11 = cache.link30_inertia_i_11
+        + link31_composite_inertia_i_11;
+    let link29_composite_inertia_i_11 = cache.link29_inertia_i_11
+        + link30_composite_inertia_i_11;
+    let link28_composite_inertia_i_11 = cache.link28_inertia_i_11
+        + link29_composite_inertia_i_11;
+    let link27_composite_inertia_i_11 = link28_composite_inertia_i_11
+        + cache.link27_inertia_i_11;
+    let link26_composite_inertia_i_11 = cache.link26_inertia_i_11
+        + link27_composite_inertia_i_11;
+    let link25_composite_inertia_i_11 = cache.link25_inertia_i_11
+        + link26_composite_inertia_i_11;
+    let link24_composite_inertia_i_11 = cache.link24_inertia_i_11
+        + link25_composite_inertia_i_11;
+    let link23_composite_inertia_i_11 = link24_composite_inertia_i_11
+        + cache.link23_inertia_i_11;
+    let link22_composite_inertia_i_11 = link23_composite_inertia_i_11
+        + cache.link22_inertia_i_11;
+    let link21_composite_inertia_i_11 = cache.link21_inertia_i_11
+        + link22_composite_inertia_i_11;
+    let link20_composite_inertia_i_11 = link21_composite_inertia_i_11
+        + cache.link20_inertia_i_11;
+    let link19_composite_inertia_i_11 = link20_composite_inertia_i_11
+        + cache.link19_inertia_i_11;
+    let link18_composite_inertia_i_11 = link19_composite_inertia_i_11
+        + cache.link18_inertia_i_11;
+    let link17_composite_inertia_i_11 = link18_composite_inertia_i_11
+        + cache.link17_inertia_i_11;
+    let link16_composite_inertia_i_11 = cache.link16_inertia_i_11
+        + link17_composite_inertia_i_11;
+    let link15_composite_inertia_i_11 = cache.link15_inertia_i_11
+        + link16_composite_inertia_i_11;
+    let link14_composite_inertia_i_11 = cache.link14_inertia_i_11
+        + link15_composite_inertia_i_11;
+    let link13_composite_inertia_i_11 = link14_composite_inertia_i_11
+        + cache.link13_inertia_i_11;
+    let link12_composite_inertia_i_11 = link13_composite_inertia_i_11
+        + cache.link12_inertia_i_11;
+    let link11_composite_inertia_i_11 = link12_composite_inertia_i_11
+        + cache.link11_inertia_i_11;
+    let link10_composite_inertia_i_11 = link11_composite_inertia_i_11
+        + cache.link10_inertia_i_11;
+    let link9_composite_inertia_i_11 = link10_composite_inertia_i_11
+        + cache.link9_inertia_i_11;
+    let link8_composite_inertia_i_11 = link9_composite_inertia_i_11
+        + cache.link8_inertia_i_11;
+    let link7_composite_inertia_i_11 = link8_composite_inertia_i_11
+        + cache.link7_inertia_i_11;
+    let link6_composite_inertia_i_11 = link7_composite_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + link6_composite_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11
+        + cache.link3_inertia_i_11;
+    let link2_composite_inertia_i_11 = cache.link2_inertia_i_11
+        + link3_composite_inertia_i_11;
+    let link1_composite_inertia_i_11 = cache.link1_inertia_i_11
+        + link2_composite_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - link1_composite_inertia_i_11
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x;
+    let link2_projected_inertia_n_y = cache.link2_position_z
+        * cache.link2_composite_inertia_h_z - link2_composite_inertia_i_11
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x;
+    let t0 = -link2_projected_inertia_n_y;
     let t1 = q[1] * cache.link2_projected_inertia_f_x + t0
         + cache.link2_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t2 = -cache.link3_projected_inertia_n_y;
+    let link3_projected_inertia_n_y = cache.link3_composite_inertia_h_z
+        * cache.link3_position_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t2 = -link3_projected_inertia_n_y;
     let t3 = q[1] * cache.link3_projected_inertia_f_x + t2
         + cache.base_angle_subspace_v_z * cache.link3_projected_inertia_f_z;
-    let t4 = -cache.link4_projected_inertia_n_y;
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z
+        - cache.link4_composite_inertia_h_x * cache.link4_subspace_v_z
+        - link4_composite_inertia_i_11;
+    let t4 = -link4_projected_inertia_n_y;
     let t5 = t4 + cache.link4_projected_inertia_f_x * q[1]
         + cache.link4_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t6 = -cache.link5_projected_inertia_n_y;
+    let link5_projected_inertia_n_y = cache.link5_position_z
+        * cache.link5_composite_inertia_h_z
+        - cache.link5_subspace_v_z * cache.link5_composite_inertia_h_x
+        - link5_composite_inertia_i_11;
+    let t6 = -link5_projected_inertia_n_y;
     let t7 = t6 + cache.link5_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link5_projected_inertia_f_x;
-    let t8 = -cache.link6_projected_inertia_n_y;
+    let link6_projected_inertia_n_y = cache.link6_position_z
+        * cache.link6_composite_inertia_h_z - link6_composite_inertia_i_11
+        - cache.link6_subspace_v_z * cache.link6_composite_inertia_h_x;
+    let t8 = -link6_projected_inertia_n_y;
     let t9 = cache.link6_projected_inertia_f_x * q[1]
         + cache.link6_projected_inertia_f_z * cache.base_angle_subspace_v_z + t8;
-    let t10 = -cache.link7_projected_inertia_n_y;
+    let link7_projected_inertia_n_y = cache.link7_position_z
+        * cache.link7_composite_inertia_h_z - link7_composite_inertia_i_11
+        - cache.link7_composite_inertia_h_x * cache.link7_subspace_v_z;
+    let t10 = -link7_projected_inertia_n_y;
     let t11 = cache.base_angle_subspace_v_z * cache.link7_projected_inertia_f_z + t10
         + q[1] * cache.link7_projected_inertia_f_x;
-    let t12 = -cache.link8_projected_inertia_n_y;
+    let link8_projected_inertia_n_y = cache.link8_position_z
+        * cache.link8_composite_inertia_h_z - link8_composite_inertia_i_11
+        - cache.link8_composite_inertia_h_x * cache.link8_subspace_v_z;
+    let t12 = -link8_projected_inertia_n_y;
     let t13 = t12 + cache.link8_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link8_projected_inertia_f_x;
-    let t14 = -cache.link9_projected_inertia_n_y;
+    let link9_projected_inertia_n_y = cache.link9_position_z
+        * cache.link9_composite_inertia_h_z
+        - cache.link9_subspace_v_z * cache.link9_composite_inertia_h_x
+        - link9_composite_inertia_i_11;
+    let t14 = -link9_projected_inertia_n_y;
     let t15 = cache.link9_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link9_projected_inertia_f_x + t14;
-    let t16 = -cache.link10_projected_inertia_n_y;
+    let link10_projected_inertia_n_y = cache.link10_composite_inertia_h_z
+        * cache.link10_position_z - link10_composite_inertia_i_11
+        - cache.link10_composite_inertia_h_x * cache.link10_subspace_v_z;
+    let t16 = -link10_projected_inertia_n_y;
     let t17 = t16 + cache.link10_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link10_projected_inertia_f_x;
-    let t18 = -cache.link11_projected_inertia_n_y;
+    let link11_projected_inertia_n_y = cache.link11_position_z
+        * cache.link11_composite_inertia_h_z - link11_composite_inertia_i_11
+        - cache.link11_subspace_v_z * cache.link11_composite_inertia_h_x;
+    let t18 = -link11_projected_inertia_n_y;
     let t19 = cache.link11_projected_inertia_f_z * cache.base_angle_subspace_v_z + t18
         + q[1] * cache.link11_projected_inertia_f_x;
-    let t20 = -cache.link12_projected_inertia_n_y;
+    let link12_projected_inertia_n_y = cache.link12_composite_inertia_h_z
+        * cache.link12_position_z
+        - cache.link12_subspace_v_z * cache.link12_composite_inertia_h_x
+        - link12_composite_inertia_i_11;
+    let t20 = -link12_projected_inertia_n_y;
     let t21 = cache.base_angle_subspace_v_z * cache.link12_projected_inertia_f_z + t20
         + q[1] * cache.link12_projected_inertia_f_x;
-    let t22 = -cache.link13_projected_inertia_n_y;
+    let link13_projected_inertia_n_y = cache.link13_position_z
+        * cache.link13_composite_inertia_h_z
+        - cache.link13_composite_inertia_h_x * cache.link13_subspace_v_z
+        - link13_composite_inertia_i_11;
+    let t22 = -link13_projected_inertia_n_y;
     let t23 = q[1] * cache.link13_projected_inertia_f_x + t22
         + cache.link13_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t24 = -cache.link14_projected_inertia_n_y;
+    let link14_projected_inertia_n_y = cache.link14_position_z
+        * cache.link14_composite_inertia_h_z - link14_composite_inertia_i_11
+        - cache.link14_subspace_v_z * cache.link14_composite_inertia_h_x;
+    let t24 = -link14_projected_inertia_n_y;
     let t25 = cache.link14_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link14_projected_inertia_f_x + t24;
-    let t26 = -cache.link15_projected_inertia_n_y;
+    let link15_projected_inertia_n_y = cache.link15_position_z
+        * cache.link15_composite_inertia_h_z - link15_composite_inertia_i_11
+        - cache.link15_subspace_v_z * cache.link15_composite_inertia_h_x;
+    let t26 = -link15_projected_inertia_n_y;
     let t27 = cache.link15_projected_inertia_f_z * cache.base_angle_subspace_v_z + t26
         + q[1] * cache.link15_projected_inertia_f_x;
-    let t28 = -cache.link16_projected_inertia_n_y;
+    let link16_projected_inertia_n_y = cache.link16_position_z
+        * cache.link16_composite_inertia_h_z - link16_composite_inertia_i_11
+        - cache.link16_subspace_v_z * cache.link16_composite_inertia_h_x;
+    let t28 = -link16_projected_inertia_n_y;
     let t29 = cache.link16_projected_inertia_f_z * cache.base_angle_subspace_v_z + t28
         + q[1] * cache.link16_projected_inertia_f_x;
-    let t30 = -cache.link17_projected_inertia_n_y;
+    let link17_projected_inertia_n_y = cache.link17_composite_inertia_h_z
+        * cache.link17_position_z - link17_composite_inertia_i_11
+        - cache.link17_subspace_v_z * cache.link17_composite_inertia_h_x;
+    let t30 = -link17_projected_inertia_n_y;
     let t31 = cache.link17_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link17_projected_inertia_f_x + t30;
-    let t32 = -cache.link18_projected_inertia_n_y;
+    let link18_projected_inertia_n_y = cache.link18_composite_inertia_h_z
+        * cache.link18_position_z
+        - cache.link18_composite_inertia_h_x * cache.link18_subspace_v_z
+        - link18_composite_inertia_i_11;
+    let t32 = -link18_projected_inertia_n_y;
     let t33 = t32 + cache.base_angle_subspace_v_z * cache.link18_projected_inertia_f_z
         + q[1] * cache.link18_projected_inertia_f_x;
-    let t34 = -cache.link19_projected_inertia_n_y;
+    let link19_projected_inertia_n_y = cache.link19_position_z
+        * cache.link19_composite_inertia_h_z
+        - cache.link19_composite_inertia_h_x * cache.link19_subspace_v_z
+        - link19_composite_inertia_i_11;
+    let t34 = -link19_projected_inertia_n_y;
     let t35 = t34 + cache.link19_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link19_projected_inertia_f_x;
-    let t36 = -cache.link20_projected_inertia_n_y;
+    let link20_projected_inertia_n_y = cache.link20_position_z
+        * cache.link20_composite_inertia_h_z - link20_composite_inertia_i_11
+        - cache.link20_composite_inertia_h_x * cache.link20_subspace_v_z;
+    let t36 = -link20_projected_inertia_n_y;
     let t37 = cache.link20_projected_inertia_f_z * cache.base_angle_subspace_v_z + t36
         + q[1] * cache.link20_projected_inertia_f_x;
-    let t38 = -cache.link21_projected_inertia_n_y;
+    let link21_projected_inertia_n_y = cache.link21_composite_inertia_h_z
+        * cache.link21_position_z - link21_composite_inertia_i_11
+        - cache.link21_subspace_v_z * cache.link21_composite_inertia_h_x;
+    let t38 = -link21_projected_inertia_n_y;
     let t39 = cache.base_angle_subspace_v_z * cache.link21_projected_inertia_f_z + t38
         + cache.link21_projected_inertia_f_x * q[1];
-    let t40 = -cache.link22_projected_inertia_n_y;
+    let link22_projected_inertia_n_y = cache.link22_position_z
+        * cache.link22_composite_inertia_h_z
+        - cache.link22_composite_inertia_h_x * cache.link22_subspace_v_z
+        - link22_composite_inertia_i_11;
+    let t40 = -link22_projected_inertia_n_y;
     let t41 = cache.link22_projected_inertia_f_z * cache.base_angle_subspace_v_z + t40
         + cache.link22_projected_inertia_f_x * q[1];
-    let t42 = -cache.link23_projected_inertia_n_y;
+    let link23_projected_inertia_n_y = cache.link23_composite_inertia_h_z
+        * cache.link23_position_z - link23_composite_inertia_i_11
+        - cache.link23_composite_inertia_h_x * cache.link23_subspace_v_z;
+    let t42 = -link23_projected_inertia_n_y;
     let t43 = cache.link23_projected_inertia_f_z * cache.base_angle_subspace_v_z + t42
         + q[1] * cache.link23_projected_inertia_f_x;
-    let t44 = -cache.link24_projected_inertia_n_y;
+    let link24_projected_inertia_n_y = cache.link24_position_z
+        * cache.link24_composite_inertia_h_z
+        - cache.link24_composite_inertia_h_x * cache.link24_subspace_v_z
+        - link24_composite_inertia_i_11;
+    let t44 = -link24_projected_inertia_n_y;
     let t45 = cache.base_angle_subspace_v_z * cache.link24_projected_inertia_f_z
         + q[1] * cache.link24_projected_inertia_f_x + t44;
-    let t46 = -cache.link25_projected_inertia_n_y;
+    let link25_projected_inertia_n_y = cache.link25_composite_inertia_h_z
+        * cache.link25_position_z - link25_composite_inertia_i_11
+        - cache.link25_subspace_v_z * cache.link25_composite_inertia_h_x;
+    let t46 = -link25_projected_inertia_n_y;
     let t47 = cache.base_angle_subspace_v_z * cache.link25_projected_inertia_f_z + t46
         + q[1] * cache.link25_projected_inertia_f_x;
-    let t48 = -cache.link26_projected_inertia_n_y;
+    let link26_projected_inertia_n_y = cache.link26_composite_inertia_h_z
+        * cache.link26_position_z
+        - cache.link26_composite_inertia_h_x * cache.link26_subspace_v_z
+        - link26_composite_inertia_i_11;
+    let t48 = -link26_projected_inertia_n_y;
     let t49 = t48 + q[1] * cache.link26_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link26_projected_inertia_f_z;
-    let t50 = -cache.link27_projected_inertia_n_y;
+    let link27_projected_inertia_n_y = cache.link27_composite_inertia_h_z
+        * cache.link27_position_z - link27_composite_inertia_i_11
+        - cache.link27_subspace_v_z * cache.link27_composite_inertia_h_x;
+    let t50 = -link27_projected_inertia_n_y;
     let t51 = cache.link27_projected_inertia_f_z * cache.base_angle_subspace_v_z + t50
         + q[1] * cache.link27_projected_inertia_f_x;
-    let t52 = -cache.link28_projected_inertia_n_y;
+    let link28_projected_inertia_n_y = cache.link28_position_z
+        * cache.link28_composite_inertia_h_z
+        - cache.link28_composite_inertia_h_x * cache.link28_subspace_v_z
+        - link28_composite_inertia_i_11;
+    let t52 = -link28_projected_inertia_n_y;
     let t53 = cache.base_angle_subspace_v_z * cache.link28_projected_inertia_f_z
         + q[1] * cache.link28_projected_inertia_f_x + t52;
-    let t54 = -cache.link29_projected_inertia_n_y;
+    let link29_projected_inertia_n_y = cache.link29_position_z
+        * cache.link29_composite_inertia_h_z
+        - cache.link29_composite_inertia_h_x * cache.link29_subspace_v_z
+        - link29_composite_inertia_i_11;
+    let t54 = -link29_projected_inertia_n_y;
     let t55 = cache.base_angle_subspace_v_z * cache.link29_projected_inertia_f_z
         + q[1] * cache.link29_projected_inertia_f_x + t54;
-    let t56 = -cache.link30_projected_inertia_n_y;
+    let link30_projected_inertia_n_y = cache.link30_position_z
+        * cache.link30_composite_inertia_h_z
+        - cache.link30_composite_inertia_h_x * cache.link30_subspace_v_z
+        - link30_composite_inertia_i_11;
+    let t56 = -link30_projected_inertia_n_y;
     let t57 = t56 + cache.link30_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link30_projected_inertia_f_x;
-    let t58 = -cache.link31_projected_inertia_n_y;
+    let link31_projected_inertia_n_y = cache.link31_composite_inertia_h_z
+        * cache.link31_position_z
+        - cache.link31_subspace_v_z * cache.link31_composite_inertia_h_x
+        - link31_composite_inertia_i_11;
+    let t58 = -link31_projected_inertia_n_y;
     let t59 = t58 + q[1] * cache.link31_projected_inertia_f_x
         + cache.link31_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t60 = -cache.link32_projected_inertia_n_y;
+    let link32_projected_inertia_n_y = cache.link32_position_z
+        * cache.link32_composite_inertia_h_z - link32_composite_inertia_i_11
+        - cache.link32_subspace_v_z * cache.link32_composite_inertia_h_x;
+    let t60 = -link32_projected_inertia_n_y;
     let t61 = q[1] * cache.link32_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link32_projected_inertia_f_z + t60;
-    let t62 = -cache.link33_projected_inertia_n_y;
+    let link33_projected_inertia_n_y = cache.link33_position_z
+        * cache.link33_composite_inertia_h_z - link33_composite_inertia_i_11
+        - cache.link33_subspace_v_z * cache.link33_composite_inertia_h_x;
+    let t62 = -link33_projected_inertia_n_y;
     let t63 = t62 + cache.link33_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link33_projected_inertia_f_x;
-    let t64 = -cache.link34_projected_inertia_n_y;
+    let link34_projected_inertia_n_y = cache.link34_composite_inertia_h_z
+        * cache.link34_position_z - link34_composite_inertia_i_11
+        - cache.link34_subspace_v_z * cache.link34_composite_inertia_h_x;
+    let t64 = -link34_projected_inertia_n_y;
     let t65 = q[1] * cache.link34_projected_inertia_f_x + t64
         + cache.base_angle_subspace_v_z * cache.link34_projected_inertia_f_z;
-    let t66 = -cache.link35_projected_inertia_n_y;
+    let link35_projected_inertia_n_y = cache.link35_composite_inertia_h_z
+        * cache.link35_position_z - link35_composite_inertia_i_11
+        - cache.link35_composite_inertia_h_x * cache.link35_subspace_v_z;
+    let t66 = -link35_projected_inertia_n_y;
     let t67 = t66 + cache.base_angle_subspace_v_z * cache.link35_projected_inertia_f_z
         + q[1] * cache.link35_projected_inertia_f_x;
-    let t68 = -cache.link36_projected_inertia_n_y;
+    let link36_projected_inertia_n_y = cache.link36_position_z
+        * cache.link36_composite_inertia_h_z - link36_composite_inertia_i_11
+        - cache.link36_composite_inertia_h_x * cache.link36_subspace_v_z;
+    let t68 = -link36_projected_inertia_n_y;
     let t69 = cache.link36_projected_inertia_f_z * cache.base_angle_subspace_v_z + t68
         + q[1] * cache.link36_projected_inertia_f_x;
-    let t70 = -cache.link37_projected_inertia_n_y;
+    let link37_projected_inertia_n_y = cache.link37_composite_inertia_h_z
+        * cache.link37_position_z - link37_composite_inertia_i_11
+        - cache.link37_subspace_v_z * cache.link37_composite_inertia_h_x;
+    let t70 = -link37_projected_inertia_n_y;
     let t71 = cache.link37_projected_inertia_f_z * cache.base_angle_subspace_v_z + t70
         + q[1] * cache.link37_projected_inertia_f_x;
-    let t72 = -cache.link38_projected_inertia_n_y;
+    let link38_projected_inertia_n_y = cache.link38_composite_inertia_h_z
+        * cache.link38_position_z
+        - cache.link38_subspace_v_z * cache.link38_composite_inertia_h_x
+        - link38_composite_inertia_i_11;
+    let t72 = -link38_projected_inertia_n_y;
     let t73 = q[1] * cache.link38_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link38_projected_inertia_f_z + t72;
-    let t74 = -cache.link39_projected_inertia_n_y;
+    let link39_projected_inertia_n_y = cache.link39_composite_inertia_h_z
+        * cache.link39_position_z - link39_composite_inertia_i_11
+        - cache.link39_subspace_v_z * cache.link39_composite_inertia_h_x;
+    let t74 = -link39_projected_inertia_n_y;
     let t75 = cache.link39_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link39_projected_inertia_f_x + t74;
-    let t76 = -cache.link40_projected_inertia_n_y;
+    let link40_projected_inertia_n_y = cache.link40_composite_inertia_h_z
+        * cache.link40_position_z - link40_composite_inertia_i_11
+        - cache.link40_composite_inertia_h_x * cache.link40_subspace_v_z;
+    let t76 = -link40_projected_inertia_n_y;
     let t77 = cache.link40_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link40_projected_inertia_f_x + t76;
-    let t78 = -cache.link41_projected_inertia_n_y;
+    let link41_projected_inertia_n_y = cache.link41_composite_inertia_h_z
+        * cache.link41_position_z - link41_composite_inertia_i_11
+        - cache.link41_composite_inertia_h_x * cache.link41_subspace_v_z;
+    let t78 = -link41_projected_inertia_n_y;
     let t79 = cache.link41_projected_inertia_f_z * cache.base_angle_subspace_v_z + t78
         + q[1] * cache.link41_projected_inertia_f_x;
-    let t80 = -cache.link42_projected_inertia_n_y;
+    let link42_projected_inertia_n_y = cache.link42_position_z
+        * cache.link42_composite_inertia_h_z
+        - cache.link42_subspace_v_z * cache.link42_composite_inertia_h_x
+        - link42_composite_inertia_i_11;
+    let t80 = -link42_projected_inertia_n_y;
     let t81 = cache.link42_projected_inertia_f_z * cache.base_angle_subspace_v_z + t80
         + q[1] * cache.link42_projected_inertia_f_x;
-    let t82 = -cache.link43_projected_inertia_n_y;
+    let link43_projected_inertia_n_y = cache.link43_position_z
+        * cache.link43_composite_inertia_h_z
+        - cache.link43_composite_inertia_h_x * cache.link43_subspace_v_z
+        - link43_composite_inertia_i_11;
+    let t82 = -link43_projected_inertia_n_y;
     let t83 = cache.base_angle_subspace_v_z * cache.link43_projected_inertia_f_z
         + q[1] * cache.link43_projected_inertia_f_x + t82;
-    let t84 = -cache.link44_projected_inertia_n_y;
+    let link44_projected_inertia_n_y = cache.link44_composite_inertia_h_z
+        * cache.link44_position_z - link44_composite_inertia_i_11
+        - cache.link44_subspace_v_z * cache.link44_composite_inertia_h_x;
+    let t84 = -link44_projected_inertia_n_y;
     let t85 = t84 + cache.base_angle_subspace_v_z * cache.link44_projected_inertia_f_z
         + q[1] * cache.link44_projected_inertia_f_x;
-    let t86 = -cache.link45_projected_inertia_n_y;
+    let link45_projected_inertia_n_y = cache.link45_composite_inertia_h_z
+        * cache.link45_position_z - link45_composite_inertia_i_11
+        - cache.link45_composite_inertia_h_x * cache.link45_subspace_v_z;
+    let t86 = -link45_projected_inertia_n_y;
     let t87 = t86 + q[1] * cache.link45_projected_inertia_f_x
         + cache.link45_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t88 = -cache.link46_projected_inertia_n_y;
+    let link46_projected_inertia_n_y = cache.link46_position_z
+        * cache.link46_composite_inertia_h_z
+        - cache.link46_subspace_v_z * cache.link46_composite_inertia_h_x
+        - link46_composite_inertia_i_11;
+    let t88 = -link46_projected_inertia_n_y;
     let t89 = cache.link46_projected_inertia_f_x * q[1] + t88
         + cache.link46_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t90 = -cache.link47_projected_inertia_n_y;
+    let link47_projected_inertia_n_y = cache.link47_composite_inertia_h_z
+        * cache.link47_position_z - link47_composite_inertia_i_11
+        - cache.link47_subspace_v_z * cache.link47_composite_inertia_h_x;
+    let t90 = -link47_projected_inertia_n_y;
     let t91 = cache.base_angle_subspace_v_z * cache.link47_projected_inertia_f_z + t90
         + q[1] * cache.link47_projected_inertia_f_x;
-    let t92 = -cache.link48_projected_inertia_n_y;
+    let link48_projected_inertia_n_y = cache.link48_position_z
+        * cache.link48_composite_inertia_h_z - link48_composite_inertia_i_11
+        - cache.link48_subspace_v_z * cache.link48_composite_inertia_h_x;
+    let t92 = -link48_projected_inertia_n_y;
     let t93 = cache.link48_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link48_projected_inertia_f_x + t92;
-    let t94 = -cache.link49_projected_inertia_n_y;
+    let link49_projected_inertia_n_y = cache.link49_composite_inertia_h_z
+        * cache.link49_position_z - link49_composite_inertia_i_11
+        - cache.link49_composite_inertia_h_x * cache.link49_subspace_v_z;
+    let t94 = -link49_projected_inertia_n_y;
     let t95 = t94 + q[1] * cache.link49_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link49_projected_inertia_f_z;
-    let t96 = -cache.link50_projected_inertia_n_y;
+    let link50_projected_inertia_n_y = cache.link50_composite_inertia_h_z
+        * cache.link50_position_z
+        - cache.link50_composite_inertia_h_x * cache.link50_subspace_v_z
+        - link50_composite_inertia_i_11;
+    let t96 = -link50_projected_inertia_n_y;
     let t97 = cache.link50_projected_inertia_f_z * cache.base_angle_subspace_v_z + t96
         + q[1] * cache.link50_projected_inertia_f_x;
-    let t98 = -cache.link51_projected_inertia_n_y;
+    let link51_projected_inertia_n_y = cache.link51_position_z
+        * cache.link51_composite_inertia_h_z
+        - cache.link51_composite_inertia_h_x * cache.link51_subspace_v_z
+        - link51_composite_inertia_i_11;
+    let t98 = -link51_projected_inertia_n_y;
     let t99 = t98 + cache.base_angle_subspace_v_z * cache.link51_projected_inertia_f_z
         + q[1] * cache.link51_projected_inertia_f_x;
-    let t100 = -cache.link52_projected_inertia_n_y;
+    let link52_projected_inertia_n_y = cache.link52_composite_inertia_h_z
+        * cache.link52_position_z
+        - cache.link52_composite_inertia_h_x * cache.link52_subspace_v_z
+        - link52_composite_inertia_i_11;
+    let t100 = -link52_projected_inertia_n_y;
     let t101 = q[1] * cache.link52_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link52_projected_inertia_f_z + t100;
-    let t102 = -cache.link53_projected_inertia_n_y;
+    let link53_projected_inertia_n_y = cache.link53_position_z
+        * cache.link53_composite_inertia_h_z
+        - cache.link53_composite_inertia_h_x * cache.link53_subspace_v_z
+        - link53_composite_inertia_i_11;
+    let t102 = -link53_projected_inertia_n_y;
     let t103 = t102 + cache.base_angle_subspace_v_z * cache.link53_projected_inertia_f_z
         + q[1] * cache.link53_projected_inertia_f_x;
-    let t104 = -cache.link54_projected_inertia_n_y;
+    let link54_projected_inertia_n_y = cache.link54_composite_inertia_h_z
+        * cache.link54_position_z
+        - cache.link54_subspace_v_z * cache.link54_composite_inertia_h_x
+        - link54_composite_inertia_i_11;
+    let t104 = -link54_projected_inertia_n_y;
     let t105 = cache.link54_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link54_projected_inertia_f_x + t104;
-    let t106 = -cache.link55_projected_inertia_n_y;
+    let link55_projected_inertia_n_y = cache.link55_position_z
+        * cache.link55_composite_inertia_h_z - link55_composite_inertia_i_11
+        - cache.link55_composite_inertia_h_x * cache.link55_subspace_v_z;
+    let t106 = -link55_projected_inertia_n_y;
     let t107 = t106 + q[1] * cache.link55_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link55_projected_inertia_f_z;
-    let t108 = -cache.link56_projected_inertia_n_y;
+    let link56_projected_inertia_n_y = cache.link56_position_z
+        * cache.link56_composite_inertia_h_z - link56_composite_inertia_i_11
+        - cache.link56_composite_inertia_h_x * cache.link56_subspace_v_z;
+    let t108 = -link56_projected_inertia_n_y;
     let t109 = q[1] * cache.link56_projected_inertia_f_x
         + cache.link56_projected_inertia_f_z * cache.base_angle_subspace_v_z + t108;
-    let t110 = -cache.link57_projected_inertia_n_y;
+    let link57_projected_inertia_n_y = cache.link57_composite_inertia_h_z
+        * cache.link57_position_z
+        - cache.link57_composite_inertia_h_x * cache.link57_subspace_v_z
+        - link57_composite_inertia_i_11;
+    let t110 = -link57_projected_inertia_n_y;
     let t111 = q[1] * cache.link57_projected_inertia_f_x + t110
         + cache.base_angle_subspace_v_z * cache.link57_projected_inertia_f_z;
-    let t112 = -cache.link58_projected_inertia_n_y;
+    let link58_projected_inertia_n_y = cache.link58_composite_inertia_h_z
+        * cache.link58_position_z
+        - cache.link58_composite_inertia_h_x * cache.link58_subspace_v_z
+        - link58_composite_inertia_i_11;
+    let t112 = -link58_projected_inertia_n_y;
     let t113 = cache.base_angle_subspace_v_z * cache.link58_projected_inertia_f_z
         + q[1] * cache.link58_projected_inertia_f_x + t112;
-    let t114 = -cache.link59_projected_inertia_n_y;
+    let link59_projected_inertia_n_y = cache.link59_position_z
+        * cache.link59_composite_inertia_h_z
+        - cache.link59_subspace_v_z * cache.link59_composite_inertia_h_x
+        - link59_composite_inertia_i_11;
+    let t114 = -link59_projected_inertia_n_y;
     let t115 = cache.link59_projected_inertia_f_z * cache.base_angle_subspace_v_z + t114
         + q[1] * cache.link59_projected_inertia_f_x;
-    let t116 = -cache.link60_projected_inertia_n_y;
+    let link60_projected_inertia_n_y = cache.link60_position_z * cache.link60_inertia_h_z
+        - cache.link60_inertia_h_x * cache.link60_subspace_v_z
+        - cache.link60_inertia_i_11;
+    let t116 = -link60_projected_inertia_n_y;
     let t117 = t116 + cache.link60_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link60_projected_inertia_f_x;
     let t118 = t2 + cache.link2_position_z * cache.link3_projected_inertia_f_x
@@ -8091,7 +7893,7 @@ pub fn mass_matrix_into(
     out[(61, 1)] = cache.link60_projected_inertia_f_z;
     out[(2, 2)] = q[1] * cache.base_angle_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.base_angle_projected_inertia_f_z
-        - cache.base_angle_projected_inertia_n_y;
+        - base_angle_projected_inertia_n_y;
     out[(2, 3)] = t1;
     out[(3, 2)] = t1;
     out[(2, 4)] = t3;
@@ -12108,13 +11910,14 @@ pub fn coriolis_into(
     let link60_velocity_v_z = link59_velocity_v_z + cache.link60_subspace_v_z * qd[61];
     let link60_momentum_f_z = link60_velocity_v_z * p.link_mass
         - cache.link60_inertia_h_x * link60_velocity_w_y;
+    let link60_articulated_bias_f_x = link60_momentum_f_z * link60_velocity_w_y;
     let link60_subspace_rate_v_x = cache.link60_subspace_v_z * link59_velocity_w_y
         + link59_velocity_v_z;
     let link59_subspace_rate_v_x = link58_velocity_w_y * cache.link59_subspace_v_z
         + link58_velocity_v_z;
     let link59_bias_v_x = link58_bias_v_x + link59_subspace_rate_v_x * qd[60];
     let link60_bias_v_x = qd[61] * link60_subspace_rate_v_x + link59_bias_v_x;
-    let link60_composite_force_f_x = link60_momentum_f_z * link60_velocity_w_y
+    let link60_composite_force_f_x = link60_articulated_bias_f_x
         + link60_bias_v_x * p.link_mass;
     let link59_momentum_f_z = link59_velocity_v_z * p.link_mass
         - cache.link59_inertia_h_x * link59_velocity_w_y;
@@ -12590,8 +12393,9 @@ pub fn coriolis_into(
     let link60_velocity_v_x = link59_velocity_v_x + qd[61] * cache.link60_position_z;
     let link60_momentum_f_x = link60_velocity_w_y * cache.link60_inertia_h_z
         + p.link_mass * link60_velocity_v_x;
+    let link60_articulated_bias_f_z = -(link60_momentum_f_x * link60_velocity_w_y);
     let link60_composite_force_f_z = link60_bias_v_z * p.link_mass
-        - link60_momentum_f_x * link60_velocity_w_y;
+        + link60_articulated_bias_f_z;
     let link59_composite_force_f_z = link59_bias_v_z * p.link_mass
         + link60_composite_force_f_z - link59_momentum_f_x * link59_velocity_w_y;
     let link58_composite_force_f_z = link58_bias_v_z * p.link_mass
@@ -26938,181 +26742,506 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = -cache.link2_projected_inertia_n_y;
+    let link59_composite_inertia_i_11 = cache.link59_inertia_i_11
+        + cache.link60_inertia_i_11;
+    let link58_composite_inertia_i_11 = cache.link58_inertia_i_11
+        + link59_composite_inertia_i_11;
+    let link57_composite_inertia_i_11 = cache.link57_inertia_i_11
+        + link58_composite_inertia_i_11;
+    let link56_composite_inertia_i_11 = cache.link56_inertia_i_11
+        + link57_composite_inertia_i_11;
+    let link55_composite_inertia_i_11 = cache.link55_inertia_i_11
+        + link56_composite_inertia_i_11;
+    let link54_composite_inertia_i_11 = link55_composite_inertia_i_11
+        + cache.link54_inertia_i_11;
+    let link53_composite_inertia_i_11 = cache.link53_inertia_i_11
+        + link54_composite_inertia_i_11;
+    let link52_composite_inertia_i_11 = link53_composite_inertia_i_11
+        + cache.link52_inertia_i_11;
+    let link51_composite_inertia_i_11 = link52_composite_inertia_i_11
+        + cache.link51_inertia_i_11;
+    let link50_composite_inertia_i_11 = link51_composite_inertia_i_11
+        + cache.link50_inertia_i_11;
+    let link49_composite_inertia_i_11 = cache.link49_inertia_i_11
+        + link50_composite_inertia_i_11;
+    let link48_composite_inertia_i_11 = link49_composite_inertia_i_11
+        + cache.link48_inertia_i_11;
+    let link47_composite_inertia_i_11 = cache.link47_inertia_i_11
+        + link48_composite_inertia_i_11;
+    let link46_composite_inertia_i_11 = link47_composite_inertia_i_11
+        + cache.link46_inertia_i_11;
+    let link45_composite_inertia_i_11 = cache.link45_inertia_i_11
+        + link46_composite_inertia_i_11;
+    let link44_composite_inertia_i_11 = link45_composite_inertia_i_11
+        + cache.link44_inertia_i_11;
+    let link43_composite_inertia_i_11 = link44_composite_inertia_i_11
+        + cache.link43_inertia_i_11;
+    let link42_composite_inertia_i_11 = cache.link42_inertia_i_11
+        + link43_composite_inertia_i_11;
+    let link41_composite_inertia_i_11 = link42_composite_inertia_i_11
+        + cache.link41_inertia_i_11;
+    let link40_composite_inertia_i_11 = link41_composite_inertia_i_11
+        + cache.link40_inertia_i_11;
+    let link39_composite_inertia_i_11 = link40_composite_inertia_i_11
+        + cache.link39_inertia_i_11;
+    let link38_composite_inertia_i_11 = cache.link38_inertia_i_11
+        + link39_composite_inertia_i_11;
+    let link37_composite_inertia_i_11 = cache.link37_inertia_i_11
+        + link38_composite_inertia_i_11;
+    let link36_composite_inertia_i_11 = cache.link36_inertia_i_11
+        + link37_composite_inertia_i_11;
+    let link35_composite_inertia_i_11 = link36_composite_inertia_i_11
+        + cache.link35_inertia_i_11;
+    let link34_composite_inertia_i_11 = link35_composite_inertia_i_11
+        + cache.link34_inertia_i_11;
+    let link33_composite_inertia_i_11 = cache.link33_inertia_i_11
+        + link34_composite_inertia_i_11;
+    let link32_composite_inertia_i_11 = cache.link32_inertia_i_11
+        + link33_composite_inertia_i_11;
+    let link31_composite_inertia_i_11 = link32_composite_inertia_i_11
+        + cache.link31_inertia_i_11;
+    let link30_composite_inertia_i_11 = cache.link30_inertia_i_11
+        + link31_composite_inertia_i_11;
+    let link29_composite_inertia_i_11 = cache.link29_inertia_i_11
+        + link30_composite_inertia_i_11;
+    let link28_composite_inertia_i_11 = cache.link28_inertia_i_11
+        + link29_composite_inertia_i_11;
+    let link27_composite_inertia_i_11 = link28_composite_inertia_i_11
+        + cache.link27_inertia_i_11;
+    let link26_composite_inertia_i_11 = cache.link26_inertia_i_11
+        + link27_composite_inertia_i_11;
+    let link25_composite_inertia_i_11 = cache.link25_inertia_i_11
+        + link26_composite_inertia_i_11;
+    let link24_composite_inertia_i_11 = cache.link24_inertia_i_11
+        + link25_composite_inertia_i_11;
+    let link23_composite_inertia_i_11 = link24_composite_inertia_i_11
+        + cache.link23_inertia_i_11;
+    let link22_composite_inertia_i_11 = link23_composite_inertia_i_11
+        + cache.link22_inertia_i_11;
+    let link21_composite_inertia_i_11 = cache.link21_inertia_i_11
+        + link22_composite_inertia_i_11;
+    let link20_composite_inertia_i_11 = link21_composite_inertia_i_11
+        + cache.link20_inertia_i_11;
+    let link19_composite_inertia_i_11 = link20_composite_inertia_i_11
+        + cache.link19_inertia_i_11;
+    let link18_composite_inertia_i_11 = link19_composite_inertia_i_11
+        + cache.link18_inertia_i_11;
+    let link17_composite_inertia_i_11 = link18_composite_inertia_i_11
+        + cache.link17_inertia_i_11;
+    let link16_composite_inertia_i_11 = cache.link16_inertia_i_11
+        + link17_composite_inertia_i_11;
+    let link15_composite_inertia_i_11 = cache.link15_inertia_i_11
+        + link16_composite_inertia_i_11;
+    let link14_composite_inertia_i_11 = cache.link14_inertia_i_11
+        + link15_composite_inertia_i_11;
+    let link13_composite_inertia_i_11 = link14_composite_inertia_i_11
+        + cache.link13_inertia_i_11;
+    let link12_composite_inertia_i_11 = link13_composite_inertia_i_11
+        + cache.link12_inertia_i_11;
+    let link11_composite_inertia_i_11 = link12_composite_inertia_i_11
+        + cache.link11_inertia_i_11;
+    let link10_composite_inertia_i_11 = link11_composite_inertia_i_11
+        + cache.link10_inertia_i_11;
+    let link9_composite_inertia_i_11 = link10_composite_inertia_i_11
+        + cache.link9_inertia_i_11;
+    let link8_composite_inertia_i_11 = link9_composite_inertia_i_11
+        + cache.link8_inertia_i_11;
+    let link7_composite_inertia_i_11 = link8_composite_inertia_i_11
+        + cache.link7_inertia_i_11;
+    let link6_composite_inertia_i_11 = link7_composite_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + link6_composite_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11
+        + cache.link3_inertia_i_11;
+    let link2_composite_inertia_i_11 = cache.link2_inertia_i_11
+        + link3_composite_inertia_i_11;
+    let link1_composite_inertia_i_11 = cache.link1_inertia_i_11
+        + link2_composite_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - link1_composite_inertia_i_11
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x;
+    let link2_projected_inertia_n_y = cache.link2_position_z
+        * cache.link2_composite_inertia_h_z - link2_composite_inertia_i_11
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x;
+    let t0 = -link2_projected_inertia_n_y;
     let t1 = q[1] * cache.link2_projected_inertia_f_x + t0
         + cache.link2_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t2 = -cache.link3_projected_inertia_n_y;
+    let link3_projected_inertia_n_y = cache.link3_composite_inertia_h_z
+        * cache.link3_position_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t2 = -link3_projected_inertia_n_y;
     let t3 = q[1] * cache.link3_projected_inertia_f_x + t2
         + cache.base_angle_subspace_v_z * cache.link3_projected_inertia_f_z;
-    let t4 = -cache.link4_projected_inertia_n_y;
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z
+        - cache.link4_composite_inertia_h_x * cache.link4_subspace_v_z
+        - link4_composite_inertia_i_11;
+    let t4 = -link4_projected_inertia_n_y;
     let t5 = t4 + cache.link4_projected_inertia_f_x * q[1]
         + cache.link4_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t6 = -cache.link5_projected_inertia_n_y;
+    let link5_projected_inertia_n_y = cache.link5_position_z
+        * cache.link5_composite_inertia_h_z
+        - cache.link5_subspace_v_z * cache.link5_composite_inertia_h_x
+        - link5_composite_inertia_i_11;
+    let t6 = -link5_projected_inertia_n_y;
     let t7 = t6 + cache.link5_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link5_projected_inertia_f_x;
-    let t8 = -cache.link6_projected_inertia_n_y;
+    let link6_projected_inertia_n_y = cache.link6_position_z
+        * cache.link6_composite_inertia_h_z - link6_composite_inertia_i_11
+        - cache.link6_subspace_v_z * cache.link6_composite_inertia_h_x;
+    let t8 = -link6_projected_inertia_n_y;
     let t9 = cache.link6_projected_inertia_f_x * q[1]
         + cache.link6_projected_inertia_f_z * cache.base_angle_subspace_v_z + t8;
-    let t10 = -cache.link7_projected_inertia_n_y;
+    let link7_projected_inertia_n_y = cache.link7_position_z
+        * cache.link7_composite_inertia_h_z - link7_composite_inertia_i_11
+        - cache.link7_composite_inertia_h_x * cache.link7_subspace_v_z;
+    let t10 = -link7_projected_inertia_n_y;
     let t11 = cache.base_angle_subspace_v_z * cache.link7_projected_inertia_f_z + t10
         + q[1] * cache.link7_projected_inertia_f_x;
-    let t12 = -cache.link8_projected_inertia_n_y;
+    let link8_projected_inertia_n_y = cache.link8_position_z
+        * cache.link8_composite_inertia_h_z - link8_composite_inertia_i_11
+        - cache.link8_composite_inertia_h_x * cache.link8_subspace_v_z;
+    let t12 = -link8_projected_inertia_n_y;
     let t13 = t12 + cache.link8_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link8_projected_inertia_f_x;
-    let t14 = -cache.link9_projected_inertia_n_y;
+    let link9_projected_inertia_n_y = cache.link9_position_z
+        * cache.link9_composite_inertia_h_z
+        - cache.link9_subspace_v_z * cache.link9_composite_inertia_h_x
+        - link9_composite_inertia_i_11;
+    let t14 = -link9_projected_inertia_n_y;
     let t15 = cache.link9_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link9_projected_inertia_f_x + t14;
-    let t16 = -cache.link10_projected_inertia_n_y;
+    let link10_projected_inertia_n_y = cache.link10_composite_inertia_h_z
+        * cache.link10_position_z - link10_composite_inertia_i_11
+        - cache.link10_composite_inertia_h_x * cache.link10_subspace_v_z;
+    let t16 = -link10_projected_inertia_n_y;
     let t17 = t16 + cache.link10_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link10_projected_inertia_f_x;
-    let t18 = -cache.link11_projected_inertia_n_y;
+    let link11_projected_inertia_n_y = cache.link11_position_z
+        * cache.link11_composite_inertia_h_z - link11_composite_inertia_i_11
+        - cache.link11_subspace_v_z * cache.link11_composite_inertia_h_x;
+    let t18 = -link11_projected_inertia_n_y;
     let t19 = cache.link11_projected_inertia_f_z * cache.base_angle_subspace_v_z + t18
         + q[1] * cache.link11_projected_inertia_f_x;
-    let t20 = -cache.link12_projected_inertia_n_y;
+    let link12_projected_inertia_n_y = cache.link12_composite_inertia_h_z
+        * cache.link12_position_z
+        - cache.link12_subspace_v_z * cache.link12_composite_inertia_h_x
+        - link12_composite_inertia_i_11;
+    let t20 = -link12_projected_inertia_n_y;
     let t21 = cache.base_angle_subspace_v_z * cache.link12_projected_inertia_f_z + t20
         + q[1] * cache.link12_projected_inertia_f_x;
-    let t22 = -cache.link13_projected_inertia_n_y;
+    let link13_projected_inertia_n_y = cache.link13_position_z
+        * cache.link13_composite_inertia_h_z
+        - cache.link13_composite_inertia_h_x * cache.link13_subspace_v_z
+        - link13_composite_inertia_i_11;
+    let t22 = -link13_projected_inertia_n_y;
     let t23 = q[1] * cache.link13_projected_inertia_f_x + t22
         + cache.link13_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t24 = -cache.link14_projected_inertia_n_y;
+    let link14_projected_inertia_n_y = cache.link14_position_z
+        * cache.link14_composite_inertia_h_z - link14_composite_inertia_i_11
+        - cache.link14_subspace_v_z * cache.link14_composite_inertia_h_x;
+    let t24 = -link14_projected_inertia_n_y;
     let t25 = cache.link14_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link14_projected_inertia_f_x + t24;
-    let t26 = -cache.link15_projected_inertia_n_y;
+    let link15_projected_inertia_n_y = cache.link15_position_z
+        * cache.link15_composite_inertia_h_z - link15_composite_inertia_i_11
+        - cache.link15_subspace_v_z * cache.link15_composite_inertia_h_x;
+    let t26 = -link15_projected_inertia_n_y;
     let t27 = cache.link15_projected_inertia_f_z * cache.base_angle_subspace_v_z + t26
         + q[1] * cache.link15_projected_inertia_f_x;
-    let t28 = -cache.link16_projected_inertia_n_y;
+    let link16_projected_inertia_n_y = cache.link16_position_z
+        * cache.link16_composite_inertia_h_z - link16_composite_inertia_i_11
+        - cache.link16_subspace_v_z * cache.link16_composite_inertia_h_x;
+    let t28 = -link16_projected_inertia_n_y;
     let t29 = cache.link16_projected_inertia_f_z * cache.base_angle_subspace_v_z + t28
         + q[1] * cache.link16_projected_inertia_f_x;
-    let t30 = -cache.link17_projected_inertia_n_y;
+    let link17_projected_inertia_n_y = cache.link17_composite_inertia_h_z
+        * cache.link17_position_z - link17_composite_inertia_i_11
+        - cache.link17_subspace_v_z * cache.link17_composite_inertia_h_x;
+    let t30 = -link17_projected_inertia_n_y;
     let t31 = cache.link17_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link17_projected_inertia_f_x + t30;
-    let t32 = -cache.link18_projected_inertia_n_y;
+    let link18_projected_inertia_n_y = cache.link18_composite_inertia_h_z
+        * cache.link18_position_z
+        - cache.link18_composite_inertia_h_x * cache.link18_subspace_v_z
+        - link18_composite_inertia_i_11;
+    let t32 = -link18_projected_inertia_n_y;
     let t33 = t32 + cache.base_angle_subspace_v_z * cache.link18_projected_inertia_f_z
         + q[1] * cache.link18_projected_inertia_f_x;
-    let t34 = -cache.link19_projected_inertia_n_y;
+    let link19_projected_inertia_n_y = cache.link19_position_z
+        * cache.link19_composite_inertia_h_z
+        - cache.link19_composite_inertia_h_x * cache.link19_subspace_v_z
+        - link19_composite_inertia_i_11;
+    let t34 = -link19_projected_inertia_n_y;
     let t35 = t34 + cache.link19_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link19_projected_inertia_f_x;
-    let t36 = -cache.link20_projected_inertia_n_y;
+    let link20_projected_inertia_n_y = cache.link20_position_z
+        * cache.link20_composite_inertia_h_z - link20_composite_inertia_i_11
+        - cache.link20_composite_inertia_h_x * cache.link20_subspace_v_z;
+    let t36 = -link20_projected_inertia_n_y;
     let t37 = cache.link20_projected_inertia_f_z * cache.base_angle_subspace_v_z + t36
         + q[1] * cache.link20_projected_inertia_f_x;
-    let t38 = -cache.link21_projected_inertia_n_y;
+    let link21_projected_inertia_n_y = cache.link21_composite_inertia_h_z
+        * cache.link21_position_z - link21_composite_inertia_i_11
+        - cache.link21_subspace_v_z * cache.link21_composite_inertia_h_x;
+    let t38 = -link21_projected_inertia_n_y;
     let t39 = cache.base_angle_subspace_v_z * cache.link21_projected_inertia_f_z + t38
         + cache.link21_projected_inertia_f_x * q[1];
-    let t40 = -cache.link22_projected_inertia_n_y;
+    let link22_projected_inertia_n_y = cache.link22_position_z
+        * cache.link22_composite_inertia_h_z
+        - cache.link22_composite_inertia_h_x * cache.link22_subspace_v_z
+        - link22_composite_inertia_i_11;
+    let t40 = -link22_projected_inertia_n_y;
     let t41 = cache.link22_projected_inertia_f_z * cache.base_angle_subspace_v_z + t40
         + cache.link22_projected_inertia_f_x * q[1];
-    let t42 = -cache.link23_projected_inertia_n_y;
+    let link23_projected_inertia_n_y = cache.link23_composite_inertia_h_z
+        * cache.link23_position_z - link23_composite_inertia_i_11
+        - cache.link23_composite_inertia_h_x * cache.link23_subspace_v_z;
+    let t42 = -link23_projected_inertia_n_y;
     let t43 = cache.link23_projected_inertia_f_z * cache.base_angle_subspace_v_z + t42
         + q[1] * cache.link23_projected_inertia_f_x;
-    let t44 = -cache.link24_projected_inertia_n_y;
+    let link24_projected_inertia_n_y = cache.link24_position_z
+        * cache.link24_composite_inertia_h_z
+        - cache.link24_composite_inertia_h_x * cache.link24_subspace_v_z
+        - link24_composite_inertia_i_11;
+    let t44 = -link24_projected_inertia_n_y;
     let t45 = cache.base_angle_subspace_v_z * cache.link24_projected_inertia_f_z
         + q[1] * cache.link24_projected_inertia_f_x + t44;
-    let t46 = -cache.link25_projected_inertia_n_y;
+    let link25_projected_inertia_n_y = cache.link25_composite_inertia_h_z
+        * cache.link25_position_z - link25_composite_inertia_i_11
+        - cache.link25_subspace_v_z * cache.link25_composite_inertia_h_x;
+    let t46 = -link25_projected_inertia_n_y;
     let t47 = cache.base_angle_subspace_v_z * cache.link25_projected_inertia_f_z + t46
         + q[1] * cache.link25_projected_inertia_f_x;
-    let t48 = -cache.link26_projected_inertia_n_y;
+    let link26_projected_inertia_n_y = cache.link26_composite_inertia_h_z
+        * cache.link26_position_z
+        - cache.link26_composite_inertia_h_x * cache.link26_subspace_v_z
+        - link26_composite_inertia_i_11;
+    let t48 = -link26_projected_inertia_n_y;
     let t49 = t48 + q[1] * cache.link26_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link26_projected_inertia_f_z;
-    let t50 = -cache.link27_projected_inertia_n_y;
+    let link27_projected_inertia_n_y = cache.link27_composite_inertia_h_z
+        * cache.link27_position_z - link27_composite_inertia_i_11
+        - cache.link27_subspace_v_z * cache.link27_composite_inertia_h_x;
+    let t50 = -link27_projected_inertia_n_y;
     let t51 = cache.link27_projected_inertia_f_z * cache.base_angle_subspace_v_z + t50
         + q[1] * cache.link27_projected_inertia_f_x;
-    let t52 = -cache.link28_projected_inertia_n_y;
+    let link28_projected_inertia_n_y = cache.link28_position_z
+        * cache.link28_composite_inertia_h_z
+        - cache.link28_composite_inertia_h_x * cache.link28_subspace_v_z
+        - link28_composite_inertia_i_11;
+    let t52 = -link28_projected_inertia_n_y;
     let t53 = cache.base_angle_subspace_v_z * cache.link28_projected_inertia_f_z
         + q[1] * cache.link28_projected_inertia_f_x + t52;
-    let t54 = -cache.link29_projected_inertia_n_y;
+    let link29_projected_inertia_n_y = cache.link29_position_z
+        * cache.link29_composite_inertia_h_z
+        - cache.link29_composite_inertia_h_x * cache.link29_subspace_v_z
+        - link29_composite_inertia_i_11;
+    let t54 = -link29_projected_inertia_n_y;
     let t55 = cache.base_angle_subspace_v_z * cache.link29_projected_inertia_f_z
         + q[1] * cache.link29_projected_inertia_f_x + t54;
-    let t56 = -cache.link30_projected_inertia_n_y;
+    let link30_projected_inertia_n_y = cache.link30_position_z
+        * cache.link30_composite_inertia_h_z
+        - cache.link30_composite_inertia_h_x * cache.link30_subspace_v_z
+        - link30_composite_inertia_i_11;
+    let t56 = -link30_projected_inertia_n_y;
     let t57 = t56 + cache.link30_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link30_projected_inertia_f_x;
-    let t58 = -cache.link31_projected_inertia_n_y;
+    let link31_projected_inertia_n_y = cache.link31_composite_inertia_h_z
+        * cache.link31_position_z
+        - cache.link31_subspace_v_z * cache.link31_composite_inertia_h_x
+        - link31_composite_inertia_i_11;
+    let t58 = -link31_projected_inertia_n_y;
     let t59 = t58 + q[1] * cache.link31_projected_inertia_f_x
         + cache.link31_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t60 = -cache.link32_projected_inertia_n_y;
+    let link32_projected_inertia_n_y = cache.link32_position_z
+        * cache.link32_composite_inertia_h_z - link32_composite_inertia_i_11
+        - cache.link32_subspace_v_z * cache.link32_composite_inertia_h_x;
+    let t60 = -link32_projected_inertia_n_y;
     let t61 = q[1] * cache.link32_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link32_projected_inertia_f_z + t60;
-    let t62 = -cache.link33_projected_inertia_n_y;
+    let link33_projected_inertia_n_y = cache.link33_position_z
+        * cache.link33_composite_inertia_h_z - link33_composite_inertia_i_11
+        - cache.link33_subspace_v_z * cache.link33_composite_inertia_h_x;
+    let t62 = -link33_projected_inertia_n_y;
     let t63 = t62 + cache.link33_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link33_projected_inertia_f_x;
-    let t64 = -cache.link34_projected_inertia_n_y;
+    let link34_projected_inertia_n_y = cache.link34_composite_inertia_h_z
+        * cache.link34_position_z - link34_composite_inertia_i_11
+        - cache.link34_subspace_v_z * cache.link34_composite_inertia_h_x;
+    let t64 = -link34_projected_inertia_n_y;
     let t65 = q[1] * cache.link34_projected_inertia_f_x + t64
         + cache.base_angle_subspace_v_z * cache.link34_projected_inertia_f_z;
-    let t66 = -cache.link35_projected_inertia_n_y;
+    let link35_projected_inertia_n_y = cache.link35_composite_inertia_h_z
+        * cache.link35_position_z - link35_composite_inertia_i_11
+        - cache.link35_composite_inertia_h_x * cache.link35_subspace_v_z;
+    let t66 = -link35_projected_inertia_n_y;
     let t67 = t66 + cache.base_angle_subspace_v_z * cache.link35_projected_inertia_f_z
         + q[1] * cache.link35_projected_inertia_f_x;
-    let t68 = -cache.link36_projected_inertia_n_y;
+    let link36_projected_inertia_n_y = cache.link36_position_z
+        * cache.link36_composite_inertia_h_z - link36_composite_inertia_i_11
+        - cache.link36_composite_inertia_h_x * cache.link36_subspace_v_z;
+    let t68 = -link36_projected_inertia_n_y;
     let t69 = cache.link36_projected_inertia_f_z * cache.base_angle_subspace_v_z + t68
         + q[1] * cache.link36_projected_inertia_f_x;
-    let t70 = -cache.link37_projected_inertia_n_y;
+    let link37_projected_inertia_n_y = cache.link37_composite_inertia_h_z
+        * cache.link37_position_z - link37_composite_inertia_i_11
+        - cache.link37_subspace_v_z * cache.link37_composite_inertia_h_x;
+    let t70 = -link37_projected_inertia_n_y;
     let t71 = cache.link37_projected_inertia_f_z * cache.base_angle_subspace_v_z + t70
         + q[1] * cache.link37_projected_inertia_f_x;
-    let t72 = -cache.link38_projected_inertia_n_y;
+    let link38_projected_inertia_n_y = cache.link38_composite_inertia_h_z
+        * cache.link38_position_z
+        - cache.link38_subspace_v_z * cache.link38_composite_inertia_h_x
+        - link38_composite_inertia_i_11;
+    let t72 = -link38_projected_inertia_n_y;
     let t73 = q[1] * cache.link38_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link38_projected_inertia_f_z + t72;
-    let t74 = -cache.link39_projected_inertia_n_y;
+    let link39_projected_inertia_n_y = cache.link39_composite_inertia_h_z
+        * cache.link39_position_z - link39_composite_inertia_i_11
+        - cache.link39_subspace_v_z * cache.link39_composite_inertia_h_x;
+    let t74 = -link39_projected_inertia_n_y;
     let t75 = cache.link39_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link39_projected_inertia_f_x + t74;
-    let t76 = -cache.link40_projected_inertia_n_y;
+    let link40_projected_inertia_n_y = cache.link40_composite_inertia_h_z
+        * cache.link40_position_z - link40_composite_inertia_i_11
+        - cache.link40_composite_inertia_h_x * cache.link40_subspace_v_z;
+    let t76 = -link40_projected_inertia_n_y;
     let t77 = cache.link40_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link40_projected_inertia_f_x + t76;
-    let t78 = -cache.link41_projected_inertia_n_y;
+    let link41_projected_inertia_n_y = cache.link41_composite_inertia_h_z
+        * cache.link41_position_z - link41_composite_inertia_i_11
+        - cache.link41_composite_inertia_h_x * cache.link41_subspace_v_z;
+    let t78 = -link41_projected_inertia_n_y;
     let t79 = cache.link41_projected_inertia_f_z * cache.base_angle_subspace_v_z + t78
         + q[1] * cache.link41_projected_inertia_f_x;
-    let t80 = -cache.link42_projected_inertia_n_y;
+    let link42_projected_inertia_n_y = cache.link42_position_z
+        * cache.link42_composite_inertia_h_z
+        - cache.link42_subspace_v_z * cache.link42_composite_inertia_h_x
+        - link42_composite_inertia_i_11;
+    let t80 = -link42_projected_inertia_n_y;
     let t81 = cache.link42_projected_inertia_f_z * cache.base_angle_subspace_v_z + t80
         + q[1] * cache.link42_projected_inertia_f_x;
-    let t82 = -cache.link43_projected_inertia_n_y;
+    let link43_projected_inertia_n_y = cache.link43_position_z
+        * cache.link43_composite_inertia_h_z
+        - cache.link43_composite_inertia_h_x * cache.link43_subspace_v_z
+        - link43_composite_inertia_i_11;
+    let t82 = -link43_projected_inertia_n_y;
     let t83 = cache.base_angle_subspace_v_z * cache.link43_projected_inertia_f_z
         + q[1] * cache.link43_projected_inertia_f_x + t82;
-    let t84 = -cache.link44_projected_inertia_n_y;
+    let link44_projected_inertia_n_y = cache.link44_composite_inertia_h_z
+        * cache.link44_position_z - link44_composite_inertia_i_11
+        - cache.link44_subspace_v_z * cache.link44_composite_inertia_h_x;
+    let t84 = -link44_projected_inertia_n_y;
     let t85 = t84 + cache.base_angle_subspace_v_z * cache.link44_projected_inertia_f_z
         + q[1] * cache.link44_projected_inertia_f_x;
-    let t86 = -cache.link45_projected_inertia_n_y;
+    let link45_projected_inertia_n_y = cache.link45_composite_inertia_h_z
+        * cache.link45_position_z - link45_composite_inertia_i_11
+        - cache.link45_composite_inertia_h_x * cache.link45_subspace_v_z;
+    let t86 = -link45_projected_inertia_n_y;
     let t87 = t86 + q[1] * cache.link45_projected_inertia_f_x
         + cache.link45_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t88 = -cache.link46_projected_inertia_n_y;
+    let link46_projected_inertia_n_y = cache.link46_position_z
+        * cache.link46_composite_inertia_h_z
+        - cache.link46_subspace_v_z * cache.link46_composite_inertia_h_x
+        - link46_composite_inertia_i_11;
+    let t88 = -link46_projected_inertia_n_y;
     let t89 = cache.link46_projected_inertia_f_x * q[1] + t88
         + cache.link46_projected_inertia_f_z * cache.base_angle_subspace_v_z;
-    let t90 = -cache.link47_projected_inertia_n_y;
+    let link47_projected_inertia_n_y = cache.link47_composite_inertia_h_z
+        * cache.link47_position_z - link47_composite_inertia_i_11
+        - cache.link47_subspace_v_z * cache.link47_composite_inertia_h_x;
+    let t90 = -link47_projected_inertia_n_y;
     let t91 = cache.base_angle_subspace_v_z * cache.link47_projected_inertia_f_z + t90
         + q[1] * cache.link47_projected_inertia_f_x;
-    let t92 = -cache.link48_projected_inertia_n_y;
+    let link48_projected_inertia_n_y = cache.link48_position_z
+        * cache.link48_composite_inertia_h_z - link48_composite_inertia_i_11
+        - cache.link48_subspace_v_z * cache.link48_composite_inertia_h_x;
+    let t92 = -link48_projected_inertia_n_y;
     let t93 = cache.link48_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link48_projected_inertia_f_x + t92;
-    let t94 = -cache.link49_projected_inertia_n_y;
+    let link49_projected_inertia_n_y = cache.link49_composite_inertia_h_z
+        * cache.link49_position_z - link49_composite_inertia_i_11
+        - cache.link49_composite_inertia_h_x * cache.link49_subspace_v_z;
+    let t94 = -link49_projected_inertia_n_y;
     let t95 = t94 + q[1] * cache.link49_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link49_projected_inertia_f_z;
-    let t96 = -cache.link50_projected_inertia_n_y;
+    let link50_projected_inertia_n_y = cache.link50_composite_inertia_h_z
+        * cache.link50_position_z
+        - cache.link50_composite_inertia_h_x * cache.link50_subspace_v_z
+        - link50_composite_inertia_i_11;
+    let t96 = -link50_projected_inertia_n_y;
     let t97 = cache.link50_projected_inertia_f_z * cache.base_angle_subspace_v_z + t96
         + q[1] * cache.link50_projected_inertia_f_x;
-    let t98 = -cache.link51_projected_inertia_n_y;
+    let link51_projected_inertia_n_y = cache.link51_position_z
+        * cache.link51_composite_inertia_h_z
+        - cache.link51_composite_inertia_h_x * cache.link51_subspace_v_z
+        - link51_composite_inertia_i_11;
+    let t98 = -link51_projected_inertia_n_y;
     let t99 = t98 + cache.base_angle_subspace_v_z * cache.link51_projected_inertia_f_z
         + q[1] * cache.link51_projected_inertia_f_x;
-    let t100 = -cache.link52_projected_inertia_n_y;
+    let link52_projected_inertia_n_y = cache.link52_composite_inertia_h_z
+        * cache.link52_position_z
+        - cache.link52_composite_inertia_h_x * cache.link52_subspace_v_z
+        - link52_composite_inertia_i_11;
+    let t100 = -link52_projected_inertia_n_y;
     let t101 = q[1] * cache.link52_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link52_projected_inertia_f_z + t100;
-    let t102 = -cache.link53_projected_inertia_n_y;
+    let link53_projected_inertia_n_y = cache.link53_position_z
+        * cache.link53_composite_inertia_h_z
+        - cache.link53_composite_inertia_h_x * cache.link53_subspace_v_z
+        - link53_composite_inertia_i_11;
+    let t102 = -link53_projected_inertia_n_y;
     let t103 = t102 + cache.base_angle_subspace_v_z * cache.link53_projected_inertia_f_z
         + q[1] * cache.link53_projected_inertia_f_x;
-    let t104 = -cache.link54_projected_inertia_n_y;
+    let link54_projected_inertia_n_y = cache.link54_composite_inertia_h_z
+        * cache.link54_position_z
+        - cache.link54_subspace_v_z * cache.link54_composite_inertia_h_x
+        - link54_composite_inertia_i_11;
+    let t104 = -link54_projected_inertia_n_y;
     let t105 = cache.link54_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link54_projected_inertia_f_x + t104;
-    let t106 = -cache.link55_projected_inertia_n_y;
+    let link55_projected_inertia_n_y = cache.link55_position_z
+        * cache.link55_composite_inertia_h_z - link55_composite_inertia_i_11
+        - cache.link55_composite_inertia_h_x * cache.link55_subspace_v_z;
+    let t106 = -link55_projected_inertia_n_y;
     let t107 = t106 + q[1] * cache.link55_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.link55_projected_inertia_f_z;
-    let t108 = -cache.link56_projected_inertia_n_y;
+    let link56_projected_inertia_n_y = cache.link56_position_z
+        * cache.link56_composite_inertia_h_z - link56_composite_inertia_i_11
+        - cache.link56_composite_inertia_h_x * cache.link56_subspace_v_z;
+    let t108 = -link56_projected_inertia_n_y;
     let t109 = q[1] * cache.link56_projected_inertia_f_x
         + cache.link56_projected_inertia_f_z * cache.base_angle_subspace_v_z + t108;
-    let t110 = -cache.link57_projected_inertia_n_y;
+    let link57_projected_inertia_n_y = cache.link57_composite_inertia_h_z
+        * cache.link57_position_z
+        - cache.link57_composite_inertia_h_x * cache.link57_subspace_v_z
+        - link57_composite_inertia_i_11;
+    let t110 = -link57_projected_inertia_n_y;
     let t111 = q[1] * cache.link57_projected_inertia_f_x + t110
         + cache.base_angle_subspace_v_z * cache.link57_projected_inertia_f_z;
-    let t112 = -cache.link58_projected_inertia_n_y;
+    let link58_projected_inertia_n_y = cache.link58_composite_inertia_h_z
+        * cache.link58_position_z
+        - cache.link58_composite_inertia_h_x * cache.link58_subspace_v_z
+        - link58_composite_inertia_i_11;
+    let t112 = -link58_projected_inertia_n_y;
     let t113 = cache.base_angle_subspace_v_z * cache.link58_projected_inertia_f_z
         + q[1] * cache.link58_projected_inertia_f_x + t112;
-    let t114 = -cache.link59_projected_inertia_n_y;
+    let link59_projected_inertia_n_y = cache.link59_position_z
+        * cache.link59_composite_inertia_h_z
+        - cache.link59_subspace_v_z * cache.link59_composite_inertia_h_x
+        - link59_composite_inertia_i_11;
+    let t114 = -link59_projected_inertia_n_y;
     let t115 = cache.link59_projected_inertia_f_z * cache.base_angle_subspace_v_z + t114
         + q[1] * cache.link59_projected_inertia_f_x;
-    let t116 = -cache.link60_projected_inertia_n_y;
+    let link60_projected_inertia_n_y = cache.link60_position_z * cache.link60_inertia_h_z
+        - cache.link60_inertia_h_x * cache.link60_subspace_v_z
+        - cache.link60_inertia_i_11;
+    let t116 = -link60_projected_inertia_n_y;
     let t117 = t116 + cache.link60_projected_inertia_f_z * cache.base_angle_subspace_v_z
         + q[1] * cache.link60_projected_inertia_f_x;
     let t118 = t2 + cache.link2_position_z * cache.link3_projected_inertia_f_x
@@ -30883,13 +31012,14 @@ pub fn dynamics_into(
     let link60_velocity_v_z = link59_velocity_v_z + cache.link60_subspace_v_z * qd[61];
     let link60_momentum_f_z = link60_velocity_v_z * p.link_mass
         - cache.link60_inertia_h_x * link60_velocity_w_y;
+    let link60_articulated_bias_f_x = link60_momentum_f_z * link60_velocity_w_y;
     let link60_subspace_rate_v_x = cache.link60_subspace_v_z * link59_velocity_w_y
         + link59_velocity_v_z;
     let link59_subspace_rate_v_x = link58_velocity_w_y * cache.link59_subspace_v_z
         + link58_velocity_v_z;
     let link59_bias_v_x = link58_bias_v_x + link59_subspace_rate_v_x * qd[60];
     let link60_bias_v_x = qd[61] * link60_subspace_rate_v_x + link59_bias_v_x;
-    let link60_composite_force_f_x = link60_momentum_f_z * link60_velocity_w_y
+    let link60_composite_force_f_x = link60_articulated_bias_f_x
         + link60_bias_v_x * p.link_mass;
     let link59_momentum_f_z = link59_velocity_v_z * p.link_mass
         - cache.link59_inertia_h_x * link59_velocity_w_y;
@@ -31365,8 +31495,9 @@ pub fn dynamics_into(
     let link60_velocity_v_x = link59_velocity_v_x + qd[61] * cache.link60_position_z;
     let link60_momentum_f_x = link60_velocity_w_y * cache.link60_inertia_h_z
         + p.link_mass * link60_velocity_v_x;
+    let link60_articulated_bias_f_z = -(link60_momentum_f_x * link60_velocity_w_y);
     let link60_composite_force_f_z = link60_bias_v_z * p.link_mass
-        - link60_momentum_f_x * link60_velocity_w_y;
+        + link60_articulated_bias_f_z;
     let link59_composite_force_f_z = link59_bias_v_z * p.link_mass
         + link60_composite_force_f_z - link59_momentum_f_x * link59_velocity_w_y;
     let link58_composite_force_f_z = link58_bias_v_z * p.link_mass
@@ -32060,7 +32191,7 @@ pub fn dynamics_into(
     mass_matrix[(61, 1)] = cache.link60_projected_inertia_f_z;
     mass_matrix[(2, 2)] = q[1] * cache.base_angle_projected_inertia_f_x
         + cache.base_angle_subspace_v_z * cache.base_angle_projected_inertia_f_z
-        - cache.base_angle_projected_inertia_n_y;
+        - base_angle_projected_inertia_n_y;
     mass_matrix[(2, 3)] = t1;
     mass_matrix[(3, 2)] = t1;
     mass_matrix[(2, 4)] = t3;
@@ -36067,6 +36198,4994 @@ pub fn dynamics_into(
         * cache.link59_subspace_v_z + p.gravity * cache.link59_composite_inertia_h_x;
     gravity[61] = p.gravity * cache.link60_subspace_v_z * p.link_mass
         + cache.link60_inertia_h_x * p.gravity;
+}
+/// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
+/// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
+/// false (and `out` is meaningless) where M is not positive definite, i.e. where
+/// an articulated pivot is not positive.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 62];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link60_articulated_15 = -cache.link60_inertia_h_x;
+    let link60_articulated_subspace_n_y = cache.link60_subspace_v_z
+        * link60_articulated_15 + cache.link60_position_z * cache.link60_inertia_h_z
+        - cache.link60_inertia_i_11;
+    let link60_articulated_subspace_f_z = cache.link60_subspace_v_z * p.link_mass
+        - link60_articulated_15;
+    let link60_pivot = cache.link60_position_z * cache.link60_projected_inertia_f_x
+        + cache.link60_subspace_v_z * link60_articulated_subspace_f_z
+        - link60_articulated_subspace_n_y;
+    let link60_inverse_pivot = 1.0 / link60_pivot;
+    let link60_articulated_passed_13 = cache.link60_inertia_h_z
+        - link60_articulated_subspace_n_y * link60_inverse_pivot
+            * cache.link60_projected_inertia_f_x;
+    let link59_articulated_13 = link60_articulated_passed_13 + cache.link59_inertia_h_z;
+    let link60_articulated_passed_33 = p.link_mass
+        - link60_inverse_pivot * cache.link60_projected_inertia_f_x
+            * cache.link60_projected_inertia_f_x;
+    let link59_articulated_33 = link60_articulated_passed_33 + p.link_mass;
+    let link60_articulated_passed_35 = -(link60_articulated_subspace_f_z
+        * link60_inverse_pivot * cache.link60_projected_inertia_f_x);
+    let link59_articulated_subspace_f_x = cache.link59_position_z * link59_articulated_33
+        + cache.link59_subspace_v_z * link60_articulated_passed_35
+        - link59_articulated_13;
+    let link60_articulated_passed_15 = link60_articulated_15
+        - link60_articulated_subspace_n_y * link60_articulated_subspace_f_z
+            * link60_inverse_pivot;
+    let link59_articulated_15 = link60_articulated_passed_15 - cache.link59_inertia_h_x;
+    let link60_articulated_passed_11 = cache.link60_inertia_i_11
+        - link60_articulated_subspace_n_y * link60_articulated_subspace_n_y
+            * link60_inverse_pivot;
+    let link59_articulated_11 = cache.link59_inertia_i_11 + link60_articulated_passed_11;
+    let link59_articulated_subspace_n_y = link59_articulated_15
+        * cache.link59_subspace_v_z + cache.link59_position_z * link59_articulated_13
+        - link59_articulated_11;
+    let link60_articulated_passed_55 = p.link_mass
+        - link60_articulated_subspace_f_z * link60_articulated_subspace_f_z
+            * link60_inverse_pivot;
+    let link59_articulated_55 = link60_articulated_passed_55 + p.link_mass;
+    let link59_articulated_subspace_f_z = cache.link59_position_z
+        * link60_articulated_passed_35
+        + link59_articulated_55 * cache.link59_subspace_v_z - link59_articulated_15;
+    let link59_pivot = cache.link59_position_z * link59_articulated_subspace_f_x
+        + link59_articulated_subspace_f_z * cache.link59_subspace_v_z
+        - link59_articulated_subspace_n_y;
+    let link59_inverse_pivot = 1.0 / link59_pivot;
+    let link59_articulated_passed_35 = link60_articulated_passed_35
+        - link59_inverse_pivot * link59_articulated_subspace_f_z
+            * link59_articulated_subspace_f_x;
+    let link59_articulated_passed_55 = link59_articulated_55
+        - link59_inverse_pivot * link59_articulated_subspace_f_z
+            * link59_articulated_subspace_f_z;
+    let link58_articulated_55 = link59_articulated_passed_55 + p.link_mass;
+    let link59_articulated_passed_15 = link59_articulated_15
+        - link59_inverse_pivot * link59_articulated_subspace_f_z
+            * link59_articulated_subspace_n_y;
+    let link58_articulated_15 = link59_articulated_passed_15 - cache.link58_inertia_h_x;
+    let link58_articulated_subspace_f_z = link59_articulated_passed_35
+        * cache.link58_position_z + cache.link58_subspace_v_z * link58_articulated_55
+        - link58_articulated_15;
+    let link59_articulated_passed_13 = link59_articulated_13
+        - link59_inverse_pivot * link59_articulated_subspace_f_x
+            * link59_articulated_subspace_n_y;
+    let link58_articulated_13 = cache.link58_inertia_h_z + link59_articulated_passed_13;
+    let link59_articulated_passed_33 = link59_articulated_33
+        - link59_inverse_pivot * link59_articulated_subspace_f_x
+            * link59_articulated_subspace_f_x;
+    let link58_articulated_33 = link59_articulated_passed_33 + p.link_mass;
+    let link58_articulated_subspace_f_x = link58_articulated_33 * cache.link58_position_z
+        + cache.link58_subspace_v_z * link59_articulated_passed_35
+        - link58_articulated_13;
+    let link59_articulated_passed_11 = link59_articulated_11
+        - link59_inverse_pivot * link59_articulated_subspace_n_y
+            * link59_articulated_subspace_n_y;
+    let link58_articulated_11 = cache.link58_inertia_i_11 + link59_articulated_passed_11;
+    let link58_articulated_subspace_n_y = cache.link58_subspace_v_z
+        * link58_articulated_15 + link58_articulated_13 * cache.link58_position_z
+        - link58_articulated_11;
+    let link58_pivot = link58_articulated_subspace_f_z * cache.link58_subspace_v_z
+        + link58_articulated_subspace_f_x * cache.link58_position_z
+        - link58_articulated_subspace_n_y;
+    let link58_inverse_pivot = 1.0 / link58_pivot;
+    let link58_articulated_passed_35 = link59_articulated_passed_35
+        - link58_articulated_subspace_f_z * link58_articulated_subspace_f_x
+            * link58_inverse_pivot;
+    let link58_articulated_passed_13 = link58_articulated_13
+        - link58_articulated_subspace_n_y * link58_articulated_subspace_f_x
+            * link58_inverse_pivot;
+    let link57_articulated_13 = link58_articulated_passed_13 + cache.link57_inertia_h_z;
+    let link58_articulated_passed_33 = link58_articulated_33
+        - link58_articulated_subspace_f_x * link58_articulated_subspace_f_x
+            * link58_inverse_pivot;
+    let link57_articulated_33 = p.link_mass + link58_articulated_passed_33;
+    let link57_articulated_subspace_f_x = cache.link57_subspace_v_z
+        * link58_articulated_passed_35 + link57_articulated_33 * cache.link57_position_z
+        - link57_articulated_13;
+    let link58_articulated_passed_15 = link58_articulated_15
+        - link58_articulated_subspace_n_y * link58_articulated_subspace_f_z
+            * link58_inverse_pivot;
+    let link57_articulated_15 = link58_articulated_passed_15 - cache.link57_inertia_h_x;
+    let link58_articulated_passed_55 = link58_articulated_55
+        - link58_articulated_subspace_f_z * link58_articulated_subspace_f_z
+            * link58_inverse_pivot;
+    let link57_articulated_55 = p.link_mass + link58_articulated_passed_55;
+    let link57_articulated_subspace_f_z = cache.link57_position_z
+        * link58_articulated_passed_35
+        + link57_articulated_55 * cache.link57_subspace_v_z - link57_articulated_15;
+    let link58_articulated_passed_11 = link58_articulated_11
+        - link58_articulated_subspace_n_y * link58_articulated_subspace_n_y
+            * link58_inverse_pivot;
+    let link57_articulated_11 = cache.link57_inertia_i_11 + link58_articulated_passed_11;
+    let link57_articulated_subspace_n_y = link57_articulated_15
+        * cache.link57_subspace_v_z + cache.link57_position_z * link57_articulated_13
+        - link57_articulated_11;
+    let link57_pivot = cache.link57_subspace_v_z * link57_articulated_subspace_f_z
+        + cache.link57_position_z * link57_articulated_subspace_f_x
+        - link57_articulated_subspace_n_y;
+    let link57_inverse_pivot = 1.0 / link57_pivot;
+    let link57_articulated_passed_35 = link58_articulated_passed_35
+        - link57_articulated_subspace_f_x * link57_inverse_pivot
+            * link57_articulated_subspace_f_z;
+    let link57_articulated_passed_33 = link57_articulated_33
+        - link57_articulated_subspace_f_x * link57_articulated_subspace_f_x
+            * link57_inverse_pivot;
+    let link56_articulated_33 = p.link_mass + link57_articulated_passed_33;
+    let link57_articulated_passed_13 = link57_articulated_13
+        - link57_articulated_subspace_n_y * link57_articulated_subspace_f_x
+            * link57_inverse_pivot;
+    let link56_articulated_13 = link57_articulated_passed_13 + cache.link56_inertia_h_z;
+    let link56_articulated_subspace_f_x = cache.link56_subspace_v_z
+        * link57_articulated_passed_35 + cache.link56_position_z * link56_articulated_33
+        - link56_articulated_13;
+    let link57_articulated_passed_15 = link57_articulated_15
+        - link57_articulated_subspace_n_y * link57_inverse_pivot
+            * link57_articulated_subspace_f_z;
+    let link56_articulated_15 = link57_articulated_passed_15 - cache.link56_inertia_h_x;
+    let link57_articulated_passed_55 = link57_articulated_55
+        - link57_inverse_pivot * link57_articulated_subspace_f_z
+            * link57_articulated_subspace_f_z;
+    let link56_articulated_55 = link57_articulated_passed_55 + p.link_mass;
+    let link56_articulated_subspace_f_z = cache.link56_position_z
+        * link57_articulated_passed_35
+        + cache.link56_subspace_v_z * link56_articulated_55 - link56_articulated_15;
+    let link57_articulated_passed_11 = link57_articulated_11
+        - link57_articulated_subspace_n_y * link57_articulated_subspace_n_y
+            * link57_inverse_pivot;
+    let link56_articulated_11 = cache.link56_inertia_i_11 + link57_articulated_passed_11;
+    let link56_articulated_subspace_n_y = link56_articulated_13 * cache.link56_position_z
+        + link56_articulated_15 * cache.link56_subspace_v_z - link56_articulated_11;
+    let link56_pivot = link56_articulated_subspace_f_z * cache.link56_subspace_v_z
+        + link56_articulated_subspace_f_x * cache.link56_position_z
+        - link56_articulated_subspace_n_y;
+    let link56_inverse_pivot = 1.0 / link56_pivot;
+    let link56_articulated_passed_35 = link57_articulated_passed_35
+        - link56_articulated_subspace_f_x * link56_inverse_pivot
+            * link56_articulated_subspace_f_z;
+    let link56_articulated_passed_15 = link56_articulated_15
+        - link56_inverse_pivot * link56_articulated_subspace_n_y
+            * link56_articulated_subspace_f_z;
+    let link55_articulated_15 = link56_articulated_passed_15 - cache.link55_inertia_h_x;
+    let link56_articulated_passed_55 = link56_articulated_55
+        - link56_inverse_pivot * link56_articulated_subspace_f_z
+            * link56_articulated_subspace_f_z;
+    let link55_articulated_55 = p.link_mass + link56_articulated_passed_55;
+    let link55_articulated_subspace_f_z = cache.link55_position_z
+        * link56_articulated_passed_35
+        + cache.link55_subspace_v_z * link55_articulated_55 - link55_articulated_15;
+    let link56_articulated_passed_11 = link56_articulated_11
+        - link56_inverse_pivot * link56_articulated_subspace_n_y
+            * link56_articulated_subspace_n_y;
+    let link55_articulated_11 = link56_articulated_passed_11 + cache.link55_inertia_i_11;
+    let link56_articulated_passed_13 = link56_articulated_13
+        - link56_articulated_subspace_f_x * link56_inverse_pivot
+            * link56_articulated_subspace_n_y;
+    let link55_articulated_13 = link56_articulated_passed_13 + cache.link55_inertia_h_z;
+    let link55_articulated_subspace_n_y = cache.link55_subspace_v_z
+        * link55_articulated_15 + cache.link55_position_z * link55_articulated_13
+        - link55_articulated_11;
+    let link56_articulated_passed_33 = link56_articulated_33
+        - link56_articulated_subspace_f_x * link56_articulated_subspace_f_x
+            * link56_inverse_pivot;
+    let link55_articulated_33 = link56_articulated_passed_33 + p.link_mass;
+    let link55_articulated_subspace_f_x = cache.link55_subspace_v_z
+        * link56_articulated_passed_35 + cache.link55_position_z * link55_articulated_33
+        - link55_articulated_13;
+    let link55_pivot = cache.link55_subspace_v_z * link55_articulated_subspace_f_z
+        + cache.link55_position_z * link55_articulated_subspace_f_x
+        - link55_articulated_subspace_n_y;
+    let link55_inverse_pivot = 1.0 / link55_pivot;
+    let link55_articulated_passed_35 = link56_articulated_passed_35
+        - link55_articulated_subspace_f_z * link55_inverse_pivot
+            * link55_articulated_subspace_f_x;
+    let link55_articulated_passed_55 = link55_articulated_55
+        - link55_articulated_subspace_f_z * link55_articulated_subspace_f_z
+            * link55_inverse_pivot;
+    let link54_articulated_55 = p.link_mass + link55_articulated_passed_55;
+    let link55_articulated_passed_15 = link55_articulated_15
+        - link55_articulated_subspace_n_y * link55_articulated_subspace_f_z
+            * link55_inverse_pivot;
+    let link54_articulated_15 = link55_articulated_passed_15 - cache.link54_inertia_h_x;
+    let link54_articulated_subspace_f_z = cache.link54_subspace_v_z
+        * link54_articulated_55 + link55_articulated_passed_35 * cache.link54_position_z
+        - link54_articulated_15;
+    let link55_articulated_passed_11 = link55_articulated_11
+        - link55_articulated_subspace_n_y * link55_articulated_subspace_n_y
+            * link55_inverse_pivot;
+    let link54_articulated_11 = cache.link54_inertia_i_11 + link55_articulated_passed_11;
+    let link55_articulated_passed_13 = link55_articulated_13
+        - link55_articulated_subspace_n_y * link55_inverse_pivot
+            * link55_articulated_subspace_f_x;
+    let link54_articulated_13 = cache.link54_inertia_h_z + link55_articulated_passed_13;
+    let link54_articulated_subspace_n_y = cache.link54_subspace_v_z
+        * link54_articulated_15 + link54_articulated_13 * cache.link54_position_z
+        - link54_articulated_11;
+    let link55_articulated_passed_33 = link55_articulated_33
+        - link55_inverse_pivot * link55_articulated_subspace_f_x
+            * link55_articulated_subspace_f_x;
+    let link54_articulated_33 = link55_articulated_passed_33 + p.link_mass;
+    let link54_articulated_subspace_f_x = link54_articulated_33 * cache.link54_position_z
+        + cache.link54_subspace_v_z * link55_articulated_passed_35
+        - link54_articulated_13;
+    let link54_pivot = link54_articulated_subspace_f_x * cache.link54_position_z
+        + cache.link54_subspace_v_z * link54_articulated_subspace_f_z
+        - link54_articulated_subspace_n_y;
+    let link54_inverse_pivot = 1.0 / link54_pivot;
+    let link54_articulated_passed_35 = link55_articulated_passed_35
+        - link54_articulated_subspace_f_z * link54_inverse_pivot
+            * link54_articulated_subspace_f_x;
+    let link54_articulated_passed_13 = link54_articulated_13
+        - link54_articulated_subspace_n_y * link54_inverse_pivot
+            * link54_articulated_subspace_f_x;
+    let link53_articulated_13 = cache.link53_inertia_h_z + link54_articulated_passed_13;
+    let link54_articulated_passed_33 = link54_articulated_33
+        - link54_inverse_pivot * link54_articulated_subspace_f_x
+            * link54_articulated_subspace_f_x;
+    let link53_articulated_33 = link54_articulated_passed_33 + p.link_mass;
+    let link53_articulated_subspace_f_x = link54_articulated_passed_35
+        * cache.link53_subspace_v_z + cache.link53_position_z * link53_articulated_33
+        - link53_articulated_13;
+    let link54_articulated_passed_15 = link54_articulated_15
+        - link54_articulated_subspace_f_z * link54_articulated_subspace_n_y
+            * link54_inverse_pivot;
+    let link53_articulated_15 = link54_articulated_passed_15 - cache.link53_inertia_h_x;
+    let link54_articulated_passed_55 = link54_articulated_55
+        - link54_articulated_subspace_f_z * link54_articulated_subspace_f_z
+            * link54_inverse_pivot;
+    let link53_articulated_55 = p.link_mass + link54_articulated_passed_55;
+    let link53_articulated_subspace_f_z = cache.link53_position_z
+        * link54_articulated_passed_35
+        + link53_articulated_55 * cache.link53_subspace_v_z - link53_articulated_15;
+    let link54_articulated_passed_11 = link54_articulated_11
+        - link54_articulated_subspace_n_y * link54_articulated_subspace_n_y
+            * link54_inverse_pivot;
+    let link53_articulated_11 = link54_articulated_passed_11 + cache.link53_inertia_i_11;
+    let link53_articulated_subspace_n_y = link53_articulated_15
+        * cache.link53_subspace_v_z + cache.link53_position_z * link53_articulated_13
+        - link53_articulated_11;
+    let link53_pivot = cache.link53_position_z * link53_articulated_subspace_f_x
+        + link53_articulated_subspace_f_z * cache.link53_subspace_v_z
+        - link53_articulated_subspace_n_y;
+    let link53_inverse_pivot = 1.0 / link53_pivot;
+    let link53_articulated_passed_35 = link54_articulated_passed_35
+        - link53_articulated_subspace_f_x * link53_articulated_subspace_f_z
+            * link53_inverse_pivot;
+    let link53_articulated_passed_33 = link53_articulated_33
+        - link53_articulated_subspace_f_x * link53_articulated_subspace_f_x
+            * link53_inverse_pivot;
+    let link52_articulated_33 = p.link_mass + link53_articulated_passed_33;
+    let link53_articulated_passed_13 = link53_articulated_13
+        - link53_articulated_subspace_n_y * link53_articulated_subspace_f_x
+            * link53_inverse_pivot;
+    let link52_articulated_13 = link53_articulated_passed_13 + cache.link52_inertia_h_z;
+    let link52_articulated_subspace_f_x = link53_articulated_passed_35
+        * cache.link52_subspace_v_z + link52_articulated_33 * cache.link52_position_z
+        - link52_articulated_13;
+    let link53_articulated_passed_15 = link53_articulated_15
+        - link53_articulated_subspace_n_y * link53_articulated_subspace_f_z
+            * link53_inverse_pivot;
+    let link52_articulated_15 = link53_articulated_passed_15 - cache.link52_inertia_h_x;
+    let link53_articulated_passed_55 = link53_articulated_55
+        - link53_articulated_subspace_f_z * link53_articulated_subspace_f_z
+            * link53_inverse_pivot;
+    let link52_articulated_55 = p.link_mass + link53_articulated_passed_55;
+    let link52_articulated_subspace_f_z = link52_articulated_55
+        * cache.link52_subspace_v_z
+        + cache.link52_position_z * link53_articulated_passed_35 - link52_articulated_15;
+    let link53_articulated_passed_11 = link53_articulated_11
+        - link53_articulated_subspace_n_y * link53_articulated_subspace_n_y
+            * link53_inverse_pivot;
+    let link52_articulated_11 = link53_articulated_passed_11 + cache.link52_inertia_i_11;
+    let link52_articulated_subspace_n_y = link52_articulated_15
+        * cache.link52_subspace_v_z + cache.link52_position_z * link52_articulated_13
+        - link52_articulated_11;
+    let link52_pivot = link52_articulated_subspace_f_z * cache.link52_subspace_v_z
+        + link52_articulated_subspace_f_x * cache.link52_position_z
+        - link52_articulated_subspace_n_y;
+    let link52_inverse_pivot = 1.0 / link52_pivot;
+    let link52_articulated_passed_13 = link52_articulated_13
+        - link52_articulated_subspace_f_x * link52_inverse_pivot
+            * link52_articulated_subspace_n_y;
+    let link51_articulated_13 = cache.link51_inertia_h_z + link52_articulated_passed_13;
+    let link52_articulated_passed_35 = link53_articulated_passed_35
+        - link52_articulated_subspace_f_x * link52_articulated_subspace_f_z
+            * link52_inverse_pivot;
+    let link52_articulated_passed_33 = link52_articulated_33
+        - link52_articulated_subspace_f_x * link52_articulated_subspace_f_x
+            * link52_inverse_pivot;
+    let link51_articulated_33 = p.link_mass + link52_articulated_passed_33;
+    let link51_articulated_subspace_f_x = link52_articulated_passed_35
+        * cache.link51_subspace_v_z + cache.link51_position_z * link51_articulated_33
+        - link51_articulated_13;
+    let link52_articulated_passed_15 = link52_articulated_15
+        - link52_articulated_subspace_f_z * link52_inverse_pivot
+            * link52_articulated_subspace_n_y;
+    let link51_articulated_15 = link52_articulated_passed_15 - cache.link51_inertia_h_x;
+    let link52_articulated_passed_55 = link52_articulated_55
+        - link52_articulated_subspace_f_z * link52_articulated_subspace_f_z
+            * link52_inverse_pivot;
+    let link51_articulated_55 = link52_articulated_passed_55 + p.link_mass;
+    let link51_articulated_subspace_f_z = link52_articulated_passed_35
+        * cache.link51_position_z + link51_articulated_55 * cache.link51_subspace_v_z
+        - link51_articulated_15;
+    let link52_articulated_passed_11 = link52_articulated_11
+        - link52_inverse_pivot * link52_articulated_subspace_n_y
+            * link52_articulated_subspace_n_y;
+    let link51_articulated_11 = link52_articulated_passed_11 + cache.link51_inertia_i_11;
+    let link51_articulated_subspace_n_y = cache.link51_position_z * link51_articulated_13
+        + cache.link51_subspace_v_z * link51_articulated_15 - link51_articulated_11;
+    let link51_pivot = cache.link51_subspace_v_z * link51_articulated_subspace_f_z
+        + link51_articulated_subspace_f_x * cache.link51_position_z
+        - link51_articulated_subspace_n_y;
+    let link51_inverse_pivot = 1.0 / link51_pivot;
+    let link51_articulated_passed_13 = link51_articulated_13
+        - link51_articulated_subspace_f_x * link51_inverse_pivot
+            * link51_articulated_subspace_n_y;
+    let link50_articulated_13 = cache.link50_inertia_h_z + link51_articulated_passed_13;
+    let link51_articulated_passed_11 = link51_articulated_11
+        - link51_inverse_pivot * link51_articulated_subspace_n_y
+            * link51_articulated_subspace_n_y;
+    let link50_articulated_11 = cache.link50_inertia_i_11 + link51_articulated_passed_11;
+    let link51_articulated_passed_15 = link51_articulated_15
+        - link51_inverse_pivot * link51_articulated_subspace_n_y
+            * link51_articulated_subspace_f_z;
+    let link50_articulated_15 = link51_articulated_passed_15 - cache.link50_inertia_h_x;
+    let link50_articulated_subspace_n_y = link50_articulated_13 * cache.link50_position_z
+        + cache.link50_subspace_v_z * link50_articulated_15 - link50_articulated_11;
+    let link51_articulated_passed_35 = link52_articulated_passed_35
+        - link51_articulated_subspace_f_x * link51_inverse_pivot
+            * link51_articulated_subspace_f_z;
+    let link51_articulated_passed_33 = link51_articulated_33
+        - link51_articulated_subspace_f_x * link51_articulated_subspace_f_x
+            * link51_inverse_pivot;
+    let link50_articulated_33 = p.link_mass + link51_articulated_passed_33;
+    let link50_articulated_subspace_f_x = cache.link50_subspace_v_z
+        * link51_articulated_passed_35 + link50_articulated_33 * cache.link50_position_z
+        - link50_articulated_13;
+    let link51_articulated_passed_55 = link51_articulated_55
+        - link51_inverse_pivot * link51_articulated_subspace_f_z
+            * link51_articulated_subspace_f_z;
+    let link50_articulated_55 = p.link_mass + link51_articulated_passed_55;
+    let link50_articulated_subspace_f_z = link50_articulated_55
+        * cache.link50_subspace_v_z
+        + link51_articulated_passed_35 * cache.link50_position_z - link50_articulated_15;
+    let link50_pivot = link50_articulated_subspace_f_x * cache.link50_position_z
+        + link50_articulated_subspace_f_z * cache.link50_subspace_v_z
+        - link50_articulated_subspace_n_y;
+    let link50_inverse_pivot = 1.0 / link50_pivot;
+    let link50_articulated_passed_15 = link50_articulated_15
+        - link50_articulated_subspace_n_y * link50_inverse_pivot
+            * link50_articulated_subspace_f_z;
+    let link49_articulated_15 = link50_articulated_passed_15 - cache.link49_inertia_h_x;
+    let link50_articulated_passed_11 = link50_articulated_11
+        - link50_articulated_subspace_n_y * link50_articulated_subspace_n_y
+            * link50_inverse_pivot;
+    let link49_articulated_11 = link50_articulated_passed_11 + cache.link49_inertia_i_11;
+    let link50_articulated_passed_13 = link50_articulated_13
+        - link50_articulated_subspace_n_y * link50_inverse_pivot
+            * link50_articulated_subspace_f_x;
+    let link49_articulated_13 = link50_articulated_passed_13 + cache.link49_inertia_h_z;
+    let link49_articulated_subspace_n_y = cache.link49_subspace_v_z
+        * link49_articulated_15 + link49_articulated_13 * cache.link49_position_z
+        - link49_articulated_11;
+    let link50_articulated_passed_35 = link51_articulated_passed_35
+        - link50_inverse_pivot * link50_articulated_subspace_f_x
+            * link50_articulated_subspace_f_z;
+    let link50_articulated_passed_55 = link50_articulated_55
+        - link50_inverse_pivot * link50_articulated_subspace_f_z
+            * link50_articulated_subspace_f_z;
+    let link49_articulated_55 = p.link_mass + link50_articulated_passed_55;
+    let link49_articulated_subspace_f_z = link50_articulated_passed_35
+        * cache.link49_position_z + link49_articulated_55 * cache.link49_subspace_v_z
+        - link49_articulated_15;
+    let link50_articulated_passed_33 = link50_articulated_33
+        - link50_inverse_pivot * link50_articulated_subspace_f_x
+            * link50_articulated_subspace_f_x;
+    let link49_articulated_33 = p.link_mass + link50_articulated_passed_33;
+    let link49_articulated_subspace_f_x = link49_articulated_33 * cache.link49_position_z
+        + link50_articulated_passed_35 * cache.link49_subspace_v_z
+        - link49_articulated_13;
+    let link49_pivot = cache.link49_subspace_v_z * link49_articulated_subspace_f_z
+        + link49_articulated_subspace_f_x * cache.link49_position_z
+        - link49_articulated_subspace_n_y;
+    let link49_inverse_pivot = 1.0 / link49_pivot;
+    let link49_articulated_passed_15 = link49_articulated_15
+        - link49_articulated_subspace_n_y * link49_inverse_pivot
+            * link49_articulated_subspace_f_z;
+    let link48_articulated_15 = link49_articulated_passed_15 - cache.link48_inertia_h_x;
+    let link49_articulated_passed_11 = link49_articulated_11
+        - link49_articulated_subspace_n_y * link49_articulated_subspace_n_y
+            * link49_inverse_pivot;
+    let link48_articulated_11 = link49_articulated_passed_11 + cache.link48_inertia_i_11;
+    let link49_articulated_passed_13 = link49_articulated_13
+        - link49_articulated_subspace_f_x * link49_articulated_subspace_n_y
+            * link49_inverse_pivot;
+    let link48_articulated_13 = cache.link48_inertia_h_z + link49_articulated_passed_13;
+    let link48_articulated_subspace_n_y = cache.link48_subspace_v_z
+        * link48_articulated_15 + link48_articulated_13 * cache.link48_position_z
+        - link48_articulated_11;
+    let link49_articulated_passed_55 = link49_articulated_55
+        - link49_inverse_pivot * link49_articulated_subspace_f_z
+            * link49_articulated_subspace_f_z;
+    let link48_articulated_55 = p.link_mass + link49_articulated_passed_55;
+    let link49_articulated_passed_35 = link50_articulated_passed_35
+        - link49_articulated_subspace_f_x * link49_inverse_pivot
+            * link49_articulated_subspace_f_z;
+    let link48_articulated_subspace_f_z = link48_articulated_55
+        * cache.link48_subspace_v_z
+        + cache.link48_position_z * link49_articulated_passed_35 - link48_articulated_15;
+    let link49_articulated_passed_33 = link49_articulated_33
+        - link49_articulated_subspace_f_x * link49_articulated_subspace_f_x
+            * link49_inverse_pivot;
+    let link48_articulated_33 = link49_articulated_passed_33 + p.link_mass;
+    let link48_articulated_subspace_f_x = cache.link48_position_z * link48_articulated_33
+        + cache.link48_subspace_v_z * link49_articulated_passed_35
+        - link48_articulated_13;
+    let link48_pivot = cache.link48_subspace_v_z * link48_articulated_subspace_f_z
+        + cache.link48_position_z * link48_articulated_subspace_f_x
+        - link48_articulated_subspace_n_y;
+    let link48_inverse_pivot = 1.0 / link48_pivot;
+    let link48_articulated_passed_35 = link49_articulated_passed_35
+        - link48_inverse_pivot * link48_articulated_subspace_f_x
+            * link48_articulated_subspace_f_z;
+    let link48_articulated_passed_13 = link48_articulated_13
+        - link48_inverse_pivot * link48_articulated_subspace_n_y
+            * link48_articulated_subspace_f_x;
+    let link47_articulated_13 = cache.link47_inertia_h_z + link48_articulated_passed_13;
+    let link48_articulated_passed_33 = link48_articulated_33
+        - link48_inverse_pivot * link48_articulated_subspace_f_x
+            * link48_articulated_subspace_f_x;
+    let link47_articulated_33 = link48_articulated_passed_33 + p.link_mass;
+    let link47_articulated_subspace_f_x = link48_articulated_passed_35
+        * cache.link47_subspace_v_z + link47_articulated_33 * cache.link47_position_z
+        - link47_articulated_13;
+    let link48_articulated_passed_55 = link48_articulated_55
+        - link48_inverse_pivot * link48_articulated_subspace_f_z
+            * link48_articulated_subspace_f_z;
+    let link47_articulated_55 = link48_articulated_passed_55 + p.link_mass;
+    let link48_articulated_passed_15 = link48_articulated_15
+        - link48_inverse_pivot * link48_articulated_subspace_n_y
+            * link48_articulated_subspace_f_z;
+    let link47_articulated_15 = link48_articulated_passed_15 - cache.link47_inertia_h_x;
+    let link47_articulated_subspace_f_z = cache.link47_position_z
+        * link48_articulated_passed_35
+        + link47_articulated_55 * cache.link47_subspace_v_z - link47_articulated_15;
+    let link48_articulated_passed_11 = link48_articulated_11
+        - link48_inverse_pivot * link48_articulated_subspace_n_y
+            * link48_articulated_subspace_n_y;
+    let link47_articulated_11 = link48_articulated_passed_11 + cache.link47_inertia_i_11;
+    let link47_articulated_subspace_n_y = cache.link47_subspace_v_z
+        * link47_articulated_15 + cache.link47_position_z * link47_articulated_13
+        - link47_articulated_11;
+    let link47_pivot = link47_articulated_subspace_f_x * cache.link47_position_z
+        + link47_articulated_subspace_f_z * cache.link47_subspace_v_z
+        - link47_articulated_subspace_n_y;
+    let link47_inverse_pivot = 1.0 / link47_pivot;
+    let link47_articulated_passed_13 = link47_articulated_13
+        - link47_articulated_subspace_f_x * link47_inverse_pivot
+            * link47_articulated_subspace_n_y;
+    let link46_articulated_13 = link47_articulated_passed_13 + cache.link46_inertia_h_z;
+    let link47_articulated_passed_15 = link47_articulated_15
+        - link47_articulated_subspace_f_z * link47_inverse_pivot
+            * link47_articulated_subspace_n_y;
+    let link46_articulated_15 = link47_articulated_passed_15 - cache.link46_inertia_h_x;
+    let link47_articulated_passed_35 = link48_articulated_passed_35
+        - link47_articulated_subspace_f_z * link47_articulated_subspace_f_x
+            * link47_inverse_pivot;
+    let link47_articulated_passed_55 = link47_articulated_55
+        - link47_articulated_subspace_f_z * link47_articulated_subspace_f_z
+            * link47_inverse_pivot;
+    let link46_articulated_55 = p.link_mass + link47_articulated_passed_55;
+    let link46_articulated_subspace_f_z = link47_articulated_passed_35
+        * cache.link46_position_z + cache.link46_subspace_v_z * link46_articulated_55
+        - link46_articulated_15;
+    let link47_articulated_passed_33 = link47_articulated_33
+        - link47_articulated_subspace_f_x * link47_articulated_subspace_f_x
+            * link47_inverse_pivot;
+    let link46_articulated_33 = link47_articulated_passed_33 + p.link_mass;
+    let link46_articulated_subspace_f_x = cache.link46_subspace_v_z
+        * link47_articulated_passed_35 + link46_articulated_33 * cache.link46_position_z
+        - link46_articulated_13;
+    let link47_articulated_passed_11 = link47_articulated_11
+        - link47_inverse_pivot * link47_articulated_subspace_n_y
+            * link47_articulated_subspace_n_y;
+    let link46_articulated_11 = link47_articulated_passed_11 + cache.link46_inertia_i_11;
+    let link46_articulated_subspace_n_y = link46_articulated_13 * cache.link46_position_z
+        + cache.link46_subspace_v_z * link46_articulated_15 - link46_articulated_11;
+    let link46_pivot = cache.link46_subspace_v_z * link46_articulated_subspace_f_z
+        + link46_articulated_subspace_f_x * cache.link46_position_z
+        - link46_articulated_subspace_n_y;
+    let link46_inverse_pivot = 1.0 / link46_pivot;
+    let link46_articulated_passed_13 = link46_articulated_13
+        - link46_inverse_pivot * link46_articulated_subspace_f_x
+            * link46_articulated_subspace_n_y;
+    let link45_articulated_13 = link46_articulated_passed_13 + cache.link45_inertia_h_z;
+    let link46_articulated_passed_35 = link47_articulated_passed_35
+        - link46_inverse_pivot * link46_articulated_subspace_f_x
+            * link46_articulated_subspace_f_z;
+    let link46_articulated_passed_33 = link46_articulated_33
+        - link46_inverse_pivot * link46_articulated_subspace_f_x
+            * link46_articulated_subspace_f_x;
+    let link45_articulated_33 = link46_articulated_passed_33 + p.link_mass;
+    let link45_articulated_subspace_f_x = cache.link45_subspace_v_z
+        * link46_articulated_passed_35 + cache.link45_position_z * link45_articulated_33
+        - link45_articulated_13;
+    let link46_articulated_passed_15 = link46_articulated_15
+        - link46_inverse_pivot * link46_articulated_subspace_n_y
+            * link46_articulated_subspace_f_z;
+    let link45_articulated_15 = link46_articulated_passed_15 - cache.link45_inertia_h_x;
+    let link46_articulated_passed_11 = link46_articulated_11
+        - link46_inverse_pivot * link46_articulated_subspace_n_y
+            * link46_articulated_subspace_n_y;
+    let link45_articulated_11 = cache.link45_inertia_i_11 + link46_articulated_passed_11;
+    let link45_articulated_subspace_n_y = link45_articulated_15
+        * cache.link45_subspace_v_z + link45_articulated_13 * cache.link45_position_z
+        - link45_articulated_11;
+    let link46_articulated_passed_55 = link46_articulated_55
+        - link46_inverse_pivot * link46_articulated_subspace_f_z
+            * link46_articulated_subspace_f_z;
+    let link45_articulated_55 = p.link_mass + link46_articulated_passed_55;
+    let link45_articulated_subspace_f_z = link45_articulated_55
+        * cache.link45_subspace_v_z
+        + cache.link45_position_z * link46_articulated_passed_35 - link45_articulated_15;
+    let link45_pivot = cache.link45_position_z * link45_articulated_subspace_f_x
+        + cache.link45_subspace_v_z * link45_articulated_subspace_f_z
+        - link45_articulated_subspace_n_y;
+    let link45_inverse_pivot = 1.0 / link45_pivot;
+    let link45_articulated_passed_13 = link45_articulated_13
+        - link45_articulated_subspace_f_x * link45_inverse_pivot
+            * link45_articulated_subspace_n_y;
+    let link44_articulated_13 = cache.link44_inertia_h_z + link45_articulated_passed_13;
+    let link45_articulated_passed_33 = link45_articulated_33
+        - link45_articulated_subspace_f_x * link45_articulated_subspace_f_x
+            * link45_inverse_pivot;
+    let link44_articulated_33 = p.link_mass + link45_articulated_passed_33;
+    let link45_articulated_passed_35 = link46_articulated_passed_35
+        - link45_articulated_subspace_f_x * link45_inverse_pivot
+            * link45_articulated_subspace_f_z;
+    let link44_articulated_subspace_f_x = link44_articulated_33 * cache.link44_position_z
+        + cache.link44_subspace_v_z * link45_articulated_passed_35
+        - link44_articulated_13;
+    let link45_articulated_passed_11 = link45_articulated_11
+        - link45_inverse_pivot * link45_articulated_subspace_n_y
+            * link45_articulated_subspace_n_y;
+    let link44_articulated_11 = link45_articulated_passed_11 + cache.link44_inertia_i_11;
+    let link45_articulated_passed_15 = link45_articulated_15
+        - link45_inverse_pivot * link45_articulated_subspace_n_y
+            * link45_articulated_subspace_f_z;
+    let link44_articulated_15 = link45_articulated_passed_15 - cache.link44_inertia_h_x;
+    let link44_articulated_subspace_n_y = link44_articulated_13 * cache.link44_position_z
+        + cache.link44_subspace_v_z * link44_articulated_15 - link44_articulated_11;
+    let link45_articulated_passed_55 = link45_articulated_55
+        - link45_inverse_pivot * link45_articulated_subspace_f_z
+            * link45_articulated_subspace_f_z;
+    let link44_articulated_55 = p.link_mass + link45_articulated_passed_55;
+    let link44_articulated_subspace_f_z = cache.link44_subspace_v_z
+        * link44_articulated_55 + link45_articulated_passed_35 * cache.link44_position_z
+        - link44_articulated_15;
+    let link44_pivot = link44_articulated_subspace_f_x * cache.link44_position_z
+        + cache.link44_subspace_v_z * link44_articulated_subspace_f_z
+        - link44_articulated_subspace_n_y;
+    let link44_inverse_pivot = 1.0 / link44_pivot;
+    let link44_articulated_passed_13 = link44_articulated_13
+        - link44_articulated_subspace_f_x * link44_articulated_subspace_n_y
+            * link44_inverse_pivot;
+    let link43_articulated_13 = link44_articulated_passed_13 + cache.link43_inertia_h_z;
+    let link44_articulated_passed_11 = link44_articulated_11
+        - link44_articulated_subspace_n_y * link44_articulated_subspace_n_y
+            * link44_inverse_pivot;
+    let link43_articulated_11 = link44_articulated_passed_11 + cache.link43_inertia_i_11;
+    let link44_articulated_passed_15 = link44_articulated_15
+        - link44_articulated_subspace_n_y * link44_articulated_subspace_f_z
+            * link44_inverse_pivot;
+    let link43_articulated_15 = link44_articulated_passed_15 - cache.link43_inertia_h_x;
+    let link43_articulated_subspace_n_y = cache.link43_position_z * link43_articulated_13
+        + cache.link43_subspace_v_z * link43_articulated_15 - link43_articulated_11;
+    let link44_articulated_passed_35 = link45_articulated_passed_35
+        - link44_articulated_subspace_f_x * link44_articulated_subspace_f_z
+            * link44_inverse_pivot;
+    let link44_articulated_passed_55 = link44_articulated_55
+        - link44_articulated_subspace_f_z * link44_articulated_subspace_f_z
+            * link44_inverse_pivot;
+    let link43_articulated_55 = link44_articulated_passed_55 + p.link_mass;
+    let link43_articulated_subspace_f_z = cache.link43_position_z
+        * link44_articulated_passed_35
+        + cache.link43_subspace_v_z * link43_articulated_55 - link43_articulated_15;
+    let link44_articulated_passed_33 = link44_articulated_33
+        - link44_articulated_subspace_f_x * link44_articulated_subspace_f_x
+            * link44_inverse_pivot;
+    let link43_articulated_33 = p.link_mass + link44_articulated_passed_33;
+    let link43_articulated_subspace_f_x = cache.link43_subspace_v_z
+        * link44_articulated_passed_35 + link43_articulated_33 * cache.link43_position_z
+        - link43_articulated_13;
+    let link43_pivot = cache.link43_subspace_v_z * link43_articulated_subspace_f_z
+        + cache.link43_position_z * link43_articulated_subspace_f_x
+        - link43_articulated_subspace_n_y;
+    let link43_inverse_pivot = 1.0 / link43_pivot;
+    let link43_articulated_passed_13 = link43_articulated_13
+        - link43_inverse_pivot * link43_articulated_subspace_n_y
+            * link43_articulated_subspace_f_x;
+    let link42_articulated_13 = link43_articulated_passed_13 + cache.link42_inertia_h_z;
+    let link43_articulated_passed_33 = link43_articulated_33
+        - link43_inverse_pivot * link43_articulated_subspace_f_x
+            * link43_articulated_subspace_f_x;
+    let link42_articulated_33 = link43_articulated_passed_33 + p.link_mass;
+    let link43_articulated_passed_35 = link44_articulated_passed_35
+        - link43_inverse_pivot * link43_articulated_subspace_f_z
+            * link43_articulated_subspace_f_x;
+    let link42_articulated_subspace_f_x = link42_articulated_33 * cache.link42_position_z
+        + cache.link42_subspace_v_z * link43_articulated_passed_35
+        - link42_articulated_13;
+    let link43_articulated_passed_55 = link43_articulated_55
+        - link43_inverse_pivot * link43_articulated_subspace_f_z
+            * link43_articulated_subspace_f_z;
+    let link42_articulated_55 = link43_articulated_passed_55 + p.link_mass;
+    let link43_articulated_passed_15 = link43_articulated_15
+        - link43_inverse_pivot * link43_articulated_subspace_n_y
+            * link43_articulated_subspace_f_z;
+    let link42_articulated_15 = link43_articulated_passed_15 - cache.link42_inertia_h_x;
+    let link42_articulated_subspace_f_z = cache.link42_subspace_v_z
+        * link42_articulated_55 + link43_articulated_passed_35 * cache.link42_position_z
+        - link42_articulated_15;
+    let link43_articulated_passed_11 = link43_articulated_11
+        - link43_inverse_pivot * link43_articulated_subspace_n_y
+            * link43_articulated_subspace_n_y;
+    let link42_articulated_11 = cache.link42_inertia_i_11 + link43_articulated_passed_11;
+    let link42_articulated_subspace_n_y = cache.link42_subspace_v_z
+        * link42_articulated_15 + cache.link42_position_z * link42_articulated_13
+        - link42_articulated_11;
+    let link42_pivot = cache.link42_position_z * link42_articulated_subspace_f_x
+        + cache.link42_subspace_v_z * link42_articulated_subspace_f_z
+        - link42_articulated_subspace_n_y;
+    let link42_inverse_pivot = 1.0 / link42_pivot;
+    let link42_articulated_passed_11 = link42_articulated_11
+        - link42_inverse_pivot * link42_articulated_subspace_n_y
+            * link42_articulated_subspace_n_y;
+    let link41_articulated_11 = link42_articulated_passed_11 + cache.link41_inertia_i_11;
+    let link42_articulated_passed_15 = link42_articulated_15
+        - link42_articulated_subspace_f_z * link42_inverse_pivot
+            * link42_articulated_subspace_n_y;
+    let link41_articulated_15 = link42_articulated_passed_15 - cache.link41_inertia_h_x;
+    let link42_articulated_passed_35 = link43_articulated_passed_35
+        - link42_articulated_subspace_f_z * link42_inverse_pivot
+            * link42_articulated_subspace_f_x;
+    let link42_articulated_passed_55 = link42_articulated_55
+        - link42_articulated_subspace_f_z * link42_articulated_subspace_f_z
+            * link42_inverse_pivot;
+    let link41_articulated_55 = link42_articulated_passed_55 + p.link_mass;
+    let link41_articulated_subspace_f_z = link42_articulated_passed_35
+        * cache.link41_position_z + link41_articulated_55 * cache.link41_subspace_v_z
+        - link41_articulated_15;
+    let link42_articulated_passed_13 = link42_articulated_13
+        - link42_inverse_pivot * link42_articulated_subspace_n_y
+            * link42_articulated_subspace_f_x;
+    let link41_articulated_13 = link42_articulated_passed_13 + cache.link41_inertia_h_z;
+    let link41_articulated_subspace_n_y = link41_articulated_15
+        * cache.link41_subspace_v_z + link41_articulated_13 * cache.link41_position_z
+        - link41_articulated_11;
+    let link42_articulated_passed_33 = link42_articulated_33
+        - link42_inverse_pivot * link42_articulated_subspace_f_x
+            * link42_articulated_subspace_f_x;
+    let link41_articulated_33 = link42_articulated_passed_33 + p.link_mass;
+    let link41_articulated_subspace_f_x = link42_articulated_passed_35
+        * cache.link41_subspace_v_z + link41_articulated_33 * cache.link41_position_z
+        - link41_articulated_13;
+    let link41_pivot = cache.link41_subspace_v_z * link41_articulated_subspace_f_z
+        + link41_articulated_subspace_f_x * cache.link41_position_z
+        - link41_articulated_subspace_n_y;
+    let link41_inverse_pivot = 1.0 / link41_pivot;
+    let link41_articulated_passed_11 = link41_articulated_11
+        - link41_inverse_pivot * link41_articulated_subspace_n_y
+            * link41_articulated_subspace_n_y;
+    let link40_articulated_11 = cache.link40_inertia_i_11 + link41_articulated_passed_11;
+    let link41_articulated_passed_15 = link41_articulated_15
+        - link41_inverse_pivot * link41_articulated_subspace_n_y
+            * link41_articulated_subspace_f_z;
+    let link40_articulated_15 = link41_articulated_passed_15 - cache.link40_inertia_h_x;
+    let link41_articulated_passed_13 = link41_articulated_13
+        - link41_inverse_pivot * link41_articulated_subspace_n_y
+            * link41_articulated_subspace_f_x;
+    let link40_articulated_13 = link41_articulated_passed_13 + cache.link40_inertia_h_z;
+    let link40_articulated_subspace_n_y = link40_articulated_15
+        * cache.link40_subspace_v_z + cache.link40_position_z * link40_articulated_13
+        - link40_articulated_11;
+    let link41_articulated_passed_55 = link41_articulated_55
+        - link41_inverse_pivot * link41_articulated_subspace_f_z
+            * link41_articulated_subspace_f_z;
+    let link40_articulated_55 = p.link_mass + link41_articulated_passed_55;
+    let link41_articulated_passed_35 = link42_articulated_passed_35
+        - link41_inverse_pivot * link41_articulated_subspace_f_x
+            * link41_articulated_subspace_f_z;
+    let link40_articulated_subspace_f_z = link40_articulated_55
+        * cache.link40_subspace_v_z
+        + link41_articulated_passed_35 * cache.link40_position_z - link40_articulated_15;
+    let link41_articulated_passed_33 = link41_articulated_33
+        - link41_inverse_pivot * link41_articulated_subspace_f_x
+            * link41_articulated_subspace_f_x;
+    let link40_articulated_33 = link41_articulated_passed_33 + p.link_mass;
+    let link40_articulated_subspace_f_x = link40_articulated_33 * cache.link40_position_z
+        + link41_articulated_passed_35 * cache.link40_subspace_v_z
+        - link40_articulated_13;
+    let link40_pivot = link40_articulated_subspace_f_z * cache.link40_subspace_v_z
+        + cache.link40_position_z * link40_articulated_subspace_f_x
+        - link40_articulated_subspace_n_y;
+    let link40_inverse_pivot = 1.0 / link40_pivot;
+    let link40_articulated_passed_11 = link40_articulated_11
+        - link40_articulated_subspace_n_y * link40_articulated_subspace_n_y
+            * link40_inverse_pivot;
+    let link39_articulated_11 = cache.link39_inertia_i_11 + link40_articulated_passed_11;
+    let link40_articulated_passed_13 = link40_articulated_13
+        - link40_articulated_subspace_n_y * link40_inverse_pivot
+            * link40_articulated_subspace_f_x;
+    let link39_articulated_13 = cache.link39_inertia_h_z + link40_articulated_passed_13;
+    let link40_articulated_passed_15 = link40_articulated_15
+        - link40_articulated_subspace_n_y * link40_inverse_pivot
+            * link40_articulated_subspace_f_z;
+    let link39_articulated_15 = link40_articulated_passed_15 - cache.link39_inertia_h_x;
+    let link39_articulated_subspace_n_y = cache.link39_position_z * link39_articulated_13
+        + cache.link39_subspace_v_z * link39_articulated_15 - link39_articulated_11;
+    let link40_articulated_passed_35 = link41_articulated_passed_35
+        - link40_inverse_pivot * link40_articulated_subspace_f_z
+            * link40_articulated_subspace_f_x;
+    let link40_articulated_passed_55 = link40_articulated_55
+        - link40_inverse_pivot * link40_articulated_subspace_f_z
+            * link40_articulated_subspace_f_z;
+    let link39_articulated_55 = link40_articulated_passed_55 + p.link_mass;
+    let link39_articulated_subspace_f_z = cache.link39_position_z
+        * link40_articulated_passed_35
+        + cache.link39_subspace_v_z * link39_articulated_55 - link39_articulated_15;
+    let link40_articulated_passed_33 = link40_articulated_33
+        - link40_inverse_pivot * link40_articulated_subspace_f_x
+            * link40_articulated_subspace_f_x;
+    let link39_articulated_33 = link40_articulated_passed_33 + p.link_mass;
+    let link39_articulated_subspace_f_x = cache.link39_subspace_v_z
+        * link40_articulated_passed_35 + cache.link39_position_z * link39_articulated_33
+        - link39_articulated_13;
+    let link39_pivot = cache.link39_subspace_v_z * link39_articulated_subspace_f_z
+        + cache.link39_position_z * link39_articulated_subspace_f_x
+        - link39_articulated_subspace_n_y;
+    let link39_inverse_pivot = 1.0 / link39_pivot;
+    let link39_articulated_passed_11 = link39_articulated_11
+        - link39_articulated_subspace_n_y * link39_articulated_subspace_n_y
+            * link39_inverse_pivot;
+    let link38_articulated_11 = cache.link38_inertia_i_11 + link39_articulated_passed_11;
+    let link39_articulated_passed_13 = link39_articulated_13
+        - link39_articulated_subspace_n_y * link39_articulated_subspace_f_x
+            * link39_inverse_pivot;
+    let link38_articulated_13 = cache.link38_inertia_h_z + link39_articulated_passed_13;
+    let link39_articulated_passed_15 = link39_articulated_15
+        - link39_articulated_subspace_n_y * link39_articulated_subspace_f_z
+            * link39_inverse_pivot;
+    let link38_articulated_15 = link39_articulated_passed_15 - cache.link38_inertia_h_x;
+    let link38_articulated_subspace_n_y = link38_articulated_13 * cache.link38_position_z
+        + cache.link38_subspace_v_z * link38_articulated_15 - link38_articulated_11;
+    let link39_articulated_passed_33 = link39_articulated_33
+        - link39_articulated_subspace_f_x * link39_articulated_subspace_f_x
+            * link39_inverse_pivot;
+    let link38_articulated_33 = p.link_mass + link39_articulated_passed_33;
+    let link39_articulated_passed_35 = link40_articulated_passed_35
+        - link39_articulated_subspace_f_x * link39_articulated_subspace_f_z
+            * link39_inverse_pivot;
+    let link38_articulated_subspace_f_x = link38_articulated_33 * cache.link38_position_z
+        + cache.link38_subspace_v_z * link39_articulated_passed_35
+        - link38_articulated_13;
+    let link39_articulated_passed_55 = link39_articulated_55
+        - link39_articulated_subspace_f_z * link39_articulated_subspace_f_z
+            * link39_inverse_pivot;
+    let link38_articulated_55 = p.link_mass + link39_articulated_passed_55;
+    let link38_articulated_subspace_f_z = cache.link38_position_z
+        * link39_articulated_passed_35
+        + cache.link38_subspace_v_z * link38_articulated_55 - link38_articulated_15;
+    let link38_pivot = link38_articulated_subspace_f_x * cache.link38_position_z
+        + cache.link38_subspace_v_z * link38_articulated_subspace_f_z
+        - link38_articulated_subspace_n_y;
+    let link38_inverse_pivot = 1.0 / link38_pivot;
+    let link38_articulated_passed_11 = link38_articulated_11
+        - link38_articulated_subspace_n_y * link38_articulated_subspace_n_y
+            * link38_inverse_pivot;
+    let link37_articulated_11 = cache.link37_inertia_i_11 + link38_articulated_passed_11;
+    let link38_articulated_passed_13 = link38_articulated_13
+        - link38_articulated_subspace_n_y * link38_articulated_subspace_f_x
+            * link38_inverse_pivot;
+    let link37_articulated_13 = cache.link37_inertia_h_z + link38_articulated_passed_13;
+    let link38_articulated_passed_15 = link38_articulated_15
+        - link38_articulated_subspace_n_y * link38_inverse_pivot
+            * link38_articulated_subspace_f_z;
+    let link37_articulated_15 = link38_articulated_passed_15 - cache.link37_inertia_h_x;
+    let link37_articulated_subspace_n_y = link37_articulated_13 * cache.link37_position_z
+        + link37_articulated_15 * cache.link37_subspace_v_z - link37_articulated_11;
+    let link38_articulated_passed_35 = link39_articulated_passed_35
+        - link38_articulated_subspace_f_x * link38_inverse_pivot
+            * link38_articulated_subspace_f_z;
+    let link38_articulated_passed_33 = link38_articulated_33
+        - link38_articulated_subspace_f_x * link38_articulated_subspace_f_x
+            * link38_inverse_pivot;
+    let link37_articulated_33 = p.link_mass + link38_articulated_passed_33;
+    let link37_articulated_subspace_f_x = cache.link37_subspace_v_z
+        * link38_articulated_passed_35 + link37_articulated_33 * cache.link37_position_z
+        - link37_articulated_13;
+    let link38_articulated_passed_55 = link38_articulated_55
+        - link38_inverse_pivot * link38_articulated_subspace_f_z
+            * link38_articulated_subspace_f_z;
+    let link37_articulated_55 = p.link_mass + link38_articulated_passed_55;
+    let link37_articulated_subspace_f_z = link38_articulated_passed_35
+        * cache.link37_position_z + cache.link37_subspace_v_z * link37_articulated_55
+        - link37_articulated_15;
+    let link37_pivot = link37_articulated_subspace_f_x * cache.link37_position_z
+        + cache.link37_subspace_v_z * link37_articulated_subspace_f_z
+        - link37_articulated_subspace_n_y;
+    let link37_inverse_pivot = 1.0 / link37_pivot;
+    let link37_articulated_passed_13 = link37_articulated_13
+        - link37_inverse_pivot * link37_articulated_subspace_f_x
+            * link37_articulated_subspace_n_y;
+    let link36_articulated_13 = link37_articulated_passed_13 + cache.link36_inertia_h_z;
+    let link37_articulated_passed_35 = link38_articulated_passed_35
+        - link37_inverse_pivot * link37_articulated_subspace_f_x
+            * link37_articulated_subspace_f_z;
+    let link37_articulated_passed_33 = link37_articulated_33
+        - link37_inverse_pivot * link37_articulated_subspace_f_x
+            * link37_articulated_subspace_f_x;
+    let link36_articulated_33 = link37_articulated_passed_33 + p.link_mass;
+    let link36_articulated_subspace_f_x = link37_articulated_passed_35
+        * cache.link36_subspace_v_z + cache.link36_position_z * link36_articulated_33
+        - link36_articulated_13;
+    let link37_articulated_passed_11 = link37_articulated_11
+        - link37_inverse_pivot * link37_articulated_subspace_n_y
+            * link37_articulated_subspace_n_y;
+    let link36_articulated_11 = cache.link36_inertia_i_11 + link37_articulated_passed_11;
+    let link37_articulated_passed_15 = link37_articulated_15
+        - link37_inverse_pivot * link37_articulated_subspace_f_z
+            * link37_articulated_subspace_n_y;
+    let link36_articulated_15 = link37_articulated_passed_15 - cache.link36_inertia_h_x;
+    let link36_articulated_subspace_n_y = link36_articulated_15
+        * cache.link36_subspace_v_z + cache.link36_position_z * link36_articulated_13
+        - link36_articulated_11;
+    let link37_articulated_passed_55 = link37_articulated_55
+        - link37_inverse_pivot * link37_articulated_subspace_f_z
+            * link37_articulated_subspace_f_z;
+    let link36_articulated_55 = link37_articulated_passed_55 + p.link_mass;
+    let link36_articulated_subspace_f_z = link37_articulated_passed_35
+        * cache.link36_position_z + link36_articulated_55 * cache.link36_subspace_v_z
+        - link36_articulated_15;
+    let link36_pivot = link36_articulated_subspace_f_x * cache.link36_position_z
+        + link36_articulated_subspace_f_z * cache.link36_subspace_v_z
+        - link36_articulated_subspace_n_y;
+    let link36_inverse_pivot = 1.0 / link36_pivot;
+    let link36_articulated_passed_11 = link36_articulated_11
+        - link36_inverse_pivot * link36_articulated_subspace_n_y
+            * link36_articulated_subspace_n_y;
+    let link35_articulated_11 = link36_articulated_passed_11 + cache.link35_inertia_i_11;
+    let link36_articulated_passed_33 = link36_articulated_33
+        - link36_articulated_subspace_f_x * link36_articulated_subspace_f_x
+            * link36_inverse_pivot;
+    let link35_articulated_33 = p.link_mass + link36_articulated_passed_33;
+    let link36_articulated_passed_13 = link36_articulated_13
+        - link36_articulated_subspace_f_x * link36_inverse_pivot
+            * link36_articulated_subspace_n_y;
+    let link35_articulated_13 = cache.link35_inertia_h_z + link36_articulated_passed_13;
+    let link36_articulated_passed_35 = link37_articulated_passed_35
+        - link36_articulated_subspace_f_x * link36_inverse_pivot
+            * link36_articulated_subspace_f_z;
+    let link35_articulated_subspace_f_x = cache.link35_position_z * link35_articulated_33
+        + cache.link35_subspace_v_z * link36_articulated_passed_35
+        - link35_articulated_13;
+    let link36_articulated_passed_15 = link36_articulated_15
+        - link36_inverse_pivot * link36_articulated_subspace_f_z
+            * link36_articulated_subspace_n_y;
+    let link35_articulated_15 = link36_articulated_passed_15 - cache.link35_inertia_h_x;
+    let link35_articulated_subspace_n_y = link35_articulated_13 * cache.link35_position_z
+        + cache.link35_subspace_v_z * link35_articulated_15 - link35_articulated_11;
+    let link36_articulated_passed_55 = link36_articulated_55
+        - link36_inverse_pivot * link36_articulated_subspace_f_z
+            * link36_articulated_subspace_f_z;
+    let link35_articulated_55 = link36_articulated_passed_55 + p.link_mass;
+    let link35_articulated_subspace_f_z = cache.link35_position_z
+        * link36_articulated_passed_35
+        + cache.link35_subspace_v_z * link35_articulated_55 - link35_articulated_15;
+    let link35_pivot = link35_articulated_subspace_f_x * cache.link35_position_z
+        + cache.link35_subspace_v_z * link35_articulated_subspace_f_z
+        - link35_articulated_subspace_n_y;
+    let link35_inverse_pivot = 1.0 / link35_pivot;
+    let link35_articulated_passed_11 = link35_articulated_11
+        - link35_inverse_pivot * link35_articulated_subspace_n_y
+            * link35_articulated_subspace_n_y;
+    let link34_articulated_11 = link35_articulated_passed_11 + cache.link34_inertia_i_11;
+    let link35_articulated_passed_15 = link35_articulated_15
+        - link35_inverse_pivot * link35_articulated_subspace_f_z
+            * link35_articulated_subspace_n_y;
+    let link34_articulated_15 = link35_articulated_passed_15 - cache.link34_inertia_h_x;
+    let link35_articulated_passed_13 = link35_articulated_13
+        - link35_articulated_subspace_f_x * link35_inverse_pivot
+            * link35_articulated_subspace_n_y;
+    let link34_articulated_13 = link35_articulated_passed_13 + cache.link34_inertia_h_z;
+    let link34_articulated_subspace_n_y = link34_articulated_15
+        * cache.link34_subspace_v_z + link34_articulated_13 * cache.link34_position_z
+        - link34_articulated_11;
+    let link35_articulated_passed_33 = link35_articulated_33
+        - link35_articulated_subspace_f_x * link35_articulated_subspace_f_x
+            * link35_inverse_pivot;
+    let link34_articulated_33 = link35_articulated_passed_33 + p.link_mass;
+    let link35_articulated_passed_35 = link36_articulated_passed_35
+        - link35_articulated_subspace_f_x * link35_inverse_pivot
+            * link35_articulated_subspace_f_z;
+    let link34_articulated_subspace_f_x = link34_articulated_33 * cache.link34_position_z
+        + cache.link34_subspace_v_z * link35_articulated_passed_35
+        - link34_articulated_13;
+    let link35_articulated_passed_55 = link35_articulated_55
+        - link35_inverse_pivot * link35_articulated_subspace_f_z
+            * link35_articulated_subspace_f_z;
+    let link34_articulated_55 = p.link_mass + link35_articulated_passed_55;
+    let link34_articulated_subspace_f_z = cache.link34_position_z
+        * link35_articulated_passed_35
+        + cache.link34_subspace_v_z * link34_articulated_55 - link34_articulated_15;
+    let link34_pivot = link34_articulated_subspace_f_x * cache.link34_position_z
+        + link34_articulated_subspace_f_z * cache.link34_subspace_v_z
+        - link34_articulated_subspace_n_y;
+    let link34_inverse_pivot = 1.0 / link34_pivot;
+    let link34_articulated_passed_55 = link34_articulated_55
+        - link34_inverse_pivot * link34_articulated_subspace_f_z
+            * link34_articulated_subspace_f_z;
+    let link33_articulated_55 = p.link_mass + link34_articulated_passed_55;
+    let link34_articulated_passed_35 = link35_articulated_passed_35
+        - link34_articulated_subspace_f_x * link34_inverse_pivot
+            * link34_articulated_subspace_f_z;
+    let link34_articulated_passed_15 = link34_articulated_15
+        - link34_inverse_pivot * link34_articulated_subspace_f_z
+            * link34_articulated_subspace_n_y;
+    let link33_articulated_15 = link34_articulated_passed_15 - cache.link33_inertia_h_x;
+    let link33_articulated_subspace_f_z = link34_articulated_passed_35
+        * cache.link33_position_z + link33_articulated_55 * cache.link33_subspace_v_z
+        - link33_articulated_15;
+    let link34_articulated_passed_11 = link34_articulated_11
+        - link34_inverse_pivot * link34_articulated_subspace_n_y
+            * link34_articulated_subspace_n_y;
+    let link33_articulated_11 = link34_articulated_passed_11 + cache.link33_inertia_i_11;
+    let link34_articulated_passed_13 = link34_articulated_13
+        - link34_articulated_subspace_f_x * link34_inverse_pivot
+            * link34_articulated_subspace_n_y;
+    let link33_articulated_13 = cache.link33_inertia_h_z + link34_articulated_passed_13;
+    let link33_articulated_subspace_n_y = link33_articulated_15
+        * cache.link33_subspace_v_z + link33_articulated_13 * cache.link33_position_z
+        - link33_articulated_11;
+    let link34_articulated_passed_33 = link34_articulated_33
+        - link34_articulated_subspace_f_x * link34_articulated_subspace_f_x
+            * link34_inverse_pivot;
+    let link33_articulated_33 = p.link_mass + link34_articulated_passed_33;
+    let link33_articulated_subspace_f_x = link33_articulated_33 * cache.link33_position_z
+        + cache.link33_subspace_v_z * link34_articulated_passed_35
+        - link33_articulated_13;
+    let link33_pivot = link33_articulated_subspace_f_z * cache.link33_subspace_v_z
+        + link33_articulated_subspace_f_x * cache.link33_position_z
+        - link33_articulated_subspace_n_y;
+    let link33_inverse_pivot = 1.0 / link33_pivot;
+    let link33_articulated_passed_55 = link33_articulated_55
+        - link33_articulated_subspace_f_z * link33_articulated_subspace_f_z
+            * link33_inverse_pivot;
+    let link32_articulated_55 = p.link_mass + link33_articulated_passed_55;
+    let link33_articulated_passed_35 = link34_articulated_passed_35
+        - link33_articulated_subspace_f_z * link33_articulated_subspace_f_x
+            * link33_inverse_pivot;
+    let link33_articulated_passed_15 = link33_articulated_15
+        - link33_articulated_subspace_f_z * link33_inverse_pivot
+            * link33_articulated_subspace_n_y;
+    let link32_articulated_15 = link33_articulated_passed_15 - cache.link32_inertia_h_x;
+    let link32_articulated_subspace_f_z = cache.link32_subspace_v_z
+        * link32_articulated_55 + cache.link32_position_z * link33_articulated_passed_35
+        - link32_articulated_15;
+    let link33_articulated_passed_13 = link33_articulated_13
+        - link33_articulated_subspace_f_x * link33_inverse_pivot
+            * link33_articulated_subspace_n_y;
+    let link32_articulated_13 = link33_articulated_passed_13 + cache.link32_inertia_h_z;
+    let link33_articulated_passed_33 = link33_articulated_33
+        - link33_articulated_subspace_f_x * link33_articulated_subspace_f_x
+            * link33_inverse_pivot;
+    let link32_articulated_33 = p.link_mass + link33_articulated_passed_33;
+    let link32_articulated_subspace_f_x = cache.link32_position_z * link32_articulated_33
+        + cache.link32_subspace_v_z * link33_articulated_passed_35
+        - link32_articulated_13;
+    let link33_articulated_passed_11 = link33_articulated_11
+        - link33_inverse_pivot * link33_articulated_subspace_n_y
+            * link33_articulated_subspace_n_y;
+    let link32_articulated_11 = cache.link32_inertia_i_11 + link33_articulated_passed_11;
+    let link32_articulated_subspace_n_y = cache.link32_subspace_v_z
+        * link32_articulated_15 + link32_articulated_13 * cache.link32_position_z
+        - link32_articulated_11;
+    let link32_pivot = cache.link32_subspace_v_z * link32_articulated_subspace_f_z
+        + cache.link32_position_z * link32_articulated_subspace_f_x
+        - link32_articulated_subspace_n_y;
+    let link32_inverse_pivot = 1.0 / link32_pivot;
+    let link32_articulated_passed_15 = link32_articulated_15
+        - link32_inverse_pivot * link32_articulated_subspace_f_z
+            * link32_articulated_subspace_n_y;
+    let link31_articulated_15 = link32_articulated_passed_15 - cache.link31_inertia_h_x;
+    let link32_articulated_passed_13 = link32_articulated_13
+        - link32_inverse_pivot * link32_articulated_subspace_f_x
+            * link32_articulated_subspace_n_y;
+    let link31_articulated_13 = link32_articulated_passed_13 + cache.link31_inertia_h_z;
+    let link32_articulated_passed_11 = link32_articulated_11
+        - link32_inverse_pivot * link32_articulated_subspace_n_y
+            * link32_articulated_subspace_n_y;
+    let link31_articulated_11 = link32_articulated_passed_11 + cache.link31_inertia_i_11;
+    let link31_articulated_subspace_n_y = cache.link31_subspace_v_z
+        * link31_articulated_15 + link31_articulated_13 * cache.link31_position_z
+        - link31_articulated_11;
+    let link32_articulated_passed_35 = link33_articulated_passed_35
+        - link32_inverse_pivot * link32_articulated_subspace_f_x
+            * link32_articulated_subspace_f_z;
+    let link32_articulated_passed_55 = link32_articulated_55
+        - link32_inverse_pivot * link32_articulated_subspace_f_z
+            * link32_articulated_subspace_f_z;
+    let link31_articulated_55 = p.link_mass + link32_articulated_passed_55;
+    let link31_articulated_subspace_f_z = link32_articulated_passed_35
+        * cache.link31_position_z + link31_articulated_55 * cache.link31_subspace_v_z
+        - link31_articulated_15;
+    let link32_articulated_passed_33 = link32_articulated_33
+        - link32_inverse_pivot * link32_articulated_subspace_f_x
+            * link32_articulated_subspace_f_x;
+    let link31_articulated_33 = link32_articulated_passed_33 + p.link_mass;
+    let link31_articulated_subspace_f_x = cache.link31_subspace_v_z
+        * link32_articulated_passed_35 + link31_articulated_33 * cache.link31_position_z
+        - link31_articulated_13;
+    let link31_pivot = link31_articulated_subspace_f_z * cache.link31_subspace_v_z
+        + link31_articulated_subspace_f_x * cache.link31_position_z
+        - link31_articulated_subspace_n_y;
+    let link31_inverse_pivot = 1.0 / link31_pivot;
+    let link31_articulated_passed_11 = link31_articulated_11
+        - link31_articulated_subspace_n_y * link31_articulated_subspace_n_y
+            * link31_inverse_pivot;
+    let link30_articulated_11 = cache.link30_inertia_i_11 + link31_articulated_passed_11;
+    let link31_articulated_passed_15 = link31_articulated_15
+        - link31_articulated_subspace_n_y * link31_articulated_subspace_f_z
+            * link31_inverse_pivot;
+    let link30_articulated_15 = link31_articulated_passed_15 - cache.link30_inertia_h_x;
+    let link31_articulated_passed_13 = link31_articulated_13
+        - link31_articulated_subspace_n_y * link31_articulated_subspace_f_x
+            * link31_inverse_pivot;
+    let link30_articulated_13 = link31_articulated_passed_13 + cache.link30_inertia_h_z;
+    let link30_articulated_subspace_n_y = cache.link30_subspace_v_z
+        * link30_articulated_15 + cache.link30_position_z * link30_articulated_13
+        - link30_articulated_11;
+    let link31_articulated_passed_55 = link31_articulated_55
+        - link31_articulated_subspace_f_z * link31_articulated_subspace_f_z
+            * link31_inverse_pivot;
+    let link30_articulated_55 = p.link_mass + link31_articulated_passed_55;
+    let link31_articulated_passed_35 = link32_articulated_passed_35
+        - link31_articulated_subspace_f_z * link31_articulated_subspace_f_x
+            * link31_inverse_pivot;
+    let link30_articulated_subspace_f_z = link30_articulated_55
+        * cache.link30_subspace_v_z
+        + cache.link30_position_z * link31_articulated_passed_35 - link30_articulated_15;
+    let link31_articulated_passed_33 = link31_articulated_33
+        - link31_articulated_subspace_f_x * link31_articulated_subspace_f_x
+            * link31_inverse_pivot;
+    let link30_articulated_33 = p.link_mass + link31_articulated_passed_33;
+    let link30_articulated_subspace_f_x = cache.link30_position_z * link30_articulated_33
+        + link31_articulated_passed_35 * cache.link30_subspace_v_z
+        - link30_articulated_13;
+    let link30_pivot = link30_articulated_subspace_f_z * cache.link30_subspace_v_z
+        + cache.link30_position_z * link30_articulated_subspace_f_x
+        - link30_articulated_subspace_n_y;
+    let link30_inverse_pivot = 1.0 / link30_pivot;
+    let link30_articulated_passed_11 = link30_articulated_11
+        - link30_inverse_pivot * link30_articulated_subspace_n_y
+            * link30_articulated_subspace_n_y;
+    let link29_articulated_11 = cache.link29_inertia_i_11 + link30_articulated_passed_11;
+    let link30_articulated_passed_15 = link30_articulated_15
+        - link30_articulated_subspace_f_z * link30_inverse_pivot
+            * link30_articulated_subspace_n_y;
+    let link29_articulated_15 = link30_articulated_passed_15 - cache.link29_inertia_h_x;
+    let link30_articulated_passed_13 = link30_articulated_13
+        - link30_articulated_subspace_f_x * link30_inverse_pivot
+            * link30_articulated_subspace_n_y;
+    let link29_articulated_13 = cache.link29_inertia_h_z + link30_articulated_passed_13;
+    let link29_articulated_subspace_n_y = link29_articulated_15
+        * cache.link29_subspace_v_z + cache.link29_position_z * link29_articulated_13
+        - link29_articulated_11;
+    let link30_articulated_passed_33 = link30_articulated_33
+        - link30_articulated_subspace_f_x * link30_articulated_subspace_f_x
+            * link30_inverse_pivot;
+    let link29_articulated_33 = p.link_mass + link30_articulated_passed_33;
+    let link30_articulated_passed_35 = link31_articulated_passed_35
+        - link30_articulated_subspace_f_z * link30_articulated_subspace_f_x
+            * link30_inverse_pivot;
+    let link29_articulated_subspace_f_x = cache.link29_position_z * link29_articulated_33
+        + link30_articulated_passed_35 * cache.link29_subspace_v_z
+        - link29_articulated_13;
+    let link30_articulated_passed_55 = link30_articulated_55
+        - link30_articulated_subspace_f_z * link30_articulated_subspace_f_z
+            * link30_inverse_pivot;
+    let link29_articulated_55 = link30_articulated_passed_55 + p.link_mass;
+    let link29_articulated_subspace_f_z = cache.link29_position_z
+        * link30_articulated_passed_35
+        + link29_articulated_55 * cache.link29_subspace_v_z - link29_articulated_15;
+    let link29_pivot = cache.link29_position_z * link29_articulated_subspace_f_x
+        + link29_articulated_subspace_f_z * cache.link29_subspace_v_z
+        - link29_articulated_subspace_n_y;
+    let link29_inverse_pivot = 1.0 / link29_pivot;
+    let link29_articulated_passed_11 = link29_articulated_11
+        - link29_articulated_subspace_n_y * link29_articulated_subspace_n_y
+            * link29_inverse_pivot;
+    let link28_articulated_11 = link29_articulated_passed_11 + cache.link28_inertia_i_11;
+    let link29_articulated_passed_35 = link30_articulated_passed_35
+        - link29_articulated_subspace_f_x * link29_articulated_subspace_f_z
+            * link29_inverse_pivot;
+    let link29_articulated_passed_55 = link29_articulated_55
+        - link29_articulated_subspace_f_z * link29_articulated_subspace_f_z
+            * link29_inverse_pivot;
+    let link28_articulated_55 = p.link_mass + link29_articulated_passed_55;
+    let link29_articulated_passed_15 = link29_articulated_15
+        - link29_articulated_subspace_n_y * link29_articulated_subspace_f_z
+            * link29_inverse_pivot;
+    let link28_articulated_15 = link29_articulated_passed_15 - cache.link28_inertia_h_x;
+    let link28_articulated_subspace_f_z = link29_articulated_passed_35
+        * cache.link28_position_z + link28_articulated_55 * cache.link28_subspace_v_z
+        - link28_articulated_15;
+    let link29_articulated_passed_13 = link29_articulated_13
+        - link29_articulated_subspace_f_x * link29_articulated_subspace_n_y
+            * link29_inverse_pivot;
+    let link28_articulated_13 = cache.link28_inertia_h_z + link29_articulated_passed_13;
+    let link28_articulated_subspace_n_y = link28_articulated_13 * cache.link28_position_z
+        + link28_articulated_15 * cache.link28_subspace_v_z - link28_articulated_11;
+    let link29_articulated_passed_33 = link29_articulated_33
+        - link29_articulated_subspace_f_x * link29_articulated_subspace_f_x
+            * link29_inverse_pivot;
+    let link28_articulated_33 = p.link_mass + link29_articulated_passed_33;
+    let link28_articulated_subspace_f_x = link29_articulated_passed_35
+        * cache.link28_subspace_v_z + cache.link28_position_z * link28_articulated_33
+        - link28_articulated_13;
+    let link28_pivot = link28_articulated_subspace_f_z * cache.link28_subspace_v_z
+        + link28_articulated_subspace_f_x * cache.link28_position_z
+        - link28_articulated_subspace_n_y;
+    let link28_inverse_pivot = 1.0 / link28_pivot;
+    let link28_articulated_passed_11 = link28_articulated_11
+        - link28_inverse_pivot * link28_articulated_subspace_n_y
+            * link28_articulated_subspace_n_y;
+    let link27_articulated_11 = cache.link27_inertia_i_11 + link28_articulated_passed_11;
+    let link28_articulated_passed_15 = link28_articulated_15
+        - link28_inverse_pivot * link28_articulated_subspace_n_y
+            * link28_articulated_subspace_f_z;
+    let link27_articulated_15 = link28_articulated_passed_15 - cache.link27_inertia_h_x;
+    let link28_articulated_passed_55 = link28_articulated_55
+        - link28_inverse_pivot * link28_articulated_subspace_f_z
+            * link28_articulated_subspace_f_z;
+    let link27_articulated_55 = link28_articulated_passed_55 + p.link_mass;
+    let link28_articulated_passed_35 = link29_articulated_passed_35
+        - link28_inverse_pivot * link28_articulated_subspace_f_z
+            * link28_articulated_subspace_f_x;
+    let link27_articulated_subspace_f_z = link27_articulated_55
+        * cache.link27_subspace_v_z
+        + link28_articulated_passed_35 * cache.link27_position_z - link27_articulated_15;
+    let link28_articulated_passed_13 = link28_articulated_13
+        - link28_inverse_pivot * link28_articulated_subspace_n_y
+            * link28_articulated_subspace_f_x;
+    let link27_articulated_13 = link28_articulated_passed_13 + cache.link27_inertia_h_z;
+    let link28_articulated_passed_33 = link28_articulated_33
+        - link28_inverse_pivot * link28_articulated_subspace_f_x
+            * link28_articulated_subspace_f_x;
+    let link27_articulated_33 = link28_articulated_passed_33 + p.link_mass;
+    let link27_articulated_subspace_f_x = link28_articulated_passed_35
+        * cache.link27_subspace_v_z + cache.link27_position_z * link27_articulated_33
+        - link27_articulated_13;
+    let link27_articulated_subspace_n_y = link27_articulated_13 * cache.link27_position_z
+        + link27_articulated_15 * cache.link27_subspace_v_z - link27_articulated_11;
+    let link27_pivot = cache.link27_subspace_v_z * link27_articulated_subspace_f_z
+        + link27_articulated_subspace_f_x * cache.link27_position_z
+        - link27_articulated_subspace_n_y;
+    let link27_inverse_pivot = 1.0 / link27_pivot;
+    let link27_articulated_passed_11 = link27_articulated_11
+        - link27_inverse_pivot * link27_articulated_subspace_n_y
+            * link27_articulated_subspace_n_y;
+    let link26_articulated_11 = link27_articulated_passed_11 + cache.link26_inertia_i_11;
+    let link27_articulated_passed_15 = link27_articulated_15
+        - link27_inverse_pivot * link27_articulated_subspace_f_z
+            * link27_articulated_subspace_n_y;
+    let link26_articulated_15 = link27_articulated_passed_15 - cache.link26_inertia_h_x;
+    let link27_articulated_passed_13 = link27_articulated_13
+        - link27_inverse_pivot * link27_articulated_subspace_f_x
+            * link27_articulated_subspace_n_y;
+    let link26_articulated_13 = link27_articulated_passed_13 + cache.link26_inertia_h_z;
+    let link26_articulated_subspace_n_y = cache.link26_subspace_v_z
+        * link26_articulated_15 + link26_articulated_13 * cache.link26_position_z
+        - link26_articulated_11;
+    let link27_articulated_passed_33 = link27_articulated_33
+        - link27_inverse_pivot * link27_articulated_subspace_f_x
+            * link27_articulated_subspace_f_x;
+    let link26_articulated_33 = p.link_mass + link27_articulated_passed_33;
+    let link27_articulated_passed_35 = link28_articulated_passed_35
+        - link27_inverse_pivot * link27_articulated_subspace_f_x
+            * link27_articulated_subspace_f_z;
+    let link26_articulated_subspace_f_x = link26_articulated_33 * cache.link26_position_z
+        + link27_articulated_passed_35 * cache.link26_subspace_v_z
+        - link26_articulated_13;
+    let link27_articulated_passed_55 = link27_articulated_55
+        - link27_inverse_pivot * link27_articulated_subspace_f_z
+            * link27_articulated_subspace_f_z;
+    let link26_articulated_55 = link27_articulated_passed_55 + p.link_mass;
+    let link26_articulated_subspace_f_z = cache.link26_subspace_v_z
+        * link26_articulated_55 + link27_articulated_passed_35 * cache.link26_position_z
+        - link26_articulated_15;
+    let link26_pivot = link26_articulated_subspace_f_x * cache.link26_position_z
+        + cache.link26_subspace_v_z * link26_articulated_subspace_f_z
+        - link26_articulated_subspace_n_y;
+    let link26_inverse_pivot = 1.0 / link26_pivot;
+    let link26_articulated_passed_15 = link26_articulated_15
+        - link26_articulated_subspace_n_y * link26_inverse_pivot
+            * link26_articulated_subspace_f_z;
+    let link25_articulated_15 = link26_articulated_passed_15 - cache.link25_inertia_h_x;
+    let link26_articulated_passed_13 = link26_articulated_13
+        - link26_articulated_subspace_f_x * link26_articulated_subspace_n_y
+            * link26_inverse_pivot;
+    let link25_articulated_13 = link26_articulated_passed_13 + cache.link25_inertia_h_z;
+    let link26_articulated_passed_11 = link26_articulated_11
+        - link26_articulated_subspace_n_y * link26_articulated_subspace_n_y
+            * link26_inverse_pivot;
+    let link25_articulated_11 = cache.link25_inertia_i_11 + link26_articulated_passed_11;
+    let link25_articulated_subspace_n_y = link25_articulated_13 * cache.link25_position_z
+        + link25_articulated_15 * cache.link25_subspace_v_z - link25_articulated_11;
+    let link26_articulated_passed_55 = link26_articulated_55
+        - link26_inverse_pivot * link26_articulated_subspace_f_z
+            * link26_articulated_subspace_f_z;
+    let link25_articulated_55 = p.link_mass + link26_articulated_passed_55;
+    let link26_articulated_passed_35 = link27_articulated_passed_35
+        - link26_articulated_subspace_f_x * link26_inverse_pivot
+            * link26_articulated_subspace_f_z;
+    let link25_articulated_subspace_f_z = link25_articulated_55
+        * cache.link25_subspace_v_z
+        + link26_articulated_passed_35 * cache.link25_position_z - link25_articulated_15;
+    let link26_articulated_passed_33 = link26_articulated_33
+        - link26_articulated_subspace_f_x * link26_articulated_subspace_f_x
+            * link26_inverse_pivot;
+    let link25_articulated_33 = p.link_mass + link26_articulated_passed_33;
+    let link25_articulated_subspace_f_x = link25_articulated_33 * cache.link25_position_z
+        + link26_articulated_passed_35 * cache.link25_subspace_v_z
+        - link25_articulated_13;
+    let link25_pivot = link25_articulated_subspace_f_z * cache.link25_subspace_v_z
+        + link25_articulated_subspace_f_x * cache.link25_position_z
+        - link25_articulated_subspace_n_y;
+    let link25_inverse_pivot = 1.0 / link25_pivot;
+    let link25_articulated_passed_15 = link25_articulated_15
+        - link25_inverse_pivot * link25_articulated_subspace_f_z
+            * link25_articulated_subspace_n_y;
+    let link24_articulated_15 = link25_articulated_passed_15 - cache.link24_inertia_h_x;
+    let link25_articulated_passed_13 = link25_articulated_13
+        - link25_inverse_pivot * link25_articulated_subspace_n_y
+            * link25_articulated_subspace_f_x;
+    let link24_articulated_13 = cache.link24_inertia_h_z + link25_articulated_passed_13;
+    let link25_articulated_passed_11 = link25_articulated_11
+        - link25_inverse_pivot * link25_articulated_subspace_n_y
+            * link25_articulated_subspace_n_y;
+    let link24_articulated_11 = cache.link24_inertia_i_11 + link25_articulated_passed_11;
+    let link24_articulated_subspace_n_y = link24_articulated_13 * cache.link24_position_z
+        + link24_articulated_15 * cache.link24_subspace_v_z - link24_articulated_11;
+    let link25_articulated_passed_35 = link26_articulated_passed_35
+        - link25_inverse_pivot * link25_articulated_subspace_f_z
+            * link25_articulated_subspace_f_x;
+    let link25_articulated_passed_55 = link25_articulated_55
+        - link25_inverse_pivot * link25_articulated_subspace_f_z
+            * link25_articulated_subspace_f_z;
+    let link24_articulated_55 = link25_articulated_passed_55 + p.link_mass;
+    let link24_articulated_subspace_f_z = link25_articulated_passed_35
+        * cache.link24_position_z + cache.link24_subspace_v_z * link24_articulated_55
+        - link24_articulated_15;
+    let link25_articulated_passed_33 = link25_articulated_33
+        - link25_inverse_pivot * link25_articulated_subspace_f_x
+            * link25_articulated_subspace_f_x;
+    let link24_articulated_33 = link25_articulated_passed_33 + p.link_mass;
+    let link24_articulated_subspace_f_x = link25_articulated_passed_35
+        * cache.link24_subspace_v_z + cache.link24_position_z * link24_articulated_33
+        - link24_articulated_13;
+    let link24_pivot = link24_articulated_subspace_f_z * cache.link24_subspace_v_z
+        + cache.link24_position_z * link24_articulated_subspace_f_x
+        - link24_articulated_subspace_n_y;
+    let link24_inverse_pivot = 1.0 / link24_pivot;
+    let link24_articulated_passed_15 = link24_articulated_15
+        - link24_inverse_pivot * link24_articulated_subspace_n_y
+            * link24_articulated_subspace_f_z;
+    let link23_articulated_15 = link24_articulated_passed_15 - cache.link23_inertia_h_x;
+    let link24_articulated_passed_35 = link25_articulated_passed_35
+        - link24_inverse_pivot * link24_articulated_subspace_f_z
+            * link24_articulated_subspace_f_x;
+    let link24_articulated_passed_55 = link24_articulated_55
+        - link24_inverse_pivot * link24_articulated_subspace_f_z
+            * link24_articulated_subspace_f_z;
+    let link23_articulated_55 = p.link_mass + link24_articulated_passed_55;
+    let link23_articulated_subspace_f_z = link24_articulated_passed_35
+        * cache.link23_position_z + cache.link23_subspace_v_z * link23_articulated_55
+        - link23_articulated_15;
+    let link24_articulated_passed_33 = link24_articulated_33
+        - link24_inverse_pivot * link24_articulated_subspace_f_x
+            * link24_articulated_subspace_f_x;
+    let link23_articulated_33 = link24_articulated_passed_33 + p.link_mass;
+    let link24_articulated_passed_13 = link24_articulated_13
+        - link24_inverse_pivot * link24_articulated_subspace_n_y
+            * link24_articulated_subspace_f_x;
+    let link23_articulated_13 = link24_articulated_passed_13 + cache.link23_inertia_h_z;
+    let link23_articulated_subspace_f_x = link23_articulated_33 * cache.link23_position_z
+        + cache.link23_subspace_v_z * link24_articulated_passed_35
+        - link23_articulated_13;
+    let link24_articulated_passed_11 = link24_articulated_11
+        - link24_inverse_pivot * link24_articulated_subspace_n_y
+            * link24_articulated_subspace_n_y;
+    let link23_articulated_11 = link24_articulated_passed_11 + cache.link23_inertia_i_11;
+    let link23_articulated_subspace_n_y = link23_articulated_13 * cache.link23_position_z
+        + cache.link23_subspace_v_z * link23_articulated_15 - link23_articulated_11;
+    let link23_pivot = link23_articulated_subspace_f_z * cache.link23_subspace_v_z
+        + link23_articulated_subspace_f_x * cache.link23_position_z
+        - link23_articulated_subspace_n_y;
+    let link23_inverse_pivot = 1.0 / link23_pivot;
+    let link23_articulated_passed_55 = link23_articulated_55
+        - link23_articulated_subspace_f_z * link23_articulated_subspace_f_z
+            * link23_inverse_pivot;
+    let link22_articulated_55 = p.link_mass + link23_articulated_passed_55;
+    let link23_articulated_passed_15 = link23_articulated_15
+        - link23_articulated_subspace_f_z * link23_articulated_subspace_n_y
+            * link23_inverse_pivot;
+    let link22_articulated_15 = link23_articulated_passed_15 - cache.link22_inertia_h_x;
+    let link23_articulated_passed_35 = link24_articulated_passed_35
+        - link23_articulated_subspace_f_z * link23_articulated_subspace_f_x
+            * link23_inverse_pivot;
+    let link22_articulated_subspace_f_z = link22_articulated_55
+        * cache.link22_subspace_v_z
+        + cache.link22_position_z * link23_articulated_passed_35 - link22_articulated_15;
+    let link23_articulated_passed_11 = link23_articulated_11
+        - link23_articulated_subspace_n_y * link23_articulated_subspace_n_y
+            * link23_inverse_pivot;
+    let link22_articulated_11 = link23_articulated_passed_11 + cache.link22_inertia_i_11;
+    let link23_articulated_passed_13 = link23_articulated_13
+        - link23_articulated_subspace_f_x * link23_articulated_subspace_n_y
+            * link23_inverse_pivot;
+    let link22_articulated_13 = cache.link22_inertia_h_z + link23_articulated_passed_13;
+    let link22_articulated_subspace_n_y = cache.link22_subspace_v_z
+        * link22_articulated_15 + link22_articulated_13 * cache.link22_position_z
+        - link22_articulated_11;
+    let link23_articulated_passed_33 = link23_articulated_33
+        - link23_articulated_subspace_f_x * link23_articulated_subspace_f_x
+            * link23_inverse_pivot;
+    let link22_articulated_33 = p.link_mass + link23_articulated_passed_33;
+    let link22_articulated_subspace_f_x = cache.link22_subspace_v_z
+        * link23_articulated_passed_35 + cache.link22_position_z * link22_articulated_33
+        - link22_articulated_13;
+    let link22_pivot = link22_articulated_subspace_f_z * cache.link22_subspace_v_z
+        + link22_articulated_subspace_f_x * cache.link22_position_z
+        - link22_articulated_subspace_n_y;
+    let link22_inverse_pivot = 1.0 / link22_pivot;
+    let link22_articulated_passed_55 = link22_articulated_55
+        - link22_articulated_subspace_f_z * link22_articulated_subspace_f_z
+            * link22_inverse_pivot;
+    let link21_articulated_55 = link22_articulated_passed_55 + p.link_mass;
+    let link22_articulated_passed_15 = link22_articulated_15
+        - link22_articulated_subspace_f_z * link22_inverse_pivot
+            * link22_articulated_subspace_n_y;
+    let link21_articulated_15 = link22_articulated_passed_15 - cache.link21_inertia_h_x;
+    let link22_articulated_passed_35 = link23_articulated_passed_35
+        - link22_articulated_subspace_f_z * link22_articulated_subspace_f_x
+            * link22_inverse_pivot;
+    let link21_articulated_subspace_f_z = cache.link21_subspace_v_z
+        * link21_articulated_55 + link22_articulated_passed_35 * cache.link21_position_z
+        - link21_articulated_15;
+    let link22_articulated_passed_13 = link22_articulated_13
+        - link22_articulated_subspace_f_x * link22_inverse_pivot
+            * link22_articulated_subspace_n_y;
+    let link21_articulated_13 = cache.link21_inertia_h_z + link22_articulated_passed_13;
+    let link22_articulated_passed_11 = link22_articulated_11
+        - link22_inverse_pivot * link22_articulated_subspace_n_y
+            * link22_articulated_subspace_n_y;
+    let link21_articulated_11 = link22_articulated_passed_11 + cache.link21_inertia_i_11;
+    let link21_articulated_subspace_n_y = link21_articulated_15
+        * cache.link21_subspace_v_z + cache.link21_position_z * link21_articulated_13
+        - link21_articulated_11;
+    let link22_articulated_passed_33 = link22_articulated_33
+        - link22_articulated_subspace_f_x * link22_articulated_subspace_f_x
+            * link22_inverse_pivot;
+    let link21_articulated_33 = link22_articulated_passed_33 + p.link_mass;
+    let link21_articulated_subspace_f_x = link22_articulated_passed_35
+        * cache.link21_subspace_v_z + cache.link21_position_z * link21_articulated_33
+        - link21_articulated_13;
+    let link21_pivot = cache.link21_subspace_v_z * link21_articulated_subspace_f_z
+        + link21_articulated_subspace_f_x * cache.link21_position_z
+        - link21_articulated_subspace_n_y;
+    let link21_inverse_pivot = 1.0 / link21_pivot;
+    let link21_articulated_passed_55 = link21_articulated_55
+        - link21_inverse_pivot * link21_articulated_subspace_f_z
+            * link21_articulated_subspace_f_z;
+    let link20_articulated_55 = link21_articulated_passed_55 + p.link_mass;
+    let link21_articulated_passed_15 = link21_articulated_15
+        - link21_inverse_pivot * link21_articulated_subspace_f_z
+            * link21_articulated_subspace_n_y;
+    let link20_articulated_15 = link21_articulated_passed_15 - cache.link20_inertia_h_x;
+    let link21_articulated_passed_35 = link22_articulated_passed_35
+        - link21_articulated_subspace_f_x * link21_inverse_pivot
+            * link21_articulated_subspace_f_z;
+    let link20_articulated_subspace_f_z = cache.link20_subspace_v_z
+        * link20_articulated_55 + cache.link20_position_z * link21_articulated_passed_35
+        - link20_articulated_15;
+    let link21_articulated_passed_13 = link21_articulated_13
+        - link21_articulated_subspace_f_x * link21_inverse_pivot
+            * link21_articulated_subspace_n_y;
+    let link20_articulated_13 = link21_articulated_passed_13 + cache.link20_inertia_h_z;
+    let link21_articulated_passed_33 = link21_articulated_33
+        - link21_articulated_subspace_f_x * link21_articulated_subspace_f_x
+            * link21_inverse_pivot;
+    let link20_articulated_33 = link21_articulated_passed_33 + p.link_mass;
+    let link20_articulated_subspace_f_x = cache.link20_subspace_v_z
+        * link21_articulated_passed_35 + cache.link20_position_z * link20_articulated_33
+        - link20_articulated_13;
+    let link21_articulated_passed_11 = link21_articulated_11
+        - link21_inverse_pivot * link21_articulated_subspace_n_y
+            * link21_articulated_subspace_n_y;
+    let link20_articulated_11 = cache.link20_inertia_i_11 + link21_articulated_passed_11;
+    let link20_articulated_subspace_n_y = link20_articulated_15
+        * cache.link20_subspace_v_z + cache.link20_position_z * link20_articulated_13
+        - link20_articulated_11;
+    let link20_pivot = link20_articulated_subspace_f_z * cache.link20_subspace_v_z
+        + link20_articulated_subspace_f_x * cache.link20_position_z
+        - link20_articulated_subspace_n_y;
+    let link20_inverse_pivot = 1.0 / link20_pivot;
+    let link20_articulated_passed_11 = link20_articulated_11
+        - link20_inverse_pivot * link20_articulated_subspace_n_y
+            * link20_articulated_subspace_n_y;
+    let link19_articulated_11 = cache.link19_inertia_i_11 + link20_articulated_passed_11;
+    let link20_articulated_passed_15 = link20_articulated_15
+        - link20_articulated_subspace_f_z * link20_inverse_pivot
+            * link20_articulated_subspace_n_y;
+    let link19_articulated_15 = link20_articulated_passed_15 - cache.link19_inertia_h_x;
+    let link20_articulated_passed_13 = link20_articulated_13
+        - link20_articulated_subspace_f_x * link20_inverse_pivot
+            * link20_articulated_subspace_n_y;
+    let link19_articulated_13 = link20_articulated_passed_13 + cache.link19_inertia_h_z;
+    let link19_articulated_subspace_n_y = cache.link19_subspace_v_z
+        * link19_articulated_15 + cache.link19_position_z * link19_articulated_13
+        - link19_articulated_11;
+    let link20_articulated_passed_55 = link20_articulated_55
+        - link20_articulated_subspace_f_z * link20_articulated_subspace_f_z
+            * link20_inverse_pivot;
+    let link19_articulated_55 = p.link_mass + link20_articulated_passed_55;
+    let link20_articulated_passed_35 = link21_articulated_passed_35
+        - link20_articulated_subspace_f_z * link20_articulated_subspace_f_x
+            * link20_inverse_pivot;
+    let link19_articulated_subspace_f_z = link19_articulated_55
+        * cache.link19_subspace_v_z
+        + link20_articulated_passed_35 * cache.link19_position_z - link19_articulated_15;
+    let link20_articulated_passed_33 = link20_articulated_33
+        - link20_articulated_subspace_f_x * link20_articulated_subspace_f_x
+            * link20_inverse_pivot;
+    let link19_articulated_33 = p.link_mass + link20_articulated_passed_33;
+    let link19_articulated_subspace_f_x = link20_articulated_passed_35
+        * cache.link19_subspace_v_z + link19_articulated_33 * cache.link19_position_z
+        - link19_articulated_13;
+    let link19_pivot = cache.link19_subspace_v_z * link19_articulated_subspace_f_z
+        + link19_articulated_subspace_f_x * cache.link19_position_z
+        - link19_articulated_subspace_n_y;
+    let link19_inverse_pivot = 1.0 / link19_pivot;
+    let link19_articulated_passed_11 = link19_articulated_11
+        - link19_articulated_subspace_n_y * link19_articulated_subspace_n_y
+            * link19_inverse_pivot;
+    let link18_articulated_11 = cache.link18_inertia_i_11 + link19_articulated_passed_11;
+    let link19_articulated_passed_15 = link19_articulated_15
+        - link19_articulated_subspace_n_y * link19_inverse_pivot
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_15 = link19_articulated_passed_15 - cache.link18_inertia_h_x;
+    let link19_articulated_passed_13 = link19_articulated_13
+        - link19_articulated_subspace_n_y * link19_articulated_subspace_f_x
+            * link19_inverse_pivot;
+    let link18_articulated_13 = cache.link18_inertia_h_z + link19_articulated_passed_13;
+    let link18_articulated_subspace_n_y = cache.link18_subspace_v_z
+        * link18_articulated_15 + cache.link18_position_z * link18_articulated_13
+        - link18_articulated_11;
+    let link19_articulated_passed_55 = link19_articulated_55
+        - link19_inverse_pivot * link19_articulated_subspace_f_z
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_55 = p.link_mass + link19_articulated_passed_55;
+    let link19_articulated_passed_35 = link20_articulated_passed_35
+        - link19_articulated_subspace_f_x * link19_inverse_pivot
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_subspace_f_z = cache.link18_subspace_v_z
+        * link18_articulated_55 + cache.link18_position_z * link19_articulated_passed_35
+        - link18_articulated_15;
+    let link19_articulated_passed_33 = link19_articulated_33
+        - link19_articulated_subspace_f_x * link19_articulated_subspace_f_x
+            * link19_inverse_pivot;
+    let link18_articulated_33 = link19_articulated_passed_33 + p.link_mass;
+    let link18_articulated_subspace_f_x = cache.link18_subspace_v_z
+        * link19_articulated_passed_35 + cache.link18_position_z * link18_articulated_33
+        - link18_articulated_13;
+    let link18_pivot = cache.link18_position_z * link18_articulated_subspace_f_x
+        + cache.link18_subspace_v_z * link18_articulated_subspace_f_z
+        - link18_articulated_subspace_n_y;
+    let link18_inverse_pivot = 1.0 / link18_pivot;
+    let link18_articulated_passed_15 = link18_articulated_15
+        - link18_articulated_subspace_n_y * link18_articulated_subspace_f_z
+            * link18_inverse_pivot;
+    let link17_articulated_15 = link18_articulated_passed_15 - cache.link17_inertia_h_x;
+    let link18_articulated_passed_11 = link18_articulated_11
+        - link18_articulated_subspace_n_y * link18_articulated_subspace_n_y
+            * link18_inverse_pivot;
+    let link17_articulated_11 = cache.link17_inertia_i_11 + link18_articulated_passed_11;
+    let link18_articulated_passed_13 = link18_articulated_13
+        - link18_articulated_subspace_n_y * link18_articulated_subspace_f_x
+            * link18_inverse_pivot;
+    let link17_articulated_13 = link18_articulated_passed_13 + cache.link17_inertia_h_z;
+    let link17_articulated_subspace_n_y = cache.link17_subspace_v_z
+        * link17_articulated_15 + link17_articulated_13 * cache.link17_position_z
+        - link17_articulated_11;
+    let link18_articulated_passed_55 = link18_articulated_55
+        - link18_articulated_subspace_f_z * link18_articulated_subspace_f_z
+            * link18_inverse_pivot;
+    let link17_articulated_55 = p.link_mass + link18_articulated_passed_55;
+    let link18_articulated_passed_35 = link19_articulated_passed_35
+        - link18_articulated_subspace_f_x * link18_articulated_subspace_f_z
+            * link18_inverse_pivot;
+    let link17_articulated_subspace_f_z = cache.link17_subspace_v_z
+        * link17_articulated_55 + link18_articulated_passed_35 * cache.link17_position_z
+        - link17_articulated_15;
+    let link18_articulated_passed_33 = link18_articulated_33
+        - link18_articulated_subspace_f_x * link18_articulated_subspace_f_x
+            * link18_inverse_pivot;
+    let link17_articulated_33 = link18_articulated_passed_33 + p.link_mass;
+    let link17_articulated_subspace_f_x = link17_articulated_33 * cache.link17_position_z
+        + cache.link17_subspace_v_z * link18_articulated_passed_35
+        - link17_articulated_13;
+    let link17_pivot = cache.link17_subspace_v_z * link17_articulated_subspace_f_z
+        + link17_articulated_subspace_f_x * cache.link17_position_z
+        - link17_articulated_subspace_n_y;
+    let link17_inverse_pivot = 1.0 / link17_pivot;
+    let link17_articulated_passed_15 = link17_articulated_15
+        - link17_inverse_pivot * link17_articulated_subspace_n_y
+            * link17_articulated_subspace_f_z;
+    let link16_articulated_15 = link17_articulated_passed_15 - cache.link16_inertia_h_x;
+    let link17_articulated_passed_35 = link18_articulated_passed_35
+        - link17_articulated_subspace_f_x * link17_inverse_pivot
+            * link17_articulated_subspace_f_z;
+    let link17_articulated_passed_55 = link17_articulated_55
+        - link17_inverse_pivot * link17_articulated_subspace_f_z
+            * link17_articulated_subspace_f_z;
+    let link16_articulated_55 = link17_articulated_passed_55 + p.link_mass;
+    let link16_articulated_subspace_f_z = cache.link16_position_z
+        * link17_articulated_passed_35
+        + cache.link16_subspace_v_z * link16_articulated_55 - link16_articulated_15;
+    let link17_articulated_passed_33 = link17_articulated_33
+        - link17_articulated_subspace_f_x * link17_articulated_subspace_f_x
+            * link17_inverse_pivot;
+    let link16_articulated_33 = link17_articulated_passed_33 + p.link_mass;
+    let link17_articulated_passed_13 = link17_articulated_13
+        - link17_articulated_subspace_f_x * link17_inverse_pivot
+            * link17_articulated_subspace_n_y;
+    let link16_articulated_13 = cache.link16_inertia_h_z + link17_articulated_passed_13;
+    let link16_articulated_subspace_f_x = cache.link16_position_z * link16_articulated_33
+        + cache.link16_subspace_v_z * link17_articulated_passed_35
+        - link16_articulated_13;
+    let link17_articulated_passed_11 = link17_articulated_11
+        - link17_inverse_pivot * link17_articulated_subspace_n_y
+            * link17_articulated_subspace_n_y;
+    let link16_articulated_11 = cache.link16_inertia_i_11 + link17_articulated_passed_11;
+    let link16_articulated_subspace_n_y = cache.link16_position_z * link16_articulated_13
+        + cache.link16_subspace_v_z * link16_articulated_15 - link16_articulated_11;
+    let link16_pivot = cache.link16_subspace_v_z * link16_articulated_subspace_f_z
+        + cache.link16_position_z * link16_articulated_subspace_f_x
+        - link16_articulated_subspace_n_y;
+    let link16_inverse_pivot = 1.0 / link16_pivot;
+    let link16_articulated_passed_33 = link16_articulated_33
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_f_x;
+    let link15_articulated_33 = link16_articulated_passed_33 + p.link_mass;
+    let link16_articulated_passed_13 = link16_articulated_13
+        - link16_articulated_subspace_n_y * link16_inverse_pivot
+            * link16_articulated_subspace_f_x;
+    let link15_articulated_13 = link16_articulated_passed_13 + cache.link15_inertia_h_z;
+    let link16_articulated_passed_35 = link17_articulated_passed_35
+        - link16_articulated_subspace_f_z * link16_inverse_pivot
+            * link16_articulated_subspace_f_x;
+    let link15_articulated_subspace_f_x = link15_articulated_33 * cache.link15_position_z
+        + link16_articulated_passed_35 * cache.link15_subspace_v_z
+        - link15_articulated_13;
+    let link16_articulated_passed_15 = link16_articulated_15
+        - link16_articulated_subspace_n_y * link16_articulated_subspace_f_z
+            * link16_inverse_pivot;
+    let link15_articulated_15 = link16_articulated_passed_15 - cache.link15_inertia_h_x;
+    let link16_articulated_passed_55 = link16_articulated_55
+        - link16_articulated_subspace_f_z * link16_articulated_subspace_f_z
+            * link16_inverse_pivot;
+    let link15_articulated_55 = link16_articulated_passed_55 + p.link_mass;
+    let link15_articulated_subspace_f_z = link15_articulated_55
+        * cache.link15_subspace_v_z
+        + link16_articulated_passed_35 * cache.link15_position_z - link15_articulated_15;
+    let link16_articulated_passed_11 = link16_articulated_11
+        - link16_articulated_subspace_n_y * link16_articulated_subspace_n_y
+            * link16_inverse_pivot;
+    let link15_articulated_11 = cache.link15_inertia_i_11 + link16_articulated_passed_11;
+    let link15_articulated_subspace_n_y = link15_articulated_13 * cache.link15_position_z
+        + link15_articulated_15 * cache.link15_subspace_v_z - link15_articulated_11;
+    let link15_pivot = link15_articulated_subspace_f_z * cache.link15_subspace_v_z
+        + cache.link15_position_z * link15_articulated_subspace_f_x
+        - link15_articulated_subspace_n_y;
+    let link15_inverse_pivot = 1.0 / link15_pivot;
+    let link15_articulated_passed_33 = link15_articulated_33
+        - link15_articulated_subspace_f_x * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link14_articulated_33 = link15_articulated_passed_33 + p.link_mass;
+    let link15_articulated_passed_35 = link16_articulated_passed_35
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link15_articulated_passed_13 = link15_articulated_13
+        - link15_articulated_subspace_n_y * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link14_articulated_13 = cache.link14_inertia_h_z + link15_articulated_passed_13;
+    let link14_articulated_subspace_f_x = cache.link14_position_z * link14_articulated_33
+        + link15_articulated_passed_35 * cache.link14_subspace_v_z
+        - link14_articulated_13;
+    let link15_articulated_passed_15 = link15_articulated_15
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_n_y
+            * link15_inverse_pivot;
+    let link14_articulated_15 = link15_articulated_passed_15 - cache.link14_inertia_h_x;
+    let link15_articulated_passed_55 = link15_articulated_55
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_f_z
+            * link15_inverse_pivot;
+    let link14_articulated_55 = link15_articulated_passed_55 + p.link_mass;
+    let link14_articulated_subspace_f_z = link14_articulated_55
+        * cache.link14_subspace_v_z
+        + cache.link14_position_z * link15_articulated_passed_35 - link14_articulated_15;
+    let link15_articulated_passed_11 = link15_articulated_11
+        - link15_articulated_subspace_n_y * link15_articulated_subspace_n_y
+            * link15_inverse_pivot;
+    let link14_articulated_11 = cache.link14_inertia_i_11 + link15_articulated_passed_11;
+    let link14_articulated_subspace_n_y = link14_articulated_15
+        * cache.link14_subspace_v_z + cache.link14_position_z * link14_articulated_13
+        - link14_articulated_11;
+    let link14_pivot = link14_articulated_subspace_f_z * cache.link14_subspace_v_z
+        + cache.link14_position_z * link14_articulated_subspace_f_x
+        - link14_articulated_subspace_n_y;
+    let link14_inverse_pivot = 1.0 / link14_pivot;
+    let link14_articulated_passed_13 = link14_articulated_13
+        - link14_articulated_subspace_f_x * link14_inverse_pivot
+            * link14_articulated_subspace_n_y;
+    let link13_articulated_13 = cache.link13_inertia_h_z + link14_articulated_passed_13;
+    let link14_articulated_passed_11 = link14_articulated_11
+        - link14_inverse_pivot * link14_articulated_subspace_n_y
+            * link14_articulated_subspace_n_y;
+    let link13_articulated_11 = link14_articulated_passed_11 + cache.link13_inertia_i_11;
+    let link14_articulated_passed_15 = link14_articulated_15
+        - link14_inverse_pivot * link14_articulated_subspace_f_z
+            * link14_articulated_subspace_n_y;
+    let link13_articulated_15 = link14_articulated_passed_15 - cache.link13_inertia_h_x;
+    let link13_articulated_subspace_n_y = cache.link13_position_z * link13_articulated_13
+        + cache.link13_subspace_v_z * link13_articulated_15 - link13_articulated_11;
+    let link14_articulated_passed_35 = link15_articulated_passed_35
+        - link14_articulated_subspace_f_x * link14_inverse_pivot
+            * link14_articulated_subspace_f_z;
+    let link14_articulated_passed_55 = link14_articulated_55
+        - link14_inverse_pivot * link14_articulated_subspace_f_z
+            * link14_articulated_subspace_f_z;
+    let link13_articulated_55 = link14_articulated_passed_55 + p.link_mass;
+    let link13_articulated_subspace_f_z = cache.link13_position_z
+        * link14_articulated_passed_35
+        + cache.link13_subspace_v_z * link13_articulated_55 - link13_articulated_15;
+    let link14_articulated_passed_33 = link14_articulated_33
+        - link14_articulated_subspace_f_x * link14_articulated_subspace_f_x
+            * link14_inverse_pivot;
+    let link13_articulated_33 = link14_articulated_passed_33 + p.link_mass;
+    let link13_articulated_subspace_f_x = cache.link13_subspace_v_z
+        * link14_articulated_passed_35 + cache.link13_position_z * link13_articulated_33
+        - link13_articulated_13;
+    let link13_pivot = cache.link13_subspace_v_z * link13_articulated_subspace_f_z
+        + cache.link13_position_z * link13_articulated_subspace_f_x
+        - link13_articulated_subspace_n_y;
+    let link13_inverse_pivot = 1.0 / link13_pivot;
+    let link13_articulated_passed_15 = link13_articulated_15
+        - link13_articulated_subspace_n_y * link13_inverse_pivot
+            * link13_articulated_subspace_f_z;
+    let link12_articulated_15 = link13_articulated_passed_15 - cache.link12_inertia_h_x;
+    let link13_articulated_passed_13 = link13_articulated_13
+        - link13_articulated_subspace_n_y * link13_inverse_pivot
+            * link13_articulated_subspace_f_x;
+    let link12_articulated_13 = link13_articulated_passed_13 + cache.link12_inertia_h_z;
+    let link13_articulated_passed_11 = link13_articulated_11
+        - link13_articulated_subspace_n_y * link13_articulated_subspace_n_y
+            * link13_inverse_pivot;
+    let link12_articulated_11 = link13_articulated_passed_11 + cache.link12_inertia_i_11;
+    let link12_articulated_subspace_n_y = link12_articulated_13 * cache.link12_position_z
+        + link12_articulated_15 * cache.link12_subspace_v_z - link12_articulated_11;
+    let link13_articulated_passed_35 = link14_articulated_passed_35
+        - link13_inverse_pivot * link13_articulated_subspace_f_x
+            * link13_articulated_subspace_f_z;
+    let link13_articulated_passed_55 = link13_articulated_55
+        - link13_inverse_pivot * link13_articulated_subspace_f_z
+            * link13_articulated_subspace_f_z;
+    let link12_articulated_55 = link13_articulated_passed_55 + p.link_mass;
+    let link12_articulated_subspace_f_z = link13_articulated_passed_35
+        * cache.link12_position_z + link12_articulated_55 * cache.link12_subspace_v_z
+        - link12_articulated_15;
+    let link13_articulated_passed_33 = link13_articulated_33
+        - link13_inverse_pivot * link13_articulated_subspace_f_x
+            * link13_articulated_subspace_f_x;
+    let link12_articulated_33 = p.link_mass + link13_articulated_passed_33;
+    let link12_articulated_subspace_f_x = link13_articulated_passed_35
+        * cache.link12_subspace_v_z + link12_articulated_33 * cache.link12_position_z
+        - link12_articulated_13;
+    let link12_pivot = cache.link12_subspace_v_z * link12_articulated_subspace_f_z
+        + link12_articulated_subspace_f_x * cache.link12_position_z
+        - link12_articulated_subspace_n_y;
+    let link12_inverse_pivot = 1.0 / link12_pivot;
+    let link12_articulated_passed_15 = link12_articulated_15
+        - link12_articulated_subspace_n_y * link12_inverse_pivot
+            * link12_articulated_subspace_f_z;
+    let link11_articulated_15 = link12_articulated_passed_15 - cache.link11_inertia_h_x;
+    let link12_articulated_passed_13 = link12_articulated_13
+        - link12_articulated_subspace_n_y * link12_articulated_subspace_f_x
+            * link12_inverse_pivot;
+    let link11_articulated_13 = cache.link11_inertia_h_z + link12_articulated_passed_13;
+    let link12_articulated_passed_11 = link12_articulated_11
+        - link12_articulated_subspace_n_y * link12_articulated_subspace_n_y
+            * link12_inverse_pivot;
+    let link11_articulated_11 = cache.link11_inertia_i_11 + link12_articulated_passed_11;
+    let link11_articulated_subspace_n_y = cache.link11_subspace_v_z
+        * link11_articulated_15 + link11_articulated_13 * cache.link11_position_z
+        - link11_articulated_11;
+    let link12_articulated_passed_33 = link12_articulated_33
+        - link12_articulated_subspace_f_x * link12_articulated_subspace_f_x
+            * link12_inverse_pivot;
+    let link11_articulated_33 = p.link_mass + link12_articulated_passed_33;
+    let link12_articulated_passed_35 = link13_articulated_passed_35
+        - link12_articulated_subspace_f_x * link12_inverse_pivot
+            * link12_articulated_subspace_f_z;
+    let link11_articulated_subspace_f_x = link11_articulated_33 * cache.link11_position_z
+        + link12_articulated_passed_35 * cache.link11_subspace_v_z
+        - link11_articulated_13;
+    let link12_articulated_passed_55 = link12_articulated_55
+        - link12_inverse_pivot * link12_articulated_subspace_f_z
+            * link12_articulated_subspace_f_z;
+    let link11_articulated_55 = link12_articulated_passed_55 + p.link_mass;
+    let link11_articulated_subspace_f_z = link12_articulated_passed_35
+        * cache.link11_position_z + cache.link11_subspace_v_z * link11_articulated_55
+        - link11_articulated_15;
+    let link11_pivot = link11_articulated_subspace_f_x * cache.link11_position_z
+        + cache.link11_subspace_v_z * link11_articulated_subspace_f_z
+        - link11_articulated_subspace_n_y;
+    let link11_inverse_pivot = 1.0 / link11_pivot;
+    let link11_articulated_passed_15 = link11_articulated_15
+        - link11_articulated_subspace_n_y * link11_inverse_pivot
+            * link11_articulated_subspace_f_z;
+    let link10_articulated_15 = link11_articulated_passed_15 - cache.link10_inertia_h_x;
+    let link11_articulated_passed_11 = link11_articulated_11
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_n_y
+            * link11_inverse_pivot;
+    let link10_articulated_11 = link11_articulated_passed_11 + cache.link10_inertia_i_11;
+    let link11_articulated_passed_13 = link11_articulated_13
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_13 = link11_articulated_passed_13 + cache.link10_inertia_h_z;
+    let link10_articulated_subspace_n_y = cache.link10_subspace_v_z
+        * link10_articulated_15 + link10_articulated_13 * cache.link10_position_z
+        - link10_articulated_11;
+    let link11_articulated_passed_35 = link12_articulated_passed_35
+        - link11_articulated_subspace_f_x * link11_inverse_pivot
+            * link11_articulated_subspace_f_z;
+    let link11_articulated_passed_33 = link11_articulated_33
+        - link11_articulated_subspace_f_x * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_33 = link11_articulated_passed_33 + p.link_mass;
+    let link10_articulated_subspace_f_x = link11_articulated_passed_35
+        * cache.link10_subspace_v_z + link10_articulated_33 * cache.link10_position_z
+        - link10_articulated_13;
+    let link11_articulated_passed_55 = link11_articulated_55
+        - link11_inverse_pivot * link11_articulated_subspace_f_z
+            * link11_articulated_subspace_f_z;
+    let link10_articulated_55 = p.link_mass + link11_articulated_passed_55;
+    let link10_articulated_subspace_f_z = link10_articulated_55
+        * cache.link10_subspace_v_z
+        + link11_articulated_passed_35 * cache.link10_position_z - link10_articulated_15;
+    let link10_pivot = cache.link10_subspace_v_z * link10_articulated_subspace_f_z
+        + link10_articulated_subspace_f_x * cache.link10_position_z
+        - link10_articulated_subspace_n_y;
+    let link10_inverse_pivot = 1.0 / link10_pivot;
+    let link10_articulated_passed_13 = link10_articulated_13
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_articulated_13 = link10_articulated_passed_13 + cache.link9_inertia_h_z;
+    let link10_articulated_passed_35 = link11_articulated_passed_35
+        - link10_articulated_subspace_f_x * link10_inverse_pivot
+            * link10_articulated_subspace_f_z;
+    let link10_articulated_passed_33 = link10_articulated_33
+        - link10_articulated_subspace_f_x * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_articulated_33 = link10_articulated_passed_33 + p.link_mass;
+    let link9_articulated_subspace_f_x = cache.link9_subspace_v_z
+        * link10_articulated_passed_35 + link9_articulated_33 * cache.link9_position_z
+        - link9_articulated_13;
+    let link10_articulated_passed_11 = link10_articulated_11
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_articulated_11 = link10_articulated_passed_11 + cache.link9_inertia_i_11;
+    let link10_articulated_passed_15 = link10_articulated_15
+        - link10_articulated_subspace_n_y * link10_inverse_pivot
+            * link10_articulated_subspace_f_z;
+    let link9_articulated_15 = link10_articulated_passed_15 - cache.link9_inertia_h_x;
+    let link9_articulated_subspace_n_y = link9_articulated_13 * cache.link9_position_z
+        + cache.link9_subspace_v_z * link9_articulated_15 - link9_articulated_11;
+    let link10_articulated_passed_55 = link10_articulated_55
+        - link10_inverse_pivot * link10_articulated_subspace_f_z
+            * link10_articulated_subspace_f_z;
+    let link9_articulated_55 = link10_articulated_passed_55 + p.link_mass;
+    let link9_articulated_subspace_f_z = cache.link9_subspace_v_z * link9_articulated_55
+        + cache.link9_position_z * link10_articulated_passed_35 - link9_articulated_15;
+    let link9_pivot = link9_articulated_subspace_f_x * cache.link9_position_z
+        + cache.link9_subspace_v_z * link9_articulated_subspace_f_z
+        - link9_articulated_subspace_n_y;
+    let link9_inverse_pivot = 1.0 / link9_pivot;
+    let link9_articulated_passed_35 = link10_articulated_passed_35
+        - link9_inverse_pivot * link9_articulated_subspace_f_z
+            * link9_articulated_subspace_f_x;
+    let link9_articulated_passed_33 = link9_articulated_33
+        - link9_inverse_pivot * link9_articulated_subspace_f_x
+            * link9_articulated_subspace_f_x;
+    let link8_articulated_33 = p.link_mass + link9_articulated_passed_33;
+    let link9_articulated_passed_13 = link9_articulated_13
+        - link9_inverse_pivot * link9_articulated_subspace_f_x
+            * link9_articulated_subspace_n_y;
+    let link8_articulated_13 = link9_articulated_passed_13 + cache.link8_inertia_h_z;
+    let link8_articulated_subspace_f_x = link9_articulated_passed_35
+        * cache.link8_subspace_v_z + cache.link8_position_z * link8_articulated_33
+        - link8_articulated_13;
+    let link9_articulated_passed_15 = link9_articulated_15
+        - link9_inverse_pivot * link9_articulated_subspace_f_z
+            * link9_articulated_subspace_n_y;
+    let link8_articulated_15 = link9_articulated_passed_15 - cache.link8_inertia_h_x;
+    let link9_articulated_passed_11 = link9_articulated_11
+        - link9_inverse_pivot * link9_articulated_subspace_n_y
+            * link9_articulated_subspace_n_y;
+    let link8_articulated_11 = link9_articulated_passed_11 + cache.link8_inertia_i_11;
+    let link8_articulated_subspace_n_y = cache.link8_subspace_v_z * link8_articulated_15
+        + cache.link8_position_z * link8_articulated_13 - link8_articulated_11;
+    let link9_articulated_passed_55 = link9_articulated_55
+        - link9_inverse_pivot * link9_articulated_subspace_f_z
+            * link9_articulated_subspace_f_z;
+    let link8_articulated_55 = p.link_mass + link9_articulated_passed_55;
+    let link8_articulated_subspace_f_z = link8_articulated_55 * cache.link8_subspace_v_z
+        + cache.link8_position_z * link9_articulated_passed_35 - link8_articulated_15;
+    let link8_pivot = cache.link8_position_z * link8_articulated_subspace_f_x
+        + cache.link8_subspace_v_z * link8_articulated_subspace_f_z
+        - link8_articulated_subspace_n_y;
+    let link8_inverse_pivot = 1.0 / link8_pivot;
+    let link8_articulated_passed_13 = link8_articulated_13
+        - link8_articulated_subspace_f_x * link8_articulated_subspace_n_y
+            * link8_inverse_pivot;
+    let link7_articulated_13 = cache.link7_inertia_h_z + link8_articulated_passed_13;
+    let link8_articulated_passed_55 = link8_articulated_55
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_f_z;
+    let link7_articulated_55 = link8_articulated_passed_55 + p.link_mass;
+    let link8_articulated_passed_15 = link8_articulated_15
+        - link8_articulated_subspace_n_y * link8_inverse_pivot
+            * link8_articulated_subspace_f_z;
+    let link7_articulated_15 = link8_articulated_passed_15 - cache.link7_inertia_h_x;
+    let link8_articulated_passed_35 = link9_articulated_passed_35
+        - link8_articulated_subspace_f_x * link8_inverse_pivot
+            * link8_articulated_subspace_f_z;
+    let link7_articulated_subspace_f_z = link7_articulated_55 * cache.link7_subspace_v_z
+        + cache.link7_position_z * link8_articulated_passed_35 - link7_articulated_15;
+    let link8_articulated_passed_11 = link8_articulated_11
+        - link8_articulated_subspace_n_y * link8_articulated_subspace_n_y
+            * link8_inverse_pivot;
+    let link7_articulated_11 = link8_articulated_passed_11 + cache.link7_inertia_i_11;
+    let link7_articulated_subspace_n_y = cache.link7_position_z * link7_articulated_13
+        + cache.link7_subspace_v_z * link7_articulated_15 - link7_articulated_11;
+    let link8_articulated_passed_33 = link8_articulated_33
+        - link8_articulated_subspace_f_x * link8_articulated_subspace_f_x
+            * link8_inverse_pivot;
+    let link7_articulated_33 = link8_articulated_passed_33 + p.link_mass;
+    let link7_articulated_subspace_f_x = cache.link7_position_z * link7_articulated_33
+        + cache.link7_subspace_v_z * link8_articulated_passed_35 - link7_articulated_13;
+    let link7_pivot = cache.link7_subspace_v_z * link7_articulated_subspace_f_z
+        + cache.link7_position_z * link7_articulated_subspace_f_x
+        - link7_articulated_subspace_n_y;
+    let link7_inverse_pivot = 1.0 / link7_pivot;
+    let link7_articulated_passed_13 = link7_articulated_13
+        - link7_inverse_pivot * link7_articulated_subspace_n_y
+            * link7_articulated_subspace_f_x;
+    let link6_articulated_13 = cache.link6_inertia_h_z + link7_articulated_passed_13;
+    let link7_articulated_passed_11 = link7_articulated_11
+        - link7_inverse_pivot * link7_articulated_subspace_n_y
+            * link7_articulated_subspace_n_y;
+    let link6_articulated_11 = link7_articulated_passed_11 + cache.link6_inertia_i_11;
+    let link7_articulated_passed_15 = link7_articulated_15
+        - link7_inverse_pivot * link7_articulated_subspace_n_y
+            * link7_articulated_subspace_f_z;
+    let link6_articulated_15 = link7_articulated_passed_15 - cache.link6_inertia_h_x;
+    let link6_articulated_subspace_n_y = cache.link6_subspace_v_z * link6_articulated_15
+        + link6_articulated_13 * cache.link6_position_z - link6_articulated_11;
+    let link7_articulated_passed_33 = link7_articulated_33
+        - link7_inverse_pivot * link7_articulated_subspace_f_x
+            * link7_articulated_subspace_f_x;
+    let link6_articulated_33 = link7_articulated_passed_33 + p.link_mass;
+    let link7_articulated_passed_35 = link8_articulated_passed_35
+        - link7_inverse_pivot * link7_articulated_subspace_f_x
+            * link7_articulated_subspace_f_z;
+    let link6_articulated_subspace_f_x = cache.link6_position_z * link6_articulated_33
+        + link7_articulated_passed_35 * cache.link6_subspace_v_z - link6_articulated_13;
+    let link7_articulated_passed_55 = link7_articulated_55
+        - link7_inverse_pivot * link7_articulated_subspace_f_z
+            * link7_articulated_subspace_f_z;
+    let link6_articulated_55 = p.link_mass + link7_articulated_passed_55;
+    let link6_articulated_subspace_f_z = cache.link6_subspace_v_z * link6_articulated_55
+        + link7_articulated_passed_35 * cache.link6_position_z - link6_articulated_15;
+    let link6_pivot = cache.link6_position_z * link6_articulated_subspace_f_x
+        + cache.link6_subspace_v_z * link6_articulated_subspace_f_z
+        - link6_articulated_subspace_n_y;
+    let link6_inverse_pivot = 1.0 / link6_pivot;
+    let link6_articulated_passed_13 = link6_articulated_13
+        - link6_inverse_pivot * link6_articulated_subspace_f_x
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_13 = cache.link5_inertia_h_z + link6_articulated_passed_13;
+    let link6_articulated_passed_33 = link6_articulated_33
+        - link6_inverse_pivot * link6_articulated_subspace_f_x
+            * link6_articulated_subspace_f_x;
+    let link5_articulated_33 = p.link_mass + link6_articulated_passed_33;
+    let link6_articulated_passed_35 = link7_articulated_passed_35
+        - link6_inverse_pivot * link6_articulated_subspace_f_x
+            * link6_articulated_subspace_f_z;
+    let link5_articulated_subspace_f_x = cache.link5_position_z * link5_articulated_33
+        + link6_articulated_passed_35 * cache.link5_subspace_v_z - link5_articulated_13;
+    let link6_articulated_passed_15 = link6_articulated_15
+        - link6_inverse_pivot * link6_articulated_subspace_f_z
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_15 = link6_articulated_passed_15 - cache.link5_inertia_h_x;
+    let link6_articulated_passed_55 = link6_articulated_55
+        - link6_inverse_pivot * link6_articulated_subspace_f_z
+            * link6_articulated_subspace_f_z;
+    let link5_articulated_55 = p.link_mass + link6_articulated_passed_55;
+    let link5_articulated_subspace_f_z = cache.link5_position_z
+        * link6_articulated_passed_35 + cache.link5_subspace_v_z * link5_articulated_55
+        - link5_articulated_15;
+    let link6_articulated_passed_11 = link6_articulated_11
+        - link6_inverse_pivot * link6_articulated_subspace_n_y
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_11 = cache.link5_inertia_i_11 + link6_articulated_passed_11;
+    let link5_articulated_subspace_n_y = cache.link5_subspace_v_z * link5_articulated_15
+        + cache.link5_position_z * link5_articulated_13 - link5_articulated_11;
+    let link5_pivot = cache.link5_subspace_v_z * link5_articulated_subspace_f_z
+        + link5_articulated_subspace_f_x * cache.link5_position_z
+        - link5_articulated_subspace_n_y;
+    let link5_inverse_pivot = 1.0 / link5_pivot;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_articulated_subspace_f_x * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_33 = p.link_mass + link5_articulated_passed_33;
+    let link5_articulated_passed_35 = link6_articulated_passed_35
+        - link5_articulated_subspace_f_x * link5_inverse_pivot
+            * link5_articulated_subspace_f_z;
+    let link5_articulated_passed_13 = link5_articulated_13
+        - link5_articulated_subspace_f_x * link5_inverse_pivot
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_13 = cache.link4_inertia_h_z + link5_articulated_passed_13;
+    let link4_articulated_subspace_f_x = link5_articulated_passed_35
+        * cache.link4_subspace_v_z + cache.link4_position_z * link4_articulated_33
+        - link4_articulated_13;
+    let link5_articulated_passed_11 = link5_articulated_11
+        - link5_inverse_pivot * link5_articulated_subspace_n_y
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_11 = cache.link4_inertia_i_11 + link5_articulated_passed_11;
+    let link5_articulated_passed_15 = link5_articulated_15
+        - link5_inverse_pivot * link5_articulated_subspace_f_z
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_15 = link5_articulated_passed_15 - cache.link4_inertia_h_x;
+    let link4_articulated_subspace_n_y = cache.link4_subspace_v_z * link4_articulated_15
+        + cache.link4_position_z * link4_articulated_13 - link4_articulated_11;
+    let link5_articulated_passed_55 = link5_articulated_55
+        - link5_inverse_pivot * link5_articulated_subspace_f_z
+            * link5_articulated_subspace_f_z;
+    let link4_articulated_55 = link5_articulated_passed_55 + p.link_mass;
+    let link4_articulated_subspace_f_z = cache.link4_position_z
+        * link5_articulated_passed_35 + cache.link4_subspace_v_z * link4_articulated_55
+        - link4_articulated_15;
+    let link4_pivot = cache.link4_position_z * link4_articulated_subspace_f_x
+        + link4_articulated_subspace_f_z * cache.link4_subspace_v_z
+        - link4_articulated_subspace_n_y;
+    let link4_inverse_pivot = 1.0 / link4_pivot;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_articulated_subspace_f_x * link4_articulated_subspace_f_x
+            * link4_inverse_pivot;
+    let link3_articulated_33 = p.link_mass + link4_articulated_passed_33;
+    let link4_articulated_passed_13 = link4_articulated_13
+        - link4_articulated_subspace_f_x * link4_articulated_subspace_n_y
+            * link4_inverse_pivot;
+    let link3_articulated_13 = link4_articulated_passed_13 + cache.link3_inertia_h_z;
+    let link4_articulated_passed_35 = link5_articulated_passed_35
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_x
+            * link4_inverse_pivot;
+    let link3_articulated_subspace_f_x = cache.link3_position_z * link3_articulated_33
+        + link4_articulated_passed_35 * cache.link3_subspace_v_z - link3_articulated_13;
+    let link4_articulated_passed_15 = link4_articulated_15
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_n_y
+            * link4_inverse_pivot;
+    let link3_articulated_15 = link4_articulated_passed_15 - cache.link3_inertia_h_x;
+    let link4_articulated_passed_55 = link4_articulated_55
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_z
+            * link4_inverse_pivot;
+    let link3_articulated_55 = p.link_mass + link4_articulated_passed_55;
+    let link3_articulated_subspace_f_z = link3_articulated_55 * cache.link3_subspace_v_z
+        + cache.link3_position_z * link4_articulated_passed_35 - link3_articulated_15;
+    let link4_articulated_passed_11 = link4_articulated_11
+        - link4_articulated_subspace_n_y * link4_articulated_subspace_n_y
+            * link4_inverse_pivot;
+    let link3_articulated_11 = cache.link3_inertia_i_11 + link4_articulated_passed_11;
+    let link3_articulated_subspace_n_y = link3_articulated_13 * cache.link3_position_z
+        + link3_articulated_15 * cache.link3_subspace_v_z - link3_articulated_11;
+    let link3_pivot = link3_articulated_subspace_f_z * cache.link3_subspace_v_z
+        + link3_articulated_subspace_f_x * cache.link3_position_z
+        - link3_articulated_subspace_n_y;
+    let link3_inverse_pivot = 1.0 / link3_pivot;
+    let link3_articulated_passed_35 = link4_articulated_passed_35
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link3_articulated_passed_55 = link3_articulated_55
+        - link3_articulated_subspace_f_z * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link2_articulated_55 = link3_articulated_passed_55 + p.link_mass;
+    let link3_articulated_passed_15 = link3_articulated_15
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link2_articulated_15 = link3_articulated_passed_15 - cache.link2_inertia_h_x;
+    let link2_articulated_subspace_f_z = cache.link2_subspace_v_z * link2_articulated_55
+        + link3_articulated_passed_35 * cache.link2_position_z - link2_articulated_15;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_33 = p.link_mass + link3_articulated_passed_33;
+    let link3_articulated_passed_13 = link3_articulated_13
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_articulated_13 = cache.link2_inertia_h_z + link3_articulated_passed_13;
+    let link2_articulated_subspace_f_x = cache.link2_position_z * link2_articulated_33
+        + link3_articulated_passed_35 * cache.link2_subspace_v_z - link2_articulated_13;
+    let link3_articulated_passed_11 = link3_articulated_11
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_articulated_11 = cache.link2_inertia_i_11 + link3_articulated_passed_11;
+    let link2_articulated_subspace_n_y = cache.link2_position_z * link2_articulated_13
+        + cache.link2_subspace_v_z * link2_articulated_15 - link2_articulated_11;
+    let link2_pivot = link2_articulated_subspace_f_z * cache.link2_subspace_v_z
+        + link2_articulated_subspace_f_x * cache.link2_position_z
+        - link2_articulated_subspace_n_y;
+    let link2_inverse_pivot = 1.0 / link2_pivot;
+    let link2_articulated_passed_35 = link3_articulated_passed_35
+        - link2_articulated_subspace_f_z * link2_articulated_subspace_f_x
+            * link2_inverse_pivot;
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link13_velocity_v_x = qd[14] * cache.link13_position_z + link12_velocity_v_x;
+    let link14_velocity_v_x = cache.link14_position_z * qd[15] + link13_velocity_v_x;
+    let link14_momentum_f_x = cache.link14_inertia_h_z * link14_velocity_w_y
+        + link14_velocity_v_x * p.link_mass;
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
+    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * cache.link15_inertia_h_x;
+    let link15_velocity_v_x = cache.link15_position_z * qd[16] + link14_velocity_v_x;
+    let link16_velocity_v_x = link15_velocity_v_x + cache.link16_position_z * qd[17];
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - cache.link16_inertia_h_x * link16_velocity_w_y;
+    let link17_velocity_v_x = link16_velocity_v_x + qd[18] * cache.link17_position_z;
+    let link18_velocity_v_x = cache.link18_position_z * qd[19] + link17_velocity_v_x;
+    let link19_velocity_v_x = qd[20] * cache.link19_position_z + link18_velocity_v_x;
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
+    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y;
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
+    let link21_subspace_rate_v_z = -link20_velocity_w_y * cache.link21_position_z
+        - link20_velocity_v_x;
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link21_velocity_w_y = link20_velocity_w_y - qd[22];
+    let link22_velocity_w_y = link21_velocity_w_y - qd[23];
+    let link21_velocity_v_x = qd[22] * cache.link21_position_z + link20_velocity_v_x;
+    let link22_velocity_v_x = qd[23] * cache.link22_position_z + link21_velocity_v_x;
+    let link22_momentum_f_x = cache.link22_inertia_h_z * link22_velocity_w_y
+        + p.link_mass * link22_velocity_v_x;
+    let link21_velocity_v_z = qd[22] * cache.link21_subspace_v_z + link20_velocity_v_z;
+    let link22_velocity_v_z = link21_velocity_v_z + qd[23] * cache.link22_subspace_v_z;
+    let link23_subspace_rate_v_x = cache.link23_subspace_v_z * link22_velocity_w_y
+        + link22_velocity_v_z;
+    let link23_velocity_v_x = qd[24] * cache.link23_position_z + link22_velocity_v_x;
+    let link23_velocity_w_y = link22_velocity_w_y - qd[24];
+    let link24_subspace_rate_v_z = -link23_velocity_v_x
+        - link23_velocity_w_y * cache.link24_position_z;
+    let link24_velocity_v_x = cache.link24_position_z * qd[25] + link23_velocity_v_x;
+    let link25_velocity_v_x = link24_velocity_v_x + qd[26] * cache.link25_position_z;
+    let link26_velocity_v_x = qd[27] * cache.link26_position_z + link25_velocity_v_x;
+    let link24_velocity_w_y = link23_velocity_w_y - qd[25];
+    let link25_velocity_w_y = link24_velocity_w_y - qd[26];
+    let link26_velocity_w_y = link25_velocity_w_y - qd[27];
+    let link23_velocity_v_z = cache.link23_subspace_v_z * qd[24] + link22_velocity_v_z;
+    let link24_velocity_v_z = link23_velocity_v_z + cache.link24_subspace_v_z * qd[25];
+    let link25_velocity_v_z = link24_velocity_v_z + qd[26] * cache.link25_subspace_v_z;
+    let link26_velocity_v_z = cache.link26_subspace_v_z * qd[27] + link25_velocity_v_z;
+    let link26_momentum_f_z = link26_velocity_v_z * p.link_mass
+        - cache.link26_inertia_h_x * link26_velocity_w_y;
+    let link27_velocity_w_y = link26_velocity_w_y - qd[28];
+    let link27_velocity_v_x = link26_velocity_v_x + qd[28] * cache.link27_position_z;
+    let link27_momentum_f_x = link27_velocity_w_y * cache.link27_inertia_h_z
+        + link27_velocity_v_x * p.link_mass;
+    let link28_subspace_rate_v_z = -link27_velocity_v_x
+        - cache.link28_position_z * link27_velocity_w_y;
+    let link27_velocity_v_z = link26_velocity_v_z + qd[28] * cache.link27_subspace_v_z;
+    let link28_subspace_rate_v_x = link27_velocity_w_y * cache.link28_subspace_v_z
+        + link27_velocity_v_z;
+    let link28_velocity_v_x = link27_velocity_v_x + qd[29] * cache.link28_position_z;
+    let link28_velocity_w_y = link27_velocity_w_y - qd[29];
+    let link29_subspace_rate_v_z = -link28_velocity_v_x
+        - cache.link29_position_z * link28_velocity_w_y;
+    let link29_velocity_v_x = qd[30] * cache.link29_position_z + link28_velocity_v_x;
+    let link30_velocity_v_x = cache.link30_position_z * qd[31] + link29_velocity_v_x;
+    let link31_velocity_v_x = link30_velocity_v_x + cache.link31_position_z * qd[32];
+    let link29_velocity_w_y = link28_velocity_w_y - qd[30];
+    let link30_velocity_w_y = link29_velocity_w_y - qd[31];
+    let link31_velocity_w_y = link30_velocity_w_y - qd[32];
+    let link31_momentum_f_x = link31_velocity_v_x * p.link_mass
+        + link31_velocity_w_y * cache.link31_inertia_h_z;
+    let link32_subspace_rate_v_z = -link31_velocity_v_x
+        - cache.link32_position_z * link31_velocity_w_y;
+    let link28_velocity_v_z = link27_velocity_v_z + qd[29] * cache.link28_subspace_v_z;
+    let link29_velocity_v_z = qd[30] * cache.link29_subspace_v_z + link28_velocity_v_z;
+    let link30_velocity_v_z = link29_velocity_v_z + qd[31] * cache.link30_subspace_v_z;
+    let link31_velocity_v_z = link30_velocity_v_z + cache.link31_subspace_v_z * qd[32];
+    let link32_subspace_rate_v_x = link31_velocity_v_z
+        + cache.link32_subspace_v_z * link31_velocity_w_y;
+    let link32_velocity_v_z = link31_velocity_v_z + qd[33] * cache.link32_subspace_v_z;
+    let link32_velocity_w_y = link31_velocity_w_y - qd[33];
+    let link33_subspace_rate_v_x = link32_velocity_v_z
+        + cache.link33_subspace_v_z * link32_velocity_w_y;
+    let link33_velocity_v_z = link32_velocity_v_z + cache.link33_subspace_v_z * qd[34];
+    let link33_velocity_w_y = link32_velocity_w_y - qd[34];
+    let link34_subspace_rate_v_x = link33_velocity_v_z
+        + cache.link34_subspace_v_z * link33_velocity_w_y;
+    let link34_velocity_w_y = link33_velocity_w_y - qd[35];
+    let link34_velocity_v_z = link33_velocity_v_z + cache.link34_subspace_v_z * qd[35];
+    let link35_subspace_rate_v_x = cache.link35_subspace_v_z * link34_velocity_w_y
+        + link34_velocity_v_z;
+    let link32_velocity_v_x = link31_velocity_v_x + qd[33] * cache.link32_position_z;
+    let link33_velocity_v_x = qd[34] * cache.link33_position_z + link32_velocity_v_x;
+    let link34_velocity_v_x = link33_velocity_v_x + cache.link34_position_z * qd[35];
+    let link35_subspace_rate_v_z = -cache.link35_position_z * link34_velocity_w_y
+        - link34_velocity_v_x;
+    let link35_velocity_v_z = link34_velocity_v_z + cache.link35_subspace_v_z * qd[36];
+    let link35_velocity_w_y = link34_velocity_w_y - qd[36];
+    let link35_momentum_f_z = link35_velocity_v_z * p.link_mass
+        - cache.link35_inertia_h_x * link35_velocity_w_y;
+    let link35_velocity_v_x = cache.link35_position_z * qd[36] + link34_velocity_v_x;
+    let link36_velocity_v_x = link35_velocity_v_x + cache.link36_position_z * qd[37];
+    let link36_velocity_w_y = link35_velocity_w_y - qd[37];
+    let link37_subspace_rate_v_z = -link36_velocity_v_x
+        - link36_velocity_w_y * cache.link37_position_z;
+    let link36_velocity_v_z = link35_velocity_v_z + qd[37] * cache.link36_subspace_v_z;
+    let link37_velocity_v_z = qd[38] * cache.link37_subspace_v_z + link36_velocity_v_z;
+    let link38_velocity_v_z = cache.link38_subspace_v_z * qd[39] + link37_velocity_v_z;
+    let link39_velocity_v_z = cache.link39_subspace_v_z * qd[40] + link38_velocity_v_z;
+    let link40_velocity_v_z = link39_velocity_v_z + qd[41] * cache.link40_subspace_v_z;
+    let link37_velocity_w_y = link36_velocity_w_y - qd[38];
+    let link38_velocity_w_y = link37_velocity_w_y - qd[39];
+    let link39_velocity_w_y = link38_velocity_w_y - qd[40];
+    let link40_velocity_w_y = link39_velocity_w_y - qd[41];
+    let link40_momentum_f_z = p.link_mass * link40_velocity_v_z
+        - cache.link40_inertia_h_x * link40_velocity_w_y;
+    let link37_velocity_v_x = qd[38] * cache.link37_position_z + link36_velocity_v_x;
+    let link38_velocity_v_x = link37_velocity_v_x + qd[39] * cache.link38_position_z;
+    let link39_velocity_v_x = link38_velocity_v_x + cache.link39_position_z * qd[40];
+    let link40_velocity_v_x = qd[41] * cache.link40_position_z + link39_velocity_v_x;
+    let link41_velocity_w_y = link40_velocity_w_y - qd[42];
+    let link42_velocity_w_y = link41_velocity_w_y - qd[43];
+    let link43_velocity_w_y = link42_velocity_w_y - qd[44];
+    let link41_velocity_v_z = cache.link41_subspace_v_z * qd[42] + link40_velocity_v_z;
+    let link42_velocity_v_z = cache.link42_subspace_v_z * qd[43] + link41_velocity_v_z;
+    let link43_velocity_v_z = qd[44] * cache.link43_subspace_v_z + link42_velocity_v_z;
+    let link44_subspace_rate_v_x = cache.link44_subspace_v_z * link43_velocity_w_y
+        + link43_velocity_v_z;
+    let link41_velocity_v_x = link40_velocity_v_x + qd[42] * cache.link41_position_z;
+    let link42_velocity_v_x = cache.link42_position_z * qd[43] + link41_velocity_v_x;
+    let link43_velocity_v_x = cache.link43_position_z * qd[44] + link42_velocity_v_x;
+    let link44_subspace_rate_v_z = -link43_velocity_w_y * cache.link44_position_z
+        - link43_velocity_v_x;
+    let link44_velocity_v_x = link43_velocity_v_x + qd[45] * cache.link44_position_z;
+    let link44_velocity_w_y = link43_velocity_w_y - qd[45];
+    let link45_subspace_rate_v_z = -link44_velocity_v_x
+        - cache.link45_position_z * link44_velocity_w_y;
+    let link44_velocity_v_z = link43_velocity_v_z + cache.link44_subspace_v_z * qd[45];
+    let link45_subspace_rate_v_x = link44_velocity_v_z
+        + cache.link45_subspace_v_z * link44_velocity_w_y;
+    let link45_velocity_w_y = link44_velocity_w_y - qd[46];
+    let link46_velocity_w_y = link45_velocity_w_y - qd[47];
+    let link47_velocity_w_y = link46_velocity_w_y - qd[48];
+    let link45_velocity_v_x = link44_velocity_v_x + qd[46] * cache.link45_position_z;
+    let link46_velocity_v_x = qd[47] * cache.link46_position_z + link45_velocity_v_x;
+    let link47_velocity_v_x = link46_velocity_v_x + cache.link47_position_z * qd[48];
+    let link48_subspace_rate_v_z = -link47_velocity_w_y * cache.link48_position_z
+        - link47_velocity_v_x;
+    let link45_velocity_v_z = qd[46] * cache.link45_subspace_v_z + link44_velocity_v_z;
+    let link46_velocity_v_z = cache.link46_subspace_v_z * qd[47] + link45_velocity_v_z;
+    let link47_velocity_v_z = link46_velocity_v_z + cache.link47_subspace_v_z * qd[48];
+    let link48_subspace_rate_v_x = link47_velocity_w_y * cache.link48_subspace_v_z
+        + link47_velocity_v_z;
+    let link48_velocity_v_x = link47_velocity_v_x + qd[49] * cache.link48_position_z;
+    let link49_velocity_v_x = link48_velocity_v_x + qd[50] * cache.link49_position_z;
+    let link48_velocity_w_y = link47_velocity_w_y - qd[49];
+    let link49_velocity_w_y = link48_velocity_w_y - qd[50];
+    let link49_momentum_f_x = link49_velocity_v_x * p.link_mass
+        + link49_velocity_w_y * cache.link49_inertia_h_z;
+    let link48_velocity_v_z = qd[49] * cache.link48_subspace_v_z + link47_velocity_v_z;
+    let link49_velocity_v_z = cache.link49_subspace_v_z * qd[50] + link48_velocity_v_z;
+    let link50_subspace_rate_v_z = -link49_velocity_w_y * cache.link50_position_z
+        - link49_velocity_v_x;
+    let link50_subspace_rate_v_x = cache.link50_subspace_v_z * link49_velocity_w_y
+        + link49_velocity_v_z;
+    let link50_velocity_v_x = link49_velocity_v_x + qd[51] * cache.link50_position_z;
+    let link50_velocity_v_z = cache.link50_subspace_v_z * qd[51] + link49_velocity_v_z;
+    let link50_velocity_w_y = link49_velocity_w_y - qd[51];
+    let link50_momentum_f_z = link50_velocity_v_z * p.link_mass
+        - link50_velocity_w_y * cache.link50_inertia_h_x;
+    let link51_subspace_rate_v_x = link50_velocity_v_z
+        + cache.link51_subspace_v_z * link50_velocity_w_y;
+    let link50_momentum_f_x = cache.link50_inertia_h_z * link50_velocity_w_y
+        + p.link_mass * link50_velocity_v_x;
+    let link51_velocity_w_y = link50_velocity_w_y - qd[52];
+    let link51_velocity_v_z = link50_velocity_v_z + qd[52] * cache.link51_subspace_v_z;
+    let link51_momentum_f_z = link51_velocity_v_z * p.link_mass
+        - cache.link51_inertia_h_x * link51_velocity_w_y;
+    let link51_velocity_v_x = cache.link51_position_z * qd[52] + link50_velocity_v_x;
+    let link52_subspace_rate_v_z = -link51_velocity_v_x
+        - cache.link52_position_z * link51_velocity_w_y;
+    let link52_subspace_rate_v_x = link51_velocity_v_z
+        + link51_velocity_w_y * cache.link52_subspace_v_z;
+    let link52_velocity_v_z = link51_velocity_v_z + qd[53] * cache.link52_subspace_v_z;
+    let link53_velocity_v_z = link52_velocity_v_z + qd[54] * cache.link53_subspace_v_z;
+    let link54_velocity_v_z = link53_velocity_v_z + cache.link54_subspace_v_z * qd[55];
+    let link52_velocity_w_y = link51_velocity_w_y - qd[53];
+    let link53_velocity_w_y = link52_velocity_w_y - qd[54];
+    let link54_velocity_w_y = link53_velocity_w_y - qd[55];
+    let link55_subspace_rate_v_x = link54_velocity_v_z
+        + link54_velocity_w_y * cache.link55_subspace_v_z;
+    let link52_velocity_v_x = link51_velocity_v_x + cache.link52_position_z * qd[53];
+    let link53_velocity_v_x = cache.link53_position_z * qd[54] + link52_velocity_v_x;
+    let link54_velocity_v_x = link53_velocity_v_x + qd[55] * cache.link54_position_z;
+    let link55_subspace_rate_v_z = -link54_velocity_v_x
+        - link54_velocity_w_y * cache.link55_position_z;
+    let link54_momentum_f_z = link54_velocity_v_z * p.link_mass
+        - link54_velocity_w_y * cache.link54_inertia_h_x;
+    let link55_velocity_w_y = link54_velocity_w_y - qd[56];
+    let link56_velocity_w_y = link55_velocity_w_y - qd[57];
+    let link57_velocity_w_y = link56_velocity_w_y - qd[58];
+    let link55_velocity_v_z = link54_velocity_v_z + cache.link55_subspace_v_z * qd[56];
+    let link56_velocity_v_z = link55_velocity_v_z + cache.link56_subspace_v_z * qd[57];
+    let link57_velocity_v_z = link56_velocity_v_z + cache.link57_subspace_v_z * qd[58];
+    let link57_momentum_f_z = p.link_mass * link57_velocity_v_z
+        - link57_velocity_w_y * cache.link57_inertia_h_x;
+    let link55_velocity_v_x = link54_velocity_v_x + cache.link55_position_z * qd[56];
+    let link56_velocity_v_x = link55_velocity_v_x + cache.link56_position_z * qd[57];
+    let link57_velocity_v_x = link56_velocity_v_x + cache.link57_position_z * qd[58];
+    let link58_subspace_rate_v_z = -link57_velocity_w_y * cache.link58_position_z
+        - link57_velocity_v_x;
+    let link58_velocity_w_y = link57_velocity_w_y - qd[59];
+    let link58_velocity_v_x = link57_velocity_v_x + qd[59] * cache.link58_position_z;
+    let link58_momentum_f_x = cache.link58_inertia_h_z * link58_velocity_w_y
+        + link58_velocity_v_x * p.link_mass;
+    let link59_velocity_w_y = link58_velocity_w_y - qd[60];
+    let link58_velocity_v_z = cache.link58_subspace_v_z * qd[59] + link57_velocity_v_z;
+    let link59_velocity_v_z = link58_velocity_v_z + qd[60] * cache.link59_subspace_v_z;
+    let link60_subspace_rate_v_x = cache.link60_subspace_v_z * link59_velocity_w_y
+        + link59_velocity_v_z;
+    let link59_velocity_v_x = qd[60] * cache.link59_position_z + link58_velocity_v_x;
+    let link59_momentum_f_x = cache.link59_inertia_h_z * link59_velocity_w_y
+        + p.link_mass * link59_velocity_v_x;
+    let link60_velocity_w_y = link59_velocity_w_y - qd[61];
+    let link60_velocity_v_x = link59_velocity_v_x + qd[61] * cache.link60_position_z;
+    let link60_momentum_f_x = link60_velocity_w_y * cache.link60_inertia_h_z
+        + p.link_mass * link60_velocity_v_x;
+    let link60_articulated_bias_f_z = -(link60_momentum_f_x * link60_velocity_w_y);
+    let link60_velocity_v_z = link59_velocity_v_z + cache.link60_subspace_v_z * qd[61];
+    let link60_momentum_f_z = link60_velocity_v_z * p.link_mass
+        - cache.link60_inertia_h_x * link60_velocity_w_y;
+    let link60_articulated_bias_f_x = link60_momentum_f_z * link60_velocity_w_y;
+    let link60_articulated_bias_n_y = link60_momentum_f_x * link60_velocity_v_z
+        - link60_velocity_v_x * link60_momentum_f_z;
+    let link60_remaining_force = tau[61]
+        - (cache.link60_subspace_v_z * link60_articulated_bias_f_z
+            + link60_articulated_bias_f_x * cache.link60_position_z
+            - link60_articulated_bias_n_y);
+    let link60_subspace_rate_v_z = -cache.link60_position_z * link59_velocity_w_y
+        - link59_velocity_v_x;
+    let link59_articulated_bias_f_z = qd[61] * link60_subspace_rate_v_x
+        * link60_articulated_passed_35
+        + link60_remaining_force * link60_articulated_subspace_f_z * link60_inverse_pivot
+        + link60_articulated_passed_55 * link60_subspace_rate_v_z * qd[61]
+        + link60_articulated_bias_f_z - link59_momentum_f_x * link59_velocity_w_y;
+    let link59_subspace_rate_v_z = -link58_velocity_w_y * cache.link59_position_z
+        - link58_velocity_v_x;
+    let link59_subspace_rate_v_x = link58_velocity_w_y * cache.link59_subspace_v_z
+        + link58_velocity_v_z;
+    let link59_momentum_f_z = link59_velocity_v_z * p.link_mass
+        - cache.link59_inertia_h_x * link59_velocity_w_y;
+    let link59_articulated_bias_n_y = link60_articulated_passed_13 * qd[61]
+        * link60_subspace_rate_v_x
+        + link60_subspace_rate_v_z * qd[61] * link60_articulated_passed_15
+        + link60_remaining_force * link60_articulated_subspace_n_y * link60_inverse_pivot
+        + link60_articulated_bias_n_y + link59_momentum_f_x * link59_velocity_v_z
+        - link59_velocity_v_x * link59_momentum_f_z;
+    let link59_articulated_bias_f_x = link60_remaining_force * link60_inverse_pivot
+        * cache.link60_projected_inertia_f_x
+        + link60_subspace_rate_v_z * qd[61] * link60_articulated_passed_35
+        + link60_articulated_bias_f_x
+        + link60_articulated_passed_33 * qd[61] * link60_subspace_rate_v_x
+        + link59_velocity_w_y * link59_momentum_f_z;
+    let link59_remaining_force = tau[60]
+        - (cache.link59_subspace_v_z * link59_articulated_bias_f_z
+            + link59_articulated_bias_f_x * cache.link59_position_z
+            - link59_articulated_bias_n_y);
+    let link58_articulated_bias_f_z = link59_articulated_bias_f_z
+        + link59_articulated_passed_55 * qd[60] * link59_subspace_rate_v_z
+        + link59_subspace_rate_v_x * qd[60] * link59_articulated_passed_35
+        + link59_inverse_pivot * link59_remaining_force * link59_articulated_subspace_f_z
+        - link58_momentum_f_x * link58_velocity_w_y;
+    let link58_momentum_f_z = p.link_mass * link58_velocity_v_z
+        - link58_velocity_w_y * cache.link58_inertia_h_x;
+    let link58_articulated_bias_f_x = link59_articulated_bias_f_x
+        + link59_subspace_rate_v_x * link59_articulated_passed_33 * qd[60]
+        + link59_inverse_pivot * link59_remaining_force * link59_articulated_subspace_f_x
+        + link58_momentum_f_z * link58_velocity_w_y
+        + qd[60] * link59_articulated_passed_35 * link59_subspace_rate_v_z;
+    let link58_articulated_bias_n_y = qd[60] * link59_articulated_passed_15
+        * link59_subspace_rate_v_z + link59_articulated_bias_n_y
+        + link59_subspace_rate_v_x * qd[60] * link59_articulated_passed_13
+        + link59_inverse_pivot * link59_remaining_force * link59_articulated_subspace_n_y
+        + link58_momentum_f_x * link58_velocity_v_z
+        - link58_velocity_v_x * link58_momentum_f_z;
+    let link58_remaining_force = tau[59]
+        - (cache.link58_subspace_v_z * link58_articulated_bias_f_z
+            + link58_articulated_bias_f_x * cache.link58_position_z
+            - link58_articulated_bias_n_y);
+    let link58_subspace_rate_v_x = link57_velocity_w_y * cache.link58_subspace_v_z
+        + link57_velocity_v_z;
+    let link57_articulated_bias_f_x = link57_momentum_f_z * link57_velocity_w_y
+        + link58_subspace_rate_v_z * qd[59] * link58_articulated_passed_35
+        + link58_articulated_subspace_f_x * link58_inverse_pivot * link58_remaining_force
+        + link58_subspace_rate_v_x * qd[59] * link58_articulated_passed_33
+        + link58_articulated_bias_f_x;
+    let link57_subspace_rate_v_z = -cache.link57_position_z * link56_velocity_w_y
+        - link56_velocity_v_x;
+    let link57_subspace_rate_v_x = link56_velocity_v_z
+        + cache.link57_subspace_v_z * link56_velocity_w_y;
+    let link57_momentum_f_x = link57_velocity_w_y * cache.link57_inertia_h_z
+        + link57_velocity_v_x * p.link_mass;
+    let link57_articulated_bias_n_y = link58_articulated_subspace_n_y
+        * link58_inverse_pivot * link58_remaining_force
+        + link58_articulated_passed_13 * link58_subspace_rate_v_x * qd[59]
+        + link58_articulated_bias_n_y + link57_momentum_f_x * link57_velocity_v_z
+        + link58_articulated_passed_15 * link58_subspace_rate_v_z * qd[59]
+        - link57_momentum_f_z * link57_velocity_v_x;
+    let link57_articulated_bias_f_z = link58_articulated_subspace_f_z
+        * link58_inverse_pivot * link58_remaining_force
+        + link58_subspace_rate_v_x * qd[59] * link58_articulated_passed_35
+        + link58_articulated_bias_f_z
+        + link58_subspace_rate_v_z * qd[59] * link58_articulated_passed_55
+        - link57_velocity_w_y * link57_momentum_f_x;
+    let link57_remaining_force = tau[58]
+        - (cache.link57_position_z * link57_articulated_bias_f_x
+            + link57_articulated_bias_f_z * cache.link57_subspace_v_z
+            - link57_articulated_bias_n_y);
+    let link56_momentum_f_z = link56_velocity_v_z * p.link_mass
+        - cache.link56_inertia_h_x * link56_velocity_w_y;
+    let link56_articulated_bias_f_x = link57_articulated_bias_f_x
+        + link57_subspace_rate_v_z * qd[58] * link57_articulated_passed_35
+        + link57_subspace_rate_v_x * qd[58] * link57_articulated_passed_33
+        + link57_remaining_force * link57_articulated_subspace_f_x * link57_inverse_pivot
+        + link56_momentum_f_z * link56_velocity_w_y;
+    let link56_momentum_f_x = cache.link56_inertia_h_z * link56_velocity_w_y
+        + link56_velocity_v_x * p.link_mass;
+    let link56_articulated_bias_f_z = link57_articulated_bias_f_z
+        + link57_remaining_force * link57_inverse_pivot * link57_articulated_subspace_f_z
+        + link57_subspace_rate_v_x * qd[58] * link57_articulated_passed_35
+        + link57_subspace_rate_v_z * link57_articulated_passed_55 * qd[58]
+        - link56_velocity_w_y * link56_momentum_f_x;
+    let link56_articulated_bias_n_y = link57_articulated_passed_13
+        * link57_subspace_rate_v_x * qd[58]
+        + link57_articulated_passed_15 * link57_subspace_rate_v_z * qd[58]
+        + link56_velocity_v_z * link56_momentum_f_x
+        + link57_remaining_force * link57_articulated_subspace_n_y * link57_inverse_pivot
+        + link57_articulated_bias_n_y - link56_velocity_v_x * link56_momentum_f_z;
+    let link56_remaining_force = tau[57]
+        - (cache.link56_position_z * link56_articulated_bias_f_x
+            + cache.link56_subspace_v_z * link56_articulated_bias_f_z
+            - link56_articulated_bias_n_y);
+    let link56_subspace_rate_v_z = -link55_velocity_v_x
+        - link55_velocity_w_y * cache.link56_position_z;
+    let link55_momentum_f_z = link55_velocity_v_z * p.link_mass
+        - link55_velocity_w_y * cache.link55_inertia_h_x;
+    let link56_subspace_rate_v_x = link55_velocity_v_z
+        + link55_velocity_w_y * cache.link56_subspace_v_z;
+    let link55_articulated_bias_f_x = link56_articulated_subspace_f_x
+        * link56_inverse_pivot * link56_remaining_force
+        + link56_subspace_rate_v_z * link56_articulated_passed_35 * qd[57]
+        + link55_velocity_w_y * link55_momentum_f_z
+        + link56_subspace_rate_v_x * link56_articulated_passed_33 * qd[57]
+        + link56_articulated_bias_f_x;
+    let link55_momentum_f_x = link55_velocity_v_x * p.link_mass
+        + link55_velocity_w_y * cache.link55_inertia_h_z;
+    let link55_articulated_bias_f_z = link56_subspace_rate_v_z
+        * link56_articulated_passed_55 * qd[57]
+        + link56_inverse_pivot * link56_remaining_force * link56_articulated_subspace_f_z
+        + link56_subspace_rate_v_x * link56_articulated_passed_35 * qd[57]
+        + link56_articulated_bias_f_z - link55_velocity_w_y * link55_momentum_f_x;
+    let link55_articulated_bias_n_y = link55_velocity_v_z * link55_momentum_f_x
+        + link56_articulated_bias_n_y
+        + link56_subspace_rate_v_z * link56_articulated_passed_15 * qd[57]
+        + link56_articulated_passed_13 * link56_subspace_rate_v_x * qd[57]
+        + link56_inverse_pivot * link56_remaining_force * link56_articulated_subspace_n_y
+        - link55_velocity_v_x * link55_momentum_f_z;
+    let link55_remaining_force = tau[56]
+        - (link55_articulated_bias_f_x * cache.link55_position_z
+            + cache.link55_subspace_v_z * link55_articulated_bias_f_z
+            - link55_articulated_bias_n_y);
+    let link54_momentum_f_x = link54_velocity_v_x * p.link_mass
+        + link54_velocity_w_y * cache.link54_inertia_h_z;
+    let link54_articulated_bias_n_y = link55_subspace_rate_v_x
+        * link55_articulated_passed_13 * qd[56]
+        + link55_articulated_passed_15 * link55_subspace_rate_v_z * qd[56]
+        + link55_articulated_subspace_n_y * link55_remaining_force * link55_inverse_pivot
+        + link55_articulated_bias_n_y + link54_velocity_v_z * link54_momentum_f_x
+        - link54_momentum_f_z * link54_velocity_v_x;
+    let link54_articulated_bias_f_z = link55_subspace_rate_v_z
+        * link55_articulated_passed_55 * qd[56]
+        + link55_remaining_force * link55_articulated_subspace_f_z * link55_inverse_pivot
+        + link55_articulated_bias_f_z
+        + link55_articulated_passed_35 * link55_subspace_rate_v_x * qd[56]
+        - link54_velocity_w_y * link54_momentum_f_x;
+    let link54_articulated_bias_f_x = link55_articulated_bias_f_x
+        + link54_velocity_w_y * link54_momentum_f_z
+        + link55_articulated_passed_33 * link55_subspace_rate_v_x * qd[56]
+        + link55_articulated_passed_35 * link55_subspace_rate_v_z * qd[56]
+        + link55_remaining_force * link55_inverse_pivot
+            * link55_articulated_subspace_f_x;
+    let link54_remaining_force = tau[55]
+        - (cache.link54_subspace_v_z * link54_articulated_bias_f_z
+            + link54_articulated_bias_f_x * cache.link54_position_z
+            - link54_articulated_bias_n_y);
+    let link53_momentum_f_z = p.link_mass * link53_velocity_v_z
+        - cache.link53_inertia_h_x * link53_velocity_w_y;
+    let link54_subspace_rate_v_x = cache.link54_subspace_v_z * link53_velocity_w_y
+        + link53_velocity_v_z;
+    let link54_subspace_rate_v_z = -cache.link54_position_z * link53_velocity_w_y
+        - link53_velocity_v_x;
+    let link53_articulated_bias_f_x = link54_remaining_force * link54_inverse_pivot
+        * link54_articulated_subspace_f_x + link53_momentum_f_z * link53_velocity_w_y
+        + link54_articulated_bias_f_x
+        + link54_subspace_rate_v_x * qd[55] * link54_articulated_passed_33
+        + link54_subspace_rate_v_z * qd[55] * link54_articulated_passed_35;
+    let link53_momentum_f_x = link53_velocity_v_x * p.link_mass
+        + cache.link53_inertia_h_z * link53_velocity_w_y;
+    let link53_articulated_bias_n_y = link53_velocity_v_z * link53_momentum_f_x
+        + link54_articulated_bias_n_y
+        + link54_subspace_rate_v_x * qd[55] * link54_articulated_passed_13
+        + link54_remaining_force * link54_articulated_subspace_n_y * link54_inverse_pivot
+        + link54_subspace_rate_v_z * qd[55] * link54_articulated_passed_15
+        - link53_velocity_v_x * link53_momentum_f_z;
+    let link53_articulated_bias_f_z = link54_subspace_rate_v_x * qd[55]
+        * link54_articulated_passed_35 + link54_articulated_bias_f_z
+        + link54_subspace_rate_v_z * qd[55] * link54_articulated_passed_55
+        + link54_remaining_force * link54_articulated_subspace_f_z * link54_inverse_pivot
+        - link53_momentum_f_x * link53_velocity_w_y;
+    let link53_remaining_force = tau[54]
+        - (cache.link53_position_z * link53_articulated_bias_f_x
+            + link53_articulated_bias_f_z * cache.link53_subspace_v_z
+            - link53_articulated_bias_n_y);
+    let link52_momentum_f_z = link52_velocity_v_z * p.link_mass
+        - cache.link52_inertia_h_x * link52_velocity_w_y;
+    let link53_subspace_rate_v_x = link52_velocity_v_z
+        + link52_velocity_w_y * cache.link53_subspace_v_z;
+    let link53_subspace_rate_v_z = -link52_velocity_v_x
+        - cache.link53_position_z * link52_velocity_w_y;
+    let link52_articulated_bias_f_x = link53_remaining_force
+        * link53_articulated_subspace_f_x * link53_inverse_pivot
+        + link52_momentum_f_z * link52_velocity_w_y
+        + link53_subspace_rate_v_x * qd[54] * link53_articulated_passed_33
+        + link53_articulated_bias_f_x
+        + qd[54] * link53_subspace_rate_v_z * link53_articulated_passed_35;
+    let link52_momentum_f_x = link52_velocity_v_x * p.link_mass
+        + cache.link52_inertia_h_z * link52_velocity_w_y;
+    let link52_articulated_bias_n_y = link53_subspace_rate_v_x * qd[54]
+        * link53_articulated_passed_13 + link53_articulated_bias_n_y
+        + link53_remaining_force * link53_articulated_subspace_n_y * link53_inverse_pivot
+        + link52_velocity_v_z * link52_momentum_f_x
+        + qd[54] * link53_articulated_passed_15 * link53_subspace_rate_v_z
+        - link52_velocity_v_x * link52_momentum_f_z;
+    let link52_articulated_bias_f_z = qd[54] * link53_subspace_rate_v_z
+        * link53_articulated_passed_55 + link53_articulated_bias_f_z
+        + link53_remaining_force * link53_articulated_subspace_f_z * link53_inverse_pivot
+        + link53_subspace_rate_v_x * qd[54] * link53_articulated_passed_35
+        - link52_momentum_f_x * link52_velocity_w_y;
+    let link52_remaining_force = tau[53]
+        - (link52_articulated_bias_f_z * cache.link52_subspace_v_z
+            + link52_articulated_bias_f_x * cache.link52_position_z
+            - link52_articulated_bias_n_y);
+    let link51_articulated_bias_f_x = link51_velocity_w_y * link51_momentum_f_z
+        + link52_articulated_passed_35 * qd[53] * link52_subspace_rate_v_z
+        + qd[53] * link52_subspace_rate_v_x * link52_articulated_passed_33
+        + link52_articulated_bias_f_x
+        + link52_articulated_subspace_f_x * link52_remaining_force
+            * link52_inverse_pivot;
+    let link51_momentum_f_x = p.link_mass * link51_velocity_v_x
+        + cache.link51_inertia_h_z * link51_velocity_w_y;
+    let link51_articulated_bias_n_y = link51_velocity_v_z * link51_momentum_f_x
+        + link52_articulated_passed_13 * qd[53] * link52_subspace_rate_v_x
+        + link52_articulated_passed_15 * qd[53] * link52_subspace_rate_v_z
+        + link52_articulated_bias_n_y
+        + link52_remaining_force * link52_inverse_pivot * link52_articulated_subspace_n_y
+        - link51_momentum_f_z * link51_velocity_v_x;
+    let link51_articulated_bias_f_z = link52_articulated_subspace_f_z
+        * link52_remaining_force * link52_inverse_pivot
+        + link52_articulated_passed_35 * qd[53] * link52_subspace_rate_v_x
+        + link52_articulated_bias_f_z
+        + link52_articulated_passed_55 * qd[53] * link52_subspace_rate_v_z
+        - link51_velocity_w_y * link51_momentum_f_x;
+    let link51_remaining_force = tau[52]
+        - (cache.link51_position_z * link51_articulated_bias_f_x
+            + link51_articulated_bias_f_z * cache.link51_subspace_v_z
+            - link51_articulated_bias_n_y);
+    let link51_subspace_rate_v_z = -link50_velocity_v_x
+        - cache.link51_position_z * link50_velocity_w_y;
+    let link50_articulated_bias_n_y = link51_subspace_rate_v_x * qd[52]
+        * link51_articulated_passed_13 + link50_velocity_v_z * link50_momentum_f_x
+        + link51_inverse_pivot * link51_articulated_subspace_n_y * link51_remaining_force
+        + link51_articulated_bias_n_y
+        + qd[52] * link51_articulated_passed_15 * link51_subspace_rate_v_z
+        - link50_velocity_v_x * link50_momentum_f_z;
+    let link50_articulated_bias_f_z = link51_inverse_pivot * link51_remaining_force
+        * link51_articulated_subspace_f_z + link51_articulated_bias_f_z
+        + qd[52] * link51_subspace_rate_v_z * link51_articulated_passed_55
+        + link51_subspace_rate_v_x * qd[52] * link51_articulated_passed_35
+        - link50_velocity_w_y * link50_momentum_f_x;
+    let link50_articulated_bias_f_x = link51_articulated_subspace_f_x
+        * link51_inverse_pivot * link51_remaining_force
+        + link50_velocity_w_y * link50_momentum_f_z + link51_articulated_bias_f_x
+        + qd[52] * link51_articulated_passed_35 * link51_subspace_rate_v_z
+        + link51_subspace_rate_v_x * qd[52] * link51_articulated_passed_33;
+    let link50_remaining_force = tau[51]
+        - (cache.link50_subspace_v_z * link50_articulated_bias_f_z
+            + link50_articulated_bias_f_x * cache.link50_position_z
+            - link50_articulated_bias_n_y);
+    let link49_momentum_f_z = p.link_mass * link49_velocity_v_z
+        - cache.link49_inertia_h_x * link49_velocity_w_y;
+    let link49_articulated_bias_n_y = link49_momentum_f_x * link49_velocity_v_z
+        + link50_articulated_passed_15 * link50_subspace_rate_v_z * qd[51]
+        + link50_articulated_passed_13 * link50_subspace_rate_v_x * qd[51]
+        + link50_articulated_bias_n_y
+        + link50_articulated_subspace_n_y * link50_inverse_pivot * link50_remaining_force
+        - link49_velocity_v_x * link49_momentum_f_z;
+    let link49_articulated_bias_f_z = link50_inverse_pivot
+        * link50_articulated_subspace_f_z * link50_remaining_force
+        + link50_articulated_passed_35 * link50_subspace_rate_v_x * qd[51]
+        + link50_subspace_rate_v_z * link50_articulated_passed_55 * qd[51]
+        + link50_articulated_bias_f_z - link49_momentum_f_x * link49_velocity_w_y;
+    let link49_articulated_bias_f_x = link50_inverse_pivot
+        * link50_articulated_subspace_f_x * link50_remaining_force
+        + link50_articulated_bias_f_x
+        + link50_articulated_passed_35 * link50_subspace_rate_v_z * qd[51]
+        + link50_subspace_rate_v_x * link50_articulated_passed_33 * qd[51]
+        + link49_momentum_f_z * link49_velocity_w_y;
+    let link49_remaining_force = tau[50]
+        - (link49_articulated_bias_f_z * cache.link49_subspace_v_z
+            + link49_articulated_bias_f_x * cache.link49_position_z
+            - link49_articulated_bias_n_y);
+    let link48_momentum_f_x = cache.link48_inertia_h_z * link48_velocity_w_y
+        + link48_velocity_v_x * p.link_mass;
+    let link49_subspace_rate_v_x = link48_velocity_v_z
+        + link48_velocity_w_y * cache.link49_subspace_v_z;
+    let link49_subspace_rate_v_z = -link48_velocity_v_x
+        - link48_velocity_w_y * cache.link49_position_z;
+    let link48_articulated_bias_f_z = link49_remaining_force * link49_inverse_pivot
+        * link49_articulated_subspace_f_z
+        + qd[50] * link49_articulated_passed_35 * link49_subspace_rate_v_x
+        + link49_articulated_bias_f_z
+        + qd[50] * link49_subspace_rate_v_z * link49_articulated_passed_55
+        - link48_momentum_f_x * link48_velocity_w_y;
+    let link48_momentum_f_z = link48_velocity_v_z * p.link_mass
+        - link48_velocity_w_y * cache.link48_inertia_h_x;
+    let link48_articulated_bias_n_y = link49_remaining_force
+        * link49_articulated_subspace_n_y * link49_inverse_pivot
+        + link49_articulated_bias_n_y + link48_momentum_f_x * link48_velocity_v_z
+        + link49_articulated_passed_15 * qd[50] * link49_subspace_rate_v_z
+        + qd[50] * link49_subspace_rate_v_x * link49_articulated_passed_13
+        - link48_velocity_v_x * link48_momentum_f_z;
+    let link48_articulated_bias_f_x = qd[50] * link49_articulated_passed_35
+        * link49_subspace_rate_v_z
+        + link49_articulated_passed_33 * qd[50] * link49_subspace_rate_v_x
+        + link49_articulated_bias_f_x
+        + link49_remaining_force * link49_articulated_subspace_f_x * link49_inverse_pivot
+        + link48_velocity_w_y * link48_momentum_f_z;
+    let link48_remaining_force = tau[49]
+        - (link48_articulated_bias_f_x * cache.link48_position_z
+            + cache.link48_subspace_v_z * link48_articulated_bias_f_z
+            - link48_articulated_bias_n_y);
+    let link47_momentum_f_x = link47_velocity_v_x * p.link_mass
+        + link47_velocity_w_y * cache.link47_inertia_h_z;
+    let link47_articulated_bias_f_z = qd[49] * link48_articulated_passed_55
+        * link48_subspace_rate_v_z
+        + qd[49] * link48_articulated_passed_35 * link48_subspace_rate_v_x
+        + link48_articulated_bias_f_z
+        + link48_inverse_pivot * link48_remaining_force * link48_articulated_subspace_f_z
+        - link47_velocity_w_y * link47_momentum_f_x;
+    let link47_momentum_f_z = p.link_mass * link47_velocity_v_z
+        - link47_velocity_w_y * cache.link47_inertia_h_x;
+    let link47_articulated_bias_n_y = qd[49] * link48_articulated_passed_15
+        * link48_subspace_rate_v_z + link47_momentum_f_x * link47_velocity_v_z
+        + qd[49] * link48_subspace_rate_v_x * link48_articulated_passed_13
+        + link48_inverse_pivot * link48_articulated_subspace_n_y * link48_remaining_force
+        + link48_articulated_bias_n_y - link47_velocity_v_x * link47_momentum_f_z;
+    let link47_articulated_bias_f_x = link48_articulated_bias_f_x
+        + link48_inverse_pivot * link48_articulated_subspace_f_x * link48_remaining_force
+        + link48_articulated_passed_33 * qd[49] * link48_subspace_rate_v_x
+        + qd[49] * link48_articulated_passed_35 * link48_subspace_rate_v_z
+        + link47_velocity_w_y * link47_momentum_f_z;
+    let link47_remaining_force = tau[48]
+        - (cache.link47_subspace_v_z * link47_articulated_bias_f_z
+            + link47_articulated_bias_f_x * cache.link47_position_z
+            - link47_articulated_bias_n_y);
+    let link47_subspace_rate_v_z = -link46_velocity_w_y * cache.link47_position_z
+        - link46_velocity_v_x;
+    let link46_momentum_f_x = link46_velocity_w_y * cache.link46_inertia_h_z
+        + link46_velocity_v_x * p.link_mass;
+    let link47_subspace_rate_v_x = link46_velocity_v_z
+        + link46_velocity_w_y * cache.link47_subspace_v_z;
+    let link46_articulated_bias_f_z = link47_remaining_force
+        * link47_articulated_subspace_f_z * link47_inverse_pivot
+        + link47_articulated_passed_55 * link47_subspace_rate_v_z * qd[48]
+        + link47_articulated_bias_f_z
+        + link47_articulated_passed_35 * link47_subspace_rate_v_x * qd[48]
+        - link46_velocity_w_y * link46_momentum_f_x;
+    let link46_subspace_rate_v_z = -link45_velocity_v_x
+        - link45_velocity_w_y * cache.link46_position_z;
+    let link46_momentum_f_z = link46_velocity_v_z * p.link_mass
+        - link46_velocity_w_y * cache.link46_inertia_h_x;
+    let link46_articulated_bias_f_x = link47_articulated_bias_f_x
+        + link46_velocity_w_y * link46_momentum_f_z
+        + link47_articulated_passed_35 * link47_subspace_rate_v_z * qd[48]
+        + link47_articulated_passed_33 * link47_subspace_rate_v_x * qd[48]
+        + link47_remaining_force * link47_articulated_subspace_f_x
+            * link47_inverse_pivot;
+    let link46_articulated_bias_n_y = link47_remaining_force * link47_inverse_pivot
+        * link47_articulated_subspace_n_y
+        + link47_articulated_passed_13 * link47_subspace_rate_v_x * qd[48]
+        + link47_subspace_rate_v_z * qd[48] * link47_articulated_passed_15
+        + link47_articulated_bias_n_y + link46_velocity_v_z * link46_momentum_f_x
+        - link46_velocity_v_x * link46_momentum_f_z;
+    let link46_remaining_force = tau[47]
+        - (link46_articulated_bias_f_x * cache.link46_position_z
+            + cache.link46_subspace_v_z * link46_articulated_bias_f_z
+            - link46_articulated_bias_n_y);
+    let link45_momentum_f_x = link45_velocity_w_y * cache.link45_inertia_h_z
+        + p.link_mass * link45_velocity_v_x;
+    let link46_subspace_rate_v_x = cache.link46_subspace_v_z * link45_velocity_w_y
+        + link45_velocity_v_z;
+    let link45_articulated_bias_f_z = link46_articulated_bias_f_z
+        + qd[47] * link46_subspace_rate_v_z * link46_articulated_passed_55
+        + link46_inverse_pivot * link46_articulated_subspace_f_z * link46_remaining_force
+        + link46_subspace_rate_v_x * qd[47] * link46_articulated_passed_35
+        - link45_velocity_w_y * link45_momentum_f_x;
+    let link45_momentum_f_z = p.link_mass * link45_velocity_v_z
+        - link45_velocity_w_y * cache.link45_inertia_h_x;
+    let link45_articulated_bias_n_y = qd[47] * link46_subspace_rate_v_z
+        * link46_articulated_passed_15
+        + link46_inverse_pivot * link46_articulated_subspace_n_y * link46_remaining_force
+        + link46_subspace_rate_v_x * qd[47] * link46_articulated_passed_13
+        + link45_momentum_f_x * link45_velocity_v_z + link46_articulated_bias_n_y
+        - link45_momentum_f_z * link45_velocity_v_x;
+    let link45_articulated_bias_f_x = link46_articulated_bias_f_x
+        + qd[47] * link46_articulated_passed_35 * link46_subspace_rate_v_z
+        + link45_velocity_w_y * link45_momentum_f_z
+        + link46_inverse_pivot * link46_articulated_subspace_f_x * link46_remaining_force
+        + link46_subspace_rate_v_x * link46_articulated_passed_33 * qd[47];
+    let link45_remaining_force = tau[46]
+        - (cache.link45_subspace_v_z * link45_articulated_bias_f_z
+            + cache.link45_position_z * link45_articulated_bias_f_x
+            - link45_articulated_bias_n_y);
+    let link44_momentum_f_z = p.link_mass * link44_velocity_v_z
+        - cache.link44_inertia_h_x * link44_velocity_w_y;
+    let link44_articulated_bias_f_x = qd[46] * link45_articulated_passed_35
+        * link45_subspace_rate_v_z
+        + qd[46] * link45_subspace_rate_v_x * link45_articulated_passed_33
+        + link45_articulated_subspace_f_x * link45_inverse_pivot * link45_remaining_force
+        + link44_velocity_w_y * link44_momentum_f_z + link45_articulated_bias_f_x;
+    let link43_momentum_f_z = link43_velocity_v_z * p.link_mass
+        - cache.link43_inertia_h_x * link43_velocity_w_y;
+    let link44_momentum_f_x = link44_velocity_v_x * p.link_mass
+        + cache.link44_inertia_h_z * link44_velocity_w_y;
+    let link44_articulated_bias_n_y = qd[46] * link45_articulated_passed_15
+        * link45_subspace_rate_v_z
+        + link45_inverse_pivot * link45_articulated_subspace_n_y * link45_remaining_force
+        + link45_articulated_bias_n_y
+        + qd[46] * link45_subspace_rate_v_x * link45_articulated_passed_13
+        + link44_momentum_f_x * link44_velocity_v_z
+        - link44_velocity_v_x * link44_momentum_f_z;
+    let link44_articulated_bias_f_z = link45_inverse_pivot
+        * link45_articulated_subspace_f_z * link45_remaining_force
+        + qd[46] * link45_subspace_rate_v_x * link45_articulated_passed_35
+        + qd[46] * link45_articulated_passed_55 * link45_subspace_rate_v_z
+        + link45_articulated_bias_f_z - link44_momentum_f_x * link44_velocity_w_y;
+    let link44_remaining_force = tau[45]
+        - (link44_articulated_bias_f_x * cache.link44_position_z
+            + cache.link44_subspace_v_z * link44_articulated_bias_f_z
+            - link44_articulated_bias_n_y);
+    let link43_articulated_bias_f_x = qd[45] * link44_subspace_rate_v_x
+        * link44_articulated_passed_33
+        + qd[45] * link44_articulated_passed_35 * link44_subspace_rate_v_z
+        + link44_articulated_bias_f_x + link43_velocity_w_y * link43_momentum_f_z
+        + link44_remaining_force * link44_articulated_subspace_f_x
+            * link44_inverse_pivot;
+    let link43_subspace_rate_v_z = -cache.link43_position_z * link42_velocity_w_y
+        - link42_velocity_v_x;
+    let link43_subspace_rate_v_x = cache.link43_subspace_v_z * link42_velocity_w_y
+        + link42_velocity_v_z;
+    let link42_momentum_f_z = p.link_mass * link42_velocity_v_z
+        - cache.link42_inertia_h_x * link42_velocity_w_y;
+    let link43_momentum_f_x = cache.link43_inertia_h_z * link43_velocity_w_y
+        + link43_velocity_v_x * p.link_mass;
+    let link43_articulated_bias_f_z = qd[45] * link44_articulated_passed_35
+        * link44_subspace_rate_v_x
+        + link44_articulated_passed_55 * qd[45] * link44_subspace_rate_v_z
+        + link44_remaining_force * link44_articulated_subspace_f_z * link44_inverse_pivot
+        + link44_articulated_bias_f_z - link43_momentum_f_x * link43_velocity_w_y;
+    let link43_articulated_bias_n_y = link44_articulated_passed_15 * qd[45]
+        * link44_subspace_rate_v_z
+        + link44_articulated_passed_13 * qd[45] * link44_subspace_rate_v_x
+        + link44_remaining_force * link44_articulated_subspace_n_y * link44_inverse_pivot
+        + link44_articulated_bias_n_y + link43_momentum_f_x * link43_velocity_v_z
+        - link43_velocity_v_x * link43_momentum_f_z;
+    let link43_remaining_force = tau[44]
+        - (cache.link43_subspace_v_z * link43_articulated_bias_f_z
+            + link43_articulated_bias_f_x * cache.link43_position_z
+            - link43_articulated_bias_n_y);
+    let link42_articulated_bias_f_x = link43_articulated_bias_f_x
+        + link43_articulated_passed_35 * qd[44] * link43_subspace_rate_v_z
+        + link43_articulated_passed_33 * qd[44] * link43_subspace_rate_v_x
+        + link42_momentum_f_z * link42_velocity_w_y
+        + link43_inverse_pivot * link43_remaining_force
+            * link43_articulated_subspace_f_x;
+    let link42_subspace_rate_v_x = link41_velocity_v_z
+        + cache.link42_subspace_v_z * link41_velocity_w_y;
+    let link42_subspace_rate_v_z = -link41_velocity_v_x
+        - cache.link42_position_z * link41_velocity_w_y;
+    let link42_momentum_f_x = link42_velocity_v_x * p.link_mass
+        + cache.link42_inertia_h_z * link42_velocity_w_y;
+    let link42_articulated_bias_f_z = link43_inverse_pivot * link43_remaining_force
+        * link43_articulated_subspace_f_z
+        + link43_articulated_passed_55 * qd[44] * link43_subspace_rate_v_z
+        + link43_articulated_passed_35 * qd[44] * link43_subspace_rate_v_x
+        + link43_articulated_bias_f_z - link42_momentum_f_x * link42_velocity_w_y;
+    let link42_articulated_bias_n_y = link43_inverse_pivot * link43_remaining_force
+        * link43_articulated_subspace_n_y
+        + qd[44] * link43_articulated_passed_13 * link43_subspace_rate_v_x
+        + link43_articulated_passed_15 * qd[44] * link43_subspace_rate_v_z
+        + link42_velocity_v_z * link42_momentum_f_x + link43_articulated_bias_n_y
+        - link42_momentum_f_z * link42_velocity_v_x;
+    let link42_remaining_force = tau[43]
+        - (link42_articulated_bias_f_x * cache.link42_position_z
+            + cache.link42_subspace_v_z * link42_articulated_bias_f_z
+            - link42_articulated_bias_n_y);
+    let link41_momentum_f_z = link41_velocity_v_z * p.link_mass
+        - cache.link41_inertia_h_x * link41_velocity_w_y;
+    let link41_articulated_bias_f_x = link42_articulated_bias_f_x
+        + link42_subspace_rate_v_x * link42_articulated_passed_33 * qd[43]
+        + link42_articulated_passed_35 * link42_subspace_rate_v_z * qd[43]
+        + link42_inverse_pivot * link42_remaining_force * link42_articulated_subspace_f_x
+        + link41_momentum_f_z * link41_velocity_w_y;
+    let link41_momentum_f_x = p.link_mass * link41_velocity_v_x
+        + link41_velocity_w_y * cache.link41_inertia_h_z;
+    let link41_articulated_bias_n_y = link42_inverse_pivot * link42_remaining_force
+        * link42_articulated_subspace_n_y
+        + link42_subspace_rate_v_x * link42_articulated_passed_13 * qd[43]
+        + link42_articulated_bias_n_y + link41_momentum_f_x * link41_velocity_v_z
+        + link42_subspace_rate_v_z * link42_articulated_passed_15 * qd[43]
+        - link41_momentum_f_z * link41_velocity_v_x;
+    let link41_articulated_bias_f_z = link42_articulated_passed_55
+        * link42_subspace_rate_v_z * qd[43]
+        + link42_subspace_rate_v_x * link42_articulated_passed_35 * qd[43]
+        + link42_articulated_bias_f_z
+        + link42_articulated_subspace_f_z * link42_inverse_pivot * link42_remaining_force
+        - link41_momentum_f_x * link41_velocity_w_y;
+    let link41_remaining_force = tau[42]
+        - (link41_articulated_bias_f_x * cache.link41_position_z
+            + cache.link41_subspace_v_z * link41_articulated_bias_f_z
+            - link41_articulated_bias_n_y);
+    let link41_subspace_rate_v_z = -link40_velocity_v_x
+        - cache.link41_position_z * link40_velocity_w_y;
+    let link41_subspace_rate_v_x = link40_velocity_v_z
+        + cache.link41_subspace_v_z * link40_velocity_w_y;
+    let link40_momentum_f_x = link40_velocity_w_y * cache.link40_inertia_h_z
+        + p.link_mass * link40_velocity_v_x;
+    let link40_articulated_bias_n_y = link41_inverse_pivot
+        * link41_articulated_subspace_n_y * link41_remaining_force
+        + link41_articulated_passed_15 * qd[42] * link41_subspace_rate_v_z
+        + link41_subspace_rate_v_x * qd[42] * link41_articulated_passed_13
+        + link40_momentum_f_x * link40_velocity_v_z + link41_articulated_bias_n_y
+        - link40_momentum_f_z * link40_velocity_v_x;
+    let link40_articulated_bias_f_z = link41_articulated_bias_f_z
+        + qd[42] * link41_articulated_passed_55 * link41_subspace_rate_v_z
+        + link41_inverse_pivot * link41_remaining_force * link41_articulated_subspace_f_z
+        + link41_articulated_passed_35 * link41_subspace_rate_v_x * qd[42]
+        - link40_momentum_f_x * link40_velocity_w_y;
+    let link40_articulated_bias_f_x = link41_articulated_bias_f_x
+        + link41_inverse_pivot * link41_remaining_force * link41_articulated_subspace_f_x
+        + link40_momentum_f_z * link40_velocity_w_y
+        + link41_articulated_passed_35 * qd[42] * link41_subspace_rate_v_z
+        + link41_articulated_passed_33 * link41_subspace_rate_v_x * qd[42];
+    let link40_remaining_force = tau[41]
+        - (link40_articulated_bias_f_z * cache.link40_subspace_v_z
+            + link40_articulated_bias_f_x * cache.link40_position_z
+            - link40_articulated_bias_n_y);
+    let link40_subspace_rate_v_x = link39_velocity_v_z
+        + link39_velocity_w_y * cache.link40_subspace_v_z;
+    let link40_subspace_rate_v_z = -link39_velocity_v_x
+        - link39_velocity_w_y * cache.link40_position_z;
+    let link39_momentum_f_z = link39_velocity_v_z * p.link_mass
+        - link39_velocity_w_y * cache.link39_inertia_h_x;
+    let link39_articulated_bias_f_x = link40_inverse_pivot * link40_remaining_force
+        * link40_articulated_subspace_f_x + link40_articulated_bias_f_x
+        + link40_subspace_rate_v_x * qd[41] * link40_articulated_passed_33
+        + qd[41] * link40_subspace_rate_v_z * link40_articulated_passed_35
+        + link39_momentum_f_z * link39_velocity_w_y;
+    let link39_momentum_f_x = link39_velocity_v_x * p.link_mass
+        + cache.link39_inertia_h_z * link39_velocity_w_y;
+    let link39_articulated_bias_n_y = link40_subspace_rate_v_x * qd[41]
+        * link40_articulated_passed_13 + link40_articulated_bias_n_y
+        + link39_momentum_f_x * link39_velocity_v_z
+        + qd[41] * link40_articulated_passed_15 * link40_subspace_rate_v_z
+        + link40_articulated_subspace_n_y * link40_inverse_pivot * link40_remaining_force
+        - link39_momentum_f_z * link39_velocity_v_x;
+    let link39_articulated_bias_f_z = qd[41] * link40_articulated_passed_55
+        * link40_subspace_rate_v_z
+        + link40_inverse_pivot * link40_articulated_subspace_f_z * link40_remaining_force
+        + link40_articulated_bias_f_z
+        + link40_subspace_rate_v_x * qd[41] * link40_articulated_passed_35
+        - link39_momentum_f_x * link39_velocity_w_y;
+    let link39_remaining_force = tau[40]
+        - (link39_articulated_bias_f_x * cache.link39_position_z
+            + cache.link39_subspace_v_z * link39_articulated_bias_f_z
+            - link39_articulated_bias_n_y);
+    let link39_subspace_rate_v_z = -link38_velocity_w_y * cache.link39_position_z
+        - link38_velocity_v_x;
+    let link38_momentum_f_z = p.link_mass * link38_velocity_v_z
+        - cache.link38_inertia_h_x * link38_velocity_w_y;
+    let link39_subspace_rate_v_x = link38_velocity_w_y * cache.link39_subspace_v_z
+        + link38_velocity_v_z;
+    let link38_articulated_bias_f_x = link39_articulated_subspace_f_x
+        * link39_inverse_pivot * link39_remaining_force
+        + link39_articulated_passed_35 * link39_subspace_rate_v_z * qd[40]
+        + link38_velocity_w_y * link38_momentum_f_z
+        + link39_subspace_rate_v_x * link39_articulated_passed_33 * qd[40]
+        + link39_articulated_bias_f_x;
+    let link38_subspace_rate_v_z = -link37_velocity_w_y * cache.link38_position_z
+        - link37_velocity_v_x;
+    let link37_momentum_f_z = p.link_mass * link37_velocity_v_z
+        - link37_velocity_w_y * cache.link37_inertia_h_x;
+    let link38_subspace_rate_v_x = cache.link38_subspace_v_z * link37_velocity_w_y
+        + link37_velocity_v_z;
+    let link38_momentum_f_x = link38_velocity_w_y * cache.link38_inertia_h_z
+        + link38_velocity_v_x * p.link_mass;
+    let link38_articulated_bias_n_y = link39_articulated_subspace_n_y
+        * link39_inverse_pivot * link39_remaining_force
+        + link39_articulated_passed_15 * link39_subspace_rate_v_z * qd[40]
+        + link38_momentum_f_x * link38_velocity_v_z
+        + link39_subspace_rate_v_x * link39_articulated_passed_13 * qd[40]
+        + link39_articulated_bias_n_y - link38_velocity_v_x * link38_momentum_f_z;
+    let link38_articulated_bias_f_z = link39_articulated_passed_55
+        * link39_subspace_rate_v_z * qd[40]
+        + link39_subspace_rate_v_x * link39_articulated_passed_35 * qd[40]
+        + link39_articulated_bias_f_z
+        + link39_articulated_subspace_f_z * link39_inverse_pivot * link39_remaining_force
+        - link38_momentum_f_x * link38_velocity_w_y;
+    let link38_remaining_force = tau[39]
+        - (cache.link38_subspace_v_z * link38_articulated_bias_f_z
+            + link38_articulated_bias_f_x * cache.link38_position_z
+            - link38_articulated_bias_n_y);
+    let link37_articulated_bias_f_x = link38_articulated_bias_f_x
+        + link38_subspace_rate_v_z * qd[39] * link38_articulated_passed_35
+        + link37_velocity_w_y * link37_momentum_f_z
+        + qd[39] * link38_articulated_passed_33 * link38_subspace_rate_v_x
+        + link38_articulated_subspace_f_x * link38_inverse_pivot
+            * link38_remaining_force;
+    let link36_momentum_f_z = p.link_mass * link36_velocity_v_z
+        - cache.link36_inertia_h_x * link36_velocity_w_y;
+    let link37_subspace_rate_v_x = cache.link37_subspace_v_z * link36_velocity_w_y
+        + link36_velocity_v_z;
+    let link37_momentum_f_x = link37_velocity_w_y * cache.link37_inertia_h_z
+        + p.link_mass * link37_velocity_v_x;
+    let link37_articulated_bias_f_z = link38_subspace_rate_v_z * qd[39]
+        * link38_articulated_passed_55 + link38_articulated_bias_f_z
+        + qd[39] * link38_articulated_passed_35 * link38_subspace_rate_v_x
+        + link38_inverse_pivot * link38_remaining_force * link38_articulated_subspace_f_z
+        - link37_velocity_w_y * link37_momentum_f_x;
+    let link37_articulated_bias_n_y = link37_momentum_f_x * link37_velocity_v_z
+        + link38_articulated_passed_15 * link38_subspace_rate_v_z * qd[39]
+        + link38_articulated_bias_n_y
+        + qd[39] * link38_subspace_rate_v_x * link38_articulated_passed_13
+        + link38_articulated_subspace_n_y * link38_inverse_pivot * link38_remaining_force
+        - link37_momentum_f_z * link37_velocity_v_x;
+    let link37_remaining_force = tau[38]
+        - (cache.link37_subspace_v_z * link37_articulated_bias_f_z
+            + link37_articulated_bias_f_x * cache.link37_position_z
+            - link37_articulated_bias_n_y);
+    let link36_articulated_bias_f_x = link37_articulated_passed_35
+        * link37_subspace_rate_v_z * qd[38] + link37_articulated_bias_f_x
+        + link36_momentum_f_z * link36_velocity_w_y
+        + link37_articulated_passed_33 * qd[38] * link37_subspace_rate_v_x
+        + link37_inverse_pivot * link37_remaining_force
+            * link37_articulated_subspace_f_x;
+    let link36_subspace_rate_v_x = link35_velocity_w_y * cache.link36_subspace_v_z
+        + link35_velocity_v_z;
+    let link36_momentum_f_x = p.link_mass * link36_velocity_v_x
+        + cache.link36_inertia_h_z * link36_velocity_w_y;
+    let link36_articulated_bias_n_y = link37_subspace_rate_v_z * qd[38]
+        * link37_articulated_passed_15 + link37_articulated_bias_n_y
+        + link36_momentum_f_x * link36_velocity_v_z
+        + link37_inverse_pivot * link37_remaining_force * link37_articulated_subspace_n_y
+        + qd[38] * link37_articulated_passed_13 * link37_subspace_rate_v_x
+        - link36_momentum_f_z * link36_velocity_v_x;
+    let link36_articulated_bias_f_z = link37_subspace_rate_v_z * qd[38]
+        * link37_articulated_passed_55
+        + link37_inverse_pivot * link37_remaining_force * link37_articulated_subspace_f_z
+        + link37_articulated_passed_35 * qd[38] * link37_subspace_rate_v_x
+        + link37_articulated_bias_f_z - link36_momentum_f_x * link36_velocity_w_y;
+    let link36_remaining_force = tau[37]
+        - (cache.link36_position_z * link36_articulated_bias_f_x
+            + link36_articulated_bias_f_z * cache.link36_subspace_v_z
+            - link36_articulated_bias_n_y);
+    let link36_subspace_rate_v_z = -cache.link36_position_z * link35_velocity_w_y
+        - link35_velocity_v_x;
+    let link35_articulated_bias_f_x = link35_momentum_f_z * link35_velocity_w_y
+        + link36_articulated_bias_f_x
+        + link36_subspace_rate_v_x * qd[37] * link36_articulated_passed_33
+        + link36_articulated_subspace_f_x * link36_inverse_pivot * link36_remaining_force
+        + link36_subspace_rate_v_z * qd[37] * link36_articulated_passed_35;
+    let link34_momentum_f_z = link34_velocity_v_z * p.link_mass
+        - cache.link34_inertia_h_x * link34_velocity_w_y;
+    let link35_momentum_f_x = link35_velocity_v_x * p.link_mass
+        + cache.link35_inertia_h_z * link35_velocity_w_y;
+    let link35_articulated_bias_f_z = link36_inverse_pivot * link36_remaining_force
+        * link36_articulated_subspace_f_z + link36_articulated_bias_f_z
+        + link36_subspace_rate_v_z * link36_articulated_passed_55 * qd[37]
+        + link36_subspace_rate_v_x * qd[37] * link36_articulated_passed_35
+        - link35_momentum_f_x * link35_velocity_w_y;
+    let link35_articulated_bias_n_y = link36_articulated_passed_13
+        * link36_subspace_rate_v_x * qd[37]
+        + link36_subspace_rate_v_z * link36_articulated_passed_15 * qd[37]
+        + link36_inverse_pivot * link36_remaining_force * link36_articulated_subspace_n_y
+        + link35_momentum_f_x * link35_velocity_v_z + link36_articulated_bias_n_y
+        - link35_velocity_v_x * link35_momentum_f_z;
+    let link35_remaining_force = tau[36]
+        - (cache.link35_subspace_v_z * link35_articulated_bias_f_z
+            + cache.link35_position_z * link35_articulated_bias_f_x
+            - link35_articulated_bias_n_y);
+    let link34_articulated_bias_f_x = link35_articulated_passed_33 * qd[36]
+        * link35_subspace_rate_v_x
+        + link35_subspace_rate_v_z * qd[36] * link35_articulated_passed_35
+        + link35_articulated_bias_f_x + link34_momentum_f_z * link34_velocity_w_y
+        + link35_articulated_subspace_f_x * link35_inverse_pivot
+            * link35_remaining_force;
+    let link34_subspace_rate_v_z = -cache.link34_position_z * link33_velocity_w_y
+        - link33_velocity_v_x;
+    let link34_momentum_f_x = p.link_mass * link34_velocity_v_x
+        + link34_velocity_w_y * cache.link34_inertia_h_z;
+    let link34_articulated_bias_f_z = link35_inverse_pivot * link35_remaining_force
+        * link35_articulated_subspace_f_z
+        + link35_subspace_rate_v_z * qd[36] * link35_articulated_passed_55
+        + link35_articulated_bias_f_z
+        + qd[36] * link35_subspace_rate_v_x * link35_articulated_passed_35
+        - link34_momentum_f_x * link34_velocity_w_y;
+    let link34_articulated_bias_n_y = link35_inverse_pivot * link35_remaining_force
+        * link35_articulated_subspace_n_y
+        + link35_articulated_passed_13 * qd[36] * link35_subspace_rate_v_x
+        + link35_articulated_bias_n_y
+        + link35_subspace_rate_v_z * qd[36] * link35_articulated_passed_15
+        + link34_velocity_v_z * link34_momentum_f_x
+        - link34_momentum_f_z * link34_velocity_v_x;
+    let link34_remaining_force = tau[35]
+        - (link34_articulated_bias_f_z * cache.link34_subspace_v_z
+            + link34_articulated_bias_f_x * cache.link34_position_z
+            - link34_articulated_bias_n_y);
+    let link33_momentum_f_z = link33_velocity_v_z * p.link_mass
+        - cache.link33_inertia_h_x * link33_velocity_w_y;
+    let link33_articulated_bias_f_x = link34_articulated_passed_33
+        * link34_subspace_rate_v_x * qd[35] + link34_articulated_bias_f_x
+        + link34_subspace_rate_v_z * link34_articulated_passed_35 * qd[35]
+        + link34_articulated_subspace_f_x * link34_inverse_pivot * link34_remaining_force
+        + link33_momentum_f_z * link33_velocity_w_y;
+    let link33_momentum_f_x = cache.link33_inertia_h_z * link33_velocity_w_y
+        + link33_velocity_v_x * p.link_mass;
+    let link33_articulated_bias_n_y = link34_subspace_rate_v_z
+        * link34_articulated_passed_15 * qd[35]
+        + link33_velocity_v_z * link33_momentum_f_x
+        + link34_subspace_rate_v_x * link34_articulated_passed_13 * qd[35]
+        + link34_inverse_pivot * link34_remaining_force * link34_articulated_subspace_n_y
+        + link34_articulated_bias_n_y - link33_momentum_f_z * link33_velocity_v_x;
+    let link33_articulated_bias_f_z = link34_articulated_bias_f_z
+        + link34_inverse_pivot * link34_remaining_force * link34_articulated_subspace_f_z
+        + link34_articulated_passed_35 * link34_subspace_rate_v_x * qd[35]
+        + link34_subspace_rate_v_z * qd[35] * link34_articulated_passed_55
+        - link33_momentum_f_x * link33_velocity_w_y;
+    let link33_remaining_force = tau[34]
+        - (link33_articulated_bias_f_x * cache.link33_position_z
+            + cache.link33_subspace_v_z * link33_articulated_bias_f_z
+            - link33_articulated_bias_n_y);
+    let link33_subspace_rate_v_z = -cache.link33_position_z * link32_velocity_w_y
+        - link32_velocity_v_x;
+    let link32_momentum_f_x = cache.link32_inertia_h_z * link32_velocity_w_y
+        + p.link_mass * link32_velocity_v_x;
+    let link32_articulated_bias_f_z = link33_articulated_passed_35 * qd[34]
+        * link33_subspace_rate_v_x
+        + link33_articulated_subspace_f_z * link33_remaining_force * link33_inverse_pivot
+        + link33_subspace_rate_v_z * link33_articulated_passed_55 * qd[34]
+        + link33_articulated_bias_f_z - link32_momentum_f_x * link32_velocity_w_y;
+    let link32_momentum_f_z = link32_velocity_v_z * p.link_mass
+        - cache.link32_inertia_h_x * link32_velocity_w_y;
+    let link32_articulated_bias_n_y = link33_subspace_rate_v_z * qd[34]
+        * link33_articulated_passed_15 + link32_velocity_v_z * link32_momentum_f_x
+        + link33_remaining_force * link33_inverse_pivot * link33_articulated_subspace_n_y
+        + link33_articulated_bias_n_y
+        + link33_articulated_passed_13 * qd[34] * link33_subspace_rate_v_x
+        - link32_velocity_v_x * link32_momentum_f_z;
+    let link32_articulated_bias_f_x = qd[34] * link33_subspace_rate_v_x
+        * link33_articulated_passed_33 + link32_velocity_w_y * link32_momentum_f_z
+        + link33_articulated_bias_f_x
+        + link33_remaining_force * link33_articulated_subspace_f_x * link33_inverse_pivot
+        + link33_subspace_rate_v_z * link33_articulated_passed_35 * qd[34];
+    let link32_remaining_force = tau[33]
+        - (cache.link32_subspace_v_z * link32_articulated_bias_f_z
+            + cache.link32_position_z * link32_articulated_bias_f_x
+            - link32_articulated_bias_n_y);
+    let link31_articulated_bias_f_z = qd[33] * link32_subspace_rate_v_z
+        * link32_articulated_passed_55
+        + qd[33] * link32_subspace_rate_v_x * link32_articulated_passed_35
+        + link32_articulated_bias_f_z
+        + link32_inverse_pivot * link32_articulated_subspace_f_z * link32_remaining_force
+        - link31_momentum_f_x * link31_velocity_w_y;
+    let link31_momentum_f_z = link31_velocity_v_z * p.link_mass
+        - cache.link31_inertia_h_x * link31_velocity_w_y;
+    let link31_articulated_bias_n_y = link32_inverse_pivot * link32_remaining_force
+        * link32_articulated_subspace_n_y + link32_articulated_bias_n_y
+        + link31_velocity_v_z * link31_momentum_f_x
+        + qd[33] * link32_articulated_passed_15 * link32_subspace_rate_v_z
+        + qd[33] * link32_subspace_rate_v_x * link32_articulated_passed_13
+        - link31_velocity_v_x * link31_momentum_f_z;
+    let link31_articulated_bias_f_x = link32_articulated_bias_f_x
+        + link32_articulated_passed_33 * qd[33] * link32_subspace_rate_v_x
+        + qd[33] * link32_articulated_passed_35 * link32_subspace_rate_v_z
+        + link32_inverse_pivot * link32_articulated_subspace_f_x * link32_remaining_force
+        + link31_momentum_f_z * link31_velocity_w_y;
+    let link31_remaining_force = tau[32]
+        - (cache.link31_subspace_v_z * link31_articulated_bias_f_z
+            + link31_articulated_bias_f_x * cache.link31_position_z
+            - link31_articulated_bias_n_y);
+    let link31_subspace_rate_v_z = -link30_velocity_w_y * cache.link31_position_z
+        - link30_velocity_v_x;
+    let link30_momentum_f_z = link30_velocity_v_z * p.link_mass
+        - cache.link30_inertia_h_x * link30_velocity_w_y;
+    let link31_subspace_rate_v_x = link30_velocity_v_z
+        + link30_velocity_w_y * cache.link31_subspace_v_z;
+    let link30_articulated_bias_f_x = link31_articulated_subspace_f_x
+        * link31_inverse_pivot * link31_remaining_force + link31_articulated_bias_f_x
+        + link31_articulated_passed_35 * link31_subspace_rate_v_z * qd[32]
+        + link30_velocity_w_y * link30_momentum_f_z
+        + link31_articulated_passed_33 * link31_subspace_rate_v_x * qd[32];
+    let link30_momentum_f_x = link30_velocity_w_y * cache.link30_inertia_h_z
+        + link30_velocity_v_x * p.link_mass;
+    let link30_articulated_bias_f_z = link31_articulated_passed_35
+        * link31_subspace_rate_v_x * qd[32] + link31_articulated_bias_f_z
+        + link31_articulated_subspace_f_z * link31_inverse_pivot * link31_remaining_force
+        + link31_subspace_rate_v_z * qd[32] * link31_articulated_passed_55
+        - link30_velocity_w_y * link30_momentum_f_x;
+    let link30_articulated_bias_n_y = link31_articulated_passed_15
+        * link31_subspace_rate_v_z * qd[32]
+        + link31_articulated_passed_13 * link31_subspace_rate_v_x * qd[32]
+        + link30_velocity_v_z * link30_momentum_f_x
+        + link31_articulated_subspace_n_y * link31_inverse_pivot * link31_remaining_force
+        + link31_articulated_bias_n_y - link30_velocity_v_x * link30_momentum_f_z;
+    let link30_remaining_force = tau[31]
+        - (link30_articulated_bias_f_z * cache.link30_subspace_v_z
+            + cache.link30_position_z * link30_articulated_bias_f_x
+            - link30_articulated_bias_n_y);
+    let link29_momentum_f_z = link29_velocity_v_z * p.link_mass
+        - cache.link29_inertia_h_x * link29_velocity_w_y;
+    let link30_subspace_rate_v_x = link29_velocity_v_z
+        + cache.link30_subspace_v_z * link29_velocity_w_y;
+    let link30_subspace_rate_v_z = -cache.link30_position_z * link29_velocity_w_y
+        - link29_velocity_v_x;
+    let link29_articulated_bias_f_x = link30_articulated_bias_f_x
+        + link30_articulated_subspace_f_x * link30_inverse_pivot * link30_remaining_force
+        + link29_momentum_f_z * link29_velocity_w_y
+        + qd[31] * link30_articulated_passed_33 * link30_subspace_rate_v_x
+        + qd[31] * link30_subspace_rate_v_z * link30_articulated_passed_35;
+    let link29_momentum_f_x = cache.link29_inertia_h_z * link29_velocity_w_y
+        + p.link_mass * link29_velocity_v_x;
+    let link29_articulated_bias_n_y = qd[31] * link30_articulated_passed_13
+        * link30_subspace_rate_v_x + link29_momentum_f_x * link29_velocity_v_z
+        + qd[31] * link30_subspace_rate_v_z * link30_articulated_passed_15
+        + link30_inverse_pivot * link30_articulated_subspace_n_y * link30_remaining_force
+        + link30_articulated_bias_n_y - link29_momentum_f_z * link29_velocity_v_x;
+    let link29_articulated_bias_f_z = link30_articulated_bias_f_z
+        + qd[31] * link30_articulated_passed_35 * link30_subspace_rate_v_x
+        + link30_articulated_subspace_f_z * link30_inverse_pivot * link30_remaining_force
+        + qd[31] * link30_articulated_passed_55 * link30_subspace_rate_v_z
+        - link29_momentum_f_x * link29_velocity_w_y;
+    let link29_remaining_force = tau[30]
+        - (cache.link29_position_z * link29_articulated_bias_f_x
+            + link29_articulated_bias_f_z * cache.link29_subspace_v_z
+            - link29_articulated_bias_n_y);
+    let link29_subspace_rate_v_x = link28_velocity_v_z
+        + link28_velocity_w_y * cache.link29_subspace_v_z;
+    let link28_momentum_f_z = p.link_mass * link28_velocity_v_z
+        - cache.link28_inertia_h_x * link28_velocity_w_y;
+    let link28_articulated_bias_f_x = qd[30] * link29_subspace_rate_v_z
+        * link29_articulated_passed_35
+        + link29_remaining_force * link29_articulated_subspace_f_x * link29_inverse_pivot
+        + qd[30] * link29_subspace_rate_v_x * link29_articulated_passed_33
+        + link29_articulated_bias_f_x + link28_momentum_f_z * link28_velocity_w_y;
+    let link28_momentum_f_x = link28_velocity_v_x * p.link_mass
+        + link28_velocity_w_y * cache.link28_inertia_h_z;
+    let link28_articulated_bias_n_y = qd[30] * link29_subspace_rate_v_x
+        * link29_articulated_passed_13 + link29_articulated_bias_n_y
+        + qd[30] * link29_subspace_rate_v_z * link29_articulated_passed_15
+        + link29_remaining_force * link29_articulated_subspace_n_y * link29_inverse_pivot
+        + link28_velocity_v_z * link28_momentum_f_x
+        - link28_velocity_v_x * link28_momentum_f_z;
+    let link28_articulated_bias_f_z = qd[30] * link29_subspace_rate_v_z
+        * link29_articulated_passed_55 + link29_articulated_bias_f_z
+        + qd[30] * link29_articulated_passed_35 * link29_subspace_rate_v_x
+        + link29_remaining_force * link29_articulated_subspace_f_z * link29_inverse_pivot
+        - link28_momentum_f_x * link28_velocity_w_y;
+    let link28_remaining_force = tau[29]
+        - (link28_articulated_bias_f_x * cache.link28_position_z
+            + cache.link28_subspace_v_z * link28_articulated_bias_f_z
+            - link28_articulated_bias_n_y);
+    let link27_articulated_bias_f_z = qd[29] * link28_articulated_passed_55
+        * link28_subspace_rate_v_z
+        + link28_articulated_passed_35 * qd[29] * link28_subspace_rate_v_x
+        + link28_inverse_pivot * link28_articulated_subspace_f_z * link28_remaining_force
+        + link28_articulated_bias_f_z - link27_momentum_f_x * link27_velocity_w_y;
+    let link27_momentum_f_z = p.link_mass * link27_velocity_v_z
+        - cache.link27_inertia_h_x * link27_velocity_w_y;
+    let link27_articulated_bias_f_x = link28_articulated_bias_f_x
+        + link28_inverse_pivot * link28_remaining_force * link28_articulated_subspace_f_x
+        + link27_velocity_w_y * link27_momentum_f_z
+        + link28_articulated_passed_35 * qd[29] * link28_subspace_rate_v_z
+        + qd[29] * link28_subspace_rate_v_x * link28_articulated_passed_33;
+    let link27_articulated_bias_n_y = link28_inverse_pivot
+        * link28_articulated_subspace_n_y * link28_remaining_force
+        + link27_momentum_f_x * link27_velocity_v_z + link28_articulated_bias_n_y
+        + qd[29] * link28_subspace_rate_v_x * link28_articulated_passed_13
+        + qd[29] * link28_articulated_passed_15 * link28_subspace_rate_v_z
+        - link27_velocity_v_x * link27_momentum_f_z;
+    let link27_remaining_force = tau[28]
+        - (cache.link27_subspace_v_z * link27_articulated_bias_f_z
+            + cache.link27_position_z * link27_articulated_bias_f_x
+            - link27_articulated_bias_n_y);
+    let link26_momentum_f_x = cache.link26_inertia_h_z * link26_velocity_w_y
+        + link26_velocity_v_x * p.link_mass;
+    let link27_subspace_rate_v_x = link26_velocity_v_z
+        + link26_velocity_w_y * cache.link27_subspace_v_z;
+    let link27_subspace_rate_v_z = -link26_velocity_v_x
+        - link26_velocity_w_y * cache.link27_position_z;
+    let link26_articulated_bias_n_y = link27_inverse_pivot * link27_remaining_force
+        * link27_articulated_subspace_n_y + link27_articulated_bias_n_y
+        + link26_velocity_v_z * link26_momentum_f_x
+        + link27_articulated_passed_13 * qd[28] * link27_subspace_rate_v_x
+        + link27_subspace_rate_v_z * link27_articulated_passed_15 * qd[28]
+        - link26_velocity_v_x * link26_momentum_f_z;
+    let link26_subspace_rate_v_z = -link25_velocity_w_y * cache.link26_position_z
+        - link25_velocity_v_x;
+    let link25_momentum_f_z = link25_velocity_v_z * p.link_mass
+        - link25_velocity_w_y * cache.link25_inertia_h_x;
+    let link26_articulated_bias_f_z = link27_inverse_pivot
+        * link27_articulated_subspace_f_z * link27_remaining_force
+        + link27_subspace_rate_v_z * qd[28] * link27_articulated_passed_55
+        + link27_articulated_passed_35 * qd[28] * link27_subspace_rate_v_x
+        + link27_articulated_bias_f_z - link26_velocity_w_y * link26_momentum_f_x;
+    let link26_articulated_bias_f_x = link27_subspace_rate_v_z
+        * link27_articulated_passed_35 * qd[28]
+        + qd[28] * link27_articulated_passed_33 * link27_subspace_rate_v_x
+        + link27_inverse_pivot * link27_articulated_subspace_f_x * link27_remaining_force
+        + link26_velocity_w_y * link26_momentum_f_z + link27_articulated_bias_f_x;
+    let link26_remaining_force = tau[27]
+        - (cache.link26_subspace_v_z * link26_articulated_bias_f_z
+            + link26_articulated_bias_f_x * cache.link26_position_z
+            - link26_articulated_bias_n_y);
+    let link25_momentum_f_x = p.link_mass * link25_velocity_v_x
+        + cache.link25_inertia_h_z * link25_velocity_w_y;
+    let link26_subspace_rate_v_x = link25_velocity_v_z
+        + cache.link26_subspace_v_z * link25_velocity_w_y;
+    let link25_articulated_bias_n_y = link26_articulated_bias_n_y
+        + link26_articulated_passed_15 * link26_subspace_rate_v_z * qd[27]
+        + link26_remaining_force * link26_articulated_subspace_n_y * link26_inverse_pivot
+        + link25_velocity_v_z * link25_momentum_f_x
+        + link26_subspace_rate_v_x * link26_articulated_passed_13 * qd[27]
+        - link25_momentum_f_z * link25_velocity_v_x;
+    let link24_momentum_f_x = cache.link24_inertia_h_z * link24_velocity_w_y
+        + link24_velocity_v_x * p.link_mass;
+    let link25_articulated_bias_f_z = link26_articulated_bias_f_z
+        + link26_remaining_force * link26_inverse_pivot * link26_articulated_subspace_f_z
+        + link26_subspace_rate_v_z * qd[27] * link26_articulated_passed_55
+        + link26_articulated_passed_35 * link26_subspace_rate_v_x * qd[27]
+        - link25_velocity_w_y * link25_momentum_f_x;
+    let link25_articulated_bias_f_x = link25_momentum_f_z * link25_velocity_w_y
+        + link26_articulated_bias_f_x
+        + link26_subspace_rate_v_x * qd[27] * link26_articulated_passed_33
+        + link26_remaining_force * link26_articulated_subspace_f_x * link26_inverse_pivot
+        + link26_articulated_passed_35 * link26_subspace_rate_v_z * qd[27];
+    let link25_remaining_force = tau[26]
+        - (cache.link25_subspace_v_z * link25_articulated_bias_f_z
+            + link25_articulated_bias_f_x * cache.link25_position_z
+            - link25_articulated_bias_n_y);
+    let link24_momentum_f_z = p.link_mass * link24_velocity_v_z
+        - link24_velocity_w_y * cache.link24_inertia_h_x;
+    let link25_subspace_rate_v_x = link24_velocity_w_y * cache.link25_subspace_v_z
+        + link24_velocity_v_z;
+    let link25_subspace_rate_v_z = -link24_velocity_v_x
+        - link24_velocity_w_y * cache.link25_position_z;
+    let link24_articulated_bias_n_y = link25_articulated_bias_n_y
+        + link24_velocity_v_z * link24_momentum_f_x
+        + link25_inverse_pivot * link25_articulated_subspace_n_y * link25_remaining_force
+        + link25_articulated_passed_13 * link25_subspace_rate_v_x * qd[26]
+        + qd[26] * link25_subspace_rate_v_z * link25_articulated_passed_15
+        - link24_momentum_f_z * link24_velocity_v_x;
+    let link24_articulated_bias_f_x = link25_articulated_passed_35 * qd[26]
+        * link25_subspace_rate_v_z
+        + link25_inverse_pivot * link25_articulated_subspace_f_x * link25_remaining_force
+        + link25_subspace_rate_v_x * link25_articulated_passed_33 * qd[26]
+        + link25_articulated_bias_f_x + link24_velocity_w_y * link24_momentum_f_z;
+    let link24_articulated_bias_f_z = link25_inverse_pivot
+        * link25_articulated_subspace_f_z * link25_remaining_force
+        + link25_articulated_bias_f_z
+        + link25_articulated_passed_35 * link25_subspace_rate_v_x * qd[26]
+        + link25_articulated_passed_55 * qd[26] * link25_subspace_rate_v_z
+        - link24_velocity_w_y * link24_momentum_f_x;
+    let link24_remaining_force = tau[25]
+        - (cache.link24_position_z * link24_articulated_bias_f_x
+            + link24_articulated_bias_f_z * cache.link24_subspace_v_z
+            - link24_articulated_bias_n_y);
+    let link24_subspace_rate_v_x = link23_velocity_v_z
+        + link23_velocity_w_y * cache.link24_subspace_v_z;
+    let link23_momentum_f_z = p.link_mass * link23_velocity_v_z
+        - link23_velocity_w_y * cache.link23_inertia_h_x;
+    let link23_momentum_f_x = p.link_mass * link23_velocity_v_x
+        + link23_velocity_w_y * cache.link23_inertia_h_z;
+    let link23_articulated_bias_n_y = link24_articulated_passed_15
+        * link24_subspace_rate_v_z * qd[25] + link24_articulated_bias_n_y
+        + link24_inverse_pivot * link24_articulated_subspace_n_y * link24_remaining_force
+        + link24_articulated_passed_13 * link24_subspace_rate_v_x * qd[25]
+        + link23_momentum_f_x * link23_velocity_v_z
+        - link23_momentum_f_z * link23_velocity_v_x;
+    let link23_articulated_bias_f_z = link24_articulated_passed_35
+        * link24_subspace_rate_v_x * qd[25]
+        + link24_inverse_pivot * link24_articulated_subspace_f_z * link24_remaining_force
+        + link24_articulated_bias_f_z
+        + link24_subspace_rate_v_z * link24_articulated_passed_55 * qd[25]
+        - link23_velocity_w_y * link23_momentum_f_x;
+    let link23_articulated_bias_f_x = link24_articulated_passed_35
+        * link24_subspace_rate_v_z * qd[25]
+        + link24_articulated_passed_33 * link24_subspace_rate_v_x * qd[25]
+        + link24_inverse_pivot * link24_remaining_force * link24_articulated_subspace_f_x
+        + link24_articulated_bias_f_x + link23_velocity_w_y * link23_momentum_f_z;
+    let link23_remaining_force = tau[24]
+        - (cache.link23_subspace_v_z * link23_articulated_bias_f_z
+            + link23_articulated_bias_f_x * cache.link23_position_z
+            - link23_articulated_bias_n_y);
+    let link23_subspace_rate_v_z = -link22_velocity_w_y * cache.link23_position_z
+        - link22_velocity_v_x;
+    let link22_momentum_f_z = p.link_mass * link22_velocity_v_z
+        - cache.link22_inertia_h_x * link22_velocity_w_y;
+    let link22_articulated_bias_n_y = link22_momentum_f_x * link22_velocity_v_z
+        + link23_subspace_rate_v_x * link23_articulated_passed_13 * qd[24]
+        + link23_articulated_bias_n_y
+        + link23_articulated_subspace_n_y * link23_inverse_pivot * link23_remaining_force
+        + link23_articulated_passed_15 * link23_subspace_rate_v_z * qd[24]
+        - link22_momentum_f_z * link22_velocity_v_x;
+    let link21_momentum_f_z = link21_velocity_v_z * p.link_mass
+        - link21_velocity_w_y * cache.link21_inertia_h_x;
+    let link22_articulated_bias_f_x = link23_articulated_subspace_f_x
+        * link23_inverse_pivot * link23_remaining_force + link23_articulated_bias_f_x
+        + link23_subspace_rate_v_z * qd[24] * link23_articulated_passed_35
+        + link22_momentum_f_z * link22_velocity_w_y
+        + link23_subspace_rate_v_x * qd[24] * link23_articulated_passed_33;
+    let link22_articulated_bias_f_z = link23_subspace_rate_v_x * qd[24]
+        * link23_articulated_passed_35
+        + link23_articulated_passed_55 * link23_subspace_rate_v_z * qd[24]
+        + link23_articulated_bias_f_z
+        + link23_articulated_subspace_f_z * link23_inverse_pivot * link23_remaining_force
+        - link22_velocity_w_y * link22_momentum_f_x;
+    let link22_remaining_force = tau[23]
+        - (link22_articulated_bias_f_x * cache.link22_position_z
+            + link22_articulated_bias_f_z * cache.link22_subspace_v_z
+            - link22_articulated_bias_n_y);
+    let link22_subspace_rate_v_x = link21_velocity_v_z
+        + link21_velocity_w_y * cache.link22_subspace_v_z;
+    let link22_subspace_rate_v_z = -link21_velocity_w_y * cache.link22_position_z
+        - link21_velocity_v_x;
+    let link21_momentum_f_x = link21_velocity_w_y * cache.link21_inertia_h_z
+        + link21_velocity_v_x * p.link_mass;
+    let link21_articulated_bias_n_y = link22_articulated_bias_n_y
+        + link22_remaining_force * link22_inverse_pivot * link22_articulated_subspace_n_y
+        + qd[23] * link22_subspace_rate_v_x * link22_articulated_passed_13
+        + qd[23] * link22_subspace_rate_v_z * link22_articulated_passed_15
+        + link21_momentum_f_x * link21_velocity_v_z
+        - link21_velocity_v_x * link21_momentum_f_z;
+    let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
+        + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link21_articulated_bias_f_x = link22_articulated_bias_f_x
+        + link22_articulated_subspace_f_x * link22_remaining_force * link22_inverse_pivot
+        + qd[23] * link22_articulated_passed_35 * link22_subspace_rate_v_z
+        + link21_velocity_w_y * link21_momentum_f_z
+        + qd[23] * link22_subspace_rate_v_x * link22_articulated_passed_33;
+    let link21_articulated_bias_f_z = qd[23] * link22_articulated_passed_55
+        * link22_subspace_rate_v_z
+        + link22_articulated_subspace_f_z * link22_remaining_force * link22_inverse_pivot
+        + qd[23] * link22_articulated_passed_35 * link22_subspace_rate_v_x
+        + link22_articulated_bias_f_z - link21_velocity_w_y * link21_momentum_f_x;
+    let link21_remaining_force = tau[22]
+        - (link21_articulated_bias_f_x * cache.link21_position_z
+            + link21_articulated_bias_f_z * cache.link21_subspace_v_z
+            - link21_articulated_bias_n_y);
+    let link21_subspace_rate_v_x = link20_velocity_w_y * cache.link21_subspace_v_z
+        + link20_velocity_v_z;
+    let link20_articulated_bias_n_y = qd[22] * link21_articulated_passed_15
+        * link21_subspace_rate_v_z + link21_articulated_bias_n_y
+        + link20_momentum_f_x * link20_velocity_v_z
+        + link21_remaining_force * link21_inverse_pivot * link21_articulated_subspace_n_y
+        + qd[22] * link21_articulated_passed_13 * link21_subspace_rate_v_x
+        - link20_momentum_f_z * link20_velocity_v_x;
+    let link20_articulated_bias_f_x = link21_articulated_subspace_f_x
+        * link21_remaining_force * link21_inverse_pivot
+        + link20_velocity_w_y * link20_momentum_f_z
+        + qd[22] * link21_articulated_passed_35 * link21_subspace_rate_v_z
+        + link21_articulated_bias_f_x
+        + qd[22] * link21_articulated_passed_33 * link21_subspace_rate_v_x;
+    let link20_articulated_bias_f_z = link21_remaining_force * link21_inverse_pivot
+        * link21_articulated_subspace_f_z + link21_articulated_bias_f_z
+        + qd[22] * link21_articulated_passed_55 * link21_subspace_rate_v_z
+        + qd[22] * link21_subspace_rate_v_x * link21_articulated_passed_35
+        - link20_momentum_f_x * link20_velocity_w_y;
+    let link20_remaining_force = tau[21]
+        - (link20_articulated_bias_f_x * cache.link20_position_z
+            + link20_articulated_bias_f_z * cache.link20_subspace_v_z
+            - link20_articulated_bias_n_y);
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * cache.link20_subspace_v_z;
+    let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
+        + link19_velocity_w_y * cache.link19_inertia_h_z;
+    let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
+        - link19_velocity_v_x;
+    let link19_articulated_bias_n_y = link20_articulated_bias_n_y
+        + link20_remaining_force * link20_inverse_pivot * link20_articulated_subspace_n_y
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_13
+        + link19_momentum_f_x * link19_velocity_v_z
+        + link20_subspace_rate_v_z * qd[21] * link20_articulated_passed_15
+        - link19_velocity_v_x * link19_momentum_f_z;
+    let link18_momentum_f_x = link18_velocity_w_y * cache.link18_inertia_h_z
+        + p.link_mass * link18_velocity_v_x;
+    let link19_articulated_bias_f_z = link20_articulated_bias_f_z
+        + link20_articulated_passed_35 * link20_subspace_rate_v_x * qd[21]
+        + link20_subspace_rate_v_z * qd[21] * link20_articulated_passed_55
+        + link20_remaining_force * link20_articulated_subspace_f_z * link20_inverse_pivot
+        - link19_momentum_f_x * link19_velocity_w_y;
+    let link19_articulated_bias_f_x = link19_momentum_f_z * link19_velocity_w_y
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_33
+        + link20_remaining_force * link20_articulated_subspace_f_x * link20_inverse_pivot
+        + link20_articulated_bias_f_x
+        + link20_subspace_rate_v_z * link20_articulated_passed_35 * qd[21];
+    let link19_remaining_force = tau[20]
+        - (cache.link19_subspace_v_z * link19_articulated_bias_f_z
+            + link19_articulated_bias_f_x * cache.link19_position_z
+            - link19_articulated_bias_n_y);
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - cache.link18_inertia_h_x * link18_velocity_w_y;
+    let link19_subspace_rate_v_z = -link18_velocity_w_y * cache.link19_position_z
+        - link18_velocity_v_x;
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + cache.link19_subspace_v_z * link18_velocity_w_y;
+    let link18_articulated_bias_n_y = link19_articulated_bias_n_y
+        + link18_velocity_v_z * link18_momentum_f_x
+        + link19_articulated_subspace_n_y * link19_remaining_force * link19_inverse_pivot
+        + link19_subspace_rate_v_z * qd[20] * link19_articulated_passed_15
+        + link19_subspace_rate_v_x * qd[20] * link19_articulated_passed_13
+        - link18_velocity_v_x * link18_momentum_f_z;
+    let link18_articulated_bias_f_x = link19_articulated_bias_f_x
+        + link19_articulated_subspace_f_x * link19_remaining_force * link19_inverse_pivot
+        + link19_subspace_rate_v_z * qd[20] * link19_articulated_passed_35
+        + link19_subspace_rate_v_x * qd[20] * link19_articulated_passed_33
+        + link18_velocity_w_y * link18_momentum_f_z;
+    let link18_articulated_bias_f_z = link19_subspace_rate_v_x * qd[20]
+        * link19_articulated_passed_35
+        + link19_remaining_force * link19_inverse_pivot * link19_articulated_subspace_f_z
+        + link19_articulated_bias_f_z
+        + link19_subspace_rate_v_z * qd[20] * link19_articulated_passed_55
+        - link18_velocity_w_y * link18_momentum_f_x;
+    let link18_remaining_force = tau[19]
+        - (cache.link18_position_z * link18_articulated_bias_f_x
+            + cache.link18_subspace_v_z * link18_articulated_bias_f_z
+            - link18_articulated_bias_n_y);
+    let link17_momentum_f_x = cache.link17_inertia_h_z * link17_velocity_w_y
+        + p.link_mass * link17_velocity_v_x;
+    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - cache.link17_inertia_h_x * link17_velocity_w_y;
+    let link18_subspace_rate_v_z = -link17_velocity_v_x
+        - cache.link18_position_z * link17_velocity_w_y;
+    let link17_articulated_bias_n_y = link18_articulated_subspace_n_y
+        * link18_remaining_force * link18_inverse_pivot
+        + link17_momentum_f_x * link17_velocity_v_z + link18_articulated_bias_n_y
+        + qd[19] * link18_articulated_passed_13 * link18_subspace_rate_v_x
+        + link18_articulated_passed_15 * link18_subspace_rate_v_z * qd[19]
+        - link17_momentum_f_z * link17_velocity_v_x;
+    let link16_momentum_f_x = link16_velocity_v_x * p.link_mass
+        + cache.link16_inertia_h_z * link16_velocity_w_y;
+    let link17_articulated_bias_f_x = link18_remaining_force
+        * link18_articulated_subspace_f_x * link18_inverse_pivot
+        + link18_subspace_rate_v_z * qd[19] * link18_articulated_passed_35
+        + link18_articulated_bias_f_x
+        + link18_articulated_passed_33 * qd[19] * link18_subspace_rate_v_x
+        + link17_momentum_f_z * link17_velocity_w_y;
+    let link17_articulated_bias_f_z = link18_subspace_rate_v_z * qd[19]
+        * link18_articulated_passed_55
+        + qd[19] * link18_subspace_rate_v_x * link18_articulated_passed_35
+        + link18_articulated_bias_f_z
+        + link18_remaining_force * link18_articulated_subspace_f_z * link18_inverse_pivot
+        - link17_momentum_f_x * link17_velocity_w_y;
+    let link17_remaining_force = tau[18]
+        - (link17_articulated_bias_f_x * cache.link17_position_z
+            + cache.link17_subspace_v_z * link17_articulated_bias_f_z
+            - link17_articulated_bias_n_y);
+    let link17_subspace_rate_v_z = -link16_velocity_w_y * cache.link17_position_z
+        - link16_velocity_v_x;
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + cache.link17_subspace_v_z * link16_velocity_w_y;
+    let link16_articulated_bias_n_y = link17_articulated_bias_n_y
+        + link16_velocity_v_z * link16_momentum_f_x
+        + link17_inverse_pivot * link17_remaining_force * link17_articulated_subspace_n_y
+        + qd[18] * link17_articulated_passed_15 * link17_subspace_rate_v_z
+        + link17_articulated_passed_13 * qd[18] * link17_subspace_rate_v_x
+        - link16_velocity_v_x * link16_momentum_f_z;
+    let link16_articulated_bias_f_z = link17_articulated_passed_55 * qd[18]
+        * link17_subspace_rate_v_z + link17_articulated_bias_f_z
+        + link17_articulated_passed_35 * qd[18] * link17_subspace_rate_v_x
+        + link17_inverse_pivot * link17_remaining_force * link17_articulated_subspace_f_z
+        - link16_velocity_w_y * link16_momentum_f_x;
+    let link16_articulated_bias_f_x = link17_articulated_passed_35 * qd[18]
+        * link17_subspace_rate_v_z
+        + link17_articulated_subspace_f_x * link17_inverse_pivot * link17_remaining_force
+        + link17_articulated_bias_f_x + link16_momentum_f_z * link16_velocity_w_y
+        + link17_articulated_passed_33 * qd[18] * link17_subspace_rate_v_x;
+    let link16_remaining_force = tau[17]
+        - (cache.link16_subspace_v_z * link16_articulated_bias_f_z
+            + cache.link16_position_z * link16_articulated_bias_f_x
+            - link16_articulated_bias_n_y);
+    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link16_subspace_rate_v_z = -link15_velocity_v_x
+        - cache.link16_position_z * link15_velocity_w_y;
+    let link15_articulated_bias_f_x = link15_velocity_w_y * link15_momentum_f_z
+        + link16_remaining_force * link16_inverse_pivot * link16_articulated_subspace_f_x
+        + link16_articulated_bias_f_x
+        + link16_subspace_rate_v_x * link16_articulated_passed_33 * qd[17]
+        + link16_articulated_passed_35 * link16_subspace_rate_v_z * qd[17];
+    let link15_momentum_f_x = link15_velocity_w_y * cache.link15_inertia_h_z
+        + link15_velocity_v_x * p.link_mass;
+    let link15_articulated_bias_n_y = link15_momentum_f_x * link15_velocity_v_z
+        + link16_remaining_force * link16_articulated_subspace_n_y * link16_inverse_pivot
+        + link16_articulated_bias_n_y
+        + link16_subspace_rate_v_x * link16_articulated_passed_13 * qd[17]
+        + link16_subspace_rate_v_z * link16_articulated_passed_15 * qd[17]
+        - link15_velocity_v_x * link15_momentum_f_z;
+    let link15_articulated_bias_f_z = link16_articulated_bias_f_z
+        + link16_articulated_passed_35 * link16_subspace_rate_v_x * qd[17]
+        + link16_subspace_rate_v_z * link16_articulated_passed_55 * qd[17]
+        + link16_remaining_force * link16_articulated_subspace_f_z * link16_inverse_pivot
+        - link15_momentum_f_x * link15_velocity_w_y;
+    let link15_remaining_force = tau[16]
+        - (cache.link15_position_z * link15_articulated_bias_f_x
+            + link15_articulated_bias_f_z * cache.link15_subspace_v_z
+            - link15_articulated_bias_n_y);
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + cache.link15_subspace_v_z * link14_velocity_w_y;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - cache.link14_inertia_h_x * link14_velocity_w_y;
+    let link15_subspace_rate_v_z = -cache.link15_position_z * link14_velocity_w_y
+        - link14_velocity_v_x;
+    let link14_articulated_bias_n_y = link14_momentum_f_x * link14_velocity_v_z
+        + link15_remaining_force * link15_articulated_subspace_n_y * link15_inverse_pivot
+        + link15_subspace_rate_v_x * qd[16] * link15_articulated_passed_13
+        + link15_articulated_bias_n_y
+        + link15_articulated_passed_15 * qd[16] * link15_subspace_rate_v_z
+        - link14_velocity_v_x * link14_momentum_f_z;
+    let link14_articulated_bias_f_z = link15_articulated_subspace_f_z
+        * link15_remaining_force * link15_inverse_pivot
+        + link15_articulated_passed_55 * qd[16] * link15_subspace_rate_v_z
+        + link15_articulated_bias_f_z
+        + link15_subspace_rate_v_x * link15_articulated_passed_35 * qd[16]
+        - link14_momentum_f_x * link14_velocity_w_y;
+    let link14_articulated_bias_f_x = link15_articulated_passed_35 * qd[16]
+        * link15_subspace_rate_v_z + link14_momentum_f_z * link14_velocity_w_y
+        + link15_remaining_force * link15_articulated_subspace_f_x * link15_inverse_pivot
+        + link15_subspace_rate_v_x * link15_articulated_passed_33 * qd[16]
+        + link15_articulated_bias_f_x;
+    let link14_remaining_force = tau[15]
+        - (cache.link14_subspace_v_z * link14_articulated_bias_f_z
+            + cache.link14_position_z * link14_articulated_bias_f_x
+            - link14_articulated_bias_n_y);
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - cache.link13_inertia_h_x * link13_velocity_w_y;
+    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link14_subspace_rate_v_z = -link13_velocity_v_x
+        - cache.link14_position_z * link13_velocity_w_y;
+    let link13_articulated_bias_f_x = link14_articulated_subspace_f_x
+        * link14_inverse_pivot * link14_remaining_force + link14_articulated_bias_f_x
+        + link13_velocity_w_y * link13_momentum_f_z
+        + link14_articulated_passed_33 * link14_subspace_rate_v_x * qd[15]
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_35;
+    let link13_momentum_f_x = cache.link13_inertia_h_z * link13_velocity_w_y
+        + link13_velocity_v_x * p.link_mass;
+    let link13_articulated_bias_n_y = link14_inverse_pivot
+        * link14_articulated_subspace_n_y * link14_remaining_force
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_13
+        + link13_momentum_f_x * link13_velocity_v_z
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_15
+        + link14_articulated_bias_n_y - link13_velocity_v_x * link13_momentum_f_z;
+    let link13_articulated_bias_f_z = link14_inverse_pivot
+        * link14_articulated_subspace_f_z * link14_remaining_force
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_35
+        + link14_subspace_rate_v_z * link14_articulated_passed_55 * qd[15]
+        + link14_articulated_bias_f_z - link13_momentum_f_x * link13_velocity_w_y;
+    let link13_remaining_force = tau[14]
+        - (cache.link13_position_z * link13_articulated_bias_f_x
+            + cache.link13_subspace_v_z * link13_articulated_bias_f_z
+            - link13_articulated_bias_n_y);
+    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link13_subspace_rate_v_z = -cache.link13_position_z * link12_velocity_w_y
+        - link12_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_articulated_bias_f_z = link13_inverse_pivot * link13_remaining_force
+        * link13_articulated_subspace_f_z
+        + qd[14] * link13_articulated_passed_35 * link13_subspace_rate_v_x
+        + qd[14] * link13_articulated_passed_55 * link13_subspace_rate_v_z
+        + link13_articulated_bias_f_z - link12_velocity_w_y * link12_momentum_f_x;
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_articulated_bias_n_y = qd[14] * link13_articulated_passed_15
+        * link13_subspace_rate_v_z
+        + qd[14] * link13_subspace_rate_v_x * link13_articulated_passed_13
+        + link13_articulated_subspace_n_y * link13_inverse_pivot * link13_remaining_force
+        + link12_velocity_v_z * link12_momentum_f_x + link13_articulated_bias_n_y
+        - link12_velocity_v_x * link12_momentum_f_z;
+    let link12_articulated_bias_f_x = link12_velocity_w_y * link12_momentum_f_z
+        + link13_inverse_pivot * link13_remaining_force * link13_articulated_subspace_f_x
+        + qd[14] * link13_articulated_passed_35 * link13_subspace_rate_v_z
+        + link13_articulated_bias_f_x
+        + qd[14] * link13_subspace_rate_v_x * link13_articulated_passed_33;
+    let link12_remaining_force = tau[13]
+        - (cache.link12_subspace_v_z * link12_articulated_bias_f_z
+            + link12_articulated_bias_f_x * cache.link12_position_z
+            - link12_articulated_bias_n_y);
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link11_articulated_bias_n_y = qd[13] * link12_subspace_rate_v_x
+        * link12_articulated_passed_13
+        + qd[13] * link12_articulated_passed_15 * link12_subspace_rate_v_z
+        + link12_articulated_subspace_n_y * link12_remaining_force * link12_inverse_pivot
+        + link12_articulated_bias_n_y + link11_velocity_v_z * link11_momentum_f_x
+        - link11_velocity_v_x * link11_momentum_f_z;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_articulated_bias_f_x = link12_articulated_bias_f_x
+        + qd[13] * link12_subspace_rate_v_x * link12_articulated_passed_33
+        + link11_momentum_f_z * link11_velocity_w_y
+        + link12_articulated_subspace_f_x * link12_remaining_force * link12_inverse_pivot
+        + link12_articulated_passed_35 * qd[13] * link12_subspace_rate_v_z;
+    let link11_articulated_bias_f_z = link12_articulated_bias_f_z
+        + link12_articulated_passed_35 * qd[13] * link12_subspace_rate_v_x
+        + link12_articulated_passed_55 * qd[13] * link12_subspace_rate_v_z
+        + link12_remaining_force * link12_inverse_pivot * link12_articulated_subspace_f_z
+        - link11_momentum_f_x * link11_velocity_w_y;
+    let link11_remaining_force = tau[12]
+        - (link11_articulated_bias_f_x * cache.link11_position_z
+            + link11_articulated_bias_f_z * cache.link11_subspace_v_z
+            - link11_articulated_bias_n_y);
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_articulated_bias_n_y = link11_articulated_bias_n_y
+        + link10_velocity_v_z * link10_momentum_f_x
+        + qd[12] * link11_articulated_passed_15 * link11_subspace_rate_v_z
+        + link11_subspace_rate_v_x * qd[12] * link11_articulated_passed_13
+        + link11_articulated_subspace_n_y * link11_remaining_force * link11_inverse_pivot
+        - link10_velocity_v_x * link10_momentum_f_z;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link10_articulated_bias_f_z = link11_articulated_bias_f_z
+        + link11_articulated_passed_35 * link11_subspace_rate_v_x * qd[12]
+        + qd[12] * link11_articulated_passed_55 * link11_subspace_rate_v_z
+        + link11_remaining_force * link11_inverse_pivot * link11_articulated_subspace_f_z
+        - link10_velocity_w_y * link10_momentum_f_x;
+    let link10_articulated_bias_f_x = link11_remaining_force
+        * link11_articulated_subspace_f_x * link11_inverse_pivot
+        + link11_articulated_passed_35 * qd[12] * link11_subspace_rate_v_z
+        + link11_articulated_bias_f_x + link10_velocity_w_y * link10_momentum_f_z
+        + link11_articulated_passed_33 * link11_subspace_rate_v_x * qd[12];
+    let link10_remaining_force = tau[11]
+        - (cache.link10_subspace_v_z * link10_articulated_bias_f_z
+            + link10_articulated_bias_f_x * cache.link10_position_z
+            - link10_articulated_bias_n_y);
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link9_articulated_bias_n_y = link10_articulated_bias_n_y
+        + link10_articulated_passed_15 * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_subspace_n_y * link10_remaining_force * link10_inverse_pivot
+        + link10_subspace_rate_v_x * link10_articulated_passed_13 * qd[11]
+        + link9_momentum_f_x * link9_velocity_v_z
+        - link9_momentum_f_z * link9_velocity_v_x;
+    let link9_articulated_bias_f_z = link10_remaining_force * link10_inverse_pivot
+        * link10_articulated_subspace_f_z
+        + link10_articulated_passed_55 * link10_subspace_rate_v_z * qd[11]
+        + link10_subspace_rate_v_x * link10_articulated_passed_35 * qd[11]
+        + link10_articulated_bias_f_z - link9_velocity_w_y * link9_momentum_f_x;
+    let link9_articulated_bias_f_x = link10_articulated_bias_f_x
+        + link9_velocity_w_y * link9_momentum_f_z
+        + link10_subspace_rate_v_x * link10_articulated_passed_33 * qd[11]
+        + link10_articulated_passed_35 * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_subspace_f_x * link10_remaining_force
+            * link10_inverse_pivot;
+    let link9_remaining_force = tau[10]
+        - (cache.link9_subspace_v_z * link9_articulated_bias_f_z
+            + link9_articulated_bias_f_x * cache.link9_position_z
+            - link9_articulated_bias_n_y);
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link8_articulated_bias_f_z = link9_inverse_pivot * link9_articulated_subspace_f_z
+        * link9_remaining_force
+        + qd[10] * link9_subspace_rate_v_z * link9_articulated_passed_55
+        + link9_articulated_bias_f_z
+        + link9_articulated_passed_35 * link9_subspace_rate_v_x * qd[10]
+        - link8_momentum_f_x * link8_velocity_w_y;
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_articulated_bias_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link9_articulated_bias_f_x
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_33
+        + link9_articulated_passed_35 * qd[10] * link9_subspace_rate_v_z
+        + link9_inverse_pivot * link9_remaining_force * link9_articulated_subspace_f_x;
+    let link8_articulated_bias_n_y = link8_momentum_f_x * link8_velocity_v_z
+        + link9_articulated_passed_13 * link9_subspace_rate_v_x * qd[10]
+        + link9_inverse_pivot * link9_remaining_force * link9_articulated_subspace_n_y
+        + qd[10] * link9_subspace_rate_v_z * link9_articulated_passed_15
+        + link9_articulated_bias_n_y - link8_momentum_f_z * link8_velocity_v_x;
+    let link8_remaining_force = tau[9]
+        - (link8_articulated_bias_f_z * cache.link8_subspace_v_z
+            + cache.link8_position_z * link8_articulated_bias_f_x
+            - link8_articulated_bias_n_y);
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link7_articulated_bias_f_z = link8_remaining_force * link8_inverse_pivot
+        * link8_articulated_subspace_f_z
+        + link8_subspace_rate_v_x * link8_articulated_passed_35 * qd[9]
+        + link8_subspace_rate_v_z * link8_articulated_passed_55 * qd[9]
+        + link8_articulated_bias_f_z - link7_velocity_w_y * link7_momentum_f_x;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_articulated_bias_f_x = link8_subspace_rate_v_z
+        * link8_articulated_passed_35 * qd[9]
+        + link8_articulated_passed_33 * link8_subspace_rate_v_x * qd[9]
+        + link8_articulated_bias_f_x + link7_velocity_w_y * link7_momentum_f_z
+        + link8_articulated_subspace_f_x * link8_remaining_force * link8_inverse_pivot;
+    let link7_articulated_bias_n_y = link8_articulated_bias_n_y
+        + link8_subspace_rate_v_x * link8_articulated_passed_13 * qd[9]
+        + link7_velocity_v_z * link7_momentum_f_x
+        + link8_articulated_subspace_n_y * link8_remaining_force * link8_inverse_pivot
+        + link8_articulated_passed_15 * link8_subspace_rate_v_z * qd[9]
+        - link7_velocity_v_x * link7_momentum_f_z;
+    let link7_remaining_force = tau[8]
+        - (cache.link7_subspace_v_z * link7_articulated_bias_f_z
+            + cache.link7_position_z * link7_articulated_bias_f_x
+            - link7_articulated_bias_n_y);
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link6_articulated_bias_f_z = link7_remaining_force * link7_inverse_pivot
+        * link7_articulated_subspace_f_z
+        + link7_subspace_rate_v_z * link7_articulated_passed_55 * qd[8]
+        + link7_articulated_passed_35 * link7_subspace_rate_v_x * qd[8]
+        + link7_articulated_bias_f_z - link6_momentum_f_x * link6_velocity_w_y;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_articulated_bias_n_y = link7_remaining_force * link7_inverse_pivot
+        * link7_articulated_subspace_n_y
+        + link7_subspace_rate_v_x * qd[8] * link7_articulated_passed_13
+        + link6_momentum_f_x * link6_velocity_v_z
+        + link7_subspace_rate_v_z * link7_articulated_passed_15 * qd[8]
+        + link7_articulated_bias_n_y - link6_velocity_v_x * link6_momentum_f_z;
+    let link6_articulated_bias_f_x = link7_articulated_passed_35
+        * link7_subspace_rate_v_z * qd[8]
+        + link7_remaining_force * link7_inverse_pivot * link7_articulated_subspace_f_x
+        + link7_articulated_passed_33 * link7_subspace_rate_v_x * qd[8]
+        + link6_momentum_f_z * link6_velocity_w_y + link7_articulated_bias_f_x;
+    let link6_remaining_force = tau[7]
+        - (cache.link6_position_z * link6_articulated_bias_f_x
+            + link6_articulated_bias_f_z * cache.link6_subspace_v_z
+            - link6_articulated_bias_n_y);
+    let link5_articulated_bias_f_z = qd[7] * link6_subspace_rate_v_z
+        * link6_articulated_passed_55 + link6_articulated_bias_f_z
+        + qd[7] * link6_articulated_passed_35 * link6_subspace_rate_v_x
+        + link6_inverse_pivot * link6_articulated_subspace_f_z * link6_remaining_force
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_articulated_bias_n_y = link6_articulated_bias_n_y
+        + link5_velocity_v_z * link5_momentum_f_x
+        + qd[7] * link6_subspace_rate_v_x * link6_articulated_passed_13
+        + link6_inverse_pivot * link6_remaining_force * link6_articulated_subspace_n_y
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_15
+        - link5_velocity_v_x * link5_momentum_f_z;
+    let link5_articulated_bias_f_x = qd[7] * link6_articulated_passed_33
+        * link6_subspace_rate_v_x
+        + link6_inverse_pivot * link6_articulated_subspace_f_x * link6_remaining_force
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_35
+        + link6_articulated_bias_f_x + link5_velocity_w_y * link5_momentum_f_z;
+    let link5_remaining_force = tau[6]
+        - (link5_articulated_bias_f_z * cache.link5_subspace_v_z
+            + cache.link5_position_z * link5_articulated_bias_f_x
+            - link5_articulated_bias_n_y);
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_articulated_bias_f_z = link5_inverse_pivot * link5_articulated_subspace_f_z
+        * link5_remaining_force + link5_articulated_bias_f_z
+        + qd[6] * link5_articulated_passed_35 * link5_subspace_rate_v_x
+        + qd[6] * link5_articulated_passed_55 * link5_subspace_rate_v_z
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link4_articulated_bias_n_y = link5_inverse_pivot * link5_remaining_force
+        * link5_articulated_subspace_n_y + link4_velocity_v_z * link4_momentum_f_x
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_15
+        + link5_articulated_bias_n_y
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_13
+        - link4_momentum_f_z * link4_velocity_v_x;
+    let link4_articulated_bias_f_x = qd[6] * link5_subspace_rate_v_x
+        * link5_articulated_passed_33 + link4_velocity_w_y * link4_momentum_f_z
+        + qd[6] * link5_articulated_passed_35 * link5_subspace_rate_v_z
+        + link5_articulated_subspace_f_x * link5_inverse_pivot * link5_remaining_force
+        + link5_articulated_bias_f_x;
+    let link4_remaining_force = tau[5]
+        - (link4_articulated_bias_f_z * cache.link4_subspace_v_z
+            + cache.link4_position_z * link4_articulated_bias_f_x
+            - link4_articulated_bias_n_y);
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link3_articulated_bias_f_z = link4_subspace_rate_v_z * qd[5]
+        * link4_articulated_passed_55 + link4_articulated_bias_f_z
+        + link4_articulated_subspace_f_z * link4_remaining_force * link4_inverse_pivot
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_35
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_articulated_bias_f_x = link4_articulated_subspace_f_x
+        * link4_remaining_force * link4_inverse_pivot
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_33
+        + link4_articulated_bias_f_x
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_35
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link3_articulated_bias_n_y = link4_articulated_passed_13 * qd[5]
+        * link4_subspace_rate_v_x + link4_articulated_bias_n_y
+        + link3_momentum_f_x * link3_velocity_v_z
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_15
+        + link4_remaining_force * link4_articulated_subspace_n_y * link4_inverse_pivot
+        - link3_momentum_f_z * link3_velocity_v_x;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_f_z * cache.link3_subspace_v_z
+            + cache.link3_position_z * link3_articulated_bias_f_x
+            - link3_articulated_bias_n_y);
+    let link2_articulated_bias_f_z = link3_articulated_passed_55 * qd[4]
+        * link3_subspace_rate_v_z
+        + link3_articulated_passed_35 * qd[4] * link3_subspace_rate_v_x
+        + link3_articulated_bias_f_z
+        + link3_articulated_subspace_f_z * link3_remaining_force * link3_inverse_pivot
+        - link2_velocity_w_y * link2_momentum_f_x;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_articulated_bias_n_y = link3_articulated_bias_n_y
+        + qd[4] * link3_articulated_passed_15 * link3_subspace_rate_v_z
+        + qd[4] * link3_articulated_passed_13 * link3_subspace_rate_v_x
+        + link3_articulated_subspace_n_y * link3_remaining_force * link3_inverse_pivot
+        + link2_velocity_v_z * link2_momentum_f_x
+        - link2_velocity_v_x * link2_momentum_f_z;
+    let link2_articulated_bias_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + link3_articulated_subspace_f_x * link3_remaining_force * link3_inverse_pivot
+        + link3_articulated_passed_35 * qd[4] * link3_subspace_rate_v_z
+        + qd[4] * link3_articulated_passed_33 * link3_subspace_rate_v_x
+        + link3_articulated_bias_f_x;
+    let link2_remaining_force = tau[3]
+        - (cache.link2_subspace_v_z * link2_articulated_bias_f_z
+            + link2_articulated_bias_f_x * cache.link2_position_z
+            - link2_articulated_bias_n_y);
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link2_articulated_passed_55 = link2_articulated_55
+        - link2_articulated_subspace_f_z * link2_articulated_subspace_f_z
+            * link2_inverse_pivot;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link1_articulated_bias_f_z = link2_subspace_rate_v_x
+        * link2_articulated_passed_35 * qd[3] + link2_articulated_bias_f_z
+        + link2_articulated_subspace_f_z * link2_inverse_pivot * link2_remaining_force
+        + link2_articulated_passed_55 * link2_subspace_rate_v_z * qd[3]
+        - base_angle_velocity_w_y * link1_momentum_f_x;
+    let link1_articulated_55 = link2_articulated_passed_55 + p.link_mass;
+    let link2_articulated_passed_15 = link2_articulated_15
+        - link2_articulated_subspace_f_z * link2_inverse_pivot
+            * link2_articulated_subspace_n_y;
+    let link1_articulated_15 = link2_articulated_passed_15 - cache.link1_inertia_h_x;
+    let base_angle_articulated_subspace_f_z = cache.base_angle_subspace_v_z
+        * link1_articulated_55 + q[1] * link2_articulated_passed_35
+        - link1_articulated_15;
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_articulated_subspace_f_x * link2_articulated_subspace_f_x
+            * link2_inverse_pivot;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link1_articulated_bias_f_x = link2_articulated_bias_f_x
+        + link2_subspace_rate_v_x * qd[3] * link2_articulated_passed_33
+        + base_angle_velocity_w_y * link1_momentum_f_z
+        + link2_subspace_rate_v_z * link2_articulated_passed_35 * qd[3]
+        + link2_articulated_subspace_f_x * link2_inverse_pivot * link2_remaining_force;
+    let link2_articulated_passed_13 = link2_articulated_13
+        - link2_articulated_subspace_f_x * link2_inverse_pivot
+            * link2_articulated_subspace_n_y;
+    let link1_articulated_bias_n_y = link2_articulated_bias_n_y
+        + link2_articulated_passed_13 * link2_subspace_rate_v_x * qd[3]
+        + link2_inverse_pivot * link2_articulated_subspace_n_y * link2_remaining_force
+        + link1_momentum_f_x * base_angle_velocity_v_z
+        + link2_subspace_rate_v_z * qd[3] * link2_articulated_passed_15
+        - link1_momentum_f_z * base_angle_velocity_v_x;
+    let base_angle_remaining_force = tau[2]
+        - (q[1] * link1_articulated_bias_f_x
+            + link1_articulated_bias_f_z * cache.base_angle_subspace_v_z
+            - link1_articulated_bias_n_y);
+    let link1_articulated_13 = link2_articulated_passed_13 + cache.link1_inertia_h_z;
+    let link1_articulated_33 = p.link_mass + link2_articulated_passed_33;
+    let base_angle_articulated_subspace_f_x = q[1] * link1_articulated_33
+        + cache.base_angle_subspace_v_z * link2_articulated_passed_35
+        - link1_articulated_13;
+    let link2_articulated_passed_11 = link2_articulated_11
+        - link2_inverse_pivot * link2_articulated_subspace_n_y
+            * link2_articulated_subspace_n_y;
+    let link1_articulated_11 = cache.link1_inertia_i_11 + link2_articulated_passed_11;
+    let base_angle_articulated_subspace_n_y = link1_articulated_15
+        * cache.base_angle_subspace_v_z + q[1] * link1_articulated_13
+        - link1_articulated_11;
+    let base_angle_pivot = q[1] * base_angle_articulated_subspace_f_x
+        + base_angle_articulated_subspace_f_z * cache.base_angle_subspace_v_z
+        - base_angle_articulated_subspace_n_y;
+    let base_angle_inverse_pivot = 1.0 / base_angle_pivot;
+    let base_angle_articulated_passed_35 = link2_articulated_passed_35
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_articulated_passed_55 = link1_articulated_55
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+            * base_angle_inverse_pivot;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_z_articulated_bias_f_z = link1_articulated_bias_f_z
+        + base_angle_articulated_subspace_f_z * base_angle_remaining_force
+            * base_angle_inverse_pivot
+        + base_angle_articulated_passed_35 * base_angle_bias_v_x
+        + base_angle_articulated_passed_55 * base_angle_bias_v_z;
+    let base_z_remaining_force = tau[1] - base_z_articulated_bias_f_z;
+    let base_z_inverse_pivot = 1.0 / base_angle_articulated_passed_55;
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_articulated_subspace_f_x * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_z_articulated_bias_f_x = link1_articulated_bias_f_x
+        + base_angle_articulated_passed_33 * base_angle_bias_v_x
+        + base_angle_articulated_passed_35 * base_angle_bias_v_z
+        + base_angle_articulated_subspace_f_x * base_angle_remaining_force
+            * base_angle_inverse_pivot;
+    let base_x_articulated_bias_f_x = base_z_remaining_force
+        * base_angle_articulated_passed_35 * base_z_inverse_pivot
+        + base_z_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_z_articulated_passed_35 = base_angle_articulated_passed_35
+        - base_angle_articulated_passed_35 * base_z_inverse_pivot
+            * base_angle_articulated_passed_55;
+    let base_z_articulated_passed_33 = base_angle_articulated_passed_33
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_x_inverse_pivot = 1.0 / base_z_articulated_passed_33;
+    let base_x_acceleration = (base_x_remaining_force
+        - p.gravity * base_z_articulated_passed_35) * base_x_inverse_pivot;
+    let base_z_acceleration = (base_z_remaining_force
+        - (base_x_acceleration * base_angle_articulated_passed_35
+            + p.gravity * base_angle_articulated_passed_55)) * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = base_z_acceleration + p.gravity;
+    let base_angle_acceleration = (base_angle_remaining_force
+        - ((base_x_acceleration + base_angle_bias_v_x)
+            * base_angle_articulated_subspace_f_x
+            + (base_angle_bias_v_z + base_z_spatial_acceleration_v_z)
+                * base_angle_articulated_subspace_f_z)) * base_angle_inverse_pivot;
+    let base_angle_spatial_acceleration_v_x = base_x_acceleration
+        + q[1] * base_angle_acceleration + base_angle_bias_v_x;
+    let t0 = link2_subspace_rate_v_x * qd[3];
+    let t1 = link2_subspace_rate_v_z * qd[3];
+    let base_angle_spatial_acceleration_v_z = cache.base_angle_subspace_v_z
+        * base_angle_acceleration + base_angle_bias_v_z
+        + base_z_spatial_acceleration_v_z;
+    let base_angle_spatial_acceleration_w_y = -base_angle_acceleration;
+    let link2_acceleration = link2_inverse_pivot
+        * (link2_remaining_force
+            - (link2_articulated_subspace_f_x
+                * (base_angle_spatial_acceleration_v_x + t0)
+                + link2_articulated_subspace_f_z
+                    * (t1 + base_angle_spatial_acceleration_v_z)
+                + base_angle_spatial_acceleration_w_y * link2_articulated_subspace_n_y));
+    let t2 = qd[4] * link3_subspace_rate_v_x;
+    let link2_spatial_acceleration_v_x = base_angle_spatial_acceleration_v_x + t0
+        + cache.link2_position_z * link2_acceleration;
+    let link2_spatial_acceleration_w_y = base_angle_spatial_acceleration_w_y
+        - link2_acceleration;
+    let t3 = qd[4] * link3_subspace_rate_v_z;
+    let link2_spatial_acceleration_v_z = t1
+        + cache.link2_subspace_v_z * link2_acceleration
+        + base_angle_spatial_acceleration_v_z;
+    let link3_acceleration = (link3_remaining_force
+        - ((t2 + link2_spatial_acceleration_v_x) * link3_articulated_subspace_f_x
+            + link2_spatial_acceleration_w_y * link3_articulated_subspace_n_y
+            + (t3 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z))
+        * link3_inverse_pivot;
+    let link3_spatial_acceleration_w_y = link2_spatial_acceleration_w_y
+        - link3_acceleration;
+    let link3_spatial_acceleration_v_x = t2 + link2_spatial_acceleration_v_x
+        + link3_acceleration * cache.link3_position_z;
+    let t4 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_v_z = t3
+        + link3_acceleration * cache.link3_subspace_v_z + link2_spatial_acceleration_v_z;
+    let t5 = link4_subspace_rate_v_z * qd[5];
+    let link4_acceleration = (link4_remaining_force
+        - (link3_spatial_acceleration_w_y * link4_articulated_subspace_n_y
+            + link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t4)
+            + link4_articulated_subspace_f_z * (link3_spatial_acceleration_v_z + t5)))
+        * link4_inverse_pivot;
+    let t6 = qd[6] * link5_subspace_rate_v_x;
+    let link4_spatial_acceleration_v_x = cache.link4_position_z * link4_acceleration
+        + link3_spatial_acceleration_v_x + t4;
+    let link4_spatial_acceleration_w_y = link3_spatial_acceleration_w_y
+        - link4_acceleration;
+    let t7 = qd[6] * link5_subspace_rate_v_z;
+    let link4_spatial_acceleration_v_z = cache.link4_subspace_v_z * link4_acceleration
+        + link3_spatial_acceleration_v_z + t5;
+    let link5_acceleration = link5_inverse_pivot
+        * (link5_remaining_force
+            - (link5_articulated_subspace_f_x * (t6 + link4_spatial_acceleration_v_x)
+                + link4_spatial_acceleration_w_y * link5_articulated_subspace_n_y
+                + link5_articulated_subspace_f_z
+                    * (t7 + link4_spatial_acceleration_v_z)));
+    let link5_spatial_acceleration_w_y = link4_spatial_acceleration_w_y
+        - link5_acceleration;
+    let link5_spatial_acceleration_v_x = t6 + link4_spatial_acceleration_v_x
+        + cache.link5_position_z * link5_acceleration;
+    let t8 = qd[7] * link6_subspace_rate_v_x;
+    let link5_spatial_acceleration_v_z = link5_acceleration * cache.link5_subspace_v_z
+        + t7 + link4_spatial_acceleration_v_z;
+    let t9 = qd[7] * link6_subspace_rate_v_z;
+    let link6_acceleration = link6_inverse_pivot
+        * (link6_remaining_force
+            - (link5_spatial_acceleration_w_y * link6_articulated_subspace_n_y
+                + link6_articulated_subspace_f_x * (link5_spatial_acceleration_v_x + t8)
+                + link6_articulated_subspace_f_z
+                    * (link5_spatial_acceleration_v_z + t9)));
+    let link6_spatial_acceleration_v_z = cache.link6_subspace_v_z * link6_acceleration
+        + link5_spatial_acceleration_v_z + t9;
+    let t10 = link7_subspace_rate_v_z * qd[8];
+    let link6_spatial_acceleration_v_x = link5_spatial_acceleration_v_x + t8
+        + cache.link6_position_z * link6_acceleration;
+    let t11 = link7_subspace_rate_v_x * qd[8];
+    let link6_spatial_acceleration_w_y = link5_spatial_acceleration_w_y
+        - link6_acceleration;
+    let link7_acceleration = (link7_remaining_force
+        - ((link6_spatial_acceleration_v_z + t10) * link7_articulated_subspace_f_z
+            + (link6_spatial_acceleration_v_x + t11) * link7_articulated_subspace_f_x
+            + link6_spatial_acceleration_w_y * link7_articulated_subspace_n_y))
+        * link7_inverse_pivot;
+    let link7_spatial_acceleration_w_y = link6_spatial_acceleration_w_y
+        - link7_acceleration;
+    let link7_spatial_acceleration_v_z = cache.link7_subspace_v_z * link7_acceleration
+        + link6_spatial_acceleration_v_z + t10;
+    let t12 = link8_subspace_rate_v_z * qd[9];
+    let t13 = link8_subspace_rate_v_x * qd[9];
+    let link7_spatial_acceleration_v_x = link6_spatial_acceleration_v_x
+        + cache.link7_position_z * link7_acceleration + t11;
+    let link8_acceleration = link8_inverse_pivot
+        * (link8_remaining_force
+            - (link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y
+                + link8_articulated_subspace_f_z * (link7_spatial_acceleration_v_z + t12)
+                + (t13 + link7_spatial_acceleration_v_x)
+                    * link8_articulated_subspace_f_x));
+    let link8_spatial_acceleration_w_y = link7_spatial_acceleration_w_y
+        - link8_acceleration;
+    let t14 = qd[10] * link9_subspace_rate_v_z;
+    let link8_spatial_acceleration_v_z = link8_acceleration * cache.link8_subspace_v_z
+        + link7_spatial_acceleration_v_z + t12;
+    let link8_spatial_acceleration_v_x = t13
+        + cache.link8_position_z * link8_acceleration + link7_spatial_acceleration_v_x;
+    let t15 = link9_subspace_rate_v_x * qd[10];
+    let link9_acceleration = link9_inverse_pivot
+        * (link9_remaining_force
+            - (link8_spatial_acceleration_w_y * link9_articulated_subspace_n_y
+                + link9_articulated_subspace_f_z * (t14 + link8_spatial_acceleration_v_z)
+                + (link8_spatial_acceleration_v_x + t15)
+                    * link9_articulated_subspace_f_x));
+    let link9_spatial_acceleration_v_z = cache.link9_subspace_v_z * link9_acceleration
+        + t14 + link8_spatial_acceleration_v_z;
+    let t16 = link10_subspace_rate_v_z * qd[11];
+    let link9_spatial_acceleration_v_x = cache.link9_position_z * link9_acceleration
+        + link8_spatial_acceleration_v_x + t15;
+    let t17 = link10_subspace_rate_v_x * qd[11];
+    let link9_spatial_acceleration_w_y = link8_spatial_acceleration_w_y
+        - link9_acceleration;
+    let link10_acceleration = (link10_remaining_force
+        - ((link9_spatial_acceleration_v_z + t16) * link10_articulated_subspace_f_z
+            + (link9_spatial_acceleration_v_x + t17) * link10_articulated_subspace_f_x
+            + link10_articulated_subspace_n_y * link9_spatial_acceleration_w_y))
+        * link10_inverse_pivot;
+    let link10_spatial_acceleration_v_x = link10_acceleration * cache.link10_position_z
+        + link9_spatial_acceleration_v_x + t17;
+    let t18 = link11_subspace_rate_v_x * qd[12];
+    let link10_spatial_acceleration_v_z = link9_spatial_acceleration_v_z
+        + cache.link10_subspace_v_z * link10_acceleration + t16;
+    let t19 = qd[12] * link11_subspace_rate_v_z;
+    let link10_spatial_acceleration_w_y = link9_spatial_acceleration_w_y
+        - link10_acceleration;
+    let link11_acceleration = link11_inverse_pivot
+        * (link11_remaining_force
+            - (link11_articulated_subspace_f_x * (link10_spatial_acceleration_v_x + t18)
+                + (link10_spatial_acceleration_v_z + t19)
+                    * link11_articulated_subspace_f_z
+                + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y));
+    let link11_spatial_acceleration_w_y = link10_spatial_acceleration_w_y
+        - link11_acceleration;
+    let link11_spatial_acceleration_v_z = link10_spatial_acceleration_v_z
+        + cache.link11_subspace_v_z * link11_acceleration + t19;
+    let t20 = qd[13] * link12_subspace_rate_v_z;
+    let t21 = qd[13] * link12_subspace_rate_v_x;
+    let link11_spatial_acceleration_v_x = cache.link11_position_z * link11_acceleration
+        + link10_spatial_acceleration_v_x + t18;
+    let link12_acceleration = (link12_remaining_force
+        - (link12_articulated_subspace_n_y * link11_spatial_acceleration_w_y
+            + (link11_spatial_acceleration_v_z + t20) * link12_articulated_subspace_f_z
+            + link12_articulated_subspace_f_x * (t21 + link11_spatial_acceleration_v_x)))
+        * link12_inverse_pivot;
+    let t22 = qd[14] * link13_subspace_rate_v_x;
+    let link12_spatial_acceleration_v_x = t21
+        + cache.link12_position_z * link12_acceleration
+        + link11_spatial_acceleration_v_x;
+    let link12_spatial_acceleration_w_y = link11_spatial_acceleration_w_y
+        - link12_acceleration;
+    let t23 = qd[14] * link13_subspace_rate_v_z;
+    let link12_spatial_acceleration_v_z = link11_spatial_acceleration_v_z + t20
+        + cache.link12_subspace_v_z * link12_acceleration;
+    let link13_acceleration = link13_inverse_pivot
+        * (link13_remaining_force
+            - (link13_articulated_subspace_f_x * (t22 + link12_spatial_acceleration_v_x)
+                + link13_articulated_subspace_n_y * link12_spatial_acceleration_w_y
+                + link13_articulated_subspace_f_z
+                    * (t23 + link12_spatial_acceleration_v_z)));
+    let link13_spatial_acceleration_w_y = link12_spatial_acceleration_w_y
+        - link13_acceleration;
+    let link13_spatial_acceleration_v_z = cache.link13_subspace_v_z * link13_acceleration
+        + t23 + link12_spatial_acceleration_v_z;
+    let t24 = link14_subspace_rate_v_z * qd[15];
+    let link13_spatial_acceleration_v_x = t22 + link12_spatial_acceleration_v_x
+        + cache.link13_position_z * link13_acceleration;
+    let t25 = link14_subspace_rate_v_x * qd[15];
+    let link14_acceleration = link14_inverse_pivot
+        * (link14_remaining_force
+            - (link14_articulated_subspace_n_y * link13_spatial_acceleration_w_y
+                + link14_articulated_subspace_f_z
+                    * (link13_spatial_acceleration_v_z + t24)
+                + link14_articulated_subspace_f_x
+                    * (link13_spatial_acceleration_v_x + t25)));
+    let t26 = link15_subspace_rate_v_x * qd[16];
+    let link14_spatial_acceleration_v_x = link13_spatial_acceleration_v_x
+        + cache.link14_position_z * link14_acceleration + t25;
+    let link14_spatial_acceleration_w_y = link13_spatial_acceleration_w_y
+        - link14_acceleration;
+    let t27 = qd[16] * link15_subspace_rate_v_z;
+    let link14_spatial_acceleration_v_z = cache.link14_subspace_v_z * link14_acceleration
+        + link13_spatial_acceleration_v_z + t24;
+    let link15_acceleration = (link15_remaining_force
+        - ((t26 + link14_spatial_acceleration_v_x) * link15_articulated_subspace_f_x
+            + link14_spatial_acceleration_w_y * link15_articulated_subspace_n_y
+            + (t27 + link14_spatial_acceleration_v_z) * link15_articulated_subspace_f_z))
+        * link15_inverse_pivot;
+    let t28 = link16_subspace_rate_v_x * qd[17];
+    let link15_spatial_acceleration_v_x = t26 + link14_spatial_acceleration_v_x
+        + link15_acceleration * cache.link15_position_z;
+    let link15_spatial_acceleration_v_z = t27
+        + link15_acceleration * cache.link15_subspace_v_z
+        + link14_spatial_acceleration_v_z;
+    let t29 = link16_subspace_rate_v_z * qd[17];
+    let link15_spatial_acceleration_w_y = link14_spatial_acceleration_w_y
+        - link15_acceleration;
+    let link16_acceleration = link16_inverse_pivot
+        * (link16_remaining_force
+            - ((t28 + link15_spatial_acceleration_v_x) * link16_articulated_subspace_f_x
+                + link16_articulated_subspace_f_z
+                    * (link15_spatial_acceleration_v_z + t29)
+                + link16_articulated_subspace_n_y * link15_spatial_acceleration_w_y));
+    let link16_spatial_acceleration_v_x = t28 + link15_spatial_acceleration_v_x
+        + cache.link16_position_z * link16_acceleration;
+    let t30 = qd[18] * link17_subspace_rate_v_x;
+    let t31 = qd[18] * link17_subspace_rate_v_z;
+    let link16_spatial_acceleration_v_z = link15_spatial_acceleration_v_z
+        + cache.link16_subspace_v_z * link16_acceleration + t29;
+    let link16_spatial_acceleration_w_y = link15_spatial_acceleration_w_y
+        - link16_acceleration;
+    let link17_acceleration = (link17_remaining_force
+        - (link17_articulated_subspace_f_x * (link16_spatial_acceleration_v_x + t30)
+            + (t31 + link16_spatial_acceleration_v_z) * link17_articulated_subspace_f_z
+            + link16_spatial_acceleration_w_y * link17_articulated_subspace_n_y))
+        * link17_inverse_pivot;
+    let t32 = link18_subspace_rate_v_z * qd[19];
+    let link17_spatial_acceleration_v_z = t31 + link16_spatial_acceleration_v_z
+        + cache.link17_subspace_v_z * link17_acceleration;
+    let t33 = qd[19] * link18_subspace_rate_v_x;
+    let link17_spatial_acceleration_v_x = link16_spatial_acceleration_v_x + t30
+        + link17_acceleration * cache.link17_position_z;
+    let link17_spatial_acceleration_w_y = link16_spatial_acceleration_w_y
+        - link17_acceleration;
+    let link18_acceleration = (link18_remaining_force
+        - ((t32 + link17_spatial_acceleration_v_z) * link18_articulated_subspace_f_z
+            + (t33 + link17_spatial_acceleration_v_x) * link18_articulated_subspace_f_x
+            + link18_articulated_subspace_n_y * link17_spatial_acceleration_w_y))
+        * link18_inverse_pivot;
+    let link18_spatial_acceleration_v_z = t32 + link17_spatial_acceleration_v_z
+        + cache.link18_subspace_v_z * link18_acceleration;
+    let t34 = link19_subspace_rate_v_z * qd[20];
+    let link18_spatial_acceleration_v_x = t33 + link17_spatial_acceleration_v_x
+        + cache.link18_position_z * link18_acceleration;
+    let t35 = link19_subspace_rate_v_x * qd[20];
+    let link18_spatial_acceleration_w_y = link17_spatial_acceleration_w_y
+        - link18_acceleration;
+    let link19_acceleration = (link19_remaining_force
+        - ((link18_spatial_acceleration_v_z + t34) * link19_articulated_subspace_f_z
+            + link19_articulated_subspace_f_x * (link18_spatial_acceleration_v_x + t35)
+            + link19_articulated_subspace_n_y * link18_spatial_acceleration_w_y))
+        * link19_inverse_pivot;
+    let link19_spatial_acceleration_w_y = link18_spatial_acceleration_w_y
+        - link19_acceleration;
+    let link19_spatial_acceleration_v_z = link18_spatial_acceleration_v_z + t34
+        + cache.link19_subspace_v_z * link19_acceleration;
+    let t36 = link20_subspace_rate_v_z * qd[21];
+    let link19_spatial_acceleration_v_x = link18_spatial_acceleration_v_x + t35
+        + link19_acceleration * cache.link19_position_z;
+    let t37 = link20_subspace_rate_v_x * qd[21];
+    let link20_acceleration = (link20_remaining_force
+        - (link19_spatial_acceleration_w_y * link20_articulated_subspace_n_y
+            + link20_articulated_subspace_f_z * (link19_spatial_acceleration_v_z + t36)
+            + link20_articulated_subspace_f_x * (link19_spatial_acceleration_v_x + t37)))
+        * link20_inverse_pivot;
+    let t38 = qd[22] * link21_subspace_rate_v_x;
+    let link20_spatial_acceleration_v_x = link20_acceleration * cache.link20_position_z
+        + link19_spatial_acceleration_v_x + t37;
+    let link20_spatial_acceleration_v_z = link19_spatial_acceleration_v_z + t36
+        + link20_acceleration * cache.link20_subspace_v_z;
+    let t39 = qd[22] * link21_subspace_rate_v_z;
+    let link20_spatial_acceleration_w_y = link19_spatial_acceleration_w_y
+        - link20_acceleration;
+    let link21_acceleration = (link21_remaining_force
+        - (link21_articulated_subspace_f_x * (t38 + link20_spatial_acceleration_v_x)
+            + (link20_spatial_acceleration_v_z + t39) * link21_articulated_subspace_f_z
+            + link20_spatial_acceleration_w_y * link21_articulated_subspace_n_y))
+        * link21_inverse_pivot;
+    let t40 = qd[23] * link22_subspace_rate_v_z;
+    let link21_spatial_acceleration_v_z = link21_acceleration * cache.link21_subspace_v_z
+        + link20_spatial_acceleration_v_z + t39;
+    let link21_spatial_acceleration_v_x = t38 + link20_spatial_acceleration_v_x
+        + link21_acceleration * cache.link21_position_z;
+    let t41 = qd[23] * link22_subspace_rate_v_x;
+    let link21_spatial_acceleration_w_y = link20_spatial_acceleration_w_y
+        - link21_acceleration;
+    let link22_acceleration = (link22_remaining_force
+        - (link22_articulated_subspace_f_z * (t40 + link21_spatial_acceleration_v_z)
+            + link22_articulated_subspace_f_x * (link21_spatial_acceleration_v_x + t41)
+            + link21_spatial_acceleration_w_y * link22_articulated_subspace_n_y))
+        * link22_inverse_pivot;
+    let link22_spatial_acceleration_v_x = link21_spatial_acceleration_v_x
+        + cache.link22_position_z * link22_acceleration + t41;
+    let t42 = link23_subspace_rate_v_x * qd[24];
+    let link22_spatial_acceleration_v_z = cache.link22_subspace_v_z * link22_acceleration
+        + t40 + link21_spatial_acceleration_v_z;
+    let t43 = link23_subspace_rate_v_z * qd[24];
+    let link22_spatial_acceleration_w_y = link21_spatial_acceleration_w_y
+        - link22_acceleration;
+    let link23_acceleration = (link23_remaining_force
+        - (link23_articulated_subspace_f_x * (link22_spatial_acceleration_v_x + t42)
+            + link23_articulated_subspace_f_z * (link22_spatial_acceleration_v_z + t43)
+            + link22_spatial_acceleration_w_y * link23_articulated_subspace_n_y))
+        * link23_inverse_pivot;
+    let link23_spatial_acceleration_v_x = link22_spatial_acceleration_v_x + t42
+        + link23_acceleration * cache.link23_position_z;
+    let t44 = link24_subspace_rate_v_x * qd[25];
+    let link23_spatial_acceleration_w_y = link22_spatial_acceleration_w_y
+        - link23_acceleration;
+    let link23_spatial_acceleration_v_z = cache.link23_subspace_v_z * link23_acceleration
+        + link22_spatial_acceleration_v_z + t43;
+    let t45 = link24_subspace_rate_v_z * qd[25];
+    let link24_acceleration = (link24_remaining_force
+        - (link24_articulated_subspace_f_x * (link23_spatial_acceleration_v_x + t44)
+            + link24_articulated_subspace_n_y * link23_spatial_acceleration_w_y
+            + (link23_spatial_acceleration_v_z + t45) * link24_articulated_subspace_f_z))
+        * link24_inverse_pivot;
+    let link24_spatial_acceleration_w_y = link23_spatial_acceleration_w_y
+        - link24_acceleration;
+    let link24_spatial_acceleration_v_z = link23_spatial_acceleration_v_z + t45
+        + cache.link24_subspace_v_z * link24_acceleration;
+    let t46 = qd[26] * link25_subspace_rate_v_z;
+    let link24_spatial_acceleration_v_x = link23_spatial_acceleration_v_x + t44
+        + cache.link24_position_z * link24_acceleration;
+    let t47 = link25_subspace_rate_v_x * qd[26];
+    let link25_acceleration = link25_inverse_pivot
+        * (link25_remaining_force
+            - (link25_articulated_subspace_n_y * link24_spatial_acceleration_w_y
+                + link25_articulated_subspace_f_z
+                    * (link24_spatial_acceleration_v_z + t46)
+                + (link24_spatial_acceleration_v_x + t47)
+                    * link25_articulated_subspace_f_x));
+    let link25_spatial_acceleration_w_y = link24_spatial_acceleration_w_y
+        - link25_acceleration;
+    let link25_spatial_acceleration_v_z = link24_spatial_acceleration_v_z
+        + link25_acceleration * cache.link25_subspace_v_z + t46;
+    let t48 = link26_subspace_rate_v_z * qd[27];
+    let link25_spatial_acceleration_v_x = link24_spatial_acceleration_v_x + t47
+        + link25_acceleration * cache.link25_position_z;
+    let t49 = link26_subspace_rate_v_x * qd[27];
+    let link26_acceleration = (link26_remaining_force
+        - (link25_spatial_acceleration_w_y * link26_articulated_subspace_n_y
+            + (link25_spatial_acceleration_v_z + t48) * link26_articulated_subspace_f_z
+            + link26_articulated_subspace_f_x * (link25_spatial_acceleration_v_x + t49)))
+        * link26_inverse_pivot;
+    let t50 = link27_subspace_rate_v_z * qd[28];
+    let link26_spatial_acceleration_v_z = cache.link26_subspace_v_z * link26_acceleration
+        + link25_spatial_acceleration_v_z + t48;
+    let link26_spatial_acceleration_w_y = link25_spatial_acceleration_w_y
+        - link26_acceleration;
+    let link26_spatial_acceleration_v_x = cache.link26_position_z * link26_acceleration
+        + link25_spatial_acceleration_v_x + t49;
+    let t51 = qd[28] * link27_subspace_rate_v_x;
+    let link27_acceleration = link27_inverse_pivot
+        * (link27_remaining_force
+            - ((t50 + link26_spatial_acceleration_v_z) * link27_articulated_subspace_f_z
+                + link26_spatial_acceleration_w_y * link27_articulated_subspace_n_y
+                + (link26_spatial_acceleration_v_x + t51)
+                    * link27_articulated_subspace_f_x));
+    let link27_spatial_acceleration_w_y = link26_spatial_acceleration_w_y
+        - link27_acceleration;
+    let link27_spatial_acceleration_v_z = link27_acceleration * cache.link27_subspace_v_z
+        + t50 + link26_spatial_acceleration_v_z;
+    let t52 = qd[29] * link28_subspace_rate_v_z;
+    let link27_spatial_acceleration_v_x = link27_acceleration * cache.link27_position_z
+        + link26_spatial_acceleration_v_x + t51;
+    let t53 = qd[29] * link28_subspace_rate_v_x;
+    let link28_acceleration = link28_inverse_pivot
+        * (link28_remaining_force
+            - (link27_spatial_acceleration_w_y * link28_articulated_subspace_n_y
+                + (link27_spatial_acceleration_v_z + t52)
+                    * link28_articulated_subspace_f_z
+                + link28_articulated_subspace_f_x
+                    * (link27_spatial_acceleration_v_x + t53)));
+    let link28_spatial_acceleration_v_z = link27_spatial_acceleration_v_z + t52
+        + link28_acceleration * cache.link28_subspace_v_z;
+    let t54 = qd[30] * link29_subspace_rate_v_z;
+    let link28_spatial_acceleration_v_x = link27_spatial_acceleration_v_x + t53
+        + link28_acceleration * cache.link28_position_z;
+    let t55 = qd[30] * link29_subspace_rate_v_x;
+    let link28_spatial_acceleration_w_y = link27_spatial_acceleration_w_y
+        - link28_acceleration;
+    let link29_acceleration = (link29_remaining_force
+        - (link29_articulated_subspace_f_z * (link28_spatial_acceleration_v_z + t54)
+            + (link28_spatial_acceleration_v_x + t55) * link29_articulated_subspace_f_x
+            + link29_articulated_subspace_n_y * link28_spatial_acceleration_w_y))
+        * link29_inverse_pivot;
+    let t56 = qd[31] * link30_subspace_rate_v_z;
+    let link29_spatial_acceleration_v_z = link28_spatial_acceleration_v_z + t54
+        + link29_acceleration * cache.link29_subspace_v_z;
+    let link29_spatial_acceleration_w_y = link28_spatial_acceleration_w_y
+        - link29_acceleration;
+    let link29_spatial_acceleration_v_x = link28_spatial_acceleration_v_x
+        + cache.link29_position_z * link29_acceleration + t55;
+    let t57 = qd[31] * link30_subspace_rate_v_x;
+    let link30_acceleration = (link30_remaining_force
+        - (link30_articulated_subspace_f_z * (t56 + link29_spatial_acceleration_v_z)
+            + link29_spatial_acceleration_w_y * link30_articulated_subspace_n_y
+            + link30_articulated_subspace_f_x * (link29_spatial_acceleration_v_x + t57)))
+        * link30_inverse_pivot;
+    let link30_spatial_acceleration_w_y = link29_spatial_acceleration_w_y
+        - link30_acceleration;
+    let t58 = link31_subspace_rate_v_z * qd[32];
+    let link30_spatial_acceleration_v_z = t56 + link29_spatial_acceleration_v_z
+        + link30_acceleration * cache.link30_subspace_v_z;
+    let t59 = link31_subspace_rate_v_x * qd[32];
+    let link30_spatial_acceleration_v_x = cache.link30_position_z * link30_acceleration
+        + link29_spatial_acceleration_v_x + t57;
+    let link31_acceleration = link31_inverse_pivot
+        * (link31_remaining_force
+            - (link31_articulated_subspace_n_y * link30_spatial_acceleration_w_y
+                + link31_articulated_subspace_f_z
+                    * (t58 + link30_spatial_acceleration_v_z)
+                + (t59 + link30_spatial_acceleration_v_x)
+                    * link31_articulated_subspace_f_x));
+    let t60 = qd[33] * link32_subspace_rate_v_z;
+    let link31_spatial_acceleration_v_z = cache.link31_subspace_v_z * link31_acceleration
+        + t58 + link30_spatial_acceleration_v_z;
+    let link31_spatial_acceleration_v_x = t59
+        + link31_acceleration * cache.link31_position_z
+        + link30_spatial_acceleration_v_x;
+    let t61 = qd[33] * link32_subspace_rate_v_x;
+    let link31_spatial_acceleration_w_y = link30_spatial_acceleration_w_y
+        - link31_acceleration;
+    let link32_acceleration = (link32_remaining_force
+        - ((t60 + link31_spatial_acceleration_v_z) * link32_articulated_subspace_f_z
+            + link32_articulated_subspace_f_x * (link31_spatial_acceleration_v_x + t61)
+            + link31_spatial_acceleration_w_y * link32_articulated_subspace_n_y))
+        * link32_inverse_pivot;
+    let t62 = qd[34] * link33_subspace_rate_v_x;
+    let link32_spatial_acceleration_v_x = cache.link32_position_z * link32_acceleration
+        + link31_spatial_acceleration_v_x + t61;
+    let link32_spatial_acceleration_w_y = link31_spatial_acceleration_w_y
+        - link32_acceleration;
+    let link32_spatial_acceleration_v_z = cache.link32_subspace_v_z * link32_acceleration
+        + t60 + link31_spatial_acceleration_v_z;
+    let t63 = link33_subspace_rate_v_z * qd[34];
+    let link33_acceleration = link33_inverse_pivot
+        * (link33_remaining_force
+            - (link33_articulated_subspace_f_x * (t62 + link32_spatial_acceleration_v_x)
+                + link33_articulated_subspace_n_y * link32_spatial_acceleration_w_y
+                + link33_articulated_subspace_f_z
+                    * (link32_spatial_acceleration_v_z + t63)));
+    let t64 = link34_subspace_rate_v_z * qd[35];
+    let link33_spatial_acceleration_v_z = link32_spatial_acceleration_v_z
+        + link33_acceleration * cache.link33_subspace_v_z + t63;
+    let link33_spatial_acceleration_v_x = link33_acceleration * cache.link33_position_z
+        + t62 + link32_spatial_acceleration_v_x;
+    let t65 = link34_subspace_rate_v_x * qd[35];
+    let link33_spatial_acceleration_w_y = link32_spatial_acceleration_w_y
+        - link33_acceleration;
+    let link34_acceleration = link34_inverse_pivot
+        * (link34_remaining_force
+            - (link34_articulated_subspace_f_z * (t64 + link33_spatial_acceleration_v_z)
+                + link34_articulated_subspace_f_x
+                    * (link33_spatial_acceleration_v_x + t65)
+                + link33_spatial_acceleration_w_y * link34_articulated_subspace_n_y));
+    let link34_spatial_acceleration_w_y = link33_spatial_acceleration_w_y
+        - link34_acceleration;
+    let t66 = link35_subspace_rate_v_z * qd[36];
+    let link34_spatial_acceleration_v_z = link34_acceleration * cache.link34_subspace_v_z
+        + t64 + link33_spatial_acceleration_v_z;
+    let t67 = qd[36] * link35_subspace_rate_v_x;
+    let link34_spatial_acceleration_v_x = link33_spatial_acceleration_v_x + t65
+        + link34_acceleration * cache.link34_position_z;
+    let link35_acceleration = link35_inverse_pivot
+        * (link35_remaining_force
+            - (link34_spatial_acceleration_w_y * link35_articulated_subspace_n_y
+                + link35_articulated_subspace_f_z
+                    * (t66 + link34_spatial_acceleration_v_z)
+                + link35_articulated_subspace_f_x
+                    * (t67 + link34_spatial_acceleration_v_x)));
+    let link35_spatial_acceleration_w_y = link34_spatial_acceleration_w_y
+        - link35_acceleration;
+    let link35_spatial_acceleration_v_z = t66 + link34_spatial_acceleration_v_z
+        + link35_acceleration * cache.link35_subspace_v_z;
+    let t68 = link36_subspace_rate_v_z * qd[37];
+    let t69 = link36_subspace_rate_v_x * qd[37];
+    let link35_spatial_acceleration_v_x = t67
+        + link35_acceleration * cache.link35_position_z
+        + link34_spatial_acceleration_v_x;
+    let link36_acceleration = link36_inverse_pivot
+        * (link36_remaining_force
+            - (link35_spatial_acceleration_w_y * link36_articulated_subspace_n_y
+                + (link35_spatial_acceleration_v_z + t68)
+                    * link36_articulated_subspace_f_z
+                + link36_articulated_subspace_f_x
+                    * (t69 + link35_spatial_acceleration_v_x)));
+    let link36_spatial_acceleration_w_y = link35_spatial_acceleration_w_y
+        - link36_acceleration;
+    let t70 = link37_subspace_rate_v_z * qd[38];
+    let link36_spatial_acceleration_v_z = link35_spatial_acceleration_v_z
+        + link36_acceleration * cache.link36_subspace_v_z + t68;
+    let t71 = qd[38] * link37_subspace_rate_v_x;
+    let link36_spatial_acceleration_v_x = cache.link36_position_z * link36_acceleration
+        + t69 + link35_spatial_acceleration_v_x;
+    let link37_acceleration = link37_inverse_pivot
+        * (link37_remaining_force
+            - (link37_articulated_subspace_n_y * link36_spatial_acceleration_w_y
+                + (t70 + link36_spatial_acceleration_v_z)
+                    * link37_articulated_subspace_f_z
+                + link37_articulated_subspace_f_x
+                    * (t71 + link36_spatial_acceleration_v_x)));
+    let t72 = qd[39] * link38_subspace_rate_v_x;
+    let link37_spatial_acceleration_v_x = link37_acceleration * cache.link37_position_z
+        + t71 + link36_spatial_acceleration_v_x;
+    let link37_spatial_acceleration_w_y = link36_spatial_acceleration_w_y
+        - link37_acceleration;
+    let t73 = link38_subspace_rate_v_z * qd[39];
+    let link37_spatial_acceleration_v_z = t70 + link36_spatial_acceleration_v_z
+        + cache.link37_subspace_v_z * link37_acceleration;
+    let link38_acceleration = (link38_remaining_force
+        - ((t72 + link37_spatial_acceleration_v_x) * link38_articulated_subspace_f_x
+            + link38_articulated_subspace_n_y * link37_spatial_acceleration_w_y
+            + (t73 + link37_spatial_acceleration_v_z) * link38_articulated_subspace_f_z))
+        * link38_inverse_pivot;
+    let t74 = link39_subspace_rate_v_x * qd[40];
+    let link38_spatial_acceleration_v_x = link38_acceleration * cache.link38_position_z
+        + t72 + link37_spatial_acceleration_v_x;
+    let link38_spatial_acceleration_w_y = link37_spatial_acceleration_w_y
+        - link38_acceleration;
+    let t75 = link39_subspace_rate_v_z * qd[40];
+    let link38_spatial_acceleration_v_z = t73 + link37_spatial_acceleration_v_z
+        + cache.link38_subspace_v_z * link38_acceleration;
+    let link39_acceleration = (link39_remaining_force
+        - ((t74 + link38_spatial_acceleration_v_x) * link39_articulated_subspace_f_x
+            + link39_articulated_subspace_n_y * link38_spatial_acceleration_w_y
+            + (t75 + link38_spatial_acceleration_v_z) * link39_articulated_subspace_f_z))
+        * link39_inverse_pivot;
+    let link39_spatial_acceleration_w_y = link38_spatial_acceleration_w_y
+        - link39_acceleration;
+    let t76 = qd[41] * link40_subspace_rate_v_z;
+    let link39_spatial_acceleration_v_z = t75
+        + cache.link39_subspace_v_z * link39_acceleration
+        + link38_spatial_acceleration_v_z;
+    let link39_spatial_acceleration_v_x = t74
+        + cache.link39_position_z * link39_acceleration
+        + link38_spatial_acceleration_v_x;
+    let t77 = link40_subspace_rate_v_x * qd[41];
+    let link40_acceleration = link40_inverse_pivot
+        * (link40_remaining_force
+            - (link40_articulated_subspace_n_y * link39_spatial_acceleration_w_y
+                + (t76 + link39_spatial_acceleration_v_z)
+                    * link40_articulated_subspace_f_z
+                + (link39_spatial_acceleration_v_x + t77)
+                    * link40_articulated_subspace_f_x));
+    let t78 = qd[42] * link41_subspace_rate_v_z;
+    let link40_spatial_acceleration_v_z = t76
+        + link40_acceleration * cache.link40_subspace_v_z
+        + link39_spatial_acceleration_v_z;
+    let link40_spatial_acceleration_w_y = link39_spatial_acceleration_w_y
+        - link40_acceleration;
+    let t79 = link41_subspace_rate_v_x * qd[42];
+    let link40_spatial_acceleration_v_x = link39_spatial_acceleration_v_x + t77
+        + link40_acceleration * cache.link40_position_z;
+    let link41_acceleration = link41_inverse_pivot
+        * (link41_remaining_force
+            - ((t78 + link40_spatial_acceleration_v_z) * link41_articulated_subspace_f_z
+                + link41_articulated_subspace_n_y * link40_spatial_acceleration_w_y
+                + link41_articulated_subspace_f_x
+                    * (t79 + link40_spatial_acceleration_v_x)));
+    let link41_spatial_acceleration_v_x = link41_acceleration * cache.link41_position_z
+        + t79 + link40_spatial_acceleration_v_x;
+    let t80 = link42_subspace_rate_v_x * qd[43];
+    let link41_spatial_acceleration_v_z = link41_acceleration * cache.link41_subspace_v_z
+        + t78 + link40_spatial_acceleration_v_z;
+    let t81 = link42_subspace_rate_v_z * qd[43];
+    let link41_spatial_acceleration_w_y = link40_spatial_acceleration_w_y
+        - link41_acceleration;
+    let link42_acceleration = link42_inverse_pivot
+        * (link42_remaining_force
+            - ((link41_spatial_acceleration_v_x + t80) * link42_articulated_subspace_f_x
+                + link42_articulated_subspace_f_z
+                    * (link41_spatial_acceleration_v_z + t81)
+                + link42_articulated_subspace_n_y * link41_spatial_acceleration_w_y));
+    let t82 = qd[44] * link43_subspace_rate_v_x;
+    let link42_spatial_acceleration_v_x = link41_spatial_acceleration_v_x + t80
+        + cache.link42_position_z * link42_acceleration;
+    let link42_spatial_acceleration_w_y = link41_spatial_acceleration_w_y
+        - link42_acceleration;
+    let t83 = qd[44] * link43_subspace_rate_v_z;
+    let link42_spatial_acceleration_v_z = cache.link42_subspace_v_z * link42_acceleration
+        + link41_spatial_acceleration_v_z + t81;
+    let link43_acceleration = link43_inverse_pivot
+        * (link43_remaining_force
+            - (link43_articulated_subspace_f_x * (t82 + link42_spatial_acceleration_v_x)
+                + link42_spatial_acceleration_w_y * link43_articulated_subspace_n_y
+                + (t83 + link42_spatial_acceleration_v_z)
+                    * link43_articulated_subspace_f_z));
+    let link43_spatial_acceleration_w_y = link42_spatial_acceleration_w_y
+        - link43_acceleration;
+    let link43_spatial_acceleration_v_x = link43_acceleration * cache.link43_position_z
+        + t82 + link42_spatial_acceleration_v_x;
+    let t84 = qd[45] * link44_subspace_rate_v_x;
+    let link43_spatial_acceleration_v_z = t83 + link42_spatial_acceleration_v_z
+        + link43_acceleration * cache.link43_subspace_v_z;
+    let t85 = qd[45] * link44_subspace_rate_v_z;
+    let link44_acceleration = (link44_remaining_force
+        - (link43_spatial_acceleration_w_y * link44_articulated_subspace_n_y
+            + link44_articulated_subspace_f_x * (link43_spatial_acceleration_v_x + t84)
+            + link44_articulated_subspace_f_z * (link43_spatial_acceleration_v_z + t85)))
+        * link44_inverse_pivot;
+    let t86 = qd[46] * link45_subspace_rate_v_x;
+    let link44_spatial_acceleration_v_x = link43_spatial_acceleration_v_x
+        + link44_acceleration * cache.link44_position_z + t84;
+    let link44_spatial_acceleration_v_z = link43_spatial_acceleration_v_z
+        + cache.link44_subspace_v_z * link44_acceleration + t85;
+    let t87 = qd[46] * link45_subspace_rate_v_z;
+    let link44_spatial_acceleration_w_y = link43_spatial_acceleration_w_y
+        - link44_acceleration;
+    let link45_acceleration = link45_inverse_pivot
+        * (link45_remaining_force
+            - ((t86 + link44_spatial_acceleration_v_x) * link45_articulated_subspace_f_x
+                + (link44_spatial_acceleration_v_z + t87)
+                    * link45_articulated_subspace_f_z
+                + link44_spatial_acceleration_w_y * link45_articulated_subspace_n_y));
+    let link45_spatial_acceleration_v_x = cache.link45_position_z * link45_acceleration
+        + t86 + link44_spatial_acceleration_v_x;
+    let t88 = link46_subspace_rate_v_x * qd[47];
+    let t89 = qd[47] * link46_subspace_rate_v_z;
+    let link45_spatial_acceleration_v_z = link44_spatial_acceleration_v_z
+        + cache.link45_subspace_v_z * link45_acceleration + t87;
+    let link45_spatial_acceleration_w_y = link44_spatial_acceleration_w_y
+        - link45_acceleration;
+    let link46_acceleration = link46_inverse_pivot
+        * (link46_remaining_force
+            - ((link45_spatial_acceleration_v_x + t88) * link46_articulated_subspace_f_x
+                + link46_articulated_subspace_f_z
+                    * (t89 + link45_spatial_acceleration_v_z)
+                + link46_articulated_subspace_n_y * link45_spatial_acceleration_w_y));
+    let link46_spatial_acceleration_v_z = t89
+        + cache.link46_subspace_v_z * link46_acceleration
+        + link45_spatial_acceleration_v_z;
+    let t90 = link47_subspace_rate_v_z * qd[48];
+    let link46_spatial_acceleration_w_y = link45_spatial_acceleration_w_y
+        - link46_acceleration;
+    let t91 = link47_subspace_rate_v_x * qd[48];
+    let link46_spatial_acceleration_v_x = link45_spatial_acceleration_v_x
+        + link46_acceleration * cache.link46_position_z + t88;
+    let link47_acceleration = link47_inverse_pivot
+        * (link47_remaining_force
+            - (link47_articulated_subspace_f_z * (link46_spatial_acceleration_v_z + t90)
+                + link47_articulated_subspace_n_y * link46_spatial_acceleration_w_y
+                + link47_articulated_subspace_f_x
+                    * (t91 + link46_spatial_acceleration_v_x)));
+    let link47_spatial_acceleration_w_y = link46_spatial_acceleration_w_y
+        - link47_acceleration;
+    let link47_spatial_acceleration_v_z = link46_spatial_acceleration_v_z
+        + cache.link47_subspace_v_z * link47_acceleration + t90;
+    let t92 = qd[49] * link48_subspace_rate_v_z;
+    let link47_spatial_acceleration_v_x = t91
+        + cache.link47_position_z * link47_acceleration
+        + link46_spatial_acceleration_v_x;
+    let t93 = qd[49] * link48_subspace_rate_v_x;
+    let link48_acceleration = link48_inverse_pivot
+        * (link48_remaining_force
+            - (link47_spatial_acceleration_w_y * link48_articulated_subspace_n_y
+                + (link47_spatial_acceleration_v_z + t92)
+                    * link48_articulated_subspace_f_z
+                + (link47_spatial_acceleration_v_x + t93)
+                    * link48_articulated_subspace_f_x));
+    let link48_spatial_acceleration_v_x = link47_spatial_acceleration_v_x
+        + cache.link48_position_z * link48_acceleration + t93;
+    let t94 = qd[50] * link49_subspace_rate_v_x;
+    let link48_spatial_acceleration_w_y = link47_spatial_acceleration_w_y
+        - link48_acceleration;
+    let t95 = qd[50] * link49_subspace_rate_v_z;
+    let link48_spatial_acceleration_v_z = link47_spatial_acceleration_v_z + t92
+        + cache.link48_subspace_v_z * link48_acceleration;
+    let link49_acceleration = (link49_remaining_force
+        - (link49_articulated_subspace_f_x * (link48_spatial_acceleration_v_x + t94)
+            + link48_spatial_acceleration_w_y * link49_articulated_subspace_n_y
+            + (t95 + link48_spatial_acceleration_v_z) * link49_articulated_subspace_f_z))
+        * link49_inverse_pivot;
+    let t96 = link50_subspace_rate_v_x * qd[51];
+    let link49_spatial_acceleration_v_x = link49_acceleration * cache.link49_position_z
+        + link48_spatial_acceleration_v_x + t94;
+    let link49_spatial_acceleration_v_z = t95
+        + cache.link49_subspace_v_z * link49_acceleration
+        + link48_spatial_acceleration_v_z;
+    let t97 = link50_subspace_rate_v_z * qd[51];
+    let link49_spatial_acceleration_w_y = link48_spatial_acceleration_w_y
+        - link49_acceleration;
+    let link50_acceleration = link50_inverse_pivot
+        * (link50_remaining_force
+            - (link50_articulated_subspace_f_x * (t96 + link49_spatial_acceleration_v_x)
+                + (link49_spatial_acceleration_v_z + t97)
+                    * link50_articulated_subspace_f_z
+                + link50_articulated_subspace_n_y * link49_spatial_acceleration_w_y));
+    let link50_spatial_acceleration_w_y = link49_spatial_acceleration_w_y
+        - link50_acceleration;
+    let t98 = qd[52] * link51_subspace_rate_v_z;
+    let link50_spatial_acceleration_v_z = link49_spatial_acceleration_v_z + t97
+        + link50_acceleration * cache.link50_subspace_v_z;
+    let link50_spatial_acceleration_v_x = link50_acceleration * cache.link50_position_z
+        + t96 + link49_spatial_acceleration_v_x;
+    let t99 = link51_subspace_rate_v_x * qd[52];
+    let link51_acceleration = link51_inverse_pivot
+        * (link51_remaining_force
+            - (link50_spatial_acceleration_w_y * link51_articulated_subspace_n_y
+                + (t98 + link50_spatial_acceleration_v_z)
+                    * link51_articulated_subspace_f_z
+                + link51_articulated_subspace_f_x
+                    * (link50_spatial_acceleration_v_x + t99)));
+    let link51_spatial_acceleration_w_y = link50_spatial_acceleration_w_y
+        - link51_acceleration;
+    let link51_spatial_acceleration_v_x = cache.link51_position_z * link51_acceleration
+        + link50_spatial_acceleration_v_x + t99;
+    let t100 = qd[53] * link52_subspace_rate_v_x;
+    let t101 = qd[53] * link52_subspace_rate_v_z;
+    let link51_spatial_acceleration_v_z = t98
+        + cache.link51_subspace_v_z * link51_acceleration
+        + link50_spatial_acceleration_v_z;
+    let link52_acceleration = (link52_remaining_force
+        - (link51_spatial_acceleration_w_y * link52_articulated_subspace_n_y
+            + link52_articulated_subspace_f_x * (link51_spatial_acceleration_v_x + t100)
+            + link52_articulated_subspace_f_z
+                * (t101 + link51_spatial_acceleration_v_z))) * link52_inverse_pivot;
+    let t102 = link53_subspace_rate_v_x * qd[54];
+    let link52_spatial_acceleration_v_x = link51_spatial_acceleration_v_x + t100
+        + link52_acceleration * cache.link52_position_z;
+    let t103 = qd[54] * link53_subspace_rate_v_z;
+    let link52_spatial_acceleration_v_z = link52_acceleration * cache.link52_subspace_v_z
+        + t101 + link51_spatial_acceleration_v_z;
+    let link52_spatial_acceleration_w_y = link51_spatial_acceleration_w_y
+        - link52_acceleration;
+    let link53_acceleration = (link53_remaining_force
+        - ((t102 + link52_spatial_acceleration_v_x) * link53_articulated_subspace_f_x
+            + (t103 + link52_spatial_acceleration_v_z) * link53_articulated_subspace_f_z
+            + link53_articulated_subspace_n_y * link52_spatial_acceleration_w_y))
+        * link53_inverse_pivot;
+    let link53_spatial_acceleration_w_y = link52_spatial_acceleration_w_y
+        - link53_acceleration;
+    let t104 = link54_subspace_rate_v_z * qd[55];
+    let link53_spatial_acceleration_v_z = link53_acceleration * cache.link53_subspace_v_z
+        + t103 + link52_spatial_acceleration_v_z;
+    let t105 = link54_subspace_rate_v_x * qd[55];
+    let link53_spatial_acceleration_v_x = t102
+        + cache.link53_position_z * link53_acceleration
+        + link52_spatial_acceleration_v_x;
+    let link54_acceleration = link54_inverse_pivot
+        * (link54_remaining_force
+            - (link54_articulated_subspace_n_y * link53_spatial_acceleration_w_y
+                + link54_articulated_subspace_f_z
+                    * (t104 + link53_spatial_acceleration_v_z)
+                + link54_articulated_subspace_f_x
+                    * (t105 + link53_spatial_acceleration_v_x)));
+    let link54_spatial_acceleration_w_y = link53_spatial_acceleration_w_y
+        - link54_acceleration;
+    let link54_spatial_acceleration_v_x = t105 + link53_spatial_acceleration_v_x
+        + link54_acceleration * cache.link54_position_z;
+    let t106 = link55_subspace_rate_v_x * qd[56];
+    let link54_spatial_acceleration_v_z = cache.link54_subspace_v_z * link54_acceleration
+        + t104 + link53_spatial_acceleration_v_z;
+    let t107 = link55_subspace_rate_v_z * qd[56];
+    let link55_acceleration = (link55_remaining_force
+        - (link55_articulated_subspace_n_y * link54_spatial_acceleration_w_y
+            + (link54_spatial_acceleration_v_x + t106) * link55_articulated_subspace_f_x
+            + link55_articulated_subspace_f_z
+                * (link54_spatial_acceleration_v_z + t107))) * link55_inverse_pivot;
+    let link55_spatial_acceleration_v_z = cache.link55_subspace_v_z * link55_acceleration
+        + link54_spatial_acceleration_v_z + t107;
+    let t108 = link56_subspace_rate_v_z * qd[57];
+    let link55_spatial_acceleration_w_y = link54_spatial_acceleration_w_y
+        - link55_acceleration;
+    let t109 = link56_subspace_rate_v_x * qd[57];
+    let link55_spatial_acceleration_v_x = link54_spatial_acceleration_v_x
+        + cache.link55_position_z * link55_acceleration + t106;
+    let link56_acceleration = link56_inverse_pivot
+        * (link56_remaining_force
+            - ((link55_spatial_acceleration_v_z + t108) * link56_articulated_subspace_f_z
+                + link56_articulated_subspace_n_y * link55_spatial_acceleration_w_y
+                + link56_articulated_subspace_f_x
+                    * (t109 + link55_spatial_acceleration_v_x)));
+    let link56_spatial_acceleration_v_x = t109 + link55_spatial_acceleration_v_x
+        + cache.link56_position_z * link56_acceleration;
+    let t110 = link57_subspace_rate_v_x * qd[58];
+    let link56_spatial_acceleration_v_z = link55_spatial_acceleration_v_z + t108
+        + cache.link56_subspace_v_z * link56_acceleration;
+    let t111 = link57_subspace_rate_v_z * qd[58];
+    let link56_spatial_acceleration_w_y = link55_spatial_acceleration_w_y
+        - link56_acceleration;
+    let link57_acceleration = link57_inverse_pivot
+        * (link57_remaining_force
+            - ((link56_spatial_acceleration_v_x + t110) * link57_articulated_subspace_f_x
+                + (link56_spatial_acceleration_v_z + t111)
+                    * link57_articulated_subspace_f_z
+                + link57_articulated_subspace_n_y * link56_spatial_acceleration_w_y));
+    let link57_spatial_acceleration_v_z = link56_spatial_acceleration_v_z + t111
+        + cache.link57_subspace_v_z * link57_acceleration;
+    let t112 = link58_subspace_rate_v_z * qd[59];
+    let link57_spatial_acceleration_v_x = link56_spatial_acceleration_v_x + t110
+        + cache.link57_position_z * link57_acceleration;
+    let t113 = link58_subspace_rate_v_x * qd[59];
+    let link57_spatial_acceleration_w_y = link56_spatial_acceleration_w_y
+        - link57_acceleration;
+    let link58_acceleration = link58_inverse_pivot
+        * (link58_remaining_force
+            - (link58_articulated_subspace_f_z * (link57_spatial_acceleration_v_z + t112)
+                + (link57_spatial_acceleration_v_x + t113)
+                    * link58_articulated_subspace_f_x
+                + link57_spatial_acceleration_w_y * link58_articulated_subspace_n_y));
+    let link58_spatial_acceleration_w_y = link57_spatial_acceleration_w_y
+        - link58_acceleration;
+    let link58_spatial_acceleration_v_x = link57_spatial_acceleration_v_x + t113
+        + link58_acceleration * cache.link58_position_z;
+    let t114 = link59_subspace_rate_v_x * qd[60];
+    let link58_spatial_acceleration_v_z = link57_spatial_acceleration_v_z
+        + link58_acceleration * cache.link58_subspace_v_z + t112;
+    let t115 = qd[60] * link59_subspace_rate_v_z;
+    let link59_acceleration = link59_inverse_pivot
+        * (link59_remaining_force
+            - (link59_articulated_subspace_n_y * link58_spatial_acceleration_w_y
+                + (link58_spatial_acceleration_v_x + t114)
+                    * link59_articulated_subspace_f_x
+                + (link58_spatial_acceleration_v_z + t115)
+                    * link59_articulated_subspace_f_z));
+    let link59_spatial_acceleration_v_x = link58_spatial_acceleration_v_x
+        + cache.link59_position_z * link59_acceleration + t114;
+    let link59_spatial_acceleration_w_y = link58_spatial_acceleration_w_y
+        - link59_acceleration;
+    let link59_spatial_acceleration_v_z = cache.link59_subspace_v_z * link59_acceleration
+        + link58_spatial_acceleration_v_z + t115;
+    let link60_acceleration = (link60_remaining_force
+        - ((link59_spatial_acceleration_v_x + qd[61] * link60_subspace_rate_v_x)
+            * cache.link60_projected_inertia_f_x
+            + link60_articulated_subspace_n_y * link59_spatial_acceleration_w_y
+            + (link59_spatial_acceleration_v_z + link60_subspace_rate_v_z * qd[61])
+                * link60_articulated_subspace_f_z)) * link60_inverse_pivot;
+    out[0] = base_x_acceleration;
+    out[1] = base_z_acceleration;
+    out[2] = base_angle_acceleration;
+    out[3] = link2_acceleration;
+    out[4] = link3_acceleration;
+    out[5] = link4_acceleration;
+    out[6] = link5_acceleration;
+    out[7] = link6_acceleration;
+    out[8] = link7_acceleration;
+    out[9] = link8_acceleration;
+    out[10] = link9_acceleration;
+    out[11] = link10_acceleration;
+    out[12] = link11_acceleration;
+    out[13] = link12_acceleration;
+    out[14] = link13_acceleration;
+    out[15] = link14_acceleration;
+    out[16] = link15_acceleration;
+    out[17] = link16_acceleration;
+    out[18] = link17_acceleration;
+    out[19] = link18_acceleration;
+    out[20] = link19_acceleration;
+    out[21] = link20_acceleration;
+    out[22] = link21_acceleration;
+    out[23] = link22_acceleration;
+    out[24] = link23_acceleration;
+    out[25] = link24_acceleration;
+    out[26] = link25_acceleration;
+    out[27] = link26_acceleration;
+    out[28] = link27_acceleration;
+    out[29] = link28_acceleration;
+    out[30] = link29_acceleration;
+    out[31] = link30_acceleration;
+    out[32] = link31_acceleration;
+    out[33] = link32_acceleration;
+    out[34] = link33_acceleration;
+    out[35] = link34_acceleration;
+    out[36] = link35_acceleration;
+    out[37] = link36_acceleration;
+    out[38] = link37_acceleration;
+    out[39] = link38_acceleration;
+    out[40] = link39_acceleration;
+    out[41] = link40_acceleration;
+    out[42] = link41_acceleration;
+    out[43] = link42_acceleration;
+    out[44] = link43_acceleration;
+    out[45] = link44_acceleration;
+    out[46] = link45_acceleration;
+    out[47] = link46_acceleration;
+    out[48] = link47_acceleration;
+    out[49] = link48_acceleration;
+    out[50] = link49_acceleration;
+    out[51] = link50_acceleration;
+    out[52] = link51_acceleration;
+    out[53] = link52_acceleration;
+    out[54] = link53_acceleration;
+    out[55] = link54_acceleration;
+    out[56] = link55_acceleration;
+    out[57] = link56_acceleration;
+    out[58] = link57_acceleration;
+    out[59] = link58_acceleration;
+    out[60] = link59_acceleration;
+    out[61] = link60_acceleration;
+    pivots[0] = link60_pivot;
+    pivots[1] = link59_pivot;
+    pivots[2] = link58_pivot;
+    pivots[3] = link57_pivot;
+    pivots[4] = link56_pivot;
+    pivots[5] = link55_pivot;
+    pivots[6] = link54_pivot;
+    pivots[7] = link53_pivot;
+    pivots[8] = link52_pivot;
+    pivots[9] = link51_pivot;
+    pivots[10] = link50_pivot;
+    pivots[11] = link49_pivot;
+    pivots[12] = link48_pivot;
+    pivots[13] = link47_pivot;
+    pivots[14] = link46_pivot;
+    pivots[15] = link45_pivot;
+    pivots[16] = link44_pivot;
+    pivots[17] = link43_pivot;
+    pivots[18] = link42_pivot;
+    pivots[19] = link41_pivot;
+    pivots[20] = link40_pivot;
+    pivots[21] = link39_pivot;
+    pivots[22] = link38_pivot;
+    pivots[23] = link37_pivot;
+    pivots[24] = link36_pivot;
+    pivots[25] = link35_pivot;
+    pivots[26] = link34_pivot;
+    pivots[27] = link33_pivot;
+    pivots[28] = link32_pivot;
+    pivots[29] = link31_pivot;
+    pivots[30] = link30_pivot;
+    pivots[31] = link29_pivot;
+    pivots[32] = link28_pivot;
+    pivots[33] = link27_pivot;
+    pivots[34] = link26_pivot;
+    pivots[35] = link25_pivot;
+    pivots[36] = link24_pivot;
+    pivots[37] = link23_pivot;
+    pivots[38] = link22_pivot;
+    pivots[39] = link21_pivot;
+    pivots[40] = link20_pivot;
+    pivots[41] = link19_pivot;
+    pivots[42] = link18_pivot;
+    pivots[43] = link17_pivot;
+    pivots[44] = link16_pivot;
+    pivots[45] = link15_pivot;
+    pivots[46] = link14_pivot;
+    pivots[47] = link13_pivot;
+    pivots[48] = link12_pivot;
+    pivots[49] = link11_pivot;
+    pivots[50] = link10_pivot;
+    pivots[51] = link9_pivot;
+    pivots[52] = link8_pivot;
+    pivots[53] = link7_pivot;
+    pivots[54] = link6_pivot;
+    pivots[55] = link5_pivot;
+    pivots[56] = link4_pivot;
+    pivots[57] = link3_pivot;
+    pivots[58] = link2_pivot;
+    pivots[59] = base_angle_pivot;
+    pivots[60] = base_angle_articulated_passed_55;
+    pivots[61] = base_z_articulated_passed_33;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
 /// Gravitational potential energy V(q).
 #[inline]
@@ -48916,6 +54035,16 @@ impl Model<DOF, CONTACTS> for SnakeLinks60 {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn forward_dynamics_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_into(q, qd, tau, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

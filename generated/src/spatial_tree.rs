@@ -399,12 +399,10 @@ pub struct Cache {
     pub hub_composite_inertia_i_22: f64,
     pub base_x_projected_inertia_n_z: f64,
     pub base_z_projected_inertia_n_y: f64,
-    pub base_yaw_projected_inertia_n_z: f64,
     pub base_yaw_projected_inertia_f_x: f64,
     pub base_yaw_projected_inertia_f_y: f64,
     pub base_pitch_projected_inertia_n_x: f64,
     pub base_pitch_projected_inertia_n_y: f64,
-    pub base_pitch_projected_inertia_n_z: f64,
     pub base_pitch_projected_inertia_f_x: f64,
     pub base_pitch_projected_inertia_f_y: f64,
     pub base_pitch_projected_inertia_f_z: f64,
@@ -438,6 +436,7 @@ pub struct Cache {
     pub right_slider_projected_inertia_f_x: f64,
     pub right_slider_projected_inertia_f_y: f64,
     pub right_slider_projected_inertia_f_z: f64,
+    pub right_slider_pivot: f64,
     pub left_tip_position_x: f64,
     pub left_tip_position_y: f64,
     pub left_tip_position_z: f64,
@@ -922,9 +921,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + left_upper_composite_inertia_i_22 + hub_inertia_i_22;
     let base_x_projected_inertia_n_z = -hub_composite_inertia_h_y;
     let base_z_projected_inertia_n_y = -hub_composite_inertia_h_x;
-    let base_yaw_projected_inertia_n_z = hub_composite_inertia_h_x
-        * base_yaw_subspace_v_y + hub_composite_inertia_i_22
-        - q[1] * hub_composite_inertia_h_y;
     let base_yaw_projected_inertia_f_x = base_x_projected_inertia_n_z
         + q[1] * hub_composite_inertia_m;
     let base_yaw_projected_inertia_f_y = base_yaw_subspace_v_y * hub_composite_inertia_m
@@ -937,10 +933,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + hub_composite_inertia_i_01 * base_yaw_rotation_01
         + hub_composite_inertia_h_z * base_pitch_subspace_v_x
         - base_pitch_subspace_v_z * hub_composite_inertia_h_x;
-    let base_pitch_projected_inertia_n_z = base_yaw_rotation_01
-        * hub_composite_inertia_i_02 + hub_composite_inertia_i_12 * cos_q3
-        + hub_composite_inertia_h_x * base_pitch_subspace_v_y
-        - hub_composite_inertia_h_y * base_pitch_subspace_v_x;
     let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
         * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cos_q3;
     let base_pitch_projected_inertia_f_y = hub_composite_inertia_m
@@ -1072,6 +1064,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * p.right_slider_mass;
     let right_slider_projected_inertia_f_z = right_upper_rotation_20
         * p.right_slider_mass;
+    let right_slider_pivot = right_upper_rotation_10 * right_slider_projected_inertia_f_y
+        + right_slider_projected_inertia_f_z * right_upper_rotation_20
+        + right_upper_rotation_00 * right_slider_projected_inertia_f_x;
     let left_tip_position_x = left_lower_position_x + 0.2 * left_lower_rotation_00;
     let left_tip_position_y = 0.2 * left_lower_rotation_10 + left_lower_position_y;
     let left_tip_position_z = left_lower_position_z + 0.2 * left_lower_rotation_20;
@@ -1277,12 +1272,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         hub_composite_inertia_i_22,
         base_x_projected_inertia_n_z,
         base_z_projected_inertia_n_y,
-        base_yaw_projected_inertia_n_z,
         base_yaw_projected_inertia_f_x,
         base_yaw_projected_inertia_f_y,
         base_pitch_projected_inertia_n_x,
         base_pitch_projected_inertia_n_y,
-        base_pitch_projected_inertia_n_z,
         base_pitch_projected_inertia_f_x,
         base_pitch_projected_inertia_f_y,
         base_pitch_projected_inertia_f_z,
@@ -1316,6 +1309,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         right_slider_projected_inertia_f_x,
         right_slider_projected_inertia_f_y,
         right_slider_projected_inertia_f_z,
+        right_slider_pivot,
         left_tip_position_x,
         left_tip_position_y,
         left_tip_position_z,
@@ -1337,7 +1331,15 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.base_pitch_projected_inertia_n_z
+    let base_yaw_projected_inertia_n_z = cache.hub_composite_inertia_h_x
+        * cache.base_yaw_subspace_v_y + cache.hub_composite_inertia_i_22
+        - q[1] * cache.hub_composite_inertia_h_y;
+    let base_pitch_projected_inertia_n_z = cache.base_yaw_rotation_01
+        * cache.hub_composite_inertia_i_02
+        + cache.hub_composite_inertia_i_12 * cache.cos_q3
+        + cache.hub_composite_inertia_h_x * cache.base_pitch_subspace_v_y
+        - cache.hub_composite_inertia_h_y * cache.base_pitch_subspace_v_x;
+    let t0 = base_pitch_projected_inertia_n_z
         + cache.base_yaw_subspace_v_y * cache.base_pitch_projected_inertia_f_y
         + q[1] * cache.base_pitch_projected_inertia_f_x;
     let t1 = cache.base_yaw_subspace_v_y * cache.base_roll_projected_inertia_f_y
@@ -1460,8 +1462,7 @@ pub fn mass_matrix_into(
     out[(2, 9)] = cache.right_slider_projected_inertia_f_z;
     out[(9, 2)] = cache.right_slider_projected_inertia_f_z;
     out[(3, 3)] = cache.base_yaw_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + cache.base_yaw_projected_inertia_n_z
-        + q[1] * cache.base_yaw_projected_inertia_f_x;
+        + base_yaw_projected_inertia_n_z + q[1] * cache.base_yaw_projected_inertia_f_x;
     out[(3, 4)] = t0;
     out[(4, 3)] = t0;
     out[(3, 5)] = t1;
@@ -1525,10 +1526,7 @@ pub fn mass_matrix_into(
         + cache.left_upper_rotation_21 * cache.left_lower_projected_inertia_n_z
         + cache.left_lower_projected_inertia_n_y * cache.left_upper_rotation_11
         + cache.left_upper_rotation_01 * cache.left_lower_projected_inertia_n_x;
-    out[(9, 9)] = cache.right_upper_rotation_10
-        * cache.right_slider_projected_inertia_f_y
-        + cache.right_slider_projected_inertia_f_z * cache.right_upper_rotation_20
-        + cache.right_upper_rotation_00 * cache.right_slider_projected_inertia_f_x;
+    out[(9, 9)] = cache.right_slider_pivot;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -3515,7 +3513,15 @@ pub fn dynamics_into(
     *mass_matrix = SMatrix::zeros();
     *coriolis = SVector::zeros();
     *gravity = SVector::zeros();
-    let t0 = cache.base_pitch_projected_inertia_n_z
+    let base_yaw_projected_inertia_n_z = cache.hub_composite_inertia_h_x
+        * cache.base_yaw_subspace_v_y + cache.hub_composite_inertia_i_22
+        - q[1] * cache.hub_composite_inertia_h_y;
+    let base_pitch_projected_inertia_n_z = cache.base_yaw_rotation_01
+        * cache.hub_composite_inertia_i_02
+        + cache.hub_composite_inertia_i_12 * cache.cos_q3
+        + cache.hub_composite_inertia_h_x * cache.base_pitch_subspace_v_y
+        - cache.hub_composite_inertia_h_y * cache.base_pitch_subspace_v_x;
+    let t0 = base_pitch_projected_inertia_n_z
         + cache.base_yaw_subspace_v_y * cache.base_pitch_projected_inertia_f_y
         + q[1] * cache.base_pitch_projected_inertia_f_x;
     let t1 = cache.base_yaw_subspace_v_y * cache.base_roll_projected_inertia_f_y
@@ -4202,7 +4208,7 @@ pub fn dynamics_into(
     mass_matrix[(2, 9)] = cache.right_slider_projected_inertia_f_z;
     mass_matrix[(9, 2)] = cache.right_slider_projected_inertia_f_z;
     mass_matrix[(3, 3)] = cache.base_yaw_projected_inertia_f_y
-        * cache.base_yaw_subspace_v_y + cache.base_yaw_projected_inertia_n_z
+        * cache.base_yaw_subspace_v_y + base_yaw_projected_inertia_n_z
         + q[1] * cache.base_yaw_projected_inertia_f_x;
     mass_matrix[(3, 4)] = t0;
     mass_matrix[(4, 3)] = t0;
@@ -4272,10 +4278,7 @@ pub fn dynamics_into(
         + cache.left_upper_rotation_21 * cache.left_lower_projected_inertia_n_z
         + cache.left_lower_projected_inertia_n_y * cache.left_upper_rotation_11
         + cache.left_upper_rotation_01 * cache.left_lower_projected_inertia_n_x;
-    mass_matrix[(9, 9)] = cache.right_upper_rotation_10
-        * cache.right_slider_projected_inertia_f_y
-        + cache.right_slider_projected_inertia_f_z * cache.right_upper_rotation_20
-        + cache.right_upper_rotation_00 * cache.right_slider_projected_inertia_f_x;
+    mass_matrix[(9, 9)] = cache.right_slider_pivot;
     coriolis[0] = hub_composite_force_f_x;
     coriolis[1] = hub_composite_force_f_y;
     coriolis[2] = hub_composite_force_f_z;
@@ -4335,6 +4338,1727 @@ pub fn dynamics_into(
         + p.gravity * cache.left_lower_subspace_v_z * p.left_lower_mass
         - cache.left_lower_inertia_h_x * p.gravity * cache.left_upper_rotation_11;
     gravity[9] = cache.right_upper_rotation_20 * p.gravity * p.right_slider_mass;
+}
+/// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
+/// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
+/// false (and `out` is meaningless) where M is not positive definite, i.e. where
+/// an articulated pivot is not positive.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 10];
+    let right_slider_inverse_pivot = 1.0 / cache.right_slider_pivot;
+    let right_slider_articulated_passed_33 = p.right_slider_mass
+        - cache.right_slider_projected_inertia_f_x
+            * cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot;
+    let right_upper_articulated_33 = p.arm_mass + right_slider_articulated_passed_33;
+    let right_slider_articulated_15 = -cache.right_slider_inertia_h_x;
+    let right_slider_articulated_subspace_n_y = cache.right_upper_rotation_20
+        * right_slider_articulated_15
+        + cache.right_upper_rotation_00 * cache.right_slider_inertia_h_z;
+    let right_slider_articulated_passed_13 = cache.right_slider_inertia_h_z
+        - cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_13 = right_slider_articulated_passed_13
+        + cache.right_upper_inertia_h_z;
+    let right_slider_articulated_23 = -cache.right_slider_inertia_h_y;
+    let right_slider_articulated_subspace_n_z = cache.right_upper_rotation_00
+        * right_slider_articulated_23
+        + cache.right_upper_rotation_10 * cache.right_slider_inertia_h_x;
+    let right_slider_articulated_passed_23 = right_slider_articulated_23
+        - cache.right_slider_projected_inertia_f_x
+            * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot;
+    let right_upper_articulated_23 = right_slider_articulated_passed_23
+        - cache.right_upper_inertia_h_y;
+    let right_slider_articulated_04 = -cache.right_slider_inertia_h_z;
+    let right_slider_articulated_subspace_n_x = right_slider_articulated_04
+        * cache.right_upper_rotation_10
+        + cache.right_upper_rotation_20 * cache.right_slider_inertia_h_y;
+    let right_slider_articulated_passed_03 = -(cache.right_slider_projected_inertia_f_x
+        * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot);
+    let right_slider_articulated_passed_34 = -(cache.right_slider_projected_inertia_f_x
+        * right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y);
+    let right_slider_articulated_passed_35 = -(cache.right_slider_projected_inertia_f_z
+        * cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot);
+    let right_upper_articulated_subspace_f_x = cache.right_upper_subspace_v_x
+        * right_upper_articulated_33
+        + right_upper_articulated_13 * cache.right_upper_axis_y
+        + cache.right_upper_axis_z * right_upper_articulated_23
+        + cache.right_upper_axis_x * right_slider_articulated_passed_03
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_34
+        + right_slider_articulated_passed_35 * cache.right_upper_subspace_v_z;
+    let right_slider_articulated_passed_05 = cache.right_slider_inertia_h_y
+        - cache.right_slider_projected_inertia_f_z
+            * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot;
+    let right_upper_articulated_05 = cache.right_upper_inertia_h_y
+        + right_slider_articulated_passed_05;
+    let right_slider_articulated_passed_45 = -(cache.right_slider_projected_inertia_f_z
+        * right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y);
+    let right_slider_articulated_passed_15 = right_slider_articulated_15
+        - cache.right_slider_projected_inertia_f_z * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_15 = right_slider_articulated_passed_15
+        - cache.right_upper_inertia_h_x;
+    let right_slider_articulated_passed_25 = -(cache.right_slider_projected_inertia_f_z
+        * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot);
+    let right_slider_articulated_passed_55 = p.right_slider_mass
+        - cache.right_slider_projected_inertia_f_z
+            * cache.right_slider_projected_inertia_f_z * right_slider_inverse_pivot;
+    let right_upper_articulated_55 = p.arm_mass + right_slider_articulated_passed_55;
+    let right_upper_articulated_subspace_f_z = right_upper_articulated_05
+        * cache.right_upper_axis_x
+        + right_slider_articulated_passed_35 * cache.right_upper_subspace_v_x
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_45
+        + cache.right_upper_axis_y * right_upper_articulated_15
+        + cache.right_upper_axis_z * right_slider_articulated_passed_25
+        + cache.right_upper_subspace_v_z * right_upper_articulated_55;
+    let right_slider_articulated_passed_22 = cache.right_slider_inertia_i_22
+        - right_slider_articulated_subspace_n_z * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_22 = cache.right_upper_inertia_i_22
+        + right_slider_articulated_passed_22;
+    let right_slider_articulated_passed_12 = cache.right_slider_inertia_i_12
+        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_12 = cache.right_upper_inertia_i_12
+        + right_slider_articulated_passed_12;
+    let right_slider_articulated_passed_24 = cache.right_slider_inertia_h_x
+        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_24 = cache.right_upper_inertia_h_x
+        + right_slider_articulated_passed_24;
+    let right_slider_articulated_passed_02 = cache.right_slider_inertia_i_02
+        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_02 = cache.right_upper_inertia_i_02
+        + right_slider_articulated_passed_02;
+    let right_upper_articulated_subspace_n_z = cache.right_upper_axis_z
+        * right_upper_articulated_22
+        + cache.right_upper_subspace_v_z * right_slider_articulated_passed_25
+        + right_upper_articulated_12 * cache.right_upper_axis_y
+        + right_upper_articulated_24 * cache.right_upper_subspace_v_y
+        + cache.right_upper_subspace_v_x * right_upper_articulated_23
+        + right_upper_articulated_02 * cache.right_upper_axis_x;
+    let right_slider_articulated_passed_14 = -(right_slider_inverse_pivot
+        * cache.right_slider_projected_inertia_f_y
+        * right_slider_articulated_subspace_n_y);
+    let right_slider_articulated_passed_44 = p.right_slider_mass
+        - right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_44 = right_slider_articulated_passed_44 + p.arm_mass;
+    let right_slider_articulated_passed_04 = right_slider_articulated_04
+        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_04 = right_slider_articulated_passed_04
+        - cache.right_upper_inertia_h_z;
+    let right_upper_articulated_subspace_f_y = cache.right_upper_subspace_v_z
+        * right_slider_articulated_passed_45
+        + right_upper_articulated_24 * cache.right_upper_axis_z
+        + cache.right_upper_axis_y * right_slider_articulated_passed_14
+        + cache.right_upper_subspace_v_y * right_upper_articulated_44
+        + right_upper_articulated_04 * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_x * right_slider_articulated_passed_34;
+    let right_slider_articulated_passed_01 = cache.right_slider_inertia_i_01
+        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_01 = right_slider_articulated_passed_01
+        + cache.right_upper_inertia_i_01;
+    let right_slider_articulated_passed_00 = cache.right_slider_inertia_i_00
+        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_x
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_00 = cache.right_upper_inertia_i_00
+        + right_slider_articulated_passed_00;
+    let right_upper_articulated_subspace_n_x = cache.right_upper_axis_y
+        * right_upper_articulated_01
+        + cache.right_upper_axis_z * right_upper_articulated_02
+        + cache.right_upper_subspace_v_y * right_upper_articulated_04
+        + right_upper_articulated_00 * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_x * right_slider_articulated_passed_03
+        + right_upper_articulated_05 * cache.right_upper_subspace_v_z;
+    let right_slider_articulated_passed_11 = cache.right_slider_inertia_i_11
+        - right_slider_inverse_pivot * right_slider_articulated_subspace_n_y
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_11 = right_slider_articulated_passed_11
+        + cache.right_upper_inertia_i_11;
+    let right_upper_articulated_subspace_n_y = cache.right_upper_axis_x
+        * right_upper_articulated_01
+        + right_upper_articulated_15 * cache.right_upper_subspace_v_z
+        + right_upper_articulated_13 * cache.right_upper_subspace_v_x
+        + right_upper_articulated_12 * cache.right_upper_axis_z
+        + cache.right_upper_axis_y * right_upper_articulated_11
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_14;
+    let right_upper_pivot = cache.right_upper_subspace_v_x
+        * right_upper_articulated_subspace_f_x
+        + right_upper_articulated_subspace_f_z * cache.right_upper_subspace_v_z
+        + right_upper_articulated_subspace_n_z * cache.right_upper_axis_z
+        + cache.right_upper_subspace_v_y * right_upper_articulated_subspace_f_y
+        + right_upper_articulated_subspace_n_x * cache.right_upper_axis_x
+        + cache.right_upper_axis_y * right_upper_articulated_subspace_n_y;
+    let right_upper_inverse_pivot = 1.0 / right_upper_pivot;
+    let right_upper_articulated_passed_13 = right_upper_articulated_13
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_n_y
+            * right_upper_articulated_subspace_f_x;
+    let left_lower_articulated_15 = -cache.left_lower_inertia_h_x;
+    let left_lower_articulated_subspace_n_y = cache.left_lower_inertia_h_z
+        * cache.left_lower_subspace_v_x
+        + cache.left_upper_rotation_01 * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_i_11 * cache.left_upper_rotation_11
+        + cache.left_upper_rotation_21 * cache.left_lower_inertia_i_12
+        + cache.left_lower_subspace_v_z * left_lower_articulated_15;
+    let left_lower_articulated_subspace_f_z = cache.left_lower_subspace_v_z
+        * p.left_lower_mass + cache.left_upper_rotation_01 * cache.left_lower_inertia_h_y
+        + cache.left_upper_rotation_11 * left_lower_articulated_15;
+    let left_lower_articulated_04 = -cache.left_lower_inertia_h_z;
+    let left_lower_articulated_subspace_f_y = left_lower_articulated_04
+        * cache.left_upper_rotation_01
+        + cache.left_lower_subspace_v_y * p.left_lower_mass
+        + cache.left_lower_inertia_h_x * cache.left_upper_rotation_21;
+    let left_lower_articulated_subspace_n_x = cache.left_lower_inertia_i_00
+        * cache.left_upper_rotation_01
+        + cache.left_lower_inertia_i_02 * cache.left_upper_rotation_21
+        + left_lower_articulated_04 * cache.left_lower_subspace_v_y
+        + cache.left_upper_rotation_11 * cache.left_lower_inertia_i_01
+        + cache.left_lower_subspace_v_z * cache.left_lower_inertia_h_y;
+    let left_lower_articulated_23 = -cache.left_lower_inertia_h_y;
+    let left_lower_articulated_subspace_n_z = cache.left_upper_rotation_01
+        * cache.left_lower_inertia_i_02
+        + cache.left_lower_inertia_h_x * cache.left_lower_subspace_v_y
+        + cache.left_upper_rotation_11 * cache.left_lower_inertia_i_12
+        + cache.left_lower_subspace_v_x * left_lower_articulated_23
+        + cache.left_lower_inertia_i_22 * cache.left_upper_rotation_21;
+    let left_lower_articulated_subspace_f_x = cache.left_upper_rotation_21
+        * left_lower_articulated_23 + cache.left_lower_subspace_v_x * p.left_lower_mass
+        + cache.left_lower_inertia_h_z * cache.left_upper_rotation_11;
+    let left_lower_pivot = left_lower_articulated_subspace_f_z
+        * cache.left_lower_subspace_v_z
+        + cache.left_lower_subspace_v_y * left_lower_articulated_subspace_f_y
+        + cache.left_upper_rotation_01 * left_lower_articulated_subspace_n_x
+        + cache.left_upper_rotation_21 * left_lower_articulated_subspace_n_z
+        + left_lower_articulated_subspace_n_y * cache.left_upper_rotation_11
+        + cache.left_lower_subspace_v_x * left_lower_articulated_subspace_f_x;
+    let left_lower_inverse_pivot = 1.0 / left_lower_pivot;
+    let left_lower_articulated_passed_13 = cache.left_lower_inertia_h_z
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_f_x;
+    let left_upper_articulated_13 = left_lower_articulated_passed_13
+        + cache.left_upper_inertia_h_z;
+    let left_lower_articulated_passed_11 = cache.left_lower_inertia_i_11
+        - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_n_y
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_11 = left_lower_articulated_passed_11
+        + cache.left_upper_inertia_i_11;
+    let left_lower_articulated_passed_15 = left_lower_articulated_15
+        - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_f_z
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_15 = left_lower_articulated_passed_15
+        - cache.left_upper_inertia_h_x;
+    let left_lower_articulated_passed_12 = cache.left_lower_inertia_i_12
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_12 = left_lower_articulated_passed_12
+        + cache.left_upper_inertia_i_12;
+    let left_lower_articulated_passed_14 = -(left_lower_articulated_subspace_n_y
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
+    let left_lower_articulated_passed_01 = cache.left_lower_inertia_i_01
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_01 = cache.left_upper_inertia_i_01
+        + left_lower_articulated_passed_01;
+    let left_upper_articulated_subspace_n_y = cache.base_roll_rotation_12
+        * left_upper_articulated_11
+        + cache.left_upper_subspace_v_z * left_upper_articulated_15
+        + cache.left_upper_subspace_v_x * left_upper_articulated_13
+        + left_upper_articulated_12 * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_y * left_lower_articulated_passed_14
+        + left_upper_articulated_01 * cache.base_roll_rotation_02;
+    let left_lower_articulated_passed_35 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_x);
+    let left_lower_articulated_passed_03 = -(left_lower_inverse_pivot
+        * left_lower_articulated_subspace_n_x * left_lower_articulated_subspace_f_x);
+    let left_lower_articulated_passed_23 = left_lower_articulated_23
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_23 = left_lower_articulated_passed_23
+        - cache.left_upper_inertia_h_y;
+    let left_lower_articulated_passed_34 = -(left_lower_inverse_pivot
+        * left_lower_articulated_subspace_f_y * left_lower_articulated_subspace_f_x);
+    let left_lower_articulated_passed_33 = p.left_lower_mass
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_articulated_subspace_f_x;
+    let left_upper_articulated_33 = left_lower_articulated_passed_33 + p.arm_mass;
+    let left_upper_articulated_subspace_f_x = cache.base_roll_rotation_12
+        * left_upper_articulated_13
+        + left_lower_articulated_passed_35 * cache.left_upper_subspace_v_z
+        + left_lower_articulated_passed_03 * cache.base_roll_rotation_02
+        + left_upper_articulated_23 * cache.base_roll_rotation_22
+        + left_lower_articulated_passed_34 * cache.left_upper_subspace_v_y
+        + left_upper_articulated_33 * cache.left_upper_subspace_v_x;
+    let left_lower_articulated_passed_05 = cache.left_lower_inertia_h_y
+        - left_lower_articulated_subspace_f_z * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_05 = left_lower_articulated_passed_05
+        + cache.left_upper_inertia_h_y;
+    let left_lower_articulated_passed_55 = p.left_lower_mass
+        - left_lower_articulated_subspace_f_z * left_lower_articulated_subspace_f_z
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_55 = p.arm_mass + left_lower_articulated_passed_55;
+    let left_lower_articulated_passed_25 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_n_z);
+    let left_lower_articulated_passed_45 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
+    let left_upper_articulated_subspace_f_z = left_upper_articulated_05
+        * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_z * left_upper_articulated_55
+        + left_lower_articulated_passed_25 * cache.base_roll_rotation_22
+        + cache.base_roll_rotation_12 * left_upper_articulated_15
+        + left_lower_articulated_passed_45 * cache.left_upper_subspace_v_y
+        + cache.left_upper_subspace_v_x * left_lower_articulated_passed_35;
+    let left_lower_articulated_passed_02 = cache.left_lower_inertia_i_02
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_02 = left_lower_articulated_passed_02
+        + cache.left_upper_inertia_i_02;
+    let left_lower_articulated_passed_00 = cache.left_lower_inertia_i_00
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_00 = left_lower_articulated_passed_00
+        + cache.left_upper_inertia_i_00;
+    let left_lower_articulated_passed_04 = left_lower_articulated_04
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_04 = left_lower_articulated_passed_04
+        - cache.left_upper_inertia_h_z;
+    let left_upper_articulated_subspace_n_x = left_upper_articulated_05
+        * cache.left_upper_subspace_v_z
+        + left_upper_articulated_02 * cache.base_roll_rotation_22
+        + left_upper_articulated_00 * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_x * left_lower_articulated_passed_03
+        + left_upper_articulated_04 * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * left_upper_articulated_01;
+    let left_lower_articulated_passed_22 = cache.left_lower_inertia_i_22
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_z
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_22 = cache.left_upper_inertia_i_22
+        + left_lower_articulated_passed_22;
+    let left_lower_articulated_passed_24 = cache.left_lower_inertia_h_x
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_24 = cache.left_upper_inertia_h_x
+        + left_lower_articulated_passed_24;
+    let left_upper_articulated_subspace_n_z = cache.base_roll_rotation_12
+        * left_upper_articulated_12
+        + left_upper_articulated_22 * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_y * left_upper_articulated_24
+        + cache.left_upper_subspace_v_x * left_upper_articulated_23
+        + cache.base_roll_rotation_02 * left_upper_articulated_02
+        + cache.left_upper_subspace_v_z * left_lower_articulated_passed_25;
+    let left_lower_articulated_passed_44 = p.left_lower_mass
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_f_y;
+    let left_upper_articulated_44 = p.arm_mass + left_lower_articulated_passed_44;
+    let left_upper_articulated_subspace_f_y = cache.left_upper_subspace_v_z
+        * left_lower_articulated_passed_45
+        + left_upper_articulated_04 * cache.base_roll_rotation_02
+        + left_upper_articulated_44 * cache.left_upper_subspace_v_y
+        + left_upper_articulated_24 * cache.base_roll_rotation_22
+        + cache.base_roll_rotation_12 * left_lower_articulated_passed_14
+        + cache.left_upper_subspace_v_x * left_lower_articulated_passed_34;
+    let left_upper_pivot = left_upper_articulated_subspace_f_z
+        * cache.left_upper_subspace_v_z
+        + left_upper_articulated_subspace_n_x * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_x * left_upper_articulated_subspace_f_x
+        + left_upper_articulated_subspace_n_z * cache.base_roll_rotation_22
+        + left_upper_articulated_subspace_f_y * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * left_upper_articulated_subspace_n_y;
+    let left_upper_inverse_pivot = 1.0 / left_upper_pivot;
+    let left_upper_articulated_passed_13 = left_upper_articulated_13
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_13 = right_upper_articulated_passed_13 + cache.hub_inertia_h_z
+        + left_upper_articulated_passed_13;
+    let left_upper_articulated_passed_35 = left_lower_articulated_passed_35
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_35 = right_slider_articulated_passed_35
+        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let hub_articulated_35 = left_upper_articulated_passed_35
+        + right_upper_articulated_passed_35;
+    let right_upper_articulated_passed_23 = right_upper_articulated_23
+        - right_upper_articulated_subspace_n_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_23 = left_upper_articulated_23
+        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_23 = right_upper_articulated_passed_23
+        + left_upper_articulated_passed_23 - cache.hub_inertia_h_y;
+    let right_upper_articulated_passed_34 = right_slider_articulated_passed_34
+        - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_34 = left_lower_articulated_passed_34
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_34 = right_upper_articulated_passed_34
+        + left_upper_articulated_passed_34;
+    let right_upper_articulated_passed_03 = right_slider_articulated_passed_03
+        - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_03 = left_lower_articulated_passed_03
+        - left_upper_articulated_subspace_n_x * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_03 = right_upper_articulated_passed_03
+        + left_upper_articulated_passed_03;
+    let right_upper_articulated_passed_33 = right_upper_articulated_33
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_f_x
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_33 = left_upper_articulated_33
+        - left_upper_articulated_subspace_f_x * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_33 = right_upper_articulated_passed_33 + p.hub_mass
+        + left_upper_articulated_passed_33;
+    let base_roll_articulated_subspace_f_x = cache.base_pitch_rotation_10
+        * hub_articulated_13 + cache.base_roll_subspace_v_z * hub_articulated_35
+        + cache.base_pitch_rotation_20 * hub_articulated_23
+        + cache.base_roll_subspace_v_y * hub_articulated_34
+        + hub_articulated_03 * cache.base_pitch_rotation_00
+        + hub_articulated_33 * cache.base_roll_subspace_v_x;
+    let left_upper_articulated_passed_04 = left_upper_articulated_04
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_x
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_04 = right_upper_articulated_04
+        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let hub_articulated_04 = left_upper_articulated_passed_04
+        + right_upper_articulated_passed_04 - cache.hub_inertia_h_z;
+    let right_upper_articulated_passed_05 = right_upper_articulated_05
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_05 = left_upper_articulated_05
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_05 = right_upper_articulated_passed_05 + cache.hub_inertia_h_y
+        + left_upper_articulated_passed_05;
+    let right_upper_articulated_passed_01 = right_upper_articulated_01
+        - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let left_upper_articulated_passed_01 = left_upper_articulated_01
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_01 = cache.hub_inertia_i_01 + right_upper_articulated_passed_01
+        + left_upper_articulated_passed_01;
+    let left_upper_articulated_passed_00 = left_upper_articulated_00
+        - left_upper_articulated_subspace_n_x * left_upper_articulated_subspace_n_x
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_00 = right_upper_articulated_00
+        - right_upper_articulated_subspace_n_x * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let hub_articulated_00 = left_upper_articulated_passed_00
+        + right_upper_articulated_passed_00 + cache.hub_inertia_i_00;
+    let right_upper_articulated_passed_02 = right_upper_articulated_02
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_02 = left_upper_articulated_02
+        - left_upper_articulated_subspace_n_x * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_02 = right_upper_articulated_passed_02
+        + left_upper_articulated_passed_02 + cache.hub_inertia_i_02;
+    let base_roll_articulated_subspace_n_x = cache.base_roll_subspace_v_y
+        * hub_articulated_04 + cache.base_roll_subspace_v_z * hub_articulated_05
+        + hub_articulated_03 * cache.base_roll_subspace_v_x
+        + hub_articulated_01 * cache.base_pitch_rotation_10
+        + hub_articulated_00 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_20 * hub_articulated_02;
+    let right_upper_articulated_passed_25 = right_slider_articulated_passed_25
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_25 = left_lower_articulated_passed_25
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_25 = right_upper_articulated_passed_25
+        + left_upper_articulated_passed_25;
+    let right_upper_articulated_passed_24 = right_upper_articulated_24
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_24 = left_upper_articulated_24
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_24 = right_upper_articulated_passed_24
+        + left_upper_articulated_passed_24 + cache.hub_inertia_h_x;
+    let left_upper_articulated_passed_12 = left_upper_articulated_12
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_12 = right_upper_articulated_12
+        - right_upper_articulated_subspace_n_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_12 = left_upper_articulated_passed_12
+        + right_upper_articulated_passed_12 + cache.hub_inertia_i_12;
+    let left_upper_articulated_passed_22 = left_upper_articulated_22
+        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_22 = right_upper_articulated_22
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot;
+    let hub_articulated_22 = left_upper_articulated_passed_22 + cache.hub_inertia_i_22
+        + right_upper_articulated_passed_22;
+    let base_roll_articulated_subspace_n_z = cache.base_roll_subspace_v_z
+        * hub_articulated_25 + cache.base_roll_subspace_v_y * hub_articulated_24
+        + hub_articulated_02 * cache.base_pitch_rotation_00
+        + hub_articulated_23 * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_10 * hub_articulated_12
+        + cache.base_pitch_rotation_20 * hub_articulated_22;
+    let right_upper_articulated_passed_44 = right_upper_articulated_44
+        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_44 = left_upper_articulated_44
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_44 = right_upper_articulated_passed_44 + p.hub_mass
+        + left_upper_articulated_passed_44;
+    let left_upper_articulated_passed_45 = left_lower_articulated_passed_45
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_45 = right_slider_articulated_passed_45
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let hub_articulated_45 = left_upper_articulated_passed_45
+        + right_upper_articulated_passed_45;
+    let left_upper_articulated_passed_14 = left_lower_articulated_passed_14
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_y
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_14 = right_slider_articulated_passed_14
+        - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_14 = left_upper_articulated_passed_14
+        + right_upper_articulated_passed_14;
+    let base_roll_articulated_subspace_f_y = cache.base_roll_subspace_v_y
+        * hub_articulated_44 + cache.base_pitch_rotation_20 * hub_articulated_24
+        + hub_articulated_45 * cache.base_roll_subspace_v_z
+        + hub_articulated_34 * cache.base_roll_subspace_v_x
+        + hub_articulated_14 * cache.base_pitch_rotation_10
+        + cache.base_pitch_rotation_00 * hub_articulated_04;
+    let right_upper_articulated_passed_55 = right_upper_articulated_55
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_z
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_55 = left_upper_articulated_55
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_55 = p.hub_mass + right_upper_articulated_passed_55
+        + left_upper_articulated_passed_55;
+    let right_upper_articulated_passed_15 = right_upper_articulated_15
+        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let left_upper_articulated_passed_15 = left_upper_articulated_15
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_15 = right_upper_articulated_passed_15
+        + left_upper_articulated_passed_15 - cache.hub_inertia_h_x;
+    let base_roll_articulated_subspace_f_z = cache.base_roll_subspace_v_x
+        * hub_articulated_35 + cache.base_roll_subspace_v_y * hub_articulated_45
+        + cache.base_pitch_rotation_20 * hub_articulated_25
+        + cache.base_roll_subspace_v_z * hub_articulated_55
+        + hub_articulated_15 * cache.base_pitch_rotation_10
+        + cache.base_pitch_rotation_00 * hub_articulated_05;
+    let left_upper_articulated_passed_11 = left_upper_articulated_11
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_y
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_11 = right_upper_articulated_11
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_n_y
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_11 = left_upper_articulated_passed_11 + cache.hub_inertia_i_11
+        + right_upper_articulated_passed_11;
+    let base_roll_articulated_subspace_n_y = hub_articulated_14
+        * cache.base_roll_subspace_v_y
+        + hub_articulated_13 * cache.base_roll_subspace_v_x
+        + hub_articulated_01 * cache.base_pitch_rotation_00
+        + hub_articulated_11 * cache.base_pitch_rotation_10
+        + cache.base_pitch_rotation_20 * hub_articulated_12
+        + hub_articulated_15 * cache.base_roll_subspace_v_z;
+    let base_roll_pivot = base_roll_articulated_subspace_n_x
+        * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_20 * base_roll_articulated_subspace_n_z
+        + cache.base_roll_subspace_v_y * base_roll_articulated_subspace_f_y
+        + base_roll_articulated_subspace_f_x * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_z * base_roll_articulated_subspace_f_z
+        + cache.base_pitch_rotation_10 * base_roll_articulated_subspace_n_y;
+    let base_roll_inverse_pivot = 1.0 / base_roll_pivot;
+    let base_roll_articulated_passed_35 = hub_articulated_35
+        - base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_f_z;
+    let base_roll_articulated_passed_01 = hub_articulated_01
+        - base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_n_y;
+    let base_roll_articulated_passed_04 = hub_articulated_04
+        - base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_f_y;
+    let base_roll_articulated_passed_03 = hub_articulated_03
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_00 = hub_articulated_00
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_05 = hub_articulated_05
+        - base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_f_z;
+    let base_pitch_articulated_subspace_n_x = base_roll_articulated_passed_01
+        * cache.cos_q3 + base_roll_articulated_passed_04 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_03 * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_00 * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_05;
+    let base_roll_articulated_passed_34 = hub_articulated_34
+        - base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_f_y;
+    let base_roll_articulated_passed_45 = hub_articulated_45
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
+            * base_roll_articulated_subspace_f_z;
+    let base_roll_articulated_passed_44 = hub_articulated_44
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
+            * base_roll_articulated_subspace_f_y;
+    let base_roll_articulated_passed_14 = hub_articulated_14
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
+            * base_roll_articulated_subspace_n_y;
+    let base_pitch_articulated_subspace_f_y = base_roll_articulated_passed_04
+        * cache.base_yaw_rotation_01
+        + base_roll_articulated_passed_34 * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_45
+        + base_roll_articulated_passed_44 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_14 * cache.cos_q3;
+    let base_roll_articulated_passed_55 = hub_articulated_55
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_z
+            * base_roll_articulated_subspace_f_z;
+    let base_roll_articulated_passed_15 = hub_articulated_15
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_y
+            * base_roll_articulated_subspace_f_z;
+    let base_pitch_articulated_subspace_f_z = cache.base_pitch_subspace_v_z
+        * base_roll_articulated_passed_55
+        + base_roll_articulated_passed_15 * cache.cos_q3
+        + base_roll_articulated_passed_45 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_35 * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_05 * cache.base_yaw_rotation_01;
+    let base_roll_articulated_passed_11 = hub_articulated_11
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_y
+            * base_roll_articulated_subspace_n_y;
+    let base_roll_articulated_passed_13 = hub_articulated_13
+        - base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_n_y;
+    let base_pitch_articulated_subspace_n_y = cache.cos_q3
+        * base_roll_articulated_passed_11
+        + base_roll_articulated_passed_13 * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_14 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_15 * cache.base_pitch_subspace_v_z
+        + base_roll_articulated_passed_01 * cache.base_yaw_rotation_01;
+    let base_roll_articulated_passed_33 = hub_articulated_33
+        - base_roll_articulated_subspace_f_x * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_x = base_roll_articulated_passed_35
+        * cache.base_pitch_subspace_v_z + base_roll_articulated_passed_13 * cache.cos_q3
+        + base_roll_articulated_passed_03 * cache.base_yaw_rotation_01
+        + base_roll_articulated_passed_34 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_33 * cache.base_pitch_subspace_v_x;
+    let base_pitch_pivot = base_pitch_articulated_subspace_n_x
+        * cache.base_yaw_rotation_01
+        + base_pitch_articulated_subspace_f_y * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * base_pitch_articulated_subspace_f_z
+        + base_pitch_articulated_subspace_n_y * cache.cos_q3
+        + base_pitch_articulated_subspace_f_x * cache.base_pitch_subspace_v_x;
+    let base_pitch_inverse_pivot = 1.0 / base_pitch_pivot;
+    let base_pitch_articulated_passed_35 = base_roll_articulated_passed_35
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_45 = base_roll_articulated_passed_45
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_f_z;
+    let base_roll_articulated_passed_23 = hub_articulated_23
+        - base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_n_z;
+    let base_roll_articulated_passed_12 = hub_articulated_12
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_z
+            * base_roll_articulated_subspace_n_y;
+    let base_roll_articulated_passed_25 = hub_articulated_25
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_z
+            * base_roll_articulated_subspace_f_z;
+    let base_roll_articulated_passed_24 = hub_articulated_24
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
+            * base_roll_articulated_subspace_n_z;
+    let base_roll_articulated_passed_02 = hub_articulated_02
+        - base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_n_z;
+    let base_pitch_articulated_subspace_n_z = base_roll_articulated_passed_23
+        * cache.base_pitch_subspace_v_x + base_roll_articulated_passed_12 * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_25
+        + base_roll_articulated_passed_24 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_02 * cache.base_yaw_rotation_01;
+    let base_pitch_articulated_passed_25 = base_roll_articulated_passed_25
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_n_z;
+    let base_yaw_articulated_subspace_f_z = q[1] * base_pitch_articulated_passed_35
+        + base_pitch_articulated_passed_45 * cache.base_yaw_subspace_v_y
+        + base_pitch_articulated_passed_25;
+    let base_pitch_articulated_passed_23 = base_roll_articulated_passed_23
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_passed_33 = base_roll_articulated_passed_33
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_34 = base_roll_articulated_passed_34
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_f_x;
+    let base_yaw_articulated_subspace_f_x = base_pitch_articulated_passed_23
+        + q[1] * base_pitch_articulated_passed_33
+        + cache.base_yaw_subspace_v_y * base_pitch_articulated_passed_34;
+    let base_pitch_articulated_passed_44 = base_roll_articulated_passed_44
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_24 = base_roll_articulated_passed_24
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_n_z;
+    let base_yaw_articulated_subspace_f_y = base_pitch_articulated_passed_44
+        * cache.base_yaw_subspace_v_y + base_pitch_articulated_passed_24
+        + q[1] * base_pitch_articulated_passed_34;
+    let base_roll_articulated_passed_22 = hub_articulated_22
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_z
+            * base_roll_articulated_subspace_n_z;
+    let base_pitch_articulated_passed_22 = base_roll_articulated_passed_22
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_n_z;
+    let base_yaw_articulated_subspace_n_z = base_pitch_articulated_passed_22
+        + q[1] * base_pitch_articulated_passed_23
+        + cache.base_yaw_subspace_v_y * base_pitch_articulated_passed_24;
+    let base_yaw_pivot = q[1] * base_yaw_articulated_subspace_f_x
+        + base_yaw_articulated_subspace_f_y * cache.base_yaw_subspace_v_y
+        + base_yaw_articulated_subspace_n_z;
+    let base_yaw_inverse_pivot = 1.0 / base_yaw_pivot;
+    let base_yaw_articulated_passed_35 = base_pitch_articulated_passed_35
+        - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_x
+            * base_yaw_inverse_pivot;
+    let base_pitch_articulated_passed_55 = base_roll_articulated_passed_55
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_z;
+    let base_yaw_articulated_passed_55 = base_pitch_articulated_passed_55
+        - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_z
+            * base_yaw_inverse_pivot;
+    let base_z_inverse_pivot = 1.0 / base_yaw_articulated_passed_55;
+    let base_z_articulated_passed_35 = base_yaw_articulated_passed_35
+        - base_yaw_articulated_passed_35 * base_z_inverse_pivot
+            * base_yaw_articulated_passed_55;
+    let base_yaw_articulated_passed_45 = base_pitch_articulated_passed_45
+        - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_y
+            * base_yaw_inverse_pivot;
+    let base_z_articulated_passed_45 = base_yaw_articulated_passed_45
+        - base_yaw_articulated_passed_45 * base_z_inverse_pivot
+            * base_yaw_articulated_passed_55;
+    let base_yaw_articulated_passed_34 = base_pitch_articulated_passed_34
+        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_f_y
+            * base_yaw_inverse_pivot;
+    let base_z_articulated_passed_34 = base_yaw_articulated_passed_34
+        - base_yaw_articulated_passed_45 * base_yaw_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_yaw_articulated_passed_44 = base_pitch_articulated_passed_44
+        - base_yaw_articulated_subspace_f_y * base_yaw_articulated_subspace_f_y
+            * base_yaw_inverse_pivot;
+    let base_z_articulated_passed_44 = base_yaw_articulated_passed_44
+        - base_yaw_articulated_passed_45 * base_yaw_articulated_passed_45
+            * base_z_inverse_pivot;
+    let base_y_inverse_pivot = 1.0 / base_z_articulated_passed_44;
+    let base_y_articulated_passed_35 = base_z_articulated_passed_35
+        - base_z_articulated_passed_45 * base_z_articulated_passed_34
+            * base_y_inverse_pivot;
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_pitch_articulated_passed_13 = base_roll_articulated_passed_13
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_03 = base_roll_articulated_passed_03
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_n_x;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + cache.left_upper_rotation_11 * qd[8];
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_z * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
+    let left_lower_articulated_bias_f_y = left_lower_momentum_f_x
+        * left_lower_velocity_w_z - left_lower_velocity_w_x * left_lower_momentum_f_z;
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_lower_articulated_bias_f_z = left_lower_velocity_w_x
+        * left_lower_momentum_f_y - left_lower_momentum_f_x * left_lower_velocity_w_y;
+    let left_lower_articulated_bias_f_x = left_lower_velocity_w_y
+        * left_lower_momentum_f_z - left_lower_momentum_f_y * left_lower_velocity_w_z;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_articulated_bias_n_x = left_lower_velocity_w_y
+        * left_lower_momentum_n_z + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_lower_articulated_bias_n_y = left_lower_momentum_n_x
+        * left_lower_velocity_w_z + left_lower_momentum_f_x * left_lower_velocity_v_z
+        - left_lower_momentum_f_z * left_lower_velocity_v_x
+        - left_lower_velocity_w_x * left_lower_momentum_n_z;
+    let left_lower_articulated_bias_n_z = left_lower_momentum_f_y
+        * left_lower_velocity_v_x + left_lower_momentum_n_y * left_lower_velocity_w_x
+        - left_lower_velocity_v_y * left_lower_momentum_f_x
+        - left_lower_momentum_n_x * left_lower_velocity_w_y;
+    let left_lower_remaining_force = tau[8]
+        - (cache.left_lower_subspace_v_z * left_lower_articulated_bias_f_z
+            + left_lower_articulated_bias_f_x * cache.left_lower_subspace_v_x
+            + left_lower_articulated_bias_n_x * cache.left_upper_rotation_01
+            + left_lower_articulated_bias_f_y * cache.left_lower_subspace_v_y
+            + left_lower_articulated_bias_n_y * cache.left_upper_rotation_11
+            + cache.left_upper_rotation_21 * left_lower_articulated_bias_n_z);
+    let left_upper_articulated_bias_f_y = left_lower_subspace_rate_w_y * qd[8]
+        * left_lower_articulated_passed_14
+        + left_upper_momentum_f_x * left_upper_velocity_w_z
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_44 * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_34 * qd[8]
+        + left_lower_articulated_bias_f_y
+        + left_lower_articulated_passed_04 * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_subspace_rate_v_z * left_lower_articulated_passed_45 * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_24 * qd[8]
+        + left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_remaining_force
+        - left_upper_velocity_w_x * left_upper_momentum_f_z;
+    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_articulated_bias_n_x = left_lower_inverse_pivot
+        * left_lower_articulated_subspace_n_x * left_lower_remaining_force
+        + left_lower_articulated_bias_n_x
+        + left_lower_articulated_passed_01 * left_lower_subspace_rate_w_y * qd[8]
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + left_lower_articulated_passed_04 * left_lower_subspace_rate_v_y * qd[8]
+        + left_lower_articulated_passed_05 * left_lower_subspace_rate_v_z * qd[8]
+        + left_lower_subspace_rate_w_x * left_lower_articulated_passed_00 * qd[8]
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_z * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_03 * qd[8]
+        - left_upper_velocity_w_z * left_upper_momentum_n_y
+        - left_upper_velocity_v_z * left_upper_momentum_f_y;
+    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_upper_articulated_bias_n_y = left_lower_articulated_passed_01
+        * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_z * qd[8]
+        + left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_remaining_force + left_lower_articulated_bias_n_y
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_lower_articulated_passed_11 * left_lower_subspace_rate_w_y * qd[8]
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_lower_subspace_rate_v_y * qd[8] * left_lower_articulated_passed_14
+        + left_lower_articulated_passed_15 * left_lower_subspace_rate_v_z * qd[8]
+        + left_lower_articulated_passed_13 * left_lower_subspace_rate_v_x * qd[8]
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let left_upper_articulated_bias_f_x = left_lower_subspace_rate_w_x
+        * left_lower_articulated_passed_03 * qd[8]
+        + left_lower_articulated_passed_13 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_articulated_passed_33 * left_lower_subspace_rate_v_x * qd[8]
+        + left_lower_articulated_bias_f_x
+        + left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_remaining_force
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_34 * qd[8]
+        + left_lower_articulated_passed_35 * left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_velocity_w_y * left_upper_momentum_f_z
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_23 * qd[8]
+        - left_upper_momentum_f_y * left_upper_velocity_w_z;
+    let left_upper_articulated_bias_n_z = left_lower_inverse_pivot
+        * left_lower_remaining_force * left_lower_articulated_subspace_n_z
+        + left_upper_velocity_v_x * left_upper_momentum_f_y
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_24 * qd[8]
+        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_23 * qd[8]
+        + left_lower_subspace_rate_v_z * left_lower_articulated_passed_25 * qd[8]
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_22 * qd[8]
+        + left_lower_articulated_bias_n_z
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
+    let left_upper_articulated_bias_f_z = left_lower_articulated_passed_05
+        * left_lower_subspace_rate_w_x * qd[8]
+        + left_upper_velocity_w_x * left_upper_momentum_f_y
+        + left_lower_subspace_rate_v_z * qd[8] * left_lower_articulated_passed_55
+        + left_lower_articulated_passed_15 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_45 * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_25 * qd[8]
+        + left_lower_articulated_passed_35 * left_lower_subspace_rate_v_x * qd[8]
+        + left_lower_articulated_subspace_f_z * left_lower_inverse_pivot
+            * left_lower_remaining_force + left_lower_articulated_bias_f_z
+        - left_upper_momentum_f_x * left_upper_velocity_w_y;
+    let left_upper_remaining_force = tau[6]
+        - (cache.left_upper_subspace_v_y * left_upper_articulated_bias_f_y
+            + left_upper_articulated_bias_n_x * cache.base_roll_rotation_02
+            + cache.base_roll_rotation_12 * left_upper_articulated_bias_n_y
+            + cache.left_upper_subspace_v_x * left_upper_articulated_bias_f_x
+            + left_upper_articulated_bias_n_z * cache.base_roll_rotation_22
+            + left_upper_articulated_bias_f_z * cache.left_upper_subspace_v_z);
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * cache.right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_slider_articulated_bias_n_x = right_slider_momentum_f_z
+        * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_articulated_bias_f_y = right_slider_momentum_f_x
+        * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x;
+    let right_slider_articulated_bias_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_slider_articulated_bias_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x
+        - right_slider_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_remaining_force = tau[9]
+        - (right_slider_articulated_bias_f_y * cache.right_upper_rotation_10
+            + cache.right_upper_rotation_00 * right_slider_articulated_bias_f_x
+            + cache.right_upper_rotation_20 * right_slider_articulated_bias_f_z);
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_articulated_bias_n_x = right_slider_articulated_bias_n_x
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_05 * qd[9]
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + right_slider_articulated_subspace_n_x * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_03 * qd[9]
+        + right_slider_articulated_passed_04 * right_slider_subspace_rate_v_y * qd[9]
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_articulated_bias_n_y = right_slider_momentum_f_x
+        * right_slider_velocity_v_z
+        + right_slider_momentum_n_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_slider_velocity_v_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_articulated_bias_n_y = right_slider_subspace_rate_v_x
+        * right_slider_articulated_passed_13 * qd[9]
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_15 * qd[9]
+        + right_slider_articulated_bias_n_y
+        + right_upper_momentum_n_x * right_upper_velocity_w_z
+        + right_slider_remaining_force * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_14 * qd[9]
+        + right_upper_momentum_f_x * right_upper_velocity_v_z
+        - right_upper_velocity_w_x * right_upper_momentum_n_z
+        - right_upper_momentum_f_z * right_upper_velocity_v_x;
+    let right_upper_articulated_bias_f_x = right_upper_momentum_f_z
+        * right_upper_velocity_w_y + right_slider_articulated_bias_f_x
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_35 * qd[9]
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_33 * qd[9]
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_34 * qd[9]
+        + cache.right_slider_projected_inertia_f_x * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        - right_upper_velocity_w_z * right_upper_momentum_f_y;
+    let right_upper_articulated_bias_f_z = cache.right_slider_projected_inertia_f_z
+        * right_slider_remaining_force * right_slider_inverse_pivot
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_55 * qd[9]
+        + right_upper_velocity_w_x * right_upper_momentum_f_y
+        + right_slider_articulated_bias_f_z
+        + right_slider_articulated_passed_35 * right_slider_subspace_rate_v_x * qd[9]
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_45 * qd[9]
+        - right_upper_momentum_f_x * right_upper_velocity_w_y;
+    let right_upper_articulated_bias_f_y = right_slider_articulated_passed_44
+        * right_slider_subspace_rate_v_y * qd[9]
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        + right_slider_articulated_bias_f_y
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_34 * qd[9]
+        + right_slider_remaining_force * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_45 * qd[9]
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let right_slider_articulated_bias_n_z = right_slider_momentum_n_y
+        * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x
+        - right_slider_momentum_n_x * right_upper_velocity_w_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y;
+    let right_upper_articulated_bias_n_z = right_slider_subspace_rate_v_x
+        * right_slider_articulated_passed_23 * qd[9]
+        + right_upper_momentum_f_y * right_upper_velocity_v_x
+        + right_slider_articulated_bias_n_z
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_25 * qd[9]
+        + right_upper_momentum_n_y * right_upper_velocity_w_x
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_24 * qd[9]
+        + right_slider_articulated_subspace_n_z * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        - right_upper_momentum_f_x * right_upper_velocity_v_y
+        - right_upper_momentum_n_x * right_upper_velocity_w_y;
+    let right_upper_remaining_force = tau[7]
+        - (right_upper_articulated_bias_n_y * cache.right_upper_axis_y
+            + right_upper_articulated_bias_n_x * cache.right_upper_axis_x
+            + right_upper_articulated_bias_f_x * cache.right_upper_subspace_v_x
+            + cache.right_upper_subspace_v_z * right_upper_articulated_bias_f_z
+            + right_upper_articulated_bias_f_y * cache.right_upper_subspace_v_y
+            + right_upper_articulated_bias_n_z * cache.right_upper_axis_z);
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let hub_articulated_bias_n_x = left_upper_remaining_force
+        * left_upper_articulated_subspace_n_x * left_upper_inverse_pivot
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_00
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_03
+        + left_upper_articulated_bias_n_x
+        + qd[6] * left_upper_articulated_passed_04 * left_upper_subspace_rate_v_y
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_02
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_03 * qd[7]
+        + right_upper_articulated_bias_n_x + base_roll_velocity_v_y * hub_momentum_f_z
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_05
+        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_01
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_02
+        + hub_momentum_n_z * base_roll_velocity_w_y
+        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_05 * qd[7]
+        + qd[6] * left_upper_articulated_passed_00 * left_upper_subspace_rate_w_x
+        + right_upper_remaining_force * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_04
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_01
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y;
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
+    let hub_articulated_bias_f_y = right_upper_articulated_bias_f_y
+        + qd[6] * left_upper_articulated_passed_44 * left_upper_subspace_rate_v_y
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_45
+        + qd[6] * left_upper_subspace_rate_w_x * left_upper_articulated_passed_04
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_24
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_34 * qd[7]
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_04
+        + left_upper_articulated_subspace_f_y * left_upper_remaining_force
+            * left_upper_inverse_pivot
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_45
+        + hub_momentum_f_x * base_roll_velocity_w_z
+        + right_upper_remaining_force * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot
+        + right_upper_articulated_passed_24 * qd[7] * right_upper_subspace_rate_w_z
+        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_w_y
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_14
+        + left_upper_articulated_bias_f_y
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_34
+        + right_upper_articulated_passed_44 * right_upper_subspace_rate_v_y * qd[7]
+        - base_roll_velocity_w_x * hub_momentum_f_z;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let hub_articulated_bias_n_y = qd[6] * left_upper_articulated_passed_11
+        * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_15 * left_upper_subspace_rate_v_z
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_13
+        + left_upper_articulated_subspace_n_y * left_upper_remaining_force
+            * left_upper_inverse_pivot
+        + qd[6] * left_upper_articulated_passed_12 * left_upper_subspace_rate_w_z
+        + right_upper_articulated_bias_n_y + base_roll_velocity_w_z * hub_momentum_n_x
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_14
+        + qd[6] * left_upper_subspace_rate_w_x * left_upper_articulated_passed_01
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_11
+        + hub_momentum_f_x * base_roll_velocity_v_z
+        + right_upper_remaining_force * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y
+        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_v_y
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_13
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_12
+        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_15 * qd[7]
+        + left_upper_articulated_bias_n_y
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_01
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x;
+    let hub_articulated_bias_f_z = right_upper_articulated_passed_05 * qd[7]
+        * right_upper_subspace_rate_w_x
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_35
+        + qd[6] * left_upper_articulated_passed_15 * left_upper_subspace_rate_w_y
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_35
+        + left_upper_articulated_bias_f_z
+        + right_upper_articulated_subspace_f_z * right_upper_remaining_force
+            * right_upper_inverse_pivot
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_45
+        + right_upper_articulated_passed_25 * qd[7] * right_upper_subspace_rate_w_z
+        + qd[6] * left_upper_articulated_passed_45 * left_upper_subspace_rate_v_y
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_55
+        + left_upper_articulated_subspace_f_z * left_upper_remaining_force
+            * left_upper_inverse_pivot
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_55
+        + right_upper_articulated_bias_f_z
+        + right_upper_articulated_passed_15 * qd[7] * right_upper_subspace_rate_w_y
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        + qd[6] * left_upper_articulated_passed_05 * left_upper_subspace_rate_w_x
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_25
+        - hub_momentum_f_x * base_roll_velocity_w_y;
+    let hub_articulated_bias_n_z = qd[6] * left_upper_subspace_rate_v_z
+        * left_upper_articulated_passed_25
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_22
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_12
+        + right_upper_remaining_force * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot
+        + right_upper_articulated_passed_24 * right_upper_subspace_rate_v_y * qd[7]
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_02
+        + right_upper_articulated_bias_n_z
+        + right_upper_articulated_passed_25 * right_upper_subspace_rate_v_z * qd[7]
+        + qd[6] * left_upper_articulated_passed_12 * left_upper_subspace_rate_w_y
+        + left_upper_remaining_force * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_23
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_22
+        + qd[6] * left_upper_articulated_passed_24 * left_upper_subspace_rate_v_y
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_23
+        + base_roll_velocity_w_x * hub_momentum_n_y
+        + qd[6] * left_upper_articulated_passed_02 * left_upper_subspace_rate_w_x
+        + left_upper_articulated_bias_n_z + hub_momentum_f_y * base_roll_velocity_v_x
+        - hub_momentum_f_x * base_roll_velocity_v_y
+        - hub_momentum_n_x * base_roll_velocity_w_y;
+    let hub_articulated_bias_f_x = qd[6] * left_upper_articulated_passed_34
+        * left_upper_subspace_rate_v_y + right_upper_articulated_bias_f_x
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_35
+        + left_upper_remaining_force * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot + hub_momentum_f_z * base_roll_velocity_w_y
+        + qd[7] * right_upper_articulated_passed_13 * right_upper_subspace_rate_w_y
+        + right_upper_subspace_rate_v_y * right_upper_articulated_passed_34 * qd[7]
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_35
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_23
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_33
+        + left_upper_articulated_bias_f_x
+        + right_upper_articulated_passed_03 * qd[7] * right_upper_subspace_rate_w_x
+        + qd[6] * left_upper_articulated_passed_03 * left_upper_subspace_rate_w_x
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_23
+        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_13
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_33 * qd[7]
+        + right_upper_remaining_force * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x
+        - base_roll_velocity_w_z * hub_momentum_f_y;
+    let base_roll_remaining_force = tau[5]
+        - (cache.base_pitch_rotation_00 * hub_articulated_bias_n_x
+            + cache.base_roll_subspace_v_y * hub_articulated_bias_f_y
+            + cache.base_pitch_rotation_10 * hub_articulated_bias_n_y
+            + cache.base_roll_subspace_v_z * hub_articulated_bias_f_z
+            + hub_articulated_bias_n_z * cache.base_pitch_rotation_20
+            + hub_articulated_bias_f_x * cache.base_roll_subspace_v_x);
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_pitch_articulated_bias_f_x = base_roll_bias_w_z
+        * base_roll_articulated_passed_23
+        + base_roll_articulated_passed_34 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_03
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_33
+        + base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
+            * base_roll_remaining_force + hub_articulated_bias_f_x
+        + base_roll_articulated_passed_35 * qd[5] * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_13 * base_roll_subspace_rate_w_y * qd[5];
+    let base_pitch_articulated_bias_f_z = qd[5] * base_roll_articulated_passed_45
+        * base_roll_subspace_rate_v_y
+        + base_roll_bias_w_z * base_roll_articulated_passed_25
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_15 * base_roll_subspace_rate_w_y * qd[5]
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_55
+        + hub_articulated_bias_f_z
+        + base_roll_inverse_pivot * base_roll_remaining_force
+            * base_roll_articulated_subspace_f_z
+        + base_roll_articulated_passed_35 * base_roll_subspace_rate_v_x * qd[5];
+    let base_pitch_articulated_bias_n_x = base_roll_subspace_rate_w_y * qd[5]
+        * base_roll_articulated_passed_01
+        + base_roll_bias_w_z * base_roll_articulated_passed_02
+        + base_roll_articulated_passed_04 * qd[5] * base_roll_subspace_rate_v_y
+        + qd[5] * base_roll_articulated_passed_05 * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_00 * base_roll_subspace_rate_w_x * qd[5]
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_03
+        + hub_articulated_bias_n_x
+        + base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
+            * base_roll_remaining_force;
+    let base_pitch_articulated_bias_n_y = hub_articulated_bias_n_y
+        + base_roll_articulated_passed_13 * base_roll_subspace_rate_v_x * qd[5]
+        + base_roll_inverse_pivot * base_roll_articulated_subspace_n_y
+            * base_roll_remaining_force
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_11
+        + qd[5] * base_roll_articulated_passed_14 * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_01
+        + base_roll_bias_w_z * base_roll_articulated_passed_12
+        + base_roll_articulated_passed_15 * qd[5] * base_roll_subspace_rate_v_z;
+    let base_pitch_articulated_bias_f_y = base_roll_articulated_passed_24
+        * base_roll_bias_w_z + hub_articulated_bias_f_y
+        + base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
+            * base_roll_remaining_force
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_14
+        + qd[5] * base_roll_articulated_passed_45 * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_04 * base_roll_subspace_rate_w_x * qd[5]
+        + base_roll_articulated_passed_44 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_v_x * base_roll_articulated_passed_34 * qd[5];
+    let base_pitch_remaining_force = tau[4]
+        - (base_pitch_articulated_bias_f_x * cache.base_pitch_subspace_v_x
+            + base_pitch_articulated_bias_f_z * cache.base_pitch_subspace_v_z
+            + base_pitch_articulated_bias_n_x * cache.base_yaw_rotation_01
+            + base_pitch_articulated_bias_n_y * cache.cos_q3
+            + base_pitch_articulated_bias_f_y * cache.base_pitch_subspace_v_y);
+    let base_yaw_articulated_bias_f_x = base_pitch_bias_w_y
+        * base_pitch_articulated_passed_13
+        + base_pitch_articulated_passed_03 * base_pitch_bias_w_x
+        + qd[4] * base_pitch_subspace_rate_v_y * base_pitch_articulated_passed_34
+        + base_pitch_articulated_passed_35 * base_pitch_bias_v_z
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_33
+        + base_pitch_articulated_bias_f_x
+        + base_pitch_inverse_pivot * base_pitch_remaining_force
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_14 = base_roll_articulated_passed_14
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_04 = base_roll_articulated_passed_04
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_n_x;
+    let base_yaw_articulated_bias_f_y = base_pitch_bias_w_y
+        * base_pitch_articulated_passed_14
+        + base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_remaining_force + base_pitch_articulated_bias_f_y
+        + base_pitch_bias_w_x * base_pitch_articulated_passed_04
+        + base_pitch_articulated_passed_45 * base_pitch_bias_v_z
+        + base_pitch_articulated_passed_44 * qd[4] * base_pitch_subspace_rate_v_y
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_34;
+    let base_pitch_articulated_passed_02 = base_roll_articulated_passed_02
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_passed_12 = base_roll_articulated_passed_12
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_bias_n_z = hub_articulated_bias_n_z
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_12
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_23
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_25
+        + base_roll_articulated_passed_22 * base_roll_bias_w_z
+        + base_roll_inverse_pivot * base_roll_articulated_subspace_n_z
+            * base_roll_remaining_force
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_02
+        + base_roll_articulated_passed_24 * qd[5] * base_roll_subspace_rate_v_y;
+    let base_yaw_articulated_bias_n_z = base_pitch_articulated_passed_02
+        * base_pitch_bias_w_x + base_pitch_articulated_passed_12 * base_pitch_bias_w_y
+        + base_pitch_articulated_bias_n_z
+        + base_pitch_inverse_pivot * base_pitch_remaining_force
+            * base_pitch_articulated_subspace_n_z
+        + base_pitch_bias_v_z * base_pitch_articulated_passed_25
+        + qd[4] * base_pitch_articulated_passed_24 * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_23 * qd[4] * base_pitch_subspace_rate_v_x;
+    let base_yaw_remaining_force = tau[3]
+        - (q[1] * base_yaw_articulated_bias_f_x
+            + base_yaw_articulated_bias_f_y * cache.base_yaw_subspace_v_y
+            + base_yaw_articulated_bias_n_z);
+    let base_pitch_articulated_passed_05 = base_roll_articulated_passed_05
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_15 = base_roll_articulated_passed_15
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_z;
+    let base_yaw_articulated_bias_f_z = base_pitch_articulated_passed_05
+        * base_pitch_bias_w_x
+        + base_pitch_inverse_pivot * base_pitch_remaining_force
+            * base_pitch_articulated_subspace_f_z
+        + qd[4] * base_pitch_articulated_passed_35 * base_pitch_subspace_rate_v_x
+        + base_pitch_articulated_passed_15 * base_pitch_bias_w_y
+        + base_pitch_articulated_bias_f_z
+        + base_pitch_articulated_passed_55 * base_pitch_bias_v_z
+        + base_pitch_articulated_passed_45 * qd[4] * base_pitch_subspace_rate_v_y;
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_z_articulated_bias_f_z = base_yaw_articulated_subspace_f_z
+        * base_yaw_remaining_force * base_yaw_inverse_pivot
+        + base_yaw_articulated_bias_f_z
+        + base_yaw_bias_v_x * base_yaw_articulated_passed_35
+        + base_yaw_articulated_passed_45 * base_yaw_bias_v_y;
+    let base_z_remaining_force = tau[2] - base_z_articulated_bias_f_z;
+    let base_z_articulated_bias_f_y = base_yaw_articulated_passed_44 * base_yaw_bias_v_y
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_x
+        + base_yaw_articulated_subspace_f_y * base_yaw_remaining_force
+            * base_yaw_inverse_pivot + base_yaw_articulated_bias_f_y;
+    let base_y_articulated_bias_f_y = base_yaw_articulated_passed_45
+        * base_z_remaining_force * base_z_inverse_pivot + base_z_articulated_bias_f_y;
+    let base_y_remaining_force = tau[1] - base_y_articulated_bias_f_y;
+    let base_yaw_articulated_passed_33 = base_pitch_articulated_passed_33
+        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_f_x
+            * base_yaw_inverse_pivot;
+    let base_z_articulated_bias_f_x = base_yaw_articulated_passed_34 * base_yaw_bias_v_y
+        + base_yaw_articulated_bias_f_x
+        + base_yaw_articulated_subspace_f_x * base_yaw_remaining_force
+            * base_yaw_inverse_pivot
+        + base_yaw_bias_v_x * base_yaw_articulated_passed_33;
+    let base_y_articulated_bias_f_x = base_z_articulated_bias_f_x
+        + base_z_remaining_force * base_yaw_articulated_passed_35 * base_z_inverse_pivot;
+    let base_x_articulated_bias_f_x = base_y_remaining_force
+        * base_z_articulated_passed_34 * base_y_inverse_pivot
+        + base_y_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_z_articulated_passed_33 = base_yaw_articulated_passed_33
+        - base_yaw_articulated_passed_35 * base_yaw_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_y_articulated_passed_33 = base_z_articulated_passed_33
+        - base_z_articulated_passed_34 * base_z_articulated_passed_34
+            * base_y_inverse_pivot;
+    let base_x_inverse_pivot = 1.0 / base_y_articulated_passed_33;
+    let base_x_acceleration = (base_x_remaining_force
+        - p.gravity * base_y_articulated_passed_35) * base_x_inverse_pivot;
+    let base_y_acceleration = base_y_inverse_pivot
+        * (base_y_remaining_force
+            - (base_z_articulated_passed_45 * p.gravity
+                + base_z_articulated_passed_34 * base_x_acceleration));
+    let base_z_acceleration = (base_z_remaining_force
+        - (p.gravity * base_yaw_articulated_passed_55
+            + base_yaw_articulated_passed_45 * base_y_acceleration
+            + base_yaw_articulated_passed_35 * base_x_acceleration))
+        * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = p.gravity + base_z_acceleration;
+    let base_yaw_acceleration = (base_yaw_remaining_force
+        - ((base_yaw_bias_v_x + base_x_acceleration) * base_yaw_articulated_subspace_f_x
+            + base_yaw_articulated_subspace_f_z * base_z_spatial_acceleration_v_z
+            + base_yaw_articulated_subspace_f_y
+                * (base_y_acceleration + base_yaw_bias_v_y))) * base_yaw_inverse_pivot;
+    let t0 = qd[4] * base_pitch_subspace_rate_v_x;
+    let base_yaw_spatial_acceleration_v_x = base_yaw_bias_v_x
+        + q[1] * base_yaw_acceleration + base_x_acceleration;
+    let t1 = qd[4] * base_pitch_subspace_rate_v_y;
+    let base_yaw_spatial_acceleration_v_y = base_y_acceleration
+        + base_yaw_acceleration * cache.base_yaw_subspace_v_y + base_yaw_bias_v_y;
+    let base_pitch_acceleration = base_pitch_inverse_pivot
+        * (base_pitch_remaining_force
+            - (base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                + base_pitch_articulated_subspace_f_x
+                    * (t0 + base_yaw_spatial_acceleration_v_x)
+                + base_pitch_articulated_subspace_f_y
+                    * (t1 + base_yaw_spatial_acceleration_v_y)
+                + base_yaw_acceleration * base_pitch_articulated_subspace_n_z
+                + (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                    * base_pitch_articulated_subspace_f_z
+                + base_pitch_bias_w_x * base_pitch_articulated_subspace_n_x));
+    let base_pitch_spatial_acceleration_v_y = cache.base_pitch_subspace_v_y
+        * base_pitch_acceleration + t1 + base_yaw_spatial_acceleration_v_y;
+    let t2 = qd[5] * base_roll_subspace_rate_v_y;
+    let base_pitch_spatial_acceleration_w_y = base_pitch_acceleration * cache.cos_q3
+        + base_pitch_bias_w_y;
+    let t3 = base_roll_subspace_rate_w_y * qd[5];
+    let t4 = qd[5] * base_roll_subspace_rate_v_z;
+    let base_pitch_spatial_acceleration_v_z = cache.base_pitch_subspace_v_z
+        * base_pitch_acceleration + base_pitch_bias_v_z
+        + base_z_spatial_acceleration_v_z;
+    let base_pitch_spatial_acceleration_v_x = base_pitch_acceleration
+        * cache.base_pitch_subspace_v_x + t0 + base_yaw_spatial_acceleration_v_x;
+    let t5 = base_roll_subspace_rate_v_x * qd[5];
+    let t6 = base_roll_subspace_rate_w_x * qd[5];
+    let base_pitch_spatial_acceleration_w_x = base_pitch_bias_w_x
+        + base_pitch_acceleration * cache.base_yaw_rotation_01;
+    let base_roll_acceleration = (base_roll_remaining_force
+        - (base_roll_articulated_subspace_f_y
+            * (base_pitch_spatial_acceleration_v_y + t2)
+            + base_roll_articulated_subspace_n_y
+                * (base_pitch_spatial_acceleration_w_y + t3)
+            + (t4 + base_pitch_spatial_acceleration_v_z)
+                * base_roll_articulated_subspace_f_z
+            + base_roll_articulated_subspace_f_x
+                * (base_pitch_spatial_acceleration_v_x + t5)
+            + (base_yaw_acceleration + base_roll_bias_w_z)
+                * base_roll_articulated_subspace_n_z
+            + (t6 + base_pitch_spatial_acceleration_w_x)
+                * base_roll_articulated_subspace_n_x)) * base_roll_inverse_pivot;
+    let t7 = qd[6] * left_upper_subspace_rate_v_x;
+    let base_roll_spatial_acceleration_v_x = base_pitch_spatial_acceleration_v_x
+        + base_roll_acceleration * cache.base_roll_subspace_v_x + t5;
+    let t8 = qd[6] * left_upper_subspace_rate_w_y;
+    let base_roll_spatial_acceleration_w_y = base_pitch_spatial_acceleration_w_y
+        + cache.base_pitch_rotation_10 * base_roll_acceleration + t3;
+    let base_roll_spatial_acceleration_v_y = cache.base_roll_subspace_v_y
+        * base_roll_acceleration + base_pitch_spatial_acceleration_v_y + t2;
+    let t9 = qd[6] * left_upper_subspace_rate_v_y;
+    let t10 = qd[6] * left_upper_subspace_rate_w_x;
+    let base_roll_spatial_acceleration_w_x = t6
+        + base_roll_acceleration * cache.base_pitch_rotation_00
+        + base_pitch_spatial_acceleration_w_x;
+    let t11 = qd[6] * left_upper_subspace_rate_w_z;
+    let base_roll_spatial_acceleration_w_z = base_yaw_acceleration + base_roll_bias_w_z
+        + cache.base_pitch_rotation_20 * base_roll_acceleration;
+    let t12 = qd[6] * left_upper_subspace_rate_v_z;
+    let base_roll_spatial_acceleration_v_z = t4
+        + base_roll_acceleration * cache.base_roll_subspace_v_z
+        + base_pitch_spatial_acceleration_v_z;
+    let left_upper_acceleration = (left_upper_remaining_force
+        - ((t7 + base_roll_spatial_acceleration_v_x)
+            * left_upper_articulated_subspace_f_x
+            + left_upper_articulated_subspace_n_y
+                * (t8 + base_roll_spatial_acceleration_w_y)
+            + left_upper_articulated_subspace_f_y
+                * (base_roll_spatial_acceleration_v_y + t9)
+            + (t10 + base_roll_spatial_acceleration_w_x)
+                * left_upper_articulated_subspace_n_x
+            + left_upper_articulated_subspace_n_z
+                * (t11 + base_roll_spatial_acceleration_w_z)
+            + left_upper_articulated_subspace_f_z
+                * (t12 + base_roll_spatial_acceleration_v_z)))
+        * left_upper_inverse_pivot;
+    let t13 = right_upper_subspace_rate_v_x * qd[7];
+    let t14 = qd[7] * right_upper_subspace_rate_w_z;
+    let t15 = qd[7] * right_upper_subspace_rate_w_x;
+    let t16 = qd[7] * right_upper_subspace_rate_w_y;
+    let t17 = right_upper_subspace_rate_v_y * qd[7];
+    let t18 = right_upper_subspace_rate_v_z * qd[7];
+    let right_upper_acceleration = right_upper_inverse_pivot
+        * (right_upper_remaining_force
+            - ((t13 + base_roll_spatial_acceleration_v_x)
+                * right_upper_articulated_subspace_f_x
+                + right_upper_articulated_subspace_n_z
+                    * (base_roll_spatial_acceleration_w_z + t14)
+                + (t15 + base_roll_spatial_acceleration_w_x)
+                    * right_upper_articulated_subspace_n_x
+                + right_upper_articulated_subspace_n_y
+                    * (t16 + base_roll_spatial_acceleration_w_y)
+                + right_upper_articulated_subspace_f_y
+                    * (t17 + base_roll_spatial_acceleration_v_y)
+                + right_upper_articulated_subspace_f_z
+                    * (t18 + base_roll_spatial_acceleration_v_z)));
+    let left_upper_spatial_acceleration_w_x = t10
+        + left_upper_acceleration * cache.base_roll_rotation_02
+        + base_roll_spatial_acceleration_w_x;
+    let left_upper_spatial_acceleration_v_z = t12
+        + cache.left_upper_subspace_v_z * left_upper_acceleration
+        + base_roll_spatial_acceleration_v_z;
+    let left_upper_spatial_acceleration_w_z = t11
+        + left_upper_acceleration * cache.base_roll_rotation_22
+        + base_roll_spatial_acceleration_w_z;
+    let left_upper_spatial_acceleration_v_x = cache.left_upper_subspace_v_x
+        * left_upper_acceleration + t7 + base_roll_spatial_acceleration_v_x;
+    let left_upper_spatial_acceleration_w_y = t8
+        + cache.base_roll_rotation_12 * left_upper_acceleration
+        + base_roll_spatial_acceleration_w_y;
+    let left_upper_spatial_acceleration_v_y = base_roll_spatial_acceleration_v_y
+        + left_upper_acceleration * cache.left_upper_subspace_v_y + t9;
+    let left_lower_acceleration = (left_lower_remaining_force
+        - ((left_upper_spatial_acceleration_w_x + left_lower_subspace_rate_w_x * qd[8])
+            * left_lower_articulated_subspace_n_x
+            + left_lower_articulated_subspace_f_z
+                * (left_lower_subspace_rate_v_z * qd[8]
+                    + left_upper_spatial_acceleration_v_z)
+            + (left_upper_spatial_acceleration_w_z
+                + left_lower_subspace_rate_w_z * qd[8])
+                * left_lower_articulated_subspace_n_z
+            + (left_upper_spatial_acceleration_v_x
+                + left_lower_subspace_rate_v_x * qd[8])
+                * left_lower_articulated_subspace_f_x
+            + left_lower_articulated_subspace_n_y
+                * (left_upper_spatial_acceleration_w_y
+                    + left_lower_subspace_rate_w_y * qd[8])
+            + (left_lower_subspace_rate_v_y * qd[8]
+                + left_upper_spatial_acceleration_v_y)
+                * left_lower_articulated_subspace_f_y)) * left_lower_inverse_pivot;
+    let right_upper_spatial_acceleration_w_y = cache.right_upper_axis_y
+        * right_upper_acceleration + t16 + base_roll_spatial_acceleration_w_y;
+    let right_upper_spatial_acceleration_v_z = t18
+        + right_upper_acceleration * cache.right_upper_subspace_v_z
+        + base_roll_spatial_acceleration_v_z;
+    let right_upper_spatial_acceleration_v_y = t17 + base_roll_spatial_acceleration_v_y
+        + cache.right_upper_subspace_v_y * right_upper_acceleration;
+    let right_upper_spatial_acceleration_w_x = t15
+        + right_upper_acceleration * cache.right_upper_axis_x
+        + base_roll_spatial_acceleration_w_x;
+    let right_upper_spatial_acceleration_w_z = base_roll_spatial_acceleration_w_z
+        + cache.right_upper_axis_z * right_upper_acceleration + t14;
+    let right_upper_spatial_acceleration_v_x = t13
+        + cache.right_upper_subspace_v_x * right_upper_acceleration
+        + base_roll_spatial_acceleration_v_x;
+    let right_slider_acceleration = (right_slider_remaining_force
+        - (right_upper_spatial_acceleration_w_y * right_slider_articulated_subspace_n_y
+            + cache.right_slider_projected_inertia_f_z
+                * (right_upper_spatial_acceleration_v_z
+                    + right_slider_subspace_rate_v_z * qd[9])
+            + cache.right_slider_projected_inertia_f_y
+                * (right_slider_subspace_rate_v_y * qd[9]
+                    + right_upper_spatial_acceleration_v_y)
+            + right_slider_articulated_subspace_n_x
+                * right_upper_spatial_acceleration_w_x
+            + right_slider_articulated_subspace_n_z
+                * right_upper_spatial_acceleration_w_z
+            + cache.right_slider_projected_inertia_f_x
+                * (right_slider_subspace_rate_v_x * qd[9]
+                    + right_upper_spatial_acceleration_v_x)))
+        * right_slider_inverse_pivot;
+    out[0] = base_x_acceleration;
+    out[1] = base_y_acceleration;
+    out[2] = base_z_acceleration;
+    out[3] = base_yaw_acceleration;
+    out[4] = base_pitch_acceleration;
+    out[5] = base_roll_acceleration;
+    out[6] = left_upper_acceleration;
+    out[7] = right_upper_acceleration;
+    out[8] = left_lower_acceleration;
+    out[9] = right_slider_acceleration;
+    pivots[0] = cache.right_slider_pivot;
+    pivots[1] = left_lower_pivot;
+    pivots[2] = right_upper_pivot;
+    pivots[3] = left_upper_pivot;
+    pivots[4] = base_roll_pivot;
+    pivots[5] = base_pitch_pivot;
+    pivots[6] = base_yaw_pivot;
+    pivots[7] = base_yaw_articulated_passed_55;
+    pivots[8] = base_z_articulated_passed_44;
+    pivots[9] = base_y_articulated_passed_33;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
 /// Gravitational potential energy V(q).
 #[inline]
@@ -5112,6 +6836,16 @@ impl Model<DOF, CONTACTS> for SpatialTree {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn forward_dynamics_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_into(q, qd, tau, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -15,8 +15,9 @@ impl std::fmt::Display for ForwardDynamicsError {
 
 impl std::error::Error for ForwardDynamicsError {}
 
-/// Generalized accelerations for generalized force `force` (actuator torques plus J' F),
-/// solved by an in-place Cholesky factorisation of M. Does not allocate.
+/// Generalized accelerations for generalized force `force` (actuator torques plus J' F), by
+/// the model's own forward dynamics (the articulated-body algorithm for generated rigid
+/// robots, M, C qd, G and a Cholesky solve otherwise). Does not allocate.
 #[inline]
 pub fn forward_dynamics<R: Model<N, C>, const N: usize, const C: usize>(
     q: &SVector<f64, N>,
@@ -26,12 +27,11 @@ pub fn forward_dynamics<R: Model<N, C>, const N: usize, const C: usize>(
     force: &SVector<f64, N>,
     qdd: &mut SVector<f64, N>,
 ) -> Result<(), ForwardDynamicsError> {
-    let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
-    let mut coriolis = SVector::<f64, N>::zeros();
-    let mut gravity = SVector::<f64, N>::zeros();
-    R::dynamics_into(q, qd, params, cache, &mut mass_matrix, &mut coriolis, &mut gravity);
-    *qdd = force - coriolis - gravity;
-    solve_spd_in_place(&mut mass_matrix, qdd)
+    if R::forward_dynamics_into(q, qd, force, params, cache, qdd) {
+        Ok(())
+    } else {
+        Err(ForwardDynamicsError)
+    }
 }
 
 /// Solves `a x = b` for symmetric positive definite `a` (lower triangle read), overwriting

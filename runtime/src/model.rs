@@ -218,6 +218,24 @@ pub trait Model<const N: usize, const C: usize> {
         coriolis: &mut SVector<f64, N>,
         gravity: &mut SVector<f64, N>,
     );
+    /// Forward dynamics qdd = M^-1 (tau - C qd - G) for generalized force `tau`; false where M
+    /// is not positive definite. The default solves with M, C qd and G and a Cholesky
+    /// factorisation; generated rigid robots override it with the articulated-body algorithm.
+    fn forward_dynamics_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        tau: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SVector<f64, N>,
+    ) -> bool {
+        let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
+        let mut coriolis = SVector::<f64, N>::zeros();
+        let mut gravity = SVector::<f64, N>::zeros();
+        Self::dynamics_into(q, qd, p, k, &mut mass_matrix, &mut coriolis, &mut gravity);
+        *out = tau - coriolis - gravity;
+        crate::dynamics::solve_spd_in_place(&mut mass_matrix, out).is_ok()
+    }
     /// Gravitational potential energy V(q).
     fn potential_energy(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64;
     /// World positions of every contact point.
