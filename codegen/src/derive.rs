@@ -1,11 +1,17 @@
-//! Symbolic derivation with symbolica: body kinematics along the tree, kinetic and potential
-//! energy, M(q), C(q, qd) qd and C(q, qd) from Christoffel symbols, G(q), contact point
-//! positions, velocities and Jacobians, centre of mass and momenta.
+//! The whole-body symbolic derivation, kept as the independent oracle of the recursive path
+//! (never emitted): every body's pose written out in q from the base, kinetic and potential
+//! energy, M(q), C(q, qd) qd and C(q, qd) from Christoffel symbols, G(q) = dV/dq, contact
+//! point positions, velocities and Jacobians, centre of mass and momenta. It shares nothing
+//! with `local.rs` and `recursive.rs` but the spec, so agreement between the two (codegen's
+//! test) checks both.
 //!
-//! Structure is kept to fight expression swell: a planar chain tracks each body's absolute
-//! angle as a sum of coordinates instead of multiplying rotation matrices (so sines and
-//! cosines of angle sums appear, not products of products), nothing is expanded, and zero
+//! Its expressions swell with the depth of the tree (108 s for a 22-coordinate snake), so it
+//! runs only on the committed robots and the 12-link scaling fixture. A planar chain tracks
+//! each body's absolute angle as a sum of coordinates, nothing is expanded, and zero
 //! derivatives are skipped.
+//!
+//! Some helpers here (atoms from numbers and spec expressions, rotations) are shared with
+//! `local.rs`.
 
 use crate::expr::{float_to_rational, Expr, Number};
 use crate::model::{CoordinateKind, Inertia, Robot};
