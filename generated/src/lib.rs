@@ -29,7 +29,7 @@ pub use snake_links_12::SnakeLinks12;
 pub use snake_links_20::SnakeLinks20;
 #[cfg(feature = "snake-links-6")]
 pub use snake_links_6::SnakeLinks6;
-#[cfg(feature = "snake-links-6")]
+#[cfg(feature = "snake-links-60")]
 pub use snake_links_60::SnakeLinks60;
 pub use snake_pedal_wave::SnakePedalWave;
 pub use soft_snake::SoftSnake;
