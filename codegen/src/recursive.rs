@@ -56,133 +56,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         robot.parameters.iter().position(|p| p.name == "gravity").ok_or("the robot has no `gravity` parameter")?,
     ));
 
-    // Forward pass.
-    let mut states: Vec<LinkState> = Vec::with_capacity(links.len());
-    for link in links {
-        let name = &link.name;
-        let mut local_rotation = [[0; 3]; 3];
-        for (row, atoms) in local_rotation.iter_mut().zip(&link.rotation) {
-            *row = reader.vec3(&mut dag, atoms)?;
-        }
-        let local_translation = reader.vec3(&mut dag, &link.translation)?;
-        let (rotation, position, velocity, bias, mut path, parent_rotation) = match link.parent {
-            None => {
-                let zero = dag.zero_motion();
-                (local_rotation, local_translation, zero, zero, Vec::new(), None)
-            }
-            Some(p) => {
-                let parent = &states[p];
-                let rotation = dag.mat_mul3(&parent.rotation, &local_rotation);
-                let offset = dag.mat_vec3(&parent.rotation, &local_translation);
-                let position = dag.add3(&parent.position, &offset);
-                (rotation, position, parent.velocity, parent.bias_acceleration, parent.path.clone(), Some(parent.rotation))
-            }
-        };
-        let rotation = dag.pin_mat3(rotation, &format!("{name}_rotation"));
-        let position = dag.pin3(position, &format!("{name}_position"));
-        let (velocity, bias, joint, joint_bias) = match &link.joint {
-            None => (velocity, bias, None, dag.zero_motion()),
-            Some(j) => {
-                let local_axis = dag.constant3(j.axis);
-                let axis = match parent_rotation {
-                    Some(r) => dag.mat_vec3(&r, &local_axis),
-                    None => local_axis,
-                };
-                let axis = dag.pin3(axis, &format!("{name}_axis"));
-                let subspace = match j.kind {
-                    LinkJointKind::Revolute => Motion { w: axis, v: dag.cross3(&position, &axis) },
-                    LinkJointKind::Prismatic => Motion { w: dag.zero3(), v: axis },
-                };
-                let subspace = dag.pin_motion(subspace, &format!("{name}_subspace"));
-                // A joint axis fixed in the parent moves with it: dS/dt = v_parent x S.
-                let subspace_rate = dag.motion_cross(&velocity, &subspace);
-                let subspace_rate = dag.pin_motion(subspace_rate, &format!("{name}_subspace_rate"));
-                let rate = dag.input(Input::Qd(j.coordinate));
-                let joint_velocity = dag.scale_motion(&subspace, rate);
-                let velocity = dag.add_motion(&velocity, &joint_velocity);
-                let joint_bias = dag.scale_motion(&subspace_rate, rate);
-                let bias = dag.add_motion(&bias, &joint_bias);
-                path.push(j.coordinate);
-                (
-                    dag.pin_motion(velocity, &format!("{name}_velocity")),
-                    dag.pin_motion(bias, &format!("{name}_bias")),
-                    Some((j.coordinate, subspace, subspace_rate)),
-                    joint_bias,
-                )
-            }
-        };
-        let body = match &link.inertia {
-            None => None,
-            Some(inertia) => {
-                let mass = reader.node(&mut dag, &inertia.mass)?;
-                let local_com = reader.vec3(&mut dag, &inertia.center_of_mass)?;
-                let mut local_inertia = [[0; 3]; 3];
-                for a in 0..3 {
-                    for b in 0..3 {
-                        local_inertia[a][b] = reader.node(&mut dag, &inertia.inertia[a][b])?;
-                    }
-                }
-                let com_offset = dag.mat_vec3(&rotation, &local_com);
-                let com = dag.add3(&position, &com_offset);
-                let com = dag.pin3(com, &format!("{name}_com"));
-                // R I R' about the centre of mass, in world axes.
-                let rotated = dag.mat_mul3(&rotation, &local_inertia);
-                let mut world_inertia = [[0; 3]; 3];
-                for a in 0..3 {
-                    for b in a..3 {
-                        let row = rotated[a];
-                        let column = [rotation[b][0], rotation[b][1], rotation[b][2]];
-                        world_inertia[a][b] = dag.dot3(&row, &column);
-                        world_inertia[b][a] = world_inertia[a][b];
-                    }
-                }
-                let world_inertia = dag.pin_symmetric3(world_inertia, &format!("{name}_inertia_com"));
-                let inertia = dag.body_inertia(mass, &com, &world_inertia);
-                let inertia = dag.pin_inertia(inertia, &format!("{name}_inertia"));
-                let momentum = dag.inertia_times(&inertia, &velocity);
-                let momentum = dag.pin_force(momentum, &format!("{name}_momentum"));
-                let inertial = dag.inertia_times(&inertia, &bias);
-                let gyroscopic = dag.force_cross(&velocity, &momentum);
-                let force = dag.add_force(&inertial, &gyroscopic);
-                let spin = dag.cross3(&velocity.w, &com);
-                let com_velocity = dag.add3(&velocity.v, &spin);
-                let rate = dag.body_inertia_rate(mass, &com, &com_velocity, &velocity.w, &world_inertia);
-                Some(BodyState { inertia, momentum, force, gyroscopic, rate })
-            }
-        };
-        states.push(LinkState { rotation, position, velocity, bias_acceleration: bias, joint, joint_bias, path, body });
-    }
-
-    // Backward pass: composites of each subtree.
-    let mut composite_inertia: Vec<Option<Inertia>> = vec![None; links.len()];
-    let mut composite_force: Vec<Option<Force>> = vec![None; links.len()];
-    let mut composite_momentum: Vec<Option<Force>> = vec![None; links.len()];
-    let mut composite_rate: Vec<Option<InertiaRate>> = vec![None; links.len()];
-    let mut own: Vec<Option<(Inertia, Force, Force, InertiaRate)>> =
-        states.iter().map(|s| s.body.as_ref().map(|b| (b.inertia, b.force, b.momentum, b.rate))).collect();
-    for index in (0..links.len()).rev() {
-        let name = &links[index].name;
-        let Some((inertia, force, momentum, rate)) = own[index].take() else { continue };
-        let inertia = dag.pin_inertia(inertia, &format!("{name}_composite_inertia"));
-        let force = dag.pin_force(force, &format!("{name}_composite_force"));
-        let momentum = dag.pin_force(momentum, &format!("{name}_composite_momentum"));
-        let rate = dag.pin_inertia_rate(rate, &format!("{name}_composite_rate"));
-        composite_inertia[index] = Some(inertia);
-        composite_force[index] = Some(force);
-        composite_momentum[index] = Some(momentum);
-        composite_rate[index] = Some(rate);
-        if let Some(p) = links[index].parent {
-            own[p] = Some(match own[p].take() {
-                None => (inertia, force, momentum, rate),
-                Some((pi, pf, pm, pr)) => (
-                    dag.add_inertia(&pi, &inertia),
-                    dag.add_force(&pf, &force),
-                    dag.add_force(&pm, &momentum),
-                    dag.add_inertia_rate(&pr, &rate),
-                ),
-            });
-        }
-    }
+    let states = forward_pass(&mut dag, &reader, links)?;
+    let composites = composites(&mut dag, links, &states);
 
     // Per coordinate.
     let zero = dag.number(0.0);
@@ -202,7 +77,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     };
     for (index, state) in states.iter().enumerate() {
         let Some((i, s_i, sd_i)) = state.joint else { continue };
-        let Some(inertia) = composite_inertia[index] else { continue };
+        let Some(composite) = composites[index] else { continue };
+        let inertia = composite.inertia;
         let name = &links[index].name;
         let projected = dag.inertia_times(&inertia, &s_i);
         let projected = dag.pin_force(projected, &format!("{name}_projected_inertia"));
@@ -212,17 +88,14 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
             mass_matrix[i][j] = entry;
             mass_matrix[j][i] = entry;
         }
-        let force = composite_force[index].ok_or("missing composite force")?;
-        coriolis[i] = dag.force_dot_motion(&force, &s_i);
+        coriolis[i] = dag.force_dot_motion(&composite.force, &s_i);
         let weight = dag.inertia_times(&inertia, &up);
         gravity_force[i] = dag.force_dot_motion(&weight, &s_i);
 
         // Christoffel C: B^c S = 1/2 (dI^c/dt S + S x* h^c), B^c' S = 1/2 (dI^c/dt S - S x* h^c).
-        let momentum = composite_momentum[index].ok_or("missing composite momentum")?;
-        let rate = composite_rate[index].ok_or("missing composite rate")?;
         let half = dag.number(0.5);
-        let turned = dag.inertia_rate_times(&rate, &s_i);
-        let carried = dag.force_cross(&s_i, &momentum);
+        let turned = dag.inertia_rate_times(&composite.rate, &s_i);
+        let carried = dag.force_cross(&s_i, &composite.momentum);
         let sum = dag.add_force(&turned, &carried);
         let difference = dag.sub_force(&turned, &carried);
         let b_s = dag.scale_force(&sum, half);
@@ -248,10 +121,10 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let mut first_moment = dag.zero3();
     let mut momentum = dag.zero_force();
     for &r in &roots {
-        if let (Some(i), Some(m)) = (composite_inertia[r], composite_momentum[r]) {
-            total = dag.add2(total, i.m);
-            first_moment = dag.add3(&first_moment, &i.h);
-            momentum = dag.add_force(&momentum, &m);
+        if let Some(c) = composites[r] {
+            total = dag.add2(total, c.inertia.m);
+            first_moment = dag.add3(&first_moment, &c.inertia.h);
+            momentum = dag.add_force(&momentum, &c.momentum);
         }
     }
     let potential_energy = dag.mul2(gravity, first_moment[2]);
@@ -309,6 +182,151 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         angular_momentum: momentum.n,
         articulated: Some(articulated),
     })
+}
+
+/// Parent to child: each link's world pose, its joint's world motion subspace S and rate
+/// v_parent x S, velocity and bias acceleration (at qdd = 0), and its body's inertia about the
+/// world origin with momentum, Newton-Euler force, gyroscopic force and inertia rate.
+fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link]) -> Result<Vec<LinkState>, String> {
+    let mut states: Vec<LinkState> = Vec::with_capacity(links.len());
+    for link in links {
+        let name = &link.name;
+        let mut local_rotation = [[0; 3]; 3];
+        for (row, atoms) in local_rotation.iter_mut().zip(&link.rotation) {
+            *row = reader.vec3(dag, atoms)?;
+        }
+        let local_translation = reader.vec3(dag, &link.translation)?;
+        let (rotation, position, velocity, bias, mut path, parent_rotation) = match link.parent {
+            None => {
+                let zero = dag.zero_motion();
+                (local_rotation, local_translation, zero, zero, Vec::new(), None)
+            }
+            Some(p) => {
+                let parent = &states[p];
+                let rotation = dag.mat_mul3(&parent.rotation, &local_rotation);
+                let offset = dag.mat_vec3(&parent.rotation, &local_translation);
+                let position = dag.add3(&parent.position, &offset);
+                (rotation, position, parent.velocity, parent.bias_acceleration, parent.path.clone(), Some(parent.rotation))
+            }
+        };
+        let rotation = dag.pin_mat3(rotation, &format!("{name}_rotation"));
+        let position = dag.pin3(position, &format!("{name}_position"));
+        let (velocity, bias, joint, joint_bias) = match &link.joint {
+            None => (velocity, bias, None, dag.zero_motion()),
+            Some(j) => {
+                let local_axis = dag.constant3(j.axis);
+                let axis = match parent_rotation {
+                    Some(r) => dag.mat_vec3(&r, &local_axis),
+                    None => local_axis,
+                };
+                let axis = dag.pin3(axis, &format!("{name}_axis"));
+                let subspace = match j.kind {
+                    LinkJointKind::Revolute => Motion { w: axis, v: dag.cross3(&position, &axis) },
+                    LinkJointKind::Prismatic => Motion { w: dag.zero3(), v: axis },
+                };
+                let subspace = dag.pin_motion(subspace, &format!("{name}_subspace"));
+                // A joint axis fixed in the parent moves with it: dS/dt = v_parent x S.
+                let subspace_rate = dag.motion_cross(&velocity, &subspace);
+                let subspace_rate = dag.pin_motion(subspace_rate, &format!("{name}_subspace_rate"));
+                let rate = dag.input(Input::Qd(j.coordinate));
+                let joint_velocity = dag.scale_motion(&subspace, rate);
+                let velocity = dag.add_motion(&velocity, &joint_velocity);
+                let joint_bias = dag.scale_motion(&subspace_rate, rate);
+                let bias = dag.add_motion(&bias, &joint_bias);
+                path.push(j.coordinate);
+                (
+                    dag.pin_motion(velocity, &format!("{name}_velocity")),
+                    dag.pin_motion(bias, &format!("{name}_bias")),
+                    Some((j.coordinate, subspace, subspace_rate)),
+                    joint_bias,
+                )
+            }
+        };
+        let body = match &link.inertia {
+            None => None,
+            Some(inertia) => {
+                let mass = reader.node(dag, &inertia.mass)?;
+                let local_com = reader.vec3(dag, &inertia.center_of_mass)?;
+                let mut local_inertia = [[0; 3]; 3];
+                for a in 0..3 {
+                    for b in 0..3 {
+                        local_inertia[a][b] = reader.node(dag, &inertia.inertia[a][b])?;
+                    }
+                }
+                let com_offset = dag.mat_vec3(&rotation, &local_com);
+                let com = dag.add3(&position, &com_offset);
+                let com = dag.pin3(com, &format!("{name}_com"));
+                // R I R' about the centre of mass, in world axes.
+                let rotated = dag.mat_mul3(&rotation, &local_inertia);
+                let mut world_inertia = [[0; 3]; 3];
+                for a in 0..3 {
+                    for b in a..3 {
+                        let row = rotated[a];
+                        let column = [rotation[b][0], rotation[b][1], rotation[b][2]];
+                        world_inertia[a][b] = dag.dot3(&row, &column);
+                        world_inertia[b][a] = world_inertia[a][b];
+                    }
+                }
+                let world_inertia = dag.pin_symmetric3(world_inertia, &format!("{name}_inertia_com"));
+                let inertia = dag.body_inertia(mass, &com, &world_inertia);
+                let inertia = dag.pin_inertia(inertia, &format!("{name}_inertia"));
+                let momentum = dag.inertia_times(&inertia, &velocity);
+                let momentum = dag.pin_force(momentum, &format!("{name}_momentum"));
+                let inertial = dag.inertia_times(&inertia, &bias);
+                let gyroscopic = dag.force_cross(&velocity, &momentum);
+                let force = dag.add_force(&inertial, &gyroscopic);
+                let spin = dag.cross3(&velocity.w, &com);
+                let com_velocity = dag.add3(&velocity.v, &spin);
+                let rate = dag.body_inertia_rate(mass, &com, &com_velocity, &velocity.w, &world_inertia);
+                Some(BodyState { inertia, momentum, force, gyroscopic, rate })
+            }
+        };
+        states.push(LinkState { rotation, position, velocity, bias_acceleration: bias, joint, joint_bias, path, body });
+    }
+    Ok(states)
+}
+
+/// A subtree's sums, about the world origin.
+#[derive(Clone, Copy)]
+struct Composite {
+    inertia: Inertia,
+    /// Newton-Euler force at zero joint acceleration.
+    force: Force,
+    momentum: Force,
+    rate: InertiaRate,
+}
+
+/// Child to parent: the composite of every subtree that has a body (None for links with no
+/// body below them).
+fn composites(dag: &mut Dag, links: &[Link], states: &[LinkState]) -> Vec<Option<Composite>> {
+    let mut composites: Vec<Option<Composite>> = vec![None; links.len()];
+    let mut own: Vec<Option<Composite>> = states
+        .iter()
+        .map(|s| s.body.as_ref().map(|b| Composite { inertia: b.inertia, force: b.force, momentum: b.momentum, rate: b.rate }))
+        .collect();
+    for index in (0..links.len()).rev() {
+        let name = &links[index].name;
+        let Some(sum) = own[index].take() else { continue };
+        let composite = Composite {
+            inertia: dag.pin_inertia(sum.inertia, &format!("{name}_composite_inertia")),
+            force: dag.pin_force(sum.force, &format!("{name}_composite_force")),
+            momentum: dag.pin_force(sum.momentum, &format!("{name}_composite_momentum")),
+            rate: dag.pin_inertia_rate(sum.rate, &format!("{name}_composite_rate")),
+        };
+        composites[index] = Some(composite);
+        if let Some(p) = links[index].parent {
+            own[p] = Some(match own[p].take() {
+                None => composite,
+                Some(other) => Composite {
+                    inertia: dag.add_inertia(&other.inertia, &composite.inertia),
+                    force: dag.add_force(&other.force, &composite.force),
+                    momentum: dag.add_force(&other.momentum, &composite.momentum),
+                    rate: dag.add_inertia_rate(&other.rate, &composite.rate),
+                },
+            });
+        }
+    }
+    composites
 }
 
 /// Forward dynamics by the articulated-body algorithm (Featherstone), in world coordinates:
