@@ -67,7 +67,13 @@ pub const FUNCTIONS: &[&str] = &["sin", "cos", "tan", "sqrt", "exp", "log"];
 struct Parser<'a> {
     text: &'a [u8],
     pos: usize,
+    /// Current nesting of parentheses, signs, powers and function calls.
+    depth: usize,
 }
+
+/// How deep an expression may nest (parentheses, signs, powers, calls): far past any
+/// physical formula, and far short of the parser's stack.
+pub const MAX_NESTING: usize = 64;
 
 impl<'a> Parser<'a> {
     fn skip_space(&mut self) {
@@ -124,6 +130,16 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
+        self.depth += 1;
+        let result = self.unary_inner();
+        self.depth -= 1;
+        result
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, ParseError> {
+        if self.depth > MAX_NESTING {
+            return self.error(format!("the expression nests deeper than {MAX_NESTING} levels"));
+        }
         match self.peek() {
             Some(b'-') => {
                 self.pos += 1;
@@ -233,7 +249,7 @@ impl<'a> Parser<'a> {
 
 /// Parses an expression.
 pub fn parse(text: &str) -> Result<Expr, ParseError> {
-    let mut p = Parser { text: text.as_bytes(), pos: 0 };
+    let mut p = Parser { text: text.as_bytes(), pos: 0, depth: 0 };
     let e = p.expr()?;
     if let Some(c) = p.peek() {
         return p.error(format!("unexpected '{}' after the expression", c as char));
@@ -355,10 +371,15 @@ pub fn float_to_rational(v: f64) -> Number {
     if shift.unsigned_abs() > 30 {
         return Number::Float(v);
     }
+    // Exact when it fits in i128; otherwise the f64 itself, which is exact too.
+    let power = 10i128.pow(shift.unsigned_abs());
     if shift >= 0 {
-        Number::rational(numerator * 10i128.pow(shift as u32), 1)
+        match numerator.checked_mul(power) {
+            Some(n) => Number::rational(n, 1),
+            None => Number::Float(v),
+        }
     } else {
-        Number::rational(numerator, 10i128.pow((-shift) as u32))
+        Number::rational(numerator, power)
     }
 }
 
@@ -441,5 +462,13 @@ mod tests {
         assert_eq!(float_to_rational(0.1), Number::Rational(1, 10));
         assert_eq!(float_to_rational(-2.5), Number::Rational(-5, 2));
         assert_eq!(float_to_rational(350.0), Number::Rational(350, 1));
+    }
+
+    #[test]
+    fn long_mantissas_near_1e40_stay_exact() {
+        // 17 significant digits times 10^24 overflows i128: the f64 itself is kept instead.
+        for v in [1.2345678901234567e40, -9.876543210987654e38, 1.7976931348623157e308, 4.9e-324, 1e30, 123456789.0e25] {
+            assert_eq!(float_to_rational(v).value(), v, "{v:e}");
+        }
     }
 }

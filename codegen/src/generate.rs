@@ -8,7 +8,7 @@ use crate::equations::Equations;
 use crate::local::{links, local_report};
 use crate::model::Robot;
 use crate::recursive::equations;
-use crate::scaling::{planar_snake_spec, scaling_name, scaling_origin};
+use crate::scaling::{planar_snake_spec, scaling_name, scaling_origin, SCALING_LINKS};
 use crate::validate::{load, SpecErrors};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -133,6 +133,13 @@ fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateErro
 /// header (relative to the workspace, so output does not depend on where it runs).
 pub fn generate_file(spec: &Path, display_path: &str) -> Result<Generated, GenerateError> {
     let text = std::fs::read_to_string(spec).map_err(|error| GenerateError::Io { path: spec.to_path_buf(), error })?;
+    let stem = spec.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    if SCALING_LINKS.iter().any(|&links| scaling_name(links) == stem) {
+        return Err(GenerateError::Emit {
+            path: display_path.to_string(),
+            message: format!("`{stem}` is the name of a scaling fixture's generated module; rename the spec"),
+        });
+    }
     generate_source(display_path, &text)
 }
 

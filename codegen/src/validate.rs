@@ -59,6 +59,18 @@ impl std::error::Error for SpecErrors {}
 /// Names a spec may not use for parameters: coordinates and built-ins.
 const RESERVED: &[&str] = &["pi", "gravity", "t"];
 
+/// Rust's keywords (strict, reserved and 2024-edition ones): a parameter becomes a struct
+/// field and a spec's file stem a module, so neither may be one.
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn", "for",
+    "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "static",
+    "struct", "super", "trait", "true", "try", "type", "unsafe", "use", "where", "while", "abstract", "become", "box",
+    "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield",
+];
+
+/// Module names a spec's file stem may not take: the generated crate's own root file.
+const RESERVED_MODULES: &[&str] = &["lib", "main"];
+
 /// Parses and validates a spec. `path` is used in messages and in the generated header;
 /// the robot's name is the file stem.
 pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
@@ -89,6 +101,35 @@ struct Validator {
 fn stem(path: &str) -> String {
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     file.strip_suffix(".toml").unwrap_or(file).to_string()
+}
+
+/// Whether [ixx, iyy, izz, ixy, ixz, iyz] about the centre of mass can belong to a rigid
+/// body: J = tr(I)/2 1 - I (the body's second moment of mass, sum m r r') must be positive
+/// semidefinite. That holds exactly when I is positive semidefinite and every principal
+/// moment is at most the sum of the other two.
+fn physical_inertia(i: [f64; 6]) -> Result<(), String> {
+    let [xx, yy, zz, xy, xz, yz] = i;
+    let half_trace = (xx + yy + zz) / 2.0;
+    let j = [[half_trace - xx, -xy, -xz], [-xy, half_trace - yy, -yz], [-xz, -yz, half_trace - zz]];
+    // Positive semidefinite: every principal minor >= 0 (to rounding).
+    let scale = xx.abs().max(yy.abs()).max(zz.abs()).max(f64::MIN_POSITIVE);
+    let tolerance = 1e-12 * scale;
+    let minor2 = |a: usize, b: usize| j[a][a] * j[b][b] - j[a][b] * j[a][b];
+    let determinant = j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[1][2]) - j[0][1] * (j[0][1] * j[2][2] - j[1][2] * j[0][2])
+        + j[0][2] * (j[0][1] * j[1][2] - j[1][1] * j[0][2]);
+    let ok = (0..3).all(|a| j[a][a] >= -tolerance)
+        && minor2(0, 1) >= -tolerance * scale
+        && minor2(0, 2) >= -tolerance * scale
+        && minor2(1, 2) >= -tolerance * scale
+        && determinant >= -tolerance * scale * scale;
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "[{xx}, {yy}, {zz}, {xy}, {xz}, {yz}] is not the inertia of a rigid body: it must be positive semidefinite, \
+             with each principal moment at most the sum of the other two"
+        ))
+    }
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -378,9 +419,15 @@ impl Validator {
         let name = stem(&self.path);
         if !is_identifier(&name) {
             self.error(0..0, "", format!("the file name `{name}` must be a Rust identifier (letters, digits, _), since it names the generated module"));
+        } else if RUST_KEYWORDS.contains(&name.as_str()) || RESERVED_MODULES.contains(&name.as_str()) {
+            self.error(0..0, "", format!("the file name `{name}` cannot name the generated module: it is a Rust keyword or the generated crate's own `{name}.rs`; rename the spec"));
         }
-        if spec.description.get_ref().trim().is_empty() {
+        let description = spec.description.get_ref();
+        if description.trim().is_empty() {
             self.error(spec.description.span(), "description", "must not be empty");
+        } else if description.chars().any(char::is_control) {
+            // It is written into the generated file's header comment.
+            self.error(spec.description.span(), "description", "must be one line of text, without newlines or other control characters");
         }
 
         // Parameters.
@@ -388,11 +435,15 @@ impl Validator {
         let mut declared = Vec::new();
         for (key, value) in &spec.parameters {
             let field = format!("parameters.{key}");
-            if !is_identifier(key) || RESERVED.contains(&key.as_str()) || expr::FUNCTIONS.contains(&key.as_str()) {
+            if !is_identifier(key)
+                || RESERVED.contains(&key.as_str())
+                || expr::FUNCTIONS.contains(&key.as_str())
+                || RUST_KEYWORDS.contains(&key.as_str())
+            {
                 self.error(
                     value.span(),
                     &field,
-                    format!("`{key}` cannot be a parameter name: use letters, digits and _, starting with a letter, and none of {}", RESERVED.join(", ")),
+                    format!("`{key}` cannot be a parameter name: use letters, digits and _, starting with a letter, not a Rust keyword, and none of {}", RESERVED.join(", ")),
                 );
                 continue;
             }
@@ -734,10 +785,20 @@ impl Validator {
                     Inertia::Planar(e) => vec![e],
                     Inertia::Full(f) => f[..3].iter().collect(),
                 };
+                let mut nonnegative = true;
                 for e in diagonal {
                     if let Ok(v) = e.evaluate(&parameters) {
                         if v < 0.0 {
+                            nonnegative = false;
                             self.error(b_inertia.span(), &inertia_field, format!("moments of inertia must be >= 0, got {v}"));
+                        }
+                    }
+                }
+                if let (Inertia::Full(f), true) = (i, nonnegative) {
+                    let values: Result<Vec<f64>, _> = f.iter().map(|e| e.evaluate(&parameters)).collect();
+                    if let Ok(v) = values {
+                        if let Err(message) = physical_inertia([v[0], v[1], v[2], v[3], v[4], v[5]]) {
+                            self.error(b_inertia.span(), &inertia_field, message);
                         }
                     }
                 }

@@ -40,7 +40,73 @@ const CASES: &[(&str, (&str, &str), &[&str])] = &[
     ("out-of-plane axis", ("joint = \"revolute\"", "joint = \"revolute\"\naxis = [1, 0, 0]"), &["axis", "plane normal"]),
     ("negative inertia", ("name = \"b\"\nparent = \"a\"\njoint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\ninertia = 0.01", "name = \"b\"\nparent = \"a\"\njoint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\ninertia = -0.01"), &["inertia", ">= 0"]),
     ("planar base without plane", ("plane = \"xz\"\n", ""), &["base.plane"]),
+    ("description with a newline (it reaches the generated file's header)", ("description = \"two links\"", "description = \"two links\\nfn injected() {}\""), &["bad.toml:1:", "description", "one line"]),
+    ("parameter named like a Rust keyword", ("length = 0.5", "length = 0.5\ntype = 1.0"), &["bad.toml:4:", "parameters.type", "Rust keyword"]),
 ];
+
+const SPATIAL_GOOD: &str = r#"description = "one free body"
+[base]
+kind = "spatial"
+body = "a"
+[[bodies]]
+name = "a"
+mass = 1.0
+inertia = [0.1, 0.2, 0.25, 0.01, 0.0, -0.02]
+"#;
+
+/// Inertia tensors that no rigid body has, in a spatial robot.
+const INERTIA_CASES: &[(&str, &str)] = &[
+    ("a principal moment above the sum of the others", "[0.1, 0.1, 0.3]"),
+    ("not positive semidefinite (a product of inertia too large)", "[0.1, 0.1, 0.1, 0.2, 0, 0]"),
+    ("negative moment", "[-0.1, 0.2, 0.2]"),
+];
+
+#[test]
+fn inertia_tensors_must_be_physical() {
+    load("good.toml", SPATIAL_GOOD).unwrap();
+    for (what, tensor) in INERTIA_CASES {
+        let bad = SPATIAL_GOOD.replace("[0.1, 0.2, 0.25, 0.01, 0.0, -0.02]", tensor);
+        let Err(errors) = load("bad.toml", &bad) else { panic!("case `{what}`: accepted {tensor}") };
+        let message = errors.to_string();
+        assert!(message.contains("bad.toml:8:") && message.contains("bodies[0] (a).inertia"), "case `{what}`: {message}");
+    }
+    // A thin rod (one moment zero, the other two equal) is physical.
+    load("good.toml", &SPATIAL_GOOD.replace("[0.1, 0.2, 0.25, 0.01, 0.0, -0.02]", "[0, 0.2, 0.2]")).unwrap();
+}
+
+#[test]
+fn file_names_that_cannot_name_a_module_are_rejected() {
+    for name in ["type.toml", "lib.toml", "fn.toml", "main.toml"] {
+        let Err(errors) = load(name, GOOD) else { panic!("{name} was accepted") };
+        assert!(errors.to_string().contains("cannot name the generated module"), "{name}: {errors}");
+    }
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    for (open, close) in [("(", ")"), ("-", ""), ("sin(", ")")] {
+        let deep = format!("{}length{}", open.repeat(5000), close.repeat(5000));
+        let bad = GOOD.replacen("[\"length\", 0, 0]", &format!("[\"{deep}\", 0, 0]"), 1);
+        let Err(errors) = load("bad.toml", &bad) else { panic!("`{open}` x 5000 accepted") };
+        assert!(errors.to_string().contains("nests deeper than 64 levels"), "{errors}");
+    }
+    // 60 levels are fine.
+    let fine = GOOD.replacen("[\"length\", 0, 0]", &format!("[\"{}length{}\", 0, 0]", "(".repeat(60), ")".repeat(60)), 1);
+    load("good.toml", &fine).unwrap();
+}
+
+#[test]
+fn long_mantissas_near_1e40_convert_without_overflow() {
+    for number in ["1.2345678901234567e40", "-9.876543210987654e38", "1.7976931348623157e308", "4.9e-324"] {
+        let spec = GOOD.replacen("[\"length\", 0, 0]", &format!("[\"length * {number}\", 0, 0]"), 1);
+        let result = std::panic::catch_unwind(|| load("good.toml", &spec));
+        assert!(result.is_ok(), "{number}: validation panicked");
+        let spec = GOOD.replacen("[\"length\", 0, 0]", &format!("[{number}, 0, 0]"), 1);
+        assert!(std::panic::catch_unwind(|| load("good.toml", &spec)).is_ok(), "{number} as a TOML number: validation panicked");
+        let value: f64 = number.parse().unwrap();
+        assert_eq!(softgen_codegen::parse_expression(number).unwrap().evaluate(&Default::default()).unwrap(), value);
+    }
+}
 
 const SOFT_GOOD: &str = r#"description = "two soft sections"
 [base]
