@@ -556,12 +556,6 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let coriolis_body = kernel(&vector_outputs(quote!(out), coriolis));
     let coriolis_matrix_body = kernel(&matrix_outputs(quote!(out), coriolis_matrix, false));
     let gravity_body = kernel(&vector_outputs(quote!(out), gravity));
-    let dynamics_body = {
-        let mut outputs = matrix_outputs(quote!(mass_matrix), mass_matrix, true);
-        outputs.extend(vector_outputs(quote!(coriolis), coriolis));
-        outputs.extend(vector_outputs(quote!(gravity), gravity));
-        kernel(&outputs)
-    };
     let potential_body = kernel(&[(quote!(let energy), potential)]);
     let per_point = |v: &[Vec<NodeId>]| -> Vec<(TokenStream, NodeId)> {
         let mut out = Vec::new();
@@ -722,7 +716,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             #gravity_body
         }
 
-        /// M, C qd and G together, sharing their subexpressions.
+        /// M, C qd and G together, all three from the one cache.
         #[inline]
         #[allow(unused_variables)]
         pub fn dynamics_into(
@@ -734,10 +728,10 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             coriolis: &mut SVector<f64, DOF>,
             gravity: &mut SVector<f64, DOF>,
         ) {
-            *mass_matrix = SMatrix::zeros();
-            *coriolis = SVector::zeros();
-            *gravity = SVector::zeros();
-            #dynamics_body
+            // Everything the three share is in the cache, so calling them loses nothing.
+            mass_matrix_into(q, p, cache, mass_matrix);
+            coriolis_into(q, qd, p, cache, coriolis);
+            gravity_into(q, p, cache, gravity);
         }
 
         #forward_fn

@@ -307,7 +307,7 @@ pub fn gravity_into(
     out[1] = p.lower_mass * p.gravity * cache.lower_subspace_v_z
         + p.gravity * cache.lower_inertia_h_x;
 }
-/// M, C qd and G together, sharing their subexpressions.
+/// M, C qd and G together, all three from the one cache.
 #[inline]
 #[allow(unused_variables)]
 pub fn dynamics_into(
@@ -319,49 +319,9 @@ pub fn dynamics_into(
     coriolis: &mut SVector<f64, DOF>,
     gravity: &mut SVector<f64, DOF>,
 ) {
-    *mass_matrix = SMatrix::zeros();
-    *coriolis = SVector::zeros();
-    *gravity = SVector::zeros();
-    let upper_composite_inertia_i_11 = cache.upper_inertia_i_11
-        + cache.lower_inertia_i_11;
-    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
-    let lower_projected_inertia_n_y = cache.lower_inertia_h_z * cache.upper_com_z
-        - cache.lower_inertia_i_11 - cache.lower_inertia_h_x * cache.lower_subspace_v_z;
-    let t0 = -lower_projected_inertia_n_y;
-    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
-    let upper_velocity_w_y = -qd[0];
-    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let lower_velocity_v_x = cache.upper_com_z * qd[1];
-    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
-        + lower_velocity_v_x * p.lower_mass;
-    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
-    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
-    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
-        - lower_velocity_w_y * cache.lower_inertia_h_x;
-    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
-    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
-    let lower_composite_force_n_y = lower_velocity_v_z * lower_momentum_f_x
-        + cache.lower_inertia_h_z * lower_bias_v_x
-        - cache.lower_inertia_h_x * lower_bias_v_z
-        - lower_velocity_v_x * lower_momentum_f_z;
-    let t1 = -lower_composite_force_n_y;
-    let lower_articulated_bias_f_z = -(lower_velocity_w_y * lower_momentum_f_x);
-    let lower_composite_force_f_z = p.lower_mass * lower_bias_v_z
-        + lower_articulated_bias_f_z;
-    let lower_articulated_bias_f_x = lower_momentum_f_z * lower_velocity_w_y;
-    let lower_composite_force_f_x = lower_articulated_bias_f_x
-        + p.lower_mass * lower_bias_v_x;
-    mass_matrix[(0, 0)] = -upper_projected_inertia_n_y;
-    mass_matrix[(0, 1)] = t0;
-    mass_matrix[(1, 0)] = t0;
-    mass_matrix[(1, 1)] = cache.lower_subspace_v_z * cache.lower_projected_inertia_f_z
-        + cache.lower_projected_inertia_f_x * cache.upper_com_z + t0;
-    coriolis[0] = t1;
-    coriolis[1] = lower_composite_force_f_z * cache.lower_subspace_v_z
-        + cache.upper_com_z * lower_composite_force_f_x + t1;
-    gravity[0] = p.gravity * cache.upper_composite_inertia_h_x;
-    gravity[1] = p.lower_mass * p.gravity * cache.lower_subspace_v_z
-        + p.gravity * cache.lower_inertia_h_x;
+    mass_matrix_into(q, p, cache, mass_matrix);
+    coriolis_into(q, qd, p, cache, coriolis);
+    gravity_into(q, p, cache, gravity);
 }
 /// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
 /// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
