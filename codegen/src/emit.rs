@@ -289,7 +289,11 @@ fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, Ident>, outputs: &[
     let mut emitter = Emitter { dag, params, cache, reads, bound: HashMap::new() };
     let mut statements = TokenStream::new();
     let mut counter = 0usize;
-    let mut taken: HashSet<String> = HashSet::new();
+    // In `cache()` the fields are `let`s too: other names must not shadow them.
+    let mut taken: HashSet<String> = match mode {
+        CacheUse::Define => cache.values().map(|field| field.to_string()).collect(),
+        CacheUse::Read => HashSet::new(),
+    };
     let mut assigned: HashSet<NodeId> = HashSet::new();
     for id in order {
         if defined(id) {
