@@ -4,10 +4,10 @@
 //! Jacobian assembled from generated pieces.
 
 use nalgebra::{SVector, Vector3};
-use softgen_generated::soft_snake::{chain, Params, CONTACTS, DOF, SECTIONS};
+use softgen_generated::soft_snake::{centre_line_into, section_geometry, Params, CENTRE_LINE_POINTS, CONTACTS, DOF, SECTIONS, SOFT_SECTIONS};
 use softgen_generated::SoftSnake;
 use softgen_runtime::{
-    IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, RollingGait, Rosenbrock34, Simulation,
+    IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, SectionGeometry, RollingGait, Rosenbrock34, Simulation,
     SimulationConfig, State, Tolerances,
 };
 use std::time::Instant;
@@ -100,22 +100,31 @@ pub struct RollingSummary {
 }
 
 /// Cumulative roll of each section's mount about the body axis (the spec's rotations).
-fn mount_rolls(p: &Params) -> [f64; SECTIONS] {
-    let c = chain(p);
+fn mount_rolls() -> [f64; SECTIONS] {
     let mut total = 0.0;
     std::array::from_fn(|i| {
-        let m = c.sections[i].mount;
+        let m = SOFT_SECTIONS[i].mount;
         total += m[2][1].atan2(m[1][1]);
         total
     })
+}
+
+/// Every section's actuator geometry: the rolling gait drives three actuators per section.
+fn geometries(p: &Params) -> Result<[SectionGeometry; SECTIONS], String> {
+    let all = section_geometry(p);
+    let mut out = [SectionGeometry { rest_length: 0.0, actuator_radius: 0.0, actuator_angles: [0.0; 3] }; SECTIONS];
+    for (i, g) in all.iter().enumerate() {
+        out[i] = g.ok_or_else(|| format!("soft section `{}` has no actuators to roll with", SOFT_SECTIONS[i].name))?;
+    }
+    Ok(out)
 }
 
 pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) -> Result<RollingSummary, String> {
     let p = run.params.clone();
     let muscles = PneumaticMuscles { metres_per_bar: p.pma_metres_per_bar, area: p.pma_area, ceiling: run.ceiling };
     muscles.validate()?;
-    let soft = chain(&p);
-    let bend = run.bend.unwrap_or_else(|| muscles.largest_bend(&soft.sections[0].geometry));
+    let geometry = geometries(&p)?;
+    let bend = run.bend.unwrap_or_else(|| muscles.largest_bend(&geometry[0]));
     let gait = RollingGait {
         frequency: run.frequency,
         bend,
@@ -145,7 +154,7 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
     let mut ros = Rosenbrock34::<DOF>::new(Tolerances { absolute: run.tolerance * run.absolute_fraction, relative: run.tolerance })
         .map_err(|e| e.to_string())?;
     ros.jacobian_every = run.jacobian_every.max(1);
-    let rolls = mount_rolls(&p);
+    let rolls = mount_rolls();
     let mut x = State::new(SVector::from_iterator(SoftSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
     let mut t = 0.0;
     let end = run.settle + run.duration;
@@ -161,8 +170,8 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
         let mut forces = SVector::<f64, DOF>::zeros();
         if t >= run.settle {
             for i in 0..SECTIONS {
-                let c0 = soft.first_coordinate(i);
-                let lengths = gait.lengths(t - run.settle, i, &soft.sections[i].geometry, rolls[i]);
+                let c0 = SOFT_SECTIONS[i].first_coordinate;
+                let lengths = gait.lengths(t - run.settle, i, &geometry[i], rolls[i]);
                 for j in 0..3 {
                     pressures[3 * i + j] = muscles.pressure(lengths[j]);
                     forces[c0 + j] = muscles.force(pressures[3 * i + j]);
@@ -172,11 +181,9 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
         sim.set_actuator_forces(&forces);
         if k % sample_every == 0 || k == steps {
             let cache = SoftSnake::cache(&x.q, &p);
-            let qa: [f64; DOF] = std::array::from_fn(|i| x.q[i]);
-            let neutral_axis = (0..SECTIONS)
-                .flat_map(|i| (0..7).map(move |n| (i, n as f64 / 6.0)))
-                .map(|(i, xi)| Vector3::from(soft.pose(&qa, i, xi, None).0))
-                .collect();
+            let mut centre_line = [Vector3::zeros(); CENTRE_LINE_POINTS];
+            centre_line_into(&x.q, &p, &cache, &mut centre_line);
+            let neutral_axis = centre_line.to_vec();
             let sample = RollingSample {
                 t,
                 q: x.q,

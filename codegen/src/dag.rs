@@ -29,6 +29,8 @@ pub enum Function {
     Tan,
     Exp,
     Log,
+    /// The Stumpff function c_k (constant-curvature sections), k = 0 .. 7.
+    Stumpff(u8),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -94,7 +96,17 @@ impl Dag {
             Node::Mul(c) => fnv(&[6].into_iter().chain(c.iter().map(|&x| self.hashes[x])).collect::<Vec<_>>()),
             Node::Powi(b, e) => fnv(&[7, self.hashes[*b], *e as i64 as u64]),
             Node::Powf(b, e) => fnv(&[8, self.hashes[*b], *e]),
-            Node::Call(f, a) => fnv(&[9, *f as u64, self.hashes[*a]]),
+            Node::Call(f, a) => {
+                let tag = match f {
+                    Function::Sin => 0,
+                    Function::Cos => 1,
+                    Function::Tan => 2,
+                    Function::Exp => 3,
+                    Function::Log => 4,
+                    Function::Stumpff(k) => 16 + *k as u64,
+                };
+                fnv(&[9, tag, self.hashes[*a]])
+            }
         };
         let id = self.nodes.len();
         self.nodes.push(node.clone());
@@ -214,24 +226,48 @@ impl Dag {
         self.intern(Node::Powi(base, exponent))
     }
 
+    /// `f(a)`, folded when `a` is a constant.
+    pub fn call(&mut self, f: Function, a: NodeId) -> NodeId {
+        match self.constant(a) {
+            Some(c) => {
+                let v = match f {
+                    Function::Sin => c.sin(),
+                    Function::Cos => c.cos(),
+                    Function::Tan => c.tan(),
+                    Function::Exp => c.exp(),
+                    Function::Log => c.ln(),
+                    Function::Stumpff(k) => softgen_runtime::stumpff(c)[k as usize],
+                };
+                self.number(v)
+            }
+            None => self.intern(Node::Call(f, a)),
+        }
+    }
+
     /// Builds the DAG of an expression; `resolve` maps symbol names to inputs.
     pub fn build(&mut self, e: &Expr, resolve: &dyn Fn(&str) -> Option<Input>) -> Result<NodeId, String> {
+        self.build_nodes(e, &mut |dag: &mut Dag, s: &str| resolve(s).map(|i| dag.input(i)))
+    }
+
+    /// Builds the DAG of an expression whose symbols `resolve` maps to nodes (inputs, or
+    /// intermediates already in the DAG).
+    pub fn build_nodes(&mut self, e: &Expr, resolve: &mut dyn FnMut(&mut Dag, &str) -> Option<NodeId>) -> Result<NodeId, String> {
         Ok(match e {
             Expr::Num(n) => self.number(n.value()),
-            Expr::Sym(s) => match resolve(s) {
-                Some(i) => self.input(i),
+            Expr::Sym(s) => match resolve(self, s) {
+                Some(id) => id,
                 None => return Err(format!("derived expression uses unknown symbol `{s}`")),
             },
             Expr::Add(v) => {
-                let terms = v.iter().map(|x| self.build(x, resolve)).collect::<Result<Vec<_>, _>>()?;
+                let terms = v.iter().map(|x| self.build_nodes(x, resolve)).collect::<Result<Vec<_>, _>>()?;
                 self.add(terms)
             }
             Expr::Mul(v) => {
-                let factors = v.iter().map(|x| self.build(x, resolve)).collect::<Result<Vec<_>, _>>()?;
+                let factors = v.iter().map(|x| self.build_nodes(x, resolve)).collect::<Result<Vec<_>, _>>()?;
                 self.mul(factors)
             }
             Expr::Pow(b, x) => {
-                let base = self.build(b, resolve)?;
+                let base = self.build_nodes(b, resolve)?;
                 match **x {
                     Expr::Num(Number::Rational(p, 1)) if p.abs() < 64 => self.powi(base, p as i32),
                     Expr::Num(n) => {
@@ -246,7 +282,7 @@ impl Dag {
             }
             Expr::Call(name, args) => {
                 let [arg] = args.as_slice() else { return Err(format!("`{name}` with {} arguments", args.len())) };
-                let a = self.build(arg, resolve)?;
+                let a = self.build_nodes(arg, resolve)?;
                 let f = match name.as_str() {
                     "sin" => Function::Sin,
                     "cos" => Function::Cos,
@@ -256,17 +292,7 @@ impl Dag {
                     "sqrt" => return Ok(self.intern(Node::Powf(a, 0.5f64.to_bits()))),
                     other => return Err(format!("unsupported function `{other}`")),
                 };
-                if let Some(c) = self.constant(a) {
-                    let v = match f {
-                        Function::Sin => c.sin(),
-                        Function::Cos => c.cos(),
-                        Function::Tan => c.tan(),
-                        Function::Exp => c.exp(),
-                        Function::Log => c.ln(),
-                    };
-                    return Ok(self.number(v));
-                }
-                self.intern(Node::Call(f, a))
+                self.call(f, a)
             }
         })
     }
@@ -313,6 +339,7 @@ impl Dag {
                         Function::Tan => a.tan(),
                         Function::Exp => a.exp(),
                         Function::Log => a.ln(),
+                        Function::Stumpff(k) => softgen_runtime::stumpff(a)[*k as usize],
                     }
                 }
             };

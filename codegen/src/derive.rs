@@ -99,15 +99,15 @@ pub(crate) fn mul(a: &Atom, b: &Atom) -> Atom {
 pub(crate) type Vec3 = [Atom; 3];
 pub(crate) type Mat3 = [[Atom; 3]; 3];
 
-fn vadd(a: &Vec3, b: &Vec3) -> Vec3 {
+pub(crate) fn vadd(a: &Vec3, b: &Vec3) -> Vec3 {
     [add(&a[0], &b[0]), add(&a[1], &b[1]), add(&a[2], &b[2])]
 }
 
-fn vscale(a: &Vec3, s: &Atom) -> Vec3 {
+pub(crate) fn vscale(a: &Vec3, s: &Atom) -> Vec3 {
     [mul(&a[0], s), mul(&a[1], s), mul(&a[2], s)]
 }
 
-fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
+pub(crate) fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
     let d = |x: &Atom, y: &Atom, z: &Atom, w: &Atom| add(&mul(x, y), &mul(&number(-1.0), &mul(z, w)));
     [d(&a[1], &b[2], &a[2], &b[1]), d(&a[2], &b[0], &a[0], &b[2]), d(&a[0], &b[1], &a[1], &b[0])]
 }

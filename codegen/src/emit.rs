@@ -213,6 +213,11 @@ impl<'a> Emitter<'a> {
                     atom(quote!(#b.powf(#lit)))
                 }
             }
+            Node::Call(Function::Stumpff(k), arg) => {
+                let a = self.render(*arg).tokens;
+                let k = Literal::usize_unsuffixed(*k as usize);
+                atom(quote!(softgen_runtime::stumpff(#a)[#k]))
+            }
             Node::Call(f, arg) => {
                 let a = wrap(self.render(*arg), Precedence::Atom);
                 let m = function_method(*f);
@@ -231,6 +236,7 @@ fn function_method(f: Function) -> Ident {
             Function::Tan => "tan",
             Function::Exp => "exp",
             Function::Log => "ln",
+            Function::Stumpff(_) => "stumpff",
         },
         Span::call_site(),
     )
@@ -431,10 +437,14 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     for (slot, &id) in calls.iter().chain(&intermediates).enumerate() {
         let (mut name, note) = match dag.nodes[id] {
             Node::Call(f, arg) => {
-                let method = function_method(f).to_string();
+                let method = match f {
+                    Function::Stumpff(k) => format!("stumpff_c{k}"),
+                    _ => function_method(f).to_string(),
+                };
                 let (text, _) = key(id);
-                let name = match dag.nodes[arg] {
-                    Node::Input(Input::Q(k)) => format!("{method}_q{k}"),
+                let name = match (f, &dag.nodes[arg]) {
+                    (Function::Stumpff(k), _) if dag.names.contains_key(&arg) => format!("{}_c{k}", identifier(&dag.names[&arg])),
+                    (_, Node::Input(Input::Q(k))) => format!("{method}_q{k}"),
                     _ => format!("{method}_{slot}"),
                 };
                 (name, Some(format!("{method}({})", text.replace(' ', ""))))
@@ -492,8 +502,23 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         if let (Some(s), Some(c)) = (sin, cos) {
             cache_body.extend(quote!(let (#s, #c) = #value.sin_cos();));
         }
+        // Every Stumpff function of one argument from one evaluation.
+        if uses.iter().any(|(f, _)| matches!(f, Function::Stumpff(_))) {
+            let all = format_ident!("stumpff_{}", cache[&uses[0].1]);
+            cache_body.extend(quote!(let #all = softgen_runtime::stumpff(#value);));
+            for (f, id) in uses {
+                if let Function::Stumpff(k) = f {
+                    let field = &cache[id];
+                    let k = Literal::usize_unsuffixed(*k as usize);
+                    cache_body.extend(quote!(let #field = #all[#k];));
+                }
+            }
+        }
         for (f, id) in uses {
             if (*f == Function::Sin || *f == Function::Cos) && sin.is_some() && cos.is_some() {
+                continue;
+            }
+            if matches!(f, Function::Stumpff(_)) {
                 continue;
             }
             let m = function_method(*f);
@@ -649,6 +674,18 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         jacobian_arms.extend(quote!(#lk => #name(q, p, cache, out),));
     }
 
+    let imports = if robot.is_soft() {
+        quote!(use softgen_runtime::{
+            ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults, Model,
+            ParamSet, PlaneOfMotion, SectionGeometry, SoftSectionInfo, Terrain,
+        };)
+    } else {
+        quote!(use softgen_runtime::{
+            ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults, Model,
+            ParamSet, PlaneOfMotion, Terrain,
+        };)
+    };
+    let (soft_items, soft_impl) = soft_sections(robot, equations, &params, &cache, &kernel)?;
     let Shared { params: params_items, constants } = shared(robot);
     let robot_type = format_ident!("{}", camel(&robot.name));
     let description = &robot.description;
@@ -662,10 +699,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
 
     let tokens = quote! {
         use nalgebra::{SMatrix, SVector, Vector3};
-        use softgen_runtime::{
-            ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults, Model,
-            ParamSet, PlaneOfMotion, Terrain,
-        };
+        #imports
 
         /// Number of generalized coordinates.
         pub const DOF: usize = #n_lit;
@@ -812,6 +846,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             Vector3::new(x, y, z)
         }
 
+        #soft_items
+
         #model_doc
         #[derive(Clone, Copy, Debug, Default)]
         pub struct #robot_type;
@@ -828,6 +864,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             fn gravity_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { gravity_into(q, p, k, out) }
             fn dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, m: &mut SMatrix<f64, DOF, DOF>, c: &mut SVector<f64, DOF>, g: &mut SVector<f64, DOF>) { dynamics_into(q, qd, p, k, m, c, g) }
             #forward_impl
+            #soft_impl
             fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
             fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
             fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }
@@ -840,6 +877,123 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         }
     };
     Ok(tokens)
+}
+
+/// A robot's soft sections: what they are (coordinates, mount, geometry) for gaits and
+/// drawings, their centre lines, and the damping and elasticity of their coordinates. Empty
+/// for rigid robots.
+fn soft_sections(
+    robot: &Robot,
+    equations: &Equations,
+    params: &[Ident],
+    cache: &HashMap<NodeId, Ident>,
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+) -> Result<(TokenStream, TokenStream), String> {
+    let sections: Vec<_> = robot.bodies.iter().filter_map(|b| b.section.as_ref().map(|s| (b, s))).collect();
+    if sections.is_empty() {
+        return Ok((TokenStream::new(), TokenStream::new()));
+    }
+    let dag = &equations.dag;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let empty = HashMap::new();
+    let _ = cache;
+    let infos = sections.iter().map(|(body, section)| {
+        let name = &body.name;
+        let first = idx(section.first_coordinate);
+        let count = idx(3);
+        let mount = crate::emit_soft::rotation(body.rotation).map(|row| {
+            let row = row.map(float);
+            quote!([#(#row),*])
+        });
+        quote!(SoftSectionInfo { name: #name, first_coordinate: #first, coordinates: #count, mount: [#(#mount),*] },)
+    });
+    let geometries = sections.iter().map(|(_, s)| {
+        let (l0, r) = (crate::emit_soft::expression(&s.rest_length), crate::emit_soft::expression(&s.actuator_radius));
+        let angles = s.actuator_angles.iter().map(crate::emit_soft::expression);
+        quote!(Some(SectionGeometry { rest_length: #l0, actuator_radius: #r, actuator_angles: [#(#angles),*] }),)
+    });
+    let count = idx(sections.len());
+    let points = idx(equations.centre_line.len());
+    let mut centre_outputs = Vec::new();
+    for (k, point) in equations.centre_line.iter().enumerate() {
+        for (a, &id) in point.iter().enumerate() {
+            let (lk, la) = (idx(k), idx(a));
+            centre_outputs.push((quote!(out[#lk][#la]), id));
+        }
+    }
+    let centre_body = kernel(&centre_outputs);
+    let segments = crate::recursive::CENTRE_LINE_SEGMENTS;
+    let centre_doc = doc(&format!(
+        "Points along each soft section's centre line at xi = k / {segments}, k = 0 ..= {segments}, section by section (for drawing)."
+    ));
+    let damping_outputs: Vec<(TokenStream, NodeId)> = equations
+        .damping
+        .iter()
+        .enumerate()
+        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
+        .map(|(i, &id)| {
+            let li = idx(i);
+            (quote!(out[#li]), id)
+        })
+        .collect();
+    let damping_body = body(dag, params, &empty, &damping_outputs, CacheUse::Read);
+    let stiffness_outputs: Vec<(TokenStream, NodeId)> = equations
+        .stiffness
+        .iter()
+        .enumerate()
+        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
+        .map(|(i, &id)| {
+            let li = idx(i);
+            (quote!(out[(#li, #li)]), id)
+        })
+        .collect();
+    let stiffness_body = body(dag, params, &empty, &stiffness_outputs, CacheUse::Read);
+    let items = quote! {
+        /// Number of soft sections.
+        pub const SECTIONS: usize = #count;
+
+        /// The soft sections: coordinates and mount on their parent.
+        pub const SOFT_SECTIONS: [SoftSectionInfo; SECTIONS] = [#(#infos)*];
+
+        /// Each soft section's actuator geometry (extensible sections), for gaits that set
+        /// actuator lengths.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn section_geometry(p: &Params) -> [Option<SectionGeometry>; SECTIONS] {
+            [#(#geometries)*]
+        }
+
+        /// Number of points [`centre_line_into`] writes.
+        pub const CENTRE_LINE_POINTS: usize = #points;
+
+        #centre_doc
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn centre_line_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CENTRE_LINE_POINTS]) {
+            #centre_body
+        }
+
+        /// Viscous damping force D qd of the soft sections' coordinates.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
+            *out = SVector::zeros();
+            #damping_body
+        }
+
+        /// Elastic stiffness (the elastic part of dG/dq, diagonal).
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn elastic_stiffness_into(q: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) {
+            *out = SMatrix::zeros();
+            #stiffness_body
+        }
+    };
+    let implementation = quote! {
+        fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) { damping_into(qd, p, out) }
+        fn elastic_stiffness_into(q: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) { elastic_stiffness_into(q, p, out) }
+    };
+    Ok((items, implementation))
 }
 
 /// Formats a generated module's tokens with prettyplease under the generated-file header.

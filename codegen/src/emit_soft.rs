@@ -17,7 +17,7 @@ use quote::{format_ident, quote};
 use softgen_runtime::gauss_legendre;
 
 /// A spec expression as Rust over `p.<parameter>`.
-fn expression(e: &Expr) -> TokenStream {
+pub(crate) fn expression(e: &Expr) -> TokenStream {
     match e {
         Expr::Num(Number::Rational(n, d)) => float(*n as f64 / *d as f64),
         Expr::Num(Number::Float(v)) => float(*v),
@@ -56,7 +56,7 @@ fn expression(e: &Expr) -> TokenStream {
 }
 
 /// Rotation matrix of [roll, pitch, yaw] (Rz(yaw) Ry(pitch) Rx(roll)), row-major.
-fn rotation(rpy: [f64; 3]) -> [[f64; 3]; 3] {
+pub(crate) fn rotation(rpy: [f64; 3]) -> [[f64; 3]; 3] {
     let (sr, cr) = rpy[0].sin_cos();
     let (sp, cp) = rpy[1].sin_cos();
     let (sy, cy) = rpy[2].sin_cos();

@@ -25,8 +25,15 @@ pub struct Equations {
     pub total_mass: NodeId,
     pub linear_momentum: [NodeId; 3],
     pub angular_momentum: [NodeId; 3],
-    /// Forward dynamics by the articulated-body algorithm, where derived (the recursive path).
+    /// Forward dynamics by the articulated-body algorithm, where derived (the recursive path
+    /// of robots without soft sections).
     pub articulated: Option<ArticulatedBody>,
+    /// Viscous damping force of each coordinate (soft sections; zero elsewhere).
+    pub damping: Vec<NodeId>,
+    /// Elastic stiffness of each coordinate, the diagonal of dG/dq's elastic part.
+    pub stiffness: Vec<NodeId>,
+    /// Points along soft sections' centre lines (for drawing), section by section.
+    pub centre_line: Vec<[NodeId; 3]>,
 }
 
 /// The articulated-body algorithm's outputs: accelerations for the generalized forces
@@ -106,6 +113,9 @@ impl Equations {
             linear_momentum,
             angular_momentum,
             articulated: None,
+            damping: Vec::new(),
+            stiffness: Vec::new(),
+            centre_line: Vec::new(),
         })
     }
 
@@ -128,6 +138,9 @@ impl Equations {
         ];
         if let Some(a) = &self.articulated {
             kernels.push(a.accelerations.iter().chain(&a.pivots).copied().collect());
+        }
+        if !self.centre_line.is_empty() {
+            kernels.push(self.centre_line.iter().flatten().copied().collect());
         }
         kernels
     }

@@ -3,7 +3,6 @@
 
 use crate::derive::{derive, Derived};
 use crate::emit::{emit, format_module};
-use crate::emit_soft::emit_soft;
 use crate::equations::Equations;
 use crate::local::{links, local_report};
 use crate::model::Robot;
@@ -109,20 +108,12 @@ fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateErro
     let mut times = StageTimes { validate, ..StageTimes::default() };
     let path = robot.spec_path.clone();
     let emit_error = |message| GenerateError::Emit { path: path.to_string(), message };
-    let tokens = if robot.is_soft() {
-        let start = Instant::now();
-        let tokens = emit_soft(&robot).map_err(emit_error)?;
-        times.emit = start.elapsed().as_secs_f64();
-        tokens
-    } else {
-        let start = Instant::now();
-        let equations = recursive_equations(&robot).map_err(emit_error)?;
-        times.derive = start.elapsed().as_secs_f64();
-        let start = Instant::now();
-        let tokens = emit(&robot, &equations).map_err(emit_error)?;
-        times.emit = start.elapsed().as_secs_f64();
-        tokens
-    };
+    let start = Instant::now();
+    let equations = recursive_equations(&robot).map_err(emit_error)?;
+    times.derive = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let tokens = emit(&robot, &equations).map_err(emit_error)?;
+    times.emit = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let source = format_module(&robot, tokens).map_err(emit_error)?;
     times.format = start.elapsed().as_secs_f64();

@@ -15,6 +15,8 @@ mod local;
 mod model;
 mod recursive;
 mod scaling;
+mod section;
+mod section_pass;
 mod spatial;
 mod spec;
 mod validate;
@@ -28,5 +30,6 @@ pub use generate::{
     Generated, StageTimes,
 };
 pub use model::Robot;
+pub use section::{kinematics_report, section_kinematics, SectionKinematics};
 pub use scaling::{planar_snake_spec, scaling_name, SCALING_LINKS};
 pub use validate::{load, SpecError, SpecErrors};

@@ -9,8 +9,8 @@
 //! rotated axes, R = Rz Ry Rx), so every joint of the tree moves one coordinate about an axis
 //! fixed in its link and one algorithm serves every base.
 
-use crate::derive::{axis_angle, from_expr, identity, mat_mul, number, q_symbol, sym, zero, Mat3, Vec3};
-use crate::model::{ContactPoint, Inertia, Robot};
+use crate::derive::{add, axis_angle, from_expr, identity, mat_mul, mul, number, q_symbol, sym, zero, Mat3, Vec3};
+use crate::model::{ContactPoint, Inertia, Robot, SoftSection};
 use crate::spec::{BaseKind, JointKind};
 use symbolica::prelude::*;
 
@@ -49,6 +49,29 @@ pub struct Link {
     pub translation: Vec3,
     pub joint: Option<LinkJoint>,
     pub inertia: Option<LinkInertia>,
+    /// A constant-curvature section: `rotation` and `translation` place its base frame in
+    /// the parent's, its children hang from its tip, and its mass is in slices along it.
+    pub section: Option<SectionLink>,
+}
+
+/// A soft section as a joint of the tree: its coordinates set three shape variables (length
+/// and bending-angle vector, see [`crate::section`]), and its mass is a row of thin slices at
+/// Gauss-Legendre nodes.
+pub struct SectionLink {
+    pub coordinates: Vec<usize>,
+    /// `len`, `bend_y`, `bend_z` in the section's coordinates and the parameters.
+    pub shape: [Atom; 3],
+    /// d(shape)/dq for each of its coordinates (constants or parameters: the map is affine).
+    pub shape_gradient: Vec<[Atom; 3]>,
+    pub mass: Atom,
+    /// The slices' rotational inertia about their own axes per unit mass (x along the
+    /// centre line): a thin disc of radius r, (r^2 / 2, r^2 / 4, r^2 / 4).
+    pub slice_inertia: [Atom; 3],
+    /// Nodes xi in [0, 1] and weights (summing to 1) of the slices.
+    pub quadrature: Vec<(f64, f64)>,
+    /// Elastic stiffness and viscous damping of each coordinate.
+    pub stiffness: Atom,
+    pub damping: Atom,
 }
 
 fn rotation_about(axis: [f64; 3], angle: f64) -> [[f64; 3]; 3] {
@@ -98,6 +121,7 @@ fn virtual_link(name: &str, parent: Option<usize>, kind: LinkJointKind, axis: [f
         translation,
         joint: Some(LinkJoint { kind, axis, coordinate }),
         inertia: None,
+        section: None,
     }
 }
 
@@ -169,6 +193,7 @@ pub fn links(robot: &Robot) -> Vec<Link> {
                     translation: [zero(), zero(), zero()],
                     joint: None,
                     inertia,
+                    section: None,
                 }
             }
             Some(p) => {
@@ -231,9 +256,16 @@ pub fn links(robot: &Robot) -> Vec<Link> {
                     translation,
                     joint,
                     inertia,
+                    section: None,
                 }
             }
         };
+        let mut link = link;
+        if let Some(section) = &body.section {
+            link.inertia = None;
+            link.joint = None;
+            link.section = Some(section_link(section, &body.mass));
+        }
         links.push(link);
         link_of_body.push(links.len() - 1);
     }
@@ -271,4 +303,41 @@ pub fn local_report(robot: &Robot, links: &[Link]) -> String {
         }
     }
     out
+}
+
+/// An extensible section's shape map: with actuators at radius r and angles psi_j,
+/// len = L0 + mean(l), bend_y = -2 / (3 r) sum_j l_j cos psi_j and
+/// bend_z = -2 / (3 r) sum_j l_j sin psi_j.
+fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink {
+    let coordinates: Vec<usize> = (0..3).map(|j| section.first_coordinate + j).collect();
+    let q: Vec<Atom> = coordinates.iter().map(|&c| sym(&q_symbol(c))).collect();
+    let rest_length = from_expr(&section.rest_length);
+    let radius = from_expr(&section.actuator_radius);
+    let per_radius = mul(&number(-2.0 / 3.0), &parse!(&format!("({radius})^-1")));
+    let mut shape_gradient = Vec::new();
+    for angle in &section.actuator_angles {
+        let angle = from_expr(angle);
+        let cos = crate::derive::call("cos", &angle);
+        let sin = crate::derive::call("sin", &angle);
+        shape_gradient.push([number(1.0 / 3.0), mul(&per_radius, &cos).expand(), mul(&per_radius, &sin).expand()]);
+    }
+    let shape: [Atom; 3] = std::array::from_fn(|x| {
+        let mut e = if x == 0 { rest_length.clone() } else { zero() };
+        for (j, gradient) in shape_gradient.iter().enumerate() {
+            e = add(&e, &mul(&gradient[x], &q[j]));
+        }
+        e.expand()
+    });
+    let disc = from_expr(&section.disc_radius);
+    let disc2 = mul(&disc, &disc);
+    SectionLink {
+        coordinates,
+        shape,
+        shape_gradient,
+        mass: from_expr(mass).expand(),
+        slice_inertia: [mul(&number(0.5), &disc2).expand(), mul(&number(0.25), &disc2).expand(), mul(&number(0.25), &disc2).expand()],
+        quadrature: softgen_runtime::gauss_legendre(section.quadrature),
+        stiffness: from_expr(&section.stiffness),
+        damping: from_expr(&section.damping),
+    }
 }

@@ -19,7 +19,14 @@ use crate::dag::{Dag, Input, NodeId};
 use crate::equations::{ArticulatedBody, AtomReader, Equations};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
 use crate::model::Robot;
+use crate::derive::from_expr;
+use crate::section::section_kinematics;
+use std::collections::HashMap;
+use crate::section_pass::{section_rows, section_state, Pieces, Rows, SectionState, Station};
 use crate::spatial::{Articulated, Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
+
+/// Segments of each section's drawn centre line (points at xi = k / 6).
+pub const CENTRE_LINE_SEGMENTS: usize = 6;
 
 /// A link's world quantities from the forward pass.
 struct LinkState {
@@ -34,17 +41,19 @@ struct LinkState {
     /// Coordinates on the path from the root to this link, root first (its own last).
     path: Vec<usize>,
     body: Option<BodyState>,
+    /// A soft section: its slices and tip (the link's pose, velocity and bias are the tip's).
+    section: Option<SectionState>,
 }
 
 /// A body's inertia quantities, about the world origin.
-struct BodyState {
-    inertia: Inertia,
-    momentum: Force,
+pub(crate) struct BodyState {
+    pub inertia: Inertia,
+    pub momentum: Force,
     /// Newton-Euler force at zero joint acceleration: I a + v x* I v.
-    force: Force,
+    pub force: Force,
     /// The velocity-product force v x* I v.
-    gyroscopic: Force,
-    rate: InertiaRate,
+    pub gyroscopic: Force,
+    pub rate: InertiaRate,
 }
 
 /// Builds every output of the generated module from the robot's links.
@@ -56,8 +65,12 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         robot.parameters.iter().position(|p| p.name == "gravity").ok_or("the robot has no `gravity` parameter")?,
     ));
 
-    let states = forward_pass(&mut dag, &reader, links)?;
-    let composites = composites(&mut dag, links, &states);
+    let pieces = match links.iter().any(|l| l.section.is_some()) {
+        true => Some(Pieces::read(&section_kinematics())?),
+        false => None,
+    };
+    let states = forward_pass(&mut dag, &reader, links, pieces.as_ref())?;
+    let (composites, beyond) = composites(&mut dag, links, &states);
 
     // Per coordinate.
     let zero = dag.number(0.0);
@@ -70,12 +83,40 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         if let Some((k, s, sd)) = state.joint {
             subspaces[k] = Some((s, sd));
         }
+        // Below a section, its coordinates move everything along the tip's columns.
+        if let Some(section) = &state.section {
+            for (a, &k) in section.frame.coordinates.iter().enumerate() {
+                subspaces[k] = Some((section.tip.columns[a], section.tip.column_rates[a]));
+            }
+        }
     }
     let up = {
         let z = dag.number(0.0);
         Motion { w: [z, z, z], v: [z, z, gravity] }
     };
+    let mut elastic_energy = Vec::new();
+    let mut damping = vec![zero; n];
+    let mut stiffness = vec![zero; n];
     for (index, state) in states.iter().enumerate() {
+        if let Some(section) = &state.section {
+            let own = &section.frame.coordinates;
+            let mut above = Vec::new();
+            for &j in state.path.iter().filter(|j| !own.contains(j)) {
+                let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
+                above.push((j, s_j, sd_j));
+            }
+            let rows = Rows { mass_matrix: &mut mass_matrix, coriolis: &mut coriolis, coriolis_matrix: &mut coriolis_matrix, gravity: &mut gravity_force };
+            section_rows(&mut dag, section, beyond[index].as_ref(), &above, &up, rows);
+            for &k in own {
+                let rate = dag.input(Input::Qd(k));
+                damping[k] = dag.mul2(section.damping, rate);
+                stiffness[k] = section.stiffness;
+                let q = dag.input(Input::Q(k));
+                let half = dag.number(0.5);
+                elastic_energy.push(dag.mul(vec![half, section.stiffness, q, q]));
+            }
+            continue;
+        }
         let Some((i, s_i, sd_i)) = state.joint else { continue };
         let Some(composite) = composites[index] else { continue };
         let inertia = composite.inertia;
@@ -128,6 +169,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         }
     }
     let potential_energy = dag.mul2(gravity, first_moment[2]);
+    elastic_energy.push(potential_energy);
+    let potential_energy = dag.add(elastic_energy);
     let inverse_total = dag.powi(total, -1);
     let center_of_mass = dag.scale3(&first_moment, inverse_total);
 
@@ -143,27 +186,70 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let mut contact_velocities = Vec::new();
     let mut contact_axes = Vec::new();
     let mut contact_jacobians = Vec::new();
+    // Skin points sit on rings: stations along their section, one per distinct xi.
+    let mut rings: HashMap<(usize, u64), Station> = HashMap::new();
     for point in &robot.contact_points {
-        let state = &states[link_of_body[point.body]];
-        let local = reader.vec3(&mut dag, &contact_point_offset(point))?;
-        let offset = dag.mat_vec3(&state.rotation, &local);
-        let position = dag.add3(&state.position, &offset);
+        let index = link_of_body[point.body];
+        let state = &states[index];
+        let (rotation, origin, frame_velocity, local, own) = match (&point.skin, &state.section) {
+            (Some(skin), Some(section)) => {
+                let key = (index, skin.xi.to_bits());
+                if !rings.contains_key(&key) {
+                    let pieces = pieces.as_ref().ok_or("a soft section without its local pieces")?;
+                    let label = format!("{}_ring{}", links[index].name, rings.keys().filter(|(l, _)| *l == index).count());
+                    let station = section.frame.station(&mut dag, pieces, skin.xi, &label, false)?;
+                    rings.insert(key, station);
+                }
+                let ring = &rings[&key];
+                let radius = reader.node(&mut dag, &from_expr(&skin.radius))?;
+                let (sin, cos) = skin.angle.sin_cos();
+                let z = dag.number(0.0);
+                let (cos, sin) = (dag.number(cos), dag.number(sin));
+                let local = [z, dag.mul2(radius, cos), dag.mul2(radius, sin)];
+                let own: Vec<(usize, Motion)> = section.frame.coordinates.iter().copied().zip(ring.columns.iter().copied()).collect();
+                (ring.rotation, ring.position, ring.velocity, local, own)
+            }
+            _ => (state.rotation, state.position, state.velocity, reader.vec3(&mut dag, &contact_point_offset(point))?, Vec::new()),
+        };
+        let offset = dag.mat_vec3(&rotation, &local);
+        let position = dag.add3(&origin, &offset);
         let position = dag.pin3(position, &format!("{}_position", point.name));
-        let spin = dag.cross3(&state.velocity.w, &position);
-        let velocity = dag.add3(&state.velocity.v, &spin);
+        let spin = dag.cross3(&frame_velocity.w, &position);
+        let velocity = dag.add3(&frame_velocity.v, &spin);
         let mut columns = vec![dag.zero3(); n];
         for &j in &state.path {
-            let (s_j, _) = subspaces[j].ok_or("a coordinate without a joint")?;
+            let s_j = match own.iter().find(|(k, _)| *k == j) {
+                Some((_, column)) => *column,
+                None => subspaces[j].ok_or("a coordinate without a joint")?.0,
+            };
             let turn = dag.cross3(&s_j.w, &position);
             columns[j] = dag.add3(&s_j.v, &turn);
         }
         contact_positions.push(position);
         contact_velocities.push(velocity);
-        contact_axes.push(Dag::column3(&state.rotation, 0));
+        contact_axes.push(Dag::column3(&rotation, 0));
         contact_jacobians.push(columns);
     }
 
-    let articulated = articulated_body(&mut dag, links, &states, gravity, n);
+    // Points along each section's centre line, for drawing it.
+    let mut centre_line = Vec::new();
+    for (index, state) in states.iter().enumerate() {
+        if let Some(section) = &state.section {
+            let pieces = pieces.as_ref().ok_or("a soft section without its local pieces")?;
+            for k in 0..=CENTRE_LINE_SEGMENTS {
+                let xi = k as f64 / CENTRE_LINE_SEGMENTS as f64;
+                let label = format!("{}_centre{k}", links[index].name);
+                centre_line.push(section.frame.station(&mut dag, pieces, xi, &label, false)?.position);
+            }
+        }
+    }
+
+    // The articulated-body algorithm needs every joint's motion to be a rigid body's; soft
+    // sections move many slices along different columns, so their robots factorise M.
+    let articulated = match states.iter().any(|s| s.section.is_some()) {
+        true => None,
+        false => Some(articulated_body(&mut dag, links, &states, gravity, n)),
+    };
 
     Ok(Equations {
         dag,
@@ -180,14 +266,17 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         total_mass: total,
         linear_momentum: momentum.f,
         angular_momentum: momentum.n,
-        articulated: Some(articulated),
+        articulated,
+        damping,
+        stiffness,
+        centre_line,
     })
 }
 
 /// Parent to child: each link's world pose, its joint's world motion subspace S and rate
 /// v_parent x S, velocity and bias acceleration (at qdd = 0), and its body's inertia about the
 /// world origin with momentum, Newton-Euler force, gyroscopic force and inertia rate.
-fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link]) -> Result<Vec<LinkState>, String> {
+fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link], pieces: Option<&Pieces>) -> Result<Vec<LinkState>, String> {
     let mut states: Vec<LinkState> = Vec::with_capacity(links.len());
     for link in links {
         let name = &link.name;
@@ -211,6 +300,25 @@ fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link]) -> Result<Ve
         };
         let rotation = dag.pin_mat3(rotation, &format!("{name}_rotation"));
         let position = dag.pin3(position, &format!("{name}_position"));
+        if let Some(section) = &link.section {
+            let pieces = pieces.ok_or("a soft section without its local pieces")?;
+            let base = Frame { rotation, position, velocity, bias };
+            let state = section_state(dag, reader, pieces, link, section, base)?;
+            path.extend(section.coordinates.iter().copied());
+            let zero = dag.zero_motion();
+            states.push(LinkState {
+                rotation: state.tip.rotation,
+                position: state.tip.position,
+                velocity: state.tip.velocity,
+                bias_acceleration: state.tip.bias,
+                joint: None,
+                joint_bias: zero,
+                path,
+                body: None,
+                section: Some(state),
+            });
+            continue;
+        }
         let (velocity, bias, joint, joint_bias) = match &link.joint {
             None => (velocity, bias, None, dag.zero_motion()),
             Some(j) => {
@@ -253,80 +361,119 @@ fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link]) -> Result<Ve
                         local_inertia[a][b] = reader.node(dag, &inertia.inertia[a][b])?;
                     }
                 }
-                let com_offset = dag.mat_vec3(&rotation, &local_com);
-                let com = dag.add3(&position, &com_offset);
-                let com = dag.pin3(com, &format!("{name}_com"));
-                // R I R' about the centre of mass, in world axes.
-                let rotated = dag.mat_mul3(&rotation, &local_inertia);
-                let mut world_inertia = [[0; 3]; 3];
-                for a in 0..3 {
-                    for b in a..3 {
-                        let row = rotated[a];
-                        let column = [rotation[b][0], rotation[b][1], rotation[b][2]];
-                        world_inertia[a][b] = dag.dot3(&row, &column);
-                        world_inertia[b][a] = world_inertia[a][b];
-                    }
-                }
-                let world_inertia = dag.pin_symmetric3(world_inertia, &format!("{name}_inertia_com"));
-                let inertia = dag.body_inertia(mass, &com, &world_inertia);
-                let inertia = dag.pin_inertia(inertia, &format!("{name}_inertia"));
-                let momentum = dag.inertia_times(&inertia, &velocity);
-                let momentum = dag.pin_force(momentum, &format!("{name}_momentum"));
-                let inertial = dag.inertia_times(&inertia, &bias);
-                let gyroscopic = dag.force_cross(&velocity, &momentum);
-                let force = dag.add_force(&inertial, &gyroscopic);
-                let spin = dag.cross3(&velocity.w, &com);
-                let com_velocity = dag.add3(&velocity.v, &spin);
-                let rate = dag.body_inertia_rate(mass, &com, &com_velocity, &velocity.w, &world_inertia);
-                Some(BodyState { inertia, momentum, force, gyroscopic, rate })
+                let frame = Frame { rotation, position, velocity, bias };
+                Some(body_state(dag, name, mass, &local_com, &local_inertia, &frame))
             }
         };
-        states.push(LinkState { rotation, position, velocity, bias_acceleration: bias, joint, joint_bias, path, body });
+        states.push(LinkState { rotation, position, velocity, bias_acceleration: bias, joint, joint_bias, path, body, section: None });
     }
     Ok(states)
 }
 
+/// A frame moving with a body: world pose, spatial velocity and bias acceleration.
+pub(crate) struct Frame {
+    pub rotation: Mat3,
+    pub position: Vec3,
+    pub velocity: Motion,
+    pub bias: Motion,
+}
+
+/// A rigid body's inertia quantities about the world origin, from its mass, centre of mass
+/// and rotational inertia (about the centre of mass) in the frame it moves with.
+pub(crate) fn body_state(dag: &mut Dag, name: &str, mass: NodeId, local_com: &Vec3, local_inertia: &Mat3, frame: &Frame) -> BodyState {
+    let Frame { rotation, position, velocity, bias } = frame;
+    let com_offset = dag.mat_vec3(rotation, local_com);
+    let com = dag.add3(position, &com_offset);
+    let com = dag.pin3(com, &format!("{name}_com"));
+    // R I R' about the centre of mass, in world axes.
+    let rotated = dag.mat_mul3(rotation, local_inertia);
+    let mut world_inertia = [[0; 3]; 3];
+    for a in 0..3 {
+        for b in a..3 {
+            let row = rotated[a];
+            let column = [rotation[b][0], rotation[b][1], rotation[b][2]];
+            world_inertia[a][b] = dag.dot3(&row, &column);
+            world_inertia[b][a] = world_inertia[a][b];
+        }
+    }
+    let world_inertia = dag.pin_symmetric3(world_inertia, &format!("{name}_inertia_com"));
+    let inertia = dag.body_inertia(mass, &com, &world_inertia);
+    let inertia = dag.pin_inertia(inertia, &format!("{name}_inertia"));
+    let momentum = dag.inertia_times(&inertia, velocity);
+    let momentum = dag.pin_force(momentum, &format!("{name}_momentum"));
+    let inertial = dag.inertia_times(&inertia, bias);
+    let gyroscopic = dag.force_cross(velocity, &momentum);
+    let force = dag.add_force(&inertial, &gyroscopic);
+    let spin = dag.cross3(&velocity.w, &com);
+    let com_velocity = dag.add3(&velocity.v, &spin);
+    let rate = dag.body_inertia_rate(mass, &com, &com_velocity, &velocity.w, &world_inertia);
+    BodyState { inertia, momentum, force, gyroscopic, rate }
+}
+
 /// A subtree's sums, about the world origin.
 #[derive(Clone, Copy)]
-struct Composite {
-    inertia: Inertia,
+pub(crate) struct Composite {
+    pub inertia: Inertia,
     /// Newton-Euler force at zero joint acceleration.
-    force: Force,
-    momentum: Force,
-    rate: InertiaRate,
+    pub force: Force,
+    pub momentum: Force,
+    pub rate: InertiaRate,
 }
 
 /// Child to parent: the composite of every subtree that has a body (None for links with no
-/// body below them).
-fn composites(dag: &mut Dag, links: &[Link], states: &[LinkState]) -> Vec<Option<Composite>> {
+/// body below them), and for soft sections the composite of what hangs from the tip.
+fn composites(dag: &mut Dag, links: &[Link], states: &[LinkState]) -> (Vec<Option<Composite>>, Vec<Option<Composite>>) {
     let mut composites: Vec<Option<Composite>> = vec![None; links.len()];
-    let mut own: Vec<Option<Composite>> = states
-        .iter()
-        .map(|s| s.body.as_ref().map(|b| Composite { inertia: b.inertia, force: b.force, momentum: b.momentum, rate: b.rate }))
-        .collect();
+    let mut beyond: Vec<Option<Composite>> = vec![None; links.len()];
+    let sum = |dag: &mut Dag, a: Option<Composite>, b: &Composite| match a {
+        None => *b,
+        Some(other) => Composite {
+            inertia: dag.add_inertia(&other.inertia, &b.inertia),
+            force: dag.add_force(&other.force, &b.force),
+            momentum: dag.add_force(&other.momentum, &b.momentum),
+            rate: dag.add_inertia_rate(&other.rate, &b.rate),
+        },
+    };
+    let mut own: Vec<Option<Composite>> = Vec::with_capacity(states.len());
+    for s in states {
+        let mut slices: Option<Composite> = None;
+        if let Some(section) = &s.section {
+            for slice in &section.slices {
+                let b = &slice.body;
+                slices = Some(sum(dag, slices, &Composite { inertia: b.inertia, force: b.force, momentum: b.momentum, rate: b.rate }));
+            }
+        }
+        own.push(match &s.body {
+            Some(b) => Some(Composite { inertia: b.inertia, force: b.force, momentum: b.momentum, rate: b.rate }),
+            None => slices,
+        });
+    }
     for index in (0..links.len()).rev() {
         let name = &links[index].name;
-        let Some(sum) = own[index].take() else { continue };
+        if let Some(tip) = beyond[index].take() {
+            beyond[index] = Some(Composite {
+                inertia: dag.pin_inertia(tip.inertia, &format!("{name}_tip_composite_inertia")),
+                force: dag.pin_force(tip.force, &format!("{name}_tip_composite_force")),
+                momentum: dag.pin_force(tip.momentum, &format!("{name}_tip_composite_momentum")),
+                rate: dag.pin_inertia_rate(tip.rate, &format!("{name}_tip_composite_rate")),
+            });
+        }
+        let Some(total) = own[index].take() else { continue };
         let composite = Composite {
-            inertia: dag.pin_inertia(sum.inertia, &format!("{name}_composite_inertia")),
-            force: dag.pin_force(sum.force, &format!("{name}_composite_force")),
-            momentum: dag.pin_force(sum.momentum, &format!("{name}_composite_momentum")),
-            rate: dag.pin_inertia_rate(sum.rate, &format!("{name}_composite_rate")),
+            inertia: dag.pin_inertia(total.inertia, &format!("{name}_composite_inertia")),
+            force: dag.pin_force(total.force, &format!("{name}_composite_force")),
+            momentum: dag.pin_force(total.momentum, &format!("{name}_composite_momentum")),
+            rate: dag.pin_inertia_rate(total.rate, &format!("{name}_composite_rate")),
         };
         composites[index] = Some(composite);
         if let Some(p) = links[index].parent {
-            own[p] = Some(match own[p].take() {
-                None => composite,
-                Some(other) => Composite {
-                    inertia: dag.add_inertia(&other.inertia, &composite.inertia),
-                    force: dag.add_force(&other.force, &composite.force),
-                    momentum: dag.add_force(&other.momentum, &composite.momentum),
-                    rate: dag.add_inertia_rate(&other.rate, &composite.rate),
-                },
-            });
+            own[p] = Some(sum(dag, own[p].take(), &composite));
+            if links[p].section.is_some() {
+                beyond[p] = Some(sum(dag, beyond[p].take(), &composite));
+            }
         }
     }
-    composites
+    (composites, beyond)
 }
 
 /// Forward dynamics by the articulated-body algorithm (Featherstone), in world coordinates:

@@ -30,6 +30,7 @@ mod soft_chain;
 mod small_linalg;
 mod state;
 mod steering;
+mod stumpff;
 mod terrain;
 
 pub use actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
@@ -45,7 +46,7 @@ pub use mailbox::Mailbox;
 pub use integrator::{IntegrationError, Integrator, SecondOrderSystem, StepReport};
 pub use model::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model,
-    ParamSet, PlaneOfMotion, UnknownParameter,
+    ParamSet, PlaneOfMotion, SoftSectionInfo, UnknownParameter,
 };
 pub use mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use pd::JointPd;
@@ -59,5 +60,6 @@ pub use semi_implicit_euler::SemiImplicitEuler;
 pub use simulation::{ContactReport, Simulation, SimulationConfig};
 pub use soft_chain::{gauss_legendre, FrameJacobian, Motion, SkinPoint, SoftChain, SoftSection};
 pub use state::State;
+pub use stumpff::stumpff;
 pub use steering::{run_planner, GoalSteering, PlannerStats, SteeringConfig, SteeringLink, SteeringPhase};
 pub use terrain::{SurfaceContact, Terrain};

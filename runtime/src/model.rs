@@ -48,6 +48,18 @@ pub struct ContactPointInfo {
     pub body: &'static str,
 }
 
+/// A soft section of a generated robot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SoftSectionInfo {
+    pub name: &'static str,
+    /// Index of its first coordinate; its coordinates are consecutive.
+    pub first_coordinate: usize,
+    /// How many coordinates it has.
+    pub coordinates: usize,
+    /// Rotation of its base frame in its parent's frame (row-major).
+    pub mount: [[f64; 3]; 3],
+}
+
 /// The plane a planar robot moves in, or spatial motion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlaneOfMotion {

@@ -1,0 +1,389 @@
+//! A soft section's part of the recursive algorithms: its stations (slices, tip, skin rings)
+//! placed in the world from symbolica's local pieces, and its coordinates' rows of M, C qd,
+//! G and the Christoffel C.
+//!
+//! A section is a joint whose coordinates move many rigid bodies (its slices) along
+//! different columns: coordinate j moves slice k along S_j^k and everything hanging from the
+//! tip along the tip's column S_j^tip. Sums over bodies then split into the slices and the
+//! subtree beyond the tip (composite inertia E):
+//! - F_j = sum_k I_k S_j^k + E S_j^tip, so M_ij = S_i . F_j for any i above the section and
+//!   M_jj' = sum_k S_j'^k . I_k S_j^k + S_j'^tip . E S_j^tip within it;
+//! - C qd and G likewise from the slices' Newton-Euler and gravity forces;
+//! - the Christoffel C by the same body sum as the rigid links (C = sum_b J_b' (I_b Jdot_b +
+//!   B_b J_b), so Mdot - 2 C is skew), with each slice's columns and their rates.
+
+use crate::dag::{Dag, Function, Input, NodeId};
+use crate::equations::AtomReader;
+use crate::expr::{self, Expr};
+use crate::local::{Link, SectionLink};
+use crate::recursive::{body_state, BodyState, Composite, Frame};
+use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, SHAPE_RATE, XI};
+use crate::spatial::{Force, Mat3, Motion, Vec3};
+
+/// symbolica's local pieces read once into expressions.
+pub(crate) struct Pieces {
+    position: [Expr; 3],
+    rotation: [[Expr; 3]; 3],
+    generators: [([Expr; 3], [Expr; 3]); 3],
+    generator_rates: [([Expr; 3], [Expr; 3]); 3],
+}
+
+impl Pieces {
+    pub fn read(k: &SectionKinematics) -> Result<Pieces, String> {
+        let one = |a: &symbolica::prelude::Atom| -> Result<Expr, String> {
+            let text = a.to_string();
+            expr::parse(&text).map_err(|e| format!("cannot read symbolica output `{text}`: {e}"))
+        };
+        let three = |v: &[symbolica::prelude::Atom; 3]| -> Result<[Expr; 3], String> { Ok([one(&v[0])?, one(&v[1])?, one(&v[2])?]) };
+        let pair = |(w, v): &([symbolica::prelude::Atom; 3], [symbolica::prelude::Atom; 3])| -> Result<([Expr; 3], [Expr; 3]), String> {
+            Ok((three(w)?, three(v)?))
+        };
+        Ok(Pieces {
+            position: three(&k.position)?,
+            rotation: [three(&k.rotation[0])?, three(&k.rotation[1])?, three(&k.rotation[2])?],
+            generators: [pair(&k.generators[0])?, pair(&k.generators[1])?, pair(&k.generators[2])?],
+            generator_rates: [pair(&k.generator_rates[0])?, pair(&k.generator_rates[1])?, pair(&k.generator_rates[2])?],
+        })
+    }
+}
+
+/// A section's base frame and shape, from which any station along it is placed.
+pub(crate) struct SectionFrame {
+    pub name: String,
+    pub base: Frame,
+    pub coordinates: Vec<usize>,
+    shape: [NodeId; 3],
+    shape_rate: [NodeId; 3],
+    bend_squared: NodeId,
+    /// d(shape)/dq per coordinate.
+    gradient: Vec<[NodeId; 3]>,
+}
+
+/// A point along a section with the frame of the slice there.
+pub(crate) struct Station {
+    pub rotation: Mat3,
+    pub position: Vec3,
+    /// World column of each of the section's coordinates.
+    pub columns: Vec<Motion>,
+    /// Their rates (slices and tip only).
+    pub column_rates: Vec<Motion>,
+    pub velocity: Motion,
+    /// Bias acceleration at qdd = 0 (slices and tip only).
+    pub bias: Motion,
+}
+
+/// A slice: a rigid thin disc and its columns with their rates.
+pub(crate) struct Slice {
+    pub body: BodyState,
+    pub columns: Vec<Motion>,
+    pub column_rates: Vec<Motion>,
+}
+
+/// What the rest of the algorithms need of a section.
+pub(crate) struct SectionState {
+    pub frame: SectionFrame,
+    pub tip: Station,
+    pub slices: Vec<Slice>,
+    pub stiffness: NodeId,
+    pub damping: NodeId,
+}
+
+impl SectionFrame {
+    pub fn new(dag: &mut Dag, reader: &AtomReader, link: &Link, section: &SectionLink, base: Frame) -> Result<SectionFrame, String> {
+        let name = link.name.clone();
+        let mut shape = [0; 3];
+        for x in 0..3 {
+            let node = reader.node(dag, &section.shape[x])?;
+            shape[x] = dag.pin_named(node, format!("{name}_{}", SHAPE[x]));
+        }
+        let mut gradient = Vec::new();
+        for g in &section.shape_gradient {
+            gradient.push(reader.vec3(dag, g)?);
+        }
+        let mut shape_rate = [0; 3];
+        for x in 0..3 {
+            let terms: Vec<NodeId> = section
+                .coordinates
+                .iter()
+                .zip(&gradient)
+                .map(|(&c, g)| {
+                    let rate = dag.input(Input::Qd(c));
+                    dag.mul2(g[x], rate)
+                })
+                .collect();
+            let sum = dag.add(terms);
+            shape_rate[x] = dag.pin_named(sum, format!("{name}_{}", SHAPE_RATE[x]));
+        }
+        let squares = vec![dag.powi(shape[1], 2), dag.powi(shape[2], 2)];
+        let bend_squared = dag.add(squares);
+        let bend_squared = dag.pin_named(bend_squared, format!("{name}_bend_squared"));
+        Ok(SectionFrame { name, base, coordinates: section.coordinates.clone(), shape, shape_rate, bend_squared, gradient })
+    }
+
+    fn read(&self, dag: &mut Dag, e: &Expr, xi: f64, s: NodeId) -> Result<NodeId, String> {
+        let shape = self.shape;
+        let shape_rate = self.shape_rate;
+        dag.build_nodes(e, &mut |dag: &mut Dag, symbol: &str| {
+            if symbol == XI {
+                return Some(dag.number(xi));
+            }
+            if let Some(x) = SHAPE.iter().position(|&n| n == symbol) {
+                return Some(shape[x]);
+            }
+            if let Some(x) = SHAPE_RATE.iter().position(|&n| n == symbol) {
+                return Some(shape_rate[x]);
+            }
+            (0..8).find(|&k| stumpff_symbol(k) == symbol).map(|k| dag.call(Function::Stumpff(k as u8), s))
+        })
+    }
+
+    fn read3(&self, dag: &mut Dag, e: &[Expr; 3], xi: f64, s: NodeId) -> Result<Vec3, String> {
+        Ok([self.read(dag, &e[0], xi, s)?, self.read(dag, &e[1], xi, s)?, self.read(dag, &e[2], xi, s)?])
+    }
+
+    /// A local motion vector (about the base origin, base axes) in world coordinates.
+    fn to_world(&self, dag: &mut Dag, w: &Vec3, v: &Vec3) -> Motion {
+        let w = dag.mat_vec3(&self.base.rotation, w);
+        let v = dag.mat_vec3(&self.base.rotation, v);
+        let carried = dag.cross3(&self.base.position, &w);
+        Motion { w, v: dag.add3(&v, &carried) }
+    }
+
+    /// The station at `xi`, named `label`; column rates and bias only `with_rates`.
+    pub fn station(&self, dag: &mut Dag, pieces: &Pieces, xi: f64, label: &str, with_rates: bool) -> Result<Station, String> {
+        let scale = dag.number(xi * xi);
+        let s = dag.mul2(scale, self.bend_squared);
+        let s = dag.pin_named(s, format!("{label}_bend"));
+        let mut local_rotation = [[0; 3]; 3];
+        for a in 0..3 {
+            local_rotation[a] = self.read3(dag, &pieces.rotation[a], xi, s)?;
+        }
+        let local_position = self.read3(dag, &pieces.position, xi, s)?;
+        let rotation = dag.mat_mul3(&self.base.rotation, &local_rotation);
+        let rotation = dag.pin_mat3(rotation, &format!("{label}_rotation"));
+        let offset = dag.mat_vec3(&self.base.rotation, &local_position);
+        let position = dag.add3(&self.base.position, &offset);
+        let position = dag.pin3(position, &format!("{label}_position"));
+        let mut generators = Vec::new();
+        for x in 0..3 {
+            let (w, v) = &pieces.generators[x];
+            generators.push((self.read3(dag, w, xi, s)?, self.read3(dag, v, xi, s)?));
+        }
+        // Each coordinate's local column: sum_x d(shape_x)/dq_j G_x.
+        let combine = |dag: &mut Dag, parts: &[(Vec3, Vec3)], g: &[NodeId; 3]| -> (Vec3, Vec3) {
+            let mut w = dag.zero3();
+            let mut v = dag.zero3();
+            for x in 0..3 {
+                let sw = dag.scale3(&parts[x].0, g[x]);
+                let sv = dag.scale3(&parts[x].1, g[x]);
+                w = dag.add3(&w, &sw);
+                v = dag.add3(&v, &sv);
+            }
+            (w, v)
+        };
+        let mut columns = Vec::new();
+        for (a, g) in self.gradient.iter().enumerate() {
+            let (w, v) = combine(dag, &generators, g);
+            let column = self.to_world(dag, &w, &v);
+            columns.push(dag.pin_motion(column, &format!("{label}_subspace{a}")));
+        }
+        let mut velocity = self.base.velocity;
+        for (column, &c) in columns.iter().zip(&self.coordinates) {
+            let rate = dag.input(Input::Qd(c));
+            let moved = dag.scale_motion(column, rate);
+            velocity = dag.add_motion(&velocity, &moved);
+        }
+        let velocity = dag.pin_motion(velocity, &format!("{label}_velocity"));
+        let mut column_rates = Vec::new();
+        let mut bias = self.base.bias;
+        if with_rates {
+            let mut rates = Vec::new();
+            for x in 0..3 {
+                let (w, v) = &pieces.generator_rates[x];
+                rates.push((self.read3(dag, w, xi, s)?, self.read3(dag, v, xi, s)?));
+            }
+            for ((a, g), column) in self.gradient.iter().enumerate().zip(&columns) {
+                // dS/dt = v_base x S + X_base dS_local/dt.
+                let (w, v) = combine(dag, &rates, g);
+                let local = self.to_world(dag, &w, &v);
+                let carried = dag.motion_cross(&self.base.velocity, column);
+                let rate = dag.add_motion(&carried, &local);
+                column_rates.push(dag.pin_motion(rate, &format!("{label}_subspace{a}_rate")));
+            }
+            for (rate, &c) in column_rates.iter().zip(&self.coordinates) {
+                let qd = dag.input(Input::Qd(c));
+                let part = dag.scale_motion(rate, qd);
+                bias = dag.add_motion(&bias, &part);
+            }
+            bias = dag.pin_motion(bias, &format!("{label}_bias"));
+        }
+        Ok(Station { rotation, position, columns, column_rates, velocity, bias })
+    }
+}
+
+/// Places a section: its slices (bodies at the quadrature nodes) and its tip.
+pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces, link: &Link, section: &SectionLink, base: Frame) -> Result<SectionState, String> {
+    let frame = SectionFrame::new(dag, reader, link, section, base)?;
+    let name = &link.name;
+    let mass = reader.node(dag, &section.mass)?;
+    let per_mass = reader.vec3(dag, &section.slice_inertia)?;
+    let zero = dag.number(0.0);
+    let mut slices = Vec::new();
+    for (k, &(xi, weight)) in section.quadrature.iter().enumerate() {
+        let label = format!("{name}_slice{k}");
+        let station = frame.station(dag, pieces, xi, &label, true)?;
+        let weight = dag.number(weight);
+        let slice_mass = dag.mul2(mass, weight);
+        let slice_mass = dag.pin_named(slice_mass, format!("{label}_mass"));
+        let diagonal = dag.scale3(&per_mass, slice_mass);
+        let local_inertia = [[diagonal[0], zero, zero], [zero, diagonal[1], zero], [zero, zero, diagonal[2]]];
+        let at = Frame { rotation: station.rotation, position: station.position, velocity: station.velocity, bias: station.bias };
+        let body = body_state(dag, &label, slice_mass, &[zero, zero, zero], &local_inertia, &at);
+        slices.push(Slice { body, columns: station.columns, column_rates: station.column_rates });
+    }
+    let tip = frame.station(dag, pieces, 1.0, &format!("{name}_tip"), true)?;
+    let stiffness = reader.node(dag, &section.stiffness)?;
+    let damping = reader.node(dag, &section.damping)?;
+    Ok(SectionState { frame, tip, slices, stiffness, damping })
+}
+
+/// One section's rows: M, C qd, G and the Christoffel C for its coordinates (and their
+/// columns against every coordinate above it, `above`, with its column and rate).
+pub(crate) struct Rows<'a> {
+    pub mass_matrix: &'a mut Vec<Vec<NodeId>>,
+    pub coriolis: &'a mut Vec<NodeId>,
+    pub coriolis_matrix: &'a mut Vec<Vec<NodeId>>,
+    pub gravity: &'a mut Vec<NodeId>,
+}
+
+/// B u = 1/2 (dI/dt u + u x* h) and B' u = 1/2 (dI/dt u - u x* h) for a body or composite.
+fn b_times(dag: &mut Dag, rate: &crate::spatial::InertiaRate, momentum: &Force, u: &Motion) -> (Force, Force) {
+    let half = dag.number(0.5);
+    let turned = dag.inertia_rate_times(rate, u);
+    let carried = dag.force_cross(u, momentum);
+    let sum = dag.add_force(&turned, &carried);
+    let difference = dag.sub_force(&turned, &carried);
+    (dag.scale_force(&sum, half), dag.scale_force(&difference, half))
+}
+
+pub(crate) fn section_rows(
+    dag: &mut Dag,
+    state: &SectionState,
+    beyond: Option<&Composite>,
+    above: &[(usize, Motion, Motion)],
+    up: &Motion,
+    rows: Rows,
+) {
+    let name = &state.frame.name;
+    let coordinates = &state.frame.coordinates;
+    let count = coordinates.len();
+    let zero_force = dag.zero_force();
+    // Per coordinate a: P_ak = I_k S_a^k per slice and P_a^E = E S_a^tip.
+    let mut projected: Vec<Vec<Force>> = Vec::new();
+    let mut projected_beyond: Vec<Force> = Vec::new();
+    for a in 0..count {
+        let per_slice: Vec<Force> = state.slices.iter().map(|slice| dag.inertia_times(&slice.body.inertia, &slice.columns[a])).collect();
+        projected.push(per_slice);
+        projected_beyond.push(match beyond {
+            Some(e) => dag.inertia_times(&e.inertia, &state.tip.columns[a]),
+            None => zero_force,
+        });
+    }
+    let mut totals = Vec::new();
+    for a in 0..count {
+        let i = coordinates[a];
+        // F_a, the momentum a unit rate of coordinate a gives everything it moves.
+        let mut total = projected_beyond[a];
+        for p in &projected[a] {
+            total = dag.add_force(&total, p);
+        }
+        let total = dag.pin_force(total, &format!("{name}_subspace{a}_projected_inertia"));
+        totals.push(total);
+        for &(j, s_j, _) in above {
+            let entry = dag.force_dot_motion(&total, &s_j);
+            rows.mass_matrix[i][j] = entry;
+            rows.mass_matrix[j][i] = entry;
+        }
+        for b in 0..=a {
+            let mut terms = vec![dag.force_dot_motion(&projected_beyond[a], &state.tip.columns[b])];
+            for (k, slice) in state.slices.iter().enumerate() {
+                terms.push(dag.force_dot_motion(&projected[a][k], &slice.columns[b]));
+            }
+            let entry = dag.add(terms);
+            rows.mass_matrix[i][coordinates[b]] = entry;
+            rows.mass_matrix[coordinates[b]][i] = entry;
+        }
+
+        // C qd and G: the slices' Newton-Euler and weight forces, and the subtree beyond.
+        let mut coriolis_terms = Vec::new();
+        let mut gravity_terms = Vec::new();
+        if let Some(e) = beyond {
+            coriolis_terms.push(dag.force_dot_motion(&e.force, &state.tip.columns[a]));
+            let weight = dag.inertia_times(&e.inertia, up);
+            gravity_terms.push(dag.force_dot_motion(&weight, &state.tip.columns[a]));
+        }
+        for slice in &state.slices {
+            coriolis_terms.push(dag.force_dot_motion(&slice.body.force, &slice.columns[a]));
+            let weight = dag.inertia_times(&slice.body.inertia, up);
+            gravity_terms.push(dag.force_dot_motion(&weight, &slice.columns[a]));
+        }
+        rows.coriolis[i] = dag.add(coriolis_terms);
+        let elastic = {
+            let q = dag.input(Input::Q(i));
+            dag.mul2(state.stiffness, q)
+        };
+        gravity_terms.push(elastic);
+        rows.gravity[i] = dag.add(gravity_terms);
+    }
+
+    // Christoffel C. Per coordinate b: column forces I_k Sdot_b^k + B_k S_b^k (and beyond),
+    // their sum R_b, and Q_b = sum B_k' S_b^k (+ beyond).
+    let mut column_forces: Vec<Vec<Force>> = Vec::new();
+    let mut column_beyond: Vec<Force> = Vec::new();
+    for b in 0..count {
+        let i = coordinates[b];
+        let mut per_slice = Vec::new();
+        let mut r_sum = zero_force;
+        let mut q_sum = zero_force;
+        for slice in &state.slices {
+            let (b_s, bt_s) = b_times(dag, &slice.body.rate, &slice.body.momentum, &slice.columns[b]);
+            let inertial = dag.inertia_times(&slice.body.inertia, &slice.column_rates[b]);
+            let column = dag.add_force(&inertial, &b_s);
+            r_sum = dag.add_force(&r_sum, &column);
+            q_sum = dag.add_force(&q_sum, &bt_s);
+            per_slice.push(column);
+        }
+        let beyond_column = match beyond {
+            Some(e) => {
+                let (b_s, bt_s) = b_times(dag, &e.rate, &e.momentum, &state.tip.columns[b]);
+                let inertial = dag.inertia_times(&e.inertia, &state.tip.column_rates[b]);
+                let column = dag.add_force(&inertial, &b_s);
+                r_sum = dag.add_force(&r_sum, &column);
+                q_sum = dag.add_force(&q_sum, &bt_s);
+                column
+            }
+            None => zero_force,
+        };
+        column_forces.push(per_slice);
+        column_beyond.push(beyond_column);
+        if !above.is_empty() {
+            let r_sum = dag.pin_force(r_sum, &format!("{name}_subspace{b}_coriolis_column"));
+            let q_sum = dag.pin_force(q_sum, &format!("{name}_subspace{b}_coriolis_row"));
+            for &(j, s_j, sd_j) in above {
+                let from_rate = dag.force_dot_motion(&totals[b], &sd_j);
+                let from_b = dag.force_dot_motion(&q_sum, &s_j);
+                rows.coriolis_matrix[i][j] = dag.add2(from_rate, from_b);
+                rows.coriolis_matrix[j][i] = dag.force_dot_motion(&r_sum, &s_j);
+            }
+        }
+    }
+    for a in 0..count {
+        for b in 0..count {
+            let mut terms = vec![dag.force_dot_motion(&column_beyond[b], &state.tip.columns[a])];
+            for (k, slice) in state.slices.iter().enumerate() {
+                terms.push(dag.force_dot_motion(&column_forces[b][k], &slice.columns[a]));
+            }
+            rows.coriolis_matrix[coordinates[a]][coordinates[b]] = dag.add(terms);
+        }
+    }
+}
