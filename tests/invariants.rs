@@ -7,8 +7,8 @@
 use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{
-    DoublePendulum, SnakeLateralUndulation, SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60, SnakePedalWave, SoftSnake,
-    SpatialTree,
+    DoublePendulum, PlanarSoftChain, RigidSoftChain, SnakeLateralUndulation, SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60,
+    SnakePedalWave, SoftKindsArm, SoftLimbedHub, SoftSnake, SpatialTree,
 };
 use softgen_runtime::{CoordinateKind, Model};
 
@@ -21,19 +21,22 @@ fn random_state<const N: usize>(rng: &mut StdRng) -> (SVector<f64, N>, SVector<f
 }
 
 /// A random state in each coordinate's physical range: soft sections' actuator length
-/// changes within +-4 cm (the PMAs extend by up to 7.5 cm), and every fifth state with the
-/// sections straight (all length changes 0) or within 1e-9 m of it.
+/// changes within +-4 cm (the PMAs extend by up to 7.5 cm) and curvatures within +-8 /m,
+/// and every fifth state with the sections straight (all zero) or within 1e-9 of it.
 fn physical_state<R: Model<N, C>, const N: usize, const C: usize>(rng: &mut StdRng, k: usize) -> (SVector<f64, N>, SVector<f64, N>) {
     let (mut q, mut qd) = random_state::<N>(rng);
     for (i, c) in R::COORDINATES.iter().enumerate() {
-        if c.kind == CoordinateKind::ActuatorLength {
-            q[i] = match k % 5 {
-                0 => 0.0,
-                1 => rng.gen_range(-1e-9..1e-9),
-                _ => rng.gen_range(-0.04..0.04),
-            };
-            qd[i] = rng.gen_range(-0.2..0.2);
-        }
+        let (range, rate) = match c.kind {
+            CoordinateKind::ActuatorLength => (0.04, 0.2),
+            CoordinateKind::Curvature => (8.0, 20.0),
+            _ => continue,
+        };
+        q[i] = match k % 5 {
+            0 => 0.0,
+            1 => rng.gen_range(-1e-9..1e-9),
+            _ => rng.gen_range(-range..range),
+        };
+        qd[i] = rng.gen_range(-rate..rate);
     }
     (q, qd)
 }
@@ -127,6 +130,20 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             assert!((jacobian * qd - velocities[point]).norm() < 1e-9, "{}: velocity of point {point}", R::NAME);
         }
 
+        // The points-in-contact path gives the same Jacobians and axes.
+        let indices: Vec<usize> = (0..C).collect();
+        let mut jacobians = vec![SMatrix::<f64, 3, N>::zeros(); C];
+        let mut axes = vec![Vector3::zeros(); C];
+        let mut all_axes = [Vector3::zeros(); C];
+        R::contact_kinematics_into(&indices, &q, &p, &k, &mut jacobians, &mut axes);
+        R::contact_axes_into(&q, &p, &k, &mut all_axes);
+        for point in 0..C {
+            let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+            R::contact_jacobian_into(point, &q, &p, &k, &mut jacobian);
+            assert_eq!(jacobians[point], jacobian, "{}: contact kinematics Jacobian of point {point}", R::NAME);
+            assert_eq!(axes[point], all_axes[point], "{}: contact kinematics axis of point {point}", R::NAME);
+        }
+
         // Linear momentum = total mass * d(com)/dt; kinetic energy from the generated M.
         let com_rate = (R::center_of_mass(&(q + qd * h), &p, &R::cache(&(q + qd * h), &p))
             - R::center_of_mass(&(q - qd * h), &p, &R::cache(&(q - qd * h), &p)))
@@ -155,6 +172,26 @@ fn snake_lateral_undulation_invariants() {
 #[test]
 fn soft_snake_invariants() {
     check_model::<SoftSnake, 15, 310>(5);
+}
+
+#[test]
+fn soft_limbed_hub_invariants() {
+    check_model::<SoftLimbedHub, 18, 37>(11);
+}
+
+#[test]
+fn rigid_soft_chain_invariants() {
+    check_model::<RigidSoftChain, 12, 20>(12);
+}
+
+#[test]
+fn planar_soft_chain_invariants() {
+    check_model::<PlanarSoftChain, 5, 7>(13);
+}
+
+#[test]
+fn soft_kinds_arm_invariants() {
+    check_model::<SoftKindsArm, 3, 10>(14);
 }
 
 #[test]

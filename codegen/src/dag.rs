@@ -20,6 +20,9 @@ pub enum Input {
     Param(usize),
     /// Generalized force on a coordinate (forward dynamics' input).
     Force(usize),
+    /// A component of a point's world position (the contact Jacobian of any point on a
+    /// frame is one kernel of it).
+    Point(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -89,6 +92,7 @@ impl Dag {
                     Input::Qd(k) => (3, *k),
                     Input::Param(k) => (4, *k),
                     Input::Force(k) => (10, *k),
+                    Input::Point(k) => (11, *k),
                 };
                 fnv(&[tag, k as u64])
             }

@@ -51,23 +51,69 @@ pub(crate) fn zero() -> Atom {
     Atom::num(0)
 }
 
-pub(crate) fn number(v: f64) -> Atom {
-    let text = match float_to_rational(v) {
+
+/// The exact text symbolica reads for a number: `(n/d)`, with integers as long as needed.
+fn number_text(v: f64) -> String {
+    match float_to_rational(v) {
         Number::Rational(n, d) => format!("({n}/{d})"),
-        Number::Float(f) => format!("{f:e}"),
-    };
-    parse!(&text)
+        // Past i128 (tiny or huge magnitudes, like the 6e-17 of cos(pi / 2)): the same
+        // shortest decimal as a rational of big integers, which symbolica reads exactly.
+        // (Exponent notation is not a number to its parser.)
+        Number::Float(f) => {
+            let text = format!("{f:e}");
+            let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+            let exponent: i64 = exponent.parse().unwrap_or(0);
+            let sign = if mantissa.starts_with('-') { "-" } else { "" };
+            let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+            let decimals = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i64);
+            let shift = exponent - decimals;
+            let zeros = "0".repeat(shift.unsigned_abs() as usize);
+            if shift >= 0 {
+                format!("({sign}{digits}{zeros})")
+            } else {
+                format!("({sign}{digits}/1{zeros})")
+            }
+        }
+    }
 }
 
-/// A spec expression as an atom over `p_` parameter symbols.
-pub(crate) fn from_expr(e: &Expr) -> Atom {
-    let renamed = e.rename(&|s| if s == "pi" { "pi_placeholder".into() } else { param_symbol(s) });
-    let text = renamed.to_string().replace("pi_placeholder", &format!("({})", {
-        match float_to_rational(std::f64::consts::PI) {
-            Number::Rational(n, d) => format!("{n}/{d}"),
-            Number::Float(f) => format!("{f:e}"),
+pub(crate) fn number(v: f64) -> Atom {
+    parse!(&number_text(v))
+}
+
+/// `e` with every float replaced by a placeholder symbol, and the placeholders' values.
+fn floats_out(e: &Expr, floats: &mut Vec<f64>) -> Expr {
+    match e {
+        Expr::Num(Number::Float(v)) => {
+            floats.push(*v);
+            Expr::Sym(format!("float_placeholder_{}_", floats.len() - 1))
         }
-    }));
+        Expr::Num(_) | Expr::Sym(_) => e.clone(),
+        Expr::Add(v) => Expr::Add(v.iter().map(|x| floats_out(x, floats)).collect()),
+        Expr::Mul(v) => Expr::Mul(v.iter().map(|x| floats_out(x, floats)).collect()),
+        Expr::Pow(b, x) => Expr::Pow(Box::new(floats_out(b, floats)), Box::new(floats_out(x, floats))),
+        Expr::Call(n, v) => Expr::Call(n.clone(), v.iter().map(|x| floats_out(x, floats)).collect()),
+    }
+}
+
+/// A spec expression as an atom over `p_` parameter symbols, every number exact.
+pub(crate) fn from_expr(e: &Expr) -> Atom {
+    let mut floats = Vec::new();
+    let without_floats = floats_out(e, &mut floats);
+    let renamed = without_floats.rename(&|s| {
+        if s == "pi" {
+            "pi_placeholder".into()
+        } else if s.starts_with("float_placeholder_") {
+            s.to_string()
+        } else {
+            param_symbol(s)
+        }
+    });
+    let mut text = renamed.to_string().replace("pi_placeholder", &number_text(std::f64::consts::PI));
+    // Highest index first, so `_1_` is not replaced inside `_11_`.
+    for (k, v) in floats.iter().enumerate().rev() {
+        text = text.replace(&format!("float_placeholder_{k}_"), &number_text(*v));
+    }
     parse!(&text)
 }
 

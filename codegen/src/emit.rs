@@ -3,7 +3,8 @@
 
 use crate::dag::{Dag, Function, Input, Node, NodeId};
 use crate::equations::Equations;
-use crate::model::{CoordinateKind, Robot, TerrainDefault};
+use crate::expr::{Expr, Number};
+use crate::model::{CoordinateKind, Robot, SectionKind, TerrainDefault};
 use crate::spec::Anisotropy;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -82,6 +83,10 @@ impl<'a> Emitter<'a> {
             Node::Input(Input::Force(i)) => {
                 let i = Literal::usize_unsuffixed(*i);
                 Some(atom(quote!(tau[#i])))
+            }
+            Node::Input(Input::Point(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(point[#i])))
             }
             Node::Input(Input::Param(i)) => {
                 let name = &self.params[*i];
@@ -371,10 +376,17 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let linear_momentum = equations.linear_momentum;
     let angular_momentum = equations.angular_momentum;
 
-    // Transcendental cache: every call whose argument is a function of q (and parameters).
+    // Transcendental cache: every call of a function of q (and parameters) that a hot
+    // kernel reads (see `Equations::kernels`); diagnostics evaluate the others themselves.
     let velocity_dependent = dag.rate_dependence();
+    let mut hot: HashSet<NodeId> = HashSet::new();
+    for roots in equations.kernels() {
+        for root in roots {
+            collect_reachable(dag, root, &mut hot);
+        }
+    }
     let mut calls: Vec<NodeId> = (0..dag.nodes.len())
-        .filter(|&id| matches!(dag.nodes[id], Node::Call(..)) && !velocity_dependent[id])
+        .filter(|&id| matches!(dag.nodes[id], Node::Call(..)) && !velocity_dependent[id] && hot.contains(&id))
         .collect();
     // Deterministic order: by argument's rendering, then function.
     let params: Vec<Ident> = robot.parameters.iter().map(|p| format_ident!("{}", p.name)).collect();
@@ -646,8 +658,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     };
     let mut jacobian_fns = TokenStream::new();
     let mut jacobian_arms = TokenStream::new();
-    for (k, cols) in jacobians.iter().enumerate() {
-        let name = format_ident!("contact_jacobian_{}", k);
+    let column_outputs = |cols: &[Vec<NodeId>]| {
         let mut outputs = Vec::new();
         for (j, col) in cols.iter().enumerate() {
             for (i, &id) in col.iter().enumerate() {
@@ -658,21 +669,90 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                 outputs.push((quote!(out[(#li, #lj)]), id));
             }
         }
-        let body = kernel(&outputs);
+        outputs
+    };
+    // Frames carrying more than one point (skin rings, bodies with several points) get one
+    // Jacobian function of the point's position, which each point's function calls.
+    let mut points_on_frame = vec![0usize; equations.contact_frames.len()];
+    for &f in &equations.contact_frame_of {
+        points_on_frame[f] += 1;
+    }
+    for (f, frame) in equations.contact_frames.iter().enumerate() {
+        if points_on_frame[f] < 2 {
+            continue;
+        }
+        let name = format_ident!("frame_jacobian_{}", f);
+        let cols: Vec<Vec<NodeId>> = frame.columns.iter().map(|c| c.to_vec()).collect();
+        let body = kernel(&column_outputs(&cols));
+        let d = doc(&format!("Jacobian of the point at world position `point` fixed to `{}`.", frame.name));
+        jacobian_fns.extend(quote! {
+            #d
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn #name(point: &Vector3<f64>, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
+                *out = SMatrix::zeros();
+                #body
+            }
+        });
+    }
+    for (k, cols) in jacobians.iter().enumerate() {
+        let name = format_ident!("contact_jacobian_{}", k);
         let point = &robot.contact_points[k];
         let d = doc(&format!("Jacobian of contact point `{}` (on `{}`).", point.name, robot.bodies[point.body].name));
+        let frame = equations.contact_frame_of[k];
+        let body = if points_on_frame[frame] < 2 {
+            let body = kernel(&column_outputs(cols));
+            quote!(*out = SMatrix::zeros(); #body)
+        } else {
+            let at = &positions[k];
+            let body = kernel(&[(quote!(let x), at[0]), (quote!(let y), at[1]), (quote!(let z), at[2])]);
+            let frame_fn = format_ident!("frame_jacobian_{}", frame);
+            quote!(#body #frame_fn(&Vector3::new(x, y, z), q, p, cache, out);)
+        };
         jacobian_fns.extend(quote! {
             #d
             #[inline]
             #[allow(unused_variables)]
             pub fn #name(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
-                *out = SMatrix::zeros();
                 #body
             }
         });
         let lk = idx(k);
         jacobian_arms.extend(quote!(#lk => #name(q, p, cache, out),));
     }
+    // With frames shared by several points (skin rings), the points in contact ask for their
+    // own axes instead of every point's.
+    let (axis_fn, kinematics_impl) = if points_on_frame.iter().all(|&c| c < 2) {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        let mut arms = TokenStream::new();
+        for (k, axis) in axes.iter().enumerate() {
+            let body = kernel(&[(quote!(let x), axis[0]), (quote!(let y), axis[1]), (quote!(let z), axis[2])]);
+            let lk = idx(k);
+            arms.extend(quote!(#lk => { #body Vector3::new(x, y, z) }));
+        }
+        (
+            quote! {
+                /// The x axis of the frame carrying contact point `index` (zero past the last).
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_axis(index: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
+                    match index {
+                        #arms
+                        _ => Vector3::zeros(),
+                    }
+                }
+            },
+            quote! {
+                fn contact_kinematics_into(indices: &[usize], q: &SVector<f64, DOF>, p: &Params, k: &Cache, jacobians: &mut [SMatrix<f64, 3, DOF>], axes: &mut [Vector3<f64>]) {
+                    for ((&index, jacobian), axis) in indices.iter().zip(jacobians.iter_mut()).zip(axes.iter_mut()) {
+                        contact_jacobian_into(index, q, p, k, jacobian);
+                        *axis = contact_axis(index, q, p, k);
+                    }
+                }
+            },
+        )
+    };
 
     let imports = if robot.is_soft() {
         quote!(use softgen_runtime::{
@@ -815,6 +895,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             }
         }
 
+        #axis_fn
+
         /// Whole-robot centre of mass.
         #[inline]
         #[allow(unused_variables)]
@@ -870,6 +952,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }
             fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_axes_into(q, p, k, out) }
             fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 3, DOF>) { contact_jacobian_into(index, q, p, k, out) }
+            #kinematics_impl
             fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { center_of_mass(q, p, k) }
             fn total_mass(p: &Params) -> f64 { total_mass(p) }
             fn linear_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { linear_momentum(q, qd, p, k) }
@@ -900,17 +983,20 @@ fn soft_sections(
     let infos = sections.iter().map(|(body, section)| {
         let name = &body.name;
         let first = idx(section.first_coordinate);
-        let count = idx(3);
-        let mount = crate::emit_soft::rotation(body.rotation).map(|row| {
+        let count = idx(section.kind.coordinates());
+        let mount = mount_rotation(body.rotation).map(|row| {
             let row = row.map(float);
             quote!([#(#row),*])
         });
         quote!(SoftSectionInfo { name: #name, first_coordinate: #first, coordinates: #count, mount: [#(#mount),*] },)
     });
-    let geometries = sections.iter().map(|(_, s)| {
-        let (l0, r) = (crate::emit_soft::expression(&s.rest_length), crate::emit_soft::expression(&s.actuator_radius));
-        let angles = s.actuator_angles.iter().map(crate::emit_soft::expression);
-        quote!(Some(SectionGeometry { rest_length: #l0, actuator_radius: #r, actuator_angles: [#(#angles),*] }),)
+    let geometries = sections.iter().map(|(_, s)| match &s.kind {
+        SectionKind::Extensible { actuator_radius, actuator_angles } => {
+            let (l0, r) = (spec_expression(&s.rest_length), spec_expression(actuator_radius));
+            let angles = actuator_angles.iter().map(spec_expression);
+            quote!(Some(SectionGeometry { rest_length: #l0, actuator_radius: #r, actuator_angles: [#(#angles),*] }),)
+        }
+        _ => quote!(None,),
     });
     let count = idx(sections.len());
     let points = idx(equations.centre_line.len());
@@ -996,6 +1082,59 @@ fn soft_sections(
     Ok((items, implementation))
 }
 
+/// A spec expression as Rust over `p.<parameter>`.
+fn spec_expression(e: &Expr) -> TokenStream {
+    match e {
+        Expr::Num(Number::Rational(n, d)) => float(*n as f64 / *d as f64),
+        Expr::Num(Number::Float(v)) => float(*v),
+        Expr::Sym(s) if s == "pi" => quote!(std::f64::consts::PI),
+        Expr::Sym(s) => {
+            let f = format_ident!("{}", s);
+            quote!(p.#f)
+        }
+        Expr::Add(terms) => {
+            let t = terms.iter().map(spec_expression);
+            quote!((0.0 #(+ #t)*))
+        }
+        Expr::Mul(factors) => {
+            let f = factors.iter().map(spec_expression);
+            quote!((1.0 #(* #f)*))
+        }
+        Expr::Pow(base, exponent) => {
+            let b = spec_expression(base);
+            match exponent.as_ref() {
+                Expr::Num(Number::Rational(n, 1)) => {
+                    let n = *n as i32;
+                    quote!(f64::powi(#b, #n))
+                }
+                other => {
+                    let x = spec_expression(other);
+                    quote!(f64::powf(#b, #x))
+                }
+            }
+        }
+        Expr::Call(name, args) => {
+            let f = format_ident!("{}", name);
+            let a = args.iter().map(spec_expression);
+            quote!(f64::#f(#(#a),*))
+        }
+    }
+}
+
+/// Rotation matrix of [roll, pitch, yaw] (Rz(yaw) Ry(pitch) Rx(roll)), row-major.
+fn mount_rotation(rpy: [f64; 3]) -> [[f64; 3]; 3] {
+    let (sr, cr) = rpy[0].sin_cos();
+    let (sp, cp) = rpy[1].sin_cos();
+    let (sy, cy) = rpy[2].sin_cos();
+    let clean = |v: f64| if v.abs() < 1e-15 { 0.0 } else { v };
+    let m = [
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ];
+    m.map(|row| row.map(clean))
+}
+
 /// Formats a generated module's tokens with prettyplease under the generated-file header.
 pub fn format_module(robot: &Robot, tokens: TokenStream) -> Result<String, String> {
     let file: syn::File = syn::parse2(tokens).map_err(|e| format!("emitted tokens do not parse as Rust: {e}"))?;
@@ -1052,6 +1191,7 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
             CoordinateKind::RevoluteJoint => quote!(CoordinateKind::RevoluteJoint),
             CoordinateKind::PrismaticJoint => quote!(CoordinateKind::PrismaticJoint),
             CoordinateKind::ActuatorLength => quote!(CoordinateKind::ActuatorLength),
+            CoordinateKind::Curvature => quote!(CoordinateKind::Curvature),
         };
         quote!(Coordinate { name: #nm, kind: #kind, meaning: #meaning, actuated: #actuated },)
     });

@@ -21,6 +21,12 @@ pub struct Equations {
     pub contact_axes: Vec<[NodeId; 3]>,
     /// Per contact point, per coordinate: the Jacobian column.
     pub contact_jacobians: Vec<Vec<[NodeId; 3]>>,
+    /// Per frame that carries contact points (a link, or a skin ring of a section), per
+    /// coordinate: the Jacobian column of a point of that frame at world position
+    /// `Input::Point` (what codegen emits: points of one frame share one kernel).
+    pub contact_frames: Vec<ContactFrame>,
+    /// Per contact point: its frame.
+    pub contact_frame_of: Vec<usize>,
     pub center_of_mass: [NodeId; 3],
     pub total_mass: NodeId,
     pub linear_momentum: [NodeId; 3],
@@ -34,6 +40,13 @@ pub struct Equations {
     pub stiffness: Vec<NodeId>,
     /// Points along soft sections' centre lines (for drawing), section by section.
     pub centre_line: Vec<[NodeId; 3]>,
+}
+
+/// A frame carrying contact points.
+pub struct ContactFrame {
+    /// Readable name (the link, or the section and ring).
+    pub name: String,
+    pub columns: Vec<[NodeId; 3]>,
 }
 
 /// The articulated-body algorithm's outputs: accelerations for the generalized forces
@@ -113,34 +126,44 @@ impl Equations {
             linear_momentum,
             angular_momentum,
             articulated: None,
+            contact_frames: Vec::new(),
+            contact_frame_of: Vec::new(),
             damping: Vec::new(),
             stiffness: Vec::new(),
             centre_line: Vec::new(),
         })
     }
 
-    /// The output nodes of each kernel that reads the cache (the combined `dynamics_into`
-    /// aside: it is M, C qd and G together).
+    /// The output nodes of each hot kernel: those a simulation step calls (M, C qd, G, the
+    /// contact positions of every point, the axes and Jacobians of points in contact, forward
+    /// dynamics) and the Christoffel C of implicit integrators. Position-level intermediates
+    /// that two of them read are cached; diagnostics (energy, momenta, centre of mass, contact
+    /// velocities, drawing) compute what they need themselves, so a soft robot's 310 skin
+    /// points or its drawing points do not bloat every step's cache.
     pub fn kernels(&self) -> Vec<Vec<NodeId>> {
         let mut kernels = vec![
             self.mass_matrix.iter().flatten().copied().collect(),
             self.coriolis.clone(),
             self.coriolis_matrix.iter().flatten().copied().collect(),
             self.gravity.clone(),
-            vec![self.potential_energy],
             self.contact_positions.iter().flatten().copied().collect(),
-            self.contact_velocities.iter().flatten().copied().collect(),
             self.contact_axes.iter().flatten().copied().collect(),
-            self.contact_jacobians.iter().flatten().flatten().copied().collect(),
-            self.center_of_mass.to_vec(),
-            self.linear_momentum.to_vec(),
-            self.angular_momentum.to_vec(),
         ];
         if let Some(a) = &self.articulated {
             kernels.push(a.accelerations.iter().chain(&a.pivots).copied().collect());
         }
-        if !self.centre_line.is_empty() {
-            kernels.push(self.centre_line.iter().flatten().copied().collect());
+        // A point alone on its frame has its own Jacobian kernel, which reads its position.
+        let mut points_on_frame = vec![0usize; self.contact_frames.len()];
+        for &f in &self.contact_frame_of {
+            points_on_frame[f] += 1;
+        }
+        for (k, &f) in self.contact_frame_of.iter().enumerate() {
+            if points_on_frame[f] == 1 {
+                kernels.push(self.contact_positions[k].to_vec());
+            }
+        }
+        for frame in &self.contact_frames {
+            kernels.push(frame.columns.iter().flatten().copied().collect());
         }
         kernels
     }
@@ -153,6 +176,8 @@ impl Equations {
             Input::Qd(k) => qd[k],
             Input::Param(k) => params[k],
             Input::Force(k) => tau[k],
+            // Only the per-frame Jacobian kernels read points; they are not outputs here.
+            Input::Point(_) => 0.0,
         });
         let pick = |ids: &mut dyn Iterator<Item = NodeId>| ids.map(|id| values[id]).collect::<Vec<f64>>();
         vec![

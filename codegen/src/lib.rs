@@ -7,7 +7,6 @@
 mod dag;
 mod derive;
 mod emit;
-mod emit_soft;
 mod equations;
 mod expr;
 mod generate;

@@ -10,7 +10,7 @@
 //! fixed in its link and one algorithm serves every base.
 
 use crate::derive::{add, axis_angle, from_expr, identity, mat_mul, mul, number, q_symbol, sym, zero, Mat3, Vec3};
-use crate::model::{ContactPoint, Inertia, Robot, SoftSection};
+use crate::model::{ContactPoint, Inertia, Robot, SectionKind, SoftSection};
 use crate::spec::{BaseKind, JointKind};
 use symbolica::prelude::*;
 
@@ -305,22 +305,34 @@ pub fn local_report(robot: &Robot, links: &[Link]) -> String {
     out
 }
 
-/// An extensible section's shape map: with actuators at radius r and angles psi_j,
-/// len = L0 + mean(l), bend_y = -2 / (3 r) sum_j l_j cos psi_j and
-/// bend_z = -2 / (3 r) sum_j l_j sin psi_j.
+/// A section's shape map (length, bending angles) from its coordinates:
+/// - extensible, actuators at radius r and angles psi_j: len = L0 + mean(l),
+///   bend_y = -2 / (3 r) sum_j l_j cos psi_j, bend_z = -2 / (3 r) sum_j l_j sin psi_j;
+/// - inextensible, curvatures (k_y, k_z): len = L0, bend = L0 (k_y, k_z);
+/// - planar, curvature k: len = L0, bend_y = L0 k (or bend_z, in the x-z plane).
 fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink {
-    let coordinates: Vec<usize> = (0..3).map(|j| section.first_coordinate + j).collect();
+    let count = section.kind.coordinates();
+    let coordinates: Vec<usize> = (0..count).map(|j| section.first_coordinate + j).collect();
     let q: Vec<Atom> = coordinates.iter().map(|&c| sym(&q_symbol(c))).collect();
     let rest_length = from_expr(&section.rest_length);
-    let radius = from_expr(&section.actuator_radius);
-    let per_radius = mul(&number(-2.0 / 3.0), &parse!(&format!("({radius})^-1")));
-    let mut shape_gradient = Vec::new();
-    for angle in &section.actuator_angles {
-        let angle = from_expr(angle);
-        let cos = crate::derive::call("cos", &angle);
-        let sin = crate::derive::call("sin", &angle);
-        shape_gradient.push([number(1.0 / 3.0), mul(&per_radius, &cos).expand(), mul(&per_radius, &sin).expand()]);
-    }
+    let shape_gradient: Vec<[Atom; 3]> = match &section.kind {
+        SectionKind::Extensible { actuator_radius, actuator_angles } => {
+            let radius = from_expr(actuator_radius);
+            let per_radius = mul(&number(-2.0 / 3.0), &parse!(&format!("({radius})^-1")));
+            actuator_angles
+                .iter()
+                .map(|angle| {
+                    let angle = from_expr(angle);
+                    let cos = crate::derive::call("cos", &angle);
+                    let sin = crate::derive::call("sin", &angle);
+                    [number(1.0 / 3.0), mul(&per_radius, &cos).expand(), mul(&per_radius, &sin).expand()]
+                })
+                .collect()
+        }
+        SectionKind::Inextensible => vec![[zero(), rest_length.clone(), zero()], [zero(), zero(), rest_length.clone()]],
+        SectionKind::Planar { towards_z: false } => vec![[zero(), rest_length.clone(), zero()]],
+        SectionKind::Planar { towards_z: true } => vec![[zero(), zero(), rest_length.clone()]],
+    };
     let shape: [Atom; 3] = std::array::from_fn(|x| {
         let mut e = if x == 0 { rest_length.clone() } else { zero() };
         for (j, gradient) in shape_gradient.iter().enumerate() {
@@ -328,14 +340,12 @@ fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink 
         }
         e.expand()
     });
-    let disc = from_expr(&section.disc_radius);
-    let disc2 = mul(&disc, &disc);
     SectionLink {
         coordinates,
         shape,
         shape_gradient,
         mass: from_expr(mass).expand(),
-        slice_inertia: [mul(&number(0.5), &disc2).expand(), mul(&number(0.25), &disc2).expand(), mul(&number(0.25), &disc2).expand()],
+        slice_inertia: section.slice_inertia.clone().map(|e| from_expr(&e).expand()),
         quadrature: softgen_runtime::gauss_legendre(section.quadrature),
         stiffness: from_expr(&section.stiffness),
         damping: from_expr(&section.damping),

@@ -21,6 +21,8 @@ pub enum CoordinateKind {
     PrismaticJoint,
     /// Length change of one actuator of a soft section (m).
     ActuatorLength,
+    /// Curvature of an inextensible soft section in one bending direction (1/m).
+    Curvature,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -67,19 +69,43 @@ pub struct Body {
     pub section: Option<SoftSection>,
 }
 
-/// An extensible constant-curvature section: three coordinates, its actuators' length
-/// changes.
+/// How a constant-curvature section's coordinates set its length and bending.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SectionKind {
+    /// Three actuators at `actuator_radius` and `actuator_angles` from the neutral axis; the
+    /// coordinates are their length changes (m).
+    Extensible { actuator_radius: Expr, actuator_angles: [Expr; 3] },
+    /// Constant length; the coordinates are the curvatures bending towards +y and +z (1/m).
+    Inextensible,
+    /// Constant length, bending in one plane: towards +y of the section's frame (towards +z
+    /// in robots that move in the x-z plane); the coordinate is the curvature (1/m).
+    Planar { towards_z: bool },
+}
+
+impl SectionKind {
+    /// Number of coordinates.
+    pub fn coordinates(&self) -> usize {
+        match self {
+            SectionKind::Extensible { .. } => 3,
+            SectionKind::Inextensible => 2,
+            SectionKind::Planar { .. } => 1,
+        }
+    }
+}
+
+/// A constant-curvature section: its kind, geometry, slices, elasticity and damping.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SoftSection {
+    pub kind: SectionKind,
     pub rest_length: Expr,
-    pub actuator_radius: Expr,
-    pub actuator_angles: [Expr; 3],
-    pub disc_radius: Expr,
+    /// The slices' rotational inertia about their own centres per unit mass, (x along the
+    /// centre line): a thin disc of radius r gives (r^2 / 2, r^2 / 4, r^2 / 4).
+    pub slice_inertia: [Expr; 3],
     pub stiffness: Expr,
     pub damping: Expr,
     /// Gauss-Legendre nodes over the section.
     pub quadrature: usize,
-    /// Index of the first of its three coordinates.
+    /// Index of the first of its coordinates.
     pub first_coordinate: usize,
 }
 

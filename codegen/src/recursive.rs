@@ -16,7 +16,7 @@
 //! every body's pose from the base, and its size grows with the entries of M.
 
 use crate::dag::{Dag, Input, NodeId};
-use crate::equations::{ArticulatedBody, AtomReader, Equations};
+use crate::equations::{ArticulatedBody, AtomReader, ContactFrame, Equations};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
 use crate::model::Robot;
 use crate::derive::from_expr;
@@ -188,6 +188,9 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let mut contact_jacobians = Vec::new();
     // Skin points sit on rings: stations along their section, one per distinct xi.
     let mut rings: HashMap<(usize, u64), Station> = HashMap::new();
+    let mut frame_keys: Vec<(usize, Option<u64>)> = Vec::new();
+    let mut contact_frames: Vec<ContactFrame> = Vec::new();
+    let mut contact_frame_of: Vec<usize> = Vec::new();
     for point in &robot.contact_points {
         let index = link_of_body[point.body];
         let state = &states[index];
@@ -216,6 +219,32 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         let position = dag.pin3(position, &format!("{}_position", point.name));
         let spin = dag.cross3(&frame_velocity.w, &position);
         let velocity = dag.add3(&frame_velocity.v, &spin);
+        // The Jacobian column of coordinate j at a point p is S_j.v + S_j.w x p: once for
+        // this point (the oracle compares these), once for any point of its frame.
+        let frame_key = (index, point.skin.as_ref().map(|s| s.xi.to_bits()));
+        let frame = match frame_keys.iter().position(|k| *k == frame_key) {
+            Some(f) => f,
+            None => {
+                let name = match &point.skin {
+                    Some(_) => format!("{} ring at xi = {}", links[index].name, point.skin.as_ref().map_or(0.0, |s| s.xi)),
+                    None => links[index].name.clone(),
+                };
+                let at = [dag.input(Input::Point(0)), dag.input(Input::Point(1)), dag.input(Input::Point(2))];
+                let mut columns = vec![dag.zero3(); n];
+                for &j in &state.path {
+                    let s_j = match own.iter().find(|(k, _)| *k == j) {
+                        Some((_, column)) => *column,
+                        None => subspaces[j].ok_or("a coordinate without a joint")?.0,
+                    };
+                    let turn = dag.cross3(&s_j.w, &at);
+                    columns[j] = dag.add3(&s_j.v, &turn);
+                }
+                frame_keys.push(frame_key);
+                contact_frames.push(ContactFrame { name, columns });
+                contact_frames.len() - 1
+            }
+        };
+        contact_frame_of.push(frame);
         let mut columns = vec![dag.zero3(); n];
         for &j in &state.path {
             let s_j = match own.iter().find(|(k, _)| *k == j) {
@@ -262,6 +291,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         contact_velocities,
         contact_axes,
         contact_jacobians,
+        contact_frames,
+        contact_frame_of,
         center_of_mass,
         total_mass: total,
         linear_momentum: momentum.f,

@@ -1,6 +1,6 @@
 //! A constant-curvature section's local kinematics, derived by symbolica once for every
-//! section kind: the centre line's position and frame at xi, the section's motion subspace
-//! (one column per shape variable) and that subspace's rate, all in the section's base frame.
+//! section kind: the centre line's position and frame at xi, and their first and second
+//! partial derivatives by the shape variables, all in the section's base frame.
 //!
 //! Every kind bends the same way and differs only in how its coordinates set three shape
 //! variables, each affine in the coordinates: the length `len` and the bending-angle vector
@@ -17,17 +17,15 @@
 //! plain symbols with dc_k/ds = (k c_(k+2) - c_(k+1)) / 2; the generated code evaluates all
 //! of them at a station with one call of the runtime's `stumpff`.
 //!
-//! Columns are Plücker motion vectors about the base frame's origin: a shape variable x moves
-//! the station's frame at angular rate w_x = J dphi/dx and its body point at the base origin at
-//! v_x = dp/dx - w_x x p.
+//! A shape variable x turns the station's frame at w_x = J dphi/dx and moves its origin at
+//! dp/dx; the recursive algorithms make the Plücker column (w_x, dp/dx - w_x x p) and its
+//! rate from these and the second partials.
 
-use crate::derive::{add, cross, identity, mat_mul, mat_vec, mul, number, sym, vadd, zero, Mat3, Vec3};
+use crate::derive::{add, identity, mat_mul, mat_vec, mul, number, sym, zero, Mat3, Vec3};
 use symbolica::prelude::*;
 
-/// The shape variables, in the order of [`SectionKinematics::generators`].
+/// The shape variables, in the order of the partial derivatives below.
 pub const SHAPE: [&str; 3] = ["len", "bend_y", "bend_z"];
-/// Their rates.
-pub const SHAPE_RATE: [&str; 3] = ["len_rate", "bend_y_rate", "bend_z_rate"];
 /// The position along the section, in [0, 1].
 pub const XI: &str = "xi";
 /// Stumpff functions c_0 .. c_7 of s = xi^2 (bend_y^2 + bend_z^2) appear as `c0` .. `c7`.
@@ -35,15 +33,22 @@ pub fn stumpff_symbol(k: usize) -> String {
     format!("c{k}")
 }
 
-/// A section's local pieces at a station xi, as expressions in `xi`, the shape variables,
-/// their rates and the Stumpff functions at the station.
+/// A section's local pieces at a station xi, as expressions in `xi`, the shape variables
+/// and the Stumpff functions at the station. The recursive algorithms assemble motion
+/// subspaces, velocities and accelerations from them numerically, which keeps every
+/// expression a few terms long.
 pub struct SectionKinematics {
+    /// Centre line position p and frame R.
     pub position: Vec3,
     pub rotation: Mat3,
-    /// Per shape variable: the motion subspace column (angular, linear).
-    pub generators: [(Vec3, Vec3); 3],
-    /// Per shape variable: the column's rate along the shape rates (angular, linear).
-    pub generator_rates: [(Vec3, Vec3); 3],
+    /// dp/dx per shape variable x.
+    pub position_partials: [Vec3; 3],
+    /// Angular velocity of the frame per unit rate of x (R' R^T = sum_x w_x x').
+    pub angular: [Vec3; 3],
+    /// d2p/dx dy, [x][y].
+    pub position_second: [[Vec3; 3]; 3],
+    /// dw_x/dy, [x][y].
+    pub angular_partials: [[Vec3; 3]; 3],
 }
 
 fn hat(v: &Vec3) -> Mat3 {
@@ -89,41 +94,26 @@ fn total_derivative3(v: &Vec3, x: usize) -> Vec3 {
     std::array::from_fn(|a| total_derivative(&v[a], x))
 }
 
-/// Derives the pieces (a few hundred small terms in all; well under a second).
+/// Derives the pieces (about a hundred short expressions; well under a second).
 pub fn section_kinematics() -> SectionKinematics {
     let xi = sym(XI);
     let c = |k: usize| sym(&stumpff_symbol(k));
-    let (bend_y, bend_z) = (sym(SHAPE[1]), sym(SHAPE[2]));
+    let (len, bend_y, bend_z) = (sym(SHAPE[0]), sym(SHAPE[1]), sym(SHAPE[2]));
     let phi: Vec3 = [zero(), mul(&number(-1.0), &mul(&xi, &bend_z)), mul(&xi, &bend_y)];
     let phi_hat = hat(&phi);
     let phi_hat2 = mat_mul(&phi_hat, &phi_hat);
     let rotation = mat_add(&mat_add(&identity(), &mat_scale(&phi_hat, &c(1))), &mat_scale(&phi_hat2, &c(2))).map(|row| row.map(|e| e.expand()));
     let jacobian = mat_add(&mat_add(&identity(), &mat_scale(&phi_hat, &c(2))), &mat_scale(&phi_hat2, &c(3)));
-    let scale = mul(&sym(SHAPE[0]), &xi);
-    let position: Vec3 = expanded3([0, 1, 2].map(|a| mul(&jacobian[a][0], &scale)));
+    // p = len xi J e_x, whose first component len xi (1 - s c3) is len xi c1.
+    let scale = mul(&len, &xi);
+    let position: Vec3 = expanded3([mul(&scale, &c(1)), mul(&scale, &mul(&xi, &mul(&c(2), &bend_y))), mul(&scale, &mul(&xi, &mul(&c(2), &bend_z)))]);
     // dphi/dx for x = len, bend_y, bend_z.
     let phi_rate: [Vec3; 3] = [[zero(), zero(), zero()], [zero(), zero(), xi.clone()], [zero(), mul(&number(-1.0), &xi), zero()]];
-    let generators: [(Vec3, Vec3); 3] = std::array::from_fn(|x| {
-        let angular = expanded3(mat_vec(&jacobian, &phi_rate[x]));
-        let moved = total_derivative3(&position, x);
-        let turned = cross(&angular, &position);
-        let linear = expanded3(vadd(&moved, &turned.map(|e| mul(&number(-1.0), &e))));
-        (angular, linear)
-    });
-    let generator_rates: [(Vec3, Vec3); 3] = std::array::from_fn(|x| {
-        let (angular, linear) = &generators[x];
-        let mut rate_angular = [zero(), zero(), zero()];
-        let mut rate_linear = [zero(), zero(), zero()];
-        for y in 0..3 {
-            let rate = sym(SHAPE_RATE[y]);
-            let da = total_derivative3(angular, y).map(|e| mul(&e, &rate));
-            let dl = total_derivative3(linear, y).map(|e| mul(&e, &rate));
-            rate_angular = vadd(&rate_angular, &da);
-            rate_linear = vadd(&rate_linear, &dl);
-        }
-        (expanded3(rate_angular), expanded3(rate_linear))
-    });
-    SectionKinematics { position, rotation, generators, generator_rates }
+    let position_partials: [Vec3; 3] = std::array::from_fn(|x| total_derivative3(&position, x));
+    let angular: [Vec3; 3] = std::array::from_fn(|x| expanded3(mat_vec(&jacobian, &phi_rate[x])));
+    let position_second: [[Vec3; 3]; 3] = std::array::from_fn(|x| std::array::from_fn(|y| total_derivative3(&position_partials[x], y)));
+    let angular_partials: [[Vec3; 3]; 3] = std::array::from_fn(|x| std::array::from_fn(|y| total_derivative3(&angular[x], y)));
+    SectionKinematics { position, rotation, position_partials, angular, position_second, angular_partials }
 }
 
 /// The pieces printed readably (for the equations snapshot), each expression cut at `width`
@@ -141,28 +131,33 @@ pub fn kinematics_report(k: &SectionKinematics, width: usize) -> String {
     let mut out = String::from(
         "Constant-curvature section, local pieces at xi (base frame; c_k = Stumpff functions of s = xi^2 (bend_y^2 + bend_z^2))\n",
     );
-    for (a, e) in k.position.iter().enumerate() {
-        out.push_str(&format!("  p[{a}] = {}\n", cut(e)));
+    let mut line = |name: String, e: &Atom| out.push_str(&format!("  {name} = {}\n", cut(e)));
+    for a in 0..3 {
+        line(format!("p[{a}]"), &k.position[a]);
     }
-    for (a, row) in k.rotation.iter().enumerate() {
-        for (b, e) in row.iter().enumerate() {
-            out.push_str(&format!("  R[{a}][{b}] = {}\n", cut(e)));
+    for a in 0..3 {
+        for b in 0..3 {
+            line(format!("R[{a}][{b}]"), &k.rotation[a][b]);
         }
     }
     for (x, name) in SHAPE.iter().enumerate() {
-        let (w, v) = &k.generators[x];
-        let (wd, vd) = &k.generator_rates[x];
         for a in 0..3 {
-            out.push_str(&format!("  S_{name}.w[{a}] = {}\n", cut(&w[a])));
+            line(format!("dp/d{name}[{a}]"), &k.position_partials[x][a]);
         }
         for a in 0..3 {
-            out.push_str(&format!("  S_{name}.v[{a}] = {}\n", cut(&v[a])));
+            line(format!("w_{name}[{a}]"), &k.angular[x][a]);
         }
-        for a in 0..3 {
-            out.push_str(&format!("  dS_{name}/dt.w[{a}] = {}\n", cut(&wd[a])));
-        }
-        for a in 0..3 {
-            out.push_str(&format!("  dS_{name}/dt.v[{a}] = {}\n", cut(&vd[a])));
+    }
+    for (x, first) in SHAPE.iter().enumerate() {
+        for (y, second) in SHAPE.iter().enumerate() {
+            if y >= x {
+                for a in 0..3 {
+                    line(format!("d2p/d{first}d{second}[{a}]"), &k.position_second[x][y][a]);
+                }
+            }
+            for a in 0..3 {
+                line(format!("dw_{first}/d{second}[{a}]"), &k.angular_partials[x][y][a]);
+            }
         }
     }
     out

@@ -17,32 +17,35 @@ use crate::equations::AtomReader;
 use crate::expr::{self, Expr};
 use crate::local::{Link, SectionLink};
 use crate::recursive::{body_state, BodyState, Composite, Frame};
-use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, SHAPE_RATE, XI};
+use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, XI};
 use crate::spatial::{Force, Mat3, Motion, Vec3};
 
 /// symbolica's local pieces read once into expressions.
 pub(crate) struct Pieces {
     position: [Expr; 3],
     rotation: [[Expr; 3]; 3],
-    generators: [([Expr; 3], [Expr; 3]); 3],
-    generator_rates: [([Expr; 3], [Expr; 3]); 3],
+    position_partials: [[Expr; 3]; 3],
+    angular: [[Expr; 3]; 3],
+    position_second: [[[Expr; 3]; 3]; 3],
+    angular_partials: [[[Expr; 3]; 3]; 3],
 }
 
 impl Pieces {
     pub fn read(k: &SectionKinematics) -> Result<Pieces, String> {
-        let one = |a: &symbolica::prelude::Atom| -> Result<Expr, String> {
+        type Atom = symbolica::prelude::Atom;
+        let one = |a: &Atom| -> Result<Expr, String> {
             let text = a.to_string();
             expr::parse(&text).map_err(|e| format!("cannot read symbolica output `{text}`: {e}"))
         };
-        let three = |v: &[symbolica::prelude::Atom; 3]| -> Result<[Expr; 3], String> { Ok([one(&v[0])?, one(&v[1])?, one(&v[2])?]) };
-        let pair = |(w, v): &([symbolica::prelude::Atom; 3], [symbolica::prelude::Atom; 3])| -> Result<([Expr; 3], [Expr; 3]), String> {
-            Ok((three(w)?, three(v)?))
-        };
+        let three = |v: &[Atom; 3]| -> Result<[Expr; 3], String> { Ok([one(&v[0])?, one(&v[1])?, one(&v[2])?]) };
+        let nine = |m: &[[Atom; 3]; 3]| -> Result<[[Expr; 3]; 3], String> { Ok([three(&m[0])?, three(&m[1])?, three(&m[2])?]) };
         Ok(Pieces {
             position: three(&k.position)?,
-            rotation: [three(&k.rotation[0])?, three(&k.rotation[1])?, three(&k.rotation[2])?],
-            generators: [pair(&k.generators[0])?, pair(&k.generators[1])?, pair(&k.generators[2])?],
-            generator_rates: [pair(&k.generator_rates[0])?, pair(&k.generator_rates[1])?, pair(&k.generator_rates[2])?],
+            rotation: nine(&k.rotation)?,
+            position_partials: nine(&k.position_partials)?,
+            angular: nine(&k.angular)?,
+            position_second: [nine(&k.position_second[0])?, nine(&k.position_second[1])?, nine(&k.position_second[2])?],
+            angular_partials: [nine(&k.angular_partials[0])?, nine(&k.angular_partials[1])?, nine(&k.angular_partials[2])?],
         })
     }
 }
@@ -112,7 +115,7 @@ impl SectionFrame {
                 })
                 .collect();
             let sum = dag.add(terms);
-            shape_rate[x] = dag.pin_named(sum, format!("{name}_{}", SHAPE_RATE[x]));
+            shape_rate[x] = dag.pin_named(sum, format!("{name}_{}_rate", SHAPE[x]));
         }
         let squares = vec![dag.powi(shape[1], 2), dag.powi(shape[2], 2)];
         let bend_squared = dag.add(squares);
@@ -122,7 +125,6 @@ impl SectionFrame {
 
     fn read(&self, dag: &mut Dag, e: &Expr, xi: f64, s: NodeId) -> Result<NodeId, String> {
         let shape = self.shape;
-        let shape_rate = self.shape_rate;
         dag.build_nodes(e, &mut |dag: &mut Dag, symbol: &str| {
             if symbol == XI {
                 return Some(dag.number(xi));
@@ -130,15 +132,19 @@ impl SectionFrame {
             if let Some(x) = SHAPE.iter().position(|&n| n == symbol) {
                 return Some(shape[x]);
             }
-            if let Some(x) = SHAPE_RATE.iter().position(|&n| n == symbol) {
-                return Some(shape_rate[x]);
-            }
             (0..8).find(|&k| stumpff_symbol(k) == symbol).map(|k| dag.call(Function::Stumpff(k as u8), s))
         })
     }
 
+    /// A vector of local pieces, each pinned: products with the base frame's rotation then
+    /// multiply the piece once instead of flattening it into every product.
     fn read3(&self, dag: &mut Dag, e: &[Expr; 3], xi: f64, s: NodeId) -> Result<Vec3, String> {
-        Ok([self.read(dag, &e[0], xi, s)?, self.read(dag, &e[1], xi, s)?, self.read(dag, &e[2], xi, s)?])
+        let mut out = [0; 3];
+        for a in 0..3 {
+            let node = self.read(dag, &e[a], xi, s)?;
+            out[a] = dag.pin(node);
+        }
+        Ok(out)
     }
 
     /// A local motion vector (about the base origin, base axes) in world coordinates.
@@ -164,10 +170,19 @@ impl SectionFrame {
         let offset = dag.mat_vec3(&self.base.rotation, &local_position);
         let position = dag.add3(&self.base.position, &offset);
         let position = dag.pin3(position, &format!("{label}_position"));
+        // Per shape variable x: the frame's angular rate w_x and its origin's dp/dx, and the
+        // Plücker column (w_x, dp/dx - w_x x p) about the base origin.
+        let mut angular = Vec::new();
+        let mut moved = Vec::new();
         let mut generators = Vec::new();
         for x in 0..3 {
-            let (w, v) = &pieces.generators[x];
-            generators.push((self.read3(dag, w, xi, s)?, self.read3(dag, v, xi, s)?));
+            let w = self.read3(dag, &pieces.angular[x], xi, s)?;
+            let dp = self.read3(dag, &pieces.position_partials[x], xi, s)?;
+            let turned = dag.cross3(&w, &local_position);
+            let v = dag.sub3(&dp, &turned);
+            angular.push(w);
+            moved.push(dp);
+            generators.push((w, v));
         }
         // Each coordinate's local column: sum_x d(shape_x)/dq_j G_x.
         let combine = |dag: &mut Dag, parts: &[(Vec3, Vec3)], g: &[NodeId; 3]| -> (Vec3, Vec3) {
@@ -187,34 +202,80 @@ impl SectionFrame {
             let column = self.to_world(dag, &w, &v);
             columns.push(dag.pin_motion(column, &format!("{label}_subspace{a}")));
         }
-        let mut velocity = self.base.velocity;
+        // Velocity relative to the base frame, then absolute.
+        let mut relative = dag.zero_motion();
         for (column, &c) in columns.iter().zip(&self.coordinates) {
             let rate = dag.input(Input::Qd(c));
-            let moved = dag.scale_motion(column, rate);
-            velocity = dag.add_motion(&velocity, &moved);
+            let part = dag.scale_motion(column, rate);
+            relative = dag.add_motion(&relative, &part);
         }
+        let velocity = dag.add_motion(&self.base.velocity, &relative);
         let velocity = dag.pin_motion(velocity, &format!("{label}_velocity"));
         let mut column_rates = Vec::new();
         let mut bias = self.base.bias;
         if with_rates {
-            let mut rates = Vec::new();
+            // Along the motion: w = sum_x x' w_x, p' = sum_x x' dp/dx, and per x the rates
+            // w_x' = sum_y y' dw_x/dy, (dp/dx)' = sum_y y' d2p/dxdy.
+            let mut spin = dag.zero3();
+            let mut drift = dag.zero3();
             for x in 0..3 {
-                let (w, v) = &pieces.generator_rates[x];
-                rates.push((self.read3(dag, w, xi, s)?, self.read3(dag, v, xi, s)?));
+                let a = dag.scale3(&angular[x], self.shape_rate[x]);
+                let b = dag.scale3(&moved[x], self.shape_rate[x]);
+                spin = dag.add3(&spin, &a);
+                drift = dag.add3(&drift, &b);
+            }
+            let mut angular_rates = Vec::new();
+            let mut moved_rates = Vec::new();
+            for x in 0..3 {
+                let mut wd = dag.zero3();
+                let mut pd = dag.zero3();
+                for y in 0..3 {
+                    let dw = self.read3(dag, &pieces.angular_partials[x][y], xi, s)?;
+                    let ddp = self.read3(dag, &pieces.position_second[x][y], xi, s)?;
+                    let a = dag.scale3(&dw, self.shape_rate[y]);
+                    let b = dag.scale3(&ddp, self.shape_rate[y]);
+                    wd = dag.add3(&wd, &a);
+                    pd = dag.add3(&pd, &b);
+                }
+                angular_rates.push(wd);
+                moved_rates.push(pd);
+            }
+            // Rate of each Plücker column: (w_x', (dp/dx)' - w_x' x p - w_x x p').
+            let mut generator_rates = Vec::new();
+            for x in 0..3 {
+                let first = dag.cross3(&angular_rates[x], &local_position);
+                let second = dag.cross3(&angular[x], &drift);
+                let v = dag.sub3(&moved_rates[x], &first);
+                let v = dag.sub3(&v, &second);
+                generator_rates.push((angular_rates[x], v));
             }
             for ((a, g), column) in self.gradient.iter().enumerate().zip(&columns) {
                 // dS/dt = v_base x S + X_base dS_local/dt.
-                let (w, v) = combine(dag, &rates, g);
+                let (w, v) = combine(dag, &generator_rates, g);
                 let local = self.to_world(dag, &w, &v);
                 let carried = dag.motion_cross(&self.base.velocity, column);
                 let rate = dag.add_motion(&carried, &local);
                 column_rates.push(dag.pin_motion(rate, &format!("{label}_subspace{a}_rate")));
             }
-            for (rate, &c) in column_rates.iter().zip(&self.coordinates) {
-                let qd = dag.input(Input::Qd(c));
-                let part = dag.scale_motion(rate, qd);
-                bias = dag.add_motion(&bias, &part);
+            // The frame's acceleration at qdd = 0 relative to the base, about the base origin:
+            // (w', p'' - w' x p - w x p'), with w' = sum_x x' w_x' and p'' = sum_x x' (dp/dx)';
+            // then a = a_base + v_base x (v - v_base) + X_base of it.
+            let mut spin_rate = dag.zero3();
+            let mut acceleration = dag.zero3();
+            for x in 0..3 {
+                let a = dag.scale3(&angular_rates[x], self.shape_rate[x]);
+                let b = dag.scale3(&moved_rates[x], self.shape_rate[x]);
+                spin_rate = dag.add3(&spin_rate, &a);
+                acceleration = dag.add3(&acceleration, &b);
             }
+            let first = dag.cross3(&spin_rate, &local_position);
+            let second = dag.cross3(&spin, &drift);
+            let linear = dag.sub3(&acceleration, &first);
+            let linear = dag.sub3(&linear, &second);
+            let local = self.to_world(dag, &spin_rate, &linear);
+            let carried = dag.motion_cross(&self.base.velocity, &relative);
+            bias = dag.add_motion(&bias, &carried);
+            bias = dag.add_motion(&bias, &local);
             bias = dag.pin_motion(bias, &format!("{label}_bias"));
         }
         Ok(Station { rotation, position, columns, column_rates, velocity, bias })

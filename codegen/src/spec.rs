@@ -134,29 +134,35 @@ pub enum SectionModel {
     Planar,
 }
 
-/// A constant-curvature section driven by three actuators at `actuator_radius` from its
-/// neutral axis; its coordinates are the actuators' length changes (m).
+/// A constant-curvature section. Extensible sections are driven by three actuators at
+/// `actuator_radius` from the neutral axis and their coordinates are the actuators' length
+/// changes (m); inextensible and planar sections keep their length and their coordinates are
+/// curvatures (1/m).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SectionSpec {
     pub model: Spanned<SectionModel>,
     /// Length of the unactuated section (m).
     pub rest_length: Spanned<Value>,
-    /// Distance of the actuators from the neutral axis (m).
-    pub actuator_radius: Spanned<Value>,
+    /// Distance of the actuators from the neutral axis (m); extensible sections only.
+    pub actuator_radius: Option<Spanned<Value>>,
     /// Angles of the three actuators about the section's x axis, from +y (rad); default
-    /// 0, 2 pi / 3, 4 pi / 3.
+    /// 0, 2 pi / 3, 4 pi / 3; extensible sections only.
     pub actuator_angles: Option<Spanned<Vec<Spanned<Value>>>>,
     /// Radius of the thin discs the section is sliced into (their rotational inertia) (m).
-    pub disc_radius: Spanned<Value>,
-    /// Elastic stiffness of each actuator coordinate (N/m).
+    /// Without it, the body's `inertia = [ixx, iyy, izz]` states the slices' rotational
+    /// inertia summed over the section.
+    pub disc_radius: Option<Spanned<Value>>,
+    /// Elastic stiffness of each coordinate: N/m for actuator lengths, N m^3 for
+    /// curvatures (energy 1/2 K q^2).
     pub stiffness: Spanned<Value>,
-    /// Viscous damping of each actuator coordinate (N s/m).
+    /// Viscous damping of each coordinate: N s/m for actuator lengths, N m^3 s for
+    /// curvatures.
     pub damping: Spanned<Value>,
     /// Gauss-Legendre nodes over the section for M, C, G (default 8).
     pub quadrature: Option<Spanned<i64>>,
-    /// Initial length changes (m).
-    pub initial: Option<Spanned<[f64; 3]>>,
+    /// Initial coordinates: three length changes (m), or two or one curvatures (1/m).
+    pub initial: Option<Spanned<Vec<f64>>>,
 }
 
 /// Contact points on a soft section's skin: rings along xi, points around each ring.

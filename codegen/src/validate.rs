@@ -4,7 +4,7 @@
 use crate::expr::{self, Expr, Number};
 use crate::model::{
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
-    Robot, SkinPlacement, SoftSection, TerrainDefault,
+    Robot, SectionKind, SkinPlacement, SoftSection, TerrainDefault,
 };
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -281,7 +281,36 @@ impl Validator {
         }
     }
 
-    /// A constant-curvature section: its three coordinates and its model.
+    /// A soft section's number (or expression) `key`, a parameter when it is a literal, at
+    /// least zero (strictly above, `strictly`).
+    #[allow(clippy::too_many_arguments)]
+    fn section_value(
+        &mut self,
+        value: &Spanned<Value>,
+        field: &str,
+        body: &str,
+        key: &str,
+        doc: &str,
+        strictly: bool,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Expr> {
+        let e = self.parameterised(value, &format!("{field}.section.{key}"), format!("{body}_{key}"), format!("{doc} of `{body}`."), parameters, auto)?;
+        match e.evaluate(parameters) {
+            Ok(v) if v > 0.0 || (!strictly && v == 0.0) => Some(e),
+            Ok(v) => {
+                self.error(value.span(), &format!("{field}.section.{key}"), format!("must be {} 0, got {v}", if strictly { ">" } else { ">=" }));
+                None
+            }
+            Err(m) => {
+                self.error(value.span(), &format!("{field}.section.{key}"), m);
+                None
+            }
+        }
+    }
+
+    /// A constant-curvature section: its coordinates (three actuator lengths, or two or one
+    /// curvatures), geometry, slices and mount.
     fn soft_body(
         &mut self,
         sb: &Spanned<spec::Body>,
@@ -293,69 +322,151 @@ impl Validator {
     ) -> Option<Body> {
         let b = sb.get_ref();
         let bname = b.name.get_ref().clone();
-        if context.normal.is_some() {
-            self.error(b.kind.span(), &format!("{field}.kind"), "soft sections bend out of any plane: give the robot a spatial or fixed base (no `plane`)");
-        }
         if let Some(j) = &b.joint {
-            self.error(j.span(), &format!("{field}.joint"), "a soft section's coordinates are its actuators' lengths; remove `joint`");
+            self.error(j.span(), &format!("{field}.joint"), "a soft section's coordinates are its own (actuator lengths or curvatures); remove `joint`");
         }
         if b.axis.is_some() {
             self.error(sb.span(), &format!("{field}.axis"), "a soft section has no joint axis; remove `axis`");
         }
-        if b.origin.is_some() {
-            self.error(sb.span(), &format!("{field}.origin"), "a soft section starts at its parent's tip (or the base); offsets are not supported yet, remove `origin`");
-        }
         if b.center_of_mass.is_some() {
             self.error(sb.span(), &format!("{field}.center_of_mass"), "a soft section's mass is spread along it; remove `center_of_mass`");
         }
-        if let Some(i) = &b.inertia {
-            self.error(i.span(), &format!("{field}.inertia"), "a soft section's inertia comes from its slices (section.disc_radius); remove `inertia`");
-        }
         if let Some(i) = &b.initial {
-            self.error(i.span(), &format!("{field}.initial"), "give a soft section's initial length changes as section.initial = [l1, l2, l3]");
+            self.error(i.span(), &format!("{field}.initial"), "give a soft section's initial coordinates as section.initial");
         }
         let Some(section) = &b.section else {
-            self.error(sb.span(), &format!("{field}.section"), "missing: soft sections need section = { model = \"extensible\", rest_length, actuator_radius, disc_radius, stiffness, damping }");
+            self.error(
+                sb.span(),
+                &format!("{field}.section"),
+                "missing: soft sections need section = { model, rest_length, stiffness, damping, and disc_radius or the body's inertia }",
+            );
             return None;
         };
         let s = section.get_ref();
-        if *s.model.get_ref() != spec::SectionModel::Extensible {
-            self.error(s.model.span(), &format!("{field}.section.model"), format!("{:?} sections are not supported yet; use \"extensible\"", s.model.get_ref()).to_lowercase());
+        let model = *s.model.get_ref();
+        if model != spec::SectionModel::Planar && context.normal.is_some() {
+            self.error(
+                s.model.span(),
+                &format!("{field}.section.model"),
+                "extensible and inextensible sections bend out of any plane: use model = \"planar\" in a planar robot, or give the robot a spatial or fixed base",
+            );
         }
-        let mut positive = |this: &mut Self, value: &Spanned<Value>, key: &str, doc: &str, strictly: bool| -> Option<Expr> {
-            let e = this.parameterised(value, &format!("{field}.section.{key}"), format!("{bname}_{key}"), format!("{doc} of `{bname}`."), parameters, auto)?;
-            match e.evaluate(parameters) {
-                Ok(v) if v > 0.0 || (!strictly && v == 0.0) => Some(e),
-                Ok(v) => {
-                    this.error(value.span(), &format!("{field}.section.{key}"), format!("must be {} 0, got {v}", if strictly { ">" } else { ">=" }));
-                    None
+        let rest_length = self.section_value(&s.rest_length, field, &bname, "rest_length", "Unactuated length (m)", true, parameters, auto);
+        let (length_unit, stiffness_unit, damping_unit) = match model {
+            spec::SectionModel::Extensible => ("m", "N/m", "N s/m"),
+            _ => ("1/m", "N m^3", "N m^3 s"),
+        };
+        let stiffness = self.section_value(&s.stiffness, field, &bname, "stiffness", &format!("Elastic stiffness K of each coordinate ({stiffness_unit})"), false, parameters, auto);
+        let damping = self.section_value(&s.damping, field, &bname, "damping", &format!("Damping D of each coordinate ({damping_unit})"), false, parameters, auto);
+        let kind = match model {
+            spec::SectionModel::Extensible => {
+                let actuator_radius = match &s.actuator_radius {
+                    Some(r) => self.section_value(r, field, &bname, "actuator_radius", "Actuator distance from the neutral axis (m)", true, parameters, auto),
+                    None => {
+                        self.error(section.span(), &format!("{field}.section.actuator_radius"), "missing: extensible sections need the actuators' distance from the neutral axis (m)");
+                        None
+                    }
+                };
+                let actuator_angles: Option<[Expr; 3]> = match &s.actuator_angles {
+                    None => {
+                        let third = |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
+                        Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
+                    }
+                    Some(angles) if angles.get_ref().len() == 3 => {
+                        let parsed: Vec<Option<Expr>> = angles
+                            .get_ref()
+                            .iter()
+                            .enumerate()
+                            .map(|(j, a)| self.value(a, &format!("{field}.section.actuator_angles[{j}]"), parameters))
+                            .collect();
+                        parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
+                    }
+                    Some(angles) => {
+                        self.error(angles.span(), &format!("{field}.section.actuator_angles"), format!("expected 3 angles, got {}", angles.get_ref().len()));
+                        None
+                    }
+                };
+                match (actuator_radius, actuator_angles) {
+                    (Some(actuator_radius), Some(actuator_angles)) => Some(SectionKind::Extensible { actuator_radius, actuator_angles }),
+                    _ => None,
                 }
-                Err(m) => {
-                    this.error(value.span(), &format!("{field}.section.{key}"), m);
-                    None
+            }
+            other => {
+                for (given, key) in [(s.actuator_radius.as_ref().map(|r| r.span()), "actuator_radius"), (s.actuator_angles.as_ref().map(|a| a.span()), "actuator_angles")] {
+                    if let Some(span) = given {
+                        self.error(span, &format!("{field}.section.{key}"), "only extensible sections have actuators; their coordinates are curvatures");
+                    }
                 }
+                Some(match other {
+                    spec::SectionModel::Inextensible => SectionKind::Inextensible,
+                    _ => SectionKind::Planar { towards_z: context.normal.is_some_and(|n| n[2] == 0.0) },
+                })
             }
         };
-        let rest_length = positive(self, &s.rest_length, "rest_length", "Unactuated length (m)", true);
-        let actuator_radius = positive(self, &s.actuator_radius, "actuator_radius", "Actuator distance from the neutral axis (m)", true);
-        let disc_radius = positive(self, &s.disc_radius, "disc_radius", "Slice disc radius (m)", false);
-        let stiffness = positive(self, &s.stiffness, "stiffness", "Actuator elastic stiffness K (N/m)", false);
-        let damping = positive(self, &s.damping, "damping", "Actuator damping D (N s/m)", false);
-        let actuator_angles: Option<[Expr; 3]> = match &s.actuator_angles {
-            None => {
-                let third = |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
-                Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
+        let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), parameters, auto);
+        let mass_value = match &mass {
+            Some(m) => match m.evaluate(parameters) {
+                Ok(v) if v > 0.0 => Some(v),
+                Ok(v) => {
+                    self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}"));
+                    None
+                }
+                Err(e) => {
+                    self.error(b.mass.span(), &format!("{field}.mass"), e);
+                    None
+                }
+            },
+            None => None,
+        };
+        // The slices' rotational inertia per unit mass: a thin disc, or stated for the whole
+        // section.
+        let slice_inertia: Option<[Expr; 3]> = match (&s.disc_radius, &b.inertia) {
+            (Some(r), None) => self.section_value(r, field, &bname, "disc_radius", "Slice disc radius (m)", false, parameters, auto).map(|r| {
+                let squared = |f: i128| Expr::Mul(vec![Expr::Num(Number::Rational(1, f)), Expr::Pow(Box::new(r.clone()), Box::new(Expr::Num(Number::Rational(2, 1))))]);
+                [squared(2), squared(4), squared(4)]
+            }),
+            (None, Some(i)) => match i.get_ref() {
+                spec::Inertia::Vector(values) if values.len() == 3 => {
+                    let parsed: Vec<Option<Expr>> = values
+                        .iter()
+                        .enumerate()
+                        .map(|(k, v)| self.value(&Spanned::new(i.span(), v.clone()), &format!("{field}.inertia[{k}]"), parameters))
+                        .collect();
+                    let parsed: Option<Vec<Expr>> = parsed.into_iter().collect();
+                    match (parsed, &mass) {
+                        (Some(v), Some(m)) => {
+                            let numbers: Vec<f64> = v.iter().filter_map(|e| e.evaluate(parameters).ok()).collect();
+                            let physical = numbers.len() == 3
+                                && numbers.iter().all(|x| x.is_finite() && *x >= 0.0)
+                                && numbers[0] <= numbers[1] + numbers[2]
+                                && numbers[1] <= numbers[0] + numbers[2]
+                                && numbers[2] <= numbers[0] + numbers[1];
+                            if !physical {
+                                self.error(i.span(), &format!("{field}.inertia"), format!("must be the principal moments of rigid slices (each >= 0, none above the sum of the other two), got {numbers:?}"));
+                                None
+                            } else {
+                                let per_mass = |e: &Expr| Expr::Mul(vec![e.clone(), Expr::Pow(Box::new(m.clone()), Box::new(Expr::Num(Number::Rational(-1, 1))))]);
+                                Some([per_mass(&v[0]), per_mass(&v[1]), per_mass(&v[2])])
+                            }
+                        }
+                        _ => None,
+                    }
+                }
+                _ => {
+                    self.error(i.span(), &format!("{field}.inertia"), "a soft section's inertia is its slices' principal moments summed over it: [ixx, iyy, izz] (kg m^2, x along the centre line)");
+                    None
+                }
+            },
+            (Some(r), Some(_)) => {
+                self.error(r.span(), &format!("{field}.section.disc_radius"), "give either section.disc_radius (thin-disc slices) or the body's inertia, not both");
+                None
             }
-            Some(angles) if angles.get_ref().len() == 3 => {
-                let parsed: Vec<Option<Expr>> =
-                    angles.get_ref().iter().enumerate().map(|(j, a)| self.value(a, &format!("{field}.section.actuator_angles[{j}]"), parameters)).collect();
-                parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
-            }
-            Some(angles) => {
-                self.error(angles.span(), &format!("{field}.section.actuator_angles"), format!("expected 3 angles, got {}", angles.get_ref().len()));
+            (None, None) => {
+                self.error(section.span(), &format!("{field}.section.disc_radius"), "missing: give section.disc_radius (thin-disc slices) or the body's inertia = [ixx, iyy, izz] (the slices' moments summed over the section)");
                 None
             }
         };
+        let _ = mass_value;
         let quadrature = match &s.quadrature {
             None => 8,
             Some(n) if (1..=32).contains(n.get_ref()) => *n.get_ref() as usize,
@@ -364,49 +475,68 @@ impl Validator {
                 8
             }
         };
-        let initial = s.initial.as_ref().map_or([0.0; 3], |i| *i.get_ref());
+        let count = kind.as_ref().map_or(match model {
+            spec::SectionModel::Extensible => 3,
+            spec::SectionModel::Inextensible => 2,
+            spec::SectionModel::Planar => 1,
+        }, |k| k.coordinates());
+        let mut initial = vec![0.0; count];
         if let Some(i) = &s.initial {
-            if i.get_ref().iter().any(|v| !v.is_finite()) {
+            if i.get_ref().len() != count {
+                self.error(i.span(), &format!("{field}.section.initial"), format!("expected {count} values ({length_unit}), got {}", i.get_ref().len()));
+            } else if i.get_ref().iter().any(|v| !v.is_finite()) {
                 self.error(i.span(), &format!("{field}.section.initial"), "must be finite");
+            } else {
+                initial = i.get_ref().clone();
             }
         }
         let rotation = b.rotation.as_ref().map_or([0.0; 3], |r| *r.get_ref());
         if rotation.iter().any(|v| !v.is_finite()) {
             self.error(b.rotation.as_ref().map_or(0..0, |r| r.span()), &format!("{field}.rotation"), "must be finite");
         }
-        let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), parameters, auto);
-        if let Some(m) = &mass {
-            match m.evaluate(parameters) {
-                Ok(v) if v > 0.0 => {}
-                Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
-                Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
-            }
-        }
-        let first_coordinate = coordinates.len();
-        for j in 0..3 {
-            coordinates.push(Coordinate {
-                name: format!("{bname}_l{}", j + 1),
-                kind: CoordinateKind::ActuatorLength,
-                meaning: format!("length change of actuator {} of soft section `{bname}` (m)", j + 1),
-                actuated: true,
-                initial: initial[j],
-            });
-        }
         let zero = || Expr::Num(Number::Rational(0, 1));
+        let origin = match (&b.origin, context.parent) {
+            (None, _) => Some([zero(), zero(), zero()]),
+            (Some(o), None) => {
+                self.error(o[0].span(), &format!("{field}.origin"), "the base body's frame is the base; remove `origin`");
+                None
+            }
+            (Some(o), Some(_)) => Some(self.vector(Some(o), &format!("{field}.origin"), parameters)),
+        };
+        let first_coordinate = coordinates.len();
+        for (j, value) in initial.iter().enumerate() {
+            let (name, kind, meaning) = match model {
+                spec::SectionModel::Extensible => (
+                    format!("{bname}_l{}", j + 1),
+                    CoordinateKind::ActuatorLength,
+                    format!("length change of actuator {} of soft section `{bname}` (m)", j + 1),
+                ),
+                spec::SectionModel::Inextensible => (
+                    format!("{bname}_curvature_{}", ["y", "z"][j]),
+                    CoordinateKind::Curvature,
+                    format!("curvature of soft section `{bname}` bending towards its +{} axis (1/m)", ["y", "z"][j]),
+                ),
+                spec::SectionModel::Planar => (
+                    format!("{bname}_curvature"),
+                    CoordinateKind::Curvature,
+                    format!("curvature of soft section `{bname}` in the plane of motion (1/m)"),
+                ),
+            };
+            coordinates.push(Coordinate { name, kind, meaning, actuated: true, initial: *value });
+        }
         Some(Body {
             name: bname,
             parent: context.parent,
             joint: None,
-            origin: [zero(), zero(), zero()],
+            origin: origin?,
             rotation,
             mass: mass?,
             center_of_mass: [zero(), zero(), zero()],
             inertia: Inertia::Full([zero(), zero(), zero(), zero(), zero(), zero()]),
             section: Some(SoftSection {
+                kind: kind?,
                 rest_length: rest_length?,
-                actuator_radius: actuator_radius?,
-                actuator_angles: actuator_angles?,
-                disc_radius: disc_radius?,
+                slice_inertia: slice_inertia?,
                 stiffness: stiffness?,
                 damping: damping?,
                 quadrature,
@@ -817,24 +947,6 @@ impl Validator {
         }
         if bodies.iter().all(|b| matches!(&b.inertia, Inertia::Planar(_))) && normal.is_none() && !bodies.is_empty() {
             // Unreachable for valid specs; defensive for the error path above.
-        }
-
-        // Soft robots: a chain of soft sections, nothing rigid in it yet.
-        if bodies.iter().any(|b| b.section.is_some()) {
-            if let Some(rigid) = bodies.iter().position(|b| b.section.is_none()) {
-                let o = order[rigid];
-                self.error(
-                    spec.bodies[o].get_ref().kind.span(),
-                    &format!("bodies[{o}] ({}).kind", bodies[rigid].name),
-                    "robots mixing rigid bodies and soft sections are not supported yet; make every body \"constant_curvature\"",
-                );
-            }
-            for (i, b) in bodies.iter().enumerate() {
-                if bodies.iter().filter(|c| c.parent == Some(i)).count() > 1 {
-                    let o = order[i];
-                    self.error(spec.bodies[o].get_ref().name.span(), &format!("bodies[{o}] ({})", b.name), "soft sections must form a chain: this section has more than one child");
-                }
-            }
         }
 
         // Contact points.

@@ -111,7 +111,6 @@ pub struct Cache {
     pub upper_com_x: f64,
     pub upper_com_z: f64,
     pub upper_inertia_h_x: f64,
-    pub upper_inertia_h_z: f64,
     pub upper_inertia_i_11: f64,
     pub lower_rotation_00: f64,
     pub lower_rotation_20: f64,
@@ -121,8 +120,6 @@ pub struct Cache {
     pub lower_inertia_h_x: f64,
     pub lower_inertia_h_z: f64,
     pub lower_inertia_i_11: f64,
-    pub upper_composite_inertia_h_x: f64,
-    pub upper_composite_inertia_h_z: f64,
     pub lower_articulated_04: f64,
     pub lower_projected_inertia_f_x: f64,
     pub lower_projected_inertia_f_z: f64,
@@ -137,7 +134,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let upper_com_x = cos_q0 * p.upper_length;
     let upper_com_z = p.upper_length * sin_q0;
     let upper_inertia_h_x = p.upper_mass * upper_com_x;
-    let upper_inertia_h_z = p.upper_mass * upper_com_z;
     let upper_inertia_i_11 = p.upper_inertia
         + p.upper_mass * (upper_com_z * upper_com_z + upper_com_x * upper_com_x);
     let lower_rotation_00 = cos_q0 * cos_q1 + sin_q1 * upper_rotation_02;
@@ -149,8 +145,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let lower_inertia_h_z = p.lower_mass * lower_com_z;
     let lower_inertia_i_11 = p.lower_mass
         * (lower_com_z * lower_com_z + lower_com_x * lower_com_x) + p.lower_inertia;
-    let upper_composite_inertia_h_x = upper_inertia_h_x + lower_inertia_h_x;
-    let upper_composite_inertia_h_z = lower_inertia_h_z + upper_inertia_h_z;
     let lower_articulated_04 = -lower_inertia_h_z;
     let lower_projected_inertia_f_x = lower_articulated_04 + p.lower_mass * upper_com_z;
     let lower_projected_inertia_f_z = lower_inertia_h_x
@@ -164,7 +158,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         upper_com_x,
         upper_com_z,
         upper_inertia_h_x,
-        upper_inertia_h_z,
         upper_inertia_i_11,
         lower_rotation_00,
         lower_rotation_20,
@@ -174,8 +167,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         lower_inertia_h_x,
         lower_inertia_h_z,
         lower_inertia_i_11,
-        upper_composite_inertia_h_x,
-        upper_composite_inertia_h_z,
         lower_articulated_04,
         lower_projected_inertia_f_x,
         lower_projected_inertia_f_z,
@@ -303,7 +294,8 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    out[0] = p.gravity * cache.upper_composite_inertia_h_x;
+    let upper_composite_inertia_h_x = cache.upper_inertia_h_x + cache.lower_inertia_h_x;
+    out[0] = p.gravity * upper_composite_inertia_h_x;
     out[1] = p.lower_mass * p.gravity * cache.lower_subspace_v_z
         + p.gravity * cache.lower_inertia_h_x;
 }
@@ -405,7 +397,9 @@ pub fn forward_dynamics_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let energy = p.gravity * cache.upper_composite_inertia_h_z;
+    let upper_inertia_h_z = p.upper_mass * cache.upper_com_z;
+    let upper_composite_inertia_h_z = cache.lower_inertia_h_z + upper_inertia_h_z;
+    let energy = p.gravity * upper_composite_inertia_h_z;
     energy
 }
 /// World positions of the contact points.
@@ -490,9 +484,12 @@ pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vecto
     let upper_composite_inertia_m = p.lower_mass + p.upper_mass;
     let mount_composite_inertia_m = upper_composite_inertia_m + p.mount_mass;
     let t0 = 1.0 / mount_composite_inertia_m;
-    let x = t0 * cache.upper_composite_inertia_h_x;
+    let upper_composite_inertia_h_x = cache.upper_inertia_h_x + cache.lower_inertia_h_x;
+    let upper_inertia_h_z = p.upper_mass * cache.upper_com_z;
+    let upper_composite_inertia_h_z = cache.lower_inertia_h_z + upper_inertia_h_z;
+    let x = t0 * upper_composite_inertia_h_x;
     let y = 0.0;
-    let z = cache.upper_composite_inertia_h_z * t0;
+    let z = upper_composite_inertia_h_z * t0;
     Vector3::new(x, y, z)
 }
 /// Total mass.
@@ -517,7 +514,8 @@ pub fn linear_momentum(
     let lower_velocity_v_x = cache.upper_com_z * qd[1];
     let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
         + lower_velocity_v_x * p.lower_mass;
-    let upper_momentum_f_x = upper_velocity_w_y * cache.upper_inertia_h_z;
+    let upper_inertia_h_z = p.upper_mass * cache.upper_com_z;
+    let upper_momentum_f_x = upper_velocity_w_y * upper_inertia_h_z;
     let upper_composite_momentum_f_x = lower_momentum_f_x + upper_momentum_f_x;
     let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
     let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z

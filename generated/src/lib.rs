@@ -8,6 +8,8 @@
 //! output of `cargo run -p softgen-codegen`, and a test fails if any differs from it.
 
 pub mod double_pendulum;
+pub mod planar_soft_chain;
+pub mod rigid_soft_chain;
 pub mod snake_lateral_undulation;
 #[cfg(feature = "snake-links-12")]
 pub mod snake_links_12;
@@ -18,10 +20,14 @@ pub mod snake_links_6;
 #[cfg(feature = "snake-links-60")]
 pub mod snake_links_60;
 pub mod snake_pedal_wave;
+pub mod soft_kinds_arm;
+pub mod soft_limbed_hub;
 pub mod soft_snake;
 pub mod spatial_tree;
 
 pub use double_pendulum::DoublePendulum;
+pub use planar_soft_chain::PlanarSoftChain;
+pub use rigid_soft_chain::RigidSoftChain;
 pub use snake_lateral_undulation::SnakeLateralUndulation;
 #[cfg(feature = "snake-links-12")]
 pub use snake_links_12::SnakeLinks12;
@@ -32,5 +38,7 @@ pub use snake_links_6::SnakeLinks6;
 #[cfg(feature = "snake-links-60")]
 pub use snake_links_60::SnakeLinks60;
 pub use snake_pedal_wave::SnakePedalWave;
+pub use soft_kinds_arm::SoftKindsArm;
+pub use soft_limbed_hub::SoftLimbedHub;
 pub use soft_snake::SoftSnake;
 pub use spatial_tree::SpatialTree;

@@ -182,8 +182,6 @@ pub struct Cache {
     pub link6_articulated_23: f64,
     pub link6_projected_inertia_f_x: f64,
     pub link6_projected_inertia_f_y: f64,
-    pub head_tip_position_x: f64,
-    pub head_tip_position_y: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
@@ -308,8 +306,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + link6_position_y * p.link_mass;
     let link6_projected_inertia_f_y = link6_inertia_h_x
         + link6_subspace_v_y * p.link_mass;
-    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
-    let head_tip_position_y = link6_position_y + p.link_length * link6_rotation_10;
     Cache {
         cos_q2,
         sin_q2,
@@ -417,8 +413,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link6_articulated_23,
         link6_projected_inertia_f_x,
         link6_projected_inertia_f_y,
-        head_tip_position_x,
-        head_tip_position_y,
     }
 }
 /// Mass matrix M(q).
@@ -1646,6 +1640,10 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
+    let head_tip_position_x = cache.link6_position_x
+        + p.link_length * cache.link6_rotation_00;
+    let head_tip_position_y = cache.link6_position_y
+        + p.link_length * cache.link6_rotation_10;
     out[0][0] = q[0];
     out[0][1] = q[1];
     out[0][2] = 0.0;
@@ -1682,8 +1680,8 @@ pub fn contact_positions_into(
     out[11][0] = cache.link6_com_x;
     out[11][1] = cache.link6_com_y;
     out[11][2] = 0.0;
-    out[12][0] = cache.head_tip_position_x;
-    out[12][1] = cache.head_tip_position_y;
+    out[12][0] = head_tip_position_x;
+    out[12][1] = head_tip_position_y;
     out[12][2] = 0.0;
 }
 /// World velocities of the contact points.
@@ -1713,6 +1711,10 @@ pub fn contact_velocities_into(
     let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
     let link6_velocity_w_z = link5_velocity_w_z + qd[7];
     let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
+    let head_tip_position_y = cache.link6_position_y
+        + p.link_length * cache.link6_rotation_10;
+    let head_tip_position_x = cache.link6_position_x
+        + p.link_length * cache.link6_rotation_00;
     out[0][0] = base_angle_velocity_v_x - q[1] * qd[2];
     out[0][1] = q[0] * qd[2] + base_angle_velocity_v_y;
     out[0][2] = 0.0;
@@ -1749,8 +1751,8 @@ pub fn contact_velocities_into(
     out[11][0] = link6_velocity_v_x - link6_velocity_w_z * cache.link6_com_y;
     out[11][1] = link6_velocity_w_z * cache.link6_com_x + link6_velocity_v_y;
     out[11][2] = 0.0;
-    out[12][0] = link6_velocity_v_x - cache.head_tip_position_y * link6_velocity_w_z;
-    out[12][1] = link6_velocity_w_z * cache.head_tip_position_x + link6_velocity_v_y;
+    out[12][0] = link6_velocity_v_x - head_tip_position_y * link6_velocity_w_z;
+    out[12][1] = link6_velocity_w_z * head_tip_position_x + link6_velocity_v_y;
     out[12][2] = 0.0;
 }
 /// World x axis of the body carrying each contact point.
@@ -1802,6 +1804,137 @@ pub fn contact_axes_into(
     out[12][1] = cache.link6_rotation_10;
     out[12][2] = 0.0;
 }
+/// Jacobian of the point at world position `point` fixed to `link1`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_0(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(0, 2)] = q[1] - point[1];
+    out[(1, 2)] = point[0] + cache.base_angle_subspace_v_y;
+}
+/// Jacobian of the point at world position `point` fixed to `link2`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_1(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[1];
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = point[0] + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link3`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_2(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[1];
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = point[0] + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + point[0];
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = point[0] + cache.link3_subspace_v_y;
+}
+/// Jacobian of the point at world position `point` fixed to `link4`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_3(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[1];
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = point[0] + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + point[0];
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = point[0] + cache.link3_subspace_v_y;
+    out[(0, 5)] = cache.link4_position_y + t0;
+    out[(1, 5)] = point[0] + cache.link4_subspace_v_y;
+}
+/// Jacobian of the point at world position `point` fixed to `link5`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_4(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[1];
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = point[0] + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + point[0];
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = point[0] + cache.link3_subspace_v_y;
+    out[(0, 5)] = cache.link4_position_y + t0;
+    out[(1, 5)] = point[0] + cache.link4_subspace_v_y;
+    out[(0, 6)] = t0 + cache.link5_position_y;
+    out[(1, 6)] = point[0] + cache.link5_subspace_v_y;
+}
+/// Jacobian of the point at world position `point` fixed to `link6`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_5(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[1];
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(1, 2)] = point[0] + cache.base_angle_subspace_v_y;
+    out[(0, 3)] = t0 + cache.link2_position_y;
+    out[(1, 3)] = cache.link2_subspace_v_y + point[0];
+    out[(0, 4)] = t0 + cache.link3_position_y;
+    out[(1, 4)] = point[0] + cache.link3_subspace_v_y;
+    out[(0, 5)] = cache.link4_position_y + t0;
+    out[(1, 5)] = point[0] + cache.link4_subspace_v_y;
+    out[(0, 6)] = t0 + cache.link5_position_y;
+    out[(1, 6)] = point[0] + cache.link5_subspace_v_y;
+    out[(0, 7)] = t0 + cache.link6_position_y;
+    out[(1, 7)] = cache.link6_subspace_v_y + point[0];
+}
 /// Jacobian of contact point `link1_rear` (on `link1`).
 #[inline]
 #[allow(unused_variables)]
@@ -1811,11 +1944,10 @@ pub fn contact_jacobian_0(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] - q[1];
-    out[(1, 2)] = q[0] + cache.base_angle_subspace_v_y;
+    let x = q[0];
+    let y = q[1];
+    let z = 0.0;
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link1_centre` (on `link1`).
 #[inline]
@@ -1826,11 +1958,10 @@ pub fn contact_jacobian_1(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] - cache.link1_com_y;
-    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.link1_com_x;
+    let x = cache.link1_com_x;
+    let y = cache.link1_com_y;
+    let z = 0.0;
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_rear` (on `link2`).
 #[inline]
@@ -1841,14 +1972,10 @@ pub fn contact_jacobian_2(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_position_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.link2_position_x + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = t0 + cache.link2_position_y;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link2_position_x;
+    let x = cache.link2_position_x;
+    let y = cache.link2_position_y;
+    let z = 0.0;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_centre` (on `link2`).
 #[inline]
@@ -1859,14 +1986,10 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_com_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.link2_com_x + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = cache.link2_position_y + t0;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link2_com_x;
+    let x = cache.link2_com_x;
+    let y = cache.link2_com_y;
+    let z = 0.0;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_rear` (on `link3`).
 #[inline]
@@ -1877,16 +2000,10 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_position_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.link3_position_x + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = t0 + cache.link2_position_y;
-    out[(1, 3)] = cache.link3_position_x + cache.link2_subspace_v_y;
-    out[(0, 4)] = t0 + cache.link3_position_y;
-    out[(1, 4)] = cache.link3_position_x + cache.link3_subspace_v_y;
+    let x = cache.link3_position_x;
+    let y = cache.link3_position_y;
+    let z = 0.0;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_centre` (on `link3`).
 #[inline]
@@ -1897,16 +2014,10 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_com_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.link3_com_x + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = t0 + cache.link2_position_y;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link3_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_y;
-    out[(1, 4)] = cache.link3_com_x + cache.link3_subspace_v_y;
+    let x = cache.link3_com_x;
+    let y = cache.link3_com_y;
+    let z = 0.0;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_rear` (on `link4`).
 #[inline]
@@ -1917,18 +2028,10 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_position_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.link4_position_x;
-    out[(0, 3)] = t0 + cache.link2_position_y;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link4_position_x;
-    out[(0, 4)] = t0 + cache.link3_position_y;
-    out[(1, 4)] = cache.link4_position_x + cache.link3_subspace_v_y;
-    out[(0, 5)] = cache.link4_position_y + t0;
-    out[(1, 5)] = cache.link4_subspace_v_y + cache.link4_position_x;
+    let x = cache.link4_position_x;
+    let y = cache.link4_position_y;
+    let z = 0.0;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_centre` (on `link4`).
 #[inline]
@@ -1939,18 +2042,10 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_com_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.link4_com_x;
-    out[(0, 3)] = cache.link2_position_y + t0;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link4_com_x;
-    out[(0, 4)] = cache.link3_position_y + t0;
-    out[(1, 4)] = cache.link4_com_x + cache.link3_subspace_v_y;
-    out[(0, 5)] = cache.link4_position_y + t0;
-    out[(1, 5)] = cache.link4_subspace_v_y + cache.link4_com_x;
+    let x = cache.link4_com_x;
+    let y = cache.link4_com_y;
+    let z = 0.0;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_rear` (on `link5`).
 #[inline]
@@ -1961,20 +2056,10 @@ pub fn contact_jacobian_8(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_position_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.link5_position_x + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = t0 + cache.link2_position_y;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link5_position_x;
-    out[(0, 4)] = t0 + cache.link3_position_y;
-    out[(1, 4)] = cache.link5_position_x + cache.link3_subspace_v_y;
-    out[(0, 5)] = t0 + cache.link4_position_y;
-    out[(1, 5)] = cache.link5_position_x + cache.link4_subspace_v_y;
-    out[(0, 6)] = t0 + cache.link5_position_y;
-    out[(1, 6)] = cache.link5_position_x + cache.link5_subspace_v_y;
+    let x = cache.link5_position_x;
+    let y = cache.link5_position_y;
+    let z = 0.0;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_centre` (on `link5`).
 #[inline]
@@ -1985,20 +2070,10 @@ pub fn contact_jacobian_9(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_com_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.link5_com_x + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = cache.link2_position_y + t0;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link5_com_x;
-    out[(0, 4)] = cache.link3_position_y + t0;
-    out[(1, 4)] = cache.link5_com_x + cache.link3_subspace_v_y;
-    out[(0, 5)] = cache.link4_position_y + t0;
-    out[(1, 5)] = cache.link5_com_x + cache.link4_subspace_v_y;
-    out[(0, 6)] = cache.link5_position_y + t0;
-    out[(1, 6)] = cache.link5_com_x + cache.link5_subspace_v_y;
+    let x = cache.link5_com_x;
+    let y = cache.link5_com_y;
+    let z = 0.0;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_rear` (on `link6`).
 #[inline]
@@ -2009,22 +2084,10 @@ pub fn contact_jacobian_10(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_position_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.link6_position_x + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = cache.link2_position_y + t0;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link6_position_x;
-    out[(0, 4)] = cache.link3_position_y + t0;
-    out[(1, 4)] = cache.link6_position_x + cache.link3_subspace_v_y;
-    out[(0, 5)] = cache.link4_position_y + t0;
-    out[(1, 5)] = cache.link6_position_x + cache.link4_subspace_v_y;
-    out[(0, 6)] = cache.link5_position_y + t0;
-    out[(1, 6)] = cache.link6_position_x + cache.link5_subspace_v_y;
-    out[(0, 7)] = cache.link6_position_y + t0;
-    out[(1, 7)] = cache.link6_position_x + cache.link6_subspace_v_y;
+    let x = cache.link6_position_x;
+    let y = cache.link6_position_y;
+    let z = 0.0;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_centre` (on `link6`).
 #[inline]
@@ -2035,22 +2098,10 @@ pub fn contact_jacobian_11(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_com_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.link6_com_x;
-    out[(0, 3)] = cache.link2_position_y + t0;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.link6_com_x;
-    out[(0, 4)] = cache.link3_position_y + t0;
-    out[(1, 4)] = cache.link6_com_x + cache.link3_subspace_v_y;
-    out[(0, 5)] = cache.link4_position_y + t0;
-    out[(1, 5)] = cache.link4_subspace_v_y + cache.link6_com_x;
-    out[(0, 6)] = cache.link5_position_y + t0;
-    out[(1, 6)] = cache.link5_subspace_v_y + cache.link6_com_x;
-    out[(0, 7)] = cache.link6_position_y + t0;
-    out[(1, 7)] = cache.link6_subspace_v_y + cache.link6_com_x;
+    let x = cache.link6_com_x;
+    let y = cache.link6_com_y;
+    let z = 0.0;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `head_tip` (on `link6`).
 #[inline]
@@ -2061,22 +2112,14 @@ pub fn contact_jacobian_12(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.head_tip_position_y;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = t0 + q[1];
-    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.head_tip_position_x;
-    out[(0, 3)] = t0 + cache.link2_position_y;
-    out[(1, 3)] = cache.link2_subspace_v_y + cache.head_tip_position_x;
-    out[(0, 4)] = t0 + cache.link3_position_y;
-    out[(1, 4)] = cache.head_tip_position_x + cache.link3_subspace_v_y;
-    out[(0, 5)] = t0 + cache.link4_position_y;
-    out[(1, 5)] = cache.link4_subspace_v_y + cache.head_tip_position_x;
-    out[(0, 6)] = t0 + cache.link5_position_y;
-    out[(1, 6)] = cache.link5_subspace_v_y + cache.head_tip_position_x;
-    out[(0, 7)] = t0 + cache.link6_position_y;
-    out[(1, 7)] = cache.link6_subspace_v_y + cache.head_tip_position_x;
+    let head_tip_position_x = cache.link6_position_x
+        + p.link_length * cache.link6_rotation_00;
+    let head_tip_position_y = cache.link6_position_y
+        + p.link_length * cache.link6_rotation_10;
+    let x = head_tip_position_x;
+    let y = head_tip_position_y;
+    let z = 0.0;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -2103,6 +2146,97 @@ pub fn contact_jacobian_into(
         11 => contact_jacobian_11(q, p, cache, out),
         12 => contact_jacobian_12(q, p, cache, out),
         _ => *out = SMatrix::zeros(),
+    }
+}
+/// The x axis of the frame carrying contact point `index` (zero past the last).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_axis(
+    index: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+) -> Vector3<f64> {
+    match index {
+        0 => {
+            let x = cache.cos_q2;
+            let y = cache.sin_q2;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        1 => {
+            let x = cache.cos_q2;
+            let y = cache.sin_q2;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        2 => {
+            let x = cache.link2_rotation_00;
+            let y = cache.link2_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        3 => {
+            let x = cache.link2_rotation_00;
+            let y = cache.link2_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        4 => {
+            let x = cache.link3_rotation_00;
+            let y = cache.link3_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        5 => {
+            let x = cache.link3_rotation_00;
+            let y = cache.link3_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        6 => {
+            let x = cache.link4_rotation_00;
+            let y = cache.link4_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        7 => {
+            let x = cache.link4_rotation_00;
+            let y = cache.link4_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        8 => {
+            let x = cache.link5_rotation_00;
+            let y = cache.link5_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        9 => {
+            let x = cache.link5_rotation_00;
+            let y = cache.link5_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        10 => {
+            let x = cache.link6_rotation_00;
+            let y = cache.link6_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        11 => {
+            let x = cache.link6_rotation_00;
+            let y = cache.link6_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        12 => {
+            let x = cache.link6_rotation_00;
+            let y = cache.link6_rotation_10;
+            let z = 0.0;
+            Vector3::new(x, y, z)
+        }
+        _ => Vector3::zeros(),
     }
 }
 /// Whole-robot centre of mass.
@@ -2474,6 +2608,23 @@ impl Model<DOF, CONTACTS> for SnakeLateralUndulation {
         out: &mut SMatrix<f64, 3, DOF>,
     ) {
         contact_jacobian_into(index, q, p, k, out)
+    }
+    fn contact_kinematics_into(
+        indices: &[usize],
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        jacobians: &mut [SMatrix<f64, 3, DOF>],
+        axes: &mut [Vector3<f64>],
+    ) {
+        for ((&index, jacobian), axis) in indices
+            .iter()
+            .zip(jacobians.iter_mut())
+            .zip(axes.iter_mut())
+        {
+            contact_jacobian_into(index, q, p, k, jacobian);
+            *axis = contact_axis(index, q, p, k);
+        }
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -308,8 +308,6 @@ pub struct Cache {
     pub link12_articulated_04: f64,
     pub link12_projected_inertia_f_x: f64,
     pub link12_projected_inertia_f_z: f64,
-    pub head_tip_position_x: f64,
-    pub head_tip_position_z: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
@@ -560,8 +558,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + link12_articulated_04;
     let link12_projected_inertia_f_z = link12_inertia_h_x
         + link12_subspace_v_z * p.link_mass;
-    let head_tip_position_x = link12_position_x + link12_rotation_00 * p.link_length;
-    let head_tip_position_z = link12_position_z + link12_rotation_20 * p.link_length;
     Cache {
         cos_q10,
         sin_q10,
@@ -783,8 +779,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link12_articulated_04,
         link12_projected_inertia_f_x,
         link12_projected_inertia_f_z,
-        head_tip_position_x,
-        head_tip_position_z,
     }
 }
 /// Mass matrix M(q).
@@ -3541,6 +3535,10 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
+    let head_tip_position_x = cache.link12_position_x
+        + cache.link12_rotation_00 * p.link_length;
+    let head_tip_position_z = cache.link12_position_z
+        + cache.link12_rotation_20 * p.link_length;
     out[0][0] = q[0];
     out[0][1] = 0.0;
     out[0][2] = q[1];
@@ -3613,9 +3611,9 @@ pub fn contact_positions_into(
     out[23][0] = cache.link12_com_x;
     out[23][1] = 0.0;
     out[23][2] = cache.link12_com_z;
-    out[24][0] = cache.head_tip_position_x;
+    out[24][0] = head_tip_position_x;
     out[24][1] = 0.0;
-    out[24][2] = cache.head_tip_position_z;
+    out[24][2] = head_tip_position_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -3663,6 +3661,10 @@ pub fn contact_velocities_into(
     let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
     let link12_velocity_w_y = link11_velocity_w_y - qd[13];
     let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let head_tip_position_z = cache.link12_position_z
+        + cache.link12_rotation_20 * p.link_length;
+    let head_tip_position_x = cache.link12_position_x
+        + cache.link12_rotation_00 * p.link_length;
     out[0][0] = q[1] * base_angle_velocity_w_y + base_angle_velocity_v_x;
     out[0][1] = 0.0;
     out[0][2] = base_angle_velocity_v_z - q[0] * base_angle_velocity_w_y;
@@ -3735,9 +3737,9 @@ pub fn contact_velocities_into(
     out[23][0] = link12_velocity_v_x + link12_velocity_w_y * cache.link12_com_z;
     out[23][1] = 0.0;
     out[23][2] = link12_velocity_v_z - cache.link12_com_x * link12_velocity_w_y;
-    out[24][0] = link12_velocity_v_x + cache.head_tip_position_z * link12_velocity_w_y;
+    out[24][0] = link12_velocity_v_x + head_tip_position_z * link12_velocity_w_y;
     out[24][1] = 0.0;
-    out[24][2] = link12_velocity_v_z - link12_velocity_w_y * cache.head_tip_position_x;
+    out[24][2] = link12_velocity_v_z - link12_velocity_w_y * head_tip_position_x;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -3824,6 +3826,341 @@ pub fn contact_axes_into(
     out[24][1] = 0.0;
     out[24][2] = cache.link12_rotation_20;
 }
+/// Jacobian of the point at world position `point` fixed to `link1`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_0(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] - point[2];
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link2`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_1(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link3`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_2(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link4`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_3(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link5`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_4(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link6`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_5(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link7`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_6(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link8`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_7(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link9`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_8(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link10`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_9(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link11`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_10(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link12`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_11(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+}
 /// Jacobian of contact point `link1_rear` (on `link1`).
 #[inline]
 #[allow(unused_variables)]
@@ -3833,11 +4170,10 @@ pub fn contact_jacobian_0(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - q[1];
-    out[(2, 2)] = cache.base_angle_subspace_v_z - cache.base_angle_subspace_v_z;
+    let x = q[0];
+    let y = 0.0;
+    let z = q[1];
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link1_centre` (on `link1`).
 #[inline]
@@ -3848,11 +4184,10 @@ pub fn contact_jacobian_1(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - cache.link1_com_z;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link1_com_x;
+    let x = cache.link1_com_x;
+    let y = 0.0;
+    let z = cache.link1_com_z;
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_rear` (on `link2`).
 #[inline]
@@ -3863,15 +4198,10 @@ pub fn contact_jacobian_2(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_position_z;
-    let t1 = -cache.link2_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
+    let x = cache.link2_position_x;
+    let y = 0.0;
+    let z = cache.link2_position_z;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_centre` (on `link2`).
 #[inline]
@@ -3882,14 +4212,10 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link2_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link2_com_x;
+    let x = cache.link2_com_x;
+    let y = 0.0;
+    let z = cache.link2_com_z;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_rear` (on `link3`).
 #[inline]
@@ -3900,17 +4226,10 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_position_z;
-    let t1 = -cache.link3_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
+    let x = cache.link3_position_x;
+    let y = 0.0;
+    let z = cache.link3_position_z;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_centre` (on `link3`).
 #[inline]
@@ -3921,16 +4240,10 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link3_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link3_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_com_x + cache.link3_subspace_v_z;
+    let x = cache.link3_com_x;
+    let y = 0.0;
+    let z = cache.link3_com_z;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_rear` (on `link4`).
 #[inline]
@@ -3941,19 +4254,10 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_position_z;
-    let t1 = -cache.link4_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
+    let x = cache.link4_position_x;
+    let y = 0.0;
+    let z = cache.link4_position_z;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_centre` (on `link4`).
 #[inline]
@@ -3964,18 +4268,10 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link4_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link4_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link4_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link4_com_x;
+    let x = cache.link4_com_x;
+    let y = 0.0;
+    let z = cache.link4_com_z;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_rear` (on `link5`).
 #[inline]
@@ -3986,21 +4282,10 @@ pub fn contact_jacobian_8(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_position_z;
-    let t1 = -cache.link5_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
+    let x = cache.link5_position_x;
+    let y = 0.0;
+    let z = cache.link5_position_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_centre` (on `link5`).
 #[inline]
@@ -4011,20 +4296,10 @@ pub fn contact_jacobian_9(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link5_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link5_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link5_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link5_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_com_x + cache.link5_subspace_v_z;
+    let x = cache.link5_com_x;
+    let y = 0.0;
+    let z = cache.link5_com_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_rear` (on `link6`).
 #[inline]
@@ -4035,23 +4310,10 @@ pub fn contact_jacobian_10(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_position_z;
-    let t1 = -cache.link6_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
+    let x = cache.link6_position_x;
+    let y = 0.0;
+    let z = cache.link6_position_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_centre` (on `link6`).
 #[inline]
@@ -4062,22 +4324,10 @@ pub fn contact_jacobian_11(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link6_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link6_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link6_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link6_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link6_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link6_com_x;
+    let x = cache.link6_com_x;
+    let y = 0.0;
+    let z = cache.link6_com_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link7_rear` (on `link7`).
 #[inline]
@@ -4088,25 +4338,10 @@ pub fn contact_jacobian_12(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link7_position_z;
-    let t1 = -cache.link7_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = t0 + q[1];
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
+    let x = cache.link7_position_x;
+    let y = 0.0;
+    let z = cache.link7_position_z;
+    frame_jacobian_6(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link7_centre` (on `link7`).
 #[inline]
@@ -4117,24 +4352,10 @@ pub fn contact_jacobian_13(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link7_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link7_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link7_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link7_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link7_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link7_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link7_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link7_com_x;
+    let x = cache.link7_com_x;
+    let y = 0.0;
+    let z = cache.link7_com_z;
+    frame_jacobian_6(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link8_rear` (on `link8`).
 #[inline]
@@ -4145,27 +4366,10 @@ pub fn contact_jacobian_14(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link8_position_z;
-    let t1 = -cache.link8_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
+    let x = cache.link8_position_x;
+    let y = 0.0;
+    let z = cache.link8_position_z;
+    frame_jacobian_7(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link8_centre` (on `link8`).
 #[inline]
@@ -4176,26 +4380,10 @@ pub fn contact_jacobian_15(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link8_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link8_com_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link8_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link8_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link8_com_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link8_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link8_com_x;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link8_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link8_com_x;
+    let x = cache.link8_com_x;
+    let y = 0.0;
+    let z = cache.link8_com_z;
+    frame_jacobian_7(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link9_rear` (on `link9`).
 #[inline]
@@ -4206,29 +4394,10 @@ pub fn contact_jacobian_16(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link9_position_z;
-    let t1 = -cache.link9_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
+    let x = cache.link9_position_x;
+    let y = 0.0;
+    let z = cache.link9_position_z;
+    frame_jacobian_8(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link9_centre` (on `link9`).
 #[inline]
@@ -4239,28 +4408,10 @@ pub fn contact_jacobian_17(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link9_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link9_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link9_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link9_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link9_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link9_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link9_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link9_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link9_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link9_com_x;
+    let x = cache.link9_com_x;
+    let y = 0.0;
+    let z = cache.link9_com_z;
+    frame_jacobian_8(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link10_rear` (on `link10`).
 #[inline]
@@ -4271,31 +4422,10 @@ pub fn contact_jacobian_18(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link10_position_z;
-    let t1 = -cache.link10_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
+    let x = cache.link10_position_x;
+    let y = 0.0;
+    let z = cache.link10_position_z;
+    frame_jacobian_9(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link10_centre` (on `link10`).
 #[inline]
@@ -4306,30 +4436,10 @@ pub fn contact_jacobian_19(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link10_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link10_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link10_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link10_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link10_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link10_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link10_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link10_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link10_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link10_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link10_com_x;
+    let x = cache.link10_com_x;
+    let y = 0.0;
+    let z = cache.link10_com_z;
+    frame_jacobian_9(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link11_rear` (on `link11`).
 #[inline]
@@ -4340,33 +4450,10 @@ pub fn contact_jacobian_20(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link11_position_z;
-    let t1 = -cache.link11_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = t1 + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = t1 + cache.link11_subspace_v_z;
+    let x = cache.link11_position_x;
+    let y = 0.0;
+    let z = cache.link11_position_z;
+    frame_jacobian_10(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link11_centre` (on `link11`).
 #[inline]
@@ -4377,32 +4464,10 @@ pub fn contact_jacobian_21(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link11_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link11_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link11_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link11_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link11_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link11_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link11_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link11_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link11_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link11_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link11_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link11_com_x;
+    let x = cache.link11_com_x;
+    let y = 0.0;
+    let z = cache.link11_com_z;
+    frame_jacobian_10(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link12_rear` (on `link12`).
 #[inline]
@@ -4413,35 +4478,10 @@ pub fn contact_jacobian_22(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link12_position_z;
-    let t1 = -cache.link12_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
+    let x = cache.link12_position_x;
+    let y = 0.0;
+    let z = cache.link12_position_z;
+    frame_jacobian_11(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link12_centre` (on `link12`).
 #[inline]
@@ -4452,34 +4492,10 @@ pub fn contact_jacobian_23(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link12_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link12_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link12_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link12_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link12_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link12_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link12_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link12_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link12_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link12_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link12_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link12_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link12_com_x;
+    let x = cache.link12_com_x;
+    let y = 0.0;
+    let z = cache.link12_com_z;
+    frame_jacobian_11(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `head_tip` (on `link12`).
 #[inline]
@@ -4490,34 +4506,14 @@ pub fn contact_jacobian_24(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.head_tip_position_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.head_tip_position_x;
+    let head_tip_position_x = cache.link12_position_x
+        + cache.link12_rotation_00 * p.link_length;
+    let head_tip_position_z = cache.link12_position_z
+        + cache.link12_rotation_20 * p.link_length;
+    let x = head_tip_position_x;
+    let y = 0.0;
+    let z = head_tip_position_z;
+    frame_jacobian_11(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -4556,6 +4552,169 @@ pub fn contact_jacobian_into(
         23 => contact_jacobian_23(q, p, cache, out),
         24 => contact_jacobian_24(q, p, cache, out),
         _ => *out = SMatrix::zeros(),
+    }
+}
+/// The x axis of the frame carrying contact point `index` (zero past the last).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_axis(
+    index: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+) -> Vector3<f64> {
+    match index {
+        0 => {
+            let x = cache.cos_q2;
+            let y = 0.0;
+            let z = cache.sin_q2;
+            Vector3::new(x, y, z)
+        }
+        1 => {
+            let x = cache.cos_q2;
+            let y = 0.0;
+            let z = cache.sin_q2;
+            Vector3::new(x, y, z)
+        }
+        2 => {
+            let x = cache.link2_rotation_00;
+            let y = 0.0;
+            let z = cache.link2_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        3 => {
+            let x = cache.link2_rotation_00;
+            let y = 0.0;
+            let z = cache.link2_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        4 => {
+            let x = cache.link3_rotation_00;
+            let y = 0.0;
+            let z = cache.link3_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        5 => {
+            let x = cache.link3_rotation_00;
+            let y = 0.0;
+            let z = cache.link3_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        6 => {
+            let x = cache.link4_rotation_00;
+            let y = 0.0;
+            let z = cache.link4_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        7 => {
+            let x = cache.link4_rotation_00;
+            let y = 0.0;
+            let z = cache.link4_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        8 => {
+            let x = cache.link5_rotation_00;
+            let y = 0.0;
+            let z = cache.link5_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        9 => {
+            let x = cache.link5_rotation_00;
+            let y = 0.0;
+            let z = cache.link5_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        10 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        11 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        12 => {
+            let x = cache.link7_rotation_00;
+            let y = 0.0;
+            let z = cache.link7_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        13 => {
+            let x = cache.link7_rotation_00;
+            let y = 0.0;
+            let z = cache.link7_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        14 => {
+            let x = cache.link8_rotation_00;
+            let y = 0.0;
+            let z = cache.link8_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        15 => {
+            let x = cache.link8_rotation_00;
+            let y = 0.0;
+            let z = cache.link8_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        16 => {
+            let x = cache.link9_rotation_00;
+            let y = 0.0;
+            let z = cache.link9_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        17 => {
+            let x = cache.link9_rotation_00;
+            let y = 0.0;
+            let z = cache.link9_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        18 => {
+            let x = cache.link10_rotation_00;
+            let y = 0.0;
+            let z = cache.link10_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        19 => {
+            let x = cache.link10_rotation_00;
+            let y = 0.0;
+            let z = cache.link10_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        20 => {
+            let x = cache.link11_rotation_00;
+            let y = 0.0;
+            let z = cache.link11_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        21 => {
+            let x = cache.link11_rotation_00;
+            let y = 0.0;
+            let z = cache.link11_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        22 => {
+            let x = cache.link12_rotation_00;
+            let y = 0.0;
+            let z = cache.link12_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        23 => {
+            let x = cache.link12_rotation_00;
+            let y = 0.0;
+            let z = cache.link12_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        24 => {
+            let x = cache.link12_rotation_00;
+            let y = 0.0;
+            let z = cache.link12_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        _ => Vector3::zeros(),
     }
 }
 /// Whole-robot centre of mass.
@@ -5136,6 +5295,23 @@ impl Model<DOF, CONTACTS> for SnakeLinks12 {
         out: &mut SMatrix<f64, 3, DOF>,
     ) {
         contact_jacobian_into(index, q, p, k, out)
+    }
+    fn contact_kinematics_into(
+        indices: &[usize],
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        jacobians: &mut [SMatrix<f64, 3, DOF>],
+        axes: &mut [Vector3<f64>],
+    ) {
+        for ((&index, jacobian), axis) in indices
+            .iter()
+            .zip(jacobians.iter_mut())
+            .zip(axes.iter_mut())
+        {
+            contact_jacobian_into(index, q, p, k, jacobian);
+            *axis = contact_axis(index, q, p, k);
+        }
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

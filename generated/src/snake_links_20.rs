@@ -476,8 +476,6 @@ pub struct Cache {
     pub link20_articulated_04: f64,
     pub link20_projected_inertia_f_x: f64,
     pub link20_projected_inertia_f_z: f64,
-    pub head_tip_position_x: f64,
-    pub head_tip_position_z: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
@@ -896,8 +894,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + link20_articulated_04;
     let link20_projected_inertia_f_z = link20_inertia_h_x
         + p.link_mass * link20_subspace_v_z;
-    let head_tip_position_x = p.link_length * link20_rotation_00 + link20_position_x;
-    let head_tip_position_z = link20_position_z + p.link_length * link20_rotation_20;
     Cache {
         cos_q10,
         sin_q10,
@@ -1271,8 +1267,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link20_articulated_04,
         link20_projected_inertia_f_x,
         link20_projected_inertia_f_z,
-        head_tip_position_x,
-        head_tip_position_z,
     }
 }
 /// Mass matrix M(q).
@@ -6630,6 +6624,10 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
+    let head_tip_position_x = p.link_length * cache.link20_rotation_00
+        + cache.link20_position_x;
+    let head_tip_position_z = cache.link20_position_z
+        + p.link_length * cache.link20_rotation_20;
     out[0][0] = q[0];
     out[0][1] = 0.0;
     out[0][2] = q[1];
@@ -6750,9 +6748,9 @@ pub fn contact_positions_into(
     out[39][0] = cache.link20_com_x;
     out[39][1] = 0.0;
     out[39][2] = cache.link20_com_z;
-    out[40][0] = cache.head_tip_position_x;
+    out[40][0] = head_tip_position_x;
     out[40][1] = 0.0;
-    out[40][2] = cache.head_tip_position_z;
+    out[40][2] = head_tip_position_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -6824,6 +6822,10 @@ pub fn contact_velocities_into(
     let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
     let link20_velocity_w_y = link19_velocity_w_y - qd[21];
     let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let head_tip_position_z = cache.link20_position_z
+        + p.link_length * cache.link20_rotation_20;
+    let head_tip_position_x = p.link_length * cache.link20_rotation_00
+        + cache.link20_position_x;
     out[0][0] = q[1] * base_angle_velocity_w_y + base_angle_velocity_v_x;
     out[0][1] = 0.0;
     out[0][2] = base_angle_velocity_v_z - q[0] * base_angle_velocity_w_y;
@@ -6944,9 +6946,9 @@ pub fn contact_velocities_into(
     out[39][0] = link20_velocity_v_x + link20_velocity_w_y * cache.link20_com_z;
     out[39][1] = 0.0;
     out[39][2] = link20_velocity_v_z - link20_velocity_w_y * cache.link20_com_x;
-    out[40][0] = link20_velocity_v_x + link20_velocity_w_y * cache.head_tip_position_z;
+    out[40][0] = link20_velocity_v_x + link20_velocity_w_y * head_tip_position_z;
     out[40][1] = 0.0;
-    out[40][2] = link20_velocity_v_z - link20_velocity_w_y * cache.head_tip_position_x;
+    out[40][2] = link20_velocity_v_z - link20_velocity_w_y * head_tip_position_x;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -7081,6 +7083,725 @@ pub fn contact_axes_into(
     out[40][1] = 0.0;
     out[40][2] = cache.link20_rotation_20;
 }
+/// Jacobian of the point at world position `point` fixed to `link1`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_0(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] - point[2];
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link2`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_1(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link3`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_2(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link4`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_3(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link5`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_4(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link6`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_5(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link7`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_6(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link8`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_7(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link9`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_8(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link10`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_9(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link11`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_10(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link12`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_11(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link13`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_12(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link14`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_13(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link15`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_14(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link16`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_15(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link17`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_16(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link18`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_17(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link19`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_18(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link20`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_19(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+}
 /// Jacobian of contact point `link1_rear` (on `link1`).
 #[inline]
 #[allow(unused_variables)]
@@ -7090,11 +7811,10 @@ pub fn contact_jacobian_0(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - q[1];
-    out[(2, 2)] = cache.base_angle_subspace_v_z - cache.base_angle_subspace_v_z;
+    let x = q[0];
+    let y = 0.0;
+    let z = q[1];
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link1_centre` (on `link1`).
 #[inline]
@@ -7105,11 +7825,10 @@ pub fn contact_jacobian_1(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - cache.link1_com_z;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link1_com_x;
+    let x = cache.link1_com_x;
+    let y = 0.0;
+    let z = cache.link1_com_z;
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_rear` (on `link2`).
 #[inline]
@@ -7120,15 +7839,10 @@ pub fn contact_jacobian_2(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_position_z;
-    let t1 = -cache.link2_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
+    let x = cache.link2_position_x;
+    let y = 0.0;
+    let z = cache.link2_position_z;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_centre` (on `link2`).
 #[inline]
@@ -7139,14 +7853,10 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link2_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link2_com_x;
+    let x = cache.link2_com_x;
+    let y = 0.0;
+    let z = cache.link2_com_z;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_rear` (on `link3`).
 #[inline]
@@ -7157,17 +7867,10 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_position_z;
-    let t1 = -cache.link3_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
+    let x = cache.link3_position_x;
+    let y = 0.0;
+    let z = cache.link3_position_z;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_centre` (on `link3`).
 #[inline]
@@ -7178,16 +7881,10 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link3_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link3_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_com_x + cache.link3_subspace_v_z;
+    let x = cache.link3_com_x;
+    let y = 0.0;
+    let z = cache.link3_com_z;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_rear` (on `link4`).
 #[inline]
@@ -7198,19 +7895,10 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_position_z;
-    let t1 = -cache.link4_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
+    let x = cache.link4_position_x;
+    let y = 0.0;
+    let z = cache.link4_position_z;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_centre` (on `link4`).
 #[inline]
@@ -7221,18 +7909,10 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link4_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link4_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link4_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link4_com_x;
+    let x = cache.link4_com_x;
+    let y = 0.0;
+    let z = cache.link4_com_z;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_rear` (on `link5`).
 #[inline]
@@ -7243,21 +7923,10 @@ pub fn contact_jacobian_8(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_position_z;
-    let t1 = -cache.link5_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
+    let x = cache.link5_position_x;
+    let y = 0.0;
+    let z = cache.link5_position_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_centre` (on `link5`).
 #[inline]
@@ -7268,20 +7937,10 @@ pub fn contact_jacobian_9(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link5_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link5_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link5_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link5_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_com_x + cache.link5_subspace_v_z;
+    let x = cache.link5_com_x;
+    let y = 0.0;
+    let z = cache.link5_com_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_rear` (on `link6`).
 #[inline]
@@ -7292,23 +7951,10 @@ pub fn contact_jacobian_10(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_position_z;
-    let t1 = -cache.link6_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
+    let x = cache.link6_position_x;
+    let y = 0.0;
+    let z = cache.link6_position_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_centre` (on `link6`).
 #[inline]
@@ -7319,22 +7965,10 @@ pub fn contact_jacobian_11(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link6_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link6_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link6_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link6_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link6_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link6_com_x;
+    let x = cache.link6_com_x;
+    let y = 0.0;
+    let z = cache.link6_com_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link7_rear` (on `link7`).
 #[inline]
@@ -7345,25 +7979,10 @@ pub fn contact_jacobian_12(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link7_position_z;
-    let t1 = -cache.link7_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = t0 + q[1];
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
+    let x = cache.link7_position_x;
+    let y = 0.0;
+    let z = cache.link7_position_z;
+    frame_jacobian_6(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link7_centre` (on `link7`).
 #[inline]
@@ -7374,24 +7993,10 @@ pub fn contact_jacobian_13(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link7_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link7_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link7_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link7_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link7_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link7_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link7_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link7_com_x;
+    let x = cache.link7_com_x;
+    let y = 0.0;
+    let z = cache.link7_com_z;
+    frame_jacobian_6(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link8_rear` (on `link8`).
 #[inline]
@@ -7402,27 +8007,10 @@ pub fn contact_jacobian_14(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link8_position_z;
-    let t1 = -cache.link8_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
+    let x = cache.link8_position_x;
+    let y = 0.0;
+    let z = cache.link8_position_z;
+    frame_jacobian_7(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link8_centre` (on `link8`).
 #[inline]
@@ -7433,26 +8021,10 @@ pub fn contact_jacobian_15(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link8_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link8_com_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link8_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link8_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link8_com_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link8_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link8_com_x;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link8_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link8_com_x;
+    let x = cache.link8_com_x;
+    let y = 0.0;
+    let z = cache.link8_com_z;
+    frame_jacobian_7(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link9_rear` (on `link9`).
 #[inline]
@@ -7463,29 +8035,10 @@ pub fn contact_jacobian_16(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link9_position_z;
-    let t1 = -cache.link9_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
+    let x = cache.link9_position_x;
+    let y = 0.0;
+    let z = cache.link9_position_z;
+    frame_jacobian_8(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link9_centre` (on `link9`).
 #[inline]
@@ -7496,28 +8049,10 @@ pub fn contact_jacobian_17(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link9_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link9_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link9_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link9_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link9_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link9_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link9_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link9_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link9_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link9_com_x;
+    let x = cache.link9_com_x;
+    let y = 0.0;
+    let z = cache.link9_com_z;
+    frame_jacobian_8(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link10_rear` (on `link10`).
 #[inline]
@@ -7528,31 +8063,10 @@ pub fn contact_jacobian_18(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link10_position_z;
-    let t1 = -cache.link10_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
+    let x = cache.link10_position_x;
+    let y = 0.0;
+    let z = cache.link10_position_z;
+    frame_jacobian_9(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link10_centre` (on `link10`).
 #[inline]
@@ -7563,30 +8077,10 @@ pub fn contact_jacobian_19(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link10_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link10_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link10_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link10_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link10_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link10_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link10_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link10_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link10_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link10_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link10_com_x;
+    let x = cache.link10_com_x;
+    let y = 0.0;
+    let z = cache.link10_com_z;
+    frame_jacobian_9(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link11_rear` (on `link11`).
 #[inline]
@@ -7597,33 +8091,10 @@ pub fn contact_jacobian_20(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link11_position_z;
-    let t1 = -cache.link11_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = t1 + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = t1 + cache.link11_subspace_v_z;
+    let x = cache.link11_position_x;
+    let y = 0.0;
+    let z = cache.link11_position_z;
+    frame_jacobian_10(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link11_centre` (on `link11`).
 #[inline]
@@ -7634,32 +8105,10 @@ pub fn contact_jacobian_21(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link11_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link11_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link11_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link11_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link11_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link11_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link11_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link11_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link11_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link11_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link11_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link11_com_x;
+    let x = cache.link11_com_x;
+    let y = 0.0;
+    let z = cache.link11_com_z;
+    frame_jacobian_10(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link12_rear` (on `link12`).
 #[inline]
@@ -7670,35 +8119,10 @@ pub fn contact_jacobian_22(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link12_position_z;
-    let t1 = -cache.link12_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
+    let x = cache.link12_position_x;
+    let y = 0.0;
+    let z = cache.link12_position_z;
+    frame_jacobian_11(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link12_centre` (on `link12`).
 #[inline]
@@ -7709,34 +8133,10 @@ pub fn contact_jacobian_23(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link12_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link12_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link12_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link12_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link12_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link12_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link12_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link12_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link12_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link12_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link12_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link12_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link12_com_x;
+    let x = cache.link12_com_x;
+    let y = 0.0;
+    let z = cache.link12_com_z;
+    frame_jacobian_11(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link13_rear` (on `link13`).
 #[inline]
@@ -7747,37 +8147,10 @@ pub fn contact_jacobian_24(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link13_position_z;
-    let t1 = -cache.link13_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
+    let x = cache.link13_position_x;
+    let y = 0.0;
+    let z = cache.link13_position_z;
+    frame_jacobian_12(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link13_centre` (on `link13`).
 #[inline]
@@ -7788,36 +8161,10 @@ pub fn contact_jacobian_25(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link13_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link13_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link13_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_subspace_v_z + cache.link13_com_x;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link13_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link13_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link13_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link13_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link13_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link13_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link13_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link13_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link13_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link13_com_x;
+    let x = cache.link13_com_x;
+    let y = 0.0;
+    let z = cache.link13_com_z;
+    frame_jacobian_12(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link14_rear` (on `link14`).
 #[inline]
@@ -7828,39 +8175,10 @@ pub fn contact_jacobian_26(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link14_position_z;
-    let t1 = -cache.link14_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = t1 + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = t1 + cache.link11_subspace_v_z;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
+    let x = cache.link14_position_x;
+    let y = 0.0;
+    let z = cache.link14_position_z;
+    frame_jacobian_13(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link14_centre` (on `link14`).
 #[inline]
@@ -7871,38 +8189,10 @@ pub fn contact_jacobian_27(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link14_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link14_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link14_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link14_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link14_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link14_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link14_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link14_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link14_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link14_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link14_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link14_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link14_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link14_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_com_x + cache.link14_subspace_v_z;
+    let x = cache.link14_com_x;
+    let y = 0.0;
+    let z = cache.link14_com_z;
+    frame_jacobian_13(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link15_rear` (on `link15`).
 #[inline]
@@ -7913,41 +8203,10 @@ pub fn contact_jacobian_28(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link15_position_z;
-    let t1 = -cache.link15_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
+    let x = cache.link15_position_x;
+    let y = 0.0;
+    let z = cache.link15_position_z;
+    frame_jacobian_14(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link15_centre` (on `link15`).
 #[inline]
@@ -7958,40 +8217,10 @@ pub fn contact_jacobian_29(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link15_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link15_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link15_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link15_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link15_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link15_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link15_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link15_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link15_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link15_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link15_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link15_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link15_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link15_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link15_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_com_x + cache.link15_subspace_v_z;
+    let x = cache.link15_com_x;
+    let y = 0.0;
+    let z = cache.link15_com_z;
+    frame_jacobian_14(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link16_rear` (on `link16`).
 #[inline]
@@ -8002,43 +8231,10 @@ pub fn contact_jacobian_30(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link16_position_z;
-    let t1 = -cache.link16_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
+    let x = cache.link16_position_x;
+    let y = 0.0;
+    let z = cache.link16_position_z;
+    frame_jacobian_15(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link16_centre` (on `link16`).
 #[inline]
@@ -8049,42 +8245,10 @@ pub fn contact_jacobian_31(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link16_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link16_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link16_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link16_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link16_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link16_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link16_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link16_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link16_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link16_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link16_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link16_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link16_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link16_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link16_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link16_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link16_com_x;
+    let x = cache.link16_com_x;
+    let y = 0.0;
+    let z = cache.link16_com_z;
+    frame_jacobian_15(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link17_rear` (on `link17`).
 #[inline]
@@ -8095,45 +8259,10 @@ pub fn contact_jacobian_32(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link17_position_z;
-    let t1 = -cache.link17_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
+    let x = cache.link17_position_x;
+    let y = 0.0;
+    let z = cache.link17_position_z;
+    frame_jacobian_16(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link17_centre` (on `link17`).
 #[inline]
@@ -8144,44 +8273,10 @@ pub fn contact_jacobian_33(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link17_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link17_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link17_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link17_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link17_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link17_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link17_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link17_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link17_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link17_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link17_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link17_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link17_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link17_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link17_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link17_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link17_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link17_com_x;
+    let x = cache.link17_com_x;
+    let y = 0.0;
+    let z = cache.link17_com_z;
+    frame_jacobian_16(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link18_rear` (on `link18`).
 #[inline]
@@ -8192,47 +8287,10 @@ pub fn contact_jacobian_34(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link18_position_z;
-    let t1 = -cache.link18_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
+    let x = cache.link18_position_x;
+    let y = 0.0;
+    let z = cache.link18_position_z;
+    frame_jacobian_17(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link18_centre` (on `link18`).
 #[inline]
@@ -8243,46 +8301,10 @@ pub fn contact_jacobian_35(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link18_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link18_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link18_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link18_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link18_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link18_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link18_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link18_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link18_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link18_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link18_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link18_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link18_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link18_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link18_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link18_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link18_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link18_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_com_x + cache.link18_subspace_v_z;
+    let x = cache.link18_com_x;
+    let y = 0.0;
+    let z = cache.link18_com_z;
+    frame_jacobian_17(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link19_rear` (on `link19`).
 #[inline]
@@ -8293,49 +8315,10 @@ pub fn contact_jacobian_36(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link19_position_z;
-    let t1 = -cache.link19_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
+    let x = cache.link19_position_x;
+    let y = 0.0;
+    let z = cache.link19_position_z;
+    frame_jacobian_18(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link19_centre` (on `link19`).
 #[inline]
@@ -8346,48 +8329,10 @@ pub fn contact_jacobian_37(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link19_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link19_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link19_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link19_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link19_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link19_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link19_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link19_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link19_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link19_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link19_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link19_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link19_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link19_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link19_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link19_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link19_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link19_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link19_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link19_com_x;
+    let x = cache.link19_com_x;
+    let y = 0.0;
+    let z = cache.link19_com_z;
+    frame_jacobian_18(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link20_rear` (on `link20`).
 #[inline]
@@ -8398,51 +8343,10 @@ pub fn contact_jacobian_38(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link20_position_z;
-    let t1 = -cache.link20_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
+    let x = cache.link20_position_x;
+    let y = 0.0;
+    let z = cache.link20_position_z;
+    frame_jacobian_19(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link20_centre` (on `link20`).
 #[inline]
@@ -8453,50 +8357,10 @@ pub fn contact_jacobian_39(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link20_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link20_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link20_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link20_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link20_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link20_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link20_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link20_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link20_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link20_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link20_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link20_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link20_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link20_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link20_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link20_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link20_com_x;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link20_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link20_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link20_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_com_x + cache.link20_subspace_v_z;
+    let x = cache.link20_com_x;
+    let y = 0.0;
+    let z = cache.link20_com_z;
+    frame_jacobian_19(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `head_tip` (on `link20`).
 #[inline]
@@ -8507,50 +8371,14 @@ pub fn contact_jacobian_40(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.head_tip_position_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.head_tip_position_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.head_tip_position_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.head_tip_position_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.head_tip_position_x + cache.link20_subspace_v_z;
+    let head_tip_position_x = p.link_length * cache.link20_rotation_00
+        + cache.link20_position_x;
+    let head_tip_position_z = cache.link20_position_z
+        + p.link_length * cache.link20_rotation_20;
+    let x = head_tip_position_x;
+    let y = 0.0;
+    let z = head_tip_position_z;
+    frame_jacobian_19(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -8605,6 +8433,265 @@ pub fn contact_jacobian_into(
         39 => contact_jacobian_39(q, p, cache, out),
         40 => contact_jacobian_40(q, p, cache, out),
         _ => *out = SMatrix::zeros(),
+    }
+}
+/// The x axis of the frame carrying contact point `index` (zero past the last).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_axis(
+    index: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+) -> Vector3<f64> {
+    match index {
+        0 => {
+            let x = cache.cos_q2;
+            let y = 0.0;
+            let z = cache.sin_q2;
+            Vector3::new(x, y, z)
+        }
+        1 => {
+            let x = cache.cos_q2;
+            let y = 0.0;
+            let z = cache.sin_q2;
+            Vector3::new(x, y, z)
+        }
+        2 => {
+            let x = cache.link2_rotation_00;
+            let y = 0.0;
+            let z = cache.link2_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        3 => {
+            let x = cache.link2_rotation_00;
+            let y = 0.0;
+            let z = cache.link2_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        4 => {
+            let x = cache.link3_rotation_00;
+            let y = 0.0;
+            let z = cache.link3_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        5 => {
+            let x = cache.link3_rotation_00;
+            let y = 0.0;
+            let z = cache.link3_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        6 => {
+            let x = cache.link4_rotation_00;
+            let y = 0.0;
+            let z = cache.link4_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        7 => {
+            let x = cache.link4_rotation_00;
+            let y = 0.0;
+            let z = cache.link4_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        8 => {
+            let x = cache.link5_rotation_00;
+            let y = 0.0;
+            let z = cache.link5_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        9 => {
+            let x = cache.link5_rotation_00;
+            let y = 0.0;
+            let z = cache.link5_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        10 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        11 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        12 => {
+            let x = cache.link7_rotation_00;
+            let y = 0.0;
+            let z = cache.link7_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        13 => {
+            let x = cache.link7_rotation_00;
+            let y = 0.0;
+            let z = cache.link7_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        14 => {
+            let x = cache.link8_rotation_00;
+            let y = 0.0;
+            let z = cache.link8_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        15 => {
+            let x = cache.link8_rotation_00;
+            let y = 0.0;
+            let z = cache.link8_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        16 => {
+            let x = cache.link9_rotation_00;
+            let y = 0.0;
+            let z = cache.link9_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        17 => {
+            let x = cache.link9_rotation_00;
+            let y = 0.0;
+            let z = cache.link9_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        18 => {
+            let x = cache.link10_rotation_00;
+            let y = 0.0;
+            let z = cache.link10_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        19 => {
+            let x = cache.link10_rotation_00;
+            let y = 0.0;
+            let z = cache.link10_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        20 => {
+            let x = cache.link11_rotation_00;
+            let y = 0.0;
+            let z = cache.link11_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        21 => {
+            let x = cache.link11_rotation_00;
+            let y = 0.0;
+            let z = cache.link11_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        22 => {
+            let x = cache.link12_rotation_00;
+            let y = 0.0;
+            let z = cache.link12_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        23 => {
+            let x = cache.link12_rotation_00;
+            let y = 0.0;
+            let z = cache.link12_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        24 => {
+            let x = cache.link13_rotation_00;
+            let y = 0.0;
+            let z = cache.link13_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        25 => {
+            let x = cache.link13_rotation_00;
+            let y = 0.0;
+            let z = cache.link13_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        26 => {
+            let x = cache.link14_rotation_00;
+            let y = 0.0;
+            let z = cache.link14_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        27 => {
+            let x = cache.link14_rotation_00;
+            let y = 0.0;
+            let z = cache.link14_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        28 => {
+            let x = cache.link15_rotation_00;
+            let y = 0.0;
+            let z = cache.link15_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        29 => {
+            let x = cache.link15_rotation_00;
+            let y = 0.0;
+            let z = cache.link15_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        30 => {
+            let x = cache.link16_rotation_00;
+            let y = 0.0;
+            let z = cache.link16_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        31 => {
+            let x = cache.link16_rotation_00;
+            let y = 0.0;
+            let z = cache.link16_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        32 => {
+            let x = cache.link17_rotation_00;
+            let y = 0.0;
+            let z = cache.link17_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        33 => {
+            let x = cache.link17_rotation_00;
+            let y = 0.0;
+            let z = cache.link17_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        34 => {
+            let x = cache.link18_rotation_00;
+            let y = 0.0;
+            let z = cache.link18_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        35 => {
+            let x = cache.link18_rotation_00;
+            let y = 0.0;
+            let z = cache.link18_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        36 => {
+            let x = cache.link19_rotation_00;
+            let y = 0.0;
+            let z = cache.link19_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        37 => {
+            let x = cache.link19_rotation_00;
+            let y = 0.0;
+            let z = cache.link19_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        38 => {
+            let x = cache.link20_rotation_00;
+            let y = 0.0;
+            let z = cache.link20_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        39 => {
+            let x = cache.link20_rotation_00;
+            let y = 0.0;
+            let z = cache.link20_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        40 => {
+            let x = cache.link20_rotation_00;
+            let y = 0.0;
+            let z = cache.link20_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        _ => Vector3::zeros(),
     }
 }
 /// Whole-robot centre of mass.
@@ -9467,6 +9554,23 @@ impl Model<DOF, CONTACTS> for SnakeLinks20 {
         out: &mut SMatrix<f64, 3, DOF>,
     ) {
         contact_jacobian_into(index, q, p, k, out)
+    }
+    fn contact_kinematics_into(
+        indices: &[usize],
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        jacobians: &mut [SMatrix<f64, 3, DOF>],
+        axes: &mut [Vector3<f64>],
+    ) {
+        for ((&index, jacobian), axis) in indices
+            .iter()
+            .zip(jacobians.iter_mut())
+            .zip(axes.iter_mut())
+        {
+            contact_jacobian_into(index, q, p, k, jacobian);
+            *axis = contact_axis(index, q, p, k);
+        }
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -182,8 +182,6 @@ pub struct Cache {
     pub link6_articulated_04: f64,
     pub link6_projected_inertia_f_x: f64,
     pub link6_projected_inertia_f_z: f64,
-    pub head_tip_position_x: f64,
-    pub head_tip_position_z: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
@@ -308,8 +306,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + link6_position_z * p.link_mass;
     let link6_projected_inertia_f_z = link6_inertia_h_x
         + link6_subspace_v_z * p.link_mass;
-    let head_tip_position_x = link6_position_x + p.link_length * link6_rotation_00;
-    let head_tip_position_z = link6_position_z + p.link_length * link6_rotation_20;
     Cache {
         cos_q2,
         sin_q2,
@@ -417,8 +413,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link6_articulated_04,
         link6_projected_inertia_f_x,
         link6_projected_inertia_f_z,
-        head_tip_position_x,
-        head_tip_position_z,
     }
 }
 /// Mass matrix M(q).
@@ -1649,6 +1643,10 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
+    let head_tip_position_x = cache.link6_position_x
+        + p.link_length * cache.link6_rotation_00;
+    let head_tip_position_z = cache.link6_position_z
+        + p.link_length * cache.link6_rotation_20;
     out[0][0] = q[0];
     out[0][1] = 0.0;
     out[0][2] = q[1];
@@ -1685,9 +1683,9 @@ pub fn contact_positions_into(
     out[11][0] = cache.link6_com_x;
     out[11][1] = 0.0;
     out[11][2] = cache.link6_com_z;
-    out[12][0] = cache.head_tip_position_x;
+    out[12][0] = head_tip_position_x;
     out[12][1] = 0.0;
-    out[12][2] = cache.head_tip_position_z;
+    out[12][2] = head_tip_position_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -1717,6 +1715,10 @@ pub fn contact_velocities_into(
     let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
     let link6_velocity_w_y = link5_velocity_w_y - qd[7];
     let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let head_tip_position_z = cache.link6_position_z
+        + p.link_length * cache.link6_rotation_20;
+    let head_tip_position_x = cache.link6_position_x
+        + p.link_length * cache.link6_rotation_00;
     out[0][0] = q[1] * base_angle_velocity_w_y + base_angle_velocity_v_x;
     out[0][1] = 0.0;
     out[0][2] = base_angle_velocity_v_z - q[0] * base_angle_velocity_w_y;
@@ -1753,9 +1755,9 @@ pub fn contact_velocities_into(
     out[11][0] = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
     out[11][1] = 0.0;
     out[11][2] = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
-    out[12][0] = cache.head_tip_position_z * link6_velocity_w_y + link6_velocity_v_x;
+    out[12][0] = head_tip_position_z * link6_velocity_w_y + link6_velocity_v_x;
     out[12][1] = 0.0;
-    out[12][2] = link6_velocity_v_z - cache.head_tip_position_x * link6_velocity_w_y;
+    out[12][2] = link6_velocity_v_z - head_tip_position_x * link6_velocity_w_y;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -1806,6 +1808,137 @@ pub fn contact_axes_into(
     out[12][1] = 0.0;
     out[12][2] = cache.link6_rotation_20;
 }
+/// Jacobian of the point at world position `point` fixed to `link1`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_0(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] - point[2];
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link2`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_1(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link3`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_2(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link4`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_3(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link5`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_4(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link6`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_5(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+}
 /// Jacobian of contact point `link1_rear` (on `link1`).
 #[inline]
 #[allow(unused_variables)]
@@ -1815,11 +1948,10 @@ pub fn contact_jacobian_0(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - q[1];
-    out[(2, 2)] = cache.base_angle_subspace_v_z - cache.base_angle_subspace_v_z;
+    let x = q[0];
+    let y = 0.0;
+    let z = q[1];
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link1_centre` (on `link1`).
 #[inline]
@@ -1830,11 +1962,10 @@ pub fn contact_jacobian_1(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - cache.link1_com_z;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link1_com_x;
+    let x = cache.link1_com_x;
+    let y = 0.0;
+    let z = cache.link1_com_z;
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_rear` (on `link2`).
 #[inline]
@@ -1845,15 +1976,10 @@ pub fn contact_jacobian_2(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_position_z;
-    let t1 = -cache.link2_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
+    let x = cache.link2_position_x;
+    let y = 0.0;
+    let z = cache.link2_position_z;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_centre` (on `link2`).
 #[inline]
@@ -1864,14 +1990,10 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link2_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link2_com_x;
+    let x = cache.link2_com_x;
+    let y = 0.0;
+    let z = cache.link2_com_z;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_rear` (on `link3`).
 #[inline]
@@ -1882,17 +2004,10 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_position_z;
-    let t1 = -cache.link3_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
+    let x = cache.link3_position_x;
+    let y = 0.0;
+    let z = cache.link3_position_z;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_centre` (on `link3`).
 #[inline]
@@ -1903,16 +2018,10 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link3_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link3_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_com_x + cache.link3_subspace_v_z;
+    let x = cache.link3_com_x;
+    let y = 0.0;
+    let z = cache.link3_com_z;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_rear` (on `link4`).
 #[inline]
@@ -1923,19 +2032,10 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_position_z;
-    let t1 = -cache.link4_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
+    let x = cache.link4_position_x;
+    let y = 0.0;
+    let z = cache.link4_position_z;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_centre` (on `link4`).
 #[inline]
@@ -1946,18 +2046,10 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link4_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link4_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link4_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link4_com_x;
+    let x = cache.link4_com_x;
+    let y = 0.0;
+    let z = cache.link4_com_z;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_rear` (on `link5`).
 #[inline]
@@ -1968,21 +2060,10 @@ pub fn contact_jacobian_8(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_position_z;
-    let t1 = -cache.link5_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
+    let x = cache.link5_position_x;
+    let y = 0.0;
+    let z = cache.link5_position_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_centre` (on `link5`).
 #[inline]
@@ -1993,20 +2074,10 @@ pub fn contact_jacobian_9(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link5_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link5_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link5_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link5_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_com_x + cache.link5_subspace_v_z;
+    let x = cache.link5_com_x;
+    let y = 0.0;
+    let z = cache.link5_com_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_rear` (on `link6`).
 #[inline]
@@ -2017,23 +2088,10 @@ pub fn contact_jacobian_10(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_position_z;
-    let t1 = -cache.link6_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
+    let x = cache.link6_position_x;
+    let y = 0.0;
+    let z = cache.link6_position_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_centre` (on `link6`).
 #[inline]
@@ -2044,22 +2102,10 @@ pub fn contact_jacobian_11(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link6_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link6_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link6_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link6_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link6_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link6_com_x;
+    let x = cache.link6_com_x;
+    let y = 0.0;
+    let z = cache.link6_com_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `head_tip` (on `link6`).
 #[inline]
@@ -2070,22 +2116,14 @@ pub fn contact_jacobian_12(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.head_tip_position_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = t0 + q[1];
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.head_tip_position_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.head_tip_position_x;
+    let head_tip_position_x = cache.link6_position_x
+        + p.link_length * cache.link6_rotation_00;
+    let head_tip_position_z = cache.link6_position_z
+        + p.link_length * cache.link6_rotation_20;
+    let x = head_tip_position_x;
+    let y = 0.0;
+    let z = head_tip_position_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -2112,6 +2150,97 @@ pub fn contact_jacobian_into(
         11 => contact_jacobian_11(q, p, cache, out),
         12 => contact_jacobian_12(q, p, cache, out),
         _ => *out = SMatrix::zeros(),
+    }
+}
+/// The x axis of the frame carrying contact point `index` (zero past the last).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_axis(
+    index: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+) -> Vector3<f64> {
+    match index {
+        0 => {
+            let x = cache.cos_q2;
+            let y = 0.0;
+            let z = cache.sin_q2;
+            Vector3::new(x, y, z)
+        }
+        1 => {
+            let x = cache.cos_q2;
+            let y = 0.0;
+            let z = cache.sin_q2;
+            Vector3::new(x, y, z)
+        }
+        2 => {
+            let x = cache.link2_rotation_00;
+            let y = 0.0;
+            let z = cache.link2_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        3 => {
+            let x = cache.link2_rotation_00;
+            let y = 0.0;
+            let z = cache.link2_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        4 => {
+            let x = cache.link3_rotation_00;
+            let y = 0.0;
+            let z = cache.link3_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        5 => {
+            let x = cache.link3_rotation_00;
+            let y = 0.0;
+            let z = cache.link3_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        6 => {
+            let x = cache.link4_rotation_00;
+            let y = 0.0;
+            let z = cache.link4_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        7 => {
+            let x = cache.link4_rotation_00;
+            let y = 0.0;
+            let z = cache.link4_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        8 => {
+            let x = cache.link5_rotation_00;
+            let y = 0.0;
+            let z = cache.link5_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        9 => {
+            let x = cache.link5_rotation_00;
+            let y = 0.0;
+            let z = cache.link5_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        10 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        11 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        12 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        _ => Vector3::zeros(),
     }
 }
 /// Whole-robot centre of mass.
@@ -2485,6 +2614,23 @@ impl Model<DOF, CONTACTS> for SnakeLinks6 {
         out: &mut SMatrix<f64, 3, DOF>,
     ) {
         contact_jacobian_into(index, q, p, k, out)
+    }
+    fn contact_kinematics_into(
+        indices: &[usize],
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        jacobians: &mut [SMatrix<f64, 3, DOF>],
+        axes: &mut [Vector3<f64>],
+    ) {
+        for ((&index, jacobian), axis) in indices
+            .iter()
+            .zip(jacobians.iter_mut())
+            .zip(axes.iter_mut())
+        {
+            contact_jacobian_into(index, q, p, k, jacobian);
+            *axis = contact_axis(index, q, p, k);
+        }
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

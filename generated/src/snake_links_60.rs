@@ -1316,8 +1316,6 @@ pub struct Cache {
     pub link60_articulated_04: f64,
     pub link60_projected_inertia_f_x: f64,
     pub link60_projected_inertia_f_z: f64,
-    pub head_tip_position_x: f64,
-    pub head_tip_position_z: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
@@ -2576,8 +2574,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + p.link_mass * link60_position_z;
     let link60_projected_inertia_f_z = link60_inertia_h_x
         + link60_subspace_v_z * p.link_mass;
-    let head_tip_position_x = link60_position_x + p.link_length * link60_rotation_00;
-    let head_tip_position_z = link60_position_z + p.link_length * link60_rotation_20;
     Cache {
         cos_q10,
         sin_q10,
@@ -3711,8 +3707,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link60_articulated_04,
         link60_projected_inertia_f_x,
         link60_projected_inertia_f_z,
-        head_tip_position_x,
-        head_tip_position_z,
     }
 }
 /// Mass matrix M(q).
@@ -31747,6 +31741,10 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
+    let head_tip_position_x = cache.link60_position_x
+        + p.link_length * cache.link60_rotation_00;
+    let head_tip_position_z = cache.link60_position_z
+        + p.link_length * cache.link60_rotation_20;
     out[0][0] = q[0];
     out[0][1] = 0.0;
     out[0][2] = q[1];
@@ -32107,9 +32105,9 @@ pub fn contact_positions_into(
     out[119][0] = cache.link60_com_x;
     out[119][1] = 0.0;
     out[119][2] = cache.link60_com_z;
-    out[120][0] = cache.head_tip_position_x;
+    out[120][0] = head_tip_position_x;
     out[120][1] = 0.0;
-    out[120][2] = cache.head_tip_position_z;
+    out[120][2] = head_tip_position_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -32301,6 +32299,10 @@ pub fn contact_velocities_into(
     let link60_velocity_w_y = link59_velocity_w_y - qd[61];
     let link60_velocity_v_x = link59_velocity_v_x + qd[61] * cache.link60_position_z;
     let link60_velocity_v_z = link59_velocity_v_z + cache.link60_subspace_v_z * qd[61];
+    let head_tip_position_z = cache.link60_position_z
+        + p.link_length * cache.link60_rotation_20;
+    let head_tip_position_x = cache.link60_position_x
+        + p.link_length * cache.link60_rotation_00;
     out[0][0] = q[1] * base_angle_velocity_w_y + base_angle_velocity_v_x;
     out[0][1] = 0.0;
     out[0][2] = base_angle_velocity_v_z - q[0] * base_angle_velocity_w_y;
@@ -32661,9 +32663,9 @@ pub fn contact_velocities_into(
     out[119][0] = link60_velocity_v_x + cache.link60_com_z * link60_velocity_w_y;
     out[119][1] = 0.0;
     out[119][2] = link60_velocity_v_z - cache.link60_com_x * link60_velocity_w_y;
-    out[120][0] = link60_velocity_v_x + link60_velocity_w_y * cache.head_tip_position_z;
+    out[120][0] = link60_velocity_v_x + link60_velocity_w_y * head_tip_position_z;
     out[120][1] = 0.0;
-    out[120][2] = link60_velocity_v_z - cache.head_tip_position_x * link60_velocity_w_y;
+    out[120][2] = link60_velocity_v_z - head_tip_position_x * link60_velocity_w_y;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -33038,6 +33040,4565 @@ pub fn contact_axes_into(
     out[120][1] = 0.0;
     out[120][2] = cache.link60_rotation_20;
 }
+/// Jacobian of the point at world position `point` fixed to `link1`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_0(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] - point[2];
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link2`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_1(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link3`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_2(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link4`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_3(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link5`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_4(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link6`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_5(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link7`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_6(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link8`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_7(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link9`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_8(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link10`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_9(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link11`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_10(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link12`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_11(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link13`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_12(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link14`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_13(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link15`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_14(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link16`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_15(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link17`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_16(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link18`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_17(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link19`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_18(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link20`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_19(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link21`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_20(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link22`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_21(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link23`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_22(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link24`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_23(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link25`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_24(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link26`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_25(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link27`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_26(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link28`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_27(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link29`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_28(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link30`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_29(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link31`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_30(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link32`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_31(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link33`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_32(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link34`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_33(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link35`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_34(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link36`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_35(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link37`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_36(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link38`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_37(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link39`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_38(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link40`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_39(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link41`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_40(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link42`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_41(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link43`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_42(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link44`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_43(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link45`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_44(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link46`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_45(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link47`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_46(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link48`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_47(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link49`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_48(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link50`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_49(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link51`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_50(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link52`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_51(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link53`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_52(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+    out[(0, 54)] = cache.link53_position_z + t0;
+    out[(2, 54)] = point[0] + cache.link53_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link54`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_53(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+    out[(0, 54)] = cache.link53_position_z + t0;
+    out[(2, 54)] = point[0] + cache.link53_subspace_v_z;
+    out[(0, 55)] = t0 + cache.link54_position_z;
+    out[(2, 55)] = cache.link54_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link55`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_54(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+    out[(0, 54)] = cache.link53_position_z + t0;
+    out[(2, 54)] = point[0] + cache.link53_subspace_v_z;
+    out[(0, 55)] = t0 + cache.link54_position_z;
+    out[(2, 55)] = cache.link54_subspace_v_z + point[0];
+    out[(0, 56)] = cache.link55_position_z + t0;
+    out[(2, 56)] = cache.link55_subspace_v_z + point[0];
+}
+/// Jacobian of the point at world position `point` fixed to `link56`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_55(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+    out[(0, 54)] = cache.link53_position_z + t0;
+    out[(2, 54)] = point[0] + cache.link53_subspace_v_z;
+    out[(0, 55)] = t0 + cache.link54_position_z;
+    out[(2, 55)] = cache.link54_subspace_v_z + point[0];
+    out[(0, 56)] = cache.link55_position_z + t0;
+    out[(2, 56)] = cache.link55_subspace_v_z + point[0];
+    out[(0, 57)] = cache.link56_position_z + t0;
+    out[(2, 57)] = point[0] + cache.link56_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link57`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_56(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+    out[(0, 54)] = cache.link53_position_z + t0;
+    out[(2, 54)] = point[0] + cache.link53_subspace_v_z;
+    out[(0, 55)] = t0 + cache.link54_position_z;
+    out[(2, 55)] = cache.link54_subspace_v_z + point[0];
+    out[(0, 56)] = cache.link55_position_z + t0;
+    out[(2, 56)] = cache.link55_subspace_v_z + point[0];
+    out[(0, 57)] = cache.link56_position_z + t0;
+    out[(2, 57)] = point[0] + cache.link56_subspace_v_z;
+    out[(0, 58)] = cache.link57_position_z + t0;
+    out[(2, 58)] = point[0] + cache.link57_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link58`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_57(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+    out[(0, 54)] = cache.link53_position_z + t0;
+    out[(2, 54)] = point[0] + cache.link53_subspace_v_z;
+    out[(0, 55)] = t0 + cache.link54_position_z;
+    out[(2, 55)] = cache.link54_subspace_v_z + point[0];
+    out[(0, 56)] = cache.link55_position_z + t0;
+    out[(2, 56)] = cache.link55_subspace_v_z + point[0];
+    out[(0, 57)] = cache.link56_position_z + t0;
+    out[(2, 57)] = point[0] + cache.link56_subspace_v_z;
+    out[(0, 58)] = cache.link57_position_z + t0;
+    out[(2, 58)] = point[0] + cache.link57_subspace_v_z;
+    out[(0, 59)] = t0 + cache.link58_position_z;
+    out[(2, 59)] = point[0] + cache.link58_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link59`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_58(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+    out[(0, 54)] = cache.link53_position_z + t0;
+    out[(2, 54)] = point[0] + cache.link53_subspace_v_z;
+    out[(0, 55)] = t0 + cache.link54_position_z;
+    out[(2, 55)] = cache.link54_subspace_v_z + point[0];
+    out[(0, 56)] = cache.link55_position_z + t0;
+    out[(2, 56)] = cache.link55_subspace_v_z + point[0];
+    out[(0, 57)] = cache.link56_position_z + t0;
+    out[(2, 57)] = point[0] + cache.link56_subspace_v_z;
+    out[(0, 58)] = cache.link57_position_z + t0;
+    out[(2, 58)] = point[0] + cache.link57_subspace_v_z;
+    out[(0, 59)] = t0 + cache.link58_position_z;
+    out[(2, 59)] = point[0] + cache.link58_subspace_v_z;
+    out[(0, 60)] = cache.link59_position_z + t0;
+    out[(2, 60)] = point[0] + cache.link59_subspace_v_z;
+}
+/// Jacobian of the point at world position `point` fixed to `link60`.
+#[inline]
+#[allow(unused_variables)]
+pub fn frame_jacobian_59(
+    point: &Vector3<f64>,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = -point[2];
+    out[(0, 0)] = 1.0;
+    out[(2, 1)] = 1.0;
+    out[(0, 2)] = q[1] + t0;
+    out[(2, 2)] = point[0] + cache.base_angle_subspace_v_z;
+    out[(0, 3)] = cache.link2_position_z + t0;
+    out[(2, 3)] = cache.link2_subspace_v_z + point[0];
+    out[(0, 4)] = cache.link3_position_z + t0;
+    out[(2, 4)] = point[0] + cache.link3_subspace_v_z;
+    out[(0, 5)] = cache.link4_position_z + t0;
+    out[(2, 5)] = point[0] + cache.link4_subspace_v_z;
+    out[(0, 6)] = cache.link5_position_z + t0;
+    out[(2, 6)] = point[0] + cache.link5_subspace_v_z;
+    out[(0, 7)] = cache.link6_position_z + t0;
+    out[(2, 7)] = cache.link6_subspace_v_z + point[0];
+    out[(0, 8)] = cache.link7_position_z + t0;
+    out[(2, 8)] = point[0] + cache.link7_subspace_v_z;
+    out[(0, 9)] = cache.link8_position_z + t0;
+    out[(2, 9)] = point[0] + cache.link8_subspace_v_z;
+    out[(0, 10)] = cache.link9_position_z + t0;
+    out[(2, 10)] = cache.link9_subspace_v_z + point[0];
+    out[(0, 11)] = t0 + cache.link10_position_z;
+    out[(2, 11)] = point[0] + cache.link10_subspace_v_z;
+    out[(0, 12)] = cache.link11_position_z + t0;
+    out[(2, 12)] = cache.link11_subspace_v_z + point[0];
+    out[(0, 13)] = cache.link12_position_z + t0;
+    out[(2, 13)] = cache.link12_subspace_v_z + point[0];
+    out[(0, 14)] = cache.link13_position_z + t0;
+    out[(2, 14)] = cache.link13_subspace_v_z + point[0];
+    out[(0, 15)] = cache.link14_position_z + t0;
+    out[(2, 15)] = point[0] + cache.link14_subspace_v_z;
+    out[(0, 16)] = cache.link15_position_z + t0;
+    out[(2, 16)] = point[0] + cache.link15_subspace_v_z;
+    out[(0, 17)] = cache.link16_position_z + t0;
+    out[(2, 17)] = cache.link16_subspace_v_z + point[0];
+    out[(0, 18)] = t0 + cache.link17_position_z;
+    out[(2, 18)] = cache.link17_subspace_v_z + point[0];
+    out[(0, 19)] = cache.link18_position_z + t0;
+    out[(2, 19)] = cache.link18_subspace_v_z + point[0];
+    out[(0, 20)] = cache.link19_position_z + t0;
+    out[(2, 20)] = cache.link19_subspace_v_z + point[0];
+    out[(0, 21)] = cache.link20_position_z + t0;
+    out[(2, 21)] = point[0] + cache.link20_subspace_v_z;
+    out[(0, 22)] = cache.link21_position_z + t0;
+    out[(2, 22)] = point[0] + cache.link21_subspace_v_z;
+    out[(0, 23)] = cache.link22_position_z + t0;
+    out[(2, 23)] = point[0] + cache.link22_subspace_v_z;
+    out[(0, 24)] = t0 + cache.link23_position_z;
+    out[(2, 24)] = cache.link23_subspace_v_z + point[0];
+    out[(0, 25)] = cache.link24_position_z + t0;
+    out[(2, 25)] = point[0] + cache.link24_subspace_v_z;
+    out[(0, 26)] = t0 + cache.link25_position_z;
+    out[(2, 26)] = point[0] + cache.link25_subspace_v_z;
+    out[(0, 27)] = t0 + cache.link26_position_z;
+    out[(2, 27)] = point[0] + cache.link26_subspace_v_z;
+    out[(0, 28)] = cache.link27_position_z + t0;
+    out[(2, 28)] = point[0] + cache.link27_subspace_v_z;
+    out[(0, 29)] = cache.link28_position_z + t0;
+    out[(2, 29)] = point[0] + cache.link28_subspace_v_z;
+    out[(0, 30)] = cache.link29_position_z + t0;
+    out[(2, 30)] = point[0] + cache.link29_subspace_v_z;
+    out[(0, 31)] = cache.link30_position_z + t0;
+    out[(2, 31)] = point[0] + cache.link30_subspace_v_z;
+    out[(0, 32)] = t0 + cache.link31_position_z;
+    out[(2, 32)] = cache.link31_subspace_v_z + point[0];
+    out[(0, 33)] = cache.link32_position_z + t0;
+    out[(2, 33)] = point[0] + cache.link32_subspace_v_z;
+    out[(0, 34)] = cache.link33_position_z + t0;
+    out[(2, 34)] = cache.link33_subspace_v_z + point[0];
+    out[(0, 35)] = cache.link34_position_z + t0;
+    out[(2, 35)] = point[0] + cache.link34_subspace_v_z;
+    out[(0, 36)] = cache.link35_position_z + t0;
+    out[(2, 36)] = point[0] + cache.link35_subspace_v_z;
+    out[(0, 37)] = cache.link36_position_z + t0;
+    out[(2, 37)] = point[0] + cache.link36_subspace_v_z;
+    out[(0, 38)] = t0 + cache.link37_position_z;
+    out[(2, 38)] = point[0] + cache.link37_subspace_v_z;
+    out[(0, 39)] = cache.link38_position_z + t0;
+    out[(2, 39)] = cache.link38_subspace_v_z + point[0];
+    out[(0, 40)] = cache.link39_position_z + t0;
+    out[(2, 40)] = cache.link39_subspace_v_z + point[0];
+    out[(0, 41)] = t0 + cache.link40_position_z;
+    out[(2, 41)] = point[0] + cache.link40_subspace_v_z;
+    out[(0, 42)] = cache.link41_position_z + t0;
+    out[(2, 42)] = point[0] + cache.link41_subspace_v_z;
+    out[(0, 43)] = cache.link42_position_z + t0;
+    out[(2, 43)] = cache.link42_subspace_v_z + point[0];
+    out[(0, 44)] = cache.link43_position_z + t0;
+    out[(2, 44)] = point[0] + cache.link43_subspace_v_z;
+    out[(0, 45)] = t0 + cache.link44_position_z;
+    out[(2, 45)] = cache.link44_subspace_v_z + point[0];
+    out[(0, 46)] = cache.link45_position_z + t0;
+    out[(2, 46)] = point[0] + cache.link45_subspace_v_z;
+    out[(0, 47)] = t0 + cache.link46_position_z;
+    out[(2, 47)] = cache.link46_subspace_v_z + point[0];
+    out[(0, 48)] = cache.link47_position_z + t0;
+    out[(2, 48)] = point[0] + cache.link47_subspace_v_z;
+    out[(0, 49)] = cache.link48_position_z + t0;
+    out[(2, 49)] = cache.link48_subspace_v_z + point[0];
+    out[(0, 50)] = cache.link49_position_z + t0;
+    out[(2, 50)] = point[0] + cache.link49_subspace_v_z;
+    out[(0, 51)] = t0 + cache.link50_position_z;
+    out[(2, 51)] = point[0] + cache.link50_subspace_v_z;
+    out[(0, 52)] = cache.link51_position_z + t0;
+    out[(2, 52)] = point[0] + cache.link51_subspace_v_z;
+    out[(0, 53)] = cache.link52_position_z + t0;
+    out[(2, 53)] = point[0] + cache.link52_subspace_v_z;
+    out[(0, 54)] = cache.link53_position_z + t0;
+    out[(2, 54)] = point[0] + cache.link53_subspace_v_z;
+    out[(0, 55)] = t0 + cache.link54_position_z;
+    out[(2, 55)] = cache.link54_subspace_v_z + point[0];
+    out[(0, 56)] = cache.link55_position_z + t0;
+    out[(2, 56)] = cache.link55_subspace_v_z + point[0];
+    out[(0, 57)] = cache.link56_position_z + t0;
+    out[(2, 57)] = point[0] + cache.link56_subspace_v_z;
+    out[(0, 58)] = cache.link57_position_z + t0;
+    out[(2, 58)] = point[0] + cache.link57_subspace_v_z;
+    out[(0, 59)] = t0 + cache.link58_position_z;
+    out[(2, 59)] = point[0] + cache.link58_subspace_v_z;
+    out[(0, 60)] = cache.link59_position_z + t0;
+    out[(2, 60)] = point[0] + cache.link59_subspace_v_z;
+    out[(0, 61)] = cache.link60_position_z + t0;
+    out[(2, 61)] = point[0] + cache.link60_subspace_v_z;
+}
 /// Jacobian of contact point `link1_rear` (on `link1`).
 #[inline]
 #[allow(unused_variables)]
@@ -33047,11 +37608,10 @@ pub fn contact_jacobian_0(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - q[1];
-    out[(2, 2)] = cache.base_angle_subspace_v_z - cache.base_angle_subspace_v_z;
+    let x = q[0];
+    let y = 0.0;
+    let z = q[1];
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link1_centre` (on `link1`).
 #[inline]
@@ -33062,11 +37622,10 @@ pub fn contact_jacobian_1(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] - cache.link1_com_z;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link1_com_x;
+    let x = cache.link1_com_x;
+    let y = 0.0;
+    let z = cache.link1_com_z;
+    frame_jacobian_0(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_rear` (on `link2`).
 #[inline]
@@ -33077,15 +37636,10 @@ pub fn contact_jacobian_2(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_position_z;
-    let t1 = -cache.link2_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
+    let x = cache.link2_position_x;
+    let y = 0.0;
+    let z = cache.link2_position_z;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link2_centre` (on `link2`).
 #[inline]
@@ -33096,14 +37650,10 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link2_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link2_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link2_com_x;
+    let x = cache.link2_com_x;
+    let y = 0.0;
+    let z = cache.link2_com_z;
+    frame_jacobian_1(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_rear` (on `link3`).
 #[inline]
@@ -33114,17 +37664,10 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_position_z;
-    let t1 = -cache.link3_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
+    let x = cache.link3_position_x;
+    let y = 0.0;
+    let z = cache.link3_position_z;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link3_centre` (on `link3`).
 #[inline]
@@ -33135,16 +37678,10 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link3_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link3_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link3_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_com_x + cache.link3_subspace_v_z;
+    let x = cache.link3_com_x;
+    let y = 0.0;
+    let z = cache.link3_com_z;
+    frame_jacobian_2(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_rear` (on `link4`).
 #[inline]
@@ -33155,19 +37692,10 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_position_z;
-    let t1 = -cache.link4_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
+    let x = cache.link4_position_x;
+    let y = 0.0;
+    let z = cache.link4_position_z;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link4_centre` (on `link4`).
 #[inline]
@@ -33178,18 +37706,10 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link4_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link4_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link4_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link4_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link4_com_x;
+    let x = cache.link4_com_x;
+    let y = 0.0;
+    let z = cache.link4_com_z;
+    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_rear` (on `link5`).
 #[inline]
@@ -33200,21 +37720,10 @@ pub fn contact_jacobian_8(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_position_z;
-    let t1 = -cache.link5_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
+    let x = cache.link5_position_x;
+    let y = 0.0;
+    let z = cache.link5_position_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link5_centre` (on `link5`).
 #[inline]
@@ -33225,20 +37734,10 @@ pub fn contact_jacobian_9(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link5_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link5_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link5_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link5_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link5_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_com_x + cache.link5_subspace_v_z;
+    let x = cache.link5_com_x;
+    let y = 0.0;
+    let z = cache.link5_com_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_rear` (on `link6`).
 #[inline]
@@ -33249,23 +37748,10 @@ pub fn contact_jacobian_10(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_position_z;
-    let t1 = -cache.link6_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
+    let x = cache.link6_position_x;
+    let y = 0.0;
+    let z = cache.link6_position_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link6_centre` (on `link6`).
 #[inline]
@@ -33276,22 +37762,10 @@ pub fn contact_jacobian_11(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link6_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link6_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link6_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link6_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link6_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link6_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link6_com_x;
+    let x = cache.link6_com_x;
+    let y = 0.0;
+    let z = cache.link6_com_z;
+    frame_jacobian_5(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link7_rear` (on `link7`).
 #[inline]
@@ -33302,25 +37776,10 @@ pub fn contact_jacobian_12(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link7_position_z;
-    let t1 = -cache.link7_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = t0 + q[1];
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
+    let x = cache.link7_position_x;
+    let y = 0.0;
+    let z = cache.link7_position_z;
+    frame_jacobian_6(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link7_centre` (on `link7`).
 #[inline]
@@ -33331,24 +37790,10 @@ pub fn contact_jacobian_13(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link7_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link7_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link7_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link7_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link7_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link7_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link7_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link7_com_x;
+    let x = cache.link7_com_x;
+    let y = 0.0;
+    let z = cache.link7_com_z;
+    frame_jacobian_6(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link8_rear` (on `link8`).
 #[inline]
@@ -33359,27 +37804,10 @@ pub fn contact_jacobian_14(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link8_position_z;
-    let t1 = -cache.link8_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
+    let x = cache.link8_position_x;
+    let y = 0.0;
+    let z = cache.link8_position_z;
+    frame_jacobian_7(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link8_centre` (on `link8`).
 #[inline]
@@ -33390,26 +37818,10 @@ pub fn contact_jacobian_15(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link8_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link8_com_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link8_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link8_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link8_com_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link8_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link8_com_x;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link8_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link8_com_x;
+    let x = cache.link8_com_x;
+    let y = 0.0;
+    let z = cache.link8_com_z;
+    frame_jacobian_7(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link9_rear` (on `link9`).
 #[inline]
@@ -33420,29 +37832,10 @@ pub fn contact_jacobian_16(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link9_position_z;
-    let t1 = -cache.link9_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
+    let x = cache.link9_position_x;
+    let y = 0.0;
+    let z = cache.link9_position_z;
+    frame_jacobian_8(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link9_centre` (on `link9`).
 #[inline]
@@ -33453,28 +37846,10 @@ pub fn contact_jacobian_17(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link9_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link9_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link9_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link9_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link9_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link9_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link9_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link9_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link9_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link9_com_x;
+    let x = cache.link9_com_x;
+    let y = 0.0;
+    let z = cache.link9_com_z;
+    frame_jacobian_8(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link10_rear` (on `link10`).
 #[inline]
@@ -33485,31 +37860,10 @@ pub fn contact_jacobian_18(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link10_position_z;
-    let t1 = -cache.link10_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
+    let x = cache.link10_position_x;
+    let y = 0.0;
+    let z = cache.link10_position_z;
+    frame_jacobian_9(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link10_centre` (on `link10`).
 #[inline]
@@ -33520,30 +37874,10 @@ pub fn contact_jacobian_19(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link10_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link10_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link10_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link10_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link10_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link10_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link10_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link10_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link10_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link10_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link10_com_x;
+    let x = cache.link10_com_x;
+    let y = 0.0;
+    let z = cache.link10_com_z;
+    frame_jacobian_9(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link11_rear` (on `link11`).
 #[inline]
@@ -33554,33 +37888,10 @@ pub fn contact_jacobian_20(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link11_position_z;
-    let t1 = -cache.link11_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = t1 + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = t1 + cache.link11_subspace_v_z;
+    let x = cache.link11_position_x;
+    let y = 0.0;
+    let z = cache.link11_position_z;
+    frame_jacobian_10(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link11_centre` (on `link11`).
 #[inline]
@@ -33591,32 +37902,10 @@ pub fn contact_jacobian_21(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link11_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link11_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link11_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link11_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link11_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link11_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link11_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link11_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link11_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link11_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link11_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link11_com_x;
+    let x = cache.link11_com_x;
+    let y = 0.0;
+    let z = cache.link11_com_z;
+    frame_jacobian_10(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link12_rear` (on `link12`).
 #[inline]
@@ -33627,35 +37916,10 @@ pub fn contact_jacobian_22(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link12_position_z;
-    let t1 = -cache.link12_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
+    let x = cache.link12_position_x;
+    let y = 0.0;
+    let z = cache.link12_position_z;
+    frame_jacobian_11(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link12_centre` (on `link12`).
 #[inline]
@@ -33666,34 +37930,10 @@ pub fn contact_jacobian_23(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link12_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link12_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link12_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link12_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link12_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link12_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link12_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link12_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link12_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link12_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link12_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link12_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link12_com_x;
+    let x = cache.link12_com_x;
+    let y = 0.0;
+    let z = cache.link12_com_z;
+    frame_jacobian_11(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link13_rear` (on `link13`).
 #[inline]
@@ -33704,37 +37944,10 @@ pub fn contact_jacobian_24(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link13_position_z;
-    let t1 = -cache.link13_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
+    let x = cache.link13_position_x;
+    let y = 0.0;
+    let z = cache.link13_position_z;
+    frame_jacobian_12(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link13_centre` (on `link13`).
 #[inline]
@@ -33745,36 +37958,10 @@ pub fn contact_jacobian_25(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link13_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link13_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link13_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_subspace_v_z + cache.link13_com_x;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link13_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link13_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link13_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link13_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link13_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link13_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link13_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link13_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link13_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link13_com_x;
+    let x = cache.link13_com_x;
+    let y = 0.0;
+    let z = cache.link13_com_z;
+    frame_jacobian_12(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link14_rear` (on `link14`).
 #[inline]
@@ -33785,39 +37972,10 @@ pub fn contact_jacobian_26(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link14_position_z;
-    let t1 = -cache.link14_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = t1 + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = t1 + cache.link11_subspace_v_z;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
+    let x = cache.link14_position_x;
+    let y = 0.0;
+    let z = cache.link14_position_z;
+    frame_jacobian_13(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link14_centre` (on `link14`).
 #[inline]
@@ -33828,38 +37986,10 @@ pub fn contact_jacobian_27(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link14_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link14_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link14_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link14_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link14_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link14_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link14_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link14_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link14_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link14_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link14_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link14_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link14_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link14_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_com_x + cache.link14_subspace_v_z;
+    let x = cache.link14_com_x;
+    let y = 0.0;
+    let z = cache.link14_com_z;
+    frame_jacobian_13(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link15_rear` (on `link15`).
 #[inline]
@@ -33870,41 +38000,10 @@ pub fn contact_jacobian_28(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link15_position_z;
-    let t1 = -cache.link15_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
+    let x = cache.link15_position_x;
+    let y = 0.0;
+    let z = cache.link15_position_z;
+    frame_jacobian_14(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link15_centre` (on `link15`).
 #[inline]
@@ -33915,40 +38014,10 @@ pub fn contact_jacobian_29(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link15_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link15_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link15_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link15_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link15_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link15_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link15_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link15_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link15_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link15_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link15_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link15_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link15_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link15_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link15_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_com_x + cache.link15_subspace_v_z;
+    let x = cache.link15_com_x;
+    let y = 0.0;
+    let z = cache.link15_com_z;
+    frame_jacobian_14(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link16_rear` (on `link16`).
 #[inline]
@@ -33959,43 +38028,10 @@ pub fn contact_jacobian_30(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link16_position_z;
-    let t1 = -cache.link16_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
+    let x = cache.link16_position_x;
+    let y = 0.0;
+    let z = cache.link16_position_z;
+    frame_jacobian_15(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link16_centre` (on `link16`).
 #[inline]
@@ -34006,42 +38042,10 @@ pub fn contact_jacobian_31(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link16_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link16_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link16_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link16_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link16_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link16_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link16_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link16_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link16_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link16_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link16_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link16_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link16_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link16_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link16_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link16_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link16_com_x;
+    let x = cache.link16_com_x;
+    let y = 0.0;
+    let z = cache.link16_com_z;
+    frame_jacobian_15(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link17_rear` (on `link17`).
 #[inline]
@@ -34052,45 +38056,10 @@ pub fn contact_jacobian_32(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link17_position_z;
-    let t1 = -cache.link17_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
+    let x = cache.link17_position_x;
+    let y = 0.0;
+    let z = cache.link17_position_z;
+    frame_jacobian_16(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link17_centre` (on `link17`).
 #[inline]
@@ -34101,44 +38070,10 @@ pub fn contact_jacobian_33(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link17_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link17_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link17_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link17_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link17_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link17_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link17_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link17_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link17_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link17_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link17_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link17_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link17_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link17_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link17_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link17_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link17_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link17_com_x;
+    let x = cache.link17_com_x;
+    let y = 0.0;
+    let z = cache.link17_com_z;
+    frame_jacobian_16(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link18_rear` (on `link18`).
 #[inline]
@@ -34149,47 +38084,10 @@ pub fn contact_jacobian_34(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link18_position_z;
-    let t1 = -cache.link18_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
+    let x = cache.link18_position_x;
+    let y = 0.0;
+    let z = cache.link18_position_z;
+    frame_jacobian_17(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link18_centre` (on `link18`).
 #[inline]
@@ -34200,46 +38098,10 @@ pub fn contact_jacobian_35(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link18_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link18_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link18_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link18_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link18_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link18_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link18_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link18_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link18_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link18_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link18_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link18_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link18_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link18_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link18_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link18_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link18_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link18_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_com_x + cache.link18_subspace_v_z;
+    let x = cache.link18_com_x;
+    let y = 0.0;
+    let z = cache.link18_com_z;
+    frame_jacobian_17(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link19_rear` (on `link19`).
 #[inline]
@@ -34250,49 +38112,10 @@ pub fn contact_jacobian_36(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link19_position_z;
-    let t1 = -cache.link19_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
+    let x = cache.link19_position_x;
+    let y = 0.0;
+    let z = cache.link19_position_z;
+    frame_jacobian_18(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link19_centre` (on `link19`).
 #[inline]
@@ -34303,48 +38126,10 @@ pub fn contact_jacobian_37(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link19_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link19_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link19_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link19_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link19_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link19_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link19_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link19_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link19_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link19_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link19_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link19_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link19_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link19_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link19_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link19_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link19_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link19_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link19_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link19_com_x;
+    let x = cache.link19_com_x;
+    let y = 0.0;
+    let z = cache.link19_com_z;
+    frame_jacobian_18(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link20_rear` (on `link20`).
 #[inline]
@@ -34355,51 +38140,10 @@ pub fn contact_jacobian_38(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link20_position_z;
-    let t1 = -cache.link20_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
+    let x = cache.link20_position_x;
+    let y = 0.0;
+    let z = cache.link20_position_z;
+    frame_jacobian_19(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link20_centre` (on `link20`).
 #[inline]
@@ -34410,50 +38154,10 @@ pub fn contact_jacobian_39(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link20_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link20_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link20_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link20_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link20_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link20_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link20_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link20_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link20_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link20_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link20_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link20_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link20_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link20_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link20_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link20_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link20_com_x;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link20_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link20_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link20_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_com_x + cache.link20_subspace_v_z;
+    let x = cache.link20_com_x;
+    let y = 0.0;
+    let z = cache.link20_com_z;
+    frame_jacobian_19(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link21_rear` (on `link21`).
 #[inline]
@@ -34464,53 +38168,10 @@ pub fn contact_jacobian_40(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link21_position_z;
-    let t1 = -cache.link21_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
+    let x = cache.link21_position_x;
+    let y = 0.0;
+    let z = cache.link21_position_z;
+    frame_jacobian_20(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link21_centre` (on `link21`).
 #[inline]
@@ -34521,52 +38182,10 @@ pub fn contact_jacobian_41(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link21_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link21_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link21_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link21_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link21_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link21_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link21_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link21_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link21_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link21_com_x + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link21_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link21_com_x + cache.link11_subspace_v_z;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link21_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link21_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link21_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link21_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link21_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link21_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link21_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link21_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link21_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link21_com_x + cache.link21_subspace_v_z;
+    let x = cache.link21_com_x;
+    let y = 0.0;
+    let z = cache.link21_com_z;
+    frame_jacobian_20(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link22_rear` (on `link22`).
 #[inline]
@@ -34577,55 +38196,10 @@ pub fn contact_jacobian_42(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link22_position_z;
-    let t1 = -cache.link22_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
+    let x = cache.link22_position_x;
+    let y = 0.0;
+    let z = cache.link22_position_z;
+    frame_jacobian_21(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link22_centre` (on `link22`).
 #[inline]
@@ -34636,54 +38210,10 @@ pub fn contact_jacobian_43(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link22_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link22_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link22_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link22_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link22_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link22_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link22_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link22_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link22_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link22_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link22_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link22_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link22_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link22_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link22_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link22_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link22_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link22_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link22_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link22_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link22_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link22_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_com_x + cache.link22_subspace_v_z;
+    let x = cache.link22_com_x;
+    let y = 0.0;
+    let z = cache.link22_com_z;
+    frame_jacobian_21(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link23_rear` (on `link23`).
 #[inline]
@@ -34694,57 +38224,10 @@ pub fn contact_jacobian_44(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link23_position_z;
-    let t1 = -cache.link23_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
+    let x = cache.link23_position_x;
+    let y = 0.0;
+    let z = cache.link23_position_z;
+    frame_jacobian_22(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link23_centre` (on `link23`).
 #[inline]
@@ -34755,56 +38238,10 @@ pub fn contact_jacobian_45(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link23_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link23_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link23_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link23_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link23_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link23_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link23_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link23_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link23_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link23_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link23_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link23_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link23_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link23_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link23_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link23_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link23_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link23_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link23_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link23_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link23_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link23_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link23_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link23_com_x;
+    let x = cache.link23_com_x;
+    let y = 0.0;
+    let z = cache.link23_com_z;
+    frame_jacobian_22(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link24_rear` (on `link24`).
 #[inline]
@@ -34815,59 +38252,10 @@ pub fn contact_jacobian_46(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link24_position_z;
-    let t1 = -cache.link24_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
+    let x = cache.link24_position_x;
+    let y = 0.0;
+    let z = cache.link24_position_z;
+    frame_jacobian_23(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link24_centre` (on `link24`).
 #[inline]
@@ -34878,58 +38266,10 @@ pub fn contact_jacobian_47(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link24_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link24_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link24_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link24_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link24_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link24_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link24_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link24_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link24_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link24_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link24_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link24_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link24_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link24_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link24_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link24_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link24_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link24_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link24_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link24_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link24_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link24_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link24_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link24_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_com_x + cache.link24_subspace_v_z;
+    let x = cache.link24_com_x;
+    let y = 0.0;
+    let z = cache.link24_com_z;
+    frame_jacobian_23(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link25_rear` (on `link25`).
 #[inline]
@@ -34940,61 +38280,10 @@ pub fn contact_jacobian_48(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link25_position_z;
-    let t1 = -cache.link25_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
+    let x = cache.link25_position_x;
+    let y = 0.0;
+    let z = cache.link25_position_z;
+    frame_jacobian_24(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link25_centre` (on `link25`).
 #[inline]
@@ -35005,60 +38294,10 @@ pub fn contact_jacobian_49(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link25_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = t0 + q[1];
-    out[(2, 2)] = cache.link25_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link25_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link25_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = cache.link25_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link25_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link25_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link25_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = cache.link25_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link25_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link25_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link25_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link25_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link25_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = t0 + cache.link14_position_z;
-    out[(2, 15)] = cache.link25_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link25_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link25_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link25_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link25_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link25_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link25_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link25_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link25_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link25_com_x;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link25_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_com_x + cache.link25_subspace_v_z;
+    let x = cache.link25_com_x;
+    let y = 0.0;
+    let z = cache.link25_com_z;
+    frame_jacobian_24(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link26_rear` (on `link26`).
 #[inline]
@@ -35069,63 +38308,10 @@ pub fn contact_jacobian_50(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link26_position_z;
-    let t1 = -cache.link26_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
+    let x = cache.link26_position_x;
+    let y = 0.0;
+    let z = cache.link26_position_z;
+    frame_jacobian_25(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link26_centre` (on `link26`).
 #[inline]
@@ -35136,62 +38322,10 @@ pub fn contact_jacobian_51(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link26_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link26_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link26_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link26_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link26_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link26_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link26_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link26_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link26_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link26_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link26_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link26_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link26_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link26_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link26_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link26_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link26_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link26_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link26_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link26_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link26_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link26_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link26_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link26_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link26_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link26_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_com_x + cache.link26_subspace_v_z;
+    let x = cache.link26_com_x;
+    let y = 0.0;
+    let z = cache.link26_com_z;
+    frame_jacobian_25(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link27_rear` (on `link27`).
 #[inline]
@@ -35202,65 +38336,10 @@ pub fn contact_jacobian_52(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link27_position_z;
-    let t1 = -cache.link27_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = cache.link23_position_z + t0;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
+    let x = cache.link27_position_x;
+    let y = 0.0;
+    let z = cache.link27_position_z;
+    frame_jacobian_26(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link27_centre` (on `link27`).
 #[inline]
@@ -35271,64 +38350,10 @@ pub fn contact_jacobian_53(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link27_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link27_com_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link27_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link27_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link27_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link27_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link27_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link27_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link27_com_x;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link27_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link27_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link27_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link27_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link27_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link27_com_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link27_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link27_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link27_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link27_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link27_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link27_com_x;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + cache.link27_com_x;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link27_com_x;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link27_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link27_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link27_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link27_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link27_com_x;
+    let x = cache.link27_com_x;
+    let y = 0.0;
+    let z = cache.link27_com_z;
+    frame_jacobian_26(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link28_rear` (on `link28`).
 #[inline]
@@ -35339,67 +38364,10 @@ pub fn contact_jacobian_54(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link28_position_z;
-    let t1 = -cache.link28_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
+    let x = cache.link28_position_x;
+    let y = 0.0;
+    let z = cache.link28_position_z;
+    frame_jacobian_27(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link28_centre` (on `link28`).
 #[inline]
@@ -35410,66 +38378,10 @@ pub fn contact_jacobian_55(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link28_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link28_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link28_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link28_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link28_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link28_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link28_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link28_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link28_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link28_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link28_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link28_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link28_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link28_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link28_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link28_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link28_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link28_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link28_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link28_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link28_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link28_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link28_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link28_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link28_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link28_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link28_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link28_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_com_x + cache.link28_subspace_v_z;
+    let x = cache.link28_com_x;
+    let y = 0.0;
+    let z = cache.link28_com_z;
+    frame_jacobian_27(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link29_rear` (on `link29`).
 #[inline]
@@ -35480,69 +38392,10 @@ pub fn contact_jacobian_56(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link29_position_z;
-    let t1 = -cache.link29_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = t1 + cache.link9_subspace_v_z;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = t1 + cache.link11_subspace_v_z;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = t1 + cache.link23_subspace_v_z;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
+    let x = cache.link29_position_x;
+    let y = 0.0;
+    let z = cache.link29_position_z;
+    frame_jacobian_28(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link29_centre` (on `link29`).
 #[inline]
@@ -35553,68 +38406,10 @@ pub fn contact_jacobian_57(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link29_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link29_com_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link29_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link29_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link29_com_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link29_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link29_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link29_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link29_com_x;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link29_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link29_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link29_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link29_com_x;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link29_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link29_com_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link29_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link29_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link29_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link29_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link29_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link29_com_x;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link29_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link29_com_x;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link29_com_x;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link29_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link29_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link29_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link29_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link29_com_x;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link29_com_x + cache.link29_subspace_v_z;
+    let x = cache.link29_com_x;
+    let y = 0.0;
+    let z = cache.link29_com_z;
+    frame_jacobian_28(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link30_rear` (on `link30`).
 #[inline]
@@ -35625,71 +38420,10 @@ pub fn contact_jacobian_58(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link30_position_z;
-    let t1 = -cache.link30_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link29_subspace_v_z + t1;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
+    let x = cache.link30_position_x;
+    let y = 0.0;
+    let z = cache.link30_position_z;
+    frame_jacobian_29(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link30_centre` (on `link30`).
 #[inline]
@@ -35700,70 +38434,10 @@ pub fn contact_jacobian_59(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link30_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link30_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link30_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link30_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link30_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link30_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link30_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link30_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link30_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link30_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link30_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link30_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link30_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link30_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link30_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link30_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link30_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link30_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link30_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link30_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link30_com_x;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link21_subspace_v_z + cache.link30_com_x;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link30_com_x;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link30_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link30_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link30_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link30_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link30_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link30_com_x;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + cache.link30_com_x;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link30_com_x;
+    let x = cache.link30_com_x;
+    let y = 0.0;
+    let z = cache.link30_com_z;
+    frame_jacobian_29(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link31_rear` (on `link31`).
 #[inline]
@@ -35774,73 +38448,10 @@ pub fn contact_jacobian_60(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link31_position_z;
-    let t1 = -cache.link31_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
+    let x = cache.link31_position_x;
+    let y = 0.0;
+    let z = cache.link31_position_z;
+    frame_jacobian_30(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link31_centre` (on `link31`).
 #[inline]
@@ -35851,72 +38462,10 @@ pub fn contact_jacobian_61(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link31_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link31_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link31_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link31_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link31_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link31_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link31_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link31_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link31_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link31_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link31_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link31_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link31_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link31_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link31_com_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link31_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link31_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link31_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link31_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link31_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link31_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link31_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link31_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link31_com_x;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link31_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link31_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link31_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link31_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link31_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link31_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link31_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link31_com_x;
+    let x = cache.link31_com_x;
+    let y = 0.0;
+    let z = cache.link31_com_z;
+    frame_jacobian_30(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link32_rear` (on `link32`).
 #[inline]
@@ -35927,75 +38476,10 @@ pub fn contact_jacobian_62(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link32_position_z;
-    let t1 = -cache.link32_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
+    let x = cache.link32_position_x;
+    let y = 0.0;
+    let z = cache.link32_position_z;
+    frame_jacobian_31(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link32_centre` (on `link32`).
 #[inline]
@@ -36006,74 +38490,10 @@ pub fn contact_jacobian_63(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link32_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link32_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link32_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link32_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link32_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link32_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link32_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link32_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link32_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link32_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link32_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link32_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link32_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link32_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link32_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link32_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link32_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link32_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link32_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link32_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link32_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link32_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link32_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link32_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link32_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link32_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link32_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link32_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link32_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link32_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link32_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link32_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link32_com_x;
+    let x = cache.link32_com_x;
+    let y = 0.0;
+    let z = cache.link32_com_z;
+    frame_jacobian_31(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link33_rear` (on `link33`).
 #[inline]
@@ -36084,77 +38504,10 @@ pub fn contact_jacobian_64(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link33_position_z;
-    let t1 = -cache.link33_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
+    let x = cache.link33_position_x;
+    let y = 0.0;
+    let z = cache.link33_position_z;
+    frame_jacobian_32(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link33_centre` (on `link33`).
 #[inline]
@@ -36165,76 +38518,10 @@ pub fn contact_jacobian_65(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link33_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link33_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link33_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link33_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link33_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link33_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link33_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link33_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link33_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link33_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link33_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link33_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link33_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link33_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link33_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link33_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link33_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link33_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link33_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link33_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link33_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link33_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link33_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link33_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link33_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link33_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link33_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link33_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link33_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link33_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link33_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link33_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link33_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link33_com_x;
+    let x = cache.link33_com_x;
+    let y = 0.0;
+    let z = cache.link33_com_z;
+    frame_jacobian_32(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link34_rear` (on `link34`).
 #[inline]
@@ -36245,79 +38532,10 @@ pub fn contact_jacobian_66(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link34_position_z;
-    let t1 = -cache.link34_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = t0 + cache.link30_position_z;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
+    let x = cache.link34_position_x;
+    let y = 0.0;
+    let z = cache.link34_position_z;
+    frame_jacobian_33(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link34_centre` (on `link34`).
 #[inline]
@@ -36328,78 +38546,10 @@ pub fn contact_jacobian_67(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link34_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link34_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link34_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link34_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link34_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link34_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link34_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link34_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link34_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link34_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link34_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link34_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link34_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link34_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link34_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link34_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link34_com_x;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link34_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link34_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link34_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link34_com_x;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link34_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link34_com_x;
-    out[(0, 24)] = cache.link23_position_z + t0;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link34_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link34_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link34_com_x;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link34_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link34_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link34_com_x;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link34_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link34_com_x;
-    out[(0, 32)] = cache.link31_position_z + t0;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link34_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link34_com_x;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link34_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link34_com_x;
+    let x = cache.link34_com_x;
+    let y = 0.0;
+    let z = cache.link34_com_z;
+    frame_jacobian_33(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link35_rear` (on `link35`).
 #[inline]
@@ -36410,81 +38560,10 @@ pub fn contact_jacobian_68(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link35_position_z;
-    let t1 = -cache.link35_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
+    let x = cache.link35_position_x;
+    let y = 0.0;
+    let z = cache.link35_position_z;
+    frame_jacobian_34(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link35_centre` (on `link35`).
 #[inline]
@@ -36495,80 +38574,10 @@ pub fn contact_jacobian_69(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link35_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link35_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link35_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link35_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link35_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link35_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link35_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link35_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link35_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link35_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link35_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link35_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link35_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link35_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link35_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link35_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link35_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link35_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link35_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link35_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link35_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link35_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link35_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link35_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link35_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link35_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link35_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link35_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link35_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link35_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link35_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link35_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link35_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link35_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link35_com_x;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link35_com_x;
+    let x = cache.link35_com_x;
+    let y = 0.0;
+    let z = cache.link35_com_z;
+    frame_jacobian_34(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link36_rear` (on `link36`).
 #[inline]
@@ -36579,83 +38588,10 @@ pub fn contact_jacobian_70(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link36_position_z;
-    let t1 = -cache.link36_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
+    let x = cache.link36_position_x;
+    let y = 0.0;
+    let z = cache.link36_position_z;
+    frame_jacobian_35(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link36_centre` (on `link36`).
 #[inline]
@@ -36666,82 +38602,10 @@ pub fn contact_jacobian_71(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link36_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link36_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link36_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link36_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link36_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link36_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link36_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link36_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link36_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link36_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link36_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link36_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link36_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link36_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link36_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link36_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link36_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link36_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link36_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link36_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link36_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link36_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link36_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link36_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link36_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link36_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link36_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link36_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link36_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link36_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link36_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link36_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link36_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link36_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link36_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link36_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link36_com_x + cache.link36_subspace_v_z;
+    let x = cache.link36_com_x;
+    let y = 0.0;
+    let z = cache.link36_com_z;
+    frame_jacobian_35(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link37_rear` (on `link37`).
 #[inline]
@@ -36752,85 +38616,10 @@ pub fn contact_jacobian_72(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link37_position_z;
-    let t1 = -cache.link37_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
+    let x = cache.link37_position_x;
+    let y = 0.0;
+    let z = cache.link37_position_z;
+    frame_jacobian_36(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link37_centre` (on `link37`).
 #[inline]
@@ -36841,84 +38630,10 @@ pub fn contact_jacobian_73(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link37_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = t0 + q[1];
-    out[(2, 2)] = cache.link37_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link37_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link37_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = cache.link37_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link37_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link37_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link37_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = cache.link37_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link37_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link37_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link37_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link37_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link37_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = t0 + cache.link14_position_z;
-    out[(2, 15)] = cache.link37_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link37_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = t0 + cache.link16_position_z;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link37_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link37_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link37_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link37_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link37_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link37_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link37_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link37_com_x;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link37_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link37_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link37_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link37_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link37_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link37_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = t0 + cache.link30_position_z;
-    out[(2, 31)] = cache.link37_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link37_com_x + cache.link31_subspace_v_z;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link37_com_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link37_com_x + cache.link33_subspace_v_z;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link37_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link37_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = t0 + cache.link36_position_z;
-    out[(2, 37)] = cache.link37_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_com_x + cache.link37_subspace_v_z;
+    let x = cache.link37_com_x;
+    let y = 0.0;
+    let z = cache.link37_com_z;
+    frame_jacobian_36(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link38_rear` (on `link38`).
 #[inline]
@@ -36929,87 +38644,10 @@ pub fn contact_jacobian_74(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link38_position_z;
-    let t1 = -cache.link38_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
+    let x = cache.link38_position_x;
+    let y = 0.0;
+    let z = cache.link38_position_z;
+    frame_jacobian_37(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link38_centre` (on `link38`).
 #[inline]
@@ -37020,86 +38658,10 @@ pub fn contact_jacobian_75(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link38_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link38_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link38_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link38_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link38_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link38_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link38_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link38_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link38_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link38_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link38_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link38_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link38_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link38_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link38_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link38_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link38_com_x;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link38_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link38_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link38_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link38_com_x;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link38_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link38_com_x;
-    out[(0, 24)] = cache.link23_position_z + t0;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link38_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link38_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link38_com_x;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link38_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link38_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link38_com_x;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link38_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link38_com_x;
-    out[(0, 32)] = cache.link31_position_z + t0;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link38_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link38_com_x;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link38_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link38_com_x;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link38_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link38_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = cache.link37_position_z + t0;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link38_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link38_com_x;
+    let x = cache.link38_com_x;
+    let y = 0.0;
+    let z = cache.link38_com_z;
+    frame_jacobian_37(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link39_rear` (on `link39`).
 #[inline]
@@ -37110,89 +38672,10 @@ pub fn contact_jacobian_76(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link39_position_z;
-    let t1 = -cache.link39_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = t1 + cache.link39_subspace_v_z;
+    let x = cache.link39_position_x;
+    let y = 0.0;
+    let z = cache.link39_position_z;
+    frame_jacobian_38(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link39_centre` (on `link39`).
 #[inline]
@@ -37203,88 +38686,10 @@ pub fn contact_jacobian_77(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link39_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link39_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link39_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link39_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link39_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link39_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link39_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link39_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link39_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link39_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link39_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link39_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link39_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link39_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link39_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link39_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link39_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link39_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link39_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link39_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link39_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link39_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link39_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link39_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link39_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link39_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link39_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link39_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link39_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link39_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link39_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link39_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link39_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link39_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link39_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link39_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link39_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link39_com_x;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link39_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link39_com_x;
+    let x = cache.link39_com_x;
+    let y = 0.0;
+    let z = cache.link39_com_z;
+    frame_jacobian_38(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link40_rear` (on `link40`).
 #[inline]
@@ -37295,91 +38700,10 @@ pub fn contact_jacobian_78(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link40_position_z;
-    let t1 = -cache.link40_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + t1;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link40_subspace_v_z + t1;
+    let x = cache.link40_position_x;
+    let y = 0.0;
+    let z = cache.link40_position_z;
+    frame_jacobian_39(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link40_centre` (on `link40`).
 #[inline]
@@ -37390,90 +38714,10 @@ pub fn contact_jacobian_79(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link40_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link40_com_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link40_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link40_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link40_com_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link40_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link40_com_x;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link40_com_x;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = cache.link40_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link40_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link40_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link40_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link40_com_x;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link40_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link40_com_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link40_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link40_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link40_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link40_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link40_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link40_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link40_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link40_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link40_com_x;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link40_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link40_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link40_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link40_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link40_com_x;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link40_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = t0 + cache.link30_position_z;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link40_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link40_com_x;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link40_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link40_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link40_com_x;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link40_com_x;
-    out[(0, 37)] = t0 + cache.link36_position_z;
-    out[(2, 37)] = cache.link40_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link40_com_x;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link40_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link40_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link40_com_x + cache.link40_subspace_v_z;
+    let x = cache.link40_com_x;
+    let y = 0.0;
+    let z = cache.link40_com_z;
+    frame_jacobian_39(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link41_rear` (on `link41`).
 #[inline]
@@ -37484,93 +38728,10 @@ pub fn contact_jacobian_80(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link41_position_z;
-    let t1 = -cache.link41_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = t1 + cache.link23_subspace_v_z;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = t1 + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
+    let x = cache.link41_position_x;
+    let y = 0.0;
+    let z = cache.link41_position_z;
+    frame_jacobian_40(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link41_centre` (on `link41`).
 #[inline]
@@ -37581,92 +38742,10 @@ pub fn contact_jacobian_81(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link41_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link41_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link41_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link41_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link41_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link41_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link41_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link41_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link41_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link41_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link41_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link41_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link41_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link41_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link41_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link41_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link41_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link41_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link41_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link41_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link41_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link41_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link41_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link41_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link41_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link41_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link41_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link41_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link41_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link41_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link41_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link41_com_x + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link41_com_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link41_com_x + cache.link33_subspace_v_z;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link41_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link41_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link41_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link41_com_x + cache.link37_subspace_v_z;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link41_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link41_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link41_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_com_x + cache.link41_subspace_v_z;
+    let x = cache.link41_com_x;
+    let y = 0.0;
+    let z = cache.link41_com_z;
+    frame_jacobian_40(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link42_rear` (on `link42`).
 #[inline]
@@ -37677,95 +38756,10 @@ pub fn contact_jacobian_82(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link42_position_z;
-    let t1 = -cache.link42_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = t1 + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
+    let x = cache.link42_position_x;
+    let y = 0.0;
+    let z = cache.link42_position_z;
+    frame_jacobian_41(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link42_centre` (on `link42`).
 #[inline]
@@ -37776,94 +38770,10 @@ pub fn contact_jacobian_83(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link42_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link42_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link42_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link42_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link42_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link42_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link42_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link42_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link42_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link42_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link42_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link42_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link42_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link42_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link42_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link42_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link42_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link42_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link42_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link42_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link42_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link42_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link42_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link42_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link42_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link42_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link42_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link42_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link42_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link42_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link42_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link42_com_x + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link42_com_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link42_com_x + cache.link33_subspace_v_z;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link42_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link42_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link42_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link42_com_x + cache.link37_subspace_v_z;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link42_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link42_com_x + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link42_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link42_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link42_com_x;
+    let x = cache.link42_com_x;
+    let y = 0.0;
+    let z = cache.link42_com_z;
+    frame_jacobian_41(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link43_rear` (on `link43`).
 #[inline]
@@ -37874,97 +38784,10 @@ pub fn contact_jacobian_84(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link43_position_z;
-    let t1 = -cache.link43_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = t1 + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = t1 + cache.link43_subspace_v_z;
+    let x = cache.link43_position_x;
+    let y = 0.0;
+    let z = cache.link43_position_z;
+    frame_jacobian_42(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link43_centre` (on `link43`).
 #[inline]
@@ -37975,96 +38798,10 @@ pub fn contact_jacobian_85(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link43_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link43_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link43_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link43_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link43_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link43_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link43_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link43_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link43_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link43_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link43_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link43_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link43_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link43_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link43_com_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link43_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link43_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link43_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link43_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link43_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link43_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link43_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link43_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link43_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link43_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link43_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link43_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link43_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link43_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link43_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link43_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link43_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link43_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link43_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link43_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link43_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link43_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link43_com_x;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link43_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link43_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link43_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link43_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link43_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link43_com_x;
+    let x = cache.link43_com_x;
+    let y = 0.0;
+    let z = cache.link43_com_z;
+    frame_jacobian_42(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link44_rear` (on `link44`).
 #[inline]
@@ -38075,99 +38812,10 @@ pub fn contact_jacobian_86(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link44_position_z;
-    let t1 = -cache.link44_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = t1 + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
+    let x = cache.link44_position_x;
+    let y = 0.0;
+    let z = cache.link44_position_z;
+    frame_jacobian_43(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link44_centre` (on `link44`).
 #[inline]
@@ -38178,98 +38826,10 @@ pub fn contact_jacobian_87(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link44_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link44_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link44_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link44_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link44_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link44_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link44_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link44_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link44_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link44_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link44_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link44_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link44_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link44_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link44_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link44_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link44_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link44_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link44_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link44_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link44_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link44_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link44_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link44_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link44_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link44_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link44_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link44_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link44_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link44_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link44_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link44_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link44_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link44_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link44_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link44_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link44_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link44_com_x;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link44_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link44_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link44_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link44_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link44_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link44_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link44_com_x;
+    let x = cache.link44_com_x;
+    let y = 0.0;
+    let z = cache.link44_com_z;
+    frame_jacobian_43(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link45_rear` (on `link45`).
 #[inline]
@@ -38280,101 +38840,10 @@ pub fn contact_jacobian_88(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link45_position_z;
-    let t1 = -cache.link45_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = t1 + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = t1 + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = t1 + cache.link45_subspace_v_z;
+    let x = cache.link45_position_x;
+    let y = 0.0;
+    let z = cache.link45_position_z;
+    frame_jacobian_44(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link45_centre` (on `link45`).
 #[inline]
@@ -38385,100 +38854,10 @@ pub fn contact_jacobian_89(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link45_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link45_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link45_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link45_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link45_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link45_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link45_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link45_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link45_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link45_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link45_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link45_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link45_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link45_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link45_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link45_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link45_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link45_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link45_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link45_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link45_com_x;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link21_subspace_v_z + cache.link45_com_x;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link45_com_x;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link45_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link45_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link45_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link45_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link45_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link45_com_x;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + cache.link45_com_x;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link45_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link45_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link45_com_x;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link45_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link45_com_x;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link45_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link45_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link45_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link45_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link45_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link40_subspace_v_z + cache.link45_com_x;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link41_subspace_v_z + cache.link45_com_x;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link45_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link45_com_x;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link45_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link45_com_x;
+    let x = cache.link45_com_x;
+    let y = 0.0;
+    let z = cache.link45_com_z;
+    frame_jacobian_44(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link46_rear` (on `link46`).
 #[inline]
@@ -38489,103 +38868,10 @@ pub fn contact_jacobian_90(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link46_position_z;
-    let t1 = -cache.link46_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = cache.link23_position_z + t0;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + t1;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = cache.link31_position_z + t0;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = cache.link40_position_z + t0;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = cache.link44_position_z + t0;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = cache.link46_position_z + t0;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
+    let x = cache.link46_position_x;
+    let y = 0.0;
+    let z = cache.link46_position_z;
+    frame_jacobian_45(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link46_centre` (on `link46`).
 #[inline]
@@ -38596,102 +38882,10 @@ pub fn contact_jacobian_91(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link46_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link46_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link46_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link46_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link46_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link46_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link46_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link46_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link46_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link46_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link46_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link46_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link46_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link46_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link46_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link46_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link46_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link46_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link46_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link46_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link46_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link46_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link46_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link46_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link46_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link46_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link46_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link46_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link46_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link46_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link46_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link46_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link46_com_x;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link46_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link46_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link46_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link46_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link46_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link46_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link46_com_x;
-    out[(0, 41)] = cache.link40_position_z + t0;
-    out[(2, 41)] = cache.link46_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link46_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link46_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link46_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link46_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link46_com_x;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link46_com_x;
+    let x = cache.link46_com_x;
+    let y = 0.0;
+    let z = cache.link46_com_z;
+    frame_jacobian_45(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link47_rear` (on `link47`).
 #[inline]
@@ -38702,105 +38896,10 @@ pub fn contact_jacobian_92(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link47_position_z;
-    let t1 = -cache.link47_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_subspace_v_z + t1;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link29_subspace_v_z + t1;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link40_subspace_v_z + t1;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = t0 + cache.link42_position_z;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = t0 + cache.link43_position_z;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = t0 + cache.link45_position_z;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
+    let x = cache.link47_position_x;
+    let y = 0.0;
+    let z = cache.link47_position_z;
+    frame_jacobian_46(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link47_centre` (on `link47`).
 #[inline]
@@ -38811,104 +38910,10 @@ pub fn contact_jacobian_93(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link47_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link47_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link47_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link47_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link47_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link47_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link47_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link47_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link47_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link47_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link47_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link47_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link47_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link47_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link47_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link47_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link47_com_x;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link47_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link47_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link47_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link47_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link47_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link47_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = cache.link23_position_z + t0;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link47_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link47_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link47_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link47_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link47_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link47_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link47_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link47_com_x;
-    out[(0, 32)] = cache.link31_position_z + t0;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link47_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link47_com_x;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link47_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link47_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link47_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link47_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = cache.link37_position_z + t0;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link47_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link47_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link47_com_x;
-    out[(0, 41)] = cache.link40_position_z + t0;
-    out[(2, 41)] = cache.link47_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link47_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link47_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link47_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = cache.link44_position_z + t0;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link47_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link47_com_x;
-    out[(0, 47)] = cache.link46_position_z + t0;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link47_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_com_x + cache.link47_subspace_v_z;
+    let x = cache.link47_com_x;
+    let y = 0.0;
+    let z = cache.link47_com_z;
+    frame_jacobian_46(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link48_rear` (on `link48`).
 #[inline]
@@ -38919,107 +38924,10 @@ pub fn contact_jacobian_94(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link48_position_z;
-    let t1 = -cache.link48_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link3_subspace_v_z + t1;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + t1;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link40_subspace_v_z + t1;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
+    let x = cache.link48_position_x;
+    let y = 0.0;
+    let z = cache.link48_position_z;
+    frame_jacobian_47(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link48_centre` (on `link48`).
 #[inline]
@@ -39030,106 +38938,10 @@ pub fn contact_jacobian_95(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link48_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link48_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link48_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link48_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link48_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link48_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link48_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link48_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link48_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link48_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link48_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link48_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link48_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link48_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link48_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link48_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link48_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link48_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link48_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link48_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link48_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link48_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link48_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link48_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link48_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link48_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link48_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link48_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link48_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link48_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link48_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link48_com_x + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link48_com_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link48_com_x + cache.link33_subspace_v_z;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link48_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link48_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link48_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link48_com_x + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link48_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link48_com_x + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link48_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link48_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link48_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link48_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link48_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link48_com_x + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link48_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link48_com_x + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_com_x + cache.link48_subspace_v_z;
+    let x = cache.link48_com_x;
+    let y = 0.0;
+    let z = cache.link48_com_z;
+    frame_jacobian_47(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link49_rear` (on `link49`).
 #[inline]
@@ -39140,109 +38952,10 @@ pub fn contact_jacobian_96(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link49_position_z;
-    let t1 = -cache.link49_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + t1;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + t1;
+    let x = cache.link49_position_x;
+    let y = 0.0;
+    let z = cache.link49_position_z;
+    frame_jacobian_48(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link49_centre` (on `link49`).
 #[inline]
@@ -39253,108 +38966,10 @@ pub fn contact_jacobian_97(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link49_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link49_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link49_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link49_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link49_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link49_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link49_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link49_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link49_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link49_com_x + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link49_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link49_com_x + cache.link11_subspace_v_z;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link49_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link49_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link49_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link49_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link49_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link49_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link49_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link49_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link49_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link49_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link49_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link49_com_x + cache.link23_subspace_v_z;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link49_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link49_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link49_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link49_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link49_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link49_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link49_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link49_com_x + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link49_com_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link49_com_x + cache.link33_subspace_v_z;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link49_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link49_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link49_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link49_com_x + cache.link37_subspace_v_z;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link49_com_x + cache.link38_subspace_v_z;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link49_com_x + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link49_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link49_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link49_com_x + cache.link42_subspace_v_z;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link49_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link49_com_x + cache.link44_subspace_v_z;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link49_com_x + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link49_com_x + cache.link46_subspace_v_z;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link49_com_x + cache.link47_subspace_v_z;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link49_com_x + cache.link48_subspace_v_z;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_com_x + cache.link49_subspace_v_z;
+    let x = cache.link49_com_x;
+    let y = 0.0;
+    let z = cache.link49_com_z;
+    frame_jacobian_48(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link50_rear` (on `link50`).
 #[inline]
@@ -39365,111 +38980,10 @@ pub fn contact_jacobian_98(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link50_position_z;
-    let t1 = -cache.link50_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = t0 + cache.link30_position_z;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = t0 + cache.link36_position_z;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = t0 + cache.link42_position_z;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = t0 + cache.link43_position_z;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = t0 + cache.link45_position_z;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + t1;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + t1;
+    let x = cache.link50_position_x;
+    let y = 0.0;
+    let z = cache.link50_position_z;
+    frame_jacobian_49(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link50_centre` (on `link50`).
 #[inline]
@@ -39480,110 +38994,10 @@ pub fn contact_jacobian_99(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link50_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link50_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link50_com_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link50_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link50_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link50_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link50_com_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link50_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link50_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link50_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link50_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link50_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link50_com_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link50_com_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link50_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link50_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link50_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link50_com_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link50_com_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link50_com_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link50_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link50_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link50_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link50_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link50_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link50_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link50_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link50_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link50_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link50_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link50_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link50_com_x + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link50_com_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link50_com_x + cache.link33_subspace_v_z;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link50_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link50_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link50_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link50_com_x + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link50_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link50_com_x + cache.link39_subspace_v_z;
-    out[(0, 41)] = cache.link40_position_z + t0;
-    out[(2, 41)] = cache.link50_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link50_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link50_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link50_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link50_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link50_com_x + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link50_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link50_com_x + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link50_com_x + cache.link48_subspace_v_z;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = cache.link50_com_x + cache.link49_subspace_v_z;
-    out[(0, 51)] = cache.link50_position_z + t0;
-    out[(2, 51)] = cache.link50_com_x + cache.link50_subspace_v_z;
+    let x = cache.link50_com_x;
+    let y = 0.0;
+    let z = cache.link50_com_z;
+    frame_jacobian_49(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link51_rear` (on `link51`).
 #[inline]
@@ -39594,113 +39008,10 @@ pub fn contact_jacobian_100(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link51_position_z;
-    let t1 = -cache.link51_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = t1 + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = t1 + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = t1 + cache.link44_subspace_v_z;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = t1 + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = t1 + cache.link47_subspace_v_z;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = t1 + cache.link48_subspace_v_z;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = t1 + cache.link49_subspace_v_z;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = t1 + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = t1 + cache.link51_subspace_v_z;
+    let x = cache.link51_position_x;
+    let y = 0.0;
+    let z = cache.link51_position_z;
+    frame_jacobian_50(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link51_centre` (on `link51`).
 #[inline]
@@ -39711,112 +39022,10 @@ pub fn contact_jacobian_101(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link51_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link51_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link51_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link51_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link51_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link51_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link51_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link51_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link51_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link51_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link51_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link51_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link51_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link51_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link51_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link51_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link51_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link51_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link51_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link51_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link51_com_x;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link51_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link51_com_x;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link51_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link51_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link51_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link51_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link51_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link51_com_x;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link51_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link51_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link51_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link51_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link51_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link51_com_x;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link51_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link51_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link51_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link51_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link51_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link51_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + cache.link51_com_x;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link51_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link51_com_x;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link51_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link51_com_x;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link51_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_subspace_v_z + cache.link51_com_x;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link51_com_x;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = cache.link49_subspace_v_z + cache.link51_com_x;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + cache.link51_com_x;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + cache.link51_com_x;
+    let x = cache.link51_com_x;
+    let y = 0.0;
+    let z = cache.link51_com_z;
+    frame_jacobian_50(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link52_rear` (on `link52`).
 #[inline]
@@ -39827,115 +39036,10 @@ pub fn contact_jacobian_102(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link52_position_z;
-    let t1 = -cache.link52_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link29_subspace_v_z + t1;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link40_subspace_v_z + t1;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = t0 + cache.link42_position_z;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = t0 + cache.link45_position_z;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + t1;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + t1;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + t1;
-    out[(0, 53)] = t0 + cache.link52_position_z;
-    out[(2, 53)] = cache.link52_subspace_v_z + t1;
+    let x = cache.link52_position_x;
+    let y = 0.0;
+    let z = cache.link52_position_z;
+    frame_jacobian_51(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link52_centre` (on `link52`).
 #[inline]
@@ -39946,114 +39050,10 @@ pub fn contact_jacobian_103(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link52_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link52_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link52_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link52_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link52_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link52_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link52_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link52_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link52_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link52_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link52_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link52_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link52_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link52_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link52_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link52_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link52_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link52_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link52_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link52_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link52_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link52_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link52_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link52_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link52_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link52_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link52_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link52_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link52_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link52_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link52_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link52_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link52_com_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link52_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link52_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link52_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link52_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link52_com_x;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link52_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link52_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link52_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link52_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link52_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link52_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link52_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link52_com_x + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link52_com_x;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link52_com_x + cache.link47_subspace_v_z;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link52_com_x;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link52_com_x + cache.link49_subspace_v_z;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link52_com_x + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link52_com_x + cache.link51_subspace_v_z;
-    out[(0, 53)] = t0 + cache.link52_position_z;
-    out[(2, 53)] = cache.link52_com_x + cache.link52_subspace_v_z;
+    let x = cache.link52_com_x;
+    let y = 0.0;
+    let z = cache.link52_com_z;
+    frame_jacobian_51(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link53_rear` (on `link53`).
 #[inline]
@@ -40064,117 +39064,10 @@ pub fn contact_jacobian_104(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link53_position_z;
-    let t1 = -cache.link53_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + t1;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + t1;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + t1;
-    out[(0, 53)] = t0 + cache.link52_position_z;
-    out[(2, 53)] = t1 + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = t1 + cache.link53_subspace_v_z;
+    let x = cache.link53_position_x;
+    let y = 0.0;
+    let z = cache.link53_position_z;
+    frame_jacobian_52(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link53_centre` (on `link53`).
 #[inline]
@@ -40185,116 +39078,10 @@ pub fn contact_jacobian_105(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link53_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link53_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link53_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link53_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link53_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link53_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link53_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link53_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link53_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link53_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link53_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link53_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link53_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link53_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link53_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link53_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link53_com_x;
-    out[(0, 18)] = cache.link17_position_z + t0;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link53_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link53_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link53_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link53_com_x;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link21_subspace_v_z + cache.link53_com_x;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link53_com_x;
-    out[(0, 24)] = cache.link23_position_z + t0;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link53_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link53_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link53_com_x;
-    out[(0, 27)] = cache.link26_position_z + t0;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link53_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link53_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link53_com_x;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + cache.link53_com_x;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link53_com_x;
-    out[(0, 32)] = cache.link31_position_z + t0;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link53_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link53_com_x;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link53_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link53_com_x;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link53_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link53_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link53_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link53_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link53_com_x;
-    out[(0, 41)] = cache.link40_position_z + t0;
-    out[(2, 41)] = cache.link53_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link41_subspace_v_z + cache.link53_com_x;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link53_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link53_com_x;
-    out[(0, 45)] = cache.link44_position_z + t0;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link53_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link53_com_x;
-    out[(0, 47)] = cache.link46_position_z + t0;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link53_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_subspace_v_z + cache.link53_com_x;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link53_com_x;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = cache.link49_subspace_v_z + cache.link53_com_x;
-    out[(0, 51)] = cache.link50_position_z + t0;
-    out[(2, 51)] = cache.link50_subspace_v_z + cache.link53_com_x;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + cache.link53_com_x;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = cache.link53_com_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link53_com_x + cache.link53_subspace_v_z;
+    let x = cache.link53_com_x;
+    let y = 0.0;
+    let z = cache.link53_com_z;
+    frame_jacobian_52(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link54_rear` (on `link54`).
 #[inline]
@@ -40305,119 +39092,10 @@ pub fn contact_jacobian_106(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link54_position_z;
-    let t1 = -cache.link54_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = cache.link49_subspace_v_z + t1;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + t1;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + t1;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = t1 + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = t1 + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + t1;
+    let x = cache.link54_position_x;
+    let y = 0.0;
+    let z = cache.link54_position_z;
+    frame_jacobian_53(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link54_centre` (on `link54`).
 #[inline]
@@ -40428,118 +39106,10 @@ pub fn contact_jacobian_107(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link54_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link54_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link54_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link54_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link54_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link54_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link54_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link54_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link54_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link54_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link54_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link54_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link54_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link54_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link54_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link54_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link54_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link54_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link54_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link54_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link54_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link54_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link54_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link54_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link54_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link54_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link54_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link54_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link54_com_x;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link54_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link54_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link54_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link54_com_x;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link54_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link54_com_x;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link54_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link54_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link54_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link54_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link54_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link54_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link41_subspace_v_z + cache.link54_com_x;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link54_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link54_com_x;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link54_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link54_com_x;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link54_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_subspace_v_z + cache.link54_com_x;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link54_com_x;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = cache.link49_subspace_v_z + cache.link54_com_x;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + cache.link54_com_x;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + cache.link54_com_x;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = cache.link54_com_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link54_com_x + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + cache.link54_com_x;
+    let x = cache.link54_com_x;
+    let y = 0.0;
+    let z = cache.link54_com_z;
+    frame_jacobian_53(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link55_rear` (on `link55`).
 #[inline]
@@ -40550,121 +39120,10 @@ pub fn contact_jacobian_108(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link55_position_z;
-    let t1 = -cache.link55_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = t1 + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = t1 + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = t1 + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = t1 + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = t1 + cache.link48_subspace_v_z;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = t1 + cache.link49_subspace_v_z;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = t1 + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = t1 + cache.link51_subspace_v_z;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = t1 + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = t1 + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + t1;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = cache.link55_subspace_v_z + t1;
+    let x = cache.link55_position_x;
+    let y = 0.0;
+    let z = cache.link55_position_z;
+    frame_jacobian_54(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link55_centre` (on `link55`).
 #[inline]
@@ -40675,120 +39134,10 @@ pub fn contact_jacobian_109(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link55_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link55_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link55_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link55_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link55_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link55_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link55_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link55_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link55_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link55_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link55_com_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link55_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link55_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link55_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link55_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link55_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link55_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link55_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link55_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link55_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link55_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link55_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link55_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link55_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link55_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link55_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link55_com_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link55_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link55_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link55_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link55_com_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link55_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link55_com_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link55_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link55_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link55_com_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link55_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link55_com_x + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link55_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link55_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link55_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link55_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link55_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link55_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link55_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link55_com_x + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link55_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link55_com_x + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link55_com_x;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = cache.link55_com_x + cache.link49_subspace_v_z;
-    out[(0, 51)] = cache.link50_position_z + t0;
-    out[(2, 51)] = cache.link55_com_x + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link55_com_x + cache.link51_subspace_v_z;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = cache.link55_com_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link55_com_x + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + cache.link55_com_x;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = cache.link55_subspace_v_z + cache.link55_com_x;
+    let x = cache.link55_com_x;
+    let y = 0.0;
+    let z = cache.link55_com_z;
+    frame_jacobian_54(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link56_rear` (on `link56`).
 #[inline]
@@ -40799,123 +39148,10 @@ pub fn contact_jacobian_110(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link56_position_z;
-    let t1 = -cache.link56_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = t0 + q[1];
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = t0 + cache.link4_position_z;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = t0 + cache.link14_position_z;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = t0 + cache.link16_position_z;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = t0 + cache.link30_position_z;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = t0 + cache.link36_position_z;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = t0 + cache.link42_position_z;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = t0 + cache.link43_position_z;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = t0 + cache.link45_position_z;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + t1;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + t1;
-    out[(0, 52)] = t0 + cache.link51_position_z;
-    out[(2, 52)] = cache.link51_subspace_v_z + t1;
-    out[(0, 53)] = t0 + cache.link52_position_z;
-    out[(2, 53)] = t1 + cache.link52_subspace_v_z;
-    out[(0, 54)] = t0 + cache.link53_position_z;
-    out[(2, 54)] = t1 + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + t1;
-    out[(0, 56)] = t0 + cache.link55_position_z;
-    out[(2, 56)] = cache.link55_subspace_v_z + t1;
-    out[(0, 57)] = t0 + cache.link56_position_z;
-    out[(2, 57)] = t1 + cache.link56_subspace_v_z;
+    let x = cache.link56_position_x;
+    let y = 0.0;
+    let z = cache.link56_position_z;
+    frame_jacobian_55(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link56_centre` (on `link56`).
 #[inline]
@@ -40926,122 +39162,10 @@ pub fn contact_jacobian_111(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link56_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link56_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link56_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link56_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link56_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link56_com_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link56_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link56_com_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link56_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link56_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link56_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link56_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link56_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link56_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link56_com_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link56_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link56_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link56_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link56_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link56_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link56_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link56_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link56_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link56_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link56_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link56_com_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link56_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link56_com_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link56_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link56_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link56_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link56_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link56_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link56_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link56_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link56_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link56_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link56_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link56_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link56_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link56_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link56_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link56_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link56_com_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link56_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link56_com_x;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link56_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link56_com_x + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link56_com_x;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link56_com_x + cache.link49_subspace_v_z;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link56_com_x + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link56_com_x + cache.link51_subspace_v_z;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = cache.link56_com_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link56_com_x + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + cache.link56_com_x;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = cache.link55_subspace_v_z + cache.link56_com_x;
-    out[(0, 57)] = cache.link56_position_z + t0;
-    out[(2, 57)] = cache.link56_com_x + cache.link56_subspace_v_z;
+    let x = cache.link56_com_x;
+    let y = 0.0;
+    let z = cache.link56_com_z;
+    frame_jacobian_55(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link57_rear` (on `link57`).
 #[inline]
@@ -41052,125 +39176,10 @@ pub fn contact_jacobian_112(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link57_position_z;
-    let t1 = -cache.link57_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + t1;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link3_subspace_v_z + t1;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + t1;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + t1;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + t1;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + t1;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + t1;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + t1;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link21_subspace_v_z + t1;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + t1;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + t1;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + t1;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + t1;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + t1;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link40_subspace_v_z + t1;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + t1;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + t1;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_subspace_v_z + t1;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + t1;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + t1;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + t1;
-    out[(0, 53)] = t0 + cache.link52_position_z;
-    out[(2, 53)] = cache.link52_subspace_v_z + t1;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link53_subspace_v_z + t1;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + t1;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = cache.link55_subspace_v_z + t1;
-    out[(0, 57)] = cache.link56_position_z + t0;
-    out[(2, 57)] = cache.link56_subspace_v_z + t1;
-    out[(0, 58)] = cache.link57_position_z + t0;
-    out[(2, 58)] = cache.link57_subspace_v_z + t1;
+    let x = cache.link57_position_x;
+    let y = 0.0;
+    let z = cache.link57_position_z;
+    frame_jacobian_56(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link57_centre` (on `link57`).
 #[inline]
@@ -41181,124 +39190,10 @@ pub fn contact_jacobian_113(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link57_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link57_com_x;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link57_com_x;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.link57_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link57_com_x;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link57_com_x;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link57_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link57_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link57_com_x;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link57_com_x;
-    out[(0, 11)] = cache.link10_position_z + t0;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link57_com_x;
-    out[(0, 12)] = cache.link11_position_z + t0;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link57_com_x;
-    out[(0, 13)] = cache.link12_position_z + t0;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link57_com_x;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link57_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link57_com_x;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link57_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link57_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link57_com_x;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link57_com_x;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link57_com_x;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link57_com_x;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.link21_subspace_v_z + cache.link57_com_x;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link57_com_x;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link57_com_x;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link57_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link57_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link57_com_x;
-    out[(0, 28)] = cache.link27_position_z + t0;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link57_com_x;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link57_com_x;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.link29_subspace_v_z + cache.link57_com_x;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link57_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link57_com_x;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link57_com_x;
-    out[(0, 34)] = cache.link33_position_z + t0;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link57_com_x;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link57_com_x;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link57_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link57_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link57_com_x;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link57_com_x;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link57_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link40_subspace_v_z + cache.link57_com_x;
-    out[(0, 42)] = cache.link41_position_z + t0;
-    out[(2, 42)] = cache.link41_subspace_v_z + cache.link57_com_x;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link57_com_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link57_com_x;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link57_com_x;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link57_com_x;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link57_com_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.link47_subspace_v_z + cache.link57_com_x;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link57_com_x;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = cache.link49_subspace_v_z + cache.link57_com_x;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + cache.link57_com_x;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + cache.link57_com_x;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = cache.link57_com_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link53_subspace_v_z + cache.link57_com_x;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + cache.link57_com_x;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = cache.link55_subspace_v_z + cache.link57_com_x;
-    out[(0, 57)] = cache.link56_position_z + t0;
-    out[(2, 57)] = cache.link56_subspace_v_z + cache.link57_com_x;
-    out[(0, 58)] = cache.link57_position_z + t0;
-    out[(2, 58)] = cache.link57_subspace_v_z + cache.link57_com_x;
+    let x = cache.link57_com_x;
+    let y = 0.0;
+    let z = cache.link57_com_z;
+    frame_jacobian_56(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link58_rear` (on `link58`).
 #[inline]
@@ -41309,127 +39204,10 @@ pub fn contact_jacobian_114(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link58_position_z;
-    let t1 = -cache.link58_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = t1 + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = t1 + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = t1 + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = t1 + cache.link49_subspace_v_z;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = t1 + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = t1 + cache.link51_subspace_v_z;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = t1 + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = t1 + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + t1;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = cache.link55_subspace_v_z + t1;
-    out[(0, 57)] = cache.link56_position_z + t0;
-    out[(2, 57)] = t1 + cache.link56_subspace_v_z;
-    out[(0, 58)] = cache.link57_position_z + t0;
-    out[(2, 58)] = t1 + cache.link57_subspace_v_z;
-    out[(0, 59)] = t0 + cache.link58_position_z;
-    out[(2, 59)] = t1 + cache.link58_subspace_v_z;
+    let x = cache.link58_position_x;
+    let y = 0.0;
+    let z = cache.link58_position_z;
+    frame_jacobian_57(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link58_centre` (on `link58`).
 #[inline]
@@ -41440,126 +39218,10 @@ pub fn contact_jacobian_115(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link58_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link58_com_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link58_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link58_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link58_com_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link58_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link58_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link58_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link58_com_x;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link58_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link58_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link58_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link58_com_x;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link58_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link58_com_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link58_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link58_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link58_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link58_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link58_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link58_com_x;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link58_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link58_com_x;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link58_com_x;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link58_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link58_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link58_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link58_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link58_com_x;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link58_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link58_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link58_com_x;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link58_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link58_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link58_com_x;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link58_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link58_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link58_com_x;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link58_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link58_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link58_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + cache.link58_com_x;
-    out[(0, 43)] = t0 + cache.link42_position_z;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link58_com_x;
-    out[(0, 44)] = t0 + cache.link43_position_z;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link58_com_x;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link58_com_x;
-    out[(0, 46)] = t0 + cache.link45_position_z;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link58_com_x;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link58_com_x;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link47_subspace_v_z + cache.link58_com_x;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link58_com_x;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + cache.link58_com_x;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + cache.link58_com_x;
-    out[(0, 52)] = t0 + cache.link51_position_z;
-    out[(2, 52)] = cache.link51_subspace_v_z + cache.link58_com_x;
-    out[(0, 53)] = t0 + cache.link52_position_z;
-    out[(2, 53)] = cache.link58_com_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link58_com_x + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + cache.link58_com_x;
-    out[(0, 56)] = t0 + cache.link55_position_z;
-    out[(2, 56)] = cache.link55_subspace_v_z + cache.link58_com_x;
-    out[(0, 57)] = t0 + cache.link56_position_z;
-    out[(2, 57)] = cache.link56_subspace_v_z + cache.link58_com_x;
-    out[(0, 58)] = t0 + cache.link57_position_z;
-    out[(2, 58)] = cache.link57_subspace_v_z + cache.link58_com_x;
-    out[(0, 59)] = t0 + cache.link58_position_z;
-    out[(2, 59)] = cache.link58_subspace_v_z + cache.link58_com_x;
+    let x = cache.link58_com_x;
+    let y = 0.0;
+    let z = cache.link58_com_z;
+    frame_jacobian_57(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link59_rear` (on `link59`).
 #[inline]
@@ -41570,129 +39232,10 @@ pub fn contact_jacobian_116(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link59_position_z;
-    let t1 = -cache.link59_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.link2_subspace_v_z + t1;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.link6_subspace_v_z + t1;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + t1;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.link9_subspace_v_z + t1;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + t1;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + t1;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + t1;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.link13_subspace_v_z + t1;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + t1;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.link18_subspace_v_z + t1;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.link19_subspace_v_z + t1;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + t1;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + t1;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + t1;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + t1;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + t1;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + t1;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.link32_subspace_v_z + t1;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + t1;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.link35_subspace_v_z + t1;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + t1;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.link38_subspace_v_z + t1;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.link39_subspace_v_z + t1;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + t1;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = t1 + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + t1;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.link45_subspace_v_z + t1;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = t1 + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.link48_subspace_v_z + t1;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = t1 + cache.link49_subspace_v_z;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = t1 + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.link51_subspace_v_z + t1;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = t1 + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = t1 + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + t1;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = cache.link55_subspace_v_z + t1;
-    out[(0, 57)] = cache.link56_position_z + t0;
-    out[(2, 57)] = t1 + cache.link56_subspace_v_z;
-    out[(0, 58)] = cache.link57_position_z + t0;
-    out[(2, 58)] = cache.link57_subspace_v_z + t1;
-    out[(0, 59)] = t0 + cache.link58_position_z;
-    out[(2, 59)] = cache.link58_subspace_v_z + t1;
-    out[(0, 60)] = cache.link59_position_z + t0;
-    out[(2, 60)] = cache.link59_subspace_v_z + t1;
+    let x = cache.link59_position_x;
+    let y = 0.0;
+    let z = cache.link59_position_z;
+    frame_jacobian_58(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link59_centre` (on `link59`).
 #[inline]
@@ -41703,128 +39246,10 @@ pub fn contact_jacobian_117(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link59_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.link59_com_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link59_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link59_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link59_com_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link59_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link59_com_x;
-    out[(0, 8)] = t0 + cache.link7_position_z;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link59_com_x;
-    out[(0, 9)] = t0 + cache.link8_position_z;
-    out[(2, 9)] = cache.link59_com_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link59_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link59_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link59_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link59_com_x;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link59_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link59_com_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link59_com_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link59_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link59_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link59_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link59_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link59_com_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link59_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link59_com_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link59_com_x;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link59_com_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link59_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link59_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link59_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link59_com_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link59_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = t0 + cache.link30_position_z;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link59_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link59_com_x;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link59_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link59_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link59_com_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link59_com_x;
-    out[(0, 37)] = t0 + cache.link36_position_z;
-    out[(2, 37)] = cache.link59_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link59_com_x;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link59_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link59_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link59_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link59_com_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = t0 + cache.link42_position_z;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link59_com_x;
-    out[(0, 44)] = t0 + cache.link43_position_z;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link59_com_x;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link59_com_x;
-    out[(0, 46)] = t0 + cache.link45_position_z;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link59_com_x;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link59_com_x;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link47_subspace_v_z + cache.link59_com_x;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link59_com_x;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + cache.link59_com_x;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + cache.link59_com_x;
-    out[(0, 52)] = t0 + cache.link51_position_z;
-    out[(2, 52)] = cache.link51_subspace_v_z + cache.link59_com_x;
-    out[(0, 53)] = t0 + cache.link52_position_z;
-    out[(2, 53)] = cache.link59_com_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link59_com_x + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + cache.link59_com_x;
-    out[(0, 56)] = t0 + cache.link55_position_z;
-    out[(2, 56)] = cache.link55_subspace_v_z + cache.link59_com_x;
-    out[(0, 57)] = t0 + cache.link56_position_z;
-    out[(2, 57)] = cache.link59_com_x + cache.link56_subspace_v_z;
-    out[(0, 58)] = t0 + cache.link57_position_z;
-    out[(2, 58)] = cache.link57_subspace_v_z + cache.link59_com_x;
-    out[(0, 59)] = t0 + cache.link58_position_z;
-    out[(2, 59)] = cache.link58_subspace_v_z + cache.link59_com_x;
-    out[(0, 60)] = t0 + cache.link59_position_z;
-    out[(2, 60)] = cache.link59_subspace_v_z + cache.link59_com_x;
+    let x = cache.link59_com_x;
+    let y = 0.0;
+    let z = cache.link59_com_z;
+    frame_jacobian_58(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link60_rear` (on `link60`).
 #[inline]
@@ -41835,131 +39260,10 @@ pub fn contact_jacobian_118(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link60_position_z;
-    let t1 = -cache.link60_subspace_v_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = t1 + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = t1 + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = t1 + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = t1 + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = t1 + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = t1 + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = t1 + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = t1 + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = t1 + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = t1 + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = t1 + cache.link11_subspace_v_z;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = t1 + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = t1 + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = t1 + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = t1 + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + t1;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = t1 + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = t1 + cache.link18_subspace_v_z;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = t1 + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = t1 + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = t1 + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = t1 + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = t1 + cache.link23_subspace_v_z;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = t1 + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = t1 + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = t1 + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = t1 + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = t1 + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = t1 + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = t1 + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = t1 + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = t1 + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = t1 + cache.link33_subspace_v_z;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = t1 + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = t1 + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = t1 + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = t1 + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = t1 + cache.link38_subspace_v_z;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = t1 + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = t1 + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = t1 + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = t1 + cache.link42_subspace_v_z;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = t1 + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = t1 + cache.link44_subspace_v_z;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = t1 + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + t1;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = t1 + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = t1 + cache.link48_subspace_v_z;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = t1 + cache.link49_subspace_v_z;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = t1 + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = t1 + cache.link51_subspace_v_z;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = t1 + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = t1 + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = t1 + cache.link54_subspace_v_z;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = t1 + cache.link55_subspace_v_z;
-    out[(0, 57)] = cache.link56_position_z + t0;
-    out[(2, 57)] = t1 + cache.link56_subspace_v_z;
-    out[(0, 58)] = cache.link57_position_z + t0;
-    out[(2, 58)] = t1 + cache.link57_subspace_v_z;
-    out[(0, 59)] = t0 + cache.link58_position_z;
-    out[(2, 59)] = t1 + cache.link58_subspace_v_z;
-    out[(0, 60)] = cache.link59_position_z + t0;
-    out[(2, 60)] = t1 + cache.link59_subspace_v_z;
-    out[(0, 61)] = t0 + cache.link60_position_z;
-    out[(2, 61)] = t1 + cache.link60_subspace_v_z;
+    let x = cache.link60_position_x;
+    let y = 0.0;
+    let z = cache.link60_position_z;
+    frame_jacobian_59(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `link60_centre` (on `link60`).
 #[inline]
@@ -41970,130 +39274,10 @@ pub fn contact_jacobian_119(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.link60_com_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.base_angle_subspace_v_z + cache.link60_com_x;
-    out[(0, 3)] = t0 + cache.link2_position_z;
-    out[(2, 3)] = cache.link2_subspace_v_z + cache.link60_com_x;
-    out[(0, 4)] = t0 + cache.link3_position_z;
-    out[(2, 4)] = cache.link60_com_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.link4_subspace_v_z + cache.link60_com_x;
-    out[(0, 6)] = t0 + cache.link5_position_z;
-    out[(2, 6)] = cache.link5_subspace_v_z + cache.link60_com_x;
-    out[(0, 7)] = t0 + cache.link6_position_z;
-    out[(2, 7)] = cache.link6_subspace_v_z + cache.link60_com_x;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.link7_subspace_v_z + cache.link60_com_x;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.link8_subspace_v_z + cache.link60_com_x;
-    out[(0, 10)] = t0 + cache.link9_position_z;
-    out[(2, 10)] = cache.link9_subspace_v_z + cache.link60_com_x;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.link10_subspace_v_z + cache.link60_com_x;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.link11_subspace_v_z + cache.link60_com_x;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.link12_subspace_v_z + cache.link60_com_x;
-    out[(0, 14)] = t0 + cache.link13_position_z;
-    out[(2, 14)] = cache.link13_subspace_v_z + cache.link60_com_x;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.link14_subspace_v_z + cache.link60_com_x;
-    out[(0, 16)] = t0 + cache.link15_position_z;
-    out[(2, 16)] = cache.link15_subspace_v_z + cache.link60_com_x;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.link60_com_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.link17_subspace_v_z + cache.link60_com_x;
-    out[(0, 19)] = t0 + cache.link18_position_z;
-    out[(2, 19)] = cache.link18_subspace_v_z + cache.link60_com_x;
-    out[(0, 20)] = t0 + cache.link19_position_z;
-    out[(2, 20)] = cache.link19_subspace_v_z + cache.link60_com_x;
-    out[(0, 21)] = t0 + cache.link20_position_z;
-    out[(2, 21)] = cache.link20_subspace_v_z + cache.link60_com_x;
-    out[(0, 22)] = t0 + cache.link21_position_z;
-    out[(2, 22)] = cache.link60_com_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = t0 + cache.link22_position_z;
-    out[(2, 23)] = cache.link22_subspace_v_z + cache.link60_com_x;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.link23_subspace_v_z + cache.link60_com_x;
-    out[(0, 25)] = t0 + cache.link24_position_z;
-    out[(2, 25)] = cache.link24_subspace_v_z + cache.link60_com_x;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.link25_subspace_v_z + cache.link60_com_x;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.link26_subspace_v_z + cache.link60_com_x;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.link27_subspace_v_z + cache.link60_com_x;
-    out[(0, 29)] = t0 + cache.link28_position_z;
-    out[(2, 29)] = cache.link28_subspace_v_z + cache.link60_com_x;
-    out[(0, 30)] = t0 + cache.link29_position_z;
-    out[(2, 30)] = cache.link60_com_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.link30_subspace_v_z + cache.link60_com_x;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.link31_subspace_v_z + cache.link60_com_x;
-    out[(0, 33)] = t0 + cache.link32_position_z;
-    out[(2, 33)] = cache.link32_subspace_v_z + cache.link60_com_x;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.link33_subspace_v_z + cache.link60_com_x;
-    out[(0, 35)] = t0 + cache.link34_position_z;
-    out[(2, 35)] = cache.link34_subspace_v_z + cache.link60_com_x;
-    out[(0, 36)] = t0 + cache.link35_position_z;
-    out[(2, 36)] = cache.link35_subspace_v_z + cache.link60_com_x;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.link60_com_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.link37_subspace_v_z + cache.link60_com_x;
-    out[(0, 39)] = t0 + cache.link38_position_z;
-    out[(2, 39)] = cache.link38_subspace_v_z + cache.link60_com_x;
-    out[(0, 40)] = t0 + cache.link39_position_z;
-    out[(2, 40)] = cache.link39_subspace_v_z + cache.link60_com_x;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.link60_com_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.link41_subspace_v_z + cache.link60_com_x;
-    out[(0, 43)] = t0 + cache.link42_position_z;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.link60_com_x;
-    out[(0, 44)] = t0 + cache.link43_position_z;
-    out[(2, 44)] = cache.link43_subspace_v_z + cache.link60_com_x;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.link44_subspace_v_z + cache.link60_com_x;
-    out[(0, 46)] = t0 + cache.link45_position_z;
-    out[(2, 46)] = cache.link45_subspace_v_z + cache.link60_com_x;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.link60_com_x;
-    out[(0, 48)] = t0 + cache.link47_position_z;
-    out[(2, 48)] = cache.link47_subspace_v_z + cache.link60_com_x;
-    out[(0, 49)] = t0 + cache.link48_position_z;
-    out[(2, 49)] = cache.link48_subspace_v_z + cache.link60_com_x;
-    out[(0, 50)] = t0 + cache.link49_position_z;
-    out[(2, 50)] = cache.link49_subspace_v_z + cache.link60_com_x;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.link50_subspace_v_z + cache.link60_com_x;
-    out[(0, 52)] = t0 + cache.link51_position_z;
-    out[(2, 52)] = cache.link51_subspace_v_z + cache.link60_com_x;
-    out[(0, 53)] = t0 + cache.link52_position_z;
-    out[(2, 53)] = cache.link60_com_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.link60_com_x + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.link54_subspace_v_z + cache.link60_com_x;
-    out[(0, 56)] = t0 + cache.link55_position_z;
-    out[(2, 56)] = cache.link55_subspace_v_z + cache.link60_com_x;
-    out[(0, 57)] = t0 + cache.link56_position_z;
-    out[(2, 57)] = cache.link56_subspace_v_z + cache.link60_com_x;
-    out[(0, 58)] = t0 + cache.link57_position_z;
-    out[(2, 58)] = cache.link57_subspace_v_z + cache.link60_com_x;
-    out[(0, 59)] = t0 + cache.link58_position_z;
-    out[(2, 59)] = cache.link58_subspace_v_z + cache.link60_com_x;
-    out[(0, 60)] = t0 + cache.link59_position_z;
-    out[(2, 60)] = cache.link59_subspace_v_z + cache.link60_com_x;
-    out[(0, 61)] = t0 + cache.link60_position_z;
-    out[(2, 61)] = cache.link60_subspace_v_z + cache.link60_com_x;
+    let x = cache.link60_com_x;
+    let y = 0.0;
+    let z = cache.link60_com_z;
+    frame_jacobian_59(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `head_tip` (on `link60`).
 #[inline]
@@ -42104,130 +39288,14 @@ pub fn contact_jacobian_120(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    *out = SMatrix::zeros();
-    let t0 = -cache.head_tip_position_z;
-    out[(0, 0)] = 1.0;
-    out[(2, 1)] = 1.0;
-    out[(0, 2)] = q[1] + t0;
-    out[(2, 2)] = cache.head_tip_position_x + cache.base_angle_subspace_v_z;
-    out[(0, 3)] = cache.link2_position_z + t0;
-    out[(2, 3)] = cache.head_tip_position_x + cache.link2_subspace_v_z;
-    out[(0, 4)] = cache.link3_position_z + t0;
-    out[(2, 4)] = cache.head_tip_position_x + cache.link3_subspace_v_z;
-    out[(0, 5)] = cache.link4_position_z + t0;
-    out[(2, 5)] = cache.head_tip_position_x + cache.link4_subspace_v_z;
-    out[(0, 6)] = cache.link5_position_z + t0;
-    out[(2, 6)] = cache.head_tip_position_x + cache.link5_subspace_v_z;
-    out[(0, 7)] = cache.link6_position_z + t0;
-    out[(2, 7)] = cache.head_tip_position_x + cache.link6_subspace_v_z;
-    out[(0, 8)] = cache.link7_position_z + t0;
-    out[(2, 8)] = cache.head_tip_position_x + cache.link7_subspace_v_z;
-    out[(0, 9)] = cache.link8_position_z + t0;
-    out[(2, 9)] = cache.head_tip_position_x + cache.link8_subspace_v_z;
-    out[(0, 10)] = cache.link9_position_z + t0;
-    out[(2, 10)] = cache.head_tip_position_x + cache.link9_subspace_v_z;
-    out[(0, 11)] = t0 + cache.link10_position_z;
-    out[(2, 11)] = cache.head_tip_position_x + cache.link10_subspace_v_z;
-    out[(0, 12)] = t0 + cache.link11_position_z;
-    out[(2, 12)] = cache.head_tip_position_x + cache.link11_subspace_v_z;
-    out[(0, 13)] = t0 + cache.link12_position_z;
-    out[(2, 13)] = cache.head_tip_position_x + cache.link12_subspace_v_z;
-    out[(0, 14)] = cache.link13_position_z + t0;
-    out[(2, 14)] = cache.head_tip_position_x + cache.link13_subspace_v_z;
-    out[(0, 15)] = cache.link14_position_z + t0;
-    out[(2, 15)] = cache.head_tip_position_x + cache.link14_subspace_v_z;
-    out[(0, 16)] = cache.link15_position_z + t0;
-    out[(2, 16)] = cache.head_tip_position_x + cache.link15_subspace_v_z;
-    out[(0, 17)] = cache.link16_position_z + t0;
-    out[(2, 17)] = cache.link16_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 18)] = t0 + cache.link17_position_z;
-    out[(2, 18)] = cache.head_tip_position_x + cache.link17_subspace_v_z;
-    out[(0, 19)] = cache.link18_position_z + t0;
-    out[(2, 19)] = cache.head_tip_position_x + cache.link18_subspace_v_z;
-    out[(0, 20)] = cache.link19_position_z + t0;
-    out[(2, 20)] = cache.head_tip_position_x + cache.link19_subspace_v_z;
-    out[(0, 21)] = cache.link20_position_z + t0;
-    out[(2, 21)] = cache.head_tip_position_x + cache.link20_subspace_v_z;
-    out[(0, 22)] = cache.link21_position_z + t0;
-    out[(2, 22)] = cache.head_tip_position_x + cache.link21_subspace_v_z;
-    out[(0, 23)] = cache.link22_position_z + t0;
-    out[(2, 23)] = cache.head_tip_position_x + cache.link22_subspace_v_z;
-    out[(0, 24)] = t0 + cache.link23_position_z;
-    out[(2, 24)] = cache.head_tip_position_x + cache.link23_subspace_v_z;
-    out[(0, 25)] = cache.link24_position_z + t0;
-    out[(2, 25)] = cache.head_tip_position_x + cache.link24_subspace_v_z;
-    out[(0, 26)] = t0 + cache.link25_position_z;
-    out[(2, 26)] = cache.head_tip_position_x + cache.link25_subspace_v_z;
-    out[(0, 27)] = t0 + cache.link26_position_z;
-    out[(2, 27)] = cache.head_tip_position_x + cache.link26_subspace_v_z;
-    out[(0, 28)] = t0 + cache.link27_position_z;
-    out[(2, 28)] = cache.head_tip_position_x + cache.link27_subspace_v_z;
-    out[(0, 29)] = cache.link28_position_z + t0;
-    out[(2, 29)] = cache.head_tip_position_x + cache.link28_subspace_v_z;
-    out[(0, 30)] = cache.link29_position_z + t0;
-    out[(2, 30)] = cache.head_tip_position_x + cache.link29_subspace_v_z;
-    out[(0, 31)] = cache.link30_position_z + t0;
-    out[(2, 31)] = cache.head_tip_position_x + cache.link30_subspace_v_z;
-    out[(0, 32)] = t0 + cache.link31_position_z;
-    out[(2, 32)] = cache.head_tip_position_x + cache.link31_subspace_v_z;
-    out[(0, 33)] = cache.link32_position_z + t0;
-    out[(2, 33)] = cache.head_tip_position_x + cache.link32_subspace_v_z;
-    out[(0, 34)] = t0 + cache.link33_position_z;
-    out[(2, 34)] = cache.head_tip_position_x + cache.link33_subspace_v_z;
-    out[(0, 35)] = cache.link34_position_z + t0;
-    out[(2, 35)] = cache.head_tip_position_x + cache.link34_subspace_v_z;
-    out[(0, 36)] = cache.link35_position_z + t0;
-    out[(2, 36)] = cache.head_tip_position_x + cache.link35_subspace_v_z;
-    out[(0, 37)] = cache.link36_position_z + t0;
-    out[(2, 37)] = cache.head_tip_position_x + cache.link36_subspace_v_z;
-    out[(0, 38)] = t0 + cache.link37_position_z;
-    out[(2, 38)] = cache.head_tip_position_x + cache.link37_subspace_v_z;
-    out[(0, 39)] = cache.link38_position_z + t0;
-    out[(2, 39)] = cache.head_tip_position_x + cache.link38_subspace_v_z;
-    out[(0, 40)] = cache.link39_position_z + t0;
-    out[(2, 40)] = cache.head_tip_position_x + cache.link39_subspace_v_z;
-    out[(0, 41)] = t0 + cache.link40_position_z;
-    out[(2, 41)] = cache.head_tip_position_x + cache.link40_subspace_v_z;
-    out[(0, 42)] = t0 + cache.link41_position_z;
-    out[(2, 42)] = cache.head_tip_position_x + cache.link41_subspace_v_z;
-    out[(0, 43)] = cache.link42_position_z + t0;
-    out[(2, 43)] = cache.link42_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 44)] = cache.link43_position_z + t0;
-    out[(2, 44)] = cache.head_tip_position_x + cache.link43_subspace_v_z;
-    out[(0, 45)] = t0 + cache.link44_position_z;
-    out[(2, 45)] = cache.head_tip_position_x + cache.link44_subspace_v_z;
-    out[(0, 46)] = cache.link45_position_z + t0;
-    out[(2, 46)] = cache.head_tip_position_x + cache.link45_subspace_v_z;
-    out[(0, 47)] = t0 + cache.link46_position_z;
-    out[(2, 47)] = cache.link46_subspace_v_z + cache.head_tip_position_x;
-    out[(0, 48)] = cache.link47_position_z + t0;
-    out[(2, 48)] = cache.head_tip_position_x + cache.link47_subspace_v_z;
-    out[(0, 49)] = cache.link48_position_z + t0;
-    out[(2, 49)] = cache.head_tip_position_x + cache.link48_subspace_v_z;
-    out[(0, 50)] = cache.link49_position_z + t0;
-    out[(2, 50)] = cache.head_tip_position_x + cache.link49_subspace_v_z;
-    out[(0, 51)] = t0 + cache.link50_position_z;
-    out[(2, 51)] = cache.head_tip_position_x + cache.link50_subspace_v_z;
-    out[(0, 52)] = cache.link51_position_z + t0;
-    out[(2, 52)] = cache.head_tip_position_x + cache.link51_subspace_v_z;
-    out[(0, 53)] = cache.link52_position_z + t0;
-    out[(2, 53)] = cache.head_tip_position_x + cache.link52_subspace_v_z;
-    out[(0, 54)] = cache.link53_position_z + t0;
-    out[(2, 54)] = cache.head_tip_position_x + cache.link53_subspace_v_z;
-    out[(0, 55)] = t0 + cache.link54_position_z;
-    out[(2, 55)] = cache.head_tip_position_x + cache.link54_subspace_v_z;
-    out[(0, 56)] = cache.link55_position_z + t0;
-    out[(2, 56)] = cache.head_tip_position_x + cache.link55_subspace_v_z;
-    out[(0, 57)] = cache.link56_position_z + t0;
-    out[(2, 57)] = cache.head_tip_position_x + cache.link56_subspace_v_z;
-    out[(0, 58)] = cache.link57_position_z + t0;
-    out[(2, 58)] = cache.head_tip_position_x + cache.link57_subspace_v_z;
-    out[(0, 59)] = t0 + cache.link58_position_z;
-    out[(2, 59)] = cache.head_tip_position_x + cache.link58_subspace_v_z;
-    out[(0, 60)] = cache.link59_position_z + t0;
-    out[(2, 60)] = cache.head_tip_position_x + cache.link59_subspace_v_z;
-    out[(0, 61)] = t0 + cache.link60_position_z;
-    out[(2, 61)] = cache.head_tip_position_x + cache.link60_subspace_v_z;
+    let head_tip_position_x = cache.link60_position_x
+        + p.link_length * cache.link60_rotation_00;
+    let head_tip_position_z = cache.link60_position_z
+        + p.link_length * cache.link60_rotation_20;
+    let x = head_tip_position_x;
+    let y = 0.0;
+    let z = head_tip_position_z;
+    frame_jacobian_59(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -42362,6 +39430,745 @@ pub fn contact_jacobian_into(
         119 => contact_jacobian_119(q, p, cache, out),
         120 => contact_jacobian_120(q, p, cache, out),
         _ => *out = SMatrix::zeros(),
+    }
+}
+/// The x axis of the frame carrying contact point `index` (zero past the last).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_axis(
+    index: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+) -> Vector3<f64> {
+    match index {
+        0 => {
+            let x = cache.cos_q2;
+            let y = 0.0;
+            let z = cache.sin_q2;
+            Vector3::new(x, y, z)
+        }
+        1 => {
+            let x = cache.cos_q2;
+            let y = 0.0;
+            let z = cache.sin_q2;
+            Vector3::new(x, y, z)
+        }
+        2 => {
+            let x = cache.link2_rotation_00;
+            let y = 0.0;
+            let z = cache.link2_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        3 => {
+            let x = cache.link2_rotation_00;
+            let y = 0.0;
+            let z = cache.link2_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        4 => {
+            let x = cache.link3_rotation_00;
+            let y = 0.0;
+            let z = cache.link3_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        5 => {
+            let x = cache.link3_rotation_00;
+            let y = 0.0;
+            let z = cache.link3_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        6 => {
+            let x = cache.link4_rotation_00;
+            let y = 0.0;
+            let z = cache.link4_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        7 => {
+            let x = cache.link4_rotation_00;
+            let y = 0.0;
+            let z = cache.link4_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        8 => {
+            let x = cache.link5_rotation_00;
+            let y = 0.0;
+            let z = cache.link5_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        9 => {
+            let x = cache.link5_rotation_00;
+            let y = 0.0;
+            let z = cache.link5_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        10 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        11 => {
+            let x = cache.link6_rotation_00;
+            let y = 0.0;
+            let z = cache.link6_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        12 => {
+            let x = cache.link7_rotation_00;
+            let y = 0.0;
+            let z = cache.link7_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        13 => {
+            let x = cache.link7_rotation_00;
+            let y = 0.0;
+            let z = cache.link7_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        14 => {
+            let x = cache.link8_rotation_00;
+            let y = 0.0;
+            let z = cache.link8_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        15 => {
+            let x = cache.link8_rotation_00;
+            let y = 0.0;
+            let z = cache.link8_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        16 => {
+            let x = cache.link9_rotation_00;
+            let y = 0.0;
+            let z = cache.link9_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        17 => {
+            let x = cache.link9_rotation_00;
+            let y = 0.0;
+            let z = cache.link9_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        18 => {
+            let x = cache.link10_rotation_00;
+            let y = 0.0;
+            let z = cache.link10_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        19 => {
+            let x = cache.link10_rotation_00;
+            let y = 0.0;
+            let z = cache.link10_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        20 => {
+            let x = cache.link11_rotation_00;
+            let y = 0.0;
+            let z = cache.link11_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        21 => {
+            let x = cache.link11_rotation_00;
+            let y = 0.0;
+            let z = cache.link11_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        22 => {
+            let x = cache.link12_rotation_00;
+            let y = 0.0;
+            let z = cache.link12_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        23 => {
+            let x = cache.link12_rotation_00;
+            let y = 0.0;
+            let z = cache.link12_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        24 => {
+            let x = cache.link13_rotation_00;
+            let y = 0.0;
+            let z = cache.link13_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        25 => {
+            let x = cache.link13_rotation_00;
+            let y = 0.0;
+            let z = cache.link13_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        26 => {
+            let x = cache.link14_rotation_00;
+            let y = 0.0;
+            let z = cache.link14_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        27 => {
+            let x = cache.link14_rotation_00;
+            let y = 0.0;
+            let z = cache.link14_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        28 => {
+            let x = cache.link15_rotation_00;
+            let y = 0.0;
+            let z = cache.link15_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        29 => {
+            let x = cache.link15_rotation_00;
+            let y = 0.0;
+            let z = cache.link15_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        30 => {
+            let x = cache.link16_rotation_00;
+            let y = 0.0;
+            let z = cache.link16_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        31 => {
+            let x = cache.link16_rotation_00;
+            let y = 0.0;
+            let z = cache.link16_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        32 => {
+            let x = cache.link17_rotation_00;
+            let y = 0.0;
+            let z = cache.link17_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        33 => {
+            let x = cache.link17_rotation_00;
+            let y = 0.0;
+            let z = cache.link17_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        34 => {
+            let x = cache.link18_rotation_00;
+            let y = 0.0;
+            let z = cache.link18_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        35 => {
+            let x = cache.link18_rotation_00;
+            let y = 0.0;
+            let z = cache.link18_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        36 => {
+            let x = cache.link19_rotation_00;
+            let y = 0.0;
+            let z = cache.link19_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        37 => {
+            let x = cache.link19_rotation_00;
+            let y = 0.0;
+            let z = cache.link19_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        38 => {
+            let x = cache.link20_rotation_00;
+            let y = 0.0;
+            let z = cache.link20_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        39 => {
+            let x = cache.link20_rotation_00;
+            let y = 0.0;
+            let z = cache.link20_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        40 => {
+            let x = cache.link21_rotation_00;
+            let y = 0.0;
+            let z = cache.link21_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        41 => {
+            let x = cache.link21_rotation_00;
+            let y = 0.0;
+            let z = cache.link21_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        42 => {
+            let x = cache.link22_rotation_00;
+            let y = 0.0;
+            let z = cache.link22_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        43 => {
+            let x = cache.link22_rotation_00;
+            let y = 0.0;
+            let z = cache.link22_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        44 => {
+            let x = cache.link23_rotation_00;
+            let y = 0.0;
+            let z = cache.link23_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        45 => {
+            let x = cache.link23_rotation_00;
+            let y = 0.0;
+            let z = cache.link23_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        46 => {
+            let x = cache.link24_rotation_00;
+            let y = 0.0;
+            let z = cache.link24_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        47 => {
+            let x = cache.link24_rotation_00;
+            let y = 0.0;
+            let z = cache.link24_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        48 => {
+            let x = cache.link25_rotation_00;
+            let y = 0.0;
+            let z = cache.link25_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        49 => {
+            let x = cache.link25_rotation_00;
+            let y = 0.0;
+            let z = cache.link25_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        50 => {
+            let x = cache.link26_rotation_00;
+            let y = 0.0;
+            let z = cache.link26_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        51 => {
+            let x = cache.link26_rotation_00;
+            let y = 0.0;
+            let z = cache.link26_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        52 => {
+            let x = cache.link27_rotation_00;
+            let y = 0.0;
+            let z = cache.link27_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        53 => {
+            let x = cache.link27_rotation_00;
+            let y = 0.0;
+            let z = cache.link27_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        54 => {
+            let x = cache.link28_rotation_00;
+            let y = 0.0;
+            let z = cache.link28_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        55 => {
+            let x = cache.link28_rotation_00;
+            let y = 0.0;
+            let z = cache.link28_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        56 => {
+            let x = cache.link29_rotation_00;
+            let y = 0.0;
+            let z = cache.link29_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        57 => {
+            let x = cache.link29_rotation_00;
+            let y = 0.0;
+            let z = cache.link29_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        58 => {
+            let x = cache.link30_rotation_00;
+            let y = 0.0;
+            let z = cache.link30_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        59 => {
+            let x = cache.link30_rotation_00;
+            let y = 0.0;
+            let z = cache.link30_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        60 => {
+            let x = cache.link31_rotation_00;
+            let y = 0.0;
+            let z = cache.link31_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        61 => {
+            let x = cache.link31_rotation_00;
+            let y = 0.0;
+            let z = cache.link31_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        62 => {
+            let x = cache.link32_rotation_00;
+            let y = 0.0;
+            let z = cache.link32_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        63 => {
+            let x = cache.link32_rotation_00;
+            let y = 0.0;
+            let z = cache.link32_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        64 => {
+            let x = cache.link33_rotation_00;
+            let y = 0.0;
+            let z = cache.link33_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        65 => {
+            let x = cache.link33_rotation_00;
+            let y = 0.0;
+            let z = cache.link33_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        66 => {
+            let x = cache.link34_rotation_00;
+            let y = 0.0;
+            let z = cache.link34_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        67 => {
+            let x = cache.link34_rotation_00;
+            let y = 0.0;
+            let z = cache.link34_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        68 => {
+            let x = cache.link35_rotation_00;
+            let y = 0.0;
+            let z = cache.link35_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        69 => {
+            let x = cache.link35_rotation_00;
+            let y = 0.0;
+            let z = cache.link35_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        70 => {
+            let x = cache.link36_rotation_00;
+            let y = 0.0;
+            let z = cache.link36_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        71 => {
+            let x = cache.link36_rotation_00;
+            let y = 0.0;
+            let z = cache.link36_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        72 => {
+            let x = cache.link37_rotation_00;
+            let y = 0.0;
+            let z = cache.link37_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        73 => {
+            let x = cache.link37_rotation_00;
+            let y = 0.0;
+            let z = cache.link37_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        74 => {
+            let x = cache.link38_rotation_00;
+            let y = 0.0;
+            let z = cache.link38_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        75 => {
+            let x = cache.link38_rotation_00;
+            let y = 0.0;
+            let z = cache.link38_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        76 => {
+            let x = cache.link39_rotation_00;
+            let y = 0.0;
+            let z = cache.link39_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        77 => {
+            let x = cache.link39_rotation_00;
+            let y = 0.0;
+            let z = cache.link39_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        78 => {
+            let x = cache.link40_rotation_00;
+            let y = 0.0;
+            let z = cache.link40_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        79 => {
+            let x = cache.link40_rotation_00;
+            let y = 0.0;
+            let z = cache.link40_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        80 => {
+            let x = cache.link41_rotation_00;
+            let y = 0.0;
+            let z = cache.link41_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        81 => {
+            let x = cache.link41_rotation_00;
+            let y = 0.0;
+            let z = cache.link41_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        82 => {
+            let x = cache.link42_rotation_00;
+            let y = 0.0;
+            let z = cache.link42_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        83 => {
+            let x = cache.link42_rotation_00;
+            let y = 0.0;
+            let z = cache.link42_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        84 => {
+            let x = cache.link43_rotation_00;
+            let y = 0.0;
+            let z = cache.link43_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        85 => {
+            let x = cache.link43_rotation_00;
+            let y = 0.0;
+            let z = cache.link43_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        86 => {
+            let x = cache.link44_rotation_00;
+            let y = 0.0;
+            let z = cache.link44_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        87 => {
+            let x = cache.link44_rotation_00;
+            let y = 0.0;
+            let z = cache.link44_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        88 => {
+            let x = cache.link45_rotation_00;
+            let y = 0.0;
+            let z = cache.link45_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        89 => {
+            let x = cache.link45_rotation_00;
+            let y = 0.0;
+            let z = cache.link45_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        90 => {
+            let x = cache.link46_rotation_00;
+            let y = 0.0;
+            let z = cache.link46_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        91 => {
+            let x = cache.link46_rotation_00;
+            let y = 0.0;
+            let z = cache.link46_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        92 => {
+            let x = cache.link47_rotation_00;
+            let y = 0.0;
+            let z = cache.link47_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        93 => {
+            let x = cache.link47_rotation_00;
+            let y = 0.0;
+            let z = cache.link47_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        94 => {
+            let x = cache.link48_rotation_00;
+            let y = 0.0;
+            let z = cache.link48_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        95 => {
+            let x = cache.link48_rotation_00;
+            let y = 0.0;
+            let z = cache.link48_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        96 => {
+            let x = cache.link49_rotation_00;
+            let y = 0.0;
+            let z = cache.link49_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        97 => {
+            let x = cache.link49_rotation_00;
+            let y = 0.0;
+            let z = cache.link49_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        98 => {
+            let x = cache.link50_rotation_00;
+            let y = 0.0;
+            let z = cache.link50_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        99 => {
+            let x = cache.link50_rotation_00;
+            let y = 0.0;
+            let z = cache.link50_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        100 => {
+            let x = cache.link51_rotation_00;
+            let y = 0.0;
+            let z = cache.link51_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        101 => {
+            let x = cache.link51_rotation_00;
+            let y = 0.0;
+            let z = cache.link51_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        102 => {
+            let x = cache.link52_rotation_00;
+            let y = 0.0;
+            let z = cache.link52_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        103 => {
+            let x = cache.link52_rotation_00;
+            let y = 0.0;
+            let z = cache.link52_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        104 => {
+            let x = cache.link53_rotation_00;
+            let y = 0.0;
+            let z = cache.link53_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        105 => {
+            let x = cache.link53_rotation_00;
+            let y = 0.0;
+            let z = cache.link53_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        106 => {
+            let x = cache.link54_rotation_00;
+            let y = 0.0;
+            let z = cache.link54_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        107 => {
+            let x = cache.link54_rotation_00;
+            let y = 0.0;
+            let z = cache.link54_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        108 => {
+            let x = cache.link55_rotation_00;
+            let y = 0.0;
+            let z = cache.link55_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        109 => {
+            let x = cache.link55_rotation_00;
+            let y = 0.0;
+            let z = cache.link55_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        110 => {
+            let x = cache.link56_rotation_00;
+            let y = 0.0;
+            let z = cache.link56_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        111 => {
+            let x = cache.link56_rotation_00;
+            let y = 0.0;
+            let z = cache.link56_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        112 => {
+            let x = cache.link57_rotation_00;
+            let y = 0.0;
+            let z = cache.link57_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        113 => {
+            let x = cache.link57_rotation_00;
+            let y = 0.0;
+            let z = cache.link57_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        114 => {
+            let x = cache.link58_rotation_00;
+            let y = 0.0;
+            let z = cache.link58_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        115 => {
+            let x = cache.link58_rotation_00;
+            let y = 0.0;
+            let z = cache.link58_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        116 => {
+            let x = cache.link59_rotation_00;
+            let y = 0.0;
+            let z = cache.link59_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        117 => {
+            let x = cache.link59_rotation_00;
+            let y = 0.0;
+            let z = cache.link59_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        118 => {
+            let x = cache.link60_rotation_00;
+            let y = 0.0;
+            let z = cache.link60_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        119 => {
+            let x = cache.link60_rotation_00;
+            let y = 0.0;
+            let z = cache.link60_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        120 => {
+            let x = cache.link60_rotation_00;
+            let y = 0.0;
+            let z = cache.link60_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        _ => Vector3::zeros(),
     }
 }
 /// Whole-robot centre of mass.
@@ -44626,6 +42433,23 @@ impl Model<DOF, CONTACTS> for SnakeLinks60 {
         out: &mut SMatrix<f64, 3, DOF>,
     ) {
         contact_jacobian_into(index, q, p, k, out)
+    }
+    fn contact_kinematics_into(
+        indices: &[usize],
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        jacobians: &mut [SMatrix<f64, 3, DOF>],
+        axes: &mut [Vector3<f64>],
+    ) {
+        for ((&index, jacobian), axis) in indices
+            .iter()
+            .zip(jacobians.iter_mut())
+            .zip(axes.iter_mut())
+        {
+            contact_jacobian_into(index, q, p, k, jacobian);
+            *axis = contact_axis(index, q, p, k);
+        }
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

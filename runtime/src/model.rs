@@ -19,6 +19,8 @@ pub enum CoordinateKind {
     PrismaticJoint,
     /// Length change of one actuator of a soft section (m).
     ActuatorLength,
+    /// Curvature of an inextensible soft section, in one bending direction (1/m).
+    Curvature,
 }
 
 impl CoordinateKind {
@@ -27,6 +29,7 @@ impl CoordinateKind {
         match self {
             CoordinateKind::BaseTranslation | CoordinateKind::PrismaticJoint | CoordinateKind::ActuatorLength => "m",
             CoordinateKind::BaseRotation | CoordinateKind::RevoluteJoint => "rad",
+            CoordinateKind::Curvature => "1/m",
         }
     }
 }
