@@ -12,6 +12,7 @@ mod expr;
 mod generate;
 mod local;
 mod model;
+mod quadrature;
 mod recursive;
 mod scaling;
 mod section;

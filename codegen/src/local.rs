@@ -346,7 +346,7 @@ fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink 
         shape_gradient,
         mass: from_expr(mass).expand(),
         slice_inertia: section.slice_inertia.clone().map(|e| from_expr(&e).expand()),
-        quadrature: softgen_runtime::gauss_legendre(section.quadrature),
+        quadrature: crate::quadrature::gauss_legendre(section.quadrature),
         stiffness: from_expr(&section.stiffness),
         damping: from_expr(&section.damping),
     }

@@ -10,6 +10,9 @@
 //!    dynamics solves the oracle's M qdd = tau - C qd - G.
 //! 3. Freshness of generated/: every spec in model-specs/ is regenerated and compared with
 //!    the committed file (fix with `cargo run -p softgen-codegen`).
+//! 4. A constant-curvature section's local pieces: a snapshot, and their values against the
+//!    exact trigonometric arc and finite differences, straight, nearly straight and bent to
+//!    3 rad.
 
 use std::path::Path;
 
@@ -25,6 +28,11 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     let (derived, _) = softgen_codegen::expanded_equations(&generated.robot).expect("the fixture expands");
     insta::assert_snapshot!("double_pendulum_equations", softgen_codegen::symbolic_report(&generated.robot, &derived));
     insta::assert_snapshot!("double_pendulum_rust", generated.source);
+
+    // 4. Soft sections' local pieces.
+    let section = softgen_codegen::section_kinematics();
+    insta::assert_snapshot!("section_kinematics", softgen_codegen::kinematics_report(&section, 200));
+    check_section_pieces(&section);
 
     let mut specs: Vec<_> = std::fs::read_dir(root.join("model-specs"))
         .unwrap()
@@ -120,4 +128,79 @@ fn compare_recursive_with_expanded(robot: &softgen_codegen::Robot) {
         }
     }
     println!("{:<28} recursive = expanded to 1e-12 at 10 random states", robot.name);
+}
+
+/// The pieces at one shape, evaluated: (p, R, dp/dx, w_x, d2p/dxdy, dw_x/dy).
+#[allow(clippy::type_complexity)]
+fn section_values(k: &softgen_codegen::SectionKinematics, xi: f64, shape: [f64; 3]) -> ([f64; 3], [[f64; 3]; 3], [[f64; 3]; 3], [[f64; 3]; 3], [[[f64; 3]; 3]; 3], [[[f64; 3]; 3]; 3]) {
+    let s = xi * xi * (shape[1] * shape[1] + shape[2] * shape[2]);
+    let c = softgen_runtime::stumpff(s);
+    let mut values = std::collections::BTreeMap::new();
+    values.insert("xi".to_string(), xi);
+    for (x, name) in ["len", "bend_y", "bend_z"].iter().enumerate() {
+        values.insert(name.to_string(), shape[x]);
+    }
+    for (j, v) in c.iter().enumerate() {
+        values.insert(format!("c{j}"), *v);
+    }
+    let value = |a: &dyn std::fmt::Display| softgen_codegen::parse_expression(&a.to_string()).unwrap().evaluate(&values).unwrap();
+    let three = |v: &[_; 3]| [value(&v[0]), value(&v[1]), value(&v[2])];
+    (
+        three(&k.position),
+        [three(&k.rotation[0]), three(&k.rotation[1]), three(&k.rotation[2])],
+        [three(&k.position_partials[0]), three(&k.position_partials[1]), three(&k.position_partials[2])],
+        [three(&k.angular[0]), three(&k.angular[1]), three(&k.angular[2])],
+        std::array::from_fn(|x| std::array::from_fn(|y| three(&k.position_second[x][y]))),
+        std::array::from_fn(|x| std::array::from_fn(|y| three(&k.angular_partials[x][y]))),
+    )
+}
+
+fn check_section_pieces(k: &softgen_codegen::SectionKinematics) {
+    let close = |a: f64, b: f64, tolerance: f64, what: &str| assert!((a - b).abs() <= tolerance * (1.0 + b.abs()), "{what}: {a} vs {b}");
+    for shape in [[0.15, 0.0, 0.0], [0.15, 1e-9, -2e-9], [0.2, 0.7, -0.4], [0.12, -2.1, 2.2], [0.3, 3.0, 0.2]] {
+        for xi in [0.0, 0.31, 1.0] {
+            let (p, r, dp, w, ddp, dw) = section_values(k, xi, shape);
+            // The exact arc: bending angle theta = |bend| xi about n = (0, -bend_z, bend_y) / |bend|.
+            let theta = (shape[1] * shape[1] + shape[2] * shape[2]).sqrt();
+            let angle = theta * xi;
+            let exact_p = if theta == 0.0 {
+                [shape[0] * xi, 0.0, 0.0]
+            } else {
+                // 1 - cos written as 2 sin^2(angle / 2), exact near straight too.
+                let radius = shape[0] / theta;
+                let versine = 2.0 * (angle / 2.0).sin().powi(2);
+                [radius * angle.sin(), radius * versine * shape[1] / theta, radius * versine * shape[2] / theta]
+            };
+            for a in 0..3 {
+                close(p[a], exact_p[a], 1e-13, &format!("p[{a}] at {shape:?}, xi {xi}"));
+            }
+            // The frame's x axis is the arc's tangent.
+            let tangent = if theta == 0.0 { [1.0, 0.0, 0.0] } else { [angle.cos(), angle.sin() * shape[1] / theta, angle.sin() * shape[2] / theta] };
+            for a in 0..3 {
+                close(r[a][0], tangent[a], 1e-13, &format!("R[{a}][0] at {shape:?}, xi {xi}"));
+            }
+            // First and second partials against central differences of the pieces below them.
+            let h = 1e-6;
+            for x in 0..3 {
+                let shifted = |d: f64| {
+                    let mut s = shape;
+                    s[x] += d;
+                    section_values(k, xi, s)
+                };
+                let (plus, minus) = (shifted(h), shifted(-h));
+                // w_x = vee(dR/dx R').
+                let dr: [[f64; 3]; 3] = std::array::from_fn(|a| std::array::from_fn(|b| (plus.1[a][b] - minus.1[a][b]) / (2.0 * h)));
+                let product = |a: usize, b: usize| (0..3).map(|m| dr[a][m] * r[b][m]).sum::<f64>();
+                let vee = [product(2, 1), product(0, 2), product(1, 0)];
+                for a in 0..3 {
+                    close(w[x][a], vee[a], 1e-7, &format!("w_{x}[{a}] at {shape:?}, xi {xi}"));
+                    close(dp[x][a], (plus.0[a] - minus.0[a]) / (2.0 * h), 1e-7, &format!("dp/d{x}[{a}] at {shape:?}, xi {xi}"));
+                    for y in 0..3 {
+                        close(ddp[y][x][a], (plus.2[y][a] - minus.2[y][a]) / (2.0 * h), 1e-6, &format!("d2p/d{y}d{x}[{a}] at {shape:?}"));
+                        close(dw[y][x][a], (plus.3[y][a] - minus.3[y][a]) / (2.0 * h), 1e-6, &format!("dw_{y}/d{x}[{a}] at {shape:?}"));
+                    }
+                }
+            }
+        }
+    }
 }

@@ -35,7 +35,7 @@ const CASES: &[(&str, (&str, &str), &[&str])] = &[
     ("non-finite", ("length = 0.5", "length = nan"), &["bad.toml:3:", "parameters.length", "finite"]),
     ("unknown parameter in expression", ("[\"length\", 0, 0]", "[\"lenght\", 0, 0]"), &["bad.toml:16:", "origin[0] (x)", "`lenght`, which is not a declared parameter"]),
     ("bad expression", ("[\"length\", 0, 0]", "[\"length *\", 0, 0]"), &["invalid expression"]),
-    ("soft section not supported yet", ("name = \"b\"", "name = \"b\"\nkind = \"constant_curvature\""), &["bad.toml:14:", "soft sections bend out of any plane", "remove `joint`"]),
+    ("soft section with a joint and no section", ("name = \"b\"", "name = \"b\"\nkind = \"constant_curvature\""), &["bad.toml:16:", "remove `joint`", "bodies[1] (b).section: missing"]),
     ("water not supported yet", ("[base]", "[environment]\nmedium = \"water\"\n[base]"), &["environment.medium", "not supported yet"]),
     ("out-of-plane axis", ("joint = \"revolute\"", "joint = \"revolute\"\naxis = [1, 0, 0]"), &["axis", "plane normal"]),
     ("negative inertia", ("name = \"b\"\nparent = \"a\"\njoint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\ninertia = 0.01", "name = \"b\"\nparent = \"a\"\njoint = \"revolute\"\norigin = [\"length\", 0, 0]\nmass = 1.0\ninertia = -0.01"), &["inertia", ">= 0"]),
@@ -133,14 +133,20 @@ gravity = 9.81
 
 /// Soft sections: (what is wrong, how to break SOFT_GOOD, expected pieces of the message)
 const SOFT_CASES: &[(&str, (&str, &str), &[&str])] = &[
-    ("inextensible not yet", ("model = \"extensible\"", "model = \"inextensible\""), &["bad.toml:9:", "bodies[0] (s1).section.model", "inextensible sections are not supported yet"]),
+    ("actuators on an inextensible section", ("model = \"extensible\"", "model = \"inextensible\""), &["bad.toml:9:", "bodies[0] (s1).section.actuator_radius", "only extensible sections have actuators"]),
+    ("extensible without actuators", ("actuator_radius = 0.0125, disc_radius = 0.02, stiffness = 1900, damping = 90 }\n[[bodies]]", "disc_radius = 0.02, stiffness = 1900, damping = 90 }\n[[bodies]]"), &["bad.toml:9:", "bodies[0] (s1).section.actuator_radius", "missing"]),
+    ("wrong number of initial values", ("damping = 90 }\n[[bodies]]", "damping = 90, initial = [0.01, 0.02] }\n[[bodies]]"), &["bad.toml:9:", "section.initial", "expected 3 values (m), got 2"]),
+    ("no slice inertia", ("disc_radius = 0.02, stiffness = 1900, damping = 90 }\n[[bodies]]", "stiffness = 1900, damping = 90 }\n[[bodies]]"), &["bad.toml:9:", "section.disc_radius", "missing"]),
+    ("disc and inertia both", ("name = \"s1\"\nkind = \"constant_curvature\"\nmass = 0.1", "name = \"s1\"\nkind = \"constant_curvature\"\nmass = 0.1\ninertia = [1e-5, 1e-5, 1e-5]"), &["section.disc_radius", "not both"]),
+    ("unphysical slice inertia", ("name = \"s1\"\nkind = \"constant_curvature\"\nmass = 0.1\nsection = { model = \"extensible\", rest_length = 0.15, actuator_radius = 0.0125, disc_radius = 0.02,", "name = \"s1\"\nkind = \"constant_curvature\"\nmass = 0.1\ninertia = [1e-5, 1e-6, 1e-6]\nsection = { model = \"extensible\", rest_length = 0.15, actuator_radius = 0.0125,"), &["bodies[0] (s1).inertia", "principal moments"]),
+    ("origin on the base section", ("name = \"s1\"\nkind = \"constant_curvature\"", "name = \"s1\"\nkind = \"constant_curvature\"\norigin = [0.1, 0, 0]"), &["bodies[0] (s1).origin", "the base"]),
     ("joint on a section", ("parent = \"s1\"", "parent = \"s1\"\njoint = \"revolute\""), &["bad.toml:14:", "bodies[1] (s2).joint", "remove `joint`"]),
     ("negative actuator radius", ("actuator_radius = 0.0125", "actuator_radius = -0.0125"), &["bad.toml:9:", "section.actuator_radius", "must be > 0"]),
     ("no rings", ("rings = 4", "rings = 0"), &["bad.toml:19:", "contact_points[0].grid.rings", "must be in 1..=1000"]),
-    ("planar base", ("kind = \"spatial\"", "kind = \"planar\"\nplane = \"xy\""), &["spatial or fixed base"]),
+    ("extensible sections in a planar robot", ("kind = \"spatial\"", "kind = \"planar\"\nplane = \"xy\""), &["section.model", "model = \"planar\"", "spatial or fixed base"]),
     ("missing section", ("mass = 0.1\nsection = { model = \"extensible\", rest_length = 0.15, actuator_radius = 0.0125, disc_radius = 0.02, stiffness = 1900, damping = 90 }\n[[contact", "mass = 0.1\n[[contact"), &["bodies[1] (s2).section", "missing"]),
     ("points on a section", ("kind = \"skin_grid\"\ngrid = { radius = 0.02, rings = 4, around = 6, tip = true }", "positions = [[0, 0, 0]]"), &["contact_points[0].kind", "skin grid"]),
-    ("rigid among sections", ("name = \"s2\"\nkind = \"constant_curvature\"", "name = \"s2\"\ninertia = [0.1, 0.1, 0.1]"), &["mixing rigid bodies and soft sections"]),
+    ("rigid body on a section without a joint", ("name = \"s2\"\nkind = \"constant_curvature\"", "name = \"s2\"\ninertia = [0.1, 0.1, 0.1]"), &["bodies[1] (s2)", "joint"]),
 ];
 
 #[test]

@@ -13,7 +13,9 @@
 //! section is a straight segment of length L, and every derivative is continuous there.
 
 use crate::real::Real;
-use crate::small_linalg::{M3, V3};
+/// A 3-vector and a row-major 3x3 matrix over any [`Real`] scalar.
+pub type V3<S> = [S; 3];
+pub type M3<S> = [[S; 3]; 3];
 
 /// Below this s the series are used; nine terms leave a truncation error below 1e-17 there.
 const SERIES_BELOW: f64 = 1.0;

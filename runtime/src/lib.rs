@@ -26,8 +26,6 @@ mod rosenbrock;
 mod safety;
 mod semi_implicit_euler;
 mod simulation;
-mod soft_chain;
-mod small_linalg;
 mod state;
 mod steering;
 mod stumpff;
@@ -50,7 +48,7 @@ pub use model::{
 };
 pub use mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use pd::JointPd;
-pub use real::{Dual, Jet3, Real};
+pub use real::{Dual, Real};
 pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
 pub use rk4::RungeKutta4;
 pub use rolling::{PneumaticMuscles, RollingGait};
@@ -58,7 +56,6 @@ pub use rosenbrock::{Blocks, Ros2, Ros34pw2, Rosenbrock2, Rosenbrock34, Rosenbro
 pub use safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
 pub use semi_implicit_euler::SemiImplicitEuler;
 pub use simulation::{ContactReport, Simulation, SimulationConfig};
-pub use soft_chain::{gauss_legendre, FrameJacobian, Motion, SkinPoint, SoftChain, SoftSection};
 pub use state::State;
 pub use stumpff::stumpff;
 pub use steering::{run_planner, GoalSteering, PlannerStats, SteeringConfig, SteeringLink, SteeringPhase};
