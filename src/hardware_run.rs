@@ -3,6 +3,7 @@
 //! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
 //! and the first commands are printed and no device is touched).
 
+use crate::output::PendingFile;
 use crate::robots::{with_robot, RobotVisitor};
 use crate::run_config::{MpcSettings, RunConfig};
 use nalgebra::{SVector, Vector2};
@@ -235,17 +236,17 @@ impl RobotVisitor for Run<'_> {
         }
         if let Some(path) = &o.comedi_device {
             let device = open_comedi(path, &config.channels)?;
-            let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
+            let (pending_record, record) = PendingFile::create(&o.record)?;
             let mut device = Recorder::new(device, record, 100).map_err(|e| e.0)?;
             let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-            return Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, None));
+            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, None);
         }
         if let Some(port) = &o.serial_port {
             let board = crate::serial::SerialDevice::open(port, o.ack_timeout)?;
-            let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
+            let (pending_record, record) = PendingFile::create(&o.record)?;
             let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
             let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-            return Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, None));
+            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, None);
         }
 
         // Hardware in the loop: the generated model behind the same chain.
@@ -263,7 +264,8 @@ impl RobotVisitor for Run<'_> {
         let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
         let step = (1.0 / loop_config.rate_hz).min(0.002);
         let mut plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
-        let trajectory = std::fs::File::create(&o.trajectory).map_err(|e| format!("{}: {e}", o.trajectory.display()))?;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let (pending_trajectory, trajectory) = PendingFile::create(&o.trajectory)?;
         let mut trajectory = std::io::BufWriter::new(trajectory);
         let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
         writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
@@ -278,11 +280,10 @@ impl RobotVisitor for Run<'_> {
             }
             let _ = writeln!(trajectory);
         }));
-        let record = std::fs::File::create(&o.record).map_err(|e| format!("{}: {e}", o.record.display()))?;
         let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
         let Some(settings) = mpc else {
             let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-            return Ok(finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, Some(&o.trajectory)));
+            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory));
         };
 
         // Model-predictive control: the planner rolls out the same model in the same
@@ -336,7 +337,7 @@ impl RobotVisitor for Run<'_> {
             final_distance: steering.distance,
             start_distance,
         };
-        let mut run = finish(outcome, safe, &chain, device.into_inner().map(drop), &o.record, Some(&o.trajectory));
+        let mut run = finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory))?;
         println!("planner     {}", report.planner);
         match report.arrived_at {
             Some(at) => println!(
@@ -400,9 +401,9 @@ fn finish(
     safe: Result<(), SafetyFault>,
     chain: &OutputChain,
     closed: Result<(), DeviceError>,
-    record: &std::path::Path,
-    trajectory: Option<&std::path::Path>,
-) -> RunReport {
+    record: PendingFile,
+    trajectory: Option<PendingFile>,
+) -> Result<RunReport, String> {
     println!("loop        {}", outcome.stats);
     println!("limited     {} commands clamped or rate-limited", chain.filter.limited);
     match &safe {
@@ -412,13 +413,17 @@ fn finish(
     if let Err(e) = &closed {
         println!("recording   could not be completed: {e}");
     }
-    println!("recording   {}", record.display());
+    // The loop ran: its record (and the plant's trajectory) replace earlier ones, whatever
+    // the outcome; a fault's record is the one worth reading.
+    println!("recording   {}", record.target().display());
+    record.commit()?;
     if let Some(t) = trajectory {
-        println!("trajectory  {}", t.display());
+        println!("trajectory  {}", t.target().display());
+        t.commit()?;
     }
-    RunReport {
+    Ok(RunReport {
         stats: Some(outcome.stats),
         fault: outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0))),
         mpc: None,
-    }
+    })
 }

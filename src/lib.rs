@@ -3,6 +3,7 @@
 
 mod eval;
 mod hardware_run;
+mod output;
 mod plot;
 mod robots;
 mod rolling_run;
@@ -12,6 +13,7 @@ mod serial;
 
 pub use eval::{eval_json, EvalInput};
 pub use hardware_run::{run_on_device, ControllerChoice, MpcReport, RunOptions, RunReport, SNAKE_RUN_CONFIG, WHEELED_SNAKE_RUN_CONFIG};
+pub use output::PendingFile;
 pub use plot::{plot_run, plot_time_series, plot_track, Canvas};
 pub use run_config::{EnvironmentOverride, MpcSettings, RunConfig};
 pub use rolling_run::{run_rolling, Rolling, RollingRun, RollingSample, RollingSummary};

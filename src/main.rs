@@ -111,7 +111,8 @@ fn roll(args: RollArgs) -> Result<(), String> {
     std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
     let base = args.output.join(format!("soft_snake_{name}_rolling"));
     let csv_path = base.with_extension("csv");
-    let mut csv = BufWriter::new(std::fs::File::create(&csv_path).map_err(|e| format!("{}: {e}", csv_path.display()))?);
+    let (pending_csv, file) = softgen::PendingFile::create(&csv_path)?;
+    let mut csv = BufWriter::new(file);
     use std::io::Write;
     let mut header = vec!["t".to_string()];
     header.extend(softgen_generated::soft_snake::SoftSnake::COORDINATES.iter().map(|c| c.name.to_string()));
@@ -127,6 +128,8 @@ fn roll(args: RollArgs) -> Result<(), String> {
         writeln!(csv, "{}", row.join(",")).map_err(|e| e.to_string())?;
     }
     csv.flush().map_err(|e| e.to_string())?;
+    drop(csv);
+    pending_csv.commit()?;
     let series = |index: usize| summary.samples.iter().map(|s| (s.t, s.q[index])).collect::<Vec<_>>();
     let colours = [[220, 30, 30], [30, 140, 30], [30, 60, 220]];
     let position: Vec<_> = (0..3).map(|i| (colours[i], series(i))).collect();
@@ -520,10 +523,9 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
 
     std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
     let csv_path = args.output.join(format!("{}.csv", args.robot));
-    // Write beside the target and rename once the run has started, so a rejected run (bad
-    // parameter, bad robot) never clobbers the previous outputs.
-    let partial_path = args.output.join(format!("{}.csv.partial", args.robot));
-    let file = std::fs::File::create(&partial_path).map_err(|e| format!("{}: {e}", partial_path.display()))?;
+    // Written beside the target and renamed once the run has produced it, so a rejected run
+    // (bad parameter, bad robot, a state that fails at t = 0) never clobbers earlier outputs.
+    let (pending_csv, file) = softgen::PendingFile::create(&csv_path)?;
     let mut csv = BufWriter::new(file);
 
     let bar = ProgressBar::with_draw_target(Some((s.duration * 1000.0) as u64), ProgressDrawTarget::hidden());
@@ -544,15 +546,10 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
     };
     let result = run_scenario(&s, Some(&mut csv), &mut progress);
     bar.finish_and_clear();
+    std::io::Write::flush(&mut csv).map_err(|e| format!("{}: {e}", csv_path.display()))?;
     drop(csv);
-    let summary = match result {
-        Ok(summary) => summary,
-        Err(e) => {
-            let _ = std::fs::remove_file(&partial_path);
-            return Err(e);
-        }
-    };
-    std::fs::rename(&partial_path, &csv_path).map_err(|e| format!("{}: {e}", csv_path.display()))?;
+    let summary = result?;
+    pending_csv.commit()?;
 
     let start_com = summary.com_start();
     let end_com = summary.com_end();

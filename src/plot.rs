@@ -131,13 +131,15 @@ impl Canvas {
     }
 
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (pending, file) = crate::output::PendingFile::create(path)?;
         let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width as u32, self.height as u32);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
         let mut writer = encoder.write_header().map_err(|e| format!("{}: {e}", path.display()))?;
         let data: Vec<u8> = self.pixels.iter().flatten().copied().collect();
-        writer.write_image_data(&data).map_err(|e| format!("{}: {e}", path.display()))
+        writer.write_image_data(&data).map_err(|e| format!("{}: {e}", path.display()))?;
+        writer.finish().map_err(|e| format!("{}: {e}", path.display()))?;
+        pending.commit()
     }
 }
 
