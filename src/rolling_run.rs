@@ -140,6 +140,7 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
     if !(run.control_period > 0.0 && run.tolerance > 0.0) {
         return Err("control period and tolerance must be > 0".into());
     }
+    crate::scenario::check_periods(run.settle + run.duration, run.control_period)?;
     let mut contact = SoftSnake::ENVIRONMENT.contact_law();
     contact.friction.regularisation = run.regularisation;
     let config = SimulationConfig {

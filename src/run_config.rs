@@ -217,8 +217,10 @@ impl RunConfig {
             return Err(locate(path, text, file.robot.span(), format!("robot: this file is for `{}`, not `{robot}`", file.robot.get_ref())));
         }
         let rate_hz = match &file.rate_hz {
-            Some(r) if r.get_ref().is_finite() && *r.get_ref() > 0.0 && *r.get_ref() <= 100_000.0 => *r.get_ref(),
-            Some(r) => return Err(locate(path, text, r.span(), format!("rate_hz: must be in (0, 100000], got {}", r.get_ref()))),
+            // At least 1 Hz: a slower loop is no control loop, and a period of 1e9 s would
+            // hold the run (and its stop signals) for ever.
+            Some(r) if r.get_ref().is_finite() && *r.get_ref() >= 1.0 && *r.get_ref() <= 100_000.0 => *r.get_ref(),
+            Some(r) => return Err(locate(path, text, r.span(), format!("rate_hz: must be in [1, 100000] Hz, got {}", r.get_ref()))),
             None => 1000.0,
         };
         let mut safety = SafetyLimits::default();
@@ -420,6 +422,8 @@ mod tests {
             ("actuator = \"link3\"", "actuator = \"link9\"", "run.toml:8:1: channels[1]: `link9` is not an actuated joint"),
             ("kind = \"servo_board\"\nactuator = \"link3\"", "kind = \"laser\"\nactuator = \"link3\"", "run.toml:"),
             ("robot = \"snake\"", "robot = \"snake\"\nrate_hz = -5", "rate_hz: must be in"),
+            ("robot = \"snake\"", "robot = \"snake\"\nrate_hz = 1e-9", "rate_hz: must be in [1, 100000] Hz"),
+            ("robot = \"snake\"", "robot = \"snake\"\nrate_hz = 1e-300", "rate_hz: must be in [1, 100000] Hz"),
             ("robot = \"snake\"", "robot = \"snake\"\n[safety]\npressure_ceiling = 4.5", "above the actuator rating"),
             ("min_angle = -1\nmax_angle = 1\n[[channels]]", "min_angle = 1\nmax_angle = -1\n[[channels]]", "must be below"),
             ("robot = \"snake\"", "robot = \"other\"", "this file is for `other`"),

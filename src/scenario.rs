@@ -138,6 +138,22 @@ fn check(name: &str, v: f64, positive: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The most control periods one run may take: 1e8 (about a day of simulated time at 1 kHz,
+/// minutes of wall time), so that a duration of 1e12 s or a period of 1e-300 s is refused at
+/// once instead of running for ever.
+pub const MAX_CONTROL_PERIODS: f64 = 1e8;
+
+/// Refuses runs of more than [`MAX_CONTROL_PERIODS`] periods.
+pub fn check_periods(duration: f64, control_period: f64) -> Result<(), String> {
+    let periods = duration / control_period;
+    if !(periods <= MAX_CONTROL_PERIODS) {
+        return Err(format!(
+            "duration / control period = {duration} s / {control_period} s = {periods:.3e} control periods, more than the limit of {MAX_CONTROL_PERIODS:.0e}: shorten the run or lengthen the period"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs a scenario, writing CSV rows to `csv` as it goes (the header first) and reporting
 /// progress in simulated seconds to `progress`.
 pub fn run_scenario(
@@ -147,6 +163,7 @@ pub fn run_scenario(
 ) -> Result<RunSummary, String> {
     check("duration", scenario.duration, false)?;
     check("control period", scenario.control_period, true)?;
+    check_periods(scenario.duration, scenario.control_period)?;
     if scenario.csv_every == 0 {
         return Err("csv sampling interval must be at least 1".into());
     }

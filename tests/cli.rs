@@ -107,6 +107,10 @@ fn bad_input_is_reported_not_panicked() {
         (vec!["roll", "planar", "--bend", "lots"], "--bend: expected radians"),
         (vec!["roll", "planar", "--frequency", "nan"], "rolling gait frequency must be finite"),
         (vec!["roll", "planar", "--ceiling", "-1"], "ceiling >= 0"),
+        (vec!["simulate", "--duration", "1e12"], "control periods, more than the limit of 1e8"),
+        (vec!["simulate", "--dt", "1e-300"], "control periods, more than the limit of 1e8"),
+        (vec!["roll", "planar", "--duration", "1e12"], "control periods, more than the limit of 1e8"),
+        (vec!["roll", "planar", "--settle", "1e12"], "control periods, more than the limit of 1e8"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let mut all = args.clone();
