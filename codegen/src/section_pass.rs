@@ -308,8 +308,7 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
     Ok(SectionState { frame, tip, slices, stiffness, damping })
 }
 
-/// One section's rows: M, C qd, G and the Christoffel C for its coordinates (and their
-/// columns against every coordinate above it, `above`, with its column and rate).
+/// The outputs a section's rows are written into.
 pub(crate) struct Rows<'a> {
     pub mass_matrix: &'a mut Vec<Vec<NodeId>>,
     pub coriolis: &'a mut Vec<NodeId>,
@@ -327,6 +326,9 @@ fn b_times(dag: &mut Dag, rate: &crate::spatial::InertiaRate, momentum: &Force, 
     (dag.scale_force(&sum, half), dag.scale_force(&difference, half))
 }
 
+/// One section's rows of M, C qd, G (with its elasticity) and the Christoffel C for its
+/// coordinates, and their entries against every coordinate above it (`above`: coordinate,
+/// column and column rate, as seen by the subtree below).
 pub(crate) fn section_rows(
     dag: &mut Dag,
     state: &SectionState,
