@@ -58,8 +58,9 @@ fn integrate<R: Model<N, C>, const N: usize, const C: usize>(p: &R::Params, seco
 fn energy_is_conserved<R: Model<N, C>, const N: usize, const C: usize>() {
     let p = undamped::<R, N, C>(false);
     let energy = |x: &State<N>| R::kinetic_energy(&x.q, &x.qd, &p) + R::potential_energy(&x.q, &p, &R::cache(&x.q, &p));
-    let e0 = energy(&moving::<R, N, C>());
-    let scale = R::kinetic_energy(&moving::<R, N, C>().q, &moving::<R, N, C>().qd, &p).abs() + e0.abs();
+    let start = moving::<R, N, C>();
+    let e0 = energy(&start);
+    let scale = R::kinetic_energy(&start.q, &start.qd, &p).abs() + e0.abs();
     let mut worst: f64 = 0.0;
     integrate::<R, N, C>(&p, 1.0, |x| worst = worst.max((energy(x) - e0).abs() / scale));
     println!("{}: energy {e0:.6} J, largest relative drift over 1 s {worst:.2e}", R::NAME);

@@ -13,7 +13,7 @@
 //! Some helpers here (atoms from numbers and spec expressions, rotations) are shared with
 //! `local.rs`.
 
-use crate::expr::{float_to_rational, Expr, Number};
+use crate::expr::{shortest_decimal, Expr, Number};
 use crate::model::{CoordinateKind, Inertia, Robot};
 use crate::spec::{BaseKind, JointKind};
 use symbolica::prelude::*;
@@ -51,29 +51,17 @@ pub(crate) fn zero() -> Atom {
     Atom::num(0)
 }
 
-
-/// The exact text symbolica reads for a number: `(n/d)`, with integers as long as needed.
+/// The exact text symbolica reads for a number: its shortest decimal as a rational `(n/d)`,
+/// with integers as long as needed (the 6e-17 of cos(pi / 2) has a 33-digit denominator;
+/// exponent notation is not a number to symbolica's parser).
 fn number_text(v: f64) -> String {
-    match float_to_rational(v) {
-        Number::Rational(n, d) => format!("({n}/{d})"),
-        // Past i128 (tiny or huge magnitudes, like the 6e-17 of cos(pi / 2)): the same
-        // shortest decimal as a rational of big integers, which symbolica reads exactly.
-        // (Exponent notation is not a number to its parser.)
-        Number::Float(f) => {
-            let text = format!("{f:e}");
-            let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
-            let exponent: i64 = exponent.parse().unwrap_or(0);
-            let sign = if mantissa.starts_with('-') { "-" } else { "" };
-            let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-            let decimals = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i64);
-            let shift = exponent - decimals;
-            let zeros = "0".repeat(shift.unsigned_abs() as usize);
-            if shift >= 0 {
-                format!("({sign}{digits}{zeros})")
-            } else {
-                format!("({sign}{digits}/1{zeros})")
-            }
-        }
+    let (negative, digits, shift) = shortest_decimal(v);
+    let sign = if negative { "-" } else { "" };
+    let zeros = "0".repeat(shift.unsigned_abs() as usize);
+    if shift >= 0 {
+        format!("({sign}{digits}{zeros})")
+    } else {
+        format!("({sign}{digits}/1{zeros})")
     }
 }
 

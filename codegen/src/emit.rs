@@ -673,10 +673,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     };
     // Frames carrying more than one point (skin rings, bodies with several points) get one
     // Jacobian function of the point's position, which each point's function calls.
-    let mut points_on_frame = vec![0usize; equations.contact_frames.len()];
-    for &f in &equations.contact_frame_of {
-        points_on_frame[f] += 1;
-    }
+    let points_on_frame = equations.points_on_frame();
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         if points_on_frame[f] < 2 {
             continue;
@@ -765,7 +762,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             ParamSet, PlaneOfMotion, Terrain,
         };)
     };
-    let (soft_items, soft_impl) = soft_sections(robot, equations, &params, &cache, &kernel)?;
+    let (soft_items, soft_impl) = soft_sections(robot, equations, &params, &kernel);
     let Shared { params: params_items, constants } = shared(robot);
     let robot_type = format_ident!("{}", camel(&robot.name));
     let description = &robot.description;
@@ -969,23 +966,22 @@ fn soft_sections(
     robot: &Robot,
     equations: &Equations,
     params: &[Ident],
-    cache: &HashMap<NodeId, Ident>,
     kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
-) -> Result<(TokenStream, TokenStream), String> {
+) -> (TokenStream, TokenStream) {
     let sections: Vec<_> = robot.bodies.iter().filter_map(|b| b.section.as_ref().map(|s| (b, s))).collect();
     if sections.is_empty() {
-        return Ok((TokenStream::new(), TokenStream::new()));
+        return (TokenStream::new(), TokenStream::new());
     }
     let dag = &equations.dag;
     let idx = |i: usize| Literal::usize_unsuffixed(i);
     let empty = HashMap::new();
-    let _ = cache;
     let infos = sections.iter().map(|(body, section)| {
         let name = &body.name;
         let first = idx(section.first_coordinate);
-        let count = idx(section.kind.coordinates());
-        let mount = mount_rotation(body.rotation).map(|row| {
-            let row = row.map(float);
+        let count = idx(section.coordinates);
+        // The rotation the tree uses, rounding residue (cos(pi / 2)) shown as the zero it is.
+        let mount = crate::local::fixed_rotation(body.rotation, robot.plane_normal()).map(|row| {
+            let row = row.map(|v| float(if v.abs() < 1e-15 { 0.0 } else { v }));
             quote!([#(#row),*])
         });
         quote!(SoftSectionInfo { name: #name, first_coordinate: #first, coordinates: #count, mount: [#(#mount),*] },)
@@ -1079,7 +1075,7 @@ fn soft_sections(
         fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) { damping_into(qd, p, out) }
         fn elastic_stiffness_into(q: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) { elastic_stiffness_into(q, p, out) }
     };
-    Ok((items, implementation))
+    (items, implementation)
 }
 
 /// A spec expression as Rust over `p.<parameter>`.
@@ -1119,20 +1115,6 @@ fn spec_expression(e: &Expr) -> TokenStream {
             quote!(f64::#f(#(#a),*))
         }
     }
-}
-
-/// Rotation matrix of [roll, pitch, yaw] (Rz(yaw) Ry(pitch) Rx(roll)), row-major.
-fn mount_rotation(rpy: [f64; 3]) -> [[f64; 3]; 3] {
-    let (sr, cr) = rpy[0].sin_cos();
-    let (sp, cp) = rpy[1].sin_cos();
-    let (sy, cy) = rpy[2].sin_cos();
-    let clean = |v: f64| if v.abs() < 1e-15 { 0.0 } else { v };
-    let m = [
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ];
-    m.map(|row| row.map(clean))
 }
 
 /// Formats a generated module's tokens with prettyplease under the generated-file header.

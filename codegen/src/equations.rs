@@ -57,6 +57,12 @@ pub struct ArticulatedBody {
     pub pivots: Vec<NodeId>,
 }
 
+/// symbolica's printed form of an atom read back as an expression.
+pub fn read_atom(a: &Atom) -> Result<expr::Expr, String> {
+    let text = a.to_string();
+    expr::parse(&text).map_err(|e| format!("cannot read symbolica output `{text}`: {e}"))
+}
+
 /// Reads symbolica atoms into DAG nodes over the robot's coordinates, rates and parameters.
 pub struct AtomReader<'a> {
     pub robot: &'a Robot,
@@ -64,8 +70,7 @@ pub struct AtomReader<'a> {
 
 impl AtomReader<'_> {
     pub fn node(&self, dag: &mut Dag, a: &Atom) -> Result<NodeId, String> {
-        let text = a.to_string();
-        let parsed = expr::parse(&text).map_err(|e| format!("cannot read symbolica output `{text}`: {e}"))?;
+        let parsed = read_atom(a)?;
         let robot = self.robot;
         let n = robot.coordinates.len();
         let resolve = |s: &str| -> Option<Input> {
@@ -134,6 +139,15 @@ impl Equations {
         })
     }
 
+    /// How many contact points each contact frame carries.
+    pub fn points_on_frame(&self) -> Vec<usize> {
+        let mut count = vec![0usize; self.contact_frames.len()];
+        for &f in &self.contact_frame_of {
+            count[f] += 1;
+        }
+        count
+    }
+
     /// The output nodes of each hot kernel: those a simulation step calls (M, C qd, G, the
     /// contact positions of every point, the axes and Jacobians of points in contact, forward
     /// dynamics) and the Christoffel C of implicit integrators. Position-level intermediates
@@ -153,10 +167,7 @@ impl Equations {
             kernels.push(a.accelerations.iter().chain(&a.pivots).copied().collect());
         }
         // A point alone on its frame has its own Jacobian kernel, which reads its position.
-        let mut points_on_frame = vec![0usize; self.contact_frames.len()];
-        for &f in &self.contact_frame_of {
-            points_on_frame[f] += 1;
-        }
+        let points_on_frame = self.points_on_frame();
         for (k, &f) in self.contact_frame_of.iter().enumerate() {
             if points_on_frame[f] == 1 {
                 kernels.push(self.contact_positions[k].to_vec());

@@ -355,19 +355,25 @@ impl Expr {
     }
 }
 
-/// The shortest decimal that round-trips `v`, as an exact rational.
-pub fn float_to_rational(v: f64) -> Number {
+/// The shortest decimal that round-trips `v`: its sign, its digits and the power of ten they
+/// are scaled by (`v = sign digits 10^shift`).
+pub fn shortest_decimal(v: f64) -> (bool, String, i32) {
     let text = format!("{v:e}");
     let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
     let negative = mantissa.starts_with('-');
     let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
     let decimals = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i32);
+    (negative, digits, exponent - decimals)
+}
+
+/// The shortest decimal that round-trips `v`, as an exact rational.
+pub fn float_to_rational(v: f64) -> Number {
+    let (negative, digits, shift) = shortest_decimal(v);
     let Ok(mut numerator) = digits.parse::<i128>() else { return Number::Float(v) };
     if negative {
         numerator = -numerator;
     }
-    let shift = exponent - decimals;
     if shift.unsigned_abs() > 30 {
         return Number::Float(v);
     }

@@ -85,6 +85,20 @@ fn rotation_about(axis: [f64; 3], angle: f64) -> [[f64; 3]; 3] {
     ]
 }
 
+/// A body's fixed rotation in its parent's frame from the spec's [roll, pitch, yaw]
+/// (R = Rz Ry Rx). Planar robots turn about the plane normal only: the in-plane angle (yaw
+/// for x-y, pitch about +y for x-z), and a revolute joint turns about +-normal, as the
+/// planar spec format defines.
+pub fn fixed_rotation(rpy: [f64; 3], normal: Option<[f64; 3]>) -> [[f64; 3]; 3] {
+    match normal {
+        Some(n) => rotation_about(n, if n[2] != 0.0 { rpy[2] } else { -rpy[1] }),
+        None => {
+            let [roll, pitch, yaw] = rpy;
+            times(&times(&rotation_about([0.0, 0.0, 1.0], yaw), &rotation_about([0.0, 1.0, 0.0], pitch)), &rotation_about([1.0, 0.0, 0.0], roll))
+        }
+    }
+}
+
 fn times(a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
     let mut out = [[0.0; 3]; 3];
     for (i, row) in out.iter_mut().enumerate() {
@@ -197,16 +211,7 @@ pub fn links(robot: &Robot) -> Vec<Link> {
                 }
             }
             Some(p) => {
-                // Planar robots turn about the plane normal only: the fixed rotation is the
-                // in-plane angle (yaw for x-y, pitch about +y for x-z) and a revolute joint
-                // turns about +-normal, as the planar spec format defines.
-                let fixed = match normal {
-                    Some(n) => rotation_about(n, if n[2] != 0.0 { body.rotation[2] } else { -body.rotation[1] }),
-                    None => {
-                        let [roll, pitch, yaw] = body.rotation;
-                        times(&times(&rotation_about([0.0, 0.0, 1.0], yaw), &rotation_about([0.0, 1.0, 0.0], pitch)), &rotation_about([1.0, 0.0, 0.0], roll))
-                    }
-                };
+                let fixed = fixed_rotation(body.rotation, normal);
                 let origin: Vec3 = body.origin.clone().map(|e| from_expr(&e).expand());
                 let joint = body.joint.as_ref().and_then(|j| {
                     let coordinate = j.coordinate?;
@@ -311,7 +316,7 @@ pub fn local_report(robot: &Robot, links: &[Link]) -> String {
 /// - inextensible, curvatures (k_y, k_z): len = L0, bend = L0 (k_y, k_z);
 /// - planar, curvature k: len = L0, bend_y = L0 k (or bend_z, in the x-z plane).
 fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink {
-    let count = section.kind.coordinates();
+    let count = section.coordinates;
     let coordinates: Vec<usize> = (0..count).map(|j| section.first_coordinate + j).collect();
     let q: Vec<Atom> = coordinates.iter().map(|&c| sym(&q_symbol(c))).collect();
     let rest_length = from_expr(&section.rest_length);

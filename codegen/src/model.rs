@@ -82,17 +82,6 @@ pub enum SectionKind {
     Planar { towards_z: bool },
 }
 
-impl SectionKind {
-    /// Number of coordinates.
-    pub fn coordinates(&self) -> usize {
-        match self {
-            SectionKind::Extensible { .. } => 3,
-            SectionKind::Inextensible => 2,
-            SectionKind::Planar { .. } => 1,
-        }
-    }
-}
-
 /// A constant-curvature section: its kind, geometry, slices, elasticity and damping.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SoftSection {
@@ -105,8 +94,9 @@ pub struct SoftSection {
     pub damping: Expr,
     /// Gauss-Legendre nodes over the section.
     pub quadrature: usize,
-    /// Index of the first of its coordinates.
+    /// Index of the first of its coordinates, and how many it has.
     pub first_coordinate: usize,
+    pub coordinates: usize,
 }
 
 /// Where a skin contact point sits on a soft section.

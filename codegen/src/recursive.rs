@@ -221,39 +221,39 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         let velocity = dag.add3(&frame_velocity.v, &spin);
         // The Jacobian column of coordinate j at a point p is S_j.v + S_j.w x p: once for
         // this point (the oracle compares these), once for any point of its frame.
+        let mut path_columns = Vec::with_capacity(state.path.len());
+        for &j in &state.path {
+            let s_j = match own.iter().find(|(k, _)| *k == j) {
+                Some((_, column)) => *column,
+                None => subspaces[j].ok_or("a coordinate without a joint")?.0,
+            };
+            path_columns.push((j, s_j));
+        }
+        let columns_at = |dag: &mut Dag, at: &Vec3| {
+            let mut columns = vec![dag.zero3(); n];
+            for &(j, s_j) in &path_columns {
+                let turn = dag.cross3(&s_j.w, at);
+                columns[j] = dag.add3(&s_j.v, &turn);
+            }
+            columns
+        };
         let frame_key = (index, point.skin.as_ref().map(|s| s.xi.to_bits()));
         let frame = match frame_keys.iter().position(|k| *k == frame_key) {
             Some(f) => f,
             None => {
                 let name = match &point.skin {
-                    Some(_) => format!("{} ring at xi = {}", links[index].name, point.skin.as_ref().map_or(0.0, |s| s.xi)),
+                    Some(skin) => format!("{} ring at xi = {}", links[index].name, skin.xi),
                     None => links[index].name.clone(),
                 };
                 let at = [dag.input(Input::Point(0)), dag.input(Input::Point(1)), dag.input(Input::Point(2))];
-                let mut columns = vec![dag.zero3(); n];
-                for &j in &state.path {
-                    let s_j = match own.iter().find(|(k, _)| *k == j) {
-                        Some((_, column)) => *column,
-                        None => subspaces[j].ok_or("a coordinate without a joint")?.0,
-                    };
-                    let turn = dag.cross3(&s_j.w, &at);
-                    columns[j] = dag.add3(&s_j.v, &turn);
-                }
+                let columns = columns_at(&mut dag, &at);
                 frame_keys.push(frame_key);
                 contact_frames.push(ContactFrame { name, columns });
                 contact_frames.len() - 1
             }
         };
         contact_frame_of.push(frame);
-        let mut columns = vec![dag.zero3(); n];
-        for &j in &state.path {
-            let s_j = match own.iter().find(|(k, _)| *k == j) {
-                Some((_, column)) => *column,
-                None => subspaces[j].ok_or("a coordinate without a joint")?.0,
-            };
-            let turn = dag.cross3(&s_j.w, &position);
-            columns[j] = dag.add3(&s_j.v, &turn);
-        }
+        let columns = columns_at(&mut dag, &position);
         contact_positions.push(position);
         contact_velocities.push(velocity);
         contact_axes.push(Dag::column3(&rotation, 0));

@@ -13,8 +13,8 @@
 //!   B_b J_b), so Mdot - 2 C is skew), with each slice's columns and their rates.
 
 use crate::dag::{Dag, Function, Input, NodeId};
-use crate::equations::AtomReader;
-use crate::expr::{self, Expr};
+use crate::equations::{read_atom, AtomReader};
+use crate::expr::Expr;
 use crate::local::{Link, SectionLink};
 use crate::recursive::{body_state, BodyState, Composite, Frame};
 use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, XI};
@@ -33,10 +33,7 @@ pub(crate) struct Pieces {
 impl Pieces {
     pub fn read(k: &SectionKinematics) -> Result<Pieces, String> {
         type Atom = symbolica::prelude::Atom;
-        let one = |a: &Atom| -> Result<Expr, String> {
-            let text = a.to_string();
-            expr::parse(&text).map_err(|e| format!("cannot read symbolica output `{text}`: {e}"))
-        };
+        let one = read_atom;
         let three = |v: &[Atom; 3]| -> Result<[Expr; 3], String> { Ok([one(&v[0])?, one(&v[1])?, one(&v[2])?]) };
         let nine = |m: &[[Atom; 3]; 3]| -> Result<[[Expr; 3]; 3], String> { Ok([three(&m[0])?, three(&m[1])?, three(&m[2])?]) };
         Ok(Pieces {
@@ -48,6 +45,16 @@ impl Pieces {
             angular_partials: [nine(&k.angular_partials[0])?, nine(&k.angular_partials[1])?, nine(&k.angular_partials[2])?],
         })
     }
+}
+
+/// sum_x weights[x] vectors[x].
+fn weighted(dag: &mut Dag, vectors: &[Vec3], weights: &[NodeId]) -> Vec3 {
+    let mut sum = dag.zero3();
+    for (v, &w) in vectors.iter().zip(weights) {
+        let part = dag.scale3(v, w);
+        sum = dag.add3(&sum, &part);
+    }
+    sum
 }
 
 /// A section's base frame and shape, from which any station along it is placed.
@@ -186,15 +193,8 @@ impl SectionFrame {
         }
         // Each coordinate's local column: sum_x d(shape_x)/dq_j G_x.
         let combine = |dag: &mut Dag, parts: &[(Vec3, Vec3)], g: &[NodeId; 3]| -> (Vec3, Vec3) {
-            let mut w = dag.zero3();
-            let mut v = dag.zero3();
-            for x in 0..3 {
-                let sw = dag.scale3(&parts[x].0, g[x]);
-                let sv = dag.scale3(&parts[x].1, g[x]);
-                w = dag.add3(&w, &sw);
-                v = dag.add3(&v, &sv);
-            }
-            (w, v)
+            let (w, v): (Vec<Vec3>, Vec<Vec3>) = parts.iter().copied().unzip();
+            (weighted(dag, &w, g), weighted(dag, &v, g))
         };
         let mut columns = Vec::new();
         for (a, g) in self.gradient.iter().enumerate() {
@@ -216,29 +216,19 @@ impl SectionFrame {
         if with_rates {
             // Along the motion: w = sum_x x' w_x, p' = sum_x x' dp/dx, and per x the rates
             // w_x' = sum_y y' dw_x/dy, (dp/dx)' = sum_y y' d2p/dxdy.
-            let mut spin = dag.zero3();
-            let mut drift = dag.zero3();
-            for x in 0..3 {
-                let a = dag.scale3(&angular[x], self.shape_rate[x]);
-                let b = dag.scale3(&moved[x], self.shape_rate[x]);
-                spin = dag.add3(&spin, &a);
-                drift = dag.add3(&drift, &b);
-            }
+            let spin = weighted(dag, &angular, &self.shape_rate);
+            let drift = weighted(dag, &moved, &self.shape_rate);
             let mut angular_rates = Vec::new();
             let mut moved_rates = Vec::new();
             for x in 0..3 {
-                let mut wd = dag.zero3();
-                let mut pd = dag.zero3();
+                let mut dw = Vec::new();
+                let mut ddp = Vec::new();
                 for y in 0..3 {
-                    let dw = self.read3(dag, &pieces.angular_partials[x][y], xi, s)?;
-                    let ddp = self.read3(dag, &pieces.position_second[x][y], xi, s)?;
-                    let a = dag.scale3(&dw, self.shape_rate[y]);
-                    let b = dag.scale3(&ddp, self.shape_rate[y]);
-                    wd = dag.add3(&wd, &a);
-                    pd = dag.add3(&pd, &b);
+                    dw.push(self.read3(dag, &pieces.angular_partials[x][y], xi, s)?);
+                    ddp.push(self.read3(dag, &pieces.position_second[x][y], xi, s)?);
                 }
-                angular_rates.push(wd);
-                moved_rates.push(pd);
+                angular_rates.push(weighted(dag, &dw, &self.shape_rate));
+                moved_rates.push(weighted(dag, &ddp, &self.shape_rate));
             }
             // Rate of each Plücker column: (w_x', (dp/dx)' - w_x' x p - w_x x p').
             let mut generator_rates = Vec::new();
@@ -260,14 +250,8 @@ impl SectionFrame {
             // The frame's acceleration at qdd = 0 relative to the base, about the base origin:
             // (w', p'' - w' x p - w x p'), with w' = sum_x x' w_x' and p'' = sum_x x' (dp/dx)';
             // then a = a_base + v_base x (v - v_base) + X_base of it.
-            let mut spin_rate = dag.zero3();
-            let mut acceleration = dag.zero3();
-            for x in 0..3 {
-                let a = dag.scale3(&angular_rates[x], self.shape_rate[x]);
-                let b = dag.scale3(&moved_rates[x], self.shape_rate[x]);
-                spin_rate = dag.add3(&spin_rate, &a);
-                acceleration = dag.add3(&acceleration, &b);
-            }
+            let spin_rate = weighted(dag, &angular_rates, &self.shape_rate);
+            let acceleration = weighted(dag, &moved_rates, &self.shape_rate);
             let first = dag.cross3(&spin_rate, &local_position);
             let second = dag.cross3(&spin, &drift);
             let linear = dag.sub3(&acceleration, &first);

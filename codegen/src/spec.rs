@@ -134,6 +134,17 @@ pub enum SectionModel {
     Planar,
 }
 
+impl SectionModel {
+    /// Number of coordinates.
+    pub fn coordinates(self) -> usize {
+        match self {
+            SectionModel::Extensible => 3,
+            SectionModel::Inextensible => 2,
+            SectionModel::Planar => 1,
+        }
+    }
+}
+
 /// A constant-curvature section. Extensible sections are driven by three actuators at
 /// `actuator_radius` from the neutral axis and their coordinates are the actuators' length
 /// changes (m); inextensible and planar sections keep their length and their coordinates are

@@ -404,20 +404,13 @@ impl Validator {
             }
         };
         let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), parameters, auto);
-        let mass_value = match &mass {
-            Some(m) => match m.evaluate(parameters) {
-                Ok(v) if v > 0.0 => Some(v),
-                Ok(v) => {
-                    self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}"));
-                    None
-                }
-                Err(e) => {
-                    self.error(b.mass.span(), &format!("{field}.mass"), e);
-                    None
-                }
-            },
-            None => None,
-        };
+        if let Some(m) = &mass {
+            match m.evaluate(parameters) {
+                Ok(v) if v > 0.0 => {}
+                Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
+                Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
+            }
+        }
         // The slices' rotational inertia per unit mass: a thin disc, or stated for the whole
         // section.
         let slice_inertia: Option<[Expr; 3]> = match (&s.disc_radius, &b.inertia) {
@@ -435,14 +428,9 @@ impl Validator {
                     let parsed: Option<Vec<Expr>> = parsed.into_iter().collect();
                     match (parsed, &mass) {
                         (Some(v), Some(m)) => {
-                            let numbers: Vec<f64> = v.iter().filter_map(|e| e.evaluate(parameters).ok()).collect();
-                            let physical = numbers.len() == 3
-                                && numbers.iter().all(|x| x.is_finite() && *x >= 0.0)
-                                && numbers[0] <= numbers[1] + numbers[2]
-                                && numbers[1] <= numbers[0] + numbers[2]
-                                && numbers[2] <= numbers[0] + numbers[1];
-                            if !physical {
-                                self.error(i.span(), &format!("{field}.inertia"), format!("must be the principal moments of rigid slices (each >= 0, none above the sum of the other two), got {numbers:?}"));
+                            let numbers: Vec<f64> = v.iter().map(|e| e.evaluate(parameters).unwrap_or(f64::NAN)).collect();
+                            if let Err(message) = physical_inertia([numbers[0], numbers[1], numbers[2], 0.0, 0.0, 0.0]) {
+                                self.error(i.span(), &format!("{field}.inertia"), format!("must be the slices' principal moments summed over the section: {message}"));
                                 None
                             } else {
                                 let per_mass = |e: &Expr| Expr::Mul(vec![e.clone(), Expr::Pow(Box::new(m.clone()), Box::new(Expr::Num(Number::Rational(-1, 1))))]);
@@ -466,7 +454,6 @@ impl Validator {
                 None
             }
         };
-        let _ = mass_value;
         let quadrature = match &s.quadrature {
             None => 8,
             Some(n) if (1..=32).contains(n.get_ref()) => *n.get_ref() as usize,
@@ -475,11 +462,7 @@ impl Validator {
                 8
             }
         };
-        let count = kind.as_ref().map_or(match model {
-            spec::SectionModel::Extensible => 3,
-            spec::SectionModel::Inextensible => 2,
-            spec::SectionModel::Planar => 1,
-        }, |k| k.coordinates());
+        let count = model.coordinates();
         let mut initial = vec![0.0; count];
         if let Some(i) = &s.initial {
             if i.get_ref().len() != count {
@@ -541,6 +524,7 @@ impl Validator {
                 damping: damping?,
                 quadrature,
                 first_coordinate,
+                coordinates: count,
             }),
         })
     }
