@@ -674,8 +674,10 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     // Frames carrying more than one point (skin rings, bodies with several points) get one
     // Jacobian function of the point's position, which each point's function calls.
     let points_on_frame = equations.points_on_frame();
+    // Soft robots serve points from their frame's motion instead (see `Equations::frame_motion`).
+    let (frame_fn, frame_impl) = contact_frames(equations, &kernel);
     for (f, frame) in equations.contact_frames.iter().enumerate() {
-        if points_on_frame[f] < 2 {
+        if points_on_frame[f] < 2 || equations.frame_motion {
             continue;
         }
         let name = format_ident!("frame_jacobian_{}", f);
@@ -700,6 +702,17 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         let body = if points_on_frame[frame] < 2 {
             let body = kernel(&column_outputs(cols));
             quote!(*out = SMatrix::zeros(); #body)
+        } else if equations.frame_motion {
+            let at = &positions[k];
+            let body = kernel(&[(quote!(let x), at[0]), (quote!(let y), at[1]), (quote!(let z), at[2])]);
+            let lf = idx(frame);
+            quote! {
+                #body
+                let mut columns = SMatrix::<f64, 6, DOF>::zeros();
+                let mut axis = Vector3::zeros();
+                contact_frame_into(#lf, q, p, cache, &mut columns, &mut axis);
+                *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
+            }
         } else {
             let at = &positions[k];
             let body = kernel(&[(quote!(let x), at[0]), (quote!(let y), at[1]), (quote!(let z), at[2])]);
@@ -719,7 +732,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     }
     // With frames shared by several points (skin rings), the points in contact ask for their
     // own axes instead of every point's.
-    let (axis_fn, kinematics_impl) = if points_on_frame.iter().all(|&c| c < 2) {
+    let (axis_fn, kinematics_impl) = if points_on_frame.iter().all(|&c| c < 2) || equations.frame_motion {
         (TokenStream::new(), TokenStream::new())
     } else {
         let mut arms = TokenStream::new();
@@ -893,6 +906,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         }
 
         #axis_fn
+        #frame_fn
 
         /// Whole-robot centre of mass.
         #[inline]
@@ -950,6 +964,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_axes_into(q, p, k, out) }
             fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 3, DOF>) { contact_jacobian_into(index, q, p, k, out) }
             #kinematics_impl
+            #frame_impl
             fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { center_of_mass(q, p, k) }
             fn total_mass(p: &Params) -> f64 { total_mass(p) }
             fn linear_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { linear_momentum(q, qd, p, k) }
@@ -962,6 +977,60 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
 /// A robot's soft sections: what they are (coordinates, mount, geometry) for gaits and
 /// drawings, their centre lines, and the damping and elasticity of their coordinates. Empty
 /// for rigid robots.
+/// The frame-motion contact kernels of soft robots (see `Equations::frame_motion`): which
+/// frame carries each point, and per frame its world columns and x axis, so the runtime pays
+/// for a skin ring's columns once however many of its points touch.
+fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream) -> (TokenStream, TokenStream) {
+    if !equations.frame_motion {
+        return (TokenStream::new(), TokenStream::new());
+    }
+    let dag = &equations.dag;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let mut arms = TokenStream::new();
+    for (f, frame) in equations.contact_frames.iter().enumerate() {
+        let mut outputs = Vec::new();
+        for &(j, column) in &frame.motion {
+            let lj = idx(j);
+            for (row, &id) in column.w.iter().chain(&column.v).enumerate() {
+                if dag.constant(id) == Some(0.0) {
+                    continue;
+                }
+                let lr = idx(row);
+                outputs.push((quote!(columns[(#lr, #lj)]), id));
+            }
+        }
+        for (row, &id) in frame.axis.iter().enumerate() {
+            let lr = idx(row);
+            outputs.push((quote!(axis[#lr]), id));
+        }
+        let body = kernel(&outputs);
+        let lf = idx(f);
+        arms.extend(quote!(#lf => { #body }));
+    }
+    let frame_of = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
+    (
+        quote! {
+            /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+            /// about the world origin; zero for coordinates that do not move it) and its x axis.
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
+                *columns = SMatrix::zeros();
+                match frame {
+                    #arms
+                    _ => *axis = Vector3::zeros(),
+                }
+            }
+        },
+        quote! {
+            const CONTACT_FRAME_OF: &'static [u16] = &[#(#frame_of),*];
+            fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
+                contact_frame_into(frame, q, p, k, columns, axis)
+            }
+        },
+    )
+}
+
 fn soft_sections(
     robot: &Robot,
     equations: &Equations,

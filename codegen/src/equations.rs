@@ -6,6 +6,7 @@ use crate::dag::{Dag, Input, NodeId};
 use crate::derive::{param_symbol, q_symbol, qd_symbol, Derived};
 use crate::expr;
 use crate::model::Robot;
+use crate::spatial::Motion;
 use symbolica::prelude::Atom;
 
 /// A robot's equations of motion and kinematics, as DAG nodes.
@@ -27,6 +28,11 @@ pub struct Equations {
     pub contact_frames: Vec<ContactFrame>,
     /// Per contact point: its frame.
     pub contact_frame_of: Vec<usize>,
+    /// Whether points sharing a frame are served by the frame's motion (its world columns and
+    /// axis, once per frame in contact: soft robots, whose ring columns cost a station each)
+    /// rather than by a Jacobian function of the point's position (rigid robots, whose
+    /// columns are cached reads).
+    pub frame_motion: bool,
     pub center_of_mass: [NodeId; 3],
     pub total_mass: NodeId,
     pub linear_momentum: [NodeId; 3],
@@ -47,6 +53,11 @@ pub struct ContactFrame {
     /// Readable name (the link, or the section and ring).
     pub name: String,
     pub columns: Vec<[NodeId; 3]>,
+    /// The frame's world Plücker column (angular, linear about the world origin) of each
+    /// coordinate that moves it.
+    pub motion: Vec<(usize, Motion)>,
+    /// The frame's x axis in the world.
+    pub axis: [NodeId; 3],
 }
 
 /// The articulated-body algorithm's outputs: accelerations for the generalized forces
@@ -133,6 +144,7 @@ impl Equations {
             articulated: None,
             contact_frames: Vec::new(),
             contact_frame_of: Vec::new(),
+            frame_motion: false,
             damping: Vec::new(),
             stiffness: Vec::new(),
             centre_line: Vec::new(),
@@ -161,8 +173,10 @@ impl Equations {
             self.coriolis_matrix.iter().flatten().copied().collect(),
             self.gravity.clone(),
             self.contact_positions.iter().flatten().copied().collect(),
-            self.contact_axes.iter().flatten().copied().collect(),
         ];
+        if !self.frame_motion {
+            kernels.push(self.contact_axes.iter().flatten().copied().collect());
+        }
         if let Some(a) = &self.articulated {
             kernels.push(a.accelerations.iter().chain(&a.pivots).copied().collect());
         }
@@ -174,7 +188,10 @@ impl Equations {
             }
         }
         for frame in &self.contact_frames {
-            kernels.push(frame.columns.iter().flatten().copied().collect());
+            match self.frame_motion {
+                true => kernels.push(frame.motion.iter().flat_map(|(_, m)| m.w.iter().chain(&m.v)).chain(&frame.axis).copied().collect()),
+                false => kernels.push(frame.columns.iter().flatten().copied().collect()),
+            }
         }
         kernels
     }

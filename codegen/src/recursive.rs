@@ -247,8 +247,10 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 };
                 let at = [dag.input(Input::Point(0)), dag.input(Input::Point(1)), dag.input(Input::Point(2))];
                 let columns = columns_at(&mut dag, &at);
+                let motion = path_columns.clone();
+                let axis = Dag::column3(&rotation, 0);
                 frame_keys.push(frame_key);
-                contact_frames.push(ContactFrame { name, columns });
+                contact_frames.push(ContactFrame { name, columns, motion, axis });
                 contact_frames.len() - 1
             }
         };
@@ -293,6 +295,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         contact_jacobians,
         contact_frames,
         contact_frame_of,
+        frame_motion: states.iter().any(|s| s.section.is_some()),
         center_of_mass,
         total_mass: total,
         linear_momentum: momentum.f,
@@ -469,10 +472,13 @@ fn composites(dag: &mut Dag, links: &[Link], states: &[LinkState]) -> (Vec<Optio
     for s in states {
         let mut slices: Option<Composite> = None;
         if let Some(section) = &s.section {
+            // Momentum and inertia rate (diagnostics, Christoffel C) from the world slices;
+            // inertia and force as the section sums them, in its base frame.
             for slice in &section.slices {
                 let b = &slice.body;
                 slices = Some(sum(dag, slices, &Composite { inertia: b.inertia, force: b.force, momentum: b.momentum, rate: b.rate }));
             }
+            slices = slices.map(|c| Composite { inertia: section.slices_inertia, force: section.slices_force, ..c });
         }
         own.push(match &s.body {
             Some(b) => Some(Composite { inertia: b.inertia, force: b.force, momentum: b.momentum, rate: b.rate }),

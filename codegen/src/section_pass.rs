@@ -18,7 +18,7 @@ use crate::expr::Expr;
 use crate::local::{Link, SectionLink};
 use crate::recursive::{body_state, BodyState, Composite, Frame};
 use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, XI};
-use crate::spatial::{Force, Mat3, Motion, Vec3};
+use crate::spatial::{Force, Inertia, Mat3, Motion, Vec3};
 
 /// symbolica's local pieces read once into expressions.
 pub(crate) struct Pieces {
@@ -82,11 +82,28 @@ pub(crate) struct Station {
     pub bias: Motion,
 }
 
-/// A slice: a rigid thin disc and its columns with their rates.
+/// A point along a section in its base frame (about the base origin, in base axes): its pose,
+/// the columns of the section's coordinates, its velocity relative to the base, and (slices
+/// and tip) the columns' rates and the relative acceleration at qdd = 0 that the shape's
+/// rates give.
+pub(crate) struct LocalStation {
+    pub rotation: Mat3,
+    pub position: Vec3,
+    pub columns: Vec<Motion>,
+    pub relative: Motion,
+    pub column_rates: Vec<Motion>,
+    pub bias: Option<Motion>,
+}
+
+/// A slice: a rigid thin disc, in the world with its columns and their rates (for the
+/// Christoffel C and the diagnostics), and in the section's base frame (`local`: its body
+/// about the base origin and its columns there, for M, C qd and G).
 pub(crate) struct Slice {
     pub body: BodyState,
     pub columns: Vec<Motion>,
     pub column_rates: Vec<Motion>,
+    pub local: BodyState,
+    pub local_columns: Vec<Motion>,
 }
 
 /// What the rest of the algorithms need of a section.
@@ -94,6 +111,10 @@ pub(crate) struct SectionState {
     pub frame: SectionFrame,
     pub tip: Station,
     pub slices: Vec<Slice>,
+    /// The slices' summed inertia and Newton-Euler force about the world origin, each
+    /// summed in the base frame and carried to the world once.
+    pub slices_inertia: Inertia,
+    pub slices_force: Force,
     pub stiffness: NodeId,
     pub damping: NodeId,
 }
@@ -162,21 +183,17 @@ impl SectionFrame {
         Motion { w, v: dag.add3(&v, &carried) }
     }
 
-    /// The station at `xi`, named `label`; column rates and bias only `with_rates`.
-    pub fn station(&self, dag: &mut Dag, pieces: &Pieces, xi: f64, label: &str, with_rates: bool) -> Result<Station, String> {
+    /// The station at `xi` in the section's base frame (about its origin, in its axes),
+    /// named `label`; column rates and bias only `with_rates`.
+    pub fn local_station(&self, dag: &mut Dag, pieces: &Pieces, xi: f64, label: &str, with_rates: bool) -> Result<LocalStation, String> {
         let scale = dag.number(xi * xi);
         let s = dag.mul2(scale, self.bend_squared);
         let s = dag.pin_named(s, format!("{label}_bend"));
-        let mut local_rotation = [[0; 3]; 3];
+        let mut rotation = [[0; 3]; 3];
         for a in 0..3 {
-            local_rotation[a] = self.read3(dag, &pieces.rotation[a], xi, s)?;
+            rotation[a] = self.read3(dag, &pieces.rotation[a], xi, s)?;
         }
-        let local_position = self.read3(dag, &pieces.position, xi, s)?;
-        let rotation = dag.mat_mul3(&self.base.rotation, &local_rotation);
-        let rotation = dag.pin_mat3(rotation, &format!("{label}_rotation"));
-        let offset = dag.mat_vec3(&self.base.rotation, &local_position);
-        let position = dag.add3(&self.base.position, &offset);
-        let position = dag.pin3(position, &format!("{label}_position"));
+        let position = self.read3(dag, &pieces.position, xi, s)?;
         // Per shape variable x: the frame's angular rate w_x and its origin's dp/dx, and the
         // Plücker column (w_x, dp/dx - w_x x p) about the base origin.
         let mut angular = Vec::new();
@@ -185,34 +202,25 @@ impl SectionFrame {
         for x in 0..3 {
             let w = self.read3(dag, &pieces.angular[x], xi, s)?;
             let dp = self.read3(dag, &pieces.position_partials[x], xi, s)?;
-            let turned = dag.cross3(&w, &local_position);
+            let turned = dag.cross3(&w, &position);
             let v = dag.sub3(&dp, &turned);
             angular.push(w);
             moved.push(dp);
-            generators.push((w, v));
+            generators.push(Motion { w, v });
         }
-        // Each coordinate's local column: sum_x d(shape_x)/dq_j G_x.
-        let combine = |dag: &mut Dag, parts: &[(Vec3, Vec3)], g: &[NodeId; 3]| -> (Vec3, Vec3) {
-            let (w, v): (Vec<Vec3>, Vec<Vec3>) = parts.iter().copied().unzip();
-            (weighted(dag, &w, g), weighted(dag, &v, g))
-        };
+        // Each coordinate's column: sum_x d(shape_x)/dq_j G_x.
         let mut columns = Vec::new();
-        for (a, g) in self.gradient.iter().enumerate() {
-            let (w, v) = combine(dag, &generators, g);
-            let column = self.to_world(dag, &w, &v);
-            columns.push(dag.pin_motion(column, &format!("{label}_subspace{a}")));
+        for g in &self.gradient {
+            columns.push(combine(dag, &generators, g));
         }
-        // Velocity relative to the base frame, then absolute.
         let mut relative = dag.zero_motion();
         for (column, &c) in columns.iter().zip(&self.coordinates) {
             let rate = dag.input(Input::Qd(c));
             let part = dag.scale_motion(column, rate);
             relative = dag.add_motion(&relative, &part);
         }
-        let velocity = dag.add_motion(&self.base.velocity, &relative);
-        let velocity = dag.pin_motion(velocity, &format!("{label}_velocity"));
         let mut column_rates = Vec::new();
-        let mut bias = self.base.bias;
+        let mut bias = None;
         if with_rates {
             // Along the motion: w = sum_x x' w_x, p' = sum_x x' dp/dx, and per x the rates
             // w_x' = sum_y y' dw_x/dy, (dp/dx)' = sum_y y' d2p/dxdy.
@@ -233,50 +241,109 @@ impl SectionFrame {
             // Rate of each Plücker column: (w_x', (dp/dx)' - w_x' x p - w_x x p').
             let mut generator_rates = Vec::new();
             for x in 0..3 {
-                let first = dag.cross3(&angular_rates[x], &local_position);
+                let first = dag.cross3(&angular_rates[x], &position);
                 let second = dag.cross3(&angular[x], &drift);
                 let v = dag.sub3(&moved_rates[x], &first);
                 let v = dag.sub3(&v, &second);
-                generator_rates.push((angular_rates[x], v));
+                generator_rates.push(Motion { w: angular_rates[x], v });
             }
-            for ((a, g), column) in self.gradient.iter().enumerate().zip(&columns) {
-                // dS/dt = v_base x S + X_base dS_local/dt.
-                let (w, v) = combine(dag, &generator_rates, g);
-                let local = self.to_world(dag, &w, &v);
-                let carried = dag.motion_cross(&self.base.velocity, column);
-                let rate = dag.add_motion(&carried, &local);
-                column_rates.push(dag.pin_motion(rate, &format!("{label}_subspace{a}_rate")));
+            for g in &self.gradient {
+                column_rates.push(combine(dag, &generator_rates, g));
             }
             // The frame's acceleration at qdd = 0 relative to the base, about the base origin:
-            // (w', p'' - w' x p - w x p'), with w' = sum_x x' w_x' and p'' = sum_x x' (dp/dx)';
-            // then a = a_base + v_base x (v - v_base) + X_base of it.
+            // (w', p'' - w' x p - w x p'), with w' = sum_x x' w_x' and p'' = sum_x x' (dp/dx)'.
             let spin_rate = weighted(dag, &angular_rates, &self.shape_rate);
             let acceleration = weighted(dag, &moved_rates, &self.shape_rate);
-            let first = dag.cross3(&spin_rate, &local_position);
+            let first = dag.cross3(&spin_rate, &position);
             let second = dag.cross3(&spin, &drift);
             let linear = dag.sub3(&acceleration, &first);
             let linear = dag.sub3(&linear, &second);
-            let local = self.to_world(dag, &spin_rate, &linear);
+            bias = Some(Motion { w: spin_rate, v: linear });
+        }
+        Ok(LocalStation { rotation, position, columns, relative, column_rates, bias })
+    }
+
+    /// The station at `xi` in the world, named `label`; column rates and bias only
+    /// `with_rates`.
+    pub fn station(&self, dag: &mut Dag, pieces: &Pieces, xi: f64, label: &str, with_rates: bool) -> Result<Station, String> {
+        let local = self.local_station(dag, pieces, xi, label, with_rates)?;
+        Ok(self.to_world_station(dag, &local, label))
+    }
+
+    /// A station placed in the world from its place in the base frame.
+    pub fn to_world_station(&self, dag: &mut Dag, local: &LocalStation, label: &str) -> Station {
+        let rotation = dag.mat_mul3(&self.base.rotation, &local.rotation);
+        let rotation = dag.pin_mat3(rotation, &format!("{label}_rotation"));
+        let offset = dag.mat_vec3(&self.base.rotation, &local.position);
+        let position = dag.add3(&self.base.position, &offset);
+        let position = dag.pin3(position, &format!("{label}_position"));
+        let mut columns = Vec::new();
+        for (a, column) in local.columns.iter().enumerate() {
+            let column = self.to_world(dag, &column.w, &column.v);
+            columns.push(dag.pin_motion(column, &format!("{label}_subspace{a}")));
+        }
+        // Velocity relative to the base frame, then absolute.
+        let mut relative = dag.zero_motion();
+        for (column, &c) in columns.iter().zip(&self.coordinates) {
+            let rate = dag.input(Input::Qd(c));
+            let part = dag.scale_motion(column, rate);
+            relative = dag.add_motion(&relative, &part);
+        }
+        let velocity = dag.add_motion(&self.base.velocity, &relative);
+        let velocity = dag.pin_motion(velocity, &format!("{label}_velocity"));
+        let mut column_rates = Vec::new();
+        let mut bias = self.base.bias;
+        if let Some(local_bias) = &local.bias {
+            for (a, (column, rate)) in columns.iter().zip(&local.column_rates).enumerate() {
+                // dS/dt = v_base x S + X_base dS_local/dt.
+                let turned = self.to_world(dag, &rate.w, &rate.v);
+                let carried = dag.motion_cross(&self.base.velocity, column);
+                let rate = dag.add_motion(&carried, &turned);
+                column_rates.push(dag.pin_motion(rate, &format!("{label}_subspace{a}_rate")));
+            }
+            // a = a_base + v_base x (v - v_base) + X_base of the relative acceleration.
+            let turned = self.to_world(dag, &local_bias.w, &local_bias.v);
             let carried = dag.motion_cross(&self.base.velocity, &relative);
             bias = dag.add_motion(&bias, &carried);
-            bias = dag.add_motion(&bias, &local);
+            bias = dag.add_motion(&bias, &turned);
             bias = dag.pin_motion(bias, &format!("{label}_bias"));
         }
-        Ok(Station { rotation, position, columns, column_rates, velocity, bias })
+        Station { rotation, position, columns, column_rates, velocity, bias }
     }
 }
 
+/// sum_x d(shape_x)/dq G_x for a gradient `g` of the shape by one coordinate.
+fn combine(dag: &mut Dag, parts: &[Motion], g: &[NodeId; 3]) -> Motion {
+    let w: Vec<Vec3> = parts.iter().map(|m| m.w).collect();
+    let v: Vec<Vec3> = parts.iter().map(|m| m.v).collect();
+    Motion { w: weighted(dag, &w, g), v: weighted(dag, &v, g) }
+}
+
 /// Places a section: its slices (bodies at the quadrature nodes) and its tip.
+///
+/// Each slice is placed twice. In the base frame its pose, columns and inertia depend on the
+/// section's own coordinates alone, and M, C qd and G sum there, reaching the world through
+/// one transform per section instead of one per slice (measured: the soft snake's cache and
+/// C qd shrink by about half). The world placement serves the Christoffel C and the
+/// diagnostics (momenta, energy), which only those kernels evaluate.
 pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces, link: &Link, section: &SectionLink, base: Frame) -> Result<SectionState, String> {
     let frame = SectionFrame::new(dag, reader, link, section, base)?;
     let name = &link.name;
     let mass = reader.node(dag, &section.mass)?;
     let per_mass = reader.vec3(dag, &section.slice_inertia)?;
     let zero = dag.number(0.0);
+    // The base frame's velocity and bias acceleration in its own coordinates.
+    let base_velocity = dag.motion_to_frame(&frame.base.rotation, &frame.base.position, &frame.base.velocity);
+    let base_velocity = dag.pin_motion(base_velocity, &format!("{name}_base_velocity"));
+    let base_bias = dag.motion_to_frame(&frame.base.rotation, &frame.base.position, &frame.base.bias);
+    let base_bias = dag.pin_motion(base_bias, &format!("{name}_base_bias"));
     let mut slices = Vec::new();
+    let mut inertia_sum: Option<Inertia> = None;
+    let mut force_sum = dag.zero_force();
     for (k, &(xi, weight)) in section.quadrature.iter().enumerate() {
         let label = format!("{name}_slice{k}");
-        let station = frame.station(dag, pieces, xi, &label, true)?;
+        let local = frame.local_station(dag, pieces, xi, &label, true)?;
+        let station = frame.to_world_station(dag, &local, &label);
         let weight = dag.number(weight);
         let slice_mass = dag.mul2(mass, weight);
         let slice_mass = dag.pin_named(slice_mass, format!("{label}_mass"));
@@ -284,12 +351,32 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
         let local_inertia = [[diagonal[0], zero, zero], [zero, diagonal[1], zero], [zero, zero, diagonal[2]]];
         let at = Frame { rotation: station.rotation, position: station.position, velocity: station.velocity, bias: station.bias };
         let body = body_state(dag, &label, slice_mass, &[zero, zero, zero], &local_inertia, &at);
-        slices.push(Slice { body, columns: station.columns, column_rates: station.column_rates });
+        // In the base frame: v = v_base + relative, a = a_base + v_base x relative + the
+        // shape's own acceleration.
+        let velocity = dag.add_motion(&base_velocity, &local.relative);
+        let carried = dag.motion_cross(&base_velocity, &local.relative);
+        let bias = dag.add_motion(&base_bias, &carried);
+        let own = local.bias.ok_or("a slice without its rates")?;
+        let bias = dag.add_motion(&bias, &own);
+        let columns: Vec<Motion> = local.columns.iter().enumerate().map(|(a, c)| dag.pin_motion(*c, &format!("{label}_local_subspace{a}"))).collect();
+        let in_base = Frame { rotation: local.rotation, position: local.position, velocity, bias };
+        let local_body = body_state(dag, &format!("{label}_local"), slice_mass, &[zero, zero, zero], &local_inertia, &in_base);
+        inertia_sum = Some(match inertia_sum {
+            None => local_body.inertia,
+            Some(sum) => dag.add_inertia(&sum, &local_body.inertia),
+        });
+        force_sum = dag.add_force(&force_sum, &local_body.force);
+        slices.push(Slice { body, columns: station.columns, column_rates: station.column_rates, local: local_body, local_columns: columns });
     }
+    let inertia_sum = inertia_sum.ok_or("a section without slices")?;
+    let inertia_sum = dag.pin_inertia(inertia_sum, &format!("{name}_slices_local_inertia"));
+    let slices_inertia = dag.inertia_to_world(&frame.base.rotation, &frame.base.position, &inertia_sum);
+    let slices_inertia = dag.pin_inertia(slices_inertia, &format!("{name}_slices_inertia"));
+    let slices_force = dag.force_to_world(&frame.base.rotation, &frame.base.position, &force_sum);
     let tip = frame.station(dag, pieces, 1.0, &format!("{name}_tip"), true)?;
     let stiffness = reader.node(dag, &section.stiffness)?;
     let damping = reader.node(dag, &section.damping)?;
-    Ok(SectionState { frame, tip, slices, stiffness, damping })
+    Ok(SectionState { frame, tip, slices, slices_inertia, slices_force, stiffness, damping })
 }
 
 /// The outputs a section's rows are written into.
@@ -325,11 +412,15 @@ pub(crate) fn section_rows(
     let coordinates = &state.frame.coordinates;
     let count = coordinates.len();
     let zero_force = dag.zero_force();
-    // Per coordinate a: P_ak = I_k S_a^k per slice and P_a^E = E S_a^tip.
+    let base = &state.frame.base;
+    // Gravity's fictitious upward acceleration in the base frame.
+    let up_local = dag.motion_to_frame(&base.rotation, &base.position, up);
+    // Per coordinate a: P_ak = I_k S_a^k per slice (base frame) and P_a^E = E S_a^tip (world).
     let mut projected: Vec<Vec<Force>> = Vec::new();
     let mut projected_beyond: Vec<Force> = Vec::new();
     for a in 0..count {
-        let per_slice: Vec<Force> = state.slices.iter().map(|slice| dag.inertia_times(&slice.body.inertia, &slice.columns[a])).collect();
+        let per_slice: Vec<Force> =
+            state.slices.iter().map(|slice| dag.inertia_times(&slice.local.inertia, &slice.local_columns[a])).collect();
         projected.push(per_slice);
         projected_beyond.push(match beyond {
             Some(e) => dag.inertia_times(&e.inertia, &state.tip.columns[a]),
@@ -339,11 +430,14 @@ pub(crate) fn section_rows(
     let mut totals = Vec::new();
     for a in 0..count {
         let i = coordinates[a];
-        // F_a, the momentum a unit rate of coordinate a gives everything it moves.
-        let mut total = projected_beyond[a];
+        // F_a, the momentum a unit rate of coordinate a gives everything it moves: the
+        // slices' part summed in the base frame, carried to the world once.
+        let mut slices = zero_force;
         for p in &projected[a] {
-            total = dag.add_force(&total, p);
+            slices = dag.add_force(&slices, p);
         }
+        let slices = dag.force_to_world(&base.rotation, &base.position, &slices);
+        let total = dag.add_force(&slices, &projected_beyond[a]);
         let total = dag.pin_force(total, &format!("{name}_subspace{a}_projected_inertia"));
         totals.push(total);
         for &(j, s_j, _) in above {
@@ -354,7 +448,7 @@ pub(crate) fn section_rows(
         for b in 0..=a {
             let mut terms = vec![dag.force_dot_motion(&projected_beyond[a], &state.tip.columns[b])];
             for (k, slice) in state.slices.iter().enumerate() {
-                terms.push(dag.force_dot_motion(&projected[a][k], &slice.columns[b]));
+                terms.push(dag.force_dot_motion(&projected[a][k], &slice.local_columns[b]));
             }
             let entry = dag.add(terms);
             rows.mass_matrix[i][coordinates[b]] = entry;
@@ -370,9 +464,9 @@ pub(crate) fn section_rows(
             gravity_terms.push(dag.force_dot_motion(&weight, &state.tip.columns[a]));
         }
         for slice in &state.slices {
-            coriolis_terms.push(dag.force_dot_motion(&slice.body.force, &slice.columns[a]));
-            let weight = dag.inertia_times(&slice.body.inertia, up);
-            gravity_terms.push(dag.force_dot_motion(&weight, &slice.columns[a]));
+            coriolis_terms.push(dag.force_dot_motion(&slice.local.force, &slice.local_columns[a]));
+            let weight = dag.inertia_times(&slice.local.inertia, &up_local);
+            gravity_terms.push(dag.force_dot_motion(&weight, &slice.local_columns[a]));
         }
         rows.coriolis[i] = dag.add(coriolis_terms);
         let elastic = {

@@ -247,6 +247,74 @@ impl Dag {
         Inertia { m, h, i }
     }
 
+    /// R' v: a vector's world coordinates into a frame with world rotation `rotation`.
+    pub fn transpose_vec3(&mut self, rotation: &Mat3, v: &Vec3) -> Vec3 {
+        [0, 1, 2].map(|a| {
+            let column = Dag::column3(rotation, a);
+            self.dot3(&column, v)
+        })
+    }
+
+    /// A world motion vector in the coordinates of a frame at world pose (`rotation`,
+    /// `position`): about the frame's origin, in its axes.
+    pub fn motion_to_frame(&mut self, rotation: &Mat3, position: &Vec3, m: &Motion) -> Motion {
+        let w = self.transpose_vec3(rotation, &m.w);
+        let carried = self.cross3(position, &m.w);
+        let v = self.sub3(&m.v, &carried);
+        Motion { w, v: self.transpose_vec3(rotation, &v) }
+    }
+
+    /// A force vector given in the coordinates of a frame at world pose (`rotation`,
+    /// `position`), in world coordinates.
+    pub fn force_to_world(&mut self, rotation: &Mat3, position: &Vec3, f: &Force) -> Force {
+        let force = self.mat_vec3(rotation, &f.f);
+        let moment = self.mat_vec3(rotation, &f.n);
+        let carried = self.cross3(position, &force);
+        Force { n: self.add3(&moment, &carried), f: force }
+    }
+
+    /// An inertia given in the coordinates of a frame at world pose (`rotation`, `position`),
+    /// in world coordinates: rotated (h' = R h, i' = R i R'), then carried to the world origin
+    /// (h = h' + m p, i = i' + (m |p|^2 + 2 p . h') 1 - m p p' - h' p' - p h'').
+    pub fn inertia_to_world(&mut self, rotation: &Mat3, position: &Vec3, inertia: &Inertia) -> Inertia {
+        let m = inertia.m;
+        let turned = self.mat_vec3(rotation, &inertia.h);
+        let rotated = self.mat_mul3(rotation, &inertia.i);
+        let moved = self.scale3(position, m);
+        let h = self.add3(&turned, &moved);
+        let pp = self.dot3(position, position);
+        let ph = self.dot3(position, &turned);
+        let two = self.number(2.0);
+        let diagonal = {
+            let a = self.mul2(m, pp);
+            let b = self.mul2(two, ph);
+            self.add2(a, b)
+        };
+        let mut i = [[0; 3]; 3];
+        for a in 0..3 {
+            for b in a..3 {
+                let row = rotated[a];
+                let column = [rotation[b][0], rotation[b][1], rotation[b][2]];
+                let rotated_entry = self.dot3(&row, &column);
+                let mpp = {
+                    let outer = self.mul2(position[a], position[b]);
+                    self.mul2(m, outer)
+                };
+                let hp = self.mul2(turned[a], position[b]);
+                let ph_ab = self.mul2(position[a], turned[b]);
+                let mut terms = vec![rotated_entry];
+                if a == b {
+                    terms.push(diagonal);
+                }
+                let sum = self.add(terms);
+                let off = self.add(vec![mpp, hp, ph_ab]);
+                i[a][b] = self.sub(sum, off);
+                i[b][a] = i[a][b];
+            }
+        }
+        Inertia { m, h, i }
+    }
+
     /// The rate of a body's inertia about the world origin, moving with angular velocity `w`
     /// and centre-of-mass velocity `cd`: hd = m cd, and
     /// d(i)/dt = W ic - ic W + m (2 (c . cd) 1 - cd c' - c cd') with W the skew matrix of w.

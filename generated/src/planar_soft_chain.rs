@@ -214,29 +214,36 @@ pub struct Cache {
     pub tail_inertia_h_y: f64,
     pub segment1_position_x: f64,
     pub segment1_position_y: f64,
-    pub segment1_slice0_position_x: f64,
-    pub segment1_slice0_position_y: f64,
+    pub segment1_slice0_local_com_x: f64,
+    pub segment1_slice0_local_com_y: f64,
     pub segment1_slice0_subspace0_w_z: f64,
-    pub segment1_slice0_subspace0_v_x: f64,
-    pub segment1_slice0_subspace0_v_y: f64,
+    pub segment1_slice0_local_subspace0_v_x: f64,
+    pub segment1_slice0_local_subspace0_v_y: f64,
     pub segment1_slice0_mass: f64,
-    pub segment1_slice0_inertia_h_x: f64,
-    pub segment1_slice0_inertia_h_y: f64,
+    pub segment1_slice0_local_inertia_h_x: f64,
+    pub segment1_slice0_local_inertia_h_y: f64,
+    pub segment1_slice1_local_com_x: f64,
+    pub segment1_slice1_local_com_y: f64,
+    pub segment1_slice1_subspace0_w_z: f64,
+    pub segment1_slice1_local_subspace0_v_x: f64,
+    pub segment1_slice1_local_subspace0_v_y: f64,
     pub segment1_slice1_position_x: f64,
     pub segment1_slice1_position_y: f64,
-    pub segment1_slice1_subspace0_w_z: f64,
-    pub segment1_slice1_subspace0_v_x: f64,
-    pub segment1_slice1_subspace0_v_y: f64,
     pub segment1_slice1_mass: f64,
-    pub segment1_slice1_inertia_h_x: f64,
-    pub segment1_slice1_inertia_h_y: f64,
-    pub segment1_slice2_position_x: f64,
-    pub segment1_slice2_position_y: f64,
+    pub segment1_slice1_local_inertia_h_x: f64,
+    pub segment1_slice1_local_inertia_h_y: f64,
+    pub segment1_slice2_local_com_x: f64,
+    pub segment1_slice2_local_com_y: f64,
     pub segment1_slice2_subspace0_w_z: f64,
-    pub segment1_slice2_subspace0_v_x: f64,
-    pub segment1_slice2_subspace0_v_y: f64,
-    pub segment1_slice2_inertia_h_x: f64,
-    pub segment1_slice2_inertia_h_y: f64,
+    pub segment1_slice2_local_subspace0_v_x: f64,
+    pub segment1_slice2_local_subspace0_v_y: f64,
+    pub segment1_slice2_local_inertia_h_x: f64,
+    pub segment1_slice2_local_inertia_h_y: f64,
+    pub segment1_slices_local_inertia_m: f64,
+    pub segment1_slices_local_inertia_h_x: f64,
+    pub segment1_slices_local_inertia_h_y: f64,
+    pub segment1_slices_inertia_h_x: f64,
+    pub segment1_slices_inertia_h_y: f64,
     pub segment1_tip_rotation_00: f64,
     pub segment1_tip_rotation_01: f64,
     pub segment1_tip_rotation_10: f64,
@@ -251,24 +258,28 @@ pub struct Cache {
     pub middle_inertia_h_y: f64,
     pub segment2_position_x: f64,
     pub segment2_position_y: f64,
-    pub segment2_slice0_position_x: f64,
-    pub segment2_slice0_position_y: f64,
-    pub segment2_slice0_subspace0_v_x: f64,
-    pub segment2_slice0_subspace0_v_y: f64,
-    pub segment2_slice0_inertia_h_x: f64,
-    pub segment2_slice0_inertia_h_y: f64,
-    pub segment2_slice1_position_x: f64,
-    pub segment2_slice1_position_y: f64,
-    pub segment2_slice1_subspace0_v_x: f64,
-    pub segment2_slice1_subspace0_v_y: f64,
-    pub segment2_slice1_inertia_h_x: f64,
-    pub segment2_slice1_inertia_h_y: f64,
-    pub segment2_slice2_position_x: f64,
-    pub segment2_slice2_position_y: f64,
-    pub segment2_slice2_subspace0_v_x: f64,
-    pub segment2_slice2_subspace0_v_y: f64,
-    pub segment2_slice2_inertia_h_x: f64,
-    pub segment2_slice2_inertia_h_y: f64,
+    pub segment2_slice0_local_com_x: f64,
+    pub segment2_slice0_local_com_y: f64,
+    pub segment2_slice0_local_subspace0_v_x: f64,
+    pub segment2_slice0_local_subspace0_v_y: f64,
+    pub segment2_slice0_local_inertia_h_x: f64,
+    pub segment2_slice0_local_inertia_h_y: f64,
+    pub segment2_slice1_local_com_x: f64,
+    pub segment2_slice1_local_com_y: f64,
+    pub segment2_slice1_local_subspace0_v_x: f64,
+    pub segment2_slice1_local_subspace0_v_y: f64,
+    pub segment2_slice1_local_inertia_h_x: f64,
+    pub segment2_slice1_local_inertia_h_y: f64,
+    pub segment2_slice2_local_com_x: f64,
+    pub segment2_slice2_local_com_y: f64,
+    pub segment2_slice2_local_subspace0_v_x: f64,
+    pub segment2_slice2_local_subspace0_v_y: f64,
+    pub segment2_slice2_local_inertia_h_x: f64,
+    pub segment2_slice2_local_inertia_h_y: f64,
+    pub segment2_slices_local_inertia_h_x: f64,
+    pub segment2_slices_local_inertia_h_y: f64,
+    pub segment2_slices_inertia_h_x: f64,
+    pub segment2_slices_inertia_h_y: f64,
     pub segment2_tip_rotation_00: f64,
     pub segment2_tip_rotation_10: f64,
     pub segment2_tip_position_x: f64,
@@ -386,101 +397,110 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let tail_inertia_h_y = p.link_mass * tail_com_y;
     let segment1_position_x = q[0] + p.link_length * cos_q2;
     let segment1_position_y = q[1] + sin_q2 * p.link_length;
+    let segment1_slice0_local_com_x = 0.1127016653792583 * segment1_slice0_bend_c1
+        * p.segment_length;
     let segment1_bend_y = p.segment_length * q[3];
-    let t0 = 0.012701665379258308 * p.segment_length * segment1_bend_y
-        * segment1_slice0_bend_c2;
-    let t1 = 0.1127016653792583 * segment1_slice0_bend_c1 * p.segment_length;
-    let segment1_slice0_position_x = t0 * base_angle_rotation_01 + cos_q2 * t1
-        + segment1_position_x;
-    let segment1_slice0_position_y = segment1_position_y + sin_q2 * t1 + t0 * cos_q2;
+    let segment1_slice0_local_com_y = 0.012701665379258308 * p.segment_length
+        * segment1_bend_y * segment1_slice0_bend_c2;
     let segment1_slice0_subspace0_w_z = 0.1127016653792583 * p.segment_length;
-    let t2 = (0.0014314988413324798 * p.segment_length * segment1_bend_y
-        * segment1_slice0_bend_c3
-        - 0.0014314988413324798 * p.segment_length * segment1_bend_y
-            * segment1_slice0_bend_c2) + 0.1127016653792583 * t0;
+    let segment1_slice0_local_subspace0_v_x = p.segment_length
+        * ((0.0014314988413324798 * p.segment_length * segment1_bend_y
+            * segment1_slice0_bend_c3
+            - 0.0014314988413324798 * p.segment_length * segment1_bend_y
+                * segment1_slice0_bend_c2)
+            + 0.1127016653792583 * segment1_slice0_local_com_y);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t3 = (0.0003226646068132982 * segment1_slice0_bend_c4 * p.segment_length
-        * segment1_bend_squared
-        + 0.012701665379258308 * p.segment_length * segment1_slice0_bend_c2
-        - 0.0001613323034066491 * p.segment_length * segment1_bend_squared
-            * segment1_slice0_bend_c3) - 0.1127016653792583 * t1;
-    let segment1_slice0_subspace0_v_x = cos_q2 * p.segment_length * t2
-        + 0.1127016653792583 * p.segment_length * segment1_position_y
-        + p.segment_length * base_angle_rotation_01 * t3;
-    let segment1_slice0_subspace0_v_y = cos_q2 * p.segment_length * t3
-        + sin_q2 * p.segment_length * t2
-        - 0.1127016653792583 * p.segment_length * segment1_position_x;
+    let segment1_slice0_local_subspace0_v_y = p.segment_length
+        * ((0.0003226646068132982 * segment1_slice0_bend_c4 * p.segment_length
+            * segment1_bend_squared
+            + 0.012701665379258308 * p.segment_length * segment1_slice0_bend_c2
+            - 0.0001613323034066491 * p.segment_length * segment1_bend_squared
+                * segment1_slice0_bend_c3)
+            - 0.1127016653792583 * segment1_slice0_local_com_x);
     let segment1_slice0_mass = 0.2777777777777776 * p.segment_mass;
-    let segment1_slice0_inertia_h_x = segment1_slice0_position_x * segment1_slice0_mass;
-    let segment1_slice0_inertia_h_y = segment1_slice0_mass * segment1_slice0_position_y;
-    let t4 = 0.5 * p.segment_length * segment1_slice1_bend_c1;
-    let t5 = 0.25 * p.segment_length * segment1_bend_y * segment1_slice1_bend_c2;
-    let segment1_slice1_position_x = segment1_position_x + cos_q2 * t4
-        + t5 * base_angle_rotation_01;
-    let segment1_slice1_position_y = sin_q2 * t4 + t5 * cos_q2 + segment1_position_y;
+    let segment1_slice0_local_inertia_h_x = segment1_slice0_local_com_x
+        * segment1_slice0_mass;
+    let segment1_slice0_local_inertia_h_y = segment1_slice0_local_com_y
+        * segment1_slice0_mass;
+    let segment1_slice1_local_com_x = 0.5 * p.segment_length * segment1_slice1_bend_c1;
+    let segment1_slice1_local_com_y = 0.25 * p.segment_length * segment1_bend_y
+        * segment1_slice1_bend_c2;
     let segment1_slice1_subspace0_w_z = 0.5 * p.segment_length;
-    let t6 = (0.125 * segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
-        - 0.125 * p.segment_length * segment1_bend_y * segment1_slice1_bend_c2)
-        + 0.5 * t5;
-    let t7 = (0.125 * p.segment_length * segment1_bend_squared * segment1_slice1_bend_c4
+    let segment1_slice1_local_subspace0_v_x = p.segment_length
+        * ((0.125 * segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
+            - 0.125 * p.segment_length * segment1_bend_y * segment1_slice1_bend_c2)
+            + 0.5 * segment1_slice1_local_com_y);
+    let segment1_slice1_local_subspace0_v_y = ((0.125 * p.segment_length
+        * segment1_bend_squared * segment1_slice1_bend_c4
         + 0.25 * p.segment_length * segment1_slice1_bend_c2
         - 0.0625 * segment1_slice1_bend_c3 * p.segment_length * segment1_bend_squared)
-        - 0.5 * t4;
-    let segment1_slice1_subspace0_v_x = cos_q2 * p.segment_length * t6
-        + t7 * p.segment_length * base_angle_rotation_01
-        + 0.5 * p.segment_length * segment1_position_y;
-    let segment1_slice1_subspace0_v_y = sin_q2 * p.segment_length * t6
-        + t7 * cos_q2 * p.segment_length - 0.5 * p.segment_length * segment1_position_x;
+        - 0.5 * segment1_slice1_local_com_x) * p.segment_length;
+    let segment1_slice1_position_x = segment1_position_x
+        + cos_q2 * segment1_slice1_local_com_x
+        + segment1_slice1_local_com_y * base_angle_rotation_01;
+    let segment1_slice1_position_y = sin_q2 * segment1_slice1_local_com_x
+        + segment1_slice1_local_com_y * cos_q2 + segment1_position_y;
     let segment1_slice1_mass = 0.4444444444444444 * p.segment_mass;
-    let segment1_slice1_inertia_h_x = segment1_slice1_position_x * segment1_slice1_mass;
-    let segment1_slice1_inertia_h_y = segment1_slice1_position_y * segment1_slice1_mass;
-    let t8 = 0.8872983346207417 * p.segment_length * segment1_slice2_bend_c1;
-    let t9 = 0.7872983346207417 * p.segment_length * segment1_bend_y
-        * segment1_slice2_bend_c2;
-    let segment1_slice2_position_x = segment1_position_x + t8 * cos_q2
-        + t9 * base_angle_rotation_01;
-    let segment1_slice2_position_y = sin_q2 * t8 + segment1_position_y + t9 * cos_q2;
+    let segment1_slice1_local_inertia_h_x = segment1_slice1_local_com_x
+        * segment1_slice1_mass;
+    let segment1_slice1_local_inertia_h_y = segment1_slice1_local_com_y
+        * segment1_slice1_mass;
+    let segment1_slice2_local_com_x = 0.8872983346207417 * p.segment_length
+        * segment1_slice2_bend_c1;
+    let segment1_slice2_local_com_y = 0.7872983346207417 * p.segment_length
+        * segment1_bend_y * segment1_slice2_bend_c2;
     let segment1_slice2_subspace0_w_z = 0.8872983346207417 * p.segment_length;
-    let t10 = (0.6985685011586675 * p.segment_length * segment1_bend_y
-        * segment1_slice2_bend_c3
+    let segment1_slice2_local_subspace0_v_x = ((0.6985685011586675 * p.segment_length
+        * segment1_bend_y * segment1_slice2_bend_c3
         - 0.6985685011586675 * p.segment_length * segment1_bend_y
-            * segment1_slice2_bend_c2) + 0.8872983346207417 * t9;
-    let t11 = (0.7872983346207417 * p.segment_length * segment1_slice2_bend_c2
-        + 1.239677335393187 * p.segment_length * segment1_bend_squared
-            * segment1_slice2_bend_c4
-        - 0.6198386676965935 * p.segment_length * segment1_bend_squared
-            * segment1_slice2_bend_c3) - 0.8872983346207417 * t8;
-    let segment1_slice2_subspace0_v_x = 0.8872983346207417 * p.segment_length
-        * segment1_position_y + t10 * cos_q2 * p.segment_length
-        + p.segment_length * base_angle_rotation_01 * t11;
-    let segment1_slice2_subspace0_v_y = cos_q2 * p.segment_length * t11
-        + sin_q2 * t10 * p.segment_length
-        - 0.8872983346207417 * p.segment_length * segment1_position_x;
-    let segment1_slice2_inertia_h_x = segment1_slice0_mass * segment1_slice2_position_x;
-    let segment1_slice2_inertia_h_y = segment1_slice2_position_y * segment1_slice0_mass;
-    let t12 = segment1_bend_squared_c1 * segment1_bend_y;
-    let t13 = 1.0 - segment1_bend_squared * segment1_bend_squared_c2;
-    let t14 = cos_q2 * t13;
-    let segment1_tip_rotation_00 = t12 * base_angle_rotation_01 + t14;
-    let t15 = -(segment1_bend_squared_c1 * segment1_bend_y);
-    let segment1_tip_rotation_01 = cos_q2 * t15 + t13 * base_angle_rotation_01;
-    let segment1_tip_rotation_10 = t12 * cos_q2 + sin_q2 * t13;
-    let segment1_tip_rotation_11 = sin_q2 * t15 + t14;
-    let t16 = segment1_bend_squared_c1 * p.segment_length;
-    let t17 = p.segment_length * segment1_bend_y * segment1_bend_squared_c2;
-    let segment1_tip_position_x = t16 * cos_q2 + base_angle_rotation_01 * t17
+            * segment1_slice2_bend_c2)
+        + 0.8872983346207417 * segment1_slice2_local_com_y) * p.segment_length;
+    let segment1_slice2_local_subspace0_v_y = p.segment_length
+        * ((0.7872983346207417 * p.segment_length * segment1_slice2_bend_c2
+            + 1.239677335393187 * p.segment_length * segment1_bend_squared
+                * segment1_slice2_bend_c4
+            - 0.6198386676965935 * p.segment_length * segment1_bend_squared
+                * segment1_slice2_bend_c3)
+            - 0.8872983346207417 * segment1_slice2_local_com_x);
+    let segment1_slice2_local_inertia_h_x = segment1_slice2_local_com_x
+        * segment1_slice0_mass;
+    let segment1_slice2_local_inertia_h_y = segment1_slice2_local_com_y
+        * segment1_slice0_mass;
+    let segment1_slices_local_inertia_m = segment1_slice0_mass + segment1_slice0_mass
+        + segment1_slice1_mass;
+    let segment1_slices_local_inertia_h_x = segment1_slice1_local_inertia_h_x
+        + segment1_slice2_local_inertia_h_x + segment1_slice0_local_inertia_h_x;
+    let segment1_slices_local_inertia_h_y = segment1_slice0_local_inertia_h_y
+        + segment1_slice1_local_inertia_h_y + segment1_slice2_local_inertia_h_y;
+    let segment1_slices_inertia_h_x = segment1_slices_local_inertia_h_y
+        * base_angle_rotation_01 + segment1_position_x * segment1_slices_local_inertia_m
+        + cos_q2 * segment1_slices_local_inertia_h_x;
+    let segment1_slices_inertia_h_y = segment1_position_y
+        * segment1_slices_local_inertia_m + sin_q2 * segment1_slices_local_inertia_h_x
+        + segment1_slices_local_inertia_h_y * cos_q2;
+    let t0 = segment1_bend_squared_c1 * segment1_bend_y;
+    let t1 = 1.0 - segment1_bend_squared * segment1_bend_squared_c2;
+    let t2 = cos_q2 * t1;
+    let segment1_tip_rotation_00 = t0 * base_angle_rotation_01 + t2;
+    let t3 = -(segment1_bend_squared_c1 * segment1_bend_y);
+    let segment1_tip_rotation_01 = cos_q2 * t3 + t1 * base_angle_rotation_01;
+    let segment1_tip_rotation_10 = t0 * cos_q2 + sin_q2 * t1;
+    let segment1_tip_rotation_11 = sin_q2 * t3 + t2;
+    let t4 = segment1_bend_squared_c1 * p.segment_length;
+    let t5 = p.segment_length * segment1_bend_y * segment1_bend_squared_c2;
+    let segment1_tip_position_x = t4 * cos_q2 + base_angle_rotation_01 * t5
         + segment1_position_x;
-    let segment1_tip_position_y = sin_q2 * t16 + segment1_position_y + cos_q2 * t17;
-    let t18 = (segment1_bend_squared_c3 * p.segment_length * segment1_bend_y
-        - p.segment_length * segment1_bend_y * segment1_bend_squared_c2) + t17;
-    let t19 = (2.0 * segment1_bend_squared_c4 * p.segment_length * segment1_bend_squared
+    let segment1_tip_position_y = sin_q2 * t4 + segment1_position_y + cos_q2 * t5;
+    let t6 = (segment1_bend_squared_c3 * p.segment_length * segment1_bend_y
+        - p.segment_length * segment1_bend_y * segment1_bend_squared_c2) + t5;
+    let t7 = (2.0 * segment1_bend_squared_c4 * p.segment_length * segment1_bend_squared
         + p.segment_length * segment1_bend_squared_c2
-        - segment1_bend_squared_c3 * p.segment_length * segment1_bend_squared) - t16;
-    let segment1_tip_subspace0_v_x = t18 * cos_q2 * p.segment_length
-        + t19 * p.segment_length * base_angle_rotation_01
+        - segment1_bend_squared_c3 * p.segment_length * segment1_bend_squared) - t4;
+    let segment1_tip_subspace0_v_x = t6 * cos_q2 * p.segment_length
+        + t7 * p.segment_length * base_angle_rotation_01
         + p.segment_length * segment1_position_y;
-    let segment1_tip_subspace0_v_y = t19 * cos_q2 * p.segment_length
-        + sin_q2 * t18 * p.segment_length - p.segment_length * segment1_position_x;
+    let segment1_tip_subspace0_v_y = t7 * cos_q2 * p.segment_length
+        + sin_q2 * t6 * p.segment_length - p.segment_length * segment1_position_x;
     let middle_com_x = 0.5 * p.link_length * segment1_tip_rotation_00
         + segment1_tip_position_x;
     let middle_com_y = segment1_tip_position_y
@@ -491,102 +511,101 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + p.link_length * segment1_tip_rotation_00;
     let segment2_position_y = segment1_tip_rotation_10 * p.link_length
         + segment1_tip_position_y;
-    let t20 = 0.1127016653792583 * p.segment_length * segment2_slice0_bend_c1;
+    let segment2_slice0_local_com_x = 0.1127016653792583 * p.segment_length
+        * segment2_slice0_bend_c1;
     let segment2_bend_y = p.segment_length * q[4];
-    let t21 = 0.012701665379258308 * segment2_bend_y * p.segment_length
-        * segment2_slice0_bend_c2;
-    let segment2_slice0_position_x = t20 * segment1_tip_rotation_00 + segment2_position_x
-        + segment1_tip_rotation_01 * t21;
-    let segment2_slice0_position_y = segment2_position_y + t20 * segment1_tip_rotation_10
-        + segment1_tip_rotation_11 * t21;
-    let t22 = 0.1127016653792583 * t21
-        + (0.0014314988413324798 * segment2_slice0_bend_c3 * segment2_bend_y
-            * p.segment_length
-            - 0.0014314988413324798 * segment2_bend_y * p.segment_length
-                * segment2_slice0_bend_c2);
+    let segment2_slice0_local_com_y = 0.012701665379258308 * segment2_bend_y
+        * p.segment_length * segment2_slice0_bend_c2;
+    let segment2_slice0_local_subspace0_v_x = p.segment_length
+        * (0.1127016653792583 * segment2_slice0_local_com_y
+            + (0.0014314988413324798 * segment2_slice0_bend_c3 * segment2_bend_y
+                * p.segment_length
+                - 0.0014314988413324798 * segment2_bend_y * p.segment_length
+                    * segment2_slice0_bend_c2));
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t23 = (0.012701665379258308 * p.segment_length * segment2_slice0_bend_c2
-        + 0.0003226646068132982 * p.segment_length * segment2_slice0_bend_c4
-            * segment2_bend_squared
-        - 0.0001613323034066491 * segment2_slice0_bend_c3 * p.segment_length
-            * segment2_bend_squared) - 0.1127016653792583 * t20;
-    let segment2_slice0_subspace0_v_x = p.segment_length * segment1_tip_rotation_00 * t22
-        + segment1_tip_rotation_01 * p.segment_length * t23
-        + segment2_position_y * segment1_slice0_subspace0_w_z;
-    let segment2_slice0_subspace0_v_y = segment1_tip_rotation_11 * p.segment_length * t23
-        + segment1_tip_rotation_10 * p.segment_length * t22
-        - segment2_position_x * segment1_slice0_subspace0_w_z;
-    let segment2_slice0_inertia_h_x = segment2_slice0_position_x * segment1_slice0_mass;
-    let segment2_slice0_inertia_h_y = segment1_slice0_mass * segment2_slice0_position_y;
-    let t24 = 0.5 * segment2_slice1_bend_c1 * p.segment_length;
-    let t25 = 0.25 * segment2_bend_y * p.segment_length * segment2_slice1_bend_c2;
-    let segment2_slice1_position_x = segment1_tip_rotation_00 * t24 + segment2_position_x
-        + segment1_tip_rotation_01 * t25;
-    let segment2_slice1_position_y = segment1_tip_rotation_11 * t25
-        + segment1_tip_rotation_10 * t24 + segment2_position_y;
-    let t26 = (0.125 * segment2_bend_y * p.segment_length * segment2_slice1_bend_c3
-        - 0.125 * segment2_bend_y * p.segment_length * segment2_slice1_bend_c2)
-        + 0.5 * t25;
-    let t27 = (0.125 * p.segment_length * segment2_slice1_bend_c4 * segment2_bend_squared
-        + 0.25 * p.segment_length * segment2_slice1_bend_c2
-        - 0.0625 * p.segment_length * segment2_slice1_bend_c3 * segment2_bend_squared)
-        - 0.5 * t24;
-    let segment2_slice1_subspace0_v_x = p.segment_length * t26 * segment1_tip_rotation_00
-        + segment1_tip_rotation_01 * p.segment_length * t27
-        + segment2_position_y * segment1_slice1_subspace0_w_z;
-    let segment2_slice1_subspace0_v_y = segment1_tip_rotation_11 * p.segment_length * t27
-        + segment1_tip_rotation_10 * p.segment_length * t26
-        - segment2_position_x * segment1_slice1_subspace0_w_z;
-    let segment2_slice1_inertia_h_x = segment1_slice1_mass * segment2_slice1_position_x;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y * segment1_slice1_mass;
-    let t28 = 0.7872983346207417 * segment2_slice2_bend_c2 * segment2_bend_y
+    let segment2_slice0_local_subspace0_v_y = p.segment_length
+        * ((0.012701665379258308 * p.segment_length * segment2_slice0_bend_c2
+            + 0.0003226646068132982 * p.segment_length * segment2_slice0_bend_c4
+                * segment2_bend_squared
+            - 0.0001613323034066491 * segment2_slice0_bend_c3 * p.segment_length
+                * segment2_bend_squared)
+            - 0.1127016653792583 * segment2_slice0_local_com_x);
+    let segment2_slice0_local_inertia_h_x = segment2_slice0_local_com_x
+        * segment1_slice0_mass;
+    let segment2_slice0_local_inertia_h_y = segment1_slice0_mass
+        * segment2_slice0_local_com_y;
+    let segment2_slice1_local_com_x = 0.5 * segment2_slice1_bend_c1 * p.segment_length;
+    let segment2_slice1_local_com_y = 0.25 * segment2_bend_y * p.segment_length
+        * segment2_slice1_bend_c2;
+    let segment2_slice1_local_subspace0_v_x = p.segment_length
+        * ((0.125 * segment2_bend_y * p.segment_length * segment2_slice1_bend_c3
+            - 0.125 * segment2_bend_y * p.segment_length * segment2_slice1_bend_c2)
+            + 0.5 * segment2_slice1_local_com_y);
+    let segment2_slice1_local_subspace0_v_y = p.segment_length
+        * ((0.125 * p.segment_length * segment2_slice1_bend_c4 * segment2_bend_squared
+            + 0.25 * p.segment_length * segment2_slice1_bend_c2
+            - 0.0625 * p.segment_length * segment2_slice1_bend_c3
+                * segment2_bend_squared) - 0.5 * segment2_slice1_local_com_x);
+    let segment2_slice1_local_inertia_h_x = segment1_slice1_mass
+        * segment2_slice1_local_com_x;
+    let segment2_slice1_local_inertia_h_y = segment2_slice1_local_com_y
+        * segment1_slice1_mass;
+    let segment2_slice2_local_com_x = 0.8872983346207417 * segment2_slice2_bend_c1
         * p.segment_length;
-    let t29 = 0.8872983346207417 * segment2_slice2_bend_c1 * p.segment_length;
-    let segment2_slice2_position_x = segment1_tip_rotation_01 * t28 + segment2_position_x
-        + segment1_tip_rotation_00 * t29;
-    let segment2_slice2_position_y = segment2_position_y + segment1_tip_rotation_11 * t28
-        + segment1_tip_rotation_10 * t29;
-    let t30 = (1.239677335393187 * p.segment_length * segment2_bend_squared
-        * segment2_slice2_bend_c4
-        + 0.7872983346207417 * segment2_slice2_bend_c2 * p.segment_length
-        - 0.6198386676965935 * p.segment_length * segment2_slice2_bend_c3
-            * segment2_bend_squared) - 0.8872983346207417 * t29;
-    let t31 = 0.8872983346207417 * t28
-        + (0.6985685011586675 * segment2_bend_y * p.segment_length
-            * segment2_slice2_bend_c3
-            - 0.6985685011586675 * segment2_slice2_bend_c2 * segment2_bend_y
-                * p.segment_length);
-    let segment2_slice2_subspace0_v_x = segment1_tip_rotation_01 * p.segment_length * t30
-        + p.segment_length * t31 * segment1_tip_rotation_00
-        + segment2_position_y * segment1_slice2_subspace0_w_z;
-    let segment2_slice2_subspace0_v_y = segment1_tip_rotation_10 * p.segment_length * t31
-        + segment1_tip_rotation_11 * p.segment_length * t30
-        - segment2_position_x * segment1_slice2_subspace0_w_z;
-    let segment2_slice2_inertia_h_x = segment1_slice0_mass * segment2_slice2_position_x;
-    let segment2_slice2_inertia_h_y = segment1_slice0_mass * segment2_slice2_position_y;
-    let t32 = 1.0 - segment2_bend_squared_c2 * segment2_bend_squared;
-    let t33 = segment2_bend_y * segment2_bend_squared_c1;
-    let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t32
-        + segment1_tip_rotation_01 * t33;
-    let segment2_tip_rotation_10 = segment1_tip_rotation_11 * t33
-        + segment1_tip_rotation_10 * t32;
-    let t34 = p.segment_length * segment2_bend_squared_c1;
-    let t35 = segment2_bend_squared_c2 * segment2_bend_y * p.segment_length;
-    let segment2_tip_position_x = segment1_tip_rotation_00 * t34 + segment2_position_x
-        + segment1_tip_rotation_01 * t35;
-    let segment2_tip_position_y = segment2_position_y + segment1_tip_rotation_11 * t35
-        + segment1_tip_rotation_10 * t34;
-    let t36 = t35
+    let segment2_slice2_local_com_y = 0.7872983346207417 * segment2_slice2_bend_c2
+        * segment2_bend_y * p.segment_length;
+    let segment2_slice2_local_subspace0_v_x = p.segment_length
+        * (0.8872983346207417 * segment2_slice2_local_com_y
+            + (0.6985685011586675 * segment2_bend_y * p.segment_length
+                * segment2_slice2_bend_c3
+                - 0.6985685011586675 * segment2_slice2_bend_c2 * segment2_bend_y
+                    * p.segment_length));
+    let segment2_slice2_local_subspace0_v_y = p.segment_length
+        * ((1.239677335393187 * p.segment_length * segment2_bend_squared
+            * segment2_slice2_bend_c4
+            + 0.7872983346207417 * segment2_slice2_bend_c2 * p.segment_length
+            - 0.6198386676965935 * p.segment_length * segment2_slice2_bend_c3
+                * segment2_bend_squared)
+            - 0.8872983346207417 * segment2_slice2_local_com_x);
+    let segment2_slice2_local_inertia_h_x = segment1_slice0_mass
+        * segment2_slice2_local_com_x;
+    let segment2_slice2_local_inertia_h_y = segment1_slice0_mass
+        * segment2_slice2_local_com_y;
+    let segment2_slices_local_inertia_h_x = segment2_slice1_local_inertia_h_x
+        + segment2_slice0_local_inertia_h_x + segment2_slice2_local_inertia_h_x;
+    let segment2_slices_local_inertia_h_y = segment2_slice0_local_inertia_h_y
+        + segment2_slice1_local_inertia_h_y + segment2_slice2_local_inertia_h_y;
+    let segment2_slices_inertia_h_x = segment2_slices_local_inertia_h_x
+        * segment1_tip_rotation_00
+        + segment2_position_x * segment1_slices_local_inertia_m
+        + segment2_slices_local_inertia_h_y * segment1_tip_rotation_01;
+    let segment2_slices_inertia_h_y = segment2_position_y
+        * segment1_slices_local_inertia_m
+        + segment2_slices_local_inertia_h_y * segment1_tip_rotation_11
+        + segment1_tip_rotation_10 * segment2_slices_local_inertia_h_x;
+    let t8 = 1.0 - segment2_bend_squared_c2 * segment2_bend_squared;
+    let t9 = segment2_bend_y * segment2_bend_squared_c1;
+    let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t8
+        + segment1_tip_rotation_01 * t9;
+    let segment2_tip_rotation_10 = segment1_tip_rotation_11 * t9
+        + segment1_tip_rotation_10 * t8;
+    let t10 = p.segment_length * segment2_bend_squared_c1;
+    let t11 = segment2_bend_squared_c2 * segment2_bend_y * p.segment_length;
+    let segment2_tip_position_x = segment1_tip_rotation_00 * t10 + segment2_position_x
+        + segment1_tip_rotation_01 * t11;
+    let segment2_tip_position_y = segment2_position_y + segment1_tip_rotation_11 * t11
+        + segment1_tip_rotation_10 * t10;
+    let t12 = t11
         + (segment2_bend_squared_c3 * segment2_bend_y * p.segment_length
             - segment2_bend_squared_c2 * segment2_bend_y * p.segment_length);
-    let t37 = (2.0 * p.segment_length * segment2_bend_squared_c4 * segment2_bend_squared
+    let t13 = (2.0 * p.segment_length * segment2_bend_squared_c4 * segment2_bend_squared
         + segment2_bend_squared_c2 * p.segment_length
-        - segment2_bend_squared_c3 * p.segment_length * segment2_bend_squared) - t34;
+        - segment2_bend_squared_c3 * p.segment_length * segment2_bend_squared) - t10;
     let segment2_tip_subspace0_v_x = segment2_position_y * p.segment_length
-        + t36 * p.segment_length * segment1_tip_rotation_00
-        + segment1_tip_rotation_01 * p.segment_length * t37;
-    let segment2_tip_subspace0_v_y = segment1_tip_rotation_10 * t36 * p.segment_length
-        + segment1_tip_rotation_11 * p.segment_length * t37
+        + t12 * p.segment_length * segment1_tip_rotation_00
+        + segment1_tip_rotation_01 * p.segment_length * t13;
+    let segment2_tip_subspace0_v_y = segment1_tip_rotation_10 * t12 * p.segment_length
+        + segment1_tip_rotation_11 * p.segment_length * t13
         - p.segment_length * segment2_position_x;
     let head_com_x = segment2_tip_position_x
         + 0.5 * segment2_tip_rotation_00 * p.link_length;
@@ -594,68 +613,64 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment2_tip_position_y;
     let head_inertia_h_x = head_com_x * p.link_mass;
     let head_inertia_h_y = head_com_y * p.link_mass;
-    let segment2_composite_inertia_m = p.link_mass + segment1_slice0_mass
-        + segment1_slice0_mass + segment1_slice1_mass;
-    let segment2_composite_inertia_h_x = segment2_slice2_inertia_h_x + head_inertia_h_x
-        + segment2_slice0_inertia_h_x + segment2_slice1_inertia_h_x;
-    let segment2_composite_inertia_h_y = segment2_slice2_inertia_h_y
-        + segment2_slice1_inertia_h_y + head_inertia_h_y + segment2_slice0_inertia_h_y;
+    let segment2_composite_inertia_m = p.link_mass + segment1_slices_local_inertia_m;
+    let segment2_composite_inertia_h_x = head_inertia_h_x + segment2_slices_inertia_h_x;
+    let segment2_composite_inertia_h_y = segment2_slices_inertia_h_y + head_inertia_h_y;
     let middle_composite_inertia_m = p.link_mass + segment2_composite_inertia_m;
     let middle_composite_inertia_h_x = segment2_composite_inertia_h_x
         + middle_inertia_h_x;
-    let middle_composite_inertia_h_y = segment2_composite_inertia_h_y
-        + middle_inertia_h_y;
-    let segment1_composite_inertia_m = segment1_slice0_mass + segment1_slice0_mass
-        + middle_composite_inertia_m + segment1_slice1_mass;
-    let segment1_composite_inertia_h_x = segment1_slice1_inertia_h_x
-        + segment1_slice0_inertia_h_x + segment1_slice2_inertia_h_x
-        + middle_composite_inertia_h_x;
-    let segment1_composite_inertia_h_y = segment1_slice1_inertia_h_y
-        + segment1_slice2_inertia_h_y + middle_composite_inertia_h_y
-        + segment1_slice0_inertia_h_y;
-    let tail_composite_inertia_m = segment1_composite_inertia_m + p.link_mass;
+    let middle_composite_inertia_h_y = middle_inertia_h_y
+        + segment2_composite_inertia_h_y;
+    let segment1_composite_inertia_m = middle_composite_inertia_m
+        + segment1_slices_local_inertia_m;
+    let segment1_composite_inertia_h_x = middle_composite_inertia_h_x
+        + segment1_slices_inertia_h_x;
+    let segment1_composite_inertia_h_y = segment1_slices_inertia_h_y
+        + middle_composite_inertia_h_y;
+    let tail_composite_inertia_m = p.link_mass + segment1_composite_inertia_m;
     let tail_composite_inertia_h_x = segment1_composite_inertia_h_x + tail_inertia_h_x;
     let tail_composite_inertia_h_y = tail_inertia_h_y + segment1_composite_inertia_h_y;
     let base_x_projected_inertia_n_z = -tail_composite_inertia_h_y;
     let base_angle_projected_inertia_f_x = base_x_projected_inertia_n_z
         + q[1] * tail_composite_inertia_m;
-    let base_angle_projected_inertia_f_y = tail_composite_inertia_h_x
-        + tail_composite_inertia_m * base_angle_subspace_v_y;
-    let segment1_subspace0_projected_inertia_f_x = segment1_slice0_mass
-        * segment1_slice0_subspace0_v_x
-        + segment1_tip_subspace0_v_x * middle_composite_inertia_m
-        + segment1_slice1_mass * segment1_slice1_subspace0_v_x
-        + segment1_slice0_mass * segment1_slice2_subspace0_v_x
-        - middle_composite_inertia_h_y * p.segment_length
-        - segment1_slice2_inertia_h_y * segment1_slice2_subspace0_w_z
-        - segment1_slice0_subspace0_w_z * segment1_slice0_inertia_h_y
-        - segment1_slice1_inertia_h_y * segment1_slice1_subspace0_w_z;
-    let segment1_subspace0_projected_inertia_f_y = segment1_slice0_inertia_h_x
-        * segment1_slice0_subspace0_w_z
-        + segment1_slice2_subspace0_v_y * segment1_slice0_mass
-        + segment1_slice1_subspace0_v_y * segment1_slice1_mass
-        + segment1_slice1_inertia_h_x * segment1_slice1_subspace0_w_z
-        + p.segment_length * middle_composite_inertia_h_x
-        + segment1_slice2_inertia_h_x * segment1_slice2_subspace0_w_z
-        + segment1_tip_subspace0_v_y * middle_composite_inertia_m
-        + segment1_slice0_subspace0_v_y * segment1_slice0_mass;
-    let segment2_subspace0_projected_inertia_f_x = segment1_slice0_mass
-        * segment2_slice2_subspace0_v_x
-        + segment2_slice1_subspace0_v_x * segment1_slice1_mass
-        + segment2_tip_subspace0_v_x * p.link_mass
-        + segment1_slice0_mass * segment2_slice0_subspace0_v_x
-        - p.segment_length * head_inertia_h_y
-        - segment1_slice0_subspace0_w_z * segment2_slice0_inertia_h_y
-        - segment2_slice2_inertia_h_y * segment1_slice2_subspace0_w_z
-        - segment2_slice1_inertia_h_y * segment1_slice1_subspace0_w_z;
-    let segment2_subspace0_projected_inertia_f_y = segment2_slice0_inertia_h_x
-        * segment1_slice0_subspace0_w_z + p.link_mass * segment2_tip_subspace0_v_y
-        + segment2_slice1_subspace0_v_y * segment1_slice1_mass
-        + segment2_slice1_inertia_h_x * segment1_slice1_subspace0_w_z
-        + segment1_slice0_mass * segment2_slice2_subspace0_v_y
-        + segment2_slice2_inertia_h_x * segment1_slice2_subspace0_w_z
-        + head_inertia_h_x * p.segment_length
-        + segment2_slice0_subspace0_v_y * segment1_slice0_mass;
+    let base_angle_projected_inertia_f_y = base_angle_subspace_v_y
+        * tail_composite_inertia_m + tail_composite_inertia_h_x;
+    let t14 = segment1_slice1_local_inertia_h_x * segment1_slice1_subspace0_w_z
+        + segment1_slice0_subspace0_w_z * segment1_slice0_local_inertia_h_x
+        + segment1_slice2_local_inertia_h_x * segment1_slice2_subspace0_w_z
+        + segment1_slice0_local_subspace0_v_y * segment1_slice0_mass
+        + segment1_slice2_local_subspace0_v_y * segment1_slice0_mass
+        + segment1_slice1_local_subspace0_v_y * segment1_slice1_mass;
+    let t15 = segment1_slice2_local_subspace0_v_x * segment1_slice0_mass
+        + segment1_slice1_local_subspace0_v_x * segment1_slice1_mass
+        + segment1_slice0_mass * segment1_slice0_local_subspace0_v_x
+        - segment1_slice2_subspace0_w_z * segment1_slice2_local_inertia_h_y
+        - segment1_slice0_subspace0_w_z * segment1_slice0_local_inertia_h_y
+        - segment1_slice1_subspace0_w_z * segment1_slice1_local_inertia_h_y;
+    let segment1_subspace0_projected_inertia_f_x = segment1_tip_subspace0_v_x
+        * middle_composite_inertia_m + t14 * base_angle_rotation_01 + t15 * cos_q2
+        - p.segment_length * middle_composite_inertia_h_y;
+    let segment1_subspace0_projected_inertia_f_y = t15 * sin_q2 + cos_q2 * t14
+        + middle_composite_inertia_h_x * p.segment_length
+        + middle_composite_inertia_m * segment1_tip_subspace0_v_y;
+    let t16 = segment2_slice2_local_subspace0_v_x * segment1_slice0_mass
+        + segment2_slice0_local_subspace0_v_x * segment1_slice0_mass
+        + segment1_slice1_mass * segment2_slice1_local_subspace0_v_x
+        - segment2_slice2_local_inertia_h_y * segment1_slice2_subspace0_w_z
+        - segment1_slice0_subspace0_w_z * segment2_slice0_local_inertia_h_y
+        - segment1_slice1_subspace0_w_z * segment2_slice1_local_inertia_h_y;
+    let t17 = segment2_slice1_local_inertia_h_x * segment1_slice1_subspace0_w_z
+        + segment2_slice1_local_subspace0_v_y * segment1_slice1_mass
+        + segment1_slice0_mass * segment2_slice2_local_subspace0_v_y
+        + segment2_slice0_local_subspace0_v_y * segment1_slice0_mass
+        + segment2_slice0_local_inertia_h_x * segment1_slice0_subspace0_w_z
+        + segment2_slice2_local_inertia_h_x * segment1_slice2_subspace0_w_z;
+    let segment2_subspace0_projected_inertia_f_x = t16 * segment1_tip_rotation_00
+        + segment1_tip_rotation_01 * t17 + segment2_tip_subspace0_v_x * p.link_mass
+        - p.segment_length * head_inertia_h_y;
+    let segment2_subspace0_projected_inertia_f_y = p.link_mass
+        * segment2_tip_subspace0_v_y + segment1_tip_rotation_10 * t16
+        + segment1_tip_rotation_11 * t17 + head_inertia_h_x * p.segment_length;
     Cache {
         segment1_bend_squared_c1,
         segment1_bend_squared_c2,
@@ -715,29 +730,36 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         tail_inertia_h_y,
         segment1_position_x,
         segment1_position_y,
-        segment1_slice0_position_x,
-        segment1_slice0_position_y,
+        segment1_slice0_local_com_x,
+        segment1_slice0_local_com_y,
         segment1_slice0_subspace0_w_z,
-        segment1_slice0_subspace0_v_x,
-        segment1_slice0_subspace0_v_y,
+        segment1_slice0_local_subspace0_v_x,
+        segment1_slice0_local_subspace0_v_y,
         segment1_slice0_mass,
-        segment1_slice0_inertia_h_x,
-        segment1_slice0_inertia_h_y,
+        segment1_slice0_local_inertia_h_x,
+        segment1_slice0_local_inertia_h_y,
+        segment1_slice1_local_com_x,
+        segment1_slice1_local_com_y,
+        segment1_slice1_subspace0_w_z,
+        segment1_slice1_local_subspace0_v_x,
+        segment1_slice1_local_subspace0_v_y,
         segment1_slice1_position_x,
         segment1_slice1_position_y,
-        segment1_slice1_subspace0_w_z,
-        segment1_slice1_subspace0_v_x,
-        segment1_slice1_subspace0_v_y,
         segment1_slice1_mass,
-        segment1_slice1_inertia_h_x,
-        segment1_slice1_inertia_h_y,
-        segment1_slice2_position_x,
-        segment1_slice2_position_y,
+        segment1_slice1_local_inertia_h_x,
+        segment1_slice1_local_inertia_h_y,
+        segment1_slice2_local_com_x,
+        segment1_slice2_local_com_y,
         segment1_slice2_subspace0_w_z,
-        segment1_slice2_subspace0_v_x,
-        segment1_slice2_subspace0_v_y,
-        segment1_slice2_inertia_h_x,
-        segment1_slice2_inertia_h_y,
+        segment1_slice2_local_subspace0_v_x,
+        segment1_slice2_local_subspace0_v_y,
+        segment1_slice2_local_inertia_h_x,
+        segment1_slice2_local_inertia_h_y,
+        segment1_slices_local_inertia_m,
+        segment1_slices_local_inertia_h_x,
+        segment1_slices_local_inertia_h_y,
+        segment1_slices_inertia_h_x,
+        segment1_slices_inertia_h_y,
         segment1_tip_rotation_00,
         segment1_tip_rotation_01,
         segment1_tip_rotation_10,
@@ -752,24 +774,28 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         middle_inertia_h_y,
         segment2_position_x,
         segment2_position_y,
-        segment2_slice0_position_x,
-        segment2_slice0_position_y,
-        segment2_slice0_subspace0_v_x,
-        segment2_slice0_subspace0_v_y,
-        segment2_slice0_inertia_h_x,
-        segment2_slice0_inertia_h_y,
-        segment2_slice1_position_x,
-        segment2_slice1_position_y,
-        segment2_slice1_subspace0_v_x,
-        segment2_slice1_subspace0_v_y,
-        segment2_slice1_inertia_h_x,
-        segment2_slice1_inertia_h_y,
-        segment2_slice2_position_x,
-        segment2_slice2_position_y,
-        segment2_slice2_subspace0_v_x,
-        segment2_slice2_subspace0_v_y,
-        segment2_slice2_inertia_h_x,
-        segment2_slice2_inertia_h_y,
+        segment2_slice0_local_com_x,
+        segment2_slice0_local_com_y,
+        segment2_slice0_local_subspace0_v_x,
+        segment2_slice0_local_subspace0_v_y,
+        segment2_slice0_local_inertia_h_x,
+        segment2_slice0_local_inertia_h_y,
+        segment2_slice1_local_com_x,
+        segment2_slice1_local_com_y,
+        segment2_slice1_local_subspace0_v_x,
+        segment2_slice1_local_subspace0_v_y,
+        segment2_slice1_local_inertia_h_x,
+        segment2_slice1_local_inertia_h_y,
+        segment2_slice2_local_com_x,
+        segment2_slice2_local_com_y,
+        segment2_slice2_local_subspace0_v_x,
+        segment2_slice2_local_subspace0_v_y,
+        segment2_slice2_local_inertia_h_x,
+        segment2_slice2_local_inertia_h_y,
+        segment2_slices_local_inertia_h_x,
+        segment2_slices_local_inertia_h_y,
+        segment2_slices_inertia_h_x,
+        segment2_slices_inertia_h_y,
         segment2_tip_rotation_00,
         segment2_tip_rotation_10,
         segment2_tip_position_x,
@@ -813,50 +839,76 @@ pub fn mass_matrix_into(
     *out = SMatrix::zeros();
     let t0 = p.segment1_disc_radius * p.segment1_disc_radius;
     let segment1_slice0_inertia_com_22 = 0.25 * t0 * cache.segment1_slice0_mass;
-    let segment1_slice2_inertia_i_22 = segment1_slice0_inertia_com_22
-        + (cache.segment1_slice2_position_x * cache.segment1_slice2_position_x
-            + cache.segment1_slice2_position_y * cache.segment1_slice2_position_y)
+    let segment1_slice0_local_inertia_i_22 = segment1_slice0_inertia_com_22
+        + (cache.segment1_slice0_local_com_x * cache.segment1_slice0_local_com_x
+            + cache.segment1_slice0_local_com_y * cache.segment1_slice0_local_com_y)
+            * cache.segment1_slice0_mass;
+    let segment1_slice2_local_inertia_i_22 = segment1_slice0_inertia_com_22
+        + (cache.segment1_slice2_local_com_x * cache.segment1_slice2_local_com_x
+            + cache.segment1_slice2_local_com_y * cache.segment1_slice2_local_com_y)
             * cache.segment1_slice0_mass;
     let segment1_slice1_inertia_com_22 = 0.25 * t0 * cache.segment1_slice1_mass;
-    let segment1_slice1_inertia_i_22 = segment1_slice1_inertia_com_22
-        + cache.segment1_slice1_mass
-            * (cache.segment1_slice1_position_y * cache.segment1_slice1_position_y
-                + cache.segment1_slice1_position_x * cache.segment1_slice1_position_x);
+    let segment1_slice1_local_inertia_i_22 = segment1_slice1_inertia_com_22
+        + (cache.segment1_slice1_local_com_x * cache.segment1_slice1_local_com_x
+            + cache.segment1_slice1_local_com_y * cache.segment1_slice1_local_com_y)
+            * cache.segment1_slice1_mass;
+    let segment1_slices_local_inertia_i_22 = segment1_slice0_local_inertia_i_22
+        + segment1_slice2_local_inertia_i_22 + segment1_slice1_local_inertia_i_22;
+    let segment1_slices_inertia_i_22 = segment1_slices_local_inertia_i_22
+        + cache.segment1_slices_local_inertia_m
+            * (cache.segment1_position_y * cache.segment1_position_y
+                + cache.segment1_position_x * cache.segment1_position_x)
+        + 2.0
+            * ((cache.sin_q2 * cache.segment1_slices_local_inertia_h_x
+                + cache.segment1_slices_local_inertia_h_y * cache.cos_q2)
+                * cache.segment1_position_y
+                + (cache.segment1_slices_local_inertia_h_y * cache.base_angle_rotation_01
+                    + cache.cos_q2 * cache.segment1_slices_local_inertia_h_x)
+                    * cache.segment1_position_x);
     let tail_inertia_com_22 = 0.08333333333333333 * p.link_mass
         * (p.link_length * p.link_length);
     let head_inertia_i_22 = tail_inertia_com_22
         + (cache.head_com_y * cache.head_com_y + cache.head_com_x * cache.head_com_x)
             * p.link_mass;
     let t1 = p.segment2_disc_radius * p.segment2_disc_radius;
-    let segment2_slice0_inertia_com_22 = 0.25 * t1 * cache.segment1_slice0_mass;
-    let segment2_slice0_inertia_i_22 = cache.segment1_slice0_mass
-        * (cache.segment2_slice0_position_y * cache.segment2_slice0_position_y
-            + cache.segment2_slice0_position_x * cache.segment2_slice0_position_x)
-        + segment2_slice0_inertia_com_22;
-    let segment2_slice2_inertia_i_22 = segment2_slice0_inertia_com_22
-        + cache.segment1_slice0_mass
-            * (cache.segment2_slice2_position_y * cache.segment2_slice2_position_y
-                + cache.segment2_slice2_position_x * cache.segment2_slice2_position_x);
     let segment2_slice1_inertia_com_22 = 0.25 * t1 * cache.segment1_slice1_mass;
-    let segment2_slice1_inertia_i_22 = segment2_slice1_inertia_com_22
-        + (cache.segment2_slice1_position_y * cache.segment2_slice1_position_y
-            + cache.segment2_slice1_position_x * cache.segment2_slice1_position_x)
+    let segment2_slice1_local_inertia_i_22 = segment2_slice1_inertia_com_22
+        + (cache.segment2_slice1_local_com_y * cache.segment2_slice1_local_com_y
+            + cache.segment2_slice1_local_com_x * cache.segment2_slice1_local_com_x)
             * cache.segment1_slice1_mass;
+    let segment2_slice0_inertia_com_22 = 0.25 * t1 * cache.segment1_slice0_mass;
+    let segment2_slice0_local_inertia_i_22 = (cache.segment2_slice0_local_com_x
+        * cache.segment2_slice0_local_com_x
+        + cache.segment2_slice0_local_com_y * cache.segment2_slice0_local_com_y)
+        * cache.segment1_slice0_mass + segment2_slice0_inertia_com_22;
+    let segment2_slice2_local_inertia_i_22 = (cache.segment2_slice2_local_com_x
+        * cache.segment2_slice2_local_com_x
+        + cache.segment2_slice2_local_com_y * cache.segment2_slice2_local_com_y)
+        * cache.segment1_slice0_mass + segment2_slice0_inertia_com_22;
+    let segment2_slices_local_inertia_i_22 = segment2_slice1_local_inertia_i_22
+        + segment2_slice0_local_inertia_i_22 + segment2_slice2_local_inertia_i_22;
+    let segment2_slices_inertia_i_22 = (cache.segment2_position_x
+        * cache.segment2_position_x
+        + cache.segment2_position_y * cache.segment2_position_y)
+        * cache.segment1_slices_local_inertia_m + segment2_slices_local_inertia_i_22
+        + 2.0
+            * ((cache.segment2_slices_local_inertia_h_y * cache.segment1_tip_rotation_11
+                + cache.segment1_tip_rotation_10
+                    * cache.segment2_slices_local_inertia_h_x)
+                * cache.segment2_position_y
+                + (cache.segment2_slices_local_inertia_h_x
+                    * cache.segment1_tip_rotation_00
+                    + cache.segment2_slices_local_inertia_h_y
+                        * cache.segment1_tip_rotation_01) * cache.segment2_position_x);
     let segment2_composite_inertia_i_22 = head_inertia_i_22
-        + segment2_slice0_inertia_i_22 + segment2_slice2_inertia_i_22
-        + segment2_slice1_inertia_i_22;
+        + segment2_slices_inertia_i_22;
     let middle_inertia_i_22 = tail_inertia_com_22
         + (cache.middle_com_x * cache.middle_com_x
             + cache.middle_com_y * cache.middle_com_y) * p.link_mass;
     let middle_composite_inertia_i_22 = segment2_composite_inertia_i_22
         + middle_inertia_i_22;
-    let segment1_slice0_inertia_i_22 = segment1_slice0_inertia_com_22
-        + (cache.segment1_slice0_position_y * cache.segment1_slice0_position_y
-            + cache.segment1_slice0_position_x * cache.segment1_slice0_position_x)
-            * cache.segment1_slice0_mass;
-    let segment1_composite_inertia_i_22 = segment1_slice2_inertia_i_22
-        + segment1_slice1_inertia_i_22 + middle_composite_inertia_i_22
-        + segment1_slice0_inertia_i_22;
+    let segment1_composite_inertia_i_22 = segment1_slices_inertia_i_22
+        + middle_composite_inertia_i_22;
     let tail_inertia_i_22 = p.link_mass
         * (cache.tail_com_y * cache.tail_com_y + cache.tail_com_x * cache.tail_com_x)
         + tail_inertia_com_22;
@@ -865,44 +917,101 @@ pub fn mass_matrix_into(
     let base_angle_projected_inertia_n_z = tail_composite_inertia_i_22
         + cache.tail_composite_inertia_h_x * cache.base_angle_subspace_v_y
         - q[1] * cache.tail_composite_inertia_h_y;
-    let t2 = segment1_slice1_inertia_i_22 * cache.segment1_slice1_subspace0_w_z;
-    let t3 = cache.segment1_slice0_subspace0_w_z * segment1_slice0_inertia_i_22;
-    let t4 = p.segment_length * middle_composite_inertia_i_22;
-    let t5 = segment1_slice2_inertia_i_22 * cache.segment1_slice2_subspace0_w_z;
-    let t6 = -(cache.segment1_slice2_inertia_h_y * cache.segment1_slice2_subspace0_v_x);
-    let t7 = -(cache.segment1_slice1_inertia_h_y * cache.segment1_slice1_subspace0_v_x);
-    let t8 = -(cache.segment1_slice0_inertia_h_y * cache.segment1_slice0_subspace0_v_x);
-    let t9 = cache.segment1_slice1_inertia_h_x * cache.segment1_slice1_subspace0_v_y;
-    let t10 = cache.segment1_slice0_inertia_h_x * cache.segment1_slice0_subspace0_v_y;
-    let t11 = -(cache.middle_composite_inertia_h_y * cache.segment1_tip_subspace0_v_x);
-    let t12 = cache.segment1_slice2_subspace0_v_y * cache.segment1_slice2_inertia_h_x;
-    let t13 = cache.middle_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
-    let segment1_subspace0_projected_inertia_n_z = t2 + t3 + t4 + t5 + t6 + t7 + t8 + t9
-        + t10 + t11 + t12 + t13;
-    let t14 = cache.base_angle_subspace_v_y
-        * cache.segment1_subspace0_projected_inertia_f_y
+    let t2 = segment1_slice1_local_inertia_i_22 * cache.segment1_slice1_subspace0_w_z;
+    let t3 = cache.segment1_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_subspace0_v_y;
+    let t4 = segment1_slice2_local_inertia_i_22 * cache.segment1_slice2_subspace0_w_z;
+    let t5 = -(cache.segment1_slice2_subspace0_w_z
+        * cache.segment1_slice2_local_inertia_h_y);
+    let t6 = -(cache.segment1_slice0_subspace0_w_z
+        * cache.segment1_slice0_local_inertia_h_y);
+    let t7 = cache.segment1_slice2_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t8 = cache.segment1_slice1_local_subspace0_v_x * cache.segment1_slice1_mass;
+    let t9 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_x;
+    let t10 = -(cache.segment1_slice1_subspace0_w_z
+        * cache.segment1_slice1_local_inertia_h_y);
+    let t11 = t5 + t6 + t7 + t8 + t9 + t10;
+    let t12 = cache.segment1_slice1_local_inertia_h_x
+        * cache.segment1_slice1_subspace0_w_z;
+    let t13 = cache.segment1_slice0_subspace0_w_z
+        * cache.segment1_slice0_local_inertia_h_x;
+    let t14 = cache.segment1_slice2_local_inertia_h_x
+        * cache.segment1_slice2_subspace0_w_z;
+    let t15 = cache.segment1_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t16 = cache.segment1_slice2_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t17 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice1_mass;
+    let t18 = t12 + t13 + t14 + t15 + t16 + t17;
+    let t19 = cache.segment1_slice0_local_subspace0_v_y
+        * cache.segment1_slice0_local_inertia_h_x;
+    let t20 = -(cache.segment1_slice2_local_subspace0_v_x
+        * cache.segment1_slice2_local_inertia_h_y);
+    let t21 = cache.middle_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
+    let t22 = -(cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_h_y);
+    let t23 = segment1_slice0_local_inertia_i_22 * cache.segment1_slice0_subspace0_w_z;
+    let t24 = -(cache.segment1_slice1_local_subspace0_v_x
+        * cache.segment1_slice1_local_inertia_h_y);
+    let t25 = -(cache.segment1_slice0_local_inertia_h_y
+        * cache.segment1_slice0_local_subspace0_v_x);
+    let t26 = cache.segment1_slice2_local_inertia_h_x
+        * cache.segment1_slice2_local_subspace0_v_y;
+    let t27 = p.segment_length * middle_composite_inertia_i_22;
+    let segment1_subspace0_projected_inertia_n_z = t2 + t3 + t4
+        + (t11 * cache.sin_q2 + cache.cos_q2 * t18) * cache.segment1_position_x + t19
+        + t20 + t21 + t22 + t23 + t24 + t25 + t26 + t27
+        - cache.segment1_position_y
+            * (t18 * cache.base_angle_rotation_01 + t11 * cache.cos_q2);
+    let t28 = segment1_subspace0_projected_inertia_n_z
         + q[1] * cache.segment1_subspace0_projected_inertia_f_x
-        + segment1_subspace0_projected_inertia_n_z;
-    let t15 = head_inertia_i_22 * p.segment_length;
-    let t16 = -(cache.segment2_slice2_inertia_h_y * cache.segment2_slice2_subspace0_v_x);
-    let t17 = cache.head_inertia_h_x * cache.segment2_tip_subspace0_v_y;
-    let t18 = -(cache.segment2_slice1_subspace0_v_x * cache.segment2_slice1_inertia_h_y);
-    let t19 = cache.segment2_slice0_subspace0_v_y * cache.segment2_slice0_inertia_h_x;
-    let t20 = segment2_slice2_inertia_i_22 * cache.segment1_slice2_subspace0_w_z;
-    let t21 = -(cache.segment2_slice0_inertia_h_y * cache.segment2_slice0_subspace0_v_x);
-    let t22 = cache.segment2_slice2_inertia_h_x * cache.segment2_slice2_subspace0_v_y;
-    let t23 = segment2_slice0_inertia_i_22 * cache.segment1_slice0_subspace0_w_z;
-    let t24 = segment2_slice1_inertia_i_22 * cache.segment1_slice1_subspace0_w_z;
-    let t25 = -(cache.segment2_tip_subspace0_v_x * cache.head_inertia_h_y);
-    let t26 = cache.segment2_slice1_inertia_h_x * cache.segment2_slice1_subspace0_v_y;
-    let segment2_subspace0_projected_inertia_n_z = t15 + t16 + t17 + t18 + t19 + t20
-        + t21 + t22 + t23 + t24 + t25 + t26;
-    let t27 = q[1] * cache.segment2_subspace0_projected_inertia_f_x
+        + cache.base_angle_subspace_v_y * cache.segment1_subspace0_projected_inertia_f_y;
+    let t29 = -(cache.segment2_slice2_local_inertia_h_y
+        * cache.segment1_slice2_subspace0_w_z);
+    let t30 = cache.segment2_slice2_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t31 = -(cache.segment1_slice0_subspace0_w_z
+        * cache.segment2_slice0_local_inertia_h_y);
+    let t32 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t33 = -(cache.segment1_slice1_subspace0_w_z
+        * cache.segment2_slice1_local_inertia_h_y);
+    let t34 = cache.segment1_slice1_mass * cache.segment2_slice1_local_subspace0_v_x;
+    let t35 = t29 + t30 + t31 + t32 + t33 + t34;
+    let t36 = cache.segment2_slice1_local_inertia_h_x
+        * cache.segment1_slice1_subspace0_w_z;
+    let t37 = cache.segment2_slice1_local_subspace0_v_y * cache.segment1_slice1_mass;
+    let t38 = cache.segment1_slice0_mass * cache.segment2_slice2_local_subspace0_v_y;
+    let t39 = cache.segment2_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t40 = cache.segment2_slice0_local_inertia_h_x
+        * cache.segment1_slice0_subspace0_w_z;
+    let t41 = cache.segment2_slice2_local_inertia_h_x
+        * cache.segment1_slice2_subspace0_w_z;
+    let t42 = t36 + t37 + t38 + t39 + t40 + t41;
+    let t43 = cache.segment2_slice1_local_subspace0_v_y
+        * cache.segment2_slice1_local_inertia_h_x;
+    let t44 = cache.segment2_slice2_local_inertia_h_x
+        * cache.segment2_slice2_local_subspace0_v_y;
+    let t45 = head_inertia_i_22 * p.segment_length;
+    let t46 = segment2_slice0_local_inertia_i_22 * cache.segment1_slice0_subspace0_w_z;
+    let t47 = cache.head_inertia_h_x * cache.segment2_tip_subspace0_v_y;
+    let t48 = segment2_slice2_local_inertia_i_22 * cache.segment1_slice2_subspace0_w_z;
+    let t49 = -(cache.segment2_slice2_local_subspace0_v_x
+        * cache.segment2_slice2_local_inertia_h_y);
+    let t50 = segment2_slice1_local_inertia_i_22 * cache.segment1_slice1_subspace0_w_z;
+    let t51 = cache.segment2_slice0_local_inertia_h_x
+        * cache.segment2_slice0_local_subspace0_v_y;
+    let t52 = -(cache.segment2_tip_subspace0_v_x * cache.head_inertia_h_y);
+    let t53 = -(cache.segment2_slice1_local_subspace0_v_x
+        * cache.segment2_slice1_local_inertia_h_y);
+    let t54 = -(cache.segment2_slice0_local_subspace0_v_x
+        * cache.segment2_slice0_local_inertia_h_y);
+    let segment2_subspace0_projected_inertia_n_z = (cache.segment1_tip_rotation_10 * t35
+        + cache.segment1_tip_rotation_11 * t42) * cache.segment2_position_x + t43 + t44
+        + t45 + t46 + t47 + t48 + t49 + t50 + t51 + t52 + t53 + t54
+        - (t35 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_01 * t42)
+            * cache.segment2_position_y;
+    let t55 = q[1] * cache.segment2_subspace0_projected_inertia_f_x
         + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + segment2_subspace0_projected_inertia_n_z;
-    let t28 = p.segment_length * segment2_subspace0_projected_inertia_n_z
-        + cache.segment2_subspace0_projected_inertia_f_x
-            * cache.segment1_tip_subspace0_v_x
+    let t56 = p.segment_length * segment2_subspace0_projected_inertia_n_z
+        + cache.segment1_tip_subspace0_v_x
+            * cache.segment2_subspace0_projected_inertia_f_x
         + cache.segment2_subspace0_projected_inertia_f_y
             * cache.segment1_tip_subspace0_v_y;
     out[(0, 0)] = cache.tail_composite_inertia_m;
@@ -919,73 +1028,46 @@ pub fn mass_matrix_into(
     out[(3, 1)] = cache.segment1_subspace0_projected_inertia_f_y;
     out[(1, 4)] = cache.segment2_subspace0_projected_inertia_f_y;
     out[(4, 1)] = cache.segment2_subspace0_projected_inertia_f_y;
-    out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
-        + q[1] * cache.base_angle_projected_inertia_f_x
-        + base_angle_projected_inertia_n_z;
-    out[(2, 3)] = t14;
-    out[(3, 2)] = t14;
-    out[(2, 4)] = t27;
-    out[(4, 2)] = t27;
-    out[(3, 3)] = cache.segment1_slice0_subspace0_v_y
-        * (cache.segment1_slice0_inertia_h_x * cache.segment1_slice0_subspace0_w_z
-            + cache.segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass)
-        + (cache.segment1_slice0_mass * cache.segment1_slice2_subspace0_v_x
-            - cache.segment1_slice2_inertia_h_y * cache.segment1_slice2_subspace0_w_z)
-            * cache.segment1_slice2_subspace0_v_x
-        + (t3 + t8 + t10) * cache.segment1_slice0_subspace0_w_z
-        + cache.segment1_tip_subspace0_v_x
-            * (cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_m
-                - cache.middle_composite_inertia_h_y * p.segment_length)
-        + (cache.segment1_slice1_mass * cache.segment1_slice1_subspace0_v_x
-            - cache.segment1_slice1_inertia_h_y * cache.segment1_slice1_subspace0_w_z)
-            * cache.segment1_slice1_subspace0_v_x + (t4 + t11 + t13) * p.segment_length
-        + (t5 + t6 + t12) * cache.segment1_slice2_subspace0_w_z
-        + (p.segment_length * cache.middle_composite_inertia_h_x
-            + cache.segment1_tip_subspace0_v_y * cache.middle_composite_inertia_m)
+    out[(2, 2)] = base_angle_projected_inertia_n_z
+        + cache.base_angle_subspace_v_y * cache.base_angle_projected_inertia_f_y
+        + q[1] * cache.base_angle_projected_inertia_f_x;
+    out[(2, 3)] = t28;
+    out[(3, 2)] = t28;
+    out[(2, 4)] = t55;
+    out[(4, 2)] = t55;
+    out[(3, 3)] = (t4 + t20 + t26) * cache.segment1_slice2_subspace0_w_z
+        + (t21 + t22 + t27) * p.segment_length
+        + cache.segment1_slice0_local_subspace0_v_y * (t13 + t15)
+        + cache.segment1_slice1_local_subspace0_v_y * (t12 + t17)
+        + cache.segment1_slice2_local_subspace0_v_y * (t14 + t16)
+        + cache.segment1_slice1_local_subspace0_v_x * (t8 + t10)
+        + (t5 + t7) * cache.segment1_slice2_local_subspace0_v_x
+        + (t19 + t23 + t25) * cache.segment1_slice0_subspace0_w_z
+        + (cache.middle_composite_inertia_h_x * p.segment_length
+            + cache.middle_composite_inertia_m * cache.segment1_tip_subspace0_v_y)
             * cache.segment1_tip_subspace0_v_y
-        + (cache.segment1_slice0_mass * cache.segment1_slice0_subspace0_v_x
-            - cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_inertia_h_y)
-            * cache.segment1_slice0_subspace0_v_x
-        + cache.segment1_slice2_subspace0_v_y
-            * (cache.segment1_slice2_subspace0_v_y * cache.segment1_slice0_mass
-                + cache.segment1_slice2_inertia_h_x
-                    * cache.segment1_slice2_subspace0_w_z)
-        + (t2 + t7 + t9) * cache.segment1_slice1_subspace0_w_z
-        + cache.segment1_slice1_subspace0_v_y
-            * (cache.segment1_slice1_subspace0_v_y * cache.segment1_slice1_mass
-                + cache.segment1_slice1_inertia_h_x
-                    * cache.segment1_slice1_subspace0_w_z);
-    out[(3, 4)] = t28;
-    out[(4, 3)] = t28;
+        + (cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_m
+            - p.segment_length * cache.middle_composite_inertia_h_y)
+            * cache.segment1_tip_subspace0_v_x
+        + (t6 + t9) * cache.segment1_slice0_local_subspace0_v_x
+        + (t2 + t3 + t24) * cache.segment1_slice1_subspace0_w_z;
+    out[(3, 4)] = t56;
+    out[(4, 3)] = t56;
     out[(4, 4)] = cache.segment2_tip_subspace0_v_x
         * (cache.segment2_tip_subspace0_v_x * p.link_mass
             - p.segment_length * cache.head_inertia_h_y)
-        + (cache.segment1_slice0_mass * cache.segment2_slice2_subspace0_v_y
-            + cache.segment2_slice2_inertia_h_x * cache.segment1_slice2_subspace0_w_z)
-            * cache.segment2_slice2_subspace0_v_y
-        + (cache.segment2_slice1_subspace0_v_y * cache.segment1_slice1_mass
-            + cache.segment2_slice1_inertia_h_x * cache.segment1_slice1_subspace0_w_z)
-            * cache.segment2_slice1_subspace0_v_y
-        + (cache.segment1_slice0_mass * cache.segment2_slice2_subspace0_v_x
-            - cache.segment2_slice2_inertia_h_y * cache.segment1_slice2_subspace0_w_z)
-            * cache.segment2_slice2_subspace0_v_x
-        + (t19 + t21 + t23) * cache.segment1_slice0_subspace0_w_z
-        + (t18 + t24 + t26) * cache.segment1_slice1_subspace0_w_z
+        + cache.segment2_slice0_local_subspace0_v_y * (t39 + t40)
         + (p.link_mass * cache.segment2_tip_subspace0_v_y
             + cache.head_inertia_h_x * p.segment_length)
-            * cache.segment2_tip_subspace0_v_y
-        + cache.segment2_slice1_subspace0_v_x
-            * (cache.segment2_slice1_subspace0_v_x * cache.segment1_slice1_mass
-                - cache.segment2_slice1_inertia_h_y
-                    * cache.segment1_slice1_subspace0_w_z)
-        + p.segment_length * (t15 + t17 + t25)
-        + (t16 + t20 + t22) * cache.segment1_slice2_subspace0_w_z
-        + cache.segment2_slice0_subspace0_v_y
-            * (cache.segment2_slice0_inertia_h_x * cache.segment1_slice0_subspace0_w_z
-                + cache.segment2_slice0_subspace0_v_y * cache.segment1_slice0_mass)
-        + (cache.segment1_slice0_mass * cache.segment2_slice0_subspace0_v_x
-            - cache.segment1_slice0_subspace0_w_z * cache.segment2_slice0_inertia_h_y)
-            * cache.segment2_slice0_subspace0_v_x;
+            * cache.segment2_tip_subspace0_v_y + p.segment_length * (t45 + t47 + t52)
+        + (t43 + t50 + t53) * cache.segment1_slice1_subspace0_w_z
+        + cache.segment2_slice0_local_subspace0_v_x * (t31 + t32)
+        + (t29 + t30) * cache.segment2_slice2_local_subspace0_v_x
+        + cache.segment2_slice1_local_subspace0_v_y * (t36 + t37)
+        + (t44 + t48 + t49) * cache.segment1_slice2_subspace0_w_z
+        + (t38 + t41) * cache.segment2_slice2_local_subspace0_v_y
+        + (t46 + t51 + t54) * cache.segment1_slice0_subspace0_w_z
+        + (t33 + t34) * cache.segment2_slice1_local_subspace0_v_x;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1005,19 +1087,36 @@ pub fn coriolis_into(
         + qd[3] * cache.segment1_tip_subspace0_v_y;
     let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
+    let segment2_bend_y_rate = qd[4] * p.segment_length;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
+        + segment1_tip_velocity_v_y;
+    let head_momentum_f_y = cache.head_inertia_h_x * segment2_tip_velocity_w_z
+        + p.link_mass * segment2_tip_velocity_v_y;
+    let segment2_bend_y = p.segment_length * q[4];
+    let t0 = segment2_bend_y.powi(3);
+    let t1 = segment2_bend_y_rate * segment2_bend_y_rate
+        * (6.0 * segment2_bend_y * p.segment_length * cache.segment2_bend_squared_c4
+            + p.segment_length * cache.segment2_bend_squared_c4 * t0
+            + 8.0 * p.segment_length * cache.segment2_bend_squared_c6 * t0
+            - 5.0 * cache.segment2_bend_squared_c5 * p.segment_length * t0
+            - 3.0 * cache.segment2_bend_squared_c3 * segment2_bend_y * p.segment_length)
+        - segment2_bend_y_rate * segment2_bend_y_rate
+            * (cache.segment2_bend_squared_c3 * segment2_bend_y * p.segment_length
+                - cache.segment2_bend_squared_c2 * segment2_bend_y * p.segment_length);
     let segment1_bend_y = p.segment_length * q[3];
-    let t0 = segment1_bend_y.powi(3);
-    let t1 = segment1_bend_y_rate * segment1_bend_y_rate
+    let t2 = segment1_bend_y.powi(3);
+    let t3 = segment1_bend_y_rate * segment1_bend_y_rate
         * (6.0 * cache.segment1_bend_squared_c4 * p.segment_length * segment1_bend_y
-            + cache.segment1_bend_squared_c4 * p.segment_length * t0
-            + 8.0 * p.segment_length * cache.segment1_bend_squared_c6 * t0
+            + cache.segment1_bend_squared_c4 * p.segment_length * t2
+            + 8.0 * p.segment_length * cache.segment1_bend_squared_c6 * t2
             - 3.0 * cache.segment1_bend_squared_c3 * p.segment_length * segment1_bend_y
-            - 5.0 * cache.segment1_bend_squared_c5 * p.segment_length * t0)
+            - 5.0 * cache.segment1_bend_squared_c5 * p.segment_length * t2)
         - (cache.segment1_bend_squared_c3 * p.segment_length * segment1_bend_y
             - p.segment_length * segment1_bend_y * cache.segment1_bend_squared_c2)
             * segment1_bend_y_rate * segment1_bend_y_rate;
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t2 = (2.0 * cache.segment1_bend_squared_c4 * p.segment_length
+    let t4 = (2.0 * cache.segment1_bend_squared_c4 * p.segment_length
         * segment1_bend_squared + p.segment_length * cache.segment1_bend_squared_c2
         - cache.segment1_bend_squared_c3 * p.segment_length * segment1_bend_squared)
         * segment1_bend_y_rate * segment1_bend_y_rate
@@ -1030,66 +1129,11 @@ pub fn coriolis_into(
                     * segment1_bend_squared
                 - p.segment_length * cache.segment1_bend_squared_c2);
     let base_angle_bias_v_x = qd[2] * qd[1];
-    let segment1_tip_bias_v_x = cache.base_angle_rotation_01 * t1 + t2 * cache.cos_q2
+    let segment1_tip_bias_v_x = cache.base_angle_rotation_01 * t3 + t4 * cache.cos_q2
         + segment1_bend_y_rate * base_angle_velocity_v_y + base_angle_bias_v_x
         - qd[2] * qd[3] * cache.segment1_tip_subspace0_v_y;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice0_velocity_v_y = cache.segment2_slice0_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let segment2_slice0_momentum_f_y = cache.segment2_slice0_inertia_h_x
-        * segment2_slice0_velocity_w_z
-        + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let t3 = -(segment2_slice0_momentum_f_y * segment2_slice0_velocity_w_z);
-    let segment2_bend_y = p.segment_length * q[4];
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
-    let t4 = 0.5
-        * (0.125 * p.segment_length * cache.segment2_slice1_bend_c4
-            * segment2_bend_squared
-            + 0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-            - 0.0625 * p.segment_length * cache.segment2_slice1_bend_c3
-                * segment2_bend_squared) * segment2_bend_y_rate * segment2_bend_y_rate
-        + (0.03125 * p.segment_length * cache.segment2_slice1_bend_c3
-            * segment2_bend_squared
-            + 0.09375 * p.segment_length * cache.segment2_slice1_bend_c5
-                * segment2_bend_squared
-            + 0.125 * p.segment_length * cache.segment2_slice1_bend_c3
-            - 0.125 * p.segment_length * cache.segment2_slice1_bend_c2
-            - 0.09375 * p.segment_length * cache.segment2_slice1_bend_c4
-                * segment2_bend_squared) * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t5 = segment2_bend_y.powi(3);
-    let t6 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (0.015625 * p.segment_length * cache.segment2_slice1_bend_c4 * t5
-            + 0.125 * p.segment_length * cache.segment2_slice1_bend_c6 * t5
-            + 0.375 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c4
-            - 0.1875 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c3
-            - 0.078125 * p.segment_length * cache.segment2_slice1_bend_c5 * t5)
-        - 0.5
-            * (0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c3
-                - 0.125 * segment2_bend_y * p.segment_length
-                    * cache.segment2_slice1_bend_c2) * segment2_bend_y_rate
-            * segment2_bend_y_rate;
-    let segment2_slice1_bias_v_x = t4 * cache.segment1_tip_rotation_00
-        + qd[4] * cache.segment1_slice1_subspace0_w_z * segment1_tip_velocity_v_y
-        + t6 * cache.segment1_tip_rotation_01 + segment1_tip_bias_v_x
-        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice1_subspace0_v_y;
-    let t7 = segment2_slice1_bias_v_x * cache.segment1_slice1_mass;
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let head_momentum_f_y = cache.head_inertia_h_x * segment2_tip_velocity_w_z
-        + p.link_mass * segment2_tip_velocity_v_y;
-    let t8 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (6.0 * segment2_bend_y * p.segment_length * cache.segment2_bend_squared_c4
-            + p.segment_length * cache.segment2_bend_squared_c4 * t5
-            + 8.0 * p.segment_length * cache.segment2_bend_squared_c6 * t5
-            - 5.0 * cache.segment2_bend_squared_c5 * p.segment_length * t5
-            - 3.0 * cache.segment2_bend_squared_c3 * segment2_bend_y * p.segment_length)
-        - segment2_bend_y_rate * segment2_bend_y_rate
-            * (cache.segment2_bend_squared_c3 * segment2_bend_y * p.segment_length
-                - cache.segment2_bend_squared_c2 * segment2_bend_y * p.segment_length);
-    let t9 = segment2_bend_y_rate * segment2_bend_y_rate
+    let t5 = segment2_bend_y_rate * segment2_bend_y_rate
         * (cache.segment2_bend_squared_c3 * p.segment_length * segment2_bend_squared
             + cache.segment2_bend_squared_c3 * p.segment_length
             + 3.0 * cache.segment2_bend_squared_c5 * p.segment_length
@@ -1103,26 +1147,118 @@ pub fn coriolis_into(
                 + cache.segment2_bend_squared_c2 * p.segment_length
                 - cache.segment2_bend_squared_c3 * p.segment_length
                     * segment2_bend_squared);
-    let segment2_tip_bias_v_x = cache.segment1_tip_rotation_01 * t8
+    let segment2_tip_bias_v_x = cache.segment1_tip_rotation_01 * t1
         + segment2_bend_y_rate * segment1_tip_velocity_v_y + segment1_tip_bias_v_x
-        + cache.segment1_tip_rotation_00 * t9
+        + cache.segment1_tip_rotation_00 * t5
         - segment1_tip_velocity_w_z * qd[4] * cache.segment2_tip_subspace0_v_y;
     let head_composite_force_f_x = segment2_tip_bias_v_x * p.link_mass
         - segment2_tip_velocity_w_z * head_momentum_f_y;
-    let t10 = segment2_bend_y_rate * segment2_bend_y_rate
+    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice1_subspace0_w_z;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let t6 = segment1_tip_velocity_v_x
+        - cache.segment2_position_y * segment1_tip_velocity_w_z;
+    let t7 = segment1_tip_velocity_w_z * cache.segment2_position_x
+        + segment1_tip_velocity_v_y;
+    let segment2_base_velocity_v_x = t6 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_10 * t7;
+    let t8 = 0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c3
+        - 0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c2;
+    let t9 = t8 + 0.5 * cache.segment2_slice1_local_com_y;
+    let t10 = segment2_base_velocity_v_x + qd[4] * p.segment_length * t9;
+    let segment2_slice1_local_momentum_f_x = t10 * cache.segment1_slice1_mass
+        - segment2_slice1_velocity_w_z * cache.segment2_slice1_local_inertia_h_y;
+    let t11 = segment2_slice1_local_momentum_f_x * segment2_slice1_velocity_w_z;
+    let t12 = 0.6985685011586675 * segment2_bend_y * p.segment_length
+        * cache.segment2_slice2_bend_c3
+        - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * segment2_bend_y
+            * p.segment_length;
+    let t13 = 0.8872983346207417 * cache.segment2_slice2_local_com_y + t12;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let segment1_tip_bias_v_y = cache.segment1_tip_subspace0_v_x * qd[2] * qd[3]
+        + cache.cos_q2 * t3 + cache.sin_q2 * t4 + base_angle_bias_v_y
+        - segment1_bend_y_rate * base_angle_velocity_v_x;
+    let segment2_base_bias_v_y = cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x
+        + cache.segment1_tip_rotation_11 * segment1_tip_bias_v_y;
+    let t14 = segment2_bend_y_rate * segment2_bend_y_rate
         * (3.7190320061795608 * segment2_bend_y * p.segment_length
             * cache.segment2_slice2_bend_c4
-            + 3.903983606488539 * p.segment_length * t5 * cache.segment2_slice2_bend_c6
-            + 0.4879979508110674 * p.segment_length * t5 * cache.segment2_slice2_bend_c4
-            - 2.439989754055337 * p.segment_length * cache.segment2_slice2_bend_c5 * t5
+            + 3.903983606488539 * p.segment_length * t0 * cache.segment2_slice2_bend_c6
+            + 0.4879979508110674 * p.segment_length * t0 * cache.segment2_slice2_bend_c4
+            - 2.439989754055337 * p.segment_length * cache.segment2_slice2_bend_c5 * t0
             - 1.8595160030897804 * segment2_bend_y * p.segment_length
                 * cache.segment2_slice2_bend_c3)
-        - 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.6985685011586675 * segment2_bend_y * p.segment_length
-                * cache.segment2_slice2_bend_c3
-                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * segment2_bend_y
-                    * p.segment_length);
-    let t11 = segment2_bend_y_rate * segment2_bend_y_rate
+        + segment1_tip_velocity_w_z * qd[4] * p.segment_length * t13
+        + segment2_base_bias_v_y
+        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice2_subspace0_w_z
+        - 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate * t12;
+    let t15 = t14 * cache.segment1_slice0_mass;
+    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice2_subspace0_w_z;
+    let t16 = segment2_base_velocity_v_x + qd[4] * p.segment_length * t13;
+    let segment2_slice2_local_momentum_f_x = t16 * cache.segment1_slice0_mass
+        - segment2_slice2_velocity_w_z * cache.segment2_slice2_local_inertia_h_y;
+    let t17 = segment2_slice2_velocity_w_z * segment2_slice2_local_momentum_f_x;
+    let t18 = 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * segment2_bend_y
+        * p.segment_length
+        - 0.0014314988413324798 * segment2_bend_y * p.segment_length
+            * cache.segment2_slice0_bend_c2;
+    let t19 = 0.1127016653792583 * cache.segment2_slice0_local_com_y + t18;
+    let t20 = segment1_tip_velocity_w_z * qd[4] * p.segment_length * t19
+        + segment2_base_bias_v_y
+        + segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.0009679938204398945 * segment2_bend_y * p.segment_length
+                * cache.segment2_slice0_bend_c4
+                + 0.000002049188932736232 * p.segment_length
+                    * cache.segment2_slice0_bend_c4 * t0
+                + 0.000016393511461889856 * cache.segment2_slice0_bend_c6
+                    * p.segment_length * t0
+                - 0.00001024594466368116 * p.segment_length * t0
+                    * cache.segment2_slice0_bend_c5
+                - 0.00048399691021994726 * cache.segment2_slice0_bend_c3
+                    * segment2_bend_y * p.segment_length)
+        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice0_subspace0_w_z
+        - 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t18;
+    let t21 = t20 * cache.segment1_slice0_mass;
+    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let t22 = qd[4] * p.segment_length * t19 + segment2_base_velocity_v_x;
+    let segment2_slice0_local_momentum_f_x = t22 * cache.segment1_slice0_mass
+        - segment2_slice0_velocity_w_z * cache.segment2_slice0_local_inertia_h_y;
+    let t23 = segment2_slice0_velocity_w_z * segment2_slice0_local_momentum_f_x;
+    let t24 = segment1_tip_velocity_w_z * qd[4] * p.segment_length * t9
+        + segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.015625 * p.segment_length * cache.segment2_slice1_bend_c4 * t0
+                + 0.125 * p.segment_length * cache.segment2_slice1_bend_c6 * t0
+                + 0.375 * segment2_bend_y * p.segment_length
+                    * cache.segment2_slice1_bend_c4
+                - 0.1875 * segment2_bend_y * p.segment_length
+                    * cache.segment2_slice1_bend_c3
+                - 0.078125 * p.segment_length * cache.segment2_slice1_bend_c5 * t0)
+        + segment2_base_bias_v_y
+        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice1_subspace0_w_z
+        - 0.5 * t8 * segment2_bend_y_rate * segment2_bend_y_rate;
+    let t25 = t24 * cache.segment1_slice1_mass;
+    let t26 = t11 + t15 + t17 + t21 + t23 + t25;
+    let t27 = t26 * cache.segment1_tip_rotation_01;
+    let t28 = 1.239677335393187 * p.segment_length * segment2_bend_squared
+        * cache.segment2_slice2_bend_c4
+        + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+        - 0.6198386676965935 * p.segment_length * cache.segment2_slice2_bend_c3
+            * segment2_bend_squared;
+    let t29 = t28 - 0.8872983346207417 * cache.segment2_slice2_local_com_x;
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t7
+        + cache.segment1_tip_rotation_01 * t6;
+    let t30 = qd[4] * p.segment_length * t29 + segment2_base_velocity_v_y;
+    let segment2_slice2_local_momentum_f_y = segment2_slice2_velocity_w_z
+        * cache.segment2_slice2_local_inertia_h_x + t30 * cache.segment1_slice0_mass;
+    let t31 = -(segment2_slice2_local_momentum_f_y * segment2_slice2_velocity_w_z);
+    let segment2_base_bias_v_x = cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y
+        + cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x;
+    let t32 = segment2_bend_y_rate * segment2_bend_y_rate
         * (0.5499818175807267 * p.segment_length * cache.segment2_slice2_bend_c3
             * segment2_bend_squared
             + 0.6985685011586675 * p.segment_length * cache.segment2_slice2_bend_c3
@@ -1131,47 +1267,28 @@ pub fn coriolis_into(
             - 1.6499454527421802 * p.segment_length * segment2_bend_squared
                 * cache.segment2_slice2_bend_c4
             - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * p.segment_length)
-        + 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (1.239677335393187 * p.segment_length * segment2_bend_squared
-                * cache.segment2_slice2_bend_c4
-                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-                - 0.6198386676965935 * p.segment_length * cache.segment2_slice2_bend_c3
-                    * segment2_bend_squared);
-    let segment2_slice2_bias_v_x = qd[4] * segment1_tip_velocity_v_y
-        * cache.segment1_slice2_subspace0_w_z + t10 * cache.segment1_tip_rotation_01
-        + segment1_tip_bias_v_x + t11 * cache.segment1_tip_rotation_00
-        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice2_subspace0_v_y;
-    let t12 = segment2_slice2_bias_v_x * cache.segment1_slice0_mass;
-    let segment2_slice2_velocity_v_y = qd[4] * cache.segment2_slice2_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice2_subspace0_w_z;
-    let segment2_slice2_momentum_f_y = segment2_slice2_velocity_v_y
-        * cache.segment1_slice0_mass
-        + cache.segment2_slice2_inertia_h_x * segment2_slice2_velocity_w_z;
-    let t13 = -(segment2_slice2_momentum_f_y * segment2_slice2_velocity_w_z);
-    let t14 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (0.0009679938204398945 * segment2_bend_y * p.segment_length
-            * cache.segment2_slice0_bend_c4
-            + 0.000002049188932736232 * p.segment_length * cache.segment2_slice0_bend_c4
-                * t5
-            + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * p.segment_length
-                * t5
-            - 0.00001024594466368116 * p.segment_length * t5
-                * cache.segment2_slice0_bend_c5
-            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * segment2_bend_y
-                * p.segment_length)
-        - 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * segment2_bend_y
-                * p.segment_length
-                - 0.0014314988413324798 * segment2_bend_y * p.segment_length
-                    * cache.segment2_slice0_bend_c2);
-    let t15 = 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
-        * (0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-            + 0.0003226646068132982 * p.segment_length * cache.segment2_slice0_bend_c4
-                * segment2_bend_squared
-            - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * p.segment_length
-                * segment2_bend_squared)
+        + 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate * t28
+        + qd[4] * segment2_base_velocity_v_y * cache.segment1_slice2_subspace0_w_z
+        + segment2_base_bias_v_x
+        - segment1_tip_velocity_w_z * qd[4] * p.segment_length * t29;
+    let t33 = t32 * cache.segment1_slice0_mass;
+    let t34 = 0.125 * p.segment_length * cache.segment2_slice1_bend_c4
+        * segment2_bend_squared + 0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+        - 0.0625 * p.segment_length * cache.segment2_slice1_bend_c3
+            * segment2_bend_squared;
+    let t35 = t34 - 0.5 * cache.segment2_slice1_local_com_x;
+    let t36 = qd[4] * p.segment_length * t35 + segment2_base_velocity_v_y;
+    let segment2_slice1_local_momentum_f_y = t36 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * segment2_slice1_velocity_w_z;
+    let t37 = -(segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_y);
+    let t38 = 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+        + 0.0003226646068132982 * p.segment_length * cache.segment2_slice0_bend_c4
+            * segment2_bend_squared
+        - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * p.segment_length
+            * segment2_bend_squared;
+    let t39 = t38 - 0.1127016653792583 * cache.segment2_slice0_local_com_x;
+    let t40 = 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t38
+        + qd[4] * segment2_base_velocity_v_y * cache.segment1_slice0_subspace0_w_z
         + segment2_bend_y_rate * segment2_bend_y_rate
             * (0.000054547257820203424 * p.segment_length * segment2_bend_squared
                 * cache.segment2_slice0_bend_c5
@@ -1182,89 +1299,65 @@ pub fn coriolis_into(
                 - 0.000054547257820203424 * p.segment_length
                     * cache.segment2_slice0_bend_c4 * segment2_bend_squared
                 - 0.0014314988413324798 * p.segment_length
-                    * cache.segment2_slice0_bend_c2);
-    let segment2_slice0_bias_v_x = qd[4] * cache.segment1_slice0_subspace0_w_z
-        * segment1_tip_velocity_v_y + t14 * cache.segment1_tip_rotation_01
-        + segment1_tip_bias_v_x + t15 * cache.segment1_tip_rotation_00
-        - cache.segment2_slice0_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let t16 = segment2_slice0_bias_v_x * cache.segment1_slice0_mass;
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_subspace0_w_z;
-    let segment2_slice1_velocity_v_y = qd[4] * cache.segment2_slice1_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
-        * cache.segment2_slice1_inertia_h_x
-        + segment2_slice1_velocity_v_y * cache.segment1_slice1_mass;
-    let t17 = -(segment2_slice1_velocity_w_z * segment2_slice1_momentum_f_y);
-    let segment2_composite_force_f_x = t3 + t7 + head_composite_force_f_x + t12 + t13
-        + t16 + t17;
-    let middle_composite_force_f_x = p.link_mass * segment1_tip_bias_v_x
-        + segment2_composite_force_f_x - segment1_tip_velocity_w_z * middle_momentum_f_y;
-    let segment1_slice0_velocity_w_z = qd[2]
-        + cache.segment1_slice0_subspace0_w_z * qd[3];
-    let segment1_slice0_velocity_v_y = cache.segment1_slice0_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice0_momentum_f_y = cache.segment1_slice0_inertia_h_x
-        * segment1_slice0_velocity_w_z
-        + segment1_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let t18 = -(segment1_slice0_velocity_w_z * segment1_slice0_momentum_f_y);
-    let t19 = (0.00001818241927340114 * p.segment_length * segment1_bend_squared
-        * cache.segment1_slice0_bend_c3
-        + 0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c3
-        + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * p.segment_length
-            * segment1_bend_squared
-        - 0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c2
-        - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * p.segment_length
-            * segment1_bend_squared) * segment1_bend_y_rate * segment1_bend_y_rate
-        + 0.1127016653792583
-            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * p.segment_length
+                    * cache.segment2_slice0_bend_c2) + segment2_base_bias_v_x
+        - segment1_tip_velocity_w_z * qd[4] * p.segment_length * t39;
+    let t41 = t40 * cache.segment1_slice0_mass;
+    let t42 = 0.5 * t34 * segment2_bend_y_rate * segment2_bend_y_rate
+        + (0.03125 * p.segment_length * cache.segment2_slice1_bend_c3
+            * segment2_bend_squared
+            + 0.09375 * p.segment_length * cache.segment2_slice1_bend_c5
+                * segment2_bend_squared
+            + 0.125 * p.segment_length * cache.segment2_slice1_bend_c3
+            - 0.125 * p.segment_length * cache.segment2_slice1_bend_c2
+            - 0.09375 * p.segment_length * cache.segment2_slice1_bend_c4
+                * segment2_bend_squared) * segment2_bend_y_rate * segment2_bend_y_rate
+        + qd[4] * segment2_base_velocity_v_y * cache.segment1_slice1_subspace0_w_z
+        + segment2_base_bias_v_x
+        - segment1_tip_velocity_w_z * qd[4] * p.segment_length * t35;
+    let t43 = cache.segment1_slice1_mass * t42;
+    let t44 = segment2_base_velocity_v_y + qd[4] * p.segment_length * t39;
+    let segment2_slice0_local_momentum_f_y = cache.segment2_slice0_local_inertia_h_x
+        * segment2_slice0_velocity_w_z + t44 * cache.segment1_slice0_mass;
+    let t45 = -(segment2_slice0_local_momentum_f_y * segment2_slice0_velocity_w_z);
+    let t46 = t31 + t33 + t37 + t41 + t43 + t45;
+    let t47 = cache.segment1_tip_rotation_00 * t46;
+    let segment2_composite_force_f_x = head_composite_force_f_x + t27 + t47;
+    let middle_composite_force_f_x = segment2_composite_force_f_x
+        + p.link_mass * segment1_tip_bias_v_x
+        - segment1_tip_velocity_w_z * middle_momentum_f_y;
+    let t48 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let t49 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
+    let segment1_base_velocity_v_y = t48 * cache.base_angle_rotation_01
+        + t49 * cache.cos_q2;
+    let t50 = 0.0003226646068132982 * cache.segment1_slice0_bend_c4 * p.segment_length
+        * segment1_bend_squared
+        + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+        - 0.0001613323034066491 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice0_bend_c3;
+    let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
+        + cache.cos_q2 * base_angle_bias_v_x;
+    let t51 = t50 - 0.1127016653792583 * cache.segment1_slice0_local_com_x;
+    let t52 = 0.1127016653792583 * p.segment_length * segment1_base_velocity_v_y * qd[3]
+        + (0.00001818241927340114 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice0_bend_c3
+            + 0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c3
+            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * p.segment_length
                 * segment1_bend_squared
-                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
-                - 0.0001613323034066491 * p.segment_length * segment1_bend_squared
-                    * cache.segment1_slice0_bend_c3) * segment1_bend_y_rate
-            * segment1_bend_y_rate;
-    let t20 = segment1_bend_y_rate * segment1_bend_y_rate
-        * (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * p.segment_length
-            * t0
-            + 0.000016393511461889856 * p.segment_length * cache.segment1_slice0_bend_c6
-                * t0
-            + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * p.segment_length
-                * segment1_bend_y
-            - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * p.segment_length
-                * t0
-            - 0.00048399691021994726 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice0_bend_c3)
-        - 0.1127016653792583
-            * (0.0014314988413324798 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice0_bend_c3
-                - 0.0014314988413324798 * p.segment_length * segment1_bend_y
-                    * cache.segment1_slice0_bend_c2) * segment1_bend_y_rate
-            * segment1_bend_y_rate;
-    let segment1_slice0_bias_v_x = t19 * cache.cos_q2
-        + cache.base_angle_rotation_01 * t20
-        + cache.segment1_slice0_subspace0_w_z * base_angle_velocity_v_y * qd[3]
-        + base_angle_bias_v_x - cache.segment1_slice0_subspace0_v_y * qd[2] * qd[3];
-    let t21 = cache.segment1_slice0_mass * segment1_slice0_bias_v_x;
-    let t22 = segment1_bend_y_rate * segment1_bend_y_rate
-        * (0.4879979508110674 * p.segment_length * t0 * cache.segment1_slice2_bend_c4
-            + 3.7190320061795608 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice2_bend_c4
-            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * p.segment_length * t0
-            - 1.8595160030897804 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice2_bend_c3
-            - 2.439989754055337 * p.segment_length * t0 * cache.segment1_slice2_bend_c5)
-        - 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.6985685011586675 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice2_bend_c3
-                - 0.6985685011586675 * p.segment_length * segment1_bend_y
-                    * cache.segment1_slice2_bend_c2);
-    let t23 = 0.8872983346207417
-        * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-            + 1.239677335393187 * p.segment_length * segment1_bend_squared
-                * cache.segment1_slice2_bend_c4
-            - 0.6198386676965935 * p.segment_length * segment1_bend_squared
-                * cache.segment1_slice2_bend_c3) * segment1_bend_y_rate
-        * segment1_bend_y_rate
+            - 0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c2
+            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * p.segment_length
+                * segment1_bend_squared) * segment1_bend_y_rate * segment1_bend_y_rate
+        + 0.1127016653792583 * t50 * segment1_bend_y_rate * segment1_bend_y_rate
+        + segment1_base_bias_v_x - p.segment_length * qd[2] * qd[3] * t51;
+    let t53 = t52 * cache.segment1_slice0_mass;
+    let t54 = 0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
+        + 1.239677335393187 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c4
+        - 0.6198386676965935 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c3;
+    let t55 = t54 - 0.8872983346207417 * cache.segment1_slice2_local_com_x;
+    let t56 = 0.8872983346207417 * t54 * segment1_bend_y_rate * segment1_bend_y_rate
+        + 0.8872983346207417 * p.segment_length * segment1_base_velocity_v_y * qd[3]
+        + segment1_base_bias_v_x
         + segment1_bend_y_rate * segment1_bend_y_rate
             * (1.6499454527421802 * p.segment_length * segment1_bend_squared
                 * cache.segment1_slice2_bend_c5
@@ -1273,28 +1366,21 @@ pub fn coriolis_into(
                 + 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c3
                 - 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c2
                 - 1.6499454527421802 * p.segment_length * segment1_bend_squared
-                    * cache.segment1_slice2_bend_c4);
-    let segment1_slice2_bias_v_x = cache.base_angle_rotation_01 * t22
-        + cache.cos_q2 * t23
-        + base_angle_velocity_v_y * qd[3] * cache.segment1_slice2_subspace0_w_z
-        + base_angle_bias_v_x - cache.segment1_slice2_subspace0_v_y * qd[2] * qd[3];
-    let t24 = segment1_slice2_bias_v_x * cache.segment1_slice0_mass;
-    let t25 = segment1_bend_y_rate * segment1_bend_y_rate
-        * (0.375 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c4
-            + 0.015625 * p.segment_length * t0 * cache.segment1_slice1_bend_c4
-            + 0.125 * p.segment_length * cache.segment1_slice1_bend_c6 * t0
-            - 0.1875 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
-            - 0.078125 * cache.segment1_slice1_bend_c5 * p.segment_length * t0)
-        - 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.125 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
-                - 0.125 * p.segment_length * segment1_bend_y
-                    * cache.segment1_slice1_bend_c2);
-    let t26 = 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
-        * (0.125 * p.segment_length * segment1_bend_squared
-            * cache.segment1_slice1_bend_c4
-            + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-            - 0.0625 * cache.segment1_slice1_bend_c3 * p.segment_length
-                * segment1_bend_squared)
+                    * cache.segment1_slice2_bend_c4)
+        - p.segment_length * t55 * qd[2] * qd[3];
+    let t57 = cache.segment1_slice0_mass * t56;
+    let t58 = p.segment_length * t55 * qd[3] + segment1_base_velocity_v_y;
+    let t59 = 0.8872983346207417 * p.segment_length * qd[3] + qd[2];
+    let segment1_slice2_local_momentum_f_y = t58 * cache.segment1_slice0_mass
+        + cache.segment1_slice2_local_inertia_h_x * t59;
+    let t60 = -(segment1_slice2_local_momentum_f_y * t59);
+    let t61 = 0.125 * p.segment_length * segment1_bend_squared
+        * cache.segment1_slice1_bend_c4
+        + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
+        - 0.0625 * cache.segment1_slice1_bend_c3 * p.segment_length
+            * segment1_bend_squared;
+    let t62 = t61 - 0.5 * cache.segment1_slice1_local_com_x;
+    let t63 = 0.5 * segment1_bend_y_rate * segment1_bend_y_rate * t61
         + segment1_bend_y_rate * segment1_bend_y_rate
             * (0.03125 * cache.segment1_slice1_bend_c3 * p.segment_length
                 * segment1_bend_squared
@@ -1303,111 +1389,107 @@ pub fn coriolis_into(
                     * segment1_bend_squared
                 - 0.09375 * p.segment_length * segment1_bend_squared
                     * cache.segment1_slice1_bend_c4
-                - 0.125 * p.segment_length * cache.segment1_slice1_bend_c2);
-    let segment1_slice1_bias_v_x = t25 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t26
-        + base_angle_velocity_v_y * qd[3] * cache.segment1_slice1_subspace0_w_z
-        + base_angle_bias_v_x - cache.segment1_slice1_subspace0_v_y * qd[2] * qd[3];
-    let t27 = cache.segment1_slice1_mass * segment1_slice1_bias_v_x;
-    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_subspace0_w_z
-        + qd[2];
-    let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_slice2_subspace0_v_y * qd[3];
-    let segment1_slice2_momentum_f_y = cache.segment1_slice2_inertia_h_x
-        * segment1_slice2_velocity_w_z
-        + segment1_slice2_velocity_v_y * cache.segment1_slice0_mass;
-    let t28 = -(segment1_slice2_velocity_w_z * segment1_slice2_momentum_f_y);
-    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_subspace0_w_z
-        + qd[2];
-    let segment1_slice1_velocity_v_y = cache.segment1_slice1_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice1_momentum_f_y = cache.segment1_slice1_inertia_h_x
-        * segment1_slice1_velocity_w_z
-        + segment1_slice1_velocity_v_y * cache.segment1_slice1_mass;
-    let t29 = -(segment1_slice1_momentum_f_y * segment1_slice1_velocity_w_z);
-    let segment1_composite_force_f_x = middle_composite_force_f_x + t18 + t21 + t24 + t27
-        + t28 + t29;
+                - 0.125 * p.segment_length * cache.segment1_slice1_bend_c2)
+        + segment1_base_bias_v_x
+        + 0.5 * p.segment_length * segment1_base_velocity_v_y * qd[3]
+        - t62 * p.segment_length * qd[2] * qd[3];
+    let t64 = cache.segment1_slice1_mass * t63;
+    let t65 = 0.1127016653792583 * p.segment_length * qd[3] + qd[2];
+    let t66 = segment1_base_velocity_v_y + p.segment_length * qd[3] * t51;
+    let segment1_slice0_local_momentum_f_y = t65
+        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t66;
+    let t67 = -(t65 * segment1_slice0_local_momentum_f_y);
+    let t68 = 0.5 * p.segment_length * qd[3] + qd[2];
+    let t69 = t62 * p.segment_length * qd[3] + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t69 * cache.segment1_slice1_mass
+        + cache.segment1_slice1_local_inertia_h_x * t68;
+    let t70 = -(t68 * segment1_slice1_local_momentum_f_y);
+    let t71 = t53 + t57 + t60 + t64 + t67 + t70;
+    let t72 = t71 * cache.cos_q2;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t49 + t48 * cache.cos_q2;
+    let t73 = 0.125 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
+        - 0.125 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c2;
+    let t74 = t73 + 0.5 * cache.segment1_slice1_local_com_y;
+    let t75 = segment1_base_velocity_v_x + p.segment_length * t74 * qd[3];
+    let segment1_slice1_local_momentum_f_x = t75 * cache.segment1_slice1_mass
+        - t68 * cache.segment1_slice1_local_inertia_h_y;
+    let t76 = t68 * segment1_slice1_local_momentum_f_x;
+    let t77 = 0.0014314988413324798 * p.segment_length * segment1_bend_y
+        * cache.segment1_slice0_bend_c3
+        - 0.0014314988413324798 * p.segment_length * segment1_bend_y
+            * cache.segment1_slice0_bend_c2;
+    let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
+        + cache.cos_q2 * base_angle_bias_v_y;
+    let t78 = t77 + 0.1127016653792583 * cache.segment1_slice0_local_com_y;
+    let t79 = segment1_base_bias_v_y
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * p.segment_length
+                * t2
+                + 0.000016393511461889856 * p.segment_length
+                    * cache.segment1_slice0_bend_c6 * t2
+                + 0.0009679938204398945 * cache.segment1_slice0_bend_c4
+                    * p.segment_length * segment1_bend_y
+                - 0.00001024594466368116 * cache.segment1_slice0_bend_c5
+                    * p.segment_length * t2
+                - 0.00048399691021994726 * p.segment_length * segment1_bend_y
+                    * cache.segment1_slice0_bend_c3)
+        + p.segment_length * qd[2] * qd[3] * t78
+        - 0.1127016653792583 * t77 * segment1_bend_y_rate * segment1_bend_y_rate
+        - 0.1127016653792583 * segment1_base_velocity_v_x * p.segment_length * qd[3];
+    let t80 = t79 * cache.segment1_slice0_mass;
+    let t81 = 0.6985685011586675 * p.segment_length * segment1_bend_y
+        * cache.segment1_slice2_bend_c3
+        - 0.6985685011586675 * p.segment_length * segment1_bend_y
+            * cache.segment1_slice2_bend_c2;
+    let t82 = t81 + 0.8872983346207417 * cache.segment1_slice2_local_com_y;
+    let t83 = segment1_base_bias_v_y + t82 * p.segment_length * qd[2] * qd[3]
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.4879979508110674 * p.segment_length * t2 * cache.segment1_slice2_bend_c4
+                + 3.7190320061795608 * p.segment_length * segment1_bend_y
+                    * cache.segment1_slice2_bend_c4
+                + 3.903983606488539 * cache.segment1_slice2_bend_c6 * p.segment_length
+                    * t2
+                - 1.8595160030897804 * p.segment_length * segment1_bend_y
+                    * cache.segment1_slice2_bend_c3
+                - 2.439989754055337 * p.segment_length * t2
+                    * cache.segment1_slice2_bend_c5)
+        - 0.8872983346207417 * segment1_base_velocity_v_x * p.segment_length * qd[3]
+        - 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t81;
+    let t84 = t83 * cache.segment1_slice0_mass;
+    let t85 = segment1_base_bias_v_y
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.375 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c4
+                + 0.015625 * p.segment_length * t2 * cache.segment1_slice1_bend_c4
+                + 0.125 * p.segment_length * cache.segment1_slice1_bend_c6 * t2
+                - 0.1875 * cache.segment1_slice1_bend_c3 * p.segment_length
+                    * segment1_bend_y
+                - 0.078125 * cache.segment1_slice1_bend_c5 * p.segment_length * t2)
+        + p.segment_length * qd[2] * t74 * qd[3]
+        - 0.5 * segment1_bend_y_rate * segment1_bend_y_rate * t73
+        - 0.5 * segment1_base_velocity_v_x * p.segment_length * qd[3];
+    let t86 = t85 * cache.segment1_slice1_mass;
+    let t87 = segment1_base_velocity_v_x + p.segment_length * qd[3] * t78;
+    let segment1_slice0_local_momentum_f_x = cache.segment1_slice0_mass * t87
+        - t65 * cache.segment1_slice0_local_inertia_h_y;
+    let t88 = t65 * segment1_slice0_local_momentum_f_x;
+    let t89 = segment1_base_velocity_v_x + t82 * p.segment_length * qd[3];
+    let segment1_slice2_local_momentum_f_x = cache.segment1_slice0_mass * t89
+        - t59 * cache.segment1_slice2_local_inertia_h_y;
+    let t90 = segment1_slice2_local_momentum_f_x * t59;
+    let t91 = t76 + t80 + t84 + t86 + t88 + t90;
+    let t92 = t91 * cache.base_angle_rotation_01;
+    let segment1_composite_force_f_x = middle_composite_force_f_x + t72 + t92;
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let tail_composite_force_f_x = segment1_composite_force_f_x
         + p.link_mass * base_angle_bias_v_x - tail_momentum_f_y * qd[2];
-    let base_angle_subspace_rate_v_y = -qd[0];
-    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
-    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let segment1_slice2_velocity_v_x = base_angle_velocity_v_x
-        + cache.segment1_slice2_subspace0_v_x * qd[3];
-    let segment1_slice2_momentum_f_x = cache.segment1_slice0_mass
-        * segment1_slice2_velocity_v_x
-        - cache.segment1_slice2_inertia_h_y * segment1_slice2_velocity_w_z;
-    let t30 = segment1_slice2_momentum_f_x * segment1_slice2_velocity_w_z;
-    let segment1_slice0_velocity_v_x = qd[3] * cache.segment1_slice0_subspace0_v_x
-        + base_angle_velocity_v_x;
-    let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment1_slice0_velocity_w_z * cache.segment1_slice0_inertia_h_y;
-    let t31 = segment1_slice0_velocity_w_z * segment1_slice0_momentum_f_x;
-    let segment1_slice2_bias_v_y = cache.sin_q2 * t23
-        + qd[2] * cache.segment1_slice2_subspace0_v_x * qd[3] + cache.cos_q2 * t22
-        + base_angle_bias_v_y
-        - qd[3] * base_angle_velocity_v_x * cache.segment1_slice2_subspace0_w_z;
-    let t32 = segment1_slice2_bias_v_y * cache.segment1_slice0_mass;
-    let segment1_slice1_bias_v_y = qd[2] * qd[3] * cache.segment1_slice1_subspace0_v_x
-        + cache.sin_q2 * t26 + base_angle_bias_v_y + cache.cos_q2 * t25
-        - qd[3] * cache.segment1_slice1_subspace0_w_z * base_angle_velocity_v_x;
-    let t33 = segment1_slice1_bias_v_y * cache.segment1_slice1_mass;
-    let segment1_slice0_bias_v_y = cache.cos_q2 * t20
-        + qd[2] * qd[3] * cache.segment1_slice0_subspace0_v_x + cache.sin_q2 * t19
-        + base_angle_bias_v_y
-        - cache.segment1_slice0_subspace0_w_z * qd[3] * base_angle_velocity_v_x;
-    let t34 = segment1_slice0_bias_v_y * cache.segment1_slice0_mass;
-    let segment1_slice1_velocity_v_x = qd[3] * cache.segment1_slice1_subspace0_v_x
-        + base_angle_velocity_v_x;
-    let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
-        * cache.segment1_slice1_mass
-        - cache.segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
-    let t35 = segment1_slice1_momentum_f_x * segment1_slice1_velocity_w_z;
-    let segment1_tip_bias_v_y = cache.segment1_tip_subspace0_v_x * qd[2] * qd[3]
-        + cache.cos_q2 * t1 + cache.sin_q2 * t2 + base_angle_bias_v_y
-        - segment1_bend_y_rate * base_angle_velocity_v_x;
-    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let segment2_slice1_velocity_v_x = cache.segment2_slice1_subspace0_v_x * qd[4]
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_momentum_f_x = cache.segment1_slice1_mass
-        * segment2_slice1_velocity_v_x
-        - segment2_slice1_velocity_w_z * cache.segment2_slice1_inertia_h_y;
-    let t36 = segment2_slice1_momentum_f_x * segment2_slice1_velocity_w_z;
-    let segment2_slice1_bias_v_y = t6 * cache.segment1_tip_rotation_11
-        + t4 * cache.segment1_tip_rotation_10
-        + cache.segment2_slice1_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
-        + segment1_tip_bias_v_y
-        - qd[4] * cache.segment1_slice1_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t37 = cache.segment1_slice1_mass * segment2_slice1_bias_v_y;
-    let segment2_slice2_bias_v_y = t10 * cache.segment1_tip_rotation_11
-        + t11 * cache.segment1_tip_rotation_10 + segment1_tip_bias_v_y
-        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice2_subspace0_v_x
-        - qd[4] * segment1_tip_velocity_v_x * cache.segment1_slice2_subspace0_w_z;
-    let t38 = cache.segment1_slice0_mass * segment2_slice2_bias_v_y;
-    let segment2_slice0_bias_v_y = t14 * cache.segment1_tip_rotation_11
-        + t15 * cache.segment1_tip_rotation_10
-        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice0_subspace0_v_x
-        + segment1_tip_bias_v_y
-        - qd[4] * cache.segment1_slice0_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t39 = cache.segment1_slice0_mass * segment2_slice0_bias_v_y;
-    let segment2_slice0_velocity_v_x = qd[4] * cache.segment2_slice0_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment2_slice0_velocity_w_z * cache.segment2_slice0_inertia_h_y;
-    let t40 = segment2_slice0_momentum_f_x * segment2_slice0_velocity_w_z;
-    let segment2_slice2_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_slice2_subspace0_v_x;
-    let segment2_slice2_momentum_f_x = segment2_slice2_velocity_v_x
-        * cache.segment1_slice0_mass
-        - cache.segment2_slice2_inertia_h_y * segment2_slice2_velocity_w_z;
-    let t41 = segment2_slice2_velocity_w_z * segment2_slice2_momentum_f_x;
-    let segment2_tip_bias_v_y = cache.segment1_tip_rotation_10 * t9
-        + cache.segment1_tip_rotation_11 * t8
+    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.tail_inertia_h_y * qd[2];
+    let t93 = t91 * cache.cos_q2;
+    let t94 = cache.segment1_tip_rotation_10 * t46;
+    let t95 = t26 * cache.segment1_tip_rotation_11;
+    let segment2_tip_bias_v_y = cache.segment1_tip_rotation_10 * t5
+        + cache.segment1_tip_rotation_11 * t1
         + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
         + segment1_tip_bias_v_y - segment2_bend_y_rate * segment1_tip_velocity_v_x;
     let segment2_tip_velocity_v_x = cache.segment2_tip_subspace0_v_x * qd[4]
@@ -1416,88 +1498,88 @@ pub fn coriolis_into(
         - cache.head_inertia_h_y * segment2_tip_velocity_w_z;
     let head_composite_force_f_y = segment2_tip_bias_v_y * p.link_mass
         + segment2_tip_velocity_w_z * head_momentum_f_x;
-    let segment2_composite_force_f_y = t36 + t37 + t38 + t39 + t40 + t41
-        + head_composite_force_f_y;
+    let segment2_composite_force_f_y = t94 + t95 + head_composite_force_f_y;
     let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
     let middle_composite_force_f_y = p.link_mass * segment1_tip_bias_v_y
         + segment2_composite_force_f_y + segment1_tip_velocity_w_z * middle_momentum_f_x;
-    let segment1_composite_force_f_y = t30 + t31 + t32 + t33 + t34 + t35
-        + middle_composite_force_f_y;
-    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.tail_inertia_h_y * qd[2];
+    let t96 = cache.sin_q2 * t71;
+    let segment1_composite_force_f_y = t93 + middle_composite_force_f_y + t96;
     let tail_composite_force_f_y = p.link_mass * base_angle_bias_v_y
-        + segment1_composite_force_f_y + qd[2] * tail_momentum_f_x;
-    let t42 = -(segment1_slice0_momentum_f_x * segment1_slice0_velocity_v_y);
-    let t43 = -(cache.segment1_slice0_inertia_h_y * segment1_slice0_bias_v_x);
-    let t44 = segment1_slice0_velocity_v_x * segment1_slice0_momentum_f_y;
-    let t45 = segment1_slice1_momentum_f_y * segment1_slice1_velocity_v_x;
-    let t46 = cache.segment1_slice1_inertia_h_x * segment1_slice1_bias_v_y;
-    let t47 = -(cache.segment1_slice1_inertia_h_y * segment1_slice1_bias_v_x);
-    let t48 = cache.segment1_slice0_inertia_h_x * segment1_slice0_bias_v_y;
-    let t49 = -(segment1_slice1_velocity_v_y * segment1_slice1_momentum_f_x);
-    let t50 = cache.segment1_slice2_inertia_h_x * segment1_slice2_bias_v_y;
-    let t51 = cache.segment2_slice1_inertia_h_x * segment2_slice1_bias_v_y;
-    let t52 = segment2_slice2_momentum_f_y * segment2_slice2_velocity_v_x;
-    let t53 = segment2_slice1_momentum_f_y * segment2_slice1_velocity_v_x;
-    let t54 = cache.segment2_slice2_inertia_h_x * segment2_slice2_bias_v_y;
-    let t55 = -(segment2_slice0_bias_v_x * cache.segment2_slice0_inertia_h_y);
-    let t56 = cache.segment2_slice0_inertia_h_x * segment2_slice0_bias_v_y;
-    let t57 = -(segment2_slice2_velocity_v_y * segment2_slice2_momentum_f_x);
-    let t58 = -(segment2_slice1_bias_v_x * cache.segment2_slice1_inertia_h_y);
+        + qd[2] * tail_momentum_f_x + segment1_composite_force_f_y;
+    let t97 = t87 * segment1_slice0_local_momentum_f_y;
+    let t98 = -(t69 * segment1_slice1_local_momentum_f_x);
+    let t99 = -(cache.segment1_slice1_local_inertia_h_y * t63);
+    let t100 = t75 * segment1_slice1_local_momentum_f_y;
+    let t101 = -(t52 * cache.segment1_slice0_local_inertia_h_y);
+    let t102 = -(t56 * cache.segment1_slice2_local_inertia_h_y);
+    let t103 = -(t66 * segment1_slice0_local_momentum_f_x);
+    let t104 = segment1_slice2_local_momentum_f_y * t89;
+    let t105 = cache.segment1_slice1_local_inertia_h_x * t85;
+    let t106 = -(segment1_slice2_local_momentum_f_x * t58);
+    let t107 = -(segment2_slice1_local_momentum_f_x * t36);
+    let t108 = -(t44 * segment2_slice0_local_momentum_f_x);
+    let t109 = -(t32 * cache.segment2_slice2_local_inertia_h_y);
+    let t110 = t14 * cache.segment2_slice2_local_inertia_h_x;
+    let t111 = -(t40 * cache.segment2_slice0_local_inertia_h_y);
+    let t112 = t10 * segment2_slice1_local_momentum_f_y;
+    let t113 = t20 * cache.segment2_slice0_local_inertia_h_x;
+    let t114 = t22 * segment2_slice0_local_momentum_f_y;
+    let t115 = cache.segment2_slice1_local_inertia_h_x * t24;
+    let t116 = -(t30 * segment2_slice2_local_momentum_f_x);
+    let t117 = -(t42 * cache.segment2_slice1_local_inertia_h_y);
     let head_composite_force_n_z = segment2_tip_velocity_v_x * head_momentum_f_y
         + cache.head_inertia_h_x * segment2_tip_bias_v_y
         - segment2_tip_bias_v_x * cache.head_inertia_h_y
         - segment2_tip_velocity_v_y * head_momentum_f_x;
-    let t59 = -(segment2_slice0_momentum_f_x * segment2_slice0_velocity_v_y);
-    let t60 = -(segment2_slice2_bias_v_x * cache.segment2_slice2_inertia_h_y);
-    let t61 = segment2_slice0_momentum_f_y * segment2_slice0_velocity_v_x;
-    let t62 = -(segment2_slice1_velocity_v_y * segment2_slice1_momentum_f_x);
-    let segment2_composite_force_n_z = t51 + t52 + t53 + t54 + t55 + t56 + t57 + t58
-        + head_composite_force_n_z + t59 + t60 + t61 + t62;
+    let t118 = segment2_slice2_local_momentum_f_y * t16;
+    let segment2_composite_force_n_z = t107 + t108 + t109 + t110 + t111 + t112 + t113
+        + t114 + (t94 + t95) * cache.segment2_position_x + t115 + t116 + t117
+        + head_composite_force_n_z + t118 - cache.segment2_position_y * (t27 + t47);
     let middle_composite_force_n_z = segment2_composite_force_n_z
         + segment1_tip_bias_v_y * cache.middle_inertia_h_x
         + middle_momentum_f_y * segment1_tip_velocity_v_x
         - middle_momentum_f_x * segment1_tip_velocity_v_y
         - cache.middle_inertia_h_y * segment1_tip_bias_v_x;
-    let t63 = -(segment1_slice2_velocity_v_y * segment1_slice2_momentum_f_x);
-    let t64 = segment1_slice2_momentum_f_y * segment1_slice2_velocity_v_x;
-    let t65 = -(cache.segment1_slice2_inertia_h_y * segment1_slice2_bias_v_x);
-    let segment1_composite_force_n_z = t42 + t43 + t44 + t45 + t46 + t47 + t48 + t49
-        + t50 + middle_composite_force_n_z + t63 + t64 + t65;
-    let tail_composite_force_n_z = segment1_composite_force_n_z
-        + cache.tail_inertia_h_x * base_angle_bias_v_y
-        + tail_momentum_f_y * base_angle_velocity_v_x
+    let t119 = t79 * cache.segment1_slice0_local_inertia_h_x;
+    let t120 = t83 * cache.segment1_slice2_local_inertia_h_x;
+    let segment1_composite_force_n_z = t97 + t98 + t99 + t100 + t101 + t102 + t103 + t104
+        + t105 + t106 + middle_composite_force_n_z
+        + (t93 + t96) * cache.segment1_position_x + t119 + t120
+        - cache.segment1_position_y * (t72 + t92);
+    let tail_composite_force_n_z = cache.tail_inertia_h_x * base_angle_bias_v_y
+        + segment1_composite_force_n_z + tail_momentum_f_y * base_angle_velocity_v_x
         - base_angle_velocity_v_y * tail_momentum_f_x
         - cache.tail_inertia_h_y * base_angle_bias_v_x;
     out[0] = tail_composite_force_f_x;
     out[1] = tail_composite_force_f_y;
-    out[2] = cache.base_angle_subspace_v_y * tail_composite_force_f_y
-        + q[1] * tail_composite_force_f_x + tail_composite_force_n_z;
-    out[3] = cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y
+    out[2] = tail_composite_force_n_z
+        + cache.base_angle_subspace_v_y * tail_composite_force_f_y
+        + q[1] * tail_composite_force_f_x;
+    out[3] = (t97 + t101 + t103 + t119) * cache.segment1_slice0_subspace0_w_z
         + p.segment_length * middle_composite_force_n_z
-        + (t50 + t63 + t64 + t65) * cache.segment1_slice2_subspace0_w_z
-        + (t45 + t46 + t47 + t49) * cache.segment1_slice1_subspace0_w_z
-        + cache.segment1_slice1_subspace0_v_y * (t33 + t35)
-        + middle_composite_force_f_x * cache.segment1_tip_subspace0_v_x
-        + cache.segment1_slice0_subspace0_v_x * (t18 + t21)
-        + (t31 + t34) * cache.segment1_slice0_subspace0_v_y
-        + cache.segment1_slice2_subspace0_v_y * (t30 + t32)
-        + (t27 + t29) * cache.segment1_slice1_subspace0_v_x
-        + cache.segment1_slice0_subspace0_w_z * (t42 + t43 + t44 + t48)
-        + (t24 + t28) * cache.segment1_slice2_subspace0_v_x;
+        + cache.segment1_slice2_local_subspace0_v_y * (t84 + t90)
+        + (t102 + t104 + t106 + t120) * cache.segment1_slice2_subspace0_w_z
+        + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x
+        + (t57 + t60) * cache.segment1_slice2_local_subspace0_v_x
+        + (t64 + t70) * cache.segment1_slice1_local_subspace0_v_x
+        + middle_composite_force_f_y * cache.segment1_tip_subspace0_v_y
+        + (t98 + t99 + t100 + t105) * cache.segment1_slice1_subspace0_w_z
+        + (t80 + t88) * cache.segment1_slice0_local_subspace0_v_y
+        + (t53 + t67) * cache.segment1_slice0_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * (t76 + t86);
     out[4] = head_composite_force_f_y * cache.segment2_tip_subspace0_v_y
-        + (t12 + t13) * cache.segment2_slice2_subspace0_v_x
-        + (t51 + t53 + t58 + t62) * cache.segment1_slice1_subspace0_w_z
-        + (t52 + t54 + t57 + t60) * cache.segment1_slice2_subspace0_w_z
-        + cache.segment1_slice0_subspace0_w_z * (t55 + t56 + t59 + t61)
-        + cache.segment2_slice1_subspace0_v_x * (t7 + t17)
+        + (t41 + t45) * cache.segment2_slice0_local_subspace0_v_x
         + cache.segment2_tip_subspace0_v_x * head_composite_force_f_x
+        + (t107 + t112 + t115 + t117) * cache.segment1_slice1_subspace0_w_z
         + p.segment_length * head_composite_force_n_z
-        + (t38 + t41) * cache.segment2_slice2_subspace0_v_y
-        + cache.segment2_slice0_subspace0_v_y * (t39 + t40)
-        + (t3 + t16) * cache.segment2_slice0_subspace0_v_x
-        + (t36 + t37) * cache.segment2_slice1_subspace0_v_y;
+        + cache.segment2_slice1_local_subspace0_v_y * (t11 + t25)
+        + (t37 + t43) * cache.segment2_slice1_local_subspace0_v_x
+        + cache.segment2_slice0_local_subspace0_v_y * (t21 + t23)
+        + (t15 + t17) * cache.segment2_slice2_local_subspace0_v_y
+        + (t108 + t111 + t113 + t114) * cache.segment1_slice0_subspace0_w_z
+        + (t109 + t110 + t116 + t118) * cache.segment1_slice2_subspace0_w_z
+        + (t31 + t33) * cache.segment2_slice2_local_subspace0_v_x;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -1514,76 +1596,184 @@ pub fn coriolis_matrix_into(
     let t0 = cache.tail_com_x * qd[2] + base_angle_velocity_v_y;
     let segment1_slice0_velocity_w_z = qd[2]
         + cache.segment1_slice0_subspace0_w_z * qd[3];
-    let segment1_slice0_velocity_v_y = cache.segment1_slice0_subspace0_v_y * qd[3]
+    let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
+        * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_position_x;
+    let segment1_bend_y = p.segment_length * q[3];
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t1 = 0.0003226646068132982 * cache.segment1_slice0_bend_c4 * p.segment_length
+        * segment1_bend_squared
+        + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+        - 0.0001613323034066491 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice0_bend_c3;
+    let t2 = t1 - 0.1127016653792583 * cache.segment1_slice0_local_com_x;
+    let t3 = 0.0014314988413324798 * p.segment_length * segment1_bend_y
+        * cache.segment1_slice0_bend_c3
+        - 0.0014314988413324798 * p.segment_length * segment1_bend_y
+            * cache.segment1_slice0_bend_c2;
+    let t4 = t3 + 0.1127016653792583 * cache.segment1_slice0_local_com_y;
+    let segment1_slice0_subspace0_v_y = cache.cos_q2 * p.segment_length * t2
+        + cache.sin_q2 * p.segment_length * t4
+        - 0.1127016653792583 * p.segment_length * cache.segment1_position_x;
+    let segment1_slice0_velocity_v_y = segment1_slice0_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let t1 = segment1_slice0_velocity_w_z * cache.segment1_slice0_position_x
+    let t5 = segment1_slice0_velocity_w_z * segment1_slice0_position_x
         + segment1_slice0_velocity_v_y;
     let segment1_bend_y_rate = p.segment_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_y = base_angle_velocity_v_y
         + qd[3] * cache.segment1_tip_subspace0_v_y;
-    let t2 = segment1_tip_velocity_w_z * cache.middle_com_x + segment1_tip_velocity_v_y;
-    let segment2_slice2_velocity_v_y = qd[4] * cache.segment2_slice2_subspace0_v_y
+    let t6 = segment1_tip_velocity_w_z * cache.middle_com_x + segment1_tip_velocity_v_y;
+    let segment2_bend_y = p.segment_length * q[4];
+    let t7 = 0.6985685011586675 * segment2_bend_y * p.segment_length
+        * cache.segment2_slice2_bend_c3
+        - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * segment2_bend_y
+            * p.segment_length;
+    let t8 = 0.8872983346207417 * cache.segment2_slice2_local_com_y + t7;
+    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let t9 = 1.239677335393187 * p.segment_length * segment2_bend_squared
+        * cache.segment2_slice2_bend_c4
+        + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+        - 0.6198386676965935 * p.segment_length * cache.segment2_slice2_bend_c3
+            * segment2_bend_squared;
+    let t10 = t9 - 0.8872983346207417 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_10 * p.segment_length
+        * t8 + cache.segment1_tip_rotation_11 * p.segment_length * t10
+        - cache.segment2_position_x * cache.segment1_slice2_subspace0_w_z;
+    let segment2_slice2_velocity_v_y = qd[4] * segment2_slice2_subspace0_v_y
         + segment1_tip_velocity_v_y;
     let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice2_subspace0_w_z;
-    let t3 = segment2_slice2_velocity_v_y
-        + segment2_slice2_velocity_w_z * cache.segment2_slice2_position_x;
-    let segment2_slice1_velocity_v_y = qd[4] * cache.segment2_slice1_subspace0_v_y
+    let segment2_slice2_position_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice2_local_com_y + cache.segment2_position_x
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
+    let t11 = segment2_slice2_velocity_v_y
+        + segment2_slice2_velocity_w_z * segment2_slice2_position_x;
+    let t12 = 0.125 * p.segment_length * cache.segment2_slice1_bend_c4
+        * segment2_bend_squared + 0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+        - 0.0625 * p.segment_length * cache.segment2_slice1_bend_c3
+            * segment2_bend_squared;
+    let t13 = t12 - 0.5 * cache.segment2_slice1_local_com_x;
+    let t14 = 0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c3
+        - 0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c2;
+    let t15 = t14 + 0.5 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_11 * p.segment_length
+        * t13 + cache.segment1_tip_rotation_10 * p.segment_length * t15
+        - cache.segment2_position_x * cache.segment1_slice1_subspace0_w_z;
+    let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
         + segment1_tip_velocity_v_y;
     let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice1_subspace0_w_z;
-    let t4 = segment2_slice1_velocity_v_y
-        + segment2_slice1_velocity_w_z * cache.segment2_slice1_position_x;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y;
+    let t16 = segment2_slice1_velocity_v_y
+        + segment2_slice1_velocity_w_z * segment2_slice1_position_x;
     let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
         + segment1_tip_velocity_v_y;
-    let t5 = cache.head_com_x * segment2_tip_velocity_w_z + segment2_tip_velocity_v_y;
-    let head_composite_rate_hd_y = p.link_mass * t5;
-    let segment2_slice0_velocity_v_y = cache.segment2_slice0_subspace0_v_y * qd[4]
+    let t17 = cache.head_com_x * segment2_tip_velocity_w_z + segment2_tip_velocity_v_y;
+    let head_composite_rate_hd_y = p.link_mass * t17;
+    let t18 = 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+        + 0.0003226646068132982 * p.segment_length * cache.segment2_slice0_bend_c4
+            * segment2_bend_squared
+        - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * p.segment_length
+            * segment2_bend_squared;
+    let t19 = t18 - 0.1127016653792583 * cache.segment2_slice0_local_com_x;
+    let t20 = 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * segment2_bend_y
+        * p.segment_length
+        - 0.0014314988413324798 * segment2_bend_y * p.segment_length
+            * cache.segment2_slice0_bend_c2;
+    let t21 = 0.1127016653792583 * cache.segment2_slice0_local_com_y + t20;
+    let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_11 * p.segment_length
+        * t19 + cache.segment1_tip_rotation_10 * p.segment_length * t21
+        - cache.segment2_position_x * cache.segment1_slice0_subspace0_w_z;
+    let segment2_slice0_velocity_v_y = segment2_slice0_subspace0_v_y * qd[4]
         + segment1_tip_velocity_v_y;
     let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_subspace0_w_z
         + segment1_tip_velocity_w_z;
-    let t6 = segment2_slice0_velocity_v_y
-        + segment2_slice0_velocity_w_z * cache.segment2_slice0_position_x;
-    let segment2_composite_rate_hd_y = t3 * cache.segment1_slice0_mass
-        + t4 * cache.segment1_slice1_mass + head_composite_rate_hd_y
-        + t6 * cache.segment1_slice0_mass;
-    let middle_composite_rate_hd_y = p.link_mass * t2 + segment2_composite_rate_hd_y;
-    let segment1_slice1_velocity_v_y = cache.segment1_slice1_subspace0_v_y * qd[3]
+    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
+        * cache.segment1_tip_rotation_00 + cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y;
+    let t22 = segment2_slice0_velocity_v_y
+        + segment2_slice0_velocity_w_z * segment2_slice0_position_x;
+    let segment2_composite_rate_hd_y = t11 * cache.segment1_slice0_mass
+        + t16 * cache.segment1_slice1_mass + head_composite_rate_hd_y
+        + t22 * cache.segment1_slice0_mass;
+    let middle_composite_rate_hd_y = p.link_mass * t6 + segment2_composite_rate_hd_y;
+    let t23 = 0.125 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
+        - 0.125 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c2;
+    let t24 = t23 + 0.5 * cache.segment1_slice1_local_com_y;
+    let t25 = 0.125 * p.segment_length * segment1_bend_squared
+        * cache.segment1_slice1_bend_c4
+        + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
+        - 0.0625 * cache.segment1_slice1_bend_c3 * p.segment_length
+            * segment1_bend_squared;
+    let t26 = t25 - 0.5 * cache.segment1_slice1_local_com_x;
+    let segment1_slice1_subspace0_v_y = cache.sin_q2 * p.segment_length * t24
+        + t26 * cache.cos_q2 * p.segment_length
+        - 0.5 * p.segment_length * cache.segment1_position_x;
+    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_subspace0_w_z
         + qd[2];
-    let t7 = segment1_slice1_velocity_v_y
+    let t27 = segment1_slice1_velocity_v_y
         + cache.segment1_slice1_position_x * segment1_slice1_velocity_w_z;
+    let t28 = 0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
+        + 1.239677335393187 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c4
+        - 0.6198386676965935 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c3;
+    let t29 = t28 - 0.8872983346207417 * cache.segment1_slice2_local_com_x;
+    let t30 = 0.6985685011586675 * p.segment_length * segment1_bend_y
+        * cache.segment1_slice2_bend_c3
+        - 0.6985685011586675 * p.segment_length * segment1_bend_y
+            * cache.segment1_slice2_bend_c2;
+    let t31 = t30 + 0.8872983346207417 * cache.segment1_slice2_local_com_y;
+    let segment1_slice2_subspace0_v_y = cache.cos_q2 * p.segment_length * t29
+        + cache.sin_q2 * t31 * p.segment_length
+        - 0.8872983346207417 * p.segment_length * cache.segment1_position_x;
     let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_slice2_subspace0_v_y * qd[3];
+        + segment1_slice2_subspace0_v_y * qd[3];
     let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_subspace0_w_z
         + qd[2];
-    let t8 = segment1_slice2_velocity_v_y
-        + segment1_slice2_velocity_w_z * cache.segment1_slice2_position_x;
-    let segment1_composite_rate_hd_y = t1 * cache.segment1_slice0_mass
-        + middle_composite_rate_hd_y + t7 * cache.segment1_slice1_mass
-        + cache.segment1_slice0_mass * t8;
+    let segment1_slice2_position_x = cache.segment1_position_x
+        + cache.segment1_slice2_local_com_x * cache.cos_q2
+        + cache.segment1_slice2_local_com_y * cache.base_angle_rotation_01;
+    let t32 = segment1_slice2_velocity_v_y
+        + segment1_slice2_velocity_w_z * segment1_slice2_position_x;
+    let segment1_composite_rate_hd_y = t5 * cache.segment1_slice0_mass
+        + middle_composite_rate_hd_y + t27 * cache.segment1_slice1_mass
+        + cache.segment1_slice0_mass * t32;
     let tail_composite_rate_hd_y = p.link_mass * t0 + segment1_composite_rate_hd_y;
-    let t9 = -tail_composite_rate_hd_y;
+    let t33 = -tail_composite_rate_hd_y;
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
-    let segment1_slice1_momentum_f_y = cache.segment1_slice1_inertia_h_x
+    let segment1_slice1_inertia_h_x = cache.segment1_slice1_position_x
+        * cache.segment1_slice1_mass;
+    let segment1_slice1_momentum_f_y = segment1_slice1_inertia_h_x
         * segment1_slice1_velocity_w_z
         + segment1_slice1_velocity_v_y * cache.segment1_slice1_mass;
-    let segment1_slice0_momentum_f_y = cache.segment1_slice0_inertia_h_x
+    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_momentum_f_y = segment1_slice0_inertia_h_x
         * segment1_slice0_velocity_w_z
         + segment1_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_slice0_momentum_f_y = cache.segment2_slice0_inertia_h_x
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_momentum_f_y = segment2_slice0_inertia_h_x
         * segment2_slice0_velocity_w_z
         + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
+    let segment2_slice2_inertia_h_x = cache.segment1_slice0_mass
+        * segment2_slice2_position_x;
     let segment2_slice2_momentum_f_y = segment2_slice2_velocity_v_y
         * cache.segment1_slice0_mass
-        + cache.segment2_slice2_inertia_h_x * segment2_slice2_velocity_w_z;
+        + segment2_slice2_inertia_h_x * segment2_slice2_velocity_w_z;
+    let segment2_slice1_inertia_h_x = cache.segment1_slice1_mass
+        * segment2_slice1_position_x;
     let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
-        * cache.segment2_slice1_inertia_h_x
+        * segment2_slice1_inertia_h_x
         + segment2_slice1_velocity_v_y * cache.segment1_slice1_mass;
     let head_momentum_f_y = cache.head_inertia_h_x * segment2_tip_velocity_w_z
         + p.link_mass * segment2_tip_velocity_v_y;
@@ -1594,7 +1784,9 @@ pub fn coriolis_matrix_into(
         + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
     let middle_composite_momentum_f_y = segment2_composite_momentum_f_y
         + middle_momentum_f_y;
-    let segment1_slice2_momentum_f_y = cache.segment1_slice2_inertia_h_x
+    let segment1_slice2_inertia_h_x = cache.segment1_slice0_mass
+        * segment1_slice2_position_x;
+    let segment1_slice2_momentum_f_y = segment1_slice2_inertia_h_x
         * segment1_slice2_velocity_w_z
         + segment1_slice2_velocity_v_y * cache.segment1_slice0_mass;
     let segment1_composite_momentum_f_y = segment1_slice1_momentum_f_y
@@ -1602,15 +1794,13 @@ pub fn coriolis_matrix_into(
         + segment1_slice2_momentum_f_y;
     let tail_composite_momentum_f_y = tail_momentum_f_y
         + segment1_composite_momentum_f_y;
-    let base_x_coriolis_row_n_z = 0.5 * (t9 - tail_composite_momentum_f_y);
+    let base_x_coriolis_row_n_z = 0.5 * (t33 - tail_composite_momentum_f_y);
     let base_angle_coriolis_column_f_x = cache.tail_composite_inertia_m * qd[1]
         + base_x_coriolis_row_n_z;
-    let t10 = -(t1 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass);
-    let t11 = 0.5
-        * (t10 - segment1_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z);
-    let segment1_bend_y = p.segment_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t12 = (0.00001818241927340114 * p.segment_length * segment1_bend_squared
+    let t34 = -(t5 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass);
+    let t35 = 0.5
+        * (t34 - segment1_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z);
+    let t36 = (0.00001818241927340114 * p.segment_length * segment1_bend_squared
         * cache.segment1_slice0_bend_c3
         + 0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c3
         + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * p.segment_length
@@ -1618,53 +1808,36 @@ pub fn coriolis_matrix_into(
         - 0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c2
         - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * p.segment_length
             * segment1_bend_squared) * segment1_bend_y_rate
-        + 0.1127016653792583
-            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * p.segment_length
-                * segment1_bend_squared
-                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
-                - 0.0001613323034066491 * p.segment_length * segment1_bend_squared
-                    * cache.segment1_slice0_bend_c3) * segment1_bend_y_rate;
-    let t13 = segment1_bend_y.powi(3);
-    let t14 = segment1_bend_y_rate
+        + 0.1127016653792583 * t1 * segment1_bend_y_rate;
+    let t37 = segment1_bend_y.powi(3);
+    let t38 = segment1_bend_y_rate
         * (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * p.segment_length
-            * t13
+            * t37
             + 0.000016393511461889856 * p.segment_length * cache.segment1_slice0_bend_c6
-                * t13
+                * t37
             + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * p.segment_length
                 * segment1_bend_y
             - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * p.segment_length
-                * t13
+                * t37
             - 0.00048399691021994726 * p.segment_length * segment1_bend_y
                 * cache.segment1_slice0_bend_c3)
-        - 0.1127016653792583
-            * (0.0014314988413324798 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice0_bend_c3
-                - 0.0014314988413324798 * p.segment_length * segment1_bend_y
-                    * cache.segment1_slice0_bend_c2) * segment1_bend_y_rate;
-    let segment1_slice0_subspace0_rate_v_x = t12 * cache.cos_q2 * p.segment_length
+        - 0.1127016653792583 * t3 * segment1_bend_y_rate;
+    let segment1_slice0_subspace0_rate_v_x = t36 * cache.cos_q2 * p.segment_length
         + cache.segment1_slice0_subspace0_w_z * base_angle_velocity_v_y
-        + t14 * p.segment_length * cache.base_angle_rotation_01
-        - cache.segment1_slice0_subspace0_v_y * qd[2];
-    let t15 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
-    let t16 = -(t7 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass);
-    let t17 = 0.5
-        * (t16 - segment1_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z);
-    let t18 = segment1_bend_y_rate
+        + t38 * p.segment_length * cache.base_angle_rotation_01
+        - segment1_slice0_subspace0_v_y * qd[2];
+    let t39 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
+    let t40 = -(t27 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass);
+    let t41 = 0.5
+        * (t40 - segment1_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z);
+    let t42 = segment1_bend_y_rate
         * (0.375 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c4
-            + 0.015625 * p.segment_length * t13 * cache.segment1_slice1_bend_c4
-            + 0.125 * p.segment_length * cache.segment1_slice1_bend_c6 * t13
+            + 0.015625 * p.segment_length * t37 * cache.segment1_slice1_bend_c4
+            + 0.125 * p.segment_length * cache.segment1_slice1_bend_c6 * t37
             - 0.1875 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
-            - 0.078125 * cache.segment1_slice1_bend_c5 * p.segment_length * t13)
-        - 0.5 * segment1_bend_y_rate
-            * (0.125 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
-                - 0.125 * p.segment_length * segment1_bend_y
-                    * cache.segment1_slice1_bend_c2);
-    let t19 = 0.5 * segment1_bend_y_rate
-        * (0.125 * p.segment_length * segment1_bend_squared
-            * cache.segment1_slice1_bend_c4
-            + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-            - 0.0625 * cache.segment1_slice1_bend_c3 * p.segment_length
-                * segment1_bend_squared)
+            - 0.078125 * cache.segment1_slice1_bend_c5 * p.segment_length * t37)
+        - 0.5 * segment1_bend_y_rate * t23;
+    let t43 = 0.5 * segment1_bend_y_rate * t25
         + segment1_bend_y_rate
             * (0.03125 * cache.segment1_slice1_bend_c3 * p.segment_length
                 * segment1_bend_squared
@@ -1676,59 +1849,19 @@ pub fn coriolis_matrix_into(
                 - 0.125 * p.segment_length * cache.segment1_slice1_bend_c2);
     let segment1_slice1_subspace0_rate_v_x = base_angle_velocity_v_y
         * cache.segment1_slice1_subspace0_w_z
-        + p.segment_length * t18 * cache.base_angle_rotation_01
-        + cache.cos_q2 * p.segment_length * t19
-        - cache.segment1_slice1_subspace0_v_y * qd[2];
-    let t20 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice1_mass;
-    let t21 = -(middle_composite_rate_hd_y * p.segment_length);
-    let t22 = 0.5 * (t21 - p.segment_length * middle_composite_momentum_f_y);
-    let t23 = segment1_bend_y_rate
-        * (0.4879979508110674 * p.segment_length * t13 * cache.segment1_slice2_bend_c4
-            + 3.7190320061795608 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice2_bend_c4
-            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * p.segment_length * t13
-            - 1.8595160030897804 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice2_bend_c3
-            - 2.439989754055337 * p.segment_length * t13 * cache.segment1_slice2_bend_c5)
-        - 0.8872983346207417 * segment1_bend_y_rate
-            * (0.6985685011586675 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice2_bend_c3
-                - 0.6985685011586675 * p.segment_length * segment1_bend_y
-                    * cache.segment1_slice2_bend_c2);
-    let t24 = segment1_bend_y_rate
-        * (1.6499454527421802 * p.segment_length * segment1_bend_squared
-            * cache.segment1_slice2_bend_c5
-            + 0.5499818175807267 * p.segment_length * segment1_bend_squared
-                * cache.segment1_slice2_bend_c3
-            + 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c3
-            - 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c2
-            - 1.6499454527421802 * p.segment_length * segment1_bend_squared
-                * cache.segment1_slice2_bend_c4)
-        + 0.8872983346207417
-            * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-                + 1.239677335393187 * p.segment_length * segment1_bend_squared
-                    * cache.segment1_slice2_bend_c4
-                - 0.6198386676965935 * p.segment_length * segment1_bend_squared
-                    * cache.segment1_slice2_bend_c3) * segment1_bend_y_rate;
-    let segment1_slice2_subspace0_rate_v_x = base_angle_velocity_v_y
-        * cache.segment1_slice2_subspace0_w_z
-        + t23 * p.segment_length * cache.base_angle_rotation_01
-        + cache.cos_q2 * p.segment_length * t24
-        - cache.segment1_slice2_subspace0_v_y * qd[2];
-    let t25 = segment1_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t26 = -(cache.segment1_slice0_mass * t8 * cache.segment1_slice2_subspace0_w_z);
-    let t27 = 0.5
-        * (t26 - segment1_slice2_momentum_f_y * cache.segment1_slice2_subspace0_w_z);
-    let t28 = segment1_bend_y_rate
+        + p.segment_length * t42 * cache.base_angle_rotation_01
+        + cache.cos_q2 * p.segment_length * t43 - segment1_slice1_subspace0_v_y * qd[2];
+    let t44 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice1_mass;
+    let t45 = segment1_bend_y_rate
         * (6.0 * cache.segment1_bend_squared_c4 * p.segment_length * segment1_bend_y
-            + cache.segment1_bend_squared_c4 * p.segment_length * t13
-            + 8.0 * p.segment_length * cache.segment1_bend_squared_c6 * t13
+            + cache.segment1_bend_squared_c4 * p.segment_length * t37
+            + 8.0 * p.segment_length * cache.segment1_bend_squared_c6 * t37
             - 3.0 * cache.segment1_bend_squared_c3 * p.segment_length * segment1_bend_y
-            - 5.0 * cache.segment1_bend_squared_c5 * p.segment_length * t13)
+            - 5.0 * cache.segment1_bend_squared_c5 * p.segment_length * t37)
         - (cache.segment1_bend_squared_c3 * p.segment_length * segment1_bend_y
             - p.segment_length * segment1_bend_y * cache.segment1_bend_squared_c2)
             * segment1_bend_y_rate;
-    let t29 = (2.0 * cache.segment1_bend_squared_c4 * p.segment_length
+    let t46 = (2.0 * cache.segment1_bend_squared_c4 * p.segment_length
         * segment1_bend_squared + p.segment_length * cache.segment1_bend_squared_c2
         - cache.segment1_bend_squared_c3 * p.segment_length * segment1_bend_squared)
         * segment1_bend_y_rate
@@ -1741,37 +1874,54 @@ pub fn coriolis_matrix_into(
                     * segment1_bend_squared
                 - p.segment_length * cache.segment1_bend_squared_c2);
     let segment1_tip_subspace0_rate_v_x = p.segment_length * cache.base_angle_rotation_01
-        * t28 + p.segment_length * base_angle_velocity_v_y
-        + cache.cos_q2 * p.segment_length * t29
+        * t45 + p.segment_length * base_angle_velocity_v_y
+        + cache.cos_q2 * p.segment_length * t46
         - qd[2] * cache.segment1_tip_subspace0_v_y;
-    let t30 = segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_m;
-    let segment1_subspace0_coriolis_column_f_x = t11 + t15 + t17 + t20 + t22 + t25 + t27
-        + t30;
-    let segment2_bend_y = p.segment_length * q[4];
-    let t31 = segment2_bend_y.powi(3);
-    let t32 = segment2_bend_y_rate
+    let t47 = segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_m;
+    let t48 = -(middle_composite_rate_hd_y * p.segment_length);
+    let t49 = 0.5 * (t48 - p.segment_length * middle_composite_momentum_f_y);
+    let t50 = segment1_bend_y_rate
+        * (0.4879979508110674 * p.segment_length * t37 * cache.segment1_slice2_bend_c4
+            + 3.7190320061795608 * p.segment_length * segment1_bend_y
+                * cache.segment1_slice2_bend_c4
+            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * p.segment_length * t37
+            - 1.8595160030897804 * p.segment_length * segment1_bend_y
+                * cache.segment1_slice2_bend_c3
+            - 2.439989754055337 * p.segment_length * t37 * cache.segment1_slice2_bend_c5)
+        - 0.8872983346207417 * segment1_bend_y_rate * t30;
+    let t51 = segment1_bend_y_rate
+        * (1.6499454527421802 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c5
+            + 0.5499818175807267 * p.segment_length * segment1_bend_squared
+                * cache.segment1_slice2_bend_c3
+            + 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c3
+            - 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c2
+            - 1.6499454527421802 * p.segment_length * segment1_bend_squared
+                * cache.segment1_slice2_bend_c4)
+        + 0.8872983346207417 * t28 * segment1_bend_y_rate;
+    let segment1_slice2_subspace0_rate_v_x = base_angle_velocity_v_y
+        * cache.segment1_slice2_subspace0_w_z
+        + t50 * p.segment_length * cache.base_angle_rotation_01
+        + cache.cos_q2 * p.segment_length * t51 - segment1_slice2_subspace0_v_y * qd[2];
+    let t52 = segment1_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t53 = -(cache.segment1_slice0_mass * t32 * cache.segment1_slice2_subspace0_w_z);
+    let t54 = 0.5
+        * (t53 - segment1_slice2_momentum_f_y * cache.segment1_slice2_subspace0_w_z);
+    let segment1_subspace0_coriolis_column_f_x = t35 + t39 + t41 + t44 + t47 + t49 + t52
+        + t54;
+    let t55 = segment2_bend_y.powi(3);
+    let t56 = segment2_bend_y_rate
         * (0.0009679938204398945 * segment2_bend_y * p.segment_length
             * cache.segment2_slice0_bend_c4
             + 0.000002049188932736232 * p.segment_length * cache.segment2_slice0_bend_c4
-                * t31
+                * t55
             + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * p.segment_length
-                * t31
-            - 0.00001024594466368116 * p.segment_length * t31
+                * t55
+            - 0.00001024594466368116 * p.segment_length * t55
                 * cache.segment2_slice0_bend_c5
             - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * segment2_bend_y
-                * p.segment_length)
-        - 0.1127016653792583 * segment2_bend_y_rate
-            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * segment2_bend_y
-                * p.segment_length
-                - 0.0014314988413324798 * segment2_bend_y * p.segment_length
-                    * cache.segment2_slice0_bend_c2);
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t33 = 0.1127016653792583 * segment2_bend_y_rate
-        * (0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-            + 0.0003226646068132982 * p.segment_length * cache.segment2_slice0_bend_c4
-                * segment2_bend_squared
-            - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * p.segment_length
-                * segment2_bend_squared)
+                * p.segment_length) - 0.1127016653792583 * segment2_bend_y_rate * t20;
+    let t57 = 0.1127016653792583 * segment2_bend_y_rate * t18
         + segment2_bend_y_rate
             * (0.000054547257820203424 * p.segment_length * segment2_bend_squared
                 * cache.segment2_slice0_bend_c5
@@ -1783,19 +1933,19 @@ pub fn coriolis_matrix_into(
                     * cache.segment2_slice0_bend_c4 * segment2_bend_squared
                 - 0.0014314988413324798 * p.segment_length
                     * cache.segment2_slice0_bend_c2);
-    let segment2_slice0_subspace0_rate_v_x = cache.segment1_tip_rotation_01 * t32
+    let segment2_slice0_subspace0_rate_v_x = cache.segment1_tip_rotation_01 * t56
         * p.segment_length
         + cache.segment1_slice0_subspace0_w_z * segment1_tip_velocity_v_y
-        + p.segment_length * t33 * cache.segment1_tip_rotation_00
-        - cache.segment2_slice0_subspace0_v_y * segment1_tip_velocity_w_z;
-    let t34 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t35 = -(t4 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass);
-    let t36 = 0.5
-        * (t35 - segment2_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z);
-    let t37 = -(t6 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass);
-    let t38 = 0.5
-        * (t37 - segment2_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z);
-    let t39 = segment2_bend_y_rate
+        + p.segment_length * t57 * cache.segment1_tip_rotation_00
+        - segment2_slice0_subspace0_v_y * segment1_tip_velocity_w_z;
+    let t58 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t59 = -(t16 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass);
+    let t60 = 0.5
+        * (t59 - segment2_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z);
+    let t61 = -(t22 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass);
+    let t62 = 0.5
+        * (t61 - segment2_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z);
+    let t63 = segment2_bend_y_rate
         * (2.0 * p.segment_length * cache.segment2_bend_squared_c4
             * segment2_bend_squared + cache.segment2_bend_squared_c2 * p.segment_length
             - cache.segment2_bend_squared_c3 * p.segment_length * segment2_bend_squared)
@@ -1807,37 +1957,33 @@ pub fn coriolis_matrix_into(
                 - 3.0 * p.segment_length * cache.segment2_bend_squared_c4
                     * segment2_bend_squared
                 - cache.segment2_bend_squared_c2 * p.segment_length);
-    let t40 = segment2_bend_y_rate
+    let t64 = segment2_bend_y_rate
         * (6.0 * segment2_bend_y * p.segment_length * cache.segment2_bend_squared_c4
-            + p.segment_length * cache.segment2_bend_squared_c4 * t31
-            + 8.0 * p.segment_length * cache.segment2_bend_squared_c6 * t31
-            - 5.0 * cache.segment2_bend_squared_c5 * p.segment_length * t31
+            + p.segment_length * cache.segment2_bend_squared_c4 * t55
+            + 8.0 * p.segment_length * cache.segment2_bend_squared_c6 * t55
+            - 5.0 * cache.segment2_bend_squared_c5 * p.segment_length * t55
             - 3.0 * cache.segment2_bend_squared_c3 * segment2_bend_y * p.segment_length)
         - segment2_bend_y_rate
             * (cache.segment2_bend_squared_c3 * segment2_bend_y * p.segment_length
                 - cache.segment2_bend_squared_c2 * segment2_bend_y * p.segment_length);
-    let segment2_tip_subspace0_rate_v_x = t39 * p.segment_length
+    let segment2_tip_subspace0_rate_v_x = t63 * p.segment_length
         * cache.segment1_tip_rotation_00 + p.segment_length * segment1_tip_velocity_v_y
-        + cache.segment1_tip_rotation_01 * p.segment_length * t40
+        + cache.segment1_tip_rotation_01 * p.segment_length * t64
         - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y;
-    let t41 = p.link_mass * segment2_tip_subspace0_rate_v_x;
-    let t42 = -(t3 * cache.segment1_slice0_mass * cache.segment1_slice2_subspace0_w_z);
-    let t43 = 0.5
-        * (t42 - segment2_slice2_momentum_f_y * cache.segment1_slice2_subspace0_w_z);
-    let t44 = segment2_bend_y_rate
+    let t65 = p.link_mass * segment2_tip_subspace0_rate_v_x;
+    let t66 = -(t11 * cache.segment1_slice0_mass * cache.segment1_slice2_subspace0_w_z);
+    let t67 = 0.5
+        * (t66 - segment2_slice2_momentum_f_y * cache.segment1_slice2_subspace0_w_z);
+    let t68 = segment2_bend_y_rate
         * (3.7190320061795608 * segment2_bend_y * p.segment_length
             * cache.segment2_slice2_bend_c4
-            + 3.903983606488539 * p.segment_length * t31 * cache.segment2_slice2_bend_c6
-            + 0.4879979508110674 * p.segment_length * t31 * cache.segment2_slice2_bend_c4
-            - 2.439989754055337 * p.segment_length * cache.segment2_slice2_bend_c5 * t31
+            + 3.903983606488539 * p.segment_length * t55 * cache.segment2_slice2_bend_c6
+            + 0.4879979508110674 * p.segment_length * t55 * cache.segment2_slice2_bend_c4
+            - 2.439989754055337 * p.segment_length * cache.segment2_slice2_bend_c5 * t55
             - 1.8595160030897804 * segment2_bend_y * p.segment_length
                 * cache.segment2_slice2_bend_c3)
-        - 0.8872983346207417 * segment2_bend_y_rate
-            * (0.6985685011586675 * segment2_bend_y * p.segment_length
-                * cache.segment2_slice2_bend_c3
-                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * segment2_bend_y
-                    * p.segment_length);
-    let t45 = segment2_bend_y_rate
+        - 0.8872983346207417 * segment2_bend_y_rate * t7;
+    let t69 = segment2_bend_y_rate
         * (0.5499818175807267 * p.segment_length * cache.segment2_slice2_bend_c3
             * segment2_bend_squared
             + 0.6985685011586675 * p.segment_length * cache.segment2_slice2_bend_c3
@@ -1846,31 +1992,23 @@ pub fn coriolis_matrix_into(
             - 1.6499454527421802 * p.segment_length * segment2_bend_squared
                 * cache.segment2_slice2_bend_c4
             - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * p.segment_length)
-        + 0.8872983346207417 * segment2_bend_y_rate
-            * (1.239677335393187 * p.segment_length * segment2_bend_squared
-                * cache.segment2_slice2_bend_c4
-                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-                - 0.6198386676965935 * p.segment_length * cache.segment2_slice2_bend_c3
-                    * segment2_bend_squared);
+        + 0.8872983346207417 * segment2_bend_y_rate * t9;
     let segment2_slice2_subspace0_rate_v_x = cache.segment1_tip_rotation_01
-        * p.segment_length * t44
+        * p.segment_length * t68
         + segment1_tip_velocity_v_y * cache.segment1_slice2_subspace0_w_z
-        + p.segment_length * cache.segment1_tip_rotation_00 * t45
-        - segment1_tip_velocity_w_z * cache.segment2_slice2_subspace0_v_y;
-    let t46 = cache.segment1_slice0_mass * segment2_slice2_subspace0_rate_v_x;
-    let t47 = -(p.segment_length * head_composite_rate_hd_y);
-    let t48 = 0.5 * (t47 - p.segment_length * head_momentum_f_y);
-    let t49 = segment2_bend_y_rate
-        * (0.015625 * p.segment_length * cache.segment2_slice1_bend_c4 * t31
-            + 0.125 * p.segment_length * cache.segment2_slice1_bend_c6 * t31
+        + p.segment_length * cache.segment1_tip_rotation_00 * t69
+        - segment1_tip_velocity_w_z * segment2_slice2_subspace0_v_y;
+    let t70 = cache.segment1_slice0_mass * segment2_slice2_subspace0_rate_v_x;
+    let t71 = -(p.segment_length * head_composite_rate_hd_y);
+    let t72 = 0.5 * (t71 - p.segment_length * head_momentum_f_y);
+    let t73 = segment2_bend_y_rate
+        * (0.015625 * p.segment_length * cache.segment2_slice1_bend_c4 * t55
+            + 0.125 * p.segment_length * cache.segment2_slice1_bend_c6 * t55
             + 0.375 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c4
             - 0.1875 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c3
-            - 0.078125 * p.segment_length * cache.segment2_slice1_bend_c5 * t31)
-        - 0.5
-            * (0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c3
-                - 0.125 * segment2_bend_y * p.segment_length
-                    * cache.segment2_slice1_bend_c2) * segment2_bend_y_rate;
-    let t50 = (0.03125 * p.segment_length * cache.segment2_slice1_bend_c3
+            - 0.078125 * p.segment_length * cache.segment2_slice1_bend_c5 * t55)
+        - 0.5 * t14 * segment2_bend_y_rate;
+    let t74 = (0.03125 * p.segment_length * cache.segment2_slice1_bend_c3
         * segment2_bend_squared
         + 0.09375 * p.segment_length * cache.segment2_slice1_bend_c5
             * segment2_bend_squared
@@ -1878,77 +2016,114 @@ pub fn coriolis_matrix_into(
         - 0.125 * p.segment_length * cache.segment2_slice1_bend_c2
         - 0.09375 * p.segment_length * cache.segment2_slice1_bend_c4
             * segment2_bend_squared) * segment2_bend_y_rate
-        + 0.5
-            * (0.125 * p.segment_length * cache.segment2_slice1_bend_c4
-                * segment2_bend_squared
-                + 0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-                - 0.0625 * p.segment_length * cache.segment2_slice1_bend_c3
-                    * segment2_bend_squared) * segment2_bend_y_rate;
+        + 0.5 * t12 * segment2_bend_y_rate;
     let segment2_slice1_subspace0_rate_v_x = cache.segment1_tip_rotation_01
-        * p.segment_length * t49
-        + t50 * p.segment_length * cache.segment1_tip_rotation_00
+        * p.segment_length * t73
+        + t74 * p.segment_length * cache.segment1_tip_rotation_00
         + cache.segment1_slice1_subspace0_w_z * segment1_tip_velocity_v_y
-        - segment1_tip_velocity_w_z * cache.segment2_slice1_subspace0_v_y;
-    let t51 = cache.segment1_slice1_mass * segment2_slice1_subspace0_rate_v_x;
-    let segment2_subspace0_coriolis_column_f_x = t34 + t36 + t38 + t41 + t43 + t46 + t48
-        + t51;
+        - segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_y;
+    let t75 = cache.segment1_slice1_mass * segment2_slice1_subspace0_rate_v_x;
+    let segment2_subspace0_coriolis_column_f_x = t58 + t60 + t62 + t65 + t67 + t70 + t72
+        + t75;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t52 = base_angle_velocity_v_x - qd[2] * cache.tail_com_y;
-    let segment1_slice1_velocity_v_x = qd[3] * cache.segment1_slice1_subspace0_v_x
+    let t76 = base_angle_velocity_v_x - qd[2] * cache.tail_com_y;
+    let segment1_slice1_subspace0_v_x = cache.cos_q2 * p.segment_length * t24
+        + t26 * p.segment_length * cache.base_angle_rotation_01
+        + 0.5 * p.segment_length * cache.segment1_position_y;
+    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
         + base_angle_velocity_v_x;
-    let t53 = segment1_slice1_velocity_v_x
+    let t77 = segment1_slice1_velocity_v_x
         - cache.segment1_slice1_position_y * segment1_slice1_velocity_w_z;
+    let segment1_slice2_position_y = cache.sin_q2 * cache.segment1_slice2_local_com_x
+        + cache.segment1_position_y + cache.segment1_slice2_local_com_y * cache.cos_q2;
+    let segment1_slice2_subspace0_v_x = 0.8872983346207417 * p.segment_length
+        * cache.segment1_position_y + t31 * cache.cos_q2 * p.segment_length
+        + p.segment_length * cache.base_angle_rotation_01 * t29;
     let segment1_slice2_velocity_v_x = base_angle_velocity_v_x
-        + cache.segment1_slice2_subspace0_v_x * qd[3];
-    let t54 = segment1_slice2_velocity_v_x
-        - cache.segment1_slice2_position_y * segment1_slice2_velocity_w_z;
-    let segment1_slice0_velocity_v_x = qd[3] * cache.segment1_slice0_subspace0_v_x
+        + segment1_slice2_subspace0_v_x * qd[3];
+    let t78 = segment1_slice2_velocity_v_x
+        - segment1_slice2_position_y * segment1_slice2_velocity_w_z;
+    let segment1_slice0_subspace0_v_x = cache.cos_q2 * p.segment_length * t4
+        + 0.1127016653792583 * p.segment_length * cache.segment1_position_y
+        + p.segment_length * cache.base_angle_rotation_01 * t2;
+    let segment1_slice0_velocity_v_x = qd[3] * segment1_slice0_subspace0_v_x
         + base_angle_velocity_v_x;
-    let t55 = segment1_slice0_velocity_v_x
-        - segment1_slice0_velocity_w_z * cache.segment1_slice0_position_y;
+    let segment1_slice0_position_y = cache.segment1_position_y
+        + cache.sin_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_slice0_local_com_y * cache.cos_q2;
+    let t79 = segment1_slice0_velocity_v_x
+        - segment1_slice0_velocity_w_z * segment1_slice0_position_y;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment2_tip_velocity_v_x = cache.segment2_tip_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
-    let t56 = segment2_tip_velocity_v_x - cache.head_com_y * segment2_tip_velocity_w_z;
-    let head_composite_rate_hd_x = p.link_mass * t56;
+    let t80 = segment2_tip_velocity_v_x - cache.head_com_y * segment2_tip_velocity_w_z;
+    let head_composite_rate_hd_x = p.link_mass * t80;
+    let segment2_slice2_subspace0_v_x = cache.segment1_tip_rotation_01 * p.segment_length
+        * t10 + p.segment_length * t8 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice2_subspace0_w_z;
     let segment2_slice2_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_slice2_subspace0_v_x;
-    let t57 = segment2_slice2_velocity_v_x
-        - segment2_slice2_velocity_w_z * cache.segment2_slice2_position_y;
-    let segment2_slice0_velocity_v_x = qd[4] * cache.segment2_slice0_subspace0_v_x
+        + qd[4] * segment2_slice2_subspace0_v_x;
+    let segment2_slice2_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
+    let t81 = segment2_slice2_velocity_v_x
+        - segment2_slice2_velocity_w_z * segment2_slice2_position_y;
+    let segment2_slice0_subspace0_v_x = p.segment_length * cache.segment1_tip_rotation_00
+        * t21 + cache.segment1_tip_rotation_01 * p.segment_length * t19
+        + cache.segment2_position_y * cache.segment1_slice0_subspace0_w_z;
+    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
         + segment1_tip_velocity_v_x;
-    let t58 = segment2_slice0_velocity_v_x
-        - segment2_slice0_velocity_w_z * cache.segment2_slice0_position_y;
-    let segment2_slice1_velocity_v_x = cache.segment2_slice1_subspace0_v_x * qd[4]
+    let segment2_slice0_position_y = cache.segment2_position_y
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_com_y;
+    let t82 = segment2_slice0_velocity_v_x
+        - segment2_slice0_velocity_w_z * segment2_slice0_position_y;
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_11
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_y;
+    let segment2_slice1_subspace0_v_x = p.segment_length * t15
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * p.segment_length * t13
+        + cache.segment2_position_y * cache.segment1_slice1_subspace0_w_z;
+    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
-    let t59 = segment2_slice1_velocity_v_x
-        - cache.segment2_slice1_position_y * segment2_slice1_velocity_w_z;
+    let t83 = segment2_slice1_velocity_v_x
+        - segment2_slice1_position_y * segment2_slice1_velocity_w_z;
     let segment2_composite_rate_hd_x = head_composite_rate_hd_x
-        + cache.segment1_slice0_mass * t57 + t58 * cache.segment1_slice0_mass
-        + t59 * cache.segment1_slice1_mass;
-    let t60 = segment1_tip_velocity_v_x - cache.middle_com_y * segment1_tip_velocity_w_z;
-    let middle_composite_rate_hd_x = segment2_composite_rate_hd_x + t60 * p.link_mass;
-    let segment1_composite_rate_hd_x = t53 * cache.segment1_slice1_mass
-        + t54 * cache.segment1_slice0_mass + t55 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_mass * t81 + t82 * cache.segment1_slice0_mass
+        + t83 * cache.segment1_slice1_mass;
+    let t84 = segment1_tip_velocity_v_x - cache.middle_com_y * segment1_tip_velocity_w_z;
+    let middle_composite_rate_hd_x = segment2_composite_rate_hd_x + t84 * p.link_mass;
+    let segment1_composite_rate_hd_x = t77 * cache.segment1_slice1_mass
+        + t78 * cache.segment1_slice0_mass + t79 * cache.segment1_slice0_mass
         + middle_composite_rate_hd_x;
-    let tail_composite_rate_hd_x = p.link_mass * t52 + segment1_composite_rate_hd_x;
+    let tail_composite_rate_hd_x = p.link_mass * t76 + segment1_composite_rate_hd_x;
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.tail_inertia_h_y * qd[2];
+    let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment1_slice0_position_y;
     let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
         * cache.segment1_slice0_mass
-        - segment1_slice0_velocity_w_z * cache.segment1_slice0_inertia_h_y;
+        - segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_y;
     let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
+    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice0_position_y;
     let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
         * cache.segment1_slice0_mass
-        - segment2_slice0_velocity_w_z * cache.segment2_slice0_inertia_h_y;
+        - segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_y;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice1_mass;
     let segment2_slice1_momentum_f_x = cache.segment1_slice1_mass
         * segment2_slice1_velocity_v_x
-        - segment2_slice1_velocity_w_z * cache.segment2_slice1_inertia_h_y;
+        - segment2_slice1_velocity_w_z * segment2_slice1_inertia_h_y;
+    let segment2_slice2_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice2_position_y;
     let segment2_slice2_momentum_f_x = segment2_slice2_velocity_v_x
         * cache.segment1_slice0_mass
-        - cache.segment2_slice2_inertia_h_y * segment2_slice2_velocity_w_z;
+        - segment2_slice2_inertia_h_y * segment2_slice2_velocity_w_z;
     let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - cache.head_inertia_h_y * segment2_tip_velocity_w_z;
     let segment2_composite_momentum_f_x = segment2_slice0_momentum_f_x
@@ -1956,12 +2131,16 @@ pub fn coriolis_matrix_into(
         + head_momentum_f_x;
     let middle_composite_momentum_f_x = middle_momentum_f_x
         + segment2_composite_momentum_f_x;
+    let segment1_slice2_inertia_h_y = segment1_slice2_position_y
+        * cache.segment1_slice0_mass;
     let segment1_slice2_momentum_f_x = cache.segment1_slice0_mass
         * segment1_slice2_velocity_v_x
-        - cache.segment1_slice2_inertia_h_y * segment1_slice2_velocity_w_z;
+        - segment1_slice2_inertia_h_y * segment1_slice2_velocity_w_z;
+    let segment1_slice1_inertia_h_y = cache.segment1_slice1_position_y
+        * cache.segment1_slice1_mass;
     let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
         * cache.segment1_slice1_mass
-        - cache.segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
+        - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
     let segment1_composite_momentum_f_x = segment1_slice0_momentum_f_x
         + middle_composite_momentum_f_x + segment1_slice2_momentum_f_x
         + segment1_slice1_momentum_f_x;
@@ -1971,218 +2150,213 @@ pub fn coriolis_matrix_into(
         * (tail_composite_rate_hd_x + tail_composite_momentum_f_x);
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_coriolis_column_f_y = base_y_coriolis_row_n_z
-        + cache.tail_composite_inertia_m * base_angle_subspace_rate_v_y;
-    let segment1_tip_subspace0_rate_v_y = cache.segment1_tip_subspace0_v_x * qd[2]
-        + cache.cos_q2 * p.segment_length * t28 + cache.sin_q2 * p.segment_length * t29
-        - p.segment_length * base_angle_velocity_v_x;
-    let t61 = segment1_tip_subspace0_rate_v_y * cache.middle_composite_inertia_m;
-    let segment1_slice2_subspace0_rate_v_y = qd[2] * cache.segment1_slice2_subspace0_v_x
-        + cache.sin_q2 * p.segment_length * t24 + t23 * cache.cos_q2 * p.segment_length
+        + base_angle_subspace_rate_v_y * cache.tail_composite_inertia_m;
+    let segment1_slice2_subspace0_rate_v_y = qd[2] * segment1_slice2_subspace0_v_x
+        + cache.sin_q2 * p.segment_length * t51 + t50 * cache.cos_q2 * p.segment_length
         - base_angle_velocity_v_x * cache.segment1_slice2_subspace0_w_z;
-    let t62 = cache.segment1_slice0_mass * segment1_slice2_subspace0_rate_v_y;
-    let segment1_slice1_subspace0_rate_v_y = cache.sin_q2 * p.segment_length * t19
-        + qd[2] * cache.segment1_slice1_subspace0_v_x
-        + cache.cos_q2 * p.segment_length * t18
+    let t85 = cache.segment1_slice0_mass * segment1_slice2_subspace0_rate_v_y;
+    let segment1_slice1_subspace0_rate_v_y = cache.sin_q2 * p.segment_length * t43
+        + qd[2] * segment1_slice1_subspace0_v_x + cache.cos_q2 * p.segment_length * t42
         - cache.segment1_slice1_subspace0_w_z * base_angle_velocity_v_x;
-    let t63 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
-    let t64 = p.segment_length * middle_composite_rate_hd_x;
-    let t65 = 0.5 * (p.segment_length * middle_composite_momentum_f_x + t64);
-    let t66 = t53 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass;
-    let t67 = 0.5
-        * (segment1_slice1_momentum_f_x * cache.segment1_slice1_subspace0_w_z + t66);
-    let t68 = cache.segment1_slice0_subspace0_w_z * t55 * cache.segment1_slice0_mass;
-    let t69 = 0.5
-        * (segment1_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z + t68);
-    let segment1_slice0_subspace0_rate_v_y = qd[2] * cache.segment1_slice0_subspace0_v_x
-        + t14 * cache.cos_q2 * p.segment_length + t12 * cache.sin_q2 * p.segment_length
+    let t86 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
+    let t87 = p.segment_length * middle_composite_rate_hd_x;
+    let t88 = 0.5 * (p.segment_length * middle_composite_momentum_f_x + t87);
+    let t89 = t77 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass;
+    let t90 = 0.5
+        * (segment1_slice1_momentum_f_x * cache.segment1_slice1_subspace0_w_z + t89);
+    let t91 = cache.segment1_slice0_subspace0_w_z * t79 * cache.segment1_slice0_mass;
+    let t92 = 0.5
+        * (segment1_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z + t91);
+    let segment1_slice0_subspace0_rate_v_y = qd[2] * segment1_slice0_subspace0_v_x
+        + t38 * cache.cos_q2 * p.segment_length + t36 * cache.sin_q2 * p.segment_length
         - cache.segment1_slice0_subspace0_w_z * base_angle_velocity_v_x;
-    let t70 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_y;
-    let t71 = t54 * cache.segment1_slice0_mass * cache.segment1_slice2_subspace0_w_z;
-    let t72 = 0.5
-        * (t71 + segment1_slice2_momentum_f_x * cache.segment1_slice2_subspace0_w_z);
-    let segment1_subspace0_coriolis_column_f_y = t61 + t62 + t63 + t65 + t67 + t69 + t70
-        + t72;
-    let t73 = cache.segment1_slice0_mass * t57 * cache.segment1_slice2_subspace0_w_z;
-    let t74 = 0.5
-        * (t73 + segment2_slice2_momentum_f_x * cache.segment1_slice2_subspace0_w_z);
-    let t75 = cache.segment1_slice0_subspace0_w_z * t58 * cache.segment1_slice0_mass;
-    let t76 = 0.5
-        * (t75 + segment2_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z);
+    let t93 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_y;
+    let segment1_tip_subspace0_rate_v_y = cache.segment1_tip_subspace0_v_x * qd[2]
+        + cache.cos_q2 * p.segment_length * t45 + cache.sin_q2 * p.segment_length * t46
+        - p.segment_length * base_angle_velocity_v_x;
+    let t94 = cache.middle_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
+    let t95 = t78 * cache.segment1_slice0_mass * cache.segment1_slice2_subspace0_w_z;
+    let t96 = 0.5
+        * (t95 + segment1_slice2_momentum_f_x * cache.segment1_slice2_subspace0_w_z);
+    let segment1_subspace0_coriolis_column_f_y = t85 + t86 + t88 + t90 + t92 + t93 + t94
+        + t96;
+    let t97 = cache.segment1_slice0_mass * t81 * cache.segment1_slice2_subspace0_w_z;
+    let t98 = 0.5
+        * (t97 + segment2_slice2_momentum_f_x * cache.segment1_slice2_subspace0_w_z);
+    let t99 = cache.segment1_slice0_subspace0_w_z * t82 * cache.segment1_slice0_mass;
+    let t100 = 0.5
+        * (t99 + segment2_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z);
     let segment2_slice2_subspace0_rate_v_y = cache.segment1_tip_rotation_11
-        * p.segment_length * t44
-        + cache.segment1_tip_rotation_10 * p.segment_length * t45
-        + segment1_tip_velocity_w_z * cache.segment2_slice2_subspace0_v_x
+        * p.segment_length * t68
+        + cache.segment1_tip_rotation_10 * p.segment_length * t69
+        + segment1_tip_velocity_w_z * segment2_slice2_subspace0_v_x
         - segment1_tip_velocity_v_x * cache.segment1_slice2_subspace0_w_z;
-    let t77 = segment2_slice2_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment2_tip_subspace0_rate_v_y = cache.segment1_tip_rotation_10 * t39
+    let t101 = segment2_slice2_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let segment2_tip_subspace0_rate_v_y = cache.segment1_tip_rotation_10 * t63
         * p.segment_length + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z
-        + cache.segment1_tip_rotation_11 * p.segment_length * t40
+        + cache.segment1_tip_rotation_11 * p.segment_length * t64
         - p.segment_length * segment1_tip_velocity_v_x;
-    let t78 = p.link_mass * segment2_tip_subspace0_rate_v_y;
-    let t79 = t59 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass;
-    let t80 = 0.5
-        * (segment2_slice1_momentum_f_x * cache.segment1_slice1_subspace0_w_z + t79);
+    let t102 = p.link_mass * segment2_tip_subspace0_rate_v_y;
+    let t103 = t83 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass;
+    let t104 = 0.5
+        * (segment2_slice1_momentum_f_x * cache.segment1_slice1_subspace0_w_z + t103);
     let segment2_slice0_subspace0_rate_v_y = cache.segment1_tip_rotation_10
-        * p.segment_length * t33
-        + segment1_tip_velocity_w_z * cache.segment2_slice0_subspace0_v_x
-        + cache.segment1_tip_rotation_11 * t32 * p.segment_length
+        * p.segment_length * t57
+        + segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * t56 * p.segment_length
         - cache.segment1_slice0_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t81 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t82 = p.segment_length * head_composite_rate_hd_x;
-    let t83 = 0.5 * (t82 + p.segment_length * head_momentum_f_x);
-    let segment2_slice1_subspace0_rate_v_y = cache.segment2_slice1_subspace0_v_x
+    let t105 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t106 = p.segment_length * head_composite_rate_hd_x;
+    let t107 = 0.5 * (t106 + p.segment_length * head_momentum_f_x);
+    let segment2_slice1_subspace0_rate_v_y = segment2_slice1_subspace0_v_x
         * segment1_tip_velocity_w_z
-        + cache.segment1_tip_rotation_11 * p.segment_length * t49
-        + cache.segment1_tip_rotation_10 * t50 * p.segment_length
+        + cache.segment1_tip_rotation_11 * p.segment_length * t73
+        + cache.segment1_tip_rotation_10 * t74 * p.segment_length
         - cache.segment1_slice1_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t84 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
-    let segment2_subspace0_coriolis_column_f_y = t74 + t76 + t77 + t78 + t80 + t81 + t83
-        + t84;
-    let base_x_coriolis_column_n_z = 0.5 * (t9 + tail_composite_momentum_f_y);
+    let t108 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
+    let segment2_subspace0_coriolis_column_f_y = t98 + t100 + t101 + t102 + t104 + t105
+        + t107 + t108;
+    let base_x_coriolis_column_n_z = 0.5 * (t33 + tail_composite_momentum_f_y);
     let base_y_coriolis_column_n_z = 0.5
         * (tail_composite_rate_hd_x - tail_composite_momentum_f_x);
-    let t85 = t3 * cache.segment2_slice2_position_y
-        + cache.segment2_slice2_position_x * t57;
+    let t109 = t11 * segment2_slice2_position_y + segment2_slice2_position_x * t81;
     let head_composite_rate_id_22 = 2.0 * p.link_mass
-        * (cache.head_com_y * t5 + cache.head_com_x * t56);
-    let t86 = cache.segment2_slice0_position_x * t58
-        + t6 * cache.segment2_slice0_position_y;
-    let t87 = cache.segment2_slice1_position_y * t4
-        + t59 * cache.segment2_slice1_position_x;
-    let segment2_composite_rate_id_22 = 2.0 * t85 * cache.segment1_slice0_mass
-        + head_composite_rate_id_22 + 2.0 * t86 * cache.segment1_slice0_mass
-        + 2.0 * cache.segment1_slice1_mass * t87;
+        * (cache.head_com_y * t17 + cache.head_com_x * t80);
+    let t110 = segment2_slice0_position_x * t82 + t22 * segment2_slice0_position_y;
+    let t111 = segment2_slice1_position_y * t16 + t83 * segment2_slice1_position_x;
+    let segment2_composite_rate_id_22 = 2.0 * t109 * cache.segment1_slice0_mass
+        + head_composite_rate_id_22 + 2.0 * t110 * cache.segment1_slice0_mass
+        + 2.0 * cache.segment1_slice1_mass * t111;
     let middle_composite_rate_id_22 = 2.0 * p.link_mass
-        * (cache.middle_com_y * t2 + t60 * cache.middle_com_x)
+        * (cache.middle_com_y * t6 + t84 * cache.middle_com_x)
         + segment2_composite_rate_id_22;
-    let t88 = cache.segment1_slice2_position_y * t8
-        + t54 * cache.segment1_slice2_position_x;
-    let t89 = cache.segment1_slice0_position_x * t55
-        + t1 * cache.segment1_slice0_position_y;
-    let t90 = t7 * cache.segment1_slice1_position_y
-        + t53 * cache.segment1_slice1_position_x;
+    let t112 = segment1_slice2_position_y * t32 + t78 * segment1_slice2_position_x;
+    let t113 = segment1_slice0_position_x * t79 + t5 * segment1_slice0_position_y;
+    let t114 = t27 * cache.segment1_slice1_position_y
+        + t77 * cache.segment1_slice1_position_x;
     let segment1_composite_rate_id_22 = middle_composite_rate_id_22
-        + 2.0 * t88 * cache.segment1_slice0_mass + 2.0 * t89 * cache.segment1_slice0_mass
-        + 2.0 * cache.segment1_slice1_mass * t90;
+        + 2.0 * t112 * cache.segment1_slice0_mass
+        + 2.0 * t113 * cache.segment1_slice0_mass
+        + 2.0 * cache.segment1_slice1_mass * t114;
     let tail_composite_rate_id_22 = segment1_composite_rate_id_22
-        + 2.0 * (cache.tail_com_x * t52 + t0 * cache.tail_com_y) * p.link_mass;
+        + 2.0 * (cache.tail_com_x * t76 + t0 * cache.tail_com_y) * p.link_mass;
     let base_angle_coriolis_row_n_z = 0.5
         * (tail_composite_rate_id_22
             + tail_composite_rate_hd_x * cache.base_angle_subspace_v_y
             - q[1] * tail_composite_rate_hd_y
             - (q[1] * tail_composite_momentum_f_y
                 - tail_composite_momentum_f_x * cache.base_angle_subspace_v_y));
-    let t91 = -(middle_composite_rate_hd_y * cache.segment1_tip_subspace0_v_x);
-    let t92 = middle_composite_rate_id_22 * p.segment_length;
-    let t93 = -(middle_composite_momentum_f_x * cache.segment1_tip_subspace0_v_y);
-    let t94 = cache.segment1_tip_subspace0_v_y * middle_composite_rate_hd_x;
-    let t95 = cache.segment1_tip_subspace0_v_x * middle_composite_momentum_f_y;
-    let t96 = 0.5 * (t91 + t92 + t93 + t94 + t95);
-    let t97 = -(t7 * cache.segment1_slice1_mass * cache.segment1_slice1_subspace0_v_x);
-    let t98 = t53 * cache.segment1_slice1_subspace0_v_y * cache.segment1_slice1_mass;
-    let t99 = segment1_slice1_momentum_f_y * cache.segment1_slice1_subspace0_v_x;
-    let t100 = -(cache.segment1_slice1_subspace0_v_y * segment1_slice1_momentum_f_x);
-    let t101 = 2.0 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass
-        * t90;
-    let t102 = 0.5 * (t97 + t98 + t99 + t100 + t101);
-    let t103 = cache.segment1_slice2_inertia_h_x * segment1_slice2_subspace0_rate_v_y;
-    let t104 = -(cache.segment1_slice2_inertia_h_y * segment1_slice2_subspace0_rate_v_x);
-    let t105 = -(cache.segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
-    let t106 = 2.0 * t88 * cache.segment1_slice0_mass
+    let t115 = -(middle_composite_rate_hd_y * cache.segment1_tip_subspace0_v_x);
+    let t116 = middle_composite_rate_id_22 * p.segment_length;
+    let t117 = -(middle_composite_momentum_f_x * cache.segment1_tip_subspace0_v_y);
+    let t118 = cache.segment1_tip_subspace0_v_y * middle_composite_rate_hd_x;
+    let t119 = cache.segment1_tip_subspace0_v_x * middle_composite_momentum_f_y;
+    let t120 = 0.5 * (t115 + t116 + t117 + t118 + t119);
+    let t121 = -(t27 * cache.segment1_slice1_mass * segment1_slice1_subspace0_v_x);
+    let t122 = t77 * segment1_slice1_subspace0_v_y * cache.segment1_slice1_mass;
+    let t123 = segment1_slice1_momentum_f_y * segment1_slice1_subspace0_v_x;
+    let t124 = -(segment1_slice1_subspace0_v_y * segment1_slice1_momentum_f_x);
+    let t125 = 2.0 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass
+        * t114;
+    let t126 = 0.5 * (t121 + t122 + t123 + t124 + t125);
+    let t127 = segment1_slice2_inertia_h_x * segment1_slice2_subspace0_rate_v_y;
+    let t128 = -(segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_h_y);
+    let t129 = -(segment1_slice2_inertia_h_y * segment1_slice2_subspace0_rate_v_x);
+    let t130 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
+    let t131 = 2.0 * t112 * cache.segment1_slice0_mass
         * cache.segment1_slice2_subspace0_w_z;
-    let t107 = -(cache.segment1_slice0_mass * cache.segment1_slice2_subspace0_v_x * t8);
-    let t108 = cache.segment1_slice2_subspace0_v_y * t54 * cache.segment1_slice0_mass;
-    let t109 = cache.segment1_slice2_subspace0_v_x * segment1_slice2_momentum_f_y;
-    let t110 = -(cache.segment1_slice2_subspace0_v_y * segment1_slice2_momentum_f_x);
-    let t111 = 0.5 * (t106 + t107 + t108 + t109 + t110);
-    let t112 = -(cache.segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
-    let t113 = -(t1 * cache.segment1_slice0_mass * cache.segment1_slice0_subspace0_v_x);
-    let t114 = -(segment1_slice0_momentum_f_x * cache.segment1_slice0_subspace0_v_y);
-    let t115 = cache.segment1_slice0_subspace0_v_y * t55 * cache.segment1_slice0_mass;
-    let t116 = 2.0 * t89 * cache.segment1_slice0_subspace0_w_z
-        * cache.segment1_slice0_mass;
-    let t117 = segment1_slice0_momentum_f_y * cache.segment1_slice0_subspace0_v_x;
-    let t118 = 0.5 * (t113 + t114 + t115 + t116 + t117);
-    let t119 = cache.segment1_slice1_inertia_h_x * segment1_slice1_subspace0_rate_v_y;
-    let t120 = segment1_tip_subspace0_rate_v_y * cache.middle_composite_inertia_h_x;
-    let t121 = cache.segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
-    let t122 = -(segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_h_y);
-    let segment1_subspace0_coriolis_column_n_z = t96 + t102 + t103 + t104 + t105 + t111
-        + t112 + t118 + t119 + t120 + t121 + t122;
-    let t123 = -(t6 * cache.segment1_slice0_mass * cache.segment2_slice0_subspace0_v_x);
-    let t124 = cache.segment2_slice0_subspace0_v_y * t58 * cache.segment1_slice0_mass;
-    let t125 = 2.0 * t86 * cache.segment1_slice0_subspace0_w_z
-        * cache.segment1_slice0_mass;
-    let t126 = -(segment2_slice0_momentum_f_x * cache.segment2_slice0_subspace0_v_y);
-    let t127 = segment2_slice0_momentum_f_y * cache.segment2_slice0_subspace0_v_x;
-    let t128 = 0.5 * (t123 + t124 + t125 + t126 + t127);
-    let t129 = cache.segment2_slice0_inertia_h_x * segment2_slice0_subspace0_rate_v_y;
-    let t130 = -(cache.segment2_slice2_inertia_h_y * segment2_slice2_subspace0_rate_v_x);
-    let t131 = -(segment2_slice2_momentum_f_x * cache.segment2_slice2_subspace0_v_y);
-    let t132 = -(t3 * cache.segment1_slice0_mass * cache.segment2_slice2_subspace0_v_x);
-    let t133 = cache.segment1_slice0_mass * cache.segment2_slice2_subspace0_v_y * t57;
-    let t134 = 2.0 * t85 * cache.segment1_slice0_mass
-        * cache.segment1_slice2_subspace0_w_z;
-    let t135 = segment2_slice2_momentum_f_y * cache.segment2_slice2_subspace0_v_x;
+    let t132 = -(cache.segment1_slice0_mass * segment1_slice2_subspace0_v_x * t32);
+    let t133 = segment1_slice2_subspace0_v_y * t78 * cache.segment1_slice0_mass;
+    let t134 = segment1_slice2_subspace0_v_x * segment1_slice2_momentum_f_y;
+    let t135 = -(segment1_slice2_subspace0_v_y * segment1_slice2_momentum_f_x);
     let t136 = 0.5 * (t131 + t132 + t133 + t134 + t135);
-    let t137 = segment2_slice1_subspace0_rate_v_y * cache.segment2_slice1_inertia_h_x;
-    let t138 = head_composite_rate_id_22 * p.segment_length;
-    let t139 = cache.segment2_tip_subspace0_v_x * head_momentum_f_y;
-    let t140 = -(cache.segment2_tip_subspace0_v_y * head_momentum_f_x);
-    let t141 = -(cache.segment2_tip_subspace0_v_x * head_composite_rate_hd_y);
-    let t142 = cache.segment2_tip_subspace0_v_y * head_composite_rate_hd_x;
+    let t137 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
+    let t138 = -(t5 * cache.segment1_slice0_mass * segment1_slice0_subspace0_v_x);
+    let t139 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
+    let t140 = segment1_slice0_subspace0_v_y * t79 * cache.segment1_slice0_mass;
+    let t141 = 2.0 * t113 * cache.segment1_slice0_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t142 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
     let t143 = 0.5 * (t138 + t139 + t140 + t141 + t142);
-    let t144 = -(cache.segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
-    let t145 = t59 * cache.segment2_slice1_subspace0_v_y * cache.segment1_slice1_mass;
-    let t146 = cache.segment2_slice1_subspace0_v_x * segment2_slice1_momentum_f_y;
-    let t147 = -(cache.segment2_slice1_subspace0_v_x * t4 * cache.segment1_slice1_mass);
-    let t148 = -(segment2_slice1_momentum_f_x * cache.segment2_slice1_subspace0_v_y);
-    let t149 = 2.0 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass
-        * t87;
-    let t150 = 0.5 * (t145 + t146 + t147 + t148 + t149);
-    let t151 = -(segment2_slice0_subspace0_rate_v_x * cache.segment2_slice0_inertia_h_y);
-    let t152 = -(cache.head_inertia_h_y * segment2_tip_subspace0_rate_v_x);
-    let t153 = cache.head_inertia_h_x * segment2_tip_subspace0_rate_v_y;
-    let t154 = cache.segment2_slice2_inertia_h_x * segment2_slice2_subspace0_rate_v_y;
-    let segment2_subspace0_coriolis_column_n_z = t128 + t129 + t130 + t136 + t137 + t143
-        + t144 + t150 + t151 + t152 + t153 + t154;
+    let t144 = segment1_slice1_inertia_h_x * segment1_slice1_subspace0_rate_v_y;
+    let t145 = cache.middle_composite_inertia_h_x * segment1_tip_subspace0_rate_v_y;
+    let t146 = segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
+    let segment1_subspace0_coriolis_column_n_z = t120 + t126 + t127 + t128 + t129 + t130
+        + t136 + t137 + t143 + t144 + t145 + t146;
+    let t147 = -(t22 * cache.segment1_slice0_mass * segment2_slice0_subspace0_v_x);
+    let t148 = segment2_slice0_subspace0_v_y * t82 * cache.segment1_slice0_mass;
+    let t149 = 2.0 * t110 * cache.segment1_slice0_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t150 = -(segment2_slice0_momentum_f_x * segment2_slice0_subspace0_v_y);
+    let t151 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
+    let t152 = 0.5 * (t147 + t148 + t149 + t150 + t151);
+    let t153 = segment2_slice0_inertia_h_x * segment2_slice0_subspace0_rate_v_y;
+    let t154 = -(segment2_slice2_inertia_h_y * segment2_slice2_subspace0_rate_v_x);
+    let t155 = -(segment2_slice2_momentum_f_x * segment2_slice2_subspace0_v_y);
+    let t156 = -(t11 * cache.segment1_slice0_mass * segment2_slice2_subspace0_v_x);
+    let t157 = cache.segment1_slice0_mass * segment2_slice2_subspace0_v_y * t81;
+    let t158 = 2.0 * t109 * cache.segment1_slice0_mass
+        * cache.segment1_slice2_subspace0_w_z;
+    let t159 = segment2_slice2_momentum_f_y * segment2_slice2_subspace0_v_x;
+    let t160 = 0.5 * (t155 + t156 + t157 + t158 + t159);
+    let t161 = segment2_slice1_subspace0_rate_v_y * segment2_slice1_inertia_h_x;
+    let t162 = head_composite_rate_id_22 * p.segment_length;
+    let t163 = cache.segment2_tip_subspace0_v_x * head_momentum_f_y;
+    let t164 = -(cache.segment2_tip_subspace0_v_y * head_momentum_f_x);
+    let t165 = -(cache.segment2_tip_subspace0_v_x * head_composite_rate_hd_y);
+    let t166 = cache.segment2_tip_subspace0_v_y * head_composite_rate_hd_x;
+    let t167 = 0.5 * (t162 + t163 + t164 + t165 + t166);
+    let t168 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
+    let t169 = t83 * segment2_slice1_subspace0_v_y * cache.segment1_slice1_mass;
+    let t170 = segment2_slice1_subspace0_v_x * segment2_slice1_momentum_f_y;
+    let t171 = -(segment2_slice1_subspace0_v_x * t16 * cache.segment1_slice1_mass);
+    let t172 = -(segment2_slice1_momentum_f_x * segment2_slice1_subspace0_v_y);
+    let t173 = 2.0 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice1_mass
+        * t111;
+    let t174 = 0.5 * (t169 + t170 + t171 + t172 + t173);
+    let t175 = -(segment2_slice0_subspace0_rate_v_x * segment2_slice0_inertia_h_y);
+    let t176 = -(cache.head_inertia_h_y * segment2_tip_subspace0_rate_v_x);
+    let t177 = cache.head_inertia_h_x * segment2_tip_subspace0_rate_v_y;
+    let t178 = segment2_slice2_inertia_h_x * segment2_slice2_subspace0_rate_v_y;
+    let segment2_subspace0_coriolis_column_n_z = t152 + t153 + t154 + t160 + t161 + t167
+        + t168 + t174 + t175 + t176 + t177 + t178;
     let segment1_subspace0_coriolis_row_f_x = 0.5
-        * (segment1_slice2_momentum_f_y * cache.segment1_slice2_subspace0_w_z + t26)
+        * (segment1_slice2_momentum_f_y * cache.segment1_slice2_subspace0_w_z + t53)
         + 0.5
-            * (t16 + segment1_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z)
+            * (t40 + segment1_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z)
         + 0.5
-            * (t10 + segment1_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z)
-        + 0.5 * (p.segment_length * middle_composite_momentum_f_y + t21);
+            * (t34 + segment1_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z)
+        + 0.5 * (p.segment_length * middle_composite_momentum_f_y + t48);
     let segment1_subspace0_coriolis_row_f_y = 0.5
-        * (t66 - segment1_slice1_momentum_f_x * cache.segment1_slice1_subspace0_w_z)
-        + 0.5 * (t64 - p.segment_length * middle_composite_momentum_f_x)
+        * (t89 - segment1_slice1_momentum_f_x * cache.segment1_slice1_subspace0_w_z)
+        + 0.5 * (t87 - p.segment_length * middle_composite_momentum_f_x)
         + 0.5
-            * (t68 - segment1_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z)
+            * (t91 - segment1_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z)
         + 0.5
-            * (t71 - segment1_slice2_momentum_f_x * cache.segment1_slice2_subspace0_w_z);
-    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t91 + t92 + t94 - (t93 + t95))
-        + 0.5 * (t113 + t115 + t116 - (t114 + t117))
-        + 0.5 * (t106 + t107 + t108 - (t109 + t110))
-        + 0.5 * (t97 + t98 + t101 - (t99 + t100));
+            * (t95 - segment1_slice2_momentum_f_x * cache.segment1_slice2_subspace0_w_z);
+    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t115 + t116 + t118 - (t117 + t119))
+        + 0.5 * (t138 + t140 + t141 - (t139 + t142))
+        + 0.5 * (t131 + t132 + t133 - (t134 + t135))
+        + 0.5 * (t121 + t122 + t125 - (t123 + t124));
     let segment2_subspace0_coriolis_row_f_x = 0.5
-        * (segment2_slice2_momentum_f_y * cache.segment1_slice2_subspace0_w_z + t42)
-        + 0.5 * (p.segment_length * head_momentum_f_y + t47)
+        * (segment2_slice2_momentum_f_y * cache.segment1_slice2_subspace0_w_z + t66)
+        + 0.5 * (p.segment_length * head_momentum_f_y + t71)
         + 0.5
-            * (t35 + segment2_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z)
+            * (t59 + segment2_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z)
         + 0.5
-            * (segment2_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z + t37);
+            * (segment2_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z + t61);
     let segment2_subspace0_coriolis_row_f_y = 0.5
-        * (t82 - p.segment_length * head_momentum_f_x)
+        * (t106 - p.segment_length * head_momentum_f_x)
         + 0.5
-            * (t79 - segment2_slice1_momentum_f_x * cache.segment1_slice1_subspace0_w_z)
+            * (t103 - segment2_slice1_momentum_f_x * cache.segment1_slice1_subspace0_w_z)
         + 0.5
-            * (t75 - segment2_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z)
+            * (t99 - segment2_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z)
         + 0.5
-            * (t73 - segment2_slice2_momentum_f_x * cache.segment1_slice2_subspace0_w_z);
-    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t145 + t147 + t149 - (t146 + t148))
-        + 0.5 * (t123 + t124 + t125 - (t126 + t127))
-        + 0.5 * (t132 + t133 + t134 - (t131 + t135))
-        + 0.5 * (t138 + t141 + t142 - (t139 + t140));
+            * (t97 - segment2_slice2_momentum_f_x * cache.segment1_slice2_subspace0_w_z);
+    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t169 + t171 + t173 - (t170 + t172))
+        + 0.5 * (t147 + t148 + t149 - (t150 + t151))
+        + 0.5 * (t156 + t157 + t158 - (t155 + t159))
+        + 0.5 * (t162 + t165 + t166 - (t163 + t164));
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = segment1_subspace0_coriolis_column_f_x;
     out[(0, 4)] = segment2_subspace0_coriolis_column_f_x;
@@ -2193,34 +2367,34 @@ pub fn coriolis_matrix_into(
     out[(2, 1)] = base_y_coriolis_column_n_z;
     out[(2, 2)] = base_angle_coriolis_row_n_z
         + cache.base_angle_projected_inertia_f_x * qd[1]
-        + base_y_coriolis_column_n_z * cache.base_angle_subspace_v_y
         + base_angle_subspace_rate_v_y * cache.base_angle_projected_inertia_f_y
+        + base_y_coriolis_column_n_z * cache.base_angle_subspace_v_y
         + q[1] * base_x_coriolis_column_n_z;
-    out[(2, 3)] = cache.base_angle_subspace_v_y * segment1_subspace0_coriolis_column_f_y
-        + q[1] * segment1_subspace0_coriolis_column_f_x
-        + segment1_subspace0_coriolis_column_n_z;
+    out[(2, 3)] = segment1_subspace0_coriolis_column_n_z
+        + segment1_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
+        + q[1] * segment1_subspace0_coriolis_column_f_x;
     out[(2, 4)] = segment2_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
         + q[1] * segment2_subspace0_coriolis_column_f_x
         + segment2_subspace0_coriolis_column_n_z;
     out[(3, 0)] = segment1_subspace0_coriolis_row_f_x;
     out[(3, 1)] = segment1_subspace0_coriolis_row_f_y;
     out[(3, 2)] = segment1_subspace0_coriolis_row_f_x * q[1]
-        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y
         + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
+        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y
         + segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
         + segment1_subspace0_coriolis_row_n_z;
-    out[(3, 3)] = (t96 + t120 + t122) * p.segment_length
-        + (t17 + t20) * cache.segment1_slice1_subspace0_v_x
-        + (t112 + t118 + t121) * cache.segment1_slice0_subspace0_w_z
-        + cache.segment1_slice2_subspace0_v_y * (t62 + t72)
-        + (t25 + t27) * cache.segment1_slice2_subspace0_v_x
-        + cache.segment1_tip_subspace0_v_x * (t22 + t30)
-        + (t102 + t105 + t119) * cache.segment1_slice1_subspace0_w_z
-        + (t61 + t65) * cache.segment1_tip_subspace0_v_y
-        + (t69 + t70) * cache.segment1_slice0_subspace0_v_y
-        + cache.segment1_slice1_subspace0_v_y * (t63 + t67)
-        + (t11 + t15) * cache.segment1_slice0_subspace0_v_x
-        + (t103 + t104 + t111) * cache.segment1_slice2_subspace0_w_z;
+    out[(3, 3)] = (t41 + t44) * segment1_slice1_subspace0_v_x
+        + p.segment_length * (t120 + t128 + t145)
+        + (t137 + t143 + t146) * cache.segment1_slice0_subspace0_w_z
+        + (t88 + t94) * cache.segment1_tip_subspace0_v_y
+        + segment1_slice2_subspace0_v_y * (t85 + t96)
+        + (t52 + t54) * segment1_slice2_subspace0_v_x
+        + (t126 + t130 + t144) * cache.segment1_slice1_subspace0_w_z
+        + (t47 + t49) * cache.segment1_tip_subspace0_v_x
+        + (t92 + t93) * segment1_slice0_subspace0_v_y
+        + segment1_slice1_subspace0_v_y * (t86 + t90)
+        + (t35 + t39) * segment1_slice0_subspace0_v_x
+        + (t127 + t129 + t136) * cache.segment1_slice2_subspace0_w_z;
     out[(3, 4)] = p.segment_length * segment2_subspace0_coriolis_column_n_z
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_column_f_x
         + segment2_subspace0_coriolis_column_f_y * cache.segment1_tip_subspace0_v_y;
@@ -2232,25 +2406,25 @@ pub fn coriolis_matrix_into(
         + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
         + q[1] * segment2_subspace0_coriolis_row_f_x
         + segment2_subspace0_coriolis_row_n_z;
-    out[(4, 3)] = p.segment_length * segment2_subspace0_coriolis_row_n_z
-        + segment1_tip_subspace0_rate_v_x
-            * cache.segment2_subspace0_projected_inertia_f_x
+    out[(4, 3)] = segment1_tip_subspace0_rate_v_x
+        * cache.segment2_subspace0_projected_inertia_f_x
+        + p.segment_length * segment2_subspace0_coriolis_row_n_z
         + segment2_subspace0_coriolis_row_f_x * cache.segment1_tip_subspace0_v_x
         + cache.segment2_subspace0_projected_inertia_f_y
             * segment1_tip_subspace0_rate_v_y
         + segment2_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y;
-    out[(4, 4)] = (t128 + t129 + t151) * cache.segment1_slice0_subspace0_w_z
-        + (t74 + t77) * cache.segment2_slice2_subspace0_v_y
-        + cache.segment2_tip_subspace0_v_x * (t41 + t48)
-        + cache.segment1_slice1_subspace0_w_z * (t137 + t144 + t150)
-        + cache.segment2_slice1_subspace0_v_y * (t80 + t84)
-        + p.segment_length * (t143 + t152 + t153)
-        + (t78 + t83) * cache.segment2_tip_subspace0_v_y
-        + (t130 + t136 + t154) * cache.segment1_slice2_subspace0_w_z
-        + cache.segment2_slice0_subspace0_v_y * (t76 + t81)
-        + (t34 + t38) * cache.segment2_slice0_subspace0_v_x
-        + cache.segment2_slice1_subspace0_v_x * (t36 + t51)
-        + (t43 + t46) * cache.segment2_slice2_subspace0_v_x;
+    out[(4, 4)] = (t152 + t153 + t175) * cache.segment1_slice0_subspace0_w_z
+        + (t98 + t101) * segment2_slice2_subspace0_v_y
+        + cache.segment2_tip_subspace0_v_x * (t65 + t72)
+        + cache.segment1_slice1_subspace0_w_z * (t161 + t168 + t174)
+        + segment2_slice1_subspace0_v_y * (t104 + t108)
+        + p.segment_length * (t167 + t176 + t177)
+        + (t102 + t107) * cache.segment2_tip_subspace0_v_y
+        + (t154 + t160 + t178) * cache.segment1_slice2_subspace0_w_z
+        + segment2_slice0_subspace0_v_y * (t100 + t105)
+        + (t58 + t62) * segment2_slice0_subspace0_v_x
+        + segment2_slice1_subspace0_v_x * (t60 + t75)
+        + (t67 + t70) * segment2_slice2_subspace0_v_x;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -2377,38 +2551,28 @@ pub fn contact_velocities_into(
         - p.segment1_skin_radius * cache.cos_q2;
     let segment1_skin_0_1_position_x = cache.segment1_position_x
         - p.segment1_skin_radius * cache.base_angle_rotation_01;
-    let segment1_bend_y = p.segment_length * q[3];
-    let t0 = (0.125 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
-        - 0.125 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c2)
-        + 0.5
-            * (0.25 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice1_bend_c2);
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t1 = (0.125 * p.segment_length * segment1_bend_squared
-        * cache.segment1_slice1_bend_c4
-        + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-        - 0.0625 * cache.segment1_slice1_bend_c3 * p.segment_length
-            * segment1_bend_squared)
-        - 0.5 * (0.5 * p.segment_length * cache.segment1_slice1_bend_c1);
     let segment1_ring1_subspace0_v_x = cache.segment1_position_y
-        * cache.segment1_slice1_subspace0_w_z + cache.cos_q2 * p.segment_length * t0
-        + t1 * p.segment_length * cache.base_angle_rotation_01;
+        * cache.segment1_slice1_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * cache.base_angle_rotation_01;
     let segment1_ring1_velocity_v_x = segment1_ring1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t2 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
-    let t3 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
-    let segment1_slice1_rotation_11 = cache.sin_q2 * t2 + t3 * cache.cos_q2;
+    let segment1_bend_y = p.segment_length * q[3];
+    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
+    let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
     let segment1_skin_1_0_position_y = cache.segment1_slice1_position_y
         + p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_subspace0_w_z
         + qd[2];
-    let segment1_ring1_subspace0_v_y = cache.sin_q2 * p.segment_length * t0
-        + t1 * cache.cos_q2 * p.segment_length
+    let segment1_ring1_subspace0_v_y = cache.segment1_slice1_local_subspace0_v_y
+        * cache.cos_q2 + cache.sin_q2 * cache.segment1_slice1_local_subspace0_v_x
         - cache.segment1_position_x * cache.segment1_slice1_subspace0_w_z;
     let segment1_ring1_velocity_v_y = base_angle_velocity_v_y
-        + segment1_ring1_subspace0_v_y * qd[3];
-    let segment1_slice1_rotation_01 = cache.cos_q2 * t2
-        + t3 * cache.base_angle_rotation_01;
+        + qd[3] * segment1_ring1_subspace0_v_y;
+    let segment1_slice1_rotation_01 = cache.cos_q2 * t0
+        + t1 * cache.base_angle_rotation_01;
     let segment1_skin_1_0_position_x = p.segment1_skin_radius
         * segment1_slice1_rotation_01 + cache.segment1_slice1_position_x;
     let segment1_skin_1_1_position_y = cache.segment1_slice1_position_y
@@ -2481,61 +2645,6 @@ pub fn contact_axes_into(
     out[6][1] = segment1_slice1_rotation_10;
     out[6][2] = 0.0;
 }
-/// Jacobian of the point at world position `point` fixed to `segment1 ring at xi = 0`.
-#[inline]
-#[allow(unused_variables)]
-pub fn frame_jacobian_3(
-    point: &Vector3<f64>,
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    out: &mut SMatrix<f64, 3, DOF>,
-) {
-    *out = SMatrix::zeros();
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] - point[1];
-    out[(1, 2)] = point[0] + cache.base_angle_subspace_v_y;
-}
-/// Jacobian of the point at world position `point` fixed to `segment1 ring at xi = 0.5`.
-#[inline]
-#[allow(unused_variables)]
-pub fn frame_jacobian_4(
-    point: &Vector3<f64>,
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    out: &mut SMatrix<f64, 3, DOF>,
-) {
-    *out = SMatrix::zeros();
-    let segment1_bend_y = p.segment_length * q[3];
-    let t0 = (0.125 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
-        - 0.125 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c2)
-        + 0.5
-            * (0.25 * p.segment_length * segment1_bend_y
-                * cache.segment1_slice1_bend_c2);
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t1 = (0.125 * p.segment_length * segment1_bend_squared
-        * cache.segment1_slice1_bend_c4
-        + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-        - 0.0625 * cache.segment1_slice1_bend_c3 * p.segment_length
-            * segment1_bend_squared)
-        - 0.5 * (0.5 * p.segment_length * cache.segment1_slice1_bend_c1);
-    let segment1_ring1_subspace0_v_x = cache.segment1_position_y
-        * cache.segment1_slice1_subspace0_w_z + cache.cos_q2 * p.segment_length * t0
-        + t1 * p.segment_length * cache.base_angle_rotation_01;
-    let segment1_ring1_subspace0_v_y = cache.sin_q2 * p.segment_length * t0
-        + t1 * cache.cos_q2 * p.segment_length
-        - cache.segment1_position_x * cache.segment1_slice1_subspace0_w_z;
-    out[(0, 0)] = 1.0;
-    out[(1, 1)] = 1.0;
-    out[(0, 2)] = q[1] - point[1];
-    out[(1, 2)] = point[0] + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = segment1_ring1_subspace0_v_x
-        - point[1] * cache.segment1_slice1_subspace0_w_z;
-    out[(1, 3)] = segment1_ring1_subspace0_v_y
-        + point[0] * cache.segment1_slice1_subspace0_w_z;
-}
 /// Jacobian of contact point `tail_wheel` (on `tail`).
 #[inline]
 #[allow(unused_variables)]
@@ -2607,7 +2716,10 @@ pub fn contact_jacobian_3(
     let x = segment1_skin_0_0_position_x;
     let y = segment1_skin_0_0_position_y;
     let z = 0.0;
-    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
+    let mut columns = SMatrix::<f64, 6, DOF>::zeros();
+    let mut axis = Vector3::zeros();
+    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `segment1_skin_0_1` (on `segment1`).
 #[inline]
@@ -2627,7 +2739,10 @@ pub fn contact_jacobian_4(
     let x = segment1_skin_0_1_position_x;
     let y = segment1_skin_0_1_position_y;
     let z = segment1_skin_0_1_position_z;
-    frame_jacobian_3(&Vector3::new(x, y, z), q, p, cache, out);
+    let mut columns = SMatrix::<f64, 6, DOF>::zeros();
+    let mut axis = Vector3::zeros();
+    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `segment1_skin_1_0` (on `segment1`).
 #[inline]
@@ -2652,7 +2767,10 @@ pub fn contact_jacobian_5(
     let x = segment1_skin_1_0_position_x;
     let y = segment1_skin_1_0_position_y;
     let z = 0.0;
-    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
+    let mut columns = SMatrix::<f64, 6, DOF>::zeros();
+    let mut axis = Vector3::zeros();
+    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `segment1_skin_1_1` (on `segment1`).
 #[inline]
@@ -2679,7 +2797,10 @@ pub fn contact_jacobian_6(
     let x = segment1_skin_1_1_position_x;
     let y = segment1_skin_1_1_position_y;
     let z = segment1_skin_0_1_position_z;
-    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
+    let mut columns = SMatrix::<f64, 6, DOF>::zeros();
+    let mut axis = Vector3::zeros();
+    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -2702,47 +2823,78 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
-/// The x axis of the frame carrying contact point `index` (zero past the last).
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x axis.
 #[inline]
 #[allow(unused_variables)]
-pub fn contact_axis(
-    index: usize,
+pub fn contact_frame_into(
+    frame: usize,
     q: &SVector<f64, DOF>,
     p: &Params,
     cache: &Cache,
-) -> Vector3<f64> {
-    match index {
+    columns: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    *columns = SMatrix::zeros();
+    match frame {
         0 => {
-            let x = cache.cos_q2;
-            let y = cache.sin_q2;
-            let z = 0.0;
-            Vector3::new(x, y, z)
+            columns[(3, 0)] = 1.0;
+            columns[(4, 1)] = 1.0;
+            columns[(2, 2)] = 1.0;
+            columns[(3, 2)] = q[1];
+            columns[(4, 2)] = cache.base_angle_subspace_v_y;
+            axis[0] = cache.cos_q2;
+            axis[1] = cache.sin_q2;
+            axis[2] = 0.0;
         }
         1 => {
-            let x = cache.segment1_tip_rotation_00;
-            let y = cache.segment1_tip_rotation_10;
-            let z = 0.0;
-            Vector3::new(x, y, z)
+            columns[(3, 0)] = 1.0;
+            columns[(4, 1)] = 1.0;
+            columns[(2, 2)] = 1.0;
+            columns[(3, 2)] = q[1];
+            columns[(4, 2)] = cache.base_angle_subspace_v_y;
+            columns[(2, 3)] = p.segment_length;
+            columns[(3, 3)] = cache.segment1_tip_subspace0_v_x;
+            columns[(4, 3)] = cache.segment1_tip_subspace0_v_y;
+            axis[0] = cache.segment1_tip_rotation_00;
+            axis[1] = cache.segment1_tip_rotation_10;
+            axis[2] = 0.0;
         }
         2 => {
-            let x = cache.segment2_tip_rotation_00;
-            let y = cache.segment2_tip_rotation_10;
-            let z = 0.0;
-            Vector3::new(x, y, z)
+            columns[(3, 0)] = 1.0;
+            columns[(4, 1)] = 1.0;
+            columns[(2, 2)] = 1.0;
+            columns[(3, 2)] = q[1];
+            columns[(4, 2)] = cache.base_angle_subspace_v_y;
+            columns[(2, 3)] = p.segment_length;
+            columns[(3, 3)] = cache.segment1_tip_subspace0_v_x;
+            columns[(4, 3)] = cache.segment1_tip_subspace0_v_y;
+            columns[(2, 4)] = p.segment_length;
+            columns[(3, 4)] = cache.segment2_tip_subspace0_v_x;
+            columns[(4, 4)] = cache.segment2_tip_subspace0_v_y;
+            axis[0] = cache.segment2_tip_rotation_00;
+            axis[1] = cache.segment2_tip_rotation_10;
+            axis[2] = 0.0;
         }
         3 => {
-            let x = cache.cos_q2;
-            let y = cache.sin_q2;
-            let z = 0.0;
-            Vector3::new(x, y, z)
+            columns[(3, 0)] = 1.0;
+            columns[(4, 1)] = 1.0;
+            columns[(2, 2)] = 1.0;
+            columns[(3, 2)] = q[1];
+            columns[(4, 2)] = cache.base_angle_subspace_v_y;
+            axis[0] = cache.cos_q2;
+            axis[1] = cache.sin_q2;
+            axis[2] = 0.0;
         }
         4 => {
-            let x = cache.cos_q2;
-            let y = cache.sin_q2;
-            let z = 0.0;
-            Vector3::new(x, y, z)
-        }
-        5 => {
+            let segment1_ring1_subspace0_v_x = cache.segment1_position_y
+                * cache.segment1_slice1_subspace0_w_z
+                + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
+                + cache.segment1_slice1_local_subspace0_v_y
+                    * cache.base_angle_rotation_01;
+            let segment1_ring1_subspace0_v_y = cache.segment1_slice1_local_subspace0_v_y
+                * cache.cos_q2 + cache.sin_q2 * cache.segment1_slice1_local_subspace0_v_x
+                - cache.segment1_position_x * cache.segment1_slice1_subspace0_w_z;
             let segment1_bend_y = p.segment_length * q[3];
             let t0 = 0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1;
             let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
@@ -2750,25 +2902,19 @@ pub fn contact_axis(
             let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t0
                 + t1 * cache.cos_q2;
             let segment1_slice1_rotation_10 = cache.cos_q2 * t0 + cache.sin_q2 * t1;
-            let x = segment1_slice1_rotation_00;
-            let y = segment1_slice1_rotation_10;
-            let z = 0.0;
-            Vector3::new(x, y, z)
+            columns[(3, 0)] = 1.0;
+            columns[(4, 1)] = 1.0;
+            columns[(2, 2)] = 1.0;
+            columns[(3, 2)] = q[1];
+            columns[(4, 2)] = cache.base_angle_subspace_v_y;
+            columns[(2, 3)] = cache.segment1_slice1_subspace0_w_z;
+            columns[(3, 3)] = segment1_ring1_subspace0_v_x;
+            columns[(4, 3)] = segment1_ring1_subspace0_v_y;
+            axis[0] = segment1_slice1_rotation_00;
+            axis[1] = segment1_slice1_rotation_10;
+            axis[2] = 0.0;
         }
-        6 => {
-            let segment1_bend_y = p.segment_length * q[3];
-            let t0 = 0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1;
-            let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-            let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
-            let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t0
-                + t1 * cache.cos_q2;
-            let segment1_slice1_rotation_10 = cache.cos_q2 * t0 + cache.sin_q2 * t1;
-            let x = segment1_slice1_rotation_00;
-            let y = segment1_slice1_rotation_10;
-            let z = 0.0;
-            Vector3::new(x, y, z)
-        }
-        _ => Vector3::zeros(),
+        _ => *axis = Vector3::zeros(),
     }
 }
 /// Whole-robot centre of mass.
@@ -2776,8 +2922,8 @@ pub fn contact_axis(
 #[allow(unused_variables)]
 pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
     let t0 = 1.0 / cache.tail_composite_inertia_m;
-    let x = cache.tail_composite_inertia_h_x * t0;
-    let y = cache.tail_composite_inertia_h_y * t0;
+    let x = t0 * cache.tail_composite_inertia_h_x;
+    let y = t0 * cache.tail_composite_inertia_h_y;
     let z = 0.0;
     Vector3::new(x, y, z)
 }
@@ -2786,12 +2932,13 @@ pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vecto
 pub fn total_mass(p: &Params) -> f64 {
     let segment1_slice0_mass = 0.2777777777777776 * p.segment_mass;
     let segment1_slice1_mass = 0.4444444444444444 * p.segment_mass;
-    let segment2_composite_inertia_m = p.link_mass + segment1_slice0_mass
-        + segment1_slice0_mass + segment1_slice1_mass;
+    let segment1_slices_local_inertia_m = segment1_slice0_mass + segment1_slice0_mass
+        + segment1_slice1_mass;
+    let segment2_composite_inertia_m = p.link_mass + segment1_slices_local_inertia_m;
     let middle_composite_inertia_m = p.link_mass + segment2_composite_inertia_m;
-    let segment1_composite_inertia_m = segment1_slice0_mass + segment1_slice0_mass
-        + middle_composite_inertia_m + segment1_slice1_mass;
-    let tail_composite_inertia_m = segment1_composite_inertia_m + p.link_mass;
+    let segment1_composite_inertia_m = middle_composite_inertia_m
+        + segment1_slices_local_inertia_m;
+    let tail_composite_inertia_m = p.link_mass + segment1_composite_inertia_m;
     let mass = tail_composite_inertia_m;
     mass
 }
@@ -2807,40 +2954,118 @@ pub fn linear_momentum(
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.tail_inertia_h_y * qd[2];
-    let segment1_slice0_velocity_v_x = qd[3] * cache.segment1_slice0_subspace0_v_x
+    let segment1_bend_y = p.segment_length * q[3];
+    let t0 = (0.0014314988413324798 * p.segment_length * segment1_bend_y
+        * cache.segment1_slice0_bend_c3
+        - 0.0014314988413324798 * p.segment_length * segment1_bend_y
+            * cache.segment1_slice0_bend_c2)
+        + 0.1127016653792583 * cache.segment1_slice0_local_com_y;
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t1 = (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * p.segment_length
+        * segment1_bend_squared
+        + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+        - 0.0001613323034066491 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice0_bend_c3)
+        - 0.1127016653792583 * cache.segment1_slice0_local_com_x;
+    let segment1_slice0_subspace0_v_x = cache.cos_q2 * p.segment_length * t0
+        + 0.1127016653792583 * p.segment_length * cache.segment1_position_y
+        + p.segment_length * cache.base_angle_rotation_01 * t1;
+    let segment1_slice0_velocity_v_x = qd[3] * segment1_slice0_subspace0_v_x
         + base_angle_velocity_v_x;
     let segment1_slice0_velocity_w_z = qd[2]
         + cache.segment1_slice0_subspace0_w_z * qd[3];
+    let segment1_slice0_position_y = cache.segment1_position_y
+        + cache.sin_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_slice0_local_com_y * cache.cos_q2;
+    let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment1_slice0_position_y;
     let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
         * cache.segment1_slice0_mass
-        - segment1_slice0_velocity_w_z * cache.segment1_slice0_inertia_h_y;
+        - segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_y;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_bend_y_rate = p.segment_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
-    let segment2_slice0_velocity_v_x = qd[4] * cache.segment2_slice0_subspace0_v_x
+    let segment2_bend_y = p.segment_length * q[4];
+    let t2 = 0.1127016653792583 * cache.segment2_slice0_local_com_y
+        + (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * segment2_bend_y
+            * p.segment_length
+            - 0.0014314988413324798 * segment2_bend_y * p.segment_length
+                * cache.segment2_slice0_bend_c2);
+    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let t3 = (0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+        + 0.0003226646068132982 * p.segment_length * cache.segment2_slice0_bend_c4
+            * segment2_bend_squared
+        - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * p.segment_length
+            * segment2_bend_squared)
+        - 0.1127016653792583 * cache.segment2_slice0_local_com_x;
+    let segment2_slice0_subspace0_v_x = p.segment_length * cache.segment1_tip_rotation_00
+        * t2 + cache.segment1_tip_rotation_01 * p.segment_length * t3
+        + cache.segment2_position_y * cache.segment1_slice0_subspace0_w_z;
+    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_subspace0_w_z
         + segment1_tip_velocity_w_z;
+    let segment2_slice0_position_y = cache.segment2_position_y
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_com_y;
+    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice0_position_y;
     let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
         * cache.segment1_slice0_mass
-        - segment2_slice0_velocity_w_z * cache.segment2_slice0_inertia_h_y;
-    let segment2_slice1_velocity_v_x = cache.segment2_slice1_subspace0_v_x * qd[4]
+        - segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_y;
+    let t4 = (0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c3
+        - 0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c2)
+        + 0.5 * cache.segment2_slice1_local_com_y;
+    let t5 = (0.125 * p.segment_length * cache.segment2_slice1_bend_c4
+        * segment2_bend_squared + 0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+        - 0.0625 * p.segment_length * cache.segment2_slice1_bend_c3
+            * segment2_bend_squared) - 0.5 * cache.segment2_slice1_local_com_x;
+    let segment2_slice1_subspace0_v_x = p.segment_length * t4
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * p.segment_length * t5
+        + cache.segment2_position_y * cache.segment1_slice1_subspace0_w_z;
+    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
     let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice1_subspace0_w_z;
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_11
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_y;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice1_mass;
     let segment2_slice1_momentum_f_x = cache.segment1_slice1_mass
         * segment2_slice1_velocity_v_x
-        - segment2_slice1_velocity_w_z * cache.segment2_slice1_inertia_h_y;
+        - segment2_slice1_velocity_w_z * segment2_slice1_inertia_h_y;
+    let t6 = (1.239677335393187 * p.segment_length * segment2_bend_squared
+        * cache.segment2_slice2_bend_c4
+        + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+        - 0.6198386676965935 * p.segment_length * cache.segment2_slice2_bend_c3
+            * segment2_bend_squared)
+        - 0.8872983346207417 * cache.segment2_slice2_local_com_x;
+    let t7 = 0.8872983346207417 * cache.segment2_slice2_local_com_y
+        + (0.6985685011586675 * segment2_bend_y * p.segment_length
+            * cache.segment2_slice2_bend_c3
+            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * segment2_bend_y
+                * p.segment_length);
+    let segment2_slice2_subspace0_v_x = cache.segment1_tip_rotation_01 * p.segment_length
+        * t6 + p.segment_length * t7 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice2_subspace0_w_z;
     let segment2_slice2_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_slice2_subspace0_v_x;
+        + qd[4] * segment2_slice2_subspace0_v_x;
+    let segment2_slice2_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice2_position_y;
     let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice2_subspace0_w_z;
     let segment2_slice2_momentum_f_x = segment2_slice2_velocity_v_x
         * cache.segment1_slice0_mass
-        - cache.segment2_slice2_inertia_h_y * segment2_slice2_velocity_w_z;
+        - segment2_slice2_inertia_h_y * segment2_slice2_velocity_w_z;
     let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_x = cache.segment2_tip_subspace0_v_x * qd[4]
@@ -2852,20 +3077,51 @@ pub fn linear_momentum(
         + head_momentum_f_x;
     let middle_composite_momentum_f_x = middle_momentum_f_x
         + segment2_composite_momentum_f_x;
+    let segment1_slice2_position_y = cache.sin_q2 * cache.segment1_slice2_local_com_x
+        + cache.segment1_position_y + cache.segment1_slice2_local_com_y * cache.cos_q2;
+    let segment1_slice2_inertia_h_y = segment1_slice2_position_y
+        * cache.segment1_slice0_mass;
     let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_subspace0_w_z
         + qd[2];
+    let t8 = (0.6985685011586675 * p.segment_length * segment1_bend_y
+        * cache.segment1_slice2_bend_c3
+        - 0.6985685011586675 * p.segment_length * segment1_bend_y
+            * cache.segment1_slice2_bend_c2)
+        + 0.8872983346207417 * cache.segment1_slice2_local_com_y;
+    let t9 = (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
+        + 1.239677335393187 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c4
+        - 0.6198386676965935 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c3)
+        - 0.8872983346207417 * cache.segment1_slice2_local_com_x;
+    let segment1_slice2_subspace0_v_x = 0.8872983346207417 * p.segment_length
+        * cache.segment1_position_y + t8 * cache.cos_q2 * p.segment_length
+        + p.segment_length * cache.base_angle_rotation_01 * t9;
     let segment1_slice2_velocity_v_x = base_angle_velocity_v_x
-        + cache.segment1_slice2_subspace0_v_x * qd[3];
+        + segment1_slice2_subspace0_v_x * qd[3];
     let segment1_slice2_momentum_f_x = cache.segment1_slice0_mass
         * segment1_slice2_velocity_v_x
-        - cache.segment1_slice2_inertia_h_y * segment1_slice2_velocity_w_z;
+        - segment1_slice2_inertia_h_y * segment1_slice2_velocity_w_z;
+    let segment1_slice1_inertia_h_y = cache.segment1_slice1_position_y
+        * cache.segment1_slice1_mass;
     let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_subspace0_w_z
         + qd[2];
-    let segment1_slice1_velocity_v_x = qd[3] * cache.segment1_slice1_subspace0_v_x
+    let t10 = (0.125 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
+        - 0.125 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c2)
+        + 0.5 * cache.segment1_slice1_local_com_y;
+    let t11 = (0.125 * p.segment_length * segment1_bend_squared
+        * cache.segment1_slice1_bend_c4
+        + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
+        - 0.0625 * cache.segment1_slice1_bend_c3 * p.segment_length
+            * segment1_bend_squared) - 0.5 * cache.segment1_slice1_local_com_x;
+    let segment1_slice1_subspace0_v_x = cache.cos_q2 * p.segment_length * t10
+        + t11 * p.segment_length * cache.base_angle_rotation_01
+        + 0.5 * p.segment_length * cache.segment1_position_y;
+    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
         + base_angle_velocity_v_x;
     let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
         * cache.segment1_slice1_mass
-        - cache.segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
+        - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
     let segment1_composite_momentum_f_x = segment1_slice0_momentum_f_x
         + middle_composite_momentum_f_x + segment1_slice2_momentum_f_x
         + segment1_slice1_momentum_f_x;
@@ -2874,32 +3130,69 @@ pub fn linear_momentum(
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
-    let segment1_slice1_velocity_v_y = cache.segment1_slice1_subspace0_v_y * qd[3]
+    let segment1_slice1_inertia_h_x = cache.segment1_slice1_position_x
+        * cache.segment1_slice1_mass;
+    let segment1_slice1_subspace0_v_y = cache.sin_q2 * p.segment_length * t10
+        + t11 * cache.cos_q2 * p.segment_length
+        - 0.5 * p.segment_length * cache.segment1_position_x;
+    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment1_slice1_momentum_f_y = cache.segment1_slice1_inertia_h_x
+    let segment1_slice1_momentum_f_y = segment1_slice1_inertia_h_x
         * segment1_slice1_velocity_w_z
         + segment1_slice1_velocity_v_y * cache.segment1_slice1_mass;
-    let segment1_slice0_velocity_v_y = cache.segment1_slice0_subspace0_v_y * qd[3]
+    let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
+        * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_position_x;
+    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_subspace0_v_y = cache.cos_q2 * p.segment_length * t1
+        + cache.sin_q2 * p.segment_length * t0
+        - 0.1127016653792583 * p.segment_length * cache.segment1_position_x;
+    let segment1_slice0_velocity_v_y = segment1_slice0_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment1_slice0_momentum_f_y = cache.segment1_slice0_inertia_h_x
+    let segment1_slice0_momentum_f_y = segment1_slice0_inertia_h_x
         * segment1_slice0_velocity_w_z
         + segment1_slice0_velocity_v_y * cache.segment1_slice0_mass;
+    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
+        * cache.segment1_tip_rotation_00 + cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y;
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_11 * p.segment_length
+        * t3 + cache.segment1_tip_rotation_10 * p.segment_length * t2
+        - cache.segment2_position_x * cache.segment1_slice0_subspace0_w_z;
     let segment1_tip_velocity_v_y = base_angle_velocity_v_y
         + qd[3] * cache.segment1_tip_subspace0_v_y;
-    let segment2_slice0_velocity_v_y = cache.segment2_slice0_subspace0_v_y * qd[4]
+    let segment2_slice0_velocity_v_y = segment2_slice0_subspace0_v_y * qd[4]
         + segment1_tip_velocity_v_y;
-    let segment2_slice0_momentum_f_y = cache.segment2_slice0_inertia_h_x
+    let segment2_slice0_momentum_f_y = segment2_slice0_inertia_h_x
         * segment2_slice0_velocity_w_z
         + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_slice2_velocity_v_y = qd[4] * cache.segment2_slice2_subspace0_v_y
+    let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_10 * p.segment_length
+        * t7 + cache.segment1_tip_rotation_11 * p.segment_length * t6
+        - cache.segment2_position_x * cache.segment1_slice2_subspace0_w_z;
+    let segment2_slice2_velocity_v_y = qd[4] * segment2_slice2_subspace0_v_y
         + segment1_tip_velocity_v_y;
+    let segment2_slice2_position_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice2_local_com_y + cache.segment2_position_x
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_inertia_h_x = cache.segment1_slice0_mass
+        * segment2_slice2_position_x;
     let segment2_slice2_momentum_f_y = segment2_slice2_velocity_v_y
         * cache.segment1_slice0_mass
-        + cache.segment2_slice2_inertia_h_x * segment2_slice2_velocity_w_z;
-    let segment2_slice1_velocity_v_y = qd[4] * cache.segment2_slice1_subspace0_v_y
+        + segment2_slice2_inertia_h_x * segment2_slice2_velocity_w_z;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_inertia_h_x = cache.segment1_slice1_mass
+        * segment2_slice1_position_x;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_11 * p.segment_length
+        * t5 + cache.segment1_tip_rotation_10 * p.segment_length * t4
+        - cache.segment2_position_x * cache.segment1_slice1_subspace0_w_z;
+    let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
         + segment1_tip_velocity_v_y;
     let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
-        * cache.segment2_slice1_inertia_h_x
+        * segment2_slice1_inertia_h_x
         + segment2_slice1_velocity_v_y * cache.segment1_slice1_mass;
     let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
         + segment1_tip_velocity_v_y;
@@ -2912,9 +3205,17 @@ pub fn linear_momentum(
         + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
     let middle_composite_momentum_f_y = segment2_composite_momentum_f_y
         + middle_momentum_f_y;
+    let segment1_slice2_position_x = cache.segment1_position_x
+        + cache.segment1_slice2_local_com_x * cache.cos_q2
+        + cache.segment1_slice2_local_com_y * cache.base_angle_rotation_01;
+    let segment1_slice2_inertia_h_x = cache.segment1_slice0_mass
+        * segment1_slice2_position_x;
+    let segment1_slice2_subspace0_v_y = cache.cos_q2 * p.segment_length * t9
+        + cache.sin_q2 * t8 * p.segment_length
+        - 0.8872983346207417 * p.segment_length * cache.segment1_position_x;
     let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_slice2_subspace0_v_y * qd[3];
-    let segment1_slice2_momentum_f_y = cache.segment1_slice2_inertia_h_x
+        + segment1_slice2_subspace0_v_y * qd[3];
+    let segment1_slice2_momentum_f_y = segment1_slice2_inertia_h_x
         * segment1_slice2_velocity_w_z
         + segment1_slice2_velocity_v_y * cache.segment1_slice0_mass;
     let segment1_composite_momentum_f_y = segment1_slice1_momentum_f_y
@@ -2957,22 +3258,49 @@ pub fn angular_momentum(
     let middle_momentum_n_z = segment1_tip_velocity_w_z * middle_inertia_i_22
         + cache.middle_inertia_h_x * segment1_tip_velocity_v_y
         - cache.middle_inertia_h_y * segment1_tip_velocity_v_x;
-    let segment2_slice1_velocity_v_y = qd[4] * cache.segment2_slice1_subspace0_v_y
+    let segment2_bend_y = p.segment_length * q[4];
+    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let t0 = (0.125 * p.segment_length * cache.segment2_slice1_bend_c4
+        * segment2_bend_squared + 0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+        - 0.0625 * p.segment_length * cache.segment2_slice1_bend_c3
+            * segment2_bend_squared) - 0.5 * cache.segment2_slice1_local_com_x;
+    let t1 = (0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c3
+        - 0.125 * segment2_bend_y * p.segment_length * cache.segment2_slice1_bend_c2)
+        + 0.5 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_11 * p.segment_length
+        * t0 + cache.segment1_tip_rotation_10 * p.segment_length * t1
+        - cache.segment2_position_x * cache.segment1_slice1_subspace0_w_z;
+    let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
         + segment1_tip_velocity_v_y;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_inertia_h_x = cache.segment1_slice1_mass
+        * segment2_slice1_position_x;
     let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice1_subspace0_w_z;
-    let t0 = p.segment2_disc_radius * p.segment2_disc_radius;
-    let segment2_slice1_inertia_com_22 = 0.25 * t0 * cache.segment1_slice1_mass;
+    let t2 = p.segment2_disc_radius * p.segment2_disc_radius;
+    let segment2_slice1_inertia_com_22 = 0.25 * t2 * cache.segment1_slice1_mass;
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_11
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_y;
     let segment2_slice1_inertia_i_22 = segment2_slice1_inertia_com_22
-        + (cache.segment2_slice1_position_y * cache.segment2_slice1_position_y
-            + cache.segment2_slice1_position_x * cache.segment2_slice1_position_x)
+        + (segment2_slice1_position_y * segment2_slice1_position_y
+            + segment2_slice1_position_x * segment2_slice1_position_x)
             * cache.segment1_slice1_mass;
-    let segment2_slice1_velocity_v_x = cache.segment2_slice1_subspace0_v_x * qd[4]
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice1_mass;
+    let segment2_slice1_subspace0_v_x = p.segment_length * t1
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * p.segment_length * t0
+        + cache.segment2_position_y * cache.segment1_slice1_subspace0_w_z;
+    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
     let segment2_slice1_momentum_n_z = segment2_slice1_velocity_v_y
-        * cache.segment2_slice1_inertia_h_x
+        * segment2_slice1_inertia_h_x
         + segment2_slice1_velocity_w_z * segment2_slice1_inertia_i_22
-        - cache.segment2_slice1_inertia_h_y * segment2_slice1_velocity_v_x;
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_v_x;
     let head_inertia_i_22 = tail_inertia_com_22
         + (cache.head_com_y * cache.head_com_y + cache.head_com_x * cache.head_com_x)
             * p.link_mass;
@@ -2985,35 +3313,89 @@ pub fn angular_momentum(
     let head_momentum_n_z = head_inertia_i_22 * segment2_tip_velocity_w_z
         + cache.head_inertia_h_x * segment2_tip_velocity_v_y
         - segment2_tip_velocity_v_x * cache.head_inertia_h_y;
-    let segment2_slice0_velocity_v_y = cache.segment2_slice0_subspace0_v_y * qd[4]
+    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
+        * cache.segment1_tip_rotation_00 + cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y;
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let t3 = (0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+        + 0.0003226646068132982 * p.segment_length * cache.segment2_slice0_bend_c4
+            * segment2_bend_squared
+        - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * p.segment_length
+            * segment2_bend_squared)
+        - 0.1127016653792583 * cache.segment2_slice0_local_com_x;
+    let t4 = 0.1127016653792583 * cache.segment2_slice0_local_com_y
+        + (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * segment2_bend_y
+            * p.segment_length
+            - 0.0014314988413324798 * segment2_bend_y * p.segment_length
+                * cache.segment2_slice0_bend_c2);
+    let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_11 * p.segment_length
+        * t3 + cache.segment1_tip_rotation_10 * p.segment_length * t4
+        - cache.segment2_position_x * cache.segment1_slice0_subspace0_w_z;
+    let segment2_slice0_velocity_v_y = segment2_slice0_subspace0_v_y * qd[4]
         + segment1_tip_velocity_v_y;
-    let segment2_slice0_velocity_v_x = qd[4] * cache.segment2_slice0_subspace0_v_x
+    let segment2_slice0_subspace0_v_x = p.segment_length * cache.segment1_tip_rotation_00
+        * t4 + cache.segment1_tip_rotation_01 * p.segment_length * t3
+        + cache.segment2_position_y * cache.segment1_slice0_subspace0_w_z;
+    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
         + segment1_tip_velocity_v_x;
+    let segment2_slice0_position_y = cache.segment2_position_y
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_com_y;
+    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice0_position_y;
     let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_subspace0_w_z
         + segment1_tip_velocity_w_z;
-    let segment2_slice0_inertia_com_22 = 0.25 * t0 * cache.segment1_slice0_mass;
+    let segment2_slice0_inertia_com_22 = 0.25 * t2 * cache.segment1_slice0_mass;
     let segment2_slice0_inertia_i_22 = cache.segment1_slice0_mass
-        * (cache.segment2_slice0_position_y * cache.segment2_slice0_position_y
-            + cache.segment2_slice0_position_x * cache.segment2_slice0_position_x)
+        * (segment2_slice0_position_y * segment2_slice0_position_y
+            + segment2_slice0_position_x * segment2_slice0_position_x)
         + segment2_slice0_inertia_com_22;
-    let segment2_slice0_momentum_n_z = cache.segment2_slice0_inertia_h_x
+    let segment2_slice0_momentum_n_z = segment2_slice0_inertia_h_x
         * segment2_slice0_velocity_v_y
         + segment2_slice0_velocity_w_z * segment2_slice0_inertia_i_22
-        - segment2_slice0_velocity_v_x * cache.segment2_slice0_inertia_h_y;
+        - segment2_slice0_velocity_v_x * segment2_slice0_inertia_h_y;
     let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice2_subspace0_w_z;
+    let segment2_slice2_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_position_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice2_local_com_y + cache.segment2_position_x
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
     let segment2_slice2_inertia_i_22 = segment2_slice0_inertia_com_22
         + cache.segment1_slice0_mass
-            * (cache.segment2_slice2_position_y * cache.segment2_slice2_position_y
-                + cache.segment2_slice2_position_x * cache.segment2_slice2_position_x);
+            * (segment2_slice2_position_y * segment2_slice2_position_y
+                + segment2_slice2_position_x * segment2_slice2_position_x);
+    let segment2_slice2_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice2_position_y;
+    let t5 = (1.239677335393187 * p.segment_length * segment2_bend_squared
+        * cache.segment2_slice2_bend_c4
+        + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+        - 0.6198386676965935 * p.segment_length * cache.segment2_slice2_bend_c3
+            * segment2_bend_squared)
+        - 0.8872983346207417 * cache.segment2_slice2_local_com_x;
+    let t6 = 0.8872983346207417 * cache.segment2_slice2_local_com_y
+        + (0.6985685011586675 * segment2_bend_y * p.segment_length
+            * cache.segment2_slice2_bend_c3
+            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * segment2_bend_y
+                * p.segment_length);
+    let segment2_slice2_subspace0_v_x = cache.segment1_tip_rotation_01 * p.segment_length
+        * t5 + p.segment_length * t6 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice2_subspace0_w_z;
     let segment2_slice2_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_slice2_subspace0_v_x;
-    let segment2_slice2_velocity_v_y = qd[4] * cache.segment2_slice2_subspace0_v_y
+        + qd[4] * segment2_slice2_subspace0_v_x;
+    let segment2_slice2_inertia_h_x = cache.segment1_slice0_mass
+        * segment2_slice2_position_x;
+    let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_10 * p.segment_length
+        * t6 + cache.segment1_tip_rotation_11 * p.segment_length * t5
+        - cache.segment2_position_x * cache.segment1_slice2_subspace0_w_z;
+    let segment2_slice2_velocity_v_y = qd[4] * segment2_slice2_subspace0_v_y
         + segment1_tip_velocity_v_y;
     let segment2_slice2_momentum_n_z = segment2_slice2_velocity_w_z
         * segment2_slice2_inertia_i_22
-        + cache.segment2_slice2_inertia_h_x * segment2_slice2_velocity_v_y
-        - cache.segment2_slice2_inertia_h_y * segment2_slice2_velocity_v_x;
+        + segment2_slice2_inertia_h_x * segment2_slice2_velocity_v_y
+        - segment2_slice2_inertia_h_y * segment2_slice2_velocity_v_x;
     let segment2_composite_momentum_n_z = segment2_slice1_momentum_n_z
         + head_momentum_n_z + segment2_slice0_momentum_n_z
         + segment2_slice2_momentum_n_z;
@@ -3021,49 +3403,122 @@ pub fn angular_momentum(
         + segment2_composite_momentum_n_z;
     let segment1_slice0_velocity_w_z = qd[2]
         + cache.segment1_slice0_subspace0_w_z * qd[3];
-    let t1 = p.segment1_disc_radius * p.segment1_disc_radius;
-    let segment1_slice0_inertia_com_22 = 0.25 * t1 * cache.segment1_slice0_mass;
+    let t7 = p.segment1_disc_radius * p.segment1_disc_radius;
+    let segment1_slice0_inertia_com_22 = 0.25 * t7 * cache.segment1_slice0_mass;
+    let segment1_slice0_position_y = cache.segment1_position_y
+        + cache.sin_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_slice0_local_com_y * cache.cos_q2;
+    let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
+        * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_position_x;
     let segment1_slice0_inertia_i_22 = segment1_slice0_inertia_com_22
-        + (cache.segment1_slice0_position_y * cache.segment1_slice0_position_y
-            + cache.segment1_slice0_position_x * cache.segment1_slice0_position_x)
+        + (segment1_slice0_position_y * segment1_slice0_position_y
+            + segment1_slice0_position_x * segment1_slice0_position_x)
             * cache.segment1_slice0_mass;
-    let segment1_slice0_velocity_v_y = cache.segment1_slice0_subspace0_v_y * qd[3]
+    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_bend_y = p.segment_length * q[3];
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t8 = (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * p.segment_length
+        * segment1_bend_squared
+        + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+        - 0.0001613323034066491 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice0_bend_c3)
+        - 0.1127016653792583 * cache.segment1_slice0_local_com_x;
+    let t9 = (0.0014314988413324798 * p.segment_length * segment1_bend_y
+        * cache.segment1_slice0_bend_c3
+        - 0.0014314988413324798 * p.segment_length * segment1_bend_y
+            * cache.segment1_slice0_bend_c2)
+        + 0.1127016653792583 * cache.segment1_slice0_local_com_y;
+    let segment1_slice0_subspace0_v_y = cache.cos_q2 * p.segment_length * t8
+        + cache.sin_q2 * p.segment_length * t9
+        - 0.1127016653792583 * p.segment_length * cache.segment1_position_x;
+    let segment1_slice0_velocity_v_y = segment1_slice0_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment1_slice0_velocity_v_x = qd[3] * cache.segment1_slice0_subspace0_v_x
+    let segment1_slice0_subspace0_v_x = cache.cos_q2 * p.segment_length * t9
+        + 0.1127016653792583 * p.segment_length * cache.segment1_position_y
+        + p.segment_length * cache.base_angle_rotation_01 * t8;
+    let segment1_slice0_velocity_v_x = qd[3] * segment1_slice0_subspace0_v_x
         + base_angle_velocity_v_x;
+    let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment1_slice0_position_y;
     let segment1_slice0_momentum_n_z = segment1_slice0_velocity_w_z
         * segment1_slice0_inertia_i_22
-        + cache.segment1_slice0_inertia_h_x * segment1_slice0_velocity_v_y
-        - segment1_slice0_velocity_v_x * cache.segment1_slice0_inertia_h_y;
-    let segment1_slice1_velocity_v_x = qd[3] * cache.segment1_slice1_subspace0_v_x
+        + segment1_slice0_inertia_h_x * segment1_slice0_velocity_v_y
+        - segment1_slice0_velocity_v_x * segment1_slice0_inertia_h_y;
+    let segment1_slice1_inertia_h_y = cache.segment1_slice1_position_y
+        * cache.segment1_slice1_mass;
+    let t10 = (0.125 * cache.segment1_slice1_bend_c3 * p.segment_length * segment1_bend_y
+        - 0.125 * p.segment_length * segment1_bend_y * cache.segment1_slice1_bend_c2)
+        + 0.5 * cache.segment1_slice1_local_com_y;
+    let t11 = (0.125 * p.segment_length * segment1_bend_squared
+        * cache.segment1_slice1_bend_c4
+        + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
+        - 0.0625 * cache.segment1_slice1_bend_c3 * p.segment_length
+            * segment1_bend_squared) - 0.5 * cache.segment1_slice1_local_com_x;
+    let segment1_slice1_subspace0_v_x = cache.cos_q2 * p.segment_length * t10
+        + t11 * p.segment_length * cache.base_angle_rotation_01
+        + 0.5 * p.segment_length * cache.segment1_position_y;
+    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
         + base_angle_velocity_v_x;
-    let segment1_slice1_inertia_com_22 = 0.25 * t1 * cache.segment1_slice1_mass;
+    let segment1_slice1_inertia_com_22 = 0.25 * t7 * cache.segment1_slice1_mass;
     let segment1_slice1_inertia_i_22 = segment1_slice1_inertia_com_22
         + cache.segment1_slice1_mass
             * (cache.segment1_slice1_position_y * cache.segment1_slice1_position_y
                 + cache.segment1_slice1_position_x * cache.segment1_slice1_position_x);
     let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_subspace0_w_z
         + qd[2];
-    let segment1_slice1_velocity_v_y = cache.segment1_slice1_subspace0_v_y * qd[3]
+    let segment1_slice1_inertia_h_x = cache.segment1_slice1_position_x
+        * cache.segment1_slice1_mass;
+    let segment1_slice1_subspace0_v_y = cache.sin_q2 * p.segment_length * t10
+        + t11 * cache.cos_q2 * p.segment_length
+        - 0.5 * p.segment_length * cache.segment1_position_x;
+    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let segment1_slice1_momentum_n_z = segment1_slice1_inertia_i_22
         * segment1_slice1_velocity_w_z
-        + cache.segment1_slice1_inertia_h_x * segment1_slice1_velocity_v_y
-        - cache.segment1_slice1_inertia_h_y * segment1_slice1_velocity_v_x;
+        + segment1_slice1_inertia_h_x * segment1_slice1_velocity_v_y
+        - segment1_slice1_inertia_h_y * segment1_slice1_velocity_v_x;
+    let t12 = (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
+        + 1.239677335393187 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c4
+        - 0.6198386676965935 * p.segment_length * segment1_bend_squared
+            * cache.segment1_slice2_bend_c3)
+        - 0.8872983346207417 * cache.segment1_slice2_local_com_x;
+    let t13 = (0.6985685011586675 * p.segment_length * segment1_bend_y
+        * cache.segment1_slice2_bend_c3
+        - 0.6985685011586675 * p.segment_length * segment1_bend_y
+            * cache.segment1_slice2_bend_c2)
+        + 0.8872983346207417 * cache.segment1_slice2_local_com_y;
+    let segment1_slice2_subspace0_v_y = cache.cos_q2 * p.segment_length * t12
+        + cache.sin_q2 * t13 * p.segment_length
+        - 0.8872983346207417 * p.segment_length * cache.segment1_position_x;
     let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_slice2_subspace0_v_y * qd[3];
+        + segment1_slice2_subspace0_v_y * qd[3];
+    let segment1_slice2_position_x = cache.segment1_position_x
+        + cache.segment1_slice2_local_com_x * cache.cos_q2
+        + cache.segment1_slice2_local_com_y * cache.base_angle_rotation_01;
+    let segment1_slice2_inertia_h_x = cache.segment1_slice0_mass
+        * segment1_slice2_position_x;
+    let segment1_slice2_position_y = cache.sin_q2 * cache.segment1_slice2_local_com_x
+        + cache.segment1_position_y + cache.segment1_slice2_local_com_y * cache.cos_q2;
     let segment1_slice2_inertia_i_22 = segment1_slice0_inertia_com_22
-        + (cache.segment1_slice2_position_x * cache.segment1_slice2_position_x
-            + cache.segment1_slice2_position_y * cache.segment1_slice2_position_y)
+        + (segment1_slice2_position_x * segment1_slice2_position_x
+            + segment1_slice2_position_y * segment1_slice2_position_y)
             * cache.segment1_slice0_mass;
     let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_subspace0_w_z
         + qd[2];
+    let segment1_slice2_inertia_h_y = segment1_slice2_position_y
+        * cache.segment1_slice0_mass;
+    let segment1_slice2_subspace0_v_x = 0.8872983346207417 * p.segment_length
+        * cache.segment1_position_y + t13 * cache.cos_q2 * p.segment_length
+        + p.segment_length * cache.base_angle_rotation_01 * t12;
     let segment1_slice2_velocity_v_x = base_angle_velocity_v_x
-        + cache.segment1_slice2_subspace0_v_x * qd[3];
+        + segment1_slice2_subspace0_v_x * qd[3];
     let segment1_slice2_momentum_n_z = segment1_slice2_velocity_v_y
-        * cache.segment1_slice2_inertia_h_x
+        * segment1_slice2_inertia_h_x
         + segment1_slice2_inertia_i_22 * segment1_slice2_velocity_w_z
-        - cache.segment1_slice2_inertia_h_y * segment1_slice2_velocity_v_x;
+        - segment1_slice2_inertia_h_y * segment1_slice2_velocity_v_x;
     let segment1_composite_momentum_n_z = middle_composite_momentum_n_z
         + segment1_slice0_momentum_n_z + segment1_slice1_momentum_n_z
         + segment1_slice2_momentum_n_z;
@@ -3167,6 +3622,13 @@ pub fn centre_line_into(
         + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t11;
     let segment2_centre2_position_y = cache.segment2_position_y
         + cache.segment1_tip_rotation_11 * t11 + cache.segment1_tip_rotation_10 * t10;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_11
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_y;
     let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
     let t12 = 0.6666666666666666 * softgen_runtime::stumpff(segment2_centre4_bend)[1]
         * p.segment_length;
@@ -3215,8 +3677,8 @@ pub fn centre_line_into(
     out[9][0] = segment2_centre2_position_x;
     out[9][1] = segment2_centre2_position_y;
     out[9][2] = 0.0;
-    out[10][0] = cache.segment2_slice1_position_x;
-    out[10][1] = cache.segment2_slice1_position_y;
+    out[10][0] = segment2_slice1_position_x;
+    out[10][1] = segment2_slice1_position_y;
     out[10][2] = 0.0;
     out[11][0] = segment2_centre4_position_x;
     out[11][1] = segment2_centre4_position_y;
@@ -3428,22 +3890,16 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
     ) {
         contact_jacobian_into(index, q, p, k, out)
     }
-    fn contact_kinematics_into(
-        indices: &[usize],
+    const CONTACT_FRAME_OF: &'static [u16] = &[0, 1, 2, 3, 3, 4, 4];
+    fn contact_frame_into(
+        frame: usize,
         q: &SVector<f64, DOF>,
         p: &Params,
         k: &Cache,
-        jacobians: &mut [SMatrix<f64, 3, DOF>],
-        axes: &mut [Vector3<f64>],
+        columns: &mut SMatrix<f64, 6, DOF>,
+        axis: &mut Vector3<f64>,
     ) {
-        for ((&index, jacobian), axis) in indices
-            .iter()
-            .zip(jacobians.iter_mut())
-            .zip(axes.iter_mut())
-        {
-            contact_jacobian_into(index, q, p, k, jacobian);
-            *axis = contact_axis(index, q, p, k);
-        }
+        contact_frame_into(frame, q, p, k, columns, axis)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

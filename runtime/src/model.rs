@@ -274,6 +274,25 @@ pub trait Model<const N: usize, const C: usize> {
         k: &Self::Cache,
         out: &mut SMatrix<f64, 3, N>,
     );
+    /// The frame carrying each contact point (a rigid link, or a skin ring of a soft section)
+    /// where the model serves contact through frames (soft robots): points of one frame are
+    /// consecutive. Empty: points are served one by one through their Jacobians.
+    const CONTACT_FRAME_OF: &'static [u16] = &[];
+    /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear about the
+    /// world origin, zero for coordinates that do not move it) and the frame's x axis; only
+    /// models with `CONTACT_FRAME_OF` have frames.
+    fn contact_frame_into(
+        frame: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        columns: &mut SMatrix<f64, 6, N>,
+        axis: &mut Vector3<f64>,
+    ) {
+        let _ = (frame, q, p, k);
+        *columns = SMatrix::zeros();
+        *axis = Vector3::zeros();
+    }
     /// Jacobians and carrying-body x axes of the contact points `indices` (ascending), the
     /// points in contact. The default asks point by point; models whose neighbouring points
     /// share kinematics (a soft section's skin rings) override it.

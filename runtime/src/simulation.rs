@@ -11,7 +11,8 @@ use crate::model::{Model, ParamSet};
 use crate::pd::JointPd;
 use crate::state::State;
 use crate::terrain::Terrain;
-use nalgebra::{SMatrix, SVector, Vector3};
+use crate::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
+use nalgebra::{SMatrix, SVector, Vector3, Vector6};
 use std::marker::PhantomData;
 
 /// Everything about a run that is not the robot's own parameters.
@@ -180,6 +181,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if matches!(self.config.terrain, Terrain::Floor) {
             return self.floor_force(q, qd, cache, positions, force, report);
         }
+        if R::CONTACT_FRAME_OF.len() == C {
+            return self.frame_contact_force(q, qd, cache, positions, force, report);
+        }
         // Points in contact, in chunks: only they pay for kinematics, and their velocity is
         // J qd from the Jacobian they need anyway.
         // Small chunks: the buffers are set up on every call.
@@ -226,6 +230,79 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             r.positions = positions;
         }
         force
+    }
+
+    /// Contact through the frames carrying the points (soft robots' skin rings): per frame
+    /// with a point in touch, its columns and twist once, then per point its velocity from
+    /// the twist and its force into the frame's wrench, and the wrench into the coordinates.
+    fn frame_contact_force(
+        &self,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        cache: &R::Cache,
+        positions: [Vector3<f64>; C],
+        mut force: SVector<f64, N>,
+        mut report: Option<&mut ContactReport<N, C>>,
+    ) -> SVector<f64, N> {
+        let mut frame = usize::MAX;
+        let mut columns = SMatrix::<f64, 6, N>::zeros();
+        let mut axis = Vector3::zeros();
+        let mut twist = Vector6::zeros();
+        // Total wrench on the frame, and its normal part when reporting.
+        let mut wrench = Vector6::zeros();
+        let mut normal_wrench = Vector6::zeros();
+        for index in 0..C {
+            let Some(contact) = self.config.terrain.contact(&positions[index]) else { continue };
+            let own = R::CONTACT_FRAME_OF[index] as usize;
+            if own != frame {
+                if frame != usize::MAX {
+                    self.flush_frame(&columns, &wrench, &normal_wrench, &mut force, report.as_deref_mut());
+                }
+                frame = own;
+                R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis);
+                twist = columns * qd;
+                wrench = Vector6::zeros();
+                normal_wrench = Vector6::zeros();
+            }
+            let velocity = point_velocity(&twist, &positions[index]);
+            let sample = self.config.contact.force(&contact, &velocity, &axis);
+            if sample.normal_force == 0.0 {
+                continue;
+            }
+            let total = sample.total();
+            wrench += point_wrench(&total, &positions[index]);
+            if let Some(r) = report.as_deref_mut() {
+                normal_wrench += point_wrench(&sample.normal, &positions[index]);
+                r.forces[index] = total;
+                r.active += 1;
+                r.max_depth = r.max_depth.max(contact.depth);
+            }
+        }
+        if frame != usize::MAX {
+            self.flush_frame(&columns, &wrench, &normal_wrench, &mut force, report.as_deref_mut());
+        }
+        if let Some(r) = report {
+            r.positions = positions;
+        }
+        force
+    }
+
+    /// A frame's wrench into the generalized force (and the report's normal and friction parts).
+    #[inline]
+    fn flush_frame(
+        &self,
+        columns: &SMatrix<f64, 6, N>,
+        wrench: &Vector6<f64>,
+        normal_wrench: &Vector6<f64>,
+        force: &mut SVector<f64, N>,
+        report: Option<&mut ContactReport<N, C>>,
+    ) {
+        *force += frame_generalized_force(columns, wrench);
+        if let Some(r) = report {
+            let normal = frame_generalized_force(columns, normal_wrench);
+            r.normal_generalized += normal;
+            r.friction_generalized += frame_generalized_force(columns, &(wrench - normal_wrench));
+        }
     }
 
     /// The floor: every point carries an equal share of the weight; friction only.
@@ -365,9 +442,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
             R::contact_positions_into(q, &self.params, &cache, &mut positions);
             let mut jacobian = [SMatrix::<f64, 3, N>::zeros(); 1];
             let mut axis = [Vector3::zeros(); 1];
+            let by_frame = R::CONTACT_FRAME_OF.len() == C;
+            let mut frame = usize::MAX;
+            let mut columns = SMatrix::<f64, 6, N>::zeros();
             for (index, position) in positions.iter().enumerate() {
                 let Some(contact) = self.config.terrain.contact(position) else { continue };
-                R::contact_kinematics_into(&[index], q, &self.params, &cache, &mut jacobian, &mut axis);
+                if by_frame {
+                    let own = R::CONTACT_FRAME_OF[index] as usize;
+                    if own != frame {
+                        frame = own;
+                        R::contact_frame_into(frame, q, &self.params, &cache, &mut columns, &mut axis[0]);
+                    }
+                    jacobian[0] = point_jacobian(&columns, position);
+                } else {
+                    R::contact_kinematics_into(&[index], q, &self.params, &cache, &mut jacobian, &mut axis);
+                }
                 let velocity = jacobian[0] * qd;
                 let (dv, dp) = self.config.contact.force_derivatives(&contact, &velocity, &axis[0]);
                 velocity_force += jacobian[0].transpose() * dv * jacobian[0];
