@@ -3,6 +3,8 @@
 //! at the origin), force vectors [n; f] (n the moment about the origin), and rigid-body
 //! inertias in the compact form (mass, first moment h = m c, rotational inertia about the
 //! origin). Every operation builds DAG nodes, so constants, zeros and ones fold as it goes.
+//! A soft section sums its slices in its base frame with the same algebra; the transforms
+//! here carry those sums to the world.
 
 use crate::dag::{Dag, NodeId};
 
