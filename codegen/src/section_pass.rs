@@ -413,8 +413,6 @@ pub(crate) fn section_rows(
     let count = coordinates.len();
     let zero_force = dag.zero_force();
     let base = &state.frame.base;
-    // Gravity's fictitious upward acceleration in the base frame.
-    let up_local = dag.motion_to_frame(&base.rotation, &base.position, up);
     // Per coordinate a: P_ak = I_k S_a^k per slice (base frame) and P_a^E = E S_a^tip (world).
     let mut projected: Vec<Vec<Force>> = Vec::new();
     let mut projected_beyond: Vec<Force> = Vec::new();
@@ -455,26 +453,23 @@ pub(crate) fn section_rows(
             rows.mass_matrix[coordinates[b]][i] = entry;
         }
 
-        // C qd and G: the slices' Newton-Euler and weight forces, and the subtree beyond.
+        // C qd: the slices' Newton-Euler forces and the subtree beyond. G: since a spatial
+        // inertia is symmetric, sum_k S_a^k . I_k up (+ beyond) = F_a . up, the momentum
+        // column M already has, against gravity's upward acceleration.
         let mut coriolis_terms = Vec::new();
-        let mut gravity_terms = Vec::new();
         if let Some(e) = beyond {
             coriolis_terms.push(dag.force_dot_motion(&e.force, &state.tip.columns[a]));
-            let weight = dag.inertia_times(&e.inertia, up);
-            gravity_terms.push(dag.force_dot_motion(&weight, &state.tip.columns[a]));
         }
         for slice in &state.slices {
             coriolis_terms.push(dag.force_dot_motion(&slice.local.force, &slice.local_columns[a]));
-            let weight = dag.inertia_times(&slice.local.inertia, &up_local);
-            gravity_terms.push(dag.force_dot_motion(&weight, &slice.local_columns[a]));
         }
         rows.coriolis[i] = dag.add(coriolis_terms);
+        let weight = dag.force_dot_motion(&total, up);
         let elastic = {
             let q = dag.input(Input::Q(i));
             dag.mul2(state.stiffness, q)
         };
-        gravity_terms.push(elastic);
-        rows.gravity[i] = dag.add(gravity_terms);
+        rows.gravity[i] = dag.add2(weight, elastic);
     }
 
     // Christoffel C. Per coordinate b: column forces I_k Sdot_b^k + B_k S_b^k (and beyond),

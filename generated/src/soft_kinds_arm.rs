@@ -7332,127 +7332,144 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = 0.1829865712999871 * p.gravity * cache.arm_slice2_local_inertia_h_x
-        - 0.3894183423086505 * cache.arm_slice2_local_inertia_h_y * p.gravity;
-    let t1 = 0.90270109637546 * cache.arm_slice0_local_inertia_h_y * p.gravity
-        - 0.1829865712999871 * cache.arm_slice0_local_inertia_h_z * p.gravity;
-    let t2 = 0.3894183423086505 * cache.arm_slice3_local_inertia_h_z * p.gravity
-        - 0.90270109637546 * cache.arm_slice3_local_inertia_h_x * p.gravity;
-    let t3 = 0.3894183423086505 * cache.arm_slice2_local_inertia_h_z * p.gravity
-        - 0.90270109637546 * p.gravity * cache.arm_slice2_local_inertia_h_x;
-    let t4 = 0.1829865712999871 * cache.arm_slice3_local_inertia_h_x * p.gravity
-        - 0.3894183423086505 * cache.arm_slice3_local_inertia_h_y * p.gravity;
-    let t5 = 0.90270109637546 * cache.arm_slice3_local_inertia_h_y * p.gravity
-        - 0.1829865712999871 * cache.arm_slice3_local_inertia_h_z * p.gravity;
-    let t6 = 0.90270109637546 * cache.arm_slice2_local_inertia_h_y * p.gravity
-        - 0.1829865712999871 * cache.arm_slice2_local_inertia_h_z * p.gravity;
-    let t7 = 0.1829865712999871 * p.gravity * cache.arm_slice1_local_inertia_h_x
-        - 0.3894183423086505 * p.gravity * cache.arm_slice1_local_inertia_h_y;
-    let t8 = 0.3894183423086505 * cache.arm_slice1_local_inertia_h_z * p.gravity
-        - 0.90270109637546 * p.gravity * cache.arm_slice1_local_inertia_h_x;
-    let t9 = 0.1829865712999871 * p.gravity * cache.arm_slice0_local_inertia_h_x
-        - 0.3894183423086505 * cache.arm_slice0_local_inertia_h_y * p.gravity;
-    let t10 = 0.3894183423086505 * cache.arm_slice0_local_inertia_h_z * p.gravity
-        - 0.90270109637546 * p.gravity * cache.arm_slice0_local_inertia_h_x;
-    let t11 = 0.90270109637546 * p.gravity * cache.arm_slice1_local_inertia_h_y
-        - 0.1829865712999871 * cache.arm_slice1_local_inertia_h_z * p.gravity;
-    out[0] = t0 * cache.arm_slice2_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice1_mass * p.gravity
-            * cache.arm_slice1_local_subspace0_v_y
-        + t1 * cache.arm_slice0_local_subspace0_w_x
-        + cache.arm_slice3_local_subspace0_w_y * t2
-        + t3 * cache.arm_slice2_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice0_mass * p.gravity
-            * cache.arm_slice0_local_subspace0_v_x
-        + t4 * cache.arm_slice3_local_subspace0_w_z
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z * cache.arm_slice0_mass
-            * p.gravity
-        + cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x * p.gravity
-        + 0.3894183423086505 * cache.arm_slice1_mass * p.gravity
-            * cache.arm_slice2_local_subspace0_v_x
-        + 0.3894183423086505 * cache.arm_slice1_mass
-            * cache.arm_slice1_local_subspace0_v_x * p.gravity
-        + p.gravity * cache.wrist_composite_inertia_m * cache.arm_tip_subspace0_v_z
-        + q[0] * p.arm_stiffness + t5 * cache.arm_slice3_local_subspace0_w_x
-        + cache.arm_slice2_local_subspace0_w_x * t6
-        + t7 * cache.arm_slice1_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice1_mass
-            * cache.arm_slice2_local_subspace0_v_y * p.gravity
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_mass
-            * p.gravity
-        + 0.1829865712999871 * cache.arm_slice0_mass * p.gravity
-            * cache.arm_slice0_local_subspace0_v_y
-        + t8 * cache.arm_slice1_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_z
-            * p.gravity + t9 * cache.arm_slice0_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
-            * cache.arm_slice0_mass * p.gravity
-        + 0.3894183423086505 * cache.arm_slice0_mass * p.gravity
-            * cache.arm_slice3_local_subspace0_v_x
-        + t10 * cache.arm_slice0_local_subspace0_w_y
-        + t11 * cache.arm_slice1_local_subspace0_w_x
-        + 0.90270109637546 * cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_z
-            * p.gravity
-        - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_y * p.gravity;
-    out[1] = cache.arm_slice0_local_subspace1_w_z * t9
-        + 0.3894183423086505 * cache.arm_slice1_mass
-            * cache.arm_slice2_local_subspace1_v_x * p.gravity
-        + t8 * cache.arm_slice1_local_subspace1_w_y
-        + t11 * cache.arm_slice1_local_subspace1_w_x
-        + t0 * cache.arm_slice2_local_subspace1_w_z
-        + 0.90270109637546 * cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_z
-            * p.gravity
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace1_v_y
-            * cache.arm_slice0_mass * p.gravity
-        + 0.90270109637546 * cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_mass
-            * p.gravity + cache.arm_slice0_local_subspace1_w_y * t10
-        + 0.1829865712999871 * cache.arm_slice0_mass * p.gravity
-            * cache.arm_slice0_local_subspace1_v_y + q[1] * p.arm_stiffness
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x
-            * cache.arm_slice0_mass * p.gravity
-        + 0.1829865712999871 * cache.arm_slice1_mass
-            * cache.arm_slice2_local_subspace1_v_y * p.gravity
-        + cache.arm_slice1_local_subspace1_w_z * t7
-        + cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace1_w_x * p.gravity
-        + cache.arm_slice2_local_subspace1_w_x * t6
-        + t3 * cache.arm_slice2_local_subspace1_w_y
-        + 0.1829865712999871 * cache.arm_slice1_mass * p.gravity
-            * cache.arm_slice1_local_subspace1_v_y
-        + 0.90270109637546 * cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
-            * p.gravity + cache.arm_slice3_local_subspace1_w_x * t5
-        + cache.arm_tip_subspace1_v_z * p.gravity * cache.wrist_composite_inertia_m
-        + cache.arm_slice3_local_subspace1_w_z * t4
-        + 0.3894183423086505 * cache.arm_slice0_mass * p.gravity
-            * cache.arm_slice3_local_subspace1_v_x
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_v_z * cache.arm_slice0_mass
-            * p.gravity + t1 * cache.arm_slice0_local_subspace1_w_x
-        + t2 * cache.arm_slice3_local_subspace1_w_y
-        + 0.3894183423086505 * cache.arm_slice1_mass
-            * cache.arm_slice1_local_subspace1_v_x * p.gravity
-        - cache.wrist_composite_inertia_h_x * p.gravity * cache.arm_tip_subspace1_w_y;
-    out[2] = cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x * p.gravity
-        * cache.flap_slice0_mass
-        + cache.flap_slice1_local_subspace0_w_z
-            * (p.gravity * cache.flap_slice1_local_inertia_h_x * cache.flap_rotation_21
-                - cache.flap_rotation_20 * p.gravity
-                    * cache.flap_slice1_local_inertia_h_y)
-        + p.gravity * cache.flap_rotation_21 * cache.flap_slice2_local_subspace0_v_y
-            * cache.flap_slice0_mass + p.flap_stiffness * q[2]
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_20 * p.gravity
-            * cache.flap_slice0_mass
-        + (p.gravity * cache.flap_slice2_local_inertia_h_x * cache.flap_rotation_21
-            - cache.flap_rotation_20 * cache.flap_slice2_local_inertia_h_y * p.gravity)
-            * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_slice0_local_subspace0_w_z
-            * (cache.flap_slice0_local_inertia_h_x * p.gravity * cache.flap_rotation_21
-                - cache.flap_rotation_20 * cache.flap_slice0_local_inertia_h_y
-                    * p.gravity)
-        + cache.flap_slice1_mass * cache.flap_slice1_local_subspace0_v_x
-            * cache.flap_rotation_20 * p.gravity
-        + cache.flap_slice1_mass * p.gravity * cache.flap_rotation_21
-            * cache.flap_slice1_local_subspace0_v_y
-        + p.gravity * cache.flap_rotation_21 * cache.flap_slice0_local_subspace0_v_y
-            * cache.flap_slice0_mass;
+    let arm_subspace0_projected_inertia_f_z = cache.wrist_composite_inertia_m
+        * cache.arm_tip_subspace0_v_z
+        + 0.1829865712999871
+            * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_y
+                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_y
+                + cache.arm_slice0_mass * cache.arm_slice0_local_subspace0_v_y
+                + cache.arm_slice3_local_subspace0_v_y * cache.arm_slice0_mass
+                - (cache.arm_slice3_local_inertia_h_z
+                    * cache.arm_slice3_local_subspace0_w_x
+                    - cache.arm_slice3_local_inertia_h_x
+                        * cache.arm_slice3_local_subspace0_w_z)
+                - (cache.arm_slice0_local_inertia_h_z
+                    * cache.arm_slice0_local_subspace0_w_x
+                    - cache.arm_slice0_local_subspace0_w_z
+                        * cache.arm_slice0_local_inertia_h_x)
+                - (cache.arm_slice2_local_subspace0_w_x
+                    * cache.arm_slice2_local_inertia_h_z
+                    - cache.arm_slice2_local_subspace0_w_z
+                        * cache.arm_slice2_local_inertia_h_x)
+                - (cache.arm_slice1_local_subspace0_w_x
+                    * cache.arm_slice1_local_inertia_h_z
+                    - cache.arm_slice1_local_subspace0_w_z
+                        * cache.arm_slice1_local_inertia_h_x))
+        + 0.90270109637546
+            * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_z
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_z
+                + cache.arm_slice3_local_subspace0_v_z * cache.arm_slice0_mass
+                + cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_mass
+                - (cache.arm_slice1_local_subspace0_w_y
+                    * cache.arm_slice1_local_inertia_h_x
+                    - cache.arm_slice1_local_subspace0_w_x
+                        * cache.arm_slice1_local_inertia_h_y)
+                - (cache.arm_slice3_local_subspace0_w_y
+                    * cache.arm_slice3_local_inertia_h_x
+                    - cache.arm_slice3_local_inertia_h_y
+                        * cache.arm_slice3_local_subspace0_w_x)
+                - (cache.arm_slice0_local_subspace0_w_y
+                    * cache.arm_slice0_local_inertia_h_x
+                    - cache.arm_slice0_local_inertia_h_y
+                        * cache.arm_slice0_local_subspace0_w_x)
+                - (cache.arm_slice2_local_inertia_h_x
+                    * cache.arm_slice2_local_subspace0_w_y
+                    - cache.arm_slice2_local_subspace0_w_x
+                        * cache.arm_slice2_local_inertia_h_y))
+        + 0.3894183423086505
+            * (cache.arm_slice0_mass * cache.arm_slice3_local_subspace0_v_x
+                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
+                + cache.arm_slice0_mass * cache.arm_slice0_local_subspace0_v_x
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_x
+                - (cache.arm_slice3_local_inertia_h_y
+                    * cache.arm_slice3_local_subspace0_w_z
+                    - cache.arm_slice3_local_subspace0_w_y
+                        * cache.arm_slice3_local_inertia_h_z)
+                - (cache.arm_slice1_local_subspace0_w_z
+                    * cache.arm_slice1_local_inertia_h_y
+                    - cache.arm_slice1_local_inertia_h_z
+                        * cache.arm_slice1_local_subspace0_w_y)
+                - (cache.arm_slice2_local_inertia_h_y
+                    * cache.arm_slice2_local_subspace0_w_z
+                    - cache.arm_slice2_local_inertia_h_z
+                        * cache.arm_slice2_local_subspace0_w_y)
+                - (cache.arm_slice0_local_subspace0_w_z
+                    * cache.arm_slice0_local_inertia_h_y
+                    - cache.arm_slice0_local_inertia_h_z
+                        * cache.arm_slice0_local_subspace0_w_y))
+        - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_y
+            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x);
+    let arm_subspace1_projected_inertia_f_z = cache.arm_tip_subspace1_v_z
+        * cache.wrist_composite_inertia_m
+        + 0.1829865712999871
+            * (cache.arm_slice0_mass * cache.arm_slice0_local_subspace1_v_y
+                + cache.arm_slice3_local_subspace1_v_y * cache.arm_slice0_mass
+                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_y
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
+                - (cache.arm_slice2_local_subspace1_w_x
+                    * cache.arm_slice2_local_inertia_h_z
+                    - cache.arm_slice2_local_subspace1_w_z
+                        * cache.arm_slice2_local_inertia_h_x)
+                - (cache.arm_slice0_local_inertia_h_z
+                    * cache.arm_slice0_local_subspace1_w_x
+                    - cache.arm_slice0_local_subspace1_w_z
+                        * cache.arm_slice0_local_inertia_h_x)
+                - (cache.arm_slice3_local_inertia_h_z
+                    * cache.arm_slice3_local_subspace1_w_x
+                    - cache.arm_slice3_local_inertia_h_x
+                        * cache.arm_slice3_local_subspace1_w_z)
+                - (cache.arm_slice1_local_subspace1_w_x
+                    * cache.arm_slice1_local_inertia_h_z
+                    - cache.arm_slice1_local_subspace1_w_z
+                        * cache.arm_slice1_local_inertia_h_x))
+        + 0.3894183423086505
+            * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
+                + cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_x
+                + cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_mass
+                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_x
+                - (cache.arm_slice1_local_subspace1_w_z
+                    * cache.arm_slice1_local_inertia_h_y
+                    - cache.arm_slice1_local_subspace1_w_y
+                        * cache.arm_slice1_local_inertia_h_z)
+                - (cache.arm_slice3_local_subspace1_w_z
+                    * cache.arm_slice3_local_inertia_h_y
+                    - cache.arm_slice3_local_inertia_h_z
+                        * cache.arm_slice3_local_subspace1_w_y)
+                - (cache.arm_slice0_local_subspace1_w_z
+                    * cache.arm_slice0_local_inertia_h_y
+                    - cache.arm_slice0_local_inertia_h_z
+                        * cache.arm_slice0_local_subspace1_w_y)
+                - (cache.arm_slice2_local_inertia_h_y
+                    * cache.arm_slice2_local_subspace1_w_z
+                    - cache.arm_slice2_local_inertia_h_z
+                        * cache.arm_slice2_local_subspace1_w_y))
+        + 0.90270109637546
+            * (cache.arm_slice3_local_subspace1_v_z * cache.arm_slice0_mass
+                + cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_mass
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_z
+                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
+                - (cache.arm_slice1_local_subspace1_w_y
+                    * cache.arm_slice1_local_inertia_h_x
+                    - cache.arm_slice1_local_subspace1_w_x
+                        * cache.arm_slice1_local_inertia_h_y)
+                - (cache.arm_slice2_local_subspace1_w_y
+                    * cache.arm_slice2_local_inertia_h_x
+                    - cache.arm_slice2_local_subspace1_w_x
+                        * cache.arm_slice2_local_inertia_h_y)
+                - (cache.arm_slice0_local_subspace1_w_y
+                    * cache.arm_slice0_local_inertia_h_x
+                    - cache.arm_slice0_local_subspace1_w_x
+                        * cache.arm_slice0_local_inertia_h_y)
+                - (cache.arm_slice3_local_inertia_h_x
+                    * cache.arm_slice3_local_subspace1_w_y
+                    - cache.arm_slice3_local_subspace1_w_x
+                        * cache.arm_slice3_local_inertia_h_y))
+        - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
+            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace1_w_x);
+    out[0] = arm_subspace0_projected_inertia_f_z * p.gravity + q[0] * p.arm_stiffness;
+    out[1] = q[1] * p.arm_stiffness + arm_subspace1_projected_inertia_f_z * p.gravity;
+    out[2] = p.flap_stiffness * q[2]
+        + cache.flap_subspace0_projected_inertia_f_z * p.gravity;
 }
 /// M, C qd and G together, all three from the one cache.
 #[inline]
