@@ -188,6 +188,9 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let mut contact_jacobians = Vec::new();
     // Skin points sit on rings: stations along their section, one per distinct xi.
     let mut rings: HashMap<(usize, u64), Station> = HashMap::new();
+    // A ring's y and z axes scaled by its skin radius, pinned: each point around it is then
+    // origin + cos a_y + sin a_z, six products instead of the radius times every product.
+    let mut scaled_axes: HashMap<(usize, u64, NodeId), (Vec3, Vec3)> = HashMap::new();
     let mut frame_keys: Vec<(usize, Option<u64>)> = Vec::new();
     let mut contact_frames: Vec<ContactFrame> = Vec::new();
     let mut contact_frame_of: Vec<usize> = Vec::new();
@@ -205,17 +208,31 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 }
                 let ring = &rings[&key];
                 let radius = reader.node(&mut dag, &from_expr(&skin.radius))?;
+                let axes = match scaled_axes.get(&(key.0, key.1, radius)) {
+                    Some(axes) => *axes,
+                    None => {
+                        let label = format!("{}_ring{}", links[index].name, scaled_axes.keys().filter(|(l, _, _)| *l == index).count());
+                        let y = dag.scale3(&Dag::column3(&ring.rotation, 1), radius);
+                        let z = dag.scale3(&Dag::column3(&ring.rotation, 2), radius);
+                        let axes = (dag.pin3(y, &format!("{label}_skin_y")), dag.pin3(z, &format!("{label}_skin_z")));
+                        scaled_axes.insert((key.0, key.1, radius), axes);
+                        axes
+                    }
+                };
                 let (sin, cos) = skin.angle.sin_cos();
-                let z = dag.number(0.0);
-                let (cos, sin) = (dag.number(cos), dag.number(sin));
-                let local = [z, dag.mul2(radius, cos), dag.mul2(radius, sin)];
+                let (cos, sin) = (dag.number(snap_unit(cos)), dag.number(snap_unit(sin)));
+                let along_y = dag.scale3(&axes.0, cos);
+                let along_z = dag.scale3(&axes.1, sin);
+                let offset = dag.add3(&along_y, &along_z);
                 let own: Vec<(usize, Motion)> = section.frame.coordinates.iter().copied().zip(ring.columns.iter().copied()).collect();
-                (ring.rotation, ring.position, ring.velocity, local, own)
+                (ring.rotation, ring.position, ring.velocity, offset, own)
             }
-            _ => (state.rotation, state.position, state.velocity, reader.vec3(&mut dag, &contact_point_offset(point))?, Vec::new()),
+            _ => {
+                let local = reader.vec3(&mut dag, &contact_point_offset(point))?;
+                (state.rotation, state.position, state.velocity, dag.mat_vec3(&state.rotation, &local), Vec::new())
+            }
         };
-        let offset = dag.mat_vec3(&rotation, &local);
-        let position = dag.add3(&origin, &offset);
+        let position = dag.add3(&origin, &local);
         let position = dag.pin3(position, &format!("{}_position", point.name));
         let spin = dag.cross3(&frame_velocity.w, &position);
         let velocity = dag.add3(&frame_velocity.v, &spin);
@@ -305,6 +322,13 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         stiffness,
         centre_line,
     })
+}
+
+/// A sine or cosine of a skin angle with its round-off at the multiples of pi / 2 removed
+/// (cos(pi / 2) is 6e-17, not 0), so that the products it would scale fold away.
+fn snap_unit(x: f64) -> f64 {
+    let nearest = x.round();
+    if (x - nearest).abs() < 1e-15 { nearest } else { x }
 }
 
 /// Parent to child: each link's world pose, its joint's world motion subspace S and rate

@@ -2472,31 +2472,33 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
+    let segment1_ring0_skin_y_x = p.segment1_skin_radius * cache.base_angle_rotation_01;
     let segment1_skin_0_0_position_x = cache.segment1_position_x
-        + p.segment1_skin_radius * cache.base_angle_rotation_01;
+        + segment1_ring0_skin_y_x;
+    let segment1_ring0_skin_y_y = p.segment1_skin_radius * cache.cos_q2;
     let segment1_skin_0_0_position_y = cache.segment1_position_y
-        + p.segment1_skin_radius * cache.cos_q2;
+        + segment1_ring0_skin_y_y;
     let segment1_skin_0_1_position_x = cache.segment1_position_x
-        - p.segment1_skin_radius * cache.base_angle_rotation_01;
+        - segment1_ring0_skin_y_x;
     let segment1_skin_0_1_position_y = cache.segment1_position_y
-        - p.segment1_skin_radius * cache.cos_q2;
-    let segment1_skin_0_1_position_z = 0.00000000000000012246467991473532
-        * p.segment1_skin_radius;
+        - segment1_ring0_skin_y_y;
     let segment1_bend_y = p.segment_length * q[3];
     let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_01 = cache.cos_q2 * t0
         + t1 * cache.base_angle_rotation_01;
-    let segment1_skin_1_0_position_x = p.segment1_skin_radius
-        * segment1_slice1_rotation_01 + cache.segment1_slice1_position_x;
+    let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
+    let segment1_skin_1_0_position_x = segment1_ring1_skin_y_x
+        + cache.segment1_slice1_position_x;
     let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
+    let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_0_position_y = cache.segment1_slice1_position_y
-        + p.segment1_skin_radius * segment1_slice1_rotation_11;
+        + segment1_ring1_skin_y_y;
     let segment1_skin_1_1_position_x = cache.segment1_slice1_position_x
-        - p.segment1_skin_radius * segment1_slice1_rotation_01;
+        - segment1_ring1_skin_y_x;
     let segment1_skin_1_1_position_y = cache.segment1_slice1_position_y
-        - p.segment1_skin_radius * segment1_slice1_rotation_11;
+        - segment1_ring1_skin_y_y;
     out[0][0] = cache.tail_com_x;
     out[0][1] = cache.tail_com_y;
     out[0][2] = 0.0;
@@ -2511,13 +2513,13 @@ pub fn contact_positions_into(
     out[3][2] = 0.0;
     out[4][0] = segment1_skin_0_1_position_x;
     out[4][1] = segment1_skin_0_1_position_y;
-    out[4][2] = segment1_skin_0_1_position_z;
+    out[4][2] = 0.0;
     out[5][0] = segment1_skin_1_0_position_x;
     out[5][1] = segment1_skin_1_0_position_y;
     out[5][2] = 0.0;
     out[6][0] = segment1_skin_1_1_position_x;
     out[6][1] = segment1_skin_1_1_position_y;
-    out[6][2] = segment1_skin_0_1_position_z;
+    out[6][2] = 0.0;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -2543,14 +2545,16 @@ pub fn contact_velocities_into(
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
         + segment1_tip_velocity_v_y;
+    let segment1_ring0_skin_y_y = p.segment1_skin_radius * cache.cos_q2;
     let segment1_skin_0_0_position_y = cache.segment1_position_y
-        + p.segment1_skin_radius * cache.cos_q2;
+        + segment1_ring0_skin_y_y;
+    let segment1_ring0_skin_y_x = p.segment1_skin_radius * cache.base_angle_rotation_01;
     let segment1_skin_0_0_position_x = cache.segment1_position_x
-        + p.segment1_skin_radius * cache.base_angle_rotation_01;
+        + segment1_ring0_skin_y_x;
     let segment1_skin_0_1_position_y = cache.segment1_position_y
-        - p.segment1_skin_radius * cache.cos_q2;
+        - segment1_ring0_skin_y_y;
     let segment1_skin_0_1_position_x = cache.segment1_position_x
-        - p.segment1_skin_radius * cache.base_angle_rotation_01;
+        - segment1_ring0_skin_y_x;
     let segment1_ring1_subspace0_v_x = cache.segment1_position_y
         * cache.segment1_slice1_subspace0_w_z
         + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
@@ -2562,8 +2566,9 @@ pub fn contact_velocities_into(
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
+    let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_0_position_y = cache.segment1_slice1_position_y
-        + p.segment1_skin_radius * segment1_slice1_rotation_11;
+        + segment1_ring1_skin_y_y;
     let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_subspace0_w_z
         + qd[2];
     let segment1_ring1_subspace0_v_y = cache.segment1_slice1_local_subspace0_v_y
@@ -2573,12 +2578,13 @@ pub fn contact_velocities_into(
         + qd[3] * segment1_ring1_subspace0_v_y;
     let segment1_slice1_rotation_01 = cache.cos_q2 * t0
         + t1 * cache.base_angle_rotation_01;
-    let segment1_skin_1_0_position_x = p.segment1_skin_radius
-        * segment1_slice1_rotation_01 + cache.segment1_slice1_position_x;
+    let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
+    let segment1_skin_1_0_position_x = segment1_ring1_skin_y_x
+        + cache.segment1_slice1_position_x;
     let segment1_skin_1_1_position_y = cache.segment1_slice1_position_y
-        - p.segment1_skin_radius * segment1_slice1_rotation_11;
+        - segment1_ring1_skin_y_y;
     let segment1_skin_1_1_position_x = cache.segment1_slice1_position_x
-        - p.segment1_skin_radius * segment1_slice1_rotation_01;
+        - segment1_ring1_skin_y_x;
     out[0][0] = base_angle_velocity_v_x - qd[2] * cache.tail_com_y;
     out[0][1] = cache.tail_com_x * qd[2] + base_angle_velocity_v_y;
     out[0][2] = 0.0;
@@ -2593,8 +2599,8 @@ pub fn contact_velocities_into(
     out[3][0] = base_angle_velocity_v_x - segment1_skin_0_0_position_y * qd[2];
     out[3][1] = segment1_skin_0_0_position_x * qd[2] + base_angle_velocity_v_y;
     out[3][2] = 0.0;
-    out[4][0] = base_angle_velocity_v_x - segment1_skin_0_1_position_y * qd[2];
-    out[4][1] = segment1_skin_0_1_position_x * qd[2] + base_angle_velocity_v_y;
+    out[4][0] = base_angle_velocity_v_x - qd[2] * segment1_skin_0_1_position_y;
+    out[4][1] = qd[2] * segment1_skin_0_1_position_x + base_angle_velocity_v_y;
     out[4][2] = 0.0;
     out[5][0] = segment1_ring1_velocity_v_x
         - segment1_skin_1_0_position_y * segment1_slice1_velocity_w_z;
@@ -2709,10 +2715,12 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let segment1_ring0_skin_y_x = p.segment1_skin_radius * cache.base_angle_rotation_01;
     let segment1_skin_0_0_position_x = cache.segment1_position_x
-        + p.segment1_skin_radius * cache.base_angle_rotation_01;
+        + segment1_ring0_skin_y_x;
+    let segment1_ring0_skin_y_y = p.segment1_skin_radius * cache.cos_q2;
     let segment1_skin_0_0_position_y = cache.segment1_position_y
-        + p.segment1_skin_radius * cache.cos_q2;
+        + segment1_ring0_skin_y_y;
     let x = segment1_skin_0_0_position_x;
     let y = segment1_skin_0_0_position_y;
     let z = 0.0;
@@ -2730,15 +2738,15 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let segment1_ring0_skin_y_x = p.segment1_skin_radius * cache.base_angle_rotation_01;
     let segment1_skin_0_1_position_x = cache.segment1_position_x
-        - p.segment1_skin_radius * cache.base_angle_rotation_01;
+        - segment1_ring0_skin_y_x;
+    let segment1_ring0_skin_y_y = p.segment1_skin_radius * cache.cos_q2;
     let segment1_skin_0_1_position_y = cache.segment1_position_y
-        - p.segment1_skin_radius * cache.cos_q2;
-    let segment1_skin_0_1_position_z = 0.00000000000000012246467991473532
-        * p.segment1_skin_radius;
+        - segment1_ring0_skin_y_y;
     let x = segment1_skin_0_1_position_x;
     let y = segment1_skin_0_1_position_y;
-    let z = segment1_skin_0_1_position_z;
+    let z = 0.0;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
     contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
@@ -2759,11 +2767,13 @@ pub fn contact_jacobian_5(
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_01 = cache.cos_q2 * t0
         + t1 * cache.base_angle_rotation_01;
-    let segment1_skin_1_0_position_x = p.segment1_skin_radius
-        * segment1_slice1_rotation_01 + cache.segment1_slice1_position_x;
+    let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
+    let segment1_skin_1_0_position_x = segment1_ring1_skin_y_x
+        + cache.segment1_slice1_position_x;
     let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
+    let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_0_position_y = cache.segment1_slice1_position_y
-        + p.segment1_skin_radius * segment1_slice1_rotation_11;
+        + segment1_ring1_skin_y_y;
     let x = segment1_skin_1_0_position_x;
     let y = segment1_skin_1_0_position_y;
     let z = 0.0;
@@ -2787,16 +2797,16 @@ pub fn contact_jacobian_6(
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_01 = cache.cos_q2 * t0
         + t1 * cache.base_angle_rotation_01;
+    let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
     let segment1_skin_1_1_position_x = cache.segment1_slice1_position_x
-        - p.segment1_skin_radius * segment1_slice1_rotation_01;
+        - segment1_ring1_skin_y_x;
     let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
+    let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_1_position_y = cache.segment1_slice1_position_y
-        - p.segment1_skin_radius * segment1_slice1_rotation_11;
-    let segment1_skin_0_1_position_z = 0.00000000000000012246467991473532
-        * p.segment1_skin_radius;
+        - segment1_ring1_skin_y_y;
     let x = segment1_skin_1_1_position_x;
     let y = segment1_skin_1_1_position_y;
-    let z = segment1_skin_0_1_position_z;
+    let z = 0.0;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
     contact_frame_into(4, q, p, cache, &mut columns, &mut axis);

@@ -18965,42 +18965,24 @@ pub fn contact_positions_into(
         + cache.base_pitch_rotation_10 * p.module_length;
     let tail_front_position_z = t2 + cache.base_pitch_rotation_20 * p.module_length
         + q[2];
-    let joint1_skin_0_0_position_x = cache.joint1_position_x
-        + cache.base_roll_rotation_01 * p.module_radius;
-    let joint1_skin_0_0_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_11 * p.module_radius;
-    let joint1_skin_0_0_position_z = cache.base_roll_rotation_21 * p.module_radius
-        + cache.joint1_position_z;
-    let joint1_skin_0_1_position_x = cache.base_roll_rotation_02 * p.module_radius
-        + cache.joint1_position_x
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_01
-            * p.module_radius;
-    let joint1_skin_0_1_position_y = cache.joint1_position_y
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_11
-            * p.module_radius + cache.base_roll_rotation_12 * p.module_radius;
-    let joint1_skin_0_1_position_z = cache.joint1_position_z
-        + p.module_radius * cache.base_roll_rotation_22
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_21
-            * p.module_radius;
-    let joint1_skin_0_2_position_x = cache.joint1_position_x
-        + 0.00000000000000012246467991473532 * cache.base_roll_rotation_02
-            * p.module_radius - cache.base_roll_rotation_01 * p.module_radius;
-    let joint1_skin_0_2_position_y = cache.joint1_position_y
-        + 0.00000000000000012246467991473532 * cache.base_roll_rotation_12
-            * p.module_radius - cache.base_roll_rotation_11 * p.module_radius;
-    let joint1_skin_0_2_position_z = cache.joint1_position_z
-        + 0.00000000000000012246467991473532 * p.module_radius
-            * cache.base_roll_rotation_22
-        - cache.base_roll_rotation_21 * p.module_radius;
-    let joint1_skin_0_3_position_x = cache.joint1_position_x + t0
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_01
-            * p.module_radius;
-    let joint1_skin_0_3_position_y = cache.joint1_position_y + t1
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_11
-            * p.module_radius;
-    let joint1_skin_0_3_position_z = t2 + cache.joint1_position_z
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_21
-            * p.module_radius;
+    let joint1_ring0_skin_y_x = cache.base_roll_rotation_01 * p.module_radius;
+    let joint1_skin_0_0_position_x = cache.joint1_position_x + joint1_ring0_skin_y_x;
+    let joint1_ring0_skin_y_y = cache.base_roll_rotation_11 * p.module_radius;
+    let joint1_skin_0_0_position_y = cache.joint1_position_y + joint1_ring0_skin_y_y;
+    let joint1_ring0_skin_y_z = cache.base_roll_rotation_21 * p.module_radius;
+    let joint1_skin_0_0_position_z = joint1_ring0_skin_y_z + cache.joint1_position_z;
+    let joint1_ring0_skin_z_x = cache.base_roll_rotation_02 * p.module_radius;
+    let joint1_skin_0_1_position_x = joint1_ring0_skin_z_x + cache.joint1_position_x;
+    let joint1_ring0_skin_z_y = cache.base_roll_rotation_12 * p.module_radius;
+    let joint1_skin_0_1_position_y = cache.joint1_position_y + joint1_ring0_skin_z_y;
+    let joint1_ring0_skin_z_z = p.module_radius * cache.base_roll_rotation_22;
+    let joint1_skin_0_1_position_z = cache.joint1_position_z + joint1_ring0_skin_z_z;
+    let joint1_skin_0_2_position_x = cache.joint1_position_x - joint1_ring0_skin_y_x;
+    let joint1_skin_0_2_position_y = cache.joint1_position_y - joint1_ring0_skin_y_y;
+    let joint1_skin_0_2_position_z = cache.joint1_position_z - joint1_ring0_skin_y_z;
+    let joint1_skin_0_3_position_x = cache.joint1_position_x - joint1_ring0_skin_z_x;
+    let joint1_skin_0_3_position_y = cache.joint1_position_y - joint1_ring0_skin_z_y;
+    let joint1_skin_0_3_position_z = cache.joint1_position_z - joint1_ring0_skin_z_z;
     let t3 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
     let t4 = 1.0 / p.actuator_radius;
     let joint1_bend_z = 0.5773502691896255 * t4 * q[8] - 0.5773502691896257 * t4 * q[7];
@@ -19016,97 +18998,60 @@ pub fn contact_positions_into(
     let t9 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
     let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t7
         + t8 * cache.base_roll_rotation_02 + t9 * cache.base_pitch_rotation_00;
-    let joint1_skin_1_0_position_x = joint1_ring1_position_x
-        + joint1_ring1_rotation_01 * p.module_radius;
+    let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
+    let joint1_skin_1_0_position_x = joint1_ring1_position_x + joint1_ring1_skin_y_x;
     let joint1_ring1_position_y = cache.joint1_position_y
         + cache.base_pitch_rotation_10 * t3 + cache.base_roll_rotation_12 * t5
         + t6 * cache.base_roll_rotation_11;
     let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t7
         + cache.base_pitch_rotation_10 * t9 + cache.base_roll_rotation_12 * t8;
-    let joint1_skin_1_0_position_y = joint1_ring1_position_y
-        + joint1_ring1_rotation_11 * p.module_radius;
+    let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
+    let joint1_skin_1_0_position_y = joint1_ring1_position_y + joint1_ring1_skin_y_y;
     let joint1_ring1_position_z = cache.joint1_position_z
         + t5 * cache.base_roll_rotation_22 + t6 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t3;
     let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t9
         + cache.base_roll_rotation_21 * t7 + t8 * cache.base_roll_rotation_22;
-    let joint1_skin_1_0_position_z = joint1_ring1_position_z
-        + joint1_ring1_rotation_21 * p.module_radius;
+    let joint1_ring1_skin_y_z = joint1_ring1_rotation_21 * p.module_radius;
+    let joint1_skin_1_0_position_z = joint1_ring1_position_z + joint1_ring1_skin_y_z;
     let t10 = 1.0 - 0.25 * (joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2;
     let t11 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
     let joint1_ring1_rotation_02 = t10 * cache.base_roll_rotation_02
         + cache.base_pitch_rotation_00 * t11 + t8 * cache.base_roll_rotation_01;
-    let joint1_skin_1_1_position_x = joint1_ring1_position_x
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_01 * p.module_radius
-        + joint1_ring1_rotation_02 * p.module_radius;
+    let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
+    let joint1_skin_1_1_position_x = joint1_ring1_position_x + joint1_ring1_skin_z_x;
     let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t11
         + cache.base_roll_rotation_12 * t10 + t8 * cache.base_roll_rotation_11;
-    let joint1_skin_1_1_position_y = joint1_ring1_position_y
-        + joint1_ring1_rotation_12 * p.module_radius
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_11
-            * p.module_radius;
+    let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
+    let joint1_skin_1_1_position_y = joint1_ring1_position_y + joint1_ring1_skin_z_y;
     let joint1_ring1_rotation_22 = t8 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t11 + t10 * cache.base_roll_rotation_22;
-    let joint1_skin_1_1_position_z = joint1_ring1_position_z
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_21 * p.module_radius
-        + joint1_ring1_rotation_22 * p.module_radius;
-    let joint1_skin_1_2_position_x = joint1_ring1_position_x
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_02 * p.module_radius
-        - joint1_ring1_rotation_01 * p.module_radius;
-    let joint1_skin_1_2_position_y = joint1_ring1_position_y
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_12 * p.module_radius
-        - joint1_ring1_rotation_11 * p.module_radius;
-    let joint1_skin_1_2_position_z = joint1_ring1_position_z
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_22 * p.module_radius
-        - joint1_ring1_rotation_21 * p.module_radius;
-    let joint1_skin_1_3_position_x = joint1_ring1_position_x
-        - joint1_ring1_rotation_02 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_01
-            * p.module_radius;
-    let joint1_skin_1_3_position_y = joint1_ring1_position_y
-        - joint1_ring1_rotation_12 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_11
-            * p.module_radius;
-    let joint1_skin_1_3_position_z = joint1_ring1_position_z
-        - joint1_ring1_rotation_22 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_21
-            * p.module_radius;
-    let joint2_skin_0_0_position_x = cache.joint2_position_x
-        + cache.joint2_rotation_01 * p.module_radius;
-    let joint2_skin_0_0_position_y = cache.joint2_rotation_11 * p.module_radius
-        + cache.joint2_position_y;
-    let joint2_skin_0_0_position_z = cache.joint2_position_z
-        + cache.joint2_rotation_21 * p.module_radius;
-    let joint2_skin_0_1_position_x = cache.joint2_rotation_02 * p.module_radius
-        + cache.joint2_position_x
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_01
-            * p.module_radius;
-    let joint2_skin_0_1_position_y = cache.joint2_rotation_12 * p.module_radius
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_11 * p.module_radius
-        + cache.joint2_position_y;
-    let joint2_skin_0_1_position_z = cache.joint2_position_z
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_21 * p.module_radius
-        + cache.joint2_rotation_22 * p.module_radius;
-    let joint2_skin_0_2_position_x = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_02 * p.module_radius + cache.joint2_position_x
-        - cache.joint2_rotation_01 * p.module_radius;
-    let joint2_skin_0_2_position_y = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_12 * p.module_radius + cache.joint2_position_y
-        - cache.joint2_rotation_11 * p.module_radius;
-    let joint2_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_22 * p.module_radius + cache.joint2_position_z
-        - cache.joint2_rotation_21 * p.module_radius;
-    let joint2_skin_0_3_position_x = cache.joint2_position_x
-        - cache.joint2_rotation_02 * p.module_radius
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_01
-            * p.module_radius;
-    let joint2_skin_0_3_position_y = cache.joint2_position_y
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_11 * p.module_radius
-        - cache.joint2_rotation_12 * p.module_radius;
-    let joint2_skin_0_3_position_z = cache.joint2_position_z
-        - cache.joint2_rotation_22 * p.module_radius
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_21
-            * p.module_radius;
+    let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
+    let joint1_skin_1_1_position_z = joint1_ring1_position_z + joint1_ring1_skin_z_z;
+    let joint1_skin_1_2_position_x = joint1_ring1_position_x - joint1_ring1_skin_y_x;
+    let joint1_skin_1_2_position_y = joint1_ring1_position_y - joint1_ring1_skin_y_y;
+    let joint1_skin_1_2_position_z = joint1_ring1_position_z - joint1_ring1_skin_y_z;
+    let joint1_skin_1_3_position_x = joint1_ring1_position_x - joint1_ring1_skin_z_x;
+    let joint1_skin_1_3_position_y = joint1_ring1_position_y - joint1_ring1_skin_z_y;
+    let joint1_skin_1_3_position_z = joint1_ring1_position_z - joint1_ring1_skin_z_z;
+    let joint2_ring0_skin_y_x = cache.joint2_rotation_01 * p.module_radius;
+    let joint2_skin_0_0_position_x = cache.joint2_position_x + joint2_ring0_skin_y_x;
+    let joint2_ring0_skin_y_y = cache.joint2_rotation_11 * p.module_radius;
+    let joint2_skin_0_0_position_y = joint2_ring0_skin_y_y + cache.joint2_position_y;
+    let joint2_ring0_skin_y_z = cache.joint2_rotation_21 * p.module_radius;
+    let joint2_skin_0_0_position_z = cache.joint2_position_z + joint2_ring0_skin_y_z;
+    let joint2_ring0_skin_z_x = cache.joint2_rotation_02 * p.module_radius;
+    let joint2_skin_0_1_position_x = joint2_ring0_skin_z_x + cache.joint2_position_x;
+    let joint2_ring0_skin_z_y = cache.joint2_rotation_12 * p.module_radius;
+    let joint2_skin_0_1_position_y = joint2_ring0_skin_z_y + cache.joint2_position_y;
+    let joint2_ring0_skin_z_z = cache.joint2_rotation_22 * p.module_radius;
+    let joint2_skin_0_1_position_z = cache.joint2_position_z + joint2_ring0_skin_z_z;
+    let joint2_skin_0_2_position_x = cache.joint2_position_x - joint2_ring0_skin_y_x;
+    let joint2_skin_0_2_position_y = cache.joint2_position_y - joint2_ring0_skin_y_y;
+    let joint2_skin_0_2_position_z = cache.joint2_position_z - joint2_ring0_skin_y_z;
+    let joint2_skin_0_3_position_x = cache.joint2_position_x - joint2_ring0_skin_z_x;
+    let joint2_skin_0_3_position_y = cache.joint2_position_y - joint2_ring0_skin_z_y;
+    let joint2_skin_0_3_position_z = cache.joint2_position_z - joint2_ring0_skin_z_z;
     let joint2_bend_z = 0.5773502691896255 * t4 * q[11]
         - 0.5773502691896257 * t4 * q[10];
     let t12 = 0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * cache.joint2_len;
@@ -19122,59 +19067,42 @@ pub fn contact_positions_into(
     let t17 = -(0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * joint2_bend_y);
     let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t15
         + cache.joint2_rotation_01 * t16 + cache.joint2_rotation_02 * t17;
-    let joint2_skin_1_0_position_x = joint2_ring1_position_x
-        + p.module_radius * joint2_ring1_rotation_01;
+    let joint2_ring1_skin_y_x = p.module_radius * joint2_ring1_rotation_01;
+    let joint2_skin_1_0_position_x = joint2_ring1_position_x + joint2_ring1_skin_y_x;
     let joint2_ring1_position_y = t13 * cache.joint2_rotation_11
         + t12 * cache.joint2_rotation_12 + t14 * cache.joint1_tip_rotation_10
         + cache.joint2_position_y;
     let joint2_ring1_rotation_11 = t15 * cache.joint1_tip_rotation_10
         + cache.joint2_rotation_12 * t17 + t16 * cache.joint2_rotation_11;
-    let joint2_skin_1_0_position_y = joint2_ring1_position_y
-        + joint2_ring1_rotation_11 * p.module_radius;
+    let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
+    let joint2_skin_1_0_position_y = joint2_ring1_position_y + joint2_ring1_skin_y_y;
     let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t14
         + cache.joint2_position_z + t12 * cache.joint2_rotation_22
         + t13 * cache.joint2_rotation_21;
     let joint2_ring1_rotation_21 = t15 * cache.joint1_tip_rotation_20
         + t16 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t17;
-    let joint2_skin_1_0_position_z = joint2_ring1_position_z
-        + joint2_ring1_rotation_21 * p.module_radius;
+    let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
+    let joint2_skin_1_0_position_z = joint2_ring1_position_z + joint2_ring1_skin_y_z;
     let t18 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
     let t19 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
     let joint2_ring1_rotation_02 = cache.joint2_rotation_01 * t17
         + t18 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t19;
-    let joint2_skin_1_1_position_x = joint2_ring1_position_x
-        + 0.00000000000000006123233995736766 * p.module_radius * joint2_ring1_rotation_01
-        + joint2_ring1_rotation_02 * p.module_radius;
+    let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
+    let joint2_skin_1_1_position_x = joint2_ring1_position_x + joint2_ring1_skin_z_x;
     let joint2_ring1_rotation_12 = t19 * cache.joint1_tip_rotation_10
         + cache.joint2_rotation_11 * t17 + cache.joint2_rotation_12 * t18;
-    let joint2_skin_1_1_position_y = joint2_ring1_position_y
-        + 0.00000000000000006123233995736766 * joint2_ring1_rotation_11 * p.module_radius
-        + joint2_ring1_rotation_12 * p.module_radius;
+    let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
+    let joint2_skin_1_1_position_y = joint2_ring1_position_y + joint2_ring1_skin_z_y;
     let joint2_ring1_rotation_22 = cache.joint2_rotation_22 * t18
         + cache.joint2_rotation_21 * t17 + cache.joint1_tip_rotation_20 * t19;
-    let joint2_skin_1_1_position_z = joint2_ring1_rotation_22 * p.module_radius
-        + joint2_ring1_position_z
-        + 0.00000000000000006123233995736766 * joint2_ring1_rotation_21
-            * p.module_radius;
-    let joint2_skin_1_2_position_x = 0.00000000000000012246467991473532
-        * joint2_ring1_rotation_02 * p.module_radius + joint2_ring1_position_x
-        - p.module_radius * joint2_ring1_rotation_01;
-    let joint2_skin_1_2_position_y = joint2_ring1_position_y
-        + 0.00000000000000012246467991473532 * joint2_ring1_rotation_12 * p.module_radius
-        - joint2_ring1_rotation_11 * p.module_radius;
-    let joint2_skin_1_2_position_z = joint2_ring1_position_z
-        + 0.00000000000000012246467991473532 * joint2_ring1_rotation_22 * p.module_radius
-        - joint2_ring1_rotation_21 * p.module_radius;
-    let joint2_skin_1_3_position_x = joint2_ring1_position_x
-        - 0.00000000000000018369701987210297 * p.module_radius * joint2_ring1_rotation_01
-        - joint2_ring1_rotation_02 * p.module_radius;
-    let joint2_skin_1_3_position_y = joint2_ring1_position_y
-        - joint2_ring1_rotation_12 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint2_ring1_rotation_11
-            * p.module_radius;
-    let joint2_skin_1_3_position_z = joint2_ring1_position_z
-        - 0.00000000000000018369701987210297 * joint2_ring1_rotation_21 * p.module_radius
-        - joint2_ring1_rotation_22 * p.module_radius;
+    let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
+    let joint2_skin_1_1_position_z = joint2_ring1_skin_z_z + joint2_ring1_position_z;
+    let joint2_skin_1_2_position_x = joint2_ring1_position_x - joint2_ring1_skin_y_x;
+    let joint2_skin_1_2_position_y = joint2_ring1_position_y - joint2_ring1_skin_y_y;
+    let joint2_skin_1_2_position_z = joint2_ring1_position_z - joint2_ring1_skin_y_z;
+    let joint2_skin_1_3_position_x = joint2_ring1_position_x - joint2_ring1_skin_z_x;
+    let joint2_skin_1_3_position_y = joint2_ring1_position_y - joint2_ring1_skin_z_y;
+    let joint2_skin_1_3_position_z = joint2_ring1_position_z - joint2_ring1_skin_z_z;
     out[0][0] = tail_rear_position_x;
     out[0][1] = tail_rear_position_y;
     out[0][2] = tail_rear_position_z;
@@ -19278,42 +19206,24 @@ pub fn contact_velocities_into(
         + q[2];
     let tail_front_position_x = q[0] + t2
         + cache.base_pitch_rotation_00 * p.module_length;
-    let joint1_skin_0_0_position_z = cache.base_roll_rotation_21 * p.module_radius
-        + cache.joint1_position_z;
-    let joint1_skin_0_0_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_11 * p.module_radius;
-    let joint1_skin_0_0_position_x = cache.joint1_position_x
-        + cache.base_roll_rotation_01 * p.module_radius;
-    let joint1_skin_0_1_position_y = cache.joint1_position_y
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_11
-            * p.module_radius + cache.base_roll_rotation_12 * p.module_radius;
-    let joint1_skin_0_1_position_z = cache.joint1_position_z
-        + p.module_radius * cache.base_roll_rotation_22
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_21
-            * p.module_radius;
-    let joint1_skin_0_1_position_x = cache.base_roll_rotation_02 * p.module_radius
-        + cache.joint1_position_x
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_01
-            * p.module_radius;
-    let joint1_skin_0_2_position_y = cache.joint1_position_y
-        + 0.00000000000000012246467991473532 * cache.base_roll_rotation_12
-            * p.module_radius - cache.base_roll_rotation_11 * p.module_radius;
-    let joint1_skin_0_2_position_z = cache.joint1_position_z
-        + 0.00000000000000012246467991473532 * p.module_radius
-            * cache.base_roll_rotation_22
-        - cache.base_roll_rotation_21 * p.module_radius;
-    let joint1_skin_0_2_position_x = cache.joint1_position_x
-        + 0.00000000000000012246467991473532 * cache.base_roll_rotation_02
-            * p.module_radius - cache.base_roll_rotation_01 * p.module_radius;
-    let joint1_skin_0_3_position_y = cache.joint1_position_y + t0
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_11
-            * p.module_radius;
-    let joint1_skin_0_3_position_z = t1 + cache.joint1_position_z
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_21
-            * p.module_radius;
-    let joint1_skin_0_3_position_x = cache.joint1_position_x + t2
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_01
-            * p.module_radius;
+    let joint1_ring0_skin_y_z = cache.base_roll_rotation_21 * p.module_radius;
+    let joint1_skin_0_0_position_z = joint1_ring0_skin_y_z + cache.joint1_position_z;
+    let joint1_ring0_skin_y_y = cache.base_roll_rotation_11 * p.module_radius;
+    let joint1_skin_0_0_position_y = cache.joint1_position_y + joint1_ring0_skin_y_y;
+    let joint1_ring0_skin_y_x = cache.base_roll_rotation_01 * p.module_radius;
+    let joint1_skin_0_0_position_x = cache.joint1_position_x + joint1_ring0_skin_y_x;
+    let joint1_ring0_skin_z_z = p.module_radius * cache.base_roll_rotation_22;
+    let joint1_skin_0_1_position_z = cache.joint1_position_z + joint1_ring0_skin_z_z;
+    let joint1_ring0_skin_z_y = cache.base_roll_rotation_12 * p.module_radius;
+    let joint1_skin_0_1_position_y = cache.joint1_position_y + joint1_ring0_skin_z_y;
+    let joint1_ring0_skin_z_x = cache.base_roll_rotation_02 * p.module_radius;
+    let joint1_skin_0_1_position_x = joint1_ring0_skin_z_x + cache.joint1_position_x;
+    let joint1_skin_0_2_position_z = cache.joint1_position_z - joint1_ring0_skin_y_z;
+    let joint1_skin_0_2_position_y = cache.joint1_position_y - joint1_ring0_skin_y_y;
+    let joint1_skin_0_2_position_x = cache.joint1_position_x - joint1_ring0_skin_y_x;
+    let joint1_skin_0_3_position_y = cache.joint1_position_y - joint1_ring0_skin_z_y;
+    let joint1_skin_0_3_position_z = cache.joint1_position_z - joint1_ring0_skin_z_z;
+    let joint1_skin_0_3_position_x = cache.joint1_position_x - joint1_ring0_skin_z_x;
     let t3 = 1.0 / p.actuator_radius;
     let joint1_bend_y = 0.3333333333333336 * t3 * q[8] + 0.33333333333333315 * t3 * q[7]
         - 0.6666666666666666 * t3 * q[6];
@@ -19411,8 +19321,8 @@ pub fn contact_velocities_into(
     let t43 = -(0.25 * joint1_bend_y * joint1_bend_z * cache.joint1_ring1_bend_c2);
     let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t41
         + cache.base_pitch_rotation_10 * t42 + cache.base_roll_rotation_12 * t43;
-    let joint1_skin_1_0_position_y = joint1_ring1_position_y
-        + joint1_ring1_rotation_11 * p.module_radius;
+    let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
+    let joint1_skin_1_0_position_y = joint1_ring1_position_y + joint1_ring1_skin_y_y;
     let joint1_ring1_velocity_w_y = qd[7] * joint1_ring1_subspace1_w_y
         + qd[6] * joint1_ring1_subspace0_w_y + base_roll_velocity_w_y
         + joint1_ring1_subspace2_w_y * qd[8];
@@ -19421,15 +19331,15 @@ pub fn contact_velocities_into(
         + cache.base_pitch_rotation_20 * t12;
     let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t42
         + cache.base_roll_rotation_21 * t41 + t43 * cache.base_roll_rotation_22;
-    let joint1_skin_1_0_position_z = joint1_ring1_position_z
-        + joint1_ring1_rotation_21 * p.module_radius;
+    let joint1_ring1_skin_y_z = joint1_ring1_rotation_21 * p.module_radius;
+    let joint1_skin_1_0_position_z = joint1_ring1_position_z + joint1_ring1_skin_y_z;
     let joint1_ring1_position_x = t12 * cache.base_pitch_rotation_00
         + cache.joint1_position_x + t8 * cache.base_roll_rotation_02
         + t16 * cache.base_roll_rotation_01;
     let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t41
         + t43 * cache.base_roll_rotation_02 + t42 * cache.base_pitch_rotation_00;
-    let joint1_skin_1_0_position_x = joint1_ring1_position_x
-        + joint1_ring1_rotation_01 * p.module_radius;
+    let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
+    let joint1_skin_1_0_position_x = joint1_ring1_position_x + joint1_ring1_skin_y_x;
     let joint1_ring1_subspace0_w_x = -0.6666666666666666 * t3 * t9
         * cache.base_pitch_rotation_00
         - 0.6666666666666666 * t3 * t11 * cache.base_roll_rotation_02
@@ -19474,43 +19384,24 @@ pub fn contact_velocities_into(
         + joint1_ring1_subspace1_v_z * qd[7];
     let t44 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
     let t45 = 1.0 - 0.25 * t10 * cache.joint1_ring1_bend_c2;
-    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t44
-        + cache.base_roll_rotation_12 * t45 + t43 * cache.base_roll_rotation_11;
-    let joint1_skin_1_1_position_y = joint1_ring1_position_y
-        + joint1_ring1_rotation_12 * p.module_radius
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_11
-            * p.module_radius;
     let joint1_ring1_rotation_22 = t43 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t44 + t45 * cache.base_roll_rotation_22;
-    let joint1_skin_1_1_position_z = joint1_ring1_position_z
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_21 * p.module_radius
-        + joint1_ring1_rotation_22 * p.module_radius;
+    let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
+    let joint1_skin_1_1_position_z = joint1_ring1_position_z + joint1_ring1_skin_z_z;
+    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t44
+        + cache.base_roll_rotation_12 * t45 + t43 * cache.base_roll_rotation_11;
+    let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
+    let joint1_skin_1_1_position_y = joint1_ring1_position_y + joint1_ring1_skin_z_y;
     let joint1_ring1_rotation_02 = t45 * cache.base_roll_rotation_02
         + cache.base_pitch_rotation_00 * t44 + t43 * cache.base_roll_rotation_01;
-    let joint1_skin_1_1_position_x = joint1_ring1_position_x
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_01 * p.module_radius
-        + joint1_ring1_rotation_02 * p.module_radius;
-    let joint1_skin_1_2_position_y = joint1_ring1_position_y
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_12 * p.module_radius
-        - joint1_ring1_rotation_11 * p.module_radius;
-    let joint1_skin_1_2_position_z = joint1_ring1_position_z
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_22 * p.module_radius
-        - joint1_ring1_rotation_21 * p.module_radius;
-    let joint1_skin_1_2_position_x = joint1_ring1_position_x
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_02 * p.module_radius
-        - joint1_ring1_rotation_01 * p.module_radius;
-    let joint1_skin_1_3_position_y = joint1_ring1_position_y
-        - joint1_ring1_rotation_12 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_11
-            * p.module_radius;
-    let joint1_skin_1_3_position_z = joint1_ring1_position_z
-        - joint1_ring1_rotation_22 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_21
-            * p.module_radius;
-    let joint1_skin_1_3_position_x = joint1_ring1_position_x
-        - joint1_ring1_rotation_02 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_01
-            * p.module_radius;
+    let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
+    let joint1_skin_1_1_position_x = joint1_ring1_position_x + joint1_ring1_skin_z_x;
+    let joint1_skin_1_2_position_z = joint1_ring1_position_z - joint1_ring1_skin_y_z;
+    let joint1_skin_1_2_position_y = joint1_ring1_position_y - joint1_ring1_skin_y_y;
+    let joint1_skin_1_2_position_x = joint1_ring1_position_x - joint1_ring1_skin_y_x;
+    let joint1_skin_1_3_position_z = joint1_ring1_position_z - joint1_ring1_skin_z_z;
+    let joint1_skin_1_3_position_y = joint1_ring1_position_y - joint1_ring1_skin_z_y;
+    let joint1_skin_1_3_position_x = joint1_ring1_position_x - joint1_ring1_skin_z_x;
     let joint1_tip_velocity_w_z = cache.joint1_tip_subspace2_w_z * qd[8]
         + base_roll_velocity_w_z + qd[6] * cache.joint1_tip_subspace0_w_z
         + qd[7] * cache.joint1_tip_subspace1_w_z;
@@ -19529,42 +19420,24 @@ pub fn contact_velocities_into(
     let joint1_tip_velocity_v_z = qd[6] * cache.joint1_tip_subspace0_v_z
         + base_roll_velocity_v_z + qd[8] * cache.joint1_tip_subspace2_v_z
         + qd[7] * cache.joint1_tip_subspace1_v_z;
-    let joint2_skin_0_0_position_z = cache.joint2_position_z
-        + cache.joint2_rotation_21 * p.module_radius;
-    let joint2_skin_0_0_position_y = cache.joint2_rotation_11 * p.module_radius
-        + cache.joint2_position_y;
-    let joint2_skin_0_0_position_x = cache.joint2_position_x
-        + cache.joint2_rotation_01 * p.module_radius;
-    let joint2_skin_0_1_position_z = cache.joint2_position_z
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_21 * p.module_radius
-        + cache.joint2_rotation_22 * p.module_radius;
-    let joint2_skin_0_1_position_y = cache.joint2_rotation_12 * p.module_radius
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_11 * p.module_radius
-        + cache.joint2_position_y;
-    let joint2_skin_0_1_position_x = cache.joint2_rotation_02 * p.module_radius
-        + cache.joint2_position_x
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_01
-            * p.module_radius;
-    let joint2_skin_0_2_position_y = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_12 * p.module_radius + cache.joint2_position_y
-        - cache.joint2_rotation_11 * p.module_radius;
-    let joint2_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_22 * p.module_radius + cache.joint2_position_z
-        - cache.joint2_rotation_21 * p.module_radius;
-    let joint2_skin_0_2_position_x = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_02 * p.module_radius + cache.joint2_position_x
-        - cache.joint2_rotation_01 * p.module_radius;
-    let joint2_skin_0_3_position_y = cache.joint2_position_y
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_11 * p.module_radius
-        - cache.joint2_rotation_12 * p.module_radius;
-    let joint2_skin_0_3_position_z = cache.joint2_position_z
-        - cache.joint2_rotation_22 * p.module_radius
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_21
-            * p.module_radius;
-    let joint2_skin_0_3_position_x = cache.joint2_position_x
-        - cache.joint2_rotation_02 * p.module_radius
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_01
-            * p.module_radius;
+    let joint2_ring0_skin_y_z = cache.joint2_rotation_21 * p.module_radius;
+    let joint2_skin_0_0_position_z = cache.joint2_position_z + joint2_ring0_skin_y_z;
+    let joint2_ring0_skin_y_y = cache.joint2_rotation_11 * p.module_radius;
+    let joint2_skin_0_0_position_y = joint2_ring0_skin_y_y + cache.joint2_position_y;
+    let joint2_ring0_skin_y_x = cache.joint2_rotation_01 * p.module_radius;
+    let joint2_skin_0_0_position_x = cache.joint2_position_x + joint2_ring0_skin_y_x;
+    let joint2_ring0_skin_z_z = cache.joint2_rotation_22 * p.module_radius;
+    let joint2_skin_0_1_position_z = cache.joint2_position_z + joint2_ring0_skin_z_z;
+    let joint2_ring0_skin_z_y = cache.joint2_rotation_12 * p.module_radius;
+    let joint2_skin_0_1_position_y = joint2_ring0_skin_z_y + cache.joint2_position_y;
+    let joint2_ring0_skin_z_x = cache.joint2_rotation_02 * p.module_radius;
+    let joint2_skin_0_1_position_x = joint2_ring0_skin_z_x + cache.joint2_position_x;
+    let joint2_skin_0_2_position_y = cache.joint2_position_y - joint2_ring0_skin_y_y;
+    let joint2_skin_0_2_position_z = cache.joint2_position_z - joint2_ring0_skin_y_z;
+    let joint2_skin_0_2_position_x = cache.joint2_position_x - joint2_ring0_skin_y_x;
+    let joint2_skin_0_3_position_y = cache.joint2_position_y - joint2_ring0_skin_z_y;
+    let joint2_skin_0_3_position_z = cache.joint2_position_z - joint2_ring0_skin_z_z;
+    let joint2_skin_0_3_position_x = cache.joint2_position_x - joint2_ring0_skin_z_x;
     let joint2_bend_y = 0.3333333333333336 * t3 * q[11]
         + 0.33333333333333315 * t3 * q[10] - 0.6666666666666666 * t3 * q[9];
     let t46 = 0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_y;
@@ -19659,15 +19532,15 @@ pub fn contact_velocities_into(
     let t85 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * t54;
     let joint2_ring1_rotation_11 = t83 * cache.joint1_tip_rotation_10
         + cache.joint2_rotation_12 * t84 + t85 * cache.joint2_rotation_11;
-    let joint2_skin_1_0_position_y = joint2_ring1_position_y
-        + joint2_ring1_rotation_11 * p.module_radius;
+    let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
+    let joint2_skin_1_0_position_y = joint2_ring1_position_y + joint2_ring1_skin_y_y;
     let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t58
         + cache.joint2_position_z + t59 * cache.joint2_rotation_22
         + t65 * cache.joint2_rotation_21;
     let joint2_ring1_rotation_21 = t83 * cache.joint1_tip_rotation_20
         + t85 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t84;
-    let joint2_skin_1_0_position_z = joint2_ring1_position_z
-        + joint2_ring1_rotation_21 * p.module_radius;
+    let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
+    let joint2_skin_1_0_position_z = joint2_ring1_position_z + joint2_ring1_skin_y_z;
     let joint2_ring1_velocity_w_y = joint2_ring1_subspace0_w_y * qd[9]
         + joint2_ring1_subspace2_w_y * qd[11] + joint1_tip_velocity_w_y
         + joint2_ring1_subspace1_w_y * qd[10];
@@ -19686,8 +19559,8 @@ pub fn contact_velocities_into(
         + cache.joint1_tip_rotation_00 * t58;
     let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t83
         + cache.joint2_rotation_01 * t85 + cache.joint2_rotation_02 * t84;
-    let joint2_skin_1_0_position_x = joint2_ring1_position_x
-        + p.module_radius * joint2_ring1_rotation_01;
+    let joint2_ring1_skin_y_x = p.module_radius * joint2_ring1_rotation_01;
+    let joint2_skin_1_0_position_x = joint2_ring1_position_x + joint2_ring1_skin_y_x;
     let joint2_ring1_subspace0_v_y = t80 * cache.joint1_tip_rotation_10
         + joint2_ring1_subspace0_w_x * cache.joint2_position_z
         + cache.joint2_rotation_11 * t81 + cache.joint2_rotation_12 * t82
@@ -19722,39 +19595,22 @@ pub fn contact_velocities_into(
     let t87 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
     let joint2_ring1_rotation_22 = cache.joint2_rotation_22 * t86
         + cache.joint2_rotation_21 * t84 + cache.joint1_tip_rotation_20 * t87;
-    let joint2_skin_1_1_position_z = joint2_ring1_rotation_22 * p.module_radius
-        + joint2_ring1_position_z
-        + 0.00000000000000006123233995736766 * joint2_ring1_rotation_21
-            * p.module_radius;
+    let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
+    let joint2_skin_1_1_position_z = joint2_ring1_skin_z_z + joint2_ring1_position_z;
     let joint2_ring1_rotation_12 = t87 * cache.joint1_tip_rotation_10
         + cache.joint2_rotation_11 * t84 + cache.joint2_rotation_12 * t86;
-    let joint2_skin_1_1_position_y = joint2_ring1_position_y
-        + 0.00000000000000006123233995736766 * joint2_ring1_rotation_11 * p.module_radius
-        + joint2_ring1_rotation_12 * p.module_radius;
+    let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
+    let joint2_skin_1_1_position_y = joint2_ring1_position_y + joint2_ring1_skin_z_y;
     let joint2_ring1_rotation_02 = cache.joint2_rotation_01 * t84
         + t86 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t87;
-    let joint2_skin_1_1_position_x = joint2_ring1_position_x
-        + 0.00000000000000006123233995736766 * p.module_radius * joint2_ring1_rotation_01
-        + joint2_ring1_rotation_02 * p.module_radius;
-    let joint2_skin_1_2_position_y = joint2_ring1_position_y
-        + 0.00000000000000012246467991473532 * joint2_ring1_rotation_12 * p.module_radius
-        - joint2_ring1_rotation_11 * p.module_radius;
-    let joint2_skin_1_2_position_z = joint2_ring1_position_z
-        + 0.00000000000000012246467991473532 * joint2_ring1_rotation_22 * p.module_radius
-        - joint2_ring1_rotation_21 * p.module_radius;
-    let joint2_skin_1_2_position_x = 0.00000000000000012246467991473532
-        * joint2_ring1_rotation_02 * p.module_radius + joint2_ring1_position_x
-        - p.module_radius * joint2_ring1_rotation_01;
-    let joint2_skin_1_3_position_y = joint2_ring1_position_y
-        - joint2_ring1_rotation_12 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint2_ring1_rotation_11
-            * p.module_radius;
-    let joint2_skin_1_3_position_z = joint2_ring1_position_z
-        - 0.00000000000000018369701987210297 * joint2_ring1_rotation_21 * p.module_radius
-        - joint2_ring1_rotation_22 * p.module_radius;
-    let joint2_skin_1_3_position_x = joint2_ring1_position_x
-        - 0.00000000000000018369701987210297 * p.module_radius * joint2_ring1_rotation_01
-        - joint2_ring1_rotation_02 * p.module_radius;
+    let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
+    let joint2_skin_1_1_position_x = joint2_ring1_position_x + joint2_ring1_skin_z_x;
+    let joint2_skin_1_2_position_y = joint2_ring1_position_y - joint2_ring1_skin_y_y;
+    let joint2_skin_1_2_position_z = joint2_ring1_position_z - joint2_ring1_skin_y_z;
+    let joint2_skin_1_2_position_x = joint2_ring1_position_x - joint2_ring1_skin_y_x;
+    let joint2_skin_1_3_position_y = joint2_ring1_position_y - joint2_ring1_skin_z_y;
+    let joint2_skin_1_3_position_z = joint2_ring1_position_z - joint2_ring1_skin_z_z;
+    let joint2_skin_1_3_position_x = joint2_ring1_position_x - joint2_ring1_skin_z_x;
     let joint2_tip_velocity_v_x = cache.joint2_tip_subspace1_v_x * qd[10]
         + qd[11] * cache.joint2_tip_subspace2_v_x + joint1_tip_velocity_v_x
         + cache.joint2_tip_subspace0_v_x * qd[9];
@@ -19795,25 +19651,27 @@ pub fn contact_velocities_into(
         + base_roll_velocity_v_z - joint1_skin_0_0_position_x * base_roll_velocity_w_y;
     out[3][0] = joint1_skin_0_1_position_z * base_roll_velocity_w_y
         + base_roll_velocity_v_x - base_roll_velocity_w_z * joint1_skin_0_1_position_y;
-    out[3][1] = joint1_skin_0_1_position_x * base_roll_velocity_w_z
+    out[3][1] = base_roll_velocity_w_z * joint1_skin_0_1_position_x
         + base_roll_velocity_v_y - base_roll_velocity_w_x * joint1_skin_0_1_position_z;
     out[3][2] = base_roll_velocity_v_z
         + base_roll_velocity_w_x * joint1_skin_0_1_position_y
         - joint1_skin_0_1_position_x * base_roll_velocity_w_y;
-    out[4][0] = base_roll_velocity_v_x
-        + joint1_skin_0_2_position_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * joint1_skin_0_2_position_y;
-    out[4][1] = base_roll_velocity_w_z * joint1_skin_0_2_position_x
-        + base_roll_velocity_v_y - base_roll_velocity_w_x * joint1_skin_0_2_position_z;
-    out[4][2] = base_roll_velocity_w_x * joint1_skin_0_2_position_y
-        + base_roll_velocity_v_z - joint1_skin_0_2_position_x * base_roll_velocity_w_y;
-    out[5][0] = base_roll_velocity_v_x
-        + joint1_skin_0_3_position_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * joint1_skin_0_3_position_y;
-    out[5][1] = base_roll_velocity_w_z * joint1_skin_0_3_position_x
-        + base_roll_velocity_v_y - base_roll_velocity_w_x * joint1_skin_0_3_position_z;
-    out[5][2] = base_roll_velocity_w_x * joint1_skin_0_3_position_y
-        + base_roll_velocity_v_z - joint1_skin_0_3_position_x * base_roll_velocity_w_y;
+    out[4][0] = joint1_skin_0_2_position_z * base_roll_velocity_w_y
+        + base_roll_velocity_v_x - joint1_skin_0_2_position_y * base_roll_velocity_w_z;
+    out[4][1] = base_roll_velocity_v_y
+        + base_roll_velocity_w_z * joint1_skin_0_2_position_x
+        - joint1_skin_0_2_position_z * base_roll_velocity_w_x;
+    out[4][2] = base_roll_velocity_v_z
+        + joint1_skin_0_2_position_y * base_roll_velocity_w_x
+        - joint1_skin_0_2_position_x * base_roll_velocity_w_y;
+    out[5][0] = joint1_skin_0_3_position_z * base_roll_velocity_w_y
+        + base_roll_velocity_v_x - base_roll_velocity_w_z * joint1_skin_0_3_position_y;
+    out[5][1] = base_roll_velocity_v_y
+        + base_roll_velocity_w_z * joint1_skin_0_3_position_x
+        - base_roll_velocity_w_x * joint1_skin_0_3_position_z;
+    out[5][2] = base_roll_velocity_v_z
+        + base_roll_velocity_w_x * joint1_skin_0_3_position_y
+        - joint1_skin_0_3_position_x * base_roll_velocity_w_y;
     out[6][0] = joint1_ring1_velocity_v_x
         + joint1_ring1_velocity_w_y * joint1_skin_1_0_position_z
         - joint1_ring1_velocity_w_z * joint1_skin_1_0_position_y;
@@ -19823,9 +19681,9 @@ pub fn contact_velocities_into(
     out[6][2] = joint1_ring1_velocity_w_x * joint1_skin_1_0_position_y
         + joint1_ring1_velocity_v_z
         - joint1_ring1_velocity_w_y * joint1_skin_1_0_position_x;
-    out[7][0] = joint1_ring1_velocity_v_x
-        + joint1_ring1_velocity_w_y * joint1_skin_1_1_position_z
-        - joint1_skin_1_1_position_y * joint1_ring1_velocity_w_z;
+    out[7][0] = joint1_ring1_velocity_w_y * joint1_skin_1_1_position_z
+        + joint1_ring1_velocity_v_x
+        - joint1_ring1_velocity_w_z * joint1_skin_1_1_position_y;
     out[7][1] = joint1_ring1_velocity_v_y
         + joint1_ring1_velocity_w_z * joint1_skin_1_1_position_x
         - joint1_ring1_velocity_w_x * joint1_skin_1_1_position_z;
@@ -19835,14 +19693,14 @@ pub fn contact_velocities_into(
     out[8][0] = joint1_ring1_velocity_v_x
         + joint1_ring1_velocity_w_y * joint1_skin_1_2_position_z
         - joint1_ring1_velocity_w_z * joint1_skin_1_2_position_y;
-    out[8][1] = joint1_ring1_velocity_v_y
-        + joint1_ring1_velocity_w_z * joint1_skin_1_2_position_x
+    out[8][1] = joint1_skin_1_2_position_x * joint1_ring1_velocity_w_z
+        + joint1_ring1_velocity_v_y
         - joint1_ring1_velocity_w_x * joint1_skin_1_2_position_z;
-    out[8][2] = joint1_skin_1_2_position_y * joint1_ring1_velocity_w_x
+    out[8][2] = joint1_ring1_velocity_w_x * joint1_skin_1_2_position_y
         + joint1_ring1_velocity_v_z
-        - joint1_ring1_velocity_w_y * joint1_skin_1_2_position_x;
-    out[9][0] = joint1_ring1_velocity_v_x
-        + joint1_ring1_velocity_w_y * joint1_skin_1_3_position_z
+        - joint1_skin_1_2_position_x * joint1_ring1_velocity_w_y;
+    out[9][0] = joint1_skin_1_3_position_z * joint1_ring1_velocity_w_y
+        + joint1_ring1_velocity_v_x
         - joint1_ring1_velocity_w_z * joint1_skin_1_3_position_y;
     out[9][1] = joint1_ring1_velocity_w_z * joint1_skin_1_3_position_x
         + joint1_ring1_velocity_v_y
@@ -19867,27 +19725,29 @@ pub fn contact_velocities_into(
     out[11][2] = joint1_tip_velocity_v_z
         + joint2_skin_0_0_position_y * joint1_tip_velocity_w_x
         - joint1_tip_velocity_w_y * joint2_skin_0_0_position_x;
-    out[12][0] = joint2_skin_0_1_position_z * joint1_tip_velocity_w_y
+    out[12][0] = joint1_tip_velocity_w_y * joint2_skin_0_1_position_z
         + joint1_tip_velocity_v_x - joint2_skin_0_1_position_y * joint1_tip_velocity_w_z;
-    out[12][1] = joint1_tip_velocity_v_y
-        + joint2_skin_0_1_position_x * joint1_tip_velocity_w_z
-        - joint2_skin_0_1_position_z * joint1_tip_velocity_w_x;
-    out[12][2] = joint2_skin_0_1_position_y * joint1_tip_velocity_w_x
-        + joint1_tip_velocity_v_z - joint2_skin_0_1_position_x * joint1_tip_velocity_w_y;
-    out[13][0] = joint1_tip_velocity_w_y * joint2_skin_0_2_position_z
-        + joint1_tip_velocity_v_x - joint2_skin_0_2_position_y * joint1_tip_velocity_w_z;
+    out[12][1] = joint2_skin_0_1_position_x * joint1_tip_velocity_w_z
+        + joint1_tip_velocity_v_y - joint1_tip_velocity_w_x * joint2_skin_0_1_position_z;
+    out[12][2] = joint1_tip_velocity_v_z
+        + joint2_skin_0_1_position_y * joint1_tip_velocity_w_x
+        - joint2_skin_0_1_position_x * joint1_tip_velocity_w_y;
+    out[13][0] = joint1_tip_velocity_v_x
+        + joint1_tip_velocity_w_y * joint2_skin_0_2_position_z
+        - joint2_skin_0_2_position_y * joint1_tip_velocity_w_z;
     out[13][1] = joint1_tip_velocity_v_y
-        + joint1_tip_velocity_w_z * joint2_skin_0_2_position_x
+        + joint2_skin_0_2_position_x * joint1_tip_velocity_w_z
         - joint1_tip_velocity_w_x * joint2_skin_0_2_position_z;
-    out[13][2] = joint2_skin_0_2_position_y * joint1_tip_velocity_w_x
-        + joint1_tip_velocity_v_z - joint1_tip_velocity_w_y * joint2_skin_0_2_position_x;
+    out[13][2] = joint1_tip_velocity_v_z
+        + joint2_skin_0_2_position_y * joint1_tip_velocity_w_x
+        - joint2_skin_0_2_position_x * joint1_tip_velocity_w_y;
     out[14][0] = joint1_tip_velocity_v_x
-        + joint1_tip_velocity_w_y * joint2_skin_0_3_position_z
-        - joint1_tip_velocity_w_z * joint2_skin_0_3_position_y;
+        + joint2_skin_0_3_position_z * joint1_tip_velocity_w_y
+        - joint2_skin_0_3_position_y * joint1_tip_velocity_w_z;
     out[14][1] = joint1_tip_velocity_v_y
         + joint2_skin_0_3_position_x * joint1_tip_velocity_w_z
-        - joint1_tip_velocity_w_x * joint2_skin_0_3_position_z;
-    out[14][2] = joint1_tip_velocity_w_x * joint2_skin_0_3_position_y
+        - joint2_skin_0_3_position_z * joint1_tip_velocity_w_x;
+    out[14][2] = joint2_skin_0_3_position_y * joint1_tip_velocity_w_x
         + joint1_tip_velocity_v_z - joint2_skin_0_3_position_x * joint1_tip_velocity_w_y;
     out[15][0] = joint2_ring1_velocity_v_x
         + joint2_skin_1_0_position_z * joint2_ring1_velocity_w_y
@@ -19898,29 +19758,29 @@ pub fn contact_velocities_into(
     out[15][2] = joint2_ring1_velocity_v_z
         + joint2_ring1_velocity_w_x * joint2_skin_1_0_position_y
         - joint2_skin_1_0_position_x * joint2_ring1_velocity_w_y;
-    out[16][0] = joint2_skin_1_1_position_z * joint2_ring1_velocity_w_y
-        + joint2_ring1_velocity_v_x
+    out[16][0] = joint2_ring1_velocity_v_x
+        + joint2_skin_1_1_position_z * joint2_ring1_velocity_w_y
         - joint2_ring1_velocity_w_z * joint2_skin_1_1_position_y;
     out[16][1] = joint2_ring1_velocity_v_y
-        + joint2_ring1_velocity_w_z * joint2_skin_1_1_position_x
+        + joint2_skin_1_1_position_x * joint2_ring1_velocity_w_z
         - joint2_ring1_velocity_w_x * joint2_skin_1_1_position_z;
-    out[16][2] = joint2_ring1_velocity_w_x * joint2_skin_1_1_position_y
-        + joint2_ring1_velocity_v_z
+    out[16][2] = joint2_ring1_velocity_v_z
+        + joint2_ring1_velocity_w_x * joint2_skin_1_1_position_y
         - joint2_skin_1_1_position_x * joint2_ring1_velocity_w_y;
-    out[17][0] = joint2_ring1_velocity_v_x
-        + joint2_skin_1_2_position_z * joint2_ring1_velocity_w_y
-        - joint2_skin_1_2_position_y * joint2_ring1_velocity_w_z;
-    out[17][1] = joint2_ring1_velocity_w_z * joint2_skin_1_2_position_x
-        + joint2_ring1_velocity_v_y
+    out[17][0] = joint2_skin_1_2_position_z * joint2_ring1_velocity_w_y
+        + joint2_ring1_velocity_v_x
+        - joint2_ring1_velocity_w_z * joint2_skin_1_2_position_y;
+    out[17][1] = joint2_ring1_velocity_v_y
+        + joint2_ring1_velocity_w_z * joint2_skin_1_2_position_x
         - joint2_ring1_velocity_w_x * joint2_skin_1_2_position_z;
-    out[17][2] = joint2_ring1_velocity_v_z
-        + joint2_ring1_velocity_w_x * joint2_skin_1_2_position_y
+    out[17][2] = joint2_ring1_velocity_w_x * joint2_skin_1_2_position_y
+        + joint2_ring1_velocity_v_z
         - joint2_skin_1_2_position_x * joint2_ring1_velocity_w_y;
     out[18][0] = joint2_ring1_velocity_v_x
         + joint2_skin_1_3_position_z * joint2_ring1_velocity_w_y
-        - joint2_ring1_velocity_w_z * joint2_skin_1_3_position_y;
-    out[18][1] = joint2_ring1_velocity_w_z * joint2_skin_1_3_position_x
-        + joint2_ring1_velocity_v_y
+        - joint2_skin_1_3_position_y * joint2_ring1_velocity_w_z;
+    out[18][1] = joint2_ring1_velocity_v_y
+        + joint2_skin_1_3_position_x * joint2_ring1_velocity_w_z
         - joint2_ring1_velocity_w_x * joint2_skin_1_3_position_z;
     out[18][2] = joint2_ring1_velocity_v_z
         + joint2_ring1_velocity_w_x * joint2_skin_1_3_position_y
@@ -20085,12 +19945,12 @@ pub fn contact_jacobian_2(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let joint1_skin_0_0_position_x = cache.joint1_position_x
-        + cache.base_roll_rotation_01 * p.module_radius;
-    let joint1_skin_0_0_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_11 * p.module_radius;
-    let joint1_skin_0_0_position_z = cache.base_roll_rotation_21 * p.module_radius
-        + cache.joint1_position_z;
+    let joint1_ring0_skin_y_x = cache.base_roll_rotation_01 * p.module_radius;
+    let joint1_skin_0_0_position_x = cache.joint1_position_x + joint1_ring0_skin_y_x;
+    let joint1_ring0_skin_y_y = cache.base_roll_rotation_11 * p.module_radius;
+    let joint1_skin_0_0_position_y = cache.joint1_position_y + joint1_ring0_skin_y_y;
+    let joint1_ring0_skin_y_z = cache.base_roll_rotation_21 * p.module_radius;
+    let joint1_skin_0_0_position_z = joint1_ring0_skin_y_z + cache.joint1_position_z;
     let x = joint1_skin_0_0_position_x;
     let y = joint1_skin_0_0_position_y;
     let z = joint1_skin_0_0_position_z;
@@ -20108,17 +19968,12 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let joint1_skin_0_1_position_x = cache.base_roll_rotation_02 * p.module_radius
-        + cache.joint1_position_x
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_01
-            * p.module_radius;
-    let joint1_skin_0_1_position_y = cache.joint1_position_y
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_11
-            * p.module_radius + cache.base_roll_rotation_12 * p.module_radius;
-    let joint1_skin_0_1_position_z = cache.joint1_position_z
-        + p.module_radius * cache.base_roll_rotation_22
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_21
-            * p.module_radius;
+    let joint1_ring0_skin_z_x = cache.base_roll_rotation_02 * p.module_radius;
+    let joint1_skin_0_1_position_x = joint1_ring0_skin_z_x + cache.joint1_position_x;
+    let joint1_ring0_skin_z_y = cache.base_roll_rotation_12 * p.module_radius;
+    let joint1_skin_0_1_position_y = cache.joint1_position_y + joint1_ring0_skin_z_y;
+    let joint1_ring0_skin_z_z = p.module_radius * cache.base_roll_rotation_22;
+    let joint1_skin_0_1_position_z = cache.joint1_position_z + joint1_ring0_skin_z_z;
     let x = joint1_skin_0_1_position_x;
     let y = joint1_skin_0_1_position_y;
     let z = joint1_skin_0_1_position_z;
@@ -20136,16 +19991,12 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let joint1_skin_0_2_position_x = cache.joint1_position_x
-        + 0.00000000000000012246467991473532 * cache.base_roll_rotation_02
-            * p.module_radius - cache.base_roll_rotation_01 * p.module_radius;
-    let joint1_skin_0_2_position_y = cache.joint1_position_y
-        + 0.00000000000000012246467991473532 * cache.base_roll_rotation_12
-            * p.module_radius - cache.base_roll_rotation_11 * p.module_radius;
-    let joint1_skin_0_2_position_z = cache.joint1_position_z
-        + 0.00000000000000012246467991473532 * p.module_radius
-            * cache.base_roll_rotation_22
-        - cache.base_roll_rotation_21 * p.module_radius;
+    let joint1_ring0_skin_y_x = cache.base_roll_rotation_01 * p.module_radius;
+    let joint1_skin_0_2_position_x = cache.joint1_position_x - joint1_ring0_skin_y_x;
+    let joint1_ring0_skin_y_y = cache.base_roll_rotation_11 * p.module_radius;
+    let joint1_skin_0_2_position_y = cache.joint1_position_y - joint1_ring0_skin_y_y;
+    let joint1_ring0_skin_y_z = cache.base_roll_rotation_21 * p.module_radius;
+    let joint1_skin_0_2_position_z = cache.joint1_position_z - joint1_ring0_skin_y_z;
     let x = joint1_skin_0_2_position_x;
     let y = joint1_skin_0_2_position_y;
     let z = joint1_skin_0_2_position_z;
@@ -20163,18 +20014,12 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let joint1_skin_0_3_position_x = cache.joint1_position_x
-        - cache.base_roll_rotation_02 * p.module_radius
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_01
-            * p.module_radius;
-    let joint1_skin_0_3_position_y = cache.joint1_position_y
-        - cache.base_roll_rotation_12 * p.module_radius
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_11
-            * p.module_radius;
-    let joint1_skin_0_3_position_z = cache.joint1_position_z
-        - p.module_radius * cache.base_roll_rotation_22
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_21
-            * p.module_radius;
+    let joint1_ring0_skin_z_x = cache.base_roll_rotation_02 * p.module_radius;
+    let joint1_skin_0_3_position_x = cache.joint1_position_x - joint1_ring0_skin_z_x;
+    let joint1_ring0_skin_z_y = cache.base_roll_rotation_12 * p.module_radius;
+    let joint1_skin_0_3_position_y = cache.joint1_position_y - joint1_ring0_skin_z_y;
+    let joint1_ring0_skin_z_z = p.module_radius * cache.base_roll_rotation_22;
+    let joint1_skin_0_3_position_z = cache.joint1_position_z - joint1_ring0_skin_z_z;
     let x = joint1_skin_0_3_position_x;
     let y = joint1_skin_0_3_position_y;
     let z = joint1_skin_0_3_position_z;
@@ -20207,22 +20052,22 @@ pub fn contact_jacobian_6(
     let t6 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
     let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t4
         + t5 * cache.base_roll_rotation_02 + t6 * cache.base_pitch_rotation_00;
-    let joint1_skin_1_0_position_x = joint1_ring1_position_x
-        + joint1_ring1_rotation_01 * p.module_radius;
+    let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
+    let joint1_skin_1_0_position_x = joint1_ring1_position_x + joint1_ring1_skin_y_x;
     let joint1_ring1_position_y = cache.joint1_position_y
         + cache.base_pitch_rotation_10 * t0 + cache.base_roll_rotation_12 * t2
         + t3 * cache.base_roll_rotation_11;
     let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t4
         + cache.base_pitch_rotation_10 * t6 + cache.base_roll_rotation_12 * t5;
-    let joint1_skin_1_0_position_y = joint1_ring1_position_y
-        + joint1_ring1_rotation_11 * p.module_radius;
+    let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
+    let joint1_skin_1_0_position_y = joint1_ring1_position_y + joint1_ring1_skin_y_y;
     let joint1_ring1_position_z = cache.joint1_position_z
         + t2 * cache.base_roll_rotation_22 + t3 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t0;
     let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t6
         + cache.base_roll_rotation_21 * t4 + t5 * cache.base_roll_rotation_22;
-    let joint1_skin_1_0_position_z = joint1_ring1_position_z
-        + joint1_ring1_rotation_21 * p.module_radius;
+    let joint1_ring1_skin_y_z = joint1_ring1_rotation_21 * p.module_radius;
+    let joint1_skin_1_0_position_z = joint1_ring1_position_z + joint1_ring1_skin_y_z;
     let x = joint1_skin_1_0_position_x;
     let y = joint1_skin_1_0_position_y;
     let z = joint1_skin_1_0_position_z;
@@ -20250,39 +20095,27 @@ pub fn contact_jacobian_7(
     let joint1_ring1_position_x = t0 * cache.base_pitch_rotation_00
         + cache.joint1_position_x + t2 * cache.base_roll_rotation_02
         + t3 * cache.base_roll_rotation_01;
-    let t4 = 1.0 - 0.25 * (joint1_bend_y * joint1_bend_y) * cache.joint1_ring1_bend_c2;
-    let t5 = -(0.25 * joint1_bend_y * joint1_bend_z * cache.joint1_ring1_bend_c2);
-    let t6 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t4
-        + t5 * cache.base_roll_rotation_02 + t6 * cache.base_pitch_rotation_00;
-    let t7 = 1.0 - 0.25 * (joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2;
-    let t8 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_02 = t7 * cache.base_roll_rotation_02
-        + cache.base_pitch_rotation_00 * t8 + t5 * cache.base_roll_rotation_01;
-    let joint1_skin_1_1_position_x = joint1_ring1_position_x
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_01 * p.module_radius
-        + joint1_ring1_rotation_02 * p.module_radius;
+    let t4 = 1.0 - 0.25 * (joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2;
+    let t5 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
+    let t6 = -(0.25 * joint1_bend_y * joint1_bend_z * cache.joint1_ring1_bend_c2);
+    let joint1_ring1_rotation_02 = t4 * cache.base_roll_rotation_02
+        + cache.base_pitch_rotation_00 * t5 + t6 * cache.base_roll_rotation_01;
+    let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
+    let joint1_skin_1_1_position_x = joint1_ring1_position_x + joint1_ring1_skin_z_x;
     let joint1_ring1_position_y = cache.joint1_position_y
         + cache.base_pitch_rotation_10 * t0 + cache.base_roll_rotation_12 * t2
         + t3 * cache.base_roll_rotation_11;
-    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t8
-        + cache.base_roll_rotation_12 * t7 + t5 * cache.base_roll_rotation_11;
-    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t4
-        + cache.base_pitch_rotation_10 * t6 + cache.base_roll_rotation_12 * t5;
-    let joint1_skin_1_1_position_y = joint1_ring1_position_y
-        + joint1_ring1_rotation_12 * p.module_radius
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_11
-            * p.module_radius;
+    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t5
+        + cache.base_roll_rotation_12 * t4 + t6 * cache.base_roll_rotation_11;
+    let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
+    let joint1_skin_1_1_position_y = joint1_ring1_position_y + joint1_ring1_skin_z_y;
     let joint1_ring1_position_z = cache.joint1_position_z
         + t2 * cache.base_roll_rotation_22 + t3 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t0;
-    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t6
-        + cache.base_roll_rotation_21 * t4 + t5 * cache.base_roll_rotation_22;
-    let joint1_ring1_rotation_22 = t5 * cache.base_roll_rotation_21
-        + cache.base_pitch_rotation_20 * t8 + t7 * cache.base_roll_rotation_22;
-    let joint1_skin_1_1_position_z = joint1_ring1_position_z
-        + 0.00000000000000006123233995736766 * joint1_ring1_rotation_21 * p.module_radius
-        + joint1_ring1_rotation_22 * p.module_radius;
+    let joint1_ring1_rotation_22 = t6 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t5 + t4 * cache.base_roll_rotation_22;
+    let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
+    let joint1_skin_1_1_position_z = joint1_ring1_position_z + joint1_ring1_skin_z_z;
     let x = joint1_skin_1_1_position_x;
     let y = joint1_skin_1_1_position_y;
     let z = joint1_skin_1_1_position_z;
@@ -20315,33 +20148,22 @@ pub fn contact_jacobian_8(
     let t6 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
     let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t4
         + t5 * cache.base_roll_rotation_02 + t6 * cache.base_pitch_rotation_00;
-    let t7 = 1.0 - 0.25 * (joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2;
-    let t8 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_02 = t7 * cache.base_roll_rotation_02
-        + cache.base_pitch_rotation_00 * t8 + t5 * cache.base_roll_rotation_01;
-    let joint1_skin_1_2_position_x = joint1_ring1_position_x
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_02 * p.module_radius
-        - joint1_ring1_rotation_01 * p.module_radius;
+    let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
+    let joint1_skin_1_2_position_x = joint1_ring1_position_x - joint1_ring1_skin_y_x;
     let joint1_ring1_position_y = cache.joint1_position_y
         + cache.base_pitch_rotation_10 * t0 + cache.base_roll_rotation_12 * t2
         + t3 * cache.base_roll_rotation_11;
     let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t4
         + cache.base_pitch_rotation_10 * t6 + cache.base_roll_rotation_12 * t5;
-    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t8
-        + cache.base_roll_rotation_12 * t7 + t5 * cache.base_roll_rotation_11;
-    let joint1_skin_1_2_position_y = joint1_ring1_position_y
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_12 * p.module_radius
-        - joint1_ring1_rotation_11 * p.module_radius;
+    let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
+    let joint1_skin_1_2_position_y = joint1_ring1_position_y - joint1_ring1_skin_y_y;
     let joint1_ring1_position_z = cache.joint1_position_z
         + t2 * cache.base_roll_rotation_22 + t3 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t0;
-    let joint1_ring1_rotation_22 = t5 * cache.base_roll_rotation_21
-        + cache.base_pitch_rotation_20 * t8 + t7 * cache.base_roll_rotation_22;
     let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t6
         + cache.base_roll_rotation_21 * t4 + t5 * cache.base_roll_rotation_22;
-    let joint1_skin_1_2_position_z = joint1_ring1_position_z
-        + 0.00000000000000012246467991473532 * joint1_ring1_rotation_22 * p.module_radius
-        - joint1_ring1_rotation_21 * p.module_radius;
+    let joint1_ring1_skin_y_z = joint1_ring1_rotation_21 * p.module_radius;
+    let joint1_skin_1_2_position_z = joint1_ring1_position_z - joint1_ring1_skin_y_z;
     let x = joint1_skin_1_2_position_x;
     let y = joint1_skin_1_2_position_y;
     let z = joint1_skin_1_2_position_z;
@@ -20374,36 +20196,22 @@ pub fn contact_jacobian_9(
     let t6 = -(0.25 * joint1_bend_y * joint1_bend_z * cache.joint1_ring1_bend_c2);
     let joint1_ring1_rotation_02 = t4 * cache.base_roll_rotation_02
         + cache.base_pitch_rotation_00 * t5 + t6 * cache.base_roll_rotation_01;
-    let t7 = 1.0 - 0.25 * (joint1_bend_y * joint1_bend_y) * cache.joint1_ring1_bend_c2;
-    let t8 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t7
-        + t6 * cache.base_roll_rotation_02 + t8 * cache.base_pitch_rotation_00;
-    let joint1_skin_1_3_position_x = joint1_ring1_position_x
-        - joint1_ring1_rotation_02 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_01
-            * p.module_radius;
-    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t5
-        + cache.base_roll_rotation_12 * t4 + t6 * cache.base_roll_rotation_11;
+    let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
+    let joint1_skin_1_3_position_x = joint1_ring1_position_x - joint1_ring1_skin_z_x;
     let joint1_ring1_position_y = cache.joint1_position_y
         + cache.base_pitch_rotation_10 * t0 + cache.base_roll_rotation_12 * t2
         + t3 * cache.base_roll_rotation_11;
-    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t7
-        + cache.base_pitch_rotation_10 * t8 + cache.base_roll_rotation_12 * t6;
-    let joint1_skin_1_3_position_y = joint1_ring1_position_y
-        - joint1_ring1_rotation_12 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_11
-            * p.module_radius;
-    let joint1_ring1_rotation_22 = t6 * cache.base_roll_rotation_21
-        + cache.base_pitch_rotation_20 * t5 + t4 * cache.base_roll_rotation_22;
+    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t5
+        + cache.base_roll_rotation_12 * t4 + t6 * cache.base_roll_rotation_11;
+    let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
+    let joint1_skin_1_3_position_y = joint1_ring1_position_y - joint1_ring1_skin_z_y;
     let joint1_ring1_position_z = cache.joint1_position_z
         + t2 * cache.base_roll_rotation_22 + t3 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t0;
-    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t8
-        + cache.base_roll_rotation_21 * t7 + t6 * cache.base_roll_rotation_22;
-    let joint1_skin_1_3_position_z = joint1_ring1_position_z
-        - joint1_ring1_rotation_22 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint1_ring1_rotation_21
-            * p.module_radius;
+    let joint1_ring1_rotation_22 = t6 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t5 + t4 * cache.base_roll_rotation_22;
+    let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
+    let joint1_skin_1_3_position_z = joint1_ring1_position_z - joint1_ring1_skin_z_z;
     let x = joint1_skin_1_3_position_x;
     let y = joint1_skin_1_3_position_y;
     let z = joint1_skin_1_3_position_z;
@@ -20479,12 +20287,12 @@ pub fn contact_jacobian_11(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let joint2_skin_0_0_position_x = cache.joint2_position_x
-        + cache.joint2_rotation_01 * p.module_radius;
-    let joint2_skin_0_0_position_y = cache.joint2_rotation_11 * p.module_radius
-        + cache.joint2_position_y;
-    let joint2_skin_0_0_position_z = cache.joint2_position_z
-        + cache.joint2_rotation_21 * p.module_radius;
+    let joint2_ring0_skin_y_x = cache.joint2_rotation_01 * p.module_radius;
+    let joint2_skin_0_0_position_x = cache.joint2_position_x + joint2_ring0_skin_y_x;
+    let joint2_ring0_skin_y_y = cache.joint2_rotation_11 * p.module_radius;
+    let joint2_skin_0_0_position_y = joint2_ring0_skin_y_y + cache.joint2_position_y;
+    let joint2_ring0_skin_y_z = cache.joint2_rotation_21 * p.module_radius;
+    let joint2_skin_0_0_position_z = cache.joint2_position_z + joint2_ring0_skin_y_z;
     let x = joint2_skin_0_0_position_x;
     let y = joint2_skin_0_0_position_y;
     let z = joint2_skin_0_0_position_z;
@@ -20502,16 +20310,12 @@ pub fn contact_jacobian_12(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let joint2_skin_0_1_position_x = cache.joint2_rotation_02 * p.module_radius
-        + cache.joint2_position_x
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_01
-            * p.module_radius;
-    let joint2_skin_0_1_position_y = cache.joint2_rotation_12 * p.module_radius
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_11 * p.module_radius
-        + cache.joint2_position_y;
-    let joint2_skin_0_1_position_z = cache.joint2_position_z
-        + 0.00000000000000006123233995736766 * cache.joint2_rotation_21 * p.module_radius
-        + cache.joint2_rotation_22 * p.module_radius;
+    let joint2_ring0_skin_z_x = cache.joint2_rotation_02 * p.module_radius;
+    let joint2_skin_0_1_position_x = joint2_ring0_skin_z_x + cache.joint2_position_x;
+    let joint2_ring0_skin_z_y = cache.joint2_rotation_12 * p.module_radius;
+    let joint2_skin_0_1_position_y = joint2_ring0_skin_z_y + cache.joint2_position_y;
+    let joint2_ring0_skin_z_z = cache.joint2_rotation_22 * p.module_radius;
+    let joint2_skin_0_1_position_z = cache.joint2_position_z + joint2_ring0_skin_z_z;
     let x = joint2_skin_0_1_position_x;
     let y = joint2_skin_0_1_position_y;
     let z = joint2_skin_0_1_position_z;
@@ -20529,15 +20333,12 @@ pub fn contact_jacobian_13(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let joint2_skin_0_2_position_x = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_02 * p.module_radius + cache.joint2_position_x
-        - cache.joint2_rotation_01 * p.module_radius;
-    let joint2_skin_0_2_position_y = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_12 * p.module_radius + cache.joint2_position_y
-        - cache.joint2_rotation_11 * p.module_radius;
-    let joint2_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.joint2_rotation_22 * p.module_radius + cache.joint2_position_z
-        - cache.joint2_rotation_21 * p.module_radius;
+    let joint2_ring0_skin_y_x = cache.joint2_rotation_01 * p.module_radius;
+    let joint2_skin_0_2_position_x = cache.joint2_position_x - joint2_ring0_skin_y_x;
+    let joint2_ring0_skin_y_y = cache.joint2_rotation_11 * p.module_radius;
+    let joint2_skin_0_2_position_y = cache.joint2_position_y - joint2_ring0_skin_y_y;
+    let joint2_ring0_skin_y_z = cache.joint2_rotation_21 * p.module_radius;
+    let joint2_skin_0_2_position_z = cache.joint2_position_z - joint2_ring0_skin_y_z;
     let x = joint2_skin_0_2_position_x;
     let y = joint2_skin_0_2_position_y;
     let z = joint2_skin_0_2_position_z;
@@ -20555,17 +20356,12 @@ pub fn contact_jacobian_14(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let joint2_skin_0_3_position_x = cache.joint2_position_x
-        - cache.joint2_rotation_02 * p.module_radius
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_01
-            * p.module_radius;
-    let joint2_skin_0_3_position_y = cache.joint2_position_y
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_11 * p.module_radius
-        - cache.joint2_rotation_12 * p.module_radius;
-    let joint2_skin_0_3_position_z = cache.joint2_position_z
-        - cache.joint2_rotation_22 * p.module_radius
-        - 0.00000000000000018369701987210297 * cache.joint2_rotation_21
-            * p.module_radius;
+    let joint2_ring0_skin_z_x = cache.joint2_rotation_02 * p.module_radius;
+    let joint2_skin_0_3_position_x = cache.joint2_position_x - joint2_ring0_skin_z_x;
+    let joint2_ring0_skin_z_y = cache.joint2_rotation_12 * p.module_radius;
+    let joint2_skin_0_3_position_y = cache.joint2_position_y - joint2_ring0_skin_z_y;
+    let joint2_ring0_skin_z_z = cache.joint2_rotation_22 * p.module_radius;
+    let joint2_skin_0_3_position_z = cache.joint2_position_z - joint2_ring0_skin_z_z;
     let x = joint2_skin_0_3_position_x;
     let y = joint2_skin_0_3_position_y;
     let z = joint2_skin_0_3_position_z;
@@ -20599,22 +20395,22 @@ pub fn contact_jacobian_15(
     let t6 = -(0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * joint2_bend_y);
     let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t4
         + cache.joint2_rotation_01 * t5 + cache.joint2_rotation_02 * t6;
-    let joint2_skin_1_0_position_x = joint2_ring1_position_x
-        + p.module_radius * joint2_ring1_rotation_01;
+    let joint2_ring1_skin_y_x = p.module_radius * joint2_ring1_rotation_01;
+    let joint2_skin_1_0_position_x = joint2_ring1_position_x + joint2_ring1_skin_y_x;
     let joint2_ring1_position_y = t2 * cache.joint2_rotation_11
         + t1 * cache.joint2_rotation_12 + t3 * cache.joint1_tip_rotation_10
         + cache.joint2_position_y;
     let joint2_ring1_rotation_11 = t4 * cache.joint1_tip_rotation_10
         + cache.joint2_rotation_12 * t6 + t5 * cache.joint2_rotation_11;
-    let joint2_skin_1_0_position_y = joint2_ring1_position_y
-        + joint2_ring1_rotation_11 * p.module_radius;
+    let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
+    let joint2_skin_1_0_position_y = joint2_ring1_position_y + joint2_ring1_skin_y_y;
     let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t3
         + cache.joint2_position_z + t1 * cache.joint2_rotation_22
         + t2 * cache.joint2_rotation_21;
     let joint2_ring1_rotation_21 = t4 * cache.joint1_tip_rotation_20
         + t5 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t6;
-    let joint2_skin_1_0_position_z = joint2_ring1_position_z
-        + joint2_ring1_rotation_21 * p.module_radius;
+    let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
+    let joint2_skin_1_0_position_z = joint2_ring1_position_z + joint2_ring1_skin_y_z;
     let x = joint2_skin_1_0_position_x;
     let y = joint2_skin_1_0_position_y;
     let z = joint2_skin_1_0_position_z;
@@ -20643,39 +20439,27 @@ pub fn contact_jacobian_16(
     let joint2_ring1_position_x = t1 * cache.joint2_rotation_02
         + cache.joint2_rotation_01 * t2 + cache.joint2_position_x
         + cache.joint1_tip_rotation_00 * t3;
-    let t4 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
-    let t5 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_y * joint2_bend_y);
-    let t6 = -(0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * joint2_bend_y);
-    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t4
-        + cache.joint2_rotation_01 * t5 + cache.joint2_rotation_02 * t6;
-    let t7 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
-    let t8 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
-    let joint2_ring1_rotation_02 = cache.joint2_rotation_01 * t6
-        + t7 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t8;
-    let joint2_skin_1_1_position_x = joint2_ring1_position_x
-        + 0.00000000000000006123233995736766 * p.module_radius * joint2_ring1_rotation_01
-        + joint2_ring1_rotation_02 * p.module_radius;
+    let t4 = -(0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * joint2_bend_y);
+    let t5 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
+    let t6 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
+    let joint2_ring1_rotation_02 = cache.joint2_rotation_01 * t4
+        + t5 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t6;
+    let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
+    let joint2_skin_1_1_position_x = joint2_ring1_position_x + joint2_ring1_skin_z_x;
     let joint2_ring1_position_y = t2 * cache.joint2_rotation_11
         + t1 * cache.joint2_rotation_12 + t3 * cache.joint1_tip_rotation_10
         + cache.joint2_position_y;
-    let joint2_ring1_rotation_11 = t4 * cache.joint1_tip_rotation_10
-        + cache.joint2_rotation_12 * t6 + t5 * cache.joint2_rotation_11;
-    let joint2_ring1_rotation_12 = t8 * cache.joint1_tip_rotation_10
-        + cache.joint2_rotation_11 * t6 + cache.joint2_rotation_12 * t7;
-    let joint2_skin_1_1_position_y = joint2_ring1_position_y
-        + 0.00000000000000006123233995736766 * joint2_ring1_rotation_11 * p.module_radius
-        + joint2_ring1_rotation_12 * p.module_radius;
-    let joint2_ring1_rotation_22 = cache.joint2_rotation_22 * t7
-        + cache.joint2_rotation_21 * t6 + cache.joint1_tip_rotation_20 * t8;
+    let joint2_ring1_rotation_12 = t6 * cache.joint1_tip_rotation_10
+        + cache.joint2_rotation_11 * t4 + cache.joint2_rotation_12 * t5;
+    let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
+    let joint2_skin_1_1_position_y = joint2_ring1_position_y + joint2_ring1_skin_z_y;
+    let joint2_ring1_rotation_22 = cache.joint2_rotation_22 * t5
+        + cache.joint2_rotation_21 * t4 + cache.joint1_tip_rotation_20 * t6;
+    let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
     let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t3
         + cache.joint2_position_z + t1 * cache.joint2_rotation_22
         + t2 * cache.joint2_rotation_21;
-    let joint2_ring1_rotation_21 = t4 * cache.joint1_tip_rotation_20
-        + t5 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t6;
-    let joint2_skin_1_1_position_z = joint2_ring1_rotation_22 * p.module_radius
-        + joint2_ring1_position_z
-        + 0.00000000000000006123233995736766 * joint2_ring1_rotation_21
-            * p.module_radius;
+    let joint2_skin_1_1_position_z = joint2_ring1_skin_z_z + joint2_ring1_position_z;
     let x = joint2_skin_1_1_position_x;
     let y = joint2_skin_1_1_position_y;
     let z = joint2_skin_1_1_position_z;
@@ -20696,46 +20480,35 @@ pub fn contact_jacobian_17(
     let t0 = 1.0 / p.actuator_radius;
     let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
         - 0.5773502691896257 * t0 * q[10];
+    let t1 = 0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * cache.joint2_len;
     let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
         + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-    let t1 = -(0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * joint2_bend_y);
-    let t2 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
-    let t3 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
-    let joint2_ring1_rotation_02 = cache.joint2_rotation_01 * t1
-        + t2 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t3;
-    let t4 = 0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * cache.joint2_len;
-    let t5 = 0.25 * cache.joint2_ring1_bend_c2 * cache.joint2_len * joint2_bend_y;
-    let t6 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-    let joint2_ring1_position_x = t4 * cache.joint2_rotation_02
-        + cache.joint2_rotation_01 * t5 + cache.joint2_position_x
-        + cache.joint1_tip_rotation_00 * t6;
-    let t7 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
-    let t8 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_y * joint2_bend_y);
-    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t7
-        + cache.joint2_rotation_01 * t8 + cache.joint2_rotation_02 * t1;
-    let joint2_skin_1_2_position_x = 0.00000000000000012246467991473532
-        * joint2_ring1_rotation_02 * p.module_radius + joint2_ring1_position_x
-        - p.module_radius * joint2_ring1_rotation_01;
-    let joint2_ring1_position_y = t5 * cache.joint2_rotation_11
-        + t4 * cache.joint2_rotation_12 + t6 * cache.joint1_tip_rotation_10
+    let t2 = 0.25 * cache.joint2_ring1_bend_c2 * cache.joint2_len * joint2_bend_y;
+    let t3 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+    let joint2_ring1_position_x = t1 * cache.joint2_rotation_02
+        + cache.joint2_rotation_01 * t2 + cache.joint2_position_x
+        + cache.joint1_tip_rotation_00 * t3;
+    let t4 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
+    let t5 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_y * joint2_bend_y);
+    let t6 = -(0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * joint2_bend_y);
+    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t4
+        + cache.joint2_rotation_01 * t5 + cache.joint2_rotation_02 * t6;
+    let joint2_ring1_skin_y_x = p.module_radius * joint2_ring1_rotation_01;
+    let joint2_skin_1_2_position_x = joint2_ring1_position_x - joint2_ring1_skin_y_x;
+    let joint2_ring1_rotation_11 = t4 * cache.joint1_tip_rotation_10
+        + cache.joint2_rotation_12 * t6 + t5 * cache.joint2_rotation_11;
+    let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
+    let joint2_ring1_position_y = t2 * cache.joint2_rotation_11
+        + t1 * cache.joint2_rotation_12 + t3 * cache.joint1_tip_rotation_10
         + cache.joint2_position_y;
-    let joint2_ring1_rotation_11 = t7 * cache.joint1_tip_rotation_10
-        + cache.joint2_rotation_12 * t1 + t8 * cache.joint2_rotation_11;
-    let joint2_ring1_rotation_12 = t3 * cache.joint1_tip_rotation_10
-        + cache.joint2_rotation_11 * t1 + cache.joint2_rotation_12 * t2;
-    let joint2_skin_1_2_position_y = joint2_ring1_position_y
-        + 0.00000000000000012246467991473532 * joint2_ring1_rotation_12 * p.module_radius
-        - joint2_ring1_rotation_11 * p.module_radius;
-    let joint2_ring1_rotation_21 = t7 * cache.joint1_tip_rotation_20
-        + t8 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t1;
-    let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t6
-        + cache.joint2_position_z + t4 * cache.joint2_rotation_22
-        + t5 * cache.joint2_rotation_21;
-    let joint2_ring1_rotation_22 = cache.joint2_rotation_22 * t2
-        + cache.joint2_rotation_21 * t1 + cache.joint1_tip_rotation_20 * t3;
-    let joint2_skin_1_2_position_z = joint2_ring1_position_z
-        + 0.00000000000000012246467991473532 * joint2_ring1_rotation_22 * p.module_radius
-        - joint2_ring1_rotation_21 * p.module_radius;
+    let joint2_skin_1_2_position_y = joint2_ring1_position_y - joint2_ring1_skin_y_y;
+    let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t3
+        + cache.joint2_position_z + t1 * cache.joint2_rotation_22
+        + t2 * cache.joint2_rotation_21;
+    let joint2_ring1_rotation_21 = t4 * cache.joint1_tip_rotation_20
+        + t5 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t6;
+    let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
+    let joint2_skin_1_2_position_z = joint2_ring1_position_z - joint2_ring1_skin_y_z;
     let x = joint2_skin_1_2_position_x;
     let y = joint2_skin_1_2_position_y;
     let z = joint2_skin_1_2_position_z;
@@ -20764,39 +20537,27 @@ pub fn contact_jacobian_18(
     let joint2_ring1_position_x = t1 * cache.joint2_rotation_02
         + cache.joint2_rotation_01 * t2 + cache.joint2_position_x
         + cache.joint1_tip_rotation_00 * t3;
-    let t4 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
-    let t5 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_y * joint2_bend_y);
-    let t6 = -(0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * joint2_bend_y);
-    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t4
-        + cache.joint2_rotation_01 * t5 + cache.joint2_rotation_02 * t6;
-    let t7 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
-    let t8 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
-    let joint2_ring1_rotation_02 = cache.joint2_rotation_01 * t6
-        + t7 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t8;
-    let joint2_skin_1_3_position_x = joint2_ring1_position_x
-        - 0.00000000000000018369701987210297 * p.module_radius * joint2_ring1_rotation_01
-        - joint2_ring1_rotation_02 * p.module_radius;
+    let t4 = -(0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z * joint2_bend_y);
+    let t5 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
+    let t6 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
+    let joint2_ring1_rotation_02 = cache.joint2_rotation_01 * t4
+        + t5 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t6;
+    let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
+    let joint2_skin_1_3_position_x = joint2_ring1_position_x - joint2_ring1_skin_z_x;
     let joint2_ring1_position_y = t2 * cache.joint2_rotation_11
         + t1 * cache.joint2_rotation_12 + t3 * cache.joint1_tip_rotation_10
         + cache.joint2_position_y;
-    let joint2_ring1_rotation_12 = t8 * cache.joint1_tip_rotation_10
-        + cache.joint2_rotation_11 * t6 + cache.joint2_rotation_12 * t7;
-    let joint2_ring1_rotation_11 = t4 * cache.joint1_tip_rotation_10
-        + cache.joint2_rotation_12 * t6 + t5 * cache.joint2_rotation_11;
-    let joint2_skin_1_3_position_y = joint2_ring1_position_y
-        - joint2_ring1_rotation_12 * p.module_radius
-        - 0.00000000000000018369701987210297 * joint2_ring1_rotation_11
-            * p.module_radius;
+    let joint2_ring1_rotation_12 = t6 * cache.joint1_tip_rotation_10
+        + cache.joint2_rotation_11 * t4 + cache.joint2_rotation_12 * t5;
+    let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
+    let joint2_skin_1_3_position_y = joint2_ring1_position_y - joint2_ring1_skin_z_y;
+    let joint2_ring1_rotation_22 = cache.joint2_rotation_22 * t5
+        + cache.joint2_rotation_21 * t4 + cache.joint1_tip_rotation_20 * t6;
+    let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
     let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t3
         + cache.joint2_position_z + t1 * cache.joint2_rotation_22
         + t2 * cache.joint2_rotation_21;
-    let joint2_ring1_rotation_21 = t4 * cache.joint1_tip_rotation_20
-        + t5 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t6;
-    let joint2_ring1_rotation_22 = cache.joint2_rotation_22 * t7
-        + cache.joint2_rotation_21 * t6 + cache.joint1_tip_rotation_20 * t8;
-    let joint2_skin_1_3_position_z = joint2_ring1_position_z
-        - 0.00000000000000018369701987210297 * joint2_ring1_rotation_21 * p.module_radius
-        - joint2_ring1_rotation_22 * p.module_radius;
+    let joint2_skin_1_3_position_z = joint2_ring1_position_z - joint2_ring1_skin_z_z;
     let x = joint2_skin_1_3_position_x;
     let y = joint2_skin_1_3_position_y;
     let z = joint2_skin_1_3_position_z;

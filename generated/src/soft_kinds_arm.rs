@@ -7522,48 +7522,51 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let flap_skin_0_0_position_x = cache.flap_position_x
-        + cache.flap_rotation_01 * p.flap_skin_radius;
-    let flap_skin_0_0_position_y = cache.flap_rotation_11 * p.flap_skin_radius
-        + cache.flap_position_y;
-    let flap_skin_0_0_position_z = cache.flap_position_z
-        + p.flap_skin_radius * cache.flap_rotation_21;
-    let t0 = 0.8660254037844387 * cache.flap_rotation_02 * p.flap_skin_radius;
+    let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
+    let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
+    let flap_ring0_skin_y_z = p.flap_skin_radius * cache.flap_rotation_21;
+    let flap_skin_0_0_position_z = cache.flap_position_z + flap_ring0_skin_y_z;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
+    let t0 = 0.8660254037844387 * flap_ring0_skin_z_x;
     let flap_skin_0_1_position_x = cache.flap_position_x + t0
-        - 0.4999999999999998 * cache.flap_rotation_01 * p.flap_skin_radius;
-    let t1 = 0.8660254037844387 * cache.flap_rotation_12 * p.flap_skin_radius;
-    let flap_skin_0_1_position_y = cache.flap_position_y + t1
-        - 0.4999999999999998 * cache.flap_rotation_11 * p.flap_skin_radius;
-    let t2 = 0.8660254037844387 * cache.flap_rotation_22 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring0_skin_y_x;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
+    let t1 = 0.8660254037844387 * flap_ring0_skin_z_y;
+    let flap_skin_0_1_position_y = t1 + cache.flap_position_y
+        - 0.4999999999999998 * flap_ring0_skin_y_y;
+    let flap_ring0_skin_z_z = cache.flap_rotation_22 * p.flap_skin_radius;
+    let t2 = 0.8660254037844387 * flap_ring0_skin_z_z;
     let flap_skin_0_1_position_z = cache.flap_position_z + t2
-        - 0.4999999999999998 * p.flap_skin_radius * cache.flap_rotation_21;
-    let t3 = -(0.8660254037844384 * cache.flap_rotation_02 * p.flap_skin_radius);
+        - 0.4999999999999998 * flap_ring0_skin_y_z;
+    let t3 = -(0.8660254037844384 * flap_ring0_skin_z_x);
     let flap_skin_0_2_position_x = cache.flap_position_x + t3
-        - 0.5000000000000004 * cache.flap_rotation_01 * p.flap_skin_radius;
-    let t4 = -(0.8660254037844384 * cache.flap_rotation_12 * p.flap_skin_radius);
+        - 0.5000000000000004 * flap_ring0_skin_y_x;
+    let t4 = -(0.8660254037844384 * flap_ring0_skin_z_y);
     let flap_skin_0_2_position_y = t4 + cache.flap_position_y
-        - 0.5000000000000004 * cache.flap_rotation_11 * p.flap_skin_radius;
-    let t5 = -(0.8660254037844384 * cache.flap_rotation_22 * p.flap_skin_radius);
+        - 0.5000000000000004 * flap_ring0_skin_y_y;
+    let t5 = -(0.8660254037844384 * flap_ring0_skin_z_z);
     let flap_skin_0_2_position_z = cache.flap_position_z + t5
-        - 0.5000000000000004 * p.flap_skin_radius * cache.flap_rotation_21;
-    let flap_skin_1_0_position_x = cache.flap_slice1_position_x
-        + cache.flap_slice1_rotation_01 * p.flap_skin_radius;
-    let flap_skin_1_0_position_y = cache.flap_slice1_position_y
-        + p.flap_skin_radius * cache.flap_slice1_rotation_11;
-    let flap_skin_1_0_position_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius
-        + cache.flap_slice1_position_z;
+        - 0.5000000000000004 * flap_ring0_skin_y_z;
+    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
+    let flap_ring1_skin_y_y = p.flap_skin_radius * cache.flap_slice1_rotation_11;
+    let flap_skin_1_0_position_y = cache.flap_slice1_position_y + flap_ring1_skin_y_y;
+    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x + t0
-        - 0.4999999999999998 * cache.flap_slice1_rotation_01 * p.flap_skin_radius;
-    let flap_skin_1_1_position_y = cache.flap_slice1_position_y + t1
-        - 0.4999999999999998 * p.flap_skin_radius * cache.flap_slice1_rotation_11;
+        - 0.4999999999999998 * flap_ring1_skin_y_x;
+    let flap_skin_1_1_position_y = t1 + cache.flap_slice1_position_y
+        - 0.4999999999999998 * flap_ring1_skin_y_y;
     let flap_skin_1_1_position_z = cache.flap_slice1_position_z + t2
-        - 0.4999999999999998 * cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring1_skin_y_z;
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x + t3
-        - 0.5000000000000004 * cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring1_skin_y_x;
     let flap_skin_1_2_position_y = t4 + cache.flap_slice1_position_y
-        - 0.5000000000000004 * p.flap_skin_radius * cache.flap_slice1_rotation_11;
-    let flap_skin_1_2_position_z = cache.flap_slice1_position_z + t5
-        - 0.5000000000000004 * cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring1_skin_y_y;
+    let flap_skin_1_2_position_z = t5 + cache.flap_slice1_position_z
+        - 0.5000000000000004 * flap_ring1_skin_y_z;
     let flap_bend_y = p.flap_length * q[2];
     let t6 = p.flap_length * cache.flap_bend_squared_c2 * flap_bend_y;
     let t7 = p.flap_length * cache.flap_bend_squared_c1;
@@ -7573,30 +7576,30 @@ pub fn contact_positions_into(
     let t8 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let t9 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_tip_rotation_01 = cache.flap_rotation_01 * t8 + cache.flap_rotation_00 * t9;
-    let flap_skin_2_0_position_x = flap_tip_position_x
-        + flap_tip_rotation_01 * p.flap_skin_radius;
+    let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
+    let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
     let flap_tip_rotation_11 = t9 * cache.flap_rotation_10 + cache.flap_rotation_11 * t8;
+    let flap_ring2_skin_y_y = flap_tip_rotation_11 * p.flap_skin_radius;
     let flap_tip_position_y = cache.flap_position_y + cache.flap_rotation_10 * t7
         + cache.flap_rotation_11 * t6;
-    let flap_skin_2_0_position_y = flap_tip_rotation_11 * p.flap_skin_radius
-        + flap_tip_position_y;
+    let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
     let flap_tip_rotation_21 = cache.flap_rotation_21 * t8 + cache.flap_rotation_20 * t9;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
     let flap_tip_position_z = t6 * cache.flap_rotation_21 + cache.flap_position_z
         + cache.flap_rotation_20 * t7;
-    let flap_skin_2_0_position_z = flap_tip_rotation_21 * p.flap_skin_radius
-        + flap_tip_position_z;
+    let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
     let flap_skin_2_1_position_x = flap_tip_position_x + t0
-        - 0.4999999999999998 * flap_tip_rotation_01 * p.flap_skin_radius;
-    let flap_skin_2_1_position_y = flap_tip_position_y + t1
-        - 0.4999999999999998 * flap_tip_rotation_11 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring2_skin_y_x;
+    let flap_skin_2_1_position_y = t1 + flap_tip_position_y
+        - 0.4999999999999998 * flap_ring2_skin_y_y;
     let flap_skin_2_1_position_z = flap_tip_position_z + t2
-        - 0.4999999999999998 * flap_tip_rotation_21 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring2_skin_y_z;
     let flap_skin_2_2_position_x = flap_tip_position_x + t3
-        - 0.5000000000000004 * flap_tip_rotation_01 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring2_skin_y_x;
     let flap_skin_2_2_position_y = t4 + flap_tip_position_y
-        - 0.5000000000000004 * flap_tip_rotation_11 * p.flap_skin_radius;
-    let flap_skin_2_2_position_z = flap_tip_position_z + t5
-        - 0.5000000000000004 * flap_tip_rotation_21 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring2_skin_y_y;
+    let flap_skin_2_2_position_z = t5 + flap_tip_position_z
+        - 0.5000000000000004 * flap_ring2_skin_y_z;
     out[0][0] = flap_skin_0_0_position_x;
     out[0][1] = flap_skin_0_0_position_y;
     out[0][2] = flap_skin_0_0_position_z;
@@ -7638,50 +7641,53 @@ pub fn contact_velocities_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let flap_skin_0_0_position_z = cache.flap_position_z
-        + p.flap_skin_radius * cache.flap_rotation_21;
+    let flap_ring0_skin_y_z = p.flap_skin_radius * cache.flap_rotation_21;
+    let flap_skin_0_0_position_z = cache.flap_position_z + flap_ring0_skin_y_z;
     let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
         + cache.arm_tip_subspace1_w_y * qd[1];
-    let flap_skin_0_0_position_y = cache.flap_rotation_11 * p.flap_skin_radius
-        + cache.flap_position_y;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
     let arm_tip_velocity_w_z = cache.arm_tip_subspace0_w_z * qd[0]
         + cache.arm_tip_subspace1_w_z * qd[1];
     let arm_tip_velocity_v_x = cache.arm_tip_subspace1_v_x * qd[1]
         + cache.arm_tip_subspace0_v_x * qd[0];
     let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
         + cache.arm_tip_subspace0_v_y * qd[0];
-    let flap_skin_0_0_position_x = cache.flap_position_x
-        + cache.flap_rotation_01 * p.flap_skin_radius;
+    let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
+    let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
     let arm_tip_velocity_w_x = cache.arm_tip_subspace1_w_x * qd[1]
         + cache.arm_tip_subspace0_w_x * qd[0];
     let arm_tip_velocity_v_z = qd[0] * cache.arm_tip_subspace0_v_z
         + cache.arm_tip_subspace1_v_z * qd[1];
-    let t0 = 0.8660254037844387 * cache.flap_rotation_22 * p.flap_skin_radius;
+    let flap_ring0_skin_z_z = cache.flap_rotation_22 * p.flap_skin_radius;
+    let t0 = 0.8660254037844387 * flap_ring0_skin_z_z;
     let flap_skin_0_1_position_z = cache.flap_position_z + t0
-        - 0.4999999999999998 * p.flap_skin_radius * cache.flap_rotation_21;
-    let t1 = 0.8660254037844387 * cache.flap_rotation_12 * p.flap_skin_radius;
-    let flap_skin_0_1_position_y = cache.flap_position_y + t1
-        - 0.4999999999999998 * cache.flap_rotation_11 * p.flap_skin_radius;
-    let t2 = 0.8660254037844387 * cache.flap_rotation_02 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring0_skin_y_z;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
+    let t1 = 0.8660254037844387 * flap_ring0_skin_z_y;
+    let flap_skin_0_1_position_y = t1 + cache.flap_position_y
+        - 0.4999999999999998 * flap_ring0_skin_y_y;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
+    let t2 = 0.8660254037844387 * flap_ring0_skin_z_x;
     let flap_skin_0_1_position_x = cache.flap_position_x + t2
-        - 0.4999999999999998 * cache.flap_rotation_01 * p.flap_skin_radius;
-    let t3 = -(0.8660254037844384 * cache.flap_rotation_12 * p.flap_skin_radius);
+        - 0.4999999999999998 * flap_ring0_skin_y_x;
+    let t3 = -(0.8660254037844384 * flap_ring0_skin_z_y);
     let flap_skin_0_2_position_y = t3 + cache.flap_position_y
-        - 0.5000000000000004 * cache.flap_rotation_11 * p.flap_skin_radius;
-    let t4 = -(0.8660254037844384 * cache.flap_rotation_22 * p.flap_skin_radius);
+        - 0.5000000000000004 * flap_ring0_skin_y_y;
+    let t4 = -(0.8660254037844384 * flap_ring0_skin_z_z);
     let flap_skin_0_2_position_z = cache.flap_position_z + t4
-        - 0.5000000000000004 * p.flap_skin_radius * cache.flap_rotation_21;
-    let t5 = -(0.8660254037844384 * cache.flap_rotation_02 * p.flap_skin_radius);
+        - 0.5000000000000004 * flap_ring0_skin_y_z;
+    let t5 = -(0.8660254037844384 * flap_ring0_skin_z_x);
     let flap_skin_0_2_position_x = cache.flap_position_x + t5
-        - 0.5000000000000004 * cache.flap_rotation_01 * p.flap_skin_radius;
-    let flap_skin_1_0_position_y = cache.flap_slice1_position_y
-        + p.flap_skin_radius * cache.flap_slice1_rotation_11;
+        - 0.5000000000000004 * flap_ring0_skin_y_x;
+    let flap_ring1_skin_y_y = p.flap_skin_radius * cache.flap_slice1_rotation_11;
+    let flap_skin_1_0_position_y = cache.flap_slice1_position_y + flap_ring1_skin_y_y;
     let flap_ring1_subspace0_w_z = cache.flap_slice1_local_subspace0_w_z
         * cache.flap_rotation_22;
     let flap_ring1_velocity_w_z = qd[2] * flap_ring1_subspace0_w_z
         + arm_tip_velocity_w_z;
-    let flap_skin_1_0_position_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius
-        + cache.flap_slice1_position_z;
+    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let flap_ring1_subspace0_w_y = cache.flap_rotation_12
         * cache.flap_slice1_local_subspace0_w_z;
     let flap_ring1_velocity_w_y = qd[2] * flap_ring1_subspace0_w_y
@@ -7703,8 +7709,8 @@ pub fn contact_velocities_into(
             * cache.flap_rotation_22;
     let flap_ring1_velocity_v_y = arm_tip_velocity_v_y
         + qd[2] * flap_ring1_subspace0_v_y;
-    let flap_skin_1_0_position_x = cache.flap_slice1_position_x
-        + cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
     let flap_ring1_subspace0_w_x = cache.flap_rotation_02
         * cache.flap_slice1_local_subspace0_w_z;
     let flap_ring1_velocity_w_x = qd[2] * flap_ring1_subspace0_w_x
@@ -7718,38 +7724,38 @@ pub fn contact_velocities_into(
             * cache.flap_position_y;
     let flap_ring1_velocity_v_z = qd[2] * flap_ring1_subspace0_v_z
         + arm_tip_velocity_v_z;
-    let flap_skin_1_1_position_y = cache.flap_slice1_position_y + t1
-        - 0.4999999999999998 * p.flap_skin_radius * cache.flap_slice1_rotation_11;
+    let flap_skin_1_1_position_y = t1 + cache.flap_slice1_position_y
+        - 0.4999999999999998 * flap_ring1_skin_y_y;
     let flap_skin_1_1_position_z = cache.flap_slice1_position_z + t0
-        - 0.4999999999999998 * cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring1_skin_y_z;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x + t2
-        - 0.4999999999999998 * cache.flap_slice1_rotation_01 * p.flap_skin_radius;
-    let flap_skin_1_2_position_z = cache.flap_slice1_position_z + t4
-        - 0.5000000000000004 * cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring1_skin_y_x;
+    let flap_skin_1_2_position_z = t4 + cache.flap_slice1_position_z
+        - 0.5000000000000004 * flap_ring1_skin_y_z;
     let flap_skin_1_2_position_y = t3 + cache.flap_slice1_position_y
-        - 0.5000000000000004 * p.flap_skin_radius * cache.flap_slice1_rotation_11;
+        - 0.5000000000000004 * flap_ring1_skin_y_y;
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x + t5
-        - 0.5000000000000004 * cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring1_skin_y_x;
     let flap_bend_y = p.flap_length * q[2];
     let flap_bend_squared = flap_bend_y * flap_bend_y;
     let t6 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let t7 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_tip_rotation_21 = cache.flap_rotation_21 * t6 + cache.flap_rotation_20 * t7;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
     let t8 = p.flap_length * cache.flap_bend_squared_c2 * flap_bend_y;
     let t9 = p.flap_length * cache.flap_bend_squared_c1;
     let flap_tip_position_z = t8 * cache.flap_rotation_21 + cache.flap_position_z
         + cache.flap_rotation_20 * t9;
-    let flap_skin_2_0_position_z = flap_tip_rotation_21 * p.flap_skin_radius
-        + flap_tip_position_z;
+    let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
     let flap_tip_subspace0_w_y = cache.flap_rotation_12 * p.flap_length;
     let flap_tip_velocity_w_y = flap_tip_subspace0_w_y * qd[2] + arm_tip_velocity_w_y;
     let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
     let flap_tip_velocity_w_z = arm_tip_velocity_w_z + qd[2] * flap_tip_subspace0_w_z;
     let flap_tip_rotation_11 = t7 * cache.flap_rotation_10 + cache.flap_rotation_11 * t6;
+    let flap_ring2_skin_y_y = flap_tip_rotation_11 * p.flap_skin_radius;
     let flap_tip_position_y = cache.flap_position_y + cache.flap_rotation_10 * t9
         + cache.flap_rotation_11 * t8;
-    let flap_skin_2_0_position_y = flap_tip_rotation_11 * p.flap_skin_radius
-        + flap_tip_position_y;
+    let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
     let t10 = (2.0 * cache.flap_bend_squared_c4 * flap_bend_squared * p.flap_length
         + p.flap_length * cache.flap_bend_squared_c2
         - flap_bend_squared * p.flap_length * cache.flap_bend_squared_c3) - t9;
@@ -7764,8 +7770,8 @@ pub fn contact_velocities_into(
     let flap_tip_position_x = cache.flap_position_x + cache.flap_rotation_01 * t8
         + cache.flap_rotation_00 * t9;
     let flap_tip_rotation_01 = cache.flap_rotation_01 * t6 + cache.flap_rotation_00 * t7;
-    let flap_skin_2_0_position_x = flap_tip_position_x
-        + flap_tip_rotation_01 * p.flap_skin_radius;
+    let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
+    let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
     let flap_tip_subspace0_w_x = p.flap_length * cache.flap_rotation_02;
     let flap_tip_velocity_w_x = flap_tip_subspace0_w_x * qd[2] + arm_tip_velocity_w_x;
     let flap_ring2_subspace0_v_y = p.flap_length * cache.flap_rotation_10 * t11
@@ -7780,36 +7786,36 @@ pub fn contact_velocities_into(
         - flap_tip_subspace0_w_x * cache.flap_position_y;
     let flap_ring2_velocity_v_z = flap_ring2_subspace0_v_z * qd[2]
         + arm_tip_velocity_v_z;
-    let flap_skin_2_1_position_y = flap_tip_position_y + t1
-        - 0.4999999999999998 * flap_tip_rotation_11 * p.flap_skin_radius;
     let flap_skin_2_1_position_z = flap_tip_position_z + t0
-        - 0.4999999999999998 * flap_tip_rotation_21 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring2_skin_y_z;
+    let flap_skin_2_1_position_y = t1 + flap_tip_position_y
+        - 0.4999999999999998 * flap_ring2_skin_y_y;
     let flap_skin_2_1_position_x = flap_tip_position_x + t2
-        - 0.4999999999999998 * flap_tip_rotation_01 * p.flap_skin_radius;
+        - 0.4999999999999998 * flap_ring2_skin_y_x;
     let flap_skin_2_2_position_y = t3 + flap_tip_position_y
-        - 0.5000000000000004 * flap_tip_rotation_11 * p.flap_skin_radius;
-    let flap_skin_2_2_position_z = flap_tip_position_z + t4
-        - 0.5000000000000004 * flap_tip_rotation_21 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring2_skin_y_y;
+    let flap_skin_2_2_position_z = t4 + flap_tip_position_z
+        - 0.5000000000000004 * flap_ring2_skin_y_z;
     let flap_skin_2_2_position_x = flap_tip_position_x + t5
-        - 0.5000000000000004 * flap_tip_rotation_01 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring2_skin_y_x;
     out[0][0] = flap_skin_0_0_position_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
         - flap_skin_0_0_position_y * arm_tip_velocity_w_z;
     out[0][1] = arm_tip_velocity_v_y + flap_skin_0_0_position_x * arm_tip_velocity_w_z
         - flap_skin_0_0_position_z * arm_tip_velocity_w_x;
     out[0][2] = arm_tip_velocity_v_z + flap_skin_0_0_position_y * arm_tip_velocity_w_x
         - flap_skin_0_0_position_x * arm_tip_velocity_w_y;
-    out[1][0] = flap_skin_0_1_position_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
+    out[1][0] = arm_tip_velocity_w_y * flap_skin_0_1_position_z + arm_tip_velocity_v_x
         - arm_tip_velocity_w_z * flap_skin_0_1_position_y;
-    out[1][1] = arm_tip_velocity_v_y + arm_tip_velocity_w_z * flap_skin_0_1_position_x
-        - flap_skin_0_1_position_z * arm_tip_velocity_w_x;
-    out[1][2] = arm_tip_velocity_v_z + arm_tip_velocity_w_x * flap_skin_0_1_position_y
-        - arm_tip_velocity_w_y * flap_skin_0_1_position_x;
-    out[2][0] = arm_tip_velocity_v_x + arm_tip_velocity_w_y * flap_skin_0_2_position_z
-        - arm_tip_velocity_w_z * flap_skin_0_2_position_y;
-    out[2][1] = flap_skin_0_2_position_x * arm_tip_velocity_w_z + arm_tip_velocity_v_y
-        - arm_tip_velocity_w_x * flap_skin_0_2_position_z;
-    out[2][2] = arm_tip_velocity_w_x * flap_skin_0_2_position_y + arm_tip_velocity_v_z
-        - flap_skin_0_2_position_x * arm_tip_velocity_w_y;
+    out[1][1] = flap_skin_0_1_position_x * arm_tip_velocity_w_z + arm_tip_velocity_v_y
+        - arm_tip_velocity_w_x * flap_skin_0_1_position_z;
+    out[1][2] = arm_tip_velocity_w_x * flap_skin_0_1_position_y + arm_tip_velocity_v_z
+        - flap_skin_0_1_position_x * arm_tip_velocity_w_y;
+    out[2][0] = flap_skin_0_2_position_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
+        - flap_skin_0_2_position_y * arm_tip_velocity_w_z;
+    out[2][1] = arm_tip_velocity_w_z * flap_skin_0_2_position_x + arm_tip_velocity_v_y
+        - flap_skin_0_2_position_z * arm_tip_velocity_w_x;
+    out[2][2] = flap_skin_0_2_position_y * arm_tip_velocity_w_x + arm_tip_velocity_v_z
+        - arm_tip_velocity_w_y * flap_skin_0_2_position_x;
     out[3][0] = flap_skin_1_0_position_z * flap_ring1_velocity_w_y
         + flap_ring1_velocity_v_x - flap_skin_1_0_position_y * flap_ring1_velocity_w_z;
     out[3][1] = flap_ring1_velocity_v_y
@@ -7819,18 +7825,19 @@ pub fn contact_velocities_into(
         + flap_ring1_velocity_v_z - flap_skin_1_0_position_x * flap_ring1_velocity_w_y;
     out[4][0] = flap_skin_1_1_position_z * flap_ring1_velocity_w_y
         + flap_ring1_velocity_v_x - flap_skin_1_1_position_y * flap_ring1_velocity_w_z;
-    out[4][1] = flap_ring1_velocity_w_z * flap_skin_1_1_position_x
-        + flap_ring1_velocity_v_y - flap_ring1_velocity_w_x * flap_skin_1_1_position_z;
-    out[4][2] = flap_ring1_velocity_v_z
-        + flap_skin_1_1_position_y * flap_ring1_velocity_w_x
-        - flap_skin_1_1_position_x * flap_ring1_velocity_w_y;
+    out[4][1] = flap_ring1_velocity_v_y
+        + flap_skin_1_1_position_x * flap_ring1_velocity_w_z
+        - flap_skin_1_1_position_z * flap_ring1_velocity_w_x;
+    out[4][2] = flap_skin_1_1_position_y * flap_ring1_velocity_w_x
+        + flap_ring1_velocity_v_z - flap_skin_1_1_position_x * flap_ring1_velocity_w_y;
     out[5][0] = flap_skin_1_2_position_z * flap_ring1_velocity_w_y
         + flap_ring1_velocity_v_x - flap_skin_1_2_position_y * flap_ring1_velocity_w_z;
     out[5][1] = flap_ring1_velocity_v_y
-        + flap_ring1_velocity_w_z * flap_skin_1_2_position_x
+        + flap_skin_1_2_position_x * flap_ring1_velocity_w_z
         - flap_ring1_velocity_w_x * flap_skin_1_2_position_z;
-    out[5][2] = flap_ring1_velocity_w_x * flap_skin_1_2_position_y
-        + flap_ring1_velocity_v_z - flap_ring1_velocity_w_y * flap_skin_1_2_position_x;
+    out[5][2] = flap_ring1_velocity_v_z
+        + flap_skin_1_2_position_y * flap_ring1_velocity_w_x
+        - flap_skin_1_2_position_x * flap_ring1_velocity_w_y;
     out[6][0] = flap_skin_2_0_position_z * flap_tip_velocity_w_y
         + flap_ring2_velocity_v_x - flap_tip_velocity_w_z * flap_skin_2_0_position_y;
     out[6][1] = flap_tip_velocity_w_z * flap_skin_2_0_position_x
@@ -7838,18 +7845,20 @@ pub fn contact_velocities_into(
     out[6][2] = flap_tip_velocity_w_x * flap_skin_2_0_position_y
         + flap_ring2_velocity_v_z - flap_skin_2_0_position_x * flap_tip_velocity_w_y;
     out[7][0] = flap_skin_2_1_position_z * flap_tip_velocity_w_y
-        + flap_ring2_velocity_v_x - flap_tip_velocity_w_z * flap_skin_2_1_position_y;
-    out[7][1] = flap_skin_2_1_position_x * flap_tip_velocity_w_z
-        + flap_ring2_velocity_v_y - flap_tip_velocity_w_x * flap_skin_2_1_position_z;
-    out[7][2] = flap_skin_2_1_position_y * flap_tip_velocity_w_x
-        + flap_ring2_velocity_v_z - flap_skin_2_1_position_x * flap_tip_velocity_w_y;
+        + flap_ring2_velocity_v_x - flap_skin_2_1_position_y * flap_tip_velocity_w_z;
+    out[7][1] = flap_ring2_velocity_v_y
+        + flap_tip_velocity_w_z * flap_skin_2_1_position_x
+        - flap_skin_2_1_position_z * flap_tip_velocity_w_x;
+    out[7][2] = flap_ring2_velocity_v_z
+        + flap_skin_2_1_position_y * flap_tip_velocity_w_x
+        - flap_skin_2_1_position_x * flap_tip_velocity_w_y;
     out[8][0] = flap_skin_2_2_position_z * flap_tip_velocity_w_y
-        + flap_ring2_velocity_v_x - flap_tip_velocity_w_z * flap_skin_2_2_position_y;
-    out[8][1] = flap_skin_2_2_position_x * flap_tip_velocity_w_z
-        + flap_ring2_velocity_v_y - flap_skin_2_2_position_z * flap_tip_velocity_w_x;
-    out[8][2] = flap_ring2_velocity_v_z
-        + flap_tip_velocity_w_x * flap_skin_2_2_position_y
-        - flap_skin_2_2_position_x * flap_tip_velocity_w_y;
+        + flap_ring2_velocity_v_x - flap_skin_2_2_position_y * flap_tip_velocity_w_z;
+    out[8][1] = flap_ring2_velocity_v_y
+        + flap_tip_velocity_w_z * flap_skin_2_2_position_x
+        - flap_tip_velocity_w_x * flap_skin_2_2_position_z;
+    out[8][2] = flap_skin_2_2_position_y * flap_tip_velocity_w_x
+        + flap_ring2_velocity_v_z - flap_skin_2_2_position_x * flap_tip_velocity_w_y;
     out[9][0] = cache.wrist_tip_position_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
         - cache.wrist_tip_position_y * arm_tip_velocity_w_z;
     out[9][1] = arm_tip_velocity_v_y + cache.wrist_tip_position_x * arm_tip_velocity_w_z
@@ -7913,12 +7922,12 @@ pub fn contact_jacobian_0(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_skin_0_0_position_x = cache.flap_position_x
-        + cache.flap_rotation_01 * p.flap_skin_radius;
-    let flap_skin_0_0_position_y = cache.flap_rotation_11 * p.flap_skin_radius
-        + cache.flap_position_y;
-    let flap_skin_0_0_position_z = cache.flap_position_z
-        + p.flap_skin_radius * cache.flap_rotation_21;
+    let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
+    let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
+    let flap_ring0_skin_y_z = p.flap_skin_radius * cache.flap_rotation_21;
+    let flap_skin_0_0_position_z = cache.flap_position_z + flap_ring0_skin_y_z;
     let x = flap_skin_0_0_position_x;
     let y = flap_skin_0_0_position_y;
     let z = flap_skin_0_0_position_z;
@@ -7936,15 +7945,20 @@ pub fn contact_jacobian_1(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_skin_0_1_position_x = cache.flap_position_x
-        + 0.8660254037844387 * cache.flap_rotation_02 * p.flap_skin_radius
-        - 0.4999999999999998 * cache.flap_rotation_01 * p.flap_skin_radius;
-    let flap_skin_0_1_position_y = cache.flap_position_y
-        + 0.8660254037844387 * cache.flap_rotation_12 * p.flap_skin_radius
-        - 0.4999999999999998 * cache.flap_rotation_11 * p.flap_skin_radius;
+        + 0.8660254037844387 * flap_ring0_skin_z_x
+        - 0.4999999999999998 * flap_ring0_skin_y_x;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
+    let flap_skin_0_1_position_y = 0.8660254037844387 * flap_ring0_skin_z_y
+        + cache.flap_position_y - 0.4999999999999998 * flap_ring0_skin_y_y;
+    let flap_ring0_skin_y_z = p.flap_skin_radius * cache.flap_rotation_21;
+    let flap_ring0_skin_z_z = cache.flap_rotation_22 * p.flap_skin_radius;
     let flap_skin_0_1_position_z = cache.flap_position_z
-        + 0.8660254037844387 * cache.flap_rotation_22 * p.flap_skin_radius
-        - 0.4999999999999998 * p.flap_skin_radius * cache.flap_rotation_21;
+        + 0.8660254037844387 * flap_ring0_skin_z_z
+        - 0.4999999999999998 * flap_ring0_skin_y_z;
     let x = flap_skin_0_1_position_x;
     let y = flap_skin_0_1_position_y;
     let z = flap_skin_0_1_position_z;
@@ -7962,15 +7976,21 @@ pub fn contact_jacobian_2(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
+    let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
     let flap_skin_0_2_position_x = cache.flap_position_x
-        - 0.5000000000000004 * cache.flap_rotation_01 * p.flap_skin_radius
-        - 0.8660254037844384 * cache.flap_rotation_02 * p.flap_skin_radius;
+        - 0.8660254037844384 * flap_ring0_skin_z_x
+        - 0.5000000000000004 * flap_ring0_skin_y_x;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let flap_skin_0_2_position_y = cache.flap_position_y
-        - 0.8660254037844384 * cache.flap_rotation_12 * p.flap_skin_radius
-        - 0.5000000000000004 * cache.flap_rotation_11 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring0_skin_y_y
+        - 0.8660254037844384 * flap_ring0_skin_z_y;
+    let flap_ring0_skin_z_z = cache.flap_rotation_22 * p.flap_skin_radius;
+    let flap_ring0_skin_y_z = p.flap_skin_radius * cache.flap_rotation_21;
     let flap_skin_0_2_position_z = cache.flap_position_z
-        - 0.5000000000000004 * p.flap_skin_radius * cache.flap_rotation_21
-        - 0.8660254037844384 * cache.flap_rotation_22 * p.flap_skin_radius;
+        - 0.8660254037844384 * flap_ring0_skin_z_z
+        - 0.5000000000000004 * flap_ring0_skin_y_z;
     let x = flap_skin_0_2_position_x;
     let y = flap_skin_0_2_position_y;
     let z = flap_skin_0_2_position_z;
@@ -7988,12 +8008,12 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_skin_1_0_position_x = cache.flap_slice1_position_x
-        + cache.flap_slice1_rotation_01 * p.flap_skin_radius;
-    let flap_skin_1_0_position_y = cache.flap_slice1_position_y
-        + p.flap_skin_radius * cache.flap_slice1_rotation_11;
-    let flap_skin_1_0_position_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius
-        + cache.flap_slice1_position_z;
+    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
+    let flap_ring1_skin_y_y = p.flap_skin_radius * cache.flap_slice1_rotation_11;
+    let flap_skin_1_0_position_y = cache.flap_slice1_position_y + flap_ring1_skin_y_y;
+    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let x = flap_skin_1_0_position_x;
     let y = flap_skin_1_0_position_y;
     let z = flap_skin_1_0_position_z;
@@ -8011,15 +8031,20 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x
-        + 0.8660254037844387 * cache.flap_rotation_02 * p.flap_skin_radius
-        - 0.4999999999999998 * cache.flap_slice1_rotation_01 * p.flap_skin_radius;
-    let flap_skin_1_1_position_y = cache.flap_slice1_position_y
-        + 0.8660254037844387 * cache.flap_rotation_12 * p.flap_skin_radius
-        - 0.4999999999999998 * p.flap_skin_radius * cache.flap_slice1_rotation_11;
+        + 0.8660254037844387 * flap_ring0_skin_z_x
+        - 0.4999999999999998 * flap_ring1_skin_y_x;
+    let flap_ring1_skin_y_y = p.flap_skin_radius * cache.flap_slice1_rotation_11;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
+    let flap_skin_1_1_position_y = 0.8660254037844387 * flap_ring0_skin_z_y
+        + cache.flap_slice1_position_y - 0.4999999999999998 * flap_ring1_skin_y_y;
+    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_ring0_skin_z_z = cache.flap_rotation_22 * p.flap_skin_radius;
     let flap_skin_1_1_position_z = cache.flap_slice1_position_z
-        + 0.8660254037844387 * cache.flap_rotation_22 * p.flap_skin_radius
-        - 0.4999999999999998 * cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+        + 0.8660254037844387 * flap_ring0_skin_z_z
+        - 0.4999999999999998 * flap_ring1_skin_y_z;
     let x = flap_skin_1_1_position_x;
     let y = flap_skin_1_1_position_y;
     let z = flap_skin_1_1_position_z;
@@ -8037,15 +8062,21 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
+    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x
-        - 0.5000000000000004 * cache.flap_slice1_rotation_01 * p.flap_skin_radius
-        - 0.8660254037844384 * cache.flap_rotation_02 * p.flap_skin_radius;
+        - 0.8660254037844384 * flap_ring0_skin_z_x
+        - 0.5000000000000004 * flap_ring1_skin_y_x;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
+    let flap_ring1_skin_y_y = p.flap_skin_radius * cache.flap_slice1_rotation_11;
     let flap_skin_1_2_position_y = cache.flap_slice1_position_y
-        - 0.8660254037844384 * cache.flap_rotation_12 * p.flap_skin_radius
-        - 0.5000000000000004 * p.flap_skin_radius * cache.flap_slice1_rotation_11;
+        - 0.8660254037844384 * flap_ring0_skin_z_y
+        - 0.5000000000000004 * flap_ring1_skin_y_y;
+    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_ring0_skin_z_z = cache.flap_rotation_22 * p.flap_skin_radius;
     let flap_skin_1_2_position_z = cache.flap_slice1_position_z
-        - 0.5000000000000004 * cache.flap_slice1_rotation_21 * p.flap_skin_radius
-        - 0.8660254037844384 * cache.flap_rotation_22 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring1_skin_y_z
+        - 0.8660254037844384 * flap_ring0_skin_z_z;
     let x = flap_skin_1_2_position_x;
     let y = flap_skin_1_2_position_y;
     let z = flap_skin_1_2_position_z;
@@ -8072,18 +8103,18 @@ pub fn contact_jacobian_6(
     let t2 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let t3 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_tip_rotation_01 = cache.flap_rotation_01 * t2 + cache.flap_rotation_00 * t3;
-    let flap_skin_2_0_position_x = flap_tip_position_x
-        + flap_tip_rotation_01 * p.flap_skin_radius;
+    let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
+    let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
     let flap_tip_rotation_11 = t3 * cache.flap_rotation_10 + cache.flap_rotation_11 * t2;
+    let flap_ring2_skin_y_y = flap_tip_rotation_11 * p.flap_skin_radius;
     let flap_tip_position_y = cache.flap_position_y + cache.flap_rotation_10 * t1
         + cache.flap_rotation_11 * t0;
-    let flap_skin_2_0_position_y = flap_tip_rotation_11 * p.flap_skin_radius
-        + flap_tip_position_y;
+    let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
     let flap_tip_rotation_21 = cache.flap_rotation_21 * t2 + cache.flap_rotation_20 * t3;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
     let flap_tip_position_z = t0 * cache.flap_rotation_21 + cache.flap_position_z
         + cache.flap_rotation_20 * t1;
-    let flap_skin_2_0_position_z = flap_tip_rotation_21 * p.flap_skin_radius
-        + flap_tip_position_z;
+    let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
     let x = flap_skin_2_0_position_x;
     let y = flap_skin_2_0_position_y;
     let z = flap_skin_2_0_position_z;
@@ -8110,21 +8141,26 @@ pub fn contact_jacobian_7(
     let t2 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let t3 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_tip_rotation_01 = cache.flap_rotation_01 * t2 + cache.flap_rotation_00 * t3;
+    let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_skin_2_1_position_x = flap_tip_position_x
-        + 0.8660254037844387 * cache.flap_rotation_02 * p.flap_skin_radius
-        - 0.4999999999999998 * flap_tip_rotation_01 * p.flap_skin_radius;
+        + 0.8660254037844387 * flap_ring0_skin_z_x
+        - 0.4999999999999998 * flap_ring2_skin_y_x;
     let flap_tip_rotation_11 = t3 * cache.flap_rotation_10 + cache.flap_rotation_11 * t2;
+    let flap_ring2_skin_y_y = flap_tip_rotation_11 * p.flap_skin_radius;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let flap_tip_position_y = cache.flap_position_y + cache.flap_rotation_10 * t1
         + cache.flap_rotation_11 * t0;
-    let flap_skin_2_1_position_y = flap_tip_position_y
-        + 0.8660254037844387 * cache.flap_rotation_12 * p.flap_skin_radius
-        - 0.4999999999999998 * flap_tip_rotation_11 * p.flap_skin_radius;
-    let flap_tip_rotation_21 = cache.flap_rotation_21 * t2 + cache.flap_rotation_20 * t3;
+    let flap_skin_2_1_position_y = 0.8660254037844387 * flap_ring0_skin_z_y
+        + flap_tip_position_y - 0.4999999999999998 * flap_ring2_skin_y_y;
     let flap_tip_position_z = t0 * cache.flap_rotation_21 + cache.flap_position_z
         + cache.flap_rotation_20 * t1;
+    let flap_tip_rotation_21 = cache.flap_rotation_21 * t2 + cache.flap_rotation_20 * t3;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
+    let flap_ring0_skin_z_z = cache.flap_rotation_22 * p.flap_skin_radius;
     let flap_skin_2_1_position_z = flap_tip_position_z
-        + 0.8660254037844387 * cache.flap_rotation_22 * p.flap_skin_radius
-        - 0.4999999999999998 * flap_tip_rotation_21 * p.flap_skin_radius;
+        + 0.8660254037844387 * flap_ring0_skin_z_z
+        - 0.4999999999999998 * flap_ring2_skin_y_z;
     let x = flap_skin_2_1_position_x;
     let y = flap_skin_2_1_position_y;
     let z = flap_skin_2_1_position_z;
@@ -8147,25 +8183,31 @@ pub fn contact_jacobian_8(
     let t1 = p.flap_length * cache.flap_bend_squared_c1;
     let flap_tip_position_x = cache.flap_position_x + cache.flap_rotation_01 * t0
         + cache.flap_rotation_00 * t1;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_bend_squared = flap_bend_y * flap_bend_y;
     let t2 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let t3 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_tip_rotation_01 = cache.flap_rotation_01 * t2 + cache.flap_rotation_00 * t3;
+    let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
     let flap_skin_2_2_position_x = flap_tip_position_x
-        - 0.5000000000000004 * flap_tip_rotation_01 * p.flap_skin_radius
-        - 0.8660254037844384 * cache.flap_rotation_02 * p.flap_skin_radius;
+        - 0.8660254037844384 * flap_ring0_skin_z_x
+        - 0.5000000000000004 * flap_ring2_skin_y_x;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let flap_tip_rotation_11 = t3 * cache.flap_rotation_10 + cache.flap_rotation_11 * t2;
+    let flap_ring2_skin_y_y = flap_tip_rotation_11 * p.flap_skin_radius;
     let flap_tip_position_y = cache.flap_position_y + cache.flap_rotation_10 * t1
         + cache.flap_rotation_11 * t0;
     let flap_skin_2_2_position_y = flap_tip_position_y
-        - 0.8660254037844384 * cache.flap_rotation_12 * p.flap_skin_radius
-        - 0.5000000000000004 * flap_tip_rotation_11 * p.flap_skin_radius;
+        - 0.8660254037844384 * flap_ring0_skin_z_y
+        - 0.5000000000000004 * flap_ring2_skin_y_y;
     let flap_tip_rotation_21 = cache.flap_rotation_21 * t2 + cache.flap_rotation_20 * t3;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
+    let flap_ring0_skin_z_z = cache.flap_rotation_22 * p.flap_skin_radius;
     let flap_tip_position_z = t0 * cache.flap_rotation_21 + cache.flap_position_z
         + cache.flap_rotation_20 * t1;
     let flap_skin_2_2_position_z = flap_tip_position_z
-        - 0.5000000000000004 * flap_tip_rotation_21 * p.flap_skin_radius
-        - 0.8660254037844384 * cache.flap_rotation_22 * p.flap_skin_radius;
+        - 0.5000000000000004 * flap_ring2_skin_y_z
+        - 0.8660254037844384 * flap_ring0_skin_z_z;
     let x = flap_skin_2_2_position_x;
     let y = flap_skin_2_2_position_y;
     let z = flap_skin_2_2_position_z;

@@ -31077,42 +31077,24 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let back_skin_0_0_position_x = cache.back_position_x
-        + cache.base_roll_rotation_01 * p.limb_radius;
-    let back_skin_0_0_position_y = cache.back_position_y
-        + cache.base_roll_rotation_11 * p.limb_radius;
-    let back_skin_0_0_position_z = cache.back_position_z
-        + p.limb_radius * cache.base_roll_rotation_21;
-    let back_skin_0_1_position_x = cache.back_position_x
-        + p.limb_radius * cache.back_rotation_02
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_01
-            * p.limb_radius;
-    let back_skin_0_1_position_y = 0.00000000000000006123233995736766
-        * cache.base_roll_rotation_11 * p.limb_radius + cache.back_position_y
-        + p.limb_radius * cache.back_rotation_12;
-    let back_skin_0_1_position_z = cache.back_position_z
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.base_roll_rotation_21 + cache.back_rotation_22 * p.limb_radius;
-    let back_skin_0_2_position_x = 0.00000000000000012246467991473532 * p.limb_radius
-        * cache.back_rotation_02 + cache.back_position_x
-        - cache.base_roll_rotation_01 * p.limb_radius;
-    let back_skin_0_2_position_y = cache.back_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius * cache.back_rotation_12
-        - cache.base_roll_rotation_11 * p.limb_radius;
-    let back_skin_0_2_position_z = cache.back_position_z
-        + 0.00000000000000012246467991473532 * cache.back_rotation_22 * p.limb_radius
-        - p.limb_radius * cache.base_roll_rotation_21;
-    let back_skin_0_3_position_x = cache.back_position_x
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_01
-            * p.limb_radius - p.limb_radius * cache.back_rotation_02;
-    let back_skin_0_3_position_y = cache.back_position_y
-        - p.limb_radius * cache.back_rotation_12
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_11
-            * p.limb_radius;
-    let back_skin_0_3_position_z = cache.back_position_z
-        - cache.back_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.base_roll_rotation_21;
+    let back_ring0_skin_y_x = cache.base_roll_rotation_01 * p.limb_radius;
+    let back_skin_0_0_position_x = cache.back_position_x + back_ring0_skin_y_x;
+    let back_ring0_skin_y_y = cache.base_roll_rotation_11 * p.limb_radius;
+    let back_skin_0_0_position_y = cache.back_position_y + back_ring0_skin_y_y;
+    let back_ring0_skin_y_z = p.limb_radius * cache.base_roll_rotation_21;
+    let back_skin_0_0_position_z = cache.back_position_z + back_ring0_skin_y_z;
+    let back_ring0_skin_z_x = p.limb_radius * cache.back_rotation_02;
+    let back_skin_0_1_position_x = cache.back_position_x + back_ring0_skin_z_x;
+    let back_ring0_skin_z_y = p.limb_radius * cache.back_rotation_12;
+    let back_skin_0_1_position_y = cache.back_position_y + back_ring0_skin_z_y;
+    let back_ring0_skin_z_z = cache.back_rotation_22 * p.limb_radius;
+    let back_skin_0_1_position_z = cache.back_position_z + back_ring0_skin_z_z;
+    let back_skin_0_2_position_x = cache.back_position_x - back_ring0_skin_y_x;
+    let back_skin_0_2_position_y = cache.back_position_y - back_ring0_skin_y_y;
+    let back_skin_0_2_position_z = cache.back_position_z - back_ring0_skin_y_z;
+    let back_skin_0_3_position_x = cache.back_position_x - back_ring0_skin_z_x;
+    let back_skin_0_3_position_y = cache.back_position_y - back_ring0_skin_z_y;
+    let back_skin_0_3_position_z = cache.back_position_z - back_ring0_skin_z_z;
     let t0 = 1.0 / p.actuator_radius;
     let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
         - 0.6666666666666666 * t0 * q[9];
@@ -31123,159 +31105,122 @@ pub fn contact_positions_into(
     let t4 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t3;
     let back_ring1_rotation_01 = t1 * cache.back_rotation_00
         + cache.back_rotation_02 * t2 + t4 * cache.base_roll_rotation_01;
+    let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
     let t5 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
     let t6 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
     let t7 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
     let back_ring1_position_x = t5 * cache.base_roll_rotation_01 + cache.back_position_x
         + t6 * cache.back_rotation_02 + t7 * cache.back_rotation_00;
-    let back_skin_1_0_position_x = back_ring1_rotation_01 * p.limb_radius
-        + back_ring1_position_x;
+    let back_skin_1_0_position_x = back_ring1_skin_y_x + back_ring1_position_x;
     let back_ring1_position_y = cache.base_roll_rotation_11 * t5
         + t6 * cache.back_rotation_12 + cache.back_position_y
         + t7 * cache.back_rotation_10;
     let back_ring1_rotation_11 = t4 * cache.base_roll_rotation_11
         + cache.back_rotation_12 * t2 + t1 * cache.back_rotation_10;
-    let back_skin_1_0_position_y = back_ring1_position_y
-        + p.limb_radius * back_ring1_rotation_11;
+    let back_ring1_skin_y_y = p.limb_radius * back_ring1_rotation_11;
+    let back_skin_1_0_position_y = back_ring1_position_y + back_ring1_skin_y_y;
     let back_ring1_rotation_21 = cache.back_rotation_20 * t1
         + cache.back_rotation_22 * t2 + t4 * cache.base_roll_rotation_21;
+    let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
     let back_ring1_position_z = t7 * cache.back_rotation_20 + cache.back_position_z
         + t6 * cache.back_rotation_22 + t5 * cache.base_roll_rotation_21;
-    let back_skin_1_0_position_z = back_ring1_rotation_21 * p.limb_radius
-        + back_ring1_position_z;
+    let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
     let t8 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
     let t9 = back_bend_z * back_bend_z;
     let t10 = 1.0 - 0.25 * t9 * cache.back_ring1_bend_c2;
     let back_ring1_rotation_02 = t8 * cache.back_rotation_00
         + cache.base_roll_rotation_01 * t2 + t10 * cache.back_rotation_02;
-    let back_skin_1_1_position_x = 0.00000000000000006123233995736766
-        * back_ring1_rotation_01 * p.limb_radius + back_ring1_position_x
-        + back_ring1_rotation_02 * p.limb_radius;
+    let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
+    let back_skin_1_1_position_x = back_ring1_position_x + back_ring1_skin_z_x;
     let back_ring1_rotation_12 = cache.back_rotation_10 * t8
         + cache.base_roll_rotation_11 * t2 + t10 * cache.back_rotation_12;
-    let back_skin_1_1_position_y = back_ring1_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius * back_ring1_rotation_11
-        + back_ring1_rotation_12 * p.limb_radius;
+    let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
+    let back_skin_1_1_position_y = back_ring1_position_y + back_ring1_skin_z_y;
     let back_ring1_rotation_22 = cache.back_rotation_22 * t10
         + cache.base_roll_rotation_21 * t2 + cache.back_rotation_20 * t8;
-    let back_skin_1_1_position_z = back_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * back_ring1_rotation_21 * p.limb_radius
-        + back_ring1_position_z;
-    let back_skin_1_2_position_x = 0.00000000000000012246467991473532
-        * back_ring1_rotation_02 * p.limb_radius + back_ring1_position_x
-        - back_ring1_rotation_01 * p.limb_radius;
-    let back_skin_1_2_position_y = 0.00000000000000012246467991473532
-        * back_ring1_rotation_12 * p.limb_radius + back_ring1_position_y
-        - p.limb_radius * back_ring1_rotation_11;
-    let back_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * back_ring1_rotation_22 * p.limb_radius + back_ring1_position_z
-        - back_ring1_rotation_21 * p.limb_radius;
-    let back_skin_1_3_position_x = back_ring1_position_x
-        - 0.00000000000000018369701987210297 * back_ring1_rotation_01 * p.limb_radius
-        - back_ring1_rotation_02 * p.limb_radius;
-    let back_skin_1_3_position_y = back_ring1_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius * back_ring1_rotation_11
-        - back_ring1_rotation_12 * p.limb_radius;
-    let back_skin_1_3_position_z = back_ring1_position_z
-        - back_ring1_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * back_ring1_rotation_21 * p.limb_radius;
+    let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
+    let back_skin_1_1_position_z = back_ring1_skin_z_z + back_ring1_position_z;
+    let back_skin_1_2_position_x = back_ring1_position_x - back_ring1_skin_y_x;
+    let back_skin_1_2_position_y = back_ring1_position_y - back_ring1_skin_y_y;
+    let back_skin_1_2_position_z = back_ring1_position_z - back_ring1_skin_y_z;
+    let back_skin_1_3_position_x = back_ring1_position_x - back_ring1_skin_z_x;
+    let back_skin_1_3_position_y = back_ring1_position_y - back_ring1_skin_z_y;
+    let back_skin_1_3_position_z = back_ring1_position_z - back_ring1_skin_z_z;
     let t11 = -(cache.back_bend_squared_c2 * back_bend_z * back_bend_y);
     let t12 = 1.0 - cache.back_bend_squared_c2 * t3;
     let t13 = -(cache.back_bend_squared_c1 * back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t11
         + t12 * cache.base_roll_rotation_01 + t13 * cache.back_rotation_00;
+    let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
     let t14 = cache.back_len * cache.back_bend_squared_c2 * back_bend_z;
     let t15 = cache.back_len * cache.back_bend_squared_c2 * back_bend_y;
     let t16 = cache.back_len * cache.back_bend_squared_c1;
     let back_tip_position_x = t14 * cache.back_rotation_02 + cache.back_position_x
         + t15 * cache.base_roll_rotation_01 + t16 * cache.back_rotation_00;
-    let back_skin_2_0_position_x = back_tip_rotation_01 * p.limb_radius
-        + back_tip_position_x;
+    let back_skin_2_0_position_x = back_ring2_skin_y_x + back_tip_position_x;
     let back_tip_rotation_11 = cache.back_rotation_12 * t11
         + cache.back_rotation_10 * t13 + cache.base_roll_rotation_11 * t12;
+    let back_ring2_skin_y_y = p.limb_radius * back_tip_rotation_11;
     let back_tip_position_y = t14 * cache.back_rotation_12
         + t15 * cache.base_roll_rotation_11 + cache.back_position_y
         + t16 * cache.back_rotation_10;
-    let back_skin_2_0_position_y = p.limb_radius * back_tip_rotation_11
-        + back_tip_position_y;
+    let back_skin_2_0_position_y = back_ring2_skin_y_y + back_tip_position_y;
     let back_tip_rotation_21 = cache.back_rotation_22 * t11
         + t12 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t13;
+    let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
     let back_tip_position_z = cache.back_position_z + t15 * cache.base_roll_rotation_21
         + t16 * cache.back_rotation_20 + t14 * cache.back_rotation_22;
-    let back_skin_2_0_position_z = back_tip_rotation_21 * p.limb_radius
-        + back_tip_position_z;
+    let back_skin_2_0_position_z = back_ring2_skin_y_z + back_tip_position_z;
     let t17 = 1.0 - t9 * cache.back_bend_squared_c2;
     let t18 = -(back_bend_z * cache.back_bend_squared_c1);
     let back_tip_rotation_02 = t17 * cache.back_rotation_02
         + cache.base_roll_rotation_01 * t11 + t18 * cache.back_rotation_00;
-    let back_skin_2_1_position_x = p.limb_radius * back_tip_rotation_02
-        + back_tip_position_x
-        + 0.00000000000000006123233995736766 * back_tip_rotation_01 * p.limb_radius;
+    let back_ring2_skin_z_x = p.limb_radius * back_tip_rotation_02;
+    let back_skin_2_1_position_x = back_ring2_skin_z_x + back_tip_position_x;
     let back_tip_rotation_12 = t18 * cache.back_rotation_10
         + cache.base_roll_rotation_11 * t11 + t17 * cache.back_rotation_12;
-    let back_skin_2_1_position_y = p.limb_radius * back_tip_rotation_12
-        + back_tip_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius * back_tip_rotation_11;
+    let back_ring2_skin_z_y = p.limb_radius * back_tip_rotation_12;
+    let back_skin_2_1_position_y = back_ring2_skin_z_y + back_tip_position_y;
     let back_tip_rotation_22 = cache.back_rotation_22 * t17
         + cache.base_roll_rotation_21 * t11 + t18 * cache.back_rotation_20;
-    let back_skin_2_1_position_z = 0.00000000000000006123233995736766
-        * back_tip_rotation_21 * p.limb_radius + back_tip_position_z
-        + back_tip_rotation_22 * p.limb_radius;
-    let back_skin_2_2_position_x = 0.00000000000000012246467991473532 * p.limb_radius
-        * back_tip_rotation_02 + back_tip_position_x
-        - back_tip_rotation_01 * p.limb_radius;
-    let back_skin_2_2_position_y = 0.00000000000000012246467991473532 * p.limb_radius
-        * back_tip_rotation_12 + back_tip_position_y
-        - p.limb_radius * back_tip_rotation_11;
-    let back_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * back_tip_rotation_22 * p.limb_radius + back_tip_position_z
-        - back_tip_rotation_21 * p.limb_radius;
-    let back_skin_2_3_position_x = back_tip_position_x
-        - 0.00000000000000018369701987210297 * back_tip_rotation_01 * p.limb_radius
-        - p.limb_radius * back_tip_rotation_02;
-    let back_skin_2_3_position_y = back_tip_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius * back_tip_rotation_11
-        - p.limb_radius * back_tip_rotation_12;
-    let back_skin_2_3_position_z = back_tip_position_z
-        - 0.00000000000000018369701987210297 * back_tip_rotation_21 * p.limb_radius
-        - back_tip_rotation_22 * p.limb_radius;
+    let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
+    let back_skin_2_1_position_z = back_tip_position_z + back_ring2_skin_z_z;
+    let back_skin_2_2_position_x = back_tip_position_x - back_ring2_skin_y_x;
+    let back_skin_2_2_position_y = back_tip_position_y - back_ring2_skin_y_y;
+    let back_skin_2_2_position_z = back_tip_position_z - back_ring2_skin_y_z;
+    let back_skin_2_3_position_x = back_tip_position_x - back_ring2_skin_z_x;
+    let back_skin_2_3_position_y = back_tip_position_y - back_ring2_skin_z_y;
+    let back_skin_2_3_position_z = back_tip_position_z - back_ring2_skin_z_z;
+    let front_right_ring0_skin_y_x = p.limb_radius * cache.front_right_rotation_01;
     let front_right_skin_0_0_position_x = cache.front_right_position_x
-        + p.limb_radius * cache.front_right_rotation_01;
-    let front_right_skin_0_0_position_y = p.limb_radius * cache.front_right_rotation_11
+        + front_right_ring0_skin_y_x;
+    let front_right_ring0_skin_y_y = p.limb_radius * cache.front_right_rotation_11;
+    let front_right_skin_0_0_position_y = front_right_ring0_skin_y_y
         + cache.front_right_position_y;
-    let front_right_skin_0_0_position_z = cache.front_right_rotation_21 * p.limb_radius
+    let front_right_ring0_skin_y_z = cache.front_right_rotation_21 * p.limb_radius;
+    let front_right_skin_0_0_position_z = front_right_ring0_skin_y_z
         + cache.front_right_position_z;
+    let front_right_ring0_skin_z_x = cache.front_right_rotation_02 * p.limb_radius;
     let front_right_skin_0_1_position_x = cache.front_right_position_x
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * p.limb_radius;
+        + front_right_ring0_skin_z_x;
+    let front_right_ring0_skin_z_y = p.limb_radius * cache.front_right_rotation_12;
     let front_right_skin_0_1_position_y = cache.front_right_position_y
-        + p.limb_radius * cache.front_right_rotation_12
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.front_right_rotation_11;
-    let front_right_skin_0_1_position_z = cache.front_right_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * cache.front_right_rotation_21
-            * p.limb_radius + cache.front_right_position_z;
+        + front_right_ring0_skin_z_y;
+    let front_right_ring0_skin_z_z = cache.front_right_rotation_22 * p.limb_radius;
+    let front_right_skin_0_1_position_z = front_right_ring0_skin_z_z
+        + cache.front_right_position_z;
     let front_right_skin_0_2_position_x = cache.front_right_position_x
-        + 0.00000000000000012246467991473532 * cache.front_right_rotation_02
-            * p.limb_radius - p.limb_radius * cache.front_right_rotation_01;
-    let front_right_skin_0_2_position_y = 0.00000000000000012246467991473532
-        * p.limb_radius * cache.front_right_rotation_12 + cache.front_right_position_y
-        - p.limb_radius * cache.front_right_rotation_11;
-    let front_right_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.front_right_rotation_22 * p.limb_radius + cache.front_right_position_z
-        - cache.front_right_rotation_21 * p.limb_radius;
+        - front_right_ring0_skin_y_x;
+    let front_right_skin_0_2_position_y = cache.front_right_position_y
+        - front_right_ring0_skin_y_y;
+    let front_right_skin_0_2_position_z = cache.front_right_position_z
+        - front_right_ring0_skin_y_z;
     let front_right_skin_0_3_position_x = cache.front_right_position_x
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.front_right_rotation_01
-        - cache.front_right_rotation_02 * p.limb_radius;
+        - front_right_ring0_skin_z_x;
     let front_right_skin_0_3_position_y = cache.front_right_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.front_right_rotation_11
-        - p.limb_radius * cache.front_right_rotation_12;
+        - front_right_ring0_skin_z_y;
     let front_right_skin_0_3_position_z = cache.front_right_position_z
-        - 0.00000000000000018369701987210297 * cache.front_right_rotation_21
-            * p.limb_radius - cache.front_right_rotation_22 * p.limb_radius;
+        - front_right_ring0_skin_z_z;
     let t19 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
     let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
         + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
@@ -31295,62 +31240,55 @@ pub fn contact_positions_into(
         * front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t22
         + t24 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t25;
+    let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let front_right_skin_1_0_position_x = front_right_ring1_position_x
-        + front_right_ring1_rotation_01 * p.limb_radius;
+        + front_right_ring1_skin_y_x;
     let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t22
         + t24 * cache.front_right_rotation_11 + t25 * cache.front_right_rotation_12;
+    let front_right_ring1_skin_y_y = p.limb_radius * front_right_ring1_rotation_11;
     let front_right_ring1_position_y = t19 * cache.front_right_rotation_10
         + t20 * cache.front_right_rotation_11 + t21 * cache.front_right_rotation_12
         + cache.front_right_position_y;
-    let front_right_skin_1_0_position_y = p.limb_radius * front_right_ring1_rotation_11
+    let front_right_skin_1_0_position_y = front_right_ring1_skin_y_y
         + front_right_ring1_position_y;
     let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t24
         + cache.front_right_rotation_22 * t25 + cache.front_right_rotation_20 * t22;
+    let front_right_ring1_skin_y_z = front_right_ring1_rotation_21 * p.limb_radius;
     let front_right_ring1_position_z = cache.front_right_rotation_21 * t20
         + t21 * cache.front_right_rotation_22 + t19 * cache.front_right_rotation_20
         + cache.front_right_position_z;
-    let front_right_skin_1_0_position_z = front_right_ring1_rotation_21 * p.limb_radius
+    let front_right_skin_1_0_position_z = front_right_ring1_skin_y_z
         + front_right_ring1_position_z;
     let t26 = front_right_bend_z * front_right_bend_z;
     let t27 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t26;
     let t28 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
     let front_right_ring1_rotation_02 = t25 * cache.front_right_rotation_01
         + cache.front_right_rotation_02 * t27 + t28 * cache.front_right_rotation_00;
+    let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
     let front_right_skin_1_1_position_x = front_right_ring1_position_x
-        + p.limb_radius * front_right_ring1_rotation_02
-        + 0.00000000000000006123233995736766 * front_right_ring1_rotation_01
-            * p.limb_radius;
+        + front_right_ring1_skin_z_x;
     let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t28
         + t25 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t27;
-    let front_right_skin_1_1_position_y = p.limb_radius * front_right_ring1_rotation_12
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_right_ring1_rotation_11 + front_right_ring1_position_y;
+    let front_right_ring1_skin_z_y = p.limb_radius * front_right_ring1_rotation_12;
+    let front_right_skin_1_1_position_y = front_right_ring1_skin_z_y
+        + front_right_ring1_position_y;
     let front_right_ring1_rotation_22 = cache.front_right_rotation_21 * t25
         + cache.front_right_rotation_22 * t27 + cache.front_right_rotation_20 * t28;
-    let front_right_skin_1_1_position_z = front_right_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_right_ring1_rotation_21
-            * p.limb_radius + front_right_ring1_position_z;
+    let front_right_ring1_skin_z_z = front_right_ring1_rotation_22 * p.limb_radius;
+    let front_right_skin_1_1_position_z = front_right_ring1_skin_z_z
+        + front_right_ring1_position_z;
     let front_right_skin_1_2_position_x = front_right_ring1_position_x
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * front_right_ring1_rotation_02
-        - front_right_ring1_rotation_01 * p.limb_radius;
+        - front_right_ring1_skin_y_x;
     let front_right_skin_1_2_position_y = front_right_ring1_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * front_right_ring1_rotation_12
-        - p.limb_radius * front_right_ring1_rotation_11;
-    let front_right_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * front_right_ring1_rotation_22 * p.limb_radius + front_right_ring1_position_z
-        - front_right_ring1_rotation_21 * p.limb_radius;
+        - front_right_ring1_skin_y_y;
+    let front_right_skin_1_2_position_z = front_right_ring1_position_z
+        - front_right_ring1_skin_y_z;
     let front_right_skin_1_3_position_x = front_right_ring1_position_x
-        - 0.00000000000000018369701987210297 * front_right_ring1_rotation_01
-            * p.limb_radius - p.limb_radius * front_right_ring1_rotation_02;
+        - front_right_ring1_skin_z_x;
     let front_right_skin_1_3_position_y = front_right_ring1_position_y
-        - p.limb_radius * front_right_ring1_rotation_12
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_right_ring1_rotation_11;
+        - front_right_ring1_skin_z_y;
     let front_right_skin_1_3_position_z = front_right_ring1_position_z
-        - 0.00000000000000018369701987210297 * front_right_ring1_rotation_21
-            * p.limb_radius - front_right_ring1_rotation_22 * p.limb_radius;
+        - front_right_ring1_skin_z_z;
     let t29 = cache.front_right_bend_squared_c2 * cache.front_right_len
         * front_right_bend_z;
     let t30 = cache.front_right_bend_squared_c2 * cache.front_right_len
@@ -31365,95 +31303,84 @@ pub fn contact_positions_into(
         * front_right_bend_y);
     let front_right_tip_rotation_01 = t32 * cache.front_right_rotation_01
         + cache.front_right_rotation_00 * t33 + cache.front_right_rotation_02 * t34;
+    let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let front_right_skin_2_0_position_x = front_right_tip_position_x
-        + front_right_tip_rotation_01 * p.limb_radius;
+        + front_right_ring2_skin_y_x;
     let front_right_tip_rotation_11 = t32 * cache.front_right_rotation_11
         + cache.front_right_rotation_12 * t34 + cache.front_right_rotation_10 * t33;
+    let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
     let front_right_tip_position_y = t29 * cache.front_right_rotation_12
         + cache.front_right_rotation_10 * t31 + t30 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_skin_2_0_position_y = p.limb_radius * front_right_tip_rotation_11
+    let front_right_skin_2_0_position_y = front_right_ring2_skin_y_y
         + front_right_tip_position_y;
     let front_right_tip_position_z = cache.front_right_rotation_20 * t31
         + cache.front_right_rotation_21 * t30 + cache.front_right_rotation_22 * t29
         + cache.front_right_position_z;
     let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t33
         + cache.front_right_rotation_21 * t32 + cache.front_right_rotation_22 * t34;
+    let front_right_ring2_skin_y_z = front_right_tip_rotation_21 * p.limb_radius;
     let front_right_skin_2_0_position_z = front_right_tip_position_z
-        + front_right_tip_rotation_21 * p.limb_radius;
+        + front_right_ring2_skin_y_z;
     let t35 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
     let t36 = 1.0 - cache.front_right_bend_squared_c2 * t26;
     let front_right_tip_rotation_02 = t35 * cache.front_right_rotation_00
         + t34 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t36;
-    let front_right_skin_2_1_position_x = 0.00000000000000006123233995736766
-        * front_right_tip_rotation_01 * p.limb_radius + front_right_tip_position_x
-        + p.limb_radius * front_right_tip_rotation_02;
+    let front_right_ring2_skin_z_x = p.limb_radius * front_right_tip_rotation_02;
+    let front_right_skin_2_1_position_x = front_right_tip_position_x
+        + front_right_ring2_skin_z_x;
     let front_right_tip_rotation_12 = t34 * cache.front_right_rotation_11
         + t35 * cache.front_right_rotation_10 + t36 * cache.front_right_rotation_12;
+    let front_right_ring2_skin_z_y = front_right_tip_rotation_12 * p.limb_radius;
     let front_right_skin_2_1_position_y = front_right_tip_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_right_tip_rotation_11 + front_right_tip_rotation_12 * p.limb_radius;
+        + front_right_ring2_skin_z_y;
     let front_right_tip_rotation_22 = t35 * cache.front_right_rotation_20
         + cache.front_right_rotation_21 * t34 + cache.front_right_rotation_22 * t36;
-    let front_right_skin_2_1_position_z = front_right_tip_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_right_tip_rotation_21
-            * p.limb_radius + front_right_tip_position_z;
-    let front_right_skin_2_2_position_x = 0.00000000000000012246467991473532
-        * p.limb_radius * front_right_tip_rotation_02 + front_right_tip_position_x
-        - front_right_tip_rotation_01 * p.limb_radius;
+    let front_right_ring2_skin_z_z = front_right_tip_rotation_22 * p.limb_radius;
+    let front_right_skin_2_1_position_z = front_right_ring2_skin_z_z
+        + front_right_tip_position_z;
+    let front_right_skin_2_2_position_x = front_right_tip_position_x
+        - front_right_ring2_skin_y_x;
     let front_right_skin_2_2_position_y = front_right_tip_position_y
-        + 0.00000000000000012246467991473532 * front_right_tip_rotation_12
-            * p.limb_radius - p.limb_radius * front_right_tip_rotation_11;
-    let front_right_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * front_right_tip_rotation_22 * p.limb_radius + front_right_tip_position_z
-        - front_right_tip_rotation_21 * p.limb_radius;
+        - front_right_ring2_skin_y_y;
+    let front_right_skin_2_2_position_z = front_right_tip_position_z
+        - front_right_ring2_skin_y_z;
     let front_right_skin_2_3_position_x = front_right_tip_position_x
-        - p.limb_radius * front_right_tip_rotation_02
-        - 0.00000000000000018369701987210297 * front_right_tip_rotation_01
-            * p.limb_radius;
+        - front_right_ring2_skin_z_x;
     let front_right_skin_2_3_position_y = front_right_tip_position_y
-        - front_right_tip_rotation_12 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_right_tip_rotation_11;
+        - front_right_ring2_skin_z_y;
     let front_right_skin_2_3_position_z = front_right_tip_position_z
-        - front_right_tip_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * front_right_tip_rotation_21
-            * p.limb_radius;
+        - front_right_ring2_skin_z_z;
+    let front_left_ring0_skin_y_x = cache.front_left_rotation_01 * p.limb_radius;
     let front_left_skin_0_0_position_x = cache.front_left_position_x
-        + cache.front_left_rotation_01 * p.limb_radius;
-    let front_left_skin_0_0_position_y = cache.front_left_rotation_11 * p.limb_radius
+        + front_left_ring0_skin_y_x;
+    let front_left_ring0_skin_y_y = cache.front_left_rotation_11 * p.limb_radius;
+    let front_left_skin_0_0_position_y = front_left_ring0_skin_y_y
         + cache.front_left_position_y;
+    let front_left_ring0_skin_y_z = cache.front_left_rotation_21 * p.limb_radius;
     let front_left_skin_0_0_position_z = cache.front_left_position_z
-        + cache.front_left_rotation_21 * p.limb_radius;
+        + front_left_ring0_skin_y_z;
+    let front_left_ring0_skin_z_x = cache.front_left_rotation_02 * p.limb_radius;
     let front_left_skin_0_1_position_x = cache.front_left_position_x
-        + cache.front_left_rotation_02 * p.limb_radius
-        + 0.00000000000000006123233995736766 * cache.front_left_rotation_01
-            * p.limb_radius;
-    let front_left_skin_0_1_position_y = 0.00000000000000006123233995736766
-        * cache.front_left_rotation_11 * p.limb_radius
-        + p.limb_radius * cache.front_left_rotation_12 + cache.front_left_position_y;
-    let front_left_skin_0_1_position_z = 0.00000000000000006123233995736766
-        * cache.front_left_rotation_21 * p.limb_radius + cache.front_left_position_z
-        + cache.front_left_rotation_22 * p.limb_radius;
-    let front_left_skin_0_2_position_x = 0.00000000000000012246467991473532
-        * cache.front_left_rotation_02 * p.limb_radius + cache.front_left_position_x
-        - cache.front_left_rotation_01 * p.limb_radius;
+        + front_left_ring0_skin_z_x;
+    let front_left_ring0_skin_z_y = p.limb_radius * cache.front_left_rotation_12;
+    let front_left_skin_0_1_position_y = front_left_ring0_skin_z_y
+        + cache.front_left_position_y;
+    let front_left_ring0_skin_z_z = cache.front_left_rotation_22 * p.limb_radius;
+    let front_left_skin_0_1_position_z = cache.front_left_position_z
+        + front_left_ring0_skin_z_z;
+    let front_left_skin_0_2_position_x = cache.front_left_position_x
+        - front_left_ring0_skin_y_x;
     let front_left_skin_0_2_position_y = cache.front_left_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * cache.front_left_rotation_12
-        - cache.front_left_rotation_11 * p.limb_radius;
-    let front_left_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.front_left_rotation_22 * p.limb_radius + cache.front_left_position_z
-        - cache.front_left_rotation_21 * p.limb_radius;
+        - front_left_ring0_skin_y_y;
+    let front_left_skin_0_2_position_z = cache.front_left_position_z
+        - front_left_ring0_skin_y_z;
     let front_left_skin_0_3_position_x = cache.front_left_position_x
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_01
-            * p.limb_radius - cache.front_left_rotation_02 * p.limb_radius;
+        - front_left_ring0_skin_z_x;
     let front_left_skin_0_3_position_y = cache.front_left_position_y
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_11
-            * p.limb_radius - p.limb_radius * cache.front_left_rotation_12;
+        - front_left_ring0_skin_z_y;
     let front_left_skin_0_3_position_z = cache.front_left_position_z
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_21
-            * p.limb_radius - cache.front_left_rotation_22 * p.limb_radius;
+        - front_left_ring0_skin_z_z;
     let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
         + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
     let t37 = 0.25 * cache.front_left_len * front_left_bend_y
@@ -31473,60 +31400,55 @@ pub fn contact_positions_into(
     let t43 = 1.0 - 0.25 * t42 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t40
         + cache.front_left_rotation_02 * t41 + t43 * cache.front_left_rotation_01;
+    let front_left_ring1_skin_y_x = front_left_ring1_rotation_01 * p.limb_radius;
     let front_left_skin_1_0_position_x = front_left_ring1_position_x
-        + front_left_ring1_rotation_01 * p.limb_radius;
+        + front_left_ring1_skin_y_x;
     let front_left_ring1_rotation_11 = t40 * cache.front_left_rotation_10
         + cache.front_left_rotation_11 * t43 + t41 * cache.front_left_rotation_12;
+    let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
     let front_left_ring1_position_y = cache.front_left_rotation_11 * t37
         + t38 * cache.front_left_rotation_10 + t39 * cache.front_left_rotation_12
         + cache.front_left_position_y;
-    let front_left_skin_1_0_position_y = front_left_ring1_rotation_11 * p.limb_radius
+    let front_left_skin_1_0_position_y = front_left_ring1_skin_y_y
         + front_left_ring1_position_y;
     let front_left_ring1_rotation_21 = t43 * cache.front_left_rotation_21
         + t40 * cache.front_left_rotation_20 + t41 * cache.front_left_rotation_22;
+    let front_left_ring1_skin_y_z = p.limb_radius * front_left_ring1_rotation_21;
     let front_left_ring1_position_z = cache.front_left_rotation_22 * t39
         + t38 * cache.front_left_rotation_20 + cache.front_left_position_z
         + cache.front_left_rotation_21 * t37;
-    let front_left_skin_1_0_position_z = p.limb_radius * front_left_ring1_rotation_21
+    let front_left_skin_1_0_position_z = front_left_ring1_skin_y_z
         + front_left_ring1_position_z;
     let t44 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
     let t45 = front_left_bend_z * front_left_bend_z;
     let t46 = 1.0 - 0.25 * t45 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t44
         + t41 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t46;
+    let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
     let front_left_skin_1_1_position_x = front_left_ring1_position_x
-        + 0.00000000000000006123233995736766 * front_left_ring1_rotation_01
-            * p.limb_radius + front_left_ring1_rotation_02 * p.limb_radius;
+        + front_left_ring1_skin_z_x;
     let front_left_ring1_rotation_12 = t46 * cache.front_left_rotation_12
         + cache.front_left_rotation_10 * t44 + cache.front_left_rotation_11 * t41;
-    let front_left_skin_1_1_position_y = front_left_ring1_rotation_12 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_left_ring1_rotation_11
-            * p.limb_radius + front_left_ring1_position_y;
+    let front_left_ring1_skin_z_y = front_left_ring1_rotation_12 * p.limb_radius;
+    let front_left_skin_1_1_position_y = front_left_ring1_skin_z_y
+        + front_left_ring1_position_y;
     let front_left_ring1_rotation_22 = t44 * cache.front_left_rotation_20
         + t41 * cache.front_left_rotation_21 + cache.front_left_rotation_22 * t46;
-    let front_left_skin_1_1_position_z = front_left_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_left_ring1_rotation_21 + front_left_ring1_position_z;
+    let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
+    let front_left_skin_1_1_position_z = front_left_ring1_skin_z_z
+        + front_left_ring1_position_z;
     let front_left_skin_1_2_position_x = front_left_ring1_position_x
-        + 0.00000000000000012246467991473532 * front_left_ring1_rotation_02
-            * p.limb_radius - front_left_ring1_rotation_01 * p.limb_radius;
-    let front_left_skin_1_2_position_y = 0.00000000000000012246467991473532
-        * front_left_ring1_rotation_12 * p.limb_radius + front_left_ring1_position_y
-        - front_left_ring1_rotation_11 * p.limb_radius;
-    let front_left_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * front_left_ring1_rotation_22 * p.limb_radius + front_left_ring1_position_z
-        - p.limb_radius * front_left_ring1_rotation_21;
+        - front_left_ring1_skin_y_x;
+    let front_left_skin_1_2_position_y = front_left_ring1_position_y
+        - front_left_ring1_skin_y_y;
+    let front_left_skin_1_2_position_z = front_left_ring1_position_z
+        - front_left_ring1_skin_y_z;
     let front_left_skin_1_3_position_x = front_left_ring1_position_x
-        - front_left_ring1_rotation_02 * p.limb_radius
-        - 0.00000000000000018369701987210297 * front_left_ring1_rotation_01
-            * p.limb_radius;
+        - front_left_ring1_skin_z_x;
     let front_left_skin_1_3_position_y = front_left_ring1_position_y
-        - 0.00000000000000018369701987210297 * front_left_ring1_rotation_11
-            * p.limb_radius - front_left_ring1_rotation_12 * p.limb_radius;
+        - front_left_ring1_skin_z_y;
     let front_left_skin_1_3_position_z = front_left_ring1_position_z
-        - front_left_ring1_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_left_ring1_rotation_21;
+        - front_left_ring1_skin_z_z;
     let t47 = cache.front_left_len * cache.front_left_bend_squared_c1;
     let t48 = cache.front_left_len * front_left_bend_y
         * cache.front_left_bend_squared_c2;
@@ -31541,60 +31463,54 @@ pub fn contact_positions_into(
     let t52 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t50
         + cache.front_left_rotation_01 * t51 + cache.front_left_rotation_00 * t52;
+    let front_left_ring2_skin_y_x = p.limb_radius * front_left_tip_rotation_01;
     let front_left_skin_2_0_position_x = front_left_tip_position_x
-        + p.limb_radius * front_left_tip_rotation_01;
+        + front_left_ring2_skin_y_x;
     let front_left_tip_position_y = t49 * cache.front_left_rotation_12
         + cache.front_left_rotation_11 * t48 + t47 * cache.front_left_rotation_10
         + cache.front_left_position_y;
     let front_left_tip_rotation_11 = t52 * cache.front_left_rotation_10
         + cache.front_left_rotation_11 * t51 + t50 * cache.front_left_rotation_12;
+    let front_left_ring2_skin_y_y = front_left_tip_rotation_11 * p.limb_radius;
     let front_left_skin_2_0_position_y = front_left_tip_position_y
-        + front_left_tip_rotation_11 * p.limb_radius;
+        + front_left_ring2_skin_y_y;
     let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t51
         + t50 * cache.front_left_rotation_22 + t52 * cache.front_left_rotation_20;
+    let front_left_ring2_skin_y_z = p.limb_radius * front_left_tip_rotation_21;
     let front_left_tip_position_z = cache.front_left_position_z
         + cache.front_left_rotation_21 * t48 + t47 * cache.front_left_rotation_20
         + t49 * cache.front_left_rotation_22;
-    let front_left_skin_2_0_position_z = p.limb_radius * front_left_tip_rotation_21
+    let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
         + front_left_tip_position_z;
     let t53 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
     let t54 = 1.0 - t45 * cache.front_left_bend_squared_c2;
     let front_left_tip_rotation_02 = cache.front_left_rotation_00 * t53
         + t50 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t54;
+    let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
     let front_left_skin_2_1_position_x = front_left_tip_position_x
-        + front_left_tip_rotation_02 * p.limb_radius
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_left_tip_rotation_01;
+        + front_left_ring2_skin_z_x;
     let front_left_tip_rotation_12 = t54 * cache.front_left_rotation_12
         + cache.front_left_rotation_10 * t53 + t50 * cache.front_left_rotation_11;
+    let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
     let front_left_skin_2_1_position_y = front_left_tip_position_y
-        + front_left_tip_rotation_12 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_left_tip_rotation_11
-            * p.limb_radius;
+        + front_left_ring2_skin_z_y;
     let front_left_tip_rotation_22 = t50 * cache.front_left_rotation_21
         + t53 * cache.front_left_rotation_20 + cache.front_left_rotation_22 * t54;
-    let front_left_skin_2_1_position_z = 0.00000000000000006123233995736766
-        * p.limb_radius * front_left_tip_rotation_21
-        + front_left_tip_rotation_22 * p.limb_radius + front_left_tip_position_z;
-    let front_left_skin_2_2_position_x = 0.00000000000000012246467991473532
-        * front_left_tip_rotation_02 * p.limb_radius + front_left_tip_position_x
-        - p.limb_radius * front_left_tip_rotation_01;
+    let front_left_ring2_skin_z_z = front_left_tip_rotation_22 * p.limb_radius;
+    let front_left_skin_2_1_position_z = front_left_ring2_skin_z_z
+        + front_left_tip_position_z;
+    let front_left_skin_2_2_position_x = front_left_tip_position_x
+        - front_left_ring2_skin_y_x;
     let front_left_skin_2_2_position_y = front_left_tip_position_y
-        + 0.00000000000000012246467991473532 * front_left_tip_rotation_12 * p.limb_radius
-        - front_left_tip_rotation_11 * p.limb_radius;
-    let front_left_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * front_left_tip_rotation_22 * p.limb_radius + front_left_tip_position_z
-        - p.limb_radius * front_left_tip_rotation_21;
+        - front_left_ring2_skin_y_y;
+    let front_left_skin_2_2_position_z = front_left_tip_position_z
+        - front_left_ring2_skin_y_z;
     let front_left_skin_2_3_position_x = front_left_tip_position_x
-        - 0.00000000000000018369701987210297 * p.limb_radius * front_left_tip_rotation_01
-        - front_left_tip_rotation_02 * p.limb_radius;
+        - front_left_ring2_skin_z_x;
     let front_left_skin_2_3_position_y = front_left_tip_position_y
-        - 0.00000000000000018369701987210297 * front_left_tip_rotation_11 * p.limb_radius
-        - front_left_tip_rotation_12 * p.limb_radius;
+        - front_left_ring2_skin_z_y;
     let front_left_skin_2_3_position_z = front_left_tip_position_z
-        - front_left_tip_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_left_tip_rotation_21;
+        - front_left_ring2_skin_z_z;
     out[0][0] = back_skin_0_0_position_x;
     out[0][1] = back_skin_0_0_position_y;
     out[0][2] = back_skin_0_0_position_z;
@@ -31718,10 +31634,10 @@ pub fn contact_velocities_into(
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
     let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
-    let back_skin_0_0_position_y = cache.back_position_y
-        + cache.base_roll_rotation_11 * p.limb_radius;
-    let back_skin_0_0_position_z = cache.back_position_z
-        + p.limb_radius * cache.base_roll_rotation_21;
+    let back_ring0_skin_y_y = cache.base_roll_rotation_11 * p.limb_radius;
+    let back_skin_0_0_position_y = cache.back_position_y + back_ring0_skin_y_y;
+    let back_ring0_skin_y_z = p.limb_radius * cache.base_roll_rotation_21;
+    let back_skin_0_0_position_z = cache.back_position_z + back_ring0_skin_y_z;
     let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
         + cache.base_pitch_rotation_10 * qd[5];
@@ -31738,41 +31654,23 @@ pub fn contact_velocities_into(
         + qd[4] * cache.base_pitch_subspace_v_y;
     let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
-    let back_skin_0_0_position_x = cache.back_position_x
-        + cache.base_roll_rotation_01 * p.limb_radius;
+    let back_ring0_skin_y_x = cache.base_roll_rotation_01 * p.limb_radius;
+    let back_skin_0_0_position_x = cache.back_position_x + back_ring0_skin_y_x;
     let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
     let base_roll_velocity_v_z = base_pitch_velocity_v_z
         + cache.base_roll_subspace_v_z * qd[5];
-    let back_skin_0_1_position_y = 0.00000000000000006123233995736766
-        * cache.base_roll_rotation_11 * p.limb_radius + cache.back_position_y
-        + p.limb_radius * cache.back_rotation_12;
-    let back_skin_0_1_position_z = cache.back_position_z
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.base_roll_rotation_21 + cache.back_rotation_22 * p.limb_radius;
-    let back_skin_0_1_position_x = cache.back_position_x
-        + p.limb_radius * cache.back_rotation_02
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_01
-            * p.limb_radius;
-    let back_skin_0_2_position_z = cache.back_position_z
-        + 0.00000000000000012246467991473532 * cache.back_rotation_22 * p.limb_radius
-        - p.limb_radius * cache.base_roll_rotation_21;
-    let back_skin_0_2_position_y = cache.back_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius * cache.back_rotation_12
-        - cache.base_roll_rotation_11 * p.limb_radius;
-    let back_skin_0_2_position_x = 0.00000000000000012246467991473532 * p.limb_radius
-        * cache.back_rotation_02 + cache.back_position_x
-        - cache.base_roll_rotation_01 * p.limb_radius;
-    let back_skin_0_3_position_z = cache.back_position_z
-        - cache.back_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.base_roll_rotation_21;
-    let back_skin_0_3_position_y = cache.back_position_y
-        - p.limb_radius * cache.back_rotation_12
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_11
-            * p.limb_radius;
-    let back_skin_0_3_position_x = cache.back_position_x
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_01
-            * p.limb_radius - p.limb_radius * cache.back_rotation_02;
+    let back_ring0_skin_z_y = p.limb_radius * cache.back_rotation_12;
+    let back_skin_0_1_position_y = cache.back_position_y + back_ring0_skin_z_y;
+    let back_ring0_skin_z_z = cache.back_rotation_22 * p.limb_radius;
+    let back_skin_0_1_position_z = cache.back_position_z + back_ring0_skin_z_z;
+    let back_ring0_skin_z_x = p.limb_radius * cache.back_rotation_02;
+    let back_skin_0_1_position_x = cache.back_position_x + back_ring0_skin_z_x;
+    let back_skin_0_2_position_z = cache.back_position_z - back_ring0_skin_y_z;
+    let back_skin_0_2_position_y = cache.back_position_y - back_ring0_skin_y_y;
+    let back_skin_0_2_position_x = cache.back_position_x - back_ring0_skin_y_x;
+    let back_skin_0_3_position_y = cache.back_position_y - back_ring0_skin_z_y;
+    let back_skin_0_3_position_z = cache.back_position_z - back_ring0_skin_z_z;
+    let back_skin_0_3_position_x = cache.back_position_x - back_ring0_skin_z_x;
     let t0 = 1.0 / p.actuator_radius;
     let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
         - 0.6666666666666666 * t0 * q[9];
@@ -31783,13 +31681,13 @@ pub fn contact_velocities_into(
     let t4 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t3;
     let back_ring1_rotation_21 = cache.back_rotation_20 * t1
         + cache.back_rotation_22 * t2 + t4 * cache.base_roll_rotation_21;
+    let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
     let t5 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
     let t6 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
     let t7 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
     let back_ring1_position_z = t5 * cache.back_rotation_20 + cache.back_position_z
         + t6 * cache.back_rotation_22 + t7 * cache.base_roll_rotation_21;
-    let back_skin_1_0_position_z = back_ring1_rotation_21 * p.limb_radius
-        + back_ring1_position_z;
+    let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
     let t8 = -(0.25 * cache.back_ring1_bend_c2 * back_bend_z);
     let t9 = 0.25 * cache.back_ring1_bend_c2 * back_bend_y;
     let t10 = 0.3333333333333336 * t0 * t8 + 0.5773502691896255 * t0 * t9;
@@ -31870,17 +31768,17 @@ pub fn contact_velocities_into(
         + t5 * cache.back_rotation_10;
     let back_ring1_rotation_11 = t4 * cache.base_roll_rotation_11
         + cache.back_rotation_12 * t2 + t1 * cache.back_rotation_10;
-    let back_skin_1_0_position_y = back_ring1_position_y
-        + p.limb_radius * back_ring1_rotation_11;
+    let back_ring1_skin_y_y = p.limb_radius * back_ring1_rotation_11;
+    let back_skin_1_0_position_y = back_ring1_position_y + back_ring1_skin_y_y;
     let back_ring1_velocity_w_z = back_ring1_subspace2_w_z * qd[11]
         + base_roll_velocity_w_z + back_ring1_subspace1_w_z * qd[10]
         + back_ring1_subspace0_w_z * qd[9];
     let back_ring1_rotation_01 = t1 * cache.back_rotation_00
         + cache.back_rotation_02 * t2 + t4 * cache.base_roll_rotation_01;
+    let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
     let back_ring1_position_x = t7 * cache.base_roll_rotation_01 + cache.back_position_x
         + t6 * cache.back_rotation_02 + t5 * cache.back_rotation_00;
-    let back_skin_1_0_position_x = back_ring1_rotation_01 * p.limb_radius
-        + back_ring1_position_x;
+    let back_skin_1_0_position_x = back_ring1_skin_y_x + back_ring1_position_x;
     let back_ring1_subspace1_w_x = t20 * cache.back_rotation_02
         + t19 * cache.base_roll_rotation_01 + t18 * cache.back_rotation_00;
     let back_ring1_subspace0_w_x = -0.6666666666666666 * t0 * t8 * cache.back_rotation_00
@@ -31921,41 +31819,26 @@ pub fn contact_velocities_into(
     let back_ring1_velocity_v_z = qd[9] * back_ring1_subspace0_v_z
         + back_ring1_subspace2_v_z * qd[11] + qd[10] * back_ring1_subspace1_v_z
         + base_roll_velocity_v_z;
-    let t41 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let t42 = 1.0 - 0.25 * t15 * cache.back_ring1_bend_c2;
-    let back_ring1_rotation_12 = cache.back_rotation_10 * t41
-        + cache.base_roll_rotation_11 * t2 + t42 * cache.back_rotation_12;
-    let back_skin_1_1_position_y = back_ring1_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius * back_ring1_rotation_11
-        + back_ring1_rotation_12 * p.limb_radius;
-    let back_ring1_rotation_22 = cache.back_rotation_22 * t42
-        + cache.base_roll_rotation_21 * t2 + cache.back_rotation_20 * t41;
-    let back_skin_1_1_position_z = back_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * back_ring1_rotation_21 * p.limb_radius
-        + back_ring1_position_z;
-    let back_ring1_rotation_02 = t41 * cache.back_rotation_00
-        + cache.base_roll_rotation_01 * t2 + t42 * cache.back_rotation_02;
-    let back_skin_1_1_position_x = 0.00000000000000006123233995736766
-        * back_ring1_rotation_01 * p.limb_radius + back_ring1_position_x
-        + back_ring1_rotation_02 * p.limb_radius;
-    let back_skin_1_2_position_y = 0.00000000000000012246467991473532
-        * back_ring1_rotation_12 * p.limb_radius + back_ring1_position_y
-        - p.limb_radius * back_ring1_rotation_11;
-    let back_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * back_ring1_rotation_22 * p.limb_radius + back_ring1_position_z
-        - back_ring1_rotation_21 * p.limb_radius;
-    let back_skin_1_2_position_x = 0.00000000000000012246467991473532
-        * back_ring1_rotation_02 * p.limb_radius + back_ring1_position_x
-        - back_ring1_rotation_01 * p.limb_radius;
-    let back_skin_1_3_position_z = back_ring1_position_z
-        - back_ring1_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * back_ring1_rotation_21 * p.limb_radius;
-    let back_skin_1_3_position_y = back_ring1_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius * back_ring1_rotation_11
-        - back_ring1_rotation_12 * p.limb_radius;
-    let back_skin_1_3_position_x = back_ring1_position_x
-        - 0.00000000000000018369701987210297 * back_ring1_rotation_01 * p.limb_radius
-        - back_ring1_rotation_02 * p.limb_radius;
+    let t41 = 1.0 - 0.25 * t15 * cache.back_ring1_bend_c2;
+    let t42 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
+    let back_ring1_rotation_22 = cache.back_rotation_22 * t41
+        + cache.base_roll_rotation_21 * t2 + cache.back_rotation_20 * t42;
+    let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
+    let back_skin_1_1_position_z = back_ring1_skin_z_z + back_ring1_position_z;
+    let back_ring1_rotation_12 = cache.back_rotation_10 * t42
+        + cache.base_roll_rotation_11 * t2 + t41 * cache.back_rotation_12;
+    let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
+    let back_skin_1_1_position_y = back_ring1_position_y + back_ring1_skin_z_y;
+    let back_ring1_rotation_02 = t42 * cache.back_rotation_00
+        + cache.base_roll_rotation_01 * t2 + t41 * cache.back_rotation_02;
+    let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
+    let back_skin_1_1_position_x = back_ring1_position_x + back_ring1_skin_z_x;
+    let back_skin_1_2_position_z = back_ring1_position_z - back_ring1_skin_y_z;
+    let back_skin_1_2_position_y = back_ring1_position_y - back_ring1_skin_y_y;
+    let back_skin_1_2_position_x = back_ring1_position_x - back_ring1_skin_y_x;
+    let back_skin_1_3_position_z = back_ring1_position_z - back_ring1_skin_z_z;
+    let back_skin_1_3_position_y = back_ring1_position_y - back_ring1_skin_z_y;
+    let back_skin_1_3_position_x = back_ring1_position_x - back_ring1_skin_z_x;
     let t43 = cache.back_len * cache.back_bend_squared_c2;
     let t44 = cache.back_len * cache.back_bend_squared_c1;
     let t45 = t3 * cache.back_bend_squared_c3 - 1.0;
@@ -32036,26 +31919,26 @@ pub fn contact_velocities_into(
     let t80 = 1.0 - cache.back_bend_squared_c2 * t3;
     let back_tip_rotation_11 = cache.back_rotation_12 * t78
         + cache.back_rotation_10 * t79 + cache.base_roll_rotation_11 * t80;
+    let back_ring2_skin_y_y = p.limb_radius * back_tip_rotation_11;
     let back_tip_position_y = t61 * cache.back_rotation_12
         + t46 * cache.base_roll_rotation_11 + cache.back_position_y
         + t44 * cache.back_rotation_10;
-    let back_skin_2_0_position_y = p.limb_radius * back_tip_rotation_11
-        + back_tip_position_y;
+    let back_skin_2_0_position_y = back_ring2_skin_y_y + back_tip_position_y;
     let back_tip_velocity_w_y = back_tip_subspace0_w_y * qd[9]
         + qd[10] * back_tip_subspace1_w_y + qd[11] * back_tip_subspace2_w_y
         + base_roll_velocity_w_y;
     let back_tip_rotation_21 = cache.back_rotation_22 * t78
         + t80 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t79;
+    let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
     let back_tip_position_z = cache.back_position_z + t46 * cache.base_roll_rotation_21
         + t44 * cache.back_rotation_20 + t61 * cache.back_rotation_22;
-    let back_skin_2_0_position_z = back_tip_rotation_21 * p.limb_radius
-        + back_tip_position_z;
+    let back_skin_2_0_position_z = back_ring2_skin_y_z + back_tip_position_z;
     let back_tip_rotation_01 = cache.back_rotation_02 * t78
         + t80 * cache.base_roll_rotation_01 + t79 * cache.back_rotation_00;
+    let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
     let back_tip_position_x = t61 * cache.back_rotation_02 + cache.back_position_x
         + t46 * cache.base_roll_rotation_01 + t44 * cache.back_rotation_00;
-    let back_skin_2_0_position_x = back_tip_rotation_01 * p.limb_radius
-        + back_tip_position_x;
+    let back_skin_2_0_position_x = back_ring2_skin_y_x + back_tip_position_x;
     let back_tip_subspace2_w_x = cache.base_roll_rotation_01 * t72
         + t71 * cache.back_rotation_02 + t70 * cache.back_rotation_00;
     let back_tip_subspace0_w_x = -0.6666666666666666 * t0 * t56 * cache.back_rotation_02
@@ -32091,78 +31974,56 @@ pub fn contact_velocities_into(
         - cache.back_position_y * back_tip_subspace2_w_x;
     let back_tip_velocity_v_z = back_tip_subspace1_v_z * qd[10] + base_roll_velocity_v_z
         + back_tip_subspace0_v_z * qd[9] + back_tip_subspace2_v_z * qd[11];
-    let t81 = 1.0 - t15 * cache.back_bend_squared_c2;
-    let t82 = -(back_bend_z * cache.back_bend_squared_c1);
-    let back_tip_rotation_22 = cache.back_rotation_22 * t81
-        + cache.base_roll_rotation_21 * t78 + t82 * cache.back_rotation_20;
-    let back_skin_2_1_position_z = 0.00000000000000006123233995736766
-        * back_tip_rotation_21 * p.limb_radius + back_tip_position_z
-        + back_tip_rotation_22 * p.limb_radius;
-    let back_tip_rotation_12 = t82 * cache.back_rotation_10
-        + cache.base_roll_rotation_11 * t78 + t81 * cache.back_rotation_12;
-    let back_skin_2_1_position_y = p.limb_radius * back_tip_rotation_12
-        + back_tip_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius * back_tip_rotation_11;
-    let back_tip_rotation_02 = t81 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t78 + t82 * cache.back_rotation_00;
-    let back_skin_2_1_position_x = p.limb_radius * back_tip_rotation_02
-        + back_tip_position_x
-        + 0.00000000000000006123233995736766 * back_tip_rotation_01 * p.limb_radius;
-    let back_skin_2_2_position_y = 0.00000000000000012246467991473532 * p.limb_radius
-        * back_tip_rotation_12 + back_tip_position_y
-        - p.limb_radius * back_tip_rotation_11;
-    let back_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * back_tip_rotation_22 * p.limb_radius + back_tip_position_z
-        - back_tip_rotation_21 * p.limb_radius;
-    let back_skin_2_2_position_x = 0.00000000000000012246467991473532 * p.limb_radius
-        * back_tip_rotation_02 + back_tip_position_x
-        - back_tip_rotation_01 * p.limb_radius;
-    let back_skin_2_3_position_y = back_tip_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius * back_tip_rotation_11
-        - p.limb_radius * back_tip_rotation_12;
-    let back_skin_2_3_position_z = back_tip_position_z
-        - 0.00000000000000018369701987210297 * back_tip_rotation_21 * p.limb_radius
-        - back_tip_rotation_22 * p.limb_radius;
-    let back_skin_2_3_position_x = back_tip_position_x
-        - 0.00000000000000018369701987210297 * back_tip_rotation_01 * p.limb_radius
-        - p.limb_radius * back_tip_rotation_02;
-    let front_right_skin_0_0_position_y = p.limb_radius * cache.front_right_rotation_11
+    let t81 = -(back_bend_z * cache.back_bend_squared_c1);
+    let t82 = 1.0 - t15 * cache.back_bend_squared_c2;
+    let back_tip_rotation_12 = t81 * cache.back_rotation_10
+        + cache.base_roll_rotation_11 * t78 + t82 * cache.back_rotation_12;
+    let back_ring2_skin_z_y = p.limb_radius * back_tip_rotation_12;
+    let back_skin_2_1_position_y = back_ring2_skin_z_y + back_tip_position_y;
+    let back_tip_rotation_22 = cache.back_rotation_22 * t82
+        + cache.base_roll_rotation_21 * t78 + t81 * cache.back_rotation_20;
+    let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
+    let back_skin_2_1_position_z = back_tip_position_z + back_ring2_skin_z_z;
+    let back_tip_rotation_02 = t82 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t78 + t81 * cache.back_rotation_00;
+    let back_ring2_skin_z_x = p.limb_radius * back_tip_rotation_02;
+    let back_skin_2_1_position_x = back_ring2_skin_z_x + back_tip_position_x;
+    let back_skin_2_2_position_z = back_tip_position_z - back_ring2_skin_y_z;
+    let back_skin_2_2_position_y = back_tip_position_y - back_ring2_skin_y_y;
+    let back_skin_2_2_position_x = back_tip_position_x - back_ring2_skin_y_x;
+    let back_skin_2_3_position_z = back_tip_position_z - back_ring2_skin_z_z;
+    let back_skin_2_3_position_y = back_tip_position_y - back_ring2_skin_z_y;
+    let back_skin_2_3_position_x = back_tip_position_x - back_ring2_skin_z_x;
+    let front_right_ring0_skin_y_y = p.limb_radius * cache.front_right_rotation_11;
+    let front_right_skin_0_0_position_y = front_right_ring0_skin_y_y
         + cache.front_right_position_y;
-    let front_right_skin_0_0_position_z = cache.front_right_rotation_21 * p.limb_radius
+    let front_right_ring0_skin_y_z = cache.front_right_rotation_21 * p.limb_radius;
+    let front_right_skin_0_0_position_z = front_right_ring0_skin_y_z
         + cache.front_right_position_z;
+    let front_right_ring0_skin_y_x = p.limb_radius * cache.front_right_rotation_01;
     let front_right_skin_0_0_position_x = cache.front_right_position_x
-        + p.limb_radius * cache.front_right_rotation_01;
-    let front_right_skin_0_1_position_z = cache.front_right_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * cache.front_right_rotation_21
-            * p.limb_radius + cache.front_right_position_z;
+        + front_right_ring0_skin_y_x;
+    let front_right_ring0_skin_z_y = p.limb_radius * cache.front_right_rotation_12;
     let front_right_skin_0_1_position_y = cache.front_right_position_y
-        + p.limb_radius * cache.front_right_rotation_12
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.front_right_rotation_11;
+        + front_right_ring0_skin_z_y;
+    let front_right_ring0_skin_z_z = cache.front_right_rotation_22 * p.limb_radius;
+    let front_right_skin_0_1_position_z = front_right_ring0_skin_z_z
+        + cache.front_right_position_z;
+    let front_right_ring0_skin_z_x = cache.front_right_rotation_02 * p.limb_radius;
     let front_right_skin_0_1_position_x = cache.front_right_position_x
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * p.limb_radius;
-    let front_right_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.front_right_rotation_22 * p.limb_radius + cache.front_right_position_z
-        - cache.front_right_rotation_21 * p.limb_radius;
-    let front_right_skin_0_2_position_y = 0.00000000000000012246467991473532
-        * p.limb_radius * cache.front_right_rotation_12 + cache.front_right_position_y
-        - p.limb_radius * cache.front_right_rotation_11;
+        + front_right_ring0_skin_z_x;
+    let front_right_skin_0_2_position_y = cache.front_right_position_y
+        - front_right_ring0_skin_y_y;
+    let front_right_skin_0_2_position_z = cache.front_right_position_z
+        - front_right_ring0_skin_y_z;
     let front_right_skin_0_2_position_x = cache.front_right_position_x
-        + 0.00000000000000012246467991473532 * cache.front_right_rotation_02
-            * p.limb_radius - p.limb_radius * cache.front_right_rotation_01;
+        - front_right_ring0_skin_y_x;
     let front_right_skin_0_3_position_y = cache.front_right_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.front_right_rotation_11
-        - p.limb_radius * cache.front_right_rotation_12;
+        - front_right_ring0_skin_z_y;
     let front_right_skin_0_3_position_z = cache.front_right_position_z
-        - 0.00000000000000018369701987210297 * cache.front_right_rotation_21
-            * p.limb_radius - cache.front_right_rotation_22 * p.limb_radius;
+        - front_right_ring0_skin_z_z;
     let front_right_skin_0_3_position_x = cache.front_right_position_x
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.front_right_rotation_01
-        - cache.front_right_rotation_02 * p.limb_radius;
+        - front_right_ring0_skin_z_x;
     let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
         + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
     let t83 = front_right_bend_y * front_right_bend_y;
@@ -32262,20 +32123,22 @@ pub fn contact_velocities_into(
     let t122 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
     let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t120
         + cache.front_right_rotation_22 * t121 + cache.front_right_rotation_20 * t122;
+    let front_right_ring1_skin_y_z = front_right_ring1_rotation_21 * p.limb_radius;
     let front_right_ring1_position_z = cache.front_right_rotation_21 * t97
         + t89 * cache.front_right_rotation_22 + t87 * cache.front_right_rotation_20
         + cache.front_right_position_z;
-    let front_right_skin_1_0_position_z = front_right_ring1_rotation_21 * p.limb_radius
+    let front_right_skin_1_0_position_z = front_right_ring1_skin_y_z
         + front_right_ring1_position_z;
     let front_right_ring1_velocity_w_z = qd[13] * front_right_ring1_subspace1_w_z
         + base_roll_velocity_w_z + qd[12] * front_right_ring1_subspace0_w_z
         + qd[14] * front_right_ring1_subspace2_w_z;
     let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t122
         + t120 * cache.front_right_rotation_11 + t121 * cache.front_right_rotation_12;
+    let front_right_ring1_skin_y_y = p.limb_radius * front_right_ring1_rotation_11;
     let front_right_ring1_position_y = t87 * cache.front_right_rotation_10
         + t97 * cache.front_right_rotation_11 + t89 * cache.front_right_rotation_12
         + cache.front_right_position_y;
-    let front_right_skin_1_0_position_y = p.limb_radius * front_right_ring1_rotation_11
+    let front_right_skin_1_0_position_y = front_right_ring1_skin_y_y
         + front_right_ring1_position_y;
     let front_right_ring1_subspace1_w_x = t117 * cache.front_right_rotation_02
         + t119 * cache.front_right_rotation_00 + t118 * cache.front_right_rotation_01;
@@ -32311,8 +32174,9 @@ pub fn contact_velocities_into(
         + t89 * cache.front_right_rotation_02;
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t122
         + t120 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t121;
+    let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let front_right_skin_1_0_position_x = front_right_ring1_position_x
-        + front_right_ring1_rotation_01 * p.limb_radius;
+        + front_right_ring1_skin_y_x;
     let front_right_ring1_subspace0_v_z = cache.front_right_rotation_22 * t111
         + cache.front_right_rotation_20 * t113
         + cache.front_right_position_x * front_right_ring1_subspace0_w_y
@@ -32333,47 +32197,38 @@ pub fn contact_velocities_into(
     let t124 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
     let front_right_ring1_rotation_22 = cache.front_right_rotation_21 * t121
         + cache.front_right_rotation_22 * t123 + cache.front_right_rotation_20 * t124;
-    let front_right_skin_1_1_position_z = front_right_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_right_ring1_rotation_21
-            * p.limb_radius + front_right_ring1_position_z;
+    let front_right_ring1_skin_z_z = front_right_ring1_rotation_22 * p.limb_radius;
+    let front_right_skin_1_1_position_z = front_right_ring1_skin_z_z
+        + front_right_ring1_position_z;
     let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t124
         + t121 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t123;
-    let front_right_skin_1_1_position_y = p.limb_radius * front_right_ring1_rotation_12
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_right_ring1_rotation_11 + front_right_ring1_position_y;
+    let front_right_ring1_skin_z_y = p.limb_radius * front_right_ring1_rotation_12;
+    let front_right_skin_1_1_position_y = front_right_ring1_skin_z_y
+        + front_right_ring1_position_y;
     let front_right_ring1_rotation_02 = t121 * cache.front_right_rotation_01
         + cache.front_right_rotation_02 * t123 + t124 * cache.front_right_rotation_00;
+    let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
     let front_right_skin_1_1_position_x = front_right_ring1_position_x
-        + p.limb_radius * front_right_ring1_rotation_02
-        + 0.00000000000000006123233995736766 * front_right_ring1_rotation_01
-            * p.limb_radius;
+        + front_right_ring1_skin_z_x;
+    let front_right_skin_1_2_position_z = front_right_ring1_position_z
+        - front_right_ring1_skin_y_z;
     let front_right_skin_1_2_position_y = front_right_ring1_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * front_right_ring1_rotation_12
-        - p.limb_radius * front_right_ring1_rotation_11;
-    let front_right_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * front_right_ring1_rotation_22 * p.limb_radius + front_right_ring1_position_z
-        - front_right_ring1_rotation_21 * p.limb_radius;
+        - front_right_ring1_skin_y_y;
     let front_right_skin_1_2_position_x = front_right_ring1_position_x
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * front_right_ring1_rotation_02
-        - front_right_ring1_rotation_01 * p.limb_radius;
-    let front_right_skin_1_3_position_y = front_right_ring1_position_y
-        - p.limb_radius * front_right_ring1_rotation_12
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_right_ring1_rotation_11;
+        - front_right_ring1_skin_y_x;
     let front_right_skin_1_3_position_z = front_right_ring1_position_z
-        - 0.00000000000000018369701987210297 * front_right_ring1_rotation_21
-            * p.limb_radius - front_right_ring1_rotation_22 * p.limb_radius;
+        - front_right_ring1_skin_z_z;
+    let front_right_skin_1_3_position_y = front_right_ring1_position_y
+        - front_right_ring1_skin_z_y;
     let front_right_skin_1_3_position_x = front_right_ring1_position_x
-        - 0.00000000000000018369701987210297 * front_right_ring1_rotation_01
-            * p.limb_radius - p.limb_radius * front_right_ring1_rotation_02;
+        - front_right_ring1_skin_z_x;
     let t125 = 1.0 - cache.front_right_bend_squared_c2 * t83;
     let t126 = -(cache.front_right_bend_squared_c2 * front_right_bend_z
         * front_right_bend_y);
     let t127 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
     let front_right_tip_rotation_11 = t125 * cache.front_right_rotation_11
         + cache.front_right_rotation_12 * t126 + cache.front_right_rotation_10 * t127;
+    let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
     let t128 = cache.front_right_bend_squared_c2 * cache.front_right_len
         * front_right_bend_z;
     let t129 = cache.front_right_len * cache.front_right_bend_squared_c1;
@@ -32382,7 +32237,7 @@ pub fn contact_velocities_into(
     let front_right_tip_position_y = t128 * cache.front_right_rotation_12
         + cache.front_right_rotation_10 * t129 + t130 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_skin_2_0_position_y = p.limb_radius * front_right_tip_rotation_11
+    let front_right_skin_2_0_position_y = front_right_ring2_skin_y_y
         + front_right_tip_position_y;
     let t131 = -(cache.front_right_bend_squared_c2 * front_right_bend_z);
     let t132 = 1.0 - cache.front_right_bend_squared_c3 * t85;
@@ -32425,8 +32280,9 @@ pub fn contact_velocities_into(
         + cache.front_right_position_z;
     let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t127
         + cache.front_right_rotation_21 * t125 + cache.front_right_rotation_22 * t126;
+    let front_right_ring2_skin_y_z = front_right_tip_rotation_21 * p.limb_radius;
     let front_right_skin_2_0_position_z = front_right_tip_position_z
-        + front_right_tip_rotation_21 * p.limb_radius;
+        + front_right_ring2_skin_y_z;
     let t143 = 0.3333333333333333 * cache.front_right_bend_squared_c1;
     let t144 = (cache.front_right_len * cache.front_right_bend_squared_c3
         * front_right_bend_y
@@ -32508,8 +32364,9 @@ pub fn contact_velocities_into(
         + cache.front_right_rotation_00 * t129;
     let front_right_tip_rotation_01 = t125 * cache.front_right_rotation_01
         + cache.front_right_rotation_00 * t127 + cache.front_right_rotation_02 * t126;
+    let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let front_right_skin_2_0_position_x = front_right_tip_position_x
-        + front_right_tip_rotation_01 * p.limb_radius;
+        + front_right_ring2_skin_y_x;
     let front_right_tip_subspace2_v_z = cache.front_right_rotation_21 * t155
         + t157 * cache.front_right_rotation_20
         + cache.front_right_position_x * front_right_tip_subspace2_w_y
@@ -32528,77 +32385,63 @@ pub fn contact_velocities_into(
         + front_right_tip_subspace1_v_z * qd[13];
     let t163 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
     let t164 = 1.0 - cache.front_right_bend_squared_c2 * t85;
-    let front_right_tip_rotation_22 = t163 * cache.front_right_rotation_20
-        + cache.front_right_rotation_21 * t126 + cache.front_right_rotation_22 * t164;
-    let front_right_skin_2_1_position_z = front_right_tip_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_right_tip_rotation_21
-            * p.limb_radius + front_right_tip_position_z;
     let front_right_tip_rotation_12 = t126 * cache.front_right_rotation_11
         + t163 * cache.front_right_rotation_10 + t164 * cache.front_right_rotation_12;
+    let front_right_ring2_skin_z_y = front_right_tip_rotation_12 * p.limb_radius;
     let front_right_skin_2_1_position_y = front_right_tip_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_right_tip_rotation_11 + front_right_tip_rotation_12 * p.limb_radius;
+        + front_right_ring2_skin_z_y;
+    let front_right_tip_rotation_22 = t163 * cache.front_right_rotation_20
+        + cache.front_right_rotation_21 * t126 + cache.front_right_rotation_22 * t164;
+    let front_right_ring2_skin_z_z = front_right_tip_rotation_22 * p.limb_radius;
+    let front_right_skin_2_1_position_z = front_right_ring2_skin_z_z
+        + front_right_tip_position_z;
     let front_right_tip_rotation_02 = t163 * cache.front_right_rotation_00
         + t126 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t164;
-    let front_right_skin_2_1_position_x = 0.00000000000000006123233995736766
-        * front_right_tip_rotation_01 * p.limb_radius + front_right_tip_position_x
-        + p.limb_radius * front_right_tip_rotation_02;
+    let front_right_ring2_skin_z_x = p.limb_radius * front_right_tip_rotation_02;
+    let front_right_skin_2_1_position_x = front_right_tip_position_x
+        + front_right_ring2_skin_z_x;
+    let front_right_skin_2_2_position_z = front_right_tip_position_z
+        - front_right_ring2_skin_y_z;
     let front_right_skin_2_2_position_y = front_right_tip_position_y
-        + 0.00000000000000012246467991473532 * front_right_tip_rotation_12
-            * p.limb_radius - p.limb_radius * front_right_tip_rotation_11;
-    let front_right_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * front_right_tip_rotation_22 * p.limb_radius + front_right_tip_position_z
-        - front_right_tip_rotation_21 * p.limb_radius;
-    let front_right_skin_2_2_position_x = 0.00000000000000012246467991473532
-        * p.limb_radius * front_right_tip_rotation_02 + front_right_tip_position_x
-        - front_right_tip_rotation_01 * p.limb_radius;
-    let front_right_skin_2_3_position_z = front_right_tip_position_z
-        - front_right_tip_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * front_right_tip_rotation_21
-            * p.limb_radius;
+        - front_right_ring2_skin_y_y;
+    let front_right_skin_2_2_position_x = front_right_tip_position_x
+        - front_right_ring2_skin_y_x;
     let front_right_skin_2_3_position_y = front_right_tip_position_y
-        - front_right_tip_rotation_12 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_right_tip_rotation_11;
+        - front_right_ring2_skin_z_y;
+    let front_right_skin_2_3_position_z = front_right_tip_position_z
+        - front_right_ring2_skin_z_z;
     let front_right_skin_2_3_position_x = front_right_tip_position_x
-        - p.limb_radius * front_right_tip_rotation_02
-        - 0.00000000000000018369701987210297 * front_right_tip_rotation_01
-            * p.limb_radius;
+        - front_right_ring2_skin_z_x;
+    let front_left_ring0_skin_y_z = cache.front_left_rotation_21 * p.limb_radius;
     let front_left_skin_0_0_position_z = cache.front_left_position_z
-        + cache.front_left_rotation_21 * p.limb_radius;
-    let front_left_skin_0_0_position_y = cache.front_left_rotation_11 * p.limb_radius
+        + front_left_ring0_skin_y_z;
+    let front_left_ring0_skin_y_y = cache.front_left_rotation_11 * p.limb_radius;
+    let front_left_skin_0_0_position_y = front_left_ring0_skin_y_y
         + cache.front_left_position_y;
+    let front_left_ring0_skin_y_x = cache.front_left_rotation_01 * p.limb_radius;
     let front_left_skin_0_0_position_x = cache.front_left_position_x
-        + cache.front_left_rotation_01 * p.limb_radius;
-    let front_left_skin_0_1_position_z = 0.00000000000000006123233995736766
-        * cache.front_left_rotation_21 * p.limb_radius + cache.front_left_position_z
-        + cache.front_left_rotation_22 * p.limb_radius;
-    let front_left_skin_0_1_position_y = 0.00000000000000006123233995736766
-        * cache.front_left_rotation_11 * p.limb_radius
-        + p.limb_radius * cache.front_left_rotation_12 + cache.front_left_position_y;
+        + front_left_ring0_skin_y_x;
+    let front_left_ring0_skin_z_y = p.limb_radius * cache.front_left_rotation_12;
+    let front_left_skin_0_1_position_y = front_left_ring0_skin_z_y
+        + cache.front_left_position_y;
+    let front_left_ring0_skin_z_z = cache.front_left_rotation_22 * p.limb_radius;
+    let front_left_skin_0_1_position_z = cache.front_left_position_z
+        + front_left_ring0_skin_z_z;
+    let front_left_ring0_skin_z_x = cache.front_left_rotation_02 * p.limb_radius;
     let front_left_skin_0_1_position_x = cache.front_left_position_x
-        + cache.front_left_rotation_02 * p.limb_radius
-        + 0.00000000000000006123233995736766 * cache.front_left_rotation_01
-            * p.limb_radius;
-    let front_left_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.front_left_rotation_22 * p.limb_radius + cache.front_left_position_z
-        - cache.front_left_rotation_21 * p.limb_radius;
+        + front_left_ring0_skin_z_x;
+    let front_left_skin_0_2_position_z = cache.front_left_position_z
+        - front_left_ring0_skin_y_z;
     let front_left_skin_0_2_position_y = cache.front_left_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * cache.front_left_rotation_12
-        - cache.front_left_rotation_11 * p.limb_radius;
-    let front_left_skin_0_2_position_x = 0.00000000000000012246467991473532
-        * cache.front_left_rotation_02 * p.limb_radius + cache.front_left_position_x
-        - cache.front_left_rotation_01 * p.limb_radius;
+        - front_left_ring0_skin_y_y;
+    let front_left_skin_0_2_position_x = cache.front_left_position_x
+        - front_left_ring0_skin_y_x;
     let front_left_skin_0_3_position_y = cache.front_left_position_y
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_11
-            * p.limb_radius - p.limb_radius * cache.front_left_rotation_12;
+        - front_left_ring0_skin_z_y;
     let front_left_skin_0_3_position_z = cache.front_left_position_z
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_21
-            * p.limb_radius - cache.front_left_rotation_22 * p.limb_radius;
+        - front_left_ring0_skin_z_z;
     let front_left_skin_0_3_position_x = cache.front_left_position_x
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_01
-            * p.limb_radius - cache.front_left_rotation_02 * p.limb_radius;
+        - front_left_ring0_skin_z_x;
     let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
         + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
     let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
@@ -32698,10 +32541,11 @@ pub fn contact_velocities_into(
         * cache.front_left_ring1_bend_c2);
     let front_left_ring1_rotation_11 = t202 * cache.front_left_rotation_10
         + cache.front_left_rotation_11 * t203 + t204 * cache.front_left_rotation_12;
+    let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
     let front_left_ring1_position_y = cache.front_left_rotation_11 * t169
         + t166 * cache.front_left_rotation_10 + t180 * cache.front_left_rotation_12
         + cache.front_left_position_y;
-    let front_left_skin_1_0_position_y = front_left_ring1_rotation_11 * p.limb_radius
+    let front_left_skin_1_0_position_y = front_left_ring1_skin_y_y
         + front_left_ring1_position_y;
     let front_left_ring1_velocity_w_z = base_roll_velocity_w_z
         + front_left_ring1_subspace2_w_z * qd[17]
@@ -32712,10 +32556,11 @@ pub fn contact_velocities_into(
         + front_left_ring1_subspace1_w_y * qd[16] + base_roll_velocity_w_y;
     let front_left_ring1_rotation_21 = t203 * cache.front_left_rotation_21
         + t202 * cache.front_left_rotation_20 + t204 * cache.front_left_rotation_22;
+    let front_left_ring1_skin_y_z = p.limb_radius * front_left_ring1_rotation_21;
     let front_left_ring1_position_z = cache.front_left_rotation_22 * t180
         + t166 * cache.front_left_rotation_20 + cache.front_left_position_z
         + cache.front_left_rotation_21 * t169;
-    let front_left_skin_1_0_position_z = p.limb_radius * front_left_ring1_rotation_21
+    let front_left_skin_1_0_position_z = front_left_ring1_skin_y_z
         + front_left_ring1_position_z;
     let front_left_ring1_subspace0_w_x = -0.6666666666666666
         * cache.front_left_rotation_02 * t0 * t181
@@ -32748,8 +32593,9 @@ pub fn contact_velocities_into(
         + cache.front_left_rotation_02 * t180;
     let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t202
         + cache.front_left_rotation_02 * t204 + t203 * cache.front_left_rotation_01;
+    let front_left_ring1_skin_y_x = front_left_ring1_rotation_01 * p.limb_radius;
     let front_left_skin_1_0_position_x = front_left_ring1_position_x
-        + front_left_ring1_rotation_01 * p.limb_radius;
+        + front_left_ring1_skin_y_x;
     let front_left_ring1_subspace0_v_z = t194 * cache.front_left_rotation_20
         + cache.front_left_rotation_22 * t195 + t193 * cache.front_left_rotation_21
         + front_left_ring1_subspace0_w_y * cache.front_left_position_x
@@ -32769,45 +32615,38 @@ pub fn contact_velocities_into(
     let t206 = 1.0 - 0.25 * t175 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_22 = t205 * cache.front_left_rotation_20
         + t204 * cache.front_left_rotation_21 + cache.front_left_rotation_22 * t206;
-    let front_left_skin_1_1_position_z = front_left_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_left_ring1_rotation_21 + front_left_ring1_position_z;
+    let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
+    let front_left_skin_1_1_position_z = front_left_ring1_skin_z_z
+        + front_left_ring1_position_z;
     let front_left_ring1_rotation_12 = t206 * cache.front_left_rotation_12
         + cache.front_left_rotation_10 * t205 + cache.front_left_rotation_11 * t204;
-    let front_left_skin_1_1_position_y = front_left_ring1_rotation_12 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_left_ring1_rotation_11
-            * p.limb_radius + front_left_ring1_position_y;
+    let front_left_ring1_skin_z_y = front_left_ring1_rotation_12 * p.limb_radius;
+    let front_left_skin_1_1_position_y = front_left_ring1_skin_z_y
+        + front_left_ring1_position_y;
     let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t205
         + t204 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t206;
+    let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
     let front_left_skin_1_1_position_x = front_left_ring1_position_x
-        + 0.00000000000000006123233995736766 * front_left_ring1_rotation_01
-            * p.limb_radius + front_left_ring1_rotation_02 * p.limb_radius;
-    let front_left_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * front_left_ring1_rotation_22 * p.limb_radius + front_left_ring1_position_z
-        - p.limb_radius * front_left_ring1_rotation_21;
-    let front_left_skin_1_2_position_y = 0.00000000000000012246467991473532
-        * front_left_ring1_rotation_12 * p.limb_radius + front_left_ring1_position_y
-        - front_left_ring1_rotation_11 * p.limb_radius;
+        + front_left_ring1_skin_z_x;
+    let front_left_skin_1_2_position_y = front_left_ring1_position_y
+        - front_left_ring1_skin_y_y;
+    let front_left_skin_1_2_position_z = front_left_ring1_position_z
+        - front_left_ring1_skin_y_z;
     let front_left_skin_1_2_position_x = front_left_ring1_position_x
-        + 0.00000000000000012246467991473532 * front_left_ring1_rotation_02
-            * p.limb_radius - front_left_ring1_rotation_01 * p.limb_radius;
-    let front_left_skin_1_3_position_z = front_left_ring1_position_z
-        - front_left_ring1_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_left_ring1_rotation_21;
+        - front_left_ring1_skin_y_x;
     let front_left_skin_1_3_position_y = front_left_ring1_position_y
-        - 0.00000000000000018369701987210297 * front_left_ring1_rotation_11
-            * p.limb_radius - front_left_ring1_rotation_12 * p.limb_radius;
+        - front_left_ring1_skin_z_y;
+    let front_left_skin_1_3_position_z = front_left_ring1_position_z
+        - front_left_ring1_skin_z_z;
     let front_left_skin_1_3_position_x = front_left_ring1_position_x
-        - front_left_ring1_rotation_02 * p.limb_radius
-        - 0.00000000000000018369701987210297 * front_left_ring1_rotation_01
-            * p.limb_radius;
+        - front_left_ring1_skin_z_x;
     let t207 = 1.0 - t172 * cache.front_left_bend_squared_c2;
     let t208 = -(front_left_bend_y * front_left_bend_z
         * cache.front_left_bend_squared_c2);
     let t209 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t207
         + t208 * cache.front_left_rotation_22 + t209 * cache.front_left_rotation_20;
+    let front_left_ring2_skin_y_z = p.limb_radius * front_left_tip_rotation_21;
     let t210 = cache.front_left_len * front_left_bend_y
         * cache.front_left_bend_squared_c2;
     let t211 = cache.front_left_len * cache.front_left_bend_squared_c1;
@@ -32816,7 +32655,7 @@ pub fn contact_velocities_into(
     let front_left_tip_position_z = cache.front_left_position_z
         + cache.front_left_rotation_21 * t210 + t211 * cache.front_left_rotation_20
         + t212 * cache.front_left_rotation_22;
-    let front_left_skin_2_0_position_z = p.limb_radius * front_left_tip_rotation_21
+    let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
         + front_left_tip_position_z;
     let t213 = 1.0 - t175 * cache.front_left_bend_squared_c3;
     let t214 = -(front_left_bend_z * cache.front_left_bend_squared_c2);
@@ -32909,8 +32748,9 @@ pub fn contact_velocities_into(
         + cache.front_left_position_y;
     let front_left_tip_rotation_11 = t209 * cache.front_left_rotation_10
         + cache.front_left_rotation_11 * t207 + t208 * cache.front_left_rotation_12;
+    let front_left_ring2_skin_y_y = front_left_tip_rotation_11 * p.limb_radius;
     let front_left_skin_2_0_position_y = front_left_tip_position_y
-        + front_left_tip_rotation_11 * p.limb_radius;
+        + front_left_ring2_skin_y_y;
     let front_left_tip_subspace0_w_x = -0.6666666666666666 * cache.front_left_rotation_02
         * t0 * t213 - 0.6666666666666666 * cache.front_left_rotation_00 * t0 * t214
         - 0.6666666666666666 * t0 * cache.front_left_rotation_01 * t215;
@@ -32942,8 +32782,9 @@ pub fn contact_velocities_into(
         + cache.front_left_rotation_02 * t212;
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t208
         + cache.front_left_rotation_01 * t207 + cache.front_left_rotation_00 * t209;
+    let front_left_ring2_skin_y_x = p.limb_radius * front_left_tip_rotation_01;
     let front_left_skin_2_0_position_x = front_left_tip_position_x
-        + p.limb_radius * front_left_tip_rotation_01;
+        + front_left_ring2_skin_y_x;
     let front_left_tip_subspace0_v_z = front_left_tip_subspace0_w_y
         * cache.front_left_position_x + t242 * cache.front_left_rotation_20
         + t243 * cache.front_left_rotation_22 + t244 * cache.front_left_rotation_21
@@ -32964,40 +32805,31 @@ pub fn contact_velocities_into(
     let t246 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_12 = t245 * cache.front_left_rotation_12
         + cache.front_left_rotation_10 * t246 + t208 * cache.front_left_rotation_11;
+    let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
     let front_left_skin_2_1_position_y = front_left_tip_position_y
-        + front_left_tip_rotation_12 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_left_tip_rotation_11
-            * p.limb_radius;
+        + front_left_ring2_skin_z_y;
     let front_left_tip_rotation_22 = t208 * cache.front_left_rotation_21
         + t246 * cache.front_left_rotation_20 + cache.front_left_rotation_22 * t245;
-    let front_left_skin_2_1_position_z = 0.00000000000000006123233995736766
-        * p.limb_radius * front_left_tip_rotation_21
-        + front_left_tip_rotation_22 * p.limb_radius + front_left_tip_position_z;
+    let front_left_ring2_skin_z_z = front_left_tip_rotation_22 * p.limb_radius;
+    let front_left_skin_2_1_position_z = front_left_ring2_skin_z_z
+        + front_left_tip_position_z;
     let front_left_tip_rotation_02 = cache.front_left_rotation_00 * t246
         + t208 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t245;
+    let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
     let front_left_skin_2_1_position_x = front_left_tip_position_x
-        + front_left_tip_rotation_02 * p.limb_radius
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_left_tip_rotation_01;
+        + front_left_ring2_skin_z_x;
+    let front_left_skin_2_2_position_z = front_left_tip_position_z
+        - front_left_ring2_skin_y_z;
     let front_left_skin_2_2_position_y = front_left_tip_position_y
-        + 0.00000000000000012246467991473532 * front_left_tip_rotation_12 * p.limb_radius
-        - front_left_tip_rotation_11 * p.limb_radius;
-    let front_left_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * front_left_tip_rotation_22 * p.limb_radius + front_left_tip_position_z
-        - p.limb_radius * front_left_tip_rotation_21;
-    let front_left_skin_2_2_position_x = 0.00000000000000012246467991473532
-        * front_left_tip_rotation_02 * p.limb_radius + front_left_tip_position_x
-        - p.limb_radius * front_left_tip_rotation_01;
-    let front_left_skin_2_3_position_z = front_left_tip_position_z
-        - front_left_tip_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_left_tip_rotation_21;
+        - front_left_ring2_skin_y_y;
+    let front_left_skin_2_2_position_x = front_left_tip_position_x
+        - front_left_ring2_skin_y_x;
     let front_left_skin_2_3_position_y = front_left_tip_position_y
-        - 0.00000000000000018369701987210297 * front_left_tip_rotation_11 * p.limb_radius
-        - front_left_tip_rotation_12 * p.limb_radius;
+        - front_left_ring2_skin_z_y;
+    let front_left_skin_2_3_position_z = front_left_tip_position_z
+        - front_left_ring2_skin_z_z;
     let front_left_skin_2_3_position_x = front_left_tip_position_x
-        - 0.00000000000000018369701987210297 * p.limb_radius * front_left_tip_rotation_01
-        - front_left_tip_rotation_02 * p.limb_radius;
+        - front_left_ring2_skin_z_x;
     out[0][0] = back_skin_0_0_position_z * base_roll_velocity_w_y
         + base_roll_velocity_v_x - base_roll_velocity_w_z * back_skin_0_0_position_y;
     out[0][1] = base_roll_velocity_v_y
@@ -33005,53 +32837,51 @@ pub fn contact_velocities_into(
         - base_roll_velocity_w_x * back_skin_0_0_position_z;
     out[0][2] = base_roll_velocity_w_x * back_skin_0_0_position_y
         + base_roll_velocity_v_z - back_skin_0_0_position_x * base_roll_velocity_w_y;
-    out[1][0] = back_skin_0_1_position_z * base_roll_velocity_w_y
-        + base_roll_velocity_v_x - base_roll_velocity_w_z * back_skin_0_1_position_y;
-    out[1][1] = base_roll_velocity_v_y
-        + base_roll_velocity_w_z * back_skin_0_1_position_x
-        - back_skin_0_1_position_z * base_roll_velocity_w_x;
-    out[1][2] = base_roll_velocity_w_x * back_skin_0_1_position_y
+    out[1][0] = base_roll_velocity_v_x
+        + back_skin_0_1_position_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * back_skin_0_1_position_y;
+    out[1][1] = base_roll_velocity_w_z * back_skin_0_1_position_x
+        + base_roll_velocity_v_y - back_skin_0_1_position_z * base_roll_velocity_w_x;
+    out[1][2] = back_skin_0_1_position_y * base_roll_velocity_w_x
         + base_roll_velocity_v_z - back_skin_0_1_position_x * base_roll_velocity_w_y;
     out[2][0] = back_skin_0_2_position_z * base_roll_velocity_w_y
         + base_roll_velocity_v_x - base_roll_velocity_w_z * back_skin_0_2_position_y;
-    out[2][1] = base_roll_velocity_w_z * back_skin_0_2_position_x
-        + base_roll_velocity_v_y - back_skin_0_2_position_z * base_roll_velocity_w_x;
-    out[2][2] = base_roll_velocity_v_z
-        + back_skin_0_2_position_y * base_roll_velocity_w_x
-        - back_skin_0_2_position_x * base_roll_velocity_w_y;
-    out[3][0] = back_skin_0_3_position_z * base_roll_velocity_w_y
-        + base_roll_velocity_v_x - base_roll_velocity_w_z * back_skin_0_3_position_y;
-    out[3][1] = back_skin_0_3_position_x * base_roll_velocity_w_z
+    out[2][1] = back_skin_0_2_position_x * base_roll_velocity_w_z
+        + base_roll_velocity_v_y - base_roll_velocity_w_x * back_skin_0_2_position_z;
+    out[2][2] = back_skin_0_2_position_y * base_roll_velocity_w_x
+        + base_roll_velocity_v_z - back_skin_0_2_position_x * base_roll_velocity_w_y;
+    out[3][0] = base_roll_velocity_v_x
+        + back_skin_0_3_position_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * back_skin_0_3_position_y;
+    out[3][1] = base_roll_velocity_w_z * back_skin_0_3_position_x
         + base_roll_velocity_v_y - base_roll_velocity_w_x * back_skin_0_3_position_z;
     out[3][2] = base_roll_velocity_v_z
         + base_roll_velocity_w_x * back_skin_0_3_position_y
-        - back_skin_0_3_position_x * base_roll_velocity_w_y;
+        - base_roll_velocity_w_y * back_skin_0_3_position_x;
     out[4][0] = back_skin_1_0_position_z * back_ring1_velocity_w_y
         + back_ring1_velocity_v_x - back_skin_1_0_position_y * back_ring1_velocity_w_z;
     out[4][1] = back_skin_1_0_position_x * back_ring1_velocity_w_z
         + back_ring1_velocity_v_y - back_skin_1_0_position_z * back_ring1_velocity_w_x;
     out[4][2] = back_skin_1_0_position_y * back_ring1_velocity_w_x
         + back_ring1_velocity_v_z - back_skin_1_0_position_x * back_ring1_velocity_w_y;
-    out[5][0] = back_ring1_velocity_v_x
-        + back_skin_1_1_position_z * back_ring1_velocity_w_y
-        - back_ring1_velocity_w_z * back_skin_1_1_position_y;
+    out[5][0] = back_skin_1_1_position_z * back_ring1_velocity_w_y
+        + back_ring1_velocity_v_x - back_skin_1_1_position_y * back_ring1_velocity_w_z;
     out[5][1] = back_skin_1_1_position_x * back_ring1_velocity_w_z
         + back_ring1_velocity_v_y - back_skin_1_1_position_z * back_ring1_velocity_w_x;
-    out[5][2] = back_ring1_velocity_w_x * back_skin_1_1_position_y
+    out[5][2] = back_skin_1_1_position_y * back_ring1_velocity_w_x
         + back_ring1_velocity_v_z - back_skin_1_1_position_x * back_ring1_velocity_w_y;
-    out[6][0] = back_ring1_velocity_v_x
-        + back_skin_1_2_position_z * back_ring1_velocity_w_y
-        - back_skin_1_2_position_y * back_ring1_velocity_w_z;
-    out[6][1] = back_skin_1_2_position_x * back_ring1_velocity_w_z
-        + back_ring1_velocity_v_y - back_skin_1_2_position_z * back_ring1_velocity_w_x;
+    out[6][0] = back_skin_1_2_position_z * back_ring1_velocity_w_y
+        + back_ring1_velocity_v_x - back_skin_1_2_position_y * back_ring1_velocity_w_z;
+    out[6][1] = back_ring1_velocity_v_y
+        + back_skin_1_2_position_x * back_ring1_velocity_w_z
+        - back_skin_1_2_position_z * back_ring1_velocity_w_x;
     out[6][2] = back_skin_1_2_position_y * back_ring1_velocity_w_x
         + back_ring1_velocity_v_z - back_skin_1_2_position_x * back_ring1_velocity_w_y;
-    out[7][0] = back_skin_1_3_position_z * back_ring1_velocity_w_y
-        + back_ring1_velocity_v_x - back_ring1_velocity_w_z * back_skin_1_3_position_y;
-    out[7][1] = back_ring1_velocity_v_y
-        + back_skin_1_3_position_x * back_ring1_velocity_w_z
-        - back_skin_1_3_position_z * back_ring1_velocity_w_x;
-    out[7][2] = back_ring1_velocity_w_x * back_skin_1_3_position_y
+    out[7][0] = back_ring1_velocity_w_y * back_skin_1_3_position_z
+        + back_ring1_velocity_v_x - back_skin_1_3_position_y * back_ring1_velocity_w_z;
+    out[7][1] = back_skin_1_3_position_x * back_ring1_velocity_w_z
+        + back_ring1_velocity_v_y - back_ring1_velocity_w_x * back_skin_1_3_position_z;
+    out[7][2] = back_skin_1_3_position_y * back_ring1_velocity_w_x
         + back_ring1_velocity_v_z - back_skin_1_3_position_x * back_ring1_velocity_w_y;
     out[8][0] = back_tip_velocity_v_x + back_tip_velocity_w_y * back_skin_2_0_position_z
         - back_tip_velocity_w_z * back_skin_2_0_position_y;
@@ -33059,24 +32889,24 @@ pub fn contact_velocities_into(
         - back_tip_velocity_w_x * back_skin_2_0_position_z;
     out[8][2] = back_tip_velocity_w_x * back_skin_2_0_position_y + back_tip_velocity_v_z
         - back_tip_velocity_w_y * back_skin_2_0_position_x;
-    out[9][0] = back_tip_velocity_w_y * back_skin_2_1_position_z + back_tip_velocity_v_x
+    out[9][0] = back_tip_velocity_v_x + back_skin_2_1_position_z * back_tip_velocity_w_y
         - back_skin_2_1_position_y * back_tip_velocity_w_z;
     out[9][1] = back_skin_2_1_position_x * back_tip_velocity_w_z + back_tip_velocity_v_y
-        - back_tip_velocity_w_x * back_skin_2_1_position_z;
-    out[9][2] = back_tip_velocity_v_z + back_skin_2_1_position_y * back_tip_velocity_w_x
-        - back_tip_velocity_w_y * back_skin_2_1_position_x;
-    out[10][0] = back_tip_velocity_v_x + back_tip_velocity_w_y * back_skin_2_2_position_z
+        - back_skin_2_1_position_z * back_tip_velocity_w_x;
+    out[9][2] = back_tip_velocity_w_x * back_skin_2_1_position_y + back_tip_velocity_v_z
+        - back_skin_2_1_position_x * back_tip_velocity_w_y;
+    out[10][0] = back_tip_velocity_w_y * back_skin_2_2_position_z + back_tip_velocity_v_x
         - back_skin_2_2_position_y * back_tip_velocity_w_z;
     out[10][1] = back_tip_velocity_w_z * back_skin_2_2_position_x + back_tip_velocity_v_y
         - back_tip_velocity_w_x * back_skin_2_2_position_z;
-    out[10][2] = back_tip_velocity_w_x * back_skin_2_2_position_y + back_tip_velocity_v_z
+    out[10][2] = back_skin_2_2_position_y * back_tip_velocity_w_x + back_tip_velocity_v_z
         - back_tip_velocity_w_y * back_skin_2_2_position_x;
     out[11][0] = back_tip_velocity_v_x + back_tip_velocity_w_y * back_skin_2_3_position_z
         - back_skin_2_3_position_y * back_tip_velocity_w_z;
-    out[11][1] = back_skin_2_3_position_x * back_tip_velocity_w_z + back_tip_velocity_v_y
+    out[11][1] = back_tip_velocity_v_y + back_skin_2_3_position_x * back_tip_velocity_w_z
         - back_tip_velocity_w_x * back_skin_2_3_position_z;
-    out[11][2] = back_tip_velocity_w_x * back_skin_2_3_position_y + back_tip_velocity_v_z
-        - back_tip_velocity_w_y * back_skin_2_3_position_x;
+    out[11][2] = back_tip_velocity_v_z + back_skin_2_3_position_y * back_tip_velocity_w_x
+        - back_skin_2_3_position_x * back_tip_velocity_w_y;
     out[12][0] = base_roll_velocity_v_x
         + front_right_skin_0_0_position_z * base_roll_velocity_w_y
         - base_roll_velocity_w_z * front_right_skin_0_0_position_y;
@@ -33086,32 +32916,32 @@ pub fn contact_velocities_into(
     out[12][2] = base_roll_velocity_w_x * front_right_skin_0_0_position_y
         + base_roll_velocity_v_z
         - front_right_skin_0_0_position_x * base_roll_velocity_w_y;
-    out[13][0] = base_roll_velocity_w_y * front_right_skin_0_1_position_z
+    out[13][0] = front_right_skin_0_1_position_z * base_roll_velocity_w_y
         + base_roll_velocity_v_x
         - base_roll_velocity_w_z * front_right_skin_0_1_position_y;
-    out[13][1] = base_roll_velocity_w_z * front_right_skin_0_1_position_x
-        + base_roll_velocity_v_y
+    out[13][1] = base_roll_velocity_v_y
+        + base_roll_velocity_w_z * front_right_skin_0_1_position_x
         - base_roll_velocity_w_x * front_right_skin_0_1_position_z;
-    out[13][2] = base_roll_velocity_w_x * front_right_skin_0_1_position_y
+    out[13][2] = front_right_skin_0_1_position_y * base_roll_velocity_w_x
         + base_roll_velocity_v_z
         - front_right_skin_0_1_position_x * base_roll_velocity_w_y;
-    out[14][0] = front_right_skin_0_2_position_z * base_roll_velocity_w_y
-        + base_roll_velocity_v_x
+    out[14][0] = base_roll_velocity_v_x
+        + front_right_skin_0_2_position_z * base_roll_velocity_w_y
         - base_roll_velocity_w_z * front_right_skin_0_2_position_y;
-    out[14][1] = base_roll_velocity_w_z * front_right_skin_0_2_position_x
-        + base_roll_velocity_v_y
+    out[14][1] = base_roll_velocity_v_y
+        + base_roll_velocity_w_z * front_right_skin_0_2_position_x
         - base_roll_velocity_w_x * front_right_skin_0_2_position_z;
-    out[14][2] = front_right_skin_0_2_position_y * base_roll_velocity_w_x
+    out[14][2] = base_roll_velocity_w_x * front_right_skin_0_2_position_y
         + base_roll_velocity_v_z
-        - front_right_skin_0_2_position_x * base_roll_velocity_w_y;
-    out[15][0] = front_right_skin_0_3_position_z * base_roll_velocity_w_y
-        + base_roll_velocity_v_x
+        - base_roll_velocity_w_y * front_right_skin_0_2_position_x;
+    out[15][0] = base_roll_velocity_v_x
+        + front_right_skin_0_3_position_z * base_roll_velocity_w_y
         - base_roll_velocity_w_z * front_right_skin_0_3_position_y;
-    out[15][1] = base_roll_velocity_v_y
-        + base_roll_velocity_w_z * front_right_skin_0_3_position_x
+    out[15][1] = base_roll_velocity_w_z * front_right_skin_0_3_position_x
+        + base_roll_velocity_v_y
         - base_roll_velocity_w_x * front_right_skin_0_3_position_z;
     out[15][2] = base_roll_velocity_v_z
-        + base_roll_velocity_w_x * front_right_skin_0_3_position_y
+        + front_right_skin_0_3_position_y * base_roll_velocity_w_x
         - front_right_skin_0_3_position_x * base_roll_velocity_w_y;
     out[16][0] = front_right_ring1_velocity_v_x
         + front_right_ring1_velocity_w_y * front_right_skin_1_0_position_z
@@ -33124,7 +32954,7 @@ pub fn contact_velocities_into(
         - front_right_skin_1_0_position_x * front_right_ring1_velocity_w_y;
     out[17][0] = front_right_ring1_velocity_v_x
         + front_right_ring1_velocity_w_y * front_right_skin_1_1_position_z
-        - front_right_skin_1_1_position_y * front_right_ring1_velocity_w_z;
+        - front_right_ring1_velocity_w_z * front_right_skin_1_1_position_y;
     out[17][1] = front_right_ring1_velocity_v_y
         + front_right_ring1_velocity_w_z * front_right_skin_1_1_position_x
         - front_right_ring1_velocity_w_x * front_right_skin_1_1_position_z;
@@ -33132,22 +32962,22 @@ pub fn contact_velocities_into(
         + front_right_ring1_velocity_w_x * front_right_skin_1_1_position_y
         - front_right_ring1_velocity_w_y * front_right_skin_1_1_position_x;
     out[18][0] = front_right_ring1_velocity_v_x
-        + front_right_skin_1_2_position_z * front_right_ring1_velocity_w_y
+        + front_right_ring1_velocity_w_y * front_right_skin_1_2_position_z
         - front_right_ring1_velocity_w_z * front_right_skin_1_2_position_y;
     out[18][1] = front_right_ring1_velocity_v_y
         + front_right_ring1_velocity_w_z * front_right_skin_1_2_position_x
-        - front_right_skin_1_2_position_z * front_right_ring1_velocity_w_x;
+        - front_right_ring1_velocity_w_x * front_right_skin_1_2_position_z;
     out[18][2] = front_right_ring1_velocity_w_x * front_right_skin_1_2_position_y
         + front_right_ring1_velocity_v_z
         - front_right_ring1_velocity_w_y * front_right_skin_1_2_position_x;
     out[19][0] = front_right_ring1_velocity_v_x
         + front_right_ring1_velocity_w_y * front_right_skin_1_3_position_z
-        - front_right_ring1_velocity_w_z * front_right_skin_1_3_position_y;
+        - front_right_skin_1_3_position_y * front_right_ring1_velocity_w_z;
     out[19][1] = front_right_ring1_velocity_v_y
         + front_right_ring1_velocity_w_z * front_right_skin_1_3_position_x
         - front_right_ring1_velocity_w_x * front_right_skin_1_3_position_z;
-    out[19][2] = front_right_ring1_velocity_v_z
-        + front_right_ring1_velocity_w_x * front_right_skin_1_3_position_y
+    out[19][2] = front_right_ring1_velocity_w_x * front_right_skin_1_3_position_y
+        + front_right_ring1_velocity_v_z
         - front_right_ring1_velocity_w_y * front_right_skin_1_3_position_x;
     out[20][0] = front_right_tip_velocity_w_y * front_right_skin_2_0_position_z
         + front_right_tip_velocity_v_x
@@ -33158,32 +32988,32 @@ pub fn contact_velocities_into(
     out[20][2] = front_right_tip_velocity_v_z
         + front_right_skin_2_0_position_y * front_right_tip_velocity_w_x
         - front_right_tip_velocity_w_y * front_right_skin_2_0_position_x;
-    out[21][0] = front_right_tip_velocity_w_y * front_right_skin_2_1_position_z
-        + front_right_tip_velocity_v_x
-        - front_right_tip_velocity_w_z * front_right_skin_2_1_position_y;
-    out[21][1] = front_right_tip_velocity_v_y
-        + front_right_skin_2_1_position_x * front_right_tip_velocity_w_z
+    out[21][0] = front_right_tip_velocity_v_x
+        + front_right_skin_2_1_position_z * front_right_tip_velocity_w_y
+        - front_right_skin_2_1_position_y * front_right_tip_velocity_w_z;
+    out[21][1] = front_right_skin_2_1_position_x * front_right_tip_velocity_w_z
+        + front_right_tip_velocity_v_y
         - front_right_skin_2_1_position_z * front_right_tip_velocity_w_x;
-    out[21][2] = front_right_skin_2_1_position_y * front_right_tip_velocity_w_x
-        + front_right_tip_velocity_v_z
-        - front_right_tip_velocity_w_y * front_right_skin_2_1_position_x;
-    out[22][0] = front_right_tip_velocity_v_x
-        + front_right_tip_velocity_w_y * front_right_skin_2_2_position_z
+    out[21][2] = front_right_tip_velocity_v_z
+        + front_right_skin_2_1_position_y * front_right_tip_velocity_w_x
+        - front_right_skin_2_1_position_x * front_right_tip_velocity_w_y;
+    out[22][0] = front_right_tip_velocity_w_y * front_right_skin_2_2_position_z
+        + front_right_tip_velocity_v_x
         - front_right_tip_velocity_w_z * front_right_skin_2_2_position_y;
     out[22][1] = front_right_tip_velocity_v_y
         + front_right_tip_velocity_w_z * front_right_skin_2_2_position_x
-        - front_right_tip_velocity_w_x * front_right_skin_2_2_position_z;
+        - front_right_skin_2_2_position_z * front_right_tip_velocity_w_x;
     out[22][2] = front_right_tip_velocity_v_z
         + front_right_skin_2_2_position_y * front_right_tip_velocity_w_x
         - front_right_tip_velocity_w_y * front_right_skin_2_2_position_x;
-    out[23][0] = front_right_tip_velocity_w_y * front_right_skin_2_3_position_z
-        + front_right_tip_velocity_v_x
-        - front_right_tip_velocity_w_z * front_right_skin_2_3_position_y;
-    out[23][1] = front_right_tip_velocity_w_z * front_right_skin_2_3_position_x
-        + front_right_tip_velocity_v_y
+    out[23][0] = front_right_tip_velocity_v_x
+        + front_right_skin_2_3_position_z * front_right_tip_velocity_w_y
+        - front_right_skin_2_3_position_y * front_right_tip_velocity_w_z;
+    out[23][1] = front_right_tip_velocity_v_y
+        + front_right_tip_velocity_w_z * front_right_skin_2_3_position_x
         - front_right_skin_2_3_position_z * front_right_tip_velocity_w_x;
     out[23][2] = front_right_tip_velocity_v_z
-        + front_right_tip_velocity_w_x * front_right_skin_2_3_position_y
+        + front_right_skin_2_3_position_y * front_right_tip_velocity_w_x
         - front_right_tip_velocity_w_y * front_right_skin_2_3_position_x;
     out[24][0] = front_left_skin_0_0_position_z * base_roll_velocity_w_y
         + base_roll_velocity_v_x
@@ -33194,32 +33024,32 @@ pub fn contact_velocities_into(
     out[24][2] = base_roll_velocity_w_x * front_left_skin_0_0_position_y
         + base_roll_velocity_v_z
         - front_left_skin_0_0_position_x * base_roll_velocity_w_y;
-    out[25][0] = front_left_skin_0_1_position_z * base_roll_velocity_w_y
-        + base_roll_velocity_v_x
+    out[25][0] = base_roll_velocity_v_x
+        + base_roll_velocity_w_y * front_left_skin_0_1_position_z
         - base_roll_velocity_w_z * front_left_skin_0_1_position_y;
-    out[25][1] = front_left_skin_0_1_position_x * base_roll_velocity_w_z
+    out[25][1] = base_roll_velocity_w_z * front_left_skin_0_1_position_x
         + base_roll_velocity_v_y
-        - front_left_skin_0_1_position_z * base_roll_velocity_w_x;
+        - base_roll_velocity_w_x * front_left_skin_0_1_position_z;
     out[25][2] = base_roll_velocity_v_z
         + base_roll_velocity_w_x * front_left_skin_0_1_position_y
         - front_left_skin_0_1_position_x * base_roll_velocity_w_y;
-    out[26][0] = front_left_skin_0_2_position_z * base_roll_velocity_w_y
+    out[26][0] = base_roll_velocity_w_y * front_left_skin_0_2_position_z
         + base_roll_velocity_v_x
         - base_roll_velocity_w_z * front_left_skin_0_2_position_y;
-    out[26][1] = base_roll_velocity_w_z * front_left_skin_0_2_position_x
-        + base_roll_velocity_v_y
+    out[26][1] = base_roll_velocity_v_y
+        + base_roll_velocity_w_z * front_left_skin_0_2_position_x
         - base_roll_velocity_w_x * front_left_skin_0_2_position_z;
-    out[26][2] = base_roll_velocity_w_x * front_left_skin_0_2_position_y
-        + base_roll_velocity_v_z
+    out[26][2] = base_roll_velocity_v_z
+        + front_left_skin_0_2_position_y * base_roll_velocity_w_x
         - front_left_skin_0_2_position_x * base_roll_velocity_w_y;
-    out[27][0] = base_roll_velocity_v_x
-        + front_left_skin_0_3_position_z * base_roll_velocity_w_y
-        - front_left_skin_0_3_position_y * base_roll_velocity_w_z;
-    out[27][1] = base_roll_velocity_v_y
-        + front_left_skin_0_3_position_x * base_roll_velocity_w_z
-        - front_left_skin_0_3_position_z * base_roll_velocity_w_x;
-    out[27][2] = base_roll_velocity_v_z
-        + front_left_skin_0_3_position_y * base_roll_velocity_w_x
+    out[27][0] = front_left_skin_0_3_position_z * base_roll_velocity_w_y
+        + base_roll_velocity_v_x
+        - base_roll_velocity_w_z * front_left_skin_0_3_position_y;
+    out[27][1] = base_roll_velocity_w_z * front_left_skin_0_3_position_x
+        + base_roll_velocity_v_y
+        - base_roll_velocity_w_x * front_left_skin_0_3_position_z;
+    out[27][2] = front_left_skin_0_3_position_y * base_roll_velocity_w_x
+        + base_roll_velocity_v_z
         - front_left_skin_0_3_position_x * base_roll_velocity_w_y;
     out[28][0] = front_left_ring1_velocity_v_x
         + front_left_ring1_velocity_w_y * front_left_skin_1_0_position_z
@@ -33230,32 +33060,32 @@ pub fn contact_velocities_into(
     out[28][2] = front_left_skin_1_0_position_y * front_left_ring1_velocity_w_x
         + front_left_ring1_velocity_v_z
         - front_left_skin_1_0_position_x * front_left_ring1_velocity_w_y;
-    out[29][0] = front_left_ring1_velocity_w_y * front_left_skin_1_1_position_z
+    out[29][0] = front_left_skin_1_1_position_z * front_left_ring1_velocity_w_y
         + front_left_ring1_velocity_v_x
         - front_left_skin_1_1_position_y * front_left_ring1_velocity_w_z;
     out[29][1] = front_left_ring1_velocity_v_y
         + front_left_skin_1_1_position_x * front_left_ring1_velocity_w_z
-        - front_left_ring1_velocity_w_x * front_left_skin_1_1_position_z;
+        - front_left_skin_1_1_position_z * front_left_ring1_velocity_w_x;
     out[29][2] = front_left_skin_1_1_position_y * front_left_ring1_velocity_w_x
         + front_left_ring1_velocity_v_z
-        - front_left_skin_1_1_position_x * front_left_ring1_velocity_w_y;
-    out[30][0] = front_left_ring1_velocity_w_y * front_left_skin_1_2_position_z
-        + front_left_ring1_velocity_v_x
+        - front_left_ring1_velocity_w_y * front_left_skin_1_1_position_x;
+    out[30][0] = front_left_ring1_velocity_v_x
+        + front_left_ring1_velocity_w_y * front_left_skin_1_2_position_z
         - front_left_skin_1_2_position_y * front_left_ring1_velocity_w_z;
     out[30][1] = front_left_ring1_velocity_v_y
         + front_left_skin_1_2_position_x * front_left_ring1_velocity_w_z
-        - front_left_skin_1_2_position_z * front_left_ring1_velocity_w_x;
+        - front_left_ring1_velocity_w_x * front_left_skin_1_2_position_z;
     out[30][2] = front_left_ring1_velocity_v_z
         + front_left_skin_1_2_position_y * front_left_ring1_velocity_w_x
-        - front_left_ring1_velocity_w_y * front_left_skin_1_2_position_x;
-    out[31][0] = front_left_ring1_velocity_v_x
-        + front_left_skin_1_3_position_z * front_left_ring1_velocity_w_y
+        - front_left_skin_1_2_position_x * front_left_ring1_velocity_w_y;
+    out[31][0] = front_left_ring1_velocity_w_y * front_left_skin_1_3_position_z
+        + front_left_ring1_velocity_v_x
         - front_left_skin_1_3_position_y * front_left_ring1_velocity_w_z;
     out[31][1] = front_left_ring1_velocity_v_y
         + front_left_skin_1_3_position_x * front_left_ring1_velocity_w_z
         - front_left_skin_1_3_position_z * front_left_ring1_velocity_w_x;
-    out[31][2] = front_left_skin_1_3_position_y * front_left_ring1_velocity_w_x
-        + front_left_ring1_velocity_v_z
+    out[31][2] = front_left_ring1_velocity_v_z
+        + front_left_skin_1_3_position_y * front_left_ring1_velocity_w_x
         - front_left_skin_1_3_position_x * front_left_ring1_velocity_w_y;
     out[32][0] = front_left_skin_2_0_position_z * front_left_tip_velocity_w_y
         + front_left_tip_velocity_v_x
@@ -33267,23 +33097,23 @@ pub fn contact_velocities_into(
         + front_left_tip_velocity_v_z
         - front_left_tip_velocity_w_y * front_left_skin_2_0_position_x;
     out[33][0] = front_left_tip_velocity_v_x
-        + front_left_skin_2_1_position_z * front_left_tip_velocity_w_y
+        + front_left_tip_velocity_w_y * front_left_skin_2_1_position_z
         - front_left_tip_velocity_w_z * front_left_skin_2_1_position_y;
     out[33][1] = front_left_tip_velocity_v_y
         + front_left_tip_velocity_w_z * front_left_skin_2_1_position_x
         - front_left_tip_velocity_w_x * front_left_skin_2_1_position_z;
     out[33][2] = front_left_tip_velocity_w_x * front_left_skin_2_1_position_y
         + front_left_tip_velocity_v_z
-        - front_left_skin_2_1_position_x * front_left_tip_velocity_w_y;
-    out[34][0] = front_left_tip_velocity_w_y * front_left_skin_2_2_position_z
-        + front_left_tip_velocity_v_x
+        - front_left_tip_velocity_w_y * front_left_skin_2_1_position_x;
+    out[34][0] = front_left_tip_velocity_v_x
+        + front_left_skin_2_2_position_z * front_left_tip_velocity_w_y
         - front_left_tip_velocity_w_z * front_left_skin_2_2_position_y;
     out[34][1] = front_left_tip_velocity_v_y
         + front_left_tip_velocity_w_z * front_left_skin_2_2_position_x
         - front_left_tip_velocity_w_x * front_left_skin_2_2_position_z;
     out[34][2] = front_left_tip_velocity_w_x * front_left_skin_2_2_position_y
         + front_left_tip_velocity_v_z
-        - front_left_tip_velocity_w_y * front_left_skin_2_2_position_x;
+        - front_left_skin_2_2_position_x * front_left_tip_velocity_w_y;
     out[35][0] = front_left_tip_velocity_v_x
         + front_left_tip_velocity_w_y * front_left_skin_2_3_position_z
         - front_left_tip_velocity_w_z * front_left_skin_2_3_position_y;
@@ -33292,7 +33122,7 @@ pub fn contact_velocities_into(
         - front_left_tip_velocity_w_x * front_left_skin_2_3_position_z;
     out[35][2] = front_left_tip_velocity_w_x * front_left_skin_2_3_position_y
         + front_left_tip_velocity_v_z
-        - front_left_skin_2_3_position_x * front_left_tip_velocity_w_y;
+        - front_left_tip_velocity_w_y * front_left_skin_2_3_position_x;
     out[36][0] = cache.hub_bottom_position_z * base_roll_velocity_w_y
         + base_roll_velocity_v_x - base_roll_velocity_w_z * cache.hub_bottom_position_y;
     out[36][1] = base_roll_velocity_w_z * cache.hub_bottom_position_x
@@ -33507,12 +33337,12 @@ pub fn contact_jacobian_0(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_skin_0_0_position_x = cache.back_position_x
-        + cache.base_roll_rotation_01 * p.limb_radius;
-    let back_skin_0_0_position_y = cache.back_position_y
-        + cache.base_roll_rotation_11 * p.limb_radius;
-    let back_skin_0_0_position_z = cache.back_position_z
-        + p.limb_radius * cache.base_roll_rotation_21;
+    let back_ring0_skin_y_x = cache.base_roll_rotation_01 * p.limb_radius;
+    let back_skin_0_0_position_x = cache.back_position_x + back_ring0_skin_y_x;
+    let back_ring0_skin_y_y = cache.base_roll_rotation_11 * p.limb_radius;
+    let back_skin_0_0_position_y = cache.back_position_y + back_ring0_skin_y_y;
+    let back_ring0_skin_y_z = p.limb_radius * cache.base_roll_rotation_21;
+    let back_skin_0_0_position_z = cache.back_position_z + back_ring0_skin_y_z;
     let x = back_skin_0_0_position_x;
     let y = back_skin_0_0_position_y;
     let z = back_skin_0_0_position_z;
@@ -33530,16 +33360,12 @@ pub fn contact_jacobian_1(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_skin_0_1_position_x = cache.back_position_x
-        + p.limb_radius * cache.back_rotation_02
-        + 0.00000000000000006123233995736766 * cache.base_roll_rotation_01
-            * p.limb_radius;
-    let back_skin_0_1_position_y = 0.00000000000000006123233995736766
-        * cache.base_roll_rotation_11 * p.limb_radius + cache.back_position_y
-        + p.limb_radius * cache.back_rotation_12;
-    let back_skin_0_1_position_z = cache.back_position_z
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.base_roll_rotation_21 + cache.back_rotation_22 * p.limb_radius;
+    let back_ring0_skin_z_x = p.limb_radius * cache.back_rotation_02;
+    let back_skin_0_1_position_x = cache.back_position_x + back_ring0_skin_z_x;
+    let back_ring0_skin_z_y = p.limb_radius * cache.back_rotation_12;
+    let back_skin_0_1_position_y = cache.back_position_y + back_ring0_skin_z_y;
+    let back_ring0_skin_z_z = cache.back_rotation_22 * p.limb_radius;
+    let back_skin_0_1_position_z = cache.back_position_z + back_ring0_skin_z_z;
     let x = back_skin_0_1_position_x;
     let y = back_skin_0_1_position_y;
     let z = back_skin_0_1_position_z;
@@ -33557,15 +33383,12 @@ pub fn contact_jacobian_2(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_skin_0_2_position_x = 0.00000000000000012246467991473532 * p.limb_radius
-        * cache.back_rotation_02 + cache.back_position_x
-        - cache.base_roll_rotation_01 * p.limb_radius;
-    let back_skin_0_2_position_y = cache.back_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius * cache.back_rotation_12
-        - cache.base_roll_rotation_11 * p.limb_radius;
-    let back_skin_0_2_position_z = cache.back_position_z
-        + 0.00000000000000012246467991473532 * cache.back_rotation_22 * p.limb_radius
-        - p.limb_radius * cache.base_roll_rotation_21;
+    let back_ring0_skin_y_x = cache.base_roll_rotation_01 * p.limb_radius;
+    let back_skin_0_2_position_x = cache.back_position_x - back_ring0_skin_y_x;
+    let back_ring0_skin_y_y = cache.base_roll_rotation_11 * p.limb_radius;
+    let back_skin_0_2_position_y = cache.back_position_y - back_ring0_skin_y_y;
+    let back_ring0_skin_y_z = p.limb_radius * cache.base_roll_rotation_21;
+    let back_skin_0_2_position_z = cache.back_position_z - back_ring0_skin_y_z;
     let x = back_skin_0_2_position_x;
     let y = back_skin_0_2_position_y;
     let z = back_skin_0_2_position_z;
@@ -33583,17 +33406,12 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_skin_0_3_position_x = cache.back_position_x
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_01
-            * p.limb_radius - p.limb_radius * cache.back_rotation_02;
-    let back_skin_0_3_position_y = cache.back_position_y
-        - p.limb_radius * cache.back_rotation_12
-        - 0.00000000000000018369701987210297 * cache.base_roll_rotation_11
-            * p.limb_radius;
-    let back_skin_0_3_position_z = cache.back_position_z
-        - cache.back_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.base_roll_rotation_21;
+    let back_ring0_skin_z_x = p.limb_radius * cache.back_rotation_02;
+    let back_skin_0_3_position_x = cache.back_position_x - back_ring0_skin_z_x;
+    let back_ring0_skin_z_y = p.limb_radius * cache.back_rotation_12;
+    let back_skin_0_3_position_y = cache.back_position_y - back_ring0_skin_z_y;
+    let back_ring0_skin_z_z = cache.back_rotation_22 * p.limb_radius;
+    let back_skin_0_3_position_z = cache.back_position_z - back_ring0_skin_z_z;
     let x = back_skin_0_3_position_x;
     let y = back_skin_0_3_position_y;
     let z = back_skin_0_3_position_z;
@@ -33620,26 +33438,26 @@ pub fn contact_jacobian_4(
     let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
     let back_ring1_rotation_01 = t1 * cache.back_rotation_00
         + cache.back_rotation_02 * t2 + t3 * cache.base_roll_rotation_01;
+    let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
     let t4 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
     let t5 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
     let t6 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
     let back_ring1_position_x = t4 * cache.base_roll_rotation_01 + cache.back_position_x
         + t5 * cache.back_rotation_02 + t6 * cache.back_rotation_00;
-    let back_skin_1_0_position_x = back_ring1_rotation_01 * p.limb_radius
-        + back_ring1_position_x;
+    let back_skin_1_0_position_x = back_ring1_skin_y_x + back_ring1_position_x;
     let back_ring1_position_y = cache.base_roll_rotation_11 * t4
         + t5 * cache.back_rotation_12 + cache.back_position_y
         + t6 * cache.back_rotation_10;
     let back_ring1_rotation_11 = t3 * cache.base_roll_rotation_11
         + cache.back_rotation_12 * t2 + t1 * cache.back_rotation_10;
-    let back_skin_1_0_position_y = back_ring1_position_y
-        + p.limb_radius * back_ring1_rotation_11;
+    let back_ring1_skin_y_y = p.limb_radius * back_ring1_rotation_11;
+    let back_skin_1_0_position_y = back_ring1_position_y + back_ring1_skin_y_y;
     let back_ring1_rotation_21 = cache.back_rotation_20 * t1
         + cache.back_rotation_22 * t2 + t3 * cache.base_roll_rotation_21;
+    let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
     let back_ring1_position_z = t6 * cache.back_rotation_20 + cache.back_position_z
         + t5 * cache.back_rotation_22 + t4 * cache.base_roll_rotation_21;
-    let back_skin_1_0_position_z = back_ring1_rotation_21 * p.limb_radius
-        + back_ring1_position_z;
+    let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
     let x = back_skin_1_0_position_x;
     let y = back_skin_1_0_position_y;
     let z = back_skin_1_0_position_z;
@@ -33660,43 +33478,32 @@ pub fn contact_jacobian_5(
     let t0 = 1.0 / p.actuator_radius;
     let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
         - 0.6666666666666666 * t0 * q[9];
-    let t1 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_y);
+    let t1 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
     let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * back_bend_z * back_bend_y);
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let back_ring1_rotation_01 = t1 * cache.back_rotation_00
-        + cache.back_rotation_02 * t2 + t3 * cache.base_roll_rotation_01;
-    let t4 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
-    let t5 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
-    let t6 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t4 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t5 * cache.back_rotation_02 + t6 * cache.back_rotation_00;
-    let t7 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let t8 = 1.0 - 0.25 * (back_bend_z * back_bend_z) * cache.back_ring1_bend_c2;
-    let back_ring1_rotation_02 = t7 * cache.back_rotation_00
-        + cache.base_roll_rotation_01 * t2 + t8 * cache.back_rotation_02;
-    let back_skin_1_1_position_x = 0.00000000000000006123233995736766
-        * back_ring1_rotation_01 * p.limb_radius + back_ring1_position_x
-        + back_ring1_rotation_02 * p.limb_radius;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t4
-        + t5 * cache.back_rotation_12 + cache.back_position_y
-        + t6 * cache.back_rotation_10;
-    let back_ring1_rotation_11 = t3 * cache.base_roll_rotation_11
-        + cache.back_rotation_12 * t2 + t1 * cache.back_rotation_10;
-    let back_ring1_rotation_12 = cache.back_rotation_10 * t7
-        + cache.base_roll_rotation_11 * t2 + t8 * cache.back_rotation_12;
-    let back_skin_1_1_position_y = back_ring1_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius * back_ring1_rotation_11
-        + back_ring1_rotation_12 * p.limb_radius;
-    let back_ring1_rotation_22 = cache.back_rotation_22 * t8
-        + cache.base_roll_rotation_21 * t2 + cache.back_rotation_20 * t7;
-    let back_ring1_rotation_21 = cache.back_rotation_20 * t1
-        + cache.back_rotation_22 * t2 + t3 * cache.base_roll_rotation_21;
-    let back_ring1_position_z = t6 * cache.back_rotation_20 + cache.back_position_z
-        + t5 * cache.back_rotation_22 + t4 * cache.base_roll_rotation_21;
-    let back_skin_1_1_position_z = back_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * back_ring1_rotation_21 * p.limb_radius
-        + back_ring1_position_z;
+    let t2 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
+    let t3 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t1 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t2 * cache.back_rotation_02 + t3 * cache.back_rotation_00;
+    let t4 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
+    let t5 = -(0.25 * cache.back_ring1_bend_c2 * back_bend_z * back_bend_y);
+    let t6 = 1.0 - 0.25 * (back_bend_z * back_bend_z) * cache.back_ring1_bend_c2;
+    let back_ring1_rotation_02 = t4 * cache.back_rotation_00
+        + cache.base_roll_rotation_01 * t5 + t6 * cache.back_rotation_02;
+    let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
+    let back_skin_1_1_position_x = back_ring1_position_x + back_ring1_skin_z_x;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t1
+        + t2 * cache.back_rotation_12 + cache.back_position_y
+        + t3 * cache.back_rotation_10;
+    let back_ring1_rotation_12 = cache.back_rotation_10 * t4
+        + cache.base_roll_rotation_11 * t5 + t6 * cache.back_rotation_12;
+    let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
+    let back_skin_1_1_position_y = back_ring1_position_y + back_ring1_skin_z_y;
+    let back_ring1_rotation_22 = cache.back_rotation_22 * t6
+        + cache.base_roll_rotation_21 * t5 + cache.back_rotation_20 * t4;
+    let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
+    let back_ring1_position_z = t3 * cache.back_rotation_20 + cache.back_position_z
+        + t2 * cache.back_rotation_22 + t1 * cache.base_roll_rotation_21;
+    let back_skin_1_1_position_z = back_ring1_skin_z_z + back_ring1_position_z;
     let x = back_skin_1_1_position_x;
     let y = back_skin_1_1_position_y;
     let z = back_skin_1_1_position_z;
@@ -33715,45 +33522,34 @@ pub fn contact_jacobian_6(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 1.0 / p.actuator_radius;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t1 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
     let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
         - 0.6666666666666666 * t0 * q[9];
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * back_bend_z * back_bend_y);
-    let t3 = 1.0 - 0.25 * (back_bend_z * back_bend_z) * cache.back_ring1_bend_c2;
-    let back_ring1_rotation_02 = t1 * cache.back_rotation_00
-        + cache.base_roll_rotation_01 * t2 + t3 * cache.back_rotation_02;
+    let t1 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
+    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
+    let t2 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
+    let t3 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t1 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t2 * cache.back_rotation_02 + t3 * cache.back_rotation_00;
     let t4 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_y);
-    let t5 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
+    let t5 = -(0.25 * cache.back_ring1_bend_c2 * back_bend_z * back_bend_y);
+    let t6 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
     let back_ring1_rotation_01 = t4 * cache.back_rotation_00
-        + cache.back_rotation_02 * t2 + t5 * cache.base_roll_rotation_01;
-    let t6 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
-    let t7 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
-    let t8 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t6 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t7 * cache.back_rotation_02 + t8 * cache.back_rotation_00;
-    let back_skin_1_2_position_x = 0.00000000000000012246467991473532
-        * back_ring1_rotation_02 * p.limb_radius + back_ring1_position_x
-        - back_ring1_rotation_01 * p.limb_radius;
-    let back_ring1_rotation_11 = t5 * cache.base_roll_rotation_11
-        + cache.back_rotation_12 * t2 + t4 * cache.back_rotation_10;
-    let back_ring1_rotation_12 = cache.back_rotation_10 * t1
-        + cache.base_roll_rotation_11 * t2 + t3 * cache.back_rotation_12;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t6
-        + t7 * cache.back_rotation_12 + cache.back_position_y
-        + t8 * cache.back_rotation_10;
-    let back_skin_1_2_position_y = 0.00000000000000012246467991473532
-        * back_ring1_rotation_12 * p.limb_radius + back_ring1_position_y
-        - p.limb_radius * back_ring1_rotation_11;
-    let back_ring1_rotation_22 = cache.back_rotation_22 * t3
-        + cache.base_roll_rotation_21 * t2 + cache.back_rotation_20 * t1;
+        + cache.back_rotation_02 * t5 + t6 * cache.base_roll_rotation_01;
+    let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
+    let back_skin_1_2_position_x = back_ring1_position_x - back_ring1_skin_y_x;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t1
+        + t2 * cache.back_rotation_12 + cache.back_position_y
+        + t3 * cache.back_rotation_10;
+    let back_ring1_rotation_11 = t6 * cache.base_roll_rotation_11
+        + cache.back_rotation_12 * t5 + t4 * cache.back_rotation_10;
+    let back_ring1_skin_y_y = p.limb_radius * back_ring1_rotation_11;
+    let back_skin_1_2_position_y = back_ring1_position_y - back_ring1_skin_y_y;
+    let back_ring1_position_z = t3 * cache.back_rotation_20 + cache.back_position_z
+        + t2 * cache.back_rotation_22 + t1 * cache.base_roll_rotation_21;
     let back_ring1_rotation_21 = cache.back_rotation_20 * t4
-        + cache.back_rotation_22 * t2 + t5 * cache.base_roll_rotation_21;
-    let back_ring1_position_z = t8 * cache.back_rotation_20 + cache.back_position_z
-        + t7 * cache.back_rotation_22 + t6 * cache.base_roll_rotation_21;
-    let back_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * back_ring1_rotation_22 * p.limb_radius + back_ring1_position_z
-        - back_ring1_rotation_21 * p.limb_radius;
+        + cache.back_rotation_22 * t5 + t6 * cache.base_roll_rotation_21;
+    let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
+    let back_skin_1_2_position_z = back_ring1_position_z - back_ring1_skin_y_z;
     let x = back_skin_1_2_position_x;
     let y = back_skin_1_2_position_y;
     let z = back_skin_1_2_position_z;
@@ -33774,43 +33570,32 @@ pub fn contact_jacobian_7(
     let t0 = 1.0 / p.actuator_radius;
     let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
         - 0.6666666666666666 * t0 * q[9];
-    let t1 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_y);
+    let t1 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
     let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * back_bend_z * back_bend_y);
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let back_ring1_rotation_01 = t1 * cache.back_rotation_00
-        + cache.back_rotation_02 * t2 + t3 * cache.base_roll_rotation_01;
+    let t2 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
+    let t3 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t1 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t2 * cache.back_rotation_02 + t3 * cache.back_rotation_00;
     let t4 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let t5 = 1.0 - 0.25 * (back_bend_z * back_bend_z) * cache.back_ring1_bend_c2;
+    let t5 = -(0.25 * cache.back_ring1_bend_c2 * back_bend_z * back_bend_y);
+    let t6 = 1.0 - 0.25 * (back_bend_z * back_bend_z) * cache.back_ring1_bend_c2;
     let back_ring1_rotation_02 = t4 * cache.back_rotation_00
-        + cache.base_roll_rotation_01 * t2 + t5 * cache.back_rotation_02;
-    let t6 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_y;
-    let t7 = 0.25 * cache.back_len * cache.back_ring1_bend_c2 * back_bend_z;
-    let t8 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t6 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t7 * cache.back_rotation_02 + t8 * cache.back_rotation_00;
-    let back_skin_1_3_position_x = back_ring1_position_x
-        - 0.00000000000000018369701987210297 * back_ring1_rotation_01 * p.limb_radius
-        - back_ring1_rotation_02 * p.limb_radius;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t6
-        + t7 * cache.back_rotation_12 + cache.back_position_y
-        + t8 * cache.back_rotation_10;
-    let back_ring1_rotation_11 = t3 * cache.base_roll_rotation_11
-        + cache.back_rotation_12 * t2 + t1 * cache.back_rotation_10;
+        + cache.base_roll_rotation_01 * t5 + t6 * cache.back_rotation_02;
+    let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
+    let back_skin_1_3_position_x = back_ring1_position_x - back_ring1_skin_z_x;
     let back_ring1_rotation_12 = cache.back_rotation_10 * t4
-        + cache.base_roll_rotation_11 * t2 + t5 * cache.back_rotation_12;
-    let back_skin_1_3_position_y = back_ring1_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius * back_ring1_rotation_11
-        - back_ring1_rotation_12 * p.limb_radius;
-    let back_ring1_rotation_22 = cache.back_rotation_22 * t5
-        + cache.base_roll_rotation_21 * t2 + cache.back_rotation_20 * t4;
-    let back_ring1_rotation_21 = cache.back_rotation_20 * t1
-        + cache.back_rotation_22 * t2 + t3 * cache.base_roll_rotation_21;
-    let back_ring1_position_z = t8 * cache.back_rotation_20 + cache.back_position_z
-        + t7 * cache.back_rotation_22 + t6 * cache.base_roll_rotation_21;
-    let back_skin_1_3_position_z = back_ring1_position_z
-        - back_ring1_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * back_ring1_rotation_21 * p.limb_radius;
+        + cache.base_roll_rotation_11 * t5 + t6 * cache.back_rotation_12;
+    let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t1
+        + t2 * cache.back_rotation_12 + cache.back_position_y
+        + t3 * cache.back_rotation_10;
+    let back_skin_1_3_position_y = back_ring1_position_y - back_ring1_skin_z_y;
+    let back_ring1_rotation_22 = cache.back_rotation_22 * t6
+        + cache.base_roll_rotation_21 * t5 + cache.back_rotation_20 * t4;
+    let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
+    let back_ring1_position_z = t3 * cache.back_rotation_20 + cache.back_position_z
+        + t2 * cache.back_rotation_22 + t1 * cache.base_roll_rotation_21;
+    let back_skin_1_3_position_z = back_ring1_position_z - back_ring1_skin_z_z;
     let x = back_skin_1_3_position_x;
     let y = back_skin_1_3_position_y;
     let z = back_skin_1_3_position_z;
@@ -33837,26 +33622,26 @@ pub fn contact_jacobian_8(
     let t3 = -(cache.back_bend_squared_c1 * back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t1
         + t2 * cache.base_roll_rotation_01 + t3 * cache.back_rotation_00;
+    let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
     let t4 = cache.back_len * cache.back_bend_squared_c2 * back_bend_z;
     let t5 = cache.back_len * cache.back_bend_squared_c2 * back_bend_y;
     let t6 = cache.back_len * cache.back_bend_squared_c1;
     let back_tip_position_x = t4 * cache.back_rotation_02 + cache.back_position_x
         + t5 * cache.base_roll_rotation_01 + t6 * cache.back_rotation_00;
-    let back_skin_2_0_position_x = back_tip_rotation_01 * p.limb_radius
-        + back_tip_position_x;
+    let back_skin_2_0_position_x = back_ring2_skin_y_x + back_tip_position_x;
     let back_tip_rotation_11 = cache.back_rotation_12 * t1 + cache.back_rotation_10 * t3
         + cache.base_roll_rotation_11 * t2;
+    let back_ring2_skin_y_y = p.limb_radius * back_tip_rotation_11;
     let back_tip_position_y = t4 * cache.back_rotation_12
         + t5 * cache.base_roll_rotation_11 + cache.back_position_y
         + t6 * cache.back_rotation_10;
-    let back_skin_2_0_position_y = p.limb_radius * back_tip_rotation_11
-        + back_tip_position_y;
+    let back_skin_2_0_position_y = back_ring2_skin_y_y + back_tip_position_y;
     let back_tip_rotation_21 = cache.back_rotation_22 * t1
         + t2 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t3;
+    let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
     let back_tip_position_z = cache.back_position_z + t5 * cache.base_roll_rotation_21
         + t6 * cache.back_rotation_20 + t4 * cache.back_rotation_22;
-    let back_skin_2_0_position_z = back_tip_rotation_21 * p.limb_radius
-        + back_tip_position_z;
+    let back_skin_2_0_position_z = back_ring2_skin_y_z + back_tip_position_z;
     let x = back_skin_2_0_position_x;
     let y = back_skin_2_0_position_y;
     let z = back_skin_2_0_position_z;
@@ -33883,37 +33668,26 @@ pub fn contact_jacobian_9(
     let t3 = -(back_bend_z * cache.back_bend_squared_c1);
     let back_tip_rotation_02 = t1 * cache.back_rotation_02
         + cache.base_roll_rotation_01 * t2 + t3 * cache.back_rotation_00;
+    let back_ring2_skin_z_x = p.limb_radius * back_tip_rotation_02;
     let t4 = cache.back_len * cache.back_bend_squared_c2 * back_bend_z;
     let t5 = cache.back_len * cache.back_bend_squared_c2 * back_bend_y;
     let t6 = cache.back_len * cache.back_bend_squared_c1;
     let back_tip_position_x = t4 * cache.back_rotation_02 + cache.back_position_x
         + t5 * cache.base_roll_rotation_01 + t6 * cache.back_rotation_00;
-    let t7 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t8 = -(cache.back_bend_squared_c1 * back_bend_y);
-    let back_tip_rotation_01 = cache.back_rotation_02 * t2
-        + t7 * cache.base_roll_rotation_01 + t8 * cache.back_rotation_00;
-    let back_skin_2_1_position_x = p.limb_radius * back_tip_rotation_02
-        + back_tip_position_x
-        + 0.00000000000000006123233995736766 * back_tip_rotation_01 * p.limb_radius;
+    let back_skin_2_1_position_x = back_ring2_skin_z_x + back_tip_position_x;
     let back_tip_rotation_12 = t3 * cache.back_rotation_10
         + cache.base_roll_rotation_11 * t2 + t1 * cache.back_rotation_12;
+    let back_ring2_skin_z_y = p.limb_radius * back_tip_rotation_12;
     let back_tip_position_y = t4 * cache.back_rotation_12
         + t5 * cache.base_roll_rotation_11 + cache.back_position_y
         + t6 * cache.back_rotation_10;
-    let back_tip_rotation_11 = cache.back_rotation_12 * t2 + cache.back_rotation_10 * t8
-        + cache.base_roll_rotation_11 * t7;
-    let back_skin_2_1_position_y = p.limb_radius * back_tip_rotation_12
-        + back_tip_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius * back_tip_rotation_11;
-    let back_tip_rotation_21 = cache.back_rotation_22 * t2
-        + t7 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t8;
+    let back_skin_2_1_position_y = back_ring2_skin_z_y + back_tip_position_y;
     let back_tip_position_z = cache.back_position_z + t5 * cache.base_roll_rotation_21
         + t6 * cache.back_rotation_20 + t4 * cache.back_rotation_22;
     let back_tip_rotation_22 = cache.back_rotation_22 * t1
         + cache.base_roll_rotation_21 * t2 + t3 * cache.back_rotation_20;
-    let back_skin_2_1_position_z = 0.00000000000000006123233995736766
-        * back_tip_rotation_21 * p.limb_radius + back_tip_position_z
-        + back_tip_rotation_22 * p.limb_radius;
+    let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
+    let back_skin_2_1_position_z = back_tip_position_z + back_ring2_skin_z_z;
     let x = back_skin_2_1_position_x;
     let y = back_skin_2_1_position_y;
     let z = back_skin_2_1_position_z;
@@ -33933,44 +33707,33 @@ pub fn contact_jacobian_10(
 ) {
     let t0 = 1.0 / p.actuator_radius;
     let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t1 = 1.0 - (back_bend_z * back_bend_z) * cache.back_bend_squared_c2;
     let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
         - 0.6666666666666666 * t0 * q[9];
-    let t2 = -(cache.back_bend_squared_c2 * back_bend_z * back_bend_y);
-    let t3 = -(back_bend_z * cache.back_bend_squared_c1);
-    let back_tip_rotation_02 = t1 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t2 + t3 * cache.back_rotation_00;
-    let t4 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t5 = -(cache.back_bend_squared_c1 * back_bend_y);
-    let back_tip_rotation_01 = cache.back_rotation_02 * t2
-        + t4 * cache.base_roll_rotation_01 + t5 * cache.back_rotation_00;
-    let t6 = cache.back_len * cache.back_bend_squared_c2 * back_bend_z;
-    let t7 = cache.back_len * cache.back_bend_squared_c2 * back_bend_y;
-    let t8 = cache.back_len * cache.back_bend_squared_c1;
-    let back_tip_position_x = t6 * cache.back_rotation_02 + cache.back_position_x
-        + t7 * cache.base_roll_rotation_01 + t8 * cache.back_rotation_00;
-    let back_skin_2_2_position_x = 0.00000000000000012246467991473532 * p.limb_radius
-        * back_tip_rotation_02 + back_tip_position_x
-        - back_tip_rotation_01 * p.limb_radius;
-    let back_tip_rotation_12 = t3 * cache.back_rotation_10
-        + cache.base_roll_rotation_11 * t2 + t1 * cache.back_rotation_12;
-    let back_tip_position_y = t6 * cache.back_rotation_12
-        + t7 * cache.base_roll_rotation_11 + cache.back_position_y
-        + t8 * cache.back_rotation_10;
-    let back_tip_rotation_11 = cache.back_rotation_12 * t2 + cache.back_rotation_10 * t5
-        + cache.base_roll_rotation_11 * t4;
-    let back_skin_2_2_position_y = 0.00000000000000012246467991473532 * p.limb_radius
-        * back_tip_rotation_12 + back_tip_position_y
-        - p.limb_radius * back_tip_rotation_11;
-    let back_tip_rotation_22 = cache.back_rotation_22 * t1
-        + cache.base_roll_rotation_21 * t2 + t3 * cache.back_rotation_20;
-    let back_tip_rotation_21 = cache.back_rotation_22 * t2
-        + t4 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t5;
-    let back_tip_position_z = cache.back_position_z + t7 * cache.base_roll_rotation_21
-        + t8 * cache.back_rotation_20 + t6 * cache.back_rotation_22;
-    let back_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * back_tip_rotation_22 * p.limb_radius + back_tip_position_z
-        - back_tip_rotation_21 * p.limb_radius;
+    let t1 = -(cache.back_bend_squared_c2 * back_bend_z * back_bend_y);
+    let t2 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
+    let t3 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let back_tip_rotation_01 = cache.back_rotation_02 * t1
+        + t2 * cache.base_roll_rotation_01 + t3 * cache.back_rotation_00;
+    let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
+    let t4 = cache.back_len * cache.back_bend_squared_c2 * back_bend_z;
+    let t5 = cache.back_len * cache.back_bend_squared_c2 * back_bend_y;
+    let t6 = cache.back_len * cache.back_bend_squared_c1;
+    let back_tip_position_x = t4 * cache.back_rotation_02 + cache.back_position_x
+        + t5 * cache.base_roll_rotation_01 + t6 * cache.back_rotation_00;
+    let back_skin_2_2_position_x = back_tip_position_x - back_ring2_skin_y_x;
+    let back_tip_position_y = t4 * cache.back_rotation_12
+        + t5 * cache.base_roll_rotation_11 + cache.back_position_y
+        + t6 * cache.back_rotation_10;
+    let back_tip_rotation_11 = cache.back_rotation_12 * t1 + cache.back_rotation_10 * t3
+        + cache.base_roll_rotation_11 * t2;
+    let back_ring2_skin_y_y = p.limb_radius * back_tip_rotation_11;
+    let back_skin_2_2_position_y = back_tip_position_y - back_ring2_skin_y_y;
+    let back_tip_rotation_21 = cache.back_rotation_22 * t1
+        + t2 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t3;
+    let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
+    let back_tip_position_z = cache.back_position_z + t5 * cache.base_roll_rotation_21
+        + t6 * cache.back_rotation_20 + t4 * cache.back_rotation_22;
+    let back_skin_2_2_position_z = back_tip_position_z - back_ring2_skin_y_z;
     let x = back_skin_2_2_position_x;
     let y = back_skin_2_2_position_y;
     let z = back_skin_2_2_position_z;
@@ -33990,44 +33753,33 @@ pub fn contact_jacobian_11(
 ) {
     let t0 = 1.0 / p.actuator_radius;
     let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
+    let t1 = cache.back_len * cache.back_bend_squared_c2 * back_bend_z;
     let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
         - 0.6666666666666666 * t0 * q[9];
-    let t1 = -(cache.back_bend_squared_c2 * back_bend_z * back_bend_y);
-    let t2 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t3 = -(cache.back_bend_squared_c1 * back_bend_y);
-    let back_tip_rotation_01 = cache.back_rotation_02 * t1
+    let t2 = cache.back_len * cache.back_bend_squared_c2 * back_bend_y;
+    let t3 = cache.back_len * cache.back_bend_squared_c1;
+    let back_tip_position_x = t1 * cache.back_rotation_02 + cache.back_position_x
         + t2 * cache.base_roll_rotation_01 + t3 * cache.back_rotation_00;
-    let t4 = cache.back_len * cache.back_bend_squared_c2 * back_bend_z;
-    let t5 = cache.back_len * cache.back_bend_squared_c2 * back_bend_y;
-    let t6 = cache.back_len * cache.back_bend_squared_c1;
-    let back_tip_position_x = t4 * cache.back_rotation_02 + cache.back_position_x
-        + t5 * cache.base_roll_rotation_01 + t6 * cache.back_rotation_00;
-    let t7 = 1.0 - (back_bend_z * back_bend_z) * cache.back_bend_squared_c2;
-    let t8 = -(back_bend_z * cache.back_bend_squared_c1);
-    let back_tip_rotation_02 = t7 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t1 + t8 * cache.back_rotation_00;
-    let back_skin_2_3_position_x = back_tip_position_x
-        - 0.00000000000000018369701987210297 * back_tip_rotation_01 * p.limb_radius
-        - p.limb_radius * back_tip_rotation_02;
-    let back_tip_rotation_11 = cache.back_rotation_12 * t1 + cache.back_rotation_10 * t3
-        + cache.base_roll_rotation_11 * t2;
-    let back_tip_position_y = t4 * cache.back_rotation_12
-        + t5 * cache.base_roll_rotation_11 + cache.back_position_y
-        + t6 * cache.back_rotation_10;
-    let back_tip_rotation_12 = t8 * cache.back_rotation_10
-        + cache.base_roll_rotation_11 * t1 + t7 * cache.back_rotation_12;
-    let back_skin_2_3_position_y = back_tip_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius * back_tip_rotation_11
-        - p.limb_radius * back_tip_rotation_12;
-    let back_tip_rotation_21 = cache.back_rotation_22 * t1
-        + t2 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t3;
-    let back_tip_rotation_22 = cache.back_rotation_22 * t7
-        + cache.base_roll_rotation_21 * t1 + t8 * cache.back_rotation_20;
-    let back_tip_position_z = cache.back_position_z + t5 * cache.base_roll_rotation_21
-        + t6 * cache.back_rotation_20 + t4 * cache.back_rotation_22;
-    let back_skin_2_3_position_z = back_tip_position_z
-        - 0.00000000000000018369701987210297 * back_tip_rotation_21 * p.limb_radius
-        - back_tip_rotation_22 * p.limb_radius;
+    let t4 = 1.0 - (back_bend_z * back_bend_z) * cache.back_bend_squared_c2;
+    let t5 = -(cache.back_bend_squared_c2 * back_bend_z * back_bend_y);
+    let t6 = -(back_bend_z * cache.back_bend_squared_c1);
+    let back_tip_rotation_02 = t4 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t5 + t6 * cache.back_rotation_00;
+    let back_ring2_skin_z_x = p.limb_radius * back_tip_rotation_02;
+    let back_skin_2_3_position_x = back_tip_position_x - back_ring2_skin_z_x;
+    let back_tip_position_y = t1 * cache.back_rotation_12
+        + t2 * cache.base_roll_rotation_11 + cache.back_position_y
+        + t3 * cache.back_rotation_10;
+    let back_tip_rotation_12 = t6 * cache.back_rotation_10
+        + cache.base_roll_rotation_11 * t5 + t4 * cache.back_rotation_12;
+    let back_ring2_skin_z_y = p.limb_radius * back_tip_rotation_12;
+    let back_skin_2_3_position_y = back_tip_position_y - back_ring2_skin_z_y;
+    let back_tip_rotation_22 = cache.back_rotation_22 * t4
+        + cache.base_roll_rotation_21 * t5 + t6 * cache.back_rotation_20;
+    let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
+    let back_tip_position_z = cache.back_position_z + t2 * cache.base_roll_rotation_21
+        + t3 * cache.back_rotation_20 + t1 * cache.back_rotation_22;
+    let back_skin_2_3_position_z = back_tip_position_z - back_ring2_skin_z_z;
     let x = back_skin_2_3_position_x;
     let y = back_skin_2_3_position_y;
     let z = back_skin_2_3_position_z;
@@ -34045,11 +33797,14 @@ pub fn contact_jacobian_12(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let front_right_ring0_skin_y_x = p.limb_radius * cache.front_right_rotation_01;
     let front_right_skin_0_0_position_x = cache.front_right_position_x
-        + p.limb_radius * cache.front_right_rotation_01;
-    let front_right_skin_0_0_position_y = p.limb_radius * cache.front_right_rotation_11
+        + front_right_ring0_skin_y_x;
+    let front_right_ring0_skin_y_y = p.limb_radius * cache.front_right_rotation_11;
+    let front_right_skin_0_0_position_y = front_right_ring0_skin_y_y
         + cache.front_right_position_y;
-    let front_right_skin_0_0_position_z = cache.front_right_rotation_21 * p.limb_radius
+    let front_right_ring0_skin_y_z = cache.front_right_rotation_21 * p.limb_radius;
+    let front_right_skin_0_0_position_z = front_right_ring0_skin_y_z
         + cache.front_right_position_z;
     let x = front_right_skin_0_0_position_x;
     let y = front_right_skin_0_0_position_y;
@@ -34068,17 +33823,15 @@ pub fn contact_jacobian_13(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let front_right_ring0_skin_z_x = cache.front_right_rotation_02 * p.limb_radius;
     let front_right_skin_0_1_position_x = cache.front_right_position_x
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * p.limb_radius;
+        + front_right_ring0_skin_z_x;
+    let front_right_ring0_skin_z_y = p.limb_radius * cache.front_right_rotation_12;
     let front_right_skin_0_1_position_y = cache.front_right_position_y
-        + p.limb_radius * cache.front_right_rotation_12
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * cache.front_right_rotation_11;
-    let front_right_skin_0_1_position_z = cache.front_right_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * cache.front_right_rotation_21
-            * p.limb_radius + cache.front_right_position_z;
+        + front_right_ring0_skin_z_y;
+    let front_right_ring0_skin_z_z = cache.front_right_rotation_22 * p.limb_radius;
+    let front_right_skin_0_1_position_z = front_right_ring0_skin_z_z
+        + cache.front_right_position_z;
     let x = front_right_skin_0_1_position_x;
     let y = front_right_skin_0_1_position_y;
     let z = front_right_skin_0_1_position_z;
@@ -34096,15 +33849,15 @@ pub fn contact_jacobian_14(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let front_right_ring0_skin_y_x = p.limb_radius * cache.front_right_rotation_01;
     let front_right_skin_0_2_position_x = cache.front_right_position_x
-        + 0.00000000000000012246467991473532 * cache.front_right_rotation_02
-            * p.limb_radius - p.limb_radius * cache.front_right_rotation_01;
-    let front_right_skin_0_2_position_y = 0.00000000000000012246467991473532
-        * p.limb_radius * cache.front_right_rotation_12 + cache.front_right_position_y
-        - p.limb_radius * cache.front_right_rotation_11;
-    let front_right_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.front_right_rotation_22 * p.limb_radius + cache.front_right_position_z
-        - cache.front_right_rotation_21 * p.limb_radius;
+        - front_right_ring0_skin_y_x;
+    let front_right_ring0_skin_y_y = p.limb_radius * cache.front_right_rotation_11;
+    let front_right_skin_0_2_position_y = cache.front_right_position_y
+        - front_right_ring0_skin_y_y;
+    let front_right_ring0_skin_y_z = cache.front_right_rotation_21 * p.limb_radius;
+    let front_right_skin_0_2_position_z = cache.front_right_position_z
+        - front_right_ring0_skin_y_z;
     let x = front_right_skin_0_2_position_x;
     let y = front_right_skin_0_2_position_y;
     let z = front_right_skin_0_2_position_z;
@@ -34122,17 +33875,15 @@ pub fn contact_jacobian_15(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let front_right_ring0_skin_z_x = cache.front_right_rotation_02 * p.limb_radius;
     let front_right_skin_0_3_position_x = cache.front_right_position_x
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.front_right_rotation_01
-        - cache.front_right_rotation_02 * p.limb_radius;
+        - front_right_ring0_skin_z_x;
+    let front_right_ring0_skin_z_y = p.limb_radius * cache.front_right_rotation_12;
     let front_right_skin_0_3_position_y = cache.front_right_position_y
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * cache.front_right_rotation_11
-        - p.limb_radius * cache.front_right_rotation_12;
+        - front_right_ring0_skin_z_y;
+    let front_right_ring0_skin_z_z = cache.front_right_rotation_22 * p.limb_radius;
     let front_right_skin_0_3_position_z = cache.front_right_position_z
-        - 0.00000000000000018369701987210297 * cache.front_right_rotation_21
-            * p.limb_radius - cache.front_right_rotation_22 * p.limb_radius;
+        - front_right_ring0_skin_z_z;
     let x = front_right_skin_0_3_position_x;
     let y = front_right_skin_0_3_position_y;
     let z = front_right_skin_0_3_position_z;
@@ -34171,21 +33922,24 @@ pub fn contact_jacobian_16(
         * front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t4
         + t5 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t6;
+    let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let front_right_skin_1_0_position_x = front_right_ring1_position_x
-        + front_right_ring1_rotation_01 * p.limb_radius;
+        + front_right_ring1_skin_y_x;
     let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t4
         + t5 * cache.front_right_rotation_11 + t6 * cache.front_right_rotation_12;
+    let front_right_ring1_skin_y_y = p.limb_radius * front_right_ring1_rotation_11;
     let front_right_ring1_position_y = t0 * cache.front_right_rotation_10
         + t2 * cache.front_right_rotation_11 + t3 * cache.front_right_rotation_12
         + cache.front_right_position_y;
-    let front_right_skin_1_0_position_y = p.limb_radius * front_right_ring1_rotation_11
+    let front_right_skin_1_0_position_y = front_right_ring1_skin_y_y
         + front_right_ring1_position_y;
     let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t5
         + cache.front_right_rotation_22 * t6 + cache.front_right_rotation_20 * t4;
+    let front_right_ring1_skin_y_z = front_right_ring1_rotation_21 * p.limb_radius;
     let front_right_ring1_position_z = cache.front_right_rotation_21 * t2
         + t3 * cache.front_right_rotation_22 + t0 * cache.front_right_rotation_20
         + cache.front_right_position_z;
-    let front_right_skin_1_0_position_z = front_right_ring1_rotation_21 * p.limb_radius
+    let front_right_skin_1_0_position_z = front_right_ring1_skin_y_z
         + front_right_ring1_position_z;
     let x = front_right_skin_1_0_position_x;
     let y = front_right_skin_1_0_position_y;
@@ -34225,36 +33979,25 @@ pub fn contact_jacobian_17(
     let t6 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
     let front_right_ring1_rotation_02 = t4 * cache.front_right_rotation_01
         + cache.front_right_rotation_02 * t5 + t6 * cache.front_right_rotation_00;
-    let t7 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let t8 = 1.0
-        - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
-    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t7
-        + t8 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t4;
+    let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
     let front_right_skin_1_1_position_x = front_right_ring1_position_x
-        + p.limb_radius * front_right_ring1_rotation_02
-        + 0.00000000000000006123233995736766 * front_right_ring1_rotation_01
-            * p.limb_radius;
+        + front_right_ring1_skin_z_x;
     let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t6
         + t4 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t5;
-    let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t7
-        + t8 * cache.front_right_rotation_11 + t4 * cache.front_right_rotation_12;
+    let front_right_ring1_skin_z_y = p.limb_radius * front_right_ring1_rotation_12;
     let front_right_ring1_position_y = t0 * cache.front_right_rotation_10
         + t2 * cache.front_right_rotation_11 + t3 * cache.front_right_rotation_12
         + cache.front_right_position_y;
-    let front_right_skin_1_1_position_y = p.limb_radius * front_right_ring1_rotation_12
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_right_ring1_rotation_11 + front_right_ring1_position_y;
+    let front_right_skin_1_1_position_y = front_right_ring1_skin_z_y
+        + front_right_ring1_position_y;
     let front_right_ring1_rotation_22 = cache.front_right_rotation_21 * t4
         + cache.front_right_rotation_22 * t5 + cache.front_right_rotation_20 * t6;
-    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t8
-        + cache.front_right_rotation_22 * t4 + cache.front_right_rotation_20 * t7;
+    let front_right_ring1_skin_z_z = front_right_ring1_rotation_22 * p.limb_radius;
     let front_right_ring1_position_z = cache.front_right_rotation_21 * t2
         + t3 * cache.front_right_rotation_22 + t0 * cache.front_right_rotation_20
         + cache.front_right_position_z;
-    let front_right_skin_1_1_position_z = front_right_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_right_ring1_rotation_21
-            * p.limb_radius + front_right_ring1_position_z;
+    let front_right_skin_1_1_position_z = front_right_ring1_skin_z_z
+        + front_right_ring1_position_z;
     let x = front_right_skin_1_1_position_x;
     let y = front_right_skin_1_1_position_y;
     let z = front_right_skin_1_1_position_z;
@@ -34293,37 +34036,25 @@ pub fn contact_jacobian_18(
         * front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t4
         + t5 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t6;
-    let t7 = 1.0
-        - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_z * front_right_bend_z);
-    let t8 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
-    let front_right_ring1_rotation_02 = t6 * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * t7 + t8 * cache.front_right_rotation_00;
+    let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let front_right_skin_1_2_position_x = front_right_ring1_position_x
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * front_right_ring1_rotation_02
-        - front_right_ring1_rotation_01 * p.limb_radius;
+        - front_right_ring1_skin_y_x;
     let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t4
         + t5 * cache.front_right_rotation_11 + t6 * cache.front_right_rotation_12;
+    let front_right_ring1_skin_y_y = p.limb_radius * front_right_ring1_rotation_11;
     let front_right_ring1_position_y = t0 * cache.front_right_rotation_10
         + t2 * cache.front_right_rotation_11 + t3 * cache.front_right_rotation_12
         + cache.front_right_position_y;
-    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t8
-        + t6 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t7;
     let front_right_skin_1_2_position_y = front_right_ring1_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * front_right_ring1_rotation_12
-        - p.limb_radius * front_right_ring1_rotation_11;
-    let front_right_ring1_rotation_22 = cache.front_right_rotation_21 * t6
-        + cache.front_right_rotation_22 * t7 + cache.front_right_rotation_20 * t8;
+        - front_right_ring1_skin_y_y;
     let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t5
         + cache.front_right_rotation_22 * t6 + cache.front_right_rotation_20 * t4;
+    let front_right_ring1_skin_y_z = front_right_ring1_rotation_21 * p.limb_radius;
     let front_right_ring1_position_z = cache.front_right_rotation_21 * t2
         + t3 * cache.front_right_rotation_22 + t0 * cache.front_right_rotation_20
         + cache.front_right_position_z;
-    let front_right_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * front_right_ring1_rotation_22 * p.limb_radius + front_right_ring1_position_z
-        - front_right_ring1_rotation_21 * p.limb_radius;
+    let front_right_skin_1_2_position_z = front_right_ring1_position_z
+        - front_right_ring1_skin_y_z;
     let x = front_right_skin_1_2_position_x;
     let y = front_right_skin_1_2_position_y;
     let z = front_right_skin_1_2_position_z;
@@ -34354,44 +34085,33 @@ pub fn contact_jacobian_19(
     let front_right_ring1_position_x = cache.front_right_position_x
         + t0 * cache.front_right_rotation_00 + t2 * cache.front_right_rotation_01
         + t3 * cache.front_right_rotation_02;
-    let t4 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
+    let t4 = -(0.25 * cache.front_right_ring1_bend_c2 * front_right_bend_z
+        * front_right_bend_y);
     let t5 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
-    let t6 = -(0.25 * cache.front_right_ring1_bend_c2 * front_right_bend_z
-        * front_right_bend_y);
-    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t4
-        + t5 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t6;
-    let t7 = 1.0
-        - 0.25 * cache.front_right_ring1_bend_c2
             * (front_right_bend_z * front_right_bend_z);
-    let t8 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
-    let front_right_ring1_rotation_02 = t6 * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * t7 + t8 * cache.front_right_rotation_00;
+    let t6 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+    let front_right_ring1_rotation_02 = t4 * cache.front_right_rotation_01
+        + cache.front_right_rotation_02 * t5 + t6 * cache.front_right_rotation_00;
+    let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
     let front_right_skin_1_3_position_x = front_right_ring1_position_x
-        - 0.00000000000000018369701987210297 * front_right_ring1_rotation_01
-            * p.limb_radius - p.limb_radius * front_right_ring1_rotation_02;
-    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t8
-        + t6 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t7;
-    let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t4
-        + t5 * cache.front_right_rotation_11 + t6 * cache.front_right_rotation_12;
+        - front_right_ring1_skin_z_x;
+    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t6
+        + t4 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t5;
+    let front_right_ring1_skin_z_y = p.limb_radius * front_right_ring1_rotation_12;
     let front_right_ring1_position_y = t0 * cache.front_right_rotation_10
         + t2 * cache.front_right_rotation_11 + t3 * cache.front_right_rotation_12
         + cache.front_right_position_y;
     let front_right_skin_1_3_position_y = front_right_ring1_position_y
-        - p.limb_radius * front_right_ring1_rotation_12
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_right_ring1_rotation_11;
-    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t5
-        + cache.front_right_rotation_22 * t6 + cache.front_right_rotation_20 * t4;
-    let front_right_ring1_rotation_22 = cache.front_right_rotation_21 * t6
-        + cache.front_right_rotation_22 * t7 + cache.front_right_rotation_20 * t8;
+        - front_right_ring1_skin_z_y;
     let front_right_ring1_position_z = cache.front_right_rotation_21 * t2
         + t3 * cache.front_right_rotation_22 + t0 * cache.front_right_rotation_20
         + cache.front_right_position_z;
+    let front_right_ring1_rotation_22 = cache.front_right_rotation_21 * t4
+        + cache.front_right_rotation_22 * t5 + cache.front_right_rotation_20 * t6;
+    let front_right_ring1_skin_z_z = front_right_ring1_rotation_22 * p.limb_radius;
     let front_right_skin_1_3_position_z = front_right_ring1_position_z
-        - 0.00000000000000018369701987210297 * front_right_ring1_rotation_21
-            * p.limb_radius - front_right_ring1_rotation_22 * p.limb_radius;
+        - front_right_ring1_skin_z_z;
     let x = front_right_skin_1_3_position_x;
     let y = front_right_skin_1_3_position_y;
     let z = front_right_skin_1_3_position_z;
@@ -34429,22 +34149,25 @@ pub fn contact_jacobian_20(
         * front_right_bend_y);
     let front_right_tip_rotation_01 = t4 * cache.front_right_rotation_01
         + cache.front_right_rotation_00 * t5 + cache.front_right_rotation_02 * t6;
+    let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let front_right_skin_2_0_position_x = front_right_tip_position_x
-        + front_right_tip_rotation_01 * p.limb_radius;
+        + front_right_ring2_skin_y_x;
     let front_right_tip_rotation_11 = t4 * cache.front_right_rotation_11
         + cache.front_right_rotation_12 * t6 + cache.front_right_rotation_10 * t5;
+    let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
     let front_right_tip_position_y = t1 * cache.front_right_rotation_12
         + cache.front_right_rotation_10 * t3 + t2 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_skin_2_0_position_y = p.limb_radius * front_right_tip_rotation_11
+    let front_right_skin_2_0_position_y = front_right_ring2_skin_y_y
         + front_right_tip_position_y;
     let front_right_tip_position_z = cache.front_right_rotation_20 * t3
         + cache.front_right_rotation_21 * t2 + cache.front_right_rotation_22 * t1
         + cache.front_right_position_z;
     let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t5
         + cache.front_right_rotation_21 * t4 + cache.front_right_rotation_22 * t6;
+    let front_right_ring2_skin_y_z = front_right_tip_rotation_21 * p.limb_radius;
     let front_right_skin_2_0_position_z = front_right_tip_position_z
-        + front_right_tip_rotation_21 * p.limb_radius;
+        + front_right_ring2_skin_y_z;
     let x = front_right_skin_2_0_position_x;
     let y = front_right_skin_2_0_position_y;
     let z = front_right_skin_2_0_position_z;
@@ -34463,53 +34186,44 @@ pub fn contact_jacobian_21(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t1 = 1.0
-        - cache.front_right_bend_squared_c2 * (front_right_bend_y * front_right_bend_y);
-    let t2 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
     let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
         - 0.5773502691896257 * t0 * q[13];
-    let t3 = -(cache.front_right_bend_squared_c2 * front_right_bend_z
-        * front_right_bend_y);
-    let front_right_tip_rotation_01 = t1 * cache.front_right_rotation_01
-        + cache.front_right_rotation_00 * t2 + cache.front_right_rotation_02 * t3;
-    let t4 = cache.front_right_bend_squared_c2 * cache.front_right_len
+    let t1 = cache.front_right_bend_squared_c2 * cache.front_right_len
         * front_right_bend_z;
-    let t5 = cache.front_right_bend_squared_c2 * cache.front_right_len
+    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
+        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
+    let t2 = cache.front_right_bend_squared_c2 * cache.front_right_len
         * front_right_bend_y;
-    let t6 = cache.front_right_len * cache.front_right_bend_squared_c1;
+    let t3 = cache.front_right_len * cache.front_right_bend_squared_c1;
     let front_right_tip_position_x = cache.front_right_position_x
-        + t4 * cache.front_right_rotation_02 + t5 * cache.front_right_rotation_01
-        + cache.front_right_rotation_00 * t6;
-    let t7 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
-    let t8 = 1.0
+        + t1 * cache.front_right_rotation_02 + t2 * cache.front_right_rotation_01
+        + cache.front_right_rotation_00 * t3;
+    let t4 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+    let t5 = -(cache.front_right_bend_squared_c2 * front_right_bend_z
+        * front_right_bend_y);
+    let t6 = 1.0
         - cache.front_right_bend_squared_c2 * (front_right_bend_z * front_right_bend_z);
-    let front_right_tip_rotation_02 = t7 * cache.front_right_rotation_00
-        + t3 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t8;
-    let front_right_skin_2_1_position_x = 0.00000000000000006123233995736766
-        * front_right_tip_rotation_01 * p.limb_radius + front_right_tip_position_x
-        + p.limb_radius * front_right_tip_rotation_02;
-    let front_right_tip_position_y = t4 * cache.front_right_rotation_12
-        + cache.front_right_rotation_10 * t6 + t5 * cache.front_right_rotation_11
+    let front_right_tip_rotation_02 = t4 * cache.front_right_rotation_00
+        + t5 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t6;
+    let front_right_ring2_skin_z_x = p.limb_radius * front_right_tip_rotation_02;
+    let front_right_skin_2_1_position_x = front_right_tip_position_x
+        + front_right_ring2_skin_z_x;
+    let front_right_tip_position_y = t1 * cache.front_right_rotation_12
+        + cache.front_right_rotation_10 * t3 + t2 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_tip_rotation_11 = t1 * cache.front_right_rotation_11
-        + cache.front_right_rotation_12 * t3 + cache.front_right_rotation_10 * t2;
-    let front_right_tip_rotation_12 = t3 * cache.front_right_rotation_11
-        + t7 * cache.front_right_rotation_10 + t8 * cache.front_right_rotation_12;
+    let front_right_tip_rotation_12 = t5 * cache.front_right_rotation_11
+        + t4 * cache.front_right_rotation_10 + t6 * cache.front_right_rotation_12;
+    let front_right_ring2_skin_z_y = front_right_tip_rotation_12 * p.limb_radius;
     let front_right_skin_2_1_position_y = front_right_tip_position_y
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_right_tip_rotation_11 + front_right_tip_rotation_12 * p.limb_radius;
-    let front_right_tip_rotation_22 = t7 * cache.front_right_rotation_20
-        + cache.front_right_rotation_21 * t3 + cache.front_right_rotation_22 * t8;
-    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t2
-        + cache.front_right_rotation_21 * t1 + cache.front_right_rotation_22 * t3;
-    let front_right_tip_position_z = cache.front_right_rotation_20 * t6
-        + cache.front_right_rotation_21 * t5 + cache.front_right_rotation_22 * t4
+        + front_right_ring2_skin_z_y;
+    let front_right_tip_rotation_22 = t4 * cache.front_right_rotation_20
+        + cache.front_right_rotation_21 * t5 + cache.front_right_rotation_22 * t6;
+    let front_right_ring2_skin_z_z = front_right_tip_rotation_22 * p.limb_radius;
+    let front_right_tip_position_z = cache.front_right_rotation_20 * t3
+        + cache.front_right_rotation_21 * t2 + cache.front_right_rotation_22 * t1
         + cache.front_right_position_z;
-    let front_right_skin_2_1_position_z = front_right_tip_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_right_tip_rotation_21
-            * p.limb_radius + front_right_tip_position_z;
+    let front_right_skin_2_1_position_z = front_right_ring2_skin_z_z
+        + front_right_tip_position_z;
     let x = front_right_skin_2_1_position_x;
     let y = front_right_skin_2_1_position_y;
     let z = front_right_skin_2_1_position_z;
@@ -34530,51 +34244,42 @@ pub fn contact_jacobian_22(
     let t0 = 1.0 / p.actuator_radius;
     let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
         - 0.5773502691896257 * t0 * q[13];
-    let t1 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+    let t1 = cache.front_right_bend_squared_c2 * cache.front_right_len
+        * front_right_bend_z;
     let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
         + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t2 = -(cache.front_right_bend_squared_c2 * front_right_bend_z
-        * front_right_bend_y);
-    let t3 = 1.0
-        - cache.front_right_bend_squared_c2 * (front_right_bend_z * front_right_bend_z);
-    let front_right_tip_rotation_02 = t1 * cache.front_right_rotation_00
-        + t2 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t3;
-    let t4 = cache.front_right_bend_squared_c2 * cache.front_right_len
-        * front_right_bend_z;
-    let t5 = cache.front_right_bend_squared_c2 * cache.front_right_len
+    let t2 = cache.front_right_bend_squared_c2 * cache.front_right_len
         * front_right_bend_y;
-    let t6 = cache.front_right_len * cache.front_right_bend_squared_c1;
+    let t3 = cache.front_right_len * cache.front_right_bend_squared_c1;
     let front_right_tip_position_x = cache.front_right_position_x
-        + t4 * cache.front_right_rotation_02 + t5 * cache.front_right_rotation_01
-        + cache.front_right_rotation_00 * t6;
-    let t7 = 1.0
+        + t1 * cache.front_right_rotation_02 + t2 * cache.front_right_rotation_01
+        + cache.front_right_rotation_00 * t3;
+    let t4 = 1.0
         - cache.front_right_bend_squared_c2 * (front_right_bend_y * front_right_bend_y);
-    let t8 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_tip_rotation_01 = t7 * cache.front_right_rotation_01
-        + cache.front_right_rotation_00 * t8 + cache.front_right_rotation_02 * t2;
-    let front_right_skin_2_2_position_x = 0.00000000000000012246467991473532
-        * p.limb_radius * front_right_tip_rotation_02 + front_right_tip_position_x
-        - front_right_tip_rotation_01 * p.limb_radius;
-    let front_right_tip_position_y = t4 * cache.front_right_rotation_12
-        + cache.front_right_rotation_10 * t6 + t5 * cache.front_right_rotation_11
+    let t5 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
+    let t6 = -(cache.front_right_bend_squared_c2 * front_right_bend_z
+        * front_right_bend_y);
+    let front_right_tip_rotation_01 = t4 * cache.front_right_rotation_01
+        + cache.front_right_rotation_00 * t5 + cache.front_right_rotation_02 * t6;
+    let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
+    let front_right_skin_2_2_position_x = front_right_tip_position_x
+        - front_right_ring2_skin_y_x;
+    let front_right_tip_position_y = t1 * cache.front_right_rotation_12
+        + cache.front_right_rotation_10 * t3 + t2 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_tip_rotation_12 = t2 * cache.front_right_rotation_11
-        + t1 * cache.front_right_rotation_10 + t3 * cache.front_right_rotation_12;
-    let front_right_tip_rotation_11 = t7 * cache.front_right_rotation_11
-        + cache.front_right_rotation_12 * t2 + cache.front_right_rotation_10 * t8;
+    let front_right_tip_rotation_11 = t4 * cache.front_right_rotation_11
+        + cache.front_right_rotation_12 * t6 + cache.front_right_rotation_10 * t5;
+    let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
     let front_right_skin_2_2_position_y = front_right_tip_position_y
-        + 0.00000000000000012246467991473532 * front_right_tip_rotation_12
-            * p.limb_radius - p.limb_radius * front_right_tip_rotation_11;
-    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t8
-        + cache.front_right_rotation_21 * t7 + cache.front_right_rotation_22 * t2;
-    let front_right_tip_rotation_22 = t1 * cache.front_right_rotation_20
-        + cache.front_right_rotation_21 * t2 + cache.front_right_rotation_22 * t3;
-    let front_right_tip_position_z = cache.front_right_rotation_20 * t6
-        + cache.front_right_rotation_21 * t5 + cache.front_right_rotation_22 * t4
+        - front_right_ring2_skin_y_y;
+    let front_right_tip_position_z = cache.front_right_rotation_20 * t3
+        + cache.front_right_rotation_21 * t2 + cache.front_right_rotation_22 * t1
         + cache.front_right_position_z;
-    let front_right_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * front_right_tip_rotation_22 * p.limb_radius + front_right_tip_position_z
-        - front_right_tip_rotation_21 * p.limb_radius;
+    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t5
+        + cache.front_right_rotation_21 * t4 + cache.front_right_rotation_22 * t6;
+    let front_right_ring2_skin_y_z = front_right_tip_rotation_21 * p.limb_radius;
+    let front_right_skin_2_2_position_z = front_right_tip_position_z
+        - front_right_ring2_skin_y_z;
     let x = front_right_skin_2_2_position_x;
     let y = front_right_skin_2_2_position_y;
     let z = front_right_skin_2_2_position_z;
@@ -34612,37 +34317,25 @@ pub fn contact_jacobian_23(
         - cache.front_right_bend_squared_c2 * (front_right_bend_z * front_right_bend_z);
     let front_right_tip_rotation_02 = t4 * cache.front_right_rotation_00
         + t5 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t6;
-    let t7 = 1.0
-        - cache.front_right_bend_squared_c2 * (front_right_bend_y * front_right_bend_y);
-    let t8 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_tip_rotation_01 = t7 * cache.front_right_rotation_01
-        + cache.front_right_rotation_00 * t8 + cache.front_right_rotation_02 * t5;
+    let front_right_ring2_skin_z_x = p.limb_radius * front_right_tip_rotation_02;
     let front_right_skin_2_3_position_x = front_right_tip_position_x
-        - p.limb_radius * front_right_tip_rotation_02
-        - 0.00000000000000018369701987210297 * front_right_tip_rotation_01
-            * p.limb_radius;
+        - front_right_ring2_skin_z_x;
     let front_right_tip_position_y = t1 * cache.front_right_rotation_12
         + cache.front_right_rotation_10 * t3 + t2 * cache.front_right_rotation_11
         + cache.front_right_position_y;
     let front_right_tip_rotation_12 = t5 * cache.front_right_rotation_11
         + t4 * cache.front_right_rotation_10 + t6 * cache.front_right_rotation_12;
-    let front_right_tip_rotation_11 = t7 * cache.front_right_rotation_11
-        + cache.front_right_rotation_12 * t5 + cache.front_right_rotation_10 * t8;
+    let front_right_ring2_skin_z_y = front_right_tip_rotation_12 * p.limb_radius;
     let front_right_skin_2_3_position_y = front_right_tip_position_y
-        - front_right_tip_rotation_12 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_right_tip_rotation_11;
-    let front_right_tip_rotation_22 = t4 * cache.front_right_rotation_20
-        + cache.front_right_rotation_21 * t5 + cache.front_right_rotation_22 * t6;
+        - front_right_ring2_skin_z_y;
     let front_right_tip_position_z = cache.front_right_rotation_20 * t3
         + cache.front_right_rotation_21 * t2 + cache.front_right_rotation_22 * t1
         + cache.front_right_position_z;
-    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t8
-        + cache.front_right_rotation_21 * t7 + cache.front_right_rotation_22 * t5;
+    let front_right_tip_rotation_22 = t4 * cache.front_right_rotation_20
+        + cache.front_right_rotation_21 * t5 + cache.front_right_rotation_22 * t6;
+    let front_right_ring2_skin_z_z = front_right_tip_rotation_22 * p.limb_radius;
     let front_right_skin_2_3_position_z = front_right_tip_position_z
-        - front_right_tip_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * front_right_tip_rotation_21
-            * p.limb_radius;
+        - front_right_ring2_skin_z_z;
     let x = front_right_skin_2_3_position_x;
     let y = front_right_skin_2_3_position_y;
     let z = front_right_skin_2_3_position_z;
@@ -34660,12 +34353,15 @@ pub fn contact_jacobian_24(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let front_left_ring0_skin_y_x = cache.front_left_rotation_01 * p.limb_radius;
     let front_left_skin_0_0_position_x = cache.front_left_position_x
-        + cache.front_left_rotation_01 * p.limb_radius;
-    let front_left_skin_0_0_position_y = cache.front_left_rotation_11 * p.limb_radius
+        + front_left_ring0_skin_y_x;
+    let front_left_ring0_skin_y_y = cache.front_left_rotation_11 * p.limb_radius;
+    let front_left_skin_0_0_position_y = front_left_ring0_skin_y_y
         + cache.front_left_position_y;
+    let front_left_ring0_skin_y_z = cache.front_left_rotation_21 * p.limb_radius;
     let front_left_skin_0_0_position_z = cache.front_left_position_z
-        + cache.front_left_rotation_21 * p.limb_radius;
+        + front_left_ring0_skin_y_z;
     let x = front_left_skin_0_0_position_x;
     let y = front_left_skin_0_0_position_y;
     let z = front_left_skin_0_0_position_z;
@@ -34683,16 +34379,15 @@ pub fn contact_jacobian_25(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let front_left_ring0_skin_z_x = cache.front_left_rotation_02 * p.limb_radius;
     let front_left_skin_0_1_position_x = cache.front_left_position_x
-        + cache.front_left_rotation_02 * p.limb_radius
-        + 0.00000000000000006123233995736766 * cache.front_left_rotation_01
-            * p.limb_radius;
-    let front_left_skin_0_1_position_y = 0.00000000000000006123233995736766
-        * cache.front_left_rotation_11 * p.limb_radius
-        + p.limb_radius * cache.front_left_rotation_12 + cache.front_left_position_y;
-    let front_left_skin_0_1_position_z = 0.00000000000000006123233995736766
-        * cache.front_left_rotation_21 * p.limb_radius + cache.front_left_position_z
-        + cache.front_left_rotation_22 * p.limb_radius;
+        + front_left_ring0_skin_z_x;
+    let front_left_ring0_skin_z_y = p.limb_radius * cache.front_left_rotation_12;
+    let front_left_skin_0_1_position_y = front_left_ring0_skin_z_y
+        + cache.front_left_position_y;
+    let front_left_ring0_skin_z_z = cache.front_left_rotation_22 * p.limb_radius;
+    let front_left_skin_0_1_position_z = cache.front_left_position_z
+        + front_left_ring0_skin_z_z;
     let x = front_left_skin_0_1_position_x;
     let y = front_left_skin_0_1_position_y;
     let z = front_left_skin_0_1_position_z;
@@ -34710,16 +34405,15 @@ pub fn contact_jacobian_26(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_skin_0_2_position_x = 0.00000000000000012246467991473532
-        * cache.front_left_rotation_02 * p.limb_radius + cache.front_left_position_x
-        - cache.front_left_rotation_01 * p.limb_radius;
+    let front_left_ring0_skin_y_x = cache.front_left_rotation_01 * p.limb_radius;
+    let front_left_skin_0_2_position_x = cache.front_left_position_x
+        - front_left_ring0_skin_y_x;
+    let front_left_ring0_skin_y_y = cache.front_left_rotation_11 * p.limb_radius;
     let front_left_skin_0_2_position_y = cache.front_left_position_y
-        + 0.00000000000000012246467991473532 * p.limb_radius
-            * cache.front_left_rotation_12
-        - cache.front_left_rotation_11 * p.limb_radius;
-    let front_left_skin_0_2_position_z = 0.00000000000000012246467991473532
-        * cache.front_left_rotation_22 * p.limb_radius + cache.front_left_position_z
-        - cache.front_left_rotation_21 * p.limb_radius;
+        - front_left_ring0_skin_y_y;
+    let front_left_ring0_skin_y_z = cache.front_left_rotation_21 * p.limb_radius;
+    let front_left_skin_0_2_position_z = cache.front_left_position_z
+        - front_left_ring0_skin_y_z;
     let x = front_left_skin_0_2_position_x;
     let y = front_left_skin_0_2_position_y;
     let z = front_left_skin_0_2_position_z;
@@ -34737,15 +34431,15 @@ pub fn contact_jacobian_27(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
+    let front_left_ring0_skin_z_x = cache.front_left_rotation_02 * p.limb_radius;
     let front_left_skin_0_3_position_x = cache.front_left_position_x
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_01
-            * p.limb_radius - cache.front_left_rotation_02 * p.limb_radius;
+        - front_left_ring0_skin_z_x;
+    let front_left_ring0_skin_z_y = p.limb_radius * cache.front_left_rotation_12;
     let front_left_skin_0_3_position_y = cache.front_left_position_y
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_11
-            * p.limb_radius - p.limb_radius * cache.front_left_rotation_12;
+        - front_left_ring0_skin_z_y;
+    let front_left_ring0_skin_z_z = cache.front_left_rotation_22 * p.limb_radius;
     let front_left_skin_0_3_position_z = cache.front_left_position_z
-        - 0.00000000000000018369701987210297 * cache.front_left_rotation_21
-            * p.limb_radius - cache.front_left_rotation_22 * p.limb_radius;
+        - front_left_ring0_skin_z_z;
     let x = front_left_skin_0_3_position_x;
     let y = front_left_skin_0_3_position_y;
     let z = front_left_skin_0_3_position_z;
@@ -34784,21 +34478,24 @@ pub fn contact_jacobian_28(
             * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t4
         + cache.front_left_rotation_02 * t5 + t6 * cache.front_left_rotation_01;
+    let front_left_ring1_skin_y_x = front_left_ring1_rotation_01 * p.limb_radius;
     let front_left_skin_1_0_position_x = front_left_ring1_position_x
-        + front_left_ring1_rotation_01 * p.limb_radius;
+        + front_left_ring1_skin_y_x;
     let front_left_ring1_rotation_11 = t4 * cache.front_left_rotation_10
         + cache.front_left_rotation_11 * t6 + t5 * cache.front_left_rotation_12;
+    let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
     let front_left_ring1_position_y = cache.front_left_rotation_11 * t1
         + t2 * cache.front_left_rotation_10 + t3 * cache.front_left_rotation_12
         + cache.front_left_position_y;
-    let front_left_skin_1_0_position_y = front_left_ring1_rotation_11 * p.limb_radius
+    let front_left_skin_1_0_position_y = front_left_ring1_skin_y_y
         + front_left_ring1_position_y;
     let front_left_ring1_rotation_21 = t6 * cache.front_left_rotation_21
         + t4 * cache.front_left_rotation_20 + t5 * cache.front_left_rotation_22;
+    let front_left_ring1_skin_y_z = p.limb_radius * front_left_ring1_rotation_21;
     let front_left_ring1_position_z = cache.front_left_rotation_22 * t3
         + t2 * cache.front_left_rotation_20 + cache.front_left_position_z
         + cache.front_left_rotation_21 * t1;
-    let front_left_skin_1_0_position_z = p.limb_radius * front_left_ring1_rotation_21
+    let front_left_skin_1_0_position_z = front_left_ring1_skin_y_z
         + front_left_ring1_position_z;
     let x = front_left_skin_1_0_position_x;
     let y = front_left_skin_1_0_position_y;
@@ -34830,43 +34527,33 @@ pub fn contact_jacobian_29(
     let front_left_ring1_position_x = cache.front_left_rotation_01 * t1
         + cache.front_left_position_x + t2 * cache.front_left_rotation_00
         + cache.front_left_rotation_02 * t3;
-    let t4 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
+    let t4 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
     let t5 = -(0.25 * front_left_bend_y * front_left_bend_z
         * cache.front_left_ring1_bend_c2);
     let t6 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
-            * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t4
-        + cache.front_left_rotation_02 * t5 + t6 * cache.front_left_rotation_01;
-    let t7 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let t8 = 1.0
         - 0.25 * (front_left_bend_z * front_left_bend_z)
             * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t7
-        + t5 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t8;
+    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t4
+        + t5 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t6;
+    let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
     let front_left_skin_1_1_position_x = front_left_ring1_position_x
-        + 0.00000000000000006123233995736766 * front_left_ring1_rotation_01
-            * p.limb_radius + front_left_ring1_rotation_02 * p.limb_radius;
-    let front_left_ring1_rotation_12 = t8 * cache.front_left_rotation_12
-        + cache.front_left_rotation_10 * t7 + cache.front_left_rotation_11 * t5;
-    let front_left_ring1_rotation_11 = t4 * cache.front_left_rotation_10
-        + cache.front_left_rotation_11 * t6 + t5 * cache.front_left_rotation_12;
+        + front_left_ring1_skin_z_x;
+    let front_left_ring1_rotation_12 = t6 * cache.front_left_rotation_12
+        + cache.front_left_rotation_10 * t4 + cache.front_left_rotation_11 * t5;
+    let front_left_ring1_skin_z_y = front_left_ring1_rotation_12 * p.limb_radius;
     let front_left_ring1_position_y = cache.front_left_rotation_11 * t1
         + t2 * cache.front_left_rotation_10 + t3 * cache.front_left_rotation_12
         + cache.front_left_position_y;
-    let front_left_skin_1_1_position_y = front_left_ring1_rotation_12 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_left_ring1_rotation_11
-            * p.limb_radius + front_left_ring1_position_y;
-    let front_left_ring1_rotation_22 = t7 * cache.front_left_rotation_20
-        + t5 * cache.front_left_rotation_21 + cache.front_left_rotation_22 * t8;
-    let front_left_ring1_rotation_21 = t6 * cache.front_left_rotation_21
-        + t4 * cache.front_left_rotation_20 + t5 * cache.front_left_rotation_22;
+    let front_left_skin_1_1_position_y = front_left_ring1_skin_z_y
+        + front_left_ring1_position_y;
+    let front_left_ring1_rotation_22 = t4 * cache.front_left_rotation_20
+        + t5 * cache.front_left_rotation_21 + cache.front_left_rotation_22 * t6;
+    let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
     let front_left_ring1_position_z = cache.front_left_rotation_22 * t3
         + t2 * cache.front_left_rotation_20 + cache.front_left_position_z
         + cache.front_left_rotation_21 * t1;
-    let front_left_skin_1_1_position_z = front_left_ring1_rotation_22 * p.limb_radius
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_left_ring1_rotation_21 + front_left_ring1_position_z;
+    let front_left_skin_1_1_position_z = front_left_ring1_skin_z_z
+        + front_left_ring1_position_z;
     let x = front_left_skin_1_1_position_x;
     let y = front_left_skin_1_1_position_y;
     let z = front_left_skin_1_1_position_z;
@@ -34887,53 +34574,43 @@ pub fn contact_jacobian_30(
     let t0 = 1.0 / p.actuator_radius;
     let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
         + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t1 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
+    let t1 = 0.25 * cache.front_left_len * front_left_bend_y
+        * cache.front_left_ring1_bend_c2;
+    let t2 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
     let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
         - 0.5773502691896257 * q[16] * t0;
-    let t2 = -(0.25 * front_left_bend_y * front_left_bend_z
+    let t3 = 0.25 * cache.front_left_len * front_left_bend_z
+        * cache.front_left_ring1_bend_c2;
+    let front_left_ring1_position_x = cache.front_left_rotation_01 * t1
+        + cache.front_left_position_x + t2 * cache.front_left_rotation_00
+        + cache.front_left_rotation_02 * t3;
+    let t4 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
+    let t5 = -(0.25 * front_left_bend_y * front_left_bend_z
         * cache.front_left_ring1_bend_c2);
-    let t3 = 1.0
+    let t6 = 1.0
         - 0.25 * (front_left_bend_y * front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t1
-        + cache.front_left_rotation_02 * t2 + t3 * cache.front_left_rotation_01;
-    let t4 = 0.25 * cache.front_left_len * front_left_bend_y
-        * cache.front_left_ring1_bend_c2;
-    let t5 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t6 = 0.25 * cache.front_left_len * front_left_bend_z
-        * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_position_x = cache.front_left_rotation_01 * t4
-        + cache.front_left_position_x + t5 * cache.front_left_rotation_00
-        + cache.front_left_rotation_02 * t6;
-    let t7 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let t8 = 1.0
-        - 0.25 * (front_left_bend_z * front_left_bend_z)
-            * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t7
-        + t2 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t8;
+    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t4
+        + cache.front_left_rotation_02 * t5 + t6 * cache.front_left_rotation_01;
+    let front_left_ring1_skin_y_x = front_left_ring1_rotation_01 * p.limb_radius;
     let front_left_skin_1_2_position_x = front_left_ring1_position_x
-        + 0.00000000000000012246467991473532 * front_left_ring1_rotation_02
-            * p.limb_radius - front_left_ring1_rotation_01 * p.limb_radius;
-    let front_left_ring1_rotation_11 = t1 * cache.front_left_rotation_10
-        + cache.front_left_rotation_11 * t3 + t2 * cache.front_left_rotation_12;
-    let front_left_ring1_rotation_12 = t8 * cache.front_left_rotation_12
-        + cache.front_left_rotation_10 * t7 + cache.front_left_rotation_11 * t2;
-    let front_left_ring1_position_y = cache.front_left_rotation_11 * t4
-        + t5 * cache.front_left_rotation_10 + t6 * cache.front_left_rotation_12
+        - front_left_ring1_skin_y_x;
+    let front_left_ring1_position_y = cache.front_left_rotation_11 * t1
+        + t2 * cache.front_left_rotation_10 + t3 * cache.front_left_rotation_12
         + cache.front_left_position_y;
-    let front_left_skin_1_2_position_y = 0.00000000000000012246467991473532
-        * front_left_ring1_rotation_12 * p.limb_radius + front_left_ring1_position_y
-        - front_left_ring1_rotation_11 * p.limb_radius;
-    let front_left_ring1_rotation_21 = t3 * cache.front_left_rotation_21
-        + t1 * cache.front_left_rotation_20 + t2 * cache.front_left_rotation_22;
-    let front_left_ring1_rotation_22 = t7 * cache.front_left_rotation_20
-        + t2 * cache.front_left_rotation_21 + cache.front_left_rotation_22 * t8;
-    let front_left_ring1_position_z = cache.front_left_rotation_22 * t6
-        + t5 * cache.front_left_rotation_20 + cache.front_left_position_z
-        + cache.front_left_rotation_21 * t4;
-    let front_left_skin_1_2_position_z = 0.00000000000000012246467991473532
-        * front_left_ring1_rotation_22 * p.limb_radius + front_left_ring1_position_z
-        - p.limb_radius * front_left_ring1_rotation_21;
+    let front_left_ring1_rotation_11 = t4 * cache.front_left_rotation_10
+        + cache.front_left_rotation_11 * t6 + t5 * cache.front_left_rotation_12;
+    let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
+    let front_left_skin_1_2_position_y = front_left_ring1_position_y
+        - front_left_ring1_skin_y_y;
+    let front_left_ring1_position_z = cache.front_left_rotation_22 * t3
+        + t2 * cache.front_left_rotation_20 + cache.front_left_position_z
+        + cache.front_left_rotation_21 * t1;
+    let front_left_ring1_rotation_21 = t6 * cache.front_left_rotation_21
+        + t4 * cache.front_left_rotation_20 + t5 * cache.front_left_rotation_22;
+    let front_left_ring1_skin_y_z = p.limb_radius * front_left_ring1_rotation_21;
+    let front_left_skin_1_2_position_z = front_left_ring1_position_z
+        - front_left_ring1_skin_y_z;
     let x = front_left_skin_1_2_position_x;
     let y = front_left_skin_1_2_position_y;
     let z = front_left_skin_1_2_position_z;
@@ -34952,57 +34629,45 @@ pub fn contact_jacobian_31(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 1.0 / p.actuator_radius;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t1 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
     let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
         + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t2 = -(0.25 * front_left_bend_y * front_left_bend_z
+    let t1 = 0.25 * cache.front_left_len * front_left_bend_y
+        * cache.front_left_ring1_bend_c2;
+    let t2 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
+        - 0.5773502691896257 * q[16] * t0;
+    let t3 = 0.25 * cache.front_left_len * front_left_bend_z
+        * cache.front_left_ring1_bend_c2;
+    let front_left_ring1_position_x = cache.front_left_rotation_01 * t1
+        + cache.front_left_position_x + t2 * cache.front_left_rotation_00
+        + cache.front_left_rotation_02 * t3;
+    let t4 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
+    let t5 = -(0.25 * front_left_bend_y * front_left_bend_z
         * cache.front_left_ring1_bend_c2);
-    let t3 = 1.0
+    let t6 = 1.0
         - 0.25 * (front_left_bend_z * front_left_bend_z)
             * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t1
-        + t2 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t3;
-    let t4 = 0.25 * cache.front_left_len * front_left_bend_y
-        * cache.front_left_ring1_bend_c2;
-    let t5 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t6 = 0.25 * cache.front_left_len * front_left_bend_z
-        * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_position_x = cache.front_left_rotation_01 * t4
-        + cache.front_left_position_x + t5 * cache.front_left_rotation_00
-        + cache.front_left_rotation_02 * t6;
-    let t7 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
-    let t8 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
-            * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t7
-        + cache.front_left_rotation_02 * t2 + t8 * cache.front_left_rotation_01;
+    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t4
+        + t5 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t6;
+    let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
     let front_left_skin_1_3_position_x = front_left_ring1_position_x
-        - front_left_ring1_rotation_02 * p.limb_radius
-        - 0.00000000000000018369701987210297 * front_left_ring1_rotation_01
-            * p.limb_radius;
-    let front_left_ring1_rotation_11 = t7 * cache.front_left_rotation_10
-        + cache.front_left_rotation_11 * t8 + t2 * cache.front_left_rotation_12;
-    let front_left_ring1_rotation_12 = t3 * cache.front_left_rotation_12
-        + cache.front_left_rotation_10 * t1 + cache.front_left_rotation_11 * t2;
-    let front_left_ring1_position_y = cache.front_left_rotation_11 * t4
-        + t5 * cache.front_left_rotation_10 + t6 * cache.front_left_rotation_12
+        - front_left_ring1_skin_z_x;
+    let front_left_ring1_rotation_12 = t6 * cache.front_left_rotation_12
+        + cache.front_left_rotation_10 * t4 + cache.front_left_rotation_11 * t5;
+    let front_left_ring1_skin_z_y = front_left_ring1_rotation_12 * p.limb_radius;
+    let front_left_ring1_position_y = cache.front_left_rotation_11 * t1
+        + t2 * cache.front_left_rotation_10 + t3 * cache.front_left_rotation_12
         + cache.front_left_position_y;
     let front_left_skin_1_3_position_y = front_left_ring1_position_y
-        - 0.00000000000000018369701987210297 * front_left_ring1_rotation_11
-            * p.limb_radius - front_left_ring1_rotation_12 * p.limb_radius;
-    let front_left_ring1_rotation_22 = t1 * cache.front_left_rotation_20
-        + t2 * cache.front_left_rotation_21 + cache.front_left_rotation_22 * t3;
-    let front_left_ring1_position_z = cache.front_left_rotation_22 * t6
-        + t5 * cache.front_left_rotation_20 + cache.front_left_position_z
-        + cache.front_left_rotation_21 * t4;
-    let front_left_ring1_rotation_21 = t8 * cache.front_left_rotation_21
-        + t7 * cache.front_left_rotation_20 + t2 * cache.front_left_rotation_22;
+        - front_left_ring1_skin_z_y;
+    let front_left_ring1_rotation_22 = t4 * cache.front_left_rotation_20
+        + t5 * cache.front_left_rotation_21 + cache.front_left_rotation_22 * t6;
+    let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
+    let front_left_ring1_position_z = cache.front_left_rotation_22 * t3
+        + t2 * cache.front_left_rotation_20 + cache.front_left_position_z
+        + cache.front_left_rotation_21 * t1;
     let front_left_skin_1_3_position_z = front_left_ring1_position_z
-        - front_left_ring1_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_left_ring1_rotation_21;
+        - front_left_ring1_skin_z_z;
     let x = front_left_skin_1_3_position_x;
     let y = front_left_skin_1_3_position_y;
     let z = front_left_skin_1_3_position_z;
@@ -35037,21 +34702,24 @@ pub fn contact_jacobian_32(
     let t6 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t4
         + cache.front_left_rotation_01 * t5 + cache.front_left_rotation_00 * t6;
+    let front_left_ring2_skin_y_x = p.limb_radius * front_left_tip_rotation_01;
     let front_left_skin_2_0_position_x = front_left_tip_position_x
-        + p.limb_radius * front_left_tip_rotation_01;
+        + front_left_ring2_skin_y_x;
     let front_left_tip_position_y = t3 * cache.front_left_rotation_12
         + cache.front_left_rotation_11 * t2 + t0 * cache.front_left_rotation_10
         + cache.front_left_position_y;
     let front_left_tip_rotation_11 = t6 * cache.front_left_rotation_10
         + cache.front_left_rotation_11 * t5 + t4 * cache.front_left_rotation_12;
+    let front_left_ring2_skin_y_y = front_left_tip_rotation_11 * p.limb_radius;
     let front_left_skin_2_0_position_y = front_left_tip_position_y
-        + front_left_tip_rotation_11 * p.limb_radius;
+        + front_left_ring2_skin_y_y;
     let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t5
         + t4 * cache.front_left_rotation_22 + t6 * cache.front_left_rotation_20;
+    let front_left_ring2_skin_y_z = p.limb_radius * front_left_tip_rotation_21;
     let front_left_tip_position_z = cache.front_left_position_z
         + cache.front_left_rotation_21 * t2 + t0 * cache.front_left_rotation_20
         + t3 * cache.front_left_rotation_22;
-    let front_left_skin_2_0_position_z = p.limb_radius * front_left_tip_rotation_21
+    let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
         + front_left_tip_position_z;
     let x = front_left_skin_2_0_position_x;
     let y = front_left_skin_2_0_position_y;
@@ -35087,36 +34755,25 @@ pub fn contact_jacobian_33(
         - (front_left_bend_z * front_left_bend_z) * cache.front_left_bend_squared_c2;
     let front_left_tip_rotation_02 = cache.front_left_rotation_00 * t4
         + t5 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t6;
-    let t7 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t8 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
-    let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t5
-        + cache.front_left_rotation_01 * t7 + cache.front_left_rotation_00 * t8;
+    let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
     let front_left_skin_2_1_position_x = front_left_tip_position_x
-        + front_left_tip_rotation_02 * p.limb_radius
-        + 0.00000000000000006123233995736766 * p.limb_radius
-            * front_left_tip_rotation_01;
+        + front_left_ring2_skin_z_x;
     let front_left_tip_position_y = t3 * cache.front_left_rotation_12
         + cache.front_left_rotation_11 * t2 + t0 * cache.front_left_rotation_10
         + cache.front_left_position_y;
     let front_left_tip_rotation_12 = t6 * cache.front_left_rotation_12
         + cache.front_left_rotation_10 * t4 + t5 * cache.front_left_rotation_11;
-    let front_left_tip_rotation_11 = t8 * cache.front_left_rotation_10
-        + cache.front_left_rotation_11 * t7 + t5 * cache.front_left_rotation_12;
+    let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
     let front_left_skin_2_1_position_y = front_left_tip_position_y
-        + front_left_tip_rotation_12 * p.limb_radius
-        + 0.00000000000000006123233995736766 * front_left_tip_rotation_11
-            * p.limb_radius;
-    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t7
-        + t5 * cache.front_left_rotation_22 + t8 * cache.front_left_rotation_20;
+        + front_left_ring2_skin_z_y;
     let front_left_tip_rotation_22 = t5 * cache.front_left_rotation_21
         + t4 * cache.front_left_rotation_20 + cache.front_left_rotation_22 * t6;
+    let front_left_ring2_skin_z_z = front_left_tip_rotation_22 * p.limb_radius;
     let front_left_tip_position_z = cache.front_left_position_z
         + cache.front_left_rotation_21 * t2 + t0 * cache.front_left_rotation_20
         + t3 * cache.front_left_rotation_22;
-    let front_left_skin_2_1_position_z = 0.00000000000000006123233995736766
-        * p.limb_radius * front_left_tip_rotation_21
-        + front_left_tip_rotation_22 * p.limb_radius + front_left_tip_position_z;
+    let front_left_skin_2_1_position_z = front_left_ring2_skin_z_z
+        + front_left_tip_position_z;
     let x = front_left_skin_2_1_position_x;
     let y = front_left_skin_2_1_position_y;
     let z = front_left_skin_2_1_position_z;
@@ -35135,50 +34792,41 @@ pub fn contact_jacobian_34(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 1.0 / p.actuator_radius;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t1 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
     let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
         + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t2 = -(front_left_bend_y * front_left_bend_z * cache.front_left_bend_squared_c2);
-    let t3 = 1.0
-        - (front_left_bend_z * front_left_bend_z) * cache.front_left_bend_squared_c2;
-    let front_left_tip_rotation_02 = cache.front_left_rotation_00 * t1
-        + t2 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t3;
+    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
+        - 0.5773502691896257 * q[16] * t0;
+    let t1 = -(front_left_bend_y * front_left_bend_z * cache.front_left_bend_squared_c2);
+    let t2 = 1.0
+        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
+    let t3 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+    let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t1
+        + cache.front_left_rotation_01 * t2 + cache.front_left_rotation_00 * t3;
+    let front_left_ring2_skin_y_x = p.limb_radius * front_left_tip_rotation_01;
     let t4 = cache.front_left_len * cache.front_left_bend_squared_c1;
     let t5 = cache.front_left_len * front_left_bend_y * cache.front_left_bend_squared_c2;
     let t6 = cache.front_left_len * front_left_bend_z * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_rotation_00 * t4
         + cache.front_left_rotation_01 * t5 + cache.front_left_position_x
         + cache.front_left_rotation_02 * t6;
-    let t7 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t8 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
-    let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t2
-        + cache.front_left_rotation_01 * t7 + cache.front_left_rotation_00 * t8;
-    let front_left_skin_2_2_position_x = 0.00000000000000012246467991473532
-        * front_left_tip_rotation_02 * p.limb_radius + front_left_tip_position_x
-        - p.limb_radius * front_left_tip_rotation_01;
+    let front_left_skin_2_2_position_x = front_left_tip_position_x
+        - front_left_ring2_skin_y_x;
     let front_left_tip_position_y = t6 * cache.front_left_rotation_12
         + cache.front_left_rotation_11 * t5 + t4 * cache.front_left_rotation_10
         + cache.front_left_position_y;
-    let front_left_tip_rotation_11 = t8 * cache.front_left_rotation_10
-        + cache.front_left_rotation_11 * t7 + t2 * cache.front_left_rotation_12;
-    let front_left_tip_rotation_12 = t3 * cache.front_left_rotation_12
-        + cache.front_left_rotation_10 * t1 + t2 * cache.front_left_rotation_11;
+    let front_left_tip_rotation_11 = t3 * cache.front_left_rotation_10
+        + cache.front_left_rotation_11 * t2 + t1 * cache.front_left_rotation_12;
+    let front_left_ring2_skin_y_y = front_left_tip_rotation_11 * p.limb_radius;
     let front_left_skin_2_2_position_y = front_left_tip_position_y
-        + 0.00000000000000012246467991473532 * front_left_tip_rotation_12 * p.limb_radius
-        - front_left_tip_rotation_11 * p.limb_radius;
-    let front_left_tip_rotation_22 = t2 * cache.front_left_rotation_21
-        + t1 * cache.front_left_rotation_20 + cache.front_left_rotation_22 * t3;
+        - front_left_ring2_skin_y_y;
+    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t2
+        + t1 * cache.front_left_rotation_22 + t3 * cache.front_left_rotation_20;
+    let front_left_ring2_skin_y_z = p.limb_radius * front_left_tip_rotation_21;
     let front_left_tip_position_z = cache.front_left_position_z
         + cache.front_left_rotation_21 * t5 + t4 * cache.front_left_rotation_20
         + t6 * cache.front_left_rotation_22;
-    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t7
-        + t2 * cache.front_left_rotation_22 + t8 * cache.front_left_rotation_20;
-    let front_left_skin_2_2_position_z = 0.00000000000000012246467991473532
-        * front_left_tip_rotation_22 * p.limb_radius + front_left_tip_position_z
-        - p.limb_radius * front_left_tip_rotation_21;
+    let front_left_skin_2_2_position_z = front_left_tip_position_z
+        - front_left_ring2_skin_y_z;
     let x = front_left_skin_2_2_position_x;
     let y = front_left_skin_2_2_position_y;
     let z = front_left_skin_2_2_position_z;
@@ -35196,52 +34844,42 @@ pub fn contact_jacobian_35(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t1 = -(front_left_bend_y * front_left_bend_z * cache.front_left_bend_squared_c2);
-    let t2 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t3 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
-    let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t1
-        + cache.front_left_rotation_01 * t2 + cache.front_left_rotation_00 * t3;
-    let t4 = cache.front_left_len * cache.front_left_bend_squared_c1;
-    let t5 = cache.front_left_len * front_left_bend_y * cache.front_left_bend_squared_c2;
-    let t6 = cache.front_left_len * front_left_bend_z * cache.front_left_bend_squared_c2;
-    let front_left_tip_position_x = cache.front_left_rotation_00 * t4
-        + cache.front_left_rotation_01 * t5 + cache.front_left_position_x
-        + cache.front_left_rotation_02 * t6;
-    let t7 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
-    let t8 = 1.0
+    let t0 = cache.front_left_len * cache.front_left_bend_squared_c1;
+    let t1 = 1.0 / p.actuator_radius;
+    let front_left_bend_y = 0.3333333333333336 * t1 * q[17]
+        + 0.33333333333333315 * q[16] * t1 - 0.6666666666666666 * t1 * q[15];
+    let t2 = cache.front_left_len * front_left_bend_y * cache.front_left_bend_squared_c2;
+    let front_left_bend_z = 0.5773502691896255 * t1 * q[17]
+        - 0.5773502691896257 * q[16] * t1;
+    let t3 = cache.front_left_len * front_left_bend_z * cache.front_left_bend_squared_c2;
+    let front_left_tip_position_x = cache.front_left_rotation_00 * t0
+        + cache.front_left_rotation_01 * t2 + cache.front_left_position_x
+        + cache.front_left_rotation_02 * t3;
+    let t4 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+    let t5 = -(front_left_bend_y * front_left_bend_z * cache.front_left_bend_squared_c2);
+    let t6 = 1.0
         - (front_left_bend_z * front_left_bend_z) * cache.front_left_bend_squared_c2;
-    let front_left_tip_rotation_02 = cache.front_left_rotation_00 * t7
-        + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t8;
+    let front_left_tip_rotation_02 = cache.front_left_rotation_00 * t4
+        + t5 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t6;
+    let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
     let front_left_skin_2_3_position_x = front_left_tip_position_x
-        - 0.00000000000000018369701987210297 * p.limb_radius * front_left_tip_rotation_01
-        - front_left_tip_rotation_02 * p.limb_radius;
-    let front_left_tip_position_y = t6 * cache.front_left_rotation_12
-        + cache.front_left_rotation_11 * t5 + t4 * cache.front_left_rotation_10
+        - front_left_ring2_skin_z_x;
+    let front_left_tip_position_y = t3 * cache.front_left_rotation_12
+        + cache.front_left_rotation_11 * t2 + t0 * cache.front_left_rotation_10
         + cache.front_left_position_y;
-    let front_left_tip_rotation_11 = t3 * cache.front_left_rotation_10
-        + cache.front_left_rotation_11 * t2 + t1 * cache.front_left_rotation_12;
-    let front_left_tip_rotation_12 = t8 * cache.front_left_rotation_12
-        + cache.front_left_rotation_10 * t7 + t1 * cache.front_left_rotation_11;
+    let front_left_tip_rotation_12 = t6 * cache.front_left_rotation_12
+        + cache.front_left_rotation_10 * t4 + t5 * cache.front_left_rotation_11;
+    let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
     let front_left_skin_2_3_position_y = front_left_tip_position_y
-        - 0.00000000000000018369701987210297 * front_left_tip_rotation_11 * p.limb_radius
-        - front_left_tip_rotation_12 * p.limb_radius;
-    let front_left_tip_rotation_22 = t1 * cache.front_left_rotation_21
-        + t7 * cache.front_left_rotation_20 + cache.front_left_rotation_22 * t8;
-    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t2
-        + t1 * cache.front_left_rotation_22 + t3 * cache.front_left_rotation_20;
+        - front_left_ring2_skin_z_y;
+    let front_left_tip_rotation_22 = t5 * cache.front_left_rotation_21
+        + t4 * cache.front_left_rotation_20 + cache.front_left_rotation_22 * t6;
+    let front_left_ring2_skin_z_z = front_left_tip_rotation_22 * p.limb_radius;
     let front_left_tip_position_z = cache.front_left_position_z
-        + cache.front_left_rotation_21 * t5 + t4 * cache.front_left_rotation_20
-        + t6 * cache.front_left_rotation_22;
+        + cache.front_left_rotation_21 * t2 + t0 * cache.front_left_rotation_20
+        + t3 * cache.front_left_rotation_22;
     let front_left_skin_2_3_position_z = front_left_tip_position_z
-        - front_left_tip_rotation_22 * p.limb_radius
-        - 0.00000000000000018369701987210297 * p.limb_radius
-            * front_left_tip_rotation_21;
+        - front_left_ring2_skin_z_z;
     let x = front_left_skin_2_3_position_x;
     let y = front_left_skin_2_3_position_y;
     let z = front_left_skin_2_3_position_z;
