@@ -4,7 +4,7 @@
 use crate::dag::{Dag, Function, Input, Node, NodeId};
 use crate::equations::Equations;
 use crate::expr::{Expr, Number};
-use crate::model::{CoordinateKind, Robot, SectionKind, TerrainDefault};
+use crate::model::{CoordinateKind, Robot, Rule, SectionKind, TerrainDefault};
 use crate::spec::Anisotropy;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -1304,6 +1304,39 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
             }))
         }
     };
+    // The spec's rules on its values, checked again after run-time changes.
+    let checks: Vec<TokenStream> = robot
+        .rules
+        .iter()
+        .map(|r| {
+            let field = &r.field;
+            let kind = match r.rule {
+                Rule::Positive => quote!(Positive),
+                Rule::NonNegative => quote!(NonNegative),
+                Rule::RigidInertia => quote!(RigidInertia),
+                Rule::PrincipalMoments => quote!(PrincipalMoments),
+            };
+            let values = r.values.iter().map(spec_expression);
+            let mut names: Vec<String> = r.values.iter().flat_map(|v| v.symbols()).filter(|s| s != "pi").collect();
+            names.sort();
+            names.dedup();
+            let fields = names.iter().map(|n| format_ident!("{}", n));
+            quote! {
+                softgen_runtime::check_rule(#field, softgen_runtime::RuleKind::#kind, &[#(#values),*], &[#((#names, p.#fields)),*])?;
+            }
+        })
+        .collect();
+    let check = if checks.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            fn check(&self) -> Result<(), String> {
+                let p = self;
+                #(#checks)*
+                Ok(())
+            }
+        }
+    };
     let params = quote! {
         /// Numeric parameters with the spec's defaults; change them at run time, no
         /// regeneration needed.
@@ -1334,6 +1367,7 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                     _ => {}
                 }
             }
+            #check
         }
 
     };

@@ -120,10 +120,45 @@ fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateErro
     Ok(Generated { robot, source, times })
 }
 
+/// Reads and validates a spec file without deriving anything (no symbolica): what
+/// `softgen-codegen --validate` runs. `display_path` names the spec in messages.
+pub fn load_file(spec: &Path, display_path: &str) -> Result<Robot, GenerateError> {
+    let text = read_spec(spec, display_path)?;
+    load(display_path, &text).map_err(GenerateError::Spec)
+}
+
 /// Reads a spec file and generates its module. `display_path` is the path written into the
 /// header (relative to the workspace, so output does not depend on where it runs).
 pub fn generate_file(spec: &Path, display_path: &str) -> Result<Generated, GenerateError> {
-    let text = std::fs::read_to_string(spec).map_err(|error| GenerateError::Io { path: spec.to_path_buf(), error })?;
+    let text = read_spec(spec, display_path)?;
+    generate_source(display_path, &text)
+}
+
+/// A spec file's text, refused when it is larger than the limit, not UTF-8, or named like a
+/// scaling fixture's module.
+fn read_spec(spec: &Path, display_path: &str) -> Result<String, GenerateError> {
+    if spec.to_string_lossy().ends_with(".run.toml") {
+        return Err(GenerateError::Emit {
+            path: display_path.to_string(),
+            message: "this is a run configuration (<robot>.run.toml), not a robot spec; softgen run reads it with --config".into(),
+        });
+    }
+    // Read at most one byte past the limit, so that a huge file is refused without being
+    // loaded.
+    let file = std::fs::File::open(spec).map_err(|error| GenerateError::Io { path: spec.to_path_buf(), error })?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, crate::validate::MAX_SPEC_BYTES as u64 + 1), &mut bytes)
+        .map_err(|error| GenerateError::Io { path: spec.to_path_buf(), error })?;
+    if bytes.len() > crate::validate::MAX_SPEC_BYTES {
+        return Err(GenerateError::Emit {
+            path: display_path.to_string(),
+            message: format!("the spec is more than {} bytes, the limit", crate::validate::MAX_SPEC_BYTES),
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|e| GenerateError::Io {
+        path: spec.to_path_buf(),
+        error: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not UTF-8 text: {e}")),
+    })?;
     let stem = spec.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     if SCALING_LINKS.iter().any(|&links| scaling_name(links) == stem) {
         return Err(GenerateError::Emit {
@@ -131,7 +166,7 @@ pub fn generate_file(spec: &Path, display_path: &str) -> Result<Generated, Gener
             message: format!("`{stem}` is the name of a scaling fixture's generated module; rename the spec"),
         });
     }
-    generate_source(display_path, &text)
+    Ok(text)
 }
 
 /// A rigid robot's equations by the recursive algorithms over symbolica's local pieces (what

@@ -26,7 +26,7 @@ pub use emit::camel;
 pub use equations::Equations;
 pub use expr::{parse as parse_expression, Expr, Number, ParseError};
 pub use generate::{
-    expanded_equations, generate_file, generate_fixture, generate_source, is_spec_file, recursive_equations, symbolic_report, GenerateError,
+    expanded_equations, generate_file, generate_fixture, generate_source, is_spec_file, load_file, recursive_equations, symbolic_report, GenerateError,
     Generated, StageTimes,
 };
 pub use model::Robot;

@@ -1,6 +1,7 @@
 //! `softgen-codegen`: regenerates generated/src/<robot>.rs from every model-specs/<robot>.toml
 //! and the scaling fixtures (generated/src/snake_links_<N>.rs), or checks that the committed
-//! files are up to date (`--check`).
+//! files are up to date (`--check`), or only validates specs (`--validate`: no symbolica, nothing
+//! written).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,12 +18,14 @@ enum Job<'a> {
 
 fn main() -> ExitCode {
     let mut check = false;
+    let mut validate_only = false;
     let mut specs: Vec<PathBuf> = Vec::new();
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--check" => check = true,
+            "--validate" => validate_only = true,
             "-h" | "--help" => {
-                println!("usage: softgen-codegen [--check] [SPEC.toml ...]\n\nRegenerates generated/src/<robot>.rs for each spec (default: every model-specs/*.toml and the scaling fixtures).\n--check  compare instead of writing; exit 1 if anything differs.");
+                println!("usage: softgen-codegen [--check | --validate] [SPEC.toml ...]\n\nRegenerates generated/src/<robot>.rs for each spec (default: every model-specs/*.toml and the scaling fixtures).\n--check     compare instead of writing; exit 1 if anything differs.\n--validate  only parse and validate the specs (every error with file, line and field); write nothing.");
                 return ExitCode::SUCCESS;
             }
             s if s.starts_with('-') => {
@@ -43,18 +46,15 @@ fn main() -> ExitCode {
             }
         }
     }
+    if validate_only {
+        return validate(&root, &specs);
+    }
     let mut stale = Vec::new();
     let jobs = specs.iter().map(Job::Spec).chain(fixtures.iter().map(|&links| Job::Fixture(links)));
     for job in jobs {
         let result = match job {
             Job::Spec(spec) => {
-                let display = spec
-                    .canonicalize()
-                    .ok()
-                    .and_then(|p| p.strip_prefix(root.canonicalize().ok()?).ok().map(Path::to_path_buf))
-                    .unwrap_or_else(|| spec.clone());
-                let display = display.to_string_lossy().replace('\\', "/");
-                softgen_codegen::generate_file(spec, &display)
+                softgen_codegen::generate_file(spec, &display_path(&root, spec))
             }
             Job::Fixture(links) => softgen_codegen::generate_fixture(links),
         };
@@ -93,6 +93,44 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// A spec's path relative to the workspace when it lies inside it, with forward slashes (the
+/// generated header must not depend on where codegen runs).
+fn display_path(root: &Path, spec: &Path) -> String {
+    let display = spec
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.strip_prefix(root.canonicalize().ok()?).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| spec.to_path_buf());
+    display.to_string_lossy().replace('\\', "/")
+}
+
+/// `--validate`: every spec parsed and checked, a one-line summary of each good one, every
+/// error of each bad one; exit 1 if any is bad.
+fn validate(root: &Path, specs: &[PathBuf]) -> ExitCode {
+    let mut bad = 0;
+    for spec in specs {
+        match softgen_codegen::load_file(spec, &display_path(root, spec)) {
+            Ok(robot) => println!(
+                "{}: ok ({} coordinates, {} bodies, {} contact points, {} parameters)",
+                robot.name,
+                robot.coordinates.len(),
+                robot.bodies.len(),
+                robot.contact_points.len(),
+                robot.parameters.len()
+            ),
+            Err(e) => {
+                eprintln!("error: {e}");
+                bad += 1;
+            }
+        }
+    }
+    if bad > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn softgen_codegen_specs(root: &Path) -> Result<Vec<PathBuf>, String> {

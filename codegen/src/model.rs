@@ -151,6 +151,29 @@ pub struct GaitDefaults {
     pub torque_limit: f64,
 }
 
+/// What a parameter-dependent value of the spec must satisfy. The validator checks the
+/// spec's own values; the generated `Params::check` checks the same rules again after
+/// values are changed at run time (`--set`, a run configuration, stdin).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rule {
+    /// One value, > 0.
+    Positive,
+    /// One value, >= 0.
+    NonNegative,
+    /// Six values [ixx, iyy, izz, ixy, ixz, iyz] about a centre of mass: a rigid body's.
+    RigidInertia,
+    /// Three principal moments (summed over a section's slices): a rigid body's.
+    PrincipalMoments,
+}
+
+/// A rule on values of the spec, with the field it comes from (for the error message).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParameterRule {
+    pub field: String,
+    pub rule: Rule,
+    pub values: Vec<Expr>,
+}
+
 /// A robot ready for derivation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Robot {
@@ -168,6 +191,8 @@ pub struct Robot {
     pub actuated: Vec<usize>,
     pub environment: EnvironmentDefaults,
     pub gait: Option<GaitDefaults>,
+    /// Rules the parameters must keep when changed at run time.
+    pub rules: Vec<ParameterRule>,
 }
 
 impl Robot {

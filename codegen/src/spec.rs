@@ -6,11 +6,42 @@ use std::collections::BTreeMap;
 use toml::Spanned;
 
 /// A number, or an expression over the spec's `[parameters]` (e.g. `"link_length / 2"`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Number(f64),
     Expression(String),
+}
+
+/// Deserialized by hand rather than as an untagged enum, so that a wrong type gets "invalid
+/// type: boolean `true`, expected a number or ..." at its line and field instead of "data
+/// did not match any variant".
+struct ValueVisitor;
+
+const VALUE_EXPECTED: &str = "a number or a string expression over the [parameters]";
+
+impl<'de> serde::de::Visitor<'de> for ValueVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(VALUE_EXPECTED)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Number(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::Expression(v.to_string()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
 }
 
 /// A 3-vector of values.
@@ -195,11 +226,46 @@ fn rigid() -> Spanned<BodyKind> {
     Spanned::new(0..0, BodyKind::Rigid)
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug)]
 pub enum Inertia {
     Scalar(Value),
     Vector(Vec<Value>),
+}
+
+/// By hand, like [`Value`], for a message that names what was expected.
+struct InertiaVisitor;
+
+impl<'de> serde::de::Visitor<'de> for InertiaVisitor {
+    type Value = Inertia;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a value (planar robots) or a list of 3 or 6 values, each a number or a string expression")
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Inertia, E> {
+        Ok(Inertia::Scalar(Value::Number(v)))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Inertia, E> {
+        Ok(Inertia::Scalar(Value::Number(v as f64)))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Inertia, E> {
+        Ok(Inertia::Scalar(Value::Number(v as f64)))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Inertia, E> {
+        Ok(Inertia::Scalar(Value::Expression(v.to_string())))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Inertia, A::Error> {
+        let mut values = Vec::new();
+        while let Some(v) = seq.next_element::<Value>()? {
+            // A wrong count is named by validation, with the field.
+            values.push(v);
+        }
+        Ok(Inertia::Vector(values))
+    }
+}
+
+impl<'de> Deserialize<'de> for Inertia {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Inertia, D::Error> {
+        d.deserialize_any(InertiaVisitor)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

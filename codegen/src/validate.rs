@@ -4,9 +4,10 @@
 use crate::expr::{self, Expr, Number};
 use crate::model::{
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
-    Robot, SectionKind, SkinPlacement, SoftSection, TerrainDefault,
+    ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault,
 };
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
+use softgen_runtime::physical_inertia;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
@@ -68,19 +69,36 @@ const RUST_KEYWORDS: &[&str] = &[
     "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield",
 ];
 
+/// Most contact points a robot may have: each adds code to every contact kernel (about 280
+/// lines per skin point), so that thousands of them would make codegen and the generated
+/// crate's build run out of memory and time.
+pub const MAX_CONTACT_POINTS: i64 = 1000;
+/// Most bodies a robot may have (the scaling fixtures go to 60 links).
+pub const MAX_BODIES: usize = 200;
+/// Largest spec file read, in bytes.
+pub const MAX_SPEC_BYTES: usize = 1 << 20;
+
 /// Module names a spec's file stem may not take: the generated crate's own root file.
 const RESERVED_MODULES: &[&str] = &["lib", "main"];
 
 /// Parses and validates a spec. `path` is used in messages and in the generated header;
 /// the robot's name is the file stem.
 pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
-    let mut v = Validator { path: path.to_string(), source: source.to_string(), errors: Vec::new() };
-    let spec: Spec = match toml::from_str(source) {
+    let mut v = Validator { path: path.to_string(), source: source.to_string(), errors: Vec::new(), rules: Vec::new() };
+    if source.len() > MAX_SPEC_BYTES {
+        v.error(0..0, "", format!("the spec is {} bytes, more than the limit of {MAX_SPEC_BYTES}", source.len()));
+        return Err(SpecErrors(v.errors));
+    }
+    // Through serde_path_to_error, so that a wrong-typed or missing value names its field
+    // (`bodies[1].origin`), not only its line.
+    let spec: Spec = match serde_path_to_error::deserialize(toml::Deserializer::new(source)) {
         Ok(s) => s,
         Err(e) => {
+            let field = field_path(e.path());
+            let e = e.into_inner();
             let span = e.span().unwrap_or(0..0);
             let message = e.message().trim().to_string();
-            v.error(span, "", message);
+            v.error(span, &field, message);
             return Err(SpecErrors(v.errors));
         }
     };
@@ -96,40 +114,34 @@ struct Validator {
     path: String,
     source: String,
     errors: Vec<SpecError>,
+    rules: Vec<ParameterRule>,
+}
+
+/// A serde path as the spec's fields are written (`bodies[1].origin`), without the private
+/// keys through which toml carries spans.
+fn field_path(path: &serde_path_to_error::Path) -> String {
+    let mut field = String::new();
+    for segment in path.iter() {
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => field.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key } | serde_path_to_error::Segment::Enum { variant: key } => {
+                if key.starts_with("$__") {
+                    continue;
+                }
+                if !field.is_empty() {
+                    field.push('.');
+                }
+                field.push_str(key);
+            }
+            serde_path_to_error::Segment::Unknown => {}
+        }
+    }
+    field
 }
 
 fn stem(path: &str) -> String {
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     file.strip_suffix(".toml").unwrap_or(file).to_string()
-}
-
-/// Whether [ixx, iyy, izz, ixy, ixz, iyz] about the centre of mass can belong to a rigid
-/// body: J = tr(I)/2 1 - I (the body's second moment of mass, sum m r r') must be positive
-/// semidefinite. That holds exactly when I is positive semidefinite and every principal
-/// moment is at most the sum of the other two.
-fn physical_inertia(i: [f64; 6]) -> Result<(), String> {
-    let [xx, yy, zz, xy, xz, yz] = i;
-    let half_trace = (xx + yy + zz) / 2.0;
-    let j = [[half_trace - xx, -xy, -xz], [-xy, half_trace - yy, -yz], [-xz, -yz, half_trace - zz]];
-    // Positive semidefinite: every principal minor >= 0 (to rounding).
-    let scale = xx.abs().max(yy.abs()).max(zz.abs()).max(f64::MIN_POSITIVE);
-    let tolerance = 1e-12 * scale;
-    let minor2 = |a: usize, b: usize| j[a][a] * j[b][b] - j[a][b] * j[a][b];
-    let determinant = j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[1][2]) - j[0][1] * (j[0][1] * j[2][2] - j[1][2] * j[0][2])
-        + j[0][2] * (j[0][1] * j[1][2] - j[1][1] * j[0][2]);
-    let ok = (0..3).all(|a| j[a][a] >= -tolerance)
-        && minor2(0, 1) >= -tolerance * scale
-        && minor2(0, 2) >= -tolerance * scale
-        && minor2(1, 2) >= -tolerance * scale
-        && determinant >= -tolerance * scale * scale;
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "[{xx}, {yy}, {zz}, {xy}, {xz}, {yz}] is not the inertia of a rigid body: it must be positive semidefinite, \
-             with each principal moment at most the sum of the other two"
-        ))
-    }
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -139,6 +151,16 @@ fn is_identifier(s: &str) -> bool {
 }
 
 impl Validator {
+    /// Records a rule on values that may depend on parameters, for the generated
+    /// `Params::check` (values without parameters cannot change and are left out; a rule
+    /// already recorded for the same values keeps the first field that stated it).
+    fn rule(&mut self, field: &str, rule: Rule, values: Vec<Expr>) {
+        let repeated = self.rules.iter().any(|r| r.rule == rule && r.values == values);
+        if !repeated && values.iter().any(|v| v.symbols().iter().any(|s| s != "pi")) {
+            self.rules.push(ParameterRule { field: field.to_string(), rule, values });
+        }
+    }
+
     fn error(&mut self, span: Range<usize>, field: &str, message: impl Into<String>) {
         let start = span.start.min(self.source.len());
         let before = &self.source[..start];
@@ -296,6 +318,7 @@ impl Validator {
         auto: &mut Vec<Parameter>,
     ) -> Option<Expr> {
         let e = self.parameterised(value, &format!("{field}.section.{key}"), format!("{body}_{key}"), format!("{doc} of `{body}`."), parameters, auto)?;
+        self.rule(&format!("{field}.section.{key}"), if strictly { Rule::Positive } else { Rule::NonNegative }, vec![e.clone()]);
         match e.evaluate(parameters) {
             Ok(v) if v > 0.0 || (!strictly && v == 0.0) => Some(e),
             Ok(v) => {
@@ -405,6 +428,7 @@ impl Validator {
         };
         let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), parameters, auto);
         if let Some(m) = &mass {
+            self.rule(&format!("{field}.mass"), Rule::Positive, vec![m.clone()]);
             match m.evaluate(parameters) {
                 Ok(v) if v > 0.0 => {}
                 Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
@@ -428,6 +452,7 @@ impl Validator {
                     let parsed: Option<Vec<Expr>> = parsed.into_iter().collect();
                     match (parsed, &mass) {
                         (Some(v), Some(m)) => {
+                            self.rule(&format!("{field}.inertia"), Rule::PrincipalMoments, v.clone());
                             let numbers: Vec<f64> = v.iter().map(|e| e.evaluate(parameters).unwrap_or(f64::NAN)).collect();
                             if let Err(message) = physical_inertia([numbers[0], numbers[1], numbers[2], 0.0, 0.0, 0.0]) {
                                 self.error(i.span(), &format!("{field}.inertia"), format!("must be the slices' principal moments summed over the section: {message}"));
@@ -536,6 +561,10 @@ impl Validator {
         } else if RUST_KEYWORDS.contains(&name.as_str()) || RESERVED_MODULES.contains(&name.as_str()) {
             self.error(0..0, "", format!("the file name `{name}` cannot name the generated module: it is a Rust keyword or the generated crate's own `{name}.rs`; rename the spec"));
         }
+        if spec.bodies.len() > MAX_BODIES {
+            self.error(0..0, "bodies", format!("{} bodies, more than the limit of {MAX_BODIES}", spec.bodies.len()));
+            return None;
+        }
         let description = spec.description.get_ref();
         if description.trim().is_empty() {
             self.error(spec.description.span(), "description", "must not be empty");
@@ -584,6 +613,7 @@ impl Validator {
             }
             None => 9.81,
         };
+        self.rule("environment.gravity", Rule::NonNegative, vec![Expr::Sym("gravity".into())]);
         if let Some(m) = environment.and_then(|e| e.get_ref().medium.as_ref()) {
             if *m.get_ref() == spec::Medium::Water {
                 self.error(m.span(), "environment.medium", "water (buoyancy, added mass, drag) is not supported yet; use \"air\"");
@@ -844,10 +874,12 @@ impl Validator {
             }
             let origin = self.vector(b.origin.as_ref(), &format!("{field}.origin"), &parameters);
             if planar_violation(&origin, normal) {
-                self.error(sb.span(), &format!("{field}.origin"), "in a planar robot the origin must lie in the plane (zero along the plane normal)");
+                let span = b.origin.as_ref().map_or(sb.span(), |o| o[0].span());
+                self.error(span, &format!("{field}.origin"), "in a planar robot the origin must lie in the plane (zero along the plane normal)");
             }
             let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), &mut parameters, &mut auto);
             if let Some(m) = &mass {
+                self.rule(&format!("{field}.mass"), Rule::Positive, vec![m.clone()]);
                 match m.evaluate(&parameters) {
                     Ok(v) if v > 0.0 => {}
                     Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
@@ -856,7 +888,8 @@ impl Validator {
             }
             let center_of_mass = self.vector(b.center_of_mass.as_ref(), &format!("{field}.center_of_mass"), &parameters);
             if planar_violation(&center_of_mass, normal) {
-                self.error(sb.span(), &format!("{field}.center_of_mass"), "in a planar robot the centre of mass must lie in the plane");
+                let span = b.center_of_mass.as_ref().map_or(sb.span(), |c| c[0].span());
+                self.error(span, &format!("{field}.center_of_mass"), "in a planar robot the centre of mass must lie in the plane");
             }
             let inertia_field = format!("{field}.inertia");
             let inertia = match (b_inertia.get_ref(), normal) {
@@ -895,6 +928,10 @@ impl Validator {
                 }
             };
             if let Some(i) = &inertia {
+                match i {
+                    Inertia::Planar(e) => self.rule(&inertia_field, Rule::NonNegative, vec![e.clone()]),
+                    Inertia::Full(f) => self.rule(&inertia_field, Rule::RigidInertia, f.to_vec()),
+                }
                 let diagonal: Vec<&Expr> = match i {
                     Inertia::Planar(e) => vec![e],
                     Inertia::Full(f) => f[..3].iter().collect(),
@@ -933,7 +970,43 @@ impl Validator {
             // Unreachable for valid specs; defensive for the error path above.
         }
 
-        // Contact points.
+        // Contact points, counted before any grid is laid out (a grid's ring and point
+        // counts are checked here first, so that an absurd one is named, not only the sum).
+        let mut declared_points: i64 = 0;
+        let mut largest: Option<(i64, Range<usize>)> = None;
+        let mut bad_grid = false;
+        for (i, c) in spec.contact_points.iter().enumerate() {
+            let field = format!("contact_points[{i}]");
+            let cp = c.get_ref();
+            let count = match &cp.grid {
+                Some(g) if *cp.kind.get_ref() == spec::ContactKind::SkinGrid => {
+                    let g = g.get_ref();
+                    let (rings, around) = (*g.rings.get_ref(), *g.around.get_ref());
+                    if !(1..=1000).contains(&rings) {
+                        self.error(g.rings.span(), &format!("{field}.grid.rings"), format!("must be in 1..=1000, got {rings}"));
+                        bad_grid = true;
+                    }
+                    if !(1..=1000).contains(&around) {
+                        self.error(g.around.span(), &format!("{field}.grid.around"), format!("must be in 1..=1000, got {around}"));
+                        bad_grid = true;
+                    }
+                    (rings.clamp(0, 1000) + i64::from(g.tip)) * around.clamp(0, 1000)
+                }
+                _ => cp.positions.len() as i64,
+            };
+            declared_points += count;
+            if largest.as_ref().is_none_or(|(n, _)| count > *n) {
+                largest = Some((count, c.span()));
+            }
+        }
+        if bad_grid {
+            return None;
+        }
+        if declared_points > MAX_CONTACT_POINTS {
+            let span = largest.map_or(0..0, |(_, span)| span);
+            self.error(span, "contact_points", format!("{declared_points} contact points, more than the limit of {MAX_CONTACT_POINTS} per robot (each adds code to every contact kernel)"));
+            return None;
+        }
         let mut contact_points = Vec::new();
         let mut contact_names = BTreeSet::new();
         for (i, c) in spec.contact_points.iter().enumerate() {
@@ -958,19 +1031,17 @@ impl Validator {
                 };
                 let g = grid.get_ref();
                 let radius = self.parameterised(&g.radius, &format!("{field}.grid.radius"), format!("{}_skin_radius", c.body.get_ref()), format!("Skin radius of `{}` (m).", c.body.get_ref()), &mut parameters, &mut auto);
+                if let Some(r) = &radius {
+                    self.rule(&format!("{field}.grid.radius"), Rule::Positive, vec![r.clone()]);
+                }
                 if let Some(Ok(v)) = radius.as_ref().map(|r| r.evaluate(&parameters)) {
                     if !(v > 0.0) {
                         self.error(g.radius.span(), &format!("{field}.grid.radius"), format!("must be > 0 m, got {v}"));
                     }
                 }
+                // Ring and point counts were checked (1..=1000) before the count above.
                 let (rings, around) = (*g.rings.get_ref(), *g.around.get_ref());
-                if !(1..=1000).contains(&rings) {
-                    self.error(g.rings.span(), &format!("{field}.grid.rings"), format!("must be in 1..=1000, got {rings}"));
-                }
-                if !(1..=1000).contains(&around) {
-                    self.error(g.around.span(), &format!("{field}.grid.around"), format!("must be in 1..=1000, got {around}"));
-                }
-                let (Some(radius), true, true) = (radius, (1..=1000).contains(&rings), (1..=1000).contains(&around)) else { continue };
+                let Some(radius) = radius else { continue };
                 let ring_count = rings + i64::from(g.tip);
                 for k in 0..ring_count {
                     let xi = k as f64 / rings as f64;
@@ -1052,6 +1123,9 @@ impl Validator {
                         }
                     }
                 };
+                if matches!(t.kind.get_ref(), spec::TerrainKind::Flat | spec::TerrainKind::Stair) && plane == Some(Plane::Xy) {
+                    self.error(span.clone(), "environment.terrain.kind", "flat ground and the stair push along z, which a robot in the horizontal plane (`plane = \"xy\"`) cannot move along: use `kind = \"floor\"`");
+                }
                 env.terrain = match t.kind.get_ref() {
                     spec::TerrainKind::None => TerrainDefault::None,
                     spec::TerrainKind::Flat => TerrainDefault::Flat {
@@ -1120,6 +1194,14 @@ impl Validator {
             }
         }
 
+        // The servo gains are checked whether or not a gait uses them.
+        let controller_gains = spec.controller.as_ref().map(|c| {
+            let c = c.get_ref();
+            (
+                self.non_negative(Some(&c.stiffness), 0.0, "controller.stiffness", &parameters),
+                self.non_negative(Some(&c.damping), 0.0, "controller.damping", &parameters),
+            )
+        });
         let mut gait = None;
         if let Some(g) = &spec.gait {
             let gs = g.get_ref();
@@ -1128,14 +1210,8 @@ impl Validator {
             } else if actuated.is_empty() {
                 self.error(g.span(), "gait", "a gait needs actuated joints ([[actuators]])");
             } else {
-                let (stiffness, damping) = match &spec.controller {
-                    Some(c) => {
-                        let c = c.get_ref();
-                        (
-                            self.non_negative(Some(&c.stiffness), 0.0, "controller.stiffness", &parameters),
-                            self.non_negative(Some(&c.damping), 0.0, "controller.damping", &parameters),
-                        )
-                    }
+                let (stiffness, damping) = match controller_gains {
+                    Some(gains) => gains,
                     None => {
                         self.error(g.span(), "controller", "a gait is tracked by a [controller] (kind = \"joint_pd\"), which is missing");
                         (0.0, 0.0)
@@ -1174,6 +1250,7 @@ impl Validator {
             actuated,
             environment: env,
             gait,
+            rules: std::mem::take(&mut self.rules),
         })
     }
 }

@@ -93,6 +93,52 @@ impl ParamSet for Params {
             _ => {}
         }
     }
+    fn check(&self) -> Result<(), String> {
+        let p = self;
+        softgen_runtime::check_rule(
+            "environment.gravity",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.gravity],
+            &[("gravity", p.gravity)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (mount).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.mount_mass],
+            &[("mount_mass", p.mount_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (mount).inertia",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.mount_inertia],
+            &[("mount_inertia", p.mount_inertia)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (upper).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.upper_mass],
+            &[("upper_mass", p.upper_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (upper).inertia",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.upper_inertia],
+            &[("upper_inertia", p.upper_inertia)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (lower).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.lower_mass],
+            &[("lower_mass", p.lower_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (lower).inertia",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.lower_inertia],
+            &[("lower_inertia", p.lower_inertia)],
+        )?;
+        Ok(())
+    }
 }
 /// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///

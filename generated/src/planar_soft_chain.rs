@@ -100,6 +100,73 @@ impl ParamSet for Params {
             _ => {}
         }
     }
+    fn check(&self) -> Result<(), String> {
+        let p = self;
+        softgen_runtime::check_rule(
+            "environment.gravity",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.gravity],
+            &[("gravity", p.gravity)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (tail).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.link_mass],
+            &[("link_mass", p.link_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (tail).inertia",
+            softgen_runtime::RuleKind::NonNegative,
+            &[
+                (1.0 * p.link_mass * f64::powi(p.link_length, 2i32)
+                    * f64::powi(12.0, -1i32)),
+            ],
+            &[("link_length", p.link_length), ("link_mass", p.link_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (segment1).section.rest_length",
+            softgen_runtime::RuleKind::Positive,
+            &[p.segment_length],
+            &[("segment_length", p.segment_length)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (segment1).section.stiffness",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.segment_stiffness],
+            &[("segment_stiffness", p.segment_stiffness)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (segment1).section.damping",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.segment_damping],
+            &[("segment_damping", p.segment_damping)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (segment1).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.segment_mass],
+            &[("segment_mass", p.segment_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (segment1).section.disc_radius",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.segment1_disc_radius],
+            &[("segment1_disc_radius", p.segment1_disc_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (segment2).section.disc_radius",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.segment2_disc_radius],
+            &[("segment2_disc_radius", p.segment2_disc_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "contact_points[3].grid.radius",
+            softgen_runtime::RuleKind::Positive,
+            &[p.segment1_skin_radius],
+            &[("segment1_skin_radius", p.segment1_skin_radius)],
+        )?;
+        Ok(())
+    }
 }
 /// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///

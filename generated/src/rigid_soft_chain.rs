@@ -94,6 +94,86 @@ impl ParamSet for Params {
             _ => {}
         }
     }
+    fn check(&self) -> Result<(), String> {
+        let p = self;
+        softgen_runtime::check_rule(
+            "environment.gravity",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.gravity],
+            &[("gravity", p.gravity)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (tail).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.module_mass],
+            &[("module_mass", p.module_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (tail).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[
+                (1.0 * p.module_mass * f64::powi(p.module_radius, 2i32)
+                    * f64::powi(2.0, -1i32)),
+                (1.0 * p.module_mass
+                    * (0.0 + (1.0 * 3.0 * f64::powi(p.module_radius, 2i32))
+                        + f64::powi(p.module_length, 2i32)) * f64::powi(12.0, -1i32)),
+                (1.0 * p.module_mass
+                    * (0.0 + (1.0 * 3.0 * f64::powi(p.module_radius, 2i32))
+                        + f64::powi(p.module_length, 2i32)) * f64::powi(12.0, -1i32)),
+                0.0,
+                0.0,
+                0.0,
+            ],
+            &[
+                ("module_length", p.module_length),
+                ("module_mass", p.module_mass),
+                ("module_radius", p.module_radius),
+            ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (joint1).section.rest_length",
+            softgen_runtime::RuleKind::Positive,
+            &[p.joint_length],
+            &[("joint_length", p.joint_length)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (joint1).section.stiffness",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.joint_stiffness],
+            &[("joint_stiffness", p.joint_stiffness)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (joint1).section.damping",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.joint_damping],
+            &[("joint_damping", p.joint_damping)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (joint1).section.actuator_radius",
+            softgen_runtime::RuleKind::Positive,
+            &[p.actuator_radius],
+            &[("actuator_radius", p.actuator_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (joint1).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.joint_mass],
+            &[("joint_mass", p.joint_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (joint1).section.disc_radius",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.module_radius],
+            &[("module_radius", p.module_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "contact_points[1].grid.radius",
+            softgen_runtime::RuleKind::Positive,
+            &[p.module_radius],
+            &[("module_radius", p.module_radius)],
+        )?;
+        Ok(())
+    }
 }
 /// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///

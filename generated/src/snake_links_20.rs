@@ -58,6 +58,28 @@ impl ParamSet for Params {
             _ => {}
         }
     }
+    fn check(&self) -> Result<(), String> {
+        let p = self;
+        softgen_runtime::check_rule(
+            "environment.gravity",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.gravity],
+            &[("gravity", p.gravity)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (link1).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.link_mass],
+            &[("link_mass", p.link_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (link1).inertia",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.link_inertia],
+            &[("link_inertia", p.link_inertia)],
+        )?;
+        Ok(())
+    }
 }
 /// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///

@@ -172,6 +172,118 @@ impl ParamSet for Params {
             _ => {}
         }
     }
+    fn check(&self) -> Result<(), String> {
+        let p = self;
+        softgen_runtime::check_rule(
+            "environment.gravity",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.gravity],
+            &[("gravity", p.gravity)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (mount).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.mount_mass],
+            &[("mount_mass", p.mount_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (mount).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[p.mount_inertia_xx, p.mount_inertia_yy, p.mount_inertia_zz, 0.0, 0.0, 0.0],
+            &[
+                ("mount_inertia_xx", p.mount_inertia_xx),
+                ("mount_inertia_yy", p.mount_inertia_yy),
+                ("mount_inertia_zz", p.mount_inertia_zz),
+            ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (arm).section.rest_length",
+            softgen_runtime::RuleKind::Positive,
+            &[p.section_length],
+            &[("section_length", p.section_length)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (arm).section.stiffness",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.arm_stiffness],
+            &[("arm_stiffness", p.arm_stiffness)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (arm).section.damping",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.arm_damping],
+            &[("arm_damping", p.arm_damping)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (arm).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.section_mass],
+            &[("section_mass", p.section_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (wrist).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.wrist_mass],
+            &[("wrist_mass", p.wrist_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (wrist).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[
+                p.wrist_inertia_xx,
+                p.wrist_inertia_yy,
+                p.wrist_inertia_zz,
+                p.wrist_inertia_xy,
+                p.wrist_inertia_xz,
+                p.wrist_inertia_yz,
+            ],
+            &[
+                ("wrist_inertia_xx", p.wrist_inertia_xx),
+                ("wrist_inertia_xy", p.wrist_inertia_xy),
+                ("wrist_inertia_xz", p.wrist_inertia_xz),
+                ("wrist_inertia_yy", p.wrist_inertia_yy),
+                ("wrist_inertia_yz", p.wrist_inertia_yz),
+                ("wrist_inertia_zz", p.wrist_inertia_zz),
+            ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (flap).section.rest_length",
+            softgen_runtime::RuleKind::Positive,
+            &[p.flap_length],
+            &[("flap_length", p.flap_length)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (flap).section.stiffness",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.flap_stiffness],
+            &[("flap_stiffness", p.flap_stiffness)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (flap).section.damping",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.flap_damping],
+            &[("flap_damping", p.flap_damping)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (flap).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.flap_mass],
+            &[("flap_mass", p.flap_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (flap).section.disc_radius",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.flap_disc_radius],
+            &[("flap_disc_radius", p.flap_disc_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "contact_points[0].grid.radius",
+            softgen_runtime::RuleKind::Positive,
+            &[p.flap_skin_radius],
+            &[("flap_skin_radius", p.flap_skin_radius)],
+        )?;
+        Ok(())
+    }
 }
 /// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///

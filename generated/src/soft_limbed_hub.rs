@@ -112,6 +112,74 @@ impl ParamSet for Params {
             _ => {}
         }
     }
+    fn check(&self) -> Result<(), String> {
+        let p = self;
+        softgen_runtime::check_rule(
+            "environment.gravity",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.gravity],
+            &[("gravity", p.gravity)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (hub).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.hub_mass],
+            &[("hub_mass", p.hub_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (hub).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[p.hub_inertia_xx, p.hub_inertia_yy, p.hub_inertia_zz, 0.0, 0.0, 0.0],
+            &[
+                ("hub_inertia_xx", p.hub_inertia_xx),
+                ("hub_inertia_yy", p.hub_inertia_yy),
+                ("hub_inertia_zz", p.hub_inertia_zz),
+            ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (head).section.rest_length",
+            softgen_runtime::RuleKind::Positive,
+            &[p.limb_length],
+            &[("limb_length", p.limb_length)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (head).section.stiffness",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.limb_stiffness],
+            &[("limb_stiffness", p.limb_stiffness)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (head).section.damping",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.limb_damping],
+            &[("limb_damping", p.limb_damping)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (head).section.actuator_radius",
+            softgen_runtime::RuleKind::Positive,
+            &[p.actuator_radius],
+            &[("actuator_radius", p.actuator_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (head).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.limb_mass],
+            &[("limb_mass", p.limb_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (head).section.disc_radius",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.limb_radius],
+            &[("limb_radius", p.limb_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "contact_points[0].grid.radius",
+            softgen_runtime::RuleKind::Positive,
+            &[p.limb_radius],
+            &[("limb_radius", p.limb_radius)],
+        )?;
+        Ok(())
+    }
 }
 /// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///

@@ -189,6 +189,133 @@ impl ParamSet for Params {
             _ => {}
         }
     }
+    fn check(&self) -> Result<(), String> {
+        let p = self;
+        softgen_runtime::check_rule(
+            "environment.gravity",
+            softgen_runtime::RuleKind::NonNegative,
+            &[p.gravity],
+            &[("gravity", p.gravity)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (hub).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.hub_mass],
+            &[("hub_mass", p.hub_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (hub).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[
+                p.hub_inertia_xx,
+                p.hub_inertia_yy,
+                p.hub_inertia_zz,
+                p.hub_inertia_xy,
+                p.hub_inertia_xz,
+                p.hub_inertia_yz,
+            ],
+            &[
+                ("hub_inertia_xx", p.hub_inertia_xx),
+                ("hub_inertia_xy", p.hub_inertia_xy),
+                ("hub_inertia_xz", p.hub_inertia_xz),
+                ("hub_inertia_yy", p.hub_inertia_yy),
+                ("hub_inertia_yz", p.hub_inertia_yz),
+                ("hub_inertia_zz", p.hub_inertia_zz),
+            ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (left_upper).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.arm_mass],
+            &[("arm_mass", p.arm_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (left_upper).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[
+                p.left_upper_inertia_xx,
+                (1.0 * p.arm_mass * f64::powi(p.arm_length, 2i32)
+                    * f64::powi(12.0, -1i32)),
+                (1.0 * p.arm_mass * f64::powi(p.arm_length, 2i32)
+                    * f64::powi(12.0, -1i32)),
+                0.0,
+                0.0,
+                0.0,
+            ],
+            &[
+                ("arm_length", p.arm_length),
+                ("arm_mass", p.arm_mass),
+                ("left_upper_inertia_xx", p.left_upper_inertia_xx),
+            ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (right_upper).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[
+                p.right_upper_inertia_xx,
+                p.right_upper_inertia_yy,
+                p.right_upper_inertia_zz,
+                0.0,
+                0.0,
+                0.0,
+            ],
+            &[
+                ("right_upper_inertia_xx", p.right_upper_inertia_xx),
+                ("right_upper_inertia_yy", p.right_upper_inertia_yy),
+                ("right_upper_inertia_zz", p.right_upper_inertia_zz),
+            ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (left_lower).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.left_lower_mass],
+            &[("left_lower_mass", p.left_lower_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (left_lower).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[
+                p.left_lower_inertia_xx,
+                p.left_lower_inertia_yy,
+                p.left_lower_inertia_zz,
+                p.left_lower_inertia_xy,
+                p.left_lower_inertia_xz,
+                p.left_lower_inertia_yz,
+            ],
+            &[
+                ("left_lower_inertia_xx", p.left_lower_inertia_xx),
+                ("left_lower_inertia_xy", p.left_lower_inertia_xy),
+                ("left_lower_inertia_xz", p.left_lower_inertia_xz),
+                ("left_lower_inertia_yy", p.left_lower_inertia_yy),
+                ("left_lower_inertia_yz", p.left_lower_inertia_yz),
+                ("left_lower_inertia_zz", p.left_lower_inertia_zz),
+            ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[4] (right_slider).mass",
+            softgen_runtime::RuleKind::Positive,
+            &[p.right_slider_mass],
+            &[("right_slider_mass", p.right_slider_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[4] (right_slider).inertia",
+            softgen_runtime::RuleKind::RigidInertia,
+            &[
+                p.right_slider_inertia_xx,
+                p.right_slider_inertia_yy,
+                p.right_slider_inertia_zz,
+                0.0,
+                0.0,
+                0.0,
+            ],
+            &[
+                ("right_slider_inertia_xx", p.right_slider_inertia_xx),
+                ("right_slider_inertia_yy", p.right_slider_inertia_yy),
+                ("right_slider_inertia_zz", p.right_slider_inertia_zz),
+            ],
+        )?;
+        Ok(())
+    }
 }
 /// Everything about a state that does not depend on the rates, computed once per state by [`cache`] and shared by every kernel.
 ///

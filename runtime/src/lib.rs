@@ -17,6 +17,7 @@ mod integrator;
 mod mailbox;
 mod model;
 mod mpc;
+mod parameter_rules;
 mod pd;
 pub mod protocol;
 mod real;
@@ -49,6 +50,7 @@ pub use model::{
     ParamSet, PlaneOfMotion, SoftSectionInfo, UnknownParameter,
 };
 pub use mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
+pub use parameter_rules::{check_rule, physical_inertia, RuleKind};
 pub use pd::JointPd;
 pub use real::{Dual, Real};
 pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};

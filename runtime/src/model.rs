@@ -159,6 +159,12 @@ pub trait ParamSet: Clone + Default + fmt::Debug + Send + Sync {
     fn get(&self, index: usize) -> f64;
     /// Sets parameter `index`.
     fn set_index(&mut self, index: usize, value: f64);
+    /// Checks the rules the spec states for its values (positive masses, rigid-body
+    /// inertias, non-negative gravity, ...) at the current values: call after changing
+    /// parameters at run time. The error names the spec field and the parameters involved.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// Sets a parameter by name.
     fn set(&mut self, name: &str, value: f64) -> Result<(), UnknownParameter> {
         match Self::names().iter().position(|n| *n == name) {
