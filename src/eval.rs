@@ -14,6 +14,56 @@ pub struct EvalInput {
     pub params: Vec<(String, f64)>,
 }
 
+/// The keys a stdin document may have.
+const STDIN_KEYS: [&str; 3] = ["q", "qd", "params"];
+
+/// Reads `{"q": [...], "qd": [...], "params": {"name": value}}` (every key optional) into
+/// `input`, after any `--set` values already there; anything else is an error naming it.
+pub fn read_stdin_input(text: &str, input: &mut EvalInput) -> Result<(), String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("stdin: invalid JSON: {e}"))?;
+    let object = value
+        .as_object()
+        .ok_or_else(|| format!("stdin: expected an object {{\"q\": [...], \"qd\": [...], \"params\": {{...}}}}, got {}", kind(&value)))?;
+    if let Some(key) = object.keys().find(|k| !STDIN_KEYS.contains(&k.as_str())) {
+        return Err(format!("stdin: unknown key `{key}`; expected {}", STDIN_KEYS.map(|k| format!("`{k}`")).join(", ")));
+    }
+    let list = |key: &str| -> Result<Option<Vec<f64>>, String> {
+        match object.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_array()
+                .ok_or_else(|| format!("stdin: `{key}` must be an array of numbers, got {}", kind(v)))?
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x.as_f64().ok_or_else(|| format!("stdin: `{key}[{i}]` must be a number, got {}", kind(x))))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+        }
+    };
+    input.q = list("q")?;
+    input.qd = list("qd")?;
+    if let Some(params) = object.get("params") {
+        let map = params.as_object().ok_or_else(|| format!("stdin: `params` must be an object of name: number, got {}", kind(params)))?;
+        for (k, v) in map {
+            let x = v.as_f64().ok_or_else(|| format!("stdin: `params.{k}` must be a number, got {}", kind(v)))?;
+            input.params.push((k.clone(), x));
+        }
+    }
+    Ok(())
+}
+
+/// What a JSON value is, for messages.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Evaluates `robot` at `input` and returns pretty JSON.
 pub fn eval_json(robot: &str, input: &EvalInput) -> Result<String, String> {
     let value = with_robot(robot, Eval { input })??;
@@ -56,6 +106,7 @@ impl RobotVisitor for Eval<'_> {
             }
             p.set(name, *value).map_err(|e| e.to_string())?;
         }
+        p.check().map_err(|e| format!("parameters: {e}"))?;
         let q = vector::<N>("q", &self.input.q, SVector::from_iterator(R::INITIAL_POSITION.iter().copied()))?;
         let qd = vector::<N>("qd", &self.input.qd, SVector::zeros())?;
         let k = R::cache(&q, &p);

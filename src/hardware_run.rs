@@ -8,7 +8,7 @@ use crate::robots::{with_robot, RobotVisitor};
 use crate::run_config::{MpcSettings, RunConfig};
 use nalgebra::{SVector, Vector2};
 use softgen_runtime::{
-    run_hardware, run_planner, ActuatorCommand, Device, DeviceError, DeviceValue, GaitParameters, GaitPlanner,
+    run_hardware, run_planner, ActuatorCommand, CoordinateKind, Device, DeviceError, DeviceValue, GaitParameters, GaitPlanner,
     GoalSteering, LoopConfig, LoopStats, Model, OutputChain, PlannerStats, Recorder, SafetyFault, Serpenoid,
     SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink, SteeringPhase, STOP_FINISHED,
 };
@@ -138,9 +138,9 @@ impl RobotVisitor for Run<'_> {
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
         let o = self.options;
-        let actuated: Vec<&str> = R::ACTUATED
+        let actuated: Vec<(&str, CoordinateKind)> = R::ACTUATED
             .iter()
-            .map(|&i| R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name))
+            .map(|&i| (R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name), R::COORDINATES[i].kind))
             .collect();
         let (path, text) = match &o.config {
             Some(p) => (p.to_string_lossy().to_string(), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
@@ -151,6 +151,9 @@ impl RobotVisitor for Run<'_> {
             None => return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME)),
         };
         let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
+        if let Some(terrain) = config.environment.terrain {
+            terrain.fits(R::PLANE).map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
+        }
         let gait_defaults = R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait to run", R::NAME))?;
         let gait = Serpenoid {
             amplitude: o.amplitude.unwrap_or(gait_defaults.amplitude),
@@ -163,7 +166,7 @@ impl RobotVisitor for Run<'_> {
         let loop_config = LoopConfig {
             rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
             duration: o.duration,
-            miss_streak: config.safety.miss_streak,
+            command_timeout: config.safety.command_timeout,
         };
         loop_config.validate()?;
         let mpc = match o.controller {
@@ -211,7 +214,7 @@ impl RobotVisitor for Run<'_> {
             println!("controller  gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad", gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset);
         }
         for (j, c) in config.channels.iter().enumerate() {
-            println!("channel     actuator {} ({}) -> {c:?}", j, actuated[j]);
+            println!("channel     actuator {} ({}) -> {c:?}", j, actuated[j].0);
         }
         if o.dry_run {
             if mpc.is_some() {

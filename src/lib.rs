@@ -11,7 +11,7 @@ mod run_config;
 mod scenario;
 mod serial;
 
-pub use eval::{eval_json, EvalInput};
+pub use eval::{eval_json, read_stdin_input, EvalInput};
 pub use hardware_run::{run_on_device, ControllerChoice, MpcReport, RunOptions, RunReport, SNAKE_RUN_CONFIG, WHEELED_SNAKE_RUN_CONFIG};
 pub use output::PendingFile;
 pub use plot::{plot_run, plot_time_series, plot_track, Canvas};

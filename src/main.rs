@@ -6,6 +6,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use softgen::{eval_json, plot_run, run_scenario, EvalInput, IntegratorChoice, Scenario, TerrainChoice, ROBOTS};
 use softgen_runtime::{AdmittanceGains, Model, Terrain};
 use std::io::{BufWriter, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -81,12 +83,14 @@ struct RollArgs {
     output: PathBuf,
 }
 
-fn roll(args: RollArgs) -> Result<(), String> {
+fn roll(args: RollArgs) -> Result<ExitCode, String> {
+    let stop = stop_flag()?;
     let rolling = match args.gait {
         RollingName::Planar => softgen::Rolling::Planar,
         RollingName::Spatial => softgen::Rolling::Spatial,
     };
     let mut run = softgen::RollingRun::new(rolling);
+    run.stop = Some(Arc::clone(&stop));
     run.duration = args.duration;
     run.settle = args.settle;
     run.frequency = args.frequency;
@@ -147,6 +151,8 @@ fn roll(args: RollArgs) -> Result<(), String> {
         softgen::Rolling::Planar => (3.51, 9.39),
         softgen::Rolling::Spatial => (0.67, 7.77),
     };
+    // Where the run ended (the end time unless it stopped early).
+    let simulated = summary.samples.last().map_or(0.0, |s| s.t);
     println!("{name} rolling, {} s at {} Hz, {} bar ceiling, bend {:.3} rad per section", run.duration, run.frequency, run.ceiling, summary.bend);
     println!(
         "travelling velocity  V_x = {:.2} cm/s, V_y = {:.2} cm/s (paper's model, Table I: {paper_x}, {paper_y})",
@@ -157,13 +163,17 @@ fn roll(args: RollArgs) -> Result<(), String> {
         summary.evaluations,
         summary.jacobians,
         summary.wall_seconds,
-        end,
-        end / summary.wall_seconds.max(1e-9)
+        simulated,
+        simulated / summary.wall_seconds.max(1e-9)
     );
     println!("outputs              {} and .position.png, .orientation.png, .lengths.png, .track.png", csv_path.display());
     match summary.error {
+        Some(e) if stop.load(Ordering::Relaxed) != 0 => {
+            eprintln!("{e}: the outputs above hold everything up to then");
+            Ok(signal_exit(stop.load(Ordering::Relaxed)))
+        }
         Some(e) => Err(format!("the run stopped early: {e} (outputs above hold everything up to then)")),
-        None => Ok(()),
+        None => Ok(ExitCode::SUCCESS),
     }
 }
 
@@ -193,10 +203,10 @@ struct RunArgs {
     /// Acknowledgement timeout of the serial board (ms).
     #[arg(long, default_value_t = 50)]
     ack_timeout_ms: u64,
-    /// Loop rate (Hz); default: the run configuration's.
+    /// Loop rate (Hz, 1-100000); default: the run configuration's.
     #[arg(long)]
     rate: Option<f64>,
-    /// Run length (s).
+    /// Run length (s; at most 1e9 loop periods).
     #[arg(long, default_value_t = 10.0)]
     duration: f64,
     /// Where every device value is recorded with its time.
@@ -248,15 +258,24 @@ fn parse_goal(text: &str) -> Result<nalgebra::Vector2<f64>, String> {
     Ok(nalgebra::Vector2::new(x, y))
 }
 
-/// Exit status for a run ended by a signal: 128 + the signal number, as shells do.
-fn run(args: RunArgs) -> Result<ExitCode, String> {
-    use std::sync::atomic::AtomicUsize;
-    use std::sync::Arc;
+/// A flag that SIGINT and SIGTERM set to their number, so that a long run ends at its next
+/// control period with its outputs in order instead of being killed mid-write.
+fn stop_flag() -> Result<Arc<AtomicUsize>, String> {
     let stop = Arc::new(AtomicUsize::new(0));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register_usize(signal, Arc::clone(&stop), signal as usize)
             .map_err(|e| format!("cannot install the handler for signal {signal}: {e}"))?;
     }
+    Ok(stop)
+}
+
+/// Exit status for a run ended by a signal: 128 + the signal number, as shells do.
+fn signal_exit(signal: usize) -> ExitCode {
+    ExitCode::from((128 + signal).clamp(0, 255) as u8)
+}
+
+fn run(args: RunArgs) -> Result<ExitCode, String> {
+    let stop = stop_flag()?;
     for path in [&args.record, &args.trajectory] {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -296,7 +315,7 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         None => Ok(ExitCode::SUCCESS),
         Some(softgen_runtime::SafetyFault::Signal(s)) => {
             eprintln!("stopped by signal {s}: outputs in their safe state, logs complete");
-            Ok(ExitCode::from((128 + s).clamp(0, 255) as u8))
+            Ok(signal_exit(s as usize))
         }
         Some(fault) => Err(format!("run stopped: {fault} (outputs in their safe state, logs complete)")),
     }
@@ -465,8 +484,10 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, f64)>, String> {
         .collect()
 }
 
-fn simulate(args: SimulateArgs) -> Result<(), String> {
+fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
+    let stop = stop_flag()?;
     let mut s = Scenario::new(&args.robot);
+    s.stop = Some(Arc::clone(&stop));
     s.duration = args.duration;
     s.control_period = args.dt;
     s.integrator = match args.integrator {
@@ -569,6 +590,11 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
         println!("plot           {}", png.display());
     }
     if let Some(e) = summary.error {
+        let signal = stop.load(Ordering::Relaxed);
+        if signal != 0 {
+            eprintln!("{e}: the outputs above hold everything up to then");
+            return Ok(signal_exit(signal));
+        }
         let hint = if matches!(args.integrator, IntegratorName::Rk4 | IntegratorName::Euler) {
             "; a fixed-step explicit integrator is unstable on stiff robots (soft sections, stiff contact): try --integrator ros34"
         } else {
@@ -576,7 +602,7 @@ fn simulate(args: SimulateArgs) -> Result<(), String> {
         };
         return Err(format!("the run stopped early: {e} (outputs above hold everything up to then){hint}"));
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn eval(args: EvalArgs) -> Result<(), String> {
@@ -584,29 +610,7 @@ fn eval(args: EvalArgs) -> Result<(), String> {
     if args.stdin {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).map_err(|e| format!("reading stdin: {e}"))?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("stdin: invalid JSON: {e}"))?;
-        let list = |key: &str| -> Result<Option<Vec<f64>>, String> {
-            match value.get(key) {
-                None => Ok(None),
-                Some(v) => v
-                    .as_array()
-                    .ok_or_else(|| format!("stdin: `{key}` must be an array of numbers"))?
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| x.as_f64().ok_or_else(|| format!("stdin: `{key}[{i}]` is not a number")))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Some),
-            }
-        };
-        input.q = list("q")?;
-        input.qd = list("qd")?;
-        if let Some(params) = value.get("params") {
-            let map = params.as_object().ok_or("stdin: `params` must be an object of name: number")?;
-            for (k, v) in map {
-                let x = v.as_f64().ok_or_else(|| format!("stdin: params.{k} is not a number"))?;
-                input.params.push((k.clone(), x));
-            }
-        }
+        softgen::read_stdin_input(&text, &mut input)?;
     }
     if let Some(q) = &args.q {
         input.q = Some(parse_list("q", q)?);
@@ -620,15 +624,19 @@ fn eval(args: EvalArgs) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let exit = |result: Result<ExitCode, String>| match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    };
     let result = match cli.command {
-        None => simulate(cli.simulate),
-        Some(Command::Simulate(args)) => simulate(args),
+        None => return exit(simulate(cli.simulate)),
+        Some(Command::Simulate(args)) => return exit(simulate(args)),
         Some(Command::Eval(args)) => eval(args),
-        Some(Command::Run(args)) => match run(args) {
-            Ok(code) => return code,
-            Err(e) => Err(e),
-        },
-        Some(Command::Roll(args)) => roll(args),
+        Some(Command::Run(args)) => return exit(run(args)),
+        Some(Command::Roll(args)) => return exit(roll(args)),
         Some(Command::List) => {
             for name in ROBOTS {
                 match eval_json(name, &EvalInput::default()) {

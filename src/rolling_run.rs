@@ -10,6 +10,8 @@ use softgen_runtime::{
     IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, SectionGeometry, RollingGait, Rosenbrock34, Simulation,
     SimulationConfig, State, Tolerances,
 };
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Which rolling gait.
@@ -47,6 +49,8 @@ pub struct RollingRun {
     /// Absolute tolerance as a fraction of the relative one.
     pub absolute_fraction: f64,
     pub params: Params,
+    /// Set non-zero (a signal's number) to end the run at the next control period.
+    pub stop: Option<Arc<AtomicUsize>>,
 }
 
 impl RollingRun {
@@ -69,6 +73,7 @@ impl RollingRun {
             // Absolute tolerance 1e-4 (m, rad and their rates) at the default 1e-3.
             absolute_fraction: 1e-1,
             params: Params::default(),
+            stop: None,
         }
     }
 }
@@ -121,8 +126,8 @@ fn geometries(p: &Params) -> Result<[SectionGeometry; SECTIONS], String> {
 
 pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) -> Result<RollingSummary, String> {
     let p = run.params.clone();
-    let muscles = PneumaticMuscles { metres_per_bar: p.pma_metres_per_bar, area: p.pma_area, ceiling: run.ceiling };
-    muscles.validate()?;
+    let muscles = PneumaticMuscles { metres_per_bar: p.pma_metres_per_bar, area: p.pma_area, ceiling: run.ceiling, rated: p.pma_rated_pressure };
+    muscles.validate().map_err(|e| format!("{e} (`pma_rated_pressure` of the soft snake's spec)"))?;
     let geometry = geometries(&p)?;
     let bend = run.bend.unwrap_or_else(|| muscles.largest_bend(&geometry[0]));
     let gait = RollingGait {
@@ -197,6 +202,10 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
             samples.push(sample);
         }
         if k == steps {
+            break;
+        }
+        if let Some(signal) = run.stop.as_ref().map(|s| s.load(Ordering::Relaxed)).filter(|s| *s != 0) {
+            error = Some(IntegrationError::Stopped { time: t, signal });
             break;
         }
         let next = ((k + 1) as f64 * run.control_period).min(end);

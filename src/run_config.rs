@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use nalgebra::Vector2;
 use softgen_runtime::{
-    Channel, ContactLaw, FrictionAnisotropy, FrictionLaw, GaitParameters, LengthToPressure, PressureMap, SafetyLimits,
+    Channel, ContactLaw, CoordinateKind, FrictionAnisotropy, FrictionLaw, GaitParameters, LengthToPressure, PressureMap, SafetyLimits,
     Terrain,
 };
 use std::ops::Range;
@@ -163,7 +163,9 @@ struct SafetyFile {
     joint_rate: Option<f64>,
     thrust_limit: Option<f64>,
     thrust_rate: Option<f64>,
-    miss_streak: Option<u32>,
+    command_timeout: Option<f64>,
+    /// Replaced by `command_timeout`; named in the error so that old files say what changed.
+    miss_streak: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -210,8 +212,9 @@ fn locate(path: &str, text: &str, span: Range<usize>, message: impl std::fmt::Di
 
 impl RunConfig {
     /// Parses `text` (read from `path`) for a robot whose actuators drive the joints of
-    /// `actuated_bodies`, in order.
-    pub fn parse(path: &str, text: &str, robot: &str, actuated_bodies: &[&str]) -> Result<RunConfig, String> {
+    /// `actuators` (body name and the kind of coordinate it drives), in order.
+    pub fn parse(path: &str, text: &str, robot: &str, actuators: &[(&str, CoordinateKind)]) -> Result<RunConfig, String> {
+        let actuated_bodies: Vec<&str> = actuators.iter().map(|(b, _)| *b).collect();
         let file: File = toml::from_str(text).map_err(|e| locate(path, text, e.span().unwrap_or(0..0), e.message().trim()))?;
         if file.robot.get_ref() != robot {
             return Err(locate(path, text, file.robot.span(), format!("robot: this file is for `{}`, not `{robot}`", file.robot.get_ref())));
@@ -233,7 +236,15 @@ impl RunConfig {
             safety.joint_rate = s.joint_rate.unwrap_or(safety.joint_rate);
             safety.thrust_limit = s.thrust_limit.unwrap_or(safety.thrust_limit);
             safety.thrust_rate = s.thrust_rate.unwrap_or(safety.thrust_rate);
-            safety.miss_streak = s.miss_streak.unwrap_or(safety.miss_streak);
+            safety.command_timeout = s.command_timeout.unwrap_or(safety.command_timeout);
+            if s.miss_streak.is_some() {
+                return Err(locate(
+                    path,
+                    text,
+                    span,
+                    "safety.miss_streak: the watchdog's tolerance is now a time: `command_timeout` (s), how long after it was due a command may go out (default 0.05)".to_string(),
+                ));
+            }
             safety.validate().map_err(|e| locate(path, text, span, format!("safety: {e}")))?;
         }
         let folder = Path::new(path).parent().unwrap_or(Path::new("."));
@@ -284,6 +295,9 @@ impl RunConfig {
             };
             if channels[index].is_some() {
                 return Err(at(format!("`{actuator}` already has a channel")));
+            }
+            if let Some(fit) = channel_fit(&channel, actuators[index].1) {
+                return Err(at(format!("`{actuator}` {fit}")));
             }
             channels[index] = Some(channel);
         }
@@ -384,6 +398,36 @@ impl MpcSettings {
     }
 }
 
+/// Why `channel` cannot drive an actuator of a coordinate of `kind`, if it cannot: joints
+/// take set points (a servo board), soft sections' actuator lengths take pressure (a
+/// regulator) or a valve.
+fn channel_fit(channel: &Channel, kind: CoordinateKind) -> Option<String> {
+    let joint = matches!(kind, CoordinateKind::RevoluteJoint | CoordinateKind::PrismaticJoint);
+    let muscle = kind == CoordinateKind::ActuatorLength;
+    let fits = match channel {
+        Channel::ServoBoard { .. } => joint,
+        Channel::PressureRegulator { .. } | Channel::Valve { .. } => muscle,
+        Channel::Thruster { .. } => false,
+    };
+    if fits {
+        return None;
+    }
+    let what = match kind {
+        CoordinateKind::RevoluteJoint => "is a revolute joint, commanded by angle: it needs kind = \"servo_board\"",
+        CoordinateKind::PrismaticJoint => "is a prismatic joint, commanded by position: it needs kind = \"servo_board\"",
+        CoordinateKind::ActuatorLength => "is a pneumatic muscle: it needs kind = \"pressure_regulator\" or \"valve\"",
+        CoordinateKind::Curvature => "is a curvature coordinate, which no output channel drives yet",
+        CoordinateKind::BaseTranslation | CoordinateKind::BaseRotation => "is a floating base coordinate, which no output channel drives",
+    };
+    let kind_name = match channel {
+        Channel::ServoBoard { .. } => "servo_board",
+        Channel::PressureRegulator { .. } => "pressure_regulator",
+        Channel::Valve { .. } => "valve",
+        Channel::Thruster { .. } => "thruster",
+    };
+    Some(format!("{what}, not a {kind_name}"))
+}
+
 fn wire(c: &Channel) -> u16 {
     match c {
         Channel::ServoBoard { channel, .. } | Channel::PressureRegulator { channel, .. } | Channel::Thruster { channel, .. } => {
@@ -397,7 +441,7 @@ fn wire(c: &Channel) -> u16 {
 mod tests {
     use super::*;
 
-    const BODIES: &[&str] = &["link2", "link3"];
+    const BODIES: &[(&str, CoordinateKind)] = &[("link2", CoordinateKind::RevoluteJoint), ("link3", CoordinateKind::RevoluteJoint)];
     const GOOD: &str = "robot = \"snake\"\n[[channels]]\nkind = \"servo_board\"\nactuator = \"link2\"\nchannel = 0\nmin_angle = -1\nmax_angle = 1\n[[channels]]\nkind = \"servo_board\"\nactuator = \"link3\"\nchannel = 1\nmin_angle = -1\nmax_angle = 1\n";
 
     #[test]
@@ -437,7 +481,7 @@ mod tests {
             ("[environment]\nterrain = { kind = \"pipe\", diameter = -1 }\n", "run.toml:14:1: environment: terrain:"),
             ("[environment]\nfriction = { along = -0.1 }\n", "environment: friction along must be finite and >= 0"),
             ("[environment]\nterrain = { kind = \"lava\" }\n", "run.toml:15:"),
-            ("[mpc]\ngoal = [1.0, 0.0]\nsamples = 1\n", "run.toml:14:1: mpc: planner samples must be at least 2"),
+            ("[mpc]\ngoal = [1.0, 0.0]\nsamples = 1\n", "run.toml:14:1: mpc: planner samples must be in 2..=4096, got 1"),
             ("[mpc]\ngoal = [1.0, 0.0]\nreplan_hz = 5000\n", "mpc: replan_hz must be in"),
             ("[mpc]\ngoal = [1.0, 0.0]\nmin = [0.2, 3.0, -0.6]\n", "bounds of the temporal frequency"),
             ("[mpc]\ngoal = [1.0]\n", "run.toml:15:"),

@@ -9,6 +9,8 @@ use softgen_runtime::{
     Tolerances,
 };
 use std::io::Write;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Which integrator steps the run.
@@ -58,6 +60,8 @@ pub struct Scenario {
     pub csv_every: usize,
     /// Number of body snapshots kept for the plot.
     pub snapshots: usize,
+    /// Set non-zero (a signal's number) to end the run at the next control period.
+    pub stop: Option<Arc<AtomicUsize>>,
 }
 
 impl Scenario {
@@ -85,6 +89,7 @@ impl Scenario {
             params: Vec::new(),
             csv_every: 5,
             snapshots: 8,
+            stop: None,
         }
     }
 }
@@ -188,6 +193,7 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
             }
             params.set(name, *value).map_err(|e| e.to_string())?;
         }
+        params.check().map_err(|e| format!("parameters: {e}"))?;
         let env = R::ENVIRONMENT;
         let contact = ContactLaw {
             stiffness: s.contact_stiffness.unwrap_or(env.contact_stiffness),
@@ -226,6 +232,9 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
             control_period: s.control_period,
         };
         let mut simulation = Simulation::<R, N, C>::new(params.clone(), config)?;
+        if let Some(flag) = &s.stop {
+            simulation.stop_on(Arc::clone(flag));
+        }
         let mut x = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
         let mut t = 0.0;
 

@@ -13,7 +13,7 @@ fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
     let dir = tempfile::tempdir().unwrap();
     // A watchdog that tolerates a shared, loaded test machine (every miss is still counted).
     let config = dir.path().join("snake_lateral_undulation.run.toml");
-    std::fs::write(&config, WHEELED_SNAKE_RUN_CONFIG.replace("miss_streak = 10", "miss_streak = 100000")).unwrap();
+    std::fs::write(&config, WHEELED_SNAKE_RUN_CONFIG.replace("command_timeout = 0.05", "command_timeout = 10.0")).unwrap();
     let options = RunOptions {
         robot: "snake_lateral_undulation".into(),
         serial_port: None,

@@ -46,7 +46,7 @@ impl Line {
 
 fn run_host(dir: &Path, port: &str, duration: &str) -> Output {
     let config = dir.join("snake.run.toml");
-    std::fs::write(&config, SNAKE_RUN_CONFIG.replace("miss_streak = 10", "miss_streak = 100000")).unwrap();
+    std::fs::write(&config, SNAKE_RUN_CONFIG.replace("command_timeout = 0.05", "command_timeout = 10.0")).unwrap();
     Command::new(env!("CARGO_BIN_EXE_softgen"))
         .args(["run", "--device", "serial", "--port", port, "--duration", duration, "--ack-timeout-ms", "200", "--config"])
         .arg(&config)

@@ -132,7 +132,7 @@ mod tests {
     fn device_error_ends_the_run_in_the_safe_state() {
         let mut chain = chain();
         let mut device = Log::default();
-        let config = LoopConfig { rate_hz: 1000.0, duration: 1.0, miss_streak: 100 };
+        let config = LoopConfig { rate_hz: 1000.0, duration: 1.0, command_timeout: 1.0 };
         let stop = AtomicUsize::new(0);
         let (outcome, _) = run_hardware(&config, &mut chain, &mut device, &stop, |t, c| {
             c[0] = ActuatorCommand::Pressure(10.0 * t);
@@ -158,7 +158,7 @@ mod tests {
     fn nan_from_the_controller_never_reaches_the_device() {
         let mut chain = chain();
         let mut device = Log::default();
-        let config = LoopConfig { rate_hz: 1000.0, duration: 0.005, miss_streak: 100 };
+        let config = LoopConfig { rate_hz: 1000.0, duration: 0.005, command_timeout: 1.0 };
         let stop = AtomicUsize::new(0);
         let (outcome, safe) = run_hardware(&config, &mut chain, &mut device, &stop, |t, c| {
             c[0] = ActuatorCommand::Pressure(if t > 0.002 { f64::NAN } else { 1.0 });

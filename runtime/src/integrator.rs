@@ -51,6 +51,8 @@ pub enum IntegrationError {
     StepTooSmall { time: f64, step: f64 },
     /// An invalid solver setting.
     InvalidSetting(String),
+    /// Stopped from outside (a signal handler set the stop flag to the signal's number).
+    Stopped { time: f64, signal: usize },
 }
 
 impl fmt::Display for IntegrationError {
@@ -64,6 +66,7 @@ impl fmt::Display for IntegrationError {
                 write!(f, "step size {step:e} s fell below the minimum at t = {time} s (system too stiff?)")
             }
             IntegrationError::InvalidSetting(s) => write!(f, "invalid integrator setting: {s}"),
+            IntegrationError::Stopped { time, signal } => write!(f, "stopped by signal {signal} at t = {time} s"),
         }
     }
 }

@@ -118,16 +118,29 @@ pub struct PlannerConfig {
     pub seed: u64,
 }
 
+/// Most rollouts per plan.
+pub const MAX_SAMPLES: usize = 4096;
+/// Most model steps per plan (rollouts x horizon / step): 32 rollouts of 1 s at 2 ms are
+/// 16,000 and take about 20 ms; 1e7 would take seconds.
+pub const MAX_PLAN_STEPS: f64 = 1e7;
+
 impl PlannerConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.samples < 2 {
-            return Err(format!("planner samples must be at least 2, got {}", self.samples));
+        if !(2..=MAX_SAMPLES).contains(&self.samples) {
+            return Err(format!("planner samples must be in 2..={MAX_SAMPLES}, got {}", self.samples));
         }
         if !(self.horizon.is_finite() && self.horizon > 0.0) {
             return Err(format!("planner horizon must be > 0 s, got {}", self.horizon));
         }
         if !(self.step.is_finite() && self.step > 0.0 && self.step <= self.horizon) {
             return Err(format!("planner step must be in (0, horizon], got {}", self.step));
+        }
+        let steps = self.horizon / self.step;
+        if steps * self.samples as f64 > MAX_PLAN_STEPS {
+            return Err(format!(
+                "a plan of {} rollouts x {steps:.3e} steps (horizon / step) is more than {MAX_PLAN_STEPS:.0e} model steps: it could not re-plan in time",
+                self.samples
+            ));
         }
         if !(self.temperature.is_finite() && self.temperature > 0.0) {
             return Err(format!("planner temperature must be > 0, got {}", self.temperature));

@@ -65,14 +65,24 @@ pub struct PneumaticMuscles {
     pub area: f64,
     /// Pressure ceiling (bar).
     pub ceiling: f64,
+    /// The highest pressure the muscles are rated for (bar); the ceiling may not exceed it.
+    pub rated: f64,
 }
 
 impl PneumaticMuscles {
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.metres_per_bar > 0.0 && self.area > 0.0 && self.ceiling >= 0.0)
-            || !(self.metres_per_bar.is_finite() && self.area.is_finite() && self.ceiling.is_finite())
+        for (name, value, strictly) in
+            [("extension per bar (m/bar)", self.metres_per_bar, true), ("area (m^2)", self.area, true), ("pressure ceiling (bar)", self.ceiling, false)]
         {
-            return Err(format!("muscle map needs metres_per_bar > 0, area > 0, ceiling >= 0, got {self:?}"));
+            if !(value.is_finite() && (value > 0.0 || (!strictly && value == 0.0))) {
+                return Err(format!("muscle {name} must be finite and {} 0, got {value}", if strictly { ">" } else { ">=" }));
+            }
+        }
+        if !(self.rated > 0.0 && self.rated.is_finite()) {
+            return Err(format!("the muscles' rated pressure must be > 0 bar, got {}", self.rated));
+        }
+        if self.ceiling > self.rated {
+            return Err(format!("pressure ceiling {} bar exceeds the {} bar the muscles are rated for", self.ceiling, self.rated));
         }
         Ok(())
     }
@@ -124,10 +134,13 @@ mod tests {
 
     #[test]
     fn pressures_respect_the_ceiling() {
-        let m = PneumaticMuscles { metres_per_bar: 0.01875, area: 3.5625e-4, ceiling: 3.0 };
+        let m = PneumaticMuscles { metres_per_bar: 0.01875, area: 3.5625e-4, ceiling: 3.0, rated: 4.0 };
         assert_eq!(m.pressure(-0.01), 0.0);
         assert!((m.pressure(0.0375) - 2.0).abs() < 1e-12);
         assert_eq!(m.pressure(0.2), 3.0);
+        assert!(m.validate().is_ok());
+        let over = PneumaticMuscles { ceiling: 100.0, ..m };
+        assert!(over.validate().unwrap_err().contains("exceeds the 4 bar the muscles are rated for"));
         assert!((m.largest_bend(&geometry()) - 2.25).abs() < 1e-12);
         // With K = 1900 N/m the area makes the static extension at 4 bar 50 % of 0.15 m.
         assert!((m.force(4.0) / 1900.0 - 0.075).abs() < 1e-12);

@@ -14,6 +14,8 @@ use crate::terrain::Terrain;
 use crate::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
 use nalgebra::{SMatrix, SVector, Vector3, Vector6};
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Everything about a run that is not the robot's own parameters.
 #[derive(Clone, Copy, Debug)]
@@ -95,6 +97,9 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     actuator_forces: SVector<f64, N>,
     /// Index of the `gravity` parameter, for the floor's load.
     gravity_index: Option<usize>,
+    /// Set non-zero (to a signal's number) from outside to end [`Simulation::run`] at the
+    /// next control period.
+    stop: Option<Arc<AtomicUsize>>,
     // `fn() -> R`: the marker carries no data, so the simulation is Send whatever R is.
     model: PhantomData<fn() -> R>,
 }
@@ -102,6 +107,7 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
 impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     pub fn new(params: R::Params, config: SimulationConfig) -> Result<Self, String> {
         config.validate()?;
+        config.terrain.fits(R::PLANE).map_err(|e| format!("robot `{}`: {e}", R::NAME))?;
         let admittance = match (config.admittance, config.gait) {
             (Some(gains), Some(gait)) => {
                 Some(AdmittanceController::new(gains, R::ACTUATED.len(), gait.spatial_frequency))
@@ -119,8 +125,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             joint_targets: None,
             actuator_forces: SVector::zeros(),
             gravity_index,
+            stop: None,
             model: PhantomData,
         })
+    }
+
+    /// Ends [`Simulation::run`] at the next control period once `flag` is non-zero (signal
+    /// handlers store the signal's number), with [`IntegrationError::Stopped`].
+    pub fn stop_on(&mut self, flag: Arc<AtomicUsize>) {
+        self.stop = Some(flag);
     }
 
     /// Sets the servo set points of the actuated joints (entry j for actuated joint j),
@@ -372,6 +385,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             on_sample(*t, x, &report, self);
             if *t >= t_end - 1e-12 * t_end.abs().max(1.0) {
                 return Ok(evaluations);
+            }
+            if let Some(signal) = self.stop.as_ref().map(|s| s.load(Ordering::Relaxed)).filter(|s| *s != 0) {
+                return Err(IntegrationError::Stopped { time: *t, signal });
             }
             if let Some(admittance) = &mut self.admittance {
                 let mut joint_force = SVector::<f64, N>::zeros();

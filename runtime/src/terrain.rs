@@ -1,6 +1,7 @@
 //! Terrains the robot touches: flat ground, a stair step, a pipe; signed penetration depth
 //! and surface normal at a point.
 
+use crate::model::PlaneOfMotion;
 use nalgebra::Vector3;
 use std::fmt;
 
@@ -94,6 +95,34 @@ impl Terrain {
                 Ok(())
             }
         }
+    }
+}
+
+impl Terrain {
+    /// Whether the terrain can carry a robot moving in `plane`: the floor is the weight of a
+    /// robot in the horizontal plane and carries nothing else (a robot in the vertical plane
+    /// or in 3D would fall through it); flat ground and the stair push along z, which a robot
+    /// in the horizontal plane cannot move along (it would neither rest on them nor feel
+    /// them: the floor is its ground).
+    pub fn fits(&self, plane: PlaneOfMotion) -> Result<(), String> {
+        match (self, plane) {
+            (Terrain::Floor, PlaneOfMotion::Xz | PlaneOfMotion::Spatial) => Err(format!(
+                "the floor carries robots that move in the horizontal x-y plane; this one moves {}, so it would fall through: use flat ground",
+                plane_words(plane)
+            )),
+            (Terrain::Flat { .. } | Terrain::Stair { .. }, PlaneOfMotion::Xy) => Err(format!(
+                "{self} pushes along z, which a robot in the horizontal x-y plane cannot move along: use the floor"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn plane_words(plane: PlaneOfMotion) -> &'static str {
+    match plane {
+        PlaneOfMotion::Xz => "in the vertical x-z plane",
+        PlaneOfMotion::Xy => "in the horizontal x-y plane",
+        PlaneOfMotion::Spatial => "in 3D",
     }
 }
 
