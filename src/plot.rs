@@ -67,6 +67,12 @@ impl Canvas {
     pub fn line(&mut self, a: (f64, f64), b: (f64, f64), color: [u8; 3], thickness: i64) {
         let (ax, ay) = self.to_pixel(a.0, a.1);
         let (bx, by) = self.to_pixel(b.0, b.1);
+        // Clip to the canvas (with the line's thickness around it) before turning pixels into
+        // integers: a point far off the canvas (a stair kilometres away) would otherwise
+        // saturate to i64::MAX and overflow below.
+        let Some(((ax, ay), (bx, by))) = self.clip((ax, ay), (bx, by), thickness as f64) else {
+            return;
+        };
         let steps = ((bx - ax).abs().max((by - ay).abs()).ceil() as i64).clamp(1, 100_000);
         for s in 0..=steps {
             let f = s as f64 / steps as f64;
@@ -77,6 +83,37 @@ impl Canvas {
                 }
             }
         }
+    }
+
+    /// The part of the pixel segment a-b inside the canvas grown by `pad` pixels each side
+    /// (Liang-Barsky), or None when none of it is (or an end is not finite).
+    fn clip(&self, a: (f64, f64), b: (f64, f64), pad: f64) -> Option<((f64, f64), (f64, f64))> {
+        if ![a.0, a.1, b.0, b.1].iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let (mut t0, mut t1) = (0.0_f64, 1.0_f64);
+        let bounds = [
+            (-dx, a.0 + pad),
+            (dx, self.width as f64 + pad - a.0),
+            (-dy, a.1 + pad),
+            (dy, self.height as f64 + pad - a.1),
+        ];
+        for (p, q) in bounds {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return None;
+                }
+            } else {
+                let t = q / p;
+                if p < 0.0 {
+                    t0 = t0.max(t);
+                } else {
+                    t1 = t1.min(t);
+                }
+            }
+        }
+        (t0 <= t1).then(|| ((a.0 + t0 * dx, a.1 + t0 * dy), (a.0 + t1 * dx, a.1 + t1 * dy)))
     }
 
     /// Fills the world rectangle [x0, x1] x [y0, y1].
@@ -298,4 +335,26 @@ pub fn plot_track(polylines: &[Vec<(f64, f64)>], path_points: &[(f64, f64)], pat
         canvas.line(pair[0], pair[1], [220, 30, 30], 2);
     }
     canvas.save(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Canvas;
+
+    /// A line whose far end lies light-years off the canvas draws its visible part and never
+    /// overflows a pixel coordinate (debug builds check the arithmetic).
+    #[test]
+    fn lines_to_far_points_are_clipped() {
+        let mut canvas = Canvas::new(0.0, 1.0, 0.0, 1.0, 200, 200);
+        canvas.line((0.5, 0.5), (-1e241, 0.5), [0, 0, 0], 3);
+        canvas.line((f64::NAN, 0.0), (0.5, 0.5), [0, 0, 0], 3);
+        canvas.line((1e300, 1e300), (2e300, -1e300), [0, 0, 0], 3);
+        let dark = canvas.pixels.iter().filter(|p| **p == [0, 0, 0]).count();
+        // The visible half of the first line: from the centre to the left edge, 3 pixels wide.
+        let (cx, _) = canvas.to_pixel(0.5, 0.5);
+        assert!(dark as f64 >= 3.0 * cx, "only {dark} pixels drawn for a line {cx} pixels long");
+        let (_, cy) = canvas.to_pixel(0.5, 0.5);
+        let row = cy.round() as usize;
+        assert_eq!(canvas.pixels[row * canvas.width + 1], [0, 0, 0], "the line reaches the left edge");
+    }
 }

@@ -5,6 +5,9 @@ use crate::model::PlaneOfMotion;
 use nalgebra::Vector3;
 use std::fmt;
 
+/// How far from the origin terrain geometry may reach (m).
+pub const TERRAIN_EXTENT: f64 = 1e3;
+
 /// Environment geometry. World z is up; x is the direction of travel.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Terrain {
@@ -69,11 +72,15 @@ impl Terrain {
 
     /// Checks that the geometry is physically meaningful.
     pub fn validate(&self) -> Result<(), String> {
+        // Geometry beyond a kilometre is no terrain a robot of this kind meets; bounding it
+        // keeps every later computation (plots, depths) in a sane range.
         let finite = |name: &str, v: f64| {
-            if v.is_finite() {
-                Ok(())
-            } else {
+            if !v.is_finite() {
                 Err(format!("terrain {name} must be finite, got {v}"))
+            } else if v.abs() > TERRAIN_EXTENT {
+                Err(format!("terrain {name} must be within {TERRAIN_EXTENT} m, got {v}"))
+            } else {
+                Ok(())
             }
         };
         match *self {
