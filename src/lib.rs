@@ -17,6 +17,6 @@ pub use output::PendingFile;
 pub use plot::{plot_run, plot_time_series, plot_track, Canvas};
 pub use run_config::{EnvironmentOverride, MpcSettings, RunConfig};
 pub use rolling_run::{run_rolling, Rolling, RollingRun, RollingSample, RollingSummary};
-pub use robots::{with_robot, RobotVisitor, ROBOTS};
+pub use robots::{has_soft_sections, with_robot, RobotInfo, RobotVisitor, ROBOTS};
 pub use serial::SerialDevice;
 pub use scenario::{run_scenario, IntegratorChoice, RunSummary, Scenario, TerrainChoice};

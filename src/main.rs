@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use softgen::{eval_json, plot_run, run_scenario, EvalInput, IntegratorChoice, Scenario, TerrainChoice, ROBOTS};
+use softgen::{eval_json, has_soft_sections, plot_run, run_scenario, EvalInput, IntegratorChoice, Scenario, TerrainChoice, ROBOTS};
 use softgen_runtime::{AdmittanceGains, Model, Terrain};
 use std::io::{BufWriter, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -323,6 +323,8 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum IntegratorName {
+    /// ros34 for robots with soft sections (stiff), rk4 for rigid ones.
+    Auto,
     /// Fixed-step classical Runge-Kutta.
     Rk4,
     /// Fixed-step semi-implicit (symplectic) Euler.
@@ -363,7 +365,7 @@ struct SimulateArgs {
     /// Simulated time (s).
     #[arg(long, default_value_t = 20.0)]
     duration: f64,
-    #[arg(long, value_enum, default_value = "rk4")]
+    #[arg(long, value_enum, default_value = "auto")]
     integrator: IntegratorName,
     /// Step of fixed-step integrators, and controller/sample period (s).
     #[arg(long, default_value_t = 0.002)]
@@ -490,8 +492,14 @@ fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     s.stop = Some(Arc::clone(&stop));
     s.duration = args.duration;
     s.control_period = args.dt;
-    s.integrator = match args.integrator {
-        IntegratorName::Rk4 => IntegratorChoice::RungeKutta4 { step: args.dt },
+    let integrator = match args.integrator {
+        IntegratorName::Auto if has_soft_sections(&args.robot)? => IntegratorName::Ros34,
+        IntegratorName::Auto => IntegratorName::Rk4,
+        chosen => chosen,
+    };
+    s.integrator = match integrator {
+        // `auto` became rk4 or ros34 above.
+        IntegratorName::Auto | IntegratorName::Rk4 => IntegratorChoice::RungeKutta4 { step: args.dt },
         IntegratorName::Euler => IntegratorChoice::SemiImplicitEuler { step: args.dt },
         IntegratorName::Dopri5 => IntegratorChoice::DormandPrince5 { relative: args.rtol, absolute: args.atol },
         IntegratorName::Ros34 => IntegratorChoice::Rosenbrock34 { relative: args.rtol, absolute: args.atol },
@@ -533,7 +541,7 @@ fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
         AnisotropyName::BodyAxis => softgen_runtime::FrictionAnisotropy::BodyAxis,
         AnisotropyName::WorldAxis => softgen_runtime::FrictionAnisotropy::WorldAxis,
     });
-    if matches!(args.integrator, IntegratorName::Dopri5 | IntegratorName::Ros34) && args.friction_regularisation.is_none() {
+    if matches!(integrator, IntegratorName::Dopri5 | IntegratorName::Ros34) && args.friction_regularisation.is_none() {
         // Exact Coulomb friction is discontinuous in velocity: error control would shrink the
         // step towards zero at every stick-slip switch. Say so and smooth it.
         eprintln!("note: adaptive integrators use regularised friction (--friction-regularisation 0.001 m/s); pass 0 for the exact sign");
@@ -595,7 +603,7 @@ fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
             eprintln!("{e}: the outputs above hold everything up to then");
             return Ok(signal_exit(signal));
         }
-        let hint = if matches!(args.integrator, IntegratorName::Rk4 | IntegratorName::Euler) {
+        let hint = if matches!(integrator, IntegratorName::Rk4 | IntegratorName::Euler) {
             "; a fixed-step explicit integrator is unstable on stiff robots (soft sections, stiff contact): try --integrator ros34"
         } else {
             ""
@@ -638,11 +646,12 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => return exit(run(args)),
         Some(Command::Roll(args)) => return exit(roll(args)),
         Some(Command::List) => {
-            for name in ROBOTS {
+            for robot in ROBOTS {
+                let name = robot.name;
                 match eval_json(name, &EvalInput::default()) {
                     Ok(json) => {
                         let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-                        println!("{name}: {}", v["description"].as_str().unwrap_or(""));
+                        println!("{name}: {} ({} coordinates, {} contact points; {})", robot.description, robot.dof, robot.contacts, robot.spec);
                         for c in v["coordinates"].as_array().into_iter().flatten() {
                             println!("  q{:<2} {:<16} [{}] {}", c["index"], c["name"].as_str().unwrap_or(""), c["unit"].as_str().unwrap_or(""), c["meaning"].as_str().unwrap_or(""));
                         }

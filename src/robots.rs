@@ -1,29 +1,29 @@
-//! The generated robots this binary knows, and dispatch from a name to generic code.
+//! The robots this binary knows, as the generated crate's registry lists them, and dispatch
+//! from a name given on the command line to generic code.
 
-use softgen_generated::{DoublePendulum, PlanarSoftChain, RigidSoftChain, SnakeLateralUndulation, SnakePedalWave, SoftKindsArm, SoftLimbedHub, SoftSnake, SpatialTree};
-use softgen_runtime::Model;
-
-/// Robot names accepted on the command line.
-pub const ROBOTS: &[&str] = &["snake_pedal_wave", "snake_lateral_undulation", "soft_snake", "double_pendulum", "spatial_tree", "soft_limbed_hub", "rigid_soft_chain", "planar_soft_chain", "soft_kinds_arm"];
-
-/// Generic code to run for one robot type.
-pub trait RobotVisitor {
-    type Output;
-    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output;
-}
+pub use softgen_generated::ROBOTS;
+pub use softgen_runtime::{RobotInfo, RobotVisitor};
+use softgen_runtime::{CoordinateKind, Model};
 
 /// Calls `visitor` with the robot named `name`, or says which names exist.
 pub fn with_robot<V: RobotVisitor>(name: &str, visitor: V) -> Result<V::Output, String> {
-    Ok(match name {
-        "snake_pedal_wave" => visitor.visit::<SnakePedalWave, { softgen_generated::snake_pedal_wave::DOF }, { softgen_generated::snake_pedal_wave::CONTACTS }>(),
-        "snake_lateral_undulation" => visitor.visit::<SnakeLateralUndulation, { softgen_generated::snake_lateral_undulation::DOF }, { softgen_generated::snake_lateral_undulation::CONTACTS }>(),
-        "soft_snake" => visitor.visit::<SoftSnake, { softgen_generated::soft_snake::DOF }, { softgen_generated::soft_snake::CONTACTS }>(),
-        "double_pendulum" => visitor.visit::<DoublePendulum, { softgen_generated::double_pendulum::DOF }, { softgen_generated::double_pendulum::CONTACTS }>(),
-        "spatial_tree" => visitor.visit::<SpatialTree, { softgen_generated::spatial_tree::DOF }, { softgen_generated::spatial_tree::CONTACTS }>(),
-        "soft_limbed_hub" => visitor.visit::<SoftLimbedHub, { softgen_generated::soft_limbed_hub::DOF }, { softgen_generated::soft_limbed_hub::CONTACTS }>(),
-        "rigid_soft_chain" => visitor.visit::<RigidSoftChain, { softgen_generated::rigid_soft_chain::DOF }, { softgen_generated::rigid_soft_chain::CONTACTS }>(),
-        "planar_soft_chain" => visitor.visit::<PlanarSoftChain, { softgen_generated::planar_soft_chain::DOF }, { softgen_generated::planar_soft_chain::CONTACTS }>(),
-        "soft_kinds_arm" => visitor.visit::<SoftKindsArm, { softgen_generated::soft_kinds_arm::DOF }, { softgen_generated::soft_kinds_arm::CONTACTS }>(),
-        other => return Err(format!("unknown robot `{other}`; known robots: {}", ROBOTS.join(", "))),
+    softgen_generated::visit_robot(name, visitor).ok_or_else(|| {
+        let known: Vec<&str> = ROBOTS.iter().map(|robot| robot.name).collect();
+        format!("unknown robot `{name}`; known robots: {}", known.join(", "))
     })
+}
+
+
+/// Whether the robot named `name` has soft sections (a coordinate that is an actuator length
+/// or a curvature): their elastic forces make it stiff, which picks the integrator `auto`
+/// chooses.
+pub fn has_soft_sections(name: &str) -> Result<bool, String> {
+    struct SoftSections;
+    impl RobotVisitor for SoftSections {
+        type Output = bool;
+        fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> bool {
+            R::COORDINATES.iter().any(|c| matches!(c.kind, CoordinateKind::ActuatorLength | CoordinateKind::Curvature))
+        }
+    }
+    with_robot(name, SoftSections)
 }

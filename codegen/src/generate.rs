@@ -7,6 +7,7 @@ use crate::equations::Equations;
 use crate::local::{links, local_report};
 use crate::model::Robot;
 use crate::recursive::equations;
+use crate::registry::RegistryEntry;
 use crate::scaling::{planar_snake_spec, scaling_name, scaling_origin, SCALING_LINKS};
 use crate::validate::{load, SpecErrors};
 use std::fmt;
@@ -98,10 +99,24 @@ pub fn generate_source(path: &str, text: &str) -> Result<Generated, GenerateErro
 /// The scaling fixture of `links` links (see [`planar_snake_spec`]).
 pub fn generate_fixture(links: usize) -> Result<Generated, GenerateError> {
     let start = Instant::now();
-    let mut robot = load(&format!("{}.toml", scaling_name(links)), &planar_snake_spec(links)).map_err(GenerateError::Spec)?;
-    robot.spec_path = scaling_origin(links);
+    let robot = fixture_robot(links)?;
     let validate = start.elapsed().as_secs_f64();
     generate_robot(robot, validate)
+}
+
+/// The scaling fixture of `links` links, validated, not derived.
+pub fn fixture_robot(links: usize) -> Result<Robot, GenerateError> {
+    let mut robot = load(&format!("{}.toml", scaling_name(links)), &planar_snake_spec(links)).map_err(GenerateError::Spec)?;
+    robot.spec_path = scaling_origin(links);
+    Ok(robot)
+}
+
+/// generated/src/lib.rs for these robots of model-specs/ and the scaling fixtures: every
+/// module, and the registry of the robots (see [`crate::registry`]).
+pub fn library_source(robots: &[Robot], fixtures: &[Robot]) -> Result<String, GenerateError> {
+    let entries: Vec<RegistryEntry> =
+        robots.iter().map(RegistryEntry::robot).chain(fixtures.iter().map(RegistryEntry::fixture)).collect();
+    crate::registry::library_source(&entries).map_err(|message| GenerateError::Emit { path: "generated/src/lib.rs".into(), message })
 }
 
 fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateError> {
@@ -125,6 +140,17 @@ fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateErro
 pub fn load_file(spec: &Path, display_path: &str) -> Result<Robot, GenerateError> {
     let text = read_spec(spec, display_path)?;
     load(display_path, &text).map_err(GenerateError::Spec)
+}
+
+/// Reads a spec file and generates its module for a crate of the user's own (written by
+/// `softgen-codegen --out DIR`): the same module, whose header names `regenerate` as the
+/// command that rewrites it. It depends on softgen-runtime alone.
+pub fn generate_out_of_tree(spec: &Path, display_path: &str, regenerate: &str) -> Result<Generated, GenerateError> {
+    let start = Instant::now();
+    let mut robot = load_file(spec, display_path)?;
+    robot.regenerate = regenerate.to_string();
+    let validate = start.elapsed().as_secs_f64();
+    generate_robot(robot, validate)
 }
 
 /// Reads a spec file and generates its module. `display_path` is the path written into the

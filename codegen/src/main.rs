@@ -1,41 +1,102 @@
 //! `softgen-codegen`: regenerates generated/src/<robot>.rs from every model-specs/<robot>.toml
-//! and the scaling fixtures (generated/src/snake_links_<N>.rs), or checks that the committed
-//! files are up to date (`--check`), or only validates specs (`--validate`: no symbolica, nothing
-//! written).
+//! and the scaling fixtures (generated/src/snake_links_<N>.rs), and generated/src/lib.rs (the
+//! module list and the registry of robots), or checks that the committed files are up to
+//! date (`--check`), or only validates specs (`--validate`: no symbolica, nothing written),
+//! or writes the modules of given specs into a crate of the user's own (`--out DIR`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+const USAGE: &str = "\
+usage: softgen-codegen [--check | --validate] [--root DIR] [SPEC.toml ...]
+       softgen-codegen [--check] --out DIR SPEC.toml ...
+
+Regenerates generated/src/<robot>.rs for each spec (default: every model-specs/*.toml and the
+scaling fixtures) and generated/src/lib.rs, the module list and registry of every robot.
+
+--check      compare instead of writing; exit 1 if anything differs.
+--validate   only parse and validate the specs (every error with file, line and field); write nothing.
+--root DIR   the softgen workspace to read model-specs/ from and write generated/ into
+             (default: the one this binary was built from).
+--out DIR    write DIR/<robot>.rs for each SPEC, a module that depends on softgen-runtime
+             alone, for a crate of your own (include it with `mod <robot>;`); no registry.";
+
+/// The workspace this binary was built from.
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// What to generate: a spec file, or the scaling fixture of so many links.
+#[derive(Clone, Copy)]
 enum Job<'a> {
     Spec(&'a PathBuf),
     Fixture(usize),
 }
 
-fn main() -> ExitCode {
-    let mut check = false;
-    let mut validate_only = false;
-    let mut specs: Vec<PathBuf> = Vec::new();
-    for arg in std::env::args().skip(1) {
-        match arg.as_str() {
-            "--check" => check = true,
-            "--validate" => validate_only = true,
-            "-h" | "--help" => {
-                println!("usage: softgen-codegen [--check | --validate] [SPEC.toml ...]\n\nRegenerates generated/src/<robot>.rs for each spec (default: every model-specs/*.toml and the scaling fixtures).\n--check     compare instead of writing; exit 1 if anything differs.\n--validate  only parse and validate the specs (every error with file, line and field); write nothing.");
-                return ExitCode::SUCCESS;
+/// The command line, parsed.
+struct Options {
+    check: bool,
+    validate_only: bool,
+    root: Option<PathBuf>,
+    out: Option<PathBuf>,
+    specs: Vec<PathBuf>,
+}
+
+fn parse_options() -> Result<Option<Options>, String> {
+    let mut options = Options { check: false, validate_only: false, root: None, out: None, specs: Vec::new() };
+    let mut args = std::env::args_os().skip(1);
+    while let Some(arg) = args.next() {
+        let Some(text) = arg.to_str() else {
+            options.specs.push(PathBuf::from(arg));
+            continue;
+        };
+        match text {
+            "--check" => options.check = true,
+            "--validate" => options.validate_only = true,
+            "--root" | "--out" => {
+                let value = args.next().ok_or_else(|| format!("{text} needs a directory"))?;
+                let slot = if text == "--root" { &mut options.root } else { &mut options.out };
+                if slot.replace(PathBuf::from(value)).is_some() {
+                    return Err(format!("{text} given twice"));
+                }
             }
-            s if s.starts_with('-') => {
-                eprintln!("error: unknown option `{s}` (see --help)");
-                return ExitCode::from(2);
-            }
-            s => specs.push(PathBuf::from(s)),
+            "-h" | "--help" => return Ok(None),
+            s if s.starts_with('-') => return Err(format!("unknown option `{s}` (see --help)")),
+            _ => options.specs.push(PathBuf::from(arg)),
         }
     }
-    let root = workspace_root();
+    if options.out.is_some() {
+        if options.specs.is_empty() {
+            return Err("--out needs the specs to generate: softgen-codegen --out DIR SPEC.toml ...".into());
+        }
+        if options.root.is_some() || options.validate_only {
+            return Err("--out writes only the given specs' modules; it takes neither --root nor --validate".into());
+        }
+    }
+    Ok(Some(options))
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(out) = &options.out {
+        return out_of_tree(out, &options.specs, options.check);
+    }
+    let Options { check, validate_only, root, mut specs, .. } = options;
+    let root = root.unwrap_or_else(workspace_root);
+    if !root.join("model-specs").is_dir() || !root.join("generated/src").is_dir() {
+        eprintln!("error: {} is not a softgen workspace (no model-specs/ or generated/src/); use --out DIR for a crate of your own", root.display());
+        return ExitCode::from(2);
+    }
     let fixtures: &[usize] = if specs.is_empty() { &softgen_codegen::SCALING_LINKS } else { &[] };
     if specs.is_empty() {
         match softgen_codegen_specs(&root) {
@@ -50,6 +111,7 @@ fn main() -> ExitCode {
         return validate(&root, &specs);
     }
     let mut stale = Vec::new();
+    let mut generated_robots = Vec::new();
     let jobs = specs.iter().map(Job::Spec).chain(fixtures.iter().map(|&links| Job::Fixture(links)));
     for job in jobs {
         let result = match job {
@@ -66,6 +128,9 @@ fn main() -> ExitCode {
             }
         };
         let target = root.join("generated/src").join(format!("{}.rs", generated.robot.name));
+        if matches!(job, Job::Spec(_)) {
+            generated_robots.push(generated.robot.clone());
+        }
         println!(
             "{:<28} {:>7.2} s codegen  {:>6} lines  {:>8} bytes  ({})",
             generated.robot.name,
@@ -74,16 +139,19 @@ fn main() -> ExitCode {
             generated.source.len(),
             generated.times
         );
-        let current = std::fs::read_to_string(&target).unwrap_or_default();
-        if current == generated.source {
-            continue;
-        }
-        if check {
-            stale.push(target);
-        } else if let Err(e) = std::fs::write(&target, &generated.source) {
-            eprintln!("error: {}: {e}", target.display());
+        if let Err(e) = update(&target, &generated.source, check, &mut stale) {
+            eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
+    }
+    // The crate's lib.rs: its module list and the registry of every robot.
+    let library = registry(&root, generated_robots);
+    if let Err(e) = library.and_then(|(source, modules)| {
+        update(&root.join("generated/src/lib.rs"), &source, check, &mut stale)?;
+        remove_orphans(&root.join("generated/src"), &modules, check, &mut stale)
+    }) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
     }
     if !stale.is_empty() {
         for s in &stale {
@@ -93,6 +161,97 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// `--out DIR`: each spec's module into DIR (created if missing), its header naming the
+/// command that rewrites it.
+fn out_of_tree(out: &Path, specs: &[PathBuf], check: bool) -> ExitCode {
+    if !check {
+        if let Err(e) = std::fs::create_dir_all(out) {
+            eprintln!("error: {}: {e}", out.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    let slashes = |path: &Path| path.to_string_lossy().replace('\\', "/");
+    let mut stale = Vec::new();
+    for spec in specs {
+        let regenerate = format!("softgen-codegen --out {} {}", slashes(out), slashes(spec));
+        let generated = match softgen_codegen::generate_out_of_tree(spec, &slashes(spec), &regenerate) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let target = out.join(format!("{}.rs", generated.robot.name));
+        println!("{:<28} {:>7.2} s codegen  {:>6} lines  -> {}", generated.robot.name, generated.seconds(), generated.lines(), target.display());
+        if let Err(e) = update(&target, &generated.source, check, &mut stale) {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if !stale.is_empty() {
+        for s in &stale {
+            eprintln!("stale: {}", s.display());
+        }
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes `source` to `target` when it differs, or (`check`) records `target` as stale.
+fn update(target: &Path, source: &str, check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
+    let current = std::fs::read_to_string(target).unwrap_or_default();
+    if current == source {
+        return Ok(());
+    }
+    if check {
+        stale.push(target.to_path_buf());
+        Ok(())
+    } else {
+        std::fs::write(target, source).map_err(|e| format!("{}: {e}", target.display()))
+    }
+}
+
+/// Removes the modules of generated/src whose spec is gone (lib.rs no longer lists them), or
+/// (`check`) records them as stale.
+fn remove_orphans(dir: &Path, modules: &[String], check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { continue };
+        let is_module = path.extension().is_some_and(|e| e == "rs") && stem != "lib";
+        if !is_module || modules.iter().any(|m| m == stem) {
+            continue;
+        }
+        if check {
+            stale.push(path);
+        } else {
+            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            println!("removed {} (no spec generates it any more)", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// generated/src/lib.rs for every spec of model-specs/ (the ones just generated as they were
+/// generated, which includes any named on the command line) and the scaling fixtures, and
+/// the names of the modules it lists.
+fn registry(root: &Path, generated: Vec<softgen_codegen::Robot>) -> Result<(String, Vec<String>), String> {
+    let mut robots = generated;
+    for spec in softgen_codegen_specs(root)? {
+        let robot = softgen_codegen::load_file(&spec, &display_path(root, &spec)).map_err(|e| e.to_string())?;
+        if !robots.iter().any(|r| r.name == robot.name) {
+            robots.push(robot);
+        }
+    }
+    let fixtures = softgen_codegen::SCALING_LINKS
+        .iter()
+        .map(|&links| softgen_codegen::fixture_robot(links))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let modules = robots.iter().chain(&fixtures).map(|r| r.name.clone()).collect();
+    let source = softgen_codegen::library_source(&robots, &fixtures).map_err(|e| e.to_string())?;
+    Ok((source, modules))
 }
 
 /// A spec's path relative to the workspace when it lies inside it, with forward slashes (the

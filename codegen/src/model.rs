@@ -181,6 +181,8 @@ pub struct Robot {
     pub description: String,
     /// Spec path as given to the generator (for the generated header).
     pub spec_path: String,
+    /// The command that regenerates the module (for the generated header).
+    pub regenerate: String,
     pub base: BaseKind,
     pub plane: Option<Plane>,
     pub parameters: Vec<Parameter>,

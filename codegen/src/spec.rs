@@ -151,6 +151,22 @@ pub struct Body {
     /// Constant-curvature sections: geometry, elasticity and quadrature.
     #[serde(default)]
     pub section: Option<Spanned<SectionSpec>>,
+    /// One body per index value (see [`Repeat`]).
+    #[serde(default)]
+    pub repeat: Option<Spanned<Repeat>>,
+}
+
+/// `repeat = { index = "k", from = 2, to = 20 }` on an entry of `bodies`, `contact_points`
+/// or `actuators`: the entry stands for one entry per k in from..=to, in place, each with the
+/// `{...}` placeholders of its strings evaluated (codegen/src/repeat.rs).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Repeat {
+    /// The index's name in placeholders (default `i`).
+    pub index: Option<Spanned<String>>,
+    pub from: Spanned<i64>,
+    /// Inclusive.
+    pub to: Spanned<i64>,
 }
 
 /// Which constant-curvature model a soft section follows.
@@ -291,6 +307,8 @@ pub struct ContactPoints {
     pub names: Vec<Spanned<String>>,
     #[serde(default)]
     pub grid: Option<Spanned<SkinGridSpec>>,
+    #[serde(default)]
+    pub repeat: Option<Spanned<Repeat>>,
 }
 
 fn points_kind() -> Spanned<ContactKind> {
@@ -375,6 +393,8 @@ pub struct Actuator {
     /// The body whose joint this actuator drives.
     pub joint: Spanned<String>,
     pub torque_limit: Option<Spanned<Value>>,
+    #[serde(default)]
+    pub repeat: Option<Spanned<Repeat>>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! column and field, and what was expected. Never panics on user input.
 
 use crate::expr::{self, Expr, Number};
+use crate::repeat;
 use crate::model::{
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
     ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault,
@@ -81,10 +82,14 @@ pub const MAX_SPEC_BYTES: usize = 1 << 20;
 /// Module names a spec's file stem may not take: the generated crate's own root file.
 const RESERVED_MODULES: &[&str] = &["lib", "main"];
 
+/// How a module in this workspace's generated/ is regenerated; out-of-tree modules name their
+/// own command (`softgen-codegen --out DIR SPEC`).
+pub const IN_TREE_COMMAND: &str = "cargo run -p softgen-codegen";
+
 /// Parses and validates a spec. `path` is used in messages and in the generated header;
 /// the robot's name is the file stem.
 pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
-    let mut v = Validator { path: path.to_string(), source: source.to_string(), errors: Vec::new(), rules: Vec::new() };
+    let mut v = Validator { path: path.to_string(), source: source.to_string(), errors: Vec::new(), rules: Vec::new(), labels: Labels::default() };
     if source.len() > MAX_SPEC_BYTES {
         v.error(0..0, "", format!("the spec is {} bytes, more than the limit of {MAX_SPEC_BYTES}", source.len()));
         return Err(SpecErrors(v.errors));
@@ -102,6 +107,22 @@ pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
             return Err(SpecErrors(v.errors));
         }
     };
+    // Repeated entries become entries written out, each labelled for errors.
+    let mut repeat_errors = Vec::new();
+    let bodies = repeat::expand(&spec.bodies, "bodies", MAX_BODIES, &mut repeat_errors);
+    let contact_points = repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
+    let actuators = repeat::expand(&spec.actuators, "actuators", MAX_BODIES, &mut repeat_errors);
+    for e in repeat_errors {
+        v.error(e.span, &e.field, e.message);
+    }
+    if !v.errors.is_empty() {
+        return Err(SpecErrors(v.errors));
+    }
+    let (bodies, body_labels): (Vec<_>, Vec<_>) = bodies.into_iter().map(|e| (e.item, e.label)).unzip();
+    let (contact_points, contact_labels): (Vec<_>, Vec<_>) = contact_points.into_iter().map(|e| (e.item, e.label)).unzip();
+    let (actuators, actuator_labels): (Vec<_>, Vec<_>) = actuators.into_iter().map(|e| (e.item, e.label)).unzip();
+    v.labels = Labels { bodies: body_labels, contact_points: contact_labels, actuators: actuator_labels };
+    let spec = Spec { bodies, contact_points, actuators, ..spec };
     let robot = v.robot(&spec);
     if v.errors.is_empty() {
         robot.ok_or_else(|| SpecErrors(vec![]))
@@ -115,6 +136,31 @@ struct Validator {
     source: String,
     errors: Vec<SpecError>,
     rules: Vec<ParameterRule>,
+    labels: Labels,
+}
+
+/// How errors name each entry of the expanded lists: `bodies[3]`, or `bodies[1] (k = 7)` for
+/// one of a repeated entry's copies.
+#[derive(Default)]
+struct Labels {
+    bodies: Vec<String>,
+    contact_points: Vec<String>,
+    actuators: Vec<String>,
+}
+
+impl Labels {
+    fn of(list: &[String], name: &str, i: usize) -> String {
+        list.get(i).cloned().unwrap_or_else(|| format!("{name}[{i}]"))
+    }
+    fn body(&self, i: usize) -> String {
+        Labels::of(&self.bodies, "bodies", i)
+    }
+    fn contact_points(&self, i: usize) -> String {
+        Labels::of(&self.contact_points, "contact_points", i)
+    }
+    fn actuator(&self, i: usize) -> String {
+        Labels::of(&self.actuators, "actuators", i)
+    }
 }
 
 /// A serde path as the spec's fields are written (`bodies[1].origin`), without the private
@@ -645,13 +691,13 @@ impl Validator {
             let b = b.get_ref();
             let n = b.name.get_ref();
             if !is_identifier(n) {
-                self.error(b.name.span(), &format!("bodies[{i}].name"), format!("`{n}` must be an identifier (letters, digits, _)"));
+                self.error(b.name.span(), &format!("{}.name", self.labels.body(i)), format!("`{n}` must be an identifier (letters, digits, _)"));
             }
             if n == "world" {
-                self.error(b.name.span(), &format!("bodies[{i}].name"), "`world` is reserved");
+                self.error(b.name.span(), &format!("{}.name", self.labels.body(i)), "`world` is reserved");
             }
             if index_of.insert(n.clone(), i).is_some() {
-                self.error(b.name.span(), &format!("bodies[{i}].name"), format!("duplicate body name `{n}`"));
+                self.error(b.name.span(), &format!("{}.name", self.labels.body(i)), format!("duplicate body name `{n}`"));
             }
         }
         if spec.bodies.is_empty() {
@@ -668,7 +714,7 @@ impl Validator {
         let mut parent_of: Vec<Option<usize>> = vec![None; spec.bodies.len()];
         for (i, b) in spec.bodies.iter().enumerate() {
             let b = b.get_ref();
-            let field = format!("bodies[{i}] ({})", b.name.get_ref());
+            let field = format!("{} ({})", self.labels.body(i), b.name.get_ref());
             match (&b.parent, i == root) {
                 (Some(p), true) => self.error(p.span(), &format!("{field}.parent"), "the base body has no parent; remove `parent`"),
                 (None, false) => self.error(
@@ -697,7 +743,7 @@ impl Validator {
                     let b = spec.bodies[i].get_ref();
                     self.error(
                         b.parent.as_ref().map_or(0..0, |p| p.span()),
-                        &format!("bodies[{i}] ({}).parent", b.name.get_ref()),
+                        &format!("{} ({}).parent", self.labels.body(i), b.name.get_ref()),
                         "the parent chain forms a cycle; bodies must form a tree rooted at the base body",
                     );
                     break;
@@ -774,7 +820,7 @@ impl Validator {
             let sb = &spec.bodies[o];
             let b = sb.get_ref();
             let bname = b.name.get_ref().clone();
-            let field = format!("bodies[{o}] ({bname})");
+            let field = format!("{} ({bname})", self.labels.body(o));
             if *b.kind.get_ref() == spec::BodyKind::ConstantCurvature {
                 let parent = parent_of[o].and_then(|p| new_index.get(&p).copied());
                 let context = SoftContext { normal, parent };
@@ -976,7 +1022,7 @@ impl Validator {
         let mut largest: Option<(i64, Range<usize>)> = None;
         let mut bad_grid = false;
         for (i, c) in spec.contact_points.iter().enumerate() {
-            let field = format!("contact_points[{i}]");
+            let field = self.labels.contact_points(i);
             let cp = c.get_ref();
             let count = match &cp.grid {
                 Some(g) if *cp.kind.get_ref() == spec::ContactKind::SkinGrid => {
@@ -1011,7 +1057,7 @@ impl Validator {
         let mut contact_names = BTreeSet::new();
         for (i, c) in spec.contact_points.iter().enumerate() {
             let c = c.get_ref();
-            let field = format!("contact_points[{i}]");
+            let field = self.labels.contact_points(i);
             let Some(&body) = index_of.get(c.body.get_ref()) else {
                 self.error(c.body.span(), &format!("{field}.body"), format!("no body named `{}`", c.body.get_ref()));
                 continue;
@@ -1166,7 +1212,7 @@ impl Validator {
         let mut torque_limit = f64::INFINITY;
         for (i, a) in spec.actuators.iter().enumerate() {
             let a = a.get_ref();
-            let field = format!("actuators[{i}]");
+            let field = self.labels.actuator(i);
             if *a.kind.get_ref() != spec::ActuatorKind::JointTorque {
                 self.error(a.kind.span(), &format!("{field}.kind"), format!("{:?} actuators are not supported yet; use \"joint_torque\"", a.kind.get_ref()).to_lowercase());
                 continue;
@@ -1241,6 +1287,7 @@ impl Validator {
             name,
             description: spec.description.get_ref().trim().to_string(),
             spec_path: self.path.clone(),
+            regenerate: IN_TREE_COMMAND.into(),
             base: base_kind,
             plane,
             parameters: all_parameters,

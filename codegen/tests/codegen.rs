@@ -8,8 +8,10 @@
 //!    Christoffel symbols of M) for every rigid spec, at random states: every output agrees
 //!    to 1e-12 relative to the largest entry of its group, and the articulated-body forward
 //!    dynamics solves the oracle's M qdd = tau - C qd - G.
-//! 3. Freshness of generated/: every spec in model-specs/ is regenerated and compared with
-//!    the committed file (fix with `cargo run -p softgen-codegen`).
+//! 3. Freshness of generated/: every spec in model-specs/ and every scaling fixture is
+//!    regenerated and compared with the committed file, and so is lib.rs, the module list and
+//!    registry of robots (fix with `cargo run -p softgen-codegen`), and every example crate's
+//!    module generated with `--out` (fix with the command its header names).
 //! 4. A constant-curvature section's local pieces: a snapshot, and their values against the
 //!    exact trigonometric arc and finite differences, straight, nearly straight and bent to
 //!    3 rad.
@@ -57,9 +59,11 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     let fixture = softgen_codegen::planar_snake_spec(12);
     compare_recursive_with_expanded(&softgen_codegen::load("snake_links_12.toml", &fixture).unwrap());
 
-    // 3. Every spec and scaling fixture against its committed module.
-    let lib = std::fs::read_to_string(root.join("generated/src/lib.rs")).unwrap();
+    // 3. Every spec and scaling fixture against its committed module, and lib.rs (the module
+    //    list and the registry of robots) against what codegen writes for them.
     let mut stale = Vec::new();
+    let mut robots = Vec::new();
+    let mut fixtures = Vec::new();
     let generated = specs
         .iter()
         .map(|spec| {
@@ -67,7 +71,7 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             softgen_codegen::generate_file(spec, &format!("model-specs/{name}.toml"))
         })
         .chain(softgen_codegen::SCALING_LINKS.iter().map(|&links| softgen_codegen::generate_fixture(links)));
-    for g in generated {
+    for (i, g) in generated.enumerate() {
         let g = g.unwrap_or_else(|e| panic!("{e}"));
         let name = g.robot.name.clone();
         println!("{name:<28} {:>6.2} s codegen {:>6} lines {:>8} bytes ({})", g.seconds(), g.lines(), g.source.len(), g.times);
@@ -75,7 +79,35 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
         if committed != g.source {
             stale.push(name.clone());
         }
-        assert!(lib.contains(&format!("pub mod {name};")), "generated/src/lib.rs does not list `pub mod {name};`");
+        if i < specs.len() {
+            robots.push(g.robot);
+        } else {
+            fixtures.push(g.robot);
+        }
+    }
+    let library = softgen_codegen::library_source(&robots, &fixtures).unwrap_or_else(|e| panic!("{e}"));
+    if std::fs::read_to_string(root.join("generated/src/lib.rs")).unwrap_or_default() != library {
+        stale.push("lib".into());
+    }
+    // The example crates' modules, generated with `--out` into their own src/.
+    for example in std::fs::read_dir(root.join("examples")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        let crate_name = example.file_name().unwrap().to_string_lossy().to_string();
+        for spec in std::fs::read_dir(&example).unwrap().map(|e| e.unwrap().path()).filter(|p| softgen_codegen::is_spec_file(p) && !p.ends_with("Cargo.toml")) {
+            let stem = spec.file_stem().unwrap().to_string_lossy().to_string();
+            let display = format!("examples/{crate_name}/{stem}.toml");
+            let regenerate = format!("softgen-codegen --out examples/{crate_name}/src {display}");
+            let g = softgen_codegen::generate_out_of_tree(&spec, &display, &regenerate).unwrap_or_else(|e| panic!("{e}"));
+            if std::fs::read_to_string(example.join("src").join(format!("{stem}.rs"))).unwrap_or_default() != g.source {
+                stale.push(format!("examples/{crate_name}/src/{stem}.rs (`cargo run -p softgen-codegen -- --out examples/{crate_name}/src {display}`)"));
+            }
+        }
+    }
+    // A module no spec generates any more (codegen removes it).
+    for path in std::fs::read_dir(root.join("generated/src")).unwrap().map(|e| e.unwrap().path()) {
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        if stem != "lib" && !robots.iter().chain(&fixtures).any(|r| r.name == stem) {
+            stale.push(stem);
+        }
     }
     assert!(stale.is_empty(), "generated code is stale for {stale:?}: run `cargo run -p softgen-codegen` and commit generated/");
 }

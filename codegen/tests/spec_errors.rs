@@ -42,3 +42,70 @@ fn every_seed_spec_validates() {
         }
     }
 }
+
+/// `repeat` expands to exactly the entries written out: the 20-link snake written with it
+/// validates to the same robot as the longhand scaling fixture (codegen.rs compares the
+/// generated modules too).
+#[test]
+fn repeated_snake_is_the_longhand_one() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snake_links_20_repeated.toml");
+    let repeated = load("snake_links_20.toml", &std::fs::read_to_string(path).unwrap()).unwrap();
+    let longhand = load("snake_links_20.toml", &softgen_codegen::planar_snake_spec(20)).unwrap();
+    assert_eq!(repeated, longhand);
+    assert_eq!(repeated.coordinates.len(), 22);
+    assert_eq!(repeated.contact_points.len(), 41);
+}
+
+/// Errors in a repeated entry name the entry, the index value and the field, at the
+/// template's line.
+#[test]
+fn errors_in_repeated_entries_name_the_index() {
+    let base = "description = \"x\"\n[base]\nkind = \"fixed\"\nplane = \"xz\"\nbody = \"link1\"\n\n[[bodies]]\nname = \"link1\"\nmass = 1.0\ninertia = 0.1\n\n";
+    let cases = [
+        // A dangling parent for one index only: link{k - 2} does not exist for k = 2.
+        (
+            "[[bodies]]\nrepeat = { index = \"k\", from = 2, to = 4 }\nname = \"link{k}\"\nparent = \"link{k - 2}\"\njoint = \"revolute\"\nmass = 1.0\ninertia = 0.1\n",
+            "bodies[1] (k = 2) (link2).parent",
+            "no body named `link0`",
+            15,
+        ),
+        (
+            "[[bodies]]\nrepeat = { index = \"k\", from = 2, to = 4 }\nname = \"link{j}\"\nparent = \"link1\"\njoint = \"revolute\"\nmass = 1.0\ninertia = 0.1\n",
+            "bodies[1] (k = 2).name",
+            "`j` is not the index",
+            14,
+        ),
+        (
+            "[[bodies]]\nrepeat = { from = 5, to = 2 }\nname = \"link{i}\"\nparent = \"link1\"\njoint = \"revolute\"\nmass = 1.0\ninertia = 0.1\n",
+            "bodies[1].repeat",
+            "is below `from`",
+            13,
+        ),
+        (
+            "[[bodies]]\nrepeat = { from = 2, to = 9223372036854775807 }\nname = \"link{i}\"\nparent = \"link1\"\njoint = \"revolute\"\nmass = 1.0\ninertia = 0.1\n",
+            "bodies[1].repeat",
+            "more than the limit",
+            13,
+        ),
+        (
+            "[[bodies]]\nrepeat = { from = 2, to = 400 }\nname = \"link{i}\"\nparent = \"link1\"\njoint = \"revolute\"\nmass = 1.0\ninertia = 0.1\n",
+            "bodies",
+            "more than the limit of 200",
+            0,
+        ),
+        (
+            "[[bodies]]\nrepeat = { from = 2, to = 3 }\nname = \"link{i}\"\nparent = \"link1\"\njoint = \"revolute\"\nmass = \"{i} * -1\"\ninertia = 0.1\n",
+            "bodies[1] (i = 2) (link2).mass",
+            "must be > 0 kg, got -2",
+            17,
+        ),
+    ];
+    for (entry, field, message, line) in cases {
+        let errors = load("arm.toml", &format!("{base}{entry}")).unwrap_err();
+        let found = errors.0.iter().find(|e| e.field.starts_with(field) && e.message.contains(message));
+        let Some(error) = found else { panic!("no error at `{field}` saying `{message}` in:\n{errors}") };
+        if line > 0 {
+            assert_eq!(error.line, line, "{error}");
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! `cargo run -p softgen-codegen` to regenerate.
 #![allow(clippy::all, unused_parens)]
 
-use nalgebra::{SMatrix, SVector, Vector3};
+use softgen_runtime::nalgebra::{SMatrix, SVector, Vector3};
 use softgen_runtime::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults,
     FrictionAnisotropy, GaitDefaults, Model, ParamSet, PlaneOfMotion, Terrain,

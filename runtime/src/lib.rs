@@ -22,6 +22,7 @@ mod pd;
 pub mod protocol;
 mod real;
 mod realtime;
+mod registry;
 mod rk4;
 mod rolling;
 mod rosenbrock;
@@ -33,6 +34,9 @@ mod steering;
 mod stumpff;
 mod terrain;
 
+/// The linear algebra generated modules are written in, re-exported so that a crate holding
+/// a generated module depends on softgen-runtime alone.
+pub use nalgebra;
 pub use actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
 pub use admittance::{AdmittanceController, AdmittanceGains};
 pub use device::{Device, DeviceError, Recorder, Recording, SimulatedPlant};
@@ -54,6 +58,7 @@ pub use parameter_rules::{check_rule, physical_inertia, RuleKind};
 pub use pd::JointPd;
 pub use real::{Dual, Real};
 pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
+pub use registry::{RobotInfo, RobotVisitor};
 pub use rk4::RungeKutta4;
 pub use rolling::{PneumaticMuscles, RollingGait};
 pub use rosenbrock::{Blocks, Ros2, Ros34pw2, Rosenbrock2, Rosenbrock34, RosenbrockMethod, RosenbrockW};

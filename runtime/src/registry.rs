@@ -1,0 +1,26 @@
+//! What a registry of generated robots lists about each robot, and the visitor through which
+//! generic code (the CLI, the generic tests) reaches a robot type from its name.
+
+use crate::model::Model;
+
+/// One generated robot as its crate's registry lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RobotInfo {
+    /// The robot's name: its spec's file stem and its module's name.
+    pub name: &'static str,
+    /// The spec's description.
+    pub description: &'static str,
+    /// The spec it was generated from.
+    pub spec: &'static str,
+    /// Number of generalized coordinates.
+    pub dof: usize,
+    /// Number of contact points.
+    pub contacts: usize,
+}
+
+/// Generic code to run for one robot type, called by a registry's `visit_robot` with the
+/// type the name stands for.
+pub trait RobotVisitor {
+    type Output;
+    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output;
+}
