@@ -34,15 +34,12 @@ pub trait Template: Sized + Clone {
     fn substitute(&self, with: &mut Substitution) -> Self;
 }
 
-/// Expands `items` of the list named `list` (`bodies`), in order, to at most `limit` entries
-/// (beyond that an error: the spec's own limit on the list, checked before anything grows).
+/// Expands `items` of the list named `list` (`bodies`), in order. A repeat that would take the
+/// list past `limit` (the spec's own limit on it) is an error before it grows further;
+/// entries written out are counted by the validator's own check.
 pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, errors: &mut Vec<RepeatError>) -> Vec<Expanded<T>> {
     let mut expanded = Vec::new();
     for (position, item) in items.iter().enumerate() {
-        if expanded.len() > limit {
-            errors.push(RepeatError { span: item.span(), field: list.to_string(), message: format!("more than the limit of {limit} entries once repeats are expanded") });
-            break;
-        }
         let label = format!("{list}[{position}]");
         let Some(repeat) = item.get_ref().repeat() else {
             expanded.push(Expanded { item: item.clone(), label });
@@ -50,6 +47,14 @@ pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, error
         };
         let Some((index, values)) = range(repeat, &label, errors) else { continue };
         for value in values {
+            if expanded.len() >= limit {
+                errors.push(RepeatError {
+                    span: repeat.span(),
+                    field: format!("{label}.repeat"),
+                    message: format!("{list} would have more than the limit of {limit} entries once repeats are expanded"),
+                });
+                return expanded;
+            }
             let mut with = Substitution { index: index.clone(), value, label: format!("{label} ({index} = {value})"), errors: Vec::new() };
             let copy = item.get_ref().substitute(&mut with);
             let failed = !with.errors.is_empty();

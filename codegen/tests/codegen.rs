@@ -15,6 +15,7 @@
 //! 4. A constant-curvature section's local pieces: a snapshot, and their values against the
 //!    exact trigonometric arc and finite differences, straight, nearly straight and bent to
 //!    3 rad.
+//! 5. A 20-link snake written with `repeat` generates the same module as written longhand.
 
 use std::path::Path;
 
@@ -109,6 +110,13 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             stale.push(stem);
         }
     }
+    // 5. Repetition in specs: the 20-link snake written with `repeat` generates the same
+    //    module as the longhand fixture.
+    let repeated = std::fs::read_to_string(root.join("codegen/tests/fixtures/snake_links_20_repeated.toml")).unwrap();
+    let from_repeated = softgen_codegen::generate_source("snake_links_20.toml", &repeated).unwrap_or_else(|e| panic!("{e}"));
+    let from_longhand = softgen_codegen::generate_source("snake_links_20.toml", &softgen_codegen::planar_snake_spec(20)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(from_repeated.source == from_longhand.source, "the repeated 20-link snake generates a different module from the longhand one");
+
     assert!(stale.is_empty(), "generated code is stale for {stale:?}: run `cargo run -p softgen-codegen` and commit generated/");
 }
 
