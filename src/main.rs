@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
     name = "softgen",
     version,
     about = "Equations of motion for soft and hybrid robots: simulate and evaluate generated models",
-    long_about = "Equations of motion for soft and hybrid robots.\n\nWith no subcommand, runs `simulate` with its defaults: the modular snake's pedal wave on flat ground for 20 s (003_011ffa2a91e05fc5), writing out/snake_pedal_wave.csv and .png.",
+    long_about = "Equations of motion for soft and hybrid robots.\n\nWith no subcommand, runs `simulate` with its defaults: the modular snake's pedal wave on flat ground for 20 s (003_011ffa2a91e05fc5), writing out/snake_pedal_wave.csv, .png and .svg.",
     args_conflicts_with_subcommands = true,
     allow_negative_numbers = true
 )]
@@ -134,19 +134,27 @@ fn roll(args: RollArgs) -> Result<ExitCode, String> {
     csv.flush().map_err(|e| e.to_string())?;
     drop(csv);
     pending_csv.commit()?;
-    let series = |index: usize| summary.samples.iter().map(|s| (s.t, s.q[index])).collect::<Vec<_>>();
-    let colours = [[220, 30, 30], [30, 140, 30], [30, 60, 220]];
-    let position: Vec<_> = (0..3).map(|i| (colours[i], series(i))).collect();
-    let orientation: Vec<_> = (0..3).map(|i| (colours[i], series(3 + i))).collect();
-    let lengths: Vec<_> = (0..9).map(|k| ([[220, 30, 30], [30, 140, 30], [30, 60, 220]][k / 3], series(6 + k))).collect();
-    softgen::plot_time_series(&position, &base.with_extension("position.png"))?;
-    softgen::plot_time_series(&orientation, &base.with_extension("orientation.png"))?;
-    softgen::plot_time_series(&lengths, &base.with_extension("lengths.png"))?;
+    // Legends name the coordinates as the spec does; a section's three actuators share a hue.
+    let coordinates = softgen_generated::soft_snake::SoftSnake::COORDINATES;
+    let palette = [[220, 30, 30], [30, 140, 30], [30, 60, 220]];
+    let section_palette = [[220, 30, 30], [240, 120, 90], [150, 20, 20], [30, 140, 30], [110, 200, 90], [20, 80, 20], [30, 60, 220], [100, 150, 250], [20, 30, 120]];
+    let series = |index: usize, colour: [u8; 3]| softgen::Series {
+        name: coordinates[index].name.to_string(),
+        colour,
+        points: summary.samples.iter().map(|s| (s.t, s.q[index])).collect(),
+    };
+    let position: Vec<_> = (0..3).map(|i| series(i, palette[i])).collect();
+    let orientation: Vec<_> = (0..3).map(|i| series(3 + i, palette[i])).collect();
+    let lengths: Vec<_> = (0..9).map(|k| series(6 + k, section_palette[k])).collect();
+    let title = |what: &str| format!("soft snake, {name} rolling: {what}");
+    softgen::plot_time_series(&title("base position"), "position (m)", &position, &base.with_extension("position.png"))?;
+    softgen::plot_time_series(&title("base orientation"), "angle (rad)", &orientation, &base.with_extension("orientation.png"))?;
+    softgen::plot_time_series(&title("actuator length changes"), "length change (m)", &lengths, &base.with_extension("lengths.png"))?;
     let every = (summary.samples.len() / 30).max(1);
-    let outlines: Vec<Vec<(f64, f64)>> =
-        summary.samples.iter().step_by(every).map(|s| s.neutral_axis.iter().map(|p| (p.x, p.y)).collect()).collect();
+    let outlines: Vec<(f64, Vec<(f64, f64)>)> =
+        summary.samples.iter().step_by(every).map(|s| (s.t, s.neutral_axis.iter().map(|p| (p.x, p.y)).collect())).collect();
     let com: Vec<(f64, f64)> = summary.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
-    softgen::plot_track(&outlines, &com, &base.with_extension("track.png"))?;
+    softgen::plot_track(&title("track seen from above"), &outlines, &com, &base.with_extension("track.png"))?;
     let (paper_x, paper_y) = match rolling {
         softgen::Rolling::Planar => (3.51, 9.39),
         softgen::Rolling::Spatial => (0.67, 7.77),
@@ -166,7 +174,7 @@ fn roll(args: RollArgs) -> Result<ExitCode, String> {
         simulated,
         simulated / summary.wall_seconds.max(1e-9)
     );
-    println!("outputs              {} and .position.png, .orientation.png, .lengths.png, .track.png", csv_path.display());
+    println!("outputs              {} and .position, .orientation, .lengths, .track (.png and .svg)", csv_path.display());
     match summary.error {
         Some(e) if stop.load(Ordering::Relaxed) != 0 => {
             eprintln!("{e}: the outputs above hold everything up to then");
@@ -438,7 +446,7 @@ struct SimulateArgs {
     /// Set a model parameter, NAME=VALUE (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// Output directory for <robot>.csv and <robot>.png.
+    /// Output directory for <robot>.csv, <robot>.png and <robot>.svg.
     #[arg(long, default_value = "out")]
     output: PathBuf,
     /// Write every k-th sample to the CSV.
@@ -595,7 +603,7 @@ fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     if !args.no_plot {
         let png = args.output.join(format!("{}.png", args.robot));
         plot_run(&summary, &png)?;
-        println!("plot           {}", png.display());
+        println!("plot           {} (and .svg)", png.display());
     }
     if let Some(e) = summary.error {
         let signal = stop.load(Ordering::Relaxed);

@@ -1,273 +1,313 @@
-//! PNG plot of a run: the centre-of-mass path and body snapshots over time in the plane of
-//! motion, with the terrain and a labelled grid. A small self-contained rasteriser, so no
-//! system fonts or graphics libraries are needed.
+//! Figures the CLI writes, drawn with plotters: a run's centre-of-mass path and body
+//! snapshots over the terrain, time series, and tracks seen from above. Every figure has a
+//! title, axis titles with units, a legend when it shows more than one thing, and equal axes
+//! where it draws geometry. Each is written as PNG (plotters' bitmap backend, encoded with
+//! png) and as SVG beside it, through `PendingFile`; text uses the embedded DejaVu Sans, so
+//! no system fonts are needed.
 
+use crate::output::PendingFile;
 use crate::scenario::RunSummary;
 use nalgebra::Vector3;
+use plotters::coord::Shift;
+use plotters::prelude::*;
 use softgen_runtime::{PlaneOfMotion, Terrain};
 use std::path::Path;
+use std::sync::OnceLock;
 
-/// An RGB image with world-to-pixel mapping.
-pub struct Canvas {
-    pub width: usize,
-    pub height: usize,
-    pub pixels: Vec<[u8; 3]>,
-    origin: (f64, f64),
-    scale: f64,
+/// The font every figure's text is set in, compiled into the binary.
+const FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+const FAMILY: &str = "sans-serif";
+
+/// Registers [`FONT`] with plotters once per process.
+fn font_ready() -> Result<(), String> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
+    if ok {
+        Ok(())
+    } else {
+        Err("the embedded font could not be loaded".into())
+    }
 }
 
-/// 3x5 glyphs for tick labels: digits, minus and point.
-fn glyph(c: char) -> Option<[u8; 5]> {
-    Some(match c {
-        '0' => [0b111, 0b101, 0b101, 0b101, 0b111],
-        '1' => [0b010, 0b110, 0b010, 0b010, 0b111],
-        '2' => [0b111, 0b001, 0b111, 0b100, 0b111],
-        '3' => [0b111, 0b001, 0b111, 0b001, 0b111],
-        '4' => [0b101, 0b101, 0b111, 0b001, 0b001],
-        '5' => [0b111, 0b100, 0b111, 0b001, 0b111],
-        '6' => [0b111, 0b100, 0b111, 0b101, 0b111],
-        '7' => [0b111, 0b001, 0b001, 0b001, 0b001],
-        '8' => [0b111, 0b101, 0b111, 0b101, 0b111],
-        '9' => [0b111, 0b101, 0b111, 0b001, 0b111],
-        '-' => [0b000, 0b000, 0b111, 0b000, 0b000],
-        '.' => [0b000, 0b000, 0b000, 0b000, 0b010],
-        _ => return None,
-    })
+/// One named line of a figure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Its legend entry.
+    pub name: String,
+    pub colour: [u8; 3],
+    pub points: Vec<(f64, f64)>,
 }
 
-impl Canvas {
-    /// A white canvas showing the world box [x0, x1] x [y0, y1] at equal scale.
-    pub fn new(x0: f64, x1: f64, y0: f64, y1: f64, max_width: usize, max_height: usize) -> Canvas {
-        let margin = 40.0;
-        let span_x = (x1 - x0).max(1e-6);
-        let span_y = (y1 - y0).max(1e-6);
-        let scale = ((max_width as f64 - 2.0 * margin) / span_x).min((max_height as f64 - 2.0 * margin) / span_y);
-        let width = (span_x * scale + 2.0 * margin).ceil() as usize;
-        let height = (span_y * scale + 2.0 * margin).ceil() as usize;
-        Canvas {
-            width,
-            height,
-            pixels: vec![[255, 255, 255]; width * height],
-            origin: (x0 - margin / scale, y1 + margin / scale),
-            scale,
-        }
-    }
+/// A figure that can draw itself on any plotters backend.
+trait Figure {
+    /// Image size in pixels.
+    fn size(&self) -> (u32, u32);
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+}
 
-    pub fn to_pixel(&self, x: f64, y: f64) -> (f64, f64) {
-        ((x - self.origin.0) * self.scale, (self.origin.1 - y) * self.scale)
+/// Writes `figure` to `path` (PNG) and to `path` with the extension `svg`, each only once
+/// drawn in full.
+fn save<F: Figure>(figure: &F, path: &Path) -> Result<(), String> {
+    font_ready()?;
+    let (width, height) = figure.size();
+    let mut pixels = vec![255u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
+        figure.draw(&root)?;
+        root.present().map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    let (pending, file) = PendingFile::create(path)?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| format!("{}: {e}", path.display()))?;
+    writer.write_image_data(&pixels).map_err(|e| format!("{}: {e}", path.display()))?;
+    writer.finish().map_err(|e| format!("{}: {e}", path.display()))?;
+    pending.commit()?;
 
-    fn put(&mut self, px: i64, py: i64, color: [u8; 3]) {
-        if px >= 0 && py >= 0 && (px as usize) < self.width && (py as usize) < self.height {
-            self.pixels[py as usize * self.width + px as usize] = color;
-        }
+    let svg_path = path.with_extension("svg");
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        figure.draw(&root)?;
+        root.present().map_err(|e| format!("{}: {e}", svg_path.display()))?;
     }
+    let (pending, file) = PendingFile::create(&svg_path)?;
+    use std::io::Write;
+    let mut writer = std::io::BufWriter::new(file);
+    writer.write_all(svg.as_bytes()).and_then(|_| writer.flush()).map_err(|e| format!("{}: {e}", svg_path.display()))?;
+    drop(writer);
+    pending.commit()
+}
 
-    /// A line between world points, `thickness` pixels wide.
-    pub fn line(&mut self, a: (f64, f64), b: (f64, f64), color: [u8; 3], thickness: i64) {
-        let (ax, ay) = self.to_pixel(a.0, a.1);
-        let (bx, by) = self.to_pixel(b.0, b.1);
-        // Clip to the canvas (with the line's thickness around it) before turning pixels into
-        // integers: a point far off the canvas (a stair kilometres away) would otherwise
-        // saturate to i64::MAX and overflow below.
-        let Some(((ax, ay), (bx, by))) = self.clip((ax, ay), (bx, by), thickness as f64) else {
-            return;
-        };
-        let steps = ((bx - ax).abs().max((by - ay).abs()).ceil() as i64).clamp(1, 100_000);
-        for s in 0..=steps {
-            let f = s as f64 / steps as f64;
-            let (x, y) = ((ax + f * (bx - ax)).round() as i64, (ay + f * (by - ay)).round() as i64);
-            for dx in 0..thickness {
-                for dy in 0..thickness {
-                    self.put(x + dx - thickness / 2, y + dy - thickness / 2, color);
-                }
-            }
-        }
-    }
+fn rgb(colour: [u8; 3]) -> RGBColor {
+    RGBColor(colour[0], colour[1], colour[2])
+}
 
-    /// The part of the pixel segment a-b inside the canvas grown by `pad` pixels each side
-    /// (Liang-Barsky), or None when none of it is (or an end is not finite).
-    fn clip(&self, a: (f64, f64), b: (f64, f64), pad: f64) -> Option<((f64, f64), (f64, f64))> {
-        if ![a.0, a.1, b.0, b.1].iter().all(|v| v.is_finite()) {
+fn text_error<E: std::fmt::Display>(e: E) -> String {
+    format!("drawing the figure: {e}")
+}
+
+const TITLE_HEIGHT: u32 = 44;
+const MARGIN: u32 = 12;
+const X_LABEL_AREA: u32 = 56;
+const Y_LABEL_AREA: u32 = 84;
+const SHADE_LIGHT: [f64; 3] = [170.0, 200.0, 255.0];
+const SHADE_DARK: [f64; 3] = [10.0, 40.0, 150.0];
+const PATH_RED: [u8; 3] = [220, 30, 30];
+const GROUND: [u8; 3] = [230, 210, 180];
+const GROUND_EDGE: [u8; 3] = [170, 120, 70];
+
+/// Light to dark blue as `f` goes 0 to 1: earlier to later snapshots.
+fn shade(f: f64) -> RGBColor {
+    let c = |k: usize| (SHADE_LIGHT[k] + f * (SHADE_DARK[k] - SHADE_LIGHT[k])) as u8;
+    RGBColor(c(0), c(1), c(2))
+}
+
+/// The bounds of `points`, or None when there are none or some are not finite.
+fn bounds<'a>(points: impl Iterator<Item = &'a (f64, f64)>) -> Option<[f64; 4]> {
+    let mut b = [f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY];
+    let mut any = false;
+    for (x, y) in points {
+        if !(x.is_finite() && y.is_finite()) {
             return None;
         }
-        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-        let (mut t0, mut t1) = (0.0_f64, 1.0_f64);
-        let bounds = [
-            (-dx, a.0 + pad),
-            (dx, self.width as f64 + pad - a.0),
-            (-dy, a.1 + pad),
-            (dy, self.height as f64 + pad - a.1),
-        ];
-        for (p, q) in bounds {
-            if p == 0.0 {
-                if q < 0.0 {
-                    return None;
-                }
-            } else {
-                let t = q / p;
-                if p < 0.0 {
-                    t0 = t0.max(t);
-                } else {
-                    t1 = t1.min(t);
-                }
-            }
-        }
-        (t0 <= t1).then(|| ((a.0 + t0 * dx, a.1 + t0 * dy), (a.0 + t1 * dx, a.1 + t1 * dy)))
+        any = true;
+        b = [b[0].min(*x), b[1].max(*x), b[2].min(*y), b[3].max(*y)];
     }
-
-    /// Fills the world rectangle [x0, x1] x [y0, y1].
-    pub fn fill(&mut self, x0: f64, x1: f64, y0: f64, y1: f64, color: [u8; 3]) {
-        let (px0, py1) = self.to_pixel(x0, y0);
-        let (px1, py0) = self.to_pixel(x1, y1);
-        for y in py0.max(0.0) as i64..py1.min(self.height as f64) as i64 {
-            for x in px0.max(0.0) as i64..px1.min(self.width as f64) as i64 {
-                self.put(x, y, color);
-            }
-        }
-    }
-
-    /// Text in the 3x5 font at pixel position, each font pixel `size` pixels.
-    pub fn text(&mut self, px: i64, py: i64, text: &str, size: i64, color: [u8; 3]) {
-        for (i, c) in text.chars().enumerate() {
-            let Some(rows) = glyph(c) else { continue };
-            for (r, bits) in rows.iter().enumerate() {
-                for col in 0..3 {
-                    if bits & (0b100 >> col) != 0 {
-                        for dx in 0..size {
-                            for dy in 0..size {
-                                self.put(px + (i as i64 * 4 + col) * size + dx, py + r as i64 * size + dy, color);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Grid lines every `step` (world units) with numeric labels.
-    pub fn grid(&mut self, x0: f64, x1: f64, y0: f64, y1: f64, step: f64) {
-        let grey = [225, 225, 225];
-        let decimals = if step >= 1.0 { 0 } else { (-step.log10()).ceil() as usize };
-        let mut x = (x0 / step).floor() * step;
-        while x <= x1 + 1e-9 {
-            self.line((x, y0), (x, y1), grey, 1);
-            let (px, _) = self.to_pixel(x, y0);
-            let label = format!("{x:.decimals$}");
-            self.text(px as i64 - 4, self.height as i64 - 18, &label, 2, [90, 90, 90]);
-            x += step;
-        }
-        let mut y = (y0 / step).floor() * step;
-        while y <= y1 + 1e-9 {
-            self.line((x0, y), (x1, y), grey, 1);
-            let (_, py) = self.to_pixel(x0, y);
-            let label = format!("{y:.decimals$}");
-            self.text(2, py as i64 - 5, &label, 2, [90, 90, 90]);
-            y += step;
-        }
-    }
-
-    pub fn save(&self, path: &Path) -> Result<(), String> {
-        let (pending, file) = crate::output::PendingFile::create(path)?;
-        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width as u32, self.height as u32);
-        encoder.set_color(png::ColorType::Rgb);
-        encoder.set_depth(png::BitDepth::Eight);
-        let mut writer = encoder.write_header().map_err(|e| format!("{}: {e}", path.display()))?;
-        let data: Vec<u8> = self.pixels.iter().flatten().copied().collect();
-        writer.write_image_data(&data).map_err(|e| format!("{}: {e}", path.display()))?;
-        writer.finish().map_err(|e| format!("{}: {e}", path.display()))?;
-        pending.commit()
-    }
+    any.then_some(b)
 }
 
-fn nice_step(span: f64) -> f64 {
-    let raw = span / 8.0;
-    let magnitude = 10f64.powf(raw.log10().floor());
-    let m = raw / magnitude;
-    magnitude * if m < 1.5 { 1.0 } else if m < 3.5 { 2.0 } else if m < 7.5 { 5.0 } else { 10.0 }
-}
-
-/// Draws a run: terrain (brown), body snapshots (light to dark blue as time passes) and the
-/// centre-of-mass path (red), in the plane of motion (x-z, or x-y seen from above).
-pub fn plot_run(summary: &RunSummary, path: &Path) -> Result<(), String> {
-    let project = |v: &Vector3<f64>| match summary.plane {
-        PlaneOfMotion::Xz => (v.x, v.z),
-        PlaneOfMotion::Xy | PlaneOfMotion::Spatial => (v.x, v.y),
-    };
-    let mut points: Vec<(f64, f64)> = summary.com_path.iter().map(|(_, c)| project(c)).collect();
-    for (_, snapshot) in &summary.snapshots {
-        points.extend(snapshot.iter().map(project));
-    }
-    if points.is_empty() {
-        return Err("nothing to plot: the run produced no samples".into());
-    }
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for (x, y) in &points {
-        x0 = x0.min(*x);
-        x1 = x1.max(*x);
-        y0 = y0.min(*y);
-        y1 = y1.max(*y);
-    }
-    match (summary.terrain, summary.plane) {
-        (Terrain::Pipe { diameter }, PlaneOfMotion::Xy) => {
-            y0 = y0.min(-diameter / 2.0);
-            y1 = y1.max(diameter / 2.0);
-        }
-        (Terrain::Stair { position, height }, PlaneOfMotion::Xz) => {
-            x1 = x1.max(position + 0.1);
-            y1 = y1.max(height);
-            y0 = y0.min(0.0);
-        }
-        (Terrain::Flat { height }, PlaneOfMotion::Xz) => y0 = y0.min(height),
-        _ => {}
-    }
+/// Image size and data ranges for geometry drawn at one scale on both axes: the plotting
+/// area's aspect matches the ranges', its height kept within reason by widening the range
+/// of the other axis.
+fn equal_axes([x0, x1, y0, y1]: [f64; 4], width: u32) -> ((u32, u32), [f64; 4]) {
     let pad = 0.05 * (x1 - x0).max(y1 - y0).max(0.1);
-    let (x0, x1, y0, y1) = (x0 - pad, x1 + pad, y0 - pad, y1 + pad);
-    let mut canvas = Canvas::new(x0, x1, y0, y1, 1400, 800);
-    canvas.grid(x0, x1, y0, y1, nice_step((x1 - x0).max(y1 - y0)));
-    let brown = [170, 120, 70];
-    match (summary.terrain, summary.plane) {
-        (Terrain::Flat { height }, PlaneOfMotion::Xz) => canvas.fill(x0, x1, y0, height, [230, 210, 180]),
-        (Terrain::Stair { position, height }, PlaneOfMotion::Xz) => {
-            canvas.fill(x0, x1, y0, 0.0, [230, 210, 180]);
-            canvas.fill(position, x1, y0, height, [230, 210, 180]);
-            canvas.line((x0, 0.0), (position, 0.0), brown, 2);
-            canvas.line((position, 0.0), (position, height), brown, 2);
-            canvas.line((position, height), (x1, height), brown, 2);
-        }
-        (Terrain::Pipe { diameter }, PlaneOfMotion::Xy) => {
-            canvas.line((x0, diameter / 2.0), (x1, diameter / 2.0), brown, 3);
-            canvas.line((x0, -diameter / 2.0), (x1, -diameter / 2.0), brown, 3);
-        }
-        _ => {}
+    let (mut x0, mut x1, mut y0, mut y1) = (x0 - pad, x1 + pad, y0 - pad, y1 + pad);
+    let plot_width = f64::from(width - 2 * MARGIN - Y_LABEL_AREA);
+    let (min_height, max_height) = (260.0, 900.0);
+    let mut plot_height = plot_width * (y1 - y0) / (x1 - x0);
+    if plot_height > max_height {
+        plot_height = max_height;
+        let (centre, half) = (0.5 * (x0 + x1), 0.5 * (y1 - y0) * plot_width / plot_height);
+        (x0, x1) = (centre - half, centre + half);
+    } else if plot_height < min_height {
+        plot_height = min_height;
+        let (centre, half) = (0.5 * (y0 + y1), 0.5 * (x1 - x0) * plot_height / plot_width);
+        (y0, y1) = (centre - half, centre + half);
     }
-    let count = summary.snapshots.len().max(1);
-    for (i, (_, snapshot)) in summary.snapshots.iter().enumerate() {
-        let f = i as f64 / (count.max(2) - 1) as f64;
-        let shade = |light: f64, dark: f64| (light + f * (dark - light)) as u8;
-        let color = [shade(170.0, 10.0), shade(200.0, 40.0), shade(255.0, 150.0)];
-        for pair in snapshot.windows(2) {
-            canvas.line(project(&pair[0]), project(&pair[1]), color, 3);
-        }
-    }
-    let com: Vec<(f64, f64)> = summary.com_path.iter().map(|(_, c)| project(c)).collect();
-    for pair in com.windows(2) {
-        canvas.line(pair[0], pair[1], [220, 30, 30], 2);
-    }
-    canvas.save(path)
+    let height = plot_height.round() as u32 + TITLE_HEIGHT + 2 * MARGIN + X_LABEL_AREA;
+    ((width, height), [x0, x1, y0, y1])
 }
 
-/// Time series on one panel: `series` of (colour, points (t, value)), time along x, the
-/// values scaled to the panel's height, with time ticks every second and value ticks.
-pub fn plot_time_series(series: &[([u8; 3], Vec<(f64, f64)>)], path: &Path) -> Result<(), String> {
-    let points = series.iter().flat_map(|(_, s)| s.iter());
-    let (mut t0, mut t1, mut v0, mut v1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for (t, v) in points {
-        t0 = t0.min(*t);
-        t1 = t1.max(*t);
-        v0 = v0.min(*v);
-        v1 = v1.max(*v);
+/// The title across the top; returns the area below it.
+fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Result<DrawingArea<DB, Shift>, String> {
+    root.fill(&WHITE).map_err(text_error)?;
+    let (top, body) = root.split_vertically(TITLE_HEIGHT);
+    let (width, _) = top.dim_in_pixel();
+    let style = TextStyle::from((FAMILY, 24).into_font()).pos(plotters::style::text_anchor::Pos::new(
+        plotters::style::text_anchor::HPos::Center,
+        plotters::style::text_anchor::VPos::Center,
+    ));
+    top.draw(&Text::new(title.to_string(), (width as i32 / 2, TITLE_HEIGHT as i32 / 2 + 4), style)).map_err(text_error)?;
+    Ok(body)
+}
+
+/// Draws a run: the terrain, body snapshots (light to dark blue as time passes) and the
+/// centre-of-mass path (red), in the plane of motion (x-z, or x-y seen from above), at one
+/// scale on both axes. Writes `path` (PNG) and the SVG beside it.
+pub fn plot_run(summary: &RunSummary, path: &Path) -> Result<(), String> {
+    save(&RunFigure::new(summary)?, path)
+}
+
+struct RunFigure {
+    title: String,
+    axes: (&'static str, &'static str),
+    size: (u32, u32),
+    ranges: [f64; 4],
+    terrain: Terrain,
+    plane: PlaneOfMotion,
+    com: Vec<(f64, f64)>,
+    snapshots: Vec<(f64, Vec<(f64, f64)>)>,
+}
+
+impl RunFigure {
+    fn new(summary: &RunSummary) -> Result<RunFigure, String> {
+        let project = |v: &Vector3<f64>| match summary.plane {
+            PlaneOfMotion::Xz => (v.x, v.z),
+            PlaneOfMotion::Xy | PlaneOfMotion::Spatial => (v.x, v.y),
+        };
+        let com: Vec<(f64, f64)> = summary.com_path.iter().map(|(_, c)| project(c)).collect();
+        let snapshots: Vec<(f64, Vec<(f64, f64)>)> = summary.snapshots.iter().map(|(t, s)| (*t, s.iter().map(project).collect())).collect();
+        let points = com.iter().chain(snapshots.iter().flat_map(|(_, s)| s.iter()));
+        let Some([x0, mut x1, mut y0, mut y1]) = bounds(points) else {
+            return Err("nothing to plot: the run produced no samples, or positions that are not finite".into());
+        };
+        // The terrain near the robot, so the reader sees what it stands on.
+        match (summary.terrain, summary.plane) {
+            (Terrain::Pipe { diameter }, PlaneOfMotion::Xy) => {
+                y0 = y0.min(-diameter / 2.0);
+                y1 = y1.max(diameter / 2.0);
+            }
+            (Terrain::Stair { position, height }, PlaneOfMotion::Xz) if position - x1 < 1.0 && x0 - position < 1.0 => {
+                x1 = x1.max(position + 0.1);
+                y1 = y1.max(height);
+                y0 = y0.min(0.0);
+            }
+            (Terrain::Flat { height }, PlaneOfMotion::Xz) if (height - y0).abs() < 1.0 => y0 = y0.min(height),
+            _ => {}
+        }
+        let (size, ranges) = equal_axes([x0, x1, y0, y1], 1400);
+        let view = match summary.plane {
+            PlaneOfMotion::Xz => "side view",
+            _ => "seen from above",
+        };
+        Ok(RunFigure {
+            title: format!("{}: centre of mass and body over {:.1} s ({view})", summary.robot, summary.simulated),
+            axes: match summary.plane {
+                PlaneOfMotion::Xz => ("x (m)", "z (m)"),
+                _ => ("x (m)", "y (m)"),
+            },
+            size,
+            ranges,
+            terrain: summary.terrain,
+            plane: summary.plane,
+            com,
+            snapshots,
+        })
     }
+}
+
+impl Figure for RunFigure {
+    fn size(&self) -> (u32, u32) {
+        self.size
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let body = titled(root, &self.title)?;
+        let [x0, x1, y0, y1] = self.ranges;
+        let mut chart = ChartBuilder::on(&body)
+            .margin(MARGIN)
+            .x_label_area_size(X_LABEL_AREA)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(text_error)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.axes.0)
+            .y_desc(self.axes.1)
+            .axis_desc_style((FAMILY, 18))
+            .label_style((FAMILY, 15))
+            .light_line_style(RGBColor(246, 246, 246))
+            .draw()
+            .map_err(text_error)?;
+        let ground = rgb(GROUND).filled();
+        let edge = rgb(GROUND_EDGE).stroke_width(2);
+        let legend_ground = |name: &str| -> (String, RGBColor) { (name.to_string(), rgb(GROUND)) };
+        let terrain_label = match (self.terrain, self.plane) {
+            (Terrain::Flat { height }, PlaneOfMotion::Xz) => {
+                chart.draw_series([Rectangle::new([(x0, y0), (x1, height.clamp(y0, y1))], ground)]).map_err(text_error)?;
+                Some(legend_ground("ground"))
+            }
+            (Terrain::Stair { position, height }, PlaneOfMotion::Xz) => {
+                chart
+                    .draw_series([
+                        Rectangle::new([(x0, y0), (x1, 0.0_f64.clamp(y0, y1))], ground),
+                        Rectangle::new([(position.clamp(x0, x1), y0), (x1, height.clamp(y0, y1))], ground),
+                    ])
+                    .map_err(text_error)?;
+                let outline = [(x0, 0.0), (position, 0.0), (position, height), (x1, height)]
+                    .map(|(x, y): (f64, f64)| (x.clamp(x0, x1), y.clamp(y0, y1)));
+                chart.draw_series(LineSeries::new(outline, edge)).map_err(text_error)?;
+                Some(legend_ground("stair"))
+            }
+            (Terrain::Pipe { diameter }, PlaneOfMotion::Xy) => {
+                let r = diameter / 2.0;
+                chart.draw_series(LineSeries::new([(x0, r), (x1, r)], rgb(GROUND_EDGE).stroke_width(3))).map_err(text_error)?;
+                chart.draw_series(LineSeries::new([(x0, -r), (x1, -r)], rgb(GROUND_EDGE).stroke_width(3))).map_err(text_error)?;
+                Some(legend_ground("pipe walls"))
+            }
+            _ => None,
+        };
+        if let Some((name, colour)) = terrain_label {
+            // The legend entry of the terrain drawn above.
+            chart
+                .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
+                .map_err(text_error)?
+                .label(name)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], colour.filled()));
+        }
+        let count = self.snapshots.len();
+        for (i, (t, snapshot)) in self.snapshots.iter().enumerate() {
+            let colour = shade(i as f64 / (count.max(2) - 1) as f64);
+            let drawn = chart.draw_series(LineSeries::new(snapshot.iter().copied(), colour.stroke_width(3))).map_err(text_error)?;
+            // The first and last snapshots name the time scale of the shading.
+            if i == 0 || i + 1 == count {
+                drawn.label(format!("body at t = {t:.1} s")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
+            }
+        }
+        chart
+            .draw_series(LineSeries::new(self.com.iter().copied(), rgb(PATH_RED).stroke_width(2)))
+            .map_err(text_error)?
+            .label("centre of mass")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], rgb(PATH_RED).stroke_width(2)));
+        chart
+            .configure_series_labels()
+            .label_font((FAMILY, 15))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(text_error)
+    }
+}
+
+/// Time series on one panel: time (s) along x, `y_label` (with its unit) along y, one
+/// legend entry per series. Writes `path` (PNG) and the SVG beside it.
+pub fn plot_time_series(title: &str, y_label: &str, series: &[Series], path: &Path) -> Result<(), String> {
+    let Some([t0, t1, mut v0, mut v1]) = bounds(series.iter().flat_map(|s| s.points.iter())) else {
+        return Err("nothing to plot: no samples, or samples that are not finite".into());
+    };
     if !(t1 > t0) {
         return Err("nothing to plot: fewer than two samples".into());
     }
@@ -275,86 +315,187 @@ pub fn plot_time_series(series: &[([u8; 3], Vec<(f64, f64)>)], path: &Path) -> R
         v0 -= 0.5;
         v1 += 0.5;
     }
-    // Normalised box: 3 units of time width per unit of height.
-    let (width, height) = (3.0, 1.0);
-    let x = |t: f64| (t - t0) / (t1 - t0) * width;
-    let y = |v: f64| (v - v0) / (v1 - v0) * height;
-    let mut canvas = Canvas::new(0.0, width, 0.0, height, 1500, 560);
-    let grey = [225, 225, 225];
-    let mut t = t0.ceil();
-    while t <= t1 + 1e-9 {
-        canvas.line((x(t), 0.0), (x(t), height), grey, 1);
-        let (px, _) = canvas.to_pixel(x(t), 0.0);
-        canvas.text(px as i64 - 4, canvas.height as i64 - 18, &format!("{t:.0}"), 2, [90, 90, 90]);
-        t += 1.0;
-    }
-    let step = nice_step(v1 - v0) * 2.0;
-    let decimals = if step >= 1.0 { 0 } else { (-step.log10()).ceil() as usize };
-    let mut v = (v0 / step).ceil() * step;
-    while v <= v1 + 1e-12 {
-        canvas.line((0.0, y(v)), (width, y(v)), grey, 1);
-        let (_, py) = canvas.to_pixel(0.0, y(v));
-        canvas.text(2, py as i64 - 5, &format!("{v:.decimals$}"), 2, [90, 90, 90]);
-        v += step;
-    }
-    for (color, points) in series {
-        for pair in points.windows(2) {
-            canvas.line((x(pair[0].0), y(pair[0].1)), (x(pair[1].0), y(pair[1].1)), *color, 2);
-        }
-    }
-    canvas.save(path)
+    let pad = 0.05 * (v1 - v0);
+    save(&TimeSeries { title, y_label, series, ranges: [t0, t1, v0 - pad, v1 + pad] }, path)
 }
 
-/// X-Y track seen from above: polylines (light to dark as time passes) and a path in red.
-pub fn plot_track(polylines: &[Vec<(f64, f64)>], path_points: &[(f64, f64)], path: &Path) -> Result<(), String> {
-    let all = polylines.iter().flatten().chain(path_points.iter());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for (x, y) in all {
-        x0 = x0.min(*x);
-        x1 = x1.max(*x);
-        y0 = y0.min(*y);
-        y1 = y1.max(*y);
+struct TimeSeries<'a> {
+    title: &'a str,
+    y_label: &'a str,
+    series: &'a [Series],
+    ranges: [f64; 4],
+}
+
+impl Figure for TimeSeries<'_> {
+    fn size(&self) -> (u32, u32) {
+        (1500, 620)
     }
-    if !(x1 >= x0) {
-        return Err("nothing to plot".into());
-    }
-    let pad = 0.05 * (x1 - x0).max(y1 - y0).max(0.1);
-    let (x0, x1, y0, y1) = (x0 - pad, x1 + pad, y0 - pad, y1 + pad);
-    let mut canvas = Canvas::new(x0, x1, y0, y1, 1200, 900);
-    canvas.grid(x0, x1, y0, y1, nice_step((x1 - x0).max(y1 - y0)));
-    let count = polylines.len().max(2);
-    for (i, line) in polylines.iter().enumerate() {
-        let f = i as f64 / (count - 1) as f64;
-        let shade = |light: f64, dark: f64| (light + f * (dark - light)) as u8;
-        let color = [shade(170.0, 10.0), shade(200.0, 40.0), shade(255.0, 150.0)];
-        for pair in line.windows(2) {
-            canvas.line(pair[0], pair[1], color, 2);
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let body = titled(root, self.title)?;
+        let [t0, t1, v0, v1] = self.ranges;
+        let mut chart = ChartBuilder::on(&body)
+            .margin(MARGIN)
+            .x_label_area_size(X_LABEL_AREA)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(t0..t1, v0..v1)
+            .map_err(text_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc(self.y_label)
+            .axis_desc_style((FAMILY, 18))
+            .label_style((FAMILY, 15))
+            .light_line_style(RGBColor(246, 246, 246))
+            .draw()
+            .map_err(text_error)?;
+        for s in self.series {
+            let colour = rgb(s.colour);
+            chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))
+                .map_err(text_error)?
+                .label(s.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
         }
+        if self.series.len() > 1 {
+            chart
+                .configure_series_labels()
+                .label_font((FAMILY, 15))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperRight)
+                .draw()
+                .map_err(text_error)?;
+        }
+        Ok(())
     }
-    for pair in path_points.windows(2) {
-        canvas.line(pair[0], pair[1], [220, 30, 30], 2);
+}
+
+/// A track seen from above at one scale on both axes: `outlines` (light to dark blue as
+/// time passes, from `times`) and the centre-of-mass path in red. Writes `path` (PNG) and the
+/// SVG beside it.
+pub fn plot_track(title: &str, outlines: &[(f64, Vec<(f64, f64)>)], com: &[(f64, f64)], path: &Path) -> Result<(), String> {
+    let Some(b) = bounds(outlines.iter().flat_map(|(_, o)| o.iter()).chain(com.iter())) else {
+        return Err("nothing to plot: no samples, or samples that are not finite".into());
+    };
+    let (size, ranges) = equal_axes(b, 1200);
+    save(&Track { title, outlines, com, size, ranges }, path)
+}
+
+struct Track<'a> {
+    title: &'a str,
+    outlines: &'a [(f64, Vec<(f64, f64)>)],
+    com: &'a [(f64, f64)],
+    size: (u32, u32),
+    ranges: [f64; 4],
+}
+
+impl Figure for Track<'_> {
+    fn size(&self) -> (u32, u32) {
+        self.size
     }
-    canvas.save(path)
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let body = titled(root, self.title)?;
+        let [x0, x1, y0, y1] = self.ranges;
+        let mut chart = ChartBuilder::on(&body)
+            .margin(MARGIN)
+            .x_label_area_size(X_LABEL_AREA)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(text_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("x (m)")
+            .y_desc("y (m)")
+            .axis_desc_style((FAMILY, 18))
+            .label_style((FAMILY, 15))
+            .light_line_style(RGBColor(246, 246, 246))
+            .draw()
+            .map_err(text_error)?;
+        let count = self.outlines.len();
+        for (i, (t, outline)) in self.outlines.iter().enumerate() {
+            let colour = shade(i as f64 / (count.max(2) - 1) as f64);
+            let drawn = chart.draw_series(LineSeries::new(outline.iter().copied(), colour.stroke_width(2))).map_err(text_error)?;
+            if i == 0 || i + 1 == count {
+                drawn.label(format!("body at t = {t:.1} s")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+            }
+        }
+        chart
+            .draw_series(LineSeries::new(self.com.iter().copied(), rgb(PATH_RED).stroke_width(2)))
+            .map_err(text_error)?
+            .label("centre of mass")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], rgb(PATH_RED).stroke_width(2)));
+        chart
+            .configure_series_labels()
+            .label_font((FAMILY, 15))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(text_error)
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Canvas;
+    use super::*;
 
-    /// A line whose far end lies light-years off the canvas draws its visible part and never
-    /// overflows a pixel coordinate (debug builds check the arithmetic).
+    fn png_size(path: &Path) -> (u32, u32, Vec<u8>) {
+        let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+        let mut reader = decoder.read_info().unwrap();
+        let mut data = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut data).unwrap();
+        (info.width, info.height, data)
+    }
+
+    /// A time series figure in PNG and SVG: the SVG carries the title, both axis titles with
+    /// units and every legend entry; the PNG is drawn (not blank).
     #[test]
-    fn lines_to_far_points_are_clipped() {
-        let mut canvas = Canvas::new(0.0, 1.0, 0.0, 1.0, 200, 200);
-        canvas.line((0.5, 0.5), (-1e241, 0.5), [0, 0, 0], 3);
-        canvas.line((f64::NAN, 0.0), (0.5, 0.5), [0, 0, 0], 3);
-        canvas.line((1e300, 1e300), (2e300, -1e300), [0, 0, 0], 3);
-        let dark = canvas.pixels.iter().filter(|p| **p == [0, 0, 0]).count();
-        // The visible half of the first line: from the centre to the left edge, 3 pixels wide.
-        let (cx, _) = canvas.to_pixel(0.5, 0.5);
-        assert!(dark as f64 >= 3.0 * cx, "only {dark} pixels drawn for a line {cx} pixels long");
-        let (_, cy) = canvas.to_pixel(0.5, 0.5);
-        let row = cy.round() as usize;
-        assert_eq!(canvas.pixels[row * canvas.width + 1], [0, 0, 0], "the line reaches the left edge");
+    fn time_series_have_titles_units_and_a_legend() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("series.png");
+        let series: Vec<Series> = ["base_x", "base_y"]
+            .iter()
+            .enumerate()
+            .map(|(k, name)| Series { name: name.to_string(), colour: [200, 30 * k as u8, 30], points: (0..50).map(|i| (i as f64 * 0.1, (i as f64 * 0.1 + k as f64).sin())).collect() })
+            .collect();
+        plot_time_series("soft snake: position", "position (m)", &series, &path).unwrap();
+        let svg = std::fs::read_to_string(path.with_extension("svg")).unwrap();
+        for text in ["soft snake: position", "time (s)", "position (m)", "base_x", "base_y"] {
+            assert!(svg.contains(text), "the SVG lacks `{text}`");
+        }
+        let (width, height, data) = png_size(&path);
+        assert_eq!((width, height), (1500, 620));
+        let dark = data.chunks(3).filter(|p| p.iter().all(|v| *v < 100)).count();
+        assert!(dark > 1000, "only {dark} dark pixels: is the text drawn?");
+    }
+
+    /// Geometry at one scale: a track 2 m wide and 0.5 m tall gives a plotting area with the
+    /// same aspect, and lines to far or non-finite points are refused, not drawn.
+    #[test]
+    fn tracks_have_equal_axes() {
+        let ((width, height), [x0, x1, y0, y1]) = equal_axes([0.0, 2.0, 0.0, 0.5], 1200);
+        let plot_width = f64::from(width - 2 * MARGIN - Y_LABEL_AREA);
+        let plot_height = f64::from(height - TITLE_HEIGHT - 2 * MARGIN - X_LABEL_AREA);
+        let scale_x = plot_width / (x1 - x0);
+        let scale_y = plot_height / (y1 - y0);
+        assert!((scale_x / scale_y - 1.0).abs() < 0.01, "{scale_x} vs {scale_y} pixels per metre");
+        // A thin straight track: the height floor widens the y range, not the scale.
+        let ((w, h), [a0, a1, b0, b1]) = equal_axes([0.0, 3.0, 0.0, 0.0], 1200);
+        let sx = f64::from(w - 2 * MARGIN - Y_LABEL_AREA) / (a1 - a0);
+        let sy = f64::from(h - TITLE_HEIGHT - 2 * MARGIN - X_LABEL_AREA) / (b1 - b0);
+        assert!((sx / sy - 1.0).abs() < 0.01, "{sx} vs {sy}");
+
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("track.png");
+        let outlines = vec![(0.0, vec![(0.0, 0.0), (0.3, 0.05)]), (1.0, vec![(0.5, 0.1), (0.8, 0.15)])];
+        plot_track("soft snake: track", &outlines, &[(0.1, 0.0), (0.6, 0.1)], &path).unwrap();
+        let svg = std::fs::read_to_string(path.with_extension("svg")).unwrap();
+        for text in ["x (m)", "y (m)", "centre of mass", "body at t = 0.0 s", "body at t = 1.0 s"] {
+            assert!(svg.contains(text), "the SVG lacks `{text}`");
+        }
+        let error = plot_track("t", &[(0.0, vec![(f64::NAN, 0.0)])], &[], &path).unwrap_err();
+        assert!(error.contains("not finite"), "{error}");
     }
 }

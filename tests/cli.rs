@@ -32,6 +32,10 @@ fn simulate_writes_csv_and_png() {
     assert!(rows.iter().all(|r| r.split(',').count() == columns));
     let png = std::fs::read(dir.path().join("snake_pedal_wave.png")).unwrap();
     assert_eq!(&png[1..4], b"PNG");
+    let svg = std::fs::read_to_string(dir.path().join("snake_pedal_wave.svg")).unwrap();
+    for text in ["snake_pedal_wave: centre of mass and body", "x (m)", "z (m)", "centre of mass", "ground"] {
+        assert!(svg.contains(text), "the SVG lacks `{text}`");
+    }
 }
 
 #[test]
