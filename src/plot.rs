@@ -140,6 +140,59 @@ fn equal_axes([x0, x1, y0, y1]: [f64; 4], width: u32) -> ((u32, u32), [f64; 4]) 
     ((width, height), [x0, x1, y0, y1])
 }
 
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+
+/// A chart over `[x0, x1, y0, y1]` on `body` with its grid, tick labels and axis titles.
+fn chart_on<'a, DB: DrawingBackend>(body: &'a DrawingArea<DB, Shift>, [x0, x1, y0, y1]: [f64; 4], (x_title, y_title): (&str, &str)) -> Result<Chart<'a, DB>, String> {
+    let mut chart = ChartBuilder::on(body)
+        .margin(MARGIN)
+        .x_label_area_size(X_LABEL_AREA)
+        .y_label_area_size(Y_LABEL_AREA)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(text_error)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_title)
+        .y_desc(y_title)
+        .axis_desc_style((FAMILY, 18))
+        .label_style((FAMILY, 15))
+        .light_line_style(RGBColor(246, 246, 246))
+        .draw()
+        .map_err(text_error)?;
+    Ok(chart)
+}
+
+/// The legend of every labelled series, top right.
+fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .label_font((FAMILY, 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(text_error)
+}
+
+/// Body outlines at their times, light to dark blue (the first and last named in the legend,
+/// which so gives the time scale of the shading), and the centre-of-mass path in red.
+fn bodies_and_path<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, bodies: &[(f64, Vec<(f64, f64)>)], com: &[(f64, f64)], width: u32) -> Result<(), String> {
+    let count = bodies.len();
+    for (i, (t, body)) in bodies.iter().enumerate() {
+        let colour = shade(i as f64 / (count.max(2) - 1) as f64);
+        let drawn = chart.draw_series(LineSeries::new(body.iter().copied(), colour.stroke_width(width))).map_err(text_error)?;
+        if i == 0 || i + 1 == count {
+            drawn.label(format!("body at t = {t:.1} s")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(width)));
+        }
+    }
+    chart
+        .draw_series(LineSeries::new(com.iter().copied(), rgb(PATH_RED).stroke_width(2)))
+        .map_err(text_error)?
+        .label("centre of mass")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], rgb(PATH_RED).stroke_width(2)));
+    Ok(())
+}
+
 /// The title across the top; returns the area below it.
 fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Result<DrawingArea<DB, Shift>, String> {
     root.fill(&WHITE).map_err(text_error)?;
@@ -226,21 +279,7 @@ impl Figure for RunFigure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let body = titled(root, &self.title)?;
         let [x0, x1, y0, y1] = self.ranges;
-        let mut chart = ChartBuilder::on(&body)
-            .margin(MARGIN)
-            .x_label_area_size(X_LABEL_AREA)
-            .y_label_area_size(Y_LABEL_AREA)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(text_error)?;
-        chart
-            .configure_mesh()
-            .x_desc(self.axes.0)
-            .y_desc(self.axes.1)
-            .axis_desc_style((FAMILY, 18))
-            .label_style((FAMILY, 15))
-            .light_line_style(RGBColor(246, 246, 246))
-            .draw()
-            .map_err(text_error)?;
+        let mut chart = chart_on(&body, [x0, x1, y0, y1], (self.axes.0, self.axes.1))?;
         let ground = rgb(GROUND).filled();
         let edge = rgb(GROUND_EDGE).stroke_width(2);
         let legend_ground = |name: &str| -> (String, RGBColor) { (name.to_string(), rgb(GROUND)) };
@@ -277,28 +316,8 @@ impl Figure for RunFigure {
                 .label(name)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], colour.filled()));
         }
-        let count = self.snapshots.len();
-        for (i, (t, snapshot)) in self.snapshots.iter().enumerate() {
-            let colour = shade(i as f64 / (count.max(2) - 1) as f64);
-            let drawn = chart.draw_series(LineSeries::new(snapshot.iter().copied(), colour.stroke_width(3))).map_err(text_error)?;
-            // The first and last snapshots name the time scale of the shading.
-            if i == 0 || i + 1 == count {
-                drawn.label(format!("body at t = {t:.1} s")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
-            }
-        }
-        chart
-            .draw_series(LineSeries::new(self.com.iter().copied(), rgb(PATH_RED).stroke_width(2)))
-            .map_err(text_error)?
-            .label("centre of mass")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], rgb(PATH_RED).stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .label_font((FAMILY, 15))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(text_error)
+        bodies_and_path(&mut chart, &self.snapshots, &self.com, 3)?;
+        legend(&mut chart)
     }
 }
 
@@ -334,21 +353,7 @@ impl Figure for TimeSeries<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let body = titled(root, self.title)?;
         let [t0, t1, v0, v1] = self.ranges;
-        let mut chart = ChartBuilder::on(&body)
-            .margin(MARGIN)
-            .x_label_area_size(X_LABEL_AREA)
-            .y_label_area_size(Y_LABEL_AREA)
-            .build_cartesian_2d(t0..t1, v0..v1)
-            .map_err(text_error)?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc(self.y_label)
-            .axis_desc_style((FAMILY, 18))
-            .label_style((FAMILY, 15))
-            .light_line_style(RGBColor(246, 246, 246))
-            .draw()
-            .map_err(text_error)?;
+        let mut chart = chart_on(&body, [t0, t1, v0, v1], ("time (s)", self.y_label))?;
         for s in self.series {
             let colour = rgb(s.colour);
             chart
@@ -358,14 +363,7 @@ impl Figure for TimeSeries<'_> {
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
         }
         if self.series.len() > 1 {
-            chart
-                .configure_series_labels()
-                .label_font((FAMILY, 15))
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(text_error)?;
+            legend(&mut chart)?;
         }
         Ok(())
     }
@@ -398,42 +396,9 @@ impl Figure for Track<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let body = titled(root, self.title)?;
         let [x0, x1, y0, y1] = self.ranges;
-        let mut chart = ChartBuilder::on(&body)
-            .margin(MARGIN)
-            .x_label_area_size(X_LABEL_AREA)
-            .y_label_area_size(Y_LABEL_AREA)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(text_error)?;
-        chart
-            .configure_mesh()
-            .x_desc("x (m)")
-            .y_desc("y (m)")
-            .axis_desc_style((FAMILY, 18))
-            .label_style((FAMILY, 15))
-            .light_line_style(RGBColor(246, 246, 246))
-            .draw()
-            .map_err(text_error)?;
-        let count = self.outlines.len();
-        for (i, (t, outline)) in self.outlines.iter().enumerate() {
-            let colour = shade(i as f64 / (count.max(2) - 1) as f64);
-            let drawn = chart.draw_series(LineSeries::new(outline.iter().copied(), colour.stroke_width(2))).map_err(text_error)?;
-            if i == 0 || i + 1 == count {
-                drawn.label(format!("body at t = {t:.1} s")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
-            }
-        }
-        chart
-            .draw_series(LineSeries::new(self.com.iter().copied(), rgb(PATH_RED).stroke_width(2)))
-            .map_err(text_error)?
-            .label("centre of mass")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], rgb(PATH_RED).stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .label_font((FAMILY, 15))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(text_error)
+        let mut chart = chart_on(&body, [x0, x1, y0, y1], ("x (m)", "y (m)"))?;
+        bodies_and_path(&mut chart, self.outlines, self.com, 2)?;
+        legend(&mut chart)
     }
 }
 

@@ -2,70 +2,73 @@
 //! dynamics, integrators, contact and friction laws, terrains, gaits and controllers.
 //!
 //! Everything on the per-step path works on fixed-size nalgebra types and does not allocate.
+//!
+//! One folder per layer, each using only the layers before it: `robot` (the `Model` trait,
+//! forward dynamics, parameters, state), `environment` (terrain, contact and friction),
+//! `integration` (integrators), `soft` (soft-section kinematics), `control` (gaits, servos,
+//! admittance), `simulation` (a robot in its environment under control as one system, and
+//! MPC) and `hardware` (actuation, safety, devices, protocol, the real-time loop, steering).
+//! One exception: `robot`'s model states its spec's defaults in `environment`'s and
+//! `control`'s types (terrain, contact and friction laws, the servo). Everything public is
+//! re-exported here, flat.
 
-mod actuation;
-mod admittance;
-mod cc;
-mod contact;
-mod contact_frame;
-mod device;
-mod dopri5;
-mod dynamics;
-mod gait;
+mod control;
+mod environment;
 mod hardware;
-mod integrator;
-mod mailbox;
-mod model;
-mod mpc;
-mod parameter_rules;
-mod pd;
-pub mod protocol;
-mod real;
-mod realtime;
-mod registry;
-mod rk4;
-mod rolling;
-mod rosenbrock;
-mod safety;
-mod semi_implicit_euler;
+mod integration;
+mod robot;
 mod simulation;
-mod state;
-mod steering;
-mod stumpff;
-mod terrain;
+mod soft;
+
+/// The serial board protocol (frames, CRC, decoder), for devices outside this crate.
+pub use hardware::protocol;
 
 /// The linear algebra generated modules are written in, re-exported so that a crate holding
 /// a generated module depends on softgen-runtime alone.
 pub use nalgebra;
-pub use actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
-pub use admittance::{AdmittanceController, AdmittanceGains};
-pub use device::{Device, DeviceError, Recorder, Recording, SimulatedPlant};
-pub use cc::{sinc_sqrt, versine_sqrt, Bending, SectionGeometry};
-pub use contact::{ContactLaw, ContactSample, FrictionAnisotropy, FrictionLaw};
-pub use contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
-pub use dopri5::{DormandPrince5, Tolerances};
-pub use dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
-pub use gait::Serpenoid;
-pub use hardware::{run_hardware, OutputChain};
-pub use mailbox::Mailbox;
-pub use integrator::{IntegrationError, Integrator, SecondOrderSystem, StepReport};
-pub use model::{
+
+// The robot model.
+pub use robot::dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
+pub use robot::model::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model,
     ParamSet, PlaneOfMotion, SoftSectionInfo, UnknownParameter,
 };
-pub use mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
-pub use parameter_rules::{check_rule, physical_inertia, RuleKind};
-pub use pd::JointPd;
-pub use real::{Dual, Real};
-pub use realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
-pub use registry::{RobotInfo, RobotVisitor};
-pub use rk4::RungeKutta4;
-pub use rolling::{PneumaticMuscles, RollingGait};
-pub use rosenbrock::{Blocks, Ros2, Ros34pw2, Rosenbrock2, Rosenbrock34, RosenbrockMethod, RosenbrockW};
-pub use safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
-pub use semi_implicit_euler::SemiImplicitEuler;
-pub use simulation::{ContactReport, Simulation, SimulationConfig};
-pub use state::State;
-pub use stumpff::stumpff;
-pub use steering::{run_planner, GoalSteering, PlannerStats, SteeringConfig, SteeringLink, SteeringPhase};
-pub use terrain::{SurfaceContact, Terrain};
+pub use robot::parameter_rules::{check_rule, physical_inertia, RuleKind};
+pub use robot::registry::{RobotInfo, RobotVisitor};
+pub use robot::state::State;
+
+// Terrain and contact.
+pub use environment::contact::{ContactLaw, ContactSample, FrictionAnisotropy, FrictionLaw};
+pub use environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
+pub use environment::terrain::{SurfaceContact, Terrain};
+
+// Integration.
+pub use integration::dopri5::{DormandPrince5, Tolerances};
+pub use integration::integrator::{IntegrationError, Integrator, SecondOrderSystem, StepReport};
+pub use integration::rk4::RungeKutta4;
+pub use integration::rosenbrock::{Blocks, Ros2, Ros34pw2, Rosenbrock2, Rosenbrock34, RosenbrockMethod, RosenbrockW};
+pub use integration::semi_implicit_euler::SemiImplicitEuler;
+
+// Soft-section kinematics.
+pub use soft::cc::{sinc_sqrt, versine_sqrt, Bending, SectionGeometry};
+pub use soft::real::{Dual, Real};
+pub use soft::stumpff::stumpff;
+
+// Control laws.
+pub use control::admittance::{AdmittanceController, AdmittanceGains};
+pub use control::gait::Serpenoid;
+pub use control::pd::JointPd;
+pub use control::rolling::{PneumaticMuscles, RollingGait};
+
+// Simulation and planning.
+pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
+pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
+
+// Hardware.
+pub use hardware::actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
+pub use hardware::device::{Device, DeviceError, Recorder, Recording, SimulatedPlant};
+pub use hardware::mailbox::Mailbox;
+pub use hardware::realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
+pub use hardware::run::{run_hardware, OutputChain};
+pub use hardware::safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
+pub use hardware::steering::{run_planner, GoalSteering, PlannerStats, SteeringConfig, SteeringLink, SteeringPhase};

@@ -2,12 +2,12 @@
 //! logs every value with its time to CSV around any device, and a replayer that feeds a
 //! recording back to any device.
 
-use crate::actuation::DeviceValue;
-use crate::integrator::{IntegrationError, Integrator};
-use crate::model::Model;
-use crate::rk4::RungeKutta4;
-use crate::simulation::Simulation;
-use crate::state::State;
+use crate::hardware::actuation::DeviceValue;
+use crate::integration::integrator::{IntegrationError, Integrator};
+use crate::robot::model::Model;
+use crate::integration::rk4::RungeKutta4;
+use crate::simulation::closed_loop::Simulation;
+use crate::robot::state::State;
 use nalgebra::SVector;
 use std::fmt;
 use std::io::{BufWriter, Write};

@@ -2,11 +2,11 @@
 //! newest plan into joint set points and hands the measured state to the planner without
 //! ever waiting, and the planner's own thread, which re-plans at its own rate.
 
-use crate::actuation::ActuatorCommand;
-use crate::mailbox::Mailbox;
-use crate::model::Model;
-use crate::mpc::{GaitParameters, GaitPlanner, Plan, PlanningSnapshot, SteeredGait};
-use crate::state::State;
+use crate::hardware::actuation::ActuatorCommand;
+use crate::hardware::mailbox::Mailbox;
+use crate::robot::model::Model;
+use crate::simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlanningSnapshot, SteeredGait};
+use crate::robot::state::State;
 use nalgebra::Vector2;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};

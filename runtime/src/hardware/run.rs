@@ -1,10 +1,10 @@
 //! Hardware runs: controller -> safety filter -> channel map -> device, at a fixed rate,
 //! with the safe state sent on every way out (end, fault, signal, panic).
 
-use crate::actuation::{ActuatorCommand, Channel, DeviceValue};
-use crate::device::Device;
-use crate::realtime::{run_fixed_rate, LoopConfig, LoopOutcome};
-use crate::safety::{SafetyFault, SafetyFilter, SafetyLimits};
+use crate::hardware::actuation::{ActuatorCommand, Channel, DeviceValue};
+use crate::hardware::device::Device;
+use crate::hardware::realtime::{run_fixed_rate, LoopConfig, LoopOutcome};
+use crate::hardware::safety::{SafetyFault, SafetyFilter, SafetyLimits};
 use std::sync::atomic::AtomicUsize;
 
 /// The channels of a run and the safety filter in front of them. Buffers are sized once
@@ -100,8 +100,8 @@ pub fn run_hardware(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actuation::PressureMap;
-    use crate::device::DeviceError;
+    use crate::hardware::actuation::PressureMap;
+    use crate::hardware::device::DeviceError;
 
     #[derive(Default)]
     struct Log(Vec<(f64, Vec<DeviceValue>)>);

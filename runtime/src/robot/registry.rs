@@ -1,7 +1,7 @@
 //! What a registry of generated robots lists about each robot, and the visitor through which
 //! generic code (the CLI, the generic tests) reaches a robot type from its name.
 
-use crate::model::Model;
+use crate::robot::model::Model;
 
 /// One generated robot as its crate's registry lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

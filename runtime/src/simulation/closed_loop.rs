@@ -2,16 +2,16 @@
 //! tracked by joint servos and the optional admittance controller, as one closed-loop
 //! second-order system that any integrator can step.
 
-use crate::admittance::{AdmittanceController, AdmittanceGains};
-use crate::contact::ContactLaw;
-use crate::dynamics::forward_dynamics;
-use crate::gait::Serpenoid;
-use crate::integrator::{IntegrationError, Integrator, SecondOrderSystem};
-use crate::model::{Model, ParamSet};
-use crate::pd::JointPd;
-use crate::state::State;
-use crate::terrain::Terrain;
-use crate::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
+use crate::control::admittance::{AdmittanceController, AdmittanceGains};
+use crate::environment::contact::ContactLaw;
+use crate::robot::dynamics::forward_dynamics;
+use crate::control::gait::Serpenoid;
+use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
+use crate::robot::model::{Model, ParamSet};
+use crate::control::pd::JointPd;
+use crate::robot::state::State;
+use crate::environment::terrain::Terrain;
+use crate::environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
 use nalgebra::{SMatrix, SVector, Vector3, Vector6};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -484,11 +484,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         for i in 0..N {
             let mut m = mass_matrix;
             let mut a = position_force.column(i).into_owned();
-            crate::dynamics::solve_spd_in_place(&mut m, &mut a).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+            crate::robot::dynamics::solve_spd_in_place(&mut m, &mut a).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
             by_position.set_column(i, &a);
             let mut m = mass_matrix;
             let mut b = velocity_force.column(i).into_owned();
-            crate::dynamics::solve_spd_in_place(&mut m, &mut b).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+            crate::robot::dynamics::solve_spd_in_place(&mut m, &mut b).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
             by_velocity.set_column(i, &b);
         }
         Ok(true)

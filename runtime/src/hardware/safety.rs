@@ -2,7 +2,7 @@
 //! clamped to a ceiling that never exceeds the actuator rating, every command is rate
 //! limited, and a watchdog trips on a streak of missed deadlines.
 
-use crate::actuation::ActuatorCommand;
+use crate::hardware::actuation::ActuatorCommand;
 use std::fmt;
 
 /// Limits applied to every command.

@@ -2,7 +2,7 @@
 //! allocation inside the loop, deadline-miss and jitter statistics, a watchdog on missed
 //! deadlines, and a stop flag (set from SIGINT/SIGTERM handlers).
 
-use crate::safety::{SafetyFault, Watchdog};
+use crate::hardware::safety::{SafetyFault, Watchdog};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ impl LoopConfig {
                 self.duration, self.rate_hz
             ));
         }
-        crate::safety::check_command_timeout(self.command_timeout)
+        crate::hardware::safety::check_command_timeout(self.command_timeout)
     }
 
     pub fn period(&self) -> Duration {

@@ -1,7 +1,7 @@
 //! The board protocol of docs/serial-protocol.md: frame encoding into fixed buffers (no
 //! allocation per frame) and an incremental decoder that resynchronises after corruption.
 
-use crate::actuation::DeviceValue;
+use crate::hardware::actuation::DeviceValue;
 
 pub const SYNC: u8 = 0xA5;
 pub const VERSION: u8 = 1;

@@ -1,7 +1,7 @@
 //! Spring-damper normal contact (eq 18 of the rigid-snake paper) with Coulomb friction
 //! (eq 19), isotropic or anisotropic, exact or regularised.
 
-use crate::terrain::SurfaceContact;
+use crate::environment::terrain::SurfaceContact;
 use nalgebra::Vector3;
 
 /// In which directions the two friction coefficients act.

@@ -1,8 +1,8 @@
 //! The `Model` trait that every generated robot implements, and the metadata it carries.
 
-use crate::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
-use crate::pd::JointPd;
-use crate::terrain::Terrain;
+use crate::environment::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
+use crate::control::pd::JointPd;
+use crate::environment::terrain::Terrain;
 use nalgebra::{SMatrix, SVector, Vector3};
 use std::fmt;
 
@@ -255,7 +255,7 @@ pub trait Model<const N: usize, const C: usize> {
         let mut gravity = SVector::<f64, N>::zeros();
         Self::dynamics_into(q, qd, p, k, &mut mass_matrix, &mut coriolis, &mut gravity);
         *out = tau - coriolis - gravity;
-        crate::dynamics::solve_spd_in_place(&mut mass_matrix, out).is_ok()
+        crate::robot::dynamics::solve_spd_in_place(&mut mass_matrix, out).is_ok()
     }
     /// Gravitational potential energy V(q).
     fn potential_energy(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64;

@@ -1,7 +1,7 @@
 //! Classical fixed-step fourth-order Runge-Kutta.
 
-use crate::integrator::{check_step, derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
-use crate::state::State;
+use crate::integration::integrator::{check_step, derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::robot::state::State;
 
 /// Fixed-step RK4 (four right-hand sides per step).
 #[derive(Clone, Copy, Debug)]

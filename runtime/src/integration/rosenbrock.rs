@@ -15,9 +15,9 @@
 //! solve to one N x N system: (I - gamma h A_v - gamma^2 h^2 A_q) k_v = r_v + gamma h A_q r_q,
 //! k_q = r_q + gamma h k_v. All on the stack.
 
-use crate::dopri5::{error_norm, Tolerances};
-use crate::integrator::{derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
-use crate::state::State;
+use crate::integration::dopri5::{error_norm, Tolerances};
+use crate::integration::integrator::{derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::robot::state::State;
 use nalgebra::{SMatrix, SVector};
 
 use std::marker::PhantomData;
@@ -343,7 +343,7 @@ impl<const N: usize, M: RosenbrockMethod> Integrator<N> for RosenbrockW<N, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dopri5::DormandPrince5;
+    use crate::integration::dopri5::DormandPrince5;
 
     /// x'' + (1 + s) x' + s x = 0: modes e^-t and e^-s t, stiff for large s.
     struct StiffOscillator {

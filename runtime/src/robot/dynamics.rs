@@ -1,6 +1,6 @@
 //! Forward dynamics: solve M(q) qdd = tau - C(q, qd) qd - G(q) on fixed-size types.
 
-use crate::model::Model;
+use crate::robot::model::Model;
 use nalgebra::{SMatrix, SVector};
 
 /// The mass matrix was not positive definite (a modelling error or a non-finite state).

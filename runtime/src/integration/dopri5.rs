@@ -1,7 +1,7 @@
 //! Adaptive Dormand-Prince 5(4) with embedded error estimate and step-size control.
 
-use crate::integrator::{derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
-use crate::state::State;
+use crate::integration::integrator::{derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::robot::state::State;
 
 /// Absolute and relative error tolerances.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! The integrator interface: a second-order system and solvers that step it one step at a
 //! time or run it to an end time.
 
-use crate::state::State;
+use crate::robot::state::State;
 use nalgebra::{SMatrix, SVector};
 use std::fmt;
 

@@ -8,11 +8,11 @@
 //! is warm-started: each plan shifts the previous mean by a cost-weighted average of
 //! perturbed candidates, so successive plans refine one another at the re-planning rate.
 
-use crate::integrator::{IntegrationError, Integrator};
-use crate::model::Model;
-use crate::semi_implicit_euler::SemiImplicitEuler;
-use crate::simulation::Simulation;
-use crate::state::State;
+use crate::integration::integrator::{IntegrationError, Integrator};
+use crate::robot::model::Model;
+use crate::integration::semi_implicit_euler::SemiImplicitEuler;
+use crate::simulation::closed_loop::Simulation;
+use crate::robot::state::State;
 use nalgebra::{SVector, Vector2};
 
 /// The gait parameters the planner chooses.

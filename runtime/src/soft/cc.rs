@@ -12,7 +12,7 @@
 //! functions are entire in s, so nothing divides by the curvature: at the straight pose the
 //! section is a straight segment of length L, and every derivative is continuous there.
 
-use crate::real::Real;
+use crate::soft::real::Real;
 /// A 3-vector and a row-major 3x3 matrix over any [`Real`] scalar.
 pub type V3<S> = [S; 3];
 pub type M3<S> = [[S; 3]; 3];
@@ -116,7 +116,7 @@ impl<S: Real> Bending<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::real::Dual;
+    use crate::soft::real::Dual;
 
     fn geometry() -> SectionGeometry {
         let third = std::f64::consts::TAU / 3.0;

@@ -1,7 +1,7 @@
 //! Semi-implicit (symplectic) Euler: velocity first, then position with the new velocity.
 
-use crate::integrator::{check_step, IntegrationError, Integrator, SecondOrderSystem, StepReport};
-use crate::state::State;
+use crate::integration::integrator::{check_step, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::robot::state::State;
 use nalgebra::SVector;
 
 /// Fixed-step semi-implicit Euler (one right-hand side per step). First order, but

@@ -1,0 +1,6 @@
+//! What a robot touches: terrains with their penetration depth and normal, the contact and
+//! friction laws, and the maps between contact forces and generalized forces.
+
+pub(crate) mod contact;
+pub(crate) mod contact_frame;
+pub(crate) mod terrain;

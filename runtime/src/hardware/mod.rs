@@ -1,0 +1,13 @@
+//! The path to a real robot: actuator commands to device values (channel maps, pressure
+//! maps), the safety filter and watchdog, devices and the serial board protocol, the
+//! fixed-rate real-time loop, the lock-free mailbox and MPC steering through it, and
+//! `run_hardware`, which ties them together.
+
+pub(crate) mod actuation;
+pub(crate) mod device;
+pub(crate) mod mailbox;
+pub mod protocol;
+pub(crate) mod realtime;
+pub(crate) mod run;
+pub(crate) mod safety;
+pub(crate) mod steering;
