@@ -162,10 +162,13 @@ fn roll(args: RollArgs) -> Result<ExitCode, String> {
     // Where the run ended (the end time unless it stopped early).
     let simulated = summary.samples.last().map_or(0.0, |s| s.t);
     println!("{name} rolling, {} s at {} Hz, {} bar ceiling, bend {:.3} rad per section", run.duration, run.frequency, run.ceiling, summary.bend);
-    println!(
-        "travelling velocity  V_x = {:.2} cm/s, V_y = {:.2} cm/s (paper's model, Table I: {paper_x}, {paper_y})",
-        summary.velocity_cm_s.0, summary.velocity_cm_s.1
-    );
+    match summary.velocity_cm_s {
+        Some((vx, vy)) => println!("travelling velocity  V_x = {vx:.2} cm/s, V_y = {vy:.2} cm/s (paper's model, Table I: {paper_x}, {paper_y})"),
+        None => println!(
+            "travelling velocity  not measured: it is fitted after the gait's ramp, from t = {:.1} s, and the run ended at t = {simulated:.1} s",
+            summary.window_start
+        ),
+    }
     println!(
         "integration          {} right-hand sides, {} Jacobians, {:.2} s wall for {:.1} s simulated ({:.2}x real time)",
         summary.evaluations,

@@ -95,8 +95,10 @@ pub struct RollingSample {
 pub struct RollingSummary {
     pub samples: Vec<RollingSample>,
     /// Travelling velocity of the centre of mass, least squares over the gait after its
-    /// ramp (cm/s).
-    pub velocity_cm_s: (f64, f64),
+    /// ramp (cm/s); None when fewer than two samples follow the ramp (a run shorter than it).
+    pub velocity_cm_s: Option<(f64, f64)>,
+    /// When the gait's ramp ends and the velocity's window starts (s).
+    pub window_start: f64,
     pub bend: f64,
     pub evaluations: usize,
     pub jacobians: usize,
@@ -221,19 +223,18 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
     let window: Vec<&RollingSample> = samples.iter().filter(|s| s.t >= run.settle + gait.ramp).collect();
     let slope = |f: &dyn Fn(&RollingSample) -> f64| {
         let n = window.len() as f64;
-        if n < 2.0 {
-            return f64::NAN;
-        }
         let mt = window.iter().map(|s| s.t).sum::<f64>() / n;
         let mv = window.iter().map(|s| f(s)).sum::<f64>() / n;
         let num: f64 = window.iter().map(|s| (s.t - mt) * (f(s) - mv)).sum();
         let den: f64 = window.iter().map(|s| (s.t - mt).powi(2)).sum();
         num / den
     };
-    let velocity_cm_s = (100.0 * slope(&|s| s.center_of_mass.x), 100.0 * slope(&|s| s.center_of_mass.y));
+    let velocity_cm_s = (window.len() >= 2).then(|| (100.0 * slope(&|s| s.center_of_mass.x), 100.0 * slope(&|s| s.center_of_mass.y)));
+    let window_start = run.settle + gait.ramp;
     Ok(RollingSummary {
         samples,
         velocity_cm_s,
+        window_start,
         bend,
         evaluations,
         jacobians: ros.jacobians,

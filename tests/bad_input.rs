@@ -28,6 +28,10 @@ struct Case {
     /// The run must succeed.
     #[serde(default)]
     ok: bool,
+    /// With `ok`: pieces its output must contain (what it says instead of a number it
+    /// cannot give, say).
+    #[serde(default)]
+    output: Vec<String>,
     /// Send SIGTERM this long after the start: the run must then stop within 2 s, exit with
     /// 128 + 15, and may leave the outputs it has produced so far.
     interrupt_after_ms: Option<u64>,
@@ -206,7 +210,12 @@ fn check_corpus(name: &str) -> usize {
             }
         } else if case.ok && !outcome.success {
             failures.push(format!("`{}`: should succeed, failed:\n{text}", case.what));
-        } else if !case.ok {
+        } else if case.ok {
+            let missing: Vec<&String> = case.output.iter().filter(|piece| !text.contains(piece.as_str())).collect();
+            if !missing.is_empty() {
+                failures.push(format!("`{}`: output lacks {missing:?}:\n{text}", case.what));
+            }
+        } else {
             if outcome.success {
                 failures.push(format!("`{}`: should fail, succeeded:\n{text}", case.what));
             }
@@ -315,6 +324,7 @@ fn random_values_to_every_numeric_option_never_crash() {
                 config: None,
                 error: Vec::new(),
                 ok: false,
+                output: Vec::new(),
                 interrupt_after_ms: Some(3000),
             };
             let folder = tempfile::tempdir().unwrap();
