@@ -178,11 +178,10 @@ fn roll(args: RollArgs) -> Result<ExitCode, String> {
         simulated / summary.wall_seconds.max(1e-9)
     );
     println!("outputs              {} and .position, .orientation, .lengths, .track (.png and .svg)", csv_path.display());
+    if let Some(code) = summary.error.as_ref().and_then(|e| stopped_by_signal(&stop, e)) {
+        return Ok(code);
+    }
     match summary.error {
-        Some(e) if stop.load(Ordering::Relaxed) != 0 => {
-            eprintln!("{e}: the outputs above hold everything up to then");
-            Ok(signal_exit(stop.load(Ordering::Relaxed)))
-        }
         Some(e) => Err(format!("the run stopped early: {e} (outputs above hold everything up to then)")),
         None => Ok(ExitCode::SUCCESS),
     }
@@ -283,6 +282,16 @@ fn stop_flag() -> Result<Arc<AtomicUsize>, String> {
 /// Exit status for a run ended by a signal: 128 + the signal number, as shells do.
 fn signal_exit(signal: usize) -> ExitCode {
     ExitCode::from((128 + signal).clamp(0, 255) as u8)
+}
+
+/// When a simulated run ended with `error` because a signal set `stop`: says so and gives
+/// the signal's exit status (the outputs written so far are kept).
+fn stopped_by_signal(stop: &AtomicUsize, error: &impl std::fmt::Display) -> Option<ExitCode> {
+    let signal = stop.load(Ordering::Relaxed);
+    (signal != 0).then(|| {
+        eprintln!("{error}: the outputs above hold everything up to then");
+        signal_exit(signal)
+    })
 }
 
 fn run(args: RunArgs) -> Result<ExitCode, String> {
@@ -609,10 +618,8 @@ fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
         println!("plot           {} (and .svg)", png.display());
     }
     if let Some(e) = summary.error {
-        let signal = stop.load(Ordering::Relaxed);
-        if signal != 0 {
-            eprintln!("{e}: the outputs above hold everything up to then");
-            return Ok(signal_exit(signal));
+        if let Some(code) = stopped_by_signal(&stop, &e) {
+            return Ok(code);
         }
         let hint = if matches!(integrator, IntegratorName::Rk4 | IntegratorName::Euler) {
             "; a fixed-step explicit integrator is unstable on stiff robots (soft sections, stiff contact): try --integrator ros34"

@@ -84,7 +84,7 @@ fn rgb(colour: [u8; 3]) -> RGBColor {
     RGBColor(colour[0], colour[1], colour[2])
 }
 
-fn text_error<E: std::fmt::Display>(e: E) -> String {
+fn drawing_error<E: std::fmt::Display>(e: E) -> String {
     format!("drawing the figure: {e}")
 }
 
@@ -149,7 +149,7 @@ fn chart_on<'a, DB: DrawingBackend>(body: &'a DrawingArea<DB, Shift>, [x0, x1, y
         .x_label_area_size(X_LABEL_AREA)
         .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(text_error)?;
+        .map_err(drawing_error)?;
     chart
         .configure_mesh()
         .x_desc(x_title)
@@ -158,7 +158,7 @@ fn chart_on<'a, DB: DrawingBackend>(body: &'a DrawingArea<DB, Shift>, [x0, x1, y
         .label_style((FAMILY, 15))
         .light_line_style(RGBColor(246, 246, 246))
         .draw()
-        .map_err(text_error)?;
+        .map_err(drawing_error)?;
     Ok(chart)
 }
 
@@ -171,7 +171,7 @@ fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>) -> Result<(), 
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperRight)
         .draw()
-        .map_err(text_error)
+        .map_err(drawing_error)
 }
 
 /// Body outlines at their times, light to dark blue (the first and last named in the legend,
@@ -180,14 +180,14 @@ fn bodies_and_path<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, bodie
     let count = bodies.len();
     for (i, (t, body)) in bodies.iter().enumerate() {
         let colour = shade(i as f64 / (count.max(2) - 1) as f64);
-        let drawn = chart.draw_series(LineSeries::new(body.iter().copied(), colour.stroke_width(width))).map_err(text_error)?;
+        let drawn = chart.draw_series(LineSeries::new(body.iter().copied(), colour.stroke_width(width))).map_err(drawing_error)?;
         if i == 0 || i + 1 == count {
             drawn.label(format!("body at t = {t:.1} s")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(width)));
         }
     }
     chart
         .draw_series(LineSeries::new(com.iter().copied(), rgb(PATH_RED).stroke_width(2)))
-        .map_err(text_error)?
+        .map_err(drawing_error)?
         .label("centre of mass")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], rgb(PATH_RED).stroke_width(2)));
     Ok(())
@@ -195,14 +195,14 @@ fn bodies_and_path<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, bodie
 
 /// The title across the top; returns the area below it.
 fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Result<DrawingArea<DB, Shift>, String> {
-    root.fill(&WHITE).map_err(text_error)?;
+    root.fill(&WHITE).map_err(drawing_error)?;
     let (top, body) = root.split_vertically(TITLE_HEIGHT);
     let (width, _) = top.dim_in_pixel();
     let style = TextStyle::from((FAMILY, 24).into_font()).pos(plotters::style::text_anchor::Pos::new(
         plotters::style::text_anchor::HPos::Center,
         plotters::style::text_anchor::VPos::Center,
     ));
-    top.draw(&Text::new(title.to_string(), (width as i32 / 2, TITLE_HEIGHT as i32 / 2 + 4), style)).map_err(text_error)?;
+    top.draw(&Text::new(title.to_string(), (width as i32 / 2, TITLE_HEIGHT as i32 / 2 + 4), style)).map_err(drawing_error)?;
     Ok(body)
 }
 
@@ -285,7 +285,7 @@ impl Figure for RunFigure {
         let legend_ground = |name: &str| -> (String, RGBColor) { (name.to_string(), rgb(GROUND)) };
         let terrain_label = match (self.terrain, self.plane) {
             (Terrain::Flat { height }, PlaneOfMotion::Xz) => {
-                chart.draw_series([Rectangle::new([(x0, y0), (x1, height.clamp(y0, y1))], ground)]).map_err(text_error)?;
+                chart.draw_series([Rectangle::new([(x0, y0), (x1, height.clamp(y0, y1))], ground)]).map_err(drawing_error)?;
                 Some(legend_ground("ground"))
             }
             (Terrain::Stair { position, height }, PlaneOfMotion::Xz) => {
@@ -294,16 +294,16 @@ impl Figure for RunFigure {
                         Rectangle::new([(x0, y0), (x1, 0.0_f64.clamp(y0, y1))], ground),
                         Rectangle::new([(position.clamp(x0, x1), y0), (x1, height.clamp(y0, y1))], ground),
                     ])
-                    .map_err(text_error)?;
+                    .map_err(drawing_error)?;
                 let outline = [(x0, 0.0), (position, 0.0), (position, height), (x1, height)]
                     .map(|(x, y): (f64, f64)| (x.clamp(x0, x1), y.clamp(y0, y1)));
-                chart.draw_series(LineSeries::new(outline, edge)).map_err(text_error)?;
+                chart.draw_series(LineSeries::new(outline, edge)).map_err(drawing_error)?;
                 Some(legend_ground("stair"))
             }
             (Terrain::Pipe { diameter }, PlaneOfMotion::Xy) => {
                 let r = diameter / 2.0;
-                chart.draw_series(LineSeries::new([(x0, r), (x1, r)], rgb(GROUND_EDGE).stroke_width(3))).map_err(text_error)?;
-                chart.draw_series(LineSeries::new([(x0, -r), (x1, -r)], rgb(GROUND_EDGE).stroke_width(3))).map_err(text_error)?;
+                chart.draw_series(LineSeries::new([(x0, r), (x1, r)], rgb(GROUND_EDGE).stroke_width(3))).map_err(drawing_error)?;
+                chart.draw_series(LineSeries::new([(x0, -r), (x1, -r)], rgb(GROUND_EDGE).stroke_width(3))).map_err(drawing_error)?;
                 Some(legend_ground("pipe walls"))
             }
             _ => None,
@@ -312,7 +312,7 @@ impl Figure for RunFigure {
             // The legend entry of the terrain drawn above.
             chart
                 .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
-                .map_err(text_error)?
+                .map_err(drawing_error)?
                 .label(name)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], colour.filled()));
         }
@@ -358,7 +358,7 @@ impl Figure for TimeSeries<'_> {
             let colour = rgb(s.colour);
             chart
                 .draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))
-                .map_err(text_error)?
+                .map_err(drawing_error)?
                 .label(s.name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
         }

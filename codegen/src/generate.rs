@@ -146,18 +146,22 @@ pub fn load_file(spec: &Path, display_path: &str) -> Result<Robot, GenerateError
 /// `softgen-codegen --out DIR`): the same module, whose header names `regenerate` as the
 /// command that rewrites it. It depends on softgen-runtime alone.
 pub fn generate_out_of_tree(spec: &Path, display_path: &str, regenerate: &str) -> Result<Generated, GenerateError> {
-    let start = Instant::now();
-    let mut robot = load_file(spec, display_path)?;
-    robot.regenerate = regenerate.to_string();
-    let validate = start.elapsed().as_secs_f64();
-    generate_robot(robot, validate)
+    generate_spec_file(spec, display_path, regenerate)
 }
 
 /// Reads a spec file and generates its module. `display_path` is the path written into the
 /// header (relative to the workspace, so output does not depend on where it runs).
 pub fn generate_file(spec: &Path, display_path: &str) -> Result<Generated, GenerateError> {
-    let text = read_spec(spec, display_path)?;
-    generate_source(display_path, &text)
+    generate_spec_file(spec, display_path, crate::validate::IN_TREE_COMMAND)
+}
+
+/// A spec file's module, its header naming `regenerate` as the command that rewrites it.
+fn generate_spec_file(spec: &Path, display_path: &str, regenerate: &str) -> Result<Generated, GenerateError> {
+    let start = Instant::now();
+    let mut robot = load_file(spec, display_path)?;
+    robot.regenerate = regenerate.to_string();
+    let validate = start.elapsed().as_secs_f64();
+    generate_robot(robot, validate)
 }
 
 /// A spec file's text, refused when it is larger than the limit, not UTF-8, or named like a

@@ -153,14 +153,21 @@ fn main() -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
-    if !stale.is_empty() {
-        for s in &stale {
-            eprintln!("stale: {}", s.display());
-        }
-        eprintln!("generated code is out of date; run `cargo run -p softgen-codegen`");
-        return ExitCode::FAILURE;
+    finish(&stale, Some("run `cargo run -p softgen-codegen`"))
+}
+
+/// Success, or (`--check` found differences) every stale file and how to fix them.
+fn finish(stale: &[PathBuf], fix: Option<&str>) -> ExitCode {
+    if stale.is_empty() {
+        return ExitCode::SUCCESS;
     }
-    ExitCode::SUCCESS
+    for s in stale {
+        eprintln!("stale: {}", s.display());
+    }
+    if let Some(fix) = fix {
+        eprintln!("generated code is out of date; {fix}");
+    }
+    ExitCode::FAILURE
 }
 
 /// `--out DIR`: each spec's module into DIR (created if missing), its header naming the
@@ -190,13 +197,7 @@ fn out_of_tree(out: &Path, specs: &[PathBuf], check: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if !stale.is_empty() {
-        for s in &stale {
-            eprintln!("stale: {}", s.display());
-        }
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    finish(&stale, None)
 }
 
 /// Writes `source` to `target` when it differs, or (`check`) records `target` as stale.
@@ -239,9 +240,10 @@ fn remove_orphans(dir: &Path, modules: &[String], check: bool, stale: &mut Vec<P
 fn registry(root: &Path, generated: Vec<softgen_codegen::Robot>) -> Result<(String, Vec<String>), String> {
     let mut robots = generated;
     for spec in softgen_codegen_specs(root)? {
-        let robot = softgen_codegen::load_file(&spec, &display_path(root, &spec)).map_err(|e| e.to_string())?;
-        if !robots.iter().any(|r| r.name == robot.name) {
-            robots.push(robot);
+        // A spec's robot is named by its file stem: the ones just generated are not loaded again.
+        let stem = spec.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        if !robots.iter().any(|r| r.name == stem) {
+            robots.push(softgen_codegen::load_file(&spec, &display_path(root, &spec)).map_err(|e| e.to_string())?);
         }
     }
     let fixtures = softgen_codegen::SCALING_LINKS

@@ -20,13 +20,6 @@ pub struct RepeatError {
     pub message: String,
 }
 
-/// One entry of an expanded list, with the label its errors name: `bodies[3]` for an entry
-/// written out, `bodies[1] (k = 7)` for the 7th value of a repeated one.
-pub struct Expanded<T> {
-    pub item: Spanned<T>,
-    pub label: String,
-}
-
 /// An entry that may carry a `repeat` and whose strings may hold placeholders.
 pub trait Template: Sized + Clone {
     fn repeat(&self) -> Option<&Spanned<Repeat>>;
@@ -34,15 +27,19 @@ pub trait Template: Sized + Clone {
     fn substitute(&self, with: &mut Substitution) -> Self;
 }
 
-/// Expands `items` of the list named `list` (`bodies`), in order. A repeat that would take the
-/// list past `limit` (the spec's own limit on it) is an error before it grows further;
-/// entries written out are counted by the validator's own check.
-pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, errors: &mut Vec<RepeatError>) -> Vec<Expanded<T>> {
+/// Expands `items` of the list named `list` (`bodies`), in order, into the entries and the
+/// label each one's errors name: `bodies[3]` for an entry written out, `bodies[1] (k = 7)`
+/// for the copy of a repeated one at k = 7. A repeat that would take the list past `limit`
+/// (the spec's own limit on it) is an error before it grows further; entries written out are
+/// counted by the validator's own check.
+pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, errors: &mut Vec<RepeatError>) -> (Vec<Spanned<T>>, Vec<String>) {
     let mut expanded = Vec::new();
+    let mut labels = Vec::new();
     for (position, item) in items.iter().enumerate() {
         let label = format!("{list}[{position}]");
         let Some(repeat) = item.get_ref().repeat() else {
-            expanded.push(Expanded { item: item.clone(), label });
+            expanded.push(item.clone());
+            labels.push(label);
             continue;
         };
         let Some((index, values)) = range(repeat, &label, errors) else { continue };
@@ -53,7 +50,7 @@ pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, error
                     field: format!("{label}.repeat"),
                     message: format!("{list} would have more than the limit of {limit} entries once repeats are expanded"),
                 });
-                return expanded;
+                return (expanded, labels);
             }
             let mut with = Substitution { index: index.clone(), value, label: format!("{label} ({index} = {value})"), errors: Vec::new() };
             let copy = item.get_ref().substitute(&mut with);
@@ -63,10 +60,11 @@ pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, error
                 // The same template fails the same way for every value: say it once.
                 break;
             }
-            expanded.push(Expanded { item: Spanned::new(item.span(), copy), label: with.label });
+            expanded.push(Spanned::new(item.span(), copy));
+            labels.push(with.label);
         }
     }
-    expanded
+    (expanded, labels)
 }
 
 /// The index's name and values, or the errors that make them unusable.

@@ -109,18 +109,15 @@ pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
     };
     // Repeated entries become entries written out, each labelled for errors.
     let mut repeat_errors = Vec::new();
-    let bodies = repeat::expand(&spec.bodies, "bodies", MAX_BODIES, &mut repeat_errors);
-    let contact_points = repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
-    let actuators = repeat::expand(&spec.actuators, "actuators", MAX_BODIES, &mut repeat_errors);
+    let (bodies, body_labels) = repeat::expand(&spec.bodies, "bodies", MAX_BODIES, &mut repeat_errors);
+    let (contact_points, contact_labels) = repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
+    let (actuators, actuator_labels) = repeat::expand(&spec.actuators, "actuators", MAX_BODIES, &mut repeat_errors);
     for e in repeat_errors {
         v.error(e.span, &e.field, e.message);
     }
     if !v.errors.is_empty() {
         return Err(SpecErrors(v.errors));
     }
-    let (bodies, body_labels): (Vec<_>, Vec<_>) = bodies.into_iter().map(|e| (e.item, e.label)).unzip();
-    let (contact_points, contact_labels): (Vec<_>, Vec<_>) = contact_points.into_iter().map(|e| (e.item, e.label)).unzip();
-    let (actuators, actuator_labels): (Vec<_>, Vec<_>) = actuators.into_iter().map(|e| (e.item, e.label)).unzip();
     v.labels = Labels { bodies: body_labels, contact_points: contact_labels, actuators: actuator_labels };
     let spec = Spec { bodies, contact_points, actuators, ..spec };
     let robot = v.robot(&spec);

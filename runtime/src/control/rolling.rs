@@ -74,7 +74,8 @@ impl PneumaticMuscles {
         for (name, value, strictly) in
             [("extension per bar (m/bar)", self.metres_per_bar, true), ("area (m^2)", self.area, true), ("pressure ceiling (bar)", self.ceiling, false)]
         {
-            if !(value.is_finite() && (value > 0.0 || (!strictly && value == 0.0))) {
+            let in_range = if strictly { value > 0.0 } else { value >= 0.0 };
+            if !(value.is_finite() && in_range) {
                 return Err(format!("muscle {name} must be finite and {} 0, got {value}", if strictly { ">" } else { ">=" }));
             }
         }

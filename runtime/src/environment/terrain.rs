@@ -74,7 +74,7 @@ impl Terrain {
     pub fn validate(&self) -> Result<(), String> {
         // Geometry beyond a kilometre is no terrain a robot of this kind meets; bounding it
         // keeps every later computation (plots, depths) in a sane range.
-        let finite = |name: &str, v: f64| {
+        let bounded = |name: &str, v: f64| {
             if !v.is_finite() {
                 Err(format!("terrain {name} must be finite, got {v}"))
             } else if v.abs() > TERRAIN_EXTENT {
@@ -85,17 +85,17 @@ impl Terrain {
         };
         match *self {
             Terrain::None | Terrain::Floor => Ok(()),
-            Terrain::Flat { height } => finite("height", height),
+            Terrain::Flat { height } => bounded("height", height),
             Terrain::Stair { position, height } => {
-                finite("position", position)?;
-                finite("height", height)?;
+                bounded("position", position)?;
+                bounded("height", height)?;
                 if height < 0.0 {
                     return Err(format!("stair height must be >= 0, got {height}"));
                 }
                 Ok(())
             }
             Terrain::Pipe { diameter } => {
-                finite("diameter", diameter)?;
+                bounded("diameter", diameter)?;
                 if diameter <= 0.0 {
                     return Err(format!("pipe diameter must be > 0, got {diameter}"));
                 }
