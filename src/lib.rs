@@ -1,7 +1,9 @@
 //! softgen: run generated robot models. The library half of the `softgen` CLI: scenarios
-//! (a robot, its environment and gait, an integrator) run to CSV and PNG, and `eval`.
+//! (a robot, its environment and gait, an integrator) run to CSV and PNG, `eval`, and the
+//! seed papers' experiments.
 
 mod eval;
+mod experiment;
 mod hardware_run;
 mod output;
 mod plot;
@@ -10,13 +12,16 @@ mod rolling_run;
 mod run_config;
 mod scenario;
 mod serial;
+mod wpi_snake;
 
+pub use experiment::{find_experiment, Experiment, ExperimentReport, Verdict, EXPERIMENTS, FREQUENCIES, PRESSURES};
 pub use eval::{eval_json, read_stdin_input, EvalInput};
 pub use hardware_run::{run_on_device, ControllerChoice, MpcReport, RunOptions, RunReport, SNAKE_RUN_CONFIG, WHEELED_SNAKE_RUN_CONFIG};
 pub use output::PendingFile;
-pub use plot::{plot_run, plot_time_series, plot_track, Series};
+pub use plot::{plot_contour, plot_paths, plot_run, plot_time_series, plot_track, Series};
 pub use run_config::{EnvironmentOverride, MpcSettings, RunConfig};
-pub use rolling_run::{run_rolling, Rolling, RollingRun, RollingSample, RollingSummary};
+pub use rolling_run::{run_rolling, write_rolling_outputs, Rolling, RollingRun, RollingSample, RollingSummary};
 pub use robots::{has_soft_sections, with_robot, RobotInfo, RobotVisitor, ROBOTS};
 pub use serial::SerialDevice;
+pub use wpi_snake::{fit_circle, run_grid, run_snake, valve_wave, SnakeModel, SnakeOutcome, SnakeRun, SnakeSample, LINKS};
 pub use scenario::{run_scenario, IntegratorChoice, RunSummary, Scenario, TerrainChoice};

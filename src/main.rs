@@ -4,7 +4,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use softgen::{eval_json, has_soft_sections, plot_run, run_scenario, EvalInput, IntegratorChoice, Scenario, TerrainChoice, ROBOTS};
-use softgen_runtime::{AdmittanceGains, Model, Terrain};
+use softgen_runtime::{AdmittanceGains, Terrain};
 use std::io::{BufWriter, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -44,8 +44,63 @@ enum Command {
     /// rolling driven by pressures; CSV, plots and travelling velocities beside Table I.
     #[command(allow_negative_numbers = true)]
     Roll(RollArgs),
+    /// The seed papers' experiments: `experiment list` names them, `experiment run NAME`
+    /// runs one, writes its CSV and figures under out/NAME/, compares with the paper and
+    /// ends with `verdict: reproduced` or `verdict: differs: <reason>`.
+    Experiment(ExperimentArgs),
     /// List the robots and their generalized coordinates.
     List,
+}
+
+#[derive(Args)]
+struct ExperimentArgs {
+    #[command(subcommand)]
+    action: ExperimentAction,
+}
+
+#[derive(Subcommand)]
+enum ExperimentAction {
+    /// Print every experiment's name, one a line.
+    List {
+        /// Also say what each runs.
+        #[arg(long)]
+        verbose: bool,
+    },
+    /// Run one experiment.
+    Run {
+        /// Its name, as `experiment list` prints it.
+        name: String,
+        /// Output folder (the experiment writes into NAME/ inside it).
+        #[arg(long, default_value = "out")]
+        output: PathBuf,
+    },
+}
+
+fn experiment(args: ExperimentArgs) -> Result<ExitCode, String> {
+    match args.action {
+        ExperimentAction::List { verbose } => {
+            for e in softgen::EXPERIMENTS {
+                if verbose {
+                    println!("{:<22} {}", e.name, e.what);
+                } else {
+                    println!("{}", e.name);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ExperimentAction::Run { name, output } => {
+            let e = softgen::find_experiment(&name)?;
+            println!("{}: {}", e.name, e.what);
+            let start = Instant::now();
+            let report = e.run(&output)?;
+            for line in &report.lines {
+                println!("{line}");
+            }
+            println!("outputs in {} ({:.1} s)", output.join(e.name).display(), start.elapsed().as_secs_f64());
+            println!("{}", report.verdict_line());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -112,49 +167,7 @@ fn roll(args: RollArgs) -> Result<ExitCode, String> {
         progress.set_message(format!("t = {:.1} s", s.t));
     })?;
     progress.finish_and_clear();
-    std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
-    let base = args.output.join(format!("soft_snake_{name}_rolling"));
-    let csv_path = base.with_extension("csv");
-    let (pending_csv, file) = softgen::PendingFile::create(&csv_path)?;
-    let mut csv = BufWriter::new(file);
-    use std::io::Write;
-    let mut header = vec!["t".to_string()];
-    header.extend(softgen_generated::soft_snake::SoftSnake::COORDINATES.iter().map(|c| c.name.to_string()));
-    header.extend(["com_x", "com_y", "com_z", "contacts"].map(String::from));
-    header.extend((0..9).map(|k| format!("pressure_{}_{}_bar", k / 3 + 1, k % 3 + 1)));
-    writeln!(csv, "{}", header.join(",")).map_err(|e| e.to_string())?;
-    for s in &summary.samples {
-        let mut row = vec![format!("{}", s.t)];
-        row.extend(s.q.iter().map(|v| format!("{v}")));
-        row.extend([s.center_of_mass.x, s.center_of_mass.y, s.center_of_mass.z].map(|v| format!("{v}")));
-        row.push(s.contacts.to_string());
-        row.extend(s.pressures.iter().map(|v| format!("{v}")));
-        writeln!(csv, "{}", row.join(",")).map_err(|e| e.to_string())?;
-    }
-    csv.flush().map_err(|e| e.to_string())?;
-    drop(csv);
-    pending_csv.commit()?;
-    // Legends name the coordinates as the spec does; a section's three actuators share a hue.
-    let coordinates = softgen_generated::soft_snake::SoftSnake::COORDINATES;
-    let palette = [[220, 30, 30], [30, 140, 30], [30, 60, 220]];
-    let section_palette = [[220, 30, 30], [240, 120, 90], [150, 20, 20], [30, 140, 30], [110, 200, 90], [20, 80, 20], [30, 60, 220], [100, 150, 250], [20, 30, 120]];
-    let series = |index: usize, colour: [u8; 3]| softgen::Series {
-        name: coordinates[index].name.to_string(),
-        colour,
-        points: summary.samples.iter().map(|s| (s.t, s.q[index])).collect(),
-    };
-    let position: Vec<_> = (0..3).map(|i| series(i, palette[i])).collect();
-    let orientation: Vec<_> = (0..3).map(|i| series(3 + i, palette[i])).collect();
-    let lengths: Vec<_> = (0..9).map(|k| series(6 + k, section_palette[k])).collect();
-    let title = |what: &str| format!("soft snake, {name} rolling: {what}");
-    softgen::plot_time_series(&title("base position"), "position (m)", &position, &base.with_extension("position.png"))?;
-    softgen::plot_time_series(&title("base orientation"), "angle (rad)", &orientation, &base.with_extension("orientation.png"))?;
-    softgen::plot_time_series(&title("actuator length changes"), "length change (m)", &lengths, &base.with_extension("lengths.png"))?;
-    let every = (summary.samples.len() / 30).max(1);
-    let outlines: Vec<(f64, Vec<(f64, f64)>)> =
-        summary.samples.iter().step_by(every).map(|s| (s.t, s.neutral_axis.iter().map(|p| (p.x, p.y)).collect())).collect();
-    let com: Vec<(f64, f64)> = summary.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
-    softgen::plot_track(&title("track seen from above"), &outlines, &com, &base.with_extension("track.png"))?;
+    let csv_path = softgen::write_rolling_outputs(&summary, name, &args.output)?;
     let (paper_x, paper_y) = match rolling {
         softgen::Rolling::Planar => (3.51, 9.39),
         softgen::Rolling::Spatial => (0.67, 7.77),
@@ -663,6 +676,7 @@ fn main() -> ExitCode {
         Some(Command::Eval(args)) => eval(args),
         Some(Command::Run(args)) => return exit(run(args)),
         Some(Command::Roll(args)) => return exit(roll(args)),
+        Some(Command::Experiment(args)) => return exit(experiment(args)),
         Some(Command::List) => {
             for robot in ROBOTS {
                 let name = robot.name;

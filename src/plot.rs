@@ -1,5 +1,6 @@
 //! Figures the CLI writes, drawn with plotters: a run's centre-of-mass path and body
-//! snapshots over the terrain, time series, and tracks seen from above. Every figure has a
+//! snapshots over the terrain, time series, tracks and paths seen from above, and contour
+//! plots of a figure over a grid of two inputs. Every figure has a
 //! title, axis titles with units, a legend when it shows more than one thing, and equal axes
 //! where it draws geometry. Each is written as PNG (plotters' bitmap backend, encoded with
 //! png) and as SVG beside it, through `PendingFile`; text uses the embedded DejaVu Sans, so
@@ -398,6 +399,198 @@ impl Figure for Track<'_> {
         let [x0, x1, y0, y1] = self.ranges;
         let mut chart = chart_on(&body, [x0, x1, y0, y1], ("x (m)", "y (m)"))?;
         bodies_and_path(&mut chart, self.outlines, self.com, 2)?;
+        legend(&mut chart)
+    }
+}
+
+/// A quantity over a grid of two inputs, as a contour plot: filled colour bands (blue low to
+/// yellow high, bilinear between grid points), labelled contour lines, the grid points as
+/// dots, and a colour bar with `value_label`'s unit. `values[j][i]` is at (`xs[i]`, `ys[j]`);
+/// non-finite values are left blank. Writes `path` (PNG) and the SVG beside it.
+pub fn plot_contour(title: &str, axes: (&str, &str), value_label: &str, xs: &[f64], ys: &[f64], values: &[Vec<f64>], path: &Path) -> Result<(), String> {
+    if xs.len() < 2 || ys.len() < 2 || values.len() != ys.len() || values.iter().any(|row| row.len() != xs.len()) {
+        return Err(format!("a contour plot needs a grid of at least 2 x 2 values, got {} x {}", xs.len(), ys.len()));
+    }
+    let finite: Vec<f64> = values.iter().flatten().copied().filter(|v| v.is_finite()).collect();
+    let (mut low, mut high) = finite.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+    if finite.is_empty() {
+        return Err("nothing to plot: no finite values".into());
+    }
+    if !(high > low) {
+        low -= 0.5;
+        high += 0.5;
+    }
+    save(&Contour { title, axes, value_label, xs, ys, values, range: (low, high) }, path)
+}
+
+struct Contour<'a> {
+    title: &'a str,
+    axes: (&'a str, &'a str),
+    value_label: &'a str,
+    xs: &'a [f64],
+    ys: &'a [f64],
+    values: &'a [Vec<f64>],
+    range: (f64, f64),
+}
+
+/// Dark blue through teal to yellow as `f` goes 0 to 1.
+fn colour_map(f: f64) -> RGBColor {
+    const STOPS: [[f64; 3]; 4] = [[40.0, 30.0, 120.0], [30.0, 120.0, 160.0], [80.0, 190.0, 110.0], [250.0, 230.0, 40.0]];
+    let f = f.clamp(0.0, 1.0) * (STOPS.len() - 1) as f64;
+    let k = (f.floor() as usize).min(STOPS.len() - 2);
+    let u = f - k as f64;
+    let c = |i: usize| (STOPS[k][i] + u * (STOPS[k + 1][i] - STOPS[k][i])) as u8;
+    RGBColor(c(0), c(1), c(2))
+}
+
+impl Contour<'_> {
+    /// Bilinear value at (x, y) inside the grid.
+    fn at(&self, x: f64, y: f64) -> f64 {
+        let cell = |v: f64, grid: &[f64]| {
+            let k = grid.windows(2).position(|w| v <= w[1]).unwrap_or(grid.len() - 2);
+            (k, ((v - grid[k]) / (grid[k + 1] - grid[k])).clamp(0.0, 1.0))
+        };
+        let (i, u) = cell(x, self.xs);
+        let (j, w) = cell(y, self.ys);
+        let v = &self.values;
+        (1.0 - w) * ((1.0 - u) * v[j][i] + u * v[j][i + 1]) + w * ((1.0 - u) * v[j + 1][i] + u * v[j + 1][i + 1])
+    }
+
+    /// Contour segments at `level` by marching squares over the grid cells.
+    fn segments(&self, level: f64) -> Vec<[(f64, f64); 2]> {
+        let mut out = Vec::new();
+        for j in 0..self.ys.len() - 1 {
+            for i in 0..self.xs.len() - 1 {
+                let corners = [
+                    (self.xs[i], self.ys[j], self.values[j][i]),
+                    (self.xs[i + 1], self.ys[j], self.values[j][i + 1]),
+                    (self.xs[i + 1], self.ys[j + 1], self.values[j + 1][i + 1]),
+                    (self.xs[i], self.ys[j + 1], self.values[j + 1][i]),
+                ];
+                if corners.iter().any(|c| !c.2.is_finite()) {
+                    continue;
+                }
+                let mut crossings = Vec::new();
+                for e in 0..4 {
+                    let (a, b) = (corners[e], corners[(e + 1) % 4]);
+                    if (a.2 < level) != (b.2 < level) {
+                        let u = (level - a.2) / (b.2 - a.2);
+                        crossings.push((a.0 + u * (b.0 - a.0), a.1 + u * (b.1 - a.1)));
+                    }
+                }
+                for pair in crossings.chunks_exact(2) {
+                    out.push([pair[0], pair[1]]);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Figure for Contour<'_> {
+    fn size(&self) -> (u32, u32) {
+        (1100, 760)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let body = titled(root, self.title)?;
+        let (width, _) = body.dim_in_pixel();
+        let (main, bar) = body.split_horizontally(width - 170);
+        let (x0, x1) = (self.xs[0], self.xs[self.xs.len() - 1]);
+        let (y0, y1) = (self.ys[0], self.ys[self.ys.len() - 1]);
+        let (low, high) = self.range;
+        let mut chart = chart_on(&main, [x0, x1, y0, y1], self.axes)?;
+        // Filled bands on a raster finer than the grid.
+        let cells = 80;
+        let mut rectangles = Vec::new();
+        for a in 0..cells {
+            for b in 0..cells {
+                let (xa, xb) = (x0 + (x1 - x0) * a as f64 / cells as f64, x0 + (x1 - x0) * (a + 1) as f64 / cells as f64);
+                let (ya, yb) = (y0 + (y1 - y0) * b as f64 / cells as f64, y0 + (y1 - y0) * (b + 1) as f64 / cells as f64);
+                let v = self.at(0.5 * (xa + xb), 0.5 * (ya + yb));
+                if v.is_finite() {
+                    rectangles.push(Rectangle::new([(xa, ya), (xb, yb)], colour_map((v - low) / (high - low)).filled()));
+                }
+            }
+        }
+        chart.draw_series(rectangles).map_err(drawing_error)?;
+        // Eight contour lines, each labelled with its value at its middle segment, to three
+        // significant figures of the range.
+        let decimals = (2.0 - (high - low).log10().floor()).clamp(0.0, 6.0) as usize;
+        for k in 1..8 {
+            let level = low + (high - low) * k as f64 / 8.0;
+            let segments = self.segments(level);
+            chart.draw_series(segments.iter().map(|s| PathElement::new(s.to_vec(), BLACK.stroke_width(1)))).map_err(drawing_error)?;
+            if let Some(s) = segments.get(segments.len() / 2) {
+                let at = (0.5 * (s[0].0 + s[1].0), 0.5 * (s[0].1 + s[1].1));
+                chart.draw_series(std::iter::once(Text::new(format!("{level:.decimals$}"), at, (FAMILY, 13).into_font().color(&BLACK)))).map_err(drawing_error)?;
+            }
+        }
+        let dots = self.ys.iter().flat_map(|&y| self.xs.iter().map(move |&x| Circle::new((x, y), 2, BLACK.filled())));
+        chart.draw_series(dots).map_err(drawing_error)?;
+        // Colour bar.
+        let mut scale = ChartBuilder::on(&bar)
+            .margin(MARGIN)
+            .margin_top(MARGIN + 8)
+            .x_label_area_size(X_LABEL_AREA)
+            .y_label_area_size(0)
+            .right_y_label_area_size(90)
+            .build_cartesian_2d(0.0..1.0, low..high)
+            .map_err(drawing_error)?;
+        let steps = 100;
+        scale
+            .draw_series((0..steps).map(|k| {
+                let (a, b) = (low + (high - low) * k as f64 / steps as f64, low + (high - low) * (k + 1) as f64 / steps as f64);
+                Rectangle::new([(0.0, a), (1.0, b)], colour_map((k as f64 + 0.5) / steps as f64).filled())
+            }))
+            .map_err(drawing_error)?;
+        scale
+            .configure_mesh()
+            .disable_x_mesh()
+            .disable_y_mesh()
+            .disable_x_axis()
+            .y_desc(self.value_label)
+            .axis_desc_style((FAMILY, 16))
+            .label_style((FAMILY, 14))
+            .draw()
+            .map_err(drawing_error)?;
+        Ok(())
+    }
+}
+
+/// Paths seen from above at one scale on both axes, one legend entry each (for instance two
+/// models' centre-of-mass trajectories). Writes `path` (PNG) and the SVG beside it.
+pub fn plot_paths(title: &str, series: &[Series], path: &Path) -> Result<(), String> {
+    let Some(b) = bounds(series.iter().flat_map(|s| s.points.iter())) else {
+        return Err("nothing to plot: no samples, or samples that are not finite".into());
+    };
+    let (size, ranges) = equal_axes(b, 1200);
+    save(&Paths { title, series, size, ranges }, path)
+}
+
+struct Paths<'a> {
+    title: &'a str,
+    series: &'a [Series],
+    size: (u32, u32),
+    ranges: [f64; 4],
+}
+
+impl Figure for Paths<'_> {
+    fn size(&self) -> (u32, u32) {
+        self.size
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let body = titled(root, self.title)?;
+        let mut chart = chart_on(&body, self.ranges, ("x (m)", "y (m)"))?;
+        for s in self.series {
+            let colour = rgb(s.colour);
+            chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))
+                .map_err(drawing_error)?
+                .label(s.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        }
         legend(&mut chart)
     }
 }

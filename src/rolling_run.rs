@@ -242,3 +242,55 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
         error,
     })
 }
+
+/// Writes a rolling run's CSV (time, coordinates, centre of mass, contacts, pressures) and its
+/// figures (base position and orientation, actuator lengths, the track from above) under
+/// `output` as `soft_snake_<name>_rolling.*`; returns the CSV's path.
+pub fn write_rolling_outputs(summary: &RollingSummary, name: &str, output: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    use softgen_runtime::Model;
+    use std::io::BufWriter;
+    std::fs::create_dir_all(&output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let base = output.join(format!("soft_snake_{name}_rolling"));
+    let csv_path = base.with_extension("csv");
+    let (pending_csv, file) = crate::output::PendingFile::create(&csv_path)?;
+    let mut csv = BufWriter::new(file);
+    use std::io::Write;
+    let mut header = vec!["t".to_string()];
+    header.extend(softgen_generated::soft_snake::SoftSnake::COORDINATES.iter().map(|c| c.name.to_string()));
+    header.extend(["com_x", "com_y", "com_z", "contacts"].map(String::from));
+    header.extend((0..9).map(|k| format!("pressure_{}_{}_bar", k / 3 + 1, k % 3 + 1)));
+    writeln!(csv, "{}", header.join(",")).map_err(|e| e.to_string())?;
+    for s in &summary.samples {
+        let mut row = vec![format!("{}", s.t)];
+        row.extend(s.q.iter().map(|v| format!("{v}")));
+        row.extend([s.center_of_mass.x, s.center_of_mass.y, s.center_of_mass.z].map(|v| format!("{v}")));
+        row.push(s.contacts.to_string());
+        row.extend(s.pressures.iter().map(|v| format!("{v}")));
+        writeln!(csv, "{}", row.join(",")).map_err(|e| e.to_string())?;
+    }
+    csv.flush().map_err(|e| e.to_string())?;
+    drop(csv);
+    pending_csv.commit()?;
+    // Legends name the coordinates as the spec does; a section's three actuators share a hue.
+    let coordinates = softgen_generated::soft_snake::SoftSnake::COORDINATES;
+    let palette = [[220, 30, 30], [30, 140, 30], [30, 60, 220]];
+    let section_palette = [[220, 30, 30], [240, 120, 90], [150, 20, 20], [30, 140, 30], [110, 200, 90], [20, 80, 20], [30, 60, 220], [100, 150, 250], [20, 30, 120]];
+    let series = |index: usize, colour: [u8; 3]| crate::plot::Series {
+        name: coordinates[index].name.to_string(),
+        colour,
+        points: summary.samples.iter().map(|s| (s.t, s.q[index])).collect(),
+    };
+    let position: Vec<_> = (0..3).map(|i| series(i, palette[i])).collect();
+    let orientation: Vec<_> = (0..3).map(|i| series(3 + i, palette[i])).collect();
+    let lengths: Vec<_> = (0..9).map(|k| series(6 + k, section_palette[k])).collect();
+    let title = |what: &str| format!("soft snake, {name} rolling: {what}");
+    crate::plot::plot_time_series(&title("base position"), "position (m)", &position, &base.with_extension("position.png"))?;
+    crate::plot::plot_time_series(&title("base orientation"), "angle (rad)", &orientation, &base.with_extension("orientation.png"))?;
+    crate::plot::plot_time_series(&title("actuator length changes"), "length change (m)", &lengths, &base.with_extension("lengths.png"))?;
+    let every = (summary.samples.len() / 30).max(1);
+    let outlines: Vec<(f64, Vec<(f64, f64)>)> =
+        summary.samples.iter().step_by(every).map(|s| (s.t, s.neutral_axis.iter().map(|p| (p.x, p.y)).collect())).collect();
+    let com: Vec<(f64, f64)> = summary.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
+    crate::plot::plot_track(&title("track seen from above"), &outlines, &com, &base.with_extension("track.png"))?;
+    Ok(csv_path)
+}

@@ -1305,6 +1305,41 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
             }))
         }
     };
+    // Valve-driven coordinates, their responses and the valve wave: only robots with valves
+    // carry them (the trait's defaults say "none").
+    let valves = if robot.valves.is_empty() {
+        quote!()
+    } else {
+        let coordinates = robot.valves.iter().map(|v| idx(v.coordinate));
+        let arms = robot.valves.iter().enumerate().map(|(k, v)| {
+            let k = idx(k);
+            let gain = spec_expression(&v.gain);
+            let constants: Vec<TokenStream> = v.time_constants.iter().map(spec_expression).collect();
+            if let [tau1, tau2] = constants.as_slice() {
+                quote!(#k => Some(softgen_runtime::ActuatorResponse::SecondOrder { time_constants: [#tau1, #tau2], gain: #gain }),)
+            } else {
+                let tau = &constants[0];
+                quote!(#k => Some(softgen_runtime::ActuatorResponse::FirstOrder { time_constant: #tau, gain: #gain }),)
+            }
+        });
+        let wave = match &robot.valve_gait {
+            None => quote!(None),
+            Some(g) => {
+                let (w, d, o) = (float(g.temporal_frequency), float(g.delay), float(g.offset));
+                quote!(Some(softgen_runtime::ValveWave { temporal_frequency: #w, delay: #d, offset: #o }))
+            }
+        };
+        quote! {
+            const VALVES: &'static [usize] = &[#(#coordinates),*];
+            const VALVE_GAIT: Option<softgen_runtime::ValveWave> = #wave;
+            fn valve_response(index: usize, p: &Params) -> Option<softgen_runtime::ActuatorResponse> {
+                match index {
+                    #(#arms)*
+                    _ => None,
+                }
+            }
+        }
+    };
     // The spec's rules on its values, checked again after run-time changes.
     let checks: Vec<TokenStream> = robot
         .rules
@@ -1390,6 +1425,7 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                 terrain: #terrain,
             };
             const GAIT: Option<GaitDefaults> = #gait;
+            #valves
     };
     Shared { params, constants }
 }

@@ -151,6 +151,25 @@ pub struct GaitDefaults {
     pub torque_limit: f64,
 }
 
+/// A solenoid valve pair driving one coordinate through a linear response (eq 15 of
+/// 001_6780a70913e94322 with two time constants, first order with one); steady state
+/// gain x command, the command being the valve state +-1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Valve {
+    pub coordinate: usize,
+    /// One or two time constants (s), parameter expressions.
+    pub time_constants: Vec<Expr>,
+    pub gain: Expr,
+}
+
+/// The travelling valve wave of eq 13: S_i = sign(sin(omega t + delay i) + offset).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValveGaitDefaults {
+    pub temporal_frequency: f64,
+    pub delay: f64,
+    pub offset: f64,
+}
+
 /// What a parameter-dependent value of the spec must satisfy. The validator checks the
 /// spec's own values; the generated `Params::check` checks the same rules again after
 /// values are changed at run time (`--set`, a run configuration, stdin).
@@ -193,6 +212,9 @@ pub struct Robot {
     pub actuated: Vec<usize>,
     pub environment: EnvironmentDefaults,
     pub gait: Option<GaitDefaults>,
+    /// Valve-driven coordinates, in actuator order.
+    pub valves: Vec<Valve>,
+    pub valve_gait: Option<ValveGaitDefaults>,
     /// Rules the parameters must keep when changed at run time.
     pub rules: Vec<ParameterRule>,
 }

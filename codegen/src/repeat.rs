@@ -344,6 +344,17 @@ impl Template for Actuator {
             kind: self.kind.clone(),
             joint: with.text("joint", &self.joint),
             torque_limit: self.torque_limit.as_ref().map(|v| with.value("torque_limit", v)),
+            response: self.response.as_ref().map(|r| {
+                let response = r.get_ref();
+                let constants = response.time_constants.get_ref().iter().map(|v| with.value("response.time_constants", v)).collect();
+                Spanned::new(
+                    r.span(),
+                    crate::spec::Response {
+                        time_constants: Spanned::new(response.time_constants.span(), constants),
+                        gain: with.value("response.gain", &response.gain),
+                    },
+                )
+            }),
             repeat: None,
         }
     }

@@ -393,8 +393,20 @@ pub struct Actuator {
     /// The body whose joint this actuator drives.
     pub joint: Spanned<String>,
     pub torque_limit: Option<Spanned<Value>>,
+    /// Solenoid valves: how the driven coordinate responds to the valve state.
+    pub response: Option<Spanned<Response>>,
     #[serde(default)]
     pub repeat: Option<Spanned<Repeat>>,
+}
+
+/// A linear response of a driven coordinate to its actuator's command u: first order
+/// (one time constant, tau x' = gain u - x) or second order (two, eq 15 of
+/// 001_6780a70913e94322); steady state gain u.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Response {
+    pub time_constants: Spanned<Vec<Spanned<Value>>>,
+    pub gain: Spanned<Value>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -425,7 +437,8 @@ pub enum GaitKind {
 #[serde(deny_unknown_fields)]
 pub struct Gait {
     pub kind: Spanned<GaitKind>,
-    pub amplitude: Spanned<Value>,
+    /// Serpenoid only.
+    pub amplitude: Option<Spanned<Value>>,
     pub temporal_frequency: Spanned<Value>,
     pub spatial_frequency: Spanned<Value>,
     pub offset: Option<Spanned<Value>>,

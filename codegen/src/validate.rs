@@ -5,7 +5,7 @@ use crate::expr::{self, Expr, Number};
 use crate::repeat;
 use crate::model::{
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
-    ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault,
+    ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault, Valve, ValveGaitDefaults,
 };
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
 use softgen_runtime::physical_inertia;
@@ -1206,27 +1206,81 @@ impl Validator {
 
         // Actuators.
         let mut actuated = Vec::new();
+        let mut valves = Vec::new();
         let mut torque_limit = f64::INFINITY;
         for (i, a) in spec.actuators.iter().enumerate() {
             let a = a.get_ref();
             let field = self.labels.actuator(i);
-            if *a.kind.get_ref() != spec::ActuatorKind::JointTorque {
-                self.error(a.kind.span(), &format!("{field}.kind"), format!("{:?} actuators are not supported yet; use \"joint_torque\"", a.kind.get_ref()).to_lowercase());
+            let kind = *a.kind.get_ref();
+            if !matches!(kind, spec::ActuatorKind::JointTorque | spec::ActuatorKind::SolenoidValve) {
+                self.error(a.kind.span(), &format!("{field}.kind"), format!("{kind:?} actuators are not supported yet; use \"joint_torque\" or \"solenoid_valve\"").to_lowercase());
                 continue;
             }
             let Some(&bi) = index_of.get(a.joint.get_ref()) else {
                 self.error(a.joint.span(), &format!("{field}.joint"), format!("no body named `{}`", a.joint.get_ref()));
                 continue;
             };
-            let Some(coordinate) = bodies[new_index[&bi]].joint.as_ref().and_then(|j| j.coordinate) else {
+            let body = &bodies[new_index[&bi]];
+            let coordinate = match (&body.joint, &body.section) {
+                (Some(j), _) => j.coordinate,
+                (None, Some(s)) if kind == spec::ActuatorKind::SolenoidValve && s.coordinates == 1 => Some(s.first_coordinate),
+                (None, Some(s)) if kind == spec::ActuatorKind::SolenoidValve => {
+                    self.error(
+                        a.joint.span(),
+                        &format!("{field}.joint"),
+                        format!("a valve pair drives one coordinate, and soft section `{}` has {}; use a planar section", a.joint.get_ref(), s.coordinates),
+                    );
+                    continue;
+                }
+                (None, _) => None,
+            };
+            let Some(coordinate) = coordinate else {
                 self.error(a.joint.span(), &format!("{field}.joint"), format!("body `{}` has no moving joint to drive", a.joint.get_ref()));
                 continue;
             };
-            if actuated.contains(&coordinate) {
+            if actuated.contains(&coordinate) || valves.iter().any(|v: &Valve| v.coordinate == coordinate) {
                 self.error(a.joint.span(), &format!("{field}.joint"), format!("joint of `{}` already has an actuator", a.joint.get_ref()));
                 continue;
             }
             coordinates[coordinate].actuated = true;
+            if kind == spec::ActuatorKind::SolenoidValve {
+                if let Some(l) = &a.torque_limit {
+                    self.error(l.span(), &format!("{field}.torque_limit"), "a valve pair sets its coordinate through `response`; it has no torque limit");
+                }
+                let Some(response) = &a.response else {
+                    self.error(a.kind.span(), &format!("{field}.response"), "a solenoid valve needs `response = { time_constants = [tau1, tau2], gain = C0 }` (one time constant for a first-order response)");
+                    continue;
+                };
+                let r = response.get_ref();
+                let bname = a.joint.get_ref().clone();
+                let count = r.time_constants.get_ref().len();
+                if !(1..=2).contains(&count) {
+                    self.error(r.time_constants.span(), &format!("{field}.response.time_constants"), format!("one (first order) or two (second order) time constants, got {count}"));
+                    continue;
+                }
+                let mut time_constants = Vec::new();
+                for (k, tc) in r.time_constants.get_ref().iter().enumerate() {
+                    let f = format!("{field}.response.time_constants[{k}]");
+                    let e = self.parameterised(tc, &f, format!("{bname}_time_constant_{}", k + 1), format!("Time constant {} of the valve response of `{bname}` (s).", k + 1), &mut parameters, &mut auto);
+                    if let Some(e) = e {
+                        self.rule(&f, Rule::Positive, vec![e.clone()]);
+                        match e.evaluate(&parameters) {
+                            Ok(v) if v > 0.0 => {}
+                            Ok(v) => self.error(tc.span(), &f, format!("must be > 0 s, got {v}")),
+                            Err(err) => self.error(tc.span(), &f, err),
+                        }
+                        time_constants.push(e);
+                    }
+                }
+                let gain = self.parameterised(&r.gain, &format!("{field}.response.gain"), format!("{bname}_valve_gain"), format!("Steady state of `{bname}`'s coordinate per unit valve state."), &mut parameters, &mut auto);
+                if let (Some(gain), true) = (gain, time_constants.len() == count) {
+                    valves.push(Valve { coordinate, time_constants, gain });
+                }
+                continue;
+            }
+            if let Some(r) = &a.response {
+                self.error(r.span(), &format!("{field}.response"), "only solenoid valves have a response; a joint torque acts directly");
+            }
             actuated.push(coordinate);
             if let Some(l) = &a.torque_limit {
                 match self.number(l, &format!("{field}.torque_limit"), &parameters) {
@@ -1246,30 +1300,59 @@ impl Validator {
             )
         });
         let mut gait = None;
+        let mut valve_gait = None;
         if let Some(g) = &spec.gait {
             let gs = g.get_ref();
-            if *gs.kind.get_ref() != spec::GaitKind::Serpenoid {
-                self.error(gs.kind.span(), "gait.kind", format!("{:?} gaits are not supported yet; use \"serpenoid\"", gs.kind.get_ref()).to_lowercase());
-            } else if actuated.is_empty() {
-                self.error(g.span(), "gait", "a gait needs actuated joints ([[actuators]])");
-            } else {
-                let (stiffness, damping) = match controller_gains {
-                    Some(gains) => gains,
-                    None => {
-                        self.error(g.span(), "controller", "a gait is tracked by a [controller] (kind = \"joint_pd\"), which is missing");
-                        (0.0, 0.0)
+            let num = |v: &mut Validator, x: &Spanned<Value>, f: &str| v.number(x, f, &parameters).unwrap_or(0.0);
+            match *gs.kind.get_ref() {
+                spec::GaitKind::Serpenoid if actuated.is_empty() => {
+                    self.error(g.span(), "gait", "a gait needs actuated joints ([[actuators]] of kind \"joint_torque\")");
+                }
+                spec::GaitKind::Serpenoid => {
+                    let (stiffness, damping) = match controller_gains {
+                        Some(gains) => gains,
+                        None => {
+                            self.error(g.span(), "controller", "a gait is tracked by a [controller] (kind = \"joint_pd\"), which is missing");
+                            (0.0, 0.0)
+                        }
+                    };
+                    let amplitude = match &gs.amplitude {
+                        Some(a) => num(self, a, "gait.amplitude"),
+                        None => {
+                            self.error(gs.kind.span(), "gait.amplitude", "a serpenoid gait needs `amplitude` (rad)");
+                            0.0
+                        }
+                    };
+                    gait = Some(GaitDefaults {
+                        amplitude,
+                        temporal_frequency: num(self, &gs.temporal_frequency, "gait.temporal_frequency"),
+                        spatial_frequency: num(self, &gs.spatial_frequency, "gait.spatial_frequency"),
+                        offset: gs.offset.as_ref().map_or(0.0, |o| num(self, o, "gait.offset")),
+                        stiffness,
+                        damping,
+                        torque_limit,
+                    });
+                }
+                spec::GaitKind::TravellingWaveValves if valves.is_empty() => {
+                    self.error(g.span(), "gait", "a travelling valve wave needs valves ([[actuators]] of kind \"solenoid_valve\")");
+                }
+                spec::GaitKind::TravellingWaveValves => {
+                    if let Some(a) = &gs.amplitude {
+                        self.error(a.span(), "gait.amplitude", "a valve wave has no amplitude: the valves' `response.gain` sets it");
                     }
-                };
-                let num = |v: &mut Validator, x: &Spanned<Value>, f: &str| v.number(x, f, &parameters).unwrap_or(0.0);
-                gait = Some(GaitDefaults {
-                    amplitude: num(self, &gs.amplitude, "gait.amplitude"),
-                    temporal_frequency: num(self, &gs.temporal_frequency, "gait.temporal_frequency"),
-                    spatial_frequency: num(self, &gs.spatial_frequency, "gait.spatial_frequency"),
-                    offset: gs.offset.as_ref().map_or(0.0, |o| num(self, o, "gait.offset")),
-                    stiffness,
-                    damping,
-                    torque_limit,
-                });
+                    let temporal_frequency = num(self, &gs.temporal_frequency, "gait.temporal_frequency");
+                    if temporal_frequency == 0.0 {
+                        self.error(gs.temporal_frequency.span(), "gait.temporal_frequency", "must be non-zero (rad/s)");
+                    }
+                    valve_gait = Some(ValveGaitDefaults {
+                        temporal_frequency,
+                        delay: num(self, &gs.spatial_frequency, "gait.spatial_frequency"),
+                        offset: gs.offset.as_ref().map_or(0.0, |o| num(self, o, "gait.offset")),
+                    });
+                }
+                spec::GaitKind::Rolling => {
+                    self.error(gs.kind.span(), "gait.kind", "rolling gaits are not supported yet; use \"serpenoid\" or \"travelling_wave_valves\"");
+                }
             }
         }
 
@@ -1294,6 +1377,8 @@ impl Validator {
             actuated,
             environment: env,
             gait,
+            valves,
+            valve_gait,
             rules: std::mem::take(&mut self.rules),
         })
     }

@@ -31,6 +31,7 @@ pub mod soft_kinds_arm;
 pub mod soft_limbed_hub;
 pub mod soft_snake;
 pub mod spatial_tree;
+pub mod wpi_snake;
 
 pub use double_pendulum::DoublePendulum;
 pub use planar_soft_chain::PlanarSoftChain;
@@ -49,6 +50,7 @@ pub use soft_kinds_arm::SoftKindsArm;
 pub use soft_limbed_hub::SoftLimbedHub;
 pub use soft_snake::SoftSnake;
 pub use spatial_tree::SpatialTree;
+pub use wpi_snake::WpiSnake;
 
 /// Every robot generated from model-specs/, in name order, with its sizes.
 pub const ROBOTS: &[RobotInfo] = &[
@@ -114,6 +116,13 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/spatial_tree.toml",
         dof: spatial_tree::DOF,
         contacts: spatial_tree::CONTACTS,
+    },
+    RobotInfo {
+        name: "wpi_snake",
+        description: "Valve-driven soft snake on passive wheels: five links, four planar curvature segments (001)",
+        spec: "model-specs/wpi_snake.toml",
+        dof: wpi_snake::DOF,
+        contacts: wpi_snake::CONTACTS,
     },
 ];
 
@@ -189,6 +198,9 @@ pub fn visit_robot<V: RobotVisitor>(name: &str, visitor: V) -> Option<V::Output>
                         { spatial_tree::CONTACTS },
                     >()
             }
+            "wpi_snake" => {
+                visitor.visit::<WpiSnake, { wpi_snake::DOF }, { wpi_snake::CONTACTS }>()
+            }
             _ => return None,
         },
     )
@@ -210,6 +222,7 @@ macro_rules! for_each_robot {
             soft_limbed_hub => SoftLimbedHub,
             soft_snake => SoftSnake,
             spatial_tree => SpatialTree,
+            wpi_snake => WpiSnake,
         }
     };
 }

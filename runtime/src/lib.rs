@@ -55,14 +55,18 @@ pub use soft::real::{Dual, Real};
 pub use soft::stumpff::stumpff;
 
 // Control laws.
+pub use control::actuator_response::{ActuatorResponse, ResponseState};
 pub use control::admittance::{AdmittanceController, AdmittanceGains};
 pub use control::gait::Serpenoid;
 pub use control::pd::JointPd;
 pub use control::rolling::{PneumaticMuscles, RollingGait};
+pub use control::valve_wave::ValveWave;
 
 // Simulation and planning.
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
+pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
+pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};
 
 // Hardware.
 pub use hardware::actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};

@@ -1,7 +1,9 @@
 //! The `Model` trait that every generated robot implements, and the metadata it carries.
 
 use crate::environment::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
+use crate::control::actuator_response::ActuatorResponse;
 use crate::control::pd::JointPd;
+use crate::control::valve_wave::ValveWave;
 use crate::environment::terrain::Terrain;
 use nalgebra::{SMatrix, SVector, Vector3};
 use std::fmt;
@@ -206,6 +208,16 @@ pub trait Model<const N: usize, const C: usize> {
     const ENVIRONMENT: EnvironmentDefaults;
     /// Gait defaults, if the spec declares a gait.
     const GAIT: Option<GaitDefaults>;
+    /// Coordinates driven by solenoid valve pairs through a response (prescribed, not
+    /// forced), in actuator order.
+    const VALVES: &'static [usize] = &[];
+    /// The travelling valve wave of the spec's `[gait]`, if it declares one.
+    const VALVE_GAIT: Option<ValveWave> = None;
+    /// How valve `index`'s coordinate responds to its state, with the parameters' values.
+    fn valve_response(index: usize, p: &Self::Params) -> Option<ActuatorResponse> {
+        let _ = (index, p);
+        None
+    }
 
     /// Transcendental values of `q`, shared by all other methods.
     fn cache(q: &SVector<f64, N>, p: &Self::Params) -> Self::Cache;

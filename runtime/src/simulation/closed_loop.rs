@@ -136,6 +136,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         self.stop = Some(flag);
     }
 
+    /// The signal number that asked the run to stop, if one did.
+    pub fn stop_signal(&self) -> Option<usize> {
+        self.stop.as_ref().map(|s| s.load(Ordering::Relaxed)).filter(|s| *s != 0)
+    }
+
     /// Sets the servo set points of the actuated joints (entry j for actuated joint j),
     /// held until the next call; the servos track them when no gait is configured.
     pub fn set_joint_targets(&mut self, targets: &SVector<f64, N>) {
@@ -386,7 +391,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             if *t >= t_end - 1e-12 * t_end.abs().max(1.0) {
                 return Ok(evaluations);
             }
-            if let Some(signal) = self.stop.as_ref().map(|s| s.load(Ordering::Relaxed)).filter(|s| *s != 0) {
+            if let Some(signal) = self.stop_signal() {
                 return Err(IntegrationError::Stopped { time: *t, signal });
             }
             if let Some(admittance) = &mut self.admittance {

@@ -1,5 +1,9 @@
 //! A robot on its terrain under its gait, servos and admittance as one second-order system
-//! (`Simulation`), and model-predictive gait planning, which simulates it to choose gaits.
+//! (`Simulation`), the same with coordinates prescribed by actuator dynamics
+//! (`PrescribedSimulation`), the simplified lumped model of 001's snake (`SimplifiedChain`),
+//! and model-predictive gait planning, which simulates it to choose gaits.
 
 pub(crate) mod closed_loop;
 pub(crate) mod mpc;
+pub(crate) mod prescribed;
+pub(crate) mod simplified_chain;

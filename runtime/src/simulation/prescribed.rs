@@ -1,0 +1,193 @@
+//! A simulation whose actuated coordinates are prescribed by their actuators' dynamics (a
+//! valve-driven segment's curvature follows eq 15 of 001_6780a70913e94322 whatever the
+//! load): the remaining coordinates follow from the partitioned equations of motion, and
+//! the generalized forces the actuators must deliver to realise the prescribed motion (the
+//! constraint forces) are reported.
+//!
+//! With d the driven coordinates and f the free ones, M qdd + C qd + G = tau + J' F gives
+//! M_ff qdd_f = (tau + J' F - C qd - G)_f - M_fd qdd_d for the free coordinates, and the
+//! actuators' generalized force lambda_d = (M qdd + C qd + G - tau - J' F)_d. The driven
+//! coordinates' value, rate and acceleration come from the closed-form response of
+//! `ActuatorResponse` to the command held over the control period, so they need no
+//! integrator state: the integrated copies are overwritten with the exact values at every
+//! period, and the right-hand side uses the exact values throughout.
+
+use crate::control::actuator_response::{ActuatorResponse, ResponseState};
+use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
+use crate::robot::dynamics::solve_spd_in_place;
+use crate::robot::model::Model;
+use crate::robot::state::State;
+use crate::simulation::closed_loop::{ContactReport, Simulation};
+use nalgebra::{SMatrix, SVector};
+
+/// A coordinate driven through an actuator's dynamics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrivenCoordinate {
+    pub coordinate: usize,
+    pub response: ActuatorResponse,
+}
+
+/// A [`Simulation`] with prescribed coordinates.
+pub struct PrescribedSimulation<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The robot in its environment: contacts, friction, open-loop forces.
+    pub simulation: Simulation<R, N, C>,
+    driven: Vec<DrivenCoordinate>,
+    /// Each driven coordinate's state when the current command started, and the command.
+    starts: Vec<ResponseState>,
+    commands: Vec<f64>,
+    command_time: f64,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, C> {
+    /// Drives `driven` from the state `x` at time `t`, with zero commands until the first
+    /// [`PrescribedSimulation::command`].
+    pub fn new(simulation: Simulation<R, N, C>, driven: &[DrivenCoordinate], t: f64, x: &State<N>) -> Result<Self, String> {
+        for (k, d) in driven.iter().enumerate() {
+            if d.coordinate >= N {
+                return Err(format!("driven coordinate {} does not exist: robot `{}` has {N}", d.coordinate, R::NAME));
+            }
+            if driven[..k].iter().any(|e| e.coordinate == d.coordinate) {
+                return Err(format!("coordinate `{}` is driven twice", R::COORDINATES[d.coordinate].name));
+            }
+            d.response.validate().map_err(|e| format!("coordinate `{}`: {e}", R::COORDINATES[d.coordinate].name))?;
+        }
+        if driven.len() == N {
+            return Err(format!("every coordinate of `{}` is driven: nothing is left for the dynamics", R::NAME));
+        }
+        let starts = driven
+            .iter()
+            .map(|d| ResponseState { value: x.q[d.coordinate], rate: x.qd[d.coordinate], acceleration: 0.0 })
+            .collect();
+        Ok(PrescribedSimulation { simulation, driven: driven.to_vec(), starts, commands: vec![0.0; driven.len()], command_time: t })
+    }
+
+    /// The driven coordinates.
+    pub fn driven(&self) -> &[DrivenCoordinate] {
+        &self.driven
+    }
+
+    /// Holds new commands (one per driven coordinate) from time `t` on. The driven
+    /// coordinates of `x` are set to their exact values at `t`.
+    pub fn command(&mut self, t: f64, commands: &[f64], x: &mut State<N>) -> Result<(), String> {
+        if commands.len() != self.driven.len() {
+            return Err(format!("{} commands for {} driven coordinates", commands.len(), self.driven.len()));
+        }
+        if let Some(bad) = commands.iter().position(|c| !c.is_finite()) {
+            return Err(format!("command for `{}` is not finite: {}", R::COORDINATES[self.driven[bad].coordinate].name, commands[bad]));
+        }
+        for k in 0..self.driven.len() {
+            let now = self.driven_state(k, t);
+            self.starts[k] = now;
+            x.q[self.driven[k].coordinate] = now.value;
+            x.qd[self.driven[k].coordinate] = now.rate;
+        }
+        self.commands.copy_from_slice(commands);
+        self.command_time = t;
+        Ok(())
+    }
+
+    /// Driven coordinate `k`'s exact state at time `t` (at or after the last command).
+    #[inline]
+    pub fn driven_state(&self, k: usize, t: f64) -> ResponseState {
+        self.driven[k].response.evolve(&self.starts[k], self.commands[k], (t - self.command_time).max(0.0))
+    }
+
+    /// The state with the driven coordinates at their exact values, and their accelerations.
+    #[inline]
+    fn exact(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> (SVector<f64, N>, SVector<f64, N>, SVector<f64, N>) {
+        let (mut q, mut qd) = (*q, *qd);
+        let mut driven_acceleration = SVector::<f64, N>::zeros();
+        for k in 0..self.driven.len() {
+            let s = self.driven_state(k, t);
+            let i = self.driven[k].coordinate;
+            q[i] = s.value;
+            qd[i] = s.rate;
+            driven_acceleration[i] = s.acceleration;
+        }
+        (q, qd, driven_acceleration)
+    }
+
+    /// Accelerations of every coordinate and the actuators' generalized forces (non-zero on
+    /// the driven coordinates only) at time t.
+    pub fn solve(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> Result<(SVector<f64, N>, SVector<f64, N>), IntegrationError> {
+        let (q, qd, driven_acceleration) = self.exact(t, q, qd);
+        let p = &self.simulation.params;
+        let cache = R::cache(&q, p);
+        let mut force = self.simulation.generalized_force(t, &q, &qd, &cache, None);
+        let mut damping = SVector::<f64, N>::zeros();
+        R::damping_into(&qd, p, &mut damping);
+        force -= damping;
+        let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
+        let mut coriolis = SVector::<f64, N>::zeros();
+        let mut gravity = SVector::<f64, N>::zeros();
+        R::dynamics_into(&q, &qd, p, &cache, &mut mass_matrix, &mut coriolis, &mut gravity);
+        let net = force - coriolis - gravity;
+        // The free block with the driven rows and columns replaced by the identity: still
+        // symmetric positive definite, and its driven rows return the prescribed values.
+        let mut reduced = mass_matrix;
+        let mut rhs = net - mass_matrix * driven_acceleration;
+        for d in &self.driven {
+            let i = d.coordinate;
+            reduced.row_mut(i).fill(0.0);
+            reduced.column_mut(i).fill(0.0);
+            reduced[(i, i)] = 1.0;
+            rhs[i] = driven_acceleration[i];
+        }
+        solve_spd_in_place(&mut reduced, &mut rhs).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+        let acceleration = rhs;
+        let mut actuation = mass_matrix * acceleration - net;
+        for i in 0..N {
+            if !self.driven.iter().any(|d| d.coordinate == i) {
+                actuation[i] = 0.0;
+            }
+        }
+        Ok((acceleration, actuation))
+    }
+
+    /// Contact report at (t, x) with the driven coordinates at their exact values.
+    pub fn report(&self, t: f64, x: &State<N>) -> ContactReport<N, C> {
+        let (q, qd, _) = self.exact(t, &x.q, &x.qd);
+        self.simulation.report(t, &State::new(q, qd))
+    }
+
+    /// Runs from (t, x) to `t_end`: at every control period asks `commands` for the new
+    /// commands (from t), reports the sample, and integrates to the next period. Returns
+    /// the right-hand-side evaluations used.
+    pub fn run<I: Integrator<N>>(
+        &mut self,
+        integrator: &mut I,
+        t: &mut f64,
+        x: &mut State<N>,
+        t_end: f64,
+        mut commands: impl FnMut(f64, &mut [f64]),
+        mut on_sample: impl FnMut(f64, &State<N>, &Self) -> Result<(), String>,
+    ) -> Result<usize, String> {
+        let period = self.simulation.config.control_period;
+        let start = *t;
+        let mut tick: u64 = 0;
+        let mut evaluations = 0;
+        let mut held = vec![0.0; self.driven.len()];
+        loop {
+            commands(*t, &mut held);
+            self.command(*t, &held, x)?;
+            on_sample(*t, x, self)?;
+            if *t >= t_end - 1e-12 * t_end.abs().max(1.0) {
+                return Ok(evaluations);
+            }
+            if let Some(signal) = self.simulation.stop_signal() {
+                return Err(IntegrationError::Stopped { time: *t, signal }.to_string());
+            }
+            tick += 1;
+            let next = (start + tick as f64 * period).min(t_end);
+            evaluations += integrator.integrate_to(self, t, x, next).map_err(|e| e.to_string())?;
+        }
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for PrescribedSimulation<R, N, C> {
+    #[inline]
+    fn acceleration(&mut self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>, qdd: &mut SVector<f64, N>) -> Result<(), IntegrationError> {
+        *qdd = self.solve(t, q, qd)?.0;
+        Ok(())
+    }
+}
