@@ -12,7 +12,7 @@ use nalgebra::{SVector, Vector2};
 use softgen_generated::wpi_snake::{Params, CONTACTS, DOF};
 use softgen_generated::WpiSnake;
 use softgen_runtime::{
-    ActuatorResponse, ContactLaw, DrivenCoordinate, Model, ParamSet, PrescribedSimulation, RungeKutta4, Simulation, SimulationConfig,
+    ActuatorResponse, ContactLaw, DrivenCoordinate, FrictionLaw, Model, ParamSet, PrescribedSimulation, RungeKutta4, Simulation, SimulationConfig,
     SimplifiedChain, State, ValveWave, JointPd,
 };
 
@@ -55,11 +55,23 @@ pub struct SnakeRun {
     /// Valve update and integration step (s).
     pub step: f64,
     pub params: Params,
+    /// Wheel friction (the spec's by default).
+    pub friction: FrictionLaw,
 }
 
 impl SnakeRun {
     pub fn new(model: SnakeModel, frequency: f64, pressure: f64, offset: f64) -> SnakeRun {
-        SnakeRun { model, frequency, pressure, offset, duration: 12.0, transient_cycles: 4, step: 5e-4, params: Params::default() }
+        SnakeRun {
+            model,
+            frequency,
+            pressure,
+            offset,
+            duration: 12.0,
+            transient_cycles: 4,
+            step: 5e-4,
+            params: Params::default(),
+            friction: WpiSnake::ENVIRONMENT.contact_law().friction,
+        }
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -96,6 +108,8 @@ pub struct SnakeSample {
     pub heading: f64,
     pub curvatures: [f64; LINKS - 1],
     pub wheels: [Vector2<f64>; LINKS],
+    /// Each wheel's friction force (N).
+    pub wheel_forces: [Vector2<f64>; LINKS],
     /// Complex model: the force the links up to segment i exert on the rest through it
     /// (world frame, N), and each segment's actuation torque (N m); zero for the simplified.
     pub joint_forces: [Vector2<f64>; LINKS - 1],
@@ -158,7 +172,8 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
     let mut centres = Vec::with_capacity(steps + 1);
     match run.model {
         SnakeModel::Complex => {
-            let contact = WpiSnake::ENVIRONMENT.contact_law();
+            let mut contact = WpiSnake::ENVIRONMENT.contact_law();
+            contact.friction = run.friction;
             let config = SimulationConfig {
                 contact,
                 terrain: WpiSnake::ENVIRONMENT.terrain,
@@ -202,7 +217,8 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
             let masses = [p.link_mass; LINKS];
             let end = p.link_mass * p.channel_length.powi(2) / 3.0;
             let inertias = [end, 2.0 * end, 2.0 * end, 2.0 * end, end];
-            let contact: ContactLaw = WpiSnake::ENVIRONMENT.contact_law();
+            let mut contact: ContactLaw = WpiSnake::ENVIRONMENT.contact_law();
+            contact.friction = run.friction;
             let mut chain = SimplifiedChain::<LINKS>::new(masses, inertias, [p.channel_length; LINKS], &contact, p.gravity, &responses)?;
             // Start as the complex model does: straight along x with the first link at the
             // origin, so the centre of mass is the body's middle.
@@ -225,6 +241,7 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
                         heading: x.q[2],
                         curvatures: std::array::from_fn(|i| chain.curvature(i, t).value),
                         wheels: pose.positions,
+                        wheel_forces: chain.wheel_forces(&pose),
                         joint_forces: [Vector2::zeros(); LINKS - 1],
                         segment_torques: [0.0; LINKS - 1],
                     };
@@ -297,6 +314,7 @@ fn complex_sample(system: &PrescribedSimulation<WpiSnake, DOF, CONTACTS>, t: f64
         heading: q[2],
         curvatures: std::array::from_fn(|i| q[WpiSnake::VALVES[i]]),
         wheels: std::array::from_fn(|i| Vector2::new(report.positions[i].x, report.positions[i].y)),
+        wheel_forces: std::array::from_fn(|i| Vector2::new(report.forces[i].x, report.forces[i].y)),
         joint_forces,
         // lambda on a curvature is N m per 1/m; the torque at the segment is lambda / l.
         segment_torques: std::array::from_fn(|i| actuation[WpiSnake::VALVES[i]] / p.channel_length),

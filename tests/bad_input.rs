@@ -84,6 +84,9 @@ fn run_case(case: &Case, folder: &Path) -> Option<Outcome> {
     let has = |flag: &str| case.args.iter().any(|a| a == flag || a.starts_with(&format!("{flag}=")));
     match args.first().map(String::as_str) {
         Some("simulate" | "roll") if !has("--output") => args.extend(["--output".into(), folder.join("out").display().to_string()]),
+        Some("experiment") if args.get(1).map(String::as_str) == Some("run") && !has("--output") => {
+            args.extend(["--output".into(), folder.join("out").display().to_string()])
+        }
         Some("run") => {
             args.extend(["--record".into(), folder.join("commands.csv").display().to_string()]);
             args.extend(["--trajectory".into(), folder.join("plant.csv").display().to_string()]);
