@@ -420,16 +420,16 @@ struct SimulateArgs {
     /// Pipe inner diameter (m).
     #[arg(long, default_value_t = 0.2)]
     pipe_diameter: f64,
-    /// Gait amplitude A (rad).
+    /// Gait amplitude A (rad); serpenoid gaits only.
     #[arg(long)]
     amplitude: Option<f64>,
-    /// Gait temporal frequency omega (rad/s).
+    /// Gait temporal frequency omega (rad/s); for a valve wave 2 pi f.
     #[arg(long)]
     temporal_frequency: Option<f64>,
-    /// Gait spatial frequency eta (rad).
+    /// Gait spatial frequency eta (rad); for a valve wave the delay beta_i / i.
     #[arg(long, allow_hyphen_values = true)]
     spatial_frequency: Option<f64>,
-    /// Gait joint offset (rad).
+    /// Gait joint offset (rad); for a valve wave eq 13's phi (0 straight, 0.4 turns).
     #[arg(long, allow_hyphen_values = true)]
     offset: Option<f64>,
     /// Gait fade-in time (s); 0 starts the full wave at once.

@@ -14,15 +14,19 @@ pub fn with_robot<V: RobotVisitor>(name: &str, visitor: V) -> Result<V::Output, 
 }
 
 
-/// Whether the robot named `name` has soft sections (a coordinate that is an actuator length
-/// or a curvature): their elastic forces make it stiff, which picks the integrator `auto`
-/// chooses.
+/// Whether the robot named `name` has soft sections whose coordinates the dynamics move (an
+/// actuator length or a curvature not prescribed by a valve): their elastic forces make it
+/// stiff, which picks the integrator `auto` chooses. Valve-driven sections follow their
+/// responses in closed form and are not stiff.
 pub fn has_soft_sections(name: &str) -> Result<bool, String> {
     struct SoftSections;
     impl RobotVisitor for SoftSections {
         type Output = bool;
         fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> bool {
-            R::COORDINATES.iter().any(|c| matches!(c.kind, CoordinateKind::ActuatorLength | CoordinateKind::Curvature))
+            R::COORDINATES
+                .iter()
+                .enumerate()
+                .any(|(i, c)| matches!(c.kind, CoordinateKind::ActuatorLength | CoordinateKind::Curvature) && !R::VALVES.contains(&i))
         }
     }
     with_robot(name, SoftSections)

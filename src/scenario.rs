@@ -6,7 +6,7 @@ use nalgebra::{SVector, Vector3};
 use softgen_runtime::{
     AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, JointPd, Model, ParamSet,
     PlaneOfMotion, Rosenbrock34, RungeKutta4, SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, Terrain,
-    Tolerances,
+    Tolerances, ValveWave,
 };
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
@@ -217,7 +217,7 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
                 offset: s.offset.unwrap_or(g.offset),
                 ramp: s.ramp,
             }),
-            (None, false) if s.amplitude.is_some() || s.admittance.is_some() => {
+            (None, false) if (s.amplitude.is_some() && R::VALVE_GAIT.is_none()) || s.admittance.is_some() => {
                 return Err(format!("robot `{}` declares no gait ([gait] in its spec)", R::NAME));
             }
             _ => None,
@@ -298,6 +298,66 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
             summary.simulated = t;
             progress(t);
         };
+        // Valve-driven robots: the spec's valve wave commands the valves, whose coordinates
+        // follow their responses; the rest of the robot follows the dynamics.
+        let valve_wave = match (R::VALVE_GAIT, s.passive) {
+            (Some(w), false) if !R::VALVES.is_empty() => Some(ValveWave {
+                temporal_frequency: s.temporal_frequency.unwrap_or(w.temporal_frequency),
+                delay: s.spatial_frequency.unwrap_or(w.delay),
+                offset: s.offset.unwrap_or(w.offset),
+            }),
+            _ => None,
+        };
+        if let Some(wave) = valve_wave {
+            wave.validate()?;
+            if s.amplitude.is_some() {
+                return Err(format!("robot `{}` is driven by valves: its wave has no amplitude (the valves' response gain sets it; change it with --set)", R::NAME));
+            }
+            let mut driven = Vec::new();
+            for (k, &coordinate) in R::VALVES.iter().enumerate() {
+                let response = R::valve_response(k, &params).ok_or_else(|| format!("valve {k} of `{}` has no response", R::NAME))?;
+                driven.push(softgen_runtime::DrivenCoordinate { coordinate, response });
+            }
+            let mut system = softgen_runtime::PrescribedSimulation::new(simulation, &driven, t, &x)?;
+            let commands = |t: f64, out: &mut [f64]| {
+                for (i, c) in out.iter_mut().enumerate() {
+                    *c = wave.state(t, i);
+                }
+            };
+            let mut sample = |t: f64, x: &State<N>, system: &softgen_runtime::PrescribedSimulation<R, N, C>| {
+                let report = system.report(t, x);
+                on_sample(t, x, &report, &system.simulation);
+                Ok(())
+            };
+            let result = match s.integrator {
+                IntegratorChoice::RungeKutta4 { step } => {
+                    let mut i = RungeKutta4::new(step).map_err(|e| e.to_string())?;
+                    system.run(&mut i, &mut t, &mut x, s.duration, commands, &mut sample)
+                }
+                IntegratorChoice::SemiImplicitEuler { step } => {
+                    let mut i = SemiImplicitEuler::new(step).map_err(|e| e.to_string())?;
+                    system.run(&mut i, &mut t, &mut x, s.duration, commands, &mut sample)
+                }
+                IntegratorChoice::DormandPrince5 { relative, absolute } => {
+                    let mut i = DormandPrince5::new(Tolerances { relative, absolute }).map_err(|e| e.to_string())?.with_max_step(s.control_period);
+                    system.run(&mut i, &mut t, &mut x, s.duration, commands, &mut sample)
+                }
+                IntegratorChoice::Rosenbrock34 { relative, absolute } => {
+                    let mut i = Rosenbrock34::new(Tolerances { relative, absolute }).map_err(|e| e.to_string())?.with_max_step(s.control_period);
+                    system.run(&mut i, &mut t, &mut x, s.duration, commands, &mut sample)
+                }
+            };
+            let _ = summary_flush(csv);
+            summary.wall_seconds = start.elapsed().as_secs_f64();
+            match result {
+                Ok(evaluations) => summary.evaluations = evaluations,
+                Err(e) => summary.error = Some(e),
+            }
+            if let Some(e) = write_error {
+                return Err(e);
+            }
+            return Ok(summary);
+        }
         let result: Result<usize, IntegrationError> = match s.integrator {
             IntegratorChoice::RungeKutta4 { step } => {
                 let mut i = RungeKutta4::new(step).map_err(|e| e.to_string())?;
