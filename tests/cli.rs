@@ -1,6 +1,7 @@
 //! The `softgen` binary end to end: the default run writes its CSV and PNG, `eval` prints
 //! JSON for states from the command line and stdin, and a failing run leaves the previous
-//! outputs byte for byte. The bad-input corpus is tests/bad_input.rs.
+//! outputs byte for byte, and `experiment` lists and runs the seed experiments. The bad-input
+//! corpus is tests/bad_input.rs.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -122,5 +123,31 @@ fn a_run_that_fails_at_its_start_keeps_the_previous_record_and_trajectory() {
         assert_eq!(std::fs::read(&trajectory).unwrap(), trajectory_before, "the previous trajectory changed");
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".partial")).collect();
         assert!(leftovers.is_empty(), "partial files left: {leftovers:?}");
+    }
+}
+
+#[test]
+fn experiments_are_listed_one_a_line_and_run_to_their_verdict() {
+    let (ok, stdout, stderr) = run(&["experiment", "list"]);
+    assert!(ok, "{stderr}");
+    let names: Vec<&str> = stdout.lines().collect();
+    let expected: Vec<&str> = softgen::EXPERIMENTS.iter().map(|e| e.name).collect();
+    assert_eq!(names, expected);
+    for name in &names {
+        let (seed, short) = name.split_once('-').unwrap();
+        assert!(seed.len() == 3 && seed.chars().all(|c| c.is_ascii_digit()) && !short.is_empty(), "{name}");
+    }
+    // One whole experiment: its files, its comparison and the verdict as the last line.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (ok, stdout, stderr) = run(&["experiment", "run", "001-trajectory", "--output", out]);
+    assert!(ok, "{stderr}");
+    let last = stdout.lines().last().unwrap();
+    assert!(last == "verdict: reproduced" || last.starts_with("verdict: differs: "), "{stdout}");
+    assert!(stdout.contains("complex") && stdout.contains("simplified"), "{stdout}");
+    let csv = std::fs::read_to_string(dir.path().join("001-trajectory/trajectory.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("h1_x"), "joint constraint forces in the CSV");
+    for file in ["trajectory.png", "trajectory.svg"] {
+        assert!(dir.path().join("001-trajectory").join(file).exists(), "{file}");
     }
 }

@@ -1220,7 +1220,14 @@ impl Validator {
                 self.error(a.joint.span(), &format!("{field}.joint"), format!("no body named `{}`", a.joint.get_ref()));
                 continue;
             };
-            let body = &bodies[new_index[&bi]];
+            // A body that failed validation is missing from `bodies` (its error is said), and
+            // the indices past it no longer match: check actuators on a complete tree only.
+            if bodies.len() != order.len() {
+                continue;
+            }
+            let Some(body) = new_index.get(&bi).and_then(|&n| bodies.get(n)) else {
+                continue;
+            };
             let coordinate = match (&body.joint, &body.section) {
                 (Some(j), _) => j.coordinate,
                 (None, Some(s)) if kind == spec::ActuatorKind::SolenoidValve && s.coordinates == 1 => Some(s.first_coordinate),
