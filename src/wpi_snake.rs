@@ -131,9 +131,9 @@ pub struct SnakeOutcome {
 }
 
 /// The valve wave of a run.
-pub fn valve_wave(run: &SnakeRun) -> ValveWave {
-    let spec = WpiSnake::VALVE_GAIT.expect("the wpi_snake spec declares its valve wave");
-    ValveWave { temporal_frequency: std::f64::consts::TAU * run.frequency, delay: spec.delay, offset: run.offset }
+pub fn valve_wave(run: &SnakeRun) -> Result<ValveWave, String> {
+    let spec = WpiSnake::VALVE_GAIT.ok_or("the wpi_snake spec declares no valve wave ([gait] kind = \"travelling_wave_valves\")")?;
+    Ok(ValveWave { temporal_frequency: std::f64::consts::TAU * run.frequency, delay: spec.delay, offset: run.offset })
 }
 
 fn params_at(run: &SnakeRun) -> Result<Params, String> {
@@ -157,7 +157,7 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
     run.validate()?;
     let p = params_at(run)?;
     let responses = responses(&p)?;
-    let wave = valve_wave(run);
+    let wave = valve_wave(run)?;
     wave.validate()?;
     let steps = (run.duration / run.step).round() as usize;
     let mut samples = Vec::new();

@@ -43,7 +43,7 @@ fn the_spec_holds_the_papers_values() {
 fn complex_model_keeps_chords_and_follows_eq_15() {
     let run = SnakeRun { duration: 6.0, ..SnakeRun::new(SnakeModel::Complex, 1.5, 50.0, 0.0) };
     let p = run.params.clone();
-    let wave = valve_wave(&run);
+    let wave = valve_wave(&run).unwrap();
     let mut p_at = p.clone();
     p_at.supply_pressure = 50.0;
     let response = WpiSnake::valve_response(0, &p_at).unwrap();
@@ -81,7 +81,7 @@ fn joint_constraint_forces_obey_newton_on_the_tail_link() {
     let p = Params::default();
     let dt = run.step;
     let (mut worst, mut scale, mut acceleration): (f64, f64, f64) = (0.0, 0.0, 0.0);
-    let wave = valve_wave(&run);
+    let wave = valve_wave(&run).unwrap();
     for w in samples.windows(3).skip(200).step_by(7) {
         // Central differences need a smooth acceleration: skip a valve switching within the
         // window (the curvatures' acceleration jumps there).
