@@ -6,7 +6,7 @@ use nalgebra::{SVector, Vector3};
 use softgen_runtime::{
     AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, JointPd, Model, ParamSet,
     PlaneOfMotion, Rosenbrock34, RungeKutta4, SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, Terrain,
-    Tolerances, ValveWave,
+    Tolerances, ValveWave, Integrator, SecondOrderSystem, StepReport,
 };
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
@@ -21,6 +21,46 @@ pub enum IntegratorChoice {
     DormandPrince5 { relative: f64, absolute: f64 },
     /// ROS34PW2, linearly implicit, for stiff robots (soft sections, stiff contact).
     Rosenbrock34 { relative: f64, absolute: f64 },
+}
+
+/// The chosen integrator, built, as one type that steps as the one it holds does: a run is
+/// written once whichever was chosen.
+pub(crate) enum ChosenIntegrator<const N: usize> {
+    RungeKutta4(RungeKutta4),
+    SemiImplicitEuler(SemiImplicitEuler),
+    DormandPrince5(DormandPrince5),
+    Rosenbrock34(Rosenbrock34<N>),
+}
+
+impl IntegratorChoice {
+    /// The integrator for `N` coordinates; adaptive ones step at most one control period.
+    pub(crate) fn build<const N: usize>(&self, control_period: f64) -> Result<ChosenIntegrator<N>, String> {
+        Ok(match *self {
+            IntegratorChoice::RungeKutta4 { step } => ChosenIntegrator::RungeKutta4(RungeKutta4::new(step).map_err(|e| e.to_string())?),
+            IntegratorChoice::SemiImplicitEuler { step } => {
+                ChosenIntegrator::SemiImplicitEuler(SemiImplicitEuler::new(step).map_err(|e| e.to_string())?)
+            }
+            IntegratorChoice::DormandPrince5 { relative, absolute } => ChosenIntegrator::DormandPrince5(
+                DormandPrince5::new(Tolerances { relative, absolute }).map_err(|e| e.to_string())?.with_max_step(control_period),
+            ),
+            IntegratorChoice::Rosenbrock34 { relative, absolute } => {
+                let mut i = Rosenbrock34::new(Tolerances { relative, absolute }).map_err(|e| e.to_string())?.with_max_step(control_period);
+                i.jacobian_every = 20;
+                ChosenIntegrator::Rosenbrock34(i)
+            }
+        })
+    }
+}
+
+impl<const N: usize> Integrator<N> for ChosenIntegrator<N> {
+    fn step<S: SecondOrderSystem<N>>(&mut self, system: &mut S, t: &mut f64, x: &mut State<N>, t_end: f64) -> Result<StepReport, IntegrationError> {
+        match self {
+            ChosenIntegrator::RungeKutta4(i) => i.step(system, t, x, t_end),
+            ChosenIntegrator::SemiImplicitEuler(i) => i.step(system, t, x, t_end),
+            ChosenIntegrator::DormandPrince5(i) => i.step(system, t, x, t_end),
+            ChosenIntegrator::Rosenbrock34(i) => i.step(system, t, x, t_end),
+        }
+    }
 }
 
 /// Terrain override; `SpecDefault` keeps the spec's.
@@ -329,24 +369,8 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
                 on_sample(t, x, &report, &system.simulation);
                 Ok(())
             };
-            let result = match s.integrator {
-                IntegratorChoice::RungeKutta4 { step } => {
-                    let mut i = RungeKutta4::new(step).map_err(|e| e.to_string())?;
-                    system.run(&mut i, &mut t, &mut x, s.duration, commands, &mut sample)
-                }
-                IntegratorChoice::SemiImplicitEuler { step } => {
-                    let mut i = SemiImplicitEuler::new(step).map_err(|e| e.to_string())?;
-                    system.run(&mut i, &mut t, &mut x, s.duration, commands, &mut sample)
-                }
-                IntegratorChoice::DormandPrince5 { relative, absolute } => {
-                    let mut i = DormandPrince5::new(Tolerances { relative, absolute }).map_err(|e| e.to_string())?.with_max_step(s.control_period);
-                    system.run(&mut i, &mut t, &mut x, s.duration, commands, &mut sample)
-                }
-                IntegratorChoice::Rosenbrock34 { relative, absolute } => {
-                    let mut i = Rosenbrock34::new(Tolerances { relative, absolute }).map_err(|e| e.to_string())?.with_max_step(s.control_period);
-                    system.run(&mut i, &mut t, &mut x, s.duration, commands, &mut sample)
-                }
-            };
+            let mut integrator = s.integrator.build::<N>(s.control_period)?;
+            let result = system.run(&mut integrator, &mut t, &mut x, s.duration, commands, &mut sample);
             let _ = summary_flush(csv);
             summary.wall_seconds = start.elapsed().as_secs_f64();
             match result {
@@ -358,29 +382,8 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
             }
             return Ok(summary);
         }
-        let result: Result<usize, IntegrationError> = match s.integrator {
-            IntegratorChoice::RungeKutta4 { step } => {
-                let mut i = RungeKutta4::new(step).map_err(|e| e.to_string())?;
-                simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
-            }
-            IntegratorChoice::SemiImplicitEuler { step } => {
-                let mut i = SemiImplicitEuler::new(step).map_err(|e| e.to_string())?;
-                simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
-            }
-            IntegratorChoice::DormandPrince5 { relative, absolute } => {
-                let mut i = DormandPrince5::new(Tolerances { relative, absolute })
-                    .map_err(|e| e.to_string())?
-                    .with_max_step(s.control_period);
-                simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
-            }
-            IntegratorChoice::Rosenbrock34 { relative, absolute } => {
-                let mut i = Rosenbrock34::new(Tolerances { relative, absolute })
-                    .map_err(|e| e.to_string())?
-                    .with_max_step(s.control_period);
-                i.jacobian_every = 20;
-                simulation.run(&mut i, &mut t, &mut x, s.duration, &mut on_sample)
-            }
-        };
+        let mut integrator = s.integrator.build::<N>(s.control_period)?;
+        let result: Result<usize, IntegrationError> = simulation.run(&mut integrator, &mut t, &mut x, s.duration, &mut on_sample);
         let _ = summary_flush(csv);
         summary.wall_seconds = start.elapsed().as_secs_f64();
         match result {

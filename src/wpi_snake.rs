@@ -278,15 +278,10 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
 fn complex_sample(system: &PrescribedSimulation<WpiSnake, DOF, CONTACTS>, t: f64, x: &State<DOF>, p: &Params) -> Result<SnakeSample, String> {
     let (acceleration, actuation) = system.solve(t, &x.q, &x.qd).map_err(|e| e.to_string())?;
     // The state with the driven coordinates exact, as the solve used.
-    let mut q = x.q;
-    let mut qd = x.qd;
-    for (k, &i) in WpiSnake::VALVES.iter().enumerate() {
-        let s = system.driven_state(k, t);
-        q[i] = s.value;
-        qd[i] = s.rate;
-    }
+    let exact = system.exact_state(t, x);
+    let (q, qd) = (exact.q, exact.qd);
     let cache = WpiSnake::cache(&q, p);
-    let report = system.simulation.report(t, &State::new(q, qd));
+    let report = system.simulation.report(t, &exact);
     let velocities = |q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>| {
         let cache = WpiSnake::cache(q, p);
         let mut v = [nalgebra::Vector3::zeros(); CONTACTS];
@@ -297,11 +292,9 @@ fn complex_sample(system: &PrescribedSimulation<WpiSnake, DOF, CONTACTS>, t: f64
     let ahead = velocities(&(q + qd * h), &qd);
     let behind = velocities(&(q - qd * h), &qd);
     let driven = velocities(&q, &acceleration);
-    let mut jacobian = nalgebra::SMatrix::<f64, 3, DOF>::zeros();
     let mut joint_forces = [Vector2::zeros(); LINKS - 1];
     let mut through = Vector2::zeros();
     for link in (1..LINKS).rev() {
-        WpiSnake::contact_jacobian_into(link, &q, p, &cache, &mut jacobian);
         let a = driven[link] + (ahead[link] - behind[link]) / (2.0 * h);
         let f = report.forces[link];
         through += Vector2::new(a.x, a.y) * p.link_mass - Vector2::new(f.x, f.y);
@@ -364,24 +357,28 @@ pub fn fit_circle(points: &[Vector2<f64>]) -> Option<(f64, f64)> {
 pub fn run_grid(runs: &[SnakeRun]) -> Vec<Result<SnakeOutcome, String>> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(runs.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<SnakeOutcome, String>>>> = runs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let mut results: Vec<Result<SnakeOutcome, String>> = runs.iter().map(|_| Err("not run".to_string())).collect();
     std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= runs.len() {
-                    break;
-                }
-                // Only the figures are kept: samples every 0.1 s.
-                let every = ((0.1 / runs[i].step).round() as usize).max(1);
-                let outcome = run_snake(&runs[i], every, |_| {});
-                if let Ok(mut slot) = results[i].lock() {
-                    *slot = Some(outcome);
-                }
-            });
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(run) = runs.get(i) else { return done };
+                        // Only the figures are kept: samples every 0.1 s.
+                        let every = ((0.1 / run.step).round() as usize).max(1);
+                        done.push((i, run_snake(run, every, |_| {})));
+                    }
+                })
+            })
+            .collect();
+        // A worker that panicked leaves its runs "not run".
+        for done in handles.into_iter().filter_map(|handle| handle.join().ok()) {
+            done.into_iter().for_each(|(i, outcome)| results[i] = outcome);
         }
     });
-    results.into_iter().map(|m| m.into_inner().ok().flatten().unwrap_or_else(|| Err("a worker failed".into()))).collect()
+    results
 }
 
 #[cfg(test)]

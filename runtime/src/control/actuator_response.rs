@@ -6,7 +6,7 @@
 //! Second order: x'' = -(1/tau1 + 1/tau2) x' - x / (tau1 tau2) + gain u / (tau1 tau2), whose
 //! response to a held u from (x0, v0) is x = gain u + A e^(-t/tau1) + B e^(-t/tau2) (eq 14),
 //! or (A + B t) e^(-t/tau) when the time constants coincide. First order:
-//! tau x' = gain u - x.
+//! tau x' = gain u - x. `HeldResponses` keeps a set of them with their held commands.
 
 /// How a driven coordinate responds to its actuator's command.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,6 +102,41 @@ impl ActuatorResponse {
                 -(1.0 / tau1 + 1.0 / tau2) * rate - (value - target) / (tau1 * tau2)
             }
         }
+    }
+}
+
+/// A set of driven coordinates, each with its response, the command it holds and its state
+/// when that command began: what a prescribed coordinate needs instead of integrator state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldResponses {
+    responses: Vec<ActuatorResponse>,
+    starts: Vec<ResponseState>,
+    commands: Vec<f64>,
+    command_time: f64,
+}
+
+impl HeldResponses {
+    /// `responses` (validated by the caller, which knows what to call each) from `starts`
+    /// (one each) at time `t`, holding zero commands.
+    pub fn new(responses: &[ActuatorResponse], starts: Vec<ResponseState>, t: f64) -> Self {
+        debug_assert_eq!(starts.len(), responses.len());
+        HeldResponses { responses: responses.to_vec(), starts, commands: vec![0.0; responses.len()], command_time: t }
+    }
+
+    /// Holds `commands` from time `t` on: one finite value per response, which the caller
+    /// has checked (it knows what to call each).
+    pub fn command(&mut self, t: f64, commands: &[f64]) {
+        for k in 0..self.responses.len() {
+            self.starts[k] = self.state(k, t);
+        }
+        self.commands.copy_from_slice(commands);
+        self.command_time = t;
+    }
+
+    /// Response `k`'s state at time `t` (at or after the last command).
+    #[inline]
+    pub fn state(&self, k: usize, t: f64) -> ResponseState {
+        self.responses[k].evolve(&self.starts[k], self.commands[k], (t - self.command_time).max(0.0))
     }
 }
 

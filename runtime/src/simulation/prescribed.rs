@@ -12,7 +12,7 @@
 //! integrator state: the integrated copies are overwritten with the exact values at every
 //! period, and the right-hand side uses the exact values throughout.
 
-use crate::control::actuator_response::{ActuatorResponse, ResponseState};
+use crate::control::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
 use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
 use crate::robot::dynamics::solve_spd_in_place;
 use crate::robot::model::Model;
@@ -32,10 +32,8 @@ pub struct PrescribedSimulation<R: Model<N, C>, const N: usize, const C: usize> 
     /// The robot in its environment: contacts, friction, open-loop forces.
     pub simulation: Simulation<R, N, C>,
     driven: Vec<DrivenCoordinate>,
-    /// Each driven coordinate's state when the current command started, and the command.
-    starts: Vec<ResponseState>,
-    commands: Vec<f64>,
-    command_time: f64,
+    /// Their responses with the held commands.
+    responses: HeldResponses,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, C> {
@@ -54,11 +52,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
         if driven.len() == N {
             return Err(format!("every coordinate of `{}` is driven: nothing is left for the dynamics", R::NAME));
         }
+        let responses: Vec<ActuatorResponse> = driven.iter().map(|d| d.response).collect();
         let starts = driven
             .iter()
             .map(|d| ResponseState { value: x.q[d.coordinate], rate: x.qd[d.coordinate], acceleration: 0.0 })
             .collect();
-        Ok(PrescribedSimulation { simulation, driven: driven.to_vec(), starts, commands: vec![0.0; driven.len()], command_time: t })
+        let responses = HeldResponses::new(&responses, starts, t);
+        Ok(PrescribedSimulation { simulation, driven: driven.to_vec(), responses })
     }
 
     /// The driven coordinates.
@@ -75,21 +75,25 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
         if let Some(bad) = commands.iter().position(|c| !c.is_finite()) {
             return Err(format!("command for `{}` is not finite: {}", R::COORDINATES[self.driven[bad].coordinate].name, commands[bad]));
         }
-        for k in 0..self.driven.len() {
-            let now = self.driven_state(k, t);
-            self.starts[k] = now;
-            x.q[self.driven[k].coordinate] = now.value;
-            x.qd[self.driven[k].coordinate] = now.rate;
+        self.responses.command(t, commands);
+        for (k, d) in self.driven.iter().enumerate() {
+            let now = self.responses.state(k, t);
+            x.q[d.coordinate] = now.value;
+            x.qd[d.coordinate] = now.rate;
         }
-        self.commands.copy_from_slice(commands);
-        self.command_time = t;
         Ok(())
     }
 
     /// Driven coordinate `k`'s exact state at time `t` (at or after the last command).
     #[inline]
     pub fn driven_state(&self, k: usize, t: f64) -> ResponseState {
-        self.driven[k].response.evolve(&self.starts[k], self.commands[k], (t - self.command_time).max(0.0))
+        self.responses.state(k, t)
+    }
+
+    /// The state with the driven coordinates at their exact values at time `t`.
+    pub fn exact_state(&self, t: f64, x: &State<N>) -> State<N> {
+        let (q, qd, _) = self.exact(t, &x.q, &x.qd);
+        State::new(q, qd)
     }
 
     /// The state with the driven coordinates at their exact values, and their accelerations.
@@ -97,19 +101,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
     fn exact(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> (SVector<f64, N>, SVector<f64, N>, SVector<f64, N>) {
         let (mut q, mut qd) = (*q, *qd);
         let mut driven_acceleration = SVector::<f64, N>::zeros();
-        for k in 0..self.driven.len() {
-            let s = self.driven_state(k, t);
-            let i = self.driven[k].coordinate;
-            q[i] = s.value;
-            qd[i] = s.rate;
-            driven_acceleration[i] = s.acceleration;
+        for (k, d) in self.driven.iter().enumerate() {
+            let s = self.responses.state(k, t);
+            q[d.coordinate] = s.value;
+            qd[d.coordinate] = s.rate;
+            driven_acceleration[d.coordinate] = s.acceleration;
         }
         (q, qd, driven_acceleration)
     }
 
-    /// Accelerations of every coordinate and the actuators' generalized forces (non-zero on
-    /// the driven coordinates only) at time t.
-    pub fn solve(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> Result<(SVector<f64, N>, SVector<f64, N>), IntegrationError> {
+    /// Accelerations of every coordinate, with M and the net force M qdd balances (what the
+    /// actuators' forces are computed from).
+    #[inline]
+    fn accelerations(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>, SVector<f64, N>), IntegrationError> {
         let (q, qd, driven_acceleration) = self.exact(t, q, qd);
         let p = &self.simulation.params;
         let cache = R::cache(&q, p);
@@ -134,20 +138,24 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
             rhs[i] = driven_acceleration[i];
         }
         solve_spd_in_place(&mut reduced, &mut rhs).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
-        let acceleration = rhs;
-        let mut actuation = mass_matrix * acceleration - net;
-        for i in 0..N {
-            if !self.driven.iter().any(|d| d.coordinate == i) {
-                actuation[i] = 0.0;
-            }
+        Ok((rhs, mass_matrix, net))
+    }
+
+    /// Accelerations of every coordinate and the actuators' generalized forces (non-zero on
+    /// the driven coordinates only) at time t.
+    pub fn solve(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> Result<(SVector<f64, N>, SVector<f64, N>), IntegrationError> {
+        let (acceleration, mass_matrix, net) = self.accelerations(t, q, qd)?;
+        let all = mass_matrix * acceleration - net;
+        let mut actuation = SVector::<f64, N>::zeros();
+        for d in &self.driven {
+            actuation[d.coordinate] = all[d.coordinate];
         }
         Ok((acceleration, actuation))
     }
 
     /// Contact report at (t, x) with the driven coordinates at their exact values.
     pub fn report(&self, t: f64, x: &State<N>) -> ContactReport<N, C> {
-        let (q, qd, _) = self.exact(t, &x.q, &x.qd);
-        self.simulation.report(t, &State::new(q, qd))
+        self.simulation.report(t, &self.exact_state(t, x))
     }
 
     /// Runs from (t, x) to `t_end`: at every control period asks `commands` for the new
@@ -187,7 +195,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
 impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for PrescribedSimulation<R, N, C> {
     #[inline]
     fn acceleration(&mut self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>, qdd: &mut SVector<f64, N>) -> Result<(), IntegrationError> {
-        *qdd = self.solve(t, q, qd)?.0;
+        // The actuators' forces are not needed to step: only the accelerations.
+        *qdd = self.accelerations(t, q, qd)?.0;
         Ok(())
     }
 }

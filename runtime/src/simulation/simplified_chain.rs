@@ -14,7 +14,7 @@
 //! Coordinates: (p_x, p_y, theta_1), the centre of mass and the first link's heading; the
 //! curvatures are not state (they follow the responses in closed form).
 
-use crate::control::actuator_response::{ActuatorResponse, ResponseState};
+use crate::control::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
 use crate::environment::contact::FrictionLaw;
 use crate::environment::contact::ContactLaw;
 use crate::integration::integrator::{IntegrationError, SecondOrderSystem};
@@ -30,10 +30,8 @@ pub struct SimplifiedChain<const L: usize> {
     pub lengths: [f64; L],
     pub friction: FrictionLaw,
     pub gravity: f64,
-    responses: Vec<ActuatorResponse>,
-    starts: Vec<ResponseState>,
-    commands: Vec<f64>,
-    command_time: f64,
+    /// The segments' curvature responses with their held commands.
+    responses: HeldResponses,
 }
 
 /// The chain's shape at an instant: wheel positions and velocities, and headings.
@@ -84,10 +82,7 @@ impl<const L: usize> SimplifiedChain<L> {
             lengths,
             friction: contact.friction,
             gravity,
-            responses: responses.to_vec(),
-            starts: vec![ResponseState::default(); L - 1],
-            commands: vec![0.0; L - 1],
-            command_time: 0.0,
+            responses: HeldResponses::new(responses, vec![ResponseState::default(); L - 1], 0.0),
         })
     }
 
@@ -96,17 +91,16 @@ impl<const L: usize> SimplifiedChain<L> {
         if commands.len() != L - 1 {
             return Err(format!("{} commands for {} segments", commands.len(), L - 1));
         }
-        for k in 0..L - 1 {
-            self.starts[k] = self.curvature(k, t);
+        if let Some(bad) = commands.iter().position(|c| !c.is_finite()) {
+            return Err(format!("command for segment {} is not finite: {}", bad + 1, commands[bad]));
         }
-        self.commands.copy_from_slice(commands);
-        self.command_time = t;
+        self.responses.command(t, commands);
         Ok(())
     }
 
     /// Segment k's curvature, its rate and acceleration at t.
     pub fn curvature(&self, k: usize, t: f64) -> ResponseState {
-        self.responses[k].evolve(&self.starts[k], self.commands[k], (t - self.command_time).max(0.0))
+        self.responses.state(k, t)
     }
 
     /// Wheel positions and velocities for centre of mass p, heading theta_1 and their rates.
