@@ -1,6 +1,6 @@
 //! Criterion benches of the 6-link snake (003_011ffa2a91e05fc5): the generated kernels, forward
 //! dynamics, the full right-hand side with contact, and whole simulated runs; the soft snake's
-//! kernels; and forward dynamics of the scaling fixtures (planar snakes of 6 to 60 links).
+//! kernels; the valve-driven snake's two models; and forward dynamics of the scaling fixtures (planar snakes of 6 to 60 links).
 //!
 //! Run with `cargo bench --bench dynamics`; README.md lists the figures.
 
@@ -179,6 +179,47 @@ fn soft_snake(c: &mut Criterion) {
     group.finish();
 }
 
+/// The valve-driven snake of 001 mid-stroke: the complex model's right-hand side (prescribed
+/// curvatures, the base from the partitioned equations), the simplified model's, and one
+/// point of the speed map (12 s simulated) with each.
+fn wpi_snake(c: &mut Criterion) {
+    use softgen::{run_snake, SnakeModel, SnakeRun};
+    use softgen_generated::WpiSnake as W;
+    use softgen_runtime::{ActuatorResponse, ContactLaw, DrivenCoordinate, PrescribedSimulation, SimplifiedChain};
+    const WN: usize = 7;
+    const WC: usize = 5;
+    let p = <W as Model<WN, WC>>::Params::default();
+    let env = W::ENVIRONMENT;
+    let config = SimulationConfig { contact: env.contact_law(), terrain: env.terrain, gait: None, servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 5e-4 };
+    let responses: Vec<ActuatorResponse> = (0..4).map(|k| W::valve_response(k, &p).unwrap()).collect();
+    let driven: Vec<DrivenCoordinate> = W::VALVES.iter().zip(&responses).map(|(&coordinate, &response)| DrivenCoordinate { coordinate, response }).collect();
+    let mut x = State::<WN>::new(SVector::zeros(), SVector::zeros());
+    let mut complex = PrescribedSimulation::new(Simulation::<W, WN, WC>::new(p.clone(), config).unwrap(), &driven, 0.0, &x).unwrap();
+    complex.command(0.0, &[1.0, -1.0, 1.0, -1.0], &mut x).unwrap();
+    let (t, q, qd) = (0.05, SVector::<f64, WN>::from_fn(|i, _| 0.3 * (i as f64).sin()), SVector::<f64, WN>::from_fn(|i, _| 0.1 * (i as f64).cos()));
+    let contact: ContactLaw = env.contact_law();
+    let end = p.link_mass * p.channel_length.powi(2) / 3.0;
+    let mut simplified = SimplifiedChain::<5>::new([p.link_mass; 5], [end, 2.0 * end, 2.0 * end, 2.0 * end, end], [p.channel_length; 5], &contact, p.gravity, &responses).unwrap();
+    simplified.command(0.0, &[1.0, -1.0, 1.0, -1.0]).unwrap();
+    let mut group = c.benchmark_group("wpi_snake");
+    group.bench_function("complex model right-hand side (prescribed curvatures)", |b| {
+        let mut qdd = SVector::<f64, WN>::zeros();
+        b.iter(|| complex.acceleration(black_box(t), &q, &qd, &mut qdd).unwrap())
+    });
+    group.bench_function("simplified model right-hand side (eqs 10-12)", |b| {
+        let mut qdd = SVector::<f64, 3>::zeros();
+        let (q3, qd3) = (SVector::<f64, 3>::new(0.05, 0.01, 0.3), SVector::<f64, 3>::new(0.1, 0.02, -0.4));
+        b.iter(|| simplified.acceleration(black_box(t), &q3, &qd3, &mut qdd).unwrap())
+    });
+    group.sample_size(10);
+    for model in [SnakeModel::Complex, SnakeModel::Simplified] {
+        group.bench_function(format!("{} model, 12 s at 1.5 Hz, 48 kPa (one map point)", model.name()), |b| {
+            b.iter(|| run_snake(&SnakeRun::new(model, 1.5, 48.0, 0.0), 1000, |_| {}).unwrap())
+        });
+    }
+    group.finish();
+}
+
 /// One scaling fixture at a bent, moving state (q_j = 0.4 sin j, qd_j = 0.3 cos j): forward
 /// dynamics without contact both ways (the generated articulated-body algorithm, which the
 /// runtime uses, and M, C qd, G with a Cholesky solve), and the kernels apart.
@@ -223,6 +264,6 @@ fn scaling(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = kernels, runs, model_predictive_control, soft_snake, scaling
+    targets = kernels, runs, model_predictive_control, soft_snake, wpi_snake, scaling
 }
 criterion_main!(benches);
