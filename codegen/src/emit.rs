@@ -1340,6 +1340,42 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
             }
         }
     };
+    // Pneumatic muscles: only robots with muscles carry them.
+    let muscles = if robot.muscles.is_empty() {
+        quote!()
+    } else {
+        let mut infos = Vec::new();
+        let mut arms = Vec::new();
+        for (b, bank) in robot.muscles.iter().enumerate() {
+            let (body, first, count) = (&bank.body, idx(bank.first_coordinate), idx(bank.coordinates));
+            let (area, rated, lag) = (spec_expression(&bank.area), spec_expression(&bank.rated_pressure), spec_expression(&bank.pressure_lag));
+            for j in 0..3 {
+                let name = format!("{body}_muscle{}", j + 1);
+                infos.push(quote!(softgen_runtime::MuscleInfo { name: #name, body: #body, first_coordinate: #first, coordinates: #count },));
+                let gradient = match &bank.placement {
+                    None => {
+                        let unit = (0..3).map(|k| float(if k == j { 1.0 } else { 0.0 }));
+                        quote!([#(#unit),*])
+                    }
+                    Some((radius, angles)) => {
+                        let (r, l0, psi) = (spec_expression(radius), spec_expression(&bank.rest_length), spec_expression(&angles[j]));
+                        quote!([-(#r) * (#l0) * f64::cos(#psi), -(#r) * (#l0) * f64::sin(#psi), 0.0])
+                    }
+                };
+                let k = idx(3 * b + j);
+                arms.push(quote!(#k => Some(softgen_runtime::Muscle { area: #area, rated_pressure: #rated, pressure_lag: #lag, gradient: #gradient }),));
+            }
+        }
+        quote! {
+            const MUSCLES: &'static [softgen_runtime::MuscleInfo] = &[#(#infos)*];
+            fn muscle(index: usize, p: &Params) -> Option<softgen_runtime::Muscle> {
+                match index {
+                    #(#arms)*
+                    _ => None,
+                }
+            }
+        }
+    };
     // The spec's rules on its values, checked again after run-time changes.
     let checks: Vec<TokenStream> = robot
         .rules
@@ -1426,6 +1462,7 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
             };
             const GAIT: Option<GaitDefaults> = #gait;
             #valves
+            #muscles
     };
     Shared { params, constants }
 }

@@ -162,6 +162,24 @@ pub struct Valve {
     pub gain: Expr,
 }
 
+/// Three pneumatic muscles along a soft section, driven by pressure: each pulls on the
+/// section's coordinates through the gradient of its length change with respect to them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MuscleBank {
+    /// The section's body name, first coordinate and coordinate count.
+    pub body: String,
+    pub first_coordinate: usize,
+    pub coordinates: usize,
+    /// `Some((radius, angles))` on an inextensible section (length change
+    /// -r L0 (kappa_y cos psi + kappa_z sin psi)); `None` on an extensible one, whose
+    /// coordinates are the muscles' length changes.
+    pub placement: Option<(Expr, [Expr; 3])>,
+    pub rest_length: Expr,
+    pub area: Expr,
+    pub rated_pressure: Expr,
+    pub pressure_lag: Expr,
+}
+
 /// The travelling valve wave of eq 13: S_i = sign(sin(omega t + delay i) + offset).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValveGaitDefaults {
@@ -215,6 +233,8 @@ pub struct Robot {
     /// Valve-driven coordinates, in actuator order.
     pub valves: Vec<Valve>,
     pub valve_gait: Option<ValveGaitDefaults>,
+    /// Pneumatic muscle banks, in actuator order (three muscles each).
+    pub muscles: Vec<MuscleBank>,
     /// Rules the parameters must keep when changed at run time.
     pub rules: Vec<ParameterRule>,
 }

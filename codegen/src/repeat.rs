@@ -355,6 +355,14 @@ impl Template for Actuator {
                     },
                 )
             }),
+            radius: self.radius.as_ref().map(|v| with.value("radius", v)),
+            angles: self.angles.as_ref().map(|angles| {
+                let values = angles.get_ref().iter().enumerate().map(|(k, v)| with.value(&format!("angles[{k}]"), v)).collect();
+                Spanned::new(angles.span(), values)
+            }),
+            area: self.area.as_ref().map(|v| with.value("area", v)),
+            rated_pressure: self.rated_pressure.as_ref().map(|v| with.value("rated_pressure", v)),
+            pressure_lag: self.pressure_lag.as_ref().map(|v| with.value("pressure_lag", v)),
             repeat: None,
         }
     }

@@ -395,6 +395,19 @@ pub struct Actuator {
     pub torque_limit: Option<Spanned<Value>>,
     /// Solenoid valves: how the driven coordinate responds to the valve state.
     pub response: Option<Spanned<Response>>,
+    /// Pneumatic muscles on an inextensible section: their distance from the neutral axis
+    /// (m). Extensible sections carry it in their `section`.
+    pub radius: Option<Spanned<Value>>,
+    /// Pneumatic muscles on an inextensible section: their angles about the section's x
+    /// axis from +y (rad); default 0, 2 pi / 3, 4 pi / 3.
+    pub angles: Option<Spanned<Vec<Spanned<Value>>>>,
+    /// Pneumatic muscles: effective area, force per pressure (m^2).
+    pub area: Option<Spanned<Value>>,
+    /// Pneumatic muscles: the highest pressure they are rated for (bar).
+    pub rated_pressure: Option<Spanned<Value>>,
+    /// Pneumatic muscles: time constant of the first-order lag between commanded and
+    /// reached pressure (s); 0 for none.
+    pub pressure_lag: Option<Spanned<Value>>,
     #[serde(default)]
     pub repeat: Option<Spanned<Repeat>>,
 }

@@ -5,7 +5,7 @@ use crate::expr::{self, Expr, Number};
 use crate::repeat;
 use crate::model::{
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
-    ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault, Valve, ValveGaitDefaults,
+    ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault, Valve, MuscleBank, ValveGaitDefaults,
 };
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
 use softgen_runtime::physical_inertia;
@@ -373,6 +373,119 @@ impl Validator {
                 None
             }
         }
+    }
+
+    /// A positive (or, `strictly` false, non-negative) value of a muscle bank, a parameter
+    /// `<body>_<key>` when it is a literal.
+    #[allow(clippy::too_many_arguments)]
+    fn muscle_value(
+        &mut self,
+        value: &Spanned<Value>,
+        field: &str,
+        body: &str,
+        key: &str,
+        doc: &str,
+        strictly: bool,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Expr> {
+        let f = format!("{field}.{key}");
+        let e = self.parameterised(value, &f, format!("{body}_muscle_{key}"), format!("{doc} of the muscles of `{body}`."), parameters, auto)?;
+        self.rule(&f, if strictly { Rule::Positive } else { Rule::NonNegative }, vec![e.clone()]);
+        match e.evaluate(parameters) {
+            Ok(v) if v > 0.0 || (!strictly && v == 0.0) => Some(e),
+            Ok(v) => {
+                self.error(value.span(), &f, format!("must be {} 0, got {v}", if strictly { ">" } else { ">=" }));
+                None
+            }
+            Err(m) => {
+                self.error(value.span(), &f, m);
+                None
+            }
+        }
+    }
+
+    /// Three pneumatic muscles along a soft section: an extensible section's own actuators,
+    /// or muscles placed on an inextensible one by `radius` and `angles`.
+    fn muscle_bank(
+        &mut self,
+        a: &spec::Actuator,
+        field: &str,
+        body: &Body,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<MuscleBank> {
+        let bname = body.name.clone();
+        let Some(section) = &body.section else {
+            self.error(a.joint.span(), &format!("{field}.joint"), format!("pneumatic muscles drive a soft section, and `{bname}` is rigid"));
+            return None;
+        };
+        if let Some(l) = &a.torque_limit {
+            self.error(l.span(), &format!("{field}.torque_limit"), "pneumatic muscles are limited by `rated_pressure`; they have no torque limit");
+        }
+        if let Some(r) = &a.response {
+            self.error(r.span(), &format!("{field}.response"), "pneumatic muscles follow their pressure through `pressure_lag`; `response` is for solenoid valves");
+        }
+        let placement = match &section.kind {
+            SectionKind::Extensible { .. } => {
+                for (given, key) in [(a.radius.as_ref().map(|v| v.span()), "radius"), (a.angles.as_ref().map(|v| v.span()), "angles")] {
+                    if let Some(span) = given {
+                        self.error(span, &format!("{field}.{key}"), format!("the muscles of extensible section `{bname}` are its actuators: its `section` places them"));
+                    }
+                }
+                None
+            }
+            SectionKind::Inextensible => {
+                let radius = match &a.radius {
+                    Some(r) => self.muscle_value(r, field, &bname, "radius", "Distance from the neutral axis (m)", true, parameters, auto),
+                    None => {
+                        self.error(a.kind.span(), &format!("{field}.radius"), format!("missing: muscles on inextensible section `{bname}` need their distance from the neutral axis (m)"));
+                        None
+                    }
+                };
+                let angles: Option<[Expr; 3]> = match &a.angles {
+                    None => {
+                        let third = |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
+                        Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
+                    }
+                    Some(angles) if angles.get_ref().len() == 3 => {
+                        let parsed: Vec<Option<Expr>> =
+                            angles.get_ref().iter().enumerate().map(|(j, v)| self.value(v, &format!("{field}.angles[{j}]"), parameters)).collect();
+                        parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
+                    }
+                    Some(angles) => {
+                        self.error(angles.span(), &format!("{field}.angles"), format!("expected 3 angles, got {}", angles.get_ref().len()));
+                        None
+                    }
+                };
+                Some((radius?, angles?))
+            }
+            SectionKind::Planar { .. } => {
+                self.error(a.joint.span(), &format!("{field}.joint"), format!("pneumatic muscles drive extensible or inextensible sections; `{bname}` is planar (drive it with a valve pair)"));
+                return None;
+            }
+        };
+        let required = |v: &Option<Spanned<Value>>| v.clone();
+        let (Some(area), Some(rated)) = (required(&a.area), required(&a.rated_pressure)) else {
+            self.error(a.kind.span(), field, "pneumatic muscles need `area` (m^2, force per pressure) and `rated_pressure` (bar)");
+            return None;
+        };
+        let area = self.muscle_value(&area, field, &bname, "area", "Effective area, force per pressure (m^2)", true, parameters, auto);
+        let rated_pressure = self.muscle_value(&rated, field, &bname, "rated_pressure", "Highest rated pressure (bar)", true, parameters, auto);
+        let pressure_lag = match &a.pressure_lag {
+            Some(v) => self.muscle_value(v, field, &bname, "pressure_lag", "Time constant of the pressure lag (s)", false, parameters, auto),
+            None => Some(Expr::Num(Number::Rational(0, 1))),
+        };
+        Some(MuscleBank {
+            body: bname,
+            first_coordinate: section.first_coordinate,
+            coordinates: section.coordinates,
+            placement,
+            rest_length: section.rest_length.clone(),
+            area: area?,
+            rated_pressure: rated_pressure?,
+            pressure_lag: pressure_lag?,
+        })
     }
 
     /// A constant-curvature section: its coordinates (three actuator lengths, or two or one
@@ -1207,14 +1320,28 @@ impl Validator {
         // Actuators.
         let mut actuated = Vec::new();
         let mut valves = Vec::new();
+        let mut muscles = Vec::new();
         let mut torque_limit = f64::INFINITY;
         for (i, a) in spec.actuators.iter().enumerate() {
             let a = a.get_ref();
             let field = self.labels.actuator(i);
             let kind = *a.kind.get_ref();
-            if !matches!(kind, spec::ActuatorKind::JointTorque | spec::ActuatorKind::SolenoidValve) {
-                self.error(a.kind.span(), &format!("{field}.kind"), format!("{kind:?} actuators are not supported yet; use \"joint_torque\" or \"solenoid_valve\"").to_lowercase());
+            if kind == spec::ActuatorKind::Thruster {
+                self.error(a.kind.span(), &format!("{field}.kind"), "thruster actuators are not supported yet; use \"joint_torque\", \"solenoid_valve\" or \"pneumatic_muscle\"");
                 continue;
+            }
+            if kind != spec::ActuatorKind::PneumaticMuscle {
+                for (given, key) in [
+                    (a.radius.as_ref().map(|v| v.span()), "radius"),
+                    (a.angles.as_ref().map(|v| v.span()), "angles"),
+                    (a.area.as_ref().map(|v| v.span()), "area"),
+                    (a.rated_pressure.as_ref().map(|v| v.span()), "rated_pressure"),
+                    (a.pressure_lag.as_ref().map(|v| v.span()), "pressure_lag"),
+                ] {
+                    if let Some(span) = given {
+                        self.error(span, &format!("{field}.{key}"), "only pneumatic muscles have this field");
+                    }
+                }
             }
             let Some(&bi) = index_of.get(a.joint.get_ref()) else {
                 self.error(a.joint.span(), &format!("{field}.joint"), format!("no body named `{}`", a.joint.get_ref()));
@@ -1228,6 +1355,16 @@ impl Validator {
             let Some(body) = new_index.get(&bi).and_then(|&n| bodies.get(n)) else {
                 continue;
             };
+            if kind == spec::ActuatorKind::PneumaticMuscle {
+                if let Some(bank) = self.muscle_bank(a, &field, body, &mut parameters, &mut auto) {
+                    if muscles.iter().any(|m: &MuscleBank| m.body == bank.body) {
+                        self.error(a.joint.span(), &format!("{field}.joint"), format!("soft section `{}` already has its muscles", a.joint.get_ref()));
+                    } else {
+                        muscles.push(bank);
+                    }
+                }
+                continue;
+            }
             let coordinate = match (&body.joint, &body.section) {
                 (Some(j), _) => j.coordinate,
                 (None, Some(s)) if kind == spec::ActuatorKind::SolenoidValve && s.coordinates == 1 => Some(s.first_coordinate),
@@ -1386,6 +1523,7 @@ impl Validator {
             gait,
             valves,
             valve_gait,
+            muscles,
             rules: std::mem::take(&mut self.rules),
         })
     }

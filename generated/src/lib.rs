@@ -15,6 +15,7 @@
 use softgen_runtime::{RobotInfo, RobotVisitor};
 
 pub mod double_pendulum;
+pub mod pinniped;
 pub mod planar_soft_chain;
 pub mod rigid_soft_chain;
 pub mod snake_lateral_undulation;
@@ -34,6 +35,7 @@ pub mod spatial_tree;
 pub mod wpi_snake;
 
 pub use double_pendulum::DoublePendulum;
+pub use pinniped::Pinniped;
 pub use planar_soft_chain::PlanarSoftChain;
 pub use rigid_soft_chain::RigidSoftChain;
 pub use snake_lateral_undulation::SnakeLateralUndulation;
@@ -60,6 +62,13 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/double_pendulum.toml",
         dof: double_pendulum::DOF,
         contacts: double_pendulum::CONTACTS,
+    },
+    RobotInfo {
+        name: "pinniped",
+        description: "Soft-limbed pinniped of 002: four three-muscle limbs on a tetrahedral hub, floating",
+        spec: "model-specs/pinniped.toml",
+        dof: pinniped::DOF,
+        contacts: pinniped::CONTACTS,
     },
     RobotInfo {
         name: "planar_soft_chain",
@@ -138,6 +147,9 @@ pub fn visit_robot<V: RobotVisitor>(name: &str, visitor: V) -> Option<V::Output>
                         { double_pendulum::CONTACTS },
                     >()
             }
+            "pinniped" => {
+                visitor.visit::<Pinniped, { pinniped::DOF }, { pinniped::CONTACTS }>()
+            }
             "planar_soft_chain" => {
                 visitor
                     .visit::<
@@ -214,6 +226,7 @@ macro_rules! for_each_robot {
     ($callback:ident) => {
         $callback! {
             double_pendulum => DoublePendulum,
+            pinniped => Pinniped,
             planar_soft_chain => PlanarSoftChain,
             rigid_soft_chain => RigidSoftChain,
             snake_lateral_undulation => SnakeLateralUndulation,

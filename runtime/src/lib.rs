@@ -51,6 +51,7 @@ pub use integration::semi_implicit_euler::SemiImplicitEuler;
 
 // Soft-section kinematics.
 pub use soft::cc::{sinc_sqrt, versine_sqrt, Bending, SectionGeometry};
+pub use soft::limb::{robot_centre_of_gravity, CurveParameters, Limb, MountedLimb, OutOfReach, MAX_REACH_BEND};
 pub use soft::real::{Dual, Real};
 pub use soft::stumpff::stumpff;
 
@@ -58,6 +59,8 @@ pub use soft::stumpff::stumpff;
 pub use control::actuator_response::{ActuatorResponse, ResponseState};
 pub use control::admittance::{AdmittanceController, AdmittanceGains};
 pub use control::gait::Serpenoid;
+pub use control::limb_gait::{LimbGait, LimbMotion};
+pub use control::muscle_drive::{JointspaceToPressure, Muscle, MuscleDrive, MuscleInfo};
 pub use control::pd::JointPd;
 pub use control::rolling::{PneumaticMuscles, RollingGait};
 pub use control::valve_wave::ValveWave;

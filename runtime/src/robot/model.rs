@@ -4,6 +4,7 @@ use crate::environment::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
 use crate::control::actuator_response::ActuatorResponse;
 use crate::control::pd::JointPd;
 use crate::control::valve_wave::ValveWave;
+use crate::control::muscle_drive::{Muscle, MuscleInfo};
 use crate::environment::terrain::Terrain;
 use nalgebra::{SMatrix, SVector, Vector3};
 use std::fmt;
@@ -215,6 +216,14 @@ pub trait Model<const N: usize, const C: usize> {
     const VALVE_GAIT: Option<ValveWave> = None;
     /// How valve `index`'s coordinate responds to its state, with the parameters' values.
     fn valve_response(index: usize, p: &Self::Params) -> Option<ActuatorResponse> {
+        let _ = (index, p);
+        None
+    }
+
+    /// Pneumatic muscles, three per driven soft section, in actuator order.
+    const MUSCLES: &'static [MuscleInfo] = &[];
+    /// Muscle `index`'s area, rating, lag and length gradient with the parameters' values.
+    fn muscle(index: usize, p: &Self::Params) -> Option<Muscle> {
         let _ = (index, p);
         None
     }
