@@ -564,7 +564,7 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
     let rest = RestGeometry::new(&p);
     let radii: Vec<f64> = (1..4).map(|i| rest.tips[i].xy().norm()).collect();
     let heights: Vec<f64> = (1..4).map(|i| rest.tips[i].z).collect();
-    let spread = radii.iter().chain(&heights).fold(0.0f64, |m, v| m.max((v - if radii.contains(v) { radii[0] } else { heights[0] }).abs()));
+    let spread = (0..3).map(|i| (radii[i] - radii[0]).abs().max((heights[i] - heights[0]).abs())).fold(0.0, f64::max);
     lines.push(format!(
         "rest: lower tips {:.4} m from the hub axis at z = {:.4} m (eq 8 without a hub: 0.2263 and -0.0800; here the limbs start {:.3} m out), spread {:.1e} m",
         radii[0], heights[0], p.hub_radius, spread
