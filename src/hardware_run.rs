@@ -22,6 +22,9 @@ pub const SNAKE_RUN_CONFIG: &str = include_str!("../model-specs/snake_pedal_wave
 /// The lateral-undulation snake on passive wheels, with the goal of its model-predictive
 /// controller.
 pub const WHEELED_SNAKE_RUN_CONFIG: &str = include_str!("../model-specs/snake_lateral_undulation.run.toml");
+/// The pinniped's run configuration: twelve pressure regulators on a PCI-6703's analog
+/// outputs.
+pub const PINNIPED_RUN_CONFIG: &str = include_str!("../model-specs/pinniped.run.toml");
 
 /// Which controller drives the actuators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +64,11 @@ pub struct RunOptions {
     pub controller: ControllerChoice,
     /// The model-predictive controller's goal (m), in place of the run configuration's.
     pub goal: Option<Vector2<f64>>,
+    /// Limbed robots (the pinniped): the gait, its stride radius (m) and frequency (Hz);
+    /// default backward crawling at 0.10 m and 1.00 Hz.
+    pub limb_gait: Option<crate::pinniped::Gait>,
+    pub stride: Option<f64>,
+    pub gait_frequency: Option<f64>,
 }
 
 /// How a run ended.
@@ -133,14 +141,129 @@ fn try_realtime() {
     }
 }
 
+impl Run<'_> {
+    /// A robot driven by pressure-regulated muscles: the limb gait's pressures through the
+    /// output chain to a comedi card, a serial board or the simulated plant, whose muscles
+    /// read the regulators' voltages back.
+    fn run_muscles<R: Model<N, C>, const N: usize, const C: usize>(self, config: RunConfig, path: String) -> Result<RunReport, String> {
+        let o = self.options;
+        if o.amplitude.is_some() || o.temporal_frequency.is_some() || o.spatial_frequency.is_some() || o.offset.is_some() {
+            return Err(format!("--amplitude, --temporal-frequency, --spatial-frequency and --offset set a serpenoid gait; `{}` runs a limb gait (--limb-gait, --stride, --gait-frequency)", R::NAME));
+        }
+        if matches!(o.controller, ControllerChoice::Mpc) {
+            return Err(format!("the mpc controller steers serpenoid gaits; `{}` runs a limb gait", R::NAME));
+        }
+        if R::NAME != "pinniped" {
+            return Err(format!("robot `{}` has muscles, but the only limb gaits are the pinniped's", R::NAME));
+        }
+        let gait = o.limb_gait.unwrap_or(crate::pinniped::Gait::Backward);
+        let stride = o.stride.unwrap_or(0.10);
+        let frequency = o.gait_frequency.unwrap_or(1.0);
+        let settle = 1.0;
+        let controller = crate::pinniped::pressure_controller(gait, stride, frequency, settle, R::ACTUATED.len())?;
+        let loop_config = LoopConfig {
+            rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
+            duration: o.duration,
+            command_timeout: config.safety.command_timeout,
+        };
+        loop_config.validate()?;
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let actuators: Vec<&str> = R::ACTUATED.iter().map(|&i| R::COORDINATES[i].name).chain(R::MUSCLES.iter().map(|m| m.name)).collect();
+        println!("robot       {}", R::NAME);
+        println!("config      {path}");
+        println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
+        println!("controller  {}: stride radius {stride} m, {frequency} Hz, after {settle} s at 0 bar; ceiling {} bar", gait.name(), config.safety.pressure_ceiling);
+        for (j, c) in config.channels.iter().enumerate() {
+            println!("channel     actuator {j} ({}) -> {c:?}", actuators[j]);
+        }
+        let mut controller = controller;
+        if o.dry_run {
+            println!("dry run: the commands a quarter cycle into the gait, no device touched");
+            let mut printer = Printer { periods: 0 };
+            let mut commands = vec![ActuatorCommand::Pressure(0.0); config.channels.len()];
+            let dt = 1.0 / loop_config.rate_hz;
+            let t = settle + 0.25 / frequency;
+            controller(t, &mut commands)?;
+            chain.send(&mut printer, t, dt, &commands).map_err(|e| e.to_string())?;
+            println!("safe state:");
+            chain.safe_state(&mut printer, t + dt).map_err(|e| e.to_string())?;
+            return Ok(RunReport { stats: None, fault: None, mpc: None });
+        }
+        if o.realtime {
+            try_realtime();
+        }
+        if let Some(path) = &o.comedi_device {
+            let device = open_comedi(path, &config.channels)?;
+            let (pending_record, record) = PendingFile::create(&o.record)?;
+            let mut device = Recorder::new(device, record, 100).map_err(|e| e.0)?;
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, None);
+        }
+        if let Some(port) = &o.serial_port {
+            let board = crate::serial::SerialDevice::open(port, o.ack_timeout)?;
+            let (pending_record, record) = PendingFile::create(&o.record)?;
+            let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, None);
+        }
+        // Hardware in the loop: every regulator's voltage is read back as its muscle's
+        // commanded pressure.
+        let mut regulators = Vec::new();
+        for (j, c) in config.channels.iter().enumerate().skip(R::ACTUATED.len()) {
+            match c {
+                softgen_runtime::Channel::PressureRegulator { channel, map, .. } => regulators.push((*channel, j - R::ACTUATED.len(), map.clone())),
+                other => return Err(format!("{path}: the simulated plant reads muscles from pressure regulators; `{}` has {other:?}", actuators[j])),
+            }
+        }
+        let env = R::ENVIRONMENT;
+        let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
+        let plant_config = SimulationConfig {
+            contact,
+            terrain,
+            gait: None,
+            servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+            admittance: None,
+            control_period: 1.0 / loop_config.rate_hz,
+        };
+        let simulation = Simulation::<R, N, C>::new(Default::default(), plant_config)?;
+        let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+        let step = (1.0 / loop_config.rate_hz).min(0.001);
+        let mut plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let (pending_trajectory, trajectory) = PendingFile::create(&o.trajectory)?;
+        let mut trajectory = std::io::BufWriter::new(trajectory);
+        let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
+        writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
+        plant.observe(Box::new(move |t, x| {
+            let _ = write!(trajectory, "{t}");
+            for v in x.q.iter() {
+                let _ = write!(trajectory, ",{v}");
+            }
+            let _ = writeln!(trajectory);
+        }));
+        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+        let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+        let plant = device.into_inner();
+        let moved = plant.as_ref().ok().map(|p| (p.state.q[0], p.state.q[1], p.state.q[3]));
+        let report = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+        if let Some((x, y, heading)) = moved {
+            println!("plant       hub at ({x:.3}, {y:.3}) m, heading {heading:.3} rad");
+        }
+        Ok(report)
+    }
+}
+
 impl RobotVisitor for Run<'_> {
     type Output = Result<RunReport, String>;
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
         let o = self.options;
+        // Joint actuators, then muscles (a muscle takes pressure, like an actuator length).
         let actuated: Vec<(&str, CoordinateKind)> = R::ACTUATED
             .iter()
             .map(|&i| (R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name), R::COORDINATES[i].kind))
+            .chain(R::MUSCLES.iter().map(|m| (m.name, CoordinateKind::ActuatorLength)))
             .collect();
         let (path, text) = match &o.config {
             Some(p) => (p.to_string_lossy().to_string(), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
@@ -148,11 +271,18 @@ impl RobotVisitor for Run<'_> {
             None if R::NAME == "snake_lateral_undulation" => {
                 ("model-specs/snake_lateral_undulation.run.toml".to_string(), WHEELED_SNAKE_RUN_CONFIG.to_string())
             }
+            None if R::NAME == "pinniped" => ("model-specs/pinniped.run.toml".to_string(), PINNIPED_RUN_CONFIG.to_string()),
             None => return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME)),
         };
         let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
         if let Some(terrain) = config.environment.terrain {
             terrain.fits(R::PLANE).map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
+        }
+        if !R::MUSCLES.is_empty() {
+            return self.run_muscles::<R, N, C>(config, path);
+        }
+        if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
+            return Err(format!("--limb-gait, --stride and --gait-frequency drive limbed robots; `{}` has no muscles", R::NAME));
         }
         let gait_defaults = R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait to run", R::NAME))?;
         let gait = Serpenoid {

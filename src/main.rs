@@ -260,6 +260,26 @@ struct RunArgs {
     /// the run configuration's [mpc] goal.
     #[arg(long, value_parser = parse_goal, allow_hyphen_values = true)]
     goal: Option<nalgebra::Vector2<f64>>,
+    /// Limbed robots (the pinniped): the gait; default backward.
+    #[arg(long, value_enum)]
+    limb_gait: Option<LimbGaitName>,
+    /// Limbed robots: stride radius of the circling limbs (m); default 0.10.
+    #[arg(long, allow_hyphen_values = true)]
+    stride: Option<f64>,
+    /// Limbed robots: gait cycles per second (Hz); default 1.00.
+    #[arg(long, allow_hyphen_values = true)]
+    gait_frequency: Option<f64>,
+}
+
+/// The pinniped's gaits (002, section III).
+#[derive(Clone, Copy, ValueEnum)]
+enum LimbGaitName {
+    Forward,
+    Backward,
+    TurnLeft,
+    TurnRight,
+    InPlaceCw,
+    InPlaceCcw,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -342,6 +362,16 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
             ControllerName::Mpc => softgen::ControllerChoice::Mpc,
         },
         goal: args.goal,
+        limb_gait: args.limb_gait.map(|g| match g {
+            LimbGaitName::Forward => softgen::Gait::Forward,
+            LimbGaitName::Backward => softgen::Gait::Backward,
+            LimbGaitName::TurnLeft => softgen::Gait::CrawlTurn { left: true },
+            LimbGaitName::TurnRight => softgen::Gait::CrawlTurn { left: false },
+            LimbGaitName::InPlaceCw => softgen::Gait::InPlace { counterclockwise: false },
+            LimbGaitName::InPlaceCcw => softgen::Gait::InPlace { counterclockwise: true },
+        }),
+        stride: args.stride,
+        gait_frequency: args.gait_frequency,
     };
     let report = softgen::run_on_device(&options, stop)?;
     match report.fault {

@@ -477,3 +477,37 @@ pub fn run_trials(trials: &[Trial]) -> Vec<Result<TrialOutcome, String>> {
     });
     results
 }
+
+/// The gait as pressure commands for the output chain: before `settle` seconds every muscle
+/// at 0 bar, then the gait's pressures (bar, before the chain's ceiling) in muscle order on
+/// the commands from `first` on. For hardware runs and hardware in the loop.
+pub fn pressure_controller(
+    gait: Gait,
+    stride: f64,
+    frequency: f64,
+    settle: f64,
+    first: usize,
+) -> Result<impl FnMut(f64, &mut [softgen_runtime::ActuatorCommand]) -> Result<(), String>, String> {
+    let p = Params::default();
+    let limbs = limbs(&p);
+    let map = pressure_map(&p)?;
+    let rest = RestGeometry::new(&p);
+    if !(stride.is_finite() && stride >= 0.0) {
+        return Err(format!("--stride must be a finite radius >= 0 m, got {stride}"));
+    }
+    if !(frequency.is_finite() && frequency > 0.0 && frequency <= 100.0) {
+        return Err(format!("--gait-frequency must be in (0, 100] Hz, got {frequency}"));
+    }
+    let limb_gait = LimbGait { frequency, samples_per_cycle: 100, limbs: rest.motions(gait, stride) };
+    limb_gait.validate(&limbs)?;
+    Ok(move |t: f64, commands: &mut [softgen_runtime::ActuatorCommand]| -> Result<(), String> {
+        if commands.len() < first + MUSCLES {
+            return Err(format!("{} commands for {} muscles from command {first}", commands.len(), MUSCLES));
+        }
+        let pressures = if t < settle { [[0.0; 3]; SECTIONS] } else { limb_gait.pressures(t - settle, &limbs, &map).map_err(|e| e.to_string())? };
+        for i in 0..MUSCLES {
+            commands[first + i] = softgen_runtime::ActuatorCommand::Pressure(pressures[i / 3][i % 3]);
+        }
+        Ok(())
+    })
+}

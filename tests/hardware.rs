@@ -38,6 +38,9 @@ fn options(dir: &Path, duration: f64) -> RunOptions {
         offset: None,
         controller: softgen::ControllerChoice::Gait,
         goal: None,
+        limb_gait: None,
+        stride: None,
+        gait_frequency: None,
     }
 }
 
@@ -143,4 +146,62 @@ fn bad_run_configuration_is_reported_with_its_line() {
     let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
     assert!(e.contains("bad.run.toml:") && e.contains("`link9` is not an actuated joint"), "{e}");
     assert!(!o.record.exists(), "nothing written for a rejected configuration");
+}
+
+/// The pinniped's run configuration with a relaxed watchdog and the ceiling given.
+fn pinniped_options(dir: &Path, duration: f64, ceiling: f64) -> RunOptions {
+    let text = softgen::PINNIPED_RUN_CONFIG
+        .replace("command_timeout = 0.05", "command_timeout = 10.0")
+        .replace("pressure_ceiling = 3.0", &format!("pressure_ceiling = {ceiling:?}"));
+    let path = dir.join("pinniped.run.toml");
+    std::fs::write(&path, text).unwrap();
+    RunOptions { robot: "pinniped".into(), config: Some(path), ..options(dir, duration) }
+}
+
+/// The analog values of a recording: (t, channel, volts).
+fn analog_values(path: &Path) -> Vec<(f64, u16, f64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1] == "analog").then(|| (f[0].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn pinniped_crawls_backwards_in_the_loop_through_twelve_regulators_under_the_ceiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = pinniped_options(dir.path(), 3.0, 3.0);
+    let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    assert_eq!(report.stats.unwrap().periods, 3001);
+    let values = analog_values(&o.record);
+    let channels: std::collections::BTreeSet<u16> = values.iter().map(|v| v.1).collect();
+    assert_eq!(channels, (0..12).collect());
+    // 0-10 V for 0-9 bar: the 3 bar ceiling is 3.33 V. Zero until the gait starts at 1 s,
+    // and every regulator vented at the end.
+    assert!(values.iter().all(|v| v.2 >= 0.0 && v.2 <= 10.0 * 3.0 / 9.0 + 1e-12));
+    assert!(values.iter().filter(|v| v.0 < 0.999).all(|v| v.2 == 0.0));
+    let last_time = values.last().unwrap().0;
+    assert!(values.iter().filter(|v| v.0 == last_time).all(|v| v.2 == 0.0));
+    // The plant crawled backwards (-x) once the gait began.
+    let trajectory = std::fs::read_to_string(&o.trajectory).unwrap();
+    let last = trajectory.lines().last().unwrap();
+    let x: f64 = last.split(',').nth(1).unwrap().parse().unwrap();
+    assert!(x < -0.03, "hub x {x} m");
+}
+
+#[test]
+fn pinniped_ceiling_caps_every_regulator() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = pinniped_options(dir.path(), 2.0, 1.0);
+    let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let values = analog_values(&o.record);
+    let highest = values.iter().map(|v| v.2).fold(0.0, f64::max);
+    // The gait asks up to 1.7 bar (the held head); the chain passes 1 bar, 1.11 V.
+    assert!((highest - 10.0 / 9.0).abs() < 1e-9, "{highest}");
 }

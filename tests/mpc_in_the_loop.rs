@@ -32,6 +32,9 @@ fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
         offset: None,
         controller: ControllerChoice::Mpc,
         goal: None,
+        limb_gait: None,
+        stride: None,
+        gait_frequency: None,
     };
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);

@@ -139,6 +139,29 @@ impl PressureMap {
         }
     }
 
+    /// The pressure a regulator sets for a voltage: the inverse of [`PressureMap::volts`]
+    /// (both are monotonic), clamped to the map's range. What a simulated plant reads back.
+    pub fn bar(&self, volts: f64) -> f64 {
+        match self {
+            PressureMap::Linear { full_scale_bar, volts_min, volts_max } => {
+                (full_scale_bar * (volts - volts_min) / (volts_max - volts_min)).clamp(0.0, *full_scale_bar)
+            }
+            PressureMap::Table(points) => {
+                let first = points[0];
+                let last = points[points.len() - 1];
+                if volts <= first.1 {
+                    return first.0;
+                }
+                if volts >= last.1 {
+                    return last.0;
+                }
+                let i = points.partition_point(|p| p.1 <= volts).max(1) - 1;
+                let ((p0, v0), (p1, v1)) = (points[i], points[i + 1]);
+                p0 + (p1 - p0) * (volts - v0) / (v1 - v0)
+            }
+        }
+    }
+
     /// Reads a calibration table: one `bar,volts` pair a line; `#` comments and a header
     /// line of words are skipped. Errors name the file and line.
     pub fn table_from_csv(path: &str, text: &str) -> Result<PressureMap, ChainError> {
@@ -241,6 +264,17 @@ mod tests {
         assert_eq!(map.volts(2.5), 5.0);
         assert_eq!(map.volts(7.0), 10.0);
         assert_eq!(map.volts(-1.0), 0.0);
+    }
+
+    #[test]
+    fn bar_inverts_volts() {
+        let linear = PressureMap::Linear { full_scale_bar: 9.0, volts_min: 0.0, volts_max: 10.0 };
+        let table = PressureMap::table_from_csv("t.csv", "0,0.1\n1,2.0\n3,6.2\n").unwrap();
+        for map in [linear, table] {
+            for bar in [0.0, 0.4, 1.0, 2.2, 3.0] {
+                assert!((map.bar(map.volts(bar)) - bar).abs() < 1e-12, "{map:?} {bar}");
+            }
+        }
     }
 
     #[test]

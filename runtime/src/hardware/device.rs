@@ -2,7 +2,8 @@
 //! logs every value with its time to CSV around any device, and a replayer that feeds a
 //! recording back to any device.
 
-use crate::hardware::actuation::DeviceValue;
+use crate::control::muscle_drive::Muscle;
+use crate::hardware::actuation::{DeviceValue, PressureMap};
 use crate::integration::integrator::{IntegrationError, Integrator};
 use crate::robot::model::Model;
 use crate::integration::rk4::RungeKutta4;
@@ -35,15 +36,44 @@ pub trait Device {
     }
 }
 
+/// A pressure regulator of the plant: the analog channel it listens on, the map that turns
+/// its voltage back into pressure, and the muscle it feeds with its lag.
+#[derive(Clone, Debug)]
+struct RegulatedMuscle {
+    channel: u16,
+    map: PressureMap,
+    muscle: Muscle,
+    first_coordinate: usize,
+    coordinates: usize,
+    /// Commanded and reached pressure (bar).
+    commanded: f64,
+    reached: f64,
+}
+
+impl RegulatedMuscle {
+    /// The reached pressure `elapsed` seconds on, under the held command.
+    fn after(&self, elapsed: f64) -> f64 {
+        let tau = self.muscle.pressure_lag;
+        if tau > 0.0 {
+            self.commanded + (self.reached - self.commanded) * (-elapsed / tau).exp()
+        } else {
+            self.commanded
+        }
+    }
+}
+
 /// Hardware in the loop: the generated model integrated in step with the commands it is
 /// sent, so the controller cannot tell it from the robot. Servo board values (channel j =
-/// actuated joint j) become the set points of the model's joint servos.
+/// actuated joint j) become the set points of the model's joint servos; analog values on
+/// the channels of [`SimulatedPlant::connect_muscles`] become the pressures of the robot's
+/// muscles, which reach them through each muscle's lag.
 pub struct SimulatedPlant<R: Model<N, C>, const N: usize, const C: usize> {
     pub simulation: Simulation<R, N, C>,
     pub state: State<N>,
     pub time: f64,
     integrator: RungeKutta4,
     targets: SVector<f64, N>,
+    muscles: Vec<RegulatedMuscle>,
     /// Called after each period with (t, state): where the plant's trajectory is recorded.
     observer: Option<Box<dyn FnMut(f64, &State<N>) + Send>>,
 }
@@ -57,8 +87,54 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
             time: 0.0,
             integrator: RungeKutta4::new(step)?,
             targets: SVector::zeros(),
+            muscles: Vec::new(),
             observer: None,
         })
+    }
+
+    /// Connects regulators to the robot's muscles: `(analog channel, muscle index in
+    /// R::MUSCLES, the regulator's map)`. Refuses unknown muscles and channels used twice.
+    pub fn connect_muscles(&mut self, regulators: &[(u16, usize, PressureMap)]) -> Result<(), DeviceError> {
+        let mut muscles = Vec::with_capacity(regulators.len());
+        for (channel, index, map) in regulators {
+            let info = R::MUSCLES
+                .get(*index)
+                .ok_or_else(|| DeviceError(format!("simulated plant: robot `{}` has no muscle {index}", R::NAME)))?;
+            let muscle = R::muscle(*index, &self.simulation.params)
+                .ok_or_else(|| DeviceError(format!("simulated plant: muscle `{}` has no values", info.name)))?;
+            muscle.validate().map_err(|e| DeviceError(format!("simulated plant: muscle `{}`: {e}", info.name)))?;
+            if muscles.iter().any(|m: &RegulatedMuscle| m.channel == *channel) {
+                return Err(DeviceError(format!("simulated plant: analog channel {channel} feeds two muscles")));
+            }
+            muscles.push(RegulatedMuscle {
+                channel: *channel,
+                map: map.clone(),
+                muscle,
+                first_coordinate: info.first_coordinate,
+                coordinates: info.coordinates,
+                commanded: 0.0,
+                reached: 0.0,
+            });
+        }
+        self.muscles = muscles;
+        Ok(())
+    }
+
+    /// The muscles' reached pressures (bar), in the order they were connected.
+    pub fn muscle_pressures(&self) -> impl Iterator<Item = f64> + '_ {
+        self.muscles.iter().map(|m| m.reached)
+    }
+
+    /// The muscles' generalized force with their pressures `elapsed` seconds on.
+    fn muscle_forces(&self, elapsed: f64) -> SVector<f64, N> {
+        let mut force = SVector::zeros();
+        for m in &self.muscles {
+            let f = m.after(elapsed) * 1e5 * m.muscle.area;
+            for k in 0..m.coordinates {
+                force[m.first_coordinate + k] += f * m.muscle.gradient[k];
+            }
+        }
+        force
     }
 
     pub fn observe(&mut self, observer: Box<dyn FnMut(f64, &State<N>) + Send>) {
@@ -75,14 +151,34 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R
         // The commands of period k act from t_k on; first bring the plant up to t_k under the
         // previous commands (zero-order hold), then apply the new ones.
         if t > self.time {
+            let elapsed = t - self.time;
+            if !self.muscles.is_empty() {
+                // The muscles' pressures over the period, from the lag at its middle.
+                let forces = self.muscle_forces(0.5 * elapsed);
+                self.simulation.set_actuator_forces(&forces);
+            }
             self.integrator
                 .integrate_to(&mut self.simulation, &mut self.time, &mut self.state, t)
                 .map_err(|e| DeviceError(format!("simulated plant: {e}")))?;
+            for m in &mut self.muscles {
+                m.reached = m.after(elapsed);
+            }
         }
         let mut switched_off = false;
         for v in values {
             let j = v.channel() as usize;
             match *v {
+                DeviceValue::Analog { channel, volts } => {
+                    let m = self
+                        .muscles
+                        .iter_mut()
+                        .find(|m| m.channel == channel)
+                        .ok_or_else(|| DeviceError(format!("simulated plant: no muscle on analog channel {channel}")))?;
+                    if !volts.is_finite() {
+                        return Err(DeviceError(format!("simulated plant: analog channel {channel} got {volts} V")));
+                    }
+                    m.commanded = m.map.bar(volts);
+                }
                 DeviceValue::Board { value, .. } if j < R::ACTUATED.len() => self.targets[j] = value,
                 DeviceValue::Off { .. } if j < R::ACTUATED.len() => switched_off = true,
                 _ => return Err(DeviceError(format!("simulated plant: no actuated joint on {} channel {j}", v.kind()))),
