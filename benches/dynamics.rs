@@ -1,6 +1,6 @@
 //! Criterion benches of the 6-link snake (003_011ffa2a91e05fc5): the generated kernels, forward
 //! dynamics, the full right-hand side with contact, and whole simulated runs; the soft snake's
-//! kernels; the valve-driven snake's two models; and forward dynamics of the scaling fixtures (planar snakes of 6 to 60 links).
+//! kernels; the valve-driven snake's two models; the pinniped's kernels and one trial; and forward dynamics of the scaling fixtures (planar snakes of 6 to 60 links).
 //!
 //! Run with `cargo bench --bench dynamics`; README.md lists the figures.
 
@@ -220,6 +220,43 @@ fn wpi_snake(c: &mut Criterion) {
     group.finish();
 }
 
+/// The pinniped (002) mid-gait: its kernels, the right-hand side with contact and muscle
+/// forces, and one 15 s trial of the protocol.
+fn pinniped(c: &mut Criterion) {
+    use softgen::{run_trial, Gait, Trial};
+    use softgen_generated::Pinniped as P;
+    const PN: usize = 14;
+    const PC: usize = 55;
+    let p = <P as Model<PN, PC>>::Params::default();
+    // The state 1.5 s into backward crawling at 0.10 m, 1 Hz.
+    let mut trial = Trial::new(Gait::Backward, 0.10, 1.0);
+    trial.duration = 0.5;
+    let outcome = run_trial(&trial, |_| {}).unwrap();
+    let (q, qd) = {
+        let s = outcome.samples.last().unwrap();
+        (s.q, SVector::<f64, PN>::from_fn(|i, _| 0.05 * (i as f64).cos()))
+    };
+    let env = P::ENVIRONMENT;
+    let config = SimulationConfig { contact: env.contact_law(), terrain: env.terrain, gait: None, servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 1e-3 };
+    let mut sim = Simulation::<P, PN, PC>::new(p.clone(), config).unwrap();
+    let k = P::cache(&q, &p);
+    let (mut m, mut v) = (SMatrix::<f64, PN, PN>::zeros(), SVector::<f64, PN>::zeros());
+    let active = sim.report(0.0, &State::new(q, qd)).active;
+    let mut group = c.benchmark_group("pinniped");
+    group.bench_function("cache (limb slices and skin rings)", |b| b.iter(|| P::cache(black_box(&q), &p)));
+    group.bench_function("mass_matrix (4 x 4 disc slices)", |b| b.iter(|| P::mass_matrix_into(black_box(&q), &p, &k, &mut m)));
+    group.bench_function("coriolis (C qd)", |b| b.iter(|| P::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
+    group.bench_function(format!("full right-hand side with contact ({active} of 55 points touching)"), |b| {
+        let mut qdd = SVector::<f64, PN>::zeros();
+        b.iter(|| sim.acceleration(0.0, black_box(&q), &qd, &mut qdd).unwrap())
+    });
+    group.sample_size(10);
+    group.bench_function("one trial: 1 s settling and 15 s of backward crawling, semi-implicit Euler 0.5 ms", |b| {
+        b.iter(|| run_trial(&Trial::new(Gait::Backward, 0.10, 1.0), |_| {}).unwrap())
+    });
+    group.finish();
+}
+
 /// One scaling fixture at a bent, moving state (q_j = 0.4 sin j, qd_j = 0.3 cos j): forward
 /// dynamics without contact both ways (the generated articulated-body algorithm, which the
 /// runtime uses, and M, C qd, G with a Cholesky solve), and the kernels apart.
@@ -264,6 +301,6 @@ fn scaling(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = kernels, runs, model_predictive_control, soft_snake, wpi_snake, scaling
+    targets = kernels, runs, model_predictive_control, soft_snake, wpi_snake, pinniped, scaling
 }
 criterion_main!(benches);
