@@ -250,6 +250,18 @@ fn pinniped(c: &mut Criterion) {
         let mut qdd = SVector::<f64, PN>::zeros();
         b.iter(|| sim.acceleration(0.0, black_box(&q), &qd, &mut qdd).unwrap())
     });
+    let limb = softgen_runtime::Limb { length: p.limb_length, muscle_radius: p.muscle_radius };
+    group.bench_function("limb inverse kinematics (eq 7, one tip target)", |b| b.iter(|| limb.inverse(black_box(0.061), black_box(-0.079)).unwrap()));
+    let gait = softgen_runtime::LimbGait {
+        frequency: 1.0,
+        samples_per_cycle: 100,
+        limbs: softgen::RestGeometry::new(&p).motions(Gait::InPlace { counterclockwise: true }, 0.10),
+    };
+    let map = softgen::pressure_map(&p).unwrap();
+    let limbs = softgen::limbs(&p);
+    group.bench_function("gait pressures of all 12 muscles (4 circles through eq 7, eq 1, the map)", |b| {
+        b.iter(|| gait.pressures(black_box(0.37), &limbs, &map).unwrap())
+    });
     group.sample_size(10);
     group.bench_function("one trial: 1 s settling and 15 s of backward crawling, semi-implicit Euler 0.5 ms", |b| {
         b.iter(|| run_trial(&Trial::new(Gait::Backward, 0.10, 1.0), |_| {}).unwrap())

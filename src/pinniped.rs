@@ -321,14 +321,20 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
     let mut next_cycle = trial.settle;
     let mut start_pose = None;
     let mut forces = SVector::<f64, DOF>::zeros();
+    let mut last_sample = f64::NAN;
     for k in 0..=steps {
         if t >= trial.settle - 1e-12 {
             if start_pose.is_none() {
                 start_pose = Some(x.q);
             }
-            let commands = gait.pressures(t - trial.settle, &limbs, &map).map_err(|e| e.to_string())?;
-            let flat: [f64; MUSCLES] = std::array::from_fn(|i| commands[i / 3][i % 3]);
-            drive.command(&flat)?;
+            // A new trajectory point only every 1 / (100 f) s.
+            let sample = gait.sample_time(t - trial.settle);
+            if sample != last_sample {
+                last_sample = sample;
+                let commands = gait.pressures(t - trial.settle, &limbs, &map).map_err(|e| e.to_string())?;
+                let flat: [f64; MUSCLES] = std::array::from_fn(|i| commands[i / 3][i % 3]);
+                drive.command(&flat)?;
+            }
         }
         if t >= next_cycle - 1e-9 {
             per_cycle.push((x.q[0], x.q[1]));
@@ -355,11 +361,8 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
         }
         let next = ((k + 1) as f64 * trial.control_period).min(end);
         // The reached pressures over this period, from the lag's closed form at its middle.
-        let held = drive.clone();
-        drive.advance(0.5 * (next - t));
-        drive.generalized_force_into(&mut forces);
+        drive.generalized_force_after_into(0.5 * (next - t), &mut forces);
         sim.set_actuator_forces(&forces);
-        drive = held;
         drive.advance(next - t);
         match integrator.integrate_to(&mut sim, &mut t, &mut x, next) {
             Ok(n) => evaluations += n,

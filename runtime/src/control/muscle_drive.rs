@@ -104,21 +104,35 @@ impl<const M: usize> MuscleDrive<M> {
         Ok(())
     }
 
+    /// Muscle `i`'s pressure `elapsed` seconds on under its held command.
+    fn pressure_after(&self, i: usize, elapsed: f64) -> f64 {
+        let tau = self.muscles[i].pressure_lag;
+        if tau > 0.0 {
+            self.commands[i] + (self.pressures[i] - self.commands[i]) * (-elapsed / tau).exp()
+        } else {
+            self.commands[i]
+        }
+    }
+
     /// Advances the reached pressures by `elapsed` seconds under the held commands.
     pub fn advance(&mut self, elapsed: f64) {
         for i in 0..M {
-            let tau = self.muscles[i].pressure_lag;
-            self.pressures[i] = if tau > 0.0 {
-                self.commands[i] + (self.pressures[i] - self.commands[i]) * (-elapsed / tau).exp()
-            } else {
-                self.commands[i]
-            };
+            self.pressures[i] = self.pressure_after(i, elapsed);
         }
     }
 
     /// Generalized force of the reached pressures, written into `out` (other entries
     /// untouched but for the sections' coordinates, which are overwritten).
     pub fn generalized_force_into<const N: usize>(&self, out: &mut SVector<f64, N>) {
+        self.generalized_force_after_into(0.0, out);
+    }
+
+    /// Generalized force of the pressures `elapsed` seconds on under the held commands
+    /// (the reached pressures are not advanced), written as [`generalized_force_into`]
+    /// writes it.
+    ///
+    /// [`generalized_force_into`]: MuscleDrive::generalized_force_into
+    pub fn generalized_force_after_into<const N: usize>(&self, elapsed: f64, out: &mut SVector<f64, N>) {
         for i in 0..M {
             let info = &self.info[i];
             for k in 0..info.coordinates {
@@ -127,7 +141,7 @@ impl<const M: usize> MuscleDrive<M> {
         }
         for i in 0..M {
             let info = &self.info[i];
-            let force = self.pressures[i] * 1e5 * self.muscles[i].area;
+            let force = self.pressure_after(i, elapsed) * 1e5 * self.muscles[i].area;
             for k in 0..info.coordinates {
                 out[info.first_coordinate + k] += force * self.muscles[i].gradient[k];
             }
