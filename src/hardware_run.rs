@@ -192,19 +192,8 @@ impl Run<'_> {
         if o.realtime {
             try_realtime();
         }
-        if let Some(path) = &o.comedi_device {
-            let device = open_comedi(path, &config.channels)?;
-            let (pending_record, record) = PendingFile::create(&o.record)?;
-            let mut device = Recorder::new(device, record, 100).map_err(|e| e.0)?;
-            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, None);
-        }
-        if let Some(port) = &o.serial_port {
-            let board = crate::serial::SerialDevice::open(port, o.ack_timeout)?;
-            let (pending_record, record) = PendingFile::create(&o.record)?;
-            let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
-            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, None);
+        if let Some(report) = run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)? {
+            return Ok(report);
         }
         // Hardware in the loop: every regulator's voltage is read back as its muscle's
         // commanded pressure.
@@ -320,7 +309,7 @@ impl RobotVisitor for Run<'_> {
             }
         };
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
-        let controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+        let mut controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
             for (j, c) in commands.iter_mut().enumerate() {
                 *c = ActuatorCommand::JointAngle(gait.joint(t, j, gait.spatial_frequency).0);
             }
@@ -367,19 +356,8 @@ impl RobotVisitor for Run<'_> {
         if o.realtime {
             try_realtime();
         }
-        if let Some(path) = &o.comedi_device {
-            let device = open_comedi(path, &config.channels)?;
-            let (pending_record, record) = PendingFile::create(&o.record)?;
-            let mut device = Recorder::new(device, record, 100).map_err(|e| e.0)?;
-            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, None);
-        }
-        if let Some(port) = &o.serial_port {
-            let board = crate::serial::SerialDevice::open(port, o.ack_timeout)?;
-            let (pending_record, record) = PendingFile::create(&o.record)?;
-            let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
-            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, None);
+        if let Some(report) = run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)? {
+            return Ok(report);
         }
 
         // Hardware in the loop: the generated model behind the same chain.
@@ -485,6 +463,33 @@ impl RobotVisitor for Run<'_> {
         run.mpc = Some(report);
         Ok(run)
     }
+}
+
+/// Runs the loop on the comedi card or serial board the options name, recording every value
+/// sent; `None` when they name neither (the simulated plant's turn).
+fn run_real_device(
+    o: &RunOptions,
+    channels: &[softgen_runtime::Channel],
+    loop_config: &LoopConfig,
+    chain: &mut OutputChain,
+    stop: &AtomicUsize,
+    controller: impl FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>,
+) -> Result<Option<RunReport>, String> {
+    if let Some(path) = &o.comedi_device {
+        let device = open_comedi(path, channels)?;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let mut device = Recorder::new(device, record, 100).map_err(|e| e.0)?;
+        let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);
+        return finish(outcome, safe, chain, device.into_inner().map(drop), pending_record, None).map(Some);
+    }
+    if let Some(port) = &o.serial_port {
+        let board = crate::serial::SerialDevice::open(port, o.ack_timeout)?;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
+        let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);
+        return finish(outcome, safe, chain, device.into_inner().map(drop), pending_record, None).map(Some);
+    }
+    Ok(None)
 }
 
 /// Opens a comedi card with analog ranges covering the regulators' voltages (0-10 V when

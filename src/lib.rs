@@ -6,6 +6,7 @@ mod eval;
 mod experiment;
 mod hardware_run;
 mod output;
+mod parallel;
 mod pinniped;
 mod plot;
 mod robots;

@@ -464,30 +464,9 @@ pub fn measured_value(cell: &Cell, outcome: &TrialOutcome, duration: f64) -> f64
     }
 }
 
-/// Runs trials on every core; each result keeps samples every `keep_every` control periods
-/// (0 keeps none but the last).
+/// Runs trials on every core, results in the trials' order.
 pub fn run_trials(trials: &[Trial]) -> Vec<Result<TrialOutcome, String>> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(trials.len().max(1));
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<Result<TrialOutcome, String>> = trials.iter().map(|_| Err("not run".to_string())).collect();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(trial) = trials.get(i) else { return done };
-                        done.push((i, run_trial(trial, |_| {})));
-                    }
-                })
-            })
-            .collect();
-        for done in handles.into_iter().filter_map(|handle| handle.join().ok()) {
-            done.into_iter().for_each(|(i, outcome)| results[i] = outcome);
-        }
-    });
-    results
+    crate::parallel::run_all(trials, |trial| run_trial(trial, |_| {}))
 }
 
 /// The gait as pressure commands for the output chain: before `settle` seconds every muscle

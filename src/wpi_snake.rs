@@ -355,30 +355,8 @@ pub fn fit_circle(points: &[Vector2<f64>]) -> Option<(f64, f64)> {
 
 /// Runs `runs` on every core (in order of the input in the result).
 pub fn run_grid(runs: &[SnakeRun]) -> Vec<Result<SnakeOutcome, String>> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(runs.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Result<SnakeOutcome, String>> = runs.iter().map(|_| Err("not run".to_string())).collect();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(run) = runs.get(i) else { return done };
-                        // Only the figures are kept: samples every 0.1 s.
-                        let every = ((0.1 / run.step).round() as usize).max(1);
-                        done.push((i, run_snake(run, every, |_| {})));
-                    }
-                })
-            })
-            .collect();
-        // A worker that panicked leaves its runs "not run".
-        for done in handles.into_iter().filter_map(|handle| handle.join().ok()) {
-            done.into_iter().for_each(|(i, outcome)| results[i] = outcome);
-        }
-    });
-    results
+    // Only the figures are kept: samples every 0.1 s.
+    crate::parallel::run_all(runs, |run| run_snake(run, ((0.1 / run.step).round() as usize).max(1), |_| {}))
 }
 
 #[cfg(test)]

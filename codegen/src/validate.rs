@@ -360,16 +360,32 @@ impl Validator {
         parameters: &mut BTreeMap<String, f64>,
         auto: &mut Vec<Parameter>,
     ) -> Option<Expr> {
-        let e = self.parameterised(value, &format!("{field}.section.{key}"), format!("{body}_{key}"), format!("{doc} of `{body}`."), parameters, auto)?;
-        self.rule(&format!("{field}.section.{key}"), if strictly { Rule::Positive } else { Rule::NonNegative }, vec![e.clone()]);
+        self.signed_parameter(value, &format!("{field}.section.{key}"), format!("{body}_{key}"), format!("{doc} of `{body}`."), strictly, parameters, auto)
+    }
+
+    /// A value at `field` that must be > 0 (>= 0 unless `strictly`), a parameter `auto_name`
+    /// when it is a literal; its rule is kept for run-time changes.
+    #[allow(clippy::too_many_arguments)]
+    fn signed_parameter(
+        &mut self,
+        value: &Spanned<Value>,
+        field: &str,
+        auto_name: String,
+        doc: String,
+        strictly: bool,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Expr> {
+        let e = self.parameterised(value, field, auto_name, doc, parameters, auto)?;
+        self.rule(field, if strictly { Rule::Positive } else { Rule::NonNegative }, vec![e.clone()]);
         match e.evaluate(parameters) {
             Ok(v) if v > 0.0 || (!strictly && v == 0.0) => Some(e),
             Ok(v) => {
-                self.error(value.span(), &format!("{field}.section.{key}"), format!("must be {} 0, got {v}", if strictly { ">" } else { ">=" }));
+                self.error(value.span(), field, format!("must be {} 0, got {v}", if strictly { ">" } else { ">=" }));
                 None
             }
             Err(m) => {
-                self.error(value.span(), &format!("{field}.section.{key}"), m);
+                self.error(value.span(), field, m);
                 None
             }
         }
@@ -389,20 +405,7 @@ impl Validator {
         parameters: &mut BTreeMap<String, f64>,
         auto: &mut Vec<Parameter>,
     ) -> Option<Expr> {
-        let f = format!("{field}.{key}");
-        let e = self.parameterised(value, &f, format!("{body}_muscle_{key}"), format!("{doc} of the muscles of `{body}`."), parameters, auto)?;
-        self.rule(&f, if strictly { Rule::Positive } else { Rule::NonNegative }, vec![e.clone()]);
-        match e.evaluate(parameters) {
-            Ok(v) if v > 0.0 || (!strictly && v == 0.0) => Some(e),
-            Ok(v) => {
-                self.error(value.span(), &f, format!("must be {} 0, got {v}", if strictly { ">" } else { ">=" }));
-                None
-            }
-            Err(m) => {
-                self.error(value.span(), &f, m);
-                None
-            }
-        }
+        self.signed_parameter(value, &format!("{field}.{key}"), format!("{body}_muscle_{key}"), format!("{doc} of the muscles of `{body}`."), strictly, parameters, auto)
     }
 
     /// Three pneumatic muscles along a soft section: an extensible section's own actuators,
