@@ -535,10 +535,9 @@ fn wpi_cost(out: &Path) -> Result<ExperimentReport, String> {
 // ---------------------------------------------------------------- 002: the pinniped
 
 fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
-    use crate::pinniped::{limbs, RestGeometry};
-    use softgen_generated::pinniped::{Params, DOF};
-    use softgen_generated::Pinniped;
-    use softgen_runtime::{robot_centre_of_gravity, CurveParameters, Model, MountedLimb};
+    use crate::pinniped::{limbs, model_centre_of_mass, RestGeometry};
+    use softgen_generated::pinniped::Params;
+    use softgen_runtime::{robot_centre_of_gravity, CurveParameters};
     let p = Params::default();
     let limb = limbs(&p)[0];
     let mut lines = Vec::new();
@@ -574,31 +573,14 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
     }
     // Eq 16 against the generated model's centre of mass, at rest and with H bent 90 degrees
     // towards +x.
-    let mounted: Vec<MountedLimb> = (0..4)
-        .map(|i| {
-            let [x, y, z] = rest.axes[i];
-            // The paper's limb frame (z along the limb, x towards muscle 1) in the hub frame.
-            let rotation = nalgebra::Rotation3::from_matrix_unchecked(nalgebra::Matrix3::from_columns(&[y, z, x]));
-            MountedLimb { limb, origin: p.hub_radius * x, rotation, mass: p.limb_mass }
-        })
-        .collect();
+    let mounted = rest.mounted_limbs(&p);
     let straight = CurveParameters { theta: 0.0, phi: 0.0 };
     let head_bent = CurveParameters { theta: rest.theta_towards(0, nalgebra::Vector3::x()), phi: std::f64::consts::FRAC_PI_2 };
-    let model_com = |curves: &[CurveParameters; 4]| {
-        let mut q = nalgebra::SVector::<f64, DOF>::zeros();
-        for (i, c) in curves.iter().enumerate() {
-            let k = limb.curvatures(*c);
-            q[6 + 2 * i] = k[0];
-            q[7 + 2 * i] = k[1];
-        }
-        let cache = Pinniped::cache(&q, &p);
-        Pinniped::center_of_mass(&q, &p, &cache)
-    };
     let mut worst: f64 = 0.0;
     for (name, curves) in [("rest", [straight; 4]), ("H bent 90 degrees towards +x", [head_bent, straight, straight, straight])] {
         let eq16 = robot_centre_of_gravity(&mounted, &curves, p.hub_mass);
         let limbs_only = robot_centre_of_gravity(&mounted, &curves, 0.0);
-        let model = model_com(&curves);
+        let model = model_centre_of_mass(&p, &curves);
         worst = worst.max((eq16 - model).norm());
         lines.push(format!(
             "{name}: eq 16 with the hub ({:.4}, {:.4}, {:.4}) m, limbs only ({:.4}, {:.4}, {:.4}); generated model ({:.4}, {:.4}, {:.4})",
@@ -741,14 +723,13 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
     let ratios: Vec<f64> = (0..54).map(|i| values[i] / paper_value(&cells[i])).collect();
     let (low, high) = ratios.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| (a.min(*r), b.max(*r)));
     lines.push(format!("magnitudes: softgen / paper from {low:.2} to {high:.2}"));
-    for (t, (title, _, first, _)) in tables.iter().enumerate() {
+    for (t, (title, ..)) in tables.iter().enumerate() {
         let r: Vec<f64> = ratios[18 * t..18 * t + 18].to_vec();
         let mean = r.iter().sum::<f64>() / 18.0;
         lines.push(format!("  {title}: mean ratio {mean:.2}"));
         if !(0.7..=1.3).contains(&mean) {
             reasons.push(format!("{} is {mean:.2} times the paper's on average", title.split(',').next().unwrap_or(title)));
         }
-        let _ = first;
     }
     lines.push("outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), paths.png (and .svg)".into());
     Ok(ExperimentReport { lines, verdict: differs_if(reasons) })

@@ -204,33 +204,13 @@ impl Run<'_> {
                 other => return Err(format!("{path}: the simulated plant reads muscles from pressure regulators; `{}` has {other:?}", actuators[j])),
             }
         }
-        let env = R::ENVIRONMENT;
-        let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
-        let plant_config = SimulationConfig {
-            contact,
-            terrain,
-            gait: None,
-            servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-            admittance: None,
-            control_period: 1.0 / loop_config.rate_hz,
-        };
-        let simulation = Simulation::<R, N, C>::new(Default::default(), plant_config)?;
-        let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-        let step = (1.0 / loop_config.rate_hz).min(0.001);
-        let mut plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+        let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+        // The muscles' 1 ms step: the pinniped's contacts need it.
+        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.001)?;
         plant.connect_muscles(&regulators).map_err(|e| e.0)?;
         let (pending_record, record) = PendingFile::create(&o.record)?;
-        let (pending_trajectory, trajectory) = PendingFile::create(&o.trajectory)?;
-        let mut trajectory = std::io::BufWriter::new(trajectory);
-        let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
-        writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
-        plant.observe(Box::new(move |t, x| {
-            let _ = write!(trajectory, "{t}");
-            for v in x.q.iter() {
-                let _ = write!(trajectory, ",{v}");
-            }
-            let _ = writeln!(trajectory);
-        }));
+        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+        plant.observe(Box::new(move |t, x| write_row(t, x)));
         let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
         let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
         let plant = device.into_inner();
@@ -361,35 +341,16 @@ impl RobotVisitor for Run<'_> {
         }
 
         // Hardware in the loop: the generated model behind the same chain.
-        let env = R::ENVIRONMENT;
-        let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
-        let plant_config = SimulationConfig {
-            contact,
-            terrain,
-            gait: None,
-            servo: gait_defaults.servo(),
-            admittance: None,
-            control_period: 1.0 / loop_config.rate_hz,
-        };
-        let simulation = Simulation::<R, N, C>::new(Default::default(), plant_config)?;
-        let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-        let step = (1.0 / loop_config.rate_hz).min(0.002);
-        let mut plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+        let (plant_config, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
+        let start = plant.state;
         let (pending_record, record) = PendingFile::create(&o.record)?;
-        let (pending_trajectory, trajectory) = PendingFile::create(&o.trajectory)?;
-        let mut trajectory = std::io::BufWriter::new(trajectory);
-        let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
-        writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
+        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
         let link = Arc::new(SteeringLink::<N>::new());
         let measured = Arc::clone(&link);
         plant.observe(Box::new(move |t, x| {
             // The state source of the model-predictive controller: never waits.
             measured.measured.try_post((t, *x));
-            let _ = write!(trajectory, "{t}");
-            for v in x.q.iter() {
-                let _ = write!(trajectory, ",{v}");
-            }
-            let _ = writeln!(trajectory);
+            write_row(t, x);
         }));
         let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
         let Some(settings) = mpc else {
@@ -463,6 +424,44 @@ impl RobotVisitor for Run<'_> {
         run.mpc = Some(report);
         Ok(run)
     }
+}
+
+/// Hardware in the loop: the generated model in the run configuration's environment behind
+/// the chain, with `servo` on its joints, stepped with RK4 at the loop period or `max_step`,
+/// whichever is shorter. Returns the plant's simulation settings too (the MPC's model shares
+/// them).
+fn simulated_plant<R: Model<N, C>, const N: usize, const C: usize>(
+    config: &RunConfig,
+    loop_config: &LoopConfig,
+    servo: softgen_runtime::JointPd,
+    max_step: f64,
+) -> Result<(SimulationConfig, SimulatedPlant<R, N, C>), String> {
+    let env = R::ENVIRONMENT;
+    let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
+    let plant_config = SimulationConfig { contact, terrain, gait: None, servo, admittance: None, control_period: 1.0 / loop_config.rate_hz };
+    let simulation = Simulation::<R, N, C>::new(Default::default(), plant_config)?;
+    let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let step = (1.0 / loop_config.rate_hz).min(max_step);
+    let plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+    Ok((plant_config, plant))
+}
+
+/// The plant's trajectory CSV (`t` and every coordinate by name) as a pending file and the
+/// function that writes one row.
+fn trajectory_writer<R: Model<N, C>, const N: usize, const C: usize>(
+    path: &std::path::Path,
+) -> Result<(PendingFile, impl FnMut(f64, &State<N>) + Send + 'static), String> {
+    let (pending, file) = PendingFile::create(path)?;
+    let mut trajectory = std::io::BufWriter::new(file);
+    let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
+    writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
+    Ok((pending, move |t: f64, x: &State<N>| {
+        let _ = write!(trajectory, "{t}");
+        for v in x.q.iter() {
+            let _ = write!(trajectory, ",{v}");
+        }
+        let _ = writeln!(trajectory);
+    }))
 }
 
 /// Runs the loop on the comedi card or serial board the options name, recording every value

@@ -13,7 +13,7 @@ use softgen_generated::pinniped::{centre_line_into, Params, CENTRE_LINE_POINTS, 
 use softgen_generated::Pinniped;
 use softgen_runtime::{
     CurveParameters, IntegrationError, Integrator, JointPd, JointspaceToPressure, Limb, LimbGait, LimbMotion, Model, MuscleDrive,
-    MuscleInfo, ParamSet, SemiImplicitEuler, Simulation, SimulationConfig, State,
+    MountedLimb, MuscleInfo, ParamSet, SemiImplicitEuler, Simulation, SimulationConfig, State,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -102,6 +102,17 @@ impl RestGeometry {
         let per = CENTRE_LINE_POINTS / SECTIONS;
         let tips = std::array::from_fn(|i| line[per * (i + 1) - 1]);
         RestGeometry { axes, tips }
+    }
+
+    /// The limbs in eq 16's terms: each in the paper's limb frame (z along the limb, x towards
+    /// muscle 1) at its mount in the hub frame, with its mass.
+    pub fn mounted_limbs(&self, p: &Params) -> [MountedLimb; SECTIONS] {
+        let limb = limbs(p)[0];
+        std::array::from_fn(|i| {
+            let [x, y, z] = self.axes[i];
+            let rotation = nalgebra::Rotation3::from_matrix_unchecked(nalgebra::Matrix3::from_columns(&[y, z, x]));
+            MountedLimb { limb, origin: p.hub_radius * x, rotation, mass: p.limb_mass }
+        })
     }
 
     /// The bending-plane angle theta of limb `i` that points its bend along `direction`
@@ -274,6 +285,29 @@ pub fn pressure_map(p: &Params) -> Result<JointspaceToPressure, String> {
     JointspaceToPressure::unit_static_gain(p.limb_stiffness, p.muscle_area, p.muscle_radius, p.limb_length)
 }
 
+/// The generated model's centre of mass in the hub frame (hub at the origin, level) with the
+/// limbs bent as `curves` say.
+pub fn model_centre_of_mass(p: &Params, curves: &[CurveParameters; SECTIONS]) -> Vector3<f64> {
+    let limbs = limbs(p);
+    let mut q = SVector::<f64, DOF>::zeros();
+    for (i, c) in curves.iter().enumerate() {
+        let first = SOFT_SECTIONS[i].first_coordinate;
+        let kappa = limbs[i].curvatures(*c);
+        q[first] = kappa[0];
+        q[first + 1] = kappa[1];
+    }
+    let cache = Pinniped::cache(&q, p);
+    Pinniped::center_of_mass(&q, p, &cache)
+}
+
+/// The paper's `gait` for these limbs at `stride` (m) and `frequency` (Hz), 100 trajectory
+/// points a cycle, checked against the limbs' reach.
+pub fn limb_gait(p: &Params, gait: Gait, stride: f64, frequency: f64) -> Result<LimbGait<SECTIONS>, String> {
+    let limb_gait = LimbGait { frequency, samples_per_cycle: 100, limbs: RestGeometry::new(p).motions(gait, stride) };
+    limb_gait.validate(&limbs(p))?;
+    Ok(limb_gait)
+}
+
 /// The yaw of the hub's x axis seen from above (rad), from the base's Z-Y-X angles.
 fn heading(q: &SVector<f64, DOF>) -> f64 {
     q[3]
@@ -294,9 +328,7 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
     crate::scenario::check_periods(trial.settle + trial.duration, trial.control_period)?;
     let limbs = limbs(&p);
     let map = pressure_map(&p)?;
-    let rest = RestGeometry::new(&p);
-    let gait = LimbGait { frequency: trial.frequency, samples_per_cycle: 100, limbs: rest.motions(trial.gait, trial.stride) };
-    gait.validate(&limbs)?;
+    let gait = limb_gait(&p, trial.gait, trial.stride, trial.frequency)?;
     let mut drive = muscle_drive(&p, trial.ceiling)?;
     let config = SimulationConfig {
         contact: Pinniped::ENVIRONMENT.contact_law(),
@@ -482,15 +514,13 @@ pub fn pressure_controller(
     let p = Params::default();
     let limbs = limbs(&p);
     let map = pressure_map(&p)?;
-    let rest = RestGeometry::new(&p);
     if !(stride.is_finite() && stride >= 0.0) {
         return Err(format!("--stride must be a finite radius >= 0 m, got {stride}"));
     }
     if !(frequency.is_finite() && frequency > 0.0 && frequency <= 100.0) {
         return Err(format!("--gait-frequency must be in (0, 100] Hz, got {frequency}"));
     }
-    let limb_gait = LimbGait { frequency, samples_per_cycle: 100, limbs: rest.motions(gait, stride) };
-    limb_gait.validate(&limbs)?;
+    let limb_gait = limb_gait(&p, gait, stride, frequency)?;
     Ok(move |t: f64, commands: &mut [softgen_runtime::ActuatorCommand]| -> Result<(), String> {
         if commands.len() < first + MUSCLES {
             return Err(format!("{} commands for {} muscles from command {first}", commands.len(), MUSCLES));

@@ -2,11 +2,10 @@
 //! of gravity (eqs 14-16) against the generated model, the gaits' inverse kinematics, and
 //! short dynamic trials that must move the way the paper's gaits do.
 
-use nalgebra::{SVector, Vector3};
-use softgen::{limbs, run_trial, Gait, RestGeometry, Trial};
-use softgen_generated::pinniped::{Params, DOF};
-use softgen_generated::Pinniped;
-use softgen_runtime::{robot_centre_of_gravity, CurveParameters, Limb, Model, MountedLimb, MAX_REACH_BEND};
+use nalgebra::Vector3;
+use softgen::{model_centre_of_mass, run_trial, Gait, RestGeometry, Trial};
+use softgen_generated::pinniped::Params;
+use softgen_runtime::{robot_centre_of_gravity, CurveParameters, Limb, MAX_REACH_BEND};
 
 const LIMB: Limb = Limb { length: 0.24, muscle_radius: 0.0125 };
 
@@ -70,30 +69,6 @@ fn gait_circles_give_the_bend_the_geometry_implies_and_unreachable_targets_are_r
     assert!(LIMB.inverse(f64::NAN, 0.0).is_err());
 }
 
-/// The paper's limb frames on the generated robot: z along the limb, x towards muscle 1.
-fn mounted(p: &Params, rest: &RestGeometry) -> Vec<MountedLimb> {
-    let limb = limbs(p)[0];
-    (0..4)
-        .map(|i| {
-            let [x, y, z] = rest.axes[i];
-            let rotation = nalgebra::Rotation3::from_matrix_unchecked(nalgebra::Matrix3::from_columns(&[y, z, x]));
-            MountedLimb { limb, origin: p.hub_radius * x, rotation, mass: p.limb_mass }
-        })
-        .collect()
-}
-
-fn model_centre_of_mass(p: &Params, curves: &[CurveParameters; 4]) -> Vector3<f64> {
-    let limb = limbs(p)[0];
-    let mut q = SVector::<f64, DOF>::zeros();
-    for (i, c) in curves.iter().enumerate() {
-        let k = limb.curvatures(*c);
-        q[6 + 2 * i] = k[0];
-        q[7 + 2 * i] = k[1];
-    }
-    let cache = Pinniped::cache(&q, p);
-    Pinniped::center_of_mass(&q, p, &cache)
-}
-
 #[test]
 fn rest_pose_and_centre_of_gravity_follow_eqs_8_and_16() {
     let p = Params::default();
@@ -112,7 +87,7 @@ fn rest_pose_and_centre_of_gravity_follow_eqs_8_and_16() {
         assert!((rest.tips[i].xy().norm() - along * (8f64 / 9.0).sqrt()).abs() < 1e-9, "{}", rest.tips[i]);
         assert!((rest.tips[i].z + along / 3.0).abs() < 1e-9, "{}", rest.tips[i]);
     }
-    let limbs = mounted(&p, &rest);
+    let limbs = rest.mounted_limbs(&p);
     let straight = CurveParameters { theta: 0.0, phi: 0.0 };
     let at_rest = robot_centre_of_gravity(&limbs, &[straight; 4], p.hub_mass);
     assert!(at_rest.norm() < 1e-12 && model_centre_of_mass(&p, &[straight; 4]).norm() < 1e-12);
@@ -130,7 +105,7 @@ fn rest_pose_and_centre_of_gravity_follow_eqs_8_and_16() {
 fn bending_the_head_90_degrees_moves_the_centre_of_gravity_as_eqs_15_and_16_say() {
     let p = Params::default();
     let rest = RestGeometry::new(&p);
-    let limbs = mounted(&p, &rest);
+    let limbs = rest.mounted_limbs(&p);
     let straight = CurveParameters { theta: 0.0, phi: 0.0 };
     let bent = CurveParameters { theta: rest.theta_towards(0, Vector3::x()), phi: std::f64::consts::FRAC_PI_2 };
     // Eq 15 in the head's own frame: (L / phi^2) (phi - sin phi, 0, 1 - cos phi).

@@ -58,6 +58,27 @@ impl Muscle {
         }
         Ok(())
     }
+
+    /// The pressure (bar) `elapsed` seconds on from `reached` with `commanded` held: the lag
+    /// in closed form.
+    #[inline]
+    pub fn pressure_after(&self, commanded: f64, reached: f64, elapsed: f64) -> f64 {
+        if self.pressure_lag > 0.0 {
+            commanded + (reached - commanded) * (-elapsed / self.pressure_lag).exp()
+        } else {
+            commanded
+        }
+    }
+
+    /// Adds the generalized force of `pressure` (bar), p A dl/dq, to the coordinates of the
+    /// section `info` names.
+    #[inline]
+    pub fn add_force<const N: usize>(&self, info: &MuscleInfo, pressure: f64, out: &mut SVector<f64, N>) {
+        let force = pressure * 1e5 * self.area;
+        for k in 0..info.coordinates {
+            out[info.first_coordinate + k] += force * self.gradient[k];
+        }
+    }
 }
 
 /// The muscles of a robot with their reached pressures: commands go in, held over a control
@@ -106,12 +127,7 @@ impl<const M: usize> MuscleDrive<M> {
 
     /// Muscle `i`'s pressure `elapsed` seconds on under its held command.
     fn pressure_after(&self, i: usize, elapsed: f64) -> f64 {
-        let tau = self.muscles[i].pressure_lag;
-        if tau > 0.0 {
-            self.commands[i] + (self.pressures[i] - self.commands[i]) * (-elapsed / tau).exp()
-        } else {
-            self.commands[i]
-        }
+        self.muscles[i].pressure_after(self.commands[i], self.pressures[i], elapsed)
     }
 
     /// Advances the reached pressures by `elapsed` seconds under the held commands.
@@ -140,11 +156,7 @@ impl<const M: usize> MuscleDrive<M> {
             }
         }
         for i in 0..M {
-            let info = &self.info[i];
-            let force = self.pressure_after(i, elapsed) * 1e5 * self.muscles[i].area;
-            for k in 0..info.coordinates {
-                out[info.first_coordinate + k] += force * self.muscles[i].gradient[k];
-            }
+            self.muscles[i].add_force(&self.info[i], self.pressure_after(i, elapsed), out);
         }
     }
 }

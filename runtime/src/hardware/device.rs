@@ -2,7 +2,7 @@
 //! logs every value with its time to CSV around any device, and a replayer that feeds a
 //! recording back to any device.
 
-use crate::control::muscle_drive::Muscle;
+use crate::control::muscle_drive::{Muscle, MuscleInfo};
 use crate::hardware::actuation::{DeviceValue, PressureMap};
 use crate::integration::integrator::{IntegrationError, Integrator};
 use crate::robot::model::Model;
@@ -43,8 +43,7 @@ struct RegulatedMuscle {
     channel: u16,
     map: PressureMap,
     muscle: Muscle,
-    first_coordinate: usize,
-    coordinates: usize,
+    info: MuscleInfo,
     /// Commanded and reached pressure (bar).
     commanded: f64,
     reached: f64,
@@ -53,12 +52,7 @@ struct RegulatedMuscle {
 impl RegulatedMuscle {
     /// The reached pressure `elapsed` seconds on, under the held command.
     fn after(&self, elapsed: f64) -> f64 {
-        let tau = self.muscle.pressure_lag;
-        if tau > 0.0 {
-            self.commanded + (self.reached - self.commanded) * (-elapsed / tau).exp()
-        } else {
-            self.commanded
-        }
+        self.muscle.pressure_after(self.commanded, self.reached, elapsed)
     }
 }
 
@@ -110,8 +104,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
                 channel: *channel,
                 map: map.clone(),
                 muscle,
-                first_coordinate: info.first_coordinate,
-                coordinates: info.coordinates,
+                info: *info,
                 commanded: 0.0,
                 reached: 0.0,
             });
@@ -129,10 +122,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
     fn muscle_forces(&self, elapsed: f64) -> SVector<f64, N> {
         let mut force = SVector::zeros();
         for m in &self.muscles {
-            let f = m.after(elapsed) * 1e5 * m.muscle.area;
-            for k in 0..m.coordinates {
-                force[m.first_coordinate + k] += f * m.muscle.gradient[k];
-            }
+            m.muscle.add_force(&m.info, m.after(elapsed), &mut force);
         }
         force
     }

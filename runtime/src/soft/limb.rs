@@ -10,46 +10,24 @@
 //! section are kappa = (phi / L) (cos theta, sin theta).
 //!
 //! Every function is finite at the straight pose (phi = 0), where theta is undefined and
-//! taken as 0. Nothing allocates; inverse kinematics is a bracketed Newton iteration that
+//! taken as 0: the functions of phi are the Stumpff functions of phi^2 that the soft sections'
+//! generated code uses. Nothing allocates; inverse kinematics is a bracketed Newton iteration that
 //! converges to 1e-14 in a handful of steps, well inside a 1 kHz loop.
 
+use crate::soft::stumpff::stumpff;
 use nalgebra::Vector3;
 use std::fmt;
 
-/// (1 - cos x) / x, and its limit 0 at x = 0.
-fn versine_over(x: f64) -> f64 {
-    if x.abs() < 1e-4 {
-        x / 2.0 - x * x * x / 24.0
-    } else {
-        (1.0 - x.cos()) / x
-    }
+/// The curve's functions of the bend phi, from the Stumpff functions of s = phi^2 (finite
+/// and smooth through phi = 0): [sin phi / phi, (1 - cos phi) / phi^2, (phi - sin phi) / phi^3].
+fn bend_functions(phi: f64) -> [f64; 3] {
+    let c = stumpff(phi * phi);
+    [c[1], c[2], c[3]]
 }
 
-/// sin x / x, and its limit 1 at x = 0.
-fn sinc(x: f64) -> f64 {
-    if x.abs() < 1e-4 {
-        1.0 - x * x / 6.0
-    } else {
-        x.sin() / x
-    }
-}
-
-/// (x - sin x) / x^2, and its limit 0 at x = 0.
-fn centroid_lateral(x: f64) -> f64 {
-    if x.abs() < 1e-3 {
-        x / 6.0 - x * x * x / 120.0
-    } else {
-        (x - x.sin()) / (x * x)
-    }
-}
-
-/// (1 - cos x) / x^2, and its limit 1/2 at x = 0.
-fn centroid_axial(x: f64) -> f64 {
-    if x.abs() < 1e-3 {
-        0.5 - x * x / 24.0
-    } else {
-        (1.0 - x.cos()) / (x * x)
-    }
+/// (1 - cos phi) / phi, the tip's distance from the axis per unit length.
+fn versine_over(phi: f64) -> f64 {
+    phi * bend_functions(phi)[1]
 }
 
 /// The largest bend of the reach (rad): (1 - cos phi) / phi peaks here (tan(phi / 2) = phi
@@ -117,8 +95,9 @@ impl Limb {
     /// unbent limb).
     pub fn backbone(&self, c: CurveParameters, xi: f64) -> Vector3<f64> {
         let a = xi * c.phi;
-        let radial = self.length * xi * versine_over(a);
-        Vector3::new(c.theta.cos() * radial, c.theta.sin() * radial, self.length * xi * sinc(a))
+        let [sinc, versine, _] = bend_functions(a);
+        let radial = self.length * xi * a * versine;
+        Vector3::new(c.theta.cos() * radial, c.theta.sin() * radial, self.length * xi * sinc)
     }
 
     /// Eq 6: the tip (xi = 1).
@@ -156,8 +135,9 @@ impl Limb {
             } else {
                 low = phi;
             }
-            // g'(phi) = (phi sin phi - (1 - cos phi)) / phi^2, 1/2 at 0.
-            let slope = if phi.abs() < 1e-4 { 0.5 - phi * phi / 8.0 } else { (phi * phi.sin() - (1.0 - phi.cos())) / (phi * phi) };
+            // g'(phi) = sin phi / phi - (1 - cos phi) / phi^2, 1/2 at 0.
+            let [sinc, versine, _] = bend_functions(phi);
+            let slope = sinc - versine;
             let newton = phi - g / slope;
             phi = if slope > 0.0 && newton > low && newton < high { newton } else { 0.5 * (low + high) };
             if high - low < 1e-16 {
@@ -169,8 +149,9 @@ impl Limb {
 
     /// Eq 15: the centre of gravity of a limb of mass spread evenly along its backbone.
     pub fn centre_of_gravity(&self, c: CurveParameters) -> Vector3<f64> {
-        let radial = self.length * centroid_lateral(c.phi);
-        Vector3::new(c.theta.cos() * radial, c.theta.sin() * radial, self.length * centroid_axial(c.phi))
+        let [_, versine, lateral] = bend_functions(c.phi);
+        let radial = self.length * c.phi * lateral;
+        Vector3::new(c.theta.cos() * radial, c.theta.sin() * radial, self.length * versine)
     }
 
     /// Curvature coordinates (kappa_y, kappa_z) of an inextensible section for these curve
