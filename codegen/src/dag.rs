@@ -230,6 +230,14 @@ impl Dag {
         self.intern(Node::Powi(base, exponent))
     }
 
+    /// A real power of `base`, folded when `base` is a constant.
+    pub fn powf(&mut self, base: NodeId, exponent: f64) -> NodeId {
+        if let Some(c) = self.constant(base) {
+            return self.number(c.powf(exponent));
+        }
+        self.intern(Node::Powf(base, exponent.to_bits()))
+    }
+
     /// `f(a)`, folded when `a` is a constant.
     pub fn call(&mut self, f: Function, a: NodeId) -> NodeId {
         match self.constant(a) {

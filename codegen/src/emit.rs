@@ -6,6 +6,7 @@ use crate::equations::Equations;
 use crate::expr::{Expr, Number};
 use crate::model::{CoordinateKind, Robot, Rule, SectionKind, TerrainDefault};
 use crate::spec::Anisotropy;
+use crate::spatial::Articulated;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -776,6 +777,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         };)
     };
     let (soft_items, soft_impl) = soft_sections(robot, equations, &params, &kernel);
+    let (water_items, water_impl) = water(equations, &params, &kernel);
     let Shared { params: params_items, constants } = shared(robot);
     let robot_type = format_ident!("{}", camel(&robot.name));
     let description = &robot.description;
@@ -941,6 +943,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
 
         #soft_items
 
+        #water_items
+
         #model_doc
         #[derive(Clone, Copy, Debug, Default)]
         pub struct #robot_type;
@@ -958,6 +962,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             fn dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, m: &mut SMatrix<f64, DOF, DOF>, c: &mut SVector<f64, DOF>, g: &mut SVector<f64, DOF>) { dynamics_into(q, qd, p, k, m, c, g) }
             #forward_impl
             #soft_impl
+            #water_impl
             fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
             fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
             fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }
@@ -1143,6 +1148,104 @@ fn soft_sections(
     let implementation = quote! {
         fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) { damping_into(qd, p, out) }
         fn elastic_stiffness_into(q: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) { elastic_stiffness_into(q, p, out) }
+    };
+    (items, implementation)
+}
+
+/// A swimming robot's water terms beyond M, C and G: the drag's generalized force and its
+/// dissipation function, and each rigid hull's added mass and linear drag. Empty for robots
+/// in air.
+fn water(equations: &Equations, params: &[Ident], kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream) -> (TokenStream, TokenStream) {
+    let Some(dissipation) = equations.hydrodynamic_dissipation else { return (TokenStream::new(), TokenStream::new()) };
+    let dag = &equations.dag;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let force_outputs: Vec<(TokenStream, NodeId)> = equations
+        .hydrodynamic_force
+        .iter()
+        .enumerate()
+        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
+        .map(|(i, &id)| {
+            let li = idx(i);
+            (quote!(out[#li]), id)
+        })
+        .collect();
+    let force_body = kernel(&force_outputs);
+    let dissipation_body = kernel(&[(quote!(let dissipation), dissipation)]);
+    let empty = HashMap::new();
+    // Marine order (surge, sway, heave, roll, pitch, yaw) from the [w; v] of the DAG.
+    let marine = [3, 4, 5, 0, 1, 2];
+    let matrix_body = |pick: &dyn Fn(&(String, Articulated, Articulated)) -> Articulated| {
+        let arms = equations.hulls.iter().enumerate().map(|(h, hull)| {
+            let m = pick(hull);
+            let mut outputs = Vec::new();
+            for (r, &a) in marine.iter().enumerate() {
+                for (c, &b) in marine.iter().enumerate() {
+                    if dag.constant(m.e[a][b]) != Some(0.0) {
+                        let (lr, lc) = (idx(r), idx(c));
+                        outputs.push((quote!(out[(#lr, #lc)]), m.e[a][b]));
+                    }
+                }
+            }
+            let statements = body(dag, params, &empty, &outputs, CacheUse::Read);
+            let lh = idx(h);
+            quote!(#lh => { #statements })
+        });
+        quote! {
+            let mut out = SMatrix::<f64, 6, 6>::zeros();
+            match index {
+                #(#arms)*
+                _ => return None,
+            }
+            Some(out)
+        }
+    };
+    let added_body = matrix_body(&|h| h.1);
+    let drag_body = matrix_body(&|h| h.2);
+    let names = equations.hulls.iter().map(|h| h.0.as_str());
+    let count = idx(equations.hulls.len());
+    let items = quote! {
+        /// The rigid bodies with a hull, in the order [`hull_added_mass`] and
+        /// [`hull_linear_drag`] index them.
+        pub const HULLS: [&str; #count] = [#(#names),*];
+
+        /// Added mass of a rigid body's hull about its frame's origin, in its axes, in the
+        /// marine order (surge, sway, heave, roll, pitch, yaw): eq 30 of 004, symmetric.
+        #[inline]
+        #[allow(unused_variables, unused_mut)]
+        pub fn hull_added_mass(index: usize, p: &Params) -> Option<SMatrix<f64, 6, 6>> {
+            #added_body
+        }
+
+        /// Linear drag of a rigid body's hull (force per velocity, same frame and order):
+        /// eq 32 of 004.
+        #[inline]
+        #[allow(unused_variables, unused_mut)]
+        pub fn hull_linear_drag(index: usize, p: &Params) -> Option<SMatrix<f64, 6, 6>> {
+            #drag_body
+        }
+
+        /// Generalized force of the water's drag on every hull, linear and quadratic
+        /// cross-flow (add it to the applied forces).
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn hydrodynamic_force_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+            *out = SVector::zeros();
+            #force_body
+        }
+
+        /// The drag's dissipation function R(q, qd) >= 0, whose -dR/dqd is
+        /// [`hydrodynamic_force_into`]: 1/2 v' D v per hull and k |u|^3 / 3 per strip.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn hydrodynamic_dissipation(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
+            #dissipation_body
+            dissipation
+        }
+    };
+    let implementation = quote! {
+        const IN_WATER: bool = true;
+        fn hydrodynamic_force_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { hydrodynamic_force_into(q, qd, p, k, out) }
+        fn hydrodynamic_dissipation(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { hydrodynamic_dissipation(q, qd, p, k) }
     };
     (items, implementation)
 }

@@ -6,7 +6,7 @@ use crate::dag::{Dag, Input, NodeId};
 use crate::derive::{param_symbol, q_symbol, qd_symbol, Derived};
 use crate::expr;
 use crate::model::Robot;
-use crate::spatial::Motion;
+use crate::spatial::{Articulated, Motion};
 use symbolica::prelude::Atom;
 
 /// A robot's equations of motion and kinematics, as DAG nodes.
@@ -46,6 +46,12 @@ pub struct Equations {
     pub stiffness: Vec<NodeId>,
     /// Points along soft sections' centre lines (for drawing), section by section.
     pub centre_line: Vec<[NodeId; 3]>,
+    /// Robots in water: the drag's generalized force, per coordinate (empty otherwise).
+    pub hydrodynamic_force: Vec<NodeId>,
+    /// Robots in water: the drag's dissipation function R(q, qd), with force -dR/dqd.
+    pub hydrodynamic_dissipation: Option<NodeId>,
+    /// Rigid bodies' hulls: name, added mass and linear drag in the body frame ([w; v]).
+    pub hulls: Vec<(String, Articulated, Articulated)>,
 }
 
 /// A frame carrying contact points.
@@ -148,6 +154,9 @@ impl Equations {
             damping: Vec::new(),
             stiffness: Vec::new(),
             centre_line: Vec::new(),
+            hydrodynamic_force: Vec::new(),
+            hydrodynamic_dissipation: None,
+            hulls: Vec::new(),
         })
     }
 
@@ -179,6 +188,9 @@ impl Equations {
         }
         if let Some(a) = &self.articulated {
             kernels.push(a.accelerations.iter().chain(&a.pivots).copied().collect());
+        }
+        if !self.hydrodynamic_force.is_empty() {
+            kernels.push(self.hydrodynamic_force.clone());
         }
         // A point alone on its frame has its own Jacobian kernel, which reads its position.
         let points_on_frame = self.points_on_frame();
@@ -223,6 +235,7 @@ impl Equations {
             ("linear momentum", pick(&mut self.linear_momentum.iter().copied())),
             ("angular momentum", pick(&mut self.angular_momentum.iter().copied())),
             ("accelerations", pick(&mut self.articulated.iter().flat_map(|a| a.accelerations.iter().copied()))),
+            ("hydrodynamic force", pick(&mut self.hydrodynamic_force.iter().copied())),
         ]
     }
 }

@@ -10,6 +10,7 @@ mod emit;
 mod equations;
 mod expr;
 mod generate;
+mod hydrodynamics;
 mod local;
 mod model;
 mod quadrature;

@@ -67,6 +67,33 @@ pub struct Body {
     /// Soft sections: the constant-curvature model (`joint` is None; `rotation` mounts the
     /// section on its parent's tip).
     pub section: Option<SoftSection>,
+    /// In water: the hull the water acts on.
+    pub hull: Option<Hull>,
+}
+
+/// A body's hull in water: a circular cylinder of `radius` along the body frame's x axis
+/// from `start` to `start + length` (a soft section: its envelope along the centre line at
+/// rest length, displacing water slice by slice).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hull {
+    pub radius: Expr,
+    pub length: Expr,
+    pub start: Expr,
+    /// Centre of buoyancy in the body frame (rigid bodies).
+    pub center_of_buoyancy: [Expr; 3],
+}
+
+/// The water a robot swims in, and the coefficients its hulls share (004, eqs 28-34), each
+/// an expression over the parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Water {
+    pub density: Expr,
+    pub added_mass_coefficient: Expr,
+    pub surge_added_mass: Expr,
+    pub drag_coefficient: Expr,
+    pub surge_linear_drag: Expr,
+    pub roll_linear_drag: Expr,
+    pub reference_speed: Expr,
 }
 
 /// How a constant-curvature section's coordinates set its length and bending.
@@ -237,6 +264,8 @@ pub struct Robot {
     pub muscles: Vec<MuscleBank>,
     /// Rules the parameters must keep when changed at run time.
     pub rules: Vec<ParameterRule>,
+    /// The water, when the robot swims.
+    pub water: Option<Water>,
 }
 
 impl Robot {

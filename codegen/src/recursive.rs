@@ -21,6 +21,7 @@ use crate::local::{contact_point_offset, Link, LinkJointKind};
 use crate::model::Robot;
 use crate::derive::from_expr;
 use crate::section::section_kinematics;
+use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use std::collections::HashMap;
 use crate::section_pass::{section_rows, section_state, Pieces, Rows, SectionState, Station};
 use crate::spatial::{Articulated, Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
@@ -154,6 +155,82 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 coriolis_matrix[j][i] = dag.force_dot_motion(&column, &s_j);
             }
         }
+    }
+
+    // Water: buoyancy, added mass and drag of every hull.
+    let mut hydrodynamic_force = Vec::new();
+    let mut hydrodynamic_dissipation = None;
+    let mut hulls = Vec::new();
+    if let Some(water) = &robot.water {
+        let node = |dag: &mut Dag, e: &crate::expr::Expr| reader.node(dag, &from_expr(e));
+        let nodes = WaterNodes {
+            density: node(&mut dag, &water.density)?,
+            added_mass_coefficient: node(&mut dag, &water.added_mass_coefficient)?,
+            surge_added_mass: node(&mut dag, &water.surge_added_mass)?,
+            drag_coefficient: node(&mut dag, &water.drag_coefficient)?,
+            surge_linear_drag: node(&mut dag, &water.surge_linear_drag)?,
+            roll_linear_drag: node(&mut dag, &water.roll_linear_drag)?,
+            reference_speed: node(&mut dag, &water.reference_speed)?,
+            gravity,
+        };
+        let mut drag = vec![zero; n];
+        let mut dissipation = Vec::new();
+        let mut water_potential = Vec::new();
+        for (index, state) in states.iter().enumerate() {
+            let Some(hull) = links[index].body.and_then(|b| robot.bodies[b].hull.as_ref()) else { continue };
+            let name = &links[index].name;
+            let radius = node(&mut dag, &hull.radius)?;
+            let mut rows = WaterRows {
+                mass_matrix: &mut mass_matrix,
+                coriolis: &mut coriolis,
+                coriolis_matrix: &mut coriolis_matrix,
+                gravity: &mut gravity_force,
+                potential: &mut water_potential,
+                drag: &mut drag,
+                dissipation: &mut dissipation,
+            };
+            match &state.section {
+                Some(section) => {
+                    let rest_length = node(&mut dag, &hull.length)?;
+                    let own = &section.frame.coordinates;
+                    let mut above = Vec::new();
+                    for &j in state.path.iter().filter(|j| !own.contains(j)) {
+                        let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
+                        above.push((j, s_j, sd_j));
+                    }
+                    let quadrature = links[index].section.as_ref().map(|s| s.quadrature.clone()).unwrap_or_default();
+                    for (k, (slice, &(_, weight))) in section.slices.iter().zip(&quadrature).enumerate() {
+                        let mut columns = above.clone();
+                        for (a, &j) in own.iter().enumerate() {
+                            columns.push((j, slice.columns[a], slice.column_rates[a]));
+                        }
+                        let slice_hull = hydrodynamics::slice(&mut dag, &nodes, radius, rest_length, weight);
+                        hydrodynamics::immerse(&mut dag, &format!("{name}_slice{k}"), &slice_hull, &nodes, &slice.frame, &columns, &mut rows);
+                    }
+                }
+                None => {
+                    let length = node(&mut dag, &hull.length)?;
+                    let start = node(&mut dag, &hull.start)?;
+                    let centre = [
+                        node(&mut dag, &hull.center_of_buoyancy[0])?,
+                        node(&mut dag, &hull.center_of_buoyancy[1])?,
+                        node(&mut dag, &hull.center_of_buoyancy[2])?,
+                    ];
+                    let rigid_hull = hydrodynamics::cylinder(&mut dag, &nodes, radius, length, start, centre);
+                    hulls.push((name.clone(), rigid_hull.added_mass, rigid_hull.linear_drag));
+                    let mut columns = Vec::new();
+                    for &j in &state.path {
+                        let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
+                        columns.push((j, s_j, sd_j));
+                    }
+                    let frame = Frame { rotation: state.rotation, position: state.position, velocity: state.velocity, bias: state.bias_acceleration };
+                    hydrodynamics::immerse(&mut dag, name, &rigid_hull, &nodes, &frame, &columns, &mut rows);
+                }
+            }
+        }
+        elastic_energy.extend(water_potential);
+        hydrodynamic_force = drag;
+        hydrodynamic_dissipation = Some(dag.add(dissipation));
     }
 
     // Whole-robot quantities from the root composites.
@@ -294,7 +371,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
 
     // The articulated-body algorithm needs every joint's motion to be a rigid body's; soft
     // sections move many slices along different columns, so their robots factorise M.
-    let articulated = match states.iter().any(|s| s.section.is_some()) {
+    // Added mass is not a rigid body's inertia either: robots in water factorise M too.
+    let articulated = match states.iter().any(|s| s.section.is_some()) || robot.water.is_some() {
         true => None,
         false => Some(articulated_body(&mut dag, links, &states, gravity, n)),
     };
@@ -321,6 +399,9 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         damping,
         stiffness,
         centre_line,
+        hydrodynamic_force,
+        hydrodynamic_dissipation,
+        hulls,
     })
 }
 
@@ -429,6 +510,7 @@ fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link], pieces: Opti
 }
 
 /// A frame moving with a body: world pose, spatial velocity and bias acceleration.
+#[derive(Clone, Copy)]
 pub(crate) struct Frame {
     pub rotation: Mat3,
     pub position: Vec3,

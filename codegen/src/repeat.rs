@@ -4,7 +4,7 @@
 //! index: `"link{k}"`, `"link{k - 1}"`, `"{k} * link_length"`) replaced by their values. So
 //! an N-link snake is one body, one contact entry and one actuator written once.
 
-use crate::spec::{Actuator, Body, ContactPoints, Inertia, Repeat, SectionSpec, SkinGridSpec, Value, Vector};
+use crate::spec::{Actuator, Body, ContactPoints, HydrodynamicsSpec, Inertia, Repeat, SectionSpec, SkinGridSpec, Value, Vector};
 use std::ops::Range;
 use toml::Spanned;
 
@@ -289,6 +289,12 @@ impl Template for Body {
                 }
             }),
             section: with.optional("section", &self.section, |with, field, section, _| section_copy(with, field, section)),
+            hydrodynamics: with.optional("hydrodynamics", &self.hydrodynamics, |with, field, h, _| HydrodynamicsSpec {
+                radius: with.value(&format!("{field}.radius"), &h.radius),
+                length: h.length.as_ref().map(|v| with.value(&format!("{field}.length"), v)),
+                start: h.start.as_ref().map(|v| with.value(&format!("{field}.start"), v)),
+                center_of_buoyancy: h.center_of_buoyancy.as_ref().map(|c| with.vector(&format!("{field}.center_of_buoyancy"), c)),
+            }),
             repeat: None,
         }
     }

@@ -99,6 +99,8 @@ pub(crate) struct LocalStation {
 /// Christoffel C and the diagnostics), and in the section's base frame (`local`: its body
 /// about the base origin and its columns there, for M, C qd and G).
 pub(crate) struct Slice {
+    /// The slice's frame in the world: pose, velocity and bias acceleration.
+    pub frame: Frame,
     pub body: BodyState,
     pub columns: Vec<Motion>,
     pub column_rates: Vec<Motion>,
@@ -366,7 +368,7 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
             Some(sum) => dag.add_inertia(&sum, &local_body.inertia),
         });
         force_sum = dag.add_force(&force_sum, &local_body.force);
-        slices.push(Slice { body, columns: station.columns, column_rates: station.column_rates, local: local_body, local_columns: columns });
+        slices.push(Slice { frame: at, body, columns: station.columns, column_rates: station.column_rates, local: local_body, local_columns: columns });
     }
     let inertia_sum = inertia_sum.ok_or("a section without slices")?;
     let inertia_sum = dag.pin_inertia(inertia_sum, &format!("{name}_slices_local_inertia"));

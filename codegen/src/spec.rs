@@ -151,6 +151,10 @@ pub struct Body {
     /// Constant-curvature sections: geometry, elasticity and quadrature.
     #[serde(default)]
     pub section: Option<Spanned<SectionSpec>>,
+    /// In water: the body's hull, whose displaced volume, added mass and drag the water
+    /// acts through.
+    #[serde(default)]
+    pub hydrodynamics: Option<Spanned<HydrodynamicsSpec>>,
     /// One body per index value (see [`Repeat`]).
     #[serde(default)]
     pub repeat: Option<Spanned<Repeat>>,
@@ -221,6 +225,21 @@ pub struct SectionSpec {
     pub quadrature: Option<Spanned<i64>>,
     /// Initial coordinates: three length changes (m), or two or one curvatures (1/m).
     pub initial: Option<Spanned<Vec<f64>>>,
+}
+
+/// A body's hull in water: a circular cylinder along the body frame's x axis (rigid bodies),
+/// or a soft section's own envelope of the given radius along its centre line.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HydrodynamicsSpec {
+    /// Cylinder radius (m).
+    pub radius: Spanned<Value>,
+    /// Rigid bodies: the cylinder's length along x (m); sections use their rest length.
+    pub length: Option<Spanned<Value>>,
+    /// Rigid bodies: where the cylinder starts along x (m), default 0.
+    pub start: Option<Spanned<Value>>,
+    /// Rigid bodies: centre of buoyancy in the body frame (m), default the cylinder's centre.
+    pub center_of_buoyancy: Option<Vector>,
 }
 
 /// Contact points on a soft section's skin: rings along xi, points around each ring.
@@ -371,6 +390,30 @@ pub struct Environment {
     pub contact_stiffness: Option<Spanned<Value>>,
     pub contact_damping: Option<Spanned<Value>>,
     pub friction: Option<Spanned<Friction>>,
+    /// With `medium = "water"`: the water's density and the hulls' coefficients.
+    pub water: Option<Spanned<WaterSpec>>,
+}
+
+/// The water and the hydrodynamic coefficients every hull shares (Table 2 of 004 gives
+/// the defaults). Each literal becomes a parameter of the same name (`water_density`,
+/// `added_mass_coefficient`, ...).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaterSpec {
+    /// rho (kg/m^3), default 1000.
+    pub density: Option<Spanned<Value>>,
+    /// C_a, added mass across the hull per displaced mass, default 1.
+    pub added_mass_coefficient: Option<Spanned<Value>>,
+    /// alpha, added mass along the hull per displaced mass, default 0.2.
+    pub surge_added_mass: Option<Spanned<Value>>,
+    /// C_D, the cross-flow drag coefficient, default 1.
+    pub drag_coefficient: Option<Spanned<Value>>,
+    /// beta, linear drag along the hull relative to across, default 0.2.
+    pub surge_linear_drag: Option<Spanned<Value>>,
+    /// Omega, linear roll drag per rho pi R^3 L C_D V, default 0.5.
+    pub roll_linear_drag: Option<Spanned<Value>>,
+    /// V, the reference speed of the linear drag (m/s), default 1.
+    pub reference_speed: Option<Spanned<Value>>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

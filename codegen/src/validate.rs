@@ -3,7 +3,7 @@
 
 use crate::expr::{self, Expr, Number};
 use crate::repeat;
-use crate::model::{
+use crate::model::{Hull, Water, 
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
     ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault, Valve, MuscleBank, ValveGaitDefaults,
 };
@@ -391,6 +391,88 @@ impl Validator {
         }
     }
 
+    /// A body's hull in water (`hydrodynamics`): its radius and, on rigid bodies, the
+    /// cylinder's length, start and centre of buoyancy; a soft section's hull runs along its
+    /// centre line at rest length (`section_length`). Literals become parameters
+    /// `<body>_hull_<key>`.
+    #[allow(clippy::too_many_arguments)]
+    fn hull(
+        &mut self,
+        spec: &Spanned<spec::HydrodynamicsSpec>,
+        field: &str,
+        body: &str,
+        section_length: Option<&Expr>,
+        normal: Option<[f64; 3]>,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Hull> {
+        let h = spec.get_ref();
+        let field = format!("{field}.hydrodynamics");
+        let zero = || Expr::Num(Number::Rational(0, 1));
+        if normal.is_some() {
+            self.error(spec.span(), &field, "water acts in 3D (buoyancy up, drag across the hull): a swimming robot needs a spatial or fixed 3D base, not a planar one");
+            return None;
+        }
+        let radius = self.signed_parameter(&h.radius, &format!("{field}.radius"), format!("{body}_hull_radius"), format!("Hull radius of `{body}` (m)."), true, parameters, auto);
+        if let Some(rest) = section_length {
+            let extra = [
+                (h.length.as_ref().map(|v| v.span()), "length"),
+                (h.start.as_ref().map(|v| v.span()), "start"),
+                (h.center_of_buoyancy.as_ref().map(|v| v[0].span()), "center_of_buoyancy"),
+            ];
+            for (span, key) in extra {
+                if let Some(span) = span {
+                    self.error(span, &format!("{field}.{key}"), "a soft section's hull runs along its centre line at rest length and is buoyant at each slice's centre; remove it");
+                }
+            }
+            return Some(Hull { radius: radius?, length: rest.clone(), start: zero(), center_of_buoyancy: [zero(), zero(), zero()] });
+        }
+        let Some(length) = &h.length else {
+            self.error(spec.span(), &format!("{field}.length"), "missing: a rigid body's hull needs the cylinder's length along its x axis (m)");
+            return None;
+        };
+        let length = self.signed_parameter(length, &format!("{field}.length"), format!("{body}_hull_length"), format!("Hull length of `{body}` along its x axis (m)."), true, parameters, auto);
+        let start = match &h.start {
+            Some(v) => self.parameterised(v, &format!("{field}.start"), format!("{body}_hull_start"), format!("Where the hull of `{body}` starts along its x axis (m)."), parameters, auto),
+            None => Some(zero()),
+        };
+        let (length, start) = (length?, start?);
+        let center_of_buoyancy = match &h.center_of_buoyancy {
+            Some(v) => self.vector(Some(v), &format!("{field}.center_of_buoyancy"), parameters),
+            None => [Expr::Add(vec![start.clone(), Expr::Mul(vec![length.clone(), Expr::Num(Number::Rational(1, 2))])]), zero(), zero()],
+        };
+        Some(Hull { radius: radius?, length, start, center_of_buoyancy })
+    }
+
+    /// One property of the water (`environment.water.<key>`), the parameter `name`: as
+    /// written, or `name` itself when the spec declares it, or `name` with its default.
+    #[allow(clippy::too_many_arguments)]
+    fn water_value(
+        &mut self,
+        value: Option<&Spanned<Value>>,
+        key: &str,
+        name: &str,
+        default: f64,
+        doc: &str,
+        strictly: bool,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Expr> {
+        let field = format!("environment.water.{key}");
+        match value {
+            Some(v) => self.signed_parameter(v, &field, name.to_string(), doc.to_string(), strictly, parameters, auto),
+            None => {
+                if !parameters.contains_key(name) {
+                    parameters.insert(name.to_string(), default);
+                    auto.push(Parameter { name: name.to_string(), default, doc: doc.to_string() });
+                }
+                let e = Expr::Sym(name.to_string());
+                self.rule(&field, if strictly { Rule::Positive } else { Rule::NonNegative }, vec![e.clone()]);
+                Some(e)
+            }
+        }
+    }
+
     /// A positive (or, `strictly` false, non-negative) value of a muscle bank, a parameter
     /// `<body>_<key>` when it is a literal.
     #[allow(clippy::too_many_arguments)]
@@ -691,7 +773,12 @@ impl Validator {
             };
             coordinates.push(Coordinate { name, kind, meaning, actuated: true, initial: *value });
         }
+        let hull = match (&b.hydrodynamics, &rest_length) {
+            (Some(h), Some(rest)) => self.hull(h, field, &bname, Some(rest), context.normal, parameters, auto),
+            _ => None,
+        };
         Some(Body {
+            hull,
             name: bname,
             parent: context.parent,
             joint: None,
@@ -773,11 +860,6 @@ impl Validator {
             None => 9.81,
         };
         self.rule("environment.gravity", Rule::NonNegative, vec![Expr::Sym("gravity".into())]);
-        if let Some(m) = environment.and_then(|e| e.get_ref().medium.as_ref()) {
-            if *m.get_ref() == spec::Medium::Water {
-                self.error(m.span(), "environment.medium", "water (buoyancy, added mass, drag) is not supported yet; use \"air\"");
-            }
-        }
 
         // Base.
         let base = spec.base.get_ref();
@@ -1113,6 +1195,7 @@ impl Validator {
                     }
                 }
             }
+            let hull = b.hydrodynamics.as_ref().and_then(|h| self.hull(h, &field, &bname, None, normal, &mut parameters, &mut auto));
             bodies.push(Body {
                 name: bname,
                 parent: parent_of[o].and_then(|p| new_index.get(&p).copied()),
@@ -1123,6 +1206,7 @@ impl Validator {
                 center_of_mass,
                 inertia: inertia.unwrap_or(Inertia::Planar(Expr::Num(Number::Rational(0, 1)))),
                 section: None,
+                hull,
             });
         }
         if bodies.iter().all(|b| matches!(&b.inertia, Inertia::Planar(_))) && normal.is_none() && !bodies.is_empty() {
@@ -1319,6 +1403,47 @@ impl Validator {
             self.error(0..0, "parameters.gravity", "`gravity` is set in [environment]");
         }
         parameters.insert("gravity".into(), gravity);
+
+        // Water: its density and the hulls' coefficients, each a parameter.
+        let in_water = environment.and_then(|e| e.get_ref().medium.as_ref()).is_some_and(|m| *m.get_ref() == spec::Medium::Water);
+        let water_spec = environment.and_then(|e| e.get_ref().water.as_ref());
+        let water = match (in_water, water_spec) {
+            (true, w) => {
+                let w = w.map(|w| w.get_ref());
+                let mut value = |v: &mut Validator, pick: fn(&spec::WaterSpec) -> Option<&Spanned<Value>>, key: &str, name: &str, default: f64, doc: &str, strictly: bool| {
+                    v.water_value(w.and_then(pick), key, name, default, doc, strictly, &mut parameters, &mut auto)
+                };
+                let density = value(self, |w| w.density.as_ref(), "density", "water_density", 1000.0, "Density of the water rho (kg/m^3).", true);
+                let added = value(self, |w| w.added_mass_coefficient.as_ref(), "added_mass_coefficient", "added_mass_coefficient", 1.0, "Added mass across a hull per displaced mass C_a.", false);
+                let surge = value(self, |w| w.surge_added_mass.as_ref(), "surge_added_mass", "surge_added_mass", 0.2, "Added mass along a hull relative to across, alpha.", false);
+                let drag = value(self, |w| w.drag_coefficient.as_ref(), "drag_coefficient", "drag_coefficient", 1.0, "Cross-flow drag coefficient C_D.", false);
+                let surge_drag = value(self, |w| w.surge_linear_drag.as_ref(), "surge_linear_drag", "surge_linear_drag", 0.2, "Linear drag along a hull relative to across, beta.", false);
+                let roll_drag = value(self, |w| w.roll_linear_drag.as_ref(), "roll_linear_drag", "roll_linear_drag", 0.5, "Linear roll drag per rho pi R^3 L C_D V, Omega.", false);
+                let speed = value(self, |w| w.reference_speed.as_ref(), "reference_speed", "reference_speed", 1.0, "Reference speed V of the linear drag (m/s).", false);
+                if !bodies.iter().any(|b| b.hull.is_some()) {
+                    let span = environment.and_then(|e| e.get_ref().medium.as_ref()).map_or(0..0, |m| m.span());
+                    self.error(span, "environment.medium", "a robot in water needs at least one body with `hydrodynamics = { radius = ... }` (its hull)");
+                }
+                match (density, added, surge, drag, surge_drag, roll_drag, speed) {
+                    (Some(density), Some(added_mass_coefficient), Some(surge_added_mass), Some(drag_coefficient), Some(surge_linear_drag), Some(roll_linear_drag), Some(reference_speed)) => {
+                        Some(Water { density, added_mass_coefficient, surge_added_mass, drag_coefficient, surge_linear_drag, roll_linear_drag, reference_speed })
+                    }
+                    _ => None,
+                }
+            }
+            (false, Some(w)) => {
+                self.error(w.span(), "environment.water", "water properties need `medium = \"water\"`");
+                None
+            }
+            (false, None) => None,
+        };
+        if !in_water {
+            for (i, b) in spec.bodies.iter().enumerate() {
+                if let Some(h) = &b.get_ref().hydrodynamics {
+                    self.error(h.span(), &format!("{} ({}).hydrodynamics", self.labels.body(i), b.get_ref().name.get_ref()), "a hull acts only in water: set `medium = \"water\"` in [environment]");
+                }
+            }
+        }
 
         // Actuators.
         let mut actuated = Vec::new();
@@ -1528,6 +1653,7 @@ impl Validator {
             valve_gait,
             muscles,
             rules: std::mem::take(&mut self.rules),
+            water,
         })
     }
 }

@@ -32,6 +32,7 @@ pub mod soft_kinds_arm;
 pub mod soft_limbed_hub;
 pub mod soft_snake;
 pub mod spatial_tree;
+pub mod underwater_snake;
 pub mod wpi_snake;
 
 pub use double_pendulum::DoublePendulum;
@@ -52,6 +53,7 @@ pub use soft_kinds_arm::SoftKindsArm;
 pub use soft_limbed_hub::SoftLimbedHub;
 pub use soft_snake::SoftSnake;
 pub use spatial_tree::SpatialTree;
+pub use underwater_snake::UnderwaterSnake;
 pub use wpi_snake::WpiSnake;
 
 /// Every robot generated from model-specs/, in name order, with its sizes.
@@ -125,6 +127,13 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/spatial_tree.toml",
         dof: spatial_tree::DOF,
         contacts: spatial_tree::CONTACTS,
+    },
+    RobotInfo {
+        name: "underwater_snake",
+        description: "Underwater rigid-soft snake of 004: three propulsion modules, two soft joints, in water",
+        spec: "model-specs/underwater_snake.toml",
+        dof: underwater_snake::DOF,
+        contacts: underwater_snake::CONTACTS,
     },
     RobotInfo {
         name: "wpi_snake",
@@ -210,6 +219,14 @@ pub fn visit_robot<V: RobotVisitor>(name: &str, visitor: V) -> Option<V::Output>
                         { spatial_tree::CONTACTS },
                     >()
             }
+            "underwater_snake" => {
+                visitor
+                    .visit::<
+                        UnderwaterSnake,
+                        { underwater_snake::DOF },
+                        { underwater_snake::CONTACTS },
+                    >()
+            }
             "wpi_snake" => {
                 visitor.visit::<WpiSnake, { wpi_snake::DOF }, { wpi_snake::CONTACTS }>()
             }
@@ -235,6 +252,7 @@ macro_rules! for_each_robot {
             soft_limbed_hub => SoftLimbedHub,
             soft_snake => SoftSnake,
             spatial_tree => SpatialTree,
+            underwater_snake => UnderwaterSnake,
             wpi_snake => WpiSnake,
         }
     };

@@ -354,6 +354,23 @@ pub trait Model<const N: usize, const C: usize> {
         *out = SVector::zeros();
     }
 
+    /// Whether the robot swims: its spec's medium is water, so M, C and G carry added mass
+    /// and buoyancy and [`Model::hydrodynamic_force_into`] the drag.
+    const IN_WATER: bool = false;
+
+    /// Generalized force of the water's drag (linear and quadratic cross-flow on every hull),
+    /// to be added to the applied forces; zero in air.
+    fn hydrodynamic_force_into(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut SVector<f64, N>) {
+        let _ = (q, qd, p, k);
+        *out = SVector::zeros();
+    }
+
+    /// The drag's dissipation function R(q, qd) >= 0 (the drag force is -dR/dqd); zero in air.
+    fn hydrodynamic_dissipation(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64 {
+        let _ = (q, qd, p, k);
+        0.0
+    }
+
     /// The elastic part of dG/dq (soft sections' actuator stiffness), for the stiff part of
     /// implicit integrators' Jacobians; zero unless the model is elastic.
     fn elastic_stiffness_into(q: &SVector<f64, N>, p: &Self::Params, out: &mut SMatrix<f64, N, N>) {

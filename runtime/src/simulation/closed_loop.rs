@@ -167,7 +167,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
     }
 
-    /// Generalized force from actuators and contacts at (t, q, qd); fills `report` if given.
+    /// Generalized force from actuators, the water's drag (robots in water) and contacts at
+    /// (t, q, qd); fills `report` if given.
     #[inline]
     pub fn generalized_force(
         &self,
@@ -190,6 +191,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
         if let Some(r) = report.as_deref_mut() {
             r.actuator = force;
+        }
+        if R::IN_WATER {
+            let mut drag = SVector::<f64, N>::zeros();
+            R::hydrodynamic_force_into(q, qd, &self.params, cache, &mut drag);
+            force += drag;
         }
         if matches!(self.config.terrain, Terrain::None) || C == 0 {
             return force;

@@ -1,0 +1,276 @@
+//! The underwater rigid-soft snake of 004_4e5a2166b70a9520 in water: the hulls' added mass
+//! and linear drag against eqs 30 and 32, M's added mass against the hulls summed by hand,
+//! the hydrostatic force of both parameter sets, the drag against its dissipation function,
+//! energy conserved without drag and never gained with it, the fluid's impulse conserved,
+//! and the neutral robot hovering and righting itself. The generic invariants (M, C, G =
+//! dV/dq with buoyancy) run in tests/invariants.rs.
+
+use nalgebra::{SMatrix, SVector, Vector3};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use softgen_generated::{underwater_snake, UnderwaterSnake};
+use softgen_runtime::{DormandPrince5, Integrator, JointPd, Model, ParamSet, Simulation, SimulationConfig, State, Terrain, Tolerances};
+
+const N: usize = underwater_snake::DOF;
+const C: usize = underwater_snake::CONTACTS;
+type Params = <UnderwaterSnake as Model<N, C>>::Params;
+
+const RHO: f64 = 1000.0;
+const RADIUS: f64 = 0.09;
+const LENGTH: f64 = 0.2;
+
+/// rho pi R^2 L: each module's (and each joint's) displaced mass.
+fn displaced() -> f64 {
+    RHO * std::f64::consts::PI * RADIUS * RADIUS * LENGTH
+}
+
+fn params(set: &[(&str, f64)]) -> Params {
+    let mut p = Params::default();
+    for &(name, value) in set {
+        p.set(name, value).unwrap();
+    }
+    p
+}
+
+/// The neutral set: every body as heavy as the water its hull displaces.
+fn neutral() -> Params {
+    params(&[("module_mass", displaced()), ("joint_mass", displaced())])
+}
+
+fn mass_matrix(q: &SVector<f64, N>, p: &Params) -> SMatrix<f64, N, N> {
+    let mut m = SMatrix::zeros();
+    UnderwaterSnake::mass_matrix_into(q, p, &UnderwaterSnake::cache(q, p), &mut m);
+    m
+}
+
+fn rest() -> SVector<f64, N> {
+    SVector::from_iterator(UnderwaterSnake::INITIAL_POSITION.iter().copied())
+}
+
+#[test]
+fn hull_matrices_follow_eqs_30_and_32() {
+    let p = Params::default();
+    let added = underwater_snake::hull_added_mass(0, &p).unwrap();
+    let m_a = displaced();
+    // Eq 30 with C_a = 1, alpha = 0.2, L = 0.2 m: 1.018, 5.089, 5.089, 0, 0.0679, 0.0679.
+    let expected = [0.2 * m_a, m_a, m_a, 0.0, m_a * LENGTH * LENGTH / 3.0, m_a * LENGTH * LENGTH / 3.0];
+    for (k, e) in expected.iter().enumerate() {
+        assert!((added[(k, k)] - e).abs() < 1e-12, "diagonal {k}: {} against {e}", added[(k, k)]);
+    }
+    assert!((expected[0] - 1.018).abs() < 1e-3 && (expected[1] - 5.089).abs() < 1e-3 && (expected[4] - 0.0679).abs() < 1e-4);
+    // The couplings of eq 30, row 5's sign typo fixed: sway-yaw +m L / 2, heave-pitch -m L / 2.
+    assert!((added[(1, 5)] - m_a * LENGTH / 2.0).abs() < 1e-12 && (added[(2, 4)] + m_a * LENGTH / 2.0).abs() < 1e-12);
+    for h in 0..underwater_snake::HULLS.len() {
+        for matrix in [underwater_snake::hull_added_mass(h, &p).unwrap(), underwater_snake::hull_linear_drag(h, &p).unwrap()] {
+            assert_eq!(matrix, matrix.transpose(), "hull {h}: not symmetric");
+            let eigen = matrix.symmetric_eigenvalues();
+            assert!(eigen.min() > -1e-12 * eigen.max(), "hull {h}: not positive semidefinite, eigenvalues {eigen}");
+        }
+    }
+    assert!(underwater_snake::hull_added_mass(3, &p).is_none());
+    // Eq 32's structure with the radius it lacks: rho pi R L C_D V (beta, 1, 1, Omega R^2, L^2 / 3, L^2 / 3).
+    let drag = underwater_snake::hull_linear_drag(0, &p).unwrap();
+    let c = RHO * std::f64::consts::PI * RADIUS * LENGTH;
+    let expected = [0.2 * c, c, c, 0.5 * RADIUS * RADIUS * c, c * LENGTH * LENGTH / 3.0, c * LENGTH * LENGTH / 3.0];
+    for (k, e) in expected.iter().enumerate() {
+        assert!((drag[(k, k)] - e).abs() < 1e-9, "drag diagonal {k}: {} against {e}", drag[(k, k)]);
+    }
+}
+
+#[test]
+fn mass_matrix_carries_every_hulls_added_mass() {
+    // Straight at the world origin, every hull's axes are the world's: translating the
+    // whole robot along x moves each body's mass and alpha C_a rho pi R^2 L of water per
+    // hull (the joints' slices sum to their envelope's), across 1 C_a rho pi R^2 L.
+    for (set, p) in [("literal", Params::default()), ("neutral", neutral())] {
+        let m = mass_matrix(&rest(), &p);
+        let bodies = 3.0 * p.get_by_name("module_mass") + 2.0 * p.get_by_name("joint_mass");
+        let water = 5.0 * displaced();
+        assert!((m[(0, 0)] - (bodies + 0.2 * water)).abs() < 1e-9 * m[(0, 0)], "{set}: surge {} against {}", m[(0, 0)], bodies + 0.2 * water);
+        for k in [1, 2] {
+            assert!((m[(k, k)] - (bodies + water)).abs() < 1e-9 * m[(k, k)], "{set}: across {k}: {} against {}", m[(k, k)], bodies + water);
+        }
+        // Without water the robot's own mass matrix remains.
+        let dry = {
+            let mut p = p.clone();
+            p.set("added_mass_coefficient", 0.0).unwrap();
+            mass_matrix(&rest(), &p)
+        };
+        assert!((dry[(0, 0)] - bodies).abs() < 1e-9 * bodies && (dry[(1, 1)] - bodies).abs() < 1e-9 * bodies);
+    }
+}
+
+trait ByName {
+    fn get_by_name(&self, name: &str) -> f64;
+}
+
+impl ByName for Params {
+    fn get_by_name(&self, name: &str) -> f64 {
+        let index = Params::names().iter().position(|n| *n == name).unwrap();
+        self.get(index)
+    }
+}
+
+#[test]
+fn hydrostatic_force_of_both_parameter_sets() {
+    let q = rest();
+    let gravity = |p: &Params| {
+        let mut g = SVector::<f64, N>::zeros();
+        UnderwaterSnake::gravity_into(&q, p, &UnderwaterSnake::cache(&q, p), &mut g);
+        g
+    };
+    // Literal: each module displaces 5.089 kg for 0.563 kg (44.4 N up), each joint 5.089 kg
+    // for 0.158 kg; G along base z is minus the net upward force.
+    let literal = gravity(&Params::default());
+    let modules = 3.0 * (displaced() - 0.563) * 9.81;
+    let joints = 2.0 * (displaced() - 0.158) * 9.81;
+    assert!((modules / 3.0 - 44.4).abs() < 0.05, "{}", modules / 3.0);
+    assert!((-literal[2] - (modules + joints)).abs() < 1e-9 * (modules + joints), "net upward force {} against {}", -literal[2], modules + joints);
+    // Neutral: no net force; with every centre of mass under its centre of buoyancy on one
+    // vertical, no moment either, and the joints hold no elastic force.
+    let neutral = gravity(&neutral());
+    assert!(neutral.norm() < 1e-9, "neutral robot at rest feels {neutral}");
+}
+
+#[test]
+fn drag_is_minus_the_gradient_of_its_dissipation_and_never_gives_energy() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let p = Params::default();
+    for _ in 0..20 {
+        let mut q = rest();
+        let mut qd = SVector::<f64, N>::zeros();
+        for i in 0..N {
+            let soft = i >= 6;
+            q[i] += if soft { rng.gen_range(-0.02..0.02) } else { rng.gen_range(-1.0..1.0) };
+            qd[i] = if soft { rng.gen_range(-0.1..0.1) } else { rng.gen_range(-0.5..0.5) };
+        }
+        let k = UnderwaterSnake::cache(&q, &p);
+        let mut force = SVector::<f64, N>::zeros();
+        UnderwaterSnake::hydrodynamic_force_into(&q, &qd, &p, &k, &mut force);
+        let dissipation = |qd: &SVector<f64, N>| UnderwaterSnake::hydrodynamic_dissipation(&q, qd, &p, &k);
+        let h = 1e-6;
+        for i in 0..N {
+            let mut e = SVector::<f64, N>::zeros();
+            e[i] = h;
+            let gradient = (dissipation(&(qd + e)) - dissipation(&(qd - e))) / (2.0 * h);
+            assert!((force[i] + gradient).abs() < 1e-6 * (1.0 + force.norm()), "coordinate {i}: force {} against -dR/dqd {}", force[i], -gradient);
+        }
+        assert!(dissipation(&qd) >= 0.0);
+        assert!(force.dot(&qd) <= 0.0, "the drag does work {}", force.dot(&qd));
+    }
+}
+
+fn swimming(p: &Params) -> Simulation<UnderwaterSnake, N, C> {
+    let config = SimulationConfig {
+        contact: UnderwaterSnake::ENVIRONMENT.contact_law(),
+        terrain: Terrain::None,
+        gait: None,
+        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.01,
+    };
+    Simulation::new(p.clone(), config).unwrap()
+}
+
+/// Integrates from `start`, calling `check` at `samples` equal steps up to `seconds`.
+fn swim(p: &Params, start: State<N>, seconds: f64, samples: usize, mut check: impl FnMut(f64, &State<N>)) {
+    let mut sim = swimming(p);
+    let mut x = start;
+    let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-10, absolute: 1e-12 }).unwrap();
+    let mut t = 0.0;
+    check(t, &x);
+    for k in 1..=samples {
+        integrator.integrate_to(&mut sim, &mut t, &mut x, seconds * k as f64 / samples as f64).unwrap();
+        check(t, &x);
+    }
+}
+
+/// Bent joints and every coordinate moving.
+fn stirred() -> State<N> {
+    let mut q = rest();
+    let mut qd = SVector::<f64, N>::zeros();
+    for i in 0..N {
+        if i >= 6 {
+            q[i] = 0.01 * (i as f64).sin();
+            qd[i] = 0.05 * (i as f64).cos();
+        } else {
+            qd[i] = 0.3 * (i as f64 + 1.0).sin();
+        }
+    }
+    State::new(q, qd)
+}
+
+fn energy(p: &Params, x: &State<N>) -> f64 {
+    UnderwaterSnake::kinetic_energy(&x.q, &x.qd, p) + UnderwaterSnake::potential_energy(&x.q, p, &UnderwaterSnake::cache(&x.q, p))
+}
+
+#[test]
+fn energy_is_conserved_without_drag_and_lost_with_it() {
+    // Kinetic (body and water), elastic and hydrostatic energy: drag and the joints' damping off.
+    let ideal = params(&[("drag_coefficient", 0.0), ("joint_damping", 0.0)]);
+    let start = stirred();
+    let e0 = energy(&ideal, &start);
+    let scale = UnderwaterSnake::kinetic_energy(&start.q, &start.qd, &ideal) + e0.abs();
+    let mut worst: f64 = 0.0;
+    swim(&ideal, start, 2.0, 20, |_, x| worst = worst.max((energy(&ideal, x) - e0).abs() / scale));
+    println!("ideal water: energy {e0:.6} J, largest relative drift over 2 s {worst:.2e}");
+    assert!(worst < 1e-7, "energy drifts by {worst:e}");
+
+    // With drag (and the joints' damping) it never increases.
+    let p = Params::default();
+    let mut last = energy(&p, &start);
+    let first = last;
+    swim(&p, start, 2.0, 100, |t, x| {
+        let e = energy(&p, x);
+        assert!(e <= last + 1e-9 * first.abs().max(1.0), "energy rose from {last} to {e} at t = {t}");
+        last = e;
+    });
+    assert!(last < first, "no energy was lost");
+}
+
+#[test]
+fn the_waters_impulse_is_conserved_without_gravity_or_drag() {
+    // Body and water together: the linear impulse (M qd along the base's translations) and
+    // the angular impulse about world z.
+    let p = params(&[("drag_coefficient", 0.0), ("joint_damping", 0.0), ("gravity", 0.0)]);
+    let impulse = |x: &State<N>| {
+        let momentum = mass_matrix(&x.q, &p) * x.qd;
+        let linear = Vector3::new(momentum[0], momentum[1], momentum[2]);
+        let base = Vector3::new(x.q[0], x.q[1], x.q[2]);
+        (linear, momentum[3] + base.cross(&linear).z)
+    };
+    let start = stirred();
+    let (l0, h0) = impulse(&start);
+    let scale = 1.0 + l0.norm() + h0.abs();
+    let mut worst: f64 = 0.0;
+    swim(&p, start, 2.0, 20, |_, x| {
+        let (l, h) = impulse(x);
+        worst = worst.max(((l - l0).norm() + (h - h0).abs()) / scale);
+    });
+    println!("impulse |P| {:.4}, H_z {h0:.4}, largest relative change over 2 s {worst:.2e}", l0.norm());
+    assert!(worst < 1e-7, "the impulse changes by {worst:e}");
+}
+
+#[test]
+fn neutral_robot_hovers_and_rights_itself() {
+    let p = neutral();
+    let mut drift: f64 = 0.0;
+    swim(&p, State::new(rest(), SVector::zeros()), 10.0, 10, |_, x| {
+        drift = drift.max(Vector3::new(x.q[0], x.q[1], x.q[2]).norm());
+    });
+    println!("neutral, no input: largest drift over 10 s {:.2e} m", drift);
+    assert!(drift < 1e-3, "drifts {drift} m");
+
+    // Rolled and pitched: the centres of mass 5 mm under the centres of buoyancy right it.
+    // Pitch creeps back: its righting moment (0.75 N m/rad) is small against the drag of a
+    // metre-long body turning end over end (time constant about 30 s, overdamped).
+    for (coordinate, label, seconds) in [(5, "roll", 30.0), (4, "pitch", 120.0)] {
+        let mut q = rest();
+        q[coordinate] = 0.3;
+        let mut angles = Vec::new();
+        swim(&p, State::new(q, SVector::zeros()), seconds, 12, |_, x| angles.push(x.q[coordinate]));
+        let end = *angles.last().unwrap();
+        println!("neutral, {label} 0.3 rad: {end:.4} rad after {seconds} s");
+        assert!(angles.iter().all(|a| a.abs() <= 0.3 + 1e-9), "{label} grew: {angles:?}");
+        assert!(end.abs() < 0.03, "{label} {end} rad after {seconds} s");
+    }
+}
