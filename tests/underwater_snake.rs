@@ -274,3 +274,67 @@ fn neutral_robot_hovers_and_rights_itself() {
         assert!(end.abs() < 0.03, "{label} {end} rad after {seconds} s");
     }
 }
+
+/// The configuration matrix at a pose.
+fn thruster_matrix(q: &SVector<f64, N>, p: &Params) -> SMatrix<f64, N, { underwater_snake::THRUSTER_COUNT }> {
+    let mut b = SMatrix::zeros();
+    underwater_snake::thruster_matrix_into(q, p, &UnderwaterSnake::cache(q, p), &mut b);
+    b
+}
+
+#[test]
+fn thruster_configuration_matrix() {
+    let p = Params::default();
+    // Straight at the origin: propeller 4 pushes along x 50 mm left of the axis at
+    // x = 0.876 m (three 0.2 m bodies and the 76 mm point of attack on the head).
+    let b = thruster_matrix(&rest(), &p);
+    let names: Vec<&str> = UnderwaterSnake::THRUSTERS.iter().map(|t| t.name).collect();
+    assert_eq!(names, ["propeller1", "propeller2", "propeller3", "propeller4", "propeller5", "propeller6"]);
+    let column = |k: usize| b.column(k).into_owned();
+    let (p1, p4, p5) = (column(0), column(3), column(4));
+    // Base rows: force (x, y, z), then yaw about z, pitch about y, roll about x at the base.
+    assert!((p1[0] - 1.0).abs() < 1e-12 && (p1[3] + 0.05).abs() < 1e-12, "{p1}");
+    assert!(p1.rows(6, 6).norm() < 1e-12, "the tail's propeller moves no joint: {p1}");
+    assert!((p4[0] - 1.0).abs() < 1e-12 && (p4[3] + 0.05).abs() < 1e-12 && p4[4].abs() < 1e-12);
+    // Along the axis it stretches each joint's three actuators: a third each in length.
+    assert!((p4.rows(6, 3).sum() - 1.0).abs() < 1e-9 && (p4.rows(9, 3).sum() - 1.0).abs() < 1e-9, "{p4}");
+    // Propeller 5 lifts the head: pitch moment -0.876 N m about the base's y axis.
+    assert!((p5[2] - 1.0).abs() < 1e-12 && (p5[4] + 0.876).abs() < 1e-12 && p5[5].abs() < 1e-12, "{p5}");
+    // At any pose the base rows carry the thrust's world direction.
+    let mut rng = StdRng::seed_from_u64(5);
+    for _ in 0..10 {
+        let mut q = rest();
+        for i in 0..N {
+            q[i] += if i >= 6 { rng.gen_range(-0.02..0.02) } else { rng.gen_range(-1.0..1.0) };
+        }
+        let b = thruster_matrix(&q, &p);
+        for k in 0..6 {
+            assert!((Vector3::new(b[(0, k)], b[(1, k)], b[(2, k)]).norm() - 1.0).abs() < 1e-12, "thruster {k}: not a unit force");
+        }
+    }
+}
+
+#[test]
+fn straight_swimming_reaches_the_terminal_speed_of_the_drag_law() {
+    // Neutral, propellers 1, 3, 4, 6 at 1 N (condition 1), then 1 and 3 only (condition 2),
+    // then backwards. Along the body only the linear surge drag acts, beta rho pi R C_D V
+    // per metre of hull over 1 m of hulls: 4 N gives 0.0707 m/s, 2 N half that.
+    let p = neutral();
+    let surge = 0.2 * RHO * std::f64::consts::PI * RADIUS * 1.0 * 1.0 * (5.0 * LENGTH);
+    for (thrusts, label) in [
+        ([1.0, 0.0, 1.0, 1.0, 0.0, 1.0], "forward"),
+        ([1.0, 0.0, 1.0, 0.0, 0.0, 0.0], "two propellers"),
+        ([-1.0, 0.0, -1.0, -1.0, 0.0, -1.0], "backward"),
+    ] {
+        let mut sim = swimming(&p);
+        sim.set_thrusts(&thrusts).unwrap();
+        let mut x = State::new(rest(), SVector::zeros());
+        let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-9, absolute: 1e-11 }).unwrap();
+        let mut t = 0.0;
+        integrator.integrate_to(&mut sim, &mut t, &mut x, 30.0).unwrap();
+        let expected = thrusts.iter().sum::<f64>() / surge;
+        println!("{label}: {:.5} m/s after 30 s (drag law {expected:.5}), y {:.1e} m, z {:.1e} m", x.qd[0], x.q[1], x.q[2]);
+        assert!((x.qd[0] - expected).abs() < 1e-3 * expected.abs(), "{label}: {} against {expected}", x.qd[0]);
+        assert!(x.q[1].abs() < 1e-9 && x.q[2].abs() < 1e-3 && x.q[3].abs() < 1e-9, "{label}: leaves the axis: {}", x.q);
+    }
+}

@@ -778,6 +778,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     };
     let (soft_items, soft_impl) = soft_sections(robot, equations, &params, &kernel);
     let (water_items, water_impl) = water(equations, &params, &kernel);
+    let (thruster_items, thruster_impl) = thrusters(robot, equations, &kernel);
     let Shared { params: params_items, constants } = shared(robot);
     let robot_type = format_ident!("{}", camel(&robot.name));
     let description = &robot.description;
@@ -945,6 +946,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
 
         #water_items
 
+        #thruster_items
+
         #model_doc
         #[derive(Clone, Copy, Debug, Default)]
         pub struct #robot_type;
@@ -963,6 +966,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             #forward_impl
             #soft_impl
             #water_impl
+            #thruster_impl
             fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
             fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
             fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }
@@ -1148,6 +1152,62 @@ fn soft_sections(
     let implementation = quote! {
         fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) { damping_into(qd, p, out) }
         fn elastic_stiffness_into(q: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) { elastic_stiffness_into(q, p, out) }
+    };
+    (items, implementation)
+}
+
+/// A robot's thrusters: what they are, and the configuration matrix B(q) whose column k is
+/// the generalized force of a unit thrust of thruster k. Empty without thrusters.
+fn thrusters(robot: &Robot, equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream) -> (TokenStream, TokenStream) {
+    if robot.thrusters.is_empty() {
+        return (TokenStream::new(), TokenStream::new());
+    }
+    let dag = &equations.dag;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let mut outputs = Vec::new();
+    for (k, column) in equations.thruster_columns.iter().enumerate() {
+        for (j, &id) in column.iter().enumerate() {
+            if dag.constant(id) != Some(0.0) {
+                let (lj, lk) = (idx(j), idx(k));
+                outputs.push((quote!(out[(#lj, #lk)]), id));
+            }
+        }
+    }
+    let matrix_body = kernel(&outputs);
+    let count = idx(robot.thrusters.len());
+    let infos = robot.thrusters.iter().map(|t| {
+        let name = &t.name;
+        let body = &robot.bodies[t.body].name;
+        let direction = t.direction.map(float);
+        quote!(softgen_runtime::ThrusterInfo { name: #name, body: #body, direction: [#(#direction),*] },)
+    });
+    let items = quote! {
+        /// Number of thrusters.
+        pub const THRUSTER_COUNT: usize = #count;
+
+        /// The thrusters in actuator order: name, carrying body, direction in its frame.
+        pub const THRUSTERS: [softgen_runtime::ThrusterInfo; THRUSTER_COUNT] = [#(#infos)*];
+
+        /// The thrusters' configuration matrix B(q) (eqs 35-37 of 004): column k is the
+        /// generalized force of one newton of thruster k, J_k' (c x d; d) with c its point of
+        /// attack and d its direction in the world.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn thruster_matrix_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, DOF, THRUSTER_COUNT>) {
+            *out = SMatrix::zeros();
+            #matrix_body
+        }
+    };
+    let implementation = quote! {
+        const THRUSTERS: &'static [softgen_runtime::ThrusterInfo] = &THRUSTERS;
+        fn thruster_force_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, thrusts: &[f64], out: &mut SVector<f64, DOF>) {
+            let mut matrix = SMatrix::<f64, DOF, THRUSTER_COUNT>::zeros();
+            thruster_matrix_into(q, p, k, &mut matrix);
+            *out = SVector::zeros();
+            for (column, thrust) in matrix.column_iter().zip(thrusts) {
+                *out += column * *thrust;
+            }
+        }
     };
     (items, implementation)
 }

@@ -52,6 +52,8 @@ pub struct Equations {
     pub hydrodynamic_dissipation: Option<NodeId>,
     /// Rigid bodies' hulls: name, added mass and linear drag in the body frame ([w; v]).
     pub hulls: Vec<(String, Articulated, Articulated)>,
+    /// Per thruster, per coordinate: the generalized force of a unit thrust.
+    pub thruster_columns: Vec<Vec<NodeId>>,
 }
 
 /// A frame carrying contact points.
@@ -157,6 +159,7 @@ impl Equations {
             hydrodynamic_force: Vec::new(),
             hydrodynamic_dissipation: None,
             hulls: Vec::new(),
+            thruster_columns: Vec::new(),
         })
     }
 
@@ -191,6 +194,9 @@ impl Equations {
         }
         if !self.hydrodynamic_force.is_empty() {
             kernels.push(self.hydrodynamic_force.clone());
+        }
+        if !self.thruster_columns.is_empty() {
+            kernels.push(self.thruster_columns.iter().flatten().copied().collect());
         }
         // A point alone on its frame has its own Jacobian kernel, which reads its position.
         let points_on_frame = self.points_on_frame();
@@ -236,6 +242,7 @@ impl Equations {
             ("angular momentum", pick(&mut self.angular_momentum.iter().copied())),
             ("accelerations", pick(&mut self.articulated.iter().flat_map(|a| a.accelerations.iter().copied()))),
             ("hydrodynamic force", pick(&mut self.hydrodynamic_force.iter().copied())),
+            ("thruster columns", pick(&mut self.thruster_columns.iter().flatten().copied())),
         ]
     }
 }

@@ -207,6 +207,19 @@ pub struct MuscleBank {
     pub pressure_lag: Expr,
 }
 
+/// A thruster (a propeller) on a rigid body: a force along a fixed direction at a fixed
+/// point of the body, its magnitude the command (N).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thruster {
+    pub name: String,
+    /// The carrying body.
+    pub body: usize,
+    /// Point of attack in the body frame (m).
+    pub position: [Expr; 3],
+    /// Unit direction of positive thrust in the body frame.
+    pub direction: [f64; 3],
+}
+
 /// The travelling valve wave of eq 13: S_i = sign(sin(omega t + delay i) + offset).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValveGaitDefaults {
@@ -266,6 +279,8 @@ pub struct Robot {
     pub rules: Vec<ParameterRule>,
     /// The water, when the robot swims.
     pub water: Option<Water>,
+    /// Thrusters, in actuator order.
+    pub thrusters: Vec<Thruster>,
 }
 
 impl Robot {

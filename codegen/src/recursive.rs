@@ -233,6 +233,32 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         hydrodynamic_dissipation = Some(dag.add(dissipation));
     }
 
+    // Thrusters: the generalized force of a unit thrust, S_j . (c x d; d) along the path of
+    // the carrying body, with c the point of attack and d the direction in the world (the
+    // configuration matrix of eqs 35-37).
+    let mut thruster_columns = Vec::new();
+    for thruster in &robot.thrusters {
+        let index = links.iter().position(|l| l.body == Some(thruster.body)).ok_or("a thruster on a body that is not a link")?;
+        let state = &states[index];
+        let mut local = [zero; 3];
+        for (a, e) in thruster.position.iter().enumerate() {
+            local[a] = reader.node(&mut dag, &from_expr(e))?;
+        }
+        let offset = dag.mat_vec3(&state.rotation, &local);
+        let point = dag.add3(&state.position, &offset);
+        let point = dag.pin3(point, &format!("{}_point", thruster.name));
+        let along = dag.constant3(thruster.direction);
+        let direction = dag.mat_vec3(&state.rotation, &along);
+        let direction = dag.pin3(direction, &format!("{}_direction", thruster.name));
+        let wrench = Force { n: dag.cross3(&point, &direction), f: direction };
+        let mut column = vec![zero; n];
+        for &j in &state.path {
+            let (s_j, _) = subspaces[j].ok_or("a coordinate without a joint")?;
+            column[j] = dag.force_dot_motion(&wrench, &s_j);
+        }
+        thruster_columns.push(column);
+    }
+
     // Whole-robot quantities from the root composites.
     let roots: Vec<usize> = (0..links.len()).filter(|&i| links[i].parent.is_none()).collect();
     let mut total = dag.number(0.0);
@@ -402,6 +428,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         hydrodynamic_force,
         hydrodynamic_dissipation,
         hulls,
+        thruster_columns,
     })
 }
 

@@ -369,6 +369,9 @@ impl Template for Actuator {
             area: self.area.as_ref().map(|v| with.value("area", v)),
             rated_pressure: self.rated_pressure.as_ref().map(|v| with.value("rated_pressure", v)),
             pressure_lag: self.pressure_lag.as_ref().map(|v| with.value("pressure_lag", v)),
+            position: self.position.as_ref().map(|p| with.vector("position", p)),
+            direction: self.direction.clone(),
+            name: self.name.as_ref().map(|n| with.text("name", n)),
             repeat: None,
         }
     }

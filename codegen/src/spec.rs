@@ -451,6 +451,12 @@ pub struct Actuator {
     /// Pneumatic muscles: time constant of the first-order lag between commanded and
     /// reached pressure (s); 0 for none.
     pub pressure_lag: Option<Spanned<Value>>,
+    /// Thrusters: the point of attack in the body frame (m).
+    pub position: Option<Vector>,
+    /// Thrusters: the direction of positive thrust in the body frame.
+    pub direction: Option<Spanned<[f64; 3]>>,
+    /// Thrusters: a name (default `thruster<k>`, k counting the thrusters from 1).
+    pub name: Option<Spanned<String>>,
     #[serde(default)]
     pub repeat: Option<Spanned<Repeat>>,
 }

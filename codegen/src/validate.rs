@@ -3,7 +3,7 @@
 
 use crate::expr::{self, Expr, Number};
 use crate::repeat;
-use crate::model::{Hull, Water, 
+use crate::model::{Hull, Thruster, Water, 
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
     ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault, Valve, MuscleBank, ValveGaitDefaults,
 };
@@ -442,6 +442,55 @@ impl Validator {
             None => [Expr::Add(vec![start.clone(), Expr::Mul(vec![length.clone(), Expr::Num(Number::Rational(1, 2))])]), zero(), zero()],
         };
         Some(Hull { radius: radius?, length, start, center_of_buoyancy })
+    }
+
+    /// A thruster on a rigid body: its point of attack and unit direction in the body frame.
+    #[allow(clippy::too_many_arguments)]
+    fn thruster(&mut self, a: &spec::Actuator, field: &str, body: &Body, body_index: usize, default_name: String, normal: Option<[f64; 3]>, parameters: &BTreeMap<String, f64>) -> Option<Thruster> {
+        if body.section.is_some() {
+            self.error(a.joint.span(), &format!("{field}.joint"), format!("a thruster sits on a rigid body; `{}` is a soft section", body.name));
+            return None;
+        }
+        for (given, key) in [
+            (a.torque_limit.as_ref().map(|v| v.span()), "torque_limit"),
+            (a.response.as_ref().map(|v| v.span()), "response"),
+        ] {
+            if let Some(span) = given {
+                self.error(span, &format!("{field}.{key}"), "a thruster has no such field (its limit is the run configuration's `max_thrust`)");
+            }
+        }
+        let name = match &a.name {
+            Some(n) if is_identifier(n.get_ref()) => n.get_ref().clone(),
+            Some(n) => {
+                self.error(n.span(), &format!("{field}.name"), format!("`{}` must be an identifier (letters, digits, _)", n.get_ref()));
+                return None;
+            }
+            None => default_name,
+        };
+        let Some(position) = &a.position else {
+            self.error(a.kind.span(), &format!("{field}.position"), "missing: a thruster needs its point of attack in the body frame (m)");
+            return None;
+        };
+        let position = self.vector(Some(position), &format!("{field}.position"), parameters);
+        let Some(direction) = &a.direction else {
+            self.error(a.kind.span(), &format!("{field}.direction"), "missing: a thruster needs the direction of its thrust in the body frame");
+            return None;
+        };
+        let d = *direction.get_ref();
+        let length = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        if !(length > 1e-9 && length.is_finite()) {
+            self.error(direction.span(), &format!("{field}.direction"), "must be a non-zero finite vector");
+            return None;
+        }
+        if let Some(n) = normal {
+            if (d[0] * n[0] + d[1] * n[1] + d[2] * n[2]).abs() > 1e-9 * length {
+                self.error(direction.span(), &format!("{field}.direction"), "in a planar robot a thruster must push in the plane");
+            }
+            if planar_violation(&position, Some(n)) {
+                self.error(a.position.as_ref().map_or(a.kind.span(), |p| p[0].span()), &format!("{field}.position"), "in a planar robot the point of attack must lie in the plane");
+            }
+        }
+        Some(Thruster { name, body: body_index, position, direction: d.map(|x| x / length) })
     }
 
     /// One property of the water (`environment.water.<key>`), the parameter `name`: as
@@ -1449,14 +1498,22 @@ impl Validator {
         let mut actuated = Vec::new();
         let mut valves = Vec::new();
         let mut muscles = Vec::new();
+        let mut thrusters: Vec<Thruster> = Vec::new();
         let mut torque_limit = f64::INFINITY;
         for (i, a) in spec.actuators.iter().enumerate() {
             let a = a.get_ref();
             let field = self.labels.actuator(i);
             let kind = *a.kind.get_ref();
-            if kind == spec::ActuatorKind::Thruster {
-                self.error(a.kind.span(), &format!("{field}.kind"), "thruster actuators are not supported yet; use \"joint_torque\", \"solenoid_valve\" or \"pneumatic_muscle\"");
-                continue;
+            if kind != spec::ActuatorKind::Thruster {
+                for (given, key) in [
+                    (a.position.as_ref().map(|v| v[0].span()), "position"),
+                    (a.direction.as_ref().map(|v| v.span()), "direction"),
+                    (a.name.as_ref().map(|v| v.span()), "name"),
+                ] {
+                    if let Some(span) = given {
+                        self.error(span, &format!("{field}.{key}"), "only thrusters have this field");
+                    }
+                }
             }
             if kind != spec::ActuatorKind::PneumaticMuscle {
                 for (given, key) in [
@@ -1483,6 +1540,17 @@ impl Validator {
             let Some(body) = new_index.get(&bi).and_then(|&n| bodies.get(n)) else {
                 continue;
             };
+            if kind == spec::ActuatorKind::Thruster {
+                let default_name = format!("thruster{}", thrusters.len() + 1);
+                if let Some(thruster) = self.thruster(a, &field, body, new_index[&bi], default_name, normal, &parameters) {
+                    if thrusters.iter().any(|t: &Thruster| t.name == thruster.name) || contact_names.contains(&thruster.name) {
+                        self.error(a.name.as_ref().map_or(a.kind.span(), |n| n.span()), &format!("{field}.name"), format!("the name `{}` is taken", thruster.name));
+                    } else {
+                        thrusters.push(thruster);
+                    }
+                }
+                continue;
+            }
             if kind == spec::ActuatorKind::PneumaticMuscle {
                 if let Some(bank) = self.muscle_bank(a, &field, body, &mut parameters, &mut auto) {
                     if muscles.iter().any(|m: &MuscleBank| m.body == bank.body) {
@@ -1654,6 +1722,7 @@ impl Validator {
             muscles,
             rules: std::mem::take(&mut self.rules),
             water,
+            thrusters,
         })
     }
 }

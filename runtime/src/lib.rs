@@ -31,7 +31,7 @@ pub use nalgebra;
 pub use robot::dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
 pub use robot::model::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model,
-    ParamSet, PlaneOfMotion, SoftSectionInfo, UnknownParameter,
+    ParamSet, PlaneOfMotion, SoftSectionInfo, ThrusterInfo, UnknownParameter,
 };
 pub use robot::parameter_rules::{check_rule, physical_inertia, RuleKind};
 pub use robot::registry::{RobotInfo, RobotVisitor};

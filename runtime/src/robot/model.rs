@@ -66,6 +66,18 @@ pub struct SoftSectionInfo {
     pub mount: [[f64; 3]; 3],
 }
 
+/// A thruster (propeller) on a rigid body: a force of the commanded magnitude (N) along a
+/// direction fixed in the body, at a fixed point of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ThrusterInfo {
+    /// The spec's name (`thruster<k>` by default).
+    pub name: &'static str,
+    /// The carrying body.
+    pub body: &'static str,
+    /// Unit direction of positive thrust in the body's frame.
+    pub direction: [f64; 3],
+}
+
 /// The plane a planar robot moves in, or spatial motion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlaneOfMotion {
@@ -351,6 +363,16 @@ pub trait Model<const N: usize, const C: usize> {
     /// the model has damping.
     fn damping_into(qd: &SVector<f64, N>, p: &Self::Params, out: &mut SVector<f64, N>) {
         let _ = (qd, p);
+        *out = SVector::zeros();
+    }
+
+    /// The thrusters, in the order their commands are given.
+    const THRUSTERS: &'static [ThrusterInfo] = &[];
+
+    /// Generalized force of the thrusters' commands (N each, in [`Model::THRUSTERS`] order):
+    /// B(q) u with B the configuration matrix; zero without thrusters.
+    fn thruster_force_into(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, thrusts: &[f64], out: &mut SVector<f64, N>) {
+        let _ = (q, p, k, thrusts);
         *out = SVector::zeros();
     }
 

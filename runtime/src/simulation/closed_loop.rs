@@ -95,6 +95,9 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     /// Open-loop generalized forces on the coordinates (pressure x area on soft sections'
     /// actuator lengths), held until changed; added to whatever the servos do.
     actuator_forces: SVector<f64, N>,
+    /// Thrust commands (N), one per thruster of the model, held until changed (set up once
+    /// here, so a step allocates nothing).
+    thrusts: Vec<f64>,
     /// Index of the `gravity` parameter, for the floor's load.
     gravity_index: Option<usize>,
     /// Set non-zero (to a signal's number) from outside to end [`Simulation::run`] at the
@@ -124,6 +127,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             admittance,
             joint_targets: None,
             actuator_forces: SVector::zeros(),
+            thrusts: vec![0.0; R::THRUSTERS.len()],
             gravity_index,
             stop: None,
             model: PhantomData,
@@ -153,6 +157,24 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         self.actuator_forces = *forces;
     }
 
+    /// Sets the thrusters' commands (N, one per thruster in [`Model::THRUSTERS`] order), held
+    /// until the next call.
+    pub fn set_thrusts(&mut self, thrusts: &[f64]) -> Result<(), String> {
+        if thrusts.len() != self.thrusts.len() {
+            return Err(format!("robot `{}` has {} thrusters, got {} thrust commands", R::NAME, self.thrusts.len(), thrusts.len()));
+        }
+        if let Some(k) = thrusts.iter().position(|t| !t.is_finite()) {
+            return Err(format!("thrust of `{}` is {}; thrusts must be finite", R::THRUSTERS[k].name, thrusts[k]));
+        }
+        self.thrusts.copy_from_slice(thrusts);
+        Ok(())
+    }
+
+    /// The thrusters' commands (N).
+    pub fn thrusts(&self) -> &[f64] {
+        &self.thrusts
+    }
+
     /// Switches the servos off: the actuated joints go limp.
     pub fn clear_joint_targets(&mut self) {
         self.joint_targets = None;
@@ -167,7 +189,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
     }
 
-    /// Generalized force from actuators, the water's drag (robots in water) and contacts at
+    /// Generalized force from actuators, thrusters, the water's drag (robots in water) and contacts at
     /// (t, q, qd); fills `report` if given.
     #[inline]
     pub fn generalized_force(
@@ -188,6 +210,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             for (j, &i) in R::ACTUATED.iter().enumerate() {
                 force[i] += self.config.servo.torque(targets[j], 0.0, q[i], qd[i]);
             }
+        }
+        if !self.thrusts.is_empty() {
+            let mut thrust = SVector::<f64, N>::zeros();
+            R::thruster_force_into(q, &self.params, cache, &self.thrusts, &mut thrust);
+            force += thrust;
         }
         if let Some(r) = report.as_deref_mut() {
             r.actuator = force;
