@@ -8,7 +8,7 @@
 use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{underwater_snake, UnderwaterSnake};
-use softgen_runtime::{DormandPrince5, Integrator, JointPd, Model, ParamSet, Simulation, SimulationConfig, State, Terrain, Tolerances};
+use softgen_runtime::{DormandPrince5, Integrator, JointPd, Model, ParamSet, Rosenbrock34, Simulation, SimulationConfig, State, Terrain, Tolerances};
 
 const N: usize = underwater_snake::DOF;
 const C: usize = underwater_snake::CONTACTS;
@@ -171,11 +171,22 @@ fn swimming(p: &Params) -> Simulation<UnderwaterSnake, N, C> {
     Simulation::new(p.clone(), config).unwrap()
 }
 
-/// Integrates from `start`, calling `check` at `samples` equal steps up to `seconds`.
-fn swim(p: &Params, start: State<N>, seconds: f64, samples: usize, mut check: impl FnMut(f64, &State<N>)) {
+/// Integrates from `start`, calling `check` at `samples` equal steps up to `seconds`: with
+/// ROS34PW2, since the material's viscosity is stiff (up to 2.5e4 N s/m per actuator), or
+/// with Dormand-Prince at tight tolerances in ideal water (`exact`).
+fn swim(p: &Params, start: State<N>, seconds: f64, samples: usize, check: impl FnMut(f64, &State<N>)) {
+    let integrator = Rosenbrock34::<N>::new(Tolerances { relative: 1e-8, absolute: 1e-10 }).unwrap();
+    swim_with(integrator, p, start, seconds, samples, check)
+}
+
+fn swim_exact(p: &Params, start: State<N>, seconds: f64, samples: usize, check: impl FnMut(f64, &State<N>)) {
+    let integrator = DormandPrince5::new(Tolerances { relative: 1e-10, absolute: 1e-12 }).unwrap();
+    swim_with(integrator, p, start, seconds, samples, check)
+}
+
+fn swim_with(mut integrator: impl Integrator<N>, p: &Params, start: State<N>, seconds: f64, samples: usize, mut check: impl FnMut(f64, &State<N>)) {
     let mut sim = swimming(p);
     let mut x = start;
-    let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-10, absolute: 1e-12 }).unwrap();
     let mut t = 0.0;
     check(t, &x);
     for k in 1..=samples {
@@ -206,16 +217,16 @@ fn energy(p: &Params, x: &State<N>) -> f64 {
 #[test]
 fn energy_is_conserved_without_drag_and_lost_with_it() {
     // Kinetic (body and water), elastic and hydrostatic energy: drag and the joints' damping off.
-    let ideal = params(&[("drag_coefficient", 0.0), ("joint_damping", 0.0)]);
+    let ideal = params(&[("drag_coefficient", 0.0), ("consistency", 0.0)]);
     let start = stirred();
     let e0 = energy(&ideal, &start);
     let scale = UnderwaterSnake::kinetic_energy(&start.q, &start.qd, &ideal) + e0.abs();
     let mut worst: f64 = 0.0;
-    swim(&ideal, start, 2.0, 20, |_, x| worst = worst.max((energy(&ideal, x) - e0).abs() / scale));
+    swim_exact(&ideal, start, 2.0, 20, |_, x| worst = worst.max((energy(&ideal, x) - e0).abs() / scale));
     println!("ideal water: energy {e0:.6} J, largest relative drift over 2 s {worst:.2e}");
     assert!(worst < 1e-7, "energy drifts by {worst:e}");
 
-    // With drag (and the joints' damping) it never increases.
+    // With drag (and the material's viscosity) it never increases.
     let p = Params::default();
     let mut last = energy(&p, &start);
     let first = last;
@@ -231,7 +242,7 @@ fn energy_is_conserved_without_drag_and_lost_with_it() {
 fn the_waters_impulse_is_conserved_without_gravity_or_drag() {
     // Body and water together: the linear impulse (M qd along the base's translations) and
     // the angular impulse about world z.
-    let p = params(&[("drag_coefficient", 0.0), ("joint_damping", 0.0), ("gravity", 0.0)]);
+    let p = params(&[("drag_coefficient", 0.0), ("consistency", 0.0), ("gravity", 0.0)]);
     let impulse = |x: &State<N>| {
         let momentum = mass_matrix(&x.q, &p) * x.qd;
         let linear = Vector3::new(momentum[0], momentum[1], momentum[2]);
@@ -242,7 +253,7 @@ fn the_waters_impulse_is_conserved_without_gravity_or_drag() {
     let (l0, h0) = impulse(&start);
     let scale = 1.0 + l0.norm() + h0.abs();
     let mut worst: f64 = 0.0;
-    swim(&p, start, 2.0, 20, |_, x| {
+    swim_exact(&p, start, 2.0, 20, |_, x| {
         let (l, h) = impulse(x);
         worst = worst.max(((l - l0).norm() + (h - h0).abs()) / scale);
     });
@@ -329,7 +340,7 @@ fn straight_swimming_reaches_the_terminal_speed_of_the_drag_law() {
         let mut sim = swimming(&p);
         sim.set_thrusts(&thrusts).unwrap();
         let mut x = State::new(rest(), SVector::zeros());
-        let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-9, absolute: 1e-11 }).unwrap();
+        let mut integrator = Rosenbrock34::<N>::new(Tolerances { relative: 1e-9, absolute: 1e-11 }).unwrap();
         let mut t = 0.0;
         integrator.integrate_to(&mut sim, &mut t, &mut x, 30.0).unwrap();
         let expected = thrusts.iter().sum::<f64>() / surge;
@@ -337,4 +348,60 @@ fn straight_swimming_reaches_the_terminal_speed_of_the_drag_law() {
         assert!((x.qd[0] - expected).abs() < 1e-3 * expected.abs(), "{label}: {} against {expected}", x.qd[0]);
         assert!(x.q[1].abs() < 1e-9 && x.q[2].abs() < 1e-3 && x.q[3].abs() < 1e-9, "{label}: leaves the axis: {}", x.q);
     }
+}
+
+/// Yeoh's uniaxial nominal stress dW/dlambda = 2 (lambda - lambda^-2) sum_p p C_p0 (I1 - 3)^(p - 1),
+/// written out here independently of the derived code.
+fn yeoh_stress(stretch: f64) -> f64 {
+    let (c10, c20, c30) = (12_563.0, -67.784, 2.7385);
+    let excess = stretch * stretch + 2.0 / stretch - 3.0;
+    2.0 * (stretch - stretch.powi(-2)) * (c10 + 2.0 * c20 * excess + 3.0 * c30 * excess * excess)
+}
+
+#[test]
+fn a_soft_joint_creeps_to_its_static_equilibrium() {
+    // Weightless, so only the pressure and the material act on joint 1: 3 bar on its first
+    // actuator (eq 35, K = pi r_a^2) against the Yeoh force A_s dW/dlambda (eq 21's area).
+    let p = params(&[("gravity", 0.0)]);
+    let muscle = UnderwaterSnake::muscle(0, &p).unwrap();
+    let info = UnderwaterSnake::MUSCLES[0];
+    let mut forces = SVector::<f64, N>::zeros();
+    muscle.add_force(&info, 3.0, &mut forces);
+    let pushed = forces[info.first_coordinate];
+    assert!((pushed - 3e5 * std::f64::consts::PI * 0.008 * 0.008).abs() < 1e-6);
+    let area = (std::f64::consts::PI * 0.09f64.powi(2) - 3.0 * std::f64::consts::PI * 0.016f64.powi(2)) / 3.0
+        + 2.0 * std::f64::consts::PI * 0.014 * 0.002
+        + 2.0 * std::f64::consts::PI * 0.008 * 0.024;
+    assert!((area - 9.06e-3).abs() < 1e-5, "{area}");
+    // The equilibrium stretch, by bisection.
+    let (mut low, mut high) = (1.0, 1.5);
+    for _ in 0..100 {
+        let mid = 0.5 * (low + high);
+        if area * yeoh_stress(mid) < pushed { low = mid } else { high = mid }
+    }
+    let equilibrium = (low - 1.0) * LENGTH;
+    // The derived elastic force at that length balances the push.
+    let mut q = rest();
+    q[info.first_coordinate] = equilibrium;
+    let mut g = SVector::<f64, N>::zeros();
+    UnderwaterSnake::gravity_into(&q, &p, &UnderwaterSnake::cache(&q, &p), &mut g);
+    assert!((g[info.first_coordinate] - pushed).abs() < 1e-9 * pushed, "elastic force {} against {pushed}", g[info.first_coordinate]);
+
+    let mut sim = swimming(&p);
+    sim.set_actuator_forces(&forces);
+    let mut samples = Vec::new();
+    let mut x = State::new(rest(), SVector::zeros());
+    let mut integrator = Rosenbrock34::<N>::new(Tolerances { relative: 1e-8, absolute: 1e-10 }).unwrap();
+    let mut t = 0.0;
+    for k in 1..=20 {
+        integrator.integrate_to(&mut sim, &mut t, &mut x, 3.0 * k as f64).unwrap();
+        assert!(x.q.iter().all(|v| v.is_finite()));
+        samples.push(x.q[info.first_coordinate]);
+    }
+    println!("creep of joint 1's first actuator towards {equilibrium:.5} m: {:?}", samples.iter().step_by(4).map(|v| format!("{v:.5}")).collect::<Vec<_>>());
+    // It creeps up monotonically, never past the equilibrium, and ends within 0.5 % of it.
+    assert!(samples.windows(2).all(|w| w[1] >= w[0] - 1e-9), "not monotone: {samples:?}");
+    assert!(samples.iter().all(|&v| v <= equilibrium * (1.0 + 1e-6)), "overshoots: {samples:?}");
+    let end = *samples.last().unwrap();
+    assert!((end - equilibrium).abs() < 5e-3 * equilibrium, "{end} after 60 s against {equilibrium}");
 }

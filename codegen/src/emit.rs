@@ -1097,6 +1097,17 @@ fn soft_sections(
         })
         .collect();
     let damping_body = body(dag, params, &empty, &damping_outputs, CacheUse::Read);
+    let slope_outputs: Vec<(TokenStream, NodeId)> = equations
+        .damping_slope
+        .iter()
+        .enumerate()
+        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
+        .map(|(i, &id)| {
+            let li = idx(i);
+            (quote!(out[(#li, #li)]), id)
+        })
+        .collect();
+    let slope_body = body(dag, params, &empty, &slope_outputs, CacheUse::Read);
     let stiffness_outputs: Vec<(TokenStream, NodeId)> = equations
         .stiffness
         .iter()
@@ -1133,12 +1144,21 @@ fn soft_sections(
             #centre_body
         }
 
-        /// Viscous damping force D qd of the soft sections' coordinates.
+        /// Viscous damping force of the soft sections' coordinates: D qd, plus the actuator
+        /// material's power-law viscosity where it has one.
         #[inline]
         #[allow(unused_variables)]
         pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
             *out = SVector::zeros();
             #damping_body
+        }
+
+        /// d(damping)/d(qd): the damping's Jacobian (diagonal), for implicit integrators.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn damping_jacobian_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) {
+            *out = SMatrix::zeros();
+            #slope_body
         }
 
         /// Elastic stiffness (the elastic part of dG/dq, diagonal).
@@ -1152,6 +1172,7 @@ fn soft_sections(
     let implementation = quote! {
         fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) { damping_into(qd, p, out) }
         fn elastic_stiffness_into(q: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) { elastic_stiffness_into(q, p, out) }
+        fn damping_jacobian_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SMatrix<f64, DOF, DOF>) { damping_jacobian_into(qd, p, out) }
     };
     (items, implementation)
 }

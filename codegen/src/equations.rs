@@ -42,6 +42,8 @@ pub struct Equations {
     pub articulated: Option<ArticulatedBody>,
     /// Viscous damping force of each coordinate (soft sections; zero elsewhere).
     pub damping: Vec<NodeId>,
+    /// d(damping)/d(qd) of each coordinate (the damping is per coordinate).
+    pub damping_slope: Vec<NodeId>,
     /// Elastic stiffness of each coordinate, the diagonal of dG/dq's elastic part.
     pub stiffness: Vec<NodeId>,
     /// Points along soft sections' centre lines (for drawing), section by section.
@@ -154,6 +156,7 @@ impl Equations {
             contact_frame_of: Vec::new(),
             frame_motion: false,
             damping: Vec::new(),
+            damping_slope: Vec::new(),
             stiffness: Vec::new(),
             centre_line: Vec::new(),
             hydrodynamic_force: Vec::new(),

@@ -10,7 +10,7 @@
 //! fixed in its link and one algorithm serves every base.
 
 use crate::derive::{add, axis_angle, from_expr, identity, mat_mul, mul, number, q_symbol, sym, zero, Mat3, Vec3};
-use crate::model::{ContactPoint, Inertia, Robot, SectionKind, SoftSection};
+use crate::model::{ContactPoint, Elasticity, Inertia, Robot, SectionKind, SoftSection};
 use crate::spec::{BaseKind, JointKind};
 use symbolica::prelude::*;
 
@@ -69,9 +69,51 @@ pub struct SectionLink {
     pub slice_inertia: [Atom; 3],
     /// Nodes xi in [0, 1] and weights (summing to 1) of the slices.
     pub quadrature: Vec<(f64, f64)>,
-    /// Elastic stiffness and viscous damping of each coordinate.
-    pub stiffness: Atom,
+    /// Per coordinate: its elastic energy, force (dE/dq) and stiffness (d2E/dq2).
+    pub elastic: Vec<ElasticTerm>,
+    /// Linear viscous damping of each coordinate.
     pub damping: Atom,
+    /// The actuators' power-law viscosity (extensible sections with a viscous material).
+    pub viscosity: Option<ViscousLaw>,
+}
+
+/// One coordinate's elastic energy and its first two derivatives, derived by symbolica.
+pub struct ElasticTerm {
+    pub energy: Atom,
+    pub force: Atom,
+    pub stiffness: Atom,
+}
+
+/// The power-law viscosity of an extensible section's actuators, as atoms.
+pub struct ViscousLaw {
+    pub area: Atom,
+    pub consistency: Atom,
+    pub power_index: Atom,
+    pub rate_scale: Atom,
+    pub rest_length: Atom,
+}
+
+/// The elastic energy of one coordinate `q` and its derivatives: 1/2 K q^2, or the Yeoh
+/// energy area L0 sum_p C_p0 (I1 - 3)^p of an actuator stretched to lambda = 1 + q / L0,
+/// I1 = lambda^2 + 2 / lambda; symbolica differentiates it.
+fn elastic_term(elasticity: &Elasticity, coordinate: usize, rest_length: &Atom) -> ElasticTerm {
+    let q = sym(&q_symbol(coordinate));
+    let energy = match elasticity {
+        Elasticity::Linear(k) => parse!(&format!("1/2*({})*({q})^2", from_expr(k))),
+        Elasticity::Yeoh { coefficients, area } => {
+            let stretch = parse!(&format!("1+({q})/({rest_length})"));
+            let invariant = parse!(&format!("({stretch})^2+2*({stretch})^-1-3"));
+            let mut sum = zero();
+            for (p, c) in coefficients.iter().enumerate() {
+                sum = add(&sum, &parse!(&format!("({})*({invariant})^{}", from_expr(c), p + 1)));
+            }
+            parse!(&format!("({})*({rest_length})*({sum})", from_expr(area)))
+        }
+    };
+    let variable = symbol!(q_symbol(coordinate).as_str());
+    let force = energy.derivative(variable);
+    let stiffness = force.derivative(variable);
+    ElasticTerm { energy, force, stiffness }
 }
 
 fn rotation_about(axis: [f64; 3], angle: f64) -> [[f64; 3]; 3] {
@@ -345,6 +387,7 @@ fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink 
         }
         e.expand()
     });
+    let elastic = coordinates.iter().map(|&c| elastic_term(&section.elasticity, c, &rest_length)).collect();
     SectionLink {
         coordinates,
         shape,
@@ -352,7 +395,14 @@ fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink 
         mass: from_expr(mass).expand(),
         slice_inertia: section.slice_inertia.clone().map(|e| from_expr(&e).expand()),
         quadrature: crate::quadrature::gauss_legendre(section.quadrature),
-        stiffness: from_expr(&section.stiffness),
+        elastic,
         damping: from_expr(&section.damping),
+        viscosity: section.viscosity.as_ref().map(|v| ViscousLaw {
+            area: from_expr(&v.area),
+            consistency: from_expr(&v.consistency),
+            power_index: from_expr(&v.power_index),
+            rate_scale: from_expr(&v.rate_scale),
+            rest_length: rest_length.clone(),
+        }),
     }
 }

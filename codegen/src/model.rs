@@ -117,13 +117,36 @@ pub struct SoftSection {
     /// The slices' rotational inertia about their own centres per unit mass, (x along the
     /// centre line): a thin disc of radius r gives (r^2 / 2, r^2 / 4, r^2 / 4).
     pub slice_inertia: [Expr; 3],
-    pub stiffness: Expr,
+    pub elasticity: Elasticity,
     pub damping: Expr,
+    /// The actuators' power-law viscosity, when their material has one.
+    pub viscosity: Option<Viscosity>,
     /// Gauss-Legendre nodes over the section.
     pub quadrature: usize,
     /// Index of the first of its coordinates, and how many it has.
     pub first_coordinate: usize,
     pub coordinates: usize,
+}
+
+/// What stores a section's elastic energy.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Elasticity {
+    /// 1/2 K q^2 per coordinate.
+    Linear(Expr),
+    /// Per actuator of an extensible section: area L0 W(lambda), lambda = 1 + l / L0,
+    /// W = sum_p C_p0 (lambda^2 + 2 / lambda - 3)^p (Yeoh, uniaxial and incompressible).
+    Yeoh { coefficients: [Expr; 3], area: Expr },
+}
+
+/// Power-law viscous stress eta_0 |rate|^(k - 1) rate on each actuator's silicone of
+/// cross-section `area`, the strain rate being l' / L0, with |rate|^2 regularised to
+/// rate^2 + rate_scale^2 so the viscosity stays finite at rest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Viscosity {
+    pub area: Expr,
+    pub consistency: Expr,
+    pub power_index: Expr,
+    pub rate_scale: Expr,
 }
 
 /// Where a skin contact point sits on a soft section.

@@ -98,6 +98,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let mut elastic_energy = Vec::new();
     let mut damping = vec![zero; n];
     let mut stiffness = vec![zero; n];
+    let mut damping_slope = vec![zero; n];
     for (index, state) in states.iter().enumerate() {
         if let Some(section) = &state.section {
             let own = &section.frame.coordinates;
@@ -108,13 +109,17 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
             }
             let rows = Rows { mass_matrix: &mut mass_matrix, coriolis: &mut coriolis, coriolis_matrix: &mut coriolis_matrix, gravity: &mut gravity_force };
             section_rows(&mut dag, section, beyond[index].as_ref(), &above, &up, rows);
-            for &k in own {
+            for (a, &k) in own.iter().enumerate() {
                 let rate = dag.input(Input::Qd(k));
                 damping[k] = dag.mul2(section.damping, rate);
-                stiffness[k] = section.stiffness;
-                let q = dag.input(Input::Q(k));
-                let half = dag.number(0.5);
-                elastic_energy.push(dag.mul(vec![half, section.stiffness, q, q]));
+                damping_slope[k] = section.damping;
+                if let Some(viscosity) = &section.viscosity {
+                    let (force, slope) = viscosity.force(&mut dag, rate);
+                    damping[k] = dag.add2(damping[k], force);
+                    damping_slope[k] = dag.add2(damping_slope[k], slope);
+                }
+                stiffness[k] = section.elastic[a].stiffness;
+                elastic_energy.push(section.elastic[a].energy);
             }
             continue;
         }
@@ -423,6 +428,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         angular_momentum: momentum.n,
         articulated,
         damping,
+        damping_slope,
         stiffness,
         centre_line,
         hydrodynamic_force,

@@ -311,10 +311,24 @@ fn section_copy(with: &mut Substitution, field: &str, s: &SectionSpec) -> Sectio
             Spanned::new(angles.span(), values)
         }),
         disc_radius: s.disc_radius.as_ref().map(|v| with.value(&sub("disc_radius"), v)),
-        stiffness: with.value(&sub("stiffness"), &s.stiffness),
+        stiffness: s.stiffness.as_ref().map(|v| with.value(&sub("stiffness"), v)),
         damping: with.value(&sub("damping"), &s.damping),
         quadrature: s.quadrature.clone(),
         initial: s.initial.clone(),
+        material: s.material.as_ref().map(|m| {
+            let material = m.get_ref();
+            let yeoh = material.yeoh.get_ref().iter().enumerate().map(|(k, v)| with.value(&format!("{}[{k}]", sub("material.yeoh")), v)).collect();
+            Spanned::new(
+                m.span(),
+                crate::spec::MaterialSpec {
+                    yeoh: Spanned::new(material.yeoh.span(), yeoh),
+                    area: with.value(&sub("material.area"), &material.area),
+                    consistency: material.consistency.as_ref().map(|v| with.value(&sub("material.consistency"), v)),
+                    power_index: material.power_index.as_ref().map(|v| with.value(&sub("material.power_index"), v)),
+                    rate_scale: material.rate_scale.as_ref().map(|v| with.value(&sub("material.rate_scale"), v)),
+                },
+            )
+        }),
     }
 }
 

@@ -117,8 +117,59 @@ pub(crate) struct SectionState {
     /// summed in the base frame and carried to the world once.
     pub slices_inertia: Inertia,
     pub slices_force: Force,
-    pub stiffness: NodeId,
+    /// Per coordinate: elastic energy, force and stiffness.
+    pub elastic: Vec<Elastic>,
+    /// Linear damping coefficient of each coordinate.
     pub damping: NodeId,
+    pub viscosity: Option<ViscousNodes>,
+}
+
+/// One coordinate's elastic energy, force dE/dq and stiffness d2E/dq2.
+pub(crate) struct Elastic {
+    pub energy: NodeId,
+    pub force: NodeId,
+    pub stiffness: NodeId,
+}
+
+/// The power-law viscosity of a section's actuators.
+pub(crate) struct ViscousNodes {
+    pub area: NodeId,
+    pub consistency: NodeId,
+    pub power_index: NodeId,
+    pub rate_scale: NodeId,
+    pub rest_length: NodeId,
+}
+
+impl ViscousNodes {
+    /// The viscous force on an actuator length moving at `rate` (m/s), and its derivative
+    /// by the rate: with strain rate e = rate / L0 and s = e^2 + e0^2,
+    /// F = area eta_0 e s^((k - 1) / 2), dF/drate = area eta_0 / L0 s^((k - 3) / 2) (k e^2 + e0^2),
+    /// the power law eta_0 |e|^(k - 1) e for |e| >> e0, and finite, linear, at rest.
+    pub fn force(&self, dag: &mut Dag, rate: NodeId) -> (NodeId, NodeId) {
+        let inverse_length = dag.powi(self.rest_length, -1);
+        let strain_rate = dag.mul2(rate, inverse_length);
+        let squared = dag.mul2(strain_rate, strain_rate);
+        let floor = dag.mul2(self.rate_scale, self.rate_scale);
+        let sum = dag.add2(squared, floor);
+        let log = dag.call(Function::Log, sum);
+        let one = dag.number(1.0);
+        let half = dag.number(0.5);
+        let exponent = {
+            let less = dag.sub(self.power_index, one);
+            dag.mul2(less, half)
+        };
+        let scaled = dag.mul2(exponent, log);
+        let power = dag.call(Function::Exp, scaled);
+        let stress = dag.mul(vec![self.consistency, strain_rate, power]);
+        let force = dag.mul2(self.area, stress);
+        let numerator = {
+            let weighted = dag.mul2(self.power_index, squared);
+            dag.add2(weighted, floor)
+        };
+        let per_sum = dag.powi(sum, -1);
+        let slope = dag.mul(vec![self.area, self.consistency, inverse_length, power, per_sum, numerator]);
+        (force, slope)
+    }
 }
 
 impl SectionFrame {
@@ -376,9 +427,22 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
     let slices_inertia = dag.pin_inertia(slices_inertia, &format!("{name}_slices_inertia"));
     let slices_force = dag.force_to_world(&frame.base.rotation, &frame.base.position, &force_sum);
     let tip = frame.station(dag, pieces, 1.0, &format!("{name}_tip"), true)?;
-    let stiffness = reader.node(dag, &section.stiffness)?;
+    let mut elastic = Vec::new();
+    for term in &section.elastic {
+        elastic.push(Elastic { energy: reader.node(dag, &term.energy)?, force: reader.node(dag, &term.force)?, stiffness: reader.node(dag, &term.stiffness)? });
+    }
     let damping = reader.node(dag, &section.damping)?;
-    Ok(SectionState { frame, tip, slices, slices_inertia, slices_force, stiffness, damping })
+    let viscosity = match &section.viscosity {
+        None => None,
+        Some(v) => Some(ViscousNodes {
+            area: reader.node(dag, &v.area)?,
+            consistency: reader.node(dag, &v.consistency)?,
+            power_index: reader.node(dag, &v.power_index)?,
+            rate_scale: reader.node(dag, &v.rate_scale)?,
+            rest_length: reader.node(dag, &v.rest_length)?,
+        }),
+    };
+    Ok(SectionState { frame, tip, slices, slices_inertia, slices_force, elastic, damping, viscosity })
 }
 
 /// The outputs a section's rows are written into.
@@ -467,11 +531,7 @@ pub(crate) fn section_rows(
         }
         rows.coriolis[i] = dag.add(coriolis_terms);
         let weight = dag.force_dot_motion(&total, up);
-        let elastic = {
-            let q = dag.input(Input::Q(i));
-            dag.mul2(state.stiffness, q)
-        };
-        rows.gravity[i] = dag.add2(weight, elastic);
+        rows.gravity[i] = dag.add2(weight, state.elastic[a].force);
     }
 
     // Christoffel C. Per coordinate b: column forces I_k Sdot_b^k + B_k S_b^k (and beyond),

@@ -216,8 +216,8 @@ pub struct SectionSpec {
     /// inertia summed over the section.
     pub disc_radius: Option<Spanned<Value>>,
     /// Elastic stiffness of each coordinate: N/m for actuator lengths, N m^3 for
-    /// curvatures (energy 1/2 K q^2).
-    pub stiffness: Spanned<Value>,
+    /// curvatures (energy 1/2 K q^2). Required unless `material` gives the elasticity.
+    pub stiffness: Option<Spanned<Value>>,
     /// Viscous damping of each coordinate: N s/m for actuator lengths, N m^3 s for
     /// curvatures.
     pub damping: Spanned<Value>,
@@ -225,6 +225,29 @@ pub struct SectionSpec {
     pub quadrature: Option<Spanned<i64>>,
     /// Initial coordinates: three length changes (m), or two or one curvatures (1/m).
     pub initial: Option<Spanned<Vec<f64>>>,
+    /// Extensible sections: the actuators' visco-hyperelastic material (instead of
+    /// `stiffness`).
+    pub material: Option<Spanned<MaterialSpec>>,
+}
+
+/// A visco-hyperelastic actuator material (004, eqs 19-26): each actuator's silicone, of
+/// cross-section `area`, stretched uniaxially by lambda = 1 + l / L0, stores
+/// area L0 W(lambda) with the Yeoh energy W = sum_p C_p0 (I1 - 3)^p, I1 = lambda^2 + 2 /
+/// lambda; a power-law viscous stress eta_0 |rate|^(k - 1) rate of the strain rate
+/// damps it, with the viscosity held at its value at `rate_scale` below that rate.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialSpec {
+    /// [C10, C20, C30] (J/m^3).
+    pub yeoh: Spanned<Vec<Spanned<Value>>>,
+    /// Silicone cross-section per actuator (m^2).
+    pub area: Spanned<Value>,
+    /// eta_0 (Pa s^k); without it the material is purely elastic.
+    pub consistency: Option<Spanned<Value>>,
+    /// k, the power-law index (dimensionless, > 0).
+    pub power_index: Option<Spanned<Value>>,
+    /// The strain rate (1/s, > 0) below which the viscosity stops growing.
+    pub rate_scale: Option<Spanned<Value>>,
 }
 
 /// A body's hull in water: a circular cylinder along the body frame's x axis (rigid bodies),

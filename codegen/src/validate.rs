@@ -3,7 +3,7 @@
 
 use crate::expr::{self, Expr, Number};
 use crate::repeat;
-use crate::model::{Hull, Thruster, Water, 
+use crate::model::{Elasticity, Hull, Thruster, Viscosity, Water, 
     Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
     ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault, Valve, MuscleBank, ValveGaitDefaults,
 };
@@ -493,6 +493,63 @@ impl Validator {
         Some(Thruster { name, body: body_index, position, direction: d.map(|x| x / length) })
     }
 
+    /// An extensible section's visco-hyperelastic material: the Yeoh coefficients and the
+    /// silicone area (literals become parameters `<body>_yeoh_c10` .. and
+    /// `<body>_material_<key>`), and the power-law viscosity when `consistency` is given.
+    fn material(
+        &mut self,
+        m: &Spanned<spec::MaterialSpec>,
+        field: &str,
+        body: &str,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> (Option<Elasticity>, Option<Viscosity>) {
+        let material = m.get_ref();
+        let field = format!("{field}.section.material");
+        let values = material.yeoh.get_ref();
+        if values.len() != 3 {
+            self.error(material.yeoh.span(), &format!("{field}.yeoh"), format!("expected the three Yeoh coefficients [C10, C20, C30] (J/m^3), got {}", values.len()));
+            return (None, None);
+        }
+        let mut coefficients = Vec::new();
+        for (k, v) in values.iter().enumerate() {
+            let name = format!("c{}0", k + 1);
+            let e = self.parameterised(v, &format!("{field}.yeoh[{k}]"), format!("{body}_yeoh_{name}"), format!("Yeoh coefficient C{}0 of the actuators of `{body}` (J/m^3).", k + 1), parameters, auto);
+            coefficients.push(e);
+        }
+        if let Some(Ok(c10)) = coefficients[0].as_ref().map(|e| e.evaluate(parameters)) {
+            if !(c10 > 0.0) {
+                self.error(values[0].span(), &format!("{field}.yeoh[0]"), format!("C10 is half the small-strain shear modulus: must be > 0, got {c10}"));
+            }
+        }
+        if let Some(c10) = &coefficients[0] {
+            self.rule(&format!("{field}.yeoh[0]"), Rule::Positive, vec![c10.clone()]);
+        }
+        let area = self.signed_parameter(&material.area, &format!("{field}.area"), format!("{body}_material_area"), format!("Silicone cross-section per actuator of `{body}` (m^2)."), true, parameters, auto);
+        let viscosity = match (&material.consistency, &material.power_index, &material.rate_scale) {
+            (None, None, None) => None,
+            (Some(consistency), Some(index), Some(scale)) => {
+                let consistency = self.signed_parameter(consistency, &format!("{field}.consistency"), format!("{body}_material_consistency"), format!("Viscous consistency eta_0 of the actuators of `{body}` (Pa s^k)."), false, parameters, auto);
+                let index = self.signed_parameter(index, &format!("{field}.power_index"), format!("{body}_material_power_index"), format!("Power-law index k of the actuators of `{body}`."), true, parameters, auto);
+                let scale = self.signed_parameter(scale, &format!("{field}.rate_scale"), format!("{body}_material_rate_scale"), format!("Strain rate below which the viscosity of `{body}` stops growing (1/s)."), true, parameters, auto);
+                match (consistency, index, scale, &area) {
+                    (Some(consistency), Some(power_index), Some(rate_scale), Some(area)) => Some(Viscosity { area: area.clone(), consistency, power_index, rate_scale }),
+                    _ => None,
+                }
+            }
+            _ => {
+                self.error(m.span(), &field, "a viscous material needs `consistency` (eta_0, Pa s^k), `power_index` (k) and `rate_scale` (1/s, where the power law is regularised) together");
+                None
+            }
+        };
+        let coefficients: Option<Vec<Expr>> = coefficients.into_iter().collect();
+        let elasticity = match (coefficients, area) {
+            (Some(c), Some(area)) => c.try_into().ok().map(|coefficients| Elasticity::Yeoh { coefficients, area }),
+            _ => None,
+        };
+        (elasticity, viscosity)
+    }
+
     /// One property of the water (`environment.water.<key>`), the parameter `name`: as
     /// written, or `name` itself when the spec declares it, or `name` with its default.
     #[allow(clippy::too_many_arguments)]
@@ -669,7 +726,27 @@ impl Validator {
             spec::SectionModel::Extensible => ("m", "N/m", "N s/m"),
             _ => ("1/m", "N m^3", "N m^3 s"),
         };
-        let stiffness = self.section_value(&s.stiffness, field, &bname, "stiffness", &format!("Elastic stiffness K of each coordinate ({stiffness_unit})"), false, parameters, auto);
+        let (elasticity, viscosity) = match (&s.material, &s.stiffness) {
+            (Some(m), given) => {
+                if let Some(k) = given {
+                    self.error(k.span(), &format!("{field}.section.stiffness"), "the section's `material` gives its elasticity; remove `stiffness`");
+                }
+                if model != spec::SectionModel::Extensible {
+                    self.error(m.span(), &format!("{field}.section.material"), "a material stretches actuators: only extensible sections take one (use `stiffness`)");
+                    (None, None)
+                } else {
+                    self.material(m, field, &bname, parameters, auto)
+                }
+            }
+            (None, Some(k)) => (
+                self.section_value(k, field, &bname, "stiffness", &format!("Elastic stiffness K of each coordinate ({stiffness_unit})"), false, parameters, auto).map(Elasticity::Linear),
+                None,
+            ),
+            (None, None) => {
+                self.error(section.span(), &format!("{field}.section.stiffness"), format!("missing: the elastic stiffness K of each coordinate ({stiffness_unit}), or an extensible section's `material`"));
+                (None, None)
+            }
+        };
         let damping = self.section_value(&s.damping, field, &bname, "damping", &format!("Damping D of each coordinate ({damping_unit})"), false, parameters, auto);
         let kind = match model {
             spec::SectionModel::Extensible => {
@@ -840,8 +917,9 @@ impl Validator {
                 kind: kind?,
                 rest_length: rest_length?,
                 slice_inertia: slice_inertia?,
-                stiffness: stiffness?,
+                elasticity: elasticity?,
                 damping: damping?,
+                viscosity,
                 quadrature,
                 first_coordinate,
                 coordinates: count,

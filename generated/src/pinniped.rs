@@ -24929,12 +24929,15 @@ pub fn dynamics_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let energy = 0.5 * p.limb_stiffness * q[10] * q[10]
-        + 0.5 * p.limb_stiffness * q[11] * q[11] + 0.5 * q[7] * q[7] * p.limb_stiffness
-        + 0.5 * q[12] * q[12] * p.limb_stiffness + 0.5 * q[8] * q[8] * p.limb_stiffness
-        + 0.5 * q[13] * q[13] * p.limb_stiffness + 0.5 * q[6] * q[6] * p.limb_stiffness
+    let energy = 0.5 * p.limb_stiffness * (q[6] * q[6])
+        + 0.5 * (q[11] * q[11]) * p.limb_stiffness
+        + 0.5 * p.limb_stiffness * (q[10] * q[10])
+        + 0.5 * p.limb_stiffness * (q[12] * q[12])
+        + 0.5 * (q[13] * q[13]) * p.limb_stiffness
+        + 0.5 * (q[9] * q[9]) * p.limb_stiffness
         + cache.hub_composite_inertia_h_z * p.gravity
-        + 0.5 * p.limb_stiffness * q[9] * q[9];
+        + 0.5 * (q[7] * q[7]) * p.limb_stiffness
+        + 0.5 * (q[8] * q[8]) * p.limb_stiffness;
     energy
 }
 /// World positions of the contact points.
@@ -37584,7 +37587,8 @@ pub fn centre_line_into(
     out[27][1] = front_left_tip_position_y;
     out[27][2] = front_left_tip_position_z;
 }
-/// Viscous damping force D qd of the soft sections' coordinates.
+/// Viscous damping force of the soft sections' coordinates: D qd, plus the actuator
+/// material's power-law viscosity where it has one.
 #[inline]
 #[allow(unused_variables)]
 pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
@@ -37597,6 +37601,24 @@ pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, D
     out[11] = p.limb_damping * qd[11];
     out[12] = p.limb_damping * qd[12];
     out[13] = p.limb_damping * qd[13];
+}
+/// d(damping)/d(qd): the damping's Jacobian (diagonal), for implicit integrators.
+#[inline]
+#[allow(unused_variables)]
+pub fn damping_jacobian_into(
+    qd: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(6, 6)] = p.limb_damping;
+    out[(7, 7)] = p.limb_damping;
+    out[(8, 8)] = p.limb_damping;
+    out[(9, 9)] = p.limb_damping;
+    out[(10, 10)] = p.limb_damping;
+    out[(11, 11)] = p.limb_damping;
+    out[(12, 12)] = p.limb_damping;
+    out[(13, 13)] = p.limb_damping;
 }
 /// Elastic stiffness (the elastic part of dG/dq, diagonal).
 #[inline]
@@ -38290,6 +38312,13 @@ impl Model<DOF, CONTACTS> for Pinniped {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         elastic_stiffness_into(q, p, out)
+    }
+    fn damping_jacobian_into(
+        qd: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        damping_jacobian_into(qd, p, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

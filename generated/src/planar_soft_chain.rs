@@ -2526,8 +2526,8 @@ pub fn dynamics_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let energy = 0.5 * p.segment_stiffness * q[4] * q[4]
-        + 0.5 * p.segment_stiffness * q[3] * q[3];
+    let energy = 0.5 * (q[3] * q[3]) * p.segment_stiffness
+        + 0.5 * (q[4] * q[4]) * p.segment_stiffness;
     energy
 }
 /// World positions of the contact points.
@@ -3767,13 +3767,26 @@ pub fn centre_line_into(
     out[13][1] = cache.segment2_tip_position_y;
     out[13][2] = 0.0;
 }
-/// Viscous damping force D qd of the soft sections' coordinates.
+/// Viscous damping force of the soft sections' coordinates: D qd, plus the actuator
+/// material's power-law viscosity where it has one.
 #[inline]
 #[allow(unused_variables)]
 pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
     *out = SVector::zeros();
     out[3] = p.segment_damping * qd[3];
     out[4] = qd[4] * p.segment_damping;
+}
+/// d(damping)/d(qd): the damping's Jacobian (diagonal), for implicit integrators.
+#[inline]
+#[allow(unused_variables)]
+pub fn damping_jacobian_into(
+    qd: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(3, 3)] = p.segment_damping;
+    out[(4, 4)] = p.segment_damping;
 }
 /// Elastic stiffness (the elastic part of dG/dq, diagonal).
 #[inline]
@@ -3929,6 +3942,13 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         elastic_stiffness_into(q, p, out)
+    }
+    fn damping_jacobian_into(
+        qd: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        damping_jacobian_into(qd, p, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

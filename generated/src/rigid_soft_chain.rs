@@ -19016,12 +19016,13 @@ pub fn dynamics_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let energy = 0.5 * p.joint_stiffness * q[9] * q[9]
-        + 0.5 * q[8] * q[8] * p.joint_stiffness + 0.5 * q[11] * q[11] * p.joint_stiffness
-        + 0.5 * q[7] * q[7] * p.joint_stiffness
+    let energy = 0.5 * (q[8] * q[8]) * p.joint_stiffness
+        + 0.5 * (q[11] * q[11]) * p.joint_stiffness
+        + 0.5 * (q[7] * q[7]) * p.joint_stiffness
         + p.gravity * cache.tail_composite_inertia_h_z
-        + 0.5 * p.joint_stiffness * q[10] * q[10]
-        + 0.5 * q[6] * q[6] * p.joint_stiffness;
+        + 0.5 * (q[10] * q[10]) * p.joint_stiffness
+        + 0.5 * p.joint_stiffness * (q[6] * q[6])
+        + 0.5 * (q[9] * q[9]) * p.joint_stiffness;
     energy
 }
 /// World positions of the contact points.
@@ -24867,7 +24868,8 @@ pub fn centre_line_into(
     out[13][1] = cache.joint2_tip_position_y;
     out[13][2] = cache.joint2_tip_position_z;
 }
-/// Viscous damping force D qd of the soft sections' coordinates.
+/// Viscous damping force of the soft sections' coordinates: D qd, plus the actuator
+/// material's power-law viscosity where it has one.
 #[inline]
 #[allow(unused_variables)]
 pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
@@ -24878,6 +24880,22 @@ pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, D
     out[9] = p.joint_damping * qd[9];
     out[10] = p.joint_damping * qd[10];
     out[11] = p.joint_damping * qd[11];
+}
+/// d(damping)/d(qd): the damping's Jacobian (diagonal), for implicit integrators.
+#[inline]
+#[allow(unused_variables)]
+pub fn damping_jacobian_into(
+    qd: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(6, 6)] = p.joint_damping;
+    out[(7, 7)] = p.joint_damping;
+    out[(8, 8)] = p.joint_damping;
+    out[(9, 9)] = p.joint_damping;
+    out[(10, 10)] = p.joint_damping;
+    out[(11, 11)] = p.joint_damping;
 }
 /// Elastic stiffness (the elastic part of dG/dq, diagonal).
 #[inline]
@@ -25144,6 +25162,13 @@ impl Model<DOF, CONTACTS> for RigidSoftChain {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         elastic_stiffness_into(q, p, out)
+    }
+    fn damping_jacobian_into(
+        qd: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        damping_jacobian_into(qd, p, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

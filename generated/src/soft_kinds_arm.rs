@@ -7620,9 +7620,9 @@ pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64
         + 0.3894183423086505 * arm_slices_local_inertia_h_x;
     let arm_composite_inertia_h_z = cache.wrist_composite_inertia_h_z
         + arm_slices_inertia_h_z;
-    let energy = 0.5 * q[0] * q[0] * p.arm_stiffness
-        + p.gravity * arm_composite_inertia_h_z + 0.5 * q[1] * q[1] * p.arm_stiffness
-        + 0.5 * p.flap_stiffness * q[2] * q[2];
+    let energy = p.gravity * arm_composite_inertia_h_z
+        + 0.5 * p.flap_stiffness * (q[2] * q[2]) + 0.5 * p.arm_stiffness * (q[1] * q[1])
+        + 0.5 * (q[0] * q[0]) * p.arm_stiffness;
     energy
 }
 /// World positions of the contact points.
@@ -10668,7 +10668,8 @@ pub fn centre_line_into(
     out[13][1] = flap_tip_position_y;
     out[13][2] = flap_tip_position_z;
 }
-/// Viscous damping force D qd of the soft sections' coordinates.
+/// Viscous damping force of the soft sections' coordinates: D qd, plus the actuator
+/// material's power-law viscosity where it has one.
 #[inline]
 #[allow(unused_variables)]
 pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
@@ -10676,6 +10677,19 @@ pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, D
     out[0] = p.arm_damping * qd[0];
     out[1] = p.arm_damping * qd[1];
     out[2] = p.flap_damping * qd[2];
+}
+/// d(damping)/d(qd): the damping's Jacobian (diagonal), for implicit integrators.
+#[inline]
+#[allow(unused_variables)]
+pub fn damping_jacobian_into(
+    qd: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(0, 0)] = p.arm_damping;
+    out[(1, 1)] = p.arm_damping;
+    out[(2, 2)] = p.flap_damping;
 }
 /// Elastic stiffness (the elastic part of dG/dq, diagonal).
 #[inline]
@@ -10832,6 +10846,13 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         elastic_stiffness_into(q, p, out)
+    }
+    fn damping_jacobian_into(
+        qd: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        damping_jacobian_into(qd, p, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

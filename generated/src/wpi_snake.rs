@@ -3922,10 +3922,10 @@ pub fn dynamics_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let energy = 0.5 * p.segment2_stiffness * q[4] * q[4]
-        + 0.5 * q[5] * q[5] * p.segment3_stiffness
-        + 0.5 * p.segment4_stiffness * q[6] * q[6]
-        + 0.5 * p.segment1_stiffness * q[3] * q[3];
+    let energy = 0.5 * p.segment4_stiffness * (q[6] * q[6])
+        + 0.5 * (q[4] * q[4]) * p.segment2_stiffness
+        + 0.5 * p.segment1_stiffness * (q[3] * q[3])
+        + 0.5 * (q[5] * q[5]) * p.segment3_stiffness;
     energy
 }
 /// World positions of the contact points.
@@ -5481,7 +5481,8 @@ pub fn centre_line_into(
     out[27][1] = cache.segment4_tip_position_y;
     out[27][2] = 0.0;
 }
-/// Viscous damping force D qd of the soft sections' coordinates.
+/// Viscous damping force of the soft sections' coordinates: D qd, plus the actuator
+/// material's power-law viscosity where it has one.
 #[inline]
 #[allow(unused_variables)]
 pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
@@ -5490,6 +5491,20 @@ pub fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, D
     out[4] = qd[4] * p.segment2_damping;
     out[5] = qd[5] * p.segment3_damping;
     out[6] = qd[6] * p.segment4_damping;
+}
+/// d(damping)/d(qd): the damping's Jacobian (diagonal), for implicit integrators.
+#[inline]
+#[allow(unused_variables)]
+pub fn damping_jacobian_into(
+    qd: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(3, 3)] = p.segment1_damping;
+    out[(4, 4)] = p.segment2_damping;
+    out[(5, 5)] = p.segment3_damping;
+    out[(6, 6)] = p.segment4_damping;
 }
 /// Elastic stiffness (the elastic part of dG/dq, diagonal).
 #[inline]
@@ -5697,6 +5712,13 @@ impl Model<DOF, CONTACTS> for WpiSnake {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         elastic_stiffness_into(q, p, out)
+    }
+    fn damping_jacobian_into(
+        qd: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        damping_jacobian_into(qd, p, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -359,8 +359,8 @@ pub trait Model<const N: usize, const C: usize> {
     /// Total angular momentum about the world origin.
     fn angular_momentum(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
 
-    /// Dissipative generalized force D(qd) (soft sections' actuator damping); zero unless
-    /// the model has damping.
+    /// Dissipative generalized force D(qd) (soft sections' actuator damping, linear or a
+    /// material's power law); zero unless the model has damping.
     fn damping_into(qd: &SVector<f64, N>, p: &Self::Params, out: &mut SVector<f64, N>) {
         let _ = (qd, p);
         *out = SVector::zeros();
@@ -391,6 +391,20 @@ pub trait Model<const N: usize, const C: usize> {
     fn hydrodynamic_dissipation(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64 {
         let _ = (q, qd, p, k);
         0.0
+    }
+
+    /// d(damping)/d(qd), for the stiff part of implicit integrators' Jacobians; by default
+    /// the columns of [`Model::damping_into`] at unit rates (exact for linear damping).
+    fn damping_jacobian_into(qd: &SVector<f64, N>, p: &Self::Params, out: &mut SMatrix<f64, N, N>) {
+        let _ = qd;
+        let mut unit = SVector::<f64, N>::zeros();
+        let mut column = SVector::<f64, N>::zeros();
+        for i in 0..N {
+            unit[i] = 1.0;
+            Self::damping_into(&unit, p, &mut column);
+            out.set_column(i, &column);
+            unit[i] = 0.0;
+        }
     }
 
     /// The elastic part of dG/dq (soft sections' actuator stiffness), for the stiff part of

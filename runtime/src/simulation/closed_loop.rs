@@ -477,14 +477,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         R::elastic_stiffness_into(q, &self.params, &mut stiffness);
         let mut position_force = -stiffness;
         let mut velocity_force = SMatrix::<f64, N, N>::zeros();
-        let mut column = SVector::<f64, N>::zeros();
-        let mut unit = SVector::<f64, N>::zeros();
-        for i in 0..N {
-            unit[i] = 1.0;
-            R::damping_into(&unit, &self.params, &mut column);
-            velocity_force.set_column(i, &(-column));
-            unit[i] = 0.0;
-        }
+        R::damping_jacobian_into(qd, &self.params, &mut velocity_force);
+        velocity_force = -velocity_force;
         if self.config.gait.is_some() || self.joint_targets.is_some() {
             for &i in R::ACTUATED {
                 position_force[(i, i)] -= self.config.servo.stiffness;
