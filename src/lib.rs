@@ -14,6 +14,7 @@ mod rolling_run;
 mod run_config;
 mod scenario;
 mod serial;
+mod underwater_snake;
 mod wpi_snake;
 
 pub use experiment::{find_experiment, Experiment, ExperimentReport, Verdict, EXPERIMENTS, FREQUENCIES, PRESSURES};
@@ -26,5 +27,6 @@ pub use run_config::{EnvironmentOverride, MpcSettings, RunConfig};
 pub use rolling_run::{run_rolling, write_rolling_outputs, Rolling, RollingRun, RollingSample, RollingSummary};
 pub use robots::{has_soft_sections, with_robot, RobotInfo, RobotVisitor, ROBOTS};
 pub use serial::SerialDevice;
+pub use underwater_snake::{joint_configuration, mean_speed, neutral_params, pitch_conditions, spiral_conditions, straight_conditions, swim, turning_circle, yaw_conditions, SwimCondition, SwimRun, SwimSample, FORWARD};
 pub use wpi_snake::{fit_circle, run_grid, run_snake, valve_wave, SnakeModel, SnakeOutcome, SnakeRun, SnakeSample, LINKS};
 pub use scenario::{run_scenario, IntegratorChoice, RunSummary, Scenario, TerrainChoice};

@@ -561,15 +561,22 @@ impl Figure for Contour<'_> {
 /// Paths seen from above at one scale on both axes, one legend entry each (for instance two
 /// models' centre-of-mass trajectories). Writes `path` (PNG) and the SVG beside it.
 pub fn plot_paths(title: &str, series: &[Series], path: &Path) -> Result<(), String> {
+    plot_paths_in(title, ("x (m)", "y (m)"), series, path)
+}
+
+/// Paths in any plane at one scale on both axes, with the axes' titles (units included):
+/// the x-z plane seen from the side, or a projection of 3D paths.
+pub fn plot_paths_in(title: &str, axes: (&str, &str), series: &[Series], path: &Path) -> Result<(), String> {
     let Some(b) = bounds(series.iter().flat_map(|s| s.points.iter())) else {
         return Err("nothing to plot: no samples, or samples that are not finite".into());
     };
     let (size, ranges) = equal_axes(b, 1200);
-    save(&Paths { title, series, size, ranges }, path)
+    save(&Paths { title, axes, series, size, ranges }, path)
 }
 
 struct Paths<'a> {
     title: &'a str,
+    axes: (&'a str, &'a str),
     series: &'a [Series],
     size: (u32, u32),
     ranges: [f64; 4],
@@ -582,7 +589,7 @@ impl Figure for Paths<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let body = titled(root, self.title)?;
-        let mut chart = chart_on(&body, self.ranges, ("x (m)", "y (m)"))?;
+        let mut chart = chart_on(&body, self.ranges, self.axes)?;
         for s in self.series {
             let colour = rgb(s.colour);
             chart

@@ -405,3 +405,35 @@ fn a_soft_joint_creeps_to_its_static_equilibrium() {
     let end = *samples.last().unwrap();
     assert!((end - equilibrium).abs() < 5e-3 * equilibrium, "{end} after 60 s against {equilibrium}");
 }
+
+#[test]
+fn yaw_turns_widen_as_the_bend_shrinks_at_one_forward_speed() {
+    // Case 2 of Sec 3.2: forward thrust with u_J(1) = u_J(4) = 0.3 and 0.1 MPa.
+    let p = softgen::neutral_params();
+    let conditions = softgen::yaw_conditions();
+    let runs: Vec<softgen::SwimRun> = conditions.iter().map(|c| softgen::swim(&p, c, 60.0, 0.1).unwrap()).collect();
+    let (tight, _) = softgen::turning_circle(&runs[0], 20.0).unwrap();
+    let (wide, _) = softgen::turning_circle(&runs[1], 20.0).unwrap();
+    let (fast, slow) = (softgen::mean_speed(&runs[0], 20.0), softgen::mean_speed(&runs[1], 20.0));
+    println!("radius {tight:.3} m at 0.3 MPa, {wide:.3} m at 0.1 MPa; speeds {fast:.4} and {slow:.4} m/s");
+    assert!(wide > 1.5 * tight, "radius {wide} at 0.1 MPa against {tight} at 0.3 MPa");
+    assert!((fast - slow).abs() < 0.1 * slow, "forward speeds {fast} and {slow}");
+    for run in &runs {
+        assert!(run.samples.iter().all(|s| s.q[2].abs() < 0.01 && s.q[4].abs() < 0.01 && s.q[5].abs() < 0.01), "the turn leaves the horizontal plane");
+    }
+}
+
+#[test]
+fn the_spiral_climbs_at_a_steady_yaw_rate() {
+    // Case 4: forward thrust, joint 1 bent up and sideways, joint 2 sideways.
+    let p = softgen::neutral_params();
+    let run = softgen::swim(&p, &softgen::spiral_conditions()[0], 120.0, 0.1).unwrap();
+    let half = run.samples.len() / 2;
+    let rates: Vec<f64> = run.samples[half..].iter().map(|s| s.qd[3]).collect();
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    let worst = rates.iter().map(|r| (r - mean).abs()).fold(0.0, f64::max);
+    let (z_half, z_end) = (run.samples[half].q[2], run.samples.last().unwrap().q[2]);
+    println!("spiral: yaw rate {mean:.4} rad/s (largest deviation {worst:.1e}), z {z_half:.3} -> {z_end:.3} m over the second minute");
+    assert!(mean.abs() > 0.01 && worst < 0.05 * mean.abs(), "yaw rate {mean} varies by {worst}");
+    assert!(z_end > z_half + 0.2, "climbs only {} m", z_end - z_half);
+}

@@ -13,7 +13,7 @@ use softgen_runtime::{
 /// Number of generalized coordinates.
 pub const DOF: usize = 12;
 /// Number of contact points.
-pub const CONTACTS: usize = 0;
+pub const CONTACTS: usize = 2;
 /// Numeric parameters with the spec's defaults; change them at run time, no
 /// regeneration needed.
 #[derive(Clone, Debug, PartialEq)]
@@ -2189,6 +2189,9 @@ pub struct Cache {
     pub head_hull_projected11_f_x: f64,
     pub head_hull_projected11_f_y: f64,
     pub head_hull_projected11_f_z: f64,
+    pub nose_position_x: f64,
+    pub nose_position_y: f64,
+    pub nose_position_z: f64,
 }
 /// Computes the transcendental cache for `q`.
 #[inline]
@@ -8789,6 +8792,12 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * p.added_mass_coefficient
         - 1.5707963267948966 * head_hull_column11_w_y * p.water_density * p.module_radius
             * p.module_radius * t0 * p.added_mass_coefficient;
+    let nose_position_x = p.module_length * joint2_tip_rotation_00
+        + joint2_tip_position_x;
+    let nose_position_y = joint2_tip_position_y
+        + joint2_tip_rotation_10 * p.module_length;
+    let nose_position_z = joint2_tip_position_z
+        + p.module_length * joint2_tip_rotation_20;
     Cache {
         joint1_bend_squared_c1,
         joint1_bend_squared_c2,
@@ -10477,6 +10486,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         head_hull_projected11_f_x,
         head_hull_projected11_f_y,
         head_hull_projected11_f_z,
+        nose_position_x,
+        nose_position_y,
+        nose_position_z,
     }
 }
 /// Mass matrix M(q).
@@ -43955,7 +43967,14 @@ pub fn contact_positions_into(
     p: &Params,
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
-) {}
+) {
+    out[0][0] = q[0];
+    out[0][1] = q[1];
+    out[0][2] = q[2];
+    out[1][0] = cache.nose_position_x;
+    out[1][1] = cache.nose_position_y;
+    out[1][2] = cache.nose_position_z;
+}
 /// World velocities of the contact points.
 #[inline]
 #[allow(unused_variables)]
@@ -43965,7 +43984,77 @@ pub fn contact_velocities_into(
     p: &Params,
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
-) {}
+) {
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let joint1_tip_velocity_w_y = qd[6] * cache.joint1_tip_subspace0_w_y
+        + qd[7] * cache.joint1_tip_subspace1_w_y + base_roll_velocity_w_y
+        + cache.joint1_tip_subspace2_w_y * qd[8];
+    let joint2_tip_velocity_w_y = cache.joint2_tip_subspace0_w_y * qd[9]
+        + cache.joint2_tip_subspace1_w_y * qd[10]
+        + cache.joint2_tip_subspace2_w_y * qd[11] + joint1_tip_velocity_w_y;
+    let joint1_tip_velocity_w_z = cache.joint1_tip_subspace2_w_z * qd[8]
+        + base_roll_velocity_w_z + qd[6] * cache.joint1_tip_subspace0_w_z
+        + qd[7] * cache.joint1_tip_subspace1_w_z;
+    let joint2_tip_velocity_w_z = cache.joint2_tip_subspace2_w_z * qd[11]
+        + cache.joint2_tip_subspace0_w_z * qd[9] + joint1_tip_velocity_w_z
+        + qd[10] * cache.joint2_tip_subspace1_w_z;
+    let joint1_tip_velocity_v_x = qd[7] * cache.joint1_tip_subspace1_v_x
+        + qd[6] * cache.joint1_tip_subspace0_v_x + base_roll_velocity_v_x
+        + cache.joint1_tip_subspace2_v_x * qd[8];
+    let joint2_tip_velocity_v_x = cache.joint2_tip_subspace0_v_x * qd[9]
+        + cache.joint2_tip_subspace1_v_x * qd[10]
+        + qd[11] * cache.joint2_tip_subspace2_v_x + joint1_tip_velocity_v_x;
+    let joint1_tip_velocity_v_y = qd[6] * cache.joint1_tip_subspace0_v_y
+        + cache.joint1_tip_subspace2_v_y * qd[8] + base_roll_velocity_v_y
+        + qd[7] * cache.joint1_tip_subspace1_v_y;
+    let joint2_tip_velocity_v_y = joint1_tip_velocity_v_y
+        + cache.joint2_tip_subspace1_v_y * qd[10]
+        + cache.joint2_tip_subspace0_v_y * qd[9]
+        + cache.joint2_tip_subspace2_v_y * qd[11];
+    let joint1_tip_velocity_w_x = cache.joint1_tip_subspace1_w_x * qd[7]
+        + base_roll_velocity_w_x + qd[6] * cache.joint1_tip_subspace0_w_x
+        + cache.joint1_tip_subspace2_w_x * qd[8];
+    let joint2_tip_velocity_w_x = cache.joint2_tip_subspace0_w_x * qd[9]
+        + qd[10] * cache.joint2_tip_subspace1_w_x
+        + cache.joint2_tip_subspace2_w_x * qd[11] + joint1_tip_velocity_w_x;
+    let joint1_tip_velocity_v_z = cache.joint1_tip_subspace2_v_z * qd[8]
+        + qd[6] * cache.joint1_tip_subspace0_v_z + base_roll_velocity_v_z
+        + qd[7] * cache.joint1_tip_subspace1_v_z;
+    let joint2_tip_velocity_v_z = cache.joint2_tip_subspace1_v_z * qd[10]
+        + cache.joint2_tip_subspace0_v_z * qd[9] + joint1_tip_velocity_v_z
+        + cache.joint2_tip_subspace2_v_z * qd[11];
+    out[0][0] = base_roll_velocity_w_y * q[2] + base_roll_velocity_v_x
+        - q[1] * base_roll_velocity_w_z;
+    out[0][1] = base_roll_velocity_w_z * q[0] + base_roll_velocity_v_y
+        - base_roll_velocity_w_x * q[2];
+    out[0][2] = q[1] * base_roll_velocity_w_x + base_roll_velocity_v_z
+        - q[0] * base_roll_velocity_w_y;
+    out[1][0] = joint2_tip_velocity_w_y * cache.nose_position_z + joint2_tip_velocity_v_x
+        - cache.nose_position_y * joint2_tip_velocity_w_z;
+    out[1][1] = joint2_tip_velocity_v_y + cache.nose_position_x * joint2_tip_velocity_w_z
+        - joint2_tip_velocity_w_x * cache.nose_position_z;
+    out[1][2] = joint2_tip_velocity_w_x * cache.nose_position_y + joint2_tip_velocity_v_z
+        - joint2_tip_velocity_w_y * cache.nose_position_x;
+}
 /// World x axis of the body carrying each contact point.
 #[inline]
 #[allow(unused_variables)]
@@ -43974,7 +44063,125 @@ pub fn contact_axes_into(
     p: &Params,
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
-) {}
+) {
+    out[0][0] = cache.base_pitch_rotation_00;
+    out[0][1] = cache.base_pitch_rotation_10;
+    out[0][2] = cache.base_pitch_rotation_20;
+    out[1][0] = cache.joint2_tip_rotation_00;
+    out[1][1] = cache.joint2_tip_rotation_10;
+    out[1][2] = cache.joint2_tip_rotation_20;
+}
+/// Jacobian of contact point `tail_end` (on `tail`).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_jacobian_0(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(2, 2)] = 1.0;
+    out[(0, 3)] = q[1] - q[1];
+    out[(1, 3)] = q[0] + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = cache.cos_q3 * q[2] + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y - cache.base_pitch_subspace_v_y;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z + q[1] * cache.base_yaw_rotation_01
+        - q[0] * cache.cos_q3;
+    out[(0, 5)] = cache.base_pitch_rotation_10 * q[2] + cache.base_roll_subspace_v_x
+        - q[1] * cache.base_pitch_rotation_20;
+    out[(1, 5)] = cache.base_roll_subspace_v_y + q[0] * cache.base_pitch_rotation_20
+        - cache.base_pitch_rotation_00 * q[2];
+    out[(2, 5)] = cache.base_roll_subspace_v_z + q[1] * cache.base_pitch_rotation_00
+        - q[0] * cache.base_pitch_rotation_10;
+}
+/// Jacobian of contact point `nose` (on `head`).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_jacobian_1(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(2, 2)] = 1.0;
+    out[(0, 3)] = q[1] - cache.nose_position_y;
+    out[(1, 3)] = cache.nose_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = cache.nose_position_z * cache.cos_q3 + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - cache.nose_position_z * cache.base_yaw_rotation_01;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z
+        + cache.base_yaw_rotation_01 * cache.nose_position_y
+        - cache.nose_position_x * cache.cos_q3;
+    out[(0, 5)] = cache.base_pitch_rotation_10 * cache.nose_position_z
+        + cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_20 * cache.nose_position_y;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + cache.base_pitch_rotation_20 * cache.nose_position_x
+        - cache.base_pitch_rotation_00 * cache.nose_position_z;
+    out[(2, 5)] = cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_00 * cache.nose_position_y
+        - cache.base_pitch_rotation_10 * cache.nose_position_x;
+    out[(0, 6)] = cache.nose_position_z * cache.joint1_tip_subspace0_w_y
+        + cache.joint1_tip_subspace0_v_x
+        - cache.joint1_tip_subspace0_w_z * cache.nose_position_y;
+    out[(1, 6)] = cache.nose_position_x * cache.joint1_tip_subspace0_w_z
+        + cache.joint1_tip_subspace0_v_y
+        - cache.nose_position_z * cache.joint1_tip_subspace0_w_x;
+    out[(2, 6)] = cache.joint1_tip_subspace0_v_z
+        + cache.joint1_tip_subspace0_w_x * cache.nose_position_y
+        - cache.nose_position_x * cache.joint1_tip_subspace0_w_y;
+    out[(0, 7)] = cache.joint1_tip_subspace1_w_y * cache.nose_position_z
+        + cache.joint1_tip_subspace1_v_x
+        - cache.joint1_tip_subspace1_w_z * cache.nose_position_y;
+    out[(1, 7)] = cache.joint1_tip_subspace1_w_z * cache.nose_position_x
+        + cache.joint1_tip_subspace1_v_y
+        - cache.joint1_tip_subspace1_w_x * cache.nose_position_z;
+    out[(2, 7)] = cache.joint1_tip_subspace1_w_x * cache.nose_position_y
+        + cache.joint1_tip_subspace1_v_z
+        - cache.nose_position_x * cache.joint1_tip_subspace1_w_y;
+    out[(0, 8)] = cache.joint1_tip_subspace2_w_y * cache.nose_position_z
+        + cache.joint1_tip_subspace2_v_x
+        - cache.joint1_tip_subspace2_w_z * cache.nose_position_y;
+    out[(1, 8)] = cache.joint1_tip_subspace2_v_y
+        + cache.joint1_tip_subspace2_w_z * cache.nose_position_x
+        - cache.joint1_tip_subspace2_w_x * cache.nose_position_z;
+    out[(2, 8)] = cache.joint1_tip_subspace2_v_z
+        + cache.joint1_tip_subspace2_w_x * cache.nose_position_y
+        - cache.joint1_tip_subspace2_w_y * cache.nose_position_x;
+    out[(0, 9)] = cache.joint2_tip_subspace0_v_x
+        + cache.joint2_tip_subspace0_w_y * cache.nose_position_z
+        - cache.joint2_tip_subspace0_w_z * cache.nose_position_y;
+    out[(1, 9)] = cache.joint2_tip_subspace0_v_y
+        + cache.nose_position_x * cache.joint2_tip_subspace0_w_z
+        - cache.joint2_tip_subspace0_w_x * cache.nose_position_z;
+    out[(2, 9)] = cache.joint2_tip_subspace0_w_x * cache.nose_position_y
+        + cache.joint2_tip_subspace0_v_z
+        - cache.nose_position_x * cache.joint2_tip_subspace0_w_y;
+    out[(0, 10)] = cache.joint2_tip_subspace1_w_y * cache.nose_position_z
+        + cache.joint2_tip_subspace1_v_x
+        - cache.nose_position_y * cache.joint2_tip_subspace1_w_z;
+    out[(1, 10)] = cache.joint2_tip_subspace1_v_y
+        + cache.nose_position_x * cache.joint2_tip_subspace1_w_z
+        - cache.nose_position_z * cache.joint2_tip_subspace1_w_x;
+    out[(2, 10)] = cache.joint2_tip_subspace1_v_z
+        + cache.joint2_tip_subspace1_w_x * cache.nose_position_y
+        - cache.joint2_tip_subspace1_w_y * cache.nose_position_x;
+    out[(0, 11)] = cache.joint2_tip_subspace2_v_x
+        + cache.joint2_tip_subspace2_w_y * cache.nose_position_z
+        - cache.joint2_tip_subspace2_w_z * cache.nose_position_y;
+    out[(1, 11)] = cache.joint2_tip_subspace2_v_y
+        + cache.joint2_tip_subspace2_w_z * cache.nose_position_x
+        - cache.joint2_tip_subspace2_w_x * cache.nose_position_z;
+    out[(2, 11)] = cache.joint2_tip_subspace2_v_z
+        + cache.joint2_tip_subspace2_w_x * cache.nose_position_y
+        - cache.joint2_tip_subspace2_w_y * cache.nose_position_x;
+}
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
 #[allow(unused_variables)]
@@ -43986,6 +44193,8 @@ pub fn contact_jacobian_into(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     match index {
+        0 => contact_jacobian_0(q, p, cache, out),
+        1 => contact_jacobian_1(q, p, cache, out),
         _ => *out = SMatrix::zeros(),
     }
 }
@@ -44003,6 +44212,86 @@ pub fn contact_frame_into(
 ) {
     *columns = SMatrix::zeros();
     match frame {
+        0 => {
+            columns[(3, 0)] = 1.0;
+            columns[(4, 1)] = 1.0;
+            columns[(5, 2)] = 1.0;
+            columns[(2, 3)] = 1.0;
+            columns[(3, 3)] = q[1];
+            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
+            columns[(0, 4)] = cache.base_yaw_rotation_01;
+            columns[(1, 4)] = cache.cos_q3;
+            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
+            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
+            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
+            columns[(0, 5)] = cache.base_pitch_rotation_00;
+            columns[(1, 5)] = cache.base_pitch_rotation_10;
+            columns[(2, 5)] = cache.base_pitch_rotation_20;
+            columns[(3, 5)] = cache.base_roll_subspace_v_x;
+            columns[(4, 5)] = cache.base_roll_subspace_v_y;
+            columns[(5, 5)] = cache.base_roll_subspace_v_z;
+            axis[0] = cache.base_pitch_rotation_00;
+            axis[1] = cache.base_pitch_rotation_10;
+            axis[2] = cache.base_pitch_rotation_20;
+        }
+        1 => {
+            columns[(3, 0)] = 1.0;
+            columns[(4, 1)] = 1.0;
+            columns[(5, 2)] = 1.0;
+            columns[(2, 3)] = 1.0;
+            columns[(3, 3)] = q[1];
+            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
+            columns[(0, 4)] = cache.base_yaw_rotation_01;
+            columns[(1, 4)] = cache.cos_q3;
+            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
+            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
+            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
+            columns[(0, 5)] = cache.base_pitch_rotation_00;
+            columns[(1, 5)] = cache.base_pitch_rotation_10;
+            columns[(2, 5)] = cache.base_pitch_rotation_20;
+            columns[(3, 5)] = cache.base_roll_subspace_v_x;
+            columns[(4, 5)] = cache.base_roll_subspace_v_y;
+            columns[(5, 5)] = cache.base_roll_subspace_v_z;
+            columns[(0, 6)] = cache.joint1_tip_subspace0_w_x;
+            columns[(1, 6)] = cache.joint1_tip_subspace0_w_y;
+            columns[(2, 6)] = cache.joint1_tip_subspace0_w_z;
+            columns[(3, 6)] = cache.joint1_tip_subspace0_v_x;
+            columns[(4, 6)] = cache.joint1_tip_subspace0_v_y;
+            columns[(5, 6)] = cache.joint1_tip_subspace0_v_z;
+            columns[(0, 7)] = cache.joint1_tip_subspace1_w_x;
+            columns[(1, 7)] = cache.joint1_tip_subspace1_w_y;
+            columns[(2, 7)] = cache.joint1_tip_subspace1_w_z;
+            columns[(3, 7)] = cache.joint1_tip_subspace1_v_x;
+            columns[(4, 7)] = cache.joint1_tip_subspace1_v_y;
+            columns[(5, 7)] = cache.joint1_tip_subspace1_v_z;
+            columns[(0, 8)] = cache.joint1_tip_subspace2_w_x;
+            columns[(1, 8)] = cache.joint1_tip_subspace2_w_y;
+            columns[(2, 8)] = cache.joint1_tip_subspace2_w_z;
+            columns[(3, 8)] = cache.joint1_tip_subspace2_v_x;
+            columns[(4, 8)] = cache.joint1_tip_subspace2_v_y;
+            columns[(5, 8)] = cache.joint1_tip_subspace2_v_z;
+            columns[(0, 9)] = cache.joint2_tip_subspace0_w_x;
+            columns[(1, 9)] = cache.joint2_tip_subspace0_w_y;
+            columns[(2, 9)] = cache.joint2_tip_subspace0_w_z;
+            columns[(3, 9)] = cache.joint2_tip_subspace0_v_x;
+            columns[(4, 9)] = cache.joint2_tip_subspace0_v_y;
+            columns[(5, 9)] = cache.joint2_tip_subspace0_v_z;
+            columns[(0, 10)] = cache.joint2_tip_subspace1_w_x;
+            columns[(1, 10)] = cache.joint2_tip_subspace1_w_y;
+            columns[(2, 10)] = cache.joint2_tip_subspace1_w_z;
+            columns[(3, 10)] = cache.joint2_tip_subspace1_v_x;
+            columns[(4, 10)] = cache.joint2_tip_subspace1_v_y;
+            columns[(5, 10)] = cache.joint2_tip_subspace1_v_z;
+            columns[(0, 11)] = cache.joint2_tip_subspace2_w_x;
+            columns[(1, 11)] = cache.joint2_tip_subspace2_w_y;
+            columns[(2, 11)] = cache.joint2_tip_subspace2_w_z;
+            columns[(3, 11)] = cache.joint2_tip_subspace2_v_x;
+            columns[(4, 11)] = cache.joint2_tip_subspace2_v_y;
+            columns[(5, 11)] = cache.joint2_tip_subspace2_v_z;
+            axis[0] = cache.joint2_tip_rotation_00;
+            axis[1] = cache.joint2_tip_rotation_10;
+            axis[2] = cache.joint2_tip_rotation_20;
+        }
         _ => *axis = Vector3::zeros(),
     }
 }
@@ -48473,7 +48762,7 @@ pub fn thruster_matrix_into(
 }
 /// Underwater rigid-soft snake of 004: three propulsion modules, two soft joints, in water
 ///
-/// 12 generalized coordinates, 0 contact points.
+/// 12 generalized coordinates, 2 contact points.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UnderwaterSnake;
 impl Model<DOF, CONTACTS> for UnderwaterSnake {
@@ -48569,7 +48858,16 @@ impl Model<DOF, CONTACTS> for UnderwaterSnake {
         0.0,
         0.0,
     ];
-    const CONTACT_POINTS: &'static [ContactPointInfo] = &[];
+    const CONTACT_POINTS: &'static [ContactPointInfo] = &[
+        ContactPointInfo {
+            name: "tail_end",
+            body: "tail",
+        },
+        ContactPointInfo {
+            name: "nose",
+            body: "head",
+        },
+    ];
     const ACTUATED: &'static [usize] = &[];
     const PLANE: PlaneOfMotion = PlaneOfMotion::Spatial;
     const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
@@ -48814,7 +49112,7 @@ impl Model<DOF, CONTACTS> for UnderwaterSnake {
     ) {
         contact_jacobian_into(index, q, p, k, out)
     }
-    const CONTACT_FRAME_OF: &'static [u16] = &[];
+    const CONTACT_FRAME_OF: &'static [u16] = &[0, 1];
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, DOF>,
