@@ -1,6 +1,6 @@
 //! Criterion benches of the 6-link snake (003_011ffa2a91e05fc5): the generated kernels, forward
 //! dynamics, the full right-hand side with contact, and whole simulated runs; the soft snake's
-//! kernels; the valve-driven snake's two models; the pinniped's kernels and one trial; and forward dynamics of the scaling fixtures (planar snakes of 6 to 60 links).
+//! kernels; the valve-driven snake's two models; the pinniped's kernels and one trial; the underwater snake's kernels and swimming runs; and forward dynamics of the scaling fixtures (planar snakes of 6 to 60 links).
 //!
 //! Run with `cargo bench --bench dynamics`; README.md lists the figures.
 
@@ -269,6 +269,45 @@ fn pinniped(c: &mut Criterion) {
     group.finish();
 }
 
+/// The underwater snake of 004 mid-turn (case 2, 0.3 MPa, 20 s in): the kernels with water
+/// (added mass in M and C qd, buoyancy in G, the drag), the right-hand side, and each case's
+/// longest run with ROS34PW2.
+fn underwater_snake(c: &mut Criterion) {
+    use softgen_generated::UnderwaterSnake as U;
+    const UN: usize = 12;
+    const UC: usize = 2;
+    let p = softgen::neutral_params();
+    let turn = &softgen::yaw_conditions()[0];
+    let run = softgen::swim(&p, turn, 20.0, 1.0).unwrap();
+    let s = run.samples.last().unwrap();
+    let (q, qd) = (s.q, s.qd);
+    let config = SimulationConfig { contact: U::ENVIRONMENT.contact_law(), terrain: Terrain::None, gait: None, servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 0.05 };
+    let mut sim = Simulation::<U, UN, UC>::new(p.clone(), config).unwrap();
+    sim.set_thrusts(&turn.thrusts).unwrap();
+    let k = U::cache(&q, &p);
+    let (mut m, mut v) = (SMatrix::<f64, UN, UN>::zeros(), SVector::<f64, UN>::zeros());
+    let mut group = c.benchmark_group("underwater_snake");
+    group.bench_function("cache (poses, slices, hull columns)", |b| b.iter(|| U::cache(black_box(&q), &p)));
+    group.bench_function("mass_matrix with added mass", |b| b.iter(|| U::mass_matrix_into(black_box(&q), &p, &k, &mut m)));
+    group.bench_function("coriolis (C qd, with Kirchhoff terms)", |b| b.iter(|| U::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
+    group.bench_function("gravity, buoyancy and Yeoh elasticity", |b| b.iter(|| U::gravity_into(black_box(&q), &p, &k, &mut v)));
+    group.bench_function("drag (linear and cross-flow strips)", |b| b.iter(|| U::hydrodynamic_force_into(black_box(&q), &qd, &p, &k, &mut v)));
+    group.bench_function("full right-hand side (thrusters, drag, viscosity)", |b| {
+        let mut qdd = SVector::<f64, UN>::zeros();
+        b.iter(|| sim.acceleration(0.0, black_box(&q), &qd, &mut qdd).unwrap())
+    });
+    group.sample_size(10);
+    for (name, condition, duration) in [
+        ("004-straight forward, 20 s", softgen::straight_conditions()[0].clone(), 20.0),
+        ("004-yaw 0.3 MPa, 60 s", softgen::yaw_conditions()[0].clone(), 60.0),
+        ("004-pitch condition 1, 40 s", softgen::pitch_conditions()[0].clone(), 40.0),
+        ("004-spiral, 180 s", softgen::spiral_conditions()[0].clone(), 180.0),
+    ] {
+        group.bench_function(format!("{name}, ROS34PW2 sampled at 20 Hz"), |b| b.iter(|| softgen::swim(&p, &condition, duration, 0.05).unwrap()));
+    }
+    group.finish();
+}
+
 /// One scaling fixture at a bent, moving state (q_j = 0.4 sin j, qd_j = 0.3 cos j): forward
 /// dynamics without contact both ways (the generated articulated-body algorithm, which the
 /// runtime uses, and M, C qd, G with a Cholesky solve), and the kernels apart.
@@ -313,6 +352,6 @@ fn scaling(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = kernels, runs, model_predictive_control, soft_snake, wpi_snake, pinniped, scaling
+    targets = kernels, runs, model_predictive_control, soft_snake, wpi_snake, pinniped, underwater_snake, scaling
 }
 criterion_main!(benches);
