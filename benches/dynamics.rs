@@ -109,7 +109,7 @@ fn model_predictive_control(c: &mut Criterion) {
     use softgen::{RunConfig, WHEELED_SNAKE_RUN_CONFIG};
     use softgen_generated::SnakeLateralUndulation as W;
     use softgen_runtime::{GaitParameters, GaitPlanner, PlanningSnapshot, SteeredGait};
-    let actuated = ["link2", "link3", "link4", "link5", "link6"].map(|name| (name, softgen_runtime::CoordinateKind::RevoluteJoint));
+    let actuated = ["link2", "link3", "link4", "link5", "link6"].map(|name| (name, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
     let run = RunConfig::parse("snake_lateral_undulation.run.toml", WHEELED_SNAKE_RUN_CONFIG, W::NAME, &actuated).unwrap();
     let settings = run.mpc.unwrap();
     let env = W::ENVIRONMENT;

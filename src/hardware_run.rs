@@ -5,7 +5,7 @@
 
 use crate::output::PendingFile;
 use crate::robots::{with_robot, RobotVisitor};
-use crate::run_config::{MpcSettings, RunConfig};
+use crate::run_config::{Drives, MpcSettings, RunConfig};
 use nalgebra::{SVector, Vector2};
 use softgen_runtime::{
     run_hardware, run_planner, ActuatorCommand, CoordinateKind, Device, DeviceError, DeviceValue, GaitParameters, GaitPlanner,
@@ -25,6 +25,9 @@ pub const WHEELED_SNAKE_RUN_CONFIG: &str = include_str!("../model-specs/snake_la
 /// The pinniped's run configuration: twelve pressure regulators on a PCI-6703's analog
 /// outputs.
 pub const PINNIPED_RUN_CONFIG: &str = include_str!("../model-specs/pinniped.run.toml");
+/// The underwater snake's run configuration: six thrusters and the joints' six
+/// water-pressure regulators on the serial board.
+pub const UNDERWATER_SNAKE_RUN_CONFIG: &str = include_str!("../model-specs/underwater_snake.run.toml");
 
 /// Which controller drives the actuators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +72,9 @@ pub struct RunOptions {
     pub limb_gait: Option<crate::pinniped::Gait>,
     pub stride: Option<f64>,
     pub gait_frequency: Option<f64>,
+    /// Swimming robots (the underwater snake): the thrusts and joint pressures to hold;
+    /// default forward swimming.
+    pub swim: Option<crate::underwater_snake::SwimCondition>,
 }
 
 /// How a run ended.
@@ -223,16 +229,119 @@ impl Run<'_> {
     }
 }
 
+impl Run<'_> {
+    /// A swimming robot (the underwater snake): one of the paper's inputs held from the
+    /// start, thrusts to the thrusters' channels and water pressures to the joints'
+    /// regulators, through the output chain to a serial board or the simulated plant, whose
+    /// thrusters and muscles read them back.
+    fn run_swimmer<R: Model<N, C>, const N: usize, const C: usize>(self, config: RunConfig, path: String) -> Result<RunReport, String> {
+        let o = self.options;
+        if o.amplitude.is_some() || o.temporal_frequency.is_some() || o.spatial_frequency.is_some() || o.offset.is_some() || o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
+            return Err(format!("`{}` swims: choose its inputs with --swim; the gait options do not apply", R::NAME));
+        }
+        if matches!(o.controller, ControllerChoice::Mpc) {
+            return Err(format!("the mpc controller steers serpenoid gaits; `{}` swims with held inputs (--swim)", R::NAME));
+        }
+        let swim = o.swim.clone().unwrap_or_else(|| crate::underwater_snake::straight_conditions()[0].clone());
+        let (joints, muscles, thrusters) = (R::ACTUATED.len(), R::MUSCLES.len(), R::THRUSTERS.len());
+        if swim.pressures.len() != muscles || swim.thrusts.len() != thrusters {
+            return Err(format!("--swim sets {} pressures and {} thrusts; `{}` has {muscles} muscles and {thrusters} thrusters", swim.pressures.len(), swim.thrusts.len(), R::NAME));
+        }
+        if joints > 0 {
+            return Err(format!("`{}` has joint actuators besides its thrusters, which no swimming input drives", R::NAME));
+        }
+        let loop_config = LoopConfig {
+            rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
+            duration: o.duration,
+            command_timeout: config.safety.command_timeout,
+        };
+        loop_config.validate()?;
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let actuators: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
+        println!("robot       {}", R::NAME);
+        println!("config      {path}");
+        println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
+        println!("controller  {} held: thrusts {:?} N, joint pressures {:?} MPa", swim.name, swim.thrusts, swim.pressures);
+        for (j, c) in config.channels.iter().enumerate() {
+            println!("channel     actuator {j} ({}) -> {c:?}", actuators[j]);
+        }
+        let held = swim.clone();
+        // The first period sends zeros, so the safety filter's rate limits ramp every input
+        // up from rest (it limits changes from the last command sent).
+        let first = 1.0 / loop_config.rate_hz;
+        let mut controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+            let on = if t < 0.5 * first { 0.0 } else { 1.0 };
+            for (j, c) in commands.iter_mut().enumerate() {
+                *c = match j < muscles {
+                    // MPa to bar.
+                    true => ActuatorCommand::Pressure(on * 10.0 * held.pressures[j]),
+                    false => ActuatorCommand::Thrust(on * held.thrusts[j - muscles]),
+                };
+            }
+            Ok(())
+        };
+        if o.dry_run {
+            println!("dry run: the first three periods' commands (zeros, then ramping under the rate limits), no device touched");
+            let mut printer = Printer { periods: 0 };
+            let mut commands = vec![ActuatorCommand::Thrust(0.0); config.channels.len()];
+            for k in 0..3 {
+                let t = k as f64 * first;
+                controller(t, &mut commands)?;
+                chain.send(&mut printer, t, first, &commands).map_err(|e| e.to_string())?;
+            }
+            println!("safe state:");
+            chain.safe_state(&mut printer, 3.0 * first).map_err(|e| e.to_string())?;
+            return Ok(RunReport { stats: None, fault: None, mpc: None });
+        }
+        if o.realtime {
+            try_realtime();
+        }
+        if let Some(report) = run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)? {
+            return Ok(report);
+        }
+        // Hardware in the loop: regulators' voltages become the joints' water pressures,
+        // thruster channels' values the thrusts.
+        let mut regulators = Vec::new();
+        let mut thruster_channels = Vec::new();
+        for (j, c) in config.channels.iter().enumerate() {
+            match (j < muscles, c) {
+                (true, softgen_runtime::Channel::PressureRegulator { channel, map, .. }) => regulators.push((*channel, j, map.clone())),
+                (false, softgen_runtime::Channel::Thruster { channel, .. }) => thruster_channels.push(*channel),
+                (_, other) => return Err(format!("{path}: the simulated plant reads muscles from pressure regulators and thrusters from thruster channels; `{}` has {other:?}", actuators[j])),
+            }
+        }
+        let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+        // RK4 at 0.25 ms: the joints' viscosity at rest (2.5e4 N s/m per actuator) is stiff.
+        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.00025)?;
+        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+        plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+        plant.observe(Box::new(move |t, x| write_row(t, x)));
+        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+        let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+        let plant = device.into_inner();
+        let moved = plant.as_ref().ok().map(|p| (p.state.q[0], p.state.q[1], p.state.q[2], p.state.q[3]));
+        let report = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+        if let Some((x, y, z, yaw)) = moved {
+            println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m, yaw {yaw:.3} rad");
+        }
+        Ok(report)
+    }
+}
+
 impl RobotVisitor for Run<'_> {
     type Output = Result<RunReport, String>;
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
         let o = self.options;
-        // Joint actuators, then muscles (a muscle takes pressure, like an actuator length).
-        let actuated: Vec<(&str, CoordinateKind)> = R::ACTUATED
+        // Joint actuators, then muscles (a muscle takes pressure, like an actuator length),
+        // then thrusters.
+        let actuated: Vec<(&str, Drives)> = R::ACTUATED
             .iter()
-            .map(|&i| (R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name), R::COORDINATES[i].kind))
-            .chain(R::MUSCLES.iter().map(|m| (m.name, CoordinateKind::ActuatorLength)))
+            .map(|&i| (R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name), Drives::Coordinate(R::COORDINATES[i].kind)))
+            .chain(R::MUSCLES.iter().map(|m| (m.name, Drives::Coordinate(CoordinateKind::ActuatorLength))))
+            .chain(R::THRUSTERS.iter().map(|t| (t.name, Drives::Thrust)))
             .collect();
         let (path, text) = match &o.config {
             Some(p) => (p.to_string_lossy().to_string(), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
@@ -241,11 +350,19 @@ impl RobotVisitor for Run<'_> {
                 ("model-specs/snake_lateral_undulation.run.toml".to_string(), WHEELED_SNAKE_RUN_CONFIG.to_string())
             }
             None if R::NAME == "pinniped" => ("model-specs/pinniped.run.toml".to_string(), PINNIPED_RUN_CONFIG.to_string()),
+            None if R::NAME == "underwater_snake" => ("model-specs/underwater_snake.run.toml".to_string(), UNDERWATER_SNAKE_RUN_CONFIG.to_string()),
             None => return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME)),
         };
         let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
+        configured_params::<R, N, C>(&config).map_err(|e| format!("{path}: {e}"))?;
         if let Some(terrain) = config.environment.terrain {
             terrain.fits(R::PLANE).map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
+        }
+        if !R::THRUSTERS.is_empty() {
+            return self.run_swimmer::<R, N, C>(config, path);
+        }
+        if o.swim.is_some() {
+            return Err(format!("--swim holds a swimming robot's thrusts; `{}` has no thrusters", R::NAME));
         }
         if !R::MUSCLES.is_empty() {
             return self.run_muscles::<R, N, C>(config, path);
@@ -360,7 +477,8 @@ impl RobotVisitor for Run<'_> {
 
         // Model-predictive control: the planner rolls out the same model in the same
         // environment, in its own thread; the loop only swaps plans and measurements.
-        let model = Simulation::<R, N, C>::new(Default::default(), plant_config)?;
+        let params = configured_params::<R, N, C>(&config)?;
+        let model = Simulation::<R, N, C>::new(params.clone(), plant_config)?;
         let initial = GaitParameters { amplitude: gait.amplitude, temporal_frequency: gait.temporal_frequency, offset: gait.offset };
         let mut planner = GaitPlanner::new(model, settings.planner(settings.goal), initial)?;
         let steering_config = SteeringConfig {
@@ -371,9 +489,8 @@ impl RobotVisitor for Run<'_> {
             initial,
             spatial_frequency: gait.spatial_frequency,
         };
-        let mut steering = GoalSteering::<R, N, C>::new(Default::default(), &steering_config, 1.0 / loop_config.rate_hz)?;
+        let mut steering = GoalSteering::<R, N, C>::new(params.clone(), &steering_config, 1.0 / loop_config.rate_hz)?;
         let start_distance = {
-            let params = Default::default();
             let cache = R::cache(&start.q, &params);
             let com = R::center_of_mass(&start.q, &params, &cache);
             (Vector2::new(com.x, com.y) - settings.goal).norm()
@@ -439,11 +556,22 @@ fn simulated_plant<R: Model<N, C>, const N: usize, const C: usize>(
     let env = R::ENVIRONMENT;
     let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
     let plant_config = SimulationConfig { contact, terrain, gait: None, servo, admittance: None, control_period: 1.0 / loop_config.rate_hz };
-    let simulation = Simulation::<R, N, C>::new(Default::default(), plant_config)?;
+    let simulation = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
     let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
     let step = (1.0 / loop_config.rate_hz).min(max_step);
     let plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
     Ok((plant_config, plant))
+}
+
+/// The robot's parameters with the run configuration's values in place of the spec's.
+fn configured_params<R: Model<N, C>, const N: usize, const C: usize>(config: &RunConfig) -> Result<R::Params, String> {
+    use softgen_runtime::ParamSet;
+    let mut p = R::Params::default();
+    for (name, value) in &config.parameters {
+        p.set(name, *value).map_err(|e| format!("run configuration [parameters]: {e}"))?;
+    }
+    p.check().map_err(|e| format!("run configuration [parameters]: {e}"))?;
+    Ok(p)
 }
 
 /// The plant's trajectory CSV (`t` and every coordinate by name) as a pending file and the

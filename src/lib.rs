@@ -19,11 +19,11 @@ mod wpi_snake;
 
 pub use experiment::{find_experiment, Experiment, ExperimentReport, Verdict, EXPERIMENTS, FREQUENCIES, PRESSURES};
 pub use eval::{eval_json, read_stdin_input, EvalInput};
-pub use hardware_run::{run_on_device, ControllerChoice, MpcReport, RunOptions, RunReport, PINNIPED_RUN_CONFIG, SNAKE_RUN_CONFIG, WHEELED_SNAKE_RUN_CONFIG};
+pub use hardware_run::{run_on_device, ControllerChoice, MpcReport, RunOptions, RunReport, PINNIPED_RUN_CONFIG, SNAKE_RUN_CONFIG, UNDERWATER_SNAKE_RUN_CONFIG, WHEELED_SNAKE_RUN_CONFIG};
 pub use output::PendingFile;
 pub use pinniped::{limb_gait, limbs, model_centre_of_mass, muscle_drive, pressure_controller, pressure_map, run_trial, Gait, RestGeometry, Trial, TrialOutcome, TrialSample, LIMB_NAMES, MUSCLES};
 pub use plot::{plot_contour, plot_paths, plot_run, plot_time_series, plot_track, Series};
-pub use run_config::{EnvironmentOverride, MpcSettings, RunConfig};
+pub use run_config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
 pub use rolling_run::{run_rolling, write_rolling_outputs, Rolling, RollingRun, RollingSample, RollingSummary};
 pub use robots::{has_soft_sections, with_robot, RobotInfo, RobotVisitor, ROBOTS};
 pub use serial::SerialDevice;

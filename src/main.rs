@@ -269,6 +269,27 @@ struct RunArgs {
     /// Limbed robots: gait cycles per second (Hz); default 1.00.
     #[arg(long, allow_hyphen_values = true)]
     gait_frequency: Option<f64>,
+    /// Swimming robots (the underwater snake): which of the paper's swimming inputs to
+    /// hold; default forward.
+    #[arg(long, value_enum)]
+    swim: Option<SwimName>,
+}
+
+/// The underwater snake's inputs (004, Sec 3.2).
+#[derive(Clone, Copy, ValueEnum)]
+enum SwimName {
+    Forward,
+    Backward,
+    TwoPropellers,
+    #[value(name = "yaw-0.3")]
+    Yaw03,
+    #[value(name = "yaw-0.1")]
+    Yaw01,
+    #[value(name = "pitch-1")]
+    Pitch1,
+    #[value(name = "pitch-2")]
+    Pitch2,
+    Spiral,
 }
 
 /// The pinniped's gaits (002, section III).
@@ -372,6 +393,16 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         }),
         stride: args.stride,
         gait_frequency: args.gait_frequency,
+        swim: args.swim.map(|w| match w {
+            SwimName::Forward => softgen::straight_conditions()[0].clone(),
+            SwimName::Backward => softgen::straight_conditions()[1].clone(),
+            SwimName::TwoPropellers => softgen::straight_conditions()[2].clone(),
+            SwimName::Yaw03 => softgen::yaw_conditions()[0].clone(),
+            SwimName::Yaw01 => softgen::yaw_conditions()[1].clone(),
+            SwimName::Pitch1 => softgen::pitch_conditions()[0].clone(),
+            SwimName::Pitch2 => softgen::pitch_conditions()[1].clone(),
+            SwimName::Spiral => softgen::spiral_conditions()[0].clone(),
+        }),
     };
     let report = softgen::run_on_device(&options, stop)?;
     match report.fault {

@@ -23,6 +23,10 @@ struct File {
     channels: Vec<Spanned<ChannelFile>>,
     environment: Option<Spanned<EnvironmentFile>>,
     mpc: Option<Spanned<MpcFile>>,
+    /// The robot's parameters by name, in place of the spec's defaults (the simulated plant
+    /// and the controller's model).
+    #[serde(default)]
+    parameters: std::collections::BTreeMap<String, Spanned<f64>>,
 }
 
 /// Where the run happens, in place of the spec's `[environment]` (same fields).
@@ -201,6 +205,17 @@ pub struct RunConfig {
     pub environment: EnvironmentOverride,
     /// Model-predictive control, if the file configures it.
     pub mpc: Option<MpcSettings>,
+    /// Parameter values by name, for the robot's `Params::set` (checked when applied).
+    pub parameters: Vec<(String, f64)>,
+}
+
+/// What an actuator drives, to match it with a channel kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drives {
+    /// A coordinate of this kind: a joint, or a muscle's actuator length.
+    Coordinate(CoordinateKind),
+    /// A thruster's force.
+    Thrust,
 }
 
 fn locate(path: &str, text: &str, span: Range<usize>, message: impl std::fmt::Display) -> String {
@@ -211,9 +226,9 @@ fn locate(path: &str, text: &str, span: Range<usize>, message: impl std::fmt::Di
 }
 
 impl RunConfig {
-    /// Parses `text` (read from `path`) for a robot whose actuators drive the joints of
-    /// `actuators` (body name and the kind of coordinate it drives), in order.
-    pub fn parse(path: &str, text: &str, robot: &str, actuators: &[(&str, CoordinateKind)]) -> Result<RunConfig, String> {
+    /// Parses `text` (read from `path`) for a robot whose actuators are `actuators` (name
+    /// and what it drives), in order.
+    pub fn parse(path: &str, text: &str, robot: &str, actuators: &[(&str, Drives)]) -> Result<RunConfig, String> {
         let actuated_bodies: Vec<&str> = actuators.iter().map(|(b, _)| *b).collect();
         let file: File = toml::from_str(text).map_err(|e| locate(path, text, e.span().unwrap_or(0..0), e.message().trim()))?;
         if file.robot.get_ref() != robot {
@@ -291,7 +306,7 @@ impl RunConfig {
                 }
             };
             let Some(index) = actuated_bodies.iter().position(|b| b == actuator) else {
-                return Err(at(format!("`{actuator}` is not an actuated joint of `{robot}` (actuated: {})", actuated_bodies.join(", "))));
+                return Err(at(format!("`{actuator}` is not an actuator of `{robot}` (actuators: {})", actuated_bodies.join(", "))));
             };
             if channels[index].is_some() {
                 return Err(at(format!("`{actuator}` already has a channel")));
@@ -309,8 +324,8 @@ impl RunConfig {
         // Two outputs on one wire would fight.
         for (i, a) in channels.iter().enumerate() {
             for b in &channels[..i] {
-                if std::mem::discriminant(a) == std::mem::discriminant(b) && wire(a) == wire(b) {
-                    return Err(format!("{path}: two actuators share output {}", wire(a)));
+                if output_kind(a) == output_kind(b) && wire(a) == wire(b) {
+                    return Err(format!("{path}: two actuators share {} output {}", output_kind(a), wire(a)));
                 }
             }
         }
@@ -322,7 +337,14 @@ impl RunConfig {
             Some(m) => Some(parse_mpc(m.get_ref(), rate_hz).map_err(|e| locate(path, text, m.span(), format!("mpc: {e}")))?),
             None => None,
         };
-        Ok(RunConfig { robot: robot.to_string(), rate_hz, safety, channels, environment, mpc })
+        let mut parameters = Vec::new();
+        for (name, value) in &file.parameters {
+            if !value.get_ref().is_finite() {
+                return Err(locate(path, text, value.span(), format!("parameters.{name}: must be finite, got {}", value.get_ref())));
+            }
+            parameters.push((name.clone(), *value.get_ref()));
+        }
+        Ok(RunConfig { robot: robot.to_string(), rate_hz, safety, channels, environment, mpc, parameters })
     }
 }
 
@@ -401,17 +423,20 @@ impl MpcSettings {
 /// Why `channel` cannot drive an actuator of a coordinate of `kind`, if it cannot: joints
 /// take set points (a servo board), soft sections' actuator lengths take pressure (a
 /// regulator) or a valve.
-fn channel_fit(channel: &Channel, kind: CoordinateKind) -> Option<String> {
-    let joint = matches!(kind, CoordinateKind::RevoluteJoint | CoordinateKind::PrismaticJoint);
-    let muscle = kind == CoordinateKind::ActuatorLength;
+fn channel_fit(channel: &Channel, drives: Drives) -> Option<String> {
+    let joint = matches!(drives, Drives::Coordinate(CoordinateKind::RevoluteJoint | CoordinateKind::PrismaticJoint));
+    let muscle = drives == Drives::Coordinate(CoordinateKind::ActuatorLength);
     let fits = match channel {
         Channel::ServoBoard { .. } => joint,
         Channel::PressureRegulator { .. } | Channel::Valve { .. } => muscle,
-        Channel::Thruster { .. } => false,
+        Channel::Thruster { .. } => drives == Drives::Thrust,
     };
     if fits {
         return None;
     }
+    let Drives::Coordinate(kind) = drives else {
+        return Some("is a thruster, commanded in newtons: it needs kind = \"thruster\"".to_string());
+    };
     let what = match kind {
         CoordinateKind::RevoluteJoint => "is a revolute joint, commanded by angle: it needs kind = \"servo_board\"",
         CoordinateKind::PrismaticJoint => "is a prismatic joint, commanded by position: it needs kind = \"servo_board\"",
@@ -428,6 +453,16 @@ fn channel_fit(channel: &Channel, kind: CoordinateKind) -> Option<String> {
     Some(format!("{what}, not a {kind_name}"))
 }
 
+/// The kind of device output a channel writes: servos and thrusters share the board's
+/// channels.
+fn output_kind(c: &Channel) -> &'static str {
+    match c {
+        Channel::ServoBoard { .. } | Channel::Thruster { .. } => "board",
+        Channel::PressureRegulator { .. } => "analog",
+        Channel::Valve { .. } => "digital",
+    }
+}
+
 fn wire(c: &Channel) -> u16 {
     match c {
         Channel::ServoBoard { channel, .. } | Channel::PressureRegulator { channel, .. } | Channel::Thruster { channel, .. } => {
@@ -441,7 +476,7 @@ fn wire(c: &Channel) -> u16 {
 mod tests {
     use super::*;
 
-    const BODIES: &[(&str, CoordinateKind)] = &[("link2", CoordinateKind::RevoluteJoint), ("link3", CoordinateKind::RevoluteJoint)];
+    const BODIES: &[(&str, Drives)] = &[("link2", Drives::Coordinate(CoordinateKind::RevoluteJoint)), ("link3", Drives::Coordinate(CoordinateKind::RevoluteJoint))];
     const GOOD: &str = "robot = \"snake\"\n[[channels]]\nkind = \"servo_board\"\nactuator = \"link2\"\nchannel = 0\nmin_angle = -1\nmax_angle = 1\n[[channels]]\nkind = \"servo_board\"\nactuator = \"link3\"\nchannel = 1\nmin_angle = -1\nmax_angle = 1\n";
 
     #[test]
@@ -463,7 +498,7 @@ mod tests {
     fn bad_configs_name_file_line_and_field() {
         for (from, to, expected) in [
             ("channel = 1", "channel = 0", "share output 0"),
-            ("actuator = \"link3\"", "actuator = \"link9\"", "run.toml:8:1: channels[1]: `link9` is not an actuated joint"),
+            ("actuator = \"link3\"", "actuator = \"link9\"", "run.toml:8:1: channels[1]: `link9` is not an actuator"),
             ("kind = \"servo_board\"\nactuator = \"link3\"", "kind = \"laser\"\nactuator = \"link3\"", "run.toml:"),
             ("robot = \"snake\"", "robot = \"snake\"\nrate_hz = -5", "rate_hz: must be in"),
             ("robot = \"snake\"", "robot = \"snake\"\nrate_hz = 1e-9", "rate_hz: must be in [1, 100000] Hz"),

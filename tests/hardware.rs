@@ -41,6 +41,7 @@ fn options(dir: &Path, duration: f64) -> RunOptions {
         limb_gait: None,
         stride: None,
         gait_frequency: None,
+        swim: None,
     }
 }
 
@@ -144,7 +145,7 @@ fn bad_run_configuration_is_reported_with_its_line() {
     let mut o = options(dir.path(), 1.0);
     o.config = Some(path);
     let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
-    assert!(e.contains("bad.run.toml:") && e.contains("`link9` is not an actuated joint"), "{e}");
+    assert!(e.contains("bad.run.toml:") && e.contains("`link9` is not an actuator"), "{e}");
     assert!(!o.record.exists(), "nothing written for a rejected configuration");
 }
 
@@ -204,4 +205,73 @@ fn pinniped_ceiling_caps_every_regulator() {
     let highest = values.iter().map(|v| v.2).fold(0.0, f64::max);
     // The gait asks up to 1.7 bar (the held head); the chain passes 1 bar, 1.11 V.
     assert!((highest - 10.0 / 9.0).abs() < 1e-9, "{highest}");
+}
+
+/// The underwater snake's run configuration with a relaxed watchdog.
+fn swimmer_options(dir: &Path, duration: f64, swim: softgen::SwimCondition) -> RunOptions {
+    let text = softgen::UNDERWATER_SNAKE_RUN_CONFIG.replace("command_timeout = 0.05", "command_timeout = 10.0");
+    let path = dir.join("underwater_snake.run.toml");
+    std::fs::write(&path, text).unwrap();
+    RunOptions { robot: "underwater_snake".into(), config: Some(path), swim: Some(swim), ..options(dir, duration) }
+}
+
+/// The board values of a recording: (t, channel, value).
+fn board_values(path: &Path) -> Vec<(f64, u16, f64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1] == "board").then(|| (f[0].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn underwater_snake_swims_in_the_loop_through_its_thrusters_and_stops_them() {
+    // Yaw turn, condition 1: thrusters 1, 3, 4, 6 at 1 N and joint actuators 1 and 4 at
+    // 3 bar, 5 s at 100 Hz on the simulated plant (the neutral set of the run
+    // configuration).
+    let dir = tempfile::tempdir().unwrap();
+    let turn = softgen::yaw_conditions()[0].clone();
+    let o = swimmer_options(dir.path(), 5.0, turn.clone());
+    let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    assert_eq!(report.stats.unwrap().periods, 501);
+    let boards = board_values(&o.record);
+    let channels: std::collections::BTreeSet<u16> = boards.iter().map(|v| v.1).collect();
+    assert_eq!(channels, (0..6).collect());
+    // Zeros first, ramped by the 10 N/s limit, held at 1 N, and stopped at the end.
+    assert!(boards.iter().filter(|v| v.0 == 0.0).all(|v| v.2 == 0.0));
+    assert!(boards.iter().all(|v| v.2.abs() <= 1.0 + 1e-12));
+    let last_time = boards.last().unwrap().0;
+    assert!(boards.iter().filter(|v| v.0 == last_time).all(|v| v.2 == 0.0), "thrusters not stopped at the end");
+    let held: Vec<f64> = boards.iter().filter(|v| (v.0 - 1.0).abs() < 1e-9).map(|v| v.2).collect();
+    assert_eq!(held, vec![1.0, 0.0, 1.0, 1.0, 0.0, 1.0]);
+    let analog = analog_values(&o.record);
+    assert!(analog.iter().filter(|v| (v.0 - 1.0).abs() < 1e-9).all(|v| (v.2 - if v.1 == 0 || v.1 == 3 { 3.0 } else { 0.0 }).abs() < 1e-9));
+    // The plant swam as the offline run does: the same inputs, there held from t = 0, here
+    // ramped up by the rate limits (1 N in 0.1 s, 3 bar in 0.15 s), which shifts the early
+    // yaw transient (the bent joints first swing the body left, then the turn goes right).
+    let trajectory = std::fs::read_to_string(&o.trajectory).unwrap();
+    let last: Vec<f64> = trajectory.lines().last().unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+    let offline = softgen::swim(&softgen::neutral_params(), &turn, 5.0, 0.05).unwrap();
+    let end = offline.samples.last().unwrap();
+    println!("in the loop: x {:.4} y {:.4} yaw {:.4}; offline: x {:.4} y {:.4} yaw {:.4}", last[1], last[2], last[4], end.q[0], end.q[1], end.q[3]);
+    assert!((last[1] - end.q[0]).abs() < 0.05 * end.q[0].abs(), "x {} in the loop, {} offline", last[1], end.q[0]);
+    assert!(last[4].signum() == end.q[3].signum() && last[3].abs() < 0.01, "yaw {} in the loop, {} offline; z {}", last[4], end.q[3], last[3]);
+}
+
+#[test]
+fn a_swimming_robot_refuses_the_gait_options_and_a_robot_without_thrusters_refuses_swimming() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = swimmer_options(dir.path(), 1.0, softgen::straight_conditions()[0].clone());
+    o.stride = Some(0.1);
+    let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
+    assert!(e.contains("--swim"), "{e}");
+    let mut o = options(dir.path(), 1.0);
+    o.swim = Some(softgen::straight_conditions()[0].clone());
+    let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
+    assert!(e.contains("has no thrusters"), "{e}");
 }

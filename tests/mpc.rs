@@ -17,7 +17,7 @@ const N: usize = 8;
 const C: usize = 13;
 
 fn run_config() -> RunConfig {
-    let actuated = ["link2", "link3", "link4", "link5", "link6"].map(|b| (b, softgen_runtime::CoordinateKind::RevoluteJoint));
+    let actuated = ["link2", "link3", "link4", "link5", "link6"].map(|b| (b, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
     RunConfig::parse("snake_lateral_undulation.run.toml", WHEELED_SNAKE_RUN_CONFIG, R::NAME, &actuated).unwrap()
 }
 

@@ -60,7 +60,8 @@ impl RegulatedMuscle {
 /// sent, so the controller cannot tell it from the robot. Servo board values (channel j =
 /// actuated joint j) become the set points of the model's joint servos; analog values on
 /// the channels of [`SimulatedPlant::connect_muscles`] become the pressures of the robot's
-/// muscles, which reach them through each muscle's lag.
+/// muscles, which reach them through each muscle's lag; board values on the channels of
+/// [`SimulatedPlant::connect_thrusters`] become its thrusters' thrusts.
 pub struct SimulatedPlant<R: Model<N, C>, const N: usize, const C: usize> {
     pub simulation: Simulation<R, N, C>,
     pub state: State<N>,
@@ -68,6 +69,9 @@ pub struct SimulatedPlant<R: Model<N, C>, const N: usize, const C: usize> {
     integrator: RungeKutta4,
     targets: SVector<f64, N>,
     muscles: Vec<RegulatedMuscle>,
+    /// Board channel of each thruster (in R::THRUSTERS order) and the thrusts it was sent.
+    thruster_channels: Vec<u16>,
+    thrusts: Vec<f64>,
     /// Called after each period with (t, state): where the plant's trajectory is recorded.
     observer: Option<Box<dyn FnMut(f64, &State<N>) + Send>>,
 }
@@ -82,6 +86,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
             integrator: RungeKutta4::new(step)?,
             targets: SVector::zeros(),
             muscles: Vec::new(),
+            thruster_channels: Vec::new(),
+            thrusts: Vec::new(),
             observer: None,
         })
     }
@@ -111,6 +117,28 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
         }
         self.muscles = muscles;
         Ok(())
+    }
+
+    /// Connects the robot's thrusters to board channels: entry k is the channel of thruster
+    /// k of R::THRUSTERS, whose value (N) becomes its thrust. Refuses a wrong count and
+    /// channels used twice.
+    pub fn connect_thrusters(&mut self, channels: &[u16]) -> Result<(), DeviceError> {
+        if channels.len() != R::THRUSTERS.len() {
+            return Err(DeviceError(format!("simulated plant: robot `{}` has {} thrusters, {} channels were given", R::NAME, R::THRUSTERS.len(), channels.len())));
+        }
+        for (k, c) in channels.iter().enumerate() {
+            if channels[..k].contains(c) {
+                return Err(DeviceError(format!("simulated plant: board channel {c} drives two thrusters")));
+            }
+        }
+        self.thruster_channels = channels.to_vec();
+        self.thrusts = vec![0.0; channels.len()];
+        Ok(())
+    }
+
+    /// The thrusts (N) the thrusters were last sent, in R::THRUSTERS order.
+    pub fn thrusts(&self) -> &[f64] {
+        &self.thrusts
     }
 
     /// The muscles' reached pressures (bar), in the order they were connected.
@@ -169,10 +197,20 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R
                     }
                     m.commanded = m.map.bar(volts);
                 }
+                DeviceValue::Board { channel, value } if self.thruster_channels.contains(&channel) => {
+                    if !value.is_finite() {
+                        return Err(DeviceError(format!("simulated plant: thruster channel {channel} got {value} N")));
+                    }
+                    let k = self.thruster_channels.iter().position(|c| *c == channel).unwrap_or(0);
+                    self.thrusts[k] = value;
+                }
                 DeviceValue::Board { value, .. } if j < R::ACTUATED.len() => self.targets[j] = value,
                 DeviceValue::Off { .. } if j < R::ACTUATED.len() => switched_off = true,
                 _ => return Err(DeviceError(format!("simulated plant: no actuated joint on {} channel {j}", v.kind()))),
             }
+        }
+        if !self.thruster_channels.is_empty() {
+            self.simulation.set_thrusts(&self.thrusts).map_err(DeviceError)?;
         }
         if switched_off {
             // Servos off: the joints go limp.
