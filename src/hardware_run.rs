@@ -185,15 +185,7 @@ impl Run<'_> {
         let mut controller = controller;
         if o.dry_run {
             println!("dry run: the commands a quarter cycle into the gait, no device touched");
-            let mut printer = Printer { periods: 0 };
-            let mut commands = vec![ActuatorCommand::Pressure(0.0); config.channels.len()];
-            let dt = 1.0 / loop_config.rate_hz;
-            let t = settle + 0.25 / frequency;
-            controller(t, &mut commands)?;
-            chain.send(&mut printer, t, dt, &commands).map_err(|e| e.to_string())?;
-            println!("safe state:");
-            chain.safe_state(&mut printer, t + dt).map_err(|e| e.to_string())?;
-            return Ok(RunReport { stats: None, fault: None, mpc: None });
+            return dry_run(&mut chain, &mut controller, &[settle + 0.25 / frequency], 1.0 / loop_config.rate_hz, ActuatorCommand::Pressure(0.0));
         }
         if o.realtime {
             try_realtime();
@@ -282,16 +274,7 @@ impl Run<'_> {
         };
         if o.dry_run {
             println!("dry run: the first three periods' commands (zeros, then ramping under the rate limits), no device touched");
-            let mut printer = Printer { periods: 0 };
-            let mut commands = vec![ActuatorCommand::Thrust(0.0); config.channels.len()];
-            for k in 0..3 {
-                let t = k as f64 * first;
-                controller(t, &mut commands)?;
-                chain.send(&mut printer, t, first, &commands).map_err(|e| e.to_string())?;
-            }
-            println!("safe state:");
-            chain.safe_state(&mut printer, 3.0 * first).map_err(|e| e.to_string())?;
-            return Ok(RunReport { stats: None, fault: None, mpc: None });
+            return dry_run(&mut chain, &mut controller, &[0.0, first, 2.0 * first], first, ActuatorCommand::Thrust(0.0));
         }
         if o.realtime {
             try_realtime();
@@ -437,17 +420,9 @@ impl RobotVisitor for Run<'_> {
                 println!("dry run: the mpc controller needs the plant's state, so these are the gait's commands");
             }
             println!("dry run: first commands, no device touched");
-            let mut printer = Printer { periods: 0 };
-            let mut commands = vec![ActuatorCommand::Valve(false); config.channels.len()];
             let dt = 1.0 / loop_config.rate_hz;
-            for k in 0..5 {
-                let t = k as f64 * dt;
-                controller(t, &mut commands)?;
-                chain.send(&mut printer, t, dt, &commands).map_err(|e| e.to_string())?;
-            }
-            println!("safe state:");
-            chain.safe_state(&mut printer, 5.0 * dt).map_err(|e| e.to_string())?;
-            return Ok(RunReport { stats: None, fault: None, mpc: None });
+            let times: Vec<f64> = (0..5).map(|k| k as f64 * dt).collect();
+            return dry_run(&mut chain, &mut controller, &times, dt, ActuatorCommand::Valve(false));
         }
 
         if o.realtime {
@@ -561,6 +536,26 @@ fn simulated_plant<R: Model<N, C>, const N: usize, const C: usize>(
     let step = (1.0 / loop_config.rate_hz).min(max_step);
     let plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
     Ok((plant_config, plant))
+}
+
+/// A dry run: the controller's commands at `times` (a period `dt` apart) through the chain
+/// to a printer, then the safe state one period after the last; no device touched.
+fn dry_run(
+    chain: &mut OutputChain,
+    controller: &mut impl FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>,
+    times: &[f64],
+    dt: f64,
+    fill: ActuatorCommand,
+) -> Result<RunReport, String> {
+    let mut printer = Printer { periods: 0 };
+    let mut commands = vec![fill; chain.channels.len()];
+    for &t in times {
+        controller(t, &mut commands)?;
+        chain.send(&mut printer, t, dt, &commands).map_err(|e| e.to_string())?;
+    }
+    println!("safe state:");
+    chain.safe_state(&mut printer, times.last().copied().unwrap_or(0.0) + dt).map_err(|e| e.to_string())?;
+    Ok(RunReport { stats: None, fault: None, mpc: None })
 }
 
 /// The robot's parameters with the run configuration's values in place of the spec's.

@@ -27,6 +27,6 @@ pub use run_config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
 pub use rolling_run::{run_rolling, write_rolling_outputs, Rolling, RollingRun, RollingSample, RollingSummary};
 pub use robots::{has_soft_sections, with_robot, RobotInfo, RobotVisitor, ROBOTS};
 pub use serial::SerialDevice;
-pub use underwater_snake::{joint_configuration, mean_speed, neutral_params, pitch_conditions, spiral_conditions, straight_conditions, swim, turning_circle, yaw_conditions, SwimCondition, SwimRun, SwimSample, FORWARD};
+pub use underwater_snake::{joint_configuration, mean_speed, neutral_params, pitch_conditions, spiral_conditions, straight_conditions, swim, swimming_simulation, turning_circle, yaw_conditions, SwimCondition, SwimRun, SwimSample, FORWARD};
 pub use wpi_snake::{fit_circle, run_grid, run_snake, valve_wave, SnakeModel, SnakeOutcome, SnakeRun, SnakeSample, LINKS};
 pub use scenario::{run_scenario, IntegratorChoice, RunSummary, Scenario, TerrainChoice};

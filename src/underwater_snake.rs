@@ -107,9 +107,9 @@ pub struct SwimRun {
     pub evaluations: usize,
 }
 
-/// Runs `condition` for `duration` s from rest (straight, at the origin, along +x),
-/// sampled every `period` s.
-pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -> Result<SwimRun, String> {
+/// The robot in open water (no floor, no servos), sampled every `period` s: no input until
+/// thrusts and joint forces are set.
+pub fn swimming_simulation(p: &Params, period: f64) -> Result<Simulation<UnderwaterSnake, DOF, CONTACTS>, String> {
     let config = SimulationConfig {
         contact: UnderwaterSnake::ENVIRONMENT.contact_law(),
         terrain: Terrain::None,
@@ -118,7 +118,13 @@ pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -
         admittance: None,
         control_period: period,
     };
-    let mut sim = Simulation::<UnderwaterSnake, DOF, CONTACTS>::new(p.clone(), config)?;
+    Simulation::new(p.clone(), config)
+}
+
+/// Runs `condition` for `duration` s from rest (straight, at the origin, along +x),
+/// sampled every `period` s.
+pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -> Result<SwimRun, String> {
+    let mut sim = swimming_simulation(p, period)?;
     sim.set_thrusts(&condition.thrusts)?;
     let mut forces = SVector::<f64, DOF>::zeros();
     for (k, info) in UnderwaterSnake::MUSCLES.iter().enumerate() {

@@ -159,17 +159,22 @@ fn pinniped_options(dir: &Path, duration: f64, ceiling: f64) -> RunOptions {
     RunOptions { robot: "pinniped".into(), config: Some(path), ..options(dir, duration) }
 }
 
-/// The analog values of a recording: (t, channel, volts).
-fn analog_values(path: &Path) -> Vec<(f64, u16, f64)> {
+/// The values of one kind (`analog`, `board`, ...) of a recording: (t, channel, value).
+fn recorded_values(path: &Path, kind: &str) -> Vec<(f64, u16, f64)> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
         .skip(1)
         .filter_map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            (f[1] == "analog").then(|| (f[0].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap()))
+            (f[1] == kind).then(|| (f[0].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap()))
         })
         .collect()
+}
+
+/// The analog values of a recording: (t, channel, volts).
+fn analog_values(path: &Path) -> Vec<(f64, u16, f64)> {
+    recorded_values(path, "analog")
 }
 
 #[test]
@@ -215,19 +220,6 @@ fn swimmer_options(dir: &Path, duration: f64, swim: softgen::SwimCondition) -> R
     RunOptions { robot: "underwater_snake".into(), config: Some(path), swim: Some(swim), ..options(dir, duration) }
 }
 
-/// The board values of a recording: (t, channel, value).
-fn board_values(path: &Path) -> Vec<(f64, u16, f64)> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[1] == "board").then(|| (f[0].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap()))
-        })
-        .collect()
-}
-
 #[test]
 fn underwater_snake_swims_in_the_loop_through_its_thrusters_and_stops_them() {
     // Yaw turn, condition 1: thrusters 1, 3, 4, 6 at 1 N and joint actuators 1 and 4 at
@@ -239,7 +231,7 @@ fn underwater_snake_swims_in_the_loop_through_its_thrusters_and_stops_them() {
     let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);
     assert_eq!(report.stats.unwrap().periods, 501);
-    let boards = board_values(&o.record);
+    let boards = recorded_values(&o.record, "board");
     let channels: std::collections::BTreeSet<u16> = boards.iter().map(|v| v.1).collect();
     assert_eq!(channels, (0..6).collect());
     // Zeros first, ramped by the 10 N/s limit, held at 1 N, and stopped at the end.

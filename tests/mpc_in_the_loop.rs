@@ -35,6 +35,7 @@ fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
         limb_gait: None,
         stride: None,
         gait_frequency: None,
+        swim: None,
     };
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);

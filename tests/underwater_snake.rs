@@ -8,7 +8,7 @@
 use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{underwater_snake, UnderwaterSnake};
-use softgen_runtime::{DormandPrince5, Integrator, JointPd, Model, ParamSet, Rosenbrock34, Simulation, SimulationConfig, State, Terrain, Tolerances};
+use softgen_runtime::{DormandPrince5, Integrator, Model, ParamSet, Rosenbrock34, Simulation, State, Tolerances};
 
 const N: usize = underwater_snake::DOF;
 const C: usize = underwater_snake::CONTACTS;
@@ -160,15 +160,7 @@ fn drag_is_minus_the_gradient_of_its_dissipation_and_never_gives_energy() {
 }
 
 fn swimming(p: &Params) -> Simulation<UnderwaterSnake, N, C> {
-    let config = SimulationConfig {
-        contact: UnderwaterSnake::ENVIRONMENT.contact_law(),
-        terrain: Terrain::None,
-        gait: None,
-        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-        admittance: None,
-        control_period: 0.01,
-    };
-    Simulation::new(p.clone(), config).unwrap()
+    softgen::swimming_simulation(p, 0.01).unwrap()
 }
 
 /// Integrates from `start`, calling `check` at `samples` equal steps up to `seconds`: with

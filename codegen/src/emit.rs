@@ -1086,39 +1086,9 @@ fn soft_sections(
     let centre_doc = doc(&format!(
         "Points along each soft section's centre line at xi = k / {segments}, k = 0 ..= {segments}, section by section (for drawing)."
     ));
-    let damping_outputs: Vec<(TokenStream, NodeId)> = equations
-        .damping
-        .iter()
-        .enumerate()
-        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
-        .map(|(i, &id)| {
-            let li = idx(i);
-            (quote!(out[#li]), id)
-        })
-        .collect();
-    let damping_body = body(dag, params, &empty, &damping_outputs, CacheUse::Read);
-    let slope_outputs: Vec<(TokenStream, NodeId)> = equations
-        .damping_slope
-        .iter()
-        .enumerate()
-        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
-        .map(|(i, &id)| {
-            let li = idx(i);
-            (quote!(out[(#li, #li)]), id)
-        })
-        .collect();
-    let slope_body = body(dag, params, &empty, &slope_outputs, CacheUse::Read);
-    let stiffness_outputs: Vec<(TokenStream, NodeId)> = equations
-        .stiffness
-        .iter()
-        .enumerate()
-        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
-        .map(|(i, &id)| {
-            let li = idx(i);
-            (quote!(out[(#li, #li)]), id)
-        })
-        .collect();
-    let stiffness_body = body(dag, params, &empty, &stiffness_outputs, CacheUse::Read);
+    let damping_body = body(dag, params, &empty, &per_coordinate(dag, &equations.damping, false), CacheUse::Read);
+    let slope_body = body(dag, params, &empty, &per_coordinate(dag, &equations.damping_slope, true), CacheUse::Read);
+    let stiffness_body = body(dag, params, &empty, &per_coordinate(dag, &equations.stiffness, true), CacheUse::Read);
     let items = quote! {
         /// Number of soft sections.
         pub const SECTIONS: usize = #count;
@@ -1240,17 +1210,7 @@ fn water(equations: &Equations, params: &[Ident], kernel: &dyn Fn(&[(TokenStream
     let Some(dissipation) = equations.hydrodynamic_dissipation else { return (TokenStream::new(), TokenStream::new()) };
     let dag = &equations.dag;
     let idx = |i: usize| Literal::usize_unsuffixed(i);
-    let force_outputs: Vec<(TokenStream, NodeId)> = equations
-        .hydrodynamic_force
-        .iter()
-        .enumerate()
-        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
-        .map(|(i, &id)| {
-            let li = idx(i);
-            (quote!(out[#li]), id)
-        })
-        .collect();
-    let force_body = kernel(&force_outputs);
+    let force_body = kernel(&per_coordinate(dag, &equations.hydrodynamic_force, false));
     let dissipation_body = kernel(&[(quote!(let dissipation), dissipation)]);
     let empty = HashMap::new();
     // Marine order (surge, sway, heave, roll, pitch, yaw) from the [w; v] of the DAG.
@@ -1329,6 +1289,20 @@ fn water(equations: &Equations, params: &[Ident], kernel: &dyn Fn(&[(TokenStream
         fn hydrodynamic_dissipation(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { hydrodynamic_dissipation(q, qd, p, k) }
     };
     (items, implementation)
+}
+
+/// The non-zero entries of a per-coordinate output as targets `out[i]`, or as the diagonal
+/// `out[(i, i)]` of a matrix.
+fn per_coordinate(dag: &Dag, nodes: &[NodeId], diagonal: bool) -> Vec<(TokenStream, NodeId)> {
+    nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
+        .map(|(i, &id)| {
+            let li = Literal::usize_unsuffixed(i);
+            (if diagonal { quote!(out[(#li, #li)]) } else { quote!(out[#li]) }, id)
+        })
+        .collect()
 }
 
 /// A spec expression as Rust over `p.<parameter>`.
