@@ -497,7 +497,7 @@ mod tests {
     #[test]
     fn bad_configs_name_file_line_and_field() {
         for (from, to, expected) in [
-            ("channel = 1", "channel = 0", "share output 0"),
+            ("channel = 1", "channel = 0", "share board output 0"),
             ("actuator = \"link3\"", "actuator = \"link9\"", "run.toml:8:1: channels[1]: `link9` is not an actuator"),
             ("kind = \"servo_board\"\nactuator = \"link3\"", "kind = \"laser\"\nactuator = \"link3\"", "run.toml:"),
             ("robot = \"snake\"", "robot = \"snake\"\nrate_hz = -5", "rate_hz: must be in"),
