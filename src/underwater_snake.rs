@@ -11,7 +11,8 @@ use softgen_generated::UnderwaterSnake;
 use softgen_runtime::{Integrator, JointPd, Model, ParamSet, Rosenbrock34, Simulation, SimulationConfig, State, Terrain, Tolerances};
 use std::time::Instant;
 
-/// The joints' actuators: three per soft joint, u_J(1..3) on joint 1 (tail side).
+/// The joints' actuators: three per soft joint, u_J(1..3) on joint 1 (tail side), as the
+/// paper numbers them (checked against the spec's muscles when a swim starts).
 pub const JOINT_ACTUATORS: usize = 6;
 /// The propellers u_T(1..6).
 pub const PROPELLERS: usize = THRUSTER_COUNT;
@@ -124,6 +125,9 @@ pub fn swimming_simulation(p: &Params, period: f64) -> Result<Simulation<Underwa
 /// Runs `condition` for `duration` s from rest (straight, at the origin, along +x),
 /// sampled every `period` s.
 pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -> Result<SwimRun, String> {
+    if UnderwaterSnake::MUSCLES.len() != JOINT_ACTUATORS {
+        return Err(format!("the swimming inputs set {JOINT_ACTUATORS} joint pressures; the spec has {} muscles", UnderwaterSnake::MUSCLES.len()));
+    }
     let mut sim = swimming_simulation(p, period)?;
     sim.set_thrusts(&condition.thrusts)?;
     let mut forces = SVector::<f64, DOF>::zeros();
