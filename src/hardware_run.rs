@@ -167,21 +167,11 @@ impl Run<'_> {
         let frequency = o.gait_frequency.unwrap_or(1.0);
         let settle = 1.0;
         let controller = crate::pinniped::pressure_controller(gait, stride, frequency, settle, R::ACTUATED.len())?;
-        let loop_config = LoopConfig {
-            rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
-            duration: o.duration,
-            command_timeout: config.safety.command_timeout,
-        };
-        loop_config.validate()?;
+        let loop_config = loop_config(o, &config)?;
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let actuators: Vec<&str> = R::ACTUATED.iter().map(|&i| R::COORDINATES[i].name).chain(R::MUSCLES.iter().map(|m| m.name)).collect();
-        println!("robot       {}", R::NAME);
-        println!("config      {path}");
-        println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
-        println!("controller  {}: stride radius {stride} m, {frequency} Hz, after {settle} s at 0 bar; ceiling {} bar", gait.name(), config.safety.pressure_ceiling);
-        for (j, c) in config.channels.iter().enumerate() {
-            println!("channel     actuator {j} ({}) -> {c:?}", actuators[j]);
-        }
+        let controller_line = format!("{}: stride radius {stride} m, {frequency} Hz, after {settle} s at 0 bar; ceiling {} bar", gait.name(), config.safety.pressure_ceiling);
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
         let mut controller = controller;
         if o.dry_run {
             println!("dry run: the commands a quarter cycle into the gait, no device touched");
@@ -242,21 +232,11 @@ impl Run<'_> {
         if joints > 0 {
             return Err(format!("`{}` has joint actuators besides its thrusters, which no swimming input drives", R::NAME));
         }
-        let loop_config = LoopConfig {
-            rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
-            duration: o.duration,
-            command_timeout: config.safety.command_timeout,
-        };
-        loop_config.validate()?;
+        let loop_config = loop_config(o, &config)?;
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let actuators: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
-        println!("robot       {}", R::NAME);
-        println!("config      {path}");
-        println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
-        println!("controller  {} held: thrusts {:?} N, joint pressures {:?} MPa", swim.name, swim.thrusts, swim.pressures);
-        for (j, c) in config.channels.iter().enumerate() {
-            println!("channel     actuator {j} ({}) -> {c:?}", actuators[j]);
-        }
+        let controller_line = format!("{} held: thrusts {:?} N, joint pressures {:?} MPa", swim.name, swim.thrusts, swim.pressures);
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
         let held = swim.clone();
         // The first period sends zeros, so the safety filter's rate limits ramp every input
         // up from rest (it limits changes from the last command sent).
@@ -362,12 +342,7 @@ impl RobotVisitor for Run<'_> {
             ramp: 2.0,
         };
         gait.validate()?;
-        let loop_config = LoopConfig {
-            rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
-            duration: o.duration,
-            command_timeout: config.safety.command_timeout,
-        };
-        loop_config.validate()?;
+        let loop_config = loop_config(o, &config)?;
         let mpc = match o.controller {
             ControllerChoice::Gait => None,
             ControllerChoice::Mpc => {
@@ -396,25 +371,20 @@ impl RobotVisitor for Run<'_> {
             Ok(())
         };
 
-        println!("robot       {}", R::NAME);
-        println!("config      {path}");
-        println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
-        if let Some(m) = &mpc {
-            println!(
-                "controller  mpc: goal ({}, {}) m, {} rollouts of {} s every {} ms ({} Hz)",
+        let controller_line = match &mpc {
+            Some(m) => format!(
+                "mpc: goal ({}, {}) m, {} rollouts of {} s every {} ms ({} Hz)",
                 m.goal.x,
                 m.goal.y,
                 m.samples,
                 m.horizon,
                 1e3 / m.replan_hz,
                 m.replan_hz
-            );
-        } else {
-            println!("controller  gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad", gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset);
-        }
-        for (j, c) in config.channels.iter().enumerate() {
-            println!("channel     actuator {} ({}) -> {c:?}", j, actuated[j].0);
-        }
+            ),
+            None => format!("gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad", gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset),
+        };
+        let names: Vec<&str> = actuated.iter().map(|a| a.0).collect();
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
         if o.dry_run {
             if mpc.is_some() {
                 println!("dry run: the mpc controller needs the plant's state, so these are the gait's commands");
@@ -536,6 +506,30 @@ fn simulated_plant<R: Model<N, C>, const N: usize, const C: usize>(
     let step = (1.0 / loop_config.rate_hz).min(max_step);
     let plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
     Ok((plant_config, plant))
+}
+
+/// The loop's rate (the command line's, else the run configuration's), duration and
+/// watchdog, checked.
+fn loop_config(o: &RunOptions, config: &RunConfig) -> Result<LoopConfig, String> {
+    let loop_config = LoopConfig {
+        rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
+        duration: o.duration,
+        command_timeout: config.safety.command_timeout,
+    };
+    loop_config.validate()?;
+    Ok(loop_config)
+}
+
+/// What a run is about to do: robot, configuration, rate, controller and each actuator's
+/// channel.
+fn print_header(robot: &str, path: &str, loop_config: &LoopConfig, controller: &str, channels: &[softgen_runtime::Channel], actuators: &[&str]) {
+    println!("robot       {robot}");
+    println!("config      {path}");
+    println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
+    println!("controller  {controller}");
+    for (j, c) in channels.iter().enumerate() {
+        println!("channel     actuator {j} ({}) -> {c:?}", actuators[j]);
+    }
 }
 
 /// A dry run: the controller's commands at `times` (a period `dt` apart) through the chain
