@@ -3,8 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use softgen::{eval_json, has_soft_sections, plot_run, run_scenario, EvalInput, IntegratorChoice, Scenario, TerrainChoice, ROBOTS};
-use softgen_runtime::{AdmittanceGains, Terrain};
+use softgen::{eval_json, plot_run, run_scenario, AnisotropyName, EvalInput, IntegratorName, RunSettings, TerrainName, ROBOTS};
 use std::io::{BufWriter, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -48,6 +47,11 @@ enum Command {
     /// runs one, writes its CSV and figures under out/NAME/, compares with the paper and
     /// ends with `verdict: reproduced` or `verdict: differs: <reason>`.
     Experiment(ExperimentArgs),
+    /// Run a sweep file on every core: one results table (Parquet, or CSV) with each run's
+    /// inputs, figures and status. Interrupted, the same command resumes it; `--shard K/N`
+    /// runs one of N slices (for array jobs) and `sweep merge` joins the slices.
+    #[command(args_conflicts_with_subcommands = true)]
+    Sweep(SweepArgs),
     /// List the robots and their generalized coordinates.
     List,
 }
@@ -101,6 +105,96 @@ fn experiment(args: ExperimentArgs) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    #[command(subcommand)]
+    action: Option<SweepAction>,
+    /// The sweep file (TOML; see sweeps/README.md).
+    file: Option<PathBuf>,
+    /// Run only shard K of N (K = 0 .. N-1), the runs whose number is K modulo N.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+    /// Results table (default: out/sweeps/<name>.parquet, or .shard-K-of-N.parquet).
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Table format (default: from --output's extension, else Parquet).
+    #[arg(long, value_enum)]
+    format: Option<softgen::TableFormat>,
+    /// Worker threads (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
+}
+
+#[derive(Subcommand)]
+enum SweepAction {
+    /// Join the shards' tables into the table the whole sweep gives on one machine.
+    Merge {
+        /// The merged table (.parquet or .csv).
+        #[arg(long)]
+        output: PathBuf,
+        /// Every shard's table.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+    },
+}
+
+fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
+    if let Some(SweepAction::Merge { output, shards }) = args.action {
+        let mut tables = Vec::new();
+        for path in &shards {
+            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            tables.push((path.display().to_string(), softgen::SweepTable::from_parquet(bytes, &path.display().to_string())?));
+        }
+        let merged = softgen::SweepTable::merge(tables)?;
+        merged.write(&output, softgen::format_of(&output))?;
+        println!("merged {} shards: {} runs ({} failed) -> {}", shards.len(), merged.rows.len(), merged.failed(), output.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let file = args.file.ok_or("give a sweep file (softgen sweep FILE) or `softgen sweep merge`")?;
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let sweep = softgen::Sweep::parse(&text, &file.display().to_string())?;
+    let shard = args.shard.as_deref().map(softgen::Shard::parse).transpose()?;
+    let format = args.format.or(args.output.as_deref().map(softgen::format_of)).unwrap_or(softgen::TableFormat::Parquet);
+    let output = args.output.unwrap_or_else(|| softgen::default_output(&sweep, shard, format));
+    let stop = stop_flag()?;
+    let options = softgen::SweepOptions { shard, journal: None, workers: args.workers, stop: Arc::clone(&stop) };
+    let runs = sweep.shard_runs(shard).len();
+    println!("sweep {}: {} of {} runs ({}){}", sweep.name, runs, sweep.points.len(), sweep.target.describe(), shard.map_or(String::new(), |s| format!(", shard {s}")));
+    let bar = ProgressBar::new(runs as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, {eta} left").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let progress = |done: usize, _: usize| bar.set_position(done as u64);
+    let outcome = softgen::sweep_to_file(&sweep, &output, format, &options, &progress);
+    bar.finish_and_clear();
+    let outcome = outcome?;
+    if !outcome.complete {
+        let signal = stop.load(Ordering::Relaxed);
+        eprintln!(
+            "interrupted: {} of {runs} runs done, kept in {}; the same command resumes the sweep",
+            outcome.table.rows.len(),
+            softgen::journal_path(&output).display()
+        );
+        return Ok(if signal != 0 { signal_exit(signal) } else { ExitCode::FAILURE });
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = if args.workers == 0 { cores } else { args.workers };
+    let rate = outcome.ran as f64 / outcome.wall_seconds.max(1e-9);
+    println!(
+        "{} runs ({} failed; {} from the journal, {} run now in {:.2} s: {:.3} runs/s, {:.3} per worker on {workers})",
+        outcome.table.rows.len(),
+        outcome.table.failed(),
+        outcome.resumed,
+        outcome.ran,
+        outcome.wall_seconds,
+        rate,
+        rate / workers.min(outcome.ran.max(1)) as f64
+    );
+    if outcome.table.failed() > 0 {
+        println!("failed runs have their error in the `error` column");
+    }
+    println!("table          {}", output.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -415,42 +509,6 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum IntegratorName {
-    /// ros34 for robots with soft sections (stiff), rk4 for rigid ones.
-    Auto,
-    /// Fixed-step classical Runge-Kutta.
-    Rk4,
-    /// Fixed-step semi-implicit (symplectic) Euler.
-    Euler,
-    /// Adaptive Dormand-Prince 5(4).
-    Dopri5,
-    /// Adaptive linearly implicit Rosenbrock-W of order 3 (ROS34PW2), for stiff robots such
-    /// as soft_snake; uses --rtol and --atol.
-    Ros34,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum TerrainName {
-    /// The terrain in the robot's spec.
-    Spec,
-    None,
-    Flat,
-    Stair,
-    Pipe,
-    /// Floor under a horizontal-plane robot: weight shared by the contact points, friction only.
-    Floor,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum AnisotropyName {
-    Isotropic,
-    /// --friction along the carrying body's x axis, --friction-across perpendicular (wheels).
-    BodyAxis,
-    /// --friction along world x.
-    WorldAxis,
-}
-
 #[derive(Args, Clone)]
 struct SimulateArgs {
     /// Robot to simulate.
@@ -543,6 +601,45 @@ struct SimulateArgs {
     no_plot: bool,
 }
 
+impl SimulateArgs {
+    /// The run settings these flags give (a sweep file gives the same by key).
+    fn settings(&self) -> Result<RunSettings, String> {
+        let mut params = std::collections::BTreeMap::new();
+        for (name, value) in parse_sets(&self.set)? {
+            params.insert(name, value);
+        }
+        Ok(RunSettings {
+            duration: self.duration,
+            integrator: self.integrator,
+            dt: self.dt,
+            rtol: self.rtol,
+            atol: self.atol,
+            terrain: self.terrain,
+            stair_position: self.stair_position,
+            stair_height: self.stair_height,
+            pipe_diameter: self.pipe_diameter,
+            amplitude: self.amplitude,
+            temporal_frequency: self.temporal_frequency,
+            spatial_frequency: self.spatial_frequency,
+            offset: self.offset,
+            ramp: self.ramp,
+            passive: self.passive,
+            admittance: self.admittance,
+            admittance_inertia: self.admittance_inertia,
+            admittance_damping: self.admittance_damping,
+            admittance_stiffness: self.admittance_stiffness,
+            admittance_gain: self.admittance_gain,
+            contact_stiffness: self.contact_stiffness,
+            contact_damping: self.contact_damping,
+            friction: self.friction,
+            friction_across: self.friction_across,
+            anisotropy: self.anisotropy,
+            friction_regularisation: self.friction_regularisation,
+            params,
+        })
+    }
+}
+
 #[derive(Args)]
 struct EvalArgs {
     /// Robot to evaluate.
@@ -582,66 +679,14 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, f64)>, String> {
 
 fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     let stop = stop_flag()?;
-    let mut s = Scenario::new(&args.robot);
+    let settings = args.settings()?;
+    let resolved = settings.scenario(&args.robot)?;
+    for note in &resolved.notes {
+        eprintln!("note: {note}");
+    }
+    let integrator = resolved.integrator;
+    let mut s = resolved.scenario;
     s.stop = Some(Arc::clone(&stop));
-    s.duration = args.duration;
-    s.control_period = args.dt;
-    let integrator = match args.integrator {
-        IntegratorName::Auto if has_soft_sections(&args.robot)? => IntegratorName::Ros34,
-        IntegratorName::Auto => IntegratorName::Rk4,
-        chosen => chosen,
-    };
-    s.integrator = match integrator {
-        // `auto` became rk4 or ros34 above.
-        IntegratorName::Auto | IntegratorName::Rk4 => IntegratorChoice::RungeKutta4 { step: args.dt },
-        IntegratorName::Euler => IntegratorChoice::SemiImplicitEuler { step: args.dt },
-        IntegratorName::Dopri5 => IntegratorChoice::DormandPrince5 { relative: args.rtol, absolute: args.atol },
-        IntegratorName::Ros34 => IntegratorChoice::Rosenbrock34 { relative: args.rtol, absolute: args.atol },
-    };
-    s.terrain = match args.terrain {
-        TerrainName::Spec => TerrainChoice::SpecDefault,
-        TerrainName::None => TerrainChoice::Override(Terrain::None),
-        TerrainName::Flat => TerrainChoice::Override(Terrain::Flat { height: 0.0 }),
-        TerrainName::Stair => {
-            TerrainChoice::Override(Terrain::Stair { position: args.stair_position, height: args.stair_height })
-        }
-        TerrainName::Pipe => TerrainChoice::Override(Terrain::Pipe { diameter: args.pipe_diameter }),
-        TerrainName::Floor => TerrainChoice::Override(Terrain::Floor),
-    };
-    if let TerrainChoice::Override(t) = s.terrain {
-        t.validate()?;
-    }
-    s.passive = args.passive;
-    s.amplitude = args.amplitude;
-    s.temporal_frequency = args.temporal_frequency;
-    s.spatial_frequency = args.spatial_frequency;
-    s.offset = args.offset;
-    s.ramp = args.ramp;
-    if args.admittance {
-        s.admittance = Some(AdmittanceGains {
-            inertia: args.admittance_inertia,
-            damping: args.admittance_damping,
-            stiffness: args.admittance_stiffness,
-            feedback_gain: args.admittance_gain,
-        });
-    }
-    s.contact_stiffness = args.contact_stiffness;
-    s.contact_damping = args.contact_damping;
-    s.friction_along = args.friction;
-    s.friction_across = args.friction_across;
-    s.friction_regularisation = args.friction_regularisation;
-    s.friction_anisotropy = args.anisotropy.map(|a| match a {
-        AnisotropyName::Isotropic => softgen_runtime::FrictionAnisotropy::Isotropic,
-        AnisotropyName::BodyAxis => softgen_runtime::FrictionAnisotropy::BodyAxis,
-        AnisotropyName::WorldAxis => softgen_runtime::FrictionAnisotropy::WorldAxis,
-    });
-    if matches!(integrator, IntegratorName::Dopri5 | IntegratorName::Ros34) && args.friction_regularisation.is_none() {
-        // Exact Coulomb friction is discontinuous in velocity: error control would shrink the
-        // step towards zero at every stick-slip switch. Say so and smooth it.
-        eprintln!("note: adaptive integrators use regularised friction (--friction-regularisation 0.001 m/s); pass 0 for the exact sign");
-        s.friction_regularisation = Some(1e-3);
-    }
-    s.params = parse_sets(&args.set)?;
     s.csv_every = args.csv_every;
 
     std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
@@ -738,6 +783,7 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => return exit(run(args)),
         Some(Command::Roll(args)) => return exit(roll(args)),
         Some(Command::Experiment(args)) => return exit(experiment(args)),
+        Some(Command::Sweep(args)) => return exit(sweep(args)),
         Some(Command::List) => {
             for robot in ROBOTS {
                 let name = robot.name;

@@ -31,3 +31,28 @@ pub fn has_soft_sections(name: &str) -> Result<bool, String> {
     }
     with_robot(name, SoftSections)
 }
+
+/// The robot's name: visiting with it checks that a robot exists.
+pub struct RobotName;
+
+impl RobotVisitor for RobotName {
+    type Output = &'static str;
+    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> &'static str {
+        R::NAME
+    }
+}
+
+/// Checks that every name in `names` is a parameter of the robot.
+pub struct KnownParameters<'a>(pub &'a [&'a str]);
+
+impl RobotVisitor for KnownParameters<'_> {
+    type Output = Result<(), String>;
+    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Result<(), String> {
+        use softgen_runtime::ParamSet;
+        let known = R::Params::names();
+        match self.0.iter().find(|n| !known.contains(n)) {
+            None => Ok(()),
+            Some(name) => Err(format!("`{name}` is not a parameter of {}; its parameters are {}", R::NAME, known.join(", "))),
+        }
+    }
+}

@@ -1,7 +1,7 @@
-//! The bad-input corpus (tests/corpus/*.toml): command-line values, stdin documents and run
-//! configurations, each run through the `softgen` binary in its own process under a 1 GiB
-//! address-space limit and a 10 s deadline, with the outcome its case states. No case may
-//! panic, hang or run out of memory, and a rejected case may not write an output.
+//! The bad-input corpus (tests/corpus/*.toml): command-line values, stdin documents, run
+//! configurations and sweep files, each run through the `softgen` binary in its own process
+//! under a 1 GiB address-space limit and a 10 s deadline, with the outcome its case states.
+//! No case may panic, hang or run out of memory, and a rejected case may not write an output.
 
 use serde::Deserialize;
 use std::io::Write;
@@ -22,6 +22,9 @@ struct Case {
     /// A run configuration: `base` (a committed one, by path) with each `replace` pair applied,
     /// written to a file whose path is passed with --config.
     config: Option<ConfigCase>,
+    /// A sweep file's text, written to `case.sweep.toml` and passed as the last argument (the
+    /// results table goes into the case's folder).
+    sweep: Option<String>,
     /// Pieces the error message must contain; the run must fail.
     #[serde(default)]
     error: Vec<String>,
@@ -105,6 +108,14 @@ fn run_case(case: &Case, folder: &Path) -> Option<Outcome> {
         std::fs::write(&path, text).unwrap();
         args.extend(["--config".into(), path.display().to_string()]);
     }
+    if let Some(sweep) = &case.sweep {
+        let path = folder.join("case.sweep.toml");
+        std::fs::write(&path, sweep).unwrap();
+        args.push(path.display().to_string());
+        if !has("--output") {
+            args.extend(["--output".into(), folder.join("out/results.parquet").display().to_string()]);
+        }
+    }
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(format!("ulimit -v {MEMORY_KIB} && exec \"$0\" \"$@\""))
@@ -174,7 +185,7 @@ fn outputs(folder: &Path) -> Vec<String> {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.file_name().is_some_and(|n| n != "case.run.toml") {
+            } else if path.file_name().is_some_and(|n| n != "case.run.toml" && n != "case.sweep.toml") {
                 found.push(path.display().to_string());
             }
         }
@@ -243,6 +254,12 @@ fn check_corpus(name: &str) -> usize {
 fn command_line_values_and_stdin_documents() {
     let cases = check_corpus("cli.toml");
     assert!(cases >= 100, "{cases} cases");
+}
+
+#[test]
+fn sweep_files() {
+    let cases = check_corpus("sweeps.toml");
+    assert!(cases >= 25, "{cases} cases");
 }
 
 #[test]
@@ -325,6 +342,7 @@ fn random_values_to_every_numeric_option_never_crash() {
                 stdin: None,
                 stdin_repeat: None,
                 config: None,
+                sweep: None,
                 error: Vec::new(),
                 ok: false,
                 output: Vec::new(),
