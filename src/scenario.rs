@@ -199,11 +199,65 @@ pub fn check_periods(duration: f64, control_period: f64) -> Result<(), String> {
     Ok(())
 }
 
+/// Where a run's samples go, one row of numbers per kept sample: t, q, the centre of mass,
+/// the active contacts, the deepest penetration, then each contact point's force.
+pub trait SampleRows {
+    /// The column names, before the first row.
+    fn header(&mut self, columns: &[String]) -> Result<(), String>;
+    fn row(&mut self, values: &[f64]) -> Result<(), String>;
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Rows as CSV text: t to the microsecond, positions to the nanometre, forces to the
+/// micronewton.
+struct CsvRows<'c, 'w> {
+    writer: &'c mut (dyn Write + 'w),
+    /// Columns before the contact forces, the contact count's column.
+    count_column: usize,
+}
+
+impl SampleRows for CsvRows<'_, '_> {
+    fn header(&mut self, columns: &[String]) -> Result<(), String> {
+        self.count_column = columns.iter().position(|c| c == "active_contacts").unwrap_or(usize::MAX);
+        writeln!(self.writer, "{}", columns.join(",")).map_err(|e| format!("writing CSV: {e}"))
+    }
+    fn row(&mut self, values: &[f64]) -> Result<(), String> {
+        let mut row = String::with_capacity(16 * values.len());
+        for (i, v) in values.iter().enumerate() {
+            use std::fmt::Write as _;
+            let _ = match i {
+                0 => write!(row, "{v:.6}"),
+                i if i == self.count_column => write!(row, ",{v}"),
+                i if i > self.count_column + 1 => write!(row, ",{v:.6}"),
+                _ => write!(row, ",{v:.9}"),
+            };
+        }
+        writeln!(self.writer, "{row}").map_err(|e| format!("writing CSV: {e}"))
+    }
+    fn finish(&mut self) -> Result<(), String> {
+        self.writer.flush().map_err(|e| format!("writing CSV: {e}"))
+    }
+}
+
 /// Runs a scenario, writing CSV rows to `csv` as it goes (the header first) and reporting
 /// progress in simulated seconds to `progress`.
 pub fn run_scenario(
     scenario: &Scenario,
     csv: Option<&mut dyn Write>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunSummary, String> {
+    match csv {
+        Some(writer) => run_scenario_rows(scenario, Some(&mut CsvRows { writer, count_column: usize::MAX }), progress),
+        None => run_scenario_rows(scenario, None, progress),
+    }
+}
+
+/// Runs a scenario, giving every `csv_every`-th sample to `rows` as it goes.
+pub fn run_scenario_rows(
+    scenario: &Scenario,
+    rows: Option<&mut dyn SampleRows>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunSummary, String> {
     check("duration", scenario.duration, false)?;
@@ -212,16 +266,16 @@ pub fn run_scenario(
     if scenario.csv_every == 0 {
         return Err("csv sampling interval must be at least 1".into());
     }
-    with_robot(&scenario.robot, Runner { scenario, csv, progress })?
+    with_robot(&scenario.robot, Runner { scenario, csv: rows, progress })?
 }
 
-struct Runner<'a, 'c, 'w, 'b> {
+struct Runner<'a, 'c, 'b> {
     scenario: &'a Scenario,
-    csv: Option<&'c mut (dyn Write + 'w)>,
+    csv: Option<&'c mut dyn SampleRows>,
     progress: &'b mut dyn FnMut(f64),
 }
 
-impl RobotVisitor for Runner<'_, '_, '_, '_> {
+impl RobotVisitor for Runner<'_, '_, '_> {
     type Output = Result<RunSummary, String>;
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
@@ -288,7 +342,7 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
                     header.push(format!("{}_{axis}", p.name));
                 }
             }
-            writeln!(w, "{}", header.join(",")).map_err(|e| format!("writing CSV: {e}"))?;
+            w.header(&header)?;
         }
         let snapshot_period = if s.snapshots > 1 { s.duration / (s.snapshots - 1) as f64 } else { f64::INFINITY };
         let mut summary = RunSummary {
@@ -307,6 +361,7 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
         };
         let mut next_snapshot = 0.0;
         let mut write_error: Option<String> = None;
+        let mut row: Vec<f64> = Vec::with_capacity(1 + N + 5 + 3 * C);
         let progress = self.progress;
         let start = Instant::now();
         let mut on_sample = |t: f64, x: &State<N>, report: &softgen_runtime::ContactReport<N, C>, _: &Simulation<R, N, C>| {
@@ -321,16 +376,13 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
             summary.final_points = report.positions.to_vec();
             if let Some(w) = csv.as_deref_mut() {
                 if summary.samples % s.csv_every == 0 && write_error.is_none() {
-                    let mut row = format!("{t:.6}");
-                    for v in x.q.iter().chain(com.iter()) {
-                        row.push_str(&format!(",{v:.9}"));
-                    }
-                    row.push_str(&format!(",{},{:.9}", report.active, report.max_depth));
-                    for f in &report.forces {
-                        row.push_str(&format!(",{:.6},{:.6},{:.6}", f.x, f.y, f.z));
-                    }
-                    if let Err(e) = writeln!(w, "{row}") {
-                        write_error = Some(format!("writing CSV: {e}"));
+                    row.clear();
+                    row.push(t);
+                    row.extend(x.q.iter().chain(com.iter()));
+                    row.extend([report.active as f64, report.max_depth]);
+                    row.extend(report.forces.iter().flat_map(|f| [f.x, f.y, f.z]));
+                    if let Err(e) = w.row(&row) {
+                        write_error = Some(e);
                     }
                 }
             }
@@ -397,9 +449,9 @@ impl RobotVisitor for Runner<'_, '_, '_, '_> {
     }
 }
 
-fn summary_flush(csv: Option<&mut (dyn Write + '_)>) -> std::io::Result<()> {
-    match csv {
-        Some(w) => w.flush(),
+fn summary_flush(rows: Option<&mut dyn SampleRows>) -> Result<(), String> {
+    match rows {
+        Some(w) => w.finish(),
         None => Ok(()),
     }
 }
