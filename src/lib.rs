@@ -39,4 +39,4 @@ pub use sweep_table::{RunRecord, SweepTable, TableFormat, TableHeader};
 pub use sweep_target::Target;
 pub use underwater_snake::{joint_configuration, mean_speed, neutral_params, pitch_conditions, spiral_conditions, straight_conditions, swim, swimming_simulation, turning_circle, yaw_conditions, SwimCondition, SwimRun, SwimSample, FORWARD};
 pub use wpi_snake::{fit_circle, run_grid, run_snake, valve_wave, SnakeModel, SnakeOutcome, SnakeRun, SnakeSample, LINKS};
-pub use scenario::{run_scenario, IntegratorChoice, RunSummary, Scenario, TerrainChoice};
+pub use scenario::{run_scenario, run_scenario_rows, SampleRows, IntegratorChoice, RunSummary, Scenario, TerrainChoice};

@@ -198,9 +198,10 @@ pub trait ParamSet: Clone + Default + fmt::Debug + Send + Sync {
 /// Generated code implements this on a zero-sized marker type. Every method writes into
 /// fixed-size outputs and does not allocate. `Cache` holds every transcendental value of `q`
 /// (sines and cosines of joint-angle sums), computed once per state by [`Model::cache`] and
-/// shared by all other methods.
-pub trait Model<const N: usize, const C: usize> {
-    type Params: ParamSet;
+/// shared by all other methods. Models are `'static` (marker types owning nothing), so a
+/// model can sit behind a trait object (the Python bindings hold one per robot).
+pub trait Model<const N: usize, const C: usize>: 'static {
+    type Params: ParamSet + 'static;
     type Cache: Copy + fmt::Debug;
 
     /// Robot name (the spec's file stem).

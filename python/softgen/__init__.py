@@ -1,0 +1,107 @@
+"""softgen from Python: the generated robots on numpy arrays, simulations and experiments as
+data frames, and sweeps on one machine or, through :mod:`softgen.ray`, a Ray cluster.
+
+>>> import softgen
+>>> snake = softgen.Robot("snake_pedal_wave")
+>>> snake.mass_matrix(snake.initial_position).shape
+(8, 8)
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _softgen
+from ._softgen import Robot, SoftgenError, __version__, experiments, robots
+
+__all__ = [
+    "Robot",
+    "SoftgenError",
+    "ExperimentResult",
+    "experiments",
+    "read_table",
+    "robots",
+    "run_experiment",
+    "simulate",
+    "sweep",
+    "sweep_text",
+]
+
+
+def simulate(robot: str = "snake_pedal_wave", every: int = 1, **settings: Any) -> pd.DataFrame:
+    """Runs ``robot`` as ``softgen simulate`` does and returns its samples, one row each:
+    ``t``, the coordinates, ``com_x/y/z``, ``active_contacts``, ``max_depth`` and every
+    contact point's force. ``settings`` are the sweep file's keys (``duration``, ``dt``,
+    ``integrator``, ``terrain``, ``amplitude``, ..., ``params={"name": value}``);
+    ``every`` keeps every k-th sample. The run's summary is in ``frame.attrs["summary"]``.
+    A run the integrator stopped early returns what it did, with a warning.
+    """
+    columns, data, summary = _softgen.simulate(robot, settings, every)
+    frame = pd.DataFrame(data, columns=columns)
+    frame.attrs["summary"] = summary
+    if summary["error"]:
+        warnings.warn(f"{robot}: the run stopped at t = {summary['simulated']:.6f} s: {summary['error']}", RuntimeWarning, stacklevel=2)
+    return frame
+
+
+class ExperimentResult:
+    """What an experiment printed, its verdict, and the CSV tables it wrote, as data frames
+    by file stem (``result.tables["speed_map"]``)."""
+
+    def __init__(self, name: str, lines: List[str], verdict: str, folder: Path):
+        self.name = name
+        self.lines = lines
+        self.verdict = verdict
+        self.folder = folder
+        self.tables: Dict[str, pd.DataFrame] = {
+            path.stem: pd.read_csv(path) for path in sorted(folder.glob("*.csv"))
+        }
+
+    @property
+    def reproduced(self) -> bool:
+        return self.verdict == "verdict: reproduced"
+
+    def __repr__(self) -> str:
+        return f"ExperimentResult({self.name!r}, {self.verdict!r}, tables={list(self.tables)})"
+
+
+def run_experiment(name: str, output: Union[str, os.PathLike] = "out") -> ExperimentResult:
+    """Runs a seed paper's experiment (see :func:`experiments`) with its outputs under
+    ``output/name/``, as ``softgen experiment run NAME`` does."""
+    lines, verdict = _softgen.run_experiment(name, os.fspath(output))
+    return ExperimentResult(name, lines, verdict, Path(output) / name)
+
+
+def read_table(parquet: bytes):
+    """A sweep's results table (Parquet bytes) as a ``pyarrow.Table``, metadata included."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(parquet))
+
+
+def _sweep_source(sweep: Union[str, os.PathLike]) -> Tuple[str, str]:
+    """(text, origin) of a sweep given as a path or as TOML text."""
+    if isinstance(sweep, os.PathLike) or (isinstance(sweep, str) and "\n" not in sweep and sweep.endswith(".toml")):
+        path = Path(sweep)
+        return path.read_text(), str(path)
+    return str(sweep), "<sweep>"
+
+
+def sweep_text(sweep: Union[str, os.PathLike], shard: Optional[Tuple[int, int]] = None, workers: int = 0) -> bytes:
+    """Runs a sweep (a file's path or its TOML text) on ``workers`` threads (0: every core),
+    shard ``(k, n)`` of it or all, and returns the results table as Parquet bytes."""
+    text, origin = _sweep_source(sweep)
+    return _softgen.run_sweep(text, origin, shard, workers)
+
+
+def sweep(sweep: Union[str, os.PathLike], shard: Optional[Tuple[int, int]] = None, workers: int = 0) -> pd.DataFrame:
+    """Runs a sweep and returns its results as a data frame: ``run``, the varied inputs,
+    the figures, ``status`` and ``error`` (failed runs are rows with their error)."""
+    return read_table(sweep_text(sweep, shard, workers)).to_pandas()

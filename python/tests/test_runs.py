@@ -1,0 +1,40 @@
+"""Simulations and experiments from Python: the same numbers as the command line."""
+
+import subprocess
+
+import numpy as np
+import pandas as pd
+
+import softgen
+
+
+def test_simulate_matches_the_cli_csv(cli, tmp_path):
+    frame = softgen.simulate("snake_pedal_wave", duration=0.5, every=5)
+    subprocess.run([cli, "simulate", "--duration", "0.5", "--output", str(tmp_path), "--no-plot"], check=True, capture_output=True)
+    csv = pd.read_csv(tmp_path / "snake_pedal_wave.csv")
+    assert list(frame.columns) == list(csv.columns)
+    assert len(frame) == len(csv)
+    # The CSV holds positions to 1e-9 and forces to 1e-6.
+    assert np.max(np.abs(frame["com_x"].to_numpy() - csv["com_x"].to_numpy())) <= 5e-10
+    forces = [c for c in csv.columns if c.endswith("_fz")]
+    assert np.max(np.abs(frame[forces].to_numpy() - csv[forces].to_numpy())) <= 5e-7
+    summary = frame.attrs["summary"]
+    assert summary["robot"] == "snake_pedal_wave" and summary["error"] is None
+    assert summary["simulated"] == 0.5
+
+
+def test_simulate_changes_parameters_and_settings():
+    light = softgen.simulate("double_pendulum", duration=0.2)
+    heavy = softgen.simulate("double_pendulum", duration=0.2, params={"lower_mass": 3.0}, integrator="dopri5")
+    assert len(light) > 10
+    assert not np.allclose(light["com_z"].to_numpy()[-1], heavy["com_z"].to_numpy()[-1])
+
+
+def test_an_experiment_returns_its_verdict_and_tables(tmp_path):
+    names = [name for name, _ in softgen.experiments()]
+    assert "002-kinematics" in names and "001-speed-map" in names
+    result = softgen.run_experiment("002-kinematics", tmp_path)
+    assert result.reproduced, result.verdict
+    assert result.lines
+    assert result.tables, "the experiment's CSV files as data frames"
+    assert all(isinstance(t, pd.DataFrame) and len(t) > 0 for t in result.tables.values())
