@@ -6,16 +6,8 @@ use softgen::{run_sweep, sweep_to_file, Shard, Sweep, SweepOptions, SweepTable, 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-const PEDAL_WAVE: &str = r#"
-robot = "snake_pedal_wave"
-figures = ["mean_velocity_x", "max_depth"]
-[base]
-duration = 1.0
-ramp = 0.5
-[grid]
-amplitude = [0.3, 0.5, 0.7]
-temporal_frequency = { from = 2.0, to = 6.0, count = 3 }
-"#;
+/// The example sweep: the pedal wave over amplitude x frequency, 3 x 3 runs of 4 s.
+const PEDAL_WAVE: &str = include_str!("../sweeps/pedal_wave_gait.toml");
 
 fn whole(sweep: &Sweep) -> SweepTable {
     let outcome = run_sweep(sweep, &SweepOptions::default(), &|_, _| {}).unwrap();
@@ -70,20 +62,24 @@ fn merge_refuses_missing_repeated_and_foreign_shards() {
     assert!(e.contains("not a shard"), "{e}");
 }
 
+/// Runs `sweep` into `output` on one worker and stops it, as SIGINT would, once `runs` are done.
+fn interrupted_after(sweep: &Sweep, output: &std::path::Path, runs: usize) -> softgen::SweepOutcome {
+    let stop = Arc::new(AtomicUsize::new(0));
+    let options = SweepOptions { workers: 1, stop: Arc::clone(&stop), ..SweepOptions::default() };
+    sweep_to_file(sweep, output, TableFormat::Parquet, &options, &|done, _| {
+        if done == runs {
+            stop.store(2, Ordering::Relaxed);
+        }
+    })
+    .unwrap()
+}
+
 #[test]
 fn an_interrupted_sweep_resumes_to_the_same_table_without_redoing_runs() {
     let sweep = Sweep::parse(PEDAL_WAVE, "pedal.toml").unwrap();
     let folder = tempfile::tempdir().unwrap();
     let output = folder.path().join("pedal.parquet");
-    let stop = Arc::new(AtomicUsize::new(0));
-    // One worker, stopped (as by SIGINT) once four runs are done.
-    let options = SweepOptions { workers: 1, stop: Arc::clone(&stop), ..SweepOptions::default() };
-    let first = sweep_to_file(&sweep, &output, TableFormat::Parquet, &options, &|done, _| {
-        if done == 4 {
-            stop.store(2, Ordering::Relaxed);
-        }
-    })
-    .unwrap();
+    let first = interrupted_after(&sweep, &output, 4);
     assert!(!first.complete);
     assert_eq!(first.ran, 4);
     assert!(!output.exists(), "no table before the sweep is complete");
@@ -111,15 +107,8 @@ fn a_journal_of_another_sweep_is_refused() {
     let sweep = Sweep::parse(PEDAL_WAVE, "pedal.toml").unwrap();
     let folder = tempfile::tempdir().unwrap();
     let output = folder.path().join("pedal.parquet");
-    let stop = Arc::new(AtomicUsize::new(0));
-    let options = SweepOptions { workers: 1, stop: Arc::clone(&stop), ..SweepOptions::default() };
-    sweep_to_file(&sweep, &output, TableFormat::Parquet, &options, &|done, _| {
-        if done == 2 {
-            stop.store(2, Ordering::Relaxed);
-        }
-    })
-    .unwrap();
-    let changed = Sweep::parse(&PEDAL_WAVE.replace("duration = 1.0", "duration = 2.0"), "pedal.toml").unwrap();
+    interrupted_after(&sweep, &output, 2);
+    let changed = Sweep::parse(&PEDAL_WAVE.replace("duration = 4.0", "duration = 2.0"), "pedal.toml").unwrap();
     let e = sweep_to_file(&changed, &output, TableFormat::Parquet, &SweepOptions::default(), &|_, _| {}).unwrap_err();
     assert!(e.contains("the sweep file changed since it was started"), "{e}");
     // The journal is kept: the original sweep still resumes.

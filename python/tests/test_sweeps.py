@@ -2,21 +2,14 @@
 two-worker Ray cluster too."""
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
 import softgen
 
-GRID = """
-robot = "snake_pedal_wave"
-figures = ["mean_velocity_x", "max_depth"]
-[base]
-duration = 1.0
-ramp = 0.5
-[grid]
-amplitude = [0.3, 0.5, 0.7]
-temporal_frequency = { from = 2.0, to = 6.0, count = 3 }
-"""
+# The example sweep: the pedal wave over amplitude x frequency, 3 x 3 runs of 4 s.
+GRID = (Path(__file__).resolve().parents[2] / "sweeps" / "pedal_wave_gait.toml").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +29,7 @@ def test_python_sweep_equals_the_cli(cli_table):
     shards = [softgen.sweep_text(path, shard=(k, 3), workers=1) for k in range(3)]
     assert softgen._softgen.merge_tables(shards) == reference
     frame = softgen.sweep(path)
-    assert list(frame.columns) == ["run", "amplitude", "temporal_frequency", "mean_velocity_x", "max_depth", "status", "error"]
+    assert list(frame.columns) == ["run", "amplitude", "temporal_frequency", "mean_velocity_x", "displacement_x", "max_depth", "status", "error"]
     assert len(frame) == 9 and (frame["status"] == "ok").all()
     table = softgen.read_table(reference)
     assert b"softgen.sweep" in table.schema.metadata
