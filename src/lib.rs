@@ -28,7 +28,7 @@ pub use hardware_run::{run_on_device, ControllerChoice, MpcReport, RunOptions, R
 pub use output::PendingFile;
 pub use pinniped::{limb_gait, limbs, model_centre_of_mass, muscle_drive, pressure_controller, pressure_map, run_trial, Gait, RestGeometry, Trial, TrialOutcome, TrialSample, LIMB_NAMES, MUSCLES};
 pub use plot::{plot_contour, plot_paths, plot_run, plot_time_series, plot_track, Series};
-pub use run_settings::{AnisotropyName, IntegratorName, ResolvedRun, RunSettings, TerrainName};
+pub use run_settings::{AnisotropyName, IntegratorName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES, ROS34_TOLERANCES};
 pub use run_config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
 pub use rolling_run::{run_rolling, write_rolling_outputs, Rolling, RollingRun, RollingSample, RollingSummary};
 pub use robots::{has_soft_sections, with_robot, RobotInfo, RobotVisitor, ROBOTS};

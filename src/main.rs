@@ -522,12 +522,12 @@ struct SimulateArgs {
     /// Step of fixed-step integrators, and controller/sample period (s).
     #[arg(long, default_value_t = 0.002)]
     dt: f64,
-    /// Relative tolerance of dopri5.
-    #[arg(long, default_value_t = 1e-6)]
-    rtol: f64,
-    /// Absolute tolerance of dopri5.
-    #[arg(long, default_value_t = 1e-8)]
-    atol: f64,
+    /// Relative tolerance of dopri5 and ros34 (default: 1e-6 for dopri5, 1e-3 for ros34).
+    #[arg(long)]
+    rtol: Option<f64>,
+    /// Absolute tolerance of dopri5 and ros34 (default: 1e-8 for dopri5, 1e-4 for ros34).
+    #[arg(long)]
+    atol: Option<f64>,
     #[arg(long, value_enum, default_value = "spec")]
     terrain: TerrainName,
     /// Stair face position along x (m).
