@@ -196,15 +196,8 @@ impl Run<'_> {
         // The muscles' 1 ms step: the pinniped's contacts need it.
         let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.001)?;
         plant.connect_muscles(&regulators).map_err(|e| e.0)?;
-        let (pending_record, record) = PendingFile::create(&o.record)?;
-        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
-        plant.observe(Box::new(move |t, x| write_row(t, x)));
-        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
-        let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-        let plant = device.into_inner();
-        let moved = plant.as_ref().ok().map(|p| (p.state.q[0], p.state.q[1], p.state.q[3]));
-        let report = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
-        if let Some((x, y, heading)) = moved {
+        let (report, end) = run_on_plant(plant, o, &loop_config, &mut chain, &self.stop, controller)?;
+        if let Some((x, y, heading)) = end.map(|q| (q[0], q[1], q[3])) {
             println!("plant       hub at ({x:.3}, {y:.3}) m, heading {heading:.3} rad");
         }
         Ok(report)
@@ -278,15 +271,8 @@ impl Run<'_> {
         let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.00025)?;
         plant.connect_muscles(&regulators).map_err(|e| e.0)?;
         plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
-        let (pending_record, record) = PendingFile::create(&o.record)?;
-        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
-        plant.observe(Box::new(move |t, x| write_row(t, x)));
-        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
-        let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-        let plant = device.into_inner();
-        let moved = plant.as_ref().ok().map(|p| (p.state.q[0], p.state.q[1], p.state.q[2], p.state.q[3]));
-        let report = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
-        if let Some((x, y, z, yaw)) = moved {
+        let (report, end) = run_on_plant(plant, o, &loop_config, &mut chain, &self.stop, controller)?;
+        if let Some((x, y, z, yaw)) = end.map(|q| (q[0], q[1], q[2], q[3])) {
             println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m, yaw {yaw:.3} rad");
         }
         Ok(report)
@@ -550,6 +536,28 @@ fn dry_run(
     println!("safe state:");
     chain.safe_state(&mut printer, times.last().copied().unwrap_or(0.0) + dt).map_err(|e| e.to_string())?;
     Ok(RunReport { stats: None, fault: None, mpc: None })
+}
+
+/// Hardware in the loop on `plant`: the loop runs `controller` through the chain to the
+/// plant, recording the commands and the plant's trajectory; returns the report and the
+/// plant's final coordinates (None when the plant could not be closed).
+fn run_on_plant<R: Model<N, C>, const N: usize, const C: usize>(
+    mut plant: SimulatedPlant<R, N, C>,
+    o: &RunOptions,
+    loop_config: &LoopConfig,
+    chain: &mut OutputChain,
+    stop: &AtomicUsize,
+    controller: impl FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>,
+) -> Result<(RunReport, Option<SVector<f64, N>>), String> {
+    let (pending_record, record) = PendingFile::create(&o.record)?;
+    let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+    plant.observe(Box::new(move |t, x| write_row(t, x)));
+    let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+    let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);
+    let plant = device.into_inner();
+    let end = plant.as_ref().ok().map(|p| p.state.q);
+    let report = finish(outcome, safe, chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+    Ok((report, end))
 }
 
 /// The robot's parameters with the run configuration's values in place of the spec's.

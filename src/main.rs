@@ -509,18 +509,21 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     }
 }
 
+/// The defaults of a run's settings: the flags of `simulate` show the sweep file's defaults.
+const DEFAULTS: RunSettings = RunSettings::DEFAULT;
+
 #[derive(Args, Clone)]
 struct SimulateArgs {
     /// Robot to simulate.
     #[arg(long, default_value = "snake_pedal_wave")]
     robot: String,
     /// Simulated time (s).
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = DEFAULTS.duration)]
     duration: f64,
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum, default_value_t = DEFAULTS.integrator)]
     integrator: IntegratorName,
     /// Step of fixed-step integrators, and controller/sample period (s).
-    #[arg(long, default_value_t = 0.002)]
+    #[arg(long, default_value_t = DEFAULTS.dt)]
     dt: f64,
     /// Relative tolerance of dopri5 and ros34 (default: 1e-6 for dopri5, 1e-3 for ros34).
     #[arg(long)]
@@ -528,16 +531,16 @@ struct SimulateArgs {
     /// Absolute tolerance of dopri5 and ros34 (default: 1e-8 for dopri5, 1e-4 for ros34).
     #[arg(long)]
     atol: Option<f64>,
-    #[arg(long, value_enum, default_value = "spec")]
+    #[arg(long, value_enum, default_value_t = DEFAULTS.terrain)]
     terrain: TerrainName,
     /// Stair face position along x (m).
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = DEFAULTS.stair_position)]
     stair_position: f64,
     /// Stair height (m).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = DEFAULTS.stair_height)]
     stair_height: f64,
     /// Pipe inner diameter (m).
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = DEFAULTS.pipe_diameter)]
     pipe_diameter: f64,
     /// Gait amplitude A (rad); serpenoid gaits only.
     #[arg(long)]
@@ -552,7 +555,7 @@ struct SimulateArgs {
     #[arg(long, allow_hyphen_values = true)]
     offset: Option<f64>,
     /// Gait fade-in time (s); 0 starts the full wave at once.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = DEFAULTS.ramp)]
     ramp: f64,
     /// No gait: passive joints.
     #[arg(long)]
@@ -560,14 +563,14 @@ struct SimulateArgs {
     /// Adapt the spatial frequencies with the admittance controller (eqs 22-24).
     #[arg(long)]
     admittance: bool,
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = DEFAULTS.admittance_inertia)]
     admittance_inertia: f64,
-    #[arg(long, default_value_t = 4.0)]
+    #[arg(long, default_value_t = DEFAULTS.admittance_damping)]
     admittance_damping: f64,
-    #[arg(long, default_value_t = 4.0)]
+    #[arg(long, default_value_t = DEFAULTS.admittance_stiffness)]
     admittance_stiffness: f64,
     /// k_Pi of eq 24.
-    #[arg(long, default_value_t = 2.2)]
+    #[arg(long, default_value_t = DEFAULTS.admittance_gain)]
     admittance_gain: f64,
     /// Contact spring constant k (N/m).
     #[arg(long)]

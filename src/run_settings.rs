@@ -4,6 +4,7 @@
 use crate::robots::has_soft_sections;
 use crate::scenario::{IntegratorChoice, Scenario, TerrainChoice};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use softgen_runtime::{AdmittanceGains, FrictionAnisotropy, Terrain};
 
 /// Which integrator steps a run.
@@ -89,40 +90,12 @@ pub struct RunSettings {
     pub anisotropy: Option<AnisotropyName>,
     pub friction_regularisation: Option<f64>,
     /// Model parameters by name.
-    pub params: std::collections::BTreeMap<String, f64>,
+    pub params: BTreeMap<String, f64>,
 }
 
 impl Default for RunSettings {
     fn default() -> Self {
-        RunSettings {
-            duration: 20.0,
-            integrator: IntegratorName::Auto,
-            dt: 0.002,
-            rtol: None,
-            atol: None,
-            terrain: TerrainName::Spec,
-            stair_position: 0.9,
-            stair_height: 0.1,
-            pipe_diameter: 0.2,
-            amplitude: None,
-            temporal_frequency: None,
-            spatial_frequency: None,
-            offset: None,
-            ramp: 2.0,
-            passive: false,
-            admittance: false,
-            admittance_inertia: 1.0,
-            admittance_damping: 4.0,
-            admittance_stiffness: 4.0,
-            admittance_gain: 2.2,
-            contact_stiffness: None,
-            contact_damping: None,
-            friction: None,
-            friction_across: None,
-            anisotropy: None,
-            friction_regularisation: None,
-            params: Default::default(),
-        }
+        RunSettings::DEFAULT
     }
 }
 
@@ -144,6 +117,37 @@ pub struct ResolvedRun {
 }
 
 impl RunSettings {
+    /// The command line's defaults, also every sweep key's.
+    pub const DEFAULT: RunSettings = RunSettings {
+        duration: 20.0,
+        integrator: IntegratorName::Auto,
+        dt: 0.002,
+        rtol: None,
+        atol: None,
+        terrain: TerrainName::Spec,
+        stair_position: 0.9,
+        stair_height: 0.1,
+        pipe_diameter: 0.2,
+        amplitude: None,
+        temporal_frequency: None,
+        spatial_frequency: None,
+        offset: None,
+        ramp: 2.0,
+        passive: false,
+        admittance: false,
+        admittance_inertia: 1.0,
+        admittance_damping: 4.0,
+        admittance_stiffness: 4.0,
+        admittance_gain: 2.2,
+        contact_stiffness: None,
+        contact_damping: None,
+        friction: None,
+        friction_across: None,
+        anisotropy: None,
+        friction_regularisation: None,
+        params: BTreeMap::new(),
+    };
+
     /// (relative, absolute) tolerances: the ones given, else the integrator's defaults.
     fn tolerances(&self, defaults: (f64, f64)) -> (f64, f64) {
         (self.rtol.unwrap_or(defaults.0), self.atol.unwrap_or(defaults.1))
