@@ -48,11 +48,16 @@ pub struct KnownParameters<'a>(pub &'a [&'a str]);
 impl RobotVisitor for KnownParameters<'_> {
     type Output = Result<(), String>;
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Result<(), String> {
-        use softgen_runtime::ParamSet;
-        let known = R::Params::names();
-        match self.0.iter().find(|n| !known.contains(n)) {
-            None => Ok(()),
-            Some(name) => Err(format!("`{name}` is not a parameter of {}; its parameters are {}", R::NAME, known.join(", "))),
-        }
+        known_parameters::<R::Params>(R::NAME, self.0.iter().copied())
+    }
+}
+
+/// Checks that every name is one of `P`'s parameters; the error names the robot and lists
+/// them.
+pub fn known_parameters<'a, P: softgen_runtime::ParamSet>(robot: &str, mut names: impl Iterator<Item = &'a str>) -> Result<(), String> {
+    let known = P::names();
+    match names.find(|n| !known.contains(n)) {
+        None => Ok(()),
+        Some(name) => Err(format!("`{name}` is not a parameter of {robot}; its parameters are {}", known.join(", "))),
     }
 }

@@ -3,7 +3,7 @@
 //! trial of 002), and the figures each gives.
 
 use crate::pinniped::{run_trial, Gait, Trial};
-use crate::robots::with_robot;
+use crate::robots::{known_parameters, with_robot};
 use crate::run_settings::RunSettings;
 use crate::scenario::run_scenario;
 use crate::wpi_snake::{run_snake, SnakeModel, SnakeRun};
@@ -156,12 +156,12 @@ impl Target {
             Target::WpiSnake { .. } => {
                 let s: SnakeSettings = deserialize(settings)?;
                 snake_model(s.model.as_deref())?;
-                known_parameters(&softgen_generated::wpi_snake::Params::default(), &s.params)
+                known_parameters::<softgen_generated::wpi_snake::Params>("wpi_snake", s.params.keys().map(String::as_str))
             }
             Target::PinnipedTrial => {
                 let s: TrialSettings = deserialize(settings)?;
                 gait(s.gait.as_deref())?;
-                known_parameters(&softgen_generated::pinniped::Params::default(), &s.params)
+                known_parameters::<softgen_generated::pinniped::Params>("pinniped", s.params.keys().map(String::as_str))
             }
         }
     }
@@ -248,14 +248,6 @@ fn gait(name: Option<&str>) -> Result<Gait, String> {
     GAITS.iter().find(|g| g.0 == name).map(|g| g.1).ok_or_else(|| {
         format!("gait `{name}`: expected one of {}", GAITS.map(|g| g.0).join(", "))
     })
-}
-
-fn known_parameters<P: ParamSet>(_: &P, values: &BTreeMap<String, f64>) -> Result<(), String> {
-    let known = P::names();
-    match values.keys().find(|n| !known.contains(&n.as_str())) {
-        None => Ok(()),
-        Some(name) => Err(format!("`{name}` is not a parameter; the parameters are {}", known.join(", "))),
-    }
 }
 
 fn set_params<P: ParamSet>(params: &mut P, values: &BTreeMap<String, f64>) -> Result<(), String> {
