@@ -26,6 +26,9 @@ use symbolica::prelude::*;
 
 /// The shape variables, in the order of the partial derivatives below.
 pub const SHAPE: [&str; 3] = ["len", "bend_y", "bend_z"];
+/// The shape variables' rates, in the same order: symbols of the bias pieces. Every kind's
+/// shape is affine in its coordinates, so at qdd = 0 the shape's second rates are zero.
+pub const SHAPE_RATE: [&str; 3] = ["len_rate", "bend_y_rate", "bend_z_rate"];
 /// The position along the section, in [0, 1].
 pub const XI: &str = "xi";
 /// Stumpff functions c_0 .. c_7 of s = xi^2 (bend_y^2 + bend_z^2) appear as `c0` .. `c7`.
@@ -49,6 +52,14 @@ pub struct SectionKinematics {
     pub position_second: [[Vec3; 3]; 3],
     /// dw_x/dy, [x][y].
     pub angular_partials: [[Vec3; 3]; 3],
+    /// The frame's angular acceleration at qdd = 0, w' = sum_xy x' y' dw_x/dy, as one
+    /// directional derivative in the shape rates (`len_rate`, ...), expanded. Every term is
+    /// xi^n c_k (at most one Stumpff function) times a polynomial in the shape and its rates,
+    /// so a section computes those polynomials once for all its stations (see
+    /// `section_pass::StationSum`); summing the nine partials per station did not share them.
+    pub angular_bias: Vec3,
+    /// The centre line's acceleration at qdd = 0, p'' = sum_xy x' y' d2p/dxdy, likewise.
+    pub position_bias: Vec3,
 }
 
 fn hat(v: &Vec3) -> Mat3 {
@@ -69,12 +80,17 @@ fn expanded3(v: Vec3) -> Vec3 {
 }
 
 /// d/dx of an expression in the shape variables and the Stumpff functions of
-/// s = xi^2 (bend_y^2 + bend_z^2).
+/// s = xi^2 (bend_y^2 + bend_z^2), expanded.
 fn total_derivative(e: &Atom, x: usize) -> Atom {
+    partial_derivative(e, x).expand()
+}
+
+/// d/dx as [`total_derivative`], in the form symbolica's product rule leaves it.
+fn partial_derivative(e: &Atom, x: usize) -> Atom {
     let variable = symbol!(SHAPE[x]);
     let mut out = e.derivative(variable);
     if x == 0 {
-        return out.expand();
+        return out;
     }
     // ds/dx = 2 xi^2 x.
     let xi = sym(XI);
@@ -87,7 +103,22 @@ fn total_derivative(e: &Atom, x: usize) -> Atom {
         let rate = add(&mul(&number(0.5 * k as f64), &sym(&stumpff_symbol(k + 2))), &mul(&number(-0.5), &sym(&stumpff_symbol(k + 1))));
         out = add(&out, &mul(&along, &mul(&rate, &ds)));
     }
-    out.expand()
+    // c_6 and c_7 are only ever reached, never differentiated: their derivatives would need
+    // c_8 and c_9, which the runtime does not evaluate.
+    debug_assert!((6..8).all(|k| e.derivative(symbol!(stumpff_symbol(k).as_str())).is_zero()));
+    out
+}
+
+/// d/dt along the shape rates with the shape's second rates zero (qdd = 0), not expanded.
+fn time_derivative(e: &Atom) -> Atom {
+    let mut out = zero();
+    for x in 0..3 {
+        let partial = partial_derivative(e, x);
+        if !partial.is_zero() {
+            out = add(&out, &mul(&sym(SHAPE_RATE[x]), &partial));
+        }
+    }
+    out
 }
 
 fn total_derivative3(v: &Vec3, x: usize) -> Vec3 {
@@ -113,7 +144,13 @@ pub fn section_kinematics() -> SectionKinematics {
     let angular: [Vec3; 3] = std::array::from_fn(|x| expanded3(mat_vec(&jacobian, &phi_rate[x])));
     let position_second: [[Vec3; 3]; 3] = std::array::from_fn(|x| std::array::from_fn(|y| total_derivative3(&position_partials[x], y)));
     let angular_partials: [[Vec3; 3]; 3] = std::array::from_fn(|x| std::array::from_fn(|y| total_derivative3(&angular[x], y)));
-    SectionKinematics { position, rotation, position_partials, angular, position_second, angular_partials }
+    // w = J(phi) phi' with phi' = xi (0, -bend_z', bend_y'), and p as above, differentiated
+    // along the motion (once and twice) in their factored form.
+    let phi_dot: Vec3 = [zero(), mul(&number(-1.0), &mul(&xi, &sym(SHAPE_RATE[2]))), mul(&xi, &sym(SHAPE_RATE[1]))];
+    let spin = mat_vec(&jacobian, &phi_dot);
+    let angular_bias: Vec3 = std::array::from_fn(|a| time_derivative(&spin[a]).expand());
+    let position_bias: Vec3 = std::array::from_fn(|a| time_derivative(&time_derivative(&position[a])).expand());
+    SectionKinematics { position, rotation, position_partials, angular, position_second, angular_partials, angular_bias, position_bias }
 }
 
 /// The pieces printed readably (for the equations snapshot), each expression cut at `width`
@@ -147,6 +184,12 @@ pub fn kinematics_report(k: &SectionKinematics, width: usize) -> String {
         for a in 0..3 {
             line(format!("w_{name}[{a}]"), &k.angular[x][a]);
         }
+    }
+    for a in 0..3 {
+        line(format!("w'[{a}] (qdd = 0)"), &k.angular_bias[a]);
+    }
+    for a in 0..3 {
+        line(format!("p''[{a}] (qdd = 0)"), &k.position_bias[a]);
     }
     for (x, first) in SHAPE.iter().enumerate() {
         for (y, second) in SHAPE.iter().enumerate() {

@@ -17,25 +17,27 @@ use crate::equations::{read_atom, AtomReader};
 use crate::expr::Expr;
 use crate::local::{Link, SectionLink};
 use crate::recursive::{body_state, BodyState, Composite, Frame};
-use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, XI};
+use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, SHAPE_RATE, XI};
 use crate::spatial::{Force, Inertia, Mat3, Motion, Vec3};
 
-/// symbolica's local pieces read once into expressions.
+/// symbolica's local pieces read once, each split into its per-station sum.
 pub(crate) struct Pieces {
-    position: [Expr; 3],
-    rotation: [[Expr; 3]; 3],
-    position_partials: [[Expr; 3]; 3],
-    angular: [[Expr; 3]; 3],
-    position_second: [[[Expr; 3]; 3]; 3],
-    angular_partials: [[[Expr; 3]; 3]; 3],
+    position: [StationSum; 3],
+    rotation: [[StationSum; 3]; 3],
+    position_partials: [[StationSum; 3]; 3],
+    angular: [[StationSum; 3]; 3],
+    position_second: [[[StationSum; 3]; 3]; 3],
+    angular_partials: [[[StationSum; 3]; 3]; 3],
+    angular_bias: [StationSum; 3],
+    position_bias: [StationSum; 3],
 }
 
 impl Pieces {
     pub fn read(k: &SectionKinematics) -> Result<Pieces, String> {
         type Atom = symbolica::prelude::Atom;
-        let one = read_atom;
-        let three = |v: &[Atom; 3]| -> Result<[Expr; 3], String> { Ok([one(&v[0])?, one(&v[1])?, one(&v[2])?]) };
-        let nine = |m: &[[Atom; 3]; 3]| -> Result<[[Expr; 3]; 3], String> { Ok([three(&m[0])?, three(&m[1])?, three(&m[2])?]) };
+        let one = |a: &Atom| StationSum::split(&read_atom(a)?);
+        let three = |v: &[Atom; 3]| -> Result<[StationSum; 3], String> { Ok([one(&v[0])?, one(&v[1])?, one(&v[2])?]) };
+        let nine = |m: &[[Atom; 3]; 3]| -> Result<[[StationSum; 3]; 3], String> { Ok([three(&m[0])?, three(&m[1])?, three(&m[2])?]) };
         Ok(Pieces {
             position: three(&k.position)?,
             rotation: nine(&k.rotation)?,
@@ -43,7 +45,67 @@ impl Pieces {
             angular: nine(&k.angular)?,
             position_second: [nine(&k.position_second[0])?, nine(&k.position_second[1])?, nine(&k.position_second[2])?],
             angular_partials: [nine(&k.angular_partials[0])?, nine(&k.angular_partials[1])?, nine(&k.angular_partials[2])?],
+            angular_bias: three(&k.angular_bias)?,
+            position_bias: three(&k.position_bias)?,
         })
+    }
+}
+
+/// A station piece written as sum_t xi^n_t c_k_t P_t, its terms grouped by (n, k): each P is
+/// a polynomial in the section's shape and shape rates alone, the same at every station, so
+/// the section computes it once and each station only weighs it by a number and one of its
+/// Stumpff values.
+pub(crate) struct StationSum {
+    terms: Vec<(i32, Option<usize>, Expr)>,
+}
+
+impl StationSum {
+    /// Splits an expanded expression into its (xi power, Stumpff function) groups.
+    fn split(e: &Expr) -> Result<StationSum, String> {
+        let terms = match e {
+            Expr::Add(terms) => terms.clone(),
+            other => vec![other.clone()],
+        };
+        let mut groups: Vec<(i32, Option<usize>, Vec<Expr>)> = Vec::new();
+        for term in terms {
+            // The parser writes a subtraction as (-1) times the term: flatten nested products.
+            let mut factors = Vec::new();
+            let mut stack = vec![term];
+            while let Some(factor) = stack.pop() {
+                match factor {
+                    Expr::Mul(inner) => stack.extend(inner),
+                    other => factors.push(other),
+                }
+            }
+            let (mut power, mut stumpff, mut rest) = (0, None, Vec::new());
+            for factor in factors {
+                match &factor {
+                    Expr::Sym(name) if name == XI => power += 1,
+                    Expr::Pow(base, exponent) if matches!(&**base, Expr::Sym(name) if name == XI) => match **exponent {
+                        Expr::Num(crate::expr::Number::Rational(n, 1)) => power += n as i32,
+                        _ => return Err(format!("a station piece with a non-integer power of {XI}: {e}")),
+                    },
+                    Expr::Sym(name) if (0..8).any(|k| stumpff_symbol(k) == *name) => {
+                        if stumpff.is_some() {
+                            return Err(format!("a station piece with a product of Stumpff functions: {e}"));
+                        }
+                        stumpff = (0..8).find(|&k| stumpff_symbol(k) == *name);
+                    }
+                    _ => rest.push(factor.clone()),
+                }
+            }
+            let coefficient = match rest.len() {
+                0 => Expr::Num(crate::expr::Number::Rational(1, 1)),
+                1 => rest.pop().unwrap_or(Expr::Num(crate::expr::Number::Rational(1, 1))),
+                _ => Expr::Mul(rest),
+            };
+            match groups.iter_mut().find(|(n, k, _)| *n == power && *k == stumpff) {
+                Some(group) => group.2.push(coefficient),
+                None => groups.push((power, stumpff, vec![coefficient])),
+            }
+        }
+        let terms = groups.into_iter().map(|(n, k, parts)| (n, k, if parts.len() == 1 { parts[0].clone() } else { Expr::Add(parts) })).collect();
+        Ok(StationSum { terms })
     }
 }
 
@@ -204,26 +266,31 @@ impl SectionFrame {
         Ok(SectionFrame { name, base, coordinates: section.coordinates.clone(), shape, shape_rate, bend_squared, gradient })
     }
 
-    fn read(&self, dag: &mut Dag, e: &Expr, xi: f64, s: NodeId) -> Result<NodeId, String> {
-        let shape = self.shape;
-        dag.build_nodes(e, &mut |dag: &mut Dag, symbol: &str| {
-            if symbol == XI {
-                return Some(dag.number(xi));
-            }
-            if let Some(x) = SHAPE.iter().position(|&n| n == symbol) {
-                return Some(shape[x]);
-            }
-            (0..8).find(|&k| stumpff_symbol(k) == symbol).map(|k| dag.call(Function::Stumpff(k as u8), s))
-        })
-    }
-
-    /// A vector of local pieces, each pinned: products with the base frame's rotation then
-    /// multiply the piece once instead of flattening it into every product.
-    fn read3(&self, dag: &mut Dag, e: &[Expr; 3], xi: f64, s: NodeId) -> Result<Vec3, String> {
+    /// A vector of local pieces at `xi`: each group's polynomial built and pinned once per
+    /// section (the DAG shares equal nodes), then weighed by xi^n and the station's c_k.
+    fn read3(&self, dag: &mut Dag, sums: &[StationSum; 3], xi: f64, s: NodeId) -> Result<Vec3, String> {
+        let (shape, shape_rate) = (self.shape, self.shape_rate);
         let mut out = [0; 3];
         for a in 0..3 {
-            let node = self.read(dag, &e[a], xi, s)?;
-            out[a] = dag.pin(node);
+            let mut parts = Vec::new();
+            for (power, stumpff, coefficient) in &sums[a].terms {
+                let polynomial = dag.build_nodes(coefficient, &mut |_: &mut Dag, symbol: &str| {
+                    if let Some(x) = SHAPE.iter().position(|&n| n == symbol) {
+                        return Some(shape[x]);
+                    }
+                    SHAPE_RATE.iter().position(|&n| n == symbol).map(|x| shape_rate[x])
+                })?;
+                let polynomial = dag.pin(polynomial);
+                let mut factors = vec![dag.number(xi.powi(*power)), polynomial];
+                if let Some(k) = stumpff {
+                    factors.push(dag.call(Function::Stumpff(*k as u8), s));
+                }
+                parts.push(dag.mul(factors));
+            }
+            // Pinned: products with the base frame's rotation then multiply the piece once
+            // instead of flattening it into every product.
+            let sum = dag.add(parts);
+            out[a] = dag.pin(sum);
         }
         Ok(out)
     }
@@ -304,9 +371,11 @@ impl SectionFrame {
                 column_rates.push(combine(dag, &generator_rates, g));
             }
             // The frame's acceleration at qdd = 0 relative to the base, about the base origin:
-            // (w', p'' - w' x p - w x p'), with w' = sum_x x' w_x' and p'' = sum_x x' (dp/dx)'.
-            let spin_rate = weighted(dag, &angular_rates, &self.shape_rate);
-            let acceleration = weighted(dag, &moved_rates, &self.shape_rate);
+            // (w', p'' - w' x p - w x p'), with w' and p'' derived whole as directional
+            // derivatives (not summed from the partials above, which only the Christoffel C
+            // needs).
+            let spin_rate = self.read3(dag, &pieces.angular_bias, xi, s)?;
+            let acceleration = self.read3(dag, &pieces.position_bias, xi, s)?;
             let first = dag.cross3(&spin_rate, &position);
             let second = dag.cross3(&spin, &drift);
             let linear = dag.sub3(&acceleration, &first);

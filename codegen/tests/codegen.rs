@@ -241,6 +241,24 @@ fn check_section_pieces(k: &softgen_codegen::SectionKinematics) {
                     }
                 }
             }
+            // The bias pieces are the partials contracted with the shape rates: w' = sum_xy
+            // x' y' dw_x/dy and p'' = sum_xy x' y' d2p/dxdy.
+            let rates = [0.03, -0.8, 1.3];
+            let mut rated = std::collections::BTreeMap::new();
+            rated.insert("xi".to_string(), xi);
+            for (x, name) in ["len", "bend_y", "bend_z"].iter().enumerate() {
+                rated.insert(name.to_string(), shape[x]);
+                rated.insert(format!("{name}_rate"), rates[x]);
+            }
+            for (j, v) in softgen_runtime::stumpff(xi * xi * (shape[1] * shape[1] + shape[2] * shape[2])).iter().enumerate() {
+                rated.insert(format!("c{j}"), *v);
+            }
+            let value = |a: &dyn std::fmt::Display| softgen_codegen::parse_expression(&a.to_string()).unwrap().evaluate(&rated).unwrap();
+            for a in 0..3 {
+                let contracted = |second: &[[[f64; 3]; 3]; 3]| (0..3).flat_map(|x| (0..3).map(move |y| (x, y))).map(|(x, y)| rates[x] * rates[y] * second[x][y][a]).sum::<f64>();
+                close(value(&k.angular_bias[a]), contracted(&dw), 1e-12, &format!("w'[{a}] at {shape:?}, xi {xi}"));
+                close(value(&k.position_bias[a]), contracted(&ddp), 1e-12, &format!("p''[{a}] at {shape:?}, xi {xi}"));
+            }
         }
     }
 }
