@@ -128,6 +128,27 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             assert!((jacobian * qd - velocities[point]).norm() < 1e-9, "{}: velocity of point {point}", R::NAME);
         }
 
+        // The broad phase: each frame's points, placed alone, are where all are placed, and
+        // lie in the frame's ball; frames cover the points in order.
+        let frames = R::CONTACT_FRAME_START.len().saturating_sub(1);
+        if frames > 0 {
+            assert_eq!(R::CONTACT_FRAME_START[frames] as usize, C, "{}: frames cover every point", R::NAME);
+        }
+        for frame in 0..frames {
+            let mut alone = [Vector3::new(f64::NAN, f64::NAN, f64::NAN); C];
+            R::contact_frame_positions_into(frame, &q, &p, &k, &mut alone);
+            let mut centre = Vector3::zeros();
+            let radius = R::contact_frame_sphere(frame, &q, &p, &k, &mut centre);
+            for point in R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize {
+                assert_eq!(R::CONTACT_FRAME_OF[point] as usize, frame, "{}: point {point} in frame {frame}", R::NAME);
+                // Equal to rounding: the kernel of one frame may group the same products differently.
+                let difference = (alone[point] - positions[point]).norm();
+                assert!(difference <= 1e-14 * (1.0 + positions[point].norm()), "{}: point {point} placed with its frame {frame} moves by {difference:e}", R::NAME);
+                let distance = (positions[point] - centre).norm();
+                assert!(distance <= radius * (1.0 + 1e-12), "{}: point {point} is {distance} from its frame's origin, beyond {radius}", R::NAME);
+            }
+        }
+
         // The points-in-contact path gives the same Jacobians and axes.
         let indices: Vec<usize> = (0..C).collect();
         let mut jacobians = vec![SMatrix::<f64, 3, N>::zeros(); C];

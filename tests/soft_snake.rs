@@ -311,3 +311,39 @@ fn rolling_gaits_run_without_nan_and_move_the_robot() {
         assert!(summary.samples.iter().all(|s| s.center_of_mass.z > 0.0), "stays above the ground");
     }
 }
+
+#[test]
+fn broad_phase_gives_the_contact_forces_of_every_point() {
+    // Without a report, rings whose ball cannot reach the ground are skipped before their
+    // points are placed; with one, every point is placed and checked. Lying on the carpet,
+    // bent and moving, both give the same generalized force.
+    let p = Params::default();
+    let sim = Simulation::<R, N, C>::new(p.clone(), carpet(0.0)).unwrap();
+    let mut rng = StdRng::seed_from_u64(5);
+    let (mut touching, mut skipped) = (0, 0);
+    for _ in 0..20 {
+        let mut q = SVector::<f64, N>::zeros();
+        q[2] = p.skin_radius - rng.gen_range(0.0..1e-3);
+        // Pitched, so that one end lifts and its rings are skipped.
+        q[4] = rng.gen_range(-0.4..0.4);
+        q[5] = rng.gen_range(-0.3..0.3);
+        for i in 6..N {
+            q[i] = rng.gen_range(-0.02..0.02);
+        }
+        let qd = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-0.1..0.1));
+        let cache = R::cache(&q, &p);
+        let mut report = softgen_runtime::ContactReport::default();
+        let everything = sim.generalized_force(0.0, &q, &qd, &cache, Some(&mut report));
+        let broad = sim.generalized_force(0.0, &q, &qd, &cache, None);
+        touching += report.active;
+        for frame in 0..R::CONTACT_FRAME_START.len() - 1 {
+            let mut centre = Vector3::zeros();
+            let radius = R::contact_frame_sphere(frame, &q, &p, &cache, &mut centre);
+            skipped += usize::from(!R::ENVIRONMENT.terrain.may_touch(&centre, radius));
+        }
+        assert!((broad - everything).norm() <= 1e-12 * (1.0 + everything.norm()), "{broad} vs {everything}");
+    }
+    assert!(touching > 100, "the states touch the ground: {touching} points");
+    assert!(skipped > 50, "rings in the air are skipped: {skipped}");
+}
+

@@ -1016,9 +1016,69 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
         let lf = idx(f);
         arms.extend(quote!(#lf => { #body }));
     }
+    // The broad phase: per frame its origin and bounding radius, and its points' positions.
+    let mut sphere_arms = TokenStream::new();
+    let mut position_arms = TokenStream::new();
+    let mut start = vec![0u16; equations.contact_frames.len() + 1];
+    for (k, &f) in equations.contact_frame_of.iter().enumerate() {
+        start[f + 1] = k as u16 + 1;
+    }
+    for (f, frame) in equations.contact_frames.iter().enumerate() {
+        let lf = idx(f);
+        let mut outputs: Vec<(TokenStream, NodeId)> = frame.origin.iter().enumerate().map(|(a, &id)| (quote!(centre[#a]), id)).collect();
+        let radius = match frame.radius {
+            Some(id) => {
+                outputs.push((quote!(let radius), id));
+                quote!(radius.abs())
+            }
+            None => quote!(f64::INFINITY),
+        };
+        let body = kernel(&outputs);
+        sphere_arms.extend(quote!(#lf => { #body #radius }));
+        let mut outputs = Vec::new();
+        for (k, &of) in equations.contact_frame_of.iter().enumerate() {
+            if of == f {
+                let lk = idx(k);
+                for (a, &id) in equations.contact_positions[k].iter().enumerate() {
+                    outputs.push((quote!(out[#lk][#a]), id));
+                }
+            }
+        }
+        let body = kernel(&outputs);
+        position_arms.extend(quote!(#lf => { #body }));
+    }
+    // Frames are numbered as their first point appears, so their points are consecutive
+    // exactly when the numbers never fall; otherwise the runtime goes point by point.
+    let consecutive = equations.contact_frame_of.windows(2).all(|w| w[0] <= w[1]);
+    let start: Vec<u16> = if consecutive { start } else { Vec::new() };
+    let start = start.iter().map(|&s| Literal::u16_unsuffixed(s));
     let frame_of = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
     (
         quote! {
+            /// The origin of contact frame `frame` in the world (into `centre`) and the radius of
+            /// a ball about it that holds all the frame's points (infinite for frames that are
+            /// not skin rings): a broad phase, since terrain that cannot reach the ball touches
+            /// none of them.
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_sphere(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, centre: &mut Vector3<f64>) -> f64 {
+                match frame {
+                    #sphere_arms
+                    _ => f64::INFINITY,
+                }
+            }
+
+            /// World positions of the contact points of frame `frame` (the others in `out`
+            /// are left as they are).
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_positions_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                match frame {
+                    #position_arms
+                    _ => {}
+                }
+            }
+
             /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
             /// about the world origin; zero for coordinates that do not move it) and its x axis.
             #[inline]
@@ -1033,6 +1093,13 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
         },
         quote! {
             const CONTACT_FRAME_OF: &'static [u16] = &[#(#frame_of),*];
+            const CONTACT_FRAME_START: &'static [u16] = &[#(#start),*];
+            fn contact_frame_sphere(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, centre: &mut Vector3<f64>) -> f64 {
+                contact_frame_sphere(frame, q, p, k, centre)
+            }
+            fn contact_frame_positions_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                contact_frame_positions_into(frame, q, p, k, out)
+            }
             fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
                 contact_frame_into(frame, q, p, k, columns, axis)
             }

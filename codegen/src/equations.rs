@@ -68,6 +68,11 @@ pub struct ContactFrame {
     pub motion: Vec<(usize, Motion)>,
     /// The frame's x axis in the world.
     pub axis: [NodeId; 3],
+    /// The frame's origin in the world.
+    pub origin: [NodeId; 3],
+    /// The distance of every point of the frame from its origin, where one expression gives
+    /// it (the radius of a skin ring); `None` for rigid frames.
+    pub radius: Option<NodeId>,
 }
 
 /// The articulated-body algorithm's outputs: accelerations for the generalized forces

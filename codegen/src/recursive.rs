@@ -305,7 +305,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     for point in &robot.contact_points {
         let index = link_of_body[point.body];
         let state = &states[index];
-        let (rotation, origin, frame_velocity, local, own) = match (&point.skin, &state.section) {
+        let (rotation, origin, frame_velocity, local, own, bound) = match (&point.skin, &state.section) {
             (Some(skin), Some(section)) => {
                 let key = (index, skin.xi.to_bits());
                 if !rings.contains_key(&key) {
@@ -333,11 +333,11 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 let along_z = dag.scale3(&axes.1, sin);
                 let offset = dag.add3(&along_y, &along_z);
                 let own: Vec<(usize, Motion)> = section.frame.coordinates.iter().copied().zip(ring.columns.iter().copied()).collect();
-                (ring.rotation, ring.position, ring.velocity, offset, own)
+                (ring.rotation, ring.position, ring.velocity, offset, own, Some(radius))
             }
             _ => {
                 let local = reader.vec3(&mut dag, &contact_point_offset(point))?;
-                (state.rotation, state.position, state.velocity, dag.mat_vec3(&state.rotation, &local), Vec::new())
+                (state.rotation, state.position, state.velocity, dag.mat_vec3(&state.rotation, &local), Vec::new(), None)
             }
         };
         let position = dag.add3(&origin, &local);
@@ -375,10 +375,15 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 let motion = path_columns.clone();
                 let axis = Dag::column3(&rotation, 0);
                 frame_keys.push(frame_key);
-                contact_frames.push(ContactFrame { name, columns, motion, axis });
+                contact_frames.push(ContactFrame { name, columns, motion, axis, origin, radius: bound });
                 contact_frames.len() - 1
             }
         };
+        // A ring's points lie on a circle of their radius about its origin; a ring with two
+        // radii, or a rigid frame, has no bound.
+        if contact_frames[frame].radius != bound {
+            contact_frames[frame].radius = None;
+        }
         contact_frame_of.push(frame);
         let columns = columns_at(&mut dag, &position);
         contact_positions.push(position);

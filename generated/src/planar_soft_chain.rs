@@ -2789,6 +2789,131 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
+/// The origin of contact frame `frame` in the world (into `centre`) and the radius of
+/// a ball about it that holds all the frame's points (infinite for frames that are
+/// not skin rings): a broad phase, since terrain that cannot reach the ball touches
+/// none of them.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_sphere(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    centre: &mut Vector3<f64>,
+) -> f64 {
+    match frame {
+        0 => {
+            centre[0usize] = q[0];
+            centre[1usize] = q[1];
+            centre[2usize] = 0.0;
+            f64::INFINITY
+        }
+        1 => {
+            centre[0usize] = cache.segment1_tip_position_x;
+            centre[1usize] = cache.segment1_tip_position_y;
+            centre[2usize] = 0.0;
+            f64::INFINITY
+        }
+        2 => {
+            centre[0usize] = cache.segment2_tip_position_x;
+            centre[1usize] = cache.segment2_tip_position_y;
+            centre[2usize] = 0.0;
+            f64::INFINITY
+        }
+        3 => {
+            centre[0usize] = cache.segment1_position_x;
+            centre[1usize] = cache.segment1_position_y;
+            centre[2usize] = 0.0;
+            let radius = p.segment1_skin_radius;
+            radius.abs()
+        }
+        4 => {
+            centre[0usize] = cache.segment1_slice1_position_x;
+            centre[1usize] = cache.segment1_slice1_position_y;
+            centre[2usize] = 0.0;
+            let radius = p.segment1_skin_radius;
+            radius.abs()
+        }
+        _ => f64::INFINITY,
+    }
+}
+/// World positions of the contact points of frame `frame` (the others in `out`
+/// are left as they are).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_positions_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [Vector3<f64>; CONTACTS],
+) {
+    match frame {
+        0 => {
+            out[0][0usize] = cache.tail_com_x;
+            out[0][1usize] = cache.tail_com_y;
+            out[0][2usize] = 0.0;
+        }
+        1 => {
+            out[1][0usize] = cache.middle_com_x;
+            out[1][1usize] = cache.middle_com_y;
+            out[1][2usize] = 0.0;
+        }
+        2 => {
+            out[2][0usize] = cache.head_com_x;
+            out[2][1usize] = cache.head_com_y;
+            out[2][2usize] = 0.0;
+        }
+        3 => {
+            let segment1_ring0_skin_y_x = p.segment1_skin_radius
+                * cache.base_angle_rotation_01;
+            let segment1_skin_0_0_position_x = cache.segment1_position_x
+                + segment1_ring0_skin_y_x;
+            let segment1_ring0_skin_y_y = p.segment1_skin_radius * cache.cos_q2;
+            let segment1_skin_0_0_position_y = cache.segment1_position_y
+                + segment1_ring0_skin_y_y;
+            let segment1_skin_0_1_position_x = cache.segment1_position_x
+                - segment1_ring0_skin_y_x;
+            let segment1_skin_0_1_position_y = cache.segment1_position_y
+                - segment1_ring0_skin_y_y;
+            out[3][0usize] = segment1_skin_0_0_position_x;
+            out[3][1usize] = segment1_skin_0_0_position_y;
+            out[3][2usize] = 0.0;
+            out[4][0usize] = segment1_skin_0_1_position_x;
+            out[4][1usize] = segment1_skin_0_1_position_y;
+            out[4][2usize] = 0.0;
+        }
+        4 => {
+            let segment1_bend_y = p.segment_length * q[3];
+            let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+            let t0 = 1.0 + 0.25 * -segment1_bend_squared * cache.segment1_slice1_bend_c2;
+            let t1 = 0.5 * -segment1_bend_y * cache.segment1_slice1_bend_c1;
+            let segment1_slice1_rotation_01 = cache.base_angle_rotation_01 * t0
+                + cache.cos_q2 * t1;
+            let segment1_ring1_skin_y_x = p.segment1_skin_radius
+                * segment1_slice1_rotation_01;
+            let segment1_skin_1_0_position_x = cache.segment1_slice1_position_x
+                + segment1_ring1_skin_y_x;
+            let segment1_slice1_rotation_11 = cache.sin_q2 * t1 + cache.cos_q2 * t0;
+            let segment1_ring1_skin_y_y = p.segment1_skin_radius
+                * segment1_slice1_rotation_11;
+            let segment1_skin_1_0_position_y = segment1_ring1_skin_y_y
+                + cache.segment1_slice1_position_y;
+            let segment1_skin_1_1_position_x = cache.segment1_slice1_position_x
+                - segment1_ring1_skin_y_x;
+            let segment1_skin_1_1_position_y = cache.segment1_slice1_position_y
+                - segment1_ring1_skin_y_y;
+            out[5][0usize] = segment1_skin_1_0_position_x;
+            out[5][1usize] = segment1_skin_1_0_position_y;
+            out[5][2usize] = 0.0;
+            out[6][0usize] = segment1_skin_1_1_position_x;
+            out[6][1usize] = segment1_skin_1_1_position_y;
+            out[6][2usize] = 0.0;
+        }
+        _ => {}
+    }
+}
 /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
 /// about the world origin; zero for coordinates that do not move it) and its x axis.
 #[inline]
@@ -3870,6 +3995,25 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         contact_jacobian_into(index, q, p, k, out)
     }
     const CONTACT_FRAME_OF: &'static [u16] = &[0, 1, 2, 3, 3, 4, 4];
+    const CONTACT_FRAME_START: &'static [u16] = &[0, 1, 2, 3, 5, 7];
+    fn contact_frame_sphere(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        centre: &mut Vector3<f64>,
+    ) -> f64 {
+        contact_frame_sphere(frame, q, p, k, centre)
+    }
+    fn contact_frame_positions_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [Vector3<f64>; CONTACTS],
+    ) {
+        contact_frame_positions_into(frame, q, p, k, out)
+    }
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, DOF>,

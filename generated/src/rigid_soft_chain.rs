@@ -19539,6 +19539,406 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
+/// The origin of contact frame `frame` in the world (into `centre`) and the radius of
+/// a ball about it that holds all the frame's points (infinite for frames that are
+/// not skin rings): a broad phase, since terrain that cannot reach the ball touches
+/// none of them.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_sphere(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    centre: &mut Vector3<f64>,
+) -> f64 {
+    match frame {
+        0 => {
+            centre[0usize] = q[0];
+            centre[1usize] = q[1];
+            centre[2usize] = q[2];
+            f64::INFINITY
+        }
+        1 => {
+            centre[0usize] = cache.joint1_position_x;
+            centre[1usize] = cache.joint1_position_y;
+            centre[2usize] = cache.joint1_position_z;
+            let radius = p.module_radius;
+            radius.abs()
+        }
+        2 => {
+            let t0 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+            let t1 = 1.0 / p.actuator_radius;
+            let joint1_bend_y = 0.3333333333333336 * t1 * q[8]
+                + 0.33333333333333315 * t1 * q[7] - 0.6666666666666666 * t1 * q[6];
+            let t2 = 0.25 * (joint1_bend_y * cache.joint1_len)
+                * cache.joint1_ring1_bend_c2;
+            let joint1_bend_z = 0.5773502691896255 * t1 * q[8]
+                - 0.5773502691896257 * t1 * q[7];
+            let t3 = 0.25 * cache.joint1_ring1_bend_c2
+                * (joint1_bend_z * cache.joint1_len);
+            let joint1_ring1_position_x = t0 * cache.base_pitch_rotation_00
+                + cache.joint1_position_x + cache.base_roll_rotation_01 * t2
+                + cache.base_roll_rotation_02 * t3;
+            let joint1_ring1_position_y = cache.joint1_position_y
+                + cache.base_roll_rotation_12 * t3 + cache.base_pitch_rotation_10 * t0
+                + cache.base_roll_rotation_11 * t2;
+            let joint1_ring1_position_z = cache.base_roll_rotation_21 * t2
+                + t3 * cache.base_roll_rotation_22 + cache.joint1_position_z
+                + cache.base_pitch_rotation_20 * t0;
+            centre[0usize] = joint1_ring1_position_x;
+            centre[1usize] = joint1_ring1_position_y;
+            centre[2usize] = joint1_ring1_position_z;
+            let radius = p.module_radius;
+            radius.abs()
+        }
+        3 => {
+            centre[0usize] = cache.joint1_tip_position_x;
+            centre[1usize] = cache.joint1_tip_position_y;
+            centre[2usize] = cache.joint1_tip_position_z;
+            f64::INFINITY
+        }
+        4 => {
+            centre[0usize] = cache.joint2_position_x;
+            centre[1usize] = cache.joint2_position_y;
+            centre[2usize] = cache.joint2_position_z;
+            let radius = p.module_radius;
+            radius.abs()
+        }
+        5 => {
+            let t0 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+            let t1 = 1.0 / p.actuator_radius;
+            let joint2_bend_y = 0.3333333333333336 * t1 * q[11]
+                + 0.33333333333333315 * t1 * q[10] - 0.6666666666666666 * t1 * q[9];
+            let t2 = 0.25 * (cache.joint2_len * joint2_bend_y)
+                * cache.joint2_ring1_bend_c2;
+            let joint2_bend_z = 0.5773502691896255 * t1 * q[11]
+                - 0.5773502691896257 * t1 * q[10];
+            let t3 = 0.25 * (joint2_bend_z * cache.joint2_len)
+                * cache.joint2_ring1_bend_c2;
+            let joint2_ring1_position_x = cache.joint2_position_x
+                + cache.joint1_tip_rotation_00 * t0 + cache.joint2_rotation_01 * t2
+                + t3 * cache.joint2_rotation_02;
+            let joint2_ring1_position_y = cache.joint2_position_y
+                + cache.joint1_tip_rotation_10 * t0 + cache.joint2_rotation_12 * t3
+                + cache.joint2_rotation_11 * t2;
+            let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t0
+                + cache.joint2_position_z + t3 * cache.joint2_rotation_22
+                + cache.joint2_rotation_21 * t2;
+            centre[0usize] = joint2_ring1_position_x;
+            centre[1usize] = joint2_ring1_position_y;
+            centre[2usize] = joint2_ring1_position_z;
+            let radius = p.module_radius;
+            radius.abs()
+        }
+        6 => {
+            centre[0usize] = cache.joint2_tip_position_x;
+            centre[1usize] = cache.joint2_tip_position_y;
+            centre[2usize] = cache.joint2_tip_position_z;
+            f64::INFINITY
+        }
+        _ => f64::INFINITY,
+    }
+}
+/// World positions of the contact points of frame `frame` (the others in `out`
+/// are left as they are).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_positions_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [Vector3<f64>; CONTACTS],
+) {
+    match frame {
+        0 => {
+            let t0 = -(cache.base_roll_rotation_02 * p.module_radius);
+            let tail_rear_position_x = q[0] + t0;
+            let t1 = -(cache.base_roll_rotation_12 * p.module_radius);
+            let tail_rear_position_y = q[1] + t1;
+            let t2 = -(p.module_radius * cache.base_roll_rotation_22);
+            let tail_rear_position_z = t2 + q[2];
+            let tail_front_position_x = q[0] + t0
+                + cache.base_pitch_rotation_00 * p.module_length;
+            let tail_front_position_y = q[1] + t1
+                + cache.base_pitch_rotation_10 * p.module_length;
+            let tail_front_position_z = t2
+                + cache.base_pitch_rotation_20 * p.module_length + q[2];
+            out[0][0usize] = tail_rear_position_x;
+            out[0][1usize] = tail_rear_position_y;
+            out[0][2usize] = tail_rear_position_z;
+            out[1][0usize] = tail_front_position_x;
+            out[1][1usize] = tail_front_position_y;
+            out[1][2usize] = tail_front_position_z;
+        }
+        1 => {
+            let joint1_ring0_skin_y_x = cache.base_roll_rotation_01 * p.module_radius;
+            let joint1_skin_0_0_position_x = cache.joint1_position_x
+                + joint1_ring0_skin_y_x;
+            let joint1_ring0_skin_y_y = cache.base_roll_rotation_11 * p.module_radius;
+            let joint1_skin_0_0_position_y = cache.joint1_position_y
+                + joint1_ring0_skin_y_y;
+            let joint1_ring0_skin_y_z = cache.base_roll_rotation_21 * p.module_radius;
+            let joint1_skin_0_0_position_z = joint1_ring0_skin_y_z
+                + cache.joint1_position_z;
+            let joint1_ring0_skin_z_x = cache.base_roll_rotation_02 * p.module_radius;
+            let joint1_skin_0_1_position_x = joint1_ring0_skin_z_x
+                + cache.joint1_position_x;
+            let joint1_ring0_skin_z_y = cache.base_roll_rotation_12 * p.module_radius;
+            let joint1_skin_0_1_position_y = cache.joint1_position_y
+                + joint1_ring0_skin_z_y;
+            let joint1_ring0_skin_z_z = p.module_radius * cache.base_roll_rotation_22;
+            let joint1_skin_0_1_position_z = cache.joint1_position_z
+                + joint1_ring0_skin_z_z;
+            let joint1_skin_0_2_position_x = cache.joint1_position_x
+                - joint1_ring0_skin_y_x;
+            let joint1_skin_0_2_position_y = cache.joint1_position_y
+                - joint1_ring0_skin_y_y;
+            let joint1_skin_0_2_position_z = cache.joint1_position_z
+                - joint1_ring0_skin_y_z;
+            let joint1_skin_0_3_position_x = cache.joint1_position_x
+                - joint1_ring0_skin_z_x;
+            let joint1_skin_0_3_position_y = cache.joint1_position_y
+                - joint1_ring0_skin_z_y;
+            let joint1_skin_0_3_position_z = cache.joint1_position_z
+                - joint1_ring0_skin_z_z;
+            out[2][0usize] = joint1_skin_0_0_position_x;
+            out[2][1usize] = joint1_skin_0_0_position_y;
+            out[2][2usize] = joint1_skin_0_0_position_z;
+            out[3][0usize] = joint1_skin_0_1_position_x;
+            out[3][1usize] = joint1_skin_0_1_position_y;
+            out[3][2usize] = joint1_skin_0_1_position_z;
+            out[4][0usize] = joint1_skin_0_2_position_x;
+            out[4][1usize] = joint1_skin_0_2_position_y;
+            out[4][2usize] = joint1_skin_0_2_position_z;
+            out[5][0usize] = joint1_skin_0_3_position_x;
+            out[5][1usize] = joint1_skin_0_3_position_y;
+            out[5][2usize] = joint1_skin_0_3_position_z;
+        }
+        2 => {
+            let t0 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+            let t1 = 1.0 / p.actuator_radius;
+            let joint1_bend_y = 0.3333333333333336 * t1 * q[8]
+                + 0.33333333333333315 * t1 * q[7] - 0.6666666666666666 * t1 * q[6];
+            let t2 = 0.25 * (joint1_bend_y * cache.joint1_len)
+                * cache.joint1_ring1_bend_c2;
+            let joint1_bend_z = 0.5773502691896255 * t1 * q[8]
+                - 0.5773502691896257 * t1 * q[7];
+            let t3 = 0.25 * cache.joint1_ring1_bend_c2
+                * (joint1_bend_z * cache.joint1_len);
+            let joint1_ring1_position_x = t0 * cache.base_pitch_rotation_00
+                + cache.joint1_position_x + cache.base_roll_rotation_01 * t2
+                + cache.base_roll_rotation_02 * t3;
+            let t4 = 0.25 * cache.joint1_ring1_bend_c2
+                * -(joint1_bend_y * joint1_bend_z);
+            let t5 = 0.5 * cache.joint1_ring1_bend_c1 * -joint1_bend_y;
+            let t6 = 1.0
+                + 0.25 * -(joint1_bend_y * joint1_bend_y) * cache.joint1_ring1_bend_c2;
+            let joint1_ring1_rotation_01 = t4 * cache.base_roll_rotation_02
+                + t5 * cache.base_pitch_rotation_00 + cache.base_roll_rotation_01 * t6;
+            let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
+            let joint1_skin_1_0_position_x = joint1_ring1_position_x
+                + joint1_ring1_skin_y_x;
+            let joint1_ring1_rotation_11 = cache.base_roll_rotation_12 * t4
+                + cache.base_pitch_rotation_10 * t5 + cache.base_roll_rotation_11 * t6;
+            let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
+            let joint1_ring1_position_y = cache.joint1_position_y
+                + cache.base_roll_rotation_12 * t3 + cache.base_pitch_rotation_10 * t0
+                + cache.base_roll_rotation_11 * t2;
+            let joint1_skin_1_0_position_y = joint1_ring1_skin_y_y
+                + joint1_ring1_position_y;
+            let joint1_ring1_position_z = cache.base_roll_rotation_21 * t2
+                + t3 * cache.base_roll_rotation_22 + cache.joint1_position_z
+                + cache.base_pitch_rotation_20 * t0;
+            let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t5
+                + t6 * cache.base_roll_rotation_21 + t4 * cache.base_roll_rotation_22;
+            let joint1_ring1_skin_y_z = joint1_ring1_rotation_21 * p.module_radius;
+            let joint1_skin_1_0_position_z = joint1_ring1_position_z
+                + joint1_ring1_skin_y_z;
+            let t7 = 0.25 * -(joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2
+                + 1.0;
+            let t8 = 0.5 * cache.joint1_ring1_bend_c1 * -joint1_bend_z;
+            let joint1_ring1_rotation_02 = t7 * cache.base_roll_rotation_02
+                + t4 * cache.base_roll_rotation_01 + t8 * cache.base_pitch_rotation_00;
+            let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
+            let joint1_skin_1_1_position_x = joint1_ring1_position_x
+                + joint1_ring1_skin_z_x;
+            let joint1_ring1_rotation_12 = t4 * cache.base_roll_rotation_11
+                + t7 * cache.base_roll_rotation_12 + cache.base_pitch_rotation_10 * t8;
+            let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
+            let joint1_skin_1_1_position_y = joint1_ring1_skin_z_y
+                + joint1_ring1_position_y;
+            let joint1_ring1_rotation_22 = t4 * cache.base_roll_rotation_21
+                + cache.base_pitch_rotation_20 * t8 + t7 * cache.base_roll_rotation_22;
+            let joint1_ring1_skin_z_z = p.module_radius * joint1_ring1_rotation_22;
+            let joint1_skin_1_1_position_z = joint1_ring1_position_z
+                + joint1_ring1_skin_z_z;
+            let joint1_skin_1_2_position_x = joint1_ring1_position_x
+                - joint1_ring1_skin_y_x;
+            let joint1_skin_1_2_position_y = joint1_ring1_position_y
+                - joint1_ring1_skin_y_y;
+            let joint1_skin_1_2_position_z = joint1_ring1_position_z
+                - joint1_ring1_skin_y_z;
+            let joint1_skin_1_3_position_x = joint1_ring1_position_x
+                - joint1_ring1_skin_z_x;
+            let joint1_skin_1_3_position_y = joint1_ring1_position_y
+                - joint1_ring1_skin_z_y;
+            let joint1_skin_1_3_position_z = joint1_ring1_position_z
+                - joint1_ring1_skin_z_z;
+            out[6][0usize] = joint1_skin_1_0_position_x;
+            out[6][1usize] = joint1_skin_1_0_position_y;
+            out[6][2usize] = joint1_skin_1_0_position_z;
+            out[7][0usize] = joint1_skin_1_1_position_x;
+            out[7][1usize] = joint1_skin_1_1_position_y;
+            out[7][2usize] = joint1_skin_1_1_position_z;
+            out[8][0usize] = joint1_skin_1_2_position_x;
+            out[8][1usize] = joint1_skin_1_2_position_y;
+            out[8][2usize] = joint1_skin_1_2_position_z;
+            out[9][0usize] = joint1_skin_1_3_position_x;
+            out[9][1usize] = joint1_skin_1_3_position_y;
+            out[9][2usize] = joint1_skin_1_3_position_z;
+        }
+        3 => {
+            out[10][0usize] = cache.middle_bottom_position_x;
+            out[10][1usize] = cache.middle_bottom_position_y;
+            out[10][2usize] = cache.middle_bottom_position_z;
+        }
+        4 => {
+            let joint2_ring0_skin_y_x = cache.joint2_rotation_01 * p.module_radius;
+            let joint2_skin_0_0_position_x = cache.joint2_position_x
+                + joint2_ring0_skin_y_x;
+            let joint2_ring0_skin_y_y = cache.joint2_rotation_11 * p.module_radius;
+            let joint2_skin_0_0_position_y = cache.joint2_position_y
+                + joint2_ring0_skin_y_y;
+            let joint2_ring0_skin_y_z = cache.joint2_rotation_21 * p.module_radius;
+            let joint2_skin_0_0_position_z = cache.joint2_position_z
+                + joint2_ring0_skin_y_z;
+            let joint2_ring0_skin_z_x = cache.joint2_rotation_02 * p.module_radius;
+            let joint2_skin_0_1_position_x = joint2_ring0_skin_z_x
+                + cache.joint2_position_x;
+            let joint2_ring0_skin_z_y = cache.joint2_rotation_12 * p.module_radius;
+            let joint2_skin_0_1_position_y = cache.joint2_position_y
+                + joint2_ring0_skin_z_y;
+            let joint2_ring0_skin_z_z = cache.joint2_rotation_22 * p.module_radius;
+            let joint2_skin_0_1_position_z = cache.joint2_position_z
+                + joint2_ring0_skin_z_z;
+            let joint2_skin_0_2_position_x = cache.joint2_position_x
+                - joint2_ring0_skin_y_x;
+            let joint2_skin_0_2_position_y = cache.joint2_position_y
+                - joint2_ring0_skin_y_y;
+            let joint2_skin_0_2_position_z = cache.joint2_position_z
+                - joint2_ring0_skin_y_z;
+            let joint2_skin_0_3_position_x = cache.joint2_position_x
+                - joint2_ring0_skin_z_x;
+            let joint2_skin_0_3_position_y = cache.joint2_position_y
+                - joint2_ring0_skin_z_y;
+            let joint2_skin_0_3_position_z = cache.joint2_position_z
+                - joint2_ring0_skin_z_z;
+            out[11][0usize] = joint2_skin_0_0_position_x;
+            out[11][1usize] = joint2_skin_0_0_position_y;
+            out[11][2usize] = joint2_skin_0_0_position_z;
+            out[12][0usize] = joint2_skin_0_1_position_x;
+            out[12][1usize] = joint2_skin_0_1_position_y;
+            out[12][2usize] = joint2_skin_0_1_position_z;
+            out[13][0usize] = joint2_skin_0_2_position_x;
+            out[13][1usize] = joint2_skin_0_2_position_y;
+            out[13][2usize] = joint2_skin_0_2_position_z;
+            out[14][0usize] = joint2_skin_0_3_position_x;
+            out[14][1usize] = joint2_skin_0_3_position_y;
+            out[14][2usize] = joint2_skin_0_3_position_z;
+        }
+        5 => {
+            let t0 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+            let t1 = 1.0 / p.actuator_radius;
+            let joint2_bend_y = 0.3333333333333336 * t1 * q[11]
+                + 0.33333333333333315 * t1 * q[10] - 0.6666666666666666 * t1 * q[9];
+            let t2 = 0.25 * (cache.joint2_len * joint2_bend_y)
+                * cache.joint2_ring1_bend_c2;
+            let joint2_bend_z = 0.5773502691896255 * t1 * q[11]
+                - 0.5773502691896257 * t1 * q[10];
+            let t3 = 0.25 * (joint2_bend_z * cache.joint2_len)
+                * cache.joint2_ring1_bend_c2;
+            let joint2_ring1_position_x = cache.joint2_position_x
+                + cache.joint1_tip_rotation_00 * t0 + cache.joint2_rotation_01 * t2
+                + t3 * cache.joint2_rotation_02;
+            let t4 = 0.5 * cache.joint2_ring1_bend_c1 * -joint2_bend_y;
+            let t5 = 1.0
+                + 0.25 * cache.joint2_ring1_bend_c2 * -(joint2_bend_y * joint2_bend_y);
+            let t6 = 0.25 * cache.joint2_ring1_bend_c2
+                * -(joint2_bend_z * joint2_bend_y);
+            let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t4
+                + cache.joint2_rotation_01 * t5 + t6 * cache.joint2_rotation_02;
+            let joint2_ring1_skin_y_x = joint2_ring1_rotation_01 * p.module_radius;
+            let joint2_skin_1_0_position_x = joint2_ring1_position_x
+                + joint2_ring1_skin_y_x;
+            let joint2_ring1_rotation_11 = cache.joint2_rotation_11 * t5
+                + cache.joint2_rotation_12 * t6 + cache.joint1_tip_rotation_10 * t4;
+            let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
+            let joint2_ring1_position_y = cache.joint2_position_y
+                + cache.joint1_tip_rotation_10 * t0 + cache.joint2_rotation_12 * t3
+                + cache.joint2_rotation_11 * t2;
+            let joint2_skin_1_0_position_y = joint2_ring1_skin_y_y
+                + joint2_ring1_position_y;
+            let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t4
+                + cache.joint2_rotation_21 * t5 + t6 * cache.joint2_rotation_22;
+            let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
+            let joint2_ring1_position_z = cache.joint1_tip_rotation_20 * t0
+                + cache.joint2_position_z + t3 * cache.joint2_rotation_22
+                + cache.joint2_rotation_21 * t2;
+            let joint2_skin_1_0_position_z = joint2_ring1_skin_y_z
+                + joint2_ring1_position_z;
+            let t7 = 0.5 * cache.joint2_ring1_bend_c1 * -joint2_bend_z;
+            let t8 = 0.25 * cache.joint2_ring1_bend_c2 * -(joint2_bend_z * joint2_bend_z)
+                + 1.0;
+            let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t7
+                + t8 * cache.joint2_rotation_02 + t6 * cache.joint2_rotation_01;
+            let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
+            let joint2_skin_1_1_position_x = joint2_ring1_position_x
+                + joint2_ring1_skin_z_x;
+            let joint2_ring1_rotation_12 = cache.joint2_rotation_12 * t8
+                + cache.joint2_rotation_11 * t6 + cache.joint1_tip_rotation_10 * t7;
+            let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
+            let joint2_skin_1_1_position_y = joint2_ring1_position_y
+                + joint2_ring1_skin_z_y;
+            let joint2_ring1_rotation_22 = cache.joint2_rotation_22 * t8
+                + cache.joint1_tip_rotation_20 * t7 + cache.joint2_rotation_21 * t6;
+            let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
+            let joint2_skin_1_1_position_z = joint2_ring1_skin_z_z
+                + joint2_ring1_position_z;
+            let joint2_skin_1_2_position_x = joint2_ring1_position_x
+                - joint2_ring1_skin_y_x;
+            let joint2_skin_1_2_position_y = joint2_ring1_position_y
+                - joint2_ring1_skin_y_y;
+            let joint2_skin_1_2_position_z = joint2_ring1_position_z
+                - joint2_ring1_skin_y_z;
+            let joint2_skin_1_3_position_x = joint2_ring1_position_x
+                - joint2_ring1_skin_z_x;
+            let joint2_skin_1_3_position_y = joint2_ring1_position_y
+                - joint2_ring1_skin_z_y;
+            let joint2_skin_1_3_position_z = joint2_ring1_position_z
+                - joint2_ring1_skin_z_z;
+            out[15][0usize] = joint2_skin_1_0_position_x;
+            out[15][1usize] = joint2_skin_1_0_position_y;
+            out[15][2usize] = joint2_skin_1_0_position_z;
+            out[16][0usize] = joint2_skin_1_1_position_x;
+            out[16][1usize] = joint2_skin_1_1_position_y;
+            out[16][2usize] = joint2_skin_1_1_position_z;
+            out[17][0usize] = joint2_skin_1_2_position_x;
+            out[17][1usize] = joint2_skin_1_2_position_y;
+            out[17][2usize] = joint2_skin_1_2_position_z;
+            out[18][0usize] = joint2_skin_1_3_position_x;
+            out[18][1usize] = joint2_skin_1_3_position_y;
+            out[18][2usize] = joint2_skin_1_3_position_z;
+        }
+        6 => {
+            out[19][0usize] = cache.head_front_position_x;
+            out[19][1usize] = cache.head_front_position_y;
+            out[19][2usize] = cache.head_front_position_z;
+        }
+        _ => {}
+    }
+}
 /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
 /// about the world origin; zero for coordinates that do not move it) and its x axis.
 #[inline]
@@ -23954,6 +24354,25 @@ impl Model<DOF, CONTACTS> for RigidSoftChain {
     const CONTACT_FRAME_OF: &'static [u16] = &[
         0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6,
     ];
+    const CONTACT_FRAME_START: &'static [u16] = &[0, 2, 6, 10, 11, 15, 19, 20];
+    fn contact_frame_sphere(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        centre: &mut Vector3<f64>,
+    ) -> f64 {
+        contact_frame_sphere(frame, q, p, k, centre)
+    }
+    fn contact_frame_positions_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [Vector3<f64>; CONTACTS],
+    ) {
+        contact_frame_positions_into(frame, q, p, k, out)
+    }
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, DOF>,

@@ -7925,6 +7925,214 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
+/// The origin of contact frame `frame` in the world (into `centre`) and the radius of
+/// a ball about it that holds all the frame's points (infinite for frames that are
+/// not skin rings): a broad phase, since terrain that cannot reach the ball touches
+/// none of them.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_sphere(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    centre: &mut Vector3<f64>,
+) -> f64 {
+    match frame {
+        0 => {
+            centre[0usize] = cache.flap_position_x;
+            centre[1usize] = cache.flap_position_y;
+            centre[2usize] = cache.flap_position_z;
+            let radius = p.flap_skin_radius;
+            radius.abs()
+        }
+        1 => {
+            centre[0usize] = cache.flap_slice1_position_x;
+            centre[1usize] = cache.flap_slice1_position_y;
+            centre[2usize] = cache.flap_slice1_position_z;
+            let radius = p.flap_skin_radius;
+            radius.abs()
+        }
+        2 => {
+            let flap_bend_y = p.flap_length * q[2];
+            let t0 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+            let t1 = p.flap_length * cache.flap_bend_squared_c1;
+            let flap_tip_position_x = cache.flap_position_x + t0 * cache.flap_rotation_01
+                + cache.flap_rotation_00 * t1;
+            let flap_tip_position_y = t0 * cache.flap_rotation_11 + cache.flap_position_y
+                + cache.flap_rotation_10 * t1;
+            let flap_tip_position_z = cache.flap_rotation_21 * t0 + cache.flap_position_z
+                + cache.flap_rotation_20 * t1;
+            centre[0usize] = flap_tip_position_x;
+            centre[1usize] = flap_tip_position_y;
+            centre[2usize] = flap_tip_position_z;
+            let radius = p.flap_skin_radius;
+            radius.abs()
+        }
+        3 => {
+            centre[0usize] = cache.wrist_position_x;
+            centre[1usize] = cache.wrist_position_y;
+            centre[2usize] = cache.wrist_position_z;
+            f64::INFINITY
+        }
+        _ => f64::INFINITY,
+    }
+}
+/// World positions of the contact points of frame `frame` (the others in `out`
+/// are left as they are).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_positions_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [Vector3<f64>; CONTACTS],
+) {
+    match frame {
+        0 => {
+            let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
+            let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
+            let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
+            let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
+            let flap_ring0_skin_y_z = cache.flap_rotation_21 * p.flap_skin_radius;
+            let flap_skin_0_0_position_z = flap_ring0_skin_y_z + cache.flap_position_z;
+            let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+            let flap_skin_0_1_position_x = cache.flap_position_x
+                + 0.8660254037844387 * flap_ring0_skin_z_x
+                - 0.4999999999999998 * flap_ring0_skin_y_x;
+            let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+            let flap_skin_0_1_position_y = cache.flap_position_y
+                + 0.8660254037844387 * flap_ring0_skin_z_y
+                - 0.4999999999999998 * flap_ring0_skin_y_y;
+            let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
+            let flap_skin_0_1_position_z = cache.flap_position_z
+                + 0.8660254037844387 * flap_ring0_skin_z_z
+                - 0.4999999999999998 * flap_ring0_skin_y_z;
+            let flap_skin_0_2_position_x = cache.flap_position_x
+                - 0.5000000000000004 * flap_ring0_skin_y_x
+                - 0.8660254037844384 * flap_ring0_skin_z_x;
+            let flap_skin_0_2_position_y = cache.flap_position_y
+                - 0.5000000000000004 * flap_ring0_skin_y_y
+                - 0.8660254037844384 * flap_ring0_skin_z_y;
+            let flap_skin_0_2_position_z = cache.flap_position_z
+                - 0.8660254037844384 * flap_ring0_skin_z_z
+                - 0.5000000000000004 * flap_ring0_skin_y_z;
+            out[0][0usize] = flap_skin_0_0_position_x;
+            out[0][1usize] = flap_skin_0_0_position_y;
+            out[0][2usize] = flap_skin_0_0_position_z;
+            out[1][0usize] = flap_skin_0_1_position_x;
+            out[1][1usize] = flap_skin_0_1_position_y;
+            out[1][2usize] = flap_skin_0_1_position_z;
+            out[2][0usize] = flap_skin_0_2_position_x;
+            out[2][1usize] = flap_skin_0_2_position_y;
+            out[2][2usize] = flap_skin_0_2_position_z;
+        }
+        1 => {
+            let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+            let flap_skin_1_0_position_x = cache.flap_slice1_position_x
+                + flap_ring1_skin_y_x;
+            let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
+            let flap_skin_1_0_position_y = flap_ring1_skin_y_y
+                + cache.flap_slice1_position_y;
+            let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+            let flap_skin_1_0_position_z = cache.flap_slice1_position_z
+                + flap_ring1_skin_y_z;
+            let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+            let flap_skin_1_1_position_x = cache.flap_slice1_position_x
+                + 0.8660254037844387 * flap_ring0_skin_z_x
+                - 0.4999999999999998 * flap_ring1_skin_y_x;
+            let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+            let flap_skin_1_1_position_y = 0.8660254037844387 * flap_ring0_skin_z_y
+                + cache.flap_slice1_position_y
+                - 0.4999999999999998 * flap_ring1_skin_y_y;
+            let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
+            let flap_skin_1_1_position_z = cache.flap_slice1_position_z
+                + 0.8660254037844387 * flap_ring0_skin_z_z
+                - 0.4999999999999998 * flap_ring1_skin_y_z;
+            let flap_skin_1_2_position_x = cache.flap_slice1_position_x
+                - 0.5000000000000004 * flap_ring1_skin_y_x
+                - 0.8660254037844384 * flap_ring0_skin_z_x;
+            let flap_skin_1_2_position_y = cache.flap_slice1_position_y
+                - 0.5000000000000004 * flap_ring1_skin_y_y
+                - 0.8660254037844384 * flap_ring0_skin_z_y;
+            let flap_skin_1_2_position_z = cache.flap_slice1_position_z
+                - 0.5000000000000004 * flap_ring1_skin_y_z
+                - 0.8660254037844384 * flap_ring0_skin_z_z;
+            out[3][0usize] = flap_skin_1_0_position_x;
+            out[3][1usize] = flap_skin_1_0_position_y;
+            out[3][2usize] = flap_skin_1_0_position_z;
+            out[4][0usize] = flap_skin_1_1_position_x;
+            out[4][1usize] = flap_skin_1_1_position_y;
+            out[4][2usize] = flap_skin_1_1_position_z;
+            out[5][0usize] = flap_skin_1_2_position_x;
+            out[5][1usize] = flap_skin_1_2_position_y;
+            out[5][2usize] = flap_skin_1_2_position_z;
+        }
+        2 => {
+            let flap_bend_y = p.flap_length * q[2];
+            let t0 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+            let t1 = p.flap_length * cache.flap_bend_squared_c1;
+            let flap_tip_position_x = cache.flap_position_x + t0 * cache.flap_rotation_01
+                + cache.flap_rotation_00 * t1;
+            let t2 = -flap_bend_y * cache.flap_bend_squared_c1;
+            let flap_bend_squared = flap_bend_y * flap_bend_y;
+            let t3 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
+            let flap_tip_rotation_01 = t2 * cache.flap_rotation_00
+                + cache.flap_rotation_01 * t3;
+            let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
+            let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
+            let flap_tip_position_y = t0 * cache.flap_rotation_11 + cache.flap_position_y
+                + cache.flap_rotation_10 * t1;
+            let flap_tip_rotation_11 = t3 * cache.flap_rotation_11
+                + cache.flap_rotation_10 * t2;
+            let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
+            let flap_skin_2_0_position_y = flap_tip_position_y + flap_ring2_skin_y_y;
+            let flap_tip_position_z = cache.flap_rotation_21 * t0 + cache.flap_position_z
+                + cache.flap_rotation_20 * t1;
+            let flap_tip_rotation_21 = cache.flap_rotation_21 * t3
+                + cache.flap_rotation_20 * t2;
+            let flap_ring2_skin_y_z = p.flap_skin_radius * flap_tip_rotation_21;
+            let flap_skin_2_0_position_z = flap_tip_position_z + flap_ring2_skin_y_z;
+            let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+            let flap_skin_2_1_position_x = flap_tip_position_x
+                + 0.8660254037844387 * flap_ring0_skin_z_x
+                - 0.4999999999999998 * flap_ring2_skin_y_x;
+            let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+            let flap_skin_2_1_position_y = flap_tip_position_y
+                + 0.8660254037844387 * flap_ring0_skin_z_y
+                - 0.4999999999999998 * flap_ring2_skin_y_y;
+            let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
+            let flap_skin_2_1_position_z = flap_tip_position_z
+                + 0.8660254037844387 * flap_ring0_skin_z_z
+                - 0.4999999999999998 * flap_ring2_skin_y_z;
+            let flap_skin_2_2_position_x = flap_tip_position_x
+                - 0.5000000000000004 * flap_ring2_skin_y_x
+                - 0.8660254037844384 * flap_ring0_skin_z_x;
+            let flap_skin_2_2_position_y = flap_tip_position_y
+                - 0.8660254037844384 * flap_ring0_skin_z_y
+                - 0.5000000000000004 * flap_ring2_skin_y_y;
+            let flap_skin_2_2_position_z = flap_tip_position_z
+                - 0.5000000000000004 * flap_ring2_skin_y_z
+                - 0.8660254037844384 * flap_ring0_skin_z_z;
+            out[6][0usize] = flap_skin_2_0_position_x;
+            out[6][1usize] = flap_skin_2_0_position_y;
+            out[6][2usize] = flap_skin_2_0_position_z;
+            out[7][0usize] = flap_skin_2_1_position_x;
+            out[7][1usize] = flap_skin_2_1_position_y;
+            out[7][2usize] = flap_skin_2_1_position_z;
+            out[8][0usize] = flap_skin_2_2_position_x;
+            out[8][1usize] = flap_skin_2_2_position_y;
+            out[8][2usize] = flap_skin_2_2_position_z;
+        }
+        3 => {
+            out[9][0usize] = cache.wrist_tip_position_x;
+            out[9][1usize] = cache.wrist_tip_position_y;
+            out[9][2usize] = cache.wrist_tip_position_z;
+        }
+        _ => {}
+    }
+}
 /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
 /// about the world origin; zero for coordinates that do not move it) and its x axis.
 #[inline]
@@ -10390,6 +10598,25 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         contact_jacobian_into(index, q, p, k, out)
     }
     const CONTACT_FRAME_OF: &'static [u16] = &[0, 0, 0, 1, 1, 1, 2, 2, 2, 3];
+    const CONTACT_FRAME_START: &'static [u16] = &[0, 3, 6, 9, 10];
+    fn contact_frame_sphere(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        centre: &mut Vector3<f64>,
+    ) -> f64 {
+        contact_frame_sphere(frame, q, p, k, centre)
+    }
+    fn contact_frame_positions_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [Vector3<f64>; CONTACTS],
+    ) {
+        contact_frame_positions_into(frame, q, p, k, out)
+    }
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, DOF>,

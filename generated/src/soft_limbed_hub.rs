@@ -32967,6 +32967,836 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
+/// The origin of contact frame `frame` in the world (into `centre`) and the radius of
+/// a ball about it that holds all the frame's points (infinite for frames that are
+/// not skin rings): a broad phase, since terrain that cannot reach the ball touches
+/// none of them.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_sphere(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    centre: &mut Vector3<f64>,
+) -> f64 {
+    match frame {
+        0 => {
+            centre[0usize] = cache.back_position_x;
+            centre[1usize] = cache.back_position_y;
+            centre[2usize] = cache.back_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        1 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let back_bend_z = 0.5773502691896255 * t0 * q[11]
+                - 0.5773502691896257 * t0 * q[10];
+            let t1 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * back_bend_z);
+            let back_bend_y = 0.3333333333333336 * t0 * q[11]
+                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
+            let t2 = 0.25 * (cache.back_len * back_bend_y) * cache.back_ring1_bend_c2;
+            let t3 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+            let back_ring1_position_x = t1 * cache.back_rotation_02
+                + cache.base_roll_rotation_01 * t2 + cache.back_position_x
+                + t3 * cache.back_rotation_00;
+            let back_ring1_position_y = cache.base_roll_rotation_11 * t2
+                + t1 * cache.back_rotation_12 + cache.back_position_y
+                + t3 * cache.back_rotation_10;
+            let back_ring1_position_z = t3 * cache.back_rotation_20
+                + cache.back_position_z + cache.base_roll_rotation_21 * t2
+                + cache.back_rotation_22 * t1;
+            centre[0usize] = back_ring1_position_x;
+            centre[1usize] = back_ring1_position_y;
+            centre[2usize] = back_ring1_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        2 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let back_bend_y = 0.3333333333333336 * t0 * q[11]
+                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
+            let t1 = (cache.back_len * back_bend_y) * cache.back_bend_squared_c2;
+            let t2 = cache.back_len * cache.back_bend_squared_c1;
+            let back_bend_z = 0.5773502691896255 * t0 * q[11]
+                - 0.5773502691896257 * t0 * q[10];
+            let t3 = (cache.back_len * back_bend_z) * cache.back_bend_squared_c2;
+            let back_tip_position_x = t1 * cache.base_roll_rotation_01
+                + cache.back_position_x + t2 * cache.back_rotation_00
+                + t3 * cache.back_rotation_02;
+            let back_tip_position_y = t3 * cache.back_rotation_12 + cache.back_position_y
+                + t2 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t1;
+            let back_tip_position_z = cache.back_position_z
+                + t1 * cache.base_roll_rotation_21 + cache.back_rotation_22 * t3
+                + t2 * cache.back_rotation_20;
+            centre[0usize] = back_tip_position_x;
+            centre[1usize] = back_tip_position_y;
+            centre[2usize] = back_tip_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        3 => {
+            centre[0usize] = cache.front_right_position_x;
+            centre[1usize] = cache.front_right_position_y;
+            centre[2usize] = cache.front_right_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        4 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
+                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
+            let t1 = 0.25 * (cache.front_right_len * front_right_bend_y)
+                * cache.front_right_ring1_bend_c2;
+            let t2 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
+                - 0.5773502691896257 * t0 * q[13];
+            let t3 = 0.25 * cache.front_right_ring1_bend_c2
+                * (cache.front_right_len * front_right_bend_z);
+            let front_right_ring1_position_x = cache.front_right_position_x
+                + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_00
+                + cache.front_right_rotation_02 * t3;
+            let front_right_ring1_position_y = t2 * cache.front_right_rotation_10
+                + t3 * cache.front_right_rotation_12 + t1 * cache.front_right_rotation_11
+                + cache.front_right_position_y;
+            let front_right_ring1_position_z = t1 * cache.front_right_rotation_21
+                + t2 * cache.front_right_rotation_20 + cache.front_right_position_z
+                + cache.front_right_rotation_22 * t3;
+            centre[0usize] = front_right_ring1_position_x;
+            centre[1usize] = front_right_ring1_position_y;
+            centre[2usize] = front_right_ring1_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        5 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
+                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
+            let t1 = cache.front_right_bend_squared_c2
+                * (cache.front_right_len * front_right_bend_y);
+            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
+                - 0.5773502691896257 * t0 * q[13];
+            let t2 = cache.front_right_bend_squared_c2
+                * (cache.front_right_len * front_right_bend_z);
+            let t3 = cache.front_right_len * cache.front_right_bend_squared_c1;
+            let front_right_tip_position_x = cache.front_right_position_x
+                + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_02
+                + cache.front_right_rotation_00 * t3;
+            let front_right_tip_position_y = cache.front_right_rotation_10 * t3
+                + cache.front_right_position_y + t1 * cache.front_right_rotation_11
+                + t2 * cache.front_right_rotation_12;
+            let front_right_tip_position_z = cache.front_right_rotation_20 * t3
+                + t2 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t1
+                + cache.front_right_position_z;
+            centre[0usize] = front_right_tip_position_x;
+            centre[1usize] = front_right_tip_position_y;
+            centre[2usize] = front_right_tip_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        6 => {
+            centre[0usize] = cache.front_left_position_x;
+            centre[1usize] = cache.front_left_position_y;
+            centre[2usize] = cache.front_left_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        7 => {
+            let t0 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+            let t1 = 1.0 / p.actuator_radius;
+            let front_left_bend_z = 0.5773502691896255 * t1 * q[17]
+                - 0.5773502691896257 * q[16] * t1;
+            let t2 = 0.25 * (cache.front_left_len * front_left_bend_z)
+                * cache.front_left_ring1_bend_c2;
+            let front_left_bend_y = 0.3333333333333336 * t1 * q[17]
+                + 0.33333333333333315 * q[16] * t1 - 0.6666666666666666 * t1 * q[15];
+            let t3 = 0.25 * (cache.front_left_len * front_left_bend_y)
+                * cache.front_left_ring1_bend_c2;
+            let front_left_ring1_position_x = cache.front_left_position_x
+                + t0 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t2
+                + cache.front_left_rotation_01 * t3;
+            let front_left_ring1_position_y = t2 * cache.front_left_rotation_12
+                + cache.front_left_rotation_11 * t3 + t0 * cache.front_left_rotation_10
+                + cache.front_left_position_y;
+            let front_left_ring1_position_z = t0 * cache.front_left_rotation_20
+                + cache.front_left_position_z + cache.front_left_rotation_22 * t2
+                + cache.front_left_rotation_21 * t3;
+            centre[0usize] = front_left_ring1_position_x;
+            centre[1usize] = front_left_ring1_position_y;
+            centre[2usize] = front_left_ring1_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        8 => {
+            let t0 = cache.front_left_len * cache.front_left_bend_squared_c1;
+            let t1 = 1.0 / p.actuator_radius;
+            let front_left_bend_z = 0.5773502691896255 * t1 * q[17]
+                - 0.5773502691896257 * q[16] * t1;
+            let t2 = (cache.front_left_len * front_left_bend_z)
+                * cache.front_left_bend_squared_c2;
+            let front_left_bend_y = 0.3333333333333336 * t1 * q[17]
+                + 0.33333333333333315 * q[16] * t1 - 0.6666666666666666 * t1 * q[15];
+            let t3 = (cache.front_left_len * front_left_bend_y)
+                * cache.front_left_bend_squared_c2;
+            let front_left_tip_position_x = cache.front_left_rotation_00 * t0
+                + cache.front_left_position_x + cache.front_left_rotation_02 * t2
+                + t3 * cache.front_left_rotation_01;
+            let front_left_tip_position_y = t0 * cache.front_left_rotation_10
+                + t3 * cache.front_left_rotation_11 + cache.front_left_position_y
+                + t2 * cache.front_left_rotation_12;
+            let front_left_tip_position_z = t3 * cache.front_left_rotation_21
+                + cache.front_left_rotation_22 * t2 + cache.front_left_position_z
+                + t0 * cache.front_left_rotation_20;
+            centre[0usize] = front_left_tip_position_x;
+            centre[1usize] = front_left_tip_position_y;
+            centre[2usize] = front_left_tip_position_z;
+            let radius = p.limb_radius;
+            radius.abs()
+        }
+        9 => {
+            centre[0usize] = q[0];
+            centre[1usize] = q[1];
+            centre[2usize] = q[2];
+            f64::INFINITY
+        }
+        _ => f64::INFINITY,
+    }
+}
+/// World positions of the contact points of frame `frame` (the others in `out`
+/// are left as they are).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_positions_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [Vector3<f64>; CONTACTS],
+) {
+    match frame {
+        0 => {
+            let back_ring0_skin_y_x = cache.base_roll_rotation_01 * p.limb_radius;
+            let back_skin_0_0_position_x = cache.back_position_x + back_ring0_skin_y_x;
+            let back_ring0_skin_y_y = cache.base_roll_rotation_11 * p.limb_radius;
+            let back_skin_0_0_position_y = cache.back_position_y + back_ring0_skin_y_y;
+            let back_ring0_skin_y_z = p.limb_radius * cache.base_roll_rotation_21;
+            let back_skin_0_0_position_z = cache.back_position_z + back_ring0_skin_y_z;
+            let back_ring0_skin_z_x = p.limb_radius * cache.back_rotation_02;
+            let back_skin_0_1_position_x = cache.back_position_x + back_ring0_skin_z_x;
+            let back_ring0_skin_z_y = p.limb_radius * cache.back_rotation_12;
+            let back_skin_0_1_position_y = cache.back_position_y + back_ring0_skin_z_y;
+            let back_ring0_skin_z_z = cache.back_rotation_22 * p.limb_radius;
+            let back_skin_0_1_position_z = cache.back_position_z + back_ring0_skin_z_z;
+            let back_skin_0_2_position_x = cache.back_position_x - back_ring0_skin_y_x;
+            let back_skin_0_2_position_y = cache.back_position_y - back_ring0_skin_y_y;
+            let back_skin_0_2_position_z = cache.back_position_z - back_ring0_skin_y_z;
+            let back_skin_0_3_position_x = cache.back_position_x - back_ring0_skin_z_x;
+            let back_skin_0_3_position_y = cache.back_position_y - back_ring0_skin_z_y;
+            let back_skin_0_3_position_z = cache.back_position_z - back_ring0_skin_z_z;
+            out[0][0usize] = back_skin_0_0_position_x;
+            out[0][1usize] = back_skin_0_0_position_y;
+            out[0][2usize] = back_skin_0_0_position_z;
+            out[1][0usize] = back_skin_0_1_position_x;
+            out[1][1usize] = back_skin_0_1_position_y;
+            out[1][2usize] = back_skin_0_1_position_z;
+            out[2][0usize] = back_skin_0_2_position_x;
+            out[2][1usize] = back_skin_0_2_position_y;
+            out[2][2usize] = back_skin_0_2_position_z;
+            out[3][0usize] = back_skin_0_3_position_x;
+            out[3][1usize] = back_skin_0_3_position_y;
+            out[3][2usize] = back_skin_0_3_position_z;
+        }
+        1 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let back_bend_y = 0.3333333333333336 * t0 * q[11]
+                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
+            let t1 = 0.5 * cache.back_ring1_bend_c1 * -back_bend_y;
+            let back_bend_z = 0.5773502691896255 * t0 * q[11]
+                - 0.5773502691896257 * t0 * q[10];
+            let t2 = 0.25 * cache.back_ring1_bend_c2 * -(back_bend_z * back_bend_y);
+            let t3 = 1.0
+                + 0.25 * cache.back_ring1_bend_c2 * -(back_bend_y * back_bend_y);
+            let back_ring1_rotation_01 = cache.back_rotation_00 * t1
+                + t2 * cache.back_rotation_02 + cache.base_roll_rotation_01 * t3;
+            let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
+            let t4 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * back_bend_z);
+            let t5 = 0.25 * (cache.back_len * back_bend_y) * cache.back_ring1_bend_c2;
+            let t6 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+            let back_ring1_position_x = t4 * cache.back_rotation_02
+                + cache.base_roll_rotation_01 * t5 + cache.back_position_x
+                + t6 * cache.back_rotation_00;
+            let back_skin_1_0_position_x = back_ring1_skin_y_x + back_ring1_position_x;
+            let back_ring1_rotation_11 = cache.base_roll_rotation_11 * t3
+                + t2 * cache.back_rotation_12 + cache.back_rotation_10 * t1;
+            let back_ring1_skin_y_y = back_ring1_rotation_11 * p.limb_radius;
+            let back_ring1_position_y = cache.base_roll_rotation_11 * t5
+                + t4 * cache.back_rotation_12 + cache.back_position_y
+                + t6 * cache.back_rotation_10;
+            let back_skin_1_0_position_y = back_ring1_skin_y_y + back_ring1_position_y;
+            let back_ring1_rotation_21 = cache.base_roll_rotation_21 * t3
+                + cache.back_rotation_20 * t1 + cache.back_rotation_22 * t2;
+            let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
+            let back_ring1_position_z = t6 * cache.back_rotation_20
+                + cache.back_position_z + cache.base_roll_rotation_21 * t5
+                + cache.back_rotation_22 * t4;
+            let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
+            let t7 = 0.25 * cache.back_ring1_bend_c2 * -(back_bend_z * back_bend_z)
+                + 1.0;
+            let t8 = 0.5 * cache.back_ring1_bend_c1 * -back_bend_z;
+            let back_ring1_rotation_02 = t7 * cache.back_rotation_02
+                + t2 * cache.base_roll_rotation_01 + cache.back_rotation_00 * t8;
+            let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
+            let back_skin_1_1_position_x = back_ring1_skin_z_x + back_ring1_position_x;
+            let back_ring1_rotation_12 = t7 * cache.back_rotation_12
+                + cache.back_rotation_10 * t8 + t2 * cache.base_roll_rotation_11;
+            let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
+            let back_skin_1_1_position_y = back_ring1_skin_z_y + back_ring1_position_y;
+            let back_ring1_rotation_22 = t2 * cache.base_roll_rotation_21
+                + cache.back_rotation_20 * t8 + cache.back_rotation_22 * t7;
+            let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
+            let back_skin_1_1_position_z = back_ring1_skin_z_z + back_ring1_position_z;
+            let back_skin_1_2_position_x = back_ring1_position_x - back_ring1_skin_y_x;
+            let back_skin_1_2_position_y = back_ring1_position_y - back_ring1_skin_y_y;
+            let back_skin_1_2_position_z = back_ring1_position_z - back_ring1_skin_y_z;
+            let back_skin_1_3_position_x = back_ring1_position_x - back_ring1_skin_z_x;
+            let back_skin_1_3_position_y = back_ring1_position_y - back_ring1_skin_z_y;
+            let back_skin_1_3_position_z = back_ring1_position_z - back_ring1_skin_z_z;
+            out[4][0usize] = back_skin_1_0_position_x;
+            out[4][1usize] = back_skin_1_0_position_y;
+            out[4][2usize] = back_skin_1_0_position_z;
+            out[5][0usize] = back_skin_1_1_position_x;
+            out[5][1usize] = back_skin_1_1_position_y;
+            out[5][2usize] = back_skin_1_1_position_z;
+            out[6][0usize] = back_skin_1_2_position_x;
+            out[6][1usize] = back_skin_1_2_position_y;
+            out[6][2usize] = back_skin_1_2_position_z;
+            out[7][0usize] = back_skin_1_3_position_x;
+            out[7][1usize] = back_skin_1_3_position_y;
+            out[7][2usize] = back_skin_1_3_position_z;
+        }
+        2 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let back_bend_y = 0.3333333333333336 * t0 * q[11]
+                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
+            let t1 = (cache.back_len * back_bend_y) * cache.back_bend_squared_c2;
+            let t2 = cache.back_len * cache.back_bend_squared_c1;
+            let back_bend_z = 0.5773502691896255 * t0 * q[11]
+                - 0.5773502691896257 * t0 * q[10];
+            let t3 = (cache.back_len * back_bend_z) * cache.back_bend_squared_c2;
+            let back_tip_position_x = t1 * cache.base_roll_rotation_01
+                + cache.back_position_x + t2 * cache.back_rotation_00
+                + t3 * cache.back_rotation_02;
+            let t4 = -back_bend_y * cache.back_bend_squared_c1;
+            let t5 = cache.back_bend_squared_c2 * -(back_bend_z * back_bend_y);
+            let t6 = 1.0 + cache.back_bend_squared_c2 * -(back_bend_y * back_bend_y);
+            let back_tip_rotation_01 = cache.back_rotation_00 * t4
+                + t5 * cache.back_rotation_02 + t6 * cache.base_roll_rotation_01;
+            let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
+            let back_skin_2_0_position_x = back_tip_position_x + back_ring2_skin_y_x;
+            let back_tip_position_y = t3 * cache.back_rotation_12 + cache.back_position_y
+                + t2 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t1;
+            let back_tip_rotation_11 = t5 * cache.back_rotation_12
+                + cache.back_rotation_10 * t4 + t6 * cache.base_roll_rotation_11;
+            let back_ring2_skin_y_y = back_tip_rotation_11 * p.limb_radius;
+            let back_skin_2_0_position_y = back_tip_position_y + back_ring2_skin_y_y;
+            let back_tip_rotation_21 = t6 * cache.base_roll_rotation_21
+                + t5 * cache.back_rotation_22 + cache.back_rotation_20 * t4;
+            let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
+            let back_tip_position_z = cache.back_position_z
+                + t1 * cache.base_roll_rotation_21 + cache.back_rotation_22 * t3
+                + t2 * cache.back_rotation_20;
+            let back_skin_2_0_position_z = back_ring2_skin_y_z + back_tip_position_z;
+            let t7 = 1.0 + cache.back_bend_squared_c2 * -(back_bend_z * back_bend_z);
+            let t8 = cache.back_bend_squared_c1 * -back_bend_z;
+            let back_tip_rotation_02 = t5 * cache.base_roll_rotation_01
+                + cache.back_rotation_02 * t7 + t8 * cache.back_rotation_00;
+            let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
+            let back_skin_2_1_position_x = back_tip_position_x + back_ring2_skin_z_x;
+            let back_tip_rotation_12 = cache.back_rotation_10 * t8
+                + t5 * cache.base_roll_rotation_11 + cache.back_rotation_12 * t7;
+            let back_ring2_skin_z_y = back_tip_rotation_12 * p.limb_radius;
+            let back_skin_2_1_position_y = back_tip_position_y + back_ring2_skin_z_y;
+            let back_tip_rotation_22 = cache.back_rotation_22 * t7
+                + t5 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t8;
+            let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
+            let back_skin_2_1_position_z = back_ring2_skin_z_z + back_tip_position_z;
+            let back_skin_2_2_position_x = back_tip_position_x - back_ring2_skin_y_x;
+            let back_skin_2_2_position_y = back_tip_position_y - back_ring2_skin_y_y;
+            let back_skin_2_2_position_z = back_tip_position_z - back_ring2_skin_y_z;
+            let back_skin_2_3_position_x = back_tip_position_x - back_ring2_skin_z_x;
+            let back_skin_2_3_position_y = back_tip_position_y - back_ring2_skin_z_y;
+            let back_skin_2_3_position_z = back_tip_position_z - back_ring2_skin_z_z;
+            out[8][0usize] = back_skin_2_0_position_x;
+            out[8][1usize] = back_skin_2_0_position_y;
+            out[8][2usize] = back_skin_2_0_position_z;
+            out[9][0usize] = back_skin_2_1_position_x;
+            out[9][1usize] = back_skin_2_1_position_y;
+            out[9][2usize] = back_skin_2_1_position_z;
+            out[10][0usize] = back_skin_2_2_position_x;
+            out[10][1usize] = back_skin_2_2_position_y;
+            out[10][2usize] = back_skin_2_2_position_z;
+            out[11][0usize] = back_skin_2_3_position_x;
+            out[11][1usize] = back_skin_2_3_position_y;
+            out[11][2usize] = back_skin_2_3_position_z;
+        }
+        3 => {
+            let front_right_ring0_skin_y_x = p.limb_radius
+                * cache.front_right_rotation_01;
+            let front_right_skin_0_0_position_x = cache.front_right_position_x
+                + front_right_ring0_skin_y_x;
+            let front_right_ring0_skin_y_y = p.limb_radius
+                * cache.front_right_rotation_11;
+            let front_right_skin_0_0_position_y = front_right_ring0_skin_y_y
+                + cache.front_right_position_y;
+            let front_right_ring0_skin_y_z = cache.front_right_rotation_21
+                * p.limb_radius;
+            let front_right_skin_0_0_position_z = front_right_ring0_skin_y_z
+                + cache.front_right_position_z;
+            let front_right_ring0_skin_z_x = cache.front_right_rotation_02
+                * p.limb_radius;
+            let front_right_skin_0_1_position_x = cache.front_right_position_x
+                + front_right_ring0_skin_z_x;
+            let front_right_ring0_skin_z_y = p.limb_radius
+                * cache.front_right_rotation_12;
+            let front_right_skin_0_1_position_y = cache.front_right_position_y
+                + front_right_ring0_skin_z_y;
+            let front_right_ring0_skin_z_z = cache.front_right_rotation_22
+                * p.limb_radius;
+            let front_right_skin_0_1_position_z = front_right_ring0_skin_z_z
+                + cache.front_right_position_z;
+            let front_right_skin_0_2_position_x = cache.front_right_position_x
+                - front_right_ring0_skin_y_x;
+            let front_right_skin_0_2_position_y = cache.front_right_position_y
+                - front_right_ring0_skin_y_y;
+            let front_right_skin_0_2_position_z = cache.front_right_position_z
+                - front_right_ring0_skin_y_z;
+            let front_right_skin_0_3_position_x = cache.front_right_position_x
+                - front_right_ring0_skin_z_x;
+            let front_right_skin_0_3_position_y = cache.front_right_position_y
+                - front_right_ring0_skin_z_y;
+            let front_right_skin_0_3_position_z = cache.front_right_position_z
+                - front_right_ring0_skin_z_z;
+            out[12][0usize] = front_right_skin_0_0_position_x;
+            out[12][1usize] = front_right_skin_0_0_position_y;
+            out[12][2usize] = front_right_skin_0_0_position_z;
+            out[13][0usize] = front_right_skin_0_1_position_x;
+            out[13][1usize] = front_right_skin_0_1_position_y;
+            out[13][2usize] = front_right_skin_0_1_position_z;
+            out[14][0usize] = front_right_skin_0_2_position_x;
+            out[14][1usize] = front_right_skin_0_2_position_y;
+            out[14][2usize] = front_right_skin_0_2_position_z;
+            out[15][0usize] = front_right_skin_0_3_position_x;
+            out[15][1usize] = front_right_skin_0_3_position_y;
+            out[15][2usize] = front_right_skin_0_3_position_z;
+        }
+        4 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
+                - 0.5773502691896257 * t0 * q[13];
+            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
+                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
+            let t1 = 0.25 * cache.front_right_ring1_bend_c2
+                * -(front_right_bend_z * front_right_bend_y);
+            let t2 = 1.0
+                + 0.25 * cache.front_right_ring1_bend_c2
+                    * -(front_right_bend_y * front_right_bend_y);
+            let t3 = 0.5 * cache.front_right_ring1_bend_c1 * -front_right_bend_y;
+            let front_right_ring1_rotation_01 = cache.front_right_rotation_02 * t1
+                + t2 * cache.front_right_rotation_01
+                + t3 * cache.front_right_rotation_00;
+            let front_right_ring1_skin_y_x = front_right_ring1_rotation_01
+                * p.limb_radius;
+            let t4 = 0.25 * (cache.front_right_len * front_right_bend_y)
+                * cache.front_right_ring1_bend_c2;
+            let t5 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+            let t6 = 0.25 * cache.front_right_ring1_bend_c2
+                * (cache.front_right_len * front_right_bend_z);
+            let front_right_ring1_position_x = cache.front_right_position_x
+                + t4 * cache.front_right_rotation_01 + t5 * cache.front_right_rotation_00
+                + cache.front_right_rotation_02 * t6;
+            let front_right_skin_1_0_position_x = front_right_ring1_skin_y_x
+                + front_right_ring1_position_x;
+            let front_right_ring1_position_y = t5 * cache.front_right_rotation_10
+                + t6 * cache.front_right_rotation_12 + t4 * cache.front_right_rotation_11
+                + cache.front_right_position_y;
+            let front_right_ring1_rotation_11 = cache.front_right_rotation_12 * t1
+                + t3 * cache.front_right_rotation_10
+                + t2 * cache.front_right_rotation_11;
+            let front_right_ring1_skin_y_y = front_right_ring1_rotation_11
+                * p.limb_radius;
+            let front_right_skin_1_0_position_y = front_right_ring1_position_y
+                + front_right_ring1_skin_y_y;
+            let front_right_ring1_rotation_21 = t3 * cache.front_right_rotation_20
+                + t2 * cache.front_right_rotation_21
+                + cache.front_right_rotation_22 * t1;
+            let front_right_ring1_skin_y_z = front_right_ring1_rotation_21
+                * p.limb_radius;
+            let front_right_ring1_position_z = t4 * cache.front_right_rotation_21
+                + t5 * cache.front_right_rotation_20 + cache.front_right_position_z
+                + cache.front_right_rotation_22 * t6;
+            let front_right_skin_1_0_position_z = front_right_ring1_skin_y_z
+                + front_right_ring1_position_z;
+            let t7 = 0.5 * -front_right_bend_z * cache.front_right_ring1_bend_c1;
+            let t8 = 1.0
+                + 0.25 * -(front_right_bend_z * front_right_bend_z)
+                    * cache.front_right_ring1_bend_c2;
+            let front_right_ring1_rotation_02 = t7 * cache.front_right_rotation_00
+                + cache.front_right_rotation_02 * t8
+                + t1 * cache.front_right_rotation_01;
+            let front_right_ring1_skin_z_x = p.limb_radius
+                * front_right_ring1_rotation_02;
+            let front_right_skin_1_1_position_x = front_right_ring1_position_x
+                + front_right_ring1_skin_z_x;
+            let front_right_ring1_rotation_12 = cache.front_right_rotation_12 * t8
+                + t1 * cache.front_right_rotation_11
+                + t7 * cache.front_right_rotation_10;
+            let front_right_ring1_skin_z_y = front_right_ring1_rotation_12
+                * p.limb_radius;
+            let front_right_skin_1_1_position_y = front_right_ring1_position_y
+                + front_right_ring1_skin_z_y;
+            let front_right_ring1_rotation_22 = cache.front_right_rotation_22 * t8
+                + cache.front_right_rotation_21 * t1
+                + t7 * cache.front_right_rotation_20;
+            let front_right_ring1_skin_z_z = front_right_ring1_rotation_22
+                * p.limb_radius;
+            let front_right_skin_1_1_position_z = front_right_ring1_skin_z_z
+                + front_right_ring1_position_z;
+            let front_right_skin_1_2_position_x = front_right_ring1_position_x
+                - front_right_ring1_skin_y_x;
+            let front_right_skin_1_2_position_y = front_right_ring1_position_y
+                - front_right_ring1_skin_y_y;
+            let front_right_skin_1_2_position_z = front_right_ring1_position_z
+                - front_right_ring1_skin_y_z;
+            let front_right_skin_1_3_position_x = front_right_ring1_position_x
+                - front_right_ring1_skin_z_x;
+            let front_right_skin_1_3_position_y = front_right_ring1_position_y
+                - front_right_ring1_skin_z_y;
+            let front_right_skin_1_3_position_z = front_right_ring1_position_z
+                - front_right_ring1_skin_z_z;
+            out[16][0usize] = front_right_skin_1_0_position_x;
+            out[16][1usize] = front_right_skin_1_0_position_y;
+            out[16][2usize] = front_right_skin_1_0_position_z;
+            out[17][0usize] = front_right_skin_1_1_position_x;
+            out[17][1usize] = front_right_skin_1_1_position_y;
+            out[17][2usize] = front_right_skin_1_1_position_z;
+            out[18][0usize] = front_right_skin_1_2_position_x;
+            out[18][1usize] = front_right_skin_1_2_position_y;
+            out[18][2usize] = front_right_skin_1_2_position_z;
+            out[19][0usize] = front_right_skin_1_3_position_x;
+            out[19][1usize] = front_right_skin_1_3_position_y;
+            out[19][2usize] = front_right_skin_1_3_position_z;
+        }
+        5 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
+                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
+            let t1 = cache.front_right_bend_squared_c2
+                * (cache.front_right_len * front_right_bend_y);
+            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
+                - 0.5773502691896257 * t0 * q[13];
+            let t2 = cache.front_right_bend_squared_c2
+                * (cache.front_right_len * front_right_bend_z);
+            let t3 = cache.front_right_len * cache.front_right_bend_squared_c1;
+            let front_right_tip_position_x = cache.front_right_position_x
+                + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_02
+                + cache.front_right_rotation_00 * t3;
+            let t4 = cache.front_right_bend_squared_c2
+                * -(front_right_bend_z * front_right_bend_y);
+            let t5 = cache.front_right_bend_squared_c2
+                * -(front_right_bend_y * front_right_bend_y) + 1.0;
+            let t6 = cache.front_right_bend_squared_c1 * -front_right_bend_y;
+            let front_right_tip_rotation_01 = t4 * cache.front_right_rotation_02
+                + t5 * cache.front_right_rotation_01
+                + t6 * cache.front_right_rotation_00;
+            let front_right_ring2_skin_y_x = p.limb_radius * front_right_tip_rotation_01;
+            let front_right_skin_2_0_position_x = front_right_tip_position_x
+                + front_right_ring2_skin_y_x;
+            let front_right_tip_rotation_11 = t6 * cache.front_right_rotation_10
+                + t4 * cache.front_right_rotation_12
+                + t5 * cache.front_right_rotation_11;
+            let front_right_ring2_skin_y_y = front_right_tip_rotation_11 * p.limb_radius;
+            let front_right_tip_position_y = cache.front_right_rotation_10 * t3
+                + cache.front_right_position_y + t1 * cache.front_right_rotation_11
+                + t2 * cache.front_right_rotation_12;
+            let front_right_skin_2_0_position_y = front_right_ring2_skin_y_y
+                + front_right_tip_position_y;
+            let front_right_tip_position_z = cache.front_right_rotation_20 * t3
+                + t2 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t1
+                + cache.front_right_position_z;
+            let front_right_tip_rotation_21 = t4 * cache.front_right_rotation_22
+                + t6 * cache.front_right_rotation_20
+                + cache.front_right_rotation_21 * t5;
+            let front_right_ring2_skin_y_z = front_right_tip_rotation_21 * p.limb_radius;
+            let front_right_skin_2_0_position_z = front_right_tip_position_z
+                + front_right_ring2_skin_y_z;
+            let t7 = -front_right_bend_z * cache.front_right_bend_squared_c1;
+            let t8 = 1.0
+                + cache.front_right_bend_squared_c2
+                    * -(front_right_bend_z * front_right_bend_z);
+            let front_right_tip_rotation_02 = t7 * cache.front_right_rotation_00
+                + t4 * cache.front_right_rotation_01
+                + cache.front_right_rotation_02 * t8;
+            let front_right_ring2_skin_z_x = p.limb_radius * front_right_tip_rotation_02;
+            let front_right_skin_2_1_position_x = front_right_tip_position_x
+                + front_right_ring2_skin_z_x;
+            let front_right_tip_rotation_12 = cache.front_right_rotation_12 * t8
+                + t7 * cache.front_right_rotation_10
+                + t4 * cache.front_right_rotation_11;
+            let front_right_ring2_skin_z_y = front_right_tip_rotation_12 * p.limb_radius;
+            let front_right_skin_2_1_position_y = front_right_ring2_skin_z_y
+                + front_right_tip_position_y;
+            let front_right_tip_rotation_22 = cache.front_right_rotation_22 * t8
+                + cache.front_right_rotation_21 * t4
+                + t7 * cache.front_right_rotation_20;
+            let front_right_ring2_skin_z_z = p.limb_radius * front_right_tip_rotation_22;
+            let front_right_skin_2_1_position_z = front_right_ring2_skin_z_z
+                + front_right_tip_position_z;
+            let front_right_skin_2_2_position_x = front_right_tip_position_x
+                - front_right_ring2_skin_y_x;
+            let front_right_skin_2_2_position_y = front_right_tip_position_y
+                - front_right_ring2_skin_y_y;
+            let front_right_skin_2_2_position_z = front_right_tip_position_z
+                - front_right_ring2_skin_y_z;
+            let front_right_skin_2_3_position_x = front_right_tip_position_x
+                - front_right_ring2_skin_z_x;
+            let front_right_skin_2_3_position_y = front_right_tip_position_y
+                - front_right_ring2_skin_z_y;
+            let front_right_skin_2_3_position_z = front_right_tip_position_z
+                - front_right_ring2_skin_z_z;
+            out[20][0usize] = front_right_skin_2_0_position_x;
+            out[20][1usize] = front_right_skin_2_0_position_y;
+            out[20][2usize] = front_right_skin_2_0_position_z;
+            out[21][0usize] = front_right_skin_2_1_position_x;
+            out[21][1usize] = front_right_skin_2_1_position_y;
+            out[21][2usize] = front_right_skin_2_1_position_z;
+            out[22][0usize] = front_right_skin_2_2_position_x;
+            out[22][1usize] = front_right_skin_2_2_position_y;
+            out[22][2usize] = front_right_skin_2_2_position_z;
+            out[23][0usize] = front_right_skin_2_3_position_x;
+            out[23][1usize] = front_right_skin_2_3_position_y;
+            out[23][2usize] = front_right_skin_2_3_position_z;
+        }
+        6 => {
+            let front_left_ring0_skin_y_x = cache.front_left_rotation_01 * p.limb_radius;
+            let front_left_skin_0_0_position_x = cache.front_left_position_x
+                + front_left_ring0_skin_y_x;
+            let front_left_ring0_skin_y_y = cache.front_left_rotation_11 * p.limb_radius;
+            let front_left_skin_0_0_position_y = front_left_ring0_skin_y_y
+                + cache.front_left_position_y;
+            let front_left_ring0_skin_y_z = cache.front_left_rotation_21 * p.limb_radius;
+            let front_left_skin_0_0_position_z = cache.front_left_position_z
+                + front_left_ring0_skin_y_z;
+            let front_left_ring0_skin_z_x = cache.front_left_rotation_02 * p.limb_radius;
+            let front_left_skin_0_1_position_x = cache.front_left_position_x
+                + front_left_ring0_skin_z_x;
+            let front_left_ring0_skin_z_y = p.limb_radius * cache.front_left_rotation_12;
+            let front_left_skin_0_1_position_y = front_left_ring0_skin_z_y
+                + cache.front_left_position_y;
+            let front_left_ring0_skin_z_z = cache.front_left_rotation_22 * p.limb_radius;
+            let front_left_skin_0_1_position_z = cache.front_left_position_z
+                + front_left_ring0_skin_z_z;
+            let front_left_skin_0_2_position_x = cache.front_left_position_x
+                - front_left_ring0_skin_y_x;
+            let front_left_skin_0_2_position_y = cache.front_left_position_y
+                - front_left_ring0_skin_y_y;
+            let front_left_skin_0_2_position_z = cache.front_left_position_z
+                - front_left_ring0_skin_y_z;
+            let front_left_skin_0_3_position_x = cache.front_left_position_x
+                - front_left_ring0_skin_z_x;
+            let front_left_skin_0_3_position_y = cache.front_left_position_y
+                - front_left_ring0_skin_z_y;
+            let front_left_skin_0_3_position_z = cache.front_left_position_z
+                - front_left_ring0_skin_z_z;
+            out[24][0usize] = front_left_skin_0_0_position_x;
+            out[24][1usize] = front_left_skin_0_0_position_y;
+            out[24][2usize] = front_left_skin_0_0_position_z;
+            out[25][0usize] = front_left_skin_0_1_position_x;
+            out[25][1usize] = front_left_skin_0_1_position_y;
+            out[25][2usize] = front_left_skin_0_1_position_z;
+            out[26][0usize] = front_left_skin_0_2_position_x;
+            out[26][1usize] = front_left_skin_0_2_position_y;
+            out[26][2usize] = front_left_skin_0_2_position_z;
+            out[27][0usize] = front_left_skin_0_3_position_x;
+            out[27][1usize] = front_left_skin_0_3_position_y;
+            out[27][2usize] = front_left_skin_0_3_position_z;
+        }
+        7 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
+                + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
+            let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
+                - 0.5773502691896257 * q[16] * t0;
+            let t1 = 0.25 * -(front_left_bend_y * front_left_bend_z)
+                * cache.front_left_ring1_bend_c2;
+            let t2 = 0.5 * cache.front_left_ring1_bend_c1 * -front_left_bend_y;
+            let t3 = 1.0
+                + 0.25 * -(front_left_bend_y * front_left_bend_y)
+                    * cache.front_left_ring1_bend_c2;
+            let front_left_ring1_rotation_01 = cache.front_left_rotation_02 * t1
+                + cache.front_left_rotation_00 * t2 + t3 * cache.front_left_rotation_01;
+            let front_left_ring1_skin_y_x = front_left_ring1_rotation_01 * p.limb_radius;
+            let t4 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+            let t5 = 0.25 * (cache.front_left_len * front_left_bend_z)
+                * cache.front_left_ring1_bend_c2;
+            let t6 = 0.25 * (cache.front_left_len * front_left_bend_y)
+                * cache.front_left_ring1_bend_c2;
+            let front_left_ring1_position_x = cache.front_left_position_x
+                + t4 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t5
+                + cache.front_left_rotation_01 * t6;
+            let front_left_skin_1_0_position_x = front_left_ring1_skin_y_x
+                + front_left_ring1_position_x;
+            let front_left_ring1_position_y = t5 * cache.front_left_rotation_12
+                + cache.front_left_rotation_11 * t6 + t4 * cache.front_left_rotation_10
+                + cache.front_left_position_y;
+            let front_left_ring1_rotation_11 = cache.front_left_rotation_12 * t1
+                + t2 * cache.front_left_rotation_10 + t3 * cache.front_left_rotation_11;
+            let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
+            let front_left_skin_1_0_position_y = front_left_ring1_position_y
+                + front_left_ring1_skin_y_y;
+            let front_left_ring1_rotation_21 = t2 * cache.front_left_rotation_20
+                + t3 * cache.front_left_rotation_21 + cache.front_left_rotation_22 * t1;
+            let front_left_ring1_skin_y_z = p.limb_radius * front_left_ring1_rotation_21;
+            let front_left_ring1_position_z = t4 * cache.front_left_rotation_20
+                + cache.front_left_position_z + cache.front_left_rotation_22 * t5
+                + cache.front_left_rotation_21 * t6;
+            let front_left_skin_1_0_position_z = front_left_ring1_skin_y_z
+                + front_left_ring1_position_z;
+            let t7 = 0.5 * -front_left_bend_z * cache.front_left_ring1_bend_c1;
+            let t8 = 1.0
+                + 0.25 * -(front_left_bend_z * front_left_bend_z)
+                    * cache.front_left_ring1_bend_c2;
+            let front_left_ring1_rotation_02 = cache.front_left_rotation_01 * t1
+                + cache.front_left_rotation_00 * t7 + cache.front_left_rotation_02 * t8;
+            let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
+            let front_left_skin_1_1_position_x = front_left_ring1_skin_z_x
+                + front_left_ring1_position_x;
+            let front_left_ring1_rotation_12 = t7 * cache.front_left_rotation_10
+                + cache.front_left_rotation_11 * t1 + t8 * cache.front_left_rotation_12;
+            let front_left_ring1_skin_z_y = p.limb_radius * front_left_ring1_rotation_12;
+            let front_left_skin_1_1_position_y = front_left_ring1_position_y
+                + front_left_ring1_skin_z_y;
+            let front_left_ring1_rotation_22 = cache.front_left_rotation_22 * t8
+                + cache.front_left_rotation_21 * t1 + t7 * cache.front_left_rotation_20;
+            let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
+            let front_left_skin_1_1_position_z = front_left_ring1_position_z
+                + front_left_ring1_skin_z_z;
+            let front_left_skin_1_2_position_x = front_left_ring1_position_x
+                - front_left_ring1_skin_y_x;
+            let front_left_skin_1_2_position_y = front_left_ring1_position_y
+                - front_left_ring1_skin_y_y;
+            let front_left_skin_1_2_position_z = front_left_ring1_position_z
+                - front_left_ring1_skin_y_z;
+            let front_left_skin_1_3_position_x = front_left_ring1_position_x
+                - front_left_ring1_skin_z_x;
+            let front_left_skin_1_3_position_y = front_left_ring1_position_y
+                - front_left_ring1_skin_z_y;
+            let front_left_skin_1_3_position_z = front_left_ring1_position_z
+                - front_left_ring1_skin_z_z;
+            out[28][0usize] = front_left_skin_1_0_position_x;
+            out[28][1usize] = front_left_skin_1_0_position_y;
+            out[28][2usize] = front_left_skin_1_0_position_z;
+            out[29][0usize] = front_left_skin_1_1_position_x;
+            out[29][1usize] = front_left_skin_1_1_position_y;
+            out[29][2usize] = front_left_skin_1_1_position_z;
+            out[30][0usize] = front_left_skin_1_2_position_x;
+            out[30][1usize] = front_left_skin_1_2_position_y;
+            out[30][2usize] = front_left_skin_1_2_position_z;
+            out[31][0usize] = front_left_skin_1_3_position_x;
+            out[31][1usize] = front_left_skin_1_3_position_y;
+            out[31][2usize] = front_left_skin_1_3_position_z;
+        }
+        8 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
+                + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
+            let t1 = -(front_left_bend_y * front_left_bend_y)
+                * cache.front_left_bend_squared_c2 + 1.0;
+            let t2 = -front_left_bend_y * cache.front_left_bend_squared_c1;
+            let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
+                - 0.5773502691896257 * q[16] * t0;
+            let t3 = -(front_left_bend_y * front_left_bend_z)
+                * cache.front_left_bend_squared_c2;
+            let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t1
+                + cache.front_left_rotation_00 * t2 + cache.front_left_rotation_02 * t3;
+            let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
+            let t4 = cache.front_left_len * cache.front_left_bend_squared_c1;
+            let t5 = (cache.front_left_len * front_left_bend_z)
+                * cache.front_left_bend_squared_c2;
+            let t6 = (cache.front_left_len * front_left_bend_y)
+                * cache.front_left_bend_squared_c2;
+            let front_left_tip_position_x = cache.front_left_rotation_00 * t4
+                + cache.front_left_position_x + cache.front_left_rotation_02 * t5
+                + t6 * cache.front_left_rotation_01;
+            let front_left_skin_2_0_position_x = front_left_ring2_skin_y_x
+                + front_left_tip_position_x;
+            let front_left_tip_rotation_11 = t2 * cache.front_left_rotation_10
+                + cache.front_left_rotation_11 * t1 + cache.front_left_rotation_12 * t3;
+            let front_left_ring2_skin_y_y = front_left_tip_rotation_11 * p.limb_radius;
+            let front_left_tip_position_y = t4 * cache.front_left_rotation_10
+                + t6 * cache.front_left_rotation_11 + cache.front_left_position_y
+                + t5 * cache.front_left_rotation_12;
+            let front_left_skin_2_0_position_y = front_left_ring2_skin_y_y
+                + front_left_tip_position_y;
+            let front_left_tip_rotation_21 = t2 * cache.front_left_rotation_20
+                + cache.front_left_rotation_21 * t1 + cache.front_left_rotation_22 * t3;
+            let front_left_ring2_skin_y_z = p.limb_radius * front_left_tip_rotation_21;
+            let front_left_tip_position_z = t6 * cache.front_left_rotation_21
+                + cache.front_left_rotation_22 * t5 + cache.front_left_position_z
+                + t4 * cache.front_left_rotation_20;
+            let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
+                + front_left_tip_position_z;
+            let t7 = -front_left_bend_z * cache.front_left_bend_squared_c1;
+            let t8 = 1.0
+                + -(front_left_bend_z * front_left_bend_z)
+                    * cache.front_left_bend_squared_c2;
+            let front_left_tip_rotation_02 = cache.front_left_rotation_00 * t7
+                + cache.front_left_rotation_02 * t8 + cache.front_left_rotation_01 * t3;
+            let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
+            let front_left_skin_2_1_position_x = front_left_ring2_skin_z_x
+                + front_left_tip_position_x;
+            let front_left_tip_rotation_12 = cache.front_left_rotation_10 * t7
+                + cache.front_left_rotation_11 * t3 + t8 * cache.front_left_rotation_12;
+            let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
+            let front_left_skin_2_1_position_y = front_left_tip_position_y
+                + front_left_ring2_skin_z_y;
+            let front_left_tip_rotation_22 = cache.front_left_rotation_21 * t3
+                + t7 * cache.front_left_rotation_20 + cache.front_left_rotation_22 * t8;
+            let front_left_ring2_skin_z_z = front_left_tip_rotation_22 * p.limb_radius;
+            let front_left_skin_2_1_position_z = front_left_ring2_skin_z_z
+                + front_left_tip_position_z;
+            let front_left_skin_2_2_position_x = front_left_tip_position_x
+                - front_left_ring2_skin_y_x;
+            let front_left_skin_2_2_position_y = front_left_tip_position_y
+                - front_left_ring2_skin_y_y;
+            let front_left_skin_2_2_position_z = front_left_tip_position_z
+                - front_left_ring2_skin_y_z;
+            let front_left_skin_2_3_position_x = front_left_tip_position_x
+                - front_left_ring2_skin_z_x;
+            let front_left_skin_2_3_position_y = front_left_tip_position_y
+                - front_left_ring2_skin_z_y;
+            let front_left_skin_2_3_position_z = front_left_tip_position_z
+                - front_left_ring2_skin_z_z;
+            out[32][0usize] = front_left_skin_2_0_position_x;
+            out[32][1usize] = front_left_skin_2_0_position_y;
+            out[32][2usize] = front_left_skin_2_0_position_z;
+            out[33][0usize] = front_left_skin_2_1_position_x;
+            out[33][1usize] = front_left_skin_2_1_position_y;
+            out[33][2usize] = front_left_skin_2_1_position_z;
+            out[34][0usize] = front_left_skin_2_2_position_x;
+            out[34][1usize] = front_left_skin_2_2_position_y;
+            out[34][2usize] = front_left_skin_2_2_position_z;
+            out[35][0usize] = front_left_skin_2_3_position_x;
+            out[35][1usize] = front_left_skin_2_3_position_y;
+            out[35][2usize] = front_left_skin_2_3_position_z;
+        }
+        9 => {
+            out[36][0usize] = cache.hub_bottom_position_x;
+            out[36][1usize] = cache.hub_bottom_position_y;
+            out[36][2usize] = cache.hub_bottom_position_z;
+        }
+        _ => {}
+    }
+}
 /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
 /// about the world origin; zero for coordinates that do not move it) and its x axis.
 #[inline]
@@ -41251,6 +42081,27 @@ impl Model<DOF, CONTACTS> for SoftLimbedHub {
         0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6,
         6, 7, 7, 7, 7, 8, 8, 8, 8, 9,
     ];
+    const CONTACT_FRAME_START: &'static [u16] = &[
+        0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 37,
+    ];
+    fn contact_frame_sphere(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        centre: &mut Vector3<f64>,
+    ) -> f64 {
+        contact_frame_sphere(frame, q, p, k, centre)
+    }
+    fn contact_frame_positions_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [Vector3<f64>; CONTACTS],
+    ) {
+        contact_frame_positions_into(frame, q, p, k, out)
+    }
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, DOF>,

@@ -42913,6 +42913,60 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
+/// The origin of contact frame `frame` in the world (into `centre`) and the radius of
+/// a ball about it that holds all the frame's points (infinite for frames that are
+/// not skin rings): a broad phase, since terrain that cannot reach the ball touches
+/// none of them.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_sphere(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    centre: &mut Vector3<f64>,
+) -> f64 {
+    match frame {
+        0 => {
+            centre[0usize] = q[0];
+            centre[1usize] = q[1];
+            centre[2usize] = q[2];
+            f64::INFINITY
+        }
+        1 => {
+            centre[0usize] = cache.joint2_tip_position_x;
+            centre[1usize] = cache.joint2_tip_position_y;
+            centre[2usize] = cache.joint2_tip_position_z;
+            f64::INFINITY
+        }
+        _ => f64::INFINITY,
+    }
+}
+/// World positions of the contact points of frame `frame` (the others in `out`
+/// are left as they are).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_positions_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [Vector3<f64>; CONTACTS],
+) {
+    match frame {
+        0 => {
+            out[0][0usize] = q[0];
+            out[0][1usize] = q[1];
+            out[0][2usize] = q[2];
+        }
+        1 => {
+            out[1][0usize] = cache.nose_position_x;
+            out[1][1usize] = cache.nose_position_y;
+            out[1][2usize] = cache.nose_position_z;
+        }
+        _ => {}
+    }
+}
 /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
 /// about the world origin; zero for coordinates that do not move it) and its x axis.
 #[inline]
@@ -47837,6 +47891,25 @@ impl Model<DOF, CONTACTS> for UnderwaterSnake {
         contact_jacobian_into(index, q, p, k, out)
     }
     const CONTACT_FRAME_OF: &'static [u16] = &[0, 1];
+    const CONTACT_FRAME_START: &'static [u16] = &[0, 1, 2];
+    fn contact_frame_sphere(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        centre: &mut Vector3<f64>,
+    ) -> f64 {
+        contact_frame_sphere(frame, q, p, k, centre)
+    }
+    fn contact_frame_positions_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [Vector3<f64>; CONTACTS],
+    ) {
+        contact_frame_positions_into(frame, q, p, k, out)
+    }
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, DOF>,

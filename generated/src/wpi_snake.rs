@@ -4005,6 +4005,93 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
+/// The origin of contact frame `frame` in the world (into `centre`) and the radius of
+/// a ball about it that holds all the frame's points (infinite for frames that are
+/// not skin rings): a broad phase, since terrain that cannot reach the ball touches
+/// none of them.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_sphere(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    centre: &mut Vector3<f64>,
+) -> f64 {
+    match frame {
+        0 => {
+            centre[0usize] = q[0];
+            centre[1usize] = q[1];
+            centre[2usize] = 0.0;
+            f64::INFINITY
+        }
+        1 => {
+            centre[0usize] = cache.segment1_tip_position_x;
+            centre[1usize] = cache.segment1_tip_position_y;
+            centre[2usize] = 0.0;
+            f64::INFINITY
+        }
+        2 => {
+            centre[0usize] = cache.segment2_tip_position_x;
+            centre[1usize] = cache.segment2_tip_position_y;
+            centre[2usize] = 0.0;
+            f64::INFINITY
+        }
+        3 => {
+            centre[0usize] = cache.segment3_tip_position_x;
+            centre[1usize] = cache.segment3_tip_position_y;
+            centre[2usize] = 0.0;
+            f64::INFINITY
+        }
+        4 => {
+            centre[0usize] = cache.segment4_tip_position_x;
+            centre[1usize] = cache.segment4_tip_position_y;
+            centre[2usize] = 0.0;
+            f64::INFINITY
+        }
+        _ => f64::INFINITY,
+    }
+}
+/// World positions of the contact points of frame `frame` (the others in `out`
+/// are left as they are).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_positions_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [Vector3<f64>; CONTACTS],
+) {
+    match frame {
+        0 => {
+            out[0][0usize] = q[0];
+            out[0][1usize] = q[1];
+            out[0][2usize] = 0.0;
+        }
+        1 => {
+            out[1][0usize] = cache.segment1_tip_position_x;
+            out[1][1usize] = cache.segment1_tip_position_y;
+            out[1][2usize] = 0.0;
+        }
+        2 => {
+            out[2][0usize] = cache.segment2_tip_position_x;
+            out[2][1usize] = cache.segment2_tip_position_y;
+            out[2][2usize] = 0.0;
+        }
+        3 => {
+            out[3][0usize] = cache.segment3_tip_position_x;
+            out[3][1usize] = cache.segment3_tip_position_y;
+            out[3][2usize] = 0.0;
+        }
+        4 => {
+            out[4][0usize] = cache.segment4_tip_position_x;
+            out[4][1usize] = cache.segment4_tip_position_y;
+            out[4][2usize] = 0.0;
+        }
+        _ => {}
+    }
+}
 /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
 /// about the world origin; zero for coordinates that do not move it) and its x axis.
 #[inline]
@@ -5569,6 +5656,25 @@ impl Model<DOF, CONTACTS> for WpiSnake {
         contact_jacobian_into(index, q, p, k, out)
     }
     const CONTACT_FRAME_OF: &'static [u16] = &[0, 1, 2, 3, 4];
+    const CONTACT_FRAME_START: &'static [u16] = &[0, 1, 2, 3, 4, 5];
+    fn contact_frame_sphere(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        centre: &mut Vector3<f64>,
+    ) -> f64 {
+        contact_frame_sphere(frame, q, p, k, centre)
+    }
+    fn contact_frame_positions_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [Vector3<f64>; CONTACTS],
+    ) {
+        contact_frame_positions_into(frame, q, p, k, out)
+    }
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, DOF>,

@@ -71,6 +71,19 @@ impl Terrain {
     }
 
     /// Checks that the geometry is physically meaningful.
+    /// Whether any point within `radius` of `centre` may touch the terrain (conservative:
+    /// `false` means none does). A broad phase for groups of points such as a skin ring.
+    #[inline]
+    pub fn may_touch(&self, centre: &Vector3<f64>, radius: f64) -> bool {
+        match *self {
+            Terrain::None => false,
+            Terrain::Floor => true,
+            Terrain::Flat { height } => centre.z - radius < height,
+            Terrain::Stair { height, .. } => centre.z - radius < height.max(0.0),
+            Terrain::Pipe { diameter } => (centre.y * centre.y + centre.z * centre.z).sqrt() + radius > 0.5 * diameter,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         // Geometry beyond a kilometre is no terrain a robot of this kind meets; bounding it
         // keeps every later computation (plots, depths) in a sane range.
@@ -167,5 +180,28 @@ mod tests {
         assert!((c.depth - 0.02).abs() < 1e-12);
         assert!((c.normal - Vector3::new(0.0, -1.0, 0.0)).norm() < 1e-12);
         assert!(pipe.contact(&Vector3::new(3.0, 0.05, 0.0)).is_none());
+    }
+
+    #[test]
+    fn may_touch_is_never_wrong_about_a_ball() {
+        // Points on spheres about centres near each terrain: whenever one touches, the
+        // broad phase must have said the ball may touch.
+        let terrains = [Terrain::Flat { height: 0.1 }, Terrain::Stair { position: 0.5, height: 0.2 }, Terrain::Pipe { diameter: 0.3 }];
+        let radius = 0.05;
+        for terrain in terrains {
+            let mut skipped = 0;
+            for i in 0..40 {
+                let centre = Vector3::new(0.3 + 0.01 * i as f64, 0.02 * (i % 7) as f64, -0.05 + 0.01 * i as f64);
+                let may = terrain.may_touch(&centre, radius);
+                skipped += usize::from(!may);
+                for k in 0..64 {
+                    let (a, b) = (k as f64 * 0.7, k as f64 * 1.3);
+                    let point = centre + Vector3::new(a.cos() * b.sin(), a.sin() * b.sin(), b.cos()) * radius;
+                    assert!(may || terrain.contact(&point).is_none(), "{terrain}: {point} touches, ball at {centre} ruled out");
+                }
+            }
+            assert!(skipped > 0, "{terrain}: some balls are ruled out");
+        }
+        assert!(!Terrain::None.may_touch(&Vector3::zeros(), 1.0));
     }
 }

@@ -318,6 +318,22 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     /// where the model serves contact through frames (soft robots): points of one frame are
     /// consecutive. Empty: points are served one by one through their Jacobians.
     const CONTACT_FRAME_OF: &'static [u16] = &[];
+    /// Where each frame's points start in the contact list, and (last) the number of points:
+    /// frame f holds points `CONTACT_FRAME_START[f]..CONTACT_FRAME_START[f + 1]`. Empty
+    /// without frames, or when a spec interleaves the points of two frames.
+    const CONTACT_FRAME_START: &'static [u16] = &[];
+    /// The origin of contact frame `frame` (into `centre`) and the radius of a ball about it
+    /// that holds all the frame's points (infinite when no bound is known): a broad phase.
+    fn contact_frame_sphere(frame: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, centre: &mut Vector3<f64>) -> f64 {
+        let _ = (frame, q, p, k, centre);
+        f64::INFINITY
+    }
+    /// World positions of the points of contact frame `frame` into `out` (the others left
+    /// as they are); by default all of them.
+    fn contact_frame_positions_into(frame: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut [Vector3<f64>; C]) {
+        let _ = frame;
+        Self::contact_positions_into(q, p, k, out)
+    }
     /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear about the
     /// world origin, zero for coordinates that do not move it) and the frame's x axis; only
     /// models with `CONTACT_FRAME_OF` have frames.

@@ -227,6 +227,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if matches!(self.config.terrain, Terrain::None) || C == 0 {
             return force;
         }
+        if report.is_none() && R::CONTACT_FRAME_START.len() > 1 && !matches!(self.config.terrain, Terrain::Floor) {
+            return self.broad_phase_contact_force(q, qd, cache, force);
+        }
         let mut positions = [Vector3::zeros(); C];
         R::contact_positions_into(q, &self.params, cache, &mut positions);
         if matches!(self.config.terrain, Terrain::Floor) {
@@ -334,6 +337,44 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
         if let Some(r) = report {
             r.positions = positions;
+        }
+        force
+    }
+
+    /// Contact through frames with a broad phase (no report): a frame's points are placed
+    /// only when the terrain can reach the ball about its origin that holds them, so skin
+    /// rings in the air cost their origin alone. The same forces as `frame_contact_force`.
+    fn broad_phase_contact_force(&self, q: &SVector<f64, N>, qd: &SVector<f64, N>, cache: &R::Cache, mut force: SVector<f64, N>) -> SVector<f64, N> {
+        let mut positions = [Vector3::zeros(); C];
+        let mut columns = SMatrix::<f64, 6, N>::zeros();
+        let mut axis = Vector3::zeros();
+        let mut centre = Vector3::zeros();
+        for frame in 0..R::CONTACT_FRAME_START.len() - 1 {
+            let radius = R::contact_frame_sphere(frame, q, &self.params, cache, &mut centre);
+            if !self.config.terrain.may_touch(&centre, radius) {
+                continue;
+            }
+            R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
+            let points = R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize;
+            let mut wrench = Vector6::zeros();
+            let mut twist = Vector6::zeros();
+            let mut touching = false;
+            for index in points {
+                let Some(contact) = self.config.terrain.contact(&positions[index]) else { continue };
+                if !touching {
+                    R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis);
+                    twist = columns * qd;
+                    touching = true;
+                }
+                let velocity = point_velocity(&twist, &positions[index]);
+                let sample = self.config.contact.force(&contact, &velocity, &axis);
+                if sample.normal_force != 0.0 {
+                    wrench += point_wrench(&sample.total(), &positions[index]);
+                }
+            }
+            if touching {
+                force += frame_generalized_force(&columns, &wrench);
+            }
         }
         force
     }
