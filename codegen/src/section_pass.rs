@@ -330,8 +330,11 @@ impl SectionFrame {
         }
         // Each coordinate's column: sum_x d(shape_x)/dq_j G_x.
         let mut columns = Vec::new();
-        for g in &self.gradient {
-            columns.push(combine(dag, &generators, g));
+        for (a, g) in self.gradient.iter().enumerate() {
+            // Pinned before use: the relative velocity and every kernel then read the column
+            // whole (a cache field) instead of flattening its products into theirs.
+            let column = combine(dag, &generators, g);
+            columns.push(dag.pin_motion(column, &format!("{label}_local_subspace{a}")));
         }
         let mut relative = dag.zero_motion();
         for (column, &c) in columns.iter().zip(&self.coordinates) {

@@ -516,6 +516,18 @@ pub struct Cache {
     pub arm_slice3_local_inertia_i_11: f64,
     pub arm_slice3_local_inertia_i_12: f64,
     pub arm_slice3_local_inertia_i_22: f64,
+    pub arm_tip_local_subspace0_w_x: f64,
+    pub arm_tip_local_subspace0_w_y: f64,
+    pub arm_tip_local_subspace0_w_z: f64,
+    pub arm_tip_local_subspace0_v_x: f64,
+    pub arm_tip_local_subspace0_v_y: f64,
+    pub arm_tip_local_subspace0_v_z: f64,
+    pub arm_tip_local_subspace1_w_x: f64,
+    pub arm_tip_local_subspace1_w_y: f64,
+    pub arm_tip_local_subspace1_w_z: f64,
+    pub arm_tip_local_subspace1_v_x: f64,
+    pub arm_tip_local_subspace1_v_y: f64,
+    pub arm_tip_local_subspace1_v_z: f64,
     pub arm_tip_rotation_00: f64,
     pub arm_tip_rotation_01: f64,
     pub arm_tip_rotation_02: f64,
@@ -603,6 +615,9 @@ pub struct Cache {
     pub flap_slice1_position_x: f64,
     pub flap_slice1_position_y: f64,
     pub flap_slice1_position_z: f64,
+    pub flap_slice1_subspace0_w_x: f64,
+    pub flap_slice1_subspace0_w_y: f64,
+    pub flap_slice1_subspace0_w_z: f64,
     pub flap_slice1_mass: f64,
     pub flap_slice1_local_inertia_com_22: f64,
     pub flap_slice1_local_inertia_com_00: f64,
@@ -1119,133 +1134,150 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let arm_slice3_local_inertia_i_22 = arm_slice3_local_inertia_com_22
         + arm_slice0_mass
             * (t97 + t98 + t99 - arm_slice3_local_com_z * arm_slice3_local_com_z);
-    let t100 = arm_bend_y * arm_bend_squared_c1;
-    let t101 = 1.0 + arm_bend_squared_c2 * t28;
-    let t102 = arm_bend_z * arm_bend_squared_c1;
-    let arm_tip_rotation_00 = 0.9164595255079896 * t101 - 0.1748223713144484 * t100
-        - 0.35991537421130565 * t102;
-    let t103 = 1.0 + arm_bend_squared_c2 * t27;
-    let t104 = arm_bend_squared_c2 * t4;
-    let t105 = arm_bend_squared_c1 * t25;
-    let arm_tip_rotation_01 = 0.9164595255079896 * t105 - 0.1748223713144484 * t103
-        - 0.35991537421130565 * t104;
-    let t106 = arm_bend_squared_c1 * t2;
-    let t107 = 1.0 + arm_bend_squared_c2 * t7;
-    let arm_tip_rotation_02 = 0.9164595255079896 * t106 - 0.1748223713144484 * t104
-        - 0.35991537421130565 * t107;
-    let arm_tip_rotation_10 = 0.09195266597143173 * t101 + 0.96744666685656 * t100
-        - 0.2357788243436599 * t102;
-    let arm_tip_rotation_11 = 0.09195266597143173 * t105 + 0.96744666685656 * t103
+    let t100 = arm_bend_squared_c2 * t2;
+    let arm_tip_local_subspace0_w_x = p.section_length * t100;
+    let t101 = t4 * arm_bend_squared_c3;
+    let arm_tip_local_subspace0_w_y = p.section_length * t101;
+    let t102 = 1.0 + t7 * arm_bend_squared_c3;
+    let arm_tip_local_subspace0_w_z = p.section_length * t102;
+    let t103 = arm_bend_squared_c2 * t0;
+    let t104 = arm_bend_squared_c2 * t1;
+    let arm_tip_local_subspace0_v_x = p.section_length
+        * ((t0 * arm_bend_squared_c3 + arm_bend_squared_c2 * t9)
+            - (t104 * t101 - t103 * t102));
+    let t105 = arm_bend_squared_c2 * p.section_length;
+    let t106 = p.section_length * arm_bend_squared_c1;
+    let arm_tip_local_subspace0_v_y = p.section_length
+        * ((t11 * arm_bend_squared_c3 + t12 * arm_bend_squared_c4 + t105)
+            - (t106 * t102 - t104 * t100));
+    let t107 = t14 * arm_bend_squared_c3 + t15 * arm_bend_squared_c4;
+    let arm_tip_local_subspace0_v_z = p.section_length
+        * (t107 - (t103 * t100 - t106 * t101));
+    let t108 = arm_bend_y * arm_bend_squared_c2;
+    let arm_tip_local_subspace1_w_x = p.section_length * t108;
+    let t109 = t10 * arm_bend_squared_c3 - 1.0;
+    let arm_tip_local_subspace1_w_y = p.section_length * t109;
+    let t110 = t19 * arm_bend_squared_c3;
+    let arm_tip_local_subspace1_w_z = p.section_length * t110;
+    let arm_tip_local_subspace1_v_x = p.section_length
+        * ((t1 * arm_bend_squared_c3 + arm_bend_squared_c2 * t21)
+            - (t104 * t109 - t103 * t110));
+    let arm_tip_local_subspace1_v_y = p.section_length
+        * (t107 - (t106 * t110 - t104 * t108));
+    let arm_tip_local_subspace1_v_z = p.section_length
+        * ((t23 * arm_bend_squared_c3 + t22 * arm_bend_squared_c4 + t105)
+            - (t103 * t108 - t106 * t109));
+    let t111 = arm_bend_y * arm_bend_squared_c1;
+    let t112 = 1.0 + arm_bend_squared_c2 * t28;
+    let t113 = arm_bend_z * arm_bend_squared_c1;
+    let arm_tip_rotation_00 = 0.9164595255079896 * t112 - 0.1748223713144484 * t111
+        - 0.35991537421130565 * t113;
+    let t114 = 1.0 + arm_bend_squared_c2 * t27;
+    let t115 = arm_bend_squared_c2 * t4;
+    let t116 = arm_bend_squared_c1 * t25;
+    let arm_tip_rotation_01 = 0.9164595255079896 * t116 - 0.1748223713144484 * t114
+        - 0.35991537421130565 * t115;
+    let t117 = arm_bend_squared_c1 * t2;
+    let t118 = 1.0 + arm_bend_squared_c2 * t7;
+    let arm_tip_rotation_02 = 0.9164595255079896 * t117 - 0.1748223713144484 * t115
+        - 0.35991537421130565 * t118;
+    let arm_tip_rotation_10 = 0.09195266597143173 * t112 + 0.96744666685656 * t111
+        - 0.2357788243436599 * t113;
+    let arm_tip_rotation_11 = 0.09195266597143173 * t116 + 0.96744666685656 * t114
+        - 0.2357788243436599 * t115;
+    let arm_tip_rotation_12 = 0.09195266597143173 * t117 + 0.96744666685656 * t115
+        - 0.2357788243436599 * t118;
+    let arm_tip_rotation_20 = 0.1829865712999871 * t111 + 0.90270109637546 * t113
+        + 0.3894183423086505 * t112;
+    let arm_tip_rotation_21 = 0.1829865712999871 * t114 + 0.3894183423086505 * t116
+        + 0.90270109637546 * t115;
+    let arm_tip_rotation_22 = 0.1829865712999871 * t115 + 0.90270109637546 * t118
+        + 0.3894183423086505 * t117;
+    let arm_tip_position_y = 0.09195266597143173 * t106 + 0.96744666685656 * t103
         - 0.2357788243436599 * t104;
-    let arm_tip_rotation_12 = 0.09195266597143173 * t106 + 0.96744666685656 * t104
-        - 0.2357788243436599 * t107;
-    let arm_tip_rotation_20 = 0.1829865712999871 * t100 + 0.90270109637546 * t102
-        + 0.3894183423086505 * t101;
-    let arm_tip_rotation_21 = 0.1829865712999871 * t103 + 0.3894183423086505 * t105
-        + 0.90270109637546 * t104;
-    let arm_tip_rotation_22 = 0.1829865712999871 * t104 + 0.90270109637546 * t107
-        + 0.3894183423086505 * t106;
-    let t108 = arm_bend_squared_c2 * t1;
-    let t109 = p.section_length * arm_bend_squared_c1;
-    let t110 = arm_bend_squared_c2 * t0;
-    let arm_tip_position_y = 0.09195266597143173 * t109 + 0.96744666685656 * t110
-        - 0.2357788243436599 * t108;
-    let arm_tip_position_x = 0.9164595255079896 * t109 + 0.02
-        - 0.35991537421130565 * t108 - 0.1748223713144484 * t110;
-    let arm_tip_position_z = 0.3894183423086505 * t109 + 0.90270109637546 * t108
-        + 0.1829865712999871 * t110 + 0.01;
-    let t111 = arm_bend_squared_c2 * t2;
-    let t112 = t4 * arm_bend_squared_c3;
-    let t113 = 1.0 + t7 * arm_bend_squared_c3;
-    let arm_tip_subspace0_w_x = 0.9164595255079896 * p.section_length * t111
-        - 0.1748223713144484 * p.section_length * t112
-        - 0.35991537421130565 * p.section_length * t113;
-    let arm_tip_subspace0_w_y = 0.09195266597143173 * p.section_length * t111
-        + 0.96744666685656 * p.section_length * t112
-        - 0.2357788243436599 * p.section_length * t113;
-    let arm_tip_subspace0_w_z = 0.3894183423086505 * p.section_length * t111
-        + 0.1829865712999871 * p.section_length * t112
-        + 0.90270109637546 * p.section_length * t113;
-    let t114 = (t0 * arm_bend_squared_c3 + arm_bend_squared_c2 * t9)
-        - (t108 * t112 - t110 * t113);
-    let t115 = arm_bend_squared_c2 * p.section_length;
-    let t116 = (t11 * arm_bend_squared_c3 + t12 * arm_bend_squared_c4 + t115)
-        - (t109 * t113 - t108 * t111);
-    let t117 = t14 * arm_bend_squared_c3 + t15 * arm_bend_squared_c4;
-    let t118 = t117 - (t110 * t111 - t109 * t112);
-    let arm_tip_subspace0_v_x = 0.9164595255079896 * p.section_length * t114
-        - 0.01 * arm_tip_subspace0_w_y - 0.1748223713144484 * p.section_length * t116
-        - 0.35991537421130565 * p.section_length * t118;
-    let arm_tip_subspace0_v_y = 0.09195266597143173 * p.section_length * t114
-        + 0.96744666685656 * p.section_length * t116 + 0.01 * arm_tip_subspace0_w_x
-        - 0.02 * arm_tip_subspace0_w_z - 0.2357788243436599 * p.section_length * t118;
-    let arm_tip_subspace0_v_z = 0.90270109637546 * p.section_length * t118
-        + 0.02 * arm_tip_subspace0_w_y + 0.1829865712999871 * p.section_length * t116
-        + 0.3894183423086505 * p.section_length * t114;
-    let t119 = t10 * arm_bend_squared_c3 - 1.0;
-    let t120 = t19 * arm_bend_squared_c3;
-    let t121 = arm_bend_y * arm_bend_squared_c2;
-    let arm_tip_subspace1_w_x = 0.9164595255079896 * p.section_length * t121
-        - 0.1748223713144484 * p.section_length * t119
-        - 0.35991537421130565 * p.section_length * t120;
-    let arm_tip_subspace1_w_y = 0.96744666685656 * p.section_length * t119
-        + 0.09195266597143173 * p.section_length * t121
-        - 0.2357788243436599 * p.section_length * t120;
-    let arm_tip_subspace1_w_z = 0.90270109637546 * p.section_length * t120
-        + 0.3894183423086505 * p.section_length * t121
-        + 0.1829865712999871 * p.section_length * t119;
-    let t122 = (t23 * arm_bend_squared_c3 + t22 * arm_bend_squared_c4 + t115)
-        - (t110 * t121 - t109 * t119);
-    let t123 = t117 - (t109 * t120 - t108 * t121);
-    let t124 = (t1 * arm_bend_squared_c3 + arm_bend_squared_c2 * t21)
-        - (t108 * t119 - t110 * t120);
-    let arm_tip_subspace1_v_x = 0.9164595255079896 * p.section_length * t124
-        - 0.01 * arm_tip_subspace1_w_y - 0.35991537421130565 * p.section_length * t122
-        - 0.1748223713144484 * p.section_length * t123;
+    let arm_tip_position_x = 0.9164595255079896 * t106 + 0.02
+        - 0.35991537421130565 * t104 - 0.1748223713144484 * t103;
+    let arm_tip_position_z = 0.3894183423086505 * t106 + 0.90270109637546 * t104
+        + 0.1829865712999871 * t103 + 0.01;
+    let arm_tip_subspace0_w_x = 0.9164595255079896 * arm_tip_local_subspace0_w_x
+        - 0.1748223713144484 * arm_tip_local_subspace0_w_y
+        - 0.35991537421130565 * arm_tip_local_subspace0_w_z;
+    let arm_tip_subspace0_w_y = 0.09195266597143173 * arm_tip_local_subspace0_w_x
+        + 0.96744666685656 * arm_tip_local_subspace0_w_y
+        - 0.2357788243436599 * arm_tip_local_subspace0_w_z;
+    let arm_tip_subspace0_w_z = 0.1829865712999871 * arm_tip_local_subspace0_w_y
+        + 0.90270109637546 * arm_tip_local_subspace0_w_z
+        + 0.3894183423086505 * arm_tip_local_subspace0_w_x;
+    let arm_tip_subspace0_v_x = 0.9164595255079896 * arm_tip_local_subspace0_v_x
+        - 0.35991537421130565 * arm_tip_local_subspace0_v_z
+        - 0.01 * arm_tip_subspace0_w_y
+        - 0.1748223713144484 * arm_tip_local_subspace0_v_y;
+    let arm_tip_subspace0_v_y = 0.01 * arm_tip_subspace0_w_x
+        + 0.09195266597143173 * arm_tip_local_subspace0_v_x
+        + 0.96744666685656 * arm_tip_local_subspace0_v_y
+        - 0.2357788243436599 * arm_tip_local_subspace0_v_z
+        - 0.02 * arm_tip_subspace0_w_z;
+    let arm_tip_subspace0_v_z = 0.1829865712999871 * arm_tip_local_subspace0_v_y
+        + 0.90270109637546 * arm_tip_local_subspace0_v_z + 0.02 * arm_tip_subspace0_w_y
+        + 0.3894183423086505 * arm_tip_local_subspace0_v_x;
+    let arm_tip_subspace1_w_x = 0.9164595255079896 * arm_tip_local_subspace1_w_x
+        - 0.1748223713144484 * arm_tip_local_subspace1_w_y
+        - 0.35991537421130565 * arm_tip_local_subspace1_w_z;
+    let arm_tip_subspace1_w_y = 0.09195266597143173 * arm_tip_local_subspace1_w_x
+        + 0.96744666685656 * arm_tip_local_subspace1_w_y
+        - 0.2357788243436599 * arm_tip_local_subspace1_w_z;
+    let arm_tip_subspace1_w_z = 0.1829865712999871 * arm_tip_local_subspace1_w_y
+        + 0.3894183423086505 * arm_tip_local_subspace1_w_x
+        + 0.90270109637546 * arm_tip_local_subspace1_w_z;
+    let arm_tip_subspace1_v_x = 0.9164595255079896 * arm_tip_local_subspace1_v_x
+        - 0.01 * arm_tip_subspace1_w_y
+        - 0.35991537421130565 * arm_tip_local_subspace1_v_z
+        - 0.1748223713144484 * arm_tip_local_subspace1_v_y;
     let arm_tip_subspace1_v_y = 0.01 * arm_tip_subspace1_w_x
-        + 0.96744666685656 * p.section_length * t123
-        + 0.09195266597143173 * p.section_length * t124 - 0.02 * arm_tip_subspace1_w_z
-        - 0.2357788243436599 * p.section_length * t122;
-    let arm_tip_subspace1_v_z = 0.90270109637546 * p.section_length * t122
-        + 0.3894183423086505 * p.section_length * t124 + 0.02 * arm_tip_subspace1_w_y
-        + 0.1829865712999871 * p.section_length * t123;
-    let t125 = 0.01 * arm_tip_rotation_00;
-    let wrist_position_x = arm_tip_position_x + t125;
-    let t126 = 0.01 * arm_tip_rotation_10;
-    let wrist_position_y = arm_tip_position_y + t126;
-    let t127 = 0.01 * arm_tip_rotation_20;
-    let wrist_position_z = t127 + arm_tip_position_z;
-    let wrist_com_x = t125 + 0.002 * arm_tip_rotation_01 + wrist_position_x;
-    let wrist_com_y = wrist_position_y + t126 + 0.002 * arm_tip_rotation_11;
-    let wrist_com_z = 0.002 * arm_tip_rotation_21 + wrist_position_z + t127;
-    let t128 = p.wrist_inertia_xx * arm_tip_rotation_00
+        + 0.96744666685656 * arm_tip_local_subspace1_v_y
+        + 0.09195266597143173 * arm_tip_local_subspace1_v_x
+        - 0.2357788243436599 * arm_tip_local_subspace1_v_z
+        - 0.02 * arm_tip_subspace1_w_z;
+    let arm_tip_subspace1_v_z = 0.3894183423086505 * arm_tip_local_subspace1_v_x
+        + 0.1829865712999871 * arm_tip_local_subspace1_v_y + 0.02 * arm_tip_subspace1_w_y
+        + 0.90270109637546 * arm_tip_local_subspace1_v_z;
+    let t119 = 0.01 * arm_tip_rotation_00;
+    let wrist_position_x = arm_tip_position_x + t119;
+    let t120 = 0.01 * arm_tip_rotation_10;
+    let wrist_position_y = arm_tip_position_y + t120;
+    let t121 = 0.01 * arm_tip_rotation_20;
+    let wrist_position_z = t121 + arm_tip_position_z;
+    let wrist_com_x = t119 + 0.002 * arm_tip_rotation_01 + wrist_position_x;
+    let wrist_com_y = wrist_position_y + t120 + 0.002 * arm_tip_rotation_11;
+    let wrist_com_z = 0.002 * arm_tip_rotation_21 + wrist_position_z + t121;
+    let t122 = p.wrist_inertia_xx * arm_tip_rotation_00
         + arm_tip_rotation_01 * p.wrist_inertia_xy
         + arm_tip_rotation_02 * p.wrist_inertia_xz;
-    let t129 = arm_tip_rotation_02 * p.wrist_inertia_yz
+    let t123 = arm_tip_rotation_02 * p.wrist_inertia_yz
         + p.wrist_inertia_xy * arm_tip_rotation_00
         + p.wrist_inertia_yy * arm_tip_rotation_01;
-    let t130 = arm_tip_rotation_00 * p.wrist_inertia_xz
+    let t124 = arm_tip_rotation_00 * p.wrist_inertia_xz
         + p.wrist_inertia_zz * arm_tip_rotation_02
         + arm_tip_rotation_01 * p.wrist_inertia_yz;
-    let wrist_inertia_com_00 = t128 * arm_tip_rotation_00 + t129 * arm_tip_rotation_01
-        + t130 * arm_tip_rotation_02;
-    let wrist_inertia_com_01 = arm_tip_rotation_12 * t130 + t128 * arm_tip_rotation_10
-        + t129 * arm_tip_rotation_11;
-    let wrist_inertia_com_02 = t129 * arm_tip_rotation_21 + arm_tip_rotation_20 * t128
-        + arm_tip_rotation_22 * t130;
-    let t131 = arm_tip_rotation_12 * p.wrist_inertia_yz
+    let wrist_inertia_com_00 = t122 * arm_tip_rotation_00 + t123 * arm_tip_rotation_01
+        + t124 * arm_tip_rotation_02;
+    let wrist_inertia_com_01 = arm_tip_rotation_12 * t124 + t122 * arm_tip_rotation_10
+        + t123 * arm_tip_rotation_11;
+    let wrist_inertia_com_02 = t123 * arm_tip_rotation_21 + arm_tip_rotation_20 * t122
+        + arm_tip_rotation_22 * t124;
+    let t125 = arm_tip_rotation_12 * p.wrist_inertia_yz
         + p.wrist_inertia_xy * arm_tip_rotation_10
         + p.wrist_inertia_yy * arm_tip_rotation_11;
-    let t132 = arm_tip_rotation_12 * p.wrist_inertia_zz
+    let t126 = arm_tip_rotation_12 * p.wrist_inertia_zz
         + arm_tip_rotation_10 * p.wrist_inertia_xz
         + arm_tip_rotation_11 * p.wrist_inertia_yz;
-    let t133 = arm_tip_rotation_11 * p.wrist_inertia_xy
+    let t127 = arm_tip_rotation_11 * p.wrist_inertia_xy
         + arm_tip_rotation_12 * p.wrist_inertia_xz
         + p.wrist_inertia_xx * arm_tip_rotation_10;
-    let wrist_inertia_com_11 = t131 * arm_tip_rotation_11 + t132 * arm_tip_rotation_12
-        + t133 * arm_tip_rotation_10;
-    let wrist_inertia_com_12 = t132 * arm_tip_rotation_22 + t131 * arm_tip_rotation_21
-        + t133 * arm_tip_rotation_20;
+    let wrist_inertia_com_11 = t125 * arm_tip_rotation_11 + t126 * arm_tip_rotation_12
+        + t127 * arm_tip_rotation_10;
+    let wrist_inertia_com_12 = t126 * arm_tip_rotation_22 + t125 * arm_tip_rotation_21
+        + t127 * arm_tip_rotation_20;
     let wrist_inertia_com_22 = (arm_tip_rotation_22 * p.wrist_inertia_zz
         + arm_tip_rotation_20 * p.wrist_inertia_xz
         + arm_tip_rotation_21 * p.wrist_inertia_yz) * arm_tip_rotation_22
@@ -1258,21 +1290,21 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let wrist_inertia_h_x = p.wrist_mass * wrist_com_x;
     let wrist_inertia_h_y = p.wrist_mass * wrist_com_y;
     let wrist_inertia_h_z = p.wrist_mass * wrist_com_z;
-    let t134 = wrist_com_x * wrist_com_x;
-    let t135 = wrist_com_y * wrist_com_y;
-    let t136 = wrist_com_z * wrist_com_z;
+    let t128 = wrist_com_x * wrist_com_x;
+    let t129 = wrist_com_y * wrist_com_y;
+    let t130 = wrist_com_z * wrist_com_z;
     let wrist_inertia_i_00 = wrist_inertia_com_00
-        + p.wrist_mass * (t134 + t135 + t136 - wrist_com_x * wrist_com_x);
+        + p.wrist_mass * (t128 + t129 + t130 - wrist_com_x * wrist_com_x);
     let wrist_inertia_i_01 = wrist_inertia_com_01
         - p.wrist_mass * wrist_com_x * wrist_com_y;
     let wrist_inertia_i_02 = wrist_inertia_com_02
         - p.wrist_mass * wrist_com_x * wrist_com_z;
     let wrist_inertia_i_11 = p.wrist_mass
-        * (t134 + t135 + t136 - wrist_com_y * wrist_com_y) + wrist_inertia_com_11;
+        * (t128 + t129 + t130 - wrist_com_y * wrist_com_y) + wrist_inertia_com_11;
     let wrist_inertia_i_12 = wrist_inertia_com_12
         - p.wrist_mass * wrist_com_z * wrist_com_y;
     let wrist_inertia_i_22 = wrist_inertia_com_22
-        + p.wrist_mass * (t134 + t135 + t136 - wrist_com_z * wrist_com_z);
+        + p.wrist_mass * (t128 + t129 + t130 - wrist_com_z * wrist_com_z);
     let flap_rotation_00 = 0.9553364891256061 * arm_tip_rotation_00
         + 0.29552020666133955 * arm_tip_rotation_01;
     let flap_rotation_01 = 0.644217687237691 * arm_tip_rotation_02
@@ -1297,78 +1329,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let flap_rotation_22 = 0.19037934406737264 * arm_tip_rotation_20
         + 0.7648421872844886 * arm_tip_rotation_22
         - 0.6154446635582734 * arm_tip_rotation_21;
-    let t137 = 0.02 * arm_tip_rotation_00;
-    let flap_position_x = t137 + wrist_position_x;
-    let t138 = 0.02 * arm_tip_rotation_10;
-    let flap_position_y = wrist_position_y + t138;
-    let t139 = 0.02 * arm_tip_rotation_20;
-    let flap_position_z = t139 + wrist_position_z;
+    let t131 = 0.02 * arm_tip_rotation_00;
+    let flap_position_x = t131 + wrist_position_x;
+    let t132 = 0.02 * arm_tip_rotation_10;
+    let flap_position_y = wrist_position_y + t132;
+    let t133 = 0.02 * arm_tip_rotation_20;
+    let flap_position_z = t133 + wrist_position_z;
     let flap_slice0_local_com_x = 0.1127016653792583 * p.flap_length
         * flap_slice0_bend_c1;
     let flap_bend_y = p.flap_length * q[2];
-    let t140 = p.flap_length * flap_bend_y;
-    let flap_slice0_local_com_y = 0.012701665379258308 * flap_slice0_bend_c2 * t140;
+    let t134 = p.flap_length * flap_bend_y;
+    let flap_slice0_local_com_y = 0.012701665379258308 * flap_slice0_bend_c2 * t134;
     let flap_slice0_local_subspace0_w_z = 0.1127016653792583 * p.flap_length;
-    let t141 = -(p.flap_length * flap_bend_y);
+    let t135 = -(p.flap_length * flap_bend_y);
     let flap_slice0_local_subspace0_v_x = p.flap_length
-        * ((0.0014314988413324798 * flap_slice0_bend_c2 * t141
-            + 0.0014314988413324798 * flap_slice0_bend_c3 * t140)
+        * ((0.0014314988413324798 * flap_slice0_bend_c2 * t135
+            + 0.0014314988413324798 * flap_slice0_bend_c3 * t134)
             + 0.1127016653792583 * flap_slice0_local_com_y);
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t142 = 2.0 * flap_bend_squared * p.flap_length;
-    let t143 = -(flap_bend_squared * p.flap_length);
+    let t136 = 2.0 * flap_bend_squared * p.flap_length;
+    let t137 = -(flap_bend_squared * p.flap_length);
     let flap_slice0_local_subspace0_v_y = p.flap_length
         * ((0.012701665379258308 * p.flap_length * flap_slice0_bend_c2
-            + 0.0001613323034066491 * flap_slice0_bend_c4 * t142
-            + 0.0001613323034066491 * t143 * flap_slice0_bend_c3)
+            + 0.0001613323034066491 * flap_slice0_bend_c4 * t136
+            + 0.0001613323034066491 * t137 * flap_slice0_bend_c3)
             - 0.1127016653792583 * flap_slice0_local_com_x);
     let flap_slice0_mass = 0.2777777777777776 * p.flap_mass;
-    let t144 = p.flap_disc_radius * p.flap_disc_radius;
-    let flap_slice0_local_inertia_com_22 = 0.25 * t144 * flap_slice0_mass;
-    let t145 = -flap_bend_y;
-    let t146 = 0.1127016653792583 * t145 * flap_slice0_bend_c1;
-    let t147 = -flap_bend_squared;
-    let t148 = 1.0 + 0.012701665379258308 * t147 * flap_slice0_bend_c2;
-    let flap_slice0_local_inertia_com_00 = 0.25 * t144 * t146 * t146 * flap_slice0_mass
-        + 0.5 * t148 * t148 * t144 * flap_slice0_mass;
-    let t149 = 0.1127016653792583 * flap_bend_y * flap_slice0_bend_c1;
-    let flap_slice0_local_inertia_com_01 = 0.25 * t148 * t144 * t146 * flap_slice0_mass
-        + 0.5 * t148 * t149 * t144 * flap_slice0_mass;
-    let flap_slice0_local_inertia_com_11 = 0.25 * t148 * t148 * t144 * flap_slice0_mass
-        + 0.5 * t149 * t149 * t144 * flap_slice0_mass;
+    let t138 = p.flap_disc_radius * p.flap_disc_radius;
+    let flap_slice0_local_inertia_com_22 = 0.25 * t138 * flap_slice0_mass;
+    let t139 = -flap_bend_y;
+    let t140 = 0.1127016653792583 * t139 * flap_slice0_bend_c1;
+    let t141 = -flap_bend_squared;
+    let t142 = 1.0 + 0.012701665379258308 * t141 * flap_slice0_bend_c2;
+    let flap_slice0_local_inertia_com_00 = 0.25 * t138 * t140 * t140 * flap_slice0_mass
+        + 0.5 * t142 * t142 * t138 * flap_slice0_mass;
+    let t143 = 0.1127016653792583 * flap_bend_y * flap_slice0_bend_c1;
+    let flap_slice0_local_inertia_com_01 = 0.25 * t142 * t138 * t140 * flap_slice0_mass
+        + 0.5 * t142 * t143 * t138 * flap_slice0_mass;
+    let flap_slice0_local_inertia_com_11 = 0.25 * t142 * t142 * t138 * flap_slice0_mass
+        + 0.5 * t143 * t143 * t138 * flap_slice0_mass;
     let flap_slice0_local_inertia_h_x = flap_slice0_local_com_x * flap_slice0_mass;
     let flap_slice0_local_inertia_h_y = flap_slice0_local_com_y * flap_slice0_mass;
-    let t150 = flap_slice0_local_com_y * flap_slice0_local_com_y;
-    let t151 = flap_slice0_local_com_x * flap_slice0_local_com_x;
+    let t144 = flap_slice0_local_com_y * flap_slice0_local_com_y;
+    let t145 = flap_slice0_local_com_x * flap_slice0_local_com_x;
     let flap_slice0_local_inertia_i_00 = flap_slice0_local_inertia_com_00
-        + (t150 + t151 - flap_slice0_local_com_x * flap_slice0_local_com_x)
+        + (t144 + t145 - flap_slice0_local_com_x * flap_slice0_local_com_x)
             * flap_slice0_mass;
     let flap_slice0_local_inertia_i_01 = flap_slice0_local_inertia_com_01
         - flap_slice0_local_com_y * flap_slice0_local_com_x * flap_slice0_mass;
     let flap_slice0_local_inertia_i_11 = flap_slice0_local_inertia_com_11
-        + (t150 + t151 - flap_slice0_local_com_y * flap_slice0_local_com_y)
+        + (t144 + t145 - flap_slice0_local_com_y * flap_slice0_local_com_y)
             * flap_slice0_mass;
     let flap_slice0_local_inertia_i_22 = flap_slice0_local_inertia_com_22
-        + (t150 + t151) * flap_slice0_mass;
+        + (t144 + t145) * flap_slice0_mass;
     let flap_slice1_local_com_x = 0.5 * p.flap_length * flap_slice1_bend_c1;
-    let flap_slice1_local_com_y = 0.25 * flap_slice1_bend_c2 * t140;
+    let flap_slice1_local_com_y = 0.25 * flap_slice1_bend_c2 * t134;
     let flap_slice1_local_subspace0_w_z = 0.5 * p.flap_length;
     let flap_slice1_local_subspace0_v_x = p.flap_length
-        * ((0.125 * flap_slice1_bend_c3 * t140 + 0.125 * flap_slice1_bend_c2 * t141)
+        * ((0.125 * flap_slice1_bend_c3 * t134 + 0.125 * flap_slice1_bend_c2 * t135)
             + 0.5 * flap_slice1_local_com_y);
     let flap_slice1_local_subspace0_v_y = p.flap_length
         * ((0.25 * p.flap_length * flap_slice1_bend_c2
-            + 0.0625 * flap_slice1_bend_c4 * t142 + 0.0625 * t143 * flap_slice1_bend_c3)
+            + 0.0625 * flap_slice1_bend_c4 * t136 + 0.0625 * t137 * flap_slice1_bend_c3)
             - 0.5 * flap_slice1_local_com_x);
-    let t152 = 0.5 * flap_slice1_bend_c1 * flap_bend_y;
-    let t153 = 1.0 + 0.25 * t147 * flap_slice1_bend_c2;
-    let flap_slice1_rotation_00 = flap_rotation_01 * t152 + t153 * flap_rotation_00;
-    let t154 = 0.5 * flap_slice1_bend_c1 * t145;
-    let flap_slice1_rotation_01 = flap_rotation_00 * t154 + t153 * flap_rotation_01;
-    let flap_slice1_rotation_10 = flap_rotation_11 * t152 + flap_rotation_10 * t153;
-    let flap_slice1_rotation_11 = flap_rotation_10 * t154 + t153 * flap_rotation_11;
-    let flap_slice1_rotation_20 = flap_rotation_21 * t152 + t153 * flap_rotation_20;
-    let flap_slice1_rotation_21 = t153 * flap_rotation_21 + flap_rotation_20 * t154;
+    let t146 = 0.5 * flap_slice1_bend_c1 * flap_bend_y;
+    let t147 = 1.0 + 0.25 * t141 * flap_slice1_bend_c2;
+    let flap_slice1_rotation_00 = flap_rotation_01 * t146 + t147 * flap_rotation_00;
+    let t148 = 0.5 * flap_slice1_bend_c1 * t139;
+    let flap_slice1_rotation_01 = flap_rotation_00 * t148 + t147 * flap_rotation_01;
+    let flap_slice1_rotation_10 = flap_rotation_11 * t146 + flap_rotation_10 * t147;
+    let flap_slice1_rotation_11 = flap_rotation_10 * t148 + t147 * flap_rotation_11;
+    let flap_slice1_rotation_20 = flap_rotation_21 * t146 + t147 * flap_rotation_20;
+    let flap_slice1_rotation_21 = t147 * flap_rotation_21 + flap_rotation_20 * t148;
     let flap_slice1_position_x = flap_position_x
         + flap_slice1_local_com_x * flap_rotation_00
         + flap_slice1_local_com_y * flap_rotation_01;
@@ -1376,63 +1408,66 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + flap_position_y + flap_slice1_local_com_y * flap_rotation_11;
     let flap_slice1_position_z = flap_slice1_local_com_x * flap_rotation_20
         + flap_position_z + flap_rotation_21 * flap_slice1_local_com_y;
+    let flap_slice1_subspace0_w_x = flap_slice1_local_subspace0_w_z * flap_rotation_02;
+    let flap_slice1_subspace0_w_y = flap_slice1_local_subspace0_w_z * flap_rotation_12;
+    let flap_slice1_subspace0_w_z = flap_slice1_local_subspace0_w_z * flap_rotation_22;
     let flap_slice1_mass = 0.4444444444444444 * p.flap_mass;
-    let flap_slice1_local_inertia_com_22 = 0.25 * flap_slice1_mass * t144;
-    let flap_slice1_local_inertia_com_00 = 0.5 * flap_slice1_mass * t153 * t153 * t144
-        + 0.25 * flap_slice1_mass * t144 * t154 * t154;
-    let flap_slice1_local_inertia_com_01 = 0.5 * flap_slice1_mass * t153 * t144 * t152
-        + 0.25 * flap_slice1_mass * t153 * t144 * t154;
-    let flap_slice1_local_inertia_com_11 = 0.5 * flap_slice1_mass * t144 * t152 * t152
-        + 0.25 * flap_slice1_mass * t153 * t153 * t144;
+    let flap_slice1_local_inertia_com_22 = 0.25 * flap_slice1_mass * t138;
+    let flap_slice1_local_inertia_com_00 = 0.5 * flap_slice1_mass * t147 * t147 * t138
+        + 0.25 * flap_slice1_mass * t138 * t148 * t148;
+    let flap_slice1_local_inertia_com_01 = 0.5 * flap_slice1_mass * t147 * t138 * t146
+        + 0.25 * flap_slice1_mass * t147 * t138 * t148;
+    let flap_slice1_local_inertia_com_11 = 0.5 * flap_slice1_mass * t138 * t146 * t146
+        + 0.25 * flap_slice1_mass * t147 * t147 * t138;
     let flap_slice1_local_inertia_h_x = flap_slice1_mass * flap_slice1_local_com_x;
     let flap_slice1_local_inertia_h_y = flap_slice1_mass * flap_slice1_local_com_y;
-    let t155 = flap_slice1_local_com_y * flap_slice1_local_com_y;
-    let t156 = flap_slice1_local_com_x * flap_slice1_local_com_x;
+    let t149 = flap_slice1_local_com_y * flap_slice1_local_com_y;
+    let t150 = flap_slice1_local_com_x * flap_slice1_local_com_x;
     let flap_slice1_local_inertia_i_00 = flap_slice1_mass
-        * (t155 + t156 - flap_slice1_local_com_x * flap_slice1_local_com_x)
+        * (t149 + t150 - flap_slice1_local_com_x * flap_slice1_local_com_x)
         + flap_slice1_local_inertia_com_00;
     let flap_slice1_local_inertia_i_01 = flap_slice1_local_inertia_com_01
         - flap_slice1_mass * flap_slice1_local_com_x * flap_slice1_local_com_y;
     let flap_slice1_local_inertia_i_11 = flap_slice1_mass
-        * (t155 + t156 - flap_slice1_local_com_y * flap_slice1_local_com_y)
+        * (t149 + t150 - flap_slice1_local_com_y * flap_slice1_local_com_y)
         + flap_slice1_local_inertia_com_11;
     let flap_slice1_local_inertia_i_22 = flap_slice1_local_inertia_com_22
-        + flap_slice1_mass * (t155 + t156);
+        + flap_slice1_mass * (t149 + t150);
     let flap_slice2_local_com_x = 0.8872983346207417 * p.flap_length
         * flap_slice2_bend_c1;
-    let flap_slice2_local_com_y = 0.7872983346207417 * flap_slice2_bend_c2 * t140;
+    let flap_slice2_local_com_y = 0.7872983346207417 * flap_slice2_bend_c2 * t134;
     let flap_slice2_local_subspace0_w_z = 0.8872983346207417 * p.flap_length;
     let flap_slice2_local_subspace0_v_x = ((0.6985685011586675 * flap_slice2_bend_c2
-        * t141 + 0.6985685011586675 * flap_slice2_bend_c3 * t140)
+        * t135 + 0.6985685011586675 * flap_slice2_bend_c3 * t134)
         + 0.8872983346207417 * flap_slice2_local_com_y) * p.flap_length;
     let flap_slice2_local_subspace0_v_y = p.flap_length
-        * ((0.6198386676965935 * t142 * flap_slice2_bend_c4
+        * ((0.6198386676965935 * t136 * flap_slice2_bend_c4
             + 0.7872983346207417 * flap_slice2_bend_c2 * p.flap_length
-            + 0.6198386676965935 * t143 * flap_slice2_bend_c3)
+            + 0.6198386676965935 * t137 * flap_slice2_bend_c3)
             - 0.8872983346207417 * flap_slice2_local_com_x);
-    let t157 = 0.7872983346207417 * t147 * flap_slice2_bend_c2 + 1.0;
-    let t158 = 0.8872983346207417 * t145 * flap_slice2_bend_c1;
-    let flap_slice2_local_inertia_com_00 = 0.5 * t157 * t157 * t144 * flap_slice0_mass
-        + t158 * t158 * flap_slice0_local_inertia_com_22;
-    let t159 = 0.8872983346207417 * flap_bend_y * flap_slice2_bend_c1;
-    let flap_slice2_local_inertia_com_01 = 0.5 * t159 * t157 * t144 * flap_slice0_mass
-        + t158 * flap_slice0_local_inertia_com_22 * t157;
-    let flap_slice2_local_inertia_com_11 = 0.5 * t159 * t159 * t144 * flap_slice0_mass
-        + flap_slice0_local_inertia_com_22 * t157 * t157;
+    let t151 = 0.7872983346207417 * t141 * flap_slice2_bend_c2 + 1.0;
+    let t152 = 0.8872983346207417 * t139 * flap_slice2_bend_c1;
+    let flap_slice2_local_inertia_com_00 = 0.5 * t151 * t151 * t138 * flap_slice0_mass
+        + t152 * t152 * flap_slice0_local_inertia_com_22;
+    let t153 = 0.8872983346207417 * flap_bend_y * flap_slice2_bend_c1;
+    let flap_slice2_local_inertia_com_01 = 0.5 * t153 * t151 * t138 * flap_slice0_mass
+        + t152 * flap_slice0_local_inertia_com_22 * t151;
+    let flap_slice2_local_inertia_com_11 = 0.5 * t153 * t153 * t138 * flap_slice0_mass
+        + flap_slice0_local_inertia_com_22 * t151 * t151;
     let flap_slice2_local_inertia_h_x = flap_slice2_local_com_x * flap_slice0_mass;
     let flap_slice2_local_inertia_h_y = flap_slice2_local_com_y * flap_slice0_mass;
-    let t160 = flap_slice2_local_com_x * flap_slice2_local_com_x;
-    let t161 = flap_slice2_local_com_y * flap_slice2_local_com_y;
-    let flap_slice2_local_inertia_i_00 = (t160 + t161
+    let t154 = flap_slice2_local_com_x * flap_slice2_local_com_x;
+    let t155 = flap_slice2_local_com_y * flap_slice2_local_com_y;
+    let flap_slice2_local_inertia_i_00 = (t154 + t155
         - flap_slice2_local_com_x * flap_slice2_local_com_x) * flap_slice0_mass
         + flap_slice2_local_inertia_com_00;
     let flap_slice2_local_inertia_i_01 = flap_slice2_local_inertia_com_01
         - flap_slice2_local_com_y * flap_slice2_local_com_x * flap_slice0_mass;
-    let flap_slice2_local_inertia_i_11 = (t160 + t161
+    let flap_slice2_local_inertia_i_11 = (t154 + t155
         - flap_slice2_local_com_y * flap_slice2_local_com_y) * flap_slice0_mass
         + flap_slice2_local_inertia_com_11;
     let flap_slice2_local_inertia_i_22 = flap_slice0_local_inertia_com_22
-        + (t160 + t161) * flap_slice0_mass;
+        + (t154 + t155) * flap_slice0_mass;
     let flap_slices_local_inertia_m = flap_slice1_mass + flap_slice0_mass
         + flap_slice0_mass;
     let flap_slices_local_inertia_h_x = flap_slice0_local_inertia_h_x
@@ -1447,67 +1482,67 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + flap_slice2_local_inertia_i_11 + flap_slice0_local_inertia_i_11;
     let flap_slices_local_inertia_i_22 = flap_slice0_local_inertia_i_22
         + flap_slice2_local_inertia_i_22 + flap_slice1_local_inertia_i_22;
-    let t162 = flap_rotation_00 * flap_slices_local_inertia_h_x;
-    let t163 = flap_rotation_01 * flap_slices_local_inertia_h_y;
-    let flap_slices_inertia_h_x = flap_position_x * flap_slices_local_inertia_m + t162
-        + t163;
-    let t164 = flap_rotation_10 * flap_slices_local_inertia_h_x;
-    let t165 = flap_slices_local_inertia_h_y * flap_rotation_11;
-    let flap_slices_inertia_h_y = t164 + t165
+    let t156 = flap_rotation_00 * flap_slices_local_inertia_h_x;
+    let t157 = flap_rotation_01 * flap_slices_local_inertia_h_y;
+    let flap_slices_inertia_h_x = flap_position_x * flap_slices_local_inertia_m + t156
+        + t157;
+    let t158 = flap_rotation_10 * flap_slices_local_inertia_h_x;
+    let t159 = flap_slices_local_inertia_h_y * flap_rotation_11;
+    let flap_slices_inertia_h_y = t158 + t159
         + flap_slices_local_inertia_m * flap_position_y;
-    let t166 = flap_rotation_21 * flap_slices_local_inertia_h_y;
-    let t167 = flap_rotation_20 * flap_slices_local_inertia_h_x;
-    let flap_slices_inertia_h_z = flap_slices_local_inertia_m * flap_position_z + t166
-        + t167;
-    let t168 = flap_slices_local_inertia_i_01 * flap_rotation_00
+    let t160 = flap_rotation_21 * flap_slices_local_inertia_h_y;
+    let t161 = flap_rotation_20 * flap_slices_local_inertia_h_x;
+    let flap_slices_inertia_h_z = flap_slices_local_inertia_m * flap_position_z + t160
+        + t161;
+    let t162 = flap_slices_local_inertia_i_01 * flap_rotation_00
         + flap_slices_local_inertia_i_11 * flap_rotation_01;
-    let t169 = t162 + t163;
-    let t170 = flap_position_x * t169;
-    let t171 = (flap_position_x * flap_position_x + flap_position_z * flap_position_z
+    let t163 = t156 + t157;
+    let t164 = flap_position_x * t163;
+    let t165 = (flap_position_x * flap_position_x + flap_position_z * flap_position_z
         + flap_position_y * flap_position_y) * flap_slices_local_inertia_m;
-    let t172 = flap_slices_local_inertia_i_01 * flap_rotation_01
+    let t166 = flap_slices_local_inertia_i_01 * flap_rotation_01
         + flap_slices_local_inertia_i_00 * flap_rotation_00;
-    let t173 = t166 + t167;
-    let t174 = flap_position_z * t173;
-    let t175 = t164 + t165;
-    let t176 = t175 * flap_position_y;
-    let t177 = 2.0 * (t174 + t176 + t170);
-    let flap_slices_inertia_i_00 = t168 * flap_rotation_01 + t171
-        + t172 * flap_rotation_00
-        + flap_slices_local_inertia_i_22 * flap_rotation_02 * flap_rotation_02 + t177
-        - (t170 + t170
+    let t167 = t160 + t161;
+    let t168 = flap_position_z * t167;
+    let t169 = t158 + t159;
+    let t170 = t169 * flap_position_y;
+    let t171 = 2.0 * (t168 + t170 + t164);
+    let flap_slices_inertia_i_00 = t162 * flap_rotation_01 + t165
+        + t166 * flap_rotation_00
+        + flap_slices_local_inertia_i_22 * flap_rotation_02 * flap_rotation_02 + t171
+        - (t164 + t164
             + flap_position_x * flap_position_x * flap_slices_local_inertia_m);
-    let flap_slices_inertia_i_01 = t168 * flap_rotation_11 + flap_rotation_10 * t172
+    let flap_slices_inertia_i_01 = t162 * flap_rotation_11 + flap_rotation_10 * t166
         + flap_slices_local_inertia_i_22 * flap_rotation_02 * flap_rotation_12
         - (flap_position_x * flap_slices_local_inertia_m * flap_position_y
-            + flap_position_y * t169 + t175 * flap_position_x);
-    let flap_slices_inertia_i_02 = flap_rotation_20 * t172 + flap_rotation_21 * t168
+            + flap_position_y * t163 + t169 * flap_position_x);
+    let flap_slices_inertia_i_02 = flap_rotation_20 * t166 + flap_rotation_21 * t162
         + flap_slices_local_inertia_i_22 * flap_rotation_02 * flap_rotation_22
-        - (flap_position_z * t169
+        - (flap_position_z * t163
             + flap_position_x * flap_slices_local_inertia_m * flap_position_z
-            + flap_position_x * t173);
-    let t178 = flap_rotation_10 * flap_slices_local_inertia_i_00
+            + flap_position_x * t167);
+    let t172 = flap_rotation_10 * flap_slices_local_inertia_i_00
         + flap_slices_local_inertia_i_01 * flap_rotation_11;
-    let t179 = flap_rotation_10 * flap_slices_local_inertia_i_01
+    let t173 = flap_rotation_10 * flap_slices_local_inertia_i_01
         + flap_slices_local_inertia_i_11 * flap_rotation_11;
-    let flap_slices_inertia_i_11 = t171 + flap_rotation_10 * t178
-        + t179 * flap_rotation_11
-        + flap_slices_local_inertia_i_22 * flap_rotation_12 * flap_rotation_12 + t177
-        - (flap_slices_local_inertia_m * flap_position_y * flap_position_y + t176
-            + t176);
-    let flap_slices_inertia_i_12 = flap_rotation_21 * t179
+    let flap_slices_inertia_i_11 = t165 + flap_rotation_10 * t172
+        + t173 * flap_rotation_11
+        + flap_slices_local_inertia_i_22 * flap_rotation_12 * flap_rotation_12 + t171
+        - (flap_slices_local_inertia_m * flap_position_y * flap_position_y + t170
+            + t170);
+    let flap_slices_inertia_i_12 = flap_rotation_21 * t173
         + flap_slices_local_inertia_i_22 * flap_rotation_22 * flap_rotation_12
-        + flap_rotation_20 * t178
-        - (flap_position_y * t173 + t175 * flap_position_z
+        + flap_rotation_20 * t172
+        - (flap_position_y * t167 + t169 * flap_position_z
             + flap_slices_local_inertia_m * flap_position_y * flap_position_z);
     let flap_slices_inertia_i_22 = flap_rotation_21
         * (flap_rotation_20 * flap_slices_local_inertia_i_01
             + flap_rotation_21 * flap_slices_local_inertia_i_11)
         + flap_rotation_20
             * (flap_rotation_21 * flap_slices_local_inertia_i_01
-                + flap_rotation_20 * flap_slices_local_inertia_i_00) + t171
-        + flap_slices_local_inertia_i_22 * flap_rotation_22 * flap_rotation_22 + t177
-        - (t174 + t174
+                + flap_rotation_20 * flap_slices_local_inertia_i_00) + t165
+        + flap_slices_local_inertia_i_22 * flap_rotation_22 * flap_rotation_22 + t171
+        - (t168 + t168
             + flap_slices_local_inertia_m * flap_position_z * flap_position_z);
     let wrist_composite_inertia_m = p.wrist_mass + flap_slices_local_inertia_m;
     let wrist_composite_inertia_h_x = wrist_inertia_h_x + flap_slices_inertia_h_x;
@@ -1519,25 +1554,25 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let wrist_composite_inertia_i_11 = wrist_inertia_i_11 + flap_slices_inertia_i_11;
     let wrist_composite_inertia_i_12 = flap_slices_inertia_i_12 + wrist_inertia_i_12;
     let wrist_composite_inertia_i_22 = wrist_inertia_i_22 + flap_slices_inertia_i_22;
-    let t180 = flap_slice1_mass * flap_slice1_local_subspace0_v_x
+    let t174 = flap_slice1_mass * flap_slice1_local_subspace0_v_x
         + flap_slice0_local_subspace0_v_x * flap_slice0_mass
         + flap_slice2_local_subspace0_v_x * flap_slice0_mass
         - flap_slice2_local_inertia_h_y * flap_slice2_local_subspace0_w_z
         - flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_h_y
         - flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_h_y;
-    let t181 = flap_slice2_local_inertia_h_x * flap_slice2_local_subspace0_w_z
+    let t175 = flap_slice2_local_inertia_h_x * flap_slice2_local_subspace0_w_z
         + flap_slice2_local_subspace0_v_y * flap_slice0_mass
         + flap_slice1_mass * flap_slice1_local_subspace0_v_y
         + flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_h_x
         + flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_h_x
         + flap_slice0_local_subspace0_v_y * flap_slice0_mass;
-    let flap_subspace0_projected_inertia_f_x = flap_rotation_00 * t180
-        + t181 * flap_rotation_01;
-    let flap_subspace0_projected_inertia_f_y = t181 * flap_rotation_11
-        + flap_rotation_10 * t180;
-    let flap_subspace0_projected_inertia_f_z = flap_rotation_20 * t180
-        + flap_rotation_21 * t181;
-    let t182 = flap_slice2_local_inertia_i_22 * flap_slice2_local_subspace0_w_z
+    let flap_subspace0_projected_inertia_f_x = flap_rotation_00 * t174
+        + t175 * flap_rotation_01;
+    let flap_subspace0_projected_inertia_f_y = t175 * flap_rotation_11
+        + flap_rotation_10 * t174;
+    let flap_subspace0_projected_inertia_f_z = flap_rotation_20 * t174
+        + flap_rotation_21 * t175;
+    let t176 = flap_slice2_local_inertia_i_22 * flap_slice2_local_subspace0_w_z
         + flap_slice0_local_inertia_h_x * flap_slice0_local_subspace0_v_y
         + flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_i_22
         + flap_slice2_local_inertia_h_x * flap_slice2_local_subspace0_v_y
@@ -1547,17 +1582,17 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - flap_slice2_local_inertia_h_y * flap_slice2_local_subspace0_v_x
         - flap_slice0_local_subspace0_v_x * flap_slice0_local_inertia_h_y;
     let flap_subspace0_projected_inertia_n_x = flap_position_y
-        * flap_subspace0_projected_inertia_f_z + t182 * flap_rotation_02
+        * flap_subspace0_projected_inertia_f_z + t176 * flap_rotation_02
         - flap_position_z * flap_subspace0_projected_inertia_f_y;
-    let flap_subspace0_projected_inertia_n_y = t182 * flap_rotation_12
+    let flap_subspace0_projected_inertia_n_y = t176 * flap_rotation_12
         + flap_subspace0_projected_inertia_f_x * flap_position_z
         - flap_position_x * flap_subspace0_projected_inertia_f_z;
     let flap_subspace0_projected_inertia_n_z = flap_position_x
-        * flap_subspace0_projected_inertia_f_y + t182 * flap_rotation_22
+        * flap_subspace0_projected_inertia_f_y + t176 * flap_rotation_22
         - flap_position_y * flap_subspace0_projected_inertia_f_x;
-    let wrist_tip_position_x = t137 + wrist_position_x - 0.01 * arm_tip_rotation_02;
-    let wrist_tip_position_y = wrist_position_y + t138 - 0.01 * arm_tip_rotation_12;
-    let wrist_tip_position_z = t139 + wrist_position_z - 0.01 * arm_tip_rotation_22;
+    let wrist_tip_position_x = t131 + wrist_position_x - 0.01 * arm_tip_rotation_02;
+    let wrist_tip_position_y = wrist_position_y + t132 - 0.01 * arm_tip_rotation_12;
+    let wrist_tip_position_z = t133 + wrist_position_z - 0.01 * arm_tip_rotation_22;
     Cache {
         flap_bend_squared_c1,
         flap_bend_squared_c2,
@@ -1733,6 +1768,18 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         arm_slice3_local_inertia_i_11,
         arm_slice3_local_inertia_i_12,
         arm_slice3_local_inertia_i_22,
+        arm_tip_local_subspace0_w_x,
+        arm_tip_local_subspace0_w_y,
+        arm_tip_local_subspace0_w_z,
+        arm_tip_local_subspace0_v_x,
+        arm_tip_local_subspace0_v_y,
+        arm_tip_local_subspace0_v_z,
+        arm_tip_local_subspace1_w_x,
+        arm_tip_local_subspace1_w_y,
+        arm_tip_local_subspace1_w_z,
+        arm_tip_local_subspace1_v_x,
+        arm_tip_local_subspace1_v_y,
+        arm_tip_local_subspace1_v_z,
         arm_tip_rotation_00,
         arm_tip_rotation_01,
         arm_tip_rotation_02,
@@ -1820,6 +1867,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         flap_slice1_position_x,
         flap_slice1_position_y,
         flap_slice1_position_z,
+        flap_slice1_subspace0_w_x,
+        flap_slice1_subspace0_w_y,
+        flap_slice1_subspace0_w_z,
         flap_slice1_mass,
         flap_slice1_local_inertia_com_22,
         flap_slice1_local_inertia_com_00,
@@ -1895,176 +1945,180 @@ pub fn mass_matrix_into(
     let t0 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
         - (cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_w_x
             - cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_h_x);
-    let t1 = cache.arm_tip_subspace1_w_y * cache.wrist_composite_inertia_i_01
-        + cache.wrist_composite_inertia_i_00 * cache.arm_tip_subspace1_w_x
-        + cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_y
-        + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_z
-        - cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_v_y;
-    let t2 = cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_z
+    let t1 = cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_z
         - (cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_w_y
             - cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_y);
-    let t3 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
+    let t2 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
         - (cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_h_x
             - cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_h_y);
-    let t4 = cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_01
+    let t3 = cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_01
         + cache.arm_slice3_local_subspace1_v_x * cache.arm_slice3_local_inertia_h_z
         + cache.arm_slice3_local_subspace1_w_z * cache.arm_slice3_local_inertia_i_12
         + cache.arm_slice3_local_inertia_i_11 * cache.arm_slice3_local_subspace1_w_y
         - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_v_z;
-    let t5 = cache.arm_slice3_local_subspace1_w_y * cache.arm_slice3_local_inertia_i_12
+    let t4 = cache.arm_slice3_local_subspace1_w_y * cache.arm_slice3_local_inertia_i_12
         + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_v_y
         + cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace1_w_x
         + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_subspace1_w_z
         - cache.arm_slice3_local_subspace1_v_x * cache.arm_slice3_local_inertia_h_y;
-    let t6 = cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_11
+    let t5 = cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_11
         + cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_v_x
         + cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_01
         + cache.arm_slice1_local_inertia_i_12 * cache.arm_slice1_local_subspace1_w_z
         - cache.arm_slice1_local_subspace1_v_z * cache.arm_slice1_local_inertia_h_x;
+    let t6 = cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_m
+        - (cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_h_y
+            - cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_w_y);
     let t7 = cache.arm_slice1_local_subspace1_v_z * cache.arm_slice1_mass
         - (cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_h_x
             - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_w_x);
-    let t8 = cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_y
+    let t8 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
+        - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
+            - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
+    let t9 = cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_y
         - (cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_z
             - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_w_z);
-    let t9 = cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace1_w_y
+    let t10 = cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace1_w_y
         + cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace1_w_z
         + cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_00
         + cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace1_v_z
         - cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_subspace1_v_y;
-    let t10 = cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_mass
+    let t11 = cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_mass
         - (cache.arm_slice0_local_subspace1_w_z * cache.arm_slice0_local_inertia_h_y
             - cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_h_z);
-    let t11 = cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_subspace1_w_x
+    let t12 = cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_subspace1_w_x
         + cache.arm_slice1_local_subspace1_v_y * cache.arm_slice1_local_inertia_h_x
         + cache.arm_slice1_local_inertia_i_22 * cache.arm_slice1_local_subspace1_w_z
         + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_12
         - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_x;
-    let t12 = cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_11
+    let t13 = cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_01
+        + cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_v_x
+        + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_z
+        + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace1_w_y
+        - cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_x;
+    let t14 = cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_11
         + cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_local_inertia_h_z
         + cache.arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_subspace1_w_z
         + cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_01
         - cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_subspace1_v_z;
-    let t13 = cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_m
-        - (cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_h_y
-            - cache.arm_tip_subspace1_w_y * cache.wrist_composite_inertia_h_z);
-    let t14 = cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_h_z
-        + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace1_w_x
-        + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_z
-        + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace1_w_y
-        - cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_x;
     let t15 = cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_00
         + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_01
         + cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_local_inertia_h_y
         + cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_subspace1_w_z
         - cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_local_inertia_h_z;
-    let t16 = cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_m
-        - (cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_w_x
-            - cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_h_x);
-    let t17 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_y
+    let t16 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_y
         - (cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_h_z
             - cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_h_x);
-    let t18 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_x
+    let t17 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_x
         - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace1_w_z
             - cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_h_z);
-    let t19 = cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_01
+    let t18 = cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_01
         + cache.arm_slice2_local_inertia_i_11 * cache.arm_slice2_local_subspace1_w_y
         + cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_i_12
         + cache.arm_slice2_local_subspace1_v_x * cache.arm_slice2_local_inertia_h_z
         - cache.arm_slice2_local_inertia_h_x * cache.arm_slice2_local_subspace1_v_z;
-    let t20 = cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_subspace1_w_x
+    let t19 = cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_subspace1_w_x
         + cache.arm_slice0_local_inertia_i_22 * cache.arm_slice0_local_subspace1_w_z
         + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_12
         + cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_local_inertia_h_x
         - cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_local_inertia_h_y;
-    let t21 = cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_z
+    let t20 = cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_z
         + cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_00
         + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_01
         + cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_subspace1_w_z
         - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_v_y;
-    let t22 = cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_y
-        + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_x
-        + cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace1_w_z
-        + cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_v_y
-        - cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_h_y;
-    let t23 = cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
+    let t21 = cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
         - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace1_w_z
             - cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_subspace1_w_y);
-    let t24 = cache.arm_slice2_local_inertia_i_22 * cache.arm_slice2_local_subspace1_w_z
+    let t22 = cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_y
+        + cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_h_x
+        + cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace1_w_z
+        + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_x
+        - cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_h_y;
+    let t23 = cache.arm_slice2_local_inertia_i_22 * cache.arm_slice2_local_subspace1_w_z
         + cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_02
         + cache.arm_slice2_local_subspace1_v_y * cache.arm_slice2_local_inertia_h_x
         + cache.arm_slice2_local_inertia_i_12 * cache.arm_slice2_local_subspace1_w_y
         - cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace1_v_x;
-    let t25 = cache.arm_slice0_mass * cache.arm_slice0_local_subspace1_v_z
+    let t24 = cache.arm_slice0_mass * cache.arm_slice0_local_subspace1_v_z
         - (cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_h_x
             - cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_y);
-    let t26 = cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
+    let t25 = cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
         - (cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_z
             - cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_subspace1_w_z);
-    let t27 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
-        - (cache.arm_tip_subspace1_w_y * cache.wrist_composite_inertia_h_x
-            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace1_w_x);
-    let t28 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
+    let t26 = cache.wrist_composite_inertia_i_00 * cache.arm_tip_subspace1_w_x
+        + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_z
+        + cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_y
+        + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace1_w_y
+        - cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_h_z;
+    let t27 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
         - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_w_z
             - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_w_y);
-    let t29 = cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_00
+    let t28 = cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_00
         + cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace1_v_z
         + cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_i_01
         + cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_i_02
         - cache.arm_slice2_local_subspace1_v_y * cache.arm_slice2_local_inertia_h_z;
+    let t29 = cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_m
+        - (cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_z
+            - cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_h_x);
     let t30 = cache.arm_slice1_local_subspace0_v_y * t0
-        + t1 * cache.arm_tip_subspace0_w_x + cache.arm_slice3_local_subspace0_v_z * t2
-        + t3 * cache.arm_slice2_local_subspace0_v_z
-        + t4 * cache.arm_slice3_local_subspace0_w_y
-        + t5 * cache.arm_slice3_local_subspace0_w_z
-        + t6 * cache.arm_slice1_local_subspace0_w_y
-        + cache.arm_slice1_local_subspace0_v_z * t7
-        + cache.arm_slice3_local_subspace0_v_y * t8
-        + t9 * cache.arm_slice3_local_subspace0_w_x
-        + cache.arm_slice0_local_subspace0_v_x * t10
-        + t11 * cache.arm_slice1_local_subspace0_w_z
-        + cache.arm_slice0_local_subspace0_w_y * t12 + cache.arm_tip_subspace0_v_x * t13
-        + cache.arm_tip_subspace0_w_y * t14 + t15 * cache.arm_slice0_local_subspace0_w_x
-        + cache.arm_tip_subspace0_v_y * t16 + t17 * cache.arm_slice2_local_subspace0_v_y
-        + cache.arm_slice2_local_subspace0_v_x * t18
-        + t19 * cache.arm_slice2_local_subspace0_w_y
-        + t20 * cache.arm_slice0_local_subspace0_w_z
-        + cache.arm_slice1_local_subspace0_w_x * t21 + cache.arm_tip_subspace0_w_z * t22
-        + cache.arm_slice3_local_subspace0_v_x * t23
-        + t24 * cache.arm_slice2_local_subspace0_w_z
-        + t25 * cache.arm_slice0_local_subspace0_v_z
-        + t26 * cache.arm_slice0_local_subspace0_v_y + t27 * cache.arm_tip_subspace0_v_z
-        + cache.arm_slice1_local_subspace0_v_x * t28
-        + t29 * cache.arm_slice2_local_subspace0_w_x;
-    let t31 = cache.arm_tip_subspace0_v_x * cache.flap_subspace0_projected_inertia_f_x
-        + cache.flap_subspace0_projected_inertia_f_z * cache.arm_tip_subspace0_v_z
+        + cache.arm_slice3_local_subspace0_v_z * t1
+        + t2 * cache.arm_slice2_local_subspace0_v_z
+        + t3 * cache.arm_slice3_local_subspace0_w_y
+        + t4 * cache.arm_slice3_local_subspace0_w_z
+        + t5 * cache.arm_slice1_local_subspace0_w_y + cache.arm_tip_subspace0_v_x * t6
+        + cache.arm_slice1_local_subspace0_v_z * t7 + cache.arm_tip_subspace0_v_z * t8
+        + cache.arm_slice3_local_subspace0_v_y * t9
+        + t10 * cache.arm_slice3_local_subspace0_w_x
+        + cache.arm_slice0_local_subspace0_v_x * t11
+        + t12 * cache.arm_slice1_local_subspace0_w_z + cache.arm_tip_subspace0_w_y * t13
+        + cache.arm_slice0_local_subspace0_w_y * t14
+        + t15 * cache.arm_slice0_local_subspace0_w_x
+        + t16 * cache.arm_slice2_local_subspace0_v_y
+        + cache.arm_slice2_local_subspace0_v_x * t17
+        + t18 * cache.arm_slice2_local_subspace0_w_y
+        + t19 * cache.arm_slice0_local_subspace0_w_z
+        + cache.arm_slice1_local_subspace0_w_x * t20
+        + cache.arm_slice3_local_subspace0_v_x * t21 + t22 * cache.arm_tip_subspace0_w_z
+        + t23 * cache.arm_slice2_local_subspace0_w_z
+        + t24 * cache.arm_slice0_local_subspace0_v_z
+        + t25 * cache.arm_slice0_local_subspace0_v_y + t26 * cache.arm_tip_subspace0_w_x
+        + cache.arm_slice1_local_subspace0_v_x * t27
+        + t28 * cache.arm_slice2_local_subspace0_w_x + t29 * cache.arm_tip_subspace0_v_y;
+    let t31 = cache.arm_tip_subspace0_v_z * cache.flap_subspace0_projected_inertia_f_z
         + cache.arm_tip_subspace0_w_z * cache.flap_subspace0_projected_inertia_n_z
-        + cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace0_w_x
+        + cache.arm_tip_subspace0_v_x * cache.flap_subspace0_projected_inertia_f_x
         + cache.arm_tip_subspace0_v_y * cache.flap_subspace0_projected_inertia_f_y
+        + cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace0_w_x
         + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace0_w_y;
-    let t32 = cache.flap_subspace0_projected_inertia_f_y * cache.arm_tip_subspace1_v_y
+    let t32 = cache.arm_tip_subspace1_w_z * cache.flap_subspace0_projected_inertia_n_z
         + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace1_w_y
-        + cache.arm_tip_subspace1_w_z * cache.flap_subspace0_projected_inertia_n_z
+        + cache.flap_subspace0_projected_inertia_f_z * cache.arm_tip_subspace1_v_z
         + cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace1_w_x
-        + cache.arm_tip_subspace1_v_x * cache.flap_subspace0_projected_inertia_f_x
-        + cache.arm_tip_subspace1_v_z * cache.flap_subspace0_projected_inertia_f_z;
+        + cache.arm_tip_subspace1_v_y * cache.flap_subspace0_projected_inertia_f_y
+        + cache.flap_subspace0_projected_inertia_f_x * cache.arm_tip_subspace1_v_x;
     out[(0, 0)] = cache.arm_slice2_local_subspace0_v_y
         * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_y
             - (cache.arm_slice2_local_subspace0_w_x * cache.arm_slice2_local_inertia_h_z
                 - cache.arm_slice2_local_subspace0_w_z
                     * cache.arm_slice2_local_inertia_h_x))
+        + cache.arm_tip_subspace0_w_y
+            * (cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_h_z
+                + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace0_w_x
+                + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace0_w_y
+                + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace0_w_z
+                - cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_x)
         + (cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace0_w_x
             + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_subspace0_w_z
             + cache.arm_slice3_local_inertia_i_12 * cache.arm_slice3_local_subspace0_w_y
             + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace0_v_y
             - cache.arm_slice3_local_subspace0_v_x * cache.arm_slice3_local_inertia_h_y)
             * cache.arm_slice3_local_subspace0_w_z
-        + (cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace0_w_z
-            + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_x
-            + cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_x
-            + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace0_w_y
-            - cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_h_y)
-            * cache.arm_tip_subspace0_w_z
+        + cache.arm_tip_subspace0_v_z
+            * (cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_m
+                - (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_h_x
+                    - cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_h_y))
         + (cache.arm_slice0_local_inertia_i_22 * cache.arm_slice0_local_subspace0_w_z
             + cache.arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_subspace0_w_y
             + cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_subspace0_w_x
@@ -2083,12 +2137,6 @@ pub fn mass_matrix_into(
                     * cache.arm_slice0_local_inertia_h_z
                     - cache.arm_slice0_local_inertia_h_x
                         * cache.arm_slice0_local_subspace0_w_z))
-        + (cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_v_z
-            + cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_02
-            + cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_01
-            + cache.wrist_composite_inertia_i_00 * cache.arm_tip_subspace0_w_x
-            - cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace0_v_y)
-            * cache.arm_tip_subspace0_w_x
         + (cache.arm_slice1_local_subspace0_w_y * cache.arm_slice1_local_inertia_i_01
             + cache.arm_slice1_local_inertia_i_00 * cache.arm_slice1_local_subspace0_w_x
             + cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace0_v_z
@@ -2106,6 +2154,10 @@ pub fn mass_matrix_into(
                 - cache.arm_slice0_local_subspace0_w_x
                     * cache.arm_slice0_local_inertia_h_y))
             * cache.arm_slice0_local_subspace0_v_z
+        + cache.arm_tip_subspace0_v_x
+            * (cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_m
+                - (cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_h_y
+                    - cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_h_z))
         + cache.arm_slice2_local_subspace0_w_x
             * (cache.arm_slice2_local_subspace0_w_z * cache.arm_slice2_local_inertia_i_02
                 + cache.arm_slice2_local_subspace0_w_x
@@ -2116,10 +2168,16 @@ pub fn mass_matrix_into(
                     * cache.arm_slice2_local_subspace0_v_z
                 - cache.arm_slice2_local_inertia_h_z
                     * cache.arm_slice2_local_subspace0_v_y)
-        + (cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_m
-            - (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_h_x
-                - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x))
-            * cache.arm_tip_subspace0_v_z
+        + (cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_x
+            + cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace0_w_z
+            + cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_x
+            + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace0_w_y
+            - cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_h_y)
+            * cache.arm_tip_subspace0_w_z
+        + cache.arm_tip_subspace0_v_y
+            * (cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_m
+                - (cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_h_z
+                    - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_z))
         + (cache.arm_slice3_local_subspace0_w_x * cache.arm_slice3_local_inertia_i_00
             + cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace0_w_z
             + cache.arm_slice3_local_subspace0_v_z * cache.arm_slice3_local_inertia_h_y
@@ -2143,10 +2201,6 @@ pub fn mass_matrix_into(
                     * cache.arm_slice1_local_subspace0_w_z
                     - cache.arm_slice1_local_inertia_h_z
                         * cache.arm_slice1_local_subspace0_w_y))
-        + cache.arm_tip_subspace0_v_x
-            * (cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_m
-                - (cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_h_y
-                    - cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_h_z))
         + cache.arm_slice3_local_subspace0_v_z
             * (cache.arm_slice3_local_subspace0_v_z * cache.arm_slice0_mass
                 - (cache.arm_slice3_local_inertia_h_x
@@ -2181,28 +2235,24 @@ pub fn mass_matrix_into(
                     * cache.arm_slice2_local_inertia_h_z
                 - cache.arm_slice2_local_inertia_h_x
                     * cache.arm_slice2_local_subspace0_v_z)
-        + cache.arm_tip_subspace0_v_y
-            * (cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_m
-                - (cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace0_w_x
-                    - cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_h_x))
         + (cache.arm_slice1_local_inertia_i_22 * cache.arm_slice1_local_subspace0_w_z
             + cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_subspace0_w_x
             + cache.arm_slice1_local_subspace0_w_y * cache.arm_slice1_local_inertia_i_12
             + cache.arm_slice1_local_subspace0_v_y * cache.arm_slice1_local_inertia_h_x
             - cache.arm_slice1_local_subspace0_v_x * cache.arm_slice1_local_inertia_h_y)
             * cache.arm_slice1_local_subspace0_w_z
+        + cache.arm_tip_subspace0_w_x
+            * (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_01
+                + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_z
+                + cache.wrist_composite_inertia_i_00 * cache.arm_tip_subspace0_w_x
+                + cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_y
+                - cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_z)
         + (cache.arm_slice3_local_inertia_i_11 * cache.arm_slice3_local_subspace0_w_y
             + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace0_w_x
             + cache.arm_slice3_local_subspace0_v_x * cache.arm_slice3_local_inertia_h_z
             + cache.arm_slice3_local_subspace0_w_z * cache.arm_slice3_local_inertia_i_12
             - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace0_v_z)
             * cache.arm_slice3_local_subspace0_w_y
-        + (cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_h_z
-            + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace0_w_y
-            + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace0_w_x
-            + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace0_w_z
-            - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_v_z)
-            * cache.arm_tip_subspace0_w_y
         + cache.arm_slice0_local_subspace0_v_x
             * (cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
                 - (cache.arm_slice0_local_inertia_h_y
@@ -2233,30 +2283,31 @@ pub fn mass_matrix_into(
     out[(1, 0)] = t30;
     out[(0, 2)] = t31;
     out[(2, 0)] = t31;
-    out[(1, 1)] = t5 * cache.arm_slice3_local_subspace1_w_z
-        + t4 * cache.arm_slice3_local_subspace1_w_y
-        + t2 * cache.arm_slice3_local_subspace1_v_z
-        + t25 * cache.arm_slice0_local_subspace1_v_z
-        + cache.arm_slice1_local_subspace1_v_x * t28
-        + t11 * cache.arm_slice1_local_subspace1_w_z
-        + cache.arm_slice0_local_subspace1_w_y * t12 + cache.arm_tip_subspace1_v_x * t13
-        + t23 * cache.arm_slice3_local_subspace1_v_x + cache.arm_tip_subspace1_w_z * t22
-        + cache.arm_slice0_local_subspace1_v_x * t10
-        + t20 * cache.arm_slice0_local_subspace1_w_z
-        + cache.arm_slice0_local_subspace1_v_y * t26 + cache.arm_tip_subspace1_v_z * t27
-        + cache.arm_slice2_local_subspace1_v_z * t3
+    out[(1, 1)] = t26 * cache.arm_tip_subspace1_w_x
+        + t4 * cache.arm_slice3_local_subspace1_w_z
+        + t3 * cache.arm_slice3_local_subspace1_w_y
+        + t1 * cache.arm_slice3_local_subspace1_v_z
+        + t24 * cache.arm_slice0_local_subspace1_v_z
+        + cache.arm_slice1_local_subspace1_v_x * t27
+        + t12 * cache.arm_slice1_local_subspace1_w_z
+        + cache.arm_slice0_local_subspace1_w_y * t14
+        + t21 * cache.arm_slice3_local_subspace1_v_x
+        + cache.arm_slice0_local_subspace1_v_x * t11
+        + t19 * cache.arm_slice0_local_subspace1_w_z
+        + cache.arm_slice0_local_subspace1_v_y * t25 + t6 * cache.arm_tip_subspace1_v_x
+        + cache.arm_slice2_local_subspace1_v_z * t2
         + cache.arm_slice1_local_subspace1_v_z * t7
-        + cache.arm_slice3_local_subspace1_v_y * t8 + cache.arm_tip_subspace1_w_y * t14
-        + t9 * cache.arm_slice3_local_subspace1_w_x
-        + cache.arm_slice2_local_subspace1_v_x * t18
-        + t29 * cache.arm_slice2_local_subspace1_w_x
-        + t6 * cache.arm_slice1_local_subspace1_w_y
-        + t24 * cache.arm_slice2_local_subspace1_w_z
-        + t19 * cache.arm_slice2_local_subspace1_w_y + t1 * cache.arm_tip_subspace1_w_x
-        + cache.arm_tip_subspace1_v_y * t16 + t17 * cache.arm_slice2_local_subspace1_v_y
+        + cache.arm_slice3_local_subspace1_v_y * t9
+        + t10 * cache.arm_slice3_local_subspace1_w_x + t13 * cache.arm_tip_subspace1_w_y
+        + cache.arm_tip_subspace1_w_z * t22 + cache.arm_slice2_local_subspace1_v_x * t17
+        + t28 * cache.arm_slice2_local_subspace1_w_x
+        + t5 * cache.arm_slice1_local_subspace1_w_y
+        + t23 * cache.arm_slice2_local_subspace1_w_z
+        + t18 * cache.arm_slice2_local_subspace1_w_y + t29 * cache.arm_tip_subspace1_v_y
+        + t8 * cache.arm_tip_subspace1_v_z + t16 * cache.arm_slice2_local_subspace1_v_y
         + cache.arm_slice1_local_subspace1_v_y * t0
         + cache.arm_slice0_local_subspace1_w_x * t15
-        + cache.arm_slice1_local_subspace1_w_x * t21;
+        + cache.arm_slice1_local_subspace1_w_x * t20;
     out[(1, 2)] = t32;
     out[(2, 1)] = t32;
     out[(2, 2)] = (cache.flap_slice2_local_inertia_h_x
@@ -2310,1178 +2361,1118 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
+    let t0 = cache.arm_slice2_local_subspace1_w_x * qd[1]
+        + cache.arm_slice2_local_subspace0_w_x * qd[0];
+    let t1 = cache.arm_slice2_local_subspace1_w_y * qd[1]
+        + cache.arm_slice2_local_subspace0_w_y * qd[0];
+    let t2 = qd[0] * cache.arm_slice2_local_subspace0_v_z
+        + cache.arm_slice2_local_subspace1_v_z * qd[1];
+    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t2
+        - (cache.arm_slice2_local_inertia_h_x * t1
+            - t0 * cache.arm_slice2_local_inertia_h_y);
     let arm_bend_z = q[1] * p.section_length;
-    let t0 = -arm_bend_z;
-    let t1 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t0;
-    let t2 = arm_bend_z * arm_bend_z;
-    let t3 = -t2;
-    let t4 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t3 + 0.9305681557970262;
-    let t5 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
     let arm_bend_y = q[0] * p.section_length;
-    let t6 = arm_bend_y * arm_bend_y;
-    let t7 = 2.0 * p.section_length * t6;
-    let t8 = -(p.section_length * t6);
-    let t9 = t5 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t7
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t8;
-    let t10 = 0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2;
-    let t11 = arm_bend_z * arm_bend_y;
-    let t12 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t11;
-    let t13 = -(arm_bend_z * arm_bend_y * p.section_length);
-    let t14 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t15 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t13
-        + 0.7498816861956312 * t14 * cache.arm_slice3_bend_c4;
-    let t16 = p.section_length
-        * (t9 - (t4 * cache.arm_slice3_local_com_x - cache.arm_slice3_local_com_z * t1))
-        * qd[0]
-        + p.section_length
-            * (t15
-                - (cache.arm_slice3_local_com_x * t12
-                    - t10 * cache.arm_slice3_local_com_z)) * qd[1];
-    let t17 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t6 - 0.9305681557970262;
-    let t18 = -(arm_bend_z * arm_bend_y);
-    let t19 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t18;
-    let t20 = p.section_length * t17 * qd[1] + p.section_length * t19 * qd[0];
-    let t21 = p.section_length * t1 * qd[0] + p.section_length * t10 * qd[1];
-    let t22 = 2.0 * p.section_length * t2;
-    let t23 = -(p.section_length * t2);
-    let t24 = t5 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t22
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t23;
-    let t25 = p.section_length * qd[0]
-        * (t15
-            - (t1 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t19))
-        + p.section_length
-            * (t24
-                - (t10 * cache.arm_slice3_local_com_y
-                    - cache.arm_slice3_local_com_x * t17)) * qd[1];
-    let t26 = p.section_length * t12 * qd[1] + t4 * p.section_length * qd[0];
-    let arm_slice3_local_momentum_n_x = t20 * cache.arm_slice3_local_inertia_i_01
-        + t21 * cache.arm_slice3_local_inertia_i_00
-        + cache.arm_slice3_local_inertia_h_y * t25
-        + t26 * cache.arm_slice3_local_inertia_i_02
-        - cache.arm_slice3_local_inertia_h_z * t16;
-    let t27 = -(arm_bend_z * p.section_length);
-    let t28 = arm_bend_z * p.section_length;
-    let t29 = 0.8058320946447624 * cache.arm_slice3_bend_c2 * t27
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t28;
-    let t30 = -(arm_bend_y * p.section_length);
-    let t31 = arm_bend_y * p.section_length;
-    let t32 = 0.8058320946447624 * cache.arm_slice3_bend_c2 * t30
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t31;
-    let t33 = p.section_length
-        * (t29
-            - (cache.arm_slice3_local_com_z * t17 - cache.arm_slice3_local_com_y * t12))
-        * qd[1]
-        + p.section_length
-            * (t32
-                - (cache.arm_slice3_local_com_z * t19
-                    - t4 * cache.arm_slice3_local_com_y)) * qd[0];
-    let arm_slice3_local_momentum_f_x = t33 * cache.arm_slice0_mass
-        - (t26 * cache.arm_slice3_local_inertia_h_y
-            - t20 * cache.arm_slice3_local_inertia_h_z);
-    let arm_bend_z_rate = p.section_length * qd[1];
     let arm_bend_y_rate = p.section_length * qd[0];
-    let t34 = arm_bend_y_rate * arm_bend_y_rate;
-    let t35 = arm_bend_z_rate * arm_bend_z_rate;
-    let t36 = 2.0 * arm_bend_z_rate * t6 * arm_bend_y_rate
-        + 2.0 * arm_bend_z * arm_bend_y * t35 - 2.0 * arm_bend_z * arm_bend_y * t34
-        - 2.0 * arm_bend_z_rate * t2 * arm_bend_y_rate;
-    let t37 = arm_bend_z * arm_bend_y * t34 + arm_bend_z_rate * t2 * arm_bend_y_rate
-        - arm_bend_z_rate * t6 * arm_bend_y_rate - arm_bend_z * arm_bend_y * t35;
-    let t38 = 0.7498816861956312 * cache.arm_slice3_bend_c4 * t36
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t37;
-    let t39 = arm_bend_z.powi(3);
-    let t40 = 16.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t2
-        * arm_bend_y_rate + 8.0 * p.section_length * t35 * t39
-        + 8.0 * arm_bend_z * p.section_length * t6 * t34;
-    let t41 = -3.0 * arm_bend_z * p.section_length * t35
-        - 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
-        - arm_bend_z * p.section_length * t34;
-    let t42 = arm_bend_z * p.section_length * t6 * t34 + p.section_length * t35 * t39
-        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t2 * arm_bend_y_rate;
-    let t43 = 6.0 * arm_bend_z * p.section_length * t35
-        + 2.0 * arm_bend_z * p.section_length * t34
-        + 4.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate;
-    let t44 = -5.0 * p.section_length * t35 * t39
-        - 5.0 * arm_bend_z * p.section_length * t6 * t34
-        - 10.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t2 * arm_bend_y_rate;
-    let t45 = arm_bend_y.powi(3);
-    let t46 = arm_bend_y * arm_bend_z_rate * t2 * arm_bend_y_rate + arm_bend_z * t6 * t34
-        - arm_bend_z * t35 * t6 - arm_bend_z_rate * t45 * arm_bend_y_rate;
-    let t47 = arm_bend_y * arm_bend_z_rate * arm_bend_y_rate - arm_bend_z * t34;
-    let t48 = 3.0 * arm_bend_z_rate * t45 * arm_bend_y_rate + 3.0 * arm_bend_z * t35 * t6
-        - 3.0 * arm_bend_z * t6 * t34
-        - 3.0 * arm_bend_y * arm_bend_z_rate * t2 * arm_bend_y_rate;
-    let t49 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t46
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t47
-        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t48;
-    let t50 = t9 * arm_bend_y_rate + arm_bend_z_rate * t15;
-    let t51 = t1 * arm_bend_y_rate + arm_bend_z_rate * t10;
-    let t52 = arm_bend_z_rate * t17 + t19 * arm_bend_y_rate;
-    let t53 = t32 * arm_bend_y_rate + arm_bend_z_rate * t29;
-    let t54 = (0.6493653647595652 * t40 * cache.arm_slice3_bend_c6
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t41
-        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t42
-        + 0.7498816861956312 * t43 * cache.arm_slice3_bend_c4
-        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t44)
-        - (t38 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t49)
-        - (t50 * t51 - t52 * t53);
-    let arm_slice3_local_momentum_n_z = cache.arm_slice3_local_inertia_i_22 * t26
-        + t21 * cache.arm_slice3_local_inertia_i_02
-        + t20 * cache.arm_slice3_local_inertia_i_12
-        + cache.arm_slice3_local_inertia_h_x * t16
-        - t33 * cache.arm_slice3_local_inertia_h_y;
-    let t55 = arm_bend_y * t35 - arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
-    let t56 = arm_bend_z_rate * t39 * arm_bend_y_rate + arm_bend_y * t2 * t34
-        - arm_bend_z * arm_bend_z_rate * t6 * arm_bend_y_rate - arm_bend_y * t35 * t2;
-    let t57 = 3.0 * arm_bend_z * arm_bend_z_rate * t6 * arm_bend_y_rate
-        + 3.0 * arm_bend_y * t35 * t2 - 3.0 * arm_bend_z_rate * t39 * arm_bend_y_rate
-        - 3.0 * arm_bend_y * t2 * t34;
-    let t58 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t55
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t56
-        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t57;
-    let arm_slice3_local_momentum_f_z = cache.arm_slice0_mass * t25
-        - (cache.arm_slice3_local_inertia_h_x * t20
-            - t21 * cache.arm_slice3_local_inertia_h_y);
-    let t59 = t15 * arm_bend_y_rate + arm_bend_z_rate * t24;
-    let t60 = t4 * arm_bend_y_rate + arm_bend_z_rate * t12;
-    let t61 = p.section_length * t35 + p.section_length * t34;
-    let t62 = -3.0 * p.section_length * t6 * t34
-        - 6.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
-            * arm_bend_y_rate - 3.0 * p.section_length * t35 * t2;
-    let t63 = 6.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
-        * arm_bend_y_rate + 3.0 * p.section_length * t6 * t34
-        + 3.0 * p.section_length * t35 * t2;
-    let t64 = -p.section_length * t34 - p.section_length * t35;
-    let t65 = 2.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
-        * arm_bend_y_rate + p.section_length * t35 * t2 + p.section_length * t6 * t34;
-    let t66 = (0.8058320946447624 * cache.arm_slice3_bend_c3 * t61
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t62
-        + 0.6978160177890329 * t63 * cache.arm_slice3_bend_c5
-        + 0.8058320946447624 * cache.arm_slice3_bend_c2 * t64
-        + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t65) - (t59 * t52 - t60 * t50)
-        - (cache.arm_slice3_local_com_z * t49 - t58 * cache.arm_slice3_local_com_y);
-    let t67 = arm_slice3_local_momentum_n_x * t26 + t25 * arm_slice3_local_momentum_f_x
-        + t38 * cache.arm_slice3_local_inertia_i_01
-        + cache.arm_slice3_local_inertia_i_11 * t49
-        + t58 * cache.arm_slice3_local_inertia_i_12
-        + t66 * cache.arm_slice3_local_inertia_h_z
-        - cache.arm_slice3_local_inertia_h_x * t54 - t21 * arm_slice3_local_momentum_n_z
-        - arm_slice3_local_momentum_f_z * t33;
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace0_w_z * qd[0]
-        + cache.arm_tip_subspace1_w_z * qd[1];
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
-        + cache.arm_tip_subspace0_w_y * qd[0];
-    let arm_tip_velocity_v_z = qd[0] * cache.arm_tip_subspace0_v_z
-        + cache.arm_tip_subspace1_v_z * qd[1];
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace1_w_x * qd[1]
-        + qd[0] * cache.arm_tip_subspace0_w_x;
-    let wrist_momentum_n_x = cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_01
-        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        - cache.wrist_inertia_h_z * arm_tip_velocity_v_y;
-    let t68 = cache.arm_bend_squared_c3 * t37 + t36 * cache.arm_bend_squared_c4;
-    let t69 = t56 * cache.arm_bend_squared_c4 + t57 * cache.arm_bend_squared_c5
-        + cache.arm_bend_squared_c3 * t55;
-    let t70 = t46 * cache.arm_bend_squared_c4 + t47 * cache.arm_bend_squared_c3
-        + t48 * cache.arm_bend_squared_c5;
-    let arm_tip_bias_w_y = 0.09195266597143173 * t68 + 0.96744666685656 * t70
-        - 0.2357788243436599 * t69;
-    let arm_tip_bias_w_z = 0.3894183423086505 * t68 + 0.90270109637546 * t69
-        + 0.1829865712999871 * t70;
-    let t71 = arm_bend_z_rate * (t6 * cache.arm_bend_squared_c3 - 1.0)
-        + (t18 * cache.arm_bend_squared_c3) * arm_bend_y_rate;
-    let t72 = cache.arm_bend_squared_c2 * p.section_length;
-    let t73 = t13 * cache.arm_bend_squared_c3 + t14 * cache.arm_bend_squared_c4;
-    let t74 = arm_bend_z_rate
-        * (t23 * cache.arm_bend_squared_c3 + t22 * cache.arm_bend_squared_c4 + t72)
-        + t73 * arm_bend_y_rate;
-    let t75 = (t8 * cache.arm_bend_squared_c3 + t7 * cache.arm_bend_squared_c4 + t72)
-        * arm_bend_y_rate + arm_bend_z_rate * t73;
-    let t76 = arm_bend_z_rate * (t11 * cache.arm_bend_squared_c3)
-        + arm_bend_y_rate * (1.0 + t3 * cache.arm_bend_squared_c3);
-    let t77 = cache.arm_bend_squared_c2 * t28;
-    let t78 = cache.arm_bend_squared_c2 * t31;
-    let t79 = (t62 * cache.arm_bend_squared_c4 + t61 * cache.arm_bend_squared_c3
-        + t63 * cache.arm_bend_squared_c5 + cache.arm_bend_squared_c2 * t64
-        + t65 * cache.arm_bend_squared_c3) - (t71 * t74 - t75 * t76)
-        - (t77 * t70 - t78 * t69);
-    let t80 = arm_bend_z_rate * (arm_bend_y * cache.arm_bend_squared_c2)
-        + (cache.arm_bend_squared_c2 * t0) * arm_bend_y_rate;
-    let t81 = arm_bend_z_rate
-        * (t28 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t27)
-        + (t31 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t30)
-            * arm_bend_y_rate;
-    let t82 = -2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * arm_bend_y_rate
-        - 3.0 * arm_bend_y * p.section_length * t34
-        - arm_bend_y * p.section_length * t35;
-    let t83 = p.section_length * t45 * t34
-        + 2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t6 * arm_bend_y_rate
-        + arm_bend_y * p.section_length * t35 * t2;
-    let t84 = 6.0 * arm_bend_y * p.section_length * t34
-        + 2.0 * arm_bend_y * p.section_length * t35
+    let t3 = arm_bend_y_rate * arm_bend_y_rate;
+    let arm_bend_z_rate = p.section_length * qd[1];
+    let t4 = arm_bend_y * arm_bend_y;
+    let t5 = arm_bend_z * arm_bend_z;
+    let t6 = arm_bend_z_rate * arm_bend_z_rate;
+    let t7 = arm_bend_z * arm_bend_y * t3 + arm_bend_z_rate * t5 * arm_bend_y_rate
+        - arm_bend_z_rate * t4 * arm_bend_y_rate - arm_bend_z * arm_bend_y * t6;
+    let t8 = 2.0 * arm_bend_z_rate * t4 * arm_bend_y_rate
+        + 2.0 * arm_bend_z * arm_bend_y * t6 - 2.0 * arm_bend_z * arm_bend_y * t3
+        - 2.0 * arm_bend_z_rate * t5 * arm_bend_y_rate;
+    let t9 = 0.2014998074653874 * cache.arm_slice2_bend_c3 * t7
+        + 0.2014998074653874 * t8 * cache.arm_slice2_bend_c4;
+    let t10 = arm_bend_y * t6 - arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
+    let t11 = arm_bend_z.powi(3);
+    let t12 = 3.0 * arm_bend_z * arm_bend_z_rate * t4 * arm_bend_y_rate
+        + 3.0 * arm_bend_y * t6 * t5 - 3.0 * arm_bend_z_rate * t11 * arm_bend_y_rate
+        - 3.0 * arm_bend_y * t5 * t3;
+    let t13 = arm_bend_z_rate * t11 * arm_bend_y_rate + arm_bend_y * t5 * t3
+        - arm_bend_z * arm_bend_z_rate * t4 * arm_bend_y_rate - arm_bend_y * t6 * t5;
+    let t14 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t10
+        + 0.1350029611448087 * t12 * cache.arm_slice2_bend_c5
+        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t13;
+    let t15 = -2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * arm_bend_y_rate
+        - 3.0 * arm_bend_y * p.section_length * t3 - arm_bend_y * p.section_length * t6;
+    let t16 = arm_bend_y.powi(3);
+    let t17 = 16.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t4
+        * arm_bend_y_rate + 8.0 * p.section_length * t16 * t3
+        + 8.0 * arm_bend_y * p.section_length * t6 * t5;
+    let t18 = 6.0 * arm_bend_y * p.section_length * t3
+        + 2.0 * arm_bend_y * p.section_length * t6
         + 4.0 * arm_bend_z * arm_bend_z_rate * p.section_length * arm_bend_y_rate;
-    let t85 = 16.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t6
-        * arm_bend_y_rate + 8.0 * p.section_length * t45 * t34
-        + 8.0 * arm_bend_y * p.section_length * t35 * t2;
-    let t86 = -5.0 * p.section_length * t45 * t34
-        - 10.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t6 * arm_bend_y_rate
-        - 5.0 * arm_bend_y * p.section_length * t35 * t2;
+    let t19 = -5.0 * p.section_length * t16 * t3
+        - 10.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t4 * arm_bend_y_rate
+        - 5.0 * arm_bend_y * p.section_length * t6 * t5;
+    let t20 = p.section_length * t16 * t3
+        + 2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t4 * arm_bend_y_rate
+        + arm_bend_y * p.section_length * t6 * t5;
+    let t21 = -arm_bend_z;
+    let t22 = (0.44888729929169013 * t21 * cache.arm_slice2_bend_c2) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2);
+    let t23 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
+    let t24 = -(arm_bend_z * arm_bend_y * p.section_length);
+    let t25 = 0.2014998074653874 * t23 * cache.arm_slice2_bend_c4
+        + 0.2014998074653874 * t24 * cache.arm_slice2_bend_c3;
+    let t26 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t27 = 2.0 * p.section_length * t5;
+    let t28 = -(p.section_length * t5);
+    let t29 = t25 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t26 + 0.2014998074653874 * t27 * cache.arm_slice2_bend_c4
+                + 0.2014998074653874 * t28 * cache.arm_slice2_bend_c3);
+    let t30 = arm_bend_z * arm_bend_y;
+    let t31 = -t5;
+    let t32 = arm_bend_z_rate * (0.3007502358784333 * t30 * cache.arm_slice2_bend_c3)
+        + (0.3007502358784333 * t31 * cache.arm_slice2_bend_c3 + 0.6699905217924281)
+            * arm_bend_y_rate;
+    let t33 = -(arm_bend_y * p.section_length);
+    let t34 = arm_bend_y * p.section_length;
+    let t35 = arm_bend_z * p.section_length;
+    let t36 = -(arm_bend_z * p.section_length);
+    let t37 = (0.3007502358784333 * cache.arm_slice2_bend_c2 * t33
+        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t34) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * t35 * cache.arm_slice2_bend_c3
+                + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t36);
+    let t38 = (0.2014998074653874 * t15 * cache.arm_slice2_bend_c3
+        + 0.09045070438093329 * t17 * cache.arm_slice2_bend_c6
+        + 0.2014998074653874 * t18 * cache.arm_slice2_bend_c4
+        + 0.09045070438093329 * t19 * cache.arm_slice2_bend_c5
+        + 0.09045070438093329 * cache.arm_slice2_bend_c4 * t20)
+        - (t14 * cache.arm_slice2_local_com_x - t9 * cache.arm_slice2_local_com_z)
+        - (t32 * t37 - t22 * t29);
+    let t39 = cache.arm_slice2_local_subspace0_w_z * qd[0]
+        + cache.arm_slice2_local_subspace1_w_z * qd[1];
+    let t40 = cache.arm_slice2_local_subspace0_v_x * qd[0]
+        + cache.arm_slice2_local_subspace1_v_x * qd[1];
+    let arm_slice2_local_momentum_f_x = t40 * cache.arm_slice1_mass
+        - (t39 * cache.arm_slice2_local_inertia_h_y
+            - cache.arm_slice2_local_inertia_h_z * t1);
+    let t41 = cache.arm_slice1_mass * t38 + t39 * arm_slice2_local_momentum_f_x
+        - t0 * arm_slice2_local_momentum_f_z
+        - (t9 * cache.arm_slice2_local_inertia_h_z
+            - t14 * cache.arm_slice2_local_inertia_h_x);
+    let t42 = cache.arm_slice0_local_subspace0_v_x * qd[0]
+        + cache.arm_slice0_local_subspace1_v_x * qd[1];
+    let t43 = qd[0] * cache.arm_slice0_local_subspace0_w_y
+        + cache.arm_slice0_local_subspace1_w_y * qd[1];
+    let t44 = qd[0] * cache.arm_slice0_local_subspace0_w_z
+        + cache.arm_slice0_local_subspace1_w_z * qd[1];
+    let arm_slice0_local_momentum_f_x = t42 * cache.arm_slice0_mass
+        - (t44 * cache.arm_slice0_local_inertia_h_y
+            - t43 * cache.arm_slice0_local_inertia_h_z);
+    let t45 = cache.arm_slice0_local_subspace1_v_y * qd[1]
+        + qd[0] * cache.arm_slice0_local_subspace0_v_y;
+    let t46 = 3.0 * arm_bend_z_rate * t16 * arm_bend_y_rate + 3.0 * arm_bend_z * t6 * t4
+        - 3.0 * arm_bend_z * t4 * t3
+        - 3.0 * arm_bend_y * arm_bend_z_rate * t5 * arm_bend_y_rate;
+    let t47 = arm_bend_y * arm_bend_z_rate * arm_bend_y_rate - arm_bend_z * t3;
+    let t48 = arm_bend_y * arm_bend_z_rate * t5 * arm_bend_y_rate + arm_bend_z * t4 * t3
+        - arm_bend_z * t6 * t4 - arm_bend_z_rate * t16 * arm_bend_y_rate;
+    let t49 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t46
+        + 0.0003347157145944845 * t47 * cache.arm_slice0_bend_c3
+        + 0.0000016135911537792344 * t48 * cache.arm_slice0_bend_c4;
+    let t50 = 0.000023239929348011262 * t8 * cache.arm_slice0_bend_c4
+        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t7;
+    let t51 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t52 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t24
+        + 0.000023239929348011262 * t23 * cache.arm_slice0_bend_c4;
+    let t53 = arm_bend_z_rate
+        * (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t27
+            + 0.000023239929348011262 * t28 * cache.arm_slice0_bend_c3 + t51)
+        + t52 * arm_bend_y_rate;
+    let t54 = -(arm_bend_z * arm_bend_y);
+    let t55 = (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t4
+        - 0.06943184420297371) * arm_bend_z_rate
+        + arm_bend_y_rate * (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t54);
+    let t56 = arm_bend_z_rate * (0.0003347157145944845 * t30 * cache.arm_slice0_bend_c3)
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t31 + 0.06943184420297371)
+            * arm_bend_y_rate;
+    let t57 = -(p.section_length * t4);
+    let t58 = 2.0 * p.section_length * t4;
+    let t59 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t57
+        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t58 + t51)
+        * arm_bend_y_rate + arm_bend_z_rate * t52;
+    let t60 = p.section_length * t6 + p.section_length * t3;
+    let t61 = -3.0 * p.section_length * t4 * t3
+        - 6.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
+            * arm_bend_y_rate - 3.0 * p.section_length * t6 * t5;
+    let t62 = 6.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
+        * arm_bend_y_rate + 3.0 * p.section_length * t4 * t3
+        + 3.0 * p.section_length * t6 * t5;
+    let t63 = -p.section_length * t3 - p.section_length * t6;
+    let t64 = 2.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
+        * arm_bend_y_rate + p.section_length * t6 * t5 + p.section_length * t4 * t3;
+    let t65 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t10
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t13
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t12;
+    let t66 = (0.0003347157145944845 * t60 * cache.arm_slice0_bend_c3
+        + 0.0000016135911537792344 * t61 * cache.arm_slice0_bend_c4
+        + 0.0000016135911537792344 * t62 * cache.arm_slice0_bend_c5
+        + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t63
+        + 0.0000016135911537792344 * t64 * cache.arm_slice0_bend_c3)
+        - (t53 * t55 - t56 * t59)
+        - (cache.arm_slice0_local_com_z * t49 - t65 * cache.arm_slice0_local_com_y);
+    let t67 = arm_bend_z_rate
+        * (0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2)
+        + (0.004820780989426014 * cache.arm_slice0_bend_c2 * t21) * arm_bend_y_rate;
+    let t68 = arm_bend_z_rate
+        * (0.0003347157145944845 * cache.arm_slice0_bend_c2 * t36
+            + 0.0003347157145944845 * t35 * cache.arm_slice0_bend_c3)
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t34
+            + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t33) * arm_bend_y_rate;
+    let t69 = (0.000023239929348011262 * t15 * cache.arm_slice0_bend_c3
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t19
+        + 0.000023239929348011262 * t18 * cache.arm_slice0_bend_c4
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t17
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c4 * t20)
+        - (t68 * t56 - t53 * t67)
+        - (cache.arm_slice0_local_com_x * t65 - cache.arm_slice0_local_com_z * t50);
+    let t70 = cache.arm_slice0_local_subspace1_w_x * qd[1]
+        + cache.arm_slice0_local_subspace0_w_x * qd[0];
+    let t71 = cache.arm_slice0_local_subspace1_v_z * qd[1]
+        + cache.arm_slice0_local_subspace0_v_z * qd[0];
+    let arm_slice0_local_momentum_n_x = t43 * cache.arm_slice0_local_inertia_i_01
+        + t70 * cache.arm_slice0_local_inertia_i_00
+        + t71 * cache.arm_slice0_local_inertia_h_y
+        + cache.arm_slice0_local_inertia_i_02 * t44
+        - t45 * cache.arm_slice0_local_inertia_h_z;
+    let arm_slice0_local_momentum_n_y = t42 * cache.arm_slice0_local_inertia_h_z
+        + t70 * cache.arm_slice0_local_inertia_i_01
+        + t44 * cache.arm_slice0_local_inertia_i_12
+        + t43 * cache.arm_slice0_local_inertia_i_11
+        - t71 * cache.arm_slice0_local_inertia_h_x;
+    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t45
+        - (t70 * cache.arm_slice0_local_inertia_h_z
+            - t44 * cache.arm_slice0_local_inertia_h_x);
+    let t72 = t49 * cache.arm_slice0_local_inertia_i_12
+        + cache.arm_slice0_local_inertia_i_02 * t50
+        + cache.arm_slice0_local_inertia_h_x * t69
+        + cache.arm_slice0_local_inertia_i_22 * t65 + arm_slice0_local_momentum_n_y * t70
+        + t42 * arm_slice0_local_momentum_f_y - arm_slice0_local_momentum_f_x * t45
+        - t66 * cache.arm_slice0_local_inertia_h_y - t43 * arm_slice0_local_momentum_n_x;
+    let t73 = t48 * cache.arm_bend_squared_c4 + t47 * cache.arm_bend_squared_c3
+        + t46 * cache.arm_bend_squared_c5;
+    let t74 = cache.arm_bend_squared_c3 * t7 + t8 * cache.arm_bend_squared_c4;
+    let t75 = t13 * cache.arm_bend_squared_c4 + t12 * cache.arm_bend_squared_c5
+        + cache.arm_bend_squared_c3 * t10;
+    let arm_tip_bias_w_x = 0.9164595255079896 * t74 - 0.1748223713144484 * t73
+        - 0.35991537421130565 * t75;
+    let t76 = arm_bend_z_rate * (t4 * cache.arm_bend_squared_c3 - 1.0)
+        + (t54 * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+    let t77 = cache.arm_bend_squared_c2 * p.section_length;
+    let t78 = t24 * cache.arm_bend_squared_c3 + t23 * cache.arm_bend_squared_c4;
+    let t79 = arm_bend_z_rate
+        * (t28 * cache.arm_bend_squared_c3 + t27 * cache.arm_bend_squared_c4 + t77)
+        + t78 * arm_bend_y_rate;
+    let t80 = (t57 * cache.arm_bend_squared_c3 + t58 * cache.arm_bend_squared_c4 + t77)
+        * arm_bend_y_rate + arm_bend_z_rate * t78;
+    let t81 = arm_bend_z_rate * (t30 * cache.arm_bend_squared_c3)
+        + arm_bend_y_rate * (1.0 + t31 * cache.arm_bend_squared_c3);
+    let t82 = cache.arm_bend_squared_c2 * t35;
+    let t83 = cache.arm_bend_squared_c2 * t34;
+    let t84 = (t61 * cache.arm_bend_squared_c4 + t60 * cache.arm_bend_squared_c3
+        + t62 * cache.arm_bend_squared_c5 + cache.arm_bend_squared_c2 * t63
+        + t64 * cache.arm_bend_squared_c3) - (t76 * t79 - t80 * t81)
+        - (t82 * t73 - t83 * t75);
+    let arm_tip_bias_w_y = 0.09195266597143173 * t74 + 0.96744666685656 * t73
+        - 0.2357788243436599 * t75;
+    let t85 = arm_bend_z_rate * (arm_bend_y * cache.arm_bend_squared_c2)
+        + (cache.arm_bend_squared_c2 * t21) * arm_bend_y_rate;
+    let t86 = arm_bend_z_rate
+        * (t35 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t36)
+        + (t34 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t33)
+            * arm_bend_y_rate;
     let t87 = p.section_length * cache.arm_bend_squared_c1;
-    let t88 = (t82 * cache.arm_bend_squared_c3 + t83 * cache.arm_bend_squared_c4
-        + t84 * cache.arm_bend_squared_c4 + t85 * cache.arm_bend_squared_c6
-        + t86 * cache.arm_bend_squared_c5) - (t81 * t76 - t74 * t80)
-        - (t87 * t69 - t77 * t68);
-    let t89 = (t44 * cache.arm_bend_squared_c5 + t40 * cache.arm_bend_squared_c6
-        + t42 * cache.arm_bend_squared_c4 + t41 * cache.arm_bend_squared_c3
-        + t43 * cache.arm_bend_squared_c4) - (t75 * t80 - t81 * t71)
-        - (t78 * t68 - t87 * t70);
-    let arm_tip_bias_v_x = 0.9164595255079896 * t79 - 0.01 * arm_tip_bias_w_y
-        - 0.1748223713144484 * t88 - 0.35991537421130565 * t89;
+    let t88 = (t15 * cache.arm_bend_squared_c3 + t20 * cache.arm_bend_squared_c4
+        + t18 * cache.arm_bend_squared_c4 + t17 * cache.arm_bend_squared_c6
+        + t19 * cache.arm_bend_squared_c5) - (t86 * t81 - t79 * t85)
+        - (t87 * t75 - t82 * t74);
+    let t89 = -5.0 * p.section_length * t6 * t11
+        - 5.0 * arm_bend_z * p.section_length * t4 * t3
+        - 10.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t5 * arm_bend_y_rate;
+    let t90 = 16.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t5
+        * arm_bend_y_rate + 8.0 * p.section_length * t6 * t11
+        + 8.0 * arm_bend_z * p.section_length * t4 * t3;
+    let t91 = arm_bend_z * p.section_length * t4 * t3 + p.section_length * t6 * t11
+        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t5 * arm_bend_y_rate;
+    let t92 = -3.0 * arm_bend_z * p.section_length * t6
+        - 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
+        - arm_bend_z * p.section_length * t3;
+    let t93 = 6.0 * arm_bend_z * p.section_length * t6
+        + 2.0 * arm_bend_z * p.section_length * t3
+        + 4.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate;
+    let t94 = (t89 * cache.arm_bend_squared_c5 + t90 * cache.arm_bend_squared_c6
+        + t91 * cache.arm_bend_squared_c4 + t92 * cache.arm_bend_squared_c3
+        + t93 * cache.arm_bend_squared_c4) - (t80 * t85 - t86 * t76)
+        - (t83 * t74 - t87 * t73);
+    let arm_tip_bias_v_x = 0.9164595255079896 * t84 - 0.01 * arm_tip_bias_w_y
+        - 0.1748223713144484 * t88 - 0.35991537421130565 * t94;
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
+        + cache.arm_tip_subspace1_w_y * qd[1];
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
     let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
         + cache.arm_tip_subspace1_v_x * qd[1];
-    let wrist_momentum_n_z = cache.wrist_inertia_h_x * arm_tip_velocity_v_y
-        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
-        + cache.wrist_inertia_i_22 * arm_tip_velocity_w_z
-        - arm_tip_velocity_v_x * cache.wrist_inertia_h_y;
-    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
-        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
-            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
-    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
-        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
-            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
-    let t90 = arm_tip_velocity_v_z
-        - (cache.flap_position_x * arm_tip_velocity_w_y
-            - arm_tip_velocity_w_x * cache.flap_position_y);
-    let t91 = arm_tip_velocity_v_y
-        - (arm_tip_velocity_w_x * cache.flap_position_z
-            - cache.flap_position_x * arm_tip_velocity_w_z);
-    let t92 = arm_tip_velocity_v_x
-        - (cache.flap_position_y * arm_tip_velocity_w_z
-            - arm_tip_velocity_w_y * cache.flap_position_z);
-    let flap_base_velocity_v_z = t90 * cache.flap_rotation_22
-        + t91 * cache.flap_rotation_12 + t92 * cache.flap_rotation_02;
-    let flap_base_velocity_w_x = cache.flap_rotation_10 * arm_tip_velocity_w_y
-        + arm_tip_velocity_w_x * cache.flap_rotation_00
-        + cache.flap_rotation_20 * arm_tip_velocity_w_z;
-    let flap_base_velocity_w_y = cache.flap_rotation_21 * arm_tip_velocity_w_z
-        + arm_tip_velocity_w_y * cache.flap_rotation_11
-        + arm_tip_velocity_w_x * cache.flap_rotation_01;
-    let flap_slice1_local_momentum_n_x = flap_base_velocity_v_z
-        * cache.flap_slice1_local_inertia_h_y
-        + flap_base_velocity_w_x * cache.flap_slice1_local_inertia_i_00
-        + cache.flap_slice1_local_inertia_i_01 * flap_base_velocity_w_y;
-    let flap_base_velocity_w_z = arm_tip_velocity_w_z * cache.flap_rotation_22
-        + arm_tip_velocity_w_y * cache.flap_rotation_12
-        + arm_tip_velocity_w_x * cache.flap_rotation_02;
-    let t93 = 0.5 * p.flap_length * qd[2] + flap_base_velocity_w_z;
-    let arm_tip_bias_w_x = 0.9164595255079896 * t68 - 0.1748223713144484 * t70
-        - 0.35991537421130565 * t69;
-    let flap_base_bias_w_y = cache.flap_rotation_21 * arm_tip_bias_w_z
-        + arm_tip_bias_w_y * cache.flap_rotation_11
-        + cache.flap_rotation_01 * arm_tip_bias_w_x;
-    let t94 = flap_base_bias_w_y
-        - 0.8872983346207417 * flap_base_velocity_w_x * p.flap_length * qd[2];
-    let flap_bend_y = p.flap_length * q[2];
-    let t95 = -(p.flap_length * flap_bend_y);
-    let t96 = p.flap_length * flap_bend_y;
-    let t97 = 0.6985685011586675 * cache.flap_slice2_bend_c2 * t95
-        + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t96;
-    let t98 = t97 + 0.8872983346207417 * cache.flap_slice2_local_com_y;
-    let flap_base_velocity_v_x = cache.flap_rotation_20 * t90
-        + cache.flap_rotation_10 * t91 + t92 * cache.flap_rotation_00;
-    let t99 = t98 * p.flap_length * qd[2] + flap_base_velocity_v_x;
-    let t100 = flap_base_velocity_v_z * cache.flap_slice0_mass;
-    let flap_slice2_local_momentum_f_z = t100
-        - (cache.flap_slice2_local_inertia_h_x * flap_base_velocity_w_y
-            - flap_base_velocity_w_x * cache.flap_slice2_local_inertia_h_y);
-    let t101 = flap_base_velocity_w_z + 0.1127016653792583 * p.flap_length * qd[2];
-    let t102 = 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t95
-        + 0.0014314988413324798 * cache.flap_slice0_bend_c3 * t96;
-    let t103 = t102 + 0.1127016653792583 * cache.flap_slice0_local_com_y;
-    let t104 = p.flap_length * qd[2] * t103 + flap_base_velocity_v_x;
-    let flap_slice0_local_momentum_f_x = t104 * cache.flap_slice0_mass
-        - t101 * cache.flap_slice0_local_inertia_h_y;
-    let flap_base_velocity_v_y = t92 * cache.flap_rotation_01
-        + cache.flap_rotation_21 * t90 + cache.flap_rotation_11 * t91;
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t105 = 2.0 * flap_bend_squared * p.flap_length;
-    let t106 = -(flap_bend_squared * p.flap_length);
-    let t107 = 0.6198386676965935 * t105 * cache.flap_slice2_bend_c4
-        + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
-        + 0.6198386676965935 * t106 * cache.flap_slice2_bend_c3;
-    let t108 = t107 - 0.8872983346207417 * cache.flap_slice2_local_com_x;
-    let t109 = flap_base_velocity_v_y + p.flap_length * qd[2] * t108;
-    let t110 = flap_base_velocity_w_z + 0.8872983346207417 * p.flap_length * qd[2];
-    let flap_slice2_local_momentum_n_z = t109 * cache.flap_slice2_local_inertia_h_x
-        + t110 * cache.flap_slice2_local_inertia_i_22
-        - cache.flap_slice2_local_inertia_h_y * t99;
-    let flap_base_bias_w_x = cache.flap_rotation_10 * arm_tip_bias_w_y
-        + cache.flap_rotation_20 * arm_tip_bias_w_z
-        + cache.flap_rotation_00 * arm_tip_bias_w_x;
-    let t111 = 0.1127016653792583 * p.flap_length * qd[2] * flap_base_velocity_w_y
-        + flap_base_bias_w_x;
-    let flap_slice0_local_momentum_f_z = t100
-        - (cache.flap_slice0_local_inertia_h_x * flap_base_velocity_w_y
-            - flap_base_velocity_w_x * cache.flap_slice0_local_inertia_h_y);
-    let t112 = flap_base_bias_w_y - 0.5 * flap_base_velocity_w_x * p.flap_length * qd[2];
-    let flap_slice0_local_momentum_n_x = flap_base_velocity_v_z
-        * cache.flap_slice0_local_inertia_h_y
-        + cache.flap_slice0_local_inertia_i_01 * flap_base_velocity_w_y
-        + flap_base_velocity_w_x * cache.flap_slice0_local_inertia_i_00;
-    let t113 = 0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
-        + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t105
-        + 0.0001613323034066491 * t106 * cache.flap_slice0_bend_c3;
-    let t114 = t113 - 0.1127016653792583 * cache.flap_slice0_local_com_x;
-    let t115 = flap_base_velocity_v_y + p.flap_length * qd[2] * t114;
-    let flap_slice0_local_momentum_n_z = t101 * cache.flap_slice0_local_inertia_i_22
-        + cache.flap_slice0_local_inertia_h_x * t115
-        - t104 * cache.flap_slice0_local_inertia_h_y;
-    let t116 = 0.8872983346207417 * p.flap_length * qd[2] * flap_base_velocity_w_y
-        + flap_base_bias_w_x;
-    let arm_tip_bias_v_z = 0.90270109637546 * t89 + 0.02 * arm_tip_bias_w_y
-        + 0.3894183423086505 * t79 + 0.1829865712999871 * t88;
-    let t117 = arm_tip_bias_v_z
-        - (cache.flap_position_x * arm_tip_bias_w_y
-            - cache.flap_position_y * arm_tip_bias_w_x);
-    let arm_tip_bias_v_y = 0.09195266597143173 * t79 + 0.96744666685656 * t88
-        + 0.01 * arm_tip_bias_w_x - 0.02 * arm_tip_bias_w_z - 0.2357788243436599 * t89;
-    let t118 = arm_tip_bias_v_y
-        - (cache.flap_position_z * arm_tip_bias_w_x
-            - cache.flap_position_x * arm_tip_bias_w_z);
-    let t119 = arm_tip_bias_v_x
-        - (cache.flap_position_y * arm_tip_bias_w_z
-            - arm_tip_bias_w_y * cache.flap_position_z);
-    let flap_base_bias_v_z = t117 * cache.flap_rotation_22
-        + t118 * cache.flap_rotation_12 + t119 * cache.flap_rotation_02;
-    let t120 = flap_base_bias_v_z + flap_base_velocity_w_x * p.flap_length * qd[2] * t108
-        - t98 * p.flap_length * qd[2] * flap_base_velocity_w_y;
-    let t121 = 0.125 * cache.flap_slice1_bend_c3 * t96
-        + 0.125 * cache.flap_slice1_bend_c2 * t95;
-    let t122 = t121 + 0.5 * cache.flap_slice1_local_com_y;
-    let t123 = p.flap_length * t122 * qd[2] + flap_base_velocity_v_x;
-    let t124 = 0.25 * p.flap_length * cache.flap_slice1_bend_c2
-        + 0.0625 * cache.flap_slice1_bend_c4 * t105
-        + 0.0625 * t106 * cache.flap_slice1_bend_c3;
-    let t125 = t124 - 0.5 * cache.flap_slice1_local_com_x;
-    let t126 = flap_base_velocity_v_y + p.flap_length * t125 * qd[2];
-    let flap_slice1_local_momentum_n_z = t93 * cache.flap_slice1_local_inertia_i_22
-        + t126 * cache.flap_slice1_local_inertia_h_x
-        - cache.flap_slice1_local_inertia_h_y * t123;
-    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t123
-        - t93 * cache.flap_slice1_local_inertia_h_y;
-    let flap_slice2_local_momentum_n_x = flap_base_velocity_w_x
-        * cache.flap_slice2_local_inertia_i_00
-        + flap_base_velocity_v_z * cache.flap_slice2_local_inertia_h_y
-        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_y;
-    let flap_slice2_local_momentum_f_x = t99 * cache.flap_slice0_mass
-        - t110 * cache.flap_slice2_local_inertia_h_y;
-    let t127 = 0.5 * p.flap_length * qd[2] * flap_base_velocity_w_y + flap_base_bias_w_x;
-    let flap_slice1_local_momentum_f_z = cache.flap_slice1_mass * flap_base_velocity_v_z
-        - (cache.flap_slice1_local_inertia_h_x * flap_base_velocity_w_y
-            - flap_base_velocity_w_x * cache.flap_slice1_local_inertia_h_y);
-    let t128 = flap_base_bias_w_y
-        - 0.1127016653792583 * flap_base_velocity_w_x * p.flap_length * qd[2];
-    let t129 = flap_base_bias_v_z + flap_base_velocity_w_x * p.flap_length * qd[2] * t114
-        - p.flap_length * qd[2] * t103 * flap_base_velocity_w_y;
-    let t130 = flap_base_velocity_w_x * p.flap_length * t125 * qd[2] + flap_base_bias_v_z
-        - p.flap_length * t122 * qd[2] * flap_base_velocity_w_y;
-    let t131 = flap_slice1_local_momentum_n_x * t93
-        + cache.flap_slice2_local_inertia_i_11 * t94
-        + flap_base_velocity_v_z * flap_slice0_local_momentum_f_x
-        + t111 * cache.flap_slice0_local_inertia_i_01
-        + cache.flap_slice1_local_inertia_i_11 * t112
-        + flap_slice0_local_momentum_n_x * t101
-        + cache.flap_slice2_local_inertia_i_01 * t116
-        + flap_base_velocity_v_z * flap_slice1_local_momentum_f_x
-        + t110 * flap_slice2_local_momentum_n_x
-        + flap_base_velocity_v_z * flap_slice2_local_momentum_f_x
-        + t127 * cache.flap_slice1_local_inertia_i_01
-        + t128 * cache.flap_slice0_local_inertia_i_11
-        - t99 * flap_slice2_local_momentum_f_z
-        - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z
-        - flap_slice0_local_momentum_f_z * t104
-        - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z
-        - t120 * cache.flap_slice2_local_inertia_h_x
-        - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z
-        - flap_slice1_local_momentum_f_z * t123
-        - cache.flap_slice0_local_inertia_h_x * t129
-        - t130 * cache.flap_slice1_local_inertia_h_x;
-    let flap_slice2_local_momentum_f_y = t109 * cache.flap_slice0_mass
-        + t110 * cache.flap_slice2_local_inertia_h_x;
-    let flap_slice0_local_momentum_f_y = t101 * cache.flap_slice0_local_inertia_h_x
-        + t115 * cache.flap_slice0_mass;
-    let flap_slice1_local_momentum_f_y = t93 * cache.flap_slice1_local_inertia_h_x
-        + cache.flap_slice1_mass * t126;
-    let t132 = t129 * cache.flap_slice0_mass
-        + flap_base_velocity_w_x * flap_slice2_local_momentum_f_y
-        + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y
-        + cache.flap_slice1_mass * t130 + t120 * cache.flap_slice0_mass
-        + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y
-        - (cache.flap_slice1_local_inertia_h_x * t112
-            - t127 * cache.flap_slice1_local_inertia_h_y)
-        - flap_slice2_local_momentum_f_x * flap_base_velocity_w_y
-        - (t128 * cache.flap_slice0_local_inertia_h_x
-            - cache.flap_slice0_local_inertia_h_y * t111)
-        - flap_slice0_local_momentum_f_x * flap_base_velocity_w_y
-        - (cache.flap_slice2_local_inertia_h_x * t94
-            - cache.flap_slice2_local_inertia_h_y * t116)
-        - flap_slice1_local_momentum_f_x * flap_base_velocity_w_y;
-    let t133 = -(t110 * flap_slice2_local_momentum_f_y);
+    let wrist_momentum_n_y = arm_tip_velocity_w_y * cache.wrist_inertia_i_11
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let wrist_momentum_n_x = arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
+        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let arm_tip_bias_w_z = 0.3894183423086505 * t74 + 0.90270109637546 * t75
+        + 0.1829865712999871 * t73;
     let flap_base_bias_w_z = arm_tip_bias_w_y * cache.flap_rotation_12
         + arm_tip_bias_w_z * cache.flap_rotation_22
         + arm_tip_bias_w_x * cache.flap_rotation_02;
-    let t134 = -(cache.flap_slice2_local_inertia_h_y * flap_base_bias_w_z);
+    let t95 = cache.flap_slice0_local_inertia_i_22 * flap_base_bias_w_z;
+    let t96 = arm_tip_velocity_v_x
+        - (cache.flap_position_y * arm_tip_velocity_w_z
+            - arm_tip_velocity_w_y * cache.flap_position_z);
+    let t97 = arm_tip_velocity_v_y
+        - (arm_tip_velocity_w_x * cache.flap_position_z
+            - cache.flap_position_x * arm_tip_velocity_w_z);
+    let t98 = arm_tip_velocity_v_z
+        - (cache.flap_position_x * arm_tip_velocity_w_y
+            - arm_tip_velocity_w_x * cache.flap_position_y);
+    let flap_base_velocity_v_x = t96 * cache.flap_rotation_00
+        + cache.flap_rotation_10 * t97 + cache.flap_rotation_20 * t98;
+    let t99 = flap_base_velocity_v_x + cache.flap_slice1_local_subspace0_v_x * qd[2];
+    let flap_base_velocity_w_z = arm_tip_velocity_w_z * cache.flap_rotation_22
+        + arm_tip_velocity_w_y * cache.flap_rotation_12
+        + arm_tip_velocity_w_x * cache.flap_rotation_02;
+    let t100 = cache.flap_slice1_local_subspace0_w_z * qd[2] + flap_base_velocity_w_z;
+    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t99
+        - t100 * cache.flap_slice1_local_inertia_h_y;
+    let flap_base_velocity_v_y = t96 * cache.flap_rotation_01
+        + t97 * cache.flap_rotation_11 + cache.flap_rotation_21 * t98;
+    let t101 = flap_base_velocity_v_y + cache.flap_slice1_local_subspace0_v_y * qd[2];
+    let t102 = -(flap_slice1_local_momentum_f_x * t101);
+    let t103 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_i_22;
+    let flap_base_velocity_w_y = arm_tip_velocity_w_y * cache.flap_rotation_11
+        + cache.flap_rotation_21 * arm_tip_velocity_w_z
+        + arm_tip_velocity_w_x * cache.flap_rotation_01;
+    let flap_base_velocity_w_x = arm_tip_velocity_w_x * cache.flap_rotation_00
+        + cache.flap_rotation_20 * arm_tip_velocity_w_z
+        + cache.flap_rotation_10 * arm_tip_velocity_w_y;
+    let flap_base_velocity_v_z = t97 * cache.flap_rotation_12
+        + t96 * cache.flap_rotation_02 + t98 * cache.flap_rotation_22;
+    let flap_slice0_local_momentum_n_x = cache.flap_slice0_local_inertia_i_00
+        * flap_base_velocity_w_x
+        + flap_base_velocity_w_y * cache.flap_slice0_local_inertia_i_01
+        + cache.flap_slice0_local_inertia_h_y * flap_base_velocity_v_z;
+    let t104 = -(flap_base_velocity_w_y * flap_slice0_local_momentum_n_x);
+    let flap_slice2_local_momentum_n_x = flap_base_velocity_w_y
+        * cache.flap_slice2_local_inertia_i_01
+        + cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_z
+        + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x;
+    let t105 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x);
+    let flap_slice1_local_momentum_f_y = cache.flap_slice1_mass * t101
+        + t100 * cache.flap_slice1_local_inertia_h_x;
+    let t106 = t99 * flap_slice1_local_momentum_f_y;
     let flap_bend_y_rate = p.flap_length * qd[2];
-    let flap_base_bias_v_x = cache.flap_rotation_20 * t117
-        + t119 * cache.flap_rotation_00 + cache.flap_rotation_10 * t118;
-    let t135 = flap_bend_y_rate * flap_bend_y_rate;
-    let t136 = 3.0 * flap_bend_squared * p.flap_length * t135;
-    let t137 = flap_bend_squared * p.flap_length * t135;
-    let t138 = -(3.0 * flap_bend_squared * p.flap_length * t135);
-    let t139 = p.flap_length * t135;
-    let t140 = -(p.flap_length * t135);
-    let t141 = 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate * t107
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t107 = 2.0 * flap_bend_squared * p.flap_length;
+    let t108 = -(flap_bend_squared * p.flap_length);
+    let arm_tip_bias_v_z = 0.90270109637546 * t94 + 0.02 * arm_tip_bias_w_y
+        + 0.3894183423086505 * t84 + 0.1829865712999871 * t88;
+    let t109 = arm_tip_bias_v_z
+        - (cache.flap_position_x * arm_tip_bias_w_y
+            - cache.flap_position_y * arm_tip_bias_w_x);
+    let t110 = arm_tip_bias_v_x
+        - (cache.flap_position_y * arm_tip_bias_w_z
+            - arm_tip_bias_w_y * cache.flap_position_z);
+    let arm_tip_bias_v_y = 0.09195266597143173 * t84 + 0.96744666685656 * t88
+        + 0.01 * arm_tip_bias_w_x - 0.02 * arm_tip_bias_w_z - 0.2357788243436599 * t94;
+    let t111 = arm_tip_bias_v_y
+        - (cache.flap_position_z * arm_tip_bias_w_x
+            - cache.flap_position_x * arm_tip_bias_w_z);
+    let flap_base_bias_v_x = cache.flap_rotation_20 * t109
+        + t110 * cache.flap_rotation_00 + cache.flap_rotation_10 * t111;
+    let t112 = flap_bend_y_rate * flap_bend_y_rate;
+    let t113 = -(p.flap_length * t112);
+    let t114 = p.flap_length * t112;
+    let t115 = -(3.0 * flap_bend_squared * p.flap_length * t112);
+    let t116 = flap_bend_squared * p.flap_length * t112;
+    let t117 = 3.0 * flap_bend_squared * p.flap_length * t112;
+    let t118 = 0.5 * flap_bend_y_rate * flap_bend_y_rate
+        * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
+            + 0.0625 * cache.flap_slice1_bend_c4 * t107
+            + 0.0625 * t108 * cache.flap_slice1_bend_c3)
+        + flap_base_velocity_v_y * cache.flap_slice1_local_subspace0_w_z * qd[2]
         + flap_base_bias_v_x
-        + (0.5499818175807267 * t136 * cache.flap_slice2_bend_c5
-            + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t137
-            + 0.5499818175807267 * cache.flap_slice2_bend_c4 * t138
-            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t139
-            + 0.6985685011586675 * cache.flap_slice2_bend_c2 * t140)
-        + 0.8872983346207417 * flap_base_velocity_v_y * p.flap_length * qd[2]
-        - p.flap_length * flap_base_velocity_w_z * qd[2] * t108;
-    let t142 = t141 * cache.flap_slice0_mass;
-    let t143 = flap_slice1_local_momentum_f_z * flap_base_velocity_w_y;
-    let t144 = flap_slice0_local_momentum_f_z * flap_base_velocity_w_y;
-    let t145 = 0.5 * flap_bend_y_rate * flap_bend_y_rate * t124 + flap_base_bias_v_x
-        + 0.5 * flap_base_velocity_v_y * p.flap_length * qd[2]
-        + (0.125 * t140 * cache.flap_slice1_bend_c2
-            + 0.125 * cache.flap_slice1_bend_c3 * t139
-            + 0.03125 * cache.flap_slice1_bend_c4 * t138
-            + 0.03125 * t137 * cache.flap_slice1_bend_c3
-            + 0.03125 * t136 * cache.flap_slice1_bend_c5)
-        - p.flap_length * flap_base_velocity_w_z * t125 * qd[2];
-    let t146 = cache.flap_slice1_mass * t145;
-    let t147 = 0.1127016653792583 * flap_base_velocity_v_y * p.flap_length * qd[2]
+        + (0.125 * t113 * cache.flap_slice1_bend_c2
+            + 0.125 * cache.flap_slice1_bend_c3 * t114
+            + 0.03125 * cache.flap_slice1_bend_c4 * t115
+            + 0.03125 * t116 * cache.flap_slice1_bend_c3
+            + 0.03125 * t117 * cache.flap_slice1_bend_c5)
+        - flap_base_velocity_w_z * cache.flap_slice1_local_subspace0_v_y * qd[2];
+    let t119 = -(t118 * cache.flap_slice1_local_inertia_h_y);
+    let flap_base_bias_v_y = t110 * cache.flap_rotation_01
+        + t111 * cache.flap_rotation_11 + cache.flap_rotation_21 * t109;
+    let t120 = -(p.flap_length * flap_bend_y);
+    let t121 = p.flap_length * flap_bend_y;
+    let t122 = 6.0 * p.flap_length * t112 * flap_bend_y;
+    let t123 = flap_bend_y.powi(3);
+    let t124 = -(5.0 * t123 * p.flap_length * t112);
+    let t125 = 8.0 * t123 * p.flap_length * t112;
+    let t126 = t123 * p.flap_length * t112;
+    let t127 = -(3.0 * p.flap_length * t112 * flap_bend_y);
+    let t128 = cache.flap_slice2_local_subspace0_v_x * flap_base_velocity_w_z * qd[2]
+        + flap_base_bias_v_y
+        + (0.6198386676965935 * t122 * cache.flap_slice2_bend_c4
+            + 0.4879979508110674 * cache.flap_slice2_bend_c5 * t124
+            + 0.4879979508110674 * cache.flap_slice2_bend_c6 * t125
+            + 0.4879979508110674 * t126 * cache.flap_slice2_bend_c4
+            + 0.6198386676965935 * cache.flap_slice2_bend_c3 * t127)
+        - flap_base_velocity_v_x * qd[2] * cache.flap_slice2_local_subspace0_w_z
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.flap_slice2_bend_c2 * t120
+                + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t121)
+            * flap_bend_y_rate * flap_bend_y_rate;
+    let t129 = cache.flap_slice2_local_inertia_h_x * t128;
+    let t130 = cache.flap_slice2_local_inertia_i_22 * flap_base_bias_w_z;
+    let t131 = flap_base_velocity_v_y * cache.flap_slice0_local_subspace0_w_z * qd[2]
         + flap_base_bias_v_x
-        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate * t113
-        + (0.00001818241927340114 * t136 * cache.flap_slice0_bend_c5
-            + 0.00001818241927340114 * cache.flap_slice0_bend_c4 * t138
-            + 0.00001818241927340114 * t137 * cache.flap_slice0_bend_c3
-            + 0.0014314988413324798 * t140 * cache.flap_slice0_bend_c2
-            + 0.0014314988413324798 * t139 * cache.flap_slice0_bend_c3)
-        - p.flap_length * flap_base_velocity_w_z * qd[2] * t114;
-    let t148 = t147 * cache.flap_slice0_mass;
-    let t149 = -(flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_y);
-    let t150 = -(flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_y);
-    let t151 = -(t101 * flap_slice0_local_momentum_f_y);
-    let t152 = flap_slice2_local_momentum_f_z * flap_base_velocity_w_y;
-    let t153 = -(flap_slice1_local_momentum_f_y * t93);
-    let t154 = t133 + t134 + t142 + t143 + t144 + t146 + t148 + t149 + t150 + t151 + t152
-        + t153;
-    let t155 = t101 * flap_slice0_local_momentum_f_x;
-    let t156 = t93 * flap_slice1_local_momentum_f_x;
-    let t157 = cache.flap_slice0_local_inertia_h_x * flap_base_bias_w_z;
-    let t158 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_x;
-    let t159 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z);
-    let flap_base_bias_v_y = t119 * cache.flap_rotation_01
-        + t118 * cache.flap_rotation_11 + cache.flap_rotation_21 * t117;
-    let t160 = 6.0 * p.flap_length * t135 * flap_bend_y;
-    let t161 = flap_bend_y.powi(3);
-    let t162 = -(5.0 * t161 * p.flap_length * t135);
-    let t163 = 8.0 * t161 * p.flap_length * t135;
-    let t164 = t161 * p.flap_length * t135;
-    let t165 = -(3.0 * p.flap_length * t135 * flap_bend_y);
-    let t166 = flap_base_bias_v_y + t98 * p.flap_length * flap_base_velocity_w_z * qd[2]
-        + (0.6198386676965935 * t160 * cache.flap_slice2_bend_c4
-            + 0.4879979508110674 * cache.flap_slice2_bend_c5 * t162
-            + 0.4879979508110674 * cache.flap_slice2_bend_c6 * t163
-            + 0.4879979508110674 * t164 * cache.flap_slice2_bend_c4
-            + 0.6198386676965935 * cache.flap_slice2_bend_c3 * t165)
-        - 0.8872983346207417 * p.flap_length * qd[2] * flap_base_velocity_v_x
-        - 0.8872983346207417 * t97 * flap_bend_y_rate * flap_bend_y_rate;
-    let t167 = t166 * cache.flap_slice0_mass;
-    let t168 = flap_base_bias_v_y
-        + (0.000002049188932736232 * t163 * cache.flap_slice0_bend_c6
-            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t164
-            + 0.000002049188932736232 * cache.flap_slice0_bend_c5 * t162
-            + 0.0001613323034066491 * t165 * cache.flap_slice0_bend_c3
-            + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t160)
-        + p.flap_length * flap_base_velocity_w_z * qd[2] * t103
-        - 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate * t102
-        - 0.1127016653792583 * p.flap_length * qd[2] * flap_base_velocity_v_x;
-    let t169 = t168 * cache.flap_slice0_mass;
-    let t170 = flap_base_bias_v_y + p.flap_length * t122 * flap_base_velocity_w_z * qd[2]
-        + (0.0625 * t160 * cache.flap_slice1_bend_c4
-            + 0.015625 * t162 * cache.flap_slice1_bend_c5
-            + 0.0625 * cache.flap_slice1_bend_c3 * t165
-            + 0.015625 * t163 * cache.flap_slice1_bend_c6
-            + 0.015625 * cache.flap_slice1_bend_c4 * t164)
-        - 0.5 * p.flap_length * qd[2] * flap_base_velocity_v_x
-        - 0.5 * t121 * flap_bend_y_rate * flap_bend_y_rate;
-    let t171 = cache.flap_slice1_mass * t170;
-    let t172 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z);
-    let t173 = t110 * flap_slice2_local_momentum_f_x;
-    let t174 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_x;
-    let t175 = -(flap_slice1_local_momentum_f_z * flap_base_velocity_w_x);
-    let t176 = t155 + t156 + t157 + t158 + t159 + t167 + t169 + t171 + t172 + t173 + t174
-        + t175;
-    let flap_composite_force_f_z = t132 * cache.flap_rotation_22
-        + cache.flap_rotation_20 * t154 + cache.flap_rotation_21 * t176;
-    let flap_slice0_local_momentum_n_y = cache.flap_slice0_local_inertia_i_11
+        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
+                + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t107
+                + 0.0001613323034066491 * t108 * cache.flap_slice0_bend_c3)
+        + (0.00001818241927340114 * t117 * cache.flap_slice0_bend_c5
+            + 0.00001818241927340114 * cache.flap_slice0_bend_c4 * t115
+            + 0.00001818241927340114 * t116 * cache.flap_slice0_bend_c3
+            + 0.0014314988413324798 * t113 * cache.flap_slice0_bend_c2
+            + 0.0014314988413324798 * t114 * cache.flap_slice0_bend_c3)
+        - flap_base_velocity_w_z * qd[2] * cache.flap_slice0_local_subspace0_v_y;
+    let t132 = -(t131 * cache.flap_slice0_local_inertia_h_y);
+    let t133 = flap_base_velocity_v_y + qd[2] * cache.flap_slice2_local_subspace0_v_y;
+    let t134 = flap_base_velocity_w_z + qd[2] * cache.flap_slice2_local_subspace0_w_z;
+    let t135 = flap_base_velocity_v_x + cache.flap_slice2_local_subspace0_v_x * qd[2];
+    let flap_slice2_local_momentum_f_x = t135 * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * t134;
+    let t136 = -(t133 * flap_slice2_local_momentum_f_x);
+    let flap_slice2_local_momentum_n_y = flap_base_velocity_w_y
+        * cache.flap_slice2_local_inertia_i_11
+        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x
+        - cache.flap_slice2_local_inertia_h_x * flap_base_velocity_v_z;
+    let t137 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y;
+    let flap_slice1_local_momentum_n_y = cache.flap_slice1_local_inertia_i_11
         * flap_base_velocity_w_y
-        + flap_base_velocity_w_x * cache.flap_slice0_local_inertia_i_01
-        - flap_base_velocity_v_z * cache.flap_slice0_local_inertia_h_x;
-    let t177 = flap_slice0_local_momentum_n_y * flap_base_velocity_w_x;
-    let t178 = cache.flap_slice0_local_inertia_i_22 * flap_base_bias_w_z;
-    let t179 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_i_22;
-    let t180 = -(t109 * flap_slice2_local_momentum_f_x);
-    let t181 = -(flap_slice0_local_momentum_n_x * flap_base_velocity_w_y);
-    let t182 = -(flap_slice2_local_momentum_n_x * flap_base_velocity_w_y);
-    let flap_slice2_local_momentum_n_y = cache.flap_slice2_local_inertia_i_11
-        * flap_base_velocity_w_y
-        + flap_base_velocity_w_x * cache.flap_slice2_local_inertia_i_01
-        - flap_base_velocity_v_z * cache.flap_slice2_local_inertia_h_x;
-    let t183 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y;
-    let t184 = t166 * cache.flap_slice2_local_inertia_h_x;
-    let flap_slice1_local_momentum_n_y = flap_base_velocity_w_x
-        * cache.flap_slice1_local_inertia_i_01
-        + cache.flap_slice1_local_inertia_i_11 * flap_base_velocity_w_y
-        - flap_base_velocity_v_z * cache.flap_slice1_local_inertia_h_x;
-    let t185 = flap_slice1_local_momentum_n_y * flap_base_velocity_w_x;
-    let t186 = cache.flap_slice2_local_inertia_i_22 * flap_base_bias_w_z;
-    let t187 = flap_slice0_local_momentum_f_y * t104;
-    let t188 = -(t126 * flap_slice1_local_momentum_f_x);
-    let t189 = -(t145 * cache.flap_slice1_local_inertia_h_y);
-    let t190 = -(cache.flap_slice2_local_inertia_h_y * t141);
-    let t191 = flap_slice2_local_momentum_f_y * t99;
-    let t192 = -(flap_slice1_local_momentum_n_x * flap_base_velocity_w_y);
-    let t193 = flap_slice1_local_momentum_f_y * t123;
-    let t194 = t170 * cache.flap_slice1_local_inertia_h_x;
-    let t195 = -(cache.flap_slice0_local_inertia_h_y * t147);
-    let t196 = t168 * cache.flap_slice0_local_inertia_h_x;
-    let t197 = -(t115 * flap_slice0_local_momentum_f_x);
-    let t198 = t177 + t178 + t179 + t180 + t181 + t182 + t183 + t184 + t185 + t186 + t187
-        + t188 + t189 + t190 + t191 + t192 + t193 + t194 + t195 + t196 + t197;
-    let t199 = cache.flap_slice2_local_inertia_i_01 * t94
-        + t128 * cache.flap_slice0_local_inertia_i_01
-        + t126 * flap_slice1_local_momentum_f_z
-        + flap_slice1_local_momentum_n_z * flap_base_velocity_w_y
+        + cache.flap_slice1_local_inertia_i_01 * flap_base_velocity_w_x
+        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z;
+    let t138 = flap_slice1_local_momentum_n_y * flap_base_velocity_w_x;
+    let flap_slice2_local_momentum_f_y = t133 * cache.flap_slice0_mass
+        + t134 * cache.flap_slice2_local_inertia_h_x;
+    let t139 = t135 * flap_slice2_local_momentum_f_y;
+    let t140 = flap_base_velocity_v_y + qd[2] * cache.flap_slice0_local_subspace0_v_y;
+    let t141 = flap_base_velocity_w_z + cache.flap_slice0_local_subspace0_w_z * qd[2];
+    let flap_slice0_local_momentum_f_y = t140 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_h_x * t141;
+    let t142 = flap_base_velocity_v_x + cache.flap_slice0_local_subspace0_v_x * qd[2];
+    let t143 = flap_slice0_local_momentum_f_y * t142;
+    let t144 = flap_base_bias_v_y
+        + (0.0625 * t122 * cache.flap_slice1_bend_c4
+            + 0.015625 * t124 * cache.flap_slice1_bend_c5
+            + 0.0625 * cache.flap_slice1_bend_c3 * t127
+            + 0.015625 * t125 * cache.flap_slice1_bend_c6
+            + 0.015625 * cache.flap_slice1_bend_c4 * t126)
+        + flap_base_velocity_w_z * cache.flap_slice1_local_subspace0_v_x * qd[2]
+        - 0.5
+            * (0.125 * cache.flap_slice1_bend_c3 * t121
+                + 0.125 * cache.flap_slice1_bend_c2 * t120) * flap_bend_y_rate
+            * flap_bend_y_rate
+        - flap_base_velocity_v_x * cache.flap_slice1_local_subspace0_w_z * qd[2];
+    let t145 = cache.flap_slice1_local_inertia_h_x * t144;
+    let flap_slice1_local_momentum_n_x = cache.flap_slice1_local_inertia_h_y
+        * flap_base_velocity_v_z
+        + flap_base_velocity_w_x * cache.flap_slice1_local_inertia_i_00
+        + cache.flap_slice1_local_inertia_i_01 * flap_base_velocity_w_y;
+    let t146 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x);
+    let t147 = 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate
+        * (0.6198386676965935 * t107 * cache.flap_slice2_bend_c4
+            + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
+            + 0.6198386676965935 * t108 * cache.flap_slice2_bend_c3)
+        + flap_base_velocity_v_y * qd[2] * cache.flap_slice2_local_subspace0_w_z
+        + flap_base_bias_v_x
+        + (0.5499818175807267 * t117 * cache.flap_slice2_bend_c5
+            + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t116
+            + 0.5499818175807267 * cache.flap_slice2_bend_c4 * t115
+            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t114
+            + 0.6985685011586675 * cache.flap_slice2_bend_c2 * t113)
+        - flap_base_velocity_w_z * qd[2] * cache.flap_slice2_local_subspace0_v_y;
+    let t148 = -(cache.flap_slice2_local_inertia_h_y * t147);
+    let t149 = flap_base_bias_v_y
+        + (0.000002049188932736232 * t125 * cache.flap_slice0_bend_c6
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t126
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c5 * t124
+            + 0.0001613323034066491 * t127 * cache.flap_slice0_bend_c3
+            + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t122)
+        + cache.flap_slice0_local_subspace0_v_x * flap_base_velocity_w_z * qd[2]
+        - 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c2 * t120
+                + 0.0014314988413324798 * cache.flap_slice0_bend_c3 * t121)
+        - flap_base_velocity_v_x * cache.flap_slice0_local_subspace0_w_z * qd[2];
+    let t150 = cache.flap_slice0_local_inertia_h_x * t149;
+    let flap_slice0_local_momentum_f_x = t142 * cache.flap_slice0_mass
+        - cache.flap_slice0_local_inertia_h_y * t141;
+    let t151 = -(flap_slice0_local_momentum_f_x * t140);
+    let flap_slice0_local_momentum_n_y = flap_base_velocity_w_x
+        * cache.flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_y * cache.flap_slice0_local_inertia_i_11
+        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z;
+    let t152 = flap_slice0_local_momentum_n_y * flap_base_velocity_w_x;
+    let t153 = t95 + t102 + t103 + t104 + t105 + t106 + t119 + t129 + t130 + t132 + t136
+        + t137 + t138 + t139 + t143 + t145 + t146 + t148 + t150 + t151 + t152;
+    let flap_slice1_local_momentum_n_z = cache.flap_slice1_local_inertia_h_x * t101
+        + t100 * cache.flap_slice1_local_inertia_i_22
+        - t99 * cache.flap_slice1_local_inertia_h_y;
+    let flap_base_bias_v_z = t109 * cache.flap_rotation_22
+        + t111 * cache.flap_rotation_12 + t110 * cache.flap_rotation_02;
+    let t154 = flap_base_bias_v_z
+        + qd[2] * flap_base_velocity_w_x * cache.flap_slice0_local_subspace0_v_y
+        - cache.flap_slice0_local_subspace0_v_x * flap_base_velocity_w_y * qd[2];
+    let flap_base_bias_w_x = cache.flap_rotation_10 * arm_tip_bias_w_y
+        + cache.flap_rotation_20 * arm_tip_bias_w_z
+        + cache.flap_rotation_00 * arm_tip_bias_w_x;
+    let t155 = flap_base_velocity_w_y * cache.flap_slice0_local_subspace0_w_z * qd[2]
+        + flap_base_bias_w_x;
+    let t156 = qd[2] * flap_base_velocity_w_x * cache.flap_slice2_local_subspace0_v_y
+        + flap_base_bias_v_z
+        - flap_base_velocity_w_y * cache.flap_slice2_local_subspace0_v_x * qd[2];
+    let flap_slice1_local_momentum_f_z = cache.flap_slice1_mass * flap_base_velocity_v_z
+        - (flap_base_velocity_w_y * cache.flap_slice1_local_inertia_h_x
+            - cache.flap_slice1_local_inertia_h_y * flap_base_velocity_w_x);
+    let flap_base_bias_w_y = cache.flap_rotation_21 * arm_tip_bias_w_z
+        + arm_tip_bias_w_y * cache.flap_rotation_11
+        + cache.flap_rotation_01 * arm_tip_bias_w_x;
+    let t157 = flap_base_bias_w_y
+        - cache.flap_slice1_local_subspace0_w_z * qd[2] * flap_base_velocity_w_x;
+    let t158 = flap_base_bias_w_x
+        + flap_base_velocity_w_y * cache.flap_slice1_local_subspace0_w_z * qd[2];
+    let t159 = flap_base_bias_w_y
+        - qd[2] * cache.flap_slice2_local_subspace0_w_z * flap_base_velocity_w_x;
+    let t160 = flap_base_velocity_v_z * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_f_z = t160
+        - (flap_base_velocity_w_y * cache.flap_slice2_local_inertia_h_x
+            - cache.flap_slice2_local_inertia_h_y * flap_base_velocity_w_x);
+    let flap_slice0_local_momentum_n_z = cache.flap_slice0_local_inertia_i_22 * t141
+        + cache.flap_slice0_local_inertia_h_x * t140
+        - cache.flap_slice0_local_inertia_h_y * t142;
+    let t161 = flap_base_bias_w_y
+        - cache.flap_slice0_local_subspace0_w_z * qd[2] * flap_base_velocity_w_x;
+    let flap_slice2_local_momentum_n_z = t133 * cache.flap_slice2_local_inertia_h_x
+        + cache.flap_slice2_local_inertia_i_22 * t134
+        - cache.flap_slice2_local_inertia_h_y * t135;
+    let t162 = cache.flap_slice1_local_subspace0_v_y * qd[2] * flap_base_velocity_w_x
+        + flap_base_bias_v_z
+        - flap_base_velocity_w_y * cache.flap_slice1_local_subspace0_v_x * qd[2];
+    let t163 = flap_base_bias_w_x
+        + flap_base_velocity_w_y * qd[2] * cache.flap_slice2_local_subspace0_w_z;
+    let flap_slice0_local_momentum_f_z = t160
+        - (flap_base_velocity_w_y * cache.flap_slice0_local_inertia_h_x
+            - cache.flap_slice0_local_inertia_h_y * flap_base_velocity_w_x);
+    let t164 = flap_slice0_local_momentum_f_x * flap_base_velocity_v_z
+        + t155 * cache.flap_slice0_local_inertia_i_01
+        + flap_slice0_local_momentum_n_x * t141
+        + cache.flap_slice1_local_inertia_i_11 * t157
+        + cache.flap_slice1_local_inertia_i_01 * t158
+        + flap_slice2_local_momentum_f_x * flap_base_velocity_v_z
+        + flap_slice1_local_momentum_f_x * flap_base_velocity_v_z
+        + cache.flap_slice2_local_inertia_i_11 * t159
+        + cache.flap_slice0_local_inertia_i_11 * t161
+        + t163 * cache.flap_slice2_local_inertia_i_01
+        + t134 * flap_slice2_local_momentum_n_x + t100 * flap_slice1_local_momentum_n_x
+        - flap_slice1_local_momentum_n_z * flap_base_velocity_w_x
+        - cache.flap_slice0_local_inertia_h_x * t154
+        - cache.flap_slice2_local_inertia_h_x * t156
+        - flap_slice1_local_momentum_f_z * t99 - t135 * flap_slice2_local_momentum_f_z
+        - flap_slice0_local_momentum_n_z * flap_base_velocity_w_x
+        - flap_slice2_local_momentum_n_z * flap_base_velocity_w_x
+        - t162 * cache.flap_slice1_local_inertia_h_x
+        - flap_slice0_local_momentum_f_z * t142;
+    let t165 = t155 * cache.flap_slice0_local_inertia_i_00
+        + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z
+        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z
+        + t158 * cache.flap_slice1_local_inertia_i_00
+        + t163 * cache.flap_slice2_local_inertia_i_00
+        + cache.flap_slice2_local_inertia_h_y * t156
+        + t162 * cache.flap_slice1_local_inertia_h_y
+        + t161 * cache.flap_slice0_local_inertia_i_01
+        + t133 * flap_slice2_local_momentum_f_z
+        + cache.flap_slice1_local_inertia_i_01 * t157
+        + flap_slice1_local_momentum_f_z * t101
+        + t154 * cache.flap_slice0_local_inertia_h_y
+        + t159 * cache.flap_slice2_local_inertia_i_01
         + flap_slice0_local_momentum_n_z * flap_base_velocity_w_y
-        + t130 * cache.flap_slice1_local_inertia_h_y
-        + cache.flap_slice2_local_inertia_i_00 * t116
-        + flap_slice0_local_momentum_f_z * t115 + flap_slice2_local_momentum_f_z * t109
-        + t127 * cache.flap_slice1_local_inertia_i_00
-        + flap_slice2_local_momentum_n_z * flap_base_velocity_w_y
-        + cache.flap_slice0_local_inertia_i_00 * t111
-        + cache.flap_slice1_local_inertia_i_01 * t112
-        + t120 * cache.flap_slice2_local_inertia_h_y
-        + cache.flap_slice0_local_inertia_h_y * t129
-        - flap_slice0_local_momentum_n_y * t101 - flap_slice1_local_momentum_n_y * t93
-        - t110 * flap_slice2_local_momentum_n_y
-        - flap_base_velocity_v_z * flap_slice1_local_momentum_f_y
-        - flap_slice2_local_momentum_f_y * flap_base_velocity_v_z
-        - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y;
-    let flap_composite_force_f_x = cache.flap_rotation_00 * t154
-        + cache.flap_rotation_01 * t176 + t132 * cache.flap_rotation_02;
-    let flap_composite_force_n_y = t131 * cache.flap_rotation_11
-        + t198 * cache.flap_rotation_12 + cache.flap_rotation_10 * t199
-        + flap_composite_force_f_x * cache.flap_position_z
-        - flap_composite_force_f_z * cache.flap_position_x;
-    let wrist_composite_force_n_y = wrist_momentum_n_x * arm_tip_velocity_w_z
-        + arm_tip_bias_w_y * cache.wrist_inertia_i_11
-        + arm_tip_bias_w_z * cache.wrist_inertia_i_12
-        + arm_tip_bias_v_x * cache.wrist_inertia_h_z
-        + wrist_momentum_f_x * arm_tip_velocity_v_z + flap_composite_force_n_y
-        + cache.wrist_inertia_i_01 * arm_tip_bias_w_x
-        - arm_tip_velocity_w_x * wrist_momentum_n_z
-        - arm_tip_velocity_v_x * wrist_momentum_f_z
-        - arm_tip_bias_v_z * cache.wrist_inertia_h_x;
-    let t200 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t48
-        + 0.0003347157145944845 * t47 * cache.arm_slice0_bend_c3
-        + 0.0000016135911537792344 * t46 * cache.arm_slice0_bend_c4;
-    let t201 = 0.000023239929348011262 * t36 * cache.arm_slice0_bend_c4
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t37;
-    let t202 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
-    let t203 = 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t22
-        + 0.000023239929348011262 * t23 * cache.arm_slice0_bend_c3 + t202;
-    let t204 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t13
-        + 0.000023239929348011262 * t14 * cache.arm_slice0_bend_c4;
-    let t205 = arm_bend_z_rate * t203 + t204 * arm_bend_y_rate;
-    let t206 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t6
-        - 0.06943184420297371;
-    let t207 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t18;
-    let t208 = t206 * arm_bend_z_rate + arm_bend_y_rate * t207;
-    let t209 = 0.0003347157145944845 * t11 * cache.arm_slice0_bend_c3;
-    let t210 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t3
-        + 0.06943184420297371;
-    let t211 = arm_bend_z_rate * t209 + t210 * arm_bend_y_rate;
-    let t212 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t8
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t7 + t202;
-    let t213 = t212 * arm_bend_y_rate + arm_bend_z_rate * t204;
-    let t214 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t55
-        + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t56
-        + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t57;
-    let t215 = (0.0003347157145944845 * t61 * cache.arm_slice0_bend_c3
-        + 0.0000016135911537792344 * t62 * cache.arm_slice0_bend_c4
-        + 0.0000016135911537792344 * t63 * cache.arm_slice0_bend_c5
-        + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t64
-        + 0.0000016135911537792344 * t65 * cache.arm_slice0_bend_c3)
-        - (t205 * t208 - t211 * t213)
-        - (cache.arm_slice0_local_com_z * t200 - t214 * cache.arm_slice0_local_com_y);
-    let t216 = 0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2;
-    let t217 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t0;
-    let t218 = p.section_length * qd[1]
-        * (t204
-            - (cache.arm_slice0_local_com_x * t209
-                - cache.arm_slice0_local_com_z * t216))
-        + p.section_length * qd[0]
-            * (t212
-                - (t210 * cache.arm_slice0_local_com_x
-                    - cache.arm_slice0_local_com_z * t217));
-    let t219 = p.section_length
-        * (t203
-            - (cache.arm_slice0_local_com_y * t216
-                - t206 * cache.arm_slice0_local_com_x)) * qd[1]
-        + p.section_length
-            * (t204
-                - (cache.arm_slice0_local_com_y * t217
-                    - cache.arm_slice0_local_com_x * t207)) * qd[0];
-    let t220 = p.section_length * t210 * qd[0] + p.section_length * t209 * qd[1];
-    let t221 = p.section_length * t216 * qd[1] + p.section_length * qd[0] * t217;
-    let t222 = p.section_length * qd[0] * t207 + t206 * p.section_length * qd[1];
-    let arm_slice0_local_momentum_n_x = cache.arm_slice0_local_inertia_h_y * t219
-        + cache.arm_slice0_local_inertia_i_02 * t220
-        + t221 * cache.arm_slice0_local_inertia_i_00
-        + t222 * cache.arm_slice0_local_inertia_i_01
-        - t218 * cache.arm_slice0_local_inertia_h_z;
-    let t223 = arm_bend_z_rate * t216 + t217 * arm_bend_y_rate;
-    let t224 = 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t27
-        + 0.0003347157145944845 * t28 * cache.arm_slice0_bend_c3;
-    let t225 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t31
-        + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t30;
-    let t226 = arm_bend_z_rate * t224 + t225 * arm_bend_y_rate;
-    let t227 = (0.000023239929348011262 * t82 * cache.arm_slice0_bend_c3
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t86
-        + 0.000023239929348011262 * t84 * cache.arm_slice0_bend_c4
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t85
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c4 * t83)
-        - (t226 * t211 - t205 * t223)
-        - (cache.arm_slice0_local_com_x * t214 - cache.arm_slice0_local_com_z * t201);
-    let t228 = p.section_length
-        * (t224
-            - (cache.arm_slice0_local_com_z * t206
-                - cache.arm_slice0_local_com_y * t209)) * qd[1]
-        + p.section_length
-            * (t225
-                - (cache.arm_slice0_local_com_z * t207
-                    - t210 * cache.arm_slice0_local_com_y)) * qd[0];
-    let arm_slice0_local_momentum_n_y = t221 * cache.arm_slice0_local_inertia_i_01
-        + t228 * cache.arm_slice0_local_inertia_h_z
-        + t222 * cache.arm_slice0_local_inertia_i_11
-        + t220 * cache.arm_slice0_local_inertia_i_12
-        - cache.arm_slice0_local_inertia_h_x * t219;
-    let arm_slice0_local_momentum_f_x = t228 * cache.arm_slice0_mass
-        - (t220 * cache.arm_slice0_local_inertia_h_y
-            - t222 * cache.arm_slice0_local_inertia_h_z);
-    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t218
-        - (t221 * cache.arm_slice0_local_inertia_h_z
-            - t220 * cache.arm_slice0_local_inertia_h_x);
-    let t229 = t200 * cache.arm_slice0_local_inertia_i_12
-        + cache.arm_slice0_local_inertia_i_02 * t201
-        + cache.arm_slice0_local_inertia_h_x * t227
-        + t221 * arm_slice0_local_momentum_n_y
-        + cache.arm_slice0_local_inertia_i_22 * t214
-        + t228 * arm_slice0_local_momentum_f_y
-        - t215 * cache.arm_slice0_local_inertia_h_y
-        - arm_slice0_local_momentum_n_x * t222 - arm_slice0_local_momentum_f_x * t218;
-    let t230 = 0.2014998074653874 * cache.arm_slice2_bend_c3 * t37
-        + 0.2014998074653874 * t36 * cache.arm_slice2_bend_c4;
-    let t231 = 0.3007502358784333 * t47 * cache.arm_slice2_bend_c3
-        + 0.1350029611448087 * t46 * cache.arm_slice2_bend_c4
-        + 0.1350029611448087 * t48 * cache.arm_slice2_bend_c5;
-    let t232 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t6 - 0.6699905217924281;
-    let t233 = 0.3007502358784333 * t18 * cache.arm_slice2_bend_c3;
-    let t234 = arm_bend_z_rate * t232 + t233 * arm_bend_y_rate;
-    let t235 = 0.3007502358784333 * cache.arm_slice2_bend_c2 * t30
-        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t31;
-    let t236 = 0.3007502358784333 * t28 * cache.arm_slice2_bend_c3
-        + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t27;
-    let t237 = t235 * arm_bend_y_rate + arm_bend_z_rate * t236;
-    let t238 = 0.44888729929169013 * t0 * cache.arm_slice2_bend_c2;
-    let t239 = 0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2;
-    let t240 = t238 * arm_bend_y_rate + arm_bend_z_rate * t239;
-    let t241 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
-    let t242 = t241 + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t8
-        + 0.2014998074653874 * t7 * cache.arm_slice2_bend_c4;
-    let t243 = 0.2014998074653874 * t14 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t13 * cache.arm_slice2_bend_c3;
-    let t244 = t242 * arm_bend_y_rate + arm_bend_z_rate * t243;
-    let t245 = (0.09045070438093329 * t40 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * t43 * cache.arm_slice2_bend_c4
-        + 0.09045070438093329 * cache.arm_slice2_bend_c5 * t44
-        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t41
-        + 0.09045070438093329 * t42 * cache.arm_slice2_bend_c4)
-        - (cache.arm_slice2_local_com_y * t230 - t231 * cache.arm_slice2_local_com_x)
-        - (t240 * t244 - t234 * t237);
-    let t246 = 0.3007502358784333 * t3 * cache.arm_slice2_bend_c3 + 0.6699905217924281;
-    let t247 = 0.3007502358784333 * t11 * cache.arm_slice2_bend_c3;
-    let t248 = p.section_length * t246 * qd[0] + p.section_length * t247 * qd[1];
-    let t249 = p.section_length * t233 * qd[0] + p.section_length * t232 * qd[1];
-    let t250 = p.section_length
-        * (t235
-            - (t233 * cache.arm_slice2_local_com_z
-                - cache.arm_slice2_local_com_y * t246)) * qd[0]
-        + p.section_length
-            * (t236
-                - (cache.arm_slice2_local_com_z * t232
-                    - cache.arm_slice2_local_com_y * t247)) * qd[1];
-    let arm_slice2_local_momentum_f_x = cache.arm_slice1_mass * t250
-        - (cache.arm_slice2_local_inertia_h_y * t248
-            - cache.arm_slice2_local_inertia_h_z * t249);
-    let t251 = p.section_length * t238 * qd[0] + p.section_length * t239 * qd[1];
-    let t252 = p.section_length
-        * (t243
-            - (t247 * cache.arm_slice2_local_com_x
-                - cache.arm_slice2_local_com_z * t239)) * qd[1]
-        + p.section_length
-            * (t242
-                - (t246 * cache.arm_slice2_local_com_x
-                    - cache.arm_slice2_local_com_z * t238)) * qd[0];
-    let arm_slice2_local_momentum_f_y = t252 * cache.arm_slice1_mass
-        - (t251 * cache.arm_slice2_local_inertia_h_z
-            - cache.arm_slice2_local_inertia_h_x * t248);
-    let t253 = cache.arm_slice1_mass * t245 + t251 * arm_slice2_local_momentum_f_y
-        - (t231 * cache.arm_slice2_local_inertia_h_x
-            - cache.arm_slice2_local_inertia_h_y * t230)
-        - arm_slice2_local_momentum_f_x * t249;
+        + flap_slice0_local_momentum_f_z * t140
+        - flap_base_velocity_v_z * flap_slice2_local_momentum_f_y
+        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z
+        - t134 * flap_slice2_local_momentum_n_y - t100 * flap_slice1_local_momentum_n_y
+        - flap_slice0_local_momentum_f_y * flap_base_velocity_v_z
+        - flap_slice0_local_momentum_n_y * t141;
+    let t166 = -(t134 * flap_slice2_local_momentum_f_y);
+    let t167 = -(cache.flap_slice2_local_inertia_h_y * flap_base_bias_w_z);
+    let t168 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z;
+    let t169 = -(flap_slice0_local_momentum_f_y * t141);
+    let t170 = cache.flap_slice1_mass * t118;
+    let t171 = flap_slice0_local_momentum_f_z * flap_base_velocity_w_y;
+    let t172 = -(t100 * flap_slice1_local_momentum_f_y);
+    let t173 = -(flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_y);
+    let t174 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z;
+    let t175 = -(flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_y);
+    let t176 = t147 * cache.flap_slice0_mass;
+    let t177 = t131 * cache.flap_slice0_mass;
+    let t178 = t166 + t167 + t168 + t169 + t170 + t171 + t172 + t173 + t174 + t175 + t176
+        + t177;
+    let t179 = flap_base_velocity_w_x * flap_slice2_local_momentum_f_y
+        + flap_slice0_local_momentum_f_y * flap_base_velocity_w_x
+        + t154 * cache.flap_slice0_mass
+        + flap_slice1_local_momentum_f_y * flap_base_velocity_w_x
+        + cache.flap_slice1_mass * t162 + t156 * cache.flap_slice0_mass
+        - (t159 * cache.flap_slice2_local_inertia_h_x
+            - t163 * cache.flap_slice2_local_inertia_h_y)
+        - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x
+        - (t157 * cache.flap_slice1_local_inertia_h_x
+            - t158 * cache.flap_slice1_local_inertia_h_y)
+        - (cache.flap_slice0_local_inertia_h_x * t161
+            - t155 * cache.flap_slice0_local_inertia_h_y)
+        - flap_slice1_local_momentum_f_x * flap_base_velocity_w_y
+        - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x;
+    let t180 = flap_slice1_local_momentum_f_x * t100;
+    let t181 = -(flap_slice1_local_momentum_f_z * flap_base_velocity_w_x);
+    let t182 = t149 * cache.flap_slice0_mass;
+    let t183 = cache.flap_slice1_mass * t144;
+    let t184 = -(flap_slice2_local_momentum_f_z * flap_base_velocity_w_x);
+    let t185 = cache.flap_slice0_local_inertia_h_x * flap_base_bias_w_z;
+    let t186 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_x;
+    let t187 = -(flap_slice0_local_momentum_f_z * flap_base_velocity_w_x);
+    let t188 = flap_slice0_local_momentum_f_x * t141;
+    let t189 = t128 * cache.flap_slice0_mass;
+    let t190 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_x;
+    let t191 = flap_slice2_local_momentum_f_x * t134;
+    let t192 = t180 + t181 + t182 + t183 + t184 + t185 + t186 + t187 + t188 + t189 + t190
+        + t191;
+    let flap_composite_force_f_x = t178 * cache.flap_rotation_00
+        + t179 * cache.flap_rotation_02 + t192 * cache.flap_rotation_01;
+    let flap_composite_force_f_y = cache.flap_rotation_10 * t178
+        + t179 * cache.flap_rotation_12 + t192 * cache.flap_rotation_11;
+    let flap_composite_force_n_z = t153 * cache.flap_rotation_22
+        + cache.flap_rotation_21 * t164 + t165 * cache.flap_rotation_20
+        + flap_composite_force_f_y * cache.flap_position_x
+        - cache.flap_position_y * flap_composite_force_f_x;
     let wrist_momentum_f_y = p.wrist_mass * arm_tip_velocity_v_y
         - (arm_tip_velocity_w_x * cache.wrist_inertia_h_z
             - cache.wrist_inertia_h_x * arm_tip_velocity_w_z);
-    let flap_composite_force_f_y = t132 * cache.flap_rotation_12
-        + cache.flap_rotation_11 * t176 + cache.flap_rotation_10 * t154;
-    let flap_composite_force_n_x = t131 * cache.flap_rotation_01
-        + flap_composite_force_f_z * cache.flap_position_y
-        + t198 * cache.flap_rotation_02 + cache.flap_rotation_00 * t199
-        - flap_composite_force_f_y * cache.flap_position_z;
-    let wrist_momentum_n_y = arm_tip_velocity_w_z * cache.wrist_inertia_i_12
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_11
-        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
-        + arm_tip_velocity_v_x * cache.wrist_inertia_h_z
-        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
-    let wrist_composite_force_n_x = arm_tip_bias_v_z * cache.wrist_inertia_h_y
-        + arm_tip_velocity_w_y * wrist_momentum_n_z
-        + cache.wrist_inertia_i_00 * arm_tip_bias_w_x
-        + cache.wrist_inertia_i_02 * arm_tip_bias_w_z
-        + wrist_momentum_f_z * arm_tip_velocity_v_y
-        + cache.wrist_inertia_i_01 * arm_tip_bias_w_y + flap_composite_force_n_x
-        - wrist_momentum_f_y * arm_tip_velocity_v_z
-        - arm_tip_bias_v_y * cache.wrist_inertia_h_z
-        - wrist_momentum_n_y * arm_tip_velocity_w_z;
-    let t254 = (0.6493653647595652 * cache.arm_slice3_bend_c4 * t83
-        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t86
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t82
-        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t84
-        + 0.6493653647595652 * t85 * cache.arm_slice3_bend_c6)
-        - (cache.arm_slice3_local_com_x * t58 - t38 * cache.arm_slice3_local_com_z)
-        - (t60 * t53 - t59 * t51);
-    let arm_slice3_local_momentum_f_y = cache.arm_slice0_mass * t16
-        - (t21 * cache.arm_slice3_local_inertia_h_z
-            - cache.arm_slice3_local_inertia_h_x * t26);
-    let arm_slice3_local_momentum_n_y = t26 * cache.arm_slice3_local_inertia_i_12
-        + t21 * cache.arm_slice3_local_inertia_i_01
-        + cache.arm_slice3_local_inertia_i_11 * t20
-        + t33 * cache.arm_slice3_local_inertia_h_z
-        - cache.arm_slice3_local_inertia_h_x * t25;
-    let t255 = cache.arm_slice3_local_inertia_i_01 * t49
-        + t58 * cache.arm_slice3_local_inertia_i_02 + arm_slice3_local_momentum_f_z * t16
-        + t20 * arm_slice3_local_momentum_n_z + t38 * cache.arm_slice3_local_inertia_i_00
-        + cache.arm_slice3_local_inertia_h_y * t54
-        - cache.arm_slice3_local_inertia_h_z * t254 - arm_slice3_local_momentum_f_y * t25
-        - t26 * arm_slice3_local_momentum_n_y;
-    let arm_slice0_local_momentum_f_z = cache.arm_slice0_mass * t219
-        - (t222 * cache.arm_slice0_local_inertia_h_x
-            - t221 * cache.arm_slice0_local_inertia_h_y);
-    let t256 = t222 * arm_slice0_local_momentum_f_z + cache.arm_slice0_mass * t215
-        - (t214 * cache.arm_slice0_local_inertia_h_y
-            - t200 * cache.arm_slice0_local_inertia_h_z)
-        - t220 * arm_slice0_local_momentum_f_y;
-    let t257 = t241 + 0.2014998074653874 * t22 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t23 * cache.arm_slice2_bend_c3;
-    let t258 = (t257
-        - (cache.arm_slice2_local_com_y * t239 - cache.arm_slice2_local_com_x * t232))
-        * p.section_length * qd[1]
-        + (t243
-            - (cache.arm_slice2_local_com_y * t238
-                - t233 * cache.arm_slice2_local_com_x)) * p.section_length * qd[0];
-    let arm_slice2_local_momentum_n_y = cache.arm_slice2_local_inertia_i_12 * t248
-        + t250 * cache.arm_slice2_local_inertia_h_z
-        + t251 * cache.arm_slice2_local_inertia_i_01
-        + cache.arm_slice2_local_inertia_i_11 * t249
-        - t258 * cache.arm_slice2_local_inertia_h_x;
-    let t259 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t55
-        + 0.1350029611448087 * t57 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t56;
-    let t260 = t243 * arm_bend_y_rate + arm_bend_z_rate * t257;
-    let t261 = arm_bend_z_rate * t247 + t246 * arm_bend_y_rate;
-    let t262 = (0.1350029611448087 * t65 * cache.arm_slice2_bend_c3
-        + 0.3007502358784333 * t61 * cache.arm_slice2_bend_c3
-        + 0.1350029611448087 * t63 * cache.arm_slice2_bend_c5
-        + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t64
-        + 0.1350029611448087 * t62 * cache.arm_slice2_bend_c4)
-        - (t231 * cache.arm_slice2_local_com_z - t259 * cache.arm_slice2_local_com_y)
-        - (t234 * t260 - t244 * t261);
-    let arm_slice2_local_momentum_n_x = t251 * cache.arm_slice2_local_inertia_i_00
-        + cache.arm_slice2_local_inertia_i_02 * t248
-        + cache.arm_slice2_local_inertia_h_y * t258
-        + t249 * cache.arm_slice2_local_inertia_i_01
-        - t252 * cache.arm_slice2_local_inertia_h_z;
-    let t263 = (0.2014998074653874 * t82 * cache.arm_slice2_bend_c3
-        + 0.09045070438093329 * t85 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * t84 * cache.arm_slice2_bend_c4
-        + 0.09045070438093329 * t86 * cache.arm_slice2_bend_c5
-        + 0.09045070438093329 * cache.arm_slice2_bend_c4 * t83)
-        - (t259 * cache.arm_slice2_local_com_x - t230 * cache.arm_slice2_local_com_z)
-        - (t261 * t237 - t240 * t260);
-    let t264 = arm_slice2_local_momentum_n_y * t251
-        + cache.arm_slice2_local_inertia_i_12 * t231
-        + cache.arm_slice2_local_inertia_i_22 * t259
-        + t250 * arm_slice2_local_momentum_f_y
-        + cache.arm_slice2_local_inertia_h_x * t263
-        + t230 * cache.arm_slice2_local_inertia_i_02
-        - t262 * cache.arm_slice2_local_inertia_h_y
-        - t252 * arm_slice2_local_momentum_f_x - arm_slice2_local_momentum_n_x * t249;
-    let t265 = 0.035940096619352636 * t11 * cache.arm_slice1_bend_c3;
-    let t266 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t3
-        + 0.33000947820757187;
-    let t267 = p.section_length * t265 * qd[1] + p.section_length * t266 * qd[0];
-    let t268 = 0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2;
-    let t269 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t0;
-    let t270 = p.section_length * t268 * qd[1] + p.section_length * t269 * qd[0];
-    let t271 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t13
-        + 0.01186057253208228 * t14 * cache.arm_slice1_bend_c4;
-    let t272 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
-    let t273 = t272 + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t7
-        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t8;
-    let t274 = p.section_length
-        * (t271
-            - (cache.arm_slice1_local_com_x * t265
-                - cache.arm_slice1_local_com_z * t268)) * qd[1]
-        + (t273
-            - (cache.arm_slice1_local_com_x * t266
-                - t269 * cache.arm_slice1_local_com_z)) * p.section_length * qd[0];
-    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t274
-        - (cache.arm_slice1_local_inertia_h_z * t270
-            - t267 * cache.arm_slice1_local_inertia_h_x);
-    let t275 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t6
-        - 0.33000947820757187;
-    let t276 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t18;
-    let t277 = t275 * p.section_length * qd[1] + p.section_length * qd[0] * t276;
-    let t278 = 0.035940096619352636 * t28 * cache.arm_slice1_bend_c3
-        + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t27;
-    let t279 = 0.035940096619352636 * cache.arm_slice1_bend_c2 * t30
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t31;
-    let t280 = p.section_length * qd[1]
-        * (t278
-            - (t275 * cache.arm_slice1_local_com_z
-                - cache.arm_slice1_local_com_y * t265))
-        + p.section_length
-            * (t279
-                - (cache.arm_slice1_local_com_z * t276
-                    - cache.arm_slice1_local_com_y * t266)) * qd[0];
-    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t280
-        - (cache.arm_slice1_local_inertia_h_y * t267
-            - cache.arm_slice1_local_inertia_h_z * t277);
-    let t281 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t48
-        + 0.035940096619352636 * t47 * cache.arm_slice1_bend_c3
-        + 0.003914101352555533 * t46 * cache.arm_slice1_bend_c4;
-    let t282 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t37
-        + 0.01186057253208228 * t36 * cache.arm_slice1_bend_c4;
-    let t283 = t273 * arm_bend_y_rate + arm_bend_z_rate * t271;
-    let t284 = t269 * arm_bend_y_rate + arm_bend_z_rate * t268;
-    let t285 = arm_bend_z_rate * t278 + t279 * arm_bend_y_rate;
-    let t286 = arm_bend_y_rate * t276 + arm_bend_z_rate * t275;
-    let t287 = (0.0012916905450084026 * t40 * cache.arm_slice1_bend_c6
-        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t41
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t44
-        + 0.01186057253208228 * t43 * cache.arm_slice1_bend_c4
-        + 0.0012916905450084026 * t42 * cache.arm_slice1_bend_c4)
-        - (t282 * cache.arm_slice1_local_com_y - t281 * cache.arm_slice1_local_com_x)
-        - (t283 * t284 - t285 * t286);
-    let t288 = arm_slice1_local_momentum_f_y * t270 + cache.arm_slice1_mass * t287
-        - t277 * arm_slice1_local_momentum_f_x
-        - (t281 * cache.arm_slice1_local_inertia_h_x
-            - t282 * cache.arm_slice1_local_inertia_h_y);
-    let t289 = cache.arm_slice0_mass * t227 + arm_slice0_local_momentum_f_x * t220
-        - (t201 * cache.arm_slice0_local_inertia_h_z
-            - cache.arm_slice0_local_inertia_h_x * t214)
-        - t221 * arm_slice0_local_momentum_f_z;
-    let t290 = t21 * arm_slice3_local_momentum_f_y + cache.arm_slice0_mass * t54
-        - (cache.arm_slice3_local_inertia_h_x * t49
-            - t38 * cache.arm_slice3_local_inertia_h_y)
-        - t20 * arm_slice3_local_momentum_f_x;
-    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t258
-        - (cache.arm_slice2_local_inertia_h_x * t249
-            - t251 * cache.arm_slice2_local_inertia_h_y);
-    let arm_slice2_local_momentum_n_z = t252 * cache.arm_slice2_local_inertia_h_x
-        + cache.arm_slice2_local_inertia_i_22 * t248
-        + cache.arm_slice2_local_inertia_i_12 * t249
-        + t251 * cache.arm_slice2_local_inertia_i_02
-        - t250 * cache.arm_slice2_local_inertia_h_y;
-    let t291 = t259 * cache.arm_slice2_local_inertia_i_12
-        + t230 * cache.arm_slice2_local_inertia_i_01
-        + t231 * cache.arm_slice2_local_inertia_i_11
-        + t258 * arm_slice2_local_momentum_f_x + arm_slice2_local_momentum_n_x * t248
-        + t262 * cache.arm_slice2_local_inertia_h_z
-        - t250 * arm_slice2_local_momentum_f_z
-        - t245 * cache.arm_slice2_local_inertia_h_x
-        - t251 * arm_slice2_local_momentum_n_z;
-    let t292 = arm_slice3_local_momentum_f_z * t20 + t66 * cache.arm_slice0_mass
-        - (t58 * cache.arm_slice3_local_inertia_h_y
-            - cache.arm_slice3_local_inertia_h_z * t49)
-        - t26 * arm_slice3_local_momentum_f_y;
-    let t293 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t57
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t55
-        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t56;
-    let t294 = t266 * arm_bend_y_rate + arm_bend_z_rate * t265;
-    let t295 = t272 + 0.01186057253208228 * t23 * cache.arm_slice1_bend_c3
-        + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t22;
-    let t296 = t271 * arm_bend_y_rate + arm_bend_z_rate * t295;
-    let t297 = (0.003914101352555533 * t63 * cache.arm_slice1_bend_c5
-        + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t64
-        + 0.003914101352555533 * t65 * cache.arm_slice1_bend_c3
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t61
-        + 0.003914101352555533 * t62 * cache.arm_slice1_bend_c4)
-        - (t296 * t286 - t294 * t283)
-        - (cache.arm_slice1_local_com_z * t281 - t293 * cache.arm_slice1_local_com_y);
-    let t298 = p.section_length
-        * (t271
-            - (t269 * cache.arm_slice1_local_com_y
-                - cache.arm_slice1_local_com_x * t276)) * qd[0]
-        + p.section_length
-            * (t295
-                - (t268 * cache.arm_slice1_local_com_y
-                    - t275 * cache.arm_slice1_local_com_x)) * qd[1];
-    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t298
-        - (t277 * cache.arm_slice1_local_inertia_h_x
-            - cache.arm_slice1_local_inertia_h_y * t270);
-    let t299 = cache.arm_slice1_mass * t297 + t277 * arm_slice1_local_momentum_f_z
-        - (cache.arm_slice1_local_inertia_h_y * t293
-            - cache.arm_slice1_local_inertia_h_z * t281)
-        - t267 * arm_slice1_local_momentum_f_y;
-    let wrist_composite_force_f_y = flap_composite_force_f_y
-        + wrist_momentum_f_x * arm_tip_velocity_w_z + p.wrist_mass * arm_tip_bias_v_y
-        - arm_tip_velocity_w_x * wrist_momentum_f_z
-        - (cache.wrist_inertia_h_z * arm_tip_bias_w_x
-            - arm_tip_bias_w_z * cache.wrist_inertia_h_x);
-    let t300 = cache.arm_slice1_mass * t262 + arm_slice2_local_momentum_f_z * t249
-        - t248 * arm_slice2_local_momentum_f_y
-        - (t259 * cache.arm_slice2_local_inertia_h_y
-            - t231 * cache.arm_slice2_local_inertia_h_z);
-    let wrist_composite_force_f_z = wrist_momentum_f_y * arm_tip_velocity_w_x
-        + flap_composite_force_f_z + p.wrist_mass * arm_tip_bias_v_z
-        - arm_tip_velocity_w_y * wrist_momentum_f_x
-        - (arm_tip_bias_w_y * cache.wrist_inertia_h_x
-            - arm_tip_bias_w_x * cache.wrist_inertia_h_y);
-    let t301 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t41
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t44
-        + 0.0000001120346095964964 * t42 * cache.arm_slice0_bend_c4
-        + 0.000023239929348011262 * t43 * cache.arm_slice0_bend_c4
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t40)
-        - (t213 * t223 - t226 * t208)
-        - (cache.arm_slice0_local_com_y * t201 - cache.arm_slice0_local_com_x * t200);
-    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t218
-        + t220 * cache.arm_slice0_local_inertia_i_22
-        + t222 * cache.arm_slice0_local_inertia_i_12
-        + cache.arm_slice0_local_inertia_i_02 * t221
-        - t228 * cache.arm_slice0_local_inertia_h_y;
-    let t302 = arm_slice0_local_momentum_f_x * t219
-        + cache.arm_slice0_local_inertia_i_01 * t201
-        + cache.arm_slice0_local_inertia_i_12 * t214
-        + cache.arm_slice0_local_inertia_i_11 * t200
-        + arm_slice0_local_momentum_n_x * t220
-        + t215 * cache.arm_slice0_local_inertia_h_z
-        - t301 * cache.arm_slice0_local_inertia_h_x
-        - arm_slice0_local_momentum_n_z * t221 - t228 * arm_slice0_local_momentum_f_z;
-    let t303 = cache.arm_slice0_mass * t254 + t26 * arm_slice3_local_momentum_f_x
-        - (t38 * cache.arm_slice3_local_inertia_h_z
-            - cache.arm_slice3_local_inertia_h_x * t58)
-        - arm_slice3_local_momentum_f_z * t21;
-    let t304 = arm_slice2_local_momentum_f_x * t248 + cache.arm_slice1_mass * t263
-        - arm_slice2_local_momentum_f_z * t251
-        - (t230 * cache.arm_slice2_local_inertia_h_z
-            - t259 * cache.arm_slice2_local_inertia_h_x);
-    let arm_slice1_local_momentum_n_z = cache.arm_slice1_local_inertia_i_02 * t270
-        + cache.arm_slice1_local_inertia_i_22 * t267
-        + t274 * cache.arm_slice1_local_inertia_h_x
-        + t277 * cache.arm_slice1_local_inertia_i_12
-        - cache.arm_slice1_local_inertia_h_y * t280;
-    let arm_slice1_local_momentum_n_x = t277 * cache.arm_slice1_local_inertia_i_01
-        + cache.arm_slice1_local_inertia_i_02 * t267
-        + cache.arm_slice1_local_inertia_h_y * t298
-        + cache.arm_slice1_local_inertia_i_00 * t270
-        - cache.arm_slice1_local_inertia_h_z * t274;
-    let t305 = cache.arm_slice1_local_inertia_h_z * t297
-        + t298 * arm_slice1_local_momentum_f_x
-        + t293 * cache.arm_slice1_local_inertia_i_12
-        + t267 * arm_slice1_local_momentum_n_x
-        + cache.arm_slice1_local_inertia_i_11 * t281
-        + t282 * cache.arm_slice1_local_inertia_i_01
-        - arm_slice1_local_momentum_n_z * t270
-        - cache.arm_slice1_local_inertia_h_x * t287
-        - arm_slice1_local_momentum_f_z * t280;
-    let t306 = (0.0012916905450084026 * cache.arm_slice1_bend_c5 * t86
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t83
-        + 0.01186057253208228 * t82 * cache.arm_slice1_bend_c3
-        + 0.0012916905450084026 * t85 * cache.arm_slice1_bend_c6
-        + 0.01186057253208228 * t84 * cache.arm_slice1_bend_c4)
-        - (t293 * cache.arm_slice1_local_com_x - t282 * cache.arm_slice1_local_com_z)
-        - (t294 * t285 - t296 * t284);
-    let arm_slice1_local_momentum_n_y = t267 * cache.arm_slice1_local_inertia_i_12
-        + t270 * cache.arm_slice1_local_inertia_i_01
-        + cache.arm_slice1_local_inertia_h_z * t280
-        + t277 * cache.arm_slice1_local_inertia_i_11
-        - t298 * cache.arm_slice1_local_inertia_h_x;
-    let t307 = cache.arm_slice1_local_inertia_h_x * t306
-        + arm_slice1_local_momentum_n_y * t270
-        + cache.arm_slice1_local_inertia_i_22 * t293
-        + t282 * cache.arm_slice1_local_inertia_i_02
-        + arm_slice1_local_momentum_f_y * t280
-        + cache.arm_slice1_local_inertia_i_12 * t281
-        - t274 * arm_slice1_local_momentum_f_x - t277 * arm_slice1_local_momentum_n_x
-        - cache.arm_slice1_local_inertia_h_y * t297;
-    let t308 = t218 * arm_slice0_local_momentum_f_z
-        + cache.arm_slice0_local_inertia_i_00 * t201
-        + t301 * cache.arm_slice0_local_inertia_h_y
-        + arm_slice0_local_momentum_n_z * t222
-        + cache.arm_slice0_local_inertia_i_01 * t200
-        + cache.arm_slice0_local_inertia_i_02 * t214
-        - t227 * cache.arm_slice0_local_inertia_h_z
-        - arm_slice0_local_momentum_n_y * t220 - t219 * arm_slice0_local_momentum_f_y;
-    let t309 = t21 * arm_slice3_local_momentum_n_y
-        + t38 * cache.arm_slice3_local_inertia_i_02
-        + cache.arm_slice3_local_inertia_h_x * t254
-        + cache.arm_slice3_local_inertia_i_22 * t58
-        + t49 * cache.arm_slice3_local_inertia_i_12 + t33 * arm_slice3_local_momentum_f_y
-        - arm_slice3_local_momentum_n_x * t20 - t16 * arm_slice3_local_momentum_f_x
-        - t66 * cache.arm_slice3_local_inertia_h_y;
-    let t310 = t221 * arm_slice0_local_momentum_f_y + t301 * cache.arm_slice0_mass
-        - t222 * arm_slice0_local_momentum_f_x
-        - (t200 * cache.arm_slice0_local_inertia_h_x
-            - t201 * cache.arm_slice0_local_inertia_h_y);
-    let t311 = t230 * cache.arm_slice2_local_inertia_i_00
-        + t252 * arm_slice2_local_momentum_f_z
-        + t259 * cache.arm_slice2_local_inertia_i_02
-        + arm_slice2_local_momentum_n_z * t249
-        + t245 * cache.arm_slice2_local_inertia_h_y
-        + t231 * cache.arm_slice2_local_inertia_i_01
-        - t258 * arm_slice2_local_momentum_f_y
-        - cache.arm_slice2_local_inertia_h_z * t263
-        - arm_slice2_local_momentum_n_y * t248;
-    let flap_composite_force_n_z = cache.flap_rotation_20 * t199
-        + cache.flap_rotation_21 * t131 + t198 * cache.flap_rotation_22
-        + cache.flap_position_x * flap_composite_force_f_y
-        - flap_composite_force_f_x * cache.flap_position_y;
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
     let wrist_composite_force_n_z = cache.wrist_inertia_i_02 * arm_tip_bias_w_x
-        + wrist_momentum_f_y * arm_tip_velocity_v_x
-        + wrist_momentum_n_y * arm_tip_velocity_w_x
-        + arm_tip_bias_w_y * cache.wrist_inertia_i_12
-        + cache.wrist_inertia_i_22 * arm_tip_bias_w_z + flap_composite_force_n_z
+        + arm_tip_velocity_w_x * wrist_momentum_n_y
+        + arm_tip_bias_w_y * cache.wrist_inertia_i_12 + flap_composite_force_n_z
+        + cache.wrist_inertia_i_22 * arm_tip_bias_w_z
+        + arm_tip_velocity_v_x * wrist_momentum_f_y
         + arm_tip_bias_v_y * cache.wrist_inertia_h_x
         - arm_tip_bias_v_x * cache.wrist_inertia_h_y
         - arm_tip_velocity_w_y * wrist_momentum_n_x
         - wrist_momentum_f_x * arm_tip_velocity_v_y;
+    let wrist_momentum_n_z = arm_tip_velocity_w_x * cache.wrist_inertia_i_02
+        + cache.wrist_inertia_i_22 * arm_tip_velocity_w_z
+        + arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_x * cache.wrist_inertia_h_y;
+    let flap_composite_force_f_z = t192 * cache.flap_rotation_21
+        + t178 * cache.flap_rotation_20 + t179 * cache.flap_rotation_22;
+    let flap_composite_force_n_y = cache.flap_rotation_10 * t165
+        + t153 * cache.flap_rotation_12 + t164 * cache.flap_rotation_11
+        + cache.flap_position_z * flap_composite_force_f_x
+        - cache.flap_position_x * flap_composite_force_f_z;
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
+            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
+    let wrist_composite_force_n_y = arm_tip_bias_w_y * cache.wrist_inertia_i_11
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_12
+        + arm_tip_bias_v_x * cache.wrist_inertia_h_z + flap_composite_force_n_y
+        + wrist_momentum_f_x * arm_tip_velocity_v_z
+        + wrist_momentum_n_x * arm_tip_velocity_w_z
+        + cache.wrist_inertia_i_01 * arm_tip_bias_w_x
+        - arm_tip_velocity_w_x * wrist_momentum_n_z
+        - wrist_momentum_f_z * arm_tip_velocity_v_x
+        - arm_tip_bias_v_z * cache.wrist_inertia_h_x;
+    let t193 = (0.035940096619352636 * cache.arm_slice1_bend_c3 * t31
+        + 0.33000947820757187) * arm_bend_y_rate
+        + arm_bend_z_rate * (0.035940096619352636 * t30 * cache.arm_slice1_bend_c3);
+    let t194 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t195 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t24
+        + 0.01186057253208228 * t23 * cache.arm_slice1_bend_c4;
+    let t196 = (t194 + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t58
+        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t57) * arm_bend_y_rate
+        + arm_bend_z_rate * t195;
+    let t197 = t195 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t194 + 0.01186057253208228 * t28 * cache.arm_slice1_bend_c3
+                + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t27);
+    let t198 = arm_bend_y_rate * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t54)
+        + arm_bend_z_rate
+            * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t4
+                - 0.33000947820757187);
+    let t199 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t12
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t10
+        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t13;
+    let t200 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t46
+        + 0.035940096619352636 * t47 * cache.arm_slice1_bend_c3
+        + 0.003914101352555533 * t48 * cache.arm_slice1_bend_c4;
+    let t201 = (0.003914101352555533 * t62 * cache.arm_slice1_bend_c5
+        + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t63
+        + 0.003914101352555533 * t64 * cache.arm_slice1_bend_c3
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t60
+        + 0.003914101352555533 * t61 * cache.arm_slice1_bend_c4)
+        - (t197 * t198 - t193 * t196)
+        - (cache.arm_slice1_local_com_z * t200 - t199 * cache.arm_slice1_local_com_y);
+    let t202 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t7
+        + 0.01186057253208228 * t8 * cache.arm_slice1_bend_c4;
+    let t203 = (0.10890625570683385 * cache.arm_slice1_bend_c2 * t21) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2);
+    let t204 = arm_bend_z_rate
+        * (0.035940096619352636 * t35 * cache.arm_slice1_bend_c3
+            + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t36)
+        + (0.035940096619352636 * cache.arm_slice1_bend_c2 * t33
+            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t34) * arm_bend_y_rate;
+    let t205 = (0.0012916905450084026 * t90 * cache.arm_slice1_bend_c6
+        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t92
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t89
+        + 0.01186057253208228 * t93 * cache.arm_slice1_bend_c4
+        + 0.0012916905450084026 * t91 * cache.arm_slice1_bend_c4)
+        - (t202 * cache.arm_slice1_local_com_y - t200 * cache.arm_slice1_local_com_x)
+        - (t196 * t203 - t204 * t198);
+    let t206 = cache.arm_slice1_local_subspace0_v_x * qd[0]
+        + cache.arm_slice1_local_subspace1_v_x * qd[1];
+    let t207 = cache.arm_slice1_local_subspace0_w_z * qd[0]
+        + cache.arm_slice1_local_subspace1_w_z * qd[1];
+    let t208 = cache.arm_slice1_local_subspace1_w_y * qd[1]
+        + cache.arm_slice1_local_subspace0_w_y * qd[0];
+    let t209 = cache.arm_slice1_local_subspace0_v_y * qd[0]
+        + cache.arm_slice1_local_subspace1_v_y * qd[1];
+    let t210 = cache.arm_slice1_local_subspace0_w_x * qd[0]
+        + cache.arm_slice1_local_subspace1_w_x * qd[1];
+    let arm_slice1_local_momentum_n_z = cache.arm_slice1_local_inertia_i_22 * t207
+        + t208 * cache.arm_slice1_local_inertia_i_12
+        + cache.arm_slice1_local_inertia_h_x * t209
+        + cache.arm_slice1_local_inertia_i_02 * t210
+        - cache.arm_slice1_local_inertia_h_y * t206;
+    let t211 = cache.arm_slice1_local_subspace1_v_z * qd[1]
+        + cache.arm_slice1_local_subspace0_v_z * qd[0];
+    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t211
+        - (t208 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t210);
+    let arm_slice1_local_momentum_n_x = cache.arm_slice1_local_inertia_h_y * t211
+        + t208 * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_i_02 * t207
+        + cache.arm_slice1_local_inertia_i_00 * t210
+        - cache.arm_slice1_local_inertia_h_z * t209;
+    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t206
+        - (cache.arm_slice1_local_inertia_h_y * t207
+            - cache.arm_slice1_local_inertia_h_z * t208);
+    let t212 = cache.arm_slice1_local_inertia_h_z * t201
+        + t207 * arm_slice1_local_momentum_n_x
+        + t199 * cache.arm_slice1_local_inertia_i_12
+        + arm_slice1_local_momentum_f_x * t211
+        + cache.arm_slice1_local_inertia_i_11 * t200
+        + t202 * cache.arm_slice1_local_inertia_i_01
+        - cache.arm_slice1_local_inertia_h_x * t205
+        - arm_slice1_local_momentum_n_z * t210 - t206 * arm_slice1_local_momentum_f_z;
+    let t213 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t92
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t89
+        + 0.0000001120346095964964 * t91 * cache.arm_slice0_bend_c4
+        + 0.000023239929348011262 * t93 * cache.arm_slice0_bend_c4
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t90)
+        - (t59 * t67 - t68 * t55)
+        - (cache.arm_slice0_local_com_y * t50 - cache.arm_slice0_local_com_x * t49);
+    let arm_slice0_local_momentum_f_z = t71 * cache.arm_slice0_mass
+        - (t43 * cache.arm_slice0_local_inertia_h_x
+            - t70 * cache.arm_slice0_local_inertia_h_y);
+    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t45
+        + t43 * cache.arm_slice0_local_inertia_i_12
+        + t44 * cache.arm_slice0_local_inertia_i_22
+        + cache.arm_slice0_local_inertia_i_02 * t70
+        - t42 * cache.arm_slice0_local_inertia_h_y;
+    let t214 = cache.arm_slice0_local_inertia_i_00 * t50
+        + t213 * cache.arm_slice0_local_inertia_h_y + arm_slice0_local_momentum_f_z * t45
+        + t43 * arm_slice0_local_momentum_n_z + cache.arm_slice0_local_inertia_i_01 * t49
+        + cache.arm_slice0_local_inertia_i_02 * t65 - arm_slice0_local_momentum_n_y * t44
+        - t69 * cache.arm_slice0_local_inertia_h_z - arm_slice0_local_momentum_f_y * t71;
+    let t215 = (0.0012916905450084026 * cache.arm_slice1_bend_c5 * t19
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t20
+        + 0.01186057253208228 * t15 * cache.arm_slice1_bend_c3
+        + 0.0012916905450084026 * t17 * cache.arm_slice1_bend_c6
+        + 0.01186057253208228 * t18 * cache.arm_slice1_bend_c4)
+        - (t199 * cache.arm_slice1_local_com_x - t202 * cache.arm_slice1_local_com_z)
+        - (t193 * t204 - t197 * t203);
+    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t209
+        - (cache.arm_slice1_local_inertia_h_z * t210
+            - t207 * cache.arm_slice1_local_inertia_h_x);
+    let arm_slice1_local_momentum_n_y = cache.arm_slice1_local_inertia_i_01 * t210
+        + t207 * cache.arm_slice1_local_inertia_i_12
+        + t208 * cache.arm_slice1_local_inertia_i_11
+        + cache.arm_slice1_local_inertia_h_z * t206
+        - t211 * cache.arm_slice1_local_inertia_h_x;
+    let t216 = cache.arm_slice1_local_inertia_h_x * t215
+        + cache.arm_slice1_local_inertia_i_22 * t199
+        + t206 * arm_slice1_local_momentum_f_y
+        + t202 * cache.arm_slice1_local_inertia_i_02
+        + arm_slice1_local_momentum_n_y * t210
+        + cache.arm_slice1_local_inertia_i_12 * t200
+        - arm_slice1_local_momentum_f_x * t209 - t208 * arm_slice1_local_momentum_n_x
+        - cache.arm_slice1_local_inertia_h_y * t201;
+    let t217 = t210 * arm_slice1_local_momentum_f_y + cache.arm_slice1_mass * t205
+        - (t200 * cache.arm_slice1_local_inertia_h_x
+            - t202 * cache.arm_slice1_local_inertia_h_y)
+        - arm_slice1_local_momentum_f_x * t208;
+    let t218 = 0.3007502358784333 * t47 * cache.arm_slice2_bend_c3
+        + 0.1350029611448087 * t48 * cache.arm_slice2_bend_c4
+        + 0.1350029611448087 * t46 * cache.arm_slice2_bend_c5;
+    let t219 = arm_bend_z_rate
+        * (0.3007502358784333 * cache.arm_slice2_bend_c3 * t4 - 0.6699905217924281)
+        + (0.3007502358784333 * t54 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
+    let t220 = (t26 + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t57
+        + 0.2014998074653874 * t58 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t25;
+    let t221 = (0.09045070438093329 * t90 * cache.arm_slice2_bend_c6
+        + 0.2014998074653874 * t93 * cache.arm_slice2_bend_c4
+        + 0.09045070438093329 * cache.arm_slice2_bend_c5 * t89
+        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t92
+        + 0.09045070438093329 * t91 * cache.arm_slice2_bend_c4)
+        - (cache.arm_slice2_local_com_y * t9 - t218 * cache.arm_slice2_local_com_x)
+        - (t22 * t220 - t219 * t37);
+    let t222 = cache.arm_slice2_local_subspace1_v_y * qd[1]
+        + cache.arm_slice2_local_subspace0_v_y * qd[0];
+    let arm_slice2_local_momentum_f_y = cache.arm_slice1_mass * t222
+        - (t0 * cache.arm_slice2_local_inertia_h_z
+            - t39 * cache.arm_slice2_local_inertia_h_x);
+    let t223 = cache.arm_slice1_mass * t221 + t0 * arm_slice2_local_momentum_f_y
+        - (t218 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t9)
+        - arm_slice2_local_momentum_f_x * t1;
+    let t224 = cache.arm_slice1_mass * t201 + arm_slice1_local_momentum_f_z * t208
+        - (cache.arm_slice1_local_inertia_h_y * t199
+            - cache.arm_slice1_local_inertia_h_z * t200)
+        - t207 * arm_slice1_local_momentum_f_y;
+    let t225 = t200 * cache.arm_slice1_local_inertia_i_01
+        + t202 * cache.arm_slice1_local_inertia_i_00
+        + cache.arm_slice1_local_inertia_i_02 * t199
+        + arm_slice1_local_momentum_f_z * t209
+        + cache.arm_slice1_local_inertia_h_y * t205
+        + arm_slice1_local_momentum_n_z * t208 - t211 * arm_slice1_local_momentum_f_y
+        - cache.arm_slice1_local_inertia_h_z * t215
+        - t207 * arm_slice1_local_momentum_n_y;
+    let t226 = t44 * arm_slice0_local_momentum_n_x
+        + cache.arm_slice0_local_inertia_i_01 * t50
+        + cache.arm_slice0_local_inertia_i_12 * t65
+        + cache.arm_slice0_local_inertia_i_11 * t49 + t71 * arm_slice0_local_momentum_f_x
+        + t66 * cache.arm_slice0_local_inertia_h_z
+        - t213 * cache.arm_slice0_local_inertia_h_x - arm_slice0_local_momentum_n_z * t70
+        - t42 * arm_slice0_local_momentum_f_z;
+    let t227 = cache.arm_slice3_local_subspace0_w_x * qd[0]
+        + cache.arm_slice3_local_subspace1_w_x * qd[1];
+    let t228 = qd[0] * cache.arm_slice3_local_subspace0_w_z
+        + cache.arm_slice3_local_subspace1_w_z * qd[1];
+    let t229 = cache.arm_slice3_local_subspace0_v_y * qd[0]
+        + cache.arm_slice3_local_subspace1_v_y * qd[1];
+    let arm_slice3_local_momentum_f_y = t229 * cache.arm_slice0_mass
+        - (t227 * cache.arm_slice3_local_inertia_h_z
+            - cache.arm_slice3_local_inertia_h_x * t228);
+    let t230 = 0.7498816861956312 * cache.arm_slice3_bend_c4 * t8
+        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t7;
+    let t231 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t48
+        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t47
+        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t46;
+    let t232 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t233 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t24
+        + 0.7498816861956312 * t23 * cache.arm_slice3_bend_c4;
+    let t234 = (t232 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t58
+        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t57) * arm_bend_y_rate
+        + arm_bend_z_rate * t233;
+    let t235 = (0.8659570925834785 * cache.arm_slice3_bend_c2 * t21) * arm_bend_y_rate
+        + arm_bend_z_rate * (0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2);
+    let t236 = arm_bend_z_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t4 - 0.9305681557970262)
+        + (0.8058320946447624 * cache.arm_slice3_bend_c3 * t54) * arm_bend_y_rate;
+    let t237 = (0.8058320946447624 * cache.arm_slice3_bend_c2 * t33
+        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t34) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c2 * t36
+                + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t35);
+    let t238 = (0.6493653647595652 * t90 * cache.arm_slice3_bend_c6
+        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t92
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t91
+        + 0.7498816861956312 * t93 * cache.arm_slice3_bend_c4
+        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t89)
+        - (t230 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t231)
+        - (t234 * t235 - t236 * t237);
+    let t239 = cache.arm_slice3_local_subspace1_v_x * qd[1]
+        + cache.arm_slice3_local_subspace0_v_x * qd[0];
+    let t240 = qd[0] * cache.arm_slice3_local_subspace0_w_y
+        + cache.arm_slice3_local_subspace1_w_y * qd[1];
+    let arm_slice3_local_momentum_f_x = cache.arm_slice0_mass * t239
+        - (t228 * cache.arm_slice3_local_inertia_h_y
+            - t240 * cache.arm_slice3_local_inertia_h_z);
+    let t241 = t227 * arm_slice3_local_momentum_f_y + cache.arm_slice0_mass * t238
+        - (cache.arm_slice3_local_inertia_h_x * t231
+            - t230 * cache.arm_slice3_local_inertia_h_y)
+        - arm_slice3_local_momentum_f_x * t240;
+    let t242 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t10
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t13
+        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t12;
+    let t243 = t233 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t232 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t27
+                + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t28);
+    let t244 = (0.8058320946447624 * cache.arm_slice3_bend_c3 * t31 + 0.9305681557970262)
+        * arm_bend_y_rate
+        + arm_bend_z_rate * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t30);
+    let t245 = (0.6493653647595652 * cache.arm_slice3_bend_c4 * t20
+        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t19
+        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t15
+        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t18
+        + 0.6493653647595652 * t17 * cache.arm_slice3_bend_c6)
+        - (cache.arm_slice3_local_com_x * t242 - t230 * cache.arm_slice3_local_com_z)
+        - (t244 * t237 - t243 * t235);
+    let t246 = cache.arm_slice3_local_subspace0_v_z * qd[0]
+        + cache.arm_slice3_local_subspace1_v_z * qd[1];
+    let arm_slice3_local_momentum_n_y = cache.arm_slice3_local_inertia_i_11 * t240
+        + t228 * cache.arm_slice3_local_inertia_i_12
+        + t227 * cache.arm_slice3_local_inertia_i_01
+        + cache.arm_slice3_local_inertia_h_z * t239
+        - cache.arm_slice3_local_inertia_h_x * t246;
+    let arm_slice3_local_momentum_n_x = t246 * cache.arm_slice3_local_inertia_h_y
+        + t227 * cache.arm_slice3_local_inertia_i_00
+        + t240 * cache.arm_slice3_local_inertia_i_01
+        + t228 * cache.arm_slice3_local_inertia_i_02
+        - t229 * cache.arm_slice3_local_inertia_h_z;
+    let t247 = (0.8058320946447624 * cache.arm_slice3_bend_c3 * t60
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t61
+        + 0.6978160177890329 * t62 * cache.arm_slice3_bend_c5
+        + 0.8058320946447624 * cache.arm_slice3_bend_c2 * t63
+        + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t64)
+        - (t243 * t236 - t244 * t234)
+        - (cache.arm_slice3_local_com_z * t231 - t242 * cache.arm_slice3_local_com_y);
+    let t248 = t230 * cache.arm_slice3_local_inertia_i_02
+        + cache.arm_slice3_local_inertia_h_x * t245
+        + t227 * arm_slice3_local_momentum_n_y + t239 * arm_slice3_local_momentum_f_y
+        + cache.arm_slice3_local_inertia_i_22 * t242
+        + t231 * cache.arm_slice3_local_inertia_i_12
+        - t229 * arm_slice3_local_momentum_f_x - t240 * arm_slice3_local_momentum_n_x
+        - t247 * cache.arm_slice3_local_inertia_h_y;
+    let flap_composite_force_n_x = t165 * cache.flap_rotation_00
+        + t153 * cache.flap_rotation_02
+        + flap_composite_force_f_z * cache.flap_position_y
+        + cache.flap_rotation_01 * t164
+        - flap_composite_force_f_y * cache.flap_position_z;
+    let wrist_composite_force_n_x = arm_tip_bias_v_z * cache.wrist_inertia_h_y
+        + cache.wrist_inertia_i_00 * arm_tip_bias_w_x
+        + cache.wrist_inertia_i_02 * arm_tip_bias_w_z
+        + cache.wrist_inertia_i_01 * arm_tip_bias_w_y
+        + arm_tip_velocity_v_y * wrist_momentum_f_z
+        + arm_tip_velocity_w_y * wrist_momentum_n_z + flap_composite_force_n_x
+        - arm_tip_velocity_w_z * wrist_momentum_n_y
+        - arm_tip_velocity_v_z * wrist_momentum_f_y
+        - arm_tip_bias_v_y * cache.wrist_inertia_h_z;
+    let t249 = arm_slice1_local_momentum_f_x * t207 + cache.arm_slice1_mass * t215
+        - (t202 * cache.arm_slice1_local_inertia_h_z
+            - t199 * cache.arm_slice1_local_inertia_h_x)
+        - arm_slice1_local_momentum_f_z * t210;
+    let arm_slice3_local_momentum_f_z = t246 * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_x * t240
+            - t227 * cache.arm_slice3_local_inertia_h_y);
+    let t250 = t247 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_z * t240
+        - (t242 * cache.arm_slice3_local_inertia_h_y
+            - cache.arm_slice3_local_inertia_h_z * t231)
+        - t228 * arm_slice3_local_momentum_f_y;
+    let arm_slice2_local_momentum_n_z = cache.arm_slice2_local_inertia_h_x * t222
+        + t0 * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_inertia_i_12 * t1
+        + cache.arm_slice2_local_inertia_i_22 * t39
+        - t40 * cache.arm_slice2_local_inertia_h_y;
+    let arm_slice2_local_momentum_n_y = t39 * cache.arm_slice2_local_inertia_i_12
+        + t40 * cache.arm_slice2_local_inertia_h_z
+        + t0 * cache.arm_slice2_local_inertia_i_01
+        + cache.arm_slice2_local_inertia_i_11 * t1
+        - t2 * cache.arm_slice2_local_inertia_h_x;
+    let t251 = t1 * arm_slice2_local_momentum_n_z
+        + t9 * cache.arm_slice2_local_inertia_i_00
+        + t14 * cache.arm_slice2_local_inertia_i_02
+        + arm_slice2_local_momentum_f_z * t222
+        + t221 * cache.arm_slice2_local_inertia_h_y
+        + t218 * cache.arm_slice2_local_inertia_i_01
+        - cache.arm_slice2_local_inertia_h_z * t38 - t39 * arm_slice2_local_momentum_n_y
+        - arm_slice2_local_momentum_f_y * t2;
+    let t252 = cache.arm_slice0_mass * t69 + t44 * arm_slice0_local_momentum_f_x
+        - (t50 * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * t65)
+        - t70 * arm_slice0_local_momentum_f_z;
+    let t253 = (0.1350029611448087 * t64 * cache.arm_slice2_bend_c3
+        + 0.3007502358784333 * t60 * cache.arm_slice2_bend_c3
+        + 0.1350029611448087 * t62 * cache.arm_slice2_bend_c5
+        + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t63
+        + 0.1350029611448087 * t61 * cache.arm_slice2_bend_c4)
+        - (t218 * cache.arm_slice2_local_com_z - t14 * cache.arm_slice2_local_com_y)
+        - (t219 * t29 - t220 * t32);
+    let t254 = cache.arm_slice1_mass * t253 + arm_slice2_local_momentum_f_z * t1
+        - (t14 * cache.arm_slice2_local_inertia_h_y
+            - t218 * cache.arm_slice2_local_inertia_h_z)
+        - t39 * arm_slice2_local_momentum_f_y;
+    let t255 = t213 * cache.arm_slice0_mass + arm_slice0_local_momentum_f_y * t70
+        - t43 * arm_slice0_local_momentum_f_x
+        - (t49 * cache.arm_slice0_local_inertia_h_x
+            - t50 * cache.arm_slice0_local_inertia_h_y);
+    let t256 = arm_slice3_local_momentum_f_x * t228 + cache.arm_slice0_mass * t245
+        - (t230 * cache.arm_slice3_local_inertia_h_z
+            - cache.arm_slice3_local_inertia_h_x * t242)
+        - arm_slice3_local_momentum_f_z * t227;
+    let t257 = t43 * arm_slice0_local_momentum_f_z + cache.arm_slice0_mass * t66
+        - arm_slice0_local_momentum_f_y * t44
+        - (t65 * cache.arm_slice0_local_inertia_h_y
+            - t49 * cache.arm_slice0_local_inertia_h_z);
+    let arm_slice2_local_momentum_n_x = cache.arm_slice2_local_inertia_i_01 * t1
+        + t39 * cache.arm_slice2_local_inertia_i_02
+        + t0 * cache.arm_slice2_local_inertia_i_00
+        + cache.arm_slice2_local_inertia_h_y * t2
+        - cache.arm_slice2_local_inertia_h_z * t222;
+    let t258 = t39 * arm_slice2_local_momentum_n_x + arm_slice2_local_momentum_f_x * t2
+        + t14 * cache.arm_slice2_local_inertia_i_12
+        + t9 * cache.arm_slice2_local_inertia_i_01
+        + t218 * cache.arm_slice2_local_inertia_i_11
+        + t253 * cache.arm_slice2_local_inertia_h_z - t40 * arm_slice2_local_momentum_f_z
+        - t0 * arm_slice2_local_momentum_n_z - t221 * cache.arm_slice2_local_inertia_h_x;
+    let arm_slice3_local_momentum_n_z = t240 * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_h_x * t229
+        + t227 * cache.arm_slice3_local_inertia_i_02
+        + cache.arm_slice3_local_inertia_i_22 * t228
+        - cache.arm_slice3_local_inertia_h_y * t239;
+    let t259 = t229 * arm_slice3_local_momentum_f_z
+        + cache.arm_slice3_local_inertia_i_01 * t231
+        + t242 * cache.arm_slice3_local_inertia_i_02
+        + t230 * cache.arm_slice3_local_inertia_i_00
+        + t240 * arm_slice3_local_momentum_n_z
+        + cache.arm_slice3_local_inertia_h_y * t238
+        - cache.arm_slice3_local_inertia_h_z * t245
+        - t228 * arm_slice3_local_momentum_n_y - t246 * arm_slice3_local_momentum_f_y;
+    let wrist_composite_force_f_z = flap_composite_force_f_z
+        + arm_tip_velocity_w_x * wrist_momentum_f_y + p.wrist_mass * arm_tip_bias_v_z
+        - wrist_momentum_f_x * arm_tip_velocity_w_y
+        - (arm_tip_bias_w_y * cache.wrist_inertia_h_x
+            - arm_tip_bias_w_x * cache.wrist_inertia_h_y);
+    let t260 = cache.arm_slice2_local_inertia_i_12 * t218
+        + t0 * arm_slice2_local_momentum_n_y + cache.arm_slice2_local_inertia_i_22 * t14
+        + t40 * arm_slice2_local_momentum_f_y + cache.arm_slice2_local_inertia_h_x * t38
+        + t9 * cache.arm_slice2_local_inertia_i_02
+        - t253 * cache.arm_slice2_local_inertia_h_y - t1 * arm_slice2_local_momentum_n_x
+        - arm_slice2_local_momentum_f_x * t222;
+    let wrist_composite_force_f_y = flap_composite_force_f_y
+        + wrist_momentum_f_x * arm_tip_velocity_w_z + p.wrist_mass * arm_tip_bias_v_y
+        - (cache.wrist_inertia_h_z * arm_tip_bias_w_x
+            - arm_tip_bias_w_z * cache.wrist_inertia_h_x)
+        - arm_tip_velocity_w_x * wrist_momentum_f_z;
+    let t261 = t230 * cache.arm_slice3_local_inertia_i_01
+        + cache.arm_slice3_local_inertia_i_11 * t231
+        + t242 * cache.arm_slice3_local_inertia_i_12
+        + t228 * arm_slice3_local_momentum_n_x + arm_slice3_local_momentum_f_x * t246
+        + t247 * cache.arm_slice3_local_inertia_h_z
+        - cache.arm_slice3_local_inertia_h_x * t238
+        - t227 * arm_slice3_local_momentum_n_z - arm_slice3_local_momentum_f_z * t239;
     let wrist_composite_force_f_x = p.wrist_mass * arm_tip_bias_v_x
-        + flap_composite_force_f_x + arm_tip_velocity_w_y * wrist_momentum_f_z
+        + arm_tip_velocity_w_y * wrist_momentum_f_z + flap_composite_force_f_x
         - (arm_tip_bias_w_z * cache.wrist_inertia_h_y
             - arm_tip_bias_w_y * cache.wrist_inertia_h_z)
-        - wrist_momentum_f_y * arm_tip_velocity_w_z;
-    let t312 = t267 * arm_slice1_local_momentum_f_x + cache.arm_slice1_mass * t306
-        - (t282 * cache.arm_slice1_local_inertia_h_z
-            - t293 * cache.arm_slice1_local_inertia_h_x)
-        - t270 * arm_slice1_local_momentum_f_z;
-    let t313 = t281 * cache.arm_slice1_local_inertia_i_01
-        + arm_slice1_local_momentum_n_z * t277 + t274 * arm_slice1_local_momentum_f_z
-        + t282 * cache.arm_slice1_local_inertia_i_00
-        + cache.arm_slice1_local_inertia_i_02 * t293
-        + cache.arm_slice1_local_inertia_h_y * t287
-        - arm_slice1_local_momentum_n_y * t267 - t298 * arm_slice1_local_momentum_f_y
-        - cache.arm_slice1_local_inertia_h_z * t306;
-    out[0] = t67 * cache.arm_slice3_local_subspace0_w_y
-        + cache.arm_tip_subspace0_w_y * wrist_composite_force_n_y
-        + t229 * cache.arm_slice0_local_subspace0_w_z
-        + t253 * cache.arm_slice2_local_subspace0_v_z
-        + wrist_composite_force_n_x * cache.arm_tip_subspace0_w_x
-        + cache.arm_slice3_local_subspace0_w_x * t255
-        + cache.arm_slice0_local_subspace0_v_x * t256
-        + cache.arm_slice2_local_subspace0_w_z * t264
-        + t288 * cache.arm_slice1_local_subspace0_v_z
-        + t289 * cache.arm_slice0_local_subspace0_v_y
-        + cache.arm_slice3_local_subspace0_v_z * t290
-        + t291 * cache.arm_slice2_local_subspace0_w_y
-        + cache.arm_slice3_local_subspace0_v_x * t292
-        + cache.arm_slice1_local_subspace0_v_x * t299
-        + cache.arm_tip_subspace0_v_y * wrist_composite_force_f_y
-        + t300 * cache.arm_slice2_local_subspace0_v_x
-        + wrist_composite_force_f_z * cache.arm_tip_subspace0_v_z
-        + t302 * cache.arm_slice0_local_subspace0_w_y
-        + t303 * cache.arm_slice3_local_subspace0_v_y
-        + t304 * cache.arm_slice2_local_subspace0_v_y
-        + t305 * cache.arm_slice1_local_subspace0_w_y
-        + cache.arm_slice1_local_subspace0_w_z * t307
-        + t308 * cache.arm_slice0_local_subspace0_w_x
-        + cache.arm_slice3_local_subspace0_w_z * t309
-        + cache.arm_slice0_local_subspace0_v_z * t310
-        + cache.arm_slice2_local_subspace0_w_x * t311
+        - arm_tip_velocity_w_z * wrist_momentum_f_y;
+    out[0] = cache.arm_slice2_local_subspace0_v_y * t41
+        + t72 * cache.arm_slice0_local_subspace0_w_z
         + cache.arm_tip_subspace0_w_z * wrist_composite_force_n_z
-        + wrist_composite_force_f_x * cache.arm_tip_subspace0_v_x
-        + t312 * cache.arm_slice1_local_subspace0_v_y
-        + t313 * cache.arm_slice1_local_subspace0_w_x;
-    out[1] = cache.arm_slice3_local_subspace1_w_z * t309
-        + cache.arm_slice0_local_subspace1_v_x * t256
+        + cache.arm_tip_subspace0_w_y * wrist_composite_force_n_y
+        + cache.arm_slice1_local_subspace0_w_y * t212
+        + t214 * cache.arm_slice0_local_subspace0_w_x
+        + cache.arm_slice1_local_subspace0_w_z * t216
+        + cache.arm_slice1_local_subspace0_v_z * t217
+        + t223 * cache.arm_slice2_local_subspace0_v_z
+        + cache.arm_slice1_local_subspace0_v_x * t224
+        + cache.arm_slice1_local_subspace0_w_x * t225
+        + t226 * cache.arm_slice0_local_subspace0_w_y
+        + t241 * cache.arm_slice3_local_subspace0_v_z
+        + t248 * cache.arm_slice3_local_subspace0_w_z
+        + cache.arm_tip_subspace0_w_x * wrist_composite_force_n_x
+        + t249 * cache.arm_slice1_local_subspace0_v_y
+        + cache.arm_slice3_local_subspace0_v_x * t250
+        + cache.arm_slice2_local_subspace0_w_x * t251
+        + t252 * cache.arm_slice0_local_subspace0_v_y
+        + t254 * cache.arm_slice2_local_subspace0_v_x
+        + t255 * cache.arm_slice0_local_subspace0_v_z
+        + t256 * cache.arm_slice3_local_subspace0_v_y
+        + cache.arm_slice0_local_subspace0_v_x * t257
+        + t258 * cache.arm_slice2_local_subspace0_w_y
+        + cache.arm_slice3_local_subspace0_w_x * t259
+        + cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z
+        + cache.arm_slice2_local_subspace0_w_z * t260
+        + cache.arm_tip_subspace0_v_y * wrist_composite_force_f_y
+        + t261 * cache.arm_slice3_local_subspace0_w_y
+        + cache.arm_tip_subspace0_v_x * wrist_composite_force_f_x;
+    out[1] = t72 * cache.arm_slice0_local_subspace1_w_z
+        + t251 * cache.arm_slice2_local_subspace1_w_x
+        + cache.arm_tip_subspace1_w_x * wrist_composite_force_n_x
+        + t254 * cache.arm_slice2_local_subspace1_v_x
+        + cache.arm_slice1_local_subspace1_v_x * t224
+        + t261 * cache.arm_slice3_local_subspace1_w_y
+        + t223 * cache.arm_slice2_local_subspace1_v_z
+        + t226 * cache.arm_slice0_local_subspace1_w_y
+        + cache.arm_slice0_local_subspace1_v_y * t252
+        + cache.arm_slice1_local_subspace1_v_y * t249
+        + t257 * cache.arm_slice0_local_subspace1_v_x
+        + cache.arm_slice1_local_subspace1_v_z * t217
+        + cache.arm_tip_subspace1_v_y * wrist_composite_force_f_y
+        + wrist_composite_force_n_y * cache.arm_tip_subspace1_w_y
+        + cache.arm_slice2_local_subspace1_v_y * t41
         + cache.arm_tip_subspace1_w_z * wrist_composite_force_n_z
-        + cache.arm_slice2_local_subspace1_w_x * t311
-        + t310 * cache.arm_slice0_local_subspace1_v_z
-        + t308 * cache.arm_slice0_local_subspace1_w_x
-        + t290 * cache.arm_slice3_local_subspace1_v_z
-        + t292 * cache.arm_slice3_local_subspace1_v_x
-        + t291 * cache.arm_slice2_local_subspace1_w_y
-        + cache.arm_tip_subspace1_v_z * wrist_composite_force_f_z
-        + t289 * cache.arm_slice0_local_subspace1_v_y
-        + t304 * cache.arm_slice2_local_subspace1_v_y
-        + cache.arm_slice1_local_subspace1_v_y * t312
-        + cache.arm_slice1_local_subspace1_w_z * t307
-        + cache.arm_slice3_local_subspace1_w_x * t255
-        + wrist_composite_force_f_y * cache.arm_tip_subspace1_v_y
+        + t214 * cache.arm_slice0_local_subspace1_w_x
+        + t255 * cache.arm_slice0_local_subspace1_v_z
+        + t212 * cache.arm_slice1_local_subspace1_w_y
+        + t260 * cache.arm_slice2_local_subspace1_w_z
+        + t248 * cache.arm_slice3_local_subspace1_w_z
+        + cache.arm_slice3_local_subspace1_v_y * t256
+        + cache.arm_slice3_local_subspace1_w_x * t259
+        + t258 * cache.arm_slice2_local_subspace1_w_y
         + wrist_composite_force_f_x * cache.arm_tip_subspace1_v_x
-        + t300 * cache.arm_slice2_local_subspace1_v_x
-        + wrist_composite_force_n_x * cache.arm_tip_subspace1_w_x
-        + t264 * cache.arm_slice2_local_subspace1_w_z
-        + cache.arm_slice1_local_subspace1_v_z * t288
-        + cache.arm_tip_subspace1_w_y * wrist_composite_force_n_y
-        + cache.arm_slice1_local_subspace1_v_x * t299
-        + cache.arm_slice0_local_subspace1_w_y * t302
-        + t303 * cache.arm_slice3_local_subspace1_v_y
-        + t67 * cache.arm_slice3_local_subspace1_w_y
-        + cache.arm_slice1_local_subspace1_w_x * t313
-        + cache.arm_slice0_local_subspace1_w_z * t229
-        + t305 * cache.arm_slice1_local_subspace1_w_y
-        + cache.arm_slice2_local_subspace1_v_z * t253;
-    out[2] = cache.flap_slice2_local_subspace0_v_x * (t133 + t134 + t142 + t152)
-        + cache.flap_slice0_local_subspace0_v_y * (t155 + t157 + t169 + t172)
-        + cache.flap_slice1_local_subspace0_v_x * (t143 + t146 + t149 + t153)
+        + cache.arm_slice3_local_subspace1_v_x * t250
+        + cache.arm_slice1_local_subspace1_w_z * t216
+        + t241 * cache.arm_slice3_local_subspace1_v_z
+        + cache.arm_slice1_local_subspace1_w_x * t225
+        + cache.arm_tip_subspace1_v_z * wrist_composite_force_f_z;
+    out[2] = (t182 + t185 + t187 + t188) * cache.flap_slice0_local_subspace0_v_y
         + cache.flap_slice0_local_subspace0_w_z
-            * (t177 + t178 + t181 + t187 + t195 + t196 + t197)
-        + cache.flap_slice1_local_subspace0_v_y * (t156 + t171 + t174 + t175)
-        + (t179 + t185 + t188 + t189 + t192 + t193 + t194)
-            * cache.flap_slice1_local_subspace0_w_z
-        + (t158 + t159 + t167 + t173) * cache.flap_slice2_local_subspace0_v_y
-        + (t180 + t182 + t183 + t184 + t186 + t190 + t191)
+            * (t95 + t104 + t132 + t143 + t150 + t151 + t152)
+        + cache.flap_slice0_local_subspace0_v_x * (t169 + t171 + t175 + t177)
+        + (t166 + t167 + t174 + t176) * cache.flap_slice2_local_subspace0_v_x
+        + (t184 + t186 + t189 + t191) * cache.flap_slice2_local_subspace0_v_y
+        + (t105 + t129 + t130 + t136 + t137 + t139 + t148)
             * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_slice0_local_subspace0_v_x * (t144 + t148 + t150 + t151);
+        + (t168 + t170 + t172 + t173) * cache.flap_slice1_local_subspace0_v_x
+        + (t102 + t103 + t106 + t119 + t138 + t145 + t146)
+            * cache.flap_slice1_local_subspace0_w_z
+        + (t180 + t181 + t183 + t190) * cache.flap_slice1_local_subspace0_v_y;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -3494,3487 +3485,3507 @@ pub fn coriolis_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
-        - 0.35991537421130565 * cache.arm_slice3_local_com_z
-        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
-    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
-    let t0 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * p.section_length;
-    let arm_bend_y = q[0] * p.section_length;
-    let t1 = arm_bend_y * arm_bend_y;
-    let t2 = p.section_length * t1;
-    let t3 = -(3.0 * p.section_length * t1);
-    let t4 = -p.section_length;
-    let t5 = 0.8058320946447624 * t4 * cache.arm_slice3_bend_c2;
-    let t6 = 3.0 * p.section_length * t1;
-    let arm_bend_y_rate = p.section_length * qd[0];
-    let arm_bend_z = q[1] * p.section_length;
-    let t7 = arm_bend_z * arm_bend_y * p.section_length;
-    let t8 = -(3.0 * arm_bend_z * arm_bend_y * p.section_length);
-    let t9 = 3.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t10 = 0.6978160177890329 * cache.arm_slice3_bend_c3 * t7
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t8
-        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t9;
-    let arm_bend_z_rate = p.section_length * qd[1];
-    let t11 = arm_bend_z * arm_bend_z;
-    let t12 = arm_bend_y * t11;
-    let t13 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t12;
-    let t14 = -(3.0 * arm_bend_y * t11);
-    let t15 = 0.6978160177890329 * cache.arm_slice3_bend_c5 * t14;
-    let t16 = -arm_bend_y;
-    let t17 = arm_bend_z * t1;
-    let t18 = -(3.0 * arm_bend_z * t1);
-    let t19 = -arm_bend_z;
-    let t20 = arm_bend_z_rate
-        * (t13 + t15 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t16)
-        + (0.6978160177890329 * cache.arm_slice3_bend_c4 * t17
-            + 0.6978160177890329 * t18 * cache.arm_slice3_bend_c5
-            + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t19) * arm_bend_y_rate;
-    let t21 = -(2.0 * arm_bend_z);
-    let t22 = arm_bend_z.powi(3);
-    let t23 = -(3.0 * t22);
-    let t24 = arm_bend_z_rate
-        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t21
-            + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t22
-            + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t23)
-        + (t13 + t15) * arm_bend_y_rate;
-    let t25 = -(arm_bend_z * arm_bend_y * p.section_length);
-    let t26 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t27 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t25
-        + 0.7498816861956312 * t26 * cache.arm_slice3_bend_c4;
-    let t28 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
-    let t29 = 2.0 * p.section_length * t11;
-    let t30 = -(p.section_length * t11);
-    let t31 = t28 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t29
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t30;
-    let t32 = t27 * arm_bend_y_rate + arm_bend_z_rate * t31;
-    let t33 = -(arm_bend_z * arm_bend_y);
-    let t34 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t33;
-    let t35 = -t11;
-    let t36 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t35 + 0.9305681557970262;
-    let t37 = 2.0 * p.section_length * t1;
-    let t38 = -(p.section_length * t1);
-    let t39 = t28 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t37
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t38;
-    let t40 = t39 * arm_bend_y_rate + arm_bend_z_rate * t27;
-    let t41 = (t0 + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t2
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t3 + t5
-        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t6) * arm_bend_y_rate
-        + t10 * arm_bend_z_rate
-        - (cache.arm_slice3_local_com_z * t20 - t24 * cache.arm_slice3_local_com_y)
-        - (t32 * t34 - t36 * t40);
-    let t42 = arm_bend_z * arm_bend_y;
-    let t43 = -(2.0 * arm_bend_z * arm_bend_y);
-    let t44 = -(2.0 * t11);
-    let t45 = (0.7498816861956312 * cache.arm_slice3_bend_c3 * t42
-        + 0.7498816861956312 * t43 * cache.arm_slice3_bend_c4) * arm_bend_y_rate
-        + (0.7498816861956312 * cache.arm_slice3_bend_c3 * t11
-            + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t44
-            - 0.8659570925834785 * cache.arm_slice3_bend_c2) * arm_bend_z_rate;
-    let arm_slice3_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t45
-        + 0.96744666685656 * p.section_length * t20
-        - 0.2357788243436599 * t24 * p.section_length;
-    let t46 = 2.0 * arm_bend_y * p.section_length;
-    let t47 = -(5.0 * arm_bend_y * p.section_length * t11);
-    let t48 = arm_bend_y * p.section_length * t11;
-    let t49 = 8.0 * arm_bend_y * p.section_length * t11;
-    let t50 = -(arm_bend_y * p.section_length);
-    let t51 = 0.7498816861956312 * cache.arm_slice3_bend_c4 * t46
-        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t47
-        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t48
-        + 0.6493653647595652 * t49 * cache.arm_slice3_bend_c6
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t50;
-    let t52 = arm_bend_z_rate * t51;
-    let t53 = -(arm_bend_z * p.section_length);
-    let t54 = 8.0 * arm_bend_z * p.section_length * t1;
-    let t55 = arm_bend_z * p.section_length * t1;
-    let t56 = 2.0 * arm_bend_z * p.section_length;
-    let t57 = -(5.0 * arm_bend_z * p.section_length * t1);
-    let t58 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t53
-        + 0.6493653647595652 * t54 * cache.arm_slice3_bend_c6
-        + 0.6493653647595652 * t55 * cache.arm_slice3_bend_c4
-        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t56
-        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t57;
-    let t59 = t58 * arm_bend_y_rate;
-    let t60 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t19;
-    let t61 = arm_bend_y * p.section_length;
-    let t62 = 0.8058320946447624 * cache.arm_slice3_bend_c2 * t50
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t61;
-    let t63 = arm_bend_z * p.section_length;
-    let t64 = 0.8058320946447624 * cache.arm_slice3_bend_c2 * t53
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t63;
-    let t65 = t62 * arm_bend_y_rate + arm_bend_z_rate * t64;
-    let t66 = t52 + t59
-        - (t45 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t20)
-        - (t40 * t60 - t65 * t34);
-    let t67 = arm_bend_y.powi(3);
-    let t68 = p.section_length * t67;
-    let t69 = -(3.0 * arm_bend_y * p.section_length);
-    let t70 = 8.0 * p.section_length * t67;
-    let t71 = -(5.0 * p.section_length * t67);
-    let t72 = 6.0 * arm_bend_y * p.section_length;
-    let t73 = t58 * arm_bend_z_rate
-        + (0.6493653647595652 * t68 * cache.arm_slice3_bend_c4
-            + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t69
-            + 0.6493653647595652 * t70 * cache.arm_slice3_bend_c6
-            + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t71
-            + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t72) * arm_bend_y_rate
-        - (t24 * cache.arm_slice3_local_com_x - cache.arm_slice3_local_com_z * t45)
-        - (t36 * t65 - t32 * t60);
-    let arm_slice3_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t41
-        + 0.02 * arm_slice3_subspace0_rate_w_y
-        + 0.90270109637546 * t66 * p.section_length
-        + 0.1829865712999871 * p.section_length * t73;
-    let arm_slice3_subspace0_w_x = 0.9164595255079896 * p.section_length * t60
-        - 0.1748223713144484 * p.section_length * t34
-        - 0.35991537421130565 * t36 * p.section_length;
-    let t74 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t42;
-    let t75 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t1 - 0.9305681557970262;
-    let t76 = t64
-        - (cache.arm_slice3_local_com_z * t75 - cache.arm_slice3_local_com_y * t74);
-    let t77 = 0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2;
-    let arm_slice3_subspace1_w_y = 0.09195266597143173 * p.section_length * t77
-        + 0.96744666685656 * p.section_length * t75
-        - 0.2357788243436599 * p.section_length * t74;
-    let t78 = t31
-        - (t77 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t75);
-    let t79 = t27
-        - (cache.arm_slice3_local_com_x * t74 - t77 * cache.arm_slice3_local_com_z);
-    let arm_slice3_subspace1_v_x = 0.9164595255079896 * p.section_length * t76
-        - 0.01 * arm_slice3_subspace1_w_y - 0.35991537421130565 * p.section_length * t78
-        - 0.1748223713144484 * p.section_length * t79;
-    let arm_slice3_subspace0_w_y = 0.96744666685656 * p.section_length * t34
-        + 0.09195266597143173 * p.section_length * t60
-        - 0.2357788243436599 * t36 * p.section_length;
-    let t80 = t39
-        - (t36 * cache.arm_slice3_local_com_x - cache.arm_slice3_local_com_z * t60);
-    let t81 = t27
-        - (t60 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t34);
-    let t82 = t62
-        - (cache.arm_slice3_local_com_z * t34 - t36 * cache.arm_slice3_local_com_y);
-    let arm_slice3_subspace0_v_x = 0.9164595255079896 * p.section_length * t82
-        - 0.01 * arm_slice3_subspace0_w_y - 0.1748223713144484 * p.section_length * t80
-        - 0.35991537421130565 * p.section_length * t81;
-    let arm_slice3_velocity_v_x = arm_slice3_subspace1_v_x * qd[1]
-        + arm_slice3_subspace0_v_x * qd[0];
-    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
-        + arm_slice3_subspace0_w_y * qd[0];
-    let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
-        + 0.3894183423086505 * cache.arm_slice3_local_com_x
-        + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
-    let arm_slice3_subspace1_w_z = 0.90270109637546 * p.section_length * t74
-        + 0.1829865712999871 * p.section_length * t75
-        + 0.3894183423086505 * p.section_length * t77;
-    let arm_slice3_subspace0_w_z = 0.3894183423086505 * p.section_length * t60
-        + 0.1829865712999871 * p.section_length * t34
-        + 0.90270109637546 * t36 * p.section_length;
-    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
-        + arm_slice3_subspace0_w_z * qd[0];
-    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
-        + 0.09195266597143173 * cache.arm_slice3_local_com_x
-        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
-    let t83 = arm_slice3_velocity_v_x + arm_slice3_velocity_w_y * arm_slice3_position_z
-        - arm_slice3_velocity_w_z * arm_slice3_position_y;
-    let arm_slice3_subspace1_w_x = 0.9164595255079896 * p.section_length * t77
-        - 0.1748223713144484 * p.section_length * t75
-        - 0.35991537421130565 * p.section_length * t74;
-    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
-        + arm_slice3_subspace0_w_x * qd[0];
-    let arm_slice3_subspace1_v_y = 0.96744666685656 * p.section_length * t79
-        + 0.01 * arm_slice3_subspace1_w_x + 0.09195266597143173 * p.section_length * t76
-        - 0.2357788243436599 * p.section_length * t78 - 0.02 * arm_slice3_subspace1_w_z;
-    let arm_slice3_subspace0_v_y = 0.09195266597143173 * p.section_length * t82
-        + 0.96744666685656 * p.section_length * t80 + 0.01 * arm_slice3_subspace0_w_x
-        - 0.2357788243436599 * p.section_length * t81 - 0.02 * arm_slice3_subspace0_w_z;
-    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
-        + arm_slice3_subspace0_v_y * qd[0];
-    let t84 = arm_slice3_position_x * arm_slice3_velocity_w_z + arm_slice3_velocity_v_y
-        - arm_slice3_position_z * arm_slice3_velocity_w_x;
-    let t85 = 1.0 / p.section_mass;
-    let t86 = -t1;
-    let t87 = t35 + t86;
-    let t88 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t87;
-    let t89 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
-    let t90 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
-    let arm_slice3_rotation_00 = 0.9164595255079896 * t88 - 0.1748223713144484 * t89
-        - 0.35991537421130565 * t90;
-    let t91 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t86 + 1.0;
-    let t92 = 0.9305681557970262 * t16 * cache.arm_slice3_bend_c1;
-    let t93 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t33;
-    let arm_slice3_rotation_01 = 0.9164595255079896 * t92 - 0.1748223713144484 * t91
-        - 0.35991537421130565 * t93;
-    let t94 = 0.9305681557970262 * t19 * cache.arm_slice3_bend_c1;
-    let t95 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t35;
-    let arm_slice3_rotation_02 = 0.9164595255079896 * t94 - 0.1748223713144484 * t93
-        - 0.35991537421130565 * t95;
-    let arm_slice3_inertia_com_00 = 0.000002 * t85 * cache.arm_slice0_mass
-        * arm_slice3_rotation_00 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_01 * arm_slice3_rotation_01 * t85
-            * cache.arm_slice0_mass
-        + 0.000001 * t85 * arm_slice3_rotation_02 * arm_slice3_rotation_02
-            * cache.arm_slice0_mass;
-    let arm_slice3_rotation_20 = 0.1829865712999871 * t89 + 0.90270109637546 * t90
-        + 0.3894183423086505 * t88;
-    let arm_slice3_rotation_22 = 0.1829865712999871 * t93 + 0.3894183423086505 * t94
-        + 0.90270109637546 * t95;
-    let arm_slice3_rotation_21 = 0.3894183423086505 * t92 + 0.90270109637546 * t93
-        + 0.1829865712999871 * t91;
-    let arm_slice3_inertia_com_02 = 0.000002 * t85 * cache.arm_slice0_mass
-        * arm_slice3_rotation_20 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_22 * t85 * arm_slice3_rotation_02
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_01 * t85
-            * cache.arm_slice0_mass;
-    let arm_slice3_rotation_11 = 0.09195266597143173 * t92 + 0.96744666685656 * t91
-        - 0.2357788243436599 * t93;
-    let arm_slice3_rotation_12 = 0.09195266597143173 * t94 + 0.96744666685656 * t93
-        - 0.2357788243436599 * t95;
-    let arm_slice3_rotation_10 = 0.96744666685656 * t89 + 0.09195266597143173 * t88
-        - 0.2357788243436599 * t90;
-    let arm_slice3_inertia_com_12 = 0.000001 * arm_slice3_rotation_21 * t85
-        * cache.arm_slice0_mass * arm_slice3_rotation_11
-        + 0.000001 * arm_slice3_rotation_22 * t85 * cache.arm_slice0_mass
-            * arm_slice3_rotation_12
-        + 0.000002 * t85 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_20;
-    let arm_slice3_inertia_com_11 = 0.000001 * t85 * cache.arm_slice0_mass
-        * arm_slice3_rotation_12 * arm_slice3_rotation_12
-        + 0.000001 * t85 * cache.arm_slice0_mass * arm_slice3_rotation_11
-            * arm_slice3_rotation_11
-        + 0.000002 * t85 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_10;
-    let t96 = arm_slice3_inertia_com_00 * arm_slice3_velocity_w_z
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_com_12
-        - (t83 * arm_slice3_position_y + t84 * arm_slice3_position_x)
-            * cache.arm_slice0_mass - arm_slice3_inertia_com_02 * arm_slice3_velocity_w_x
-        - arm_slice3_inertia_com_11 * arm_slice3_velocity_w_z;
-    let arm_slice3_subspace0_v_z = 0.1829865712999871 * p.section_length * t80
-        + 0.02 * arm_slice3_subspace0_w_y + 0.90270109637546 * p.section_length * t81
-        + 0.3894183423086505 * p.section_length * t82;
-    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_momentum_f_x = arm_slice3_velocity_v_x * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_y * arm_slice3_velocity_w_z
-            - arm_slice3_inertia_h_z * arm_slice3_velocity_w_y);
-    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
-        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
-        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_22
-        * arm_slice3_rotation_22 * t85 * cache.arm_slice0_mass
-        + 0.000002 * t85 * cache.arm_slice0_mass * arm_slice3_rotation_20
-            * arm_slice3_rotation_20
-        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_21 * t85
-            * cache.arm_slice0_mass;
-    let t97 = arm_slice3_position_z * arm_slice3_position_z;
-    let t98 = arm_slice3_position_x * arm_slice3_position_x;
-    let t99 = arm_slice3_position_y * arm_slice3_position_y;
-    let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t97 + t98 + t99 - arm_slice3_position_z * arm_slice3_position_z);
-    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_12
-        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_22
-        + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
-        - arm_slice3_velocity_v_x * arm_slice3_inertia_h_y;
-    let t100 = t84 * arm_slice3_position_y;
-    let t101 = arm_slice3_position_x * t83;
-    let arm_slice3_subspace1_v_z = 0.90270109637546 * p.section_length * t78
-        + 0.3894183423086505 * p.section_length * t76
-        + 0.1829865712999871 * p.section_length * t79 + 0.02 * arm_slice3_subspace1_w_y;
-    let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
-        + arm_slice3_subspace1_v_z * qd[1];
-    let t102 = arm_slice3_position_y * arm_slice3_velocity_w_x + arm_slice3_velocity_v_z
-        - arm_slice3_position_x * arm_slice3_velocity_w_y;
-    let t103 = arm_slice3_position_z * t102;
-    let t104 = 2.0 * (t101 + t103 + t100);
-    let arm_slice3_inertia_com_01 = 0.000002 * t85 * cache.arm_slice0_mass
-        * arm_slice3_rotation_10 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_01 * t85 * cache.arm_slice0_mass
-            * arm_slice3_rotation_11
-        + 0.000001 * t85 * arm_slice3_rotation_02 * cache.arm_slice0_mass
-            * arm_slice3_rotation_12;
-    let t105 = arm_slice3_velocity_w_z * arm_slice3_inertia_com_01;
-    let t106 = -(arm_slice3_velocity_w_x * arm_slice3_inertia_com_12);
-    let t107 = (t104 - (t100 + t100)) * cache.arm_slice0_mass + t105 + t105 + t106
-        + t106;
-    let t108 = arm_slice3_inertia_com_11 * arm_slice3_velocity_w_x
-        + arm_slice3_velocity_w_z * arm_slice3_inertia_com_02
-        - (t84 * arm_slice3_position_z + arm_slice3_position_y * t102)
-            * cache.arm_slice0_mass - arm_slice3_velocity_w_x * arm_slice3_inertia_com_22
-        - arm_slice3_velocity_w_y * arm_slice3_inertia_com_01;
-    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
-        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_inertia_i_00 = arm_slice3_inertia_com_00
-        + (t97 + t98 + t99 - arm_slice3_position_x * arm_slice3_position_x)
-            * cache.arm_slice0_mass;
-    let arm_slice3_momentum_n_x = arm_slice3_velocity_w_y * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
-        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
-        + arm_slice3_inertia_i_02 * arm_slice3_velocity_w_z
-        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
-    let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_x * arm_slice3_velocity_w_y
-            - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
-    let arm_slice3_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t45
-        - 0.1748223713144484 * p.section_length * t20
-        - 0.35991537421130565 * t24 * p.section_length;
-    let arm_slice3_inertia_i_11 = arm_slice3_inertia_com_11
-        + cache.arm_slice0_mass
-            * (t97 + t98 + t99 - arm_slice3_position_y * arm_slice3_position_y);
-    let arm_slice3_subspace0_rate_w_z = 0.90270109637546 * t24 * p.section_length
-        + 0.1829865712999871 * p.section_length * t20
-        + 0.3894183423086505 * p.section_length * t45;
-    let arm_slice3_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t41
-        - 0.1748223713144484 * p.section_length * t73
-        - 0.01 * arm_slice3_subspace0_rate_w_y
-        - 0.35991537421130565 * t66 * p.section_length;
-    let t109 = 0.5
-        * (arm_slice3_subspace0_w_x * t96
-            + arm_slice3_subspace0_v_z * arm_slice3_momentum_f_x
-            + arm_slice3_subspace0_w_y * t107 + arm_slice3_subspace0_w_z * t108
-            + arm_slice3_momentum_n_x * arm_slice3_subspace0_w_z
-            + arm_slice3_subspace0_v_x * t102 * cache.arm_slice0_mass
-            - arm_slice3_momentum_n_z * arm_slice3_subspace0_w_x
-            - arm_slice3_subspace0_v_z * t83 * cache.arm_slice0_mass
-            - arm_slice3_subspace0_v_x * arm_slice3_momentum_f_z)
-        + arm_slice3_subspace0_rate_w_x * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_i_11 * arm_slice3_subspace0_rate_w_y
-        + arm_slice3_subspace0_rate_w_z * arm_slice3_inertia_i_12
-        + arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_v_x
-        - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_v_z;
-    let t110 = 0.3007502358784333 * t35 * cache.arm_slice2_bend_c3 + 0.6699905217924281;
-    let t111 = 0.3007502358784333 * t33 * cache.arm_slice2_bend_c3;
-    let t112 = 0.44888729929169013 * t19 * cache.arm_slice2_bend_c2;
-    let arm_slice2_subspace0_w_z = 0.90270109637546 * p.section_length * t110
-        + 0.1829865712999871 * p.section_length * t111
-        + 0.3894183423086505 * p.section_length * t112;
-    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
-        + 0.3894183423086505 * cache.arm_slice2_local_com_x
-        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
-    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let arm_slice2_subspace0_w_y = 0.96744666685656 * p.section_length * t111
-        + 0.09195266597143173 * p.section_length * t112
-        - 0.2357788243436599 * p.section_length * t110;
-    let t113 = 0.3007502358784333 * t42 * cache.arm_slice2_bend_c3;
-    let t114 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t1 - 0.6699905217924281;
-    let t115 = 0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2;
-    let arm_slice2_subspace1_w_y = 0.96744666685656 * p.section_length * t114
-        + 0.09195266597143173 * p.section_length * t115
-        - 0.2357788243436599 * p.section_length * t113;
-    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
-        + arm_slice2_subspace1_w_y * qd[1];
+    let arm_slice2_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace0_v_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace0_v_z
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
+        + 0.02 * arm_slice2_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x;
+    let arm_slice2_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_v_x - 0.01 * arm_slice2_subspace0_w_y
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z;
+    let arm_slice2_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y;
+    let arm_slice2_velocity_v_x = arm_slice2_subspace0_v_x * qd[0]
+        + arm_slice2_subspace1_v_x * qd[1];
     let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
         + 0.09195266597143173 * cache.arm_slice2_local_com_x
         - 0.2357788243436599 * cache.arm_slice2_local_com_z;
     let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
-    let arm_slice2_subspace1_w_z = 0.3894183423086505 * p.section_length * t115
-        + 0.1829865712999871 * p.section_length * t114
-        + 0.90270109637546 * p.section_length * t113;
-    let arm_slice2_velocity_w_z = arm_slice2_subspace1_w_z * qd[1]
-        + arm_slice2_subspace0_w_z * qd[0];
-    let t116 = 0.2014998074653874 * t26 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t25 * cache.arm_slice2_bend_c3;
-    let t117 = t116
-        - (t113 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t115);
-    let t118 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
-    let t119 = t118 + 0.2014998074653874 * t29 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t30 * cache.arm_slice2_bend_c3;
-    let t120 = t119
-        - (cache.arm_slice2_local_com_y * t115 - cache.arm_slice2_local_com_x * t114);
-    let t121 = 0.3007502358784333 * t63 * cache.arm_slice2_bend_c3
-        + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t53;
-    let t122 = t121
-        - (cache.arm_slice2_local_com_z * t114 - cache.arm_slice2_local_com_y * t113);
-    let arm_slice2_subspace1_v_x = 0.9164595255079896 * p.section_length * t122
-        - 0.1748223713144484 * p.section_length * t117
-        - 0.35991537421130565 * t120 * p.section_length
-        - 0.01 * arm_slice2_subspace1_w_y;
-    let t123 = 0.3007502358784333 * cache.arm_slice2_bend_c2 * t50
-        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t61;
-    let t124 = t123
-        - (t111 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t110);
-    let t125 = t116
-        - (cache.arm_slice2_local_com_y * t112 - t111 * cache.arm_slice2_local_com_x);
-    let t126 = t118 + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t38
-        + 0.2014998074653874 * t37 * cache.arm_slice2_bend_c4;
-    let t127 = t126
-        - (t110 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t112);
-    let arm_slice2_subspace0_v_x = 0.9164595255079896 * p.section_length * t124
-        - 0.01 * arm_slice2_subspace0_w_y - 0.35991537421130565 * t125 * p.section_length
-        - 0.1748223713144484 * p.section_length * t127;
-    let arm_slice2_velocity_v_x = arm_slice2_subspace1_v_x * qd[1]
-        + arm_slice2_subspace0_v_x * qd[0];
+    let arm_slice2_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y;
+    let arm_slice2_subspace1_w_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
+    let arm_slice2_velocity_w_z = arm_slice2_subspace0_w_z * qd[0]
+        + arm_slice2_subspace1_w_z * qd[1];
+    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
+        + 0.3894183423086505 * cache.arm_slice2_local_com_x
+        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
+    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
+    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
+        + arm_slice2_subspace1_w_y * qd[1];
     let arm_slice2_momentum_f_x = cache.arm_slice1_mass * arm_slice2_velocity_v_x
         - (arm_slice2_inertia_h_y * arm_slice2_velocity_w_z
             - arm_slice2_inertia_h_z * arm_slice2_velocity_w_y);
-    let arm_slice2_subspace0_w_x = 0.9164595255079896 * p.section_length * t112
-        - 0.35991537421130565 * p.section_length * t110
-        - 0.1748223713144484 * p.section_length * t111;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y;
     let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
         - 0.1748223713144484 * cache.arm_slice2_local_com_y
         - 0.35991537421130565 * cache.arm_slice2_local_com_z;
-    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
-    let arm_slice2_subspace1_w_x = 0.9164595255079896 * p.section_length * t115
-        - 0.1748223713144484 * p.section_length * t114
-        - 0.35991537421130565 * p.section_length * t113;
-    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
-        + arm_slice2_subspace0_w_x * qd[0];
-    let arm_slice2_subspace1_v_z = 0.1829865712999871 * p.section_length * t117
-        + 0.90270109637546 * t120 * p.section_length
-        + 0.3894183423086505 * p.section_length * t122 + 0.02 * arm_slice2_subspace1_w_y;
-    let arm_slice2_subspace0_v_z = 0.1829865712999871 * p.section_length * t127
-        + 0.3894183423086505 * p.section_length * t124 + 0.02 * arm_slice2_subspace0_w_y
-        + 0.90270109637546 * t125 * p.section_length;
-    let arm_slice2_velocity_v_z = arm_slice2_subspace1_v_z * qd[1]
-        + arm_slice2_subspace0_v_z * qd[0];
-    let arm_slice2_momentum_f_z = cache.arm_slice1_mass * arm_slice2_velocity_v_z
-        - (arm_slice2_velocity_w_y * arm_slice2_inertia_h_x
-            - arm_slice2_velocity_w_x * arm_slice2_inertia_h_y);
-    let t128 = arm_slice2_velocity_v_x + arm_slice2_velocity_w_y * arm_slice2_position_z
-        - arm_slice2_position_y * arm_slice2_velocity_w_z;
-    let t129 = arm_slice2_velocity_v_z + arm_slice2_velocity_w_x * arm_slice2_position_y
-        - arm_slice2_velocity_w_y * arm_slice2_position_x;
-    let t130 = 0.1350029611448087 * cache.arm_slice2_bend_c5 * t14;
-    let t131 = 0.1350029611448087 * t12 * cache.arm_slice2_bend_c4;
-    let t132 = (t130 + t131) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.1350029611448087 * cache.arm_slice2_bend_c4 * t22
-                + 0.1350029611448087 * cache.arm_slice2_bend_c5 * t23
-                + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t21);
-    let t133 = (0.1350029611448087 * t18 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t17
-        + 0.3007502358784333 * t19 * cache.arm_slice2_bend_c3) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t130 + 0.3007502358784333 * t16 * cache.arm_slice2_bend_c3 + t131);
-    let t134 = arm_bend_z_rate
-        * (0.2014998074653874 * t44 * cache.arm_slice2_bend_c4
-            + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t11
-            - 0.44888729929169013 * cache.arm_slice2_bend_c2)
-        + arm_bend_y_rate
-            * (0.2014998074653874 * t42 * cache.arm_slice2_bend_c3
-                + 0.2014998074653874 * t43 * cache.arm_slice2_bend_c4);
-    let arm_slice2_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t134
-        - 0.35991537421130565 * p.section_length * t132
-        - 0.1748223713144484 * t133 * p.section_length;
-    let arm_slice2_subspace0_rate_w_z = 0.3894183423086505 * p.section_length * t134
-        + 0.1829865712999871 * t133 * p.section_length
-        + 0.90270109637546 * p.section_length * t132;
-    let t135 = t126 * arm_bend_y_rate + arm_bend_z_rate * t116;
-    let t136 = t123 * arm_bend_y_rate + arm_bend_z_rate * t121;
-    let t137 = 0.09045070438093329 * t47 * cache.arm_slice2_bend_c5
-        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t50
-        + 0.09045070438093329 * t49 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * cache.arm_slice2_bend_c4 * t46
-        + 0.09045070438093329 * t48 * cache.arm_slice2_bend_c4;
-    let t138 = arm_bend_z_rate * t137;
-    let t139 = 0.09045070438093329 * t57 * cache.arm_slice2_bend_c5
-        + 0.09045070438093329 * t54 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * t56 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t53
-        + 0.09045070438093329 * t55 * cache.arm_slice2_bend_c4;
-    let t140 = t139 * arm_bend_y_rate;
-    let t141 = t138 + t140 - (t135 * t112 - t111 * t136)
-        - (cache.arm_slice2_local_com_y * t134 - t133 * cache.arm_slice2_local_com_x);
-    let t142 = t116 * arm_bend_y_rate + arm_bend_z_rate * t119;
-    let t143 = (0.09045070438093329 * t68 * cache.arm_slice2_bend_c4
-        + 0.09045070438093329 * t71 * cache.arm_slice2_bend_c5
-        + 0.2014998074653874 * t69 * cache.arm_slice2_bend_c3
-        + 0.09045070438093329 * t70 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * t72 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate * t139
-        - (t132 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t134)
-        - (t110 * t136 - t112 * t142);
-    let t144 = 0.1350029611448087 * t7 * cache.arm_slice2_bend_c3
-        + 0.1350029611448087 * t9 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * t8 * cache.arm_slice2_bend_c4;
-    let t145 = 0.3007502358784333 * t4 * cache.arm_slice2_bend_c2;
-    let t146 = 0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c3;
-    let t147 = arm_bend_z_rate * t144
-        + arm_bend_y_rate
-            * (0.1350029611448087 * t2 * cache.arm_slice2_bend_c3
-                + 0.1350029611448087 * cache.arm_slice2_bend_c5 * t6 + t145 + t146
-                + 0.1350029611448087 * t3 * cache.arm_slice2_bend_c4)
-        - (t111 * t142 - t135 * t110)
-        - (t133 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t132);
-    let arm_slice2_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t143
-        + 0.09195266597143173 * p.section_length * t147
-        + 0.01 * arm_slice2_subspace0_rate_w_x
-        - 0.2357788243436599 * p.section_length * t141
-        - 0.02 * arm_slice2_subspace0_rate_w_z;
-    let t148 = 0.5
-        * (arm_slice2_subspace0_w_z * arm_slice2_momentum_f_x
-            - arm_slice2_subspace0_w_x * arm_slice2_momentum_f_z
-            - (cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t129
-                - cache.arm_slice1_mass * arm_slice2_subspace0_w_z * t128))
-        + cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_y
-        - (arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_x
-            - arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_h_x);
-    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
-        + 0.96744666685656 * p.section_length * t127
-        + 0.09195266597143173 * p.section_length * t124 - 0.02 * arm_slice2_subspace0_w_z
-        - 0.2357788243436599 * t125 * p.section_length;
-    let t149 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t33;
-    let t150 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t35
-        + 0.06943184420297371;
-    let t151 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t19;
-    let arm_slice0_subspace0_w_z = 0.1829865712999871 * p.section_length * t149
-        + 0.90270109637546 * p.section_length * t150
-        + 0.3894183423086505 * p.section_length * t151;
-    let arm_slice0_subspace0_w_y = 0.09195266597143173 * p.section_length * t151
-        + 0.96744666685656 * p.section_length * t149
-        - 0.2357788243436599 * p.section_length * t150;
-    let t152 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
-    let t153 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t87;
-    let t154 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_10 = 0.09195266597143173 * t153 + 0.96744666685656 * t154
-        - 0.2357788243436599 * t152;
-    let arm_slice0_rotation_00 = 0.9164595255079896 * t153 - 0.35991537421130565 * t152
-        - 0.1748223713144484 * t154;
-    let t155 = 0.06943184420297371 * cache.arm_slice0_bend_c1 * t19;
-    let t156 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t33;
-    let t157 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t35;
-    let arm_slice0_rotation_12 = 0.09195266597143173 * t155 + 0.96744666685656 * t156
-        - 0.2357788243436599 * t157;
-    let arm_slice0_rotation_02 = 0.9164595255079896 * t155 - 0.1748223713144484 * t156
-        - 0.35991537421130565 * t157;
-    let t158 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t86;
-    let t159 = 0.06943184420297371 * t16 * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_01 = 0.9164595255079896 * t159 - 0.1748223713144484 * t158
-        - 0.35991537421130565 * t156;
-    let arm_slice0_rotation_11 = 0.96744666685656 * t158 + 0.09195266597143173 * t159
-        - 0.2357788243436599 * t156;
-    let arm_slice0_inertia_com_01 = 0.000002 * arm_slice0_rotation_10 * t85
-        * cache.arm_slice0_mass * arm_slice0_rotation_00
-        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_02 * t85
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_11 * t85
-            * cache.arm_slice0_mass;
-    let t160 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t1
-        - 0.06943184420297371;
-    let t161 = 0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2;
-    let t162 = 0.0003347157145944845 * t42 * cache.arm_slice0_bend_c3;
-    let arm_slice0_subspace1_w_y = 0.96744666685656 * t160 * p.section_length
-        + 0.09195266597143173 * p.section_length * t161
-        - 0.2357788243436599 * p.section_length * t162;
-    let arm_slice0_velocity_w_y = arm_slice0_subspace1_w_y * qd[1]
-        + arm_slice0_subspace0_w_y * qd[0];
-    let arm_slice0_rotation_21 = 0.1829865712999871 * t158 + 0.3894183423086505 * t159
-        + 0.90270109637546 * t156;
-    let arm_slice0_rotation_20 = 0.1829865712999871 * t154 + 0.90270109637546 * t152
-        + 0.3894183423086505 * t153;
-    let arm_slice0_rotation_22 = 0.90270109637546 * t157 + 0.3894183423086505 * t155
-        + 0.1829865712999871 * t156;
-    let arm_slice0_inertia_com_22 = 0.000001 * arm_slice0_rotation_21
-        * arm_slice0_rotation_21 * t85 * cache.arm_slice0_mass
-        + 0.000002 * t85 * arm_slice0_rotation_20 * arm_slice0_rotation_20
-            * cache.arm_slice0_mass
-        + 0.000001 * t85 * cache.arm_slice0_mass * arm_slice0_rotation_22
-            * arm_slice0_rotation_22;
-    let arm_slice0_subspace1_w_x = 0.9164595255079896 * p.section_length * t161
-        - 0.1748223713144484 * t160 * p.section_length
-        - 0.35991537421130565 * p.section_length * t162;
-    let arm_slice0_subspace0_w_x = 0.9164595255079896 * p.section_length * t151
-        - 0.1748223713144484 * p.section_length * t149
-        - 0.35991537421130565 * p.section_length * t150;
-    let arm_slice0_velocity_w_x = arm_slice0_subspace1_w_x * qd[1]
-        + arm_slice0_subspace0_w_x * qd[0];
-    let arm_slice0_subspace1_w_z = 0.1829865712999871 * t160 * p.section_length
-        + 0.90270109637546 * p.section_length * t162
-        + 0.3894183423086505 * p.section_length * t161;
-    let arm_slice0_velocity_w_z = arm_slice0_subspace0_w_z * qd[0]
-        + arm_slice0_subspace1_w_z * qd[1];
-    let arm_slice0_inertia_com_02 = 0.000001 * arm_slice0_rotation_02 * t85
-        * cache.arm_slice0_mass * arm_slice0_rotation_22
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_21 * t85
-            * cache.arm_slice0_mass
-        + 0.000002 * t85 * arm_slice0_rotation_20 * cache.arm_slice0_mass
-            * arm_slice0_rotation_00;
-    let t163 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t61
-        + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t50;
-    let t164 = t163
-        - (cache.arm_slice0_local_com_z * t149 - t150 * cache.arm_slice0_local_com_y);
-    let t165 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t25
-        + 0.000023239929348011262 * t26 * cache.arm_slice0_bend_c4;
-    let t166 = t165
-        - (cache.arm_slice0_local_com_y * t151 - cache.arm_slice0_local_com_x * t149);
-    let t167 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
-    let t168 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t38
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t37 + t167;
-    let t169 = t168
-        - (t150 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t151);
-    let arm_slice0_subspace0_v_y = 0.09195266597143173 * p.section_length * t164
-        + 0.01 * arm_slice0_subspace0_w_x + 0.96744666685656 * p.section_length * t169
-        - 0.2357788243436599 * p.section_length * t166 - 0.02 * arm_slice0_subspace0_w_z;
-    let t170 = t165
-        - (cache.arm_slice0_local_com_x * t162 - cache.arm_slice0_local_com_z * t161);
-    let t171 = 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t53
-        + 0.0003347157145944845 * t63 * cache.arm_slice0_bend_c3;
-    let t172 = t171
-        - (cache.arm_slice0_local_com_z * t160 - cache.arm_slice0_local_com_y * t162);
-    let t173 = 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t29
-        + 0.000023239929348011262 * t30 * cache.arm_slice0_bend_c3 + t167;
-    let t174 = t173
-        - (cache.arm_slice0_local_com_y * t161 - t160 * cache.arm_slice0_local_com_x);
-    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
-        + 0.96744666685656 * p.section_length * t170
-        + 0.09195266597143173 * p.section_length * t172
-        - 0.2357788243436599 * p.section_length * t174 - 0.02 * arm_slice0_subspace1_w_z;
-    let arm_slice0_velocity_v_y = arm_slice0_subspace0_v_y * qd[0]
-        + arm_slice0_subspace1_v_y * qd[1];
-    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice0_local_com_z
-        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
-    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice0_local_com_z
-        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
-    let t175 = arm_slice0_velocity_v_y + arm_slice0_position_x * arm_slice0_velocity_w_z
-        - arm_slice0_position_z * arm_slice0_velocity_w_x;
-    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
-        + 0.96744666685656 * cache.arm_slice0_local_com_y
-        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
-    let arm_slice0_subspace1_v_z = 0.90270109637546 * p.section_length * t174
-        + 0.02 * arm_slice0_subspace1_w_y + 0.3894183423086505 * p.section_length * t172
-        + 0.1829865712999871 * p.section_length * t170;
-    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
-        + 0.1829865712999871 * p.section_length * t169
-        + 0.90270109637546 * p.section_length * t166
-        + 0.3894183423086505 * p.section_length * t164;
-    let arm_slice0_velocity_v_z = arm_slice0_subspace1_v_z * qd[1]
-        + arm_slice0_subspace0_v_z * qd[0];
-    let t176 = arm_slice0_velocity_v_z + arm_slice0_position_y * arm_slice0_velocity_w_x
-        - arm_slice0_velocity_w_y * arm_slice0_position_x;
-    let arm_slice0_inertia_com_11 = 0.000002 * arm_slice0_rotation_10
-        * arm_slice0_rotation_10 * t85 * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t85
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_12 * t85
-            * cache.arm_slice0_mass;
-    let t177 = arm_slice0_velocity_w_z * arm_slice0_inertia_com_02
-        + arm_slice0_inertia_com_11 * arm_slice0_velocity_w_x
-        - arm_slice0_inertia_com_01 * arm_slice0_velocity_w_y
-        - arm_slice0_inertia_com_22 * arm_slice0_velocity_w_x
-        - (t175 * arm_slice0_position_z + arm_slice0_position_y * t176)
-            * cache.arm_slice0_mass;
-    let arm_slice0_subspace1_v_x = 0.9164595255079896 * p.section_length * t172
-        - 0.35991537421130565 * p.section_length * t174 - 0.01 * arm_slice0_subspace1_w_y
-        - 0.1748223713144484 * p.section_length * t170;
-    let arm_slice0_subspace0_v_x = 0.9164595255079896 * p.section_length * t164
-        - 0.01 * arm_slice0_subspace0_w_y - 0.1748223713144484 * p.section_length * t169
-        - 0.35991537421130565 * p.section_length * t166;
-    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
-        + arm_slice0_subspace0_v_x * qd[0];
-    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
-    let t178 = arm_slice0_position_y * arm_slice0_position_y;
-    let t179 = arm_slice0_position_z * arm_slice0_position_z;
-    let t180 = arm_slice0_position_x * arm_slice0_position_x;
-    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
-        * (t178 + t179 + t180 - arm_slice0_position_y * arm_slice0_position_y)
-        + arm_slice0_inertia_com_11;
-    let arm_slice0_inertia_com_12 = 0.000001 * arm_slice0_rotation_12 * t85
-        * cache.arm_slice0_mass * arm_slice0_rotation_22
-        + 0.000002 * arm_slice0_rotation_10 * t85 * arm_slice0_rotation_20
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_21 * arm_slice0_rotation_11 * t85
-            * cache.arm_slice0_mass;
-    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
-        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
-        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_momentum_n_y = arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
-        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
-        + arm_slice0_inertia_i_12 * arm_slice0_velocity_w_z
-        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_x
-        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
-    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
-        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_inertia_com_00 = 0.000001 * arm_slice0_rotation_02
-        * arm_slice0_rotation_02 * t85 * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_01 * t85
-            * cache.arm_slice0_mass
-        + 0.000002 * t85 * cache.arm_slice0_mass * arm_slice0_rotation_00
-            * arm_slice0_rotation_00;
-    let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
-        + cache.arm_slice0_mass
-            * (t178 + t179 + t180 - arm_slice0_position_x * arm_slice0_position_x);
-    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
-    let arm_slice0_momentum_n_x = arm_slice0_inertia_i_01 * arm_slice0_velocity_w_y
-        + arm_slice0_inertia_i_02 * arm_slice0_velocity_w_z
-        + arm_slice0_inertia_i_00 * arm_slice0_velocity_w_x
-        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
-        - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
-    let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
-        - (arm_slice0_inertia_h_y * arm_slice0_velocity_w_z
-            - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
-    let arm_slice0_momentum_f_y = cache.arm_slice0_mass * arm_slice0_velocity_v_y
-        - (arm_slice0_inertia_h_z * arm_slice0_velocity_w_x
-            - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
-    let t181 = arm_slice0_velocity_v_x + arm_slice0_position_z * arm_slice0_velocity_w_y
-        - arm_slice0_position_y * arm_slice0_velocity_w_z;
-    let t182 = arm_slice0_inertia_com_01 * arm_slice0_velocity_w_x
-        + arm_slice0_velocity_w_y * arm_slice0_inertia_com_22
-        - arm_slice0_inertia_com_12 * arm_slice0_velocity_w_z
-        - arm_slice0_inertia_com_00 * arm_slice0_velocity_w_y
-        - (t176 * arm_slice0_position_x + arm_slice0_position_z * t181)
-            * cache.arm_slice0_mass;
-    let t183 = -(arm_slice0_velocity_w_y * arm_slice0_inertia_com_02);
-    let t184 = arm_slice0_inertia_com_12 * arm_slice0_velocity_w_x;
-    let t185 = arm_slice0_position_z * t176;
-    let t186 = t181 * arm_slice0_position_x;
-    let t187 = t175 * arm_slice0_position_y;
-    let t188 = 2.0 * (t186 + t185 + t187);
-    let t189 = t183 + t183 + t184 + t184
-        + cache.arm_slice0_mass * (t188 - (t185 + t185));
-    let t190 = 0.0000016135911537792344 * t12 * cache.arm_slice0_bend_c4;
-    let t191 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t14;
-    let t192 = arm_bend_z_rate
-        * (0.0003347157145944845 * t16 * cache.arm_slice0_bend_c3 + t190 + t191)
-        + (0.0000016135911537792344 * t18 * cache.arm_slice0_bend_c5
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t17
-            + 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t19) * arm_bend_y_rate;
-    let t193 = (0.000023239929348011262 * t42 * cache.arm_slice0_bend_c3
-        + 0.000023239929348011262 * t43 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t11
-                + 0.000023239929348011262 * t44 * cache.arm_slice0_bend_c4
-                - 0.004820780989426014 * cache.arm_slice0_bend_c2);
-    let t194 = (t190 + t191) * arm_bend_y_rate
-        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t21
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t23
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t22)
-            * arm_bend_z_rate;
-    let arm_slice0_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t192
-        + 0.09195266597143173 * p.section_length * t193
-        - 0.2357788243436599 * t194 * p.section_length;
-    let t195 = 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t49
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t46
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t50
-        + 0.0000001120346095964964 * t48 * cache.arm_slice0_bend_c4
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t47;
-    let t196 = arm_bend_z_rate * t195;
-    let t197 = 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t54
-        + 0.000023239929348011262 * t56 * cache.arm_slice0_bend_c4
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t57
-        + 0.0000001120346095964964 * t55 * cache.arm_slice0_bend_c4
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t53;
-    let t198 = t197 * arm_bend_y_rate;
-    let t199 = t168 * arm_bend_y_rate + arm_bend_z_rate * t165;
-    let t200 = arm_bend_z_rate * t171 + t163 * arm_bend_y_rate;
-    let t201 = t196 + t198
-        - (t193 * cache.arm_slice0_local_com_y - cache.arm_slice0_local_com_x * t192)
-        - (t199 * t151 - t200 * t149);
-    let t202 = arm_bend_z_rate * t173 + t165 * arm_bend_y_rate;
-    let t203 = arm_bend_z_rate * t197
-        + arm_bend_y_rate
-            * (0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t71
-                + 0.0000001120346095964964 * t70 * cache.arm_slice0_bend_c6
-                + 0.000023239929348011262 * t72 * cache.arm_slice0_bend_c4
-                + 0.0000001120346095964964 * t68 * cache.arm_slice0_bend_c4
-                + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t69)
-        - (t200 * t150 - t202 * t151)
-        - (t194 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t193);
-    let t204 = 0.0003347157145944845 * t4 * cache.arm_slice0_bend_c2;
-    let t205 = 0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c3;
-    let t206 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t9
-        + 0.0000016135911537792344 * t8 * cache.arm_slice0_bend_c4
-        + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t7;
-    let t207 = arm_bend_y_rate
-        * (0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t6 + t204
-            + 0.0000016135911537792344 * t3 * cache.arm_slice0_bend_c4 + t205
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t2)
-        + arm_bend_z_rate * t206
-        - (cache.arm_slice0_local_com_z * t192 - t194 * cache.arm_slice0_local_com_y)
-        - (t202 * t149 - t150 * t199);
-    let arm_slice0_subspace0_rate_v_x = 0.9164595255079896 * t207 * p.section_length
-        - 0.01 * arm_slice0_subspace0_rate_w_y
-        - 0.35991537421130565 * t201 * p.section_length
-        - 0.1748223713144484 * p.section_length * t203;
-    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t178 + t179 + t180 - arm_slice0_position_z * arm_slice0_position_z);
-    let arm_slice0_subspace0_rate_w_z = 0.90270109637546 * t194 * p.section_length
-        + 0.1829865712999871 * p.section_length * t192
-        + 0.3894183423086505 * p.section_length * t193;
-    let arm_slice0_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t193
-        - 0.1748223713144484 * p.section_length * t192
-        - 0.35991537421130565 * t194 * p.section_length;
-    let arm_slice0_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t203
-        + 0.01 * arm_slice0_subspace0_rate_w_x
-        + 0.09195266597143173 * t207 * p.section_length
-        - 0.2357788243436599 * t201 * p.section_length
-        - 0.02 * arm_slice0_subspace0_rate_w_z;
-    let t208 = 0.5
-        * (arm_slice0_subspace0_w_y * t177
-            + arm_slice0_momentum_n_y * arm_slice0_subspace0_w_x
-            + arm_slice0_momentum_f_y * arm_slice0_subspace0_v_x
-            + t182 * arm_slice0_subspace0_w_x
-            + arm_slice0_subspace0_v_y * t181 * cache.arm_slice0_mass
-            + arm_slice0_subspace0_w_z * t189
-            - arm_slice0_subspace0_w_y * arm_slice0_momentum_n_x
-            - arm_slice0_subspace0_v_y * arm_slice0_momentum_f_x
-            - t175 * arm_slice0_subspace0_v_x * cache.arm_slice0_mass)
-        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_i_22 * arm_slice0_subspace0_rate_w_z
-        + arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_x
-        + arm_slice0_inertia_i_02 * arm_slice0_subspace0_rate_w_x
-        - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_x;
-    let t209 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t33;
-    let t210 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t19;
-    let t211 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t35
-        + 0.33000947820757187;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896 * p.section_length * t210
-        - 0.1748223713144484 * p.section_length * t209
-        - 0.35991537421130565 * p.section_length * t211;
-    let t212 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t14;
-    let t213 = 0.003914101352555533 * t12 * cache.arm_slice1_bend_c4;
-    let t214 = (t212 + t213) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t21
-                + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t23
-                + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t22);
-    let t215 = (0.035940096619352636 * cache.arm_slice1_bend_c3 * t19
-        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t18
-        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t17) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t212 + t213 + 0.035940096619352636 * t16 * cache.arm_slice1_bend_c3);
-    let t216 = (0.01186057253208228 * cache.arm_slice1_bend_c3 * t11
-        + 0.01186057253208228 * t44 * cache.arm_slice1_bend_c4
-        - 0.10890625570683385 * cache.arm_slice1_bend_c2) * arm_bend_z_rate
-        + (0.01186057253208228 * t42 * cache.arm_slice1_bend_c3
-            + 0.01186057253208228 * t43 * cache.arm_slice1_bend_c4) * arm_bend_y_rate;
-    let arm_slice1_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t216
-        - 0.35991537421130565 * p.section_length * t214
-        - 0.1748223713144484 * p.section_length * t215;
-    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
-        + 0.96744666685656 * cache.arm_slice1_local_com_y
-        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
-    let t217 = arm_slice1_position_y * arm_slice1_position_y;
-    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice1_local_com_z
-        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
-    let t218 = arm_slice1_position_x * arm_slice1_position_x;
-    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
-        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice1_local_com_z;
-    let t219 = arm_slice1_position_z * arm_slice1_position_z;
-    let t220 = 1.0 + 0.10890625570683385 * t35 * cache.arm_slice1_bend_c2;
-    let t221 = 0.33000947820757187 * cache.arm_slice1_bend_c1 * t19;
-    let t222 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t33;
-    let arm_slice1_rotation_02 = 0.9164595255079896 * t221 - 0.35991537421130565 * t220
-        - 0.1748223713144484 * t222;
-    let t223 = 0.33000947820757187 * t16 * cache.arm_slice1_bend_c1;
-    let t224 = 1.0 + 0.10890625570683385 * cache.arm_slice1_bend_c2 * t86;
-    let arm_slice1_rotation_01 = 0.9164595255079896 * t223 - 0.35991537421130565 * t222
-        - 0.1748223713144484 * t224;
-    let t225 = 0.10890625570683385 * t87 * cache.arm_slice1_bend_c2 + 1.0;
-    let t226 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
-    let t227 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
-    let arm_slice1_rotation_00 = 0.9164595255079896 * t225 - 0.35991537421130565 * t226
-        - 0.1748223713144484 * t227;
-    let arm_slice1_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t85
-        * arm_slice1_rotation_02 * arm_slice1_rotation_02
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_01
-            * arm_slice1_rotation_01 * t85
-        + 0.000002 * arm_slice1_rotation_00 * arm_slice1_rotation_00
-            * cache.arm_slice1_mass * t85;
-    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
-        * (t217 + t218 + t219 - arm_slice1_position_x * arm_slice1_position_x)
-        + arm_slice1_inertia_com_00;
-    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let t228 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t53
-        + 0.01186057253208228 * t56 * cache.arm_slice1_bend_c4
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t57
-        + 0.0012916905450084026 * t54 * cache.arm_slice1_bend_c6
-        + 0.0012916905450084026 * t55 * cache.arm_slice1_bend_c4;
-    let t229 = 0.035940096619352636 * t63 * cache.arm_slice1_bend_c3
-        + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t53;
-    let t230 = 0.035940096619352636 * cache.arm_slice1_bend_c2 * t50
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t61;
-    let t231 = arm_bend_z_rate * t229 + t230 * arm_bend_y_rate;
-    let t232 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t25
-        + 0.01186057253208228 * t26 * cache.arm_slice1_bend_c4;
-    let t233 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
-    let t234 = t233 + 0.01186057253208228 * t30 * cache.arm_slice1_bend_c3
-        + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t29;
-    let t235 = t232 * arm_bend_y_rate + arm_bend_z_rate * t234;
-    let t236 = arm_bend_z_rate * t228
-        + (0.01186057253208228 * cache.arm_slice1_bend_c3 * t69
-            + 0.0012916905450084026 * t70 * cache.arm_slice1_bend_c6
-            + 0.0012916905450084026 * t68 * cache.arm_slice1_bend_c4
-            + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t71
-            + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t72) * arm_bend_y_rate
-        - (t214 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t216)
-        - (t211 * t231 - t235 * t210);
-    let arm_slice1_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t216
-        + 0.96744666685656 * p.section_length * t215
-        - 0.2357788243436599 * p.section_length * t214;
-    let t237 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t50
-        + 0.0012916905450084026 * t49 * cache.arm_slice1_bend_c6
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t47
-        + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t46
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t48;
-    let t238 = arm_bend_z_rate * t237;
-    let t239 = t233 + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t37
-        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t38;
-    let t240 = t239 * arm_bend_y_rate + arm_bend_z_rate * t232;
-    let t241 = t228 * arm_bend_y_rate;
-    let t242 = t238 + t241
-        - (t216 * cache.arm_slice1_local_com_y - t215 * cache.arm_slice1_local_com_x)
-        - (t210 * t240 - t209 * t231);
-    let t243 = 0.003914101352555533 * t8 * cache.arm_slice1_bend_c4
-        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t9
-        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t7;
-    let t244 = 0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c3;
-    let t245 = 0.035940096619352636 * t4 * cache.arm_slice1_bend_c2;
-    let t246 = arm_bend_z_rate * t243
-        + (t244 + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t2 + t245
-            + 0.003914101352555533 * t3 * cache.arm_slice1_bend_c4
-            + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t6) * arm_bend_y_rate
-        - (t235 * t209 - t240 * t211)
-        - (t215 * cache.arm_slice1_local_com_z - t214 * cache.arm_slice1_local_com_y);
-    let arm_slice1_subspace0_rate_v_z = 0.1829865712999871 * p.section_length * t236
-        + 0.02 * arm_slice1_subspace0_rate_w_y
-        + 0.90270109637546 * p.section_length * t242
-        + 0.3894183423086505 * p.section_length * t246;
-    let arm_slice1_rotation_20 = 0.3894183423086505 * t225 + 0.1829865712999871 * t227
-        + 0.90270109637546 * t226;
-    let arm_slice1_rotation_21 = 0.3894183423086505 * t223 + 0.1829865712999871 * t224
-        + 0.90270109637546 * t222;
-    let arm_slice1_rotation_22 = 0.3894183423086505 * t221 + 0.90270109637546 * t220
-        + 0.1829865712999871 * t222;
-    let arm_slice1_inertia_com_02 = 0.000002 * arm_slice1_rotation_00
-        * cache.arm_slice1_mass * arm_slice1_rotation_20 * t85
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_01 * t85
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22 * t85
-            * arm_slice1_rotation_02;
-    let t247 = 0.035940096619352636 * t42 * cache.arm_slice1_bend_c3;
-    let t248 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t1
-        - 0.33000947820757187;
-    let t249 = 0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2;
-    let arm_slice1_subspace1_w_x = 0.9164595255079896 * p.section_length * t249
-        - 0.35991537421130565 * p.section_length * t247
-        - 0.1748223713144484 * t248 * p.section_length;
-    let arm_slice1_velocity_w_x = arm_slice1_subspace0_w_x * qd[0]
-        + arm_slice1_subspace1_w_x * qd[1];
-    let arm_slice1_rotation_12 = 0.09195266597143173 * t221 + 0.96744666685656 * t222
-        - 0.2357788243436599 * t220;
-    let arm_slice1_rotation_11 = 0.09195266597143173 * t223 + 0.96744666685656 * t224
-        - 0.2357788243436599 * t222;
-    let arm_slice1_rotation_10 = 0.96744666685656 * t227 + 0.09195266597143173 * t225
-        - 0.2357788243436599 * t226;
-    let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_22 * arm_slice1_rotation_12 * t85
-        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
-            * arm_slice1_rotation_21 * t85
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_20
-            * arm_slice1_rotation_10 * t85;
-    let arm_slice1_subspace1_w_y = 0.96744666685656 * t248 * p.section_length
-        + 0.09195266597143173 * p.section_length * t249
-        - 0.2357788243436599 * p.section_length * t247;
-    let arm_slice1_subspace0_w_y = 0.09195266597143173 * p.section_length * t210
-        + 0.96744666685656 * p.section_length * t209
-        - 0.2357788243436599 * p.section_length * t211;
-    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
-        + arm_slice1_subspace0_w_y * qd[0];
-    let arm_slice1_inertia_com_11 = 0.000001 * arm_slice1_rotation_11
-        * arm_slice1_rotation_11 * cache.arm_slice1_mass * t85
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
-            * arm_slice1_rotation_10 * t85
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_12
-            * arm_slice1_rotation_12 * t85;
-    let arm_slice1_subspace1_w_z = 0.90270109637546 * p.section_length * t247
-        + 0.3894183423086505 * p.section_length * t249
-        + 0.1829865712999871 * t248 * p.section_length;
-    let arm_slice1_subspace0_w_z = 0.90270109637546 * p.section_length * t211
-        + 0.1829865712999871 * p.section_length * t209
-        + 0.3894183423086505 * p.section_length * t210;
-    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
-        + arm_slice1_subspace0_w_z * qd[0];
-    let t250 = t239
-        - (cache.arm_slice1_local_com_x * t211 - t210 * cache.arm_slice1_local_com_z);
-    let t251 = t232
-        - (t210 * cache.arm_slice1_local_com_y - cache.arm_slice1_local_com_x * t209);
-    let t252 = t230
-        - (cache.arm_slice1_local_com_z * t209 - cache.arm_slice1_local_com_y * t211);
-    let arm_slice1_subspace0_v_y = 0.96744666685656 * t250 * p.section_length
-        + 0.09195266597143173 * p.section_length * t252 + 0.01 * arm_slice1_subspace0_w_x
-        - 0.02 * arm_slice1_subspace0_w_z - 0.2357788243436599 * p.section_length * t251;
-    let t253 = t234
-        - (t249 * cache.arm_slice1_local_com_y - t248 * cache.arm_slice1_local_com_x);
-    let t254 = t232
-        - (cache.arm_slice1_local_com_x * t247 - cache.arm_slice1_local_com_z * t249);
-    let t255 = t229
-        - (t248 * cache.arm_slice1_local_com_z - cache.arm_slice1_local_com_y * t247);
-    let arm_slice1_subspace1_v_y = 0.96744666685656 * p.section_length * t254
-        + 0.09195266597143173 * p.section_length * t255 + 0.01 * arm_slice1_subspace1_w_x
-        - 0.2357788243436599 * p.section_length * t253 - 0.02 * arm_slice1_subspace1_w_z;
-    let arm_slice1_velocity_v_y = arm_slice1_subspace0_v_y * qd[0]
-        + arm_slice1_subspace1_v_y * qd[1];
-    let t256 = arm_slice1_position_x * arm_slice1_velocity_w_z + arm_slice1_velocity_v_y
-        - arm_slice1_position_z * arm_slice1_velocity_w_x;
-    let arm_slice1_subspace1_v_x = 0.9164595255079896 * p.section_length * t255
-        - 0.1748223713144484 * p.section_length * t254
-        - 0.35991537421130565 * p.section_length * t253
-        - 0.01 * arm_slice1_subspace1_w_y;
-    let arm_slice1_subspace0_v_x = 0.9164595255079896 * p.section_length * t252
-        - 0.35991537421130565 * p.section_length * t251 - 0.01 * arm_slice1_subspace0_w_y
-        - 0.1748223713144484 * t250 * p.section_length;
-    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
-        + arm_slice1_subspace0_v_x * qd[0];
-    let t257 = arm_slice1_velocity_v_x + arm_slice1_position_z * arm_slice1_velocity_w_y
-        - arm_slice1_position_y * arm_slice1_velocity_w_z;
-    let t258 = arm_slice1_inertia_com_12 * arm_slice1_velocity_w_y
-        + arm_slice1_inertia_com_00 * arm_slice1_velocity_w_z
-        - arm_slice1_inertia_com_02 * arm_slice1_velocity_w_x
-        - arm_slice1_inertia_com_11 * arm_slice1_velocity_w_z
-        - cache.arm_slice1_mass
-            * (arm_slice1_position_x * t256 + t257 * arm_slice1_position_y);
-    let arm_slice1_subspace0_v_z = 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * t250 * p.section_length
-        + 0.90270109637546 * p.section_length * t251
-        + 0.3894183423086505 * p.section_length * t252;
-    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
-    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
-        - (arm_slice1_inertia_h_z * arm_slice1_velocity_w_x
-            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
-    let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
-    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
-    let arm_slice1_inertia_com_22 = 0.000002 * cache.arm_slice1_mass
-        * arm_slice1_rotation_20 * arm_slice1_rotation_20 * t85
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_21 * t85
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22
-            * arm_slice1_rotation_22 * t85;
-    let arm_slice1_inertia_i_22 = arm_slice1_inertia_com_22
-        + cache.arm_slice1_mass
-            * (t217 + t218 + t219 - arm_slice1_position_z * arm_slice1_position_z);
-    let arm_slice1_momentum_n_z = arm_slice1_inertia_i_12 * arm_slice1_velocity_w_y
-        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_x
-        + arm_slice1_inertia_i_22 * arm_slice1_velocity_w_z
-        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
-        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
-    let arm_slice1_subspace1_v_z = 0.3894183423086505 * p.section_length * t255
-        + 0.02 * arm_slice1_subspace1_w_y + 0.90270109637546 * p.section_length * t253
-        + 0.1829865712999871 * p.section_length * t254;
-    let arm_slice1_velocity_v_z = arm_slice1_subspace1_v_z * qd[1]
-        + arm_slice1_subspace0_v_z * qd[0];
-    let t259 = arm_slice1_velocity_w_x * arm_slice1_position_y + arm_slice1_velocity_v_z
-        - arm_slice1_position_x * arm_slice1_velocity_w_y;
-    let arm_slice1_inertia_com_01 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_12 * t85 * arm_slice1_rotation_02
-        + 0.000002 * arm_slice1_rotation_00 * cache.arm_slice1_mass
-            * arm_slice1_rotation_10 * t85
-        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
-            * arm_slice1_rotation_01 * t85;
-    let t260 = arm_slice1_inertia_com_22 * arm_slice1_velocity_w_y
-        + arm_slice1_inertia_com_01 * arm_slice1_velocity_w_x
-        - cache.arm_slice1_mass
-            * (arm_slice1_position_x * t259 + arm_slice1_position_z * t257)
-        - arm_slice1_inertia_com_00 * arm_slice1_velocity_w_y
-        - arm_slice1_inertia_com_12 * arm_slice1_velocity_w_z;
-    let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
-        - (arm_slice1_inertia_h_x * arm_slice1_velocity_w_y
-            - arm_slice1_inertia_h_y * arm_slice1_velocity_w_x);
-    let t261 = arm_slice1_inertia_com_02 * arm_slice1_velocity_w_y;
-    let t262 = -(arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z);
-    let t263 = arm_slice1_position_x * t257;
-    let t264 = arm_slice1_position_z * t259;
-    let t265 = t256 * arm_slice1_position_y;
-    let t266 = 2.0 * (t264 + t263 + t265);
-    let t267 = t261 + t261 + t262 + t262
-        + cache.arm_slice1_mass * (t266 - (t263 + t263));
-    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t217 + t218 + t219 - arm_slice1_position_y * arm_slice1_position_y);
-    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
-    let arm_slice1_momentum_n_y = arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
-        + arm_slice1_inertia_i_11 * arm_slice1_velocity_w_y
-        + arm_slice1_inertia_i_12 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
-        - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
-    let arm_slice1_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t214
-        + 0.1829865712999871 * p.section_length * t215
-        + 0.3894183423086505 * p.section_length * t216;
-    let arm_slice1_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t236
-        + 0.09195266597143173 * p.section_length * t246
-        + 0.01 * arm_slice1_subspace0_rate_w_x
-        - 0.2357788243436599 * p.section_length * t242
-        - 0.02 * arm_slice1_subspace0_rate_w_z;
-    let t268 = arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_i_00
-        + arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_v_z
-        + 0.5
-            * (t258 * arm_slice1_subspace0_w_y
-                + arm_slice1_momentum_n_z * arm_slice1_subspace0_w_y
-                + t260 * arm_slice1_subspace0_w_z
-                + arm_slice1_subspace0_v_y * arm_slice1_momentum_f_z
-                + arm_slice1_subspace0_v_z * cache.arm_slice1_mass * t256
-                + arm_slice1_subspace0_w_x * t267
-                - arm_slice1_subspace0_v_z * arm_slice1_momentum_f_y
-                - cache.arm_slice1_mass * t259 * arm_slice1_subspace0_v_y
-                - arm_slice1_momentum_n_y * arm_slice1_subspace0_w_z)
-        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_z
-        - arm_slice1_subspace0_rate_v_y * arm_slice1_inertia_h_z;
-    let t269 = cache.arm_bend_squared_c5 * t14;
-    let t270 = t12 * cache.arm_bend_squared_c4;
-    let t271 = arm_bend_z_rate
-        * (t21 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c5 * t23
-            + t22 * cache.arm_bend_squared_c4) + (t269 + t270) * arm_bend_y_rate;
-    let t272 = t42 * cache.arm_bend_squared_c3;
-    let t273 = (t272 + t43 * cache.arm_bend_squared_c4) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t44 * cache.arm_bend_squared_c4 + t11 * cache.arm_bend_squared_c3
-                - cache.arm_bend_squared_c2);
-    let t274 = arm_bend_y_rate
-        * (t19 * cache.arm_bend_squared_c3 + t18 * cache.arm_bend_squared_c5
-            + t17 * cache.arm_bend_squared_c4)
-        + arm_bend_z_rate * (t16 * cache.arm_bend_squared_c3 + t269 + t270);
-    let arm_tip_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t273
-        + 0.96744666685656 * t274 * p.section_length
-        - 0.2357788243436599 * p.section_length * t271;
-    let t275 = t33 * cache.arm_bend_squared_c3;
-    let t276 = cache.arm_bend_squared_c2 * p.section_length;
-    let t277 = t25 * cache.arm_bend_squared_c3 + t26 * cache.arm_bend_squared_c4;
-    let t278 = arm_bend_z_rate
-        * (t30 * cache.arm_bend_squared_c3 + t29 * cache.arm_bend_squared_c4 + t276)
-        + t277 * arm_bend_y_rate;
-    let t279 = (t38 * cache.arm_bend_squared_c3 + t37 * cache.arm_bend_squared_c4 + t276)
-        * arm_bend_y_rate + arm_bend_z_rate * t277;
-    let t280 = 1.0 + t35 * cache.arm_bend_squared_c3;
-    let t281 = t9 * cache.arm_bend_squared_c5 + t8 * cache.arm_bend_squared_c4
-        + t7 * cache.arm_bend_squared_c3;
-    let t282 = cache.arm_bend_squared_c2 * t4;
-    let t283 = p.section_length * cache.arm_bend_squared_c3;
-    let t284 = cache.arm_bend_squared_c2 * t61;
-    let t285 = cache.arm_bend_squared_c2 * t63;
-    let t286 = arm_bend_z_rate * t281
-        + (t3 * cache.arm_bend_squared_c4 + t282 + t283 + t6 * cache.arm_bend_squared_c5
-            + t2 * cache.arm_bend_squared_c3) * arm_bend_y_rate
-        - (t275 * t278 - t279 * t280) - (t274 * t285 - t284 * t271);
-    let t287 = p.section_length * cache.arm_bend_squared_c1;
-    let t288 = t57 * cache.arm_bend_squared_c5 + t54 * cache.arm_bend_squared_c6
-        + t55 * cache.arm_bend_squared_c4 + t53 * cache.arm_bend_squared_c3
-        + t56 * cache.arm_bend_squared_c4;
-    let t289 = cache.arm_bend_squared_c2 * t19;
-    let t290 = arm_bend_z_rate
-        * (t63 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t53)
-        + (t61 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t50)
-            * arm_bend_y_rate;
-    let t291 = (t69 * cache.arm_bend_squared_c3 + t68 * cache.arm_bend_squared_c4
-        + t71 * cache.arm_bend_squared_c5 + t70 * cache.arm_bend_squared_c6
-        + t72 * cache.arm_bend_squared_c4) * arm_bend_y_rate + arm_bend_z_rate * t288
-        - (t287 * t271 - t285 * t273) - (t290 * t280 - t289 * t278);
-    let t292 = t288 * arm_bend_y_rate;
-    let t293 = t47 * cache.arm_bend_squared_c5 + t49 * cache.arm_bend_squared_c6
-        + t50 * cache.arm_bend_squared_c3 + t48 * cache.arm_bend_squared_c4
-        + cache.arm_bend_squared_c4 * t46;
-    let t294 = arm_bend_z_rate * t293;
-    let t295 = t292 + t294 - (t284 * t273 - t274 * t287) - (t279 * t289 - t290 * t275);
-    let arm_tip_subspace0_rate_v_z = 0.02 * arm_tip_subspace0_rate_w_y
-        + 0.3894183423086505 * t286 * p.section_length
-        + 0.1829865712999871 * p.section_length * t291
-        + 0.90270109637546 * p.section_length * t295;
-    let arm_tip_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t273
-        - 0.35991537421130565 * p.section_length * t271
-        - 0.1748223713144484 * t274 * p.section_length;
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace1_w_x * qd[1]
-        + qd[0] * cache.arm_tip_subspace0_w_x;
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace0_w_z * qd[0]
-        + cache.arm_tip_subspace1_w_z * qd[1];
-    let t296 = arm_tip_velocity_v_y + cache.wrist_com_x * arm_tip_velocity_w_z
-        - arm_tip_velocity_w_x * cache.wrist_com_z;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t297 = 2.0 * flap_bend_squared * p.flap_length;
-    let t298 = -(flap_bend_squared * p.flap_length);
-    let t299 = 0.6198386676965935 * t297 * cache.flap_slice2_bend_c4
-        + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
-        + 0.6198386676965935 * t298 * cache.flap_slice2_bend_c3;
-    let t300 = t299 - 0.8872983346207417 * cache.flap_slice2_local_com_x;
-    let t301 = -(p.flap_length * flap_bend_y);
-    let t302 = p.flap_length * flap_bend_y;
-    let t303 = 0.6985685011586675 * cache.flap_slice2_bend_c2 * t301
-        + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t302;
-    let t304 = t303 + 0.8872983346207417 * cache.flap_slice2_local_com_y;
-    let flap_slice2_subspace0_v_y = p.flap_length * cache.flap_rotation_11 * t300
-        + 0.8872983346207417 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_02 + cache.flap_rotation_10 * t304 * p.flap_length
-        - 0.8872983346207417 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_22;
-    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice2_position_x = cache.flap_slice2_local_com_x * cache.flap_rotation_00
-        + cache.flap_position_x + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
-    let flap_slice2_subspace0_w_z = 0.8872983346207417 * p.flap_length
-        * cache.flap_rotation_22;
-    let flap_slice2_velocity_w_z = flap_slice2_subspace0_w_z * qd[2]
-        + arm_tip_velocity_w_z;
-    let flap_slice2_subspace0_w_x = 0.8872983346207417 * p.flap_length
-        * cache.flap_rotation_02;
-    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice2_position_z = cache.flap_rotation_20 * cache.flap_slice2_local_com_x
-        + cache.flap_rotation_21 * cache.flap_slice2_local_com_y + cache.flap_position_z;
-    let t305 = flap_slice2_velocity_v_y
-        + flap_slice2_position_x * flap_slice2_velocity_w_z
-        - flap_slice2_velocity_w_x * flap_slice2_position_z;
-    let flap_slice1_subspace0_w_z = 0.5 * p.flap_length * cache.flap_rotation_22;
-    let flap_slice1_velocity_w_z = qd[2] * flap_slice1_subspace0_w_z
-        + arm_tip_velocity_w_z;
-    let t306 = 0.25 * p.flap_length * cache.flap_slice1_bend_c2
-        + 0.0625 * cache.flap_slice1_bend_c4 * t297
-        + 0.0625 * t298 * cache.flap_slice1_bend_c3;
-    let t307 = t306 - 0.5 * cache.flap_slice1_local_com_x;
-    let t308 = 0.125 * cache.flap_slice1_bend_c3 * t302
-        + 0.125 * cache.flap_slice1_bend_c2 * t301;
-    let t309 = t308 + 0.5 * cache.flap_slice1_local_com_y;
-    let flap_slice1_subspace0_v_y = p.flap_length * t307 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * p.flap_length * t309
-        + 0.5 * p.flap_length * cache.flap_position_z * cache.flap_rotation_02
-        - 0.5 * cache.flap_position_x * p.flap_length * cache.flap_rotation_22;
-    let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice1_subspace0_w_x = 0.5 * p.flap_length * cache.flap_rotation_02;
-    let flap_slice1_velocity_w_x = arm_tip_velocity_w_x
-        + flap_slice1_subspace0_w_x * qd[2];
-    let t310 = cache.flap_slice1_position_x * flap_slice1_velocity_w_z
-        + flap_slice1_velocity_v_y
-        - flap_slice1_velocity_w_x * cache.flap_slice1_position_z;
-    let t311 = 0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
-        + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t297
-        + 0.0001613323034066491 * t298 * cache.flap_slice0_bend_c3;
-    let t312 = t311 - 0.1127016653792583 * cache.flap_slice0_local_com_x;
-    let t313 = 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t301
-        + 0.0014314988413324798 * cache.flap_slice0_bend_c3 * t302;
-    let t314 = t313 + 0.1127016653792583 * cache.flap_slice0_local_com_y;
-    let flap_slice0_subspace0_v_y = p.flap_length * cache.flap_rotation_11 * t312
-        + cache.flap_rotation_10 * p.flap_length * t314
-        + 0.1127016653792583 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_02
-        - 0.1127016653792583 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_22;
-    let flap_slice0_velocity_v_y = flap_slice0_subspace0_v_y * qd[2]
-        + arm_tip_velocity_v_y;
-    let flap_slice0_subspace0_w_x = 0.1127016653792583 * p.flap_length
-        * cache.flap_rotation_02;
-    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
-        + qd[2] * flap_slice0_subspace0_w_x;
-    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
-        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
-    let flap_slice0_position_x = cache.flap_position_x
-        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
-    let flap_slice0_subspace0_w_z = 0.1127016653792583 * p.flap_length
-        * cache.flap_rotation_22;
-    let flap_slice0_velocity_w_z = qd[2] * flap_slice0_subspace0_w_z
-        + arm_tip_velocity_w_z;
-    let t315 = flap_slice0_velocity_v_y
-        + flap_slice0_position_x * flap_slice0_velocity_w_z
-        - flap_slice0_velocity_w_x * flap_slice0_position_z;
-    let flap_composite_rate_hd_y = t305 * cache.flap_slice0_mass
-        + cache.flap_slice1_mass * t310 + t315 * cache.flap_slice0_mass;
-    let wrist_composite_rate_hd_y = p.wrist_mass * t296 + flap_composite_rate_hd_y;
-    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
-        + cache.arm_tip_subspace1_v_x * qd[1];
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
-        + cache.arm_tip_subspace0_w_y * qd[0];
-    let t316 = arm_tip_velocity_v_x + arm_tip_velocity_w_y * cache.wrist_com_z
-        - cache.wrist_com_y * arm_tip_velocity_w_z;
-    let flap_slice2_subspace0_v_x = 0.8872983346207417 * p.flap_length
-        * cache.flap_position_y * cache.flap_rotation_22
-        + p.flap_length * cache.flap_rotation_01 * t300
-        + t304 * p.flap_length * cache.flap_rotation_00
-        - 0.8872983346207417 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
-        + flap_slice2_subspace0_v_x * qd[2];
-    let flap_slice2_subspace0_w_y = 0.8872983346207417 * p.flap_length
-        * cache.flap_rotation_12;
-    let flap_slice2_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice2_subspace0_w_y * qd[2];
-    let flap_slice2_position_y = cache.flap_slice2_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice2_local_com_x;
-    let t317 = flap_slice2_velocity_v_x
-        + flap_slice2_velocity_w_y * flap_slice2_position_z
-        - flap_slice2_position_y * flap_slice2_velocity_w_z;
-    let flap_slice0_subspace0_v_x = 0.1127016653792583 * p.flap_length
-        * cache.flap_position_y * cache.flap_rotation_22
-        + p.flap_length * cache.flap_rotation_01 * t312
-        + p.flap_length * cache.flap_rotation_00 * t314
-        - 0.1127016653792583 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice0_velocity_v_x = arm_tip_velocity_v_x
-        + flap_slice0_subspace0_v_x * qd[2];
-    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
-    let flap_slice0_subspace0_w_y = 0.1127016653792583 * p.flap_length
-        * cache.flap_rotation_12;
-    let flap_slice0_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice0_subspace0_w_y * qd[2];
-    let t318 = flap_slice0_velocity_v_x
-        + flap_slice0_velocity_w_y * flap_slice0_position_z
-        - flap_slice0_velocity_w_z * flap_slice0_position_y;
-    let flap_slice1_subspace0_w_y = 0.5 * p.flap_length * cache.flap_rotation_12;
-    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice1_subspace0_w_y * qd[2];
-    let flap_slice1_subspace0_v_x = 0.5 * p.flap_length * cache.flap_position_y
-        * cache.flap_rotation_22 + p.flap_length * t307 * cache.flap_rotation_01
-        + p.flap_length * t309 * cache.flap_rotation_00
-        - 0.5 * p.flap_length * cache.flap_position_z * cache.flap_rotation_12;
-    let flap_slice1_velocity_v_x = flap_slice1_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let t319 = cache.flap_slice1_position_z * flap_slice1_velocity_w_y
-        + flap_slice1_velocity_v_x
-        - flap_slice1_velocity_w_z * cache.flap_slice1_position_y;
-    let flap_composite_rate_hd_x = t317 * cache.flap_slice0_mass
-        + t318 * cache.flap_slice0_mass + cache.flap_slice1_mass * t319;
-    let wrist_composite_rate_hd_x = p.wrist_mass * t316 + flap_composite_rate_hd_x;
-    let wrist_momentum_f_y = p.wrist_mass * arm_tip_velocity_v_y
-        - (arm_tip_velocity_w_x * cache.wrist_inertia_h_z
-            - cache.wrist_inertia_h_x * arm_tip_velocity_w_z);
-    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_z * flap_slice0_velocity_w_x
-            - flap_slice0_inertia_h_x * flap_slice0_velocity_w_z);
-    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
-    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
-    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
-        - (flap_slice1_velocity_w_x * flap_slice1_inertia_h_z
-            - flap_slice1_velocity_w_z * flap_slice1_inertia_h_x);
-    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice2_inertia_h_z * flap_slice2_velocity_w_x
-            - flap_slice2_inertia_h_x * flap_slice2_velocity_w_z);
-    let flap_composite_momentum_f_y = flap_slice0_momentum_f_y + flap_slice1_momentum_f_y
-        + flap_slice2_momentum_f_y;
-    let wrist_composite_momentum_f_y = wrist_momentum_f_y + flap_composite_momentum_f_y;
-    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_y * flap_slice0_velocity_w_z
-            - flap_slice0_velocity_w_y * flap_slice0_inertia_h_z);
-    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
-        - (flap_slice2_inertia_h_y * flap_slice2_velocity_w_z
-            - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
-    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
-    let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
-        - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
-            - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
-    let flap_composite_momentum_f_x = flap_slice0_momentum_f_x + flap_slice2_momentum_f_x
-        + flap_slice1_momentum_f_x;
-    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
-        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
-            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
-    let wrist_composite_momentum_f_x = flap_composite_momentum_f_x + wrist_momentum_f_x;
-    let t320 = arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_m
-        + 0.5
-            * (wrist_composite_momentum_f_y * cache.arm_tip_subspace0_w_x
-                - (wrist_composite_rate_hd_x * cache.arm_tip_subspace0_w_y
-                    - wrist_composite_rate_hd_y * cache.arm_tip_subspace0_w_x)
-                - cache.arm_tip_subspace0_w_y * wrist_composite_momentum_f_x)
-        - (arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_h_x
-            - arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_h_y);
+    let arm_slice2_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace0_v_y + 0.01 * arm_slice2_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
+        - 0.02 * arm_slice2_subspace0_w_z;
+    let arm_slice2_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_w_x
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
     let arm_slice2_subspace1_v_y = 0.01 * arm_slice2_subspace1_w_x
-        + 0.09195266597143173 * p.section_length * t122
-        + 0.96744666685656 * p.section_length * t117 - 0.02 * arm_slice2_subspace1_w_z
-        - 0.2357788243436599 * t120 * p.section_length;
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
+        - 0.02 * arm_slice2_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z;
     let arm_slice2_velocity_v_y = arm_slice2_subspace0_v_y * qd[0]
         + arm_slice2_subspace1_v_y * qd[1];
+    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
+        + arm_slice2_subspace0_w_x * qd[0];
+    let t0 = arm_slice2_position_x * arm_slice2_velocity_w_z + arm_slice2_velocity_v_y
+        - arm_slice2_velocity_w_x * arm_slice2_position_z;
+    let t1 = arm_slice2_velocity_v_x + arm_slice2_velocity_w_y * arm_slice2_position_z
+        - arm_slice2_position_y * arm_slice2_velocity_w_z;
+    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
     let arm_slice2_momentum_f_y = cache.arm_slice1_mass * arm_slice2_velocity_v_y
         - (arm_slice2_inertia_h_z * arm_slice2_velocity_w_x
-            - arm_slice2_inertia_h_x * arm_slice2_velocity_w_z);
-    let t321 = arm_slice2_position_x * arm_slice2_velocity_w_z + arm_slice2_velocity_v_y
-        - arm_slice2_velocity_w_x * arm_slice2_position_z;
-    let arm_slice2_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t134
-        + 0.96744666685656 * t133 * p.section_length
-        - 0.2357788243436599 * p.section_length * t132;
-    let arm_slice2_subspace0_rate_v_z = 0.90270109637546 * p.section_length * t141
-        + 0.1829865712999871 * p.section_length * t143
+            - arm_slice2_velocity_w_z * arm_slice2_inertia_h_x);
+    let arm_bend_y = q[0] * p.section_length;
+    let arm_bend_z = q[1] * p.section_length;
+    let t2 = arm_bend_z * arm_bend_z;
+    let t3 = -(3.0 * arm_bend_y * t2);
+    let t4 = 0.1350029611448087 * cache.arm_slice2_bend_c5 * t3;
+    let t5 = arm_bend_y * t2;
+    let t6 = 0.1350029611448087 * t5 * cache.arm_slice2_bend_c4;
+    let arm_bend_y_rate = p.section_length * qd[0];
+    let arm_bend_z_rate = p.section_length * qd[1];
+    let t7 = arm_bend_z.powi(3);
+    let t8 = -(3.0 * t7);
+    let t9 = -(2.0 * arm_bend_z);
+    let t10 = (t4 + t6) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.1350029611448087 * cache.arm_slice2_bend_c4 * t7
+                + 0.1350029611448087 * cache.arm_slice2_bend_c5 * t8
+                + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t9);
+    let t11 = arm_bend_y * arm_bend_y;
+    let t12 = -(3.0 * arm_bend_z * t11);
+    let t13 = arm_bend_z * t11;
+    let t14 = -arm_bend_z;
+    let t15 = -arm_bend_y;
+    let t16 = (0.1350029611448087 * t12 * cache.arm_slice2_bend_c5
+        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t13
+        + 0.3007502358784333 * t14 * cache.arm_slice2_bend_c3) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t4 + 0.3007502358784333 * t15 * cache.arm_slice2_bend_c3 + t6);
+    let t17 = -(2.0 * t2);
+    let t18 = arm_bend_z * arm_bend_y;
+    let t19 = -(2.0 * arm_bend_z * arm_bend_y);
+    let t20 = arm_bend_z_rate
+        * (0.2014998074653874 * t17 * cache.arm_slice2_bend_c4
+            + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t2
+            - 0.44888729929169013 * cache.arm_slice2_bend_c2)
+        + arm_bend_y_rate
+            * (0.2014998074653874 * t18 * cache.arm_slice2_bend_c3
+                + 0.2014998074653874 * t19 * cache.arm_slice2_bend_c4);
+    let arm_slice2_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t20
+        - 0.35991537421130565 * p.section_length * t10
+        - 0.1748223713144484 * t16 * p.section_length;
+    let arm_slice2_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t20
+        + 0.96744666685656 * t16 * p.section_length
+        - 0.2357788243436599 * p.section_length * t10;
+    let t21 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t22 = -(p.section_length * t11);
+    let t23 = 2.0 * p.section_length * t11;
+    let t24 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
+    let t25 = -(arm_bend_z * arm_bend_y * p.section_length);
+    let t26 = 0.2014998074653874 * t24 * cache.arm_slice2_bend_c4
+        + 0.2014998074653874 * t25 * cache.arm_slice2_bend_c3;
+    let t27 = (t21 + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t22
+        + 0.2014998074653874 * t23 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t26;
+    let t28 = 0.44888729929169013 * t14 * cache.arm_slice2_bend_c2;
+    let t29 = -(arm_bend_z * arm_bend_y);
+    let t30 = 0.3007502358784333 * t29 * cache.arm_slice2_bend_c3;
+    let t31 = -(arm_bend_y * p.section_length);
+    let t32 = arm_bend_y * p.section_length;
+    let t33 = arm_bend_z * p.section_length;
+    let t34 = -(arm_bend_z * p.section_length);
+    let t35 = (0.3007502358784333 * cache.arm_slice2_bend_c2 * t31
+        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t32) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * t33 * cache.arm_slice2_bend_c3
+                + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t34);
+    let t36 = -(5.0 * arm_bend_y * p.section_length * t2);
+    let t37 = 8.0 * arm_bend_y * p.section_length * t2;
+    let t38 = 2.0 * arm_bend_y * p.section_length;
+    let t39 = arm_bend_y * p.section_length * t2;
+    let t40 = 0.09045070438093329 * t36 * cache.arm_slice2_bend_c5
+        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t31
+        + 0.09045070438093329 * t37 * cache.arm_slice2_bend_c6
+        + 0.2014998074653874 * cache.arm_slice2_bend_c4 * t38
+        + 0.09045070438093329 * t39 * cache.arm_slice2_bend_c4;
+    let t41 = arm_bend_z_rate * t40;
+    let t42 = -(5.0 * arm_bend_z * p.section_length * t11);
+    let t43 = 8.0 * arm_bend_z * p.section_length * t11;
+    let t44 = 2.0 * arm_bend_z * p.section_length;
+    let t45 = arm_bend_z * p.section_length * t11;
+    let t46 = 0.09045070438093329 * t42 * cache.arm_slice2_bend_c5
+        + 0.09045070438093329 * t43 * cache.arm_slice2_bend_c6
+        + 0.2014998074653874 * t44 * cache.arm_slice2_bend_c4
+        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t34
+        + 0.09045070438093329 * t45 * cache.arm_slice2_bend_c4;
+    let t47 = t46 * arm_bend_y_rate;
+    let t48 = t41 + t47 - (t27 * t28 - t30 * t35)
+        - (cache.arm_slice2_local_com_y * t20 - t16 * cache.arm_slice2_local_com_x);
+    let t49 = -t2;
+    let t50 = 0.3007502358784333 * t49 * cache.arm_slice2_bend_c3 + 0.6699905217924281;
+    let t51 = 2.0 * p.section_length * t2;
+    let t52 = -(p.section_length * t2);
+    let t53 = t26 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t21 + 0.2014998074653874 * t51 * cache.arm_slice2_bend_c4
+                + 0.2014998074653874 * t52 * cache.arm_slice2_bend_c3);
+    let t54 = arm_bend_y.powi(3);
+    let t55 = p.section_length * t54;
+    let t56 = -(5.0 * p.section_length * t54);
+    let t57 = -(3.0 * arm_bend_y * p.section_length);
+    let t58 = 8.0 * p.section_length * t54;
+    let t59 = 6.0 * arm_bend_y * p.section_length;
+    let t60 = (0.09045070438093329 * t55 * cache.arm_slice2_bend_c4
+        + 0.09045070438093329 * t56 * cache.arm_slice2_bend_c5
+        + 0.2014998074653874 * t57 * cache.arm_slice2_bend_c3
+        + 0.09045070438093329 * t58 * cache.arm_slice2_bend_c6
+        + 0.2014998074653874 * t59 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t46
+        - (t10 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t20)
+        - (t50 * t35 - t28 * t53);
+    let t61 = arm_bend_z * arm_bend_y * p.section_length;
+    let t62 = 3.0 * arm_bend_z * arm_bend_y * p.section_length;
+    let t63 = -(3.0 * arm_bend_z * arm_bend_y * p.section_length);
+    let t64 = 0.1350029611448087 * t61 * cache.arm_slice2_bend_c3
+        + 0.1350029611448087 * t62 * cache.arm_slice2_bend_c5
+        + 0.1350029611448087 * t63 * cache.arm_slice2_bend_c4;
+    let t65 = p.section_length * t11;
+    let t66 = 3.0 * p.section_length * t11;
+    let t67 = -p.section_length;
+    let t68 = 0.3007502358784333 * t67 * cache.arm_slice2_bend_c2;
+    let t69 = 0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c3;
+    let t70 = -(3.0 * p.section_length * t11);
+    let t71 = arm_bend_z_rate * t64
+        + arm_bend_y_rate
+            * (0.1350029611448087 * t65 * cache.arm_slice2_bend_c3
+                + 0.1350029611448087 * cache.arm_slice2_bend_c5 * t66 + t68 + t69
+                + 0.1350029611448087 * t70 * cache.arm_slice2_bend_c4)
+        - (t30 * t53 - t27 * t50)
+        - (t16 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t10);
+    let arm_slice2_subspace0_rate_v_z = 0.90270109637546 * p.section_length * t48
+        + 0.1829865712999871 * p.section_length * t60
         + 0.02 * arm_slice2_subspace0_rate_w_y
-        + 0.3894183423086505 * p.section_length * t147;
-    let t322 = 0.5
-        * (arm_slice2_subspace0_w_x * arm_slice2_momentum_f_y
-            - (cache.arm_slice1_mass * arm_slice2_subspace0_w_y * t128
-                - cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t321)
-            - arm_slice2_subspace0_w_y * arm_slice2_momentum_f_x)
+        + 0.3894183423086505 * p.section_length * t71;
+    let t72 = 0.5
+        * (arm_slice2_momentum_f_y * arm_slice2_subspace0_w_x
+            - arm_slice2_subspace0_w_y * arm_slice2_momentum_f_x
+            - (cache.arm_slice1_mass * t1 * arm_slice2_subspace0_w_y
+                - cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t0))
         + cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_z
         - (arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_h_x
             - arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_w_x);
-    let t323 = arm_slice0_inertia_com_12 * arm_slice0_velocity_w_y
-        + arm_slice0_inertia_com_00 * arm_slice0_velocity_w_z
-        - arm_slice0_inertia_com_11 * arm_slice0_velocity_w_z
-        - arm_slice0_velocity_w_x * arm_slice0_inertia_com_02
-        - cache.arm_slice0_mass
-            * (arm_slice0_position_y * t181 + t175 * arm_slice0_position_x);
-    let arm_slice0_momentum_n_z = arm_slice0_velocity_w_y * arm_slice0_inertia_i_12
-        + arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
-        + arm_slice0_inertia_i_02 * arm_slice0_velocity_w_x
-        + arm_slice0_inertia_i_22 * arm_slice0_velocity_w_z
-        - arm_slice0_velocity_v_x * arm_slice0_inertia_h_y;
-    let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
-        - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_inertia_h_y * arm_slice0_velocity_w_x);
-    let t324 = -(arm_slice0_inertia_com_01 * arm_slice0_velocity_w_z);
-    let t325 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_02;
-    let t326 = t324 + t324 + t325 + t325
-        + (t188 - (t186 + t186)) * cache.arm_slice0_mass;
-    let arm_slice0_subspace0_rate_v_z = 0.02 * arm_slice0_subspace0_rate_w_y
-        + 0.1829865712999871 * p.section_length * t203
-        + 0.3894183423086505 * t207 * p.section_length
-        + 0.90270109637546 * t201 * p.section_length;
-    let t327 = arm_slice0_inertia_i_00 * arm_slice0_subspace0_rate_w_x
-        + arm_slice0_inertia_i_02 * arm_slice0_subspace0_rate_w_z
-        + 0.5
-            * (t323 * arm_slice0_subspace0_w_y
-                + arm_slice0_subspace0_w_y * arm_slice0_momentum_n_z
-                + arm_slice0_subspace0_v_y * arm_slice0_momentum_f_z
-                + t175 * arm_slice0_subspace0_v_z * cache.arm_slice0_mass
-                + arm_slice0_subspace0_w_x * t326 + t182 * arm_slice0_subspace0_w_z
-                - arm_slice0_subspace0_v_y * cache.arm_slice0_mass * t176
-                - arm_slice0_momentum_f_y * arm_slice0_subspace0_v_z
-                - arm_slice0_subspace0_w_z * arm_slice0_momentum_n_y)
-        + arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_z
-        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_01
-        - arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_z;
-    let arm_slice3_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t73
-        + 0.09195266597143173 * p.section_length * t41
-        + 0.01 * arm_slice3_subspace0_rate_w_x
-        - 0.2357788243436599 * t66 * p.section_length
-        - 0.02 * arm_slice3_subspace0_rate_w_z;
+    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
+        - 0.35991537421130565 * cache.arm_slice3_local_com_z
+        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
+    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
+    let t73 = (0.7498816861956312 * cache.arm_slice3_bend_c3 * t18
+        + 0.7498816861956312 * t19 * cache.arm_slice3_bend_c4) * arm_bend_y_rate
+        + (0.7498816861956312 * cache.arm_slice3_bend_c3 * t2
+            + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t17
+            - 0.8659570925834785 * cache.arm_slice3_bend_c2) * arm_bend_z_rate;
+    let t74 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t5;
+    let t75 = 0.6978160177890329 * cache.arm_slice3_bend_c5 * t3;
+    let t76 = arm_bend_z_rate
+        * (t74 + t75 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t15)
+        + (0.6978160177890329 * cache.arm_slice3_bend_c4 * t13
+            + 0.6978160177890329 * t12 * cache.arm_slice3_bend_c5
+            + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t14) * arm_bend_y_rate;
+    let t77 = arm_bend_z_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t9
+            + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t7
+            + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t8)
+        + (t74 + t75) * arm_bend_y_rate;
+    let arm_slice3_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t73
+        + 0.96744666685656 * p.section_length * t76
+        - 0.2357788243436599 * t77 * p.section_length;
+    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
+        + 0.09195266597143173 * cache.arm_slice3_local_com_x
+        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
+    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t73
+        - 0.1748223713144484 * p.section_length * t76
+        - 0.35991537421130565 * t77 * p.section_length;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
+    let arm_slice3_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_w_x
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
+        + arm_slice3_subspace0_w_z * qd[0];
+    let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
+        + 0.3894183423086505 * cache.arm_slice3_local_com_x
+        + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
+    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace1_w_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
+        + arm_slice3_subspace0_w_x * qd[0];
+    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
+        - 0.02 * arm_slice3_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
+    let arm_slice3_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace0_v_y + 0.01 * arm_slice3_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
+        - 0.02 * arm_slice3_subspace0_w_z
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
+        + arm_slice3_subspace0_v_y * qd[0];
     let arm_slice3_momentum_f_y = cache.arm_slice0_mass * arm_slice3_velocity_v_y
         - (arm_slice3_inertia_h_z * arm_slice3_velocity_w_x
             - arm_slice3_inertia_h_x * arm_slice3_velocity_w_z);
-    let arm_slice3_momentum_n_y = arm_slice3_velocity_w_z * arm_slice3_inertia_i_12
-        + arm_slice3_inertia_i_11 * arm_slice3_velocity_w_y
-        + arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
-        + arm_slice3_velocity_v_x * arm_slice3_inertia_h_z
-        - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
-    let t328 = arm_slice3_velocity_w_x * arm_slice3_inertia_com_01
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_com_22
-        - arm_slice3_velocity_w_z * arm_slice3_inertia_com_12
-        - arm_slice3_inertia_com_00 * arm_slice3_velocity_w_y
+    let arm_slice3_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice3_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
+        + arm_slice3_subspace0_w_y * qd[0];
+    let arm_slice3_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace0_v_x - 0.01 * arm_slice3_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y;
+    let arm_slice3_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace1_v_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
+        - 0.01 * arm_slice3_subspace1_w_y;
+    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
+        + arm_slice3_subspace1_v_x * qd[1];
+    let arm_slice3_momentum_f_x = arm_slice3_velocity_v_x * cache.arm_slice0_mass
+        - (arm_slice3_inertia_h_y * arm_slice3_velocity_w_z
+            - arm_slice3_inertia_h_z * arm_slice3_velocity_w_y);
+    let t78 = arm_slice3_position_x * arm_slice3_velocity_w_z + arm_slice3_velocity_v_y
+        - arm_slice3_position_z * arm_slice3_velocity_w_x;
+    let t79 = arm_slice3_velocity_v_x + arm_slice3_position_z * arm_slice3_velocity_w_y
+        - arm_slice3_position_y * arm_slice3_velocity_w_z;
+    let t80 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * p.section_length;
+    let t81 = 0.8058320946447624 * t67 * cache.arm_slice3_bend_c2;
+    let t82 = 0.6978160177890329 * cache.arm_slice3_bend_c3 * t61
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t63
+        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t62;
+    let t83 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t25
+        + 0.7498816861956312 * t24 * cache.arm_slice3_bend_c4;
+    let t84 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t85 = t83 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t84 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t51
+                + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t52);
+    let t86 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t29;
+    let t87 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t49 + 0.9305681557970262;
+    let t88 = (t84 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t23
+        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t22) * arm_bend_y_rate
+        + arm_bend_z_rate * t83;
+    let t89 = (t80 + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t65
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t70 + t81
+        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t66) * arm_bend_y_rate
+        + t82 * arm_bend_z_rate
+        - (cache.arm_slice3_local_com_z * t76 - t77 * cache.arm_slice3_local_com_y)
+        - (t85 * t86 - t87 * t88);
+    let t90 = 0.7498816861956312 * cache.arm_slice3_bend_c4 * t38
+        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t36
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t39
+        + 0.6493653647595652 * t37 * cache.arm_slice3_bend_c6
+        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t31;
+    let t91 = arm_bend_z_rate * t90;
+    let t92 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t34
+        + 0.6493653647595652 * t43 * cache.arm_slice3_bend_c6
+        + 0.6493653647595652 * t45 * cache.arm_slice3_bend_c4
+        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t44
+        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t42;
+    let t93 = t92 * arm_bend_y_rate;
+    let t94 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t14;
+    let t95 = (0.8058320946447624 * cache.arm_slice3_bend_c2 * t31
+        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t32) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c2 * t34
+                + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t33);
+    let t96 = t91 + t93
+        - (t73 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t76)
+        - (t88 * t94 - t95 * t86);
+    let t97 = t92 * arm_bend_z_rate
+        + (0.6493653647595652 * t55 * cache.arm_slice3_bend_c4
+            + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t57
+            + 0.6493653647595652 * t58 * cache.arm_slice3_bend_c6
+            + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t56
+            + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t59) * arm_bend_y_rate
+        - (t77 * cache.arm_slice3_local_com_x - cache.arm_slice3_local_com_z * t73)
+        - (t87 * t95 - t85 * t94);
+    let arm_slice3_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t89
+        + 0.02 * arm_slice3_subspace0_rate_w_y
+        + 0.90270109637546 * t96 * p.section_length
+        + 0.1829865712999871 * p.section_length * t97;
+    let t98 = 0.5
+        * (arm_slice3_momentum_f_y * arm_slice3_subspace0_w_x
+            - arm_slice3_momentum_f_x * arm_slice3_subspace0_w_y
+            - (arm_slice3_subspace0_w_y * t79 * cache.arm_slice0_mass
+                - t78 * arm_slice3_subspace0_w_x * cache.arm_slice0_mass))
+        + cache.arm_slice0_mass * arm_slice3_subspace0_rate_v_z
+        - (arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_y
+            - arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_x);
+    let arm_slice3_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_v_x + 0.02 * arm_slice3_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
+    let t99 = t29 * cache.arm_bend_squared_c3;
+    let t100 = cache.arm_bend_squared_c2 * p.section_length;
+    let t101 = t25 * cache.arm_bend_squared_c3 + t24 * cache.arm_bend_squared_c4;
+    let t102 = arm_bend_z_rate
+        * (t52 * cache.arm_bend_squared_c3 + t51 * cache.arm_bend_squared_c4 + t100)
+        + t101 * arm_bend_y_rate;
+    let t103 = (t22 * cache.arm_bend_squared_c3 + t23 * cache.arm_bend_squared_c4 + t100)
+        * arm_bend_y_rate + arm_bend_z_rate * t101;
+    let t104 = 1.0 + t49 * cache.arm_bend_squared_c3;
+    let t105 = t62 * cache.arm_bend_squared_c5 + t63 * cache.arm_bend_squared_c4
+        + t61 * cache.arm_bend_squared_c3;
+    let t106 = cache.arm_bend_squared_c2 * t67;
+    let t107 = p.section_length * cache.arm_bend_squared_c3;
+    let t108 = cache.arm_bend_squared_c2 * t32;
+    let t109 = cache.arm_bend_squared_c5 * t3;
+    let t110 = t5 * cache.arm_bend_squared_c4;
+    let t111 = arm_bend_z_rate
+        * (t9 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c5 * t8
+            + t7 * cache.arm_bend_squared_c4) + (t109 + t110) * arm_bend_y_rate;
+    let t112 = arm_bend_y_rate
+        * (t14 * cache.arm_bend_squared_c3 + t12 * cache.arm_bend_squared_c5
+            + t13 * cache.arm_bend_squared_c4)
+        + arm_bend_z_rate * (t15 * cache.arm_bend_squared_c3 + t109 + t110);
+    let t113 = cache.arm_bend_squared_c2 * t33;
+    let t114 = arm_bend_z_rate * t105
+        + (t70 * cache.arm_bend_squared_c4 + t106 + t107
+            + t66 * cache.arm_bend_squared_c5 + t65 * cache.arm_bend_squared_c3)
+            * arm_bend_y_rate - (t99 * t102 - t103 * t104) - (t112 * t113 - t108 * t111);
+    let t115 = p.section_length * cache.arm_bend_squared_c1;
+    let t116 = t18 * cache.arm_bend_squared_c3;
+    let t117 = (t116 + t19 * cache.arm_bend_squared_c4) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t17 * cache.arm_bend_squared_c4 + t2 * cache.arm_bend_squared_c3
+                - cache.arm_bend_squared_c2);
+    let t118 = t42 * cache.arm_bend_squared_c5 + t43 * cache.arm_bend_squared_c6
+        + t45 * cache.arm_bend_squared_c4 + t34 * cache.arm_bend_squared_c3
+        + t44 * cache.arm_bend_squared_c4;
+    let t119 = cache.arm_bend_squared_c2 * t14;
+    let t120 = arm_bend_z_rate
+        * (t33 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t34)
+        + (t32 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t31)
+            * arm_bend_y_rate;
+    let t121 = (t57 * cache.arm_bend_squared_c3 + t55 * cache.arm_bend_squared_c4
+        + t56 * cache.arm_bend_squared_c5 + t58 * cache.arm_bend_squared_c6
+        + t59 * cache.arm_bend_squared_c4) * arm_bend_y_rate + arm_bend_z_rate * t118
+        - (t115 * t111 - t113 * t117) - (t120 * t104 - t119 * t102);
+    let t122 = t118 * arm_bend_y_rate;
+    let t123 = t36 * cache.arm_bend_squared_c5 + t37 * cache.arm_bend_squared_c6
+        + t31 * cache.arm_bend_squared_c3 + t39 * cache.arm_bend_squared_c4
+        + cache.arm_bend_squared_c4 * t38;
+    let t124 = arm_bend_z_rate * t123;
+    let t125 = t122 + t124 - (t108 * t117 - t112 * t115) - (t103 * t119 - t120 * t99);
+    let arm_tip_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t117
+        + 0.96744666685656 * t112 * p.section_length
+        - 0.2357788243436599 * p.section_length * t111;
+    let arm_tip_subspace0_rate_v_x = 0.9164595255079896 * t114 * p.section_length
+        - 0.1748223713144484 * p.section_length * t121
+        - 0.35991537421130565 * p.section_length * t125
+        - 0.01 * arm_tip_subspace0_rate_w_y;
+    let arm_tip_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t111
+        + 0.3894183423086505 * p.section_length * t117
+        + 0.1829865712999871 * t112 * p.section_length;
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
+        + cache.arm_tip_subspace1_w_y * qd[1];
+    let t126 = arm_tip_velocity_v_z + arm_tip_velocity_w_x * cache.wrist_com_y
+        - cache.wrist_com_x * arm_tip_velocity_w_y;
+    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice0_velocity_w_y = qd[2] * flap_slice0_subspace0_w_y
+        + arm_tip_velocity_w_y;
+    let flap_slice0_position_x = cache.flap_position_x
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
+    let flap_slice0_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_20
+        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_02;
+    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice0_subspace0_v_z;
+    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
+        + qd[2] * flap_slice0_subspace0_w_x;
+    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
+        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
+    let t127 = flap_slice0_velocity_v_z
+        + flap_slice0_velocity_w_x * flap_slice0_position_y
+        - flap_slice0_velocity_w_y * flap_slice0_position_x;
+    let flap_slice2_position_y = cache.flap_slice2_local_com_y * cache.flap_rotation_11
+        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice2_local_com_x;
+    let flap_slice2_subspace0_w_x = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice2_velocity_w_x = arm_tip_velocity_w_x
+        + flap_slice2_subspace0_w_x * qd[2];
+    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_12
+        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice2_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice2_subspace0_v_z;
+    let flap_slice2_position_x = cache.flap_slice2_local_com_x * cache.flap_rotation_00
+        + cache.flap_position_x + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
+    let flap_slice2_subspace0_w_y = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice2_velocity_w_y = arm_tip_velocity_w_y
+        + qd[2] * flap_slice2_subspace0_w_y;
+    let t128 = flap_slice2_position_y * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_v_z - flap_slice2_position_x * flap_slice2_velocity_w_y;
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + cache.flap_slice1_subspace0_w_y * qd[2];
+    let flap_slice1_subspace0_v_z = cache.flap_position_x
+        * cache.flap_slice1_local_subspace0_w_z * cache.flap_rotation_12
+        + cache.flap_rotation_20 * cache.flap_slice1_local_subspace0_v_x
+        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
+        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_02;
+    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
+        + flap_slice1_subspace0_v_z * qd[2];
+    let t129 = flap_slice1_velocity_w_x * cache.flap_slice1_position_y
+        + flap_slice1_velocity_v_z
+        - cache.flap_slice1_position_x * flap_slice1_velocity_w_y;
+    let flap_composite_rate_hd_z = t127 * cache.flap_slice0_mass
+        + t128 * cache.flap_slice0_mass + cache.flap_slice1_mass * t129;
+    let wrist_composite_rate_hd_z = t126 * p.wrist_mass + flap_composite_rate_hd_z;
+    let flap_slice2_subspace0_v_y = cache.flap_position_z
+        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_02
+        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_rotation_10 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
+        + arm_tip_velocity_v_y;
+    let flap_slice2_position_z = cache.flap_rotation_20 * cache.flap_slice2_local_com_x
+        + cache.flap_rotation_21 * cache.flap_slice2_local_com_y + cache.flap_position_z;
+    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let flap_slice2_velocity_w_z = qd[2] * flap_slice2_subspace0_w_z
+        + arm_tip_velocity_w_z;
+    let t130 = flap_slice2_velocity_v_y
+        + flap_slice2_position_x * flap_slice2_velocity_w_z
+        - flap_slice2_position_z * flap_slice2_velocity_w_x;
+    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice0_subspace0_w_z * qd[2];
+    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
+        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
+    let flap_slice0_subspace0_v_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_position_z * cache.flap_rotation_02
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_10
+        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
+        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
+        + flap_slice0_subspace0_v_y * qd[2];
+    let t131 = flap_slice0_velocity_w_z * flap_slice0_position_x
+        + flap_slice0_velocity_v_y - flap_slice0_velocity_w_x * flap_slice0_position_z;
+    let flap_slice1_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice1_local_subspace0_v_x
+        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
+        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice1_velocity_v_y = flap_slice1_subspace0_v_y * qd[2]
+        + arm_tip_velocity_v_y;
+    let flap_slice1_velocity_w_z = cache.flap_slice1_subspace0_w_z * qd[2]
+        + arm_tip_velocity_w_z;
+    let t132 = flap_slice1_velocity_v_y
+        + cache.flap_slice1_position_x * flap_slice1_velocity_w_z
+        - cache.flap_slice1_position_z * flap_slice1_velocity_w_x;
+    let flap_composite_rate_hd_y = t130 * cache.flap_slice0_mass
+        + t131 * cache.flap_slice0_mass + cache.flap_slice1_mass * t132;
+    let t133 = cache.wrist_com_x * arm_tip_velocity_w_z + arm_tip_velocity_v_y
+        - arm_tip_velocity_w_x * cache.wrist_com_z;
+    let wrist_composite_rate_hd_y = flap_composite_rate_hd_y + p.wrist_mass * t133;
+    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
+    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice2_inertia_h_z * flap_slice2_velocity_w_x
+            - flap_slice2_velocity_w_z * flap_slice2_inertia_h_x);
+    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
+    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice0_velocity_w_x * flap_slice0_inertia_h_z
+            - flap_slice0_inertia_h_x * flap_slice0_velocity_w_z);
+    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
+    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
+    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
+        - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
+            - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
+    let flap_composite_momentum_f_y = flap_slice2_momentum_f_y + flap_slice0_momentum_f_y
+        + flap_slice1_momentum_f_y;
+    let wrist_momentum_f_y = p.wrist_mass * arm_tip_velocity_v_y
+        - (arm_tip_velocity_w_x * cache.wrist_inertia_h_z
+            - cache.wrist_inertia_h_x * arm_tip_velocity_w_z);
+    let wrist_composite_momentum_f_y = flap_composite_momentum_f_y + wrist_momentum_f_y;
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
+            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
+    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_momentum_f_z = flap_slice0_velocity_v_z * cache.flap_slice0_mass
+        - (flap_slice0_inertia_h_x * flap_slice0_velocity_w_y
+            - flap_slice0_velocity_w_x * flap_slice0_inertia_h_y);
+    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
+    let flap_slice1_momentum_f_z = cache.flap_slice1_mass * flap_slice1_velocity_v_z
+        - (flap_slice1_inertia_h_x * flap_slice1_velocity_w_y
+            - flap_slice1_inertia_h_y * flap_slice1_velocity_w_x);
+    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_momentum_f_z = flap_slice2_velocity_v_z * cache.flap_slice0_mass
+        - (flap_slice2_inertia_h_x * flap_slice2_velocity_w_y
+            - flap_slice2_inertia_h_y * flap_slice2_velocity_w_x);
+    let flap_composite_momentum_f_z = flap_slice0_momentum_f_z + flap_slice1_momentum_f_z
+        + flap_slice2_momentum_f_z;
+    let wrist_composite_momentum_f_z = wrist_momentum_f_z + flap_composite_momentum_f_z;
+    let t134 = arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_m
+        + 0.5
+            * (wrist_composite_momentum_f_z * cache.arm_tip_subspace0_w_y
+                - (wrist_composite_rate_hd_y * cache.arm_tip_subspace0_w_z
+                    - wrist_composite_rate_hd_z * cache.arm_tip_subspace0_w_y)
+                - wrist_composite_momentum_f_y * cache.arm_tip_subspace0_w_z)
+        - (arm_tip_subspace0_rate_w_z * cache.wrist_composite_inertia_h_y
+            - arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_h_z);
+    let t135 = -t11;
+    let t136 = t49 + t135;
+    let t137 = 1.0 + 0.44888729929169013 * t136 * cache.arm_slice2_bend_c2;
+    let t138 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
+    let t139 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
+    let arm_slice2_rotation_20 = 0.3894183423086505 * t137 + 0.1829865712999871 * t138
+        + 0.90270109637546 * t139;
+    let t140 = 1.0 / p.section_mass;
+    let arm_slice2_rotation_00 = 0.9164595255079896 * t137 - 0.35991537421130565 * t139
+        - 0.1748223713144484 * t138;
+    let t141 = 0.6699905217924281 * t15 * cache.arm_slice2_bend_c1;
+    let t142 = 1.0 + 0.44888729929169013 * cache.arm_slice2_bend_c2 * t135;
+    let t143 = 0.44888729929169013 * t29 * cache.arm_slice2_bend_c2;
+    let arm_slice2_rotation_01 = 0.9164595255079896 * t141 - 0.1748223713144484 * t142
+        - 0.35991537421130565 * t143;
+    let arm_slice2_rotation_21 = 0.1829865712999871 * t142 + 0.90270109637546 * t143
+        + 0.3894183423086505 * t141;
+    let t144 = 1.0 + 0.44888729929169013 * t49 * cache.arm_slice2_bend_c2;
+    let t145 = 0.6699905217924281 * t14 * cache.arm_slice2_bend_c1;
+    let arm_slice2_rotation_22 = 0.90270109637546 * t144 + 0.1829865712999871 * t143
+        + 0.3894183423086505 * t145;
+    let arm_slice2_rotation_02 = 0.9164595255079896 * t145 - 0.35991537421130565 * t144
+        - 0.1748223713144484 * t143;
+    let arm_slice2_inertia_com_02 = 0.000002 * arm_slice2_rotation_20
+        * cache.arm_slice1_mass * t140 * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t140
+            * arm_slice2_rotation_21
+        + 0.000001 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_22
+            * arm_slice2_rotation_02;
+    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
+    let arm_slice2_rotation_10 = 0.09195266597143173 * t137 + 0.96744666685656 * t138
+        - 0.2357788243436599 * t139;
+    let arm_slice2_rotation_11 = 0.09195266597143173 * t141 + 0.96744666685656 * t142
+        - 0.2357788243436599 * t143;
+    let arm_slice2_rotation_12 = 0.09195266597143173 * t145 + 0.96744666685656 * t143
+        - 0.2357788243436599 * t144;
+    let arm_slice2_inertia_com_12 = 0.000002 * arm_slice2_rotation_20
+        * cache.arm_slice1_mass * t140 * arm_slice2_rotation_10
+        + 0.000001 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_21
+            * arm_slice2_rotation_11
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t140
+            * arm_slice2_rotation_22;
+    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
+    let arm_slice2_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t71
+        - 0.1748223713144484 * p.section_length * t60
+        - 0.35991537421130565 * p.section_length * t48
+        - 0.01 * arm_slice2_subspace0_rate_w_y;
+    let arm_slice2_subspace0_rate_w_z = 0.3894183423086505 * p.section_length * t20
+        + 0.1829865712999871 * t16 * p.section_length
+        + 0.90270109637546 * p.section_length * t10;
+    let arm_slice2_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t60
+        + 0.09195266597143173 * p.section_length * t71
+        + 0.01 * arm_slice2_subspace0_rate_w_x
+        - 0.2357788243436599 * p.section_length * t48
+        - 0.02 * arm_slice2_subspace0_rate_w_z;
+    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass * t140
+        * arm_slice2_rotation_21 * arm_slice2_rotation_21
+        + 0.000001 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_22
+            * arm_slice2_rotation_22
+        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
+            * cache.arm_slice1_mass * t140;
+    let arm_slice2_inertia_com_01 = 0.000002 * cache.arm_slice1_mass * t140
+        * arm_slice2_rotation_10 * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t140
+            * arm_slice2_rotation_11
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t140
+            * arm_slice2_rotation_02;
+    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t140
+        * arm_slice2_rotation_02 * arm_slice2_rotation_02
+        + 0.000002 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_00
+            * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01
+            * arm_slice2_rotation_01 * t140;
+    let arm_slice2_subspace1_v_z = 0.1829865712999871
+        * cache.arm_slice2_local_subspace1_v_y
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
+        + 0.02 * arm_slice2_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
+        + arm_slice2_subspace1_v_z * qd[1];
+    let t146 = arm_slice2_velocity_v_z + arm_slice2_velocity_w_x * arm_slice2_position_y
+        - arm_slice2_velocity_w_y * arm_slice2_position_x;
+    let t147 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_22
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_com_01
+        - arm_slice2_inertia_com_12 * arm_slice2_velocity_w_z
+        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_00
+        - cache.arm_slice1_mass
+            * (t1 * arm_slice2_position_z + t146 * arm_slice2_position_x);
+    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t140
+        * arm_slice2_rotation_11 * arm_slice2_rotation_11
+        + 0.000002 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_10
+            * arm_slice2_rotation_10
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12
+            * arm_slice2_rotation_12 * t140;
+    let t148 = arm_slice2_position_z * arm_slice2_position_z;
+    let t149 = arm_slice2_position_y * arm_slice2_position_y;
+    let t150 = arm_slice2_position_x * arm_slice2_position_x;
+    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t148 + t149 + t150 - arm_slice2_position_y * arm_slice2_position_y);
+    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
+    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_01
+        + arm_slice2_inertia_i_12 * arm_slice2_velocity_w_z
+        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
+        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
+    let t151 = arm_slice2_inertia_com_02 * arm_slice2_velocity_w_z
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_com_11
+        - cache.arm_slice1_mass
+            * (t146 * arm_slice2_position_y + t0 * arm_slice2_position_z)
+        - arm_slice2_velocity_w_x * arm_slice2_inertia_com_22
+        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_01;
+    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
+        * (t148 + t149 + t150 - arm_slice2_position_x * arm_slice2_position_x)
+        + arm_slice2_inertia_com_00;
+    let arm_slice2_momentum_n_x = arm_slice2_velocity_w_x * arm_slice2_inertia_i_00
+        + arm_slice2_inertia_i_02 * arm_slice2_velocity_w_z
+        + arm_slice2_inertia_h_y * arm_slice2_velocity_v_z
+        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_01
+        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
+    let t152 = t146 * arm_slice2_position_z;
+    let t153 = t1 * arm_slice2_position_x;
+    let t154 = t0 * arm_slice2_position_y;
+    let t155 = 2.0 * (t153 + t152 + t154);
+    let t156 = arm_slice2_velocity_w_x * arm_slice2_inertia_com_12;
+    let t157 = -(arm_slice2_inertia_com_02 * arm_slice2_velocity_w_y);
+    let t158 = (t155 - (t152 + t152)) * cache.arm_slice1_mass + t156 + t156 + t157
+        + t157;
+    let arm_slice2_inertia_i_22 = cache.arm_slice1_mass
+        * (t148 + t149 + t150 - arm_slice2_position_z * arm_slice2_position_z)
+        + arm_slice2_inertia_com_22;
+    let t159 = arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_x
+        + arm_slice2_inertia_i_12 * arm_slice2_subspace0_rate_w_y
+        + arm_slice2_subspace0_rate_v_y * arm_slice2_inertia_h_x
+        + 0.5
+            * (arm_slice2_subspace0_w_x * t147
+                + arm_slice2_momentum_f_y * arm_slice2_subspace0_v_x
+                + arm_slice2_subspace0_w_x * arm_slice2_momentum_n_y
+                + arm_slice2_subspace0_w_y * t151
+                + arm_slice2_subspace0_v_y * cache.arm_slice1_mass * t1
+                + arm_slice2_subspace0_w_z * t158
+                - cache.arm_slice1_mass * arm_slice2_subspace0_v_x * t0
+                - arm_slice2_momentum_n_x * arm_slice2_subspace0_w_y
+                - arm_slice2_subspace0_v_y * arm_slice2_momentum_f_x)
+        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_22
+        - arm_slice2_subspace0_rate_v_x * arm_slice2_inertia_h_y;
+    let t160 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
+    let t161 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
+    let t162 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t136;
+    let arm_slice3_rotation_10 = 0.96744666685656 * t160 + 0.09195266597143173 * t162
+        - 0.2357788243436599 * t161;
+    let arm_slice3_rotation_00 = 0.9164595255079896 * t162 - 0.1748223713144484 * t160
+        - 0.35991537421130565 * t161;
+    let t163 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t135 + 1.0;
+    let t164 = 0.9305681557970262 * t15 * cache.arm_slice3_bend_c1;
+    let t165 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t29;
+    let arm_slice3_rotation_01 = 0.9164595255079896 * t164 - 0.1748223713144484 * t163
+        - 0.35991537421130565 * t165;
+    let arm_slice3_rotation_11 = 0.09195266597143173 * t164 + 0.96744666685656 * t163
+        - 0.2357788243436599 * t165;
+    let t166 = 0.9305681557970262 * t14 * cache.arm_slice3_bend_c1;
+    let t167 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t49;
+    let arm_slice3_rotation_02 = 0.9164595255079896 * t166 - 0.1748223713144484 * t165
+        - 0.35991537421130565 * t167;
+    let arm_slice3_rotation_12 = 0.09195266597143173 * t166 + 0.96744666685656 * t165
+        - 0.2357788243436599 * t167;
+    let arm_slice3_inertia_com_01 = 0.000002 * t140 * cache.arm_slice0_mass
+        * arm_slice3_rotation_10 * arm_slice3_rotation_00
+        + 0.000001 * arm_slice3_rotation_01 * t140 * cache.arm_slice0_mass
+            * arm_slice3_rotation_11
+        + 0.000001 * t140 * arm_slice3_rotation_02 * cache.arm_slice0_mass
+            * arm_slice3_rotation_12;
+    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
+        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_inertia_com_11 = 0.000001 * t140 * cache.arm_slice0_mass
+        * arm_slice3_rotation_12 * arm_slice3_rotation_12
+        + 0.000001 * t140 * cache.arm_slice0_mass * arm_slice3_rotation_11
+            * arm_slice3_rotation_11
+        + 0.000002 * t140 * cache.arm_slice0_mass * arm_slice3_rotation_10
+            * arm_slice3_rotation_10;
+    let t168 = arm_slice3_position_z * arm_slice3_position_z;
+    let t169 = arm_slice3_position_x * arm_slice3_position_x;
+    let t170 = arm_slice3_position_y * arm_slice3_position_y;
+    let arm_slice3_inertia_i_11 = arm_slice3_inertia_com_11
+        + cache.arm_slice0_mass
+            * (t168 + t169 + t170 - arm_slice3_position_y * arm_slice3_position_y);
+    let arm_slice3_subspace0_rate_w_z = 0.90270109637546 * t77 * p.section_length
+        + 0.1829865712999871 * p.section_length * t76
+        + 0.3894183423086505 * p.section_length * t73;
+    let arm_slice3_rotation_21 = 0.3894183423086505 * t164 + 0.90270109637546 * t165
+        + 0.1829865712999871 * t163;
+    let arm_slice3_rotation_22 = 0.1829865712999871 * t165 + 0.3894183423086505 * t166
+        + 0.90270109637546 * t167;
+    let arm_slice3_rotation_20 = 0.1829865712999871 * t160 + 0.90270109637546 * t161
+        + 0.3894183423086505 * t162;
+    let arm_slice3_inertia_com_12 = 0.000001 * arm_slice3_rotation_21 * t140
+        * cache.arm_slice0_mass * arm_slice3_rotation_11
+        + 0.000001 * arm_slice3_rotation_22 * t140 * cache.arm_slice0_mass
+            * arm_slice3_rotation_12
+        + 0.000002 * t140 * cache.arm_slice0_mass * arm_slice3_rotation_10
+            * arm_slice3_rotation_20;
+    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
+        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_v_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_v_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_v_z
+        + 0.02 * arm_slice3_subspace1_w_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
+    let arm_slice3_velocity_v_z = arm_slice3_subspace1_v_z * qd[1]
+        + arm_slice3_subspace0_v_z * qd[0];
+    let t171 = arm_slice3_position_y * arm_slice3_velocity_w_x + arm_slice3_velocity_v_z
+        - arm_slice3_position_x * arm_slice3_velocity_w_y;
+    let arm_slice3_inertia_com_00 = 0.000002 * t140 * cache.arm_slice0_mass
+        * arm_slice3_rotation_00 * arm_slice3_rotation_00
+        + 0.000001 * arm_slice3_rotation_01 * arm_slice3_rotation_01 * t140
+            * cache.arm_slice0_mass
+        + 0.000001 * t140 * arm_slice3_rotation_02 * arm_slice3_rotation_02
+            * cache.arm_slice0_mass;
+    let arm_slice3_inertia_com_02 = 0.000002 * t140 * cache.arm_slice0_mass
+        * arm_slice3_rotation_20 * arm_slice3_rotation_00
+        + 0.000001 * arm_slice3_rotation_22 * t140 * arm_slice3_rotation_02
+            * cache.arm_slice0_mass
+        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_01 * t140
+            * cache.arm_slice0_mass;
+    let t172 = arm_slice3_inertia_com_12 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_com_00 * arm_slice3_velocity_w_z
+        - arm_slice3_inertia_com_11 * arm_slice3_velocity_w_z
+        - arm_slice3_inertia_com_02 * arm_slice3_velocity_w_x
         - cache.arm_slice0_mass
-            * (t83 * arm_slice3_position_z + arm_slice3_position_x * t102);
-    let t329 = arm_slice3_velocity_w_x * arm_slice3_inertia_com_12;
-    let t330 = -(arm_slice3_velocity_w_y * arm_slice3_inertia_com_02);
-    let t331 = t329 + t329 + cache.arm_slice0_mass * (t104 - (t103 + t103)) + t330
-        + t330;
-    let t332 = arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_x
+            * (t79 * arm_slice3_position_y + arm_slice3_position_x * t78);
+    let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
+        - (arm_slice3_inertia_h_x * arm_slice3_velocity_w_y
+            - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
+    let t173 = arm_slice3_inertia_com_01 * arm_slice3_velocity_w_z;
+    let t174 = -(arm_slice3_velocity_w_x * arm_slice3_inertia_com_12);
+    let t175 = t78 * arm_slice3_position_y;
+    let t176 = arm_slice3_position_z * t171;
+    let t177 = arm_slice3_position_x * t79;
+    let t178 = 2.0 * (t175 + t176 + t177);
+    let t179 = t173 + t173 + t174 + t174
+        + (t178 - (t175 + t175)) * cache.arm_slice0_mass;
+    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_22
+        * arm_slice3_rotation_22 * t140 * cache.arm_slice0_mass
+        + 0.000002 * t140 * cache.arm_slice0_mass * arm_slice3_rotation_20
+            * arm_slice3_rotation_20
+        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_21 * t140
+            * cache.arm_slice0_mass;
+    let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t168 + t169 + t170 - arm_slice3_position_z * arm_slice3_position_z);
+    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
+        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_12 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
+        + arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
+        + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
+        - arm_slice3_inertia_h_y * arm_slice3_velocity_v_x;
+    let t180 = arm_slice3_inertia_com_02 * arm_slice3_velocity_w_z
+        + arm_slice3_inertia_com_11 * arm_slice3_velocity_w_x
+        - (t171 * arm_slice3_position_y + t78 * arm_slice3_position_z)
+            * cache.arm_slice0_mass - arm_slice3_velocity_w_x * arm_slice3_inertia_com_22
+        - arm_slice3_inertia_com_01 * arm_slice3_velocity_w_y;
+    let arm_slice3_inertia_i_00 = arm_slice3_inertia_com_00
+        + (t168 + t169 + t170 - arm_slice3_position_x * arm_slice3_position_x)
+            * cache.arm_slice0_mass;
+    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_z
+        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
+        + arm_slice3_inertia_i_01 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
+        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
+    let arm_slice3_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t89
+        - 0.1748223713144484 * p.section_length * t97
+        - 0.01 * arm_slice3_subspace0_rate_w_y
+        - 0.35991537421130565 * t96 * p.section_length;
+    let t181 = arm_slice3_subspace0_rate_w_x * arm_slice3_inertia_i_01
+        + arm_slice3_inertia_i_11 * arm_slice3_subspace0_rate_w_y
+        + arm_slice3_subspace0_rate_w_z * arm_slice3_inertia_i_12
+        + 0.5
+            * (t171 * cache.arm_slice0_mass * arm_slice3_subspace0_v_x
+                + arm_slice3_momentum_f_x * arm_slice3_subspace0_v_z
+                + arm_slice3_subspace0_w_x * t172 + arm_slice3_subspace0_w_y * t179
+                + arm_slice3_subspace0_w_z * t180
+                + arm_slice3_momentum_n_x * arm_slice3_subspace0_w_z
+                - arm_slice3_subspace0_v_x * arm_slice3_momentum_f_z
+                - arm_slice3_subspace0_w_x * arm_slice3_momentum_n_z
+                - t79 * arm_slice3_subspace0_v_z * cache.arm_slice0_mass)
+        + arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_v_x
+        - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_v_z;
+    let arm_slice2_momentum_f_z = cache.arm_slice1_mass * arm_slice2_velocity_v_z
+        - (arm_slice2_velocity_w_y * arm_slice2_inertia_h_x
+            - arm_slice2_velocity_w_x * arm_slice2_inertia_h_y);
+    let t182 = 0.5
+        * (arm_slice2_momentum_f_z * arm_slice2_subspace0_w_y
+            - (cache.arm_slice1_mass * arm_slice2_subspace0_w_z * t0
+                - cache.arm_slice1_mass * arm_slice2_subspace0_w_y * t146)
+            - arm_slice2_momentum_f_y * arm_slice2_subspace0_w_z)
+        + arm_slice2_subspace0_rate_v_x * cache.arm_slice1_mass
+        - (arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_w_z
+            - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_y);
+    let arm_slice3_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t97
+        + 0.09195266597143173 * p.section_length * t89
+        + 0.01 * arm_slice3_subspace0_rate_w_x
+        - 0.2357788243436599 * t96 * p.section_length
+        - 0.02 * arm_slice3_subspace0_rate_w_z;
+    let t183 = arm_slice3_inertia_com_22 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_com_01 * arm_slice3_velocity_w_x
+        - (arm_slice3_position_x * t171 + t79 * arm_slice3_position_z)
+            * cache.arm_slice0_mass - arm_slice3_velocity_w_z * arm_slice3_inertia_com_12
+        - arm_slice3_inertia_com_00 * arm_slice3_velocity_w_y;
+    let arm_slice3_momentum_n_y = arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
+        + arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
+        + arm_slice3_inertia_i_11 * arm_slice3_velocity_w_y
+        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_12
+        - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
+    let t184 = arm_slice3_velocity_w_x * arm_slice3_inertia_com_12;
+    let t185 = -(arm_slice3_inertia_com_02 * arm_slice3_velocity_w_y);
+    let t186 = t184 + t184 + t185 + t185
+        + cache.arm_slice0_mass * (t178 - (t176 + t176));
+    let t187 = arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_x
         + arm_slice3_inertia_i_02 * arm_slice3_subspace0_rate_w_x
         + arm_slice3_subspace0_rate_w_z * arm_slice3_inertia_i_22
         + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_12
         + 0.5
-            * (arm_slice3_subspace0_v_x * arm_slice3_momentum_f_y
-                + arm_slice3_subspace0_w_y * t108
+            * (t183 * arm_slice3_subspace0_w_x
                 + arm_slice3_momentum_n_y * arm_slice3_subspace0_w_x
-                + arm_slice3_subspace0_w_x * t328 + t331 * arm_slice3_subspace0_w_z
-                + arm_slice3_subspace0_v_y * t83 * cache.arm_slice0_mass
-                - t84 * arm_slice3_subspace0_v_x * cache.arm_slice0_mass
+                + arm_slice3_momentum_f_y * arm_slice3_subspace0_v_x
+                + arm_slice3_subspace0_w_z * t186 + arm_slice3_subspace0_w_y * t180
+                + arm_slice3_subspace0_v_y * t79 * cache.arm_slice0_mass
                 - arm_slice3_subspace0_v_y * arm_slice3_momentum_f_x
-                - arm_slice3_momentum_n_x * arm_slice3_subspace0_w_y)
+                - t78 * cache.arm_slice0_mass * arm_slice3_subspace0_v_x
+                - arm_slice3_subspace0_w_y * arm_slice3_momentum_n_x)
         - arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_v_x;
-    let t333 = arm_slice0_inertia_com_01 * arm_slice0_velocity_w_z;
-    let t334 = -(arm_slice0_inertia_com_12 * arm_slice0_velocity_w_x);
-    let t335 = t333 + t333 + t334 + t334
-        + cache.arm_slice0_mass * (t188 - (t187 + t187));
-    let t336 = arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_11
-        + arm_slice0_inertia_i_01 * arm_slice0_subspace0_rate_w_x
-        + arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_h_z * arm_slice0_subspace0_rate_v_x
-        + 0.5
-            * (arm_slice0_subspace0_v_x * cache.arm_slice0_mass * t176
-                + t177 * arm_slice0_subspace0_w_z + arm_slice0_subspace0_w_y * t335
-                + arm_slice0_momentum_f_x * arm_slice0_subspace0_v_z
-                + t323 * arm_slice0_subspace0_w_x
-                + arm_slice0_subspace0_w_z * arm_slice0_momentum_n_x
-                - arm_slice0_subspace0_v_z * t181 * cache.arm_slice0_mass
-                - arm_slice0_momentum_n_z * arm_slice0_subspace0_w_x
-                - arm_slice0_subspace0_v_x * arm_slice0_momentum_f_z)
-        - arm_slice0_subspace0_rate_v_z * arm_slice0_inertia_h_x;
-    let t337 = 0.6699905217924281 * t16 * cache.arm_slice2_bend_c1;
-    let t338 = 0.44888729929169013 * t33 * cache.arm_slice2_bend_c2;
-    let t339 = 1.0 + 0.44888729929169013 * cache.arm_slice2_bend_c2 * t86;
-    let arm_slice2_rotation_11 = 0.09195266597143173 * t337 + 0.96744666685656 * t339
-        - 0.2357788243436599 * t338;
-    let t340 = 1.0 + 0.44888729929169013 * t87 * cache.arm_slice2_bend_c2;
-    let t341 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
-    let t342 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
-    let arm_slice2_rotation_10 = 0.09195266597143173 * t340 + 0.96744666685656 * t341
-        - 0.2357788243436599 * t342;
-    let t343 = 0.6699905217924281 * t19 * cache.arm_slice2_bend_c1;
-    let t344 = 1.0 + 0.44888729929169013 * t35 * cache.arm_slice2_bend_c2;
-    let arm_slice2_rotation_12 = 0.09195266597143173 * t343 + 0.96744666685656 * t338
-        - 0.2357788243436599 * t344;
-    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t85
-        * arm_slice2_rotation_11 * arm_slice2_rotation_11
-        + 0.000002 * cache.arm_slice1_mass * t85 * arm_slice2_rotation_10
-            * arm_slice2_rotation_10
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12
-            * arm_slice2_rotation_12 * t85;
-    let t345 = arm_slice2_position_z * arm_slice2_position_z;
-    let t346 = arm_slice2_position_y * arm_slice2_position_y;
-    let t347 = arm_slice2_position_x * arm_slice2_position_x;
-    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t345 + t346 + t347 - arm_slice2_position_y * arm_slice2_position_y);
-    let arm_slice2_rotation_21 = 0.1829865712999871 * t339 + 0.90270109637546 * t338
-        + 0.3894183423086505 * t337;
-    let arm_slice2_rotation_22 = 0.90270109637546 * t344 + 0.1829865712999871 * t338
-        + 0.3894183423086505 * t343;
-    let arm_slice2_rotation_20 = 0.3894183423086505 * t340 + 0.1829865712999871 * t341
-        + 0.90270109637546 * t342;
-    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass * t85
-        * arm_slice2_rotation_21 * arm_slice2_rotation_21
-        + 0.000001 * cache.arm_slice1_mass * t85 * arm_slice2_rotation_22
-            * arm_slice2_rotation_22
-        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
-            * cache.arm_slice1_mass * t85;
-    let arm_slice2_inertia_i_22 = cache.arm_slice1_mass
-        * (t345 + t346 + t347 - arm_slice2_position_z * arm_slice2_position_z)
-        + arm_slice2_inertia_com_22;
-    let arm_slice2_rotation_00 = 0.9164595255079896 * t340 - 0.35991537421130565 * t342
-        - 0.1748223713144484 * t341;
-    let arm_slice2_rotation_01 = 0.9164595255079896 * t337 - 0.1748223713144484 * t339
-        - 0.35991537421130565 * t338;
-    let arm_slice2_rotation_02 = 0.9164595255079896 * t343 - 0.35991537421130565 * t344
-        - 0.1748223713144484 * t338;
-    let arm_slice2_inertia_com_02 = 0.000002 * arm_slice2_rotation_20
-        * cache.arm_slice1_mass * t85 * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t85
-            * arm_slice2_rotation_21
-        + 0.000001 * cache.arm_slice1_mass * t85 * arm_slice2_rotation_22
-            * arm_slice2_rotation_02;
-    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
-    let arm_slice2_inertia_com_12 = 0.000002 * arm_slice2_rotation_20
-        * cache.arm_slice1_mass * t85 * arm_slice2_rotation_10
-        + 0.000001 * cache.arm_slice1_mass * t85 * arm_slice2_rotation_21
-            * arm_slice2_rotation_11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t85
-            * arm_slice2_rotation_22;
-    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
-    let arm_slice2_momentum_n_z = arm_slice2_inertia_i_22 * arm_slice2_velocity_w_z
-        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
+    let arm_slice2_momentum_n_z = arm_slice2_inertia_i_12 * arm_slice2_velocity_w_y
         + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
-        + arm_slice2_inertia_i_12 * arm_slice2_velocity_w_y
+        + arm_slice2_inertia_i_22 * arm_slice2_velocity_w_z
+        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
         - arm_slice2_inertia_h_y * arm_slice2_velocity_v_x;
-    let arm_slice2_inertia_com_01 = 0.000002 * cache.arm_slice1_mass * t85
-        * arm_slice2_rotation_10 * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t85
-            * arm_slice2_rotation_11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t85
-            * arm_slice2_rotation_02;
-    let t348 = arm_slice2_inertia_com_02 * arm_slice2_velocity_w_z
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_com_11
-        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_01
-        - (t321 * arm_slice2_position_z + arm_slice2_position_y * t129)
-            * cache.arm_slice1_mass
-        - arm_slice2_velocity_w_x * arm_slice2_inertia_com_22;
-    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t85
-        * arm_slice2_rotation_02 * arm_slice2_rotation_02
-        + 0.000002 * cache.arm_slice1_mass * t85 * arm_slice2_rotation_00
-            * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01
-            * arm_slice2_rotation_01 * t85;
-    let t349 = arm_slice2_inertia_com_00 * arm_slice2_velocity_w_z
-        + arm_slice2_inertia_com_12 * arm_slice2_velocity_w_y
+    let t188 = arm_slice2_inertia_com_02 * arm_slice2_velocity_w_y;
+    let t189 = -(arm_slice2_inertia_com_01 * arm_slice2_velocity_w_z);
+    let t190 = cache.arm_slice1_mass * (t155 - (t153 + t153)) + t188 + t188 + t189
+        + t189;
+    let t191 = arm_slice2_inertia_com_12 * arm_slice2_velocity_w_y
+        + arm_slice2_inertia_com_00 * arm_slice2_velocity_w_z
         - arm_slice2_velocity_w_x * arm_slice2_inertia_com_02
         - arm_slice2_inertia_com_11 * arm_slice2_velocity_w_z
         - cache.arm_slice1_mass
-            * (arm_slice2_position_y * t128 + t321 * arm_slice2_position_x);
-    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
-    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
-        * (t345 + t346 + t347 - arm_slice2_position_x * arm_slice2_position_x)
-        + arm_slice2_inertia_com_00;
-    let arm_slice2_momentum_n_x = arm_slice2_inertia_h_y * arm_slice2_velocity_v_z
-        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_01
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_00
-        + arm_slice2_inertia_i_02 * arm_slice2_velocity_w_z
-        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
-    let t350 = arm_slice2_position_x * t128;
-    let t351 = t321 * arm_slice2_position_y;
-    let t352 = arm_slice2_position_z * t129;
-    let t353 = 2.0 * (t350 + t351 + t352);
-    let t354 = -(arm_slice2_velocity_w_x * arm_slice2_inertia_com_12);
-    let t355 = arm_slice2_inertia_com_01 * arm_slice2_velocity_w_z;
-    let t356 = cache.arm_slice1_mass * (t353 - (t351 + t351)) + t354 + t354 + t355
-        + t355;
-    let arm_slice2_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t147
-        - 0.1748223713144484 * p.section_length * t143
-        - 0.35991537421130565 * p.section_length * t141
-        - 0.01 * arm_slice2_subspace0_rate_w_y;
-    let t357 = arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_11
+            * (t1 * arm_slice2_position_y + t0 * arm_slice2_position_x);
+    let t192 = arm_slice2_subspace0_rate_w_x * arm_slice2_inertia_i_00
+        + arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_z
+        + arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_v_z
+        + arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_01
         + 0.5
-            * (arm_slice2_subspace0_v_z * arm_slice2_momentum_f_x
-                + arm_slice2_subspace0_w_z * t348 + t349 * arm_slice2_subspace0_w_x
-                + arm_slice2_subspace0_w_z * arm_slice2_momentum_n_x
-                + cache.arm_slice1_mass * arm_slice2_subspace0_v_x * t129
-                + t356 * arm_slice2_subspace0_w_y
-                - arm_slice2_subspace0_v_x * arm_slice2_momentum_f_z
-                - arm_slice2_subspace0_w_x * arm_slice2_momentum_n_z
-                - cache.arm_slice1_mass * arm_slice2_subspace0_v_z * t128)
-        + arm_slice2_subspace0_rate_w_x * arm_slice2_inertia_i_01
-        + arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_x
-        + arm_slice2_inertia_i_12 * arm_slice2_subspace0_rate_w_z
-        - arm_slice2_subspace0_rate_v_z * arm_slice2_inertia_h_x;
-    let t358 = cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_x
+            * (arm_slice2_subspace0_w_z * t147
+                + cache.arm_slice1_mass * arm_slice2_subspace0_v_z * t0
+                + arm_slice2_subspace0_w_y * arm_slice2_momentum_n_z
+                + arm_slice2_subspace0_w_x * t190
+                + arm_slice2_subspace0_v_y * arm_slice2_momentum_f_z
+                + arm_slice2_subspace0_w_y * t191
+                - arm_slice2_subspace0_w_z * arm_slice2_momentum_n_y
+                - arm_slice2_subspace0_v_y * cache.arm_slice1_mass * t146
+                - arm_slice2_momentum_f_y * arm_slice2_subspace0_v_z)
+        - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_y;
+    let t193 = 0.5
+        * (arm_slice2_subspace0_w_z * arm_slice2_momentum_f_x
+            - arm_slice2_subspace0_w_x * arm_slice2_momentum_f_z
+            - (cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t146
+                - cache.arm_slice1_mass * t1 * arm_slice2_subspace0_w_z))
+        + cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_y
+        - (arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_x
+            - arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_h_x);
+    let t194 = 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t43
+        + 0.000023239929348011262 * t44 * cache.arm_slice0_bend_c4
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t42
+        + 0.0000001120346095964964 * t45 * cache.arm_slice0_bend_c4
+        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t34;
+    let t195 = arm_bend_z_rate
+        * (0.0003347157145944845 * cache.arm_slice0_bend_c2 * t34
+            + 0.0003347157145944845 * t33 * cache.arm_slice0_bend_c3)
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t32
+            + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t31) * arm_bend_y_rate;
+    let t196 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t49
+        + 0.06943184420297371;
+    let t197 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t198 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t25
+        + 0.000023239929348011262 * t24 * cache.arm_slice0_bend_c4;
+    let t199 = arm_bend_z_rate
+        * (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t51
+            + 0.000023239929348011262 * t52 * cache.arm_slice0_bend_c3 + t197)
+        + t198 * arm_bend_y_rate;
+    let t200 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t14;
+    let t201 = 0.0000016135911537792344 * t5 * cache.arm_slice0_bend_c4;
+    let t202 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t3;
+    let t203 = (t201 + t202) * arm_bend_y_rate
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t9
+            + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t8
+            + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t7)
+            * arm_bend_z_rate;
+    let t204 = (0.000023239929348011262 * t18 * cache.arm_slice0_bend_c3
+        + 0.000023239929348011262 * t19 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t2
+                + 0.000023239929348011262 * t17 * cache.arm_slice0_bend_c4
+                - 0.004820780989426014 * cache.arm_slice0_bend_c2);
+    let t205 = arm_bend_z_rate * t194
+        + arm_bend_y_rate
+            * (0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t56
+                + 0.0000001120346095964964 * t58 * cache.arm_slice0_bend_c6
+                + 0.000023239929348011262 * t59 * cache.arm_slice0_bend_c4
+                + 0.0000001120346095964964 * t55 * cache.arm_slice0_bend_c4
+                + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t57)
+        - (t195 * t196 - t199 * t200)
+        - (t203 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t204);
+    let t206 = arm_bend_z_rate
+        * (0.0003347157145944845 * t15 * cache.arm_slice0_bend_c3 + t201 + t202)
+        + (0.0000016135911537792344 * t12 * cache.arm_slice0_bend_c5
+            + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t13
+            + 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t14) * arm_bend_y_rate;
+    let arm_slice0_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t204
+        - 0.1748223713144484 * p.section_length * t206
+        - 0.35991537421130565 * t203 * p.section_length;
+    let t207 = 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t37
+        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t38
+        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t31
+        + 0.0000001120346095964964 * t39 * cache.arm_slice0_bend_c4
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t36;
+    let t208 = arm_bend_z_rate * t207;
+    let t209 = t194 * arm_bend_y_rate;
+    let t210 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t22
+        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t23 + t197)
+        * arm_bend_y_rate + arm_bend_z_rate * t198;
+    let t211 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t29;
+    let t212 = t208 + t209
+        - (t204 * cache.arm_slice0_local_com_y - cache.arm_slice0_local_com_x * t206)
+        - (t210 * t200 - t195 * t211);
+    let t213 = 0.0003347157145944845 * t67 * cache.arm_slice0_bend_c2;
+    let t214 = 0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c3;
+    let t215 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t62
+        + 0.0000016135911537792344 * t63 * cache.arm_slice0_bend_c4
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t61;
+    let t216 = arm_bend_y_rate
+        * (0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t66 + t213
+            + 0.0000016135911537792344 * t70 * cache.arm_slice0_bend_c4 + t214
+            + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t65)
+        + arm_bend_z_rate * t215
+        - (cache.arm_slice0_local_com_z * t206 - t203 * cache.arm_slice0_local_com_y)
+        - (t199 * t211 - t196 * t210);
+    let arm_slice0_subspace0_rate_w_z = 0.90270109637546 * t203 * p.section_length
+        + 0.1829865712999871 * p.section_length * t206
+        + 0.3894183423086505 * p.section_length * t204;
+    let arm_slice0_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t205
+        + 0.01 * arm_slice0_subspace0_rate_w_x
+        + 0.09195266597143173 * t216 * p.section_length
+        - 0.2357788243436599 * t212 * p.section_length
+        - 0.02 * arm_slice0_subspace0_rate_w_z;
+    let arm_slice0_subspace0_w_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_w_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
+    let arm_slice0_subspace1_w_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace1_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace1_w_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
+    let arm_slice0_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace1_v_x - 0.01 * arm_slice0_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
+    let arm_slice0_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_w_z;
+    let arm_slice0_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z;
+    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
+        + arm_slice0_subspace0_v_x * qd[0];
+    let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
+        + arm_slice0_subspace1_w_y * qd[1];
+    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice0_local_com_z
+        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
+    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
+    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
+        + arm_slice0_subspace0_w_z * qd[0];
+    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
+        + 0.96744666685656 * cache.arm_slice0_local_com_y
+        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
+    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
+    let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_z * arm_slice0_inertia_h_y
+            - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
+    let arm_slice0_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
+    let arm_slice0_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
+    let arm_slice0_velocity_w_x = qd[0] * arm_slice0_subspace0_w_x
+        + arm_slice0_subspace1_w_x * qd[1];
+    let arm_slice0_subspace0_v_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
+        + 0.02 * arm_slice0_subspace0_w_y;
+    let arm_slice0_subspace1_v_z = 0.90270109637546
+        * cache.arm_slice0_local_subspace1_v_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
+        + 0.02 * arm_slice0_subspace1_w_y;
+    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
+        + arm_slice0_subspace1_v_z * qd[1];
+    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice0_local_com_z
+        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
+    let t217 = arm_slice0_velocity_w_x * arm_slice0_position_y + arm_slice0_velocity_v_z
+        - arm_slice0_velocity_w_y * arm_slice0_position_x;
+    let t218 = arm_slice0_velocity_v_x + arm_slice0_velocity_w_y * arm_slice0_position_z
+        - arm_slice0_velocity_w_z * arm_slice0_position_y;
+    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
+            - arm_slice0_velocity_w_x * arm_slice0_inertia_h_y);
+    let t219 = cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_y
         + 0.5
-            * (arm_slice0_subspace0_w_y * arm_slice0_momentum_f_z
-                - arm_slice0_momentum_f_y * arm_slice0_subspace0_w_z
-                - (t175 * arm_slice0_subspace0_w_z * cache.arm_slice0_mass
-                    - arm_slice0_subspace0_w_y * cache.arm_slice0_mass * t176))
-        - (arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_w_z
-            - arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_z);
-    let t359 = 0.5
-        * (arm_slice3_momentum_f_z * arm_slice3_subspace0_w_y
-            - (t84 * arm_slice3_subspace0_w_z * cache.arm_slice0_mass
-                - t102 * cache.arm_slice0_mass * arm_slice3_subspace0_w_y)
-            - arm_slice3_momentum_f_y * arm_slice3_subspace0_w_z)
-        + arm_slice3_subspace0_rate_v_x * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_z
-            - arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_y);
-    let t360 = -(arm_slice2_inertia_com_02 * arm_slice2_velocity_w_y);
-    let t361 = arm_slice2_velocity_w_x * arm_slice2_inertia_com_12;
-    let t362 = cache.arm_slice1_mass * (t353 - (t352 + t352)) + t360 + t360 + t361
-        + t361;
-    let t363 = arm_slice2_velocity_w_x * arm_slice2_inertia_com_01
-        + arm_slice2_velocity_w_y * arm_slice2_inertia_com_22
+            * (arm_slice0_subspace0_w_z * arm_slice0_momentum_f_x
+                - (t217 * cache.arm_slice0_mass * arm_slice0_subspace0_w_x
+                    - arm_slice0_subspace0_w_z * cache.arm_slice0_mass * t218)
+                - arm_slice0_momentum_f_z * arm_slice0_subspace0_w_x)
+        - (arm_slice0_inertia_h_z * arm_slice0_subspace0_rate_w_x
+            - arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_h_x);
+    let arm_slice0_subspace0_v_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace0_v_x + 0.01 * arm_slice0_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
+        - 0.02 * arm_slice0_subspace0_w_z;
+    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace1_v_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
+        - 0.02 * arm_slice0_subspace1_w_z;
+    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
+        + arm_slice0_subspace0_v_y * qd[0];
+    let arm_slice0_momentum_f_y = arm_slice0_velocity_v_y * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_x * arm_slice0_inertia_h_z
+            - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
+    let t220 = arm_slice0_velocity_w_z * arm_slice0_position_x + arm_slice0_velocity_v_y
+        - arm_slice0_velocity_w_x * arm_slice0_position_z;
+    let arm_slice0_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t206
+        + 0.09195266597143173 * p.section_length * t204
+        - 0.2357788243436599 * t203 * p.section_length;
+    let arm_slice0_subspace0_rate_v_z = 0.02 * arm_slice0_subspace0_rate_w_y
+        + 0.1829865712999871 * p.section_length * t205
+        + 0.3894183423086505 * t216 * p.section_length
+        + 0.90270109637546 * t212 * p.section_length;
+    let t221 = 0.5
+        * (arm_slice0_momentum_f_y * arm_slice0_subspace0_w_x
+            - arm_slice0_subspace0_w_y * arm_slice0_momentum_f_x
+            - (cache.arm_slice0_mass * t218 * arm_slice0_subspace0_w_y
+                - cache.arm_slice0_mass * arm_slice0_subspace0_w_x * t220))
+        + cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_z
+        - (arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_x
+            - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_w_x);
+    let t222 = 0.33000947820757187 * cache.arm_slice1_bend_c1 * t14;
+    let t223 = 1.0 + 0.10890625570683385 * t49 * cache.arm_slice1_bend_c2;
+    let t224 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t29;
+    let arm_slice1_rotation_22 = 0.3894183423086505 * t222 + 0.90270109637546 * t223
+        + 0.1829865712999871 * t224;
+    let arm_slice1_rotation_12 = 0.09195266597143173 * t222 + 0.96744666685656 * t224
+        - 0.2357788243436599 * t223;
+    let t225 = 0.33000947820757187 * t15 * cache.arm_slice1_bend_c1;
+    let t226 = 1.0 + 0.10890625570683385 * cache.arm_slice1_bend_c2 * t135;
+    let arm_slice1_rotation_11 = 0.09195266597143173 * t225 + 0.96744666685656 * t226
+        - 0.2357788243436599 * t224;
+    let arm_slice1_rotation_21 = 0.3894183423086505 * t225 + 0.1829865712999871 * t226
+        + 0.90270109637546 * t224;
+    let t227 = 0.10890625570683385 * t136 * cache.arm_slice1_bend_c2 + 1.0;
+    let t228 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
+    let t229 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
+    let arm_slice1_rotation_20 = 0.3894183423086505 * t227 + 0.1829865712999871 * t228
+        + 0.90270109637546 * t229;
+    let arm_slice1_rotation_10 = 0.96744666685656 * t228 + 0.09195266597143173 * t227
+        - 0.2357788243436599 * t229;
+    let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice1_rotation_22 * arm_slice1_rotation_12 * t140
+        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
+            * arm_slice1_rotation_21 * t140
+        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_20
+            * arm_slice1_rotation_10 * t140;
+    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
+        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice1_local_com_z;
+    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
+        + 0.96744666685656 * cache.arm_slice1_local_com_y
+        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
+    let t230 = (0.01186057253208228 * cache.arm_slice1_bend_c3 * t2
+        + 0.01186057253208228 * t17 * cache.arm_slice1_bend_c4
+        - 0.10890625570683385 * cache.arm_slice1_bend_c2) * arm_bend_z_rate
+        + (0.01186057253208228 * t18 * cache.arm_slice1_bend_c3
+            + 0.01186057253208228 * t19 * cache.arm_slice1_bend_c4) * arm_bend_y_rate;
+    let t231 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t3;
+    let t232 = 0.003914101352555533 * t5 * cache.arm_slice1_bend_c4;
+    let t233 = (0.035940096619352636 * cache.arm_slice1_bend_c3 * t14
+        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t12
+        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t13) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t231 + t232 + 0.035940096619352636 * t15 * cache.arm_slice1_bend_c3);
+    let t234 = (t231 + t232) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t9
+                + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t8
+                + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t7);
+    let arm_slice1_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t230
+        + 0.96744666685656 * p.section_length * t233
+        - 0.2357788243436599 * p.section_length * t234;
+    let t235 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t34
+        + 0.01186057253208228 * t44 * cache.arm_slice1_bend_c4
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t42
+        + 0.0012916905450084026 * t43 * cache.arm_slice1_bend_c6
+        + 0.0012916905450084026 * t45 * cache.arm_slice1_bend_c4;
+    let t236 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t49
+        + 0.33000947820757187;
+    let t237 = arm_bend_z_rate
+        * (0.035940096619352636 * t33 * cache.arm_slice1_bend_c3
+            + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t34)
+        + (0.035940096619352636 * cache.arm_slice1_bend_c2 * t31
+            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t32) * arm_bend_y_rate;
+    let t238 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t25
+        + 0.01186057253208228 * t24 * cache.arm_slice1_bend_c4;
+    let t239 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t240 = t238 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t239 + 0.01186057253208228 * t52 * cache.arm_slice1_bend_c3
+                + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t51);
+    let t241 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t14;
+    let t242 = arm_bend_z_rate * t235
+        + (0.01186057253208228 * cache.arm_slice1_bend_c3 * t57
+            + 0.0012916905450084026 * t58 * cache.arm_slice1_bend_c6
+            + 0.0012916905450084026 * t55 * cache.arm_slice1_bend_c4
+            + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t56
+            + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t59) * arm_bend_y_rate
+        - (t234 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t230)
+        - (t236 * t237 - t240 * t241);
+    let t243 = (t239 + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t23
+        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t22) * arm_bend_y_rate
+        + arm_bend_z_rate * t238;
+    let t244 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t29;
+    let t245 = 0.003914101352555533 * t63 * cache.arm_slice1_bend_c4
+        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t62
+        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t61;
+    let t246 = 0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c3;
+    let t247 = 0.035940096619352636 * t67 * cache.arm_slice1_bend_c2;
+    let t248 = arm_bend_z_rate * t245
+        + (t246 + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t65 + t247
+            + 0.003914101352555533 * t70 * cache.arm_slice1_bend_c4
+            + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t66) * arm_bend_y_rate
+        - (t240 * t244 - t243 * t236)
+        - (t233 * cache.arm_slice1_local_com_z - t234 * cache.arm_slice1_local_com_y);
+    let t249 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t31
+        + 0.0012916905450084026 * t37 * cache.arm_slice1_bend_c6
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t36
+        + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t38
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t39;
+    let t250 = arm_bend_z_rate * t249;
+    let t251 = t235 * arm_bend_y_rate;
+    let t252 = t250 + t251
+        - (t230 * cache.arm_slice1_local_com_y - t233 * cache.arm_slice1_local_com_x)
+        - (t241 * t243 - t244 * t237);
+    let arm_slice1_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t234
+        + 0.1829865712999871 * p.section_length * t233
+        + 0.3894183423086505 * p.section_length * t230;
+    let arm_slice1_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t230
+        - 0.35991537421130565 * p.section_length * t234
+        - 0.1748223713144484 * p.section_length * t233;
+    let arm_slice1_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t242
+        + 0.09195266597143173 * p.section_length * t248
+        + 0.01 * arm_slice1_subspace0_rate_w_x
+        - 0.2357788243436599 * p.section_length * t252
+        - 0.02 * arm_slice1_subspace0_rate_w_z;
+    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice1_local_com_z
+        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
+    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
+    let arm_slice1_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t248
+        - 0.1748223713144484 * p.section_length * t242
+        - 0.35991537421130565 * p.section_length * t252
+        - 0.01 * arm_slice1_subspace0_rate_w_y;
+    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
+    let arm_slice1_inertia_com_22 = 0.000002 * cache.arm_slice1_mass
+        * arm_slice1_rotation_20 * arm_slice1_rotation_20 * t140
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
+            * arm_slice1_rotation_21 * t140
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22
+            * arm_slice1_rotation_22 * t140;
+    let t253 = arm_slice1_position_y * arm_slice1_position_y;
+    let t254 = arm_slice1_position_x * arm_slice1_position_x;
+    let t255 = arm_slice1_position_z * arm_slice1_position_z;
+    let arm_slice1_inertia_i_22 = arm_slice1_inertia_com_22
+        + cache.arm_slice1_mass
+            * (t253 + t254 + t255 - arm_slice1_position_z * arm_slice1_position_z);
+    let arm_slice1_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice1_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice1_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_v_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
+        - 0.01 * arm_slice1_subspace0_w_y;
+    let arm_slice1_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y;
+    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
+        + arm_slice1_subspace0_w_x * qd[0];
+    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice1_local_subspace0_w_x;
+    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
+        + arm_slice1_subspace0_w_z * qd[0];
+    let arm_slice1_subspace1_v_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_v_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_v_x
+        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
+    let arm_slice1_subspace0_v_y = 0.01 * arm_slice1_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice1_local_subspace0_v_y
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
+        - 0.02 * arm_slice1_subspace0_w_z;
+    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
+        + arm_slice1_subspace0_v_y * qd[0];
+    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
+        - (arm_slice1_velocity_w_x * arm_slice1_inertia_h_z
+            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
+    let arm_slice1_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
+    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
+        + arm_slice1_subspace0_w_y * qd[0];
+    let arm_slice1_rotation_00 = 0.9164595255079896 * t227 - 0.35991537421130565 * t229
+        - 0.1748223713144484 * t228;
+    let arm_slice1_rotation_01 = 0.9164595255079896 * t225 - 0.35991537421130565 * t224
+        - 0.1748223713144484 * t226;
+    let arm_slice1_rotation_02 = 0.9164595255079896 * t222 - 0.35991537421130565 * t223
+        - 0.1748223713144484 * t224;
+    let arm_slice1_inertia_com_02 = 0.000002 * arm_slice1_rotation_00
+        * cache.arm_slice1_mass * arm_slice1_rotation_20 * t140
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
+            * arm_slice1_rotation_01 * t140
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22 * t140
+            * arm_slice1_rotation_02;
+    let t256 = -(arm_slice1_velocity_w_y * arm_slice1_inertia_com_02);
+    let arm_slice1_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_v_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
+        - 0.01 * arm_slice1_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
+        + arm_slice1_subspace0_v_x * qd[0];
+    let t257 = arm_slice1_velocity_w_y * arm_slice1_position_z + arm_slice1_velocity_v_x
+        - arm_slice1_velocity_w_z * arm_slice1_position_y;
+    let t258 = arm_slice1_position_x * t257;
+    let arm_slice1_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
+        + 0.02 * arm_slice1_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
+    let arm_slice1_subspace1_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_v_x + 0.02 * arm_slice1_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_velocity_v_z = arm_slice1_subspace0_v_z * qd[0]
+        + arm_slice1_subspace1_v_z * qd[1];
+    let t259 = arm_slice1_velocity_v_z + arm_slice1_velocity_w_x * arm_slice1_position_y
+        - arm_slice1_velocity_w_y * arm_slice1_position_x;
+    let t260 = arm_slice1_position_z * t259;
+    let t261 = arm_slice1_velocity_v_y + arm_slice1_position_x * arm_slice1_velocity_w_z
+        - arm_slice1_velocity_w_x * arm_slice1_position_z;
+    let t262 = t261 * arm_slice1_position_y;
+    let t263 = 2.0 * (t258 + t260 + t262);
+    let t264 = arm_slice1_velocity_w_x * arm_slice1_inertia_com_12;
+    let t265 = t256 + t256 + cache.arm_slice1_mass * (t263 - (t260 + t260)) + t264
+        + t264;
+    let arm_slice1_inertia_com_01 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice1_rotation_12 * t140 * arm_slice1_rotation_02
+        + 0.000002 * arm_slice1_rotation_00 * cache.arm_slice1_mass
+            * arm_slice1_rotation_10 * t140
+        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
+            * arm_slice1_rotation_01 * t140;
+    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
+    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
+    let arm_slice1_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t140
+        * arm_slice1_rotation_02 * arm_slice1_rotation_02
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_01
+            * arm_slice1_rotation_01 * t140
+        + 0.000002 * arm_slice1_rotation_00 * arm_slice1_rotation_00
+            * cache.arm_slice1_mass * t140;
+    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
+        * (t253 + t254 + t255 - arm_slice1_position_x * arm_slice1_position_x)
+        + arm_slice1_inertia_com_00;
+    let arm_slice1_momentum_n_x = arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
+        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_00
+        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
+    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
+        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
+            - arm_slice1_velocity_w_y * arm_slice1_inertia_h_z);
+    let arm_slice1_inertia_com_11 = 0.000001 * arm_slice1_rotation_11
+        * arm_slice1_rotation_11 * cache.arm_slice1_mass * t140
+        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
+            * arm_slice1_rotation_10 * t140
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_12
+            * arm_slice1_rotation_12 * t140;
+    let t266 = arm_slice1_inertia_com_02 * arm_slice1_velocity_w_z
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_com_11
         - cache.arm_slice1_mass
-            * (arm_slice2_position_z * t128 + arm_slice2_position_x * t129)
-        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_00
-        - arm_slice2_inertia_com_12 * arm_slice2_velocity_w_z;
-    let arm_slice2_momentum_n_y = arm_slice2_inertia_i_12 * arm_slice2_velocity_w_z
-        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_01
-        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
-        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
-    let t364 = arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_x
-        + arm_slice2_inertia_i_12 * arm_slice2_subspace0_rate_w_y
-        + arm_slice2_subspace0_rate_v_y * arm_slice2_inertia_h_x
+            * (t261 * arm_slice1_position_z + t259 * arm_slice1_position_y)
+        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_01
+        - arm_slice1_inertia_com_22 * arm_slice1_velocity_w_x;
+    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t253 + t254 + t255 - arm_slice1_position_y * arm_slice1_position_y);
+    let arm_slice1_momentum_n_y = arm_slice1_inertia_i_12 * arm_slice1_velocity_w_z
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_11
+        + arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
+        - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
+    let t267 = arm_slice1_inertia_com_22 * arm_slice1_velocity_w_y
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_com_01
+        - cache.arm_slice1_mass
+            * (arm_slice1_position_x * t259 + arm_slice1_position_z * t257)
+        - arm_slice1_inertia_com_12 * arm_slice1_velocity_w_z
+        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_00;
+    let t268 = arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_y
+        + arm_slice1_subspace0_rate_v_y * arm_slice1_inertia_h_x
+        + arm_slice1_inertia_i_22 * arm_slice1_subspace0_rate_w_z
         + 0.5
-            * (t362 * arm_slice2_subspace0_w_z + t348 * arm_slice2_subspace0_w_y
-                + cache.arm_slice1_mass * arm_slice2_subspace0_v_y * t128
-                + arm_slice2_subspace0_w_x * t363
-                + arm_slice2_momentum_n_y * arm_slice2_subspace0_w_x
-                + arm_slice2_subspace0_v_x * arm_slice2_momentum_f_y
-                - arm_slice2_momentum_n_x * arm_slice2_subspace0_w_y
-                - arm_slice2_subspace0_v_y * arm_slice2_momentum_f_x
-                - cache.arm_slice1_mass * t321 * arm_slice2_subspace0_v_x)
-        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_22
-        - arm_slice2_subspace0_rate_v_x * arm_slice2_inertia_h_y;
-    let arm_tip_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t271
-        + 0.3894183423086505 * p.section_length * t273
-        + 0.1829865712999871 * t274 * p.section_length;
-    let arm_tip_subspace0_rate_v_y = 0.01 * arm_tip_subspace0_rate_w_x
-        + 0.09195266597143173 * t286 * p.section_length
-        + 0.96744666685656 * p.section_length * t291 - 0.02 * arm_tip_subspace0_rate_w_z
-        - 0.2357788243436599 * p.section_length * t295;
-    let t365 = -flap_bend_y;
-    let t366 = 0.1127016653792583 * t365 * cache.flap_slice0_bend_c1;
-    let t367 = -flap_bend_squared;
-    let t368 = 1.0 + 0.012701665379258308 * t367 * cache.flap_slice0_bend_c2;
-    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t366
-        + t368 * cache.flap_rotation_01;
-    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t366
-        + t368 * cache.flap_rotation_21;
-    let t369 = p.flap_disc_radius * p.flap_disc_radius;
-    let t370 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
-    let flap_slice0_rotation_00 = t370 * cache.flap_rotation_01
-        + t368 * cache.flap_rotation_00;
-    let flap_slice0_rotation_20 = t368 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t370;
-    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_01
-        * flap_slice0_rotation_21 * t369 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t369
-            * cache.flap_slice0_mass
-        + 0.25 * t369 * cache.flap_rotation_02 * cache.flap_rotation_22
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
-        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_rotation_11 = t368 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t366;
-    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t368
-        + t370 * cache.flap_rotation_11;
-    let flap_slice0_inertia_com_12 = 0.25 * flap_slice0_rotation_21
-        * flap_slice0_rotation_11 * t369 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * t369 * flap_slice0_rotation_10
-            * cache.flap_slice0_mass
-        + 0.25 * t369 * cache.flap_rotation_22 * cache.flap_slice0_mass
+            * (arm_slice1_subspace0_v_x * arm_slice1_momentum_f_y
+                + arm_slice1_subspace0_w_z * t265
+                + cache.arm_slice1_mass * arm_slice1_subspace0_v_y * t257
+                + arm_slice1_subspace0_w_y * t266
+                + arm_slice1_momentum_n_y * arm_slice1_subspace0_w_x
+                + t267 * arm_slice1_subspace0_w_x
+                - t261 * cache.arm_slice1_mass * arm_slice1_subspace0_v_x
+                - arm_slice1_subspace0_w_y * arm_slice1_momentum_n_x
+                - arm_slice1_subspace0_v_y * arm_slice1_momentum_f_x)
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_x
+        - arm_slice1_subspace0_rate_v_x * arm_slice1_inertia_h_y;
+    let t269 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t29;
+    let t270 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t49;
+    let t271 = 0.06943184420297371 * cache.arm_slice0_bend_c1 * t14;
+    let arm_slice0_rotation_02 = 0.9164595255079896 * t271 - 0.1748223713144484 * t269
+        - 0.35991537421130565 * t270;
+    let t272 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t135;
+    let t273 = 0.06943184420297371 * t15 * cache.arm_slice0_bend_c1;
+    let arm_slice0_rotation_01 = 0.9164595255079896 * t273 - 0.1748223713144484 * t272
+        - 0.35991537421130565 * t269;
+    let t274 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
+    let t275 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t136;
+    let t276 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
+    let arm_slice0_rotation_00 = 0.9164595255079896 * t275 - 0.35991537421130565 * t274
+        - 0.1748223713144484 * t276;
+    let arm_slice0_inertia_com_00 = 0.000001 * arm_slice0_rotation_02
+        * arm_slice0_rotation_02 * t140 * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_01 * t140
+            * cache.arm_slice0_mass
+        + 0.000002 * t140 * cache.arm_slice0_mass * arm_slice0_rotation_00
+            * arm_slice0_rotation_00;
+    let t277 = arm_slice0_position_y * arm_slice0_position_y;
+    let t278 = arm_slice0_position_z * arm_slice0_position_z;
+    let t279 = arm_slice0_position_x * arm_slice0_position_x;
+    let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
+        + cache.arm_slice0_mass
+            * (t277 + t278 + t279 - arm_slice0_position_x * arm_slice0_position_x);
+    let arm_slice0_rotation_21 = 0.1829865712999871 * t272 + 0.3894183423086505 * t273
+        + 0.90270109637546 * t269;
+    let arm_slice0_rotation_20 = 0.1829865712999871 * t276 + 0.90270109637546 * t274
+        + 0.3894183423086505 * t275;
+    let arm_slice0_rotation_22 = 0.90270109637546 * t270 + 0.3894183423086505 * t271
+        + 0.1829865712999871 * t269;
+    let arm_slice0_inertia_com_22 = 0.000001 * arm_slice0_rotation_21
+        * arm_slice0_rotation_21 * t140 * cache.arm_slice0_mass
+        + 0.000002 * t140 * arm_slice0_rotation_20 * arm_slice0_rotation_20
+            * cache.arm_slice0_mass
+        + 0.000001 * t140 * cache.arm_slice0_mass * arm_slice0_rotation_22
+            * arm_slice0_rotation_22;
+    let arm_slice0_rotation_10 = 0.09195266597143173 * t275 + 0.96744666685656 * t276
+        - 0.2357788243436599 * t274;
+    let arm_slice0_rotation_12 = 0.09195266597143173 * t271 + 0.96744666685656 * t269
+        - 0.2357788243436599 * t270;
+    let arm_slice0_rotation_11 = 0.96744666685656 * t272 + 0.09195266597143173 * t273
+        - 0.2357788243436599 * t269;
+    let arm_slice0_inertia_com_01 = 0.000002 * arm_slice0_rotation_10 * t140
+        * cache.arm_slice0_mass * arm_slice0_rotation_00
+        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_02 * t140
+            * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_11 * t140
+            * cache.arm_slice0_mass;
+    let arm_slice0_inertia_com_12 = 0.000001 * arm_slice0_rotation_12 * t140
+        * cache.arm_slice0_mass * arm_slice0_rotation_22
+        + 0.000002 * arm_slice0_rotation_10 * t140 * arm_slice0_rotation_20
+            * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_21 * arm_slice0_rotation_11 * t140
+            * cache.arm_slice0_mass;
+    let t280 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_22
+        + arm_slice0_velocity_w_x * arm_slice0_inertia_com_01
+        - arm_slice0_inertia_com_00 * arm_slice0_velocity_w_y
+        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_12
+        - (t217 * arm_slice0_position_x + arm_slice0_position_z * t218)
+            * cache.arm_slice0_mass;
+    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
+        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_inertia_com_11 = 0.000002 * arm_slice0_rotation_10
+        * arm_slice0_rotation_10 * t140 * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t140
+            * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_12 * t140
+            * cache.arm_slice0_mass;
+    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
+        * (t277 + t278 + t279 - arm_slice0_position_y * arm_slice0_position_y)
+        + arm_slice0_inertia_com_11;
+    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
+        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_momentum_n_y = arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
+        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
+        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_01
+        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
+    let arm_slice0_inertia_com_02 = 0.000001 * arm_slice0_rotation_02 * t140
+        * cache.arm_slice0_mass * arm_slice0_rotation_22
+        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_21 * t140
+            * cache.arm_slice0_mass
+        + 0.000002 * t140 * arm_slice0_rotation_20 * cache.arm_slice0_mass
+            * arm_slice0_rotation_00;
+    let t281 = arm_slice0_inertia_com_12 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_com_00
+        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_11
+        - arm_slice0_velocity_w_x * arm_slice0_inertia_com_02
+        - cache.arm_slice0_mass
+            * (arm_slice0_position_x * t220 + arm_slice0_position_y * t218);
+    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
+        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t277 + t278 + t279 - arm_slice0_position_z * arm_slice0_position_z);
+    let arm_slice0_momentum_n_z = arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
+        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_02
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_22
+        + arm_slice0_velocity_w_y * arm_slice0_inertia_i_12
+        - arm_slice0_velocity_v_x * arm_slice0_inertia_h_y;
+    let t282 = t218 * arm_slice0_position_x;
+    let t283 = t217 * arm_slice0_position_z;
+    let t284 = arm_slice0_position_y * t220;
+    let t285 = 2.0 * (t282 + t283 + t284);
+    let t286 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_02;
+    let t287 = -(arm_slice0_velocity_w_z * arm_slice0_inertia_com_01);
+    let t288 = cache.arm_slice0_mass * (t285 - (t282 + t282)) + t286 + t286 + t287
+        + t287;
+    let t289 = arm_slice0_inertia_i_00 * arm_slice0_subspace0_rate_w_x
+        + 0.5
+            * (arm_slice0_subspace0_w_z * t280
+                + arm_slice0_momentum_f_z * arm_slice0_subspace0_v_y
+                + arm_slice0_subspace0_w_y * t281
+                + arm_slice0_momentum_n_z * arm_slice0_subspace0_w_y
+                + arm_slice0_subspace0_v_z * cache.arm_slice0_mass * t220
+                + t288 * arm_slice0_subspace0_w_x
+                - t217 * cache.arm_slice0_mass * arm_slice0_subspace0_v_y
+                - arm_slice0_subspace0_w_z * arm_slice0_momentum_n_y
+                - arm_slice0_momentum_f_y * arm_slice0_subspace0_v_z)
+        + arm_slice0_inertia_i_02 * arm_slice0_subspace0_rate_w_z
+        + arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_z
+        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_01
+        - arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_z;
+    let t290 = arm_slice0_velocity_w_x * arm_slice0_inertia_com_11
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_com_02
+        - cache.arm_slice0_mass
+            * (t217 * arm_slice0_position_y + arm_slice0_position_z * t220)
+        - arm_slice0_inertia_com_01 * arm_slice0_velocity_w_y
+        - arm_slice0_velocity_w_x * arm_slice0_inertia_com_22;
+    let t291 = -(arm_slice0_velocity_w_x * arm_slice0_inertia_com_12);
+    let t292 = arm_slice0_velocity_w_z * arm_slice0_inertia_com_01;
+    let t293 = t291 + t291 + t292 + t292
+        + (t285 - (t284 + t284)) * cache.arm_slice0_mass;
+    let arm_slice0_momentum_n_x = arm_slice0_velocity_w_z * arm_slice0_inertia_i_02
+        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
+        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_00
+        - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
+    let arm_slice0_subspace0_rate_v_x = 0.9164595255079896 * t216 * p.section_length
+        - 0.01 * arm_slice0_subspace0_rate_w_y
+        - 0.35991537421130565 * t212 * p.section_length
+        - 0.1748223713144484 * p.section_length * t205;
+    let t294 = arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_11
+        + arm_slice0_inertia_i_01 * arm_slice0_subspace0_rate_w_x
+        + 0.5
+            * (t217 * cache.arm_slice0_mass * arm_slice0_subspace0_v_x
+                + arm_slice0_subspace0_w_z * t290 + t293 * arm_slice0_subspace0_w_y
+                + t281 * arm_slice0_subspace0_w_x
+                + arm_slice0_subspace0_w_z * arm_slice0_momentum_n_x
+                + arm_slice0_subspace0_v_z * arm_slice0_momentum_f_x
+                - arm_slice0_subspace0_v_z * cache.arm_slice0_mass * t218
+                - arm_slice0_momentum_f_z * arm_slice0_subspace0_v_x
+                - arm_slice0_momentum_n_z * arm_slice0_subspace0_w_x)
+        + arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_i_12
+        + arm_slice0_inertia_h_z * arm_slice0_subspace0_rate_v_x
+        - arm_slice0_subspace0_rate_v_z * arm_slice0_inertia_h_x;
+    let arm_tip_subspace0_rate_v_z = 0.02 * arm_tip_subspace0_rate_w_y
+        + 0.3894183423086505 * t114 * p.section_length
+        + 0.1829865712999871 * p.section_length * t121
+        + 0.90270109637546 * p.section_length * t125;
+    let flap_slice2_subspace0_v_x = cache.flap_position_y
+        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_slice2_local_subspace0_v_x * cache.flap_rotation_00
+        + cache.flap_rotation_01 * cache.flap_slice2_local_subspace0_v_y
+        - cache.flap_position_z * cache.flap_slice2_local_subspace0_w_z
             * cache.flap_rotation_12;
-    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
-        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
-    let t371 = flap_slice0_position_x * flap_slice0_position_x;
-    let t372 = flap_slice0_position_z * flap_slice0_position_z;
-    let t373 = flap_slice0_position_y * flap_slice0_position_y;
-    let flap_slice0_inertia_com_22 = 0.25 * flap_slice0_rotation_21
-        * flap_slice0_rotation_21 * t369 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_20 * t369
-            * cache.flap_slice0_mass
-        + 0.25 * t369 * cache.flap_rotation_22 * cache.flap_rotation_22
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_22 = (t371 + t372 + t373
-        - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_22;
-    let flap_slice0_momentum_n_z = flap_slice0_inertia_h_x * flap_slice0_velocity_v_y
-        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
-        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_12
-        + flap_slice0_inertia_i_22 * flap_slice0_velocity_w_z
-        - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
-    let t374 = 0.7872983346207417 * t367 * cache.flap_slice2_bend_c2 + 1.0;
-    let t375 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_20 = cache.flap_rotation_20 * t374
-        + cache.flap_rotation_21 * t375;
-    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t374
-        + t375 * cache.flap_rotation_11;
-    let t376 = 0.8872983346207417 * t365 * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_21 = cache.flap_rotation_21 * t374
-        + cache.flap_rotation_20 * t376;
-    let flap_slice2_rotation_11 = t374 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t376;
-    let flap_slice2_inertia_com_12 = 0.5 * flap_slice2_rotation_20 * t369
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let flap_slice2_velocity_v_x = flap_slice2_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let t295 = flap_slice2_velocity_v_x
+        + flap_slice2_position_z * flap_slice2_velocity_w_y
+        - flap_slice2_position_y * flap_slice2_velocity_w_z;
+    let flap_slice0_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_22
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_00
+        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_12;
+    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let t296 = flap_slice0_velocity_v_x
+        + flap_slice0_velocity_w_y * flap_slice0_position_z
+        - flap_slice0_velocity_w_z * flap_slice0_position_y;
+    let flap_slice1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_00
+        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_22
+        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
+        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_12;
+    let flap_slice1_velocity_v_x = qd[2] * flap_slice1_subspace0_v_x
+        + arm_tip_velocity_v_x;
+    let t297 = flap_slice1_velocity_v_x
+        + cache.flap_slice1_position_z * flap_slice1_velocity_w_y
+        - cache.flap_slice1_position_y * flap_slice1_velocity_w_z;
+    let flap_composite_rate_hd_x = t295 * cache.flap_slice0_mass
+        + t296 * cache.flap_slice0_mass + cache.flap_slice1_mass * t297;
+    let t298 = arm_tip_velocity_w_y * cache.wrist_com_z + arm_tip_velocity_v_x
+        - cache.wrist_com_y * arm_tip_velocity_w_z;
+    let wrist_composite_rate_hd_x = flap_composite_rate_hd_x + p.wrist_mass * t298;
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
+    let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
+        - (flap_slice2_velocity_w_z * flap_slice2_inertia_h_y
+            - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
+    let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
+        - (flap_slice0_inertia_h_y * flap_slice0_velocity_w_z
+            - flap_slice0_inertia_h_z * flap_slice0_velocity_w_y);
+    let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
+        - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
+            - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
+    let flap_composite_momentum_f_x = flap_slice2_momentum_f_x + flap_slice0_momentum_f_x
+        + flap_slice1_momentum_f_x;
+    let wrist_composite_momentum_f_x = wrist_momentum_f_x + flap_composite_momentum_f_x;
+    let t299 = arm_tip_velocity_w_z * cache.wrist_inertia_com_01;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t300 = -flap_bend_squared;
+    let t301 = 0.7872983346207417 * t300 * cache.flap_slice2_bend_c2 + 1.0;
+    let t302 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
+    let flap_slice2_rotation_20 = cache.flap_rotation_20 * t301
+        + cache.flap_rotation_21 * t302;
+    let t303 = p.flap_disc_radius * p.flap_disc_radius;
+    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t301
+        + t302 * cache.flap_rotation_11;
+    let t304 = -flap_bend_y;
+    let t305 = 0.8872983346207417 * t304 * cache.flap_slice2_bend_c1;
+    let flap_slice2_rotation_21 = cache.flap_rotation_21 * t301
+        + cache.flap_rotation_20 * t305;
+    let flap_slice2_rotation_11 = t301 * cache.flap_rotation_11
+        + cache.flap_rotation_10 * t305;
+    let flap_slice2_inertia_com_12 = 0.5 * flap_slice2_rotation_20 * t303
         * flap_slice2_rotation_10 * cache.flap_slice0_mass
         + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
             * cache.flap_rotation_12
         + flap_slice2_rotation_21 * flap_slice2_rotation_11
             * cache.flap_slice0_local_inertia_com_22;
-    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
-        - flap_slice2_position_y * flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_rotation_01 = t376 * cache.flap_rotation_00
-        + t374 * cache.flap_rotation_01;
-    let flap_slice2_rotation_00 = t375 * cache.flap_rotation_01
-        + t374 * cache.flap_rotation_00;
-    let flap_slice2_inertia_com_02 = flap_slice2_rotation_21 * flap_slice2_rotation_01
-        * cache.flap_slice0_local_inertia_com_22
-        + 0.5 * flap_slice2_rotation_20 * t369 * flap_slice2_rotation_00
-            * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_22;
-    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
-        - flap_slice2_position_x * flap_slice2_position_z * cache.flap_slice0_mass;
-    let t377 = flap_slice2_position_z * flap_slice2_position_z;
-    let t378 = flap_slice2_position_y * flap_slice2_position_y;
-    let t379 = flap_slice2_position_x * flap_slice2_position_x;
-    let flap_slice2_inertia_com_22 = 0.5 * flap_slice2_rotation_20
-        * flap_slice2_rotation_20 * t369 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
-            * cache.flap_rotation_22
-        + flap_slice2_rotation_21 * flap_slice2_rotation_21
-            * cache.flap_slice0_local_inertia_com_22;
-    let flap_slice2_inertia_i_22 = (t377 + t378 + t379
-        - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_22;
-    let flap_slice2_momentum_n_z = flap_slice2_velocity_w_y * flap_slice2_inertia_i_12
-        + flap_slice2_velocity_v_y * flap_slice2_inertia_h_x
-        + flap_slice2_velocity_w_x * flap_slice2_inertia_i_02
-        + flap_slice2_inertia_i_22 * flap_slice2_velocity_w_z
-        - flap_slice2_velocity_v_x * flap_slice2_inertia_h_y;
+    let t306 = -(flap_slice2_inertia_com_12 * flap_slice2_velocity_w_x);
     let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_21 * t369
-        + 0.25 * cache.flap_slice1_mass * t369 * cache.flap_rotation_22
+        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_21 * t303
+        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_22
             * cache.flap_rotation_12
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t369
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t303
             * cache.flap_slice1_rotation_20;
-    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
-        - cache.flap_slice1_mass * cache.flap_slice1_position_z
-            * cache.flap_slice1_position_y;
-    let flap_slice1_inertia_com_02 = 0.25 * cache.flap_slice1_mass * t369
-        * cache.flap_rotation_02 * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * t369 * cache.flap_slice1_rotation_20
-            * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
-            * cache.flap_slice1_rotation_01 * t369;
-    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
-        - cache.flap_slice1_position_x * cache.flap_slice1_mass
-            * cache.flap_slice1_position_z;
-    let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_21 * cache.flap_slice1_rotation_21 * t369
-        + 0.25 * cache.flap_slice1_mass * t369 * cache.flap_rotation_22
-            * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * t369 * cache.flap_slice1_rotation_20
-            * cache.flap_slice1_rotation_20;
-    let t380 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
-    let t381 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
-    let t382 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
-    let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
-        + cache.flap_slice1_mass
-            * (t380 + t381 + t382
-                - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
-    let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
-        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_12
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_02
-        + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
-        - flap_slice1_inertia_h_y * flap_slice1_velocity_v_x;
-    let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
-        + flap_slice1_momentum_n_z;
-    let wrist_momentum_n_z = cache.wrist_inertia_h_x * arm_tip_velocity_v_y
-        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
-        + cache.wrist_inertia_i_22 * arm_tip_velocity_w_z
-        - arm_tip_velocity_v_x * cache.wrist_inertia_h_y;
-    let wrist_composite_momentum_n_z = flap_composite_momentum_n_z + wrist_momentum_n_z;
-    let flap_slice0_subspace0_v_z = 0.1127016653792583 * cache.flap_position_x
-        * p.flap_length * cache.flap_rotation_12
-        + cache.flap_rotation_21 * p.flap_length * t312
-        + p.flap_length * cache.flap_rotation_20 * t314
-        - 0.1127016653792583 * p.flap_length * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let arm_tip_velocity_v_z = qd[0] * cache.arm_tip_subspace0_v_z
-        + cache.arm_tip_subspace1_v_z * qd[1];
-    let flap_slice0_velocity_v_z = flap_slice0_subspace0_v_z * qd[2]
-        + arm_tip_velocity_v_z;
-    let flap_slice0_momentum_f_z = flap_slice0_velocity_v_z * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_x * flap_slice0_velocity_w_y
-            - flap_slice0_inertia_h_y * flap_slice0_velocity_w_x);
-    let flap_slice2_subspace0_v_z = cache.flap_rotation_21 * p.flap_length * t300
-        + 0.8872983346207417 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_12 + t304 * p.flap_length * cache.flap_rotation_20
-        - 0.8872983346207417 * p.flap_length * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice2_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice2_subspace0_v_z;
-    let flap_slice2_momentum_f_z = flap_slice2_velocity_v_z * cache.flap_slice0_mass
-        - (flap_slice2_velocity_w_y * flap_slice2_inertia_h_x
-            - flap_slice2_velocity_w_x * flap_slice2_inertia_h_y);
-    let flap_slice1_subspace0_v_z = p.flap_length * cache.flap_rotation_20 * t309
-        + cache.flap_rotation_21 * p.flap_length * t307
-        + 0.5 * cache.flap_position_x * p.flap_length * cache.flap_rotation_12
-        - 0.5 * p.flap_length * cache.flap_position_y * cache.flap_rotation_02;
-    let flap_slice1_velocity_v_z = qd[2] * flap_slice1_subspace0_v_z
-        + arm_tip_velocity_v_z;
-    let flap_slice1_momentum_f_z = flap_slice1_velocity_v_z * cache.flap_slice1_mass
-        - (flap_slice1_inertia_h_x * flap_slice1_velocity_w_y
-            - flap_slice1_velocity_w_x * flap_slice1_inertia_h_y);
-    let flap_composite_momentum_f_z = flap_slice0_momentum_f_z + flap_slice2_momentum_f_z
-        + flap_slice1_momentum_f_z;
-    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
-        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
-            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
-    let wrist_composite_momentum_f_z = flap_composite_momentum_f_z + wrist_momentum_f_z;
-    let t383 = -(arm_tip_velocity_w_z * cache.wrist_inertia_com_01);
-    let t384 = arm_tip_velocity_w_y * cache.wrist_inertia_com_02;
-    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_01 * t369
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t369
-            * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * t369 * cache.flap_rotation_02
-            * cache.flap_rotation_12;
-    let t385 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z);
-    let flap_slice0_inertia_com_01 = 0.5 * flap_slice0_rotation_00 * t369
-        * flap_slice0_rotation_10 * cache.flap_slice0_mass
-        + 0.25 * t369 * cache.flap_rotation_02 * cache.flap_slice0_mass
-            * cache.flap_rotation_12
-        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_11 * t369
-            * cache.flap_slice0_mass;
-    let t386 = -(flap_slice0_inertia_com_01 * flap_slice0_velocity_w_z);
-    let t387 = flap_slice1_velocity_w_y * flap_slice1_inertia_com_02;
-    let flap_slice2_inertia_com_01 = 0.5 * t369 * flap_slice2_rotation_10
+    let t307 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_12);
+    let t308 = flap_slice2_position_x * t295;
+    let t309 = flap_slice2_position_y * t130;
+    let t310 = flap_slice2_position_z * t128;
+    let t311 = 2.0 * (t308 + t309 + t310);
+    let t312 = (t311 - (t309 + t309)) * cache.flap_slice0_mass;
+    let flap_slice2_rotation_00 = t302 * cache.flap_rotation_01
+        + t301 * cache.flap_rotation_00;
+    let flap_slice2_rotation_01 = t305 * cache.flap_rotation_00
+        + t301 * cache.flap_rotation_01;
+    let flap_slice2_inertia_com_01 = 0.5 * t303 * flap_slice2_rotation_10
         * flap_slice2_rotation_00 * cache.flap_slice0_mass
         + flap_slice2_rotation_01 * flap_slice2_rotation_11
             * cache.flap_slice0_local_inertia_com_22
         + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
             * cache.flap_rotation_12;
-    let t388 = -(flap_slice2_inertia_com_01 * flap_slice2_velocity_w_z);
-    let t389 = flap_slice0_position_x * t318;
-    let t390 = flap_slice0_velocity_w_x * flap_slice0_position_y
-        + flap_slice0_velocity_v_z - flap_slice0_velocity_w_y * flap_slice0_position_x;
-    let t391 = t390 * flap_slice0_position_z;
-    let t392 = t315 * flap_slice0_position_y;
-    let t393 = 2.0 * (t391 + t392 + t389);
-    let t394 = cache.flap_slice0_mass * (t393 - (t389 + t389));
-    let t395 = cache.flap_slice1_position_x * t319;
-    let t396 = t310 * cache.flap_slice1_position_y;
-    let t397 = flap_slice1_velocity_v_z
-        + flap_slice1_velocity_w_x * cache.flap_slice1_position_y
-        - cache.flap_slice1_position_x * flap_slice1_velocity_w_y;
-    let t398 = cache.flap_slice1_position_z * t397;
-    let t399 = 2.0 * (t396 + t395 + t398);
-    let t400 = cache.flap_slice1_mass * (t399 - (t395 + t395));
-    let t401 = flap_slice2_velocity_w_y * flap_slice2_inertia_com_02;
-    let t402 = flap_slice0_velocity_w_y * flap_slice0_inertia_com_02;
-    let t403 = flap_slice2_position_y * t305;
-    let t404 = flap_slice2_velocity_v_z
-        + flap_slice2_position_y * flap_slice2_velocity_w_x
-        - flap_slice2_position_x * flap_slice2_velocity_w_y;
-    let t405 = flap_slice2_position_z * t404;
-    let t406 = flap_slice2_position_x * t317;
-    let t407 = 2.0 * (t403 + t405 + t406);
-    let t408 = (t407 - (t406 + t406)) * cache.flap_slice0_mass;
-    let flap_composite_rate_id_00 = t385 + t385 + t386 + t386 + t387 + t387 + t388 + t388
-        + t394 + t400 + t401 + t401 + t402 + t402 + t408;
-    let t409 = cache.wrist_com_y * t296;
-    let t410 = cache.wrist_com_x * t316;
-    let t411 = arm_tip_velocity_v_z + arm_tip_velocity_w_x * cache.wrist_com_y
-        - cache.wrist_com_x * arm_tip_velocity_w_y;
-    let t412 = t411 * cache.wrist_com_z;
-    let t413 = 2.0 * (t409 + t410 + t412);
-    let wrist_composite_rate_id_00 = t383 + t383 + t384 + t384
-        + flap_composite_rate_id_00 + p.wrist_mass * (t413 - (t410 + t410));
-    let flap_slice1_inertia_com_00 = 0.5 * cache.flap_slice1_mass * t369
-        * cache.flap_slice1_rotation_00 * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_01
-            * cache.flap_slice1_rotation_01 * t369
-        + 0.25 * cache.flap_slice1_mass * t369 * cache.flap_rotation_02
-            * cache.flap_rotation_02;
-    let t414 = flap_slice1_velocity_w_z * flap_slice1_inertia_com_00;
-    let flap_slice0_inertia_com_11 = 0.25 * t369 * cache.flap_slice0_mass
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t369
-            * cache.flap_slice0_mass
-        + 0.5 * t369 * flap_slice0_rotation_10 * flap_slice0_rotation_10
+    let t313 = flap_slice2_inertia_com_01 * flap_slice2_velocity_w_z;
+    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_01 * t303
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t303
+            * cache.flap_slice1_rotation_00
+        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_02
+            * cache.flap_rotation_12;
+    let t314 = flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z;
+    let t315 = t131 * flap_slice0_position_y;
+    let t316 = flap_slice0_position_x * t296;
+    let t317 = t127 * flap_slice0_position_z;
+    let t318 = 2.0 * (t316 + t317 + t315);
+    let t319 = (t318 - (t315 + t315)) * cache.flap_slice0_mass;
+    let t320 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
+    let t321 = 1.0 + 0.012701665379258308 * t300 * cache.flap_slice0_bend_c2;
+    let flap_slice0_rotation_00 = t320 * cache.flap_rotation_01
+        + t321 * cache.flap_rotation_00;
+    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t321
+        + t320 * cache.flap_rotation_11;
+    let t322 = 0.1127016653792583 * t304 * cache.flap_slice0_bend_c1;
+    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t322
+        + t321 * cache.flap_rotation_01;
+    let flap_slice0_rotation_11 = t321 * cache.flap_rotation_11
+        + cache.flap_rotation_10 * t322;
+    let flap_slice0_inertia_com_01 = 0.5 * flap_slice0_rotation_00 * t303
+        * flap_slice0_rotation_10 * cache.flap_slice0_mass
+        + 0.25 * t303 * cache.flap_rotation_02 * cache.flap_slice0_mass
+            * cache.flap_rotation_12
+        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_11 * t303
             * cache.flap_slice0_mass;
-    let t415 = -(flap_slice0_inertia_com_11 * flap_slice0_velocity_w_z);
-    let t416 = -((flap_slice2_position_x * t305 + flap_slice2_position_y * t317)
-        * cache.flap_slice0_mass);
-    let t417 = -(flap_slice2_velocity_w_x * flap_slice2_inertia_com_02);
-    let t418 = -((t315 * flap_slice0_position_x + flap_slice0_position_y * t318)
-        * cache.flap_slice0_mass);
-    let flap_slice0_inertia_com_00 = 0.25 * t369 * cache.flap_rotation_02
-        * cache.flap_rotation_02 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_00 * t369
+    let t323 = flap_slice0_inertia_com_01 * flap_slice0_velocity_w_z;
+    let t324 = t132 * cache.flap_slice1_position_y;
+    let t325 = cache.flap_slice1_position_z * t129;
+    let t326 = cache.flap_slice1_position_x * t297;
+    let t327 = 2.0 * (t325 + t326 + t324);
+    let t328 = cache.flap_slice1_mass * (t327 - (t324 + t324));
+    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t322
+        + t321 * cache.flap_rotation_21;
+    let flap_slice0_rotation_20 = t321 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t320;
+    let flap_slice0_inertia_com_12 = 0.25 * flap_slice0_rotation_21
+        * flap_slice0_rotation_11 * t303 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_20 * t303 * flap_slice0_rotation_10
             * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_01 * t369
-            * cache.flap_slice0_mass;
-    let t419 = flap_slice0_inertia_com_00 * flap_slice0_velocity_w_z;
-    let t420 = flap_slice0_velocity_w_y * flap_slice0_inertia_com_12;
-    let t421 = -(cache.flap_slice1_mass
-        * (cache.flap_slice1_position_x * t310 + t319 * cache.flap_slice1_position_y));
-    let flap_slice2_inertia_com_00 = 0.5 * t369 * flap_slice2_rotation_00
+        + 0.25 * t303 * cache.flap_rotation_22 * cache.flap_slice0_mass
+            * cache.flap_rotation_12;
+    let t329 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_12);
+    let flap_composite_rate_id_11 = t306 + t306 + t307 + t307 + t312 + t313 + t313 + t314
+        + t314 + t319 + t323 + t323 + t328 + t329 + t329;
+    let t330 = t133 * cache.wrist_com_y;
+    let t331 = t126 * cache.wrist_com_z;
+    let t332 = cache.wrist_com_x * t298;
+    let t333 = 2.0 * (t331 + t330 + t332);
+    let t334 = -(arm_tip_velocity_w_x * cache.wrist_inertia_com_12);
+    let wrist_composite_rate_id_11 = t299 + t299 + flap_composite_rate_id_11
+        + p.wrist_mass * (t333 - (t330 + t330)) + t334 + t334;
+    let flap_slice2_inertia_com_02 = flap_slice2_rotation_21 * flap_slice2_rotation_01
+        * cache.flap_slice0_local_inertia_com_22
+        + 0.5 * flap_slice2_rotation_20 * t303 * flap_slice2_rotation_00
+            * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
+            * cache.flap_rotation_22;
+    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
+        - flap_slice2_position_x * flap_slice2_position_z * cache.flap_slice0_mass;
+    let t335 = flap_slice2_position_z * flap_slice2_position_z;
+    let t336 = flap_slice2_position_y * flap_slice2_position_y;
+    let t337 = flap_slice2_position_x * flap_slice2_position_x;
+    let flap_slice2_inertia_com_00 = 0.5 * t303 * flap_slice2_rotation_00
         * flap_slice2_rotation_00 * cache.flap_slice0_mass
         + flap_slice2_rotation_01 * flap_slice2_rotation_01
             * cache.flap_slice0_local_inertia_com_22
         + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
             * cache.flap_rotation_02;
-    let t422 = flap_slice2_inertia_com_00 * flap_slice2_velocity_w_z;
-    let t423 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_02);
-    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + 0.5 * t369 * flap_slice2_rotation_10 * flap_slice2_rotation_10
+    let flap_slice2_inertia_i_00 = (t335 + t336 + t337
+        - flap_slice2_position_x * flap_slice2_position_x) * cache.flap_slice0_mass
+        + flap_slice2_inertia_com_00;
+    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
+        - flap_slice2_position_x * flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_momentum_n_x = flap_slice2_velocity_w_z * flap_slice2_inertia_i_02
+        + flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_v_z * flap_slice2_inertia_h_y
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
+        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
+    let flap_slice0_inertia_com_00 = 0.25 * t303 * cache.flap_rotation_02
+        * cache.flap_rotation_02 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_00 * t303
             * cache.flap_slice0_mass
-        + flap_slice2_rotation_11 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22;
-    let t424 = -(flap_slice2_inertia_com_11 * flap_slice2_velocity_w_z);
-    let t425 = flap_slice1_velocity_w_y * flap_slice1_inertia_com_12;
-    let t426 = -(flap_slice0_inertia_com_02 * flap_slice0_velocity_w_x);
-    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t369
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
-            * cache.flap_slice1_rotation_10 * t369
-        + 0.25 * cache.flap_slice1_mass * t369 * cache.flap_rotation_12
-            * cache.flap_rotation_12;
-    let t427 = -(flap_slice1_velocity_w_z * flap_slice1_inertia_com_11);
-    let t428 = flap_slice2_inertia_com_12 * flap_slice2_velocity_w_y;
-    let flap_composite_rate_id_01 = t414 + t415 + t416 + t417 + t418 + t419 + t420 + t421
-        + t422 + t423 + t424 + t425 + t426 + t427 + t428;
-    let wrist_composite_rate_id_01 = arm_tip_velocity_w_y * cache.wrist_inertia_com_12
-        + cache.wrist_inertia_com_00 * arm_tip_velocity_w_z + flap_composite_rate_id_01
-        - arm_tip_velocity_w_z * cache.wrist_inertia_com_11
-        - (cache.wrist_com_x * t296 + cache.wrist_com_y * t316) * p.wrist_mass
-        - cache.wrist_inertia_com_02 * arm_tip_velocity_w_x;
-    let flap_composite_rate_hd_z = cache.flap_slice1_mass * t397
-        + t404 * cache.flap_slice0_mass + t390 * cache.flap_slice0_mass;
-    let wrist_composite_rate_hd_z = p.wrist_mass * t411 + flap_composite_rate_hd_z;
-    let t429 = -(flap_slice2_velocity_w_y * flap_slice2_inertia_com_00);
-    let t430 = flap_slice2_velocity_w_x * flap_slice2_inertia_com_01;
-    let t431 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_01;
-    let t432 = -(flap_slice1_velocity_w_z * flap_slice1_inertia_com_12);
-    let t433 = -(flap_slice1_inertia_com_00 * flap_slice1_velocity_w_y);
-    let t434 = flap_slice0_inertia_com_01 * flap_slice0_velocity_w_x;
-    let t435 = flap_slice0_velocity_w_y * flap_slice0_inertia_com_22;
-    let t436 = -((flap_slice2_position_z * t317 + flap_slice2_position_x * t404)
-        * cache.flap_slice0_mass);
-    let t437 = -((t390 * flap_slice0_position_x + flap_slice0_position_z * t318)
-        * cache.flap_slice0_mass);
-    let t438 = -(flap_slice0_inertia_com_12 * flap_slice0_velocity_w_z);
-    let t439 = -(flap_slice0_velocity_w_y * flap_slice0_inertia_com_00);
-    let t440 = -(cache.flap_slice1_mass
-        * (cache.flap_slice1_position_z * t319 + cache.flap_slice1_position_x * t397));
-    let t441 = -(flap_slice2_inertia_com_12 * flap_slice2_velocity_w_z);
-    let t442 = flap_slice2_inertia_com_22 * flap_slice2_velocity_w_y;
-    let t443 = flap_slice1_inertia_com_22 * flap_slice1_velocity_w_y;
-    let flap_composite_rate_id_02 = t429 + t430 + t431 + t432 + t433 + t434 + t435 + t436
-        + t437 + t438 + t439 + t440 + t441 + t442 + t443;
-    let wrist_composite_rate_id_02 = flap_composite_rate_id_02
-        + arm_tip_velocity_w_x * cache.wrist_inertia_com_01
-        + arm_tip_velocity_w_y * cache.wrist_inertia_com_22
-        - cache.wrist_inertia_com_00 * arm_tip_velocity_w_y
-        - cache.wrist_inertia_com_12 * arm_tip_velocity_w_z
-        - p.wrist_mass * (cache.wrist_com_x * t411 + cache.wrist_com_z * t316);
+        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_01 * t303
+            * cache.flap_slice0_mass;
+    let t338 = flap_slice0_position_x * flap_slice0_position_x;
+    let t339 = flap_slice0_position_z * flap_slice0_position_z;
+    let t340 = flap_slice0_position_y * flap_slice0_position_y;
+    let flap_slice0_inertia_i_00 = flap_slice0_inertia_com_00
+        + (t338 + t339 + t340 - flap_slice0_position_x * flap_slice0_position_x)
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_01
+        * flap_slice0_rotation_21 * t303 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t303
+            * cache.flap_slice0_mass
+        + 0.25 * t303 * cache.flap_rotation_02 * cache.flap_rotation_22
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
+        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
     let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
         - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_11 = (t371 + t372 + t373
-        - flap_slice0_position_y * flap_slice0_position_y) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_11;
-    let flap_slice0_momentum_n_y = flap_slice0_velocity_w_x * flap_slice0_inertia_i_01
-        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_11
-        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
-        + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_z
-        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
+    let flap_slice0_momentum_n_x = flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
+        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
+        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_01
+        + flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
+        - flap_slice0_inertia_h_z * flap_slice0_velocity_v_y;
     let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
         - cache.flap_slice1_position_x * cache.flap_slice1_mass
             * cache.flap_slice1_position_y;
-    let flap_slice1_inertia_i_11 = flap_slice1_inertia_com_11
-        + cache.flap_slice1_mass
-            * (t380 + t381 + t382
-                - cache.flap_slice1_position_y * cache.flap_slice1_position_y);
-    let flap_slice1_momentum_n_y = flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_01
-        + flap_slice1_inertia_i_11 * flap_slice1_velocity_w_y
-        + flap_slice1_velocity_w_z * flap_slice1_inertia_i_12
-        - flap_slice1_velocity_v_z * flap_slice1_inertia_h_x;
-    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
-        - flap_slice2_position_x * flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_inertia_i_11 = (t377 + t378 + t379
-        - flap_slice2_position_y * flap_slice2_position_y) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_11;
-    let flap_slice2_momentum_n_y = flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_11
-        + flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
-        + flap_slice2_inertia_i_12 * flap_slice2_velocity_w_z
-        - flap_slice2_velocity_v_z * flap_slice2_inertia_h_x;
-    let flap_composite_momentum_n_y = flap_slice0_momentum_n_y + flap_slice1_momentum_n_y
-        + flap_slice2_momentum_n_y;
-    let wrist_momentum_n_y = arm_tip_velocity_w_z * cache.wrist_inertia_i_12
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_11
-        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
-        + arm_tip_velocity_v_x * cache.wrist_inertia_h_z
-        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
-    let wrist_composite_momentum_n_y = flap_composite_momentum_n_y + wrist_momentum_n_y;
-    let t444 = cache.wrist_composite_inertia_i_00 * arm_tip_subspace0_rate_w_x
-        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_z
-        + 0.5
-            * (cache.arm_tip_subspace0_w_y * wrist_composite_momentum_n_z
-                + wrist_composite_momentum_f_z * cache.arm_tip_subspace0_v_y
-                + wrist_composite_rate_id_00 * cache.arm_tip_subspace0_w_x
-                + wrist_composite_rate_id_01 * cache.arm_tip_subspace0_w_y
-                + wrist_composite_rate_hd_y * cache.arm_tip_subspace0_v_z
-                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_02
-                - wrist_composite_momentum_f_y * cache.arm_tip_subspace0_v_z
-                - cache.arm_tip_subspace0_v_y * wrist_composite_rate_hd_z
-                - cache.arm_tip_subspace0_w_z * wrist_composite_momentum_n_y)
-        + arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_i_01
-        + arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_y
-        - arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_h_z;
-    let t445 = arm_slice2_subspace0_rate_v_x * cache.arm_slice1_mass
-        + 0.5
-            * (arm_slice2_subspace0_w_y * arm_slice2_momentum_f_z
-                - arm_slice2_subspace0_w_z * arm_slice2_momentum_f_y
-                - (cache.arm_slice1_mass * t321 * arm_slice2_subspace0_w_z
-                    - cache.arm_slice1_mass * arm_slice2_subspace0_w_y * t129))
-        - (arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_w_z
-            - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_y);
-    let t446 = 0.5
-        * (arm_slice3_subspace0_w_z * arm_slice3_momentum_f_x
-            - arm_slice3_subspace0_w_x * arm_slice3_momentum_f_z
-            - (arm_slice3_subspace0_w_x * t102 * cache.arm_slice0_mass
-                - t83 * arm_slice3_subspace0_w_z * cache.arm_slice0_mass))
-        + arm_slice3_subspace0_rate_v_y * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_x
-            - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_z);
-    let arm_tip_subspace0_rate_v_x = 0.9164595255079896 * t286 * p.section_length
-        - 0.1748223713144484 * p.section_length * t291
-        - 0.35991537421130565 * p.section_length * t295
-        - 0.01 * arm_tip_subspace0_rate_w_y;
-    let t447 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_y);
-    let t448 = flap_slice2_velocity_w_x * flap_slice2_inertia_com_11;
-    let t449 = -(flap_slice0_inertia_com_22 * flap_slice0_velocity_w_x);
-    let t450 = -(flap_slice2_velocity_w_y * flap_slice2_inertia_com_01);
-    let t451 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_11;
-    let t452 = -(flap_slice0_inertia_com_01 * flap_slice0_velocity_w_y);
-    let t453 = flap_slice2_inertia_com_02 * flap_slice2_velocity_w_z;
-    let t454 = flap_slice0_inertia_com_11 * flap_slice0_velocity_w_x;
-    let t455 = -((t390 * flap_slice0_position_y + t315 * flap_slice0_position_z)
-        * cache.flap_slice0_mass);
-    let t456 = flap_slice1_velocity_w_z * flap_slice1_inertia_com_02;
-    let t457 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_22);
-    let t458 = -(flap_slice2_velocity_w_x * flap_slice2_inertia_com_22);
-    let t459 = -((t305 * flap_slice2_position_z + flap_slice2_position_y * t404)
-        * cache.flap_slice0_mass);
-    let t460 = -(cache.flap_slice1_mass
-        * (t397 * cache.flap_slice1_position_y + cache.flap_slice1_position_z * t310));
-    let t461 = flap_slice0_inertia_com_02 * flap_slice0_velocity_w_z;
-    let flap_composite_rate_id_12 = t447 + t448 + t449 + t450 + t451 + t452 + t453 + t454
-        + t455 + t456 + t457 + t458 + t459 + t460 + t461;
-    let wrist_composite_rate_id_12 = cache.wrist_inertia_com_02 * arm_tip_velocity_w_z
-        + flap_composite_rate_id_12 + arm_tip_velocity_w_x * cache.wrist_inertia_com_11
-        - arm_tip_velocity_w_y * cache.wrist_inertia_com_01
-        - cache.wrist_inertia_com_22 * arm_tip_velocity_w_x
-        - p.wrist_mass * (t411 * cache.wrist_com_y + cache.wrist_com_z * t296);
-    let t462 = -(arm_tip_velocity_w_x * cache.wrist_inertia_com_12);
-    let t463 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_12);
-    let t464 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_12);
-    let t465 = flap_slice2_inertia_com_01 * flap_slice2_velocity_w_z;
-    let t466 = flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z;
-    let t467 = (t407 - (t403 + t403)) * cache.flap_slice0_mass;
-    let t468 = (t393 - (t392 + t392)) * cache.flap_slice0_mass;
-    let t469 = -(flap_slice2_inertia_com_12 * flap_slice2_velocity_w_x);
-    let t470 = flap_slice0_inertia_com_01 * flap_slice0_velocity_w_z;
-    let t471 = cache.flap_slice1_mass * (t399 - (t396 + t396));
-    let flap_composite_rate_id_11 = t463 + t463 + t464 + t464 + t465 + t465 + t466 + t466
-        + t467 + t468 + t469 + t469 + t470 + t470 + t471;
-    let t472 = arm_tip_velocity_w_z * cache.wrist_inertia_com_01;
-    let wrist_composite_rate_id_11 = p.wrist_mass * (t413 - (t409 + t409)) + t462 + t462
-        + flap_composite_rate_id_11 + t472 + t472;
-    let wrist_momentum_n_x = cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_01
-        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        - cache.wrist_inertia_h_z * arm_tip_velocity_v_y;
-    let flap_slice0_inertia_i_00 = flap_slice0_inertia_com_00
-        + (t371 + t372 + t373 - flap_slice0_position_x * flap_slice0_position_x)
-            * cache.flap_slice0_mass;
-    let flap_slice0_momentum_n_x = flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
-        + flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
-        + flap_slice0_inertia_i_02 * flap_slice0_velocity_w_z
-        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_01
-        - flap_slice0_inertia_h_z * flap_slice0_velocity_v_y;
+    let flap_slice1_inertia_com_02 = 0.25 * cache.flap_slice1_mass * t303
+        * cache.flap_rotation_02 * cache.flap_rotation_22
+        + 0.5 * cache.flap_slice1_mass * t303 * cache.flap_slice1_rotation_20
+            * cache.flap_slice1_rotation_00
+        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
+            * cache.flap_slice1_rotation_01 * t303;
+    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
+        - cache.flap_slice1_position_x * cache.flap_slice1_mass
+            * cache.flap_slice1_position_z;
+    let t341 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
+    let t342 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
+    let t343 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
+    let flap_slice1_inertia_com_00 = 0.5 * cache.flap_slice1_mass * t303
+        * cache.flap_slice1_rotation_00 * cache.flap_slice1_rotation_00
+        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_01
+            * cache.flap_slice1_rotation_01 * t303
+        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_02
+            * cache.flap_rotation_02;
     let flap_slice1_inertia_i_00 = cache.flap_slice1_mass
-        * (t380 + t381 + t382
+        * (t341 + t342 + t343
             - cache.flap_slice1_position_x * cache.flap_slice1_position_x)
         + flap_slice1_inertia_com_00;
-    let flap_slice1_momentum_n_x = flap_slice1_velocity_v_z * flap_slice1_inertia_h_y
-        + flap_slice1_velocity_w_z * flap_slice1_inertia_i_02
-        + flap_slice1_inertia_i_01 * flap_slice1_velocity_w_y
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_00
+    let flap_slice1_momentum_n_x = flap_slice1_inertia_i_01 * flap_slice1_velocity_w_y
+        + flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
+        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
+        + flap_slice1_inertia_i_00 * flap_slice1_velocity_w_x
         - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
-    let flap_slice2_inertia_i_00 = (t377 + t378 + t379
-        - flap_slice2_position_x * flap_slice2_position_x) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_00;
-    let flap_slice2_momentum_n_x = flap_slice2_inertia_i_02 * flap_slice2_velocity_w_z
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
-        + flap_slice2_velocity_v_z * flap_slice2_inertia_h_y
-        + flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
-        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
-    let flap_composite_momentum_n_x = flap_slice0_momentum_n_x + flap_slice1_momentum_n_x
-        + flap_slice2_momentum_n_x;
-    let wrist_composite_momentum_n_x = wrist_momentum_n_x + flap_composite_momentum_n_x;
-    let t473 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_z
+    let flap_composite_momentum_n_x = flap_slice2_momentum_n_x + flap_slice0_momentum_n_x
+        + flap_slice1_momentum_n_x;
+    let wrist_momentum_n_x = arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
+        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let wrist_composite_momentum_n_x = flap_composite_momentum_n_x + wrist_momentum_n_x;
+    let t344 = -(cache.flap_slice1_mass
+        * (cache.flap_slice1_position_x * t132 + t297 * cache.flap_slice1_position_y));
+    let t345 = flap_slice2_inertia_com_12 * flap_slice2_velocity_w_y;
+    let flap_slice0_inertia_com_11 = 0.25 * t303 * cache.flap_slice0_mass
+        * cache.flap_rotation_12 * cache.flap_rotation_12
+        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t303
+            * cache.flap_slice0_mass
+        + 0.5 * t303 * flap_slice0_rotation_10 * flap_slice0_rotation_10
+            * cache.flap_slice0_mass;
+    let t346 = -(flap_slice0_inertia_com_11 * flap_slice0_velocity_w_z);
+    let t347 = -((flap_slice2_position_y * t295 + flap_slice2_position_x * t130)
+        * cache.flap_slice0_mass);
+    let t348 = flap_slice2_inertia_com_00 * flap_slice2_velocity_w_z;
+    let t349 = flap_slice1_inertia_com_12 * flap_slice1_velocity_w_y;
+    let t350 = flap_slice0_inertia_com_00 * flap_slice0_velocity_w_z;
+    let t351 = flap_slice0_inertia_com_12 * flap_slice0_velocity_w_y;
+    let t352 = flap_slice1_inertia_com_00 * flap_slice1_velocity_w_z;
+    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t303
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
+            * cache.flap_slice1_rotation_10 * t303
+        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_12
+            * cache.flap_rotation_12;
+    let t353 = -(flap_slice1_inertia_com_11 * flap_slice1_velocity_w_z);
+    let t354 = -((t296 * flap_slice0_position_y + t131 * flap_slice0_position_x)
+        * cache.flap_slice0_mass);
+    let t355 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_02);
+    let t356 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_02);
+    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
+        * cache.flap_rotation_12 * cache.flap_rotation_12
+        + 0.5 * t303 * flap_slice2_rotation_10 * flap_slice2_rotation_10
+            * cache.flap_slice0_mass
+        + flap_slice2_rotation_11 * flap_slice2_rotation_11
+            * cache.flap_slice0_local_inertia_com_22;
+    let t357 = -(flap_slice2_velocity_w_z * flap_slice2_inertia_com_11);
+    let t358 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_x);
+    let flap_composite_rate_id_01 = t344 + t345 + t346 + t347 + t348 + t349 + t350 + t351
+        + t352 + t353 + t354 + t355 + t356 + t357 + t358;
+    let wrist_composite_rate_id_01 = arm_tip_velocity_w_y * cache.wrist_inertia_com_12
+        + cache.wrist_inertia_com_00 * arm_tip_velocity_w_z + flap_composite_rate_id_01
+        - (cache.wrist_com_x * t133 + t298 * cache.wrist_com_y) * p.wrist_mass
+        - arm_tip_velocity_w_z * cache.wrist_inertia_com_11
+        - cache.wrist_inertia_com_02 * arm_tip_velocity_w_x;
+    let flap_slice0_inertia_com_22 = 0.25 * flap_slice0_rotation_21
+        * flap_slice0_rotation_21 * t303 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_20 * t303
+            * cache.flap_slice0_mass
+        + 0.25 * t303 * cache.flap_rotation_22 * cache.flap_rotation_22
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_22 = (t338 + t339 + t340
+        - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
+        + flap_slice0_inertia_com_22;
+    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
+        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_momentum_n_z = flap_slice0_inertia_h_x * flap_slice0_velocity_v_y
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
+        + flap_slice0_inertia_i_22 * flap_slice0_velocity_w_z
+        + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_y
+        - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
+    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
+        - flap_slice2_position_y * flap_slice2_position_z * cache.flap_slice0_mass;
+    let flap_slice2_inertia_com_22 = 0.5 * flap_slice2_rotation_20
+        * flap_slice2_rotation_20 * t303 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
+            * cache.flap_rotation_22
+        + flap_slice2_rotation_21 * flap_slice2_rotation_21
+            * cache.flap_slice0_local_inertia_com_22;
+    let flap_slice2_inertia_i_22 = (t335 + t336 + t337
+        - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
+        + flap_slice2_inertia_com_22;
+    let flap_slice2_momentum_n_z = flap_slice2_inertia_i_12 * flap_slice2_velocity_w_y
+        + flap_slice2_inertia_i_02 * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_22
+        + flap_slice2_velocity_v_y * flap_slice2_inertia_h_x
+        - flap_slice2_velocity_v_x * flap_slice2_inertia_h_y;
+    let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_21 * cache.flap_slice1_rotation_21 * t303
+        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_22
+            * cache.flap_rotation_22
+        + 0.5 * cache.flap_slice1_mass * t303 * cache.flap_slice1_rotation_20
+            * cache.flap_slice1_rotation_20;
+    let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
+        + cache.flap_slice1_mass
+            * (t341 + t342 + t343
+                - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
+    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
+        - cache.flap_slice1_mass * cache.flap_slice1_position_z
+            * cache.flap_slice1_position_y;
+    let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
+        + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
+        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_12
+        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_x
+        - flap_slice1_inertia_h_y * flap_slice1_velocity_v_x;
+    let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
+        + flap_slice1_momentum_n_z;
+    let wrist_momentum_n_z = arm_tip_velocity_w_x * cache.wrist_inertia_i_02
+        + cache.wrist_inertia_i_22 * arm_tip_velocity_w_z
+        + arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_x * cache.wrist_inertia_h_y;
+    let wrist_composite_momentum_n_z = flap_composite_momentum_n_z + wrist_momentum_n_z;
+    let t359 = flap_slice2_velocity_w_z * flap_slice2_inertia_com_02;
+    let t360 = flap_slice1_inertia_com_02 * flap_slice1_velocity_w_z;
+    let t361 = flap_slice2_inertia_com_11 * flap_slice2_velocity_w_x;
+    let t362 = flap_slice0_inertia_com_02 * flap_slice0_velocity_w_z;
+    let t363 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_11;
+    let t364 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_11;
+    let t365 = -(flap_slice0_inertia_com_01 * flap_slice0_velocity_w_y);
+    let t366 = -(cache.flap_slice1_mass
+        * (t129 * cache.flap_slice1_position_y + cache.flap_slice1_position_z * t132));
+    let t367 = -((t131 * flap_slice0_position_z + t127 * flap_slice0_position_y)
+        * cache.flap_slice0_mass);
+    let t368 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_22);
+    let t369 = -((t130 * flap_slice2_position_z + flap_slice2_position_y * t128)
+        * cache.flap_slice0_mass);
+    let t370 = -(flap_slice1_inertia_com_22 * flap_slice1_velocity_w_x);
+    let t371 = -(flap_slice2_inertia_com_22 * flap_slice2_velocity_w_x);
+    let t372 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_y);
+    let t373 = -(flap_slice2_inertia_com_01 * flap_slice2_velocity_w_y);
+    let flap_composite_rate_id_12 = t359 + t360 + t361 + t362 + t363 + t364 + t365 + t366
+        + t367 + t368 + t369 + t370 + t371 + t372 + t373;
+    let wrist_composite_rate_id_12 = arm_tip_velocity_w_x * cache.wrist_inertia_com_11
+        + flap_composite_rate_id_12 + cache.wrist_inertia_com_02 * arm_tip_velocity_w_z
+        - arm_tip_velocity_w_y * cache.wrist_inertia_com_01
+        - cache.wrist_inertia_com_22 * arm_tip_velocity_w_x
+        - p.wrist_mass * (t126 * cache.wrist_com_y + cache.wrist_com_z * t133);
+    let arm_tip_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t117
+        - 0.35991537421130565 * p.section_length * t111
+        - 0.1748223713144484 * t112 * p.section_length;
+    let t374 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_z
         + arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_z
         + cache.wrist_composite_inertia_i_11 * arm_tip_subspace0_rate_w_y
-        + arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_01
         + 0.5
-            * (wrist_composite_rate_id_01 * cache.arm_tip_subspace0_w_x
-                + wrist_composite_rate_id_12 * cache.arm_tip_subspace0_w_z
+            * (cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_x
                 + wrist_composite_rate_id_11 * cache.arm_tip_subspace0_w_y
+                + wrist_composite_momentum_n_x * cache.arm_tip_subspace0_w_z
+                + cache.arm_tip_subspace0_w_x * wrist_composite_rate_id_01
                 + cache.arm_tip_subspace0_v_x * wrist_composite_rate_hd_z
-                + wrist_composite_momentum_f_x * cache.arm_tip_subspace0_v_z
-                + cache.arm_tip_subspace0_w_z * wrist_composite_momentum_n_x
-                - wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_x
-                - wrist_composite_rate_hd_x * cache.arm_tip_subspace0_v_z
-                - cache.arm_tip_subspace0_v_x * wrist_composite_momentum_f_z)
+                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_12
+                - cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_x
+                - cache.arm_tip_subspace0_v_x * wrist_composite_momentum_f_z
+                - wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_x)
+        + arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_01
         - arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_x;
-    let t474 = 0.5
-        * (arm_slice0_momentum_f_x * arm_slice0_subspace0_w_z
-            - (cache.arm_slice0_mass * t176 * arm_slice0_subspace0_w_x
-                - arm_slice0_subspace0_w_z * t181 * cache.arm_slice0_mass)
-            - arm_slice0_momentum_f_z * arm_slice0_subspace0_w_x)
-        + cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_y
-        - (arm_slice0_inertia_h_z * arm_slice0_subspace0_rate_w_x
-            - arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_h_x);
-    let arm_slice1_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t246
-        - 0.1748223713144484 * p.section_length * t236
-        - 0.35991537421130565 * p.section_length * t242
-        - 0.01 * arm_slice1_subspace0_rate_w_y;
-    let t475 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_x
-        + 0.5
-            * (arm_slice1_subspace0_w_y * arm_slice1_momentum_f_z
-                - arm_slice1_momentum_f_y * arm_slice1_subspace0_w_z
-                - (cache.arm_slice1_mass * t256 * arm_slice1_subspace0_w_z
-                    - cache.arm_slice1_mass * t259 * arm_slice1_subspace0_w_y))
-        - (arm_slice1_subspace0_rate_w_z * arm_slice1_inertia_h_y
-            - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_y);
-    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
-        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
-            - arm_slice1_inertia_h_z * arm_slice1_velocity_w_y);
-    let t476 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_z
-        + 0.5
-            * (arm_slice1_subspace0_w_x * arm_slice1_momentum_f_y
-                - (cache.arm_slice1_mass * t257 * arm_slice1_subspace0_w_y
-                    - cache.arm_slice1_mass * arm_slice1_subspace0_w_x * t256)
-                - arm_slice1_subspace0_w_y * arm_slice1_momentum_f_x)
-        - (arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_w_y
-            - arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_h_y);
-    let t477 = -(arm_slice3_velocity_w_z * arm_slice3_inertia_com_01);
-    let t478 = arm_slice3_velocity_w_y * arm_slice3_inertia_com_02;
-    let t479 = t477 + t477 + cache.arm_slice0_mass * (t104 - (t101 + t101)) + t478
-        + t478;
-    let t480 = arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_v_z
-        + 0.5
-            * (arm_slice3_momentum_n_z * arm_slice3_subspace0_w_y
-                + arm_slice3_subspace0_v_y * arm_slice3_momentum_f_z
-                + t84 * arm_slice3_subspace0_v_z * cache.arm_slice0_mass
-                + t328 * arm_slice3_subspace0_w_z + arm_slice3_subspace0_w_x * t479
-                + t96 * arm_slice3_subspace0_w_y
-                - arm_slice3_momentum_n_y * arm_slice3_subspace0_w_z
-                - arm_slice3_subspace0_v_z * arm_slice3_momentum_f_y
-                - arm_slice3_subspace0_v_y * t102 * cache.arm_slice0_mass)
+    let t375 = 0.5
+        * (arm_slice0_momentum_f_z * arm_slice0_subspace0_w_y
+            - arm_slice0_subspace0_w_z * arm_slice0_momentum_f_y
+            - (arm_slice0_subspace0_w_z * cache.arm_slice0_mass * t220
+                - t217 * cache.arm_slice0_mass * arm_slice0_subspace0_w_y))
+        + cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_x
+        - (arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_w_z
+            - arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_z);
+    let t376 = -(arm_slice3_inertia_com_01 * arm_slice3_velocity_w_z);
+    let t377 = arm_slice3_inertia_com_02 * arm_slice3_velocity_w_y;
+    let t378 = t376 + t376 + cache.arm_slice0_mass * (t178 - (t177 + t177)) + t377
+        + t377;
+    let t379 = arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_v_z
         + arm_slice3_inertia_i_00 * arm_slice3_subspace0_rate_w_x
+        + 0.5
+            * (t78 * arm_slice3_subspace0_v_z * cache.arm_slice0_mass
+                + t183 * arm_slice3_subspace0_w_z
+                + arm_slice3_subspace0_v_y * arm_slice3_momentum_f_z
+                + t378 * arm_slice3_subspace0_w_x + arm_slice3_subspace0_w_y * t172
+                + arm_slice3_subspace0_w_y * arm_slice3_momentum_n_z
+                - arm_slice3_momentum_f_y * arm_slice3_subspace0_v_z
+                - arm_slice3_subspace0_v_y * t171 * cache.arm_slice0_mass
+                - arm_slice3_momentum_n_y * arm_slice3_subspace0_w_z)
         + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_01
         + arm_slice3_inertia_i_02 * arm_slice3_subspace0_rate_w_z
         - arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_v_y;
-    let t481 = arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_m
+    let t380 = arm_slice0_velocity_w_x * arm_slice0_inertia_com_12;
+    let t381 = -(arm_slice0_velocity_w_y * arm_slice0_inertia_com_02);
+    let t382 = t380 + t380 + (t285 - (t283 + t283)) * cache.arm_slice0_mass + t381
+        + t381;
+    let t383 = 0.5
+        * (arm_slice0_subspace0_w_x * t280 + t290 * arm_slice0_subspace0_w_y
+            + arm_slice0_momentum_n_y * arm_slice0_subspace0_w_x
+            + arm_slice0_momentum_f_y * arm_slice0_subspace0_v_x
+            + arm_slice0_subspace0_w_z * t382
+            + cache.arm_slice0_mass * t218 * arm_slice0_subspace0_v_y
+            - arm_slice0_momentum_n_x * arm_slice0_subspace0_w_y
+            - arm_slice0_subspace0_v_y * arm_slice0_momentum_f_x
+            - cache.arm_slice0_mass * arm_slice0_subspace0_v_x * t220)
+        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_12
+        + arm_slice0_inertia_i_22 * arm_slice0_subspace0_rate_w_z
+        + arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_x
+        + arm_slice0_inertia_i_02 * arm_slice0_subspace0_rate_w_x
+        - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_x;
+    let arm_tip_subspace0_rate_v_y = 0.01 * arm_tip_subspace0_rate_w_x
+        + 0.09195266597143173 * t114 * p.section_length
+        + 0.96744666685656 * p.section_length * t121 - 0.02 * arm_tip_subspace0_rate_w_z
+        - 0.2357788243436599 * p.section_length * t125;
+    let t384 = -(arm_tip_velocity_w_z * cache.wrist_inertia_com_01);
+    let t385 = cache.wrist_inertia_com_02 * arm_tip_velocity_w_y;
+    let t386 = flap_slice1_inertia_com_02 * flap_slice1_velocity_w_y;
+    let t387 = flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y;
+    let t388 = flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y;
+    let t389 = (t318 - (t316 + t316)) * cache.flap_slice0_mass;
+    let t390 = (t311 - (t308 + t308)) * cache.flap_slice0_mass;
+    let t391 = -(flap_slice2_inertia_com_01 * flap_slice2_velocity_w_z);
+    let t392 = -(flap_slice0_inertia_com_01 * flap_slice0_velocity_w_z);
+    let t393 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z);
+    let t394 = cache.flap_slice1_mass * (t327 - (t326 + t326));
+    let flap_composite_rate_id_00 = t386 + t386 + t387 + t387 + t388 + t388 + t389 + t390
+        + t391 + t391 + t392 + t392 + t393 + t393 + t394;
+    let wrist_composite_rate_id_00 = t384 + t384 + p.wrist_mass * (t333 - (t332 + t332))
+        + t385 + t385 + flap_composite_rate_id_00;
+    let t395 = -(flap_slice2_inertia_com_12 * flap_slice2_velocity_w_z);
+    let t396 = -(flap_slice0_inertia_com_00 * flap_slice0_velocity_w_y);
+    let t397 = -(flap_slice1_inertia_com_12 * flap_slice1_velocity_w_z);
+    let t398 = flap_slice1_inertia_com_01 * flap_slice1_velocity_w_x;
+    let t399 = flap_slice2_inertia_com_01 * flap_slice2_velocity_w_x;
+    let t400 = -((flap_slice2_position_x * t128 + t295 * flap_slice2_position_z)
+        * cache.flap_slice0_mass);
+    let t401 = -((flap_slice0_position_z * t296 + t127 * flap_slice0_position_x)
+        * cache.flap_slice0_mass);
+    let t402 = flap_slice2_inertia_com_22 * flap_slice2_velocity_w_y;
+    let t403 = -(flap_slice1_inertia_com_00 * flap_slice1_velocity_w_y);
+    let t404 = flap_slice1_inertia_com_22 * flap_slice1_velocity_w_y;
+    let t405 = -(cache.flap_slice1_mass
+        * (cache.flap_slice1_position_z * t297 + cache.flap_slice1_position_x * t129));
+    let t406 = flap_slice0_inertia_com_01 * flap_slice0_velocity_w_x;
+    let t407 = -(flap_slice2_inertia_com_00 * flap_slice2_velocity_w_y);
+    let t408 = -(flap_slice0_inertia_com_12 * flap_slice0_velocity_w_z);
+    let t409 = flap_slice0_inertia_com_22 * flap_slice0_velocity_w_y;
+    let flap_composite_rate_id_02 = t395 + t396 + t397 + t398 + t399 + t400 + t401 + t402
+        + t403 + t404 + t405 + t406 + t407 + t408 + t409;
+    let wrist_composite_rate_id_02 = arm_tip_velocity_w_x * cache.wrist_inertia_com_01
+        + cache.wrist_inertia_com_22 * arm_tip_velocity_w_y + flap_composite_rate_id_02
+        - cache.wrist_inertia_com_12 * arm_tip_velocity_w_z
+        - p.wrist_mass * (t298 * cache.wrist_com_z + t126 * cache.wrist_com_x)
+        - cache.wrist_inertia_com_00 * arm_tip_velocity_w_y;
+    let flap_slice2_inertia_i_11 = (t335 + t336 + t337
+        - flap_slice2_position_y * flap_slice2_position_y) * cache.flap_slice0_mass
+        + flap_slice2_inertia_com_11;
+    let flap_slice2_momentum_n_y = flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
+        + flap_slice2_inertia_i_12 * flap_slice2_velocity_w_z
+        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_11
+        - flap_slice2_inertia_h_x * flap_slice2_velocity_v_z;
+    let flap_slice0_inertia_i_11 = (t338 + t339 + t340
+        - flap_slice0_position_y * flap_slice0_position_y) * cache.flap_slice0_mass
+        + flap_slice0_inertia_com_11;
+    let flap_slice0_momentum_n_y = flap_slice0_inertia_i_12 * flap_slice0_velocity_w_z
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_01
+        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
+        + flap_slice0_inertia_i_11 * flap_slice0_velocity_w_y
+        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
+    let flap_slice1_inertia_i_11 = flap_slice1_inertia_com_11
+        + cache.flap_slice1_mass
+            * (t341 + t342 + t343
+                - cache.flap_slice1_position_y * cache.flap_slice1_position_y);
+    let flap_slice1_momentum_n_y = flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
+        + flap_slice1_inertia_i_01 * flap_slice1_velocity_w_x
+        + flap_slice1_inertia_i_12 * flap_slice1_velocity_w_z
+        + flap_slice1_inertia_i_11 * flap_slice1_velocity_w_y
+        - flap_slice1_inertia_h_x * flap_slice1_velocity_v_z;
+    let flap_composite_momentum_n_y = flap_slice2_momentum_n_y + flap_slice0_momentum_n_y
+        + flap_slice1_momentum_n_y;
+    let wrist_momentum_n_y = arm_tip_velocity_w_y * cache.wrist_inertia_i_11
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let wrist_composite_momentum_n_y = flap_composite_momentum_n_y + wrist_momentum_n_y;
+    let t410 = cache.wrist_composite_inertia_i_00 * arm_tip_subspace0_rate_w_x
+        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_z
         + 0.5
-            * (cache.arm_tip_subspace0_w_y * wrist_composite_momentum_f_z
-                - wrist_composite_momentum_f_y * cache.arm_tip_subspace0_w_z
-                - (wrist_composite_rate_hd_y * cache.arm_tip_subspace0_w_z
-                    - cache.arm_tip_subspace0_w_y * wrist_composite_rate_hd_z))
-        - (arm_tip_subspace0_rate_w_z * cache.wrist_composite_inertia_h_y
-            - arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_h_z);
-    let arm_slice1_momentum_n_x = arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
-        + arm_slice1_inertia_i_00 * arm_slice1_velocity_w_x
-        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
-        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
-        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
-    let t482 = arm_slice1_inertia_com_11 * arm_slice1_velocity_w_x
-        + arm_slice1_inertia_com_02 * arm_slice1_velocity_w_z
-        - arm_slice1_inertia_com_22 * arm_slice1_velocity_w_x
-        - arm_slice1_inertia_com_01 * arm_slice1_velocity_w_y
+            * (cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_y
+                + cache.arm_tip_subspace0_w_x * wrist_composite_rate_id_00
+                + wrist_composite_rate_id_02 * cache.arm_tip_subspace0_w_z
+                + cache.arm_tip_subspace0_w_y * wrist_composite_rate_id_01
+                + cache.arm_tip_subspace0_v_y * wrist_composite_momentum_f_z
+                + wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_y
+                - cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_y
+                - cache.arm_tip_subspace0_v_y * wrist_composite_rate_hd_z
+                - wrist_composite_momentum_n_y * cache.arm_tip_subspace0_w_z)
+        + arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_i_01
+        + arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_y
+        - arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_h_z;
+    let arm_slice1_subspace0_rate_v_z = 0.1829865712999871 * p.section_length * t242
+        + 0.02 * arm_slice1_subspace0_rate_w_y
+        + 0.90270109637546 * p.section_length * t252
+        + 0.3894183423086505 * p.section_length * t248;
+    let t411 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_z
+        + 0.5
+            * (arm_slice1_subspace0_w_x * arm_slice1_momentum_f_y
+                - (cache.arm_slice1_mass * arm_slice1_subspace0_w_y * t257
+                    - t261 * cache.arm_slice1_mass * arm_slice1_subspace0_w_x)
+                - arm_slice1_subspace0_w_y * arm_slice1_momentum_f_x)
+        - (arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_w_y
+            - arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_h_y);
+    let arm_slice1_momentum_n_z = arm_slice1_velocity_w_x * arm_slice1_inertia_i_02
+        + arm_slice1_inertia_i_12 * arm_slice1_velocity_w_y
+        + arm_slice1_inertia_i_22 * arm_slice1_velocity_w_z
+        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
+        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
+    let t412 = arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z;
+    let t413 = -(arm_slice1_velocity_w_x * arm_slice1_inertia_com_12);
+    let t414 = t412 + t412 + cache.arm_slice1_mass * (t263 - (t262 + t262)) + t413
+        + t413;
+    let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
+        - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
+            - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
+    let t415 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_12
+        + arm_slice1_inertia_com_00 * arm_slice1_velocity_w_z
+        - arm_slice1_velocity_w_x * arm_slice1_inertia_com_02
         - cache.arm_slice1_mass
-            * (t259 * arm_slice1_position_y + arm_slice1_position_z * t256);
-    let t483 = arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z;
-    let t484 = -(arm_slice1_inertia_com_12 * arm_slice1_velocity_w_x);
-    let t485 = t483 + t483 + cache.arm_slice1_mass * (t266 - (t265 + t265)) + t484
-        + t484;
-    let t486 = arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_z
+            * (t261 * arm_slice1_position_x + arm_slice1_position_y * t257)
+        - arm_slice1_inertia_com_11 * arm_slice1_velocity_w_z;
+    let t416 = arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_z
         + arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_11 * arm_slice1_subspace0_rate_w_y
         + 0.5
-            * (arm_slice1_momentum_n_x * arm_slice1_subspace0_w_z
-                + t482 * arm_slice1_subspace0_w_z + t485 * arm_slice1_subspace0_w_y
-                + arm_slice1_subspace0_w_x * t258
-                + arm_slice1_subspace0_v_z * arm_slice1_momentum_f_x
-                + arm_slice1_subspace0_v_x * cache.arm_slice1_mass * t259
-                - arm_slice1_subspace0_v_z * cache.arm_slice1_mass * t257
+            * (arm_slice1_subspace0_v_z * arm_slice1_momentum_f_x
+                + cache.arm_slice1_mass * arm_slice1_subspace0_v_x * t259
+                + t266 * arm_slice1_subspace0_w_z + t414 * arm_slice1_subspace0_w_y
+                + arm_slice1_subspace0_w_z * arm_slice1_momentum_n_x
+                + arm_slice1_subspace0_w_x * t415
                 - arm_slice1_subspace0_w_x * arm_slice1_momentum_n_z
-                - arm_slice1_subspace0_v_x * arm_slice1_momentum_f_z)
+                - arm_slice1_subspace0_v_x * arm_slice1_momentum_f_z
+                - cache.arm_slice1_mass * arm_slice1_subspace0_v_z * t257)
+        + arm_slice1_inertia_i_11 * arm_slice1_subspace0_rate_w_y
         + arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_v_x
         - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_v_z;
-    let t487 = -(flap_slice1_velocity_w_y * flap_slice1_inertia_com_02);
-    let t488 = (t393 - (t391 + t391)) * cache.flap_slice0_mass;
-    let t489 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_12;
-    let t490 = cache.flap_slice1_mass * (t399 - (t398 + t398));
-    let t491 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_12;
-    let t492 = -(flap_slice2_velocity_w_y * flap_slice2_inertia_com_02);
-    let t493 = -(flap_slice0_velocity_w_y * flap_slice0_inertia_com_02);
-    let t494 = (t407 - (t405 + t405)) * cache.flap_slice0_mass;
-    let t495 = flap_slice2_inertia_com_12 * flap_slice2_velocity_w_x;
-    let flap_composite_rate_id_22 = t487 + t487 + t488 + t489 + t489 + t490 + t491 + t491
-        + t492 + t492 + t493 + t493 + t494 + t495 + t495;
-    let t496 = arm_tip_velocity_w_x * cache.wrist_inertia_com_12;
-    let t497 = -(arm_tip_velocity_w_y * cache.wrist_inertia_com_02);
-    let wrist_composite_rate_id_22 = p.wrist_mass * (t413 - (t412 + t412))
-        + flap_composite_rate_id_22 + t496 + t496 + t497 + t497;
-    let t498 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_y
+    let t417 = arm_slice3_subspace0_rate_v_y * cache.arm_slice0_mass
+        + 0.5
+            * (arm_slice3_momentum_f_x * arm_slice3_subspace0_w_z
+                - (arm_slice3_subspace0_w_x * t171 * cache.arm_slice0_mass
+                    - t79 * arm_slice3_subspace0_w_z * cache.arm_slice0_mass)
+                - arm_slice3_subspace0_w_x * arm_slice3_momentum_f_z)
+        - (arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_x
+            - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_z);
+    let t418 = arm_slice3_subspace0_rate_v_x * cache.arm_slice0_mass
+        + 0.5
+            * (arm_slice3_subspace0_w_y * arm_slice3_momentum_f_z
+                - (t78 * arm_slice3_subspace0_w_z * cache.arm_slice0_mass
+                    - arm_slice3_subspace0_w_y * t171 * cache.arm_slice0_mass)
+                - arm_slice3_momentum_f_y * arm_slice3_subspace0_w_z)
+        - (arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_z
+            - arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_y);
+    let t419 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_02;
+    let t420 = -(arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z);
+    let t421 = cache.arm_slice1_mass * (t263 - (t258 + t258)) + t419 + t419 + t420
+        + t420;
+    let t422 = arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_i_00
+        + arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_v_z
+        + 0.5
+            * (t267 * arm_slice1_subspace0_w_z + arm_slice1_subspace0_w_y * t415
+                + arm_slice1_subspace0_w_y * arm_slice1_momentum_n_z
+                + arm_slice1_subspace0_v_y * arm_slice1_momentum_f_z
+                + t261 * cache.arm_slice1_mass * arm_slice1_subspace0_v_z
+                + arm_slice1_subspace0_w_x * t421
+                - cache.arm_slice1_mass * arm_slice1_subspace0_v_y * t259
+                - arm_slice1_momentum_f_y * arm_slice1_subspace0_v_z
+                - arm_slice1_momentum_n_y * arm_slice1_subspace0_w_z)
+        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_z
+        - arm_slice1_subspace0_rate_v_y * arm_slice1_inertia_h_z;
+    let t423 = -(cache.wrist_inertia_com_02 * arm_tip_velocity_w_y);
+    let t424 = arm_tip_velocity_w_x * cache.wrist_inertia_com_12;
+    let t425 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y);
+    let t426 = (t318 - (t317 + t317)) * cache.flap_slice0_mass;
+    let t427 = cache.flap_slice1_mass * (t327 - (t325 + t325));
+    let t428 = -(flap_slice1_inertia_com_02 * flap_slice1_velocity_w_y);
+    let t429 = (t311 - (t310 + t310)) * cache.flap_slice0_mass;
+    let t430 = flap_slice2_inertia_com_12 * flap_slice2_velocity_w_x;
+    let t431 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_12;
+    let t432 = -(flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y);
+    let t433 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_12;
+    let flap_composite_rate_id_22 = t425 + t425 + t426 + t427 + t428 + t428 + t429 + t430
+        + t430 + t431 + t431 + t432 + t432 + t433 + t433;
+    let wrist_composite_rate_id_22 = t423 + t423 + t424 + t424
+        + flap_composite_rate_id_22 + p.wrist_mass * (t333 - (t331 + t331));
+    let t434 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_y
+        + 0.5
+            * (wrist_composite_momentum_n_y * cache.arm_tip_subspace0_w_x
+                + wrist_composite_rate_id_22 * cache.arm_tip_subspace0_w_z
+                + wrist_composite_rate_hd_x * cache.arm_tip_subspace0_v_y
+                + wrist_composite_rate_id_02 * cache.arm_tip_subspace0_w_x
+                + cache.arm_tip_subspace0_w_y * wrist_composite_rate_id_12
+                + cache.arm_tip_subspace0_v_x * wrist_composite_momentum_f_y
+                - wrist_composite_momentum_n_x * cache.arm_tip_subspace0_w_y
+                - cache.arm_tip_subspace0_v_y * wrist_composite_momentum_f_x
+                - cache.arm_tip_subspace0_v_x * wrist_composite_rate_hd_y)
         + arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_h_x
         + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_x
-        + 0.5
-            * (wrist_composite_rate_hd_x * cache.arm_tip_subspace0_v_y
-                + wrist_composite_momentum_n_y * cache.arm_tip_subspace0_w_x
-                + wrist_composite_rate_id_12 * cache.arm_tip_subspace0_w_y
-                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_22
-                + wrist_composite_rate_id_02 * cache.arm_tip_subspace0_w_x
-                + wrist_composite_momentum_f_y * cache.arm_tip_subspace0_v_x
-                - cache.arm_tip_subspace0_w_y * wrist_composite_momentum_n_x
-                - wrist_composite_rate_hd_y * cache.arm_tip_subspace0_v_x
-                - cache.arm_tip_subspace0_v_y * wrist_composite_momentum_f_x)
         + cache.wrist_composite_inertia_i_22 * arm_tip_subspace0_rate_w_z
         - arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_y;
-    let t499 = 0.5
-        * (arm_slice1_momentum_f_x * arm_slice1_subspace0_w_z
-            - arm_slice1_subspace0_w_x * arm_slice1_momentum_f_z
-            - (cache.arm_slice1_mass * t259 * arm_slice1_subspace0_w_x
-                - cache.arm_slice1_mass * t257 * arm_slice1_subspace0_w_z))
-        + arm_slice1_subspace0_rate_v_y * cache.arm_slice1_mass
-        - (arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_x
-            - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_w_z);
-    let t500 = 0.5
-        * (arm_slice0_momentum_f_y * arm_slice0_subspace0_w_x
-            - (arm_slice0_subspace0_w_y * t181 * cache.arm_slice0_mass
-                - t175 * cache.arm_slice0_mass * arm_slice0_subspace0_w_x)
-            - arm_slice0_momentum_f_x * arm_slice0_subspace0_w_y)
-        + cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_z
-        - (arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_w_x);
-    let t501 = arm_slice1_inertia_com_12 * arm_slice1_velocity_w_x;
-    let t502 = -(arm_slice1_inertia_com_02 * arm_slice1_velocity_w_y);
-    let t503 = t501 + t501 + t502 + t502
-        + cache.arm_slice1_mass * (t266 - (t264 + t264));
-    let t504 = arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_y
-        + arm_slice1_subspace0_rate_v_y * arm_slice1_inertia_h_x
-        + 0.5
-            * (arm_slice1_subspace0_w_x * t260
-                + cache.arm_slice1_mass * t257 * arm_slice1_subspace0_v_y
-                + t482 * arm_slice1_subspace0_w_y
-                + arm_slice1_subspace0_v_x * arm_slice1_momentum_f_y
-                + arm_slice1_subspace0_w_x * arm_slice1_momentum_n_y
-                + t503 * arm_slice1_subspace0_w_z
-                - arm_slice1_subspace0_v_x * cache.arm_slice1_mass * t256
-                - arm_slice1_subspace0_v_y * arm_slice1_momentum_f_x
-                - arm_slice1_momentum_n_x * arm_slice1_subspace0_w_y)
-        + arm_slice1_inertia_i_22 * arm_slice1_subspace0_rate_w_z
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_x
-        - arm_slice1_subspace0_rate_v_x * arm_slice1_inertia_h_y;
-    let t505 = cache.arm_slice0_mass * arm_slice3_subspace0_rate_v_z
-        + 0.5
-            * (arm_slice3_subspace0_w_x * arm_slice3_momentum_f_y
-                - arm_slice3_subspace0_w_y * arm_slice3_momentum_f_x
-                - (t83 * cache.arm_slice0_mass * arm_slice3_subspace0_w_y
-                    - t84 * arm_slice3_subspace0_w_x * cache.arm_slice0_mass))
-        - (arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_y
-            - arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_x);
-    let t506 = -(arm_slice2_inertia_com_01 * arm_slice2_velocity_w_z);
-    let t507 = arm_slice2_inertia_com_02 * arm_slice2_velocity_w_y;
-    let t508 = cache.arm_slice1_mass * (t353 - (t350 + t350)) + t506 + t506 + t507
-        + t507;
-    let t509 = arm_slice2_subspace0_rate_w_x * arm_slice2_inertia_i_00
-        + 0.5
-            * (t349 * arm_slice2_subspace0_w_y
-                + arm_slice2_momentum_n_z * arm_slice2_subspace0_w_y
-                + cache.arm_slice1_mass * t321 * arm_slice2_subspace0_v_z
-                + arm_slice2_subspace0_w_z * t363 + arm_slice2_subspace0_w_x * t508
-                + arm_slice2_momentum_f_z * arm_slice2_subspace0_v_y
-                - cache.arm_slice1_mass * arm_slice2_subspace0_v_y * t129
-                - arm_slice2_subspace0_v_z * arm_slice2_momentum_f_y
-                - arm_slice2_momentum_n_y * arm_slice2_subspace0_w_z)
-        + arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_z
-        + arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_v_z
-        + arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_01
-        - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_y;
-    let t510 = 0.5
+    let t435 = 0.5
         * (cache.arm_tip_subspace0_w_z * wrist_composite_momentum_f_x
             - wrist_composite_momentum_f_z * cache.arm_tip_subspace0_w_x
             - (wrist_composite_rate_hd_z * cache.arm_tip_subspace0_w_x
-                - cache.arm_tip_subspace0_w_z * wrist_composite_rate_hd_x))
+                - wrist_composite_rate_hd_x * cache.arm_tip_subspace0_w_z))
         + arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_m
         - (arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_h_z
             - arm_tip_subspace0_rate_w_z * cache.wrist_composite_inertia_h_x);
-    let t511 = 3.0 * arm_bend_z * t1;
-    let t512 = 0.0000016135911537792344 * t511 * cache.arm_slice0_bend_c5;
-    let t513 = -(arm_bend_z * t1);
-    let t514 = 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t513;
-    let t515 = -(arm_bend_y * t11);
-    let t516 = 3.0 * arm_bend_y * t11;
-    let t517 = (t512 + t514
+    let t436 = arm_slice1_subspace0_rate_v_y * cache.arm_slice1_mass
+        + 0.5
+            * (arm_slice1_subspace0_w_z * arm_slice1_momentum_f_x
+                - arm_slice1_subspace0_w_x * arm_slice1_momentum_f_z
+                - (cache.arm_slice1_mass * arm_slice1_subspace0_w_x * t259
+                    - cache.arm_slice1_mass * arm_slice1_subspace0_w_z * t257))
+        - (arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_x
+            - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_w_z);
+    let t437 = arm_slice2_inertia_com_01 * arm_slice2_velocity_w_z;
+    let t438 = -(arm_slice2_velocity_w_x * arm_slice2_inertia_com_12);
+    let t439 = cache.arm_slice1_mass * (t155 - (t154 + t154)) + t437 + t437 + t438
+        + t438;
+    let t440 = arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_11
+        + 0.5
+            * (arm_slice2_momentum_n_x * arm_slice2_subspace0_w_z
+                + arm_slice2_subspace0_w_x * t191
+                + cache.arm_slice1_mass * arm_slice2_subspace0_v_x * t146
+                + arm_slice2_subspace0_v_z * arm_slice2_momentum_f_x
+                + arm_slice2_subspace0_w_y * t439 + arm_slice2_subspace0_w_z * t151
+                - arm_slice2_momentum_f_z * arm_slice2_subspace0_v_x
+                - cache.arm_slice1_mass * t1 * arm_slice2_subspace0_v_z
+                - arm_slice2_subspace0_w_x * arm_slice2_momentum_n_z)
+        + arm_slice2_subspace0_rate_w_x * arm_slice2_inertia_i_01
+        + arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_x
+        + arm_slice2_inertia_i_12 * arm_slice2_subspace0_rate_w_z
+        - arm_slice2_subspace0_rate_v_z * arm_slice2_inertia_h_x;
+    let t441 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_x
+        + 0.5
+            * (arm_slice1_subspace0_w_y * arm_slice1_momentum_f_z
+                - arm_slice1_subspace0_w_z * arm_slice1_momentum_f_y
+                - (t261 * cache.arm_slice1_mass * arm_slice1_subspace0_w_z
+                    - cache.arm_slice1_mass * arm_slice1_subspace0_w_y * t259))
+        - (arm_slice1_subspace0_rate_w_z * arm_slice1_inertia_h_y
+            - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_y);
+    let t442 = arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_m
+        + 0.5
+            * (cache.arm_tip_subspace0_w_x * wrist_composite_momentum_f_y
+                - (wrist_composite_rate_hd_x * cache.arm_tip_subspace0_w_y
+                    - cache.arm_tip_subspace0_w_x * wrist_composite_rate_hd_y)
+                - cache.arm_tip_subspace0_w_y * wrist_composite_momentum_f_x)
+        - (arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_h_x
+            - arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_h_y);
+    let t443 = 2.0 * arm_bend_z * arm_bend_y;
+    let t444 = 2.0 * t11;
+    let t445 = arm_bend_z_rate
+        * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t29
+            + 0.000023239929348011262 * t443 * cache.arm_slice0_bend_c4)
+        + (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t444
+            + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t135
+            + 0.004820780989426014 * cache.arm_slice0_bend_c2) * arm_bend_y_rate;
+    let t446 = 3.0 * arm_bend_z * t11;
+    let t447 = 0.0000016135911537792344 * t446 * cache.arm_slice0_bend_c5;
+    let t448 = -(arm_bend_z * t11);
+    let t449 = 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t448;
+    let t450 = -(arm_bend_y * t2);
+    let t451 = 3.0 * arm_bend_y * t2;
+    let t452 = (t447 + t449
         + 0.0003347157145944845 * arm_bend_z * cache.arm_slice0_bend_c3)
         * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.0000016135911537792344 * t515 * cache.arm_slice0_bend_c4
-                + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t516
+            * (0.0000016135911537792344 * t450 * cache.arm_slice0_bend_c4
+                + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t451
                 + 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3);
-    let t518 = -t67;
-    let t519 = 3.0 * t67;
-    let t520 = 2.0 * arm_bend_y;
-    let t521 = arm_bend_z_rate * (t512 + t514)
-        + (0.0000016135911537792344 * t518 * cache.arm_slice0_bend_c4
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t519
-            + 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t520) * arm_bend_y_rate;
-    let t522 = 2.0 * arm_bend_z * arm_bend_y;
-    let t523 = 2.0 * t1;
-    let t524 = arm_bend_z_rate
-        * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t33
-            + 0.000023239929348011262 * t522 * cache.arm_slice0_bend_c4)
-        + (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t523
-            + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t86
-            + 0.004820780989426014 * cache.arm_slice0_bend_c2) * arm_bend_y_rate;
-    let arm_slice0_subspace1_rate_w_y = 0.96744666685656 * t521 * p.section_length
-        + 0.09195266597143173 * p.section_length * t524
-        - 0.2357788243436599 * t517 * p.section_length;
-    let t525 = -(3.0 * arm_bend_z * p.section_length);
-    let t526 = 8.0 * p.section_length * t22;
-    let t527 = -(5.0 * p.section_length * t22);
-    let t528 = p.section_length * t22;
-    let t529 = 6.0 * arm_bend_z * p.section_length;
-    let t530 = arm_bend_y_rate * t195
+    let t453 = -t54;
+    let t454 = 3.0 * t54;
+    let t455 = 2.0 * arm_bend_y;
+    let t456 = arm_bend_z_rate * (t447 + t449)
+        + (0.0000016135911537792344 * t453 * cache.arm_slice0_bend_c4
+            + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t454
+            + 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t455) * arm_bend_y_rate;
+    let arm_slice0_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t445
+        - 0.35991537421130565 * t452 * p.section_length
+        - 0.1748223713144484 * t456 * p.section_length;
+    let t457 = 0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2;
+    let t458 = 0.0003347157145944845 * t18 * cache.arm_slice0_bend_c3;
+    let t459 = t208 + t209
+        - (t452 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t445)
+        - (t195 * t458 - t199 * t457);
+    let arm_slice0_subspace1_rate_w_z = 0.90270109637546 * t452 * p.section_length
+        + 0.3894183423086505 * p.section_length * t445
+        + 0.1829865712999871 * t456 * p.section_length;
+    let t460 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t11
+        - 0.06943184420297371;
+    let t461 = -(3.0 * arm_bend_z * p.section_length);
+    let t462 = 8.0 * p.section_length * t7;
+    let t463 = -(5.0 * p.section_length * t7);
+    let t464 = p.section_length * t7;
+    let t465 = 6.0 * arm_bend_z * p.section_length;
+    let t466 = arm_bend_y_rate * t207
         + arm_bend_z_rate
-            * (0.000023239929348011262 * t525 * cache.arm_slice0_bend_c3
-                + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t526
-                + 0.0000001120346095964964 * t527 * cache.arm_slice0_bend_c5
-                + 0.0000001120346095964964 * t528 * cache.arm_slice0_bend_c4
-                + 0.000023239929348011262 * t529 * cache.arm_slice0_bend_c4)
-        - (t199 * t161 - t160 * t200)
-        - (t524 * cache.arm_slice0_local_com_y - t521 * cache.arm_slice0_local_com_x);
-    let t531 = p.section_length * t11;
-    let t532 = -(3.0 * p.section_length * t11);
-    let t533 = 3.0 * p.section_length * t11;
-    let t534 = t206 * arm_bend_y_rate
+            * (0.000023239929348011262 * t461 * cache.arm_slice0_bend_c3
+                + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t462
+                + 0.0000001120346095964964 * t463 * cache.arm_slice0_bend_c5
+                + 0.0000001120346095964964 * t464 * cache.arm_slice0_bend_c4
+                + 0.000023239929348011262 * t465 * cache.arm_slice0_bend_c4)
+        - (t210 * t457 - t460 * t195)
+        - (t445 * cache.arm_slice0_local_com_y - t456 * cache.arm_slice0_local_com_x);
+    let t467 = p.section_length * t2;
+    let t468 = -(3.0 * p.section_length * t2);
+    let t469 = 3.0 * p.section_length * t2;
+    let t470 = t215 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t531
-                + 0.0000016135911537792344 * t532 * cache.arm_slice0_bend_c4 + t204
-                + 0.0000016135911537792344 * t533 * cache.arm_slice0_bend_c5 + t205)
-        - (t160 * t202 - t199 * t162)
-        - (cache.arm_slice0_local_com_z * t521 - t517 * cache.arm_slice0_local_com_y);
-    let t535 = t196 + t198
-        - (t517 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t524)
-        - (t200 * t162 - t202 * t161);
-    let arm_slice0_subspace1_rate_v_x = 0.9164595255079896 * t534 * p.section_length
-        - 0.01 * arm_slice0_subspace1_rate_w_y
-        - 0.35991537421130565 * p.section_length * t530
-        - 0.1748223713144484 * p.section_length * t535;
-    let arm_slice0_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t524
-        - 0.35991537421130565 * t517 * p.section_length
-        - 0.1748223713144484 * t521 * p.section_length;
-    let arm_slice0_subspace1_rate_w_z = 0.90270109637546 * t517 * p.section_length
-        + 0.3894183423086505 * p.section_length * t524
-        + 0.1829865712999871 * t521 * p.section_length;
+            * (0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t467
+                + 0.0000016135911537792344 * t468 * cache.arm_slice0_bend_c4 + t213
+                + 0.0000016135911537792344 * t469 * cache.arm_slice0_bend_c5 + t214)
+        - (t460 * t199 - t210 * t458)
+        - (cache.arm_slice0_local_com_z * t456 - t452 * cache.arm_slice0_local_com_y);
     let arm_slice0_subspace1_rate_v_y = 0.01 * arm_slice0_subspace1_rate_w_x
-        + 0.96744666685656 * p.section_length * t535
-        + 0.09195266597143173 * t534 * p.section_length
+        + 0.96744666685656 * p.section_length * t459
+        + 0.09195266597143173 * t470 * p.section_length
         - 0.02 * arm_slice0_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t530;
-    let t536 = 0.5
-        * (arm_slice0_momentum_f_y * arm_slice0_subspace1_v_x
-            + t181 * arm_slice0_subspace1_v_y * cache.arm_slice0_mass
-            + t177 * arm_slice0_subspace1_w_y + t182 * arm_slice0_subspace1_w_x
-            + t189 * arm_slice0_subspace1_w_z
-            + arm_slice0_momentum_n_y * arm_slice0_subspace1_w_x
-            - t175 * arm_slice0_subspace1_v_x * cache.arm_slice0_mass
-            - arm_slice0_subspace1_w_y * arm_slice0_momentum_n_x
-            - arm_slice0_momentum_f_x * arm_slice0_subspace1_v_y)
+        - 0.2357788243436599 * p.section_length * t466;
+    let t471 = arm_slice0_subspace1_rate_v_y * cache.arm_slice0_mass
+        + 0.5
+            * (arm_slice0_momentum_f_x * arm_slice0_subspace1_w_z
+                - arm_slice0_momentum_f_z * arm_slice0_subspace1_w_x
+                - (t217 * arm_slice0_subspace1_w_x * cache.arm_slice0_mass
+                    - cache.arm_slice0_mass * t218 * arm_slice0_subspace1_w_z))
+        - (arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_h_z
+            - arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_x);
+    let t472 = 0.003914101352555533 * cache.arm_slice1_bend_c4 * t448;
+    let t473 = 0.003914101352555533 * t446 * cache.arm_slice1_bend_c5;
+    let t474 = (0.035940096619352636 * cache.arm_slice1_bend_c3 * t455
+        + 0.003914101352555533 * t453 * cache.arm_slice1_bend_c4
+        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t454) * arm_bend_y_rate
+        + arm_bend_z_rate * (t472 + t473);
+    let t475 = (t472 + 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3
+        + t473) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3
+                + 0.003914101352555533 * t450 * cache.arm_slice1_bend_c4
+                + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t451);
+    let t476 = arm_bend_z_rate
+        * (0.01186057253208228 * t443 * cache.arm_slice1_bend_c4
+            + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t29)
+        + (0.01186057253208228 * cache.arm_slice1_bend_c3 * t135
+            + 0.10890625570683385 * cache.arm_slice1_bend_c2
+            + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t444) * arm_bend_y_rate;
+    let arm_slice1_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t474
+        + 0.09195266597143173 * p.section_length * t476
+        - 0.2357788243436599 * p.section_length * t475;
+    let arm_slice1_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t476
+        - 0.1748223713144484 * p.section_length * t474
+        - 0.35991537421130565 * p.section_length * t475;
+    let t477 = 0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2;
+    let t478 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t11
+        - 0.33000947820757187;
+    let t479 = t249 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.0012916905450084026 * t464 * cache.arm_slice1_bend_c4
+                + 0.01186057253208228 * t461 * cache.arm_slice1_bend_c3
+                + 0.0012916905450084026 * t462 * cache.arm_slice1_bend_c6
+                + 0.01186057253208228 * t465 * cache.arm_slice1_bend_c4
+                + 0.0012916905450084026 * t463 * cache.arm_slice1_bend_c5)
+        - (t477 * t243 - t478 * t237)
+        - (cache.arm_slice1_local_com_y * t476 - t474 * cache.arm_slice1_local_com_x);
+    let t480 = 0.035940096619352636 * t18 * cache.arm_slice1_bend_c3;
+    let t481 = t245 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t246 + 0.003914101352555533 * t468 * cache.arm_slice1_bend_c4 + t247
+                + 0.003914101352555533 * t469 * cache.arm_slice1_bend_c5
+                + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t467)
+        - (t240 * t478 - t243 * t480)
+        - (cache.arm_slice1_local_com_z * t474 - t475 * cache.arm_slice1_local_com_y);
+    let t482 = t250 + t251 - (t237 * t480 - t240 * t477)
+        - (t475 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t476);
+    let arm_slice1_subspace1_rate_v_z = 0.02 * arm_slice1_subspace1_rate_w_y
+        + 0.90270109637546 * p.section_length * t479
+        + 0.3894183423086505 * p.section_length * t481
+        + 0.1829865712999871 * p.section_length * t482;
+    let t483 = cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_z
+        + 0.5
+            * (arm_slice1_momentum_f_y * arm_slice1_subspace1_w_x
+                - arm_slice1_subspace1_w_y * arm_slice1_momentum_f_x
+                - (cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t257
+                    - t261 * cache.arm_slice1_mass * arm_slice1_subspace1_w_x))
+        - (arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_y
+            - arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_h_y);
+    let t484 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t18;
+    let t485 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t11 - 0.9305681557970262;
+    let t486 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t448;
+    let t487 = 0.6978160177890329 * t446 * cache.arm_slice3_bend_c5;
+    let t488 = (t486 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z + t487)
+        * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.6978160177890329 * cache.arm_slice3_bend_c5 * t451
+                + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t450
+                + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y);
+    let t489 = arm_bend_z_rate * (t486 + t487)
+        + (0.8058320946447624 * cache.arm_slice3_bend_c3 * t455
+            + 0.6978160177890329 * t453 * cache.arm_slice3_bend_c4
+            + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t454) * arm_bend_y_rate;
+    let t490 = t82 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t80 + t81 + 0.6978160177890329 * t469 * cache.arm_slice3_bend_c5
+                + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t468
+                + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t467)
+        - (t85 * t485 - t88 * t484)
+        - (cache.arm_slice3_local_com_z * t489 - t488 * cache.arm_slice3_local_com_y);
+    let t491 = (0.8659570925834785 * cache.arm_slice3_bend_c2
+        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t444
+        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t135) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.7498816861956312 * cache.arm_slice3_bend_c3 * t29
+                + 0.7498816861956312 * t443 * cache.arm_slice3_bend_c4);
+    let arm_slice3_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t489
+        + 0.09195266597143173 * p.section_length * t491
+        - 0.2357788243436599 * p.section_length * t488;
+    let t492 = 0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2;
+    let t493 = t91 + t93
+        - (cache.arm_slice3_local_com_x * t488 - cache.arm_slice3_local_com_z * t491)
+        - (t95 * t484 - t85 * t492);
+    let t494 = t90 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.6493653647595652 * t463 * cache.arm_slice3_bend_c5
+                + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t464
+                + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t461
+                + 0.6493653647595652 * t462 * cache.arm_slice3_bend_c6
+                + 0.7498816861956312 * t465 * cache.arm_slice3_bend_c4)
+        - (cache.arm_slice3_local_com_y * t491 - cache.arm_slice3_local_com_x * t489)
+        - (t88 * t492 - t485 * t95);
+    let arm_slice3_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t490
+        - 0.01 * arm_slice3_subspace1_rate_w_y
+        - 0.1748223713144484 * p.section_length * t493
+        - 0.35991537421130565 * p.section_length * t494;
+    let arm_slice3_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t491
+        + 0.1829865712999871 * p.section_length * t489
+        + 0.90270109637546 * p.section_length * t488;
+    let arm_slice3_subspace1_rate_v_z = 0.3894183423086505 * p.section_length * t490
+        + 0.90270109637546 * p.section_length * t494
+        + 0.02 * arm_slice3_subspace1_rate_w_y
+        + 0.1829865712999871 * p.section_length * t493;
+    let arm_slice3_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t491
+        - 0.1748223713144484 * p.section_length * t489
+        - 0.35991537421130565 * p.section_length * t488;
+    let t495 = arm_slice3_subspace1_rate_v_x * arm_slice3_inertia_h_z
+        + arm_slice3_subspace1_rate_w_z * arm_slice3_inertia_i_12
+        + arm_slice3_subspace1_rate_w_x * arm_slice3_inertia_i_01
+        + 0.5
+            * (arm_slice3_subspace1_v_x * t171 * cache.arm_slice0_mass
+                + arm_slice3_subspace1_w_y * t179
+                + arm_slice3_subspace1_w_z * arm_slice3_momentum_n_x
+                + arm_slice3_momentum_f_x * arm_slice3_subspace1_v_z
+                + arm_slice3_subspace1_w_x * t172 + arm_slice3_subspace1_w_z * t180
+                - arm_slice3_subspace1_w_x * arm_slice3_momentum_n_z
+                - arm_slice3_subspace1_v_x * arm_slice3_momentum_f_z
+                - t79 * arm_slice3_subspace1_v_z * cache.arm_slice0_mass)
+        + arm_slice3_inertia_i_11 * arm_slice3_subspace1_rate_w_y
+        - arm_slice3_subspace1_rate_v_z * arm_slice3_inertia_h_x;
+    let t496 = (0.2014998074653874 * cache.arm_slice2_bend_c3 * t135
+        + 0.2014998074653874 * t444 * cache.arm_slice2_bend_c4
+        + 0.44888729929169013 * cache.arm_slice2_bend_c2) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.2014998074653874 * t29 * cache.arm_slice2_bend_c3
+                + 0.2014998074653874 * t443 * cache.arm_slice2_bend_c4);
+    let t497 = 0.1350029611448087 * t446 * cache.arm_slice2_bend_c5;
+    let t498 = 0.1350029611448087 * cache.arm_slice2_bend_c4 * t448;
+    let t499 = (0.1350029611448087 * t454 * cache.arm_slice2_bend_c5
+        + 0.1350029611448087 * t453 * cache.arm_slice2_bend_c4
+        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t455) * arm_bend_y_rate
+        + arm_bend_z_rate * (t497 + t498);
+    let t500 = (0.1350029611448087 * t451 * cache.arm_slice2_bend_c5
+        + 0.1350029611448087 * t450 * cache.arm_slice2_bend_c4
+        + 0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3) * arm_bend_z_rate
+        + (0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3 + t497 + t498)
+            * arm_bend_y_rate;
+    let arm_slice2_subspace1_rate_w_y = 0.09195266597143173 * t496 * p.section_length
+        + 0.96744666685656 * p.section_length * t499
+        - 0.2357788243436599 * p.section_length * t500;
+    let t501 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t11 - 0.6699905217924281;
+    let t502 = 0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2;
+    let t503 = arm_bend_z_rate
+        * (0.09045070438093329 * t464 * cache.arm_slice2_bend_c4
+            + 0.09045070438093329 * t463 * cache.arm_slice2_bend_c5
+            + 0.2014998074653874 * t465 * cache.arm_slice2_bend_c4
+            + 0.2014998074653874 * t461 * cache.arm_slice2_bend_c3
+            + 0.09045070438093329 * t462 * cache.arm_slice2_bend_c6)
+        + t40 * arm_bend_y_rate - (t27 * t502 - t501 * t35)
+        - (t496 * cache.arm_slice2_local_com_y - t499 * cache.arm_slice2_local_com_x);
+    let t504 = 0.3007502358784333 * t18 * cache.arm_slice2_bend_c3;
+    let t505 = t41 + t47 - (t504 * t35 - t53 * t502)
+        - (t500 * cache.arm_slice2_local_com_x - t496 * cache.arm_slice2_local_com_z);
+    let t506 = t64 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t68 + 0.1350029611448087 * t469 * cache.arm_slice2_bend_c5 + t69
+                + 0.1350029611448087 * t468 * cache.arm_slice2_bend_c4
+                + 0.1350029611448087 * cache.arm_slice2_bend_c3 * t467)
+        - (t499 * cache.arm_slice2_local_com_z - t500 * cache.arm_slice2_local_com_y)
+        - (t53 * t501 - t27 * t504);
+    let arm_slice2_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t506
+        - 0.35991537421130565 * p.section_length * t503
+        - 0.01 * arm_slice2_subspace1_rate_w_y
+        - 0.1748223713144484 * p.section_length * t505;
+    let arm_slice2_subspace1_rate_w_x = 0.9164595255079896 * t496 * p.section_length
+        - 0.35991537421130565 * p.section_length * t500
+        - 0.1748223713144484 * p.section_length * t499;
+    let arm_slice2_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t499
+        + 0.3894183423086505 * t496 * p.section_length
+        + 0.90270109637546 * p.section_length * t500;
+    let arm_slice2_subspace1_rate_v_z = 0.02 * arm_slice2_subspace1_rate_w_y
+        + 0.3894183423086505 * p.section_length * t506
+        + 0.1829865712999871 * p.section_length * t505
+        + 0.90270109637546 * p.section_length * t503;
+    let t507 = arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_i_11
+        + arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_x
+        + arm_slice2_subspace1_rate_w_x * arm_slice2_inertia_i_01
+        + 0.5
+            * (cache.arm_slice1_mass * arm_slice2_subspace1_v_x * t146
+                + arm_slice2_subspace1_v_z * arm_slice2_momentum_f_x
+                + arm_slice2_momentum_n_x * arm_slice2_subspace1_w_z
+                + arm_slice2_subspace1_w_z * t151 + t439 * arm_slice2_subspace1_w_y
+                + arm_slice2_subspace1_w_x * t191
+                - arm_slice2_subspace1_w_x * arm_slice2_momentum_n_z
+                - arm_slice2_momentum_f_z * arm_slice2_subspace1_v_x
+                - cache.arm_slice1_mass * t1 * arm_slice2_subspace1_v_z)
+        + arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_z
+        - arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_x;
+    let arm_slice3_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t490
+        + 0.96744666685656 * p.section_length * t493
+        + 0.01 * arm_slice3_subspace1_rate_w_x
+        - 0.2357788243436599 * p.section_length * t494
+        - 0.02 * arm_slice3_subspace1_rate_w_z;
+    let t508 = arm_slice3_subspace1_rate_w_y * arm_slice3_inertia_i_12
+        + arm_slice3_subspace1_rate_w_z * arm_slice3_inertia_i_22
+        + 0.5
+            * (arm_slice3_subspace1_v_y * t79 * cache.arm_slice0_mass
+                + arm_slice3_momentum_f_y * arm_slice3_subspace1_v_x
+                + t183 * arm_slice3_subspace1_w_x
+                + arm_slice3_momentum_n_y * arm_slice3_subspace1_w_x
+                + arm_slice3_subspace1_w_z * t186 + arm_slice3_subspace1_w_y * t180
+                - arm_slice3_momentum_f_x * arm_slice3_subspace1_v_y
+                - t78 * arm_slice3_subspace1_v_x * cache.arm_slice0_mass
+                - arm_slice3_subspace1_w_y * arm_slice3_momentum_n_x)
+        + arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_v_y
+        + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_x
+        - arm_slice3_subspace1_rate_v_x * arm_slice3_inertia_h_y;
+    let arm_slice2_subspace1_rate_v_y = 0.01 * arm_slice2_subspace1_rate_w_x
+        + 0.09195266597143173 * p.section_length * t506
+        + 0.96744666685656 * p.section_length * t505
+        - 0.02 * arm_slice2_subspace1_rate_w_z
+        - 0.2357788243436599 * p.section_length * t503;
+    let t509 = 0.5
+        * (arm_slice2_subspace1_w_z * arm_slice2_momentum_f_x
+            - (cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t146
+                - cache.arm_slice1_mass * t1 * arm_slice2_subspace1_w_z)
+            - arm_slice2_momentum_f_z * arm_slice2_subspace1_w_x)
+        + cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_y
+        - (arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_x
+            - arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_h_x);
+    let arm_slice1_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t481
+        - 0.35991537421130565 * p.section_length * t479
+        - 0.1748223713144484 * p.section_length * t482
+        - 0.01 * arm_slice1_subspace1_rate_w_y;
+    let arm_slice1_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t476
+        + 0.1829865712999871 * p.section_length * t474
+        + 0.90270109637546 * p.section_length * t475;
+    let t510 = cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_x
+        + 0.5
+            * (arm_slice1_subspace1_w_y * arm_slice1_momentum_f_z
+                - arm_slice1_subspace1_w_z * arm_slice1_momentum_f_y
+                - (t261 * cache.arm_slice1_mass * arm_slice1_subspace1_w_z
+                    - cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t259))
+        - (arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_w_z
+            - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_y);
+    let arm_slice1_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t481
+        + 0.96744666685656 * p.section_length * t482
+        + 0.01 * arm_slice1_subspace1_rate_w_x - 0.02 * arm_slice1_subspace1_rate_w_z
+        - 0.2357788243436599 * p.section_length * t479;
+    let t511 = arm_slice1_inertia_i_01 * arm_slice1_subspace1_rate_w_y
+        + arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_i_00
+        + arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_v_z
+        + 0.5
+            * (arm_slice1_subspace1_w_y * t415
+                + t261 * cache.arm_slice1_mass * arm_slice1_subspace1_v_z
+                + t267 * arm_slice1_subspace1_w_z + t421 * arm_slice1_subspace1_w_x
+                + arm_slice1_momentum_f_z * arm_slice1_subspace1_v_y
+                + arm_slice1_subspace1_w_y * arm_slice1_momentum_n_z
+                - arm_slice1_momentum_f_y * arm_slice1_subspace1_v_z
+                - cache.arm_slice1_mass * t259 * arm_slice1_subspace1_v_y
+                - arm_slice1_momentum_n_y * arm_slice1_subspace1_w_z)
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_z
+        - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_y;
+    let arm_slice0_subspace1_rate_w_y = 0.96744666685656 * t456 * p.section_length
+        + 0.09195266597143173 * p.section_length * t445
+        - 0.2357788243436599 * t452 * p.section_length;
+    let arm_slice0_subspace1_rate_v_x = 0.9164595255079896 * t470 * p.section_length
+        - 0.01 * arm_slice0_subspace1_rate_w_y
+        - 0.35991537421130565 * p.section_length * t466
+        - 0.1748223713144484 * p.section_length * t459;
+    let t512 = arm_slice0_subspace1_rate_v_x * cache.arm_slice0_mass
+        + 0.5
+            * (arm_slice0_momentum_f_z * arm_slice0_subspace1_w_y
+                - (cache.arm_slice0_mass * arm_slice0_subspace1_w_z * t220
+                    - t217 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass)
+                - arm_slice0_momentum_f_y * arm_slice0_subspace1_w_z)
+        - (arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_y
+            - arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_z);
+    let t513 = 0.5
+        * (arm_slice1_subspace1_w_z * arm_slice1_momentum_f_x
+            - arm_slice1_momentum_f_z * arm_slice1_subspace1_w_x
+            - (cache.arm_slice1_mass * t259 * arm_slice1_subspace1_w_x
+                - cache.arm_slice1_mass * arm_slice1_subspace1_w_z * t257))
+        + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_y
+        - (arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_x
+            - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_z);
+    let arm_slice0_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t466
+        + 0.3894183423086505 * t470 * p.section_length
+        + 0.1829865712999871 * p.section_length * t459
+        + 0.02 * arm_slice0_subspace1_rate_w_y;
+    let t514 = arm_slice0_inertia_i_01 * arm_slice0_subspace1_rate_w_x
+        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_12
+        + 0.5
+            * (arm_slice0_subspace1_w_x * t281
+                + arm_slice0_momentum_n_x * arm_slice0_subspace1_w_z
+                + arm_slice0_subspace1_v_z * arm_slice0_momentum_f_x
+                + t217 * cache.arm_slice0_mass * arm_slice0_subspace1_v_x
+                + arm_slice0_subspace1_w_y * t293 + t290 * arm_slice0_subspace1_w_z
+                - arm_slice0_subspace1_v_z * cache.arm_slice0_mass * t218
+                - arm_slice0_momentum_n_z * arm_slice0_subspace1_w_x
+                - arm_slice0_momentum_f_z * arm_slice0_subspace1_v_x)
+        + arm_slice0_subspace1_rate_v_x * arm_slice0_inertia_h_z
+        + arm_slice0_inertia_i_11 * arm_slice0_subspace1_rate_w_y
+        - arm_slice0_subspace1_rate_v_z * arm_slice0_inertia_h_x;
+    let t515 = arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_y
+        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_x
+        + arm_slice2_subspace1_rate_v_y * arm_slice2_inertia_h_x
+        + arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_i_22
+        + 0.5
+            * (arm_slice2_subspace1_w_x * t147 + arm_slice2_subspace1_w_z * t158
+                + cache.arm_slice1_mass * t1 * arm_slice2_subspace1_v_y
+                + arm_slice2_subspace1_w_x * arm_slice2_momentum_n_y
+                + arm_slice2_momentum_f_y * arm_slice2_subspace1_v_x
+                + arm_slice2_subspace1_w_y * t151
+                - cache.arm_slice1_mass * arm_slice2_subspace1_v_x * t0
+                - arm_slice2_subspace1_v_y * arm_slice2_momentum_f_x
+                - arm_slice2_momentum_n_x * arm_slice2_subspace1_w_y)
+        - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_x;
+    let t516 = arm_slice1_inertia_i_22 * arm_slice1_subspace1_rate_w_z
+        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_y
+        + arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_y
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_x
+        + 0.5
+            * (arm_slice1_subspace1_v_x * arm_slice1_momentum_f_y
+                + cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t257
+                + arm_slice1_subspace1_w_y * t266 + arm_slice1_subspace1_w_z * t265
+                + arm_slice1_momentum_n_y * arm_slice1_subspace1_w_x
+                + t267 * arm_slice1_subspace1_w_x
+                - arm_slice1_subspace1_w_y * arm_slice1_momentum_n_x
+                - t261 * cache.arm_slice1_mass * arm_slice1_subspace1_v_x
+                - arm_slice1_subspace1_v_y * arm_slice1_momentum_f_x)
+        - arm_slice1_subspace1_rate_v_x * arm_slice1_inertia_h_y;
+    let t517 = 0.5
+        * (arm_slice3_momentum_f_y * arm_slice3_subspace1_w_x
+            - (arm_slice3_subspace1_w_y * t79 * cache.arm_slice0_mass
+                - t78 * arm_slice3_subspace1_w_x * cache.arm_slice0_mass)
+            - arm_slice3_subspace1_w_y * arm_slice3_momentum_f_x)
+        + arm_slice3_subspace1_rate_v_z * cache.arm_slice0_mass
+        - (arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_y
+            - arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_x);
+    let t518 = 0.5
+        * (t266 * arm_slice1_subspace1_w_z + t415 * arm_slice1_subspace1_w_x
+            + arm_slice1_subspace1_w_z * arm_slice1_momentum_n_x
+            + t414 * arm_slice1_subspace1_w_y
+            + cache.arm_slice1_mass * arm_slice1_subspace1_v_x * t259
+            + arm_slice1_subspace1_v_z * arm_slice1_momentum_f_x
+            - cache.arm_slice1_mass * arm_slice1_subspace1_v_z * t257
+            - arm_slice1_momentum_n_z * arm_slice1_subspace1_w_x
+            - arm_slice1_subspace1_v_x * arm_slice1_momentum_f_z)
+        + arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_x
+        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_z
+        + arm_slice1_inertia_i_11 * arm_slice1_subspace1_rate_w_y
+        - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_z;
+    let t519 = cache.arm_slice0_mass * arm_slice3_subspace1_rate_v_y
+        + 0.5
+            * (arm_slice3_subspace1_w_z * arm_slice3_momentum_f_x
+                - arm_slice3_subspace1_w_x * arm_slice3_momentum_f_z
+                - (arm_slice3_subspace1_w_x * t171 * cache.arm_slice0_mass
+                    - arm_slice3_subspace1_w_z * t79 * cache.arm_slice0_mass))
+        - (arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_x
+            - arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_z);
+    let t520 = 0.5
+        * (arm_slice3_subspace1_w_y * arm_slice3_momentum_f_z
+            - (arm_slice3_subspace1_w_z * t78 * cache.arm_slice0_mass
+                - arm_slice3_subspace1_w_y * t171 * cache.arm_slice0_mass)
+            - arm_slice3_subspace1_w_z * arm_slice3_momentum_f_y)
+        + arm_slice3_subspace1_rate_v_x * cache.arm_slice0_mass
+        - (arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_z
+            - arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_y);
+    let t521 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_x
+        + 0.5
+            * (arm_slice2_momentum_f_z * arm_slice2_subspace1_w_y
+                - arm_slice2_momentum_f_y * arm_slice2_subspace1_w_z
+                - (cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t0
+                    - cache.arm_slice1_mass * t146 * arm_slice2_subspace1_w_y))
+        - (arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_h_y
+            - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_y);
+    let t522 = arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_i_01
+        + arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_z
+        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_z
+        + arm_slice2_subspace1_rate_w_x * arm_slice2_inertia_i_00
+        + 0.5
+            * (arm_slice2_subspace1_w_z * t147 + arm_slice2_subspace1_w_x * t190
+                + arm_slice2_momentum_n_z * arm_slice2_subspace1_w_y
+                + arm_slice2_momentum_f_z * arm_slice2_subspace1_v_y
+                + t191 * arm_slice2_subspace1_w_y
+                + cache.arm_slice1_mass * t0 * arm_slice2_subspace1_v_z
+                - arm_slice2_momentum_f_y * arm_slice2_subspace1_v_z
+                - cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t146
+                - arm_slice2_subspace1_w_z * arm_slice2_momentum_n_y)
+        - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_y;
+    let t523 = 0.5
+        * (t382 * arm_slice0_subspace1_w_z
+            + arm_slice0_momentum_f_y * arm_slice0_subspace1_v_x
+            + t290 * arm_slice0_subspace1_w_y
+            + arm_slice0_subspace1_w_x * arm_slice0_momentum_n_y
+            + cache.arm_slice0_mass * t218 * arm_slice0_subspace1_v_y
+            + arm_slice0_subspace1_w_x * t280
+            - cache.arm_slice0_mass * arm_slice0_subspace1_v_x * t220
+            - arm_slice0_momentum_f_x * arm_slice0_subspace1_v_y
+            - arm_slice0_momentum_n_x * arm_slice0_subspace1_w_y)
         + arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_i_12
         + arm_slice0_inertia_i_02 * arm_slice0_subspace1_rate_w_x
         + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_22
         + arm_slice0_subspace1_rate_v_y * arm_slice0_inertia_h_x
         - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_x;
-    let t537 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t513;
-    let t538 = 0.6978160177890329 * t511 * cache.arm_slice3_bend_c5;
-    let t539 = arm_bend_z_rate * (t537 + t538)
-        + (0.8058320946447624 * cache.arm_slice3_bend_c3 * t520
-            + 0.6978160177890329 * t518 * cache.arm_slice3_bend_c4
-            + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t519) * arm_bend_y_rate;
-    let t540 = (t537 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z + t538)
-        * arm_bend_y_rate
+    let t524 = (cache.arm_bend_squared_c2 + t444 * cache.arm_bend_squared_c4
+        + cache.arm_bend_squared_c3 * t135) * arm_bend_y_rate
+        + arm_bend_z_rate * (t99 + t443 * cache.arm_bend_squared_c4);
+    let t525 = t448 * cache.arm_bend_squared_c4;
+    let t526 = t446 * cache.arm_bend_squared_c5;
+    let t527 = arm_bend_y_rate * (t525 + t526 + arm_bend_z * cache.arm_bend_squared_c3)
         + arm_bend_z_rate
-            * (0.6978160177890329 * cache.arm_slice3_bend_c5 * t516
-                + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t515
-                + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y);
-    let t541 = (0.8659570925834785 * cache.arm_slice3_bend_c2
-        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t523
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t86) * arm_bend_y_rate
+            * (t450 * cache.arm_bend_squared_c4 + arm_bend_y * cache.arm_bend_squared_c3
+                + t451 * cache.arm_bend_squared_c5);
+    let t528 = arm_bend_z_rate * (t525 + t526)
+        + arm_bend_y_rate
+            * (t453 * cache.arm_bend_squared_c4 + t454 * cache.arm_bend_squared_c5
+                + cache.arm_bend_squared_c3 * t455);
+    let arm_tip_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t524
+        - 0.35991537421130565 * p.section_length * t527
+        - 0.1748223713144484 * p.section_length * t528;
+    let t529 = arm_bend_y * cache.arm_bend_squared_c2;
+    let t530 = t11 * cache.arm_bend_squared_c3 - 1.0;
+    let t531 = arm_bend_y_rate * t123
         + arm_bend_z_rate
-            * (0.7498816861956312 * cache.arm_slice3_bend_c3 * t33
-                + 0.7498816861956312 * t522 * cache.arm_slice3_bend_c4);
-    let arm_slice3_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t541
-        - 0.1748223713144484 * p.section_length * t539
-        - 0.35991537421130565 * p.section_length * t540;
-    let t542 = t10 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t0 + t5 + 0.6978160177890329 * t533 * cache.arm_slice3_bend_c5
-                + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t532
-                + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t531)
-        - (t32 * t75 - t40 * t74)
-        - (cache.arm_slice3_local_com_z * t539 - t540 * cache.arm_slice3_local_com_y);
-    let t543 = t51 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.6493653647595652 * t527 * cache.arm_slice3_bend_c5
-                + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t528
-                + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t525
-                + 0.6493653647595652 * t526 * cache.arm_slice3_bend_c6
-                + 0.7498816861956312 * t529 * cache.arm_slice3_bend_c4)
-        - (cache.arm_slice3_local_com_y * t541 - cache.arm_slice3_local_com_x * t539)
-        - (t40 * t77 - t75 * t65);
-    let arm_slice3_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t539
-        + 0.09195266597143173 * p.section_length * t541
-        - 0.2357788243436599 * p.section_length * t540;
-    let t544 = t52 + t59
-        - (cache.arm_slice3_local_com_x * t540 - cache.arm_slice3_local_com_z * t541)
-        - (t65 * t74 - t32 * t77);
-    let arm_slice3_subspace1_rate_v_z = 0.3894183423086505 * p.section_length * t542
-        + 0.90270109637546 * p.section_length * t543
-        + 0.02 * arm_slice3_subspace1_rate_w_y
-        + 0.1829865712999871 * p.section_length * t544;
-    let arm_slice3_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t541
-        + 0.1829865712999871 * p.section_length * t539
-        + 0.90270109637546 * p.section_length * t540;
-    let arm_slice3_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t542
-        + 0.96744666685656 * p.section_length * t544
-        + 0.01 * arm_slice3_subspace1_rate_w_x
-        - 0.2357788243436599 * p.section_length * t543
-        - 0.02 * arm_slice3_subspace1_rate_w_z;
-    let t545 = 0.5
-        * (t479 * arm_slice3_subspace1_w_x
+            * (t464 * cache.arm_bend_squared_c4 + t462 * cache.arm_bend_squared_c6
+                + t465 * cache.arm_bend_squared_c4 + t461 * cache.arm_bend_squared_c3
+                + t463 * cache.arm_bend_squared_c5) - (t103 * t529 - t120 * t530)
+        - (t108 * t524 - t115 * t528);
+    let t532 = arm_bend_z_rate
+        * (t106 + t469 * cache.arm_bend_squared_c5 + t107
+            + t467 * cache.arm_bend_squared_c3 + t468 * cache.arm_bend_squared_c4)
+        + t105 * arm_bend_y_rate - (t113 * t528 - t108 * t527)
+        - (t530 * t102 - t103 * t116);
+    let t533 = t122 + t124 - (t120 * t116 - t529 * t102) - (t115 * t527 - t113 * t524);
+    let arm_tip_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t524
+        + 0.96744666685656 * p.section_length * t528
+        - 0.2357788243436599 * p.section_length * t527;
+    let arm_tip_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t532
+        - 0.35991537421130565 * p.section_length * t531
+        - 0.1748223713144484 * p.section_length * t533
+        - 0.01 * arm_tip_subspace1_rate_w_y;
+    let arm_tip_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t528
+        + 0.3894183423086505 * p.section_length * t524
+        + 0.90270109637546 * p.section_length * t527;
+    let arm_tip_subspace1_rate_v_y = 0.01 * arm_tip_subspace1_rate_w_x
+        + 0.96744666685656 * p.section_length * t533
+        + 0.09195266597143173 * p.section_length * t532
+        - 0.02 * arm_tip_subspace1_rate_w_z
+        - 0.2357788243436599 * p.section_length * t531;
+    let t534 = cache.wrist_composite_inertia_i_02 * arm_tip_subspace1_rate_w_x
+        + 0.5
+            * (cache.arm_tip_subspace1_w_x * wrist_composite_momentum_n_y
+                + wrist_composite_momentum_f_y * cache.arm_tip_subspace1_v_x
+                + wrist_composite_rate_id_22 * cache.arm_tip_subspace1_w_z
+                + wrist_composite_rate_id_02 * cache.arm_tip_subspace1_w_x
+                + wrist_composite_rate_id_12 * cache.arm_tip_subspace1_w_y
+                + wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_y
+                - wrist_composite_momentum_n_x * cache.arm_tip_subspace1_w_y
+                - cache.arm_tip_subspace1_v_y * wrist_composite_momentum_f_x
+                - cache.arm_tip_subspace1_v_x * wrist_composite_rate_hd_y)
+        + cache.wrist_composite_inertia_i_12 * arm_tip_subspace1_rate_w_y
+        + cache.wrist_composite_inertia_i_22 * arm_tip_subspace1_rate_w_z
+        + arm_tip_subspace1_rate_v_y * cache.wrist_composite_inertia_h_x
+        - arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_y;
+    let t535 = cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_z
+        + 0.5
+            * (arm_slice0_momentum_f_y * arm_slice0_subspace1_w_x
+                - arm_slice0_subspace1_w_y * arm_slice0_momentum_f_x
+                - (arm_slice0_subspace1_w_y * cache.arm_slice0_mass * t218
+                    - arm_slice0_subspace1_w_x * cache.arm_slice0_mass * t220))
+        - (arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_x
+            - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_w_x);
+    let t536 = arm_slice0_inertia_i_00 * arm_slice0_subspace1_rate_w_x
+        + arm_slice0_inertia_i_01 * arm_slice0_subspace1_rate_w_y
+        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_02
+        + 0.5
+            * (arm_slice0_momentum_n_z * arm_slice0_subspace1_w_y
+                + arm_slice0_momentum_f_z * arm_slice0_subspace1_v_y
+                + arm_slice0_subspace1_v_z * cache.arm_slice0_mass * t220
+                + arm_slice0_subspace1_w_y * t281 + arm_slice0_subspace1_w_x * t288
+                + arm_slice0_subspace1_w_z * t280
+                - arm_slice0_momentum_f_y * arm_slice0_subspace1_v_z
+                - arm_slice0_momentum_n_y * arm_slice0_subspace1_w_z
+                - t217 * cache.arm_slice0_mass * arm_slice0_subspace1_v_y)
+        + arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_z
+        - arm_slice0_subspace1_rate_v_y * arm_slice0_inertia_h_z;
+    let arm_tip_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t531
+        + 0.3894183423086505 * p.section_length * t532
+        + 0.02 * arm_tip_subspace1_rate_w_y
+        + 0.1829865712999871 * p.section_length * t533;
+    let t537 = 0.5
+        * (cache.arm_tip_subspace1_w_x * wrist_composite_momentum_f_y
+            - (wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_y
+                - cache.arm_tip_subspace1_w_x * wrist_composite_rate_hd_y)
+            - cache.arm_tip_subspace1_w_y * wrist_composite_momentum_f_x)
+        + arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_m
+        - (arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_h_x
+            - arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_y);
+    let t538 = arm_tip_subspace1_rate_v_y * cache.wrist_composite_inertia_m
+        + 0.5
+            * (cache.arm_tip_subspace1_w_z * wrist_composite_momentum_f_x
+                - wrist_composite_momentum_f_z * cache.arm_tip_subspace1_w_x
+                - (wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_x
+                    - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_z))
+        - (arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_z
+            - cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_w_z);
+    let t539 = 0.5
+        * (arm_slice3_subspace1_w_y * arm_slice3_momentum_n_z
+            + t78 * arm_slice3_subspace1_v_z * cache.arm_slice0_mass
             + arm_slice3_subspace1_v_y * arm_slice3_momentum_f_z
-            + t84 * arm_slice3_subspace1_v_z * cache.arm_slice0_mass
-            + arm_slice3_momentum_n_z * arm_slice3_subspace1_w_y
-            + arm_slice3_subspace1_w_z * t328 + t96 * arm_slice3_subspace1_w_y
+            + t183 * arm_slice3_subspace1_w_z + arm_slice3_subspace1_w_x * t378
+            + arm_slice3_subspace1_w_y * t172
             - arm_slice3_subspace1_w_z * arm_slice3_momentum_n_y
-            - arm_slice3_subspace1_v_z * arm_slice3_momentum_f_y
-            - arm_slice3_subspace1_v_y * t102 * cache.arm_slice0_mass)
+            - arm_slice3_momentum_f_y * arm_slice3_subspace1_v_z
+            - arm_slice3_subspace1_v_y * t171 * cache.arm_slice0_mass)
         + arm_slice3_inertia_i_00 * arm_slice3_subspace1_rate_w_x
         + arm_slice3_subspace1_rate_v_z * arm_slice3_inertia_h_y
         + arm_slice3_subspace1_rate_w_y * arm_slice3_inertia_i_01
         + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_z
         - arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_v_y;
-    let arm_slice0_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t530
-        + 0.3894183423086505 * t534 * p.section_length
-        + 0.1829865712999871 * p.section_length * t535
-        + 0.02 * arm_slice0_subspace1_rate_w_y;
-    let t546 = 0.5
-        * (arm_slice0_momentum_f_y * arm_slice0_subspace1_w_x
-            - (t181 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass
-                - t175 * arm_slice0_subspace1_w_x * cache.arm_slice0_mass)
-            - arm_slice0_momentum_f_x * arm_slice0_subspace1_w_y)
-        + cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_z
-        - (arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_w_x);
-    let t547 = 0.003914101352555533 * cache.arm_slice1_bend_c4 * t513;
-    let t548 = 0.003914101352555533 * t511 * cache.arm_slice1_bend_c5;
-    let t549 = (0.035940096619352636 * cache.arm_slice1_bend_c3 * t520
-        + 0.003914101352555533 * t518 * cache.arm_slice1_bend_c4
-        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t519) * arm_bend_y_rate
-        + arm_bend_z_rate * (t547 + t548);
-    let t550 = arm_bend_z_rate
-        * (0.01186057253208228 * t522 * cache.arm_slice1_bend_c4
-            + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t33)
-        + (0.01186057253208228 * cache.arm_slice1_bend_c3 * t86
-            + 0.10890625570683385 * cache.arm_slice1_bend_c2
-            + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t523) * arm_bend_y_rate;
-    let t551 = t237 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.0012916905450084026 * t528 * cache.arm_slice1_bend_c4
-                + 0.01186057253208228 * t525 * cache.arm_slice1_bend_c3
-                + 0.0012916905450084026 * t526 * cache.arm_slice1_bend_c6
-                + 0.01186057253208228 * t529 * cache.arm_slice1_bend_c4
-                + 0.0012916905450084026 * t527 * cache.arm_slice1_bend_c5)
-        - (t249 * t240 - t248 * t231)
-        - (cache.arm_slice1_local_com_y * t550 - t549 * cache.arm_slice1_local_com_x);
-    let t552 = (t547 + 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3
-        + t548) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3
-                + 0.003914101352555533 * t515 * cache.arm_slice1_bend_c4
-                + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t516);
-    let t553 = t238 + t241 - (t231 * t247 - t235 * t249)
-        - (t552 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t550);
-    let arm_slice1_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t549
-        + 0.09195266597143173 * p.section_length * t550
-        - 0.2357788243436599 * p.section_length * t552;
-    let t554 = t243 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t244 + 0.003914101352555533 * t532 * cache.arm_slice1_bend_c4 + t245
-                + 0.003914101352555533 * t533 * cache.arm_slice1_bend_c5
-                + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t531)
-        - (t235 * t248 - t240 * t247)
-        - (cache.arm_slice1_local_com_z * t549 - t552 * cache.arm_slice1_local_com_y);
-    let arm_slice1_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t554
-        - 0.35991537421130565 * p.section_length * t551
-        - 0.1748223713144484 * p.section_length * t553
-        - 0.01 * arm_slice1_subspace1_rate_w_y;
-    let arm_slice1_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t550
-        + 0.1829865712999871 * p.section_length * t549
-        + 0.90270109637546 * p.section_length * t552;
-    let t555 = cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_x
+    let t540 = arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_z
         + 0.5
-            * (arm_slice1_subspace1_w_y * arm_slice1_momentum_f_z
-                - (cache.arm_slice1_mass * t256 * arm_slice1_subspace1_w_z
-                    - cache.arm_slice1_mass * t259 * arm_slice1_subspace1_w_y)
-                - arm_slice1_momentum_f_y * arm_slice1_subspace1_w_z)
-        - (arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_w_z
-            - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_y);
-    let arm_slice3_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t542
-        - 0.01 * arm_slice3_subspace1_rate_w_y
-        - 0.1748223713144484 * p.section_length * t544
-        - 0.35991537421130565 * p.section_length * t543;
-    let t556 = 0.5
-        * (arm_slice3_momentum_f_z * arm_slice3_subspace1_w_y
-            - (arm_slice3_subspace1_w_z * t84 * cache.arm_slice0_mass
-                - t102 * cache.arm_slice0_mass * arm_slice3_subspace1_w_y)
-            - arm_slice3_subspace1_w_z * arm_slice3_momentum_f_y)
-        + arm_slice3_subspace1_rate_v_x * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_z
-            - arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_y);
-    let t557 = 0.1350029611448087 * t511 * cache.arm_slice2_bend_c5;
-    let t558 = 0.1350029611448087 * cache.arm_slice2_bend_c4 * t513;
-    let t559 = (0.1350029611448087 * t519 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * t518 * cache.arm_slice2_bend_c4
-        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t520) * arm_bend_y_rate
-        + arm_bend_z_rate * (t557 + t558);
-    let t560 = (0.2014998074653874 * cache.arm_slice2_bend_c3 * t86
-        + 0.2014998074653874 * t523 * cache.arm_slice2_bend_c4
-        + 0.44888729929169013 * cache.arm_slice2_bend_c2) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.2014998074653874 * t33 * cache.arm_slice2_bend_c3
-                + 0.2014998074653874 * t522 * cache.arm_slice2_bend_c4);
-    let t561 = (0.1350029611448087 * t516 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * t515 * cache.arm_slice2_bend_c4
-        + 0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3) * arm_bend_z_rate
-        + (0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3 + t557 + t558)
-            * arm_bend_y_rate;
-    let arm_slice2_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t559
-        + 0.3894183423086505 * t560 * p.section_length
-        + 0.90270109637546 * p.section_length * t561;
-    let arm_slice2_subspace1_rate_w_y = 0.09195266597143173 * t560 * p.section_length
-        + 0.96744666685656 * p.section_length * t559
-        - 0.2357788243436599 * p.section_length * t561;
-    let t562 = arm_bend_z_rate
-        * (0.09045070438093329 * t528 * cache.arm_slice2_bend_c4
-            + 0.09045070438093329 * t527 * cache.arm_slice2_bend_c5
-            + 0.2014998074653874 * t529 * cache.arm_slice2_bend_c4
-            + 0.2014998074653874 * t525 * cache.arm_slice2_bend_c3
-            + 0.09045070438093329 * t526 * cache.arm_slice2_bend_c6)
-        + t137 * arm_bend_y_rate - (t135 * t115 - t114 * t136)
-        - (t560 * cache.arm_slice2_local_com_y - t559 * cache.arm_slice2_local_com_x);
-    let t563 = t138 + t140 - (t113 * t136 - t142 * t115)
-        - (t561 * cache.arm_slice2_local_com_x - t560 * cache.arm_slice2_local_com_z);
-    let t564 = t144 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t145 + 0.1350029611448087 * t533 * cache.arm_slice2_bend_c5 + t146
-                + 0.1350029611448087 * t532 * cache.arm_slice2_bend_c4
-                + 0.1350029611448087 * cache.arm_slice2_bend_c3 * t531)
-        - (t559 * cache.arm_slice2_local_com_z - t561 * cache.arm_slice2_local_com_y)
-        - (t142 * t114 - t135 * t113);
-    let arm_slice2_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t564
-        - 0.35991537421130565 * p.section_length * t562
-        - 0.01 * arm_slice2_subspace1_rate_w_y
-        - 0.1748223713144484 * p.section_length * t563;
-    let t565 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_x
-        + 0.5
-            * (arm_slice2_momentum_f_z * arm_slice2_subspace1_w_y
-                - (cache.arm_slice1_mass * t321 * arm_slice2_subspace1_w_z
-                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_y * t129)
-                - arm_slice2_subspace1_w_z * arm_slice2_momentum_f_y)
-        - (arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_h_y
-            - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_y);
-    let t566 = arm_bend_y * cache.arm_bend_squared_c2;
-    let t567 = t1 * cache.arm_bend_squared_c3 - 1.0;
-    let t568 = t513 * cache.arm_bend_squared_c4;
-    let t569 = t511 * cache.arm_bend_squared_c5;
-    let t570 = arm_bend_z_rate * (t568 + t569)
-        + arm_bend_y_rate
-            * (t518 * cache.arm_bend_squared_c4 + t519 * cache.arm_bend_squared_c5
-                + cache.arm_bend_squared_c3 * t520);
-    let t571 = (cache.arm_bend_squared_c2 + t523 * cache.arm_bend_squared_c4
-        + cache.arm_bend_squared_c3 * t86) * arm_bend_y_rate
-        + arm_bend_z_rate * (t275 + t522 * cache.arm_bend_squared_c4);
-    let t572 = arm_bend_y_rate * t293
-        + arm_bend_z_rate
-            * (t528 * cache.arm_bend_squared_c4 + t526 * cache.arm_bend_squared_c6
-                + t529 * cache.arm_bend_squared_c4 + t525 * cache.arm_bend_squared_c3
-                + t527 * cache.arm_bend_squared_c5) - (t279 * t566 - t290 * t567)
-        - (t284 * t571 - t287 * t570);
-    let t573 = arm_bend_y_rate * (t568 + t569 + arm_bend_z * cache.arm_bend_squared_c3)
-        + arm_bend_z_rate
-            * (t515 * cache.arm_bend_squared_c4 + arm_bend_y * cache.arm_bend_squared_c3
-                + t516 * cache.arm_bend_squared_c5);
-    let t574 = arm_bend_z_rate
-        * (t282 + t533 * cache.arm_bend_squared_c5 + t283
-            + t531 * cache.arm_bend_squared_c3 + t532 * cache.arm_bend_squared_c4)
-        + t281 * arm_bend_y_rate - (t285 * t570 - t284 * t573)
-        - (t567 * t278 - t279 * t272);
-    let t575 = t292 + t294 - (t290 * t272 - t566 * t278) - (t287 * t573 - t285 * t571);
-    let arm_tip_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t571
-        + 0.96744666685656 * p.section_length * t570
-        - 0.2357788243436599 * p.section_length * t573;
-    let arm_tip_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t574
-        - 0.35991537421130565 * p.section_length * t572
-        - 0.1748223713144484 * p.section_length * t575
-        - 0.01 * arm_tip_subspace1_rate_w_y;
-    let arm_tip_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t570
-        + 0.3894183423086505 * p.section_length * t571
-        + 0.90270109637546 * p.section_length * t573;
-    let arm_tip_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t571
-        - 0.35991537421130565 * p.section_length * t573
-        - 0.1748223713144484 * p.section_length * t570;
-    let arm_tip_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t572
-        + 0.3894183423086505 * p.section_length * t574
-        + 0.02 * arm_tip_subspace1_rate_w_y
-        + 0.1829865712999871 * p.section_length * t575;
-    let t576 = arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_z
-        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace1_rate_w_y
-        + 0.5
-            * (wrist_composite_rate_id_01 * cache.arm_tip_subspace1_w_x
-                + wrist_composite_rate_id_12 * cache.arm_tip_subspace1_w_z
-                + wrist_composite_rate_id_11 * cache.arm_tip_subspace1_w_y
+            * (cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_12
+                + wrist_composite_momentum_n_x * cache.arm_tip_subspace1_w_z
+                + wrist_composite_rate_hd_z * cache.arm_tip_subspace1_v_x
                 + cache.arm_tip_subspace1_v_z * wrist_composite_momentum_f_x
-                + cache.arm_tip_subspace1_v_x * wrist_composite_rate_hd_z
-                + cache.arm_tip_subspace1_w_z * wrist_composite_momentum_n_x
-                - wrist_composite_momentum_n_z * cache.arm_tip_subspace1_w_x
+                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_01
+                + wrist_composite_rate_id_11 * cache.arm_tip_subspace1_w_y
                 - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_z
-                - cache.arm_tip_subspace1_v_x * wrist_composite_momentum_f_z)
+                - wrist_composite_momentum_n_z * cache.arm_tip_subspace1_w_x
+                - wrist_composite_momentum_f_z * cache.arm_tip_subspace1_v_x)
+        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace1_rate_w_y
         + cache.wrist_composite_inertia_i_12 * arm_tip_subspace1_rate_w_z
         + arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_01
         - arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_h_x;
-    let arm_tip_subspace1_rate_v_y = 0.01 * arm_tip_subspace1_rate_w_x
-        + 0.96744666685656 * p.section_length * t575
-        + 0.09195266597143173 * p.section_length * t574
-        - 0.02 * arm_tip_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t572;
-    let t577 = cache.wrist_composite_inertia_i_00 * arm_tip_subspace1_rate_w_x
+    let t541 = cache.wrist_composite_inertia_i_00 * arm_tip_subspace1_rate_w_x
         + 0.5
-            * (cache.arm_tip_subspace1_w_y * wrist_composite_rate_id_01
-                + cache.arm_tip_subspace1_w_y * wrist_composite_momentum_n_z
+            * (cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_00
                 + wrist_composite_rate_hd_y * cache.arm_tip_subspace1_v_z
+                + wrist_composite_momentum_n_z * cache.arm_tip_subspace1_w_y
                 + wrist_composite_rate_id_02 * cache.arm_tip_subspace1_w_z
                 + wrist_composite_momentum_f_z * cache.arm_tip_subspace1_v_y
-                + wrist_composite_rate_id_00 * cache.arm_tip_subspace1_w_x
-                - wrist_composite_momentum_f_y * cache.arm_tip_subspace1_v_z
+                + wrist_composite_rate_id_01 * cache.arm_tip_subspace1_w_y
                 - cache.arm_tip_subspace1_w_z * wrist_composite_momentum_n_y
-                - cache.arm_tip_subspace1_v_y * wrist_composite_rate_hd_z)
+                - wrist_composite_momentum_f_y * cache.arm_tip_subspace1_v_z
+                - wrist_composite_rate_hd_z * cache.arm_tip_subspace1_v_y)
         + arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_h_y
         + cache.wrist_composite_inertia_i_02 * arm_tip_subspace1_rate_w_z
         + arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_i_01
         - cache.wrist_composite_inertia_h_z * arm_tip_subspace1_rate_v_y;
-    let t578 = 0.5
-        * (cache.arm_tip_subspace1_w_y * wrist_composite_momentum_f_z
-            - (wrist_composite_rate_hd_y * cache.arm_tip_subspace1_w_z
-                - cache.arm_tip_subspace1_w_y * wrist_composite_rate_hd_z)
-            - wrist_composite_momentum_f_y * cache.arm_tip_subspace1_w_z)
+    let t542 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_z
+        + 0.5
+            * (arm_slice2_momentum_f_y * arm_slice2_subspace1_w_x
+                - (cache.arm_slice1_mass * t1 * arm_slice2_subspace1_w_y
+                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t0)
+                - arm_slice2_subspace1_w_y * arm_slice2_momentum_f_x)
+        - (arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_h_x
+            - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_w_x);
+    let t543 = 0.5
+        * (wrist_composite_momentum_f_z * cache.arm_tip_subspace1_w_y
+            - cache.arm_tip_subspace1_w_z * wrist_composite_momentum_f_y
+            - (cache.arm_tip_subspace1_w_z * wrist_composite_rate_hd_y
+                - wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_y))
         + arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_m
         - (arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_h_y
             - arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_h_z);
-    let t579 = arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_m
-        + 0.5
-            * (wrist_composite_momentum_f_y * cache.arm_tip_subspace1_w_x
-                - cache.arm_tip_subspace1_w_y * wrist_composite_momentum_f_x
-                - (wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_y
-                    - wrist_composite_rate_hd_y * cache.arm_tip_subspace1_w_x))
-        - (arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_h_x
-            - arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_y);
-    let arm_slice1_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t550
-        - 0.1748223713144484 * p.section_length * t549
-        - 0.35991537421130565 * p.section_length * t552;
-    let arm_slice1_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t554
-        + 0.96744666685656 * p.section_length * t553
-        + 0.01 * arm_slice1_subspace1_rate_w_x - 0.02 * arm_slice1_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t551;
-    let t580 = arm_slice1_inertia_i_22 * arm_slice1_subspace1_rate_w_z
-        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_y
-        + arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_y
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_x
-        + 0.5
-            * (t503 * arm_slice1_subspace1_w_z
-                + arm_slice1_momentum_f_y * arm_slice1_subspace1_v_x
-                + arm_slice1_subspace1_w_x * arm_slice1_momentum_n_y
-                + cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t257
-                + t482 * arm_slice1_subspace1_w_y + arm_slice1_subspace1_w_x * t260
-                - cache.arm_slice1_mass * arm_slice1_subspace1_v_x * t256
-                - arm_slice1_momentum_n_x * arm_slice1_subspace1_w_y
-                - arm_slice1_subspace1_v_y * arm_slice1_momentum_f_x)
-        - arm_slice1_subspace1_rate_v_x * arm_slice1_inertia_h_y;
-    let arm_slice2_subspace1_rate_w_x = 0.9164595255079896 * t560 * p.section_length
-        - 0.35991537421130565 * p.section_length * t561
-        - 0.1748223713144484 * p.section_length * t559;
-    let arm_slice2_subspace1_rate_v_y = 0.01 * arm_slice2_subspace1_rate_w_x
-        + 0.09195266597143173 * p.section_length * t564
-        + 0.96744666685656 * p.section_length * t563
-        - 0.02 * arm_slice2_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t562;
-    let t581 = 0.5
-        * (arm_slice2_subspace1_w_z * arm_slice2_momentum_f_x
-            - arm_slice2_subspace1_w_x * arm_slice2_momentum_f_z
-            - (cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t129
-                - cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t128))
-        + cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_y
-        - (arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_x
-            - arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_h_x);
-    let t582 = 0.5
-        * (arm_slice1_momentum_f_x * arm_slice1_subspace1_w_z
-            - (cache.arm_slice1_mass * arm_slice1_subspace1_w_x * t259
-                - cache.arm_slice1_mass * t257 * arm_slice1_subspace1_w_z)
-            - arm_slice1_subspace1_w_x * arm_slice1_momentum_f_z)
-        + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_y
-        - (arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_x
-            - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_z);
-    let t583 = arm_slice0_inertia_i_00 * arm_slice0_subspace1_rate_w_x
-        + arm_slice0_inertia_i_01 * arm_slice0_subspace1_rate_w_y
-        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_02
-        + arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_z
-        + 0.5
-            * (t175 * arm_slice0_subspace1_v_z * cache.arm_slice0_mass
-                + t182 * arm_slice0_subspace1_w_z
-                + arm_slice0_subspace1_v_y * arm_slice0_momentum_f_z
-                + arm_slice0_momentum_n_z * arm_slice0_subspace1_w_y
-                + t323 * arm_slice0_subspace1_w_y + arm_slice0_subspace1_w_x * t326
-                - arm_slice0_momentum_n_y * arm_slice0_subspace1_w_z
-                - arm_slice0_subspace1_v_y * cache.arm_slice0_mass * t176
-                - arm_slice0_momentum_f_y * arm_slice0_subspace1_v_z)
-        - arm_slice0_subspace1_rate_v_y * arm_slice0_inertia_h_z;
-    let arm_slice2_subspace1_rate_v_z = 0.02 * arm_slice2_subspace1_rate_w_y
-        + 0.3894183423086505 * p.section_length * t564
-        + 0.1829865712999871 * p.section_length * t563
-        + 0.90270109637546 * p.section_length * t562;
-    let t584 = 0.5
-        * (arm_slice2_subspace1_v_x * cache.arm_slice1_mass * t129
-            + arm_slice2_subspace1_w_z * t348 + t356 * arm_slice2_subspace1_w_y
-            + t349 * arm_slice2_subspace1_w_x
-            + arm_slice2_subspace1_w_z * arm_slice2_momentum_n_x
-            + arm_slice2_subspace1_v_z * arm_slice2_momentum_f_x
-            - arm_slice2_momentum_n_z * arm_slice2_subspace1_w_x
-            - arm_slice2_subspace1_v_x * arm_slice2_momentum_f_z
-            - cache.arm_slice1_mass * arm_slice2_subspace1_v_z * t128)
-        + arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_i_11
-        + arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_x
-        + arm_slice2_subspace1_rate_w_x * arm_slice2_inertia_i_01
-        + arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_z
-        - arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_x;
-    let arm_slice1_subspace1_rate_v_z = 0.02 * arm_slice1_subspace1_rate_w_y
-        + 0.90270109637546 * p.section_length * t551
-        + 0.3894183423086505 * p.section_length * t554
-        + 0.1829865712999871 * p.section_length * t553;
-    let t585 = 0.5
-        * (arm_slice1_subspace1_w_x * arm_slice1_momentum_f_y
-            - arm_slice1_subspace1_w_y * arm_slice1_momentum_f_x
-            - (cache.arm_slice1_mass * t257 * arm_slice1_subspace1_w_y
-                - cache.arm_slice1_mass * arm_slice1_subspace1_w_x * t256))
-        + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_z
-        - (arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_y
-            - arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_h_y);
-    let t586 = arm_slice3_subspace1_rate_w_y * arm_slice3_inertia_i_12
-        + 0.5
-            * (arm_slice3_momentum_n_y * arm_slice3_subspace1_w_x
-                + t108 * arm_slice3_subspace1_w_y
-                + arm_slice3_momentum_f_y * arm_slice3_subspace1_v_x
-                + t328 * arm_slice3_subspace1_w_x + arm_slice3_subspace1_w_z * t331
-                + arm_slice3_subspace1_v_y * t83 * cache.arm_slice0_mass
-                - arm_slice3_subspace1_v_y * arm_slice3_momentum_f_x
-                - arm_slice3_momentum_n_x * arm_slice3_subspace1_w_y
-                - t84 * cache.arm_slice0_mass * arm_slice3_subspace1_v_x)
-        + arm_slice3_subspace1_rate_w_z * arm_slice3_inertia_i_22
-        + arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_v_y
-        + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_x
-        - arm_slice3_subspace1_rate_v_x * arm_slice3_inertia_h_y;
-    let t587 = arm_slice3_subspace1_rate_v_z * cache.arm_slice0_mass
-        + 0.5
-            * (arm_slice3_momentum_f_y * arm_slice3_subspace1_w_x
-                - (t83 * cache.arm_slice0_mass * arm_slice3_subspace1_w_y
-                    - t84 * cache.arm_slice0_mass * arm_slice3_subspace1_w_x)
-                - arm_slice3_momentum_f_x * arm_slice3_subspace1_w_y)
-        - (arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_y
-            - arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_x);
-    let t588 = arm_slice0_subspace1_rate_v_y * cache.arm_slice0_mass
-        + 0.5
-            * (arm_slice0_momentum_f_x * arm_slice0_subspace1_w_z
-                - (arm_slice0_subspace1_w_x * cache.arm_slice0_mass * t176
-                    - t181 * cache.arm_slice0_mass * arm_slice0_subspace1_w_z)
-                - arm_slice0_momentum_f_z * arm_slice0_subspace1_w_x)
-        - (arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_h_z
-            - arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_x);
-    let t589 = arm_tip_subspace1_rate_v_y * cache.wrist_composite_inertia_m
-        + 0.5
-            * (cache.arm_tip_subspace1_w_z * wrist_composite_momentum_f_x
-                - (wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_x
-                    - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_z)
-                - wrist_composite_momentum_f_z * cache.arm_tip_subspace1_w_x)
-        - (arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_z
-            - cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_w_z);
-    let t590 = arm_slice0_inertia_i_01 * arm_slice0_subspace1_rate_w_x
-        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_12
-        + arm_slice0_subspace1_rate_v_x * arm_slice0_inertia_h_z
-        + arm_slice0_inertia_i_11 * arm_slice0_subspace1_rate_w_y
-        + 0.5
-            * (arm_slice0_subspace1_v_x * cache.arm_slice0_mass * t176
-                + arm_slice0_momentum_n_x * arm_slice0_subspace1_w_z
-                + arm_slice0_subspace1_w_y * t335 + t177 * arm_slice0_subspace1_w_z
-                + t323 * arm_slice0_subspace1_w_x
-                + arm_slice0_momentum_f_x * arm_slice0_subspace1_v_z
-                - arm_slice0_subspace1_v_x * arm_slice0_momentum_f_z
-                - t181 * arm_slice0_subspace1_v_z * cache.arm_slice0_mass
-                - arm_slice0_momentum_n_z * arm_slice0_subspace1_w_x)
-        - arm_slice0_subspace1_rate_v_z * arm_slice0_inertia_h_x;
-    let t591 = 0.5
-        * (arm_slice3_subspace1_w_z * arm_slice3_momentum_f_x
-            - arm_slice3_momentum_f_z * arm_slice3_subspace1_w_x
-            - (t102 * cache.arm_slice0_mass * arm_slice3_subspace1_w_x
-                - arm_slice3_subspace1_w_z * t83 * cache.arm_slice0_mass))
-        + cache.arm_slice0_mass * arm_slice3_subspace1_rate_v_y
-        - (arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_x
-            - arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_z);
-    let t592 = 0.5
-        * (t362 * arm_slice2_subspace1_w_z
-            + arm_slice2_subspace1_v_x * arm_slice2_momentum_f_y
-            + cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t128
-            + t348 * arm_slice2_subspace1_w_y + arm_slice2_subspace1_w_x * t363
-            + arm_slice2_momentum_n_y * arm_slice2_subspace1_w_x
-            - arm_slice2_subspace1_v_y * arm_slice2_momentum_f_x
-            - arm_slice2_subspace1_v_x * cache.arm_slice1_mass * t321
-            - arm_slice2_momentum_n_x * arm_slice2_subspace1_w_y)
-        + arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_y
-        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_x
-        + arm_slice2_subspace1_rate_v_y * arm_slice2_inertia_h_x
-        + arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_i_22
-        - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_x;
-    let t593 = cache.wrist_composite_inertia_i_02 * arm_tip_subspace1_rate_w_x
-        + 0.5
-            * (wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_y
-                + cache.arm_tip_subspace1_v_x * wrist_composite_momentum_f_y
-                + wrist_composite_momentum_n_y * cache.arm_tip_subspace1_w_x
-                + wrist_composite_rate_id_12 * cache.arm_tip_subspace1_w_y
-                + wrist_composite_rate_id_02 * cache.arm_tip_subspace1_w_x
-                + cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_22
-                - cache.arm_tip_subspace1_v_y * wrist_composite_momentum_f_x
-                - cache.arm_tip_subspace1_v_x * wrist_composite_rate_hd_y
-                - cache.arm_tip_subspace1_w_y * wrist_composite_momentum_n_x)
-        + cache.wrist_composite_inertia_i_12 * arm_tip_subspace1_rate_w_y
-        + cache.wrist_composite_inertia_i_22 * arm_tip_subspace1_rate_w_z
-        + arm_tip_subspace1_rate_v_y * cache.wrist_composite_inertia_h_x
-        - arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_y;
-    let t594 = arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_i_01
-        + 0.5
-            * (arm_slice1_subspace1_v_z * arm_slice1_momentum_f_x
-                + t485 * arm_slice1_subspace1_w_y + t482 * arm_slice1_subspace1_w_z
-                + arm_slice1_momentum_n_x * arm_slice1_subspace1_w_z
-                + arm_slice1_subspace1_w_x * t258
-                + cache.arm_slice1_mass * t259 * arm_slice1_subspace1_v_x
-                - cache.arm_slice1_mass * arm_slice1_subspace1_v_z * t257
-                - arm_slice1_subspace1_v_x * arm_slice1_momentum_f_z
-                - arm_slice1_subspace1_w_x * arm_slice1_momentum_n_z)
-        + arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_x
-        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_z
-        + arm_slice1_inertia_i_11 * arm_slice1_subspace1_rate_w_y
-        - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_z;
-    let t595 = arm_slice0_subspace1_rate_v_x * cache.arm_slice0_mass
-        + 0.5
-            * (arm_slice0_subspace1_w_y * arm_slice0_momentum_f_z
-                - arm_slice0_momentum_f_y * arm_slice0_subspace1_w_z
-                - (t175 * cache.arm_slice0_mass * arm_slice0_subspace1_w_z
-                    - arm_slice0_subspace1_w_y * cache.arm_slice0_mass * t176))
-        - (arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_y
-            - arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_z);
-    let t596 = arm_slice1_inertia_i_01 * arm_slice1_subspace1_rate_w_y
-        + arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_i_00
-        + arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_v_z
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_z
-        + 0.5
-            * (arm_slice1_momentum_n_z * arm_slice1_subspace1_w_y
-                + cache.arm_slice1_mass * arm_slice1_subspace1_v_z * t256
-                + t258 * arm_slice1_subspace1_w_y + arm_slice1_subspace1_w_x * t267
-                + arm_slice1_subspace1_v_y * arm_slice1_momentum_f_z
-                + t260 * arm_slice1_subspace1_w_z
-                - arm_slice1_subspace1_v_z * arm_slice1_momentum_f_y
-                - cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t259
-                - arm_slice1_momentum_n_y * arm_slice1_subspace1_w_z)
-        - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_y;
-    let t597 = arm_slice3_subspace1_rate_v_x * arm_slice3_inertia_h_z
-        + arm_slice3_subspace1_rate_w_z * arm_slice3_inertia_i_12
-        + arm_slice3_subspace1_rate_w_x * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_i_11 * arm_slice3_subspace1_rate_w_y
-        + 0.5
-            * (t102 * cache.arm_slice0_mass * arm_slice3_subspace1_v_x
-                + arm_slice3_subspace1_w_z * t108 + t96 * arm_slice3_subspace1_w_x
-                + arm_slice3_subspace1_w_y * t107
-                + arm_slice3_subspace1_v_z * arm_slice3_momentum_f_x
-                + arm_slice3_subspace1_w_z * arm_slice3_momentum_n_x
-                - arm_slice3_subspace1_v_z * t83 * cache.arm_slice0_mass
-                - arm_slice3_momentum_n_z * arm_slice3_subspace1_w_x
-                - arm_slice3_momentum_f_z * arm_slice3_subspace1_v_x)
-        - arm_slice3_subspace1_rate_v_z * arm_slice3_inertia_h_x;
-    let t598 = 0.5
-        * (arm_slice2_subspace1_w_x * arm_slice2_momentum_f_y
-            - (cache.arm_slice1_mass * arm_slice2_subspace1_w_y * t128
-                - cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t321)
-            - arm_slice2_subspace1_w_y * arm_slice2_momentum_f_x)
-        + cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_z
-        - (arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_h_x
-            - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_w_x);
-    let t599 = 0.5
-        * (arm_slice2_subspace1_v_y * arm_slice2_momentum_f_z
-            + arm_slice2_subspace1_w_x * t508
-            + cache.arm_slice1_mass * t321 * arm_slice2_subspace1_v_z
-            + arm_slice2_subspace1_w_z * t363 + t349 * arm_slice2_subspace1_w_y
-            + arm_slice2_momentum_n_z * arm_slice2_subspace1_w_y
-            - arm_slice2_subspace1_v_z * arm_slice2_momentum_f_y
-            - cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t129
-            - arm_slice2_momentum_n_y * arm_slice2_subspace1_w_z)
-        + arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_i_01
-        + arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_z
-        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_z
-        + arm_slice2_subspace1_rate_w_x * arm_slice2_inertia_i_00
-        - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_y;
+    let t544 = flap_bend_squared * p.flap_length;
+    let t545 = -(3.0 * flap_bend_squared * p.flap_length);
+    let t546 = 3.0 * flap_bend_squared * p.flap_length;
+    let t547 = -p.flap_length;
     let flap_bend_y_rate = p.flap_length * qd[2];
-    let t600 = -p.flap_length;
-    let t601 = flap_bend_squared * p.flap_length;
-    let t602 = -(3.0 * flap_bend_squared * p.flap_length);
-    let t603 = 3.0 * flap_bend_squared * p.flap_length;
-    let t604 = 0.1127016653792583 * flap_bend_y_rate * t311
+    let t548 = 2.0 * flap_bend_squared * p.flap_length;
+    let t549 = -(flap_bend_squared * p.flap_length);
+    let t550 = (0.03125 * cache.flap_slice1_bend_c3 * t544
+        + 0.03125 * cache.flap_slice1_bend_c4 * t545
+        + 0.03125 * t546 * cache.flap_slice1_bend_c5
+        + 0.125 * t547 * cache.flap_slice1_bend_c2
+        + 0.125 * p.flap_length * cache.flap_slice1_bend_c3) * flap_bend_y_rate
+        + 0.5 * flap_bend_y_rate
+            * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
+                + 0.0625 * cache.flap_slice1_bend_c4 * t548
+                + 0.0625 * t549 * cache.flap_slice1_bend_c3);
+    let t551 = -(3.0 * p.flap_length * flap_bend_y);
+    let t552 = 6.0 * p.flap_length * flap_bend_y;
+    let t553 = flap_bend_y.powi(3);
+    let t554 = 8.0 * t553 * p.flap_length;
+    let t555 = -(5.0 * t553 * p.flap_length);
+    let t556 = t553 * p.flap_length;
+    let t557 = p.flap_length * flap_bend_y;
+    let t558 = -(p.flap_length * flap_bend_y);
+    let t559 = flap_bend_y_rate
+        * (0.0625 * cache.flap_slice1_bend_c3 * t551
+            + 0.0625 * cache.flap_slice1_bend_c4 * t552
+            + 0.015625 * t554 * cache.flap_slice1_bend_c6
+            + 0.015625 * t555 * cache.flap_slice1_bend_c5
+            + 0.015625 * cache.flap_slice1_bend_c4 * t556)
+        - 0.5
+            * (0.125 * cache.flap_slice1_bend_c3 * t557
+                + 0.125 * cache.flap_slice1_bend_c2 * t558) * flap_bend_y_rate;
+    let flap_slice1_subspace0_rate_v_x = cache.flap_slice1_subspace0_w_z
+        * arm_tip_velocity_v_y + p.flap_length * cache.flap_rotation_00 * t550
+        + flap_slice1_subspace0_v_z * arm_tip_velocity_w_y
+        + t559 * p.flap_length * cache.flap_rotation_01
+        - arm_tip_velocity_v_z * cache.flap_slice1_subspace0_w_y
+        - flap_slice1_subspace0_v_y * arm_tip_velocity_w_z;
+    let t560 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_x;
+    let t561 = flap_slice2_subspace0_w_y * flap_slice2_momentum_f_z;
+    let t562 = -(t130 * cache.flap_slice0_mass * flap_slice2_subspace0_w_z
+        - flap_slice2_subspace0_w_y * t128 * cache.flap_slice0_mass);
+    let t563 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_w_z);
+    let t564 = 0.5 * (t561 + t562 + t563);
+    let flap_slice2_subspace0_rate_w_y = flap_slice2_subspace0_w_x * arm_tip_velocity_w_z
+        - arm_tip_velocity_w_x * flap_slice2_subspace0_w_z;
+    let flap_slice2_subspace0_rate_w_z = arm_tip_velocity_w_x * flap_slice2_subspace0_w_y
+        - flap_slice2_subspace0_w_x * arm_tip_velocity_w_y;
+    let t565 = -(flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_h_y
+        - flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_y);
+    let t566 = 0.1127016653792583 * flap_bend_y_rate
+        * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
+            + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t548
+            + 0.0001613323034066491 * t549 * cache.flap_slice0_bend_c3)
         + flap_bend_y_rate
             * (0.0014314988413324798 * p.flap_length * cache.flap_slice0_bend_c3
-                + 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t600
-                + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t601
-                + 0.00001818241927340114 * cache.flap_slice0_bend_c4 * t602
-                + 0.00001818241927340114 * t603 * cache.flap_slice0_bend_c5);
-    let t605 = -(3.0 * p.flap_length * flap_bend_y);
-    let t606 = flap_bend_y.powi(3);
-    let t607 = 8.0 * t606 * p.flap_length;
-    let t608 = -(5.0 * t606 * p.flap_length);
-    let t609 = 6.0 * p.flap_length * flap_bend_y;
-    let t610 = t606 * p.flap_length;
-    let t611 = (0.0001613323034066491 * cache.flap_slice0_bend_c3 * t605
-        + 0.000002049188932736232 * t607 * cache.flap_slice0_bend_c6
-        + 0.000002049188932736232 * t608 * cache.flap_slice0_bend_c5
-        + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t609
-        + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t610) * flap_bend_y_rate
-        - 0.1127016653792583 * flap_bend_y_rate * t313;
-    let flap_slice0_subspace0_rate_v_z = p.flap_length * cache.flap_rotation_20 * t604
-        + flap_slice0_subspace0_v_y * arm_tip_velocity_w_x
-        + arm_tip_velocity_v_x * flap_slice0_subspace0_w_y
-        + t611 * cache.flap_rotation_21 * p.flap_length
-        - flap_slice0_subspace0_v_x * arm_tip_velocity_w_y
-        - arm_tip_velocity_v_y * flap_slice0_subspace0_w_x;
-    let t612 = flap_slice0_subspace0_rate_v_z * flap_slice0_inertia_h_y;
-    let t613 = -(flap_slice0_momentum_n_y * flap_slice0_subspace0_w_z);
-    let t614 = t434 + t435 + t437 + t438 + t439;
-    let t615 = t614 * flap_slice0_subspace0_w_z;
-    let t616 = flap_slice0_momentum_n_z * flap_slice0_subspace0_w_y;
-    let t617 = -(flap_slice0_momentum_f_y * flap_slice0_subspace0_v_z);
-    let t618 = (t386 + t386 + t394 + t402 + t402) * flap_slice0_subspace0_w_x;
-    let t619 = t415 + t418 + t419 + t420 + t426;
-    let t620 = t619 * flap_slice0_subspace0_w_y;
-    let t621 = t315 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass;
-    let t622 = flap_slice0_momentum_f_z * flap_slice0_subspace0_v_y;
-    let t623 = -(flap_slice0_subspace0_v_y * t390 * cache.flap_slice0_mass);
-    let t624 = 0.5 * (t613 + t615 + t616 + t617 + t618 + t620 + t621 + t622 + t623);
-    let flap_slice0_subspace0_rate_v_y = arm_tip_velocity_v_z * flap_slice0_subspace0_w_x
-        + t611 * p.flap_length * cache.flap_rotation_11
-        + flap_slice0_subspace0_v_x * arm_tip_velocity_w_z
-        + cache.flap_rotation_10 * p.flap_length * t604
-        - arm_tip_velocity_v_x * flap_slice0_subspace0_w_z
-        - arm_tip_velocity_w_x * flap_slice0_subspace0_v_z;
-    let t625 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_y);
-    let flap_slice0_subspace0_rate_w_x = arm_tip_velocity_w_y * flap_slice0_subspace0_w_z
-        - flap_slice0_subspace0_w_y * arm_tip_velocity_w_z;
-    let t626 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_00;
+                + 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t547
+                + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t544
+                + 0.00001818241927340114 * cache.flap_slice0_bend_c4 * t545
+                + 0.00001818241927340114 * t546 * cache.flap_slice0_bend_c5);
+    let t567 = (0.0001613323034066491 * cache.flap_slice0_bend_c3 * t551
+        + 0.000002049188932736232 * t554 * cache.flap_slice0_bend_c6
+        + 0.000002049188932736232 * t555 * cache.flap_slice0_bend_c5
+        + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t552
+        + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t556) * flap_bend_y_rate
+        - 0.1127016653792583 * flap_bend_y_rate
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c2 * t558
+                + 0.0014314988413324798 * cache.flap_slice0_bend_c3 * t557);
+    let flap_slice0_subspace0_rate_v_x = arm_tip_velocity_w_y * flap_slice0_subspace0_v_z
+        + p.flap_length * cache.flap_rotation_00 * t566
+        + t567 * p.flap_length * cache.flap_rotation_01
+        + flap_slice0_subspace0_w_z * arm_tip_velocity_v_y
+        - arm_tip_velocity_v_z * flap_slice0_subspace0_w_y
+        - flap_slice0_subspace0_v_y * arm_tip_velocity_w_z;
+    let t568 = flap_slice0_subspace0_rate_v_x * cache.flap_slice0_mass;
+    let t569 = flap_slice0_momentum_f_z * flap_slice0_subspace0_w_y;
+    let t570 = -(flap_slice0_subspace0_w_z * t131 * cache.flap_slice0_mass
+        - t127 * flap_slice0_subspace0_w_y * cache.flap_slice0_mass);
+    let t571 = -(flap_slice0_subspace0_w_z * flap_slice0_momentum_f_y);
+    let t572 = 0.5 * (t569 + t570 + t571);
+    let t573 = flap_bend_y_rate
+        * (0.4879979508110674 * cache.flap_slice2_bend_c5 * t555
+            + 0.6198386676965935 * t552 * cache.flap_slice2_bend_c4
+            + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t556
+            + 0.6198386676965935 * cache.flap_slice2_bend_c3 * t551
+            + 0.4879979508110674 * cache.flap_slice2_bend_c6 * t554)
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.flap_slice2_bend_c2 * t558
+                + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t557)
+            * flap_bend_y_rate;
+    let t574 = flap_bend_y_rate
+        * (0.5499818175807267 * cache.flap_slice2_bend_c4 * t545
+            + 0.6985685011586675 * cache.flap_slice2_bend_c2 * t547
+            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * p.flap_length
+            + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t544
+            + 0.5499818175807267 * cache.flap_slice2_bend_c5 * t546)
+        + 0.8872983346207417 * flap_bend_y_rate
+            * (0.6198386676965935 * t548 * cache.flap_slice2_bend_c4
+                + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
+                + 0.6198386676965935 * t549 * cache.flap_slice2_bend_c3);
+    let flap_slice2_subspace0_rate_v_x = t573 * p.flap_length * cache.flap_rotation_01
+        + arm_tip_velocity_v_y * flap_slice2_subspace0_w_z
+        + arm_tip_velocity_w_y * flap_slice2_subspace0_v_z
+        + t574 * p.flap_length * cache.flap_rotation_00
+        - arm_tip_velocity_w_z * flap_slice2_subspace0_v_y
+        - arm_tip_velocity_v_z * flap_slice2_subspace0_w_y;
+    let t575 = flap_slice2_subspace0_rate_v_x * cache.flap_slice0_mass;
     let flap_slice0_subspace0_rate_w_y = arm_tip_velocity_w_z * flap_slice0_subspace0_w_x
-        - arm_tip_velocity_w_x * flap_slice0_subspace0_w_z;
-    let t627 = flap_slice0_subspace0_rate_w_y * flap_slice0_inertia_i_01;
-    let flap_slice2_subspace0_rate_w_z = flap_slice2_subspace0_w_y * arm_tip_velocity_w_x
-        - arm_tip_velocity_w_y * flap_slice2_subspace0_w_x;
-    let t628 = flap_slice2_inertia_i_02 * flap_slice2_subspace0_rate_w_z;
-    let flap_slice1_subspace0_rate_w_z = flap_slice1_subspace0_w_y * arm_tip_velocity_w_x
-        - arm_tip_velocity_w_y * flap_slice1_subspace0_w_x;
-    let t629 = flap_slice1_inertia_i_02 * flap_slice1_subspace0_rate_w_z;
+        - flap_slice0_subspace0_w_z * arm_tip_velocity_w_x;
     let flap_slice0_subspace0_rate_w_z = arm_tip_velocity_w_x * flap_slice0_subspace0_w_y
         - arm_tip_velocity_w_y * flap_slice0_subspace0_w_x;
-    let t630 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_02;
-    let t631 = flap_bend_y_rate
-        * (0.5499818175807267 * cache.flap_slice2_bend_c4 * t602
-            + 0.6985685011586675 * cache.flap_slice2_bend_c2 * t600
-            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * p.flap_length
-            + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t601
-            + 0.5499818175807267 * cache.flap_slice2_bend_c5 * t603)
-        + 0.8872983346207417 * flap_bend_y_rate * t299;
-    let t632 = flap_bend_y_rate
-        * (0.4879979508110674 * cache.flap_slice2_bend_c5 * t608
-            + 0.6198386676965935 * t609 * cache.flap_slice2_bend_c4
-            + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t610
-            + 0.6198386676965935 * cache.flap_slice2_bend_c3 * t605
-            + 0.4879979508110674 * cache.flap_slice2_bend_c6 * t607)
-        - 0.8872983346207417 * t303 * flap_bend_y_rate;
-    let flap_slice2_subspace0_rate_v_y = flap_slice2_subspace0_w_x * arm_tip_velocity_v_z
-        + t631 * cache.flap_rotation_10 * p.flap_length
-        + t632 * p.flap_length * cache.flap_rotation_11
-        + flap_slice2_subspace0_v_x * arm_tip_velocity_w_z
-        - flap_slice2_subspace0_w_z * arm_tip_velocity_v_x
-        - arm_tip_velocity_w_x * flap_slice2_subspace0_v_z;
-    let t633 = -(flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_y);
-    let t634 = flap_bend_y_rate
-        * (0.0625 * cache.flap_slice1_bend_c3 * t605
-            + 0.0625 * cache.flap_slice1_bend_c4 * t609
-            + 0.015625 * t607 * cache.flap_slice1_bend_c6
-            + 0.015625 * t608 * cache.flap_slice1_bend_c5
-            + 0.015625 * cache.flap_slice1_bend_c4 * t610)
-        - 0.5 * t308 * flap_bend_y_rate;
-    let t635 = (0.03125 * cache.flap_slice1_bend_c3 * t601
-        + 0.03125 * cache.flap_slice1_bend_c4 * t602
-        + 0.03125 * t603 * cache.flap_slice1_bend_c5
-        + 0.125 * t600 * cache.flap_slice1_bend_c2
-        + 0.125 * p.flap_length * cache.flap_slice1_bend_c3) * flap_bend_y_rate
-        + 0.5 * flap_bend_y_rate * t306;
-    let flap_slice1_subspace0_rate_v_z = arm_tip_velocity_w_x * flap_slice1_subspace0_v_y
-        + flap_slice1_subspace0_w_y * arm_tip_velocity_v_x
-        + t634 * cache.flap_rotation_21 * p.flap_length
-        + p.flap_length * cache.flap_rotation_20 * t635
-        - flap_slice1_subspace0_w_x * arm_tip_velocity_v_y
-        - arm_tip_velocity_w_y * flap_slice1_subspace0_v_x;
-    let t636 = flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_z;
-    let flap_slice2_subspace0_rate_v_z = arm_tip_velocity_v_x * flap_slice2_subspace0_w_y
-        + t631 * p.flap_length * cache.flap_rotation_20
-        + arm_tip_velocity_w_x * flap_slice2_subspace0_v_y
-        + cache.flap_rotation_21 * t632 * p.flap_length
+    let t576 = -(flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_h_y
+        - flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_y);
+    let t577 = cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_f_z;
+    let t578 = -(cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_f_y);
+    let t579 = -(cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t132
+        - cache.flap_slice1_mass * t129 * cache.flap_slice1_subspace0_w_y);
+    let t580 = 0.5 * (t577 + t578 + t579);
+    let flap_slice1_subspace0_rate_w_y = cache.flap_slice1_subspace0_w_x
+        * arm_tip_velocity_w_z - cache.flap_slice1_subspace0_w_z * arm_tip_velocity_w_x;
+    let flap_slice1_subspace0_rate_w_z = arm_tip_velocity_w_x
+        * cache.flap_slice1_subspace0_w_y
+        - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_w_y;
+    let t581 = -(flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_h_y
+        - flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_y);
+    let flap_subspace0_coriolis_column_f_x = t560 + t564 + t565 + t568 + t572 + t575
+        + t576 + t580 + t581;
+    let flap_slice2_subspace0_rate_w_x = arm_tip_velocity_w_y * flap_slice2_subspace0_w_z
+        - arm_tip_velocity_w_z * flap_slice2_subspace0_w_y;
+    let t582 = -(flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_w_y
+        - flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_h_y);
+    let flap_slice1_subspace0_rate_v_z = cache.flap_slice1_subspace0_w_y
+        * arm_tip_velocity_v_x + t559 * cache.flap_rotation_21 * p.flap_length
+        + arm_tip_velocity_w_x * flap_slice1_subspace0_v_y
+        + p.flap_length * cache.flap_rotation_20 * t550
+        - arm_tip_velocity_w_y * flap_slice1_subspace0_v_x
+        - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_v_y;
+    let t583 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_z;
+    let t584 = -(cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_y * t297
+        - cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_x * t132);
+    let t585 = -(cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_f_x);
+    let t586 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_y;
+    let t587 = 0.5 * (t584 + t585 + t586);
+    let flap_slice0_subspace0_rate_w_x = flap_slice0_subspace0_w_z * arm_tip_velocity_w_y
+        - arm_tip_velocity_w_z * flap_slice0_subspace0_w_y;
+    let t588 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_y
+        - flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_h_y);
+    let flap_slice0_subspace0_rate_v_z = p.flap_length * cache.flap_rotation_20 * t566
+        + arm_tip_velocity_v_x * flap_slice0_subspace0_w_y
+        + t567 * cache.flap_rotation_21 * p.flap_length
+        + flap_slice0_subspace0_v_y * arm_tip_velocity_w_x
+        - arm_tip_velocity_v_y * flap_slice0_subspace0_w_x
+        - flap_slice0_subspace0_v_x * arm_tip_velocity_w_y;
+    let t589 = flap_slice0_subspace0_rate_v_z * cache.flap_slice0_mass;
+    let t590 = -(flap_slice2_momentum_f_x * flap_slice2_subspace0_w_y);
+    let t591 = flap_slice2_subspace0_w_x * flap_slice2_momentum_f_y;
+    let t592 = -(t295 * flap_slice2_subspace0_w_y * cache.flap_slice0_mass
+        - flap_slice2_subspace0_w_x * t130 * cache.flap_slice0_mass);
+    let t593 = 0.5 * (t590 + t591 + t592);
+    let t594 = flap_slice0_subspace0_w_x * flap_slice0_momentum_f_y;
+    let t595 = -(t296 * flap_slice0_subspace0_w_y * cache.flap_slice0_mass
+        - t131 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass);
+    let t596 = -(flap_slice0_momentum_f_x * flap_slice0_subspace0_w_y);
+    let t597 = 0.5 * (t594 + t595 + t596);
+    let flap_slice1_subspace0_rate_w_x = cache.flap_slice1_subspace0_w_z
+        * arm_tip_velocity_w_y - cache.flap_slice1_subspace0_w_y * arm_tip_velocity_w_z;
+    let t598 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_y
+        - flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_w_x);
+    let flap_slice2_subspace0_rate_v_z = arm_tip_velocity_w_x * flap_slice2_subspace0_v_y
+        + t574 * p.flap_length * cache.flap_rotation_20
+        + flap_slice2_subspace0_w_y * arm_tip_velocity_v_x
+        + cache.flap_rotation_21 * t573 * p.flap_length
         - flap_slice2_subspace0_w_x * arm_tip_velocity_v_y
         - flap_slice2_subspace0_v_x * arm_tip_velocity_w_y;
-    let t637 = flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_y;
-    let flap_slice2_subspace0_rate_w_y = flap_slice2_subspace0_w_x * arm_tip_velocity_w_z
-        - flap_slice2_subspace0_w_z * arm_tip_velocity_w_x;
-    let t638 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_y;
-    let t639 = -(flap_slice1_momentum_f_y * flap_slice1_subspace0_v_z);
-    let t640 = t431 + t432 + t433 + t440 + t443;
-    let t641 = flap_slice1_subspace0_w_z * t640;
-    let t642 = -(flap_slice1_momentum_n_y * flap_slice1_subspace0_w_z);
-    let t643 = -(cache.flap_slice1_mass * t397 * flap_slice1_subspace0_v_y);
-    let t644 = flap_slice1_momentum_f_z * flap_slice1_subspace0_v_y;
-    let t645 = cache.flap_slice1_mass * flap_slice1_subspace0_v_z * t310;
-    let t646 = flap_slice1_subspace0_w_x * (t385 + t385 + t387 + t387 + t400);
-    let t647 = t414 + t421 + t423 + t425 + t427;
-    let t648 = t647 * flap_slice1_subspace0_w_y;
-    let t649 = flap_slice1_subspace0_w_y * flap_slice1_momentum_n_z;
-    let t650 = 0.5 * (t639 + t641 + t642 + t643 + t644 + t645 + t646 + t648 + t649);
-    let flap_slice1_subspace0_rate_v_y = cache.flap_rotation_10 * p.flap_length * t635
-        + t634 * p.flap_length * cache.flap_rotation_11
-        + flap_slice1_subspace0_v_x * arm_tip_velocity_w_z
-        + flap_slice1_subspace0_w_x * arm_tip_velocity_v_z
-        - arm_tip_velocity_w_x * flap_slice1_subspace0_v_z
-        - arm_tip_velocity_v_x * flap_slice1_subspace0_w_z;
-    let t651 = -(flap_slice1_subspace0_rate_v_y * flap_slice1_inertia_h_z);
-    let t652 = flap_slice2_momentum_n_z * flap_slice2_subspace0_w_y;
-    let t653 = t429 + t430 + t436 + t441 + t442;
-    let t654 = flap_slice2_subspace0_w_z * t653;
-    let t655 = -(flap_slice2_subspace0_v_y * t404 * cache.flap_slice0_mass);
-    let t656 = -(flap_slice2_subspace0_w_z * flap_slice2_momentum_n_y);
-    let t657 = flap_slice2_subspace0_w_x * (t388 + t388 + t401 + t401 + t408);
-    let t658 = flap_slice2_momentum_f_z * flap_slice2_subspace0_v_y;
-    let t659 = t305 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass;
-    let t660 = t416 + t417 + t422 + t424 + t428;
-    let t661 = flap_slice2_subspace0_w_y * t660;
-    let t662 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_v_z);
-    let t663 = 0.5 * (t652 + t654 + t655 + t656 + t657 + t658 + t659 + t661 + t662);
-    let flap_slice1_subspace0_rate_w_x = arm_tip_velocity_w_y * flap_slice1_subspace0_w_z
-        - flap_slice1_subspace0_w_y * arm_tip_velocity_w_z;
-    let t664 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_00;
-    let flap_slice1_subspace0_rate_w_y = flap_slice1_subspace0_w_x * arm_tip_velocity_w_z
-        - arm_tip_velocity_w_x * flap_slice1_subspace0_w_z;
-    let t665 = flap_slice1_inertia_i_01 * flap_slice1_subspace0_rate_w_y;
-    let flap_slice2_subspace0_rate_w_x = flap_slice2_subspace0_w_z * arm_tip_velocity_w_y
-        - flap_slice2_subspace0_w_y * arm_tip_velocity_w_z;
-    let t666 = flap_slice2_inertia_i_00 * flap_slice2_subspace0_rate_w_x;
-    let flap_subspace0_coriolis_column_n_x = t612 + t624 + t625 + t626 + t627 + t628
-        + t629 + t630 + t633 + t636 + t637 + t638 + t650 + t651 + t663 + t664 + t665
-        + t666;
-    let flap_slice1_subspace0_rate_v_x = p.flap_length * cache.flap_rotation_00 * t635
-        + flap_slice1_subspace0_w_z * arm_tip_velocity_v_y
-        + arm_tip_velocity_w_y * flap_slice1_subspace0_v_z
-        + t634 * p.flap_length * cache.flap_rotation_01
-        - flap_slice1_subspace0_v_y * arm_tip_velocity_w_z
-        - flap_slice1_subspace0_w_y * arm_tip_velocity_v_z;
-    let t667 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_x;
-    let t668 = -(flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_h_y
-        - flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_y);
-    let t669 = -(flap_slice2_inertia_h_y * flap_slice2_subspace0_rate_w_z
-        - flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_y);
-    let t670 = -(flap_slice2_subspace0_w_z * flap_slice2_momentum_f_y);
-    let t671 = -(flap_slice2_subspace0_w_z * t305 * cache.flap_slice0_mass
-        - flap_slice2_subspace0_w_y * t404 * cache.flap_slice0_mass);
-    let t672 = flap_slice2_momentum_f_z * flap_slice2_subspace0_w_y;
-    let t673 = 0.5 * (t670 + t671 + t672);
-    let t674 = -(t315 * flap_slice0_subspace0_w_z * cache.flap_slice0_mass
-        - t390 * flap_slice0_subspace0_w_y * cache.flap_slice0_mass);
-    let t675 = -(flap_slice0_momentum_f_y * flap_slice0_subspace0_w_z);
-    let t676 = flap_slice0_momentum_f_z * flap_slice0_subspace0_w_y;
-    let t677 = 0.5 * (t674 + t675 + t676);
-    let t678 = flap_slice1_subspace0_w_y * flap_slice1_momentum_f_z;
-    let t679 = -(cache.flap_slice1_mass * flap_slice1_subspace0_w_z * t310
-        - cache.flap_slice1_mass * flap_slice1_subspace0_w_y * t397);
-    let t680 = -(flap_slice1_momentum_f_y * flap_slice1_subspace0_w_z);
-    let t681 = 0.5 * (t678 + t679 + t680);
-    let flap_slice2_subspace0_rate_v_x = t632 * p.flap_length * cache.flap_rotation_01
-        + arm_tip_velocity_w_y * flap_slice2_subspace0_v_z
-        + flap_slice2_subspace0_w_z * arm_tip_velocity_v_y
-        + t631 * p.flap_length * cache.flap_rotation_00
-        - flap_slice2_subspace0_v_y * arm_tip_velocity_w_z
-        - flap_slice2_subspace0_w_y * arm_tip_velocity_v_z;
-    let t682 = flap_slice2_subspace0_rate_v_x * cache.flap_slice0_mass;
-    let t683 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_w_z
-        - flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_y);
-    let flap_slice0_subspace0_rate_v_x = flap_slice0_subspace0_w_z * arm_tip_velocity_v_y
-        + p.flap_length * cache.flap_rotation_00 * t604
-        + t611 * p.flap_length * cache.flap_rotation_01
-        + arm_tip_velocity_w_y * flap_slice0_subspace0_v_z
-        - flap_slice0_subspace0_w_y * arm_tip_velocity_v_z
-        - flap_slice0_subspace0_v_y * arm_tip_velocity_w_z;
-    let t684 = flap_slice0_subspace0_rate_v_x * cache.flap_slice0_mass;
-    let flap_subspace0_coriolis_column_f_x = t667 + t668 + t669 + t673 + t677 + t681
-        + t682 + t683 + t684;
-    let t685 = flap_slice1_subspace0_rate_v_y * cache.flap_slice1_mass;
-    let t686 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_x
+    let t599 = flap_slice2_subspace0_rate_v_z * cache.flap_slice0_mass;
+    let flap_subspace0_coriolis_column_f_z = t582 + t583 + t587 + t588 + t589 + t593
+        + t597 + t598 + t599;
+    let t600 = -(flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_x);
+    let t601 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_01;
+    let t602 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_x;
+    let t603 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_z);
+    let t604 = flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_i_12;
+    let t605 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_12;
+    let t606 = flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_x;
+    let t607 = flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_x;
+    let t608 = flap_slice2_subspace0_rate_w_y * flap_slice2_inertia_i_11;
+    let t609 = t345 + t347 + t348 + t357 + t358;
+    let t610 = flap_slice2_subspace0_w_x * t609;
+    let t611 = (t306 + t306 + t312 + t313 + t313) * flap_slice2_subspace0_w_y;
+    let t612 = -(t295 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass);
+    let t613 = flap_slice2_momentum_f_x * flap_slice2_subspace0_v_z;
+    let t614 = t359 + t361 + t369 + t371 + t373;
+    let t615 = t614 * flap_slice2_subspace0_w_z;
+    let t616 = flap_slice2_momentum_n_x * flap_slice2_subspace0_w_z;
+    let t617 = flap_slice2_subspace0_v_x * t128 * cache.flap_slice0_mass;
+    let t618 = -(flap_slice2_subspace0_v_x * flap_slice2_momentum_f_z);
+    let t619 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_n_z);
+    let t620 = 0.5 * (t610 + t611 + t612 + t613 + t615 + t616 + t617 + t618 + t619);
+    let t621 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_v_x);
+    let t622 = -(flap_slice0_momentum_n_z * flap_slice0_subspace0_w_x);
+    let t623 = (t319 + t323 + t323 + t329 + t329) * flap_slice0_subspace0_w_y;
+    let t624 = t346 + t350 + t351 + t354 + t356;
+    let t625 = t624 * flap_slice0_subspace0_w_x;
+    let t626 = flap_slice0_momentum_f_x * flap_slice0_subspace0_v_z;
+    let t627 = flap_slice0_subspace0_w_z * flap_slice0_momentum_n_x;
+    let t628 = t362 + t363 + t365 + t367 + t368;
+    let t629 = flap_slice0_subspace0_w_z * t628;
+    let t630 = flap_slice0_subspace0_v_x * t127 * cache.flap_slice0_mass;
+    let t631 = -(flap_slice0_subspace0_v_z * t296 * cache.flap_slice0_mass);
+    let t632 = 0.5 * (t621 + t622 + t623 + t625 + t626 + t627 + t629 + t630 + t631);
+    let t633 = (t307 + t307 + t314 + t314 + t328) * cache.flap_slice1_subspace0_w_y;
+    let t634 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_z);
+    let t635 = -(cache.flap_slice1_mass * flap_slice1_subspace0_v_z * t297);
+    let t636 = cache.flap_slice1_mass * t129 * flap_slice1_subspace0_v_x;
+    let t637 = flap_slice1_subspace0_v_z * flap_slice1_momentum_f_x;
+    let t638 = flap_slice1_momentum_n_x * cache.flap_slice1_subspace0_w_z;
+    let t639 = -(flap_slice1_subspace0_v_x * flap_slice1_momentum_f_z);
+    let t640 = t344 + t349 + t352 + t353 + t355;
+    let t641 = t640 * cache.flap_slice1_subspace0_w_x;
+    let t642 = t360 + t364 + t366 + t370 + t372;
+    let t643 = cache.flap_slice1_subspace0_w_z * t642;
+    let t644 = 0.5 * (t633 + t634 + t635 + t636 + t637 + t638 + t639 + t641 + t643);
+    let t645 = flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_x;
+    let t646 = flap_slice1_inertia_i_11 * flap_slice1_subspace0_rate_w_y;
+    let t647 = flap_slice1_inertia_i_01 * flap_slice1_subspace0_rate_w_x;
+    let t648 = flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_i_12;
+    let t649 = flap_slice0_subspace0_rate_w_y * flap_slice0_inertia_i_11;
+    let t650 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_z);
+    let flap_subspace0_coriolis_column_n_y = t600 + t601 + t602 + t603 + t604 + t605
+        + t606 + t607 + t608 + t620 + t632 + t644 + t645 + t646 + t647 + t648 + t649
+        + t650;
+    let t651 = flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_i_02;
+    let flap_slice2_subspace0_rate_v_y = t574 * cache.flap_rotation_10 * p.flap_length
+        + t573 * p.flap_length * cache.flap_rotation_11
+        + flap_slice2_subspace0_v_x * arm_tip_velocity_w_z
+        + flap_slice2_subspace0_w_x * arm_tip_velocity_v_z
+        - arm_tip_velocity_v_x * flap_slice2_subspace0_w_z
+        - arm_tip_velocity_w_x * flap_slice2_subspace0_v_z;
+    let t652 = flap_slice2_subspace0_rate_v_y * flap_slice2_inertia_h_x;
+    let t653 = flap_slice1_inertia_i_12 * flap_slice1_subspace0_rate_w_y;
+    let t654 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_x);
+    let t655 = -(flap_slice1_momentum_n_x * cache.flap_slice1_subspace0_w_y);
+    let t656 = -(flap_slice1_subspace0_v_y * flap_slice1_momentum_f_x);
+    let t657 = cache.flap_slice1_mass * flap_slice1_subspace0_v_y * t297;
+    let t658 = flap_slice1_subspace0_v_x * flap_slice1_momentum_f_y;
+    let t659 = cache.flap_slice1_subspace0_w_z * (t427 + t428 + t428 + t431 + t431);
+    let t660 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_y;
+    let t661 = t397 + t398 + t403 + t404 + t405;
+    let t662 = t661 * cache.flap_slice1_subspace0_w_x;
+    let t663 = cache.flap_slice1_subspace0_w_y * t642;
+    let t664 = -(cache.flap_slice1_mass * flap_slice1_subspace0_v_x * t132);
+    let t665 = 0.5 * (t655 + t656 + t657 + t658 + t659 + t660 + t662 + t663 + t664);
+    let t666 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_x);
+    let flap_slice1_subspace0_rate_v_y = flap_slice1_subspace0_v_x * arm_tip_velocity_w_z
+        + cache.flap_rotation_10 * p.flap_length * t550
+        + t559 * p.flap_length * cache.flap_rotation_11
+        + arm_tip_velocity_v_z * cache.flap_slice1_subspace0_w_x
+        - cache.flap_slice1_subspace0_w_z * arm_tip_velocity_v_x
+        - flap_slice1_subspace0_v_z * arm_tip_velocity_w_x;
+    let t667 = flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_y;
+    let t668 = flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_i_22;
+    let t669 = flap_slice0_subspace0_rate_w_y * flap_slice0_inertia_i_12;
+    let flap_slice0_subspace0_rate_v_y = arm_tip_velocity_v_z * flap_slice0_subspace0_w_x
+        + flap_slice0_subspace0_v_x * arm_tip_velocity_w_z
+        + t567 * p.flap_length * cache.flap_rotation_11
+        + cache.flap_rotation_10 * p.flap_length * t566
+        - flap_slice0_subspace0_w_z * arm_tip_velocity_v_x
+        - arm_tip_velocity_w_x * flap_slice0_subspace0_v_z;
+    let t670 = flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_y;
+    let t671 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_02;
+    let t672 = -(flap_slice0_momentum_n_x * flap_slice0_subspace0_w_y);
+    let t673 = t628 * flap_slice0_subspace0_w_y;
+    let t674 = t396 + t401 + t406 + t408 + t409;
+    let t675 = t674 * flap_slice0_subspace0_w_x;
+    let t676 = flap_slice0_subspace0_v_y * t296 * cache.flap_slice0_mass;
+    let t677 = flap_slice0_subspace0_w_x * flap_slice0_momentum_n_y;
+    let t678 = -(flap_slice0_subspace0_v_y * flap_slice0_momentum_f_x);
+    let t679 = flap_slice0_subspace0_v_x * flap_slice0_momentum_f_y;
+    let t680 = -(flap_slice0_subspace0_v_x * t131 * cache.flap_slice0_mass);
+    let t681 = flap_slice0_subspace0_w_z * (t426 + t432 + t432 + t433 + t433);
+    let t682 = 0.5 * (t672 + t673 + t675 + t676 + t677 + t678 + t679 + t680 + t681);
+    let t683 = flap_slice2_subspace0_v_x * flap_slice2_momentum_f_y;
+    let t684 = t395 + t399 + t400 + t402 + t407;
+    let t685 = flap_slice2_subspace0_w_x * t684;
+    let t686 = -(flap_slice2_momentum_n_x * flap_slice2_subspace0_w_y);
+    let t687 = t295 * flap_slice2_subspace0_v_y * cache.flap_slice0_mass;
+    let t688 = (t425 + t425 + t429 + t430 + t430) * flap_slice2_subspace0_w_z;
+    let t689 = t614 * flap_slice2_subspace0_w_y;
+    let t690 = -(t130 * flap_slice2_subspace0_v_x * cache.flap_slice0_mass);
+    let t691 = -(flap_slice2_momentum_f_x * flap_slice2_subspace0_v_y);
+    let t692 = flap_slice2_momentum_n_y * flap_slice2_subspace0_w_x;
+    let t693 = 0.5 * (t683 + t685 + t686 + t687 + t688 + t689 + t690 + t691 + t692);
+    let t694 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_22;
+    let t695 = flap_slice1_inertia_i_02 * flap_slice1_subspace0_rate_w_x;
+    let t696 = flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_i_22;
+    let t697 = flap_slice2_inertia_i_12 * flap_slice2_subspace0_rate_w_y;
+    let t698 = -(flap_slice2_subspace0_rate_v_x * flap_slice2_inertia_h_y);
+    let flap_subspace0_coriolis_column_n_z = t651 + t652 + t653 + t654 + t665 + t666
+        + t667 + t668 + t669 + t670 + t671 + t682 + t693 + t694 + t695 + t696 + t697
+        + t698;
+    let t699 = -(flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_x
+        - flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_h_x);
+    let t700 = flap_slice0_subspace0_w_z * flap_slice0_momentum_f_x;
+    let t701 = -(t127 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass
+        - flap_slice0_subspace0_w_z * t296 * cache.flap_slice0_mass);
+    let t702 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_w_x);
+    let t703 = 0.5 * (t700 + t701 + t702);
+    let t704 = flap_slice2_subspace0_rate_v_y * cache.flap_slice0_mass;
+    let t705 = -(flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_h_z
         - flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_z);
-    let t687 = -(t390 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass
-        - flap_slice0_subspace0_w_z * t318 * cache.flap_slice0_mass);
-    let t688 = flap_slice0_momentum_f_x * flap_slice0_subspace0_w_z;
-    let t689 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_w_x);
-    let t690 = 0.5 * (t687 + t688 + t689);
-    let t691 = flap_slice2_subspace0_rate_v_y * cache.flap_slice0_mass;
-    let t692 = -(flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_x
-        - flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_z);
-    let t693 = -(cache.flap_slice1_mass * flap_slice1_subspace0_w_x * t397
-        - cache.flap_slice1_mass * t319 * flap_slice1_subspace0_w_z);
-    let t694 = -(flap_slice1_subspace0_w_x * flap_slice1_momentum_f_z);
-    let t695 = flap_slice1_subspace0_w_z * flap_slice1_momentum_f_x;
-    let t696 = 0.5 * (t693 + t694 + t695);
-    let t697 = -(flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_x
-        - flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_w_z);
-    let t698 = flap_slice0_subspace0_rate_v_y * cache.flap_slice0_mass;
-    let t699 = -(flap_slice2_subspace0_w_x * t404 * cache.flap_slice0_mass
-        - flap_slice2_subspace0_w_z * t317 * cache.flap_slice0_mass);
-    let t700 = flap_slice2_subspace0_w_z * flap_slice2_momentum_f_x;
-    let t701 = -(flap_slice2_momentum_f_z * flap_slice2_subspace0_w_x);
-    let t702 = 0.5 * (t699 + t700 + t701);
-    let flap_subspace0_coriolis_column_f_y = t685 + t686 + t690 + t691 + t692 + t696
-        + t697 + t698 + t702;
-    let t703 = -(flap_slice2_subspace0_rate_w_y * flap_slice2_inertia_h_x
-        - flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_h_y);
-    let t704 = flap_slice1_momentum_f_y * flap_slice1_subspace0_w_x;
-    let t705 = -(flap_slice1_subspace0_w_y * flap_slice1_momentum_f_x);
-    let t706 = -(cache.flap_slice1_mass * flap_slice1_subspace0_w_y * t319
-        - cache.flap_slice1_mass * flap_slice1_subspace0_w_x * t310);
-    let t707 = 0.5 * (t704 + t705 + t706);
-    let t708 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_y
-        - flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_w_x);
-    let t709 = flap_slice2_subspace0_w_x * flap_slice2_momentum_f_y;
-    let t710 = -(flap_slice2_subspace0_w_y * flap_slice2_momentum_f_x);
-    let t711 = -(flap_slice2_subspace0_w_y * t317 * cache.flap_slice0_mass
-        - t305 * flap_slice2_subspace0_w_x * cache.flap_slice0_mass);
-    let t712 = 0.5 * (t709 + t710 + t711);
-    let t713 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_z;
-    let t714 = -(flap_slice0_subspace0_w_y * t318 * cache.flap_slice0_mass
-        - t315 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass);
-    let t715 = flap_slice0_momentum_f_y * flap_slice0_subspace0_w_x;
-    let t716 = -(flap_slice0_subspace0_w_y * flap_slice0_momentum_f_x);
-    let t717 = 0.5 * (t714 + t715 + t716);
-    let t718 = flap_slice0_subspace0_rate_v_z * cache.flap_slice0_mass;
-    let t719 = flap_slice2_subspace0_rate_v_z * cache.flap_slice0_mass;
-    let t720 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_y
-        - flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_w_x);
-    let flap_subspace0_coriolis_column_f_z = t703 + t707 + t708 + t712 + t713 + t717
-        + t718 + t719 + t720;
-    let t721 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_01;
-    let t722 = flap_slice0_inertia_i_11 * flap_slice0_subspace0_rate_w_y;
-    let t723 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_z);
-    let t724 = flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_x;
-    let t725 = flap_slice2_subspace0_w_y * (t465 + t465 + t467 + t469 + t469);
-    let t726 = flap_slice2_subspace0_w_z * flap_slice2_momentum_n_x;
-    let t727 = -(flap_slice2_subspace0_v_x * flap_slice2_momentum_f_z);
-    let t728 = flap_slice2_subspace0_w_x * t660;
-    let t729 = flap_slice2_subspace0_v_x * t404 * cache.flap_slice0_mass;
-    let t730 = t448 + t450 + t453 + t458 + t459;
-    let t731 = flap_slice2_subspace0_w_z * t730;
-    let t732 = flap_slice2_momentum_f_x * flap_slice2_subspace0_v_z;
-    let t733 = -(t317 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass);
-    let t734 = -(flap_slice2_momentum_n_z * flap_slice2_subspace0_w_x);
-    let t735 = 0.5 * (t725 + t726 + t727 + t728 + t729 + t731 + t732 + t733 + t734);
-    let t736 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_01;
-    let t737 = -(flap_slice0_subspace0_v_z * t318 * cache.flap_slice0_mass);
-    let t738 = -(flap_slice0_momentum_n_z * flap_slice0_subspace0_w_x);
-    let t739 = flap_slice0_subspace0_v_x * t390 * cache.flap_slice0_mass;
-    let t740 = t449 + t452 + t454 + t455 + t461;
-    let t741 = flap_slice0_subspace0_w_z * t740;
-    let t742 = flap_slice0_momentum_n_x * flap_slice0_subspace0_w_z;
-    let t743 = flap_slice0_subspace0_w_y * (t464 + t464 + t468 + t470 + t470);
-    let t744 = flap_slice0_subspace0_v_z * flap_slice0_momentum_f_x;
-    let t745 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_v_x);
-    let t746 = t619 * flap_slice0_subspace0_w_x;
-    let t747 = 0.5 * (t737 + t738 + t739 + t741 + t742 + t743 + t744 + t745 + t746);
-    let t748 = flap_slice2_subspace0_rate_w_y * flap_slice2_inertia_i_11;
-    let t749 = flap_slice1_momentum_n_x * flap_slice1_subspace0_w_z;
-    let t750 = flap_slice1_subspace0_v_z * flap_slice1_momentum_f_x;
-    let t751 = -(cache.flap_slice1_mass * t319 * flap_slice1_subspace0_v_z);
-    let t752 = -(flap_slice1_subspace0_w_x * flap_slice1_momentum_n_z);
-    let t753 = t447 + t451 + t456 + t457 + t460;
-    let t754 = t753 * flap_slice1_subspace0_w_z;
-    let t755 = t647 * flap_slice1_subspace0_w_x;
-    let t756 = flap_slice1_subspace0_w_y * (t463 + t463 + t466 + t466 + t471);
-    let t757 = -(flap_slice1_subspace0_v_x * flap_slice1_momentum_f_z);
-    let t758 = cache.flap_slice1_mass * flap_slice1_subspace0_v_x * t397;
-    let t759 = 0.5 * (t749 + t750 + t751 + t752 + t754 + t755 + t756 + t757 + t758);
-    let t760 = -(flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_x);
-    let t761 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_x;
-    let t762 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_z);
-    let t763 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_12;
-    let t764 = flap_slice2_inertia_i_12 * flap_slice2_subspace0_rate_w_z;
-    let t765 = flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_x;
-    let t766 = flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_i_12;
-    let t767 = flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_x;
-    let t768 = flap_slice1_subspace0_rate_w_y * flap_slice1_inertia_i_11;
-    let flap_subspace0_coriolis_column_n_y = t721 + t722 + t723 + t724 + t735 + t736
-        + t747 + t748 + t759 + t760 + t761 + t762 + t763 + t764 + t765 + t766 + t767
-        + t768;
-    let t769 = flap_slice1_inertia_i_22 * flap_slice1_subspace0_rate_w_z;
-    let t770 = -(flap_slice1_subspace0_v_y * flap_slice1_momentum_f_x);
-    let t771 = flap_slice1_momentum_f_y * flap_slice1_subspace0_v_x;
-    let t772 = flap_slice1_subspace0_w_x * flap_slice1_momentum_n_y;
-    let t773 = -(flap_slice1_momentum_n_x * flap_slice1_subspace0_w_y);
-    let t774 = (t487 + t487 + t490 + t491 + t491) * flap_slice1_subspace0_w_z;
-    let t775 = cache.flap_slice1_mass * t319 * flap_slice1_subspace0_v_y;
-    let t776 = t753 * flap_slice1_subspace0_w_y;
-    let t777 = flap_slice1_subspace0_w_x * t640;
-    let t778 = -(cache.flap_slice1_mass * flap_slice1_subspace0_v_x * t310);
-    let t779 = 0.5 * (t770 + t771 + t772 + t773 + t774 + t775 + t776 + t777 + t778);
-    let t780 = -(flap_slice2_inertia_h_y * flap_slice2_subspace0_rate_v_x);
-    let t781 = flap_slice1_subspace0_rate_w_y * flap_slice1_inertia_i_12;
-    let t782 = flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_y;
-    let t783 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_x);
-    let t784 = flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_v_y;
-    let t785 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_x);
-    let t786 = -(flap_slice0_subspace0_v_x * t315 * cache.flap_slice0_mass);
-    let t787 = flap_slice0_subspace0_w_z * (t488 + t489 + t489 + t493 + t493);
-    let t788 = flap_slice0_subspace0_v_y * t318 * cache.flap_slice0_mass;
-    let t789 = -(flap_slice0_subspace0_v_y * flap_slice0_momentum_f_x);
-    let t790 = t614 * flap_slice0_subspace0_w_x;
-    let t791 = flap_slice0_subspace0_w_y * t740;
-    let t792 = -(flap_slice0_momentum_n_x * flap_slice0_subspace0_w_y);
-    let t793 = flap_slice0_momentum_n_y * flap_slice0_subspace0_w_x;
-    let t794 = flap_slice0_momentum_f_y * flap_slice0_subspace0_v_x;
-    let t795 = 0.5 * (t786 + t787 + t788 + t789 + t790 + t791 + t792 + t793 + t794);
-    let t796 = flap_slice2_subspace0_w_x * flap_slice2_momentum_n_y;
-    let t797 = flap_slice2_subspace0_w_z * (t492 + t492 + t494 + t495 + t495);
-    let t798 = -(flap_slice2_subspace0_w_y * flap_slice2_momentum_n_x);
-    let t799 = flap_slice2_subspace0_w_x * t653;
-    let t800 = -(flap_slice2_subspace0_v_y * flap_slice2_momentum_f_x);
-    let t801 = flap_slice2_subspace0_v_x * flap_slice2_momentum_f_y;
-    let t802 = flap_slice2_subspace0_v_y * t317 * cache.flap_slice0_mass;
-    let t803 = t730 * flap_slice2_subspace0_w_y;
-    let t804 = -(flap_slice2_subspace0_v_x * t305 * cache.flap_slice0_mass);
-    let t805 = 0.5 * (t796 + t797 + t798 + t799 + t800 + t801 + t802 + t803 + t804);
-    let t806 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_02;
-    let t807 = flap_slice2_inertia_i_02 * flap_slice2_subspace0_rate_w_x;
-    let t808 = flap_slice0_inertia_i_12 * flap_slice0_subspace0_rate_w_y;
-    let t809 = flap_slice2_inertia_i_22 * flap_slice2_subspace0_rate_w_z;
-    let t810 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_22;
-    let t811 = flap_slice2_inertia_i_12 * flap_slice2_subspace0_rate_w_y;
-    let t812 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_02;
-    let t813 = flap_slice1_subspace0_rate_v_y * flap_slice1_inertia_h_x;
-    let flap_subspace0_coriolis_column_n_z = t769 + t779 + t780 + t781 + t782 + t783
-        + t784 + t785 + t795 + t805 + t806 + t807 + t808 + t809 + t810 + t811 + t812
-        + t813;
-    let flap_subspace0_coriolis_row_n_y = 0.5
-        * (t751 + t754 + t755 + t756 + t758 - (t749 + t750 + t752 + t757))
-        + 0.5 * (t725 + t728 + t729 + t731 + t733 - (t726 + t727 + t732 + t734))
-        + 0.5 * (t737 + t739 + t741 + t743 + t746 - (t738 + t742 + t744 + t745));
-    let flap_subspace0_coriolis_row_f_y = 0.5 * (t699 - (t700 + t701))
-        + 0.5 * (t693 - (t694 + t695)) + 0.5 * (t687 - (t688 + t689));
+    let t706 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_y;
+    let t707 = -(flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_x
+        - flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_h_x);
+    let t708 = -(flap_slice2_subspace0_w_x * t128 * cache.flap_slice0_mass
+        - t295 * cache.flap_slice0_mass * flap_slice2_subspace0_w_z);
+    let t709 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_f_z);
+    let t710 = flap_slice2_momentum_f_x * flap_slice2_subspace0_w_z;
+    let t711 = 0.5 * (t708 + t709 + t710);
+    let t712 = flap_slice0_subspace0_rate_v_y * cache.flap_slice0_mass;
+    let t713 = cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_f_x;
+    let t714 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_z);
+    let t715 = -(cache.flap_slice1_mass * t129 * cache.flap_slice1_subspace0_w_x
+        - cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t297);
+    let t716 = 0.5 * (t713 + t714 + t715);
+    let flap_subspace0_coriolis_column_f_y = t699 + t703 + t704 + t705 + t706 + t707
+        + t711 + t712 + t716;
+    let t717 = flap_slice2_subspace0_w_x * (t388 + t388 + t390 + t391 + t391);
+    let t718 = -(flap_slice2_subspace0_v_y * t128 * cache.flap_slice0_mass);
+    let t719 = t609 * flap_slice2_subspace0_w_y;
+    let t720 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_v_z);
+    let t721 = t130 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass;
+    let t722 = flap_slice2_momentum_f_z * flap_slice2_subspace0_v_y;
+    let t723 = -(flap_slice2_momentum_n_y * flap_slice2_subspace0_w_z);
+    let t724 = flap_slice2_momentum_n_z * flap_slice2_subspace0_w_y;
+    let t725 = t684 * flap_slice2_subspace0_w_z;
+    let t726 = 0.5 * (t717 + t718 + t719 + t720 + t721 + t722 + t723 + t724 + t725);
+    let t727 = flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_y;
+    let t728 = flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_i_02;
+    let t729 = flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_i_02;
+    let t730 = flap_slice1_inertia_i_00 * flap_slice1_subspace0_rate_w_x;
+    let t731 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_y);
+    let t732 = flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_z;
+    let t733 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_00;
+    let t734 = -(flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_y);
+    let t735 = flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_z;
+    let t736 = flap_slice0_subspace0_rate_w_y * flap_slice0_inertia_i_01;
+    let t737 = t661 * cache.flap_slice1_subspace0_w_z;
+    let t738 = t640 * cache.flap_slice1_subspace0_w_y;
+    let t739 = -(cache.flap_slice1_mass * t129 * flap_slice1_subspace0_v_y);
+    let t740 = cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_n_z;
+    let t741 = (t386 + t386 + t393 + t393 + t394) * cache.flap_slice1_subspace0_w_x;
+    let t742 = cache.flap_slice1_mass * flap_slice1_subspace0_v_z * t132;
+    let t743 = -(cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_n_y);
+    let t744 = -(flap_slice1_subspace0_v_z * flap_slice1_momentum_f_y);
+    let t745 = flap_slice1_subspace0_v_y * flap_slice1_momentum_f_z;
+    let t746 = 0.5 * (t737 + t738 + t739 + t740 + t741 + t742 + t743 + t744 + t745);
+    let t747 = -(flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_y);
+    let t748 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_02;
+    let t749 = flap_slice2_inertia_i_00 * flap_slice2_subspace0_rate_w_x;
+    let t750 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_y;
+    let t751 = t624 * flap_slice0_subspace0_w_y;
+    let t752 = t131 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass;
+    let t753 = -(flap_slice0_subspace0_v_z * flap_slice0_momentum_f_y);
+    let t754 = -(flap_slice0_subspace0_w_z * flap_slice0_momentum_n_y);
+    let t755 = flap_slice0_momentum_n_z * flap_slice0_subspace0_w_y;
+    let t756 = t674 * flap_slice0_subspace0_w_z;
+    let t757 = flap_slice0_momentum_f_z * flap_slice0_subspace0_v_y;
+    let t758 = (t387 + t387 + t389 + t392 + t392) * flap_slice0_subspace0_w_x;
+    let t759 = -(flap_slice0_subspace0_v_y * t127 * cache.flap_slice0_mass);
+    let t760 = 0.5 * (t751 + t752 + t753 + t754 + t755 + t756 + t757 + t758 + t759);
+    let t761 = flap_slice1_inertia_i_01 * flap_slice1_subspace0_rate_w_y;
+    let flap_subspace0_coriolis_column_n_x = t726 + t727 + t728 + t729 + t730 + t731
+        + t732 + t733 + t734 + t735 + t736 + t746 + t747 + t748 + t749 + t750 + t760
+        + t761;
     let flap_subspace0_coriolis_row_n_x = 0.5
-        * (t654 + t655 + t657 + t659 + t661 - (t652 + t656 + t658 + t662))
-        + 0.5 * (t615 + t618 + t620 + t621 + t623 - (t613 + t616 + t617 + t622))
-        + 0.5 * (t641 + t643 + t645 + t646 + t648 - (t639 + t642 + t644 + t649));
+        * (t737 + t738 + t739 + t741 + t742 - (t740 + t743 + t744 + t745))
+        + 0.5 * (t717 + t718 + t719 + t721 + t725 - (t720 + t722 + t723 + t724))
+        + 0.5 * (t751 + t752 + t756 + t758 + t759 - (t753 + t754 + t755 + t757));
+    let flap_subspace0_coriolis_row_f_z = 0.5 * (t584 - (t585 + t586))
+        + 0.5 * (t592 - (t590 + t591)) + 0.5 * (t595 - (t594 + t596));
+    let flap_subspace0_coriolis_row_n_y = 0.5
+        * (t623 + t625 + t629 + t630 + t631 - (t621 + t622 + t626 + t627))
+        + 0.5 * (t633 + t635 + t636 + t641 + t643 - (t634 + t637 + t638 + t639))
+        + 0.5 * (t610 + t611 + t612 + t615 + t617 - (t613 + t616 + t618 + t619));
     let flap_subspace0_coriolis_row_n_z = 0.5
-        * (t774 + t775 + t776 + t777 + t778 - (t770 + t771 + t772 + t773))
-        + 0.5 * (t786 + t787 + t788 + t790 + t791 - (t789 + t792 + t793 + t794))
-        + 0.5 * (t797 + t799 + t802 + t803 + t804 - (t796 + t798 + t800 + t801));
-    let flap_subspace0_coriolis_row_f_z = 0.5 * (t711 - (t709 + t710))
-        + 0.5 * (t706 - (t704 + t705)) + 0.5 * (t714 - (t715 + t716));
-    let flap_subspace0_coriolis_row_f_x = 0.5 * (t674 - (t675 + t676))
-        + 0.5 * (t671 - (t670 + t672)) + 0.5 * (t679 - (t678 + t680));
-    out[(0, 0)] = t109 * arm_slice3_subspace0_w_y + t148 * arm_slice2_subspace0_v_y
-        + arm_slice0_subspace0_w_z * t208 + arm_slice1_subspace0_w_x * t268
-        + cache.arm_tip_subspace0_v_z * t320 + t322 * arm_slice2_subspace0_v_z
-        + t327 * arm_slice0_subspace0_w_x + arm_slice3_subspace0_w_z * t332
-        + arm_slice0_subspace0_w_y * t336 + arm_slice2_subspace0_w_y * t357
-        + t358 * arm_slice0_subspace0_v_x + arm_slice3_subspace0_v_x * t359
-        + arm_slice2_subspace0_w_z * t364 + cache.arm_tip_subspace0_w_x * t444
-        + arm_slice2_subspace0_v_x * t445 + arm_slice3_subspace0_v_y * t446
-        + cache.arm_tip_subspace0_w_y * t473 + arm_slice0_subspace0_v_y * t474
-        + arm_slice1_subspace0_v_x * t475 + arm_slice1_subspace0_v_z * t476
-        + arm_slice3_subspace0_w_x * t480 + t481 * cache.arm_tip_subspace0_v_x
-        + t486 * arm_slice1_subspace0_w_y + cache.arm_tip_subspace0_w_z * t498
-        + arm_slice1_subspace0_v_y * t499 + arm_slice0_subspace0_v_z * t500
-        + t504 * arm_slice1_subspace0_w_z + arm_slice3_subspace0_v_z * t505
-        + arm_slice2_subspace0_w_x * t509 + cache.arm_tip_subspace0_v_y * t510;
-    out[(0, 1)] = t536 * arm_slice0_subspace0_w_z + t545 * arm_slice3_subspace0_w_x
-        + arm_slice0_subspace0_v_z * t546 + arm_slice1_subspace0_v_x * t555
-        + arm_slice3_subspace0_v_x * t556 + arm_slice2_subspace0_v_x * t565
-        + t576 * cache.arm_tip_subspace0_w_y + t577 * cache.arm_tip_subspace0_w_x
-        + cache.arm_tip_subspace0_v_x * t578 + cache.arm_tip_subspace0_v_z * t579
-        + arm_slice1_subspace0_w_z * t580 + t581 * arm_slice2_subspace0_v_y
-        + arm_slice1_subspace0_v_y * t582 + arm_slice0_subspace0_w_x * t583
-        + t584 * arm_slice2_subspace0_w_y + arm_slice1_subspace0_v_z * t585
-        + t586 * arm_slice3_subspace0_w_z + arm_slice3_subspace0_v_z * t587
-        + arm_slice0_subspace0_v_y * t588 + cache.arm_tip_subspace0_v_y * t589
-        + t590 * arm_slice0_subspace0_w_y + arm_slice3_subspace0_v_y * t591
-        + t592 * arm_slice2_subspace0_w_z + cache.arm_tip_subspace0_w_z * t593
-        + arm_slice1_subspace0_w_y * t594 + t595 * arm_slice0_subspace0_v_x
-        + arm_slice1_subspace0_w_x * t596 + t597 * arm_slice3_subspace0_w_y
-        + arm_slice2_subspace0_v_z * t598 + arm_slice2_subspace0_w_x * t599;
-    out[(0, 2)] = flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace0_w_x
-        + flap_subspace0_coriolis_column_f_x * cache.arm_tip_subspace0_v_x
-        + flap_subspace0_coriolis_column_f_y * cache.arm_tip_subspace0_v_y
-        + flap_subspace0_coriolis_column_f_z * cache.arm_tip_subspace0_v_z
-        + flap_subspace0_coriolis_column_n_y * cache.arm_tip_subspace0_w_y
-        + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace0_w_z;
-    out[(1, 0)] = t480 * arm_slice3_subspace1_w_x + cache.arm_tip_subspace1_w_y * t473
-        + t336 * arm_slice0_subspace1_w_y + t322 * arm_slice2_subspace1_v_z
-        + arm_slice2_subspace1_w_x * t509 + t109 * arm_slice3_subspace1_w_y
-        + arm_slice1_subspace1_v_y * t499 + arm_slice3_subspace1_v_z * t505
-        + t208 * arm_slice0_subspace1_w_z + t327 * arm_slice0_subspace1_w_x
-        + cache.arm_tip_subspace1_v_y * t510 + arm_slice3_subspace1_v_x * t359
-        + cache.arm_tip_subspace1_w_z * t498 + arm_slice1_subspace1_v_z * t476
-        + t358 * arm_slice0_subspace1_v_x + t475 * arm_slice1_subspace1_v_x
-        + arm_slice2_subspace1_w_z * t364 + t486 * arm_slice1_subspace1_w_y
-        + arm_slice3_subspace1_v_y * t446 + cache.arm_tip_subspace1_v_z * t320
-        + arm_slice2_subspace1_v_x * t445 + cache.arm_tip_subspace1_v_x * t481
-        + t357 * arm_slice2_subspace1_w_y + arm_slice1_subspace1_w_x * t268
-        + arm_slice3_subspace1_w_z * t332 + t504 * arm_slice1_subspace1_w_z
-        + cache.arm_tip_subspace1_w_x * t444 + arm_slice2_subspace1_v_y * t148
-        + arm_slice0_subspace1_v_y * t474 + t500 * arm_slice0_subspace1_v_z;
-    out[(1, 1)] = arm_slice1_subspace1_v_y * t582 + arm_slice2_subspace1_w_x * t599
-        + t556 * arm_slice3_subspace1_v_x + arm_slice1_subspace1_w_x * t596
-        + t590 * arm_slice0_subspace1_w_y + t597 * arm_slice3_subspace1_w_y
-        + t555 * arm_slice1_subspace1_v_x + t591 * arm_slice3_subspace1_v_y
-        + t536 * arm_slice0_subspace1_w_z + t587 * arm_slice3_subspace1_v_z
-        + t595 * arm_slice0_subspace1_v_x + cache.arm_tip_subspace1_v_y * t589
-        + arm_slice2_subspace1_v_z * t598 + arm_slice0_subspace1_w_x * t583
-        + arm_slice3_subspace1_w_z * t586 + t546 * arm_slice0_subspace1_v_z
-        + cache.arm_tip_subspace1_v_z * t579 + t593 * cache.arm_tip_subspace1_w_z
-        + arm_slice1_subspace1_w_y * t594 + arm_slice1_subspace1_v_z * t585
-        + t592 * arm_slice2_subspace1_w_z + arm_slice2_subspace1_v_x * t565
-        + t580 * arm_slice1_subspace1_w_z + t584 * arm_slice2_subspace1_w_y
-        + cache.arm_tip_subspace1_v_x * t578 + t576 * cache.arm_tip_subspace1_w_y
-        + t545 * arm_slice3_subspace1_w_x + t588 * arm_slice0_subspace1_v_y
-        + t577 * cache.arm_tip_subspace1_w_x + t581 * arm_slice2_subspace1_v_y;
+        * (t673 + t675 + t676 + t680 + t681 - (t672 + t677 + t678 + t679))
+        + 0.5 * (t685 + t687 + t688 + t689 + t690 - (t683 + t686 + t691 + t692))
+        + 0.5 * (t657 + t659 + t662 + t663 + t664 - (t655 + t656 + t658 + t660));
+    let flap_subspace0_coriolis_row_f_y = 0.5 * (t708 - (t709 + t710))
+        + 0.5 * (t701 - (t700 + t702)) + 0.5 * (t715 - (t713 + t714));
+    let flap_subspace0_coriolis_row_f_x = 0.5 * (t579 - (t577 + t578))
+        + 0.5 * (t570 - (t569 + t571)) + 0.5 * (t562 - (t561 + t563));
+    out[(0, 0)] = arm_slice2_subspace0_v_z * t72 + t98 * arm_slice3_subspace0_v_z
+        + cache.arm_tip_subspace0_v_x * t134 + arm_slice2_subspace0_w_z * t159
+        + arm_slice3_subspace0_w_y * t181 + arm_slice2_subspace0_v_x * t182
+        + arm_slice3_subspace0_w_z * t187 + arm_slice2_subspace0_w_x * t192
+        + arm_slice2_subspace0_v_y * t193 + t219 * arm_slice0_subspace0_v_y
+        + t221 * arm_slice0_subspace0_v_z + t268 * arm_slice1_subspace0_w_z
+        + arm_slice0_subspace0_w_x * t289 + arm_slice0_subspace0_w_y * t294
+        + cache.arm_tip_subspace0_w_y * t374 + t375 * arm_slice0_subspace0_v_x
+        + t379 * arm_slice3_subspace0_w_x + arm_slice0_subspace0_w_z * t383
+        + t410 * cache.arm_tip_subspace0_w_x + t411 * arm_slice1_subspace0_v_z
+        + arm_slice1_subspace0_w_y * t416 + arm_slice3_subspace0_v_y * t417
+        + t418 * arm_slice3_subspace0_v_x + arm_slice1_subspace0_w_x * t422
+        + cache.arm_tip_subspace0_w_z * t434 + cache.arm_tip_subspace0_v_y * t435
+        + arm_slice1_subspace0_v_y * t436 + arm_slice2_subspace0_w_y * t440
+        + arm_slice1_subspace0_v_x * t441 + cache.arm_tip_subspace0_v_z * t442;
+    out[(0, 1)] = t471 * arm_slice0_subspace0_v_y + t483 * arm_slice1_subspace0_v_z
+        + arm_slice3_subspace0_w_y * t495 + t507 * arm_slice2_subspace0_w_y
+        + arm_slice3_subspace0_w_z * t508 + arm_slice2_subspace0_v_y * t509
+        + arm_slice1_subspace0_v_x * t510 + arm_slice1_subspace0_w_x * t511
+        + t512 * arm_slice0_subspace0_v_x + arm_slice1_subspace0_v_y * t513
+        + arm_slice0_subspace0_w_y * t514 + arm_slice2_subspace0_w_z * t515
+        + t516 * arm_slice1_subspace0_w_z + t517 * arm_slice3_subspace0_v_z
+        + arm_slice1_subspace0_w_y * t518 + arm_slice3_subspace0_v_y * t519
+        + t520 * arm_slice3_subspace0_v_x + t521 * arm_slice2_subspace0_v_x
+        + arm_slice2_subspace0_w_x * t522 + arm_slice0_subspace0_w_z * t523
+        + cache.arm_tip_subspace0_w_z * t534 + arm_slice0_subspace0_v_z * t535
+        + t536 * arm_slice0_subspace0_w_x + cache.arm_tip_subspace0_v_z * t537
+        + cache.arm_tip_subspace0_v_y * t538 + arm_slice3_subspace0_w_x * t539
+        + t540 * cache.arm_tip_subspace0_w_y + t541 * cache.arm_tip_subspace0_w_x
+        + arm_slice2_subspace0_v_z * t542 + cache.arm_tip_subspace0_v_x * t543;
+    out[(0, 2)] = cache.arm_tip_subspace0_v_x * flap_subspace0_coriolis_column_f_x
+        + cache.arm_tip_subspace0_v_z * flap_subspace0_coriolis_column_f_z
+        + cache.arm_tip_subspace0_w_y * flap_subspace0_coriolis_column_n_y
+        + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace0_w_z
+        + cache.arm_tip_subspace0_v_y * flap_subspace0_coriolis_column_f_y
+        + flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace0_w_x;
+    out[(1, 0)] = arm_slice0_subspace1_w_y * t294 + t379 * arm_slice3_subspace1_w_x
+        + cache.arm_tip_subspace1_w_z * t434 + arm_slice0_subspace1_w_x * t289
+        + t442 * cache.arm_tip_subspace1_v_z + arm_slice1_subspace1_w_y * t416
+        + arm_slice1_subspace1_v_x * t441 + t411 * arm_slice1_subspace1_v_z
+        + t134 * cache.arm_tip_subspace1_v_x + t268 * arm_slice1_subspace1_w_z
+        + t383 * arm_slice0_subspace1_w_z + t219 * arm_slice0_subspace1_v_y
+        + t375 * arm_slice0_subspace1_v_x + t410 * cache.arm_tip_subspace1_w_x
+        + arm_slice2_subspace1_v_z * t72 + t422 * arm_slice1_subspace1_w_x
+        + cache.arm_tip_subspace1_v_y * t435 + t440 * arm_slice2_subspace1_w_y
+        + t374 * cache.arm_tip_subspace1_w_y + arm_slice2_subspace1_v_x * t182
+        + t417 * arm_slice3_subspace1_v_y + arm_slice3_subspace1_v_x * t418
+        + arm_slice2_subspace1_v_y * t193 + arm_slice3_subspace1_w_y * t181
+        + t221 * arm_slice0_subspace1_v_z + t436 * arm_slice1_subspace1_v_y
+        + arm_slice2_subspace1_w_z * t159 + arm_slice3_subspace1_w_z * t187
+        + t98 * arm_slice3_subspace1_v_z + arm_slice2_subspace1_w_x * t192;
+    out[(1, 1)] = t520 * arm_slice3_subspace1_v_x + t510 * arm_slice1_subspace1_v_x
+        + cache.arm_tip_subspace1_v_x * t543 + cache.arm_tip_subspace1_w_z * t534
+        + arm_slice3_subspace1_w_z * t508 + arm_slice1_subspace1_w_y * t518
+        + t521 * arm_slice2_subspace1_v_x + arm_slice2_subspace1_w_z * t515
+        + t516 * arm_slice1_subspace1_w_z + t537 * cache.arm_tip_subspace1_v_z
+        + t536 * arm_slice0_subspace1_w_x + arm_slice3_subspace1_w_y * t495
+        + t509 * arm_slice2_subspace1_v_y + t511 * arm_slice1_subspace1_w_x
+        + arm_slice0_subspace1_v_z * t535 + t542 * arm_slice2_subspace1_v_z
+        + arm_slice2_subspace1_w_x * t522 + t512 * arm_slice0_subspace1_v_x
+        + t513 * arm_slice1_subspace1_v_y + cache.arm_tip_subspace1_v_y * t538
+        + t541 * cache.arm_tip_subspace1_w_x + t483 * arm_slice1_subspace1_v_z
+        + arm_slice3_subspace1_v_y * t519 + arm_slice3_subspace1_w_x * t539
+        + t517 * arm_slice3_subspace1_v_z + t523 * arm_slice0_subspace1_w_z
+        + t471 * arm_slice0_subspace1_v_y + t507 * arm_slice2_subspace1_w_y
+        + t540 * cache.arm_tip_subspace1_w_y + arm_slice0_subspace1_w_y * t514;
     out[(1, 2)] = flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace1_w_x
+        + flap_subspace0_coriolis_column_f_z * cache.arm_tip_subspace1_v_z
         + flap_subspace0_coriolis_column_n_y * cache.arm_tip_subspace1_w_y
-        + cache.arm_tip_subspace1_v_z * flap_subspace0_coriolis_column_f_z
+        + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace1_w_z
         + flap_subspace0_coriolis_column_f_y * cache.arm_tip_subspace1_v_y
-        + flap_subspace0_coriolis_column_f_x * cache.arm_tip_subspace1_v_x
-        + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace1_w_z;
+        + cache.arm_tip_subspace1_v_x * flap_subspace0_coriolis_column_f_x;
     out[(2, 0)] = arm_tip_subspace0_rate_w_x * cache.flap_subspace0_projected_inertia_n_x
         + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace0_rate_w_y
         + cache.flap_subspace0_projected_inertia_f_x * arm_tip_subspace0_rate_v_x
-        + cache.arm_tip_subspace0_w_y * flap_subspace0_coriolis_row_n_y
         + arm_tip_subspace0_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
-        + flap_subspace0_coriolis_row_f_y * cache.arm_tip_subspace0_v_y
         + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace0_w_x
+        + cache.arm_tip_subspace0_v_z * flap_subspace0_coriolis_row_f_z
+        + flap_subspace0_coriolis_row_n_y * cache.arm_tip_subspace0_w_y
+        + flap_subspace0_coriolis_row_n_z * cache.arm_tip_subspace0_w_z
+        + cache.arm_tip_subspace0_v_y * flap_subspace0_coriolis_row_f_y
         + arm_tip_subspace0_rate_v_z * cache.flap_subspace0_projected_inertia_f_z
-        + cache.arm_tip_subspace0_w_z * flap_subspace0_coriolis_row_n_z
-        + flap_subspace0_coriolis_row_f_z * cache.arm_tip_subspace0_v_z
         + cache.arm_tip_subspace0_v_x * flap_subspace0_coriolis_row_f_x
         + arm_tip_subspace0_rate_w_z * cache.flap_subspace0_projected_inertia_n_z;
-    out[(2, 1)] = flap_subspace0_coriolis_row_f_z * cache.arm_tip_subspace1_v_z
-        + cache.arm_tip_subspace1_v_x * flap_subspace0_coriolis_row_f_x
+    out[(2, 1)] = flap_subspace0_coriolis_row_n_y * cache.arm_tip_subspace1_w_y
         + arm_tip_subspace1_rate_w_x * cache.flap_subspace0_projected_inertia_n_x
         + arm_tip_subspace1_rate_w_z * cache.flap_subspace0_projected_inertia_n_z
-        + cache.arm_tip_subspace1_w_z * flap_subspace0_coriolis_row_n_z
-        + flap_subspace0_coriolis_row_f_y * cache.arm_tip_subspace1_v_y
-        + cache.arm_tip_subspace1_w_y * flap_subspace0_coriolis_row_n_y
+        + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace1_w_x
+        + cache.arm_tip_subspace1_v_y * flap_subspace0_coriolis_row_f_y
+        + cache.arm_tip_subspace1_v_x * flap_subspace0_coriolis_row_f_x
         + arm_tip_subspace1_rate_v_x * cache.flap_subspace0_projected_inertia_f_x
         + arm_tip_subspace1_rate_v_z * cache.flap_subspace0_projected_inertia_f_z
+        + flap_subspace0_coriolis_row_f_z * cache.arm_tip_subspace1_v_z
         + arm_tip_subspace1_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
-        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace1_rate_w_y
-        + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace1_w_x;
-    out[(2, 2)] = (t686 + t690 + t698) * flap_slice0_subspace0_v_y
-        + (t735 + t748 + t760 + t761 + t764 + t767) * flap_slice2_subspace0_w_y
-        + flap_slice0_subspace0_v_x * (t668 + t677 + t684)
-        + (t685 + t692 + t696) * flap_slice1_subspace0_v_y
-        + flap_slice1_subspace0_w_y * (t736 + t759 + t762 + t765 + t766 + t768)
-        + (t707 + t708 + t713) * flap_slice1_subspace0_v_z
-        + (t612 + t624 + t625 + t626 + t627 + t630) * flap_slice0_subspace0_w_x
-        + (t780 + t784 + t805 + t807 + t809 + t811) * flap_slice2_subspace0_w_z
-        + (t721 + t722 + t723 + t724 + t747 + t763) * flap_slice0_subspace0_w_y
-        + (t691 + t697 + t702) * flap_slice2_subspace0_v_y
-        + (t703 + t712 + t719) * flap_slice2_subspace0_v_z
-        + flap_slice1_subspace0_w_x * (t629 + t636 + t650 + t651 + t664 + t665)
-        + (t782 + t783 + t795 + t806 + t808 + t810) * flap_slice0_subspace0_w_z
-        + (t669 + t673 + t682) * flap_slice2_subspace0_v_x
-        + flap_slice2_subspace0_w_x * (t628 + t633 + t637 + t638 + t663 + t666)
-        + flap_slice1_subspace0_v_x * (t667 + t681 + t683)
-        + (t769 + t779 + t781 + t785 + t812 + t813) * flap_slice1_subspace0_w_z
-        + (t717 + t718 + t720) * flap_slice0_subspace0_v_z;
+        + flap_subspace0_coriolis_row_n_z * cache.arm_tip_subspace1_w_z
+        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace1_rate_w_y;
+    out[(2, 2)] = flap_slice2_subspace0_w_y * (t600 + t602 + t604 + t606 + t608 + t620)
+        + flap_slice0_subspace0_v_x * (t568 + t572 + t576)
+        + cache.flap_slice1_subspace0_w_x * (t728 + t730 + t732 + t734 + t746 + t761)
+        + (t603 + t644 + t645 + t646 + t647 + t648) * cache.flap_slice1_subspace0_w_y
+        + (t651 + t652 + t693 + t696 + t697 + t698) * flap_slice2_subspace0_w_z
+        + (t564 + t565 + t575) * flap_slice2_subspace0_v_x
+        + (t699 + t704 + t711) * flap_slice2_subspace0_v_y
+        + flap_slice2_subspace0_w_x * (t726 + t727 + t729 + t747 + t749 + t750)
+        + (t653 + t654 + t665 + t667 + t668 + t695) * cache.flap_slice1_subspace0_w_z
+        + (t601 + t605 + t607 + t632 + t649 + t650) * flap_slice0_subspace0_w_y
+        + flap_slice0_subspace0_v_z * (t588 + t589 + t597)
+        + (t560 + t580 + t581) * flap_slice1_subspace0_v_x
+        + (t706 + t707 + t716) * flap_slice1_subspace0_v_y
+        + flap_slice1_subspace0_v_z * (t583 + t587 + t598)
+        + (t582 + t593 + t599) * flap_slice2_subspace0_v_z
+        + (t703 + t705 + t712) * flap_slice0_subspace0_v_y
+        + flap_slice0_subspace0_w_z * (t666 + t669 + t670 + t671 + t682 + t694)
+        + (t731 + t733 + t735 + t736 + t748 + t760) * flap_slice0_subspace0_w_x;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -6986,24 +6997,29 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let arm_subspace0_projected_inertia_f_z = 0.3894183423086505
-        * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
-            + cache.arm_slice3_local_subspace0_v_x * cache.arm_slice0_mass
-            + cache.arm_slice1_local_subspace0_v_x * cache.arm_slice1_mass
-            + cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
-            - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace0_w_z
-                - cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace0_w_y)
-            - (cache.arm_slice2_local_subspace0_w_z * cache.arm_slice2_local_inertia_h_y
-                - cache.arm_slice2_local_subspace0_w_y
-                    * cache.arm_slice2_local_inertia_h_z)
-            - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace0_w_z
-                - cache.arm_slice3_local_inertia_h_z
-                    * cache.arm_slice3_local_subspace0_w_y)
-            - (cache.arm_slice0_local_inertia_h_y * cache.arm_slice0_local_subspace0_w_z
-                - cache.arm_slice0_local_subspace0_w_y
-                    * cache.arm_slice0_local_inertia_h_z))
-        + cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_m
+    let arm_subspace0_projected_inertia_f_z = cache.arm_tip_subspace0_v_z
+        * cache.wrist_composite_inertia_m
+        + 0.3894183423086505
+            * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
+                + cache.arm_slice3_local_subspace0_v_x * cache.arm_slice0_mass
+                + cache.arm_slice1_local_subspace0_v_x * cache.arm_slice1_mass
+                + cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
+                - (cache.arm_slice1_local_inertia_h_y
+                    * cache.arm_slice1_local_subspace0_w_z
+                    - cache.arm_slice1_local_inertia_h_z
+                        * cache.arm_slice1_local_subspace0_w_y)
+                - (cache.arm_slice2_local_subspace0_w_z
+                    * cache.arm_slice2_local_inertia_h_y
+                    - cache.arm_slice2_local_subspace0_w_y
+                        * cache.arm_slice2_local_inertia_h_z)
+                - (cache.arm_slice3_local_inertia_h_y
+                    * cache.arm_slice3_local_subspace0_w_z
+                    - cache.arm_slice3_local_inertia_h_z
+                        * cache.arm_slice3_local_subspace0_w_y)
+                - (cache.arm_slice0_local_inertia_h_y
+                    * cache.arm_slice0_local_subspace0_w_z
+                    - cache.arm_slice0_local_subspace0_w_y
+                        * cache.arm_slice0_local_inertia_h_z))
         + 0.1829865712999871
             * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_y
                 + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_y
@@ -7047,24 +7063,30 @@ pub fn gravity_into(
                     - cache.arm_slice0_local_subspace0_w_x
                         * cache.arm_slice0_local_inertia_h_y))
         - (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_h_x
-            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x);
-    let arm_subspace1_projected_inertia_f_z = 0.1829865712999871
-        * (cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
-            + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
-            + cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_y
-            + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_y
-            - (cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_h_z
-                - cache.arm_slice2_local_subspace1_w_z
-                    * cache.arm_slice2_local_inertia_h_x)
-            - (cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_w_x
-                - cache.arm_slice1_local_subspace1_w_z
-                    * cache.arm_slice1_local_inertia_h_x)
-            - (cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_z
-                - cache.arm_slice0_local_inertia_h_x
-                    * cache.arm_slice0_local_subspace1_w_z)
-            - (cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_z
-                - cache.arm_slice3_local_inertia_h_x
-                    * cache.arm_slice3_local_subspace1_w_z))
+            - cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_h_y);
+    let arm_subspace1_projected_inertia_f_z = cache.arm_tip_subspace1_v_z
+        * cache.wrist_composite_inertia_m
+        + 0.1829865712999871
+            * (cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
+                + cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_y
+                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_y
+                - (cache.arm_slice2_local_subspace1_w_x
+                    * cache.arm_slice2_local_inertia_h_z
+                    - cache.arm_slice2_local_subspace1_w_z
+                        * cache.arm_slice2_local_inertia_h_x)
+                - (cache.arm_slice1_local_inertia_h_z
+                    * cache.arm_slice1_local_subspace1_w_x
+                    - cache.arm_slice1_local_subspace1_w_z
+                        * cache.arm_slice1_local_inertia_h_x)
+                - (cache.arm_slice0_local_subspace1_w_x
+                    * cache.arm_slice0_local_inertia_h_z
+                    - cache.arm_slice0_local_inertia_h_x
+                        * cache.arm_slice0_local_subspace1_w_z)
+                - (cache.arm_slice3_local_subspace1_w_x
+                    * cache.arm_slice3_local_inertia_h_z
+                    - cache.arm_slice3_local_inertia_h_x
+                        * cache.arm_slice3_local_subspace1_w_z))
         + 0.3894183423086505
             * (cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
                 + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
@@ -7107,10 +7129,9 @@ pub fn gravity_into(
                     * cache.arm_slice2_local_inertia_h_x
                     - cache.arm_slice2_local_subspace1_w_x
                         * cache.arm_slice2_local_inertia_h_y))
-        + cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
-        - (cache.arm_tip_subspace1_w_y * cache.wrist_composite_inertia_h_x
-            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace1_w_x);
-    out[0] = q[0] * p.arm_stiffness + arm_subspace0_projected_inertia_f_z * p.gravity;
+        - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
+            - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
+    out[0] = p.gravity * arm_subspace0_projected_inertia_f_z + q[0] * p.arm_stiffness;
     out[1] = q[1] * p.arm_stiffness + arm_subspace1_projected_inertia_f_z * p.gravity;
     out[2] = p.flap_stiffness * q[2]
         + p.gravity * cache.flap_subspace0_projected_inertia_f_z;
@@ -7285,32 +7306,32 @@ pub fn contact_velocities_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
-    let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace0_w_z * qd[0]
-        + cache.arm_tip_subspace1_w_z * qd[1];
-    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
-        + cache.arm_tip_subspace1_v_x * qd[1];
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
-        + cache.arm_tip_subspace0_w_y * qd[0];
     let flap_ring0_skin_y_z = cache.flap_rotation_21 * p.flap_skin_radius;
     let flap_skin_0_0_position_z = flap_ring0_skin_y_z + cache.flap_position_z;
-    let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
-    let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
+        + cache.arm_tip_subspace1_w_y * qd[1];
+    let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
+    let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
     let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
         + cache.arm_tip_subspace0_v_y * qd[0];
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace1_w_x * qd[1]
-        + qd[0] * cache.arm_tip_subspace0_w_x;
-    let arm_tip_velocity_v_z = qd[0] * cache.arm_tip_subspace0_v_z
-        + cache.arm_tip_subspace1_v_z * qd[1];
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
-    let t0 = 0.8660254037844387 * flap_ring0_skin_z_y;
-    let flap_skin_0_1_position_y = cache.flap_position_y + t0
-        - 0.4999999999999998 * flap_ring0_skin_y_y;
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
+    let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
     let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
-    let t1 = 0.8660254037844387 * flap_ring0_skin_z_z;
-    let flap_skin_0_1_position_z = cache.flap_position_z + t1
+    let t0 = 0.8660254037844387 * flap_ring0_skin_z_z;
+    let flap_skin_0_1_position_z = cache.flap_position_z + t0
         - 0.4999999999999998 * flap_ring0_skin_y_z;
+    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+    let t1 = 0.8660254037844387 * flap_ring0_skin_z_y;
+    let flap_skin_0_1_position_y = cache.flap_position_y + t1
+        - 0.4999999999999998 * flap_ring0_skin_y_y;
     let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
     let t2 = 0.8660254037844387 * flap_ring0_skin_z_x;
     let flap_skin_0_1_position_x = cache.flap_position_x + t2
@@ -7324,120 +7345,111 @@ pub fn contact_velocities_into(
     let t5 = -(0.8660254037844384 * flap_ring0_skin_z_x);
     let flap_skin_0_2_position_x = cache.flap_position_x + t5
         - 0.5000000000000004 * flap_ring0_skin_y_x;
-    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
-    let flap_skin_1_0_position_z = cache.flap_slice1_position_z + flap_ring1_skin_y_z;
-    let flap_ring1_subspace0_w_y = cache.flap_slice1_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_ring1_velocity_w_y = arm_tip_velocity_w_y
-        + flap_ring1_subspace0_w_y * qd[2];
     let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_skin_1_0_position_y = flap_ring1_skin_y_y + cache.flap_slice1_position_y;
-    let flap_ring1_subspace0_w_z = cache.flap_slice1_local_subspace0_w_z
-        * cache.flap_rotation_22;
-    let flap_ring1_velocity_w_z = flap_ring1_subspace0_w_z * qd[2]
+    let flap_slice1_velocity_w_z = cache.flap_slice1_subspace0_w_z * qd[2]
         + arm_tip_velocity_w_z;
+    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_skin_1_0_position_z = cache.flap_slice1_position_z + flap_ring1_skin_y_z;
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + cache.flap_slice1_subspace0_w_y * qd[2];
     let flap_ring1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
         * cache.flap_rotation_00
-        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_22
+        + cache.flap_slice1_subspace0_w_z * cache.flap_position_y
         + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
-        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_ring1_velocity_v_x = arm_tip_velocity_v_x
-        + qd[2] * flap_ring1_subspace0_v_x;
-    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
-    let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
-    let flap_ring1_subspace0_w_x = cache.flap_slice1_local_subspace0_w_z
-        * cache.flap_rotation_02;
-    let flap_ring1_velocity_w_x = flap_ring1_subspace0_w_x * qd[2]
+        - cache.flap_slice1_subspace0_w_y * cache.flap_position_z;
+    let flap_ring1_velocity_v_x = flap_ring1_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
         + arm_tip_velocity_w_x;
     let flap_ring1_subspace0_v_y = cache.flap_rotation_10
         * cache.flap_slice1_local_subspace0_v_x
         + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
-        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_02
-        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
-            * cache.flap_rotation_22;
+        + cache.flap_slice1_subspace0_w_x * cache.flap_position_z
+        - cache.flap_position_x * cache.flap_slice1_subspace0_w_z;
     let flap_ring1_velocity_v_y = flap_ring1_subspace0_v_y * qd[2]
         + arm_tip_velocity_v_y;
-    let flap_ring1_subspace0_v_z = cache.flap_position_x
-        * cache.flap_slice1_local_subspace0_w_z * cache.flap_rotation_12
-        + cache.flap_rotation_20 * cache.flap_slice1_local_subspace0_v_x
+    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
+    let flap_ring1_subspace0_v_z = cache.flap_rotation_20
+        * cache.flap_slice1_local_subspace0_v_x
         + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
-        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_ring1_velocity_v_z = flap_ring1_subspace0_v_z * qd[2]
-        + arm_tip_velocity_v_z;
-    let flap_skin_1_1_position_z = cache.flap_slice1_position_z + t1
+        + cache.flap_position_x * cache.flap_slice1_subspace0_w_y
+        - cache.flap_slice1_subspace0_w_x * cache.flap_position_y;
+    let flap_ring1_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_ring1_subspace0_v_z;
+    let flap_skin_1_1_position_z = cache.flap_slice1_position_z + t0
         - 0.4999999999999998 * flap_ring1_skin_y_z;
-    let flap_skin_1_1_position_y = t0 + cache.flap_slice1_position_y
+    let flap_skin_1_1_position_y = t1 + cache.flap_slice1_position_y
         - 0.4999999999999998 * flap_ring1_skin_y_y;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x + t2
         - 0.4999999999999998 * flap_ring1_skin_y_x;
-    let flap_skin_1_2_position_y = t4 + cache.flap_slice1_position_y
-        - 0.5000000000000004 * flap_ring1_skin_y_y;
     let flap_skin_1_2_position_z = cache.flap_slice1_position_z + t3
         - 0.5000000000000004 * flap_ring1_skin_y_z;
+    let flap_skin_1_2_position_y = t4 + cache.flap_slice1_position_y
+        - 0.5000000000000004 * flap_ring1_skin_y_y;
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x + t5
         - 0.5000000000000004 * flap_ring1_skin_y_x;
-    let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
-    let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
-    let t6 = p.flap_length * cache.flap_bend_squared_c1;
     let flap_bend_y = p.flap_length * q[2];
+    let t6 = p.flap_length * flap_bend_y;
+    let t7 = cache.flap_bend_squared_c2 * t6;
+    let t8 = p.flap_length * cache.flap_bend_squared_c1;
+    let flap_tip_position_z = cache.flap_rotation_21 * t7 + cache.flap_position_z
+        + cache.flap_rotation_20 * t8;
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t7 = (cache.flap_bend_squared_c4 * (2.0 * flap_bend_squared * p.flap_length)
-        + -(flap_bend_squared * p.flap_length) * cache.flap_bend_squared_c3
-        + p.flap_length * cache.flap_bend_squared_c2) - t6;
-    let t8 = p.flap_length * flap_bend_y;
-    let t9 = cache.flap_bend_squared_c2 * t8;
-    let t10 = t9
-        + (cache.flap_bend_squared_c3 * t8
-            + cache.flap_bend_squared_c2 * -(p.flap_length * flap_bend_y));
-    let flap_ring2_subspace0_v_x = flap_tip_subspace0_w_z * cache.flap_position_y
-        + p.flap_length * cache.flap_rotation_01 * t7
-        + t10 * p.flap_length * cache.flap_rotation_00
-        - flap_tip_subspace0_w_y * cache.flap_position_z;
-    let flap_ring2_velocity_v_x = arm_tip_velocity_v_x
-        + flap_ring2_subspace0_v_x * qd[2];
-    let flap_tip_position_z = cache.flap_rotation_21 * t9 + cache.flap_position_z
-        + cache.flap_rotation_20 * t6;
-    let t11 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-    let t12 = -flap_bend_y * cache.flap_bend_squared_c1;
-    let flap_tip_rotation_21 = cache.flap_rotation_21 * t11
-        + cache.flap_rotation_20 * t12;
+    let t9 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
+    let t10 = -flap_bend_y * cache.flap_bend_squared_c1;
+    let flap_tip_rotation_21 = cache.flap_rotation_21 * t9
+        + cache.flap_rotation_20 * t10;
     let flap_ring2_skin_y_z = p.flap_skin_radius * flap_tip_rotation_21;
     let flap_skin_2_0_position_z = flap_tip_position_z + flap_ring2_skin_y_z;
-    let flap_tip_velocity_w_y = arm_tip_velocity_w_y + flap_tip_subspace0_w_y * qd[2];
-    let flap_tip_velocity_w_z = flap_tip_subspace0_w_z * qd[2] + arm_tip_velocity_w_z;
-    let flap_tip_position_y = t9 * cache.flap_rotation_11 + cache.flap_position_y
-        + cache.flap_rotation_10 * t6;
-    let flap_tip_rotation_11 = t11 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t12;
+    let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
+    let flap_tip_velocity_w_y = flap_tip_subspace0_w_y * qd[2] + arm_tip_velocity_w_y;
+    let flap_tip_position_y = t7 * cache.flap_rotation_11 + cache.flap_position_y
+        + cache.flap_rotation_10 * t8;
+    let flap_tip_rotation_11 = t9 * cache.flap_rotation_11
+        + cache.flap_rotation_10 * t10;
     let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
     let flap_skin_2_0_position_y = flap_tip_position_y + flap_ring2_skin_y_y;
+    let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
+    let flap_tip_velocity_w_z = flap_tip_subspace0_w_z * qd[2] + arm_tip_velocity_w_z;
+    let flap_tip_local_subspace0_v_x = (t7
+        + (cache.flap_bend_squared_c3 * t6
+            + cache.flap_bend_squared_c2 * -(p.flap_length * flap_bend_y)))
+        * p.flap_length;
+    let flap_tip_local_subspace0_v_y = p.flap_length
+        * ((cache.flap_bend_squared_c4 * (2.0 * flap_bend_squared * p.flap_length)
+            + -(flap_bend_squared * p.flap_length) * cache.flap_bend_squared_c3
+            + p.flap_length * cache.flap_bend_squared_c2) - t8);
+    let flap_ring2_subspace0_v_x = flap_tip_local_subspace0_v_x * cache.flap_rotation_00
+        + flap_tip_local_subspace0_v_y * cache.flap_rotation_01
+        + flap_tip_subspace0_w_z * cache.flap_position_y
+        - flap_tip_subspace0_w_y * cache.flap_position_z;
+    let flap_ring2_velocity_v_x = flap_ring2_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
     let flap_tip_subspace0_w_x = p.flap_length * cache.flap_rotation_02;
-    let flap_ring2_subspace0_v_y = p.flap_length * t7 * cache.flap_rotation_11
-        + flap_tip_subspace0_w_x * cache.flap_position_z
-        + cache.flap_rotation_10 * t10 * p.flap_length
+    let flap_ring2_subspace0_v_y = flap_tip_subspace0_w_x * cache.flap_position_z
+        + flap_tip_local_subspace0_v_y * cache.flap_rotation_11
+        + cache.flap_rotation_10 * flap_tip_local_subspace0_v_x
         - cache.flap_position_x * flap_tip_subspace0_w_z;
     let flap_ring2_velocity_v_y = flap_ring2_subspace0_v_y * qd[2]
         + arm_tip_velocity_v_y;
-    let flap_tip_position_x = cache.flap_position_x + t9 * cache.flap_rotation_01
-        + cache.flap_rotation_00 * t6;
-    let flap_tip_rotation_01 = t12 * cache.flap_rotation_00
-        + cache.flap_rotation_01 * t11;
+    let flap_tip_velocity_w_x = arm_tip_velocity_w_x + flap_tip_subspace0_w_x * qd[2];
+    let flap_tip_position_x = cache.flap_position_x + t7 * cache.flap_rotation_01
+        + cache.flap_rotation_00 * t8;
+    let flap_tip_rotation_01 = t10 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t9;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
     let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
-    let flap_tip_velocity_w_x = arm_tip_velocity_w_x + flap_tip_subspace0_w_x * qd[2];
-    let flap_ring2_subspace0_v_z = t10 * p.flap_length * cache.flap_rotation_20
-        + cache.flap_rotation_21 * p.flap_length * t7
+    let flap_ring2_subspace0_v_z = cache.flap_rotation_20 * flap_tip_local_subspace0_v_x
+        + cache.flap_rotation_21 * flap_tip_local_subspace0_v_y
         + flap_tip_subspace0_w_y * cache.flap_position_x
         - flap_tip_subspace0_w_x * cache.flap_position_y;
-    let flap_ring2_velocity_v_z = flap_ring2_subspace0_v_z * qd[2]
-        + arm_tip_velocity_v_z;
-    let flap_skin_2_1_position_z = flap_tip_position_z + t1
+    let flap_ring2_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_ring2_subspace0_v_z;
+    let flap_skin_2_1_position_z = flap_tip_position_z + t0
         - 0.4999999999999998 * flap_ring2_skin_y_z;
-    let flap_skin_2_1_position_y = flap_tip_position_y + t0
+    let flap_skin_2_1_position_y = flap_tip_position_y + t1
         - 0.4999999999999998 * flap_ring2_skin_y_y;
     let flap_skin_2_1_position_x = flap_tip_position_x + t2
         - 0.4999999999999998 * flap_ring2_skin_y_x;
@@ -7447,77 +7459,75 @@ pub fn contact_velocities_into(
         - 0.5000000000000004 * flap_ring2_skin_y_y;
     let flap_skin_2_2_position_x = flap_tip_position_x + t5
         - 0.5000000000000004 * flap_ring2_skin_y_x;
-    out[0][0] = arm_tip_velocity_v_x + arm_tip_velocity_w_y * flap_skin_0_0_position_z
+    out[0][0] = flap_skin_0_0_position_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
         - flap_skin_0_0_position_y * arm_tip_velocity_w_z;
-    out[0][1] = arm_tip_velocity_w_z * flap_skin_0_0_position_x + arm_tip_velocity_v_y
+    out[0][1] = arm_tip_velocity_v_y + arm_tip_velocity_w_z * flap_skin_0_0_position_x
         - flap_skin_0_0_position_z * arm_tip_velocity_w_x;
-    out[0][2] = flap_skin_0_0_position_y * arm_tip_velocity_w_x + arm_tip_velocity_v_z
+    out[0][2] = arm_tip_velocity_v_z + flap_skin_0_0_position_y * arm_tip_velocity_w_x
         - arm_tip_velocity_w_y * flap_skin_0_0_position_x;
-    out[1][0] = arm_tip_velocity_v_x + arm_tip_velocity_w_y * flap_skin_0_1_position_z
+    out[1][0] = arm_tip_velocity_w_y * flap_skin_0_1_position_z + arm_tip_velocity_v_x
         - flap_skin_0_1_position_y * arm_tip_velocity_w_z;
     out[1][1] = arm_tip_velocity_w_z * flap_skin_0_1_position_x + arm_tip_velocity_v_y
         - arm_tip_velocity_w_x * flap_skin_0_1_position_z;
-    out[1][2] = arm_tip_velocity_w_x * flap_skin_0_1_position_y + arm_tip_velocity_v_z
+    out[1][2] = arm_tip_velocity_v_z + arm_tip_velocity_w_x * flap_skin_0_1_position_y
         - arm_tip_velocity_w_y * flap_skin_0_1_position_x;
     out[2][0] = arm_tip_velocity_w_y * flap_skin_0_2_position_z + arm_tip_velocity_v_x
         - flap_skin_0_2_position_y * arm_tip_velocity_w_z;
     out[2][1] = flap_skin_0_2_position_x * arm_tip_velocity_w_z + arm_tip_velocity_v_y
         - arm_tip_velocity_w_x * flap_skin_0_2_position_z;
-    out[2][2] = arm_tip_velocity_w_x * flap_skin_0_2_position_y + arm_tip_velocity_v_z
+    out[2][2] = arm_tip_velocity_v_z + arm_tip_velocity_w_x * flap_skin_0_2_position_y
         - flap_skin_0_2_position_x * arm_tip_velocity_w_y;
-    out[3][0] = flap_skin_1_0_position_z * flap_ring1_velocity_w_y
-        + flap_ring1_velocity_v_x - flap_skin_1_0_position_y * flap_ring1_velocity_w_z;
-    out[3][1] = flap_skin_1_0_position_x * flap_ring1_velocity_w_z
-        + flap_ring1_velocity_v_y - flap_ring1_velocity_w_x * flap_skin_1_0_position_z;
+    out[3][0] = flap_skin_1_0_position_z * flap_slice1_velocity_w_y
+        + flap_ring1_velocity_v_x - flap_skin_1_0_position_y * flap_slice1_velocity_w_z;
+    out[3][1] = flap_ring1_velocity_v_y
+        + flap_skin_1_0_position_x * flap_slice1_velocity_w_z
+        - flap_slice1_velocity_w_x * flap_skin_1_0_position_z;
     out[3][2] = flap_ring1_velocity_v_z
-        + flap_skin_1_0_position_y * flap_ring1_velocity_w_x
-        - flap_skin_1_0_position_x * flap_ring1_velocity_w_y;
-    out[4][0] = flap_skin_1_1_position_z * flap_ring1_velocity_w_y
-        + flap_ring1_velocity_v_x - flap_skin_1_1_position_y * flap_ring1_velocity_w_z;
+        + flap_skin_1_0_position_y * flap_slice1_velocity_w_x
+        - flap_skin_1_0_position_x * flap_slice1_velocity_w_y;
+    out[4][0] = flap_skin_1_1_position_z * flap_slice1_velocity_w_y
+        + flap_ring1_velocity_v_x - flap_skin_1_1_position_y * flap_slice1_velocity_w_z;
     out[4][1] = flap_ring1_velocity_v_y
-        + flap_skin_1_1_position_x * flap_ring1_velocity_w_z
-        - flap_ring1_velocity_w_x * flap_skin_1_1_position_z;
+        + flap_skin_1_1_position_x * flap_slice1_velocity_w_z
+        - flap_slice1_velocity_w_x * flap_skin_1_1_position_z;
     out[4][2] = flap_ring1_velocity_v_z
-        + flap_skin_1_1_position_y * flap_ring1_velocity_w_x
-        - flap_skin_1_1_position_x * flap_ring1_velocity_w_y;
-    out[5][0] = flap_skin_1_2_position_z * flap_ring1_velocity_w_y
-        + flap_ring1_velocity_v_x - flap_skin_1_2_position_y * flap_ring1_velocity_w_z;
+        + flap_skin_1_1_position_y * flap_slice1_velocity_w_x
+        - flap_skin_1_1_position_x * flap_slice1_velocity_w_y;
+    out[5][0] = flap_skin_1_2_position_z * flap_slice1_velocity_w_y
+        + flap_ring1_velocity_v_x - flap_skin_1_2_position_y * flap_slice1_velocity_w_z;
     out[5][1] = flap_ring1_velocity_v_y
-        + flap_skin_1_2_position_x * flap_ring1_velocity_w_z
-        - flap_ring1_velocity_w_x * flap_skin_1_2_position_z;
+        + flap_skin_1_2_position_x * flap_slice1_velocity_w_z
+        - flap_slice1_velocity_w_x * flap_skin_1_2_position_z;
     out[5][2] = flap_ring1_velocity_v_z
-        + flap_ring1_velocity_w_x * flap_skin_1_2_position_y
-        - flap_skin_1_2_position_x * flap_ring1_velocity_w_y;
-    out[6][0] = flap_ring2_velocity_v_x
-        + flap_skin_2_0_position_z * flap_tip_velocity_w_y
-        - flap_tip_velocity_w_z * flap_skin_2_0_position_y;
+        + flap_slice1_velocity_w_x * flap_skin_1_2_position_y
+        - flap_skin_1_2_position_x * flap_slice1_velocity_w_y;
+    out[6][0] = flap_skin_2_0_position_z * flap_tip_velocity_w_y
+        + flap_ring2_velocity_v_x - flap_skin_2_0_position_y * flap_tip_velocity_w_z;
     out[6][1] = flap_ring2_velocity_v_y
         + flap_skin_2_0_position_x * flap_tip_velocity_w_z
         - flap_skin_2_0_position_z * flap_tip_velocity_w_x;
     out[6][2] = flap_ring2_velocity_v_z
-        + flap_skin_2_0_position_y * flap_tip_velocity_w_x
+        + flap_tip_velocity_w_x * flap_skin_2_0_position_y
         - flap_skin_2_0_position_x * flap_tip_velocity_w_y;
     out[7][0] = flap_tip_velocity_w_y * flap_skin_2_1_position_z
-        + flap_ring2_velocity_v_x - flap_tip_velocity_w_z * flap_skin_2_1_position_y;
-    out[7][1] = flap_ring2_velocity_v_y
-        + flap_tip_velocity_w_z * flap_skin_2_1_position_x
-        - flap_tip_velocity_w_x * flap_skin_2_1_position_z;
+        + flap_ring2_velocity_v_x - flap_skin_2_1_position_y * flap_tip_velocity_w_z;
+    out[7][1] = flap_skin_2_1_position_x * flap_tip_velocity_w_z
+        + flap_ring2_velocity_v_y - flap_tip_velocity_w_x * flap_skin_2_1_position_z;
     out[7][2] = flap_ring2_velocity_v_z
-        + flap_skin_2_1_position_y * flap_tip_velocity_w_x
-        - flap_skin_2_1_position_x * flap_tip_velocity_w_y;
+        + flap_tip_velocity_w_x * flap_skin_2_1_position_y
+        - flap_tip_velocity_w_y * flap_skin_2_1_position_x;
     out[8][0] = flap_skin_2_2_position_z * flap_tip_velocity_w_y
         + flap_ring2_velocity_v_x - flap_tip_velocity_w_z * flap_skin_2_2_position_y;
-    out[8][1] = flap_ring2_velocity_v_y
-        + flap_tip_velocity_w_z * flap_skin_2_2_position_x
-        - flap_skin_2_2_position_z * flap_tip_velocity_w_x;
+    out[8][1] = flap_tip_velocity_w_z * flap_skin_2_2_position_x
+        + flap_ring2_velocity_v_y - flap_tip_velocity_w_x * flap_skin_2_2_position_z;
     out[8][2] = flap_ring2_velocity_v_z
-        + flap_skin_2_2_position_y * flap_tip_velocity_w_x
+        + flap_tip_velocity_w_x * flap_skin_2_2_position_y
         - flap_tip_velocity_w_y * flap_skin_2_2_position_x;
     out[9][0] = arm_tip_velocity_w_y * cache.wrist_tip_position_z + arm_tip_velocity_v_x
         - arm_tip_velocity_w_z * cache.wrist_tip_position_y;
-    out[9][1] = arm_tip_velocity_w_z * cache.wrist_tip_position_x + arm_tip_velocity_v_y
+    out[9][1] = arm_tip_velocity_v_y + arm_tip_velocity_w_z * cache.wrist_tip_position_x
         - arm_tip_velocity_w_x * cache.wrist_tip_position_z;
-    out[9][2] = arm_tip_velocity_w_x * cache.wrist_tip_position_y + arm_tip_velocity_v_z
+    out[9][2] = arm_tip_velocity_v_z + arm_tip_velocity_w_x * cache.wrist_tip_position_y
         - arm_tip_velocity_w_y * cache.wrist_tip_position_x;
 }
 /// World x axis of the body carrying each contact point.
@@ -7887,18 +7897,18 @@ pub fn contact_jacobian_9(
         - cache.arm_tip_subspace0_w_z * cache.wrist_tip_position_y;
     out[(1, 0)] = cache.arm_tip_subspace0_w_z * cache.wrist_tip_position_x
         + cache.arm_tip_subspace0_v_y
-        - cache.wrist_tip_position_z * cache.arm_tip_subspace0_w_x;
-    out[(2, 0)] = cache.wrist_tip_position_y * cache.arm_tip_subspace0_w_x
-        + cache.arm_tip_subspace0_v_z
+        - cache.arm_tip_subspace0_w_x * cache.wrist_tip_position_z;
+    out[(2, 0)] = cache.arm_tip_subspace0_v_z
+        + cache.arm_tip_subspace0_w_x * cache.wrist_tip_position_y
         - cache.arm_tip_subspace0_w_y * cache.wrist_tip_position_x;
-    out[(0, 1)] = cache.arm_tip_subspace1_v_x
-        + cache.arm_tip_subspace1_w_y * cache.wrist_tip_position_z
+    out[(0, 1)] = cache.wrist_tip_position_z * cache.arm_tip_subspace1_w_y
+        + cache.arm_tip_subspace1_v_x
         - cache.arm_tip_subspace1_w_z * cache.wrist_tip_position_y;
     out[(1, 1)] = cache.arm_tip_subspace1_v_y
         + cache.arm_tip_subspace1_w_z * cache.wrist_tip_position_x
-        - cache.wrist_tip_position_z * cache.arm_tip_subspace1_w_x;
-    out[(2, 1)] = cache.arm_tip_subspace1_v_z
-        + cache.wrist_tip_position_y * cache.arm_tip_subspace1_w_x
+        - cache.arm_tip_subspace1_w_x * cache.wrist_tip_position_z;
+    out[(2, 1)] = cache.arm_tip_subspace1_w_x * cache.wrist_tip_position_y
+        + cache.arm_tip_subspace1_v_z
         - cache.arm_tip_subspace1_w_y * cache.wrist_tip_position_x;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
@@ -8165,32 +8175,21 @@ pub fn contact_frame_into(
             axis[2] = cache.flap_rotation_20;
         }
         1 => {
-            let flap_ring1_subspace0_w_x = cache.flap_slice1_local_subspace0_w_z
-                * cache.flap_rotation_02;
-            let flap_ring1_subspace0_w_y = cache.flap_slice1_local_subspace0_w_z
-                * cache.flap_rotation_12;
-            let flap_ring1_subspace0_w_z = cache.flap_slice1_local_subspace0_w_z
-                * cache.flap_rotation_22;
             let flap_ring1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
                 * cache.flap_rotation_00
-                + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-                    * cache.flap_rotation_22
+                + cache.flap_slice1_subspace0_w_z * cache.flap_position_y
                 + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
-                - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-                    * cache.flap_rotation_12;
+                - cache.flap_slice1_subspace0_w_y * cache.flap_position_z;
             let flap_ring1_subspace0_v_y = cache.flap_rotation_10
                 * cache.flap_slice1_local_subspace0_v_x
                 + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
-                + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-                    * cache.flap_rotation_02
-                - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
-                    * cache.flap_rotation_22;
-            let flap_ring1_subspace0_v_z = cache.flap_position_x
-                * cache.flap_slice1_local_subspace0_w_z * cache.flap_rotation_12
-                + cache.flap_rotation_20 * cache.flap_slice1_local_subspace0_v_x
+                + cache.flap_slice1_subspace0_w_x * cache.flap_position_z
+                - cache.flap_position_x * cache.flap_slice1_subspace0_w_z;
+            let flap_ring1_subspace0_v_z = cache.flap_rotation_20
+                * cache.flap_slice1_local_subspace0_v_x
                 + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
-                - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-                    * cache.flap_rotation_02;
+                + cache.flap_position_x * cache.flap_slice1_subspace0_w_y
+                - cache.flap_slice1_subspace0_w_x * cache.flap_position_y;
             columns[(0, 0)] = cache.arm_tip_subspace0_w_x;
             columns[(1, 0)] = cache.arm_tip_subspace0_w_y;
             columns[(2, 0)] = cache.arm_tip_subspace0_w_z;
@@ -8203,9 +8202,9 @@ pub fn contact_frame_into(
             columns[(3, 1)] = cache.arm_tip_subspace1_v_x;
             columns[(4, 1)] = cache.arm_tip_subspace1_v_y;
             columns[(5, 1)] = cache.arm_tip_subspace1_v_z;
-            columns[(0, 2)] = flap_ring1_subspace0_w_x;
-            columns[(1, 2)] = flap_ring1_subspace0_w_y;
-            columns[(2, 2)] = flap_ring1_subspace0_w_z;
+            columns[(0, 2)] = cache.flap_slice1_subspace0_w_x;
+            columns[(1, 2)] = cache.flap_slice1_subspace0_w_y;
+            columns[(2, 2)] = cache.flap_slice1_subspace0_w_z;
             columns[(3, 2)] = flap_ring1_subspace0_v_x;
             columns[(4, 2)] = flap_ring1_subspace0_v_y;
             columns[(5, 2)] = flap_ring1_subspace0_v_z;
@@ -8218,36 +8217,40 @@ pub fn contact_frame_into(
             let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
             let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
             let flap_bend_y = p.flap_length * q[2];
+            let t0 = p.flap_length * flap_bend_y;
+            let flap_tip_local_subspace0_v_x = (cache.flap_bend_squared_c2 * t0
+                + (cache.flap_bend_squared_c3 * t0
+                    + cache.flap_bend_squared_c2 * -(p.flap_length * flap_bend_y)))
+                * p.flap_length;
             let flap_bend_squared = flap_bend_y * flap_bend_y;
-            let t0 = (cache.flap_bend_squared_c4
-                * (2.0 * flap_bend_squared * p.flap_length)
-                + -(flap_bend_squared * p.flap_length) * cache.flap_bend_squared_c3
-                + p.flap_length * cache.flap_bend_squared_c2)
-                - (p.flap_length * cache.flap_bend_squared_c1);
-            let t1 = p.flap_length * flap_bend_y;
-            let t2 = cache.flap_bend_squared_c2 * t1
-                + (cache.flap_bend_squared_c3 * t1
-                    + cache.flap_bend_squared_c2 * -(p.flap_length * flap_bend_y));
-            let flap_ring2_subspace0_v_x = flap_tip_subspace0_w_z * cache.flap_position_y
-                + p.flap_length * cache.flap_rotation_01 * t0
-                + t2 * p.flap_length * cache.flap_rotation_00
+            let flap_tip_local_subspace0_v_y = p.flap_length
+                * ((cache.flap_bend_squared_c4
+                    * (2.0 * flap_bend_squared * p.flap_length)
+                    + -(flap_bend_squared * p.flap_length) * cache.flap_bend_squared_c3
+                    + p.flap_length * cache.flap_bend_squared_c2)
+                    - (p.flap_length * cache.flap_bend_squared_c1));
+            let flap_ring2_subspace0_v_x = flap_tip_local_subspace0_v_x
+                * cache.flap_rotation_00
+                + flap_tip_local_subspace0_v_y * cache.flap_rotation_01
+                + flap_tip_subspace0_w_z * cache.flap_position_y
                 - flap_tip_subspace0_w_y * cache.flap_position_z;
-            let flap_ring2_subspace0_v_y = p.flap_length * t0 * cache.flap_rotation_11
-                + flap_tip_subspace0_w_x * cache.flap_position_z
-                + cache.flap_rotation_10 * t2 * p.flap_length
+            let flap_ring2_subspace0_v_y = flap_tip_subspace0_w_x * cache.flap_position_z
+                + flap_tip_local_subspace0_v_y * cache.flap_rotation_11
+                + cache.flap_rotation_10 * flap_tip_local_subspace0_v_x
                 - cache.flap_position_x * flap_tip_subspace0_w_z;
-            let flap_ring2_subspace0_v_z = t2 * p.flap_length * cache.flap_rotation_20
-                + cache.flap_rotation_21 * p.flap_length * t0
+            let flap_ring2_subspace0_v_z = cache.flap_rotation_20
+                * flap_tip_local_subspace0_v_x
+                + cache.flap_rotation_21 * flap_tip_local_subspace0_v_y
                 + flap_tip_subspace0_w_y * cache.flap_position_x
                 - flap_tip_subspace0_w_x * cache.flap_position_y;
-            let t3 = flap_bend_y * cache.flap_bend_squared_c1;
-            let t4 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-            let flap_tip_rotation_00 = t3 * cache.flap_rotation_01
-                + cache.flap_rotation_00 * t4;
-            let flap_tip_rotation_10 = t3 * cache.flap_rotation_11
-                + cache.flap_rotation_10 * t4;
-            let flap_tip_rotation_20 = cache.flap_rotation_21 * t3
-                + cache.flap_rotation_20 * t4;
+            let t1 = flap_bend_y * cache.flap_bend_squared_c1;
+            let t2 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
+            let flap_tip_rotation_00 = t1 * cache.flap_rotation_01
+                + cache.flap_rotation_00 * t2;
+            let flap_tip_rotation_10 = t1 * cache.flap_rotation_11
+                + cache.flap_rotation_10 * t2;
+            let flap_tip_rotation_20 = cache.flap_rotation_21 * t1
+                + cache.flap_rotation_20 * t2;
             columns[(0, 0)] = cache.arm_tip_subspace0_w_x;
             columns[(1, 0)] = cache.arm_tip_subspace0_w_y;
             columns[(2, 0)] = cache.arm_tip_subspace0_w_z;
@@ -8357,616 +8360,542 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
-        + 0.96744666685656 * cache.arm_slice0_local_com_y
-        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
-    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
-    let arm_bend_z = q[1] * p.section_length;
-    let arm_bend_y = q[0] * p.section_length;
-    let t0 = -(arm_bend_z * arm_bend_y);
-    let t1 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t0;
-    let t2 = arm_bend_z * arm_bend_z;
-    let t3 = -t2;
-    let t4 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t3 + 0.06943184420297371;
-    let t5 = -arm_bend_z;
-    let t6 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t5;
-    let arm_slice0_subspace0_w_z = 0.1829865712999871 * p.section_length * t1
-        + 0.90270109637546 * p.section_length * t4
-        + 0.3894183423086505 * p.section_length * t6;
-    let t7 = arm_bend_y * arm_bend_y;
-    let t8 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t7 - 0.06943184420297371;
-    let t9 = arm_bend_z * arm_bend_y;
-    let t10 = 0.0003347157145944845 * t9 * cache.arm_slice0_bend_c3;
-    let t11 = 0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2;
-    let arm_slice0_subspace1_w_z = 0.1829865712999871 * t8 * p.section_length
-        + 0.90270109637546 * p.section_length * t10
-        + 0.3894183423086505 * p.section_length * t11;
-    let arm_slice0_velocity_w_z = arm_slice0_subspace0_w_z * qd[0]
-        + arm_slice0_subspace1_w_z * qd[1];
-    let arm_slice0_subspace1_w_y = 0.96744666685656 * t8 * p.section_length
-        + 0.09195266597143173 * p.section_length * t11
-        - 0.2357788243436599 * p.section_length * t10;
-    let arm_slice0_subspace0_w_y = 0.09195266597143173 * p.section_length * t6
-        + 0.96744666685656 * p.section_length * t1
-        - 0.2357788243436599 * p.section_length * t4;
-    let arm_slice0_velocity_w_y = arm_slice0_subspace1_w_y * qd[1]
-        + arm_slice0_subspace0_w_y * qd[0];
-    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice0_local_com_z
-        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
-    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
-    let t12 = 2.0 * p.section_length * t2;
-    let t13 = -(p.section_length * t2);
-    let t14 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
-    let t15 = (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t12
-        + 0.000023239929348011262 * t13 * cache.arm_slice0_bend_c3 + t14)
-        - (cache.arm_slice0_local_com_y * t11 - t8 * cache.arm_slice0_local_com_x);
-    let t16 = -(arm_bend_z * arm_bend_y * p.section_length);
-    let t17 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t18 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t16
-        + 0.000023239929348011262 * t17 * cache.arm_slice0_bend_c4;
-    let t19 = t18
-        - (cache.arm_slice0_local_com_x * t10 - cache.arm_slice0_local_com_z * t11);
-    let t20 = -(arm_bend_z * p.section_length);
-    let t21 = arm_bend_z * p.section_length;
-    let t22 = (0.0003347157145944845 * cache.arm_slice0_bend_c2 * t20
-        + 0.0003347157145944845 * t21 * cache.arm_slice0_bend_c3)
-        - (cache.arm_slice0_local_com_z * t8 - cache.arm_slice0_local_com_y * t10);
-    let arm_slice0_subspace1_v_x = 0.9164595255079896 * p.section_length * t22
-        - 0.35991537421130565 * p.section_length * t15 - 0.01 * arm_slice0_subspace1_w_y
-        - 0.1748223713144484 * p.section_length * t19;
-    let t23 = -(p.section_length * t7);
-    let t24 = 2.0 * p.section_length * t7;
-    let t25 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t23
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t24 + t14)
-        - (t4 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t6);
-    let t26 = t18
-        - (cache.arm_slice0_local_com_y * t6 - cache.arm_slice0_local_com_x * t1);
-    let t27 = arm_bend_y * p.section_length;
-    let t28 = -(arm_bend_y * p.section_length);
-    let t29 = (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t27
-        + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t28)
-        - (cache.arm_slice0_local_com_z * t1 - t4 * cache.arm_slice0_local_com_y);
-    let arm_slice0_subspace0_v_x = 0.9164595255079896 * p.section_length * t29
-        - 0.01 * arm_slice0_subspace0_w_y - 0.1748223713144484 * p.section_length * t25
-        - 0.35991537421130565 * p.section_length * t26;
-    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
-        + arm_slice0_subspace0_v_x * qd[0];
-    let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
-        - (arm_slice0_inertia_h_y * arm_slice0_velocity_w_z
-            - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
-    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
-        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let t30 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t7 - 0.33000947820757187;
-    let t31 = 0.035940096619352636 * t9 * cache.arm_slice1_bend_c3;
-    let t32 = 0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2;
-    let arm_slice1_subspace1_w_y = 0.96744666685656 * t30 * p.section_length
-        + 0.09195266597143173 * p.section_length * t32
-        - 0.2357788243436599 * p.section_length * t31;
-    let t33 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t5;
-    let t34 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t3 + 0.33000947820757187;
-    let t35 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t0;
-    let arm_slice1_subspace0_w_y = 0.09195266597143173 * p.section_length * t33
-        + 0.96744666685656 * p.section_length * t35
-        - 0.2357788243436599 * p.section_length * t34;
-    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
-        + arm_slice1_subspace0_w_y * qd[0];
-    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
-        + 0.96744666685656 * cache.arm_slice1_local_com_y
-        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let arm_slice1_subspace1_w_z = 0.90270109637546 * p.section_length * t31
-        + 0.3894183423086505 * p.section_length * t32
-        + 0.1829865712999871 * t30 * p.section_length;
-    let arm_slice1_subspace0_w_z = 0.90270109637546 * p.section_length * t34
-        + 0.1829865712999871 * p.section_length * t35
-        + 0.3894183423086505 * p.section_length * t33;
-    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
-        + arm_slice1_subspace0_w_z * qd[0];
-    let t36 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t16
-        + 0.01186057253208228 * t17 * cache.arm_slice1_bend_c4;
-    let t37 = t36
-        - (cache.arm_slice1_local_com_x * t31 - cache.arm_slice1_local_com_z * t32);
-    let t38 = (0.035940096619352636 * t21 * cache.arm_slice1_bend_c3
-        + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t20)
-        - (t30 * cache.arm_slice1_local_com_z - cache.arm_slice1_local_com_y * t31);
-    let t39 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
-    let t40 = (t39 + 0.01186057253208228 * t13 * cache.arm_slice1_bend_c3
-        + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t12)
-        - (t32 * cache.arm_slice1_local_com_y - t30 * cache.arm_slice1_local_com_x);
-    let arm_slice1_subspace1_v_x = 0.9164595255079896 * p.section_length * t38
-        - 0.1748223713144484 * p.section_length * t37
-        - 0.35991537421130565 * p.section_length * t40 - 0.01 * arm_slice1_subspace1_w_y;
-    let t41 = t36
-        - (t33 * cache.arm_slice1_local_com_y - cache.arm_slice1_local_com_x * t35);
-    let t42 = (0.035940096619352636 * cache.arm_slice1_bend_c2 * t28
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t27)
-        - (cache.arm_slice1_local_com_z * t35 - cache.arm_slice1_local_com_y * t34);
-    let t43 = (t39 + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t24
-        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t23)
-        - (cache.arm_slice1_local_com_x * t34 - t33 * cache.arm_slice1_local_com_z);
-    let arm_slice1_subspace0_v_x = 0.9164595255079896 * p.section_length * t42
-        - 0.35991537421130565 * p.section_length * t41 - 0.01 * arm_slice1_subspace0_w_y
-        - 0.1748223713144484 * t43 * p.section_length;
-    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
-        + arm_slice1_subspace0_v_x * qd[0];
-    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
-        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
-            - arm_slice1_inertia_h_z * arm_slice1_velocity_w_y);
-    let t44 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t9;
-    let t45 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t7 - 0.9305681557970262;
-    let t46 = (0.8058320946447624 * cache.arm_slice3_bend_c2 * t20
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t21)
-        - (cache.arm_slice3_local_com_z * t45 - cache.arm_slice3_local_com_y * t44);
-    let t47 = 0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2;
-    let arm_slice3_subspace1_w_y = 0.09195266597143173 * p.section_length * t47
-        + 0.96744666685656 * p.section_length * t45
-        - 0.2357788243436599 * p.section_length * t44;
-    let t48 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
-    let t49 = (t48 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t12
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t13)
-        - (t47 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t45);
-    let t50 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t16
-        + 0.7498816861956312 * t17 * cache.arm_slice3_bend_c4;
-    let t51 = t50
-        - (cache.arm_slice3_local_com_x * t44 - t47 * cache.arm_slice3_local_com_z);
-    let arm_slice3_subspace1_v_x = 0.9164595255079896 * p.section_length * t46
-        - 0.01 * arm_slice3_subspace1_w_y - 0.35991537421130565 * p.section_length * t49
-        - 0.1748223713144484 * p.section_length * t51;
-    let t52 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t3 + 0.9305681557970262;
-    let t53 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t0;
-    let t54 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t5;
-    let arm_slice3_subspace0_w_y = 0.96744666685656 * p.section_length * t53
-        + 0.09195266597143173 * p.section_length * t54
-        - 0.2357788243436599 * t52 * p.section_length;
-    let t55 = (t48 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t24
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t23)
-        - (t52 * cache.arm_slice3_local_com_x - cache.arm_slice3_local_com_z * t54);
-    let t56 = t50
-        - (t54 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t53);
-    let t57 = (0.8058320946447624 * cache.arm_slice3_bend_c2 * t28
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t27)
-        - (cache.arm_slice3_local_com_z * t53 - t52 * cache.arm_slice3_local_com_y);
-    let arm_slice3_subspace0_v_x = 0.9164595255079896 * p.section_length * t57
-        - 0.01 * arm_slice3_subspace0_w_y - 0.1748223713144484 * p.section_length * t55
-        - 0.35991537421130565 * p.section_length * t56;
-    let arm_slice3_velocity_v_x = arm_slice3_subspace1_v_x * qd[1]
-        + arm_slice3_subspace0_v_x * qd[0];
     let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
         + 0.3894183423086505 * cache.arm_slice3_local_com_x
         + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
     let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice3_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
     let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
         + arm_slice3_subspace0_w_y * qd[0];
     let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
         + 0.09195266597143173 * cache.arm_slice3_local_com_x
         - 0.2357788243436599 * cache.arm_slice3_local_com_z;
     let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_z = 0.90270109637546 * p.section_length * t44
-        + 0.1829865712999871 * p.section_length * t45
-        + 0.3894183423086505 * p.section_length * t47;
-    let arm_slice3_subspace0_w_z = 0.3894183423086505 * p.section_length * t54
-        + 0.1829865712999871 * p.section_length * t53
-        + 0.90270109637546 * t52 * p.section_length;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
+    let arm_slice3_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_w_x
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_w_z;
     let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
         + arm_slice3_subspace0_w_z * qd[0];
+    let arm_slice3_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace0_v_x - 0.01 * arm_slice3_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y;
+    let arm_slice3_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace1_v_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
+        - 0.01 * arm_slice3_subspace1_w_y;
+    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
+        + arm_slice3_subspace1_v_x * qd[1];
     let arm_slice3_momentum_f_x = arm_slice3_velocity_v_x * cache.arm_slice0_mass
         - (arm_slice3_inertia_h_y * arm_slice3_velocity_w_z
             - arm_slice3_inertia_h_z * arm_slice3_velocity_w_y);
-    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
-        + cache.arm_tip_subspace1_v_x * qd[1];
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t58 = 2.0 * flap_bend_squared * p.flap_length;
-    let t59 = -(flap_bend_squared * p.flap_length);
-    let t60 = (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
-        + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t58
-        + 0.0001613323034066491 * t59 * cache.flap_slice0_bend_c3)
-        - 0.1127016653792583 * cache.flap_slice0_local_com_x;
-    let t61 = -(p.flap_length * flap_bend_y);
-    let t62 = p.flap_length * flap_bend_y;
-    let t63 = (0.0014314988413324798 * cache.flap_slice0_bend_c2 * t61
-        + 0.0014314988413324798 * cache.flap_slice0_bend_c3 * t62)
-        + 0.1127016653792583 * cache.flap_slice0_local_com_y;
-    let flap_slice0_subspace0_v_x = 0.1127016653792583 * p.flap_length
-        * cache.flap_position_y * cache.flap_rotation_22
-        + p.flap_length * cache.flap_rotation_01 * t60
-        + p.flap_length * cache.flap_rotation_00 * t63
-        - 0.1127016653792583 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice0_velocity_v_x = arm_tip_velocity_v_x
-        + flap_slice0_subspace0_v_x * qd[2];
-    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
-    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_z = 0.1127016653792583 * p.flap_length
-        * cache.flap_rotation_22;
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace0_w_z * qd[0]
-        + cache.arm_tip_subspace1_w_z * qd[1];
-    let flap_slice0_velocity_w_z = qd[2] * flap_slice0_subspace0_w_z
-        + arm_tip_velocity_w_z;
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
-        + cache.arm_tip_subspace0_w_y * qd[0];
-    let flap_slice0_subspace0_w_y = 0.1127016653792583 * p.flap_length
-        * cache.flap_rotation_12;
-    let flap_slice0_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice0_subspace0_w_y * qd[2];
-    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
-        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
-    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_y * flap_slice0_velocity_w_z
-            - flap_slice0_velocity_w_y * flap_slice0_inertia_h_z);
-    let flap_slice2_position_z = cache.flap_rotation_20 * cache.flap_slice2_local_com_x
-        + cache.flap_rotation_21 * cache.flap_slice2_local_com_y + cache.flap_position_z;
-    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_y = 0.8872983346207417 * p.flap_length
-        * cache.flap_rotation_12;
-    let flap_slice2_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice2_subspace0_w_y * qd[2];
-    let flap_slice2_position_y = cache.flap_slice2_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice2_local_com_x;
-    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_z = 0.8872983346207417 * p.flap_length
-        * cache.flap_rotation_22;
-    let flap_slice2_velocity_w_z = flap_slice2_subspace0_w_z * qd[2]
-        + arm_tip_velocity_w_z;
-    let t64 = (0.6198386676965935 * t58 * cache.flap_slice2_bend_c4
-        + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
-        + 0.6198386676965935 * t59 * cache.flap_slice2_bend_c3)
-        - 0.8872983346207417 * cache.flap_slice2_local_com_x;
-    let t65 = (0.6985685011586675 * cache.flap_slice2_bend_c2 * t61
-        + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t62)
-        + 0.8872983346207417 * cache.flap_slice2_local_com_y;
-    let flap_slice2_subspace0_v_x = 0.8872983346207417 * p.flap_length
-        * cache.flap_position_y * cache.flap_rotation_22
-        + p.flap_length * cache.flap_rotation_01 * t64
-        + t65 * p.flap_length * cache.flap_rotation_00
-        - 0.8872983346207417 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
-        + flap_slice2_subspace0_v_x * qd[2];
-    let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
-        - (flap_slice2_inertia_h_y * flap_slice2_velocity_w_z
-            - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
-    let t66 = (0.25 * p.flap_length * cache.flap_slice1_bend_c2
-        + 0.0625 * cache.flap_slice1_bend_c4 * t58
-        + 0.0625 * t59 * cache.flap_slice1_bend_c3)
-        - 0.5 * cache.flap_slice1_local_com_x;
-    let t67 = (0.125 * cache.flap_slice1_bend_c3 * t62
-        + 0.125 * cache.flap_slice1_bend_c2 * t61) + 0.5 * cache.flap_slice1_local_com_y;
-    let flap_slice1_subspace0_v_x = 0.5 * p.flap_length * cache.flap_position_y
-        * cache.flap_rotation_22 + p.flap_length * t66 * cache.flap_rotation_01
-        + p.flap_length * t67 * cache.flap_rotation_00
-        - 0.5 * p.flap_length * cache.flap_position_z * cache.flap_rotation_12;
-    let flap_slice1_velocity_v_x = flap_slice1_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
-    let flap_slice1_subspace0_w_z = 0.5 * p.flap_length * cache.flap_rotation_22;
-    let flap_slice1_velocity_w_z = qd[2] * flap_slice1_subspace0_w_z
-        + arm_tip_velocity_w_z;
-    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
-    let flap_slice1_subspace0_w_y = 0.5 * p.flap_length * cache.flap_rotation_12;
-    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice1_subspace0_w_y * qd[2];
-    let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
-        - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
-            - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
-    let flap_composite_momentum_f_x = flap_slice0_momentum_f_x + flap_slice2_momentum_f_x
-        + flap_slice1_momentum_f_x;
-    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
-        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
-            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
-    let wrist_composite_momentum_f_x = flap_composite_momentum_f_x + wrist_momentum_f_x;
-    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
-        + 0.3894183423086505 * cache.arm_slice2_local_com_x
-        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
-    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let t68 = 0.3007502358784333 * t0 * cache.arm_slice2_bend_c3;
-    let t69 = 0.44888729929169013 * t5 * cache.arm_slice2_bend_c2;
-    let t70 = 0.3007502358784333 * t3 * cache.arm_slice2_bend_c3 + 0.6699905217924281;
-    let arm_slice2_subspace0_w_y = 0.96744666685656 * p.section_length * t68
-        + 0.09195266597143173 * p.section_length * t69
-        - 0.2357788243436599 * p.section_length * t70;
-    let t71 = 0.3007502358784333 * t9 * cache.arm_slice2_bend_c3;
-    let t72 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t7 - 0.6699905217924281;
-    let t73 = 0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2;
-    let arm_slice2_subspace1_w_y = 0.96744666685656 * p.section_length * t72
-        + 0.09195266597143173 * p.section_length * t73
-        - 0.2357788243436599 * p.section_length * t71;
-    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
-        + arm_slice2_subspace1_w_y * qd[1];
+    let arm_slice0_subspace1_w_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace1_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace1_w_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
+    let arm_slice0_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace1_v_x - 0.01 * arm_slice0_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
+    let arm_slice0_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_w_z;
+    let arm_slice0_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z;
+    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
+        + arm_slice0_subspace0_v_x * qd[0];
+    let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
+        + arm_slice0_subspace1_w_y * qd[1];
+    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice0_local_com_z
+        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
+    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
+    let arm_slice0_subspace0_w_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_w_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
+    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
+        + arm_slice0_subspace0_w_z * qd[0];
+    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
+        + 0.96744666685656 * cache.arm_slice0_local_com_y
+        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
+    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
+    let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_z * arm_slice0_inertia_h_y
+            - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
+    let arm_slice2_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_v_x - 0.01 * arm_slice2_subspace0_w_y
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z;
+    let arm_slice2_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y;
+    let arm_slice2_velocity_v_x = arm_slice2_subspace0_v_x * qd[0]
+        + arm_slice2_subspace1_v_x * qd[1];
     let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
         + 0.09195266597143173 * cache.arm_slice2_local_com_x
         - 0.2357788243436599 * cache.arm_slice2_local_com_z;
     let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
-    let arm_slice2_subspace1_w_z = 0.3894183423086505 * p.section_length * t73
-        + 0.1829865712999871 * p.section_length * t72
-        + 0.90270109637546 * p.section_length * t71;
-    let arm_slice2_subspace0_w_z = 0.90270109637546 * p.section_length * t70
-        + 0.1829865712999871 * p.section_length * t68
-        + 0.3894183423086505 * p.section_length * t69;
-    let arm_slice2_velocity_w_z = arm_slice2_subspace1_w_z * qd[1]
-        + arm_slice2_subspace0_w_z * qd[0];
-    let t74 = 0.2014998074653874 * t17 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t16 * cache.arm_slice2_bend_c3;
-    let t75 = t74
-        - (t71 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t73);
-    let t76 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
-    let t77 = (t76 + 0.2014998074653874 * t12 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t13 * cache.arm_slice2_bend_c3)
-        - (cache.arm_slice2_local_com_y * t73 - cache.arm_slice2_local_com_x * t72);
-    let t78 = (0.3007502358784333 * t21 * cache.arm_slice2_bend_c3
-        + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t20)
-        - (cache.arm_slice2_local_com_z * t72 - cache.arm_slice2_local_com_y * t71);
-    let arm_slice2_subspace1_v_x = 0.9164595255079896 * p.section_length * t78
-        - 0.1748223713144484 * p.section_length * t75
-        - 0.35991537421130565 * t77 * p.section_length - 0.01 * arm_slice2_subspace1_w_y;
-    let t79 = (0.3007502358784333 * cache.arm_slice2_bend_c2 * t28
-        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t27)
-        - (t68 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t70);
-    let t80 = t74
-        - (cache.arm_slice2_local_com_y * t69 - t68 * cache.arm_slice2_local_com_x);
-    let t81 = (t76 + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t23
-        + 0.2014998074653874 * t24 * cache.arm_slice2_bend_c4)
-        - (t70 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t69);
-    let arm_slice2_subspace0_v_x = 0.9164595255079896 * p.section_length * t79
-        - 0.01 * arm_slice2_subspace0_w_y - 0.35991537421130565 * t80 * p.section_length
-        - 0.1748223713144484 * p.section_length * t81;
-    let arm_slice2_velocity_v_x = arm_slice2_subspace1_v_x * qd[1]
-        + arm_slice2_subspace0_v_x * qd[0];
+    let arm_slice2_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y;
+    let arm_slice2_subspace1_w_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
+    let arm_slice2_velocity_w_z = arm_slice2_subspace0_w_z * qd[0]
+        + arm_slice2_subspace1_w_z * qd[1];
+    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
+        + 0.3894183423086505 * cache.arm_slice2_local_com_x
+        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
+    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
+    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
+        + arm_slice2_subspace1_w_y * qd[1];
     let arm_slice2_momentum_f_x = cache.arm_slice1_mass * arm_slice2_velocity_v_x
         - (arm_slice2_inertia_h_y * arm_slice2_velocity_w_z
             - arm_slice2_inertia_h_z * arm_slice2_velocity_w_y);
-    let arm_composite_momentum_f_x = arm_slice0_momentum_f_x + arm_slice1_momentum_f_x
-        + arm_slice3_momentum_f_x + wrist_composite_momentum_f_x
-        + arm_slice2_momentum_f_x;
-    let arm_slice0_subspace1_w_x = 0.9164595255079896 * p.section_length * t11
-        - 0.1748223713144484 * t8 * p.section_length
-        - 0.35991537421130565 * p.section_length * t10;
-    let arm_slice0_subspace0_w_x = 0.9164595255079896 * p.section_length * t6
-        - 0.1748223713144484 * p.section_length * t1
-        - 0.35991537421130565 * p.section_length * t4;
-    let arm_slice0_velocity_w_x = arm_slice0_subspace1_w_x * qd[1]
-        + arm_slice0_subspace0_w_x * qd[0];
-    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice0_local_com_z
-        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
-    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_subspace0_v_y = 0.09195266597143173 * p.section_length * t29
-        + 0.01 * arm_slice0_subspace0_w_x + 0.96744666685656 * p.section_length * t25
-        - 0.2357788243436599 * p.section_length * t26 - 0.02 * arm_slice0_subspace0_w_z;
-    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
-        + 0.96744666685656 * p.section_length * t19
-        + 0.09195266597143173 * p.section_length * t22
-        - 0.2357788243436599 * p.section_length * t15 - 0.02 * arm_slice0_subspace1_w_z;
-    let arm_slice0_velocity_v_y = arm_slice0_subspace0_v_y * qd[0]
-        + arm_slice0_subspace1_v_y * qd[1];
-    let arm_slice0_momentum_f_y = cache.arm_slice0_mass * arm_slice0_velocity_v_y
-        - (arm_slice0_inertia_h_z * arm_slice0_velocity_w_x
-            - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace1_w_x * qd[1]
-        + qd[0] * cache.arm_tip_subspace0_w_x;
-    let wrist_momentum_f_y = p.wrist_mass * arm_tip_velocity_v_y
-        - (arm_tip_velocity_w_x * cache.wrist_inertia_h_z
-            - cache.wrist_inertia_h_x * arm_tip_velocity_w_z);
-    let flap_slice0_subspace0_v_y = p.flap_length * cache.flap_rotation_11 * t60
-        + cache.flap_rotation_10 * p.flap_length * t63
-        + 0.1127016653792583 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_02
-        - 0.1127016653792583 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_22;
-    let flap_slice0_velocity_v_y = flap_slice0_subspace0_v_y * qd[2]
-        + arm_tip_velocity_v_y;
-    let flap_slice0_position_x = cache.flap_position_x
-        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
-    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_x = 0.1127016653792583 * p.flap_length
-        * cache.flap_rotation_02;
-    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
-        + qd[2] * flap_slice0_subspace0_w_x;
-    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_z * flap_slice0_velocity_w_x
-            - flap_slice0_inertia_h_x * flap_slice0_velocity_w_z);
-    let flap_slice1_subspace0_v_y = p.flap_length * t66 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * p.flap_length * t67
-        + 0.5 * p.flap_length * cache.flap_position_z * cache.flap_rotation_02
-        - 0.5 * cache.flap_position_x * p.flap_length * cache.flap_rotation_22;
-    let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
-    let flap_slice1_subspace0_w_x = 0.5 * p.flap_length * cache.flap_rotation_02;
-    let flap_slice1_velocity_w_x = arm_tip_velocity_w_x
-        + flap_slice1_subspace0_w_x * qd[2];
-    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
-        - (flap_slice1_velocity_w_x * flap_slice1_inertia_h_z
-            - flap_slice1_velocity_w_z * flap_slice1_inertia_h_x);
-    let flap_slice2_subspace0_w_x = 0.8872983346207417 * p.flap_length
-        * cache.flap_rotation_02;
-    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice2_position_x = cache.flap_slice2_local_com_x * cache.flap_rotation_00
-        + cache.flap_position_x + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
-    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_v_y = p.flap_length * cache.flap_rotation_11 * t64
-        + 0.8872983346207417 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_02 + cache.flap_rotation_10 * t65 * p.flap_length
-        - 0.8872983346207417 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_22;
-    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice2_inertia_h_z * flap_slice2_velocity_w_x
-            - flap_slice2_inertia_h_x * flap_slice2_velocity_w_z);
-    let flap_composite_momentum_f_y = flap_slice0_momentum_f_y + flap_slice1_momentum_f_y
-        + flap_slice2_momentum_f_y;
-    let wrist_composite_momentum_f_y = wrist_momentum_f_y + flap_composite_momentum_f_y;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896 * p.section_length * t33
-        - 0.1748223713144484 * p.section_length * t35
-        - 0.35991537421130565 * p.section_length * t34;
-    let arm_slice1_subspace0_v_y = 0.96744666685656 * t43 * p.section_length
-        + 0.09195266597143173 * p.section_length * t42 + 0.01 * arm_slice1_subspace0_w_x
-        - 0.02 * arm_slice1_subspace0_w_z - 0.2357788243436599 * p.section_length * t41;
-    let arm_slice1_subspace1_w_x = 0.9164595255079896 * p.section_length * t32
-        - 0.35991537421130565 * p.section_length * t31
-        - 0.1748223713144484 * t30 * p.section_length;
-    let arm_slice1_subspace1_v_y = 0.96744666685656 * p.section_length * t37
-        + 0.09195266597143173 * p.section_length * t38 + 0.01 * arm_slice1_subspace1_w_x
-        - 0.2357788243436599 * p.section_length * t40 - 0.02 * arm_slice1_subspace1_w_z;
-    let arm_slice1_velocity_v_y = arm_slice1_subspace0_v_y * qd[0]
-        + arm_slice1_subspace1_v_y * qd[1];
-    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice1_local_com_z
-        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
-    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
-    let arm_slice1_velocity_w_x = arm_slice1_subspace0_w_x * qd[0]
-        + arm_slice1_subspace1_w_x * qd[1];
-    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
-        - (arm_slice1_inertia_h_z * arm_slice1_velocity_w_x
-            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
-    let arm_slice3_subspace1_w_x = 0.9164595255079896 * p.section_length * t47
-        - 0.1748223713144484 * p.section_length * t45
-        - 0.35991537421130565 * p.section_length * t44;
-    let arm_slice3_subspace1_v_y = 0.96744666685656 * p.section_length * t51
-        + 0.01 * arm_slice3_subspace1_w_x + 0.09195266597143173 * p.section_length * t46
-        - 0.2357788243436599 * p.section_length * t49 - 0.02 * arm_slice3_subspace1_w_z;
-    let arm_slice3_subspace0_w_x = 0.9164595255079896 * p.section_length * t54
-        - 0.1748223713144484 * p.section_length * t53
-        - 0.35991537421130565 * t52 * p.section_length;
-    let arm_slice3_subspace0_v_y = 0.09195266597143173 * p.section_length * t57
-        + 0.96744666685656 * p.section_length * t55 + 0.01 * arm_slice3_subspace0_w_x
-        - 0.2357788243436599 * p.section_length * t56 - 0.02 * arm_slice3_subspace0_w_z;
-    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
-        + arm_slice3_subspace0_v_y * qd[0];
-    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
-        + arm_slice3_subspace0_w_x * qd[0];
-    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
-        - 0.35991537421130565 * cache.arm_slice3_local_com_z
-        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
-    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
-    let arm_slice3_momentum_f_y = cache.arm_slice0_mass * arm_slice3_velocity_v_y
-        - (arm_slice3_inertia_h_z * arm_slice3_velocity_w_x
-            - arm_slice3_inertia_h_x * arm_slice3_velocity_w_z);
+    let arm_slice1_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
+    let arm_slice1_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice1_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice1_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
+        + arm_slice1_subspace0_w_y * qd[0];
+    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
+        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
+    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
+        + 0.96744666685656 * cache.arm_slice1_local_com_y
+        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice1_local_subspace0_w_x;
+    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
+        + arm_slice1_subspace0_w_z * qd[0];
+    let arm_slice1_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_v_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
+        - 0.01 * arm_slice1_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_v_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
+        - 0.01 * arm_slice1_subspace0_w_y;
+    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
+        + arm_slice1_subspace0_v_x * qd[0];
+    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
+        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
+            - arm_slice1_velocity_w_y * arm_slice1_inertia_h_z);
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
+        + cache.arm_tip_subspace1_w_y * qd[1];
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
+    let flap_slice2_position_z = cache.flap_rotation_20 * cache.flap_slice2_local_com_x
+        + cache.flap_rotation_21 * cache.flap_slice2_local_com_y + cache.flap_position_z;
+    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_y = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice2_velocity_w_y = arm_tip_velocity_w_y
+        + qd[2] * flap_slice2_subspace0_w_y;
+    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice2_velocity_w_z = qd[2] * flap_slice2_subspace0_w_z
+        + arm_tip_velocity_w_z;
+    let flap_slice2_position_y = cache.flap_slice2_local_com_y * cache.flap_rotation_11
+        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice2_local_com_x;
+    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_v_x = cache.flap_position_y
+        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_slice2_local_subspace0_v_x * cache.flap_rotation_00
+        + cache.flap_rotation_01 * cache.flap_slice2_local_subspace0_v_y
+        - cache.flap_position_z * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_12;
+    let flap_slice2_velocity_v_x = flap_slice2_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
+        - (flap_slice2_velocity_w_z * flap_slice2_inertia_h_y
+            - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
+    let flap_slice0_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_22
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_00
+        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_12;
+    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
+        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
+    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice0_subspace0_w_z * qd[2];
+    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
+        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
+    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice0_velocity_w_y = qd[2] * flap_slice0_subspace0_w_y
+        + arm_tip_velocity_w_y;
+    let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
+        - (flap_slice0_inertia_h_y * flap_slice0_velocity_w_z
+            - flap_slice0_inertia_h_z * flap_slice0_velocity_w_y);
+    let flap_slice1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_00
+        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_22
+        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
+        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_12;
+    let flap_slice1_velocity_v_x = qd[2] * flap_slice1_subspace0_v_x
+        + arm_tip_velocity_v_x;
+    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
+    let flap_slice1_velocity_w_z = cache.flap_slice1_subspace0_w_z * qd[2]
+        + arm_tip_velocity_w_z;
+    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + cache.flap_slice1_subspace0_w_y * qd[2];
+    let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
+        - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
+            - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
+    let flap_composite_momentum_f_x = flap_slice2_momentum_f_x + flap_slice0_momentum_f_x
+        + flap_slice1_momentum_f_x;
+    let wrist_composite_momentum_f_x = wrist_momentum_f_x + flap_composite_momentum_f_x;
+    let arm_composite_momentum_f_x = arm_slice3_momentum_f_x + arm_slice0_momentum_f_x
+        + arm_slice2_momentum_f_x + arm_slice1_momentum_f_x
+        + wrist_composite_momentum_f_x;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y;
+    let arm_slice2_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace0_v_y + 0.01 * arm_slice2_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
+        - 0.02 * arm_slice2_subspace0_w_z;
+    let arm_slice2_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_w_x
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace1_v_y = 0.01 * arm_slice2_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
+        - 0.02 * arm_slice2_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_y = arm_slice2_subspace0_v_y * qd[0]
+        + arm_slice2_subspace1_v_y * qd[1];
+    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
+        + arm_slice2_subspace0_w_x * qd[0];
     let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
         - 0.1748223713144484 * cache.arm_slice2_local_com_y
         - 0.35991537421130565 * cache.arm_slice2_local_com_z;
     let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
-    let arm_slice2_subspace1_w_x = 0.9164595255079896 * p.section_length * t73
-        - 0.1748223713144484 * p.section_length * t72
-        - 0.35991537421130565 * p.section_length * t71;
-    let arm_slice2_subspace0_w_x = 0.9164595255079896 * p.section_length * t69
-        - 0.35991537421130565 * p.section_length * t70
-        - 0.1748223713144484 * p.section_length * t68;
-    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
-        + arm_slice2_subspace0_w_x * qd[0];
-    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
-        + 0.96744666685656 * p.section_length * t81
-        + 0.09195266597143173 * p.section_length * t79 - 0.02 * arm_slice2_subspace0_w_z
-        - 0.2357788243436599 * t80 * p.section_length;
-    let arm_slice2_subspace1_v_y = 0.01 * arm_slice2_subspace1_w_x
-        + 0.09195266597143173 * p.section_length * t78
-        + 0.96744666685656 * p.section_length * t75 - 0.02 * arm_slice2_subspace1_w_z
-        - 0.2357788243436599 * t77 * p.section_length;
-    let arm_slice2_velocity_v_y = arm_slice2_subspace0_v_y * qd[0]
-        + arm_slice2_subspace1_v_y * qd[1];
     let arm_slice2_momentum_f_y = cache.arm_slice1_mass * arm_slice2_velocity_v_y
         - (arm_slice2_inertia_h_z * arm_slice2_velocity_w_x
-            - arm_slice2_inertia_h_x * arm_slice2_velocity_w_z);
-    let arm_composite_momentum_f_y = arm_slice0_momentum_f_y
-        + wrist_composite_momentum_f_y + arm_slice1_momentum_f_y
-        + arm_slice3_momentum_f_y + arm_slice2_momentum_f_y;
-    let flap_slice0_subspace0_v_z = 0.1127016653792583 * cache.flap_position_x
-        * p.flap_length * cache.flap_rotation_12
-        + cache.flap_rotation_21 * p.flap_length * t60
-        + p.flap_length * cache.flap_rotation_20 * t63
-        - 0.1127016653792583 * p.flap_length * cache.flap_position_y
+            - arm_slice2_velocity_w_z * arm_slice2_inertia_h_x);
+    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
+        - 0.35991537421130565 * cache.arm_slice3_local_com_z
+        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
+    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace1_w_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
+        + arm_slice3_subspace0_w_x * qd[0];
+    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
+        - 0.02 * arm_slice3_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
+    let arm_slice3_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace0_v_y + 0.01 * arm_slice3_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
+        - 0.02 * arm_slice3_subspace0_w_z
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
+        + arm_slice3_subspace0_v_y * qd[0];
+    let arm_slice3_momentum_f_y = cache.arm_slice0_mass * arm_slice3_velocity_v_y
+        - (arm_slice3_inertia_h_z * arm_slice3_velocity_w_x
+            - arm_slice3_inertia_h_x * arm_slice3_velocity_w_z);
+    let arm_slice0_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
+    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace1_v_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
+        - 0.02 * arm_slice0_subspace1_w_z;
+    let arm_slice0_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
+    let arm_slice0_subspace0_v_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace0_v_x + 0.01 * arm_slice0_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
+        - 0.02 * arm_slice0_subspace0_w_z;
+    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
+        + arm_slice0_subspace0_v_y * qd[0];
+    let arm_slice0_velocity_w_x = qd[0] * arm_slice0_subspace0_w_x
+        + arm_slice0_subspace1_w_x * qd[1];
+    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice0_local_com_z
+        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
+    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_momentum_f_y = arm_slice0_velocity_v_y * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_x * arm_slice0_inertia_h_z
+            - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
+    let flap_slice2_subspace0_v_y = cache.flap_position_z
+        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_02
+        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_rotation_10 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
+        + arm_tip_velocity_v_y;
+    let flap_slice2_position_x = cache.flap_slice2_local_com_x * cache.flap_rotation_00
+        + cache.flap_position_x + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
+    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let flap_slice2_subspace0_w_x = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice2_velocity_w_x = arm_tip_velocity_w_x
+        + flap_slice2_subspace0_w_x * qd[2];
+    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice2_inertia_h_z * flap_slice2_velocity_w_x
+            - flap_slice2_velocity_w_z * flap_slice2_inertia_h_x);
+    let flap_slice0_subspace0_v_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_position_z * cache.flap_rotation_02
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_10
+        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
+        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
+        + flap_slice0_subspace0_v_y * qd[2];
+    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
+        + qd[2] * flap_slice0_subspace0_w_x;
+    let flap_slice0_position_x = cache.flap_position_x
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
+    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice0_velocity_w_x * flap_slice0_inertia_h_z
+            - flap_slice0_inertia_h_x * flap_slice0_velocity_w_z);
+    let flap_slice1_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice1_local_subspace0_v_x
+        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
+        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice1_velocity_v_y = flap_slice1_subspace0_v_y * qd[2]
+        + arm_tip_velocity_v_y;
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
+    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
+        - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
+            - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
+    let flap_composite_momentum_f_y = flap_slice2_momentum_f_y + flap_slice0_momentum_f_y
+        + flap_slice1_momentum_f_y;
+    let wrist_momentum_f_y = p.wrist_mass * arm_tip_velocity_v_y
+        - (arm_tip_velocity_w_x * cache.wrist_inertia_h_z
+            - cache.wrist_inertia_h_x * arm_tip_velocity_w_z);
+    let wrist_composite_momentum_f_y = flap_composite_momentum_f_y + wrist_momentum_f_y;
+    let arm_slice1_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y;
+    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
+        + arm_slice1_subspace0_w_x * qd[0];
+    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice1_local_com_z
+        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
+    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
+    let arm_slice1_subspace1_v_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_v_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_v_x
+        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
+    let arm_slice1_subspace0_v_y = 0.01 * arm_slice1_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice1_local_subspace0_v_y
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
+        - 0.02 * arm_slice1_subspace0_w_z;
+    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
+        + arm_slice1_subspace0_v_y * qd[0];
+    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
+        - (arm_slice1_velocity_w_x * arm_slice1_inertia_h_z
+            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
+    let arm_composite_momentum_f_y = arm_slice2_momentum_f_y + arm_slice3_momentum_f_y
+        + arm_slice0_momentum_f_y + wrist_composite_momentum_f_y
+        + arm_slice1_momentum_f_y;
+    let arm_slice0_subspace0_v_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
+        + 0.02 * arm_slice0_subspace0_w_y;
+    let arm_slice0_subspace1_v_z = 0.90270109637546
+        * cache.arm_slice0_local_subspace1_v_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
+        + 0.02 * arm_slice0_subspace1_w_y;
+    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
+        + arm_slice0_subspace1_v_z * qd[1];
+    let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
+            - arm_slice0_velocity_w_x * arm_slice0_inertia_h_y);
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
+            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
+    let flap_slice0_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_20
+        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
             * cache.flap_rotation_02;
-    let arm_tip_velocity_v_z = qd[0] * cache.arm_tip_subspace0_v_z
-        + cache.arm_tip_subspace1_v_z * qd[1];
-    let flap_slice0_velocity_v_z = flap_slice0_subspace0_v_z * qd[2]
-        + arm_tip_velocity_v_z;
+    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice0_subspace0_v_z;
     let flap_slice0_momentum_f_z = flap_slice0_velocity_v_z * cache.flap_slice0_mass
         - (flap_slice0_inertia_h_x * flap_slice0_velocity_w_y
-            - flap_slice0_inertia_h_y * flap_slice0_velocity_w_x);
-    let flap_slice2_subspace0_v_z = cache.flap_rotation_21 * p.flap_length * t64
-        + 0.8872983346207417 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_12 + t65 * p.flap_length * cache.flap_rotation_20
-        - 0.8872983346207417 * p.flap_length * cache.flap_position_y
+            - flap_slice0_velocity_w_x * flap_slice0_inertia_h_y);
+    let flap_slice1_subspace0_v_z = cache.flap_position_x
+        * cache.flap_slice1_local_subspace0_w_z * cache.flap_rotation_12
+        + cache.flap_rotation_20 * cache.flap_slice1_local_subspace0_v_x
+        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
+        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_02;
+    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
+        + flap_slice1_subspace0_v_z * qd[2];
+    let flap_slice1_momentum_f_z = cache.flap_slice1_mass * flap_slice1_velocity_v_z
+        - (flap_slice1_inertia_h_x * flap_slice1_velocity_w_y
+            - flap_slice1_inertia_h_y * flap_slice1_velocity_w_x);
+    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_12
+        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
             * cache.flap_rotation_02;
     let flap_slice2_velocity_v_z = arm_tip_velocity_v_z
         + qd[2] * flap_slice2_subspace0_v_z;
     let flap_slice2_momentum_f_z = flap_slice2_velocity_v_z * cache.flap_slice0_mass
-        - (flap_slice2_velocity_w_y * flap_slice2_inertia_h_x
-            - flap_slice2_velocity_w_x * flap_slice2_inertia_h_y);
-    let flap_slice1_subspace0_v_z = p.flap_length * cache.flap_rotation_20 * t67
-        + cache.flap_rotation_21 * p.flap_length * t66
-        + 0.5 * cache.flap_position_x * p.flap_length * cache.flap_rotation_12
-        - 0.5 * p.flap_length * cache.flap_position_y * cache.flap_rotation_02;
-    let flap_slice1_velocity_v_z = qd[2] * flap_slice1_subspace0_v_z
-        + arm_tip_velocity_v_z;
-    let flap_slice1_momentum_f_z = flap_slice1_velocity_v_z * cache.flap_slice1_mass
-        - (flap_slice1_inertia_h_x * flap_slice1_velocity_w_y
-            - flap_slice1_velocity_w_x * flap_slice1_inertia_h_y);
-    let flap_composite_momentum_f_z = flap_slice0_momentum_f_z + flap_slice2_momentum_f_z
-        + flap_slice1_momentum_f_z;
-    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
-        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
-            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
-    let wrist_composite_momentum_f_z = flap_composite_momentum_f_z + wrist_momentum_f_z;
-    let arm_slice0_subspace1_v_z = 0.90270109637546 * p.section_length * t15
-        + 0.02 * arm_slice0_subspace1_w_y + 0.3894183423086505 * p.section_length * t22
-        + 0.1829865712999871 * p.section_length * t19;
-    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
-        + 0.1829865712999871 * p.section_length * t25
-        + 0.90270109637546 * p.section_length * t26
-        + 0.3894183423086505 * p.section_length * t29;
-    let arm_slice0_velocity_v_z = arm_slice0_subspace1_v_z * qd[1]
-        + arm_slice0_subspace0_v_z * qd[0];
-    let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
-        - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_inertia_h_y * arm_slice0_velocity_w_x);
-    let arm_slice3_subspace0_v_z = 0.1829865712999871 * p.section_length * t55
-        + 0.02 * arm_slice3_subspace0_w_y + 0.90270109637546 * p.section_length * t56
-        + 0.3894183423086505 * p.section_length * t57;
-    let arm_slice3_subspace1_v_z = 0.90270109637546 * p.section_length * t49
-        + 0.3894183423086505 * p.section_length * t46
-        + 0.1829865712999871 * p.section_length * t51 + 0.02 * arm_slice3_subspace1_w_y;
-    let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
-        + arm_slice3_subspace1_v_z * qd[1];
-    let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_x * arm_slice3_velocity_w_y
-            - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
-    let arm_slice2_subspace1_v_z = 0.1829865712999871 * p.section_length * t75
-        + 0.90270109637546 * t77 * p.section_length
-        + 0.3894183423086505 * p.section_length * t78 + 0.02 * arm_slice2_subspace1_w_y;
-    let arm_slice2_subspace0_v_z = 0.1829865712999871 * p.section_length * t81
-        + 0.3894183423086505 * p.section_length * t79 + 0.02 * arm_slice2_subspace0_w_y
-        + 0.90270109637546 * t80 * p.section_length;
-    let arm_slice2_velocity_v_z = arm_slice2_subspace1_v_z * qd[1]
-        + arm_slice2_subspace0_v_z * qd[0];
+        - (flap_slice2_inertia_h_x * flap_slice2_velocity_w_y
+            - flap_slice2_inertia_h_y * flap_slice2_velocity_w_x);
+    let flap_composite_momentum_f_z = flap_slice0_momentum_f_z + flap_slice1_momentum_f_z
+        + flap_slice2_momentum_f_z;
+    let wrist_composite_momentum_f_z = wrist_momentum_f_z + flap_composite_momentum_f_z;
+    let arm_slice2_subspace0_v_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace0_v_z
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
+        + 0.02 * arm_slice2_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x;
+    let arm_slice2_subspace1_v_z = 0.1829865712999871
+        * cache.arm_slice2_local_subspace1_v_y
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
+        + 0.02 * arm_slice2_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
+        + arm_slice2_subspace1_v_z * qd[1];
     let arm_slice2_momentum_f_z = cache.arm_slice1_mass * arm_slice2_velocity_v_z
         - (arm_slice2_velocity_w_y * arm_slice2_inertia_h_x
             - arm_slice2_velocity_w_x * arm_slice2_inertia_h_y);
-    let arm_slice1_subspace1_v_z = 0.3894183423086505 * p.section_length * t38
-        + 0.02 * arm_slice1_subspace1_w_y + 0.90270109637546 * p.section_length * t40
-        + 0.1829865712999871 * p.section_length * t37;
-    let arm_slice1_subspace0_v_z = 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * t43 * p.section_length
-        + 0.90270109637546 * p.section_length * t41
-        + 0.3894183423086505 * p.section_length * t42;
-    let arm_slice1_velocity_v_z = arm_slice1_subspace1_v_z * qd[1]
-        + arm_slice1_subspace0_v_z * qd[0];
+    let arm_slice1_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
+        + 0.02 * arm_slice1_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
+    let arm_slice1_subspace1_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_v_x + 0.02 * arm_slice1_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_velocity_v_z = arm_slice1_subspace0_v_z * qd[0]
+        + arm_slice1_subspace1_v_z * qd[1];
     let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
-        - (arm_slice1_inertia_h_x * arm_slice1_velocity_w_y
-            - arm_slice1_inertia_h_y * arm_slice1_velocity_w_x);
-    let arm_composite_momentum_f_z = wrist_composite_momentum_f_z
-        + arm_slice0_momentum_f_z + arm_slice3_momentum_f_z + arm_slice2_momentum_f_z
-        + arm_slice1_momentum_f_z;
+        - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
+            - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
+    let arm_slice3_subspace1_v_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_v_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_v_z
+        + 0.02 * arm_slice3_subspace1_w_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
+    let arm_slice3_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_v_x + 0.02 * arm_slice3_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_velocity_v_z = arm_slice3_subspace1_v_z * qd[1]
+        + arm_slice3_subspace0_v_z * qd[0];
+    let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
+        - (arm_slice3_inertia_h_x * arm_slice3_velocity_w_y
+            - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
+    let arm_composite_momentum_f_z = arm_slice0_momentum_f_z
+        + wrist_composite_momentum_f_z + arm_slice2_momentum_f_z
+        + arm_slice1_momentum_f_z + arm_slice3_momentum_f_z;
     let x = arm_composite_momentum_f_x;
     let y = arm_composite_momentum_f_y;
     let z = arm_composite_momentum_f_z;
@@ -8981,791 +8910,88 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let arm_bend_y = q[0] * p.section_length;
-    let t0 = 0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2;
-    let t1 = arm_bend_y * arm_bend_y;
-    let t2 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t1 - 0.9305681557970262;
-    let arm_bend_z = q[1] * p.section_length;
-    let t3 = arm_bend_z * arm_bend_y;
-    let t4 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t3;
-    let arm_slice3_subspace1_w_y = 0.09195266597143173 * p.section_length * t0
-        + 0.96744666685656 * p.section_length * t2
-        - 0.2357788243436599 * p.section_length * t4;
-    let t5 = arm_bend_z * arm_bend_z;
-    let t6 = -t5;
-    let t7 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t6 + 0.9305681557970262;
-    let t8 = -(arm_bend_z * arm_bend_y);
-    let t9 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t8;
-    let t10 = -arm_bend_z;
-    let t11 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t10;
-    let arm_slice3_subspace0_w_y = 0.96744666685656 * p.section_length * t9
-        + 0.09195266597143173 * p.section_length * t11
-        - 0.2357788243436599 * t7 * p.section_length;
-    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
-        + arm_slice3_subspace0_w_y * qd[0];
-    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
-        - 0.35991537421130565 * cache.arm_slice3_local_com_z
-        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
-    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
-        + 0.09195266597143173 * cache.arm_slice3_local_com_x
-        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
-    let t12 = 1.0 / p.section_mass;
-    let t13 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
-    let t14 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
-    let t15 = -t1;
-    let t16 = t6 + t15;
-    let t17 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t16;
-    let arm_slice3_rotation_10 = 0.96744666685656 * t13 + 0.09195266597143173 * t17
-        - 0.2357788243436599 * t14;
-    let arm_slice3_rotation_00 = 0.9164595255079896 * t17 - 0.1748223713144484 * t13
-        - 0.35991537421130565 * t14;
-    let t18 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t15 + 1.0;
-    let t19 = -arm_bend_y;
-    let t20 = 0.9305681557970262 * t19 * cache.arm_slice3_bend_c1;
-    let t21 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t8;
-    let arm_slice3_rotation_01 = 0.9164595255079896 * t20 - 0.1748223713144484 * t18
-        - 0.35991537421130565 * t21;
-    let arm_slice3_rotation_11 = 0.09195266597143173 * t20 + 0.96744666685656 * t18
-        - 0.2357788243436599 * t21;
-    let t22 = 0.9305681557970262 * t10 * cache.arm_slice3_bend_c1;
-    let t23 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t6;
-    let arm_slice3_rotation_02 = 0.9164595255079896 * t22 - 0.1748223713144484 * t21
-        - 0.35991537421130565 * t23;
-    let arm_slice3_rotation_12 = 0.09195266597143173 * t22 + 0.96744666685656 * t21
-        - 0.2357788243436599 * t23;
-    let arm_slice3_inertia_com_01 = 0.000002 * t12 * cache.arm_slice0_mass
-        * arm_slice3_rotation_10 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_01 * t12 * cache.arm_slice0_mass
-            * arm_slice3_rotation_11
-        + 0.000001 * t12 * arm_slice3_rotation_02 * cache.arm_slice0_mass
-            * arm_slice3_rotation_12;
-    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
-        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
-        + 0.3894183423086505 * cache.arm_slice3_local_com_x
-        + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
-    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
-    let t24 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
-    let t25 = 2.0 * p.section_length * t5;
-    let t26 = -(p.section_length * t5);
-    let t27 = (t24 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t25
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t26)
-        - (t0 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t2);
-    let arm_slice3_subspace1_w_z = 0.90270109637546 * p.section_length * t4
-        + 0.1829865712999871 * p.section_length * t2
-        + 0.3894183423086505 * p.section_length * t0;
-    let t28 = -(arm_bend_z * arm_bend_y * p.section_length);
-    let t29 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t30 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t28
-        + 0.7498816861956312 * t29 * cache.arm_slice3_bend_c4;
-    let t31 = t30
-        - (cache.arm_slice3_local_com_x * t4 - t0 * cache.arm_slice3_local_com_z);
-    let arm_slice3_subspace1_w_x = 0.9164595255079896 * p.section_length * t0
-        - 0.1748223713144484 * p.section_length * t2
-        - 0.35991537421130565 * p.section_length * t4;
-    let t32 = -(arm_bend_z * p.section_length);
-    let t33 = arm_bend_z * p.section_length;
-    let t34 = (0.8058320946447624 * cache.arm_slice3_bend_c2 * t32
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t33)
-        - (cache.arm_slice3_local_com_z * t2 - cache.arm_slice3_local_com_y * t4);
-    let arm_slice3_subspace1_v_y = 0.96744666685656 * p.section_length * t31
-        + 0.01 * arm_slice3_subspace1_w_x + 0.09195266597143173 * p.section_length * t34
-        - 0.2357788243436599 * p.section_length * t27 - 0.02 * arm_slice3_subspace1_w_z;
-    let t35 = -(arm_bend_y * p.section_length);
-    let t36 = arm_bend_y * p.section_length;
-    let t37 = (0.8058320946447624 * cache.arm_slice3_bend_c2 * t35
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t36)
-        - (cache.arm_slice3_local_com_z * t9 - t7 * cache.arm_slice3_local_com_y);
-    let t38 = t30
-        - (t11 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t9);
-    let t39 = 2.0 * p.section_length * t1;
-    let t40 = -(p.section_length * t1);
-    let t41 = (t24 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t39
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t40)
-        - (t7 * cache.arm_slice3_local_com_x - cache.arm_slice3_local_com_z * t11);
-    let arm_slice3_subspace0_w_x = 0.9164595255079896 * p.section_length * t11
-        - 0.1748223713144484 * p.section_length * t9
-        - 0.35991537421130565 * t7 * p.section_length;
-    let arm_slice3_subspace0_w_z = 0.3894183423086505 * p.section_length * t11
-        + 0.1829865712999871 * p.section_length * t9
-        + 0.90270109637546 * t7 * p.section_length;
-    let arm_slice3_subspace0_v_y = 0.09195266597143173 * p.section_length * t37
-        + 0.96744666685656 * p.section_length * t41 + 0.01 * arm_slice3_subspace0_w_x
-        - 0.2357788243436599 * p.section_length * t38 - 0.02 * arm_slice3_subspace0_w_z;
-    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
-        + arm_slice3_subspace0_v_y * qd[0];
-    let arm_slice3_inertia_com_00 = 0.000002 * t12 * cache.arm_slice0_mass
-        * arm_slice3_rotation_00 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_01 * arm_slice3_rotation_01 * t12
-            * cache.arm_slice0_mass
-        + 0.000001 * t12 * arm_slice3_rotation_02 * arm_slice3_rotation_02
-            * cache.arm_slice0_mass;
-    let t42 = arm_slice3_position_z * arm_slice3_position_z;
-    let t43 = arm_slice3_position_x * arm_slice3_position_x;
-    let t44 = arm_slice3_position_y * arm_slice3_position_y;
-    let arm_slice3_inertia_i_00 = arm_slice3_inertia_com_00
-        + (t42 + t43 + t44 - arm_slice3_position_x * arm_slice3_position_x)
-            * cache.arm_slice0_mass;
-    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
-        + arm_slice3_subspace0_w_x * qd[0];
-    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace0_v_z = 0.1829865712999871 * p.section_length * t41
-        + 0.02 * arm_slice3_subspace0_w_y + 0.90270109637546 * p.section_length * t38
-        + 0.3894183423086505 * p.section_length * t37;
-    let arm_slice3_subspace1_v_z = 0.90270109637546 * p.section_length * t27
-        + 0.3894183423086505 * p.section_length * t34
-        + 0.1829865712999871 * p.section_length * t31 + 0.02 * arm_slice3_subspace1_w_y;
-    let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
-        + arm_slice3_subspace1_v_z * qd[1];
-    let arm_slice3_rotation_20 = 0.1829865712999871 * t13 + 0.90270109637546 * t14
-        + 0.3894183423086505 * t17;
-    let arm_slice3_rotation_22 = 0.1829865712999871 * t21 + 0.3894183423086505 * t22
-        + 0.90270109637546 * t23;
-    let arm_slice3_rotation_21 = 0.3894183423086505 * t20 + 0.90270109637546 * t21
-        + 0.1829865712999871 * t18;
-    let arm_slice3_inertia_com_02 = 0.000002 * t12 * cache.arm_slice0_mass
-        * arm_slice3_rotation_20 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_22 * t12 * arm_slice3_rotation_02
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_01 * t12
-            * cache.arm_slice0_mass;
-    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
-        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
-        + arm_slice3_subspace0_w_z * qd[0];
-    let arm_slice3_momentum_n_x = arm_slice3_velocity_w_y * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
-        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
-        + arm_slice3_inertia_i_02 * arm_slice3_velocity_w_z
-        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
-    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
-        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice1_local_com_z;
-    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice1_local_com_z
-        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
-    let t45 = 0.10890625570683385 * t16 * cache.arm_slice1_bend_c2 + 1.0;
-    let t46 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
-    let t47 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
-    let arm_slice1_rotation_00 = 0.9164595255079896 * t45 - 0.35991537421130565 * t46
-        - 0.1748223713144484 * t47;
-    let arm_slice1_rotation_20 = 0.3894183423086505 * t45 + 0.1829865712999871 * t47
-        + 0.90270109637546 * t46;
-    let t48 = 0.33000947820757187 * t19 * cache.arm_slice1_bend_c1;
-    let t49 = 1.0 + 0.10890625570683385 * cache.arm_slice1_bend_c2 * t15;
-    let t50 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t8;
-    let arm_slice1_rotation_21 = 0.3894183423086505 * t48 + 0.1829865712999871 * t49
-        + 0.90270109637546 * t50;
-    let arm_slice1_rotation_01 = 0.9164595255079896 * t48 - 0.35991537421130565 * t50
-        - 0.1748223713144484 * t49;
-    let t51 = 0.33000947820757187 * cache.arm_slice1_bend_c1 * t10;
-    let t52 = 1.0 + 0.10890625570683385 * t6 * cache.arm_slice1_bend_c2;
-    let arm_slice1_rotation_22 = 0.3894183423086505 * t51 + 0.90270109637546 * t52
-        + 0.1829865712999871 * t50;
-    let arm_slice1_rotation_02 = 0.9164595255079896 * t51 - 0.35991537421130565 * t52
-        - 0.1748223713144484 * t50;
-    let arm_slice1_inertia_com_02 = 0.000002 * arm_slice1_rotation_00
-        * cache.arm_slice1_mass * arm_slice1_rotation_20 * t12
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_01 * t12
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22 * t12
-            * arm_slice1_rotation_02;
-    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
-    let t53 = 0.035940096619352636 * t3 * cache.arm_slice1_bend_c3;
-    let t54 = 0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2;
-    let t55 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t1 - 0.33000947820757187;
-    let arm_slice1_subspace1_w_z = 0.90270109637546 * p.section_length * t53
-        + 0.3894183423086505 * p.section_length * t54
-        + 0.1829865712999871 * t55 * p.section_length;
-    let t56 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t6 + 0.33000947820757187;
-    let t57 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t8;
-    let t58 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t10;
-    let arm_slice1_subspace0_w_z = 0.90270109637546 * p.section_length * t56
-        + 0.1829865712999871 * p.section_length * t57
-        + 0.3894183423086505 * p.section_length * t58;
-    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
-        + arm_slice1_subspace0_w_z * qd[0];
-    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
-        + 0.96744666685656 * cache.arm_slice1_local_com_y
-        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
-    let t59 = arm_slice1_position_y * arm_slice1_position_y;
-    let t60 = arm_slice1_position_x * arm_slice1_position_x;
-    let t61 = arm_slice1_position_z * arm_slice1_position_z;
-    let arm_slice1_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t12
-        * arm_slice1_rotation_02 * arm_slice1_rotation_02
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_01
-            * arm_slice1_rotation_01 * t12
-        + 0.000002 * arm_slice1_rotation_00 * arm_slice1_rotation_00
-            * cache.arm_slice1_mass * t12;
-    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
-        * (t59 + t60 + t61 - arm_slice1_position_x * arm_slice1_position_x)
-        + arm_slice1_inertia_com_00;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896 * p.section_length * t58
-        - 0.1748223713144484 * p.section_length * t57
-        - 0.35991537421130565 * p.section_length * t56;
-    let arm_slice1_subspace1_w_x = 0.9164595255079896 * p.section_length * t54
-        - 0.35991537421130565 * p.section_length * t53
-        - 0.1748223713144484 * t55 * p.section_length;
-    let arm_slice1_velocity_w_x = arm_slice1_subspace0_w_x * qd[0]
-        + arm_slice1_subspace1_w_x * qd[1];
-    let t62 = (0.035940096619352636 * t33 * cache.arm_slice1_bend_c3
-        + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t32)
-        - (t55 * cache.arm_slice1_local_com_z - cache.arm_slice1_local_com_y * t53);
-    let arm_slice1_subspace1_w_y = 0.96744666685656 * t55 * p.section_length
-        + 0.09195266597143173 * p.section_length * t54
-        - 0.2357788243436599 * p.section_length * t53;
-    let t63 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
-    let t64 = (t63 + 0.01186057253208228 * t26 * cache.arm_slice1_bend_c3
-        + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t25)
-        - (t54 * cache.arm_slice1_local_com_y - t55 * cache.arm_slice1_local_com_x);
-    let t65 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t28
-        + 0.01186057253208228 * t29 * cache.arm_slice1_bend_c4;
-    let t66 = t65
-        - (cache.arm_slice1_local_com_x * t53 - cache.arm_slice1_local_com_z * t54);
-    let arm_slice1_subspace1_v_z = 0.3894183423086505 * p.section_length * t62
-        + 0.02 * arm_slice1_subspace1_w_y + 0.90270109637546 * p.section_length * t64
-        + 0.1829865712999871 * p.section_length * t66;
-    let arm_slice1_subspace0_w_y = 0.09195266597143173 * p.section_length * t58
-        + 0.96744666685656 * p.section_length * t57
-        - 0.2357788243436599 * p.section_length * t56;
-    let t67 = (t63 + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t39
-        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t40)
-        - (cache.arm_slice1_local_com_x * t56 - t58 * cache.arm_slice1_local_com_z);
-    let t68 = t65
-        - (t58 * cache.arm_slice1_local_com_y - cache.arm_slice1_local_com_x * t57);
-    let t69 = (0.035940096619352636 * cache.arm_slice1_bend_c2 * t35
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t36)
-        - (cache.arm_slice1_local_com_z * t57 - cache.arm_slice1_local_com_y * t56);
-    let arm_slice1_subspace0_v_z = 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * t67 * p.section_length
-        + 0.90270109637546 * p.section_length * t68
-        + 0.3894183423086505 * p.section_length * t69;
-    let arm_slice1_velocity_v_z = arm_slice1_subspace1_v_z * qd[1]
-        + arm_slice1_subspace0_v_z * qd[0];
-    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let arm_slice1_subspace0_v_y = 0.96744666685656 * t67 * p.section_length
-        + 0.09195266597143173 * p.section_length * t69 + 0.01 * arm_slice1_subspace0_w_x
-        - 0.02 * arm_slice1_subspace0_w_z - 0.2357788243436599 * p.section_length * t68;
-    let arm_slice1_subspace1_v_y = 0.96744666685656 * p.section_length * t66
-        + 0.09195266597143173 * p.section_length * t62 + 0.01 * arm_slice1_subspace1_w_x
-        - 0.2357788243436599 * p.section_length * t64 - 0.02 * arm_slice1_subspace1_w_z;
-    let arm_slice1_velocity_v_y = arm_slice1_subspace0_v_y * qd[0]
-        + arm_slice1_subspace1_v_y * qd[1];
-    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
-        + arm_slice1_subspace0_w_y * qd[0];
-    let arm_slice1_rotation_12 = 0.09195266597143173 * t51 + 0.96744666685656 * t50
-        - 0.2357788243436599 * t52;
-    let arm_slice1_rotation_10 = 0.96744666685656 * t47 + 0.09195266597143173 * t45
-        - 0.2357788243436599 * t46;
-    let arm_slice1_rotation_11 = 0.09195266597143173 * t48 + 0.96744666685656 * t49
-        - 0.2357788243436599 * t50;
-    let arm_slice1_inertia_com_01 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_12 * t12 * arm_slice1_rotation_02
-        + 0.000002 * arm_slice1_rotation_00 * cache.arm_slice1_mass
-            * arm_slice1_rotation_10 * t12
-        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
-            * arm_slice1_rotation_01 * t12;
-    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
-    let arm_slice1_momentum_n_x = arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
-        + arm_slice1_inertia_i_00 * arm_slice1_velocity_w_x
-        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
-        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
-        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
-    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
-        + 0.09195266597143173 * cache.arm_slice2_local_com_x
-        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
-    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
-    let t70 = 0.3007502358784333 * t3 * cache.arm_slice2_bend_c3;
-    let t71 = 0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2;
-    let t72 = 0.2014998074653874 * t29 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t28 * cache.arm_slice2_bend_c3;
-    let t73 = t72
-        - (t70 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t71);
-    let t74 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t1 - 0.6699905217924281;
-    let t75 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
-    let t76 = (t75 + 0.2014998074653874 * t25 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t26 * cache.arm_slice2_bend_c3)
-        - (cache.arm_slice2_local_com_y * t71 - cache.arm_slice2_local_com_x * t74);
-    let t77 = (0.3007502358784333 * t33 * cache.arm_slice2_bend_c3
-        + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t32)
-        - (cache.arm_slice2_local_com_z * t74 - cache.arm_slice2_local_com_y * t70);
-    let arm_slice2_subspace1_w_y = 0.96744666685656 * p.section_length * t74
-        + 0.09195266597143173 * p.section_length * t71
-        - 0.2357788243436599 * p.section_length * t70;
-    let arm_slice2_subspace1_v_z = 0.1829865712999871 * p.section_length * t73
-        + 0.90270109637546 * t76 * p.section_length
-        + 0.3894183423086505 * p.section_length * t77 + 0.02 * arm_slice2_subspace1_w_y;
-    let t78 = 0.44888729929169013 * t10 * cache.arm_slice2_bend_c2;
-    let t79 = 0.3007502358784333 * t6 * cache.arm_slice2_bend_c3 + 0.6699905217924281;
-    let t80 = (t75 + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t40
-        + 0.2014998074653874 * t39 * cache.arm_slice2_bend_c4)
-        - (t79 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t78);
-    let t81 = 0.3007502358784333 * t8 * cache.arm_slice2_bend_c3;
-    let t82 = (0.3007502358784333 * cache.arm_slice2_bend_c2 * t35
-        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t36)
-        - (t81 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t79);
-    let arm_slice2_subspace0_w_y = 0.96744666685656 * p.section_length * t81
-        + 0.09195266597143173 * p.section_length * t78
-        - 0.2357788243436599 * p.section_length * t79;
-    let t83 = t72
-        - (cache.arm_slice2_local_com_y * t78 - t81 * cache.arm_slice2_local_com_x);
-    let arm_slice2_subspace0_v_z = 0.1829865712999871 * p.section_length * t80
-        + 0.3894183423086505 * p.section_length * t82 + 0.02 * arm_slice2_subspace0_w_y
-        + 0.90270109637546 * t83 * p.section_length;
-    let arm_slice2_velocity_v_z = arm_slice2_subspace1_v_z * qd[1]
-        + arm_slice2_subspace0_v_z * qd[0];
-    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
-        + arm_slice2_subspace1_w_y * qd[1];
-    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
-        - 0.1748223713144484 * cache.arm_slice2_local_com_y
-        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
-    let t84 = 1.0 + 0.44888729929169013 * t16 * cache.arm_slice2_bend_c2;
-    let t85 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
-    let t86 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
-    let arm_slice2_rotation_10 = 0.09195266597143173 * t84 + 0.96744666685656 * t85
-        - 0.2357788243436599 * t86;
-    let arm_slice2_rotation_00 = 0.9164595255079896 * t84 - 0.35991537421130565 * t86
-        - 0.1748223713144484 * t85;
-    let t87 = 0.6699905217924281 * t19 * cache.arm_slice2_bend_c1;
-    let t88 = 1.0 + 0.44888729929169013 * cache.arm_slice2_bend_c2 * t15;
-    let t89 = 0.44888729929169013 * t8 * cache.arm_slice2_bend_c2;
-    let arm_slice2_rotation_01 = 0.9164595255079896 * t87 - 0.1748223713144484 * t88
-        - 0.35991537421130565 * t89;
-    let arm_slice2_rotation_11 = 0.09195266597143173 * t87 + 0.96744666685656 * t88
-        - 0.2357788243436599 * t89;
-    let t90 = 0.6699905217924281 * t10 * cache.arm_slice2_bend_c1;
-    let t91 = 1.0 + 0.44888729929169013 * t6 * cache.arm_slice2_bend_c2;
-    let arm_slice2_rotation_12 = 0.09195266597143173 * t90 + 0.96744666685656 * t89
-        - 0.2357788243436599 * t91;
-    let arm_slice2_rotation_02 = 0.9164595255079896 * t90 - 0.35991537421130565 * t91
-        - 0.1748223713144484 * t89;
-    let arm_slice2_inertia_com_01 = 0.000002 * cache.arm_slice1_mass * t12
-        * arm_slice2_rotation_10 * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t12
-            * arm_slice2_rotation_11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t12
-            * arm_slice2_rotation_02;
-    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
-    let arm_slice2_subspace1_w_x = 0.9164595255079896 * p.section_length * t71
-        - 0.1748223713144484 * p.section_length * t74
-        - 0.35991537421130565 * p.section_length * t70;
-    let arm_slice2_subspace0_w_x = 0.9164595255079896 * p.section_length * t78
-        - 0.35991537421130565 * p.section_length * t79
-        - 0.1748223713144484 * p.section_length * t81;
-    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
-        + arm_slice2_subspace0_w_x * qd[0];
-    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
-        + 0.3894183423086505 * cache.arm_slice2_local_com_x
-        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
-    let t92 = arm_slice2_position_z * arm_slice2_position_z;
-    let t93 = arm_slice2_position_y * arm_slice2_position_y;
-    let t94 = arm_slice2_position_x * arm_slice2_position_x;
-    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t12
-        * arm_slice2_rotation_02 * arm_slice2_rotation_02
-        + 0.000002 * cache.arm_slice1_mass * t12 * arm_slice2_rotation_00
-            * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01
-            * arm_slice2_rotation_01 * t12;
-    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
-        * (t92 + t93 + t94 - arm_slice2_position_x * arm_slice2_position_x)
-        + arm_slice2_inertia_com_00;
-    let arm_slice2_rotation_20 = 0.3894183423086505 * t84 + 0.1829865712999871 * t85
-        + 0.90270109637546 * t86;
-    let arm_slice2_rotation_21 = 0.1829865712999871 * t88 + 0.90270109637546 * t89
-        + 0.3894183423086505 * t87;
-    let arm_slice2_rotation_22 = 0.90270109637546 * t91 + 0.1829865712999871 * t89
-        + 0.3894183423086505 * t90;
-    let arm_slice2_inertia_com_02 = 0.000002 * arm_slice2_rotation_20
-        * cache.arm_slice1_mass * t12 * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t12
-            * arm_slice2_rotation_21
-        + 0.000001 * cache.arm_slice1_mass * t12 * arm_slice2_rotation_22
-            * arm_slice2_rotation_02;
-    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
-    let arm_slice2_subspace1_w_z = 0.3894183423086505 * p.section_length * t71
-        + 0.1829865712999871 * p.section_length * t74
-        + 0.90270109637546 * p.section_length * t70;
-    let arm_slice2_subspace0_w_z = 0.90270109637546 * p.section_length * t79
-        + 0.1829865712999871 * p.section_length * t81
-        + 0.3894183423086505 * p.section_length * t78;
-    let arm_slice2_velocity_w_z = arm_slice2_subspace1_w_z * qd[1]
-        + arm_slice2_subspace0_w_z * qd[0];
-    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
-        + 0.96744666685656 * p.section_length * t80
-        + 0.09195266597143173 * p.section_length * t82 - 0.02 * arm_slice2_subspace0_w_z
-        - 0.2357788243436599 * t83 * p.section_length;
-    let arm_slice2_subspace1_v_y = 0.01 * arm_slice2_subspace1_w_x
-        + 0.09195266597143173 * p.section_length * t77
-        + 0.96744666685656 * p.section_length * t73 - 0.02 * arm_slice2_subspace1_w_z
-        - 0.2357788243436599 * t76 * p.section_length;
-    let arm_slice2_velocity_v_y = arm_slice2_subspace0_v_y * qd[0]
-        + arm_slice2_subspace1_v_y * qd[1];
-    let arm_slice2_momentum_n_x = arm_slice2_inertia_h_y * arm_slice2_velocity_v_z
-        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_01
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_00
-        + arm_slice2_inertia_i_02 * arm_slice2_velocity_w_z
-        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
-    let t95 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
-    let t96 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t16;
-    let t97 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_10 = 0.09195266597143173 * t96 + 0.96744666685656 * t97
-        - 0.2357788243436599 * t95;
-    let arm_slice0_rotation_00 = 0.9164595255079896 * t96 - 0.35991537421130565 * t95
-        - 0.1748223713144484 * t97;
-    let t98 = 0.06943184420297371 * cache.arm_slice0_bend_c1 * t10;
-    let t99 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t8;
-    let t100 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t6;
-    let arm_slice0_rotation_12 = 0.09195266597143173 * t98 + 0.96744666685656 * t99
-        - 0.2357788243436599 * t100;
-    let arm_slice0_rotation_02 = 0.9164595255079896 * t98 - 0.1748223713144484 * t99
-        - 0.35991537421130565 * t100;
-    let t101 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t15;
-    let t102 = 0.06943184420297371 * t19 * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_01 = 0.9164595255079896 * t102 - 0.1748223713144484 * t101
-        - 0.35991537421130565 * t99;
-    let arm_slice0_rotation_11 = 0.96744666685656 * t101 + 0.09195266597143173 * t102
-        - 0.2357788243436599 * t99;
-    let arm_slice0_inertia_com_01 = 0.000002 * arm_slice0_rotation_10 * t12
-        * cache.arm_slice0_mass * arm_slice0_rotation_00
-        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_02 * t12
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_11 * t12
-            * cache.arm_slice0_mass;
-    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
-        + 0.96744666685656 * cache.arm_slice0_local_com_y
-        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
-    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice0_local_com_z
-        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
-    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
-        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
-    let t103 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t1
-        - 0.06943184420297371;
-    let t104 = 0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2;
-    let t105 = 0.0003347157145944845 * t3 * cache.arm_slice0_bend_c3;
-    let arm_slice0_subspace1_w_y = 0.96744666685656 * t103 * p.section_length
-        + 0.09195266597143173 * p.section_length * t104
-        - 0.2357788243436599 * p.section_length * t105;
-    let t106 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t6
-        + 0.06943184420297371;
-    let t107 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t10;
-    let t108 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t8;
-    let arm_slice0_subspace0_w_y = 0.09195266597143173 * p.section_length * t107
-        + 0.96744666685656 * p.section_length * t108
-        - 0.2357788243436599 * p.section_length * t106;
-    let arm_slice0_velocity_w_y = arm_slice0_subspace1_w_y * qd[1]
-        + arm_slice0_subspace0_w_y * qd[0];
-    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice0_local_com_z
-        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
-    let arm_slice0_rotation_22 = 0.90270109637546 * t100 + 0.3894183423086505 * t98
-        + 0.1829865712999871 * t99;
-    let arm_slice0_rotation_21 = 0.1829865712999871 * t101 + 0.3894183423086505 * t102
-        + 0.90270109637546 * t99;
-    let arm_slice0_rotation_20 = 0.1829865712999871 * t97 + 0.90270109637546 * t95
-        + 0.3894183423086505 * t96;
-    let arm_slice0_inertia_com_02 = 0.000001 * arm_slice0_rotation_02 * t12
-        * cache.arm_slice0_mass * arm_slice0_rotation_22
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_21 * t12
-            * cache.arm_slice0_mass
-        + 0.000002 * t12 * arm_slice0_rotation_20 * cache.arm_slice0_mass
-            * arm_slice0_rotation_00;
-    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
-        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_subspace0_w_z = 0.1829865712999871 * p.section_length * t108
-        + 0.90270109637546 * p.section_length * t106
-        + 0.3894183423086505 * p.section_length * t107;
-    let arm_slice0_subspace1_w_z = 0.1829865712999871 * t103 * p.section_length
-        + 0.90270109637546 * p.section_length * t105
-        + 0.3894183423086505 * p.section_length * t104;
-    let arm_slice0_velocity_w_z = arm_slice0_subspace0_w_z * qd[0]
-        + arm_slice0_subspace1_w_z * qd[1];
-    let arm_slice0_inertia_com_00 = 0.000001 * arm_slice0_rotation_02
-        * arm_slice0_rotation_02 * t12 * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_01 * t12
-            * cache.arm_slice0_mass
-        + 0.000002 * t12 * cache.arm_slice0_mass * arm_slice0_rotation_00
-            * arm_slice0_rotation_00;
-    let t109 = arm_slice0_position_y * arm_slice0_position_y;
-    let t110 = arm_slice0_position_z * arm_slice0_position_z;
-    let t111 = arm_slice0_position_x * arm_slice0_position_x;
-    let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
-        + cache.arm_slice0_mass
-            * (t109 + t110 + t111 - arm_slice0_position_x * arm_slice0_position_x);
-    let arm_slice0_subspace1_w_x = 0.9164595255079896 * p.section_length * t104
-        - 0.1748223713144484 * t103 * p.section_length
-        - 0.35991537421130565 * p.section_length * t105;
-    let arm_slice0_subspace0_w_x = 0.9164595255079896 * p.section_length * t107
-        - 0.1748223713144484 * p.section_length * t108
-        - 0.35991537421130565 * p.section_length * t106;
-    let arm_slice0_velocity_w_x = arm_slice0_subspace1_w_x * qd[1]
-        + arm_slice0_subspace0_w_x * qd[0];
-    let t112 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
-    let t113 = (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t25
-        + 0.000023239929348011262 * t26 * cache.arm_slice0_bend_c3 + t112)
-        - (cache.arm_slice0_local_com_y * t104 - t103 * cache.arm_slice0_local_com_x);
-    let t114 = (0.0003347157145944845 * cache.arm_slice0_bend_c2 * t32
-        + 0.0003347157145944845 * t33 * cache.arm_slice0_bend_c3)
-        - (cache.arm_slice0_local_com_z * t103 - cache.arm_slice0_local_com_y * t105);
-    let t115 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t28
-        + 0.000023239929348011262 * t29 * cache.arm_slice0_bend_c4;
-    let t116 = t115
-        - (cache.arm_slice0_local_com_x * t105 - cache.arm_slice0_local_com_z * t104);
-    let arm_slice0_subspace1_v_z = 0.90270109637546 * p.section_length * t113
-        + 0.02 * arm_slice0_subspace1_w_y + 0.3894183423086505 * p.section_length * t114
-        + 0.1829865712999871 * p.section_length * t116;
-    let t117 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t40
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t39 + t112)
-        - (t106 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t107);
-    let t118 = t115
-        - (cache.arm_slice0_local_com_y * t107 - cache.arm_slice0_local_com_x * t108);
-    let t119 = (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t36
-        + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t35)
-        - (cache.arm_slice0_local_com_z * t108 - t106 * cache.arm_slice0_local_com_y);
-    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
-        + 0.1829865712999871 * p.section_length * t117
-        + 0.90270109637546 * p.section_length * t118
-        + 0.3894183423086505 * p.section_length * t119;
-    let arm_slice0_velocity_v_z = arm_slice0_subspace1_v_z * qd[1]
-        + arm_slice0_subspace0_v_z * qd[0];
-    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
-    let arm_slice0_subspace0_v_y = 0.09195266597143173 * p.section_length * t119
-        + 0.01 * arm_slice0_subspace0_w_x + 0.96744666685656 * p.section_length * t117
-        - 0.2357788243436599 * p.section_length * t118 - 0.02 * arm_slice0_subspace0_w_z;
-    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
-        + 0.96744666685656 * p.section_length * t116
-        + 0.09195266597143173 * p.section_length * t114
-        - 0.2357788243436599 * p.section_length * t113 - 0.02 * arm_slice0_subspace1_w_z;
-    let arm_slice0_velocity_v_y = arm_slice0_subspace0_v_y * qd[0]
-        + arm_slice0_subspace1_v_y * qd[1];
-    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_momentum_n_x = arm_slice0_inertia_i_01 * arm_slice0_velocity_w_y
-        + arm_slice0_inertia_i_02 * arm_slice0_velocity_w_z
-        + arm_slice0_inertia_i_00 * arm_slice0_velocity_w_x
-        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
-        - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace0_w_z * qd[0]
-        + cache.arm_tip_subspace1_w_z * qd[1];
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
-        + cache.arm_tip_subspace0_w_y * qd[0];
-    let arm_tip_velocity_v_z = qd[0] * cache.arm_tip_subspace0_v_z
-        + cache.arm_tip_subspace1_v_z * qd[1];
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace1_w_x * qd[1]
-        + qd[0] * cache.arm_tip_subspace0_w_x;
-    let wrist_momentum_n_x = cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_01
-        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        - cache.wrist_inertia_h_z * arm_tip_velocity_v_y;
-    let flap_slice0_subspace0_w_x = 0.1127016653792583 * p.flap_length
-        * cache.flap_rotation_02;
-    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
-        + qd[2] * flap_slice0_subspace0_w_x;
-    let t120 = p.flap_disc_radius * p.flap_disc_radius;
-    let flap_bend_y = p.flap_length * q[2];
-    let t121 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t122 = -flap_bend_squared;
-    let t123 = 1.0 + 0.012701665379258308 * t122 * cache.flap_slice0_bend_c2;
-    let flap_slice0_rotation_00 = t121 * cache.flap_rotation_01
-        + t123 * cache.flap_rotation_00;
-    let t124 = -flap_bend_y;
-    let t125 = 0.1127016653792583 * t124 * cache.flap_slice0_bend_c1;
-    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t125
-        + t123 * cache.flap_rotation_01;
-    let flap_slice0_inertia_com_00 = 0.25 * t120 * cache.flap_rotation_02
-        * cache.flap_rotation_02 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_00 * t120
-            * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_01 * t120
-            * cache.flap_slice0_mass;
-    let flap_slice0_position_x = cache.flap_position_x
-        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
-    let t126 = flap_slice0_position_x * flap_slice0_position_x;
-    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
-        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
-    let t127 = flap_slice0_position_z * flap_slice0_position_z;
-    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
-    let t128 = flap_slice0_position_y * flap_slice0_position_y;
-    let flap_slice0_inertia_i_00 = flap_slice0_inertia_com_00
-        + (t126 + t127 + t128 - flap_slice0_position_x * flap_slice0_position_x)
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let t129 = 2.0 * flap_bend_squared * p.flap_length;
-    let t130 = -(flap_bend_squared * p.flap_length);
-    let t131 = (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
-        + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t129
-        + 0.0001613323034066491 * t130 * cache.flap_slice0_bend_c3)
-        - 0.1127016653792583 * cache.flap_slice0_local_com_x;
-    let t132 = -(p.flap_length * flap_bend_y);
-    let t133 = p.flap_length * flap_bend_y;
-    let t134 = (0.0014314988413324798 * cache.flap_slice0_bend_c2 * t132
-        + 0.0014314988413324798 * cache.flap_slice0_bend_c3 * t133)
-        + 0.1127016653792583 * cache.flap_slice0_local_com_y;
-    let flap_slice0_subspace0_v_y = p.flap_length * cache.flap_rotation_11 * t131
-        + cache.flap_rotation_10 * p.flap_length * t134
-        + 0.1127016653792583 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_02
-        - 0.1127016653792583 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_22;
-    let flap_slice0_velocity_v_y = flap_slice0_subspace0_v_y * qd[2]
-        + arm_tip_velocity_v_y;
-    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_v_z = 0.1127016653792583 * cache.flap_position_x
-        * p.flap_length * cache.flap_rotation_12
-        + cache.flap_rotation_21 * p.flap_length * t131
-        + p.flap_length * cache.flap_rotation_20 * t134
-        - 0.1127016653792583 * p.flap_length * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice0_velocity_v_z = flap_slice0_subspace0_v_z * qd[2]
-        + arm_tip_velocity_v_z;
-    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t125
-        + t123 * cache.flap_rotation_21;
-    let flap_slice0_rotation_20 = t123 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t121;
-    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_01
-        * flap_slice0_rotation_21 * t120 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t120
-            * cache.flap_slice0_mass
-        + 0.25 * t120 * cache.flap_rotation_02 * cache.flap_rotation_22
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
-        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_z = 0.1127016653792583 * p.flap_length
+    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
         * cache.flap_rotation_22;
-    let flap_slice0_velocity_w_z = qd[2] * flap_slice0_subspace0_w_z
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let flap_slice2_velocity_w_z = qd[2] * flap_slice2_subspace0_w_z
         + arm_tip_velocity_w_z;
-    let flap_slice0_subspace0_w_y = 0.1127016653792583 * p.flap_length
-        * cache.flap_rotation_12;
-    let flap_slice0_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice0_subspace0_w_y * qd[2];
-    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t123
-        + t121 * cache.flap_rotation_11;
-    let flap_slice0_rotation_11 = t123 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t125;
-    let flap_slice0_inertia_com_01 = 0.5 * flap_slice0_rotation_00 * t120
-        * flap_slice0_rotation_10 * cache.flap_slice0_mass
-        + 0.25 * t120 * cache.flap_rotation_02 * cache.flap_slice0_mass
-            * cache.flap_rotation_12
-        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_11 * t120
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
-        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_momentum_n_x = flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
-        + flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
-        + flap_slice0_inertia_i_02 * flap_slice0_velocity_w_z
-        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_01
-        - flap_slice0_inertia_h_z * flap_slice0_velocity_v_y;
-    let t135 = (0.125 * cache.flap_slice1_bend_c3 * t133
-        + 0.125 * cache.flap_slice1_bend_c2 * t132)
-        + 0.5 * cache.flap_slice1_local_com_y;
-    let t136 = (0.25 * p.flap_length * cache.flap_slice1_bend_c2
-        + 0.0625 * cache.flap_slice1_bend_c4 * t129
-        + 0.0625 * t130 * cache.flap_slice1_bend_c3)
-        - 0.5 * cache.flap_slice1_local_com_x;
-    let flap_slice1_subspace0_v_z = p.flap_length * cache.flap_rotation_20 * t135
-        + cache.flap_rotation_21 * p.flap_length * t136
-        + 0.5 * cache.flap_position_x * p.flap_length * cache.flap_rotation_12
-        - 0.5 * p.flap_length * cache.flap_position_y * cache.flap_rotation_02;
-    let flap_slice1_velocity_v_z = qd[2] * flap_slice1_subspace0_v_z
-        + arm_tip_velocity_v_z;
-    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
-    let flap_slice1_subspace0_w_z = 0.5 * p.flap_length * cache.flap_rotation_22;
-    let flap_slice1_velocity_w_z = qd[2] * flap_slice1_subspace0_w_z
-        + arm_tip_velocity_w_z;
-    let flap_slice1_inertia_com_02 = 0.25 * cache.flap_slice1_mass * t120
-        * cache.flap_rotation_02 * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * t120 * cache.flap_slice1_rotation_20
-            * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
-            * cache.flap_slice1_rotation_01 * t120;
-    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
-        - cache.flap_slice1_position_x * cache.flap_slice1_mass
-            * cache.flap_slice1_position_z;
-    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_01 * t120
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t120
-            * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * t120 * cache.flap_rotation_02
-            * cache.flap_rotation_12;
-    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
-        - cache.flap_slice1_position_x * cache.flap_slice1_mass
-            * cache.flap_slice1_position_y;
-    let flap_slice1_subspace0_w_y = 0.5 * p.flap_length * cache.flap_rotation_12;
-    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice1_subspace0_w_y * qd[2];
-    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
-    let flap_slice1_subspace0_v_y = p.flap_length * t136 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * p.flap_length * t135
-        + 0.5 * p.flap_length * cache.flap_position_z * cache.flap_rotation_02
-        - 0.5 * cache.flap_position_x * p.flap_length * cache.flap_rotation_22;
-    let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice1_subspace0_w_x = 0.5 * p.flap_length * cache.flap_rotation_02;
-    let flap_slice1_velocity_w_x = arm_tip_velocity_w_x
-        + flap_slice1_subspace0_w_x * qd[2];
-    let t137 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
-    let t138 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
-    let t139 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
-    let flap_slice1_inertia_com_00 = 0.5 * cache.flap_slice1_mass * t120
-        * cache.flap_slice1_rotation_00 * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_01
-            * cache.flap_slice1_rotation_01 * t120
-        + 0.25 * cache.flap_slice1_mass * t120 * cache.flap_rotation_02
-            * cache.flap_rotation_02;
-    let flap_slice1_inertia_i_00 = cache.flap_slice1_mass
-        * (t137 + t138 + t139
-            - cache.flap_slice1_position_x * cache.flap_slice1_position_x)
-        + flap_slice1_inertia_com_00;
-    let flap_slice1_momentum_n_x = flap_slice1_velocity_v_z * flap_slice1_inertia_h_y
-        + flap_slice1_velocity_w_z * flap_slice1_inertia_i_02
-        + flap_slice1_inertia_i_01 * flap_slice1_velocity_w_y
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_00
-        - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
     let flap_slice2_position_x = cache.flap_slice2_local_com_x * cache.flap_rotation_00
         + cache.flap_position_x + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
     let flap_slice2_position_z = cache.flap_rotation_20 * cache.flap_slice2_local_com_x
         + cache.flap_rotation_21 * cache.flap_slice2_local_com_y + cache.flap_position_z;
-    let t140 = 0.7872983346207417 * t122 * cache.flap_slice2_bend_c2 + 1.0;
-    let t141 = 0.8872983346207417 * t124 * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_21 = cache.flap_rotation_21 * t140
-        + cache.flap_rotation_20 * t141;
-    let flap_slice2_rotation_01 = t141 * cache.flap_rotation_00
-        + t140 * cache.flap_rotation_01;
-    let t142 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_20 = cache.flap_rotation_20 * t140
-        + cache.flap_rotation_21 * t142;
-    let flap_slice2_rotation_00 = t142 * cache.flap_rotation_01
-        + t140 * cache.flap_rotation_00;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t0 = -flap_bend_squared;
+    let t1 = 0.7872983346207417 * t0 * cache.flap_slice2_bend_c2 + 1.0;
+    let t2 = -flap_bend_y;
+    let t3 = 0.8872983346207417 * t2 * cache.flap_slice2_bend_c1;
+    let flap_slice2_rotation_21 = cache.flap_rotation_21 * t1
+        + cache.flap_rotation_20 * t3;
+    let flap_slice2_rotation_01 = t3 * cache.flap_rotation_00
+        + t1 * cache.flap_rotation_01;
+    let t4 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
+    let flap_slice2_rotation_20 = cache.flap_rotation_20 * t1
+        + cache.flap_rotation_21 * t4;
+    let t5 = p.flap_disc_radius * p.flap_disc_radius;
+    let flap_slice2_rotation_00 = t4 * cache.flap_rotation_01
+        + t1 * cache.flap_rotation_00;
     let flap_slice2_inertia_com_02 = flap_slice2_rotation_21 * flap_slice2_rotation_01
         * cache.flap_slice0_local_inertia_com_22
-        + 0.5 * flap_slice2_rotation_20 * t120 * flap_slice2_rotation_00
+        + 0.5 * flap_slice2_rotation_20 * t5 * flap_slice2_rotation_00
             * cache.flap_slice0_mass
         + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
             * cache.flap_rotation_22;
     let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
         - flap_slice2_position_x * flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_z = 0.8872983346207417 * p.flap_length
-        * cache.flap_rotation_22;
-    let flap_slice2_velocity_w_z = flap_slice2_subspace0_w_z * qd[2]
-        + arm_tip_velocity_w_z;
+    let t6 = flap_slice2_position_z * flap_slice2_position_z;
     let flap_slice2_position_y = cache.flap_slice2_local_com_y * cache.flap_rotation_11
         + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice2_local_com_x;
-    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t140
-        + t142 * cache.flap_rotation_11;
-    let flap_slice2_rotation_11 = t140 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t141;
-    let flap_slice2_inertia_com_01 = 0.5 * t120 * flap_slice2_rotation_10
+    let t7 = flap_slice2_position_y * flap_slice2_position_y;
+    let t8 = flap_slice2_position_x * flap_slice2_position_x;
+    let flap_slice2_inertia_com_00 = 0.5 * t5 * flap_slice2_rotation_00
+        * flap_slice2_rotation_00 * cache.flap_slice0_mass
+        + flap_slice2_rotation_01 * flap_slice2_rotation_01
+            * cache.flap_slice0_local_inertia_com_22
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
+            * cache.flap_rotation_02;
+    let flap_slice2_inertia_i_00 = (t6 + t7 + t8
+        - flap_slice2_position_x * flap_slice2_position_x) * cache.flap_slice0_mass
+        + flap_slice2_inertia_com_00;
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let flap_slice2_subspace0_w_x = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice2_velocity_w_x = arm_tip_velocity_w_x
+        + flap_slice2_subspace0_w_x * qd[2];
+    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_v_y = cache.flap_position_z
+        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_02
+        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_rotation_10 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
+        + arm_tip_velocity_v_y;
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_12
+        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice2_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice2_subspace0_v_z;
+    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t1
+        + t4 * cache.flap_rotation_11;
+    let flap_slice2_rotation_11 = t1 * cache.flap_rotation_11
+        + cache.flap_rotation_10 * t3;
+    let flap_slice2_inertia_com_01 = 0.5 * t5 * flap_slice2_rotation_10
         * flap_slice2_rotation_00 * cache.flap_slice0_mass
         + flap_slice2_rotation_01 * flap_slice2_rotation_11
             * cache.flap_slice0_local_inertia_com_22
@@ -9773,266 +8999,790 @@ pub fn angular_momentum(
             * cache.flap_rotation_12;
     let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
         - flap_slice2_position_x * flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_y = 0.8872983346207417 * p.flap_length
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
+        + cache.arm_tip_subspace1_w_y * qd[1];
+    let flap_slice2_subspace0_w_y = cache.flap_slice2_local_subspace0_w_z
         * cache.flap_rotation_12;
     let flap_slice2_velocity_w_y = arm_tip_velocity_w_y
-        + flap_slice2_subspace0_w_y * qd[2];
-    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
-    let t143 = (0.6198386676965935 * t129 * cache.flap_slice2_bend_c4
-        + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
-        + 0.6198386676965935 * t130 * cache.flap_slice2_bend_c3)
-        - 0.8872983346207417 * cache.flap_slice2_local_com_x;
-    let t144 = (0.6985685011586675 * cache.flap_slice2_bend_c2 * t132
-        + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t133)
-        + 0.8872983346207417 * cache.flap_slice2_local_com_y;
-    let flap_slice2_subspace0_v_y = p.flap_length * cache.flap_rotation_11 * t143
-        + 0.8872983346207417 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_02 + cache.flap_rotation_10 * t144 * p.flap_length
-        - 0.8872983346207417 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_22;
-    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice2_subspace0_v_z = cache.flap_rotation_21 * p.flap_length * t143
-        + 0.8872983346207417 * cache.flap_position_x * p.flap_length
-            * cache.flap_rotation_12 + t144 * p.flap_length * cache.flap_rotation_20
-        - 0.8872983346207417 * p.flap_length * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice2_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice2_subspace0_v_z;
-    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
-    let t145 = flap_slice2_position_z * flap_slice2_position_z;
-    let t146 = flap_slice2_position_y * flap_slice2_position_y;
-    let t147 = flap_slice2_position_x * flap_slice2_position_x;
-    let flap_slice2_inertia_com_00 = 0.5 * t120 * flap_slice2_rotation_00
-        * flap_slice2_rotation_00 * cache.flap_slice0_mass
-        + flap_slice2_rotation_01 * flap_slice2_rotation_01
-            * cache.flap_slice0_local_inertia_com_22
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_02;
-    let flap_slice2_inertia_i_00 = (t145 + t146 + t147
-        - flap_slice2_position_x * flap_slice2_position_x) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_00;
-    let flap_slice2_subspace0_w_x = 0.8872983346207417 * p.flap_length
-        * cache.flap_rotation_02;
-    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice2_momentum_n_x = flap_slice2_inertia_i_02 * flap_slice2_velocity_w_z
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
-        + flap_slice2_velocity_v_z * flap_slice2_inertia_h_y
+        + qd[2] * flap_slice2_subspace0_w_y;
+    let flap_slice2_momentum_n_x = flap_slice2_velocity_w_z * flap_slice2_inertia_i_02
         + flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_v_z * flap_slice2_inertia_h_y
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
         - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
-    let flap_composite_momentum_n_x = flap_slice0_momentum_n_x + flap_slice1_momentum_n_x
-        + flap_slice2_momentum_n_x;
-    let wrist_composite_momentum_n_x = wrist_momentum_n_x + flap_composite_momentum_n_x;
-    let arm_composite_momentum_n_x = arm_slice3_momentum_n_x + arm_slice1_momentum_n_x
-        + arm_slice2_momentum_n_x + arm_slice0_momentum_n_x
-        + wrist_composite_momentum_n_x;
-    let arm_slice2_inertia_com_12 = 0.000002 * arm_slice2_rotation_20
-        * cache.arm_slice1_mass * t12 * arm_slice2_rotation_10
-        + 0.000001 * cache.arm_slice1_mass * t12 * arm_slice2_rotation_21
+    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
+        + qd[2] * flap_slice0_subspace0_w_x;
+    let t9 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
+    let t10 = 1.0 + 0.012701665379258308 * t0 * cache.flap_slice0_bend_c2;
+    let flap_slice0_rotation_00 = t9 * cache.flap_rotation_01
+        + t10 * cache.flap_rotation_00;
+    let t11 = 0.1127016653792583 * t2 * cache.flap_slice0_bend_c1;
+    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t11
+        + t10 * cache.flap_rotation_01;
+    let flap_slice0_inertia_com_00 = 0.25 * t5 * cache.flap_rotation_02
+        * cache.flap_rotation_02 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_00 * t5
+            * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_01 * t5
+            * cache.flap_slice0_mass;
+    let flap_slice0_position_x = cache.flap_position_x
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
+    let t12 = flap_slice0_position_x * flap_slice0_position_x;
+    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
+        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
+    let t13 = flap_slice0_position_z * flap_slice0_position_z;
+    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
+        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
+    let t14 = flap_slice0_position_y * flap_slice0_position_y;
+    let flap_slice0_inertia_i_00 = flap_slice0_inertia_com_00
+        + (t12 + t13 + t14 - flap_slice0_position_x * flap_slice0_position_x)
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_position_z * cache.flap_rotation_02
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_10
+        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
+        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
+        + flap_slice0_subspace0_v_y * qd[2];
+    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice0_subspace0_w_z * qd[2];
+    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t11
+        + t10 * cache.flap_rotation_21;
+    let flap_slice0_rotation_20 = t10 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t9;
+    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_01
+        * flap_slice0_rotation_21 * t5 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t5
+            * cache.flap_slice0_mass
+        + 0.25 * t5 * cache.flap_rotation_02 * cache.flap_rotation_22
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
+        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice0_velocity_w_y = qd[2] * flap_slice0_subspace0_w_y
+        + arm_tip_velocity_w_y;
+    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t10
+        + t9 * cache.flap_rotation_11;
+    let flap_slice0_rotation_11 = t10 * cache.flap_rotation_11
+        + cache.flap_rotation_10 * t11;
+    let flap_slice0_inertia_com_01 = 0.5 * flap_slice0_rotation_00 * t5
+        * flap_slice0_rotation_10 * cache.flap_slice0_mass
+        + 0.25 * t5 * cache.flap_rotation_02 * cache.flap_slice0_mass
+            * cache.flap_rotation_12
+        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_11 * t5
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
+        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_20
+        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_02;
+    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice0_subspace0_v_z;
+    let flap_slice0_momentum_n_x = flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
+        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
+        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_01
+        + flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
+        - flap_slice0_inertia_h_z * flap_slice0_velocity_v_y;
+    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_01 * t5
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t5
+            * cache.flap_slice1_rotation_00
+        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_02
+            * cache.flap_rotation_12;
+    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
+        - cache.flap_slice1_position_x * cache.flap_slice1_mass
+            * cache.flap_slice1_position_y;
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + cache.flap_slice1_subspace0_w_y * qd[2];
+    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
+    let flap_slice1_subspace0_v_z = cache.flap_position_x
+        * cache.flap_slice1_local_subspace0_w_z * cache.flap_rotation_12
+        + cache.flap_rotation_20 * cache.flap_slice1_local_subspace0_v_x
+        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
+        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_02;
+    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
+        + flap_slice1_subspace0_v_z * qd[2];
+    let flap_slice1_inertia_com_02 = 0.25 * cache.flap_slice1_mass * t5
+        * cache.flap_rotation_02 * cache.flap_rotation_22
+        + 0.5 * cache.flap_slice1_mass * t5 * cache.flap_slice1_rotation_20
+            * cache.flap_slice1_rotation_00
+        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
+            * cache.flap_slice1_rotation_01 * t5;
+    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
+        - cache.flap_slice1_position_x * cache.flap_slice1_mass
+            * cache.flap_slice1_position_z;
+    let flap_slice1_velocity_w_z = cache.flap_slice1_subspace0_w_z * qd[2]
+        + arm_tip_velocity_w_z;
+    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
+    let flap_slice1_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice1_local_subspace0_v_x
+        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
+        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice1_velocity_v_y = flap_slice1_subspace0_v_y * qd[2]
+        + arm_tip_velocity_v_y;
+    let t15 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
+    let t16 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
+    let t17 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
+    let flap_slice1_inertia_com_00 = 0.5 * cache.flap_slice1_mass * t5
+        * cache.flap_slice1_rotation_00 * cache.flap_slice1_rotation_00
+        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_01
+            * cache.flap_slice1_rotation_01 * t5
+        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_02
+            * cache.flap_rotation_02;
+    let flap_slice1_inertia_i_00 = cache.flap_slice1_mass
+        * (t15 + t16 + t17 - cache.flap_slice1_position_x * cache.flap_slice1_position_x)
+        + flap_slice1_inertia_com_00;
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice1_momentum_n_x = flap_slice1_inertia_i_01 * flap_slice1_velocity_w_y
+        + flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
+        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
+        + flap_slice1_inertia_i_00 * flap_slice1_velocity_w_x
+        - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
+    let flap_composite_momentum_n_x = flap_slice2_momentum_n_x + flap_slice0_momentum_n_x
+        + flap_slice1_momentum_n_x;
+    let wrist_momentum_n_x = arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
+        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let wrist_composite_momentum_n_x = flap_composite_momentum_n_x + wrist_momentum_n_x;
+    let arm_slice2_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_w_x
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y;
+    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
+        + arm_slice2_subspace0_w_x * qd[0];
+    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
+        + 0.3894183423086505 * cache.arm_slice2_local_com_x
+        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
+    let t18 = arm_slice2_position_z * arm_slice2_position_z;
+    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
+        - 0.1748223713144484 * cache.arm_slice2_local_com_y
+        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
+    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
+        + 0.09195266597143173 * cache.arm_slice2_local_com_x
+        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
+    let t19 = arm_slice2_position_y * arm_slice2_position_y;
+    let t20 = arm_slice2_position_x * arm_slice2_position_x;
+    let t21 = 1.0 / p.section_mass;
+    let arm_bend_z = q[1] * p.section_length;
+    let t22 = -(arm_bend_z * arm_bend_z);
+    let t23 = 1.0 + 0.44888729929169013 * t22 * cache.arm_slice2_bend_c2;
+    let arm_bend_y = q[0] * p.section_length;
+    let t24 = -(arm_bend_z * arm_bend_y);
+    let t25 = 0.44888729929169013 * t24 * cache.arm_slice2_bend_c2;
+    let t26 = -arm_bend_z;
+    let t27 = 0.6699905217924281 * t26 * cache.arm_slice2_bend_c1;
+    let arm_slice2_rotation_02 = 0.9164595255079896 * t27 - 0.35991537421130565 * t23
+        - 0.1748223713144484 * t25;
+    let t28 = -(arm_bend_y * arm_bend_y);
+    let t29 = t22 + t28;
+    let t30 = 1.0 + 0.44888729929169013 * t29 * cache.arm_slice2_bend_c2;
+    let t31 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
+    let t32 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
+    let arm_slice2_rotation_00 = 0.9164595255079896 * t30 - 0.35991537421130565 * t31
+        - 0.1748223713144484 * t32;
+    let t33 = -arm_bend_y;
+    let t34 = 0.6699905217924281 * t33 * cache.arm_slice2_bend_c1;
+    let t35 = 1.0 + 0.44888729929169013 * cache.arm_slice2_bend_c2 * t28;
+    let arm_slice2_rotation_01 = 0.9164595255079896 * t34 - 0.1748223713144484 * t35
+        - 0.35991537421130565 * t25;
+    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t21
+        * arm_slice2_rotation_02 * arm_slice2_rotation_02
+        + 0.000002 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_00
+            * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01
+            * arm_slice2_rotation_01 * t21;
+    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
+        * (t18 + t19 + t20 - arm_slice2_position_x * arm_slice2_position_x)
+        + arm_slice2_inertia_com_00;
+    let arm_slice2_rotation_20 = 0.3894183423086505 * t30 + 0.1829865712999871 * t32
+        + 0.90270109637546 * t31;
+    let arm_slice2_rotation_21 = 0.1829865712999871 * t35 + 0.90270109637546 * t25
+        + 0.3894183423086505 * t34;
+    let arm_slice2_rotation_22 = 0.90270109637546 * t23 + 0.1829865712999871 * t25
+        + 0.3894183423086505 * t27;
+    let arm_slice2_inertia_com_02 = 0.000002 * arm_slice2_rotation_20
+        * cache.arm_slice1_mass * t21 * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t21
+            * arm_slice2_rotation_21
+        + 0.000001 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_22
+            * arm_slice2_rotation_02;
+    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
+    let arm_slice2_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y;
+    let arm_slice2_subspace1_w_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
+    let arm_slice2_velocity_w_z = arm_slice2_subspace0_w_z * qd[0]
+        + arm_slice2_subspace1_w_z * qd[1];
+    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
+    let arm_slice2_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace0_v_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace0_v_z
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
+        + 0.02 * arm_slice2_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x;
+    let arm_slice2_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace1_v_z = 0.1829865712999871
+        * cache.arm_slice2_local_subspace1_v_y
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
+        + 0.02 * arm_slice2_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
+        + arm_slice2_subspace1_v_z * qd[1];
+    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
+        + arm_slice2_subspace1_w_y * qd[1];
+    let arm_slice2_rotation_10 = 0.09195266597143173 * t30 + 0.96744666685656 * t32
+        - 0.2357788243436599 * t31;
+    let arm_slice2_rotation_11 = 0.09195266597143173 * t34 + 0.96744666685656 * t35
+        - 0.2357788243436599 * t25;
+    let arm_slice2_rotation_12 = 0.09195266597143173 * t27 + 0.96744666685656 * t25
+        - 0.2357788243436599 * t23;
+    let arm_slice2_inertia_com_01 = 0.000002 * cache.arm_slice1_mass * t21
+        * arm_slice2_rotation_10 * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t21
             * arm_slice2_rotation_11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t12
-            * arm_slice2_rotation_22;
-    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
-    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
-    let arm_slice2_subspace1_v_x = 0.9164595255079896 * p.section_length * t77
-        - 0.1748223713144484 * p.section_length * t73
-        - 0.35991537421130565 * t76 * p.section_length - 0.01 * arm_slice2_subspace1_w_y;
-    let arm_slice2_subspace0_v_x = 0.9164595255079896 * p.section_length * t82
-        - 0.01 * arm_slice2_subspace0_w_y - 0.35991537421130565 * t83 * p.section_length
-        - 0.1748223713144484 * p.section_length * t80;
-    let arm_slice2_velocity_v_x = arm_slice2_subspace1_v_x * qd[1]
-        + arm_slice2_subspace0_v_x * qd[0];
-    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t12
-        * arm_slice2_rotation_11 * arm_slice2_rotation_11
-        + 0.000002 * cache.arm_slice1_mass * t12 * arm_slice2_rotation_10
-            * arm_slice2_rotation_10
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12
-            * arm_slice2_rotation_12 * t12;
-    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t92 + t93 + t94 - arm_slice2_position_y * arm_slice2_position_y);
-    let arm_slice2_momentum_n_y = arm_slice2_inertia_i_12 * arm_slice2_velocity_w_z
-        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_01
-        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
-        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
-    let arm_slice3_inertia_com_12 = 0.000001 * arm_slice3_rotation_21 * t12
-        * cache.arm_slice0_mass * arm_slice3_rotation_11
-        + 0.000001 * arm_slice3_rotation_22 * t12 * cache.arm_slice0_mass
-            * arm_slice3_rotation_12
-        + 0.000002 * t12 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_20;
-    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
-        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_inertia_com_11 = 0.000001 * t12 * cache.arm_slice0_mass
-        * arm_slice3_rotation_12 * arm_slice3_rotation_12
-        + 0.000001 * t12 * cache.arm_slice0_mass * arm_slice3_rotation_11
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t21
+            * arm_slice2_rotation_02;
+    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
+    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
+    let arm_slice2_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace0_v_y + 0.01 * arm_slice2_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
+        - 0.02 * arm_slice2_subspace0_w_z;
+    let arm_slice2_subspace1_v_y = 0.01 * arm_slice2_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
+        - 0.02 * arm_slice2_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_y = arm_slice2_subspace0_v_y * qd[0]
+        + arm_slice2_subspace1_v_y * qd[1];
+    let arm_slice2_momentum_n_x = arm_slice2_velocity_w_x * arm_slice2_inertia_i_00
+        + arm_slice2_inertia_i_02 * arm_slice2_velocity_w_z
+        + arm_slice2_inertia_h_y * arm_slice2_velocity_v_z
+        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_01
+        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
+    let arm_slice0_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
+    let arm_slice0_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
+    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace1_v_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
+        - 0.02 * arm_slice0_subspace1_w_z;
+    let arm_slice0_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
+    let arm_slice0_subspace0_w_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_w_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
+    let arm_slice0_subspace0_v_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace0_v_x + 0.01 * arm_slice0_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
+        - 0.02 * arm_slice0_subspace0_w_z;
+    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
+        + arm_slice0_subspace0_v_y * qd[0];
+    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice0_local_com_z
+        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
+    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
+        + arm_slice0_subspace0_w_z * qd[0];
+    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice0_local_com_z
+        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
+    let t36 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t24;
+    let t37 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t22;
+    let t38 = 0.06943184420297371 * cache.arm_slice0_bend_c1 * t26;
+    let arm_slice0_rotation_02 = 0.9164595255079896 * t38 - 0.1748223713144484 * t36
+        - 0.35991537421130565 * t37;
+    let arm_slice0_rotation_22 = 0.90270109637546 * t37 + 0.3894183423086505 * t38
+        + 0.1829865712999871 * t36;
+    let t39 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t28;
+    let t40 = 0.06943184420297371 * t33 * cache.arm_slice0_bend_c1;
+    let arm_slice0_rotation_01 = 0.9164595255079896 * t40 - 0.1748223713144484 * t39
+        - 0.35991537421130565 * t36;
+    let arm_slice0_rotation_21 = 0.1829865712999871 * t39 + 0.3894183423086505 * t40
+        + 0.90270109637546 * t36;
+    let t41 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
+    let t42 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
+    let t43 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t29;
+    let arm_slice0_rotation_20 = 0.1829865712999871 * t41 + 0.90270109637546 * t42
+        + 0.3894183423086505 * t43;
+    let arm_slice0_rotation_00 = 0.9164595255079896 * t43 - 0.35991537421130565 * t42
+        - 0.1748223713144484 * t41;
+    let arm_slice0_inertia_com_02 = 0.000001 * arm_slice0_rotation_02 * t21
+        * cache.arm_slice0_mass * arm_slice0_rotation_22
+        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_21 * t21
+            * cache.arm_slice0_mass
+        + 0.000002 * t21 * arm_slice0_rotation_20 * cache.arm_slice0_mass
+            * arm_slice0_rotation_00;
+    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
+        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_rotation_10 = 0.09195266597143173 * t43 + 0.96744666685656 * t41
+        - 0.2357788243436599 * t42;
+    let arm_slice0_rotation_12 = 0.09195266597143173 * t38 + 0.96744666685656 * t36
+        - 0.2357788243436599 * t37;
+    let arm_slice0_rotation_11 = 0.96744666685656 * t39 + 0.09195266597143173 * t40
+        - 0.2357788243436599 * t36;
+    let arm_slice0_inertia_com_01 = 0.000002 * arm_slice0_rotation_10 * t21
+        * cache.arm_slice0_mass * arm_slice0_rotation_00
+        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_02 * t21
+            * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_11 * t21
+            * cache.arm_slice0_mass;
+    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
+        + 0.96744666685656 * cache.arm_slice0_local_com_y
+        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
+    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
+        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_w_z;
+    let arm_slice0_subspace1_w_y = 0.09195266597143173
+        * cache.arm_slice0_local_subspace1_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace1_w_y
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
+    let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
+        + arm_slice0_subspace1_w_y * qd[1];
+    let arm_slice0_subspace0_v_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
+        + 0.02 * arm_slice0_subspace0_w_y;
+    let arm_slice0_subspace1_v_z = 0.90270109637546
+        * cache.arm_slice0_local_subspace1_v_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
+        + 0.02 * arm_slice0_subspace1_w_y;
+    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
+        + arm_slice0_subspace1_v_z * qd[1];
+    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
+    let arm_slice0_velocity_w_x = qd[0] * arm_slice0_subspace0_w_x
+        + arm_slice0_subspace1_w_x * qd[1];
+    let arm_slice0_inertia_com_00 = 0.000001 * arm_slice0_rotation_02
+        * arm_slice0_rotation_02 * t21 * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_01 * t21
+            * cache.arm_slice0_mass
+        + 0.000002 * t21 * cache.arm_slice0_mass * arm_slice0_rotation_00
+            * arm_slice0_rotation_00;
+    let t44 = arm_slice0_position_y * arm_slice0_position_y;
+    let t45 = arm_slice0_position_z * arm_slice0_position_z;
+    let t46 = arm_slice0_position_x * arm_slice0_position_x;
+    let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
+        + cache.arm_slice0_mass
+            * (t44 + t45 + t46 - arm_slice0_position_x * arm_slice0_position_x);
+    let arm_slice0_momentum_n_x = arm_slice0_velocity_w_z * arm_slice0_inertia_i_02
+        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
+        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_00
+        - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
+    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
+        - 0.35991537421130565 * cache.arm_slice3_local_com_z
+        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
+    let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
+        + 0.3894183423086505 * cache.arm_slice3_local_com_x
+        + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
+    let t47 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
+    let t48 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
+    let t49 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t29;
+    let arm_slice3_rotation_20 = 0.1829865712999871 * t47 + 0.90270109637546 * t48
+        + 0.3894183423086505 * t49;
+    let arm_slice3_rotation_00 = 0.9164595255079896 * t49 - 0.1748223713144484 * t47
+        - 0.35991537421130565 * t48;
+    let t50 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t24;
+    let t51 = 0.9305681557970262 * t26 * cache.arm_slice3_bend_c1;
+    let t52 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t22;
+    let arm_slice3_rotation_22 = 0.1829865712999871 * t50 + 0.3894183423086505 * t51
+        + 0.90270109637546 * t52;
+    let arm_slice3_rotation_02 = 0.9164595255079896 * t51 - 0.1748223713144484 * t50
+        - 0.35991537421130565 * t52;
+    let t53 = 0.9305681557970262 * t33 * cache.arm_slice3_bend_c1;
+    let t54 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t28 + 1.0;
+    let arm_slice3_rotation_21 = 0.3894183423086505 * t53 + 0.90270109637546 * t50
+        + 0.1829865712999871 * t54;
+    let arm_slice3_rotation_01 = 0.9164595255079896 * t53 - 0.1748223713144484 * t54
+        - 0.35991537421130565 * t50;
+    let arm_slice3_inertia_com_02 = 0.000002 * t21 * cache.arm_slice0_mass
+        * arm_slice3_rotation_20 * arm_slice3_rotation_00
+        + 0.000001 * arm_slice3_rotation_22 * t21 * arm_slice3_rotation_02
+            * cache.arm_slice0_mass
+        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_01 * t21
+            * cache.arm_slice0_mass;
+    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
+        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
+    let arm_slice3_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_w_x
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
+        + arm_slice3_subspace0_w_z * qd[0];
+    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
+        + 0.09195266597143173 * cache.arm_slice3_local_com_x
+        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
+    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace1_v_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_v_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_v_z
+        + 0.02 * arm_slice3_subspace1_w_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
+    let arm_slice3_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice3_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_v_x + 0.02 * arm_slice3_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_velocity_v_z = arm_slice3_subspace1_v_z * qd[1]
+        + arm_slice3_subspace0_v_z * qd[0];
+    let arm_slice3_rotation_10 = 0.96744666685656 * t47 + 0.09195266597143173 * t49
+        - 0.2357788243436599 * t48;
+    let arm_slice3_rotation_11 = 0.09195266597143173 * t53 + 0.96744666685656 * t54
+        - 0.2357788243436599 * t50;
+    let arm_slice3_rotation_12 = 0.09195266597143173 * t51 + 0.96744666685656 * t50
+        - 0.2357788243436599 * t52;
+    let arm_slice3_inertia_com_01 = 0.000002 * t21 * cache.arm_slice0_mass
+        * arm_slice3_rotation_10 * arm_slice3_rotation_00
+        + 0.000001 * arm_slice3_rotation_01 * t21 * cache.arm_slice0_mass
             * arm_slice3_rotation_11
-        + 0.000002 * t12 * cache.arm_slice0_mass * arm_slice3_rotation_10
+        + 0.000001 * t21 * arm_slice3_rotation_02 * cache.arm_slice0_mass
+            * arm_slice3_rotation_12;
+    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
+        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
+        + arm_slice3_subspace0_w_y * qd[0];
+    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace1_w_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
+        - 0.02 * arm_slice3_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
+    let arm_slice3_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace0_v_y + 0.01 * arm_slice3_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
+        - 0.02 * arm_slice3_subspace0_w_z
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
+        + arm_slice3_subspace0_v_y * qd[0];
+    let arm_slice3_inertia_com_00 = 0.000002 * t21 * cache.arm_slice0_mass
+        * arm_slice3_rotation_00 * arm_slice3_rotation_00
+        + 0.000001 * arm_slice3_rotation_01 * arm_slice3_rotation_01 * t21
+            * cache.arm_slice0_mass
+        + 0.000001 * t21 * arm_slice3_rotation_02 * arm_slice3_rotation_02
+            * cache.arm_slice0_mass;
+    let t55 = arm_slice3_position_z * arm_slice3_position_z;
+    let t56 = arm_slice3_position_x * arm_slice3_position_x;
+    let t57 = arm_slice3_position_y * arm_slice3_position_y;
+    let arm_slice3_inertia_i_00 = arm_slice3_inertia_com_00
+        + (t55 + t56 + t57 - arm_slice3_position_x * arm_slice3_position_x)
+            * cache.arm_slice0_mass;
+    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
+        + arm_slice3_subspace0_w_x * qd[0];
+    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_z
+        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
+        + arm_slice3_inertia_i_01 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
+        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
+    let arm_slice1_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
+    let arm_slice1_subspace0_w_y = 0.09195266597143173
+        * cache.arm_slice1_local_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice1_local_subspace0_w_y
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
+        + arm_slice1_subspace0_w_y * qd[0];
+    let t58 = 0.33000947820757187 * cache.arm_slice1_bend_c1 * t26;
+    let t59 = 1.0 + 0.10890625570683385 * t22 * cache.arm_slice1_bend_c2;
+    let t60 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t24;
+    let arm_slice1_rotation_12 = 0.09195266597143173 * t58 + 0.96744666685656 * t60
+        - 0.2357788243436599 * t59;
+    let arm_slice1_rotation_02 = 0.9164595255079896 * t58 - 0.35991537421130565 * t59
+        - 0.1748223713144484 * t60;
+    let t61 = 0.10890625570683385 * t29 * cache.arm_slice1_bend_c2 + 1.0;
+    let t62 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
+    let t63 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
+    let arm_slice1_rotation_00 = 0.9164595255079896 * t61 - 0.35991537421130565 * t62
+        - 0.1748223713144484 * t63;
+    let arm_slice1_rotation_10 = 0.96744666685656 * t63 + 0.09195266597143173 * t61
+        - 0.2357788243436599 * t62;
+    let t64 = 0.33000947820757187 * t33 * cache.arm_slice1_bend_c1;
+    let t65 = 1.0 + 0.10890625570683385 * cache.arm_slice1_bend_c2 * t28;
+    let arm_slice1_rotation_11 = 0.09195266597143173 * t64 + 0.96744666685656 * t65
+        - 0.2357788243436599 * t60;
+    let arm_slice1_rotation_01 = 0.9164595255079896 * t64 - 0.35991537421130565 * t60
+        - 0.1748223713144484 * t65;
+    let arm_slice1_inertia_com_01 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice1_rotation_12 * t21 * arm_slice1_rotation_02
+        + 0.000002 * arm_slice1_rotation_00 * cache.arm_slice1_mass
+            * arm_slice1_rotation_10 * t21
+        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
+            * arm_slice1_rotation_01 * t21;
+    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice1_local_com_z
+        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
+    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
+        + 0.96744666685656 * cache.arm_slice1_local_com_y
+        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
+    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
+        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace1_v_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_v_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_v_x
+        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y;
+    let arm_slice1_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice1_local_subspace0_w_x;
+    let arm_slice1_subspace0_v_y = 0.01 * arm_slice1_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice1_local_subspace0_v_y
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
+        - 0.02 * arm_slice1_subspace0_w_z;
+    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
+        + arm_slice1_subspace0_v_y * qd[0];
+    let arm_slice1_rotation_20 = 0.3894183423086505 * t61 + 0.1829865712999871 * t63
+        + 0.90270109637546 * t62;
+    let arm_slice1_rotation_21 = 0.3894183423086505 * t64 + 0.1829865712999871 * t65
+        + 0.90270109637546 * t60;
+    let arm_slice1_rotation_22 = 0.3894183423086505 * t58 + 0.90270109637546 * t59
+        + 0.1829865712999871 * t60;
+    let arm_slice1_inertia_com_02 = 0.000002 * arm_slice1_rotation_00
+        * cache.arm_slice1_mass * arm_slice1_rotation_20 * t21
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
+            * arm_slice1_rotation_01 * t21
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22 * t21
+            * arm_slice1_rotation_02;
+    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
+    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
+        + arm_slice1_subspace0_w_z * qd[0];
+    let arm_slice1_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
+        + 0.02 * arm_slice1_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
+    let arm_slice1_subspace1_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_v_x + 0.02 * arm_slice1_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_velocity_v_z = arm_slice1_subspace0_v_z * qd[0]
+        + arm_slice1_subspace1_v_z * qd[1];
+    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
+    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
+        + arm_slice1_subspace0_w_x * qd[0];
+    let t66 = arm_slice1_position_y * arm_slice1_position_y;
+    let t67 = arm_slice1_position_x * arm_slice1_position_x;
+    let t68 = arm_slice1_position_z * arm_slice1_position_z;
+    let arm_slice1_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t21
+        * arm_slice1_rotation_02 * arm_slice1_rotation_02
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_01
+            * arm_slice1_rotation_01 * t21
+        + 0.000002 * arm_slice1_rotation_00 * arm_slice1_rotation_00
+            * cache.arm_slice1_mass * t21;
+    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
+        * (t66 + t67 + t68 - arm_slice1_position_x * arm_slice1_position_x)
+        + arm_slice1_inertia_com_00;
+    let arm_slice1_momentum_n_x = arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
+        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_00
+        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
+    let arm_composite_momentum_n_x = wrist_composite_momentum_n_x
+        + arm_slice2_momentum_n_x + arm_slice0_momentum_n_x + arm_slice3_momentum_n_x
+        + arm_slice1_momentum_n_x;
+    let arm_slice3_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace0_v_x - 0.01 * arm_slice3_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y;
+    let arm_slice3_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace1_v_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
+        - 0.01 * arm_slice3_subspace1_w_y;
+    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
+        + arm_slice3_subspace1_v_x * qd[1];
+    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
+    let arm_slice3_inertia_com_11 = 0.000001 * t21 * cache.arm_slice0_mass
+        * arm_slice3_rotation_12 * arm_slice3_rotation_12
+        + 0.000001 * t21 * cache.arm_slice0_mass * arm_slice3_rotation_11
+            * arm_slice3_rotation_11
+        + 0.000002 * t21 * cache.arm_slice0_mass * arm_slice3_rotation_10
             * arm_slice3_rotation_10;
     let arm_slice3_inertia_i_11 = arm_slice3_inertia_com_11
         + cache.arm_slice0_mass
-            * (t42 + t43 + t44 - arm_slice3_position_y * arm_slice3_position_y);
-    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_v_x = 0.9164595255079896 * p.section_length * t34
-        - 0.01 * arm_slice3_subspace1_w_y - 0.35991537421130565 * p.section_length * t27
-        - 0.1748223713144484 * p.section_length * t31;
-    let arm_slice3_subspace0_v_x = 0.9164595255079896 * p.section_length * t37
-        - 0.01 * arm_slice3_subspace0_w_y - 0.1748223713144484 * p.section_length * t41
-        - 0.35991537421130565 * p.section_length * t38;
-    let arm_slice3_velocity_v_x = arm_slice3_subspace1_v_x * qd[1]
-        + arm_slice3_subspace0_v_x * qd[0];
-    let arm_slice3_momentum_n_y = arm_slice3_velocity_w_z * arm_slice3_inertia_i_12
+            * (t55 + t56 + t57 - arm_slice3_position_y * arm_slice3_position_y);
+    let arm_slice3_inertia_com_12 = 0.000001 * arm_slice3_rotation_21 * t21
+        * cache.arm_slice0_mass * arm_slice3_rotation_11
+        + 0.000001 * arm_slice3_rotation_22 * t21 * cache.arm_slice0_mass
+            * arm_slice3_rotation_12
+        + 0.000002 * t21 * cache.arm_slice0_mass * arm_slice3_rotation_10
+            * arm_slice3_rotation_20;
+    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
+        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_momentum_n_y = arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
+        + arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
         + arm_slice3_inertia_i_11 * arm_slice3_velocity_w_y
-        + arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
-        + arm_slice3_velocity_v_x * arm_slice3_inertia_h_z
+        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_12
         - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
-    let arm_slice0_subspace1_v_x = 0.9164595255079896 * p.section_length * t114
-        - 0.35991537421130565 * p.section_length * t113 - 0.01 * arm_slice0_subspace1_w_y
-        - 0.1748223713144484 * p.section_length * t116;
-    let arm_slice0_subspace0_v_x = 0.9164595255079896 * p.section_length * t119
-        - 0.01 * arm_slice0_subspace0_w_y - 0.1748223713144484 * p.section_length * t117
-        - 0.35991537421130565 * p.section_length * t118;
-    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
-        + arm_slice0_subspace0_v_x * qd[0];
-    let arm_slice0_inertia_com_11 = 0.000002 * arm_slice0_rotation_10
-        * arm_slice0_rotation_10 * t12 * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t12
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_12 * t12
-            * cache.arm_slice0_mass;
-    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
-        * (t109 + t110 + t111 - arm_slice0_position_y * arm_slice0_position_y)
-        + arm_slice0_inertia_com_11;
-    let arm_slice0_inertia_com_12 = 0.000001 * arm_slice0_rotation_12 * t12
-        * cache.arm_slice0_mass * arm_slice0_rotation_22
-        + 0.000002 * arm_slice0_rotation_10 * t12 * arm_slice0_rotation_20
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_21 * arm_slice0_rotation_11 * t12
-            * cache.arm_slice0_mass;
-    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
-        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_momentum_n_y = arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
-        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
-        + arm_slice0_inertia_i_12 * arm_slice0_velocity_w_z
-        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_x
-        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
-    let arm_slice1_subspace1_v_x = 0.9164595255079896 * p.section_length * t62
-        - 0.1748223713144484 * p.section_length * t66
-        - 0.35991537421130565 * p.section_length * t64 - 0.01 * arm_slice1_subspace1_w_y;
-    let arm_slice1_subspace0_v_x = 0.9164595255079896 * p.section_length * t69
-        - 0.35991537421130565 * p.section_length * t68 - 0.01 * arm_slice1_subspace0_w_y
-        - 0.1748223713144484 * t67 * p.section_length;
-    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
-        + arm_slice1_subspace0_v_x * qd[0];
-    let arm_slice1_inertia_com_11 = 0.000001 * arm_slice1_rotation_11
-        * arm_slice1_rotation_11 * cache.arm_slice1_mass * t12
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
-            * arm_slice1_rotation_10 * t12
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_12
-            * arm_slice1_rotation_12 * t12;
-    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t59 + t60 + t61 - arm_slice1_position_y * arm_slice1_position_y);
-    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
     let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_22 * arm_slice1_rotation_12 * t12
+        * arm_slice1_rotation_22 * arm_slice1_rotation_12 * t21
         + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
-            * arm_slice1_rotation_21 * t12
+            * arm_slice1_rotation_21 * t21
         + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_20
-            * arm_slice1_rotation_10 * t12;
+            * arm_slice1_rotation_10 * t21;
     let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
         - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
-    let arm_slice1_momentum_n_y = arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
-        + arm_slice1_inertia_i_11 * arm_slice1_velocity_w_y
-        + arm_slice1_inertia_i_12 * arm_slice1_velocity_w_z
+    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
+    let arm_slice1_inertia_com_11 = 0.000001 * arm_slice1_rotation_11
+        * arm_slice1_rotation_11 * cache.arm_slice1_mass * t21
+        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
+            * arm_slice1_rotation_10 * t21
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_12
+            * arm_slice1_rotation_12 * t21;
+    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t66 + t67 + t68 - arm_slice1_position_y * arm_slice1_position_y);
+    let arm_slice1_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_v_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
+        - 0.01 * arm_slice1_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_v_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
+        - 0.01 * arm_slice1_subspace0_w_y;
+    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
+        + arm_slice1_subspace0_v_x * qd[0];
+    let arm_slice1_momentum_n_y = arm_slice1_inertia_i_12 * arm_slice1_velocity_w_z
         + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_11
+        + arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
         - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
-    let flap_slice0_inertia_com_11 = 0.25 * t120 * cache.flap_slice0_mass
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t120
-            * cache.flap_slice0_mass
-        + 0.5 * t120 * flap_slice0_rotation_10 * flap_slice0_rotation_10
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_11 = (t126 + t127 + t128
-        - flap_slice0_position_y * flap_slice0_position_y) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_11;
-    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
+    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t21
+        * arm_slice2_rotation_11 * arm_slice2_rotation_11
+        + 0.000002 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_10
+            * arm_slice2_rotation_10
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12
+            * arm_slice2_rotation_12 * t21;
+    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t18 + t19 + t20 - arm_slice2_position_y * arm_slice2_position_y);
+    let arm_slice2_inertia_com_12 = 0.000002 * arm_slice2_rotation_20
+        * cache.arm_slice1_mass * t21 * arm_slice2_rotation_10
+        + 0.000001 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_21
+            * arm_slice2_rotation_11
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t21
+            * arm_slice2_rotation_22;
+    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
+    let arm_slice2_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_v_x - 0.01 * arm_slice2_subspace0_w_y
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y;
+    let arm_slice2_velocity_v_x = arm_slice2_subspace0_v_x * qd[0]
+        + arm_slice2_subspace1_v_x * qd[1];
+    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
+    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_01
+        + arm_slice2_inertia_i_12 * arm_slice2_velocity_w_z
+        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
+        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
+    let flap_slice2_subspace0_v_x = cache.flap_position_y
+        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_slice2_local_subspace0_v_x * cache.flap_rotation_00
+        + cache.flap_rotation_01 * cache.flap_slice2_local_subspace0_v_y
+        - cache.flap_position_z * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_12;
     let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
         + cache.arm_tip_subspace1_v_x * qd[1];
-    let flap_slice0_subspace0_v_x = 0.1127016653792583 * p.flap_length
-        * cache.flap_position_y * cache.flap_rotation_22
-        + p.flap_length * cache.flap_rotation_01 * t131
-        + p.flap_length * cache.flap_rotation_00 * t134
-        - 0.1127016653792583 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice0_velocity_v_x = arm_tip_velocity_v_x
-        + flap_slice0_subspace0_v_x * qd[2];
-    let flap_slice0_inertia_com_12 = 0.25 * flap_slice0_rotation_21
-        * flap_slice0_rotation_11 * t120 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * t120 * flap_slice0_rotation_10
-            * cache.flap_slice0_mass
-        + 0.25 * t120 * cache.flap_rotation_22 * cache.flap_slice0_mass
-            * cache.flap_rotation_12;
-    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
-        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_momentum_n_y = flap_slice0_velocity_w_x * flap_slice0_inertia_i_01
-        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_11
-        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
-        + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_z
-        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
-    let flap_slice1_subspace0_v_x = 0.5 * p.flap_length * cache.flap_position_y
-        * cache.flap_rotation_22 + p.flap_length * t136 * cache.flap_rotation_01
-        + p.flap_length * t135 * cache.flap_rotation_00
-        - 0.5 * p.flap_length * cache.flap_position_z * cache.flap_rotation_12;
-    let flap_slice1_velocity_v_x = flap_slice1_subspace0_v_x * qd[2]
+    let flap_slice2_velocity_v_x = flap_slice2_subspace0_v_x * qd[2]
         + arm_tip_velocity_v_x;
-    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t120
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
-            * cache.flap_slice1_rotation_10 * t120
-        + 0.25 * cache.flap_slice1_mass * t120 * cache.flap_rotation_12
-            * cache.flap_rotation_12;
-    let flap_slice1_inertia_i_11 = flap_slice1_inertia_com_11
-        + cache.flap_slice1_mass
-            * (t137 + t138 + t139
-                - cache.flap_slice1_position_y * cache.flap_slice1_position_y);
-    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
-    let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_21 * t120
-        + 0.25 * cache.flap_slice1_mass * t120 * cache.flap_rotation_22
-            * cache.flap_rotation_12
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t120
-            * cache.flap_slice1_rotation_20;
-    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
-        - cache.flap_slice1_mass * cache.flap_slice1_position_z
-            * cache.flap_slice1_position_y;
-    let flap_slice1_momentum_n_y = flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_01
-        + flap_slice1_inertia_i_11 * flap_slice1_velocity_w_y
-        + flap_slice1_velocity_w_z * flap_slice1_inertia_i_12
-        - flap_slice1_velocity_v_z * flap_slice1_inertia_h_x;
-    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + 0.5 * t120 * flap_slice2_rotation_10 * flap_slice2_rotation_10
-            * cache.flap_slice0_mass
-        + flap_slice2_rotation_11 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22;
-    let flap_slice2_inertia_i_11 = (t145 + t146 + t147
-        - flap_slice2_position_y * flap_slice2_position_y) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_11;
-    let flap_slice2_subspace0_v_x = 0.8872983346207417 * p.flap_length
-        * cache.flap_position_y * cache.flap_rotation_22
-        + p.flap_length * cache.flap_rotation_01 * t143
-        + t144 * p.flap_length * cache.flap_rotation_00
-        - 0.8872983346207417 * p.flap_length * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
-        + flap_slice2_subspace0_v_x * qd[2];
-    let flap_slice2_inertia_com_12 = 0.5 * flap_slice2_rotation_20 * t120
+    let flap_slice2_inertia_com_12 = 0.5 * flap_slice2_rotation_20 * t5
         * flap_slice2_rotation_10 * cache.flap_slice0_mass
         + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
             * cache.flap_rotation_12
@@ -10041,132 +9791,240 @@ pub fn angular_momentum(
     let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
         - flap_slice2_position_y * flap_slice2_position_z * cache.flap_slice0_mass;
     let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_momentum_n_y = flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_11
-        + flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
+    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
+        * cache.flap_rotation_12 * cache.flap_rotation_12
+        + 0.5 * t5 * flap_slice2_rotation_10 * flap_slice2_rotation_10
+            * cache.flap_slice0_mass
+        + flap_slice2_rotation_11 * flap_slice2_rotation_11
+            * cache.flap_slice0_local_inertia_com_22;
+    let flap_slice2_inertia_i_11 = (t6 + t7 + t8
+        - flap_slice2_position_y * flap_slice2_position_y) * cache.flap_slice0_mass
+        + flap_slice2_inertia_com_11;
+    let flap_slice2_momentum_n_y = flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
         + flap_slice2_inertia_i_12 * flap_slice2_velocity_w_z
-        - flap_slice2_velocity_v_z * flap_slice2_inertia_h_x;
-    let flap_composite_momentum_n_y = flap_slice0_momentum_n_y + flap_slice1_momentum_n_y
-        + flap_slice2_momentum_n_y;
-    let wrist_momentum_n_y = arm_tip_velocity_w_z * cache.wrist_inertia_i_12
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_11
+        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_11
+        - flap_slice2_inertia_h_x * flap_slice2_velocity_v_z;
+    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_inertia_com_12 = 0.25 * flap_slice0_rotation_21
+        * flap_slice0_rotation_11 * t5 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_20 * t5 * flap_slice0_rotation_10
+            * cache.flap_slice0_mass
+        + 0.25 * t5 * cache.flap_rotation_22 * cache.flap_slice0_mass
+            * cache.flap_rotation_12;
+    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
+        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_22
+        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_00
+        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_12;
+    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let flap_slice0_inertia_com_11 = 0.25 * t5 * cache.flap_slice0_mass
+        * cache.flap_rotation_12 * cache.flap_rotation_12
+        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t5
+            * cache.flap_slice0_mass
+        + 0.5 * t5 * flap_slice0_rotation_10 * flap_slice0_rotation_10
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_11 = (t12 + t13 + t14
+        - flap_slice0_position_y * flap_slice0_position_y) * cache.flap_slice0_mass
+        + flap_slice0_inertia_com_11;
+    let flap_slice0_momentum_n_y = flap_slice0_inertia_i_12 * flap_slice0_velocity_w_z
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_01
+        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
+        + flap_slice0_inertia_i_11 * flap_slice0_velocity_w_y
+        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
+    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
+    let flap_slice1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_00
+        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
+            * cache.flap_rotation_22
+        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
+        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
+            * cache.flap_rotation_12;
+    let flap_slice1_velocity_v_x = qd[2] * flap_slice1_subspace0_v_x
+        + arm_tip_velocity_v_x;
+    let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_21 * t5
+        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_22
+            * cache.flap_rotation_12
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t5
+            * cache.flap_slice1_rotation_20;
+    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
+        - cache.flap_slice1_mass * cache.flap_slice1_position_z
+            * cache.flap_slice1_position_y;
+    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t5
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
+            * cache.flap_slice1_rotation_10 * t5
+        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_12
+            * cache.flap_rotation_12;
+    let flap_slice1_inertia_i_11 = flap_slice1_inertia_com_11
+        + cache.flap_slice1_mass
+            * (t15 + t16 + t17
+                - cache.flap_slice1_position_y * cache.flap_slice1_position_y);
+    let flap_slice1_momentum_n_y = flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
+        + flap_slice1_inertia_i_01 * flap_slice1_velocity_w_x
+        + flap_slice1_inertia_i_12 * flap_slice1_velocity_w_z
+        + flap_slice1_inertia_i_11 * flap_slice1_velocity_w_y
+        - flap_slice1_inertia_h_x * flap_slice1_velocity_v_z;
+    let flap_composite_momentum_n_y = flap_slice2_momentum_n_y + flap_slice0_momentum_n_y
+        + flap_slice1_momentum_n_y;
+    let wrist_momentum_n_y = arm_tip_velocity_w_y * cache.wrist_inertia_i_11
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
         + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
-        + arm_tip_velocity_v_x * cache.wrist_inertia_h_z
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
         - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
     let wrist_composite_momentum_n_y = flap_composite_momentum_n_y + wrist_momentum_n_y;
-    let arm_composite_momentum_n_y = arm_slice2_momentum_n_y + arm_slice3_momentum_n_y
-        + arm_slice0_momentum_n_y + arm_slice1_momentum_n_y
-        + wrist_composite_momentum_n_y;
-    let arm_slice0_inertia_com_22 = 0.000001 * arm_slice0_rotation_21
-        * arm_slice0_rotation_21 * t12 * cache.arm_slice0_mass
-        + 0.000002 * t12 * arm_slice0_rotation_20 * arm_slice0_rotation_20
+    let arm_slice0_inertia_com_12 = 0.000001 * arm_slice0_rotation_12 * t21
+        * cache.arm_slice0_mass * arm_slice0_rotation_22
+        + 0.000002 * arm_slice0_rotation_10 * t21 * arm_slice0_rotation_20
             * cache.arm_slice0_mass
-        + 0.000001 * t12 * cache.arm_slice0_mass * arm_slice0_rotation_22
-            * arm_slice0_rotation_22;
-    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t109 + t110 + t111 - arm_slice0_position_z * arm_slice0_position_z);
-    let arm_slice0_momentum_n_z = arm_slice0_velocity_w_y * arm_slice0_inertia_i_12
-        + arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
-        + arm_slice0_inertia_i_02 * arm_slice0_velocity_w_x
-        + arm_slice0_inertia_i_22 * arm_slice0_velocity_w_z
-        - arm_slice0_velocity_v_x * arm_slice0_inertia_h_y;
-    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_22
-        * arm_slice3_rotation_22 * t12 * cache.arm_slice0_mass
-        + 0.000002 * t12 * cache.arm_slice0_mass * arm_slice3_rotation_20
-            * arm_slice3_rotation_20
-        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_21 * t12
+        + 0.000001 * arm_slice0_rotation_21 * arm_slice0_rotation_11 * t21
             * cache.arm_slice0_mass;
-    let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t42 + t43 + t44 - arm_slice3_position_z * arm_slice3_position_z);
-    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_12
-        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_22
-        + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
-        - arm_slice3_velocity_v_x * arm_slice3_inertia_h_y;
-    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass * t12
-        * arm_slice2_rotation_21 * arm_slice2_rotation_21
-        + 0.000001 * cache.arm_slice1_mass * t12 * arm_slice2_rotation_22
-            * arm_slice2_rotation_22
-        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
-            * cache.arm_slice1_mass * t12;
-    let arm_slice2_inertia_i_22 = cache.arm_slice1_mass
-        * (t92 + t93 + t94 - arm_slice2_position_z * arm_slice2_position_z)
-        + arm_slice2_inertia_com_22;
-    let arm_slice2_momentum_n_z = arm_slice2_inertia_i_22 * arm_slice2_velocity_w_z
-        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
-        + arm_slice2_inertia_i_12 * arm_slice2_velocity_w_y
-        - arm_slice2_inertia_h_y * arm_slice2_velocity_v_x;
-    let arm_slice1_inertia_com_22 = 0.000002 * cache.arm_slice1_mass
-        * arm_slice1_rotation_20 * arm_slice1_rotation_20 * t12
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_21 * t12
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22
-            * arm_slice1_rotation_22 * t12;
-    let arm_slice1_inertia_i_22 = arm_slice1_inertia_com_22
-        + cache.arm_slice1_mass
-            * (t59 + t60 + t61 - arm_slice1_position_z * arm_slice1_position_z);
-    let arm_slice1_momentum_n_z = arm_slice1_inertia_i_12 * arm_slice1_velocity_w_y
-        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_x
-        + arm_slice1_inertia_i_22 * arm_slice1_velocity_w_z
-        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
-        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
+    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
+        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_inertia_com_11 = 0.000002 * arm_slice0_rotation_10
+        * arm_slice0_rotation_10 * t21 * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t21
+            * cache.arm_slice0_mass
+        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_12 * t21
+            * cache.arm_slice0_mass;
+    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
+        * (t44 + t45 + t46 - arm_slice0_position_y * arm_slice0_position_y)
+        + arm_slice0_inertia_com_11;
+    let arm_slice0_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace1_v_x - 0.01 * arm_slice0_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
+    let arm_slice0_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z;
+    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
+        + arm_slice0_subspace0_v_x * qd[0];
+    let arm_slice0_momentum_n_y = arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
+        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
+        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_01
+        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
+    let arm_composite_momentum_n_y = arm_slice3_momentum_n_y + arm_slice1_momentum_n_y
+        + arm_slice2_momentum_n_y + wrist_composite_momentum_n_y
+        + arm_slice0_momentum_n_y;
     let flap_slice0_inertia_com_22 = 0.25 * flap_slice0_rotation_21
-        * flap_slice0_rotation_21 * t120 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_20 * t120
+        * flap_slice0_rotation_21 * t5 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_20 * t5
             * cache.flap_slice0_mass
-        + 0.25 * t120 * cache.flap_rotation_22 * cache.flap_rotation_22
+        + 0.25 * t5 * cache.flap_rotation_22 * cache.flap_rotation_22
             * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_22 = (t126 + t127 + t128
+    let flap_slice0_inertia_i_22 = (t12 + t13 + t14
         - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
         + flap_slice0_inertia_com_22;
     let flap_slice0_momentum_n_z = flap_slice0_inertia_h_x * flap_slice0_velocity_v_y
         + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
-        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_12
         + flap_slice0_inertia_i_22 * flap_slice0_velocity_w_z
+        + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_y
         - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
     let flap_slice2_inertia_com_22 = 0.5 * flap_slice2_rotation_20
-        * flap_slice2_rotation_20 * t120 * cache.flap_slice0_mass
+        * flap_slice2_rotation_20 * t5 * cache.flap_slice0_mass
         + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
             * cache.flap_rotation_22
         + flap_slice2_rotation_21 * flap_slice2_rotation_21
             * cache.flap_slice0_local_inertia_com_22;
-    let flap_slice2_inertia_i_22 = (t145 + t146 + t147
+    let flap_slice2_inertia_i_22 = (t6 + t7 + t8
         - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
         + flap_slice2_inertia_com_22;
-    let flap_slice2_momentum_n_z = flap_slice2_velocity_w_y * flap_slice2_inertia_i_12
+    let flap_slice2_momentum_n_z = flap_slice2_inertia_i_12 * flap_slice2_velocity_w_y
+        + flap_slice2_inertia_i_02 * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_22
         + flap_slice2_velocity_v_y * flap_slice2_inertia_h_x
-        + flap_slice2_velocity_w_x * flap_slice2_inertia_i_02
-        + flap_slice2_inertia_i_22 * flap_slice2_velocity_w_z
         - flap_slice2_velocity_v_x * flap_slice2_inertia_h_y;
     let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_21 * cache.flap_slice1_rotation_21 * t120
-        + 0.25 * cache.flap_slice1_mass * t120 * cache.flap_rotation_22
+        * cache.flap_slice1_rotation_21 * cache.flap_slice1_rotation_21 * t5
+        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_22
             * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * t120 * cache.flap_slice1_rotation_20
+        + 0.5 * cache.flap_slice1_mass * t5 * cache.flap_slice1_rotation_20
             * cache.flap_slice1_rotation_20;
     let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
         + cache.flap_slice1_mass
-            * (t137 + t138 + t139
+            * (t15 + t16 + t17
                 - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
     let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
-        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_12
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_02
         + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
+        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_12
+        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_x
         - flap_slice1_inertia_h_y * flap_slice1_velocity_v_x;
     let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
         + flap_slice1_momentum_n_z;
-    let wrist_momentum_n_z = cache.wrist_inertia_h_x * arm_tip_velocity_v_y
-        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+    let wrist_momentum_n_z = arm_tip_velocity_w_x * cache.wrist_inertia_i_02
         + cache.wrist_inertia_i_22 * arm_tip_velocity_w_z
+        + arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
         - arm_tip_velocity_v_x * cache.wrist_inertia_h_y;
     let wrist_composite_momentum_n_z = flap_composite_momentum_n_z + wrist_momentum_n_z;
-    let arm_composite_momentum_n_z = arm_slice0_momentum_n_z + arm_slice3_momentum_n_z
-        + arm_slice2_momentum_n_z + arm_slice1_momentum_n_z
-        + wrist_composite_momentum_n_z;
+    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass * t21
+        * arm_slice2_rotation_21 * arm_slice2_rotation_21
+        + 0.000001 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_22
+            * arm_slice2_rotation_22
+        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
+            * cache.arm_slice1_mass * t21;
+    let arm_slice2_inertia_i_22 = cache.arm_slice1_mass
+        * (t18 + t19 + t20 - arm_slice2_position_z * arm_slice2_position_z)
+        + arm_slice2_inertia_com_22;
+    let arm_slice2_momentum_n_z = arm_slice2_inertia_i_12 * arm_slice2_velocity_w_y
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
+        + arm_slice2_inertia_i_22 * arm_slice2_velocity_w_z
+        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
+        - arm_slice2_inertia_h_y * arm_slice2_velocity_v_x;
+    let arm_slice0_inertia_com_22 = 0.000001 * arm_slice0_rotation_21
+        * arm_slice0_rotation_21 * t21 * cache.arm_slice0_mass
+        + 0.000002 * t21 * arm_slice0_rotation_20 * arm_slice0_rotation_20
+            * cache.arm_slice0_mass
+        + 0.000001 * t21 * cache.arm_slice0_mass * arm_slice0_rotation_22
+            * arm_slice0_rotation_22;
+    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t44 + t45 + t46 - arm_slice0_position_z * arm_slice0_position_z);
+    let arm_slice0_momentum_n_z = arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
+        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_02
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_22
+        + arm_slice0_velocity_w_y * arm_slice0_inertia_i_12
+        - arm_slice0_velocity_v_x * arm_slice0_inertia_h_y;
+    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_22
+        * arm_slice3_rotation_22 * t21 * cache.arm_slice0_mass
+        + 0.000002 * t21 * cache.arm_slice0_mass * arm_slice3_rotation_20
+            * arm_slice3_rotation_20
+        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_21 * t21
+            * cache.arm_slice0_mass;
+    let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t55 + t56 + t57 - arm_slice3_position_z * arm_slice3_position_z);
+    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_12 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
+        + arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
+        + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
+        - arm_slice3_inertia_h_y * arm_slice3_velocity_v_x;
+    let arm_slice1_inertia_com_22 = 0.000002 * cache.arm_slice1_mass
+        * arm_slice1_rotation_20 * arm_slice1_rotation_20 * t21
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
+            * arm_slice1_rotation_21 * t21
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22
+            * arm_slice1_rotation_22 * t21;
+    let arm_slice1_inertia_i_22 = arm_slice1_inertia_com_22
+        + cache.arm_slice1_mass
+            * (t66 + t67 + t68 - arm_slice1_position_z * arm_slice1_position_z);
+    let arm_slice1_momentum_n_z = arm_slice1_velocity_w_x * arm_slice1_inertia_i_02
+        + arm_slice1_inertia_i_12 * arm_slice1_velocity_w_y
+        + arm_slice1_inertia_i_22 * arm_slice1_velocity_w_z
+        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
+        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
+    let arm_composite_momentum_n_z = wrist_composite_momentum_n_z
+        + arm_slice2_momentum_n_z + arm_slice0_momentum_n_z + arm_slice3_momentum_n_z
+        + arm_slice1_momentum_n_z;
     let x = arm_composite_momentum_n_x;
     let y = arm_composite_momentum_n_y;
     let z = arm_composite_momentum_n_z;

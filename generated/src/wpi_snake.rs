@@ -456,7 +456,7 @@ pub struct Cache {
     pub link1_inertia_h_y: f64,
     pub segment1_slice0_local_com_x: f64,
     pub segment1_slice0_local_com_y: f64,
-    pub segment1_slice0_subspace0_w_z: f64,
+    pub segment1_slice0_local_subspace0_w_z: f64,
     pub segment1_slice0_local_subspace0_v_x: f64,
     pub segment1_slice0_local_subspace0_v_y: f64,
     pub segment1_slice0_mass: f64,
@@ -464,7 +464,7 @@ pub struct Cache {
     pub segment1_slice0_local_inertia_h_y: f64,
     pub segment1_slice1_local_com_x: f64,
     pub segment1_slice1_local_com_y: f64,
-    pub segment1_slice1_subspace0_w_z: f64,
+    pub segment1_slice1_local_subspace0_w_z: f64,
     pub segment1_slice1_local_subspace0_v_x: f64,
     pub segment1_slice1_local_subspace0_v_y: f64,
     pub segment1_slice1_local_inertia_h_x: f64,
@@ -474,6 +474,8 @@ pub struct Cache {
     pub segment1_slices_local_inertia_h_y: f64,
     pub segment1_slices_inertia_h_x: f64,
     pub segment1_slices_inertia_h_y: f64,
+    pub segment1_tip_local_subspace0_v_x: f64,
+    pub segment1_tip_local_subspace0_v_y: f64,
     pub segment1_tip_rotation_00: f64,
     pub segment1_tip_rotation_01: f64,
     pub segment1_tip_rotation_10: f64,
@@ -500,6 +502,8 @@ pub struct Cache {
     pub segment2_slices_local_inertia_h_y: f64,
     pub segment2_slices_inertia_h_x: f64,
     pub segment2_slices_inertia_h_y: f64,
+    pub segment2_tip_local_subspace0_v_x: f64,
+    pub segment2_tip_local_subspace0_v_y: f64,
     pub segment2_tip_rotation_00: f64,
     pub segment2_tip_rotation_01: f64,
     pub segment2_tip_rotation_10: f64,
@@ -526,6 +530,8 @@ pub struct Cache {
     pub segment3_slices_local_inertia_h_y: f64,
     pub segment3_slices_inertia_h_x: f64,
     pub segment3_slices_inertia_h_y: f64,
+    pub segment3_tip_local_subspace0_v_x: f64,
+    pub segment3_tip_local_subspace0_v_y: f64,
     pub segment3_tip_rotation_00: f64,
     pub segment3_tip_rotation_01: f64,
     pub segment3_tip_rotation_10: f64,
@@ -552,6 +558,8 @@ pub struct Cache {
     pub segment4_slices_local_inertia_h_y: f64,
     pub segment4_slices_inertia_h_x: f64,
     pub segment4_slices_inertia_h_y: f64,
+    pub segment4_tip_local_subspace0_v_x: f64,
+    pub segment4_tip_local_subspace0_v_y: f64,
     pub segment4_tip_position_x: f64,
     pub segment4_tip_position_y: f64,
     pub segment4_tip_subspace0_v_x: f64,
@@ -721,7 +729,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t0 = segment1_bend_y * p.channel_length;
     let segment1_slice0_local_com_y = 0.044658198738520456 * t0
         * segment1_slice0_bend_c2;
-    let segment1_slice0_subspace0_w_z = 0.21132486540518713 * p.channel_length;
+    let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
     let t1 = -(segment1_bend_y * p.channel_length);
     let segment1_slice0_local_subspace0_v_x = p.channel_length
         * (0.21132486540518713 * segment1_slice0_local_com_y
@@ -743,7 +751,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slice1_local_com_x = 0.7886751345948129 * p.channel_length
         * segment1_slice1_bend_c1;
     let segment1_slice1_local_com_y = 0.6220084679281462 * t0 * segment1_slice1_bend_c2;
-    let segment1_slice1_subspace0_w_z = 0.7886751345948129 * p.channel_length;
+    let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
     let segment1_slice1_local_subspace0_v_x = p.channel_length
         * (0.7886751345948129 * segment1_slice1_local_com_y
             + (0.4905626121623441 * segment1_slice1_bend_c3 * t0
@@ -768,44 +776,47 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slices_inertia_h_y = cos_q2 * segment1_slices_local_inertia_h_y
         + sin_q2 * segment1_slices_local_inertia_h_x
         + q[1] * segment1_slices_local_inertia_m;
-    let t4 = segment1_bend_y * segment1_bend_squared_c1;
-    let t5 = 1.0 + -segment1_bend_squared * segment1_bend_squared_c2;
-    let t6 = t5 * cos_q2;
-    let segment1_tip_rotation_00 = base_angle_rotation_01 * t4 + t6;
-    let t7 = -segment1_bend_y * segment1_bend_squared_c1;
-    let segment1_tip_rotation_01 = t5 * base_angle_rotation_01 + cos_q2 * t7;
-    let segment1_tip_rotation_10 = cos_q2 * t4 + t5 * sin_q2;
-    let segment1_tip_rotation_11 = t6 + sin_q2 * t7;
-    let t8 = segment1_bend_squared_c2 * t0;
-    let t9 = p.channel_length * segment1_bend_squared_c1;
-    let segment1_tip_position_x = t8 * base_angle_rotation_01 + t9 * cos_q2 + q[0];
-    let segment1_tip_position_y = q[1] + t8 * cos_q2 + sin_q2 * t9;
-    let t10 = (segment1_bend_squared_c2 * p.channel_length
-        + t2 * segment1_bend_squared_c3 + segment1_bend_squared_c4 * t3) - t9;
-    let t11 = t8 + (t0 * segment1_bend_squared_c3 + segment1_bend_squared_c2 * t1);
-    let segment1_tip_subspace0_v_x = t10 * p.channel_length * base_angle_rotation_01
-        + p.channel_length * cos_q2 * t11 + q[1] * p.channel_length;
-    let segment1_tip_subspace0_v_y = sin_q2 * p.channel_length * t11
-        + t10 * p.channel_length * cos_q2 - q[0] * p.channel_length;
+    let t4 = segment1_bend_squared_c2 * t0;
+    let segment1_tip_local_subspace0_v_x = p.channel_length
+        * (t4 + (t0 * segment1_bend_squared_c3 + segment1_bend_squared_c2 * t1));
+    let t5 = p.channel_length * segment1_bend_squared_c1;
+    let segment1_tip_local_subspace0_v_y = ((segment1_bend_squared_c2 * p.channel_length
+        + t2 * segment1_bend_squared_c3 + segment1_bend_squared_c4 * t3) - t5)
+        * p.channel_length;
+    let t6 = segment1_bend_y * segment1_bend_squared_c1;
+    let t7 = 1.0 + -segment1_bend_squared * segment1_bend_squared_c2;
+    let t8 = t7 * cos_q2;
+    let segment1_tip_rotation_00 = base_angle_rotation_01 * t6 + t8;
+    let t9 = -segment1_bend_y * segment1_bend_squared_c1;
+    let segment1_tip_rotation_01 = t7 * base_angle_rotation_01 + cos_q2 * t9;
+    let segment1_tip_rotation_10 = cos_q2 * t6 + t7 * sin_q2;
+    let segment1_tip_rotation_11 = t8 + sin_q2 * t9;
+    let segment1_tip_position_x = t4 * base_angle_rotation_01 + t5 * cos_q2 + q[0];
+    let segment1_tip_position_y = q[1] + t4 * cos_q2 + sin_q2 * t5;
+    let segment1_tip_subspace0_v_x = segment1_tip_local_subspace0_v_y
+        * base_angle_rotation_01 + q[1] * p.channel_length
+        + cos_q2 * segment1_tip_local_subspace0_v_x;
+    let segment1_tip_subspace0_v_y = cos_q2 * segment1_tip_local_subspace0_v_y
+        + sin_q2 * segment1_tip_local_subspace0_v_x - q[0] * p.channel_length;
     let link2_inertia_h_x = p.link_mass * segment1_tip_position_x;
     let link2_inertia_h_y = segment1_tip_position_y * p.link_mass;
     let segment2_slice0_local_com_x = 0.21132486540518713 * segment2_slice0_bend_c1
         * p.channel_length;
     let segment2_bend_y = p.channel_length * q[4];
-    let t12 = p.channel_length * segment2_bend_y;
-    let segment2_slice0_local_com_y = 0.044658198738520456 * t12
+    let t10 = p.channel_length * segment2_bend_y;
+    let segment2_slice0_local_com_y = 0.044658198738520456 * t10
         * segment2_slice0_bend_c2;
-    let t13 = -(p.channel_length * segment2_bend_y);
+    let t11 = -(p.channel_length * segment2_bend_y);
     let segment2_slice0_local_subspace0_v_x = ((0.009437387837655933
-        * segment2_slice0_bend_c3 * t12
-        + 0.009437387837655933 * t13 * segment2_slice0_bend_c2)
+        * segment2_slice0_bend_c3 * t10
+        + 0.009437387837655933 * t11 * segment2_slice0_bend_c2)
         + 0.21132486540518713 * segment2_slice0_local_com_y) * p.channel_length;
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t14 = -(p.channel_length * segment2_bend_squared);
-    let t15 = 2.0 * p.channel_length * segment2_bend_squared;
+    let t12 = -(p.channel_length * segment2_bend_squared);
+    let t13 = 2.0 * p.channel_length * segment2_bend_squared;
     let segment2_slice0_local_subspace0_v_y = p.channel_length
-        * ((0.00199435471456919 * t14 * segment2_slice0_bend_c3
-            + 0.00199435471456919 * t15 * segment2_slice0_bend_c4
+        * ((0.00199435471456919 * t12 * segment2_slice0_bend_c3
+            + 0.00199435471456919 * t13 * segment2_slice0_bend_c4
             + 0.044658198738520456 * p.channel_length * segment2_slice0_bend_c2)
             - 0.21132486540518713 * segment2_slice0_local_com_x);
     let segment2_slice0_local_inertia_h_x = segment2_slice0_local_com_x
@@ -814,14 +825,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slice0_mass;
     let segment2_slice1_local_com_x = 0.7886751345948129 * segment2_slice1_bend_c1
         * p.channel_length;
-    let segment2_slice1_local_com_y = 0.6220084679281462 * t12 * segment2_slice1_bend_c2;
+    let segment2_slice1_local_com_y = 0.6220084679281462 * t10 * segment2_slice1_bend_c2;
     let segment2_slice1_local_subspace0_v_x = p.channel_length
         * (0.7886751345948129 * segment2_slice1_local_com_y
-            + (0.4905626121623441 * t13 * segment2_slice1_bend_c2
-                + 0.4905626121623441 * t12 * segment2_slice1_bend_c3));
+            + (0.4905626121623441 * t11 * segment2_slice1_bend_c2
+                + 0.4905626121623441 * t10 * segment2_slice1_bend_c3));
     let segment2_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.38689453417431974 * t15 * segment2_slice1_bend_c4
-            + 0.38689453417431974 * t14 * segment2_slice1_bend_c3
+        * ((0.38689453417431974 * t13 * segment2_slice1_bend_c4
+            + 0.38689453417431974 * t12 * segment2_slice1_bend_c3
             + 0.6220084679281462 * p.channel_length * segment2_slice1_bend_c2)
             - 0.7886751345948129 * segment2_slice1_local_com_x);
     let segment2_slice1_local_inertia_h_x = segment2_slice1_local_com_x
@@ -840,6 +851,13 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment2_slices_local_inertia_h_x
         + segment1_slices_local_inertia_m * segment1_tip_position_y
         + segment2_slices_local_inertia_h_y * segment1_tip_rotation_11;
+    let t14 = segment2_bend_squared_c2 * t10;
+    let segment2_tip_local_subspace0_v_x = p.channel_length
+        * (t14 + (segment2_bend_squared_c2 * t11 + segment2_bend_squared_c3 * t10));
+    let t15 = p.channel_length * segment2_bend_squared_c1;
+    let segment2_tip_local_subspace0_v_y = p.channel_length
+        * ((t13 * segment2_bend_squared_c4 + segment2_bend_squared_c2 * p.channel_length
+            + t12 * segment2_bend_squared_c3) - t15);
     let t16 = segment2_bend_y * segment2_bend_squared_c1;
     let t17 = segment2_bend_squared_c2 * -segment2_bend_squared + 1.0;
     let segment2_tip_rotation_00 = segment1_tip_rotation_01 * t16
@@ -851,42 +869,37 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + t16 * segment1_tip_rotation_11;
     let segment2_tip_rotation_11 = t18 * segment1_tip_rotation_10
         + t17 * segment1_tip_rotation_11;
-    let t19 = segment2_bend_squared_c2 * t12;
-    let t20 = p.channel_length * segment2_bend_squared_c1;
-    let segment2_tip_position_x = segment1_tip_rotation_01 * t19
-        + t20 * segment1_tip_rotation_00 + segment1_tip_position_x;
-    let segment2_tip_position_y = t20 * segment1_tip_rotation_10
-        + segment1_tip_position_y + t19 * segment1_tip_rotation_11;
-    let t21 = (t15 * segment2_bend_squared_c4
-        + segment2_bend_squared_c2 * p.channel_length + t14 * segment2_bend_squared_c3)
-        - t20;
-    let t22 = t19 + (segment2_bend_squared_c2 * t13 + segment2_bend_squared_c3 * t12);
+    let segment2_tip_position_x = segment1_tip_rotation_01 * t14
+        + t15 * segment1_tip_rotation_00 + segment1_tip_position_x;
+    let segment2_tip_position_y = t15 * segment1_tip_rotation_10
+        + segment1_tip_position_y + t14 * segment1_tip_rotation_11;
     let segment2_tip_subspace0_v_x = p.channel_length * segment1_tip_position_y
-        + segment1_tip_rotation_01 * p.channel_length * t21
-        + p.channel_length * t22 * segment1_tip_rotation_00;
-    let segment2_tip_subspace0_v_y = p.channel_length * t22 * segment1_tip_rotation_10
-        + p.channel_length * t21 * segment1_tip_rotation_11
+        + segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00
+        + segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y;
+    let segment2_tip_subspace0_v_y = segment1_tip_rotation_11
+        * segment2_tip_local_subspace0_v_y
+        + segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10
         - p.channel_length * segment1_tip_position_x;
     let link3_inertia_h_x = segment2_tip_position_x * p.link_mass;
     let link3_inertia_h_y = p.link_mass * segment2_tip_position_y;
     let segment3_slice0_local_com_x = 0.21132486540518713 * p.channel_length
         * segment3_slice0_bend_c1;
     let segment3_bend_y = p.channel_length * q[5];
-    let t23 = segment3_bend_y * p.channel_length;
-    let segment3_slice0_local_com_y = 0.044658198738520456 * t23
+    let t19 = segment3_bend_y * p.channel_length;
+    let segment3_slice0_local_com_y = 0.044658198738520456 * t19
         * segment3_slice0_bend_c2;
-    let t24 = -(segment3_bend_y * p.channel_length);
+    let t20 = -(segment3_bend_y * p.channel_length);
     let segment3_slice0_local_subspace0_v_x = p.channel_length
         * (0.21132486540518713 * segment3_slice0_local_com_y
-            + (0.009437387837655933 * t23 * segment3_slice0_bend_c3
-                + 0.009437387837655933 * segment3_slice0_bend_c2 * t24));
+            + (0.009437387837655933 * t19 * segment3_slice0_bend_c3
+                + 0.009437387837655933 * segment3_slice0_bend_c2 * t20));
     let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t25 = 2.0 * p.channel_length * segment3_bend_squared;
-    let t26 = -(p.channel_length * segment3_bend_squared);
+    let t21 = 2.0 * p.channel_length * segment3_bend_squared;
+    let t22 = -(p.channel_length * segment3_bend_squared);
     let segment3_slice0_local_subspace0_v_y = p.channel_length
         * ((0.044658198738520456 * p.channel_length * segment3_slice0_bend_c2
-            + 0.00199435471456919 * segment3_slice0_bend_c4 * t25
-            + 0.00199435471456919 * segment3_slice0_bend_c3 * t26)
+            + 0.00199435471456919 * segment3_slice0_bend_c4 * t21
+            + 0.00199435471456919 * segment3_slice0_bend_c3 * t22)
             - 0.21132486540518713 * segment3_slice0_local_com_x);
     let segment3_slice0_local_inertia_h_x = segment3_slice0_local_com_x
         * segment1_slice0_mass;
@@ -894,13 +907,13 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slice0_mass;
     let segment3_slice1_local_com_x = 0.7886751345948129 * segment3_slice1_bend_c1
         * p.channel_length;
-    let segment3_slice1_local_com_y = 0.6220084679281462 * t23 * segment3_slice1_bend_c2;
-    let segment3_slice1_local_subspace0_v_x = ((0.4905626121623441 * t23
-        * segment3_slice1_bend_c3 + 0.4905626121623441 * segment3_slice1_bend_c2 * t24)
+    let segment3_slice1_local_com_y = 0.6220084679281462 * t19 * segment3_slice1_bend_c2;
+    let segment3_slice1_local_subspace0_v_x = ((0.4905626121623441 * t19
+        * segment3_slice1_bend_c3 + 0.4905626121623441 * segment3_slice1_bend_c2 * t20)
         + 0.7886751345948129 * segment3_slice1_local_com_y) * p.channel_length;
     let segment3_slice1_local_subspace0_v_y = ((0.6220084679281462 * p.channel_length
-        * segment3_slice1_bend_c2 + 0.38689453417431974 * segment3_slice1_bend_c3 * t26
-        + 0.38689453417431974 * segment3_slice1_bend_c4 * t25)
+        * segment3_slice1_bend_c2 + 0.38689453417431974 * segment3_slice1_bend_c3 * t22
+        + 0.38689453417431974 * segment3_slice1_bend_c4 * t21)
         - 0.7886751345948129 * segment3_slice1_local_com_x) * p.channel_length;
     let segment3_slice1_local_inertia_h_x = segment1_slice0_mass
         * segment3_slice1_local_com_x;
@@ -918,53 +931,55 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment2_tip_rotation_11
         + segment1_slices_local_inertia_m * segment2_tip_position_y
         + segment3_slices_local_inertia_h_x * segment2_tip_rotation_10;
-    let t27 = segment3_bend_y * segment3_bend_squared_c1;
-    let t28 = 1.0 + -segment3_bend_squared * segment3_bend_squared_c2;
-    let segment3_tip_rotation_00 = segment2_tip_rotation_01 * t27
-        + segment2_tip_rotation_00 * t28;
-    let t29 = segment3_bend_squared_c1 * -segment3_bend_y;
-    let segment3_tip_rotation_01 = segment2_tip_rotation_01 * t28
-        + segment2_tip_rotation_00 * t29;
-    let segment3_tip_rotation_10 = segment2_tip_rotation_11 * t27
-        + t28 * segment2_tip_rotation_10;
-    let segment3_tip_rotation_11 = segment2_tip_rotation_11 * t28
-        + segment2_tip_rotation_10 * t29;
-    let t30 = p.channel_length * segment3_bend_squared_c1;
-    let t31 = t23 * segment3_bend_squared_c2;
-    let segment3_tip_position_x = t30 * segment2_tip_rotation_00
-        + segment2_tip_position_x + segment2_tip_rotation_01 * t31;
-    let segment3_tip_position_y = segment2_tip_rotation_11 * t31
-        + t30 * segment2_tip_rotation_10 + segment2_tip_position_y;
-    let t32 = (t26 * segment3_bend_squared_c3
-        + p.channel_length * segment3_bend_squared_c2 + t25 * segment3_bend_squared_c4)
-        - t30;
-    let t33 = (t23 * segment3_bend_squared_c3 + segment3_bend_squared_c2 * t24) + t31;
-    let segment3_tip_subspace0_v_x = t32 * segment2_tip_rotation_01 * p.channel_length
-        + p.channel_length * segment2_tip_position_y
-        + p.channel_length * segment2_tip_rotation_00 * t33;
-    let segment3_tip_subspace0_v_y = t32 * p.channel_length * segment2_tip_rotation_11
-        + p.channel_length * t33 * segment2_tip_rotation_10
+    let t23 = t19 * segment3_bend_squared_c2;
+    let segment3_tip_local_subspace0_v_x = p.channel_length
+        * ((t19 * segment3_bend_squared_c3 + segment3_bend_squared_c2 * t20) + t23);
+    let t24 = p.channel_length * segment3_bend_squared_c1;
+    let segment3_tip_local_subspace0_v_y = ((t22 * segment3_bend_squared_c3
+        + p.channel_length * segment3_bend_squared_c2 + t21 * segment3_bend_squared_c4)
+        - t24) * p.channel_length;
+    let t25 = segment3_bend_y * segment3_bend_squared_c1;
+    let t26 = 1.0 + -segment3_bend_squared * segment3_bend_squared_c2;
+    let segment3_tip_rotation_00 = segment2_tip_rotation_01 * t25
+        + segment2_tip_rotation_00 * t26;
+    let t27 = segment3_bend_squared_c1 * -segment3_bend_y;
+    let segment3_tip_rotation_01 = segment2_tip_rotation_01 * t26
+        + segment2_tip_rotation_00 * t27;
+    let segment3_tip_rotation_10 = segment2_tip_rotation_11 * t25
+        + t26 * segment2_tip_rotation_10;
+    let segment3_tip_rotation_11 = segment2_tip_rotation_11 * t26
+        + segment2_tip_rotation_10 * t27;
+    let segment3_tip_position_x = t24 * segment2_tip_rotation_00
+        + segment2_tip_position_x + segment2_tip_rotation_01 * t23;
+    let segment3_tip_position_y = segment2_tip_rotation_11 * t23
+        + t24 * segment2_tip_rotation_10 + segment2_tip_position_y;
+    let segment3_tip_subspace0_v_x = p.channel_length * segment2_tip_position_y
+        + segment2_tip_rotation_01 * segment3_tip_local_subspace0_v_y
+        + segment3_tip_local_subspace0_v_x * segment2_tip_rotation_00;
+    let segment3_tip_subspace0_v_y = segment2_tip_rotation_11
+        * segment3_tip_local_subspace0_v_y
+        + segment3_tip_local_subspace0_v_x * segment2_tip_rotation_10
         - segment2_tip_position_x * p.channel_length;
     let link4_inertia_h_x = segment3_tip_position_x * p.link_mass;
     let link4_inertia_h_y = segment3_tip_position_y * p.link_mass;
     let segment4_slice0_local_com_x = 0.21132486540518713 * p.channel_length
         * segment4_slice0_bend_c1;
     let segment4_bend_y = p.channel_length * q[6];
-    let t34 = p.channel_length * segment4_bend_y;
-    let segment4_slice0_local_com_y = 0.044658198738520456 * t34
+    let t28 = p.channel_length * segment4_bend_y;
+    let segment4_slice0_local_com_y = 0.044658198738520456 * t28
         * segment4_slice0_bend_c2;
-    let t35 = -(p.channel_length * segment4_bend_y);
+    let t29 = -(p.channel_length * segment4_bend_y);
     let segment4_slice0_local_subspace0_v_x = p.channel_length
         * (0.21132486540518713 * segment4_slice0_local_com_y
-            + (0.009437387837655933 * segment4_slice0_bend_c2 * t35
-                + 0.009437387837655933 * t34 * segment4_slice0_bend_c3));
+            + (0.009437387837655933 * segment4_slice0_bend_c2 * t29
+                + 0.009437387837655933 * t28 * segment4_slice0_bend_c3));
     let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t36 = 2.0 * p.channel_length * segment4_bend_squared;
-    let t37 = -(p.channel_length * segment4_bend_squared);
+    let t30 = 2.0 * p.channel_length * segment4_bend_squared;
+    let t31 = -(p.channel_length * segment4_bend_squared);
     let segment4_slice0_local_subspace0_v_y = p.channel_length
-        * ((0.00199435471456919 * t36 * segment4_slice0_bend_c4
+        * ((0.00199435471456919 * t30 * segment4_slice0_bend_c4
             + 0.044658198738520456 * segment4_slice0_bend_c2 * p.channel_length
-            + 0.00199435471456919 * t37 * segment4_slice0_bend_c3)
+            + 0.00199435471456919 * t31 * segment4_slice0_bend_c3)
             - 0.21132486540518713 * segment4_slice0_local_com_x);
     let segment4_slice0_local_inertia_h_x = segment4_slice0_local_com_x
         * segment1_slice0_mass;
@@ -972,15 +987,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slice0_mass;
     let segment4_slice1_local_com_x = 0.7886751345948129 * p.channel_length
         * segment4_slice1_bend_c1;
-    let segment4_slice1_local_com_y = 0.6220084679281462 * t34 * segment4_slice1_bend_c2;
+    let segment4_slice1_local_com_y = 0.6220084679281462 * t28 * segment4_slice1_bend_c2;
     let segment4_slice1_local_subspace0_v_x = (0.7886751345948129
         * segment4_slice1_local_com_y
-        + (0.4905626121623441 * segment4_slice1_bend_c2 * t35
-            + 0.4905626121623441 * t34 * segment4_slice1_bend_c3)) * p.channel_length;
+        + (0.4905626121623441 * segment4_slice1_bend_c2 * t29
+            + 0.4905626121623441 * t28 * segment4_slice1_bend_c3)) * p.channel_length;
     let segment4_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.38689453417431974 * t37 * segment4_slice1_bend_c3
+        * ((0.38689453417431974 * t31 * segment4_slice1_bend_c3
             + 0.6220084679281462 * p.channel_length * segment4_slice1_bend_c2
-            + 0.38689453417431974 * t36 * segment4_slice1_bend_c4)
+            + 0.38689453417431974 * t30 * segment4_slice1_bend_c4)
             - 0.7886751345948129 * segment4_slice1_local_com_x);
     let segment4_slice1_local_inertia_h_x = segment4_slice1_local_com_x
         * segment1_slice0_mass;
@@ -998,20 +1013,23 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment4_slices_local_inertia_h_x
         + segment1_slices_local_inertia_m * segment3_tip_position_y
         + segment3_tip_rotation_11 * segment4_slices_local_inertia_h_y;
-    let t38 = segment4_bend_squared_c1 * p.channel_length;
-    let t39 = t34 * segment4_bend_squared_c2;
-    let segment4_tip_position_x = segment3_tip_rotation_00 * t38
-        + segment3_tip_position_x + segment3_tip_rotation_01 * t39;
+    let t32 = t28 * segment4_bend_squared_c2;
+    let segment4_tip_local_subspace0_v_x = p.channel_length
+        * (t32 + (t28 * segment4_bend_squared_c3 + segment4_bend_squared_c2 * t29));
+    let t33 = segment4_bend_squared_c1 * p.channel_length;
+    let segment4_tip_local_subspace0_v_y = ((p.channel_length * segment4_bend_squared_c2
+        + segment4_bend_squared_c4 * t30 + t31 * segment4_bend_squared_c3) - t33)
+        * p.channel_length;
+    let segment4_tip_position_x = segment3_tip_rotation_00 * t33
+        + segment3_tip_position_x + segment3_tip_rotation_01 * t32;
     let segment4_tip_position_y = segment3_tip_position_y
-        + segment3_tip_rotation_10 * t38 + segment3_tip_rotation_11 * t39;
-    let t40 = t39 + (t34 * segment4_bend_squared_c3 + segment4_bend_squared_c2 * t35);
-    let t41 = (p.channel_length * segment4_bend_squared_c2
-        + segment4_bend_squared_c4 * t36 + t37 * segment4_bend_squared_c3) - t38;
+        + segment3_tip_rotation_10 * t33 + segment3_tip_rotation_11 * t32;
     let segment4_tip_subspace0_v_x = p.channel_length * segment3_tip_position_y
-        + segment3_tip_rotation_00 * p.channel_length * t40
-        + segment3_tip_rotation_01 * t41 * p.channel_length;
-    let segment4_tip_subspace0_v_y = segment3_tip_rotation_10 * p.channel_length * t40
-        + t41 * p.channel_length * segment3_tip_rotation_11
+        + segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00
+        + segment3_tip_rotation_01 * segment4_tip_local_subspace0_v_y;
+    let segment4_tip_subspace0_v_y = segment3_tip_rotation_11
+        * segment4_tip_local_subspace0_v_y
+        + segment4_tip_local_subspace0_v_x * segment3_tip_rotation_10
         - p.channel_length * segment3_tip_position_x;
     let link5_inertia_h_x = p.link_mass * segment4_tip_position_x;
     let link5_inertia_h_y = segment4_tip_position_y * p.link_mass;
@@ -1053,66 +1071,64 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + q[1] * link1_composite_inertia_m;
     let base_angle_projected_inertia_f_y = link1_composite_inertia_h_x
         + base_angle_subspace_v_y * link1_composite_inertia_m;
-    let t42 = segment1_slice0_mass * segment1_slice0_local_subspace0_v_x
+    let t34 = segment1_slice0_mass * segment1_slice0_local_subspace0_v_x
         + segment1_slice1_local_subspace0_v_x * segment1_slice0_mass
-        - segment1_slice0_subspace0_w_z * segment1_slice0_local_inertia_h_y
-        - segment1_slice1_subspace0_w_z * segment1_slice1_local_inertia_h_y;
-    let t43 = segment1_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment1_slice1_subspace0_w_z * segment1_slice1_local_inertia_h_x
-        + segment1_slice0_local_inertia_h_x * segment1_slice0_subspace0_w_z
+        - segment1_slice0_local_subspace0_w_z * segment1_slice0_local_inertia_h_y
+        - segment1_slice1_local_subspace0_w_z * segment1_slice1_local_inertia_h_y;
+    let t35 = segment1_slice0_local_subspace0_v_y * segment1_slice0_mass
+        + segment1_slice1_local_subspace0_w_z * segment1_slice1_local_inertia_h_x
+        + segment1_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z
         + segment1_slice1_local_subspace0_v_y * segment1_slice0_mass;
-    let segment1_subspace0_projected_inertia_f_x = t42 * cos_q2
-        + segment1_tip_subspace0_v_x * link2_composite_inertia_m
-        + t43 * base_angle_rotation_01 - p.channel_length * link2_composite_inertia_h_y;
+    let segment1_subspace0_projected_inertia_f_x = segment1_tip_subspace0_v_x
+        * link2_composite_inertia_m + t34 * cos_q2 + t35 * base_angle_rotation_01
+        - p.channel_length * link2_composite_inertia_h_y;
     let segment1_subspace0_projected_inertia_f_y = p.channel_length
-        * link2_composite_inertia_h_x + sin_q2 * t42
-        + segment1_tip_subspace0_v_y * link2_composite_inertia_m + t43 * cos_q2;
-    let t44 = segment2_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment1_slice0_subspace0_w_z * segment2_slice0_local_inertia_h_x
-        + segment2_slice1_local_inertia_h_x * segment1_slice1_subspace0_w_z
+        * link2_composite_inertia_h_x + sin_q2 * t34 + t35 * cos_q2
+        + segment1_tip_subspace0_v_y * link2_composite_inertia_m;
+    let t36 = segment2_slice0_local_subspace0_v_y * segment1_slice0_mass
+        + segment1_slice0_local_subspace0_w_z * segment2_slice0_local_inertia_h_x
+        + segment2_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
         + segment2_slice1_local_subspace0_v_y * segment1_slice0_mass;
-    let t45 = segment2_slice1_local_subspace0_v_x * segment1_slice0_mass
+    let t37 = segment2_slice1_local_subspace0_v_x * segment1_slice0_mass
         + segment2_slice0_local_subspace0_v_x * segment1_slice0_mass
-        - segment1_slice1_subspace0_w_z * segment2_slice1_local_inertia_h_y
-        - segment2_slice0_local_inertia_h_y * segment1_slice0_subspace0_w_z;
-    let segment2_subspace0_projected_inertia_f_x = t44 * segment1_tip_rotation_01
-        + segment1_tip_rotation_00 * t45
+        - segment1_slice1_local_subspace0_w_z * segment2_slice1_local_inertia_h_y
+        - segment2_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z;
+    let segment2_subspace0_projected_inertia_f_x = t36 * segment1_tip_rotation_01
         + link3_composite_inertia_m * segment2_tip_subspace0_v_x
+        + segment1_tip_rotation_00 * t37
         - p.channel_length * link3_composite_inertia_h_y;
-    let segment2_subspace0_projected_inertia_f_y = segment1_tip_rotation_10 * t45
-        + p.channel_length * link3_composite_inertia_h_x
-        + segment2_tip_subspace0_v_y * link3_composite_inertia_m
-        + t44 * segment1_tip_rotation_11;
-    let t46 = segment3_slice0_local_subspace0_v_x * segment1_slice0_mass
+    let segment2_subspace0_projected_inertia_f_y = segment1_tip_rotation_10 * t37
+        + p.channel_length * link3_composite_inertia_h_x + t36 * segment1_tip_rotation_11
+        + segment2_tip_subspace0_v_y * link3_composite_inertia_m;
+    let t38 = segment3_slice0_local_subspace0_v_x * segment1_slice0_mass
         + segment3_slice1_local_subspace0_v_x * segment1_slice0_mass
-        - segment1_slice0_subspace0_w_z * segment3_slice0_local_inertia_h_y
-        - segment1_slice1_subspace0_w_z * segment3_slice1_local_inertia_h_y;
-    let t47 = segment3_slice0_local_subspace0_v_y * segment1_slice0_mass
+        - segment1_slice0_local_subspace0_w_z * segment3_slice0_local_inertia_h_y
+        - segment1_slice1_local_subspace0_w_z * segment3_slice1_local_inertia_h_y;
+    let t39 = segment3_slice0_local_subspace0_v_y * segment1_slice0_mass
         + segment1_slice0_mass * segment3_slice1_local_subspace0_v_y
-        + segment1_slice1_subspace0_w_z * segment3_slice1_local_inertia_h_x
-        + segment1_slice0_subspace0_w_z * segment3_slice0_local_inertia_h_x;
-    let segment3_subspace0_projected_inertia_f_x = t46 * segment2_tip_rotation_00
-        + link4_composite_inertia_m * segment3_tip_subspace0_v_x
-        + segment2_tip_rotation_01 * t47
+        + segment1_slice1_local_subspace0_w_z * segment3_slice1_local_inertia_h_x
+        + segment1_slice0_local_subspace0_w_z * segment3_slice0_local_inertia_h_x;
+    let segment3_subspace0_projected_inertia_f_x = t38 * segment2_tip_rotation_00
+        + segment2_tip_rotation_01 * t39
+        + segment3_tip_subspace0_v_x * link4_composite_inertia_m
         - p.channel_length * link4_composite_inertia_h_y;
-    let segment3_subspace0_projected_inertia_f_y = t46 * segment2_tip_rotation_10
-        + link4_composite_inertia_m * segment3_tip_subspace0_v_y
-        + p.channel_length * link4_composite_inertia_h_x
-        + segment2_tip_rotation_11 * t47;
-    let t48 = segment4_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment4_slice0_local_inertia_h_x * segment1_slice0_subspace0_w_z
+    let segment3_subspace0_projected_inertia_f_y = t38 * segment2_tip_rotation_10
+        + p.channel_length * link4_composite_inertia_h_x + segment2_tip_rotation_11 * t39
+        + segment3_tip_subspace0_v_y * link4_composite_inertia_m;
+    let t40 = segment4_slice0_local_subspace0_v_y * segment1_slice0_mass
+        + segment4_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z
         + segment4_slice1_local_subspace0_v_y * segment1_slice0_mass
-        + segment4_slice1_local_inertia_h_x * segment1_slice1_subspace0_w_z;
-    let t49 = segment4_slice1_local_subspace0_v_x * segment1_slice0_mass
+        + segment4_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z;
+    let t41 = segment4_slice1_local_subspace0_v_x * segment1_slice0_mass
         + segment1_slice0_mass * segment4_slice0_local_subspace0_v_x
-        - segment4_slice0_local_inertia_h_y * segment1_slice0_subspace0_w_z
-        - segment1_slice1_subspace0_w_z * segment4_slice1_local_inertia_h_y;
-    let segment4_subspace0_projected_inertia_f_x = segment3_tip_rotation_01 * t48
-        + segment4_tip_subspace0_v_x * p.link_mass + segment3_tip_rotation_00 * t49
+        - segment4_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z
+        - segment1_slice1_local_subspace0_w_z * segment4_slice1_local_inertia_h_y;
+    let segment4_subspace0_projected_inertia_f_x = segment3_tip_rotation_01 * t40
+        + p.link_mass * segment4_tip_subspace0_v_x + segment3_tip_rotation_00 * t41
         - p.channel_length * link5_inertia_h_y;
-    let segment4_subspace0_projected_inertia_f_y = segment3_tip_rotation_10 * t49
-        + segment4_tip_subspace0_v_y * p.link_mass + segment3_tip_rotation_11 * t48
-        + p.channel_length * link5_inertia_h_x;
+    let segment4_subspace0_projected_inertia_f_y = p.link_mass
+        * segment4_tip_subspace0_v_y + segment3_tip_rotation_10 * t41
+        + segment3_tip_rotation_11 * t40 + p.channel_length * link5_inertia_h_x;
     Cache {
         segment1_bend_squared_c1,
         segment1_bend_squared_c2,
@@ -1194,7 +1210,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link1_inertia_h_y,
         segment1_slice0_local_com_x,
         segment1_slice0_local_com_y,
-        segment1_slice0_subspace0_w_z,
+        segment1_slice0_local_subspace0_w_z,
         segment1_slice0_local_subspace0_v_x,
         segment1_slice0_local_subspace0_v_y,
         segment1_slice0_mass,
@@ -1202,7 +1218,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment1_slice0_local_inertia_h_y,
         segment1_slice1_local_com_x,
         segment1_slice1_local_com_y,
-        segment1_slice1_subspace0_w_z,
+        segment1_slice1_local_subspace0_w_z,
         segment1_slice1_local_subspace0_v_x,
         segment1_slice1_local_subspace0_v_y,
         segment1_slice1_local_inertia_h_x,
@@ -1212,6 +1228,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment1_slices_local_inertia_h_y,
         segment1_slices_inertia_h_x,
         segment1_slices_inertia_h_y,
+        segment1_tip_local_subspace0_v_x,
+        segment1_tip_local_subspace0_v_y,
         segment1_tip_rotation_00,
         segment1_tip_rotation_01,
         segment1_tip_rotation_10,
@@ -1238,6 +1256,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment2_slices_local_inertia_h_y,
         segment2_slices_inertia_h_x,
         segment2_slices_inertia_h_y,
+        segment2_tip_local_subspace0_v_x,
+        segment2_tip_local_subspace0_v_y,
         segment2_tip_rotation_00,
         segment2_tip_rotation_01,
         segment2_tip_rotation_10,
@@ -1264,6 +1284,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment3_slices_local_inertia_h_y,
         segment3_slices_inertia_h_x,
         segment3_slices_inertia_h_y,
+        segment3_tip_local_subspace0_v_x,
+        segment3_tip_local_subspace0_v_y,
         segment3_tip_rotation_00,
         segment3_tip_rotation_01,
         segment3_tip_rotation_10,
@@ -1290,6 +1312,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment4_slices_local_inertia_h_y,
         segment4_slices_inertia_h_x,
         segment4_slices_inertia_h_y,
+        segment4_tip_local_subspace0_v_x,
+        segment4_tip_local_subspace0_v_y,
         segment4_tip_position_x,
         segment4_tip_position_y,
         segment4_tip_subspace0_v_x,
@@ -1471,103 +1495,109 @@ pub fn mass_matrix_into(
     let base_angle_projected_inertia_n_z = cache.link1_composite_inertia_h_x
         * cache.base_angle_subspace_v_y + link1_composite_inertia_i_22
         - q[1] * cache.link1_composite_inertia_h_y;
-    let t5 = cache.segment1_tip_subspace0_v_y * cache.link2_composite_inertia_h_x;
-    let t6 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_x;
-    let t7 = cache.segment1_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t8 = -(cache.segment1_slice0_subspace0_w_z
+    let t5 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_x;
+    let t6 = cache.segment1_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t7 = -(cache.segment1_slice0_local_subspace0_w_z
         * cache.segment1_slice0_local_inertia_h_y);
-    let t9 = -(cache.segment1_slice1_subspace0_w_z
+    let t8 = -(cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_local_inertia_h_y);
-    let t10 = t6 + t7 + t8 + t9;
-    let t11 = cache.segment1_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t12 = cache.segment1_slice1_subspace0_w_z
+    let t9 = t5 + t6 + t7 + t8;
+    let t10 = cache.segment1_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t11 = cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_local_inertia_h_x;
-    let t13 = cache.segment1_slice0_local_inertia_h_x
-        * cache.segment1_slice0_subspace0_w_z;
-    let t14 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t15 = t11 + t12 + t13 + t14;
-    let t16 = -(cache.segment1_slice1_local_subspace0_v_x
+    let t12 = cache.segment1_slice0_local_inertia_h_x
+        * cache.segment1_slice0_local_subspace0_w_z;
+    let t13 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t14 = t10 + t11 + t12 + t13;
+    let t15 = -(cache.segment1_slice1_local_subspace0_v_x
         * cache.segment1_slice1_local_inertia_h_y);
-    let t17 = cache.segment1_slice1_subspace0_w_z * segment1_slice1_local_inertia_i_22;
+    let t16 = cache.segment1_slice1_local_subspace0_w_z
+        * segment1_slice1_local_inertia_i_22;
+    let t17 = cache.segment1_tip_subspace0_v_y * cache.link2_composite_inertia_h_x;
     let t18 = -(cache.segment1_slice0_local_inertia_h_y
         * cache.segment1_slice0_local_subspace0_v_x);
     let t19 = cache.segment1_slice0_local_subspace0_v_y
         * cache.segment1_slice0_local_inertia_h_x;
-    let t20 = p.channel_length * link2_composite_inertia_i_22;
-    let t21 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
-    let t22 = cache.segment1_slice0_subspace0_w_z * segment1_slice0_local_inertia_i_22;
+    let t20 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
+    let t21 = p.channel_length * link2_composite_inertia_i_22;
+    let t22 = cache.segment1_slice0_local_subspace0_w_z
+        * segment1_slice0_local_inertia_i_22;
     let t23 = cache.segment1_slice1_local_subspace0_v_y
         * cache.segment1_slice1_local_inertia_h_x;
-    let segment1_subspace0_projected_inertia_n_z = t5
-        + q[0] * (cache.sin_q2 * t10 + t15 * cache.cos_q2) + t16 + t17 + t18 + t19 + t20
+    let segment1_subspace0_projected_inertia_n_z = q[0]
+        * (cache.sin_q2 * t9 + t14 * cache.cos_q2) + t15 + t16 + t17 + t18 + t19 + t20
         + t21 + t22 + t23
-        - q[1] * (t10 * cache.cos_q2 + t15 * cache.base_angle_rotation_01);
+        - q[1] * (t9 * cache.cos_q2 + t14 * cache.base_angle_rotation_01);
     let t24 = segment1_subspace0_projected_inertia_n_z
-        + cache.segment1_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
-        + q[1] * cache.segment1_subspace0_projected_inertia_f_x;
+        + q[1] * cache.segment1_subspace0_projected_inertia_f_x
+        + cache.base_angle_subspace_v_y * cache.segment1_subspace0_projected_inertia_f_y;
     let t25 = cache.segment2_slice0_local_subspace0_v_y
         * cache.segment2_slice0_local_inertia_h_x;
-    let t26 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
-    let t27 = cache.segment2_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t28 = cache.segment1_slice0_subspace0_w_z
+    let t26 = cache.segment2_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t27 = cache.segment1_slice0_local_subspace0_w_z
         * cache.segment2_slice0_local_inertia_h_x;
-    let t29 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment1_slice1_subspace0_w_z;
-    let t30 = cache.segment2_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t31 = t27 + t28 + t29 + t30;
-    let t32 = -(cache.segment1_slice1_subspace0_w_z
+    let t28 = cache.segment2_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_subspace0_w_z;
+    let t29 = cache.segment2_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t30 = t26 + t27 + t28 + t29;
+    let t31 = -(cache.segment1_slice1_local_subspace0_w_z
         * cache.segment2_slice1_local_inertia_h_y);
-    let t33 = cache.segment2_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t34 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t35 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment1_slice0_subspace0_w_z);
-    let t36 = t32 + t33 + t34 + t35;
-    let t37 = cache.segment1_slice1_subspace0_w_z * segment2_slice1_local_inertia_i_22;
+    let t32 = cache.segment2_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t33 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t34 = -(cache.segment2_slice0_local_inertia_h_y
+        * cache.segment1_slice0_local_subspace0_w_z);
+    let t35 = t31 + t32 + t33 + t34;
+    let t36 = cache.segment1_slice1_local_subspace0_w_z
+        * segment2_slice1_local_inertia_i_22;
+    let t37 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
     let t38 = -(cache.link3_composite_inertia_h_y * cache.segment2_tip_subspace0_v_x);
     let t39 = -(cache.segment2_slice1_local_subspace0_v_x
         * cache.segment2_slice1_local_inertia_h_y);
     let t40 = link3_composite_inertia_i_22 * p.channel_length;
     let t41 = -(cache.segment2_slice0_local_inertia_h_y
         * cache.segment2_slice0_local_subspace0_v_x);
-    let t42 = cache.segment1_slice0_subspace0_w_z * segment2_slice0_local_inertia_i_22;
+    let t42 = cache.segment1_slice0_local_subspace0_w_z
+        * segment2_slice0_local_inertia_i_22;
     let t43 = cache.segment2_slice1_local_inertia_h_x
         * cache.segment2_slice1_local_subspace0_v_y;
-    let segment2_subspace0_projected_inertia_n_z = t25 + t26
-        + (cache.segment1_tip_rotation_10 * t36 + t31 * cache.segment1_tip_rotation_11)
-            * cache.segment1_tip_position_x + t37 + t38 + t39 + t40 + t41 + t42 + t43
-        - (t31 * cache.segment1_tip_rotation_01 + cache.segment1_tip_rotation_00 * t36)
+    let segment2_subspace0_projected_inertia_n_z = t25
+        + (cache.segment1_tip_rotation_10 * t35 + t30 * cache.segment1_tip_rotation_11)
+            * cache.segment1_tip_position_x + t36 + t37 + t38 + t39 + t40 + t41 + t42
+        + t43
+        - (t30 * cache.segment1_tip_rotation_01 + cache.segment1_tip_rotation_00 * t35)
             * cache.segment1_tip_position_y;
-    let t44 = cache.segment2_subspace0_projected_inertia_f_y
-        * cache.base_angle_subspace_v_y
-        + q[1] * cache.segment2_subspace0_projected_inertia_f_x
-        + segment2_subspace0_projected_inertia_n_z;
+    let t44 = segment2_subspace0_projected_inertia_n_z
+        + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + q[1] * cache.segment2_subspace0_projected_inertia_f_x;
     let t45 = cache.segment3_slice1_local_subspace0_v_y
         * cache.segment3_slice1_local_inertia_h_x;
     let t46 = cache.segment3_slice0_local_subspace0_v_y
         * cache.segment3_slice0_local_inertia_h_x;
-    let t47 = cache.segment1_slice0_subspace0_w_z * segment3_slice0_local_inertia_i_22;
-    let t48 = -(cache.segment1_slice0_subspace0_w_z
+    let t47 = cache.segment1_slice0_local_subspace0_w_z
+        * segment3_slice0_local_inertia_i_22;
+    let t48 = -(cache.segment1_slice0_local_subspace0_w_z
         * cache.segment3_slice0_local_inertia_h_y);
     let t49 = cache.segment3_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t50 = -(cache.segment1_slice1_subspace0_w_z
+    let t50 = -(cache.segment1_slice1_local_subspace0_w_z
         * cache.segment3_slice1_local_inertia_h_y);
     let t51 = cache.segment3_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
     let t52 = t48 + t49 + t50 + t51;
     let t53 = cache.segment3_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
     let t54 = cache.segment1_slice0_mass * cache.segment3_slice1_local_subspace0_v_y;
-    let t55 = cache.segment1_slice1_subspace0_w_z
+    let t55 = cache.segment1_slice1_local_subspace0_w_z
         * cache.segment3_slice1_local_inertia_h_x;
-    let t56 = cache.segment1_slice0_subspace0_w_z
+    let t56 = cache.segment1_slice0_local_subspace0_w_z
         * cache.segment3_slice0_local_inertia_h_x;
     let t57 = t53 + t54 + t55 + t56;
-    let t58 = cache.segment1_slice1_subspace0_w_z * segment3_slice1_local_inertia_i_22;
-    let t59 = cache.link4_composite_inertia_h_x * cache.segment3_tip_subspace0_v_y;
-    let t60 = -(cache.segment3_slice0_local_subspace0_v_x
+    let t58 = cache.segment1_slice1_local_subspace0_w_z
+        * segment3_slice1_local_inertia_i_22;
+    let t59 = -(cache.segment3_slice0_local_subspace0_v_x
         * cache.segment3_slice0_local_inertia_h_y);
-    let t61 = -(cache.segment3_slice1_local_subspace0_v_x
+    let t60 = -(cache.segment3_slice1_local_subspace0_v_x
         * cache.segment3_slice1_local_inertia_h_y);
-    let t62 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
-    let t63 = link4_composite_inertia_i_22 * p.channel_length;
+    let t61 = cache.segment3_tip_subspace0_v_y * cache.link4_composite_inertia_h_x;
+    let t62 = link4_composite_inertia_i_22 * p.channel_length;
+    let t63 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
     let segment3_subspace0_projected_inertia_n_z = t45 + t46 + t47
         + cache.segment2_tip_position_x
             * (t52 * cache.segment2_tip_rotation_10
@@ -1575,73 +1605,75 @@ pub fn mass_matrix_into(
         + t63
         - (t52 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t57)
             * cache.segment2_tip_position_y;
-    let t64 = q[1] * cache.segment3_subspace0_projected_inertia_f_x
-        + segment3_subspace0_projected_inertia_n_z
-        + cache.segment3_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
+    let t64 = cache.segment3_subspace0_projected_inertia_f_y
+        * cache.base_angle_subspace_v_y + segment3_subspace0_projected_inertia_n_z
+        + q[1] * cache.segment3_subspace0_projected_inertia_f_x;
     let t65 = cache.segment4_slice1_local_subspace0_v_y
         * cache.segment4_slice1_local_inertia_h_x;
-    let t66 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
-    let t67 = cache.segment4_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t68 = cache.segment4_slice0_local_inertia_h_x
-        * cache.segment1_slice0_subspace0_w_z;
-    let t69 = cache.segment4_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t70 = cache.segment4_slice1_local_inertia_h_x
-        * cache.segment1_slice1_subspace0_w_z;
-    let t71 = t67 + t68 + t69 + t70;
-    let t72 = cache.segment4_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t73 = cache.segment1_slice0_mass * cache.segment4_slice0_local_subspace0_v_x;
-    let t74 = -(cache.segment4_slice0_local_inertia_h_y
-        * cache.segment1_slice0_subspace0_w_z);
-    let t75 = -(cache.segment1_slice1_subspace0_w_z
+    let t66 = cache.segment4_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t67 = cache.segment4_slice0_local_inertia_h_x
+        * cache.segment1_slice0_local_subspace0_w_z;
+    let t68 = cache.segment4_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t69 = cache.segment4_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_subspace0_w_z;
+    let t70 = t66 + t67 + t68 + t69;
+    let t71 = cache.segment4_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t72 = cache.segment1_slice0_mass * cache.segment4_slice0_local_subspace0_v_x;
+    let t73 = -(cache.segment4_slice0_local_inertia_h_y
+        * cache.segment1_slice0_local_subspace0_w_z);
+    let t74 = -(cache.segment1_slice1_local_subspace0_w_z
         * cache.segment4_slice1_local_inertia_h_y);
-    let t76 = t72 + t73 + t74 + t75;
-    let t77 = segment4_slice1_local_inertia_i_22 * cache.segment1_slice1_subspace0_w_z;
-    let t78 = cache.segment4_tip_subspace0_v_y * cache.link5_inertia_h_x;
+    let t75 = t71 + t72 + t73 + t74;
+    let t76 = cache.link5_inertia_h_x * cache.segment4_tip_subspace0_v_y;
+    let t77 = segment4_slice1_local_inertia_i_22
+        * cache.segment1_slice1_local_subspace0_w_z;
+    let t78 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
     let t79 = cache.segment4_slice0_local_inertia_h_x
         * cache.segment4_slice0_local_subspace0_v_y;
-    let t80 = cache.segment1_slice0_subspace0_w_z * segment4_slice0_local_inertia_i_22;
+    let t80 = cache.segment1_slice0_local_subspace0_w_z
+        * segment4_slice0_local_inertia_i_22;
     let t81 = -(cache.segment4_slice0_local_inertia_h_y
         * cache.segment4_slice0_local_subspace0_v_x);
     let t82 = -(cache.segment4_slice1_local_subspace0_v_x
         * cache.segment4_slice1_local_inertia_h_y);
     let t83 = p.channel_length * link5_inertia_i_22;
-    let segment4_subspace0_projected_inertia_n_z = t65 + t66 + t77 + t78 + t79 + t80
+    let segment4_subspace0_projected_inertia_n_z = t65 + t76 + t77 + t78 + t79 + t80
         + cache.segment3_tip_position_x
-            * (cache.segment3_tip_rotation_10 * t76
-                + cache.segment3_tip_rotation_11 * t71) + t81 + t82 + t83
-        - (cache.segment3_tip_rotation_01 * t71 + cache.segment3_tip_rotation_00 * t76)
+            * (cache.segment3_tip_rotation_10 * t75
+                + cache.segment3_tip_rotation_11 * t70) + t81 + t82 + t83
+        - (cache.segment3_tip_rotation_01 * t70 + cache.segment3_tip_rotation_00 * t75)
             * cache.segment3_tip_position_y;
     let t84 = segment4_subspace0_projected_inertia_n_z
-        + q[1] * cache.segment4_subspace0_projected_inertia_f_x
-        + cache.segment4_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
-    let t85 = cache.segment2_subspace0_projected_inertia_f_y
-        * cache.segment1_tip_subspace0_v_y
-        + cache.segment2_subspace0_projected_inertia_f_x
-            * cache.segment1_tip_subspace0_v_x
-        + p.channel_length * segment2_subspace0_projected_inertia_n_z;
-    let t86 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
-    let t87 = cache.segment3_subspace0_projected_inertia_f_y
-        * cache.segment1_tip_subspace0_v_y + t86
+        + cache.segment4_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + q[1] * cache.segment4_subspace0_projected_inertia_f_x;
+    let t85 = p.channel_length * segment2_subspace0_projected_inertia_n_z
         + cache.segment1_tip_subspace0_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x;
-    let t88 = segment4_subspace0_projected_inertia_n_z * p.channel_length;
-    let t89 = t88
-        + cache.segment1_tip_subspace0_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x
-        + cache.segment4_subspace0_projected_inertia_f_y
+            * cache.segment2_subspace0_projected_inertia_f_x
+        + cache.segment2_subspace0_projected_inertia_f_y
             * cache.segment1_tip_subspace0_v_y;
-    let t90 = cache.segment3_subspace0_projected_inertia_f_y
-        * cache.segment2_tip_subspace0_v_y
-        + cache.segment3_subspace0_projected_inertia_f_x
-            * cache.segment2_tip_subspace0_v_x + t86;
-    let t91 = cache.segment4_subspace0_projected_inertia_f_x
-        * cache.segment2_tip_subspace0_v_x + t88
+    let t86 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
+    let t87 = cache.segment1_tip_subspace0_v_x
+        * cache.segment3_subspace0_projected_inertia_f_x
+        + cache.segment1_tip_subspace0_v_y
+            * cache.segment3_subspace0_projected_inertia_f_y + t86;
+    let t88 = p.channel_length * segment4_subspace0_projected_inertia_n_z;
+    let t89 = cache.segment4_subspace0_projected_inertia_f_y
+        * cache.segment1_tip_subspace0_v_y
+        + cache.segment4_subspace0_projected_inertia_f_x
+            * cache.segment1_tip_subspace0_v_x + t88;
+    let t90 = cache.segment3_subspace0_projected_inertia_f_x
+        * cache.segment2_tip_subspace0_v_x
+        + cache.segment2_tip_subspace0_v_y
+            * cache.segment3_subspace0_projected_inertia_f_y + t86;
+    let t91 = t88
         + cache.segment4_subspace0_projected_inertia_f_y
-            * cache.segment2_tip_subspace0_v_y;
+            * cache.segment2_tip_subspace0_v_y
+        + cache.segment4_subspace0_projected_inertia_f_x
+            * cache.segment2_tip_subspace0_v_x;
     let t92 = cache.segment4_subspace0_projected_inertia_f_x
         * cache.segment3_tip_subspace0_v_x + t88
-        + cache.segment4_subspace0_projected_inertia_f_y
-            * cache.segment3_tip_subspace0_v_y;
+        + cache.segment3_tip_subspace0_v_y
+            * cache.segment4_subspace0_projected_inertia_f_y;
     out[(0, 0)] = cache.link1_composite_inertia_m;
     out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
     out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
@@ -1675,70 +1707,69 @@ pub fn mass_matrix_into(
     out[(5, 2)] = t64;
     out[(2, 6)] = t84;
     out[(6, 2)] = t84;
-    out[(3, 3)] = (t5 + t20 + t21) * p.channel_length
-        + cache.segment1_slice0_subspace0_w_z * (t18 + t19 + t22)
-        + cache.segment1_tip_subspace0_v_x
-            * (cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_m
-                - p.channel_length * cache.link2_composite_inertia_h_y)
-        + (t7 + t9) * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * (t12 + t14)
-        + cache.segment1_tip_subspace0_v_y
-            * (p.channel_length * cache.link2_composite_inertia_h_x
-                + cache.segment1_tip_subspace0_v_y * cache.link2_composite_inertia_m)
-        + (t6 + t8) * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice1_subspace0_w_z * (t16 + t17 + t23)
-        + cache.segment1_slice0_local_subspace0_v_y * (t11 + t13);
+    out[(3, 3)] = (p.channel_length * cache.link2_composite_inertia_h_x
+        + cache.segment1_tip_subspace0_v_y * cache.link2_composite_inertia_m)
+        * cache.segment1_tip_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_w_z * (t18 + t19 + t22)
+        + (t6 + t8) * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * (t11 + t13)
+        + (cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_m
+            - p.channel_length * cache.link2_composite_inertia_h_y)
+            * cache.segment1_tip_subspace0_v_x + p.channel_length * (t17 + t20 + t21)
+        + (t5 + t7) * cache.segment1_slice0_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_w_z * (t15 + t16 + t23)
+        + cache.segment1_slice0_local_subspace0_v_y * (t10 + t12);
     out[(3, 4)] = t85;
     out[(4, 3)] = t85;
     out[(3, 5)] = t87;
     out[(5, 3)] = t87;
     out[(3, 6)] = t89;
     out[(6, 3)] = t89;
-    out[(4, 4)] = cache.segment2_slice1_local_subspace0_v_x * (t32 + t33)
+    out[(4, 4)] = cache.segment2_slice1_local_subspace0_v_x * (t31 + t32)
+        + p.channel_length * (t37 + t38 + t40)
         + (cache.link3_composite_inertia_m * cache.segment2_tip_subspace0_v_x
             - p.channel_length * cache.link3_composite_inertia_h_y)
             * cache.segment2_tip_subspace0_v_x
-        + (t25 + t41 + t42) * cache.segment1_slice0_subspace0_w_z
-        + (t26 + t38 + t40) * p.channel_length
-        + cache.segment2_slice1_local_subspace0_v_y * (t29 + t30)
-        + cache.segment2_slice0_local_subspace0_v_y * (t27 + t28)
-        + cache.segment2_slice0_local_subspace0_v_x * (t34 + t35)
-        + cache.segment1_slice1_subspace0_w_z * (t37 + t39 + t43)
-        + (p.channel_length * cache.link3_composite_inertia_h_x
-            + cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_m)
-            * cache.segment2_tip_subspace0_v_y;
+        + cache.segment2_tip_subspace0_v_y
+            * (p.channel_length * cache.link3_composite_inertia_h_x
+                + cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_m)
+        + (t25 + t41 + t42) * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment2_slice1_local_subspace0_v_y * (t28 + t29)
+        + cache.segment2_slice0_local_subspace0_v_y * (t26 + t27)
+        + cache.segment2_slice0_local_subspace0_v_x * (t33 + t34)
+        + cache.segment1_slice1_local_subspace0_w_z * (t36 + t39 + t43);
     out[(4, 5)] = t90;
     out[(5, 4)] = t90;
     out[(4, 6)] = t91;
     out[(6, 4)] = t91;
-    out[(5, 5)] = (cache.link4_composite_inertia_m * cache.segment3_tip_subspace0_v_y
-        + p.channel_length * cache.link4_composite_inertia_h_x)
-        * cache.segment3_tip_subspace0_v_y
+    out[(5, 5)] = cache.segment3_tip_subspace0_v_y
+        * (p.channel_length * cache.link4_composite_inertia_h_x
+            + cache.segment3_tip_subspace0_v_y * cache.link4_composite_inertia_m)
         + cache.segment3_slice1_local_subspace0_v_x * (t50 + t51)
-        + cache.segment1_slice0_subspace0_w_z * (t46 + t47 + t60)
+        + cache.segment1_slice0_local_subspace0_w_z * (t46 + t47 + t59)
         + cache.segment3_slice0_local_subspace0_v_x * (t48 + t49)
         + (t53 + t56) * cache.segment3_slice0_local_subspace0_v_y
+        + cache.segment3_tip_subspace0_v_x
+            * (cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_m
+                - p.channel_length * cache.link4_composite_inertia_h_y)
         + cache.segment3_slice1_local_subspace0_v_y * (t54 + t55)
-        + cache.segment1_slice1_subspace0_w_z * (t45 + t58 + t61)
-        + p.channel_length * (t59 + t62 + t63)
-        + (cache.link4_composite_inertia_m * cache.segment3_tip_subspace0_v_x
-            - p.channel_length * cache.link4_composite_inertia_h_y)
-            * cache.segment3_tip_subspace0_v_x;
+        + cache.segment1_slice1_local_subspace0_w_z * (t45 + t58 + t60)
+        + p.channel_length * (t61 + t62 + t63);
     out[(5, 6)] = t92;
     out[(6, 5)] = t92;
-    out[(6, 6)] = cache.segment4_slice1_local_subspace0_v_y * (t69 + t70)
-        + cache.segment1_slice1_subspace0_w_z * (t65 + t77 + t82)
-        + cache.segment4_slice1_local_subspace0_v_x * (t72 + t75)
-        + cache.segment4_slice0_local_subspace0_v_y * (t67 + t68)
-        + p.channel_length * (t66 + t78 + t83)
-        + cache.segment1_slice0_subspace0_w_z * (t79 + t80 + t81)
-        + (cache.segment4_tip_subspace0_v_y * p.link_mass
+    out[(6, 6)] = cache.segment4_slice1_local_subspace0_v_y * (t68 + t69)
+        + cache.segment1_slice1_local_subspace0_w_z * (t65 + t77 + t82)
+        + cache.segment4_slice1_local_subspace0_v_x * (t71 + t74)
+        + cache.segment4_slice0_local_subspace0_v_y * (t66 + t67)
+        + p.channel_length * (t76 + t78 + t83)
+        + (p.link_mass * cache.segment4_tip_subspace0_v_y
             + p.channel_length * cache.link5_inertia_h_x)
             * cache.segment4_tip_subspace0_v_y
-        + (t73 + t74) * cache.segment4_slice0_local_subspace0_v_x
-        + cache.segment4_tip_subspace0_v_x
-            * (cache.segment4_tip_subspace0_v_x * p.link_mass
-                - p.channel_length * cache.link5_inertia_h_y);
+        + cache.segment1_slice0_local_subspace0_w_z * (t79 + t80 + t81)
+        + (t72 + t73) * cache.segment4_slice0_local_subspace0_v_x
+        + (p.link_mass * cache.segment4_tip_subspace0_v_x
+            - p.channel_length * cache.link5_inertia_h_y)
+            * cache.segment4_tip_subspace0_v_x;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1751,664 +1782,680 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let segment1_bend_y_rate = p.channel_length * qd[3];
     let segment1_bend_y = p.channel_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t0 = 2.0 * segment1_bend_squared * p.channel_length;
-    let t1 = -(segment1_bend_squared * p.channel_length);
-    let t2 = 0.38689453417431974 * cache.segment1_slice1_bend_c4 * t0
-        + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-        + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t1;
-    let base_angle_subspace_rate_v_y = -qd[0];
-    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
-    let base_angle_bias_v_x = qd[2] * qd[1];
-    let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
-        + cache.cos_q2 * base_angle_bias_v_x;
-    let t3 = t2 - 0.7886751345948129 * cache.segment1_slice1_local_com_x;
-    let t4 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let t5 = -(3.0 * segment1_bend_squared * p.channel_length * t4);
-    let t6 = p.channel_length * t4;
-    let t7 = segment1_bend_squared * p.channel_length * t4;
-    let t8 = 3.0 * segment1_bend_squared * p.channel_length * t4;
-    let t9 = -(p.channel_length * t4);
-    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t10 = base_angle_velocity_v_x - q[1] * qd[2];
-    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let t11 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let segment1_base_velocity_v_y = t10 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t11;
-    let t12 = 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate * t2
-        + segment1_base_bias_v_x
-        + (0.30513409881392906 * t5 * cache.segment1_slice1_bend_c4
-            + 0.4905626121623441 * t6 * cache.segment1_slice1_bend_c3
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t7
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c5 * t8
-            + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t9)
-        + 0.7886751345948129 * p.channel_length * qd[3] * segment1_base_velocity_v_y
-        - p.channel_length * qd[2] * qd[3] * t3;
-    let t13 = t12 * cache.segment1_slice0_mass;
-    let t14 = 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t1
-        + 0.00199435471456919 * t0 * cache.segment1_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2;
-    let t15 = t14 - 0.21132486540518713 * cache.segment1_slice0_local_com_x;
-    let t16 = 0.21132486540518713 * p.channel_length * qd[3] * segment1_base_velocity_v_y
-        + 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t14
-        + segment1_base_bias_v_x
-        + (0.0004214567416265345 * t5 * cache.segment1_slice0_bend_c4
-            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t7
-            + 0.009437387837655933 * t6 * cache.segment1_slice0_bend_c3
-            + 0.0004214567416265345 * t8 * cache.segment1_slice0_bend_c5
-            + 0.009437387837655933 * t9 * cache.segment1_slice0_bend_c2)
-        - p.channel_length * qd[2] * qd[3] * t15;
-    let t17 = cache.segment1_slice0_mass * t16;
-    let t18 = 0.7886751345948129 * p.channel_length * qd[3] + qd[2];
-    let t19 = p.channel_length * qd[3] * t3 + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t18
-        * cache.segment1_slice1_local_inertia_h_x + t19 * cache.segment1_slice0_mass;
-    let t20 = -(t18 * segment1_slice1_local_momentum_f_y);
-    let t21 = p.channel_length * qd[3] * t15 + segment1_base_velocity_v_y;
-    let t22 = 0.21132486540518713 * p.channel_length * qd[3] + qd[2];
-    let segment1_slice0_local_momentum_f_y = t21 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_local_inertia_h_x * t22;
-    let t23 = -(segment1_slice0_local_momentum_f_y * t22);
-    let t24 = t13 + t17 + t20 + t23;
-    let t25 = t24 * cache.cos_q2;
-    let t26 = 6.0 * segment1_bend_y * p.channel_length * t4;
-    let t27 = -(3.0 * segment1_bend_y * p.channel_length * t4);
-    let t28 = segment1_bend_y.powi(3);
-    let t29 = 8.0 * t28 * p.channel_length * t4;
-    let t30 = t28 * p.channel_length * t4;
-    let t31 = -(5.0 * t28 * p.channel_length * t4);
-    let t32 = segment1_bend_y * p.channel_length;
-    let t33 = -(segment1_bend_y * p.channel_length);
-    let t34 = (cache.segment1_bend_squared_c4 * t26
-        + t27 * cache.segment1_bend_squared_c3 + cache.segment1_bend_squared_c6 * t29
-        + cache.segment1_bend_squared_c4 * t30 + t31 * cache.segment1_bend_squared_c5)
+    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let t0 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let t1 = 6.0 * segment1_bend_y * p.channel_length * t0;
+    let t2 = -(3.0 * segment1_bend_y * p.channel_length * t0);
+    let t3 = segment1_bend_y.powi(3);
+    let t4 = 8.0 * t3 * p.channel_length * t0;
+    let t5 = t3 * p.channel_length * t0;
+    let t6 = -(5.0 * t3 * p.channel_length * t0);
+    let t7 = segment1_bend_y * p.channel_length;
+    let t8 = -(segment1_bend_y * p.channel_length);
+    let t9 = (cache.segment1_bend_squared_c4 * t1 + t2 * cache.segment1_bend_squared_c3
+        + cache.segment1_bend_squared_c6 * t4 + cache.segment1_bend_squared_c4 * t5
+        + t6 * cache.segment1_bend_squared_c5)
         - segment1_bend_y_rate * segment1_bend_y_rate
-            * (t32 * cache.segment1_bend_squared_c3
-                + cache.segment1_bend_squared_c2 * t33);
-    let t35 = segment1_bend_y_rate * segment1_bend_y_rate
+            * (t7 * cache.segment1_bend_squared_c3
+                + cache.segment1_bend_squared_c2 * t8);
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t10 = -(segment1_bend_squared * p.channel_length);
+    let t11 = 2.0 * segment1_bend_squared * p.channel_length;
+    let t12 = -(3.0 * segment1_bend_squared * p.channel_length * t0);
+    let t13 = -(p.channel_length * t0);
+    let t14 = segment1_bend_squared * p.channel_length * t0;
+    let t15 = 3.0 * segment1_bend_squared * p.channel_length * t0;
+    let t16 = p.channel_length * t0;
+    let t17 = segment1_bend_y_rate * segment1_bend_y_rate
         * (cache.segment1_bend_squared_c2 * p.channel_length
-            + t1 * cache.segment1_bend_squared_c3 + cache.segment1_bend_squared_c4 * t0)
-        + (cache.segment1_bend_squared_c4 * t5 + cache.segment1_bend_squared_c2 * t9
-            + cache.segment1_bend_squared_c3 * t7 + t8 * cache.segment1_bend_squared_c5
-            + t6 * cache.segment1_bend_squared_c3);
-    let segment1_tip_bias_v_x = cache.base_angle_rotation_01 * t34
-        + segment1_bend_y_rate * base_angle_velocity_v_y + t35 * cache.cos_q2
+            + t10 * cache.segment1_bend_squared_c3
+            + cache.segment1_bend_squared_c4 * t11)
+        + (cache.segment1_bend_squared_c4 * t12 + cache.segment1_bend_squared_c2 * t13
+            + cache.segment1_bend_squared_c3 * t14 + t15 * cache.segment1_bend_squared_c5
+            + t16 * cache.segment1_bend_squared_c3);
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let segment1_tip_bias_v_x = cache.base_angle_rotation_01 * t9
+        + segment1_bend_y_rate * base_angle_velocity_v_y + t17 * cache.cos_q2
         + base_angle_bias_v_x - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let segment1_tip_bias_v_y = cache.cos_q2 * t34
-        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + t35 * cache.sin_q2
-        + base_angle_bias_v_y - segment1_bend_y_rate * base_angle_velocity_v_x;
-    let segment2_base_bias_v_y = segment1_tip_bias_v_x * cache.segment1_tip_rotation_01
-        + segment1_tip_bias_v_y * cache.segment1_tip_rotation_11;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let t36 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_bend_y = p.channel_length * q[4];
-    let t37 = segment2_bend_y.powi(3);
-    let t38 = t36 * p.channel_length * t37;
-    let t39 = 6.0 * t36 * p.channel_length * segment2_bend_y;
-    let t40 = -(3.0 * t36 * p.channel_length * segment2_bend_y);
-    let t41 = 8.0 * t36 * p.channel_length * t37;
-    let t42 = -(5.0 * t36 * p.channel_length * t37);
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let t43 = -(p.channel_length * segment2_bend_y);
-    let t44 = p.channel_length * segment2_bend_y;
-    let t45 = 0.4905626121623441 * t43 * cache.segment2_slice1_bend_c2
-        + 0.4905626121623441 * t44 * cache.segment2_slice1_bend_c3;
-    let t46 = 0.7886751345948129 * cache.segment2_slice1_local_com_y + t45;
+    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_tip_subspace0_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
+        + p.link_mass * segment1_tip_velocity_v_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t47 = segment1_tip_velocity_v_x
+    let t18 = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let t48 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+    let t19 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
         + segment1_tip_velocity_v_y;
-    let segment2_base_velocity_v_x = t47 * cache.segment1_tip_rotation_00
-        + t48 * cache.segment1_tip_rotation_10;
-    let t49 = segment2_base_bias_v_y
-        + (0.24065167645154242 * t38 * cache.segment2_slice1_bend_c4
-            + 0.38689453417431974 * t39 * cache.segment2_slice1_bend_c4
-            + 0.38689453417431974 * t40 * cache.segment2_slice1_bend_c3
-            + 0.24065167645154242 * t41 * cache.segment2_slice1_bend_c6
-            + 0.24065167645154242 * t42 * cache.segment2_slice1_bend_c5)
-        + p.channel_length * segment1_tip_velocity_w_z * qd[4] * t46
-        - 0.7886751345948129 * segment2_bend_y_rate * segment2_bend_y_rate * t45
-        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice1_subspace0_w_z;
-    let t50 = cache.segment1_slice0_mass * t49;
-    let t51 = 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t44
-        + 0.009437387837655933 * t43 * cache.segment2_slice0_bend_c2;
-    let t52 = t51 + 0.21132486540518713 * cache.segment2_slice0_local_com_y;
-    let t53 = (0.00008906428919833614 * t38 * cache.segment2_slice0_bend_c4
-        + 0.00199435471456919 * t39 * cache.segment2_slice0_bend_c4
-        + 0.00199435471456919 * t40 * cache.segment2_slice0_bend_c3
-        + 0.00008906428919833614 * cache.segment2_slice0_bend_c5 * t42
-        + 0.00008906428919833614 * t41 * cache.segment2_slice0_bend_c6)
-        + segment2_base_bias_v_y
-        + t52 * p.channel_length * segment1_tip_velocity_w_z * qd[4]
-        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice0_subspace0_w_z
-        - 0.21132486540518713 * t51 * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t54 = t53 * cache.segment1_slice0_mass;
-    let t55 = segment2_base_velocity_v_x + t52 * p.channel_length * qd[4];
-    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_subspace0_w_z;
-    let segment2_slice0_local_momentum_f_x = t55 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * segment2_slice0_velocity_w_z;
-    let t56 = segment2_slice0_local_momentum_f_x * segment2_slice0_velocity_w_z;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let t57 = segment2_base_velocity_v_x + p.channel_length * qd[4] * t46;
-    let segment2_slice1_local_momentum_f_x = t57 * cache.segment1_slice0_mass
-        - segment2_slice1_velocity_w_z * cache.segment2_slice1_local_inertia_h_y;
-    let t58 = segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_x;
-    let t59 = t50 + t54 + t56 + t58;
-    let t60 = cache.segment1_tip_rotation_01 * t59;
-    let t61 = t36 * p.channel_length;
-    let t62 = -(t36 * p.channel_length);
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_01 * t18
+        + t19 * cache.segment1_tip_rotation_11;
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let t20 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let segment2_bend_y = p.channel_length * q[4];
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t63 = 3.0 * t36 * p.channel_length * segment2_bend_squared;
-    let t64 = -(3.0 * t36 * p.channel_length * segment2_bend_squared);
-    let t65 = t36 * p.channel_length * segment2_bend_squared;
-    let t66 = 2.0 * p.channel_length * segment2_bend_squared;
-    let t67 = -(p.channel_length * segment2_bend_squared);
-    let t68 = (cache.segment2_bend_squared_c3 * t61
-        + t62 * cache.segment2_bend_squared_c2 + t63 * cache.segment2_bend_squared_c5
-        + cache.segment2_bend_squared_c4 * t64 + t65 * cache.segment2_bend_squared_c3)
+    let t21 = 3.0 * t20 * p.channel_length * segment2_bend_squared;
+    let t22 = -(3.0 * t20 * p.channel_length * segment2_bend_squared);
+    let t23 = t20 * p.channel_length * segment2_bend_squared;
+    let t24 = t20 * p.channel_length;
+    let t25 = -(t20 * p.channel_length);
+    let t26 = -(p.channel_length * segment2_bend_squared);
+    let t27 = 2.0 * p.channel_length * segment2_bend_squared;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let segment1_tip_bias_v_y = cache.cos_q2 * t9
+        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + t17 * cache.sin_q2
+        + base_angle_bias_v_y - segment1_bend_y_rate * base_angle_velocity_v_x;
+    let segment2_base_bias_v_x = cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y
+        + segment1_tip_bias_v_x * cache.segment1_tip_rotation_00;
+    let t28 = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+        * segment2_base_velocity_v_y
+        + (0.0004214567416265345 * cache.segment2_slice0_bend_c5 * t21
+            + 0.0004214567416265345 * t22 * cache.segment2_slice0_bend_c4
+            + 0.0004214567416265345 * t23 * cache.segment2_slice0_bend_c3
+            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t24
+            + 0.009437387837655933 * t25 * cache.segment2_slice0_bend_c2)
+        + 0.21132486540518713
+            * (0.00199435471456919 * t26 * cache.segment2_slice0_bend_c3
+                + 0.00199435471456919 * t27 * cache.segment2_slice0_bend_c4
+                + 0.044658198738520456 * p.channel_length
+                    * cache.segment2_slice0_bend_c2) * segment2_bend_y_rate
+            * segment2_bend_y_rate + segment2_base_bias_v_x
+        - cache.segment2_slice0_local_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+    let t29 = t28 * cache.segment1_slice0_mass;
+    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let t30 = cache.segment2_slice1_local_subspace0_v_y * qd[4]
+        + segment2_base_velocity_v_y;
+    let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
+        * segment2_slice1_velocity_w_z + t30 * cache.segment1_slice0_mass;
+    let t31 = -(segment2_slice1_local_momentum_f_y * segment2_slice1_velocity_w_z);
+    let t32 = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+        * segment2_base_velocity_v_y
+        + (0.30513409881392906 * t22 * cache.segment2_slice1_bend_c4
+            + 0.4905626121623441 * t25 * cache.segment2_slice1_bend_c2
+            + 0.30513409881392906 * t23 * cache.segment2_slice1_bend_c3
+            + 0.30513409881392906 * t21 * cache.segment2_slice1_bend_c5
+            + 0.4905626121623441 * t24 * cache.segment2_slice1_bend_c3)
+        + 0.7886751345948129 * segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.38689453417431974 * t27 * cache.segment2_slice1_bend_c4
+                + 0.38689453417431974 * t26 * cache.segment2_slice1_bend_c3
+                + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2)
+        + segment2_base_bias_v_x
+        - cache.segment2_slice1_local_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+    let t33 = cache.segment1_slice0_mass * t32;
+    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
+    let t34 = segment2_base_velocity_v_y
+        + cache.segment2_slice0_local_subspace0_v_y * qd[4];
+    let segment2_slice0_local_momentum_f_y = segment2_slice0_velocity_w_z
+        * cache.segment2_slice0_local_inertia_h_x + t34 * cache.segment1_slice0_mass;
+    let t35 = -(segment2_slice0_local_momentum_f_y * segment2_slice0_velocity_w_z);
+    let t36 = t29 + t31 + t33 + t35;
+    let t37 = cache.segment1_tip_rotation_00 * t36;
+    let t38 = (cache.segment2_bend_squared_c3 * t24
+        + t25 * cache.segment2_bend_squared_c2 + t21 * cache.segment2_bend_squared_c5
+        + cache.segment2_bend_squared_c4 * t22 + t23 * cache.segment2_bend_squared_c3)
         + segment2_bend_y_rate * segment2_bend_y_rate
-            * (t66 * cache.segment2_bend_squared_c4
+            * (t27 * cache.segment2_bend_squared_c4
                 + cache.segment2_bend_squared_c2 * p.channel_length
-                + t67 * cache.segment2_bend_squared_c3);
-    let t69 = (t40 * cache.segment2_bend_squared_c3
-        + t42 * cache.segment2_bend_squared_c5 + t38 * cache.segment2_bend_squared_c4
-        + t39 * cache.segment2_bend_squared_c4 + cache.segment2_bend_squared_c6 * t41)
-        - (cache.segment2_bend_squared_c2 * t43 + cache.segment2_bend_squared_c3 * t44)
+                + t26 * cache.segment2_bend_squared_c3);
+    let t39 = -(p.channel_length * segment2_bend_y);
+    let t40 = p.channel_length * segment2_bend_y;
+    let t41 = -(3.0 * t20 * p.channel_length * segment2_bend_y);
+    let t42 = segment2_bend_y.powi(3);
+    let t43 = -(5.0 * t20 * p.channel_length * t42);
+    let t44 = t20 * p.channel_length * t42;
+    let t45 = 6.0 * t20 * p.channel_length * segment2_bend_y;
+    let t46 = 8.0 * t20 * p.channel_length * t42;
+    let t47 = (t41 * cache.segment2_bend_squared_c3
+        + t43 * cache.segment2_bend_squared_c5 + t44 * cache.segment2_bend_squared_c4
+        + t45 * cache.segment2_bend_squared_c4 + cache.segment2_bend_squared_c6 * t46)
+        - (cache.segment2_bend_squared_c2 * t39 + cache.segment2_bend_squared_c3 * t40)
             * segment2_bend_y_rate * segment2_bend_y_rate;
     let segment2_tip_bias_v_x = segment1_tip_bias_v_x
+        + t38 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_01 * t47
         + segment1_tip_velocity_v_y * segment2_bend_y_rate
-        + t68 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_01 * t69
-        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_tip_subspace0_v_y;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
+        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let t48 = segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
+    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
+        + segment1_tip_velocity_v_y;
+    let t49 = segment2_tip_velocity_v_y
+        + segment2_tip_velocity_w_z * cache.segment2_tip_position_x;
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_01 * t48
+        + cache.segment2_tip_rotation_11 * t49;
+    let t50 = segment3_base_velocity_v_y
+        + qd[5] * cache.segment3_slice1_local_subspace0_v_y;
+    let segment3_slice1_local_momentum_f_y = segment3_slice1_velocity_w_z
+        * cache.segment3_slice1_local_inertia_h_x + t50 * cache.segment1_slice0_mass;
+    let t51 = -(segment3_slice1_local_momentum_f_y * segment3_slice1_velocity_w_z);
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let t52 = segment3_bend_y_rate * segment3_bend_y_rate;
+    let segment3_bend_y = p.channel_length * q[5];
+    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
+    let t53 = p.channel_length * t52 * segment3_bend_squared;
+    let t54 = -(p.channel_length * t52);
+    let t55 = 3.0 * p.channel_length * t52 * segment3_bend_squared;
+    let t56 = p.channel_length * t52;
+    let t57 = -(3.0 * p.channel_length * t52 * segment3_bend_squared);
     let segment2_tip_bias_v_y = segment1_tip_velocity_w_z * qd[4]
-        * cache.segment2_tip_subspace0_v_x + segment1_tip_bias_v_y
-        + t69 * cache.segment1_tip_rotation_11 + t68 * cache.segment1_tip_rotation_10
-        - segment2_bend_y_rate * segment1_tip_velocity_v_x;
+        * cache.segment2_tip_subspace0_v_x + t47 * cache.segment1_tip_rotation_11
+        + segment1_tip_bias_v_y + t38 * cache.segment1_tip_rotation_10
+        - segment1_tip_velocity_v_x * segment2_bend_y_rate;
+    let segment3_base_bias_v_x = segment2_tip_bias_v_y * cache.segment2_tip_rotation_10
+        + segment2_tip_bias_v_x * cache.segment2_tip_rotation_00;
+    let t58 = -(p.channel_length * segment3_bend_squared);
+    let t59 = 2.0 * p.channel_length * segment3_bend_squared;
+    let t60 = (0.30513409881392906 * t53 * cache.segment3_slice1_bend_c3
+        + 0.4905626121623441 * t54 * cache.segment3_slice1_bend_c2
+        + 0.30513409881392906 * cache.segment3_slice1_bend_c5 * t55
+        + 0.4905626121623441 * t56 * cache.segment3_slice1_bend_c3
+        + 0.30513409881392906 * t57 * cache.segment3_slice1_bend_c4)
+        + segment3_base_bias_v_x
+        + cache.segment1_slice1_local_subspace0_w_z * segment3_base_velocity_v_y * qd[5]
+        + 0.7886751345948129
+            * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
+                + 0.38689453417431974 * cache.segment3_slice1_bend_c3 * t58
+                + 0.38689453417431974 * cache.segment3_slice1_bend_c4 * t59)
+            * segment3_bend_y_rate * segment3_bend_y_rate
+        - segment2_tip_velocity_w_z * qd[5] * cache.segment3_slice1_local_subspace0_v_y;
+    let t61 = t60 * cache.segment1_slice0_mass;
+    let t62 = segment3_base_bias_v_x
+        + (0.0004214567416265345 * t53 * cache.segment3_slice0_bend_c3
+            + 0.0004214567416265345 * cache.segment3_slice0_bend_c5 * t55
+            + 0.0004214567416265345 * t57 * cache.segment3_slice0_bend_c4
+            + 0.009437387837655933 * t54 * cache.segment3_slice0_bend_c2
+            + 0.009437387837655933 * t56 * cache.segment3_slice0_bend_c3)
+        + 0.21132486540518713
+            * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
+                + 0.00199435471456919 * cache.segment3_slice0_bend_c4 * t59
+                + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t58)
+            * segment3_bend_y_rate * segment3_bend_y_rate
+        + segment3_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z * qd[5]
+        - segment2_tip_velocity_w_z * cache.segment3_slice0_local_subspace0_v_y * qd[5];
+    let t63 = t62 * cache.segment1_slice0_mass;
+    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
+        + segment2_tip_velocity_w_z;
+    let t64 = segment3_base_velocity_v_y
+        + cache.segment3_slice0_local_subspace0_v_y * qd[5];
+    let segment3_slice0_local_momentum_f_y = cache.segment3_slice0_local_inertia_h_x
+        * segment3_slice0_velocity_w_z + t64 * cache.segment1_slice0_mass;
+    let t65 = -(segment3_slice0_local_momentum_f_y * segment3_slice0_velocity_w_z);
+    let t66 = t51 + t61 + t63 + t65;
+    let t67 = t66 * cache.segment2_tip_rotation_00;
+    let segment3_base_velocity_v_x = t49 * cache.segment2_tip_rotation_10
+        + t48 * cache.segment2_tip_rotation_00;
+    let t68 = cache.segment3_slice1_local_subspace0_v_x * qd[5]
+        + segment3_base_velocity_v_x;
+    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t68
+        - cache.segment3_slice1_local_inertia_h_y * segment3_slice1_velocity_w_z;
+    let t69 = segment3_slice1_velocity_w_z * segment3_slice1_local_momentum_f_x;
     let segment3_base_bias_v_y = cache.segment2_tip_rotation_11 * segment2_tip_bias_v_y
         + cache.segment2_tip_rotation_01 * segment2_tip_bias_v_x;
-    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
-        + cache.segment2_tip_subspace0_v_y * qd[4];
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let t70 = segment2_tip_velocity_v_y
-        + segment2_tip_velocity_w_z * cache.segment2_tip_position_x;
-    let segment2_tip_velocity_v_x = qd[4] * cache.segment2_tip_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let t71 = segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let segment3_base_velocity_v_x = t70 * cache.segment2_tip_rotation_10
-        + t71 * cache.segment2_tip_rotation_00;
-    let segment3_bend_y = p.channel_length * q[5];
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let t72 = segment3_bend_y_rate * segment3_bend_y_rate;
-    let t73 = 6.0 * segment3_bend_y * p.channel_length * t72;
-    let t74 = segment3_bend_y.powi(3);
-    let t75 = -(5.0 * p.channel_length * t72 * t74);
-    let t76 = p.channel_length * t72 * t74;
-    let t77 = -(3.0 * segment3_bend_y * p.channel_length * t72);
-    let t78 = 8.0 * p.channel_length * t72 * t74;
-    let t79 = segment3_bend_y * p.channel_length;
-    let t80 = -(segment3_bend_y * p.channel_length);
-    let t81 = 0.009437387837655933 * t79 * cache.segment3_slice0_bend_c3
-        + 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t80;
-    let t82 = 0.21132486540518713 * cache.segment3_slice0_local_com_y + t81;
-    let t83 = segment3_base_bias_v_y
-        + (0.00199435471456919 * cache.segment3_slice0_bend_c4 * t73
-            + 0.00008906428919833614 * t75 * cache.segment3_slice0_bend_c5
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t76
-            + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t77
-            + 0.00008906428919833614 * t78 * cache.segment3_slice0_bend_c6)
-        + segment2_tip_velocity_w_z * p.channel_length * t82 * qd[5]
-        - cache.segment1_slice0_subspace0_w_z * qd[5] * segment3_base_velocity_v_x
-        - 0.21132486540518713 * t81 * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t84 = cache.segment1_slice0_mass * t83;
-    let t85 = 0.4905626121623441 * t79 * cache.segment3_slice1_bend_c3
-        + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t80;
-    let t86 = t85 + 0.7886751345948129 * cache.segment3_slice1_local_com_y;
-    let t87 = segment3_base_bias_v_y
-        + segment2_tip_velocity_w_z * t86 * p.channel_length * qd[5]
-        + (0.38689453417431974 * cache.segment3_slice1_bend_c4 * t73
-            + 0.24065167645154242 * t75 * cache.segment3_slice1_bend_c5
-            + 0.24065167645154242 * t78 * cache.segment3_slice1_bend_c6
-            + 0.38689453417431974 * t77 * cache.segment3_slice1_bend_c3
-            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t76)
-        - cache.segment1_slice1_subspace0_w_z * qd[5] * segment3_base_velocity_v_x
-        - 0.7886751345948129 * t85 * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t88 = cache.segment1_slice0_mass * t87;
-    let t89 = segment3_base_velocity_v_x + t86 * p.channel_length * qd[5];
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_subspace0_w_z * qd[5];
-    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t89
-        - cache.segment3_slice1_local_inertia_h_y * segment3_slice1_velocity_w_z;
-    let t90 = segment3_slice1_local_momentum_f_x * segment3_slice1_velocity_w_z;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
-    let t91 = segment3_base_velocity_v_x + p.channel_length * t82 * qd[5];
-    let segment3_slice0_local_momentum_f_x = cache.segment1_slice0_mass * t91
-        - cache.segment3_slice0_local_inertia_h_y * segment3_slice0_velocity_w_z;
-    let t92 = segment3_slice0_local_momentum_f_x * segment3_slice0_velocity_w_z;
-    let t93 = t84 + t88 + t90 + t92;
-    let t94 = cache.segment2_tip_rotation_01 * t93;
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t95 = p.channel_length * t72 * segment3_bend_squared;
-    let t96 = -(p.channel_length * t72);
-    let t97 = 3.0 * p.channel_length * t72 * segment3_bend_squared;
-    let t98 = p.channel_length * t72;
-    let t99 = -(3.0 * p.channel_length * t72 * segment3_bend_squared);
-    let t100 = -(p.channel_length * segment3_bend_squared);
-    let t101 = 2.0 * p.channel_length * segment3_bend_squared;
-    let t102 = 0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-        + 0.38689453417431974 * cache.segment3_slice1_bend_c3 * t100
-        + 0.38689453417431974 * cache.segment3_slice1_bend_c4 * t101;
-    let t103 = t102 - 0.7886751345948129 * cache.segment3_slice1_local_com_x;
-    let segment3_base_bias_v_x = segment2_tip_bias_v_y * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_rotation_00 * segment2_tip_bias_v_x;
-    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_01 * t71
-        + t70 * cache.segment2_tip_rotation_11;
-    let t104 = (0.30513409881392906 * t95 * cache.segment3_slice1_bend_c3
-        + 0.4905626121623441 * t96 * cache.segment3_slice1_bend_c2
-        + 0.30513409881392906 * cache.segment3_slice1_bend_c5 * t97
-        + 0.4905626121623441 * t98 * cache.segment3_slice1_bend_c3
-        + 0.30513409881392906 * t99 * cache.segment3_slice1_bend_c4)
-        + segment3_base_bias_v_x
-        + segment3_base_velocity_v_y * cache.segment1_slice1_subspace0_w_z * qd[5]
-        + 0.7886751345948129 * t102 * segment3_bend_y_rate * segment3_bend_y_rate
-        - t103 * segment2_tip_velocity_w_z * p.channel_length * qd[5];
-    let t105 = t104 * cache.segment1_slice0_mass;
-    let t106 = 0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c4 * t101
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t100;
-    let t107 = t106 - 0.21132486540518713 * cache.segment3_slice0_local_com_x;
-    let t108 = segment3_base_velocity_v_y + p.channel_length * qd[5] * t107;
-    let segment3_slice0_local_momentum_f_y = cache.segment3_slice0_local_inertia_h_x
-        * segment3_slice0_velocity_w_z + t108 * cache.segment1_slice0_mass;
-    let t109 = -(segment3_slice0_local_momentum_f_y * segment3_slice0_velocity_w_z);
-    let t110 = segment3_base_velocity_v_y + t103 * p.channel_length * qd[5];
-    let segment3_slice1_local_momentum_f_y = segment3_slice1_velocity_w_z
-        * cache.segment3_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t110;
-    let t111 = -(segment3_slice1_local_momentum_f_y * segment3_slice1_velocity_w_z);
-    let t112 = segment3_base_velocity_v_y * cache.segment1_slice0_subspace0_w_z * qd[5]
-        + (0.0004214567416265345 * t95 * cache.segment3_slice0_bend_c3
-            + 0.0004214567416265345 * cache.segment3_slice0_bend_c5 * t97
-            + 0.0004214567416265345 * t99 * cache.segment3_slice0_bend_c4
-            + 0.009437387837655933 * t96 * cache.segment3_slice0_bend_c2
-            + 0.009437387837655933 * t98 * cache.segment3_slice0_bend_c3)
-        + segment3_base_bias_v_x
-        + 0.21132486540518713 * t106 * segment3_bend_y_rate * segment3_bend_y_rate
-        - segment2_tip_velocity_w_z * p.channel_length * qd[5] * t107;
-    let t113 = cache.segment1_slice0_mass * t112;
-    let t114 = t105 + t109 + t111 + t113;
-    let t115 = t114 * cache.segment2_tip_rotation_00;
-    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * cache.segment3_tip_subspace0_v_y;
-    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let link4_momentum_f_y = p.link_mass * segment3_tip_velocity_v_y
-        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let t116 = cache.segment3_tip_position_x * segment3_tip_velocity_w_z
-        + segment3_tip_velocity_v_y;
-    let segment3_tip_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * cache.segment3_tip_subspace0_v_x;
-    let t117 = segment3_tip_velocity_v_x
-        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_10 * t116
-        + cache.segment3_tip_rotation_00 * t117;
-    let segment4_bend_y = p.channel_length * q[6];
-    let t118 = -(p.channel_length * segment4_bend_y);
-    let t119 = p.channel_length * segment4_bend_y;
-    let t120 = 0.4905626121623441 * cache.segment4_slice1_bend_c2 * t118
-        + 0.4905626121623441 * t119 * cache.segment4_slice1_bend_c3;
-    let t121 = 0.7886751345948129 * cache.segment4_slice1_local_com_y + t120;
-    let t122 = segment4_base_velocity_v_x + qd[6] * t121 * p.channel_length;
-    let segment4_slice1_local_momentum_f_x = t122 * cache.segment1_slice0_mass
-        - segment4_slice1_velocity_w_z * cache.segment4_slice1_local_inertia_h_y;
-    let t123 = segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_x;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
-    let t124 = segment4_bend_y_rate * segment4_bend_y_rate;
-    let t125 = segment4_bend_y.powi(3);
-    let t126 = p.channel_length * t124 * t125;
-    let t127 = 6.0 * p.channel_length * t124 * segment4_bend_y;
-    let t128 = -(5.0 * p.channel_length * t124 * t125);
-    let t129 = 8.0 * p.channel_length * t124 * t125;
-    let t130 = -(3.0 * p.channel_length * t124 * segment4_bend_y);
-    let t131 = (t100 * cache.segment3_bend_squared_c3
-        + p.channel_length * cache.segment3_bend_squared_c2
-        + t101 * cache.segment3_bend_squared_c4) * segment3_bend_y_rate
-        * segment3_bend_y_rate
-        + (t99 * cache.segment3_bend_squared_c4 + cache.segment3_bend_squared_c5 * t97
-            + t95 * cache.segment3_bend_squared_c3 + t96 * cache.segment3_bend_squared_c2
-            + t98 * cache.segment3_bend_squared_c3);
-    let t132 = (cache.segment3_bend_squared_c6 * t78
-        + t75 * cache.segment3_bend_squared_c5 + t73 * cache.segment3_bend_squared_c4
-        + t76 * cache.segment3_bend_squared_c4 + t77 * cache.segment3_bend_squared_c3)
-        - (t79 * cache.segment3_bend_squared_c3 + cache.segment3_bend_squared_c2 * t80)
+    let t70 = segment3_bend_y * p.channel_length;
+    let t71 = -(segment3_bend_y * p.channel_length);
+    let t72 = 6.0 * segment3_bend_y * p.channel_length * t52;
+    let t73 = segment3_bend_y.powi(3);
+    let t74 = -(5.0 * p.channel_length * t52 * t73);
+    let t75 = 8.0 * p.channel_length * t52 * t73;
+    let t76 = -(3.0 * segment3_bend_y * p.channel_length * t52);
+    let t77 = p.channel_length * t52 * t73;
+    let t78 = segment3_base_bias_v_y
+        + segment2_tip_velocity_w_z * cache.segment3_slice1_local_subspace0_v_x * qd[5]
+        + (0.38689453417431974 * cache.segment3_slice1_bend_c4 * t72
+            + 0.24065167645154242 * t74 * cache.segment3_slice1_bend_c5
+            + 0.24065167645154242 * t75 * cache.segment3_slice1_bend_c6
+            + 0.38689453417431974 * t76 * cache.segment3_slice1_bend_c3
+            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t77)
+        - cache.segment1_slice1_local_subspace0_w_z * qd[5] * segment3_base_velocity_v_x
+        - 0.7886751345948129
+            * (0.4905626121623441 * t70 * cache.segment3_slice1_bend_c3
+                + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t71)
             * segment3_bend_y_rate * segment3_bend_y_rate;
-    let segment3_tip_bias_v_x = t131 * cache.segment2_tip_rotation_00
-        + segment2_tip_velocity_v_y * segment3_bend_y_rate + segment2_tip_bias_v_x
-        + t132 * cache.segment2_tip_rotation_01
-        - segment2_tip_velocity_w_z * qd[5] * cache.segment3_tip_subspace0_v_y;
-    let segment3_tip_bias_v_y = segment2_tip_velocity_w_z * qd[5]
-        * cache.segment3_tip_subspace0_v_x + t132 * cache.segment2_tip_rotation_11
-        + segment2_tip_bias_v_y + t131 * cache.segment2_tip_rotation_10
-        - segment3_bend_y_rate * segment2_tip_velocity_v_x;
-    let segment4_base_bias_v_y = cache.segment3_tip_rotation_01 * segment3_tip_bias_v_x
-        + cache.segment3_tip_rotation_11 * segment3_tip_bias_v_y;
-    let t133 = qd[6] * t121 * p.channel_length * segment3_tip_velocity_w_z
-        + (0.24065167645154242 * t126 * cache.segment4_slice1_bend_c4
-            + 0.38689453417431974 * t127 * cache.segment4_slice1_bend_c4
-            + 0.24065167645154242 * cache.segment4_slice1_bend_c5 * t128
-            + 0.24065167645154242 * t129 * cache.segment4_slice1_bend_c6
-            + 0.38689453417431974 * cache.segment4_slice1_bend_c3 * t130)
-        + segment4_base_bias_v_y
-        - 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t120
-        - qd[6] * segment4_base_velocity_v_x * cache.segment1_slice1_subspace0_w_z;
-    let t134 = t133 * cache.segment1_slice0_mass;
-    let t135 = 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t118
-        + 0.009437387837655933 * t119 * cache.segment4_slice0_bend_c3;
-    let t136 = 0.21132486540518713 * cache.segment4_slice0_local_com_y + t135;
-    let t137 = qd[6] * p.channel_length * t136 * segment3_tip_velocity_w_z
-        + segment4_base_bias_v_y
-        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t126
-            + 0.00199435471456919 * cache.segment4_slice0_bend_c3 * t130
-            + 0.00008906428919833614 * t129 * cache.segment4_slice0_bend_c6
-            + 0.00199435471456919 * t127 * cache.segment4_slice0_bend_c4
-            + 0.00008906428919833614 * cache.segment4_slice0_bend_c5 * t128)
-        - 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate * t135
-        - qd[6] * segment4_base_velocity_v_x * cache.segment1_slice0_subspace0_w_z;
-    let t138 = cache.segment1_slice0_mass * t137;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_subspace0_w_z
+    let t79 = cache.segment1_slice0_mass * t78;
+    let t80 = cache.segment3_slice0_local_subspace0_v_x * qd[5]
+        + segment3_base_velocity_v_x;
+    let segment3_slice0_local_momentum_f_x = cache.segment1_slice0_mass * t80
+        - cache.segment3_slice0_local_inertia_h_y * segment3_slice0_velocity_w_z;
+    let t81 = segment3_slice0_local_momentum_f_x * segment3_slice0_velocity_w_z;
+    let t82 = (0.00199435471456919 * cache.segment3_slice0_bend_c4 * t72
+        + 0.00008906428919833614 * t74 * cache.segment3_slice0_bend_c5
+        + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t77
+        + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t76
+        + 0.00008906428919833614 * t75 * cache.segment3_slice0_bend_c6)
+        + segment2_tip_velocity_w_z * cache.segment3_slice0_local_subspace0_v_x * qd[5]
+        + segment3_base_bias_v_y
+        - cache.segment1_slice0_local_subspace0_w_z * qd[5] * segment3_base_velocity_v_x
+        - 0.21132486540518713
+            * (0.009437387837655933 * t70 * cache.segment3_slice0_bend_c3
+                + 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t71)
+            * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t83 = t82 * cache.segment1_slice0_mass;
+    let t84 = t69 + t79 + t81 + t83;
+    let t85 = cache.segment2_tip_rotation_01 * t84;
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
+        + segment2_tip_velocity_v_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * segment3_tip_velocity_w_z
+        + segment3_tip_velocity_v_y * p.link_mass;
+    let t86 = cache.segment3_tip_position_x * segment3_tip_velocity_w_z
+        + segment3_tip_velocity_v_y;
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
+    let t87 = segment3_tip_velocity_v_x
+        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_11 * t86
+        + cache.segment3_tip_rotation_01 * t87;
+    let t88 = segment4_base_velocity_v_y
+        + qd[6] * cache.segment4_slice0_local_subspace0_v_y;
+    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
-    let t139 = segment4_base_velocity_v_x + qd[6] * p.channel_length * t136;
-    let segment4_slice0_local_momentum_f_x = t139 * cache.segment1_slice0_mass
-        - cache.segment4_slice0_local_inertia_h_y * segment4_slice0_velocity_w_z;
-    let t140 = segment4_slice0_local_momentum_f_x * segment4_slice0_velocity_w_z;
-    let t141 = t123 + t134 + t138 + t140;
-    let t142 = cache.segment3_tip_rotation_01 * t141;
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t143 = -(p.channel_length * segment4_bend_squared);
-    let t144 = 2.0 * p.channel_length * segment4_bend_squared;
-    let t145 = 0.38689453417431974 * t143 * cache.segment4_slice1_bend_c3
-        + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-        + 0.38689453417431974 * t144 * cache.segment4_slice1_bend_c4;
-    let t146 = t145 - 0.7886751345948129 * cache.segment4_slice1_local_com_x;
-    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_11 * t116
-        + cache.segment3_tip_rotation_01 * t117;
-    let t147 = qd[6] * p.channel_length * t146 + segment4_base_velocity_v_y;
-    let segment4_slice1_local_momentum_f_y = segment4_slice1_velocity_w_z
-        * cache.segment4_slice1_local_inertia_h_x + t147 * cache.segment1_slice0_mass;
-    let t148 = -(segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_y);
-    let segment4_base_bias_v_x = cache.segment3_tip_rotation_00 * segment3_tip_bias_v_x
-        + cache.segment3_tip_rotation_10 * segment3_tip_bias_v_y;
-    let t149 = 0.00199435471456919 * t144 * cache.segment4_slice0_bend_c4
-        + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-        + 0.00199435471456919 * t143 * cache.segment4_slice0_bend_c3;
-    let t150 = t149 - 0.21132486540518713 * cache.segment4_slice0_local_com_x;
-    let t151 = p.channel_length * t124 * segment4_bend_squared;
-    let t152 = p.channel_length * t124;
-    let t153 = -(p.channel_length * t124);
-    let t154 = 3.0 * p.channel_length * t124 * segment4_bend_squared;
-    let t155 = -(3.0 * p.channel_length * t124 * segment4_bend_squared);
-    let t156 = qd[6] * cache.segment1_slice0_subspace0_w_z * segment4_base_velocity_v_y
-        + segment4_base_bias_v_x
-        + 0.21132486540518713 * t149 * segment4_bend_y_rate * segment4_bend_y_rate
-        + (0.0004214567416265345 * t151 * cache.segment4_slice0_bend_c3
-            + 0.009437387837655933 * t152 * cache.segment4_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t153
-            + 0.0004214567416265345 * cache.segment4_slice0_bend_c5 * t154
-            + 0.0004214567416265345 * cache.segment4_slice0_bend_c4 * t155)
-        - qd[6] * p.channel_length * t150 * segment3_tip_velocity_w_z;
-    let t157 = t156 * cache.segment1_slice0_mass;
-    let t158 = qd[6] * p.channel_length * t150 + segment4_base_velocity_v_y;
-    let segment4_slice0_local_momentum_f_y = t158 * cache.segment1_slice0_mass
+    let segment4_slice0_local_momentum_f_y = t88 * cache.segment1_slice0_mass
         + cache.segment4_slice0_local_inertia_h_x * segment4_slice0_velocity_w_z;
-    let t159 = -(segment4_slice0_velocity_w_z * segment4_slice0_local_momentum_f_y);
-    let t160 = 0.7886751345948129 * t145 * segment4_bend_y_rate * segment4_bend_y_rate
-        + segment4_base_bias_v_x
-        + (0.30513409881392906 * t151 * cache.segment4_slice1_bend_c3
-            + 0.30513409881392906 * cache.segment4_slice1_bend_c5 * t154
-            + 0.30513409881392906 * cache.segment4_slice1_bend_c4 * t155
-            + 0.4905626121623441 * t153 * cache.segment4_slice1_bend_c2
-            + 0.4905626121623441 * t152 * cache.segment4_slice1_bend_c3)
-        + qd[6] * cache.segment1_slice1_subspace0_w_z * segment4_base_velocity_v_y
-        - qd[6] * p.channel_length * t146 * segment3_tip_velocity_w_z;
-    let t161 = t160 * cache.segment1_slice0_mass;
-    let t162 = t148 + t157 + t159 + t161;
-    let t163 = cache.segment3_tip_rotation_00 * t162;
-    let t164 = segment4_bend_y_rate * segment4_bend_y_rate
-        * (p.channel_length * cache.segment4_bend_squared_c2
-            + cache.segment4_bend_squared_c4 * t144
-            + t143 * cache.segment4_bend_squared_c3)
-        + (t151 * cache.segment4_bend_squared_c3 + t152 * cache.segment4_bend_squared_c3
-            + cache.segment4_bend_squared_c2 * t153
-            + cache.segment4_bend_squared_c5 * t154
-            + cache.segment4_bend_squared_c4 * t155);
-    let t165 = (cache.segment4_bend_squared_c5 * t128
-        + t130 * cache.segment4_bend_squared_c3 + cache.segment4_bend_squared_c6 * t129
-        + cache.segment4_bend_squared_c4 * t127 + cache.segment4_bend_squared_c4 * t126)
-        - segment4_bend_y_rate * segment4_bend_y_rate
-            * (t119 * cache.segment4_bend_squared_c3
-                + cache.segment4_bend_squared_c2 * t118);
-    let segment4_tip_bias_v_x = t164 * cache.segment3_tip_rotation_00
-        + segment3_tip_bias_v_x + segment4_bend_y_rate * segment3_tip_velocity_v_y
-        + cache.segment3_tip_rotation_01 * t165
-        - qd[6] * cache.segment4_tip_subspace0_v_y * segment3_tip_velocity_w_z;
+    let t89 = -(segment4_slice0_local_momentum_f_y * segment4_slice0_velocity_w_z);
+    let t90 = (cache.segment3_bend_squared_c6 * t75
+        + t74 * cache.segment3_bend_squared_c5 + t72 * cache.segment3_bend_squared_c4
+        + t77 * cache.segment3_bend_squared_c4 + t76 * cache.segment3_bend_squared_c3)
+        - (t70 * cache.segment3_bend_squared_c3 + cache.segment3_bend_squared_c2 * t71)
+            * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t91 = (t58 * cache.segment3_bend_squared_c3
+        + p.channel_length * cache.segment3_bend_squared_c2
+        + t59 * cache.segment3_bend_squared_c4) * segment3_bend_y_rate
+        * segment3_bend_y_rate
+        + (t57 * cache.segment3_bend_squared_c4 + cache.segment3_bend_squared_c5 * t55
+            + t53 * cache.segment3_bend_squared_c3 + t54 * cache.segment3_bend_squared_c2
+            + t56 * cache.segment3_bend_squared_c3);
+    let segment3_tip_bias_v_y = t90 * cache.segment2_tip_rotation_11
+        + segment2_tip_bias_v_y
+        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
+        + t91 * cache.segment2_tip_rotation_10
+        - segment3_bend_y_rate * segment2_tip_velocity_v_x;
+    let segment3_tip_bias_v_x = t91 * cache.segment2_tip_rotation_00
+        + segment2_tip_bias_v_x + segment2_tip_velocity_v_y * segment3_bend_y_rate
+        + t90 * cache.segment2_tip_rotation_01
+        - cache.segment3_tip_subspace0_v_y * segment2_tip_velocity_w_z * qd[5];
+    let segment4_base_bias_v_x = cache.segment3_tip_rotation_10 * segment3_tip_bias_v_y
+        + segment3_tip_bias_v_x * cache.segment3_tip_rotation_00;
+    let segment4_bend_y = p.channel_length * q[6];
+    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+    let t92 = 2.0 * p.channel_length * segment4_bend_squared;
+    let t93 = -(p.channel_length * segment4_bend_squared);
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let t94 = segment4_bend_y_rate * segment4_bend_y_rate;
+    let t95 = p.channel_length * t94 * segment4_bend_squared;
+    let t96 = p.channel_length * t94;
+    let t97 = -(p.channel_length * t94);
+    let t98 = 3.0 * p.channel_length * t94 * segment4_bend_squared;
+    let t99 = -(3.0 * p.channel_length * t94 * segment4_bend_squared);
+    let t100 = segment4_base_bias_v_x
+        + qd[6] * segment4_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
+        + 0.21132486540518713
+            * (0.00199435471456919 * t92 * cache.segment4_slice0_bend_c4
+                + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
+                + 0.00199435471456919 * t93 * cache.segment4_slice0_bend_c3)
+            * segment4_bend_y_rate * segment4_bend_y_rate
+        + (0.0004214567416265345 * t95 * cache.segment4_slice0_bend_c3
+            + 0.009437387837655933 * t96 * cache.segment4_slice0_bend_c3
+            + 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t97
+            + 0.0004214567416265345 * cache.segment4_slice0_bend_c5 * t98
+            + 0.0004214567416265345 * cache.segment4_slice0_bend_c4 * t99)
+        - qd[6] * cache.segment4_slice0_local_subspace0_v_y * segment3_tip_velocity_w_z;
+    let t101 = t100 * cache.segment1_slice0_mass;
+    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let t102 = segment4_base_velocity_v_y
+        + cache.segment4_slice1_local_subspace0_v_y * qd[6];
+    let segment4_slice1_local_momentum_f_y = segment4_slice1_velocity_w_z
+        * cache.segment4_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t102;
+    let t103 = -(segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_y);
+    let t104 = 0.7886751345948129
+        * (0.38689453417431974 * t93 * cache.segment4_slice1_bend_c3
+            + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
+            + 0.38689453417431974 * t92 * cache.segment4_slice1_bend_c4)
+        * segment4_bend_y_rate * segment4_bend_y_rate + segment4_base_bias_v_x
+        + qd[6] * segment4_base_velocity_v_y * cache.segment1_slice1_local_subspace0_w_z
+        + (0.30513409881392906 * t95 * cache.segment4_slice1_bend_c3
+            + 0.30513409881392906 * cache.segment4_slice1_bend_c5 * t98
+            + 0.30513409881392906 * cache.segment4_slice1_bend_c4 * t99
+            + 0.4905626121623441 * t97 * cache.segment4_slice1_bend_c2
+            + 0.4905626121623441 * t96 * cache.segment4_slice1_bend_c3)
+        - cache.segment4_slice1_local_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z;
+    let t105 = t104 * cache.segment1_slice0_mass;
+    let t106 = t89 + t101 + t103 + t105;
+    let t107 = cache.segment3_tip_rotation_00 * t106;
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_10 * t86
+        + cache.segment3_tip_rotation_00 * t87;
+    let t108 = cache.segment4_slice1_local_subspace0_v_x * qd[6]
+        + segment4_base_velocity_v_x;
+    let segment4_slice1_local_momentum_f_x = t108 * cache.segment1_slice0_mass
+        - segment4_slice1_velocity_w_z * cache.segment4_slice1_local_inertia_h_y;
+    let t109 = segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_x;
+    let t110 = segment4_bend_y.powi(3);
+    let t111 = p.channel_length * t94 * t110;
+    let t112 = 6.0 * p.channel_length * t94 * segment4_bend_y;
+    let t113 = -(5.0 * p.channel_length * t94 * t110);
+    let t114 = 8.0 * p.channel_length * t94 * t110;
+    let t115 = -(3.0 * p.channel_length * t94 * segment4_bend_y);
+    let t116 = -(p.channel_length * segment4_bend_y);
+    let t117 = p.channel_length * segment4_bend_y;
+    let segment4_base_bias_v_y = cache.segment3_tip_rotation_11 * segment3_tip_bias_v_y
+        + segment3_tip_bias_v_x * cache.segment3_tip_rotation_01;
+    let t118 = (0.24065167645154242 * t111 * cache.segment4_slice1_bend_c4
+        + 0.38689453417431974 * t112 * cache.segment4_slice1_bend_c4
+        + 0.24065167645154242 * cache.segment4_slice1_bend_c5 * t113
+        + 0.24065167645154242 * t114 * cache.segment4_slice1_bend_c6
+        + 0.38689453417431974 * cache.segment4_slice1_bend_c3 * t115)
+        + segment4_base_bias_v_y
+        + cache.segment4_slice1_local_subspace0_v_x * qd[6] * segment3_tip_velocity_w_z
+        - 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate
+            * (0.4905626121623441 * cache.segment4_slice1_bend_c2 * t116
+                + 0.4905626121623441 * t117 * cache.segment4_slice1_bend_c3)
+        - qd[6] * cache.segment1_slice1_local_subspace0_w_z * segment4_base_velocity_v_x;
+    let t119 = cache.segment1_slice0_mass * t118;
+    let t120 = qd[6] * cache.segment4_slice0_local_subspace0_v_x
+        * segment3_tip_velocity_w_z
+        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t111
+            + 0.00199435471456919 * cache.segment4_slice0_bend_c3 * t115
+            + 0.00008906428919833614 * t114 * cache.segment4_slice0_bend_c6
+            + 0.00199435471456919 * t112 * cache.segment4_slice0_bend_c4
+            + 0.00008906428919833614 * cache.segment4_slice0_bend_c5 * t113)
+        + segment4_base_bias_v_y
+        - 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
+            * (0.009437387837655933 * cache.segment4_slice0_bend_c2 * t116
+                + 0.009437387837655933 * t117 * cache.segment4_slice0_bend_c3)
+        - qd[6] * cache.segment1_slice0_local_subspace0_w_z * segment4_base_velocity_v_x;
+    let t121 = t120 * cache.segment1_slice0_mass;
+    let t122 = qd[6] * cache.segment4_slice0_local_subspace0_v_x
+        + segment4_base_velocity_v_x;
+    let segment4_slice0_local_momentum_f_x = cache.segment1_slice0_mass * t122
+        - cache.segment4_slice0_local_inertia_h_y * segment4_slice0_velocity_w_z;
+    let t123 = segment4_slice0_velocity_w_z * segment4_slice0_local_momentum_f_x;
+    let t124 = t109 + t119 + t121 + t123;
+    let t125 = cache.segment3_tip_rotation_01 * t124;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
         + segment3_tip_velocity_v_y;
-    let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
-        + segment4_tip_velocity_v_y * p.link_mass;
-    let link5_composite_force_f_x = p.link_mass * segment4_tip_bias_v_x
+    let link5_momentum_f_y = p.link_mass * segment4_tip_velocity_v_y
+        + segment4_tip_velocity_w_z * cache.link5_inertia_h_x;
+    let t126 = segment4_bend_y_rate * segment4_bend_y_rate
+        * (p.channel_length * cache.segment4_bend_squared_c2
+            + cache.segment4_bend_squared_c4 * t92
+            + t93 * cache.segment4_bend_squared_c3)
+        + (t95 * cache.segment4_bend_squared_c3 + t96 * cache.segment4_bend_squared_c3
+            + cache.segment4_bend_squared_c2 * t97 + cache.segment4_bend_squared_c5 * t98
+            + cache.segment4_bend_squared_c4 * t99);
+    let t127 = (cache.segment4_bend_squared_c5 * t113
+        + t115 * cache.segment4_bend_squared_c3 + cache.segment4_bend_squared_c6 * t114
+        + cache.segment4_bend_squared_c4 * t112 + cache.segment4_bend_squared_c4 * t111)
+        - segment4_bend_y_rate * segment4_bend_y_rate
+            * (t117 * cache.segment4_bend_squared_c3
+                + cache.segment4_bend_squared_c2 * t116);
+    let segment4_tip_bias_v_x = segment3_tip_bias_v_x
+        + t126 * cache.segment3_tip_rotation_00
+        + segment3_tip_velocity_v_y * segment4_bend_y_rate
+        + cache.segment3_tip_rotation_01 * t127
+        - qd[6] * cache.segment4_tip_subspace0_v_y * segment3_tip_velocity_w_z;
+    let link5_composite_force_f_x = segment4_tip_bias_v_x * p.link_mass
         - segment4_tip_velocity_w_z * link5_momentum_f_y;
-    let segment4_composite_force_f_x = t142 + t163 + link5_composite_force_f_x;
+    let segment4_composite_force_f_x = t107 + t125 + link5_composite_force_f_x;
     let link4_composite_force_f_x = segment4_composite_force_f_x
-        + p.link_mass * segment3_tip_bias_v_x
+        + segment3_tip_bias_v_x * p.link_mass
         - link4_momentum_f_y * segment3_tip_velocity_w_z;
-    let segment3_composite_force_f_x = t94 + t115 + link4_composite_force_f_x;
-    let link3_momentum_f_y = segment2_tip_velocity_v_y * p.link_mass
-        + segment2_tip_velocity_w_z * cache.link3_inertia_h_x;
-    let link3_composite_force_f_x = p.link_mass * segment2_tip_bias_v_x
-        + segment3_composite_force_f_x - link3_momentum_f_y * segment2_tip_velocity_w_z;
-    let t166 = 0.38689453417431974 * t66 * cache.segment2_slice1_bend_c4
-        + 0.38689453417431974 * t67 * cache.segment2_slice1_bend_c3
-        + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2;
-    let t167 = t166 - 0.7886751345948129 * cache.segment2_slice1_local_com_x;
-    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_01 * t47
-        + t48 * cache.segment1_tip_rotation_11;
-    let segment2_base_bias_v_x = segment1_tip_bias_v_x * cache.segment1_tip_rotation_00
-        + segment1_tip_bias_v_y * cache.segment1_tip_rotation_10;
-    let t168 = (0.30513409881392906 * t64 * cache.segment2_slice1_bend_c4
-        + 0.4905626121623441 * t62 * cache.segment2_slice1_bend_c2
-        + 0.30513409881392906 * t65 * cache.segment2_slice1_bend_c3
-        + 0.30513409881392906 * t63 * cache.segment2_slice1_bend_c5
-        + 0.4905626121623441 * t61 * cache.segment2_slice1_bend_c3)
-        + 0.7886751345948129 * segment2_bend_y_rate * segment2_bend_y_rate * t166
-        + segment2_base_velocity_v_y * qd[4] * cache.segment1_slice1_subspace0_w_z
-        + segment2_base_bias_v_x
-        - p.channel_length * segment1_tip_velocity_w_z * qd[4] * t167;
-    let t169 = t168 * cache.segment1_slice0_mass;
-    let t170 = 0.00199435471456919 * t67 * cache.segment2_slice0_bend_c3
-        + 0.00199435471456919 * t66 * cache.segment2_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2;
-    let t171 = t170 - 0.21132486540518713 * cache.segment2_slice0_local_com_x;
-    let t172 = segment2_base_velocity_v_y + p.channel_length * qd[4] * t171;
-    let segment2_slice0_local_momentum_f_y = segment2_slice0_velocity_w_z
-        * cache.segment2_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t172;
-    let t173 = -(segment2_slice0_local_momentum_f_y * segment2_slice0_velocity_w_z);
-    let t174 = segment2_base_velocity_v_y * qd[4] * cache.segment1_slice0_subspace0_w_z
-        + (0.0004214567416265345 * cache.segment2_slice0_bend_c5 * t63
-            + 0.0004214567416265345 * t64 * cache.segment2_slice0_bend_c4
-            + 0.0004214567416265345 * t65 * cache.segment2_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t61
-            + 0.009437387837655933 * t62 * cache.segment2_slice0_bend_c2)
-        + segment2_base_bias_v_x
-        + 0.21132486540518713 * t170 * segment2_bend_y_rate * segment2_bend_y_rate
-        - p.channel_length * segment1_tip_velocity_w_z * qd[4] * t171;
-    let t175 = t174 * cache.segment1_slice0_mass;
-    let t176 = segment2_base_velocity_v_y + p.channel_length * qd[4] * t167;
-    let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
-        * segment2_slice1_velocity_w_z + t176 * cache.segment1_slice0_mass;
-    let t177 = -(segment2_slice1_local_momentum_f_y * segment2_slice1_velocity_w_z);
-    let t178 = t169 + t173 + t175 + t177;
-    let t179 = t178 * cache.segment1_tip_rotation_00;
-    let segment2_composite_force_f_x = t60 + link3_composite_force_f_x + t179;
-    let link2_momentum_f_y = segment1_tip_velocity_v_y * p.link_mass
-        + cache.link2_inertia_h_x * segment1_tip_velocity_w_z;
-    let link2_composite_force_f_x = segment2_composite_force_f_x
-        + segment1_tip_bias_v_x * p.link_mass
-        - segment1_tip_velocity_w_z * link2_momentum_f_y;
-    let t180 = 0.4905626121623441 * cache.segment1_slice1_bend_c3 * t32
-        + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t33;
-    let t181 = 0.7886751345948129 * cache.segment1_slice1_local_com_y + t180;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t11 + t10 * cache.cos_q2;
-    let t182 = p.channel_length * qd[3] * t181 + segment1_base_velocity_v_x;
-    let segment1_slice1_local_momentum_f_x = t182 * cache.segment1_slice0_mass
-        - t18 * cache.segment1_slice1_local_inertia_h_y;
-    let t183 = segment1_slice1_local_momentum_f_x * t18;
-    let t184 = 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t33
-        + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t32;
-    let t185 = 0.21132486540518713 * cache.segment1_slice0_local_com_y + t184;
-    let t186 = p.channel_length * t185 * qd[3] + segment1_base_velocity_v_x;
-    let segment1_slice0_local_momentum_f_x = t186 * cache.segment1_slice0_mass
-        - t22 * cache.segment1_slice0_local_inertia_h_y;
-    let t187 = segment1_slice0_local_momentum_f_x * t22;
+    let segment3_composite_force_f_x = t67 + t85 + link4_composite_force_f_x;
+    let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
+        + segment2_tip_velocity_v_y * p.link_mass;
+    let link3_composite_force_f_x = segment2_tip_bias_v_x * p.link_mass
+        + segment3_composite_force_f_x - segment2_tip_velocity_w_z * link3_momentum_f_y;
+    let segment2_base_bias_v_y = cache.segment1_tip_rotation_11 * segment1_tip_bias_v_y
+        + cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t19
+        + t18 * cache.segment1_tip_rotation_00;
+    let t128 = segment1_tip_velocity_w_z * qd[4]
+        * cache.segment2_slice0_local_subspace0_v_x + segment2_base_bias_v_y
+        + (0.00008906428919833614 * t44 * cache.segment2_slice0_bend_c4
+            + 0.00199435471456919 * t45 * cache.segment2_slice0_bend_c4
+            + 0.00199435471456919 * t41 * cache.segment2_slice0_bend_c3
+            + 0.00008906428919833614 * cache.segment2_slice0_bend_c5 * t43
+            + 0.00008906428919833614 * t46 * cache.segment2_slice0_bend_c6)
+        - qd[4] * cache.segment1_slice0_local_subspace0_w_z * segment2_base_velocity_v_x
+        - 0.21132486540518713
+            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t40
+                + 0.009437387837655933 * t39 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let t129 = t128 * cache.segment1_slice0_mass;
+    let t130 = qd[4] * cache.segment2_slice0_local_subspace0_v_x
+        + segment2_base_velocity_v_x;
+    let segment2_slice0_local_momentum_f_x = t130 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * segment2_slice0_velocity_w_z;
+    let t131 = segment2_slice0_local_momentum_f_x * segment2_slice0_velocity_w_z;
+    let t132 = cache.segment2_slice1_local_subspace0_v_x * qd[4]
+        + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t132 * cache.segment1_slice0_mass
+        - segment2_slice1_velocity_w_z * cache.segment2_slice1_local_inertia_h_y;
+    let t133 = segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_x;
+    let t134 = segment2_base_bias_v_y
+        + cache.segment2_slice1_local_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
+        + (0.24065167645154242 * t44 * cache.segment2_slice1_bend_c4
+            + 0.38689453417431974 * t45 * cache.segment2_slice1_bend_c4
+            + 0.38689453417431974 * t41 * cache.segment2_slice1_bend_c3
+            + 0.24065167645154242 * t46 * cache.segment2_slice1_bend_c6
+            + 0.24065167645154242 * t43 * cache.segment2_slice1_bend_c5)
+        - qd[4] * cache.segment1_slice1_local_subspace0_w_z * segment2_base_velocity_v_x
+        - 0.7886751345948129 * segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.4905626121623441 * t39 * cache.segment2_slice1_bend_c2
+                + 0.4905626121623441 * t40 * cache.segment2_slice1_bend_c3);
+    let t135 = t134 * cache.segment1_slice0_mass;
+    let t136 = t129 + t131 + t133 + t135;
+    let t137 = cache.segment1_tip_rotation_01 * t136;
+    let segment2_composite_force_f_x = t37 + link3_composite_force_f_x + t137;
+    let link2_composite_force_f_x = segment1_tip_bias_v_x * p.link_mass
+        + segment2_composite_force_f_x - segment1_tip_velocity_w_z * link2_momentum_f_y;
+    let t138 = base_angle_velocity_v_x - q[1] * qd[2];
+    let t139 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let segment1_base_velocity_v_y = t138 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t139;
+    let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
+        + cache.cos_q2 * base_angle_bias_v_x;
+    let t140 = 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
+        * (0.38689453417431974 * cache.segment1_slice1_bend_c4 * t11
+            + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
+            + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t10)
+        + cache.segment1_slice1_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_y
+        + segment1_base_bias_v_x
+        + (0.30513409881392906 * t12 * cache.segment1_slice1_bend_c4
+            + 0.4905626121623441 * t16 * cache.segment1_slice1_bend_c3
+            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t14
+            + 0.30513409881392906 * cache.segment1_slice1_bend_c5 * t15
+            + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t13)
+        - cache.segment1_slice1_local_subspace0_v_y * qd[2] * qd[3];
+    let t141 = t140 * cache.segment1_slice0_mass;
+    let t142 = cache.segment1_slice1_local_subspace0_v_y * qd[3]
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+        + qd[2];
+    let segment1_slice1_local_momentum_f_y = t142 * cache.segment1_slice0_mass
+        + segment1_slice1_velocity_w_z * cache.segment1_slice1_local_inertia_h_x;
+    let t143 = -(segment1_slice1_local_momentum_f_y * segment1_slice1_velocity_w_z);
+    let t144 = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+        * segment1_base_velocity_v_y
+        + 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.00199435471456919 * cache.segment1_slice0_bend_c3 * t10
+                + 0.00199435471456919 * t11 * cache.segment1_slice0_bend_c4
+                + 0.044658198738520456 * p.channel_length
+                    * cache.segment1_slice0_bend_c2) + segment1_base_bias_v_x
+        + (0.0004214567416265345 * t12 * cache.segment1_slice0_bend_c4
+            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t14
+            + 0.009437387837655933 * t16 * cache.segment1_slice0_bend_c3
+            + 0.0004214567416265345 * t15 * cache.segment1_slice0_bend_c5
+            + 0.009437387837655933 * t13 * cache.segment1_slice0_bend_c2)
+        - cache.segment1_slice0_local_subspace0_v_y * qd[2] * qd[3];
+    let t145 = cache.segment1_slice0_mass * t144;
+    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+        + qd[2];
+    let t146 = cache.segment1_slice0_local_subspace0_v_y * qd[3]
+        + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t146 * cache.segment1_slice0_mass
+        + segment1_slice0_velocity_w_z * cache.segment1_slice0_local_inertia_h_x;
+    let t147 = -(segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_y);
+    let t148 = t141 + t143 + t145 + t147;
+    let t149 = t148 * cache.cos_q2;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t139 + t138 * cache.cos_q2;
     let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
         + cache.cos_q2 * base_angle_bias_v_y;
-    let t188 = (0.00008906428919833614 * t30 * cache.segment1_slice0_bend_c4
-        + 0.00008906428919833614 * t29 * cache.segment1_slice0_bend_c6
-        + 0.00008906428919833614 * t31 * cache.segment1_slice0_bend_c5
-        + 0.00199435471456919 * t26 * cache.segment1_slice0_bend_c4
-        + 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t27)
-        + segment1_base_bias_v_y + p.channel_length * t185 * qd[2] * qd[3]
-        - 0.21132486540518713 * p.channel_length * qd[3] * segment1_base_velocity_v_x
-        - 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t184;
-    let t189 = t188 * cache.segment1_slice0_mass;
-    let t190 = segment1_base_bias_v_y + p.channel_length * qd[2] * qd[3] * t181
-        + (0.38689453417431974 * cache.segment1_slice1_bend_c3 * t27
-            + 0.24065167645154242 * t30 * cache.segment1_slice1_bend_c4
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c5 * t31
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c6 * t29
-            + 0.38689453417431974 * cache.segment1_slice1_bend_c4 * t26)
-        - 0.7886751345948129 * p.channel_length * qd[3] * segment1_base_velocity_v_x
-        - 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate * t180;
-    let t191 = t190 * cache.segment1_slice0_mass;
-    let t192 = t183 + t187 + t189 + t191;
-    let t193 = cache.base_angle_rotation_01 * t192;
-    let segment1_composite_force_f_x = t25 + link2_composite_force_f_x + t193;
+    let t150 = (0.00008906428919833614 * t5 * cache.segment1_slice0_bend_c4
+        + 0.00008906428919833614 * t4 * cache.segment1_slice0_bend_c6
+        + 0.00008906428919833614 * t6 * cache.segment1_slice0_bend_c5
+        + 0.00199435471456919 * t1 * cache.segment1_slice0_bend_c4
+        + 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t2)
+        + segment1_base_bias_v_y
+        + qd[2] * qd[3] * cache.segment1_slice0_local_subspace0_v_x
+        - cache.segment1_slice0_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_x
+        - 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.009437387837655933 * cache.segment1_slice0_bend_c2 * t8
+                + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t7);
+    let t151 = t150 * cache.segment1_slice0_mass;
+    let t152 = segment1_base_bias_v_y
+        + qd[2] * qd[3] * cache.segment1_slice1_local_subspace0_v_x
+        + (0.38689453417431974 * cache.segment1_slice1_bend_c3 * t2
+            + 0.24065167645154242 * t5 * cache.segment1_slice1_bend_c4
+            + 0.24065167645154242 * cache.segment1_slice1_bend_c5 * t6
+            + 0.24065167645154242 * cache.segment1_slice1_bend_c6 * t4
+            + 0.38689453417431974 * cache.segment1_slice1_bend_c4 * t1)
+        - 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t7
+                + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t8)
+        - cache.segment1_slice1_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_x;
+    let t153 = cache.segment1_slice0_mass * t152;
+    let t154 = qd[3] * cache.segment1_slice1_local_subspace0_v_x
+        + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t154
+        - segment1_slice1_velocity_w_z * cache.segment1_slice1_local_inertia_h_y;
+    let t155 = segment1_slice1_local_momentum_f_x * segment1_slice1_velocity_w_z;
+    let t156 = qd[3] * cache.segment1_slice0_local_subspace0_v_x
+        + segment1_base_velocity_v_x;
+    let segment1_slice0_local_momentum_f_x = t156 * cache.segment1_slice0_mass
+        - segment1_slice0_velocity_w_z * cache.segment1_slice0_local_inertia_h_y;
+    let t157 = segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_x;
+    let t158 = t151 + t153 + t155 + t157;
+    let t159 = t158 * cache.base_angle_rotation_01;
+    let segment1_composite_force_f_x = link2_composite_force_f_x + t149 + t159;
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
     let link1_composite_force_f_x = segment1_composite_force_f_x
         + p.link_mass * base_angle_bias_v_x - link1_momentum_f_y * qd[2];
-    let t194 = t24 * cache.sin_q2;
-    let t195 = cache.cos_q2 * t192;
-    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let t160 = cache.sin_q2 * t148;
+    let t161 = t36 * cache.segment1_tip_rotation_10;
+    let t162 = t136 * cache.segment1_tip_rotation_11;
+    let segment4_tip_bias_v_y = qd[6] * cache.segment4_tip_subspace0_v_x
+        * segment3_tip_velocity_w_z + segment3_tip_bias_v_y
+        + t126 * cache.segment3_tip_rotation_10 + cache.segment3_tip_rotation_11 * t127
+        - segment3_tip_velocity_v_x * segment4_bend_y_rate;
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
+    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
+        - segment4_tip_velocity_w_z * cache.link5_inertia_h_y;
+    let link5_composite_force_f_y = p.link_mass * segment4_tip_bias_v_y
+        + segment4_tip_velocity_w_z * link5_momentum_f_x;
+    let t163 = cache.segment3_tip_rotation_10 * t106;
+    let t164 = cache.segment3_tip_rotation_11 * t124;
+    let segment4_composite_force_f_y = link5_composite_force_f_y + t163 + t164;
     let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
-        + cache.segment4_tip_subspace0_v_x * qd[6];
-    let link5_momentum_f_x = segment4_tip_velocity_v_x * p.link_mass
-        - segment4_tip_velocity_w_z * cache.link5_inertia_h_y;
-    let segment4_tip_bias_v_y = cache.segment4_tip_subspace0_v_x * qd[6]
-        * segment3_tip_velocity_w_z + segment3_tip_bias_v_y
-        + t164 * cache.segment3_tip_rotation_10 + cache.segment3_tip_rotation_11 * t165
-        - segment3_tip_velocity_v_x * segment4_bend_y_rate;
-    let link5_composite_force_f_y = segment4_tip_velocity_w_z * link5_momentum_f_x
-        + p.link_mass * segment4_tip_bias_v_y;
-    let t196 = cache.segment3_tip_rotation_10 * t162;
-    let t197 = t141 * cache.segment3_tip_rotation_11;
-    let segment4_composite_force_f_y = link5_composite_force_f_y + t196 + t197;
-    let link4_composite_force_f_y = link4_momentum_f_x * segment3_tip_velocity_w_z
-        + segment4_composite_force_f_y + p.link_mass * segment3_tip_bias_v_y;
-    let t198 = cache.segment2_tip_rotation_11 * t93;
-    let t199 = t114 * cache.segment2_tip_rotation_10;
-    let segment3_composite_force_f_y = link4_composite_force_f_y + t198 + t199;
-    let link3_composite_force_f_y = p.link_mass * segment2_tip_bias_v_y
-        + link3_momentum_f_x * segment2_tip_velocity_w_z + segment3_composite_force_f_y;
-    let t200 = t59 * cache.segment1_tip_rotation_11;
-    let t201 = t178 * cache.segment1_tip_rotation_10;
-    let segment2_composite_force_f_y = link3_composite_force_f_y + t200 + t201;
-    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+    let link4_composite_force_f_y = segment4_composite_force_f_y
+        + link4_momentum_f_x * segment3_tip_velocity_w_z
+        + p.link_mass * segment3_tip_bias_v_y;
+    let t165 = cache.segment2_tip_rotation_11 * t84;
+    let t166 = t66 * cache.segment2_tip_rotation_10;
+    let segment3_composite_force_f_y = link4_composite_force_f_y + t165 + t166;
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let link3_composite_force_f_y = segment3_composite_force_f_y
+        + segment2_tip_velocity_w_z * link3_momentum_f_x
+        + segment2_tip_bias_v_y * p.link_mass;
+    let segment2_composite_force_f_y = t161 + t162 + link3_composite_force_f_y;
+    let link2_momentum_f_x = segment1_tip_velocity_v_x * p.link_mass
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
-    let link2_composite_force_f_y = segment2_composite_force_f_y
-        + segment1_tip_bias_v_y * p.link_mass
-        + segment1_tip_velocity_w_z * link2_momentum_f_x;
-    let segment1_composite_force_f_y = t194 + t195 + link2_composite_force_f_y;
+    let link2_composite_force_f_y = p.link_mass * segment1_tip_bias_v_y
+        + segment2_composite_force_f_y + segment1_tip_velocity_w_z * link2_momentum_f_x;
+    let t167 = t158 * cache.cos_q2;
+    let segment1_composite_force_f_y = t160 + link2_composite_force_f_y + t167;
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.link1_inertia_h_y * qd[2];
     let link1_composite_force_f_y = segment1_composite_force_f_y
         + link1_momentum_f_x * qd[2] + p.link_mass * base_angle_bias_v_y;
-    let t202 = t188 * cache.segment1_slice0_local_inertia_h_x;
-    let t203 = cache.segment2_slice1_local_inertia_h_x * t49;
-    let t204 = -(t168 * cache.segment2_slice1_local_inertia_h_y);
-    let t205 = -(segment2_slice0_local_momentum_f_x * t172);
-    let t206 = -(t176 * segment2_slice1_local_momentum_f_x);
-    let t207 = segment3_slice1_local_momentum_f_y * t89;
-    let t208 = -(segment3_slice1_local_momentum_f_x * t110);
-    let t209 = -(cache.segment3_slice0_local_inertia_h_y * t112);
-    let t210 = segment3_slice0_local_momentum_f_y * t91;
-    let t211 = -(segment3_slice0_local_momentum_f_x * t108);
-    let t212 = cache.segment3_slice0_local_inertia_h_x * t83;
-    let t213 = -(t147 * segment4_slice1_local_momentum_f_x);
-    let t214 = -(cache.segment4_slice0_local_inertia_h_y * t156);
-    let t215 = t139 * segment4_slice0_local_momentum_f_y;
-    let t216 = cache.segment4_slice0_local_inertia_h_x * t137;
-    let t217 = t133 * cache.segment4_slice1_local_inertia_h_x;
-    let link5_composite_force_n_z = link5_momentum_f_y * segment4_tip_velocity_v_x
-        + cache.link5_inertia_h_x * segment4_tip_bias_v_y
-        - segment4_tip_bias_v_x * cache.link5_inertia_h_y
-        - segment4_tip_velocity_v_y * link5_momentum_f_x;
-    let t218 = -(cache.segment4_slice1_local_inertia_h_y * t160);
-    let t219 = -(segment4_slice0_local_momentum_f_x * t158);
-    let t220 = t122 * segment4_slice1_local_momentum_f_y;
-    let segment4_composite_force_n_z = t213 + t214 + t215 + t216 + t217
-        + link5_composite_force_n_z + t218 + t219 + t220
-        + cache.segment3_tip_position_x * (t196 + t197)
-        - (t142 + t163) * cache.segment3_tip_position_y;
-    let link4_composite_force_n_z = link4_momentum_f_y * segment3_tip_velocity_v_x
-        + segment4_composite_force_n_z + cache.link4_inertia_h_x * segment3_tip_bias_v_y
+    let t168 = t156 * segment1_slice0_local_momentum_f_y;
+    let t169 = -(t140 * cache.segment1_slice1_local_inertia_h_y);
+    let t170 = -(segment1_slice1_local_momentum_f_x * t142);
+    let t171 = cache.segment1_slice1_local_inertia_h_x * t152;
+    let t172 = -(cache.segment1_slice0_local_inertia_h_y * t144);
+    let t173 = cache.segment2_slice1_local_inertia_h_x * t134;
+    let t174 = segment2_slice0_local_momentum_f_y * t130;
+    let t175 = -(t30 * segment2_slice1_local_momentum_f_x);
+    let t176 = segment3_slice0_local_momentum_f_y * t80;
+    let t177 = t78 * cache.segment3_slice1_local_inertia_h_x;
+    let link5_composite_force_n_z = cache.link5_inertia_h_x * segment4_tip_bias_v_y
+        + link5_momentum_f_y * segment4_tip_velocity_v_x
+        - segment4_tip_velocity_v_y * link5_momentum_f_x
+        - segment4_tip_bias_v_x * cache.link5_inertia_h_y;
+    let t178 = -(segment4_slice1_local_momentum_f_x * t102);
+    let t179 = -(cache.segment4_slice1_local_inertia_h_y * t104);
+    let t180 = cache.segment4_slice1_local_inertia_h_x * t118;
+    let t181 = t108 * segment4_slice1_local_momentum_f_y;
+    let t182 = -(cache.segment4_slice0_local_inertia_h_y * t100);
+    let t183 = -(t88 * segment4_slice0_local_momentum_f_x);
+    let t184 = segment4_slice0_local_momentum_f_y * t122;
+    let t185 = cache.segment4_slice0_local_inertia_h_x * t120;
+    let segment4_composite_force_n_z = link5_composite_force_n_z + t178 + t179 + t180
+        + t181 + t182 + t183 + t184 + cache.segment3_tip_position_x * (t163 + t164)
+        + t185 - cache.segment3_tip_position_y * (t107 + t125);
+    let link4_composite_force_n_z = cache.link4_inertia_h_x * segment3_tip_bias_v_y
+        + segment4_composite_force_n_z + segment3_tip_velocity_v_x * link4_momentum_f_y
         - segment3_tip_velocity_v_y * link4_momentum_f_x
         - segment3_tip_bias_v_x * cache.link4_inertia_h_y;
-    let t221 = t87 * cache.segment3_slice1_local_inertia_h_x;
-    let t222 = -(t104 * cache.segment3_slice1_local_inertia_h_y);
-    let segment3_composite_force_n_z = t207 + t208 + t209 + t210 + t211 + t212
-        + link4_composite_force_n_z + t221 + t222
-        + cache.segment2_tip_position_x * (t198 + t199)
-        - (t94 + t115) * cache.segment2_tip_position_y;
+    let t186 = -(t64 * segment3_slice0_local_momentum_f_x);
+    let t187 = t82 * cache.segment3_slice0_local_inertia_h_x;
+    let t188 = -(t62 * cache.segment3_slice0_local_inertia_h_y);
+    let t189 = segment3_slice1_local_momentum_f_y * t68;
+    let t190 = -(t50 * segment3_slice1_local_momentum_f_x);
+    let t191 = -(t60 * cache.segment3_slice1_local_inertia_h_y);
+    let segment3_composite_force_n_z = t176 + t177
+        + (t165 + t166) * cache.segment2_tip_position_x + link4_composite_force_n_z
+        + t186 + t187 + t188 + t189 + t190 + t191
+        - (t67 + t85) * cache.segment2_tip_position_y;
     let link3_composite_force_n_z = segment2_tip_bias_v_y * cache.link3_inertia_h_x
         + link3_momentum_f_y * segment2_tip_velocity_v_x + segment3_composite_force_n_z
-        - cache.link3_inertia_h_y * segment2_tip_bias_v_x
-        - segment2_tip_velocity_v_y * link3_momentum_f_x;
-    let t223 = -(t174 * cache.segment2_slice0_local_inertia_h_y);
-    let t224 = t55 * segment2_slice0_local_momentum_f_y;
-    let t225 = t53 * cache.segment2_slice0_local_inertia_h_x;
-    let t226 = segment2_slice1_local_momentum_f_y * t57;
-    let segment2_composite_force_n_z = t203
-        + (t200 + t201) * cache.segment1_tip_position_x + t204 + t205 + t206
-        + link3_composite_force_n_z + t223 + t224 + t225 + t226
-        - cache.segment1_tip_position_y * (t60 + t179);
-    let link2_composite_force_n_z = cache.link2_inertia_h_x * segment1_tip_bias_v_y
-        + link2_momentum_f_y * segment1_tip_velocity_v_x + segment2_composite_force_n_z
-        - segment1_tip_velocity_v_y * link2_momentum_f_x
-        - segment1_tip_bias_v_x * cache.link2_inertia_h_y;
-    let t227 = -(t21 * segment1_slice0_local_momentum_f_x);
-    let t228 = segment1_slice0_local_momentum_f_y * t186;
-    let t229 = -(t19 * segment1_slice1_local_momentum_f_x);
-    let t230 = -(cache.segment1_slice0_local_inertia_h_y * t16);
-    let t231 = -(t12 * cache.segment1_slice1_local_inertia_h_y);
-    let t232 = t182 * segment1_slice1_local_momentum_f_y;
-    let t233 = t190 * cache.segment1_slice1_local_inertia_h_x;
-    let segment1_composite_force_n_z = t202 + link2_composite_force_n_z + t227 + t228
-        + t229 + t230 + t231 + q[0] * (t194 + t195) + t232 + t233 - q[1] * (t25 + t193);
-    let link1_composite_force_n_z = segment1_composite_force_n_z
-        + cache.link1_inertia_h_x * base_angle_bias_v_y
-        + link1_momentum_f_y * base_angle_velocity_v_x
+        - segment2_tip_velocity_v_y * link3_momentum_f_x
+        - segment2_tip_bias_v_x * cache.link3_inertia_h_y;
+    let t192 = -(t34 * segment2_slice0_local_momentum_f_x);
+    let t193 = -(cache.segment2_slice0_local_inertia_h_y * t28);
+    let t194 = t128 * cache.segment2_slice0_local_inertia_h_x;
+    let t195 = -(t32 * cache.segment2_slice1_local_inertia_h_y);
+    let t196 = segment2_slice1_local_momentum_f_y * t132;
+    let segment2_composite_force_n_z = t173 + t174 + t175 + link3_composite_force_n_z
+        + t192 + t193 + t194 + t195 + (t161 + t162) * cache.segment1_tip_position_x
+        + t196 - (t37 + t137) * cache.segment1_tip_position_y;
+    let link2_composite_force_n_z = segment2_composite_force_n_z
+        + cache.link2_inertia_h_x * segment1_tip_bias_v_y
+        + segment1_tip_velocity_v_x * link2_momentum_f_y
+        - segment1_tip_bias_v_x * cache.link2_inertia_h_y
+        - link2_momentum_f_x * segment1_tip_velocity_v_y;
+    let t197 = -(segment1_slice0_local_momentum_f_x * t146);
+    let t198 = segment1_slice1_local_momentum_f_y * t154;
+    let t199 = t150 * cache.segment1_slice0_local_inertia_h_x;
+    let segment1_composite_force_n_z = t168 + t169 + t170 + t171 + t172
+        + link2_composite_force_n_z + t197 + q[0] * (t160 + t167) + t198 + t199
+        - q[1] * (t149 + t159);
+    let link1_composite_force_n_z = cache.link1_inertia_h_x * base_angle_bias_v_y
+        + link1_momentum_f_y * base_angle_velocity_v_x + segment1_composite_force_n_z
         - link1_momentum_f_x * base_angle_velocity_v_y
         - cache.link1_inertia_h_y * base_angle_bias_v_x;
     out[0] = link1_composite_force_f_x;
@@ -2416,42 +2463,42 @@ pub fn coriolis_into(
     out[2] = q[1] * link1_composite_force_f_x
         + link1_composite_force_f_y * cache.base_angle_subspace_v_y
         + link1_composite_force_n_z;
-    out[3] = (t187 + t189) * cache.segment1_slice0_local_subspace0_v_y
-        + cache.segment1_slice1_local_subspace0_v_y * (t183 + t191)
-        + cache.segment1_tip_subspace0_v_y * link2_composite_force_f_y
-        + cache.segment1_slice0_subspace0_w_z * (t202 + t227 + t228 + t230)
-        + (t17 + t23) * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice1_subspace0_w_z * (t229 + t231 + t232 + t233)
-        + link2_composite_force_n_z * p.channel_length
-        + (t13 + t20) * cache.segment1_slice1_local_subspace0_v_x
+    out[3] = cache.segment1_slice0_local_subspace0_v_y * (t151 + t157)
+        + (t141 + t143) * cache.segment1_slice1_local_subspace0_v_x
+        + link2_composite_force_f_y * cache.segment1_tip_subspace0_v_y
+        + p.channel_length * link2_composite_force_n_z
+        + cache.segment1_slice0_local_subspace0_w_z * (t168 + t172 + t197 + t199)
+        + cache.segment1_slice1_local_subspace0_v_y * (t153 + t155)
+        + cache.segment1_slice1_local_subspace0_w_z * (t169 + t170 + t171 + t198)
+        + (t145 + t147) * cache.segment1_slice0_local_subspace0_v_x
         + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x;
-    out[4] = cache.segment2_slice0_local_subspace0_v_x * (t173 + t175)
+    out[4] = link3_composite_force_f_x * cache.segment2_tip_subspace0_v_x
+        + cache.segment2_slice0_local_subspace0_v_y * (t129 + t131)
+        + cache.segment2_slice1_local_subspace0_v_x * (t31 + t33)
+        + (t174 + t192 + t193 + t194) * cache.segment1_slice0_local_subspace0_w_z
+        + (t29 + t35) * cache.segment2_slice0_local_subspace0_v_x
+        + (t173 + t175 + t195 + t196) * cache.segment1_slice1_local_subspace0_w_z
         + p.channel_length * link3_composite_force_n_z
-        + (t50 + t58) * cache.segment2_slice1_local_subspace0_v_y
-        + link3_composite_force_f_x * cache.segment2_tip_subspace0_v_x
-        + cache.segment1_slice1_subspace0_w_z * (t203 + t204 + t206 + t226)
-        + link3_composite_force_f_y * cache.segment2_tip_subspace0_v_y
-        + cache.segment2_slice1_local_subspace0_v_x * (t169 + t177)
-        + cache.segment1_slice0_subspace0_w_z * (t205 + t223 + t224 + t225)
-        + (t54 + t56) * cache.segment2_slice0_local_subspace0_v_y;
-    out[5] = cache.segment3_slice0_local_subspace0_v_x * (t109 + t113)
-        + p.channel_length * link4_composite_force_n_z
-        + link4_composite_force_f_y * cache.segment3_tip_subspace0_v_y
-        + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x
-        + cache.segment3_slice0_local_subspace0_v_y * (t84 + t92)
-        + cache.segment3_slice1_local_subspace0_v_x * (t105 + t111)
-        + cache.segment1_slice0_subspace0_w_z * (t209 + t210 + t211 + t212)
-        + (t88 + t90) * cache.segment3_slice1_local_subspace0_v_y
-        + cache.segment1_slice1_subspace0_w_z * (t207 + t208 + t221 + t222);
-    out[6] = cache.segment4_slice1_local_subspace0_v_y * (t123 + t134)
-        + cache.segment1_slice0_subspace0_w_z * (t214 + t215 + t216 + t219)
-        + cache.segment4_slice0_local_subspace0_v_y * (t138 + t140)
-        + (t213 + t217 + t218 + t220) * cache.segment1_slice1_subspace0_w_z
-        + (t157 + t159) * cache.segment4_slice0_local_subspace0_v_x
-        + p.channel_length * link5_composite_force_n_z
-        + cache.segment4_slice1_local_subspace0_v_x * (t148 + t161)
-        + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x
-        + link5_composite_force_f_y * cache.segment4_tip_subspace0_v_y;
+        + cache.segment2_slice1_local_subspace0_v_y * (t133 + t135)
+        + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y;
+    out[5] = cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x
+        + (t51 + t61) * cache.segment3_slice1_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_w_z * (t176 + t186 + t187 + t188)
+        + (t69 + t79) * cache.segment3_slice1_local_subspace0_v_y
+        + link4_composite_force_n_z * p.channel_length
+        + cache.segment1_slice1_local_subspace0_w_z * (t177 + t189 + t190 + t191)
+        + cache.segment3_slice0_local_subspace0_v_y * (t81 + t83)
+        + cache.segment3_slice0_local_subspace0_v_x * (t63 + t65)
+        + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y;
+    out[6] = cache.segment4_slice1_local_subspace0_v_x * (t103 + t105)
+        + (t89 + t101) * cache.segment4_slice0_local_subspace0_v_x
+        + (t121 + t123) * cache.segment4_slice0_local_subspace0_v_y
+        + link5_composite_force_n_z * p.channel_length
+        + cache.segment1_slice1_local_subspace0_w_z * (t178 + t179 + t180 + t181)
+        + link5_composite_force_f_y * cache.segment4_tip_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_w_z * (t182 + t183 + t184 + t185)
+        + cache.segment4_slice1_local_subspace0_v_y * (t109 + t119)
+        + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -2466,648 +2513,674 @@ pub fn coriolis_matrix_into(
     *out = SMatrix::zeros();
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let t0 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let segment1_bend_y = p.channel_length * q[3];
-    let t1 = -(segment1_bend_y * p.channel_length);
-    let t2 = segment1_bend_y * p.channel_length;
-    let t3 = 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t1
-        + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t2;
-    let t4 = 0.21132486540518713 * cache.segment1_slice0_local_com_y + t3;
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t5 = -(segment1_bend_squared * p.channel_length);
-    let t6 = 2.0 * segment1_bend_squared * p.channel_length;
-    let t7 = 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t5
-        + 0.00199435471456919 * t6 * cache.segment1_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2;
-    let t8 = t7 - 0.21132486540518713 * cache.segment1_slice0_local_com_x;
-    let segment1_slice0_subspace0_v_y = cache.sin_q2 * p.channel_length * t4
-        + p.channel_length * cache.cos_q2 * t8
-        - 0.21132486540518713 * q[0] * p.channel_length;
+    let segment1_slice0_subspace0_v_y = cache.segment1_slice0_local_subspace0_v_y
+        * cache.cos_q2 + cache.sin_q2 * cache.segment1_slice0_local_subspace0_v_x
+        - q[0] * cache.segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
-    let segment1_slice0_velocity_w_z = cache.segment1_slice0_subspace0_w_z * qd[3]
+    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
         + qd[2];
     let segment1_slice0_position_x = q[0]
         + cache.segment1_slice0_local_com_y * cache.base_angle_rotation_01
         + cache.cos_q2 * cache.segment1_slice0_local_com_x;
-    let t9 = segment1_slice0_velocity_v_y
+    let t1 = segment1_slice0_velocity_v_y
         + segment1_slice0_velocity_w_z * segment1_slice0_position_x;
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+    let segment1_slice1_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * cache.cos_q2
+        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment1_slice1_velocity_v_y = qd[3] * segment1_slice1_subspace0_v_y
         + base_angle_velocity_v_y;
-    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
-        + cache.segment2_tip_subspace0_v_y * qd[4];
-    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * cache.segment3_tip_subspace0_v_y;
-    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
+        * cache.base_angle_rotation_01 + q[0]
+        + cache.cos_q2 * cache.segment1_slice1_local_com_x;
+    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+        + qd[2];
+    let t2 = segment1_slice1_velocity_v_y
+        + segment1_slice1_position_x * segment1_slice1_velocity_w_z;
+    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_y
+        * cache.segment1_tip_rotation_11
+        + cache.segment2_slice0_local_subspace0_v_x * cache.segment1_tip_rotation_10
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_tip_subspace0_v_y * qd[3];
+    let segment2_slice0_velocity_v_y = qd[4] * segment2_slice0_subspace0_v_y
+        + segment1_tip_velocity_v_y;
     let segment1_bend_y_rate = p.channel_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let t10 = segment4_tip_velocity_v_y
-        + segment4_tip_velocity_w_z * cache.segment4_tip_position_x;
-    let link5_composite_rate_hd_y = p.link_mass * t10;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let segment4_slice1_position_x = cache.segment3_tip_rotation_00
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_01 * cache.segment4_slice1_local_com_y;
-    let segment4_bend_y = p.channel_length * q[6];
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t11 = -(p.channel_length * segment4_bend_squared);
-    let t12 = 2.0 * p.channel_length * segment4_bend_squared;
-    let t13 = 0.38689453417431974 * t11 * cache.segment4_slice1_bend_c3
-        + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-        + 0.38689453417431974 * t12 * cache.segment4_slice1_bend_c4;
-    let t14 = t13 - 0.7886751345948129 * cache.segment4_slice1_local_com_x;
-    let t15 = -(p.channel_length * segment4_bend_y);
-    let t16 = p.channel_length * segment4_bend_y;
-    let t17 = 0.4905626121623441 * cache.segment4_slice1_bend_c2 * t15
-        + 0.4905626121623441 * t16 * cache.segment4_slice1_bend_c3;
-    let t18 = 0.7886751345948129 * cache.segment4_slice1_local_com_y + t17;
-    let segment4_slice1_subspace0_v_y = p.channel_length * cache.segment3_tip_rotation_11
-        * t14 + cache.segment3_tip_rotation_10 * t18 * p.channel_length
-        - cache.segment1_slice1_subspace0_w_z * cache.segment3_tip_position_x;
-    let segment4_slice1_velocity_v_y = qd[6] * segment4_slice1_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let t19 = segment4_slice1_velocity_w_z * segment4_slice1_position_x
-        + segment4_slice1_velocity_v_y;
-    let t20 = 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t15
-        + 0.009437387837655933 * t16 * cache.segment4_slice0_bend_c3;
-    let t21 = 0.21132486540518713 * cache.segment4_slice0_local_com_y + t20;
-    let t22 = 0.00199435471456919 * t12 * cache.segment4_slice0_bend_c4
-        + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-        + 0.00199435471456919 * t11 * cache.segment4_slice0_bend_c3;
-    let t23 = t22 - 0.21132486540518713 * cache.segment4_slice0_local_com_x;
-    let segment4_slice0_subspace0_v_y = cache.segment3_tip_rotation_10 * p.channel_length
-        * t21 + p.channel_length * cache.segment3_tip_rotation_11 * t23
-        - cache.segment3_tip_position_x * cache.segment1_slice0_subspace0_w_z;
-    let segment4_slice0_velocity_v_y = qd[6] * segment4_slice0_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let segment4_slice0_position_x = cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_com_x
-        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let t24 = segment4_slice0_velocity_v_y
-        + segment4_slice0_position_x * segment4_slice0_velocity_w_z;
-    let segment4_composite_rate_hd_y = link5_composite_rate_hd_y
-        + t19 * cache.segment1_slice0_mass + t24 * cache.segment1_slice0_mass;
-    let t25 = cache.segment3_tip_position_x * segment3_tip_velocity_w_z
-        + segment3_tip_velocity_v_y;
-    let link4_composite_rate_hd_y = segment4_composite_rate_hd_y + p.link_mass * t25;
-    let segment3_slice0_position_x = cache.segment2_tip_position_x
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
-    let segment3_bend_y = p.channel_length * q[5];
-    let t26 = segment3_bend_y * p.channel_length;
-    let t27 = -(segment3_bend_y * p.channel_length);
-    let t28 = 0.009437387837655933 * t26 * cache.segment3_slice0_bend_c3
-        + 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t27;
-    let t29 = 0.21132486540518713 * cache.segment3_slice0_local_com_y + t28;
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t30 = 2.0 * p.channel_length * segment3_bend_squared;
-    let t31 = -(p.channel_length * segment3_bend_squared);
-    let t32 = 0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c4 * t30
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t31;
-    let t33 = t32 - 0.21132486540518713 * cache.segment3_slice0_local_com_x;
-    let segment3_slice0_subspace0_v_y = p.channel_length * t29
-        * cache.segment2_tip_rotation_10
-        + p.channel_length * cache.segment2_tip_rotation_11 * t33
-        - cache.segment2_tip_position_x * cache.segment1_slice0_subspace0_w_z;
-    let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * segment3_slice0_subspace0_v_y;
-    let t34 = segment3_slice0_position_x * segment3_slice0_velocity_w_z
-        + segment3_slice0_velocity_v_y;
-    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_subspace0_w_z * qd[5];
-    let t35 = 0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-        + 0.38689453417431974 * cache.segment3_slice1_bend_c3 * t31
-        + 0.38689453417431974 * cache.segment3_slice1_bend_c4 * t30;
-    let t36 = t35 - 0.7886751345948129 * cache.segment3_slice1_local_com_x;
-    let t37 = 0.4905626121623441 * t26 * cache.segment3_slice1_bend_c3
-        + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t27;
-    let t38 = t37 + 0.7886751345948129 * cache.segment3_slice1_local_com_y;
-    let segment3_slice1_subspace0_v_y = t36 * p.channel_length
-        * cache.segment2_tip_rotation_11
-        + t38 * p.channel_length * cache.segment2_tip_rotation_10
-        - cache.segment2_tip_position_x * cache.segment1_slice1_subspace0_w_z;
-    let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * segment3_slice1_subspace0_v_y;
-    let t39 = segment3_slice1_position_x * segment3_slice1_velocity_w_z
-        + segment3_slice1_velocity_v_y;
-    let segment3_composite_rate_hd_y = link4_composite_rate_hd_y
-        + t34 * cache.segment1_slice0_mass + t39 * cache.segment1_slice0_mass;
-    let t40 = segment2_tip_velocity_v_y
-        + segment2_tip_velocity_w_z * cache.segment2_tip_position_x;
-    let link3_composite_rate_hd_y = segment3_composite_rate_hd_y + t40 * p.link_mass;
-    let segment2_bend_y = p.channel_length * q[4];
-    let t41 = p.channel_length * segment2_bend_y;
-    let t42 = -(p.channel_length * segment2_bend_y);
-    let t43 = 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t41
-        + 0.009437387837655933 * t42 * cache.segment2_slice0_bend_c2;
-    let t44 = t43 + 0.21132486540518713 * cache.segment2_slice0_local_com_y;
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t45 = -(p.channel_length * segment2_bend_squared);
-    let t46 = 2.0 * p.channel_length * segment2_bend_squared;
-    let t47 = 0.00199435471456919 * t45 * cache.segment2_slice0_bend_c3
-        + 0.00199435471456919 * t46 * cache.segment2_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2;
-    let t48 = t47 - 0.21132486540518713 * cache.segment2_slice0_local_com_x;
-    let segment2_slice0_subspace0_v_y = t44 * p.channel_length
-        * cache.segment1_tip_rotation_10
-        + p.channel_length * cache.segment1_tip_rotation_11 * t48
-        - cache.segment1_slice0_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
-        + qd[4] * segment2_slice0_subspace0_v_y;
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_subspace0_w_z;
+        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
     let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
         * cache.segment1_tip_rotation_00
         + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y
         + cache.segment1_tip_position_x;
-    let t49 = segment2_slice0_velocity_v_y
+    let t3 = segment2_slice0_velocity_v_y
         + segment2_slice0_velocity_w_z * segment2_slice0_position_x;
-    let t50 = 0.38689453417431974 * t46 * cache.segment2_slice1_bend_c4
-        + 0.38689453417431974 * t45 * cache.segment2_slice1_bend_c3
-        + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2;
-    let t51 = t50 - 0.7886751345948129 * cache.segment2_slice1_local_com_x;
-    let t52 = 0.4905626121623441 * t42 * cache.segment2_slice1_bend_c2
-        + 0.4905626121623441 * t41 * cache.segment2_slice1_bend_c3;
-    let t53 = 0.7886751345948129 * cache.segment2_slice1_local_com_y + t52;
-    let segment2_slice1_subspace0_v_y = p.channel_length * cache.segment1_tip_rotation_11
-        * t51 + p.channel_length * cache.segment1_tip_rotation_10 * t53
-        - cache.segment1_slice1_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
+    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
+        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
+        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment3_slice1_subspace0_v_y = cache.segment2_tip_rotation_11
+        * cache.segment3_slice1_local_subspace0_v_y
+        + cache.segment3_slice1_local_subspace0_v_x * cache.segment2_tip_rotation_10
+        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
         + segment1_tip_velocity_v_y;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_subspace0_w_z
+    let segment3_slice1_velocity_v_y = qd[5] * segment3_slice1_subspace0_v_y
+        + segment2_tip_velocity_v_y;
+    let t4 = segment3_slice1_position_x * segment3_slice1_velocity_w_z
+        + segment3_slice1_velocity_v_y;
+    let segment3_slice0_position_x = cache.segment2_tip_position_x
+        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y;
+    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
+        + segment2_tip_velocity_w_z;
+    let segment3_slice0_subspace0_v_y = cache.segment3_slice0_local_subspace0_v_y
+        * cache.segment2_tip_rotation_11
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_10
+        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment3_slice0_velocity_v_y = segment3_slice0_subspace0_v_y * qd[5]
+        + segment2_tip_velocity_v_y;
+    let t5 = segment3_slice0_position_x * segment3_slice0_velocity_w_z
+        + segment3_slice0_velocity_v_y;
+    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
+        + segment2_tip_velocity_v_y;
+    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_y
+        * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_subspace0_v_x
+        - cache.segment3_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice0_subspace0_v_y;
+    let segment4_slice0_position_x = cache.segment3_tip_position_x
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_com_x
+        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let t6 = segment4_slice0_velocity_v_y
+        + segment4_slice0_position_x * segment4_slice0_velocity_w_z;
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
+        + segment3_tip_velocity_v_y;
+    let t7 = segment4_tip_velocity_w_z * cache.segment4_tip_position_x
+        + segment4_tip_velocity_v_y;
+    let link5_composite_rate_hd_y = p.link_mass * t7;
+    let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
+        * cache.segment3_tip_rotation_11
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
+    let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice1_subspace0_v_y;
+    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let segment4_slice1_position_x = cache.segment3_tip_rotation_00
+        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_x
+        + cache.segment3_tip_rotation_01 * cache.segment4_slice1_local_com_y;
+    let t8 = segment4_slice1_velocity_v_y
+        + segment4_slice1_velocity_w_z * segment4_slice1_position_x;
+    let segment4_composite_rate_hd_y = t6 * cache.segment1_slice0_mass
+        + link5_composite_rate_hd_y + cache.segment1_slice0_mass * t8;
+    let t9 = cache.segment3_tip_position_x * segment3_tip_velocity_w_z
+        + segment3_tip_velocity_v_y;
+    let link4_composite_rate_hd_y = segment4_composite_rate_hd_y + p.link_mass * t9;
+    let segment3_composite_rate_hd_y = t4 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_mass * t5 + link4_composite_rate_hd_y;
+    let t10 = segment2_tip_velocity_v_y
+        + segment2_tip_velocity_w_z * cache.segment2_tip_position_x;
+    let link3_composite_rate_hd_y = segment3_composite_rate_hd_y + p.link_mass * t10;
+    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
     let segment2_slice1_position_x = cache.segment2_slice1_local_com_x
         * cache.segment1_tip_rotation_00
         + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y
         + cache.segment1_tip_position_x;
-    let t54 = segment2_slice1_velocity_v_y
-        + segment2_slice1_velocity_w_z * segment2_slice1_position_x;
-    let segment2_composite_rate_hd_y = link3_composite_rate_hd_y
-        + cache.segment1_slice0_mass * t49 + t54 * cache.segment1_slice0_mass;
-    let t55 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
+        * cache.segment1_tip_rotation_10
+        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
+        + segment2_slice1_subspace0_v_y * qd[4];
+    let t11 = segment2_slice1_velocity_w_z * segment2_slice1_position_x
+        + segment2_slice1_velocity_v_y;
+    let segment2_composite_rate_hd_y = t3 * cache.segment1_slice0_mass
+        + link3_composite_rate_hd_y + t11 * cache.segment1_slice0_mass;
+    let t12 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
         + segment1_tip_velocity_v_y;
-    let link2_composite_rate_hd_y = segment2_composite_rate_hd_y + t55 * p.link_mass;
-    let t56 = 0.4905626121623441 * cache.segment1_slice1_bend_c3 * t2
-        + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t1;
-    let t57 = 0.7886751345948129 * cache.segment1_slice1_local_com_y + t56;
-    let t58 = 0.38689453417431974 * cache.segment1_slice1_bend_c4 * t6
-        + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-        + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t5;
-    let t59 = t58 - 0.7886751345948129 * cache.segment1_slice1_local_com_x;
-    let segment1_slice1_subspace0_v_y = cache.sin_q2 * p.channel_length * t57
-        + p.channel_length * cache.cos_q2 * t59
-        - 0.7886751345948129 * q[0] * p.channel_length;
-    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
-        * cache.base_angle_rotation_01 + q[0]
-        + cache.cos_q2 * cache.segment1_slice1_local_com_x;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_subspace0_w_z * qd[3]
-        + qd[2];
-    let t60 = segment1_slice1_velocity_v_y
-        + segment1_slice1_position_x * segment1_slice1_velocity_w_z;
-    let segment1_composite_rate_hd_y = t9 * cache.segment1_slice0_mass
-        + link2_composite_rate_hd_y + cache.segment1_slice0_mass * t60;
+    let link2_composite_rate_hd_y = segment2_composite_rate_hd_y + p.link_mass * t12;
+    let segment1_composite_rate_hd_y = t1 * cache.segment1_slice0_mass
+        + t2 * cache.segment1_slice0_mass + link2_composite_rate_hd_y;
     let link1_composite_rate_hd_y = p.link_mass * t0 + segment1_composite_rate_hd_y;
-    let t61 = -link1_composite_rate_hd_y;
+    let t13 = -link1_composite_rate_hd_y;
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
-    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment1_slice1_momentum_f_y = segment1_slice1_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment1_slice1_velocity_w_z * segment1_slice1_inertia_h_x;
     let segment1_slice0_inertia_h_x = segment1_slice0_position_x
         * cache.segment1_slice0_mass;
     let segment1_slice0_momentum_f_y = segment1_slice0_velocity_v_y
         * cache.segment1_slice0_mass
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
-    let link3_momentum_f_y = segment2_tip_velocity_v_y * p.link_mass
-        + segment2_tip_velocity_w_z * cache.link3_inertia_h_x;
-    let link4_momentum_f_y = p.link_mass * segment3_tip_velocity_v_y
-        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
-    let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
-        + segment4_tip_velocity_v_y * p.link_mass;
-    let segment4_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment4_slice1_position_x;
-    let segment4_slice1_momentum_f_y = segment4_slice1_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment4_slice1_inertia_h_x * segment4_slice1_velocity_w_z;
-    let segment4_slice0_inertia_h_x = segment4_slice0_position_x
+    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
         * cache.segment1_slice0_mass;
-    let segment4_slice0_momentum_f_y = segment4_slice0_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment4_slice0_velocity_w_z * segment4_slice0_inertia_h_x;
-    let segment4_composite_momentum_f_y = link5_momentum_f_y
-        + segment4_slice1_momentum_f_y + segment4_slice0_momentum_f_y;
-    let link4_composite_momentum_f_y = link4_momentum_f_y
-        + segment4_composite_momentum_f_y;
-    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice0_momentum_f_y = cache.segment1_slice0_mass
-        * segment3_slice0_velocity_v_y
-        + segment3_slice0_inertia_h_x * segment3_slice0_velocity_w_z;
-    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice1_momentum_f_y = segment3_slice1_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment3_slice1_inertia_h_x * segment3_slice1_velocity_w_z;
-    let segment3_composite_momentum_f_y = link4_composite_momentum_f_y
-        + segment3_slice0_momentum_f_y + segment3_slice1_momentum_f_y;
-    let link3_composite_momentum_f_y = link3_momentum_f_y
-        + segment3_composite_momentum_f_y;
-    let segment2_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice1_position_x;
-    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment2_slice1_velocity_w_z * segment2_slice1_inertia_h_x;
+    let segment1_slice1_momentum_f_y = segment1_slice1_velocity_w_z
+        * segment1_slice1_inertia_h_x
+        + cache.segment1_slice0_mass * segment1_slice1_velocity_v_y;
     let segment2_slice0_inertia_h_x = cache.segment1_slice0_mass
         * segment2_slice0_position_x;
     let segment2_slice0_momentum_f_y = segment2_slice0_velocity_w_z
         * segment2_slice0_inertia_h_x
         + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_composite_momentum_f_y = link3_composite_momentum_f_y
-        + segment2_slice1_momentum_f_y + segment2_slice0_momentum_f_y;
-    let link2_momentum_f_y = segment1_tip_velocity_v_y * p.link_mass
-        + cache.link2_inertia_h_x * segment1_tip_velocity_w_z;
+    let segment2_slice1_inertia_h_x = cache.segment1_slice0_mass
+        * segment2_slice1_position_x;
+    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
+        * segment2_slice1_inertia_h_x
+        + cache.segment1_slice0_mass * segment2_slice1_velocity_v_y;
+    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment3_slice1_momentum_f_y = cache.segment1_slice0_mass
+        * segment3_slice1_velocity_v_y
+        + segment3_slice1_inertia_h_x * segment3_slice1_velocity_w_z;
+    let segment4_slice1_inertia_h_x = cache.segment1_slice0_mass
+        * segment4_slice1_position_x;
+    let segment4_slice1_momentum_f_y = segment4_slice1_inertia_h_x
+        * segment4_slice1_velocity_w_z
+        + segment4_slice1_velocity_v_y * cache.segment1_slice0_mass;
+    let segment4_slice0_inertia_h_x = segment4_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment4_slice0_momentum_f_y = segment4_slice0_velocity_w_z
+        * segment4_slice0_inertia_h_x
+        + segment4_slice0_velocity_v_y * cache.segment1_slice0_mass;
+    let link5_momentum_f_y = p.link_mass * segment4_tip_velocity_v_y
+        + segment4_tip_velocity_w_z * cache.link5_inertia_h_x;
+    let segment4_composite_momentum_f_y = segment4_slice1_momentum_f_y
+        + segment4_slice0_momentum_f_y + link5_momentum_f_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * segment3_tip_velocity_w_z
+        + segment3_tip_velocity_v_y * p.link_mass;
+    let link4_composite_momentum_f_y = segment4_composite_momentum_f_y
+        + link4_momentum_f_y;
+    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment3_slice0_momentum_f_y = cache.segment1_slice0_mass
+        * segment3_slice0_velocity_v_y
+        + segment3_slice0_inertia_h_x * segment3_slice0_velocity_w_z;
+    let segment3_composite_momentum_f_y = segment3_slice1_momentum_f_y
+        + link4_composite_momentum_f_y + segment3_slice0_momentum_f_y;
+    let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
+        + segment2_tip_velocity_v_y * p.link_mass;
+    let link3_composite_momentum_f_y = segment3_composite_momentum_f_y
+        + link3_momentum_f_y;
+    let segment2_composite_momentum_f_y = segment2_slice0_momentum_f_y
+        + segment2_slice1_momentum_f_y + link3_composite_momentum_f_y;
+    let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
+        + p.link_mass * segment1_tip_velocity_v_y;
     let link2_composite_momentum_f_y = segment2_composite_momentum_f_y
         + link2_momentum_f_y;
-    let segment1_composite_momentum_f_y = segment1_slice1_momentum_f_y
-        + segment1_slice0_momentum_f_y + link2_composite_momentum_f_y;
+    let segment1_composite_momentum_f_y = segment1_slice0_momentum_f_y
+        + segment1_slice1_momentum_f_y + link2_composite_momentum_f_y;
     let link1_composite_momentum_f_y = link1_momentum_f_y
         + segment1_composite_momentum_f_y;
-    let base_x_coriolis_row_n_z = 0.5 * (t61 - link1_composite_momentum_f_y);
-    let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
-        + cache.link1_composite_inertia_m * qd[1];
-    let t62 = segment1_bend_y.powi(3);
-    let t63 = -(5.0 * t62 * p.channel_length);
-    let t64 = 8.0 * t62 * p.channel_length;
-    let t65 = -(3.0 * segment1_bend_y * p.channel_length);
-    let t66 = 6.0 * segment1_bend_y * p.channel_length;
-    let t67 = t62 * p.channel_length;
-    let t68 = segment1_bend_y_rate
-        * (0.00008906428919833614 * t63 * cache.segment1_slice0_bend_c5
-            + 0.00008906428919833614 * cache.segment1_slice0_bend_c6 * t64
-            + 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t65
-            + 0.00199435471456919 * cache.segment1_slice0_bend_c4 * t66
-            + 0.00008906428919833614 * cache.segment1_slice0_bend_c4 * t67)
-        - 0.21132486540518713 * segment1_bend_y_rate * t3;
-    let t69 = -p.channel_length;
-    let t70 = 3.0 * segment1_bend_squared * p.channel_length;
-    let t71 = segment1_bend_squared * p.channel_length;
-    let t72 = -(3.0 * segment1_bend_squared * p.channel_length);
-    let t73 = segment1_bend_y_rate
-        * (0.009437387837655933 * t69 * cache.segment1_slice0_bend_c2
-            + 0.0004214567416265345 * cache.segment1_slice0_bend_c5 * t70
+    let base_x_coriolis_row_n_z = 0.5 * (t13 - link1_composite_momentum_f_y);
+    let base_angle_coriolis_column_f_x = cache.link1_composite_inertia_m * qd[1]
+        + base_x_coriolis_row_n_z;
+    let segment1_bend_y = p.channel_length * q[3];
+    let t14 = -(segment1_bend_y * p.channel_length);
+    let t15 = segment1_bend_y * p.channel_length;
+    let t16 = segment1_bend_y.powi(3);
+    let t17 = -(5.0 * t16 * p.channel_length);
+    let t18 = 8.0 * t16 * p.channel_length;
+    let t19 = -(3.0 * segment1_bend_y * p.channel_length);
+    let t20 = 6.0 * segment1_bend_y * p.channel_length;
+    let t21 = t16 * p.channel_length;
+    let t22 = segment1_bend_y_rate
+        * (0.00008906428919833614 * t17 * cache.segment1_slice0_bend_c5
+            + 0.00008906428919833614 * cache.segment1_slice0_bend_c6 * t18
+            + 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t19
+            + 0.00199435471456919 * cache.segment1_slice0_bend_c4 * t20
+            + 0.00008906428919833614 * cache.segment1_slice0_bend_c4 * t21)
+        - 0.21132486540518713 * segment1_bend_y_rate
+            * (0.009437387837655933 * cache.segment1_slice0_bend_c2 * t14
+                + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t15);
+    let t23 = -p.channel_length;
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t24 = 3.0 * segment1_bend_squared * p.channel_length;
+    let t25 = segment1_bend_squared * p.channel_length;
+    let t26 = -(3.0 * segment1_bend_squared * p.channel_length);
+    let t27 = -(segment1_bend_squared * p.channel_length);
+    let t28 = 2.0 * segment1_bend_squared * p.channel_length;
+    let t29 = segment1_bend_y_rate
+        * (0.009437387837655933 * t23 * cache.segment1_slice0_bend_c2
+            + 0.0004214567416265345 * cache.segment1_slice0_bend_c5 * t24
             + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * p.channel_length
-            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t71
-            + 0.0004214567416265345 * t72 * cache.segment1_slice0_bend_c4)
-        + 0.21132486540518713 * segment1_bend_y_rate * t7;
-    let segment1_slice0_subspace0_rate_v_x = cache.segment1_slice0_subspace0_w_z
-        * base_angle_velocity_v_y + t68 * p.channel_length * cache.base_angle_rotation_01
-        + t73 * p.channel_length * cache.cos_q2 - segment1_slice0_subspace0_v_y * qd[2];
-    let t74 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
-    let t75 = segment1_bend_y_rate
-        * (t65 * cache.segment1_bend_squared_c3 + cache.segment1_bend_squared_c4 * t66
-            + cache.segment1_bend_squared_c6 * t64 + cache.segment1_bend_squared_c5 * t63
-            + cache.segment1_bend_squared_c4 * t67)
+            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t25
+            + 0.0004214567416265345 * t26 * cache.segment1_slice0_bend_c4)
+        + 0.21132486540518713 * segment1_bend_y_rate
+            * (0.00199435471456919 * cache.segment1_slice0_bend_c3 * t27
+                + 0.00199435471456919 * t28 * cache.segment1_slice0_bend_c4
+                + 0.044658198738520456 * p.channel_length
+                    * cache.segment1_slice0_bend_c2);
+    let segment1_slice0_subspace0_rate_v_x = cache.segment1_slice0_local_subspace0_w_z
+        * base_angle_velocity_v_y + t22 * p.channel_length * cache.base_angle_rotation_01
+        + t29 * p.channel_length * cache.cos_q2 - qd[2] * segment1_slice0_subspace0_v_y;
+    let t30 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
+    let t31 = -(t1 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass);
+    let t32 = 0.5
+        * (t31
+            - segment1_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+    let t33 = -(p.channel_length * link2_composite_rate_hd_y);
+    let t34 = 0.5 * (t33 - p.channel_length * link2_composite_momentum_f_y);
+    let t35 = -(t2 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice0_mass);
+    let t36 = 0.5
+        * (t35
+            - cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y);
+    let t37 = segment1_bend_y_rate
+        * (t19 * cache.segment1_bend_squared_c3 + cache.segment1_bend_squared_c4 * t20
+            + cache.segment1_bend_squared_c6 * t18 + cache.segment1_bend_squared_c5 * t17
+            + cache.segment1_bend_squared_c4 * t21)
         - segment1_bend_y_rate
-            * (t2 * cache.segment1_bend_squared_c3
-                + cache.segment1_bend_squared_c2 * t1);
-    let t76 = segment1_bend_y_rate
-        * (t71 * cache.segment1_bend_squared_c3 + cache.segment1_bend_squared_c2 * t69
-            + cache.segment1_bend_squared_c4 * t72 + cache.segment1_bend_squared_c5 * t70
+            * (t15 * cache.segment1_bend_squared_c3
+                + cache.segment1_bend_squared_c2 * t14);
+    let t38 = segment1_bend_y_rate
+        * (t25 * cache.segment1_bend_squared_c3 + cache.segment1_bend_squared_c2 * t23
+            + cache.segment1_bend_squared_c4 * t26 + cache.segment1_bend_squared_c5 * t24
             + p.channel_length * cache.segment1_bend_squared_c3)
         + segment1_bend_y_rate
             * (cache.segment1_bend_squared_c2 * p.channel_length
-                + t5 * cache.segment1_bend_squared_c3
-                + cache.segment1_bend_squared_c4 * t6);
-    let segment1_tip_subspace0_rate_v_x = t75 * p.channel_length
+                + t27 * cache.segment1_bend_squared_c3
+                + cache.segment1_bend_squared_c4 * t28);
+    let segment1_tip_subspace0_rate_v_x = t37 * p.channel_length
         * cache.base_angle_rotation_01 + p.channel_length * base_angle_velocity_v_y
-        + t76 * p.channel_length * cache.cos_q2
+        + t38 * p.channel_length * cache.cos_q2
         - cache.segment1_tip_subspace0_v_y * qd[2];
-    let t77 = segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_m;
-    let t78 = -(p.channel_length * link2_composite_rate_hd_y);
-    let t79 = 0.5 * (t78 - p.channel_length * link2_composite_momentum_f_y);
-    let t80 = -(t9 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass);
-    let t81 = 0.5
-        * (t80 - cache.segment1_slice0_subspace0_w_z * segment1_slice0_momentum_f_y);
-    let t82 = -(cache.segment1_slice1_subspace0_w_z * cache.segment1_slice0_mass * t60);
-    let t83 = 0.5
-        * (t82 - segment1_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z);
-    let t84 = 0.7886751345948129 * segment1_bend_y_rate * t58
+    let t39 = segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_m;
+    let t40 = 0.7886751345948129 * segment1_bend_y_rate
+        * (0.38689453417431974 * cache.segment1_slice1_bend_c4 * t28
+            + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
+            + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t27)
         + segment1_bend_y_rate
-            * (0.30513409881392906 * cache.segment1_slice1_bend_c4 * t72
-                + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t71
-                + 0.30513409881392906 * cache.segment1_slice1_bend_c5 * t70
-                + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t69
+            * (0.30513409881392906 * cache.segment1_slice1_bend_c4 * t26
+                + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t25
+                + 0.30513409881392906 * cache.segment1_slice1_bend_c5 * t24
+                + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t23
                 + 0.4905626121623441 * cache.segment1_slice1_bend_c3 * p.channel_length);
-    let t85 = segment1_bend_y_rate
-        * (0.24065167645154242 * cache.segment1_slice1_bend_c6 * t64
-            + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t65
-            + 0.38689453417431974 * cache.segment1_slice1_bend_c4 * t66
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c5 * t63
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t67)
-        - 0.7886751345948129 * segment1_bend_y_rate * t56;
-    let segment1_slice1_subspace0_rate_v_x = p.channel_length * cache.cos_q2 * t84
-        + cache.segment1_slice1_subspace0_w_z * base_angle_velocity_v_y
-        + t85 * p.channel_length * cache.base_angle_rotation_01
+    let t41 = segment1_bend_y_rate
+        * (0.24065167645154242 * cache.segment1_slice1_bend_c6 * t18
+            + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t19
+            + 0.38689453417431974 * cache.segment1_slice1_bend_c4 * t20
+            + 0.24065167645154242 * cache.segment1_slice1_bend_c5 * t17
+            + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t21)
+        - 0.7886751345948129 * segment1_bend_y_rate
+            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t15
+                + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t14);
+    let segment1_slice1_subspace0_rate_v_x = p.channel_length * cache.cos_q2 * t40
+        + cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_y
+        + t41 * p.channel_length * cache.base_angle_rotation_01
         - qd[2] * segment1_slice1_subspace0_v_y;
-    let t86 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let segment1_subspace0_coriolis_column_f_x = t74 + t77 + t79 + t81 + t83 + t86;
-    let t87 = segment2_bend_y.powi(3);
-    let t88 = p.channel_length * t87;
-    let t89 = 6.0 * p.channel_length * segment2_bend_y;
-    let t90 = -(3.0 * p.channel_length * segment2_bend_y);
-    let t91 = -(5.0 * p.channel_length * t87);
-    let t92 = 8.0 * p.channel_length * t87;
-    let t93 = (0.00008906428919833614 * cache.segment2_slice0_bend_c4 * t88
-        + 0.00199435471456919 * cache.segment2_slice0_bend_c4 * t89
-        + 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t90
-        + 0.00008906428919833614 * cache.segment2_slice0_bend_c5 * t91
-        + 0.00008906428919833614 * t92 * cache.segment2_slice0_bend_c6)
-        * segment2_bend_y_rate - 0.21132486540518713 * t43 * segment2_bend_y_rate;
-    let t94 = -(3.0 * p.channel_length * segment2_bend_squared);
-    let t95 = 3.0 * p.channel_length * segment2_bend_squared;
-    let t96 = p.channel_length * segment2_bend_squared;
-    let t97 = 0.21132486540518713 * t47 * segment2_bend_y_rate
-        + (0.0004214567416265345 * t94 * cache.segment2_slice0_bend_c4
-            + 0.0004214567416265345 * t95 * cache.segment2_slice0_bend_c5
-            + 0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t96
-            + 0.009437387837655933 * p.channel_length * cache.segment2_slice0_bend_c3
-            + 0.009437387837655933 * t69 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate;
-    let segment2_slice0_subspace0_rate_v_x = cache.segment1_tip_rotation_01
-        * p.channel_length * t93
-        + segment1_tip_velocity_v_y * cache.segment1_slice0_subspace0_w_z
-        + p.channel_length * cache.segment1_tip_rotation_00 * t97
-        - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
-    let t98 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t99 = -(t54 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice0_mass);
-    let t100 = 0.5
-        * (t99 - cache.segment1_slice1_subspace0_w_z * segment2_slice1_momentum_f_y);
-    let t101 = -(cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass * t49);
-    let t102 = 0.5
-        * (t101 - cache.segment1_slice0_subspace0_w_z * segment2_slice0_momentum_f_y);
-    let t103 = (0.38689453417431974 * t89 * cache.segment2_slice1_bend_c4
-        + 0.24065167645154242 * t91 * cache.segment2_slice1_bend_c5
-        + 0.24065167645154242 * cache.segment2_slice1_bend_c4 * t88
-        + 0.24065167645154242 * t92 * cache.segment2_slice1_bend_c6
-        + 0.38689453417431974 * t90 * cache.segment2_slice1_bend_c3)
-        * segment2_bend_y_rate - 0.7886751345948129 * segment2_bend_y_rate * t52;
-    let t104 = (0.30513409881392906 * t94 * cache.segment2_slice1_bend_c4
-        + 0.30513409881392906 * cache.segment2_slice1_bend_c3 * t96
-        + 0.30513409881392906 * t95 * cache.segment2_slice1_bend_c5
-        + 0.4905626121623441 * p.channel_length * cache.segment2_slice1_bend_c3
-        + 0.4905626121623441 * t69 * cache.segment2_slice1_bend_c2)
-        * segment2_bend_y_rate + 0.7886751345948129 * segment2_bend_y_rate * t50;
-    let segment2_slice1_subspace0_rate_v_x = cache.segment1_tip_rotation_01
-        * p.channel_length * t103
-        + segment1_tip_velocity_v_y * cache.segment1_slice1_subspace0_w_z
-        + p.channel_length * t104 * cache.segment1_tip_rotation_00
-        - segment2_slice1_subspace0_v_y * segment1_tip_velocity_w_z;
-    let t105 = segment2_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t106 = (cache.segment2_bend_squared_c4 * t88
-        + t91 * cache.segment2_bend_squared_c5 + cache.segment2_bend_squared_c4 * t89
-        + cache.segment2_bend_squared_c3 * t90 + cache.segment2_bend_squared_c6 * t92)
+    let t42 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let segment1_subspace0_coriolis_column_f_x = t30 + t32 + t34 + t36 + t39 + t42;
+    let segment2_bend_y = p.channel_length * q[4];
+    let t43 = segment2_bend_y.powi(3);
+    let t44 = p.channel_length * t43;
+    let t45 = 6.0 * p.channel_length * segment2_bend_y;
+    let t46 = -(3.0 * p.channel_length * segment2_bend_y);
+    let t47 = -(5.0 * p.channel_length * t43);
+    let t48 = 8.0 * p.channel_length * t43;
+    let t49 = p.channel_length * segment2_bend_y;
+    let t50 = -(p.channel_length * segment2_bend_y);
+    let t51 = (0.00008906428919833614 * cache.segment2_slice0_bend_c4 * t44
+        + 0.00199435471456919 * cache.segment2_slice0_bend_c4 * t45
+        + 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t46
+        + 0.00008906428919833614 * cache.segment2_slice0_bend_c5 * t47
+        + 0.00008906428919833614 * t48 * cache.segment2_slice0_bend_c6)
         * segment2_bend_y_rate
-        - (cache.segment2_bend_squared_c2 * t42 + cache.segment2_bend_squared_c3 * t41)
+        - 0.21132486540518713
+            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t49
+                + 0.009437387837655933 * t50 * cache.segment2_slice0_bend_c2)
             * segment2_bend_y_rate;
-    let t107 = (cache.segment2_bend_squared_c3 * t96
-        + cache.segment2_bend_squared_c2 * t69
+    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let t52 = -(p.channel_length * segment2_bend_squared);
+    let t53 = 2.0 * p.channel_length * segment2_bend_squared;
+    let t54 = -(3.0 * p.channel_length * segment2_bend_squared);
+    let t55 = 3.0 * p.channel_length * segment2_bend_squared;
+    let t56 = p.channel_length * segment2_bend_squared;
+    let t57 = 0.21132486540518713
+        * (0.00199435471456919 * t52 * cache.segment2_slice0_bend_c3
+            + 0.00199435471456919 * t53 * cache.segment2_slice0_bend_c4
+            + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2)
+        * segment2_bend_y_rate
+        + (0.0004214567416265345 * t54 * cache.segment2_slice0_bend_c4
+            + 0.0004214567416265345 * t55 * cache.segment2_slice0_bend_c5
+            + 0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t56
+            + 0.009437387837655933 * p.channel_length * cache.segment2_slice0_bend_c3
+            + 0.009437387837655933 * t23 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate;
+    let segment2_slice0_subspace0_rate_v_x = cache.segment1_slice0_local_subspace0_w_z
+        * segment1_tip_velocity_v_y
+        + cache.segment1_tip_rotation_01 * p.channel_length * t51
+        + p.channel_length * cache.segment1_tip_rotation_00 * t57
+        - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
+    let t58 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t59 = -(p.channel_length * link3_composite_rate_hd_y);
+    let t60 = 0.5 * (t59 - p.channel_length * link3_composite_momentum_f_y);
+    let t61 = -(cache.segment1_slice1_local_subspace0_w_z * t11
+        * cache.segment1_slice0_mass);
+    let t62 = 0.5
+        * (t61
+            - segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
+    let t63 = -(cache.segment1_slice0_local_subspace0_w_z * t3
+        * cache.segment1_slice0_mass);
+    let t64 = 0.5
+        * (t63
+            - segment2_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+    let t65 = (cache.segment2_bend_squared_c4 * t44
+        + t47 * cache.segment2_bend_squared_c5 + cache.segment2_bend_squared_c4 * t45
+        + cache.segment2_bend_squared_c3 * t46 + cache.segment2_bend_squared_c6 * t48)
+        * segment2_bend_y_rate
+        - (cache.segment2_bend_squared_c2 * t50 + cache.segment2_bend_squared_c3 * t49)
+            * segment2_bend_y_rate;
+    let t66 = (cache.segment2_bend_squared_c3 * t56
+        + cache.segment2_bend_squared_c2 * t23
         + p.channel_length * cache.segment2_bend_squared_c3
-        + t95 * cache.segment2_bend_squared_c5 + cache.segment2_bend_squared_c4 * t94)
+        + t55 * cache.segment2_bend_squared_c5 + cache.segment2_bend_squared_c4 * t54)
         * segment2_bend_y_rate
         + segment2_bend_y_rate
-            * (t46 * cache.segment2_bend_squared_c4
+            * (t53 * cache.segment2_bend_squared_c4
                 + cache.segment2_bend_squared_c2 * p.channel_length
-                + t45 * cache.segment2_bend_squared_c3);
+                + t52 * cache.segment2_bend_squared_c3);
     let segment2_tip_subspace0_rate_v_x = cache.segment1_tip_rotation_01
-        * p.channel_length * t106
-        + t107 * p.channel_length * cache.segment1_tip_rotation_00
-        + p.channel_length * segment1_tip_velocity_v_y
-        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z;
-    let t108 = segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_m;
-    let t109 = -(link3_composite_rate_hd_y * p.channel_length);
-    let t110 = 0.5 * (t109 - p.channel_length * link3_composite_momentum_f_y);
-    let segment2_subspace0_coriolis_column_f_x = t98 + t100 + t102 + t105 + t108 + t110;
-    let t111 = -(3.0 * p.channel_length * segment3_bend_squared);
-    let t112 = 3.0 * p.channel_length * segment3_bend_squared;
-    let t113 = p.channel_length * segment3_bend_squared;
-    let t114 = 0.7886751345948129 * t35 * segment3_bend_y_rate
-        + segment3_bend_y_rate
-            * (0.30513409881392906 * cache.segment3_slice1_bend_c4 * t111
-                + 0.30513409881392906 * cache.segment3_slice1_bend_c5 * t112
-                + 0.4905626121623441 * p.channel_length * cache.segment3_slice1_bend_c3
-                + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t69
-                + 0.30513409881392906 * t113 * cache.segment3_slice1_bend_c3);
-    let t115 = segment3_bend_y.powi(3);
-    let t116 = 8.0 * p.channel_length * t115;
-    let t117 = p.channel_length * t115;
-    let t118 = -(5.0 * p.channel_length * t115);
-    let t119 = -(3.0 * segment3_bend_y * p.channel_length);
-    let t120 = 6.0 * segment3_bend_y * p.channel_length;
-    let t121 = (0.24065167645154242 * t116 * cache.segment3_slice1_bend_c6
-        + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t117
-        + 0.24065167645154242 * cache.segment3_slice1_bend_c5 * t118
-        + 0.38689453417431974 * t119 * cache.segment3_slice1_bend_c3
-        + 0.38689453417431974 * t120 * cache.segment3_slice1_bend_c4)
-        * segment3_bend_y_rate - 0.7886751345948129 * t37 * segment3_bend_y_rate;
-    let segment3_slice1_subspace0_rate_v_x = p.channel_length
-        * cache.segment2_tip_rotation_00 * t114
-        + cache.segment2_tip_rotation_01 * p.channel_length * t121
-        + segment2_tip_velocity_v_y * cache.segment1_slice1_subspace0_w_z
-        - segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_y;
-    let t122 = segment3_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t123 = (t120 * cache.segment3_bend_squared_c4
-        + cache.segment3_bend_squared_c6 * t116 + t117 * cache.segment3_bend_squared_c4
-        + cache.segment3_bend_squared_c5 * t118 + t119 * cache.segment3_bend_squared_c3)
+        * p.channel_length * t65 + p.channel_length * segment1_tip_velocity_v_y
+        + t66 * p.channel_length * cache.segment1_tip_rotation_00
+        - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y;
+    let t67 = segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_m;
+    let t68 = (0.38689453417431974 * t45 * cache.segment2_slice1_bend_c4
+        + 0.24065167645154242 * t47 * cache.segment2_slice1_bend_c5
+        + 0.24065167645154242 * cache.segment2_slice1_bend_c4 * t44
+        + 0.24065167645154242 * t48 * cache.segment2_slice1_bend_c6
+        + 0.38689453417431974 * t46 * cache.segment2_slice1_bend_c3)
+        * segment2_bend_y_rate
+        - 0.7886751345948129 * segment2_bend_y_rate
+            * (0.4905626121623441 * t50 * cache.segment2_slice1_bend_c2
+                + 0.4905626121623441 * t49 * cache.segment2_slice1_bend_c3);
+    let t69 = (0.30513409881392906 * t54 * cache.segment2_slice1_bend_c4
+        + 0.30513409881392906 * cache.segment2_slice1_bend_c3 * t56
+        + 0.30513409881392906 * t55 * cache.segment2_slice1_bend_c5
+        + 0.4905626121623441 * p.channel_length * cache.segment2_slice1_bend_c3
+        + 0.4905626121623441 * t23 * cache.segment2_slice1_bend_c2)
+        * segment2_bend_y_rate
+        + 0.7886751345948129 * segment2_bend_y_rate
+            * (0.38689453417431974 * t53 * cache.segment2_slice1_bend_c4
+                + 0.38689453417431974 * t52 * cache.segment2_slice1_bend_c3
+                + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2);
+    let segment2_slice1_subspace0_rate_v_x = cache.segment1_tip_rotation_01
+        * p.channel_length * t68
+        + cache.segment1_slice1_local_subspace0_w_z * segment1_tip_velocity_v_y
+        + p.channel_length * t69 * cache.segment1_tip_rotation_00
+        - segment2_slice1_subspace0_v_y * segment1_tip_velocity_w_z;
+    let t70 = segment2_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let segment2_subspace0_coriolis_column_f_x = t58 + t60 + t62 + t64 + t67 + t70;
+    let t71 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t5);
+    let t72 = 0.5
+        * (t71
+            - cache.segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_y);
+    let segment3_bend_y = p.channel_length * q[5];
+    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
+    let t73 = -(p.channel_length * segment3_bend_squared);
+    let t74 = 2.0 * p.channel_length * segment3_bend_squared;
+    let t75 = -(3.0 * p.channel_length * segment3_bend_squared);
+    let t76 = 3.0 * p.channel_length * segment3_bend_squared;
+    let t77 = p.channel_length * segment3_bend_squared;
+    let t78 = 0.7886751345948129
+        * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
+            + 0.38689453417431974 * cache.segment3_slice1_bend_c3 * t73
+            + 0.38689453417431974 * cache.segment3_slice1_bend_c4 * t74)
         * segment3_bend_y_rate
-        - (t26 * cache.segment3_bend_squared_c3 + cache.segment3_bend_squared_c2 * t27)
+        + segment3_bend_y_rate
+            * (0.30513409881392906 * cache.segment3_slice1_bend_c4 * t75
+                + 0.30513409881392906 * cache.segment3_slice1_bend_c5 * t76
+                + 0.4905626121623441 * p.channel_length * cache.segment3_slice1_bend_c3
+                + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t23
+                + 0.30513409881392906 * t77 * cache.segment3_slice1_bend_c3);
+    let t79 = segment3_bend_y.powi(3);
+    let t80 = 8.0 * p.channel_length * t79;
+    let t81 = p.channel_length * t79;
+    let t82 = -(5.0 * p.channel_length * t79);
+    let t83 = -(3.0 * segment3_bend_y * p.channel_length);
+    let t84 = 6.0 * segment3_bend_y * p.channel_length;
+    let t85 = segment3_bend_y * p.channel_length;
+    let t86 = -(segment3_bend_y * p.channel_length);
+    let t87 = (0.24065167645154242 * t80 * cache.segment3_slice1_bend_c6
+        + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t81
+        + 0.24065167645154242 * cache.segment3_slice1_bend_c5 * t82
+        + 0.38689453417431974 * t83 * cache.segment3_slice1_bend_c3
+        + 0.38689453417431974 * t84 * cache.segment3_slice1_bend_c4)
+        * segment3_bend_y_rate
+        - 0.7886751345948129
+            * (0.4905626121623441 * t85 * cache.segment3_slice1_bend_c3
+                + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t86)
             * segment3_bend_y_rate;
-    let t124 = (t31 * cache.segment3_bend_squared_c3
-        + p.channel_length * cache.segment3_bend_squared_c2
-        + t30 * cache.segment3_bend_squared_c4) * segment3_bend_y_rate
-        + (p.channel_length * cache.segment3_bend_squared_c3
-            + t111 * cache.segment3_bend_squared_c4
-            + t113 * cache.segment3_bend_squared_c3
-            + cache.segment3_bend_squared_c5 * t112
-            + cache.segment3_bend_squared_c2 * t69) * segment3_bend_y_rate;
-    let segment3_tip_subspace0_rate_v_x = segment2_tip_velocity_v_y * p.channel_length
-        + cache.segment2_tip_rotation_01 * t123 * p.channel_length
-        + p.channel_length * t124 * cache.segment2_tip_rotation_00
-        - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y;
-    let t125 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_x;
-    let t126 = -(t34 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass);
-    let t127 = 0.5
-        * (t126 - segment3_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z);
-    let t128 = -(t39 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice0_mass);
-    let t129 = 0.5
-        * (t128 - cache.segment1_slice1_subspace0_w_z * segment3_slice1_momentum_f_y);
-    let t130 = segment3_bend_y_rate
-        * (0.00199435471456919 * cache.segment3_slice0_bend_c3 * t119
-            + 0.00008906428919833614 * t116 * cache.segment3_slice0_bend_c6
-            + 0.00199435471456919 * t120 * cache.segment3_slice0_bend_c4
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t117
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c5 * t118)
-        - 0.21132486540518713 * t28 * segment3_bend_y_rate;
-    let t131 = 0.21132486540518713 * t32 * segment3_bend_y_rate
-        + (0.0004214567416265345 * cache.segment3_slice0_bend_c5 * t112
+    let segment3_slice1_subspace0_rate_v_x = p.channel_length
+        * cache.segment2_tip_rotation_00 * t78
+        + cache.segment2_tip_rotation_01 * p.channel_length * t87
+        + cache.segment1_slice1_local_subspace0_w_z * segment2_tip_velocity_v_y
+        - segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_y;
+    let t88 = cache.segment1_slice0_mass * segment3_slice1_subspace0_rate_v_x;
+    let t89 = segment3_bend_y_rate
+        * (0.00199435471456919 * cache.segment3_slice0_bend_c3 * t83
+            + 0.00008906428919833614 * t80 * cache.segment3_slice0_bend_c6
+            + 0.00199435471456919 * t84 * cache.segment3_slice0_bend_c4
+            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t81
+            + 0.00008906428919833614 * cache.segment3_slice0_bend_c5 * t82)
+        - 0.21132486540518713
+            * (0.009437387837655933 * t85 * cache.segment3_slice0_bend_c3
+                + 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t86)
+            * segment3_bend_y_rate;
+    let t90 = 0.21132486540518713
+        * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
+            + 0.00199435471456919 * cache.segment3_slice0_bend_c4 * t74
+            + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t73)
+        * segment3_bend_y_rate
+        + (0.0004214567416265345 * cache.segment3_slice0_bend_c5 * t76
             + 0.009437387837655933 * p.channel_length * cache.segment3_slice0_bend_c3
-            + 0.009437387837655933 * t69 * cache.segment3_slice0_bend_c2
-            + 0.0004214567416265345 * cache.segment3_slice0_bend_c4 * t111
-            + 0.0004214567416265345 * t113 * cache.segment3_slice0_bend_c3)
+            + 0.009437387837655933 * t23 * cache.segment3_slice0_bend_c2
+            + 0.0004214567416265345 * cache.segment3_slice0_bend_c4 * t75
+            + 0.0004214567416265345 * t77 * cache.segment3_slice0_bend_c3)
             * segment3_bend_y_rate;
-    let segment3_slice0_subspace0_rate_v_x = segment2_tip_velocity_v_y
-        * cache.segment1_slice0_subspace0_w_z
-        + cache.segment2_tip_rotation_01 * t130 * p.channel_length
-        + p.channel_length * t131 * cache.segment2_tip_rotation_00
-        - segment2_tip_velocity_w_z * segment3_slice0_subspace0_v_y;
-    let t132 = segment3_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t133 = -(link4_composite_rate_hd_y * p.channel_length);
-    let t134 = 0.5 * (t133 - link4_composite_momentum_f_y * p.channel_length);
-    let segment3_subspace0_coriolis_column_f_x = t122 + t125 + t127 + t129 + t132 + t134;
-    let t135 = -(cache.segment1_slice1_subspace0_w_z * t19 * cache.segment1_slice0_mass);
-    let t136 = 0.5
-        * (t135 - cache.segment1_slice1_subspace0_w_z * segment4_slice1_momentum_f_y);
-    let t137 = 3.0 * p.channel_length * segment4_bend_squared;
-    let t138 = p.channel_length * segment4_bend_squared;
-    let t139 = -(3.0 * p.channel_length * segment4_bend_squared);
-    let t140 = segment4_bend_y_rate
-        * (0.30513409881392906 * cache.segment4_slice1_bend_c5 * t137
-            + 0.4905626121623441 * p.channel_length * cache.segment4_slice1_bend_c3
-            + 0.4905626121623441 * t69 * cache.segment4_slice1_bend_c2
-            + 0.30513409881392906 * t138 * cache.segment4_slice1_bend_c3
-            + 0.30513409881392906 * t139 * cache.segment4_slice1_bend_c4)
-        + 0.7886751345948129 * t13 * segment4_bend_y_rate;
-    let t141 = segment4_bend_y.powi(3);
-    let t142 = p.channel_length * t141;
-    let t143 = 8.0 * p.channel_length * t141;
-    let t144 = -(3.0 * p.channel_length * segment4_bend_y);
-    let t145 = -(5.0 * p.channel_length * t141);
-    let t146 = 6.0 * p.channel_length * segment4_bend_y;
-    let t147 = segment4_bend_y_rate
-        * (0.24065167645154242 * cache.segment4_slice1_bend_c4 * t142
-            + 0.24065167645154242 * cache.segment4_slice1_bend_c6 * t143
-            + 0.38689453417431974 * t144 * cache.segment4_slice1_bend_c3
-            + 0.24065167645154242 * cache.segment4_slice1_bend_c5 * t145
-            + 0.38689453417431974 * t146 * cache.segment4_slice1_bend_c4)
-        - 0.7886751345948129 * segment4_bend_y_rate * t17;
-    let segment4_slice1_subspace0_rate_v_x = cache.segment1_slice1_subspace0_w_z
-        * segment3_tip_velocity_v_y
-        + t140 * cache.segment3_tip_rotation_00 * p.channel_length
-        + cache.segment3_tip_rotation_01 * p.channel_length * t147
-        - segment4_slice1_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t148 = cache.segment1_slice0_mass * segment4_slice1_subspace0_rate_v_x;
-    let t149 = -(cache.segment1_slice0_subspace0_w_z * t24 * cache.segment1_slice0_mass);
-    let t150 = 0.5
-        * (t149 - cache.segment1_slice0_subspace0_w_z * segment4_slice0_momentum_f_y);
-    let t151 = -(p.channel_length * link5_composite_rate_hd_y);
-    let t152 = 0.5 * (t151 - p.channel_length * link5_momentum_f_y);
-    let t153 = 0.21132486540518713 * t22 * segment4_bend_y_rate
-        + segment4_bend_y_rate
-            * (0.0004214567416265345 * t138 * cache.segment4_slice0_bend_c3
-                + 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t69
-                + 0.0004214567416265345 * cache.segment4_slice0_bend_c4 * t139
-                + 0.009437387837655933 * p.channel_length * cache.segment4_slice0_bend_c3
-                + 0.0004214567416265345 * cache.segment4_slice0_bend_c5 * t137);
-    let t154 = (0.00199435471456919 * t146 * cache.segment4_slice0_bend_c4
-        + 0.00008906428919833614 * t143 * cache.segment4_slice0_bend_c6
-        + 0.00199435471456919 * t144 * cache.segment4_slice0_bend_c3
-        + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t142
-        + 0.00008906428919833614 * cache.segment4_slice0_bend_c5 * t145)
-        * segment4_bend_y_rate - 0.21132486540518713 * segment4_bend_y_rate * t20;
-    let segment4_slice0_subspace0_rate_v_x = t153 * cache.segment3_tip_rotation_00
-        * p.channel_length + t154 * cache.segment3_tip_rotation_01 * p.channel_length
-        + cache.segment1_slice0_subspace0_w_z * segment3_tip_velocity_v_y
-        - segment4_slice0_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t155 = segment4_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t156 = segment4_bend_y_rate
+    let segment3_slice0_subspace0_rate_v_x = cache.segment1_slice0_local_subspace0_w_z
+        * segment2_tip_velocity_v_y
+        + cache.segment2_tip_rotation_01 * t89 * p.channel_length
+        + p.channel_length * t90 * cache.segment2_tip_rotation_00
+        - segment3_slice0_subspace0_v_y * segment2_tip_velocity_w_z;
+    let t91 = segment3_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t92 = (t84 * cache.segment3_bend_squared_c4
+        + cache.segment3_bend_squared_c6 * t80 + t81 * cache.segment3_bend_squared_c4
+        + cache.segment3_bend_squared_c5 * t82 + t83 * cache.segment3_bend_squared_c3)
+        * segment3_bend_y_rate
+        - (t85 * cache.segment3_bend_squared_c3 + cache.segment3_bend_squared_c2 * t86)
+            * segment3_bend_y_rate;
+    let t93 = (t73 * cache.segment3_bend_squared_c3
+        + p.channel_length * cache.segment3_bend_squared_c2
+        + t74 * cache.segment3_bend_squared_c4) * segment3_bend_y_rate
+        + (p.channel_length * cache.segment3_bend_squared_c3
+            + t75 * cache.segment3_bend_squared_c4 + t77 * cache.segment3_bend_squared_c3
+            + cache.segment3_bend_squared_c5 * t76
+            + cache.segment3_bend_squared_c2 * t23) * segment3_bend_y_rate;
+    let segment3_tip_subspace0_rate_v_x = p.channel_length * segment2_tip_velocity_v_y
+        + cache.segment2_tip_rotation_01 * t92 * p.channel_length
+        + p.channel_length * t93 * cache.segment2_tip_rotation_00
+        - cache.segment3_tip_subspace0_v_y * segment2_tip_velocity_w_z;
+    let t94 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_x;
+    let t95 = -(cache.segment1_slice1_local_subspace0_w_z * t4
+        * cache.segment1_slice0_mass);
+    let t96 = 0.5
+        * (t95
+            - segment3_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
+    let t97 = -(p.channel_length * link4_composite_rate_hd_y);
+    let t98 = 0.5 * (t97 - link4_composite_momentum_f_y * p.channel_length);
+    let segment3_subspace0_coriolis_column_f_x = t72 + t88 + t91 + t94 + t96 + t98;
+    let segment4_bend_y = p.channel_length * q[6];
+    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+    let t99 = -(3.0 * p.channel_length * segment4_bend_squared);
+    let t100 = 3.0 * p.channel_length * segment4_bend_squared;
+    let t101 = p.channel_length * segment4_bend_squared;
+    let t102 = 2.0 * p.channel_length * segment4_bend_squared;
+    let t103 = -(p.channel_length * segment4_bend_squared);
+    let t104 = segment4_bend_y_rate
         * (p.channel_length * cache.segment4_bend_squared_c3
-            + cache.segment4_bend_squared_c4 * t139
-            + cache.segment4_bend_squared_c5 * t137
-            + t138 * cache.segment4_bend_squared_c3
-            + cache.segment4_bend_squared_c2 * t69)
+            + cache.segment4_bend_squared_c4 * t99
+            + cache.segment4_bend_squared_c5 * t100
+            + t101 * cache.segment4_bend_squared_c3
+            + cache.segment4_bend_squared_c2 * t23)
         + segment4_bend_y_rate
             * (p.channel_length * cache.segment4_bend_squared_c2
-                + cache.segment4_bend_squared_c4 * t12
-                + t11 * cache.segment4_bend_squared_c3);
-    let t157 = (t144 * cache.segment4_bend_squared_c3
-        + cache.segment4_bend_squared_c4 * t146 + cache.segment4_bend_squared_c6 * t143
-        + cache.segment4_bend_squared_c5 * t145 + cache.segment4_bend_squared_c4 * t142)
+                + cache.segment4_bend_squared_c4 * t102
+                + t103 * cache.segment4_bend_squared_c3);
+    let t105 = p.channel_length * segment4_bend_y;
+    let t106 = -(p.channel_length * segment4_bend_y);
+    let t107 = -(3.0 * p.channel_length * segment4_bend_y);
+    let t108 = 6.0 * p.channel_length * segment4_bend_y;
+    let t109 = segment4_bend_y.powi(3);
+    let t110 = 8.0 * p.channel_length * t109;
+    let t111 = -(5.0 * p.channel_length * t109);
+    let t112 = p.channel_length * t109;
+    let t113 = (t107 * cache.segment4_bend_squared_c3
+        + cache.segment4_bend_squared_c4 * t108 + cache.segment4_bend_squared_c6 * t110
+        + cache.segment4_bend_squared_c5 * t111 + cache.segment4_bend_squared_c4 * t112)
         * segment4_bend_y_rate
         - segment4_bend_y_rate
-            * (t16 * cache.segment4_bend_squared_c3
-                + cache.segment4_bend_squared_c2 * t15);
-    let segment4_tip_subspace0_rate_v_x = p.channel_length * segment3_tip_velocity_v_y
-        + cache.segment3_tip_rotation_00 * p.channel_length * t156
-        + cache.segment3_tip_rotation_01 * p.channel_length * t157
+            * (t105 * cache.segment4_bend_squared_c3
+                + cache.segment4_bend_squared_c2 * t106);
+    let segment4_tip_subspace0_rate_v_x = segment3_tip_velocity_v_y * p.channel_length
+        + cache.segment3_tip_rotation_00 * p.channel_length * t104
+        + cache.segment3_tip_rotation_01 * p.channel_length * t113
         - cache.segment4_tip_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t158 = segment4_tip_subspace0_rate_v_x * p.link_mass;
-    let segment4_subspace0_coriolis_column_f_x = t136 + t148 + t150 + t152 + t155 + t158;
+    let t114 = segment4_tip_subspace0_rate_v_x * p.link_mass;
+    let t115 = -(cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t8);
+    let t116 = 0.5
+        * (t115
+            - segment4_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
+    let t117 = segment4_bend_y_rate
+        * (0.30513409881392906 * cache.segment4_slice1_bend_c5 * t100
+            + 0.4905626121623441 * p.channel_length * cache.segment4_slice1_bend_c3
+            + 0.4905626121623441 * t23 * cache.segment4_slice1_bend_c2
+            + 0.30513409881392906 * t101 * cache.segment4_slice1_bend_c3
+            + 0.30513409881392906 * t99 * cache.segment4_slice1_bend_c4)
+        + 0.7886751345948129
+            * (0.38689453417431974 * t103 * cache.segment4_slice1_bend_c3
+                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
+                + 0.38689453417431974 * t102 * cache.segment4_slice1_bend_c4)
+            * segment4_bend_y_rate;
+    let t118 = segment4_bend_y_rate
+        * (0.24065167645154242 * cache.segment4_slice1_bend_c4 * t112
+            + 0.24065167645154242 * cache.segment4_slice1_bend_c6 * t110
+            + 0.38689453417431974 * t107 * cache.segment4_slice1_bend_c3
+            + 0.24065167645154242 * cache.segment4_slice1_bend_c5 * t111
+            + 0.38689453417431974 * t108 * cache.segment4_slice1_bend_c4)
+        - 0.7886751345948129 * segment4_bend_y_rate
+            * (0.4905626121623441 * cache.segment4_slice1_bend_c2 * t106
+                + 0.4905626121623441 * t105 * cache.segment4_slice1_bend_c3);
+    let segment4_slice1_subspace0_rate_v_x = segment3_tip_velocity_v_y
+        * cache.segment1_slice1_local_subspace0_w_z
+        + t117 * cache.segment3_tip_rotation_00 * p.channel_length
+        + cache.segment3_tip_rotation_01 * p.channel_length * t118
+        - segment4_slice1_subspace0_v_y * segment3_tip_velocity_w_z;
+    let t119 = cache.segment1_slice0_mass * segment4_slice1_subspace0_rate_v_x;
+    let t120 = -(t6 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass);
+    let t121 = 0.5
+        * (t120
+            - cache.segment1_slice0_local_subspace0_w_z * segment4_slice0_momentum_f_y);
+    let t122 = -(p.channel_length * link5_composite_rate_hd_y);
+    let t123 = 0.5 * (t122 - p.channel_length * link5_momentum_f_y);
+    let t124 = 0.21132486540518713
+        * (0.00199435471456919 * t102 * cache.segment4_slice0_bend_c4
+            + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
+            + 0.00199435471456919 * t103 * cache.segment4_slice0_bend_c3)
+        * segment4_bend_y_rate
+        + segment4_bend_y_rate
+            * (0.0004214567416265345 * t101 * cache.segment4_slice0_bend_c3
+                + 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t23
+                + 0.0004214567416265345 * cache.segment4_slice0_bend_c4 * t99
+                + 0.009437387837655933 * p.channel_length * cache.segment4_slice0_bend_c3
+                + 0.0004214567416265345 * cache.segment4_slice0_bend_c5 * t100);
+    let t125 = (0.00199435471456919 * t108 * cache.segment4_slice0_bend_c4
+        + 0.00008906428919833614 * t110 * cache.segment4_slice0_bend_c6
+        + 0.00199435471456919 * t107 * cache.segment4_slice0_bend_c3
+        + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t112
+        + 0.00008906428919833614 * cache.segment4_slice0_bend_c5 * t111)
+        * segment4_bend_y_rate
+        - 0.21132486540518713 * segment4_bend_y_rate
+            * (0.009437387837655933 * cache.segment4_slice0_bend_c2 * t106
+                + 0.009437387837655933 * t105 * cache.segment4_slice0_bend_c3);
+    let segment4_slice0_subspace0_rate_v_x = t124 * cache.segment3_tip_rotation_00
+        * p.channel_length + t125 * cache.segment3_tip_rotation_01 * p.channel_length
+        + segment3_tip_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
+        - segment4_slice0_subspace0_v_y * segment3_tip_velocity_w_z;
+    let t126 = segment4_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let segment4_subspace0_coriolis_column_f_x = t114 + t116 + t119 + t121 + t123 + t126;
     let base_angle_subspace_rate_v_y = -qd[0];
+    let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * cache.base_angle_rotation_01;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.link1_inertia_h_y * qd[2];
-    let segment1_slice0_subspace0_v_x = 0.21132486540518713 * q[1] * p.channel_length
-        + p.channel_length * cache.cos_q2 * t4
-        + p.channel_length * cache.base_angle_rotation_01 * t8;
-    let segment1_slice0_velocity_v_x = qd[3] * segment1_slice0_subspace0_v_x
-        + base_angle_velocity_v_x;
-    let segment1_slice0_position_y = q[1]
-        + cache.sin_q2 * cache.segment1_slice0_local_com_x
-        + cache.segment1_slice0_local_com_y * cache.cos_q2;
-    let segment1_slice0_inertia_h_y = segment1_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
-    let segment1_slice1_subspace0_v_x = p.channel_length * cache.base_angle_rotation_01
-        * t59 + 0.7886751345948129 * q[1] * p.channel_length
-        + p.channel_length * cache.cos_q2 * t57;
-    let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
+    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
         + base_angle_velocity_v_x;
     let segment1_slice1_position_y = q[1]
         + cache.sin_q2 * cache.segment1_slice1_local_com_x
         + cache.segment1_slice1_local_com_y * cache.cos_q2;
     let segment1_slice1_inertia_h_y = segment1_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment1_slice1_momentum_f_x = cache.segment1_slice0_mass
-        * segment1_slice1_velocity_v_x
+    let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
+        * cache.segment1_slice0_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
+    let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_v_y * cache.base_angle_rotation_01;
+    let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment1_slice0_position_y = q[1]
+        + cache.sin_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_slice0_local_com_y * cache.cos_q2;
+    let segment1_slice0_inertia_h_y = segment1_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_momentum_f_x = cache.segment1_slice0_mass
+        * segment1_slice0_velocity_v_x
+        - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
+    let segment2_slice1_position_y = cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y
+        + cache.segment2_slice1_local_com_x * cache.segment1_tip_rotation_10;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_subspace0_v_y;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment2_tip_velocity_v_x = qd[4] * cache.segment2_tip_subspace0_v_x
+    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
-    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
     let segment3_slice0_position_y = cache.segment2_tip_rotation_11
         * cache.segment3_slice0_local_com_y
         + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_10
         + cache.segment2_tip_position_y;
     let segment3_slice0_inertia_h_y = segment3_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice0_subspace0_v_x = p.channel_length * t29
-        * cache.segment2_tip_rotation_00
-        + cache.segment1_slice0_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment2_tip_rotation_01 * p.channel_length * t33;
-    let segment3_slice0_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * segment3_slice0_subspace0_v_x;
+    let segment3_slice0_subspace0_v_x = cache.segment2_tip_rotation_01
+        * cache.segment3_slice0_local_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment2_tip_position_y
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
+        + segment2_tip_velocity_v_x;
     let segment3_slice0_momentum_f_x = segment3_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment3_slice0_inertia_h_y * segment3_slice0_velocity_w_z;
@@ -3116,14 +3189,14 @@ pub fn coriolis_matrix_into(
         + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_com_x;
     let segment4_slice0_inertia_h_y = segment4_slice0_position_y
         * cache.segment1_slice0_mass;
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
     let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
-        * cache.segment1_slice0_subspace0_w_z
-        + cache.segment3_tip_rotation_01 * p.channel_length * t23
-        + cache.segment3_tip_rotation_00 * p.channel_length * t21;
-    let segment3_tip_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * cache.segment3_tip_subspace0_v_x;
-    let segment4_slice0_velocity_v_x = qd[6] * segment4_slice0_subspace0_v_x
-        + segment3_tip_velocity_v_x;
+        * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
+        + cache.segment3_tip_rotation_01 * cache.segment4_slice0_local_subspace0_v_y;
+    let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * segment4_slice0_subspace0_v_x;
     let segment4_slice0_momentum_f_x = segment4_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment4_slice0_inertia_h_y * segment4_slice0_velocity_w_z;
@@ -3132,17 +3205,18 @@ pub fn coriolis_matrix_into(
         + cache.segment3_tip_rotation_11 * cache.segment4_slice1_local_com_y;
     let segment4_slice1_inertia_h_y = segment4_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment4_slice1_subspace0_v_x = cache.segment3_tip_rotation_01 * p.channel_length
-        * t14 + cache.segment1_slice1_subspace0_w_z * cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_00 * t18 * p.channel_length;
+    let segment4_slice1_subspace0_v_x = cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment3_tip_position_y
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00
+        + cache.segment4_slice1_local_subspace0_v_y * cache.segment3_tip_rotation_01;
     let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice1_subspace0_v_x;
-    let segment4_slice1_momentum_f_x = segment4_slice1_velocity_v_x
-        * cache.segment1_slice0_mass
+    let segment4_slice1_momentum_f_x = cache.segment1_slice0_mass
+        * segment4_slice1_velocity_v_x
         - segment4_slice1_velocity_w_z * segment4_slice1_inertia_h_y;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
-        + cache.segment4_tip_subspace0_v_x * qd[6];
-    let link5_momentum_f_x = segment4_tip_velocity_v_x * p.link_mass
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
+    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
         - segment4_tip_velocity_w_z * cache.link5_inertia_h_y;
     let segment4_composite_momentum_f_x = segment4_slice0_momentum_f_x
         + segment4_slice1_momentum_f_x + link5_momentum_f_x;
@@ -3150,31 +3224,33 @@ pub fn coriolis_matrix_into(
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
     let link4_composite_momentum_f_x = segment4_composite_momentum_f_x
         + link4_momentum_f_x;
+    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment2_tip_rotation_00
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y;
+    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
+        + segment3_slice1_subspace0_v_x * qd[5];
     let segment3_slice1_position_y = cache.segment2_tip_rotation_11
         * cache.segment3_slice1_local_com_y
         + cache.segment3_slice1_local_com_x * cache.segment2_tip_rotation_10
         + cache.segment2_tip_position_y;
     let segment3_slice1_inertia_h_y = segment3_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice1_subspace0_v_x = cache.segment2_tip_rotation_01 * t36
-        * p.channel_length
-        + cache.segment1_slice1_subspace0_w_z * cache.segment2_tip_position_y
-        + t38 * p.channel_length * cache.segment2_tip_rotation_00;
-    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * segment3_slice1_subspace0_v_x;
     let segment3_slice1_momentum_f_x = segment3_slice1_velocity_v_x
         * cache.segment1_slice0_mass
         - segment3_slice1_velocity_w_z * segment3_slice1_inertia_h_y;
     let segment3_composite_momentum_f_x = segment3_slice0_momentum_f_x
         + link4_composite_momentum_f_x + segment3_slice1_momentum_f_x;
-    let link3_composite_momentum_f_x = link3_momentum_f_x
-        + segment3_composite_momentum_f_x;
-    let segment2_slice0_subspace0_v_x = t44 * p.channel_length
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let link3_composite_momentum_f_x = segment3_composite_momentum_f_x
+        + link3_momentum_f_x;
+    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * p.channel_length * t48
-        + cache.segment1_slice0_subspace0_w_z * cache.segment1_tip_position_y;
-    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
-        + segment1_tip_velocity_v_x;
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_subspace0_v_y;
+    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * segment2_slice0_subspace0_v_x;
     let segment2_slice0_position_y = cache.segment1_tip_position_y
         + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
         + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11;
@@ -3183,391 +3259,418 @@ pub fn coriolis_matrix_into(
     let segment2_slice0_momentum_f_x = cache.segment1_slice0_mass
         * segment2_slice0_velocity_v_x
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let segment2_slice1_position_y = cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y
-        + cache.segment2_slice1_local_com_x * cache.segment1_tip_rotation_10;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment2_slice1_subspace0_v_x = cache.segment1_slice1_subspace0_w_z
-        * cache.segment1_tip_position_y
-        + p.channel_length * cache.segment1_tip_rotation_00 * t53
-        + cache.segment1_tip_rotation_01 * p.channel_length * t51;
-    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
-    let segment2_composite_momentum_f_x = link3_composite_momentum_f_x
-        + segment2_slice0_momentum_f_x + segment2_slice1_momentum_f_x;
-    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+    let segment2_composite_momentum_f_x = segment2_slice1_momentum_f_x
+        + link3_composite_momentum_f_x + segment2_slice0_momentum_f_x;
+    let link2_momentum_f_x = segment1_tip_velocity_v_x * p.link_mass
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
     let link2_composite_momentum_f_x = segment2_composite_momentum_f_x
         + link2_momentum_f_x;
-    let segment1_composite_momentum_f_x = segment1_slice0_momentum_f_x
-        + segment1_slice1_momentum_f_x + link2_composite_momentum_f_x;
-    let link1_composite_momentum_f_x = link1_momentum_f_x
-        + segment1_composite_momentum_f_x;
-    let t159 = base_angle_velocity_v_x - q[1] * qd[2];
-    let t160 = segment1_slice0_velocity_v_x
-        - segment1_slice0_velocity_w_z * segment1_slice0_position_y;
-    let t161 = segment1_slice1_velocity_v_x
+    let segment1_composite_momentum_f_x = segment1_slice1_momentum_f_x
+        + segment1_slice0_momentum_f_x + link2_composite_momentum_f_x;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_composite_momentum_f_x = segment1_composite_momentum_f_x
+        + link1_momentum_f_x;
+    let t127 = base_angle_velocity_v_x - q[1] * qd[2];
+    let t128 = segment1_slice1_velocity_v_x
         - segment1_slice1_position_y * segment1_slice1_velocity_w_z;
-    let t162 = segment3_slice0_velocity_v_x
-        - segment3_slice0_position_y * segment3_slice0_velocity_w_z;
-    let t163 = segment3_tip_velocity_v_x
-        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    let t164 = segment4_slice0_velocity_v_x
-        - segment4_slice0_velocity_w_z * segment4_slice0_position_y;
-    let t165 = segment4_slice1_velocity_v_x
-        - segment4_slice1_velocity_w_z * segment4_slice1_position_y;
-    let t166 = segment4_tip_velocity_v_x
-        - cache.segment4_tip_position_y * segment4_tip_velocity_w_z;
-    let link5_composite_rate_hd_x = p.link_mass * t166;
-    let segment4_composite_rate_hd_x = t164 * cache.segment1_slice0_mass
-        + t165 * cache.segment1_slice0_mass + link5_composite_rate_hd_x;
-    let link4_composite_rate_hd_x = t163 * p.link_mass + segment4_composite_rate_hd_x;
-    let t167 = segment3_slice1_velocity_v_x
-        - segment3_slice1_position_y * segment3_slice1_velocity_w_z;
-    let segment3_composite_rate_hd_x = t162 * cache.segment1_slice0_mass
-        + link4_composite_rate_hd_x + cache.segment1_slice0_mass * t167;
-    let t168 = segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let link3_composite_rate_hd_x = segment3_composite_rate_hd_x + p.link_mass * t168;
-    let t169 = segment2_slice1_velocity_v_x
-        - segment2_slice1_velocity_w_z * segment2_slice1_position_y;
-    let t170 = segment2_slice0_velocity_v_x
+    let t129 = segment1_slice0_velocity_v_x
+        - segment1_slice0_velocity_w_z * segment1_slice0_position_y;
+    let t130 = segment2_slice0_velocity_v_x
         - segment2_slice0_position_y * segment2_slice0_velocity_w_z;
-    let segment2_composite_rate_hd_x = link3_composite_rate_hd_x
-        + cache.segment1_slice0_mass * t169 + t170 * cache.segment1_slice0_mass;
-    let t171 = segment1_tip_velocity_v_x
+    let t131 = segment4_tip_velocity_v_x
+        - cache.segment4_tip_position_y * segment4_tip_velocity_w_z;
+    let link5_composite_rate_hd_x = t131 * p.link_mass;
+    let t132 = segment4_slice1_velocity_v_x
+        - segment4_slice1_velocity_w_z * segment4_slice1_position_y;
+    let t133 = segment4_slice0_velocity_v_x
+        - segment4_slice0_velocity_w_z * segment4_slice0_position_y;
+    let segment4_composite_rate_hd_x = link5_composite_rate_hd_x
+        + t132 * cache.segment1_slice0_mass + t133 * cache.segment1_slice0_mass;
+    let t134 = segment3_tip_velocity_v_x
+        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
+    let link4_composite_rate_hd_x = segment4_composite_rate_hd_x + t134 * p.link_mass;
+    let t135 = segment3_slice1_velocity_v_x
+        - segment3_slice1_position_y * segment3_slice1_velocity_w_z;
+    let t136 = segment3_slice0_velocity_v_x
+        - segment3_slice0_position_y * segment3_slice0_velocity_w_z;
+    let segment3_composite_rate_hd_x = link4_composite_rate_hd_x
+        + t135 * cache.segment1_slice0_mass + t136 * cache.segment1_slice0_mass;
+    let t137 = segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
+    let link3_composite_rate_hd_x = segment3_composite_rate_hd_x + t137 * p.link_mass;
+    let t138 = segment2_slice1_velocity_v_x
+        - segment2_slice1_velocity_w_z * segment2_slice1_position_y;
+    let segment2_composite_rate_hd_x = t130 * cache.segment1_slice0_mass
+        + link3_composite_rate_hd_x + cache.segment1_slice0_mass * t138;
+    let t139 = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let link2_composite_rate_hd_x = segment2_composite_rate_hd_x + t171 * p.link_mass;
-    let segment1_composite_rate_hd_x = t160 * cache.segment1_slice0_mass
-        + t161 * cache.segment1_slice0_mass + link2_composite_rate_hd_x;
-    let link1_composite_rate_hd_x = t159 * p.link_mass + segment1_composite_rate_hd_x;
+    let link2_composite_rate_hd_x = segment2_composite_rate_hd_x + t139 * p.link_mass;
+    let segment1_composite_rate_hd_x = t128 * cache.segment1_slice0_mass
+        + t129 * cache.segment1_slice0_mass + link2_composite_rate_hd_x;
+    let link1_composite_rate_hd_x = t127 * p.link_mass + segment1_composite_rate_hd_x;
     let base_y_coriolis_row_n_z = 0.5
         * (link1_composite_momentum_f_x + link1_composite_rate_hd_x);
     let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
         * cache.link1_composite_inertia_m + base_y_coriolis_row_n_z;
-    let t172 = cache.segment1_slice1_subspace0_w_z * t161 * cache.segment1_slice0_mass;
-    let t173 = 0.5
-        * (cache.segment1_slice1_subspace0_w_z * segment1_slice1_momentum_f_x + t172);
-    let t174 = p.channel_length * link2_composite_rate_hd_x;
-    let t175 = 0.5 * (t174 + p.channel_length * link2_composite_momentum_f_x);
-    let segment1_tip_subspace0_rate_v_y = t75 * p.channel_length * cache.cos_q2
-        + cache.sin_q2 * t76 * p.channel_length
-        + cache.segment1_tip_subspace0_v_x * qd[2]
+    let t140 = cache.segment1_slice1_local_subspace0_w_z * t128
+        * cache.segment1_slice0_mass;
+    let t141 = 0.5
+        * (t140
+            + segment1_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z);
+    let t142 = cache.segment1_slice0_local_subspace0_w_z * t129
+        * cache.segment1_slice0_mass;
+    let t143 = 0.5
+        * (segment1_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z
+            + t142);
+    let t144 = p.channel_length * link2_composite_rate_hd_x;
+    let t145 = 0.5 * (p.channel_length * link2_composite_momentum_f_x + t144);
+    let segment1_slice1_subspace0_rate_v_y = t41 * p.channel_length * cache.cos_q2
+        + cache.sin_q2 * p.channel_length * t40 + qd[2] * segment1_slice1_subspace0_v_x
+        - cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
+    let t146 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let segment1_slice0_subspace0_rate_v_y = segment1_slice0_subspace0_v_x * qd[2]
+        + cache.sin_q2 * t29 * p.channel_length + t22 * p.channel_length * cache.cos_q2
+        - cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
+    let t147 = segment1_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let segment1_tip_subspace0_rate_v_y = cache.segment1_tip_subspace0_v_x * qd[2]
+        + t37 * p.channel_length * cache.cos_q2 + cache.sin_q2 * t38 * p.channel_length
         - p.channel_length * base_angle_velocity_v_x;
-    let t176 = segment1_tip_subspace0_rate_v_y * cache.link2_composite_inertia_m;
-    let segment1_slice0_subspace0_rate_v_y = qd[2] * segment1_slice0_subspace0_v_x
-        + cache.sin_q2 * t73 * p.channel_length + t68 * p.channel_length * cache.cos_q2
-        - cache.segment1_slice0_subspace0_w_z * base_angle_velocity_v_x;
-    let t177 = segment1_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t178 = cache.segment1_slice0_subspace0_w_z * t160 * cache.segment1_slice0_mass;
-    let t179 = 0.5
-        * (t178 + cache.segment1_slice0_subspace0_w_z * segment1_slice0_momentum_f_x);
-    let segment1_slice1_subspace0_rate_v_y = t85 * p.channel_length * cache.cos_q2
-        + segment1_slice1_subspace0_v_x * qd[2] + cache.sin_q2 * p.channel_length * t84
-        - cache.segment1_slice1_subspace0_w_z * base_angle_velocity_v_x;
-    let t180 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment1_subspace0_coriolis_column_f_y = t173 + t175 + t176 + t177 + t179 + t180;
-    let t181 = cache.segment1_slice1_subspace0_w_z * cache.segment1_slice0_mass * t169;
-    let t182 = 0.5
-        * (t181 + cache.segment1_slice1_subspace0_w_z * segment2_slice1_momentum_f_x);
-    let segment2_slice0_subspace0_rate_v_y = segment1_tip_velocity_w_z
-        * segment2_slice0_subspace0_v_x
-        + p.channel_length * cache.segment1_tip_rotation_10 * t97
-        + p.channel_length * t93 * cache.segment1_tip_rotation_11
-        - cache.segment1_slice0_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t183 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment2_slice1_subspace0_rate_v_y = p.channel_length
-        * cache.segment1_tip_rotation_11 * t103
-        + segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_x
-        + p.channel_length * t104 * cache.segment1_tip_rotation_10
-        - cache.segment1_slice1_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t184 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t185 = cache.segment1_slice0_subspace0_w_z * t170 * cache.segment1_slice0_mass;
-    let t186 = 0.5
-        * (t185 + cache.segment1_slice0_subspace0_w_z * segment2_slice0_momentum_f_x);
-    let t187 = link3_composite_rate_hd_x * p.channel_length;
-    let t188 = 0.5 * (t187 + p.channel_length * link3_composite_momentum_f_x);
-    let segment2_tip_subspace0_rate_v_y = t107 * p.channel_length
+    let t148 = cache.link2_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
+    let segment1_subspace0_coriolis_column_f_y = t141 + t143 + t145 + t146 + t147 + t148;
+    let segment2_tip_subspace0_rate_v_y = t66 * p.channel_length
         * cache.segment1_tip_rotation_10
-        + p.channel_length * cache.segment1_tip_rotation_11 * t106
+        + p.channel_length * cache.segment1_tip_rotation_11 * t65
         + segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_x
         - p.channel_length * segment1_tip_velocity_v_x;
-    let t189 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_m;
-    let segment2_subspace0_coriolis_column_f_y = t182 + t183 + t184 + t186 + t188 + t189;
-    let segment3_slice1_subspace0_rate_v_y = segment2_tip_velocity_w_z
-        * segment3_slice1_subspace0_v_x
-        + p.channel_length * cache.segment2_tip_rotation_10 * t114
-        + p.channel_length * cache.segment2_tip_rotation_11 * t121
-        - cache.segment1_slice1_subspace0_w_z * segment2_tip_velocity_v_x;
-    let t190 = segment3_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t191 = p.channel_length * link4_composite_rate_hd_x;
-    let t192 = 0.5 * (t191 + p.channel_length * link4_composite_momentum_f_x);
-    let segment3_slice0_subspace0_rate_v_y = segment2_tip_velocity_w_z
-        * segment3_slice0_subspace0_v_x
-        + t130 * p.channel_length * cache.segment2_tip_rotation_11
-        + p.channel_length * t131 * cache.segment2_tip_rotation_10
-        - cache.segment1_slice0_subspace0_w_z * segment2_tip_velocity_v_x;
-    let t193 = cache.segment1_slice0_mass * segment3_slice0_subspace0_rate_v_y;
-    let t194 = t162 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass;
-    let t195 = 0.5
-        * (segment3_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z + t194);
-    let t196 = cache.segment1_slice1_subspace0_w_z * cache.segment1_slice0_mass * t167;
-    let t197 = 0.5
-        * (t196 + cache.segment1_slice1_subspace0_w_z * segment3_slice1_momentum_f_x);
-    let segment3_tip_subspace0_rate_v_y = segment2_tip_velocity_w_z
-        * cache.segment3_tip_subspace0_v_x
-        + p.channel_length * t124 * cache.segment2_tip_rotation_10
-        + t123 * p.channel_length * cache.segment2_tip_rotation_11
+    let t149 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_m;
+    let t150 = t130 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t151 = 0.5
+        * (cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x
+            + t150);
+    let segment2_slice1_subspace0_rate_v_y = p.channel_length
+        * cache.segment1_tip_rotation_11 * t68
+        + segment2_slice1_subspace0_v_x * segment1_tip_velocity_w_z
+        + p.channel_length * t69 * cache.segment1_tip_rotation_10
+        - cache.segment1_slice1_local_subspace0_w_z * segment1_tip_velocity_v_x;
+    let t152 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let segment2_slice0_subspace0_rate_v_y = p.channel_length
+        * cache.segment1_tip_rotation_10 * t57
+        + p.channel_length * t51 * cache.segment1_tip_rotation_11
+        + segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_x
+        - cache.segment1_slice0_local_subspace0_w_z * segment1_tip_velocity_v_x;
+    let t153 = cache.segment1_slice0_mass * segment2_slice0_subspace0_rate_v_y;
+    let t154 = cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t138;
+    let t155 = 0.5
+        * (cache.segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x
+            + t154);
+    let t156 = p.channel_length * link3_composite_rate_hd_x;
+    let t157 = 0.5 * (t156 + p.channel_length * link3_composite_momentum_f_x);
+    let segment2_subspace0_coriolis_column_f_y = t149 + t151 + t152 + t153 + t155 + t157;
+    let segment3_slice1_subspace0_rate_v_y = p.channel_length
+        * cache.segment2_tip_rotation_10 * t78
+        + segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_x
+        + p.channel_length * cache.segment2_tip_rotation_11 * t87
+        - cache.segment1_slice1_local_subspace0_w_z * segment2_tip_velocity_v_x;
+    let t158 = cache.segment1_slice0_mass * segment3_slice1_subspace0_rate_v_y;
+    let segment3_slice0_subspace0_rate_v_y = t89 * p.channel_length
+        * cache.segment2_tip_rotation_11
+        + p.channel_length * t90 * cache.segment2_tip_rotation_10
+        + segment2_tip_velocity_w_z * segment3_slice0_subspace0_v_x
+        - cache.segment1_slice0_local_subspace0_w_z * segment2_tip_velocity_v_x;
+    let t159 = cache.segment1_slice0_mass * segment3_slice0_subspace0_rate_v_y;
+    let segment3_tip_subspace0_rate_v_y = p.channel_length * t93
+        * cache.segment2_tip_rotation_10
+        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z
+        + t92 * p.channel_length * cache.segment2_tip_rotation_11
         - p.channel_length * segment2_tip_velocity_v_x;
-    let t198 = segment3_tip_subspace0_rate_v_y * cache.link4_composite_inertia_m;
-    let segment3_subspace0_coriolis_column_f_y = t190 + t192 + t193 + t195 + t197 + t198;
+    let t160 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_y;
+    let t161 = cache.segment1_slice0_local_subspace0_w_z * t136
+        * cache.segment1_slice0_mass;
+    let t162 = 0.5
+        * (t161
+            + segment3_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z);
+    let t163 = link4_composite_rate_hd_x * p.channel_length;
+    let t164 = 0.5 * (t163 + p.channel_length * link4_composite_momentum_f_x);
+    let t165 = cache.segment1_slice1_local_subspace0_w_z * t135
+        * cache.segment1_slice0_mass;
+    let t166 = 0.5
+        * (cache.segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_x
+            + t165);
+    let segment3_subspace0_coriolis_column_f_y = t158 + t159 + t160 + t162 + t164 + t166;
+    let t167 = cache.segment1_slice1_local_subspace0_w_z * t132
+        * cache.segment1_slice0_mass;
+    let t168 = 0.5
+        * (t167
+            + cache.segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
+    let t169 = link5_composite_rate_hd_x * p.channel_length;
+    let t170 = 0.5 * (t169 + p.channel_length * link5_momentum_f_x);
+    let segment4_slice1_subspace0_rate_v_y = p.channel_length
+        * cache.segment3_tip_rotation_11 * t118
+        + segment4_slice1_subspace0_v_x * segment3_tip_velocity_w_z
+        + cache.segment3_tip_rotation_10 * t117 * p.channel_length
+        - segment3_tip_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z;
+    let t171 = segment4_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let segment4_slice0_subspace0_rate_v_y = t124 * cache.segment3_tip_rotation_10
+        * p.channel_length + t125 * p.channel_length * cache.segment3_tip_rotation_11
+        + segment4_slice0_subspace0_v_x * segment3_tip_velocity_w_z
+        - segment3_tip_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z;
+    let t172 = cache.segment1_slice0_mass * segment4_slice0_subspace0_rate_v_y;
+    let t173 = cache.segment1_slice0_local_subspace0_w_z * t133
+        * cache.segment1_slice0_mass;
+    let t174 = 0.5
+        * (t173
+            + segment4_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z);
     let segment4_tip_subspace0_rate_v_y = p.channel_length
-        * cache.segment3_tip_rotation_11 * t157
-        + cache.segment3_tip_rotation_10 * p.channel_length * t156
+        * cache.segment3_tip_rotation_11 * t113
+        + cache.segment3_tip_rotation_10 * p.channel_length * t104
         + cache.segment4_tip_subspace0_v_x * segment3_tip_velocity_w_z
         - segment3_tip_velocity_v_x * p.channel_length;
-    let t199 = p.link_mass * segment4_tip_subspace0_rate_v_y;
-    let t200 = t164 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass;
-    let t201 = 0.5
-        * (t200 + segment4_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z);
-    let t202 = p.channel_length * link5_composite_rate_hd_x;
-    let t203 = 0.5 * (t202 + p.channel_length * link5_momentum_f_x);
-    let segment4_slice0_subspace0_rate_v_y = segment4_slice0_subspace0_v_x
-        * segment3_tip_velocity_w_z
-        + t153 * cache.segment3_tip_rotation_10 * p.channel_length
-        + t154 * p.channel_length * cache.segment3_tip_rotation_11
-        - segment3_tip_velocity_v_x * cache.segment1_slice0_subspace0_w_z;
-    let t204 = segment4_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t205 = cache.segment1_slice1_subspace0_w_z * t165 * cache.segment1_slice0_mass;
-    let t206 = 0.5
-        * (t205 + cache.segment1_slice1_subspace0_w_z * segment4_slice1_momentum_f_x);
-    let segment4_slice1_subspace0_rate_v_y = p.channel_length
-        * cache.segment3_tip_rotation_11 * t147
-        + segment4_slice1_subspace0_v_x * segment3_tip_velocity_w_z
-        + cache.segment3_tip_rotation_10 * t140 * p.channel_length
-        - segment3_tip_velocity_v_x * cache.segment1_slice1_subspace0_w_z;
-    let t207 = segment4_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment4_subspace0_coriolis_column_f_y = t199 + t201 + t203 + t204 + t206 + t207;
-    let base_x_coriolis_column_n_z = 0.5 * (t61 + link1_composite_momentum_f_y);
+    let t175 = segment4_tip_subspace0_rate_v_y * p.link_mass;
+    let segment4_subspace0_coriolis_column_f_y = t168 + t170 + t171 + t172 + t174 + t175;
+    let base_x_coriolis_column_n_z = 0.5 * (link1_composite_momentum_f_y + t13);
     let base_y_coriolis_column_n_z = 0.5
         * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
-    let t208 = segment2_slice1_position_x * t169 + t54 * segment2_slice1_position_y;
-    let link5_composite_rate_id_22 = 2.0 * p.link_mass
-        * (cache.segment4_tip_position_x * t166 + cache.segment4_tip_position_y * t10);
-    let t209 = t165 * segment4_slice1_position_x + segment4_slice1_position_y * t19;
-    let t210 = segment4_slice0_position_y * t24 + segment4_slice0_position_x * t164;
-    let segment4_composite_rate_id_22 = link5_composite_rate_id_22
-        + 2.0 * t209 * cache.segment1_slice0_mass
-        + 2.0 * cache.segment1_slice0_mass * t210;
-    let link4_composite_rate_id_22 = 2.0 * p.link_mass
-        * (cache.segment3_tip_position_y * t25 + t163 * cache.segment3_tip_position_x)
-        + segment4_composite_rate_id_22;
-    let t211 = t162 * segment3_slice0_position_x + t34 * segment3_slice0_position_y;
-    let t212 = t39 * segment3_slice1_position_y + segment3_slice1_position_x * t167;
-    let segment3_composite_rate_id_22 = link4_composite_rate_id_22
-        + 2.0 * t211 * cache.segment1_slice0_mass
-        + 2.0 * t212 * cache.segment1_slice0_mass;
-    let link3_composite_rate_id_22 = 2.0
-        * (cache.segment2_tip_position_x * t168 + t40 * cache.segment2_tip_position_y)
-        * p.link_mass + segment3_composite_rate_id_22;
-    let t213 = t170 * segment2_slice0_position_x + segment2_slice0_position_y * t49;
-    let segment2_composite_rate_id_22 = 2.0 * cache.segment1_slice0_mass * t208
-        + link3_composite_rate_id_22 + 2.0 * cache.segment1_slice0_mass * t213;
-    let link2_composite_rate_id_22 = segment2_composite_rate_id_22
+    let t176 = segment3_slice0_position_y * t5 + segment3_slice0_position_x * t136;
+    let t177 = t132 * segment4_slice1_position_x + segment4_slice1_position_y * t8;
+    let t178 = segment4_slice0_position_x * t133 + t6 * segment4_slice0_position_y;
+    let link5_composite_rate_id_22 = 2.0
+        * (t131 * cache.segment4_tip_position_x + cache.segment4_tip_position_y * t7)
+        * p.link_mass;
+    let segment4_composite_rate_id_22 = 2.0 * t177 * cache.segment1_slice0_mass
+        + 2.0 * t178 * cache.segment1_slice0_mass + link5_composite_rate_id_22;
+    let link4_composite_rate_id_22 = segment4_composite_rate_id_22
         + 2.0
-            * (cache.segment1_tip_position_y * t55
-                + t171 * cache.segment1_tip_position_x) * p.link_mass;
-    let t214 = t9 * segment1_slice0_position_y + t160 * segment1_slice0_position_x;
-    let t215 = segment1_slice1_position_x * t161 + segment1_slice1_position_y * t60;
+            * (cache.segment3_tip_position_y * t9 + t134 * cache.segment3_tip_position_x)
+            * p.link_mass;
+    let t179 = segment3_slice1_position_x * t135 + segment3_slice1_position_y * t4;
+    let segment3_composite_rate_id_22 = 2.0 * cache.segment1_slice0_mass * t176
+        + link4_composite_rate_id_22 + 2.0 * t179 * cache.segment1_slice0_mass;
+    let link3_composite_rate_id_22 = segment3_composite_rate_id_22
+        + 2.0
+            * (t10 * cache.segment2_tip_position_y
+                + t137 * cache.segment2_tip_position_x) * p.link_mass;
+    let t180 = segment2_slice1_position_y * t11 + segment2_slice1_position_x * t138;
+    let t181 = segment2_slice0_position_y * t3 + t130 * segment2_slice0_position_x;
+    let segment2_composite_rate_id_22 = link3_composite_rate_id_22
+        + 2.0 * t180 * cache.segment1_slice0_mass
+        + 2.0 * cache.segment1_slice0_mass * t181;
+    let link2_composite_rate_id_22 = 2.0
+        * (cache.segment1_tip_position_y * t12 + t139 * cache.segment1_tip_position_x)
+        * p.link_mass + segment2_composite_rate_id_22;
+    let t182 = t1 * segment1_slice0_position_y + segment1_slice0_position_x * t129;
+    let t183 = t2 * segment1_slice1_position_y + t128 * segment1_slice1_position_x;
     let segment1_composite_rate_id_22 = link2_composite_rate_id_22
-        + 2.0 * cache.segment1_slice0_mass * t214
-        + 2.0 * t215 * cache.segment1_slice0_mass;
-    let link1_composite_rate_id_22 = 2.0 * p.link_mass * (q[0] * t159 + q[1] * t0)
+        + 2.0 * t182 * cache.segment1_slice0_mass
+        + 2.0 * cache.segment1_slice0_mass * t183;
+    let link1_composite_rate_id_22 = 2.0 * p.link_mass * (q[0] * t127 + q[1] * t0)
         + segment1_composite_rate_id_22;
     let base_angle_coriolis_row_n_z = 0.5
-        * (link1_composite_rate_id_22
-            + link1_composite_rate_hd_x * cache.base_angle_subspace_v_y
-            - q[1] * link1_composite_rate_hd_y
+        * (cache.base_angle_subspace_v_y * link1_composite_rate_hd_x
+            + link1_composite_rate_id_22
             - (q[1] * link1_composite_momentum_f_y
-                - link1_composite_momentum_f_x * cache.base_angle_subspace_v_y));
-    let t216 = segment1_slice1_subspace0_rate_v_y * segment1_slice1_inertia_h_x;
-    let t217 = -(segment1_slice1_subspace0_v_y * segment1_slice1_momentum_f_x);
-    let t218 = segment1_slice1_momentum_f_y * segment1_slice1_subspace0_v_x;
-    let t219 = -(segment1_slice1_subspace0_v_x * cache.segment1_slice0_mass * t60);
-    let t220 = t161 * segment1_slice1_subspace0_v_y * cache.segment1_slice0_mass;
-    let t221 = 2.0 * cache.segment1_slice1_subspace0_w_z * t215
+                - link1_composite_momentum_f_x * cache.base_angle_subspace_v_y)
+            - q[1] * link1_composite_rate_hd_y);
+    let t184 = segment1_slice1_subspace0_rate_v_y * segment1_slice1_inertia_h_x;
+    let t185 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
+    let t186 = -(cache.segment1_tip_subspace0_v_y * link2_composite_momentum_f_x);
+    let t187 = -(cache.segment1_tip_subspace0_v_x * link2_composite_rate_hd_y);
+    let t188 = link2_composite_rate_id_22 * p.channel_length;
+    let t189 = cache.segment1_tip_subspace0_v_x * link2_composite_momentum_f_y;
+    let t190 = cache.segment1_tip_subspace0_v_y * link2_composite_rate_hd_x;
+    let t191 = 0.5 * (t186 + t187 + t188 + t189 + t190);
+    let t192 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
+    let t193 = segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
+    let t194 = -(segment1_slice0_subspace0_v_x * t1 * cache.segment1_slice0_mass);
+    let t195 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
+    let t196 = t129 * segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass;
+    let t197 = 2.0 * t182 * cache.segment1_slice0_local_subspace0_w_z
         * cache.segment1_slice0_mass;
-    let t222 = 0.5 * (t217 + t218 + t219 + t220 + t221);
-    let t223 = p.channel_length * link2_composite_rate_id_22;
-    let t224 = -(cache.segment1_tip_subspace0_v_y * link2_composite_momentum_f_x);
-    let t225 = -(cache.segment1_tip_subspace0_v_x * link2_composite_rate_hd_y);
-    let t226 = cache.segment1_tip_subspace0_v_x * link2_composite_momentum_f_y;
-    let t227 = cache.segment1_tip_subspace0_v_y * link2_composite_rate_hd_x;
-    let t228 = 0.5 * (t223 + t224 + t225 + t226 + t227);
-    let t229 = -(segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_h_y);
-    let t230 = segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
-    let t231 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
-    let t232 = segment1_tip_subspace0_rate_v_y * cache.link2_composite_inertia_h_x;
-    let t233 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
-    let t234 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
-    let t235 = -(segment1_slice0_subspace0_v_y * segment1_slice0_momentum_f_x);
-    let t236 = t160 * segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass;
-    let t237 = 2.0 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass
-        * t214;
-    let t238 = -(t9 * cache.segment1_slice0_mass * segment1_slice0_subspace0_v_x);
-    let t239 = 0.5 * (t234 + t235 + t236 + t237 + t238);
-    let segment1_subspace0_coriolis_column_n_z = t216 + t222 + t228 + t229 + t230 + t231
-        + t232 + t233 + t239;
-    let t240 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
-    let t241 = segment2_slice1_subspace0_v_y * cache.segment1_slice0_mass * t169;
-    let t242 = -(segment2_slice1_subspace0_v_y * segment2_slice1_momentum_f_x);
-    let t243 = 2.0 * cache.segment1_slice1_subspace0_w_z * cache.segment1_slice0_mass
-        * t208;
-    let t244 = -(t54 * cache.segment1_slice0_mass * segment2_slice1_subspace0_v_x);
-    let t245 = segment2_slice1_momentum_f_y * segment2_slice1_subspace0_v_x;
-    let t246 = 0.5 * (t241 + t242 + t243 + t244 + t245);
-    let t247 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
-    let t248 = -(segment2_slice0_subspace0_rate_v_x * segment2_slice0_inertia_h_y);
-    let t249 = segment2_slice0_subspace0_v_x * segment2_slice0_momentum_f_y;
-    let t250 = -(segment2_slice0_momentum_f_x * segment2_slice0_subspace0_v_y);
-    let t251 = t170 * cache.segment1_slice0_mass * segment2_slice0_subspace0_v_y;
-    let t252 = 2.0 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass
-        * t213;
-    let t253 = -(cache.segment1_slice0_mass * segment2_slice0_subspace0_v_x * t49);
+    let t198 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
+    let t199 = 0.5 * (t194 + t195 + t196 + t197 + t198);
+    let t200 = -(segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_h_y);
+    let t201 = -(segment1_slice1_momentum_f_x * segment1_slice1_subspace0_v_y);
+    let t202 = t128 * cache.segment1_slice0_mass * segment1_slice1_subspace0_v_y;
+    let t203 = -(t2 * cache.segment1_slice0_mass * segment1_slice1_subspace0_v_x);
+    let t204 = 2.0 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice0_mass * t183;
+    let t205 = segment1_slice1_momentum_f_y * segment1_slice1_subspace0_v_x;
+    let t206 = 0.5 * (t201 + t202 + t203 + t204 + t205);
+    let t207 = segment1_tip_subspace0_rate_v_y * cache.link2_composite_inertia_h_x;
+    let segment1_subspace0_coriolis_column_n_z = t184 + t185 + t191 + t192 + t193 + t199
+        + t200 + t206 + t207;
+    let t208 = -(segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_h_y);
+    let t209 = segment2_slice1_subspace0_rate_v_y * segment2_slice1_inertia_h_x;
+    let t210 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_h_x;
+    let t211 = segment2_slice1_subspace0_v_y * cache.segment1_slice0_mass * t138;
+    let t212 = -(segment2_slice1_subspace0_v_y * segment2_slice1_momentum_f_x);
+    let t213 = 2.0 * t180 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t214 = -(segment2_slice1_subspace0_v_x * t11 * cache.segment1_slice0_mass);
+    let t215 = segment2_slice1_subspace0_v_x * segment2_slice1_momentum_f_y;
+    let t216 = 0.5 * (t211 + t212 + t213 + t214 + t215);
+    let t217 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
+    let t218 = -(segment2_slice0_subspace0_v_y * segment2_slice0_momentum_f_x);
+    let t219 = -(t3 * cache.segment1_slice0_mass * segment2_slice0_subspace0_v_x);
+    let t220 = t130 * segment2_slice0_subspace0_v_y * cache.segment1_slice0_mass;
+    let t221 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
+    let t222 = 2.0 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass * t181;
+    let t223 = 0.5 * (t218 + t219 + t220 + t221 + t222);
+    let t224 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
+    let t225 = -(segment2_slice0_subspace0_rate_v_x * segment2_slice0_inertia_h_y);
+    let t226 = -(link3_composite_rate_hd_y * cache.segment2_tip_subspace0_v_x);
+    let t227 = -(cache.segment2_tip_subspace0_v_y * link3_composite_momentum_f_x);
+    let t228 = link3_composite_momentum_f_y * cache.segment2_tip_subspace0_v_x;
+    let t229 = cache.segment2_tip_subspace0_v_y * link3_composite_rate_hd_x;
+    let t230 = p.channel_length * link3_composite_rate_id_22;
+    let t231 = 0.5 * (t226 + t227 + t228 + t229 + t230);
+    let segment2_subspace0_coriolis_column_n_z = t208 + t209 + t210 + t216 + t217 + t223
+        + t224 + t225 + t231;
+    let t232 = -(segment3_slice0_momentum_f_x * segment3_slice0_subspace0_v_y);
+    let t233 = segment3_slice0_subspace0_v_y * t136 * cache.segment1_slice0_mass;
+    let t234 = 2.0 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass * t176;
+    let t235 = -(cache.segment1_slice0_mass * segment3_slice0_subspace0_v_x * t5);
+    let t236 = segment3_slice0_momentum_f_y * segment3_slice0_subspace0_v_x;
+    let t237 = 0.5 * (t232 + t233 + t234 + t235 + t236);
+    let t238 = -(segment3_tip_subspace0_rate_v_x * cache.link4_composite_inertia_h_y);
+    let t239 = -(cache.segment3_tip_subspace0_v_x * link4_composite_rate_hd_y);
+    let t240 = cache.segment3_tip_subspace0_v_x * link4_composite_momentum_f_y;
+    let t241 = link4_composite_rate_id_22 * p.channel_length;
+    let t242 = cache.segment3_tip_subspace0_v_y * link4_composite_rate_hd_x;
+    let t243 = -(cache.segment3_tip_subspace0_v_y * link4_composite_momentum_f_x);
+    let t244 = 0.5 * (t239 + t240 + t241 + t242 + t243);
+    let t245 = segment3_slice1_inertia_h_x * segment3_slice1_subspace0_rate_v_y;
+    let t246 = -(segment3_slice1_inertia_h_y * segment3_slice1_subspace0_rate_v_x);
+    let t247 = segment3_tip_subspace0_rate_v_y * cache.link4_composite_inertia_h_x;
+    let t248 = segment3_slice0_inertia_h_x * segment3_slice0_subspace0_rate_v_y;
+    let t249 = -(segment3_slice1_momentum_f_x * segment3_slice1_subspace0_v_y);
+    let t250 = t135 * cache.segment1_slice0_mass * segment3_slice1_subspace0_v_y;
+    let t251 = -(segment3_slice1_subspace0_v_x * t4 * cache.segment1_slice0_mass);
+    let t252 = segment3_slice1_momentum_f_y * segment3_slice1_subspace0_v_x;
+    let t253 = 2.0 * t179 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
     let t254 = 0.5 * (t249 + t250 + t251 + t252 + t253);
-    let t255 = cache.link3_composite_inertia_h_x * segment2_tip_subspace0_rate_v_y;
-    let t256 = -(cache.segment2_tip_subspace0_v_y * link3_composite_momentum_f_x);
-    let t257 = p.channel_length * link3_composite_rate_id_22;
-    let t258 = link3_composite_rate_hd_x * cache.segment2_tip_subspace0_v_y;
-    let t259 = -(link3_composite_rate_hd_y * cache.segment2_tip_subspace0_v_x);
-    let t260 = link3_composite_momentum_f_y * cache.segment2_tip_subspace0_v_x;
-    let t261 = 0.5 * (t256 + t257 + t258 + t259 + t260);
-    let t262 = -(segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_h_y);
-    let t263 = segment2_slice1_subspace0_rate_v_y * segment2_slice1_inertia_h_x;
-    let segment2_subspace0_coriolis_column_n_z = t240 + t246 + t247 + t248 + t254 + t255
-        + t261 + t262 + t263;
-    let t264 = t162 * cache.segment1_slice0_mass * segment3_slice0_subspace0_v_y;
-    let t265 = segment3_slice0_momentum_f_y * segment3_slice0_subspace0_v_x;
-    let t266 = -(segment3_slice0_momentum_f_x * segment3_slice0_subspace0_v_y);
-    let t267 = -(t34 * segment3_slice0_subspace0_v_x * cache.segment1_slice0_mass);
-    let t268 = 2.0 * cache.segment1_slice0_subspace0_w_z * t211
+    let t255 = -(segment3_slice0_inertia_h_y * segment3_slice0_subspace0_rate_v_x);
+    let segment3_subspace0_coriolis_column_n_z = t237 + t238 + t244 + t245 + t246 + t247
+        + t248 + t254 + t255;
+    let t256 = segment4_slice1_inertia_h_x * segment4_slice1_subspace0_rate_v_y;
+    let t257 = cache.segment4_tip_subspace0_v_x * link5_momentum_f_y;
+    let t258 = p.channel_length * link5_composite_rate_id_22;
+    let t259 = link5_composite_rate_hd_x * cache.segment4_tip_subspace0_v_y;
+    let t260 = -(link5_composite_rate_hd_y * cache.segment4_tip_subspace0_v_x);
+    let t261 = -(link5_momentum_f_x * cache.segment4_tip_subspace0_v_y);
+    let t262 = 0.5 * (t257 + t258 + t259 + t260 + t261);
+    let t263 = -(segment4_tip_subspace0_rate_v_x * cache.link5_inertia_h_y);
+    let t264 = segment4_tip_subspace0_rate_v_y * cache.link5_inertia_h_x;
+    let t265 = -(segment4_slice1_inertia_h_y * segment4_slice1_subspace0_rate_v_x);
+    let t266 = segment4_slice1_momentum_f_y * segment4_slice1_subspace0_v_x;
+    let t267 = -(segment4_slice1_subspace0_v_x * cache.segment1_slice0_mass * t8);
+    let t268 = 2.0 * cache.segment1_slice1_local_subspace0_w_z * t177
         * cache.segment1_slice0_mass;
-    let t269 = 0.5 * (t264 + t265 + t266 + t267 + t268);
-    let t270 = -(segment3_slice1_subspace0_rate_v_x * segment3_slice1_inertia_h_y);
-    let t271 = segment3_tip_subspace0_rate_v_y * cache.link4_composite_inertia_h_x;
-    let t272 = -(segment3_slice0_inertia_h_y * segment3_slice0_subspace0_rate_v_x);
-    let t273 = segment3_slice0_inertia_h_x * segment3_slice0_subspace0_rate_v_y;
-    let t274 = segment3_slice1_subspace0_rate_v_y * segment3_slice1_inertia_h_x;
-    let t275 = -(segment3_slice1_subspace0_v_y * segment3_slice1_momentum_f_x);
-    let t276 = -(t39 * segment3_slice1_subspace0_v_x * cache.segment1_slice0_mass);
-    let t277 = 2.0 * t212 * cache.segment1_slice1_subspace0_w_z
+    let t269 = -(segment4_slice1_subspace0_v_y * segment4_slice1_momentum_f_x);
+    let t270 = segment4_slice1_subspace0_v_y * t132 * cache.segment1_slice0_mass;
+    let t271 = 0.5 * (t266 + t267 + t268 + t269 + t270);
+    let t272 = segment4_slice0_subspace0_rate_v_y * segment4_slice0_inertia_h_x;
+    let t273 = -(t6 * cache.segment1_slice0_mass * segment4_slice0_subspace0_v_x);
+    let t274 = -(segment4_slice0_momentum_f_x * segment4_slice0_subspace0_v_y);
+    let t275 = 2.0 * cache.segment1_slice0_local_subspace0_w_z * t178
         * cache.segment1_slice0_mass;
-    let t278 = segment3_slice1_subspace0_v_y * cache.segment1_slice0_mass * t167;
-    let t279 = segment3_slice1_momentum_f_y * segment3_slice1_subspace0_v_x;
-    let t280 = 0.5 * (t275 + t276 + t277 + t278 + t279);
-    let t281 = -(segment3_tip_subspace0_rate_v_x * cache.link4_composite_inertia_h_y);
-    let t282 = link4_composite_rate_id_22 * p.channel_length;
-    let t283 = link4_composite_momentum_f_y * cache.segment3_tip_subspace0_v_x;
-    let t284 = -(link4_composite_momentum_f_x * cache.segment3_tip_subspace0_v_y);
-    let t285 = link4_composite_rate_hd_x * cache.segment3_tip_subspace0_v_y;
-    let t286 = -(link4_composite_rate_hd_y * cache.segment3_tip_subspace0_v_x);
-    let t287 = 0.5 * (t282 + t283 + t284 + t285 + t286);
-    let segment3_subspace0_coriolis_column_n_z = t269 + t270 + t271 + t272 + t273 + t274
-        + t280 + t281 + t287;
-    let t288 = -(segment4_slice0_inertia_h_y * segment4_slice0_subspace0_rate_v_x);
-    let t289 = cache.segment4_tip_subspace0_v_x * link5_momentum_f_y;
-    let t290 = link5_composite_rate_id_22 * p.channel_length;
-    let t291 = -(cache.segment4_tip_subspace0_v_y * link5_momentum_f_x);
-    let t292 = -(cache.segment4_tip_subspace0_v_x * link5_composite_rate_hd_y);
-    let t293 = cache.segment4_tip_subspace0_v_y * link5_composite_rate_hd_x;
-    let t294 = 0.5 * (t289 + t290 + t291 + t292 + t293);
-    let t295 = segment4_slice1_inertia_h_x * segment4_slice1_subspace0_rate_v_y;
-    let t296 = cache.link5_inertia_h_x * segment4_tip_subspace0_rate_v_y;
-    let t297 = -(segment4_slice1_subspace0_rate_v_x * segment4_slice1_inertia_h_y);
-    let t298 = -(segment4_tip_subspace0_rate_v_x * cache.link5_inertia_h_y);
-    let t299 = segment4_slice0_subspace0_v_x * segment4_slice0_momentum_f_y;
-    let t300 = -(segment4_slice0_momentum_f_x * segment4_slice0_subspace0_v_y);
-    let t301 = 2.0 * cache.segment1_slice0_subspace0_w_z * cache.segment1_slice0_mass
-        * t210;
-    let t302 = t164 * segment4_slice0_subspace0_v_y * cache.segment1_slice0_mass;
-    let t303 = -(segment4_slice0_subspace0_v_x * t24 * cache.segment1_slice0_mass);
-    let t304 = 0.5 * (t299 + t300 + t301 + t302 + t303);
-    let t305 = -(t19 * segment4_slice1_subspace0_v_x * cache.segment1_slice0_mass);
-    let t306 = -(segment4_slice1_subspace0_v_y * segment4_slice1_momentum_f_x);
-    let t307 = segment4_slice1_subspace0_v_y * t165 * cache.segment1_slice0_mass;
-    let t308 = 2.0 * t209 * cache.segment1_slice1_subspace0_w_z
-        * cache.segment1_slice0_mass;
-    let t309 = segment4_slice1_momentum_f_y * segment4_slice1_subspace0_v_x;
-    let t310 = 0.5 * (t305 + t306 + t307 + t308 + t309);
-    let t311 = segment4_slice0_subspace0_rate_v_y * segment4_slice0_inertia_h_x;
-    let segment4_subspace0_coriolis_column_n_z = t288 + t294 + t295 + t296 + t297 + t298
-        + t304 + t310 + t311;
+    let t276 = segment4_slice0_subspace0_v_y * t133 * cache.segment1_slice0_mass;
+    let t277 = segment4_slice0_momentum_f_y * segment4_slice0_subspace0_v_x;
+    let t278 = 0.5 * (t273 + t274 + t275 + t276 + t277);
+    let t279 = -(segment4_slice0_inertia_h_y * segment4_slice0_subspace0_rate_v_x);
+    let segment4_subspace0_coriolis_column_n_z = t256 + t262 + t263 + t264 + t265 + t271
+        + t272 + t278 + t279;
     let segment1_subspace0_coriolis_row_f_x = 0.5
-        * (t78 + p.channel_length * link2_composite_momentum_f_y)
+        * (p.channel_length * link2_composite_momentum_f_y + t33)
         + 0.5
-            * (segment1_slice1_momentum_f_y * cache.segment1_slice1_subspace0_w_z + t82)
+            * (cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y
+                + t35)
         + 0.5
-            * (cache.segment1_slice0_subspace0_w_z * segment1_slice0_momentum_f_y + t80);
+            * (segment1_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z
+                + t31);
     let segment1_subspace0_coriolis_row_f_y = 0.5
-        * (t172 - cache.segment1_slice1_subspace0_w_z * segment1_slice1_momentum_f_x)
+        * (t144 - p.channel_length * link2_composite_momentum_f_x)
         + 0.5
-            * (t178 - cache.segment1_slice0_subspace0_w_z * segment1_slice0_momentum_f_x)
-        + 0.5 * (t174 - p.channel_length * link2_composite_momentum_f_x);
-    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t236 + t237 + t238 - (t234 + t235))
-        + 0.5 * (t223 + t225 + t227 - (t224 + t226))
-        + 0.5 * (t219 + t220 + t221 - (t217 + t218));
-    let t312 = segment3_subspace0_coriolis_column_n_z * p.channel_length;
-    let t313 = p.channel_length * segment4_subspace0_coriolis_column_n_z;
+            * (t142
+                - segment1_slice0_momentum_f_x
+                    * cache.segment1_slice0_local_subspace0_w_z)
+        + 0.5
+            * (t140
+                - segment1_slice1_momentum_f_x
+                    * cache.segment1_slice1_local_subspace0_w_z);
+    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t202 + t203 + t204 - (t201 + t205))
+        + 0.5 * (t187 + t188 + t190 - (t186 + t189))
+        + 0.5 * (t194 + t196 + t197 - (t195 + t198));
+    let t280 = segment3_subspace0_coriolis_column_n_z * p.channel_length;
+    let t281 = p.channel_length * segment4_subspace0_coriolis_column_n_z;
     let segment2_subspace0_coriolis_row_f_x = 0.5
-        * (t101 + cache.segment1_slice0_subspace0_w_z * segment2_slice0_momentum_f_y)
+        * (p.channel_length * link3_composite_momentum_f_y + t59)
         + 0.5
-            * (t99 + cache.segment1_slice1_subspace0_w_z * segment2_slice1_momentum_f_y)
-        + 0.5 * (t109 + p.channel_length * link3_composite_momentum_f_y);
+            * (t63
+                + segment2_slice0_momentum_f_y
+                    * cache.segment1_slice0_local_subspace0_w_z)
+        + 0.5
+            * (segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
+                + t61);
     let segment2_subspace0_coriolis_row_f_y = 0.5
-        * (t185 - cache.segment1_slice0_subspace0_w_z * segment2_slice0_momentum_f_x)
+        * (t154
+            - cache.segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x)
+        + 0.5 * (t156 - p.channel_length * link3_composite_momentum_f_x)
         + 0.5
-            * (t181 - cache.segment1_slice1_subspace0_w_z * segment2_slice1_momentum_f_x)
-        + 0.5 * (t187 - p.channel_length * link3_composite_momentum_f_x);
-    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t257 + t258 + t259 - (t256 + t260))
-        + 0.5 * (t241 + t243 + t244 - (t242 + t245))
-        + 0.5 * (t251 + t252 + t253 - (t249 + t250));
+            * (t150
+                - cache.segment1_slice0_local_subspace0_w_z
+                    * segment2_slice0_momentum_f_x);
+    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t211 + t213 + t214 - (t212 + t215))
+        + 0.5 * (t226 + t229 + t230 - (t227 + t228))
+        + 0.5 * (t219 + t220 + t222 - (t218 + t221));
     let segment3_subspace0_coriolis_row_f_x = 0.5
-        * (t128 + cache.segment1_slice1_subspace0_w_z * segment3_slice1_momentum_f_y)
-        + 0.5 * (link4_composite_momentum_f_y * p.channel_length + t133)
+        * (link4_composite_momentum_f_y * p.channel_length + t97)
         + 0.5
-            * (segment3_slice0_momentum_f_y * cache.segment1_slice0_subspace0_w_z
-                + t126);
+            * (segment3_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
+                + t95)
+        + 0.5
+            * (t71
+                + cache.segment1_slice0_local_subspace0_w_z
+                    * segment3_slice0_momentum_f_y);
     let segment3_subspace0_coriolis_row_f_y = 0.5
-        * (t194 - segment3_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z)
+        * (t165
+            - cache.segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_x)
+        + 0.5 * (t163 - p.channel_length * link4_composite_momentum_f_x)
         + 0.5
-            * (t196 - cache.segment1_slice1_subspace0_w_z * segment3_slice1_momentum_f_x)
-        + 0.5 * (t191 - p.channel_length * link4_composite_momentum_f_x);
-    let segment3_subspace0_coriolis_row_n_z = 0.5 * (t264 + t267 + t268 - (t265 + t266))
-        + 0.5 * (t282 + t285 + t286 - (t283 + t284))
-        + 0.5 * (t276 + t277 + t278 - (t275 + t279));
-    let t314 = p.channel_length * segment3_subspace0_coriolis_row_n_z;
+            * (t161
+                - segment3_slice0_momentum_f_x
+                    * cache.segment1_slice0_local_subspace0_w_z);
+    let segment3_subspace0_coriolis_row_n_z = 0.5 * (t239 + t241 + t242 - (t240 + t243))
+        + 0.5 * (t250 + t251 + t253 - (t249 + t252))
+        + 0.5 * (t233 + t234 + t235 - (t232 + t236));
+    let t282 = segment3_subspace0_coriolis_row_n_z * p.channel_length;
     let segment4_subspace0_coriolis_row_f_x = 0.5
-        * (t151 + p.channel_length * link5_momentum_f_y)
+        * (p.channel_length * link5_momentum_f_y + t122)
         + 0.5
-            * (t149 + cache.segment1_slice0_subspace0_w_z * segment4_slice0_momentum_f_y)
+            * (cache.segment1_slice0_local_subspace0_w_z * segment4_slice0_momentum_f_y
+                + t120)
         + 0.5
-            * (t135
-                + cache.segment1_slice1_subspace0_w_z * segment4_slice1_momentum_f_y);
+            * (segment4_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
+                + t115);
     let segment4_subspace0_coriolis_row_f_y = 0.5
-        * (t202 - p.channel_length * link5_momentum_f_x)
+        * (t169 - p.channel_length * link5_momentum_f_x)
         + 0.5
-            * (t205 - cache.segment1_slice1_subspace0_w_z * segment4_slice1_momentum_f_x)
+            * (t173
+                - segment4_slice0_momentum_f_x
+                    * cache.segment1_slice0_local_subspace0_w_z)
         + 0.5
-            * (t200
-                - segment4_slice0_momentum_f_x * cache.segment1_slice0_subspace0_w_z);
-    let segment4_subspace0_coriolis_row_n_z = 0.5 * (t290 + t292 + t293 - (t289 + t291))
-        + 0.5 * (t305 + t307 + t308 - (t306 + t309))
-        + 0.5 * (t301 + t302 + t303 - (t299 + t300));
-    let t315 = p.channel_length * segment4_subspace0_coriolis_row_n_z;
+            * (t167
+                - cache.segment1_slice1_local_subspace0_w_z
+                    * segment4_slice1_momentum_f_x);
+    let segment4_subspace0_coriolis_row_n_z = 0.5 * (t273 + t275 + t276 - (t274 + t277))
+        + 0.5 * (t267 + t268 + t270 - (t266 + t269))
+        + 0.5 * (t258 + t259 + t260 - (t257 + t261));
+    let t283 = p.channel_length * segment4_subspace0_coriolis_row_n_z;
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = segment1_subspace0_coriolis_column_f_x;
     out[(0, 4)] = segment2_subspace0_coriolis_column_f_x;
@@ -3581,148 +3684,143 @@ pub fn coriolis_matrix_into(
     out[(2, 0)] = base_x_coriolis_column_n_z;
     out[(2, 1)] = base_y_coriolis_column_n_z;
     out[(2, 2)] = base_y_coriolis_column_n_z * cache.base_angle_subspace_v_y
-        + q[1] * base_x_coriolis_column_n_z
-        + cache.base_angle_projected_inertia_f_x * qd[1] + base_angle_coriolis_row_n_z
-        + cache.base_angle_projected_inertia_f_y * base_angle_subspace_rate_v_y;
-    out[(2, 3)] = segment1_subspace0_coriolis_column_n_z
+        + cache.base_angle_projected_inertia_f_x * qd[1]
+        + cache.base_angle_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + q[1] * base_x_coriolis_column_n_z + base_angle_coriolis_row_n_z;
+    out[(2, 3)] = q[1] * segment1_subspace0_coriolis_column_f_x
         + segment1_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
-        + q[1] * segment1_subspace0_coriolis_column_f_x;
-    out[(2, 4)] = segment2_subspace0_coriolis_column_n_z
-        + segment2_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
-        + q[1] * segment2_subspace0_coriolis_column_f_x;
+        + segment1_subspace0_coriolis_column_n_z;
+    out[(2, 4)] = q[1] * segment2_subspace0_coriolis_column_f_x
+        + cache.base_angle_subspace_v_y * segment2_subspace0_coriolis_column_f_y
+        + segment2_subspace0_coriolis_column_n_z;
     out[(2, 5)] = segment3_subspace0_coriolis_column_n_z
-        + q[1] * segment3_subspace0_coriolis_column_f_x
-        + segment3_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y;
-    out[(2, 6)] = segment4_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
+        + segment3_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
+        + q[1] * segment3_subspace0_coriolis_column_f_x;
+    out[(2, 6)] = segment4_subspace0_coriolis_column_n_z
         + q[1] * segment4_subspace0_coriolis_column_f_x
-        + segment4_subspace0_coriolis_column_n_z;
+        + cache.base_angle_subspace_v_y * segment4_subspace0_coriolis_column_f_y;
     out[(3, 0)] = segment1_subspace0_coriolis_row_f_x;
     out[(3, 1)] = segment1_subspace0_coriolis_row_f_y;
-    out[(3, 2)] = cache.segment1_subspace0_projected_inertia_f_y
-        * base_angle_subspace_rate_v_y + q[1] * segment1_subspace0_coriolis_row_f_x
+    out[(3, 2)] = cache.base_angle_subspace_v_y * segment1_subspace0_coriolis_row_f_y
+        + q[1] * segment1_subspace0_coriolis_row_f_x
+        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y
         + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
-        + segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
         + segment1_subspace0_coriolis_row_n_z;
-    out[(3, 3)] = segment1_slice1_subspace0_v_x * (t83 + t86)
-        + cache.segment1_tip_subspace0_v_y * (t175 + t176)
-        + (t74 + t81) * segment1_slice0_subspace0_v_x
-        + segment1_slice0_subspace0_v_y * (t177 + t179)
-        + cache.segment1_slice1_subspace0_w_z * (t216 + t222 + t231)
-        + cache.segment1_slice0_subspace0_w_z * (t230 + t233 + t239)
-        + p.channel_length * (t228 + t229 + t232)
-        + cache.segment1_tip_subspace0_v_x * (t77 + t79)
-        + segment1_slice1_subspace0_v_y * (t173 + t180);
+    out[(3, 3)] = (t36 + t42) * segment1_slice1_subspace0_v_x
+        + segment1_slice0_subspace0_v_x * (t30 + t32)
+        + (t143 + t147) * segment1_slice0_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_w_z * (t185 + t193 + t199)
+        + p.channel_length * (t191 + t200 + t207)
+        + (t141 + t146) * segment1_slice1_subspace0_v_y
+        + (t184 + t192 + t206) * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment1_tip_subspace0_v_y * (t145 + t148)
+        + (t34 + t39) * cache.segment1_tip_subspace0_v_x;
     out[(3, 4)] = cache.segment1_tip_subspace0_v_x
         * segment2_subspace0_coriolis_column_f_x
-        + segment2_subspace0_coriolis_column_f_y * cache.segment1_tip_subspace0_v_y
-        + segment2_subspace0_coriolis_column_n_z * p.channel_length;
-    out[(3, 5)] = t312
+        + cache.segment1_tip_subspace0_v_y * segment2_subspace0_coriolis_column_f_y
+        + p.channel_length * segment2_subspace0_coriolis_column_n_z;
+    out[(3, 5)] = segment3_subspace0_coriolis_column_f_y
+        * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_column_f_x
-        + cache.segment1_tip_subspace0_v_y * segment3_subspace0_coriolis_column_f_y;
+        + t280;
     out[(3, 6)] = cache.segment1_tip_subspace0_v_x
-        * segment4_subspace0_coriolis_column_f_x + t313
+        * segment4_subspace0_coriolis_column_f_x + t281
         + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y;
     out[(4, 0)] = segment2_subspace0_coriolis_row_f_x;
     out[(4, 1)] = segment2_subspace0_coriolis_row_f_y;
-    out[(4, 2)] = cache.segment2_subspace0_projected_inertia_f_y
-        * base_angle_subspace_rate_v_y
+    out[(4, 2)] = segment2_subspace0_coriolis_row_n_z
         + cache.segment2_subspace0_projected_inertia_f_x * qd[1]
-        + segment2_subspace0_coriolis_row_n_z
-        + q[1] * segment2_subspace0_coriolis_row_f_x
-        + cache.base_angle_subspace_v_y * segment2_subspace0_coriolis_row_f_y;
-    out[(4, 3)] = cache.segment2_subspace0_projected_inertia_f_y
-        * segment1_tip_subspace0_rate_v_y
-        + cache.segment1_tip_subspace0_v_y * segment2_subspace0_coriolis_row_f_y
-        + p.channel_length * segment2_subspace0_coriolis_row_n_z
-        + cache.segment2_subspace0_projected_inertia_f_x
-            * segment1_tip_subspace0_rate_v_x
-        + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_row_f_x;
-    out[(4, 4)] = (t100 + t105) * segment2_slice1_subspace0_v_x
-        + (t98 + t102) * segment2_slice0_subspace0_v_x
-        + (t108 + t110) * cache.segment2_tip_subspace0_v_x
-        + segment2_slice1_subspace0_v_y * (t182 + t184)
-        + (t183 + t186) * segment2_slice0_subspace0_v_y
-        + cache.segment2_tip_subspace0_v_y * (t188 + t189)
-        + (t246 + t247 + t263) * cache.segment1_slice1_subspace0_w_z
-        + (t255 + t261 + t262) * p.channel_length
-        + cache.segment1_slice0_subspace0_w_z * (t240 + t248 + t254);
-    out[(4, 5)] = t312
-        + segment3_subspace0_coriolis_column_f_x * cache.segment2_tip_subspace0_v_x
+        + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + cache.segment2_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + q[1] * segment2_subspace0_coriolis_row_f_x;
+    out[(4, 3)] = segment2_subspace0_coriolis_row_n_z * p.channel_length
+        + segment2_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y
+        + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_row_f_x
+        + cache.segment2_subspace0_projected_inertia_f_y
+            * segment1_tip_subspace0_rate_v_y
+        + segment1_tip_subspace0_rate_v_x
+            * cache.segment2_subspace0_projected_inertia_f_x;
+    out[(4, 4)] = cache.segment1_slice1_local_subspace0_w_z * (t209 + t216 + t217)
+        + p.channel_length * (t208 + t210 + t231)
+        + cache.segment2_tip_subspace0_v_y * (t149 + t157)
+        + (t151 + t153) * segment2_slice0_subspace0_v_y
+        + segment2_slice1_subspace0_v_x * (t62 + t70)
+        + cache.segment1_slice0_local_subspace0_w_z * (t223 + t224 + t225)
+        + (t60 + t67) * cache.segment2_tip_subspace0_v_x
+        + segment2_slice1_subspace0_v_y * (t152 + t155)
+        + (t58 + t64) * segment2_slice0_subspace0_v_x;
+    out[(4, 5)] = segment3_subspace0_coriolis_column_f_x
+        * cache.segment2_tip_subspace0_v_x + t280
         + cache.segment2_tip_subspace0_v_y * segment3_subspace0_coriolis_column_f_y;
-    out[(4, 6)] = cache.segment2_tip_subspace0_v_y
-        * segment4_subspace0_coriolis_column_f_y
-        + segment4_subspace0_coriolis_column_f_x * cache.segment2_tip_subspace0_v_x
-        + t313;
+    out[(4, 6)] = t281
+        + cache.segment2_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y
+        + cache.segment2_tip_subspace0_v_x * segment4_subspace0_coriolis_column_f_x;
     out[(5, 0)] = segment3_subspace0_coriolis_row_f_x;
     out[(5, 1)] = segment3_subspace0_coriolis_row_f_y;
     out[(5, 2)] = segment3_subspace0_coriolis_row_n_z
-        + segment3_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
-        + cache.segment3_subspace0_projected_inertia_f_x * qd[1]
         + q[1] * segment3_subspace0_coriolis_row_f_x
-        + cache.segment3_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y;
-    out[(5, 3)] = segment3_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y
-        + t314
+        + base_angle_subspace_rate_v_y * cache.segment3_subspace0_projected_inertia_f_y
+        + segment3_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + cache.segment3_subspace0_projected_inertia_f_x * qd[1];
+    out[(5, 3)] = cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
         + segment1_tip_subspace0_rate_v_x
             * cache.segment3_subspace0_projected_inertia_f_x
+        + segment3_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y + t282
         + cache.segment3_subspace0_projected_inertia_f_y
-            * segment1_tip_subspace0_rate_v_y
-        + segment3_subspace0_coriolis_row_f_x * cache.segment1_tip_subspace0_v_x;
-    out[(5, 4)] = segment2_tip_subspace0_rate_v_x
-        * cache.segment3_subspace0_projected_inertia_f_x + t314
-        + segment3_subspace0_coriolis_row_f_x * cache.segment2_tip_subspace0_v_x
-        + cache.segment3_subspace0_projected_inertia_f_y
-            * segment2_tip_subspace0_rate_v_y
-        + segment3_subspace0_coriolis_row_f_y * cache.segment2_tip_subspace0_v_y;
-    out[(5, 5)] = (t122 + t129) * segment3_slice1_subspace0_v_x
-        + p.channel_length * (t271 + t281 + t287)
-        + cache.segment1_slice0_subspace0_w_z * (t269 + t272 + t273)
-        + (t193 + t195) * segment3_slice0_subspace0_v_y
-        + segment3_slice1_subspace0_v_y * (t190 + t197)
-        + (t192 + t198) * cache.segment3_tip_subspace0_v_y
-        + (t127 + t132) * segment3_slice0_subspace0_v_x
-        + (t125 + t134) * cache.segment3_tip_subspace0_v_x
-        + cache.segment1_slice1_subspace0_w_z * (t270 + t274 + t280);
-    out[(5, 6)] = segment4_subspace0_coriolis_column_f_y
-        * cache.segment3_tip_subspace0_v_y
-        + segment4_subspace0_coriolis_column_f_x * cache.segment3_tip_subspace0_v_x
-        + t313;
+            * segment1_tip_subspace0_rate_v_y;
+    out[(5, 4)] = segment3_subspace0_coriolis_row_f_x * cache.segment2_tip_subspace0_v_x
+        + segment2_tip_subspace0_rate_v_x
+            * cache.segment3_subspace0_projected_inertia_f_x
+        + segment3_subspace0_coriolis_row_f_y * cache.segment2_tip_subspace0_v_y + t282
+        + segment2_tip_subspace0_rate_v_y
+            * cache.segment3_subspace0_projected_inertia_f_y;
+    out[(5, 5)] = segment3_slice0_subspace0_v_y * (t159 + t162)
+        + cache.segment3_tip_subspace0_v_y * (t160 + t164)
+        + (t158 + t166) * segment3_slice1_subspace0_v_y
+        + (t88 + t96) * segment3_slice1_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_w_z * (t245 + t246 + t254)
+        + p.channel_length * (t238 + t244 + t247)
+        + (t237 + t248 + t255) * cache.segment1_slice0_local_subspace0_w_z
+        + (t72 + t91) * segment3_slice0_subspace0_v_x
+        + cache.segment3_tip_subspace0_v_x * (t94 + t98);
+    out[(5, 6)] = t281
+        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y
+        + cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_column_f_x;
     out[(6, 0)] = segment4_subspace0_coriolis_row_f_x;
     out[(6, 1)] = segment4_subspace0_coriolis_row_f_y;
-    out[(6, 2)] = segment4_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
-        + cache.segment4_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
-        + q[1] * segment4_subspace0_coriolis_row_f_x
+    out[(6, 2)] = q[1] * segment4_subspace0_coriolis_row_f_x
         + cache.segment4_subspace0_projected_inertia_f_x * qd[1]
-        + segment4_subspace0_coriolis_row_n_z;
-    out[(6, 3)] = segment4_subspace0_coriolis_row_f_x * cache.segment1_tip_subspace0_v_x
-        + t315
+        + segment4_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + segment4_subspace0_coriolis_row_n_z
+        + cache.segment4_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y;
+    out[(6, 3)] = cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
+        + t283
         + cache.segment4_subspace0_projected_inertia_f_y
             * segment1_tip_subspace0_rate_v_y
-        + segment1_tip_subspace0_rate_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x
+        + cache.segment4_subspace0_projected_inertia_f_x
+            * segment1_tip_subspace0_rate_v_x
         + segment4_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y;
-    out[(6, 4)] = t315
-        + segment4_subspace0_coriolis_row_f_x * cache.segment2_tip_subspace0_v_x
-        + segment2_tip_subspace0_rate_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x
-        + cache.segment2_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
+    out[(6, 4)] = segment4_subspace0_coriolis_row_f_y * cache.segment2_tip_subspace0_v_y
+        + cache.segment2_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t283
         + cache.segment4_subspace0_projected_inertia_f_y
-            * segment2_tip_subspace0_rate_v_y;
-    out[(6, 5)] = t315
+            * segment2_tip_subspace0_rate_v_y
+        + cache.segment4_subspace0_projected_inertia_f_x
+            * segment2_tip_subspace0_rate_v_x;
+    out[(6, 5)] = cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
         + cache.segment4_subspace0_projected_inertia_f_y
             * segment3_tip_subspace0_rate_v_y
-        + segment4_subspace0_coriolis_row_f_x * cache.segment3_tip_subspace0_v_x
-        + segment4_subspace0_coriolis_row_f_y * cache.segment3_tip_subspace0_v_y
-        + segment3_tip_subspace0_rate_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x;
-    out[(6, 6)] = (t294 + t296 + t298) * p.channel_length
-        + (t206 + t207) * segment4_slice1_subspace0_v_y
-        + (t288 + t304 + t311) * cache.segment1_slice0_subspace0_w_z
-        + (t150 + t155) * segment4_slice0_subspace0_v_x
-        + segment4_slice0_subspace0_v_y * (t201 + t204)
-        + cache.segment1_slice1_subspace0_w_z * (t295 + t297 + t310)
-        + cache.segment4_tip_subspace0_v_x * (t152 + t158)
-        + (t136 + t148) * segment4_slice1_subspace0_v_x
-        + (t199 + t203) * cache.segment4_tip_subspace0_v_y;
+        + cache.segment4_subspace0_projected_inertia_f_x
+            * segment3_tip_subspace0_rate_v_x + t283
+        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y;
+    out[(6, 6)] = p.channel_length * (t262 + t263 + t264)
+        + segment4_slice0_subspace0_v_y * (t172 + t174)
+        + segment4_slice1_subspace0_v_x * (t116 + t119)
+        + (t272 + t278 + t279) * cache.segment1_slice0_local_subspace0_w_z
+        + (t114 + t123) * cache.segment4_tip_subspace0_v_x
+        + (t121 + t126) * segment4_slice0_subspace0_v_x
+        + segment4_slice1_subspace0_v_y * (t168 + t171)
+        + (t256 + t265 + t271) * cache.segment1_slice1_local_subspace0_w_z
+        + (t170 + t175) * cache.segment4_tip_subspace0_v_y;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -3806,24 +3904,24 @@ pub fn contact_velocities_into(
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
+    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_tip_subspace0_v_y * qd[3];
     let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment2_tip_velocity_v_x = qd[4] * cache.segment2_tip_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
-        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
+        + segment1_tip_velocity_v_y;
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
     let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment3_tip_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * cache.segment3_tip_subspace0_v_x;
-    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * cache.segment3_tip_subspace0_v_y;
-    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
-        + cache.segment4_tip_subspace0_v_x * qd[6];
+    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
+        + segment2_tip_velocity_v_y;
     let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
     let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
         + segment3_tip_velocity_v_y;
     out[0][0] = base_angle_velocity_v_x - q[1] * qd[2];
@@ -3846,8 +3944,8 @@ pub fn contact_velocities_into(
     out[3][2] = 0.0;
     out[4][0] = segment4_tip_velocity_v_x
         - cache.segment4_tip_position_y * segment4_tip_velocity_w_z;
-    out[4][1] = segment4_tip_velocity_v_y
-        + segment4_tip_velocity_w_z * cache.segment4_tip_position_x;
+    out[4][1] = segment4_tip_velocity_w_z * cache.segment4_tip_position_x
+        + segment4_tip_velocity_v_y;
     out[4][2] = 0.0;
 }
 /// World x axis of the body carrying each contact point.
@@ -3958,8 +4056,8 @@ pub fn contact_jacobian_3(
     out[(1, 3)] = t1 + cache.segment1_tip_subspace0_v_y;
     out[(0, 4)] = t0 + cache.segment2_tip_subspace0_v_x;
     out[(1, 4)] = t1 + cache.segment2_tip_subspace0_v_y;
-    out[(0, 5)] = t0 + cache.segment3_tip_subspace0_v_x;
-    out[(1, 5)] = t1 + cache.segment3_tip_subspace0_v_y;
+    out[(0, 5)] = cache.segment3_tip_subspace0_v_x + t0;
+    out[(1, 5)] = cache.segment3_tip_subspace0_v_y + t1;
 }
 /// Jacobian of contact point `wheel5` (on `link5`).
 #[inline]
@@ -3981,8 +4079,8 @@ pub fn contact_jacobian_4(
     out[(1, 3)] = t1 + cache.segment1_tip_subspace0_v_y;
     out[(0, 4)] = t0 + cache.segment2_tip_subspace0_v_x;
     out[(1, 4)] = t1 + cache.segment2_tip_subspace0_v_y;
-    out[(0, 5)] = t0 + cache.segment3_tip_subspace0_v_x;
-    out[(1, 5)] = t1 + cache.segment3_tip_subspace0_v_y;
+    out[(0, 5)] = cache.segment3_tip_subspace0_v_x + t0;
+    out[(1, 5)] = cache.segment3_tip_subspace0_v_y + t1;
     out[(0, 6)] = cache.segment4_tip_subspace0_v_x + t0;
     out[(1, 6)] = t1 + cache.segment4_tip_subspace0_v_y;
 }
@@ -4235,96 +4333,75 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
+    let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * cache.base_angle_rotation_01;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.link1_inertia_h_y * qd[2];
-    let segment1_bend_y = p.channel_length * q[3];
-    let t0 = -(segment1_bend_y * p.channel_length);
-    let t1 = segment1_bend_y * p.channel_length;
-    let t2 = 0.21132486540518713 * cache.segment1_slice0_local_com_y
-        + (0.009437387837655933 * cache.segment1_slice0_bend_c2 * t0
-            + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t1);
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t3 = -(segment1_bend_squared * p.channel_length);
-    let t4 = 2.0 * segment1_bend_squared * p.channel_length;
-    let t5 = (0.00199435471456919 * cache.segment1_slice0_bend_c3 * t3
-        + 0.00199435471456919 * t4 * cache.segment1_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2)
-        - 0.21132486540518713 * cache.segment1_slice0_local_com_x;
-    let segment1_slice0_subspace0_v_x = 0.21132486540518713 * q[1] * p.channel_length
-        + p.channel_length * cache.cos_q2 * t2
-        + p.channel_length * cache.base_angle_rotation_01 * t5;
-    let segment1_slice0_velocity_v_x = qd[3] * segment1_slice0_subspace0_v_x
-        + base_angle_velocity_v_x;
-    let segment1_slice0_position_y = q[1]
-        + cache.sin_q2 * cache.segment1_slice0_local_com_x
-        + cache.segment1_slice0_local_com_y * cache.cos_q2;
-    let segment1_slice0_inertia_h_y = segment1_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let segment1_slice0_velocity_w_z = cache.segment1_slice0_subspace0_w_z * qd[3]
-        + qd[2];
-    let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
-    let t6 = (0.38689453417431974 * cache.segment1_slice1_bend_c4 * t4
-        + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-        + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t3)
-        - 0.7886751345948129 * cache.segment1_slice1_local_com_x;
-    let t7 = 0.7886751345948129 * cache.segment1_slice1_local_com_y
-        + (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t1
-            + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t0);
-    let segment1_slice1_subspace0_v_x = p.channel_length * cache.base_angle_rotation_01
-        * t6 + 0.7886751345948129 * q[1] * p.channel_length
-        + p.channel_length * cache.cos_q2 * t7;
-    let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
+    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
         + base_angle_velocity_v_x;
     let segment1_slice1_position_y = q[1]
         + cache.sin_q2 * cache.segment1_slice1_local_com_x
         + cache.segment1_slice1_local_com_y * cache.cos_q2;
     let segment1_slice1_inertia_h_y = segment1_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_subspace0_w_z * qd[3]
+    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
         + qd[2];
-    let segment1_slice1_momentum_f_x = cache.segment1_slice0_mass
-        * segment1_slice1_velocity_v_x
+    let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
+        * cache.segment1_slice0_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
+    let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_v_y * cache.base_angle_rotation_01;
+    let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment1_slice0_position_y = q[1]
+        + cache.sin_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_slice0_local_com_y * cache.cos_q2;
+    let segment1_slice0_inertia_h_y = segment1_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+        + qd[2];
+    let segment1_slice0_momentum_f_x = cache.segment1_slice0_mass
+        * segment1_slice0_velocity_v_x
+        - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
+    let segment2_slice1_position_y = cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y
+        + cache.segment2_slice1_local_com_x * cache.segment1_tip_rotation_10;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice0_mass;
     let segment1_bend_y_rate = p.channel_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_subspace0_v_y;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment2_tip_velocity_v_x = qd[4] * cache.segment2_tip_subspace0_v_x
+    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
-    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
     let segment3_slice0_position_y = cache.segment2_tip_rotation_11
         * cache.segment3_slice0_local_com_y
         + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_10
         + cache.segment2_tip_position_y;
     let segment3_slice0_inertia_h_y = segment3_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_subspace0_w_z * qd[5]
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
         + segment2_tip_velocity_w_z;
-    let segment3_bend_y = p.channel_length * q[5];
-    let t8 = segment3_bend_y * p.channel_length;
-    let t9 = -(segment3_bend_y * p.channel_length);
-    let t10 = 0.21132486540518713 * cache.segment3_slice0_local_com_y
-        + (0.009437387837655933 * t8 * cache.segment3_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t9);
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t11 = 2.0 * p.channel_length * segment3_bend_squared;
-    let t12 = -(p.channel_length * segment3_bend_squared);
-    let t13 = (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c4 * t11
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t12)
-        - 0.21132486540518713 * cache.segment3_slice0_local_com_x;
-    let segment3_slice0_subspace0_v_x = p.channel_length * t10
-        * cache.segment2_tip_rotation_00
-        + cache.segment1_slice0_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment2_tip_rotation_01 * p.channel_length * t13;
-    let segment3_slice0_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * segment3_slice0_subspace0_v_x;
+    let segment3_slice0_subspace0_v_x = cache.segment2_tip_rotation_01
+        * cache.segment3_slice0_local_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment2_tip_position_y
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
+        + segment2_tip_velocity_v_x;
     let segment3_slice0_momentum_f_x = segment3_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment3_slice0_inertia_h_y * segment3_slice0_velocity_w_z;
@@ -4335,59 +4412,40 @@ pub fn linear_momentum(
         * cache.segment1_slice0_mass;
     let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_subspace0_w_z
+    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
-    let segment4_bend_y = p.channel_length * q[6];
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t14 = 2.0 * p.channel_length * segment4_bend_squared;
-    let t15 = -(p.channel_length * segment4_bend_squared);
-    let t16 = (0.00199435471456919 * t14 * cache.segment4_slice0_bend_c4
-        + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-        + 0.00199435471456919 * t15 * cache.segment4_slice0_bend_c3)
-        - 0.21132486540518713 * cache.segment4_slice0_local_com_x;
-    let t17 = -(p.channel_length * segment4_bend_y);
-    let t18 = p.channel_length * segment4_bend_y;
-    let t19 = 0.21132486540518713 * cache.segment4_slice0_local_com_y
-        + (0.009437387837655933 * cache.segment4_slice0_bend_c2 * t17
-            + 0.009437387837655933 * t18 * cache.segment4_slice0_bend_c3);
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
     let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
-        * cache.segment1_slice0_subspace0_w_z
-        + cache.segment3_tip_rotation_01 * p.channel_length * t16
-        + cache.segment3_tip_rotation_00 * p.channel_length * t19;
-    let segment3_tip_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * cache.segment3_tip_subspace0_v_x;
-    let segment4_slice0_velocity_v_x = qd[6] * segment4_slice0_subspace0_v_x
-        + segment3_tip_velocity_v_x;
+        * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
+        + cache.segment3_tip_rotation_01 * cache.segment4_slice0_local_subspace0_v_y;
+    let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * segment4_slice0_subspace0_v_x;
     let segment4_slice0_momentum_f_x = segment4_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment4_slice0_inertia_h_y * segment4_slice0_velocity_w_z;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_subspace0_w_z
+    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
     let segment4_slice1_position_y = cache.segment3_tip_rotation_10
         * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_y
         + cache.segment3_tip_rotation_11 * cache.segment4_slice1_local_com_y;
     let segment4_slice1_inertia_h_y = segment4_slice1_position_y
         * cache.segment1_slice0_mass;
-    let t20 = (0.38689453417431974 * t15 * cache.segment4_slice1_bend_c3
-        + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-        + 0.38689453417431974 * t14 * cache.segment4_slice1_bend_c4)
-        - 0.7886751345948129 * cache.segment4_slice1_local_com_x;
-    let t21 = 0.7886751345948129 * cache.segment4_slice1_local_com_y
-        + (0.4905626121623441 * cache.segment4_slice1_bend_c2 * t17
-            + 0.4905626121623441 * t18 * cache.segment4_slice1_bend_c3);
-    let segment4_slice1_subspace0_v_x = cache.segment3_tip_rotation_01 * p.channel_length
-        * t20 + cache.segment1_slice1_subspace0_w_z * cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_00 * t21 * p.channel_length;
+    let segment4_slice1_subspace0_v_x = cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment3_tip_position_y
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00
+        + cache.segment4_slice1_local_subspace0_v_y * cache.segment3_tip_rotation_01;
     let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice1_subspace0_v_x;
-    let segment4_slice1_momentum_f_x = segment4_slice1_velocity_v_x
-        * cache.segment1_slice0_mass
+    let segment4_slice1_momentum_f_x = cache.segment1_slice0_mass
+        * segment4_slice1_velocity_v_x
         - segment4_slice1_velocity_w_z * segment4_slice1_inertia_h_y;
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
     let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
-        + cache.segment4_tip_subspace0_v_x * qd[6];
-    let link5_momentum_f_x = segment4_tip_velocity_v_x * p.link_mass
+    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
         - segment4_tip_velocity_w_z * cache.link5_inertia_h_y;
     let segment4_composite_momentum_f_x = segment4_slice0_momentum_f_x
         + segment4_slice1_momentum_f_x + link5_momentum_f_x;
@@ -4395,115 +4453,63 @@ pub fn linear_momentum(
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
     let link4_composite_momentum_f_x = segment4_composite_momentum_f_x
         + link4_momentum_f_x;
+    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment2_tip_rotation_00
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y;
+    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
+        + segment3_slice1_subspace0_v_x * qd[5];
     let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_subspace0_w_z * qd[5];
+        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
     let segment3_slice1_position_y = cache.segment2_tip_rotation_11
         * cache.segment3_slice1_local_com_y
         + cache.segment3_slice1_local_com_x * cache.segment2_tip_rotation_10
         + cache.segment2_tip_position_y;
     let segment3_slice1_inertia_h_y = segment3_slice1_position_y
         * cache.segment1_slice0_mass;
-    let t22 = (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-        + 0.38689453417431974 * cache.segment3_slice1_bend_c3 * t12
-        + 0.38689453417431974 * cache.segment3_slice1_bend_c4 * t11)
-        - 0.7886751345948129 * cache.segment3_slice1_local_com_x;
-    let t23 = (0.4905626121623441 * t8 * cache.segment3_slice1_bend_c3
-        + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t9)
-        + 0.7886751345948129 * cache.segment3_slice1_local_com_y;
-    let segment3_slice1_subspace0_v_x = cache.segment2_tip_rotation_01 * t22
-        * p.channel_length
-        + cache.segment1_slice1_subspace0_w_z * cache.segment2_tip_position_y
-        + t23 * p.channel_length * cache.segment2_tip_rotation_00;
-    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * segment3_slice1_subspace0_v_x;
     let segment3_slice1_momentum_f_x = segment3_slice1_velocity_v_x
         * cache.segment1_slice0_mass
         - segment3_slice1_velocity_w_z * segment3_slice1_inertia_h_y;
     let segment3_composite_momentum_f_x = segment3_slice0_momentum_f_x
         + link4_composite_momentum_f_x + segment3_slice1_momentum_f_x;
-    let link3_composite_momentum_f_x = link3_momentum_f_x
-        + segment3_composite_momentum_f_x;
-    let segment2_bend_y = p.channel_length * q[4];
-    let t24 = p.channel_length * segment2_bend_y;
-    let t25 = -(p.channel_length * segment2_bend_y);
-    let t26 = (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t24
-        + 0.009437387837655933 * t25 * cache.segment2_slice0_bend_c2)
-        + 0.21132486540518713 * cache.segment2_slice0_local_com_y;
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t27 = -(p.channel_length * segment2_bend_squared);
-    let t28 = 2.0 * p.channel_length * segment2_bend_squared;
-    let t29 = (0.00199435471456919 * t27 * cache.segment2_slice0_bend_c3
-        + 0.00199435471456919 * t28 * cache.segment2_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2)
-        - 0.21132486540518713 * cache.segment2_slice0_local_com_x;
-    let segment2_slice0_subspace0_v_x = t26 * p.channel_length
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let link3_composite_momentum_f_x = segment3_composite_momentum_f_x
+        + link3_momentum_f_x;
+    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * p.channel_length * t29
-        + cache.segment1_slice0_subspace0_w_z * cache.segment1_tip_position_y;
-    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
-        + segment1_tip_velocity_v_x;
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_subspace0_v_y;
+    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * segment2_slice0_subspace0_v_x;
     let segment2_slice0_position_y = cache.segment1_tip_position_y
         + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
         + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11;
     let segment2_slice0_inertia_h_y = segment2_slice0_position_y
         * cache.segment1_slice0_mass;
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_subspace0_w_z;
+        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
     let segment2_slice0_momentum_f_x = cache.segment1_slice0_mass
         * segment2_slice0_velocity_v_x
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let segment2_slice1_position_y = cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y
-        + cache.segment2_slice1_local_com_x * cache.segment1_tip_rotation_10;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let t30 = 0.7886751345948129 * cache.segment2_slice1_local_com_y
-        + (0.4905626121623441 * t25 * cache.segment2_slice1_bend_c2
-            + 0.4905626121623441 * t24 * cache.segment2_slice1_bend_c3);
-    let t31 = (0.38689453417431974 * t28 * cache.segment2_slice1_bend_c4
-        + 0.38689453417431974 * t27 * cache.segment2_slice1_bend_c3
-        + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2)
-        - 0.7886751345948129 * cache.segment2_slice1_local_com_x;
-    let segment2_slice1_subspace0_v_x = cache.segment1_slice1_subspace0_w_z
-        * cache.segment1_tip_position_y
-        + p.channel_length * cache.segment1_tip_rotation_00 * t30
-        + cache.segment1_tip_rotation_01 * p.channel_length * t31;
-    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
-    let segment2_composite_momentum_f_x = link3_composite_momentum_f_x
-        + segment2_slice0_momentum_f_x + segment2_slice1_momentum_f_x;
-    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+    let segment2_composite_momentum_f_x = segment2_slice1_momentum_f_x
+        + link3_composite_momentum_f_x + segment2_slice0_momentum_f_x;
+    let link2_momentum_f_x = segment1_tip_velocity_v_x * p.link_mass
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
     let link2_composite_momentum_f_x = segment2_composite_momentum_f_x
         + link2_momentum_f_x;
-    let segment1_composite_momentum_f_x = segment1_slice0_momentum_f_x
-        + segment1_slice1_momentum_f_x + link2_composite_momentum_f_x;
-    let link1_composite_momentum_f_x = link1_momentum_f_x
-        + segment1_composite_momentum_f_x;
+    let segment1_composite_momentum_f_x = segment1_slice1_momentum_f_x
+        + segment1_slice0_momentum_f_x + link2_composite_momentum_f_x;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_composite_momentum_f_x = segment1_composite_momentum_f_x
+        + link1_momentum_f_x;
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
-    let segment1_slice1_subspace0_v_y = cache.sin_q2 * p.channel_length * t7
-        + p.channel_length * cache.cos_q2 * t6
-        - 0.7886751345948129 * q[0] * p.channel_length;
-    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
-        * cache.base_angle_rotation_01 + q[0]
-        + cache.cos_q2 * cache.segment1_slice1_local_com_x;
-    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment1_slice1_momentum_f_y = segment1_slice1_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment1_slice1_velocity_w_z * segment1_slice1_inertia_h_x;
-    let segment1_slice0_subspace0_v_y = cache.sin_q2 * p.channel_length * t2
-        + p.channel_length * cache.cos_q2 * t5
-        - 0.21132486540518713 * q[0] * p.channel_length;
+    let segment1_slice0_subspace0_v_y = cache.segment1_slice0_local_subspace0_v_y
+        * cache.cos_q2 + cache.sin_q2 * cache.segment1_slice0_local_subspace0_v_x
+        - q[0] * cache.segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
     let segment1_slice0_position_x = q[0]
@@ -4514,56 +4520,114 @@ pub fn linear_momentum(
     let segment1_slice0_momentum_f_y = segment1_slice0_velocity_v_y
         * cache.segment1_slice0_mass
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+    let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
+        * cache.base_angle_rotation_01 + q[0]
+        + cache.cos_q2 * cache.segment1_slice1_local_com_x;
+    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice1_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * cache.cos_q2
+        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment1_slice1_velocity_v_y = qd[3] * segment1_slice1_subspace0_v_y
         + base_angle_velocity_v_y;
-    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
-        + cache.segment2_tip_subspace0_v_y * qd[4];
-    let link3_momentum_f_y = segment2_tip_velocity_v_y * p.link_mass
-        + segment2_tip_velocity_w_z * cache.link3_inertia_h_x;
-    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * cache.segment3_tip_subspace0_v_y;
-    let link4_momentum_f_y = p.link_mass * segment3_tip_velocity_v_y
-        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
-    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
-        + segment4_tip_velocity_v_y * p.link_mass;
-    let segment4_slice1_subspace0_v_y = p.channel_length * cache.segment3_tip_rotation_11
-        * t20 + cache.segment3_tip_rotation_10 * t21 * p.channel_length
-        - cache.segment1_slice1_subspace0_w_z * cache.segment3_tip_position_x;
-    let segment4_slice1_velocity_v_y = qd[6] * segment4_slice1_subspace0_v_y
-        + segment3_tip_velocity_v_y;
+    let segment1_slice1_momentum_f_y = segment1_slice1_velocity_w_z
+        * segment1_slice1_inertia_h_x
+        + cache.segment1_slice0_mass * segment1_slice1_velocity_v_y;
+    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y
+        + cache.segment1_tip_position_x;
+    let segment2_slice0_inertia_h_x = cache.segment1_slice0_mass
+        * segment2_slice0_position_x;
+    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_y
+        * cache.segment1_tip_rotation_11
+        + cache.segment2_slice0_local_subspace0_v_x * cache.segment1_tip_rotation_10
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_tip_subspace0_v_y * qd[3];
+    let segment2_slice0_velocity_v_y = qd[4] * segment2_slice0_subspace0_v_y
+        + segment1_tip_velocity_v_y;
+    let segment2_slice0_momentum_f_y = segment2_slice0_velocity_w_z
+        * segment2_slice0_inertia_h_x
+        + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
+    let segment2_slice1_position_x = cache.segment2_slice1_local_com_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_position_x;
+    let segment2_slice1_inertia_h_x = cache.segment1_slice0_mass
+        * segment2_slice1_position_x;
+    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
+        * cache.segment1_tip_rotation_10
+        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
+        + segment2_slice1_subspace0_v_y * qd[4];
+    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
+        * segment2_slice1_inertia_h_x
+        + cache.segment1_slice0_mass * segment2_slice1_velocity_v_y;
+    let segment3_slice1_subspace0_v_y = cache.segment2_tip_rotation_11
+        * cache.segment3_slice1_local_subspace0_v_y
+        + cache.segment3_slice1_local_subspace0_v_x * cache.segment2_tip_rotation_10
+        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
+        + segment1_tip_velocity_v_y;
+    let segment3_slice1_velocity_v_y = qd[5] * segment3_slice1_subspace0_v_y
+        + segment2_tip_velocity_v_y;
+    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
+        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
+    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment3_slice1_momentum_f_y = cache.segment1_slice0_mass
+        * segment3_slice1_velocity_v_y
+        + segment3_slice1_inertia_h_x * segment3_slice1_velocity_w_z;
     let segment4_slice1_position_x = cache.segment3_tip_rotation_00
         * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_x
         + cache.segment3_tip_rotation_01 * cache.segment4_slice1_local_com_y;
     let segment4_slice1_inertia_h_x = cache.segment1_slice0_mass
         * segment4_slice1_position_x;
-    let segment4_slice1_momentum_f_y = segment4_slice1_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment4_slice1_inertia_h_x * segment4_slice1_velocity_w_z;
-    let segment4_slice0_subspace0_v_y = cache.segment3_tip_rotation_10 * p.channel_length
-        * t19 + p.channel_length * cache.segment3_tip_rotation_11 * t16
-        - cache.segment3_tip_position_x * cache.segment1_slice0_subspace0_w_z;
-    let segment4_slice0_velocity_v_y = qd[6] * segment4_slice0_subspace0_v_y
-        + segment3_tip_velocity_v_y;
+    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
+        + segment2_tip_velocity_v_y;
+    let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
+        * cache.segment3_tip_rotation_11
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
+    let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice1_subspace0_v_y;
+    let segment4_slice1_momentum_f_y = segment4_slice1_inertia_h_x
+        * segment4_slice1_velocity_w_z
+        + segment4_slice1_velocity_v_y * cache.segment1_slice0_mass;
     let segment4_slice0_position_x = cache.segment3_tip_position_x
         + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_com_x
         + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_inertia_h_x = segment4_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment4_slice0_momentum_f_y = segment4_slice0_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment4_slice0_velocity_w_z * segment4_slice0_inertia_h_x;
-    let segment4_composite_momentum_f_y = link5_momentum_f_y
-        + segment4_slice1_momentum_f_y + segment4_slice0_momentum_f_y;
-    let link4_composite_momentum_f_y = link4_momentum_f_y
-        + segment4_composite_momentum_f_y;
-    let segment3_slice0_subspace0_v_y = p.channel_length * t10
-        * cache.segment2_tip_rotation_10
-        + p.channel_length * cache.segment2_tip_rotation_11 * t13
-        - cache.segment2_tip_position_x * cache.segment1_slice0_subspace0_w_z;
-    let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * segment3_slice0_subspace0_v_y;
+    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_y
+        * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_subspace0_v_x
+        - cache.segment3_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice0_subspace0_v_y;
+    let segment4_slice0_momentum_f_y = segment4_slice0_velocity_w_z
+        * segment4_slice0_inertia_h_x
+        + segment4_slice0_velocity_v_y * cache.segment1_slice0_mass;
+    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
+        + segment3_tip_velocity_v_y;
+    let link5_momentum_f_y = p.link_mass * segment4_tip_velocity_v_y
+        + segment4_tip_velocity_w_z * cache.link5_inertia_h_x;
+    let segment4_composite_momentum_f_y = segment4_slice1_momentum_f_y
+        + segment4_slice0_momentum_f_y + link5_momentum_f_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * segment3_tip_velocity_w_z
+        + segment3_tip_velocity_v_y * p.link_mass;
+    let link4_composite_momentum_f_y = segment4_composite_momentum_f_y
+        + link4_momentum_f_y;
+    let segment3_slice0_subspace0_v_y = cache.segment3_slice0_local_subspace0_v_y
+        * cache.segment2_tip_rotation_11
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_10
+        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment3_slice0_velocity_v_y = segment3_slice0_subspace0_v_y * qd[5]
+        + segment2_tip_velocity_v_y;
     let segment3_slice0_position_x = cache.segment2_tip_position_x
         + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00
         + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y;
@@ -4572,61 +4636,20 @@ pub fn linear_momentum(
     let segment3_slice0_momentum_f_y = cache.segment1_slice0_mass
         * segment3_slice0_velocity_v_y
         + segment3_slice0_inertia_h_x * segment3_slice0_velocity_w_z;
-    let segment3_slice1_subspace0_v_y = t22 * p.channel_length
-        * cache.segment2_tip_rotation_11
-        + t23 * p.channel_length * cache.segment2_tip_rotation_10
-        - cache.segment2_tip_position_x * cache.segment1_slice1_subspace0_w_z;
-    let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * segment3_slice1_subspace0_v_y;
-    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
-    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice1_momentum_f_y = segment3_slice1_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment3_slice1_inertia_h_x * segment3_slice1_velocity_w_z;
-    let segment3_composite_momentum_f_y = link4_composite_momentum_f_y
-        + segment3_slice0_momentum_f_y + segment3_slice1_momentum_f_y;
-    let link3_composite_momentum_f_y = link3_momentum_f_y
-        + segment3_composite_momentum_f_y;
-    let segment2_slice1_subspace0_v_y = p.channel_length * cache.segment1_tip_rotation_11
-        * t31 + p.channel_length * cache.segment1_tip_rotation_10 * t30
-        - cache.segment1_slice1_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let segment2_slice1_position_x = cache.segment2_slice1_local_com_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y
-        + cache.segment1_tip_position_x;
-    let segment2_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice1_position_x;
-    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment2_slice1_velocity_w_z * segment2_slice1_inertia_h_x;
-    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y
-        + cache.segment1_tip_position_x;
-    let segment2_slice0_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice0_position_x;
-    let segment2_slice0_subspace0_v_y = t26 * p.channel_length
-        * cache.segment1_tip_rotation_10
-        + p.channel_length * cache.segment1_tip_rotation_11 * t29
-        - cache.segment1_slice0_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
-        + qd[4] * segment2_slice0_subspace0_v_y;
-    let segment2_slice0_momentum_f_y = segment2_slice0_velocity_w_z
-        * segment2_slice0_inertia_h_x
-        + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_composite_momentum_f_y = link3_composite_momentum_f_y
-        + segment2_slice1_momentum_f_y + segment2_slice0_momentum_f_y;
-    let link2_momentum_f_y = segment1_tip_velocity_v_y * p.link_mass
-        + cache.link2_inertia_h_x * segment1_tip_velocity_w_z;
+    let segment3_composite_momentum_f_y = segment3_slice1_momentum_f_y
+        + link4_composite_momentum_f_y + segment3_slice0_momentum_f_y;
+    let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
+        + segment2_tip_velocity_v_y * p.link_mass;
+    let link3_composite_momentum_f_y = segment3_composite_momentum_f_y
+        + link3_momentum_f_y;
+    let segment2_composite_momentum_f_y = segment2_slice0_momentum_f_y
+        + segment2_slice1_momentum_f_y + link3_composite_momentum_f_y;
+    let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
+        + p.link_mass * segment1_tip_velocity_v_y;
     let link2_composite_momentum_f_y = segment2_composite_momentum_f_y
         + link2_momentum_f_y;
-    let segment1_composite_momentum_f_y = segment1_slice1_momentum_f_y
-        + segment1_slice0_momentum_f_y + link2_composite_momentum_f_y;
+    let segment1_composite_momentum_f_y = segment1_slice0_momentum_f_y
+        + segment1_slice1_momentum_f_y + link2_composite_momentum_f_y;
     let link1_composite_momentum_f_y = link1_momentum_f_y
         + segment1_composite_momentum_f_y;
     let x = link1_composite_momentum_f_x;
@@ -4651,103 +4674,195 @@ pub fn angular_momentum(
         + (q[1] * q[1] + q[0] * q[0]) * p.link_mass;
     let link1_momentum_n_z = cache.link1_inertia_h_x * base_angle_velocity_v_y
         + link1_inertia_i_22 * qd[2] - cache.link1_inertia_h_y * base_angle_velocity_v_x;
-    let segment1_bend_y = p.channel_length * q[3];
-    let t1 = -(segment1_bend_y * p.channel_length);
-    let t2 = segment1_bend_y * p.channel_length;
-    let t3 = 0.21132486540518713 * cache.segment1_slice0_local_com_y
-        + (0.009437387837655933 * cache.segment1_slice0_bend_c2 * t1
-            + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t2);
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t4 = -(segment1_bend_squared * p.channel_length);
-    let t5 = 2.0 * segment1_bend_squared * p.channel_length;
-    let t6 = (0.00199435471456919 * cache.segment1_slice0_bend_c3 * t4
-        + 0.00199435471456919 * t5 * cache.segment1_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2)
-        - 0.21132486540518713 * cache.segment1_slice0_local_com_x;
-    let segment1_slice0_subspace0_v_x = 0.21132486540518713 * q[1] * p.channel_length
-        + p.channel_length * cache.cos_q2 * t3
-        + p.channel_length * cache.base_angle_rotation_01 * t6;
-    let segment1_slice0_velocity_v_x = qd[3] * segment1_slice0_subspace0_v_x
-        + base_angle_velocity_v_x;
-    let segment1_slice0_position_y = q[1]
-        + cache.sin_q2 * cache.segment1_slice0_local_com_x
-        + cache.segment1_slice0_local_com_y * cache.cos_q2;
-    let segment1_slice0_inertia_h_y = segment1_slice0_position_y
+    let segment3_slice0_position_x = cache.segment2_tip_position_x
+        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y;
+    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment1_slice0_subspace0_v_y = cache.sin_q2 * p.channel_length * t3
-        + p.channel_length * cache.cos_q2 * t6
-        - 0.21132486540518713 * q[0] * p.channel_length;
-    let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
-        + segment1_slice0_subspace0_v_y * qd[3];
-    let segment1_slice0_position_x = q[0]
-        + cache.segment1_slice0_local_com_y * cache.base_angle_rotation_01
-        + cache.cos_q2 * cache.segment1_slice0_local_com_x;
-    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment1_slice0_velocity_w_z = cache.segment1_slice0_subspace0_w_z * qd[3]
-        + qd[2];
-    let segment1_slice0_inertia_com_22 = 0.25
-        * (p.segment1_disc_radius * p.segment1_disc_radius) * cache.segment1_slice0_mass;
-    let segment1_slice0_inertia_i_22 = (segment1_slice0_position_x
-        * segment1_slice0_position_x
-        + segment1_slice0_position_y * segment1_slice0_position_y)
-        * cache.segment1_slice0_mass + segment1_slice0_inertia_com_22;
-    let segment1_slice0_momentum_n_z = segment1_slice0_velocity_v_y
-        * segment1_slice0_inertia_h_x
-        + segment1_slice0_velocity_w_z * segment1_slice0_inertia_i_22
-        - segment1_slice0_velocity_v_x * segment1_slice0_inertia_h_y;
-    let segment1_slice1_position_y = q[1]
-        + cache.sin_q2 * cache.segment1_slice1_local_com_x
-        + cache.segment1_slice1_local_com_y * cache.cos_q2;
-    let segment1_slice1_inertia_h_y = segment1_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let t7 = (0.38689453417431974 * cache.segment1_slice1_bend_c4 * t5
-        + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-        + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t4)
-        - 0.7886751345948129 * cache.segment1_slice1_local_com_x;
-    let t8 = 0.7886751345948129 * cache.segment1_slice1_local_com_y
-        + (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t2
-            + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t1);
-    let segment1_slice1_subspace0_v_x = p.channel_length * cache.base_angle_rotation_01
-        * t7 + 0.7886751345948129 * q[1] * p.channel_length
-        + p.channel_length * cache.cos_q2 * t8;
-    let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let segment1_slice1_subspace0_v_y = cache.sin_q2 * p.channel_length * t8
-        + p.channel_length * cache.cos_q2 * t7
-        - 0.7886751345948129 * q[0] * p.channel_length;
-    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
-        * cache.base_angle_rotation_01 + q[0]
-        + cache.cos_q2 * cache.segment1_slice1_local_com_x;
-    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment1_slice1_inertia_i_22 = segment1_slice0_inertia_com_22
-        + (segment1_slice1_position_x * segment1_slice1_position_x
-            + segment1_slice1_position_y * segment1_slice1_position_y)
+    let segment3_slice0_subspace0_v_y = cache.segment3_slice0_local_subspace0_v_y
+        * cache.segment2_tip_rotation_11
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_10
+        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_tip_subspace0_v_y * qd[3];
+    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
+        + segment1_tip_velocity_v_y;
+    let segment3_slice0_velocity_v_y = segment3_slice0_subspace0_v_y * qd[5]
+        + segment2_tip_velocity_v_y;
+    let segment3_slice0_inertia_com_22 = 0.25
+        * (p.segment3_disc_radius * p.segment3_disc_radius) * cache.segment1_slice0_mass;
+    let segment3_slice0_position_y = cache.segment2_tip_rotation_11
+        * cache.segment3_slice0_local_com_y
+        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_10
+        + cache.segment2_tip_position_y;
+    let segment3_slice0_inertia_i_22 = segment3_slice0_inertia_com_22
+        + (segment3_slice0_position_y * segment3_slice0_position_y
+            + segment3_slice0_position_x * segment3_slice0_position_x)
             * cache.segment1_slice0_mass;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_subspace0_w_z * qd[3]
-        + qd[2];
-    let segment1_slice1_momentum_n_z = segment1_slice1_velocity_v_y
-        * segment1_slice1_inertia_h_x
-        + segment1_slice1_inertia_i_22 * segment1_slice1_velocity_w_z
-        - segment1_slice1_inertia_h_y * segment1_slice1_velocity_v_x;
-    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
     let segment1_bend_y_rate = p.channel_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
+        + segment2_tip_velocity_w_z;
+    let segment3_slice0_subspace0_v_x = cache.segment2_tip_rotation_01
+        * cache.segment3_slice0_local_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment2_tip_position_y
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00;
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
+        + segment2_tip_velocity_v_x;
+    let segment3_slice0_inertia_h_y = segment3_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment3_slice0_momentum_n_z = segment3_slice0_inertia_h_x
+        * segment3_slice0_velocity_v_y
+        + segment3_slice0_inertia_i_22 * segment3_slice0_velocity_w_z
+        - segment3_slice0_velocity_v_x * segment3_slice0_inertia_h_y;
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
+    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
+        + segment2_tip_velocity_v_y;
     let link2_inertia_com_22 = 0.6666666666666666 * p.link_mass * t0;
-    let link2_inertia_i_22 = link2_inertia_com_22
+    let link4_inertia_i_22 = link2_inertia_com_22
         + p.link_mass
-            * (cache.segment1_tip_position_x * cache.segment1_tip_position_x
-                + cache.segment1_tip_position_y * cache.segment1_tip_position_y);
-    let link2_momentum_n_z = cache.link2_inertia_h_x * segment1_tip_velocity_v_y
-        + segment1_tip_velocity_w_z * link2_inertia_i_22
-        - cache.link2_inertia_h_y * segment1_tip_velocity_v_x;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_subspace0_w_z
+            * (cache.segment3_tip_position_y * cache.segment3_tip_position_y
+                + cache.segment3_tip_position_x * cache.segment3_tip_position_x);
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let link4_momentum_n_z = segment3_tip_velocity_v_y * cache.link4_inertia_h_x
+        + link4_inertia_i_22 * segment3_tip_velocity_w_z
+        - segment3_tip_velocity_v_x * cache.link4_inertia_h_y;
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
+    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
+        + segment3_tip_velocity_v_y;
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let link5_inertia_i_22 = link1_inertia_com_22
+        + p.link_mass
+            * (cache.segment4_tip_position_x * cache.segment4_tip_position_x
+                + cache.segment4_tip_position_y * cache.segment4_tip_position_y);
+    let link5_momentum_n_z = segment4_tip_velocity_v_y * cache.link5_inertia_h_x
+        + segment4_tip_velocity_w_z * link5_inertia_i_22
+        - segment4_tip_velocity_v_x * cache.link5_inertia_h_y;
+    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_y
+        * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_subspace0_v_x
+        - cache.segment3_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice0_subspace0_v_y;
+    let segment4_slice0_position_x = cache.segment3_tip_position_x
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_com_x
+        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
+    let segment4_slice0_inertia_h_x = segment4_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment4_slice0_position_y = cache.segment4_slice0_local_com_y
+        * cache.segment3_tip_rotation_11 + cache.segment3_tip_position_y
+        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_com_x;
+    let segment4_slice0_inertia_h_y = segment4_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
+        * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
+        + cache.segment3_tip_rotation_01 * cache.segment4_slice0_local_subspace0_v_y;
+    let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * segment4_slice0_subspace0_v_x;
+    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let segment4_slice0_inertia_com_22 = 0.25
+        * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
+    let segment4_slice0_inertia_i_22 = segment4_slice0_inertia_com_22
+        + cache.segment1_slice0_mass
+            * (segment4_slice0_position_y * segment4_slice0_position_y
+                + segment4_slice0_position_x * segment4_slice0_position_x);
+    let segment4_slice0_momentum_n_z = segment4_slice0_velocity_v_y
+        * segment4_slice0_inertia_h_x
+        + segment4_slice0_velocity_w_z * segment4_slice0_inertia_i_22
+        - segment4_slice0_inertia_h_y * segment4_slice0_velocity_v_x;
+    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let segment4_slice1_position_y = cache.segment3_tip_rotation_10
+        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_y
+        + cache.segment3_tip_rotation_11 * cache.segment4_slice1_local_com_y;
+    let segment4_slice1_position_x = cache.segment3_tip_rotation_00
+        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_x
+        + cache.segment3_tip_rotation_01 * cache.segment4_slice1_local_com_y;
+    let segment4_slice1_inertia_i_22 = segment4_slice0_inertia_com_22
+        + (segment4_slice1_position_y * segment4_slice1_position_y
+            + segment4_slice1_position_x * segment4_slice1_position_x)
+            * cache.segment1_slice0_mass;
+    let segment4_slice1_inertia_h_y = segment4_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment4_slice1_subspace0_v_x = cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment3_tip_position_y
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00
+        + cache.segment4_slice1_local_subspace0_v_y * cache.segment3_tip_rotation_01;
+    let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * segment4_slice1_subspace0_v_x;
+    let segment4_slice1_inertia_h_x = cache.segment1_slice0_mass
+        * segment4_slice1_position_x;
+    let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
+        * cache.segment3_tip_rotation_11
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
+    let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice1_subspace0_v_y;
+    let segment4_slice1_momentum_n_z = segment4_slice1_velocity_w_z
+        * segment4_slice1_inertia_i_22
+        + segment4_slice1_inertia_h_x * segment4_slice1_velocity_v_y
+        - segment4_slice1_inertia_h_y * segment4_slice1_velocity_v_x;
+    let segment4_composite_momentum_n_z = link5_momentum_n_z
+        + segment4_slice0_momentum_n_z + segment4_slice1_momentum_n_z;
+    let link4_composite_momentum_n_z = link4_momentum_n_z
+        + segment4_composite_momentum_n_z;
+    let segment3_slice1_position_y = cache.segment2_tip_rotation_11
+        * cache.segment3_slice1_local_com_y
+        + cache.segment3_slice1_local_com_x * cache.segment2_tip_rotation_10
+        + cache.segment2_tip_position_y;
+    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
+        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
+    let segment3_slice1_inertia_i_22 = (segment3_slice1_position_y
+        * segment3_slice1_position_y
+        + segment3_slice1_position_x * segment3_slice1_position_x)
+        * cache.segment1_slice0_mass + segment3_slice0_inertia_com_22;
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
+        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment3_slice1_subspace0_v_y = cache.segment2_tip_rotation_11
+        * cache.segment3_slice1_local_subspace0_v_y
+        + cache.segment3_slice1_local_subspace0_v_x * cache.segment2_tip_rotation_10
+        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment3_slice1_velocity_v_y = qd[5] * segment3_slice1_subspace0_v_y
+        + segment2_tip_velocity_v_y;
+    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment2_tip_rotation_00
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y;
+    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
+        + segment3_slice1_subspace0_v_x * qd[5];
+    let segment3_slice1_inertia_h_y = segment3_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment3_slice1_momentum_n_z = segment3_slice1_inertia_i_22
+        * segment3_slice1_velocity_w_z
+        + segment3_slice1_inertia_h_x * segment3_slice1_velocity_v_y
+        - segment3_slice1_velocity_v_x * segment3_slice1_inertia_h_y;
+    let segment3_composite_momentum_n_z = segment3_slice0_momentum_n_z
+        + link4_composite_momentum_n_z + segment3_slice1_momentum_n_z;
+    let link3_inertia_i_22 = link2_inertia_com_22
+        + p.link_mass
+            * (cache.segment2_tip_position_x * cache.segment2_tip_position_x
+                + cache.segment2_tip_position_y * cache.segment2_tip_position_y);
+    let link3_momentum_n_z = segment2_tip_velocity_w_z * link3_inertia_i_22
+        + segment2_tip_velocity_v_y * cache.link3_inertia_h_x
+        - cache.link3_inertia_h_y * segment2_tip_velocity_v_x;
+    let link3_composite_momentum_n_z = segment3_composite_momentum_n_z
+        + link3_momentum_n_z;
+    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
     let segment2_slice0_inertia_com_22 = 0.25 * cache.segment1_slice0_mass
         * (p.segment2_disc_radius * p.segment2_disc_radius);
@@ -4762,274 +4877,29 @@ pub fn angular_momentum(
         + (segment2_slice1_position_x * segment2_slice1_position_x
             + segment2_slice1_position_y * segment2_slice1_position_y)
             * cache.segment1_slice0_mass;
-    let segment2_bend_y = p.channel_length * q[4];
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t9 = 2.0 * p.channel_length * segment2_bend_squared;
-    let t10 = -(p.channel_length * segment2_bend_squared);
-    let t11 = (0.38689453417431974 * t9 * cache.segment2_slice1_bend_c4
-        + 0.38689453417431974 * t10 * cache.segment2_slice1_bend_c3
-        + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2)
-        - 0.7886751345948129 * cache.segment2_slice1_local_com_x;
-    let t12 = -(p.channel_length * segment2_bend_y);
-    let t13 = p.channel_length * segment2_bend_y;
-    let t14 = 0.7886751345948129 * cache.segment2_slice1_local_com_y
-        + (0.4905626121623441 * t12 * cache.segment2_slice1_bend_c2
-            + 0.4905626121623441 * t13 * cache.segment2_slice1_bend_c3);
-    let segment2_slice1_subspace0_v_y = p.channel_length * cache.segment1_tip_rotation_11
-        * t11 + p.channel_length * cache.segment1_tip_rotation_10 * t14
-        - cache.segment1_slice1_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
     let segment2_slice1_inertia_h_x = cache.segment1_slice0_mass
         * segment2_slice1_position_x;
+    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
+        * cache.segment1_tip_rotation_10
+        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
+        + segment2_slice1_subspace0_v_y * qd[4];
+    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_subspace0_v_y;
+    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
+        + segment1_tip_velocity_v_x;
     let segment2_slice1_inertia_h_y = segment2_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment2_slice1_subspace0_v_x = cache.segment1_slice1_subspace0_w_z
-        * cache.segment1_tip_position_y
-        + p.channel_length * cache.segment1_tip_rotation_00 * t14
-        + cache.segment1_tip_rotation_01 * p.channel_length * t11;
-    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
-        + segment1_tip_velocity_v_x;
     let segment2_slice1_momentum_n_z = segment2_slice1_velocity_w_z
         * segment2_slice1_inertia_i_22
-        + segment2_slice1_velocity_v_y * segment2_slice1_inertia_h_x
-        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_v_x;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let segment4_slice0_inertia_com_22 = 0.25
-        * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
-    let segment4_slice1_position_y = cache.segment3_tip_rotation_10
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_11 * cache.segment4_slice1_local_com_y;
-    let segment4_slice1_position_x = cache.segment3_tip_rotation_00
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_01 * cache.segment4_slice1_local_com_y;
-    let segment4_slice1_inertia_i_22 = segment4_slice0_inertia_com_22
-        + (segment4_slice1_position_y * segment4_slice1_position_y
-            + segment4_slice1_position_x * segment4_slice1_position_x)
-            * cache.segment1_slice0_mass;
-    let segment4_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment4_slice1_position_x;
-    let segment4_bend_y = p.channel_length * q[6];
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t15 = -(p.channel_length * segment4_bend_squared);
-    let t16 = 2.0 * p.channel_length * segment4_bend_squared;
-    let t17 = (0.38689453417431974 * t15 * cache.segment4_slice1_bend_c3
-        + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-        + 0.38689453417431974 * t16 * cache.segment4_slice1_bend_c4)
-        - 0.7886751345948129 * cache.segment4_slice1_local_com_x;
-    let t18 = -(p.channel_length * segment4_bend_y);
-    let t19 = p.channel_length * segment4_bend_y;
-    let t20 = 0.7886751345948129 * cache.segment4_slice1_local_com_y
-        + (0.4905626121623441 * cache.segment4_slice1_bend_c2 * t18
-            + 0.4905626121623441 * t19 * cache.segment4_slice1_bend_c3);
-    let segment4_slice1_subspace0_v_y = p.channel_length * cache.segment3_tip_rotation_11
-        * t17 + cache.segment3_tip_rotation_10 * t20 * p.channel_length
-        - cache.segment1_slice1_subspace0_w_z * cache.segment3_tip_position_x;
-    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
-        + cache.segment2_tip_subspace0_v_y * qd[4];
-    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * cache.segment3_tip_subspace0_v_y;
-    let segment4_slice1_velocity_v_y = qd[6] * segment4_slice1_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let segment2_tip_velocity_v_x = qd[4] * cache.segment2_tip_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let segment3_tip_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * cache.segment3_tip_subspace0_v_x;
-    let segment4_slice1_subspace0_v_x = cache.segment3_tip_rotation_01 * p.channel_length
-        * t17 + cache.segment1_slice1_subspace0_w_z * cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_00 * t20 * p.channel_length;
-    let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
-        + qd[6] * segment4_slice1_subspace0_v_x;
-    let segment4_slice1_inertia_h_y = segment4_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment4_slice1_momentum_n_z = segment4_slice1_velocity_w_z
-        * segment4_slice1_inertia_i_22
-        + segment4_slice1_inertia_h_x * segment4_slice1_velocity_v_y
-        - segment4_slice1_velocity_v_x * segment4_slice1_inertia_h_y;
-    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
-        + cache.segment4_tip_subspace0_v_x * qd[6];
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
-    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let link5_inertia_i_22 = link1_inertia_com_22
-        + p.link_mass
-            * (cache.segment4_tip_position_x * cache.segment4_tip_position_x
-                + cache.segment4_tip_position_y * cache.segment4_tip_position_y);
-    let link5_momentum_n_z = segment4_tip_velocity_v_y * cache.link5_inertia_h_x
-        + segment4_tip_velocity_w_z * link5_inertia_i_22
-        - segment4_tip_velocity_v_x * cache.link5_inertia_h_y;
-    let t21 = 0.21132486540518713 * cache.segment4_slice0_local_com_y
-        + (0.009437387837655933 * cache.segment4_slice0_bend_c2 * t18
-            + 0.009437387837655933 * t19 * cache.segment4_slice0_bend_c3);
-    let t22 = (0.00199435471456919 * t16 * cache.segment4_slice0_bend_c4
-        + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-        + 0.00199435471456919 * t15 * cache.segment4_slice0_bend_c3)
-        - 0.21132486540518713 * cache.segment4_slice0_local_com_x;
-    let segment4_slice0_subspace0_v_y = cache.segment3_tip_rotation_10 * p.channel_length
-        * t21 + p.channel_length * cache.segment3_tip_rotation_11 * t22
-        - cache.segment3_tip_position_x * cache.segment1_slice0_subspace0_w_z;
-    let segment4_slice0_velocity_v_y = qd[6] * segment4_slice0_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let segment4_slice0_position_x = cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_com_x
-        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
-    let segment4_slice0_inertia_h_x = segment4_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment4_slice0_position_y = cache.segment4_slice0_local_com_y
-        * cache.segment3_tip_rotation_11 + cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_com_x;
-    let segment4_slice0_inertia_h_y = segment4_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
-        * cache.segment1_slice0_subspace0_w_z
-        + cache.segment3_tip_rotation_01 * p.channel_length * t22
-        + cache.segment3_tip_rotation_00 * p.channel_length * t21;
-    let segment4_slice0_velocity_v_x = qd[6] * segment4_slice0_subspace0_v_x
-        + segment3_tip_velocity_v_x;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let segment4_slice0_inertia_i_22 = segment4_slice0_inertia_com_22
-        + cache.segment1_slice0_mass
-            * (segment4_slice0_position_y * segment4_slice0_position_y
-                + segment4_slice0_position_x * segment4_slice0_position_x);
-    let segment4_slice0_momentum_n_z = segment4_slice0_velocity_v_y
-        * segment4_slice0_inertia_h_x
-        + segment4_slice0_velocity_w_z * segment4_slice0_inertia_i_22
-        - segment4_slice0_inertia_h_y * segment4_slice0_velocity_v_x;
-    let segment4_composite_momentum_n_z = segment4_slice1_momentum_n_z
-        + link5_momentum_n_z + segment4_slice0_momentum_n_z;
-    let link4_inertia_i_22 = link2_inertia_com_22
-        + p.link_mass
-            * (cache.segment3_tip_position_y * cache.segment3_tip_position_y
-                + cache.segment3_tip_position_x * cache.segment3_tip_position_x);
-    let link4_momentum_n_z = cache.link4_inertia_h_x * segment3_tip_velocity_v_y
-        + link4_inertia_i_22 * segment3_tip_velocity_w_z
-        - segment3_tip_velocity_v_x * cache.link4_inertia_h_y;
-    let link4_composite_momentum_n_z = segment4_composite_momentum_n_z
-        + link4_momentum_n_z;
-    let segment3_slice1_position_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice1_local_com_y
-        + cache.segment3_slice1_local_com_x * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_position_y;
-    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
-    let segment3_slice0_inertia_com_22 = 0.25
-        * (p.segment3_disc_radius * p.segment3_disc_radius) * cache.segment1_slice0_mass;
-    let segment3_slice1_inertia_i_22 = (segment3_slice1_position_y
-        * segment3_slice1_position_y
-        + segment3_slice1_position_x * segment3_slice1_position_x)
-        * cache.segment1_slice0_mass + segment3_slice0_inertia_com_22;
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_subspace0_w_z * qd[5];
-    let segment3_bend_y = p.channel_length * q[5];
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t23 = -(p.channel_length * segment3_bend_squared);
-    let t24 = 2.0 * p.channel_length * segment3_bend_squared;
-    let t25 = (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-        + 0.38689453417431974 * cache.segment3_slice1_bend_c3 * t23
-        + 0.38689453417431974 * cache.segment3_slice1_bend_c4 * t24)
-        - 0.7886751345948129 * cache.segment3_slice1_local_com_x;
-    let t26 = segment3_bend_y * p.channel_length;
-    let t27 = -(segment3_bend_y * p.channel_length);
-    let t28 = (0.4905626121623441 * t26 * cache.segment3_slice1_bend_c3
-        + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t27)
-        + 0.7886751345948129 * cache.segment3_slice1_local_com_y;
-    let segment3_slice1_subspace0_v_y = t25 * p.channel_length
-        * cache.segment2_tip_rotation_11
-        + t28 * p.channel_length * cache.segment2_tip_rotation_10
-        - cache.segment2_tip_position_x * cache.segment1_slice1_subspace0_w_z;
-    let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * segment3_slice1_subspace0_v_y;
-    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice1_subspace0_v_x = cache.segment2_tip_rotation_01 * t25
-        * p.channel_length
-        + cache.segment1_slice1_subspace0_w_z * cache.segment2_tip_position_y
-        + t28 * p.channel_length * cache.segment2_tip_rotation_00;
-    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * segment3_slice1_subspace0_v_x;
-    let segment3_slice1_inertia_h_y = segment3_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment3_slice1_momentum_n_z = segment3_slice1_inertia_i_22
-        * segment3_slice1_velocity_w_z
-        + segment3_slice1_velocity_v_y * segment3_slice1_inertia_h_x
-        - segment3_slice1_velocity_v_x * segment3_slice1_inertia_h_y;
-    let segment3_slice0_position_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice0_local_com_y
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_position_y;
-    let segment3_slice0_position_x = cache.segment2_tip_position_x
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y;
-    let segment3_slice0_inertia_i_22 = segment3_slice0_inertia_com_22
-        + (segment3_slice0_position_y * segment3_slice0_position_y
-            + segment3_slice0_position_x * segment3_slice0_position_x)
-            * cache.segment1_slice0_mass;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
-    let segment3_slice0_inertia_h_y = segment3_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let t29 = 0.21132486540518713 * cache.segment3_slice0_local_com_y
-        + (0.009437387837655933 * t26 * cache.segment3_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t27);
-    let t30 = (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c4 * t24
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t23)
-        - 0.21132486540518713 * cache.segment3_slice0_local_com_x;
-    let segment3_slice0_subspace0_v_x = p.channel_length * t29
-        * cache.segment2_tip_rotation_00
-        + cache.segment1_slice0_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment2_tip_rotation_01 * p.channel_length * t30;
-    let segment3_slice0_velocity_v_x = segment2_tip_velocity_v_x
-        + qd[5] * segment3_slice0_subspace0_v_x;
-    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice0_subspace0_v_y = p.channel_length * t29
-        * cache.segment2_tip_rotation_10
-        + p.channel_length * cache.segment2_tip_rotation_11 * t30
-        - cache.segment2_tip_position_x * cache.segment1_slice0_subspace0_w_z;
-    let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
-        + qd[5] * segment3_slice0_subspace0_v_y;
-    let segment3_slice0_momentum_n_z = segment3_slice0_inertia_i_22
-        * segment3_slice0_velocity_w_z
-        + segment3_slice0_inertia_h_x * segment3_slice0_velocity_v_y
-        - segment3_slice0_inertia_h_y * segment3_slice0_velocity_v_x;
-    let segment3_composite_momentum_n_z = link4_composite_momentum_n_z
-        + segment3_slice1_momentum_n_z + segment3_slice0_momentum_n_z;
-    let link3_inertia_i_22 = link2_inertia_com_22
-        + p.link_mass
-            * (cache.segment2_tip_position_x * cache.segment2_tip_position_x
-                + cache.segment2_tip_position_y * cache.segment2_tip_position_y);
-    let link3_momentum_n_z = segment2_tip_velocity_w_z * link3_inertia_i_22
-        + segment2_tip_velocity_v_y * cache.link3_inertia_h_x
-        - cache.link3_inertia_h_y * segment2_tip_velocity_v_x;
-    let link3_composite_momentum_n_z = segment3_composite_momentum_n_z
-        + link3_momentum_n_z;
+        + segment2_slice1_inertia_h_x * segment2_slice1_velocity_v_y
+        - segment2_slice1_velocity_v_x * segment2_slice1_inertia_h_y;
     let segment2_slice0_position_y = cache.segment1_tip_position_y
         + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
         + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11;
-    let segment2_slice0_inertia_h_y = segment2_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let t31 = (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t13
-        + 0.009437387837655933 * t12 * cache.segment2_slice0_bend_c2)
-        + 0.21132486540518713 * cache.segment2_slice0_local_com_y;
-    let t32 = (0.00199435471456919 * t10 * cache.segment2_slice0_bend_c3
-        + 0.00199435471456919 * t9 * cache.segment2_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2)
-        - 0.21132486540518713 * cache.segment2_slice0_local_com_x;
-    let segment2_slice0_subspace0_v_x = t31 * p.channel_length
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * p.channel_length * t32
-        + cache.segment1_slice0_subspace0_w_z * cache.segment1_tip_position_y;
-    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
-        + segment1_tip_velocity_v_x;
     let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
         * cache.segment1_tip_rotation_00
         + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y
@@ -5039,25 +4909,103 @@ pub fn angular_momentum(
         + segment2_slice0_position_x * segment2_slice0_position_x)
         * cache.segment1_slice0_mass + segment2_slice0_inertia_com_22;
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_subspace0_w_z;
-    let segment2_slice0_subspace0_v_y = t31 * p.channel_length
-        * cache.segment1_tip_rotation_10
-        + p.channel_length * cache.segment1_tip_rotation_11 * t32
-        - cache.segment1_slice0_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
-        + qd[4] * segment2_slice0_subspace0_v_y;
+        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
+    let segment2_slice0_inertia_h_y = segment2_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_subspace0_v_y;
+    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * segment2_slice0_subspace0_v_x;
+    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_y
+        * cache.segment1_tip_rotation_11
+        + cache.segment2_slice0_local_subspace0_v_x * cache.segment1_tip_rotation_10
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment2_slice0_velocity_v_y = qd[4] * segment2_slice0_subspace0_v_y
+        + segment1_tip_velocity_v_y;
     let segment2_slice0_inertia_h_x = cache.segment1_slice0_mass
         * segment2_slice0_position_x;
     let segment2_slice0_momentum_n_z = segment2_slice0_inertia_i_22
         * segment2_slice0_velocity_w_z
         + segment2_slice0_velocity_v_y * segment2_slice0_inertia_h_x
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_v_x;
-    let segment2_composite_momentum_n_z = segment2_slice1_momentum_n_z
-        + link3_composite_momentum_n_z + segment2_slice0_momentum_n_z;
-    let link2_composite_momentum_n_z = link2_momentum_n_z
-        + segment2_composite_momentum_n_z;
-    let segment1_composite_momentum_n_z = segment1_slice0_momentum_n_z
-        + segment1_slice1_momentum_n_z + link2_composite_momentum_n_z;
+    let segment2_composite_momentum_n_z = link3_composite_momentum_n_z
+        + segment2_slice1_momentum_n_z + segment2_slice0_momentum_n_z;
+    let link2_inertia_i_22 = link2_inertia_com_22
+        + p.link_mass
+            * (cache.segment1_tip_position_x * cache.segment1_tip_position_x
+                + cache.segment1_tip_position_y * cache.segment1_tip_position_y);
+    let link2_momentum_n_z = cache.link2_inertia_h_x * segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * link2_inertia_i_22
+        - segment1_tip_velocity_v_x * cache.link2_inertia_h_y;
+    let link2_composite_momentum_n_z = segment2_composite_momentum_n_z
+        + link2_momentum_n_z;
+    let segment1_slice0_position_y = q[1]
+        + cache.sin_q2 * cache.segment1_slice0_local_com_x
+        + cache.segment1_slice0_local_com_y * cache.cos_q2;
+    let segment1_slice0_inertia_h_y = segment1_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_v_y * cache.base_angle_rotation_01;
+    let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+        + qd[2];
+    let segment1_slice0_position_x = q[0]
+        + cache.segment1_slice0_local_com_y * cache.base_angle_rotation_01
+        + cache.cos_q2 * cache.segment1_slice0_local_com_x;
+    let segment1_slice0_inertia_com_22 = 0.25
+        * (p.segment1_disc_radius * p.segment1_disc_radius) * cache.segment1_slice0_mass;
+    let segment1_slice0_inertia_i_22 = (segment1_slice0_position_x
+        * segment1_slice0_position_x
+        + segment1_slice0_position_y * segment1_slice0_position_y)
+        * cache.segment1_slice0_mass + segment1_slice0_inertia_com_22;
+    let segment1_slice0_subspace0_v_y = cache.segment1_slice0_local_subspace0_v_y
+        * cache.cos_q2 + cache.sin_q2 * cache.segment1_slice0_local_subspace0_v_x
+        - q[0] * cache.segment1_slice0_local_subspace0_w_z;
+    let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
+        + segment1_slice0_subspace0_v_y * qd[3];
+    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_momentum_n_z = segment1_slice0_velocity_w_z
+        * segment1_slice0_inertia_i_22
+        + segment1_slice0_velocity_v_y * segment1_slice0_inertia_h_x
+        - segment1_slice0_inertia_h_y * segment1_slice0_velocity_v_x;
+    let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
+        * cache.base_angle_rotation_01 + q[0]
+        + cache.cos_q2 * cache.segment1_slice1_local_com_x;
+    let segment1_slice1_position_y = q[1]
+        + cache.sin_q2 * cache.segment1_slice1_local_com_x
+        + cache.segment1_slice1_local_com_y * cache.cos_q2;
+    let segment1_slice1_inertia_i_22 = segment1_slice0_inertia_com_22
+        + (segment1_slice1_position_x * segment1_slice1_position_x
+            + segment1_slice1_position_y * segment1_slice1_position_y)
+            * cache.segment1_slice0_mass;
+    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+        + qd[2];
+    let segment1_slice1_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * cache.cos_q2
+        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment1_slice1_velocity_v_y = qd[3] * segment1_slice1_subspace0_v_y
+        + base_angle_velocity_v_y;
+    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice1_inertia_h_y = segment1_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_v_y * cache.base_angle_rotation_01;
+    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
+        + base_angle_velocity_v_x;
+    let segment1_slice1_momentum_n_z = segment1_slice1_inertia_i_22
+        * segment1_slice1_velocity_w_z
+        + segment1_slice1_velocity_v_y * segment1_slice1_inertia_h_x
+        - segment1_slice1_inertia_h_y * segment1_slice1_velocity_v_x;
+    let segment1_composite_momentum_n_z = link2_composite_momentum_n_z
+        + segment1_slice0_momentum_n_z + segment1_slice1_momentum_n_z;
     let link1_composite_momentum_n_z = link1_momentum_n_z
         + segment1_composite_momentum_n_z;
     let x = 0.0;
