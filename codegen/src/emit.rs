@@ -1019,6 +1019,7 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
     // The broad phase: per frame its origin and bounding radius, and its points' positions.
     let mut sphere_arms = TokenStream::new();
     let mut position_arms = TokenStream::new();
+    // Each frame's points are consecutive (see `recursive::equations`): where they start.
     let mut start = vec![0u16; equations.contact_frames.len() + 1];
     for (k, &f) in equations.contact_frame_of.iter().enumerate() {
         start[f + 1] = k as u16 + 1;
@@ -1047,10 +1048,6 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
         let body = kernel(&outputs);
         position_arms.extend(quote!(#lf => { #body }));
     }
-    // Frames are numbered as their first point appears, so their points are consecutive
-    // exactly when the numbers never fall; otherwise the runtime goes point by point.
-    let consecutive = equations.contact_frame_of.windows(2).all(|w| w[0] <= w[1]);
-    let start: Vec<u16> = if consecutive { start } else { Vec::new() };
     let start = start.iter().map(|&s| Literal::u16_unsuffixed(s));
     let frame_of = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
     (

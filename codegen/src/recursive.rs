@@ -363,9 +363,12 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
             columns
         };
         let frame_key = (index, point.skin.as_ref().map(|s| s.xi.to_bits()));
-        let frame = match frame_keys.iter().position(|k| *k == frame_key) {
-            Some(f) => f,
-            None => {
+        // A point joins the frame of the point before it when both ride the same body (and
+        // ring); otherwise it opens a frame. A frame's points are then consecutive, which the
+        // runtime relies on (`CONTACT_FRAME_START`); a body listed twice apart gets two frames.
+        let frame = match frame_keys.last() {
+            Some(last) if *last == frame_key => frame_keys.len() - 1,
+            _ => {
                 let name = match &point.skin {
                     Some(skin) => format!("{} ring at xi = {}", links[index].name, skin.xi),
                     None => links[index].name.clone(),

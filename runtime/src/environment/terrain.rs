@@ -70,7 +70,6 @@ impl Terrain {
         }
     }
 
-    /// Checks that the geometry is physically meaningful.
     /// Whether any point within `radius` of `centre` may touch the terrain (conservative:
     /// `false` means none does). A broad phase for groups of points such as a skin ring.
     #[inline]
@@ -84,6 +83,7 @@ impl Terrain {
         }
     }
 
+    /// Checks that the geometry is physically meaningful.
     pub fn validate(&self) -> Result<(), String> {
         // Geometry beyond a kilometre is no terrain a robot of this kind meets; bounding it
         // keeps every later computation (plots, depths) in a sane range.

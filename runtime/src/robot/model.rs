@@ -320,7 +320,7 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     const CONTACT_FRAME_OF: &'static [u16] = &[];
     /// Where each frame's points start in the contact list, and (last) the number of points:
     /// frame f holds points `CONTACT_FRAME_START[f]..CONTACT_FRAME_START[f + 1]`. Empty
-    /// without frames, or when a spec interleaves the points of two frames.
+    /// without frames.
     const CONTACT_FRAME_START: &'static [u16] = &[];
     /// The origin of contact frame `frame` (into `centre`) and the radius of a ball about it
     /// that holds all the frame's points (infinite when no bound is known): a broad phase.

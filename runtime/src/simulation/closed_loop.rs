@@ -227,16 +227,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if matches!(self.config.terrain, Terrain::None) || C == 0 {
             return force;
         }
-        if report.is_none() && R::CONTACT_FRAME_START.len() > 1 && !matches!(self.config.terrain, Terrain::Floor) {
-            return self.broad_phase_contact_force(q, qd, cache, force);
+        if R::CONTACT_FRAME_OF.len() == C && !matches!(self.config.terrain, Terrain::Floor) {
+            return self.frame_contact_force(q, qd, cache, force, report);
         }
         let mut positions = [Vector3::zeros(); C];
         R::contact_positions_into(q, &self.params, cache, &mut positions);
         if matches!(self.config.terrain, Terrain::Floor) {
             return self.floor_force(q, qd, cache, positions, force, report);
-        }
-        if R::CONTACT_FRAME_OF.len() == C {
-            return self.frame_contact_force(q, qd, cache, positions, force, report);
         }
         // Points in contact, in chunks: only they pay for kinematics, and their velocity is
         // J qd from the Jacobian they need anyway.
@@ -286,80 +283,43 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         force
     }
 
-    /// Contact through the frames carrying the points (soft robots' skin rings): per frame
-    /// with a point in touch, its columns and twist once, then per point its velocity from
-    /// the twist and its force into the frame's wrench, and the wrench into the coordinates.
+    /// Contact through the frames carrying the points (soft robots' skin rings), frame by
+    /// frame: the frame's points are placed (without a report, only when the terrain can reach
+    /// the ball about its origin that holds them, so rings in the air cost their origin
+    /// alone); for a frame with a point in touch, its columns and twist once, then per point
+    /// its velocity from the twist and its force into the frame's wrench, and the wrench into
+    /// the coordinates.
     fn frame_contact_force(
         &self,
         q: &SVector<f64, N>,
         qd: &SVector<f64, N>,
         cache: &R::Cache,
-        positions: [Vector3<f64>; C],
         mut force: SVector<f64, N>,
         mut report: Option<&mut ContactReport<N, C>>,
     ) -> SVector<f64, N> {
-        let mut frame = usize::MAX;
-        let mut columns = SMatrix::<f64, 6, N>::zeros();
-        let mut axis = Vector3::zeros();
-        let mut twist = Vector6::zeros();
-        // Total wrench on the frame, and its normal part when reporting.
-        let mut wrench = Vector6::zeros();
-        let mut normal_wrench = Vector6::zeros();
-        for index in 0..C {
-            let Some(contact) = self.config.terrain.contact(&positions[index]) else { continue };
-            let own = R::CONTACT_FRAME_OF[index] as usize;
-            if own != frame {
-                if frame != usize::MAX {
-                    self.flush_frame(&columns, &wrench, &normal_wrench, &mut force, report.as_deref_mut());
-                }
-                frame = own;
-                R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis);
-                twist = columns * qd;
-                wrench = Vector6::zeros();
-                normal_wrench = Vector6::zeros();
-            }
-            let velocity = point_velocity(&twist, &positions[index]);
-            let sample = self.config.contact.force(&contact, &velocity, &axis);
-            if sample.normal_force == 0.0 {
-                continue;
-            }
-            let total = sample.total();
-            wrench += point_wrench(&total, &positions[index]);
-            if let Some(r) = report.as_deref_mut() {
-                normal_wrench += point_wrench(&sample.normal, &positions[index]);
-                r.forces[index] = total;
-                r.active += 1;
-                r.max_depth = r.max_depth.max(contact.depth);
-            }
-        }
-        if frame != usize::MAX {
-            self.flush_frame(&columns, &wrench, &normal_wrench, &mut force, report.as_deref_mut());
-        }
-        if let Some(r) = report {
-            r.positions = positions;
-        }
-        force
-    }
-
-    /// Contact through frames with a broad phase (no report): a frame's points are placed
-    /// only when the terrain can reach the ball about its origin that holds them, so skin
-    /// rings in the air cost their origin alone. The same forces as `frame_contact_force`.
-    fn broad_phase_contact_force(&self, q: &SVector<f64, N>, qd: &SVector<f64, N>, cache: &R::Cache, mut force: SVector<f64, N>) -> SVector<f64, N> {
         let mut positions = [Vector3::zeros(); C];
+        // A report lists every point's position.
+        let place_all = report.is_some();
+        if place_all {
+            R::contact_positions_into(q, &self.params, cache, &mut positions);
+        }
         let mut columns = SMatrix::<f64, 6, N>::zeros();
         let mut axis = Vector3::zeros();
         let mut centre = Vector3::zeros();
-        for frame in 0..R::CONTACT_FRAME_START.len() - 1 {
-            let radius = R::contact_frame_sphere(frame, q, &self.params, cache, &mut centre);
-            if !self.config.terrain.may_touch(&centre, radius) {
-                continue;
+        for frame in 0..R::CONTACT_FRAME_START.len().saturating_sub(1) {
+            if !place_all {
+                let radius = R::contact_frame_sphere(frame, q, &self.params, cache, &mut centre);
+                if !self.config.terrain.may_touch(&centre, radius) {
+                    continue;
+                }
+                R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
             }
-            R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
-            let points = R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize;
+            // Total wrench on the frame, and its normal part when reporting.
             let mut wrench = Vector6::zeros();
+            let mut normal_wrench = Vector6::zeros();
             let mut twist = Vector6::zeros();
             let mut touching = false;
-            for index in points {
+            for index in R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize {
                 let Some(contact) = self.config.terrain.contact(&positions[index]) else { continue };
                 if !touching {
                     R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis);
@@ -368,13 +328,24 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
                 let velocity = point_velocity(&twist, &positions[index]);
                 let sample = self.config.contact.force(&contact, &velocity, &axis);
-                if sample.normal_force != 0.0 {
-                    wrench += point_wrench(&sample.total(), &positions[index]);
+                if sample.normal_force == 0.0 {
+                    continue;
+                }
+                let total = sample.total();
+                wrench += point_wrench(&total, &positions[index]);
+                if let Some(r) = report.as_deref_mut() {
+                    normal_wrench += point_wrench(&sample.normal, &positions[index]);
+                    r.forces[index] = total;
+                    r.active += 1;
+                    r.max_depth = r.max_depth.max(contact.depth);
                 }
             }
             if touching {
-                force += frame_generalized_force(&columns, &wrench);
+                self.flush_frame(&columns, &wrench, &normal_wrench, &mut force, report.as_deref_mut());
             }
+        }
+        if let Some(r) = report {
+            r.positions = positions;
         }
         force
     }
