@@ -172,21 +172,32 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
     let mut samples = Vec::new();
     let mut evaluations = 0;
     let mut error = None;
-    let mut pressures = [0.0; 9];
-    for k in 0..=steps {
-        // Pressures for this period (zero-order hold), as the DAQ would send them.
+    // The gait's pressures at time `at` (zero before the gait starts) and their forces on
+    // the length coordinates.
+    let inputs = |at: f64| {
+        let mut pressures = [0.0; 9];
         let mut forces = SVector::<f64, DOF>::zeros();
-        if t >= run.settle {
+        if at >= run.settle {
             for i in 0..SECTIONS {
                 let c0 = SOFT_SECTIONS[i].first_coordinate;
-                let lengths = gait.lengths(t - run.settle, i, &geometry[i], rolls[i]);
+                let lengths = gait.lengths(at - run.settle, i, &geometry[i], rolls[i]);
                 for j in 0..3 {
                     pressures[3 * i + j] = muscles.pressure(lengths[j]);
                     forces[c0 + j] = muscles.force(pressures[3 * i + j]);
                 }
             }
         }
-        sim.set_actuator_forces(&forces);
+        (pressures, forces)
+    };
+    for k in 0..=steps {
+        let next = ((k + 1) as f64 * run.control_period).min(end);
+        // The paper integrates the pressure trajectories as functions of time: the forces
+        // ramp linearly between the samples at the period's ends (a first-order hold), so the
+        // input is continuous, as the paper's and the regulators' is.
+        let (pressures, forces) = inputs(t);
+        if k < steps {
+            sim.set_actuator_force_ramp(t, &forces, next, &inputs(next).1)?;
+        }
         if k % sample_every == 0 || k == steps {
             let cache = SoftSnake::cache(&x.q, &p);
             let mut centre_line = [Vector3::zeros(); CENTRE_LINE_POINTS];
@@ -210,7 +221,6 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
             error = Some(IntegrationError::Stopped { time: t, signal });
             break;
         }
-        let next = ((k + 1) as f64 * run.control_period).min(end);
         match ros.integrate_to(&mut sim, &mut t, &mut x, next) {
             Ok(n) => evaluations += n,
             Err(e) => {

@@ -347,3 +347,32 @@ fn broad_phase_gives_the_contact_forces_of_every_point() {
     assert!(skipped > 50, "rings in the air are skipped: {skipped}");
 }
 
+
+#[test]
+fn actuator_force_ramp_is_a_first_order_hold() {
+    // A ramp set over [t0, t1] gives, at any time, the straight line through its two samples
+    // (in the air, so the actuators are the only generalized force); holding forces again
+    // stops the ramp. Bad ramps are refused with the reason.
+    let p = Params::default();
+    let mut sim = Simulation::<R, N, C>::new(p.clone(), carpet(0.0)).unwrap();
+    let mut q = SVector::<f64, N>::zeros();
+    q[2] = 1.0;
+    let qd = SVector::<f64, N>::zeros();
+    let cache = R::cache(&q, &p);
+    let start = SVector::<f64, N>::from_fn(|i, _| if i >= 6 { i as f64 } else { 0.0 });
+    let end = SVector::<f64, N>::from_fn(|i, _| if i >= 6 { -2.0 * i as f64 } else { 0.0 });
+    sim.set_actuator_force_ramp(0.2, &start, 0.3, &end).unwrap();
+    for (t, s) in [(0.2, 0.0), (0.225, 0.25), (0.3, 1.0), (0.35, 1.5)] {
+        let expected = start + (end - start) * s;
+        let force = sim.generalized_force(t, &q, &qd, &cache, None);
+        assert!((force - expected).norm() < 1e-12, "t = {t}: {force} against {expected}");
+    }
+    sim.set_actuator_forces(&start);
+    assert_eq!(sim.generalized_force(0.9, &q, &qd, &cache, None), start, "a held force does not ramp");
+    let error = sim.set_actuator_force_ramp(0.3, &start, 0.3, &end).unwrap_err();
+    assert!(error.contains("end > start"), "{error}");
+    let mut bad = end;
+    bad[7] = f64::NAN;
+    let error = sim.set_actuator_force_ramp(0.2, &start, 0.3, &bad).unwrap_err();
+    assert!(error.contains("coordinate 7"), "{error}");
+}

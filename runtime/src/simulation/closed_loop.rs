@@ -93,8 +93,11 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     /// no gait is configured: entry j is the desired angle of actuated joint j.
     joint_targets: Option<SVector<f64, N>>,
     /// Open-loop generalized forces on the coordinates (pressure x area on soft sections'
-    /// actuator lengths), held until changed; added to whatever the servos do.
+    /// actuator lengths) at `actuator_force_time`, changing at `actuator_force_rate` (zero
+    /// when held) until changed; added to whatever the servos do.
     actuator_forces: SVector<f64, N>,
+    actuator_force_rate: SVector<f64, N>,
+    actuator_force_time: f64,
     /// Thrust commands (N), one per thruster of the model, held until changed (set up once
     /// here, so a step allocates nothing).
     thrusts: Vec<f64>,
@@ -127,6 +130,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             admittance,
             joint_targets: None,
             actuator_forces: SVector::zeros(),
+            actuator_force_rate: SVector::zeros(),
+            actuator_force_time: 0.0,
             thrusts: vec![0.0; R::THRUSTERS.len()],
             gravity_index,
             stop: None,
@@ -155,6 +160,25 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     /// call: how pressure inputs (pressure x muscle area) drive soft sections.
     pub fn set_actuator_forces(&mut self, forces: &SVector<f64, N>) {
         self.actuator_forces = *forces;
+        self.actuator_force_rate = SVector::zeros();
+    }
+
+    /// Sets open-loop generalized forces that go linearly from `start` at time `t_start` to
+    /// `end` at `t_end` (and on at that rate until the next call): a first-order hold of an
+    /// input trajectory sampled at the two times. Offline runs of a trajectory that is a
+    /// smooth function of time use it instead of holding each sample, whose jumps would excite
+    /// a fast transient at every sample that the integrator has to resolve in small steps.
+    pub fn set_actuator_force_ramp(&mut self, t_start: f64, start: &SVector<f64, N>, t_end: f64, end: &SVector<f64, N>) -> Result<(), String> {
+        if !(t_start.is_finite() && t_end.is_finite() && t_end > t_start) {
+            return Err(format!("an actuator force ramp needs finite times with end > start, got {t_start} to {t_end}"));
+        }
+        if let Some(i) = (0..N).find(|&i| !(start[i].is_finite() && end[i].is_finite())) {
+            return Err(format!("actuator force on coordinate {i} ramps from {} to {}; forces must be finite", start[i], end[i]));
+        }
+        self.actuator_forces = *start;
+        self.actuator_force_rate = (end - start) / (t_end - t_start);
+        self.actuator_force_time = t_start;
+        Ok(())
     }
 
     /// Sets the thrusters' commands (N, one per thruster in [`Model::THRUSTERS`] order), held
@@ -200,7 +224,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         cache: &R::Cache,
         mut report: Option<&mut ContactReport<N, C>>,
     ) -> SVector<f64, N> {
-        let mut force = self.actuator_forces;
+        let mut force = self.actuator_forces + self.actuator_force_rate * (t - self.actuator_force_time);
         if let Some(gait) = &self.config.gait {
             for (j, &i) in R::ACTUATED.iter().enumerate() {
                 let (desired, desired_rate) = gait.joint(t, j, self.spatial_frequency(j));
