@@ -4,10 +4,12 @@
 //! (001_6780a70913e94322) and a fixed arm with inextensible and planar sections, in free
 //! flight: energy conserved without damping, and without gravity linear and angular momentum
 //! conserved too (the elastic forces are internal). The generic invariants run in
-//! tests/invariants.rs.
+//! tests/invariants.rs. For every soft robot, contact through frames and segments gives the
+//! forces of the points' own Jacobians.
 
-use nalgebra::{SVector, Vector3};
-use softgen_generated::{PlanarSoftChain, RigidSoftChain, SoftKindsArm, SoftLimbedHub};
+use nalgebra::{SMatrix, SVector, Vector3};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use softgen_generated::{Pinniped, PlanarSoftChain, RigidSoftChain, SoftKindsArm, SoftLimbedHub, SoftSnake};
 use softgen_runtime::{DormandPrince5, Integrator, JointPd, Model, ParamSet, Simulation, SimulationConfig, State, Terrain, Tolerances};
 
 fn free_flight<R: Model<N, C>, const N: usize, const C: usize>() -> SimulationConfig {
@@ -104,4 +106,76 @@ fn planar_soft_chain_conserves_energy_and_momentum() {
 #[test]
 fn fixed_arm_with_inextensible_and_planar_sections_conserves_energy() {
     energy_is_conserved::<SoftKindsArm, 3, 10>();
+}
+
+/// The runtime serves soft robots' contact frame by frame: a segment's shared columns and
+/// twist once, each touching frame's own columns, its points' forces into its wrench. At
+/// bent, moving states against ground through the middle of the robot (so that about half
+/// the points touch), that gives each point the force of the contact law at its own J qd,
+/// and the generalized force sum J' F, with and without a report.
+fn frame_contact_matches_point_jacobians<R: Model<N, C>, const N: usize, const C: usize>() {
+    assert_eq!(R::CONTACT_FRAME_OF.len(), C, "{} serves contact through frames", R::NAME);
+    let p = R::Params::default();
+    let mut rng = StdRng::seed_from_u64(11);
+    // The same stiff, damped, anisotropic law for every robot (some fixtures have none).
+    let mut law = R::ENVIRONMENT.contact_law();
+    law.stiffness = 1000.0;
+    law.damping = 20.0;
+    law.friction.along = 0.6;
+    law.friction.across = 0.2;
+    law.friction.anisotropy = softgen_runtime::FrictionAnisotropy::BodyAxis;
+    law.friction.regularisation = 0.01;
+    let mut touching = 0;
+    for _ in 0..10 {
+        let q = SVector::<f64, N>::from_fn(|i, _| {
+            R::INITIAL_POSITION[i]
+                + match R::COORDINATES[i].kind {
+                    softgen_runtime::CoordinateKind::ActuatorLength => rng.gen_range(-0.02..0.02),
+                    softgen_runtime::CoordinateKind::Curvature => rng.gen_range(-3.0..3.0),
+                    _ => rng.gen_range(-0.3..0.3),
+                }
+        });
+        let qd = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-0.5..0.5));
+        let cache = R::cache(&q, &p);
+        let mut positions = [Vector3::zeros(); C];
+        R::contact_positions_into(&q, &p, &cache, &mut positions);
+        let mut heights: Vec<f64> = positions.iter().map(|x| x.z).collect();
+        heights.sort_by(f64::total_cmp);
+        let terrain = Terrain::Flat { height: heights[C / 2] };
+        let config = SimulationConfig { contact: law, terrain, ..free_flight::<R, N, C>() };
+        let sim = Simulation::<R, N, C>::new(p.clone(), config).unwrap();
+        let mut report = softgen_runtime::ContactReport::default();
+        let reported = sim.generalized_force(0.0, &q, &qd, &cache, Some(&mut report));
+        let alone = sim.generalized_force(0.0, &q, &qd, &cache, None);
+        let mut axes = [Vector3::zeros(); C];
+        R::contact_axes_into(&q, &p, &cache, &mut axes);
+        let mut expected = SVector::<f64, N>::zeros();
+        for point in 0..C {
+            let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+            R::contact_jacobian_into(point, &q, &p, &cache, &mut jacobian);
+            let force = match terrain.contact(&positions[point]) {
+                Some(contact) => law.force(&contact, &(jacobian * qd), &axes[point]).total(),
+                None => Vector3::zeros(),
+            };
+            touching += usize::from(force != Vector3::zeros());
+            let scale = 1.0 + force.norm();
+            assert!((report.forces[point] - force).norm() < 1e-9 * scale, "{}: point {point}: {} against {force}", R::NAME, report.forces[point]);
+            expected += jacobian.tr_mul(&force);
+        }
+        let scale = 1.0 + expected.norm();
+        assert!((reported - expected).norm() < 1e-9 * scale, "{}: {reported} against the points' J' F {expected}", R::NAME);
+        assert!((alone - expected).norm() < 1e-9 * scale, "{}: without a report {alone} against {expected}", R::NAME);
+        let split = report.normal_generalized + report.friction_generalized;
+        assert!((split - expected).norm() < 1e-9 * scale, "{}: normal and friction parts add to {split}, not {expected}", R::NAME);
+    }
+    assert!(touching >= 10 * C / 4, "{}: {touching} points touched in 10 states", R::NAME);
+}
+
+#[test]
+fn frame_contact_matches_point_jacobians_for_every_soft_robot() {
+    frame_contact_matches_point_jacobians::<SoftSnake, 15, 310>();
+    frame_contact_matches_point_jacobians::<Pinniped, 14, 55>();
+    frame_contact_matches_point_jacobians::<SoftLimbedHub, 18, 37>();
+    frame_contact_matches_point_jacobians::<RigidSoftChain, 12, 20>();
+    frame_contact_matches_point_jacobians::<SoftKindsArm, 3, 10>();
 }

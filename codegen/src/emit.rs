@@ -676,7 +676,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     // Jacobian function of the point's position, which each point's function calls.
     let points_on_frame = equations.points_on_frame();
     // Soft robots serve points from their frame's motion instead (see `Equations::frame_motion`).
-    let (frame_fn, frame_impl) = contact_frames(equations, &kernel);
+    let (frame_fn, frame_impl) = contact_frames(equations, &kernel)?;
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         if points_on_frame[f] < 2 || equations.frame_motion {
             continue;
@@ -983,29 +983,47 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     Ok(tokens)
 }
 
-/// A robot's soft sections: what they are (coordinates, mount, geometry) for gaits and
-/// drawings, their centre lines, and the damping and elasticity of their coordinates. Empty
-/// for rigid robots.
+/// Most coordinates a contact frame owns: a soft section's.
+const OWN_COLUMNS: usize = 3;
+
 /// The frame-motion contact kernels of soft robots (see `Equations::frame_motion`): which
-/// frame carries each point, and per frame its world columns and x axis, so the runtime pays
-/// for a skin ring's columns once however many of its points touch.
-fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream) -> (TokenStream, TokenStream) {
+/// frame carries each point; per frame its own columns (a skin ring's section's) and x axis,
+/// per segment of frames the columns they share; so the runtime pays for a skin ring's own
+/// columns once however many of its points touch, and for the rest once per segment.
+fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream) -> Result<(TokenStream, TokenStream), String> {
     if !equations.frame_motion {
-        return (TokenStream::new(), TokenStream::new());
+        return Ok((TokenStream::new(), TokenStream::new()));
     }
     let dag = &equations.dag;
     let idx = |i: usize| Literal::usize_unsuffixed(i);
-    let mut arms = TokenStream::new();
+    // Frames whose columns outside their own coordinates are the same expressions form a
+    // segment (a section's rings, a rigid body's frames): the runtime builds those columns
+    // and the segment's twist once, and each touching frame adds only its own columns.
+    let mut segment_keys: Vec<Vec<(usize, [NodeId; 6])>> = Vec::new();
+    let mut segment_of = Vec::with_capacity(equations.contact_frames.len());
+    let mut own_range = Vec::with_capacity(equations.contact_frames.len());
+    let mut own_arms = TokenStream::new();
     for (f, frame) in equations.contact_frames.iter().enumerate() {
+        let first = frame.own.first().copied().unwrap_or(0);
+        if frame.own.len() > OWN_COLUMNS || frame.own.iter().enumerate().any(|(c, &j)| j != first + c) {
+            return Err(format!("contact frame `{}`: its own coordinates {:?} are not at most {OWN_COLUMNS} consecutive ones", frame.name, frame.own));
+        }
+        own_range.push((first, frame.own.len()));
+        let mut key = Vec::new();
         let mut outputs = Vec::new();
         for &(j, column) in &frame.motion {
-            let lj = idx(j);
-            for (row, &id) in column.w.iter().chain(&column.v).enumerate() {
-                if dag.constant(id) == Some(0.0) {
-                    continue;
+            let ids = [column.w[0], column.w[1], column.w[2], column.v[0], column.v[1], column.v[2]];
+            match frame.own.iter().position(|&k| k == j) {
+                Some(c) => {
+                    let lc = idx(c);
+                    for (row, &id) in ids.iter().enumerate() {
+                        if dag.constant(id) != Some(0.0) {
+                            let lr = idx(row);
+                            outputs.push((quote!(own[(#lr, #lc)]), id));
+                        }
+                    }
                 }
-                let lr = idx(row);
-                outputs.push((quote!(columns[(#lr, #lj)]), id));
+                None => key.push((j, ids)),
             }
         }
         for (row, &id) in frame.axis.iter().enumerate() {
@@ -1014,7 +1032,31 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
         }
         let body = kernel(&outputs);
         let lf = idx(f);
-        arms.extend(quote!(#lf => { #body }));
+        own_arms.extend(quote!(#lf => { #body }));
+        let segment = match segment_keys.iter().position(|k| *k == key) {
+            Some(s) => s,
+            None => {
+                segment_keys.push(key);
+                segment_keys.len() - 1
+            }
+        };
+        segment_of.push(segment);
+    }
+    let mut segment_arms = TokenStream::new();
+    for (segment, key) in segment_keys.iter().enumerate() {
+        let mut outputs = Vec::new();
+        for &(j, ids) in key {
+            let lj = idx(j);
+            for (row, &id) in ids.iter().enumerate() {
+                if dag.constant(id) != Some(0.0) {
+                    let lr = idx(row);
+                    outputs.push((quote!(columns[(#lr, #lj)]), id));
+                }
+            }
+        }
+        let body = kernel(&outputs);
+        let ls = idx(segment);
+        segment_arms.extend(quote!(#ls => { #body }));
     }
     // The broad phase: per frame its origin and bounding radius, and its points' positions.
     let mut sphere_arms = TokenStream::new();
@@ -1050,7 +1092,12 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
     }
     let start = start.iter().map(|&s| Literal::u16_unsuffixed(s));
     let frame_of = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
-    (
+    let segment_lits = segment_of.iter().map(|&s| Literal::u16_unsuffixed(s as u16));
+    let own_lits = own_range.iter().map(|&(first, count)| {
+        let (first, count) = (Literal::u16_unsuffixed(first as u16), Literal::u8_unsuffixed(count as u8));
+        quote!((#first, #count))
+    });
+    Ok((
         quote! {
             /// The origin of contact frame `frame` in the world (into `centre`) and the radius of
             /// a ball about it that holds all the frame's points (infinite for frames that are
@@ -1076,17 +1123,53 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
                 }
             }
 
-            /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-            /// about the world origin; zero for coordinates that do not move it) and its x axis.
+            /// World Plücker columns of the coordinates that contact segment `segment`'s frames
+            /// share (rows 0-2 angular, 3-5 linear about the world origin; zero for the frames'
+            /// own coordinates and for coordinates that do not move them).
             #[inline]
             #[allow(unused_variables)]
-            pub fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
+            pub fn contact_segment_into(segment: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, columns: &mut SMatrix<f64, 6, DOF>) {
                 *columns = SMatrix::zeros();
+                match segment {
+                    #segment_arms
+                    _ => {}
+                }
+            }
+
+            /// World Plücker columns of contact frame `frame`'s own coordinates
+            /// (`CONTACT_FRAME_OWN`; the rest of `own` zero) and its x axis.
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_own_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut SMatrix<f64, 6, 3>, axis: &mut Vector3<f64>) {
+                *own = SMatrix::zeros();
                 match frame {
-                    #arms
+                    #own_arms
                     _ => *axis = Vector3::zeros(),
                 }
             }
+
+            /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+            /// about the world origin; zero for coordinates that do not move it) and its x axis:
+            /// its segment's columns with its own put in.
+            #[inline]
+            pub fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
+                let mut own = SMatrix::<f64, 6, 3>::zeros();
+                contact_segment_into(CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize), q, p, cache, columns);
+                contact_frame_own_into(frame, q, p, cache, &mut own, axis);
+                if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
+                    for c in 0..count as usize {
+                        columns.set_column(first as usize + c, &own.column(c));
+                    }
+                }
+            }
+
+            /// Per contact frame, its segment: the frames of a segment share the columns of
+            /// every coordinate that is not their own.
+            pub const CONTACT_FRAME_SEGMENT: &[u16] = &[#(#segment_lits),*];
+
+            /// Per contact frame, the first of its own coordinates (whose columns differ from
+            /// frame to frame within its segment) and how many there are.
+            pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[#(#own_lits),*];
         },
         quote! {
             const CONTACT_FRAME_OF: &'static [u16] = &[#(#frame_of),*];
@@ -1100,10 +1183,21 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
             fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
                 contact_frame_into(frame, q, p, k, columns, axis)
             }
+            const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
+            const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;
+            fn contact_segment_into(segment: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>) {
+                contact_segment_into(segment, q, p, k, columns)
+            }
+            fn contact_frame_own_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut SMatrix<f64, 6, 3>, axis: &mut Vector3<f64>) {
+                contact_frame_own_into(frame, q, p, k, own, axis)
+            }
         },
-    )
+    ))
 }
 
+/// A robot's soft sections: what they are (coordinates, mount, geometry) for gaits and
+/// drawings, their centre lines, and the damping and elasticity of their coordinates. Empty
+/// for rigid robots.
 fn soft_sections(
     robot: &Robot,
     equations: &Equations,

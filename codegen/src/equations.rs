@@ -66,6 +66,10 @@ pub struct ContactFrame {
     /// The frame's world Plücker column (angular, linear about the world origin) of each
     /// coordinate that moves it.
     pub motion: Vec<(usize, Motion)>,
+    /// The coordinates whose columns are the frame's own (a skin ring's section's: they
+    /// differ from ring to ring), ascending; empty for a rigid frame, whose columns are all
+    /// its body's.
+    pub own: Vec<usize>,
     /// The frame's x axis in the world.
     pub axis: [NodeId; 3],
     /// The frame's origin in the world.

@@ -378,7 +378,9 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 let motion = path_columns.clone();
                 let axis = Dag::column3(&rotation, 0);
                 frame_keys.push(frame_key);
-                contact_frames.push(ContactFrame { name, columns, motion, axis, origin, radius: bound });
+                let mut own: Vec<usize> = own.iter().map(|(j, _)| *j).collect();
+                own.sort_unstable();
+                contact_frames.push(ContactFrame { name, columns, motion, own, axis, origin, radius: bound });
                 contact_frames.len() - 1
             }
         };

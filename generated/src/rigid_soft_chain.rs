@@ -20215,20 +20215,20 @@ pub fn contact_frame_positions_into(
         _ => {}
     }
 }
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis.
+/// World Plücker columns of the coordinates that contact segment `segment`'s frames
+/// share (rows 0-2 angular, 3-5 linear about the world origin; zero for the frames'
+/// own coordinates and for coordinates that do not move them).
 #[inline]
 #[allow(unused_variables)]
-pub fn contact_frame_into(
-    frame: usize,
+pub fn contact_segment_into(
+    segment: usize,
     q: &SVector<f64, DOF>,
     p: &Params,
     cache: &Cache,
     columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
 ) {
     *columns = SMatrix::zeros();
-    match frame {
+    match segment {
         0 => {
             columns[(3, 0)] = 1.0;
             columns[(4, 1)] = 1.0;
@@ -20247,9 +20247,6 @@ pub fn contact_frame_into(
             columns[(3, 5)] = cache.base_roll_subspace_v_x;
             columns[(4, 5)] = cache.base_roll_subspace_v_y;
             columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            axis[0] = cache.base_pitch_rotation_00;
-            axis[1] = cache.base_pitch_rotation_10;
-            axis[2] = cache.base_pitch_rotation_20;
         }
         1 => {
             columns[(3, 0)] = 1.0;
@@ -20269,6 +20266,103 @@ pub fn contact_frame_into(
             columns[(3, 5)] = cache.base_roll_subspace_v_x;
             columns[(4, 5)] = cache.base_roll_subspace_v_y;
             columns[(5, 5)] = cache.base_roll_subspace_v_z;
+            columns[(0, 6)] = cache.joint1_tip_subspace0_w_x;
+            columns[(1, 6)] = cache.joint1_tip_subspace0_w_y;
+            columns[(2, 6)] = cache.joint1_tip_subspace0_w_z;
+            columns[(3, 6)] = cache.joint1_tip_subspace0_v_x;
+            columns[(4, 6)] = cache.joint1_tip_subspace0_v_y;
+            columns[(5, 6)] = cache.joint1_tip_subspace0_v_z;
+            columns[(0, 7)] = cache.joint1_tip_subspace1_w_x;
+            columns[(1, 7)] = cache.joint1_tip_subspace1_w_y;
+            columns[(2, 7)] = cache.joint1_tip_subspace1_w_z;
+            columns[(3, 7)] = cache.joint1_tip_subspace1_v_x;
+            columns[(4, 7)] = cache.joint1_tip_subspace1_v_y;
+            columns[(5, 7)] = cache.joint1_tip_subspace1_v_z;
+            columns[(0, 8)] = cache.joint1_tip_subspace2_w_x;
+            columns[(1, 8)] = cache.joint1_tip_subspace2_w_y;
+            columns[(2, 8)] = cache.joint1_tip_subspace2_w_z;
+            columns[(3, 8)] = cache.joint1_tip_subspace2_v_x;
+            columns[(4, 8)] = cache.joint1_tip_subspace2_v_y;
+            columns[(5, 8)] = cache.joint1_tip_subspace2_v_z;
+        }
+        2 => {
+            columns[(3, 0)] = 1.0;
+            columns[(4, 1)] = 1.0;
+            columns[(5, 2)] = 1.0;
+            columns[(2, 3)] = 1.0;
+            columns[(3, 3)] = q[1];
+            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
+            columns[(0, 4)] = cache.base_yaw_rotation_01;
+            columns[(1, 4)] = cache.cos_q3;
+            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
+            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
+            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
+            columns[(0, 5)] = cache.base_pitch_rotation_00;
+            columns[(1, 5)] = cache.base_pitch_rotation_10;
+            columns[(2, 5)] = cache.base_pitch_rotation_20;
+            columns[(3, 5)] = cache.base_roll_subspace_v_x;
+            columns[(4, 5)] = cache.base_roll_subspace_v_y;
+            columns[(5, 5)] = cache.base_roll_subspace_v_z;
+            columns[(0, 6)] = cache.joint1_tip_subspace0_w_x;
+            columns[(1, 6)] = cache.joint1_tip_subspace0_w_y;
+            columns[(2, 6)] = cache.joint1_tip_subspace0_w_z;
+            columns[(3, 6)] = cache.joint1_tip_subspace0_v_x;
+            columns[(4, 6)] = cache.joint1_tip_subspace0_v_y;
+            columns[(5, 6)] = cache.joint1_tip_subspace0_v_z;
+            columns[(0, 7)] = cache.joint1_tip_subspace1_w_x;
+            columns[(1, 7)] = cache.joint1_tip_subspace1_w_y;
+            columns[(2, 7)] = cache.joint1_tip_subspace1_w_z;
+            columns[(3, 7)] = cache.joint1_tip_subspace1_v_x;
+            columns[(4, 7)] = cache.joint1_tip_subspace1_v_y;
+            columns[(5, 7)] = cache.joint1_tip_subspace1_v_z;
+            columns[(0, 8)] = cache.joint1_tip_subspace2_w_x;
+            columns[(1, 8)] = cache.joint1_tip_subspace2_w_y;
+            columns[(2, 8)] = cache.joint1_tip_subspace2_w_z;
+            columns[(3, 8)] = cache.joint1_tip_subspace2_v_x;
+            columns[(4, 8)] = cache.joint1_tip_subspace2_v_y;
+            columns[(5, 8)] = cache.joint1_tip_subspace2_v_z;
+            columns[(0, 9)] = cache.joint2_tip_subspace0_w_x;
+            columns[(1, 9)] = cache.joint2_tip_subspace0_w_y;
+            columns[(2, 9)] = cache.joint2_tip_subspace0_w_z;
+            columns[(3, 9)] = cache.joint2_tip_subspace0_v_x;
+            columns[(4, 9)] = cache.joint2_tip_subspace0_v_y;
+            columns[(5, 9)] = cache.joint2_tip_subspace0_v_z;
+            columns[(0, 10)] = cache.joint2_tip_subspace1_w_x;
+            columns[(1, 10)] = cache.joint2_tip_subspace1_w_y;
+            columns[(2, 10)] = cache.joint2_tip_subspace1_w_z;
+            columns[(3, 10)] = cache.joint2_tip_subspace1_v_x;
+            columns[(4, 10)] = cache.joint2_tip_subspace1_v_y;
+            columns[(5, 10)] = cache.joint2_tip_subspace1_v_z;
+            columns[(0, 11)] = cache.joint2_tip_subspace2_w_x;
+            columns[(1, 11)] = cache.joint2_tip_subspace2_w_y;
+            columns[(2, 11)] = cache.joint2_tip_subspace2_w_z;
+            columns[(3, 11)] = cache.joint2_tip_subspace2_v_x;
+            columns[(4, 11)] = cache.joint2_tip_subspace2_v_y;
+            columns[(5, 11)] = cache.joint2_tip_subspace2_v_z;
+        }
+        _ => {}
+    }
+}
+/// World Plücker columns of contact frame `frame`'s own coordinates
+/// (`CONTACT_FRAME_OWN`; the rest of `own` zero) and its x axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+    axis: &mut Vector3<f64>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        0 => {
+            axis[0] = cache.base_pitch_rotation_00;
+            axis[1] = cache.base_pitch_rotation_10;
+            axis[2] = cache.base_pitch_rotation_20;
+        }
+        1 => {
             axis[0] = cache.base_pitch_rotation_00;
             axis[1] = cache.base_pitch_rotation_10;
             axis[2] = cache.base_pitch_rotation_20;
@@ -20448,121 +20542,34 @@ pub fn contact_frame_into(
                 + cache.base_pitch_rotation_10 * t26 + cache.base_roll_rotation_12 * t28;
             let joint1_ring1_rotation_20 = t28 * cache.base_roll_rotation_22
                 + cache.base_pitch_rotation_20 * t26 + t27 * cache.base_roll_rotation_21;
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 6)] = joint1_ring1_subspace0_w_x;
-            columns[(1, 6)] = joint1_ring1_subspace0_w_y;
-            columns[(2, 6)] = joint1_ring1_subspace0_w_z;
-            columns[(3, 6)] = joint1_ring1_subspace0_v_x;
-            columns[(4, 6)] = joint1_ring1_subspace0_v_y;
-            columns[(5, 6)] = joint1_ring1_subspace0_v_z;
-            columns[(0, 7)] = joint1_ring1_subspace1_w_x;
-            columns[(1, 7)] = joint1_ring1_subspace1_w_y;
-            columns[(2, 7)] = joint1_ring1_subspace1_w_z;
-            columns[(3, 7)] = joint1_ring1_subspace1_v_x;
-            columns[(4, 7)] = joint1_ring1_subspace1_v_y;
-            columns[(5, 7)] = joint1_ring1_subspace1_v_z;
-            columns[(0, 8)] = joint1_ring1_subspace2_w_x;
-            columns[(1, 8)] = joint1_ring1_subspace2_w_y;
-            columns[(2, 8)] = joint1_ring1_subspace2_w_z;
-            columns[(3, 8)] = joint1_ring1_subspace2_v_x;
-            columns[(4, 8)] = joint1_ring1_subspace2_v_y;
-            columns[(5, 8)] = joint1_ring1_subspace2_v_z;
+            own[(0, 0)] = joint1_ring1_subspace0_w_x;
+            own[(1, 0)] = joint1_ring1_subspace0_w_y;
+            own[(2, 0)] = joint1_ring1_subspace0_w_z;
+            own[(3, 0)] = joint1_ring1_subspace0_v_x;
+            own[(4, 0)] = joint1_ring1_subspace0_v_y;
+            own[(5, 0)] = joint1_ring1_subspace0_v_z;
+            own[(0, 1)] = joint1_ring1_subspace1_w_x;
+            own[(1, 1)] = joint1_ring1_subspace1_w_y;
+            own[(2, 1)] = joint1_ring1_subspace1_w_z;
+            own[(3, 1)] = joint1_ring1_subspace1_v_x;
+            own[(4, 1)] = joint1_ring1_subspace1_v_y;
+            own[(5, 1)] = joint1_ring1_subspace1_v_z;
+            own[(0, 2)] = joint1_ring1_subspace2_w_x;
+            own[(1, 2)] = joint1_ring1_subspace2_w_y;
+            own[(2, 2)] = joint1_ring1_subspace2_w_z;
+            own[(3, 2)] = joint1_ring1_subspace2_v_x;
+            own[(4, 2)] = joint1_ring1_subspace2_v_y;
+            own[(5, 2)] = joint1_ring1_subspace2_v_z;
             axis[0] = joint1_ring1_rotation_00;
             axis[1] = joint1_ring1_rotation_10;
             axis[2] = joint1_ring1_rotation_20;
         }
         3 => {
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 6)] = cache.joint1_tip_subspace0_w_x;
-            columns[(1, 6)] = cache.joint1_tip_subspace0_w_y;
-            columns[(2, 6)] = cache.joint1_tip_subspace0_w_z;
-            columns[(3, 6)] = cache.joint1_tip_subspace0_v_x;
-            columns[(4, 6)] = cache.joint1_tip_subspace0_v_y;
-            columns[(5, 6)] = cache.joint1_tip_subspace0_v_z;
-            columns[(0, 7)] = cache.joint1_tip_subspace1_w_x;
-            columns[(1, 7)] = cache.joint1_tip_subspace1_w_y;
-            columns[(2, 7)] = cache.joint1_tip_subspace1_w_z;
-            columns[(3, 7)] = cache.joint1_tip_subspace1_v_x;
-            columns[(4, 7)] = cache.joint1_tip_subspace1_v_y;
-            columns[(5, 7)] = cache.joint1_tip_subspace1_v_z;
-            columns[(0, 8)] = cache.joint1_tip_subspace2_w_x;
-            columns[(1, 8)] = cache.joint1_tip_subspace2_w_y;
-            columns[(2, 8)] = cache.joint1_tip_subspace2_w_z;
-            columns[(3, 8)] = cache.joint1_tip_subspace2_v_x;
-            columns[(4, 8)] = cache.joint1_tip_subspace2_v_y;
-            columns[(5, 8)] = cache.joint1_tip_subspace2_v_z;
             axis[0] = cache.joint1_tip_rotation_00;
             axis[1] = cache.joint1_tip_rotation_10;
             axis[2] = cache.joint1_tip_rotation_20;
         }
         4 => {
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 6)] = cache.joint1_tip_subspace0_w_x;
-            columns[(1, 6)] = cache.joint1_tip_subspace0_w_y;
-            columns[(2, 6)] = cache.joint1_tip_subspace0_w_z;
-            columns[(3, 6)] = cache.joint1_tip_subspace0_v_x;
-            columns[(4, 6)] = cache.joint1_tip_subspace0_v_y;
-            columns[(5, 6)] = cache.joint1_tip_subspace0_v_z;
-            columns[(0, 7)] = cache.joint1_tip_subspace1_w_x;
-            columns[(1, 7)] = cache.joint1_tip_subspace1_w_y;
-            columns[(2, 7)] = cache.joint1_tip_subspace1_w_z;
-            columns[(3, 7)] = cache.joint1_tip_subspace1_v_x;
-            columns[(4, 7)] = cache.joint1_tip_subspace1_v_y;
-            columns[(5, 7)] = cache.joint1_tip_subspace1_v_z;
-            columns[(0, 8)] = cache.joint1_tip_subspace2_w_x;
-            columns[(1, 8)] = cache.joint1_tip_subspace2_w_y;
-            columns[(2, 8)] = cache.joint1_tip_subspace2_w_z;
-            columns[(3, 8)] = cache.joint1_tip_subspace2_v_x;
-            columns[(4, 8)] = cache.joint1_tip_subspace2_v_y;
-            columns[(5, 8)] = cache.joint1_tip_subspace2_v_z;
             axis[0] = cache.joint1_tip_rotation_00;
             axis[1] = cache.joint1_tip_rotation_10;
             axis[2] = cache.joint1_tip_rotation_20;
@@ -20743,117 +20750,29 @@ pub fn contact_frame_into(
                 + cache.joint2_rotation_11 * t27 + t26 * cache.joint1_tip_rotation_10;
             let joint2_ring1_rotation_20 = t26 * cache.joint1_tip_rotation_20
                 + t28 * cache.joint2_rotation_22 + cache.joint2_rotation_21 * t27;
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 6)] = cache.joint1_tip_subspace0_w_x;
-            columns[(1, 6)] = cache.joint1_tip_subspace0_w_y;
-            columns[(2, 6)] = cache.joint1_tip_subspace0_w_z;
-            columns[(3, 6)] = cache.joint1_tip_subspace0_v_x;
-            columns[(4, 6)] = cache.joint1_tip_subspace0_v_y;
-            columns[(5, 6)] = cache.joint1_tip_subspace0_v_z;
-            columns[(0, 7)] = cache.joint1_tip_subspace1_w_x;
-            columns[(1, 7)] = cache.joint1_tip_subspace1_w_y;
-            columns[(2, 7)] = cache.joint1_tip_subspace1_w_z;
-            columns[(3, 7)] = cache.joint1_tip_subspace1_v_x;
-            columns[(4, 7)] = cache.joint1_tip_subspace1_v_y;
-            columns[(5, 7)] = cache.joint1_tip_subspace1_v_z;
-            columns[(0, 8)] = cache.joint1_tip_subspace2_w_x;
-            columns[(1, 8)] = cache.joint1_tip_subspace2_w_y;
-            columns[(2, 8)] = cache.joint1_tip_subspace2_w_z;
-            columns[(3, 8)] = cache.joint1_tip_subspace2_v_x;
-            columns[(4, 8)] = cache.joint1_tip_subspace2_v_y;
-            columns[(5, 8)] = cache.joint1_tip_subspace2_v_z;
-            columns[(0, 9)] = joint2_ring1_subspace0_w_x;
-            columns[(1, 9)] = joint2_ring1_subspace0_w_y;
-            columns[(2, 9)] = joint2_ring1_subspace0_w_z;
-            columns[(3, 9)] = joint2_ring1_subspace0_v_x;
-            columns[(4, 9)] = joint2_ring1_subspace0_v_y;
-            columns[(5, 9)] = joint2_ring1_subspace0_v_z;
-            columns[(0, 10)] = joint2_ring1_subspace1_w_x;
-            columns[(1, 10)] = joint2_ring1_subspace1_w_y;
-            columns[(2, 10)] = joint2_ring1_subspace1_w_z;
-            columns[(3, 10)] = joint2_ring1_subspace1_v_x;
-            columns[(4, 10)] = joint2_ring1_subspace1_v_y;
-            columns[(5, 10)] = joint2_ring1_subspace1_v_z;
-            columns[(0, 11)] = joint2_ring1_subspace2_w_x;
-            columns[(1, 11)] = joint2_ring1_subspace2_w_y;
-            columns[(2, 11)] = joint2_ring1_subspace2_w_z;
-            columns[(3, 11)] = joint2_ring1_subspace2_v_x;
-            columns[(4, 11)] = joint2_ring1_subspace2_v_y;
-            columns[(5, 11)] = joint2_ring1_subspace2_v_z;
+            own[(0, 0)] = joint2_ring1_subspace0_w_x;
+            own[(1, 0)] = joint2_ring1_subspace0_w_y;
+            own[(2, 0)] = joint2_ring1_subspace0_w_z;
+            own[(3, 0)] = joint2_ring1_subspace0_v_x;
+            own[(4, 0)] = joint2_ring1_subspace0_v_y;
+            own[(5, 0)] = joint2_ring1_subspace0_v_z;
+            own[(0, 1)] = joint2_ring1_subspace1_w_x;
+            own[(1, 1)] = joint2_ring1_subspace1_w_y;
+            own[(2, 1)] = joint2_ring1_subspace1_w_z;
+            own[(3, 1)] = joint2_ring1_subspace1_v_x;
+            own[(4, 1)] = joint2_ring1_subspace1_v_y;
+            own[(5, 1)] = joint2_ring1_subspace1_v_z;
+            own[(0, 2)] = joint2_ring1_subspace2_w_x;
+            own[(1, 2)] = joint2_ring1_subspace2_w_y;
+            own[(2, 2)] = joint2_ring1_subspace2_w_z;
+            own[(3, 2)] = joint2_ring1_subspace2_v_x;
+            own[(4, 2)] = joint2_ring1_subspace2_v_y;
+            own[(5, 2)] = joint2_ring1_subspace2_v_z;
             axis[0] = joint2_ring1_rotation_00;
             axis[1] = joint2_ring1_rotation_10;
             axis[2] = joint2_ring1_rotation_20;
         }
         6 => {
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 6)] = cache.joint1_tip_subspace0_w_x;
-            columns[(1, 6)] = cache.joint1_tip_subspace0_w_y;
-            columns[(2, 6)] = cache.joint1_tip_subspace0_w_z;
-            columns[(3, 6)] = cache.joint1_tip_subspace0_v_x;
-            columns[(4, 6)] = cache.joint1_tip_subspace0_v_y;
-            columns[(5, 6)] = cache.joint1_tip_subspace0_v_z;
-            columns[(0, 7)] = cache.joint1_tip_subspace1_w_x;
-            columns[(1, 7)] = cache.joint1_tip_subspace1_w_y;
-            columns[(2, 7)] = cache.joint1_tip_subspace1_w_z;
-            columns[(3, 7)] = cache.joint1_tip_subspace1_v_x;
-            columns[(4, 7)] = cache.joint1_tip_subspace1_v_y;
-            columns[(5, 7)] = cache.joint1_tip_subspace1_v_z;
-            columns[(0, 8)] = cache.joint1_tip_subspace2_w_x;
-            columns[(1, 8)] = cache.joint1_tip_subspace2_w_y;
-            columns[(2, 8)] = cache.joint1_tip_subspace2_w_z;
-            columns[(3, 8)] = cache.joint1_tip_subspace2_v_x;
-            columns[(4, 8)] = cache.joint1_tip_subspace2_v_y;
-            columns[(5, 8)] = cache.joint1_tip_subspace2_v_z;
-            columns[(0, 9)] = cache.joint2_tip_subspace0_w_x;
-            columns[(1, 9)] = cache.joint2_tip_subspace0_w_y;
-            columns[(2, 9)] = cache.joint2_tip_subspace0_w_z;
-            columns[(3, 9)] = cache.joint2_tip_subspace0_v_x;
-            columns[(4, 9)] = cache.joint2_tip_subspace0_v_y;
-            columns[(5, 9)] = cache.joint2_tip_subspace0_v_z;
-            columns[(0, 10)] = cache.joint2_tip_subspace1_w_x;
-            columns[(1, 10)] = cache.joint2_tip_subspace1_w_y;
-            columns[(2, 10)] = cache.joint2_tip_subspace1_w_z;
-            columns[(3, 10)] = cache.joint2_tip_subspace1_v_x;
-            columns[(4, 10)] = cache.joint2_tip_subspace1_v_y;
-            columns[(5, 10)] = cache.joint2_tip_subspace1_v_z;
-            columns[(0, 11)] = cache.joint2_tip_subspace2_w_x;
-            columns[(1, 11)] = cache.joint2_tip_subspace2_w_y;
-            columns[(2, 11)] = cache.joint2_tip_subspace2_w_z;
-            columns[(3, 11)] = cache.joint2_tip_subspace2_v_x;
-            columns[(4, 11)] = cache.joint2_tip_subspace2_v_y;
-            columns[(5, 11)] = cache.joint2_tip_subspace2_v_z;
             axis[0] = cache.joint2_tip_rotation_00;
             axis[1] = cache.joint2_tip_rotation_10;
             axis[2] = cache.joint2_tip_rotation_20;
@@ -20861,6 +20780,47 @@ pub fn contact_frame_into(
         _ => *axis = Vector3::zeros(),
     }
 }
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x axis:
+/// its segment's columns with its own put in.
+#[inline]
+pub fn contact_frame_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    columns: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    let mut own = SMatrix::<f64, 6, 3>::zeros();
+    contact_segment_into(
+        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
+        q,
+        p,
+        cache,
+        columns,
+    );
+    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
+    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
+        for c in 0..count as usize {
+            columns.set_column(first as usize + c, &own.column(c));
+        }
+    }
+}
+/// Per contact frame, its segment: the frames of a segment share the columns of
+/// every coordinate that is not their own.
+pub const CONTACT_FRAME_SEGMENT: &[u16] = &[0, 0, 0, 1, 1, 1, 2];
+/// Per contact frame, the first of its own coordinates (whose columns differ from
+/// frame to frame within its segment) and how many there are.
+pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[
+    (0, 0),
+    (6, 3),
+    (6, 3),
+    (0, 0),
+    (9, 3),
+    (9, 3),
+    (0, 0),
+];
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -24672,6 +24632,27 @@ impl Model<DOF, CONTACTS> for RigidSoftChain {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_into(frame, q, p, k, columns, axis)
+    }
+    const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
+    const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;
+    fn contact_segment_into(
+        segment: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_segment_into(segment, q, p, k, columns)
+    }
+    fn contact_frame_own_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_own_into(frame, q, p, k, own, axis)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

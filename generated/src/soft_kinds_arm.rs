@@ -8143,20 +8143,20 @@ pub fn contact_frame_positions_into(
         _ => {}
     }
 }
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis.
+/// World Plücker columns of the coordinates that contact segment `segment`'s frames
+/// share (rows 0-2 angular, 3-5 linear about the world origin; zero for the frames'
+/// own coordinates and for coordinates that do not move them).
 #[inline]
 #[allow(unused_variables)]
-pub fn contact_frame_into(
-    frame: usize,
+pub fn contact_segment_into(
+    segment: usize,
     q: &SVector<f64, DOF>,
     p: &Params,
     cache: &Cache,
     columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
 ) {
     *columns = SMatrix::zeros();
-    match frame {
+    match segment {
         0 => {
             columns[(0, 0)] = cache.arm_tip_subspace0_w_x;
             columns[(1, 0)] = cache.arm_tip_subspace0_w_y;
@@ -8170,6 +8170,25 @@ pub fn contact_frame_into(
             columns[(3, 1)] = cache.arm_tip_subspace1_v_x;
             columns[(4, 1)] = cache.arm_tip_subspace1_v_y;
             columns[(5, 1)] = cache.arm_tip_subspace1_v_z;
+        }
+        _ => {}
+    }
+}
+/// World Plücker columns of contact frame `frame`'s own coordinates
+/// (`CONTACT_FRAME_OWN`; the rest of `own` zero) and its x axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+    axis: &mut Vector3<f64>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        0 => {
             axis[0] = cache.flap_rotation_00;
             axis[1] = cache.flap_rotation_10;
             axis[2] = cache.flap_rotation_20;
@@ -8190,24 +8209,12 @@ pub fn contact_frame_into(
                 + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
                 + cache.flap_position_x * cache.flap_slice1_subspace0_w_y
                 - cache.flap_slice1_subspace0_w_x * cache.flap_position_y;
-            columns[(0, 0)] = cache.arm_tip_subspace0_w_x;
-            columns[(1, 0)] = cache.arm_tip_subspace0_w_y;
-            columns[(2, 0)] = cache.arm_tip_subspace0_w_z;
-            columns[(3, 0)] = cache.arm_tip_subspace0_v_x;
-            columns[(4, 0)] = cache.arm_tip_subspace0_v_y;
-            columns[(5, 0)] = cache.arm_tip_subspace0_v_z;
-            columns[(0, 1)] = cache.arm_tip_subspace1_w_x;
-            columns[(1, 1)] = cache.arm_tip_subspace1_w_y;
-            columns[(2, 1)] = cache.arm_tip_subspace1_w_z;
-            columns[(3, 1)] = cache.arm_tip_subspace1_v_x;
-            columns[(4, 1)] = cache.arm_tip_subspace1_v_y;
-            columns[(5, 1)] = cache.arm_tip_subspace1_v_z;
-            columns[(0, 2)] = cache.flap_slice1_subspace0_w_x;
-            columns[(1, 2)] = cache.flap_slice1_subspace0_w_y;
-            columns[(2, 2)] = cache.flap_slice1_subspace0_w_z;
-            columns[(3, 2)] = flap_ring1_subspace0_v_x;
-            columns[(4, 2)] = flap_ring1_subspace0_v_y;
-            columns[(5, 2)] = flap_ring1_subspace0_v_z;
+            own[(0, 0)] = cache.flap_slice1_subspace0_w_x;
+            own[(1, 0)] = cache.flap_slice1_subspace0_w_y;
+            own[(2, 0)] = cache.flap_slice1_subspace0_w_z;
+            own[(3, 0)] = flap_ring1_subspace0_v_x;
+            own[(4, 0)] = flap_ring1_subspace0_v_y;
+            own[(5, 0)] = flap_ring1_subspace0_v_z;
             axis[0] = cache.flap_slice1_rotation_00;
             axis[1] = cache.flap_slice1_rotation_10;
             axis[2] = cache.flap_slice1_rotation_20;
@@ -8251,41 +8258,17 @@ pub fn contact_frame_into(
                 + cache.flap_rotation_10 * t2;
             let flap_tip_rotation_20 = cache.flap_rotation_21 * t1
                 + cache.flap_rotation_20 * t2;
-            columns[(0, 0)] = cache.arm_tip_subspace0_w_x;
-            columns[(1, 0)] = cache.arm_tip_subspace0_w_y;
-            columns[(2, 0)] = cache.arm_tip_subspace0_w_z;
-            columns[(3, 0)] = cache.arm_tip_subspace0_v_x;
-            columns[(4, 0)] = cache.arm_tip_subspace0_v_y;
-            columns[(5, 0)] = cache.arm_tip_subspace0_v_z;
-            columns[(0, 1)] = cache.arm_tip_subspace1_w_x;
-            columns[(1, 1)] = cache.arm_tip_subspace1_w_y;
-            columns[(2, 1)] = cache.arm_tip_subspace1_w_z;
-            columns[(3, 1)] = cache.arm_tip_subspace1_v_x;
-            columns[(4, 1)] = cache.arm_tip_subspace1_v_y;
-            columns[(5, 1)] = cache.arm_tip_subspace1_v_z;
-            columns[(0, 2)] = flap_tip_subspace0_w_x;
-            columns[(1, 2)] = flap_tip_subspace0_w_y;
-            columns[(2, 2)] = flap_tip_subspace0_w_z;
-            columns[(3, 2)] = flap_ring2_subspace0_v_x;
-            columns[(4, 2)] = flap_ring2_subspace0_v_y;
-            columns[(5, 2)] = flap_ring2_subspace0_v_z;
+            own[(0, 0)] = flap_tip_subspace0_w_x;
+            own[(1, 0)] = flap_tip_subspace0_w_y;
+            own[(2, 0)] = flap_tip_subspace0_w_z;
+            own[(3, 0)] = flap_ring2_subspace0_v_x;
+            own[(4, 0)] = flap_ring2_subspace0_v_y;
+            own[(5, 0)] = flap_ring2_subspace0_v_z;
             axis[0] = flap_tip_rotation_00;
             axis[1] = flap_tip_rotation_10;
             axis[2] = flap_tip_rotation_20;
         }
         3 => {
-            columns[(0, 0)] = cache.arm_tip_subspace0_w_x;
-            columns[(1, 0)] = cache.arm_tip_subspace0_w_y;
-            columns[(2, 0)] = cache.arm_tip_subspace0_w_z;
-            columns[(3, 0)] = cache.arm_tip_subspace0_v_x;
-            columns[(4, 0)] = cache.arm_tip_subspace0_v_y;
-            columns[(5, 0)] = cache.arm_tip_subspace0_v_z;
-            columns[(0, 1)] = cache.arm_tip_subspace1_w_x;
-            columns[(1, 1)] = cache.arm_tip_subspace1_w_y;
-            columns[(2, 1)] = cache.arm_tip_subspace1_w_z;
-            columns[(3, 1)] = cache.arm_tip_subspace1_v_x;
-            columns[(4, 1)] = cache.arm_tip_subspace1_v_y;
-            columns[(5, 1)] = cache.arm_tip_subspace1_v_z;
             axis[0] = cache.arm_tip_rotation_00;
             axis[1] = cache.arm_tip_rotation_10;
             axis[2] = cache.arm_tip_rotation_20;
@@ -8293,6 +8276,39 @@ pub fn contact_frame_into(
         _ => *axis = Vector3::zeros(),
     }
 }
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x axis:
+/// its segment's columns with its own put in.
+#[inline]
+pub fn contact_frame_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    columns: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    let mut own = SMatrix::<f64, 6, 3>::zeros();
+    contact_segment_into(
+        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
+        q,
+        p,
+        cache,
+        columns,
+    );
+    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
+    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
+        for c in 0..count as usize {
+            columns.set_column(first as usize + c, &own.column(c));
+        }
+    }
+}
+/// Per contact frame, its segment: the frames of a segment share the columns of
+/// every coordinate that is not their own.
+pub const CONTACT_FRAME_SEGMENT: &[u16] = &[0, 0, 0, 0];
+/// Per contact frame, the first of its own coordinates (whose columns differ from
+/// frame to frame within its segment) and how many there are.
+pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[(2, 1), (2, 1), (2, 1), (0, 0)];
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -10484,6 +10500,27 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_into(frame, q, p, k, columns, axis)
+    }
+    const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
+    const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;
+    fn contact_segment_into(
+        segment: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_segment_into(segment, q, p, k, columns)
+    }
+    fn contact_frame_own_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_own_into(frame, q, p, k, own, axis)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

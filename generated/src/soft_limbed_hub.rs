@@ -34064,20 +34064,20 @@ pub fn contact_frame_positions_into(
         _ => {}
     }
 }
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis.
+/// World Plücker columns of the coordinates that contact segment `segment`'s frames
+/// share (rows 0-2 angular, 3-5 linear about the world origin; zero for the frames'
+/// own coordinates and for coordinates that do not move them).
 #[inline]
 #[allow(unused_variables)]
-pub fn contact_frame_into(
-    frame: usize,
+pub fn contact_segment_into(
+    segment: usize,
     q: &SVector<f64, DOF>,
     p: &Params,
     cache: &Cache,
     columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
 ) {
     *columns = SMatrix::zeros();
-    match frame {
+    match segment {
         0 => {
             columns[(3, 0)] = 1.0;
             columns[(4, 1)] = 1.0;
@@ -34096,6 +34096,25 @@ pub fn contact_frame_into(
             columns[(3, 5)] = cache.base_roll_subspace_v_x;
             columns[(4, 5)] = cache.base_roll_subspace_v_y;
             columns[(5, 5)] = cache.base_roll_subspace_v_z;
+        }
+        _ => {}
+    }
+}
+/// World Plücker columns of contact frame `frame`'s own coordinates
+/// (`CONTACT_FRAME_OWN`; the rest of `own` zero) and its x axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+    axis: &mut Vector3<f64>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        0 => {
             axis[0] = cache.back_rotation_00;
             axis[1] = cache.back_rotation_10;
             axis[2] = cache.back_rotation_20;
@@ -34272,41 +34291,24 @@ pub fn contact_frame_into(
                 + cache.base_roll_rotation_11 * t26 + t28 * cache.back_rotation_12;
             let back_ring1_rotation_20 = t28 * cache.back_rotation_22
                 + t26 * cache.base_roll_rotation_21 + cache.back_rotation_20 * t27;
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 9)] = back_ring1_subspace0_w_x;
-            columns[(1, 9)] = back_ring1_subspace0_w_y;
-            columns[(2, 9)] = back_ring1_subspace0_w_z;
-            columns[(3, 9)] = back_ring1_subspace0_v_x;
-            columns[(4, 9)] = back_ring1_subspace0_v_y;
-            columns[(5, 9)] = back_ring1_subspace0_v_z;
-            columns[(0, 10)] = back_ring1_subspace1_w_x;
-            columns[(1, 10)] = back_ring1_subspace1_w_y;
-            columns[(2, 10)] = back_ring1_subspace1_w_z;
-            columns[(3, 10)] = back_ring1_subspace1_v_x;
-            columns[(4, 10)] = back_ring1_subspace1_v_y;
-            columns[(5, 10)] = back_ring1_subspace1_v_z;
-            columns[(0, 11)] = back_ring1_subspace2_w_x;
-            columns[(1, 11)] = back_ring1_subspace2_w_y;
-            columns[(2, 11)] = back_ring1_subspace2_w_z;
-            columns[(3, 11)] = back_ring1_subspace2_v_x;
-            columns[(4, 11)] = back_ring1_subspace2_v_y;
-            columns[(5, 11)] = back_ring1_subspace2_v_z;
+            own[(0, 0)] = back_ring1_subspace0_w_x;
+            own[(1, 0)] = back_ring1_subspace0_w_y;
+            own[(2, 0)] = back_ring1_subspace0_w_z;
+            own[(3, 0)] = back_ring1_subspace0_v_x;
+            own[(4, 0)] = back_ring1_subspace0_v_y;
+            own[(5, 0)] = back_ring1_subspace0_v_z;
+            own[(0, 1)] = back_ring1_subspace1_w_x;
+            own[(1, 1)] = back_ring1_subspace1_w_y;
+            own[(2, 1)] = back_ring1_subspace1_w_z;
+            own[(3, 1)] = back_ring1_subspace1_v_x;
+            own[(4, 1)] = back_ring1_subspace1_v_y;
+            own[(5, 1)] = back_ring1_subspace1_v_z;
+            own[(0, 2)] = back_ring1_subspace2_w_x;
+            own[(1, 2)] = back_ring1_subspace2_w_y;
+            own[(2, 2)] = back_ring1_subspace2_w_z;
+            own[(3, 2)] = back_ring1_subspace2_v_x;
+            own[(4, 2)] = back_ring1_subspace2_v_y;
+            own[(5, 2)] = back_ring1_subspace2_v_z;
             axis[0] = back_ring1_rotation_00;
             axis[1] = back_ring1_rotation_10;
             axis[2] = back_ring1_rotation_20;
@@ -34476,63 +34478,29 @@ pub fn contact_frame_into(
                 + cache.base_roll_rotation_11 * t26 + t27 * cache.back_rotation_10;
             let back_tip_rotation_20 = t27 * cache.back_rotation_20
                 + t26 * cache.base_roll_rotation_21 + cache.back_rotation_22 * t28;
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 9)] = back_tip_subspace0_w_x;
-            columns[(1, 9)] = back_tip_subspace0_w_y;
-            columns[(2, 9)] = back_tip_subspace0_w_z;
-            columns[(3, 9)] = back_tip_subspace0_v_x;
-            columns[(4, 9)] = back_tip_subspace0_v_y;
-            columns[(5, 9)] = back_tip_subspace0_v_z;
-            columns[(0, 10)] = back_tip_subspace1_w_x;
-            columns[(1, 10)] = back_tip_subspace1_w_y;
-            columns[(2, 10)] = back_tip_subspace1_w_z;
-            columns[(3, 10)] = back_tip_subspace1_v_x;
-            columns[(4, 10)] = back_tip_subspace1_v_y;
-            columns[(5, 10)] = back_tip_subspace1_v_z;
-            columns[(0, 11)] = back_tip_subspace2_w_x;
-            columns[(1, 11)] = back_tip_subspace2_w_y;
-            columns[(2, 11)] = back_tip_subspace2_w_z;
-            columns[(3, 11)] = back_tip_subspace2_v_x;
-            columns[(4, 11)] = back_tip_subspace2_v_y;
-            columns[(5, 11)] = back_tip_subspace2_v_z;
+            own[(0, 0)] = back_tip_subspace0_w_x;
+            own[(1, 0)] = back_tip_subspace0_w_y;
+            own[(2, 0)] = back_tip_subspace0_w_z;
+            own[(3, 0)] = back_tip_subspace0_v_x;
+            own[(4, 0)] = back_tip_subspace0_v_y;
+            own[(5, 0)] = back_tip_subspace0_v_z;
+            own[(0, 1)] = back_tip_subspace1_w_x;
+            own[(1, 1)] = back_tip_subspace1_w_y;
+            own[(2, 1)] = back_tip_subspace1_w_z;
+            own[(3, 1)] = back_tip_subspace1_v_x;
+            own[(4, 1)] = back_tip_subspace1_v_y;
+            own[(5, 1)] = back_tip_subspace1_v_z;
+            own[(0, 2)] = back_tip_subspace2_w_x;
+            own[(1, 2)] = back_tip_subspace2_w_y;
+            own[(2, 2)] = back_tip_subspace2_w_z;
+            own[(3, 2)] = back_tip_subspace2_v_x;
+            own[(4, 2)] = back_tip_subspace2_v_y;
+            own[(5, 2)] = back_tip_subspace2_v_z;
             axis[0] = back_tip_rotation_00;
             axis[1] = back_tip_rotation_10;
             axis[2] = back_tip_rotation_20;
         }
         3 => {
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
             axis[0] = cache.front_right_rotation_00;
             axis[1] = cache.front_right_rotation_10;
             axis[2] = cache.front_right_rotation_20;
@@ -34722,41 +34690,24 @@ pub fn contact_frame_into(
             let front_right_ring1_rotation_20 = t27 * cache.front_right_rotation_20
                 + cache.front_right_rotation_21 * t26
                 + cache.front_right_rotation_22 * t28;
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 12)] = front_right_ring1_subspace0_w_x;
-            columns[(1, 12)] = front_right_ring1_subspace0_w_y;
-            columns[(2, 12)] = front_right_ring1_subspace0_w_z;
-            columns[(3, 12)] = front_right_ring1_subspace0_v_x;
-            columns[(4, 12)] = front_right_ring1_subspace0_v_y;
-            columns[(5, 12)] = front_right_ring1_subspace0_v_z;
-            columns[(0, 13)] = front_right_ring1_subspace1_w_x;
-            columns[(1, 13)] = front_right_ring1_subspace1_w_y;
-            columns[(2, 13)] = front_right_ring1_subspace1_w_z;
-            columns[(3, 13)] = front_right_ring1_subspace1_v_x;
-            columns[(4, 13)] = front_right_ring1_subspace1_v_y;
-            columns[(5, 13)] = front_right_ring1_subspace1_v_z;
-            columns[(0, 14)] = front_right_ring1_subspace2_w_x;
-            columns[(1, 14)] = front_right_ring1_subspace2_w_y;
-            columns[(2, 14)] = front_right_ring1_subspace2_w_z;
-            columns[(3, 14)] = front_right_ring1_subspace2_v_x;
-            columns[(4, 14)] = front_right_ring1_subspace2_v_y;
-            columns[(5, 14)] = front_right_ring1_subspace2_v_z;
+            own[(0, 0)] = front_right_ring1_subspace0_w_x;
+            own[(1, 0)] = front_right_ring1_subspace0_w_y;
+            own[(2, 0)] = front_right_ring1_subspace0_w_z;
+            own[(3, 0)] = front_right_ring1_subspace0_v_x;
+            own[(4, 0)] = front_right_ring1_subspace0_v_y;
+            own[(5, 0)] = front_right_ring1_subspace0_v_z;
+            own[(0, 1)] = front_right_ring1_subspace1_w_x;
+            own[(1, 1)] = front_right_ring1_subspace1_w_y;
+            own[(2, 1)] = front_right_ring1_subspace1_w_z;
+            own[(3, 1)] = front_right_ring1_subspace1_v_x;
+            own[(4, 1)] = front_right_ring1_subspace1_v_y;
+            own[(5, 1)] = front_right_ring1_subspace1_v_z;
+            own[(0, 2)] = front_right_ring1_subspace2_w_x;
+            own[(1, 2)] = front_right_ring1_subspace2_w_y;
+            own[(2, 2)] = front_right_ring1_subspace2_w_z;
+            own[(3, 2)] = front_right_ring1_subspace2_v_x;
+            own[(4, 2)] = front_right_ring1_subspace2_v_y;
+            own[(5, 2)] = front_right_ring1_subspace2_v_z;
             axis[0] = front_right_ring1_rotation_00;
             axis[1] = front_right_ring1_rotation_10;
             axis[2] = front_right_ring1_rotation_20;
@@ -34941,63 +34892,29 @@ pub fn contact_frame_into(
             let front_right_tip_rotation_20 = cache.front_right_rotation_22 * t28
                 + cache.front_right_rotation_21 * t27
                 + t26 * cache.front_right_rotation_20;
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 12)] = front_right_tip_subspace0_w_x;
-            columns[(1, 12)] = front_right_tip_subspace0_w_y;
-            columns[(2, 12)] = front_right_tip_subspace0_w_z;
-            columns[(3, 12)] = front_right_tip_subspace0_v_x;
-            columns[(4, 12)] = front_right_tip_subspace0_v_y;
-            columns[(5, 12)] = front_right_tip_subspace0_v_z;
-            columns[(0, 13)] = front_right_tip_subspace1_w_x;
-            columns[(1, 13)] = front_right_tip_subspace1_w_y;
-            columns[(2, 13)] = front_right_tip_subspace1_w_z;
-            columns[(3, 13)] = front_right_tip_subspace1_v_x;
-            columns[(4, 13)] = front_right_tip_subspace1_v_y;
-            columns[(5, 13)] = front_right_tip_subspace1_v_z;
-            columns[(0, 14)] = front_right_tip_subspace2_w_x;
-            columns[(1, 14)] = front_right_tip_subspace2_w_y;
-            columns[(2, 14)] = front_right_tip_subspace2_w_z;
-            columns[(3, 14)] = front_right_tip_subspace2_v_x;
-            columns[(4, 14)] = front_right_tip_subspace2_v_y;
-            columns[(5, 14)] = front_right_tip_subspace2_v_z;
+            own[(0, 0)] = front_right_tip_subspace0_w_x;
+            own[(1, 0)] = front_right_tip_subspace0_w_y;
+            own[(2, 0)] = front_right_tip_subspace0_w_z;
+            own[(3, 0)] = front_right_tip_subspace0_v_x;
+            own[(4, 0)] = front_right_tip_subspace0_v_y;
+            own[(5, 0)] = front_right_tip_subspace0_v_z;
+            own[(0, 1)] = front_right_tip_subspace1_w_x;
+            own[(1, 1)] = front_right_tip_subspace1_w_y;
+            own[(2, 1)] = front_right_tip_subspace1_w_z;
+            own[(3, 1)] = front_right_tip_subspace1_v_x;
+            own[(4, 1)] = front_right_tip_subspace1_v_y;
+            own[(5, 1)] = front_right_tip_subspace1_v_z;
+            own[(0, 2)] = front_right_tip_subspace2_w_x;
+            own[(1, 2)] = front_right_tip_subspace2_w_y;
+            own[(2, 2)] = front_right_tip_subspace2_w_z;
+            own[(3, 2)] = front_right_tip_subspace2_v_x;
+            own[(4, 2)] = front_right_tip_subspace2_v_y;
+            own[(5, 2)] = front_right_tip_subspace2_v_z;
             axis[0] = front_right_tip_rotation_00;
             axis[1] = front_right_tip_rotation_10;
             axis[2] = front_right_tip_rotation_20;
         }
         6 => {
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
             axis[0] = cache.front_left_rotation_00;
             axis[1] = cache.front_left_rotation_10;
             axis[2] = cache.front_left_rotation_20;
@@ -35187,41 +35104,24 @@ pub fn contact_frame_into(
             let front_left_ring1_rotation_20 = cache.front_left_rotation_22 * t26
                 + t27 * cache.front_left_rotation_20
                 + cache.front_left_rotation_21 * t28;
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 15)] = front_left_ring1_subspace0_w_x;
-            columns[(1, 15)] = front_left_ring1_subspace0_w_y;
-            columns[(2, 15)] = front_left_ring1_subspace0_w_z;
-            columns[(3, 15)] = front_left_ring1_subspace0_v_x;
-            columns[(4, 15)] = front_left_ring1_subspace0_v_y;
-            columns[(5, 15)] = front_left_ring1_subspace0_v_z;
-            columns[(0, 16)] = front_left_ring1_subspace1_w_x;
-            columns[(1, 16)] = front_left_ring1_subspace1_w_y;
-            columns[(2, 16)] = front_left_ring1_subspace1_w_z;
-            columns[(3, 16)] = front_left_ring1_subspace1_v_x;
-            columns[(4, 16)] = front_left_ring1_subspace1_v_y;
-            columns[(5, 16)] = front_left_ring1_subspace1_v_z;
-            columns[(0, 17)] = front_left_ring1_subspace2_w_x;
-            columns[(1, 17)] = front_left_ring1_subspace2_w_y;
-            columns[(2, 17)] = front_left_ring1_subspace2_w_z;
-            columns[(3, 17)] = front_left_ring1_subspace2_v_x;
-            columns[(4, 17)] = front_left_ring1_subspace2_v_y;
-            columns[(5, 17)] = front_left_ring1_subspace2_v_z;
+            own[(0, 0)] = front_left_ring1_subspace0_w_x;
+            own[(1, 0)] = front_left_ring1_subspace0_w_y;
+            own[(2, 0)] = front_left_ring1_subspace0_w_z;
+            own[(3, 0)] = front_left_ring1_subspace0_v_x;
+            own[(4, 0)] = front_left_ring1_subspace0_v_y;
+            own[(5, 0)] = front_left_ring1_subspace0_v_z;
+            own[(0, 1)] = front_left_ring1_subspace1_w_x;
+            own[(1, 1)] = front_left_ring1_subspace1_w_y;
+            own[(2, 1)] = front_left_ring1_subspace1_w_z;
+            own[(3, 1)] = front_left_ring1_subspace1_v_x;
+            own[(4, 1)] = front_left_ring1_subspace1_v_y;
+            own[(5, 1)] = front_left_ring1_subspace1_v_z;
+            own[(0, 2)] = front_left_ring1_subspace2_w_x;
+            own[(1, 2)] = front_left_ring1_subspace2_w_y;
+            own[(2, 2)] = front_left_ring1_subspace2_w_z;
+            own[(3, 2)] = front_left_ring1_subspace2_v_x;
+            own[(4, 2)] = front_left_ring1_subspace2_v_y;
+            own[(5, 2)] = front_left_ring1_subspace2_v_z;
             axis[0] = front_left_ring1_rotation_00;
             axis[1] = front_left_ring1_rotation_10;
             axis[2] = front_left_ring1_rotation_20;
@@ -35406,63 +35306,29 @@ pub fn contact_frame_into(
             let front_left_tip_rotation_20 = cache.front_left_rotation_21 * t26
                 + t27 * cache.front_left_rotation_20
                 + cache.front_left_rotation_22 * t28;
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            columns[(0, 15)] = front_left_tip_subspace0_w_x;
-            columns[(1, 15)] = front_left_tip_subspace0_w_y;
-            columns[(2, 15)] = front_left_tip_subspace0_w_z;
-            columns[(3, 15)] = front_left_tip_subspace0_v_x;
-            columns[(4, 15)] = front_left_tip_subspace0_v_y;
-            columns[(5, 15)] = front_left_tip_subspace0_v_z;
-            columns[(0, 16)] = front_left_tip_subspace1_w_x;
-            columns[(1, 16)] = front_left_tip_subspace1_w_y;
-            columns[(2, 16)] = front_left_tip_subspace1_w_z;
-            columns[(3, 16)] = front_left_tip_subspace1_v_x;
-            columns[(4, 16)] = front_left_tip_subspace1_v_y;
-            columns[(5, 16)] = front_left_tip_subspace1_v_z;
-            columns[(0, 17)] = front_left_tip_subspace2_w_x;
-            columns[(1, 17)] = front_left_tip_subspace2_w_y;
-            columns[(2, 17)] = front_left_tip_subspace2_w_z;
-            columns[(3, 17)] = front_left_tip_subspace2_v_x;
-            columns[(4, 17)] = front_left_tip_subspace2_v_y;
-            columns[(5, 17)] = front_left_tip_subspace2_v_z;
+            own[(0, 0)] = front_left_tip_subspace0_w_x;
+            own[(1, 0)] = front_left_tip_subspace0_w_y;
+            own[(2, 0)] = front_left_tip_subspace0_w_z;
+            own[(3, 0)] = front_left_tip_subspace0_v_x;
+            own[(4, 0)] = front_left_tip_subspace0_v_y;
+            own[(5, 0)] = front_left_tip_subspace0_v_z;
+            own[(0, 1)] = front_left_tip_subspace1_w_x;
+            own[(1, 1)] = front_left_tip_subspace1_w_y;
+            own[(2, 1)] = front_left_tip_subspace1_w_z;
+            own[(3, 1)] = front_left_tip_subspace1_v_x;
+            own[(4, 1)] = front_left_tip_subspace1_v_y;
+            own[(5, 1)] = front_left_tip_subspace1_v_z;
+            own[(0, 2)] = front_left_tip_subspace2_w_x;
+            own[(1, 2)] = front_left_tip_subspace2_w_y;
+            own[(2, 2)] = front_left_tip_subspace2_w_z;
+            own[(3, 2)] = front_left_tip_subspace2_v_x;
+            own[(4, 2)] = front_left_tip_subspace2_v_y;
+            own[(5, 2)] = front_left_tip_subspace2_v_z;
             axis[0] = front_left_tip_rotation_00;
             axis[1] = front_left_tip_rotation_10;
             axis[2] = front_left_tip_rotation_20;
         }
         9 => {
-            columns[(3, 0)] = 1.0;
-            columns[(4, 1)] = 1.0;
-            columns[(5, 2)] = 1.0;
-            columns[(2, 3)] = 1.0;
-            columns[(3, 3)] = q[1];
-            columns[(4, 3)] = cache.base_yaw_subspace_v_y;
-            columns[(0, 4)] = cache.base_yaw_rotation_01;
-            columns[(1, 4)] = cache.cos_q3;
-            columns[(3, 4)] = cache.base_pitch_subspace_v_x;
-            columns[(4, 4)] = cache.base_pitch_subspace_v_y;
-            columns[(5, 4)] = cache.base_pitch_subspace_v_z;
-            columns[(0, 5)] = cache.base_pitch_rotation_00;
-            columns[(1, 5)] = cache.base_pitch_rotation_10;
-            columns[(2, 5)] = cache.base_pitch_rotation_20;
-            columns[(3, 5)] = cache.base_roll_subspace_v_x;
-            columns[(4, 5)] = cache.base_roll_subspace_v_y;
-            columns[(5, 5)] = cache.base_roll_subspace_v_z;
             axis[0] = cache.base_pitch_rotation_00;
             axis[1] = cache.base_pitch_rotation_10;
             axis[2] = cache.base_pitch_rotation_20;
@@ -35470,6 +35336,50 @@ pub fn contact_frame_into(
         _ => *axis = Vector3::zeros(),
     }
 }
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x axis:
+/// its segment's columns with its own put in.
+#[inline]
+pub fn contact_frame_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    columns: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    let mut own = SMatrix::<f64, 6, 3>::zeros();
+    contact_segment_into(
+        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
+        q,
+        p,
+        cache,
+        columns,
+    );
+    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
+    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
+        for c in 0..count as usize {
+            columns.set_column(first as usize + c, &own.column(c));
+        }
+    }
+}
+/// Per contact frame, its segment: the frames of a segment share the columns of
+/// every coordinate that is not their own.
+pub const CONTACT_FRAME_SEGMENT: &[u16] = &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+/// Per contact frame, the first of its own coordinates (whose columns differ from
+/// frame to frame within its segment) and how many there are.
+pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[
+    (9, 3),
+    (9, 3),
+    (9, 3),
+    (12, 3),
+    (12, 3),
+    (12, 3),
+    (15, 3),
+    (15, 3),
+    (15, 3),
+    (0, 0),
+];
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -42433,6 +42343,27 @@ impl Model<DOF, CONTACTS> for SoftLimbedHub {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_into(frame, q, p, k, columns, axis)
+    }
+    const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
+    const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;
+    fn contact_segment_into(
+        segment: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_segment_into(segment, q, p, k, columns)
+    }
+    fn contact_frame_own_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_own_into(frame, q, p, k, own, axis)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

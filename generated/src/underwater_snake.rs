@@ -43164,20 +43164,20 @@ pub fn contact_frame_positions_into(
         _ => {}
     }
 }
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis.
+/// World Plücker columns of the coordinates that contact segment `segment`'s frames
+/// share (rows 0-2 angular, 3-5 linear about the world origin; zero for the frames'
+/// own coordinates and for coordinates that do not move them).
 #[inline]
 #[allow(unused_variables)]
-pub fn contact_frame_into(
-    frame: usize,
+pub fn contact_segment_into(
+    segment: usize,
     q: &SVector<f64, DOF>,
     p: &Params,
     cache: &Cache,
     columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
 ) {
     *columns = SMatrix::zeros();
-    match frame {
+    match segment {
         0 => {
             columns[(3, 0)] = 1.0;
             columns[(4, 1)] = 1.0;
@@ -43196,9 +43196,6 @@ pub fn contact_frame_into(
             columns[(3, 5)] = cache.base_roll_subspace_v_x;
             columns[(4, 5)] = cache.base_roll_subspace_v_y;
             columns[(5, 5)] = cache.base_roll_subspace_v_z;
-            axis[0] = cache.base_pitch_rotation_00;
-            axis[1] = cache.base_pitch_rotation_10;
-            axis[2] = cache.base_pitch_rotation_20;
         }
         1 => {
             columns[(3, 0)] = 1.0;
@@ -43254,6 +43251,30 @@ pub fn contact_frame_into(
             columns[(3, 11)] = cache.joint2_tip_subspace2_v_x;
             columns[(4, 11)] = cache.joint2_tip_subspace2_v_y;
             columns[(5, 11)] = cache.joint2_tip_subspace2_v_z;
+        }
+        _ => {}
+    }
+}
+/// World Plücker columns of contact frame `frame`'s own coordinates
+/// (`CONTACT_FRAME_OWN`; the rest of `own` zero) and its x axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+    axis: &mut Vector3<f64>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        0 => {
+            axis[0] = cache.base_pitch_rotation_00;
+            axis[1] = cache.base_pitch_rotation_10;
+            axis[2] = cache.base_pitch_rotation_20;
+        }
+        1 => {
             axis[0] = cache.joint2_tip_rotation_00;
             axis[1] = cache.joint2_tip_rotation_10;
             axis[2] = cache.joint2_tip_rotation_20;
@@ -43261,6 +43282,39 @@ pub fn contact_frame_into(
         _ => *axis = Vector3::zeros(),
     }
 }
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x axis:
+/// its segment's columns with its own put in.
+#[inline]
+pub fn contact_frame_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    columns: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    let mut own = SMatrix::<f64, 6, 3>::zeros();
+    contact_segment_into(
+        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
+        q,
+        p,
+        cache,
+        columns,
+    );
+    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
+    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
+        for c in 0..count as usize {
+            columns.set_column(first as usize + c, &own.column(c));
+        }
+    }
+}
+/// Per contact frame, its segment: the frames of a segment share the columns of
+/// every coordinate that is not their own.
+pub const CONTACT_FRAME_SEGMENT: &[u16] = &[0, 1];
+/// Per contact frame, the first of its own coordinates (whose columns differ from
+/// frame to frame within its segment) and how many there are.
+pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[(0, 0), (0, 0)];
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -48147,6 +48201,27 @@ impl Model<DOF, CONTACTS> for UnderwaterSnake {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_into(frame, q, p, k, columns, axis)
+    }
+    const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
+    const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;
+    fn contact_segment_into(
+        segment: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_segment_into(segment, q, p, k, columns)
+    }
+    fn contact_frame_own_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_own_into(frame, q, p, k, own, axis)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -334,9 +334,31 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         let _ = frame;
         Self::contact_positions_into(q, p, k, out)
     }
+    /// Per contact frame, its segment: the frames of one segment (a soft section's skin
+    /// rings, a rigid body's frames) share the columns of every coordinate that is not their
+    /// own. Empty without frames.
+    const CONTACT_FRAME_SEGMENT: &'static [u16] = &[];
+    /// Per contact frame, its own coordinates (whose columns differ from frame to frame within
+    /// its segment: a skin ring's section's): the first and how many, at most 3. Empty without
+    /// frames.
+    const CONTACT_FRAME_OWN: &'static [(u16, u8)] = &[];
+    /// World Plücker columns that the frames of contact segment `segment` share (zero for
+    /// their own coordinates and for coordinates that do not move them).
+    fn contact_segment_into(segment: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, columns: &mut SMatrix<f64, 6, N>) {
+        let _ = (segment, q, p, k);
+        *columns = SMatrix::zeros();
+    }
+    /// World Plücker columns of contact frame `frame`'s own coordinates (`CONTACT_FRAME_OWN`,
+    /// in order; the rest of `own` zero) and the frame's x axis.
+    fn contact_frame_own_into(frame: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, own: &mut SMatrix<f64, 6, 3>, axis: &mut Vector3<f64>) {
+        let _ = (frame, q, p, k);
+        *own = SMatrix::zeros();
+        *axis = Vector3::zeros();
+    }
     /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear about the
-    /// world origin, zero for coordinates that do not move it) and the frame's x axis; only
-    /// models with `CONTACT_FRAME_OF` have frames.
+    /// world origin, zero for coordinates that do not move it) and the frame's x axis: its
+    /// segment's columns with its own put in; only models with `CONTACT_FRAME_OF` have
+    /// frames.
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, N>,

@@ -84,6 +84,17 @@ impl<const N: usize, const C: usize> Default for ContactReport<N, C> {
     }
 }
 
+/// The contact segment being summed (frames that share their columns outside their own
+/// coordinates): those columns, its twist, and the wrench of its frames so far (with its
+/// normal part when reporting).
+struct Segment<const N: usize> {
+    index: usize,
+    columns: SMatrix<f64, 6, N>,
+    twist: Vector6<f64>,
+    wrench: Vector6<f64>,
+    normal_wrench: Vector6<f64>,
+}
+
 /// The closed-loop system.
 pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     pub params: R::Params,
@@ -310,9 +321,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     /// Contact through the frames carrying the points (soft robots' skin rings), frame by
     /// frame: the frame's points are placed (without a report, only when the terrain can reach
     /// the ball about its origin that holds them, so rings in the air cost their origin
-    /// alone); for a frame with a point in touch, its columns and twist once, then per point
-    /// its velocity from the twist and its force into the frame's wrench, and the wrench into
-    /// the coordinates.
+    /// alone); for a frame with a point in touch, its own columns (its section's coordinates)
+    /// and its twist once, then per point its velocity from the twist and its force into the
+    /// frame's wrench. The wrench reaches the frame's own coordinates through its own columns
+    /// and is added to its segment's; the columns every frame of a segment shares, and the
+    /// segment's twist, are built once per segment, and its wrench reaches those coordinates
+    /// once.
     fn frame_contact_force(
         &self,
         q: &SVector<f64, N>,
@@ -327,7 +341,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if place_all {
             R::contact_positions_into(q, &self.params, cache, &mut positions);
         }
-        let mut columns = SMatrix::<f64, 6, N>::zeros();
+        let mut segment = Segment { index: usize::MAX, columns: SMatrix::zeros(), twist: Vector6::zeros(), wrench: Vector6::zeros(), normal_wrench: Vector6::zeros() };
+        let mut own = SMatrix::<f64, 6, 3>::zeros();
         let mut axis = Vector3::zeros();
         let mut centre = Vector3::zeros();
         for frame in 0..R::CONTACT_FRAME_START.len().saturating_sub(1) {
@@ -338,6 +353,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
                 R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
             }
+            let (first, count) = R::CONTACT_FRAME_OWN[frame];
+            let (first, count) = (first as usize, count as usize);
             // Total wrench on the frame, and its normal part when reporting.
             let mut wrench = Vector6::zeros();
             let mut normal_wrench = Vector6::zeros();
@@ -346,8 +363,20 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             for index in R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize {
                 let Some(contact) = self.config.terrain.contact(&positions[index]) else { continue };
                 if !touching {
-                    R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis);
-                    twist = columns * qd;
+                    let index = R::CONTACT_FRAME_SEGMENT[frame] as usize;
+                    if index != segment.index {
+                        self.flush_segment(&segment, &mut force, report.as_deref_mut());
+                        segment.index = index;
+                        R::contact_segment_into(index, q, &self.params, cache, &mut segment.columns);
+                        segment.twist = segment.columns * qd;
+                        segment.wrench = Vector6::zeros();
+                        segment.normal_wrench = Vector6::zeros();
+                    }
+                    R::contact_frame_own_into(frame, q, &self.params, cache, &mut own, &mut axis);
+                    twist = segment.twist;
+                    for c in 0..count {
+                        twist += own.column(c) * qd[first + c];
+                    }
                     touching = true;
                 }
                 let velocity = point_velocity(&twist, &positions[index]);
@@ -365,30 +394,39 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
             }
             if touching {
-                self.flush_frame(&columns, &wrench, &normal_wrench, &mut force, report.as_deref_mut());
+                for c in 0..count {
+                    force[first + c] += own.column(c).dot(&wrench);
+                }
+                segment.wrench += wrench;
+                if let Some(r) = report.as_deref_mut() {
+                    for c in 0..count {
+                        let normal = own.column(c).dot(&normal_wrench);
+                        r.normal_generalized[first + c] += normal;
+                        r.friction_generalized[first + c] += own.column(c).dot(&wrench) - normal;
+                    }
+                    segment.normal_wrench += normal_wrench;
+                }
             }
         }
+        self.flush_segment(&segment, &mut force, report.as_deref_mut());
         if let Some(r) = report {
             r.positions = positions;
         }
         force
     }
 
-    /// A frame's wrench into the generalized force (and the report's normal and friction parts).
+    /// A segment's wrench into the generalized force through its shared columns (and the
+    /// report's normal and friction parts); nothing before the first segment.
     #[inline]
-    fn flush_frame(
-        &self,
-        columns: &SMatrix<f64, 6, N>,
-        wrench: &Vector6<f64>,
-        normal_wrench: &Vector6<f64>,
-        force: &mut SVector<f64, N>,
-        report: Option<&mut ContactReport<N, C>>,
-    ) {
-        *force += frame_generalized_force(columns, wrench);
+    fn flush_segment(&self, segment: &Segment<N>, force: &mut SVector<f64, N>, report: Option<&mut ContactReport<N, C>>) {
+        if segment.index == usize::MAX {
+            return;
+        }
+        *force += frame_generalized_force(&segment.columns, &segment.wrench);
         if let Some(r) = report {
-            let normal = frame_generalized_force(columns, normal_wrench);
+            let normal = frame_generalized_force(&segment.columns, &segment.normal_wrench);
             r.normal_generalized += normal;
-            r.friction_generalized += frame_generalized_force(columns, &(wrench - normal_wrench));
+            r.friction_generalized += frame_generalized_force(&segment.columns, &(segment.wrench - segment.normal_wrench));
         }
     }
 
