@@ -23,7 +23,7 @@ impl Number {
         }
     }
 
-    fn rational(n: i128, d: i128) -> Number {
+    pub(crate) fn rational(n: i128, d: i128) -> Number {
         fn gcd(a: i128, b: i128) -> i128 {
             if b == 0 {
                 a.abs()

@@ -14,7 +14,7 @@
 
 use crate::dag::{Dag, Function, Input, NodeId};
 use crate::equations::{read_atom, AtomReader};
-use crate::expr::Expr;
+use crate::expr::{Expr, Number};
 use crate::local::{Link, SectionLink};
 use crate::recursive::{body_state, BodyState, Composite, Frame};
 use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, SHAPE_RATE, XI};
@@ -51,12 +51,83 @@ impl Pieces {
     }
 }
 
-/// A station piece written as sum_t xi^n_t c_k_t P_t, its terms grouped by (n, k): each P is
-/// a polynomial in the section's shape and shape rates alone, the same at every station, so
-/// the section computes it once and each station only weighs it by a number and one of its
-/// Stumpff values.
+/// A station piece written as sum_t xi^n_t c_k_t a_t P_t, its terms grouped by (n, k): each P
+/// is a polynomial in the section's shape and shape rates alone, the same at every station,
+/// so the section computes it once and each station only weighs it by a number and one of
+/// its Stumpff values. Each P is scaled so that its first term (in a fixed order of the
+/// monomials) has coefficient 1, the factor a_t going into the weight: groups whose
+/// polynomials differ only by a factor (many do: 8 P and -5 P) then share one.
 pub(crate) struct StationSum {
-    terms: Vec<(i32, Option<usize>, Expr)>,
+    terms: Vec<(i32, Option<usize>, f64, Expr)>,
+}
+
+/// A term's numeric factor and the rest of it (1 when it is a number alone).
+fn numeric_factor(term: &Expr) -> (Number, Expr) {
+    let one = Number::Rational(1, 1);
+    match term {
+        Expr::Num(n) => (*n, Expr::Num(one)),
+        Expr::Mul(factors) => {
+            let mut number = one;
+            let mut rest = Vec::new();
+            for factor in factors {
+                match factor {
+                    Expr::Num(n) => number = multiply(number, *n),
+                    other => rest.push(other.clone()),
+                }
+            }
+            let rest = match rest.len() {
+                0 => Expr::Num(one),
+                1 => rest.pop().unwrap_or(Expr::Num(one)),
+                _ => Expr::Mul(rest),
+            };
+            (number, rest)
+        }
+        other => (one, other.clone()),
+    }
+}
+
+fn multiply(a: Number, b: Number) -> Number {
+    match (a, b) {
+        (Number::Rational(n1, d1), Number::Rational(n2, d2)) => match (n1.checked_mul(n2), d1.checked_mul(d2)) {
+            (Some(n), Some(d)) => Number::rational(n, d),
+            _ => Number::Float(a.value() * b.value()),
+        },
+        _ => Number::Float(a.value() * b.value()),
+    }
+}
+
+fn divide(a: Number, b: Number) -> Number {
+    match b {
+        Number::Rational(n, d) => multiply(a, Number::rational(d, n)),
+        Number::Float(v) => Number::Float(a.value() / v),
+    }
+}
+
+/// `parts` (a polynomial's terms) as a factor times the polynomial whose first term, in the
+/// order of the monomials' printed forms, has coefficient 1.
+fn normalise(parts: Vec<Expr>) -> (f64, Expr) {
+    let mut split: Vec<(String, Number, Expr)> = parts
+        .iter()
+        .map(|part| {
+            let (number, monomial) = numeric_factor(part);
+            (monomial.to_string(), number, monomial)
+        })
+        .collect();
+    split.sort_by(|a, b| a.0.cmp(&b.0));
+    let scale = split[0].1;
+    if scale.value() == 0.0 || !scale.value().is_finite() {
+        // A zero piece (or a number too large to divide by) stays as it is.
+        return (1.0, if parts.len() == 1 { parts[0].clone() } else { Expr::Add(parts) });
+    }
+    let terms: Vec<Expr> = split
+        .into_iter()
+        .map(|(_, number, monomial)| match divide(number, scale) {
+            Number::Rational(1, 1) => monomial,
+            n => Expr::Mul(vec![Expr::Num(n), monomial]),
+        })
+        .collect();
+    let polynomial = if terms.len() == 1 { terms.into_iter().next().unwrap_or(Expr::Num(Number::Rational(1, 1))) } else { Expr::Add(terms) };
+    (scale.value(), polynomial)
 }
 
 impl StationSum {
@@ -104,7 +175,13 @@ impl StationSum {
                 None => groups.push((power, stumpff, vec![coefficient])),
             }
         }
-        let terms = groups.into_iter().map(|(n, k, parts)| (n, k, if parts.len() == 1 { parts[0].clone() } else { Expr::Add(parts) })).collect();
+        let terms = groups
+            .into_iter()
+            .map(|(n, k, parts)| {
+                let (scale, polynomial) = normalise(parts);
+                (n, k, scale, polynomial)
+            })
+            .collect();
         Ok(StationSum { terms })
     }
 }
@@ -273,7 +350,7 @@ impl SectionFrame {
         let mut out = [0; 3];
         for a in 0..3 {
             let mut parts = Vec::new();
-            for (power, stumpff, coefficient) in &sums[a].terms {
+            for (power, stumpff, scale, coefficient) in &sums[a].terms {
                 let polynomial = dag.build_nodes(coefficient, &mut |_: &mut Dag, symbol: &str| {
                     if let Some(x) = SHAPE.iter().position(|&n| n == symbol) {
                         return Some(shape[x]);
@@ -281,7 +358,7 @@ impl SectionFrame {
                     SHAPE_RATE.iter().position(|&n| n == symbol).map(|x| shape_rate[x])
                 })?;
                 let polynomial = dag.pin(polynomial);
-                let mut factors = vec![dag.number(xi.powi(*power)), polynomial];
+                let mut factors = vec![dag.number(scale * xi.powi(*power)), polynomial];
                 if let Some(k) = stumpff {
                     factors.push(dag.call(Function::Stumpff(*k as u8), s));
                 }

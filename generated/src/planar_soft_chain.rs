@@ -477,17 +477,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slice0_local_com_y = 0.012701665379258308 * t0
         * segment1_slice0_bend_c2;
     let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
-    let t1 = -(p.segment_length * segment1_bend_y);
-    let segment1_slice0_local_subspace0_v_x = ((0.0014314988413324798 * t0
-        * segment1_slice0_bend_c3 + 0.0014314988413324798 * t1 * segment1_slice0_bend_c2)
-        + 0.1127016653792583 * segment1_slice0_local_com_y) * p.segment_length;
+    let segment1_slice0_local_subspace0_v_x = p.segment_length
+        * ((0.0014314988413324798 * t0 * segment1_slice0_bend_c3
+            - 0.0014314988413324798 * t0 * segment1_slice0_bend_c2)
+            + 0.1127016653792583 * segment1_slice0_local_com_y);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t2 = 2.0 * p.segment_length * segment1_bend_squared;
-    let t3 = -(p.segment_length * segment1_bend_squared);
+    let t1 = p.segment_length * segment1_bend_squared;
     let segment1_slice0_local_subspace0_v_y = p.segment_length
-        * ((0.0001613323034066491 * segment1_slice0_bend_c4 * t2
-            + 0.0001613323034066491 * t3 * segment1_slice0_bend_c3
-            + 0.012701665379258308 * p.segment_length * segment1_slice0_bend_c2)
+        * ((0.0003226646068132982 * segment1_slice0_bend_c4 * t1
+            + 0.012701665379258308 * p.segment_length * segment1_slice0_bend_c2
+            - 0.0001613323034066491 * t1 * segment1_slice0_bend_c3)
             - 0.1127016653792583 * segment1_slice0_local_com_x);
     let segment1_slice0_mass = 0.2777777777777776 * p.segment_mass;
     let segment1_slice0_local_inertia_h_x = segment1_slice0_local_com_x
@@ -497,24 +496,23 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slice1_local_com_x = 0.5 * p.segment_length * segment1_slice1_bend_c1;
     let segment1_slice1_local_com_y = 0.25 * t0 * segment1_slice1_bend_c2;
     let segment1_slice1_local_subspace0_w_z = 0.5 * p.segment_length;
-    let segment1_slice1_local_subspace0_v_x = p.segment_length
-        * (0.5 * segment1_slice1_local_com_y
-            + (0.125 * segment1_slice1_bend_c3 * t0
-                + 0.125 * t1 * segment1_slice1_bend_c2));
-    let segment1_slice1_local_subspace0_v_y = p.segment_length
-        * ((0.0625 * segment1_slice1_bend_c3 * t3 + 0.0625 * t2 * segment1_slice1_bend_c4
-            + 0.25 * p.segment_length * segment1_slice1_bend_c2)
-            - 0.5 * segment1_slice1_local_com_x);
+    let segment1_slice1_local_subspace0_v_x = (0.5 * segment1_slice1_local_com_y
+        + (0.125 * segment1_slice1_bend_c3 * t0 - 0.125 * t0 * segment1_slice1_bend_c2))
+        * p.segment_length;
+    let segment1_slice1_local_subspace0_v_y = ((0.125 * t1 * segment1_slice1_bend_c4
+        + 0.25 * p.segment_length * segment1_slice1_bend_c2
+        - 0.0625 * segment1_slice1_bend_c3 * t1) - 0.5 * segment1_slice1_local_com_x)
+        * p.segment_length;
     let segment1_slice1_position_x = base_angle_rotation_01 * segment1_slice1_local_com_y
         + segment1_position_x + cos_q2 * segment1_slice1_local_com_x;
     let segment1_slice1_position_y = sin_q2 * segment1_slice1_local_com_x
         + segment1_position_y + cos_q2 * segment1_slice1_local_com_y;
     let segment1_slice1_subspace0_v_x = segment1_position_y
         * segment1_slice1_local_subspace0_w_z
-        + cos_q2 * segment1_slice1_local_subspace0_v_x
-        + segment1_slice1_local_subspace0_v_y * base_angle_rotation_01;
-    let segment1_slice1_subspace0_v_y = segment1_slice1_local_subspace0_v_y * cos_q2
-        + sin_q2 * segment1_slice1_local_subspace0_v_x
+        + base_angle_rotation_01 * segment1_slice1_local_subspace0_v_y
+        + cos_q2 * segment1_slice1_local_subspace0_v_x;
+    let segment1_slice1_subspace0_v_y = sin_q2 * segment1_slice1_local_subspace0_v_x
+        + cos_q2 * segment1_slice1_local_subspace0_v_y
         - segment1_position_x * segment1_slice1_local_subspace0_w_z;
     let segment1_slice1_mass = 0.4444444444444444 * p.segment_mass;
     let segment1_slice1_local_inertia_h_x = segment1_slice1_local_com_x
@@ -525,14 +523,12 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slice2_bend_c1;
     let segment1_slice2_local_com_y = 0.7872983346207417 * t0 * segment1_slice2_bend_c2;
     let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
-    let segment1_slice2_local_subspace0_v_x = p.segment_length
-        * ((0.6985685011586675 * t1 * segment1_slice2_bend_c2
-            + 0.6985685011586675 * t0 * segment1_slice2_bend_c3)
-            + 0.8872983346207417 * segment1_slice2_local_com_y);
-    let segment1_slice2_local_subspace0_v_y = ((0.6198386676965935 * t3
-        * segment1_slice2_bend_c3
-        + 0.7872983346207417 * p.segment_length * segment1_slice2_bend_c2
-        + 0.6198386676965935 * t2 * segment1_slice2_bend_c4)
+    let segment1_slice2_local_subspace0_v_x = ((0.6985685011586675 * t0
+        * segment1_slice2_bend_c3 - 0.6985685011586675 * t0 * segment1_slice2_bend_c2)
+        + 0.8872983346207417 * segment1_slice2_local_com_y) * p.segment_length;
+    let segment1_slice2_local_subspace0_v_y = ((0.7872983346207417 * p.segment_length
+        * segment1_slice2_bend_c2 + 1.239677335393187 * t1 * segment1_slice2_bend_c4
+        - 0.6198386676965935 * t1 * segment1_slice2_bend_c3)
         - 0.8872983346207417 * segment1_slice2_local_com_x) * p.segment_length;
     let segment1_slice2_local_inertia_h_x = segment1_slice2_local_com_x
         * segment1_slice0_mass;
@@ -551,73 +547,69 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slices_inertia_h_y = segment1_position_y
         * segment1_slices_local_inertia_m + sin_q2 * segment1_slices_local_inertia_h_x
         + cos_q2 * segment1_slices_local_inertia_h_y;
-    let t4 = t0 * segment1_bend_squared_c2;
-    let segment1_tip_local_subspace0_v_x = (t4
-        + (t1 * segment1_bend_squared_c2 + segment1_bend_squared_c3 * t0))
-        * p.segment_length;
-    let t5 = segment1_bend_squared_c1 * p.segment_length;
+    let t2 = t0 * segment1_bend_squared_c2;
+    let segment1_tip_local_subspace0_v_x = p.segment_length
+        * (t2 + (segment1_bend_squared_c3 * t0 - t0 * segment1_bend_squared_c2));
+    let t3 = segment1_bend_squared_c1 * p.segment_length;
     let segment1_tip_local_subspace0_v_y = p.segment_length
-        * ((t2 * segment1_bend_squared_c4 + segment1_bend_squared_c3 * t3
-            + p.segment_length * segment1_bend_squared_c2) - t5);
-    let t6 = segment1_bend_squared_c1 * segment1_bend_y;
-    let t7 = 1.0 + -segment1_bend_squared * segment1_bend_squared_c2;
-    let t8 = cos_q2 * t7;
-    let segment1_tip_rotation_00 = t6 * base_angle_rotation_01 + t8;
-    let t9 = segment1_bend_squared_c1 * -segment1_bend_y;
-    let segment1_tip_rotation_01 = base_angle_rotation_01 * t7 + t9 * cos_q2;
-    let segment1_tip_rotation_10 = t6 * cos_q2 + sin_q2 * t7;
-    let segment1_tip_rotation_11 = sin_q2 * t9 + t8;
-    let segment1_tip_position_x = t5 * cos_q2 + t4 * base_angle_rotation_01
+        * ((p.segment_length * segment1_bend_squared_c2
+            + 2.0 * segment1_bend_squared_c4 * t1 - segment1_bend_squared_c3 * t1) - t3);
+    let t4 = segment1_bend_squared_c1 * segment1_bend_y;
+    let t5 = 1.0 - segment1_bend_squared * segment1_bend_squared_c2;
+    let t6 = cos_q2 * t5;
+    let segment1_tip_rotation_00 = t4 * base_angle_rotation_01 + t6;
+    let t7 = -(segment1_bend_squared_c1 * segment1_bend_y);
+    let segment1_tip_rotation_01 = cos_q2 * t7 + t5 * base_angle_rotation_01;
+    let segment1_tip_rotation_10 = t4 * cos_q2 + sin_q2 * t5;
+    let segment1_tip_rotation_11 = sin_q2 * t7 + t6;
+    let segment1_tip_position_x = t3 * cos_q2 + t2 * base_angle_rotation_01
         + segment1_position_x;
-    let segment1_tip_position_y = sin_q2 * t5 + segment1_position_y + t4 * cos_q2;
+    let segment1_tip_position_y = sin_q2 * t3 + segment1_position_y + t2 * cos_q2;
     let segment1_tip_subspace0_v_x = base_angle_rotation_01
-        * segment1_tip_local_subspace0_v_y + segment1_tip_local_subspace0_v_x * cos_q2
-        + p.segment_length * segment1_position_y;
-    let segment1_tip_subspace0_v_y = cos_q2 * segment1_tip_local_subspace0_v_y
-        + sin_q2 * segment1_tip_local_subspace0_v_x
+        * segment1_tip_local_subspace0_v_y + p.segment_length * segment1_position_y
+        + segment1_tip_local_subspace0_v_x * cos_q2;
+    let segment1_tip_subspace0_v_y = sin_q2 * segment1_tip_local_subspace0_v_x
+        + cos_q2 * segment1_tip_local_subspace0_v_y
         - p.segment_length * segment1_position_x;
     let middle_com_x = segment1_tip_position_x
-        + 0.5 * segment1_tip_rotation_00 * p.link_length;
+        + 0.5 * p.link_length * segment1_tip_rotation_00;
     let middle_com_y = segment1_tip_position_y
-        + 0.5 * p.link_length * segment1_tip_rotation_10;
+        + 0.5 * segment1_tip_rotation_10 * p.link_length;
     let middle_inertia_h_x = p.link_mass * middle_com_x;
     let middle_inertia_h_y = p.link_mass * middle_com_y;
-    let segment2_position_x = segment1_tip_rotation_00 * p.link_length
-        + segment1_tip_position_x;
-    let segment2_position_y = segment1_tip_position_y
-        + p.link_length * segment1_tip_rotation_10;
+    let segment2_position_x = segment1_tip_position_x
+        + p.link_length * segment1_tip_rotation_00;
+    let segment2_position_y = segment1_tip_rotation_10 * p.link_length
+        + segment1_tip_position_y;
     let segment2_slice0_local_com_x = 0.1127016653792583 * p.segment_length
         * segment2_slice0_bend_c1;
     let segment2_bend_y = p.segment_length * q[4];
-    let t10 = segment2_bend_y * p.segment_length;
-    let segment2_slice0_local_com_y = 0.012701665379258308 * t10
+    let t8 = segment2_bend_y * p.segment_length;
+    let segment2_slice0_local_com_y = 0.012701665379258308 * t8
         * segment2_slice0_bend_c2;
-    let t11 = -(segment2_bend_y * p.segment_length);
     let segment2_slice0_local_subspace0_v_x = p.segment_length
-        * (0.1127016653792583 * segment2_slice0_local_com_y
-            + (0.0014314988413324798 * t11 * segment2_slice0_bend_c2
-                + 0.0014314988413324798 * segment2_slice0_bend_c3 * t10));
+        * ((0.0014314988413324798 * segment2_slice0_bend_c3 * t8
+            - 0.0014314988413324798 * t8 * segment2_slice0_bend_c2)
+            + 0.1127016653792583 * segment2_slice0_local_com_y);
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t12 = 2.0 * p.segment_length * segment2_bend_squared;
-    let t13 = -(p.segment_length * segment2_bend_squared);
-    let segment2_slice0_local_subspace0_v_y = p.segment_length
-        * ((0.012701665379258308 * p.segment_length * segment2_slice0_bend_c2
-            + 0.0001613323034066491 * segment2_slice0_bend_c4 * t12
-            + 0.0001613323034066491 * segment2_slice0_bend_c3 * t13)
-            - 0.1127016653792583 * segment2_slice0_local_com_x);
+    let t9 = p.segment_length * segment2_bend_squared;
+    let segment2_slice0_local_subspace0_v_y = ((0.0003226646068132982
+        * segment2_slice0_bend_c4 * t9
+        + 0.012701665379258308 * p.segment_length * segment2_slice0_bend_c2
+        - 0.0001613323034066491 * segment2_slice0_bend_c3 * t9)
+        - 0.1127016653792583 * segment2_slice0_local_com_x) * p.segment_length;
     let segment2_slice0_local_inertia_h_x = segment2_slice0_local_com_x
         * segment1_slice0_mass;
     let segment2_slice0_local_inertia_h_y = segment2_slice0_local_com_y
         * segment1_slice0_mass;
     let segment2_slice1_local_com_x = 0.5 * segment2_slice1_bend_c1 * p.segment_length;
-    let segment2_slice1_local_com_y = 0.25 * segment2_slice1_bend_c2 * t10;
-    let segment2_slice1_local_subspace0_v_x = p.segment_length
-        * (0.5 * segment2_slice1_local_com_y
-            + (0.125 * segment2_slice1_bend_c2 * t11
-                + 0.125 * segment2_slice1_bend_c3 * t10));
-    let segment2_slice1_local_subspace0_v_y = ((0.0625 * t12 * segment2_slice1_bend_c4
-        + 0.25 * p.segment_length * segment2_slice1_bend_c2
-        + 0.0625 * segment2_slice1_bend_c3 * t13) - 0.5 * segment2_slice1_local_com_x)
+    let segment2_slice1_local_com_y = 0.25 * segment2_slice1_bend_c2 * t8;
+    let segment2_slice1_local_subspace0_v_x = ((0.125 * segment2_slice1_bend_c3 * t8
+        - 0.125 * segment2_slice1_bend_c2 * t8) + 0.5 * segment2_slice1_local_com_y)
+        * p.segment_length;
+    let segment2_slice1_local_subspace0_v_y = ((0.25 * p.segment_length
+        * segment2_slice1_bend_c2 + 0.125 * t9 * segment2_slice1_bend_c4
+        - 0.0625 * t9 * segment2_slice1_bend_c3) - 0.5 * segment2_slice1_local_com_x)
         * p.segment_length;
     let segment2_slice1_local_inertia_h_x = segment1_slice1_mass
         * segment2_slice1_local_com_x;
@@ -625,15 +617,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slice1_mass;
     let segment2_slice2_local_com_x = 0.8872983346207417 * segment2_slice2_bend_c1
         * p.segment_length;
-    let segment2_slice2_local_com_y = 0.7872983346207417 * segment2_slice2_bend_c2 * t10;
+    let segment2_slice2_local_com_y = 0.7872983346207417 * segment2_slice2_bend_c2 * t8;
     let segment2_slice2_local_subspace0_v_x = p.segment_length
-        * (0.8872983346207417 * segment2_slice2_local_com_y
-            + (0.6985685011586675 * segment2_slice2_bend_c3 * t10
-                + 0.6985685011586675 * segment2_slice2_bend_c2 * t11));
-    let segment2_slice2_local_subspace0_v_y = ((0.6198386676965935 * t12
+        * ((0.6985685011586675 * segment2_slice2_bend_c3 * t8
+            - 0.6985685011586675 * segment2_slice2_bend_c2 * t8)
+            + 0.8872983346207417 * segment2_slice2_local_com_y);
+    let segment2_slice2_local_subspace0_v_y = ((1.239677335393187 * t9
         * segment2_slice2_bend_c4
         + 0.7872983346207417 * segment2_slice2_bend_c2 * p.segment_length
-        + 0.6198386676965935 * segment2_slice2_bend_c3 * t13)
+        - 0.6198386676965935 * t9 * segment2_slice2_bend_c3)
         - 0.8872983346207417 * segment2_slice2_local_com_x) * p.segment_length;
     let segment2_slice2_local_inertia_h_x = segment1_slice0_mass
         * segment2_slice2_local_com_x;
@@ -643,47 +635,48 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment2_slice0_local_inertia_h_x + segment2_slice2_local_inertia_h_x;
     let segment2_slices_local_inertia_h_y = segment2_slice1_local_inertia_h_y
         + segment2_slice0_local_inertia_h_y + segment2_slice2_local_inertia_h_y;
-    let segment2_slices_inertia_h_x = segment1_tip_rotation_00
-        * segment2_slices_local_inertia_h_x
+    let segment2_slices_inertia_h_x = segment2_slices_local_inertia_h_x
+        * segment1_tip_rotation_00
         + segment2_slices_local_inertia_h_y * segment1_tip_rotation_01
         + segment2_position_x * segment1_slices_local_inertia_m;
     let segment2_slices_inertia_h_y = segment2_slices_local_inertia_h_y
         * segment1_tip_rotation_11
-        + segment2_position_y * segment1_slices_local_inertia_m
-        + segment2_slices_local_inertia_h_x * segment1_tip_rotation_10;
-    let t14 = segment2_bend_squared_c2 * t10;
-    let segment2_tip_local_subspace0_v_x = (t14
-        + (segment2_bend_squared_c2 * t11 + segment2_bend_squared_c3 * t10))
-        * p.segment_length;
-    let t15 = p.segment_length * segment2_bend_squared_c1;
+        + segment1_tip_rotation_10 * segment2_slices_local_inertia_h_x
+        + segment2_position_y * segment1_slices_local_inertia_m;
+    let t10 = segment2_bend_squared_c2 * t8;
+    let segment2_tip_local_subspace0_v_x = p.segment_length
+        * ((segment2_bend_squared_c3 * t8 - segment2_bend_squared_c2 * t8) + t10);
+    let t11 = p.segment_length * segment2_bend_squared_c1;
     let segment2_tip_local_subspace0_v_y = p.segment_length
-        * ((t12 * segment2_bend_squared_c4 + segment2_bend_squared_c3 * t13
-            + segment2_bend_squared_c2 * p.segment_length) - t15);
-    let t16 = segment2_bend_y * segment2_bend_squared_c1;
-    let t17 = segment2_bend_squared_c2 * -segment2_bend_squared + 1.0;
-    let segment2_tip_rotation_00 = t16 * segment1_tip_rotation_01
-        + segment1_tip_rotation_00 * t17;
-    let segment2_tip_rotation_10 = t16 * segment1_tip_rotation_11
-        + segment1_tip_rotation_10 * t17;
-    let segment2_tip_position_x = t14 * segment1_tip_rotation_01 + segment2_position_x
-        + segment1_tip_rotation_00 * t15;
-    let segment2_tip_position_y = t14 * segment1_tip_rotation_11
-        + segment1_tip_rotation_10 * t15 + segment2_position_y;
-    let segment2_tip_subspace0_v_x = p.segment_length * segment2_position_y
-        + segment2_tip_local_subspace0_v_y * segment1_tip_rotation_01
-        + segment1_tip_rotation_00 * segment2_tip_local_subspace0_v_x;
-    let segment2_tip_subspace0_v_y = segment2_tip_local_subspace0_v_x
-        * segment1_tip_rotation_10
-        + segment2_tip_local_subspace0_v_y * segment1_tip_rotation_11
+        * ((2.0 * t9 * segment2_bend_squared_c4
+            + segment2_bend_squared_c2 * p.segment_length
+            - segment2_bend_squared_c3 * t9) - t11);
+    let t12 = 1.0 - segment2_bend_squared_c2 * segment2_bend_squared;
+    let t13 = segment2_bend_y * segment2_bend_squared_c1;
+    let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t12
+        + segment1_tip_rotation_01 * t13;
+    let segment2_tip_rotation_10 = segment1_tip_rotation_11 * t13
+        + segment1_tip_rotation_10 * t12;
+    let segment2_tip_position_x = segment1_tip_rotation_00 * t11
+        + t10 * segment1_tip_rotation_01 + segment2_position_x;
+    let segment2_tip_position_y = segment2_position_y + segment1_tip_rotation_10 * t11
+        + t10 * segment1_tip_rotation_11;
+    let segment2_tip_subspace0_v_x = segment2_tip_local_subspace0_v_y
+        * segment1_tip_rotation_01
+        + segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00
+        + segment2_position_y * p.segment_length;
+    let segment2_tip_subspace0_v_y = segment1_tip_rotation_11
+        * segment2_tip_local_subspace0_v_y
+        + segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10
         - p.segment_length * segment2_position_x;
     let head_com_x = segment2_tip_position_x
-        + 0.5 * p.link_length * segment2_tip_rotation_00;
-    let head_com_y = segment2_tip_position_y
-        + 0.5 * segment2_tip_rotation_10 * p.link_length;
+        + 0.5 * segment2_tip_rotation_00 * p.link_length;
+    let head_com_y = 0.5 * p.link_length * segment2_tip_rotation_10
+        + segment2_tip_position_y;
     let head_inertia_h_x = head_com_x * p.link_mass;
-    let head_inertia_h_y = head_com_y * p.link_mass;
+    let head_inertia_h_y = p.link_mass * head_com_y;
     let segment2_composite_inertia_m = p.link_mass + segment1_slices_local_inertia_m;
-    let segment2_composite_inertia_h_x = head_inertia_h_x + segment2_slices_inertia_h_x;
+    let segment2_composite_inertia_h_x = segment2_slices_inertia_h_x + head_inertia_h_x;
     let segment2_composite_inertia_h_y = segment2_slices_inertia_h_y + head_inertia_h_y;
     let middle_composite_inertia_m = p.link_mass + segment2_composite_inertia_m;
     let middle_composite_inertia_h_x = segment2_composite_inertia_h_x
@@ -694,8 +687,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment1_slices_local_inertia_m;
     let segment1_composite_inertia_h_x = middle_composite_inertia_h_x
         + segment1_slices_inertia_h_x;
-    let segment1_composite_inertia_h_y = middle_composite_inertia_h_y
-        + segment1_slices_inertia_h_y;
+    let segment1_composite_inertia_h_y = segment1_slices_inertia_h_y
+        + middle_composite_inertia_h_y;
     let tail_composite_inertia_m = p.link_mass + segment1_composite_inertia_m;
     let tail_composite_inertia_h_x = segment1_composite_inertia_h_x + tail_inertia_h_x;
     let tail_composite_inertia_h_y = tail_inertia_h_y + segment1_composite_inertia_h_y;
@@ -704,43 +697,42 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + q[1] * tail_composite_inertia_m;
     let base_angle_projected_inertia_f_y = tail_composite_inertia_h_x
         + base_angle_subspace_v_y * tail_composite_inertia_m;
-    let t18 = segment1_slice0_local_subspace0_v_x * segment1_slice0_mass
+    let t14 = segment1_slice0_mass * segment1_slice0_local_subspace0_v_x
+        + segment1_slice1_mass * segment1_slice1_local_subspace0_v_x
         + segment1_slice2_local_subspace0_v_x * segment1_slice0_mass
-        + segment1_slice1_local_subspace0_v_x * segment1_slice1_mass
         - segment1_slice2_local_inertia_h_y * segment1_slice2_local_subspace0_w_z
         - segment1_slice1_local_inertia_h_y * segment1_slice1_local_subspace0_w_z
         - segment1_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z;
-    let t19 = segment1_slice0_mass * segment1_slice0_local_subspace0_v_y
-        + segment1_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
+    let t15 = segment1_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
         + segment1_slice0_local_subspace0_w_z * segment1_slice0_local_inertia_h_x
         + segment1_slice2_local_inertia_h_x * segment1_slice2_local_subspace0_w_z
+        + segment1_slice1_local_subspace0_v_y * segment1_slice1_mass
         + segment1_slice0_mass * segment1_slice2_local_subspace0_v_y
-        + segment1_slice1_local_subspace0_v_y * segment1_slice1_mass;
-    let segment1_subspace0_projected_inertia_f_x = cos_q2 * t18
-        + base_angle_rotation_01 * t19
-        + segment1_tip_subspace0_v_x * middle_composite_inertia_m
-        - middle_composite_inertia_h_y * p.segment_length;
+        + segment1_slice0_local_subspace0_v_y * segment1_slice0_mass;
+    let segment1_subspace0_projected_inertia_f_x = segment1_tip_subspace0_v_x
+        * middle_composite_inertia_m + cos_q2 * t14 + base_angle_rotation_01 * t15
+        - p.segment_length * middle_composite_inertia_h_y;
     let segment1_subspace0_projected_inertia_f_y = segment1_tip_subspace0_v_y
-        * middle_composite_inertia_m + cos_q2 * t19
-        + middle_composite_inertia_h_x * p.segment_length + sin_q2 * t18;
-    let t20 = segment2_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
-        + segment1_slice0_mass * segment2_slice2_local_subspace0_v_y
-        + segment1_slice0_mass * segment2_slice0_local_subspace0_v_y
+        * middle_composite_inertia_m + middle_composite_inertia_h_x * p.segment_length
+        + sin_q2 * t14 + cos_q2 * t15;
+    let t16 = segment1_slice0_mass * segment2_slice2_local_subspace0_v_y
+        + segment2_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
+        + segment2_slice0_local_subspace0_v_y * segment1_slice0_mass
         + segment2_slice1_local_subspace0_v_y * segment1_slice1_mass
         + segment2_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z
         + segment2_slice2_local_inertia_h_x * segment1_slice2_local_subspace0_w_z;
-    let t21 = segment2_slice2_local_subspace0_v_x * segment1_slice0_mass
-        + segment2_slice1_local_subspace0_v_x * segment1_slice1_mass
+    let t17 = segment2_slice1_local_subspace0_v_x * segment1_slice1_mass
+        + segment2_slice2_local_subspace0_v_x * segment1_slice0_mass
         + segment2_slice0_local_subspace0_v_x * segment1_slice0_mass
         - segment2_slice1_local_inertia_h_y * segment1_slice1_local_subspace0_w_z
         - segment2_slice2_local_inertia_h_y * segment1_slice2_local_subspace0_w_z
         - segment2_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z;
-    let segment2_subspace0_projected_inertia_f_x = t20 * segment1_tip_rotation_01
-        + t21 * segment1_tip_rotation_00 + segment2_tip_subspace0_v_x * p.link_mass
-        - head_inertia_h_y * p.segment_length;
-    let segment2_subspace0_projected_inertia_f_y = segment2_tip_subspace0_v_y
-        * p.link_mass + head_inertia_h_x * p.segment_length
-        + t20 * segment1_tip_rotation_11 + t21 * segment1_tip_rotation_10;
+    let segment2_subspace0_projected_inertia_f_x = p.link_mass
+        * segment2_tip_subspace0_v_x + segment1_tip_rotation_01 * t16
+        + segment1_tip_rotation_00 * t17 - p.segment_length * head_inertia_h_y;
+    let segment2_subspace0_projected_inertia_f_y = p.segment_length * head_inertia_h_x
+        + p.link_mass * segment2_tip_subspace0_v_y + segment1_tip_rotation_11 * t16
+        + segment1_tip_rotation_10 * t17;
     Cache {
         segment1_bend_squared_c1,
         segment1_bend_squared_c2,
@@ -943,11 +935,12 @@ pub fn mass_matrix_into(
         + segment1_slices_local_inertia_i_22;
     let tail_inertia_com_22 = 0.08333333333333333 * p.link_mass
         * (p.link_length * p.link_length);
-    let middle_inertia_i_22 = (cache.middle_com_y * cache.middle_com_y
-        + cache.middle_com_x * cache.middle_com_x) * p.link_mass + tail_inertia_com_22;
-    let head_inertia_i_22 = p.link_mass
-        * (cache.head_com_x * cache.head_com_x + cache.head_com_y * cache.head_com_y)
-        + tail_inertia_com_22;
+    let middle_inertia_i_22 = p.link_mass
+        * (cache.middle_com_y * cache.middle_com_y
+            + cache.middle_com_x * cache.middle_com_x) + tail_inertia_com_22;
+    let head_inertia_i_22 = tail_inertia_com_22
+        + (cache.head_com_x * cache.head_com_x + cache.head_com_y * cache.head_com_y)
+            * p.link_mass;
     let t1 = p.segment2_disc_radius * p.segment2_disc_radius;
     let segment2_slice0_inertia_com_22 = 0.25 * t1 * cache.segment1_slice0_mass;
     let segment2_slice2_local_inertia_i_22 = segment2_slice0_inertia_com_22
@@ -965,18 +958,20 @@ pub fn mass_matrix_into(
             * cache.segment1_slice1_mass;
     let segment2_slices_local_inertia_i_22 = segment2_slice2_local_inertia_i_22
         + segment2_slice0_local_inertia_i_22 + segment2_slice1_local_inertia_i_22;
-    let segment2_slices_inertia_i_22 = (cache.segment2_position_y
-        * cache.segment2_position_y
-        + cache.segment2_position_x * cache.segment2_position_x)
-        * cache.segment1_slices_local_inertia_m + segment2_slices_local_inertia_i_22
+    let segment2_slices_inertia_i_22 = segment2_slices_local_inertia_i_22
         + 2.0
-            * ((cache.segment1_tip_rotation_00 * cache.segment2_slices_local_inertia_h_x
-                + cache.segment2_slices_local_inertia_h_y
-                    * cache.segment1_tip_rotation_01) * cache.segment2_position_x
-                + (cache.segment2_slices_local_inertia_h_y
+            * (cache.segment2_position_y
+                * (cache.segment2_slices_local_inertia_h_y
                     * cache.segment1_tip_rotation_11
-                    + cache.segment2_slices_local_inertia_h_x
-                        * cache.segment1_tip_rotation_10) * cache.segment2_position_y);
+                    + cache.segment1_tip_rotation_10
+                        * cache.segment2_slices_local_inertia_h_x)
+                + (cache.segment2_slices_local_inertia_h_x
+                    * cache.segment1_tip_rotation_00
+                    + cache.segment2_slices_local_inertia_h_y
+                        * cache.segment1_tip_rotation_01) * cache.segment2_position_x)
+        + (cache.segment2_position_x * cache.segment2_position_x
+            + cache.segment2_position_y * cache.segment2_position_y)
+            * cache.segment1_slices_local_inertia_m;
     let segment2_composite_inertia_i_22 = head_inertia_i_22
         + segment2_slices_inertia_i_22;
     let middle_composite_inertia_i_22 = middle_inertia_i_22
@@ -993,110 +988,111 @@ pub fn mass_matrix_into(
         - q[1] * cache.tail_composite_inertia_h_y;
     let t2 = segment1_slice1_local_inertia_i_22
         * cache.segment1_slice1_local_subspace0_w_z;
-    let t3 = -(cache.middle_composite_inertia_h_y * cache.segment1_tip_subspace0_v_x);
-    let t4 = -(cache.segment1_slice1_local_inertia_h_y
-        * cache.segment1_slice1_local_subspace0_v_x);
-    let t5 = cache.segment1_tip_subspace0_v_y * cache.middle_composite_inertia_h_x;
-    let t6 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_y;
-    let t7 = cache.segment1_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t8 = cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_local_inertia_h_x;
-    let t9 = cache.segment1_slice2_local_inertia_h_x
-        * cache.segment1_slice2_local_subspace0_w_z;
-    let t10 = cache.segment1_slice0_mass * cache.segment1_slice2_local_subspace0_v_y;
-    let t11 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice1_mass;
-    let t12 = t6 + t7 + t8 + t9 + t10 + t11;
-    let t13 = -(cache.segment1_slice2_local_inertia_h_y
+    let t3 = -(cache.segment1_slice2_local_inertia_h_y
         * cache.segment1_slice2_local_subspace0_w_z);
-    let t14 = -(cache.segment1_slice1_local_inertia_h_y
+    let t4 = -(cache.segment1_slice1_local_inertia_h_y
         * cache.segment1_slice1_local_subspace0_w_z);
-    let t15 = cache.segment1_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t16 = -(cache.segment1_slice0_local_inertia_h_y
+    let t5 = -(cache.segment1_slice0_local_inertia_h_y
         * cache.segment1_slice0_local_subspace0_w_z);
-    let t17 = cache.segment1_slice2_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t18 = cache.segment1_slice1_local_subspace0_v_x * cache.segment1_slice1_mass;
-    let t19 = t13 + t14 + t15 + t16 + t17 + t18;
-    let t20 = p.segment_length * middle_composite_inertia_i_22;
-    let t21 = segment1_slice0_local_inertia_i_22
-        * cache.segment1_slice0_local_subspace0_w_z;
-    let t22 = -(cache.segment1_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_subspace0_v_x);
-    let t23 = -(cache.segment1_slice2_local_subspace0_v_x
-        * cache.segment1_slice2_local_inertia_h_y);
-    let t24 = segment1_slice2_local_inertia_i_22
+    let t6 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_x;
+    let t7 = cache.segment1_slice1_mass * cache.segment1_slice1_local_subspace0_v_x;
+    let t8 = cache.segment1_slice2_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t9 = t3 + t4 + t5 + t6 + t7 + t8;
+    let t10 = cache.segment1_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_subspace0_w_z;
+    let t11 = cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_local_inertia_h_x;
+    let t12 = cache.segment1_slice2_local_inertia_h_x
         * cache.segment1_slice2_local_subspace0_w_z;
-    let t25 = cache.segment1_slice2_local_inertia_h_x
+    let t13 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice1_mass;
+    let t14 = cache.segment1_slice0_mass * cache.segment1_slice2_local_subspace0_v_y;
+    let t15 = cache.segment1_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t16 = t10 + t11 + t12 + t13 + t14 + t15;
+    let t17 = segment1_slice0_local_inertia_i_22
+        * cache.segment1_slice0_local_subspace0_w_z;
+    let t18 = -(cache.segment1_slice0_local_inertia_h_y
+        * cache.segment1_slice0_local_subspace0_v_x);
+    let t19 = cache.segment1_slice2_local_inertia_h_x
         * cache.segment1_slice2_local_subspace0_v_y;
-    let t26 = cache.segment1_slice1_local_inertia_h_x
+    let t20 = -(cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_h_y);
+    let t21 = p.segment_length * middle_composite_inertia_i_22;
+    let t22 = segment1_slice2_local_inertia_i_22
+        * cache.segment1_slice2_local_subspace0_w_z;
+    let t23 = cache.segment1_slice0_local_subspace0_v_y
+        * cache.segment1_slice0_local_inertia_h_x;
+    let t24 = -(cache.segment1_slice1_local_inertia_h_y
+        * cache.segment1_slice1_local_subspace0_v_x);
+    let t25 = cache.segment1_slice1_local_inertia_h_x
         * cache.segment1_slice1_local_subspace0_v_y;
-    let t27 = cache.segment1_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_subspace0_v_y;
-    let segment1_subspace0_projected_inertia_n_z = t2 + t3 + t4 + t5
-        + cache.segment1_position_x * (cache.cos_q2 * t12 + cache.sin_q2 * t19) + t20
-        + t21 + t22 + t23 + t24 + t25 + t26 + t27
-        - (cache.cos_q2 * t19 + cache.base_angle_rotation_01 * t12)
+    let t26 = cache.middle_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
+    let t27 = -(cache.segment1_slice2_local_subspace0_v_x
+        * cache.segment1_slice2_local_inertia_h_y);
+    let segment1_subspace0_projected_inertia_n_z = t2 + t17 + t18 + t19 + t20
+        + cache.segment1_position_x * (cache.sin_q2 * t9 + cache.cos_q2 * t16) + t21
+        + t22 + t23 + t24 + t25 + t26 + t27
+        - (cache.cos_q2 * t9 + cache.base_angle_rotation_01 * t16)
             * cache.segment1_position_y;
-    let t28 = cache.base_angle_subspace_v_y
-        * cache.segment1_subspace0_projected_inertia_f_y
+    let t28 = cache.segment1_subspace0_projected_inertia_f_y
+        * cache.base_angle_subspace_v_y
         + q[1] * cache.segment1_subspace0_projected_inertia_f_x
         + segment1_subspace0_projected_inertia_n_z;
-    let t29 = p.segment_length * head_inertia_i_22;
-    let t30 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment2_slice0_local_subspace0_v_x);
-    let t31 = -(cache.segment2_slice1_local_inertia_h_y
+    let t29 = -(cache.segment2_slice1_local_inertia_h_y
         * cache.segment2_slice1_local_subspace0_v_x);
+    let t30 = -(cache.segment2_slice2_local_subspace0_v_x
+        * cache.segment2_slice2_local_inertia_h_y);
+    let t31 = cache.segment2_slice1_local_inertia_h_x
+        * cache.segment2_slice1_local_subspace0_v_y;
     let t32 = segment2_slice1_local_inertia_i_22
         * cache.segment1_slice1_local_subspace0_w_z;
     let t33 = segment2_slice2_local_inertia_i_22
         * cache.segment1_slice2_local_subspace0_w_z;
-    let t34 = cache.segment2_slice2_local_inertia_h_x
-        * cache.segment2_slice2_local_subspace0_v_y;
-    let t35 = -(cache.segment2_tip_subspace0_v_x * cache.head_inertia_h_y);
-    let t36 = cache.segment2_slice0_local_inertia_h_x
-        * cache.segment2_slice0_local_subspace0_v_y;
-    let t37 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t38 = cache.segment1_slice0_mass * cache.segment2_slice2_local_subspace0_v_y;
-    let t39 = cache.segment1_slice0_mass * cache.segment2_slice0_local_subspace0_v_y;
-    let t40 = cache.segment2_slice1_local_subspace0_v_y * cache.segment1_slice1_mass;
-    let t41 = cache.segment2_slice0_local_inertia_h_x
+    let t34 = -(cache.head_inertia_h_y * cache.segment2_tip_subspace0_v_x);
+    let t35 = cache.segment2_slice0_local_subspace0_v_y
+        * cache.segment2_slice0_local_inertia_h_x;
+    let t36 = segment2_slice0_local_inertia_i_22
         * cache.segment1_slice0_local_subspace0_w_z;
-    let t42 = cache.segment2_slice2_local_inertia_h_x
+    let t37 = -(cache.segment2_slice0_local_inertia_h_y
+        * cache.segment2_slice0_local_subspace0_v_x);
+    let t38 = cache.segment1_slice0_mass * cache.segment2_slice2_local_subspace0_v_y;
+    let t39 = cache.segment2_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_subspace0_w_z;
+    let t40 = cache.segment2_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t41 = cache.segment2_slice1_local_subspace0_v_y * cache.segment1_slice1_mass;
+    let t42 = cache.segment2_slice0_local_inertia_h_x
+        * cache.segment1_slice0_local_subspace0_w_z;
+    let t43 = cache.segment2_slice2_local_inertia_h_x
         * cache.segment1_slice2_local_subspace0_w_z;
-    let t43 = t37 + t38 + t39 + t40 + t41 + t42;
-    let t44 = cache.segment2_slice2_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t45 = cache.segment2_slice1_local_subspace0_v_x * cache.segment1_slice1_mass;
-    let t46 = -(cache.segment2_slice1_local_inertia_h_y
+    let t44 = t38 + t39 + t40 + t41 + t42 + t43;
+    let t45 = -(cache.segment2_slice1_local_inertia_h_y
         * cache.segment1_slice1_local_subspace0_w_z);
+    let t46 = cache.segment2_slice1_local_subspace0_v_x * cache.segment1_slice1_mass;
     let t47 = -(cache.segment2_slice2_local_inertia_h_y
         * cache.segment1_slice2_local_subspace0_w_z);
-    let t48 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t49 = -(cache.segment2_slice0_local_inertia_h_y
+    let t48 = cache.segment2_slice2_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t49 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t50 = -(cache.segment2_slice0_local_inertia_h_y
         * cache.segment1_slice0_local_subspace0_w_z);
-    let t50 = t44 + t45 + t46 + t47 + t48 + t49;
-    let t51 = segment2_slice0_local_inertia_i_22
-        * cache.segment1_slice0_local_subspace0_w_z;
+    let t51 = t45 + t46 + t47 + t48 + t49 + t50;
     let t52 = cache.segment2_tip_subspace0_v_y * cache.head_inertia_h_x;
-    let t53 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment2_slice1_local_subspace0_v_y;
-    let t54 = -(cache.segment2_slice2_local_subspace0_v_x
-        * cache.segment2_slice2_local_inertia_h_y);
+    let t53 = p.segment_length * head_inertia_i_22;
+    let t54 = cache.segment2_slice2_local_inertia_h_x
+        * cache.segment2_slice2_local_subspace0_v_y;
     let segment2_subspace0_projected_inertia_n_z = t29 + t30 + t31 + t32 + t33 + t34
-        + t35 + t36
-        + cache.segment2_position_x
-            * (t43 * cache.segment1_tip_rotation_11
-                + t50 * cache.segment1_tip_rotation_10) + t51 + t52 + t53 + t54
-        - (t43 * cache.segment1_tip_rotation_01 + t50 * cache.segment1_tip_rotation_00)
-            * cache.segment2_position_y;
-    let t55 = q[1] * cache.segment2_subspace0_projected_inertia_f_x
-        + segment2_subspace0_projected_inertia_n_z
-        + cache.base_angle_subspace_v_y * cache.segment2_subspace0_projected_inertia_f_y;
-    let t56 = cache.segment1_tip_subspace0_v_y
+        + t35 + t36 + t37
+        + (cache.segment1_tip_rotation_11 * t44 + cache.segment1_tip_rotation_10 * t51)
+            * cache.segment2_position_x + t52 + t53 + t54
+        - cache.segment2_position_y
+            * (cache.segment1_tip_rotation_01 * t44
+                + cache.segment1_tip_rotation_00 * t51);
+    let t55 = cache.base_angle_subspace_v_y
         * cache.segment2_subspace0_projected_inertia_f_y
-        + cache.segment2_subspace0_projected_inertia_f_x
-            * cache.segment1_tip_subspace0_v_x
-        + segment2_subspace0_projected_inertia_n_z * p.segment_length;
+        + segment2_subspace0_projected_inertia_n_z
+        + q[1] * cache.segment2_subspace0_projected_inertia_f_x;
+    let t56 = cache.segment1_tip_subspace0_v_x
+        * cache.segment2_subspace0_projected_inertia_f_x
+        + p.segment_length * segment2_subspace0_projected_inertia_n_z
+        + cache.segment1_tip_subspace0_v_y
+            * cache.segment2_subspace0_projected_inertia_f_y;
     out[(0, 0)] = cache.tail_composite_inertia_m;
     out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
     out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
@@ -1111,47 +1107,47 @@ pub fn mass_matrix_into(
     out[(3, 1)] = cache.segment1_subspace0_projected_inertia_f_y;
     out[(1, 4)] = cache.segment2_subspace0_projected_inertia_f_y;
     out[(4, 1)] = cache.segment2_subspace0_projected_inertia_f_y;
-    out[(2, 2)] = base_angle_projected_inertia_n_z
-        + q[1] * cache.base_angle_projected_inertia_f_x
-        + cache.base_angle_subspace_v_y * cache.base_angle_projected_inertia_f_y;
+    out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + base_angle_projected_inertia_n_z
+        + q[1] * cache.base_angle_projected_inertia_f_x;
     out[(2, 3)] = t28;
     out[(3, 2)] = t28;
     out[(2, 4)] = t55;
     out[(4, 2)] = t55;
-    out[(3, 3)] = (t23 + t24 + t25) * cache.segment1_slice2_local_subspace0_w_z
-        + (t14 + t18) * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * (t7 + t11)
-        + (t21 + t22 + t27) * cache.segment1_slice0_local_subspace0_w_z
-        + (t3 + t5 + t20) * p.segment_length
-        + cache.segment1_slice2_local_subspace0_v_x * (t13 + t17)
-        + (t9 + t10) * cache.segment1_slice2_local_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_v_x * (t15 + t16)
-        + (cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_m
-            - cache.middle_composite_inertia_h_y * p.segment_length)
-            * cache.segment1_tip_subspace0_v_x
-        + (t6 + t8) * cache.segment1_slice0_local_subspace0_v_y
-        + (t2 + t4 + t26) * cache.segment1_slice1_local_subspace0_w_z
+    out[(3, 3)] = (t12 + t14) * cache.segment1_slice2_local_subspace0_v_y
+        + (t5 + t6) * cache.segment1_slice0_local_subspace0_v_x
+        + cache.segment1_slice2_local_subspace0_v_x * (t3 + t8)
+        + (t10 + t13) * cache.segment1_slice1_local_subspace0_v_y
+        + (t19 + t22 + t27) * cache.segment1_slice2_local_subspace0_w_z
+        + p.segment_length * (t20 + t21 + t26)
         + cache.segment1_tip_subspace0_v_y
             * (cache.segment1_tip_subspace0_v_y * cache.middle_composite_inertia_m
-                + cache.middle_composite_inertia_h_x * p.segment_length);
+                + cache.middle_composite_inertia_h_x * p.segment_length)
+        + (cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_m
+            - p.segment_length * cache.middle_composite_inertia_h_y)
+            * cache.segment1_tip_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_v_y * (t11 + t15)
+        + (t2 + t24 + t25) * cache.segment1_slice1_local_subspace0_w_z
+        + (t4 + t7) * cache.segment1_slice1_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_w_z * (t17 + t18 + t23);
     out[(3, 4)] = t56;
     out[(4, 3)] = t56;
-    out[(4, 4)] = cache.segment2_tip_subspace0_v_y
-        * (cache.segment2_tip_subspace0_v_y * p.link_mass
-            + cache.head_inertia_h_x * p.segment_length)
-        + (t29 + t35 + t52) * p.segment_length
-        + cache.segment1_slice0_local_subspace0_w_z * (t30 + t36 + t51)
-        + (t38 + t42) * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment2_slice1_local_subspace0_v_x * (t45 + t46)
-        + cache.segment2_tip_subspace0_v_x
-            * (cache.segment2_tip_subspace0_v_x * p.link_mass
-                - cache.head_inertia_h_y * p.segment_length)
-        + (t31 + t32 + t53) * cache.segment1_slice1_local_subspace0_w_z
-        + cache.segment2_slice0_local_subspace0_v_x * (t48 + t49)
-        + (t33 + t34 + t54) * cache.segment1_slice2_local_subspace0_w_z
-        + cache.segment2_slice1_local_subspace0_v_y * (t37 + t40)
-        + cache.segment2_slice2_local_subspace0_v_x * (t44 + t47)
-        + (t39 + t41) * cache.segment2_slice0_local_subspace0_v_y;
+    out[(4, 4)] = (t34 + t52 + t53) * p.segment_length
+        + (t49 + t50) * cache.segment2_slice0_local_subspace0_v_x
+        + (t35 + t36 + t37) * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment2_slice1_local_subspace0_v_y * (t39 + t41)
+        + cache.segment2_tip_subspace0_v_y
+            * (p.segment_length * cache.head_inertia_h_x
+                + p.link_mass * cache.segment2_tip_subspace0_v_y)
+        + (t29 + t31 + t32) * cache.segment1_slice1_local_subspace0_w_z
+        + (p.link_mass * cache.segment2_tip_subspace0_v_x
+            - p.segment_length * cache.head_inertia_h_y)
+            * cache.segment2_tip_subspace0_v_x
+        + (t30 + t33 + t54) * cache.segment1_slice2_local_subspace0_w_z
+        + (t45 + t46) * cache.segment2_slice1_local_subspace0_v_x
+        + (t38 + t43) * cache.segment2_slice2_local_subspace0_v_y
+        + cache.segment2_slice0_local_subspace0_v_y * (t40 + t42)
+        + cache.segment2_slice2_local_subspace0_v_x * (t47 + t48);
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1164,456 +1160,447 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let base_angle_bias_v_x = qd[2] * qd[1];
-    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
-        + p.link_mass * base_angle_velocity_v_y;
+    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
+        + qd[2];
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let t0 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let t1 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
     let segment1_base_velocity_v_y = t0 * cache.base_angle_rotation_01
         + t1 * cache.cos_q2;
-    let segment1_bend_y_rate = p.segment_length * qd[3];
-    let t2 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let segment1_bend_y = p.segment_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t3 = t2 * p.segment_length * segment1_bend_squared;
-    let t4 = 3.0 * t2 * p.segment_length * segment1_bend_squared;
-    let t5 = -(t2 * p.segment_length);
-    let t6 = t2 * p.segment_length;
-    let t7 = -(3.0 * t2 * p.segment_length * segment1_bend_squared);
-    let t8 = -(p.segment_length * segment1_bend_squared);
-    let t9 = 2.0 * p.segment_length * segment1_bend_squared;
-    let base_angle_subspace_rate_v_y = -qd[0];
-    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
-    let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
-        + cache.cos_q2 * base_angle_bias_v_x;
-    let t10 = segment1_base_velocity_v_y * qd[3]
-        * cache.segment1_slice2_local_subspace0_w_z
-        + (0.5499818175807267 * t3 * cache.segment1_slice2_bend_c3
-            + 0.5499818175807267 * t4 * cache.segment1_slice2_bend_c5
-            + 0.6985685011586675 * t5 * cache.segment1_slice2_bend_c2
-            + 0.6985685011586675 * t6 * cache.segment1_slice2_bend_c3
-            + 0.5499818175807267 * t7 * cache.segment1_slice2_bend_c4)
-        + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.6198386676965935 * t8 * cache.segment1_slice2_bend_c3
-                + 0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-                + 0.6198386676965935 * t9 * cache.segment1_slice2_bend_c4)
-        + segment1_base_bias_v_x
-        - qd[2] * qd[3] * cache.segment1_slice2_local_subspace0_v_y;
-    let t11 = cache.segment1_slice0_mass * t10;
-    let t12 = segment1_base_velocity_v_y
+    let t2 = cache.segment1_slice2_local_subspace0_v_y * qd[3]
+        + segment1_base_velocity_v_y;
+    let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
+        * segment1_slice2_velocity_w_z + t2 * cache.segment1_slice0_mass;
+    let t3 = -(segment1_slice2_local_momentum_f_y * segment1_slice2_velocity_w_z);
+    let t4 = segment1_base_velocity_v_y
         + cache.segment1_slice1_local_subspace0_v_y * qd[3];
     let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
         + qd[2];
-    let segment1_slice1_local_momentum_f_y = t12 * cache.segment1_slice1_mass
+    let segment1_slice1_local_momentum_f_y = cache.segment1_slice1_mass * t4
         + cache.segment1_slice1_local_inertia_h_x * segment1_slice1_velocity_w_z;
-    let t13 = -(segment1_slice1_local_momentum_f_y * segment1_slice1_velocity_w_z);
-    let t14 = segment1_base_velocity_v_y * qd[3]
-        * cache.segment1_slice1_local_subspace0_w_z
-        + 0.5
-            * (0.0625 * cache.segment1_slice1_bend_c3 * t8
-                + 0.0625 * t9 * cache.segment1_slice1_bend_c4
-                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate + segment1_base_bias_v_x
-        + (0.03125 * t7 * cache.segment1_slice1_bend_c4
-            + 0.125 * cache.segment1_slice1_bend_c3 * t6
-            + 0.03125 * cache.segment1_slice1_bend_c5 * t4
-            + 0.125 * t5 * cache.segment1_slice1_bend_c2
-            + 0.03125 * cache.segment1_slice1_bend_c3 * t3)
+    let t5 = -(segment1_slice1_local_momentum_f_y * segment1_slice1_velocity_w_z);
+    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let t6 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let segment1_bend_y = p.segment_length * q[3];
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t7 = t6 * p.segment_length * segment1_bend_squared;
+    let t8 = t6 * p.segment_length;
+    let t9 = p.segment_length * segment1_bend_squared;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
+        + cache.cos_q2 * base_angle_bias_v_x;
+    let t10 = (0.09375 * cache.segment1_slice1_bend_c5 * t7
+        + 0.125 * cache.segment1_slice1_bend_c3 * t8
+        + 0.03125 * cache.segment1_slice1_bend_c3 * t7
+        - 0.125 * t8 * cache.segment1_slice1_bend_c2
+        - 0.09375 * t7 * cache.segment1_slice1_bend_c4)
+        + segment1_base_velocity_v_y * qd[3] * cache.segment1_slice1_local_subspace0_w_z
+        + 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.125 * t9 * cache.segment1_slice1_bend_c4
+                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
+                - 0.0625 * cache.segment1_slice1_bend_c3 * t9) + segment1_base_bias_v_x
         - cache.segment1_slice1_local_subspace0_v_y * qd[2] * qd[3];
-    let t15 = t14 * cache.segment1_slice1_mass;
-    let t16 = 0.1127016653792583
-        * (0.0001613323034066491 * cache.segment1_slice0_bend_c4 * t9
-            + 0.0001613323034066491 * t8 * cache.segment1_slice0_bend_c3
-            + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2)
-        * segment1_bend_y_rate * segment1_bend_y_rate + segment1_base_bias_v_x
-        + segment1_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z * qd[3]
-        + (0.00001818241927340114 * cache.segment1_slice0_bend_c5 * t4
-            + 0.00001818241927340114 * cache.segment1_slice0_bend_c4 * t7
-            + 0.0014314988413324798 * t6 * cache.segment1_slice0_bend_c3
-            + 0.0014314988413324798 * t5 * cache.segment1_slice0_bend_c2
-            + 0.00001818241927340114 * t3 * cache.segment1_slice0_bend_c3)
-        - qd[2] * qd[3] * cache.segment1_slice0_local_subspace0_v_y;
-    let t17 = t16 * cache.segment1_slice0_mass;
+    let t11 = t10 * cache.segment1_slice1_mass;
     let segment1_slice0_velocity_w_z = qd[2]
         + cache.segment1_slice0_local_subspace0_w_z * qd[3];
-    let t18 = segment1_base_velocity_v_y
-        + qd[3] * cache.segment1_slice0_local_subspace0_v_y;
+    let t12 = segment1_base_velocity_v_y
+        + cache.segment1_slice0_local_subspace0_v_y * qd[3];
     let segment1_slice0_local_momentum_f_y = segment1_slice0_velocity_w_z
-        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t18;
-    let t19 = -(segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_y);
-    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
-        + qd[2];
-    let t20 = segment1_base_velocity_v_y
-        + qd[3] * cache.segment1_slice2_local_subspace0_v_y;
-    let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
-        * segment1_slice2_velocity_w_z + cache.segment1_slice0_mass * t20;
-    let t21 = -(segment1_slice2_velocity_w_z * segment1_slice2_local_momentum_f_y);
-    let t22 = t11 + t13 + t15 + t17 + t19 + t21;
-    let t23 = t22 * cache.cos_q2;
+        * cache.segment1_slice0_local_inertia_h_x + t12 * cache.segment1_slice0_mass;
+    let t13 = -(segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_y);
+    let t14 = (0.0014314988413324798 * t8 * cache.segment1_slice0_bend_c3
+        + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t7
+        + 0.00001818241927340114 * t7 * cache.segment1_slice0_bend_c3
+        - 0.0014314988413324798 * t8 * cache.segment1_slice0_bend_c2
+        - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t7)
+        + segment1_base_bias_v_x
+        + segment1_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z * qd[3]
+        + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t9
+                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+                - 0.0001613323034066491 * t9 * cache.segment1_slice0_bend_c3)
+        - cache.segment1_slice0_local_subspace0_v_y * qd[2] * qd[3];
+    let t15 = t14 * cache.segment1_slice0_mass;
+    let t16 = segment1_base_velocity_v_y * qd[3]
+        * cache.segment1_slice2_local_subspace0_w_z + segment1_base_bias_v_x
+        + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
+                + 1.239677335393187 * t9 * cache.segment1_slice2_bend_c4
+                - 0.6198386676965935 * t9 * cache.segment1_slice2_bend_c3)
+        + (0.5499818175807267 * t7 * cache.segment1_slice2_bend_c3
+            + 1.6499454527421802 * t7 * cache.segment1_slice2_bend_c5
+            + 0.6985685011586675 * t8 * cache.segment1_slice2_bend_c3
+            - 1.6499454527421802 * t7 * cache.segment1_slice2_bend_c4
+            - 0.6985685011586675 * t8 * cache.segment1_slice2_bend_c2)
+        - qd[2] * cache.segment1_slice2_local_subspace0_v_y * qd[3];
+    let t17 = t16 * cache.segment1_slice0_mass;
+    let t18 = t3 + t5 + t11 + t13 + t15 + t17;
+    let t19 = cache.cos_q2 * t18;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t1 + t0 * cache.cos_q2;
+    let t20 = segment1_base_velocity_v_x
+        + qd[3] * cache.segment1_slice0_local_subspace0_v_x;
+    let segment1_slice0_local_momentum_f_x = t20 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * segment1_slice0_velocity_w_z;
+    let t21 = segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_x;
     let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
         + cache.cos_q2 * base_angle_bias_v_y;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t1 + t0 * cache.cos_q2;
-    let t24 = p.segment_length * segment1_bend_y;
-    let t25 = -(p.segment_length * segment1_bend_y);
-    let t26 = segment1_bend_y.powi(3);
-    let t27 = -(5.0 * t2 * p.segment_length * t26);
-    let t28 = t2 * p.segment_length * t26;
-    let t29 = 8.0 * t2 * p.segment_length * t26;
-    let t30 = 6.0 * t2 * p.segment_length * segment1_bend_y;
-    let t31 = -(3.0 * t2 * p.segment_length * segment1_bend_y);
-    let t32 = qd[2] * cache.segment1_slice1_local_subspace0_v_x * qd[3]
-        + segment1_base_bias_v_y
-        + (0.015625 * cache.segment1_slice1_bend_c5 * t27
-            + 0.015625 * t28 * cache.segment1_slice1_bend_c4
-            + 0.015625 * t29 * cache.segment1_slice1_bend_c6
-            + 0.0625 * t30 * cache.segment1_slice1_bend_c4
-            + 0.0625 * t31 * cache.segment1_slice1_bend_c3)
-        - segment1_base_velocity_v_x * qd[3] * cache.segment1_slice1_local_subspace0_w_z
-        - 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.125 * cache.segment1_slice1_bend_c3 * t24
-                + 0.125 * t25 * cache.segment1_slice1_bend_c2);
-    let t33 = t32 * cache.segment1_slice1_mass;
-    let t34 = segment1_base_velocity_v_x
-        + cache.segment1_slice0_local_subspace0_v_x * qd[3];
-    let segment1_slice0_local_momentum_f_x = t34 * cache.segment1_slice0_mass
-        - cache.segment1_slice0_local_inertia_h_y * segment1_slice0_velocity_w_z;
-    let t35 = segment1_slice0_local_momentum_f_x * segment1_slice0_velocity_w_z;
-    let t36 = segment1_base_bias_v_y
-        + (0.000002049188932736232 * cache.segment1_slice0_bend_c5 * t27
-            + 0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t28
-            + 0.000002049188932736232 * t29 * cache.segment1_slice0_bend_c6
-            + 0.0001613323034066491 * t31 * cache.segment1_slice0_bend_c3
-            + 0.0001613323034066491 * cache.segment1_slice0_bend_c4 * t30)
-        + cache.segment1_slice0_local_subspace0_v_x * qd[2] * qd[3]
-        - segment1_base_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z * qd[3]
-        - 0.1127016653792583
-            * (0.0014314988413324798 * t24 * cache.segment1_slice0_bend_c3
-                + 0.0014314988413324798 * t25 * cache.segment1_slice0_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate;
-    let t37 = cache.segment1_slice0_mass * t36;
-    let t38 = segment1_base_velocity_v_x
-        + cache.segment1_slice2_local_subspace0_v_x * qd[3];
-    let segment1_slice2_local_momentum_f_x = t38 * cache.segment1_slice0_mass
-        - segment1_slice2_velocity_w_z * cache.segment1_slice2_local_inertia_h_y;
-    let t39 = segment1_slice2_local_momentum_f_x * segment1_slice2_velocity_w_z;
-    let t40 = segment1_base_velocity_v_x
-        + cache.segment1_slice1_local_subspace0_v_x * qd[3];
-    let segment1_slice1_local_momentum_f_x = t40 * cache.segment1_slice1_mass
-        - cache.segment1_slice1_local_inertia_h_y * segment1_slice1_velocity_w_z;
-    let t41 = segment1_slice1_local_momentum_f_x * segment1_slice1_velocity_w_z;
-    let t42 = cache.segment1_slice2_local_subspace0_v_x * qd[2] * qd[3]
-        + segment1_base_bias_v_y
-        + (0.6198386676965935 * t30 * cache.segment1_slice2_bend_c4
-            + 0.4879979508110674 * t27 * cache.segment1_slice2_bend_c5
-            + 0.4879979508110674 * t29 * cache.segment1_slice2_bend_c6
-            + 0.4879979508110674 * t28 * cache.segment1_slice2_bend_c4
-            + 0.6198386676965935 * t31 * cache.segment1_slice2_bend_c3)
-        - segment1_base_velocity_v_x * qd[3] * cache.segment1_slice2_local_subspace0_w_z
+    let t22 = p.segment_length * segment1_bend_y;
+    let t23 = t6 * p.segment_length * segment1_bend_y;
+    let t24 = t6 * p.segment_length * segment1_bend_y.powi(3);
+    let t25 = segment1_base_bias_v_y
+        + cache.segment1_slice2_local_subspace0_v_x * qd[2] * qd[3]
+        + (3.7190320061795608 * t23 * cache.segment1_slice2_bend_c4
+            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * t24
+            + 0.4879979508110674 * t24 * cache.segment1_slice2_bend_c4
+            - 1.8595160030897804 * t23 * cache.segment1_slice2_bend_c3
+            - 2.439989754055337 * t24 * cache.segment1_slice2_bend_c5)
         - 0.8872983346207417
-            * (0.6985685011586675 * t25 * cache.segment1_slice2_bend_c2
-                + 0.6985685011586675 * t24 * cache.segment1_slice2_bend_c3)
-            * segment1_bend_y_rate * segment1_bend_y_rate;
-    let t43 = t42 * cache.segment1_slice0_mass;
-    let t44 = t33 + t35 + t37 + t39 + t41 + t43;
-    let t45 = t44 * cache.base_angle_rotation_01;
+            * (0.6985685011586675 * t22 * cache.segment1_slice2_bend_c3
+                - 0.6985685011586675 * t22 * cache.segment1_slice2_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate
+        - segment1_base_velocity_v_x * qd[3] * cache.segment1_slice2_local_subspace0_w_z;
+    let t26 = t25 * cache.segment1_slice0_mass;
+    let t27 = segment1_base_velocity_v_x
+        + cache.segment1_slice2_local_subspace0_v_x * qd[3];
+    let segment1_slice2_local_momentum_f_x = t27 * cache.segment1_slice0_mass
+        - segment1_slice2_velocity_w_z * cache.segment1_slice2_local_inertia_h_y;
+    let t28 = segment1_slice2_local_momentum_f_x * segment1_slice2_velocity_w_z;
+    let t29 = segment1_base_velocity_v_x
+        + qd[3] * cache.segment1_slice1_local_subspace0_v_x;
+    let segment1_slice1_local_momentum_f_x = t29 * cache.segment1_slice1_mass
+        - cache.segment1_slice1_local_inertia_h_y * segment1_slice1_velocity_w_z;
+    let t30 = segment1_slice1_local_momentum_f_x * segment1_slice1_velocity_w_z;
+    let t31 = segment1_base_bias_v_y
+        + (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t24
+            + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t23
+            + 0.000016393511461889856 * cache.segment1_slice0_bend_c6 * t24
+            - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t24
+            - 0.00048399691021994726 * t23 * cache.segment1_slice0_bend_c3)
+        + qd[2] * qd[3] * cache.segment1_slice0_local_subspace0_v_x
+        - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.0014314988413324798 * t22 * cache.segment1_slice0_bend_c3
+                - 0.0014314988413324798 * t22 * cache.segment1_slice0_bend_c2)
+        - segment1_base_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z * qd[3];
+    let t32 = t31 * cache.segment1_slice0_mass;
+    let t33 = segment1_base_bias_v_y
+        + (0.125 * cache.segment1_slice1_bend_c6 * t24
+            + 0.375 * t23 * cache.segment1_slice1_bend_c4
+            + 0.015625 * t24 * cache.segment1_slice1_bend_c4
+            - 0.078125 * cache.segment1_slice1_bend_c5 * t24
+            - 0.1875 * t23 * cache.segment1_slice1_bend_c3)
+        + qd[2] * qd[3] * cache.segment1_slice1_local_subspace0_v_x
+        - 0.5
+            * (0.125 * cache.segment1_slice1_bend_c3 * t22
+                - 0.125 * t22 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
+            * segment1_bend_y_rate
+        - segment1_base_velocity_v_x * qd[3] * cache.segment1_slice1_local_subspace0_w_z;
+    let t34 = t33 * cache.segment1_slice1_mass;
+    let t35 = t21 + t26 + t28 + t30 + t32 + t34;
+    let t36 = cache.base_angle_rotation_01 * t35;
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
-    let t46 = (t31 * cache.segment1_bend_squared_c3
-        + cache.segment1_bend_squared_c5 * t27 + t30 * cache.segment1_bend_squared_c4
-        + t29 * cache.segment1_bend_squared_c6 + cache.segment1_bend_squared_c4 * t28)
-        - segment1_bend_y_rate * segment1_bend_y_rate
-            * (t25 * cache.segment1_bend_squared_c2
-                + cache.segment1_bend_squared_c3 * t24);
-    let t47 = (t9 * cache.segment1_bend_squared_c4 + cache.segment1_bend_squared_c3 * t8
-        + p.segment_length * cache.segment1_bend_squared_c2) * segment1_bend_y_rate
-        * segment1_bend_y_rate
-        + (cache.segment1_bend_squared_c5 * t4 + t7 * cache.segment1_bend_squared_c4
-            + cache.segment1_bend_squared_c3 * t6 + t5 * cache.segment1_bend_squared_c2
-            + cache.segment1_bend_squared_c3 * t3);
-    let segment1_tip_bias_v_x = cache.base_angle_rotation_01 * t46 + cache.cos_q2 * t47
-        + segment1_bend_y_rate * base_angle_velocity_v_y + base_angle_bias_v_x
-        - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let t48 = segment1_tip_velocity_w_z * cache.segment2_position_x
-        + segment1_tip_velocity_v_y;
+    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let t37 = segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.segment2_position_x;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t49 = segment1_tip_velocity_v_x
-        - segment1_tip_velocity_w_z * cache.segment2_position_y;
-    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t48
-        + t49 * cache.segment1_tip_rotation_01;
-    let segment1_tip_bias_v_y = cache.segment1_tip_subspace0_v_x * qd[2] * qd[3]
-        + cache.cos_q2 * t46 + base_angle_bias_v_y + cache.sin_q2 * t47
+    let t38 = segment1_tip_velocity_v_x
+        - cache.segment2_position_y * segment1_tip_velocity_w_z;
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t37
+        + cache.segment1_tip_rotation_01 * t38;
+    let t39 = cache.segment2_slice0_local_subspace0_v_y * qd[4]
+        + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = cache.segment2_slice0_local_inertia_h_x
+        * segment2_slice0_velocity_w_z + t39 * cache.segment1_slice0_mass;
+    let t40 = -(segment2_slice0_velocity_w_z * segment2_slice0_local_momentum_f_y);
+    let t41 = cache.segment2_slice1_local_subspace0_v_y * qd[4]
+        + segment2_base_velocity_v_y;
+    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_local_momentum_f_y = t41 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * segment2_slice1_velocity_w_z;
+    let t42 = -(segment2_slice1_local_momentum_f_y * segment2_slice1_velocity_w_z);
+    let t43 = (8.0 * cache.segment1_bend_squared_c6 * t24
+        + 6.0 * t23 * cache.segment1_bend_squared_c4
+        + cache.segment1_bend_squared_c4 * t24
+        - 5.0 * cache.segment1_bend_squared_c5 * t24
+        - 3.0 * t23 * cache.segment1_bend_squared_c3)
+        - segment1_bend_y_rate * segment1_bend_y_rate
+            * (cache.segment1_bend_squared_c3 * t22
+                - t22 * cache.segment1_bend_squared_c2);
+    let t44 = (cache.segment1_bend_squared_c3 * t8
+        + 3.0 * cache.segment1_bend_squared_c5 * t7 + cache.segment1_bend_squared_c3 * t7
+        - 3.0 * cache.segment1_bend_squared_c4 * t7
+        - t8 * cache.segment1_bend_squared_c2)
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (p.segment_length * cache.segment1_bend_squared_c2
+                + 2.0 * cache.segment1_bend_squared_c4 * t9
+                - cache.segment1_bend_squared_c3 * t9);
+    let segment1_tip_bias_v_x = t43 * cache.base_angle_rotation_01
+        + segment1_bend_y_rate * base_angle_velocity_v_y + cache.cos_q2 * t44
+        + base_angle_bias_v_x - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
+    let segment1_tip_bias_v_y = t43 * cache.cos_q2 + cache.sin_q2 * t44
+        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + base_angle_bias_v_y
         - segment1_bend_y_rate * base_angle_velocity_v_x;
-    let segment2_base_bias_v_x = segment1_tip_bias_v_y * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x;
+    let segment2_base_bias_v_x = cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x
+        + cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y;
     let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_bend_y = p.segment_length * q[4];
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t50 = 2.0 * p.segment_length * segment2_bend_squared;
-    let t51 = -(p.segment_length * segment2_bend_squared);
-    let t52 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t53 = p.segment_length * t52;
-    let t54 = 3.0 * p.segment_length * segment2_bend_squared * t52;
-    let t55 = p.segment_length * segment2_bend_squared * t52;
-    let t56 = -(p.segment_length * t52);
-    let t57 = -(3.0 * p.segment_length * segment2_bend_squared * t52);
-    let t58 = qd[4] * segment2_base_velocity_v_y
-        * cache.segment1_slice0_local_subspace0_w_z + segment2_base_bias_v_x
+    let t45 = p.segment_length * segment2_bend_squared;
+    let t46 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let t47 = p.segment_length * segment2_bend_squared * t46;
+    let t48 = p.segment_length * t46;
+    let t49 = segment2_base_bias_v_x
+        + segment2_base_velocity_v_y * qd[4] * cache.segment1_slice0_local_subspace0_w_z
         + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-                + 0.0001613323034066491 * cache.segment2_slice0_bend_c4 * t50
-                + 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t51)
-        + (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t53
-            + 0.00001818241927340114 * t54 * cache.segment2_slice0_bend_c5
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t55
-            + 0.0014314988413324798 * t56 * cache.segment2_slice0_bend_c2
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c4 * t57)
-        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice0_local_subspace0_v_y;
-    let t59 = t58 * cache.segment1_slice0_mass;
-    let t60 = (0.03125 * t55 * cache.segment2_slice1_bend_c3
-        + 0.03125 * t57 * cache.segment2_slice1_bend_c4
-        + 0.125 * cache.segment2_slice1_bend_c3 * t53
-        + 0.03125 * t54 * cache.segment2_slice1_bend_c5
-        + 0.125 * t56 * cache.segment2_slice1_bend_c2)
-        + 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.0625 * t50 * cache.segment2_slice1_bend_c4
-                + 0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-                + 0.0625 * cache.segment2_slice1_bend_c3 * t51)
-        + qd[4] * segment2_base_velocity_v_y * cache.segment1_slice1_local_subspace0_w_z
+            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t45
+                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t45)
+        + (0.000054547257820203424 * t47 * cache.segment2_slice0_bend_c5
+            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t48
+            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t47
+            - 0.000054547257820203424 * t47 * cache.segment2_slice0_bend_c4
+            - 0.0014314988413324798 * cache.segment2_slice0_bend_c2 * t48)
+        - cache.segment2_slice0_local_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+    let t50 = t49 * cache.segment1_slice0_mass;
+    let t51 = 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
+        * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+            + 0.125 * t45 * cache.segment2_slice1_bend_c4
+            - 0.0625 * t45 * cache.segment2_slice1_bend_c3) + segment2_base_bias_v_x
+        + segment2_base_velocity_v_y * qd[4] * cache.segment1_slice1_local_subspace0_w_z
+        + (0.03125 * t47 * cache.segment2_slice1_bend_c3
+            + 0.125 * cache.segment2_slice1_bend_c3 * t48
+            + 0.09375 * t47 * cache.segment2_slice1_bend_c5
+            - 0.125 * cache.segment2_slice1_bend_c2 * t48
+            - 0.09375 * t47 * cache.segment2_slice1_bend_c4)
+        - segment1_tip_velocity_w_z * cache.segment2_slice1_local_subspace0_v_y * qd[4];
+    let t52 = t51 * cache.segment1_slice1_mass;
+    let t53 = segment2_base_velocity_v_y * qd[4]
+        * cache.segment1_slice2_local_subspace0_w_z
+        + 0.8872983346207417
+            * (1.239677335393187 * t45 * cache.segment2_slice2_bend_c4
+                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+                - 0.6198386676965935 * t45 * cache.segment2_slice2_bend_c3)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        + (1.6499454527421802 * t47 * cache.segment2_slice2_bend_c5
+            + 0.5499818175807267 * t47 * cache.segment2_slice2_bend_c3
+            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t48
+            - 1.6499454527421802 * t47 * cache.segment2_slice2_bend_c4
+            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t48)
         + segment2_base_bias_v_x
-        - cache.segment2_slice1_local_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let t61 = t60 * cache.segment1_slice1_mass;
-    let t62 = segment2_base_velocity_v_y
+        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice2_local_subspace0_v_y;
+    let t54 = cache.segment1_slice0_mass * t53;
+    let t55 = segment2_base_velocity_v_y
         + qd[4] * cache.segment2_slice2_local_subspace0_v_y;
     let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_local_momentum_f_y = t62 * cache.segment1_slice0_mass
+    let segment2_slice2_local_momentum_f_y = t55 * cache.segment1_slice0_mass
         + segment2_slice2_velocity_w_z * cache.segment2_slice2_local_inertia_h_x;
-    let t63 = -(segment2_slice2_local_momentum_f_y * segment2_slice2_velocity_w_z);
-    let t64 = 0.8872983346207417
-        * (0.6198386676965935 * t50 * cache.segment2_slice2_bend_c4
-            + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-            + 0.6198386676965935 * cache.segment2_slice2_bend_c3 * t51)
-        * segment2_bend_y_rate * segment2_bend_y_rate + segment2_base_bias_v_x
-        + (0.6985685011586675 * cache.segment2_slice2_bend_c2 * t56
-            + 0.5499818175807267 * t57 * cache.segment2_slice2_bend_c4
-            + 0.5499818175807267 * t55 * cache.segment2_slice2_bend_c3
-            + 0.5499818175807267 * t54 * cache.segment2_slice2_bend_c5
-            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t53)
-        + qd[4] * segment2_base_velocity_v_y * cache.segment1_slice2_local_subspace0_w_z
-        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice2_local_subspace0_v_y;
-    let t65 = t64 * cache.segment1_slice0_mass;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let t66 = qd[4] * cache.segment2_slice0_local_subspace0_v_y
-        + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = cache.segment2_slice0_local_inertia_h_x
-        * segment2_slice0_velocity_w_z + t66 * cache.segment1_slice0_mass;
-    let t67 = -(segment2_slice0_velocity_w_z * segment2_slice0_local_momentum_f_y);
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
-    let t68 = cache.segment2_slice1_local_subspace0_v_y * qd[4]
-        + segment2_base_velocity_v_y;
-    let segment2_slice1_local_momentum_f_y = t68 * cache.segment1_slice1_mass
-        + cache.segment2_slice1_local_inertia_h_x * segment2_slice1_velocity_w_z;
-    let t69 = -(segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_y);
-    let t70 = t59 + t61 + t63 + t65 + t67 + t69;
-    let t71 = cache.segment1_tip_rotation_00 * t70;
-    let t72 = -(segment2_bend_y * p.segment_length);
-    let t73 = segment2_bend_y * p.segment_length;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t48
-        + t49 * cache.segment1_tip_rotation_00;
-    let t74 = -(3.0 * segment2_bend_y * p.segment_length * t52);
-    let t75 = segment2_bend_y.powi(3);
-    let t76 = -(5.0 * p.segment_length * t75 * t52);
-    let t77 = 8.0 * p.segment_length * t75 * t52;
-    let t78 = p.segment_length * t75 * t52;
-    let t79 = 6.0 * segment2_bend_y * p.segment_length * t52;
-    let segment2_base_bias_v_y = segment1_tip_bias_v_x * cache.segment1_tip_rotation_01
-        + segment1_tip_bias_v_y * cache.segment1_tip_rotation_11;
-    let t80 = (0.0625 * t74 * cache.segment2_slice1_bend_c3
-        + 0.015625 * cache.segment2_slice1_bend_c5 * t76
-        + 0.015625 * t77 * cache.segment2_slice1_bend_c6
-        + 0.015625 * cache.segment2_slice1_bend_c4 * t78
-        + 0.0625 * t79 * cache.segment2_slice1_bend_c4) + segment2_base_bias_v_y
-        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice1_local_subspace0_v_x
-        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.125 * cache.segment2_slice1_bend_c2 * t72
-                + 0.125 * cache.segment2_slice1_bend_c3 * t73)
-        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice1_local_subspace0_w_z;
-    let t81 = t80 * cache.segment1_slice1_mass;
-    let t82 = segment2_base_bias_v_y
-        + (0.6198386676965935 * t79 * cache.segment2_slice2_bend_c4
-            + 0.4879979508110674 * cache.segment2_slice2_bend_c5 * t76
-            + 0.4879979508110674 * t77 * cache.segment2_slice2_bend_c6
-            + 0.4879979508110674 * t78 * cache.segment2_slice2_bend_c4
-            + 0.6198386676965935 * t74 * cache.segment2_slice2_bend_c3)
-        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice2_local_subspace0_v_x
-        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice2_local_subspace0_w_z
-        - 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t73
-                + 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t72);
-    let t83 = t82 * cache.segment1_slice0_mass;
-    let t84 = segment2_base_velocity_v_x
-        + qd[4] * cache.segment2_slice2_local_subspace0_v_x;
-    let segment2_slice2_local_momentum_f_x = t84 * cache.segment1_slice0_mass
+    let t56 = -(segment2_slice2_local_momentum_f_y * segment2_slice2_velocity_w_z);
+    let t57 = t40 + t42 + t50 + t52 + t54 + t56;
+    let t58 = t57 * cache.segment1_tip_rotation_00;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t37
+        + t38 * cache.segment1_tip_rotation_00;
+    let t59 = cache.segment2_slice2_local_subspace0_v_x * qd[4]
+        + segment2_base_velocity_v_x;
+    let segment2_slice2_local_momentum_f_x = cache.segment1_slice0_mass * t59
         - segment2_slice2_velocity_w_z * cache.segment2_slice2_local_inertia_h_y;
-    let t85 = segment2_slice2_local_momentum_f_x * segment2_slice2_velocity_w_z;
-    let t86 = segment2_base_bias_v_y
-        + segment1_tip_velocity_w_z * cache.segment2_slice0_local_subspace0_v_x * qd[4]
-        + (0.000002049188932736232 * cache.segment2_slice0_bend_c6 * t77
-            + 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t74
-            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t78
-            + 0.000002049188932736232 * t76 * cache.segment2_slice0_bend_c5
-            + 0.0001613323034066491 * t79 * cache.segment2_slice0_bend_c4)
-        - 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.0014314988413324798 * t72 * cache.segment2_slice0_bend_c2
-                + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t73)
-        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice0_local_subspace0_w_z;
-    let t87 = cache.segment1_slice0_mass * t86;
-    let t88 = segment2_base_velocity_v_x
-        + qd[4] * cache.segment2_slice1_local_subspace0_v_x;
-    let segment2_slice1_local_momentum_f_x = t88 * cache.segment1_slice1_mass
+    let t60 = segment2_slice2_velocity_w_z * segment2_slice2_local_momentum_f_x;
+    let t61 = qd[4] * cache.segment2_slice1_local_subspace0_v_x
+        + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t61 * cache.segment1_slice1_mass
         - cache.segment2_slice1_local_inertia_h_y * segment2_slice1_velocity_w_z;
-    let t89 = segment2_slice1_local_momentum_f_x * segment2_slice1_velocity_w_z;
-    let t90 = segment2_base_velocity_v_x
-        + cache.segment2_slice0_local_subspace0_v_x * qd[4];
-    let segment2_slice0_local_momentum_f_x = t90 * cache.segment1_slice0_mass
+    let t62 = segment2_slice1_local_momentum_f_x * segment2_slice1_velocity_w_z;
+    let t63 = qd[4] * cache.segment2_slice0_local_subspace0_v_x
+        + segment2_base_velocity_v_x;
+    let segment2_slice0_local_momentum_f_x = t63 * cache.segment1_slice0_mass
         - cache.segment2_slice0_local_inertia_h_y * segment2_slice0_velocity_w_z;
-    let t91 = segment2_slice0_velocity_w_z * segment2_slice0_local_momentum_f_x;
-    let t92 = t81 + t83 + t85 + t87 + t89 + t91;
-    let t93 = t92 * cache.segment1_tip_rotation_01;
-    let t94 = (t57 * cache.segment2_bend_squared_c4
-        + cache.segment2_bend_squared_c2 * t56 + cache.segment2_bend_squared_c3 * t55
-        + t54 * cache.segment2_bend_squared_c5 + cache.segment2_bend_squared_c3 * t53)
-        + (t50 * cache.segment2_bend_squared_c4 + cache.segment2_bend_squared_c3 * t51
-            + cache.segment2_bend_squared_c2 * p.segment_length) * segment2_bend_y_rate
-            * segment2_bend_y_rate;
-    let t95 = (cache.segment2_bend_squared_c3 * t74
-        + t79 * cache.segment2_bend_squared_c4 + cache.segment2_bend_squared_c5 * t76
-        + t77 * cache.segment2_bend_squared_c6 + cache.segment2_bend_squared_c4 * t78)
-        - segment2_bend_y_rate * segment2_bend_y_rate
-            * (cache.segment2_bend_squared_c2 * t72
-                + cache.segment2_bend_squared_c3 * t73);
-    let segment2_tip_bias_v_x = segment1_tip_bias_v_x
-        + segment2_bend_y_rate * segment1_tip_velocity_v_y
-        + cache.segment1_tip_rotation_00 * t94 + t95 * cache.segment1_tip_rotation_01
-        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+    let t64 = segment2_slice0_velocity_w_z * segment2_slice0_local_momentum_f_x;
+    let segment2_base_bias_v_y = cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x
+        + cache.segment1_tip_rotation_11 * segment1_tip_bias_v_y;
+    let t65 = p.segment_length * segment2_bend_y.powi(3) * t46;
+    let t66 = segment2_bend_y * p.segment_length * t46;
+    let t67 = segment2_bend_y * p.segment_length;
+    let t68 = segment2_base_bias_v_y
+        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice1_local_subspace0_v_x
+        + (0.125 * cache.segment2_slice1_bend_c6 * t65
+            + 0.375 * cache.segment2_slice1_bend_c4 * t66
+            + 0.015625 * cache.segment2_slice1_bend_c4 * t65
+            - 0.078125 * cache.segment2_slice1_bend_c5 * t65
+            - 0.1875 * cache.segment2_slice1_bend_c3 * t66)
+        - qd[4] * cache.segment1_slice1_local_subspace0_w_z * segment2_base_velocity_v_x
+        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.125 * cache.segment2_slice1_bend_c3 * t67
+                - 0.125 * cache.segment2_slice1_bend_c2 * t67);
+    let t69 = t68 * cache.segment1_slice1_mass;
+    let t70 = segment1_tip_velocity_w_z * qd[4]
+        * cache.segment2_slice0_local_subspace0_v_x + segment2_base_bias_v_y
+        + (0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t65
+            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t65
+            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t66
+            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t66
+            - 0.00001024594466368116 * t65 * cache.segment2_slice0_bend_c5)
+        - 0.1127016653792583
+            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t67
+                - 0.0014314988413324798 * t67 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        - qd[4] * cache.segment1_slice0_local_subspace0_w_z * segment2_base_velocity_v_x;
+    let t71 = t70 * cache.segment1_slice0_mass;
+    let t72 = (3.7190320061795608 * t66 * cache.segment2_slice2_bend_c4
+        + 3.903983606488539 * t65 * cache.segment2_slice2_bend_c6
+        + 0.4879979508110674 * t65 * cache.segment2_slice2_bend_c4
+        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t66
+        - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t65)
+        + segment2_base_bias_v_y
+        + cache.segment2_slice2_local_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t67
+                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t67)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        - qd[4] * segment2_base_velocity_v_x * cache.segment1_slice2_local_subspace0_w_z;
+    let t73 = cache.segment1_slice0_mass * t72;
+    let t74 = t60 + t62 + t64 + t69 + t71 + t73;
+    let t75 = t74 * cache.segment1_tip_rotation_01;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment2_tip_velocity_v_y = cache.segment2_tip_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let head_momentum_f_y = cache.head_inertia_h_x * segment2_tip_velocity_w_z
-        + p.link_mass * segment2_tip_velocity_v_y;
+    let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
+        + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
+    let t76 = segment2_bend_y_rate * segment2_bend_y_rate
+        * (2.0 * t45 * cache.segment2_bend_squared_c4
+            + cache.segment2_bend_squared_c2 * p.segment_length
+            - cache.segment2_bend_squared_c3 * t45)
+        + (cache.segment2_bend_squared_c3 * t47
+            + 3.0 * cache.segment2_bend_squared_c5 * t47
+            + cache.segment2_bend_squared_c3 * t48 - cache.segment2_bend_squared_c2 * t48
+            - 3.0 * t47 * cache.segment2_bend_squared_c4);
+    let t77 = (8.0 * cache.segment2_bend_squared_c6 * t65
+        + 6.0 * cache.segment2_bend_squared_c4 * t66
+        + cache.segment2_bend_squared_c4 * t65
+        - 5.0 * cache.segment2_bend_squared_c5 * t65
+        - 3.0 * cache.segment2_bend_squared_c3 * t66)
+        - (cache.segment2_bend_squared_c3 * t67 - cache.segment2_bend_squared_c2 * t67)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let segment2_tip_bias_v_x = cache.segment1_tip_rotation_00 * t76
+        + t77 * cache.segment1_tip_rotation_01
+        + segment1_tip_velocity_v_y * segment2_bend_y_rate + segment1_tip_bias_v_x
+        - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y * qd[4];
     let head_composite_force_f_x = p.link_mass * segment2_tip_bias_v_x
         - head_momentum_f_y * segment2_tip_velocity_w_z;
-    let segment2_composite_force_f_x = t71 + t93 + head_composite_force_f_x;
-    let middle_composite_force_f_x = p.link_mass * segment1_tip_bias_v_x
-        + segment2_composite_force_f_x - segment1_tip_velocity_w_z * middle_momentum_f_y;
-    let segment1_composite_force_f_x = t23 + t45 + middle_composite_force_f_x;
-    let tail_composite_force_f_x = p.link_mass * base_angle_bias_v_x
-        + segment1_composite_force_f_x - tail_momentum_f_y * qd[2];
-    let t96 = cache.cos_q2 * t44;
-    let t97 = cache.sin_q2 * t22;
-    let t98 = t70 * cache.segment1_tip_rotation_10;
-    let segment2_tip_bias_v_y = cache.segment1_tip_rotation_11 * t95
-        + segment1_tip_bias_v_y + t94 * cache.segment1_tip_rotation_10
-        + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
-        - segment1_tip_velocity_v_x * segment2_bend_y_rate;
-    let segment2_tip_velocity_v_x = cache.segment2_tip_subspace0_v_x * qd[4]
-        + segment1_tip_velocity_v_x;
-    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - cache.head_inertia_h_y * segment2_tip_velocity_w_z;
-    let head_composite_force_f_y = segment2_tip_bias_v_y * p.link_mass
-        + head_momentum_f_x * segment2_tip_velocity_w_z;
-    let t99 = t92 * cache.segment1_tip_rotation_11;
-    let segment2_composite_force_f_y = t98 + head_composite_force_f_y + t99;
+    let segment2_composite_force_f_x = t58 + t75 + head_composite_force_f_x;
+    let middle_composite_force_f_x = segment2_composite_force_f_x
+        + p.link_mass * segment1_tip_bias_v_x
+        - segment1_tip_velocity_w_z * middle_momentum_f_y;
+    let segment1_composite_force_f_x = t19 + t36 + middle_composite_force_f_x;
+    let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let tail_composite_force_f_x = segment1_composite_force_f_x
+        + p.link_mass * base_angle_bias_v_x - tail_momentum_f_y * qd[2];
+    let t78 = cache.sin_q2 * t18;
+    let t79 = cache.cos_q2 * t35;
     let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
-    let middle_composite_force_f_y = segment2_composite_force_f_y
-        + segment1_tip_velocity_w_z * middle_momentum_f_x
-        + p.link_mass * segment1_tip_bias_v_y;
-    let segment1_composite_force_f_y = t96 + t97 + middle_composite_force_f_y;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
+    let segment2_tip_bias_v_y = segment1_tip_velocity_w_z * qd[4]
+        * cache.segment2_tip_subspace0_v_x + cache.segment1_tip_rotation_10 * t76
+        + segment1_tip_bias_v_y + t77 * cache.segment1_tip_rotation_11
+        - segment2_bend_y_rate * segment1_tip_velocity_v_x;
+    let head_composite_force_f_y = head_momentum_f_x * segment2_tip_velocity_w_z
+        + p.link_mass * segment2_tip_bias_v_y;
+    let t80 = t74 * cache.segment1_tip_rotation_11;
+    let t81 = cache.segment1_tip_rotation_10 * t57;
+    let segment2_composite_force_f_y = head_composite_force_f_y + t80 + t81;
+    let middle_composite_force_f_y = segment1_tip_velocity_w_z * middle_momentum_f_x
+        + segment2_composite_force_f_y + p.link_mass * segment1_tip_bias_v_y;
+    let segment1_composite_force_f_y = t78 + t79 + middle_composite_force_f_y;
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.tail_inertia_h_y * qd[2];
     let tail_composite_force_f_y = segment1_composite_force_f_y
         + p.link_mass * base_angle_bias_v_y + qd[2] * tail_momentum_f_x;
-    let t100 = -(segment1_slice2_local_momentum_f_x * t20);
-    let t101 = t90 * segment2_slice0_local_momentum_f_y;
-    let t102 = -(t64 * cache.segment2_slice2_local_inertia_h_y);
-    let t103 = t88 * segment2_slice1_local_momentum_f_y;
-    let t104 = -(t66 * segment2_slice0_local_momentum_f_x);
-    let t105 = -(t60 * cache.segment2_slice1_local_inertia_h_y);
-    let head_composite_force_n_z = segment2_tip_velocity_v_x * head_momentum_f_y
-        + segment2_tip_bias_v_y * cache.head_inertia_h_x
-        - cache.head_inertia_h_y * segment2_tip_bias_v_x
+    let t82 = -(segment1_slice2_local_momentum_f_x * t2);
+    let t83 = t31 * cache.segment1_slice0_local_inertia_h_x;
+    let t84 = t20 * segment1_slice0_local_momentum_f_y;
+    let t85 = segment1_slice2_local_momentum_f_y * t27;
+    let t86 = -(t53 * cache.segment2_slice2_local_inertia_h_y);
+    let t87 = t63 * segment2_slice0_local_momentum_f_y;
+    let t88 = -(t55 * segment2_slice2_local_momentum_f_x);
+    let t89 = segment2_slice1_local_momentum_f_y * t61;
+    let t90 = cache.segment2_slice1_local_inertia_h_x * t68;
+    let t91 = -(segment2_slice1_local_momentum_f_x * t41);
+    let t92 = -(cache.segment2_slice0_local_inertia_h_y * t49);
+    let head_composite_force_n_z = cache.head_inertia_h_x * segment2_tip_bias_v_y
+        + segment2_tip_velocity_v_x * head_momentum_f_y
+        - segment2_tip_bias_v_x * cache.head_inertia_h_y
         - segment2_tip_velocity_v_y * head_momentum_f_x;
-    let t106 = -(segment2_slice2_local_momentum_f_x * t62);
-    let t107 = -(t58 * cache.segment2_slice0_local_inertia_h_y);
-    let t108 = t82 * cache.segment2_slice2_local_inertia_h_x;
-    let t109 = segment2_slice2_local_momentum_f_y * t84;
-    let t110 = -(segment2_slice1_local_momentum_f_x * t68);
-    let t111 = cache.segment2_slice1_local_inertia_h_x * t80;
-    let t112 = cache.segment2_slice0_local_inertia_h_x * t86;
-    let segment2_composite_force_n_z = t101 + t102 + t103
-        + (t98 + t99) * cache.segment2_position_x + t104 + t105
-        + head_composite_force_n_z + t106 + t107 + t108 + t109 + t110 + t111 + t112
-        - (t71 + t93) * cache.segment2_position_y;
-    let middle_composite_force_n_z = segment1_tip_velocity_v_x * middle_momentum_f_y
-        + segment1_tip_bias_v_y * cache.middle_inertia_h_x + segment2_composite_force_n_z
-        - middle_momentum_f_x * segment1_tip_velocity_v_y
-        - segment1_tip_bias_v_x * cache.middle_inertia_h_y;
-    let t113 = t42 * cache.segment1_slice2_local_inertia_h_x;
-    let t114 = t34 * segment1_slice0_local_momentum_f_y;
-    let t115 = -(cache.segment1_slice2_local_inertia_h_y * t10);
-    let t116 = t40 * segment1_slice1_local_momentum_f_y;
-    let t117 = -(segment1_slice0_local_momentum_f_x * t18);
-    let t118 = -(cache.segment1_slice1_local_inertia_h_y * t14);
-    let t119 = -(segment1_slice1_local_momentum_f_x * t12);
-    let t120 = -(cache.segment1_slice0_local_inertia_h_y * t16);
-    let t121 = t36 * cache.segment1_slice0_local_inertia_h_x;
-    let t122 = t38 * segment1_slice2_local_momentum_f_y;
-    let t123 = cache.segment1_slice1_local_inertia_h_x * t32;
-    let segment1_composite_force_n_z = t100 + middle_composite_force_n_z + t113 + t114
-        + t115 + t116 + t117 + t118 + t119 + t120 + t121 + t122 + t123
-        + cache.segment1_position_x * (t96 + t97)
-        - cache.segment1_position_y * (t23 + t45);
+    let t93 = segment2_slice2_local_momentum_f_y * t59;
+    let t94 = -(t51 * cache.segment2_slice1_local_inertia_h_y);
+    let t95 = t70 * cache.segment2_slice0_local_inertia_h_x;
+    let t96 = -(t39 * segment2_slice0_local_momentum_f_x);
+    let t97 = cache.segment2_slice2_local_inertia_h_x * t72;
+    let segment2_composite_force_n_z = t86 + t87
+        + (t80 + t81) * cache.segment2_position_x + t88 + t89 + t90 + t91 + t92
+        + head_composite_force_n_z + t93 + t94 + t95 + t96 + t97
+        - cache.segment2_position_y * (t58 + t75);
+    let middle_composite_force_n_z = segment2_composite_force_n_z
+        + middle_momentum_f_y * segment1_tip_velocity_v_x
+        + cache.middle_inertia_h_x * segment1_tip_bias_v_y
+        - segment1_tip_velocity_v_y * middle_momentum_f_x
+        - cache.middle_inertia_h_y * segment1_tip_bias_v_x;
+    let t98 = -(t16 * cache.segment1_slice2_local_inertia_h_y);
+    let t99 = t29 * segment1_slice1_local_momentum_f_y;
+    let t100 = -(t10 * cache.segment1_slice1_local_inertia_h_y);
+    let t101 = t25 * cache.segment1_slice2_local_inertia_h_x;
+    let t102 = cache.segment1_slice1_local_inertia_h_x * t33;
+    let t103 = -(t12 * segment1_slice0_local_momentum_f_x);
+    let t104 = -(segment1_slice1_local_momentum_f_x * t4);
+    let t105 = -(cache.segment1_slice0_local_inertia_h_y * t14);
+    let segment1_composite_force_n_z = t82 + t83 + t84 + t85 + middle_composite_force_n_z
+        + t98 + t99 + t100 + t101 + t102 + (t78 + t79) * cache.segment1_position_x + t103
+        + t104 + t105 - (t19 + t36) * cache.segment1_position_y;
     let tail_composite_force_n_z = cache.tail_inertia_h_x * base_angle_bias_v_y
         + segment1_composite_force_n_z + tail_momentum_f_y * base_angle_velocity_v_x
         - base_angle_velocity_v_y * tail_momentum_f_x
         - cache.tail_inertia_h_y * base_angle_bias_v_x;
     out[0] = tail_composite_force_f_x;
     out[1] = tail_composite_force_f_y;
-    out[2] = tail_composite_force_n_z + q[1] * tail_composite_force_f_x
-        + tail_composite_force_f_y * cache.base_angle_subspace_v_y;
-    out[3] = cache.segment1_slice0_local_subspace0_v_x * (t17 + t19)
-        + (t39 + t43) * cache.segment1_slice2_local_subspace0_v_y
-        + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y
+    out[2] = q[1] * tail_composite_force_f_x
+        + tail_composite_force_f_y * cache.base_angle_subspace_v_y
+        + tail_composite_force_n_z;
+    out[3] = cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y
+        + cache.segment1_slice0_local_subspace0_v_y * (t21 + t32)
+        + (t99 + t100 + t102 + t104) * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x
+        + (t3 + t17) * cache.segment1_slice2_local_subspace0_v_x
+        + (t5 + t11) * cache.segment1_slice1_local_subspace0_v_x
         + middle_composite_force_n_z * p.segment_length
-        + (t100 + t113 + t115 + t122) * cache.segment1_slice2_local_subspace0_w_z
-        + cache.segment1_slice1_local_subspace0_v_x * (t13 + t15)
-        + (t35 + t37) * cache.segment1_slice0_local_subspace0_v_y
-        + cache.segment1_slice1_local_subspace0_w_z * (t116 + t118 + t119 + t123)
-        + cache.segment1_slice0_local_subspace0_w_z * (t114 + t117 + t120 + t121)
-        + cache.segment1_slice2_local_subspace0_v_x * (t11 + t21)
-        + middle_composite_force_f_x * cache.segment1_tip_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * (t33 + t41);
-    out[4] = cache.segment2_tip_subspace0_v_x * head_composite_force_f_x
-        + cache.segment2_slice0_local_subspace0_v_x * (t59 + t67)
-        + cache.segment2_slice2_local_subspace0_v_x * (t63 + t65)
-        + (t87 + t91) * cache.segment2_slice0_local_subspace0_v_y
-        + p.segment_length * head_composite_force_n_z
-        + cache.segment2_slice1_local_subspace0_v_y * (t81 + t89)
-        + (t101 + t104 + t107 + t112) * cache.segment1_slice0_local_subspace0_w_z
-        + (t83 + t85) * cache.segment2_slice2_local_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_w_z * (t83 + t84 + t103 + t105)
+        + cache.segment1_slice1_local_subspace0_v_y * (t30 + t34)
+        + (t13 + t15) * cache.segment1_slice0_local_subspace0_v_x
+        + (t26 + t28) * cache.segment1_slice2_local_subspace0_v_y
+        + (t82 + t85 + t98 + t101) * cache.segment1_slice2_local_subspace0_w_z;
+    out[4] = cache.segment1_slice0_local_subspace0_w_z * (t87 + t92 + t95 + t96)
+        + cache.segment2_slice1_local_subspace0_v_y * (t62 + t69)
+        + head_composite_force_f_x * cache.segment2_tip_subspace0_v_x
+        + cache.segment2_slice1_local_subspace0_v_x * (t42 + t52)
+        + (t60 + t73) * cache.segment2_slice2_local_subspace0_v_y
         + cache.segment2_tip_subspace0_v_y * head_composite_force_f_y
-        + (t103 + t105 + t110 + t111) * cache.segment1_slice1_local_subspace0_w_z
-        + (t102 + t106 + t108 + t109) * cache.segment1_slice2_local_subspace0_w_z
-        + (t61 + t69) * cache.segment2_slice1_local_subspace0_v_x;
+        + (t89 + t90 + t91 + t94) * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment2_slice2_local_subspace0_v_x * (t54 + t56)
+        + cache.segment2_slice0_local_subspace0_v_y * (t64 + t71)
+        + (t40 + t50) * cache.segment2_slice0_local_subspace0_v_x
+        + (t86 + t88 + t93 + t97) * cache.segment1_slice2_local_subspace0_w_z
+        + p.segment_length * head_composite_force_n_z;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -1627,779 +1614,756 @@ pub fn coriolis_matrix_into(
 ) {
     *out = SMatrix::zeros();
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
-        + p.link_mass * base_angle_velocity_v_y;
+    let t0 = cache.tail_com_x * qd[2] + base_angle_velocity_v_y;
+    let segment1_slice1_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_slice1_subspace0_v_y * qd[3];
+    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
+        + qd[2];
+    let t1 = segment1_slice1_velocity_v_y
+        + cache.segment1_slice1_position_x * segment1_slice1_velocity_w_z;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
-        + segment2_slice1_subspace0_v_y * qd[4];
     let segment1_bend_y_rate = p.segment_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_slice1_position_x = cache.segment2_slice1_local_com_y
-        * cache.segment1_tip_rotation_01 + cache.segment2_position_x
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x;
-    let segment2_slice1_inertia_h_x = segment2_slice1_position_x
-        * cache.segment1_slice1_mass;
-    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_v_y
-        * cache.segment1_slice1_mass
-        + segment2_slice1_velocity_w_z * segment2_slice1_inertia_h_x;
-    let segment2_slice2_position_x = cache.segment1_tip_rotation_00
-        * cache.segment2_slice2_local_com_x
-        + cache.segment2_slice2_local_com_y * cache.segment1_tip_rotation_01
+    let t2 = segment1_tip_velocity_v_y + segment1_tip_velocity_w_z * cache.middle_com_x;
+    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
         + cache.segment2_position_x;
-    let segment2_slice2_inertia_h_x = segment2_slice2_position_x
-        * cache.segment1_slice0_mass;
-    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
+    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice0_local_subspace0_v_x
+        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
+    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
+        + qd[4] * segment2_slice0_subspace0_v_y;
+    let t3 = segment2_slice0_position_x * segment2_slice0_velocity_w_z
+        + segment2_slice0_velocity_v_y;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let segment2_bend_y_rate = qd[4] * p.segment_length;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let t4 = segment2_tip_velocity_v_y + cache.head_com_x * segment2_tip_velocity_w_z;
+    let head_composite_rate_hd_y = p.link_mass * t4;
     let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
         * cache.segment2_slice2_local_subspace0_v_y
         + cache.segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
         - cache.segment2_position_x * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_velocity_v_y = qd[4] * segment2_slice2_subspace0_v_y
+    let segment2_slice2_velocity_v_y = segment1_tip_velocity_v_y
+        + qd[4] * segment2_slice2_subspace0_v_y;
+    let segment2_slice2_position_x = cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
+    let t5 = segment2_slice2_velocity_v_y
+        + segment2_slice2_position_x * segment2_slice2_velocity_w_z;
+    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_x;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_subspace0_v_x
+        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
         + segment1_tip_velocity_v_y;
-    let segment2_slice2_momentum_f_y = segment2_slice2_inertia_h_x
-        * segment2_slice2_velocity_w_z
-        + segment2_slice2_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment2_tip_velocity_v_y = cache.segment2_tip_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let head_momentum_f_y = cache.head_inertia_h_x * segment2_tip_velocity_w_z
-        + p.link_mass * segment2_tip_velocity_v_y;
-    let segment2_slice0_position_x = cache.segment2_position_x
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
-        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_00;
-    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
-        - cache.segment2_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment2_slice0_velocity_v_y = segment2_slice0_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let segment2_slice0_momentum_f_y = segment2_slice0_inertia_h_x
-        * segment2_slice0_velocity_w_z
-        + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_composite_momentum_f_y = segment2_slice1_momentum_f_y
-        + segment2_slice2_momentum_f_y + head_momentum_f_y
-        + segment2_slice0_momentum_f_y;
-    let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
-        + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
-    let middle_composite_momentum_f_y = segment2_composite_momentum_f_y
-        + middle_momentum_f_y;
-    let segment1_slice0_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice0_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
-        - cache.segment1_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment1_slice0_velocity_v_y = segment1_slice0_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice0_velocity_w_z = qd[2]
-        + cache.segment1_slice0_local_subspace0_w_z * qd[3];
+    let t6 = segment2_slice1_velocity_w_z * segment2_slice1_position_x
+        + segment2_slice1_velocity_v_y;
+    let segment2_composite_rate_hd_y = cache.segment1_slice0_mass * t3
+        + head_composite_rate_hd_y + t5 * cache.segment1_slice0_mass
+        + t6 * cache.segment1_slice1_mass;
+    let middle_composite_rate_hd_y = t2 * p.link_mass + segment2_composite_rate_hd_y;
     let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
         * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
         + cache.segment1_position_x;
+    let segment1_slice0_velocity_w_z = qd[2]
+        + cache.segment1_slice0_local_subspace0_w_z * qd[3];
+    let segment1_slice0_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice0_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_v_y * cache.cos_q2
+        - cache.segment1_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment1_slice0_velocity_v_y = qd[3] * segment1_slice0_subspace0_v_y
+        + base_angle_velocity_v_y;
+    let t7 = segment1_slice0_position_x * segment1_slice0_velocity_w_z
+        + segment1_slice0_velocity_v_y;
+    let segment1_slice2_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice2_local_subspace0_v_x
+        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_y
+        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
+    let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
+        + segment1_slice2_subspace0_v_y * qd[3];
+    let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
+        * cache.base_angle_rotation_01 + cache.segment1_position_x
+        + cache.segment1_slice2_local_com_x * cache.cos_q2;
+    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
+        + qd[2];
+    let t8 = segment1_slice2_velocity_v_y
+        + segment1_slice2_position_x * segment1_slice2_velocity_w_z;
+    let segment1_composite_rate_hd_y = t1 * cache.segment1_slice1_mass
+        + middle_composite_rate_hd_y + t7 * cache.segment1_slice0_mass
+        + t8 * cache.segment1_slice0_mass;
+    let tail_composite_rate_hd_y = p.link_mass * t0 + segment1_composite_rate_hd_y;
+    let t9 = -tail_composite_rate_hd_y;
+    let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
     let segment1_slice0_inertia_h_x = segment1_slice0_position_x
         * cache.segment1_slice0_mass;
     let segment1_slice0_momentum_f_y = segment1_slice0_velocity_v_y
         * cache.segment1_slice0_mass
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
-    let segment1_slice2_subspace0_v_y = cache.cos_q2
-        * cache.segment1_slice2_local_subspace0_v_y
-        + cache.sin_q2 * cache.segment1_slice2_local_subspace0_v_x
-        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
-    let segment1_slice2_velocity_v_y = segment1_slice2_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
-        * cache.base_angle_rotation_01 + cache.segment1_position_x
-        + cache.segment1_slice2_local_com_x * cache.cos_q2;
-    let segment1_slice2_inertia_h_x = segment1_slice2_position_x
+    let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
-        + qd[2];
-    let segment1_slice2_momentum_f_y = segment1_slice2_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment1_slice2_inertia_h_x * segment1_slice2_velocity_w_z;
-    let segment1_slice1_velocity_v_y = cache.segment1_slice1_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
+    let segment2_slice0_momentum_f_y = cache.segment1_slice0_mass
+        * segment2_slice0_velocity_v_y
+        + segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_x;
+    let segment2_slice1_inertia_h_x = cache.segment1_slice1_mass
+        * segment2_slice1_position_x;
+    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
+        * segment2_slice1_inertia_h_x
+        + segment2_slice1_velocity_v_y * cache.segment1_slice1_mass;
+    let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
+        + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
+    let segment2_slice2_inertia_h_x = segment2_slice2_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice2_momentum_f_y = cache.segment1_slice0_mass
+        * segment2_slice2_velocity_v_y
+        + segment2_slice2_velocity_w_z * segment2_slice2_inertia_h_x;
+    let segment2_composite_momentum_f_y = segment2_slice0_momentum_f_y
+        + segment2_slice1_momentum_f_y + head_momentum_f_y
+        + segment2_slice2_momentum_f_y;
+    let middle_composite_momentum_f_y = middle_momentum_f_y
+        + segment2_composite_momentum_f_y;
     let segment1_slice1_inertia_h_x = cache.segment1_slice1_position_x
         * cache.segment1_slice1_mass;
-    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
-        + qd[2];
     let segment1_slice1_momentum_f_y = segment1_slice1_velocity_v_y
         * cache.segment1_slice1_mass
         + segment1_slice1_inertia_h_x * segment1_slice1_velocity_w_z;
-    let segment1_composite_momentum_f_y = middle_composite_momentum_f_y
-        + segment1_slice0_momentum_f_y + segment1_slice2_momentum_f_y
-        + segment1_slice1_momentum_f_y;
+    let segment1_slice2_inertia_h_x = segment1_slice2_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice2_momentum_f_y = segment1_slice2_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment1_slice2_inertia_h_x * segment1_slice2_velocity_w_z;
+    let segment1_composite_momentum_f_y = segment1_slice0_momentum_f_y
+        + middle_composite_momentum_f_y + segment1_slice1_momentum_f_y
+        + segment1_slice2_momentum_f_y;
     let tail_composite_momentum_f_y = tail_momentum_f_y
         + segment1_composite_momentum_f_y;
-    let t0 = cache.tail_com_x * qd[2] + base_angle_velocity_v_y;
-    let t1 = segment1_slice0_position_x * segment1_slice0_velocity_w_z
-        + segment1_slice0_velocity_v_y;
-    let t2 = segment1_slice2_velocity_v_y
-        + segment1_slice2_position_x * segment1_slice2_velocity_w_z;
-    let t3 = segment2_slice0_velocity_v_y
-        + segment2_slice0_position_x * segment2_slice0_velocity_w_z;
-    let t4 = segment2_slice2_velocity_v_y
-        + segment2_slice2_position_x * segment2_slice2_velocity_w_z;
-    let t5 = cache.head_com_x * segment2_tip_velocity_w_z + segment2_tip_velocity_v_y;
-    let head_composite_rate_hd_y = p.link_mass * t5;
-    let t6 = segment2_slice1_velocity_v_y
-        + segment2_slice1_position_x * segment2_slice1_velocity_w_z;
-    let segment2_composite_rate_hd_y = t3 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_mass * t4 + head_composite_rate_hd_y
-        + t6 * cache.segment1_slice1_mass;
-    let t7 = segment1_tip_velocity_w_z * cache.middle_com_x + segment1_tip_velocity_v_y;
-    let middle_composite_rate_hd_y = segment2_composite_rate_hd_y + p.link_mass * t7;
-    let t8 = segment1_slice1_velocity_v_y
-        + cache.segment1_slice1_position_x * segment1_slice1_velocity_w_z;
-    let segment1_composite_rate_hd_y = t1 * cache.segment1_slice0_mass
-        + t2 * cache.segment1_slice0_mass + middle_composite_rate_hd_y
-        + t8 * cache.segment1_slice1_mass;
-    let tail_composite_rate_hd_y = p.link_mass * t0 + segment1_composite_rate_hd_y;
-    let t9 = -tail_composite_rate_hd_y;
     let base_x_coriolis_row_n_z = 0.5 * (t9 - tail_composite_momentum_f_y);
     let base_angle_coriolis_column_f_x = cache.tail_composite_inertia_m * qd[1]
         + base_x_coriolis_row_n_z;
-    let t10 = -(t8 * cache.segment1_slice1_local_subspace0_w_z
+    let t10 = -(t1 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass);
     let t11 = 0.5
         * (t10
-            - cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y);
-    let t12 = -(middle_composite_rate_hd_y * p.segment_length);
-    let t13 = 0.5 * (t12 - middle_composite_momentum_f_y * p.segment_length);
+            - segment1_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
     let segment1_bend_y = p.segment_length * q[3];
-    let t14 = segment1_bend_y.powi(3);
-    let t15 = 8.0 * p.segment_length * t14;
-    let t16 = -(5.0 * p.segment_length * t14);
-    let t17 = -(3.0 * p.segment_length * segment1_bend_y);
-    let t18 = 6.0 * p.segment_length * segment1_bend_y;
-    let t19 = p.segment_length * t14;
-    let t20 = -(p.segment_length * segment1_bend_y);
-    let t21 = p.segment_length * segment1_bend_y;
-    let t22 = segment1_bend_y_rate
-        * (t15 * cache.segment1_bend_squared_c6 + cache.segment1_bend_squared_c5 * t16
-            + cache.segment1_bend_squared_c3 * t17 + cache.segment1_bend_squared_c4 * t18
-            + t19 * cache.segment1_bend_squared_c4)
-        - segment1_bend_y_rate
-            * (t20 * cache.segment1_bend_squared_c2
-                + cache.segment1_bend_squared_c3 * t21);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t23 = -(3.0 * p.segment_length * segment1_bend_squared);
-    let t24 = -p.segment_length;
-    let t25 = 3.0 * p.segment_length * segment1_bend_squared;
-    let t26 = p.segment_length * segment1_bend_squared;
-    let t27 = 2.0 * p.segment_length * segment1_bend_squared;
-    let t28 = -(p.segment_length * segment1_bend_squared);
-    let t29 = (cache.segment1_bend_squared_c3 * p.segment_length
-        + cache.segment1_bend_squared_c4 * t23 + t24 * cache.segment1_bend_squared_c2
-        + cache.segment1_bend_squared_c5 * t25 + cache.segment1_bend_squared_c3 * t26)
-        * segment1_bend_y_rate
-        + (t27 * cache.segment1_bend_squared_c4 + cache.segment1_bend_squared_c3 * t28
-            + p.segment_length * cache.segment1_bend_squared_c2) * segment1_bend_y_rate;
-    let segment1_tip_subspace0_rate_v_x = p.segment_length * base_angle_velocity_v_y
-        + t22 * p.segment_length * cache.base_angle_rotation_01
-        + t29 * cache.cos_q2 * p.segment_length
+    let t12 = p.segment_length * segment1_bend_squared;
+    let t13 = segment1_bend_y_rate
+        * (cache.segment1_bend_squared_c3 * p.segment_length
+            + 3.0 * cache.segment1_bend_squared_c5 * t12
+            + cache.segment1_bend_squared_c3 * t12
+            - 3.0 * cache.segment1_bend_squared_c4 * t12
+            - p.segment_length * cache.segment1_bend_squared_c2)
+        + segment1_bend_y_rate
+            * (p.segment_length * cache.segment1_bend_squared_c2
+                + 2.0 * cache.segment1_bend_squared_c4 * t12
+                - cache.segment1_bend_squared_c3 * t12);
+    let t14 = p.segment_length * segment1_bend_y;
+    let t15 = p.segment_length * segment1_bend_y.powi(3);
+    let t16 = segment1_bend_y_rate
+        * (8.0 * t15 * cache.segment1_bend_squared_c6
+            + 6.0 * cache.segment1_bend_squared_c4 * t14
+            + t15 * cache.segment1_bend_squared_c4
+            - 5.0 * t15 * cache.segment1_bend_squared_c5
+            - 3.0 * cache.segment1_bend_squared_c3 * t14)
+        - segment1_bend_y_rate
+            * (cache.segment1_bend_squared_c3 * t14
+                - t14 * cache.segment1_bend_squared_c2);
+    let segment1_tip_subspace0_rate_v_x = t13 * cache.cos_q2 * p.segment_length
+        + p.segment_length * base_angle_velocity_v_y
+        + p.segment_length * cache.base_angle_rotation_01 * t16
         - cache.segment1_tip_subspace0_v_y * qd[2];
-    let t30 = segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_m;
-    let t31 = segment1_bend_y_rate
-        * (0.6198386676965935 * t17 * cache.segment1_slice2_bend_c3
-            + 0.4879979508110674 * t15 * cache.segment1_slice2_bend_c6
-            + 0.4879979508110674 * t16 * cache.segment1_slice2_bend_c5
-            + 0.4879979508110674 * t19 * cache.segment1_slice2_bend_c4
-            + 0.6198386676965935 * t18 * cache.segment1_slice2_bend_c4)
+    let t17 = segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_m;
+    let t18 = segment1_bend_y_rate
+        * (0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c3
+            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t12
+            + 0.00001818241927340114 * t12 * cache.segment1_slice0_bend_c3
+            - 0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c2
+            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t12)
+        + 0.1127016653792583 * segment1_bend_y_rate
+            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t12
+                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+                - 0.0001613323034066491 * t12 * cache.segment1_slice0_bend_c3);
+    let t19 = (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t15
+        + 0.000016393511461889856 * t15 * cache.segment1_slice0_bend_c6
+        + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t14
+        - 0.00048399691021994726 * t14 * cache.segment1_slice0_bend_c3
+        - 0.00001024594466368116 * t15 * cache.segment1_slice0_bend_c5)
+        * segment1_bend_y_rate
+        - 0.1127016653792583 * segment1_bend_y_rate
+            * (0.0014314988413324798 * t14 * cache.segment1_slice0_bend_c3
+                - 0.0014314988413324798 * t14 * cache.segment1_slice0_bend_c2);
+    let segment1_slice0_subspace0_rate_v_x = cache.cos_q2 * p.segment_length * t18
+        + cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_y
+        + p.segment_length * cache.base_angle_rotation_01 * t19
+        - qd[2] * segment1_slice0_subspace0_v_y;
+    let t20 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
+    let t21 = -(t8 * cache.segment1_slice0_mass
+        * cache.segment1_slice2_local_subspace0_w_z);
+    let t22 = 0.5
+        * (t21
+            - segment1_slice2_momentum_f_y * cache.segment1_slice2_local_subspace0_w_z);
+    let t23 = -(t7 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass);
+    let t24 = 0.5
+        * (t23
+            - cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y);
+    let t25 = segment1_bend_y_rate
+        * (3.903983606488539 * t15 * cache.segment1_slice2_bend_c6
+            + 0.4879979508110674 * t15 * cache.segment1_slice2_bend_c4
+            + 3.7190320061795608 * t14 * cache.segment1_slice2_bend_c4
+            - 1.8595160030897804 * t14 * cache.segment1_slice2_bend_c3
+            - 2.439989754055337 * t15 * cache.segment1_slice2_bend_c5)
         - 0.8872983346207417
-            * (0.6985685011586675 * t20 * cache.segment1_slice2_bend_c2
-                + 0.6985685011586675 * t21 * cache.segment1_slice2_bend_c3)
+            * (0.6985685011586675 * t14 * cache.segment1_slice2_bend_c3
+                - 0.6985685011586675 * t14 * cache.segment1_slice2_bend_c2)
             * segment1_bend_y_rate;
-    let t32 = segment1_bend_y_rate
-        * (0.5499818175807267 * t25 * cache.segment1_slice2_bend_c5
-            + 0.6985685011586675 * t24 * cache.segment1_slice2_bend_c2
-            + 0.5499818175807267 * t26 * cache.segment1_slice2_bend_c3
-            + 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c3
-            + 0.5499818175807267 * cache.segment1_slice2_bend_c4 * t23)
+    let t26 = (1.6499454527421802 * t12 * cache.segment1_slice2_bend_c5
+        + 0.5499818175807267 * t12 * cache.segment1_slice2_bend_c3
+        + 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c3
+        - 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c2
+        - 1.6499454527421802 * t12 * cache.segment1_slice2_bend_c4)
+        * segment1_bend_y_rate
         + 0.8872983346207417 * segment1_bend_y_rate
-            * (0.6198386676965935 * t28 * cache.segment1_slice2_bend_c3
-                + 0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-                + 0.6198386676965935 * t27 * cache.segment1_slice2_bend_c4);
+            * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
+                + 1.239677335393187 * t12 * cache.segment1_slice2_bend_c4
+                - 0.6198386676965935 * t12 * cache.segment1_slice2_bend_c3);
     let segment1_slice2_subspace0_rate_v_x = base_angle_velocity_v_y
         * cache.segment1_slice2_local_subspace0_w_z
-        + t31 * p.segment_length * cache.base_angle_rotation_01
-        + cache.cos_q2 * p.segment_length * t32 - segment1_slice2_subspace0_v_y * qd[2];
-    let t33 = segment1_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t34 = segment1_bend_y_rate
-        * (0.0625 * t18 * cache.segment1_slice1_bend_c4
-            + 0.015625 * t19 * cache.segment1_slice1_bend_c4
-            + 0.0625 * cache.segment1_slice1_bend_c3 * t17
-            + 0.015625 * t15 * cache.segment1_slice1_bend_c6
-            + 0.015625 * cache.segment1_slice1_bend_c5 * t16)
-        - 0.5 * segment1_bend_y_rate
-            * (0.125 * cache.segment1_slice1_bend_c3 * t21
-                + 0.125 * t20 * cache.segment1_slice1_bend_c2);
-    let t35 = segment1_bend_y_rate
+        + p.segment_length * cache.base_angle_rotation_01 * t25
+        + cache.cos_q2 * p.segment_length * t26 - qd[2] * segment1_slice2_subspace0_v_y;
+    let t27 = segment1_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t28 = -(middle_composite_rate_hd_y * p.segment_length);
+    let t29 = 0.5 * (t28 - p.segment_length * middle_composite_momentum_f_y);
+    let t30 = segment1_bend_y_rate
+        * (0.015625 * t15 * cache.segment1_slice1_bend_c4
+            + 0.125 * t15 * cache.segment1_slice1_bend_c6
+            + 0.375 * t14 * cache.segment1_slice1_bend_c4
+            - 0.078125 * t15 * cache.segment1_slice1_bend_c5
+            - 0.1875 * cache.segment1_slice1_bend_c3 * t14)
+        - 0.5
+            * (0.125 * cache.segment1_slice1_bend_c3 * t14
+                - 0.125 * t14 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate;
+    let t31 = segment1_bend_y_rate
         * (0.125 * cache.segment1_slice1_bend_c3 * p.segment_length
-            + 0.03125 * cache.segment1_slice1_bend_c4 * t23
-            + 0.03125 * cache.segment1_slice1_bend_c3 * t26
-            + 0.03125 * cache.segment1_slice1_bend_c5 * t25
-            + 0.125 * t24 * cache.segment1_slice1_bend_c2)
-        + 0.5
-            * (0.0625 * cache.segment1_slice1_bend_c3 * t28
-                + 0.0625 * t27 * cache.segment1_slice1_bend_c4
-                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2)
-            * segment1_bend_y_rate;
+            + 0.09375 * cache.segment1_slice1_bend_c5 * t12
+            + 0.03125 * cache.segment1_slice1_bend_c3 * t12
+            - 0.09375 * t12 * cache.segment1_slice1_bend_c4
+            - 0.125 * p.segment_length * cache.segment1_slice1_bend_c2)
+        + 0.5 * segment1_bend_y_rate
+            * (0.125 * t12 * cache.segment1_slice1_bend_c4
+                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
+                - 0.0625 * cache.segment1_slice1_bend_c3 * t12);
     let segment1_slice1_subspace0_rate_v_x = base_angle_velocity_v_y
         * cache.segment1_slice1_local_subspace0_w_z
-        + p.segment_length * cache.base_angle_rotation_01 * t34
-        + cache.cos_q2 * p.segment_length * t35
-        - qd[2] * cache.segment1_slice1_subspace0_v_y;
-    let t36 = cache.segment1_slice1_mass * segment1_slice1_subspace0_rate_v_x;
-    let t37 = -(t2 * cache.segment1_slice0_mass
-        * cache.segment1_slice2_local_subspace0_w_z);
-    let t38 = 0.5
-        * (t37
-            - segment1_slice2_momentum_f_y * cache.segment1_slice2_local_subspace0_w_z);
-    let t39 = 0.1127016653792583
-        * (0.0001613323034066491 * cache.segment1_slice0_bend_c4 * t27
-            + 0.0001613323034066491 * t28 * cache.segment1_slice0_bend_c3
-            + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2)
-        * segment1_bend_y_rate
-        + segment1_bend_y_rate
-            * (0.0014314988413324798 * t24 * cache.segment1_slice0_bend_c2
-                + 0.00001818241927340114 * cache.segment1_slice0_bend_c4 * t23
-                + 0.0014314988413324798 * p.segment_length
-                    * cache.segment1_slice0_bend_c3
-                + 0.00001818241927340114 * t25 * cache.segment1_slice0_bend_c5
-                + 0.00001818241927340114 * t26 * cache.segment1_slice0_bend_c3);
-    let t40 = segment1_bend_y_rate
-        * (0.0001613323034066491 * cache.segment1_slice0_bend_c3 * t17
-            + 0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t19
-            + 0.0001613323034066491 * cache.segment1_slice0_bend_c4 * t18
-            + 0.000002049188932736232 * cache.segment1_slice0_bend_c5 * t16
-            + 0.000002049188932736232 * t15 * cache.segment1_slice0_bend_c6)
+        + t30 * p.segment_length * cache.base_angle_rotation_01
+        + t31 * cache.cos_q2 * p.segment_length
+        - cache.segment1_slice1_subspace0_v_y * qd[2];
+    let t32 = cache.segment1_slice1_mass * segment1_slice1_subspace0_rate_v_x;
+    let segment1_subspace0_coriolis_column_f_x = t11 + t17 + t20 + t22 + t24 + t27 + t29
+        + t32;
+    let segment2_bend_y = p.segment_length * q[4];
+    let t33 = segment2_bend_y * p.segment_length;
+    let t34 = p.segment_length * segment2_bend_y.powi(3);
+    let t35 = segment2_bend_y_rate
+        * (cache.segment2_bend_squared_c4 * t34
+            + 6.0 * cache.segment2_bend_squared_c4 * t33
+            + 8.0 * cache.segment2_bend_squared_c6 * t34
+            - 3.0 * cache.segment2_bend_squared_c3 * t33
+            - 5.0 * cache.segment2_bend_squared_c5 * t34)
+        - (cache.segment2_bend_squared_c3 * t33 - cache.segment2_bend_squared_c2 * t33)
+            * segment2_bend_y_rate;
+    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let t36 = p.segment_length * segment2_bend_squared;
+    let t37 = segment2_bend_y_rate
+        * (2.0 * t36 * cache.segment2_bend_squared_c4
+            + cache.segment2_bend_squared_c2 * p.segment_length
+            - cache.segment2_bend_squared_c3 * t36)
+        + segment2_bend_y_rate
+            * (3.0 * cache.segment2_bend_squared_c5 * t36
+                + cache.segment2_bend_squared_c3 * p.segment_length
+                + cache.segment2_bend_squared_c3 * t36
+                - cache.segment2_bend_squared_c2 * p.segment_length
+                - 3.0 * t36 * cache.segment2_bend_squared_c4);
+    let segment2_tip_subspace0_rate_v_x = segment1_tip_velocity_v_y * p.segment_length
+        + t35 * cache.segment1_tip_rotation_01 * p.segment_length
+        + p.segment_length * cache.segment1_tip_rotation_00 * t37
+        - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y;
+    let t38 = p.link_mass * segment2_tip_subspace0_rate_v_x;
+    let t39 = segment2_bend_y_rate
+        * (0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t34
+            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t33
+            + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t34
+            - 0.00001024594466368116 * t34 * cache.segment2_slice0_bend_c5
+            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t33)
         - 0.1127016653792583
-            * (0.0014314988413324798 * t21 * cache.segment1_slice0_bend_c3
-                + 0.0014314988413324798 * t20 * cache.segment1_slice0_bend_c2)
-            * segment1_bend_y_rate;
-    let segment1_slice0_subspace0_rate_v_x = cache.cos_q2 * t39 * p.segment_length
-        + cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_y
-        + p.segment_length * cache.base_angle_rotation_01 * t40
-        - segment1_slice0_subspace0_v_y * qd[2];
-    let t41 = segment1_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t42 = -(t1 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass);
-    let t43 = 0.5
-        * (t42
-            - segment1_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
-    let segment1_subspace0_coriolis_column_f_x = t11 + t13 + t30 + t33 + t36 + t38 + t41
-        + t43;
-    let t44 = -(t3 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass);
+            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t33
+                - 0.0014314988413324798 * t33 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate;
+    let t40 = segment2_bend_y_rate
+        * (0.000054547257820203424 * t36 * cache.segment2_slice0_bend_c5
+            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t36
+            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * p.segment_length
+            - 0.000054547257820203424 * cache.segment2_slice0_bend_c4 * t36
+            - 0.0014314988413324798 * p.segment_length * cache.segment2_slice0_bend_c2)
+        + 0.1127016653792583 * segment2_bend_y_rate
+            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t36
+                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t36);
+    let segment2_slice0_subspace0_rate_v_x = cache.segment1_tip_rotation_01
+        * p.segment_length * t39
+        + segment1_tip_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
+        + p.segment_length * t40 * cache.segment1_tip_rotation_00
+        - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
+    let t41 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t42 = -(p.segment_length * head_composite_rate_hd_y);
+    let t43 = 0.5 * (t42 - p.segment_length * head_momentum_f_y);
+    let t44 = -(t6 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice1_mass);
     let t45 = 0.5
         * (t44
-            - cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_y);
-    let t46 = -(p.segment_length * head_composite_rate_hd_y);
-    let t47 = 0.5 * (t46 - p.segment_length * head_momentum_f_y);
-    let t48 = -(cache.segment1_slice0_mass * t4
-        * cache.segment1_slice2_local_subspace0_w_z);
-    let t49 = 0.5
-        * (t48
-            - segment2_slice2_momentum_f_y * cache.segment1_slice2_local_subspace0_w_z);
-    let segment2_bend_y = p.segment_length * q[4];
-    let t50 = segment2_bend_y.powi(3);
-    let t51 = p.segment_length * t50;
-    let t52 = -(5.0 * p.segment_length * t50);
-    let t53 = 6.0 * segment2_bend_y * p.segment_length;
-    let t54 = -(3.0 * segment2_bend_y * p.segment_length);
-    let t55 = 8.0 * p.segment_length * t50;
-    let t56 = segment2_bend_y * p.segment_length;
-    let t57 = -(segment2_bend_y * p.segment_length);
-    let t58 = segment2_bend_y_rate
-        * (0.4879979508110674 * t51 * cache.segment2_slice2_bend_c4
-            + 0.4879979508110674 * t52 * cache.segment2_slice2_bend_c5
-            + 0.6198386676965935 * t53 * cache.segment2_slice2_bend_c4
-            + 0.6198386676965935 * cache.segment2_slice2_bend_c3 * t54
-            + 0.4879979508110674 * t55 * cache.segment2_slice2_bend_c6)
-        - 0.8872983346207417 * segment2_bend_y_rate
-            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t56
-                + 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t57);
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t59 = 2.0 * p.segment_length * segment2_bend_squared;
-    let t60 = -(p.segment_length * segment2_bend_squared);
-    let t61 = 3.0 * p.segment_length * segment2_bend_squared;
-    let t62 = p.segment_length * segment2_bend_squared;
-    let t63 = -(3.0 * p.segment_length * segment2_bend_squared);
-    let t64 = 0.8872983346207417
-        * (0.6198386676965935 * t59 * cache.segment2_slice2_bend_c4
-            + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-            + 0.6198386676965935 * cache.segment2_slice2_bend_c3 * t60)
-        * segment2_bend_y_rate
-        + (0.5499818175807267 * cache.segment2_slice2_bend_c5 * t61
-            + 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t24
-            + 0.5499818175807267 * t62 * cache.segment2_slice2_bend_c3
-            + 0.5499818175807267 * t63 * cache.segment2_slice2_bend_c4
-            + 0.6985685011586675 * p.segment_length * cache.segment2_slice2_bend_c3)
-            * segment2_bend_y_rate;
-    let segment2_slice2_subspace0_rate_v_x = p.segment_length * t58
-        * cache.segment1_tip_rotation_01
-        + cache.segment1_tip_rotation_00 * p.segment_length * t64
-        + segment1_tip_velocity_v_y * cache.segment1_slice2_local_subspace0_w_z
-        - segment1_tip_velocity_w_z * segment2_slice2_subspace0_v_y;
-    let t65 = segment2_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t66 = segment2_bend_y_rate
-        * (0.00001818241927340114 * t61 * cache.segment2_slice0_bend_c5
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t62
-            + 0.0014314988413324798 * t24 * cache.segment2_slice0_bend_c2
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c4 * t63
-            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * p.segment_length)
-        + 0.1127016653792583 * segment2_bend_y_rate
-            * (0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-                + 0.0001613323034066491 * cache.segment2_slice0_bend_c4 * t59
-                + 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t60);
-    let t67 = segment2_bend_y_rate
-        * (0.0001613323034066491 * t53 * cache.segment2_slice0_bend_c4
-            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t51
-            + 0.000002049188932736232 * t52 * cache.segment2_slice0_bend_c5
-            + 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t54
-            + 0.000002049188932736232 * cache.segment2_slice0_bend_c6 * t55)
-        - 0.1127016653792583 * segment2_bend_y_rate
-            * (0.0014314988413324798 * t57 * cache.segment2_slice0_bend_c2
-                + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t56);
-    let segment2_slice0_subspace0_rate_v_x = cache.segment1_tip_rotation_00
-        * p.segment_length * t66
-        + p.segment_length * t67 * cache.segment1_tip_rotation_01
-        + cache.segment1_slice0_local_subspace0_w_z * segment1_tip_velocity_v_y
-        - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
-    let t68 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t69 = (t59 * cache.segment2_bend_squared_c4
-        + cache.segment2_bend_squared_c3 * t60
-        + cache.segment2_bend_squared_c2 * p.segment_length) * segment2_bend_y_rate
-        + segment2_bend_y_rate
-            * (cache.segment2_bend_squared_c2 * t24
-                + cache.segment2_bend_squared_c3 * p.segment_length
-                + cache.segment2_bend_squared_c3 * t62
-                + cache.segment2_bend_squared_c5 * t61
-                + t63 * cache.segment2_bend_squared_c4);
-    let t70 = segment2_bend_y_rate
-        * (t53 * cache.segment2_bend_squared_c4 + cache.segment2_bend_squared_c4 * t51
-            + cache.segment2_bend_squared_c6 * t55 + t52 * cache.segment2_bend_squared_c5
-            + cache.segment2_bend_squared_c3 * t54)
-        - segment2_bend_y_rate
-            * (cache.segment2_bend_squared_c2 * t57
-                + cache.segment2_bend_squared_c3 * t56);
-    let segment2_tip_subspace0_rate_v_x = cache.segment1_tip_rotation_00
-        * p.segment_length * t69
-        + t70 * p.segment_length * cache.segment1_tip_rotation_01
-        + p.segment_length * segment1_tip_velocity_v_y
-        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z;
-    let t71 = p.link_mass * segment2_tip_subspace0_rate_v_x;
-    let t72 = (0.0625 * t53 * cache.segment2_slice1_bend_c4
-        + 0.015625 * cache.segment2_slice1_bend_c6 * t55
-        + 0.015625 * t52 * cache.segment2_slice1_bend_c5
-        + 0.015625 * cache.segment2_slice1_bend_c4 * t51
-        + 0.0625 * t54 * cache.segment2_slice1_bend_c3) * segment2_bend_y_rate
-        - 0.5 * segment2_bend_y_rate
-            * (0.125 * cache.segment2_slice1_bend_c2 * t57
-                + 0.125 * cache.segment2_slice1_bend_c3 * t56);
-    let t73 = 0.5 * segment2_bend_y_rate
-        * (0.0625 * t59 * cache.segment2_slice1_bend_c4
-            + 0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-            + 0.0625 * cache.segment2_slice1_bend_c3 * t60)
-        + segment2_bend_y_rate
-            * (0.03125 * t62 * cache.segment2_slice1_bend_c3
-                + 0.03125 * cache.segment2_slice1_bend_c5 * t61
-                + 0.125 * p.segment_length * cache.segment2_slice1_bend_c3
-                + 0.125 * cache.segment2_slice1_bend_c2 * t24
-                + 0.03125 * t63 * cache.segment2_slice1_bend_c4);
-    let segment2_slice1_subspace0_rate_v_x = p.segment_length * t72
-        * cache.segment1_tip_rotation_01
-        + segment1_tip_velocity_v_y * cache.segment1_slice1_local_subspace0_w_z
-        + t73 * cache.segment1_tip_rotation_00 * p.segment_length
-        - segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_y;
-    let t74 = segment2_slice1_subspace0_rate_v_x * cache.segment1_slice1_mass;
-    let t75 = -(t6 * cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment1_slice1_mass);
-    let t76 = 0.5
-        * (t75
             - segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let segment2_subspace0_coriolis_column_f_x = t45 + t47 + t49 + t65 + t68 + t71 + t74
-        + t76;
+    let t46 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t3);
+    let t47 = 0.5
+        * (t46
+            - segment2_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+    let t48 = segment2_bend_y_rate
+        * (0.125 * cache.segment2_slice1_bend_c6 * t34
+            + 0.015625 * cache.segment2_slice1_bend_c4 * t34
+            + 0.375 * t33 * cache.segment2_slice1_bend_c4
+            - 0.1875 * cache.segment2_slice1_bend_c3 * t33
+            - 0.078125 * cache.segment2_slice1_bend_c5 * t34)
+        - 0.5 * segment2_bend_y_rate
+            * (0.125 * cache.segment2_slice1_bend_c3 * t33
+                - 0.125 * cache.segment2_slice1_bend_c2 * t33);
+    let t49 = segment2_bend_y_rate
+        * (0.03125 * t36 * cache.segment2_slice1_bend_c3
+            + 0.125 * p.segment_length * cache.segment2_slice1_bend_c3
+            + 0.09375 * cache.segment2_slice1_bend_c5 * t36
+            - 0.125 * p.segment_length * cache.segment2_slice1_bend_c2
+            - 0.09375 * t36 * cache.segment2_slice1_bend_c4)
+        + 0.5 * segment2_bend_y_rate
+            * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+                + 0.125 * t36 * cache.segment2_slice1_bend_c4
+                - 0.0625 * t36 * cache.segment2_slice1_bend_c3);
+    let segment2_slice1_subspace0_rate_v_x = segment1_tip_velocity_v_y
+        * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment1_tip_rotation_01 * p.segment_length * t48
+        + p.segment_length * cache.segment1_tip_rotation_00 * t49
+        - segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_y;
+    let t50 = cache.segment1_slice1_mass * segment2_slice1_subspace0_rate_v_x;
+    let t51 = -(t5 * cache.segment1_slice0_mass
+        * cache.segment1_slice2_local_subspace0_w_z);
+    let t52 = 0.5
+        * (t51
+            - cache.segment1_slice2_local_subspace0_w_z * segment2_slice2_momentum_f_y);
+    let t53 = segment2_bend_y_rate
+        * (0.4879979508110674 * t34 * cache.segment2_slice2_bend_c4
+            + 3.7190320061795608 * t33 * cache.segment2_slice2_bend_c4
+            + 3.903983606488539 * t34 * cache.segment2_slice2_bend_c6
+            - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t34
+            - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t33)
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t33
+                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t33)
+            * segment2_bend_y_rate;
+    let t54 = (0.5499818175807267 * t36 * cache.segment2_slice2_bend_c3
+        + 0.6985685011586675 * p.segment_length * cache.segment2_slice2_bend_c3
+        + 1.6499454527421802 * t36 * cache.segment2_slice2_bend_c5
+        - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * p.segment_length
+        - 1.6499454527421802 * t36 * cache.segment2_slice2_bend_c4)
+        * segment2_bend_y_rate
+        + 0.8872983346207417
+            * (1.239677335393187 * t36 * cache.segment2_slice2_bend_c4
+                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+                - 0.6198386676965935 * t36 * cache.segment2_slice2_bend_c3)
+            * segment2_bend_y_rate;
+    let segment2_slice2_subspace0_rate_v_x = segment1_tip_velocity_v_y
+        * cache.segment1_slice2_local_subspace0_w_z
+        + cache.segment1_tip_rotation_01 * t53 * p.segment_length
+        + p.segment_length * cache.segment1_tip_rotation_00 * t54
+        - segment1_tip_velocity_w_z * segment2_slice2_subspace0_v_y;
+    let t55 = segment2_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let segment2_subspace0_coriolis_column_f_x = t38 + t41 + t43 + t45 + t47 + t50 + t52
+        + t55;
+    let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t77 = base_angle_velocity_v_x - qd[2] * cache.tail_com_y;
+    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.tail_inertia_h_y * qd[2];
     let segment1_slice2_subspace0_v_x = cache.segment1_position_y
         * cache.segment1_slice2_local_subspace0_w_z
         + cache.base_angle_rotation_01 * cache.segment1_slice2_local_subspace0_v_y
-        + cache.segment1_slice2_local_subspace0_v_x * cache.cos_q2;
-    let segment1_slice2_velocity_v_x = segment1_slice2_subspace0_v_x * qd[3]
+        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_x;
+    let segment1_slice2_velocity_v_x = qd[3] * segment1_slice2_subspace0_v_x
         + base_angle_velocity_v_x;
     let segment1_slice2_position_y = cache.sin_q2 * cache.segment1_slice2_local_com_x
         + cache.segment1_position_y + cache.segment1_slice2_local_com_y * cache.cos_q2;
-    let t78 = segment1_slice2_velocity_v_x
-        - segment1_slice2_velocity_w_z * segment1_slice2_position_y;
-    let segment1_slice0_position_y = cache.segment1_position_y
-        + cache.segment1_slice0_local_com_y * cache.cos_q2
-        + cache.sin_q2 * cache.segment1_slice0_local_com_x;
-    let segment1_slice0_subspace0_v_x = cache.base_angle_rotation_01
-        * cache.segment1_slice0_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z;
-    let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let t79 = segment1_slice0_velocity_v_x
-        - segment1_slice0_velocity_w_z * segment1_slice0_position_y;
-    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let t80 = segment1_tip_velocity_v_x - segment1_tip_velocity_w_z * cache.middle_com_y;
-    let segment2_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment2_position_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01;
-    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * segment2_slice0_subspace0_v_x;
-    let segment2_slice0_position_y = cache.segment2_slice0_local_com_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11
-        + cache.segment2_position_y;
-    let t81 = segment2_slice0_velocity_v_x
-        - segment2_slice0_velocity_w_z * segment2_slice0_position_y;
-    let segment2_slice2_position_y = cache.segment1_tip_rotation_11
-        * cache.segment2_slice2_local_com_y
-        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x
-        + cache.segment2_position_y;
-    let segment2_slice2_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_subspace0_v_x
-        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_velocity_v_x = segment1_tip_velocity_v_x
-        + segment2_slice2_subspace0_v_x * qd[4];
-    let t82 = segment2_slice2_velocity_v_x
-        - segment2_slice2_position_y * segment2_slice2_velocity_w_z;
-    let segment2_tip_velocity_v_x = cache.segment2_tip_subspace0_v_x * qd[4]
-        + segment1_tip_velocity_v_x;
-    let t83 = segment2_tip_velocity_v_x - cache.head_com_y * segment2_tip_velocity_w_z;
-    let head_composite_rate_hd_x = t83 * p.link_mass;
-    let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_00
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_position_y
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_01;
-    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_position_y = cache.segment2_slice1_local_com_y
-        * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_rotation_10 * cache.segment2_slice1_local_com_x
-        + cache.segment2_position_y;
-    let t84 = segment2_slice1_velocity_v_x
-        - segment2_slice1_position_y * segment2_slice1_velocity_w_z;
-    let segment2_composite_rate_hd_x = t81 * cache.segment1_slice0_mass
-        + t82 * cache.segment1_slice0_mass + head_composite_rate_hd_x
-        + t84 * cache.segment1_slice1_mass;
-    let middle_composite_rate_hd_x = p.link_mass * t80 + segment2_composite_rate_hd_x;
-    let segment1_slice1_velocity_v_x = qd[3] * cache.segment1_slice1_subspace0_v_x
-        + base_angle_velocity_v_x;
-    let t85 = segment1_slice1_velocity_v_x
-        - cache.segment1_slice1_position_y * segment1_slice1_velocity_w_z;
-    let segment1_composite_rate_hd_x = t78 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_mass * t79 + middle_composite_rate_hd_x
-        + t85 * cache.segment1_slice1_mass;
-    let tail_composite_rate_hd_x = p.link_mass * t77 + segment1_composite_rate_hd_x;
     let segment1_slice2_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice2_position_y;
-    let segment1_slice2_momentum_f_x = segment1_slice2_velocity_v_x
-        * cache.segment1_slice0_mass
+    let segment1_slice2_momentum_f_x = cache.segment1_slice0_mass
+        * segment1_slice2_velocity_v_x
         - segment1_slice2_inertia_h_y * segment1_slice2_velocity_w_z;
-    let segment2_slice2_inertia_h_y = segment2_slice2_position_y
-        * cache.segment1_slice0_mass;
-    let segment2_slice2_momentum_f_x = cache.segment1_slice0_mass
-        * segment2_slice2_velocity_v_x
-        - segment2_slice2_velocity_w_z * segment2_slice2_inertia_h_y;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
-        * cache.segment1_slice1_mass;
-    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
-        * cache.segment1_slice1_mass
-        - segment2_slice1_velocity_w_z * segment2_slice1_inertia_h_y;
-    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
-        * segment2_slice0_position_y;
-    let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - cache.head_inertia_h_y * segment2_tip_velocity_w_z;
-    let segment2_composite_momentum_f_x = segment2_slice2_momentum_f_x
-        + segment2_slice1_momentum_f_x + segment2_slice0_momentum_f_x
-        + head_momentum_f_x;
-    let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
-        - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
-    let middle_composite_momentum_f_x = segment2_composite_momentum_f_x
-        + middle_momentum_f_x;
+    let segment1_slice1_velocity_v_x = cache.segment1_slice1_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
     let segment1_slice1_inertia_h_y = cache.segment1_slice1_mass
         * cache.segment1_slice1_position_y;
     let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
         * cache.segment1_slice1_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
+    let segment1_slice0_position_y = cache.segment1_position_y
+        + cache.segment1_slice0_local_com_y * cache.cos_q2
+        + cache.sin_q2 * cache.segment1_slice0_local_com_x;
     let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice0_position_y;
-    let segment1_slice0_momentum_f_x = cache.segment1_slice0_mass
-        * segment1_slice0_velocity_v_x
+    let segment1_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_v_y
+        * cache.base_angle_rotation_01
+        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
+    let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
+        * cache.segment1_slice0_mass
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
-    let segment1_composite_momentum_f_x = segment1_slice2_momentum_f_x
-        + middle_composite_momentum_f_x + segment1_slice1_momentum_f_x
-        + segment1_slice0_momentum_f_x;
-    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.tail_inertia_h_y * qd[2];
-    let tail_composite_momentum_f_x = segment1_composite_momentum_f_x
-        + tail_momentum_f_x;
-    let base_y_coriolis_row_n_z = 0.5
-        * (tail_composite_rate_hd_x + tail_composite_momentum_f_x);
-    let base_angle_subspace_rate_v_y = -qd[0];
-    let base_angle_coriolis_column_f_y = base_y_coriolis_row_n_z
-        + base_angle_subspace_rate_v_y * cache.tail_composite_inertia_m;
-    let t86 = t78 * cache.segment1_slice0_mass
-        * cache.segment1_slice2_local_subspace0_w_z;
-    let t87 = 0.5
-        * (segment1_slice2_momentum_f_x * cache.segment1_slice2_local_subspace0_w_z
-            + t86);
-    let t88 = p.segment_length * middle_composite_rate_hd_x;
-    let t89 = 0.5 * (middle_composite_momentum_f_x * p.segment_length + t88);
-    let t90 = t85 * cache.segment1_slice1_local_subspace0_w_z
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_y
+        * cache.segment1_tip_rotation_01
+        + cache.segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_velocity_v_x = segment1_tip_velocity_v_x
+        + segment2_slice1_subspace0_v_x * qd[4];
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
         * cache.segment1_slice1_mass;
-    let t91 = 0.5
-        * (segment1_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z
-            + t90);
-    let segment1_slice1_subspace0_rate_v_y = cache.cos_q2 * p.segment_length * t34
-        + qd[2] * cache.segment1_slice1_subspace0_v_x
-        + cache.sin_q2 * p.segment_length * t35
-        - cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
-    let t92 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
-    let segment1_slice0_subspace0_rate_v_y = cache.sin_q2 * t39 * p.segment_length
-        + qd[2] * segment1_slice0_subspace0_v_x + cache.cos_q2 * p.segment_length * t40
-        - cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
-    let t93 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_y;
-    let segment1_slice2_subspace0_rate_v_y = segment1_slice2_subspace0_v_x * qd[2]
-        + t31 * cache.cos_q2 * p.segment_length + cache.sin_q2 * p.segment_length * t32
-        - base_angle_velocity_v_x * cache.segment1_slice2_local_subspace0_w_z;
-    let t94 = segment1_slice2_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t95 = cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t79;
-    let t96 = 0.5
-        * (t95
-            + cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x);
-    let segment1_tip_subspace0_rate_v_y = cache.sin_q2 * t29 * p.segment_length
-        + t22 * cache.cos_q2 * p.segment_length
-        + cache.segment1_tip_subspace0_v_x * qd[2]
-        - p.segment_length * base_angle_velocity_v_x;
-    let t97 = segment1_tip_subspace0_rate_v_y * cache.middle_composite_inertia_m;
-    let segment1_subspace0_coriolis_column_f_y = t87 + t89 + t91 + t92 + t93 + t94 + t96
-        + t97;
-    let segment2_slice2_subspace0_rate_v_y = p.segment_length * t58
-        * cache.segment1_tip_rotation_11
-        + segment2_slice2_subspace0_v_x * segment1_tip_velocity_w_z
-        + p.segment_length * t64 * cache.segment1_tip_rotation_10
-        - segment1_tip_velocity_v_x * cache.segment1_slice2_local_subspace0_w_z;
-    let t98 = cache.segment1_slice0_mass * segment2_slice2_subspace0_rate_v_y;
-    let t99 = t81 * cache.segment1_slice0_local_subspace0_w_z
+    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
+        * cache.segment1_slice1_mass
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
+    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
+        + cache.segment2_position_y * cache.segment1_slice0_local_subspace0_w_z;
+    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
+        + segment1_tip_velocity_v_x;
+    let segment2_slice0_position_y = cache.segment2_slice0_local_com_y
+        * cache.segment1_tip_rotation_11 + cache.segment2_position_y
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
+    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice0_position_y;
+    let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
+    let segment2_slice2_subspace0_v_x = cache.segment2_slice2_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_subspace0_v_y;
+    let segment2_slice2_velocity_v_x = qd[4] * segment2_slice2_subspace0_v_x
+        + segment1_tip_velocity_v_x;
+    let segment2_slice2_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_inertia_h_y = segment2_slice2_position_y
         * cache.segment1_slice0_mass;
-    let t100 = 0.5
-        * (cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x
-            + t99);
-    let segment2_tip_subspace0_rate_v_y = t70 * p.segment_length
-        * cache.segment1_tip_rotation_11
-        + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z
-        + p.segment_length * t69 * cache.segment1_tip_rotation_10
-        - segment1_tip_velocity_v_x * p.segment_length;
-    let t101 = p.link_mass * segment2_tip_subspace0_rate_v_y;
-    let segment2_slice0_subspace0_rate_v_y = p.segment_length
-        * cache.segment1_tip_rotation_10 * t66
-        + p.segment_length * t67 * cache.segment1_tip_rotation_11
+    let segment2_slice2_momentum_f_x = segment2_slice2_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment2_slice2_velocity_w_z * segment2_slice2_inertia_h_y;
+    let segment2_composite_momentum_f_x = segment2_slice1_momentum_f_x
+        + head_momentum_f_x + segment2_slice0_momentum_f_x
+        + segment2_slice2_momentum_f_x;
+    let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
+    let middle_composite_momentum_f_x = segment2_composite_momentum_f_x
+        + middle_momentum_f_x;
+    let segment1_composite_momentum_f_x = segment1_slice2_momentum_f_x
+        + segment1_slice1_momentum_f_x + segment1_slice0_momentum_f_x
+        + middle_composite_momentum_f_x;
+    let tail_composite_momentum_f_x = tail_momentum_f_x
+        + segment1_composite_momentum_f_x;
+    let t56 = base_angle_velocity_v_x - qd[2] * cache.tail_com_y;
+    let t57 = segment1_tip_velocity_v_x - segment1_tip_velocity_w_z * cache.middle_com_y;
+    let t58 = segment2_slice2_velocity_v_x
+        - segment2_slice2_position_y * segment2_slice2_velocity_w_z;
+    let t59 = segment2_slice0_velocity_v_x
+        - segment2_slice0_velocity_w_z * segment2_slice0_position_y;
+    let t60 = segment2_slice1_velocity_v_x
+        - segment2_slice1_position_y * segment2_slice1_velocity_w_z;
+    let t61 = segment2_tip_velocity_v_x - cache.head_com_y * segment2_tip_velocity_w_z;
+    let head_composite_rate_hd_x = p.link_mass * t61;
+    let segment2_composite_rate_hd_x = cache.segment1_slice0_mass * t58
+        + t59 * cache.segment1_slice0_mass + t60 * cache.segment1_slice1_mass
+        + head_composite_rate_hd_x;
+    let middle_composite_rate_hd_x = p.link_mass * t57 + segment2_composite_rate_hd_x;
+    let t62 = segment1_slice0_velocity_v_x
+        - segment1_slice0_velocity_w_z * segment1_slice0_position_y;
+    let t63 = segment1_slice2_velocity_v_x
+        - segment1_slice2_velocity_w_z * segment1_slice2_position_y;
+    let t64 = segment1_slice1_velocity_v_x
+        - cache.segment1_slice1_position_y * segment1_slice1_velocity_w_z;
+    let segment1_composite_rate_hd_x = middle_composite_rate_hd_x
+        + cache.segment1_slice0_mass * t62 + cache.segment1_slice0_mass * t63
+        + t64 * cache.segment1_slice1_mass;
+    let tail_composite_rate_hd_x = p.link_mass * t56 + segment1_composite_rate_hd_x;
+    let base_y_coriolis_row_n_z = 0.5
+        * (tail_composite_momentum_f_x + tail_composite_rate_hd_x);
+    let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
+        * cache.tail_composite_inertia_m + base_y_coriolis_row_n_z;
+    let t65 = cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t62;
+    let t66 = 0.5
+        * (t65
+            + cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x);
+    let segment1_slice2_subspace0_rate_v_y = qd[2] * segment1_slice2_subspace0_v_x
+        + cache.cos_q2 * p.segment_length * t25 + cache.sin_q2 * p.segment_length * t26
+        - base_angle_velocity_v_x * cache.segment1_slice2_local_subspace0_w_z;
+    let t67 = cache.segment1_slice0_mass * segment1_slice2_subspace0_rate_v_y;
+    let segment1_slice0_subspace0_rate_v_y = cache.sin_q2 * p.segment_length * t18
+        + segment1_slice0_subspace0_v_x * qd[2] + cache.cos_q2 * p.segment_length * t19
+        - cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
+    let t68 = segment1_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t69 = cache.segment1_slice0_mass * t63
+        * cache.segment1_slice2_local_subspace0_w_z;
+    let t70 = 0.5
+        * (segment1_slice2_momentum_f_x * cache.segment1_slice2_local_subspace0_w_z
+            + t69);
+    let t71 = middle_composite_rate_hd_x * p.segment_length;
+    let t72 = 0.5 * (t71 + p.segment_length * middle_composite_momentum_f_x);
+    let segment1_slice1_subspace0_rate_v_y = cache.segment1_slice1_subspace0_v_x * qd[2]
+        + t30 * cache.cos_q2 * p.segment_length + cache.sin_q2 * t31 * p.segment_length
+        - cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
+    let t73 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
+    let t74 = t64 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice1_mass;
+    let t75 = 0.5
+        * (t74
+            + segment1_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z);
+    let segment1_tip_subspace0_rate_v_y = cache.segment1_tip_subspace0_v_x * qd[2]
+        + cache.sin_q2 * t13 * p.segment_length + cache.cos_q2 * p.segment_length * t16
+        - p.segment_length * base_angle_velocity_v_x;
+    let t76 = cache.middle_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
+    let segment1_subspace0_coriolis_column_f_y = t66 + t67 + t68 + t70 + t72 + t73 + t75
+        + t76;
+    let segment2_slice0_subspace0_rate_v_y = cache.segment1_tip_rotation_10
+        * p.segment_length * t40
+        + cache.segment1_tip_rotation_11 * p.segment_length * t39
         + segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_x
         - segment1_tip_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z;
-    let t102 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t77 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t78 = t60 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice1_mass;
+    let t79 = 0.5
+        * (t78
+            + segment2_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z);
+    let t80 = p.segment_length * head_composite_rate_hd_x;
+    let t81 = 0.5 * (t80 + head_momentum_f_x * p.segment_length);
+    let t82 = t59 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t83 = 0.5
+        * (t82
+            + segment2_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z);
+    let segment2_tip_subspace0_rate_v_y = cache.segment1_tip_rotation_10
+        * p.segment_length * t37
+        + segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_x
+        + t35 * cache.segment1_tip_rotation_11 * p.segment_length
+        - segment1_tip_velocity_v_x * p.segment_length;
+    let t84 = p.link_mass * segment2_tip_subspace0_rate_v_y;
+    let segment2_slice2_subspace0_rate_v_y = segment1_tip_velocity_w_z
+        * segment2_slice2_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * t53 * p.segment_length
+        + cache.segment1_tip_rotation_10 * p.segment_length * t54
+        - segment1_tip_velocity_v_x * cache.segment1_slice2_local_subspace0_w_z;
+    let t85 = cache.segment1_slice0_mass * segment2_slice2_subspace0_rate_v_y;
+    let t86 = cache.segment1_slice0_mass * t58
+        * cache.segment1_slice2_local_subspace0_w_z;
+    let t87 = 0.5
+        * (t86
+            + segment2_slice2_momentum_f_x * cache.segment1_slice2_local_subspace0_w_z);
     let segment2_slice1_subspace0_rate_v_y = segment1_tip_velocity_w_z
         * segment2_slice1_subspace0_v_x
-        + t73 * p.segment_length * cache.segment1_tip_rotation_10
-        + p.segment_length * t72 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_11 * p.segment_length * t48
+        + cache.segment1_tip_rotation_10 * p.segment_length * t49
         - segment1_tip_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z;
-    let t103 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
-    let t104 = t82 * cache.segment1_slice0_mass
-        * cache.segment1_slice2_local_subspace0_w_z;
-    let t105 = 0.5
-        * (t104
-            + segment2_slice2_momentum_f_x * cache.segment1_slice2_local_subspace0_w_z);
-    let t106 = t84 * cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment1_slice1_mass;
-    let t107 = 0.5
-        * (t106
-            + segment2_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z);
-    let t108 = p.segment_length * head_composite_rate_hd_x;
-    let t109 = 0.5 * (p.segment_length * head_momentum_f_x + t108);
-    let segment2_subspace0_coriolis_column_f_y = t98 + t100 + t101 + t102 + t103 + t105
-        + t107 + t109;
-    let base_x_coriolis_column_n_z = 0.5 * (tail_composite_momentum_f_y + t9);
+    let t88 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
+    let segment2_subspace0_coriolis_column_f_y = t77 + t79 + t81 + t83 + t84 + t85 + t87
+        + t88;
+    let base_x_coriolis_column_n_z = 0.5 * (t9 + tail_composite_momentum_f_y);
     let base_y_coriolis_column_n_z = 0.5
         * (tail_composite_rate_hd_x - tail_composite_momentum_f_x);
-    let t110 = t2 * segment1_slice2_position_y + segment1_slice2_position_x * t78;
-    let t111 = segment2_slice1_position_y * t6 + t84 * segment2_slice1_position_x;
+    let t89 = t1 * cache.segment1_slice1_position_y
+        + cache.segment1_slice1_position_x * t64;
+    let t90 = t8 * segment1_slice2_position_y + segment1_slice2_position_x * t63;
+    let t91 = t3 * segment2_slice0_position_y + t59 * segment2_slice0_position_x;
+    let t92 = segment2_slice2_position_y * t5 + segment2_slice2_position_x * t58;
     let head_composite_rate_id_22 = 2.0 * p.link_mass
-        * (t83 * cache.head_com_x + cache.head_com_y * t5);
-    let t112 = segment2_slice2_position_x * t82 + segment2_slice2_position_y * t4;
-    let t113 = t3 * segment2_slice0_position_y + t81 * segment2_slice0_position_x;
-    let segment2_composite_rate_id_22 = 2.0 * t111 * cache.segment1_slice1_mass
-        + head_composite_rate_id_22 + 2.0 * cache.segment1_slice0_mass * t112
-        + 2.0 * t113 * cache.segment1_slice0_mass;
+        * (cache.head_com_y * t4 + cache.head_com_x * t61);
+    let t93 = t60 * segment2_slice1_position_x + t6 * segment2_slice1_position_y;
+    let segment2_composite_rate_id_22 = 2.0 * t91 * cache.segment1_slice0_mass
+        + 2.0 * t92 * cache.segment1_slice0_mass + head_composite_rate_id_22
+        + 2.0 * t93 * cache.segment1_slice1_mass;
     let middle_composite_rate_id_22 = 2.0 * p.link_mass
-        * (cache.middle_com_y * t7 + cache.middle_com_x * t80)
+        * (t2 * cache.middle_com_y + t57 * cache.middle_com_x)
         + segment2_composite_rate_id_22;
-    let t114 = segment1_slice0_position_x * t79 + t1 * segment1_slice0_position_y;
-    let t115 = cache.segment1_slice1_position_x * t85
-        + t8 * cache.segment1_slice1_position_y;
-    let segment1_composite_rate_id_22 = 2.0 * t110 * cache.segment1_slice0_mass
-        + middle_composite_rate_id_22 + 2.0 * t114 * cache.segment1_slice0_mass
-        + 2.0 * t115 * cache.segment1_slice1_mass;
-    let tail_composite_rate_id_22 = 2.0
-        * (cache.tail_com_x * t77 + t0 * cache.tail_com_y) * p.link_mass
-        + segment1_composite_rate_id_22;
+    let t94 = t7 * segment1_slice0_position_y + segment1_slice0_position_x * t62;
+    let segment1_composite_rate_id_22 = 2.0 * t89 * cache.segment1_slice1_mass
+        + 2.0 * t90 * cache.segment1_slice0_mass + middle_composite_rate_id_22
+        + 2.0 * t94 * cache.segment1_slice0_mass;
+    let tail_composite_rate_id_22 = segment1_composite_rate_id_22
+        + 2.0 * (cache.tail_com_x * t56 + t0 * cache.tail_com_y) * p.link_mass;
     let base_angle_coriolis_row_n_z = 0.5
         * (tail_composite_rate_id_22
-            + tail_composite_rate_hd_x * cache.base_angle_subspace_v_y
-            - q[1] * tail_composite_rate_hd_y
+            + cache.base_angle_subspace_v_y * tail_composite_rate_hd_x
             - (q[1] * tail_composite_momentum_f_y
-                - tail_composite_momentum_f_x * cache.base_angle_subspace_v_y));
-    let t116 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
-    let t117 = 2.0 * t114 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass;
-    let t118 = segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass * t79;
-    let t119 = -(segment1_slice0_subspace0_v_y * segment1_slice0_momentum_f_x);
-    let t120 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
-    let t121 = -(t1 * cache.segment1_slice0_mass * segment1_slice0_subspace0_v_x);
-    let t122 = 0.5 * (t117 + t118 + t119 + t120 + t121);
-    let t123 = middle_composite_rate_id_22 * p.segment_length;
-    let t124 = -(middle_composite_momentum_f_x * cache.segment1_tip_subspace0_v_y);
-    let t125 = cache.segment1_tip_subspace0_v_y * middle_composite_rate_hd_x;
-    let t126 = middle_composite_momentum_f_y * cache.segment1_tip_subspace0_v_x;
-    let t127 = -(middle_composite_rate_hd_y * cache.segment1_tip_subspace0_v_x);
-    let t128 = 0.5 * (t123 + t124 + t125 + t126 + t127);
-    let t129 = 2.0 * t110 * cache.segment1_slice0_mass
+                - tail_composite_momentum_f_x * cache.base_angle_subspace_v_y)
+            - q[1] * tail_composite_rate_hd_y);
+    let t95 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
+    let t96 = cache.segment1_tip_subspace0_v_x * middle_composite_momentum_f_y;
+    let t97 = p.segment_length * middle_composite_rate_id_22;
+    let t98 = middle_composite_rate_hd_x * cache.segment1_tip_subspace0_v_y;
+    let t99 = -(middle_composite_rate_hd_y * cache.segment1_tip_subspace0_v_x);
+    let t100 = -(cache.segment1_tip_subspace0_v_y * middle_composite_momentum_f_x);
+    let t101 = 0.5 * (t96 + t97 + t98 + t99 + t100);
+    let t102 = -(segment1_slice2_inertia_h_y * segment1_slice2_subspace0_rate_v_x);
+    let t103 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
+    let t104 = segment1_slice1_inertia_h_x * segment1_slice1_subspace0_rate_v_y;
+    let t105 = 2.0 * t90 * cache.segment1_slice0_mass
         * cache.segment1_slice2_local_subspace0_w_z;
-    let t130 = segment1_slice2_subspace0_v_y * t78 * cache.segment1_slice0_mass;
-    let t131 = -(segment1_slice2_momentum_f_x * segment1_slice2_subspace0_v_y);
-    let t132 = -(segment1_slice2_subspace0_v_x * t2 * cache.segment1_slice0_mass);
-    let t133 = segment1_slice2_subspace0_v_x * segment1_slice2_momentum_f_y;
-    let t134 = 0.5 * (t129 + t130 + t131 + t132 + t133);
-    let t135 = -(segment1_slice1_momentum_f_x * cache.segment1_slice1_subspace0_v_y);
-    let t136 = cache.segment1_slice1_subspace0_v_x * segment1_slice1_momentum_f_y;
-    let t137 = cache.segment1_slice1_subspace0_v_y * t85 * cache.segment1_slice1_mass;
-    let t138 = 2.0 * t115 * cache.segment1_slice1_local_subspace0_w_z
+    let t106 = segment1_slice2_momentum_f_y * segment1_slice2_subspace0_v_x;
+    let t107 = segment1_slice2_subspace0_v_y * cache.segment1_slice0_mass * t63;
+    let t108 = -(segment1_slice2_momentum_f_x * segment1_slice2_subspace0_v_y);
+    let t109 = -(t8 * cache.segment1_slice0_mass * segment1_slice2_subspace0_v_x);
+    let t110 = 0.5 * (t105 + t106 + t107 + t108 + t109);
+    let t111 = -(segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_h_y);
+    let t112 = segment1_slice2_inertia_h_x * segment1_slice2_subspace0_rate_v_y;
+    let t113 = 2.0 * t94 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t114 = segment1_slice0_subspace0_v_x * segment1_slice0_momentum_f_y;
+    let t115 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
+    let t116 = cache.segment1_slice0_mass * t62 * segment1_slice0_subspace0_v_y;
+    let t117 = -(segment1_slice0_subspace0_v_x * t7 * cache.segment1_slice0_mass);
+    let t118 = 0.5 * (t113 + t114 + t115 + t116 + t117);
+    let t119 = segment1_slice0_subspace0_rate_v_y * segment1_slice0_inertia_h_x;
+    let t120 = -(t1 * cache.segment1_slice1_subspace0_v_x * cache.segment1_slice1_mass);
+    let t121 = 2.0 * t89 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass;
-    let t139 = -(t8 * cache.segment1_slice1_subspace0_v_x * cache.segment1_slice1_mass);
-    let t140 = 0.5 * (t135 + t136 + t137 + t138 + t139);
-    let t141 = segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
-    let t142 = -(cache.middle_composite_inertia_h_y * segment1_tip_subspace0_rate_v_x);
-    let t143 = cache.middle_composite_inertia_h_x * segment1_tip_subspace0_rate_v_y;
-    let t144 = segment1_slice2_subspace0_rate_v_y * segment1_slice2_inertia_h_x;
-    let t145 = -(segment1_slice2_inertia_h_y * segment1_slice2_subspace0_rate_v_x);
-    let t146 = segment1_slice1_inertia_h_x * segment1_slice1_subspace0_rate_v_y;
-    let t147 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
-    let segment1_subspace0_coriolis_column_n_z = t116 + t122 + t128 + t134 + t140 + t141
-        + t142 + t143 + t144 + t145 + t146 + t147;
-    let t148 = -(cache.head_inertia_h_y * segment2_tip_subspace0_rate_v_x);
-    let t149 = segment2_slice2_inertia_h_x * segment2_slice2_subspace0_rate_v_y;
-    let t150 = -(segment2_slice1_subspace0_rate_v_x * segment2_slice1_inertia_h_y);
-    let t151 = -(segment2_slice0_inertia_h_y * segment2_slice0_subspace0_rate_v_x);
-    let t152 = 2.0 * t111 * cache.segment1_slice1_local_subspace0_w_z
+    let t122 = cache.segment1_slice1_subspace0_v_y * t64 * cache.segment1_slice1_mass;
+    let t123 = -(segment1_slice1_momentum_f_x * cache.segment1_slice1_subspace0_v_y);
+    let t124 = cache.segment1_slice1_subspace0_v_x * segment1_slice1_momentum_f_y;
+    let t125 = 0.5 * (t120 + t121 + t122 + t123 + t124);
+    let t126 = cache.middle_composite_inertia_h_x * segment1_tip_subspace0_rate_v_y;
+    let segment1_subspace0_coriolis_column_n_z = t95 + t101 + t102 + t103 + t104 + t110
+        + t111 + t112 + t118 + t119 + t125 + t126;
+    let t127 = segment2_slice2_inertia_h_x * segment2_slice2_subspace0_rate_v_y;
+    let t128 = cache.head_inertia_h_x * segment2_tip_subspace0_rate_v_y;
+    let t129 = -(segment2_tip_subspace0_rate_v_x * cache.head_inertia_h_y);
+    let t130 = -(segment2_slice0_inertia_h_y * segment2_slice0_subspace0_rate_v_x);
+    let t131 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
+    let t132 = segment2_slice1_inertia_h_x * segment2_slice1_subspace0_rate_v_y;
+    let t133 = 2.0 * t91 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t134 = -(segment2_slice0_momentum_f_x * segment2_slice0_subspace0_v_y);
+    let t135 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
+    let t136 = t59 * cache.segment1_slice0_mass * segment2_slice0_subspace0_v_y;
+    let t137 = -(cache.segment1_slice0_mass * t3 * segment2_slice0_subspace0_v_x);
+    let t138 = 0.5 * (t133 + t134 + t135 + t136 + t137);
+    let t139 = head_momentum_f_y * cache.segment2_tip_subspace0_v_x;
+    let t140 = -(cache.segment2_tip_subspace0_v_y * head_momentum_f_x);
+    let t141 = -(head_composite_rate_hd_y * cache.segment2_tip_subspace0_v_x);
+    let t142 = cache.segment2_tip_subspace0_v_y * head_composite_rate_hd_x;
+    let t143 = head_composite_rate_id_22 * p.segment_length;
+    let t144 = 0.5 * (t139 + t140 + t141 + t142 + t143);
+    let t145 = -(t5 * cache.segment1_slice0_mass * segment2_slice2_subspace0_v_x);
+    let t146 = segment2_slice2_subspace0_v_x * segment2_slice2_momentum_f_y;
+    let t147 = -(segment2_slice2_subspace0_v_y * segment2_slice2_momentum_f_x);
+    let t148 = 2.0 * t92 * cache.segment1_slice0_mass
+        * cache.segment1_slice2_local_subspace0_w_z;
+    let t149 = segment2_slice2_subspace0_v_y * cache.segment1_slice0_mass * t58;
+    let t150 = 0.5 * (t145 + t146 + t147 + t148 + t149);
+    let t151 = segment2_slice1_subspace0_v_x * segment2_slice1_momentum_f_y;
+    let t152 = -(segment2_slice1_subspace0_v_x * t6 * cache.segment1_slice1_mass);
+    let t153 = t60 * cache.segment1_slice1_mass * segment2_slice1_subspace0_v_y;
+    let t154 = -(segment2_slice1_momentum_f_x * segment2_slice1_subspace0_v_y);
+    let t155 = 2.0 * t93 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass;
-    let t153 = -(segment2_slice1_subspace0_v_y * segment2_slice1_momentum_f_x);
-    let t154 = segment2_slice1_momentum_f_y * segment2_slice1_subspace0_v_x;
-    let t155 = t84 * segment2_slice1_subspace0_v_y * cache.segment1_slice1_mass;
-    let t156 = -(segment2_slice1_subspace0_v_x * t6 * cache.segment1_slice1_mass);
-    let t157 = 0.5 * (t152 + t153 + t154 + t155 + t156);
+    let t156 = 0.5 * (t151 + t152 + t153 + t154 + t155);
+    let t157 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
     let t158 = -(segment2_slice2_subspace0_rate_v_x * segment2_slice2_inertia_h_y);
-    let t159 = 2.0 * cache.segment1_slice0_mass * t112
-        * cache.segment1_slice2_local_subspace0_w_z;
-    let t160 = -(segment2_slice2_momentum_f_x * segment2_slice2_subspace0_v_y);
-    let t161 = t82 * cache.segment1_slice0_mass * segment2_slice2_subspace0_v_y;
-    let t162 = segment2_slice2_subspace0_v_x * segment2_slice2_momentum_f_y;
-    let t163 = -(segment2_slice2_subspace0_v_x * cache.segment1_slice0_mass * t4);
-    let t164 = 0.5 * (t159 + t160 + t161 + t162 + t163);
-    let t165 = segment2_slice1_subspace0_rate_v_y * segment2_slice1_inertia_h_x;
-    let t166 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
-    let t167 = cache.head_inertia_h_x * segment2_tip_subspace0_rate_v_y;
-    let t168 = cache.segment2_tip_subspace0_v_x * head_momentum_f_y;
-    let t169 = -(cache.segment2_tip_subspace0_v_y * head_momentum_f_x);
-    let t170 = p.segment_length * head_composite_rate_id_22;
-    let t171 = cache.segment2_tip_subspace0_v_y * head_composite_rate_hd_x;
-    let t172 = -(cache.segment2_tip_subspace0_v_x * head_composite_rate_hd_y);
-    let t173 = 0.5 * (t168 + t169 + t170 + t171 + t172);
-    let t174 = 2.0 * t113 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass;
-    let t175 = -(segment2_slice0_subspace0_v_y * segment2_slice0_momentum_f_x);
-    let t176 = -(segment2_slice0_subspace0_v_x * t3 * cache.segment1_slice0_mass);
-    let t177 = t81 * segment2_slice0_subspace0_v_y * cache.segment1_slice0_mass;
-    let t178 = segment2_slice0_subspace0_v_x * segment2_slice0_momentum_f_y;
-    let t179 = 0.5 * (t174 + t175 + t176 + t177 + t178);
-    let segment2_subspace0_coriolis_column_n_z = t148 + t149 + t150 + t151 + t157 + t158
-        + t164 + t165 + t166 + t167 + t173 + t179;
+    let segment2_subspace0_coriolis_column_n_z = t127 + t128 + t129 + t130 + t131 + t132
+        + t138 + t144 + t150 + t156 + t157 + t158;
     let segment1_subspace0_coriolis_row_f_x = 0.5
-        * (t37
-            + segment1_slice2_momentum_f_y * cache.segment1_slice2_local_subspace0_w_z)
+        * (cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y
+            + t23)
         + 0.5
-            * (t42
-                + segment1_slice0_momentum_f_y
-                    * cache.segment1_slice0_local_subspace0_w_z)
+            * (segment1_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
+                + t10) + 0.5 * (p.segment_length * middle_composite_momentum_f_y + t28)
         + 0.5
-            * (t10
-                + cache.segment1_slice1_local_subspace0_w_z
-                    * segment1_slice1_momentum_f_y)
-        + 0.5 * (middle_composite_momentum_f_y * p.segment_length + t12);
+            * (segment1_slice2_momentum_f_y * cache.segment1_slice2_local_subspace0_w_z
+                + t21);
     let segment1_subspace0_coriolis_row_f_y = 0.5
-        * (t95
+        * (t65
             - cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x)
         + 0.5
-            * (t90
+            * (t74
                 - segment1_slice1_momentum_f_x
                     * cache.segment1_slice1_local_subspace0_w_z)
-        + 0.5 * (t88 - middle_composite_momentum_f_x * p.segment_length)
+        + 0.5 * (t71 - p.segment_length * middle_composite_momentum_f_x)
         + 0.5
-            * (t86
+            * (t69
                 - segment1_slice2_momentum_f_x
                     * cache.segment1_slice2_local_subspace0_w_z);
-    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t137 + t138 + t139 - (t135 + t136))
-        + 0.5 * (t123 + t125 + t127 - (t124 + t126))
-        + 0.5 * (t117 + t118 + t121 - (t119 + t120))
-        + 0.5 * (t129 + t130 + t132 - (t131 + t133));
+    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t97 + t98 + t99 - (t96 + t100))
+        + 0.5 * (t105 + t107 + t109 - (t106 + t108))
+        + 0.5 * (t120 + t121 + t122 - (t123 + t124))
+        + 0.5 * (t113 + t116 + t117 - (t114 + t115));
     let segment2_subspace0_coriolis_row_f_x = 0.5
         * (t44
-            + cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_y)
+            + segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z)
         + 0.5
-            * (segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
-                + t75) + 0.5 * (p.segment_length * head_momentum_f_y + t46)
+            * (t51
+                + cache.segment1_slice2_local_subspace0_w_z
+                    * segment2_slice2_momentum_f_y)
+        + 0.5 * (p.segment_length * head_momentum_f_y + t42)
         + 0.5
-            * (t48
-                + segment2_slice2_momentum_f_y
-                    * cache.segment1_slice2_local_subspace0_w_z);
+            * (t46
+                + segment2_slice0_momentum_f_y
+                    * cache.segment1_slice0_local_subspace0_w_z);
     let segment2_subspace0_coriolis_row_f_y = 0.5
-        * (t108 - p.segment_length * head_momentum_f_x)
+        * (t82
+            - segment2_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z)
+        + 0.5 * (t80 - head_momentum_f_x * p.segment_length)
         + 0.5
-            * (t104
-                - segment2_slice2_momentum_f_x
-                    * cache.segment1_slice2_local_subspace0_w_z)
-        + 0.5
-            * (t106
+            * (t78
                 - segment2_slice1_momentum_f_x
                     * cache.segment1_slice1_local_subspace0_w_z)
         + 0.5
-            * (t99
-                - cache.segment1_slice0_local_subspace0_w_z
-                    * segment2_slice0_momentum_f_x);
-    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t159 + t161 + t163 - (t160 + t162))
-        + 0.5 * (t170 + t171 + t172 - (t168 + t169))
-        + 0.5 * (t152 + t155 + t156 - (t153 + t154))
-        + 0.5 * (t174 + t176 + t177 - (t175 + t178));
+            * (t86
+                - segment2_slice2_momentum_f_x
+                    * cache.segment1_slice2_local_subspace0_w_z);
+    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t152 + t153 + t155 - (t151 + t154))
+        + 0.5 * (t145 + t148 + t149 - (t146 + t147))
+        + 0.5 * (t133 + t136 + t137 - (t134 + t135))
+        + 0.5 * (t141 + t142 + t143 - (t139 + t140));
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = segment1_subspace0_coriolis_column_f_x;
     out[(0, 4)] = segment2_subspace0_coriolis_column_f_x;
@@ -2408,66 +2372,66 @@ pub fn coriolis_matrix_into(
     out[(1, 4)] = segment2_subspace0_coriolis_column_f_y;
     out[(2, 0)] = base_x_coriolis_column_n_z;
     out[(2, 1)] = base_y_coriolis_column_n_z;
-    out[(2, 2)] = base_angle_subspace_rate_v_y * cache.base_angle_projected_inertia_f_y
-        + cache.base_angle_projected_inertia_f_x * qd[1] + base_angle_coriolis_row_n_z
-        + base_y_coriolis_column_n_z * cache.base_angle_subspace_v_y
-        + q[1] * base_x_coriolis_column_n_z;
+    out[(2, 2)] = base_y_coriolis_column_n_z * cache.base_angle_subspace_v_y
+        + base_angle_coriolis_row_n_z
+        + cache.base_angle_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + q[1] * base_x_coriolis_column_n_z
+        + cache.base_angle_projected_inertia_f_x * qd[1];
     out[(2, 3)] = segment1_subspace0_coriolis_column_n_z
-        + q[1] * segment1_subspace0_coriolis_column_f_x
-        + cache.base_angle_subspace_v_y * segment1_subspace0_coriolis_column_f_y;
-    out[(2, 4)] = segment2_subspace0_coriolis_column_n_z
-        + q[1] * segment2_subspace0_coriolis_column_f_x
-        + cache.base_angle_subspace_v_y * segment2_subspace0_coriolis_column_f_y;
+        + segment1_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
+        + q[1] * segment1_subspace0_coriolis_column_f_x;
+    out[(2, 4)] = q[1] * segment2_subspace0_coriolis_column_f_x
+        + segment2_subspace0_coriolis_column_n_z
+        + segment2_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y;
     out[(3, 0)] = segment1_subspace0_coriolis_row_f_x;
     out[(3, 1)] = segment1_subspace0_coriolis_row_f_y;
-    out[(3, 2)] = segment1_subspace0_coriolis_row_n_z
-        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y
+    out[(3, 2)] = cache.segment1_subspace0_projected_inertia_f_y
+        * base_angle_subspace_rate_v_y + segment1_subspace0_coriolis_row_n_z
         + q[1] * segment1_subspace0_coriolis_row_f_x
-        + cache.base_angle_subspace_v_y * segment1_subspace0_coriolis_row_f_y
-        + cache.segment1_subspace0_projected_inertia_f_x * qd[1];
-    out[(3, 3)] = (t116 + t140 + t146) * cache.segment1_slice1_local_subspace0_w_z
-        + segment1_slice2_subspace0_v_y * (t87 + t94)
-        + p.segment_length * (t128 + t142 + t143)
-        + cache.segment1_tip_subspace0_v_y * (t89 + t97)
-        + (t122 + t141 + t147) * cache.segment1_slice0_local_subspace0_w_z
-        + (t93 + t96) * segment1_slice0_subspace0_v_y
-        + (t41 + t43) * segment1_slice0_subspace0_v_x
-        + (t134 + t144 + t145) * cache.segment1_slice2_local_subspace0_w_z
-        + (t13 + t30) * cache.segment1_tip_subspace0_v_x
-        + (t91 + t92) * cache.segment1_slice1_subspace0_v_y
-        + segment1_slice2_subspace0_v_x * (t33 + t38)
-        + (t11 + t36) * cache.segment1_slice1_subspace0_v_x;
+        + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
+        + segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y;
+    out[(3, 3)] = (t22 + t27) * segment1_slice2_subspace0_v_x
+        + (t102 + t110 + t112) * cache.segment1_slice2_local_subspace0_w_z
+        + segment1_slice0_subspace0_v_x * (t20 + t24)
+        + (t11 + t32) * cache.segment1_slice1_subspace0_v_x
+        + (t66 + t68) * segment1_slice0_subspace0_v_y
+        + cache.segment1_slice1_subspace0_v_y * (t73 + t75)
+        + (t17 + t29) * cache.segment1_tip_subspace0_v_x
+        + (t67 + t70) * segment1_slice2_subspace0_v_y
+        + p.segment_length * (t101 + t111 + t126)
+        + (t103 + t118 + t119) * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment1_slice1_local_subspace0_w_z * (t95 + t104 + t125)
+        + (t72 + t76) * cache.segment1_tip_subspace0_v_y;
     out[(3, 4)] = cache.segment1_tip_subspace0_v_y
         * segment2_subspace0_coriolis_column_f_y
-        + segment2_subspace0_coriolis_column_n_z * p.segment_length
-        + segment2_subspace0_coriolis_column_f_x * cache.segment1_tip_subspace0_v_x;
+        + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_column_f_x
+        + p.segment_length * segment2_subspace0_coriolis_column_n_z;
     out[(4, 0)] = segment2_subspace0_coriolis_row_f_x;
     out[(4, 1)] = segment2_subspace0_coriolis_row_f_y;
-    out[(4, 2)] = base_angle_subspace_rate_v_y
-        * cache.segment2_subspace0_projected_inertia_f_y
-        + cache.segment2_subspace0_projected_inertia_f_x * qd[1]
+    out[(4, 2)] = segment2_subspace0_coriolis_row_n_z
+        + base_angle_subspace_rate_v_y * cache.segment2_subspace0_projected_inertia_f_y
         + q[1] * segment2_subspace0_coriolis_row_f_x
         + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
-        + segment2_subspace0_coriolis_row_n_z;
-    out[(4, 3)] = cache.segment2_subspace0_projected_inertia_f_x
-        * segment1_tip_subspace0_rate_v_x
-        + segment1_tip_subspace0_rate_v_y
-            * cache.segment2_subspace0_projected_inertia_f_y
-        + cache.segment1_tip_subspace0_v_y * segment2_subspace0_coriolis_row_f_y
-        + segment2_subspace0_coriolis_row_f_x * cache.segment1_tip_subspace0_v_x
-        + p.segment_length * segment2_subspace0_coriolis_row_n_z;
-    out[(4, 4)] = cache.segment2_tip_subspace0_v_x * (t47 + t71)
-        + (t74 + t76) * segment2_slice1_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_w_z * (t151 + t166 + t179)
-        + segment2_slice1_subspace0_v_y * (t103 + t107)
-        + segment2_slice0_subspace0_v_x * (t45 + t68)
-        + (t150 + t157 + t165) * cache.segment1_slice1_local_subspace0_w_z
-        + p.segment_length * (t148 + t167 + t173)
-        + (t101 + t109) * cache.segment2_tip_subspace0_v_y
-        + (t98 + t105) * segment2_slice2_subspace0_v_y
-        + segment2_slice2_subspace0_v_x * (t49 + t65)
-        + (t100 + t102) * segment2_slice0_subspace0_v_y
-        + (t149 + t158 + t164) * cache.segment1_slice2_local_subspace0_w_z;
+        + cache.segment2_subspace0_projected_inertia_f_x * qd[1];
+    out[(4, 3)] = cache.segment1_tip_subspace0_v_y * segment2_subspace0_coriolis_row_f_y
+        + cache.segment2_subspace0_projected_inertia_f_y
+            * segment1_tip_subspace0_rate_v_y
+        + segment2_subspace0_coriolis_row_n_z * p.segment_length
+        + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_row_f_x
+        + segment1_tip_subspace0_rate_v_x
+            * cache.segment2_subspace0_projected_inertia_f_x;
+    out[(4, 4)] = (t41 + t47) * segment2_slice0_subspace0_v_x
+        + (t52 + t55) * segment2_slice2_subspace0_v_x
+        + (t130 + t138 + t157) * cache.segment1_slice0_local_subspace0_w_z
+        + (t127 + t150 + t158) * cache.segment1_slice2_local_subspace0_w_z
+        + segment2_slice1_subspace0_v_x * (t45 + t50)
+        + (t77 + t83) * segment2_slice0_subspace0_v_y
+        + (t81 + t84) * cache.segment2_tip_subspace0_v_y
+        + (t79 + t88) * segment2_slice1_subspace0_v_y
+        + p.segment_length * (t128 + t129 + t144)
+        + (t38 + t43) * cache.segment2_tip_subspace0_v_x
+        + (t131 + t132 + t156) * cache.segment1_slice1_local_subspace0_w_z
+        + (t85 + t87) * segment2_slice2_subspace0_v_y;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -2526,15 +2490,15 @@ pub fn contact_positions_into(
     let segment1_skin_0_1_position_y = cache.segment1_position_y
         - segment1_ring0_skin_y_y;
     let segment1_bend_y = p.segment_length * q[3];
+    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t0 = 1.0 + 0.25 * -segment1_bend_squared * cache.segment1_slice1_bend_c2;
-    let t1 = 0.5 * -segment1_bend_y * cache.segment1_slice1_bend_c1;
-    let segment1_slice1_rotation_01 = cache.base_angle_rotation_01 * t0
-        + cache.cos_q2 * t1;
+    let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
+    let segment1_slice1_rotation_01 = cache.cos_q2 * t0
+        + t1 * cache.base_angle_rotation_01;
     let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
     let segment1_skin_1_0_position_x = cache.segment1_slice1_position_x
         + segment1_ring1_skin_y_x;
-    let segment1_slice1_rotation_11 = cache.sin_q2 * t1 + cache.cos_q2 * t0;
+    let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
     let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_0_position_y = segment1_ring1_skin_y_y
         + cache.segment1_slice1_position_y;
@@ -2576,18 +2540,18 @@ pub fn contact_velocities_into(
 ) {
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let segment1_bend_y_rate = p.segment_length * qd[3];
-    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
+    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment2_tip_velocity_v_x = cache.segment2_tip_subspace0_v_x * qd[4]
-        + segment1_tip_velocity_v_x;
     let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment2_tip_velocity_v_y = cache.segment2_tip_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
     let segment1_ring0_skin_y_y = p.segment1_skin_radius * cache.cos_q2;
     let segment1_skin_0_0_position_y = cache.segment1_position_y
         + segment1_ring0_skin_y_y;
@@ -2598,25 +2562,25 @@ pub fn contact_velocities_into(
         - segment1_ring0_skin_y_y;
     let segment1_skin_0_1_position_x = cache.segment1_position_x
         - segment1_ring0_skin_y_x;
-    let segment1_slice1_velocity_v_x = qd[3] * cache.segment1_slice1_subspace0_v_x
+    let segment1_slice1_velocity_v_x = cache.segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_bend_y = p.segment_length * q[3];
-    let t0 = 0.5 * -segment1_bend_y * cache.segment1_slice1_bend_c1;
+    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t1 = 1.0 + 0.25 * -segment1_bend_squared * cache.segment1_slice1_bend_c2;
-    let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + cache.cos_q2 * t1;
+    let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
+    let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
     let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_0_position_y = segment1_ring1_skin_y_y
         + cache.segment1_slice1_position_y;
     let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
         + qd[2];
-    let segment1_slice1_velocity_v_y = cache.segment1_slice1_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice1_rotation_01 = cache.base_angle_rotation_01 * t1
-        + cache.cos_q2 * t0;
+    let segment1_slice1_rotation_01 = cache.cos_q2 * t0
+        + t1 * cache.base_angle_rotation_01;
     let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
     let segment1_skin_1_0_position_x = cache.segment1_slice1_position_x
         + segment1_ring1_skin_y_x;
+    let segment1_slice1_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_slice1_subspace0_v_y * qd[3];
     let segment1_skin_1_1_position_y = cache.segment1_slice1_position_y
         - segment1_ring1_skin_y_y;
     let segment1_skin_1_1_position_x = cache.segment1_slice1_position_x
@@ -2626,11 +2590,11 @@ pub fn contact_velocities_into(
     out[0][2] = 0.0;
     out[1][0] = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.middle_com_y;
-    out[1][1] = segment1_tip_velocity_w_z * cache.middle_com_x
-        + segment1_tip_velocity_v_y;
+    out[1][1] = segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.middle_com_x;
     out[1][2] = 0.0;
     out[2][0] = segment2_tip_velocity_v_x - cache.head_com_y * segment2_tip_velocity_w_z;
-    out[2][1] = cache.head_com_x * segment2_tip_velocity_w_z + segment2_tip_velocity_v_y;
+    out[2][1] = segment2_tip_velocity_v_y + cache.head_com_x * segment2_tip_velocity_w_z;
     out[2][2] = 0.0;
     out[3][0] = base_angle_velocity_v_x - segment1_skin_0_0_position_y * qd[2];
     out[3][1] = segment1_skin_0_0_position_x * qd[2] + base_angle_velocity_v_y;
@@ -2640,8 +2604,8 @@ pub fn contact_velocities_into(
     out[4][2] = 0.0;
     out[5][0] = segment1_slice1_velocity_v_x
         - segment1_skin_1_0_position_y * segment1_slice1_velocity_w_z;
-    out[5][1] = segment1_slice1_velocity_v_y
-        + segment1_skin_1_0_position_x * segment1_slice1_velocity_w_z;
+    out[5][1] = segment1_slice1_velocity_w_z * segment1_skin_1_0_position_x
+        + segment1_slice1_velocity_v_y;
     out[5][2] = 0.0;
     out[6][0] = segment1_slice1_velocity_v_x
         - segment1_skin_1_1_position_y * segment1_slice1_velocity_w_z;
@@ -2661,9 +2625,9 @@ pub fn contact_axes_into(
     let segment1_bend_y = p.segment_length * q[3];
     let t0 = 0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1;
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t1 = 1.0 + 0.25 * -segment1_bend_squared * cache.segment1_slice1_bend_c2;
+    let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t0
-        + cache.cos_q2 * t1;
+        + t1 * cache.cos_q2;
     let segment1_slice1_rotation_10 = cache.cos_q2 * t0 + cache.sin_q2 * t1;
     out[0][0] = cache.cos_q2;
     out[0][1] = cache.sin_q2;
@@ -2717,9 +2681,9 @@ pub fn contact_jacobian_1(
     out[(0, 2)] = q[1] - cache.middle_com_y;
     out[(1, 2)] = cache.middle_com_x + cache.base_angle_subspace_v_y;
     out[(0, 3)] = cache.segment1_tip_subspace0_v_x
-        - cache.middle_com_y * p.segment_length;
-    out[(1, 3)] = cache.segment1_tip_subspace0_v_y
-        + cache.middle_com_x * p.segment_length;
+        - p.segment_length * cache.middle_com_y;
+    out[(1, 3)] = p.segment_length * cache.middle_com_x
+        + cache.segment1_tip_subspace0_v_y;
 }
 /// Jacobian of contact point `head_wheel` (on `head`).
 #[inline]
@@ -2737,10 +2701,10 @@ pub fn contact_jacobian_2(
     out[(1, 1)] = 1.0;
     out[(0, 2)] = q[1] - cache.head_com_y;
     out[(1, 2)] = cache.head_com_x + cache.base_angle_subspace_v_y;
-    out[(0, 3)] = t0 + cache.segment1_tip_subspace0_v_x;
-    out[(1, 3)] = cache.segment1_tip_subspace0_v_y + t1;
+    out[(0, 3)] = cache.segment1_tip_subspace0_v_x + t0;
+    out[(1, 3)] = t1 + cache.segment1_tip_subspace0_v_y;
     out[(0, 4)] = t0 + cache.segment2_tip_subspace0_v_x;
-    out[(1, 4)] = cache.segment2_tip_subspace0_v_y + t1;
+    out[(1, 4)] = t1 + cache.segment2_tip_subspace0_v_y;
 }
 /// Jacobian of contact point `segment1_skin_0_0` (on `segment1`).
 #[inline]
@@ -2798,15 +2762,15 @@ pub fn contact_jacobian_5(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let segment1_bend_y = p.segment_length * q[3];
+    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t0 = 1.0 + 0.25 * -segment1_bend_squared * cache.segment1_slice1_bend_c2;
-    let t1 = 0.5 * -segment1_bend_y * cache.segment1_slice1_bend_c1;
-    let segment1_slice1_rotation_01 = cache.base_angle_rotation_01 * t0
-        + cache.cos_q2 * t1;
+    let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
+    let segment1_slice1_rotation_01 = cache.cos_q2 * t0
+        + t1 * cache.base_angle_rotation_01;
     let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
     let segment1_skin_1_0_position_x = cache.segment1_slice1_position_x
         + segment1_ring1_skin_y_x;
-    let segment1_slice1_rotation_11 = cache.sin_q2 * t1 + cache.cos_q2 * t0;
+    let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
     let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_0_position_y = segment1_ring1_skin_y_y
         + cache.segment1_slice1_position_y;
@@ -2828,15 +2792,15 @@ pub fn contact_jacobian_6(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let segment1_bend_y = p.segment_length * q[3];
+    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t0 = 1.0 + 0.25 * -segment1_bend_squared * cache.segment1_slice1_bend_c2;
-    let t1 = 0.5 * -segment1_bend_y * cache.segment1_slice1_bend_c1;
-    let segment1_slice1_rotation_01 = cache.base_angle_rotation_01 * t0
-        + cache.cos_q2 * t1;
+    let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
+    let segment1_slice1_rotation_01 = cache.cos_q2 * t0
+        + t1 * cache.base_angle_rotation_01;
     let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
     let segment1_skin_1_1_position_x = cache.segment1_slice1_position_x
         - segment1_ring1_skin_y_x;
-    let segment1_slice1_rotation_11 = cache.sin_q2 * t1 + cache.cos_q2 * t0;
+    let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
     let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_1_position_y = cache.segment1_slice1_position_y
         - segment1_ring1_skin_y_y;
@@ -2966,16 +2930,16 @@ pub fn contact_frame_positions_into(
         }
         4 => {
             let segment1_bend_y = p.segment_length * q[3];
+            let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
             let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-            let t0 = 1.0 + 0.25 * -segment1_bend_squared * cache.segment1_slice1_bend_c2;
-            let t1 = 0.5 * -segment1_bend_y * cache.segment1_slice1_bend_c1;
-            let segment1_slice1_rotation_01 = cache.base_angle_rotation_01 * t0
-                + cache.cos_q2 * t1;
+            let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
+            let segment1_slice1_rotation_01 = cache.cos_q2 * t0
+                + t1 * cache.base_angle_rotation_01;
             let segment1_ring1_skin_y_x = p.segment1_skin_radius
                 * segment1_slice1_rotation_01;
             let segment1_skin_1_0_position_x = cache.segment1_slice1_position_x
                 + segment1_ring1_skin_y_x;
-            let segment1_slice1_rotation_11 = cache.sin_q2 * t1 + cache.cos_q2 * t0;
+            let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
             let segment1_ring1_skin_y_y = p.segment1_skin_radius
                 * segment1_slice1_rotation_11;
             let segment1_skin_1_0_position_y = segment1_ring1_skin_y_y
@@ -3079,9 +3043,9 @@ pub fn contact_frame_own_into(
             let segment1_bend_y = p.segment_length * q[3];
             let t0 = 0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1;
             let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-            let t1 = 1.0 + 0.25 * -segment1_bend_squared * cache.segment1_slice1_bend_c2;
+            let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
             let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t0
-                + cache.cos_q2 * t1;
+                + t1 * cache.cos_q2;
             let segment1_slice1_rotation_10 = cache.cos_q2 * t0 + cache.sin_q2 * t1;
             own[(2, 0)] = cache.segment1_slice1_local_subspace0_w_z;
             own[(3, 0)] = cache.segment1_slice1_subspace0_v_x;
@@ -3160,12 +3124,14 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.tail_inertia_h_y * qd[2];
     let segment1_slice2_subspace0_v_x = cache.segment1_position_y
         * cache.segment1_slice2_local_subspace0_w_z
         + cache.base_angle_rotation_01 * cache.segment1_slice2_local_subspace0_v_y
-        + cache.segment1_slice2_local_subspace0_v_x * cache.cos_q2;
-    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let segment1_slice2_velocity_v_x = segment1_slice2_subspace0_v_x * qd[3]
+        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_x;
+    let segment1_slice2_velocity_v_x = qd[3] * segment1_slice2_subspace0_v_x
         + base_angle_velocity_v_x;
     let segment1_slice2_position_y = cache.sin_q2 * cache.segment1_slice2_local_com_x
         + cache.segment1_position_y + cache.segment1_slice2_local_com_y * cache.cos_q2;
@@ -3173,78 +3139,10 @@ pub fn linear_momentum(
         * segment1_slice2_position_y;
     let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
         + qd[2];
-    let segment1_slice2_momentum_f_x = segment1_slice2_velocity_v_x
-        * cache.segment1_slice0_mass
+    let segment1_slice2_momentum_f_x = cache.segment1_slice0_mass
+        * segment1_slice2_velocity_v_x
         - segment1_slice2_inertia_h_y * segment1_slice2_velocity_w_z;
-    let segment1_bend_y_rate = p.segment_length * qd[3];
-    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_position_y = cache.segment1_tip_rotation_11
-        * cache.segment2_slice2_local_com_y
-        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x
-        + cache.segment2_position_y;
-    let segment2_slice2_inertia_h_y = segment2_slice2_position_y
-        * cache.segment1_slice0_mass;
-    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let segment2_slice2_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_subspace0_v_x
-        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_velocity_v_x = segment1_tip_velocity_v_x
-        + segment2_slice2_subspace0_v_x * qd[4];
-    let segment2_slice2_momentum_f_x = cache.segment1_slice0_mass
-        * segment2_slice2_velocity_v_x
-        - segment2_slice2_velocity_w_z * segment2_slice2_inertia_h_y;
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_slice1_position_y = cache.segment2_slice1_local_com_y
-        * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_rotation_10 * cache.segment2_slice1_local_com_x
-        + cache.segment2_position_y;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
-        * cache.segment1_slice1_mass;
-    let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_00
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_position_y
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_01;
-    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
-        * cache.segment1_slice1_mass
-        - segment2_slice1_velocity_w_z * segment2_slice1_inertia_h_y;
-    let segment2_slice0_position_y = cache.segment2_slice0_local_com_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11
-        + cache.segment2_position_y;
-    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
-        * segment2_slice0_position_y;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment2_position_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01;
-    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * segment2_slice0_subspace0_v_x;
-    let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment2_tip_velocity_v_x = cache.segment2_tip_subspace0_v_x * qd[4]
-        + segment1_tip_velocity_v_x;
-    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - cache.head_inertia_h_y * segment2_tip_velocity_w_z;
-    let segment2_composite_momentum_f_x = segment2_slice2_momentum_f_x
-        + segment2_slice1_momentum_f_x + segment2_slice0_momentum_f_x
-        + head_momentum_f_x;
-    let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
-        - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
-    let middle_composite_momentum_f_x = segment2_composite_momentum_f_x
-        + middle_momentum_f_x;
-    let segment1_slice1_velocity_v_x = qd[3] * cache.segment1_slice1_subspace0_v_x
+    let segment1_slice1_velocity_v_x = cache.segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice1_inertia_h_y = cache.segment1_slice1_mass
         * cache.segment1_slice1_position_y;
@@ -3260,86 +3158,93 @@ pub fn linear_momentum(
         * segment1_slice0_position_y;
     let segment1_slice0_velocity_w_z = qd[2]
         + cache.segment1_slice0_local_subspace0_w_z * qd[3];
-    let segment1_slice0_subspace0_v_x = cache.base_angle_rotation_01
-        * cache.segment1_slice0_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z;
+    let segment1_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_v_y
+        * cache.base_angle_rotation_01
+        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment1_slice0_momentum_f_x = cache.segment1_slice0_mass
-        * segment1_slice0_velocity_v_x
+    let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
+        * cache.segment1_slice0_mass
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_y
+        * cache.segment1_tip_rotation_01
+        + cache.segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_velocity_v_x = segment1_tip_velocity_v_x
+        + segment2_slice1_subspace0_v_x * qd[4];
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice1_mass;
+    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
+        * cache.segment1_slice1_mass
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
+    let segment2_bend_y_rate = qd[4] * p.segment_length;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
+    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
+        + cache.segment2_position_y * cache.segment1_slice0_local_subspace0_w_z;
+    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
+        + segment1_tip_velocity_v_x;
+    let segment2_slice0_position_y = cache.segment2_slice0_local_com_y
+        * cache.segment1_tip_rotation_11 + cache.segment2_position_y
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
+    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice0_position_y;
+    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
+    let segment2_slice2_subspace0_v_x = cache.segment2_slice2_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_subspace0_v_y;
+    let segment2_slice2_velocity_v_x = qd[4] * segment2_slice2_subspace0_v_x
+        + segment1_tip_velocity_v_x;
+    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
+    let segment2_slice2_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_inertia_h_y = segment2_slice2_position_y
+        * cache.segment1_slice0_mass;
+    let segment2_slice2_momentum_f_x = segment2_slice2_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment2_slice2_velocity_w_z * segment2_slice2_inertia_h_y;
+    let segment2_composite_momentum_f_x = segment2_slice1_momentum_f_x
+        + head_momentum_f_x + segment2_slice0_momentum_f_x
+        + segment2_slice2_momentum_f_x;
+    let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
+    let middle_composite_momentum_f_x = segment2_composite_momentum_f_x
+        + middle_momentum_f_x;
     let segment1_composite_momentum_f_x = segment1_slice2_momentum_f_x
-        + middle_composite_momentum_f_x + segment1_slice1_momentum_f_x
-        + segment1_slice0_momentum_f_x;
-    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.tail_inertia_h_y * qd[2];
-    let tail_composite_momentum_f_x = segment1_composite_momentum_f_x
-        + tail_momentum_f_x;
+        + segment1_slice1_momentum_f_x + segment1_slice0_momentum_f_x
+        + middle_composite_momentum_f_x;
+    let tail_composite_momentum_f_x = tail_momentum_f_x
+        + segment1_composite_momentum_f_x;
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
-        + segment2_slice1_subspace0_v_y * qd[4];
-    let segment2_slice1_position_x = cache.segment2_slice1_local_com_y
-        * cache.segment1_tip_rotation_01 + cache.segment2_position_x
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x;
-    let segment2_slice1_inertia_h_x = segment2_slice1_position_x
-        * cache.segment1_slice1_mass;
-    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_v_y
-        * cache.segment1_slice1_mass
-        + segment2_slice1_velocity_w_z * segment2_slice1_inertia_h_x;
-    let segment2_slice2_position_x = cache.segment1_tip_rotation_00
-        * cache.segment2_slice2_local_com_x
-        + cache.segment2_slice2_local_com_y * cache.segment1_tip_rotation_01
-        + cache.segment2_position_x;
-    let segment2_slice2_inertia_h_x = segment2_slice2_position_x
-        * cache.segment1_slice0_mass;
-    let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
-        * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
-        - cache.segment2_position_x * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_velocity_v_y = qd[4] * segment2_slice2_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let segment2_slice2_momentum_f_y = segment2_slice2_inertia_h_x
-        * segment2_slice2_velocity_w_z
-        + segment2_slice2_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_tip_velocity_v_y = cache.segment2_tip_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let head_momentum_f_y = cache.head_inertia_h_x * segment2_tip_velocity_w_z
-        + p.link_mass * segment2_tip_velocity_v_y;
-    let segment2_slice0_position_x = cache.segment2_position_x
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
-        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_00;
-    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
-        - cache.segment2_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment2_slice0_velocity_v_y = segment2_slice0_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let segment2_slice0_momentum_f_y = segment2_slice0_inertia_h_x
-        * segment2_slice0_velocity_w_z
-        + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_composite_momentum_f_y = segment2_slice1_momentum_f_y
-        + segment2_slice2_momentum_f_y + head_momentum_f_y
-        + segment2_slice0_momentum_f_y;
-    let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
-        + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
-    let middle_composite_momentum_f_y = segment2_composite_momentum_f_y
-        + middle_momentum_f_y;
     let segment1_slice0_subspace0_v_y = cache.sin_q2
         * cache.segment1_slice0_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_v_y * cache.cos_q2
         - cache.segment1_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment1_slice0_velocity_v_y = segment1_slice0_subspace0_v_y * qd[3]
+    let segment1_slice0_velocity_v_y = qd[3] * segment1_slice0_subspace0_v_y
         + base_angle_velocity_v_y;
     let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
         * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
@@ -3349,12 +3254,76 @@ pub fn linear_momentum(
     let segment1_slice0_momentum_f_y = segment1_slice0_velocity_v_y
         * cache.segment1_slice0_mass
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
-    let segment1_slice2_subspace0_v_y = cache.cos_q2
-        * cache.segment1_slice2_local_subspace0_v_y
-        + cache.sin_q2 * cache.segment1_slice2_local_subspace0_v_x
-        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
-    let segment1_slice2_velocity_v_y = segment1_slice2_subspace0_v_y * qd[3]
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
+    let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
+    let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice0_local_subspace0_v_x
+        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
+    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
+        + qd[4] * segment2_slice0_subspace0_v_y;
+    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
+        + cache.segment2_position_x;
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_momentum_f_y = cache.segment1_slice0_mass
+        * segment2_slice0_velocity_v_y
+        + segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_x;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_x;
+    let segment2_slice1_inertia_h_x = cache.segment1_slice1_mass
+        * segment2_slice1_position_x;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_subspace0_v_x
+        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
+        + segment1_tip_velocity_v_y;
+    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
+        * segment2_slice1_inertia_h_x
+        + segment2_slice1_velocity_v_y * cache.segment1_slice1_mass;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
+        + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
+    let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
+        * cache.segment2_slice2_local_subspace0_v_y
+        + cache.segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
+        - cache.segment2_position_x * cache.segment1_slice2_local_subspace0_w_z;
+    let segment2_slice2_velocity_v_y = segment1_tip_velocity_v_y
+        + qd[4] * segment2_slice2_subspace0_v_y;
+    let segment2_slice2_position_x = cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_inertia_h_x = segment2_slice2_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice2_momentum_f_y = cache.segment1_slice0_mass
+        * segment2_slice2_velocity_v_y
+        + segment2_slice2_velocity_w_z * segment2_slice2_inertia_h_x;
+    let segment2_composite_momentum_f_y = segment2_slice0_momentum_f_y
+        + segment2_slice1_momentum_f_y + head_momentum_f_y
+        + segment2_slice2_momentum_f_y;
+    let middle_composite_momentum_f_y = middle_momentum_f_y
+        + segment2_composite_momentum_f_y;
+    let segment1_slice1_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_slice1_subspace0_v_y * qd[3];
+    let segment1_slice1_inertia_h_x = cache.segment1_slice1_position_x
+        * cache.segment1_slice1_mass;
+    let segment1_slice1_momentum_f_y = segment1_slice1_velocity_v_y
+        * cache.segment1_slice1_mass
+        + segment1_slice1_inertia_h_x * segment1_slice1_velocity_w_z;
+    let segment1_slice2_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice2_local_subspace0_v_x
+        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_y
+        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
+    let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
+        + segment1_slice2_subspace0_v_y * qd[3];
     let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
         * cache.base_angle_rotation_01 + cache.segment1_position_x
         + cache.segment1_slice2_local_com_x * cache.cos_q2;
@@ -3363,16 +3332,9 @@ pub fn linear_momentum(
     let segment1_slice2_momentum_f_y = segment1_slice2_velocity_v_y
         * cache.segment1_slice0_mass
         + segment1_slice2_inertia_h_x * segment1_slice2_velocity_w_z;
-    let segment1_slice1_velocity_v_y = cache.segment1_slice1_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice1_inertia_h_x = cache.segment1_slice1_position_x
-        * cache.segment1_slice1_mass;
-    let segment1_slice1_momentum_f_y = segment1_slice1_velocity_v_y
-        * cache.segment1_slice1_mass
-        + segment1_slice1_inertia_h_x * segment1_slice1_velocity_w_z;
-    let segment1_composite_momentum_f_y = middle_composite_momentum_f_y
-        + segment1_slice0_momentum_f_y + segment1_slice2_momentum_f_y
-        + segment1_slice1_momentum_f_y;
+    let segment1_composite_momentum_f_y = segment1_slice0_momentum_f_y
+        + middle_composite_momentum_f_y + segment1_slice1_momentum_f_y
+        + segment1_slice2_momentum_f_y;
     let tail_composite_momentum_f_y = tail_momentum_f_y
         + segment1_composite_momentum_f_y;
     let x = tail_composite_momentum_f_x;
@@ -3398,26 +3360,17 @@ pub fn angular_momentum(
         + tail_inertia_com_22;
     let tail_momentum_n_z = base_angle_velocity_v_y * cache.tail_inertia_h_x
         + qd[2] * tail_inertia_i_22 - cache.tail_inertia_h_y * base_angle_velocity_v_x;
-    let segment1_slice1_inertia_h_y = cache.segment1_slice1_mass
-        * cache.segment1_slice1_position_y;
-    let segment1_slice1_velocity_v_x = qd[3] * cache.segment1_slice1_subspace0_v_x
-        + base_angle_velocity_v_x;
-    let segment1_slice1_velocity_v_y = cache.segment1_slice1_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice1_inertia_h_x = cache.segment1_slice1_position_x
-        * cache.segment1_slice1_mass;
-    let t0 = p.segment1_disc_radius * p.segment1_disc_radius;
-    let segment1_slice1_inertia_com_22 = 0.25 * t0 * cache.segment1_slice1_mass;
-    let segment1_slice1_inertia_i_22 = segment1_slice1_inertia_com_22
-        + (cache.segment1_slice1_position_x * cache.segment1_slice1_position_x
-            + cache.segment1_slice1_position_y * cache.segment1_slice1_position_y)
-            * cache.segment1_slice1_mass;
-    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
-        + qd[2];
-    let segment1_slice1_momentum_n_z = segment1_slice1_velocity_v_y
-        * segment1_slice1_inertia_h_x
-        + segment1_slice1_inertia_i_22 * segment1_slice1_velocity_w_z
-        - segment1_slice1_inertia_h_y * segment1_slice1_velocity_v_x;
+    let segment1_slice2_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice2_local_subspace0_v_x
+        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_y
+        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
+    let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
+        + segment1_slice2_subspace0_v_y * qd[3];
+    let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
+        * cache.base_angle_rotation_01 + cache.segment1_position_x
+        + cache.segment1_slice2_local_com_x * cache.cos_q2;
+    let segment1_slice2_inertia_h_x = segment1_slice2_position_x
+        * cache.segment1_slice0_mass;
     let segment1_slice2_position_y = cache.sin_q2 * cache.segment1_slice2_local_com_x
         + cache.segment1_position_y + cache.segment1_slice2_local_com_y * cache.cos_q2;
     let segment1_slice2_inertia_h_y = cache.segment1_slice0_mass
@@ -3425,160 +3378,149 @@ pub fn angular_momentum(
     let segment1_slice2_subspace0_v_x = cache.segment1_position_y
         * cache.segment1_slice2_local_subspace0_w_z
         + cache.base_angle_rotation_01 * cache.segment1_slice2_local_subspace0_v_y
-        + cache.segment1_slice2_local_subspace0_v_x * cache.cos_q2;
-    let segment1_slice2_velocity_v_x = segment1_slice2_subspace0_v_x * qd[3]
+        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_x;
+    let segment1_slice2_velocity_v_x = qd[3] * segment1_slice2_subspace0_v_x
         + base_angle_velocity_v_x;
+    let t0 = p.segment1_disc_radius * p.segment1_disc_radius;
     let segment1_slice0_inertia_com_22 = 0.25 * t0 * cache.segment1_slice0_mass;
-    let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
-        * cache.base_angle_rotation_01 + cache.segment1_position_x
-        + cache.segment1_slice2_local_com_x * cache.cos_q2;
     let segment1_slice2_inertia_i_22 = segment1_slice0_inertia_com_22
         + (segment1_slice2_position_y * segment1_slice2_position_y
             + segment1_slice2_position_x * segment1_slice2_position_x)
             * cache.segment1_slice0_mass;
     let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
         + qd[2];
-    let segment1_slice2_inertia_h_x = segment1_slice2_position_x
-        * cache.segment1_slice0_mass;
-    let segment1_slice2_subspace0_v_y = cache.cos_q2
-        * cache.segment1_slice2_local_subspace0_v_y
-        + cache.sin_q2 * cache.segment1_slice2_local_subspace0_v_x
-        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
-    let segment1_slice2_velocity_v_y = segment1_slice2_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let segment1_slice2_momentum_n_z = segment1_slice2_inertia_i_22
-        * segment1_slice2_velocity_w_z
-        + segment1_slice2_inertia_h_x * segment1_slice2_velocity_v_y
+    let segment1_slice2_momentum_n_z = segment1_slice2_velocity_v_y
+        * segment1_slice2_inertia_h_x
+        + segment1_slice2_inertia_i_22 * segment1_slice2_velocity_w_z
         - segment1_slice2_inertia_h_y * segment1_slice2_velocity_v_x;
-    let middle_inertia_i_22 = (cache.middle_com_y * cache.middle_com_y
-        + cache.middle_com_x * cache.middle_com_x) * p.link_mass + tail_inertia_com_22;
-    let segment1_bend_y_rate = p.segment_length * qd[3];
-    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let middle_momentum_n_z = middle_inertia_i_22 * segment1_tip_velocity_w_z
-        + cache.middle_inertia_h_x * segment1_tip_velocity_v_y
+    let middle_inertia_i_22 = p.link_mass
+        * (cache.middle_com_y * cache.middle_com_y
+            + cache.middle_com_x * cache.middle_com_x) + tail_inertia_com_22;
+    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let middle_momentum_n_z = segment1_tip_velocity_v_y * cache.middle_inertia_h_x
+        + middle_inertia_i_22 * segment1_tip_velocity_w_z
         - segment1_tip_velocity_v_x * cache.middle_inertia_h_y;
+    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
+    let t1 = p.segment2_disc_radius * p.segment2_disc_radius;
+    let segment2_slice1_inertia_com_22 = 0.25 * t1 * cache.segment1_slice1_mass;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_x;
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_inertia_i_22 = segment2_slice1_inertia_com_22
+        + (segment2_slice1_position_x * segment2_slice1_position_x
+            + segment2_slice1_position_y * segment2_slice1_position_y)
+            * cache.segment1_slice1_mass;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_subspace0_v_x
+        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
+        + segment1_tip_velocity_v_y;
+    let segment2_slice1_inertia_h_x = cache.segment1_slice1_mass
+        * segment2_slice1_position_x;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice1_mass;
+    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_y
+        * cache.segment1_tip_rotation_01
+        + cache.segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_velocity_v_x = segment1_tip_velocity_v_x
+        + segment2_slice1_subspace0_v_x * qd[4];
+    let segment2_slice1_momentum_n_z = segment2_slice1_velocity_w_z
+        * segment2_slice1_inertia_i_22
+        + segment2_slice1_velocity_v_y * segment2_slice1_inertia_h_x
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_v_x;
+    let segment2_slice2_position_x = cache.segment2_position_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
+    let segment2_slice2_inertia_h_x = segment2_slice2_position_x
+        * cache.segment1_slice0_mass;
     let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
         * cache.segment2_slice2_local_subspace0_v_y
         + cache.segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
         - cache.segment2_position_x * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_velocity_v_y = qd[4] * segment2_slice2_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let segment2_slice2_position_x = cache.segment1_tip_rotation_00
-        * cache.segment2_slice2_local_com_x
-        + cache.segment2_slice2_local_com_y * cache.segment1_tip_rotation_01
-        + cache.segment2_position_x;
-    let segment2_slice2_inertia_h_x = segment2_slice2_position_x
-        * cache.segment1_slice0_mass;
+    let segment2_slice2_velocity_v_y = segment1_tip_velocity_v_y
+        + qd[4] * segment2_slice2_subspace0_v_y;
+    let segment2_slice2_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
+        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
+    let segment2_slice0_inertia_com_22 = 0.25 * t1 * cache.segment1_slice0_mass;
+    let segment2_slice2_inertia_i_22 = cache.segment1_slice0_mass
+        * (segment2_slice2_position_x * segment2_slice2_position_x
+            + segment2_slice2_position_y * segment2_slice2_position_y)
+        + segment2_slice0_inertia_com_22;
     let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
-    let t1 = p.segment2_disc_radius * p.segment2_disc_radius;
-    let segment2_slice0_inertia_com_22 = 0.25 * t1 * cache.segment1_slice0_mass;
-    let segment2_slice2_position_y = cache.segment1_tip_rotation_11
-        * cache.segment2_slice2_local_com_y
-        + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x
-        + cache.segment2_position_y;
-    let segment2_slice2_inertia_i_22 = segment2_slice0_inertia_com_22
-        + cache.segment1_slice0_mass
-            * (segment2_slice2_position_x * segment2_slice2_position_x
-                + segment2_slice2_position_y * segment2_slice2_position_y);
+    let segment2_slice2_subspace0_v_x = cache.segment2_slice2_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_subspace0_v_y;
+    let segment2_slice2_velocity_v_x = qd[4] * segment2_slice2_subspace0_v_x
+        + segment1_tip_velocity_v_x;
     let segment2_slice2_inertia_h_y = segment2_slice2_position_y
         * cache.segment1_slice0_mass;
-    let segment2_slice2_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_subspace0_v_x
-        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_velocity_v_x = segment1_tip_velocity_v_x
-        + segment2_slice2_subspace0_v_x * qd[4];
-    let segment2_slice2_momentum_n_z = segment2_slice2_velocity_v_y
-        * segment2_slice2_inertia_h_x
-        + segment2_slice2_velocity_w_z * segment2_slice2_inertia_i_22
-        - segment2_slice2_inertia_h_y * segment2_slice2_velocity_v_x;
-    let segment2_slice0_position_x = cache.segment2_position_x
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
-        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_00;
-    let segment2_slice0_position_y = cache.segment2_slice0_local_com_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11
-        + cache.segment2_position_y;
-    let segment2_slice0_inertia_i_22 = (segment2_slice0_position_x
-        * segment2_slice0_position_x
-        + segment2_slice0_position_y * segment2_slice0_position_y)
-        * cache.segment1_slice0_mass + segment2_slice0_inertia_com_22;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
-        * segment2_slice0_position_y;
-    let segment2_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment2_position_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01;
-    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * segment2_slice0_subspace0_v_x;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
-        - cache.segment2_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment2_slice0_velocity_v_y = segment2_slice0_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment2_slice0_momentum_n_z = segment2_slice0_inertia_i_22
-        * segment2_slice0_velocity_w_z
-        + segment2_slice0_velocity_v_y * segment2_slice0_inertia_h_x
-        - segment2_slice0_inertia_h_y * segment2_slice0_velocity_v_x;
-    let segment2_tip_velocity_v_y = cache.segment2_tip_subspace0_v_y * qd[4]
-        + segment1_tip_velocity_v_y;
-    let head_inertia_i_22 = p.link_mass
-        * (cache.head_com_x * cache.head_com_x + cache.head_com_y * cache.head_com_y)
-        + tail_inertia_com_22;
+    let segment2_slice2_momentum_n_z = segment2_slice2_inertia_h_x
+        * segment2_slice2_velocity_v_y
+        + segment2_slice2_inertia_i_22 * segment2_slice2_velocity_w_z
+        - segment2_slice2_velocity_v_x * segment2_slice2_inertia_h_y;
+    let head_inertia_i_22 = tail_inertia_com_22
+        + (cache.head_com_x * cache.head_com_x + cache.head_com_y * cache.head_com_y)
+            * p.link_mass;
     let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment2_tip_velocity_v_x = cache.segment2_tip_subspace0_v_x * qd[4]
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let head_momentum_n_z = head_inertia_i_22 * segment2_tip_velocity_w_z
+        + segment2_tip_velocity_v_y * cache.head_inertia_h_x
+        - segment2_tip_velocity_v_x * cache.head_inertia_h_y;
+    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
+        + cache.segment2_position_x;
+    let segment2_slice0_position_y = cache.segment2_slice0_local_com_y
+        * cache.segment1_tip_rotation_11 + cache.segment2_position_y
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
+    let segment2_slice0_inertia_i_22 = segment2_slice0_inertia_com_22
+        + cache.segment1_slice0_mass
+            * (segment2_slice0_position_x * segment2_slice0_position_x
+                + segment2_slice0_position_y * segment2_slice0_position_y);
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice0_local_subspace0_v_x
+        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
+    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
+        + qd[4] * segment2_slice0_subspace0_v_y;
+    let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
+        * segment2_slice0_position_y;
+    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
+        * cache.segment1_tip_rotation_00
+        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
+        + cache.segment2_position_y * cache.segment1_slice0_local_subspace0_w_z;
+    let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
         + segment1_tip_velocity_v_x;
-    let head_momentum_n_z = cache.head_inertia_h_x * segment2_tip_velocity_v_y
-        + head_inertia_i_22 * segment2_tip_velocity_w_z
-        - cache.head_inertia_h_y * segment2_tip_velocity_v_x;
-    let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_00
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_position_y
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_01;
-    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_position_y = cache.segment2_slice1_local_com_y
-        * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_rotation_10 * cache.segment2_slice1_local_com_x
-        + cache.segment2_position_y;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
-        * cache.segment1_slice1_mass;
-    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
-        + segment2_slice1_subspace0_v_y * qd[4];
-    let segment2_slice1_position_x = cache.segment2_slice1_local_com_y
-        * cache.segment1_tip_rotation_01 + cache.segment2_position_x
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x;
-    let segment2_slice1_inertia_h_x = segment2_slice1_position_x
-        * cache.segment1_slice1_mass;
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_slice1_inertia_com_22 = 0.25 * t1 * cache.segment1_slice1_mass;
-    let segment2_slice1_inertia_i_22 = segment2_slice1_inertia_com_22
-        + (segment2_slice1_position_y * segment2_slice1_position_y
-            + segment2_slice1_position_x * segment2_slice1_position_x)
-            * cache.segment1_slice1_mass;
-    let segment2_slice1_momentum_n_z = segment2_slice1_velocity_v_y
-        * segment2_slice1_inertia_h_x
-        + segment2_slice1_velocity_w_z * segment2_slice1_inertia_i_22
-        - segment2_slice1_velocity_v_x * segment2_slice1_inertia_h_y;
-    let segment2_composite_momentum_n_z = segment2_slice2_momentum_n_z
-        + segment2_slice0_momentum_n_z + head_momentum_n_z
-        + segment2_slice1_momentum_n_z;
+    let segment2_slice0_momentum_n_z = segment2_slice0_velocity_w_z
+        * segment2_slice0_inertia_i_22
+        + segment2_slice0_inertia_h_x * segment2_slice0_velocity_v_y
+        - segment2_slice0_inertia_h_y * segment2_slice0_velocity_v_x;
+    let segment2_composite_momentum_n_z = segment2_slice1_momentum_n_z
+        + segment2_slice2_momentum_n_z + head_momentum_n_z
+        + segment2_slice0_momentum_n_z;
     let middle_composite_momentum_n_z = middle_momentum_n_z
         + segment2_composite_momentum_n_z;
     let segment1_slice0_position_y = cache.segment1_position_y
@@ -3586,10 +3528,10 @@ pub fn angular_momentum(
         + cache.sin_q2 * cache.segment1_slice0_local_com_x;
     let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice0_position_y;
-    let segment1_slice0_subspace0_v_x = cache.base_angle_rotation_01
-        * cache.segment1_slice0_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z;
+    let segment1_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_v_y
+        * cache.base_angle_rotation_01
+        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_velocity_w_z = qd[2]
@@ -3603,9 +3545,9 @@ pub fn angular_momentum(
                 + segment1_slice0_position_x * segment1_slice0_position_x);
     let segment1_slice0_subspace0_v_y = cache.sin_q2
         * cache.segment1_slice0_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_v_y * cache.cos_q2
         - cache.segment1_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment1_slice0_velocity_v_y = segment1_slice0_subspace0_v_y * qd[3]
+    let segment1_slice0_velocity_v_y = qd[3] * segment1_slice0_subspace0_v_y
         + base_angle_velocity_v_y;
     let segment1_slice0_inertia_h_x = segment1_slice0_position_x
         * cache.segment1_slice0_mass;
@@ -3613,9 +3555,28 @@ pub fn angular_momentum(
         * segment1_slice0_inertia_i_22
         + segment1_slice0_velocity_v_y * segment1_slice0_inertia_h_x
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_v_x;
-    let segment1_composite_momentum_n_z = segment1_slice1_momentum_n_z
-        + segment1_slice2_momentum_n_z + middle_composite_momentum_n_z
-        + segment1_slice0_momentum_n_z;
+    let segment1_slice1_inertia_h_x = cache.segment1_slice1_position_x
+        * cache.segment1_slice1_mass;
+    let segment1_slice1_velocity_v_y = base_angle_velocity_v_y
+        + cache.segment1_slice1_subspace0_v_y * qd[3];
+    let segment1_slice1_inertia_com_22 = 0.25 * t0 * cache.segment1_slice1_mass;
+    let segment1_slice1_inertia_i_22 = segment1_slice1_inertia_com_22
+        + (cache.segment1_slice1_position_x * cache.segment1_slice1_position_x
+            + cache.segment1_slice1_position_y * cache.segment1_slice1_position_y)
+            * cache.segment1_slice1_mass;
+    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
+        + qd[2];
+    let segment1_slice1_inertia_h_y = cache.segment1_slice1_mass
+        * cache.segment1_slice1_position_y;
+    let segment1_slice1_velocity_v_x = cache.segment1_slice1_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment1_slice1_momentum_n_z = segment1_slice1_inertia_h_x
+        * segment1_slice1_velocity_v_y
+        + segment1_slice1_inertia_i_22 * segment1_slice1_velocity_w_z
+        - segment1_slice1_inertia_h_y * segment1_slice1_velocity_v_x;
+    let segment1_composite_momentum_n_z = segment1_slice2_momentum_n_z
+        + middle_composite_momentum_n_z + segment1_slice0_momentum_n_z
+        + segment1_slice1_momentum_n_z;
     let tail_composite_momentum_n_z = tail_momentum_n_z
         + segment1_composite_momentum_n_z;
     let x = 0.0;
@@ -3700,49 +3661,49 @@ pub fn centre_line_into(
     let segment2_bend_y = p.segment_length * q[4];
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
     let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
-    let t9 = segment2_bend_y * p.segment_length;
-    let t10 = 0.027777777777777776 * softgen_runtime::stumpff(segment2_centre1_bend)[2]
-        * t9;
-    let t11 = 0.16666666666666666 * p.segment_length
+    let t9 = 0.16666666666666666 * p.segment_length
         * softgen_runtime::stumpff(segment2_centre1_bend)[1];
-    let segment2_centre1_position_x = t10 * cache.segment1_tip_rotation_01
-        + cache.segment2_position_x + cache.segment1_tip_rotation_00 * t11;
-    let segment2_centre1_position_y = t10 * cache.segment1_tip_rotation_11
-        + t11 * cache.segment1_tip_rotation_10 + cache.segment2_position_y;
+    let t10 = segment2_bend_y * p.segment_length;
+    let t11 = 0.027777777777777776 * softgen_runtime::stumpff(segment2_centre1_bend)[2]
+        * t10;
+    let segment2_centre1_position_x = t9 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t11 + cache.segment2_position_x;
+    let segment2_centre1_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * t11 + cache.segment1_tip_rotation_10 * t9;
     let segment2_centre2_bend = 0.1111111111111111 * segment2_bend_squared;
     let t12 = 0.3333333333333333 * softgen_runtime::stumpff(segment2_centre2_bend)[1]
         * p.segment_length;
     let t13 = 0.1111111111111111 * softgen_runtime::stumpff(segment2_centre2_bend)[2]
-        * t9;
-    let segment2_centre2_position_x = cache.segment1_tip_rotation_00 * t12
-        + cache.segment2_position_x + t13 * cache.segment1_tip_rotation_01;
-    let segment2_centre2_position_y = t12 * cache.segment1_tip_rotation_10
-        + t13 * cache.segment1_tip_rotation_11 + cache.segment2_position_y;
-    let segment2_slice1_position_x = cache.segment2_slice1_local_com_y
-        * cache.segment1_tip_rotation_01 + cache.segment2_position_x
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x;
-    let segment2_slice1_position_y = cache.segment2_slice1_local_com_y
-        * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_rotation_10 * cache.segment2_slice1_local_com_x
-        + cache.segment2_position_y;
+        * t10;
+    let segment2_centre2_position_x = t12 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t13;
+    let segment2_centre2_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * t13 + cache.segment1_tip_rotation_10 * t12;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_x;
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
     let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
     let t14 = 0.6666666666666666 * softgen_runtime::stumpff(segment2_centre4_bend)[1]
         * p.segment_length;
     let t15 = 0.4444444444444444 * softgen_runtime::stumpff(segment2_centre4_bend)[2]
-        * t9;
-    let segment2_centre4_position_x = cache.segment1_tip_rotation_00 * t14
-        + cache.segment2_position_x + t15 * cache.segment1_tip_rotation_01;
-    let segment2_centre4_position_y = t14 * cache.segment1_tip_rotation_10
-        + t15 * cache.segment1_tip_rotation_11 + cache.segment2_position_y;
+        * t10;
+    let segment2_centre4_position_x = t14 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t15;
+    let segment2_centre4_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * t15 + cache.segment1_tip_rotation_10 * t14;
     let segment2_centre5_bend = 0.6944444444444445 * segment2_bend_squared;
-    let t16 = 0.6944444444444445 * softgen_runtime::stumpff(segment2_centre5_bend)[2]
-        * t9;
-    let t17 = 0.8333333333333334 * softgen_runtime::stumpff(segment2_centre5_bend)[1]
+    let t16 = 0.8333333333333334 * softgen_runtime::stumpff(segment2_centre5_bend)[1]
         * p.segment_length;
-    let segment2_centre5_position_x = cache.segment1_tip_rotation_01 * t16
-        + cache.segment2_position_x + cache.segment1_tip_rotation_00 * t17;
-    let segment2_centre5_position_y = cache.segment1_tip_rotation_11 * t16
-        + t17 * cache.segment1_tip_rotation_10 + cache.segment2_position_y;
+    let t17 = 0.6944444444444445 * softgen_runtime::stumpff(segment2_centre5_bend)[2]
+        * t10;
+    let segment2_centre5_position_x = t16 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t17 + cache.segment2_position_x;
+    let segment2_centre5_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * t17 + cache.segment1_tip_rotation_10 * t16;
     out[0][0] = cache.segment1_position_x;
     out[0][1] = cache.segment1_position_y;
     out[0][2] = 0.0;

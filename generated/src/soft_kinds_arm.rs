@@ -773,453 +773,445 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let arm_bend_z = q[1] * p.section_length;
     let t1 = arm_bend_z * p.section_length;
     let arm_slice0_local_com_z = 0.004820780989426014 * t1 * arm_slice0_bend_c2;
-    let t2 = -arm_bend_z;
-    let t3 = 0.004820780989426014 * arm_slice0_bend_c2 * t2;
-    let arm_slice0_local_subspace0_w_x = p.section_length * t3;
-    let t4 = -(arm_bend_z * arm_bend_y);
-    let t5 = 0.0003347157145944845 * arm_slice0_bend_c3 * t4;
-    let arm_slice0_local_subspace0_w_y = p.section_length * t5;
-    let t6 = arm_bend_z * arm_bend_z;
-    let t7 = -t6;
-    let t8 = 0.0003347157145944845 * arm_slice0_bend_c3 * t7 + 0.06943184420297371;
-    let arm_slice0_local_subspace0_w_z = p.section_length * t8;
-    let t9 = -(arm_bend_y * p.section_length);
+    let t2 = -(0.004820780989426014 * arm_bend_z * arm_slice0_bend_c2);
+    let arm_slice0_local_subspace0_w_x = p.section_length * t2;
+    let t3 = arm_bend_z * arm_bend_y;
+    let t4 = -(0.0003347157145944845 * t3 * arm_slice0_bend_c3);
+    let arm_slice0_local_subspace0_w_y = p.section_length * t4;
+    let t5 = arm_bend_z * arm_bend_z;
+    let t6 = 0.06943184420297371 - 0.0003347157145944845 * arm_slice0_bend_c3 * t5;
+    let arm_slice0_local_subspace0_w_z = p.section_length * t6;
     let arm_slice0_local_subspace0_v_x = p.section_length
         * ((0.0003347157145944845 * arm_slice0_bend_c3 * t0
-            + 0.0003347157145944845 * arm_slice0_bend_c2 * t9)
-            - (arm_slice0_local_com_z * t5 - t8 * arm_slice0_local_com_y));
-    let t10 = arm_bend_y * arm_bend_y;
-    let t11 = -(p.section_length * t10);
-    let t12 = 2.0 * p.section_length * t10;
-    let t13 = 0.004820780989426014 * p.section_length * arm_slice0_bend_c2;
+            - 0.0003347157145944845 * arm_slice0_bend_c2 * t0)
+            - (arm_slice0_local_com_z * t4 - t6 * arm_slice0_local_com_y));
+    let t7 = arm_bend_y * arm_bend_y;
+    let t8 = p.section_length * t7;
+    let t9 = 0.004820780989426014 * p.section_length * arm_slice0_bend_c2;
     let arm_slice0_local_subspace0_v_y = p.section_length
-        * ((0.000023239929348011262 * arm_slice0_bend_c3 * t11
-            + 0.000023239929348011262 * arm_slice0_bend_c4 * t12 + t13)
-            - (t8 * arm_slice0_local_com_x - arm_slice0_local_com_z * t3));
-    let t14 = -(arm_bend_z * arm_bend_y * p.section_length);
-    let t15 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t16 = 0.000023239929348011262 * arm_slice0_bend_c3 * t14
-        + 0.000023239929348011262 * t15 * arm_slice0_bend_c4;
+        * ((0.000046479858696022525 * t8 * arm_slice0_bend_c4 + t9
+            - 0.000023239929348011262 * arm_slice0_bend_c3 * t8)
+            - (t6 * arm_slice0_local_com_x - arm_slice0_local_com_z * t2));
+    let t10 = arm_bend_z * arm_bend_y * p.section_length;
+    let t11 = 0.000046479858696022525 * arm_slice0_bend_c4 * t10
+        - 0.000023239929348011262 * arm_slice0_bend_c3 * t10;
     let arm_slice0_local_subspace0_v_z = p.section_length
-        * (t16 - (arm_slice0_local_com_y * t3 - arm_slice0_local_com_x * t5));
-    let t17 = 0.004820780989426014 * arm_bend_y * arm_slice0_bend_c2;
-    let arm_slice0_local_subspace1_w_x = p.section_length * t17;
-    let t18 = 0.0003347157145944845 * arm_slice0_bend_c3 * t10 - 0.06943184420297371;
-    let arm_slice0_local_subspace1_w_y = t18 * p.section_length;
-    let t19 = arm_bend_z * arm_bend_y;
-    let t20 = 0.0003347157145944845 * t19 * arm_slice0_bend_c3;
-    let arm_slice0_local_subspace1_w_z = p.section_length * t20;
-    let t21 = -(arm_bend_z * p.section_length);
+        * (t11 - (t2 * arm_slice0_local_com_y - arm_slice0_local_com_x * t4));
+    let t12 = 0.004820780989426014 * arm_bend_y * arm_slice0_bend_c2;
+    let arm_slice0_local_subspace1_w_x = p.section_length * t12;
+    let t13 = 0.0003347157145944845 * arm_slice0_bend_c3 * t7 - 0.06943184420297371;
+    let arm_slice0_local_subspace1_w_y = t13 * p.section_length;
+    let t14 = 0.0003347157145944845 * t3 * arm_slice0_bend_c3;
+    let arm_slice0_local_subspace1_w_z = p.section_length * t14;
     let arm_slice0_local_subspace1_v_x = p.section_length
-        * ((0.0003347157145944845 * arm_slice0_bend_c2 * t21
-            + 0.0003347157145944845 * t1 * arm_slice0_bend_c3)
-            - (arm_slice0_local_com_z * t18 - arm_slice0_local_com_y * t20));
+        * ((0.0003347157145944845 * t1 * arm_slice0_bend_c3
+            - 0.0003347157145944845 * t1 * arm_slice0_bend_c2)
+            - (arm_slice0_local_com_z * t13 - arm_slice0_local_com_y * t14));
     let arm_slice0_local_subspace1_v_y = p.section_length
-        * (t16 - (arm_slice0_local_com_x * t20 - arm_slice0_local_com_z * t17));
-    let t22 = 2.0 * p.section_length * t6;
-    let t23 = -(p.section_length * t6);
-    let arm_slice0_local_subspace1_v_z = p.section_length
-        * ((0.000023239929348011262 * arm_slice0_bend_c4 * t22
-            + 0.000023239929348011262 * t23 * arm_slice0_bend_c3 + t13)
-            - (arm_slice0_local_com_y * t17 - t18 * arm_slice0_local_com_x));
+        * (t11 - (arm_slice0_local_com_x * t14 - arm_slice0_local_com_z * t12));
+    let t15 = p.section_length * t5;
+    let arm_slice0_local_subspace1_v_z = ((t9
+        + 0.000046479858696022525 * arm_slice0_bend_c4 * t15
+        - 0.000023239929348011262 * arm_slice0_bend_c3 * t15)
+        - (arm_slice0_local_com_y * t12 - t13 * arm_slice0_local_com_x))
+        * p.section_length;
     let arm_slice0_mass = 0.17392742256872687 * p.section_mass;
-    let t24 = 1.0 / p.section_mass;
-    let t25 = -arm_bend_y;
-    let t26 = 0.06943184420297371 * t25 * arm_slice0_bend_c1;
-    let t27 = -t10;
-    let t28 = t7 + t27;
-    let t29 = 1.0 + 0.004820780989426014 * arm_slice0_bend_c2 * t28;
-    let t30 = 0.06943184420297371 * arm_slice0_bend_c1 * t2;
-    let arm_slice0_local_inertia_com_00 = 0.000001 * t24 * arm_slice0_mass * t26 * t26
-        + 0.000002 * t24 * arm_slice0_mass * t29 * t29
-        + 0.000001 * t30 * t30 * t24 * arm_slice0_mass;
-    let t31 = 1.0 + 0.004820780989426014 * arm_slice0_bend_c2 * t27;
-    let t32 = 0.004820780989426014 * arm_slice0_bend_c2 * t4;
-    let t33 = 0.06943184420297371 * arm_bend_y * arm_slice0_bend_c1;
-    let arm_slice0_local_inertia_com_01 = 0.000001 * t24 * arm_slice0_mass * t31 * t26
-        + 0.000001 * t32 * t30 * t24 * arm_slice0_mass
-        + 0.000002 * t24 * arm_slice0_mass * t29 * t33;
-    let t34 = 1.0 + 0.004820780989426014 * arm_slice0_bend_c2 * t7;
-    let t35 = 0.06943184420297371 * arm_bend_z * arm_slice0_bend_c1;
-    let arm_slice0_local_inertia_com_02 = 0.000001 * t32 * t24 * arm_slice0_mass * t26
-        + 0.000001 * t30 * t34 * t24 * arm_slice0_mass
-        + 0.000002 * t35 * t24 * arm_slice0_mass * t29;
-    let t36 = 0.000001 * t32 * t32 * t24 * arm_slice0_mass;
-    let arm_slice0_local_inertia_com_11 = 0.000001 * t24 * arm_slice0_mass * t31 * t31
-        + t36 + 0.000002 * t24 * arm_slice0_mass * t33 * t33;
-    let arm_slice0_local_inertia_com_12 = 0.000002 * t35 * t24 * arm_slice0_mass * t33
-        + 0.000001 * t32 * t34 * t24 * arm_slice0_mass
-        + 0.000001 * t32 * t24 * arm_slice0_mass * t31;
-    let arm_slice0_local_inertia_com_22 = 0.000002 * t35 * t35 * t24 * arm_slice0_mass
-        + t36 + 0.000001 * t34 * t34 * t24 * arm_slice0_mass;
+    let t16 = 1.0 / p.section_mass;
+    let t17 = -(0.06943184420297371 * arm_bend_y * arm_slice0_bend_c1);
+    let t18 = -(0.06943184420297371 * arm_bend_z * arm_slice0_bend_c1);
+    let arm_bend_squared = t5 + t7;
+    let t19 = 1.0 - 0.004820780989426014 * arm_slice0_bend_c2 * arm_bend_squared;
+    let arm_slice0_local_inertia_com_00 = 0.000001 * t16 * t17 * t17 * arm_slice0_mass
+        + 0.000001 * t16 * arm_slice0_mass * t18 * t18
+        + 0.000002 * t16 * arm_slice0_mass * t19 * t19;
+    let t20 = 1.0 - 0.004820780989426014 * arm_slice0_bend_c2 * t7;
+    let t21 = 0.06943184420297371 * arm_bend_y * arm_slice0_bend_c1;
+    let t22 = -(0.004820780989426014 * t3 * arm_slice0_bend_c2);
+    let arm_slice0_local_inertia_com_01 = 0.000001 * t20 * t16 * t17 * arm_slice0_mass
+        + 0.000002 * t16 * arm_slice0_mass * t21 * t19
+        + 0.000001 * t22 * t16 * arm_slice0_mass * t18;
+    let t23 = 1.0 - 0.004820780989426014 * arm_slice0_bend_c2 * t5;
+    let t24 = 0.06943184420297371 * arm_bend_z * arm_slice0_bend_c1;
+    let arm_slice0_local_inertia_com_02 = 0.000001 * t23 * t16 * arm_slice0_mass * t18
+        + 0.000002 * t24 * t16 * arm_slice0_mass * t19
+        + 0.000001 * t22 * t16 * t17 * arm_slice0_mass;
+    let t25 = 0.000001 * t22 * t22 * t16 * arm_slice0_mass;
+    let arm_slice0_local_inertia_com_11 = t25
+        + 0.000001 * t20 * t20 * t16 * arm_slice0_mass
+        + 0.000002 * t16 * arm_slice0_mass * t21 * t21;
+    let arm_slice0_local_inertia_com_12 = 0.000001 * t20 * t22 * t16 * arm_slice0_mass
+        + 0.000002 * t24 * t16 * arm_slice0_mass * t21
+        + 0.000001 * t23 * t22 * t16 * arm_slice0_mass;
+    let arm_slice0_local_inertia_com_22 = t25
+        + 0.000002 * t24 * t24 * t16 * arm_slice0_mass
+        + 0.000001 * t23 * t23 * t16 * arm_slice0_mass;
     let arm_slice0_local_inertia_h_x = arm_slice0_local_com_x * arm_slice0_mass;
     let arm_slice0_local_inertia_h_y = arm_slice0_mass * arm_slice0_local_com_y;
     let arm_slice0_local_inertia_h_z = arm_slice0_local_com_z * arm_slice0_mass;
-    let t37 = arm_slice0_local_com_z * arm_slice0_local_com_z;
-    let t38 = arm_slice0_local_com_y * arm_slice0_local_com_y;
-    let t39 = arm_slice0_local_com_x * arm_slice0_local_com_x;
+    let t26 = arm_slice0_local_com_z * arm_slice0_local_com_z;
+    let t27 = arm_slice0_local_com_y * arm_slice0_local_com_y;
+    let t28 = arm_slice0_local_com_x * arm_slice0_local_com_x;
     let arm_slice0_local_inertia_i_00 = arm_slice0_local_inertia_com_00
-        + (t37 + t38 + t39 - arm_slice0_local_com_x * arm_slice0_local_com_x)
+        + (t26 + t27 + t28 - arm_slice0_local_com_x * arm_slice0_local_com_x)
             * arm_slice0_mass;
     let arm_slice0_local_inertia_i_01 = arm_slice0_local_inertia_com_01
         - arm_slice0_local_com_x * arm_slice0_mass * arm_slice0_local_com_y;
     let arm_slice0_local_inertia_i_02 = arm_slice0_local_inertia_com_02
         - arm_slice0_local_com_z * arm_slice0_local_com_x * arm_slice0_mass;
-    let arm_slice0_local_inertia_i_11 = (t37 + t38 + t39
+    let arm_slice0_local_inertia_i_11 = (t26 + t27 + t28
         - arm_slice0_local_com_y * arm_slice0_local_com_y) * arm_slice0_mass
         + arm_slice0_local_inertia_com_11;
     let arm_slice0_local_inertia_i_12 = arm_slice0_local_inertia_com_12
         - arm_slice0_local_com_z * arm_slice0_mass * arm_slice0_local_com_y;
-    let arm_slice0_local_inertia_i_22 = (t37 + t38 + t39
+    let arm_slice0_local_inertia_i_22 = (t26 + t27 + t28
         - arm_slice0_local_com_z * arm_slice0_local_com_z) * arm_slice0_mass
         + arm_slice0_local_inertia_com_22;
     let arm_slice1_local_com_x = 0.33000947820757187 * p.section_length
         * arm_slice1_bend_c1;
     let arm_slice1_local_com_y = 0.10890625570683385 * arm_slice1_bend_c2 * t0;
     let arm_slice1_local_com_z = 0.10890625570683385 * t1 * arm_slice1_bend_c2;
-    let t40 = 0.10890625570683385 * arm_slice1_bend_c2 * t2;
-    let arm_slice1_local_subspace0_w_x = p.section_length * t40;
-    let t41 = 0.035940096619352636 * arm_slice1_bend_c3 * t4;
-    let arm_slice1_local_subspace0_w_y = p.section_length * t41;
-    let t42 = 0.035940096619352636 * arm_slice1_bend_c3 * t7 + 0.33000947820757187;
-    let arm_slice1_local_subspace0_w_z = p.section_length * t42;
-    let arm_slice1_local_subspace0_v_x = p.section_length
-        * ((0.035940096619352636 * arm_slice1_bend_c2 * t9
-            + 0.035940096619352636 * arm_slice1_bend_c3 * t0)
-            - (arm_slice1_local_com_z * t41 - arm_slice1_local_com_y * t42));
-    let t43 = 0.10890625570683385 * p.section_length * arm_slice1_bend_c2;
-    let arm_slice1_local_subspace0_v_y = ((t43
-        + 0.01186057253208228 * arm_slice1_bend_c4 * t12
-        + 0.01186057253208228 * arm_slice1_bend_c3 * t11)
-        - (arm_slice1_local_com_x * t42 - t40 * arm_slice1_local_com_z))
+    let t29 = -(0.10890625570683385 * arm_bend_z * arm_slice1_bend_c2);
+    let arm_slice1_local_subspace0_w_x = p.section_length * t29;
+    let t30 = -(0.035940096619352636 * t3 * arm_slice1_bend_c3);
+    let arm_slice1_local_subspace0_w_y = t30 * p.section_length;
+    let t31 = 0.33000947820757187 - 0.035940096619352636 * arm_slice1_bend_c3 * t5;
+    let arm_slice1_local_subspace0_w_z = p.section_length * t31;
+    let arm_slice1_local_subspace0_v_x = ((0.035940096619352636 * arm_slice1_bend_c3 * t0
+        - 0.035940096619352636 * arm_slice1_bend_c2 * t0)
+        - (t30 * arm_slice1_local_com_z - arm_slice1_local_com_y * t31))
         * p.section_length;
-    let t44 = 0.01186057253208228 * arm_slice1_bend_c3 * t14
-        + 0.01186057253208228 * t15 * arm_slice1_bend_c4;
+    let t32 = 0.10890625570683385 * p.section_length * arm_slice1_bend_c2;
+    let arm_slice1_local_subspace0_v_y = ((t32
+        + 0.02372114506416456 * t8 * arm_slice1_bend_c4
+        - 0.01186057253208228 * arm_slice1_bend_c3 * t8)
+        - (t31 * arm_slice1_local_com_x - arm_slice1_local_com_z * t29))
+        * p.section_length;
+    let t33 = 0.02372114506416456 * arm_slice1_bend_c4 * t10
+        - 0.01186057253208228 * arm_slice1_bend_c3 * t10;
     let arm_slice1_local_subspace0_v_z = p.section_length
-        * (t44 - (t40 * arm_slice1_local_com_y - arm_slice1_local_com_x * t41));
-    let t45 = 0.10890625570683385 * arm_bend_y * arm_slice1_bend_c2;
-    let arm_slice1_local_subspace1_w_x = p.section_length * t45;
-    let t46 = 0.035940096619352636 * arm_slice1_bend_c3 * t10 - 0.33000947820757187;
-    let arm_slice1_local_subspace1_w_y = t46 * p.section_length;
-    let t47 = 0.035940096619352636 * t19 * arm_slice1_bend_c3;
-    let arm_slice1_local_subspace1_w_z = p.section_length * t47;
+        * (t33 - (t29 * arm_slice1_local_com_y - t30 * arm_slice1_local_com_x));
+    let t34 = 0.10890625570683385 * arm_bend_y * arm_slice1_bend_c2;
+    let arm_slice1_local_subspace1_w_x = p.section_length * t34;
+    let t35 = 0.035940096619352636 * arm_slice1_bend_c3 * t7 - 0.33000947820757187;
+    let arm_slice1_local_subspace1_w_y = t35 * p.section_length;
+    let t36 = 0.035940096619352636 * t3 * arm_slice1_bend_c3;
+    let arm_slice1_local_subspace1_w_z = p.section_length * t36;
     let arm_slice1_local_subspace1_v_x = p.section_length
         * ((0.035940096619352636 * t1 * arm_slice1_bend_c3
-            + 0.035940096619352636 * arm_slice1_bend_c2 * t21)
-            - (t46 * arm_slice1_local_com_z - arm_slice1_local_com_y * t47));
-    let arm_slice1_local_subspace1_v_y = p.section_length
-        * (t44 - (arm_slice1_local_com_x * t47 - arm_slice1_local_com_z * t45));
+            - 0.035940096619352636 * t1 * arm_slice1_bend_c2)
+            - (t35 * arm_slice1_local_com_z - arm_slice1_local_com_y * t36));
+    let arm_slice1_local_subspace1_v_y = (t33
+        - (arm_slice1_local_com_x * t36 - arm_slice1_local_com_z * t34))
+        * p.section_length;
     let arm_slice1_local_subspace1_v_z = p.section_length
-        * ((t43 + 0.01186057253208228 * t23 * arm_slice1_bend_c3
-            + 0.01186057253208228 * arm_slice1_bend_c4 * t22)
-            - (t45 * arm_slice1_local_com_y - t46 * arm_slice1_local_com_x));
+        * ((t32 + 0.02372114506416456 * arm_slice1_bend_c4 * t15
+            - 0.01186057253208228 * arm_slice1_bend_c3 * t15)
+            - (t34 * arm_slice1_local_com_y - t35 * arm_slice1_local_com_x));
     let arm_slice1_mass = 0.3260725774312732 * p.section_mass;
-    let t48 = 0.33000947820757187 * arm_slice1_bend_c1 * t2;
-    let t49 = 0.10890625570683385 * t28 * arm_slice1_bend_c2 + 1.0;
-    let t50 = 0.33000947820757187 * t25 * arm_slice1_bend_c1;
-    let arm_slice1_local_inertia_com_00 = 0.000001 * arm_slice1_mass * t48 * t48 * t24
-        + 0.000002 * arm_slice1_mass * t49 * t49 * t24
-        + 0.000001 * arm_slice1_mass * t24 * t50 * t50;
-    let t51 = 0.10890625570683385 * arm_slice1_bend_c2 * t4;
-    let t52 = 0.33000947820757187 * arm_bend_y * arm_slice1_bend_c1;
-    let t53 = 1.0 + 0.10890625570683385 * arm_slice1_bend_c2 * t27;
-    let arm_slice1_local_inertia_com_01 = 0.000001 * arm_slice1_mass * t48 * t24 * t51
-        + 0.000002 * t52 * arm_slice1_mass * t49 * t24
-        + 0.000001 * arm_slice1_mass * t24 * t53 * t50;
-    let t54 = 0.33000947820757187 * arm_bend_z * arm_slice1_bend_c1;
-    let t55 = 1.0 + 0.10890625570683385 * t7 * arm_slice1_bend_c2;
-    let arm_slice1_local_inertia_com_02 = 0.000002 * arm_slice1_mass * t49 * t24 * t54
-        + 0.000001 * arm_slice1_mass * t24 * t50 * t51
-        + 0.000001 * arm_slice1_mass * t48 * t24 * t55;
-    let t56 = 0.000001 * arm_slice1_mass * t24 * t51 * t51;
-    let arm_slice1_local_inertia_com_11 = t56
-        + 0.000002 * t52 * t52 * arm_slice1_mass * t24
-        + 0.000001 * arm_slice1_mass * t24 * t53 * t53;
-    let arm_slice1_local_inertia_com_12 = 0.000001 * arm_slice1_mass * t24 * t51 * t55
-        + 0.000001 * arm_slice1_mass * t24 * t53 * t51
-        + 0.000002 * t52 * arm_slice1_mass * t24 * t54;
-    let arm_slice1_local_inertia_com_22 = t56
-        + 0.000001 * arm_slice1_mass * t24 * t55 * t55
-        + 0.000002 * arm_slice1_mass * t24 * t54 * t54;
+    let t37 = 1.0 - 0.10890625570683385 * arm_bend_squared * arm_slice1_bend_c2;
+    let t38 = -(0.33000947820757187 * arm_bend_z * arm_slice1_bend_c1);
+    let t39 = -(0.33000947820757187 * arm_bend_y * arm_slice1_bend_c1);
+    let arm_slice1_local_inertia_com_00 = 0.000002 * arm_slice1_mass * t37 * t37 * t16
+        + 0.000001 * arm_slice1_mass * t38 * t38 * t16
+        + 0.000001 * arm_slice1_mass * t39 * t39 * t16;
+    let t40 = 1.0 - 0.10890625570683385 * arm_slice1_bend_c2 * t7;
+    let t41 = -(0.10890625570683385 * t3 * arm_slice1_bend_c2);
+    let t42 = 0.33000947820757187 * arm_bend_y * arm_slice1_bend_c1;
+    let arm_slice1_local_inertia_com_01 = 0.000001 * arm_slice1_mass * t39 * t16 * t40
+        + 0.000001 * arm_slice1_mass * t41 * t38 * t16
+        + 0.000002 * t42 * arm_slice1_mass * t37 * t16;
+    let t43 = 0.33000947820757187 * arm_bend_z * arm_slice1_bend_c1;
+    let t44 = 1.0 - 0.10890625570683385 * arm_slice1_bend_c2 * t5;
+    let arm_slice1_local_inertia_com_02 = 0.000001 * arm_slice1_mass * t41 * t39 * t16
+        + 0.000002 * arm_slice1_mass * t37 * t16 * t43
+        + 0.000001 * arm_slice1_mass * t44 * t38 * t16;
+    let t45 = 0.000001 * arm_slice1_mass * t41 * t41 * t16;
+    let arm_slice1_local_inertia_com_11 = t45
+        + 0.000002 * t42 * t42 * arm_slice1_mass * t16
+        + 0.000001 * arm_slice1_mass * t16 * t40 * t40;
+    let arm_slice1_local_inertia_com_12 = 0.000001 * arm_slice1_mass * t41 * t16 * t40
+        + 0.000001 * arm_slice1_mass * t44 * t41 * t16
+        + 0.000002 * t42 * arm_slice1_mass * t16 * t43;
+    let arm_slice1_local_inertia_com_22 = t45
+        + 0.000001 * arm_slice1_mass * t44 * t44 * t16
+        + 0.000002 * arm_slice1_mass * t16 * t43 * t43;
     let arm_slice1_local_inertia_h_x = arm_slice1_mass * arm_slice1_local_com_x;
     let arm_slice1_local_inertia_h_y = arm_slice1_mass * arm_slice1_local_com_y;
     let arm_slice1_local_inertia_h_z = arm_slice1_mass * arm_slice1_local_com_z;
-    let t57 = arm_slice1_local_com_y * arm_slice1_local_com_y;
-    let t58 = arm_slice1_local_com_z * arm_slice1_local_com_z;
-    let t59 = arm_slice1_local_com_x * arm_slice1_local_com_x;
-    let arm_slice1_local_inertia_i_00 = arm_slice1_local_inertia_com_00
-        + arm_slice1_mass
-            * (t57 + t58 + t59 - arm_slice1_local_com_x * arm_slice1_local_com_x);
+    let t46 = arm_slice1_local_com_y * arm_slice1_local_com_y;
+    let t47 = arm_slice1_local_com_z * arm_slice1_local_com_z;
+    let t48 = arm_slice1_local_com_x * arm_slice1_local_com_x;
+    let arm_slice1_local_inertia_i_00 = arm_slice1_mass
+        * (t46 + t47 + t48 - arm_slice1_local_com_x * arm_slice1_local_com_x)
+        + arm_slice1_local_inertia_com_00;
     let arm_slice1_local_inertia_i_01 = arm_slice1_local_inertia_com_01
         - arm_slice1_mass * arm_slice1_local_com_y * arm_slice1_local_com_x;
     let arm_slice1_local_inertia_i_02 = arm_slice1_local_inertia_com_02
         - arm_slice1_mass * arm_slice1_local_com_z * arm_slice1_local_com_x;
-    let arm_slice1_local_inertia_i_11 = arm_slice1_mass
-        * (t57 + t58 + t59 - arm_slice1_local_com_y * arm_slice1_local_com_y)
-        + arm_slice1_local_inertia_com_11;
+    let arm_slice1_local_inertia_i_11 = arm_slice1_local_inertia_com_11
+        + arm_slice1_mass
+            * (t46 + t47 + t48 - arm_slice1_local_com_y * arm_slice1_local_com_y);
     let arm_slice1_local_inertia_i_12 = arm_slice1_local_inertia_com_12
         - arm_slice1_mass * arm_slice1_local_com_z * arm_slice1_local_com_y;
-    let arm_slice1_local_inertia_i_22 = arm_slice1_local_inertia_com_22
-        + arm_slice1_mass
-            * (t57 + t58 + t59 - arm_slice1_local_com_z * arm_slice1_local_com_z);
+    let arm_slice1_local_inertia_i_22 = arm_slice1_mass
+        * (t46 + t47 + t48 - arm_slice1_local_com_z * arm_slice1_local_com_z)
+        + arm_slice1_local_inertia_com_22;
     let arm_slice2_local_com_x = 0.6699905217924281 * p.section_length
         * arm_slice2_bend_c1;
     let arm_slice2_local_com_y = 0.44888729929169013 * arm_slice2_bend_c2 * t0;
     let arm_slice2_local_com_z = 0.44888729929169013 * t1 * arm_slice2_bend_c2;
-    let t60 = 0.44888729929169013 * t2 * arm_slice2_bend_c2;
-    let arm_slice2_local_subspace0_w_x = p.section_length * t60;
-    let t61 = 0.3007502358784333 * t4 * arm_slice2_bend_c3;
-    let arm_slice2_local_subspace0_w_y = p.section_length * t61;
-    let t62 = 0.3007502358784333 * t7 * arm_slice2_bend_c3 + 0.6699905217924281;
-    let arm_slice2_local_subspace0_w_z = p.section_length * t62;
-    let arm_slice2_local_subspace0_v_x = p.section_length
-        * ((0.3007502358784333 * arm_slice2_bend_c2 * t9
-            + 0.3007502358784333 * arm_slice2_bend_c3 * t0)
-            - (t61 * arm_slice2_local_com_z - arm_slice2_local_com_y * t62));
-    let t63 = 0.44888729929169013 * p.section_length * arm_slice2_bend_c2;
-    let arm_slice2_local_subspace0_v_y = p.section_length
-        * ((t63 + 0.2014998074653874 * arm_slice2_bend_c3 * t11
-            + 0.2014998074653874 * t12 * arm_slice2_bend_c4)
-            - (t62 * arm_slice2_local_com_x - arm_slice2_local_com_z * t60));
-    let t64 = 0.2014998074653874 * t15 * arm_slice2_bend_c4
-        + 0.2014998074653874 * t14 * arm_slice2_bend_c3;
-    let arm_slice2_local_subspace0_v_z = (t64
-        - (arm_slice2_local_com_y * t60 - t61 * arm_slice2_local_com_x))
+    let t49 = -(0.44888729929169013 * arm_bend_z * arm_slice2_bend_c2);
+    let arm_slice2_local_subspace0_w_x = p.section_length * t49;
+    let t50 = -(0.3007502358784333 * t3 * arm_slice2_bend_c3);
+    let arm_slice2_local_subspace0_w_y = p.section_length * t50;
+    let t51 = 0.6699905217924281 - 0.3007502358784333 * arm_slice2_bend_c3 * t5;
+    let arm_slice2_local_subspace0_w_z = t51 * p.section_length;
+    let arm_slice2_local_subspace0_v_x = ((0.3007502358784333 * arm_slice2_bend_c3 * t0
+        - 0.3007502358784333 * arm_slice2_bend_c2 * t0)
+        - (arm_slice2_local_com_z * t50 - t51 * arm_slice2_local_com_y))
         * p.section_length;
-    let t65 = 0.44888729929169013 * arm_bend_y * arm_slice2_bend_c2;
-    let arm_slice2_local_subspace1_w_x = p.section_length * t65;
-    let t66 = 0.3007502358784333 * arm_slice2_bend_c3 * t10 - 0.6699905217924281;
-    let arm_slice2_local_subspace1_w_y = p.section_length * t66;
-    let t67 = 0.3007502358784333 * t19 * arm_slice2_bend_c3;
-    let arm_slice2_local_subspace1_w_z = p.section_length * t67;
+    let t52 = 0.44888729929169013 * p.section_length * arm_slice2_bend_c2;
+    let arm_slice2_local_subspace0_v_y = p.section_length
+        * ((t52 + 0.4029996149307748 * t8 * arm_slice2_bend_c4
+            - 0.2014998074653874 * t8 * arm_slice2_bend_c3)
+            - (t51 * arm_slice2_local_com_x - t49 * arm_slice2_local_com_z));
+    let t53 = 0.4029996149307748 * t10 * arm_slice2_bend_c4
+        - 0.2014998074653874 * t10 * arm_slice2_bend_c3;
+    let arm_slice2_local_subspace0_v_z = p.section_length
+        * (t53 - (arm_slice2_local_com_y * t49 - t50 * arm_slice2_local_com_x));
+    let t54 = 0.44888729929169013 * arm_bend_y * arm_slice2_bend_c2;
+    let arm_slice2_local_subspace1_w_x = p.section_length * t54;
+    let t55 = 0.3007502358784333 * arm_slice2_bend_c3 * t7 - 0.6699905217924281;
+    let arm_slice2_local_subspace1_w_y = p.section_length * t55;
+    let t56 = 0.3007502358784333 * t3 * arm_slice2_bend_c3;
+    let arm_slice2_local_subspace1_w_z = p.section_length * t56;
     let arm_slice2_local_subspace1_v_x = p.section_length
         * ((0.3007502358784333 * t1 * arm_slice2_bend_c3
-            + 0.3007502358784333 * arm_slice2_bend_c2 * t21)
-            - (arm_slice2_local_com_z * t66 - arm_slice2_local_com_y * t67));
-    let arm_slice2_local_subspace1_v_y = p.section_length
-        * (t64 - (t67 * arm_slice2_local_com_x - arm_slice2_local_com_z * t65));
-    let arm_slice2_local_subspace1_v_z = ((t63
-        + 0.2014998074653874 * t22 * arm_slice2_bend_c4
-        + 0.2014998074653874 * t23 * arm_slice2_bend_c3)
-        - (arm_slice2_local_com_y * t65 - arm_slice2_local_com_x * t66))
+            - 0.3007502358784333 * t1 * arm_slice2_bend_c2)
+            - (arm_slice2_local_com_z * t55 - arm_slice2_local_com_y * t56));
+    let arm_slice2_local_subspace1_v_y = (t53
+        - (t56 * arm_slice2_local_com_x - arm_slice2_local_com_z * t54))
         * p.section_length;
-    let t68 = 1.0 + 0.44888729929169013 * t28 * arm_slice2_bend_c2;
-    let t69 = 0.6699905217924281 * t2 * arm_slice2_bend_c1;
-    let t70 = 0.6699905217924281 * t25 * arm_slice2_bend_c1;
-    let arm_slice2_local_inertia_com_00 = 0.000002 * arm_slice1_mass * t24 * t68 * t68
-        + 0.000001 * arm_slice1_mass * t24 * t69 * t69
-        + 0.000001 * arm_slice1_mass * t70 * t70 * t24;
-    let t71 = 0.6699905217924281 * arm_bend_y * arm_slice2_bend_c1;
-    let t72 = 1.0 + 0.44888729929169013 * arm_slice2_bend_c2 * t27;
-    let t73 = 0.44888729929169013 * t4 * arm_slice2_bend_c2;
-    let arm_slice2_local_inertia_com_01 = 0.000002 * arm_slice1_mass * t71 * t24 * t68
-        + 0.000001 * arm_slice1_mass * t70 * t24 * t72
-        + 0.000001 * arm_slice1_mass * t73 * t24 * t69;
-    let t74 = 1.0 + 0.44888729929169013 * t7 * arm_slice2_bend_c2;
-    let t75 = 0.6699905217924281 * arm_bend_z * arm_slice2_bend_c1;
-    let arm_slice2_local_inertia_com_02 = 0.000001 * arm_slice1_mass * t24 * t69 * t74
-        + 0.000002 * arm_slice1_mass * t24 * t75 * t68
-        + 0.000001 * arm_slice1_mass * t73 * t70 * t24;
-    let t76 = 0.000001 * arm_slice1_mass * t73 * t73 * t24;
-    let arm_slice2_local_inertia_com_11 = 0.000001 * arm_slice1_mass * t24 * t72 * t72
-        + 0.000002 * arm_slice1_mass * t71 * t71 * t24 + t76;
-    let arm_slice2_local_inertia_com_12 = 0.000001 * arm_slice1_mass * t73 * t24 * t74
-        + 0.000001 * arm_slice1_mass * t73 * t24 * t72
-        + 0.000002 * arm_slice1_mass * t71 * t24 * t75;
-    let arm_slice2_local_inertia_com_22 = 0.000001 * arm_slice1_mass * t24 * t74 * t74
-        + t76 + 0.000002 * arm_slice1_mass * t24 * t75 * t75;
+    let arm_slice2_local_subspace1_v_z = p.section_length
+        * ((t52 + 0.4029996149307748 * t15 * arm_slice2_bend_c4
+            - 0.2014998074653874 * arm_slice2_bend_c3 * t15)
+            - (arm_slice2_local_com_y * t54 - arm_slice2_local_com_x * t55));
+    let t57 = 1.0 - 0.44888729929169013 * arm_bend_squared * arm_slice2_bend_c2;
+    let t58 = -(0.6699905217924281 * arm_bend_y * arm_slice2_bend_c1);
+    let t59 = -(0.6699905217924281 * arm_bend_z * arm_slice2_bend_c1);
+    let arm_slice2_local_inertia_com_00 = 0.000002 * arm_slice1_mass * t16 * t57 * t57
+        + 0.000001 * t58 * t58 * arm_slice1_mass * t16
+        + 0.000001 * arm_slice1_mass * t59 * t59 * t16;
+    let t60 = 1.0 - 0.44888729929169013 * arm_slice2_bend_c2 * t7;
+    let t61 = 0.6699905217924281 * arm_bend_y * arm_slice2_bend_c1;
+    let t62 = -(0.44888729929169013 * t3 * arm_slice2_bend_c2);
+    let arm_slice2_local_inertia_com_01 = 0.000001 * t58 * arm_slice1_mass * t16 * t60
+        + 0.000002 * arm_slice1_mass * t61 * t16 * t57
+        + 0.000001 * arm_slice1_mass * t59 * t62 * t16;
+    let t63 = 0.6699905217924281 * arm_bend_z * arm_slice2_bend_c1;
+    let t64 = 1.0 - 0.44888729929169013 * arm_slice2_bend_c2 * t5;
+    let arm_slice2_local_inertia_com_02 = 0.000001 * t58 * arm_slice1_mass * t62 * t16
+        + 0.000002 * arm_slice1_mass * t16 * t63 * t57
+        + 0.000001 * arm_slice1_mass * t59 * t64 * t16;
+    let t65 = 0.000001 * arm_slice1_mass * t62 * t62 * t16;
+    let arm_slice2_local_inertia_com_11 = 0.000001 * arm_slice1_mass * t16 * t60 * t60
+        + t65 + 0.000002 * arm_slice1_mass * t61 * t61 * t16;
+    let arm_slice2_local_inertia_com_12 = 0.000001 * arm_slice1_mass * t62 * t16 * t60
+        + 0.000002 * arm_slice1_mass * t61 * t16 * t63
+        + 0.000001 * arm_slice1_mass * t64 * t62 * t16;
+    let arm_slice2_local_inertia_com_22 = t65
+        + 0.000002 * arm_slice1_mass * t16 * t63 * t63
+        + 0.000001 * arm_slice1_mass * t64 * t64 * t16;
     let arm_slice2_local_inertia_h_x = arm_slice1_mass * arm_slice2_local_com_x;
     let arm_slice2_local_inertia_h_y = arm_slice1_mass * arm_slice2_local_com_y;
     let arm_slice2_local_inertia_h_z = arm_slice1_mass * arm_slice2_local_com_z;
-    let t77 = arm_slice2_local_com_y * arm_slice2_local_com_y;
-    let t78 = arm_slice2_local_com_x * arm_slice2_local_com_x;
-    let t79 = arm_slice2_local_com_z * arm_slice2_local_com_z;
+    let t66 = arm_slice2_local_com_y * arm_slice2_local_com_y;
+    let t67 = arm_slice2_local_com_x * arm_slice2_local_com_x;
+    let t68 = arm_slice2_local_com_z * arm_slice2_local_com_z;
     let arm_slice2_local_inertia_i_00 = arm_slice2_local_inertia_com_00
         + arm_slice1_mass
-            * (t77 + t78 + t79 - arm_slice2_local_com_x * arm_slice2_local_com_x);
+            * (t66 + t67 + t68 - arm_slice2_local_com_x * arm_slice2_local_com_x);
     let arm_slice2_local_inertia_i_01 = arm_slice2_local_inertia_com_01
         - arm_slice1_mass * arm_slice2_local_com_y * arm_slice2_local_com_x;
     let arm_slice2_local_inertia_i_02 = arm_slice2_local_inertia_com_02
         - arm_slice1_mass * arm_slice2_local_com_z * arm_slice2_local_com_x;
     let arm_slice2_local_inertia_i_11 = arm_slice2_local_inertia_com_11
         + arm_slice1_mass
-            * (t77 + t78 + t79 - arm_slice2_local_com_y * arm_slice2_local_com_y);
+            * (t66 + t67 + t68 - arm_slice2_local_com_y * arm_slice2_local_com_y);
     let arm_slice2_local_inertia_i_12 = arm_slice2_local_inertia_com_12
         - arm_slice1_mass * arm_slice2_local_com_y * arm_slice2_local_com_z;
-    let arm_slice2_local_inertia_i_22 = arm_slice2_local_inertia_com_22
-        + arm_slice1_mass
-            * (t77 + t78 + t79 - arm_slice2_local_com_z * arm_slice2_local_com_z);
+    let arm_slice2_local_inertia_i_22 = arm_slice1_mass
+        * (t66 + t67 + t68 - arm_slice2_local_com_z * arm_slice2_local_com_z)
+        + arm_slice2_local_inertia_com_22;
     let arm_slice3_local_com_x = 0.9305681557970262 * p.section_length
         * arm_slice3_bend_c1;
     let arm_slice3_local_com_y = 0.8659570925834785 * arm_slice3_bend_c2 * t0;
     let arm_slice3_local_com_z = 0.8659570925834785 * t1 * arm_slice3_bend_c2;
-    let t80 = 0.8659570925834785 * arm_slice3_bend_c2 * t2;
-    let arm_slice3_local_subspace0_w_x = p.section_length * t80;
-    let t81 = 0.8058320946447624 * arm_slice3_bend_c3 * t4;
-    let arm_slice3_local_subspace0_w_y = p.section_length * t81;
-    let t82 = 0.8058320946447624 * arm_slice3_bend_c3 * t7 + 0.9305681557970262;
-    let arm_slice3_local_subspace0_w_z = t82 * p.section_length;
-    let arm_slice3_local_subspace0_v_x = p.section_length
-        * ((0.8058320946447624 * arm_slice3_bend_c2 * t9
-            + 0.8058320946447624 * arm_slice3_bend_c3 * t0)
-            - (arm_slice3_local_com_z * t81 - t82 * arm_slice3_local_com_y));
-    let t83 = 0.8659570925834785 * p.section_length * arm_slice3_bend_c2;
+    let t69 = -(0.8659570925834785 * arm_bend_z * arm_slice3_bend_c2);
+    let arm_slice3_local_subspace0_w_x = p.section_length * t69;
+    let t70 = -(0.8058320946447624 * arm_slice3_bend_c3 * t3);
+    let arm_slice3_local_subspace0_w_y = p.section_length * t70;
+    let t71 = 0.9305681557970262 - 0.8058320946447624 * arm_slice3_bend_c3 * t5;
+    let arm_slice3_local_subspace0_w_z = p.section_length * t71;
+    let arm_slice3_local_subspace0_v_x = ((0.8058320946447624 * arm_slice3_bend_c3 * t0
+        - 0.8058320946447624 * arm_slice3_bend_c2 * t0)
+        - (arm_slice3_local_com_z * t70 - arm_slice3_local_com_y * t71))
+        * p.section_length;
+    let t72 = 0.8659570925834785 * p.section_length * arm_slice3_bend_c2;
     let arm_slice3_local_subspace0_v_y = p.section_length
-        * ((t83 + 0.7498816861956312 * arm_slice3_bend_c4 * t12
-            + 0.7498816861956312 * arm_slice3_bend_c3 * t11)
-            - (t82 * arm_slice3_local_com_x - arm_slice3_local_com_z * t80));
-    let t84 = 0.7498816861956312 * arm_slice3_bend_c3 * t14
-        + 0.7498816861956312 * t15 * arm_slice3_bend_c4;
+        * ((t72 + 1.4997633723912625 * arm_slice3_bend_c4 * t8
+            - 0.7498816861956312 * arm_slice3_bend_c3 * t8)
+            - (arm_slice3_local_com_x * t71 - arm_slice3_local_com_z * t69));
+    let t73 = 1.4997633723912625 * arm_slice3_bend_c4 * t10
+        - 0.7498816861956312 * arm_slice3_bend_c3 * t10;
     let arm_slice3_local_subspace0_v_z = p.section_length
-        * (t84 - (t80 * arm_slice3_local_com_y - arm_slice3_local_com_x * t81));
-    let t85 = 0.8659570925834785 * arm_bend_y * arm_slice3_bend_c2;
-    let arm_slice3_local_subspace1_w_x = p.section_length * t85;
-    let t86 = 0.8058320946447624 * arm_slice3_bend_c3 * t10 - 0.9305681557970262;
-    let arm_slice3_local_subspace1_w_y = p.section_length * t86;
-    let t87 = 0.8058320946447624 * arm_slice3_bend_c3 * t19;
-    let arm_slice3_local_subspace1_w_z = p.section_length * t87;
+        * (t73 - (arm_slice3_local_com_y * t69 - arm_slice3_local_com_x * t70));
+    let t74 = 0.8659570925834785 * arm_bend_y * arm_slice3_bend_c2;
+    let arm_slice3_local_subspace1_w_x = p.section_length * t74;
+    let t75 = 0.8058320946447624 * arm_slice3_bend_c3 * t7 - 0.9305681557970262;
+    let arm_slice3_local_subspace1_w_y = p.section_length * t75;
+    let t76 = 0.8058320946447624 * arm_slice3_bend_c3 * t3;
+    let arm_slice3_local_subspace1_w_z = p.section_length * t76;
     let arm_slice3_local_subspace1_v_x = p.section_length
-        * ((0.8058320946447624 * arm_slice3_bend_c2 * t21
-            + 0.8058320946447624 * arm_slice3_bend_c3 * t1)
-            - (arm_slice3_local_com_z * t86 - arm_slice3_local_com_y * t87));
+        * ((0.8058320946447624 * arm_slice3_bend_c3 * t1
+            - 0.8058320946447624 * t1 * arm_slice3_bend_c2)
+            - (arm_slice3_local_com_z * t75 - arm_slice3_local_com_y * t76));
     let arm_slice3_local_subspace1_v_y = p.section_length
-        * (t84 - (arm_slice3_local_com_x * t87 - t85 * arm_slice3_local_com_z));
+        * (t73 - (arm_slice3_local_com_x * t76 - t74 * arm_slice3_local_com_z));
     let arm_slice3_local_subspace1_v_z = p.section_length
-        * ((t83 + 0.7498816861956312 * arm_slice3_bend_c4 * t22
-            + 0.7498816861956312 * arm_slice3_bend_c3 * t23)
-            - (t85 * arm_slice3_local_com_y - arm_slice3_local_com_x * t86));
-    let t88 = 1.0 + 0.8659570925834785 * arm_slice3_bend_c2 * t28;
-    let t89 = 0.9305681557970262 * t25 * arm_slice3_bend_c1;
-    let t90 = 0.9305681557970262 * t2 * arm_slice3_bend_c1;
-    let arm_slice3_local_inertia_com_00 = 0.000002 * t24 * arm_slice0_mass * t88 * t88
-        + 0.000001 * t24 * arm_slice0_mass * t89 * t89
-        + 0.000001 * t90 * t90 * t24 * arm_slice0_mass;
-    let t91 = 0.8659570925834785 * arm_slice3_bend_c2 * t4;
-    let t92 = 0.9305681557970262 * arm_bend_y * arm_slice3_bend_c1;
-    let t93 = 0.8659570925834785 * arm_slice3_bend_c2 * t27 + 1.0;
-    let arm_slice3_local_inertia_com_01 = 0.000001 * t91 * t90 * t24 * arm_slice0_mass
-        + 0.000002 * t92 * t24 * arm_slice0_mass * t88
-        + 0.000001 * t93 * t24 * arm_slice0_mass * t89;
-    let t94 = 1.0 + 0.8659570925834785 * arm_slice3_bend_c2 * t7;
-    let t95 = 0.9305681557970262 * arm_bend_z * arm_slice3_bend_c1;
-    let arm_slice3_local_inertia_com_02 = 0.000001 * t94 * t90 * t24 * arm_slice0_mass
-        + 0.000002 * t95 * t24 * arm_slice0_mass * t88
-        + 0.000001 * t91 * t24 * arm_slice0_mass * t89;
-    let t96 = 0.000001 * t91 * t91 * t24 * arm_slice0_mass;
-    let arm_slice3_local_inertia_com_11 = 0.000002 * t92 * t92 * t24 * arm_slice0_mass
-        + t96 + 0.000001 * t93 * t93 * t24 * arm_slice0_mass;
-    let arm_slice3_local_inertia_com_12 = 0.000001 * t91 * t93 * t24 * arm_slice0_mass
-        + 0.000001 * t94 * t91 * t24 * arm_slice0_mass
-        + 0.000002 * t95 * t92 * t24 * arm_slice0_mass;
-    let arm_slice3_local_inertia_com_22 = 0.000001 * t94 * t94 * t24 * arm_slice0_mass
-        + t96 + 0.000002 * t95 * t95 * t24 * arm_slice0_mass;
+        * ((t72 + 1.4997633723912625 * arm_slice3_bend_c4 * t15
+            - 0.7498816861956312 * arm_slice3_bend_c3 * t15)
+            - (t74 * arm_slice3_local_com_y - arm_slice3_local_com_x * t75));
+    let t77 = 1.0 - 0.8659570925834785 * arm_slice3_bend_c2 * arm_bend_squared;
+    let t78 = -(0.9305681557970262 * arm_bend_z * arm_slice3_bend_c1);
+    let t79 = -(0.9305681557970262 * arm_bend_y * arm_slice3_bend_c1);
+    let arm_slice3_local_inertia_com_00 = 0.000002 * t16 * arm_slice0_mass * t77 * t77
+        + 0.000001 * t78 * t78 * t16 * arm_slice0_mass
+        + 0.000001 * t79 * t79 * t16 * arm_slice0_mass;
+    let t80 = -(0.8659570925834785 * t3 * arm_slice3_bend_c2);
+    let t81 = 0.9305681557970262 * arm_bend_y * arm_slice3_bend_c1;
+    let t82 = 1.0 - 0.8659570925834785 * arm_slice3_bend_c2 * t7;
+    let arm_slice3_local_inertia_com_01 = 0.000001 * t80 * t78 * t16 * arm_slice0_mass
+        + 0.000002 * t81 * t16 * arm_slice0_mass * t77
+        + 0.000001 * t79 * t16 * arm_slice0_mass * t82;
+    let t83 = 0.9305681557970262 * arm_bend_z * arm_slice3_bend_c1;
+    let t84 = 1.0 - 0.8659570925834785 * arm_slice3_bend_c2 * t5;
+    let arm_slice3_local_inertia_com_02 = 0.000001 * t79 * t80 * t16 * arm_slice0_mass
+        + 0.000002 * t83 * t16 * arm_slice0_mass * t77
+        + 0.000001 * t78 * t16 * arm_slice0_mass * t84;
+    let t85 = 0.000001 * t80 * t80 * t16 * arm_slice0_mass;
+    let arm_slice3_local_inertia_com_11 = 0.000002 * t81 * t81 * t16 * arm_slice0_mass
+        + t85 + 0.000001 * t16 * arm_slice0_mass * t82 * t82;
+    let arm_slice3_local_inertia_com_12 = 0.000002 * t83 * t81 * t16 * arm_slice0_mass
+        + 0.000001 * t80 * t16 * arm_slice0_mass * t84
+        + 0.000001 * t80 * t16 * arm_slice0_mass * t82;
+    let arm_slice3_local_inertia_com_22 = t85
+        + 0.000002 * t83 * t83 * t16 * arm_slice0_mass
+        + 0.000001 * t16 * arm_slice0_mass * t84 * t84;
     let arm_slice3_local_inertia_h_x = arm_slice3_local_com_x * arm_slice0_mass;
     let arm_slice3_local_inertia_h_y = arm_slice0_mass * arm_slice3_local_com_y;
     let arm_slice3_local_inertia_h_z = arm_slice3_local_com_z * arm_slice0_mass;
-    let t97 = arm_slice3_local_com_y * arm_slice3_local_com_y;
-    let t98 = arm_slice3_local_com_x * arm_slice3_local_com_x;
-    let t99 = arm_slice3_local_com_z * arm_slice3_local_com_z;
-    let arm_slice3_local_inertia_i_00 = (t97 + t98 + t99
-        - arm_slice3_local_com_x * arm_slice3_local_com_x) * arm_slice0_mass
-        + arm_slice3_local_inertia_com_00;
+    let t86 = arm_slice3_local_com_y * arm_slice3_local_com_y;
+    let t87 = arm_slice3_local_com_x * arm_slice3_local_com_x;
+    let t88 = arm_slice3_local_com_z * arm_slice3_local_com_z;
+    let arm_slice3_local_inertia_i_00 = arm_slice3_local_inertia_com_00
+        + (t86 + t87 + t88 - arm_slice3_local_com_x * arm_slice3_local_com_x)
+            * arm_slice0_mass;
     let arm_slice3_local_inertia_i_01 = arm_slice3_local_inertia_com_01
         - arm_slice3_local_com_x * arm_slice0_mass * arm_slice3_local_com_y;
     let arm_slice3_local_inertia_i_02 = arm_slice3_local_inertia_com_02
         - arm_slice3_local_com_x * arm_slice3_local_com_z * arm_slice0_mass;
     let arm_slice3_local_inertia_i_11 = arm_slice3_local_inertia_com_11
         + arm_slice0_mass
-            * (t97 + t98 + t99 - arm_slice3_local_com_y * arm_slice3_local_com_y);
+            * (t86 + t87 + t88 - arm_slice3_local_com_y * arm_slice3_local_com_y);
     let arm_slice3_local_inertia_i_12 = arm_slice3_local_inertia_com_12
         - arm_slice3_local_com_z * arm_slice0_mass * arm_slice3_local_com_y;
     let arm_slice3_local_inertia_i_22 = arm_slice3_local_inertia_com_22
         + arm_slice0_mass
-            * (t97 + t98 + t99 - arm_slice3_local_com_z * arm_slice3_local_com_z);
-    let t100 = arm_bend_squared_c2 * t2;
-    let arm_tip_local_subspace0_w_x = p.section_length * t100;
-    let t101 = t4 * arm_bend_squared_c3;
-    let arm_tip_local_subspace0_w_y = p.section_length * t101;
-    let t102 = 1.0 + t7 * arm_bend_squared_c3;
-    let arm_tip_local_subspace0_w_z = p.section_length * t102;
-    let t103 = arm_bend_squared_c2 * t0;
-    let t104 = arm_bend_squared_c2 * t1;
+            * (t86 + t87 + t88 - arm_slice3_local_com_z * arm_slice3_local_com_z);
+    let t89 = -(arm_bend_z * arm_bend_squared_c2);
+    let arm_tip_local_subspace0_w_x = p.section_length * t89;
+    let t90 = -(t3 * arm_bend_squared_c3);
+    let arm_tip_local_subspace0_w_y = t90 * p.section_length;
+    let t91 = 1.0 - t5 * arm_bend_squared_c3;
+    let arm_tip_local_subspace0_w_z = p.section_length * t91;
+    let t92 = arm_bend_squared_c2 * t0;
+    let t93 = arm_bend_squared_c2 * t1;
     let arm_tip_local_subspace0_v_x = p.section_length
-        * ((t0 * arm_bend_squared_c3 + arm_bend_squared_c2 * t9)
-            - (t104 * t101 - t103 * t102));
-    let t105 = arm_bend_squared_c2 * p.section_length;
-    let t106 = p.section_length * arm_bend_squared_c1;
+        * ((t0 * arm_bend_squared_c3 - arm_bend_squared_c2 * t0)
+            - (t93 * t90 - t92 * t91));
+    let t94 = p.section_length * arm_bend_squared_c1;
+    let t95 = arm_bend_squared_c2 * p.section_length;
     let arm_tip_local_subspace0_v_y = p.section_length
-        * ((t11 * arm_bend_squared_c3 + t12 * arm_bend_squared_c4 + t105)
-            - (t106 * t102 - t104 * t100));
-    let t107 = t14 * arm_bend_squared_c3 + t15 * arm_bend_squared_c4;
-    let arm_tip_local_subspace0_v_z = p.section_length
-        * (t107 - (t103 * t100 - t106 * t101));
-    let t108 = arm_bend_y * arm_bend_squared_c2;
-    let arm_tip_local_subspace1_w_x = p.section_length * t108;
-    let t109 = t10 * arm_bend_squared_c3 - 1.0;
-    let arm_tip_local_subspace1_w_y = p.section_length * t109;
-    let t110 = t19 * arm_bend_squared_c3;
-    let arm_tip_local_subspace1_w_z = p.section_length * t110;
+        * ((t95 + 2.0 * t8 * arm_bend_squared_c4 - t8 * arm_bend_squared_c3)
+            - (t94 * t91 - t93 * t89));
+    let t96 = 2.0 * t10 * arm_bend_squared_c4 - t10 * arm_bend_squared_c3;
+    let arm_tip_local_subspace0_v_z = p.section_length * (t96 - (t92 * t89 - t94 * t90));
+    let t97 = arm_bend_y * arm_bend_squared_c2;
+    let arm_tip_local_subspace1_w_x = p.section_length * t97;
+    let t98 = t7 * arm_bend_squared_c3 - 1.0;
+    let arm_tip_local_subspace1_w_y = p.section_length * t98;
+    let t99 = t3 * arm_bend_squared_c3;
+    let arm_tip_local_subspace1_w_z = p.section_length * t99;
     let arm_tip_local_subspace1_v_x = p.section_length
-        * ((t1 * arm_bend_squared_c3 + arm_bend_squared_c2 * t21)
-            - (t104 * t109 - t103 * t110));
-    let arm_tip_local_subspace1_v_y = p.section_length
-        * (t107 - (t106 * t110 - t104 * t108));
+        * ((t1 * arm_bend_squared_c3 - arm_bend_squared_c2 * t1)
+            - (t93 * t98 - t92 * t99));
+    let arm_tip_local_subspace1_v_y = (t96 - (t94 * t99 - t93 * t97)) * p.section_length;
     let arm_tip_local_subspace1_v_z = p.section_length
-        * ((t23 * arm_bend_squared_c3 + t22 * arm_bend_squared_c4 + t105)
-            - (t103 * t108 - t106 * t109));
-    let t111 = arm_bend_y * arm_bend_squared_c1;
-    let t112 = 1.0 + arm_bend_squared_c2 * t28;
-    let t113 = arm_bend_z * arm_bend_squared_c1;
-    let arm_tip_rotation_00 = 0.9164595255079896 * t112 - 0.1748223713144484 * t111
-        - 0.35991537421130565 * t113;
-    let t114 = 1.0 + arm_bend_squared_c2 * t27;
-    let t115 = arm_bend_squared_c2 * t4;
-    let t116 = arm_bend_squared_c1 * t25;
-    let arm_tip_rotation_01 = 0.9164595255079896 * t116 - 0.1748223713144484 * t114
-        - 0.35991537421130565 * t115;
-    let t117 = arm_bend_squared_c1 * t2;
-    let t118 = 1.0 + arm_bend_squared_c2 * t7;
-    let arm_tip_rotation_02 = 0.9164595255079896 * t117 - 0.1748223713144484 * t115
-        - 0.35991537421130565 * t118;
-    let arm_tip_rotation_10 = 0.09195266597143173 * t112 + 0.96744666685656 * t111
-        - 0.2357788243436599 * t113;
-    let arm_tip_rotation_11 = 0.09195266597143173 * t116 + 0.96744666685656 * t114
-        - 0.2357788243436599 * t115;
-    let arm_tip_rotation_12 = 0.09195266597143173 * t117 + 0.96744666685656 * t115
-        - 0.2357788243436599 * t118;
-    let arm_tip_rotation_20 = 0.1829865712999871 * t111 + 0.90270109637546 * t113
-        + 0.3894183423086505 * t112;
-    let arm_tip_rotation_21 = 0.1829865712999871 * t114 + 0.3894183423086505 * t116
-        + 0.90270109637546 * t115;
-    let arm_tip_rotation_22 = 0.1829865712999871 * t115 + 0.90270109637546 * t118
-        + 0.3894183423086505 * t117;
-    let arm_tip_position_y = 0.09195266597143173 * t106 + 0.96744666685656 * t103
-        - 0.2357788243436599 * t104;
-    let arm_tip_position_x = 0.9164595255079896 * t106 + 0.02
-        - 0.35991537421130565 * t104 - 0.1748223713144484 * t103;
-    let arm_tip_position_z = 0.3894183423086505 * t106 + 0.90270109637546 * t104
-        + 0.1829865712999871 * t103 + 0.01;
+        * ((t95 + 2.0 * t15 * arm_bend_squared_c4 - t15 * arm_bend_squared_c3)
+            - (t92 * t97 - t94 * t98));
+    let t100 = arm_bend_y * arm_bend_squared_c1;
+    let t101 = 1.0 - arm_bend_squared_c2 * arm_bend_squared;
+    let t102 = arm_bend_z * arm_bend_squared_c1;
+    let arm_tip_rotation_00 = 0.9164595255079896 * t101 - 0.1748223713144484 * t100
+        - 0.35991537421130565 * t102;
+    let t103 = 1.0 - arm_bend_squared_c2 * t7;
+    let t104 = -(arm_bend_y * arm_bend_squared_c1);
+    let t105 = -(arm_bend_squared_c2 * t3);
+    let arm_tip_rotation_01 = 0.9164595255079896 * t104 - 0.1748223713144484 * t103
+        - 0.35991537421130565 * t105;
+    let t106 = 1.0 - arm_bend_squared_c2 * t5;
+    let t107 = -(arm_bend_z * arm_bend_squared_c1);
+    let arm_tip_rotation_02 = 0.9164595255079896 * t107 - 0.1748223713144484 * t105
+        - 0.35991537421130565 * t106;
+    let arm_tip_rotation_10 = 0.09195266597143173 * t101 + 0.96744666685656 * t100
+        - 0.2357788243436599 * t102;
+    let arm_tip_rotation_11 = 0.96744666685656 * t103 + 0.09195266597143173 * t104
+        - 0.2357788243436599 * t105;
+    let arm_tip_rotation_12 = 0.96744666685656 * t105 + 0.09195266597143173 * t107
+        - 0.2357788243436599 * t106;
+    let arm_tip_rotation_20 = 0.3894183423086505 * t101 + 0.1829865712999871 * t100
+        + 0.90270109637546 * t102;
+    let arm_tip_rotation_21 = 0.3894183423086505 * t104 + 0.90270109637546 * t105
+        + 0.1829865712999871 * t103;
+    let arm_tip_rotation_22 = 0.3894183423086505 * t107 + 0.90270109637546 * t106
+        + 0.1829865712999871 * t105;
+    let arm_tip_position_y = 0.09195266597143173 * t94 + 0.96744666685656 * t92
+        - 0.2357788243436599 * t93;
+    let arm_tip_position_x = 0.9164595255079896 * t94 + 0.02 - 0.35991537421130565 * t93
+        - 0.1748223713144484 * t92;
+    let arm_tip_position_z = 0.3894183423086505 * t94 + 0.90270109637546 * t93
+        + 0.1829865712999871 * t92 + 0.01;
     let arm_tip_subspace0_w_x = 0.9164595255079896 * arm_tip_local_subspace0_w_x
         - 0.1748223713144484 * arm_tip_local_subspace0_w_y
         - 0.35991537421130565 * arm_tip_local_subspace0_w_z;
-    let arm_tip_subspace0_w_y = 0.09195266597143173 * arm_tip_local_subspace0_w_x
-        + 0.96744666685656 * arm_tip_local_subspace0_w_y
+    let arm_tip_subspace0_w_y = 0.96744666685656 * arm_tip_local_subspace0_w_y
+        + 0.09195266597143173 * arm_tip_local_subspace0_w_x
         - 0.2357788243436599 * arm_tip_local_subspace0_w_z;
     let arm_tip_subspace0_w_z = 0.1829865712999871 * arm_tip_local_subspace0_w_y
         + 0.90270109637546 * arm_tip_local_subspace0_w_z
         + 0.3894183423086505 * arm_tip_local_subspace0_w_x;
     let arm_tip_subspace0_v_x = 0.9164595255079896 * arm_tip_local_subspace0_v_x
-        - 0.35991537421130565 * arm_tip_local_subspace0_v_z
         - 0.01 * arm_tip_subspace0_w_y
+        - 0.35991537421130565 * arm_tip_local_subspace0_v_z
         - 0.1748223713144484 * arm_tip_local_subspace0_v_y;
     let arm_tip_subspace0_v_y = 0.01 * arm_tip_subspace0_w_x
         + 0.09195266597143173 * arm_tip_local_subspace0_v_x
-        + 0.96744666685656 * arm_tip_local_subspace0_v_y
-        - 0.2357788243436599 * arm_tip_local_subspace0_v_z
-        - 0.02 * arm_tip_subspace0_w_z;
-    let arm_tip_subspace0_v_z = 0.1829865712999871 * arm_tip_local_subspace0_v_y
-        + 0.90270109637546 * arm_tip_local_subspace0_v_z + 0.02 * arm_tip_subspace0_w_y
-        + 0.3894183423086505 * arm_tip_local_subspace0_v_x;
+        + 0.96744666685656 * arm_tip_local_subspace0_v_y - 0.02 * arm_tip_subspace0_w_z
+        - 0.2357788243436599 * arm_tip_local_subspace0_v_z;
+    let arm_tip_subspace0_v_z = 0.3894183423086505 * arm_tip_local_subspace0_v_x
+        + 0.1829865712999871 * arm_tip_local_subspace0_v_y
+        + 0.90270109637546 * arm_tip_local_subspace0_v_z + 0.02 * arm_tip_subspace0_w_y;
     let arm_tip_subspace1_w_x = 0.9164595255079896 * arm_tip_local_subspace1_w_x
         - 0.1748223713144484 * arm_tip_local_subspace1_w_y
         - 0.35991537421130565 * arm_tip_local_subspace1_w_z;
@@ -1230,81 +1222,83 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + 0.3894183423086505 * arm_tip_local_subspace1_w_x
         + 0.90270109637546 * arm_tip_local_subspace1_w_z;
     let arm_tip_subspace1_v_x = 0.9164595255079896 * arm_tip_local_subspace1_v_x
-        - 0.01 * arm_tip_subspace1_w_y
+        - 0.1748223713144484 * arm_tip_local_subspace1_v_y
         - 0.35991537421130565 * arm_tip_local_subspace1_v_z
-        - 0.1748223713144484 * arm_tip_local_subspace1_v_y;
+        - 0.01 * arm_tip_subspace1_w_y;
     let arm_tip_subspace1_v_y = 0.01 * arm_tip_subspace1_w_x
-        + 0.96744666685656 * arm_tip_local_subspace1_v_y
         + 0.09195266597143173 * arm_tip_local_subspace1_v_x
+        + 0.96744666685656 * arm_tip_local_subspace1_v_y
         - 0.2357788243436599 * arm_tip_local_subspace1_v_z
         - 0.02 * arm_tip_subspace1_w_z;
-    let arm_tip_subspace1_v_z = 0.3894183423086505 * arm_tip_local_subspace1_v_x
-        + 0.1829865712999871 * arm_tip_local_subspace1_v_y + 0.02 * arm_tip_subspace1_w_y
-        + 0.90270109637546 * arm_tip_local_subspace1_v_z;
-    let t119 = 0.01 * arm_tip_rotation_00;
-    let wrist_position_x = arm_tip_position_x + t119;
-    let t120 = 0.01 * arm_tip_rotation_10;
-    let wrist_position_y = arm_tip_position_y + t120;
-    let t121 = 0.01 * arm_tip_rotation_20;
-    let wrist_position_z = t121 + arm_tip_position_z;
-    let wrist_com_x = t119 + 0.002 * arm_tip_rotation_01 + wrist_position_x;
-    let wrist_com_y = wrist_position_y + t120 + 0.002 * arm_tip_rotation_11;
-    let wrist_com_z = 0.002 * arm_tip_rotation_21 + wrist_position_z + t121;
-    let t122 = p.wrist_inertia_xx * arm_tip_rotation_00
-        + arm_tip_rotation_01 * p.wrist_inertia_xy
-        + arm_tip_rotation_02 * p.wrist_inertia_xz;
-    let t123 = arm_tip_rotation_02 * p.wrist_inertia_yz
-        + p.wrist_inertia_xy * arm_tip_rotation_00
+    let arm_tip_subspace1_v_z = 0.1829865712999871 * arm_tip_local_subspace1_v_y
+        + 0.90270109637546 * arm_tip_local_subspace1_v_z + 0.02 * arm_tip_subspace1_w_y
+        + 0.3894183423086505 * arm_tip_local_subspace1_v_x;
+    let t108 = 0.01 * arm_tip_rotation_00;
+    let wrist_position_x = arm_tip_position_x + t108;
+    let t109 = 0.01 * arm_tip_rotation_10;
+    let wrist_position_y = arm_tip_position_y + t109;
+    let t110 = 0.01 * arm_tip_rotation_20;
+    let wrist_position_z = t110 + arm_tip_position_z;
+    let wrist_com_x = wrist_position_x + t108 + 0.002 * arm_tip_rotation_01;
+    let wrist_com_y = 0.002 * arm_tip_rotation_11 + t109 + wrist_position_y;
+    let wrist_com_z = wrist_position_z + 0.002 * arm_tip_rotation_21 + t110;
+    let t111 = arm_tip_rotation_00 * p.wrist_inertia_xy
+        + arm_tip_rotation_02 * p.wrist_inertia_yz
         + p.wrist_inertia_yy * arm_tip_rotation_01;
-    let t124 = arm_tip_rotation_00 * p.wrist_inertia_xz
-        + p.wrist_inertia_zz * arm_tip_rotation_02
+    let t112 = arm_tip_rotation_00 * p.wrist_inertia_xz
+        + arm_tip_rotation_02 * p.wrist_inertia_zz
         + arm_tip_rotation_01 * p.wrist_inertia_yz;
-    let wrist_inertia_com_00 = t122 * arm_tip_rotation_00 + t123 * arm_tip_rotation_01
-        + t124 * arm_tip_rotation_02;
-    let wrist_inertia_com_01 = arm_tip_rotation_12 * t124 + t122 * arm_tip_rotation_10
-        + t123 * arm_tip_rotation_11;
-    let wrist_inertia_com_02 = t123 * arm_tip_rotation_21 + arm_tip_rotation_20 * t122
-        + arm_tip_rotation_22 * t124;
-    let t125 = arm_tip_rotation_12 * p.wrist_inertia_yz
-        + p.wrist_inertia_xy * arm_tip_rotation_10
-        + p.wrist_inertia_yy * arm_tip_rotation_11;
-    let t126 = arm_tip_rotation_12 * p.wrist_inertia_zz
-        + arm_tip_rotation_10 * p.wrist_inertia_xz
-        + arm_tip_rotation_11 * p.wrist_inertia_yz;
-    let t127 = arm_tip_rotation_11 * p.wrist_inertia_xy
+    let t113 = arm_tip_rotation_02 * p.wrist_inertia_xz
+        + p.wrist_inertia_xx * arm_tip_rotation_00
+        + p.wrist_inertia_xy * arm_tip_rotation_01;
+    let wrist_inertia_com_00 = t111 * arm_tip_rotation_01 + t112 * arm_tip_rotation_02
+        + arm_tip_rotation_00 * t113;
+    let wrist_inertia_com_01 = t111 * arm_tip_rotation_11 + arm_tip_rotation_10 * t113
+        + arm_tip_rotation_12 * t112;
+    let wrist_inertia_com_02 = arm_tip_rotation_21 * t111 + arm_tip_rotation_20 * t113
+        + t112 * arm_tip_rotation_22;
+    let t114 = p.wrist_inertia_xy * arm_tip_rotation_11
         + arm_tip_rotation_12 * p.wrist_inertia_xz
-        + p.wrist_inertia_xx * arm_tip_rotation_10;
-    let wrist_inertia_com_11 = t125 * arm_tip_rotation_11 + t126 * arm_tip_rotation_12
-        + t127 * arm_tip_rotation_10;
-    let wrist_inertia_com_12 = t126 * arm_tip_rotation_22 + t125 * arm_tip_rotation_21
-        + t127 * arm_tip_rotation_20;
-    let wrist_inertia_com_22 = (arm_tip_rotation_22 * p.wrist_inertia_zz
-        + arm_tip_rotation_20 * p.wrist_inertia_xz
-        + arm_tip_rotation_21 * p.wrist_inertia_yz) * arm_tip_rotation_22
-        + (p.wrist_inertia_yy * arm_tip_rotation_21
-            + arm_tip_rotation_20 * p.wrist_inertia_xy
-            + arm_tip_rotation_22 * p.wrist_inertia_yz) * arm_tip_rotation_21
-        + (p.wrist_inertia_xy * arm_tip_rotation_21
-            + arm_tip_rotation_22 * p.wrist_inertia_xz
-            + arm_tip_rotation_20 * p.wrist_inertia_xx) * arm_tip_rotation_20;
+        + arm_tip_rotation_10 * p.wrist_inertia_xx;
+    let t115 = arm_tip_rotation_10 * p.wrist_inertia_xy
+        + p.wrist_inertia_yy * arm_tip_rotation_11
+        + arm_tip_rotation_12 * p.wrist_inertia_yz;
+    let t116 = arm_tip_rotation_11 * p.wrist_inertia_yz
+        + arm_tip_rotation_10 * p.wrist_inertia_xz
+        + arm_tip_rotation_12 * p.wrist_inertia_zz;
+    let wrist_inertia_com_11 = arm_tip_rotation_10 * t114 + t115 * arm_tip_rotation_11
+        + arm_tip_rotation_12 * t116;
+    let wrist_inertia_com_12 = t116 * arm_tip_rotation_22 + t115 * arm_tip_rotation_21
+        + arm_tip_rotation_20 * t114;
+    let wrist_inertia_com_22 = arm_tip_rotation_21
+        * (arm_tip_rotation_22 * p.wrist_inertia_yz
+            + arm_tip_rotation_21 * p.wrist_inertia_yy
+            + arm_tip_rotation_20 * p.wrist_inertia_xy)
+        + arm_tip_rotation_20
+            * (arm_tip_rotation_20 * p.wrist_inertia_xx
+                + arm_tip_rotation_22 * p.wrist_inertia_xz
+                + arm_tip_rotation_21 * p.wrist_inertia_xy)
+        + (arm_tip_rotation_22 * p.wrist_inertia_zz
+            + arm_tip_rotation_21 * p.wrist_inertia_yz
+            + arm_tip_rotation_20 * p.wrist_inertia_xz) * arm_tip_rotation_22;
     let wrist_inertia_h_x = p.wrist_mass * wrist_com_x;
     let wrist_inertia_h_y = p.wrist_mass * wrist_com_y;
-    let wrist_inertia_h_z = p.wrist_mass * wrist_com_z;
-    let t128 = wrist_com_x * wrist_com_x;
-    let t129 = wrist_com_y * wrist_com_y;
-    let t130 = wrist_com_z * wrist_com_z;
+    let wrist_inertia_h_z = wrist_com_z * p.wrist_mass;
+    let t117 = wrist_com_z * wrist_com_z;
+    let t118 = wrist_com_y * wrist_com_y;
+    let t119 = wrist_com_x * wrist_com_x;
     let wrist_inertia_i_00 = wrist_inertia_com_00
-        + p.wrist_mass * (t128 + t129 + t130 - wrist_com_x * wrist_com_x);
+        + p.wrist_mass * (t117 + t118 + t119 - wrist_com_x * wrist_com_x);
     let wrist_inertia_i_01 = wrist_inertia_com_01
-        - p.wrist_mass * wrist_com_x * wrist_com_y;
+        - p.wrist_mass * wrist_com_y * wrist_com_x;
     let wrist_inertia_i_02 = wrist_inertia_com_02
-        - p.wrist_mass * wrist_com_x * wrist_com_z;
-    let wrist_inertia_i_11 = p.wrist_mass
-        * (t128 + t129 + t130 - wrist_com_y * wrist_com_y) + wrist_inertia_com_11;
+        - wrist_com_z * p.wrist_mass * wrist_com_x;
+    let wrist_inertia_i_11 = wrist_inertia_com_11
+        + (t117 + t118 + t119 - wrist_com_y * wrist_com_y) * p.wrist_mass;
     let wrist_inertia_i_12 = wrist_inertia_com_12
-        - p.wrist_mass * wrist_com_z * wrist_com_y;
+        - wrist_com_z * p.wrist_mass * wrist_com_y;
     let wrist_inertia_i_22 = wrist_inertia_com_22
-        + p.wrist_mass * (t128 + t129 + t130 - wrist_com_z * wrist_com_z);
+        + (t117 + t118 + t119 - wrist_com_z * wrist_com_z) * p.wrist_mass;
     let flap_rotation_00 = 0.9553364891256061 * arm_tip_rotation_00
         + 0.29552020666133955 * arm_tip_rotation_01;
     let flap_rotation_01 = 0.644217687237691 * arm_tip_rotation_02
@@ -1313,286 +1307,284 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let flap_rotation_02 = 0.7648421872844886 * arm_tip_rotation_02
         + 0.19037934406737264 * arm_tip_rotation_00
         - 0.6154446635582734 * arm_tip_rotation_01;
-    let flap_rotation_10 = 0.9553364891256061 * arm_tip_rotation_10
-        + 0.29552020666133955 * arm_tip_rotation_11;
+    let flap_rotation_10 = 0.29552020666133955 * arm_tip_rotation_11
+        + 0.9553364891256061 * arm_tip_rotation_10;
     let flap_rotation_11 = 0.7306816499355124 * arm_tip_rotation_11
         + 0.644217687237691 * arm_tip_rotation_12
         - 0.22602632124962305 * arm_tip_rotation_10;
     let flap_rotation_12 = 0.19037934406737264 * arm_tip_rotation_10
         + 0.7648421872844886 * arm_tip_rotation_12
         - 0.6154446635582734 * arm_tip_rotation_11;
-    let flap_rotation_20 = 0.9553364891256061 * arm_tip_rotation_20
-        + 0.29552020666133955 * arm_tip_rotation_21;
-    let flap_rotation_21 = 0.644217687237691 * arm_tip_rotation_22
-        + 0.7306816499355124 * arm_tip_rotation_21
+    let flap_rotation_20 = 0.29552020666133955 * arm_tip_rotation_21
+        + 0.9553364891256061 * arm_tip_rotation_20;
+    let flap_rotation_21 = 0.7306816499355124 * arm_tip_rotation_21
+        + 0.644217687237691 * arm_tip_rotation_22
         - 0.22602632124962305 * arm_tip_rotation_20;
     let flap_rotation_22 = 0.19037934406737264 * arm_tip_rotation_20
         + 0.7648421872844886 * arm_tip_rotation_22
         - 0.6154446635582734 * arm_tip_rotation_21;
-    let t131 = 0.02 * arm_tip_rotation_00;
-    let flap_position_x = t131 + wrist_position_x;
-    let t132 = 0.02 * arm_tip_rotation_10;
-    let flap_position_y = wrist_position_y + t132;
-    let t133 = 0.02 * arm_tip_rotation_20;
-    let flap_position_z = t133 + wrist_position_z;
+    let t120 = 0.02 * arm_tip_rotation_00;
+    let flap_position_x = wrist_position_x + t120;
+    let t121 = 0.02 * arm_tip_rotation_10;
+    let flap_position_y = wrist_position_y + t121;
+    let t122 = 0.02 * arm_tip_rotation_20;
+    let flap_position_z = wrist_position_z + t122;
     let flap_slice0_local_com_x = 0.1127016653792583 * p.flap_length
         * flap_slice0_bend_c1;
     let flap_bend_y = p.flap_length * q[2];
-    let t134 = p.flap_length * flap_bend_y;
-    let flap_slice0_local_com_y = 0.012701665379258308 * flap_slice0_bend_c2 * t134;
+    let t123 = p.flap_length * flap_bend_y;
+    let flap_slice0_local_com_y = 0.012701665379258308 * flap_slice0_bend_c2 * t123;
     let flap_slice0_local_subspace0_w_z = 0.1127016653792583 * p.flap_length;
-    let t135 = -(p.flap_length * flap_bend_y);
     let flap_slice0_local_subspace0_v_x = p.flap_length
-        * ((0.0014314988413324798 * flap_slice0_bend_c2 * t135
-            + 0.0014314988413324798 * flap_slice0_bend_c3 * t134)
+        * ((0.0014314988413324798 * flap_slice0_bend_c3 * t123
+            - 0.0014314988413324798 * flap_slice0_bend_c2 * t123)
             + 0.1127016653792583 * flap_slice0_local_com_y);
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t136 = 2.0 * flap_bend_squared * p.flap_length;
-    let t137 = -(flap_bend_squared * p.flap_length);
+    let t124 = flap_bend_squared * p.flap_length;
     let flap_slice0_local_subspace0_v_y = p.flap_length
         * ((0.012701665379258308 * p.flap_length * flap_slice0_bend_c2
-            + 0.0001613323034066491 * flap_slice0_bend_c4 * t136
-            + 0.0001613323034066491 * t137 * flap_slice0_bend_c3)
+            + 0.0003226646068132982 * flap_slice0_bend_c4 * t124
+            - 0.0001613323034066491 * flap_slice0_bend_c3 * t124)
             - 0.1127016653792583 * flap_slice0_local_com_x);
     let flap_slice0_mass = 0.2777777777777776 * p.flap_mass;
-    let t138 = p.flap_disc_radius * p.flap_disc_radius;
-    let flap_slice0_local_inertia_com_22 = 0.25 * t138 * flap_slice0_mass;
-    let t139 = -flap_bend_y;
-    let t140 = 0.1127016653792583 * t139 * flap_slice0_bend_c1;
-    let t141 = -flap_bend_squared;
-    let t142 = 1.0 + 0.012701665379258308 * t141 * flap_slice0_bend_c2;
-    let flap_slice0_local_inertia_com_00 = 0.25 * t138 * t140 * t140 * flap_slice0_mass
-        + 0.5 * t142 * t142 * t138 * flap_slice0_mass;
-    let t143 = 0.1127016653792583 * flap_bend_y * flap_slice0_bend_c1;
-    let flap_slice0_local_inertia_com_01 = 0.25 * t142 * t138 * t140 * flap_slice0_mass
-        + 0.5 * t142 * t143 * t138 * flap_slice0_mass;
-    let flap_slice0_local_inertia_com_11 = 0.25 * t142 * t142 * t138 * flap_slice0_mass
-        + 0.5 * t143 * t143 * t138 * flap_slice0_mass;
+    let t125 = p.flap_disc_radius * p.flap_disc_radius;
+    let flap_slice0_local_inertia_com_22 = 0.25 * t125 * flap_slice0_mass;
+    let t126 = 1.0 - 0.012701665379258308 * flap_bend_squared * flap_slice0_bend_c2;
+    let t127 = -(0.1127016653792583 * flap_bend_y * flap_slice0_bend_c1);
+    let flap_slice0_local_inertia_com_00 = 0.5 * t126 * t126 * t125 * flap_slice0_mass
+        + 0.25 * t125 * t127 * t127 * flap_slice0_mass;
+    let t128 = 0.1127016653792583 * flap_bend_y * flap_slice0_bend_c1;
+    let flap_slice0_local_inertia_com_01 = 0.5 * t126 * t128 * t125 * flap_slice0_mass
+        + 0.25 * t126 * t125 * t127 * flap_slice0_mass;
+    let flap_slice0_local_inertia_com_11 = 0.5 * t128 * t128 * t125 * flap_slice0_mass
+        + 0.25 * t126 * t126 * t125 * flap_slice0_mass;
     let flap_slice0_local_inertia_h_x = flap_slice0_local_com_x * flap_slice0_mass;
     let flap_slice0_local_inertia_h_y = flap_slice0_local_com_y * flap_slice0_mass;
-    let t144 = flap_slice0_local_com_y * flap_slice0_local_com_y;
-    let t145 = flap_slice0_local_com_x * flap_slice0_local_com_x;
+    let t129 = flap_slice0_local_com_y * flap_slice0_local_com_y;
+    let t130 = flap_slice0_local_com_x * flap_slice0_local_com_x;
     let flap_slice0_local_inertia_i_00 = flap_slice0_local_inertia_com_00
-        + (t144 + t145 - flap_slice0_local_com_x * flap_slice0_local_com_x)
+        + (t129 + t130 - flap_slice0_local_com_x * flap_slice0_local_com_x)
             * flap_slice0_mass;
     let flap_slice0_local_inertia_i_01 = flap_slice0_local_inertia_com_01
         - flap_slice0_local_com_y * flap_slice0_local_com_x * flap_slice0_mass;
     let flap_slice0_local_inertia_i_11 = flap_slice0_local_inertia_com_11
-        + (t144 + t145 - flap_slice0_local_com_y * flap_slice0_local_com_y)
+        + (t129 + t130 - flap_slice0_local_com_y * flap_slice0_local_com_y)
             * flap_slice0_mass;
     let flap_slice0_local_inertia_i_22 = flap_slice0_local_inertia_com_22
-        + (t144 + t145) * flap_slice0_mass;
+        + (t129 + t130) * flap_slice0_mass;
     let flap_slice1_local_com_x = 0.5 * p.flap_length * flap_slice1_bend_c1;
-    let flap_slice1_local_com_y = 0.25 * flap_slice1_bend_c2 * t134;
+    let flap_slice1_local_com_y = 0.25 * flap_slice1_bend_c2 * t123;
     let flap_slice1_local_subspace0_w_z = 0.5 * p.flap_length;
     let flap_slice1_local_subspace0_v_x = p.flap_length
-        * ((0.125 * flap_slice1_bend_c3 * t134 + 0.125 * flap_slice1_bend_c2 * t135)
+        * ((0.125 * flap_slice1_bend_c3 * t123 - 0.125 * flap_slice1_bend_c2 * t123)
             + 0.5 * flap_slice1_local_com_y);
     let flap_slice1_local_subspace0_v_y = p.flap_length
         * ((0.25 * p.flap_length * flap_slice1_bend_c2
-            + 0.0625 * flap_slice1_bend_c4 * t136 + 0.0625 * t137 * flap_slice1_bend_c3)
+            + 0.125 * flap_slice1_bend_c4 * t124 - 0.0625 * flap_slice1_bend_c3 * t124)
             - 0.5 * flap_slice1_local_com_x);
-    let t146 = 0.5 * flap_slice1_bend_c1 * flap_bend_y;
-    let t147 = 1.0 + 0.25 * t141 * flap_slice1_bend_c2;
-    let flap_slice1_rotation_00 = flap_rotation_01 * t146 + t147 * flap_rotation_00;
-    let t148 = 0.5 * flap_slice1_bend_c1 * t139;
-    let flap_slice1_rotation_01 = flap_rotation_00 * t148 + t147 * flap_rotation_01;
-    let flap_slice1_rotation_10 = flap_rotation_11 * t146 + flap_rotation_10 * t147;
-    let flap_slice1_rotation_11 = flap_rotation_10 * t148 + t147 * flap_rotation_11;
-    let flap_slice1_rotation_20 = flap_rotation_21 * t146 + t147 * flap_rotation_20;
-    let flap_slice1_rotation_21 = t147 * flap_rotation_21 + flap_rotation_20 * t148;
+    let t131 = 1.0 - 0.25 * flap_bend_squared * flap_slice1_bend_c2;
+    let t132 = 0.5 * flap_slice1_bend_c1 * flap_bend_y;
+    let flap_slice1_rotation_00 = flap_rotation_00 * t131 + flap_rotation_01 * t132;
+    let t133 = -(0.5 * flap_slice1_bend_c1 * flap_bend_y);
+    let flap_slice1_rotation_01 = flap_rotation_01 * t131 + t133 * flap_rotation_00;
+    let flap_slice1_rotation_10 = flap_rotation_11 * t132 + flap_rotation_10 * t131;
+    let flap_slice1_rotation_11 = flap_rotation_10 * t133 + flap_rotation_11 * t131;
+    let flap_slice1_rotation_20 = flap_rotation_20 * t131 + flap_rotation_21 * t132;
+    let flap_slice1_rotation_21 = t133 * flap_rotation_20 + flap_rotation_21 * t131;
     let flap_slice1_position_x = flap_position_x
         + flap_slice1_local_com_x * flap_rotation_00
-        + flap_slice1_local_com_y * flap_rotation_01;
-    let flap_slice1_position_y = flap_rotation_10 * flap_slice1_local_com_x
-        + flap_position_y + flap_slice1_local_com_y * flap_rotation_11;
-    let flap_slice1_position_z = flap_slice1_local_com_x * flap_rotation_20
-        + flap_position_z + flap_rotation_21 * flap_slice1_local_com_y;
+        + flap_rotation_01 * flap_slice1_local_com_y;
+    let flap_slice1_position_y = flap_position_y
+        + flap_rotation_11 * flap_slice1_local_com_y
+        + flap_slice1_local_com_x * flap_rotation_10;
+    let flap_slice1_position_z = flap_position_z
+        + flap_slice1_local_com_x * flap_rotation_20
+        + flap_rotation_21 * flap_slice1_local_com_y;
     let flap_slice1_subspace0_w_x = flap_slice1_local_subspace0_w_z * flap_rotation_02;
     let flap_slice1_subspace0_w_y = flap_slice1_local_subspace0_w_z * flap_rotation_12;
     let flap_slice1_subspace0_w_z = flap_slice1_local_subspace0_w_z * flap_rotation_22;
     let flap_slice1_mass = 0.4444444444444444 * p.flap_mass;
-    let flap_slice1_local_inertia_com_22 = 0.25 * flap_slice1_mass * t138;
-    let flap_slice1_local_inertia_com_00 = 0.5 * flap_slice1_mass * t147 * t147 * t138
-        + 0.25 * flap_slice1_mass * t138 * t148 * t148;
-    let flap_slice1_local_inertia_com_01 = 0.5 * flap_slice1_mass * t147 * t138 * t146
-        + 0.25 * flap_slice1_mass * t147 * t138 * t148;
-    let flap_slice1_local_inertia_com_11 = 0.5 * flap_slice1_mass * t138 * t146 * t146
-        + 0.25 * flap_slice1_mass * t147 * t147 * t138;
+    let flap_slice1_local_inertia_com_22 = 0.25 * flap_slice1_mass * t125;
+    let flap_slice1_local_inertia_com_00 = 0.5 * flap_slice1_mass * t125 * t131 * t131
+        + 0.25 * flap_slice1_mass * t133 * t133 * t125;
+    let flap_slice1_local_inertia_com_01 = 0.25 * flap_slice1_mass * t133 * t125 * t131
+        + 0.5 * flap_slice1_mass * t125 * t132 * t131;
+    let flap_slice1_local_inertia_com_11 = 0.5 * flap_slice1_mass * t125 * t132 * t132
+        + 0.25 * flap_slice1_mass * t125 * t131 * t131;
     let flap_slice1_local_inertia_h_x = flap_slice1_mass * flap_slice1_local_com_x;
     let flap_slice1_local_inertia_h_y = flap_slice1_mass * flap_slice1_local_com_y;
-    let t149 = flap_slice1_local_com_y * flap_slice1_local_com_y;
-    let t150 = flap_slice1_local_com_x * flap_slice1_local_com_x;
+    let t134 = flap_slice1_local_com_y * flap_slice1_local_com_y;
+    let t135 = flap_slice1_local_com_x * flap_slice1_local_com_x;
     let flap_slice1_local_inertia_i_00 = flap_slice1_mass
-        * (t149 + t150 - flap_slice1_local_com_x * flap_slice1_local_com_x)
+        * (t134 + t135 - flap_slice1_local_com_x * flap_slice1_local_com_x)
         + flap_slice1_local_inertia_com_00;
     let flap_slice1_local_inertia_i_01 = flap_slice1_local_inertia_com_01
         - flap_slice1_mass * flap_slice1_local_com_x * flap_slice1_local_com_y;
     let flap_slice1_local_inertia_i_11 = flap_slice1_mass
-        * (t149 + t150 - flap_slice1_local_com_y * flap_slice1_local_com_y)
+        * (t134 + t135 - flap_slice1_local_com_y * flap_slice1_local_com_y)
         + flap_slice1_local_inertia_com_11;
     let flap_slice1_local_inertia_i_22 = flap_slice1_local_inertia_com_22
-        + flap_slice1_mass * (t149 + t150);
+        + flap_slice1_mass * (t134 + t135);
     let flap_slice2_local_com_x = 0.8872983346207417 * p.flap_length
         * flap_slice2_bend_c1;
-    let flap_slice2_local_com_y = 0.7872983346207417 * flap_slice2_bend_c2 * t134;
+    let flap_slice2_local_com_y = 0.7872983346207417 * flap_slice2_bend_c2 * t123;
     let flap_slice2_local_subspace0_w_z = 0.8872983346207417 * p.flap_length;
-    let flap_slice2_local_subspace0_v_x = ((0.6985685011586675 * flap_slice2_bend_c2
-        * t135 + 0.6985685011586675 * flap_slice2_bend_c3 * t134)
-        + 0.8872983346207417 * flap_slice2_local_com_y) * p.flap_length;
-    let flap_slice2_local_subspace0_v_y = p.flap_length
-        * ((0.6198386676965935 * t136 * flap_slice2_bend_c4
-            + 0.7872983346207417 * flap_slice2_bend_c2 * p.flap_length
-            + 0.6198386676965935 * t137 * flap_slice2_bend_c3)
-            - 0.8872983346207417 * flap_slice2_local_com_x);
-    let t151 = 0.7872983346207417 * t141 * flap_slice2_bend_c2 + 1.0;
-    let t152 = 0.8872983346207417 * t139 * flap_slice2_bend_c1;
-    let flap_slice2_local_inertia_com_00 = 0.5 * t151 * t151 * t138 * flap_slice0_mass
-        + t152 * t152 * flap_slice0_local_inertia_com_22;
-    let t153 = 0.8872983346207417 * flap_bend_y * flap_slice2_bend_c1;
-    let flap_slice2_local_inertia_com_01 = 0.5 * t153 * t151 * t138 * flap_slice0_mass
-        + t152 * flap_slice0_local_inertia_com_22 * t151;
-    let flap_slice2_local_inertia_com_11 = 0.5 * t153 * t153 * t138 * flap_slice0_mass
-        + flap_slice0_local_inertia_com_22 * t151 * t151;
+    let flap_slice2_local_subspace0_v_x = p.flap_length
+        * ((0.6985685011586675 * flap_slice2_bend_c3 * t123
+            - 0.6985685011586675 * flap_slice2_bend_c2 * t123)
+            + 0.8872983346207417 * flap_slice2_local_com_y);
+    let flap_slice2_local_subspace0_v_y = ((1.239677335393187 * flap_slice2_bend_c4
+        * t124 + 0.7872983346207417 * flap_slice2_bend_c2 * p.flap_length
+        - 0.6198386676965935 * flap_slice2_bend_c3 * t124)
+        - 0.8872983346207417 * flap_slice2_local_com_x) * p.flap_length;
+    let t136 = -(0.8872983346207417 * flap_bend_y * flap_slice2_bend_c1);
+    let t137 = 1.0 - 0.7872983346207417 * flap_bend_squared * flap_slice2_bend_c2;
+    let flap_slice2_local_inertia_com_00 = t136 * t136 * flap_slice0_local_inertia_com_22
+        + 0.5 * t137 * t137 * t125 * flap_slice0_mass;
+    let t138 = 0.8872983346207417 * flap_bend_y * flap_slice2_bend_c1;
+    let flap_slice2_local_inertia_com_01 = t137 * t136 * flap_slice0_local_inertia_com_22
+        + 0.5 * t137 * t138 * t125 * flap_slice0_mass;
+    let flap_slice2_local_inertia_com_11 = t137 * t137 * flap_slice0_local_inertia_com_22
+        + 0.5 * t138 * t138 * t125 * flap_slice0_mass;
     let flap_slice2_local_inertia_h_x = flap_slice2_local_com_x * flap_slice0_mass;
     let flap_slice2_local_inertia_h_y = flap_slice2_local_com_y * flap_slice0_mass;
-    let t154 = flap_slice2_local_com_x * flap_slice2_local_com_x;
-    let t155 = flap_slice2_local_com_y * flap_slice2_local_com_y;
-    let flap_slice2_local_inertia_i_00 = (t154 + t155
+    let t139 = flap_slice2_local_com_x * flap_slice2_local_com_x;
+    let t140 = flap_slice2_local_com_y * flap_slice2_local_com_y;
+    let flap_slice2_local_inertia_i_00 = (t139 + t140
         - flap_slice2_local_com_x * flap_slice2_local_com_x) * flap_slice0_mass
         + flap_slice2_local_inertia_com_00;
     let flap_slice2_local_inertia_i_01 = flap_slice2_local_inertia_com_01
         - flap_slice2_local_com_y * flap_slice2_local_com_x * flap_slice0_mass;
-    let flap_slice2_local_inertia_i_11 = (t154 + t155
+    let flap_slice2_local_inertia_i_11 = (t139 + t140
         - flap_slice2_local_com_y * flap_slice2_local_com_y) * flap_slice0_mass
         + flap_slice2_local_inertia_com_11;
     let flap_slice2_local_inertia_i_22 = flap_slice0_local_inertia_com_22
-        + (t154 + t155) * flap_slice0_mass;
+        + (t139 + t140) * flap_slice0_mass;
     let flap_slices_local_inertia_m = flap_slice1_mass + flap_slice0_mass
         + flap_slice0_mass;
     let flap_slices_local_inertia_h_x = flap_slice0_local_inertia_h_x
         + flap_slice1_local_inertia_h_x + flap_slice2_local_inertia_h_x;
     let flap_slices_local_inertia_h_y = flap_slice2_local_inertia_h_y
         + flap_slice0_local_inertia_h_y + flap_slice1_local_inertia_h_y;
-    let flap_slices_local_inertia_i_00 = flap_slice2_local_inertia_i_00
-        + flap_slice0_local_inertia_i_00 + flap_slice1_local_inertia_i_00;
-    let flap_slices_local_inertia_i_01 = flap_slice1_local_inertia_i_01
-        + flap_slice2_local_inertia_i_01 + flap_slice0_local_inertia_i_01;
-    let flap_slices_local_inertia_i_11 = flap_slice1_local_inertia_i_11
-        + flap_slice2_local_inertia_i_11 + flap_slice0_local_inertia_i_11;
+    let flap_slices_local_inertia_i_00 = flap_slice0_local_inertia_i_00
+        + flap_slice2_local_inertia_i_00 + flap_slice1_local_inertia_i_00;
+    let flap_slices_local_inertia_i_01 = flap_slice2_local_inertia_i_01
+        + flap_slice0_local_inertia_i_01 + flap_slice1_local_inertia_i_01;
+    let flap_slices_local_inertia_i_11 = flap_slice2_local_inertia_i_11
+        + flap_slice0_local_inertia_i_11 + flap_slice1_local_inertia_i_11;
     let flap_slices_local_inertia_i_22 = flap_slice0_local_inertia_i_22
         + flap_slice2_local_inertia_i_22 + flap_slice1_local_inertia_i_22;
-    let t156 = flap_rotation_00 * flap_slices_local_inertia_h_x;
-    let t157 = flap_rotation_01 * flap_slices_local_inertia_h_y;
-    let flap_slices_inertia_h_x = flap_position_x * flap_slices_local_inertia_m + t156
-        + t157;
-    let t158 = flap_rotation_10 * flap_slices_local_inertia_h_x;
-    let t159 = flap_slices_local_inertia_h_y * flap_rotation_11;
-    let flap_slices_inertia_h_y = t158 + t159
-        + flap_slices_local_inertia_m * flap_position_y;
-    let t160 = flap_rotation_21 * flap_slices_local_inertia_h_y;
-    let t161 = flap_rotation_20 * flap_slices_local_inertia_h_x;
-    let flap_slices_inertia_h_z = flap_slices_local_inertia_m * flap_position_z + t160
-        + t161;
-    let t162 = flap_slices_local_inertia_i_01 * flap_rotation_00
-        + flap_slices_local_inertia_i_11 * flap_rotation_01;
-    let t163 = t156 + t157;
-    let t164 = flap_position_x * t163;
-    let t165 = (flap_position_x * flap_position_x + flap_position_z * flap_position_z
-        + flap_position_y * flap_position_y) * flap_slices_local_inertia_m;
-    let t166 = flap_slices_local_inertia_i_01 * flap_rotation_01
+    let t141 = flap_rotation_00 * flap_slices_local_inertia_h_x;
+    let t142 = flap_rotation_01 * flap_slices_local_inertia_h_y;
+    let flap_slices_inertia_h_x = flap_position_x * flap_slices_local_inertia_m + t141
+        + t142;
+    let t143 = flap_rotation_10 * flap_slices_local_inertia_h_x;
+    let t144 = flap_rotation_11 * flap_slices_local_inertia_h_y;
+    let flap_slices_inertia_h_y = t143 + flap_position_y * flap_slices_local_inertia_m
+        + t144;
+    let t145 = flap_rotation_20 * flap_slices_local_inertia_h_x;
+    let t146 = flap_rotation_21 * flap_slices_local_inertia_h_y;
+    let flap_slices_inertia_h_z = t145 + t146
+        + flap_position_z * flap_slices_local_inertia_m;
+    let t147 = flap_rotation_01 * flap_slices_local_inertia_i_01
         + flap_slices_local_inertia_i_00 * flap_rotation_00;
-    let t167 = t160 + t161;
-    let t168 = flap_position_z * t167;
-    let t169 = t158 + t159;
-    let t170 = t169 * flap_position_y;
-    let t171 = 2.0 * (t168 + t170 + t164);
-    let flap_slices_inertia_i_00 = t162 * flap_rotation_01 + t165
-        + t166 * flap_rotation_00
-        + flap_slices_local_inertia_i_22 * flap_rotation_02 * flap_rotation_02 + t171
-        - (t164 + t164
+    let t148 = t141 + t142;
+    let t149 = flap_position_x * t148;
+    let t150 = t145 + t146;
+    let t151 = flap_position_z * t150;
+    let t152 = t143 + t144;
+    let t153 = t152 * flap_position_y;
+    let t154 = 2.0 * (t149 + t151 + t153);
+    let t155 = flap_slices_local_inertia_i_01 * flap_rotation_00
+        + flap_rotation_01 * flap_slices_local_inertia_i_11;
+    let t156 = (flap_position_x * flap_position_x + flap_position_z * flap_position_z
+        + flap_position_y * flap_position_y) * flap_slices_local_inertia_m;
+    let flap_slices_inertia_i_00 = flap_rotation_02 * flap_rotation_02
+        * flap_slices_local_inertia_i_22 + t147 * flap_rotation_00 + t154
+        + t155 * flap_rotation_01 + t156
+        - (t149 + t149
             + flap_position_x * flap_position_x * flap_slices_local_inertia_m);
-    let flap_slices_inertia_i_01 = t162 * flap_rotation_11 + flap_rotation_10 * t166
-        + flap_slices_local_inertia_i_22 * flap_rotation_02 * flap_rotation_12
-        - (flap_position_x * flap_slices_local_inertia_m * flap_position_y
-            + flap_position_y * t163 + t169 * flap_position_x);
-    let flap_slices_inertia_i_02 = flap_rotation_20 * t166 + flap_rotation_21 * t162
-        + flap_slices_local_inertia_i_22 * flap_rotation_02 * flap_rotation_22
-        - (flap_position_z * t163
-            + flap_position_x * flap_slices_local_inertia_m * flap_position_z
-            + flap_position_x * t167);
-    let t172 = flap_rotation_10 * flap_slices_local_inertia_i_00
-        + flap_slices_local_inertia_i_01 * flap_rotation_11;
-    let t173 = flap_rotation_10 * flap_slices_local_inertia_i_01
-        + flap_slices_local_inertia_i_11 * flap_rotation_11;
-    let flap_slices_inertia_i_11 = t165 + flap_rotation_10 * t172
-        + t173 * flap_rotation_11
-        + flap_slices_local_inertia_i_22 * flap_rotation_12 * flap_rotation_12 + t171
-        - (flap_slices_local_inertia_m * flap_position_y * flap_position_y + t170
-            + t170);
-    let flap_slices_inertia_i_12 = flap_rotation_21 * t173
-        + flap_slices_local_inertia_i_22 * flap_rotation_22 * flap_rotation_12
-        + flap_rotation_20 * t172
-        - (flap_position_y * t167 + t169 * flap_position_z
-            + flap_slices_local_inertia_m * flap_position_y * flap_position_z);
-    let flap_slices_inertia_i_22 = flap_rotation_21
-        * (flap_rotation_20 * flap_slices_local_inertia_i_01
-            + flap_rotation_21 * flap_slices_local_inertia_i_11)
-        + flap_rotation_20
-            * (flap_rotation_21 * flap_slices_local_inertia_i_01
-                + flap_rotation_20 * flap_slices_local_inertia_i_00) + t165
-        + flap_slices_local_inertia_i_22 * flap_rotation_22 * flap_rotation_22 + t171
-        - (t168 + t168
-            + flap_slices_local_inertia_m * flap_position_z * flap_position_z);
+    let flap_slices_inertia_i_01 = flap_rotation_10 * t147 + flap_rotation_11 * t155
+        + flap_rotation_02 * flap_rotation_12 * flap_slices_local_inertia_i_22
+        - (flap_position_x * flap_position_y * flap_slices_local_inertia_m
+            + flap_position_y * t148 + t152 * flap_position_x);
+    let flap_slices_inertia_i_02 = t147 * flap_rotation_20 + flap_rotation_21 * t155
+        + flap_rotation_02 * flap_rotation_22 * flap_slices_local_inertia_i_22
+        - (flap_position_x * t150
+            + flap_position_z * flap_position_x * flap_slices_local_inertia_m
+            + flap_position_z * t148);
+    let t157 = flap_rotation_10 * flap_slices_local_inertia_i_01
+        + flap_rotation_11 * flap_slices_local_inertia_i_11;
+    let t158 = flap_rotation_10 * flap_slices_local_inertia_i_00
+        + flap_rotation_11 * flap_slices_local_inertia_i_01;
+    let flap_slices_inertia_i_11 = flap_rotation_11 * t157 + flap_rotation_10 * t158
+        + t154 + t156
+        + flap_rotation_12 * flap_rotation_12 * flap_slices_local_inertia_i_22
+        - (flap_position_y * flap_position_y * flap_slices_local_inertia_m + t153
+            + t153);
+    let flap_slices_inertia_i_12 = flap_rotation_21 * t157
+        + flap_rotation_12 * flap_rotation_22 * flap_slices_local_inertia_i_22
+        + flap_rotation_20 * t158
+        - (flap_position_z * flap_position_y * flap_slices_local_inertia_m
+            + t152 * flap_position_z + flap_position_y * t150);
+    let flap_slices_inertia_i_22 = flap_rotation_20
+        * (flap_slices_local_inertia_i_00 * flap_rotation_20
+            + flap_rotation_21 * flap_slices_local_inertia_i_01)
+        + (flap_rotation_20 * flap_slices_local_inertia_i_01
+            + flap_rotation_21 * flap_slices_local_inertia_i_11) * flap_rotation_21
+        + t154 + flap_rotation_22 * flap_rotation_22 * flap_slices_local_inertia_i_22
+        + t156
+        - (t151 + t151
+            + flap_position_z * flap_position_z * flap_slices_local_inertia_m);
     let wrist_composite_inertia_m = p.wrist_mass + flap_slices_local_inertia_m;
     let wrist_composite_inertia_h_x = wrist_inertia_h_x + flap_slices_inertia_h_x;
-    let wrist_composite_inertia_h_y = flap_slices_inertia_h_y + wrist_inertia_h_y;
-    let wrist_composite_inertia_h_z = wrist_inertia_h_z + flap_slices_inertia_h_z;
-    let wrist_composite_inertia_i_00 = wrist_inertia_i_00 + flap_slices_inertia_i_00;
-    let wrist_composite_inertia_i_01 = flap_slices_inertia_i_01 + wrist_inertia_i_01;
+    let wrist_composite_inertia_h_y = wrist_inertia_h_y + flap_slices_inertia_h_y;
+    let wrist_composite_inertia_h_z = flap_slices_inertia_h_z + wrist_inertia_h_z;
+    let wrist_composite_inertia_i_00 = flap_slices_inertia_i_00 + wrist_inertia_i_00;
+    let wrist_composite_inertia_i_01 = wrist_inertia_i_01 + flap_slices_inertia_i_01;
     let wrist_composite_inertia_i_02 = wrist_inertia_i_02 + flap_slices_inertia_i_02;
-    let wrist_composite_inertia_i_11 = wrist_inertia_i_11 + flap_slices_inertia_i_11;
-    let wrist_composite_inertia_i_12 = flap_slices_inertia_i_12 + wrist_inertia_i_12;
+    let wrist_composite_inertia_i_11 = flap_slices_inertia_i_11 + wrist_inertia_i_11;
+    let wrist_composite_inertia_i_12 = wrist_inertia_i_12 + flap_slices_inertia_i_12;
     let wrist_composite_inertia_i_22 = wrist_inertia_i_22 + flap_slices_inertia_i_22;
-    let t174 = flap_slice1_mass * flap_slice1_local_subspace0_v_x
-        + flap_slice0_local_subspace0_v_x * flap_slice0_mass
+    let t159 = flap_slice2_local_inertia_h_x * flap_slice2_local_subspace0_w_z
+        + flap_slice2_local_subspace0_v_y * flap_slice0_mass
+        + flap_slice1_mass * flap_slice1_local_subspace0_v_y
+        + flap_slice0_local_subspace0_v_y * flap_slice0_mass
+        + flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_h_x
+        + flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_h_x;
+    let t160 = flap_slice1_local_subspace0_v_x * flap_slice1_mass
         + flap_slice2_local_subspace0_v_x * flap_slice0_mass
+        + flap_slice0_local_subspace0_v_x * flap_slice0_mass
         - flap_slice2_local_inertia_h_y * flap_slice2_local_subspace0_w_z
         - flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_h_y
         - flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_h_y;
-    let t175 = flap_slice2_local_inertia_h_x * flap_slice2_local_subspace0_w_z
-        + flap_slice2_local_subspace0_v_y * flap_slice0_mass
-        + flap_slice1_mass * flap_slice1_local_subspace0_v_y
-        + flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_h_x
-        + flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_h_x
-        + flap_slice0_local_subspace0_v_y * flap_slice0_mass;
-    let flap_subspace0_projected_inertia_f_x = flap_rotation_00 * t174
-        + t175 * flap_rotation_01;
-    let flap_subspace0_projected_inertia_f_y = t175 * flap_rotation_11
-        + flap_rotation_10 * t174;
-    let flap_subspace0_projected_inertia_f_z = flap_rotation_20 * t174
-        + flap_rotation_21 * t175;
-    let t176 = flap_slice2_local_inertia_i_22 * flap_slice2_local_subspace0_w_z
-        + flap_slice0_local_inertia_h_x * flap_slice0_local_subspace0_v_y
+    let flap_subspace0_projected_inertia_f_x = flap_rotation_01 * t159
+        + t160 * flap_rotation_00;
+    let flap_subspace0_projected_inertia_f_y = flap_rotation_10 * t160
+        + flap_rotation_11 * t159;
+    let flap_subspace0_projected_inertia_f_z = t160 * flap_rotation_20
+        + flap_rotation_21 * t159;
+    let t161 = flap_slice0_local_subspace0_v_y * flap_slice0_local_inertia_h_x
+        + flap_slice2_local_inertia_i_22 * flap_slice2_local_subspace0_w_z
+        + flap_slice1_local_inertia_h_x * flap_slice1_local_subspace0_v_y
         + flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_i_22
         + flap_slice2_local_inertia_h_x * flap_slice2_local_subspace0_v_y
         + flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_i_22
-        + flap_slice1_local_subspace0_v_y * flap_slice1_local_inertia_h_x
         - flap_slice1_local_subspace0_v_x * flap_slice1_local_inertia_h_y
-        - flap_slice2_local_inertia_h_y * flap_slice2_local_subspace0_v_x
-        - flap_slice0_local_subspace0_v_x * flap_slice0_local_inertia_h_y;
-    let flap_subspace0_projected_inertia_n_x = flap_position_y
-        * flap_subspace0_projected_inertia_f_z + t176 * flap_rotation_02
+        - flap_slice0_local_inertia_h_y * flap_slice0_local_subspace0_v_x
+        - flap_slice2_local_inertia_h_y * flap_slice2_local_subspace0_v_x;
+    let flap_subspace0_projected_inertia_n_x = t161 * flap_rotation_02
+        + flap_position_y * flap_subspace0_projected_inertia_f_z
         - flap_position_z * flap_subspace0_projected_inertia_f_y;
-    let flap_subspace0_projected_inertia_n_y = t176 * flap_rotation_12
-        + flap_subspace0_projected_inertia_f_x * flap_position_z
+    let flap_subspace0_projected_inertia_n_y = flap_position_z
+        * flap_subspace0_projected_inertia_f_x + t161 * flap_rotation_12
         - flap_position_x * flap_subspace0_projected_inertia_f_z;
-    let flap_subspace0_projected_inertia_n_z = flap_position_x
-        * flap_subspace0_projected_inertia_f_y + t176 * flap_rotation_22
+    let flap_subspace0_projected_inertia_n_z = t161 * flap_rotation_22
+        + flap_position_x * flap_subspace0_projected_inertia_f_y
         - flap_position_y * flap_subspace0_projected_inertia_f_x;
-    let wrist_tip_position_x = t131 + wrist_position_x - 0.01 * arm_tip_rotation_02;
-    let wrist_tip_position_y = wrist_position_y + t132 - 0.01 * arm_tip_rotation_12;
-    let wrist_tip_position_z = t133 + wrist_position_z - 0.01 * arm_tip_rotation_22;
+    let wrist_tip_position_x = wrist_position_x + t120 - 0.01 * arm_tip_rotation_02;
+    let wrist_tip_position_y = wrist_position_y + t121 - 0.01 * arm_tip_rotation_12;
+    let wrist_tip_position_z = wrist_position_z + t122 - 0.01 * arm_tip_rotation_22;
     Cache {
         flap_bend_squared_c1,
         flap_bend_squared_c2,
@@ -1942,413 +1934,437 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
-        - (cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_w_x
-            - cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_h_x);
-    let t1 = cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_z
-        - (cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_w_y
-            - cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_y);
-    let t2 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
+    let t0 = cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_mass
+        - (cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_h_x
+            - cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_y);
+    let t1 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
         - (cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_h_x
             - cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_h_y);
-    let t3 = cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_01
-        + cache.arm_slice3_local_subspace1_v_x * cache.arm_slice3_local_inertia_h_z
-        + cache.arm_slice3_local_subspace1_w_z * cache.arm_slice3_local_inertia_i_12
-        + cache.arm_slice3_local_inertia_i_11 * cache.arm_slice3_local_subspace1_w_y
-        - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_v_z;
-    let t4 = cache.arm_slice3_local_subspace1_w_y * cache.arm_slice3_local_inertia_i_12
-        + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_v_y
-        + cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace1_w_x
-        + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_subspace1_w_z
-        - cache.arm_slice3_local_subspace1_v_x * cache.arm_slice3_local_inertia_h_y;
-    let t5 = cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_11
-        + cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_v_x
-        + cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_01
-        + cache.arm_slice1_local_inertia_i_12 * cache.arm_slice1_local_subspace1_w_z
-        - cache.arm_slice1_local_subspace1_v_z * cache.arm_slice1_local_inertia_h_x;
-    let t6 = cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_m
+    let t2 = cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_m
         - (cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_h_y
             - cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_w_y);
-    let t7 = cache.arm_slice1_local_subspace1_v_z * cache.arm_slice1_mass
-        - (cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_h_x
-            - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_w_x);
-    let t8 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
-        - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
-            - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
-    let t9 = cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_y
-        - (cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_z
-            - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_w_z);
-    let t10 = cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace1_w_y
-        + cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace1_w_z
-        + cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_00
-        + cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace1_v_z
-        - cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_subspace1_v_y;
-    let t11 = cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_mass
-        - (cache.arm_slice0_local_subspace1_w_z * cache.arm_slice0_local_inertia_h_y
-            - cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_h_z);
-    let t12 = cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_subspace1_w_x
-        + cache.arm_slice1_local_subspace1_v_y * cache.arm_slice1_local_inertia_h_x
-        + cache.arm_slice1_local_inertia_i_22 * cache.arm_slice1_local_subspace1_w_z
-        + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_12
-        - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_x;
-    let t13 = cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_01
-        + cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_v_x
-        + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_z
-        + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace1_w_y
-        - cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_x;
-    let t14 = cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_11
-        + cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_local_inertia_h_z
-        + cache.arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_subspace1_w_z
-        + cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_01
-        - cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_subspace1_v_z;
-    let t15 = cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_00
-        + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_01
-        + cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_local_inertia_h_y
-        + cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_subspace1_w_z
-        - cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_local_inertia_h_z;
-    let t16 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_y
+    let t3 = cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_z
+        + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_00
+        + cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_i_02
+        - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_v_y;
+    let t4 = cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_local_inertia_h_x
+        + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_12
+        + cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_02
+        + cache.arm_slice0_local_inertia_i_22 * cache.arm_slice0_local_subspace1_w_z
+        - cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_local_inertia_h_y;
+    let t5 = cache.arm_slice2_local_subspace1_v_y * cache.arm_slice1_mass
         - (cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_h_z
             - cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_h_x);
+    let t6 = cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace1_w_y
+        + cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_01
+        + cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_v_x
+        + cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_i_12
+        - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_v_z;
+    let t7 = cache.arm_slice3_local_subspace1_v_z * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_w_y
+            - cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_y);
+    let t8 = cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_local_inertia_h_y
+        + cache.arm_slice0_local_subspace1_w_z * cache.arm_slice0_local_inertia_i_02
+        + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_01
+        - cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_local_inertia_h_z;
+    let t9 = cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_v_x
+        + cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_i_12
+        + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_11
+        - cache.arm_slice1_local_subspace1_v_z * cache.arm_slice1_local_inertia_h_x;
+    let t10 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
+        - (cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_w_x
+            - cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_h_x);
+    let t11 = cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_m
+        - (cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_z
+            - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_z);
+    let t12 = cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_i_12
+        + cache.arm_slice2_local_subspace1_v_x * cache.arm_slice2_local_inertia_h_z
+        + cache.arm_slice2_local_inertia_i_11 * cache.arm_slice2_local_subspace1_w_y
+        + cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_01
+        - cache.arm_slice2_local_subspace1_v_z * cache.arm_slice2_local_inertia_h_x;
+    let t13 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
+        - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
+            - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
+    let t14 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_z
+        - (cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_w_x);
+    let t15 = cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace1_w_z
+        + cache.arm_slice3_local_subspace1_v_z * cache.arm_slice3_local_inertia_h_y
+        + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace1_w_y
+        + cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_00
+        - cache.arm_slice3_local_subspace1_v_y * cache.arm_slice3_local_inertia_h_z;
+    let t16 = cache.arm_slice3_local_subspace1_v_y * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_z
+            - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_w_z);
     let t17 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_x
         - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace1_w_z
             - cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_h_z);
-    let t18 = cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_01
-        + cache.arm_slice2_local_inertia_i_11 * cache.arm_slice2_local_subspace1_w_y
-        + cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_i_12
-        + cache.arm_slice2_local_subspace1_v_x * cache.arm_slice2_local_inertia_h_z
-        - cache.arm_slice2_local_inertia_h_x * cache.arm_slice2_local_subspace1_v_z;
-    let t19 = cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_subspace1_w_x
-        + cache.arm_slice0_local_inertia_i_22 * cache.arm_slice0_local_subspace1_w_z
-        + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_12
-        + cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_local_inertia_h_x
-        - cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_local_inertia_h_y;
-    let t20 = cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_z
-        + cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_00
-        + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_01
-        + cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_subspace1_w_z
-        - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_v_y;
-    let t21 = cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
-        - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace1_w_z
-            - cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_subspace1_w_y);
-    let t22 = cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_y
-        + cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_h_x
-        + cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace1_w_z
-        + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_x
-        - cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_h_y;
-    let t23 = cache.arm_slice2_local_inertia_i_22 * cache.arm_slice2_local_subspace1_w_z
-        + cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_02
-        + cache.arm_slice2_local_subspace1_v_y * cache.arm_slice2_local_inertia_h_x
-        + cache.arm_slice2_local_inertia_i_12 * cache.arm_slice2_local_subspace1_w_y
-        - cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace1_v_x;
-    let t24 = cache.arm_slice0_mass * cache.arm_slice0_local_subspace1_v_z
-        - (cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_h_x
-            - cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_y);
-    let t25 = cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
-        - (cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_z
-            - cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_subspace1_w_z);
-    let t26 = cache.wrist_composite_inertia_i_00 * cache.arm_tip_subspace1_w_x
-        + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_z
-        + cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_y
-        + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace1_w_y
-        - cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_h_z;
-    let t27 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
+    let t18 = cache.arm_slice3_local_inertia_i_11 * cache.arm_slice3_local_subspace1_w_y
+        + cache.arm_slice3_local_subspace1_v_x * cache.arm_slice3_local_inertia_h_z
+        + cache.arm_slice3_local_subspace1_w_z * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace1_w_x
+        - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_v_z;
+    let t19 = cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_local_inertia_h_z
+        + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_11
+        + cache.arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_subspace1_w_z
+        + cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_01
+        - cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_local_inertia_h_x;
+    let t20 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
         - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_w_z
             - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_w_y);
-    let t28 = cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_00
+    let t21 = cache.arm_slice2_local_inertia_i_02 * cache.arm_slice2_local_subspace1_w_z
         + cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace1_v_z
-        + cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_i_01
-        + cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_00
+        + cache.arm_slice2_local_inertia_i_01 * cache.arm_slice2_local_subspace1_w_y
         - cache.arm_slice2_local_subspace1_v_y * cache.arm_slice2_local_inertia_h_z;
-    let t29 = cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_m
-        - (cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_z
-            - cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_h_x);
-    let t30 = cache.arm_slice1_local_subspace0_v_y * t0
-        + cache.arm_slice3_local_subspace0_v_z * t1
-        + t2 * cache.arm_slice2_local_subspace0_v_z
-        + t3 * cache.arm_slice3_local_subspace0_w_y
-        + t4 * cache.arm_slice3_local_subspace0_w_z
-        + t5 * cache.arm_slice1_local_subspace0_w_y + cache.arm_tip_subspace0_v_x * t6
-        + cache.arm_slice1_local_subspace0_v_z * t7 + cache.arm_tip_subspace0_v_z * t8
-        + cache.arm_slice3_local_subspace0_v_y * t9
-        + t10 * cache.arm_slice3_local_subspace0_w_x
-        + cache.arm_slice0_local_subspace0_v_x * t11
-        + t12 * cache.arm_slice1_local_subspace0_w_z + cache.arm_tip_subspace0_w_y * t13
-        + cache.arm_slice0_local_subspace0_w_y * t14
-        + t15 * cache.arm_slice0_local_subspace0_w_x
-        + t16 * cache.arm_slice2_local_subspace0_v_y
-        + cache.arm_slice2_local_subspace0_v_x * t17
-        + t18 * cache.arm_slice2_local_subspace0_w_y
-        + t19 * cache.arm_slice0_local_subspace0_w_z
-        + cache.arm_slice1_local_subspace0_w_x * t20
-        + cache.arm_slice3_local_subspace0_v_x * t21 + t22 * cache.arm_tip_subspace0_w_z
-        + t23 * cache.arm_slice2_local_subspace0_w_z
-        + t24 * cache.arm_slice0_local_subspace0_v_z
-        + t25 * cache.arm_slice0_local_subspace0_v_y + t26 * cache.arm_tip_subspace0_w_x
-        + cache.arm_slice1_local_subspace0_v_x * t27
-        + t28 * cache.arm_slice2_local_subspace0_w_x + t29 * cache.arm_tip_subspace0_v_y;
-    let t31 = cache.arm_tip_subspace0_v_z * cache.flap_subspace0_projected_inertia_f_z
-        + cache.arm_tip_subspace0_w_z * cache.flap_subspace0_projected_inertia_n_z
+    let t22 = cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_mass
+        - (cache.arm_slice0_local_subspace1_w_z * cache.arm_slice0_local_inertia_h_y
+            - cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_h_z);
+    let t23 = cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_i_22
+        + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_12
+        + cache.arm_slice1_local_subspace1_v_y * cache.arm_slice1_local_inertia_h_x
+        + cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_02
+        - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_x;
+    let t24 = cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
+        - (cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_subspace1_w_z);
+    let t25 = cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_z
+        + cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_00
+        + cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_y
+        + cache.arm_tip_subspace1_w_y * cache.wrist_composite_inertia_i_01
+        - cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_h_z;
+    let t26 = cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace1_w_z
+            - cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_subspace1_w_y);
+    let t27 = cache.arm_tip_subspace1_w_y * cache.wrist_composite_inertia_i_12
+        + cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_i_22
+        + cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_v_y
+        + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_x
+        - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace1_v_x;
+    let t28 = cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_i_12
+        + cache.arm_slice2_local_subspace1_v_y * cache.arm_slice2_local_inertia_h_x
+        + cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_i_22
+        - cache.arm_slice2_local_subspace1_v_x * cache.arm_slice2_local_inertia_h_y;
+    let t29 = cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_02
+        + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_v_y
+        + cache.arm_slice3_local_subspace1_w_y * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_subspace1_w_z
+        - cache.arm_slice3_local_subspace1_v_x * cache.arm_slice3_local_inertia_h_y;
+    let t30 = t0 * cache.arm_slice0_local_subspace0_v_z
+        + cache.arm_slice2_local_subspace0_v_z * t1 + t2 * cache.arm_tip_subspace0_v_x
+        + cache.arm_slice1_local_subspace0_w_x * t3
+        + t4 * cache.arm_slice0_local_subspace0_w_z
+        + t5 * cache.arm_slice2_local_subspace0_v_y + cache.arm_tip_subspace0_w_y * t6
+        + cache.arm_slice3_local_subspace0_v_z * t7
+        + cache.arm_slice0_local_subspace0_w_x * t8
+        + cache.arm_slice1_local_subspace0_w_y * t9
+        + t10 * cache.arm_slice1_local_subspace0_v_y + t11 * cache.arm_tip_subspace0_v_y
+        + cache.arm_slice2_local_subspace0_w_y * t12 + cache.arm_tip_subspace0_v_z * t13
+        + cache.arm_slice1_local_subspace0_v_z * t14
+        + cache.arm_slice3_local_subspace0_w_x * t15
+        + cache.arm_slice3_local_subspace0_v_y * t16
+        + t17 * cache.arm_slice2_local_subspace0_v_x
+        + cache.arm_slice3_local_subspace0_w_y * t18
+        + t19 * cache.arm_slice0_local_subspace0_w_y
+        + cache.arm_slice1_local_subspace0_v_x * t20
+        + cache.arm_slice2_local_subspace0_w_x * t21
+        + cache.arm_slice0_local_subspace0_v_x * t22
+        + cache.arm_slice1_local_subspace0_w_z * t23
+        + cache.arm_slice0_local_subspace0_v_y * t24 + t25 * cache.arm_tip_subspace0_w_x
+        + t26 * cache.arm_slice3_local_subspace0_v_x + t27 * cache.arm_tip_subspace0_w_z
+        + t28 * cache.arm_slice2_local_subspace0_w_z
+        + cache.arm_slice3_local_subspace0_w_z * t29;
+    let t31 = cache.arm_tip_subspace0_w_z * cache.flap_subspace0_projected_inertia_n_z
         + cache.arm_tip_subspace0_v_x * cache.flap_subspace0_projected_inertia_f_x
-        + cache.arm_tip_subspace0_v_y * cache.flap_subspace0_projected_inertia_f_y
         + cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace0_w_x
+        + cache.arm_tip_subspace0_v_z * cache.flap_subspace0_projected_inertia_f_z
+        + cache.arm_tip_subspace0_v_y * cache.flap_subspace0_projected_inertia_f_y
         + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace0_w_y;
-    let t32 = cache.arm_tip_subspace1_w_z * cache.flap_subspace0_projected_inertia_n_z
-        + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace1_w_y
-        + cache.flap_subspace0_projected_inertia_f_z * cache.arm_tip_subspace1_v_z
-        + cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace1_w_x
+    let t32 = cache.arm_tip_subspace1_v_x * cache.flap_subspace0_projected_inertia_f_x
         + cache.arm_tip_subspace1_v_y * cache.flap_subspace0_projected_inertia_f_y
-        + cache.flap_subspace0_projected_inertia_f_x * cache.arm_tip_subspace1_v_x;
-    out[(0, 0)] = cache.arm_slice2_local_subspace0_v_y
-        * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_y
+        + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace1_w_y
+        + cache.arm_tip_subspace1_w_x * cache.flap_subspace0_projected_inertia_n_x
+        + cache.arm_tip_subspace1_w_z * cache.flap_subspace0_projected_inertia_n_z
+        + cache.flap_subspace0_projected_inertia_f_z * cache.arm_tip_subspace1_v_z;
+    out[(0, 0)] = (cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_y
+        + cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_02
+        + cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_01
+        + cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_i_00
+        - cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_z)
+        * cache.arm_tip_subspace0_w_x
+        + cache.arm_slice1_local_subspace0_w_y
+            * (cache.arm_slice1_local_subspace0_w_x * cache.arm_slice1_local_inertia_i_01
+                + cache.arm_slice1_local_subspace0_w_z
+                    * cache.arm_slice1_local_inertia_i_12
+                + cache.arm_slice1_local_subspace0_w_y
+                    * cache.arm_slice1_local_inertia_i_11
+                + cache.arm_slice1_local_inertia_h_z
+                    * cache.arm_slice1_local_subspace0_v_x
+                - cache.arm_slice1_local_subspace0_v_z
+                    * cache.arm_slice1_local_inertia_h_x)
+        + (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
+            - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace0_w_z
+                - cache.arm_slice2_local_subspace0_w_y
+                    * cache.arm_slice2_local_inertia_h_z))
+            * cache.arm_slice2_local_subspace0_v_x
+        + (cache.arm_slice3_local_subspace0_v_x * cache.arm_slice0_mass
+            - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace0_w_z
+                - cache.arm_slice3_local_subspace0_w_y
+                    * cache.arm_slice3_local_inertia_h_z))
+            * cache.arm_slice3_local_subspace0_v_x
+        + (cache.arm_slice3_local_subspace0_v_z * cache.arm_slice0_mass
+            - (cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace0_w_y
+                - cache.arm_slice3_local_subspace0_w_x
+                    * cache.arm_slice3_local_inertia_h_y))
+            * cache.arm_slice3_local_subspace0_v_z
+        + cache.arm_tip_subspace0_v_y
+            * (cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_m
+                - (cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace0_w_x
+                    - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_z))
+        + cache.arm_slice0_local_subspace0_w_y
+            * (cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_local_inertia_h_z
+                + cache.arm_slice0_local_subspace0_w_y
+                    * cache.arm_slice0_local_inertia_i_11
+                + cache.arm_slice0_local_subspace0_w_z
+                    * cache.arm_slice0_local_inertia_i_12
+                + cache.arm_slice0_local_inertia_i_01
+                    * cache.arm_slice0_local_subspace0_w_x
+                - cache.arm_slice0_local_subspace0_v_z
+                    * cache.arm_slice0_local_inertia_h_x)
+        + (cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace0_w_x
+            + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace0_v_y
+            + cache.arm_slice3_local_subspace0_w_y * cache.arm_slice3_local_inertia_i_12
+            + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_subspace0_w_z
+            - cache.arm_slice3_local_subspace0_v_x * cache.arm_slice3_local_inertia_h_y)
+            * cache.arm_slice3_local_subspace0_w_z
+        + (cache.arm_slice2_local_inertia_h_x * cache.arm_slice2_local_subspace0_v_y
+            + cache.arm_slice2_local_subspace0_w_y * cache.arm_slice2_local_inertia_i_12
+            + cache.arm_slice2_local_subspace0_w_z * cache.arm_slice2_local_inertia_i_22
+            + cache.arm_slice2_local_inertia_i_02 * cache.arm_slice2_local_subspace0_w_x
+            - cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace0_v_x)
+            * cache.arm_slice2_local_subspace0_w_z
+        + (cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_22
+            + cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_12
+            + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_x
+            + cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_v_y
+            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_v_x)
+            * cache.arm_tip_subspace0_w_z
+        + (cache.arm_slice2_local_subspace0_w_x * cache.arm_slice2_local_inertia_i_01
+            + cache.arm_slice2_local_inertia_i_11 * cache.arm_slice2_local_subspace0_w_y
+            + cache.arm_slice2_local_subspace0_w_z * cache.arm_slice2_local_inertia_i_12
+            + cache.arm_slice2_local_subspace0_v_x * cache.arm_slice2_local_inertia_h_z
+            - cache.arm_slice2_local_subspace0_v_z * cache.arm_slice2_local_inertia_h_x)
+            * cache.arm_slice2_local_subspace0_w_y
+        + (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_11
+            + cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_i_01
+            + cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace0_v_x
+            + cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_12
+            - cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_x)
+            * cache.arm_tip_subspace0_w_y
+        + cache.arm_slice3_local_subspace0_w_x
+            * (cache.arm_slice3_local_subspace0_w_x * cache.arm_slice3_local_inertia_i_00
+                + cache.arm_slice3_local_inertia_i_01
+                    * cache.arm_slice3_local_subspace0_w_y
+                + cache.arm_slice3_local_inertia_i_02
+                    * cache.arm_slice3_local_subspace0_w_z
+                + cache.arm_slice3_local_subspace0_v_z
+                    * cache.arm_slice3_local_inertia_h_y
+                - cache.arm_slice3_local_subspace0_v_y
+                    * cache.arm_slice3_local_inertia_h_z)
+        + cache.arm_slice3_local_subspace0_v_y
+            * (cache.arm_slice3_local_subspace0_v_y * cache.arm_slice0_mass
+                - (cache.arm_slice3_local_inertia_h_z
+                    * cache.arm_slice3_local_subspace0_w_x
+                    - cache.arm_slice3_local_inertia_h_x
+                        * cache.arm_slice3_local_subspace0_w_z))
+        + cache.arm_slice0_local_subspace0_w_x
+            * (cache.arm_slice0_local_inertia_i_00 * cache.arm_slice0_local_subspace0_w_x
+                + cache.arm_slice0_local_subspace0_w_y
+                    * cache.arm_slice0_local_inertia_i_01
+                + cache.arm_slice0_local_subspace0_w_z
+                    * cache.arm_slice0_local_inertia_i_02
+                + cache.arm_slice0_local_subspace0_v_z
+                    * cache.arm_slice0_local_inertia_h_y
+                - cache.arm_slice0_local_subspace0_v_y
+                    * cache.arm_slice0_local_inertia_h_z)
+        + (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_y
             - (cache.arm_slice2_local_subspace0_w_x * cache.arm_slice2_local_inertia_h_z
                 - cache.arm_slice2_local_subspace0_w_z
                     * cache.arm_slice2_local_inertia_h_x))
-        + cache.arm_tip_subspace0_w_y
-            * (cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_h_z
-                + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace0_w_x
-                + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace0_w_y
-                + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace0_w_z
-                - cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_x)
-        + (cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace0_w_x
-            + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_subspace0_w_z
-            + cache.arm_slice3_local_inertia_i_12 * cache.arm_slice3_local_subspace0_w_y
-            + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace0_v_y
-            - cache.arm_slice3_local_subspace0_v_x * cache.arm_slice3_local_inertia_h_y)
-            * cache.arm_slice3_local_subspace0_w_z
+            * cache.arm_slice2_local_subspace0_v_y
+        + cache.arm_slice0_local_subspace0_w_z
+            * (cache.arm_slice0_local_subspace0_w_y * cache.arm_slice0_local_inertia_i_12
+                + cache.arm_slice0_local_subspace0_v_y
+                    * cache.arm_slice0_local_inertia_h_x
+                + cache.arm_slice0_local_subspace0_w_x
+                    * cache.arm_slice0_local_inertia_i_02
+                + cache.arm_slice0_local_inertia_i_22
+                    * cache.arm_slice0_local_subspace0_w_z
+                - cache.arm_slice0_local_subspace0_v_x
+                    * cache.arm_slice0_local_inertia_h_y)
+        + cache.arm_slice0_local_subspace0_v_x
+            * (cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
+                - (cache.arm_slice0_local_subspace0_w_z
+                    * cache.arm_slice0_local_inertia_h_y
+                    - cache.arm_slice0_local_subspace0_w_y
+                        * cache.arm_slice0_local_inertia_h_z))
+        + cache.arm_slice0_local_subspace0_v_z
+            * (cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_mass
+                - (cache.arm_slice0_local_inertia_h_x
+                    * cache.arm_slice0_local_subspace0_w_y
+                    - cache.arm_slice0_local_subspace0_w_x
+                        * cache.arm_slice0_local_inertia_h_y))
+        + (cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_m
+            - (cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_h_y
+                - cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace0_w_y))
+            * cache.arm_tip_subspace0_v_x
         + cache.arm_tip_subspace0_v_z
             * (cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_m
-                - (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_h_x
-                    - cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_h_y))
-        + (cache.arm_slice0_local_inertia_i_22 * cache.arm_slice0_local_subspace0_w_z
-            + cache.arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_subspace0_w_y
-            + cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_subspace0_w_x
-            + cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_subspace0_v_y
-            - cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_local_inertia_h_y)
-            * cache.arm_slice0_local_subspace0_w_z
+                - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_y
+                    - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x))
+        + cache.arm_slice1_local_subspace0_w_x
+            * (cache.arm_slice1_local_subspace0_w_z * cache.arm_slice1_local_inertia_i_02
+                + cache.arm_slice1_local_inertia_h_y
+                    * cache.arm_slice1_local_subspace0_v_z
+                + cache.arm_slice1_local_subspace0_w_y
+                    * cache.arm_slice1_local_inertia_i_01
+                + cache.arm_slice1_local_subspace0_w_x
+                    * cache.arm_slice1_local_inertia_i_00
+                - cache.arm_slice1_local_inertia_h_z
+                    * cache.arm_slice1_local_subspace0_v_y)
+        + cache.arm_slice2_local_subspace0_v_z
+            * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_z
+                - (cache.arm_slice2_local_subspace0_w_y
+                    * cache.arm_slice2_local_inertia_h_x
+                    - cache.arm_slice2_local_subspace0_w_x
+                        * cache.arm_slice2_local_inertia_h_y))
+        + cache.arm_slice3_local_subspace0_w_y
+            * (cache.arm_slice3_local_subspace0_v_x * cache.arm_slice3_local_inertia_h_z
+                + cache.arm_slice3_local_subspace0_w_y
+                    * cache.arm_slice3_local_inertia_i_11
+                + cache.arm_slice3_local_subspace0_w_z
+                    * cache.arm_slice3_local_inertia_i_12
+                + cache.arm_slice3_local_inertia_i_01
+                    * cache.arm_slice3_local_subspace0_w_x
+                - cache.arm_slice3_local_inertia_h_x
+                    * cache.arm_slice3_local_subspace0_v_z)
+        + cache.arm_slice2_local_subspace0_w_x
+            * (cache.arm_slice2_local_inertia_i_02 * cache.arm_slice2_local_subspace0_w_z
+                + cache.arm_slice2_local_subspace0_v_z
+                    * cache.arm_slice2_local_inertia_h_y
+                + cache.arm_slice2_local_inertia_i_01
+                    * cache.arm_slice2_local_subspace0_w_y
+                + cache.arm_slice2_local_subspace0_w_x
+                    * cache.arm_slice2_local_inertia_i_00
+                - cache.arm_slice2_local_inertia_h_z
+                    * cache.arm_slice2_local_subspace0_v_y)
+        + (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_x
+            - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace0_w_z
+                - cache.arm_slice1_local_inertia_h_z
+                    * cache.arm_slice1_local_subspace0_w_y))
+            * cache.arm_slice1_local_subspace0_v_x
+        + cache.arm_slice1_local_subspace0_w_z
+            * (cache.arm_slice1_local_subspace0_w_x * cache.arm_slice1_local_inertia_i_02
+                + cache.arm_slice1_local_subspace0_w_y
+                    * cache.arm_slice1_local_inertia_i_12
+                + cache.arm_slice1_local_subspace0_w_z
+                    * cache.arm_slice1_local_inertia_i_22
+                + cache.arm_slice1_local_subspace0_v_y
+                    * cache.arm_slice1_local_inertia_h_x
+                - cache.arm_slice1_local_inertia_h_y
+                    * cache.arm_slice1_local_subspace0_v_x)
+        + cache.arm_slice0_local_subspace0_v_y
+            * (cache.arm_slice0_local_subspace0_v_y * cache.arm_slice0_mass
+                - (cache.arm_slice0_local_subspace0_w_x
+                    * cache.arm_slice0_local_inertia_h_z
+                    - cache.arm_slice0_local_subspace0_w_z
+                        * cache.arm_slice0_local_inertia_h_x))
+        + (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_z
+            - (cache.arm_slice1_local_subspace0_w_y * cache.arm_slice1_local_inertia_h_x
+                - cache.arm_slice1_local_inertia_h_y
+                    * cache.arm_slice1_local_subspace0_w_x))
+            * cache.arm_slice1_local_subspace0_v_z
         + cache.arm_slice1_local_subspace0_v_y
             * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_y
                 - (cache.arm_slice1_local_inertia_h_z
                     * cache.arm_slice1_local_subspace0_w_x
                     - cache.arm_slice1_local_subspace0_w_z
-                        * cache.arm_slice1_local_inertia_h_x))
-        + cache.arm_slice0_local_subspace0_v_y
-            * (cache.arm_slice0_mass * cache.arm_slice0_local_subspace0_v_y
-                - (cache.arm_slice0_local_subspace0_w_x
-                    * cache.arm_slice0_local_inertia_h_z
-                    - cache.arm_slice0_local_inertia_h_x
-                        * cache.arm_slice0_local_subspace0_w_z))
-        + (cache.arm_slice1_local_subspace0_w_y * cache.arm_slice1_local_inertia_i_01
-            + cache.arm_slice1_local_inertia_i_00 * cache.arm_slice1_local_subspace0_w_x
-            + cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace0_v_z
-            + cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_subspace0_w_z
-            - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace0_v_y)
-            * cache.arm_slice1_local_subspace0_w_x
-        + (cache.arm_slice1_local_subspace0_w_y * cache.arm_slice1_local_inertia_i_11
-            + cache.arm_slice1_local_subspace0_w_x * cache.arm_slice1_local_inertia_i_01
-            + cache.arm_slice1_local_subspace0_w_z * cache.arm_slice1_local_inertia_i_12
-            + cache.arm_slice1_local_subspace0_v_x * cache.arm_slice1_local_inertia_h_z
-            - cache.arm_slice1_local_subspace0_v_z * cache.arm_slice1_local_inertia_h_x)
-            * cache.arm_slice1_local_subspace0_w_y
-        + (cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_mass
-            - (cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_subspace0_w_y
-                - cache.arm_slice0_local_subspace0_w_x
-                    * cache.arm_slice0_local_inertia_h_y))
-            * cache.arm_slice0_local_subspace0_v_z
-        + cache.arm_tip_subspace0_v_x
-            * (cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_m
-                - (cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_h_y
-                    - cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_h_z))
-        + cache.arm_slice2_local_subspace0_w_x
-            * (cache.arm_slice2_local_subspace0_w_z * cache.arm_slice2_local_inertia_i_02
-                + cache.arm_slice2_local_subspace0_w_x
-                    * cache.arm_slice2_local_inertia_i_00
-                + cache.arm_slice2_local_subspace0_w_y
-                    * cache.arm_slice2_local_inertia_i_01
-                + cache.arm_slice2_local_inertia_h_y
-                    * cache.arm_slice2_local_subspace0_v_z
-                - cache.arm_slice2_local_inertia_h_z
-                    * cache.arm_slice2_local_subspace0_v_y)
-        + (cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_x
-            + cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace0_w_z
-            + cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_x
-            + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace0_w_y
-            - cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_h_y)
-            * cache.arm_tip_subspace0_w_z
-        + cache.arm_tip_subspace0_v_y
-            * (cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_m
-                - (cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_h_z
-                    - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_z))
-        + (cache.arm_slice3_local_subspace0_w_x * cache.arm_slice3_local_inertia_i_00
-            + cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace0_w_z
-            + cache.arm_slice3_local_subspace0_v_z * cache.arm_slice3_local_inertia_h_y
-            + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace0_w_y
-            - cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_subspace0_v_y)
-            * cache.arm_slice3_local_subspace0_w_x
-        + (cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_subspace0_w_z
-            + cache.arm_slice0_local_inertia_i_01 * cache.arm_slice0_local_subspace0_w_y
-            + cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_local_inertia_h_y
-            + cache.arm_slice0_local_subspace0_w_x * cache.arm_slice0_local_inertia_i_00
-            - cache.arm_slice0_local_subspace0_v_y * cache.arm_slice0_local_inertia_h_z)
-            * cache.arm_slice0_local_subspace0_w_x
-        + (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_z
-            - (cache.arm_slice2_local_subspace0_w_y * cache.arm_slice2_local_inertia_h_x
-                - cache.arm_slice2_local_subspace0_w_x
-                    * cache.arm_slice2_local_inertia_h_y))
-            * cache.arm_slice2_local_subspace0_v_z
-        + cache.arm_slice1_local_subspace0_v_x
-            * (cache.arm_slice1_local_subspace0_v_x * cache.arm_slice1_mass
-                - (cache.arm_slice1_local_inertia_h_y
-                    * cache.arm_slice1_local_subspace0_w_z
-                    - cache.arm_slice1_local_inertia_h_z
-                        * cache.arm_slice1_local_subspace0_w_y))
-        + cache.arm_slice3_local_subspace0_v_z
-            * (cache.arm_slice3_local_subspace0_v_z * cache.arm_slice0_mass
-                - (cache.arm_slice3_local_inertia_h_x
-                    * cache.arm_slice3_local_subspace0_w_y
-                    - cache.arm_slice3_local_subspace0_w_x
-                        * cache.arm_slice3_local_inertia_h_y))
-        + (cache.arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_subspace0_w_z
-            + cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_local_inertia_h_z
-            + cache.arm_slice0_local_inertia_i_11 * cache.arm_slice0_local_subspace0_w_y
-            + cache.arm_slice0_local_inertia_i_01 * cache.arm_slice0_local_subspace0_w_x
-            - cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_local_inertia_h_x)
-            * cache.arm_slice0_local_subspace0_w_y
-        + cache.arm_slice3_local_subspace0_v_x
-            * (cache.arm_slice3_local_subspace0_v_x * cache.arm_slice0_mass
-                - (cache.arm_slice3_local_inertia_h_y
-                    * cache.arm_slice3_local_subspace0_w_z
-                    - cache.arm_slice3_local_inertia_h_z
-                        * cache.arm_slice3_local_subspace0_w_y))
-        + cache.arm_slice1_local_subspace0_v_z
-            * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_z
-                - (cache.arm_slice1_local_subspace0_w_y
-                    * cache.arm_slice1_local_inertia_h_x
-                    - cache.arm_slice1_local_inertia_h_y
-                        * cache.arm_slice1_local_subspace0_w_x))
-        + cache.arm_slice2_local_subspace0_w_y
-            * (cache.arm_slice2_local_subspace0_w_x * cache.arm_slice2_local_inertia_i_01
-                + cache.arm_slice2_local_subspace0_w_z
-                    * cache.arm_slice2_local_inertia_i_12
-                + cache.arm_slice2_local_inertia_i_11
-                    * cache.arm_slice2_local_subspace0_w_y
-                + cache.arm_slice2_local_subspace0_v_x
-                    * cache.arm_slice2_local_inertia_h_z
-                - cache.arm_slice2_local_inertia_h_x
-                    * cache.arm_slice2_local_subspace0_v_z)
-        + (cache.arm_slice1_local_inertia_i_22 * cache.arm_slice1_local_subspace0_w_z
-            + cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_subspace0_w_x
-            + cache.arm_slice1_local_subspace0_w_y * cache.arm_slice1_local_inertia_i_12
-            + cache.arm_slice1_local_subspace0_v_y * cache.arm_slice1_local_inertia_h_x
-            - cache.arm_slice1_local_subspace0_v_x * cache.arm_slice1_local_inertia_h_y)
-            * cache.arm_slice1_local_subspace0_w_z
-        + cache.arm_tip_subspace0_w_x
-            * (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_01
-                + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_z
-                + cache.wrist_composite_inertia_i_00 * cache.arm_tip_subspace0_w_x
-                + cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_y
-                - cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_z)
-        + (cache.arm_slice3_local_inertia_i_11 * cache.arm_slice3_local_subspace0_w_y
-            + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace0_w_x
-            + cache.arm_slice3_local_subspace0_v_x * cache.arm_slice3_local_inertia_h_z
-            + cache.arm_slice3_local_subspace0_w_z * cache.arm_slice3_local_inertia_i_12
-            - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace0_v_z)
-            * cache.arm_slice3_local_subspace0_w_y
-        + cache.arm_slice0_local_subspace0_v_x
-            * (cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
-                - (cache.arm_slice0_local_inertia_h_y
-                    * cache.arm_slice0_local_subspace0_w_z
-                    - cache.arm_slice0_local_subspace0_w_y
-                        * cache.arm_slice0_local_inertia_h_z))
-        + (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
-            - (cache.arm_slice2_local_subspace0_w_z * cache.arm_slice2_local_inertia_h_y
-                - cache.arm_slice2_local_subspace0_w_y
-                    * cache.arm_slice2_local_inertia_h_z))
-            * cache.arm_slice2_local_subspace0_v_x
-        + cache.arm_slice2_local_subspace0_w_z
-            * (cache.arm_slice2_local_inertia_i_22 * cache.arm_slice2_local_subspace0_w_z
-                + cache.arm_slice2_local_inertia_h_x
-                    * cache.arm_slice2_local_subspace0_v_y
-                + cache.arm_slice2_local_subspace0_w_x
-                    * cache.arm_slice2_local_inertia_i_02
-                + cache.arm_slice2_local_inertia_i_12
-                    * cache.arm_slice2_local_subspace0_w_y
-                - cache.arm_slice2_local_inertia_h_y
-                    * cache.arm_slice2_local_subspace0_v_x)
-        + (cache.arm_slice0_mass * cache.arm_slice3_local_subspace0_v_y
-            - (cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_subspace0_w_x
-                - cache.arm_slice3_local_inertia_h_x
-                    * cache.arm_slice3_local_subspace0_w_z))
-            * cache.arm_slice3_local_subspace0_v_y;
+                        * cache.arm_slice1_local_inertia_h_x));
     out[(0, 1)] = t30;
     out[(1, 0)] = t30;
     out[(0, 2)] = t31;
     out[(2, 0)] = t31;
-    out[(1, 1)] = t26 * cache.arm_tip_subspace1_w_x
-        + t4 * cache.arm_slice3_local_subspace1_w_z
-        + t3 * cache.arm_slice3_local_subspace1_w_y
-        + t1 * cache.arm_slice3_local_subspace1_v_z
-        + t24 * cache.arm_slice0_local_subspace1_v_z
-        + cache.arm_slice1_local_subspace1_v_x * t27
-        + t12 * cache.arm_slice1_local_subspace1_w_z
-        + cache.arm_slice0_local_subspace1_w_y * t14
-        + t21 * cache.arm_slice3_local_subspace1_v_x
-        + cache.arm_slice0_local_subspace1_v_x * t11
-        + t19 * cache.arm_slice0_local_subspace1_w_z
-        + cache.arm_slice0_local_subspace1_v_y * t25 + t6 * cache.arm_tip_subspace1_v_x
-        + cache.arm_slice2_local_subspace1_v_z * t2
-        + cache.arm_slice1_local_subspace1_v_z * t7
-        + cache.arm_slice3_local_subspace1_v_y * t9
-        + t10 * cache.arm_slice3_local_subspace1_w_x + t13 * cache.arm_tip_subspace1_w_y
-        + cache.arm_tip_subspace1_w_z * t22 + cache.arm_slice2_local_subspace1_v_x * t17
-        + t28 * cache.arm_slice2_local_subspace1_w_x
-        + t5 * cache.arm_slice1_local_subspace1_w_y
-        + t23 * cache.arm_slice2_local_subspace1_w_z
-        + t18 * cache.arm_slice2_local_subspace1_w_y + t29 * cache.arm_tip_subspace1_v_y
-        + t8 * cache.arm_tip_subspace1_v_z + t16 * cache.arm_slice2_local_subspace1_v_y
-        + cache.arm_slice1_local_subspace1_v_y * t0
-        + cache.arm_slice0_local_subspace1_w_x * t15
-        + cache.arm_slice1_local_subspace1_w_x * t20;
+    out[(1, 1)] = cache.arm_slice3_local_subspace1_w_x * t15
+        + cache.arm_tip_subspace1_w_x * t25 + cache.arm_slice2_local_subspace1_w_y * t12
+        + cache.arm_slice0_local_subspace1_v_y * t24 + cache.arm_tip_subspace1_v_z * t13
+        + cache.arm_slice2_local_subspace1_v_z * t1
+        + cache.arm_slice3_local_subspace1_v_z * t7
+        + cache.arm_slice1_local_subspace1_w_z * t23
+        + cache.arm_slice1_local_subspace1_v_x * t20 + t11 * cache.arm_tip_subspace1_v_y
+        + cache.arm_slice0_local_subspace1_v_x * t22
+        + t0 * cache.arm_slice0_local_subspace1_v_z
+        + t28 * cache.arm_slice2_local_subspace1_w_z + t6 * cache.arm_tip_subspace1_w_y
+        + t18 * cache.arm_slice3_local_subspace1_w_y
+        + t10 * cache.arm_slice1_local_subspace1_v_y
+        + cache.arm_slice3_local_subspace1_v_y * t16
+        + t9 * cache.arm_slice1_local_subspace1_w_y + t27 * cache.arm_tip_subspace1_w_z
+        + t4 * cache.arm_slice0_local_subspace1_w_z
+        + cache.arm_slice3_local_subspace1_v_x * t26
+        + cache.arm_slice2_local_subspace1_v_y * t5
+        + cache.arm_slice0_local_subspace1_w_x * t8
+        + cache.arm_slice2_local_subspace1_w_x * t21 + t2 * cache.arm_tip_subspace1_v_x
+        + cache.arm_slice1_local_subspace1_v_z * t14
+        + cache.arm_slice1_local_subspace1_w_x * t3
+        + t17 * cache.arm_slice2_local_subspace1_v_x
+        + cache.arm_slice3_local_subspace1_w_z * t29
+        + cache.arm_slice0_local_subspace1_w_y * t19;
     out[(1, 2)] = t32;
     out[(2, 1)] = t32;
-    out[(2, 2)] = (cache.flap_slice2_local_inertia_h_x
-        * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_slice2_local_subspace0_v_y * cache.flap_slice0_mass)
-        * cache.flap_slice2_local_subspace0_v_y
-        + (cache.flap_slice1_local_subspace0_w_z * cache.flap_slice1_local_inertia_i_22
-            + cache.flap_slice1_local_subspace0_v_y * cache.flap_slice1_local_inertia_h_x
-            - cache.flap_slice1_local_subspace0_v_x
-                * cache.flap_slice1_local_inertia_h_y)
-            * cache.flap_slice1_local_subspace0_w_z
-        + (cache.flap_slice1_mass * cache.flap_slice1_local_subspace0_v_y
-            + cache.flap_slice1_local_subspace0_w_z
-                * cache.flap_slice1_local_inertia_h_x)
-            * cache.flap_slice1_local_subspace0_v_y
-        + (cache.flap_slice2_local_subspace0_v_x * cache.flap_slice0_mass
-            - cache.flap_slice2_local_inertia_h_y
-                * cache.flap_slice2_local_subspace0_w_z)
-            * cache.flap_slice2_local_subspace0_v_x
+    out[(2, 2)] = (cache.flap_slice2_local_subspace0_v_x * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * cache.flap_slice2_local_subspace0_w_z)
+        * cache.flap_slice2_local_subspace0_v_x
+        + cache.flap_slice1_local_subspace0_v_x
+            * (cache.flap_slice1_local_subspace0_v_x * cache.flap_slice1_mass
+                - cache.flap_slice1_local_subspace0_w_z
+                    * cache.flap_slice1_local_inertia_h_y)
         + cache.flap_slice0_local_subspace0_v_x
             * (cache.flap_slice0_local_subspace0_v_x * cache.flap_slice0_mass
                 - cache.flap_slice0_local_subspace0_w_z
                     * cache.flap_slice0_local_inertia_h_y)
-        + (cache.flap_slice0_local_inertia_h_x * cache.flap_slice0_local_subspace0_v_y
-            + cache.flap_slice0_local_subspace0_w_z
-                * cache.flap_slice0_local_inertia_i_22
-            - cache.flap_slice0_local_subspace0_v_x
-                * cache.flap_slice0_local_inertia_h_y)
-            * cache.flap_slice0_local_subspace0_w_z
-        + cache.flap_slice1_local_subspace0_v_x
-            * (cache.flap_slice1_mass * cache.flap_slice1_local_subspace0_v_x
-                - cache.flap_slice1_local_subspace0_w_z
-                    * cache.flap_slice1_local_inertia_h_y)
         + (cache.flap_slice2_local_inertia_i_22 * cache.flap_slice2_local_subspace0_w_z
             + cache.flap_slice2_local_inertia_h_x * cache.flap_slice2_local_subspace0_v_y
             - cache.flap_slice2_local_inertia_h_y
                 * cache.flap_slice2_local_subspace0_v_x)
             * cache.flap_slice2_local_subspace0_w_z
-        + (cache.flap_slice0_local_subspace0_w_z * cache.flap_slice0_local_inertia_h_x
-            + cache.flap_slice0_local_subspace0_v_y * cache.flap_slice0_mass)
-            * cache.flap_slice0_local_subspace0_v_y;
+        + cache.flap_slice0_local_subspace0_w_z
+            * (cache.flap_slice0_local_subspace0_v_y
+                * cache.flap_slice0_local_inertia_h_x
+                + cache.flap_slice0_local_subspace0_w_z
+                    * cache.flap_slice0_local_inertia_i_22
+                - cache.flap_slice0_local_inertia_h_y
+                    * cache.flap_slice0_local_subspace0_v_x)
+        + (cache.flap_slice2_local_inertia_h_x * cache.flap_slice2_local_subspace0_w_z
+            + cache.flap_slice2_local_subspace0_v_y * cache.flap_slice0_mass)
+            * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_slice1_local_subspace0_w_z
+            * (cache.flap_slice1_local_inertia_h_x
+                * cache.flap_slice1_local_subspace0_v_y
+                + cache.flap_slice1_local_subspace0_w_z
+                    * cache.flap_slice1_local_inertia_i_22
+                - cache.flap_slice1_local_subspace0_v_x
+                    * cache.flap_slice1_local_inertia_h_y)
+        + cache.flap_slice1_local_subspace0_v_y
+            * (cache.flap_slice1_mass * cache.flap_slice1_local_subspace0_v_y
+                + cache.flap_slice1_local_subspace0_w_z
+                    * cache.flap_slice1_local_inertia_h_x)
+        + cache.flap_slice0_local_subspace0_v_y
+            * (cache.flap_slice0_local_subspace0_v_y * cache.flap_slice0_mass
+                + cache.flap_slice0_local_subspace0_w_z
+                    * cache.flap_slice0_local_inertia_h_x);
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -2361,1118 +2377,1080 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let t0 = cache.arm_slice2_local_subspace1_w_x * qd[1]
-        + cache.arm_slice2_local_subspace0_w_x * qd[0];
-    let t1 = cache.arm_slice2_local_subspace1_w_y * qd[1]
-        + cache.arm_slice2_local_subspace0_w_y * qd[0];
-    let t2 = qd[0] * cache.arm_slice2_local_subspace0_v_z
-        + cache.arm_slice2_local_subspace1_v_z * qd[1];
-    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t2
-        - (cache.arm_slice2_local_inertia_h_x * t1
-            - t0 * cache.arm_slice2_local_inertia_h_y);
-    let arm_bend_z = q[1] * p.section_length;
-    let arm_bend_y = q[0] * p.section_length;
-    let arm_bend_y_rate = p.section_length * qd[0];
-    let t3 = arm_bend_y_rate * arm_bend_y_rate;
-    let arm_bend_z_rate = p.section_length * qd[1];
-    let t4 = arm_bend_y * arm_bend_y;
-    let t5 = arm_bend_z * arm_bend_z;
-    let t6 = arm_bend_z_rate * arm_bend_z_rate;
-    let t7 = arm_bend_z * arm_bend_y * t3 + arm_bend_z_rate * t5 * arm_bend_y_rate
-        - arm_bend_z_rate * t4 * arm_bend_y_rate - arm_bend_z * arm_bend_y * t6;
-    let t8 = 2.0 * arm_bend_z_rate * t4 * arm_bend_y_rate
-        + 2.0 * arm_bend_z * arm_bend_y * t6 - 2.0 * arm_bend_z * arm_bend_y * t3
-        - 2.0 * arm_bend_z_rate * t5 * arm_bend_y_rate;
-    let t9 = 0.2014998074653874 * cache.arm_slice2_bend_c3 * t7
-        + 0.2014998074653874 * t8 * cache.arm_slice2_bend_c4;
-    let t10 = arm_bend_y * t6 - arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
-    let t11 = arm_bend_z.powi(3);
-    let t12 = 3.0 * arm_bend_z * arm_bend_z_rate * t4 * arm_bend_y_rate
-        + 3.0 * arm_bend_y * t6 * t5 - 3.0 * arm_bend_z_rate * t11 * arm_bend_y_rate
-        - 3.0 * arm_bend_y * t5 * t3;
-    let t13 = arm_bend_z_rate * t11 * arm_bend_y_rate + arm_bend_y * t5 * t3
-        - arm_bend_z * arm_bend_z_rate * t4 * arm_bend_y_rate - arm_bend_y * t6 * t5;
-    let t14 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t10
-        + 0.1350029611448087 * t12 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t13;
-    let t15 = -2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * arm_bend_y_rate
-        - 3.0 * arm_bend_y * p.section_length * t3 - arm_bend_y * p.section_length * t6;
-    let t16 = arm_bend_y.powi(3);
-    let t17 = 16.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t4
-        * arm_bend_y_rate + 8.0 * p.section_length * t16 * t3
-        + 8.0 * arm_bend_y * p.section_length * t6 * t5;
-    let t18 = 6.0 * arm_bend_y * p.section_length * t3
-        + 2.0 * arm_bend_y * p.section_length * t6
-        + 4.0 * arm_bend_z * arm_bend_z_rate * p.section_length * arm_bend_y_rate;
-    let t19 = -5.0 * p.section_length * t16 * t3
-        - 10.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t4 * arm_bend_y_rate
-        - 5.0 * arm_bend_y * p.section_length * t6 * t5;
-    let t20 = p.section_length * t16 * t3
-        + 2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t4 * arm_bend_y_rate
-        + arm_bend_y * p.section_length * t6 * t5;
-    let t21 = -arm_bend_z;
-    let t22 = (0.44888729929169013 * t21 * cache.arm_slice2_bend_c2) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2);
-    let t23 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t24 = -(arm_bend_z * arm_bend_y * p.section_length);
-    let t25 = 0.2014998074653874 * t23 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t24 * cache.arm_slice2_bend_c3;
-    let t26 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
-    let t27 = 2.0 * p.section_length * t5;
-    let t28 = -(p.section_length * t5);
-    let t29 = t25 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t26 + 0.2014998074653874 * t27 * cache.arm_slice2_bend_c4
-                + 0.2014998074653874 * t28 * cache.arm_slice2_bend_c3);
-    let t30 = arm_bend_z * arm_bend_y;
-    let t31 = -t5;
-    let t32 = arm_bend_z_rate * (0.3007502358784333 * t30 * cache.arm_slice2_bend_c3)
-        + (0.3007502358784333 * t31 * cache.arm_slice2_bend_c3 + 0.6699905217924281)
-            * arm_bend_y_rate;
-    let t33 = -(arm_bend_y * p.section_length);
-    let t34 = arm_bend_y * p.section_length;
-    let t35 = arm_bend_z * p.section_length;
-    let t36 = -(arm_bend_z * p.section_length);
-    let t37 = (0.3007502358784333 * cache.arm_slice2_bend_c2 * t33
-        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t34) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.3007502358784333 * t35 * cache.arm_slice2_bend_c3
-                + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t36);
-    let t38 = (0.2014998074653874 * t15 * cache.arm_slice2_bend_c3
-        + 0.09045070438093329 * t17 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * t18 * cache.arm_slice2_bend_c4
-        + 0.09045070438093329 * t19 * cache.arm_slice2_bend_c5
-        + 0.09045070438093329 * cache.arm_slice2_bend_c4 * t20)
-        - (t14 * cache.arm_slice2_local_com_x - t9 * cache.arm_slice2_local_com_z)
-        - (t32 * t37 - t22 * t29);
-    let t39 = cache.arm_slice2_local_subspace0_w_z * qd[0]
-        + cache.arm_slice2_local_subspace1_w_z * qd[1];
-    let t40 = cache.arm_slice2_local_subspace0_v_x * qd[0]
-        + cache.arm_slice2_local_subspace1_v_x * qd[1];
-    let arm_slice2_local_momentum_f_x = t40 * cache.arm_slice1_mass
-        - (t39 * cache.arm_slice2_local_inertia_h_y
-            - cache.arm_slice2_local_inertia_h_z * t1);
-    let t41 = cache.arm_slice1_mass * t38 + t39 * arm_slice2_local_momentum_f_x
-        - t0 * arm_slice2_local_momentum_f_z
-        - (t9 * cache.arm_slice2_local_inertia_h_z
-            - t14 * cache.arm_slice2_local_inertia_h_x);
-    let t42 = cache.arm_slice0_local_subspace0_v_x * qd[0]
-        + cache.arm_slice0_local_subspace1_v_x * qd[1];
-    let t43 = qd[0] * cache.arm_slice0_local_subspace0_w_y
-        + cache.arm_slice0_local_subspace1_w_y * qd[1];
-    let t44 = qd[0] * cache.arm_slice0_local_subspace0_w_z
-        + cache.arm_slice0_local_subspace1_w_z * qd[1];
-    let arm_slice0_local_momentum_f_x = t42 * cache.arm_slice0_mass
-        - (t44 * cache.arm_slice0_local_inertia_h_y
-            - t43 * cache.arm_slice0_local_inertia_h_z);
-    let t45 = cache.arm_slice0_local_subspace1_v_y * qd[1]
-        + qd[0] * cache.arm_slice0_local_subspace0_v_y;
-    let t46 = 3.0 * arm_bend_z_rate * t16 * arm_bend_y_rate + 3.0 * arm_bend_z * t6 * t4
-        - 3.0 * arm_bend_z * t4 * t3
-        - 3.0 * arm_bend_y * arm_bend_z_rate * t5 * arm_bend_y_rate;
-    let t47 = arm_bend_y * arm_bend_z_rate * arm_bend_y_rate - arm_bend_z * t3;
-    let t48 = arm_bend_y * arm_bend_z_rate * t5 * arm_bend_y_rate + arm_bend_z * t4 * t3
-        - arm_bend_z * t6 * t4 - arm_bend_z_rate * t16 * arm_bend_y_rate;
-    let t49 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t46
-        + 0.0003347157145944845 * t47 * cache.arm_slice0_bend_c3
-        + 0.0000016135911537792344 * t48 * cache.arm_slice0_bend_c4;
-    let t50 = 0.000023239929348011262 * t8 * cache.arm_slice0_bend_c4
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t7;
-    let t51 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
-    let t52 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t24
-        + 0.000023239929348011262 * t23 * cache.arm_slice0_bend_c4;
-    let t53 = arm_bend_z_rate
-        * (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t27
-            + 0.000023239929348011262 * t28 * cache.arm_slice0_bend_c3 + t51)
-        + t52 * arm_bend_y_rate;
-    let t54 = -(arm_bend_z * arm_bend_y);
-    let t55 = (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t4
-        - 0.06943184420297371) * arm_bend_z_rate
-        + arm_bend_y_rate * (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t54);
-    let t56 = arm_bend_z_rate * (0.0003347157145944845 * t30 * cache.arm_slice0_bend_c3)
-        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t31 + 0.06943184420297371)
-            * arm_bend_y_rate;
-    let t57 = -(p.section_length * t4);
-    let t58 = 2.0 * p.section_length * t4;
-    let t59 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t57
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t58 + t51)
-        * arm_bend_y_rate + arm_bend_z_rate * t52;
-    let t60 = p.section_length * t6 + p.section_length * t3;
-    let t61 = -3.0 * p.section_length * t4 * t3
-        - 6.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
-            * arm_bend_y_rate - 3.0 * p.section_length * t6 * t5;
-    let t62 = 6.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
-        * arm_bend_y_rate + 3.0 * p.section_length * t4 * t3
-        + 3.0 * p.section_length * t6 * t5;
-    let t63 = -p.section_length * t3 - p.section_length * t6;
-    let t64 = 2.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
-        * arm_bend_y_rate + p.section_length * t6 * t5 + p.section_length * t4 * t3;
-    let t65 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t10
-        + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t13
-        + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t12;
-    let t66 = (0.0003347157145944845 * t60 * cache.arm_slice0_bend_c3
-        + 0.0000016135911537792344 * t61 * cache.arm_slice0_bend_c4
-        + 0.0000016135911537792344 * t62 * cache.arm_slice0_bend_c5
-        + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t63
-        + 0.0000016135911537792344 * t64 * cache.arm_slice0_bend_c3)
-        - (t53 * t55 - t56 * t59)
-        - (cache.arm_slice0_local_com_z * t49 - t65 * cache.arm_slice0_local_com_y);
-    let t67 = arm_bend_z_rate
-        * (0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2)
-        + (0.004820780989426014 * cache.arm_slice0_bend_c2 * t21) * arm_bend_y_rate;
-    let t68 = arm_bend_z_rate
-        * (0.0003347157145944845 * cache.arm_slice0_bend_c2 * t36
-            + 0.0003347157145944845 * t35 * cache.arm_slice0_bend_c3)
-        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t34
-            + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t33) * arm_bend_y_rate;
-    let t69 = (0.000023239929348011262 * t15 * cache.arm_slice0_bend_c3
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t19
-        + 0.000023239929348011262 * t18 * cache.arm_slice0_bend_c4
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t17
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c4 * t20)
-        - (t68 * t56 - t53 * t67)
-        - (cache.arm_slice0_local_com_x * t65 - cache.arm_slice0_local_com_z * t50);
-    let t70 = cache.arm_slice0_local_subspace1_w_x * qd[1]
-        + cache.arm_slice0_local_subspace0_w_x * qd[0];
-    let t71 = cache.arm_slice0_local_subspace1_v_z * qd[1]
-        + cache.arm_slice0_local_subspace0_v_z * qd[0];
-    let arm_slice0_local_momentum_n_x = t43 * cache.arm_slice0_local_inertia_i_01
-        + t70 * cache.arm_slice0_local_inertia_i_00
-        + t71 * cache.arm_slice0_local_inertia_h_y
-        + cache.arm_slice0_local_inertia_i_02 * t44
-        - t45 * cache.arm_slice0_local_inertia_h_z;
-    let arm_slice0_local_momentum_n_y = t42 * cache.arm_slice0_local_inertia_h_z
-        + t70 * cache.arm_slice0_local_inertia_i_01
-        + t44 * cache.arm_slice0_local_inertia_i_12
-        + t43 * cache.arm_slice0_local_inertia_i_11
-        - t71 * cache.arm_slice0_local_inertia_h_x;
-    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t45
-        - (t70 * cache.arm_slice0_local_inertia_h_z
-            - t44 * cache.arm_slice0_local_inertia_h_x);
-    let t72 = t49 * cache.arm_slice0_local_inertia_i_12
-        + cache.arm_slice0_local_inertia_i_02 * t50
-        + cache.arm_slice0_local_inertia_h_x * t69
-        + cache.arm_slice0_local_inertia_i_22 * t65 + arm_slice0_local_momentum_n_y * t70
-        + t42 * arm_slice0_local_momentum_f_y - arm_slice0_local_momentum_f_x * t45
-        - t66 * cache.arm_slice0_local_inertia_h_y - t43 * arm_slice0_local_momentum_n_x;
-    let t73 = t48 * cache.arm_bend_squared_c4 + t47 * cache.arm_bend_squared_c3
-        + t46 * cache.arm_bend_squared_c5;
-    let t74 = cache.arm_bend_squared_c3 * t7 + t8 * cache.arm_bend_squared_c4;
-    let t75 = t13 * cache.arm_bend_squared_c4 + t12 * cache.arm_bend_squared_c5
-        + cache.arm_bend_squared_c3 * t10;
-    let arm_tip_bias_w_x = 0.9164595255079896 * t74 - 0.1748223713144484 * t73
-        - 0.35991537421130565 * t75;
-    let t76 = arm_bend_z_rate * (t4 * cache.arm_bend_squared_c3 - 1.0)
-        + (t54 * cache.arm_bend_squared_c3) * arm_bend_y_rate;
-    let t77 = cache.arm_bend_squared_c2 * p.section_length;
-    let t78 = t24 * cache.arm_bend_squared_c3 + t23 * cache.arm_bend_squared_c4;
-    let t79 = arm_bend_z_rate
-        * (t28 * cache.arm_bend_squared_c3 + t27 * cache.arm_bend_squared_c4 + t77)
-        + t78 * arm_bend_y_rate;
-    let t80 = (t57 * cache.arm_bend_squared_c3 + t58 * cache.arm_bend_squared_c4 + t77)
-        * arm_bend_y_rate + arm_bend_z_rate * t78;
-    let t81 = arm_bend_z_rate * (t30 * cache.arm_bend_squared_c3)
-        + arm_bend_y_rate * (1.0 + t31 * cache.arm_bend_squared_c3);
-    let t82 = cache.arm_bend_squared_c2 * t35;
-    let t83 = cache.arm_bend_squared_c2 * t34;
-    let t84 = (t61 * cache.arm_bend_squared_c4 + t60 * cache.arm_bend_squared_c3
-        + t62 * cache.arm_bend_squared_c5 + cache.arm_bend_squared_c2 * t63
-        + t64 * cache.arm_bend_squared_c3) - (t76 * t79 - t80 * t81)
-        - (t82 * t73 - t83 * t75);
-    let arm_tip_bias_w_y = 0.09195266597143173 * t74 + 0.96744666685656 * t73
-        - 0.2357788243436599 * t75;
-    let t85 = arm_bend_z_rate * (arm_bend_y * cache.arm_bend_squared_c2)
-        + (cache.arm_bend_squared_c2 * t21) * arm_bend_y_rate;
-    let t86 = arm_bend_z_rate
-        * (t35 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t36)
-        + (t34 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t33)
-            * arm_bend_y_rate;
-    let t87 = p.section_length * cache.arm_bend_squared_c1;
-    let t88 = (t15 * cache.arm_bend_squared_c3 + t20 * cache.arm_bend_squared_c4
-        + t18 * cache.arm_bend_squared_c4 + t17 * cache.arm_bend_squared_c6
-        + t19 * cache.arm_bend_squared_c5) - (t86 * t81 - t79 * t85)
-        - (t87 * t75 - t82 * t74);
-    let t89 = -5.0 * p.section_length * t6 * t11
-        - 5.0 * arm_bend_z * p.section_length * t4 * t3
-        - 10.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t5 * arm_bend_y_rate;
-    let t90 = 16.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t5
-        * arm_bend_y_rate + 8.0 * p.section_length * t6 * t11
-        + 8.0 * arm_bend_z * p.section_length * t4 * t3;
-    let t91 = arm_bend_z * p.section_length * t4 * t3 + p.section_length * t6 * t11
-        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t5 * arm_bend_y_rate;
-    let t92 = -3.0 * arm_bend_z * p.section_length * t6
-        - 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
-        - arm_bend_z * p.section_length * t3;
-    let t93 = 6.0 * arm_bend_z * p.section_length * t6
-        + 2.0 * arm_bend_z * p.section_length * t3
-        + 4.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate;
-    let t94 = (t89 * cache.arm_bend_squared_c5 + t90 * cache.arm_bend_squared_c6
-        + t91 * cache.arm_bend_squared_c4 + t92 * cache.arm_bend_squared_c3
-        + t93 * cache.arm_bend_squared_c4) - (t80 * t85 - t86 * t76)
-        - (t83 * t74 - t87 * t73);
-    let arm_tip_bias_v_x = 0.9164595255079896 * t84 - 0.01 * arm_tip_bias_w_y
-        - 0.1748223713144484 * t88 - 0.35991537421130565 * t94;
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
-        + cache.arm_tip_subspace1_w_x * qd[1];
-    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
-        + cache.arm_tip_subspace0_v_z * qd[0];
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
-        + cache.arm_tip_subspace1_w_y * qd[1];
+    let flap_bend_y = p.flap_length * q[2];
+    let t0 = p.flap_length * flap_bend_y;
+    let flap_bend_y_rate = p.flap_length * qd[2];
     let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
         + cache.arm_tip_subspace0_w_z * qd[0];
-    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
-        + cache.arm_tip_subspace1_v_x * qd[1];
-    let wrist_momentum_n_y = arm_tip_velocity_w_y * cache.wrist_inertia_i_11
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
-        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
-        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
-        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let wrist_momentum_n_x = arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
-        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
-    let arm_tip_bias_w_z = 0.3894183423086505 * t74 + 0.90270109637546 * t75
-        + 0.1829865712999871 * t73;
-    let flap_base_bias_w_z = arm_tip_bias_w_y * cache.flap_rotation_12
-        + arm_tip_bias_w_z * cache.flap_rotation_22
-        + arm_tip_bias_w_x * cache.flap_rotation_02;
-    let t95 = cache.flap_slice0_local_inertia_i_22 * flap_base_bias_w_z;
-    let t96 = arm_tip_velocity_v_x
-        - (cache.flap_position_y * arm_tip_velocity_w_z
-            - arm_tip_velocity_w_y * cache.flap_position_z);
-    let t97 = arm_tip_velocity_v_y
-        - (arm_tip_velocity_w_x * cache.flap_position_z
-            - cache.flap_position_x * arm_tip_velocity_w_z);
-    let t98 = arm_tip_velocity_v_z
-        - (cache.flap_position_x * arm_tip_velocity_w_y
-            - arm_tip_velocity_w_x * cache.flap_position_y);
-    let flap_base_velocity_v_x = t96 * cache.flap_rotation_00
-        + cache.flap_rotation_10 * t97 + cache.flap_rotation_20 * t98;
-    let t99 = flap_base_velocity_v_x + cache.flap_slice1_local_subspace0_v_x * qd[2];
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
     let flap_base_velocity_w_z = arm_tip_velocity_w_z * cache.flap_rotation_22
-        + arm_tip_velocity_w_y * cache.flap_rotation_12
-        + arm_tip_velocity_w_x * cache.flap_rotation_02;
-    let t100 = cache.flap_slice1_local_subspace0_w_z * qd[2] + flap_base_velocity_w_z;
-    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t99
-        - t100 * cache.flap_slice1_local_inertia_h_y;
-    let flap_base_velocity_v_y = t96 * cache.flap_rotation_01
-        + t97 * cache.flap_rotation_11 + cache.flap_rotation_21 * t98;
-    let t101 = flap_base_velocity_v_y + cache.flap_slice1_local_subspace0_v_y * qd[2];
-    let t102 = -(flap_slice1_local_momentum_f_x * t101);
-    let t103 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_i_22;
-    let flap_base_velocity_w_y = arm_tip_velocity_w_y * cache.flap_rotation_11
-        + cache.flap_rotation_21 * arm_tip_velocity_w_z
-        + arm_tip_velocity_w_x * cache.flap_rotation_01;
-    let flap_base_velocity_w_x = arm_tip_velocity_w_x * cache.flap_rotation_00
-        + cache.flap_rotation_20 * arm_tip_velocity_w_z
-        + cache.flap_rotation_10 * arm_tip_velocity_w_y;
-    let flap_base_velocity_v_z = t97 * cache.flap_rotation_12
-        + t96 * cache.flap_rotation_02 + t98 * cache.flap_rotation_22;
-    let flap_slice0_local_momentum_n_x = cache.flap_slice0_local_inertia_i_00
-        * flap_base_velocity_w_x
-        + flap_base_velocity_w_y * cache.flap_slice0_local_inertia_i_01
-        + cache.flap_slice0_local_inertia_h_y * flap_base_velocity_v_z;
-    let t104 = -(flap_base_velocity_w_y * flap_slice0_local_momentum_n_x);
-    let flap_slice2_local_momentum_n_x = flap_base_velocity_w_y
-        * cache.flap_slice2_local_inertia_i_01
-        + cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_z
-        + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x;
-    let t105 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x);
-    let flap_slice1_local_momentum_f_y = cache.flap_slice1_mass * t101
-        + t100 * cache.flap_slice1_local_inertia_h_x;
-    let t106 = t99 * flap_slice1_local_momentum_f_y;
-    let flap_bend_y_rate = p.flap_length * qd[2];
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t107 = 2.0 * flap_bend_squared * p.flap_length;
-    let t108 = -(flap_bend_squared * p.flap_length);
-    let arm_tip_bias_v_z = 0.90270109637546 * t94 + 0.02 * arm_tip_bias_w_y
-        + 0.3894183423086505 * t84 + 0.1829865712999871 * t88;
-    let t109 = arm_tip_bias_v_z
+        + cache.flap_rotation_02 * arm_tip_velocity_w_x
+        + cache.flap_rotation_12 * arm_tip_velocity_w_y;
+    let arm_bend_z = q[1] * p.section_length;
+    let t1 = arm_bend_z * p.section_length;
+    let t2 = cache.arm_bend_squared_c2 * t1;
+    let arm_bend_y = q[0] * p.section_length;
+    let arm_bend_z_rate = p.section_length * qd[1];
+    let t3 = arm_bend_z * arm_bend_z;
+    let arm_bend_y_rate = p.section_length * qd[0];
+    let t4 = arm_bend_z_rate * arm_bend_z_rate;
+    let t5 = arm_bend_y * arm_bend_y;
+    let t6 = arm_bend_y.powi(3);
+    let t7 = arm_bend_y_rate * arm_bend_y_rate;
+    let t8 = arm_bend_y * arm_bend_z_rate * t3 * arm_bend_y_rate + arm_bend_z * t5 * t7
+        - arm_bend_z * t4 * t5 - arm_bend_z_rate * t6 * arm_bend_y_rate;
+    let t9 = arm_bend_z * t7 - arm_bend_y * arm_bend_z_rate * arm_bend_y_rate;
+    let t10 = t8 * cache.arm_bend_squared_c4 - 3.0 * t8 * cache.arm_bend_squared_c5
+        - t9 * cache.arm_bend_squared_c3;
+    let t11 = arm_bend_y * p.section_length;
+    let t12 = cache.arm_bend_squared_c2 * t11;
+    let t13 = arm_bend_z.powi(3);
+    let t14 = arm_bend_z_rate * t13 * arm_bend_y_rate + arm_bend_y * t3 * t7
+        - arm_bend_z * arm_bend_z_rate * t5 * arm_bend_y_rate - arm_bend_y * t4 * t3;
+    let t15 = arm_bend_y * t4 - arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
+    let t16 = t14 * cache.arm_bend_squared_c4 + cache.arm_bend_squared_c3 * t15
+        - 3.0 * cache.arm_bend_squared_c5 * t14;
+    let t17 = p.section_length * t4 + p.section_length * t7;
+    let t18 = 2.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
+        * arm_bend_y_rate + p.section_length * t4 * t3 + p.section_length * t5 * t7;
+    let t19 = arm_bend_z * arm_bend_y * p.section_length;
+    let t20 = 2.0 * t19 * cache.arm_bend_squared_c4 - t19 * cache.arm_bend_squared_c3;
+    let t21 = p.section_length * t3;
+    let t22 = cache.arm_bend_squared_c2 * p.section_length;
+    let t23 = t20 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t22 + 2.0 * t21 * cache.arm_bend_squared_c4
+                - t21 * cache.arm_bend_squared_c3);
+    let t24 = arm_bend_z * arm_bend_y;
+    let t25 = -(t24 * cache.arm_bend_squared_c3) * arm_bend_y_rate
+        + arm_bend_z_rate * (t5 * cache.arm_bend_squared_c3 - 1.0);
+    let t26 = p.section_length * t5;
+    let t27 = (t22 + 2.0 * t26 * cache.arm_bend_squared_c4
+        - t26 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t20;
+    let t28 = (1.0 - t3 * cache.arm_bend_squared_c3) * arm_bend_y_rate
+        + arm_bend_z_rate * (t24 * cache.arm_bend_squared_c3);
+    let t29 = (t17 * cache.arm_bend_squared_c3 + 3.0 * t18 * cache.arm_bend_squared_c5
+        + t18 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t17
+        - 3.0 * t18 * cache.arm_bend_squared_c4) - (t2 * t10 - t12 * t16)
+        - (t23 * t25 - t27 * t28);
+    let t30 = p.section_length * cache.arm_bend_squared_c1;
+    let t31 = arm_bend_z * arm_bend_y * t7 + arm_bend_z_rate * t3 * arm_bend_y_rate
+        - arm_bend_z_rate * t5 * arm_bend_y_rate - arm_bend_z * arm_bend_y * t4;
+    let t32 = cache.arm_bend_squared_c3 * t31 - 2.0 * t31 * cache.arm_bend_squared_c4;
+    let t33 = arm_bend_z_rate * (arm_bend_y * cache.arm_bend_squared_c2)
+        + -(arm_bend_z * cache.arm_bend_squared_c2) * arm_bend_y_rate;
+    let t34 = (t11 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t11)
+        * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t1 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t1);
+    let t35 = p.section_length * t6 * t7
+        + 2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t5 * arm_bend_y_rate
+        + arm_bend_y * p.section_length * t4 * t3;
+    let t36 = arm_bend_y * p.section_length * t7
+        + 0.6666666666666666 * arm_bend_z * arm_bend_z_rate * p.section_length
+            * arm_bend_y_rate + 0.3333333333333333 * arm_bend_y * p.section_length * t4;
+    let t37 = (t35 * cache.arm_bend_squared_c4 + 8.0 * cache.arm_bend_squared_c6 * t35
+        + 6.0 * t36 * cache.arm_bend_squared_c4 - 3.0 * t36 * cache.arm_bend_squared_c3
+        - 5.0 * cache.arm_bend_squared_c5 * t35) - (t30 * t16 - t2 * t32)
+        - (t34 * t28 - t33 * t23);
+    let t38 = 3.0 * arm_bend_z * p.section_length * t4
+        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
+        + arm_bend_z * p.section_length * t7;
+    let t39 = arm_bend_z * p.section_length * t5 * t7 + p.section_length * t4 * t13
+        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t3 * arm_bend_y_rate;
+    let t40 = (2.0 * t38 * cache.arm_bend_squared_c4 + t39 * cache.arm_bend_squared_c4
+        + 8.0 * t39 * cache.arm_bend_squared_c6 - t38 * cache.arm_bend_squared_c3
+        - 5.0 * t39 * cache.arm_bend_squared_c5) - (t12 * t32 - t30 * t10)
+        - (t27 * t33 - t34 * t25);
+    let arm_tip_bias_w_y = 0.96744666685656 * t10 + 0.09195266597143173 * t32
+        - 0.2357788243436599 * t16;
+    let arm_tip_bias_v_z = 0.3894183423086505 * t29 + 0.1829865712999871 * t37
+        + 0.90270109637546 * t40 + 0.02 * arm_tip_bias_w_y;
+    let arm_tip_bias_w_x = 0.9164595255079896 * t32 - 0.35991537421130565 * t16
+        - 0.1748223713144484 * t10;
+    let t41 = arm_tip_bias_v_z
         - (cache.flap_position_x * arm_tip_bias_w_y
             - cache.flap_position_y * arm_tip_bias_w_x);
-    let t110 = arm_tip_bias_v_x
-        - (cache.flap_position_y * arm_tip_bias_w_z
-            - arm_tip_bias_w_y * cache.flap_position_z);
-    let arm_tip_bias_v_y = 0.09195266597143173 * t84 + 0.96744666685656 * t88
-        + 0.01 * arm_tip_bias_w_x - 0.02 * arm_tip_bias_w_z - 0.2357788243436599 * t94;
-    let t111 = arm_tip_bias_v_y
+    let arm_tip_bias_w_z = 0.90270109637546 * t16 + 0.1829865712999871 * t10
+        + 0.3894183423086505 * t32;
+    let arm_tip_bias_v_y = 0.09195266597143173 * t29 + 0.01 * arm_tip_bias_w_x
+        + 0.96744666685656 * t37 - 0.02 * arm_tip_bias_w_z - 0.2357788243436599 * t40;
+    let t42 = arm_tip_bias_v_y
         - (cache.flap_position_z * arm_tip_bias_w_x
             - cache.flap_position_x * arm_tip_bias_w_z);
-    let flap_base_bias_v_x = cache.flap_rotation_20 * t109
-        + t110 * cache.flap_rotation_00 + cache.flap_rotation_10 * t111;
-    let t112 = flap_bend_y_rate * flap_bend_y_rate;
-    let t113 = -(p.flap_length * t112);
-    let t114 = p.flap_length * t112;
-    let t115 = -(3.0 * flap_bend_squared * p.flap_length * t112);
-    let t116 = flap_bend_squared * p.flap_length * t112;
-    let t117 = 3.0 * flap_bend_squared * p.flap_length * t112;
-    let t118 = 0.5 * flap_bend_y_rate * flap_bend_y_rate
-        * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
-            + 0.0625 * cache.flap_slice1_bend_c4 * t107
-            + 0.0625 * t108 * cache.flap_slice1_bend_c3)
-        + flap_base_velocity_v_y * cache.flap_slice1_local_subspace0_w_z * qd[2]
-        + flap_base_bias_v_x
-        + (0.125 * t113 * cache.flap_slice1_bend_c2
-            + 0.125 * cache.flap_slice1_bend_c3 * t114
-            + 0.03125 * cache.flap_slice1_bend_c4 * t115
-            + 0.03125 * t116 * cache.flap_slice1_bend_c3
-            + 0.03125 * t117 * cache.flap_slice1_bend_c5)
-        - flap_base_velocity_w_z * cache.flap_slice1_local_subspace0_v_y * qd[2];
-    let t119 = -(t118 * cache.flap_slice1_local_inertia_h_y);
-    let flap_base_bias_v_y = t110 * cache.flap_rotation_01
-        + t111 * cache.flap_rotation_11 + cache.flap_rotation_21 * t109;
-    let t120 = -(p.flap_length * flap_bend_y);
-    let t121 = p.flap_length * flap_bend_y;
-    let t122 = 6.0 * p.flap_length * t112 * flap_bend_y;
-    let t123 = flap_bend_y.powi(3);
-    let t124 = -(5.0 * t123 * p.flap_length * t112);
-    let t125 = 8.0 * t123 * p.flap_length * t112;
-    let t126 = t123 * p.flap_length * t112;
-    let t127 = -(3.0 * p.flap_length * t112 * flap_bend_y);
-    let t128 = cache.flap_slice2_local_subspace0_v_x * flap_base_velocity_w_z * qd[2]
+    let arm_tip_bias_v_x = 0.9164595255079896 * t29 - 0.35991537421130565 * t40
+        - 0.01 * arm_tip_bias_w_y - 0.1748223713144484 * t37;
+    let t43 = arm_tip_bias_v_x
+        - (arm_tip_bias_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_bias_w_y);
+    let flap_base_bias_v_y = cache.flap_rotation_21 * t41 + t42 * cache.flap_rotation_11
+        + t43 * cache.flap_rotation_01;
+    let t44 = flap_bend_y_rate * flap_bend_y_rate;
+    let t45 = p.flap_length * t44 * flap_bend_y;
+    let t46 = flap_bend_y.powi(3) * p.flap_length * t44;
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let t47 = arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_velocity_w_y);
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let t48 = arm_tip_velocity_v_z
+        - (cache.flap_position_x * arm_tip_velocity_w_y
+            - cache.flap_position_y * arm_tip_velocity_w_x);
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let t49 = arm_tip_velocity_v_y
+        - (cache.flap_position_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.flap_position_x);
+    let flap_base_velocity_v_x = cache.flap_rotation_00 * t47
+        + t48 * cache.flap_rotation_20 + t49 * cache.flap_rotation_10;
+    let t50 = flap_base_velocity_w_z * qd[2] * cache.flap_slice0_local_subspace0_v_x
         + flap_base_bias_v_y
-        + (0.6198386676965935 * t122 * cache.flap_slice2_bend_c4
-            + 0.4879979508110674 * cache.flap_slice2_bend_c5 * t124
-            + 0.4879979508110674 * cache.flap_slice2_bend_c6 * t125
-            + 0.4879979508110674 * t126 * cache.flap_slice2_bend_c4
-            + 0.6198386676965935 * cache.flap_slice2_bend_c3 * t127)
-        - flap_base_velocity_v_x * qd[2] * cache.flap_slice2_local_subspace0_w_z
-        - 0.8872983346207417
-            * (0.6985685011586675 * cache.flap_slice2_bend_c2 * t120
-                + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t121)
-            * flap_bend_y_rate * flap_bend_y_rate;
-    let t129 = cache.flap_slice2_local_inertia_h_x * t128;
-    let t130 = cache.flap_slice2_local_inertia_i_22 * flap_base_bias_w_z;
-    let t131 = flap_base_velocity_v_y * cache.flap_slice0_local_subspace0_w_z * qd[2]
-        + flap_base_bias_v_x
-        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
-            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
-                + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t107
-                + 0.0001613323034066491 * t108 * cache.flap_slice0_bend_c3)
-        + (0.00001818241927340114 * t117 * cache.flap_slice0_bend_c5
-            + 0.00001818241927340114 * cache.flap_slice0_bend_c4 * t115
-            + 0.00001818241927340114 * t116 * cache.flap_slice0_bend_c3
-            + 0.0014314988413324798 * t113 * cache.flap_slice0_bend_c2
-            + 0.0014314988413324798 * t114 * cache.flap_slice0_bend_c3)
-        - flap_base_velocity_w_z * qd[2] * cache.flap_slice0_local_subspace0_v_y;
-    let t132 = -(t131 * cache.flap_slice0_local_inertia_h_y);
-    let t133 = flap_base_velocity_v_y + qd[2] * cache.flap_slice2_local_subspace0_v_y;
-    let t134 = flap_base_velocity_w_z + qd[2] * cache.flap_slice2_local_subspace0_w_z;
-    let t135 = flap_base_velocity_v_x + cache.flap_slice2_local_subspace0_v_x * qd[2];
-    let flap_slice2_local_momentum_f_x = t135 * cache.flap_slice0_mass
-        - cache.flap_slice2_local_inertia_h_y * t134;
-    let t136 = -(t133 * flap_slice2_local_momentum_f_x);
-    let flap_slice2_local_momentum_n_y = flap_base_velocity_w_y
-        * cache.flap_slice2_local_inertia_i_11
-        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x
-        - cache.flap_slice2_local_inertia_h_x * flap_base_velocity_v_z;
-    let t137 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y;
-    let flap_slice1_local_momentum_n_y = cache.flap_slice1_local_inertia_i_11
-        * flap_base_velocity_w_y
-        + cache.flap_slice1_local_inertia_i_01 * flap_base_velocity_w_x
-        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z;
-    let t138 = flap_slice1_local_momentum_n_y * flap_base_velocity_w_x;
-    let flap_slice2_local_momentum_f_y = t133 * cache.flap_slice0_mass
-        + t134 * cache.flap_slice2_local_inertia_h_x;
-    let t139 = t135 * flap_slice2_local_momentum_f_y;
-    let t140 = flap_base_velocity_v_y + qd[2] * cache.flap_slice0_local_subspace0_v_y;
-    let t141 = flap_base_velocity_w_z + cache.flap_slice0_local_subspace0_w_z * qd[2];
-    let flap_slice0_local_momentum_f_y = t140 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_h_x * t141;
-    let t142 = flap_base_velocity_v_x + cache.flap_slice0_local_subspace0_v_x * qd[2];
-    let t143 = flap_slice0_local_momentum_f_y * t142;
-    let t144 = flap_base_bias_v_y
-        + (0.0625 * t122 * cache.flap_slice1_bend_c4
-            + 0.015625 * t124 * cache.flap_slice1_bend_c5
-            + 0.0625 * cache.flap_slice1_bend_c3 * t127
-            + 0.015625 * t125 * cache.flap_slice1_bend_c6
-            + 0.015625 * cache.flap_slice1_bend_c4 * t126)
-        + flap_base_velocity_w_z * cache.flap_slice1_local_subspace0_v_x * qd[2]
-        - 0.5
-            * (0.125 * cache.flap_slice1_bend_c3 * t121
-                + 0.125 * cache.flap_slice1_bend_c2 * t120) * flap_bend_y_rate
-            * flap_bend_y_rate
-        - flap_base_velocity_v_x * cache.flap_slice1_local_subspace0_w_z * qd[2];
-    let t145 = cache.flap_slice1_local_inertia_h_x * t144;
-    let flap_slice1_local_momentum_n_x = cache.flap_slice1_local_inertia_h_y
-        * flap_base_velocity_v_z
-        + flap_base_velocity_w_x * cache.flap_slice1_local_inertia_i_00
-        + cache.flap_slice1_local_inertia_i_01 * flap_base_velocity_w_y;
-    let t146 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x);
-    let t147 = 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate
-        * (0.6198386676965935 * t107 * cache.flap_slice2_bend_c4
-            + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
-            + 0.6198386676965935 * t108 * cache.flap_slice2_bend_c3)
-        + flap_base_velocity_v_y * qd[2] * cache.flap_slice2_local_subspace0_w_z
-        + flap_base_bias_v_x
-        + (0.5499818175807267 * t117 * cache.flap_slice2_bend_c5
-            + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t116
-            + 0.5499818175807267 * cache.flap_slice2_bend_c4 * t115
-            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t114
-            + 0.6985685011586675 * cache.flap_slice2_bend_c2 * t113)
-        - flap_base_velocity_w_z * qd[2] * cache.flap_slice2_local_subspace0_v_y;
-    let t148 = -(cache.flap_slice2_local_inertia_h_y * t147);
-    let t149 = flap_base_bias_v_y
-        + (0.000002049188932736232 * t125 * cache.flap_slice0_bend_c6
-            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t126
-            + 0.000002049188932736232 * cache.flap_slice0_bend_c5 * t124
-            + 0.0001613323034066491 * t127 * cache.flap_slice0_bend_c3
-            + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t122)
-        + cache.flap_slice0_local_subspace0_v_x * flap_base_velocity_w_z * qd[2]
-        - 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
-            * (0.0014314988413324798 * cache.flap_slice0_bend_c2 * t120
-                + 0.0014314988413324798 * cache.flap_slice0_bend_c3 * t121)
+        + (0.0009679938204398945 * cache.flap_slice0_bend_c4 * t45
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t46
+            + 0.000016393511461889856 * t46 * cache.flap_slice0_bend_c6
+            - 0.00001024594466368116 * t46 * cache.flap_slice0_bend_c5
+            - 0.00048399691021994726 * t45 * cache.flap_slice0_bend_c3)
+        - 0.1127016653792583
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t0
+                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t0)
+            * flap_bend_y_rate * flap_bend_y_rate
         - flap_base_velocity_v_x * cache.flap_slice0_local_subspace0_w_z * qd[2];
-    let t150 = cache.flap_slice0_local_inertia_h_x * t149;
-    let flap_slice0_local_momentum_f_x = t142 * cache.flap_slice0_mass
-        - cache.flap_slice0_local_inertia_h_y * t141;
-    let t151 = -(flap_slice0_local_momentum_f_x * t140);
-    let flap_slice0_local_momentum_n_y = flap_base_velocity_w_x
-        * cache.flap_slice0_local_inertia_i_01
-        + flap_base_velocity_w_y * cache.flap_slice0_local_inertia_i_11
-        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z;
-    let t152 = flap_slice0_local_momentum_n_y * flap_base_velocity_w_x;
-    let t153 = t95 + t102 + t103 + t104 + t105 + t106 + t119 + t129 + t130 + t132 + t136
-        + t137 + t138 + t139 + t143 + t145 + t146 + t148 + t150 + t151 + t152;
-    let flap_slice1_local_momentum_n_z = cache.flap_slice1_local_inertia_h_x * t101
-        + t100 * cache.flap_slice1_local_inertia_i_22
-        - t99 * cache.flap_slice1_local_inertia_h_y;
-    let flap_base_bias_v_z = t109 * cache.flap_rotation_22
-        + t111 * cache.flap_rotation_12 + t110 * cache.flap_rotation_02;
-    let t154 = flap_base_bias_v_z
-        + qd[2] * flap_base_velocity_w_x * cache.flap_slice0_local_subspace0_v_y
-        - cache.flap_slice0_local_subspace0_v_x * flap_base_velocity_w_y * qd[2];
-    let flap_base_bias_w_x = cache.flap_rotation_10 * arm_tip_bias_w_y
-        + cache.flap_rotation_20 * arm_tip_bias_w_z
-        + cache.flap_rotation_00 * arm_tip_bias_w_x;
-    let t155 = flap_base_velocity_w_y * cache.flap_slice0_local_subspace0_w_z * qd[2]
-        + flap_base_bias_w_x;
-    let t156 = qd[2] * flap_base_velocity_w_x * cache.flap_slice2_local_subspace0_v_y
-        + flap_base_bias_v_z
-        - flap_base_velocity_w_y * cache.flap_slice2_local_subspace0_v_x * qd[2];
+    let t51 = t50 * cache.flap_slice0_mass;
+    let flap_base_bias_w_z = arm_tip_bias_w_z * cache.flap_rotation_22
+        + arm_tip_bias_w_y * cache.flap_rotation_12
+        + arm_tip_bias_w_x * cache.flap_rotation_02;
+    let t52 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_x;
+    let t53 = flap_base_velocity_w_z + cache.flap_slice0_local_subspace0_w_z * qd[2];
+    let t54 = flap_base_velocity_v_x + qd[2] * cache.flap_slice0_local_subspace0_v_x;
+    let flap_slice0_local_momentum_f_x = t54 * cache.flap_slice0_mass
+        - t53 * cache.flap_slice0_local_inertia_h_y;
+    let t55 = t53 * flap_slice0_local_momentum_f_x;
+    let t56 = cache.flap_slice1_local_subspace0_v_x * flap_base_velocity_w_z * qd[2]
+        + flap_base_bias_v_y
+        + (0.375 * t45 * cache.flap_slice1_bend_c4
+            + 0.125 * t46 * cache.flap_slice1_bend_c6
+            + 0.015625 * cache.flap_slice1_bend_c4 * t46
+            - 0.078125 * t46 * cache.flap_slice1_bend_c5
+            - 0.1875 * t45 * cache.flap_slice1_bend_c3)
+        - flap_base_velocity_v_x * cache.flap_slice1_local_subspace0_w_z * qd[2]
+        - 0.5 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.125 * cache.flap_slice1_bend_c3 * t0
+                - 0.125 * cache.flap_slice1_bend_c2 * t0);
+    let t57 = cache.flap_slice1_mass * t56;
+    let t58 = flap_base_velocity_w_z * qd[2] * cache.flap_slice2_local_subspace0_v_x
+        + (0.4879979508110674 * t46 * cache.flap_slice2_bend_c4
+            + 3.7190320061795608 * t45 * cache.flap_slice2_bend_c4
+            + 3.903983606488539 * cache.flap_slice2_bend_c6 * t46
+            - 2.439989754055337 * cache.flap_slice2_bend_c5 * t46
+            - 1.8595160030897804 * t45 * cache.flap_slice2_bend_c3) + flap_base_bias_v_y
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t0
+                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t0) * flap_bend_y_rate
+            * flap_bend_y_rate
+        - flap_base_velocity_v_x * qd[2] * cache.flap_slice2_local_subspace0_w_z;
+    let t59 = t58 * cache.flap_slice0_mass;
+    let t60 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_x;
+    let t61 = flap_base_velocity_w_z + qd[2] * cache.flap_slice2_local_subspace0_w_z;
+    let t62 = flap_base_velocity_v_x + qd[2] * cache.flap_slice2_local_subspace0_v_x;
+    let flap_slice2_local_momentum_f_x = t62 * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * t61;
+    let t63 = flap_slice2_local_momentum_f_x * t61;
+    let flap_base_velocity_w_x = cache.flap_rotation_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.flap_rotation_20
+        + cache.flap_rotation_10 * arm_tip_velocity_w_y;
+    let flap_base_velocity_w_y = cache.flap_rotation_01 * arm_tip_velocity_w_x
+        + cache.flap_rotation_11 * arm_tip_velocity_w_y
+        + arm_tip_velocity_w_z * cache.flap_rotation_21;
+    let flap_base_velocity_v_z = t49 * cache.flap_rotation_12
+        + t48 * cache.flap_rotation_22 + cache.flap_rotation_02 * t47;
     let flap_slice1_local_momentum_f_z = cache.flap_slice1_mass * flap_base_velocity_v_z
         - (flap_base_velocity_w_y * cache.flap_slice1_local_inertia_h_x
-            - cache.flap_slice1_local_inertia_h_y * flap_base_velocity_w_x);
-    let flap_base_bias_w_y = cache.flap_rotation_21 * arm_tip_bias_w_z
-        + arm_tip_bias_w_y * cache.flap_rotation_11
-        + cache.flap_rotation_01 * arm_tip_bias_w_x;
-    let t157 = flap_base_bias_w_y
-        - cache.flap_slice1_local_subspace0_w_z * qd[2] * flap_base_velocity_w_x;
-    let t158 = flap_base_bias_w_x
-        + flap_base_velocity_w_y * cache.flap_slice1_local_subspace0_w_z * qd[2];
-    let t159 = flap_base_bias_w_y
-        - qd[2] * cache.flap_slice2_local_subspace0_w_z * flap_base_velocity_w_x;
-    let t160 = flap_base_velocity_v_z * cache.flap_slice0_mass;
-    let flap_slice2_local_momentum_f_z = t160
+            - flap_base_velocity_w_x * cache.flap_slice1_local_inertia_h_y);
+    let t64 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z);
+    let t65 = cache.flap_slice1_local_subspace0_w_z * qd[2] + flap_base_velocity_w_z;
+    let t66 = flap_base_velocity_v_x + cache.flap_slice1_local_subspace0_v_x * qd[2];
+    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t66
+        - t65 * cache.flap_slice1_local_inertia_h_y;
+    let t67 = t65 * flap_slice1_local_momentum_f_x;
+    let t68 = flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_x;
+    let t69 = flap_base_velocity_v_z * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_f_z = t69
         - (flap_base_velocity_w_y * cache.flap_slice2_local_inertia_h_x
-            - cache.flap_slice2_local_inertia_h_y * flap_base_velocity_w_x);
-    let flap_slice0_local_momentum_n_z = cache.flap_slice0_local_inertia_i_22 * t141
-        + cache.flap_slice0_local_inertia_h_x * t140
-        - cache.flap_slice0_local_inertia_h_y * t142;
-    let t161 = flap_base_bias_w_y
-        - cache.flap_slice0_local_subspace0_w_z * qd[2] * flap_base_velocity_w_x;
-    let flap_slice2_local_momentum_n_z = t133 * cache.flap_slice2_local_inertia_h_x
-        + cache.flap_slice2_local_inertia_i_22 * t134
-        - cache.flap_slice2_local_inertia_h_y * t135;
-    let t162 = cache.flap_slice1_local_subspace0_v_y * qd[2] * flap_base_velocity_w_x
-        + flap_base_bias_v_z
-        - flap_base_velocity_w_y * cache.flap_slice1_local_subspace0_v_x * qd[2];
-    let t163 = flap_base_bias_w_x
-        + flap_base_velocity_w_y * qd[2] * cache.flap_slice2_local_subspace0_w_z;
-    let flap_slice0_local_momentum_f_z = t160
+            - flap_base_velocity_w_x * cache.flap_slice2_local_inertia_h_y);
+    let t70 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z);
+    let flap_slice0_local_momentum_f_z = t69
         - (flap_base_velocity_w_y * cache.flap_slice0_local_inertia_h_x
-            - cache.flap_slice0_local_inertia_h_y * flap_base_velocity_w_x);
-    let t164 = flap_slice0_local_momentum_f_x * flap_base_velocity_v_z
-        + t155 * cache.flap_slice0_local_inertia_i_01
-        + flap_slice0_local_momentum_n_x * t141
-        + cache.flap_slice1_local_inertia_i_11 * t157
-        + cache.flap_slice1_local_inertia_i_01 * t158
-        + flap_slice2_local_momentum_f_x * flap_base_velocity_v_z
-        + flap_slice1_local_momentum_f_x * flap_base_velocity_v_z
-        + cache.flap_slice2_local_inertia_i_11 * t159
-        + cache.flap_slice0_local_inertia_i_11 * t161
-        + t163 * cache.flap_slice2_local_inertia_i_01
-        + t134 * flap_slice2_local_momentum_n_x + t100 * flap_slice1_local_momentum_n_x
-        - flap_slice1_local_momentum_n_z * flap_base_velocity_w_x
-        - cache.flap_slice0_local_inertia_h_x * t154
-        - cache.flap_slice2_local_inertia_h_x * t156
-        - flap_slice1_local_momentum_f_z * t99 - t135 * flap_slice2_local_momentum_f_z
-        - flap_slice0_local_momentum_n_z * flap_base_velocity_w_x
-        - flap_slice2_local_momentum_n_z * flap_base_velocity_w_x
-        - t162 * cache.flap_slice1_local_inertia_h_x
-        - flap_slice0_local_momentum_f_z * t142;
-    let t165 = t155 * cache.flap_slice0_local_inertia_i_00
-        + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z
-        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z
-        + t158 * cache.flap_slice1_local_inertia_i_00
-        + t163 * cache.flap_slice2_local_inertia_i_00
-        + cache.flap_slice2_local_inertia_h_y * t156
-        + t162 * cache.flap_slice1_local_inertia_h_y
-        + t161 * cache.flap_slice0_local_inertia_i_01
-        + t133 * flap_slice2_local_momentum_f_z
-        + cache.flap_slice1_local_inertia_i_01 * t157
-        + flap_slice1_local_momentum_f_z * t101
-        + t154 * cache.flap_slice0_local_inertia_h_y
-        + t159 * cache.flap_slice2_local_inertia_i_01
-        + flap_slice0_local_momentum_n_z * flap_base_velocity_w_y
-        + flap_slice0_local_momentum_f_z * t140
-        - flap_base_velocity_v_z * flap_slice2_local_momentum_f_y
-        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z
-        - t134 * flap_slice2_local_momentum_n_y - t100 * flap_slice1_local_momentum_n_y
-        - flap_slice0_local_momentum_f_y * flap_base_velocity_v_z
-        - flap_slice0_local_momentum_n_y * t141;
-    let t166 = -(t134 * flap_slice2_local_momentum_f_y);
-    let t167 = -(cache.flap_slice2_local_inertia_h_y * flap_base_bias_w_z);
-    let t168 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z;
-    let t169 = -(flap_slice0_local_momentum_f_y * t141);
-    let t170 = cache.flap_slice1_mass * t118;
-    let t171 = flap_slice0_local_momentum_f_z * flap_base_velocity_w_y;
-    let t172 = -(t100 * flap_slice1_local_momentum_f_y);
-    let t173 = -(flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_y);
-    let t174 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z;
-    let t175 = -(flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_y);
-    let t176 = t147 * cache.flap_slice0_mass;
-    let t177 = t131 * cache.flap_slice0_mass;
-    let t178 = t166 + t167 + t168 + t169 + t170 + t171 + t172 + t173 + t174 + t175 + t176
-        + t177;
-    let t179 = flap_base_velocity_w_x * flap_slice2_local_momentum_f_y
-        + flap_slice0_local_momentum_f_y * flap_base_velocity_w_x
-        + t154 * cache.flap_slice0_mass
-        + flap_slice1_local_momentum_f_y * flap_base_velocity_w_x
-        + cache.flap_slice1_mass * t162 + t156 * cache.flap_slice0_mass
-        - (t159 * cache.flap_slice2_local_inertia_h_x
-            - t163 * cache.flap_slice2_local_inertia_h_y)
+            - flap_base_velocity_w_x * cache.flap_slice0_local_inertia_h_y);
+    let t71 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z);
+    let t72 = t51 + t52 + t55 + t57 + t59 + t60 + t63 + t64 + t67 + t68 + t70 + t71;
+    let flap_base_velocity_v_y = t48 * cache.flap_rotation_21
+        + cache.flap_rotation_01 * t47 + t49 * cache.flap_rotation_11;
+    let t73 = flap_base_velocity_v_y + qd[2] * cache.flap_slice2_local_subspace0_v_y;
+    let flap_slice2_local_momentum_f_y = cache.flap_slice2_local_inertia_h_x * t61
+        + t73 * cache.flap_slice0_mass;
+    let t74 = -(t61 * flap_slice2_local_momentum_f_y);
+    let t75 = -(flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_y);
+    let t76 = flap_base_velocity_v_y + qd[2] * cache.flap_slice1_local_subspace0_v_y;
+    let flap_slice1_local_momentum_f_y = cache.flap_slice1_mass * t76
+        + t65 * cache.flap_slice1_local_inertia_h_x;
+    let t77 = -(t65 * flap_slice1_local_momentum_f_y);
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t78 = flap_bend_squared * p.flap_length * t44;
+    let t79 = p.flap_length * t44;
+    let flap_base_bias_v_x = t43 * cache.flap_rotation_00 + cache.flap_rotation_10 * t42
+        + cache.flap_rotation_20 * t41;
+    let t80 = flap_bend_squared * p.flap_length;
+    let t81 = (0.00001818241927340114 * t78 * cache.flap_slice0_bend_c3
+        + 0.000054547257820203424 * t78 * cache.flap_slice0_bend_c5
+        + 0.0014314988413324798 * t79 * cache.flap_slice0_bend_c3
+        - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t79
+        - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t78) + flap_base_bias_v_x
+        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
+                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t80
+                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t80)
+        + flap_base_velocity_v_y * cache.flap_slice0_local_subspace0_w_z * qd[2]
+        - cache.flap_slice0_local_subspace0_v_y * flap_base_velocity_w_z * qd[2];
+    let t82 = t81 * cache.flap_slice0_mass;
+    let t83 = flap_base_bias_v_x
+        + flap_base_velocity_v_y * qd[2] * cache.flap_slice2_local_subspace0_w_z
+        + (0.5499818175807267 * cache.flap_slice2_bend_c3 * t78
+            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t79
+            + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t78
+            - 1.6499454527421802 * t78 * cache.flap_slice2_bend_c4
+            - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t79)
+        + 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate
+            * (1.239677335393187 * cache.flap_slice2_bend_c4 * t80
+                + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
+                - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t80)
+        - flap_base_velocity_w_z * qd[2] * cache.flap_slice2_local_subspace0_v_y;
+    let t84 = t83 * cache.flap_slice0_mass;
+    let t85 = -(flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_y);
+    let t86 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z;
+    let t87 = 0.5
+        * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
+            + 0.125 * cache.flap_slice1_bend_c4 * t80
+            - 0.0625 * cache.flap_slice1_bend_c3 * t80) * flap_bend_y_rate
+        * flap_bend_y_rate
+        + flap_base_velocity_v_y * cache.flap_slice1_local_subspace0_w_z * qd[2]
+        + flap_base_bias_v_x
+        + (0.09375 * t78 * cache.flap_slice1_bend_c5
+            + 0.125 * cache.flap_slice1_bend_c3 * t79
+            + 0.03125 * t78 * cache.flap_slice1_bend_c3
+            - 0.125 * t79 * cache.flap_slice1_bend_c2
+            - 0.09375 * cache.flap_slice1_bend_c4 * t78)
+        - flap_base_velocity_w_z * qd[2] * cache.flap_slice1_local_subspace0_v_y;
+    let t88 = cache.flap_slice1_mass * t87;
+    let t89 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z;
+    let t90 = flap_base_velocity_v_y + cache.flap_slice0_local_subspace0_v_y * qd[2];
+    let flap_slice0_local_momentum_f_y = t90 * cache.flap_slice0_mass
+        + t53 * cache.flap_slice0_local_inertia_h_x;
+    let t91 = -(t53 * flap_slice0_local_momentum_f_y);
+    let t92 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z;
+    let t93 = -(flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_y);
+    let t94 = t74 + t75 + t77 + t82 + t84 + t85 + t86 + t88 + t89 + t91 + t92 + t93;
+    let flap_base_bias_w_y = cache.flap_rotation_11 * arm_tip_bias_w_y
+        + cache.flap_rotation_01 * arm_tip_bias_w_x
+        + cache.flap_rotation_21 * arm_tip_bias_w_z;
+    let t95 = flap_base_bias_w_y
+        - flap_base_velocity_w_x * cache.flap_slice1_local_subspace0_w_z * qd[2];
+    let flap_base_bias_w_x = arm_tip_bias_w_x * cache.flap_rotation_00
+        + arm_tip_bias_w_z * cache.flap_rotation_20
+        + cache.flap_rotation_10 * arm_tip_bias_w_y;
+    let t96 = flap_base_bias_w_x
+        + flap_base_velocity_w_y * cache.flap_slice1_local_subspace0_w_z * qd[2];
+    let t97 = flap_base_bias_w_y
+        - flap_base_velocity_w_x * qd[2] * cache.flap_slice2_local_subspace0_w_z;
+    let t98 = flap_base_bias_w_x
+        + flap_base_velocity_w_y * qd[2] * cache.flap_slice2_local_subspace0_w_z;
+    let flap_base_bias_v_z = t41 * cache.flap_rotation_22 + t43 * cache.flap_rotation_02
+        + t42 * cache.flap_rotation_12;
+    let t99 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * qd[2] * cache.flap_slice1_local_subspace0_v_y
+        - cache.flap_slice1_local_subspace0_v_x * flap_base_velocity_w_y * qd[2];
+    let t100 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * cache.flap_slice0_local_subspace0_v_y * qd[2]
+        - flap_base_velocity_w_y * qd[2] * cache.flap_slice0_local_subspace0_v_x;
+    let t101 = flap_base_velocity_w_x * qd[2] * cache.flap_slice2_local_subspace0_v_y
+        + flap_base_bias_v_z
+        - flap_base_velocity_w_y * qd[2] * cache.flap_slice2_local_subspace0_v_x;
+    let t102 = flap_base_velocity_w_y * cache.flap_slice0_local_subspace0_w_z * qd[2]
+        + flap_base_bias_w_x;
+    let t103 = flap_base_bias_w_y
+        - flap_base_velocity_w_x * cache.flap_slice0_local_subspace0_w_z * qd[2];
+    let t104 = flap_base_velocity_w_x * flap_slice2_local_momentum_f_y
+        + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y
+        + cache.flap_slice1_mass * t99 + t100 * cache.flap_slice0_mass
+        + t101 * cache.flap_slice0_mass
+        + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y
+        - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x
+        - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x
+        - (t95 * cache.flap_slice1_local_inertia_h_x
+            - t96 * cache.flap_slice1_local_inertia_h_y)
         - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x
-        - (t157 * cache.flap_slice1_local_inertia_h_x
-            - t158 * cache.flap_slice1_local_inertia_h_y)
-        - (cache.flap_slice0_local_inertia_h_x * t161
-            - t155 * cache.flap_slice0_local_inertia_h_y)
-        - flap_slice1_local_momentum_f_x * flap_base_velocity_w_y
-        - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x;
-    let t180 = flap_slice1_local_momentum_f_x * t100;
-    let t181 = -(flap_slice1_local_momentum_f_z * flap_base_velocity_w_x);
-    let t182 = t149 * cache.flap_slice0_mass;
-    let t183 = cache.flap_slice1_mass * t144;
-    let t184 = -(flap_slice2_local_momentum_f_z * flap_base_velocity_w_x);
-    let t185 = cache.flap_slice0_local_inertia_h_x * flap_base_bias_w_z;
-    let t186 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_x;
-    let t187 = -(flap_slice0_local_momentum_f_z * flap_base_velocity_w_x);
-    let t188 = flap_slice0_local_momentum_f_x * t141;
-    let t189 = t128 * cache.flap_slice0_mass;
-    let t190 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_x;
-    let t191 = flap_slice2_local_momentum_f_x * t134;
-    let t192 = t180 + t181 + t182 + t183 + t184 + t185 + t186 + t187 + t188 + t189 + t190
-        + t191;
-    let flap_composite_force_f_x = t178 * cache.flap_rotation_00
-        + t179 * cache.flap_rotation_02 + t192 * cache.flap_rotation_01;
-    let flap_composite_force_f_y = cache.flap_rotation_10 * t178
-        + t179 * cache.flap_rotation_12 + t192 * cache.flap_rotation_11;
-    let flap_composite_force_n_z = t153 * cache.flap_rotation_22
-        + cache.flap_rotation_21 * t164 + t165 * cache.flap_rotation_20
-        + flap_composite_force_f_y * cache.flap_position_x
-        - cache.flap_position_y * flap_composite_force_f_x;
-    let wrist_momentum_f_y = p.wrist_mass * arm_tip_velocity_v_y
-        - (arm_tip_velocity_w_x * cache.wrist_inertia_h_z
-            - cache.wrist_inertia_h_x * arm_tip_velocity_w_z);
+        - (cache.flap_slice2_local_inertia_h_x * t97
+            - cache.flap_slice2_local_inertia_h_y * t98)
+        - (cache.flap_slice0_local_inertia_h_x * t103
+            - cache.flap_slice0_local_inertia_h_y * t102);
+    let flap_composite_force_f_z = cache.flap_rotation_21 * t72
+        + cache.flap_rotation_20 * t94 + t104 * cache.flap_rotation_22;
     let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
         - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
-            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
-    let wrist_composite_force_n_z = cache.wrist_inertia_i_02 * arm_tip_bias_w_x
-        + arm_tip_velocity_w_x * wrist_momentum_n_y
-        + arm_tip_bias_w_y * cache.wrist_inertia_i_12 + flap_composite_force_n_z
-        + cache.wrist_inertia_i_22 * arm_tip_bias_w_z
-        + arm_tip_velocity_v_x * wrist_momentum_f_y
-        + arm_tip_bias_v_y * cache.wrist_inertia_h_x
-        - arm_tip_bias_v_x * cache.wrist_inertia_h_y
-        - arm_tip_velocity_w_y * wrist_momentum_n_x
-        - wrist_momentum_f_x * arm_tip_velocity_v_y;
-    let wrist_momentum_n_z = arm_tip_velocity_w_x * cache.wrist_inertia_i_02
-        + cache.wrist_inertia_i_22 * arm_tip_velocity_w_z
-        + arm_tip_velocity_v_y * cache.wrist_inertia_h_x
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
-        - arm_tip_velocity_v_x * cache.wrist_inertia_h_y;
-    let flap_composite_force_f_z = t192 * cache.flap_rotation_21
-        + t178 * cache.flap_rotation_20 + t179 * cache.flap_rotation_22;
-    let flap_composite_force_n_y = cache.flap_rotation_10 * t165
-        + t153 * cache.flap_rotation_12 + t164 * cache.flap_rotation_11
-        + cache.flap_position_z * flap_composite_force_f_x
-        - cache.flap_position_x * flap_composite_force_f_z;
-    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
-        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
-            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
-    let wrist_composite_force_n_y = arm_tip_bias_w_y * cache.wrist_inertia_i_11
-        + arm_tip_bias_w_z * cache.wrist_inertia_i_12
-        + arm_tip_bias_v_x * cache.wrist_inertia_h_z + flap_composite_force_n_y
-        + wrist_momentum_f_x * arm_tip_velocity_v_z
-        + wrist_momentum_n_x * arm_tip_velocity_w_z
-        + cache.wrist_inertia_i_01 * arm_tip_bias_w_x
-        - arm_tip_velocity_w_x * wrist_momentum_n_z
-        - wrist_momentum_f_z * arm_tip_velocity_v_x
-        - arm_tip_bias_v_z * cache.wrist_inertia_h_x;
-    let t193 = (0.035940096619352636 * cache.arm_slice1_bend_c3 * t31
-        + 0.33000947820757187) * arm_bend_y_rate
-        + arm_bend_z_rate * (0.035940096619352636 * t30 * cache.arm_slice1_bend_c3);
-    let t194 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
-    let t195 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t24
-        + 0.01186057253208228 * t23 * cache.arm_slice1_bend_c4;
-    let t196 = (t194 + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t58
-        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t57) * arm_bend_y_rate
-        + arm_bend_z_rate * t195;
-    let t197 = t195 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t194 + 0.01186057253208228 * t28 * cache.arm_slice1_bend_c3
-                + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t27);
-    let t198 = arm_bend_y_rate * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t54)
-        + arm_bend_z_rate
-            * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t4
-                - 0.33000947820757187);
-    let t199 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t12
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t10
-        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t13;
-    let t200 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t46
-        + 0.035940096619352636 * t47 * cache.arm_slice1_bend_c3
-        + 0.003914101352555533 * t48 * cache.arm_slice1_bend_c4;
-    let t201 = (0.003914101352555533 * t62 * cache.arm_slice1_bend_c5
-        + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t63
-        + 0.003914101352555533 * t64 * cache.arm_slice1_bend_c3
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t60
-        + 0.003914101352555533 * t61 * cache.arm_slice1_bend_c4)
-        - (t197 * t198 - t193 * t196)
-        - (cache.arm_slice1_local_com_z * t200 - t199 * cache.arm_slice1_local_com_y);
-    let t202 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t7
-        + 0.01186057253208228 * t8 * cache.arm_slice1_bend_c4;
-    let t203 = (0.10890625570683385 * cache.arm_slice1_bend_c2 * t21) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2);
-    let t204 = arm_bend_z_rate
-        * (0.035940096619352636 * t35 * cache.arm_slice1_bend_c3
-            + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t36)
-        + (0.035940096619352636 * cache.arm_slice1_bend_c2 * t33
-            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t34) * arm_bend_y_rate;
-    let t205 = (0.0012916905450084026 * t90 * cache.arm_slice1_bend_c6
-        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t92
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t89
-        + 0.01186057253208228 * t93 * cache.arm_slice1_bend_c4
-        + 0.0012916905450084026 * t91 * cache.arm_slice1_bend_c4)
-        - (t202 * cache.arm_slice1_local_com_y - t200 * cache.arm_slice1_local_com_x)
-        - (t196 * t203 - t204 * t198);
-    let t206 = cache.arm_slice1_local_subspace0_v_x * qd[0]
-        + cache.arm_slice1_local_subspace1_v_x * qd[1];
-    let t207 = cache.arm_slice1_local_subspace0_w_z * qd[0]
-        + cache.arm_slice1_local_subspace1_w_z * qd[1];
-    let t208 = cache.arm_slice1_local_subspace1_w_y * qd[1]
-        + cache.arm_slice1_local_subspace0_w_y * qd[0];
-    let t209 = cache.arm_slice1_local_subspace0_v_y * qd[0]
-        + cache.arm_slice1_local_subspace1_v_y * qd[1];
-    let t210 = cache.arm_slice1_local_subspace0_w_x * qd[0]
-        + cache.arm_slice1_local_subspace1_w_x * qd[1];
-    let arm_slice1_local_momentum_n_z = cache.arm_slice1_local_inertia_i_22 * t207
-        + t208 * cache.arm_slice1_local_inertia_i_12
-        + cache.arm_slice1_local_inertia_h_x * t209
-        + cache.arm_slice1_local_inertia_i_02 * t210
-        - cache.arm_slice1_local_inertia_h_y * t206;
-    let t211 = cache.arm_slice1_local_subspace1_v_z * qd[1]
-        + cache.arm_slice1_local_subspace0_v_z * qd[0];
-    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t211
-        - (t208 * cache.arm_slice1_local_inertia_h_x
-            - cache.arm_slice1_local_inertia_h_y * t210);
-    let arm_slice1_local_momentum_n_x = cache.arm_slice1_local_inertia_h_y * t211
-        + t208 * cache.arm_slice1_local_inertia_i_01
-        + cache.arm_slice1_local_inertia_i_02 * t207
-        + cache.arm_slice1_local_inertia_i_00 * t210
-        - cache.arm_slice1_local_inertia_h_z * t209;
-    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t206
-        - (cache.arm_slice1_local_inertia_h_y * t207
-            - cache.arm_slice1_local_inertia_h_z * t208);
-    let t212 = cache.arm_slice1_local_inertia_h_z * t201
-        + t207 * arm_slice1_local_momentum_n_x
-        + t199 * cache.arm_slice1_local_inertia_i_12
-        + arm_slice1_local_momentum_f_x * t211
-        + cache.arm_slice1_local_inertia_i_11 * t200
-        + t202 * cache.arm_slice1_local_inertia_i_01
-        - cache.arm_slice1_local_inertia_h_x * t205
-        - arm_slice1_local_momentum_n_z * t210 - t206 * arm_slice1_local_momentum_f_z;
-    let t213 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t92
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t89
-        + 0.0000001120346095964964 * t91 * cache.arm_slice0_bend_c4
-        + 0.000023239929348011262 * t93 * cache.arm_slice0_bend_c4
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t90)
-        - (t59 * t67 - t68 * t55)
-        - (cache.arm_slice0_local_com_y * t50 - cache.arm_slice0_local_com_x * t49);
-    let arm_slice0_local_momentum_f_z = t71 * cache.arm_slice0_mass
-        - (t43 * cache.arm_slice0_local_inertia_h_x
-            - t70 * cache.arm_slice0_local_inertia_h_y);
-    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t45
-        + t43 * cache.arm_slice0_local_inertia_i_12
-        + t44 * cache.arm_slice0_local_inertia_i_22
-        + cache.arm_slice0_local_inertia_i_02 * t70
-        - t42 * cache.arm_slice0_local_inertia_h_y;
-    let t214 = cache.arm_slice0_local_inertia_i_00 * t50
-        + t213 * cache.arm_slice0_local_inertia_h_y + arm_slice0_local_momentum_f_z * t45
-        + t43 * arm_slice0_local_momentum_n_z + cache.arm_slice0_local_inertia_i_01 * t49
-        + cache.arm_slice0_local_inertia_i_02 * t65 - arm_slice0_local_momentum_n_y * t44
-        - t69 * cache.arm_slice0_local_inertia_h_z - arm_slice0_local_momentum_f_y * t71;
-    let t215 = (0.0012916905450084026 * cache.arm_slice1_bend_c5 * t19
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t20
-        + 0.01186057253208228 * t15 * cache.arm_slice1_bend_c3
-        + 0.0012916905450084026 * t17 * cache.arm_slice1_bend_c6
-        + 0.01186057253208228 * t18 * cache.arm_slice1_bend_c4)
-        - (t199 * cache.arm_slice1_local_com_x - t202 * cache.arm_slice1_local_com_z)
-        - (t193 * t204 - t197 * t203);
-    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t209
-        - (cache.arm_slice1_local_inertia_h_z * t210
-            - t207 * cache.arm_slice1_local_inertia_h_x);
-    let arm_slice1_local_momentum_n_y = cache.arm_slice1_local_inertia_i_01 * t210
-        + t207 * cache.arm_slice1_local_inertia_i_12
-        + t208 * cache.arm_slice1_local_inertia_i_11
-        + cache.arm_slice1_local_inertia_h_z * t206
-        - t211 * cache.arm_slice1_local_inertia_h_x;
-    let t216 = cache.arm_slice1_local_inertia_h_x * t215
-        + cache.arm_slice1_local_inertia_i_22 * t199
-        + t206 * arm_slice1_local_momentum_f_y
-        + t202 * cache.arm_slice1_local_inertia_i_02
-        + arm_slice1_local_momentum_n_y * t210
-        + cache.arm_slice1_local_inertia_i_12 * t200
-        - arm_slice1_local_momentum_f_x * t209 - t208 * arm_slice1_local_momentum_n_x
-        - cache.arm_slice1_local_inertia_h_y * t201;
-    let t217 = t210 * arm_slice1_local_momentum_f_y + cache.arm_slice1_mass * t205
-        - (t200 * cache.arm_slice1_local_inertia_h_x
-            - t202 * cache.arm_slice1_local_inertia_h_y)
-        - arm_slice1_local_momentum_f_x * t208;
-    let t218 = 0.3007502358784333 * t47 * cache.arm_slice2_bend_c3
-        + 0.1350029611448087 * t48 * cache.arm_slice2_bend_c4
-        + 0.1350029611448087 * t46 * cache.arm_slice2_bend_c5;
-    let t219 = arm_bend_z_rate
-        * (0.3007502358784333 * cache.arm_slice2_bend_c3 * t4 - 0.6699905217924281)
-        + (0.3007502358784333 * t54 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
-    let t220 = (t26 + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t57
-        + 0.2014998074653874 * t58 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate * t25;
-    let t221 = (0.09045070438093329 * t90 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * t93 * cache.arm_slice2_bend_c4
-        + 0.09045070438093329 * cache.arm_slice2_bend_c5 * t89
-        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t92
-        + 0.09045070438093329 * t91 * cache.arm_slice2_bend_c4)
-        - (cache.arm_slice2_local_com_y * t9 - t218 * cache.arm_slice2_local_com_x)
-        - (t22 * t220 - t219 * t37);
-    let t222 = cache.arm_slice2_local_subspace1_v_y * qd[1]
-        + cache.arm_slice2_local_subspace0_v_y * qd[0];
-    let arm_slice2_local_momentum_f_y = cache.arm_slice1_mass * t222
-        - (t0 * cache.arm_slice2_local_inertia_h_z
-            - t39 * cache.arm_slice2_local_inertia_h_x);
-    let t223 = cache.arm_slice1_mass * t221 + t0 * arm_slice2_local_momentum_f_y
-        - (t218 * cache.arm_slice2_local_inertia_h_x
-            - cache.arm_slice2_local_inertia_h_y * t9)
-        - arm_slice2_local_momentum_f_x * t1;
-    let t224 = cache.arm_slice1_mass * t201 + arm_slice1_local_momentum_f_z * t208
-        - (cache.arm_slice1_local_inertia_h_y * t199
-            - cache.arm_slice1_local_inertia_h_z * t200)
-        - t207 * arm_slice1_local_momentum_f_y;
-    let t225 = t200 * cache.arm_slice1_local_inertia_i_01
-        + t202 * cache.arm_slice1_local_inertia_i_00
-        + cache.arm_slice1_local_inertia_i_02 * t199
-        + arm_slice1_local_momentum_f_z * t209
-        + cache.arm_slice1_local_inertia_h_y * t205
-        + arm_slice1_local_momentum_n_z * t208 - t211 * arm_slice1_local_momentum_f_y
-        - cache.arm_slice1_local_inertia_h_z * t215
-        - t207 * arm_slice1_local_momentum_n_y;
-    let t226 = t44 * arm_slice0_local_momentum_n_x
-        + cache.arm_slice0_local_inertia_i_01 * t50
-        + cache.arm_slice0_local_inertia_i_12 * t65
-        + cache.arm_slice0_local_inertia_i_11 * t49 + t71 * arm_slice0_local_momentum_f_x
-        + t66 * cache.arm_slice0_local_inertia_h_z
-        - t213 * cache.arm_slice0_local_inertia_h_x - arm_slice0_local_momentum_n_z * t70
-        - t42 * arm_slice0_local_momentum_f_z;
-    let t227 = cache.arm_slice3_local_subspace0_w_x * qd[0]
-        + cache.arm_slice3_local_subspace1_w_x * qd[1];
-    let t228 = qd[0] * cache.arm_slice3_local_subspace0_w_z
-        + cache.arm_slice3_local_subspace1_w_z * qd[1];
-    let t229 = cache.arm_slice3_local_subspace0_v_y * qd[0]
-        + cache.arm_slice3_local_subspace1_v_y * qd[1];
-    let arm_slice3_local_momentum_f_y = t229 * cache.arm_slice0_mass
-        - (t227 * cache.arm_slice3_local_inertia_h_z
-            - cache.arm_slice3_local_inertia_h_x * t228);
-    let t230 = 0.7498816861956312 * cache.arm_slice3_bend_c4 * t8
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t7;
-    let t231 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t48
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t47
-        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t46;
-    let t232 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
-    let t233 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t24
-        + 0.7498816861956312 * t23 * cache.arm_slice3_bend_c4;
-    let t234 = (t232 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t58
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t57) * arm_bend_y_rate
-        + arm_bend_z_rate * t233;
-    let t235 = (0.8659570925834785 * cache.arm_slice3_bend_c2 * t21) * arm_bend_y_rate
-        + arm_bend_z_rate * (0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2);
-    let t236 = arm_bend_z_rate
-        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t4 - 0.9305681557970262)
-        + (0.8058320946447624 * cache.arm_slice3_bend_c3 * t54) * arm_bend_y_rate;
-    let t237 = (0.8058320946447624 * cache.arm_slice3_bend_c2 * t33
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t34) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.8058320946447624 * cache.arm_slice3_bend_c2 * t36
-                + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t35);
-    let t238 = (0.6493653647595652 * t90 * cache.arm_slice3_bend_c6
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t92
-        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t91
-        + 0.7498816861956312 * t93 * cache.arm_slice3_bend_c4
-        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t89)
-        - (t230 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t231)
-        - (t234 * t235 - t236 * t237);
-    let t239 = cache.arm_slice3_local_subspace1_v_x * qd[1]
-        + cache.arm_slice3_local_subspace0_v_x * qd[0];
-    let t240 = qd[0] * cache.arm_slice3_local_subspace0_w_y
-        + cache.arm_slice3_local_subspace1_w_y * qd[1];
-    let arm_slice3_local_momentum_f_x = cache.arm_slice0_mass * t239
-        - (t228 * cache.arm_slice3_local_inertia_h_y
-            - t240 * cache.arm_slice3_local_inertia_h_z);
-    let t241 = t227 * arm_slice3_local_momentum_f_y + cache.arm_slice0_mass * t238
-        - (cache.arm_slice3_local_inertia_h_x * t231
-            - t230 * cache.arm_slice3_local_inertia_h_y)
-        - arm_slice3_local_momentum_f_x * t240;
-    let t242 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t10
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t13
-        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t12;
-    let t243 = t233 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t232 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t27
-                + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t28);
-    let t244 = (0.8058320946447624 * cache.arm_slice3_bend_c3 * t31 + 0.9305681557970262)
-        * arm_bend_y_rate
-        + arm_bend_z_rate * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t30);
-    let t245 = (0.6493653647595652 * cache.arm_slice3_bend_c4 * t20
-        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t19
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t15
-        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t18
-        + 0.6493653647595652 * t17 * cache.arm_slice3_bend_c6)
-        - (cache.arm_slice3_local_com_x * t242 - t230 * cache.arm_slice3_local_com_z)
-        - (t244 * t237 - t243 * t235);
-    let t246 = cache.arm_slice3_local_subspace0_v_z * qd[0]
-        + cache.arm_slice3_local_subspace1_v_z * qd[1];
-    let arm_slice3_local_momentum_n_y = cache.arm_slice3_local_inertia_i_11 * t240
-        + t228 * cache.arm_slice3_local_inertia_i_12
-        + t227 * cache.arm_slice3_local_inertia_i_01
-        + cache.arm_slice3_local_inertia_h_z * t239
-        - cache.arm_slice3_local_inertia_h_x * t246;
-    let arm_slice3_local_momentum_n_x = t246 * cache.arm_slice3_local_inertia_h_y
-        + t227 * cache.arm_slice3_local_inertia_i_00
-        + t240 * cache.arm_slice3_local_inertia_i_01
-        + t228 * cache.arm_slice3_local_inertia_i_02
-        - t229 * cache.arm_slice3_local_inertia_h_z;
-    let t247 = (0.8058320946447624 * cache.arm_slice3_bend_c3 * t60
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t61
-        + 0.6978160177890329 * t62 * cache.arm_slice3_bend_c5
-        + 0.8058320946447624 * cache.arm_slice3_bend_c2 * t63
-        + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t64)
-        - (t243 * t236 - t244 * t234)
-        - (cache.arm_slice3_local_com_z * t231 - t242 * cache.arm_slice3_local_com_y);
-    let t248 = t230 * cache.arm_slice3_local_inertia_i_02
-        + cache.arm_slice3_local_inertia_h_x * t245
-        + t227 * arm_slice3_local_momentum_n_y + t239 * arm_slice3_local_momentum_f_y
-        + cache.arm_slice3_local_inertia_i_22 * t242
-        + t231 * cache.arm_slice3_local_inertia_i_12
-        - t229 * arm_slice3_local_momentum_f_x - t240 * arm_slice3_local_momentum_n_x
-        - t247 * cache.arm_slice3_local_inertia_h_y;
-    let flap_composite_force_n_x = t165 * cache.flap_rotation_00
-        + t153 * cache.flap_rotation_02
-        + flap_composite_force_f_z * cache.flap_position_y
-        + cache.flap_rotation_01 * t164
-        - flap_composite_force_f_y * cache.flap_position_z;
-    let wrist_composite_force_n_x = arm_tip_bias_v_z * cache.wrist_inertia_h_y
-        + cache.wrist_inertia_i_00 * arm_tip_bias_w_x
-        + cache.wrist_inertia_i_02 * arm_tip_bias_w_z
-        + cache.wrist_inertia_i_01 * arm_tip_bias_w_y
-        + arm_tip_velocity_v_y * wrist_momentum_f_z
-        + arm_tip_velocity_w_y * wrist_momentum_n_z + flap_composite_force_n_x
-        - arm_tip_velocity_w_z * wrist_momentum_n_y
-        - arm_tip_velocity_v_z * wrist_momentum_f_y
-        - arm_tip_bias_v_y * cache.wrist_inertia_h_z;
-    let t249 = arm_slice1_local_momentum_f_x * t207 + cache.arm_slice1_mass * t215
-        - (t202 * cache.arm_slice1_local_inertia_h_z
-            - t199 * cache.arm_slice1_local_inertia_h_x)
-        - arm_slice1_local_momentum_f_z * t210;
-    let arm_slice3_local_momentum_f_z = t246 * cache.arm_slice0_mass
-        - (cache.arm_slice3_local_inertia_h_x * t240
-            - t227 * cache.arm_slice3_local_inertia_h_y);
-    let t250 = t247 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_z * t240
-        - (t242 * cache.arm_slice3_local_inertia_h_y
-            - cache.arm_slice3_local_inertia_h_z * t231)
-        - t228 * arm_slice3_local_momentum_f_y;
-    let arm_slice2_local_momentum_n_z = cache.arm_slice2_local_inertia_h_x * t222
-        + t0 * cache.arm_slice2_local_inertia_i_02
-        + cache.arm_slice2_local_inertia_i_12 * t1
-        + cache.arm_slice2_local_inertia_i_22 * t39
-        - t40 * cache.arm_slice2_local_inertia_h_y;
-    let arm_slice2_local_momentum_n_y = t39 * cache.arm_slice2_local_inertia_i_12
-        + t40 * cache.arm_slice2_local_inertia_h_z
-        + t0 * cache.arm_slice2_local_inertia_i_01
-        + cache.arm_slice2_local_inertia_i_11 * t1
-        - t2 * cache.arm_slice2_local_inertia_h_x;
-    let t251 = t1 * arm_slice2_local_momentum_n_z
-        + t9 * cache.arm_slice2_local_inertia_i_00
-        + t14 * cache.arm_slice2_local_inertia_i_02
-        + arm_slice2_local_momentum_f_z * t222
-        + t221 * cache.arm_slice2_local_inertia_h_y
-        + t218 * cache.arm_slice2_local_inertia_i_01
-        - cache.arm_slice2_local_inertia_h_z * t38 - t39 * arm_slice2_local_momentum_n_y
-        - arm_slice2_local_momentum_f_y * t2;
-    let t252 = cache.arm_slice0_mass * t69 + t44 * arm_slice0_local_momentum_f_x
-        - (t50 * cache.arm_slice0_local_inertia_h_z
-            - cache.arm_slice0_local_inertia_h_x * t65)
-        - t70 * arm_slice0_local_momentum_f_z;
-    let t253 = (0.1350029611448087 * t64 * cache.arm_slice2_bend_c3
-        + 0.3007502358784333 * t60 * cache.arm_slice2_bend_c3
-        + 0.1350029611448087 * t62 * cache.arm_slice2_bend_c5
-        + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t63
-        + 0.1350029611448087 * t61 * cache.arm_slice2_bend_c4)
-        - (t218 * cache.arm_slice2_local_com_z - t14 * cache.arm_slice2_local_com_y)
-        - (t219 * t29 - t220 * t32);
-    let t254 = cache.arm_slice1_mass * t253 + arm_slice2_local_momentum_f_z * t1
-        - (t14 * cache.arm_slice2_local_inertia_h_y
-            - t218 * cache.arm_slice2_local_inertia_h_z)
-        - t39 * arm_slice2_local_momentum_f_y;
-    let t255 = t213 * cache.arm_slice0_mass + arm_slice0_local_momentum_f_y * t70
-        - t43 * arm_slice0_local_momentum_f_x
-        - (t49 * cache.arm_slice0_local_inertia_h_x
-            - t50 * cache.arm_slice0_local_inertia_h_y);
-    let t256 = arm_slice3_local_momentum_f_x * t228 + cache.arm_slice0_mass * t245
-        - (t230 * cache.arm_slice3_local_inertia_h_z
-            - cache.arm_slice3_local_inertia_h_x * t242)
-        - arm_slice3_local_momentum_f_z * t227;
-    let t257 = t43 * arm_slice0_local_momentum_f_z + cache.arm_slice0_mass * t66
-        - arm_slice0_local_momentum_f_y * t44
-        - (t65 * cache.arm_slice0_local_inertia_h_y
-            - t49 * cache.arm_slice0_local_inertia_h_z);
-    let arm_slice2_local_momentum_n_x = cache.arm_slice2_local_inertia_i_01 * t1
-        + t39 * cache.arm_slice2_local_inertia_i_02
-        + t0 * cache.arm_slice2_local_inertia_i_00
-        + cache.arm_slice2_local_inertia_h_y * t2
-        - cache.arm_slice2_local_inertia_h_z * t222;
-    let t258 = t39 * arm_slice2_local_momentum_n_x + arm_slice2_local_momentum_f_x * t2
-        + t14 * cache.arm_slice2_local_inertia_i_12
-        + t9 * cache.arm_slice2_local_inertia_i_01
-        + t218 * cache.arm_slice2_local_inertia_i_11
-        + t253 * cache.arm_slice2_local_inertia_h_z - t40 * arm_slice2_local_momentum_f_z
-        - t0 * arm_slice2_local_momentum_n_z - t221 * cache.arm_slice2_local_inertia_h_x;
-    let arm_slice3_local_momentum_n_z = t240 * cache.arm_slice3_local_inertia_i_12
-        + cache.arm_slice3_local_inertia_h_x * t229
-        + t227 * cache.arm_slice3_local_inertia_i_02
-        + cache.arm_slice3_local_inertia_i_22 * t228
-        - cache.arm_slice3_local_inertia_h_y * t239;
-    let t259 = t229 * arm_slice3_local_momentum_f_z
-        + cache.arm_slice3_local_inertia_i_01 * t231
-        + t242 * cache.arm_slice3_local_inertia_i_02
-        + t230 * cache.arm_slice3_local_inertia_i_00
-        + t240 * arm_slice3_local_momentum_n_z
-        + cache.arm_slice3_local_inertia_h_y * t238
-        - cache.arm_slice3_local_inertia_h_z * t245
-        - t228 * arm_slice3_local_momentum_n_y - t246 * arm_slice3_local_momentum_f_y;
+            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
+    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
     let wrist_composite_force_f_z = flap_composite_force_f_z
-        + arm_tip_velocity_w_x * wrist_momentum_f_y + p.wrist_mass * arm_tip_bias_v_z
+        + arm_tip_bias_v_z * p.wrist_mass + wrist_momentum_f_y * arm_tip_velocity_w_x
         - wrist_momentum_f_x * arm_tip_velocity_w_y
         - (arm_tip_bias_w_y * cache.wrist_inertia_h_x
-            - arm_tip_bias_w_x * cache.wrist_inertia_h_y);
-    let t260 = cache.arm_slice2_local_inertia_i_12 * t218
-        + t0 * arm_slice2_local_momentum_n_y + cache.arm_slice2_local_inertia_i_22 * t14
-        + t40 * arm_slice2_local_momentum_f_y + cache.arm_slice2_local_inertia_h_x * t38
-        + t9 * cache.arm_slice2_local_inertia_i_02
-        - t253 * cache.arm_slice2_local_inertia_h_y - t1 * arm_slice2_local_momentum_n_x
-        - arm_slice2_local_momentum_f_x * t222;
-    let wrist_composite_force_f_y = flap_composite_force_f_y
-        + wrist_momentum_f_x * arm_tip_velocity_w_z + p.wrist_mass * arm_tip_bias_v_y
-        - (cache.wrist_inertia_h_z * arm_tip_bias_w_x
-            - arm_tip_bias_w_z * cache.wrist_inertia_h_x)
-        - arm_tip_velocity_w_x * wrist_momentum_f_z;
-    let t261 = t230 * cache.arm_slice3_local_inertia_i_01
-        + cache.arm_slice3_local_inertia_i_11 * t231
-        + t242 * cache.arm_slice3_local_inertia_i_12
-        + t228 * arm_slice3_local_momentum_n_x + arm_slice3_local_momentum_f_x * t246
-        + t247 * cache.arm_slice3_local_inertia_h_z
-        - cache.arm_slice3_local_inertia_h_x * t238
-        - t227 * arm_slice3_local_momentum_n_z - arm_slice3_local_momentum_f_z * t239;
-    let wrist_composite_force_f_x = p.wrist_mass * arm_tip_bias_v_x
-        + arm_tip_velocity_w_y * wrist_momentum_f_z + flap_composite_force_f_x
+            - cache.wrist_inertia_h_y * arm_tip_bias_w_x);
+    let t105 = 0.2014998074653874 * cache.arm_slice2_bend_c3 * t31
+        - 0.4029996149307748 * cache.arm_slice2_bend_c4 * t31;
+    let t106 = cache.arm_slice2_local_subspace1_v_x * qd[1]
+        + cache.arm_slice2_local_subspace0_v_x * qd[0];
+    let t107 = cache.arm_slice2_local_subspace0_w_z * qd[0]
+        + cache.arm_slice2_local_subspace1_w_z * qd[1];
+    let t108 = cache.arm_slice2_local_subspace1_w_x * qd[1]
+        + cache.arm_slice2_local_subspace0_w_x * qd[0];
+    let t109 = cache.arm_slice2_local_subspace1_v_y * qd[1]
+        + qd[0] * cache.arm_slice2_local_subspace0_v_y;
+    let arm_slice2_local_momentum_f_y = cache.arm_slice1_mass * t109
+        - (cache.arm_slice2_local_inertia_h_z * t108
+            - t107 * cache.arm_slice2_local_inertia_h_x);
+    let t110 = -(0.3007502358784333 * t24 * cache.arm_slice2_bend_c3) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * cache.arm_slice2_bend_c3 * t5 - 0.6699905217924281);
+    let t111 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t112 = 0.4029996149307748 * t19 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t19 * cache.arm_slice2_bend_c3;
+    let t113 = arm_bend_z_rate
+        * (t111 + 0.4029996149307748 * t21 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t21)
+        + t112 * arm_bend_y_rate;
+    let t114 = arm_bend_z_rate * (0.3007502358784333 * t24 * cache.arm_slice2_bend_c3)
+        + (0.6699905217924281 - 0.3007502358784333 * cache.arm_slice2_bend_c3 * t3)
+            * arm_bend_y_rate;
+    let t115 = arm_bend_z_rate * t112
+        + (t111 + 0.4029996149307748 * t26 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * t26 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
+    let t116 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t15
+        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t14
+        - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t14;
+    let t117 = 0.1350029611448087 * t8 * cache.arm_slice2_bend_c4
+        - 0.4050088834344261 * t8 * cache.arm_slice2_bend_c5
+        - 0.3007502358784333 * t9 * cache.arm_slice2_bend_c3;
+    let t118 = (0.1350029611448087 * t18 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * t18 * cache.arm_slice2_bend_c5
+        + 0.3007502358784333 * t17 * cache.arm_slice2_bend_c3
+        - 0.4050088834344261 * t18 * cache.arm_slice2_bend_c4
+        - 0.3007502358784333 * t17 * cache.arm_slice2_bend_c2)
+        - (t110 * t113 - t114 * t115)
+        - (t117 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t116);
+    let t119 = cache.arm_slice2_local_subspace0_w_y * qd[0]
+        + cache.arm_slice2_local_subspace1_w_y * qd[1];
+    let t120 = cache.arm_slice2_local_subspace0_v_z * qd[0]
+        + cache.arm_slice2_local_subspace1_v_z * qd[1];
+    let arm_slice2_local_momentum_n_y = cache.arm_slice2_local_inertia_i_01 * t108
+        + t106 * cache.arm_slice2_local_inertia_h_z
+        + cache.arm_slice2_local_inertia_i_11 * t119
+        + t107 * cache.arm_slice2_local_inertia_i_12
+        - t120 * cache.arm_slice2_local_inertia_h_x;
+    let arm_slice2_local_momentum_n_x = t120 * cache.arm_slice2_local_inertia_h_y
+        + cache.arm_slice2_local_inertia_i_01 * t119
+        + t108 * cache.arm_slice2_local_inertia_i_00
+        + cache.arm_slice2_local_inertia_i_02 * t107
+        - t109 * cache.arm_slice2_local_inertia_h_z;
+    let t121 = (0.3007502358784333 * cache.arm_slice2_bend_c3 * t11
+        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t11) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * t1 * cache.arm_slice2_bend_c3
+                - 0.3007502358784333 * t1 * cache.arm_slice2_bend_c2);
+    let t122 = arm_bend_z_rate
+        * (0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2)
+        + -(0.44888729929169013 * arm_bend_z * cache.arm_slice2_bend_c2)
+            * arm_bend_y_rate;
+    let t123 = (1.2089988447923243 * t36 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * cache.arm_slice2_bend_c6 * t35
+        + 0.09045070438093329 * cache.arm_slice2_bend_c4 * t35
+        - 0.45225352190466644 * cache.arm_slice2_bend_c5 * t35
+        - 0.6044994223961622 * t36 * cache.arm_slice2_bend_c3)
+        - (t121 * t114 - t122 * t113)
+        - (cache.arm_slice2_local_com_x * t116 - t105 * cache.arm_slice2_local_com_z);
+    let arm_slice2_local_momentum_f_x = cache.arm_slice1_mass * t106
+        - (cache.arm_slice2_local_inertia_h_y * t107
+            - t119 * cache.arm_slice2_local_inertia_h_z);
+    let t124 = cache.arm_slice2_local_inertia_i_02 * t105
+        + t106 * arm_slice2_local_momentum_f_y
+        + cache.arm_slice2_local_inertia_i_22 * t116
+        + arm_slice2_local_momentum_n_y * t108
+        + t123 * cache.arm_slice2_local_inertia_h_x
+        + t117 * cache.arm_slice2_local_inertia_i_12
+        - cache.arm_slice2_local_inertia_h_y * t118
+        - arm_slice2_local_momentum_n_x * t119 - arm_slice2_local_momentum_f_x * t109;
+    let t125 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t15
+        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t14
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t14;
+    let t126 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t31
+        - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t31;
+    let t127 = 0.003914101352555533 * t8 * cache.arm_slice1_bend_c4
+        - 0.035940096619352636 * t9 * cache.arm_slice1_bend_c3
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t8;
+    let t128 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t129 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t19
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t19;
+    let t130 = (t128 + 0.02372114506416456 * t26 * cache.arm_slice1_bend_c4
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t129;
+    let t131 = (0.33000947820757187
+        - 0.035940096619352636 * cache.arm_slice1_bend_c3 * t3) * arm_bend_y_rate
+        + arm_bend_z_rate * (0.035940096619352636 * t24 * cache.arm_slice1_bend_c3);
+    let t132 = arm_bend_z_rate
+        * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t5 - 0.33000947820757187)
+        + -(0.035940096619352636 * t24 * cache.arm_slice1_bend_c3) * arm_bend_y_rate;
+    let t133 = t129 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t128 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t21
+                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t21);
+    let t134 = (0.003914101352555533 * t18 * cache.arm_slice1_bend_c3
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t17
+        + 0.0117423040576666 * t18 * cache.arm_slice1_bend_c5
+        - 0.0117423040576666 * t18 * cache.arm_slice1_bend_c4
+        - 0.035940096619352636 * t17 * cache.arm_slice1_bend_c2)
+        - (cache.arm_slice1_local_com_z * t127 - t125 * cache.arm_slice1_local_com_y)
+        - (t132 * t133 - t130 * t131);
+    let t135 = cache.arm_slice1_local_subspace0_v_x * qd[0]
+        + cache.arm_slice1_local_subspace1_v_x * qd[1];
+    let t136 = cache.arm_slice1_local_subspace1_w_y * qd[1]
+        + cache.arm_slice1_local_subspace0_w_y * qd[0];
+    let t137 = cache.arm_slice1_local_subspace1_w_x * qd[1]
+        + cache.arm_slice1_local_subspace0_w_x * qd[0];
+    let t138 = cache.arm_slice1_local_subspace1_v_z * qd[1]
+        + cache.arm_slice1_local_subspace0_v_z * qd[0];
+    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t138
+        - (cache.arm_slice1_local_inertia_h_x * t136
+            - cache.arm_slice1_local_inertia_h_y * t137);
+    let t139 = cache.arm_slice1_local_subspace1_v_y * qd[1]
+        + cache.arm_slice1_local_subspace0_v_y * qd[0];
+    let t140 = cache.arm_slice1_local_subspace1_w_z * qd[1]
+        + cache.arm_slice1_local_subspace0_w_z * qd[0];
+    let arm_slice1_local_momentum_n_z = t137 * cache.arm_slice1_local_inertia_i_02
+        + t139 * cache.arm_slice1_local_inertia_h_x
+        + cache.arm_slice1_local_inertia_i_12 * t136
+        + t140 * cache.arm_slice1_local_inertia_i_22
+        - cache.arm_slice1_local_inertia_h_y * t135;
+    let t141 = -(0.10890625570683385 * arm_bend_z * cache.arm_slice1_bend_c2)
+        * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2);
+    let t142 = arm_bend_z_rate
+        * (0.035940096619352636 * t1 * cache.arm_slice1_bend_c3
+            - 0.035940096619352636 * t1 * cache.arm_slice1_bend_c2)
+        + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t11
+            - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t11) * arm_bend_y_rate;
+    let t143 = (0.02372114506416456 * cache.arm_slice1_bend_c4 * t38
+        + 0.0012916905450084026 * t39 * cache.arm_slice1_bend_c4
+        + 0.010333524360067221 * t39 * cache.arm_slice1_bend_c6
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t38
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t39)
+        - (t130 * t141 - t142 * t132)
+        - (cache.arm_slice1_local_com_y * t126 - t127 * cache.arm_slice1_local_com_x);
+    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t135
+        - (cache.arm_slice1_local_inertia_h_y * t140
+            - cache.arm_slice1_local_inertia_h_z * t136);
+    let arm_slice1_local_momentum_n_x = cache.arm_slice1_local_inertia_i_01 * t136
+        + t140 * cache.arm_slice1_local_inertia_i_02
+        + cache.arm_slice1_local_inertia_i_00 * t137
+        + cache.arm_slice1_local_inertia_h_y * t138
+        - cache.arm_slice1_local_inertia_h_z * t139;
+    let t144 = t125 * cache.arm_slice1_local_inertia_i_12
+        + cache.arm_slice1_local_inertia_i_01 * t126
+        + t127 * cache.arm_slice1_local_inertia_i_11
+        + cache.arm_slice1_local_inertia_h_z * t134
+        + t138 * arm_slice1_local_momentum_f_x + t140 * arm_slice1_local_momentum_n_x
+        - t135 * arm_slice1_local_momentum_f_z - t137 * arm_slice1_local_momentum_n_z
+        - t143 * cache.arm_slice1_local_inertia_h_x;
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
+            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
+    let flap_composite_force_f_y = cache.flap_rotation_10 * t94
+        + cache.flap_rotation_11 * t72 + cache.flap_rotation_12 * t104;
+    let wrist_composite_force_f_y = arm_tip_velocity_w_z * wrist_momentum_f_x
+        + p.wrist_mass * arm_tip_bias_v_y + flap_composite_force_f_y
+        - arm_tip_velocity_w_x * wrist_momentum_f_z
+        - (arm_tip_bias_w_x * cache.wrist_inertia_h_z
+            - arm_tip_bias_w_z * cache.wrist_inertia_h_x);
+    let t145 = cache.arm_slice0_local_subspace0_v_y * qd[0]
+        + cache.arm_slice0_local_subspace1_v_y * qd[1];
+    let t146 = cache.arm_slice0_local_subspace1_w_y * qd[1]
+        + cache.arm_slice0_local_subspace0_w_y * qd[0];
+    let t147 = cache.arm_slice0_local_subspace1_w_x * qd[1]
+        + cache.arm_slice0_local_subspace0_w_x * qd[0];
+    let t148 = cache.arm_slice0_local_subspace0_v_z * qd[0]
+        + cache.arm_slice0_local_subspace1_v_z * qd[1];
+    let arm_slice0_local_momentum_f_z = t148 * cache.arm_slice0_mass
+        - (cache.arm_slice0_local_inertia_h_x * t146
+            - t147 * cache.arm_slice0_local_inertia_h_y);
+    let t149 = (0.0003347157145944845 * t1 * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * t1 * cache.arm_slice0_bend_c2) * arm_bend_z_rate
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t11
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t11) * arm_bend_y_rate;
+    let t150 = arm_bend_z_rate * (0.0003347157145944845 * t24 * cache.arm_slice0_bend_c3)
+        + (0.06943184420297371 - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t3)
+            * arm_bend_y_rate;
+    let t151 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t152 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t19
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t19;
+    let t153 = arm_bend_z_rate
+        * (t151 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t21
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t21)
+        + t152 * arm_bend_y_rate;
+    let t154 = -(0.004820780989426014 * arm_bend_z * cache.arm_slice0_bend_c2)
+        * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2);
+    let t155 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t15
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t14
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t14;
+    let t156 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t31
+        - 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t31;
+    let t157 = (0.00013943957608806757 * t36 * cache.arm_slice0_bend_c4
+        + 0.0000008962768767719712 * cache.arm_slice0_bend_c6 * t35
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c4 * t35
+        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t35
+        - 0.00006971978804403378 * t36 * cache.arm_slice0_bend_c3)
+        - (t149 * t150 - t153 * t154)
+        - (cache.arm_slice0_local_com_x * t155 - cache.arm_slice0_local_com_z * t156);
+    let t158 = cache.arm_slice0_local_subspace0_w_z * qd[0]
+        + cache.arm_slice0_local_subspace1_w_z * qd[1];
+    let t159 = cache.arm_slice0_local_subspace0_v_x * qd[0]
+        + cache.arm_slice0_local_subspace1_v_x * qd[1];
+    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t145
+        + cache.arm_slice0_local_inertia_i_22 * t158
+        + t147 * cache.arm_slice0_local_inertia_i_02
+        + cache.arm_slice0_local_inertia_i_12 * t146
+        - t159 * cache.arm_slice0_local_inertia_h_y;
+    let t160 = 0.0000016135911537792344 * t8 * cache.arm_slice0_bend_c4
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t8
+        - 0.0003347157145944845 * t9 * cache.arm_slice0_bend_c3;
+    let t161 = (0.000046479858696022525 * t26 * cache.arm_slice0_bend_c4 + t151
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t152;
+    let t162 = arm_bend_y_rate
+        * -(0.0003347157145944845 * t24 * cache.arm_slice0_bend_c3)
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t5 - 0.06943184420297371)
+            * arm_bend_z_rate;
+    let t163 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t38
+        + 0.0000008962768767719712 * t39 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t39 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t38
+        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t39)
+        - (t161 * t154 - t162 * t149)
+        - (t156 * cache.arm_slice0_local_com_y - t160 * cache.arm_slice0_local_com_x);
+    let arm_slice0_local_momentum_n_y = t158 * cache.arm_slice0_local_inertia_i_12
+        + t147 * cache.arm_slice0_local_inertia_i_01
+        + t146 * cache.arm_slice0_local_inertia_i_11
+        + t159 * cache.arm_slice0_local_inertia_h_z
+        - t148 * cache.arm_slice0_local_inertia_h_x;
+    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t145
+        - (t147 * cache.arm_slice0_local_inertia_h_z
+            - t158 * cache.arm_slice0_local_inertia_h_x);
+    let t164 = t145 * arm_slice0_local_momentum_f_z
+        + arm_slice0_local_momentum_n_z * t146
+        + t160 * cache.arm_slice0_local_inertia_i_01
+        + t163 * cache.arm_slice0_local_inertia_h_y
+        + t155 * cache.arm_slice0_local_inertia_i_02
+        + t156 * cache.arm_slice0_local_inertia_i_00
+        - t157 * cache.arm_slice0_local_inertia_h_z
+        - arm_slice0_local_momentum_n_y * t158 - t148 * arm_slice0_local_momentum_f_y;
+    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let t165 = t56 * cache.flap_slice1_local_inertia_h_x;
+    let flap_slice0_local_momentum_n_x = cache.flap_slice0_local_inertia_h_y
+        * flap_base_velocity_v_z
+        + flap_base_velocity_w_y * cache.flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_x * cache.flap_slice0_local_inertia_i_00;
+    let t166 = -(flap_base_velocity_w_y * flap_slice0_local_momentum_n_x);
+    let t167 = flap_slice2_local_momentum_f_y * t62;
+    let flap_slice1_local_momentum_n_y = flap_base_velocity_w_y
+        * cache.flap_slice1_local_inertia_i_11
+        + flap_base_velocity_w_x * cache.flap_slice1_local_inertia_i_01
+        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z;
+    let t168 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y;
+    let t169 = -(flap_slice2_local_momentum_f_x * t73);
+    let t170 = t50 * cache.flap_slice0_local_inertia_h_x;
+    let flap_slice2_local_momentum_n_x = flap_base_velocity_w_x
+        * cache.flap_slice2_local_inertia_i_00
+        + cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_z
+        + flap_base_velocity_w_y * cache.flap_slice2_local_inertia_i_01;
+    let t171 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x);
+    let t172 = -(cache.flap_slice2_local_inertia_h_y * t83);
+    let t173 = -(flap_slice1_local_momentum_f_x * t76);
+    let t174 = t58 * cache.flap_slice2_local_inertia_h_x;
+    let t175 = flap_base_bias_w_z * cache.flap_slice0_local_inertia_i_22;
+    let t176 = flap_slice0_local_momentum_f_y * t54;
+    let t177 = -(t90 * flap_slice0_local_momentum_f_x);
+    let flap_slice1_local_momentum_n_x = flap_base_velocity_w_x
+        * cache.flap_slice1_local_inertia_i_00
+        + flap_base_velocity_v_z * cache.flap_slice1_local_inertia_h_y
+        + flap_base_velocity_w_y * cache.flap_slice1_local_inertia_i_01;
+    let t178 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x);
+    let flap_slice2_local_momentum_n_y = flap_base_velocity_w_x
+        * cache.flap_slice2_local_inertia_i_01
+        + flap_base_velocity_w_y * cache.flap_slice2_local_inertia_i_11
+        - flap_base_velocity_v_z * cache.flap_slice2_local_inertia_h_x;
+    let t179 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y;
+    let t180 = -(cache.flap_slice0_local_inertia_h_y * t81);
+    let t181 = t66 * flap_slice1_local_momentum_f_y;
+    let t182 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_i_22;
+    let flap_slice0_local_momentum_n_y = flap_base_velocity_w_y
+        * cache.flap_slice0_local_inertia_i_11
+        + flap_base_velocity_w_x * cache.flap_slice0_local_inertia_i_01
+        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z;
+    let t183 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y;
+    let t184 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_i_22;
+    let t185 = -(cache.flap_slice1_local_inertia_h_y * t87);
+    let t186 = t165 + t166 + t167 + t168 + t169 + t170 + t171 + t172 + t173 + t174 + t175
+        + t176 + t177 + t178 + t179 + t180 + t181 + t182 + t183 + t184 + t185;
+    let flap_slice0_local_momentum_n_z = t53 * cache.flap_slice0_local_inertia_i_22
+        + t90 * cache.flap_slice0_local_inertia_h_x
+        - cache.flap_slice0_local_inertia_h_y * t54;
+    let flap_slice1_local_momentum_n_z = t65 * cache.flap_slice1_local_inertia_i_22
+        + t76 * cache.flap_slice1_local_inertia_h_x
+        - t66 * cache.flap_slice1_local_inertia_h_y;
+    let flap_slice2_local_momentum_n_z = cache.flap_slice2_local_inertia_i_22 * t61
+        + t73 * cache.flap_slice2_local_inertia_h_x
+        - cache.flap_slice2_local_inertia_h_y * t62;
+    let t187 = t65 * flap_slice1_local_momentum_n_x
+        + flap_slice2_local_momentum_f_x * flap_base_velocity_v_z
+        + t103 * cache.flap_slice0_local_inertia_i_11
+        + flap_slice2_local_momentum_n_x * t61
+        + flap_base_velocity_v_z * flap_slice0_local_momentum_f_x
+        + cache.flap_slice2_local_inertia_i_01 * t98
+        + cache.flap_slice2_local_inertia_i_11 * t97
+        + cache.flap_slice0_local_inertia_i_01 * t102
+        + flap_slice1_local_momentum_f_x * flap_base_velocity_v_z
+        + t96 * cache.flap_slice1_local_inertia_i_01
+        + t53 * flap_slice0_local_momentum_n_x
+        + t95 * cache.flap_slice1_local_inertia_i_11
+        - flap_slice2_local_momentum_f_z * t62 - t66 * flap_slice1_local_momentum_f_z
+        - t99 * cache.flap_slice1_local_inertia_h_x
+        - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z
+        - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z
+        - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z
+        - flap_slice0_local_momentum_f_z * t54
+        - t101 * cache.flap_slice2_local_inertia_h_x
+        - cache.flap_slice0_local_inertia_h_x * t100;
+    let t188 = t73 * flap_slice2_local_momentum_f_z
+        + cache.flap_slice0_local_inertia_i_01 * t103
+        + t96 * cache.flap_slice1_local_inertia_i_00
+        + t99 * cache.flap_slice1_local_inertia_h_y
+        + cache.flap_slice2_local_inertia_i_01 * t97
+        + t100 * cache.flap_slice0_local_inertia_h_y
+        + t95 * cache.flap_slice1_local_inertia_i_01
+        + t76 * flap_slice1_local_momentum_f_z
+        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z
+        + t90 * flap_slice0_local_momentum_f_z
+        + t98 * cache.flap_slice2_local_inertia_i_00
+        + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z
+        + cache.flap_slice0_local_inertia_i_00 * t102
+        + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z
+        + cache.flap_slice2_local_inertia_h_y * t101
+        - t53 * flap_slice0_local_momentum_n_y
+        - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y
+        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z
+        - t65 * flap_slice1_local_momentum_n_y - flap_slice2_local_momentum_n_y * t61
+        - flap_base_velocity_v_z * flap_slice2_local_momentum_f_y;
+    let flap_composite_force_n_x = cache.flap_rotation_02 * t186
+        + t187 * cache.flap_rotation_01 + t188 * cache.flap_rotation_00
+        + flap_composite_force_f_z * cache.flap_position_y
+        - cache.flap_position_z * flap_composite_force_f_y;
+    let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
+    let wrist_composite_force_n_x = arm_tip_bias_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_y * wrist_momentum_f_z
+        + arm_tip_bias_w_y * cache.wrist_inertia_i_01
+        + arm_tip_bias_v_z * cache.wrist_inertia_h_y + flap_composite_force_n_x
+        + wrist_momentum_n_z * arm_tip_velocity_w_y
+        + arm_tip_bias_w_x * cache.wrist_inertia_i_00
+        - arm_tip_velocity_v_z * wrist_momentum_f_y
+        - arm_tip_velocity_w_z * wrist_momentum_n_y
+        - cache.wrist_inertia_h_z * arm_tip_bias_v_y;
+    let arm_slice0_local_momentum_n_x = cache.arm_slice0_local_inertia_i_01 * t146
+        + t147 * cache.arm_slice0_local_inertia_i_00
+        + t148 * cache.arm_slice0_local_inertia_h_y
+        + t158 * cache.arm_slice0_local_inertia_i_02
+        - t145 * cache.arm_slice0_local_inertia_h_z;
+    let arm_slice0_local_momentum_f_x = cache.arm_slice0_mass * t159
+        - (t158 * cache.arm_slice0_local_inertia_h_y
+            - t146 * cache.arm_slice0_local_inertia_h_z);
+    let t189 = (0.0003347157145944845 * t17 * cache.arm_slice0_bend_c3
+        + 0.0000016135911537792344 * t18 * cache.arm_slice0_bend_c3
+        + 0.000004840773461337703 * t18 * cache.arm_slice0_bend_c5
+        - 0.000004840773461337703 * t18 * cache.arm_slice0_bend_c4
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t17)
+        - (t153 * t162 - t161 * t150)
+        - (cache.arm_slice0_local_com_z * t160 - t155 * cache.arm_slice0_local_com_y);
+    let t190 = arm_slice0_local_momentum_n_y * t147
+        + cache.arm_slice0_local_inertia_h_x * t157
+        + t159 * arm_slice0_local_momentum_f_y
+        + cache.arm_slice0_local_inertia_i_22 * t155
+        + t156 * cache.arm_slice0_local_inertia_i_02
+        + t160 * cache.arm_slice0_local_inertia_i_12
+        - arm_slice0_local_momentum_n_x * t146 - arm_slice0_local_momentum_f_x * t145
+        - t189 * cache.arm_slice0_local_inertia_h_y;
+    let t191 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t192 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t19
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t19;
+    let t193 = (t191 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t26
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t192;
+    let t194 = arm_bend_z_rate
+        * (0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2)
+        + -(0.8659570925834785 * arm_bend_z * cache.arm_slice3_bend_c2)
+            * arm_bend_y_rate;
+    let t195 = arm_bend_y_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t11
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t11)
+        + arm_bend_z_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t1
+                - 0.8058320946447624 * t1 * cache.arm_slice3_bend_c2);
+    let t196 = -(0.8058320946447624 * cache.arm_slice3_bend_c3 * t24) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t5 - 0.9305681557970262);
+    let t197 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t31
+        - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t31;
+    let t198 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t8
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t8
+        - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t9;
+    let t199 = (1.4997633723912625 * cache.arm_slice3_bend_c4 * t38
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t39
+        + 5.1949229180765215 * t39 * cache.arm_slice3_bend_c6
+        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t39
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t38)
+        - (t193 * t194 - t195 * t196)
+        - (t197 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t198);
+    let t200 = cache.arm_slice3_local_subspace1_v_y * qd[1]
+        + cache.arm_slice3_local_subspace0_v_y * qd[0];
+    let t201 = cache.arm_slice3_local_subspace0_w_x * qd[0]
+        + cache.arm_slice3_local_subspace1_w_x * qd[1];
+    let t202 = qd[0] * cache.arm_slice3_local_subspace0_w_z
+        + cache.arm_slice3_local_subspace1_w_z * qd[1];
+    let arm_slice3_local_momentum_f_y = cache.arm_slice0_mass * t200
+        - (cache.arm_slice3_local_inertia_h_z * t201
+            - cache.arm_slice3_local_inertia_h_x * t202);
+    let t203 = cache.arm_slice3_local_subspace1_v_z * qd[1]
+        + cache.arm_slice3_local_subspace0_v_z * qd[0];
+    let t204 = cache.arm_slice3_local_subspace0_w_y * qd[0]
+        + cache.arm_slice3_local_subspace1_w_y * qd[1];
+    let t205 = cache.arm_slice3_local_subspace0_v_x * qd[0]
+        + cache.arm_slice3_local_subspace1_v_x * qd[1];
+    let arm_slice3_local_momentum_n_y = t204 * cache.arm_slice3_local_inertia_i_11
+        + t205 * cache.arm_slice3_local_inertia_h_z
+        + cache.arm_slice3_local_inertia_i_01 * t201
+        + t202 * cache.arm_slice3_local_inertia_i_12
+        - cache.arm_slice3_local_inertia_h_x * t203;
+    let t206 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t15
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t14
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t14;
+    let t207 = arm_bend_z_rate * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t24)
+        + arm_bend_y_rate
+            * (0.9305681557970262 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t3);
+    let t208 = t192 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t191 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t21
+                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t21);
+    let t209 = (4.499290117173787 * cache.arm_slice3_bend_c4 * t36
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t35
+        + 5.1949229180765215 * cache.arm_slice3_bend_c6 * t35
+        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t35
+        - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t36)
+        - (t207 * t195 - t208 * t194)
+        - (cache.arm_slice3_local_com_x * t206 - cache.arm_slice3_local_com_z * t197);
+    let arm_slice3_local_momentum_n_z = t202 * cache.arm_slice3_local_inertia_i_22
+        + t204 * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_i_02 * t201
+        + cache.arm_slice3_local_inertia_h_x * t200
+        - t205 * cache.arm_slice3_local_inertia_h_y;
+    let arm_slice3_local_momentum_f_z = cache.arm_slice0_mass * t203
+        - (cache.arm_slice3_local_inertia_h_x * t204
+            - cache.arm_slice3_local_inertia_h_y * t201);
+    let t210 = t199 * cache.arm_slice3_local_inertia_h_y
+        + cache.arm_slice3_local_inertia_i_01 * t198
+        + cache.arm_slice3_local_inertia_i_02 * t206
+        + t197 * cache.arm_slice3_local_inertia_i_00
+        + arm_slice3_local_momentum_n_z * t204 + arm_slice3_local_momentum_f_z * t200
+        - arm_slice3_local_momentum_f_y * t203 - t202 * arm_slice3_local_momentum_n_y
+        - cache.arm_slice3_local_inertia_h_z * t209;
+    let t211 = (0.4029996149307748 * t38 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * t39 * cache.arm_slice2_bend_c6
+        + 0.09045070438093329 * t39 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t38 * cache.arm_slice2_bend_c3
+        - 0.45225352190466644 * t39 * cache.arm_slice2_bend_c5)
+        - (cache.arm_slice2_local_com_y * t105 - t117 * cache.arm_slice2_local_com_x)
+        - (t122 * t115 - t121 * t110);
+    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t120
+        - (t119 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t108);
+    let arm_slice2_local_momentum_n_z = t119 * cache.arm_slice2_local_inertia_i_12
+        + t109 * cache.arm_slice2_local_inertia_h_x
+        + cache.arm_slice2_local_inertia_i_02 * t108
+        + t107 * cache.arm_slice2_local_inertia_i_22
+        - cache.arm_slice2_local_inertia_h_y * t106;
+    let t212 = cache.arm_slice2_local_inertia_i_02 * t116
+        + cache.arm_slice2_local_inertia_h_y * t211
+        + t117 * cache.arm_slice2_local_inertia_i_01
+        + t105 * cache.arm_slice2_local_inertia_i_00
+        + t109 * arm_slice2_local_momentum_f_z + t119 * arm_slice2_local_momentum_n_z
+        - t120 * arm_slice2_local_momentum_f_y
+        - t123 * cache.arm_slice2_local_inertia_h_z
+        - t107 * arm_slice2_local_momentum_n_y;
+    let arm_slice1_local_momentum_n_y = t140 * cache.arm_slice1_local_inertia_i_12
+        + cache.arm_slice1_local_inertia_h_z * t135
+        + t137 * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_i_11 * t136
+        - t138 * cache.arm_slice1_local_inertia_h_x;
+    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t139
+        - (cache.arm_slice1_local_inertia_h_z * t137
+            - t140 * cache.arm_slice1_local_inertia_h_x);
+    let t213 = (0.07116343519249368 * t36 * cache.arm_slice1_bend_c4
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t35
+        + 0.010333524360067221 * cache.arm_slice1_bend_c6 * t35
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t35
+        - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t36)
+        - (t142 * t131 - t133 * t141)
+        - (t125 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t126);
+    let t214 = t126 * cache.arm_slice1_local_inertia_i_02
+        + t137 * arm_slice1_local_momentum_n_y
+        + t125 * cache.arm_slice1_local_inertia_i_22
+        + arm_slice1_local_momentum_f_y * t135
+        + t127 * cache.arm_slice1_local_inertia_i_12
+        + cache.arm_slice1_local_inertia_h_x * t213
+        - arm_slice1_local_momentum_n_x * t136
+        - cache.arm_slice1_local_inertia_h_y * t134
+        - arm_slice1_local_momentum_f_x * t139;
+    let t215 = t163 * cache.arm_slice0_mass + t147 * arm_slice0_local_momentum_f_y
+        - arm_slice0_local_momentum_f_x * t146
+        - (t160 * cache.arm_slice0_local_inertia_h_x
+            - t156 * cache.arm_slice0_local_inertia_h_y);
+    let t216 = (0.8058320946447624 * cache.arm_slice3_bend_c3 * t17
+        + 2.0934480533670987 * t18 * cache.arm_slice3_bend_c5
+        + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t18
+        - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t17
+        - 2.0934480533670987 * t18 * cache.arm_slice3_bend_c4)
+        - (t198 * cache.arm_slice3_local_com_z - t206 * cache.arm_slice3_local_com_y)
+        - (t208 * t196 - t193 * t207);
+    let t217 = t216 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_z * t204
+        - arm_slice3_local_momentum_f_y * t202
+        - (cache.arm_slice3_local_inertia_h_y * t206
+            - t198 * cache.arm_slice3_local_inertia_h_z);
+    let t218 = cache.arm_slice1_mass * t213 + t140 * arm_slice1_local_momentum_f_x
+        - (cache.arm_slice1_local_inertia_h_z * t126
+            - t125 * cache.arm_slice1_local_inertia_h_x)
+        - t137 * arm_slice1_local_momentum_f_z;
+    let t219 = arm_slice2_local_momentum_f_x * t107 + cache.arm_slice1_mass * t123
+        - (t105 * cache.arm_slice2_local_inertia_h_z
+            - cache.arm_slice2_local_inertia_h_x * t116)
+        - arm_slice2_local_momentum_f_z * t108;
+    let flap_composite_force_f_x = cache.flap_rotation_02 * t104
+        + cache.flap_rotation_01 * t72 + t94 * cache.flap_rotation_00;
+    let wrist_composite_force_f_x = arm_tip_velocity_w_y * wrist_momentum_f_z
+        + flap_composite_force_f_x + arm_tip_bias_v_x * p.wrist_mass
+        - arm_tip_velocity_w_z * wrist_momentum_f_y
         - (arm_tip_bias_w_z * cache.wrist_inertia_h_y
-            - arm_tip_bias_w_y * cache.wrist_inertia_h_z)
-        - arm_tip_velocity_w_z * wrist_momentum_f_y;
-    out[0] = cache.arm_slice2_local_subspace0_v_y * t41
-        + t72 * cache.arm_slice0_local_subspace0_w_z
-        + cache.arm_tip_subspace0_w_z * wrist_composite_force_n_z
-        + cache.arm_tip_subspace0_w_y * wrist_composite_force_n_y
-        + cache.arm_slice1_local_subspace0_w_y * t212
-        + t214 * cache.arm_slice0_local_subspace0_w_x
-        + cache.arm_slice1_local_subspace0_w_z * t216
-        + cache.arm_slice1_local_subspace0_v_z * t217
-        + t223 * cache.arm_slice2_local_subspace0_v_z
-        + cache.arm_slice1_local_subspace0_v_x * t224
-        + cache.arm_slice1_local_subspace0_w_x * t225
-        + t226 * cache.arm_slice0_local_subspace0_w_y
-        + t241 * cache.arm_slice3_local_subspace0_v_z
-        + t248 * cache.arm_slice3_local_subspace0_w_z
-        + cache.arm_tip_subspace0_w_x * wrist_composite_force_n_x
-        + t249 * cache.arm_slice1_local_subspace0_v_y
-        + cache.arm_slice3_local_subspace0_v_x * t250
-        + cache.arm_slice2_local_subspace0_w_x * t251
-        + t252 * cache.arm_slice0_local_subspace0_v_y
-        + t254 * cache.arm_slice2_local_subspace0_v_x
-        + t255 * cache.arm_slice0_local_subspace0_v_z
-        + t256 * cache.arm_slice3_local_subspace0_v_y
-        + cache.arm_slice0_local_subspace0_v_x * t257
-        + t258 * cache.arm_slice2_local_subspace0_w_y
-        + cache.arm_slice3_local_subspace0_w_x * t259
-        + cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z
-        + cache.arm_slice2_local_subspace0_w_z * t260
+            - arm_tip_bias_w_y * cache.wrist_inertia_h_z);
+    let t220 = cache.arm_slice2_local_inertia_i_01 * t105
+        + arm_slice2_local_momentum_n_x * t107 + t120 * arm_slice2_local_momentum_f_x
+        + cache.arm_slice2_local_inertia_i_12 * t116
+        + t118 * cache.arm_slice2_local_inertia_h_z
+        + cache.arm_slice2_local_inertia_i_11 * t117
+        - t211 * cache.arm_slice2_local_inertia_h_x
+        - t106 * arm_slice2_local_momentum_f_z - t108 * arm_slice2_local_momentum_n_z;
+    let t221 = t158 * arm_slice0_local_momentum_f_x + cache.arm_slice0_mass * t157
+        - t147 * arm_slice0_local_momentum_f_z
+        - (t156 * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * t155);
+    let arm_slice3_local_momentum_f_x = t205 * cache.arm_slice0_mass
+        - (t202 * cache.arm_slice3_local_inertia_h_y
+            - t204 * cache.arm_slice3_local_inertia_h_z);
+    let arm_slice3_local_momentum_n_x = cache.arm_slice3_local_inertia_i_00 * t201
+        + cache.arm_slice3_local_inertia_h_y * t203
+        + cache.arm_slice3_local_inertia_i_01 * t204
+        + t202 * cache.arm_slice3_local_inertia_i_02
+        - cache.arm_slice3_local_inertia_h_z * t200;
+    let t222 = t206 * cache.arm_slice3_local_inertia_i_12
+        + arm_slice3_local_momentum_f_x * t203
+        + t216 * cache.arm_slice3_local_inertia_h_z
+        + t198 * cache.arm_slice3_local_inertia_i_11
+        + cache.arm_slice3_local_inertia_i_01 * t197
+        + arm_slice3_local_momentum_n_x * t202
+        - cache.arm_slice3_local_inertia_h_x * t199
+        - arm_slice3_local_momentum_n_z * t201 - t205 * arm_slice3_local_momentum_f_z;
+    let t223 = cache.arm_slice0_mass * t189 + t146 * arm_slice0_local_momentum_f_z
+        - t158 * arm_slice0_local_momentum_f_y
+        - (t155 * cache.arm_slice0_local_inertia_h_y
+            - t160 * cache.arm_slice0_local_inertia_h_z);
+    let t224 = t139 * arm_slice1_local_momentum_f_z
+        + cache.arm_slice1_local_inertia_h_y * t143
+        + t125 * cache.arm_slice1_local_inertia_i_02
+        + arm_slice1_local_momentum_n_z * t136
+        + cache.arm_slice1_local_inertia_i_00 * t126
+        + t127 * cache.arm_slice1_local_inertia_i_01
+        - cache.arm_slice1_local_inertia_h_z * t213
+        - arm_slice1_local_momentum_f_y * t138 - t140 * arm_slice1_local_momentum_n_y;
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let flap_composite_force_n_z = cache.flap_rotation_20 * t188
+        + t187 * cache.flap_rotation_21 + cache.flap_rotation_22 * t186
+        + cache.flap_position_x * flap_composite_force_f_y
+        - flap_composite_force_f_x * cache.flap_position_y;
+    let wrist_composite_force_n_z = wrist_momentum_f_y * arm_tip_velocity_v_x
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_22
+        + cache.wrist_inertia_h_x * arm_tip_bias_v_y
+        + arm_tip_bias_w_y * cache.wrist_inertia_i_12 + flap_composite_force_n_z
+        + cache.wrist_inertia_i_02 * arm_tip_bias_w_x
+        + wrist_momentum_n_y * arm_tip_velocity_w_x
+        - arm_tip_velocity_v_y * wrist_momentum_f_x
+        - arm_tip_bias_v_x * cache.wrist_inertia_h_y
+        - wrist_momentum_n_x * arm_tip_velocity_w_y;
+    let t225 = arm_slice1_local_momentum_f_y * t137 + cache.arm_slice1_mass * t143
+        - (t127 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t126)
+        - arm_slice1_local_momentum_f_x * t136;
+    let t226 = t202 * arm_slice3_local_momentum_f_x + cache.arm_slice0_mass * t209
+        - arm_slice3_local_momentum_f_z * t201
+        - (t197 * cache.arm_slice3_local_inertia_h_z
+            - cache.arm_slice3_local_inertia_h_x * t206);
+    let t227 = cache.arm_slice3_local_inertia_h_x * t209
+        + t197 * cache.arm_slice3_local_inertia_i_02
+        + t198 * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_i_22 * t206
+        + arm_slice3_local_momentum_f_y * t205 + arm_slice3_local_momentum_n_y * t201
+        - t216 * cache.arm_slice3_local_inertia_h_y
+        - arm_slice3_local_momentum_f_x * t200 - arm_slice3_local_momentum_n_x * t204;
+    let t228 = t199 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_y * t201
+        - t204 * arm_slice3_local_momentum_f_x
+        - (cache.arm_slice3_local_inertia_h_x * t198
+            - t197 * cache.arm_slice3_local_inertia_h_y);
+    let t229 = t119 * arm_slice2_local_momentum_f_z + cache.arm_slice1_mass * t118
+        - arm_slice2_local_momentum_f_y * t107
+        - (cache.arm_slice2_local_inertia_h_y * t116
+            - t117 * cache.arm_slice2_local_inertia_h_z);
+    let t230 = arm_slice2_local_momentum_f_y * t108 + cache.arm_slice1_mass * t211
+        - (t117 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t105)
+        - arm_slice2_local_momentum_f_x * t119;
+    let flap_composite_force_n_y = cache.flap_rotation_10 * t188
+        + t187 * cache.flap_rotation_11 + cache.flap_rotation_12 * t186
+        + cache.flap_position_z * flap_composite_force_f_x
+        - flap_composite_force_f_z * cache.flap_position_x;
+    let wrist_composite_force_n_y = arm_tip_bias_w_z * cache.wrist_inertia_i_12
+        + arm_tip_bias_w_x * cache.wrist_inertia_i_01 + flap_composite_force_n_y
+        + cache.wrist_inertia_i_11 * arm_tip_bias_w_y
+        + arm_tip_velocity_w_z * wrist_momentum_n_x
+        + arm_tip_velocity_v_z * wrist_momentum_f_x
+        + arm_tip_bias_v_x * cache.wrist_inertia_h_z
+        - wrist_momentum_n_z * arm_tip_velocity_w_x
+        - arm_tip_bias_v_z * cache.wrist_inertia_h_x
+        - arm_tip_velocity_v_x * wrist_momentum_f_z;
+    let t231 = arm_slice1_local_momentum_f_z * t136 + cache.arm_slice1_mass * t134
+        - (t125 * cache.arm_slice1_local_inertia_h_y
+            - cache.arm_slice1_local_inertia_h_z * t127)
+        - arm_slice1_local_momentum_f_y * t140;
+    let t232 = t156 * cache.arm_slice0_local_inertia_i_01
+        + t160 * cache.arm_slice0_local_inertia_i_11
+        + t158 * arm_slice0_local_momentum_n_x
+        + cache.arm_slice0_local_inertia_i_12 * t155
+        + t189 * cache.arm_slice0_local_inertia_h_z
+        + t148 * arm_slice0_local_momentum_f_x - t147 * arm_slice0_local_momentum_n_z
+        - t159 * arm_slice0_local_momentum_f_z
+        - t163 * cache.arm_slice0_local_inertia_h_x;
+    out[0] = cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z
+        + t124 * cache.arm_slice2_local_subspace0_w_z
+        + cache.arm_slice1_local_subspace0_w_y * t144
         + cache.arm_tip_subspace0_v_y * wrist_composite_force_f_y
-        + t261 * cache.arm_slice3_local_subspace0_w_y
-        + cache.arm_tip_subspace0_v_x * wrist_composite_force_f_x;
-    out[1] = t72 * cache.arm_slice0_local_subspace1_w_z
-        + t251 * cache.arm_slice2_local_subspace1_w_x
+        + t164 * cache.arm_slice0_local_subspace0_w_x
+        + cache.arm_tip_subspace0_w_x * wrist_composite_force_n_x
+        + cache.arm_slice0_local_subspace0_w_z * t190
+        + t210 * cache.arm_slice3_local_subspace0_w_x
+        + cache.arm_slice2_local_subspace0_w_x * t212
+        + cache.arm_slice1_local_subspace0_w_z * t214
+        + cache.arm_slice0_local_subspace0_v_z * t215
+        + cache.arm_slice3_local_subspace0_v_x * t217
+        + cache.arm_slice1_local_subspace0_v_y * t218
+        + t219 * cache.arm_slice2_local_subspace0_v_y
+        + cache.arm_tip_subspace0_v_x * wrist_composite_force_f_x
+        + t220 * cache.arm_slice2_local_subspace0_w_y
+        + cache.arm_slice0_local_subspace0_v_y * t221
+        + cache.arm_slice3_local_subspace0_w_y * t222
+        + cache.arm_slice0_local_subspace0_v_x * t223
+        + cache.arm_slice1_local_subspace0_w_x * t224
+        + cache.arm_tip_subspace0_w_z * wrist_composite_force_n_z
+        + t225 * cache.arm_slice1_local_subspace0_v_z
+        + cache.arm_slice3_local_subspace0_v_y * t226
+        + t227 * cache.arm_slice3_local_subspace0_w_z
+        + t228 * cache.arm_slice3_local_subspace0_v_z
+        + t229 * cache.arm_slice2_local_subspace0_v_x
+        + cache.arm_slice2_local_subspace0_v_z * t230
+        + wrist_composite_force_n_y * cache.arm_tip_subspace0_w_y
+        + t231 * cache.arm_slice1_local_subspace0_v_x
+        + t232 * cache.arm_slice0_local_subspace0_w_y;
+    out[1] = cache.arm_tip_subspace1_v_y * wrist_composite_force_f_y
         + cache.arm_tip_subspace1_w_x * wrist_composite_force_n_x
-        + t254 * cache.arm_slice2_local_subspace1_v_x
-        + cache.arm_slice1_local_subspace1_v_x * t224
-        + t261 * cache.arm_slice3_local_subspace1_w_y
-        + t223 * cache.arm_slice2_local_subspace1_v_z
-        + t226 * cache.arm_slice0_local_subspace1_w_y
-        + cache.arm_slice0_local_subspace1_v_y * t252
-        + cache.arm_slice1_local_subspace1_v_y * t249
-        + t257 * cache.arm_slice0_local_subspace1_v_x
-        + cache.arm_slice1_local_subspace1_v_z * t217
-        + cache.arm_tip_subspace1_v_y * wrist_composite_force_f_y
+        + cache.arm_slice0_local_subspace1_w_z * t190
         + wrist_composite_force_n_y * cache.arm_tip_subspace1_w_y
-        + cache.arm_slice2_local_subspace1_v_y * t41
-        + cache.arm_tip_subspace1_w_z * wrist_composite_force_n_z
-        + t214 * cache.arm_slice0_local_subspace1_w_x
-        + t255 * cache.arm_slice0_local_subspace1_v_z
-        + t212 * cache.arm_slice1_local_subspace1_w_y
-        + t260 * cache.arm_slice2_local_subspace1_w_z
-        + t248 * cache.arm_slice3_local_subspace1_w_z
-        + cache.arm_slice3_local_subspace1_v_y * t256
-        + cache.arm_slice3_local_subspace1_w_x * t259
-        + t258 * cache.arm_slice2_local_subspace1_w_y
+        + cache.arm_slice0_local_subspace1_v_x * t223
+        + t218 * cache.arm_slice1_local_subspace1_v_y
+        + cache.arm_slice1_local_subspace1_w_y * t144
+        + cache.arm_slice3_local_subspace1_v_x * t217
+        + t231 * cache.arm_slice1_local_subspace1_v_x
+        + t232 * cache.arm_slice0_local_subspace1_w_y
+        + wrist_composite_force_n_z * cache.arm_tip_subspace1_w_z
+        + cache.arm_slice2_local_subspace1_w_x * t212
+        + t210 * cache.arm_slice3_local_subspace1_w_x
+        + t222 * cache.arm_slice3_local_subspace1_w_y
+        + cache.arm_slice1_local_subspace1_w_z * t214
+        + cache.arm_slice0_local_subspace1_v_z * t215
+        + cache.arm_slice1_local_subspace1_v_z * t225
+        + wrist_composite_force_f_z * cache.arm_tip_subspace1_v_z
         + wrist_composite_force_f_x * cache.arm_tip_subspace1_v_x
-        + cache.arm_slice3_local_subspace1_v_x * t250
-        + cache.arm_slice1_local_subspace1_w_z * t216
-        + t241 * cache.arm_slice3_local_subspace1_v_z
-        + cache.arm_slice1_local_subspace1_w_x * t225
-        + cache.arm_tip_subspace1_v_z * wrist_composite_force_f_z;
-    out[2] = (t182 + t185 + t187 + t188) * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_slice0_local_subspace0_w_z
-            * (t95 + t104 + t132 + t143 + t150 + t151 + t152)
-        + cache.flap_slice0_local_subspace0_v_x * (t169 + t171 + t175 + t177)
-        + (t166 + t167 + t174 + t176) * cache.flap_slice2_local_subspace0_v_x
-        + (t184 + t186 + t189 + t191) * cache.flap_slice2_local_subspace0_v_y
-        + (t105 + t129 + t130 + t136 + t137 + t139 + t148)
+        + t220 * cache.arm_slice2_local_subspace1_w_y
+        + cache.arm_slice1_local_subspace1_w_x * t224
+        + t227 * cache.arm_slice3_local_subspace1_w_z
+        + cache.arm_slice3_local_subspace1_v_y * t226
+        + cache.arm_slice2_local_subspace1_v_z * t230
+        + t228 * cache.arm_slice3_local_subspace1_v_z
+        + cache.arm_slice0_local_subspace1_w_x * t164
+        + cache.arm_slice2_local_subspace1_v_y * t219
+        + cache.arm_slice0_local_subspace1_v_y * t221
+        + t124 * cache.arm_slice2_local_subspace1_w_z
+        + cache.arm_slice2_local_subspace1_v_x * t229;
+    out[2] = cache.flap_slice0_local_subspace0_v_y * (t51 + t55 + t68 + t71)
+        + (t82 + t89 + t91 + t93) * cache.flap_slice0_local_subspace0_v_x
+        + (t74 + t84 + t85 + t92) * cache.flap_slice2_local_subspace0_v_x
+        + cache.flap_slice1_local_subspace0_w_z
+            * (t165 + t168 + t173 + t178 + t181 + t184 + t185)
+        + cache.flap_slice1_local_subspace0_v_x * (t75 + t77 + t86 + t88)
+        + (t166 + t170 + t175 + t176 + t177 + t180 + t183)
+            * cache.flap_slice0_local_subspace0_w_z
+        + (t167 + t169 + t171 + t172 + t174 + t179 + t182)
             * cache.flap_slice2_local_subspace0_w_z
-        + (t168 + t170 + t172 + t173) * cache.flap_slice1_local_subspace0_v_x
-        + (t102 + t103 + t106 + t119 + t138 + t145 + t146)
-            * cache.flap_slice1_local_subspace0_w_z
-        + (t180 + t181 + t183 + t190) * cache.flap_slice1_local_subspace0_v_y;
+        + (t57 + t60 + t64 + t67) * cache.flap_slice1_local_subspace0_v_y
+        + (t52 + t59 + t63 + t70) * cache.flap_slice2_local_subspace0_v_y;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -3485,705 +3463,1172 @@ pub fn coriolis_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let arm_slice2_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_subspace0_v_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace0_v_z
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
-        + 0.02 * arm_slice2_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x;
-    let arm_slice2_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_v_x - 0.01 * arm_slice2_subspace0_w_y
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z;
-    let arm_slice2_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y;
-    let arm_slice2_velocity_v_x = arm_slice2_subspace0_v_x * qd[0]
-        + arm_slice2_subspace1_v_x * qd[1];
-    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
-        + 0.09195266597143173 * cache.arm_slice2_local_com_x
-        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
-    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
-    let arm_slice2_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y;
-    let arm_slice2_subspace1_w_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
-    let arm_slice2_velocity_w_z = arm_slice2_subspace0_w_z * qd[0]
-        + arm_slice2_subspace1_w_z * qd[1];
-    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
-        + 0.3894183423086505 * cache.arm_slice2_local_com_x
-        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
-    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
-        + arm_slice2_subspace1_w_y * qd[1];
-    let arm_slice2_momentum_f_x = cache.arm_slice1_mass * arm_slice2_velocity_v_x
-        - (arm_slice2_inertia_h_y * arm_slice2_velocity_w_z
-            - arm_slice2_inertia_h_z * arm_slice2_velocity_w_y);
-    let arm_slice2_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y;
-    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
-        - 0.1748223713144484 * cache.arm_slice2_local_com_y
-        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
-    let arm_slice2_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace0_v_y + 0.01 * arm_slice2_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
-        - 0.02 * arm_slice2_subspace0_w_z;
-    let arm_slice2_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_w_x
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace1_v_y = 0.01 * arm_slice2_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
-        - 0.02 * arm_slice2_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z;
-    let arm_slice2_velocity_v_y = arm_slice2_subspace0_v_y * qd[0]
-        + arm_slice2_subspace1_v_y * qd[1];
-    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
-        + arm_slice2_subspace0_w_x * qd[0];
-    let t0 = arm_slice2_position_x * arm_slice2_velocity_w_z + arm_slice2_velocity_v_y
-        - arm_slice2_velocity_w_x * arm_slice2_position_z;
-    let t1 = arm_slice2_velocity_v_x + arm_slice2_velocity_w_y * arm_slice2_position_z
-        - arm_slice2_position_y * arm_slice2_velocity_w_z;
-    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
-    let arm_slice2_momentum_f_y = cache.arm_slice1_mass * arm_slice2_velocity_v_y
-        - (arm_slice2_inertia_h_z * arm_slice2_velocity_w_x
-            - arm_slice2_velocity_w_z * arm_slice2_inertia_h_x);
+    let arm_bend_z_rate = p.section_length * qd[1];
     let arm_bend_y = q[0] * p.section_length;
     let arm_bend_z = q[1] * p.section_length;
-    let t2 = arm_bend_z * arm_bend_z;
-    let t3 = -(3.0 * arm_bend_y * t2);
-    let t4 = 0.1350029611448087 * cache.arm_slice2_bend_c5 * t3;
-    let t5 = arm_bend_y * t2;
-    let t6 = 0.1350029611448087 * t5 * cache.arm_slice2_bend_c4;
+    let t0 = arm_bend_z * arm_bend_z;
+    let t1 = arm_bend_y * t0;
+    let t2 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t1;
+    let t3 = -(2.0934480533670987 * t1 * cache.arm_slice3_bend_c5);
+    let t4 = arm_bend_y * arm_bend_y;
+    let t5 = arm_bend_z * t4;
     let arm_bend_y_rate = p.section_length * qd[0];
-    let arm_bend_z_rate = p.section_length * qd[1];
-    let t7 = arm_bend_z.powi(3);
-    let t8 = -(3.0 * t7);
-    let t9 = -(2.0 * arm_bend_z);
-    let t10 = (t4 + t6) * arm_bend_y_rate
+    let t6 = arm_bend_z_rate
+        * (t2 + t3 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y)
+        + (0.6978160177890329 * cache.arm_slice3_bend_c4 * t5
+            - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t5
+            - 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z)
+            * arm_bend_y_rate;
+    let t7 = arm_bend_z * arm_bend_y;
+    let t8 = (0.7498816861956312 * cache.arm_slice3_bend_c3 * t7
+        - 1.4997633723912625 * t7 * cache.arm_slice3_bend_c4) * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.1350029611448087 * cache.arm_slice2_bend_c4 * t7
-                + 0.1350029611448087 * cache.arm_slice2_bend_c5 * t8
-                + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t9);
-    let t11 = arm_bend_y * arm_bend_y;
-    let t12 = -(3.0 * arm_bend_z * t11);
-    let t13 = arm_bend_z * t11;
-    let t14 = -arm_bend_z;
-    let t15 = -arm_bend_y;
-    let t16 = (0.1350029611448087 * t12 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t13
-        + 0.3007502358784333 * t14 * cache.arm_slice2_bend_c3) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t4 + 0.3007502358784333 * t15 * cache.arm_slice2_bend_c3 + t6);
-    let t17 = -(2.0 * t2);
-    let t18 = arm_bend_z * arm_bend_y;
-    let t19 = -(2.0 * arm_bend_z * arm_bend_y);
-    let t20 = arm_bend_z_rate
-        * (0.2014998074653874 * t17 * cache.arm_slice2_bend_c4
-            + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t2
-            - 0.44888729929169013 * cache.arm_slice2_bend_c2)
-        + arm_bend_y_rate
-            * (0.2014998074653874 * t18 * cache.arm_slice2_bend_c3
-                + 0.2014998074653874 * t19 * cache.arm_slice2_bend_c4);
-    let arm_slice2_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t20
-        - 0.35991537421130565 * p.section_length * t10
-        - 0.1748223713144484 * t16 * p.section_length;
-    let arm_slice2_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t20
-        + 0.96744666685656 * t16 * p.section_length
-        - 0.2357788243436599 * p.section_length * t10;
-    let t21 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
-    let t22 = -(p.section_length * t11);
-    let t23 = 2.0 * p.section_length * t11;
-    let t24 = 2.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t25 = -(arm_bend_z * arm_bend_y * p.section_length);
-    let t26 = 0.2014998074653874 * t24 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * t25 * cache.arm_slice2_bend_c3;
-    let t27 = (t21 + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t22
-        + 0.2014998074653874 * t23 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate * t26;
-    let t28 = 0.44888729929169013 * t14 * cache.arm_slice2_bend_c2;
-    let t29 = -(arm_bend_z * arm_bend_y);
-    let t30 = 0.3007502358784333 * t29 * cache.arm_slice2_bend_c3;
-    let t31 = -(arm_bend_y * p.section_length);
-    let t32 = arm_bend_y * p.section_length;
-    let t33 = arm_bend_z * p.section_length;
-    let t34 = -(arm_bend_z * p.section_length);
-    let t35 = (0.3007502358784333 * cache.arm_slice2_bend_c2 * t31
-        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t32) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.3007502358784333 * t33 * cache.arm_slice2_bend_c3
-                + 0.3007502358784333 * cache.arm_slice2_bend_c2 * t34);
-    let t36 = -(5.0 * arm_bend_y * p.section_length * t2);
-    let t37 = 8.0 * arm_bend_y * p.section_length * t2;
-    let t38 = 2.0 * arm_bend_y * p.section_length;
-    let t39 = arm_bend_y * p.section_length * t2;
-    let t40 = 0.09045070438093329 * t36 * cache.arm_slice2_bend_c5
-        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t31
-        + 0.09045070438093329 * t37 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * cache.arm_slice2_bend_c4 * t38
-        + 0.09045070438093329 * t39 * cache.arm_slice2_bend_c4;
-    let t41 = arm_bend_z_rate * t40;
-    let t42 = -(5.0 * arm_bend_z * p.section_length * t11);
-    let t43 = 8.0 * arm_bend_z * p.section_length * t11;
-    let t44 = 2.0 * arm_bend_z * p.section_length;
-    let t45 = arm_bend_z * p.section_length * t11;
-    let t46 = 0.09045070438093329 * t42 * cache.arm_slice2_bend_c5
-        + 0.09045070438093329 * t43 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * t44 * cache.arm_slice2_bend_c4
-        + 0.2014998074653874 * cache.arm_slice2_bend_c3 * t34
-        + 0.09045070438093329 * t45 * cache.arm_slice2_bend_c4;
-    let t47 = t46 * arm_bend_y_rate;
-    let t48 = t41 + t47 - (t27 * t28 - t30 * t35)
-        - (cache.arm_slice2_local_com_y * t20 - t16 * cache.arm_slice2_local_com_x);
-    let t49 = -t2;
-    let t50 = 0.3007502358784333 * t49 * cache.arm_slice2_bend_c3 + 0.6699905217924281;
-    let t51 = 2.0 * p.section_length * t2;
-    let t52 = -(p.section_length * t2);
-    let t53 = t26 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t21 + 0.2014998074653874 * t51 * cache.arm_slice2_bend_c4
-                + 0.2014998074653874 * t52 * cache.arm_slice2_bend_c3);
-    let t54 = arm_bend_y.powi(3);
-    let t55 = p.section_length * t54;
-    let t56 = -(5.0 * p.section_length * t54);
-    let t57 = -(3.0 * arm_bend_y * p.section_length);
-    let t58 = 8.0 * p.section_length * t54;
-    let t59 = 6.0 * arm_bend_y * p.section_length;
-    let t60 = (0.09045070438093329 * t55 * cache.arm_slice2_bend_c4
-        + 0.09045070438093329 * t56 * cache.arm_slice2_bend_c5
-        + 0.2014998074653874 * t57 * cache.arm_slice2_bend_c3
-        + 0.09045070438093329 * t58 * cache.arm_slice2_bend_c6
-        + 0.2014998074653874 * t59 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate * t46
-        - (t10 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t20)
-        - (t50 * t35 - t28 * t53);
-    let t61 = arm_bend_z * arm_bend_y * p.section_length;
-    let t62 = 3.0 * arm_bend_z * arm_bend_y * p.section_length;
-    let t63 = -(3.0 * arm_bend_z * arm_bend_y * p.section_length);
-    let t64 = 0.1350029611448087 * t61 * cache.arm_slice2_bend_c3
-        + 0.1350029611448087 * t62 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * t63 * cache.arm_slice2_bend_c4;
-    let t65 = p.section_length * t11;
-    let t66 = 3.0 * p.section_length * t11;
-    let t67 = -p.section_length;
-    let t68 = 0.3007502358784333 * t67 * cache.arm_slice2_bend_c2;
-    let t69 = 0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c3;
-    let t70 = -(3.0 * p.section_length * t11);
-    let t71 = arm_bend_z_rate * t64
-        + arm_bend_y_rate
-            * (0.1350029611448087 * t65 * cache.arm_slice2_bend_c3
-                + 0.1350029611448087 * cache.arm_slice2_bend_c5 * t66 + t68 + t69
-                + 0.1350029611448087 * t70 * cache.arm_slice2_bend_c4)
-        - (t30 * t53 - t27 * t50)
-        - (t16 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t10);
-    let arm_slice2_subspace0_rate_v_z = 0.90270109637546 * p.section_length * t48
-        + 0.1829865712999871 * p.section_length * t60
-        + 0.02 * arm_slice2_subspace0_rate_w_y
-        + 0.3894183423086505 * p.section_length * t71;
-    let t72 = 0.5
-        * (arm_slice2_momentum_f_y * arm_slice2_subspace0_w_x
-            - arm_slice2_subspace0_w_y * arm_slice2_momentum_f_x
-            - (cache.arm_slice1_mass * t1 * arm_slice2_subspace0_w_y
-                - cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t0))
-        + cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_z
-        - (arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_h_x
-            - arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_w_x);
+            * (0.7498816861956312 * cache.arm_slice3_bend_c3 * t0
+                - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t0
+                - 0.8659570925834785 * cache.arm_slice3_bend_c2);
+    let t9 = arm_bend_z.powi(3);
+    let t10 = arm_bend_z_rate
+        * (0.6978160177890329 * cache.arm_slice3_bend_c4 * t9
+            - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t9
+            - 1.6116641892895247 * cache.arm_slice3_bend_c3 * arm_bend_z)
+        + (t2 + t3) * arm_bend_y_rate;
+    let arm_slice3_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t8
+        - 0.1748223713144484 * p.section_length * t6
+        - 0.35991537421130565 * p.section_length * t10;
     let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
         - 0.35991537421130565 * cache.arm_slice3_local_com_z
         - 0.1748223713144484 * cache.arm_slice3_local_com_y;
-    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
-    let t73 = (0.7498816861956312 * cache.arm_slice3_bend_c3 * t18
-        + 0.7498816861956312 * t19 * cache.arm_slice3_bend_c4) * arm_bend_y_rate
-        + (0.7498816861956312 * cache.arm_slice3_bend_c3 * t2
-            + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t17
-            - 0.8659570925834785 * cache.arm_slice3_bend_c2) * arm_bend_z_rate;
-    let t74 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t5;
-    let t75 = 0.6978160177890329 * cache.arm_slice3_bend_c5 * t3;
-    let t76 = arm_bend_z_rate
-        * (t74 + t75 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t15)
-        + (0.6978160177890329 * cache.arm_slice3_bend_c4 * t13
-            + 0.6978160177890329 * t12 * cache.arm_slice3_bend_c5
-            + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t14) * arm_bend_y_rate;
-    let t77 = arm_bend_z_rate
-        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t9
-            + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t7
-            + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t8)
-        + (t74 + t75) * arm_bend_y_rate;
-    let arm_slice3_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t73
-        + 0.96744666685656 * p.section_length * t76
-        - 0.2357788243436599 * t77 * p.section_length;
     let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
         + 0.09195266597143173 * cache.arm_slice3_local_com_x
         - 0.2357788243436599 * cache.arm_slice3_local_com_z;
-    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t73
-        - 0.1748223713144484 * p.section_length * t76
-        - 0.35991537421130565 * t77 * p.section_length;
-    let arm_slice3_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
-    let arm_slice3_subspace0_w_z = 0.3894183423086505
+    let t11 = 1.0 / p.section_mass;
+    let t12 = -(0.8659570925834785 * t7 * cache.arm_slice3_bend_c2);
+    let t13 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * t4;
+    let t14 = -(0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1);
+    let arm_slice3_rotation_11 = 0.96744666685656 * t13 + 0.09195266597143173 * t14
+        - 0.2357788243436599 * t12;
+    let arm_slice3_rotation_01 = 0.9164595255079896 * t14 - 0.35991537421130565 * t12
+        - 0.1748223713144484 * t13;
+    let arm_bend_squared = t0 + t4;
+    let t15 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
+    let t16 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
+    let t17 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
+    let arm_slice3_rotation_00 = 0.9164595255079896 * t15 - 0.1748223713144484 * t16
+        - 0.35991537421130565 * t17;
+    let arm_slice3_rotation_10 = 0.09195266597143173 * t15 + 0.96744666685656 * t16
+        - 0.2357788243436599 * t17;
+    let t18 = -(0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1);
+    let t19 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * t0;
+    let arm_slice3_rotation_02 = 0.9164595255079896 * t18 - 0.35991537421130565 * t19
+        - 0.1748223713144484 * t12;
+    let arm_slice3_rotation_12 = 0.09195266597143173 * t18 + 0.96744666685656 * t12
+        - 0.2357788243436599 * t19;
+    let arm_slice3_inertia_com_01 = 0.000001 * t11 * arm_slice3_rotation_11
+        * cache.arm_slice0_mass * arm_slice3_rotation_01
+        + 0.000002 * arm_slice3_rotation_00 * t11 * cache.arm_slice0_mass
+            * arm_slice3_rotation_10
+        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_02
+            * arm_slice3_rotation_12;
+    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
+        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace0_w_x = 0.9164595255079896
         * cache.arm_slice3_local_subspace0_w_x
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
-        + arm_slice3_subspace0_w_z * qd[0];
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y;
     let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
         + 0.3894183423086505 * cache.arm_slice3_local_com_x
         + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
-    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_rotation_21 = 0.1829865712999871 * t13 + 0.3894183423086505 * t14
+        + 0.90270109637546 * t12;
+    let arm_slice3_rotation_20 = 0.1829865712999871 * t16 + 0.90270109637546 * t17
+        + 0.3894183423086505 * t15;
+    let arm_slice3_rotation_22 = 0.3894183423086505 * t18 + 0.90270109637546 * t19
+        + 0.1829865712999871 * t12;
+    let arm_slice3_inertia_com_02 = 0.000001 * arm_slice3_rotation_21 * t11
+        * cache.arm_slice0_mass * arm_slice3_rotation_01
+        + 0.000002 * arm_slice3_rotation_00 * arm_slice3_rotation_20 * t11
+            * cache.arm_slice0_mass
+        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_22
+            * arm_slice3_rotation_02;
+    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
+        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
     let arm_slice3_subspace1_w_x = 0.9164595255079896
         * cache.arm_slice3_local_subspace1_w_x
         - 0.1748223713144484 * cache.arm_slice3_local_subspace1_w_y
         - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z;
     let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
         + arm_slice3_subspace0_w_x * qd[0];
+    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
     let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
         + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
         - 0.02 * arm_slice3_subspace1_w_z
         - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
-    let arm_slice3_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace0_v_y + 0.01 * arm_slice3_subspace0_w_x
+    let arm_slice3_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice3_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace0_w_x;
+    let arm_slice3_subspace0_v_y = 0.01 * arm_slice3_subspace0_w_x
         + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace0_v_y
         - 0.02 * arm_slice3_subspace0_w_z
         - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
     let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
         + arm_slice3_subspace0_v_y * qd[0];
-    let arm_slice3_momentum_f_y = cache.arm_slice0_mass * arm_slice3_velocity_v_y
-        - (arm_slice3_inertia_h_z * arm_slice3_velocity_w_x
-            - arm_slice3_inertia_h_x * arm_slice3_velocity_w_z);
+    let arm_slice3_inertia_com_12 = 0.000001 * t11 * cache.arm_slice0_mass
+        * arm_slice3_rotation_22 * arm_slice3_rotation_12
+        + 0.000002 * arm_slice3_rotation_20 * t11 * cache.arm_slice0_mass
+            * arm_slice3_rotation_10
+        + 0.000001 * arm_slice3_rotation_21 * t11 * arm_slice3_rotation_11
+            * cache.arm_slice0_mass;
+    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
+        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
     let arm_slice3_subspace1_w_y = 0.96744666685656
         * cache.arm_slice3_local_subspace1_w_y
         + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
         - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice3_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace0_w_y
+    let arm_slice3_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_w_x
         - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
     let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
         + arm_slice3_subspace0_w_y * qd[0];
+    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_21
+        * arm_slice3_rotation_21 * t11 * cache.arm_slice0_mass
+        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_22
+            * arm_slice3_rotation_22
+        + 0.000002 * arm_slice3_rotation_20 * arm_slice3_rotation_20 * t11
+            * cache.arm_slice0_mass;
+    let t20 = arm_slice3_position_z * arm_slice3_position_z;
+    let t21 = arm_slice3_position_x * arm_slice3_position_x;
+    let t22 = arm_slice3_position_y * arm_slice3_position_y;
+    let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t20 + t21 + t22 - arm_slice3_position_z * arm_slice3_position_z);
+    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
+        + arm_slice3_subspace0_w_z * qd[0];
+    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
     let arm_slice3_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_v_x - 0.01 * arm_slice3_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y;
+        * cache.arm_slice3_local_subspace0_v_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y
+        - 0.01 * arm_slice3_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z;
     let arm_slice3_subspace1_v_x = 0.9164595255079896
         * cache.arm_slice3_local_subspace1_v_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y
         - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
-        - 0.01 * arm_slice3_subspace1_w_y;
+        - 0.01 * arm_slice3_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y;
     let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
         + arm_slice3_subspace1_v_x * qd[1];
-    let arm_slice3_momentum_f_x = arm_slice3_velocity_v_x * cache.arm_slice0_mass
+    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
+        + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
+        + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
+        - arm_slice3_inertia_h_y * arm_slice3_velocity_v_x;
+    let t23 = arm_slice3_velocity_w_y * arm_slice3_position_z + arm_slice3_velocity_v_x
+        - arm_slice3_velocity_w_z * arm_slice3_position_y;
+    let t24 = arm_slice3_position_x * arm_slice3_velocity_w_z + arm_slice3_velocity_v_y
+        - arm_slice3_position_z * arm_slice3_velocity_w_x;
+    let arm_slice3_inertia_com_00 = 0.000001 * t11 * cache.arm_slice0_mass
+        * arm_slice3_rotation_02 * arm_slice3_rotation_02
+        + 0.000002 * arm_slice3_rotation_00 * arm_slice3_rotation_00 * t11
+            * cache.arm_slice0_mass
+        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_01
+            * arm_slice3_rotation_01;
+    let arm_slice3_inertia_com_11 = 0.000001 * t11 * cache.arm_slice0_mass
+        * arm_slice3_rotation_12 * arm_slice3_rotation_12
+        + 0.000001 * t11 * arm_slice3_rotation_11 * arm_slice3_rotation_11
+            * cache.arm_slice0_mass
+        + 0.000002 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_10
+            * arm_slice3_rotation_10;
+    let t25 = arm_slice3_velocity_w_z * arm_slice3_inertia_com_00
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_com_12
+        - (arm_slice3_position_y * t23 + arm_slice3_position_x * t24)
+            * cache.arm_slice0_mass - arm_slice3_velocity_w_x * arm_slice3_inertia_com_02
+        - arm_slice3_inertia_com_11 * arm_slice3_velocity_w_z;
+    let arm_slice3_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_v_x
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
+        + 0.02 * arm_slice3_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_v_z = 0.90270109637546
+        * cache.arm_slice3_local_subspace1_v_z + 0.02 * arm_slice3_subspace1_w_y
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace1_v_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
+    let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
+        + arm_slice3_subspace1_v_z * qd[1];
+    let t26 = arm_slice3_position_y * arm_slice3_velocity_w_x + arm_slice3_velocity_v_z
+        - arm_slice3_position_x * arm_slice3_velocity_w_y;
+    let t27 = arm_slice3_velocity_w_z * arm_slice3_inertia_com_02
+        + arm_slice3_inertia_com_11 * arm_slice3_velocity_w_x
+        - arm_slice3_inertia_com_22 * arm_slice3_velocity_w_x
+        - arm_slice3_velocity_w_y * arm_slice3_inertia_com_01
+        - (arm_slice3_position_z * t24 + t26 * arm_slice3_position_y)
+            * cache.arm_slice0_mass;
+    let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
+        - (arm_slice3_velocity_w_y * arm_slice3_inertia_h_x
+            - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
+    let t28 = arm_slice3_velocity_w_z * arm_slice3_inertia_com_01;
+    let t29 = arm_slice3_position_x * t23;
+    let t30 = arm_slice3_position_z * t26;
+    let t31 = arm_slice3_position_y * t24;
+    let t32 = 2.0 * (t29 + t30 + t31);
+    let t33 = -(arm_slice3_velocity_w_x * arm_slice3_inertia_com_12);
+    let t34 = t28 + t28 + cache.arm_slice0_mass * (t32 - (t31 + t31)) + t33 + t33;
+    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_momentum_f_x = cache.arm_slice0_mass * arm_slice3_velocity_v_x
         - (arm_slice3_inertia_h_y * arm_slice3_velocity_w_z
             - arm_slice3_inertia_h_z * arm_slice3_velocity_w_y);
-    let t78 = arm_slice3_position_x * arm_slice3_velocity_w_z + arm_slice3_velocity_v_y
-        - arm_slice3_position_z * arm_slice3_velocity_w_x;
-    let t79 = arm_slice3_velocity_v_x + arm_slice3_position_z * arm_slice3_velocity_w_y
-        - arm_slice3_position_y * arm_slice3_velocity_w_z;
-    let t80 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * p.section_length;
-    let t81 = 0.8058320946447624 * t67 * cache.arm_slice3_bend_c2;
-    let t82 = 0.6978160177890329 * cache.arm_slice3_bend_c3 * t61
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t63
-        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t62;
-    let t83 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t25
-        + 0.7498816861956312 * t24 * cache.arm_slice3_bend_c4;
-    let t84 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
-    let t85 = t83 * arm_bend_y_rate
+    let arm_slice3_inertia_i_00 = (t20 + t21 + t22
+        - arm_slice3_position_x * arm_slice3_position_x) * cache.arm_slice0_mass
+        + arm_slice3_inertia_com_00;
+    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
+        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_02
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_01
+        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
+        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
+    let t35 = arm_bend_y * p.section_length * t0;
+    let t36 = arm_bend_y * p.section_length;
+    let t37 = 5.1949229180765215 * t35 * cache.arm_slice3_bend_c6
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t35
+        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t36
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t36
+        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t35;
+    let t38 = arm_bend_z_rate * t37;
+    let t39 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t40 = p.section_length * t4;
+    let t41 = arm_bend_z * arm_bend_y * p.section_length;
+    let t42 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t41
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t41;
+    let t43 = (t39 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t40
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t40) * arm_bend_y_rate
+        + arm_bend_z_rate * t42;
+    let t44 = -(0.8659570925834785 * arm_bend_z * cache.arm_slice3_bend_c2);
+    let t45 = -(0.8058320946447624 * cache.arm_slice3_bend_c3 * t7);
+    let t46 = arm_bend_z * p.section_length;
+    let t47 = arm_bend_y_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t36
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t36)
         + arm_bend_z_rate
-            * (t84 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t51
-                + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t52);
-    let t86 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t29;
-    let t87 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t49 + 0.9305681557970262;
-    let t88 = (t84 + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t23
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t22) * arm_bend_y_rate
-        + arm_bend_z_rate * t83;
-    let t89 = (t80 + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t65
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t70 + t81
-        + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t66) * arm_bend_y_rate
-        + t82 * arm_bend_z_rate
-        - (cache.arm_slice3_local_com_z * t76 - t77 * cache.arm_slice3_local_com_y)
-        - (t85 * t86 - t87 * t88);
-    let t90 = 0.7498816861956312 * cache.arm_slice3_bend_c4 * t38
-        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t36
-        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t39
-        + 0.6493653647595652 * t37 * cache.arm_slice3_bend_c6
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t31;
-    let t91 = arm_bend_z_rate * t90;
-    let t92 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t34
-        + 0.6493653647595652 * t43 * cache.arm_slice3_bend_c6
-        + 0.6493653647595652 * t45 * cache.arm_slice3_bend_c4
-        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t44
-        + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t42;
-    let t93 = t92 * arm_bend_y_rate;
-    let t94 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t14;
-    let t95 = (0.8058320946447624 * cache.arm_slice3_bend_c2 * t31
-        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t32) * arm_bend_y_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t46
+                - 0.8058320946447624 * t46 * cache.arm_slice3_bend_c2);
+    let t48 = arm_bend_z * p.section_length * t4;
+    let t49 = 1.4997633723912625 * t46 * cache.arm_slice3_bend_c4
+        + 0.6493653647595652 * t48 * cache.arm_slice3_bend_c4
+        + 5.1949229180765215 * t48 * cache.arm_slice3_bend_c6
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t46
+        - 3.246826823797826 * t48 * cache.arm_slice3_bend_c5;
+    let t50 = t49 * arm_bend_y_rate;
+    let t51 = t38 + t50 - (t43 * t44 - t45 * t47)
+        - (t8 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t6);
+    let t52 = arm_bend_y.powi(3);
+    let t53 = p.section_length * t52;
+    let t54 = p.section_length * t0;
+    let t55 = t42 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.8058320946447624 * cache.arm_slice3_bend_c2 * t34
-                + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t33);
-    let t96 = t91 + t93
-        - (t73 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t76)
-        - (t88 * t94 - t95 * t86);
-    let t97 = t92 * arm_bend_z_rate
-        + (0.6493653647595652 * t55 * cache.arm_slice3_bend_c4
-            + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t57
-            + 0.6493653647595652 * t58 * cache.arm_slice3_bend_c6
-            + 0.6493653647595652 * cache.arm_slice3_bend_c5 * t56
-            + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t59) * arm_bend_y_rate
-        - (t77 * cache.arm_slice3_local_com_x - cache.arm_slice3_local_com_z * t73)
-        - (t87 * t95 - t85 * t94);
-    let arm_slice3_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t89
-        + 0.02 * arm_slice3_subspace0_rate_w_y
-        + 0.90270109637546 * t96 * p.section_length
-        + 0.1829865712999871 * p.section_length * t97;
-    let t98 = 0.5
-        * (arm_slice3_momentum_f_y * arm_slice3_subspace0_w_x
-            - arm_slice3_momentum_f_x * arm_slice3_subspace0_w_y
-            - (arm_slice3_subspace0_w_y * t79 * cache.arm_slice0_mass
-                - t78 * arm_slice3_subspace0_w_x * cache.arm_slice0_mass))
-        + cache.arm_slice0_mass * arm_slice3_subspace0_rate_v_z
-        - (arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_y
-            - arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_x);
-    let arm_slice3_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice3_local_subspace0_v_x + 0.02 * arm_slice3_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
-    let t99 = t29 * cache.arm_bend_squared_c3;
-    let t100 = cache.arm_bend_squared_c2 * p.section_length;
-    let t101 = t25 * cache.arm_bend_squared_c3 + t24 * cache.arm_bend_squared_c4;
-    let t102 = arm_bend_z_rate
-        * (t52 * cache.arm_bend_squared_c3 + t51 * cache.arm_bend_squared_c4 + t100)
-        + t101 * arm_bend_y_rate;
-    let t103 = (t22 * cache.arm_bend_squared_c3 + t23 * cache.arm_bend_squared_c4 + t100)
-        * arm_bend_y_rate + arm_bend_z_rate * t101;
-    let t104 = 1.0 + t49 * cache.arm_bend_squared_c3;
-    let t105 = t62 * cache.arm_bend_squared_c5 + t63 * cache.arm_bend_squared_c4
-        + t61 * cache.arm_bend_squared_c3;
-    let t106 = cache.arm_bend_squared_c2 * t67;
-    let t107 = p.section_length * cache.arm_bend_squared_c3;
-    let t108 = cache.arm_bend_squared_c2 * t32;
-    let t109 = cache.arm_bend_squared_c5 * t3;
-    let t110 = t5 * cache.arm_bend_squared_c4;
-    let t111 = arm_bend_z_rate
-        * (t9 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c5 * t8
-            + t7 * cache.arm_bend_squared_c4) + (t109 + t110) * arm_bend_y_rate;
-    let t112 = arm_bend_y_rate
-        * (t14 * cache.arm_bend_squared_c3 + t12 * cache.arm_bend_squared_c5
-            + t13 * cache.arm_bend_squared_c4)
-        + arm_bend_z_rate * (t15 * cache.arm_bend_squared_c3 + t109 + t110);
-    let t113 = cache.arm_bend_squared_c2 * t33;
-    let t114 = arm_bend_z_rate * t105
-        + (t70 * cache.arm_bend_squared_c4 + t106 + t107
-            + t66 * cache.arm_bend_squared_c5 + t65 * cache.arm_bend_squared_c3)
-            * arm_bend_y_rate - (t99 * t102 - t103 * t104) - (t112 * t113 - t108 * t111);
-    let t115 = p.section_length * cache.arm_bend_squared_c1;
-    let t116 = t18 * cache.arm_bend_squared_c3;
-    let t117 = (t116 + t19 * cache.arm_bend_squared_c4) * arm_bend_y_rate
+            * (t39 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t54
+                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t54);
+    let t56 = 0.9305681557970262 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t0;
+    let t57 = arm_bend_z_rate * t49
+        + (0.6493653647595652 * t53 * cache.arm_slice3_bend_c4
+            + 5.1949229180765215 * t53 * cache.arm_slice3_bend_c6
+            + 4.499290117173787 * cache.arm_slice3_bend_c4 * t36
+            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t36
+            - 3.246826823797826 * t53 * cache.arm_slice3_bend_c5) * arm_bend_y_rate
+        - (cache.arm_slice3_local_com_x * t10 - cache.arm_slice3_local_com_z * t8)
+        - (t47 * t56 - t55 * t44);
+    let t58 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * p.section_length;
+    let t59 = -(0.8058320946447624 * p.section_length * cache.arm_slice3_bend_c2);
+    let t60 = 0.6978160177890329 * cache.arm_slice3_bend_c3 * t41
+        + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t41
+        - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t41;
+    let t61 = (t58 + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t40
+        + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t40 + t59
+        - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t40) * arm_bend_y_rate
+        + arm_bend_z_rate * t60
+        - (cache.arm_slice3_local_com_z * t6 - t10 * cache.arm_slice3_local_com_y)
+        - (t55 * t45 - t43 * t56);
+    let arm_slice3_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t8
+        + 0.96744666685656 * p.section_length * t6
+        - 0.2357788243436599 * p.section_length * t10;
+    let arm_slice3_subspace0_rate_v_z = 0.90270109637546 * p.section_length * t51
+        + 0.1829865712999871 * t57 * p.section_length
+        + 0.3894183423086505 * p.section_length * t61
+        + 0.02 * arm_slice3_subspace0_rate_w_y;
+    let arm_slice3_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t10
+        + 0.3894183423086505 * p.section_length * t8
+        + 0.1829865712999871 * p.section_length * t6;
+    let arm_slice3_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t61
+        - 0.01 * arm_slice3_subspace0_rate_w_y
+        - 0.35991537421130565 * p.section_length * t51
+        - 0.1748223713144484 * t57 * p.section_length;
+    let arm_slice3_inertia_i_11 = cache.arm_slice0_mass
+        * (t20 + t21 + t22 - arm_slice3_position_y * arm_slice3_position_y)
+        + arm_slice3_inertia_com_11;
+    let t62 = arm_slice3_subspace0_rate_w_x * arm_slice3_inertia_i_01
+        + 0.5
+            * (arm_slice3_subspace0_w_x * t25 + t27 * arm_slice3_subspace0_w_z
+                + arm_slice3_subspace0_w_y * t34
+                + arm_slice3_subspace0_v_z * arm_slice3_momentum_f_x
+                + arm_slice3_subspace0_w_z * arm_slice3_momentum_n_x
+                + arm_slice3_subspace0_v_x * t26 * cache.arm_slice0_mass
+                - arm_slice3_subspace0_w_x * arm_slice3_momentum_n_z
+                - arm_slice3_momentum_f_z * arm_slice3_subspace0_v_x
+                - arm_slice3_subspace0_v_z * cache.arm_slice0_mass * t23)
+        + arm_slice3_inertia_i_12 * arm_slice3_subspace0_rate_w_z
+        + arm_slice3_subspace0_rate_v_x * arm_slice3_inertia_h_z
+        + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_11
+        - arm_slice3_subspace0_rate_v_z * arm_slice3_inertia_h_x;
+    let t63 = t7 * cache.arm_bend_squared_c3;
+    let t64 = arm_bend_z_rate
+        * (t0 * cache.arm_bend_squared_c3 - 2.0 * t0 * cache.arm_bend_squared_c4
+            - cache.arm_bend_squared_c2)
+        + (t63 - 2.0 * t7 * cache.arm_bend_squared_c4) * arm_bend_y_rate;
+    let t65 = t1 * cache.arm_bend_squared_c4;
+    let t66 = -(3.0 * t1 * cache.arm_bend_squared_c5);
+    let t67 = arm_bend_z_rate * (t65 + t66 - arm_bend_y * cache.arm_bend_squared_c3)
+        + (t5 * cache.arm_bend_squared_c4 - 3.0 * cache.arm_bend_squared_c5 * t5
+            - arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+    let t68 = (t65 + t66) * arm_bend_y_rate
         + arm_bend_z_rate
-            * (t17 * cache.arm_bend_squared_c4 + t2 * cache.arm_bend_squared_c3
-                - cache.arm_bend_squared_c2);
-    let t118 = t42 * cache.arm_bend_squared_c5 + t43 * cache.arm_bend_squared_c6
-        + t45 * cache.arm_bend_squared_c4 + t34 * cache.arm_bend_squared_c3
-        + t44 * cache.arm_bend_squared_c4;
-    let t119 = cache.arm_bend_squared_c2 * t14;
-    let t120 = arm_bend_z_rate
-        * (t33 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t34)
-        + (t32 * cache.arm_bend_squared_c3 + cache.arm_bend_squared_c2 * t31)
-            * arm_bend_y_rate;
-    let t121 = (t57 * cache.arm_bend_squared_c3 + t55 * cache.arm_bend_squared_c4
-        + t56 * cache.arm_bend_squared_c5 + t58 * cache.arm_bend_squared_c6
-        + t59 * cache.arm_bend_squared_c4) * arm_bend_y_rate + arm_bend_z_rate * t118
-        - (t115 * t111 - t113 * t117) - (t120 * t104 - t119 * t102);
-    let t122 = t118 * arm_bend_y_rate;
-    let t123 = t36 * cache.arm_bend_squared_c5 + t37 * cache.arm_bend_squared_c6
-        + t31 * cache.arm_bend_squared_c3 + t39 * cache.arm_bend_squared_c4
-        + cache.arm_bend_squared_c4 * t38;
-    let t124 = arm_bend_z_rate * t123;
-    let t125 = t122 + t124 - (t108 * t117 - t112 * t115) - (t103 * t119 - t120 * t99);
-    let arm_tip_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t117
-        + 0.96744666685656 * t112 * p.section_length
-        - 0.2357788243436599 * p.section_length * t111;
-    let arm_tip_subspace0_rate_v_x = 0.9164595255079896 * t114 * p.section_length
-        - 0.1748223713144484 * p.section_length * t121
-        - 0.35991537421130565 * p.section_length * t125
+            * (t9 * cache.arm_bend_squared_c4 - 3.0 * cache.arm_bend_squared_c5 * t9
+                - 2.0 * arm_bend_z * cache.arm_bend_squared_c3);
+    let arm_tip_subspace0_rate_w_z = 0.3894183423086505 * t64 * p.section_length
+        + 0.1829865712999871 * p.section_length * t67
+        + 0.90270109637546 * p.section_length * t68;
+    let arm_tip_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t67
+        + 0.09195266597143173 * t64 * p.section_length
+        - 0.2357788243436599 * p.section_length * t68;
+    let t69 = t35 * cache.arm_bend_squared_c4 + 8.0 * t35 * cache.arm_bend_squared_c6
+        + 2.0 * t36 * cache.arm_bend_squared_c4 - t36 * cache.arm_bend_squared_c3
+        - 5.0 * t35 * cache.arm_bend_squared_c5;
+    let t70 = arm_bend_z_rate * t69;
+    let t71 = p.section_length * cache.arm_bend_squared_c1;
+    let t72 = cache.arm_bend_squared_c2 * t36;
+    let t73 = 8.0 * t48 * cache.arm_bend_squared_c6 + t48 * cache.arm_bend_squared_c4
+        + 2.0 * t46 * cache.arm_bend_squared_c4 - 5.0 * t48 * cache.arm_bend_squared_c5
+        - t46 * cache.arm_bend_squared_c3;
+    let t74 = t73 * arm_bend_y_rate;
+    let t75 = cache.arm_bend_squared_c2 * p.section_length;
+    let t76 = 2.0 * t41 * cache.arm_bend_squared_c4 - t41 * cache.arm_bend_squared_c3;
+    let t77 = (t75 + 2.0 * t40 * cache.arm_bend_squared_c4
+        - t40 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t76;
+    let t78 = -(arm_bend_z * cache.arm_bend_squared_c2);
+    let t79 = -(t7 * cache.arm_bend_squared_c3);
+    let t80 = (t36 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t36)
+        * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t46 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t46);
+    let t81 = t70 + t74 - (t72 * t64 - t71 * t67) - (t77 * t78 - t79 * t80);
+    let t82 = p.section_length * cache.arm_bend_squared_c3;
+    let t83 = -(cache.arm_bend_squared_c2 * p.section_length);
+    let t84 = cache.arm_bend_squared_c2 * t46;
+    let t85 = t41 * cache.arm_bend_squared_c3 + 3.0 * t41 * cache.arm_bend_squared_c5
+        - 3.0 * t41 * cache.arm_bend_squared_c4;
+    let t86 = 1.0 - t0 * cache.arm_bend_squared_c3;
+    let t87 = t76 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t75 + 2.0 * t54 * cache.arm_bend_squared_c4
+                - t54 * cache.arm_bend_squared_c3);
+    let t88 = (t82 + 3.0 * t40 * cache.arm_bend_squared_c5
+        + t40 * cache.arm_bend_squared_c3 + t83 - 3.0 * t40 * cache.arm_bend_squared_c4)
+        * arm_bend_y_rate + arm_bend_z_rate * t85 - (t84 * t67 - t72 * t68)
+        - (t79 * t87 - t77 * t86);
+    let t89 = arm_bend_z_rate * t73
+        + (6.0 * t36 * cache.arm_bend_squared_c4 + t53 * cache.arm_bend_squared_c4
+            + 8.0 * t53 * cache.arm_bend_squared_c6
+            - 5.0 * t53 * cache.arm_bend_squared_c5
+            - 3.0 * t36 * cache.arm_bend_squared_c3) * arm_bend_y_rate
+        - (t80 * t86 - t87 * t78) - (t71 * t68 - t84 * t64);
+    let arm_tip_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t88
+        - 0.35991537421130565 * p.section_length * t81
+        - 0.1748223713144484 * p.section_length * t89
         - 0.01 * arm_tip_subspace0_rate_w_y;
-    let arm_tip_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t111
-        + 0.3894183423086505 * p.section_length * t117
-        + 0.1829865712999871 * t112 * p.section_length;
-    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
-        + cache.arm_tip_subspace0_v_z * qd[0];
+    let t90 = p.flap_disc_radius * p.flap_disc_radius;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t91 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
+    let t92 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
+    let flap_slice2_rotation_00 = t91 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t92;
+    let t93 = -(0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1);
+    let flap_slice2_rotation_01 = t91 * cache.flap_rotation_01
+        + t93 * cache.flap_rotation_00;
+    let flap_slice2_inertia_com_00 = 0.5 * t90 * flap_slice2_rotation_00
+        * flap_slice2_rotation_00 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
+            * cache.flap_rotation_02
+        + cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_01
+            * flap_slice2_rotation_01;
+    let flap_slice2_position_z = cache.flap_rotation_21 * cache.flap_slice2_local_com_y
+        + cache.flap_position_z + cache.flap_slice2_local_com_x * cache.flap_rotation_20;
+    let t94 = flap_slice2_position_z * flap_slice2_position_z;
+    let flap_slice2_position_x = cache.flap_position_x
+        + cache.flap_slice2_local_com_x * cache.flap_rotation_00
+        + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
+    let flap_slice2_position_y = cache.flap_rotation_10 * cache.flap_slice2_local_com_x
+        + cache.flap_position_y + cache.flap_rotation_11 * cache.flap_slice2_local_com_y;
+    let t95 = flap_slice2_position_y * flap_slice2_position_y;
+    let t96 = flap_slice2_position_x * flap_slice2_position_x;
+    let flap_slice2_inertia_i_00 = flap_slice2_inertia_com_00
+        + (t94 + t95 + t96 - flap_slice2_position_x * flap_slice2_position_x)
+            * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_x = cache.flap_rotation_02
+        * cache.flap_slice2_local_subspace0_w_z;
     let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
         + cache.arm_tip_subspace1_w_x * qd[1];
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
-        + cache.arm_tip_subspace1_w_y * qd[1];
-    let t126 = arm_tip_velocity_v_z + arm_tip_velocity_w_x * cache.wrist_com_y
-        - cache.wrist_com_x * arm_tip_velocity_w_y;
-    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_slice0_velocity_w_y = qd[2] * flap_slice0_subspace0_w_y
-        + arm_tip_velocity_w_y;
-    let flap_slice0_position_x = cache.flap_position_x
-        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
-    let flap_slice0_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_20
-        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_12
-        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice0_subspace0_v_z;
-    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_02;
-    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
-        + qd[2] * flap_slice0_subspace0_w_x;
-    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
-    let t127 = flap_slice0_velocity_v_z
-        + flap_slice0_velocity_w_x * flap_slice0_position_y
-        - flap_slice0_velocity_w_y * flap_slice0_position_x;
-    let flap_slice2_position_y = cache.flap_slice2_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice2_local_com_x;
-    let flap_slice2_subspace0_w_x = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_02;
-    let flap_slice2_velocity_w_x = arm_tip_velocity_w_x
-        + flap_slice2_subspace0_w_x * qd[2];
-    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_12
-        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_02;
-    let flap_slice2_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice2_subspace0_v_z;
-    let flap_slice2_position_x = cache.flap_slice2_local_com_x * cache.flap_rotation_00
-        + cache.flap_position_x + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
-    let flap_slice2_subspace0_w_y = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_slice2_velocity_w_y = arm_tip_velocity_w_y
-        + qd[2] * flap_slice2_subspace0_w_y;
-    let t128 = flap_slice2_position_y * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_v_z - flap_slice2_position_x * flap_slice2_velocity_w_y;
-    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
         + arm_tip_velocity_w_x;
-    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + cache.flap_slice1_subspace0_w_y * qd[2];
-    let flap_slice1_subspace0_v_z = cache.flap_position_x
-        * cache.flap_slice1_local_subspace0_w_z * cache.flap_rotation_12
-        + cache.flap_rotation_20 * cache.flap_slice1_local_subspace0_v_x
-        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
-        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
-        + flap_slice1_subspace0_v_z * qd[2];
-    let t129 = flap_slice1_velocity_w_x * cache.flap_slice1_position_y
-        + flap_slice1_velocity_v_z
-        - cache.flap_slice1_position_x * flap_slice1_velocity_w_y;
-    let flap_composite_rate_hd_z = t127 * cache.flap_slice0_mass
-        + t128 * cache.flap_slice0_mass + cache.flap_slice1_mass * t129;
-    let wrist_composite_rate_hd_z = t126 * p.wrist_mass + flap_composite_rate_hd_z;
-    let flap_slice2_subspace0_v_y = cache.flap_position_z
-        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_02
-        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_rotation_10 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_22;
+    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
     let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
         + cache.arm_tip_subspace0_v_y * qd[0];
-    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice2_position_z = cache.flap_rotation_20 * cache.flap_slice2_local_com_x
-        + cache.flap_rotation_21 * cache.flap_slice2_local_com_y + cache.flap_position_z;
-    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_22;
+    let flap_slice2_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice2_local_subspace0_v_x
+        + cache.flap_position_z * cache.flap_rotation_02
+            * cache.flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
+        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice2_velocity_v_y = arm_tip_velocity_v_y
+        + qd[2] * flap_slice2_subspace0_v_y;
     let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
         + cache.arm_tip_subspace0_w_z * qd[0];
-    let flap_slice2_velocity_w_z = qd[2] * flap_slice2_subspace0_w_z
-        + arm_tip_velocity_w_z;
-    let t130 = flap_slice2_velocity_v_y
-        + flap_slice2_position_x * flap_slice2_velocity_w_z
-        - flap_slice2_position_z * flap_slice2_velocity_w_x;
-    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
         * cache.flap_rotation_22;
-    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
-        + flap_slice0_subspace0_w_z * qd[2];
-    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
-        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
-    let flap_slice0_subspace0_v_y = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_position_z * cache.flap_rotation_02
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_10
+    let flap_slice2_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice2_subspace0_w_z * qd[2];
+    let flap_slice2_rotation_21 = t93 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t91;
+    let flap_slice2_rotation_20 = t91 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t92;
+    let flap_slice2_inertia_com_02 = cache.flap_slice0_local_inertia_com_22
+        * flap_slice2_rotation_21 * flap_slice2_rotation_01
+        + 0.5 * flap_slice2_rotation_20 * t90 * flap_slice2_rotation_00
+            * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
+            * cache.flap_rotation_22;
+    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
+        - flap_slice2_position_z * flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_rotation_12
+            * cache.flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_y * cache.flap_rotation_02
+            * cache.flap_slice2_local_subspace0_w_z;
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let flap_slice2_velocity_v_z = qd[2] * flap_slice2_subspace0_v_z
+        + arm_tip_velocity_v_z;
+    let flap_slice2_rotation_11 = cache.flap_rotation_10 * t93
+        + t91 * cache.flap_rotation_11;
+    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t91
+        + cache.flap_rotation_11 * t92;
+    let flap_slice2_inertia_com_01 = flap_slice2_rotation_11
+        * cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_01
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
+            * cache.flap_rotation_12
+        + 0.5 * flap_slice2_rotation_10 * t90 * flap_slice2_rotation_00
+            * cache.flap_slice0_mass;
+    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
+        - flap_slice2_position_y * flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_y = cache.flap_rotation_12
+        * cache.flap_slice2_local_subspace0_w_z;
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
+    let flap_slice2_velocity_w_y = flap_slice2_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice2_momentum_n_x = flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_02
+        + flap_slice2_inertia_h_y * flap_slice2_velocity_v_z
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
+        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
+    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
+    let flap_slice1_subspace0_v_z = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_20
+        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice1_subspace0_v_z;
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice1_inertia_com_00 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_rotation_02 * cache.flap_rotation_02 * t90
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_00
+            * cache.flap_slice1_rotation_00 * t90
+        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_rotation_01
+            * cache.flap_slice1_mass * t90;
+    let t97 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
+    let t98 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
+    let t99 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
+    let flap_slice1_inertia_i_00 = flap_slice1_inertia_com_00
+        + cache.flap_slice1_mass
+            * (t97 + t98 + t99
+                - cache.flap_slice1_position_x * cache.flap_slice1_position_x);
+    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
+    let flap_slice1_subspace0_v_y = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_10
+        + cache.flap_rotation_11 * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_position_z * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
+        + arm_tip_velocity_v_y;
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + qd[2] * cache.flap_slice1_subspace0_w_y;
+    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_rotation_02 * cache.flap_rotation_12 * t90
+        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_mass
+            * cache.flap_slice1_rotation_11 * t90
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
+            * cache.flap_slice1_rotation_00 * t90;
+    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
+        - cache.flap_slice1_mass * cache.flap_slice1_position_y
+            * cache.flap_slice1_position_x;
+    let flap_slice1_inertia_com_02 = 0.5 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_00 * t90 * cache.flap_slice1_rotation_20
+        + 0.25 * cache.flap_slice1_mass * cache.flap_rotation_02 * t90
+            * cache.flap_rotation_22
+        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_mass
+            * cache.flap_slice1_rotation_21 * t90;
+    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
+        - cache.flap_slice1_mass * cache.flap_slice1_position_x
+            * cache.flap_slice1_position_z;
+    let flap_slice1_velocity_w_z = arm_tip_velocity_w_z
+        + cache.flap_slice1_subspace0_w_z * qd[2];
+    let flap_slice1_momentum_n_x = flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
+        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_00
+        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_01
+        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
+        - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
+    let flap_slice0_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice0_local_subspace0_v_x
         + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02
         - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_22;
     let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
         + flap_slice0_subspace0_v_y * qd[2];
-    let t131 = flap_slice0_velocity_w_z * flap_slice0_position_x
-        + flap_slice0_velocity_v_y - flap_slice0_velocity_w_x * flap_slice0_position_z;
-    let flap_slice1_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice1_local_subspace0_v_x
-        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
-        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_02
-        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice1_velocity_v_y = flap_slice1_subspace0_v_y * qd[2]
-        + arm_tip_velocity_v_y;
-    let flap_slice1_velocity_w_z = cache.flap_slice1_subspace0_w_z * qd[2]
-        + arm_tip_velocity_w_z;
-    let t132 = flap_slice1_velocity_v_y
-        + cache.flap_slice1_position_x * flap_slice1_velocity_w_z
-        - cache.flap_slice1_position_z * flap_slice1_velocity_w_x;
-    let flap_composite_rate_hd_y = t130 * cache.flap_slice0_mass
-        + t131 * cache.flap_slice0_mass + cache.flap_slice1_mass * t132;
-    let t133 = cache.wrist_com_x * arm_tip_velocity_w_z + arm_tip_velocity_v_y
-        - arm_tip_velocity_w_x * cache.wrist_com_z;
-    let wrist_composite_rate_hd_y = flap_composite_rate_hd_y + p.wrist_mass * t133;
-    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice2_inertia_h_z * flap_slice2_velocity_w_x
-            - flap_slice2_velocity_w_z * flap_slice2_inertia_h_x);
+    let flap_slice0_position_z = cache.flap_position_z
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_20
+        + cache.flap_rotation_21 * cache.flap_slice0_local_com_y;
     let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice0_velocity_w_x * flap_slice0_inertia_h_z
-            - flap_slice0_inertia_h_x * flap_slice0_velocity_w_z);
-    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
-    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
-    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
-        - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
-            - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
-    let flap_composite_momentum_f_y = flap_slice2_momentum_f_y + flap_slice0_momentum_f_y
-        + flap_slice1_momentum_f_y;
-    let wrist_momentum_f_y = p.wrist_mass * arm_tip_velocity_v_y
-        - (arm_tip_velocity_w_x * cache.wrist_inertia_h_z
-            - cache.wrist_inertia_h_x * arm_tip_velocity_w_z);
-    let wrist_composite_momentum_f_y = flap_composite_momentum_f_y + wrist_momentum_f_y;
-    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
-        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
-            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
+    let flap_slice0_position_y = cache.flap_position_y
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_11
+        + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
     let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_z = cache.flap_rotation_20
+        * cache.flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_21 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice0_subspace0_v_z;
+    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice0_subspace0_w_z * qd[2];
+    let flap_slice0_position_x = cache.flap_position_x
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_01
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_00;
+    let t100 = -(0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1);
+    let t101 = 1.0
+        - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
+    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t100
+        + cache.flap_rotation_21 * t101;
+    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t100
+        + t101 * cache.flap_rotation_01;
+    let t102 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
+    let flap_slice0_rotation_00 = t101 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t102;
+    let flap_slice0_rotation_20 = cache.flap_rotation_21 * t102
+        + t101 * cache.flap_rotation_20;
+    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_21 * t90
+        * flap_slice0_rotation_01 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t90
+            * cache.flap_slice0_mass
+        + 0.25 * cache.flap_rotation_02 * t90 * cache.flap_rotation_22
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
+        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_rotation_11 = t101 * cache.flap_rotation_11
+        + cache.flap_rotation_10 * t100;
+    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t101
+        + cache.flap_rotation_11 * t102;
+    let flap_slice0_inertia_com_01 = 0.25 * cache.flap_rotation_02
+        * cache.flap_rotation_12 * t90 * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_11 * t90 * flap_slice0_rotation_01
+            * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_10 * t90
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
+        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice0_velocity_w_y = flap_slice0_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice0_velocity_w_x = flap_slice0_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let t103 = flap_slice0_position_x * flap_slice0_position_x;
+    let t104 = flap_slice0_position_z * flap_slice0_position_z;
+    let t105 = flap_slice0_position_y * flap_slice0_position_y;
+    let flap_slice0_inertia_com_00 = 0.5 * flap_slice0_rotation_00
+        * flap_slice0_rotation_00 * t90 * cache.flap_slice0_mass
+        + 0.25 * t90 * flap_slice0_rotation_01 * flap_slice0_rotation_01
+            * cache.flap_slice0_mass
+        + 0.25 * cache.flap_rotation_02 * cache.flap_rotation_02 * t90
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_00 = (t103 + t104 + t105
+        - flap_slice0_position_x * flap_slice0_position_x) * cache.flap_slice0_mass
+        + flap_slice0_inertia_com_00;
+    let flap_slice0_momentum_n_x = flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
+        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
+        + flap_slice0_inertia_i_01 * flap_slice0_velocity_w_y
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
+        - flap_slice0_velocity_v_y * flap_slice0_inertia_h_z;
+    let flap_composite_momentum_n_x = flap_slice2_momentum_n_x + flap_slice1_momentum_n_x
+        + flap_slice0_momentum_n_x;
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let wrist_composite_momentum_n_x = flap_composite_momentum_n_x + wrist_momentum_n_x;
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let flap_slice1_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_00
+        + cache.flap_position_y * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22
+        - cache.flap_position_z * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_12;
+    let flap_slice1_velocity_v_x = arm_tip_velocity_v_x
+        + flap_slice1_subspace0_v_x * qd[2];
+    let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
+        - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
+            - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
+    let flap_slice0_subspace0_v_x = cache.flap_position_y
+        * cache.flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_01 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_rotation_00 * cache.flap_slice0_local_subspace0_v_x
+        - cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12;
+    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
+        - (flap_slice0_velocity_w_z * flap_slice0_inertia_h_y
+            - flap_slice0_velocity_w_y * flap_slice0_inertia_h_z);
+    let flap_slice2_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22
+        + cache.flap_rotation_00 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_z * cache.flap_rotation_12
+            * cache.flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
+        + flap_slice2_subspace0_v_x * qd[2];
+    let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
+        - (flap_slice2_inertia_h_y * flap_slice2_velocity_w_z
+            - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
+    let flap_composite_momentum_f_x = flap_slice1_momentum_f_x + flap_slice0_momentum_f_x
+        + flap_slice2_momentum_f_x;
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
+    let wrist_composite_momentum_f_x = flap_composite_momentum_f_x + wrist_momentum_f_x;
+    let t106 = cache.wrist_com_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
+        - arm_tip_velocity_w_z * cache.wrist_com_y;
+    let t107 = arm_tip_velocity_v_y + arm_tip_velocity_w_z * cache.wrist_com_x
+        - cache.wrist_com_z * arm_tip_velocity_w_x;
+    let t108 = flap_slice0_velocity_w_z * flap_slice0_inertia_com_00;
+    let t109 = flap_slice2_velocity_v_x
+        + flap_slice2_position_z * flap_slice2_velocity_w_y
+        - flap_slice2_position_y * flap_slice2_velocity_w_z;
+    let t110 = flap_slice2_position_x * flap_slice2_velocity_w_z
+        + flap_slice2_velocity_v_y - flap_slice2_position_z * flap_slice2_velocity_w_x;
+    let t111 = -((flap_slice2_position_y * t109 + t110 * flap_slice2_position_x)
+        * cache.flap_slice0_mass);
+    let flap_slice0_inertia_com_12 = 0.25 * cache.flap_rotation_12 * t90
+        * cache.flap_rotation_22 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_10 * t90
+            * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_21 * flap_slice0_rotation_11 * t90
+            * cache.flap_slice0_mass;
+    let t112 = flap_slice0_inertia_com_12 * flap_slice0_velocity_w_y;
+    let t113 = flap_slice0_velocity_v_y
+        + flap_slice0_velocity_w_z * flap_slice0_position_x
+        - flap_slice0_position_z * flap_slice0_velocity_w_x;
+    let t114 = flap_slice0_position_z * flap_slice0_velocity_w_y
+        + flap_slice0_velocity_v_x - flap_slice0_velocity_w_z * flap_slice0_position_y;
+    let t115 = -((flap_slice0_position_x * t113 + t114 * flap_slice0_position_y)
+        * cache.flap_slice0_mass);
+    let t116 = flap_slice1_inertia_com_00 * flap_slice1_velocity_w_z;
+    let t117 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_02);
+    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t90
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
+            * cache.flap_slice1_rotation_10 * t90
+        + 0.25 * cache.flap_slice1_mass * cache.flap_rotation_12 * cache.flap_rotation_12
+            * t90;
+    let t118 = -(flap_slice1_inertia_com_11 * flap_slice1_velocity_w_z);
+    let t119 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_02);
+    let t120 = cache.flap_slice1_position_x * flap_slice1_velocity_w_z
+        + flap_slice1_velocity_v_y
+        - flap_slice1_velocity_w_x * cache.flap_slice1_position_z;
+    let t121 = flap_slice1_velocity_w_y * cache.flap_slice1_position_z
+        + flap_slice1_velocity_v_x
+        - cache.flap_slice1_position_y * flap_slice1_velocity_w_z;
+    let t122 = -(cache.flap_slice1_mass
+        * (t120 * cache.flap_slice1_position_x + cache.flap_slice1_position_y * t121));
+    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
+        * cache.flap_rotation_12 * cache.flap_rotation_12
+        + flap_slice2_rotation_11 * flap_slice2_rotation_11
+            * cache.flap_slice0_local_inertia_com_22
+        + 0.5 * flap_slice2_rotation_10 * flap_slice2_rotation_10 * t90
+            * cache.flap_slice0_mass;
+    let t123 = -(flap_slice2_velocity_w_z * flap_slice2_inertia_com_11);
+    let t124 = flap_slice2_inertia_com_00 * flap_slice2_velocity_w_z;
+    let flap_slice2_inertia_com_12 = cache.flap_slice0_local_inertia_com_22
+        * cache.flap_rotation_12 * cache.flap_rotation_22
+        + 0.5 * flap_slice2_rotation_10 * flap_slice2_rotation_20 * t90
+            * cache.flap_slice0_mass
+        + flap_slice2_rotation_11 * cache.flap_slice0_local_inertia_com_22
+            * flap_slice2_rotation_21;
+    let t125 = flap_slice2_velocity_w_y * flap_slice2_inertia_com_12;
+    let t126 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_x);
+    let flap_slice0_inertia_com_11 = 0.25 * cache.flap_rotation_12
+        * cache.flap_rotation_12 * t90 * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t90
+            * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_10 * flap_slice0_rotation_10 * t90
+            * cache.flap_slice0_mass;
+    let t127 = -(flap_slice0_velocity_w_z * flap_slice0_inertia_com_11);
+    let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_rotation_12 * t90 * cache.flap_rotation_22
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t90
+            * cache.flap_slice1_rotation_20
+        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_11
+            * cache.flap_slice1_rotation_21 * t90;
+    let t128 = flap_slice1_velocity_w_y * flap_slice1_inertia_com_12;
+    let flap_composite_rate_id_01 = t108 + t111 + t112 + t115 + t116 + t117 + t118 + t119
+        + t122 + t123 + t124 + t125 + t126 + t127 + t128;
+    let wrist_composite_rate_id_01 = cache.wrist_inertia_com_12 * arm_tip_velocity_w_y
+        + arm_tip_velocity_w_z * cache.wrist_inertia_com_00 + flap_composite_rate_id_01
+        - p.wrist_mass * (cache.wrist_com_y * t106 + t107 * cache.wrist_com_x)
+        - arm_tip_velocity_w_z * cache.wrist_inertia_com_11
+        - cache.wrist_inertia_com_02 * arm_tip_velocity_w_x;
+    let flap_composite_rate_hd_x = t114 * cache.flap_slice0_mass
+        + t109 * cache.flap_slice0_mass + cache.flap_slice1_mass * t121;
+    let wrist_composite_rate_hd_x = p.wrist_mass * t106 + flap_composite_rate_hd_x;
+    let t129 = t106 * cache.wrist_com_x;
+    let t130 = cache.wrist_com_y * arm_tip_velocity_w_x + arm_tip_velocity_v_z
+        - arm_tip_velocity_w_y * cache.wrist_com_x;
+    let t131 = cache.wrist_com_z * t130;
+    let t132 = t107 * cache.wrist_com_y;
+    let t133 = 2.0 * (t129 + t131 + t132);
+    let t134 = flap_slice2_velocity_w_z * flap_slice2_inertia_com_01;
+    let t135 = cache.flap_slice1_position_y * t120;
+    let t136 = t121 * cache.flap_slice1_position_x;
+    let t137 = flap_slice1_velocity_w_x * cache.flap_slice1_position_y
+        + flap_slice1_velocity_v_z
+        - cache.flap_slice1_position_x * flap_slice1_velocity_w_y;
+    let t138 = t137 * cache.flap_slice1_position_z;
+    let t139 = 2.0 * (t135 + t136 + t138);
+    let t140 = cache.flap_slice1_mass * (t139 - (t135 + t135));
+    let t141 = flap_slice0_velocity_w_z * flap_slice0_inertia_com_01;
+    let t142 = flap_slice2_position_y * t110;
+    let t143 = flap_slice2_position_x * t109;
+    let t144 = flap_slice2_position_y * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_v_z - flap_slice2_position_x * flap_slice2_velocity_w_y;
+    let t145 = flap_slice2_position_z * t144;
+    let t146 = 2.0 * (t142 + t143 + t145);
+    let t147 = (t146 - (t142 + t142)) * cache.flap_slice0_mass;
+    let t148 = flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z;
+    let t149 = -(flap_slice0_inertia_com_12 * flap_slice0_velocity_w_x);
+    let t150 = -(flap_slice2_velocity_w_x * flap_slice2_inertia_com_12);
+    let t151 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_12);
+    let t152 = t113 * flap_slice0_position_y;
+    let t153 = flap_slice0_velocity_w_x * flap_slice0_position_y
+        + flap_slice0_velocity_v_z - flap_slice0_position_x * flap_slice0_velocity_w_y;
+    let t154 = t153 * flap_slice0_position_z;
+    let t155 = flap_slice0_position_x * t114;
+    let t156 = 2.0 * (t154 + t155 + t152);
+    let t157 = (t156 - (t152 + t152)) * cache.flap_slice0_mass;
+    let flap_composite_rate_id_11 = t134 + t134 + t140 + t141 + t141 + t147 + t148 + t148
+        + t149 + t149 + t150 + t150 + t151 + t151 + t157;
+    let t158 = -(cache.wrist_inertia_com_12 * arm_tip_velocity_w_x);
+    let t159 = arm_tip_velocity_w_z * cache.wrist_inertia_com_01;
+    let wrist_composite_rate_id_11 = p.wrist_mass * (t133 - (t132 + t132))
+        + flap_composite_rate_id_11 + t158 + t158 + t159 + t159;
+    let flap_slice0_inertia_com_22 = 0.5 * flap_slice0_rotation_20
+        * flap_slice0_rotation_20 * t90 * cache.flap_slice0_mass
+        + 0.25 * t90 * cache.flap_rotation_22 * cache.flap_rotation_22
+            * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_21 * flap_slice0_rotation_21 * t90
+            * cache.flap_slice0_mass;
+    let t160 = -(flap_slice0_inertia_com_22 * flap_slice0_velocity_w_x);
+    let t161 = -((flap_slice2_position_z * t110 + flap_slice2_position_y * t144)
+        * cache.flap_slice0_mass);
+    let t162 = flap_slice0_velocity_w_z * flap_slice0_inertia_com_02;
+    let t163 = -(flap_slice2_velocity_w_y * flap_slice2_inertia_com_01);
+    let flap_slice2_inertia_com_22 = 0.5 * flap_slice2_rotation_20
+        * flap_slice2_rotation_20 * t90 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_21
+            * flap_slice2_rotation_21
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
+            * cache.flap_rotation_22;
+    let t164 = -(flap_slice2_inertia_com_22 * flap_slice2_velocity_w_x);
+    let t165 = -(cache.flap_slice1_mass
+        * (t120 * cache.flap_slice1_position_z + cache.flap_slice1_position_y * t137));
+    let t166 = flap_slice2_velocity_w_x * flap_slice2_inertia_com_11;
+    let t167 = -(flap_slice0_velocity_w_y * flap_slice0_inertia_com_01);
+    let t168 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_y);
+    let t169 = flap_slice2_inertia_com_02 * flap_slice2_velocity_w_z;
+    let t170 = -((flap_slice0_position_z * t113 + t153 * flap_slice0_position_y)
+        * cache.flap_slice0_mass);
+    let t171 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_11;
+    let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass * t90
+        * cache.flap_rotation_22 * cache.flap_rotation_22
+        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
+            * cache.flap_slice1_rotation_21 * t90
+        + 0.5 * cache.flap_slice1_mass * t90 * cache.flap_slice1_rotation_20
+            * cache.flap_slice1_rotation_20;
+    let t172 = -(flap_slice1_inertia_com_22 * flap_slice1_velocity_w_x);
+    let t173 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_11;
+    let t174 = flap_slice1_inertia_com_02 * flap_slice1_velocity_w_z;
+    let flap_composite_rate_id_12 = t160 + t161 + t162 + t163 + t164 + t165 + t166 + t167
+        + t168 + t169 + t170 + t171 + t172 + t173 + t174;
+    let wrist_composite_rate_id_12 = cache.wrist_inertia_com_11 * arm_tip_velocity_w_x
+        + flap_composite_rate_id_12 + arm_tip_velocity_w_z * cache.wrist_inertia_com_02
+        - cache.wrist_inertia_com_22 * arm_tip_velocity_w_x
+        - p.wrist_mass * (t130 * cache.wrist_com_y + cache.wrist_com_z * t107)
+        - cache.wrist_inertia_com_01 * arm_tip_velocity_w_y;
+    let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
+    let flap_slice0_inertia_i_22 = (t103 + t104 + t105
+        - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
+        + flap_slice0_inertia_com_22;
+    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
+        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_momentum_n_z = flap_slice0_velocity_w_z * flap_slice0_inertia_i_22
+        + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_y
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
+        + flap_slice0_velocity_v_y * flap_slice0_inertia_h_x
+        - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
+    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_inertia_i_22 = (t94 + t95 + t96
+        - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
+        + flap_slice2_inertia_com_22;
+    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
+        - flap_slice2_position_z * flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_momentum_n_z = flap_slice2_inertia_h_x * flap_slice2_velocity_v_y
+        + flap_slice2_velocity_w_x * flap_slice2_inertia_i_02
+        + flap_slice2_inertia_i_22 * flap_slice2_velocity_w_z
+        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_12
+        - flap_slice2_inertia_h_y * flap_slice2_velocity_v_x;
+    let flap_slice1_inertia_h_x = cache.flap_slice1_mass * cache.flap_slice1_position_x;
+    let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
+        + cache.flap_slice1_mass
+            * (t97 + t98 + t99
+                - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
+    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
+        - cache.flap_slice1_mass * cache.flap_slice1_position_y
+            * cache.flap_slice1_position_z;
+    let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
+        + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
+        + flap_slice1_inertia_i_12 * flap_slice1_velocity_w_y
+        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_02
+        - flap_slice1_velocity_v_x * flap_slice1_inertia_h_y;
+    let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
+        + flap_slice1_momentum_n_z;
+    let wrist_composite_momentum_n_z = wrist_momentum_n_z + flap_composite_momentum_n_z;
+    let flap_composite_rate_hd_z = t144 * cache.flap_slice0_mass
+        + cache.flap_slice1_mass * t137 + t153 * cache.flap_slice0_mass;
+    let wrist_composite_rate_hd_z = flap_composite_rate_hd_z + p.wrist_mass * t130;
     let flap_slice0_momentum_f_z = flap_slice0_velocity_v_z * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_x * flap_slice0_velocity_w_y
-            - flap_slice0_velocity_w_x * flap_slice0_inertia_h_y);
-    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
+        - (flap_slice0_velocity_w_y * flap_slice0_inertia_h_x
+            - flap_slice0_inertia_h_y * flap_slice0_velocity_w_x);
     let flap_slice1_momentum_f_z = cache.flap_slice1_mass * flap_slice1_velocity_v_z
         - (flap_slice1_inertia_h_x * flap_slice1_velocity_w_y
-            - flap_slice1_inertia_h_y * flap_slice1_velocity_w_x);
-    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+            - flap_slice1_velocity_w_x * flap_slice1_inertia_h_y);
     let flap_slice2_momentum_f_z = flap_slice2_velocity_v_z * cache.flap_slice0_mass
         - (flap_slice2_inertia_h_x * flap_slice2_velocity_w_y
             - flap_slice2_inertia_h_y * flap_slice2_velocity_w_x);
     let flap_composite_momentum_f_z = flap_slice0_momentum_f_z + flap_slice1_momentum_f_z
         + flap_slice2_momentum_f_z;
-    let wrist_composite_momentum_f_z = wrist_momentum_f_z + flap_composite_momentum_f_z;
-    let t134 = arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_m
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
+            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
+    let wrist_composite_momentum_f_z = flap_composite_momentum_f_z + wrist_momentum_f_z;
+    let arm_tip_subspace0_rate_v_z = 0.1829865712999871 * p.section_length * t89
+        + 0.90270109637546 * p.section_length * t81
+        + 0.3894183423086505 * p.section_length * t88
+        + 0.02 * arm_tip_subspace0_rate_w_y;
+    let arm_tip_subspace0_rate_w_x = 0.9164595255079896 * t64 * p.section_length
+        - 0.1748223713144484 * p.section_length * t67
+        - 0.35991537421130565 * p.section_length * t68;
+    let t175 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_z
+        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace0_rate_w_y
+        + arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_z
         + 0.5
-            * (wrist_composite_momentum_f_z * cache.arm_tip_subspace0_w_y
-                - (wrist_composite_rate_hd_y * cache.arm_tip_subspace0_w_z
-                    - wrist_composite_rate_hd_z * cache.arm_tip_subspace0_w_y)
-                - wrist_composite_momentum_f_y * cache.arm_tip_subspace0_w_z)
-        - (arm_tip_subspace0_rate_w_z * cache.wrist_composite_inertia_h_y
-            - arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_h_z);
-    let t135 = -t11;
-    let t136 = t49 + t135;
-    let t137 = 1.0 + 0.44888729929169013 * t136 * cache.arm_slice2_bend_c2;
-    let t138 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
-    let t139 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
-    let arm_slice2_rotation_20 = 0.3894183423086505 * t137 + 0.1829865712999871 * t138
-        + 0.90270109637546 * t139;
-    let t140 = 1.0 / p.section_mass;
-    let arm_slice2_rotation_00 = 0.9164595255079896 * t137 - 0.35991537421130565 * t139
-        - 0.1748223713144484 * t138;
-    let t141 = 0.6699905217924281 * t15 * cache.arm_slice2_bend_c1;
-    let t142 = 1.0 + 0.44888729929169013 * cache.arm_slice2_bend_c2 * t135;
-    let t143 = 0.44888729929169013 * t29 * cache.arm_slice2_bend_c2;
-    let arm_slice2_rotation_01 = 0.9164595255079896 * t141 - 0.1748223713144484 * t142
-        - 0.35991537421130565 * t143;
-    let arm_slice2_rotation_21 = 0.1829865712999871 * t142 + 0.90270109637546 * t143
-        + 0.3894183423086505 * t141;
-    let t144 = 1.0 + 0.44888729929169013 * t49 * cache.arm_slice2_bend_c2;
-    let t145 = 0.6699905217924281 * t14 * cache.arm_slice2_bend_c1;
-    let arm_slice2_rotation_22 = 0.90270109637546 * t144 + 0.1829865712999871 * t143
-        + 0.3894183423086505 * t145;
-    let arm_slice2_rotation_02 = 0.9164595255079896 * t145 - 0.35991537421130565 * t144
-        - 0.1748223713144484 * t143;
-    let arm_slice2_inertia_com_02 = 0.000002 * arm_slice2_rotation_20
-        * cache.arm_slice1_mass * t140 * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t140
-            * arm_slice2_rotation_21
-        + 0.000001 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_22
-            * arm_slice2_rotation_02;
-    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
-    let arm_slice2_rotation_10 = 0.09195266597143173 * t137 + 0.96744666685656 * t138
-        - 0.2357788243436599 * t139;
-    let arm_slice2_rotation_11 = 0.09195266597143173 * t141 + 0.96744666685656 * t142
-        - 0.2357788243436599 * t143;
-    let arm_slice2_rotation_12 = 0.09195266597143173 * t145 + 0.96744666685656 * t143
-        - 0.2357788243436599 * t144;
-    let arm_slice2_inertia_com_12 = 0.000002 * arm_slice2_rotation_20
-        * cache.arm_slice1_mass * t140 * arm_slice2_rotation_10
-        + 0.000001 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_21
-            * arm_slice2_rotation_11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t140
-            * arm_slice2_rotation_22;
-    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
-    let arm_slice2_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t71
-        - 0.1748223713144484 * p.section_length * t60
-        - 0.35991537421130565 * p.section_length * t48
-        - 0.01 * arm_slice2_subspace0_rate_w_y;
-    let arm_slice2_subspace0_rate_w_z = 0.3894183423086505 * p.section_length * t20
-        + 0.1829865712999871 * t16 * p.section_length
-        + 0.90270109637546 * p.section_length * t10;
-    let arm_slice2_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t60
-        + 0.09195266597143173 * p.section_length * t71
-        + 0.01 * arm_slice2_subspace0_rate_w_x
-        - 0.2357788243436599 * p.section_length * t48
-        - 0.02 * arm_slice2_subspace0_rate_w_z;
-    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass * t140
-        * arm_slice2_rotation_21 * arm_slice2_rotation_21
-        + 0.000001 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_22
-            * arm_slice2_rotation_22
-        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
-            * cache.arm_slice1_mass * t140;
-    let arm_slice2_inertia_com_01 = 0.000002 * cache.arm_slice1_mass * t140
-        * arm_slice2_rotation_10 * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t140
-            * arm_slice2_rotation_11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t140
-            * arm_slice2_rotation_02;
-    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t140
-        * arm_slice2_rotation_02 * arm_slice2_rotation_02
-        + 0.000002 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_00
-            * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01
-            * arm_slice2_rotation_01 * t140;
+            * (cache.arm_tip_subspace0_w_z * wrist_composite_momentum_n_x
+                + cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_x
+                + wrist_composite_rate_id_01 * cache.arm_tip_subspace0_w_x
+                + wrist_composite_rate_id_11 * cache.arm_tip_subspace0_w_y
+                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_12
+                + wrist_composite_rate_hd_z * cache.arm_tip_subspace0_v_x
+                - cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_x
+                - wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_x
+                - cache.arm_tip_subspace0_v_x * wrist_composite_momentum_f_z)
+        + arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_01
+        - arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_x;
+    let arm_slice3_subspace0_rate_v_y = 0.01 * arm_slice3_subspace0_rate_w_x
+        + 0.09195266597143173 * p.section_length * t61
+        + 0.96744666685656 * t57 * p.section_length
+        - 0.2357788243436599 * p.section_length * t51
+        - 0.02 * arm_slice3_subspace0_rate_w_z;
+    let t176 = arm_slice3_subspace0_rate_v_y * cache.arm_slice0_mass
+        + 0.5
+            * (arm_slice3_momentum_f_x * arm_slice3_subspace0_w_z
+                - arm_slice3_subspace0_w_x * arm_slice3_momentum_f_z
+                - (arm_slice3_subspace0_w_x * t26 * cache.arm_slice0_mass
+                    - cache.arm_slice0_mass * arm_slice3_subspace0_w_z * t23))
+        - (arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_x
+            - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_z);
+    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
+        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
+    let t177 = arm_bend_z_rate
+        * (0.01186057253208228 * cache.arm_slice1_bend_c3 * t0
+            - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t0
+            - 0.10890625570683385 * cache.arm_slice1_bend_c2)
+        + (0.01186057253208228 * t7 * cache.arm_slice1_bend_c3
+            - 0.02372114506416456 * t7 * cache.arm_slice1_bend_c4) * arm_bend_y_rate;
+    let t178 = 0.003914101352555533 * t1 * cache.arm_slice1_bend_c4;
+    let t179 = -(0.0117423040576666 * cache.arm_slice1_bend_c5 * t1);
+    let t180 = arm_bend_z_rate
+        * (t178 + t179 - 0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3)
+        + (0.003914101352555533 * cache.arm_slice1_bend_c4 * t5
+            - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t5
+            - 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3)
+            * arm_bend_y_rate;
+    let t181 = arm_bend_z_rate
+        * (0.003914101352555533 * cache.arm_slice1_bend_c4 * t9
+            - 0.07188019323870527 * arm_bend_z * cache.arm_slice1_bend_c3
+            - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t9)
+        + (t178 + t179) * arm_bend_y_rate;
+    let arm_slice1_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t177
+        + 0.96744666685656 * p.section_length * t180
+        - 0.2357788243436599 * p.section_length * t181;
+    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
+        + 0.96744666685656 * cache.arm_slice1_local_com_y
+        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
+    let arm_slice1_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t181
+        + 0.1829865712999871 * p.section_length * t180
+        + 0.3894183423086505 * p.section_length * t177;
+    let arm_slice1_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
+    let arm_slice1_subspace1_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_v_x
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
+        + 0.02 * arm_slice1_subspace1_w_y;
+    let arm_slice1_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
+        + 0.02 * arm_slice1_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
+    let arm_slice1_velocity_v_z = qd[1] * arm_slice1_subspace1_v_z
+        + qd[0] * arm_slice1_subspace0_v_z;
+    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
+        + arm_slice1_subspace0_w_y * qd[0];
+    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice1_local_com_z
+        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
+    let arm_slice1_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
+        + arm_slice1_subspace0_w_x * qd[0];
+    let t182 = arm_slice1_velocity_v_z + arm_slice1_velocity_w_x * arm_slice1_position_y
+        - arm_slice1_velocity_w_y * arm_slice1_position_x;
+    let arm_slice1_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_velocity_w_z = arm_slice1_subspace0_w_z * qd[0]
+        + arm_slice1_subspace1_w_z * qd[1];
+    let arm_slice1_subspace1_v_y = 0.09195266597143173
+        * cache.arm_slice1_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice1_local_subspace1_v_y
+        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
+    let arm_slice1_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace0_v_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
+        + 0.01 * arm_slice1_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
+        - 0.02 * arm_slice1_subspace0_w_z;
+    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
+        + arm_slice1_subspace0_v_y * qd[0];
+    let t183 = arm_slice1_position_x * arm_slice1_velocity_w_z + arm_slice1_velocity_v_y
+        - arm_slice1_position_z * arm_slice1_velocity_w_x;
+    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
+    let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
+        - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
+            - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
+    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
+        - (arm_slice1_inertia_h_z * arm_slice1_velocity_w_x
+            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
+    let t184 = 0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c3;
+    let t185 = -(0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c2);
+    let t186 = 0.0117423040576666 * cache.arm_slice1_bend_c5 * t41
+        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t41
+        - 0.0117423040576666 * cache.arm_slice1_bend_c4 * t41;
+    let t187 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t188 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t41
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t41;
+    let t189 = (t187 + 0.02372114506416456 * t40 * cache.arm_slice1_bend_c4
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t40) * arm_bend_y_rate
+        + arm_bend_z_rate * t188;
+    let t190 = 0.33000947820757187
+        - 0.035940096619352636 * cache.arm_slice1_bend_c3 * t0;
+    let t191 = -(0.035940096619352636 * t7 * cache.arm_slice1_bend_c3);
+    let t192 = t188 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t187 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t54
+                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t54);
+    let t193 = (t184 + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t40
+        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t40 + t185
+        - 0.0117423040576666 * t40 * cache.arm_slice1_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t186
+        - (cache.arm_slice1_local_com_z * t180 - t181 * cache.arm_slice1_local_com_y)
+        - (t191 * t192 - t189 * t190);
+    let t194 = 0.010333524360067221 * t48 * cache.arm_slice1_bend_c6
+        + 0.0012916905450084026 * t48 * cache.arm_slice1_bend_c4
+        + 0.02372114506416456 * t46 * cache.arm_slice1_bend_c4
+        - 0.006458452725042013 * t48 * cache.arm_slice1_bend_c5
+        - 0.01186057253208228 * t46 * cache.arm_slice1_bend_c3;
+    let t195 = -(0.10890625570683385 * arm_bend_z * cache.arm_slice1_bend_c2);
+    let t196 = arm_bend_z_rate
+        * (0.035940096619352636 * t46 * cache.arm_slice1_bend_c3
+            - 0.035940096619352636 * t46 * cache.arm_slice1_bend_c2)
+        + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t36
+            - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t36) * arm_bend_y_rate;
+    let t197 = t194 * arm_bend_z_rate
+        + arm_bend_y_rate
+            * (0.0012916905450084026 * t53 * cache.arm_slice1_bend_c4
+                + 0.07116343519249368 * cache.arm_slice1_bend_c4 * t36
+                + 0.010333524360067221 * t53 * cache.arm_slice1_bend_c6
+                - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t36
+                - 0.006458452725042013 * t53 * cache.arm_slice1_bend_c5)
+        - (t181 * cache.arm_slice1_local_com_x - t177 * cache.arm_slice1_local_com_z)
+        - (t196 * t190 - t192 * t195);
+    let t198 = 0.010333524360067221 * t35 * cache.arm_slice1_bend_c6
+        + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t36
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t35
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t36
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t35;
+    let t199 = arm_bend_z_rate * t198;
+    let t200 = t194 * arm_bend_y_rate;
+    let t201 = t199 + t200
+        - (t177 * cache.arm_slice1_local_com_y - cache.arm_slice1_local_com_x * t180)
+        - (t189 * t195 - t191 * t196);
+    let arm_slice1_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t193
+        - 0.1748223713144484 * t197 * p.section_length
+        - 0.35991537421130565 * t201 * p.section_length
+        - 0.01 * arm_slice1_subspace0_rate_w_y;
+    let t202 = 0.5
+        * (arm_slice1_subspace0_w_y * arm_slice1_momentum_f_z
+            - (cache.arm_slice1_mass * arm_slice1_subspace0_w_z * t183
+                - arm_slice1_subspace0_w_y * cache.arm_slice1_mass * t182)
+            - arm_slice1_momentum_f_y * arm_slice1_subspace0_w_z)
+        + cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_x
+        - (arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_w_z
+            - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_y);
+    let arm_slice1_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_v_x
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
+        - 0.01 * arm_slice1_subspace0_w_y;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace0_v_y
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
+        - 0.02 * arm_slice2_subspace0_w_z;
+    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
+        + 0.09195266597143173 * cache.arm_slice2_local_com_x
+        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
+    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
+    let arm_slice2_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_w_x
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
+        + arm_slice2_subspace0_w_x * qd[0];
+    let arm_slice2_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_velocity_w_y = arm_slice2_subspace1_w_y * qd[1]
+        + arm_slice2_subspace0_w_y * qd[0];
+    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
+        - 0.1748223713144484 * cache.arm_slice2_local_com_y
+        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
+    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
+    let arm_slice2_subspace0_v_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace0_v_z
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x
+        + 0.02 * arm_slice2_subspace0_w_y;
     let arm_slice2_subspace1_v_z = 0.1829865712999871
         * cache.arm_slice2_local_subspace1_v_y
         + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
@@ -4191,392 +4636,577 @@ pub fn coriolis_matrix_into(
         + 0.90270109637546 * cache.arm_slice2_local_subspace1_v_z;
     let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
         + arm_slice2_subspace1_v_z * qd[1];
-    let t146 = arm_slice2_velocity_v_z + arm_slice2_velocity_w_x * arm_slice2_position_y
-        - arm_slice2_velocity_w_y * arm_slice2_position_x;
-    let t147 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_22
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_com_01
-        - arm_slice2_inertia_com_12 * arm_slice2_velocity_w_z
-        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_00
-        - cache.arm_slice1_mass
-            * (t1 * arm_slice2_position_z + t146 * arm_slice2_position_x);
-    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t140
-        * arm_slice2_rotation_11 * arm_slice2_rotation_11
-        + 0.000002 * cache.arm_slice1_mass * t140 * arm_slice2_rotation_10
-            * arm_slice2_rotation_10
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12
-            * arm_slice2_rotation_12 * t140;
-    let t148 = arm_slice2_position_z * arm_slice2_position_z;
-    let t149 = arm_slice2_position_y * arm_slice2_position_y;
-    let t150 = arm_slice2_position_x * arm_slice2_position_x;
-    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t148 + t149 + t150 - arm_slice2_position_y * arm_slice2_position_y);
-    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
-    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_01
-        + arm_slice2_inertia_i_12 * arm_slice2_velocity_w_z
-        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
-        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
-    let t151 = arm_slice2_inertia_com_02 * arm_slice2_velocity_w_z
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_com_11
-        - cache.arm_slice1_mass
-            * (t146 * arm_slice2_position_y + t0 * arm_slice2_position_z)
-        - arm_slice2_velocity_w_x * arm_slice2_inertia_com_22
-        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_01;
-    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
-        * (t148 + t149 + t150 - arm_slice2_position_x * arm_slice2_position_x)
-        + arm_slice2_inertia_com_00;
-    let arm_slice2_momentum_n_x = arm_slice2_velocity_w_x * arm_slice2_inertia_i_00
-        + arm_slice2_inertia_i_02 * arm_slice2_velocity_w_z
-        + arm_slice2_inertia_h_y * arm_slice2_velocity_v_z
-        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_01
-        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
-    let t152 = t146 * arm_slice2_position_z;
-    let t153 = t1 * arm_slice2_position_x;
-    let t154 = t0 * arm_slice2_position_y;
-    let t155 = 2.0 * (t153 + t152 + t154);
-    let t156 = arm_slice2_velocity_w_x * arm_slice2_inertia_com_12;
-    let t157 = -(arm_slice2_inertia_com_02 * arm_slice2_velocity_w_y);
-    let t158 = (t155 - (t152 + t152)) * cache.arm_slice1_mass + t156 + t156 + t157
-        + t157;
-    let arm_slice2_inertia_i_22 = cache.arm_slice1_mass
-        * (t148 + t149 + t150 - arm_slice2_position_z * arm_slice2_position_z)
-        + arm_slice2_inertia_com_22;
-    let t159 = arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_x
-        + arm_slice2_inertia_i_12 * arm_slice2_subspace0_rate_w_y
-        + arm_slice2_subspace0_rate_v_y * arm_slice2_inertia_h_x
-        + 0.5
-            * (arm_slice2_subspace0_w_x * t147
-                + arm_slice2_momentum_f_y * arm_slice2_subspace0_v_x
-                + arm_slice2_subspace0_w_x * arm_slice2_momentum_n_y
-                + arm_slice2_subspace0_w_y * t151
-                + arm_slice2_subspace0_v_y * cache.arm_slice1_mass * t1
-                + arm_slice2_subspace0_w_z * t158
-                - cache.arm_slice1_mass * arm_slice2_subspace0_v_x * t0
-                - arm_slice2_momentum_n_x * arm_slice2_subspace0_w_y
-                - arm_slice2_subspace0_v_y * arm_slice2_momentum_f_x)
-        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_22
-        - arm_slice2_subspace0_rate_v_x * arm_slice2_inertia_h_y;
-    let t160 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
-    let t161 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
-    let t162 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t136;
-    let arm_slice3_rotation_10 = 0.96744666685656 * t160 + 0.09195266597143173 * t162
-        - 0.2357788243436599 * t161;
-    let arm_slice3_rotation_00 = 0.9164595255079896 * t162 - 0.1748223713144484 * t160
-        - 0.35991537421130565 * t161;
-    let t163 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t135 + 1.0;
-    let t164 = 0.9305681557970262 * t15 * cache.arm_slice3_bend_c1;
-    let t165 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t29;
-    let arm_slice3_rotation_01 = 0.9164595255079896 * t164 - 0.1748223713144484 * t163
-        - 0.35991537421130565 * t165;
-    let arm_slice3_rotation_11 = 0.09195266597143173 * t164 + 0.96744666685656 * t163
-        - 0.2357788243436599 * t165;
-    let t166 = 0.9305681557970262 * t14 * cache.arm_slice3_bend_c1;
-    let t167 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t49;
-    let arm_slice3_rotation_02 = 0.9164595255079896 * t166 - 0.1748223713144484 * t165
-        - 0.35991537421130565 * t167;
-    let arm_slice3_rotation_12 = 0.09195266597143173 * t166 + 0.96744666685656 * t165
-        - 0.2357788243436599 * t167;
-    let arm_slice3_inertia_com_01 = 0.000002 * t140 * cache.arm_slice0_mass
-        * arm_slice3_rotation_10 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_01 * t140 * cache.arm_slice0_mass
-            * arm_slice3_rotation_11
-        + 0.000001 * t140 * arm_slice3_rotation_02 * cache.arm_slice0_mass
-            * arm_slice3_rotation_12;
-    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
-        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_inertia_com_11 = 0.000001 * t140 * cache.arm_slice0_mass
-        * arm_slice3_rotation_12 * arm_slice3_rotation_12
-        + 0.000001 * t140 * cache.arm_slice0_mass * arm_slice3_rotation_11
-            * arm_slice3_rotation_11
-        + 0.000002 * t140 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_10;
-    let t168 = arm_slice3_position_z * arm_slice3_position_z;
-    let t169 = arm_slice3_position_x * arm_slice3_position_x;
-    let t170 = arm_slice3_position_y * arm_slice3_position_y;
-    let arm_slice3_inertia_i_11 = arm_slice3_inertia_com_11
-        + cache.arm_slice0_mass
-            * (t168 + t169 + t170 - arm_slice3_position_y * arm_slice3_position_y);
-    let arm_slice3_subspace0_rate_w_z = 0.90270109637546 * t77 * p.section_length
-        + 0.1829865712999871 * p.section_length * t76
-        + 0.3894183423086505 * p.section_length * t73;
-    let arm_slice3_rotation_21 = 0.3894183423086505 * t164 + 0.90270109637546 * t165
-        + 0.1829865712999871 * t163;
-    let arm_slice3_rotation_22 = 0.1829865712999871 * t165 + 0.3894183423086505 * t166
-        + 0.90270109637546 * t167;
-    let arm_slice3_rotation_20 = 0.1829865712999871 * t160 + 0.90270109637546 * t161
-        + 0.3894183423086505 * t162;
-    let arm_slice3_inertia_com_12 = 0.000001 * arm_slice3_rotation_21 * t140
-        * cache.arm_slice0_mass * arm_slice3_rotation_11
-        + 0.000001 * arm_slice3_rotation_22 * t140 * cache.arm_slice0_mass
-            * arm_slice3_rotation_12
-        + 0.000002 * t140 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_20;
-    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
-        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_v_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_v_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_v_z
-        + 0.02 * arm_slice3_subspace1_w_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
-    let arm_slice3_velocity_v_z = arm_slice3_subspace1_v_z * qd[1]
-        + arm_slice3_subspace0_v_z * qd[0];
-    let t171 = arm_slice3_position_y * arm_slice3_velocity_w_x + arm_slice3_velocity_v_z
-        - arm_slice3_position_x * arm_slice3_velocity_w_y;
-    let arm_slice3_inertia_com_00 = 0.000002 * t140 * cache.arm_slice0_mass
-        * arm_slice3_rotation_00 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_01 * arm_slice3_rotation_01 * t140
-            * cache.arm_slice0_mass
-        + 0.000001 * t140 * arm_slice3_rotation_02 * arm_slice3_rotation_02
-            * cache.arm_slice0_mass;
-    let arm_slice3_inertia_com_02 = 0.000002 * t140 * cache.arm_slice0_mass
-        * arm_slice3_rotation_20 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_22 * t140 * arm_slice3_rotation_02
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_01 * t140
-            * cache.arm_slice0_mass;
-    let t172 = arm_slice3_inertia_com_12 * arm_slice3_velocity_w_y
-        + arm_slice3_inertia_com_00 * arm_slice3_velocity_w_z
-        - arm_slice3_inertia_com_11 * arm_slice3_velocity_w_z
-        - arm_slice3_inertia_com_02 * arm_slice3_velocity_w_x
-        - cache.arm_slice0_mass
-            * (t79 * arm_slice3_position_y + arm_slice3_position_x * t78);
-    let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_x * arm_slice3_velocity_w_y
-            - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
-    let t173 = arm_slice3_inertia_com_01 * arm_slice3_velocity_w_z;
-    let t174 = -(arm_slice3_velocity_w_x * arm_slice3_inertia_com_12);
-    let t175 = t78 * arm_slice3_position_y;
-    let t176 = arm_slice3_position_z * t171;
-    let t177 = arm_slice3_position_x * t79;
-    let t178 = 2.0 * (t175 + t176 + t177);
-    let t179 = t173 + t173 + t174 + t174
-        + (t178 - (t175 + t175)) * cache.arm_slice0_mass;
-    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_22
-        * arm_slice3_rotation_22 * t140 * cache.arm_slice0_mass
-        + 0.000002 * t140 * cache.arm_slice0_mass * arm_slice3_rotation_20
-            * arm_slice3_rotation_20
-        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_21 * t140
-            * cache.arm_slice0_mass;
-    let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t168 + t169 + t170 - arm_slice3_position_z * arm_slice3_position_z);
-    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
-        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_12 * arm_slice3_velocity_w_y
-        + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
-        + arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
-        + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
-        - arm_slice3_inertia_h_y * arm_slice3_velocity_v_x;
-    let t180 = arm_slice3_inertia_com_02 * arm_slice3_velocity_w_z
-        + arm_slice3_inertia_com_11 * arm_slice3_velocity_w_x
-        - (t171 * arm_slice3_position_y + t78 * arm_slice3_position_z)
-            * cache.arm_slice0_mass - arm_slice3_velocity_w_x * arm_slice3_inertia_com_22
-        - arm_slice3_inertia_com_01 * arm_slice3_velocity_w_y;
-    let arm_slice3_inertia_i_00 = arm_slice3_inertia_com_00
-        + (t168 + t169 + t170 - arm_slice3_position_x * arm_slice3_position_x)
-            * cache.arm_slice0_mass;
-    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_z
-        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
-        + arm_slice3_inertia_i_01 * arm_slice3_velocity_w_y
-        + arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
-        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
-    let arm_slice3_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t89
-        - 0.1748223713144484 * p.section_length * t97
-        - 0.01 * arm_slice3_subspace0_rate_w_y
-        - 0.35991537421130565 * t96 * p.section_length;
-    let t181 = arm_slice3_subspace0_rate_w_x * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_i_11 * arm_slice3_subspace0_rate_w_y
-        + arm_slice3_subspace0_rate_w_z * arm_slice3_inertia_i_12
-        + 0.5
-            * (t171 * cache.arm_slice0_mass * arm_slice3_subspace0_v_x
-                + arm_slice3_momentum_f_x * arm_slice3_subspace0_v_z
-                + arm_slice3_subspace0_w_x * t172 + arm_slice3_subspace0_w_y * t179
-                + arm_slice3_subspace0_w_z * t180
-                + arm_slice3_momentum_n_x * arm_slice3_subspace0_w_z
-                - arm_slice3_subspace0_v_x * arm_slice3_momentum_f_z
-                - arm_slice3_subspace0_w_x * arm_slice3_momentum_n_z
-                - t79 * arm_slice3_subspace0_v_z * cache.arm_slice0_mass)
-        + arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_v_x
-        - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_v_z;
     let arm_slice2_momentum_f_z = cache.arm_slice1_mass * arm_slice2_velocity_v_z
         - (arm_slice2_velocity_w_y * arm_slice2_inertia_h_x
-            - arm_slice2_velocity_w_x * arm_slice2_inertia_h_y);
-    let t182 = 0.5
-        * (arm_slice2_momentum_f_z * arm_slice2_subspace0_w_y
-            - (cache.arm_slice1_mass * arm_slice2_subspace0_w_z * t0
-                - cache.arm_slice1_mass * arm_slice2_subspace0_w_y * t146)
-            - arm_slice2_momentum_f_y * arm_slice2_subspace0_w_z)
-        + arm_slice2_subspace0_rate_v_x * cache.arm_slice1_mass
-        - (arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_w_z
-            - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_y);
-    let arm_slice3_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t97
-        + 0.09195266597143173 * p.section_length * t89
-        + 0.01 * arm_slice3_subspace0_rate_w_x
-        - 0.2357788243436599 * t96 * p.section_length
-        - 0.02 * arm_slice3_subspace0_rate_w_z;
-    let t183 = arm_slice3_inertia_com_22 * arm_slice3_velocity_w_y
-        + arm_slice3_inertia_com_01 * arm_slice3_velocity_w_x
-        - (arm_slice3_position_x * t171 + t79 * arm_slice3_position_z)
-            * cache.arm_slice0_mass - arm_slice3_velocity_w_z * arm_slice3_inertia_com_12
-        - arm_slice3_inertia_com_00 * arm_slice3_velocity_w_y;
-    let arm_slice3_momentum_n_y = arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
-        + arm_slice3_inertia_i_11 * arm_slice3_velocity_w_y
-        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_12
-        - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
-    let t184 = arm_slice3_velocity_w_x * arm_slice3_inertia_com_12;
-    let t185 = -(arm_slice3_inertia_com_02 * arm_slice3_velocity_w_y);
-    let t186 = t184 + t184 + t185 + t185
-        + cache.arm_slice0_mass * (t178 - (t176 + t176));
-    let t187 = arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_x
-        + arm_slice3_inertia_i_02 * arm_slice3_subspace0_rate_w_x
-        + arm_slice3_subspace0_rate_w_z * arm_slice3_inertia_i_22
-        + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_12
-        + 0.5
-            * (t183 * arm_slice3_subspace0_w_x
-                + arm_slice3_momentum_n_y * arm_slice3_subspace0_w_x
-                + arm_slice3_momentum_f_y * arm_slice3_subspace0_v_x
-                + arm_slice3_subspace0_w_z * t186 + arm_slice3_subspace0_w_y * t180
-                + arm_slice3_subspace0_v_y * t79 * cache.arm_slice0_mass
-                - arm_slice3_subspace0_v_y * arm_slice3_momentum_f_x
-                - t78 * cache.arm_slice0_mass * arm_slice3_subspace0_v_x
-                - arm_slice3_subspace0_w_y * arm_slice3_momentum_n_x)
-        - arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_v_x;
-    let arm_slice2_momentum_n_z = arm_slice2_inertia_i_12 * arm_slice2_velocity_w_y
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
-        + arm_slice2_inertia_i_22 * arm_slice2_velocity_w_z
+            - arm_slice2_inertia_h_y * arm_slice2_velocity_w_x);
+    let arm_slice2_subspace1_w_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
+    let arm_slice2_subspace1_v_y = 0.09195266597143173
+        * cache.arm_slice2_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
+        + 0.01 * arm_slice2_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z
+        - 0.02 * arm_slice2_subspace1_w_z;
+    let arm_slice2_velocity_v_y = arm_slice2_subspace1_v_y * qd[1]
+        + arm_slice2_subspace0_v_y * qd[0];
+    let arm_slice2_velocity_w_z = qd[0] * arm_slice2_subspace0_w_z
+        + arm_slice2_subspace1_w_z * qd[1];
+    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
+        + 0.3894183423086505 * cache.arm_slice2_local_com_x
+        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
+    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
+    let arm_slice2_momentum_f_y = cache.arm_slice1_mass * arm_slice2_velocity_v_y
+        - (arm_slice2_inertia_h_z * arm_slice2_velocity_w_x
+            - arm_slice2_velocity_w_z * arm_slice2_inertia_h_x);
+    let t203 = arm_slice2_velocity_w_z * arm_slice2_position_x + arm_slice2_velocity_v_y
+        - arm_slice2_velocity_w_x * arm_slice2_position_z;
+    let arm_slice2_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_v_x
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
+        - 0.01 * arm_slice2_subspace0_w_y;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_x = qd[0] * arm_slice2_subspace0_v_x
+        + arm_slice2_subspace1_v_x * qd[1];
+    let t204 = 1.0 - 0.44888729929169013 * cache.arm_slice2_bend_c2 * t0;
+    let t205 = -(0.44888729929169013 * t7 * cache.arm_slice2_bend_c2);
+    let t206 = -(0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1);
+    let arm_slice2_rotation_12 = 0.96744666685656 * t205 + 0.09195266597143173 * t206
+        - 0.2357788243436599 * t204;
+    let arm_slice2_rotation_22 = 0.90270109637546 * t204 + 0.3894183423086505 * t206
+        + 0.1829865712999871 * t205;
+    let t207 = 1.0 - 0.44888729929169013 * cache.arm_slice2_bend_c2 * t4;
+    let t208 = -(0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1);
+    let arm_slice2_rotation_21 = 0.1829865712999871 * t207 + 0.3894183423086505 * t208
+        + 0.90270109637546 * t205;
+    let arm_slice2_rotation_11 = 0.96744666685656 * t207 + 0.09195266597143173 * t208
+        - 0.2357788243436599 * t205;
+    let t209 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
+    let t210 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
+    let t211 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
+    let arm_slice2_rotation_20 = 0.1829865712999871 * t209 + 0.90270109637546 * t210
+        + 0.3894183423086505 * t211;
+    let arm_slice2_rotation_10 = 0.09195266597143173 * t211 + 0.96744666685656 * t209
+        - 0.2357788243436599 * t210;
+    let arm_slice2_inertia_com_12 = 0.000001 * arm_slice2_rotation_12
+        * cache.arm_slice1_mass * arm_slice2_rotation_22 * t11
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21 * t11
+            * arm_slice2_rotation_11
+        + 0.000002 * arm_slice2_rotation_20 * cache.arm_slice1_mass * t11
+            * arm_slice2_rotation_10;
+    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
+    let arm_slice2_rotation_02 = 0.9164595255079896 * t206 - 0.1748223713144484 * t205
+        - 0.35991537421130565 * t204;
+    let arm_slice2_rotation_00 = 0.9164595255079896 * t211 - 0.35991537421130565 * t210
+        - 0.1748223713144484 * t209;
+    let arm_slice2_rotation_01 = 0.9164595255079896 * t208 - 0.1748223713144484 * t207
+        - 0.35991537421130565 * t205;
+    let arm_slice2_inertia_com_02 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice2_rotation_02 * arm_slice2_rotation_22 * t11
+        + 0.000002 * arm_slice2_rotation_20 * cache.arm_slice1_mass * t11
+            * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21 * t11
+            * arm_slice2_rotation_01;
+    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
+    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice2_rotation_22 * arm_slice2_rotation_22 * t11
+        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
+            * cache.arm_slice1_mass * t11
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21
+            * arm_slice2_rotation_21 * t11;
+    let t212 = arm_slice2_position_z * arm_slice2_position_z;
+    let t213 = arm_slice2_position_y * arm_slice2_position_y;
+    let t214 = arm_slice2_position_x * arm_slice2_position_x;
+    let arm_slice2_inertia_i_22 = arm_slice2_inertia_com_22
+        + cache.arm_slice1_mass
+            * (t212 + t213 + t214 - arm_slice2_position_z * arm_slice2_position_z);
+    let arm_slice2_momentum_n_z = arm_slice2_velocity_w_y * arm_slice2_inertia_i_12
         + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
-        - arm_slice2_inertia_h_y * arm_slice2_velocity_v_x;
-    let t188 = arm_slice2_inertia_com_02 * arm_slice2_velocity_w_y;
-    let t189 = -(arm_slice2_inertia_com_01 * arm_slice2_velocity_w_z);
-    let t190 = cache.arm_slice1_mass * (t155 - (t153 + t153)) + t188 + t188 + t189
-        + t189;
-    let t191 = arm_slice2_inertia_com_12 * arm_slice2_velocity_w_y
-        + arm_slice2_inertia_com_00 * arm_slice2_velocity_w_z
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_22
+        - arm_slice2_velocity_v_x * arm_slice2_inertia_h_y;
+    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t11
+        * arm_slice2_rotation_11 * arm_slice2_rotation_11
+        + 0.000001 * arm_slice2_rotation_12 * arm_slice2_rotation_12
+            * cache.arm_slice1_mass * t11
+        + 0.000002 * cache.arm_slice1_mass * t11 * arm_slice2_rotation_10
+            * arm_slice2_rotation_10;
+    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice2_rotation_02 * arm_slice2_rotation_02 * t11
+        + 0.000002 * cache.arm_slice1_mass * t11 * arm_slice2_rotation_00
+            * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice2_rotation_01
+            * arm_slice2_rotation_01;
+    let t215 = arm_slice2_velocity_v_x + arm_slice2_velocity_w_y * arm_slice2_position_z
+        - arm_slice2_velocity_w_z * arm_slice2_position_y;
+    let t216 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_12
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_com_00
         - arm_slice2_velocity_w_x * arm_slice2_inertia_com_02
         - arm_slice2_inertia_com_11 * arm_slice2_velocity_w_z
         - cache.arm_slice1_mass
-            * (t1 * arm_slice2_position_y + t0 * arm_slice2_position_x);
-    let t192 = arm_slice2_subspace0_rate_w_x * arm_slice2_inertia_i_00
-        + arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_z
-        + arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_v_z
-        + arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_01
-        + 0.5
-            * (arm_slice2_subspace0_w_z * t147
-                + cache.arm_slice1_mass * arm_slice2_subspace0_v_z * t0
-                + arm_slice2_subspace0_w_y * arm_slice2_momentum_n_z
-                + arm_slice2_subspace0_w_x * t190
-                + arm_slice2_subspace0_v_y * arm_slice2_momentum_f_z
-                + arm_slice2_subspace0_w_y * t191
-                - arm_slice2_subspace0_w_z * arm_slice2_momentum_n_y
-                - arm_slice2_subspace0_v_y * cache.arm_slice1_mass * t146
-                - arm_slice2_momentum_f_y * arm_slice2_subspace0_v_z)
-        - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_y;
-    let t193 = 0.5
-        * (arm_slice2_subspace0_w_z * arm_slice2_momentum_f_x
-            - arm_slice2_subspace0_w_x * arm_slice2_momentum_f_z
-            - (cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t146
-                - cache.arm_slice1_mass * t1 * arm_slice2_subspace0_w_z))
-        + cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_y
-        - (arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_x
-            - arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_h_x);
-    let t194 = 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t43
-        + 0.000023239929348011262 * t44 * cache.arm_slice0_bend_c4
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t42
-        + 0.0000001120346095964964 * t45 * cache.arm_slice0_bend_c4
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t34;
-    let t195 = arm_bend_z_rate
-        * (0.0003347157145944845 * cache.arm_slice0_bend_c2 * t34
-            + 0.0003347157145944845 * t33 * cache.arm_slice0_bend_c3)
-        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t32
-            + 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t31) * arm_bend_y_rate;
-    let t196 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t49
-        + 0.06943184420297371;
-    let t197 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
-    let t198 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t25
-        + 0.000023239929348011262 * t24 * cache.arm_slice0_bend_c4;
-    let t199 = arm_bend_z_rate
-        * (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t51
-            + 0.000023239929348011262 * t52 * cache.arm_slice0_bend_c3 + t197)
-        + t198 * arm_bend_y_rate;
-    let t200 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t14;
-    let t201 = 0.0000016135911537792344 * t5 * cache.arm_slice0_bend_c4;
-    let t202 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t3;
-    let t203 = (t201 + t202) * arm_bend_y_rate
-        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t9
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t8
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t7)
-            * arm_bend_z_rate;
-    let t204 = (0.000023239929348011262 * t18 * cache.arm_slice0_bend_c3
-        + 0.000023239929348011262 * t19 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
+            * (t203 * arm_slice2_position_x + t215 * arm_slice2_position_y);
+    let t217 = arm_slice2_velocity_v_z + arm_slice2_velocity_w_x * arm_slice2_position_y
+        - arm_slice2_velocity_w_y * arm_slice2_position_x;
+    let arm_slice2_inertia_com_01 = 0.000001 * cache.arm_slice1_mass * t11
+        * arm_slice2_rotation_01 * arm_slice2_rotation_11
+        + 0.000001 * arm_slice2_rotation_12 * cache.arm_slice1_mass
+            * arm_slice2_rotation_02 * t11
+        + 0.000002 * cache.arm_slice1_mass * t11 * arm_slice2_rotation_00
+            * arm_slice2_rotation_10;
+    let t218 = arm_slice2_inertia_com_22 * arm_slice2_velocity_w_y
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_com_01
+        - cache.arm_slice1_mass
+            * (t217 * arm_slice2_position_x + t215 * arm_slice2_position_z)
+        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_00
+        - arm_slice2_velocity_w_z * arm_slice2_inertia_com_12;
+    let t219 = -(arm_slice2_velocity_w_z * arm_slice2_inertia_com_01);
+    let t220 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_02;
+    let t221 = t217 * arm_slice2_position_z;
+    let t222 = t203 * arm_slice2_position_y;
+    let t223 = t215 * arm_slice2_position_x;
+    let t224 = 2.0 * (t221 + t222 + t223);
+    let t225 = t219 + t219 + t220 + t220
+        + cache.arm_slice1_mass * (t224 - (t223 + t223));
+    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t212 + t213 + t214 - arm_slice2_position_y * arm_slice2_position_y);
+    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
+    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_12
+        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
+        + arm_slice2_inertia_i_01 * arm_slice2_velocity_w_x
+        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
+    let t226 = -(0.4050088834344261 * t1 * cache.arm_slice2_bend_c5);
+    let t227 = 0.1350029611448087 * t1 * cache.arm_slice2_bend_c4;
+    let t228 = (t226 + t227) * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t2
-                + 0.000023239929348011262 * t17 * cache.arm_slice0_bend_c4
-                - 0.004820780989426014 * cache.arm_slice0_bend_c2);
-    let t205 = arm_bend_z_rate * t194
-        + arm_bend_y_rate
-            * (0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t56
-                + 0.0000001120346095964964 * t58 * cache.arm_slice0_bend_c6
-                + 0.000023239929348011262 * t59 * cache.arm_slice0_bend_c4
-                + 0.0000001120346095964964 * t55 * cache.arm_slice0_bend_c4
-                + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t57)
-        - (t195 * t196 - t199 * t200)
-        - (t203 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t204);
-    let t206 = arm_bend_z_rate
-        * (0.0003347157145944845 * t15 * cache.arm_slice0_bend_c3 + t201 + t202)
-        + (0.0000016135911537792344 * t12 * cache.arm_slice0_bend_c5
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t13
-            + 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t14) * arm_bend_y_rate;
-    let arm_slice0_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t204
-        - 0.1748223713144484 * p.section_length * t206
-        - 0.35991537421130565 * t203 * p.section_length;
-    let t207 = 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t37
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t38
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t31
-        + 0.0000001120346095964964 * t39 * cache.arm_slice0_bend_c4
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c5 * t36;
-    let t208 = arm_bend_z_rate * t207;
-    let t209 = t194 * arm_bend_y_rate;
-    let t210 = (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t22
-        + 0.000023239929348011262 * cache.arm_slice0_bend_c4 * t23 + t197)
-        * arm_bend_y_rate + arm_bend_z_rate * t198;
-    let t211 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t29;
-    let t212 = t208 + t209
-        - (t204 * cache.arm_slice0_local_com_y - cache.arm_slice0_local_com_x * t206)
-        - (t210 * t200 - t195 * t211);
-    let t213 = 0.0003347157145944845 * t67 * cache.arm_slice0_bend_c2;
-    let t214 = 0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c3;
-    let t215 = 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t62
-        + 0.0000016135911537792344 * t63 * cache.arm_slice0_bend_c4
-        + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t61;
-    let t216 = arm_bend_y_rate
-        * (0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t66 + t213
-            + 0.0000016135911537792344 * t70 * cache.arm_slice0_bend_c4 + t214
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t65)
-        + arm_bend_z_rate * t215
-        - (cache.arm_slice0_local_com_z * t206 - t203 * cache.arm_slice0_local_com_y)
-        - (t199 * t211 - t196 * t210);
-    let arm_slice0_subspace0_rate_w_z = 0.90270109637546 * t203 * p.section_length
-        + 0.1829865712999871 * p.section_length * t206
-        + 0.3894183423086505 * p.section_length * t204;
-    let arm_slice0_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t205
-        + 0.01 * arm_slice0_subspace0_rate_w_x
-        + 0.09195266597143173 * t216 * p.section_length
-        - 0.2357788243436599 * t212 * p.section_length
-        - 0.02 * arm_slice0_subspace0_rate_w_z;
-    let arm_slice0_subspace0_w_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_w_z
+            * (0.1350029611448087 * cache.arm_slice2_bend_c4 * t9
+                - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t9
+                - 0.6015004717568666 * arm_bend_z * cache.arm_slice2_bend_c3);
+    let t229 = arm_bend_y_rate
+        * (0.2014998074653874 * t7 * cache.arm_slice2_bend_c3
+            - 0.4029996149307748 * t7 * cache.arm_slice2_bend_c4)
+        + arm_bend_z_rate
+            * (0.2014998074653874 * cache.arm_slice2_bend_c3 * t0
+                - 0.44888729929169013 * cache.arm_slice2_bend_c2
+                - 0.4029996149307748 * t0 * cache.arm_slice2_bend_c4);
+    let t230 = arm_bend_z_rate
+        * (t226 + t227 - 0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3)
+        + (0.1350029611448087 * cache.arm_slice2_bend_c4 * t5
+            - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t5
+            - 0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3)
+            * arm_bend_y_rate;
+    let arm_slice2_subspace0_rate_w_z = 0.90270109637546 * t228 * p.section_length
+        + 0.3894183423086505 * p.section_length * t229
+        + 0.1829865712999871 * p.section_length * t230;
+    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
+        * (t212 + t213 + t214 - arm_slice2_position_x * arm_slice2_position_x)
+        + arm_slice2_inertia_com_00;
+    let arm_slice2_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t229
+        - 0.35991537421130565 * t228 * p.section_length
+        - 0.1748223713144484 * p.section_length * t230;
+    let arm_slice2_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t230
+        + 0.09195266597143173 * p.section_length * t229
+        - 0.2357788243436599 * t228 * p.section_length;
+    let t231 = 0.6699905217924281 - 0.3007502358784333 * cache.arm_slice2_bend_c3 * t0;
+    let t232 = 0.4029996149307748 * t41 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t41 * cache.arm_slice2_bend_c3;
+    let t233 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t234 = arm_bend_z_rate * t232
+        + (t233 + 0.4029996149307748 * t40 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * t40 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
+    let t235 = arm_bend_z_rate
+        * (t233 + 0.4029996149307748 * t54 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t54)
+        + t232 * arm_bend_y_rate;
+    let t236 = -(0.3007502358784333 * t7 * cache.arm_slice2_bend_c3);
+    let t237 = 0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c3;
+    let t238 = -(0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c2);
+    let t239 = 0.1350029611448087 * t41 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * cache.arm_slice2_bend_c5 * t41
+        - 0.4050088834344261 * t41 * cache.arm_slice2_bend_c4;
+    let t240 = (0.1350029611448087 * t40 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * t40 * cache.arm_slice2_bend_c5 + t237 + t238
+        - 0.4050088834344261 * t40 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t239 - (t235 * t236 - t231 * t234)
+        - (cache.arm_slice2_local_com_z * t230 - t228 * cache.arm_slice2_local_com_y);
+    let t241 = -(0.44888729929169013 * arm_bend_z * cache.arm_slice2_bend_c2);
+    let t242 = (0.3007502358784333 * cache.arm_slice2_bend_c3 * t36
+        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t36) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * t46 * cache.arm_slice2_bend_c3
+                - 0.3007502358784333 * t46 * cache.arm_slice2_bend_c2);
+    let t243 = 0.4029996149307748 * t46 * cache.arm_slice2_bend_c4
+        + 0.09045070438093329 * t48 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * t48 * cache.arm_slice2_bend_c6
+        - 0.45225352190466644 * t48 * cache.arm_slice2_bend_c5
+        - 0.2014998074653874 * t46 * cache.arm_slice2_bend_c3;
+    let t244 = arm_bend_z_rate * t243
+        + (1.2089988447923243 * t36 * cache.arm_slice2_bend_c4
+            + 0.09045070438093329 * t53 * cache.arm_slice2_bend_c4
+            + 0.7236056350474663 * t53 * cache.arm_slice2_bend_c6
+            - 0.6044994223961622 * cache.arm_slice2_bend_c3 * t36
+            - 0.45225352190466644 * t53 * cache.arm_slice2_bend_c5) * arm_bend_y_rate
+        - (t231 * t242 - t241 * t235)
+        - (t228 * cache.arm_slice2_local_com_x - t229 * cache.arm_slice2_local_com_z);
+    let t245 = 0.4029996149307748 * t36 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * t35 * cache.arm_slice2_bend_c6
+        + 0.09045070438093329 * t35 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t36
+        - 0.45225352190466644 * cache.arm_slice2_bend_c5 * t35;
+    let t246 = arm_bend_z_rate * t245;
+    let t247 = arm_bend_y_rate * t243;
+    let t248 = t246 + t247
+        - (cache.arm_slice2_local_com_y * t229 - cache.arm_slice2_local_com_x * t230)
+        - (t241 * t234 - t242 * t236);
+    let arm_slice2_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t240
+        + 0.02 * arm_slice2_subspace0_rate_w_y
+        + 0.1829865712999871 * p.section_length * t244
+        + 0.90270109637546 * t248 * p.section_length;
+    let arm_slice2_subspace0_rate_v_y = 0.01 * arm_slice2_subspace0_rate_w_x
+        + 0.96744666685656 * p.section_length * t244
+        + 0.09195266597143173 * p.section_length * t240
+        - 0.2357788243436599 * t248 * p.section_length
+        - 0.02 * arm_slice2_subspace0_rate_w_z;
+    let t249 = 0.5
+        * (arm_slice2_subspace0_v_y * arm_slice2_momentum_f_z
+            + cache.arm_slice1_mass * t203 * arm_slice2_subspace0_v_z
+            + arm_slice2_momentum_n_z * arm_slice2_subspace0_w_y
+            + t216 * arm_slice2_subspace0_w_y + t218 * arm_slice2_subspace0_w_z
+            + arm_slice2_subspace0_w_x * t225
+            - arm_slice2_momentum_f_y * arm_slice2_subspace0_v_z
+            - cache.arm_slice1_mass * arm_slice2_subspace0_v_y * t217
+            - arm_slice2_momentum_n_y * arm_slice2_subspace0_w_z)
+        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_02
+        + arm_slice2_inertia_i_00 * arm_slice2_subspace0_rate_w_x
+        + arm_slice2_inertia_i_01 * arm_slice2_subspace0_rate_w_y
+        + arm_slice2_subspace0_rate_v_z * arm_slice2_inertia_h_y
+        - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_y;
+    let t250 = -(0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1);
+    let t251 = -(0.10890625570683385 * t7 * cache.arm_slice1_bend_c2);
+    let t252 = 1.0 - 0.10890625570683385 * cache.arm_slice1_bend_c2 * t0;
+    let arm_slice1_rotation_12 = 0.09195266597143173 * t250 + 0.96744666685656 * t251
+        - 0.2357788243436599 * t252;
+    let arm_slice1_rotation_22 = 0.90270109637546 * t252 + 0.3894183423086505 * t250
+        + 0.1829865712999871 * t251;
+    let t253 = -(0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1);
+    let t254 = 1.0 - 0.10890625570683385 * cache.arm_slice1_bend_c2 * t4;
+    let arm_slice1_rotation_21 = 0.3894183423086505 * t253 + 0.1829865712999871 * t254
+        + 0.90270109637546 * t251;
+    let arm_slice1_rotation_11 = 0.09195266597143173 * t253 + 0.96744666685656 * t254
+        - 0.2357788243436599 * t251;
+    let t255 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
+    let t256 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
+    let t257 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
+    let arm_slice1_rotation_10 = 0.96744666685656 * t255 + 0.09195266597143173 * t256
+        - 0.2357788243436599 * t257;
+    let arm_slice1_rotation_20 = 0.3894183423086505 * t256 + 0.1829865712999871 * t255
+        + 0.90270109637546 * t257;
+    let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass * t11
+        * arm_slice1_rotation_12 * arm_slice1_rotation_22
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
+            * arm_slice1_rotation_11 * t11
+        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10 * t11
+            * arm_slice1_rotation_20;
+    let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
+    let arm_slice1_rotation_00 = 0.9164595255079896 * t256 - 0.35991537421130565 * t257
+        - 0.1748223713144484 * t255;
+    let arm_slice1_rotation_01 = 0.9164595255079896 * t253 - 0.1748223713144484 * t254
+        - 0.35991537421130565 * t251;
+    let arm_slice1_rotation_02 = 0.9164595255079896 * t250 - 0.1748223713144484 * t251
+        - 0.35991537421130565 * t252;
+    let arm_slice1_inertia_com_02 = 0.000002 * cache.arm_slice1_mass * t11
+        * arm_slice1_rotation_20 * arm_slice1_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21 * t11
+            * arm_slice1_rotation_01
+        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_22
+            * arm_slice1_rotation_02;
+    let t258 = -(arm_slice1_velocity_w_y * arm_slice1_inertia_com_02);
+    let t259 = arm_slice1_velocity_w_x * arm_slice1_inertia_com_12;
+    let t260 = arm_slice1_position_z * t182;
+    let arm_slice1_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_v_x - 0.01 * arm_slice1_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
+        + arm_slice1_subspace0_v_x * qd[0];
+    let t261 = arm_slice1_velocity_v_x + arm_slice1_velocity_w_y * arm_slice1_position_z
+        - arm_slice1_velocity_w_z * arm_slice1_position_y;
+    let t262 = arm_slice1_position_x * t261;
+    let t263 = t183 * arm_slice1_position_y;
+    let t264 = 2.0 * (t262 + t263 + t260);
+    let t265 = t258 + t258 + t259 + t259
+        + cache.arm_slice1_mass * (t264 - (t260 + t260));
+    let arm_slice1_inertia_com_22 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice1_rotation_21 * arm_slice1_rotation_21 * t11
+        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_22
+            * arm_slice1_rotation_22
+        + 0.000002 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_20
+            * arm_slice1_rotation_20;
+    let arm_slice1_inertia_com_01 = 0.000002 * cache.arm_slice1_mass
+        * arm_slice1_rotation_10 * t11 * arm_slice1_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_12
+            * arm_slice1_rotation_02
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_11 * t11
+            * arm_slice1_rotation_01;
+    let arm_slice1_inertia_com_11 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice1_rotation_11 * arm_slice1_rotation_11 * t11
+        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
+            * arm_slice1_rotation_10 * t11
+        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_12
+            * arm_slice1_rotation_12;
+    let t266 = arm_slice1_inertia_com_02 * arm_slice1_velocity_w_z
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_com_11
+        - arm_slice1_velocity_w_x * arm_slice1_inertia_com_22
+        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_01
+        - cache.arm_slice1_mass
+            * (arm_slice1_position_y * t182 + arm_slice1_position_z * t183);
+    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
+        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
+            - arm_slice1_inertia_h_z * arm_slice1_velocity_w_y);
+    let arm_slice1_inertia_com_00 = 0.000002 * cache.arm_slice1_mass * t11
+        * arm_slice1_rotation_00 * arm_slice1_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_01
+            * arm_slice1_rotation_01
+        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_02
+            * arm_slice1_rotation_02;
+    let t267 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_22
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_com_01
+        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_00
+        - cache.arm_slice1_mass
+            * (arm_slice1_position_z * t261 + arm_slice1_position_x * t182)
+        - arm_slice1_velocity_w_z * arm_slice1_inertia_com_12;
+    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
+    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
+    let t268 = arm_slice1_position_y * arm_slice1_position_y;
+    let t269 = arm_slice1_position_x * arm_slice1_position_x;
+    let t270 = arm_slice1_position_z * arm_slice1_position_z;
+    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
+        * (t268 + t269 + t270 - arm_slice1_position_x * arm_slice1_position_x)
+        + arm_slice1_inertia_com_00;
+    let arm_slice1_momentum_n_x = arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_00
+        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
+        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
+    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t268 + t269 + t270 - arm_slice1_position_y * arm_slice1_position_y);
+    let arm_slice1_momentum_n_y = arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
+        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_12
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_11
+        - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
+    let arm_slice1_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t177
+        - 0.35991537421130565 * p.section_length * t181
+        - 0.1748223713144484 * p.section_length * t180;
+    let arm_slice1_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t193
+        + 0.01 * arm_slice1_subspace0_rate_w_x
+        + 0.96744666685656 * t197 * p.section_length
+        - 0.02 * arm_slice1_subspace0_rate_w_z
+        - 0.2357788243436599 * t201 * p.section_length;
+    let arm_slice1_inertia_i_22 = cache.arm_slice1_mass
+        * (t268 + t269 + t270 - arm_slice1_position_z * arm_slice1_position_z)
+        + arm_slice1_inertia_com_22;
+    let t271 = arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_12
+        + 0.5
+            * (arm_slice1_subspace0_w_z * t265 + arm_slice1_subspace0_w_y * t266
+                + t267 * arm_slice1_subspace0_w_x
+                + cache.arm_slice1_mass * t261 * arm_slice1_subspace0_v_y
+                + arm_slice1_subspace0_w_x * arm_slice1_momentum_n_y
+                + arm_slice1_momentum_f_y * arm_slice1_subspace0_v_x
+                - arm_slice1_momentum_f_x * arm_slice1_subspace0_v_y
+                - cache.arm_slice1_mass * t183 * arm_slice1_subspace0_v_x
+                - arm_slice1_subspace0_w_y * arm_slice1_momentum_n_x)
+        + arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_v_y
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_x
+        + arm_slice1_inertia_i_22 * arm_slice1_subspace0_rate_w_z
+        - arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_v_x;
+    let t272 = arm_slice2_velocity_w_z * arm_slice2_inertia_com_01;
+    let t273 = -(arm_slice2_velocity_w_x * arm_slice2_inertia_com_12);
+    let t274 = t272 + t272 + t273 + t273
+        + cache.arm_slice1_mass * (t224 - (t222 + t222));
+    let t275 = arm_slice2_inertia_com_11 * arm_slice2_velocity_w_x
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_com_02
+        - arm_slice2_inertia_com_22 * arm_slice2_velocity_w_x
+        - cache.arm_slice1_mass
+            * (t203 * arm_slice2_position_z + t217 * arm_slice2_position_y)
+        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_01;
+    let arm_slice2_momentum_n_x = arm_slice2_inertia_i_01 * arm_slice2_velocity_w_y
+        + arm_slice2_velocity_v_z * arm_slice2_inertia_h_y
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_02
+        + arm_slice2_inertia_i_00 * arm_slice2_velocity_w_x
+        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
+    let arm_slice2_momentum_f_x = arm_slice2_velocity_v_x * cache.arm_slice1_mass
+        - (arm_slice2_velocity_w_z * arm_slice2_inertia_h_y
+            - arm_slice2_inertia_h_z * arm_slice2_velocity_w_y);
+    let arm_slice2_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t240
+        - 0.01 * arm_slice2_subspace0_rate_w_y
+        - 0.1748223713144484 * p.section_length * t244
+        - 0.35991537421130565 * t248 * p.section_length;
+    let t276 = arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_12
+        + arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_11
+        + 0.5
+            * (t274 * arm_slice2_subspace0_w_y + t275 * arm_slice2_subspace0_w_z
+                + cache.arm_slice1_mass * t217 * arm_slice2_subspace0_v_x
+                + arm_slice2_momentum_n_x * arm_slice2_subspace0_w_z
+                + arm_slice2_momentum_f_x * arm_slice2_subspace0_v_z
+                + arm_slice2_subspace0_w_x * t216
+                - arm_slice2_momentum_n_z * arm_slice2_subspace0_w_x
+                - cache.arm_slice1_mass * arm_slice2_subspace0_v_z * t215
+                - arm_slice2_momentum_f_z * arm_slice2_subspace0_v_x)
+        + arm_slice2_inertia_i_01 * arm_slice2_subspace0_rate_w_x
+        + arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_x
+        - arm_slice2_subspace0_rate_v_z * arm_slice2_inertia_h_x;
+    let t277 = cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_z
+        + 0.5
+            * (arm_slice2_momentum_f_y * arm_slice2_subspace0_w_x
+                - (cache.arm_slice1_mass * t215 * arm_slice2_subspace0_w_y
+                    - cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t203)
+                - arm_slice2_momentum_f_x * arm_slice2_subspace0_w_y)
+        - (arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_h_x
+            - arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_w_x);
+    let t278 = (0.000023239929348011262 * t7 * cache.arm_slice0_bend_c3
+        - 0.000046479858696022525 * t7 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t0
+                - 0.004820780989426014 * cache.arm_slice0_bend_c2
+                - 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t0);
+    let t279 = -(0.000004840773461337703 * t1 * cache.arm_slice0_bend_c5);
+    let t280 = 0.0000016135911537792344 * t1 * cache.arm_slice0_bend_c4;
+    let t281 = (0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t5
+        - 0.0003347157145944845 * arm_bend_z * cache.arm_slice0_bend_c3
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t5) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t279 + t280
+                - 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3);
+    let t282 = (t279 + t280) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t9
+                - 0.000669431429188969 * arm_bend_z * cache.arm_slice0_bend_c3
+                - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t9);
+    let arm_slice0_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t278
+        - 0.1748223713144484 * p.section_length * t281
+        - 0.35991537421130565 * p.section_length * t282;
+    let t283 = -(0.004820780989426014 * t7 * cache.arm_slice0_bend_c2);
+    let t284 = -(0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1);
+    let t285 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * t4;
+    let arm_slice0_rotation_01 = 0.9164595255079896 * t284 - 0.35991537421130565 * t283
+        - 0.1748223713144484 * t285;
+    let t286 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
+    let t287 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
+    let t288 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
+    let arm_slice0_rotation_00 = 0.9164595255079896 * t287 - 0.35991537421130565 * t286
+        - 0.1748223713144484 * t288;
+    let t289 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * t0;
+    let t290 = -(0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1);
+    let arm_slice0_rotation_02 = 0.9164595255079896 * t290 - 0.35991537421130565 * t289
+        - 0.1748223713144484 * t283;
+    let arm_slice0_inertia_com_00 = 0.000001 * t11 * cache.arm_slice0_mass
+        * arm_slice0_rotation_01 * arm_slice0_rotation_01
+        + 0.000002 * t11 * arm_slice0_rotation_00 * arm_slice0_rotation_00
+            * cache.arm_slice0_mass
+        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice0_rotation_02
+            * arm_slice0_rotation_02;
+    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
+        + 0.96744666685656 * cache.arm_slice0_local_com_y
+        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
+    let t291 = arm_slice0_position_y * arm_slice0_position_y;
+    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice0_local_com_z
+        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
+    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice0_local_com_z
+        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
+    let t292 = arm_slice0_position_z * arm_slice0_position_z;
+    let t293 = arm_slice0_position_x * arm_slice0_position_x;
+    let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
+        + cache.arm_slice0_mass
+            * (t291 + t292 + t293 - arm_slice0_position_x * arm_slice0_position_x);
+    let arm_slice0_subspace0_rate_w_z = 0.1829865712999871 * p.section_length * t281
+        + 0.90270109637546 * p.section_length * t282
+        + 0.3894183423086505 * p.section_length * t278;
+    let arm_slice0_rotation_20 = 0.3894183423086505 * t287 + 0.1829865712999871 * t288
+        + 0.90270109637546 * t286;
+    let arm_slice0_rotation_22 = 0.3894183423086505 * t290 + 0.1829865712999871 * t283
+        + 0.90270109637546 * t289;
+    let arm_slice0_rotation_21 = 0.1829865712999871 * t285 + 0.3894183423086505 * t284
+        + 0.90270109637546 * t283;
+    let arm_slice0_inertia_com_02 = 0.000002 * t11 * arm_slice0_rotation_20
+        * arm_slice0_rotation_00 * cache.arm_slice0_mass
+        + 0.000001 * t11 * arm_slice0_rotation_22 * cache.arm_slice0_mass
+            * arm_slice0_rotation_02
+        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice0_rotation_01
+            * arm_slice0_rotation_21;
+    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
+        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
+    let arm_slice0_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
+    let arm_slice0_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice0_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_w_y
         + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
+    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
+        + qd[0] * arm_slice0_subspace0_w_z;
+    let arm_slice0_rotation_11 = 0.09195266597143173 * t284 + 0.96744666685656 * t285
+        - 0.2357788243436599 * t283;
+    let arm_slice0_rotation_12 = 0.09195266597143173 * t290 + 0.96744666685656 * t283
+        - 0.2357788243436599 * t289;
+    let arm_slice0_rotation_10 = 0.09195266597143173 * t287 + 0.96744666685656 * t288
+        - 0.2357788243436599 * t286;
+    let arm_slice0_inertia_com_01 = 0.000001 * arm_slice0_rotation_11 * t11
+        * cache.arm_slice0_mass * arm_slice0_rotation_01
+        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice0_rotation_02
+            * arm_slice0_rotation_12
+        + 0.000002 * t11 * arm_slice0_rotation_00 * cache.arm_slice0_mass
+            * arm_slice0_rotation_10;
+    let t294 = -(arm_slice0_velocity_w_z * arm_slice0_inertia_com_01);
+    let arm_slice0_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
+    let arm_slice0_subspace1_v_y = 0.96744666685656
+        * cache.arm_slice0_local_subspace1_v_y + 0.01 * arm_slice0_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
+        - 0.02 * arm_slice0_subspace1_w_z;
+    let arm_slice0_subspace0_v_y = 0.01 * arm_slice0_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
+        + 0.09195266597143173 * cache.arm_slice0_local_subspace0_v_x
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
+        - 0.02 * arm_slice0_subspace0_w_z;
+    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
+        + qd[0] * arm_slice0_subspace0_v_y;
+    let arm_slice0_velocity_w_x = arm_slice0_subspace0_w_x * qd[0]
+        + arm_slice0_subspace1_w_x * qd[1];
+    let t295 = arm_slice0_velocity_v_y + arm_slice0_velocity_w_z * arm_slice0_position_x
+        - arm_slice0_position_z * arm_slice0_velocity_w_x;
+    let t296 = arm_slice0_position_y * t295;
     let arm_slice0_subspace1_w_y = 0.09195266597143173
         * cache.arm_slice0_local_subspace1_w_x
         + 0.96744666685656 * cache.arm_slice0_local_subspace1_w_y
         - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
     let arm_slice0_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_v_x - 0.01 * arm_slice0_subspace1_w_y
+        * cache.arm_slice0_local_subspace1_v_x
         - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
+        - 0.01 * arm_slice0_subspace1_w_y
         - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
     let arm_slice0_subspace0_w_y = 0.09195266597143173
         * cache.arm_slice0_local_subspace0_w_x
@@ -4584,2408 +5214,1697 @@ pub fn coriolis_matrix_into(
         - 0.2357788243436599 * cache.arm_slice0_local_subspace0_w_z;
     let arm_slice0_subspace0_v_x = 0.9164595255079896
         * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z;
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y;
     let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
-        + arm_slice0_subspace0_v_x * qd[0];
+        + qd[0] * arm_slice0_subspace0_v_x;
     let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
         + arm_slice0_subspace1_w_y * qd[1];
-    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice0_local_com_z
-        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
+    let t297 = arm_slice0_velocity_v_x + arm_slice0_velocity_w_y * arm_slice0_position_z
+        - arm_slice0_velocity_w_z * arm_slice0_position_y;
+    let t298 = t297 * arm_slice0_position_x;
+    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z;
+    let arm_slice0_subspace1_v_z = 0.90270109637546
+        * cache.arm_slice0_local_subspace1_v_z + 0.02 * arm_slice0_subspace1_w_y
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x;
+    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
+        + arm_slice0_subspace1_v_z * qd[1];
+    let t299 = arm_slice0_velocity_v_z + arm_slice0_position_y * arm_slice0_velocity_w_x
+        - arm_slice0_velocity_w_y * arm_slice0_position_x;
+    let t300 = t299 * arm_slice0_position_z;
+    let t301 = 2.0 * (t296 + t298 + t300);
+    let t302 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_02;
+    let t303 = t294 + t294 + cache.arm_slice0_mass * (t301 - (t298 + t298)) + t302
+        + t302;
+    let arm_slice0_inertia_com_12 = 0.000001 * t11 * arm_slice0_rotation_22
+        * cache.arm_slice0_mass * arm_slice0_rotation_12
+        + 0.000002 * t11 * arm_slice0_rotation_20 * cache.arm_slice0_mass
+            * arm_slice0_rotation_10
+        + 0.000001 * arm_slice0_rotation_11 * t11 * cache.arm_slice0_mass
+            * arm_slice0_rotation_21;
+    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
+        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
+        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
     let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
-    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
-        + arm_slice0_subspace0_w_z * qd[0];
-    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
-        + 0.96744666685656 * cache.arm_slice0_local_com_y
-        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
+    let arm_slice0_inertia_com_11 = 0.000002 * t11 * cache.arm_slice0_mass
+        * arm_slice0_rotation_10 * arm_slice0_rotation_10
+        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t11
+            * cache.arm_slice0_mass
+        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice0_rotation_12
+            * arm_slice0_rotation_12;
+    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
+        * (t291 + t292 + t293 - arm_slice0_position_y * arm_slice0_position_y)
+        + arm_slice0_inertia_com_11;
+    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_momentum_n_y = arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
+        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_x
+        + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
+        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
+        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
+    let arm_slice0_momentum_f_y = arm_slice0_velocity_v_y * cache.arm_slice0_mass
+        - (arm_slice0_inertia_h_z * arm_slice0_velocity_w_x
+            - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
     let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
+    let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
+            - arm_slice0_inertia_h_y * arm_slice0_velocity_w_x);
+    let t304 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_12
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_com_00
+        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_11
+        - cache.arm_slice0_mass
+            * (arm_slice0_position_x * t295 + arm_slice0_position_y * t297)
+        - arm_slice0_inertia_com_02 * arm_slice0_velocity_w_x;
+    let arm_slice0_inertia_com_22 = 0.000001 * t11 * cache.arm_slice0_mass
+        * arm_slice0_rotation_21 * arm_slice0_rotation_21
+        + 0.000002 * t11 * arm_slice0_rotation_20 * arm_slice0_rotation_20
+            * cache.arm_slice0_mass
+        + 0.000001 * t11 * arm_slice0_rotation_22 * arm_slice0_rotation_22
+            * cache.arm_slice0_mass;
+    let t305 = arm_slice0_inertia_com_22 * arm_slice0_velocity_w_y
+        + arm_slice0_inertia_com_01 * arm_slice0_velocity_w_x
+        - cache.arm_slice0_mass
+            * (t299 * arm_slice0_position_x + arm_slice0_position_z * t297)
+        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_12
+        - arm_slice0_velocity_w_y * arm_slice0_inertia_com_00;
+    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t291 + t292 + t293 - arm_slice0_position_z * arm_slice0_position_z);
+    let arm_slice0_momentum_n_z = arm_slice0_velocity_w_z * arm_slice0_inertia_i_22
+        + arm_slice0_inertia_i_02 * arm_slice0_velocity_w_x
+        + arm_slice0_inertia_i_12 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
+        - arm_slice0_inertia_h_y * arm_slice0_velocity_v_x;
+    let arm_slice0_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t278
+        + 0.96744666685656 * p.section_length * t281
+        - 0.2357788243436599 * p.section_length * t282;
+    let t306 = -(0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c2);
+    let t307 = 0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c3;
+    let t308 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t309 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t41
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t41;
+    let t310 = arm_bend_z_rate
+        * (t308 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t54
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t54)
+        + t309 * arm_bend_y_rate;
+    let t311 = -(0.0003347157145944845 * t7 * cache.arm_slice0_bend_c3);
+    let t312 = (0.000046479858696022525 * t40 * cache.arm_slice0_bend_c4 + t308
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t40) * arm_bend_y_rate
+        + arm_bend_z_rate * t309;
+    let t313 = 0.06943184420297371
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t0;
+    let t314 = 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t41
+        + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t41
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c4 * t41;
+    let t315 = (t306 + t307 + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t40
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t40
+        - 0.000004840773461337703 * t40 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t314 - (t310 * t311 - t312 * t313)
+        - (cache.arm_slice0_local_com_z * t281 - t282 * cache.arm_slice0_local_com_y);
+    let t316 = 0.0000008962768767719712 * t48 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t48 * cache.arm_slice0_bend_c4
+        + 0.000046479858696022525 * t46 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * t46 * cache.arm_slice0_bend_c3
+        - 0.000000560173047982482 * t48 * cache.arm_slice0_bend_c5;
+    let t317 = t316 * arm_bend_y_rate;
+    let t318 = (0.0003347157145944845 * t46 * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * t46 * cache.arm_slice0_bend_c2) * arm_bend_z_rate
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t36
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t36) * arm_bend_y_rate;
+    let t319 = -(0.004820780989426014 * arm_bend_z * cache.arm_slice0_bend_c2);
+    let t320 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t36
+        + 0.0000008962768767719712 * cache.arm_slice0_bend_c6 * t35
+        + 0.0000001120346095964964 * t35 * cache.arm_slice0_bend_c4
+        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t35
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t36;
+    let t321 = arm_bend_z_rate * t320;
+    let t322 = t317 + t321 - (t312 * t319 - t318 * t311)
+        - (t278 * cache.arm_slice0_local_com_y - t281 * cache.arm_slice0_local_com_x);
+    let t323 = arm_bend_z_rate * t316
+        + (0.00013943957608806757 * cache.arm_slice0_bend_c4 * t36
+            + 0.0000001120346095964964 * t53 * cache.arm_slice0_bend_c4
+            + 0.0000008962768767719712 * t53 * cache.arm_slice0_bend_c6
+            - 0.000000560173047982482 * t53 * cache.arm_slice0_bend_c5
+            - 0.00006971978804403378 * cache.arm_slice0_bend_c3 * t36) * arm_bend_y_rate
+        - (cache.arm_slice0_local_com_x * t282 - cache.arm_slice0_local_com_z * t278)
+        - (t313 * t318 - t310 * t319);
+    let arm_slice0_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t315
+        + 0.90270109637546 * p.section_length * t322
+        + 0.1829865712999871 * p.section_length * t323
+        + 0.02 * arm_slice0_subspace0_rate_w_y;
+    let arm_slice0_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t315
+        + 0.96744666685656 * p.section_length * t323
+        + 0.01 * arm_slice0_subspace0_rate_w_x
+        - 0.2357788243436599 * p.section_length * t322
+        - 0.02 * arm_slice0_subspace0_rate_w_z;
+    let t324 = arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_i_00
+        + arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_i_02
+        + 0.5
+            * (arm_slice0_subspace0_w_x * t303
+                + cache.arm_slice0_mass * arm_slice0_subspace0_v_z * t295
+                + arm_slice0_momentum_f_z * arm_slice0_subspace0_v_y
+                + arm_slice0_subspace0_w_y * t304 + t305 * arm_slice0_subspace0_w_z
+                + arm_slice0_subspace0_w_y * arm_slice0_momentum_n_z
+                - arm_slice0_momentum_n_y * arm_slice0_subspace0_w_z
+                - arm_slice0_subspace0_v_z * arm_slice0_momentum_f_y
+                - t299 * cache.arm_slice0_mass * arm_slice0_subspace0_v_y)
+        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_01
+        + arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_z
+        - arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_z;
     let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
         - (arm_slice0_velocity_w_z * arm_slice0_inertia_h_y
             - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
-    let arm_slice0_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
-    let arm_slice0_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
-    let arm_slice0_velocity_w_x = qd[0] * arm_slice0_subspace0_w_x
-        + arm_slice0_subspace1_w_x * qd[1];
-    let arm_slice0_subspace0_v_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
-        + 0.02 * arm_slice0_subspace0_w_y;
-    let arm_slice0_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace1_v_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
-        + 0.02 * arm_slice0_subspace1_w_y;
-    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
-        + arm_slice0_subspace1_v_z * qd[1];
-    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice0_local_com_z
-        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
-    let t217 = arm_slice0_velocity_w_x * arm_slice0_position_y + arm_slice0_velocity_v_z
-        - arm_slice0_velocity_w_y * arm_slice0_position_x;
-    let t218 = arm_slice0_velocity_v_x + arm_slice0_velocity_w_y * arm_slice0_position_z
-        - arm_slice0_velocity_w_z * arm_slice0_position_y;
-    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
-        - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_velocity_w_x * arm_slice0_inertia_h_y);
-    let t219 = cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_y
+    let t325 = arm_slice0_subspace0_rate_v_y * cache.arm_slice0_mass
         + 0.5
-            * (arm_slice0_subspace0_w_z * arm_slice0_momentum_f_x
-                - (t217 * cache.arm_slice0_mass * arm_slice0_subspace0_w_x
-                    - arm_slice0_subspace0_w_z * cache.arm_slice0_mass * t218)
-                - arm_slice0_momentum_f_z * arm_slice0_subspace0_w_x)
-        - (arm_slice0_inertia_h_z * arm_slice0_subspace0_rate_w_x
+            * (arm_slice0_momentum_f_x * arm_slice0_subspace0_w_z
+                - (t299 * arm_slice0_subspace0_w_x * cache.arm_slice0_mass
+                    - t297 * cache.arm_slice0_mass * arm_slice0_subspace0_w_z)
+                - arm_slice0_subspace0_w_x * arm_slice0_momentum_f_z)
+        - (arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_h_z
             - arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_h_x);
-    let arm_slice0_subspace0_v_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace0_v_x + 0.01 * arm_slice0_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
-        - 0.02 * arm_slice0_subspace0_w_z;
-    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace1_v_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
-        - 0.02 * arm_slice0_subspace1_w_z;
-    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
-        + arm_slice0_subspace0_v_y * qd[0];
-    let arm_slice0_momentum_f_y = arm_slice0_velocity_v_y * cache.arm_slice0_mass
-        - (arm_slice0_velocity_w_x * arm_slice0_inertia_h_z
-            - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
-    let t220 = arm_slice0_velocity_w_z * arm_slice0_position_x + arm_slice0_velocity_v_y
-        - arm_slice0_velocity_w_x * arm_slice0_position_z;
-    let arm_slice0_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t206
-        + 0.09195266597143173 * p.section_length * t204
-        - 0.2357788243436599 * t203 * p.section_length;
-    let arm_slice0_subspace0_rate_v_z = 0.02 * arm_slice0_subspace0_rate_w_y
-        + 0.1829865712999871 * p.section_length * t205
-        + 0.3894183423086505 * t216 * p.section_length
-        + 0.90270109637546 * t212 * p.section_length;
-    let t221 = 0.5
-        * (arm_slice0_momentum_f_y * arm_slice0_subspace0_w_x
-            - arm_slice0_subspace0_w_y * arm_slice0_momentum_f_x
-            - (cache.arm_slice0_mass * t218 * arm_slice0_subspace0_w_y
-                - cache.arm_slice0_mass * arm_slice0_subspace0_w_x * t220))
-        + cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_z
-        - (arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_w_x);
-    let t222 = 0.33000947820757187 * cache.arm_slice1_bend_c1 * t14;
-    let t223 = 1.0 + 0.10890625570683385 * t49 * cache.arm_slice1_bend_c2;
-    let t224 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t29;
-    let arm_slice1_rotation_22 = 0.3894183423086505 * t222 + 0.90270109637546 * t223
-        + 0.1829865712999871 * t224;
-    let arm_slice1_rotation_12 = 0.09195266597143173 * t222 + 0.96744666685656 * t224
-        - 0.2357788243436599 * t223;
-    let t225 = 0.33000947820757187 * t15 * cache.arm_slice1_bend_c1;
-    let t226 = 1.0 + 0.10890625570683385 * cache.arm_slice1_bend_c2 * t135;
-    let arm_slice1_rotation_11 = 0.09195266597143173 * t225 + 0.96744666685656 * t226
-        - 0.2357788243436599 * t224;
-    let arm_slice1_rotation_21 = 0.3894183423086505 * t225 + 0.1829865712999871 * t226
-        + 0.90270109637546 * t224;
-    let t227 = 0.10890625570683385 * t136 * cache.arm_slice1_bend_c2 + 1.0;
-    let t228 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
-    let t229 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
-    let arm_slice1_rotation_20 = 0.3894183423086505 * t227 + 0.1829865712999871 * t228
-        + 0.90270109637546 * t229;
-    let arm_slice1_rotation_10 = 0.96744666685656 * t228 + 0.09195266597143173 * t227
-        - 0.2357788243436599 * t229;
-    let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_22 * arm_slice1_rotation_12 * t140
-        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
-            * arm_slice1_rotation_21 * t140
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_20
-            * arm_slice1_rotation_10 * t140;
-    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
-        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice1_local_com_z;
-    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
-        + 0.96744666685656 * cache.arm_slice1_local_com_y
-        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
-    let t230 = (0.01186057253208228 * cache.arm_slice1_bend_c3 * t2
-        + 0.01186057253208228 * t17 * cache.arm_slice1_bend_c4
-        - 0.10890625570683385 * cache.arm_slice1_bend_c2) * arm_bend_z_rate
-        + (0.01186057253208228 * t18 * cache.arm_slice1_bend_c3
-            + 0.01186057253208228 * t19 * cache.arm_slice1_bend_c4) * arm_bend_y_rate;
-    let t231 = 0.003914101352555533 * cache.arm_slice1_bend_c5 * t3;
-    let t232 = 0.003914101352555533 * t5 * cache.arm_slice1_bend_c4;
-    let t233 = (0.035940096619352636 * cache.arm_slice1_bend_c3 * t14
-        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t12
-        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t13) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t231 + t232 + 0.035940096619352636 * t15 * cache.arm_slice1_bend_c3);
-    let t234 = (t231 + t232) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t9
-                + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t8
-                + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t7);
-    let arm_slice1_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t230
-        + 0.96744666685656 * p.section_length * t233
-        - 0.2357788243436599 * p.section_length * t234;
-    let t235 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t34
-        + 0.01186057253208228 * t44 * cache.arm_slice1_bend_c4
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t42
-        + 0.0012916905450084026 * t43 * cache.arm_slice1_bend_c6
-        + 0.0012916905450084026 * t45 * cache.arm_slice1_bend_c4;
-    let t236 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t49
-        + 0.33000947820757187;
-    let t237 = arm_bend_z_rate
-        * (0.035940096619352636 * t33 * cache.arm_slice1_bend_c3
-            + 0.035940096619352636 * cache.arm_slice1_bend_c2 * t34)
-        + (0.035940096619352636 * cache.arm_slice1_bend_c2 * t31
-            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t32) * arm_bend_y_rate;
-    let t238 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t25
-        + 0.01186057253208228 * t24 * cache.arm_slice1_bend_c4;
-    let t239 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
-    let t240 = t238 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t239 + 0.01186057253208228 * t52 * cache.arm_slice1_bend_c3
-                + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t51);
-    let t241 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t14;
-    let t242 = arm_bend_z_rate * t235
-        + (0.01186057253208228 * cache.arm_slice1_bend_c3 * t57
-            + 0.0012916905450084026 * t58 * cache.arm_slice1_bend_c6
-            + 0.0012916905450084026 * t55 * cache.arm_slice1_bend_c4
-            + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t56
-            + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t59) * arm_bend_y_rate
-        - (t234 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t230)
-        - (t236 * t237 - t240 * t241);
-    let t243 = (t239 + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t23
-        + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t22) * arm_bend_y_rate
-        + arm_bend_z_rate * t238;
-    let t244 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t29;
-    let t245 = 0.003914101352555533 * t63 * cache.arm_slice1_bend_c4
-        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t62
-        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t61;
-    let t246 = 0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c3;
-    let t247 = 0.035940096619352636 * t67 * cache.arm_slice1_bend_c2;
-    let t248 = arm_bend_z_rate * t245
-        + (t246 + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t65 + t247
-            + 0.003914101352555533 * t70 * cache.arm_slice1_bend_c4
-            + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t66) * arm_bend_y_rate
-        - (t240 * t244 - t243 * t236)
-        - (t233 * cache.arm_slice1_local_com_z - t234 * cache.arm_slice1_local_com_y);
-    let t249 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t31
-        + 0.0012916905450084026 * t37 * cache.arm_slice1_bend_c6
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c5 * t36
-        + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t38
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t39;
-    let t250 = arm_bend_z_rate * t249;
-    let t251 = t235 * arm_bend_y_rate;
-    let t252 = t250 + t251
-        - (t230 * cache.arm_slice1_local_com_y - t233 * cache.arm_slice1_local_com_x)
-        - (t241 * t243 - t244 * t237);
-    let arm_slice1_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t234
-        + 0.1829865712999871 * p.section_length * t233
-        + 0.3894183423086505 * p.section_length * t230;
-    let arm_slice1_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t230
-        - 0.35991537421130565 * p.section_length * t234
-        - 0.1748223713144484 * p.section_length * t233;
-    let arm_slice1_subspace0_rate_v_y = 0.96744666685656 * p.section_length * t242
-        + 0.09195266597143173 * p.section_length * t248
-        + 0.01 * arm_slice1_subspace0_rate_w_x
-        - 0.2357788243436599 * p.section_length * t252
-        - 0.02 * arm_slice1_subspace0_rate_w_z;
-    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice1_local_com_z
-        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
-    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
-    let arm_slice1_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t248
-        - 0.1748223713144484 * p.section_length * t242
-        - 0.35991537421130565 * p.section_length * t252
-        - 0.01 * arm_slice1_subspace0_rate_w_y;
-    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let arm_slice1_inertia_com_22 = 0.000002 * cache.arm_slice1_mass
-        * arm_slice1_rotation_20 * arm_slice1_rotation_20 * t140
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_21 * t140
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22
-            * arm_slice1_rotation_22 * t140;
-    let t253 = arm_slice1_position_y * arm_slice1_position_y;
-    let t254 = arm_slice1_position_x * arm_slice1_position_x;
-    let t255 = arm_slice1_position_z * arm_slice1_position_z;
-    let arm_slice1_inertia_i_22 = arm_slice1_inertia_com_22
-        + cache.arm_slice1_mass
-            * (t253 + t254 + t255 - arm_slice1_position_z * arm_slice1_position_z);
-    let arm_slice1_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice1_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
-    let arm_slice1_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_v_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
-        - 0.01 * arm_slice1_subspace0_w_y;
-    let arm_slice1_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y;
-    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
-        + arm_slice1_subspace0_w_x * qd[0];
-    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let arm_slice1_subspace1_w_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice1_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice1_local_subspace0_w_x;
-    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
-        + arm_slice1_subspace0_w_z * qd[0];
-    let arm_slice1_subspace1_v_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_v_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_v_x
-        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
-    let arm_slice1_subspace0_v_y = 0.01 * arm_slice1_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace0_v_y
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
-        - 0.02 * arm_slice1_subspace0_w_z;
-    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
-        + arm_slice1_subspace0_v_y * qd[0];
-    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
-        - (arm_slice1_velocity_w_x * arm_slice1_inertia_h_z
-            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
-    let arm_slice1_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
-    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
-        + arm_slice1_subspace0_w_y * qd[0];
-    let arm_slice1_rotation_00 = 0.9164595255079896 * t227 - 0.35991537421130565 * t229
-        - 0.1748223713144484 * t228;
-    let arm_slice1_rotation_01 = 0.9164595255079896 * t225 - 0.35991537421130565 * t224
-        - 0.1748223713144484 * t226;
-    let arm_slice1_rotation_02 = 0.9164595255079896 * t222 - 0.35991537421130565 * t223
-        - 0.1748223713144484 * t224;
-    let arm_slice1_inertia_com_02 = 0.000002 * arm_slice1_rotation_00
-        * cache.arm_slice1_mass * arm_slice1_rotation_20 * t140
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_01 * t140
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22 * t140
-            * arm_slice1_rotation_02;
-    let t256 = -(arm_slice1_velocity_w_y * arm_slice1_inertia_com_02);
-    let arm_slice1_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_v_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
-        - 0.01 * arm_slice1_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
-        + arm_slice1_subspace0_v_x * qd[0];
-    let t257 = arm_slice1_velocity_w_y * arm_slice1_position_z + arm_slice1_velocity_v_x
-        - arm_slice1_velocity_w_z * arm_slice1_position_y;
-    let t258 = arm_slice1_position_x * t257;
-    let arm_slice1_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_v_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
-        + 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
-    let arm_slice1_subspace1_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_v_x + 0.02 * arm_slice1_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_velocity_v_z = arm_slice1_subspace0_v_z * qd[0]
-        + arm_slice1_subspace1_v_z * qd[1];
-    let t259 = arm_slice1_velocity_v_z + arm_slice1_velocity_w_x * arm_slice1_position_y
-        - arm_slice1_velocity_w_y * arm_slice1_position_x;
-    let t260 = arm_slice1_position_z * t259;
-    let t261 = arm_slice1_velocity_v_y + arm_slice1_position_x * arm_slice1_velocity_w_z
-        - arm_slice1_velocity_w_x * arm_slice1_position_z;
-    let t262 = t261 * arm_slice1_position_y;
-    let t263 = 2.0 * (t258 + t260 + t262);
-    let t264 = arm_slice1_velocity_w_x * arm_slice1_inertia_com_12;
-    let t265 = t256 + t256 + cache.arm_slice1_mass * (t263 - (t260 + t260)) + t264
-        + t264;
-    let arm_slice1_inertia_com_01 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_12 * t140 * arm_slice1_rotation_02
-        + 0.000002 * arm_slice1_rotation_00 * cache.arm_slice1_mass
-            * arm_slice1_rotation_10 * t140
-        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
-            * arm_slice1_rotation_01 * t140;
-    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
-    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
-    let arm_slice1_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t140
-        * arm_slice1_rotation_02 * arm_slice1_rotation_02
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_01
-            * arm_slice1_rotation_01 * t140
-        + 0.000002 * arm_slice1_rotation_00 * arm_slice1_rotation_00
-            * cache.arm_slice1_mass * t140;
-    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
-        * (t253 + t254 + t255 - arm_slice1_position_x * arm_slice1_position_x)
-        + arm_slice1_inertia_com_00;
-    let arm_slice1_momentum_n_x = arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_00
-        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
-    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
-        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
-            - arm_slice1_velocity_w_y * arm_slice1_inertia_h_z);
-    let arm_slice1_inertia_com_11 = 0.000001 * arm_slice1_rotation_11
-        * arm_slice1_rotation_11 * cache.arm_slice1_mass * t140
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
-            * arm_slice1_rotation_10 * t140
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_12
-            * arm_slice1_rotation_12 * t140;
-    let t266 = arm_slice1_inertia_com_02 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_com_11
-        - cache.arm_slice1_mass
-            * (t261 * arm_slice1_position_z + t259 * arm_slice1_position_y)
-        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_01
-        - arm_slice1_inertia_com_22 * arm_slice1_velocity_w_x;
-    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t253 + t254 + t255 - arm_slice1_position_y * arm_slice1_position_y);
-    let arm_slice1_momentum_n_y = arm_slice1_inertia_i_12 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
-        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_11
-        + arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
-        - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
-    let t267 = arm_slice1_inertia_com_22 * arm_slice1_velocity_w_y
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_com_01
-        - cache.arm_slice1_mass
-            * (arm_slice1_position_x * t259 + arm_slice1_position_z * t257)
-        - arm_slice1_inertia_com_12 * arm_slice1_velocity_w_z
-        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_00;
-    let t268 = arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_y
-        + arm_slice1_subspace0_rate_v_y * arm_slice1_inertia_h_x
-        + arm_slice1_inertia_i_22 * arm_slice1_subspace0_rate_w_z
+    let arm_tip_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t88
+        + 0.96744666685656 * p.section_length * t89 + 0.01 * arm_tip_subspace0_rate_w_x
+        - 0.2357788243436599 * p.section_length * t81
+        - 0.02 * arm_tip_subspace0_rate_w_z;
+    let t326 = arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_m
         + 0.5
-            * (arm_slice1_subspace0_v_x * arm_slice1_momentum_f_y
-                + arm_slice1_subspace0_w_z * t265
-                + cache.arm_slice1_mass * arm_slice1_subspace0_v_y * t257
-                + arm_slice1_subspace0_w_y * t266
-                + arm_slice1_momentum_n_y * arm_slice1_subspace0_w_x
-                + t267 * arm_slice1_subspace0_w_x
-                - t261 * cache.arm_slice1_mass * arm_slice1_subspace0_v_x
-                - arm_slice1_subspace0_w_y * arm_slice1_momentum_n_x
-                - arm_slice1_subspace0_v_y * arm_slice1_momentum_f_x)
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_x
-        - arm_slice1_subspace0_rate_v_x * arm_slice1_inertia_h_y;
-    let t269 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t29;
-    let t270 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t49;
-    let t271 = 0.06943184420297371 * cache.arm_slice0_bend_c1 * t14;
-    let arm_slice0_rotation_02 = 0.9164595255079896 * t271 - 0.1748223713144484 * t269
-        - 0.35991537421130565 * t270;
-    let t272 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t135;
-    let t273 = 0.06943184420297371 * t15 * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_01 = 0.9164595255079896 * t273 - 0.1748223713144484 * t272
-        - 0.35991537421130565 * t269;
-    let t274 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
-    let t275 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t136;
-    let t276 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_00 = 0.9164595255079896 * t275 - 0.35991537421130565 * t274
-        - 0.1748223713144484 * t276;
-    let arm_slice0_inertia_com_00 = 0.000001 * arm_slice0_rotation_02
-        * arm_slice0_rotation_02 * t140 * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_01 * t140
-            * cache.arm_slice0_mass
-        + 0.000002 * t140 * cache.arm_slice0_mass * arm_slice0_rotation_00
-            * arm_slice0_rotation_00;
-    let t277 = arm_slice0_position_y * arm_slice0_position_y;
-    let t278 = arm_slice0_position_z * arm_slice0_position_z;
-    let t279 = arm_slice0_position_x * arm_slice0_position_x;
-    let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
-        + cache.arm_slice0_mass
-            * (t277 + t278 + t279 - arm_slice0_position_x * arm_slice0_position_x);
-    let arm_slice0_rotation_21 = 0.1829865712999871 * t272 + 0.3894183423086505 * t273
-        + 0.90270109637546 * t269;
-    let arm_slice0_rotation_20 = 0.1829865712999871 * t276 + 0.90270109637546 * t274
-        + 0.3894183423086505 * t275;
-    let arm_slice0_rotation_22 = 0.90270109637546 * t270 + 0.3894183423086505 * t271
-        + 0.1829865712999871 * t269;
-    let arm_slice0_inertia_com_22 = 0.000001 * arm_slice0_rotation_21
-        * arm_slice0_rotation_21 * t140 * cache.arm_slice0_mass
-        + 0.000002 * t140 * arm_slice0_rotation_20 * arm_slice0_rotation_20
-            * cache.arm_slice0_mass
-        + 0.000001 * t140 * cache.arm_slice0_mass * arm_slice0_rotation_22
-            * arm_slice0_rotation_22;
-    let arm_slice0_rotation_10 = 0.09195266597143173 * t275 + 0.96744666685656 * t276
-        - 0.2357788243436599 * t274;
-    let arm_slice0_rotation_12 = 0.09195266597143173 * t271 + 0.96744666685656 * t269
-        - 0.2357788243436599 * t270;
-    let arm_slice0_rotation_11 = 0.96744666685656 * t272 + 0.09195266597143173 * t273
-        - 0.2357788243436599 * t269;
-    let arm_slice0_inertia_com_01 = 0.000002 * arm_slice0_rotation_10 * t140
-        * cache.arm_slice0_mass * arm_slice0_rotation_00
-        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_02 * t140
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_11 * t140
-            * cache.arm_slice0_mass;
-    let arm_slice0_inertia_com_12 = 0.000001 * arm_slice0_rotation_12 * t140
-        * cache.arm_slice0_mass * arm_slice0_rotation_22
-        + 0.000002 * arm_slice0_rotation_10 * t140 * arm_slice0_rotation_20
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_21 * arm_slice0_rotation_11 * t140
-            * cache.arm_slice0_mass;
-    let t280 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_22
-        + arm_slice0_velocity_w_x * arm_slice0_inertia_com_01
-        - arm_slice0_inertia_com_00 * arm_slice0_velocity_w_y
-        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_12
-        - (t217 * arm_slice0_position_x + arm_slice0_position_z * t218)
-            * cache.arm_slice0_mass;
-    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
-        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_inertia_com_11 = 0.000002 * arm_slice0_rotation_10
-        * arm_slice0_rotation_10 * t140 * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t140
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_12 * t140
-            * cache.arm_slice0_mass;
-    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
-        * (t277 + t278 + t279 - arm_slice0_position_y * arm_slice0_position_y)
-        + arm_slice0_inertia_com_11;
-    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
-        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_momentum_n_y = arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
-        + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
-        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_01
-        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
-    let arm_slice0_inertia_com_02 = 0.000001 * arm_slice0_rotation_02 * t140
-        * cache.arm_slice0_mass * arm_slice0_rotation_22
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_21 * t140
-            * cache.arm_slice0_mass
-        + 0.000002 * t140 * arm_slice0_rotation_20 * cache.arm_slice0_mass
-            * arm_slice0_rotation_00;
-    let t281 = arm_slice0_inertia_com_12 * arm_slice0_velocity_w_y
-        + arm_slice0_velocity_w_z * arm_slice0_inertia_com_00
-        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_11
-        - arm_slice0_velocity_w_x * arm_slice0_inertia_com_02
+            * (cache.arm_tip_subspace0_w_z * wrist_composite_momentum_f_x
+                - cache.arm_tip_subspace0_w_x * wrist_composite_momentum_f_z
+                - (wrist_composite_rate_hd_z * cache.arm_tip_subspace0_w_x
+                    - wrist_composite_rate_hd_x * cache.arm_tip_subspace0_w_z))
+        - (cache.wrist_composite_inertia_h_z * arm_tip_subspace0_rate_w_x
+            - cache.wrist_composite_inertia_h_x * arm_tip_subspace0_rate_w_z);
+    let arm_slice3_momentum_n_y = arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_11
+        + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_z
+        + arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
+        - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
+    let t327 = arm_slice3_velocity_w_x * arm_slice3_inertia_com_12;
+    let t328 = -(arm_slice3_velocity_w_y * arm_slice3_inertia_com_02);
+    let t329 = t327 + t327 + t328 + t328 + cache.arm_slice0_mass * (t32 - (t30 + t30));
+    let arm_slice3_momentum_f_y = cache.arm_slice0_mass * arm_slice3_velocity_v_y
+        - (arm_slice3_inertia_h_z * arm_slice3_velocity_w_x
+            - arm_slice3_inertia_h_x * arm_slice3_velocity_w_z);
+    let t330 = arm_slice3_velocity_w_x * arm_slice3_inertia_com_01
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_com_22
         - cache.arm_slice0_mass
-            * (arm_slice0_position_x * t220 + arm_slice0_position_y * t218);
-    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
-        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t277 + t278 + t279 - arm_slice0_position_z * arm_slice0_position_z);
-    let arm_slice0_momentum_n_z = arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
-        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_02
-        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_22
-        + arm_slice0_velocity_w_y * arm_slice0_inertia_i_12
-        - arm_slice0_velocity_v_x * arm_slice0_inertia_h_y;
-    let t282 = t218 * arm_slice0_position_x;
-    let t283 = t217 * arm_slice0_position_z;
-    let t284 = arm_slice0_position_y * t220;
-    let t285 = 2.0 * (t282 + t283 + t284);
-    let t286 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_02;
-    let t287 = -(arm_slice0_velocity_w_z * arm_slice0_inertia_com_01);
-    let t288 = cache.arm_slice0_mass * (t285 - (t282 + t282)) + t286 + t286 + t287
-        + t287;
-    let t289 = arm_slice0_inertia_i_00 * arm_slice0_subspace0_rate_w_x
-        + 0.5
-            * (arm_slice0_subspace0_w_z * t280
-                + arm_slice0_momentum_f_z * arm_slice0_subspace0_v_y
-                + arm_slice0_subspace0_w_y * t281
-                + arm_slice0_momentum_n_z * arm_slice0_subspace0_w_y
-                + arm_slice0_subspace0_v_z * cache.arm_slice0_mass * t220
-                + t288 * arm_slice0_subspace0_w_x
-                - t217 * cache.arm_slice0_mass * arm_slice0_subspace0_v_y
-                - arm_slice0_subspace0_w_z * arm_slice0_momentum_n_y
-                - arm_slice0_momentum_f_y * arm_slice0_subspace0_v_z)
-        + arm_slice0_inertia_i_02 * arm_slice0_subspace0_rate_w_z
-        + arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_z
-        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_01
-        - arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_z;
-    let t290 = arm_slice0_velocity_w_x * arm_slice0_inertia_com_11
-        + arm_slice0_velocity_w_z * arm_slice0_inertia_com_02
-        - cache.arm_slice0_mass
-            * (t217 * arm_slice0_position_y + arm_slice0_position_z * t220)
-        - arm_slice0_inertia_com_01 * arm_slice0_velocity_w_y
-        - arm_slice0_velocity_w_x * arm_slice0_inertia_com_22;
-    let t291 = -(arm_slice0_velocity_w_x * arm_slice0_inertia_com_12);
-    let t292 = arm_slice0_velocity_w_z * arm_slice0_inertia_com_01;
-    let t293 = t291 + t291 + t292 + t292
-        + (t285 - (t284 + t284)) * cache.arm_slice0_mass;
-    let arm_slice0_momentum_n_x = arm_slice0_velocity_w_z * arm_slice0_inertia_i_02
-        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_y
-        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
-        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_00
-        - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
-    let arm_slice0_subspace0_rate_v_x = 0.9164595255079896 * t216 * p.section_length
-        - 0.01 * arm_slice0_subspace0_rate_w_y
-        - 0.35991537421130565 * t212 * p.section_length
-        - 0.1748223713144484 * p.section_length * t205;
-    let t294 = arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_11
-        + arm_slice0_inertia_i_01 * arm_slice0_subspace0_rate_w_x
-        + 0.5
-            * (t217 * cache.arm_slice0_mass * arm_slice0_subspace0_v_x
-                + arm_slice0_subspace0_w_z * t290 + t293 * arm_slice0_subspace0_w_y
-                + t281 * arm_slice0_subspace0_w_x
-                + arm_slice0_subspace0_w_z * arm_slice0_momentum_n_x
-                + arm_slice0_subspace0_v_z * arm_slice0_momentum_f_x
-                - arm_slice0_subspace0_v_z * cache.arm_slice0_mass * t218
-                - arm_slice0_momentum_f_z * arm_slice0_subspace0_v_x
-                - arm_slice0_momentum_n_z * arm_slice0_subspace0_w_x)
-        + arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_h_z * arm_slice0_subspace0_rate_v_x
-        - arm_slice0_subspace0_rate_v_z * arm_slice0_inertia_h_x;
-    let arm_tip_subspace0_rate_v_z = 0.02 * arm_tip_subspace0_rate_w_y
-        + 0.3894183423086505 * t114 * p.section_length
-        + 0.1829865712999871 * p.section_length * t121
-        + 0.90270109637546 * p.section_length * t125;
-    let flap_slice2_subspace0_v_x = cache.flap_position_y
-        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_22
-        + cache.flap_slice2_local_subspace0_v_x * cache.flap_rotation_00
-        + cache.flap_rotation_01 * cache.flap_slice2_local_subspace0_v_y
-        - cache.flap_position_z * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_12;
-    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
-        + cache.arm_tip_subspace1_v_x * qd[1];
-    let flap_slice2_velocity_v_x = flap_slice2_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let t295 = flap_slice2_velocity_v_x
-        + flap_slice2_position_z * flap_slice2_velocity_w_y
-        - flap_slice2_position_y * flap_slice2_velocity_w_z;
-    let flap_slice0_subspace0_v_x = cache.flap_rotation_01
-        * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_22
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_00
-        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let t296 = flap_slice0_velocity_v_x
-        + flap_slice0_velocity_w_y * flap_slice0_position_z
-        - flap_slice0_velocity_w_z * flap_slice0_position_y;
-    let flap_slice1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
-        * cache.flap_rotation_00
-        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_22
-        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
-        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice1_velocity_v_x = qd[2] * flap_slice1_subspace0_v_x
-        + arm_tip_velocity_v_x;
-    let t297 = flap_slice1_velocity_v_x
-        + cache.flap_slice1_position_z * flap_slice1_velocity_w_y
-        - cache.flap_slice1_position_y * flap_slice1_velocity_w_z;
-    let flap_composite_rate_hd_x = t295 * cache.flap_slice0_mass
-        + t296 * cache.flap_slice0_mass + cache.flap_slice1_mass * t297;
-    let t298 = arm_tip_velocity_w_y * cache.wrist_com_z + arm_tip_velocity_v_x
-        - cache.wrist_com_y * arm_tip_velocity_w_z;
-    let wrist_composite_rate_hd_x = flap_composite_rate_hd_x + p.wrist_mass * t298;
-    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
-        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
-            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
-    let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
-        - (flap_slice2_velocity_w_z * flap_slice2_inertia_h_y
-            - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
-    let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_y * flap_slice0_velocity_w_z
-            - flap_slice0_inertia_h_z * flap_slice0_velocity_w_y);
-    let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
-        - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
-            - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
-    let flap_composite_momentum_f_x = flap_slice2_momentum_f_x + flap_slice0_momentum_f_x
-        + flap_slice1_momentum_f_x;
-    let wrist_composite_momentum_f_x = wrist_momentum_f_x + flap_composite_momentum_f_x;
-    let t299 = arm_tip_velocity_w_z * cache.wrist_inertia_com_01;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t300 = -flap_bend_squared;
-    let t301 = 0.7872983346207417 * t300 * cache.flap_slice2_bend_c2 + 1.0;
-    let t302 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_20 = cache.flap_rotation_20 * t301
-        + cache.flap_rotation_21 * t302;
-    let t303 = p.flap_disc_radius * p.flap_disc_radius;
-    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t301
-        + t302 * cache.flap_rotation_11;
-    let t304 = -flap_bend_y;
-    let t305 = 0.8872983346207417 * t304 * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_21 = cache.flap_rotation_21 * t301
-        + cache.flap_rotation_20 * t305;
-    let flap_slice2_rotation_11 = t301 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t305;
-    let flap_slice2_inertia_com_12 = 0.5 * flap_slice2_rotation_20 * t303
-        * flap_slice2_rotation_10 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
-            * cache.flap_rotation_12
-        + flap_slice2_rotation_21 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22;
-    let t306 = -(flap_slice2_inertia_com_12 * flap_slice2_velocity_w_x);
-    let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_21 * t303
-        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_22
-            * cache.flap_rotation_12
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t303
-            * cache.flap_slice1_rotation_20;
-    let t307 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_12);
-    let t308 = flap_slice2_position_x * t295;
-    let t309 = flap_slice2_position_y * t130;
-    let t310 = flap_slice2_position_z * t128;
-    let t311 = 2.0 * (t308 + t309 + t310);
-    let t312 = (t311 - (t309 + t309)) * cache.flap_slice0_mass;
-    let flap_slice2_rotation_00 = t302 * cache.flap_rotation_01
-        + t301 * cache.flap_rotation_00;
-    let flap_slice2_rotation_01 = t305 * cache.flap_rotation_00
-        + t301 * cache.flap_rotation_01;
-    let flap_slice2_inertia_com_01 = 0.5 * t303 * flap_slice2_rotation_10
-        * flap_slice2_rotation_00 * cache.flap_slice0_mass
-        + flap_slice2_rotation_01 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_12;
-    let t313 = flap_slice2_inertia_com_01 * flap_slice2_velocity_w_z;
-    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_01 * t303
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t303
-            * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_02
-            * cache.flap_rotation_12;
-    let t314 = flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z;
-    let t315 = t131 * flap_slice0_position_y;
-    let t316 = flap_slice0_position_x * t296;
-    let t317 = t127 * flap_slice0_position_z;
-    let t318 = 2.0 * (t316 + t317 + t315);
-    let t319 = (t318 - (t315 + t315)) * cache.flap_slice0_mass;
-    let t320 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
-    let t321 = 1.0 + 0.012701665379258308 * t300 * cache.flap_slice0_bend_c2;
-    let flap_slice0_rotation_00 = t320 * cache.flap_rotation_01
-        + t321 * cache.flap_rotation_00;
-    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t321
-        + t320 * cache.flap_rotation_11;
-    let t322 = 0.1127016653792583 * t304 * cache.flap_slice0_bend_c1;
-    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t322
-        + t321 * cache.flap_rotation_01;
-    let flap_slice0_rotation_11 = t321 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t322;
-    let flap_slice0_inertia_com_01 = 0.5 * flap_slice0_rotation_00 * t303
-        * flap_slice0_rotation_10 * cache.flap_slice0_mass
-        + 0.25 * t303 * cache.flap_rotation_02 * cache.flap_slice0_mass
-            * cache.flap_rotation_12
-        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_11 * t303
-            * cache.flap_slice0_mass;
-    let t323 = flap_slice0_inertia_com_01 * flap_slice0_velocity_w_z;
-    let t324 = t132 * cache.flap_slice1_position_y;
-    let t325 = cache.flap_slice1_position_z * t129;
-    let t326 = cache.flap_slice1_position_x * t297;
-    let t327 = 2.0 * (t325 + t326 + t324);
-    let t328 = cache.flap_slice1_mass * (t327 - (t324 + t324));
-    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t322
-        + t321 * cache.flap_rotation_21;
-    let flap_slice0_rotation_20 = t321 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t320;
-    let flap_slice0_inertia_com_12 = 0.25 * flap_slice0_rotation_21
-        * flap_slice0_rotation_11 * t303 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * t303 * flap_slice0_rotation_10
-            * cache.flap_slice0_mass
-        + 0.25 * t303 * cache.flap_rotation_22 * cache.flap_slice0_mass
-            * cache.flap_rotation_12;
-    let t329 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_12);
-    let flap_composite_rate_id_11 = t306 + t306 + t307 + t307 + t312 + t313 + t313 + t314
-        + t314 + t319 + t323 + t323 + t328 + t329 + t329;
-    let t330 = t133 * cache.wrist_com_y;
-    let t331 = t126 * cache.wrist_com_z;
-    let t332 = cache.wrist_com_x * t298;
-    let t333 = 2.0 * (t331 + t330 + t332);
-    let t334 = -(arm_tip_velocity_w_x * cache.wrist_inertia_com_12);
-    let wrist_composite_rate_id_11 = t299 + t299 + flap_composite_rate_id_11
-        + p.wrist_mass * (t333 - (t330 + t330)) + t334 + t334;
-    let flap_slice2_inertia_com_02 = flap_slice2_rotation_21 * flap_slice2_rotation_01
-        * cache.flap_slice0_local_inertia_com_22
-        + 0.5 * flap_slice2_rotation_20 * t303 * flap_slice2_rotation_00
-            * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_22;
-    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
-        - flap_slice2_position_x * flap_slice2_position_z * cache.flap_slice0_mass;
-    let t335 = flap_slice2_position_z * flap_slice2_position_z;
-    let t336 = flap_slice2_position_y * flap_slice2_position_y;
-    let t337 = flap_slice2_position_x * flap_slice2_position_x;
-    let flap_slice2_inertia_com_00 = 0.5 * t303 * flap_slice2_rotation_00
-        * flap_slice2_rotation_00 * cache.flap_slice0_mass
-        + flap_slice2_rotation_01 * flap_slice2_rotation_01
-            * cache.flap_slice0_local_inertia_com_22
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_02;
-    let flap_slice2_inertia_i_00 = (t335 + t336 + t337
-        - flap_slice2_position_x * flap_slice2_position_x) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_00;
-    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
-        - flap_slice2_position_x * flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_momentum_n_x = flap_slice2_velocity_w_z * flap_slice2_inertia_i_02
-        + flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_v_z * flap_slice2_inertia_h_y
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
-        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
-    let flap_slice0_inertia_com_00 = 0.25 * t303 * cache.flap_rotation_02
-        * cache.flap_rotation_02 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_00 * t303
-            * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_01 * t303
-            * cache.flap_slice0_mass;
-    let t338 = flap_slice0_position_x * flap_slice0_position_x;
-    let t339 = flap_slice0_position_z * flap_slice0_position_z;
-    let t340 = flap_slice0_position_y * flap_slice0_position_y;
-    let flap_slice0_inertia_i_00 = flap_slice0_inertia_com_00
-        + (t338 + t339 + t340 - flap_slice0_position_x * flap_slice0_position_x)
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_01
-        * flap_slice0_rotation_21 * t303 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t303
-            * cache.flap_slice0_mass
-        + 0.25 * t303 * cache.flap_rotation_02 * cache.flap_rotation_22
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
-        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
-        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_momentum_n_x = flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
-        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
-        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_01
-        + flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
-        - flap_slice0_inertia_h_z * flap_slice0_velocity_v_y;
-    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
-        - cache.flap_slice1_position_x * cache.flap_slice1_mass
-            * cache.flap_slice1_position_y;
-    let flap_slice1_inertia_com_02 = 0.25 * cache.flap_slice1_mass * t303
-        * cache.flap_rotation_02 * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * t303 * cache.flap_slice1_rotation_20
-            * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
-            * cache.flap_slice1_rotation_01 * t303;
-    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
-        - cache.flap_slice1_position_x * cache.flap_slice1_mass
-            * cache.flap_slice1_position_z;
-    let t341 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
-    let t342 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
-    let t343 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
-    let flap_slice1_inertia_com_00 = 0.5 * cache.flap_slice1_mass * t303
-        * cache.flap_slice1_rotation_00 * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_01
-            * cache.flap_slice1_rotation_01 * t303
-        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_02
-            * cache.flap_rotation_02;
-    let flap_slice1_inertia_i_00 = cache.flap_slice1_mass
-        * (t341 + t342 + t343
-            - cache.flap_slice1_position_x * cache.flap_slice1_position_x)
-        + flap_slice1_inertia_com_00;
-    let flap_slice1_momentum_n_x = flap_slice1_inertia_i_01 * flap_slice1_velocity_w_y
-        + flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
-        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
-        + flap_slice1_inertia_i_00 * flap_slice1_velocity_w_x
-        - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
-    let flap_composite_momentum_n_x = flap_slice2_momentum_n_x + flap_slice0_momentum_n_x
-        + flap_slice1_momentum_n_x;
-    let wrist_momentum_n_x = arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
-        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
-    let wrist_composite_momentum_n_x = flap_composite_momentum_n_x + wrist_momentum_n_x;
-    let t344 = -(cache.flap_slice1_mass
-        * (cache.flap_slice1_position_x * t132 + t297 * cache.flap_slice1_position_y));
-    let t345 = flap_slice2_inertia_com_12 * flap_slice2_velocity_w_y;
-    let flap_slice0_inertia_com_11 = 0.25 * t303 * cache.flap_slice0_mass
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t303
-            * cache.flap_slice0_mass
-        + 0.5 * t303 * flap_slice0_rotation_10 * flap_slice0_rotation_10
-            * cache.flap_slice0_mass;
-    let t346 = -(flap_slice0_inertia_com_11 * flap_slice0_velocity_w_z);
-    let t347 = -((flap_slice2_position_y * t295 + flap_slice2_position_x * t130)
-        * cache.flap_slice0_mass);
-    let t348 = flap_slice2_inertia_com_00 * flap_slice2_velocity_w_z;
-    let t349 = flap_slice1_inertia_com_12 * flap_slice1_velocity_w_y;
-    let t350 = flap_slice0_inertia_com_00 * flap_slice0_velocity_w_z;
-    let t351 = flap_slice0_inertia_com_12 * flap_slice0_velocity_w_y;
-    let t352 = flap_slice1_inertia_com_00 * flap_slice1_velocity_w_z;
-    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t303
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
-            * cache.flap_slice1_rotation_10 * t303
-        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_12
-            * cache.flap_rotation_12;
-    let t353 = -(flap_slice1_inertia_com_11 * flap_slice1_velocity_w_z);
-    let t354 = -((t296 * flap_slice0_position_y + t131 * flap_slice0_position_x)
-        * cache.flap_slice0_mass);
-    let t355 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_02);
-    let t356 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_02);
-    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + 0.5 * t303 * flap_slice2_rotation_10 * flap_slice2_rotation_10
-            * cache.flap_slice0_mass
-        + flap_slice2_rotation_11 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22;
-    let t357 = -(flap_slice2_velocity_w_z * flap_slice2_inertia_com_11);
-    let t358 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_x);
-    let flap_composite_rate_id_01 = t344 + t345 + t346 + t347 + t348 + t349 + t350 + t351
-        + t352 + t353 + t354 + t355 + t356 + t357 + t358;
-    let wrist_composite_rate_id_01 = arm_tip_velocity_w_y * cache.wrist_inertia_com_12
-        + cache.wrist_inertia_com_00 * arm_tip_velocity_w_z + flap_composite_rate_id_01
-        - (cache.wrist_com_x * t133 + t298 * cache.wrist_com_y) * p.wrist_mass
-        - arm_tip_velocity_w_z * cache.wrist_inertia_com_11
-        - cache.wrist_inertia_com_02 * arm_tip_velocity_w_x;
-    let flap_slice0_inertia_com_22 = 0.25 * flap_slice0_rotation_21
-        * flap_slice0_rotation_21 * t303 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_20 * t303
-            * cache.flap_slice0_mass
-        + 0.25 * t303 * cache.flap_rotation_22 * cache.flap_rotation_22
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_22 = (t338 + t339 + t340
-        - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_22;
-    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
-        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_momentum_n_z = flap_slice0_inertia_h_x * flap_slice0_velocity_v_y
-        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
-        + flap_slice0_inertia_i_22 * flap_slice0_velocity_w_z
-        + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_y
-        - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
-    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
-        - flap_slice2_position_y * flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_inertia_com_22 = 0.5 * flap_slice2_rotation_20
-        * flap_slice2_rotation_20 * t303 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
-            * cache.flap_rotation_22
-        + flap_slice2_rotation_21 * flap_slice2_rotation_21
-            * cache.flap_slice0_local_inertia_com_22;
-    let flap_slice2_inertia_i_22 = (t335 + t336 + t337
-        - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_22;
-    let flap_slice2_momentum_n_z = flap_slice2_inertia_i_12 * flap_slice2_velocity_w_y
-        + flap_slice2_inertia_i_02 * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_22
-        + flap_slice2_velocity_v_y * flap_slice2_inertia_h_x
-        - flap_slice2_velocity_v_x * flap_slice2_inertia_h_y;
-    let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_21 * cache.flap_slice1_rotation_21 * t303
-        + 0.25 * cache.flap_slice1_mass * t303 * cache.flap_rotation_22
-            * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * t303 * cache.flap_slice1_rotation_20
-            * cache.flap_slice1_rotation_20;
-    let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
-        + cache.flap_slice1_mass
-            * (t341 + t342 + t343
-                - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
-    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
-        - cache.flap_slice1_mass * cache.flap_slice1_position_z
-            * cache.flap_slice1_position_y;
-    let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
-        + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
-        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_12
-        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_x
-        - flap_slice1_inertia_h_y * flap_slice1_velocity_v_x;
-    let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
-        + flap_slice1_momentum_n_z;
-    let wrist_momentum_n_z = arm_tip_velocity_w_x * cache.wrist_inertia_i_02
-        + cache.wrist_inertia_i_22 * arm_tip_velocity_w_z
-        + arm_tip_velocity_v_y * cache.wrist_inertia_h_x
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
-        - arm_tip_velocity_v_x * cache.wrist_inertia_h_y;
-    let wrist_composite_momentum_n_z = flap_composite_momentum_n_z + wrist_momentum_n_z;
-    let t359 = flap_slice2_velocity_w_z * flap_slice2_inertia_com_02;
-    let t360 = flap_slice1_inertia_com_02 * flap_slice1_velocity_w_z;
-    let t361 = flap_slice2_inertia_com_11 * flap_slice2_velocity_w_x;
-    let t362 = flap_slice0_inertia_com_02 * flap_slice0_velocity_w_z;
-    let t363 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_11;
-    let t364 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_11;
-    let t365 = -(flap_slice0_inertia_com_01 * flap_slice0_velocity_w_y);
-    let t366 = -(cache.flap_slice1_mass
-        * (t129 * cache.flap_slice1_position_y + cache.flap_slice1_position_z * t132));
-    let t367 = -((t131 * flap_slice0_position_z + t127 * flap_slice0_position_y)
-        * cache.flap_slice0_mass);
-    let t368 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_22);
-    let t369 = -((t130 * flap_slice2_position_z + flap_slice2_position_y * t128)
-        * cache.flap_slice0_mass);
-    let t370 = -(flap_slice1_inertia_com_22 * flap_slice1_velocity_w_x);
-    let t371 = -(flap_slice2_inertia_com_22 * flap_slice2_velocity_w_x);
-    let t372 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_y);
-    let t373 = -(flap_slice2_inertia_com_01 * flap_slice2_velocity_w_y);
-    let flap_composite_rate_id_12 = t359 + t360 + t361 + t362 + t363 + t364 + t365 + t366
-        + t367 + t368 + t369 + t370 + t371 + t372 + t373;
-    let wrist_composite_rate_id_12 = arm_tip_velocity_w_x * cache.wrist_inertia_com_11
-        + flap_composite_rate_id_12 + cache.wrist_inertia_com_02 * arm_tip_velocity_w_z
-        - arm_tip_velocity_w_y * cache.wrist_inertia_com_01
-        - cache.wrist_inertia_com_22 * arm_tip_velocity_w_x
-        - p.wrist_mass * (t126 * cache.wrist_com_y + cache.wrist_com_z * t133);
-    let arm_tip_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t117
-        - 0.35991537421130565 * p.section_length * t111
-        - 0.1748223713144484 * t112 * p.section_length;
-    let t374 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_z
-        + arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_z
-        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace0_rate_w_y
-        + 0.5
-            * (cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_x
-                + wrist_composite_rate_id_11 * cache.arm_tip_subspace0_w_y
-                + wrist_composite_momentum_n_x * cache.arm_tip_subspace0_w_z
-                + cache.arm_tip_subspace0_w_x * wrist_composite_rate_id_01
-                + cache.arm_tip_subspace0_v_x * wrist_composite_rate_hd_z
-                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_12
-                - cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_x
-                - cache.arm_tip_subspace0_v_x * wrist_composite_momentum_f_z
-                - wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_x)
-        + arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_01
-        - arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_x;
-    let t375 = 0.5
-        * (arm_slice0_momentum_f_z * arm_slice0_subspace0_w_y
+            * (arm_slice3_position_z * t23 + arm_slice3_position_x * t26)
+        - arm_slice3_velocity_w_z * arm_slice3_inertia_com_12
+        - arm_slice3_velocity_w_y * arm_slice3_inertia_com_00;
+    let t331 = 0.5
+        * (cache.arm_slice0_mass * arm_slice3_subspace0_v_y * t23
+            + arm_slice3_subspace0_w_x * arm_slice3_momentum_n_y
+            + t329 * arm_slice3_subspace0_w_z
+            + arm_slice3_subspace0_v_x * arm_slice3_momentum_f_y
+            + arm_slice3_subspace0_w_x * t330 + arm_slice3_subspace0_w_y * t27
+            - arm_slice3_subspace0_v_x * cache.arm_slice0_mass * t24
+            - arm_slice3_subspace0_w_y * arm_slice3_momentum_n_x
+            - arm_slice3_momentum_f_x * arm_slice3_subspace0_v_y)
+        + arm_slice3_inertia_i_22 * arm_slice3_subspace0_rate_w_z
+        + arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_x
+        + arm_slice3_inertia_i_12 * arm_slice3_subspace0_rate_w_y
+        + arm_slice3_subspace0_rate_w_x * arm_slice3_inertia_i_02
+        - arm_slice3_subspace0_rate_v_x * arm_slice3_inertia_h_y;
+    let t332 = 0.5
+        * (arm_slice1_subspace0_w_z * arm_slice1_momentum_f_x
+            - (cache.arm_slice1_mass * arm_slice1_subspace0_w_x * t182
+                - cache.arm_slice1_mass * arm_slice1_subspace0_w_z * t261)
+            - arm_slice1_subspace0_w_x * arm_slice1_momentum_f_z)
+        + cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_y
+        - (arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_x
+            - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_w_z);
+    let arm_slice0_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t315
+        - 0.1748223713144484 * p.section_length * t323
+        - 0.35991537421130565 * p.section_length * t322
+        - 0.01 * arm_slice0_subspace0_rate_w_y;
+    let t333 = 0.5
+        * (arm_slice0_subspace0_w_y * arm_slice0_momentum_f_z
             - arm_slice0_subspace0_w_z * arm_slice0_momentum_f_y
-            - (arm_slice0_subspace0_w_z * cache.arm_slice0_mass * t220
-                - t217 * cache.arm_slice0_mass * arm_slice0_subspace0_w_y))
-        + cache.arm_slice0_mass * arm_slice0_subspace0_rate_v_x
+            - (cache.arm_slice0_mass * arm_slice0_subspace0_w_z * t295
+                - arm_slice0_subspace0_w_y * t299 * cache.arm_slice0_mass))
+        + arm_slice0_subspace0_rate_v_x * cache.arm_slice0_mass
         - (arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_w_z
             - arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_z);
-    let t376 = -(arm_slice3_inertia_com_01 * arm_slice3_velocity_w_z);
-    let t377 = arm_slice3_inertia_com_02 * arm_slice3_velocity_w_y;
-    let t378 = t376 + t376 + cache.arm_slice0_mass * (t178 - (t177 + t177)) + t377
-        + t377;
-    let t379 = arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_v_z
-        + arm_slice3_inertia_i_00 * arm_slice3_subspace0_rate_w_x
-        + 0.5
-            * (t78 * arm_slice3_subspace0_v_z * cache.arm_slice0_mass
-                + t183 * arm_slice3_subspace0_w_z
-                + arm_slice3_subspace0_v_y * arm_slice3_momentum_f_z
-                + t378 * arm_slice3_subspace0_w_x + arm_slice3_subspace0_w_y * t172
-                + arm_slice3_subspace0_w_y * arm_slice3_momentum_n_z
-                - arm_slice3_momentum_f_y * arm_slice3_subspace0_v_z
-                - arm_slice3_subspace0_v_y * t171 * cache.arm_slice0_mass
-                - arm_slice3_momentum_n_y * arm_slice3_subspace0_w_z)
-        + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_i_02 * arm_slice3_subspace0_rate_w_z
-        - arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_v_y;
-    let t380 = arm_slice0_velocity_w_x * arm_slice0_inertia_com_12;
-    let t381 = -(arm_slice0_velocity_w_y * arm_slice0_inertia_com_02);
-    let t382 = t380 + t380 + (t285 - (t283 + t283)) * cache.arm_slice0_mass + t381
-        + t381;
-    let t383 = 0.5
-        * (arm_slice0_subspace0_w_x * t280 + t290 * arm_slice0_subspace0_w_y
-            + arm_slice0_momentum_n_y * arm_slice0_subspace0_w_x
-            + arm_slice0_momentum_f_y * arm_slice0_subspace0_v_x
-            + arm_slice0_subspace0_w_z * t382
-            + cache.arm_slice0_mass * t218 * arm_slice0_subspace0_v_y
-            - arm_slice0_momentum_n_x * arm_slice0_subspace0_w_y
-            - arm_slice0_subspace0_v_y * arm_slice0_momentum_f_x
-            - cache.arm_slice0_mass * arm_slice0_subspace0_v_x * t220)
-        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_i_22 * arm_slice0_subspace0_rate_w_z
-        + arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_x
-        + arm_slice0_inertia_i_02 * arm_slice0_subspace0_rate_w_x
-        - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_x;
-    let arm_tip_subspace0_rate_v_y = 0.01 * arm_tip_subspace0_rate_w_x
-        + 0.09195266597143173 * t114 * p.section_length
-        + 0.96744666685656 * p.section_length * t121 - 0.02 * arm_tip_subspace0_rate_w_z
-        - 0.2357788243436599 * p.section_length * t125;
-    let t384 = -(arm_tip_velocity_w_z * cache.wrist_inertia_com_01);
-    let t385 = cache.wrist_inertia_com_02 * arm_tip_velocity_w_y;
-    let t386 = flap_slice1_inertia_com_02 * flap_slice1_velocity_w_y;
-    let t387 = flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y;
-    let t388 = flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y;
-    let t389 = (t318 - (t316 + t316)) * cache.flap_slice0_mass;
-    let t390 = (t311 - (t308 + t308)) * cache.flap_slice0_mass;
-    let t391 = -(flap_slice2_inertia_com_01 * flap_slice2_velocity_w_z);
-    let t392 = -(flap_slice0_inertia_com_01 * flap_slice0_velocity_w_z);
-    let t393 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z);
-    let t394 = cache.flap_slice1_mass * (t327 - (t326 + t326));
-    let flap_composite_rate_id_00 = t386 + t386 + t387 + t387 + t388 + t388 + t389 + t390
-        + t391 + t391 + t392 + t392 + t393 + t393 + t394;
-    let wrist_composite_rate_id_00 = t384 + t384 + p.wrist_mass * (t333 - (t332 + t332))
-        + t385 + t385 + flap_composite_rate_id_00;
-    let t395 = -(flap_slice2_inertia_com_12 * flap_slice2_velocity_w_z);
-    let t396 = -(flap_slice0_inertia_com_00 * flap_slice0_velocity_w_y);
-    let t397 = -(flap_slice1_inertia_com_12 * flap_slice1_velocity_w_z);
-    let t398 = flap_slice1_inertia_com_01 * flap_slice1_velocity_w_x;
-    let t399 = flap_slice2_inertia_com_01 * flap_slice2_velocity_w_x;
-    let t400 = -((flap_slice2_position_x * t128 + t295 * flap_slice2_position_z)
+    let t334 = 0.5
+        * (arm_slice2_subspace0_w_y * arm_slice2_momentum_f_z
+            - arm_slice2_momentum_f_y * arm_slice2_subspace0_w_z
+            - (cache.arm_slice1_mass * t203 * arm_slice2_subspace0_w_z
+                - cache.arm_slice1_mass * t217 * arm_slice2_subspace0_w_y))
+        + cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_x
+        - (arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_h_y
+            - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_y);
+    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice0_velocity_w_x * flap_slice0_inertia_h_z
+            - flap_slice0_velocity_w_z * flap_slice0_inertia_h_x);
+    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
+        - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
+            - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
+    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice2_velocity_w_x * flap_slice2_inertia_h_z
+            - flap_slice2_velocity_w_z * flap_slice2_inertia_h_x);
+    let flap_composite_momentum_f_y = flap_slice0_momentum_f_y + flap_slice1_momentum_f_y
+        + flap_slice2_momentum_f_y;
+    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
+    let wrist_composite_momentum_f_y = flap_composite_momentum_f_y + wrist_momentum_f_y;
+    let t335 = -(flap_slice1_inertia_com_00 * flap_slice1_velocity_w_y);
+    let t336 = -((flap_slice0_position_z * t114 + t153 * flap_slice0_position_x)
         * cache.flap_slice0_mass);
-    let t401 = -((flap_slice0_position_z * t296 + t127 * flap_slice0_position_x)
+    let t337 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_01;
+    let t338 = -((flap_slice2_position_x * t144 + flap_slice2_position_z * t109)
         * cache.flap_slice0_mass);
-    let t402 = flap_slice2_inertia_com_22 * flap_slice2_velocity_w_y;
-    let t403 = -(flap_slice1_inertia_com_00 * flap_slice1_velocity_w_y);
-    let t404 = flap_slice1_inertia_com_22 * flap_slice1_velocity_w_y;
-    let t405 = -(cache.flap_slice1_mass
-        * (cache.flap_slice1_position_z * t297 + cache.flap_slice1_position_x * t129));
-    let t406 = flap_slice0_inertia_com_01 * flap_slice0_velocity_w_x;
-    let t407 = -(flap_slice2_inertia_com_00 * flap_slice2_velocity_w_y);
-    let t408 = -(flap_slice0_inertia_com_12 * flap_slice0_velocity_w_z);
-    let t409 = flap_slice0_inertia_com_22 * flap_slice0_velocity_w_y;
-    let flap_composite_rate_id_02 = t395 + t396 + t397 + t398 + t399 + t400 + t401 + t402
-        + t403 + t404 + t405 + t406 + t407 + t408 + t409;
-    let wrist_composite_rate_id_02 = arm_tip_velocity_w_x * cache.wrist_inertia_com_01
-        + cache.wrist_inertia_com_22 * arm_tip_velocity_w_y + flap_composite_rate_id_02
-        - cache.wrist_inertia_com_12 * arm_tip_velocity_w_z
-        - p.wrist_mass * (t298 * cache.wrist_com_z + t126 * cache.wrist_com_x)
-        - cache.wrist_inertia_com_00 * arm_tip_velocity_w_y;
-    let flap_slice2_inertia_i_11 = (t335 + t336 + t337
-        - flap_slice2_position_y * flap_slice2_position_y) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_11;
+    let t339 = -(flap_slice0_inertia_com_00 * flap_slice0_velocity_w_y);
+    let t340 = flap_slice0_inertia_com_22 * flap_slice0_velocity_w_y;
+    let t341 = flap_slice2_inertia_com_22 * flap_slice2_velocity_w_y;
+    let t342 = -(cache.flap_slice1_mass
+        * (t137 * cache.flap_slice1_position_x + t121 * cache.flap_slice1_position_z));
+    let t343 = -(flap_slice2_inertia_com_00 * flap_slice2_velocity_w_y);
+    let t344 = flap_slice2_velocity_w_x * flap_slice2_inertia_com_01;
+    let t345 = -(flap_slice2_velocity_w_z * flap_slice2_inertia_com_12);
+    let t346 = -(flap_slice0_velocity_w_z * flap_slice0_inertia_com_12);
+    let t347 = flap_slice1_inertia_com_22 * flap_slice1_velocity_w_y;
+    let t348 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_01;
+    let t349 = -(flap_slice1_inertia_com_12 * flap_slice1_velocity_w_z);
+    let flap_composite_rate_id_02 = t335 + t336 + t337 + t338 + t339 + t340 + t341 + t342
+        + t343 + t344 + t345 + t346 + t347 + t348 + t349;
+    let wrist_composite_rate_id_02 = cache.wrist_inertia_com_01 * arm_tip_velocity_w_x
+        + flap_composite_rate_id_02 + cache.wrist_inertia_com_22 * arm_tip_velocity_w_y
+        - (cache.wrist_com_z * t106 + t130 * cache.wrist_com_x) * p.wrist_mass
+        - cache.wrist_inertia_com_00 * arm_tip_velocity_w_y
+        - arm_tip_velocity_w_z * cache.wrist_inertia_com_12;
+    let t350 = arm_tip_velocity_w_y * cache.wrist_inertia_com_02;
+    let t351 = flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y;
+    let t352 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z);
+    let t353 = cache.flap_slice1_mass * (t139 - (t136 + t136));
+    let t354 = (t146 - (t143 + t143)) * cache.flap_slice0_mass;
+    let t355 = flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y;
+    let t356 = (t156 - (t155 + t155)) * cache.flap_slice0_mass;
+    let t357 = flap_slice1_inertia_com_02 * flap_slice1_velocity_w_y;
+    let t358 = -(flap_slice2_velocity_w_z * flap_slice2_inertia_com_01);
+    let t359 = -(flap_slice0_velocity_w_z * flap_slice0_inertia_com_01);
+    let flap_composite_rate_id_00 = t351 + t351 + t352 + t352 + t353 + t354 + t355 + t355
+        + t356 + t357 + t357 + t358 + t358 + t359 + t359;
+    let t360 = -(arm_tip_velocity_w_z * cache.wrist_inertia_com_01);
+    let wrist_composite_rate_id_00 = t350 + t350 + flap_composite_rate_id_00 + t360
+        + t360 + p.wrist_mass * (t133 - (t129 + t129));
+    let flap_composite_rate_hd_y = t113 * cache.flap_slice0_mass
+        + t110 * cache.flap_slice0_mass + cache.flap_slice1_mass * t120;
+    let wrist_composite_rate_hd_y = p.wrist_mass * t107 + flap_composite_rate_hd_y;
+    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let flap_slice2_inertia_i_11 = flap_slice2_inertia_com_11
+        + (t94 + t95 + t96 - flap_slice2_position_y * flap_slice2_position_y)
+            * cache.flap_slice0_mass;
     let flap_slice2_momentum_n_y = flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
         + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
-        + flap_slice2_inertia_i_12 * flap_slice2_velocity_w_z
-        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_11
-        - flap_slice2_inertia_h_x * flap_slice2_velocity_v_z;
-    let flap_slice0_inertia_i_11 = (t338 + t339 + t340
-        - flap_slice0_position_y * flap_slice0_position_y) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_11;
-    let flap_slice0_momentum_n_y = flap_slice0_inertia_i_12 * flap_slice0_velocity_w_z
-        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_01
-        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
+        + flap_slice2_inertia_i_11 * flap_slice2_velocity_w_y
+        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_12
+        - flap_slice2_velocity_v_z * flap_slice2_inertia_h_x;
+    let flap_slice0_inertia_i_11 = flap_slice0_inertia_com_11
+        + (t103 + t104 + t105 - flap_slice0_position_y * flap_slice0_position_y)
+            * cache.flap_slice0_mass;
+    let flap_slice0_momentum_n_y = flap_slice0_velocity_w_z * flap_slice0_inertia_i_12
+        + flap_slice0_inertia_i_01 * flap_slice0_velocity_w_x
         + flap_slice0_inertia_i_11 * flap_slice0_velocity_w_y
+        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
         - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
-    let flap_slice1_inertia_i_11 = flap_slice1_inertia_com_11
-        + cache.flap_slice1_mass
-            * (t341 + t342 + t343
-                - cache.flap_slice1_position_y * cache.flap_slice1_position_y);
-    let flap_slice1_momentum_n_y = flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
-        + flap_slice1_inertia_i_01 * flap_slice1_velocity_w_x
-        + flap_slice1_inertia_i_12 * flap_slice1_velocity_w_z
-        + flap_slice1_inertia_i_11 * flap_slice1_velocity_w_y
+    let flap_slice1_inertia_i_11 = cache.flap_slice1_mass
+        * (t97 + t98 + t99 - cache.flap_slice1_position_y * cache.flap_slice1_position_y)
+        + flap_slice1_inertia_com_11;
+    let flap_slice1_momentum_n_y = flap_slice1_inertia_i_12 * flap_slice1_velocity_w_z
+        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_11
+        + flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
+        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_01
         - flap_slice1_inertia_h_x * flap_slice1_velocity_v_z;
     let flap_composite_momentum_n_y = flap_slice2_momentum_n_y + flap_slice0_momentum_n_y
         + flap_slice1_momentum_n_y;
-    let wrist_momentum_n_y = arm_tip_velocity_w_y * cache.wrist_inertia_i_11
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
-        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
-        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
-        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
-    let wrist_composite_momentum_n_y = flap_composite_momentum_n_y + wrist_momentum_n_y;
-    let t410 = cache.wrist_composite_inertia_i_00 * arm_tip_subspace0_rate_w_x
-        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_z
-        + 0.5
-            * (cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_y
-                + cache.arm_tip_subspace0_w_x * wrist_composite_rate_id_00
-                + wrist_composite_rate_id_02 * cache.arm_tip_subspace0_w_z
-                + cache.arm_tip_subspace0_w_y * wrist_composite_rate_id_01
-                + cache.arm_tip_subspace0_v_y * wrist_composite_momentum_f_z
-                + wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_y
-                - cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_y
-                - cache.arm_tip_subspace0_v_y * wrist_composite_rate_hd_z
-                - wrist_composite_momentum_n_y * cache.arm_tip_subspace0_w_z)
-        + arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_i_01
+    let wrist_composite_momentum_n_y = wrist_momentum_n_y + flap_composite_momentum_n_y;
+    let t361 = arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_00
         + arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_y
-        - arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_h_z;
-    let arm_slice1_subspace0_rate_v_z = 0.1829865712999871 * p.section_length * t242
-        + 0.02 * arm_slice1_subspace0_rate_w_y
-        + 0.90270109637546 * p.section_length * t252
-        + 0.3894183423086505 * p.section_length * t248;
-    let t411 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_z
+        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_z
+        + arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_i_01
         + 0.5
-            * (arm_slice1_subspace0_w_x * arm_slice1_momentum_f_y
-                - (cache.arm_slice1_mass * arm_slice1_subspace0_w_y * t257
-                    - t261 * cache.arm_slice1_mass * arm_slice1_subspace0_w_x)
-                - arm_slice1_subspace0_w_y * arm_slice1_momentum_f_x)
-        - (arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_w_y
-            - arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_h_y);
-    let arm_slice1_momentum_n_z = arm_slice1_velocity_w_x * arm_slice1_inertia_i_02
-        + arm_slice1_inertia_i_12 * arm_slice1_velocity_w_y
-        + arm_slice1_inertia_i_22 * arm_slice1_velocity_w_z
-        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
-        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
-    let t412 = arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z;
-    let t413 = -(arm_slice1_velocity_w_x * arm_slice1_inertia_com_12);
-    let t414 = t412 + t412 + cache.arm_slice1_mass * (t263 - (t262 + t262)) + t413
-        + t413;
-    let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
-        - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
-            - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
-    let t415 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_12
-        + arm_slice1_inertia_com_00 * arm_slice1_velocity_w_z
-        - arm_slice1_velocity_w_x * arm_slice1_inertia_com_02
+            * (wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_y
+                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_02
+                + cache.arm_tip_subspace0_v_y * wrist_composite_momentum_f_z
+                + wrist_composite_rate_id_00 * cache.arm_tip_subspace0_w_x
+                + cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_y
+                + wrist_composite_rate_id_01 * cache.arm_tip_subspace0_w_y
+                - cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_y
+                - wrist_composite_rate_hd_z * cache.arm_tip_subspace0_v_y
+                - cache.arm_tip_subspace0_w_z * wrist_composite_momentum_n_y)
+        - arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_h_z;
+    let t362 = 0.5
+        * (arm_slice3_subspace0_w_y * arm_slice3_momentum_f_z
+            - arm_slice3_subspace0_w_z * arm_slice3_momentum_f_y
+            - (cache.arm_slice0_mass * arm_slice3_subspace0_w_z * t24
+                - arm_slice3_subspace0_w_y * t26 * cache.arm_slice0_mass))
+        + arm_slice3_subspace0_rate_v_x * cache.arm_slice0_mass
+        - (arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_z
+            - arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_h_z);
+    let t363 = arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_m
+        + 0.5
+            * (wrist_composite_momentum_f_y * cache.arm_tip_subspace0_w_x
+                - wrist_composite_momentum_f_x * cache.arm_tip_subspace0_w_y
+                - (wrist_composite_rate_hd_x * cache.arm_tip_subspace0_w_y
+                    - wrist_composite_rate_hd_y * cache.arm_tip_subspace0_w_x))
+        - (cache.wrist_composite_inertia_h_x * arm_tip_subspace0_rate_w_y
+            - cache.wrist_composite_inertia_h_y * arm_tip_subspace0_rate_w_x);
+    let t364 = cache.wrist_inertia_com_12 * arm_tip_velocity_w_x;
+    let t365 = -(arm_tip_velocity_w_y * cache.wrist_inertia_com_02);
+    let t366 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_12;
+    let t367 = cache.flap_slice1_mass * (t139 - (t138 + t138));
+    let t368 = flap_slice0_inertia_com_12 * flap_slice0_velocity_w_x;
+    let t369 = flap_slice2_velocity_w_x * flap_slice2_inertia_com_12;
+    let t370 = -(flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y);
+    let t371 = (t146 - (t145 + t145)) * cache.flap_slice0_mass;
+    let t372 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y);
+    let t373 = (t156 - (t154 + t154)) * cache.flap_slice0_mass;
+    let t374 = -(flap_slice1_inertia_com_02 * flap_slice1_velocity_w_y);
+    let flap_composite_rate_id_22 = t366 + t366 + t367 + t368 + t368 + t369 + t369 + t370
+        + t370 + t371 + t372 + t372 + t373 + t374 + t374;
+    let wrist_composite_rate_id_22 = t364 + t364 + t365 + t365
+        + p.wrist_mass * (t133 - (t131 + t131)) + flap_composite_rate_id_22;
+    let t375 = 0.5
+        * (wrist_composite_momentum_f_y * cache.arm_tip_subspace0_v_x
+            + wrist_composite_rate_id_12 * cache.arm_tip_subspace0_w_y
+            + wrist_composite_rate_hd_x * cache.arm_tip_subspace0_v_y
+            + wrist_composite_rate_id_22 * cache.arm_tip_subspace0_w_z
+            + wrist_composite_rate_id_02 * cache.arm_tip_subspace0_w_x
+            + wrist_composite_momentum_n_y * cache.arm_tip_subspace0_w_x
+            - wrist_composite_momentum_f_x * cache.arm_tip_subspace0_v_y
+            - cache.arm_tip_subspace0_w_y * wrist_composite_momentum_n_x
+            - wrist_composite_rate_hd_y * cache.arm_tip_subspace0_v_x)
+        + cache.wrist_composite_inertia_i_22 * arm_tip_subspace0_rate_w_z
+        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_x
+        + arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_i_12
+        + cache.wrist_composite_inertia_h_x * arm_tip_subspace0_rate_v_y
+        - arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_y;
+    let arm_slice1_subspace0_rate_v_z = 0.90270109637546 * t201 * p.section_length
+        + 0.02 * arm_slice1_subspace0_rate_w_y
+        + 0.1829865712999871 * t197 * p.section_length
+        + 0.3894183423086505 * p.section_length * t193;
+    let t376 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_z
+        + 0.5
+            * (arm_slice1_momentum_f_y * arm_slice1_subspace0_w_x
+                - arm_slice1_subspace0_w_y * arm_slice1_momentum_f_x
+                - (arm_slice1_subspace0_w_y * cache.arm_slice1_mass * t261
+                    - cache.arm_slice1_mass * t183 * arm_slice1_subspace0_w_x))
+        - (arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_h_x
+            - arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_w_x);
+    let t377 = arm_slice1_velocity_w_z * arm_slice1_inertia_com_00
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_com_12
+        - arm_slice1_inertia_com_02 * arm_slice1_velocity_w_x
         - cache.arm_slice1_mass
-            * (t261 * arm_slice1_position_x + arm_slice1_position_y * t257)
+            * (t261 * arm_slice1_position_y + arm_slice1_position_x * t183)
         - arm_slice1_inertia_com_11 * arm_slice1_velocity_w_z;
-    let t416 = arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_z
+    let t378 = -(arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z);
+    let t379 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_02;
+    let t380 = t378 + t378 + cache.arm_slice1_mass * (t264 - (t262 + t262)) + t379
+        + t379;
+    let arm_slice1_momentum_n_z = arm_slice1_velocity_w_y * arm_slice1_inertia_i_12
+        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
+        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_22
+        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_x
+        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
+    let t381 = arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_z
+        + arm_slice1_subspace0_rate_v_z * arm_slice1_inertia_h_y
+        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_i_00 * arm_slice1_subspace0_rate_w_x
+        + 0.5
+            * (arm_slice1_momentum_f_z * arm_slice1_subspace0_v_y
+                + cache.arm_slice1_mass * t183 * arm_slice1_subspace0_v_z
+                + t267 * arm_slice1_subspace0_w_z + arm_slice1_subspace0_w_y * t377
+                + t380 * arm_slice1_subspace0_w_x
+                + arm_slice1_subspace0_w_y * arm_slice1_momentum_n_z
+                - arm_slice1_subspace0_w_z * arm_slice1_momentum_n_y
+                - cache.arm_slice1_mass * arm_slice1_subspace0_v_y * t182
+                - arm_slice1_momentum_f_y * arm_slice1_subspace0_v_z)
+        - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_v_y;
+    let t382 = 0.5
+        * (cache.arm_tip_subspace0_w_y * wrist_composite_momentum_f_z
+            - cache.arm_tip_subspace0_w_z * wrist_composite_momentum_f_y
+            - (cache.arm_tip_subspace0_w_z * wrist_composite_rate_hd_y
+                - wrist_composite_rate_hd_z * cache.arm_tip_subspace0_w_y))
+        + arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_m
+        - (cache.wrist_composite_inertia_h_y * arm_tip_subspace0_rate_w_z
+            - cache.wrist_composite_inertia_h_z * arm_tip_subspace0_rate_w_y);
+    let t383 = 0.5
+        * (arm_slice3_subspace0_w_x * arm_slice3_momentum_f_y
+            - arm_slice3_subspace0_w_y * arm_slice3_momentum_f_x
+            - (arm_slice3_subspace0_w_y * cache.arm_slice0_mass * t23
+                - arm_slice3_subspace0_w_x * cache.arm_slice0_mass * t24))
+        + arm_slice3_subspace0_rate_v_z * cache.arm_slice0_mass
+        - (arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_h_x
+            - arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_x);
+    let t384 = arm_slice2_velocity_w_x * arm_slice2_inertia_com_12;
+    let t385 = -(arm_slice2_velocity_w_y * arm_slice2_inertia_com_02);
+    let t386 = t384 + t384 + cache.arm_slice1_mass * (t224 - (t221 + t221)) + t385
+        + t385;
+    let t387 = arm_slice2_inertia_i_12 * arm_slice2_subspace0_rate_w_y
+        + arm_slice2_subspace0_rate_v_y * arm_slice2_inertia_h_x
+        + arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_x
+        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_22
+        + 0.5
+            * (arm_slice2_subspace0_w_x * arm_slice2_momentum_n_y
+                + arm_slice2_subspace0_w_y * t275 + t386 * arm_slice2_subspace0_w_z
+                + cache.arm_slice1_mass * arm_slice2_subspace0_v_y * t215
+                + arm_slice2_subspace0_w_x * t218
+                + arm_slice2_momentum_f_y * arm_slice2_subspace0_v_x
+                - arm_slice2_momentum_n_x * arm_slice2_subspace0_w_y
+                - arm_slice2_momentum_f_x * arm_slice2_subspace0_v_y
+                - cache.arm_slice1_mass * t203 * arm_slice2_subspace0_v_x)
+        - arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_v_x;
+    let t388 = cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_y
+        + 0.5
+            * (arm_slice2_momentum_f_x * arm_slice2_subspace0_w_z
+                - arm_slice2_subspace0_w_x * arm_slice2_momentum_f_z
+                - (cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t217
+                    - cache.arm_slice1_mass * t215 * arm_slice2_subspace0_w_z))
+        - (arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_x
+            - arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_h_x);
+    let t389 = arm_slice0_inertia_com_12 * arm_slice0_velocity_w_x;
+    let t390 = -(arm_slice0_velocity_w_y * arm_slice0_inertia_com_02);
+    let t391 = t389 + t389 + (t301 - (t300 + t300)) * cache.arm_slice0_mass + t390
+        + t390;
+    let arm_slice0_momentum_n_x = arm_slice0_velocity_w_y * arm_slice0_inertia_i_01
+        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_02
+        + arm_slice0_inertia_i_00 * arm_slice0_velocity_w_x
+        - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
+    let t392 = arm_slice0_inertia_com_11 * arm_slice0_velocity_w_x
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_com_02
+        - (t299 * arm_slice0_position_y + arm_slice0_position_z * t295)
+            * cache.arm_slice0_mass - arm_slice0_velocity_w_y * arm_slice0_inertia_com_01
+        - arm_slice0_inertia_com_22 * arm_slice0_velocity_w_x;
+    let t393 = arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_i_22
+        + arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_x
+        + arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_i_02
+        + 0.5
+            * (arm_slice0_subspace0_v_x * arm_slice0_momentum_f_y
+                + t297 * cache.arm_slice0_mass * arm_slice0_subspace0_v_y
+                + t391 * arm_slice0_subspace0_w_z + arm_slice0_subspace0_w_x * t305
+                + arm_slice0_momentum_n_y * arm_slice0_subspace0_w_x
+                + arm_slice0_subspace0_w_y * t392
+                - arm_slice0_momentum_f_x * arm_slice0_subspace0_v_y
+                - cache.arm_slice0_mass * t295 * arm_slice0_subspace0_v_x
+                - arm_slice0_subspace0_w_y * arm_slice0_momentum_n_x)
+        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_12
+        - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_x;
+    let t394 = arm_slice0_subspace0_rate_v_z * cache.arm_slice0_mass
+        + 0.5
+            * (arm_slice0_subspace0_w_x * arm_slice0_momentum_f_y
+                - (arm_slice0_subspace0_w_y * t297 * cache.arm_slice0_mass
+                    - arm_slice0_subspace0_w_x * cache.arm_slice0_mass * t295)
+                - arm_slice0_subspace0_w_y * arm_slice0_momentum_f_x)
+        - (arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_x
+            - arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_h_y);
+    let t395 = -(arm_slice1_velocity_w_x * arm_slice1_inertia_com_12);
+    let t396 = arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z;
+    let t397 = (t264 - (t263 + t263)) * cache.arm_slice1_mass + t395 + t395 + t396
+        + t396;
+    let t398 = arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_v_x
         + arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_i_01
         + 0.5
-            * (arm_slice1_subspace0_v_z * arm_slice1_momentum_f_x
-                + cache.arm_slice1_mass * arm_slice1_subspace0_v_x * t259
-                + t266 * arm_slice1_subspace0_w_z + t414 * arm_slice1_subspace0_w_y
-                + arm_slice1_subspace0_w_z * arm_slice1_momentum_n_x
-                + arm_slice1_subspace0_w_x * t415
+            * (arm_slice1_subspace0_w_y * t397 + t377 * arm_slice1_subspace0_w_x
+                + cache.arm_slice1_mass * arm_slice1_subspace0_v_x * t182
+                + arm_slice1_momentum_n_x * arm_slice1_subspace0_w_z
+                + t266 * arm_slice1_subspace0_w_z
+                + arm_slice1_momentum_f_x * arm_slice1_subspace0_v_z
                 - arm_slice1_subspace0_w_x * arm_slice1_momentum_n_z
-                - arm_slice1_subspace0_v_x * arm_slice1_momentum_f_z
-                - cache.arm_slice1_mass * arm_slice1_subspace0_v_z * t257)
-        + arm_slice1_inertia_i_11 * arm_slice1_subspace0_rate_w_y
-        + arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_v_x
+                - cache.arm_slice1_mass * t261 * arm_slice1_subspace0_v_z
+                - arm_slice1_momentum_f_z * arm_slice1_subspace0_v_x)
+        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_11
+        + arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_z
         - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_v_z;
-    let t417 = arm_slice3_subspace0_rate_v_y * cache.arm_slice0_mass
+    let t399 = -(arm_slice3_velocity_w_z * arm_slice3_inertia_com_01);
+    let t400 = arm_slice3_velocity_w_y * arm_slice3_inertia_com_02;
+    let t401 = (t32 - (t29 + t29)) * cache.arm_slice0_mass + t399 + t399 + t400 + t400;
+    let t402 = arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_01
+        + arm_slice3_inertia_i_02 * arm_slice3_subspace0_rate_w_z
+        + arm_slice3_subspace0_rate_v_z * arm_slice3_inertia_h_y
+        + arm_slice3_inertia_i_00 * arm_slice3_subspace0_rate_w_x
         + 0.5
-            * (arm_slice3_momentum_f_x * arm_slice3_subspace0_w_z
-                - (arm_slice3_subspace0_w_x * t171 * cache.arm_slice0_mass
-                    - t79 * arm_slice3_subspace0_w_z * cache.arm_slice0_mass)
-                - arm_slice3_subspace0_w_x * arm_slice3_momentum_f_z)
-        - (arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_x
-            - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_z);
-    let t418 = arm_slice3_subspace0_rate_v_x * cache.arm_slice0_mass
+            * (t330 * arm_slice3_subspace0_w_z
+                + arm_slice3_momentum_f_z * arm_slice3_subspace0_v_y
+                + arm_slice3_subspace0_w_y * arm_slice3_momentum_n_z
+                + arm_slice3_subspace0_w_y * t25
+                + arm_slice3_subspace0_v_z * cache.arm_slice0_mass * t24
+                + arm_slice3_subspace0_w_x * t401
+                - arm_slice3_subspace0_v_z * arm_slice3_momentum_f_y
+                - arm_slice3_momentum_n_y * arm_slice3_subspace0_w_z
+                - t26 * cache.arm_slice0_mass * arm_slice3_subspace0_v_y)
+        - arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_z;
+    let t403 = -(arm_slice0_inertia_com_12 * arm_slice0_velocity_w_x);
+    let t404 = arm_slice0_velocity_w_z * arm_slice0_inertia_com_01;
+    let t405 = cache.arm_slice0_mass * (t301 - (t296 + t296)) + t403 + t403 + t404
+        + t404;
+    let t406 = arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_i_01
+        + arm_slice0_subspace0_rate_v_x * arm_slice0_inertia_h_z
+        + arm_slice0_inertia_i_12 * arm_slice0_subspace0_rate_w_z
+        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_11
         + 0.5
-            * (arm_slice3_subspace0_w_y * arm_slice3_momentum_f_z
-                - (t78 * arm_slice3_subspace0_w_z * cache.arm_slice0_mass
-                    - arm_slice3_subspace0_w_y * t171 * cache.arm_slice0_mass)
-                - arm_slice3_momentum_f_y * arm_slice3_subspace0_w_z)
-        - (arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_z
-            - arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_y);
-    let t419 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_02;
-    let t420 = -(arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z);
-    let t421 = cache.arm_slice1_mass * (t263 - (t258 + t258)) + t419 + t419 + t420
-        + t420;
-    let t422 = arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_i_00
-        + arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_v_z
-        + 0.5
-            * (t267 * arm_slice1_subspace0_w_z + arm_slice1_subspace0_w_y * t415
-                + arm_slice1_subspace0_w_y * arm_slice1_momentum_n_z
-                + arm_slice1_subspace0_v_y * arm_slice1_momentum_f_z
-                + t261 * cache.arm_slice1_mass * arm_slice1_subspace0_v_z
-                + arm_slice1_subspace0_w_x * t421
-                - cache.arm_slice1_mass * arm_slice1_subspace0_v_y * t259
-                - arm_slice1_momentum_f_y * arm_slice1_subspace0_v_z
-                - arm_slice1_momentum_n_y * arm_slice1_subspace0_w_z)
-        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_z
-        - arm_slice1_subspace0_rate_v_y * arm_slice1_inertia_h_z;
-    let t423 = -(cache.wrist_inertia_com_02 * arm_tip_velocity_w_y);
-    let t424 = arm_tip_velocity_w_x * cache.wrist_inertia_com_12;
-    let t425 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y);
-    let t426 = (t318 - (t317 + t317)) * cache.flap_slice0_mass;
-    let t427 = cache.flap_slice1_mass * (t327 - (t325 + t325));
-    let t428 = -(flap_slice1_inertia_com_02 * flap_slice1_velocity_w_y);
-    let t429 = (t311 - (t310 + t310)) * cache.flap_slice0_mass;
-    let t430 = flap_slice2_inertia_com_12 * flap_slice2_velocity_w_x;
-    let t431 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_12;
-    let t432 = -(flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y);
-    let t433 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_12;
-    let flap_composite_rate_id_22 = t425 + t425 + t426 + t427 + t428 + t428 + t429 + t430
-        + t430 + t431 + t431 + t432 + t432 + t433 + t433;
-    let wrist_composite_rate_id_22 = t423 + t423 + t424 + t424
-        + flap_composite_rate_id_22 + p.wrist_mass * (t333 - (t331 + t331));
-    let t434 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_y
-        + 0.5
-            * (wrist_composite_momentum_n_y * cache.arm_tip_subspace0_w_x
-                + wrist_composite_rate_id_22 * cache.arm_tip_subspace0_w_z
-                + wrist_composite_rate_hd_x * cache.arm_tip_subspace0_v_y
-                + wrist_composite_rate_id_02 * cache.arm_tip_subspace0_w_x
-                + cache.arm_tip_subspace0_w_y * wrist_composite_rate_id_12
-                + cache.arm_tip_subspace0_v_x * wrist_composite_momentum_f_y
-                - wrist_composite_momentum_n_x * cache.arm_tip_subspace0_w_y
-                - cache.arm_tip_subspace0_v_y * wrist_composite_momentum_f_x
-                - cache.arm_tip_subspace0_v_x * wrist_composite_rate_hd_y)
-        + arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_h_x
-        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_x
-        + cache.wrist_composite_inertia_i_22 * arm_tip_subspace0_rate_w_z
-        - arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_y;
-    let t435 = 0.5
-        * (cache.arm_tip_subspace0_w_z * wrist_composite_momentum_f_x
-            - wrist_composite_momentum_f_z * cache.arm_tip_subspace0_w_x
-            - (wrist_composite_rate_hd_z * cache.arm_tip_subspace0_w_x
-                - wrist_composite_rate_hd_x * cache.arm_tip_subspace0_w_z))
-        + arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_m
-        - (arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_h_z
-            - arm_tip_subspace0_rate_w_z * cache.wrist_composite_inertia_h_x);
-    let t436 = arm_slice1_subspace0_rate_v_y * cache.arm_slice1_mass
-        + 0.5
-            * (arm_slice1_subspace0_w_z * arm_slice1_momentum_f_x
-                - arm_slice1_subspace0_w_x * arm_slice1_momentum_f_z
-                - (cache.arm_slice1_mass * arm_slice1_subspace0_w_x * t259
-                    - cache.arm_slice1_mass * arm_slice1_subspace0_w_z * t257))
-        - (arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_x
-            - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_w_z);
-    let t437 = arm_slice2_inertia_com_01 * arm_slice2_velocity_w_z;
-    let t438 = -(arm_slice2_velocity_w_x * arm_slice2_inertia_com_12);
-    let t439 = cache.arm_slice1_mass * (t155 - (t154 + t154)) + t437 + t437 + t438
-        + t438;
-    let t440 = arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_11
-        + 0.5
-            * (arm_slice2_momentum_n_x * arm_slice2_subspace0_w_z
-                + arm_slice2_subspace0_w_x * t191
-                + cache.arm_slice1_mass * arm_slice2_subspace0_v_x * t146
-                + arm_slice2_subspace0_v_z * arm_slice2_momentum_f_x
-                + arm_slice2_subspace0_w_y * t439 + arm_slice2_subspace0_w_z * t151
-                - arm_slice2_momentum_f_z * arm_slice2_subspace0_v_x
-                - cache.arm_slice1_mass * t1 * arm_slice2_subspace0_v_z
-                - arm_slice2_subspace0_w_x * arm_slice2_momentum_n_z)
-        + arm_slice2_subspace0_rate_w_x * arm_slice2_inertia_i_01
-        + arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_x
-        + arm_slice2_inertia_i_12 * arm_slice2_subspace0_rate_w_z
-        - arm_slice2_subspace0_rate_v_z * arm_slice2_inertia_h_x;
-    let t441 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_x
-        + 0.5
-            * (arm_slice1_subspace0_w_y * arm_slice1_momentum_f_z
-                - arm_slice1_subspace0_w_z * arm_slice1_momentum_f_y
-                - (t261 * cache.arm_slice1_mass * arm_slice1_subspace0_w_z
-                    - cache.arm_slice1_mass * arm_slice1_subspace0_w_y * t259))
-        - (arm_slice1_subspace0_rate_w_z * arm_slice1_inertia_h_y
-            - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_y);
-    let t442 = arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_m
-        + 0.5
-            * (cache.arm_tip_subspace0_w_x * wrist_composite_momentum_f_y
-                - (wrist_composite_rate_hd_x * cache.arm_tip_subspace0_w_y
-                    - cache.arm_tip_subspace0_w_x * wrist_composite_rate_hd_y)
-                - cache.arm_tip_subspace0_w_y * wrist_composite_momentum_f_x)
-        - (arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_h_x
-            - arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_h_y);
-    let t443 = 2.0 * arm_bend_z * arm_bend_y;
-    let t444 = 2.0 * t11;
-    let t445 = arm_bend_z_rate
-        * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t29
-            + 0.000023239929348011262 * t443 * cache.arm_slice0_bend_c4)
-        + (0.000023239929348011262 * cache.arm_slice0_bend_c4 * t444
-            + 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t135
-            + 0.004820780989426014 * cache.arm_slice0_bend_c2) * arm_bend_y_rate;
-    let t446 = 3.0 * arm_bend_z * t11;
-    let t447 = 0.0000016135911537792344 * t446 * cache.arm_slice0_bend_c5;
-    let t448 = -(arm_bend_z * t11);
-    let t449 = 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t448;
-    let t450 = -(arm_bend_y * t2);
-    let t451 = 3.0 * arm_bend_y * t2;
-    let t452 = (t447 + t449
+            * (arm_slice0_subspace0_w_x * t304 + t392 * arm_slice0_subspace0_w_z
+                + t299 * cache.arm_slice0_mass * arm_slice0_subspace0_v_x
+                + arm_slice0_subspace0_w_y * t405
+                + arm_slice0_momentum_n_x * arm_slice0_subspace0_w_z
+                + arm_slice0_momentum_f_x * arm_slice0_subspace0_v_z
+                - arm_slice0_subspace0_w_x * arm_slice0_momentum_n_z
+                - arm_slice0_momentum_f_z * arm_slice0_subspace0_v_x
+                - t297 * cache.arm_slice0_mass * arm_slice0_subspace0_v_z)
+        - arm_slice0_subspace0_rate_v_z * arm_slice0_inertia_h_x;
+    let t407 = -(0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t5);
+    let t408 = 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t5;
+    let t409 = (0.000004840773461337703 * cache.arm_slice0_bend_c5 * t52
+        + 0.000669431429188969 * arm_bend_y * cache.arm_slice0_bend_c3
+        - 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t52) * arm_bend_y_rate
+        + (t407 + t408) * arm_bend_z_rate;
+    let t410 = (t407 + t408
         + 0.0003347157145944845 * arm_bend_z * cache.arm_slice0_bend_c3)
         * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.0000016135911537792344 * t450 * cache.arm_slice0_bend_c4
-                + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t451
-                + 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3);
-    let t453 = -t54;
-    let t454 = 3.0 * t54;
-    let t455 = 2.0 * arm_bend_y;
-    let t456 = arm_bend_z_rate * (t447 + t449)
-        + (0.0000016135911537792344 * t453 * cache.arm_slice0_bend_c4
-            + 0.0000016135911537792344 * cache.arm_slice0_bend_c5 * t454
-            + 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t455) * arm_bend_y_rate;
-    let arm_slice0_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t445
-        - 0.35991537421130565 * t452 * p.section_length
-        - 0.1748223713144484 * t456 * p.section_length;
-    let t457 = 0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2;
-    let t458 = 0.0003347157145944845 * t18 * cache.arm_slice0_bend_c3;
-    let t459 = t208 + t209
-        - (t452 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t445)
-        - (t195 * t458 - t199 * t457);
-    let arm_slice0_subspace1_rate_w_z = 0.90270109637546 * t452 * p.section_length
-        + 0.3894183423086505 * p.section_length * t445
-        + 0.1829865712999871 * t456 * p.section_length;
-    let t460 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t11
+        + (0.000004840773461337703 * t1 * cache.arm_slice0_bend_c5
+            + 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3
+            - 0.0000016135911537792344 * t1 * cache.arm_slice0_bend_c4)
+            * arm_bend_z_rate;
+    let t411 = arm_bend_z_rate
+        * (0.000046479858696022525 * t7 * cache.arm_slice0_bend_c4
+            - 0.000023239929348011262 * t7 * cache.arm_slice0_bend_c3)
+        + (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t4
+            + 0.004820780989426014 * cache.arm_slice0_bend_c2
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t4) * arm_bend_y_rate;
+    let arm_slice0_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t409
+        + 0.90270109637546 * t410 * p.section_length
+        + 0.3894183423086505 * p.section_length * t411;
+    let arm_slice0_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t411
+        + 0.96744666685656 * p.section_length * t409
+        - 0.2357788243436599 * t410 * p.section_length;
+    let t412 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t4
         - 0.06943184420297371;
-    let t461 = -(3.0 * arm_bend_z * p.section_length);
-    let t462 = 8.0 * p.section_length * t7;
-    let t463 = -(5.0 * p.section_length * t7);
-    let t464 = p.section_length * t7;
-    let t465 = 6.0 * arm_bend_z * p.section_length;
-    let t466 = arm_bend_y_rate * t207
+    let t413 = 0.0003347157145944845 * t7 * cache.arm_slice0_bend_c3;
+    let t414 = t314 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.000023239929348011262 * t461 * cache.arm_slice0_bend_c3
-                + 0.0000001120346095964964 * cache.arm_slice0_bend_c6 * t462
-                + 0.0000001120346095964964 * t463 * cache.arm_slice0_bend_c5
-                + 0.0000001120346095964964 * t464 * cache.arm_slice0_bend_c4
-                + 0.000023239929348011262 * t465 * cache.arm_slice0_bend_c4)
-        - (t210 * t457 - t460 * t195)
-        - (t445 * cache.arm_slice0_local_com_y - t456 * cache.arm_slice0_local_com_x);
-    let t467 = p.section_length * t2;
-    let t468 = -(3.0 * p.section_length * t2);
-    let t469 = 3.0 * p.section_length * t2;
-    let t470 = t215 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t467
-                + 0.0000016135911537792344 * t468 * cache.arm_slice0_bend_c4 + t213
-                + 0.0000016135911537792344 * t469 * cache.arm_slice0_bend_c5 + t214)
-        - (t460 * t199 - t210 * t458)
-        - (cache.arm_slice0_local_com_z * t456 - t452 * cache.arm_slice0_local_com_y);
-    let arm_slice0_subspace1_rate_v_y = 0.01 * arm_slice0_subspace1_rate_w_x
-        + 0.96744666685656 * p.section_length * t459
-        + 0.09195266597143173 * t470 * p.section_length
-        - 0.02 * arm_slice0_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t466;
-    let t471 = arm_slice0_subspace1_rate_v_y * cache.arm_slice0_mass
-        + 0.5
-            * (arm_slice0_momentum_f_x * arm_slice0_subspace1_w_z
-                - arm_slice0_momentum_f_z * arm_slice0_subspace1_w_x
-                - (t217 * arm_slice0_subspace1_w_x * cache.arm_slice0_mass
-                    - cache.arm_slice0_mass * t218 * arm_slice0_subspace1_w_z))
-        - (arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_h_z
-            - arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_x);
-    let t472 = 0.003914101352555533 * cache.arm_slice1_bend_c4 * t448;
-    let t473 = 0.003914101352555533 * t446 * cache.arm_slice1_bend_c5;
-    let t474 = (0.035940096619352636 * cache.arm_slice1_bend_c3 * t455
-        + 0.003914101352555533 * t453 * cache.arm_slice1_bend_c4
-        + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t454) * arm_bend_y_rate
-        + arm_bend_z_rate * (t472 + t473);
-    let t475 = (t472 + 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3
-        + t473) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3
-                + 0.003914101352555533 * t450 * cache.arm_slice1_bend_c4
-                + 0.003914101352555533 * cache.arm_slice1_bend_c5 * t451);
-    let t476 = arm_bend_z_rate
-        * (0.01186057253208228 * t443 * cache.arm_slice1_bend_c4
-            + 0.01186057253208228 * cache.arm_slice1_bend_c3 * t29)
-        + (0.01186057253208228 * cache.arm_slice1_bend_c3 * t135
-            + 0.10890625570683385 * cache.arm_slice1_bend_c2
-            + 0.01186057253208228 * cache.arm_slice1_bend_c4 * t444) * arm_bend_y_rate;
-    let arm_slice1_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t474
-        + 0.09195266597143173 * p.section_length * t476
-        - 0.2357788243436599 * p.section_length * t475;
-    let arm_slice1_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t476
-        - 0.1748223713144484 * p.section_length * t474
-        - 0.35991537421130565 * p.section_length * t475;
-    let t477 = 0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2;
-    let t478 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t11
-        - 0.33000947820757187;
-    let t479 = t249 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.0012916905450084026 * t464 * cache.arm_slice1_bend_c4
-                + 0.01186057253208228 * t461 * cache.arm_slice1_bend_c3
-                + 0.0012916905450084026 * t462 * cache.arm_slice1_bend_c6
-                + 0.01186057253208228 * t465 * cache.arm_slice1_bend_c4
-                + 0.0012916905450084026 * t463 * cache.arm_slice1_bend_c5)
-        - (t477 * t243 - t478 * t237)
-        - (cache.arm_slice1_local_com_y * t476 - t474 * cache.arm_slice1_local_com_x);
-    let t480 = 0.035940096619352636 * t18 * cache.arm_slice1_bend_c3;
-    let t481 = t245 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t246 + 0.003914101352555533 * t468 * cache.arm_slice1_bend_c4 + t247
-                + 0.003914101352555533 * t469 * cache.arm_slice1_bend_c5
-                + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t467)
-        - (t240 * t478 - t243 * t480)
-        - (cache.arm_slice1_local_com_z * t474 - t475 * cache.arm_slice1_local_com_y);
-    let t482 = t250 + t251 - (t237 * t480 - t240 * t477)
-        - (t475 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t476);
-    let arm_slice1_subspace1_rate_v_z = 0.02 * arm_slice1_subspace1_rate_w_y
-        + 0.90270109637546 * p.section_length * t479
-        + 0.3894183423086505 * p.section_length * t481
-        + 0.1829865712999871 * p.section_length * t482;
-    let t483 = cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_z
-        + 0.5
-            * (arm_slice1_momentum_f_y * arm_slice1_subspace1_w_x
-                - arm_slice1_subspace1_w_y * arm_slice1_momentum_f_x
-                - (cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t257
-                    - t261 * cache.arm_slice1_mass * arm_slice1_subspace1_w_x))
-        - (arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_y
-            - arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_h_y);
-    let t484 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t18;
-    let t485 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t11 - 0.9305681557970262;
-    let t486 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t448;
-    let t487 = 0.6978160177890329 * t446 * cache.arm_slice3_bend_c5;
-    let t488 = (t486 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z + t487)
-        * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.6978160177890329 * cache.arm_slice3_bend_c5 * t451
-                + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t450
-                + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y);
-    let t489 = arm_bend_z_rate * (t486 + t487)
-        + (0.8058320946447624 * cache.arm_slice3_bend_c3 * t455
-            + 0.6978160177890329 * t453 * cache.arm_slice3_bend_c4
-            + 0.6978160177890329 * cache.arm_slice3_bend_c5 * t454) * arm_bend_y_rate;
-    let t490 = t82 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t80 + t81 + 0.6978160177890329 * t469 * cache.arm_slice3_bend_c5
-                + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t468
-                + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t467)
-        - (t85 * t485 - t88 * t484)
-        - (cache.arm_slice3_local_com_z * t489 - t488 * cache.arm_slice3_local_com_y);
-    let t491 = (0.8659570925834785 * cache.arm_slice3_bend_c2
-        + 0.7498816861956312 * cache.arm_slice3_bend_c4 * t444
-        + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t135) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.7498816861956312 * cache.arm_slice3_bend_c3 * t29
-                + 0.7498816861956312 * t443 * cache.arm_slice3_bend_c4);
-    let arm_slice3_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t489
-        + 0.09195266597143173 * p.section_length * t491
-        - 0.2357788243436599 * p.section_length * t488;
-    let t492 = 0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2;
-    let t493 = t91 + t93
-        - (cache.arm_slice3_local_com_x * t488 - cache.arm_slice3_local_com_z * t491)
-        - (t95 * t484 - t85 * t492);
-    let t494 = t90 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.6493653647595652 * t463 * cache.arm_slice3_bend_c5
-                + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t464
-                + 0.7498816861956312 * cache.arm_slice3_bend_c3 * t461
-                + 0.6493653647595652 * t462 * cache.arm_slice3_bend_c6
-                + 0.7498816861956312 * t465 * cache.arm_slice3_bend_c4)
-        - (cache.arm_slice3_local_com_y * t491 - cache.arm_slice3_local_com_x * t489)
-        - (t88 * t492 - t485 * t95);
-    let arm_slice3_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t490
-        - 0.01 * arm_slice3_subspace1_rate_w_y
-        - 0.1748223713144484 * p.section_length * t493
-        - 0.35991537421130565 * p.section_length * t494;
-    let arm_slice3_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t491
-        + 0.1829865712999871 * p.section_length * t489
-        + 0.90270109637546 * p.section_length * t488;
-    let arm_slice3_subspace1_rate_v_z = 0.3894183423086505 * p.section_length * t490
-        + 0.90270109637546 * p.section_length * t494
-        + 0.02 * arm_slice3_subspace1_rate_w_y
-        + 0.1829865712999871 * p.section_length * t493;
-    let arm_slice3_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t491
-        - 0.1748223713144484 * p.section_length * t489
-        - 0.35991537421130565 * p.section_length * t488;
-    let t495 = arm_slice3_subspace1_rate_v_x * arm_slice3_inertia_h_z
-        + arm_slice3_subspace1_rate_w_z * arm_slice3_inertia_i_12
-        + arm_slice3_subspace1_rate_w_x * arm_slice3_inertia_i_01
-        + 0.5
-            * (arm_slice3_subspace1_v_x * t171 * cache.arm_slice0_mass
-                + arm_slice3_subspace1_w_y * t179
-                + arm_slice3_subspace1_w_z * arm_slice3_momentum_n_x
-                + arm_slice3_momentum_f_x * arm_slice3_subspace1_v_z
-                + arm_slice3_subspace1_w_x * t172 + arm_slice3_subspace1_w_z * t180
-                - arm_slice3_subspace1_w_x * arm_slice3_momentum_n_z
-                - arm_slice3_subspace1_v_x * arm_slice3_momentum_f_z
-                - t79 * arm_slice3_subspace1_v_z * cache.arm_slice0_mass)
-        + arm_slice3_inertia_i_11 * arm_slice3_subspace1_rate_w_y
-        - arm_slice3_subspace1_rate_v_z * arm_slice3_inertia_h_x;
-    let t496 = (0.2014998074653874 * cache.arm_slice2_bend_c3 * t135
-        + 0.2014998074653874 * t444 * cache.arm_slice2_bend_c4
-        + 0.44888729929169013 * cache.arm_slice2_bend_c2) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.2014998074653874 * t29 * cache.arm_slice2_bend_c3
-                + 0.2014998074653874 * t443 * cache.arm_slice2_bend_c4);
-    let t497 = 0.1350029611448087 * t446 * cache.arm_slice2_bend_c5;
-    let t498 = 0.1350029611448087 * cache.arm_slice2_bend_c4 * t448;
-    let t499 = (0.1350029611448087 * t454 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * t453 * cache.arm_slice2_bend_c4
-        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t455) * arm_bend_y_rate
-        + arm_bend_z_rate * (t497 + t498);
-    let t500 = (0.1350029611448087 * t451 * cache.arm_slice2_bend_c5
-        + 0.1350029611448087 * t450 * cache.arm_slice2_bend_c4
-        + 0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3) * arm_bend_z_rate
-        + (0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3 + t497 + t498)
-            * arm_bend_y_rate;
-    let arm_slice2_subspace1_rate_w_y = 0.09195266597143173 * t496 * p.section_length
-        + 0.96744666685656 * p.section_length * t499
-        - 0.2357788243436599 * p.section_length * t500;
-    let t501 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t11 - 0.6699905217924281;
-    let t502 = 0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2;
-    let t503 = arm_bend_z_rate
-        * (0.09045070438093329 * t464 * cache.arm_slice2_bend_c4
-            + 0.09045070438093329 * t463 * cache.arm_slice2_bend_c5
-            + 0.2014998074653874 * t465 * cache.arm_slice2_bend_c4
-            + 0.2014998074653874 * t461 * cache.arm_slice2_bend_c3
-            + 0.09045070438093329 * t462 * cache.arm_slice2_bend_c6)
-        + t40 * arm_bend_y_rate - (t27 * t502 - t501 * t35)
-        - (t496 * cache.arm_slice2_local_com_y - t499 * cache.arm_slice2_local_com_x);
-    let t504 = 0.3007502358784333 * t18 * cache.arm_slice2_bend_c3;
-    let t505 = t41 + t47 - (t504 * t35 - t53 * t502)
-        - (t500 * cache.arm_slice2_local_com_x - t496 * cache.arm_slice2_local_com_z);
-    let t506 = t64 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t68 + 0.1350029611448087 * t469 * cache.arm_slice2_bend_c5 + t69
-                + 0.1350029611448087 * t468 * cache.arm_slice2_bend_c4
-                + 0.1350029611448087 * cache.arm_slice2_bend_c3 * t467)
-        - (t499 * cache.arm_slice2_local_com_z - t500 * cache.arm_slice2_local_com_y)
-        - (t53 * t501 - t27 * t504);
-    let arm_slice2_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t506
-        - 0.35991537421130565 * p.section_length * t503
-        - 0.01 * arm_slice2_subspace1_rate_w_y
-        - 0.1748223713144484 * p.section_length * t505;
-    let arm_slice2_subspace1_rate_w_x = 0.9164595255079896 * t496 * p.section_length
-        - 0.35991537421130565 * p.section_length * t500
-        - 0.1748223713144484 * p.section_length * t499;
-    let arm_slice2_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t499
-        + 0.3894183423086505 * t496 * p.section_length
-        + 0.90270109637546 * p.section_length * t500;
-    let arm_slice2_subspace1_rate_v_z = 0.02 * arm_slice2_subspace1_rate_w_y
-        + 0.3894183423086505 * p.section_length * t506
-        + 0.1829865712999871 * p.section_length * t505
-        + 0.90270109637546 * p.section_length * t503;
-    let t507 = arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_i_11
-        + arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_x
-        + arm_slice2_subspace1_rate_w_x * arm_slice2_inertia_i_01
-        + 0.5
-            * (cache.arm_slice1_mass * arm_slice2_subspace1_v_x * t146
-                + arm_slice2_subspace1_v_z * arm_slice2_momentum_f_x
-                + arm_slice2_momentum_n_x * arm_slice2_subspace1_w_z
-                + arm_slice2_subspace1_w_z * t151 + t439 * arm_slice2_subspace1_w_y
-                + arm_slice2_subspace1_w_x * t191
-                - arm_slice2_subspace1_w_x * arm_slice2_momentum_n_z
-                - arm_slice2_momentum_f_z * arm_slice2_subspace1_v_x
-                - cache.arm_slice1_mass * t1 * arm_slice2_subspace1_v_z)
-        + arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_z
-        - arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_x;
-    let arm_slice3_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t490
-        + 0.96744666685656 * p.section_length * t493
-        + 0.01 * arm_slice3_subspace1_rate_w_x
-        - 0.2357788243436599 * p.section_length * t494
-        - 0.02 * arm_slice3_subspace1_rate_w_z;
-    let t508 = arm_slice3_subspace1_rate_w_y * arm_slice3_inertia_i_12
-        + arm_slice3_subspace1_rate_w_z * arm_slice3_inertia_i_22
-        + 0.5
-            * (arm_slice3_subspace1_v_y * t79 * cache.arm_slice0_mass
-                + arm_slice3_momentum_f_y * arm_slice3_subspace1_v_x
-                + t183 * arm_slice3_subspace1_w_x
-                + arm_slice3_momentum_n_y * arm_slice3_subspace1_w_x
-                + arm_slice3_subspace1_w_z * t186 + arm_slice3_subspace1_w_y * t180
-                - arm_slice3_momentum_f_x * arm_slice3_subspace1_v_y
-                - t78 * arm_slice3_subspace1_v_x * cache.arm_slice0_mass
-                - arm_slice3_subspace1_w_y * arm_slice3_momentum_n_x)
-        + arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_v_y
-        + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_x
-        - arm_slice3_subspace1_rate_v_x * arm_slice3_inertia_h_y;
-    let arm_slice2_subspace1_rate_v_y = 0.01 * arm_slice2_subspace1_rate_w_x
-        + 0.09195266597143173 * p.section_length * t506
-        + 0.96744666685656 * p.section_length * t505
-        - 0.02 * arm_slice2_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t503;
-    let t509 = 0.5
-        * (arm_slice2_subspace1_w_z * arm_slice2_momentum_f_x
-            - (cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t146
-                - cache.arm_slice1_mass * t1 * arm_slice2_subspace1_w_z)
-            - arm_slice2_momentum_f_z * arm_slice2_subspace1_w_x)
-        + cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_y
-        - (arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_x
-            - arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_h_x);
-    let arm_slice1_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t481
-        - 0.35991537421130565 * p.section_length * t479
-        - 0.1748223713144484 * p.section_length * t482
-        - 0.01 * arm_slice1_subspace1_rate_w_y;
-    let arm_slice1_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t476
-        + 0.1829865712999871 * p.section_length * t474
-        + 0.90270109637546 * p.section_length * t475;
-    let t510 = cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_x
-        + 0.5
-            * (arm_slice1_subspace1_w_y * arm_slice1_momentum_f_z
-                - arm_slice1_subspace1_w_z * arm_slice1_momentum_f_y
-                - (t261 * cache.arm_slice1_mass * arm_slice1_subspace1_w_z
-                    - cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t259))
-        - (arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_w_z
-            - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_y);
-    let arm_slice1_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t481
-        + 0.96744666685656 * p.section_length * t482
-        + 0.01 * arm_slice1_subspace1_rate_w_x - 0.02 * arm_slice1_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t479;
-    let t511 = arm_slice1_inertia_i_01 * arm_slice1_subspace1_rate_w_y
-        + arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_i_00
-        + arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_v_z
-        + 0.5
-            * (arm_slice1_subspace1_w_y * t415
-                + t261 * cache.arm_slice1_mass * arm_slice1_subspace1_v_z
-                + t267 * arm_slice1_subspace1_w_z + t421 * arm_slice1_subspace1_w_x
-                + arm_slice1_momentum_f_z * arm_slice1_subspace1_v_y
-                + arm_slice1_subspace1_w_y * arm_slice1_momentum_n_z
-                - arm_slice1_momentum_f_y * arm_slice1_subspace1_v_z
-                - cache.arm_slice1_mass * t259 * arm_slice1_subspace1_v_y
-                - arm_slice1_momentum_n_y * arm_slice1_subspace1_w_z)
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_z
-        - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_y;
-    let arm_slice0_subspace1_rate_w_y = 0.96744666685656 * t456 * p.section_length
-        + 0.09195266597143173 * p.section_length * t445
-        - 0.2357788243436599 * t452 * p.section_length;
-    let arm_slice0_subspace1_rate_v_x = 0.9164595255079896 * t470 * p.section_length
+            * (0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t54 + t306
+                + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t54 + t307
+                - 0.000004840773461337703 * cache.arm_slice0_bend_c4 * t54)
+        - (cache.arm_slice0_local_com_z * t409 - t410 * cache.arm_slice0_local_com_y)
+        - (t412 * t310 - t312 * t413);
+    let t415 = 0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2;
+    let t416 = p.section_length * t9;
+    let t417 = t320 * arm_bend_y_rate
+        + (0.0000001120346095964964 * t416 * cache.arm_slice0_bend_c4
+            + 0.0000008962768767719712 * t416 * cache.arm_slice0_bend_c6
+            + 0.00013943957608806757 * t46 * cache.arm_slice0_bend_c4
+            - 0.000000560173047982482 * t416 * cache.arm_slice0_bend_c5
+            - 0.00006971978804403378 * t46 * cache.arm_slice0_bend_c3) * arm_bend_z_rate
+        - (t411 * cache.arm_slice0_local_com_y - cache.arm_slice0_local_com_x * t409)
+        - (t312 * t415 - t412 * t318);
+    let t418 = t317 + t321 - (t318 * t413 - t310 * t415)
+        - (t410 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t411);
+    let arm_slice0_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t414
         - 0.01 * arm_slice0_subspace1_rate_w_y
-        - 0.35991537421130565 * p.section_length * t466
-        - 0.1748223713144484 * p.section_length * t459;
-    let t512 = arm_slice0_subspace1_rate_v_x * cache.arm_slice0_mass
+        - 0.35991537421130565 * p.section_length * t417
+        - 0.1748223713144484 * p.section_length * t418;
+    let t419 = cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_x
         + 0.5
-            * (arm_slice0_momentum_f_z * arm_slice0_subspace1_w_y
-                - (cache.arm_slice0_mass * arm_slice0_subspace1_w_z * t220
-                    - t217 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass)
-                - arm_slice0_momentum_f_y * arm_slice0_subspace1_w_z)
+            * (arm_slice0_subspace1_w_y * arm_slice0_momentum_f_z
+                - arm_slice0_subspace1_w_z * arm_slice0_momentum_f_y
+                - (cache.arm_slice0_mass * t295 * arm_slice0_subspace1_w_z
+                    - t299 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass))
         - (arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_y
             - arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_z);
-    let t513 = 0.5
-        * (arm_slice1_subspace1_w_z * arm_slice1_momentum_f_x
-            - arm_slice1_momentum_f_z * arm_slice1_subspace1_w_x
-            - (cache.arm_slice1_mass * t259 * arm_slice1_subspace1_w_x
-                - cache.arm_slice1_mass * arm_slice1_subspace1_w_z * t257))
+    let t420 = arm_bend_y * cache.arm_bend_squared_c2;
+    let t421 = 3.0 * cache.arm_bend_squared_c5 * t5;
+    let t422 = -(t5 * cache.arm_bend_squared_c4);
+    let t423 = arm_bend_z_rate
+        * (arm_bend_y * cache.arm_bend_squared_c3 + 3.0 * t1 * cache.arm_bend_squared_c5
+            - t1 * cache.arm_bend_squared_c4)
+        + (t421 + t422 + arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+    let t424 = arm_bend_z_rate * (t79 + 2.0 * t7 * cache.arm_bend_squared_c4)
+        + (cache.arm_bend_squared_c2 + 2.0 * t4 * cache.arm_bend_squared_c4
+            - t4 * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+    let t425 = t70 + t74 - (t80 * t63 - t87 * t420) - (t71 * t423 - t84 * t424);
+    let t426 = (3.0 * cache.arm_bend_squared_c5 * t52
+        + 2.0 * arm_bend_y * cache.arm_bend_squared_c3 - t52 * cache.arm_bend_squared_c4)
+        * arm_bend_y_rate + arm_bend_z_rate * (t421 + t422);
+    let arm_tip_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t426
+        + 0.09195266597143173 * t424 * p.section_length
+        - 0.2357788243436599 * p.section_length * t423;
+    let t427 = t4 * cache.arm_bend_squared_c3 - 1.0;
+    let t428 = arm_bend_z_rate
+        * (t416 * cache.arm_bend_squared_c4 + 6.0 * t46 * cache.arm_bend_squared_c4
+            + 8.0 * t416 * cache.arm_bend_squared_c6
+            - 3.0 * t46 * cache.arm_bend_squared_c3
+            - 5.0 * t416 * cache.arm_bend_squared_c5) + arm_bend_y_rate * t69
+        - (t77 * t420 - t427 * t80) - (t72 * t424 - t71 * t426);
+    let t429 = t85 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t82 + t54 * cache.arm_bend_squared_c3
+                + 3.0 * cache.arm_bend_squared_c5 * t54 + t83
+                - 3.0 * t54 * cache.arm_bend_squared_c4) - (t84 * t426 - t72 * t423)
+        - (t87 * t427 - t77 * t63);
+    let arm_tip_subspace1_rate_v_z = 0.1829865712999871 * p.section_length * t425
+        + 0.02 * arm_tip_subspace1_rate_w_y + 0.90270109637546 * p.section_length * t428
+        + 0.3894183423086505 * p.section_length * t429;
+    let arm_tip_subspace1_rate_w_x = 0.9164595255079896 * t424 * p.section_length
+        - 0.35991537421130565 * p.section_length * t423
+        - 0.1748223713144484 * p.section_length * t426;
+    let arm_tip_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t429
+        - 0.35991537421130565 * p.section_length * t428
+        - 0.1748223713144484 * p.section_length * t425
+        - 0.01 * arm_tip_subspace1_rate_w_y;
+    let arm_tip_subspace1_rate_w_z = 0.3894183423086505 * t424 * p.section_length
+        + 0.90270109637546 * p.section_length * t423
+        + 0.1829865712999871 * p.section_length * t426;
+    let t430 = arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_01
+        + arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_z
+        + 0.5
+            * (wrist_composite_rate_id_11 * cache.arm_tip_subspace1_w_y
+                + wrist_composite_rate_hd_z * cache.arm_tip_subspace1_v_x
+                + cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_12
+                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_01
+                + wrist_composite_momentum_f_x * cache.arm_tip_subspace1_v_z
+                + cache.arm_tip_subspace1_w_z * wrist_composite_momentum_n_x
+                - cache.arm_tip_subspace1_w_x * wrist_composite_momentum_n_z
+                - cache.arm_tip_subspace1_v_x * wrist_composite_momentum_f_z
+                - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_z)
+        + arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_i_12
+        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace1_rate_w_y
+        - cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_v_z;
+    let t431 = arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_m
+        + 0.5
+            * (cache.arm_tip_subspace1_w_x * wrist_composite_momentum_f_y
+                - (wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_y
+                    - wrist_composite_rate_hd_y * cache.arm_tip_subspace1_w_x)
+                - wrist_composite_momentum_f_x * cache.arm_tip_subspace1_w_y)
+        - (cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_w_y
+            - arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_y);
+    let t432 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t4
+        - 0.33000947820757187;
+    let t433 = 0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2;
+    let t434 = arm_bend_z_rate
+        * (0.02372114506416456 * t7 * cache.arm_slice1_bend_c4
+            - 0.01186057253208228 * t7 * cache.arm_slice1_bend_c3)
+        + (0.02372114506416456 * cache.arm_slice1_bend_c4 * t4
+            + 0.10890625570683385 * cache.arm_slice1_bend_c2
+            - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t4) * arm_bend_y_rate;
+    let t435 = 0.0117423040576666 * cache.arm_slice1_bend_c5 * t5;
+    let t436 = -(0.003914101352555533 * cache.arm_slice1_bend_c4 * t5);
+    let t437 = arm_bend_z_rate * (t435 + t436)
+        + (0.07188019323870527 * arm_bend_y * cache.arm_slice1_bend_c3
+            + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t52
+            - 0.003914101352555533 * cache.arm_slice1_bend_c4 * t52) * arm_bend_y_rate;
+    let t438 = t198 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.0012916905450084026 * t416 * cache.arm_slice1_bend_c4
+                + 0.010333524360067221 * t416 * cache.arm_slice1_bend_c6
+                + 0.07116343519249368 * t46 * cache.arm_slice1_bend_c4
+                - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t416
+                - 0.03558171759624684 * t46 * cache.arm_slice1_bend_c3)
+        - (t189 * t433 - t196 * t432)
+        - (cache.arm_slice1_local_com_y * t434 - t437 * cache.arm_slice1_local_com_x);
+    let t439 = 0.035940096619352636 * t7 * cache.arm_slice1_bend_c3;
+    let t440 = (t435 + 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3
+        + t436) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3
+                + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t1
+                - 0.003914101352555533 * t1 * cache.arm_slice1_bend_c4);
+    let t441 = t199 + t200 - (t196 * t439 - t192 * t433)
+        - (t440 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t434);
+    let arm_slice1_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t434
+        + 0.90270109637546 * p.section_length * t440
+        + 0.1829865712999871 * t437 * p.section_length;
+    let t442 = t186 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t184 + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t54 + t185
+                + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t54
+                - 0.0117423040576666 * cache.arm_slice1_bend_c4 * t54)
+        - (t437 * cache.arm_slice1_local_com_z - t440 * cache.arm_slice1_local_com_y)
+        - (t432 * t192 - t189 * t439);
+    let arm_slice1_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t434
+        - 0.35991537421130565 * p.section_length * t440
+        - 0.1748223713144484 * t437 * p.section_length;
+    let arm_slice1_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t441
+        + 0.09195266597143173 * p.section_length * t442
+        + 0.01 * arm_slice1_subspace1_rate_w_x
+        - 0.2357788243436599 * p.section_length * t438
+        - 0.02 * arm_slice1_subspace1_rate_w_z;
+    let arm_slice1_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t434
+        + 0.96744666685656 * t437 * p.section_length
+        - 0.2357788243436599 * p.section_length * t440;
+    let arm_slice1_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t442
+        - 0.35991537421130565 * p.section_length * t438
+        - 0.1748223713144484 * p.section_length * t441
+        - 0.01 * arm_slice1_subspace1_rate_w_y;
+    let t443 = arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_y
+        + 0.5
+            * (arm_slice1_subspace1_w_z * t265 + t266 * arm_slice1_subspace1_w_y
+                + arm_slice1_momentum_f_y * arm_slice1_subspace1_v_x
+                + cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t261
+                + t267 * arm_slice1_subspace1_w_x
+                + arm_slice1_momentum_n_y * arm_slice1_subspace1_w_x
+                - arm_slice1_subspace1_w_y * arm_slice1_momentum_n_x
+                - arm_slice1_momentum_f_x * arm_slice1_subspace1_v_y
+                - arm_slice1_subspace1_v_x * cache.arm_slice1_mass * t183)
+        + arm_slice1_subspace1_rate_w_y * arm_slice1_inertia_i_12
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_x
+        + arm_slice1_inertia_i_22 * arm_slice1_subspace1_rate_w_z
+        - arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_v_x;
+    let t444 = 0.5
+        * (arm_slice1_momentum_f_x * arm_slice1_subspace1_w_z
+            - (cache.arm_slice1_mass * arm_slice1_subspace1_w_x * t182
+                - cache.arm_slice1_mass * t261 * arm_slice1_subspace1_w_z)
+            - arm_slice1_momentum_f_z * arm_slice1_subspace1_w_x)
         + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_y
         - (arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_x
             - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_z);
-    let arm_slice0_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t466
-        + 0.3894183423086505 * t470 * p.section_length
-        + 0.1829865712999871 * p.section_length * t459
-        + 0.02 * arm_slice0_subspace1_rate_w_y;
-    let t514 = arm_slice0_inertia_i_01 * arm_slice0_subspace1_rate_w_x
-        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_12
-        + 0.5
-            * (arm_slice0_subspace1_w_x * t281
-                + arm_slice0_momentum_n_x * arm_slice0_subspace1_w_z
-                + arm_slice0_subspace1_v_z * arm_slice0_momentum_f_x
-                + t217 * cache.arm_slice0_mass * arm_slice0_subspace1_v_x
-                + arm_slice0_subspace1_w_y * t293 + t290 * arm_slice0_subspace1_w_z
-                - arm_slice0_subspace1_v_z * cache.arm_slice0_mass * t218
-                - arm_slice0_momentum_n_z * arm_slice0_subspace1_w_x
-                - arm_slice0_momentum_f_z * arm_slice0_subspace1_v_x)
-        + arm_slice0_subspace1_rate_v_x * arm_slice0_inertia_h_z
+    let t445 = (0.4029996149307748 * t4 * cache.arm_slice2_bend_c4
+        + 0.44888729929169013 * cache.arm_slice2_bend_c2
+        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t4) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.4029996149307748 * t7 * cache.arm_slice2_bend_c4
+                - 0.2014998074653874 * t7 * cache.arm_slice2_bend_c3);
+    let t446 = 0.4050088834344261 * cache.arm_slice2_bend_c5 * t5;
+    let t447 = -(0.1350029611448087 * cache.arm_slice2_bend_c4 * t5);
+    let t448 = arm_bend_z_rate
+        * (0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3
+            + 0.4050088834344261 * t1 * cache.arm_slice2_bend_c5
+            - 0.1350029611448087 * t1 * cache.arm_slice2_bend_c4)
+        + (0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3 + t446 + t447)
+            * arm_bend_y_rate;
+    let t449 = arm_bend_z_rate * (t446 + t447)
+        + (0.4050088834344261 * cache.arm_slice2_bend_c5 * t52
+            + 0.6015004717568666 * arm_bend_y * cache.arm_slice2_bend_c3
+            - 0.1350029611448087 * cache.arm_slice2_bend_c4 * t52) * arm_bend_y_rate;
+    let arm_slice2_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t445
+        + 0.96744666685656 * t449 * p.section_length
+        - 0.2357788243436599 * p.section_length * t448;
+    let arm_slice2_subspace1_rate_w_z = 0.1829865712999871 * t449 * p.section_length
+        + 0.3894183423086505 * p.section_length * t445
+        + 0.90270109637546 * p.section_length * t448;
+    let t450 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t4 - 0.6699905217924281;
+    let t451 = 0.3007502358784333 * t7 * cache.arm_slice2_bend_c3;
+    let t452 = t239 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.4050088834344261 * cache.arm_slice2_bend_c5 * t54 + t237 + t238
+                + 0.1350029611448087 * cache.arm_slice2_bend_c3 * t54
+                - 0.4050088834344261 * t54 * cache.arm_slice2_bend_c4)
+        - (t235 * t450 - t451 * t234)
+        - (t449 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t448);
+    let t453 = 0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2;
+    let t454 = t245 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.09045070438093329 * t416 * cache.arm_slice2_bend_c4
+                + 1.2089988447923243 * t46 * cache.arm_slice2_bend_c4
+                + 0.7236056350474663 * t416 * cache.arm_slice2_bend_c6
+                - 0.6044994223961622 * t46 * cache.arm_slice2_bend_c3
+                - 0.45225352190466644 * t416 * cache.arm_slice2_bend_c5)
+        - (cache.arm_slice2_local_com_y * t445 - t449 * cache.arm_slice2_local_com_x)
+        - (t234 * t453 - t242 * t450);
+    let t455 = t246 + t247
+        - (t448 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t445)
+        - (t242 * t451 - t235 * t453);
+    let arm_slice2_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t452
+        - 0.35991537421130565 * t454 * p.section_length
+        - 0.01 * arm_slice2_subspace1_rate_w_y
+        - 0.1748223713144484 * p.section_length * t455;
+    let t456 = 0.5
+        * (arm_slice2_momentum_f_z * arm_slice2_subspace1_w_y
+            - (cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t203
+                - cache.arm_slice1_mass * t217 * arm_slice2_subspace1_w_y)
+            - arm_slice2_momentum_f_y * arm_slice2_subspace1_w_z)
+        + cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_x
+        - (arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_w_z
+            - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_y);
+    let arm_slice0_subspace1_rate_v_z = 0.1829865712999871 * p.section_length * t418
+        + 0.02 * arm_slice0_subspace1_rate_w_y
+        + 0.3894183423086505 * p.section_length * t414
+        + 0.90270109637546 * p.section_length * t417;
+    let arm_slice0_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t411
+        - 0.35991537421130565 * t410 * p.section_length
+        - 0.1748223713144484 * p.section_length * t409;
+    let t457 = 0.5
+        * (arm_slice0_subspace1_w_x * t304 + arm_slice0_subspace1_w_y * t405
+            + arm_slice0_subspace1_v_z * arm_slice0_momentum_f_x
+            + t392 * arm_slice0_subspace1_w_z
+            + t299 * cache.arm_slice0_mass * arm_slice0_subspace1_v_x
+            + arm_slice0_momentum_n_x * arm_slice0_subspace1_w_z
+            - arm_slice0_momentum_f_z * arm_slice0_subspace1_v_x
+            - arm_slice0_subspace1_v_z * t297 * cache.arm_slice0_mass
+            - arm_slice0_subspace1_w_x * arm_slice0_momentum_n_z)
+        + arm_slice0_inertia_i_12 * arm_slice0_subspace1_rate_w_z
         + arm_slice0_inertia_i_11 * arm_slice0_subspace1_rate_w_y
+        + arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_i_01
+        + arm_slice0_inertia_h_z * arm_slice0_subspace1_rate_v_x
         - arm_slice0_subspace1_rate_v_z * arm_slice0_inertia_h_x;
-    let t515 = arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_y
-        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_x
-        + arm_slice2_subspace1_rate_v_y * arm_slice2_inertia_h_x
-        + arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_i_22
+    let t458 = arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_m
         + 0.5
-            * (arm_slice2_subspace1_w_x * t147 + arm_slice2_subspace1_w_z * t158
-                + cache.arm_slice1_mass * t1 * arm_slice2_subspace1_v_y
-                + arm_slice2_subspace1_w_x * arm_slice2_momentum_n_y
-                + arm_slice2_momentum_f_y * arm_slice2_subspace1_v_x
-                + arm_slice2_subspace1_w_y * t151
-                - cache.arm_slice1_mass * arm_slice2_subspace1_v_x * t0
-                - arm_slice2_subspace1_v_y * arm_slice2_momentum_f_x
-                - arm_slice2_momentum_n_x * arm_slice2_subspace1_w_y)
-        - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_x;
-    let t516 = arm_slice1_inertia_i_22 * arm_slice1_subspace1_rate_w_z
-        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_y
-        + arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_y
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_x
+            * (cache.arm_tip_subspace1_w_y * wrist_composite_momentum_f_z
+                - cache.arm_tip_subspace1_w_z * wrist_composite_momentum_f_y
+                - (wrist_composite_rate_hd_y * cache.arm_tip_subspace1_w_z
+                    - wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_y))
+        - (arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_h_y
+            - cache.wrist_composite_inertia_h_z * arm_tip_subspace1_rate_w_y);
+    let arm_slice2_subspace1_rate_v_z = 0.3894183423086505 * p.section_length * t452
+        + 0.02 * arm_slice2_subspace1_rate_w_y
+        + 0.90270109637546 * t454 * p.section_length
+        + 0.1829865712999871 * p.section_length * t455;
+    let arm_slice2_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t445
+        - 0.1748223713144484 * t449 * p.section_length
+        - 0.35991537421130565 * p.section_length * t448;
+    let t459 = arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_z
         + 0.5
-            * (arm_slice1_subspace1_v_x * arm_slice1_momentum_f_y
-                + cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t257
-                + arm_slice1_subspace1_w_y * t266 + arm_slice1_subspace1_w_z * t265
-                + arm_slice1_momentum_n_y * arm_slice1_subspace1_w_x
-                + t267 * arm_slice1_subspace1_w_x
-                - arm_slice1_subspace1_w_y * arm_slice1_momentum_n_x
-                - t261 * cache.arm_slice1_mass * arm_slice1_subspace1_v_x
-                - arm_slice1_subspace1_v_y * arm_slice1_momentum_f_x)
-        - arm_slice1_subspace1_rate_v_x * arm_slice1_inertia_h_y;
-    let t517 = 0.5
-        * (arm_slice3_momentum_f_y * arm_slice3_subspace1_w_x
-            - (arm_slice3_subspace1_w_y * t79 * cache.arm_slice0_mass
-                - t78 * arm_slice3_subspace1_w_x * cache.arm_slice0_mass)
-            - arm_slice3_subspace1_w_y * arm_slice3_momentum_f_x)
-        + arm_slice3_subspace1_rate_v_z * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_y
-            - arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_x);
-    let t518 = 0.5
-        * (t266 * arm_slice1_subspace1_w_z + t415 * arm_slice1_subspace1_w_x
-            + arm_slice1_subspace1_w_z * arm_slice1_momentum_n_x
-            + t414 * arm_slice1_subspace1_w_y
-            + cache.arm_slice1_mass * arm_slice1_subspace1_v_x * t259
-            + arm_slice1_subspace1_v_z * arm_slice1_momentum_f_x
-            - cache.arm_slice1_mass * arm_slice1_subspace1_v_z * t257
-            - arm_slice1_momentum_n_z * arm_slice1_subspace1_w_x
-            - arm_slice1_subspace1_v_x * arm_slice1_momentum_f_z)
-        + arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_x
-        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_z
-        + arm_slice1_inertia_i_11 * arm_slice1_subspace1_rate_w_y
-        - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_z;
-    let t519 = cache.arm_slice0_mass * arm_slice3_subspace1_rate_v_y
+            * (t274 * arm_slice2_subspace1_w_y
+                + arm_slice2_momentum_f_x * arm_slice2_subspace1_v_z
+                + arm_slice2_subspace1_w_z * t275 + arm_slice2_subspace1_w_x * t216
+                + arm_slice2_momentum_n_x * arm_slice2_subspace1_w_z
+                + cache.arm_slice1_mass * t217 * arm_slice2_subspace1_v_x
+                - arm_slice2_momentum_f_z * arm_slice2_subspace1_v_x
+                - arm_slice2_momentum_n_z * arm_slice2_subspace1_w_x
+                - cache.arm_slice1_mass * arm_slice2_subspace1_v_z * t215)
+        + arm_slice2_inertia_i_11 * arm_slice2_subspace1_rate_w_y
+        + arm_slice2_inertia_i_01 * arm_slice2_subspace1_rate_w_x
+        + arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_x
+        - arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_x;
+    let arm_slice2_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t452
+        + 0.96744666685656 * p.section_length * t455
+        + 0.01 * arm_slice2_subspace1_rate_w_x - 0.02 * arm_slice2_subspace1_rate_w_z
+        - 0.2357788243436599 * t454 * p.section_length;
+    let t460 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_y
         + 0.5
-            * (arm_slice3_subspace1_w_z * arm_slice3_momentum_f_x
-                - arm_slice3_subspace1_w_x * arm_slice3_momentum_f_z
-                - (arm_slice3_subspace1_w_x * t171 * cache.arm_slice0_mass
-                    - arm_slice3_subspace1_w_z * t79 * cache.arm_slice0_mass))
-        - (arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_x
-            - arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_z);
-    let t520 = 0.5
+            * (arm_slice2_momentum_f_x * arm_slice2_subspace1_w_z
+                - (cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t217
+                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t215)
+                - arm_slice2_subspace1_w_x * arm_slice2_momentum_f_z)
+        - (arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_x
+            - arm_slice2_inertia_h_x * arm_slice2_subspace1_rate_w_z);
+    let t461 = 0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2;
+    let t462 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t7;
+    let t463 = -(0.6978160177890329 * cache.arm_slice3_bend_c4 * t5);
+    let t464 = 2.0934480533670987 * cache.arm_slice3_bend_c5 * t5;
+    let t465 = arm_bend_z_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y
+            + 2.0934480533670987 * t1 * cache.arm_slice3_bend_c5
+            - 0.6978160177890329 * cache.arm_slice3_bend_c4 * t1)
+        + (t463 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z + t464)
+            * arm_bend_y_rate;
+    let t466 = (0.8659570925834785 * cache.arm_slice3_bend_c2
+        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t4
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t4) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (1.4997633723912625 * t7 * cache.arm_slice3_bend_c4
+                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t7);
+    let t467 = t38 + t50 - (t47 * t462 - t55 * t461)
+        - (cache.arm_slice3_local_com_x * t465 - cache.arm_slice3_local_com_z * t466);
+    let t468 = arm_bend_z_rate * (t463 + t464)
+        + (1.6116641892895247 * cache.arm_slice3_bend_c3 * arm_bend_y
+            + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t52
+            - 0.6978160177890329 * cache.arm_slice3_bend_c4 * t52) * arm_bend_y_rate;
+    let t469 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t4 - 0.9305681557970262;
+    let t470 = arm_bend_z_rate
+        * (0.6493653647595652 * cache.arm_slice3_bend_c4 * t416
+            + 5.1949229180765215 * t416 * cache.arm_slice3_bend_c6
+            + 4.499290117173787 * t46 * cache.arm_slice3_bend_c4
+            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t46
+            - 3.246826823797826 * t416 * cache.arm_slice3_bend_c5)
+        + t37 * arm_bend_y_rate
+        - (t466 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t468)
+        - (t43 * t461 - t469 * t47);
+    let t471 = arm_bend_z_rate
+        * (t58 + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t54 + t59
+            + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t54
+            - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t54)
+        + t60 * arm_bend_y_rate - (t55 * t469 - t43 * t462)
+        - (cache.arm_slice3_local_com_z * t468 - t465 * cache.arm_slice3_local_com_y);
+    let arm_slice3_subspace1_rate_w_z = 0.90270109637546 * p.section_length * t465
+        + 0.1829865712999871 * p.section_length * t468
+        + 0.3894183423086505 * p.section_length * t466;
+    let arm_slice3_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t466
+        - 0.35991537421130565 * p.section_length * t465
+        - 0.1748223713144484 * p.section_length * t468;
+    let arm_slice3_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t467
+        + 0.09195266597143173 * p.section_length * t471
+        + 0.01 * arm_slice3_subspace1_rate_w_x
+        - 0.2357788243436599 * p.section_length * t470
+        - 0.02 * arm_slice3_subspace1_rate_w_z;
+    let arm_slice3_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t466
+        + 0.96744666685656 * p.section_length * t468
+        - 0.2357788243436599 * p.section_length * t465;
+    let arm_slice3_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t470
+        + 0.1829865712999871 * p.section_length * t467
+        + 0.02 * arm_slice3_subspace1_rate_w_y
+        + 0.3894183423086505 * p.section_length * t471;
+    let t472 = arm_slice3_subspace1_rate_w_y * arm_slice3_inertia_i_01
+        + arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_v_z
+        + 0.5
+            * (arm_slice3_subspace1_w_y * arm_slice3_momentum_n_z
+                + arm_slice3_subspace1_v_z * cache.arm_slice0_mass * t24
+                + arm_slice3_subspace1_w_y * t25
+                + arm_slice3_momentum_f_z * arm_slice3_subspace1_v_y
+                + arm_slice3_subspace1_w_z * t330 + arm_slice3_subspace1_w_x * t401
+                - arm_slice3_subspace1_v_z * arm_slice3_momentum_f_y
+                - arm_slice3_subspace1_v_y * t26 * cache.arm_slice0_mass
+                - arm_slice3_subspace1_w_z * arm_slice3_momentum_n_y)
+        + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_z
+        + arm_slice3_inertia_i_00 * arm_slice3_subspace1_rate_w_x
+        - arm_slice3_subspace1_rate_v_y * arm_slice3_inertia_h_z;
+    let t473 = 0.5
+        * (arm_slice1_subspace1_w_y * arm_slice1_momentum_f_z
+            - (cache.arm_slice1_mass * t183 * arm_slice1_subspace1_w_z
+                - cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t182)
+            - arm_slice1_momentum_f_y * arm_slice1_subspace1_w_z)
+        + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_x
+        - (arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_w_z
+            - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_y);
+    let arm_slice3_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t471
+        - 0.01 * arm_slice3_subspace1_rate_w_y
+        - 0.35991537421130565 * p.section_length * t470
+        - 0.1748223713144484 * p.section_length * t467;
+    let t474 = arm_slice3_inertia_i_12 * arm_slice3_subspace1_rate_w_z
+        + 0.5
+            * (arm_slice3_subspace1_w_z * t27 + arm_slice3_subspace1_w_x * t25
+                + arm_slice3_subspace1_w_y * t34
+                + arm_slice3_subspace1_v_z * arm_slice3_momentum_f_x
+                + arm_slice3_subspace1_w_z * arm_slice3_momentum_n_x
+                + arm_slice3_subspace1_v_x * t26 * cache.arm_slice0_mass
+                - arm_slice3_subspace1_w_x * arm_slice3_momentum_n_z
+                - arm_slice3_subspace1_v_x * arm_slice3_momentum_f_z
+                - arm_slice3_subspace1_v_z * cache.arm_slice0_mass * t23)
+        + arm_slice3_inertia_i_11 * arm_slice3_subspace1_rate_w_y
+        + arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_v_x
+        + arm_slice3_subspace1_rate_w_x * arm_slice3_inertia_i_01
+        - arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_v_z;
+    let t475 = 0.5
         * (arm_slice3_subspace1_w_y * arm_slice3_momentum_f_z
-            - (arm_slice3_subspace1_w_z * t78 * cache.arm_slice0_mass
-                - arm_slice3_subspace1_w_y * t171 * cache.arm_slice0_mass)
+            - (arm_slice3_subspace1_w_z * cache.arm_slice0_mass * t24
+                - arm_slice3_subspace1_w_y * t26 * cache.arm_slice0_mass)
             - arm_slice3_subspace1_w_z * arm_slice3_momentum_f_y)
         + arm_slice3_subspace1_rate_v_x * cache.arm_slice0_mass
         - (arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_z
             - arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_y);
-    let t521 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_x
+    let arm_tip_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t425
+        + 0.09195266597143173 * p.section_length * t429
+        + 0.01 * arm_tip_subspace1_rate_w_x - 0.02 * arm_tip_subspace1_rate_w_z
+        - 0.2357788243436599 * p.section_length * t428;
+    let t476 = arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_i_12
+        + arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_i_22
+        + arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_02
         + 0.5
-            * (arm_slice2_momentum_f_z * arm_slice2_subspace1_w_y
-                - arm_slice2_momentum_f_y * arm_slice2_subspace1_w_z
-                - (cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t0
-                    - cache.arm_slice1_mass * t146 * arm_slice2_subspace1_w_y))
-        - (arm_slice2_subspace1_rate_w_z * arm_slice2_inertia_h_y
-            - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_y);
-    let t522 = arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_i_01
-        + arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_z
-        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_z
-        + arm_slice2_subspace1_rate_w_x * arm_slice2_inertia_i_00
-        + 0.5
-            * (arm_slice2_subspace1_w_z * t147 + arm_slice2_subspace1_w_x * t190
-                + arm_slice2_momentum_n_z * arm_slice2_subspace1_w_y
-                + arm_slice2_momentum_f_z * arm_slice2_subspace1_v_y
-                + t191 * arm_slice2_subspace1_w_y
-                + cache.arm_slice1_mass * t0 * arm_slice2_subspace1_v_z
-                - arm_slice2_momentum_f_y * arm_slice2_subspace1_v_z
-                - cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t146
-                - arm_slice2_subspace1_w_z * arm_slice2_momentum_n_y)
-        - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_y;
-    let t523 = 0.5
-        * (t382 * arm_slice0_subspace1_w_z
-            + arm_slice0_momentum_f_y * arm_slice0_subspace1_v_x
-            + t290 * arm_slice0_subspace1_w_y
-            + arm_slice0_subspace1_w_x * arm_slice0_momentum_n_y
-            + cache.arm_slice0_mass * t218 * arm_slice0_subspace1_v_y
-            + arm_slice0_subspace1_w_x * t280
-            - cache.arm_slice0_mass * arm_slice0_subspace1_v_x * t220
-            - arm_slice0_momentum_f_x * arm_slice0_subspace1_v_y
-            - arm_slice0_momentum_n_x * arm_slice0_subspace1_w_y)
-        + arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_i_02 * arm_slice0_subspace1_rate_w_x
-        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_22
-        + arm_slice0_subspace1_rate_v_y * arm_slice0_inertia_h_x
-        - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_x;
-    let t524 = (cache.arm_bend_squared_c2 + t444 * cache.arm_bend_squared_c4
-        + cache.arm_bend_squared_c3 * t135) * arm_bend_y_rate
-        + arm_bend_z_rate * (t99 + t443 * cache.arm_bend_squared_c4);
-    let t525 = t448 * cache.arm_bend_squared_c4;
-    let t526 = t446 * cache.arm_bend_squared_c5;
-    let t527 = arm_bend_y_rate * (t525 + t526 + arm_bend_z * cache.arm_bend_squared_c3)
-        + arm_bend_z_rate
-            * (t450 * cache.arm_bend_squared_c4 + arm_bend_y * cache.arm_bend_squared_c3
-                + t451 * cache.arm_bend_squared_c5);
-    let t528 = arm_bend_z_rate * (t525 + t526)
-        + arm_bend_y_rate
-            * (t453 * cache.arm_bend_squared_c4 + t454 * cache.arm_bend_squared_c5
-                + cache.arm_bend_squared_c3 * t455);
-    let arm_tip_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t524
-        - 0.35991537421130565 * p.section_length * t527
-        - 0.1748223713144484 * p.section_length * t528;
-    let t529 = arm_bend_y * cache.arm_bend_squared_c2;
-    let t530 = t11 * cache.arm_bend_squared_c3 - 1.0;
-    let t531 = arm_bend_y_rate * t123
-        + arm_bend_z_rate
-            * (t464 * cache.arm_bend_squared_c4 + t462 * cache.arm_bend_squared_c6
-                + t465 * cache.arm_bend_squared_c4 + t461 * cache.arm_bend_squared_c3
-                + t463 * cache.arm_bend_squared_c5) - (t103 * t529 - t120 * t530)
-        - (t108 * t524 - t115 * t528);
-    let t532 = arm_bend_z_rate
-        * (t106 + t469 * cache.arm_bend_squared_c5 + t107
-            + t467 * cache.arm_bend_squared_c3 + t468 * cache.arm_bend_squared_c4)
-        + t105 * arm_bend_y_rate - (t113 * t528 - t108 * t527)
-        - (t530 * t102 - t103 * t116);
-    let t533 = t122 + t124 - (t120 * t116 - t529 * t102) - (t115 * t527 - t113 * t524);
-    let arm_tip_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t524
-        + 0.96744666685656 * p.section_length * t528
-        - 0.2357788243436599 * p.section_length * t527;
-    let arm_tip_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t532
-        - 0.35991537421130565 * p.section_length * t531
-        - 0.1748223713144484 * p.section_length * t533
-        - 0.01 * arm_tip_subspace1_rate_w_y;
-    let arm_tip_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t528
-        + 0.3894183423086505 * p.section_length * t524
-        + 0.90270109637546 * p.section_length * t527;
-    let arm_tip_subspace1_rate_v_y = 0.01 * arm_tip_subspace1_rate_w_x
-        + 0.96744666685656 * p.section_length * t533
-        + 0.09195266597143173 * p.section_length * t532
-        - 0.02 * arm_tip_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t531;
-    let t534 = cache.wrist_composite_inertia_i_02 * arm_tip_subspace1_rate_w_x
-        + 0.5
-            * (cache.arm_tip_subspace1_w_x * wrist_composite_momentum_n_y
-                + wrist_composite_momentum_f_y * cache.arm_tip_subspace1_v_x
+            * (wrist_composite_momentum_f_y * cache.arm_tip_subspace1_v_x
                 + wrist_composite_rate_id_22 * cache.arm_tip_subspace1_w_z
-                + wrist_composite_rate_id_02 * cache.arm_tip_subspace1_w_x
+                + wrist_composite_momentum_n_y * cache.arm_tip_subspace1_w_x
                 + wrist_composite_rate_id_12 * cache.arm_tip_subspace1_w_y
+                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_02
                 + wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_y
+                - wrist_composite_momentum_f_x * cache.arm_tip_subspace1_v_y
                 - wrist_composite_momentum_n_x * cache.arm_tip_subspace1_w_y
-                - cache.arm_tip_subspace1_v_y * wrist_composite_momentum_f_x
-                - cache.arm_tip_subspace1_v_x * wrist_composite_rate_hd_y)
-        + cache.wrist_composite_inertia_i_12 * arm_tip_subspace1_rate_w_y
-        + cache.wrist_composite_inertia_i_22 * arm_tip_subspace1_rate_w_z
-        + arm_tip_subspace1_rate_v_y * cache.wrist_composite_inertia_h_x
+                - wrist_composite_rate_hd_y * cache.arm_tip_subspace1_v_x)
+        + cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_v_y
         - arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_y;
-    let t535 = cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_z
-        + 0.5
-            * (arm_slice0_momentum_f_y * arm_slice0_subspace1_w_x
-                - arm_slice0_subspace1_w_y * arm_slice0_momentum_f_x
-                - (arm_slice0_subspace1_w_y * cache.arm_slice0_mass * t218
-                    - arm_slice0_subspace1_w_x * cache.arm_slice0_mass * t220))
-        - (arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_w_x);
-    let t536 = arm_slice0_inertia_i_00 * arm_slice0_subspace1_rate_w_x
-        + arm_slice0_inertia_i_01 * arm_slice0_subspace1_rate_w_y
-        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_02
-        + 0.5
-            * (arm_slice0_momentum_n_z * arm_slice0_subspace1_w_y
-                + arm_slice0_momentum_f_z * arm_slice0_subspace1_v_y
-                + arm_slice0_subspace1_v_z * cache.arm_slice0_mass * t220
-                + arm_slice0_subspace1_w_y * t281 + arm_slice0_subspace1_w_x * t288
-                + arm_slice0_subspace1_w_z * t280
-                - arm_slice0_momentum_f_y * arm_slice0_subspace1_v_z
-                - arm_slice0_momentum_n_y * arm_slice0_subspace1_w_z
-                - t217 * cache.arm_slice0_mass * arm_slice0_subspace1_v_y)
-        + arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_z
-        - arm_slice0_subspace1_rate_v_y * arm_slice0_inertia_h_z;
-    let arm_tip_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t531
-        + 0.3894183423086505 * p.section_length * t532
-        + 0.02 * arm_tip_subspace1_rate_w_y
-        + 0.1829865712999871 * p.section_length * t533;
-    let t537 = 0.5
-        * (cache.arm_tip_subspace1_w_x * wrist_composite_momentum_f_y
-            - (wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_y
-                - cache.arm_tip_subspace1_w_x * wrist_composite_rate_hd_y)
-            - cache.arm_tip_subspace1_w_y * wrist_composite_momentum_f_x)
-        + arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_m
-        - (arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_h_x
-            - arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_y);
-    let t538 = arm_tip_subspace1_rate_v_y * cache.wrist_composite_inertia_m
-        + 0.5
-            * (cache.arm_tip_subspace1_w_z * wrist_composite_momentum_f_x
-                - wrist_composite_momentum_f_z * cache.arm_tip_subspace1_w_x
-                - (wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_x
-                    - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_z))
+    let t477 = 0.5
+        * (wrist_composite_momentum_f_x * cache.arm_tip_subspace1_w_z
+            - cache.arm_tip_subspace1_w_x * wrist_composite_momentum_f_z
+            - (wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_x
+                - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_z))
+        + arm_tip_subspace1_rate_v_y * cache.wrist_composite_inertia_m
         - (arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_z
             - cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_w_z);
-    let t539 = 0.5
-        * (arm_slice3_subspace1_w_y * arm_slice3_momentum_n_z
-            + t78 * arm_slice3_subspace1_v_z * cache.arm_slice0_mass
-            + arm_slice3_subspace1_v_y * arm_slice3_momentum_f_z
-            + t183 * arm_slice3_subspace1_w_z + arm_slice3_subspace1_w_x * t378
-            + arm_slice3_subspace1_w_y * t172
-            - arm_slice3_subspace1_w_z * arm_slice3_momentum_n_y
-            - arm_slice3_momentum_f_y * arm_slice3_subspace1_v_z
-            - arm_slice3_subspace1_v_y * t171 * cache.arm_slice0_mass)
-        + arm_slice3_inertia_i_00 * arm_slice3_subspace1_rate_w_x
-        + arm_slice3_subspace1_rate_v_z * arm_slice3_inertia_h_y
-        + arm_slice3_subspace1_rate_w_y * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_z
-        - arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_v_y;
-    let t540 = arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_z
+    let t478 = 0.5
+        * (arm_slice0_subspace1_w_x * arm_slice0_momentum_f_y
+            - (t297 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass
+                - arm_slice0_subspace1_w_x * cache.arm_slice0_mass * t295)
+            - arm_slice0_subspace1_w_y * arm_slice0_momentum_f_x)
+        + cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_z
+        - (arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_x
+            - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_w_x);
+    let arm_slice0_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t418
+        + 0.09195266597143173 * p.section_length * t414
+        + 0.01 * arm_slice0_subspace1_rate_w_x - 0.02 * arm_slice0_subspace1_rate_w_z
+        - 0.2357788243436599 * p.section_length * t417;
+    let t479 = 0.5
+        * (arm_slice0_momentum_f_x * arm_slice0_subspace1_w_z
+            - arm_slice0_subspace1_w_x * arm_slice0_momentum_f_z
+            - (t299 * arm_slice0_subspace1_w_x * cache.arm_slice0_mass
+                - t297 * cache.arm_slice0_mass * arm_slice0_subspace1_w_z))
+        + cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_y
+        - (arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_h_z
+            - arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_x);
+    let t480 = 0.5
+        * (arm_slice2_subspace1_w_x * t225
+            + arm_slice2_subspace1_v_y * arm_slice2_momentum_f_z
+            + t216 * arm_slice2_subspace1_w_y + t218 * arm_slice2_subspace1_w_z
+            + arm_slice2_momentum_n_z * arm_slice2_subspace1_w_y
+            + cache.arm_slice1_mass * t203 * arm_slice2_subspace1_v_z
+            - arm_slice2_momentum_f_y * arm_slice2_subspace1_v_z
+            - arm_slice2_subspace1_w_z * arm_slice2_momentum_n_y
+            - cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t217)
+        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_z
+        + arm_slice2_inertia_i_01 * arm_slice2_subspace1_rate_w_y
+        + arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_y
+        + arm_slice2_inertia_i_00 * arm_slice2_subspace1_rate_w_x
+        - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_y;
+    let t481 = arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_i_01
+        + arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_i_02
+        + arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_00
         + 0.5
-            * (cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_12
-                + wrist_composite_momentum_n_x * cache.arm_tip_subspace1_w_z
-                + wrist_composite_rate_hd_z * cache.arm_tip_subspace1_v_x
-                + cache.arm_tip_subspace1_v_z * wrist_composite_momentum_f_x
-                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_01
-                + wrist_composite_rate_id_11 * cache.arm_tip_subspace1_w_y
-                - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_z
-                - wrist_composite_momentum_n_z * cache.arm_tip_subspace1_w_x
-                - wrist_composite_momentum_f_z * cache.arm_tip_subspace1_v_x)
-        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace1_rate_w_y
-        + cache.wrist_composite_inertia_i_12 * arm_tip_subspace1_rate_w_z
-        + arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_01
-        - arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_h_x;
-    let t541 = cache.wrist_composite_inertia_i_00 * arm_tip_subspace1_rate_w_x
-        + 0.5
-            * (cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_00
+            * (cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_02
+                + wrist_composite_rate_id_01 * cache.arm_tip_subspace1_w_y
                 + wrist_composite_rate_hd_y * cache.arm_tip_subspace1_v_z
                 + wrist_composite_momentum_n_z * cache.arm_tip_subspace1_w_y
-                + wrist_composite_rate_id_02 * cache.arm_tip_subspace1_w_z
-                + wrist_composite_momentum_f_z * cache.arm_tip_subspace1_v_y
-                + wrist_composite_rate_id_01 * cache.arm_tip_subspace1_w_y
-                - cache.arm_tip_subspace1_w_z * wrist_composite_momentum_n_y
-                - wrist_composite_momentum_f_y * cache.arm_tip_subspace1_v_z
-                - wrist_composite_rate_hd_z * cache.arm_tip_subspace1_v_y)
-        + arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_h_y
-        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace1_rate_w_z
-        + arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_i_01
+                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_00
+                + cache.arm_tip_subspace1_v_y * wrist_composite_momentum_f_z
+                - wrist_composite_momentum_n_y * cache.arm_tip_subspace1_w_z
+                - cache.arm_tip_subspace1_v_z * wrist_composite_momentum_f_y
+                - cache.arm_tip_subspace1_v_y * wrist_composite_rate_hd_z)
+        + cache.wrist_composite_inertia_h_y * arm_tip_subspace1_rate_v_z
         - cache.wrist_composite_inertia_h_z * arm_tip_subspace1_rate_v_y;
-    let t542 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_z
+    let t482 = arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_i_01
+        + arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_z
+        + arm_slice0_inertia_i_00 * arm_slice0_subspace1_rate_w_x
+        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_02
+        + 0.5
+            * (arm_slice0_subspace1_w_y * arm_slice0_momentum_n_z
+                + arm_slice0_subspace1_v_z * cache.arm_slice0_mass * t295
+                + arm_slice0_momentum_f_z * arm_slice0_subspace1_v_y
+                + arm_slice0_subspace1_w_x * t303 + t304 * arm_slice0_subspace1_w_y
+                + t305 * arm_slice0_subspace1_w_z
+                - arm_slice0_subspace1_v_z * arm_slice0_momentum_f_y
+                - arm_slice0_momentum_n_y * arm_slice0_subspace1_w_z
+                - t299 * cache.arm_slice0_mass * arm_slice0_subspace1_v_y)
+        - arm_slice0_inertia_h_z * arm_slice0_subspace1_rate_v_y;
+    let arm_slice1_subspace1_rate_v_z = 0.02 * arm_slice1_subspace1_rate_w_y
+        + 0.3894183423086505 * p.section_length * t442
+        + 0.1829865712999871 * p.section_length * t441
+        + 0.90270109637546 * p.section_length * t438;
+    let t483 = arm_slice1_subspace1_rate_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_subspace1_rate_v_z * arm_slice1_inertia_h_y
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_z
+        + 0.5
+            * (t380 * arm_slice1_subspace1_w_x
+                + cache.arm_slice1_mass * t183 * arm_slice1_subspace1_v_z
+                + t267 * arm_slice1_subspace1_w_z
+                + arm_slice1_subspace1_v_y * arm_slice1_momentum_f_z
+                + arm_slice1_subspace1_w_y * t377
+                + arm_slice1_subspace1_w_y * arm_slice1_momentum_n_z
+                - arm_slice1_momentum_f_y * arm_slice1_subspace1_v_z
+                - cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t182
+                - arm_slice1_subspace1_w_z * arm_slice1_momentum_n_y)
+        + arm_slice1_inertia_i_00 * arm_slice1_subspace1_rate_w_x
+        - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_y;
+    let t484 = arm_slice2_subspace1_rate_w_x * arm_slice2_inertia_i_02
+        + 0.5
+            * (arm_slice2_subspace1_w_y * t275
+                + arm_slice2_momentum_f_y * arm_slice2_subspace1_v_x
+                + arm_slice2_subspace1_w_z * t386 + t218 * arm_slice2_subspace1_w_x
+                + arm_slice2_subspace1_w_x * arm_slice2_momentum_n_y
+                + cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t215
+                - arm_slice2_momentum_n_x * arm_slice2_subspace1_w_y
+                - cache.arm_slice1_mass * t203 * arm_slice2_subspace1_v_x
+                - arm_slice2_momentum_f_x * arm_slice2_subspace1_v_y)
+        + arm_slice2_subspace1_rate_v_y * arm_slice2_inertia_h_x
+        + arm_slice2_inertia_i_22 * arm_slice2_subspace1_rate_w_z
+        + arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_y
+        - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_x;
+    let t485 = arm_slice1_subspace1_rate_w_y * arm_slice1_inertia_i_11
+        + arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_x
+        + arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_z
+        + 0.5
+            * (arm_slice1_subspace1_v_x * cache.arm_slice1_mass * t182
+                + arm_slice1_momentum_f_x * arm_slice1_subspace1_v_z
+                + arm_slice1_subspace1_w_y * t397 + t377 * arm_slice1_subspace1_w_x
+                + t266 * arm_slice1_subspace1_w_z
+                + arm_slice1_momentum_n_x * arm_slice1_subspace1_w_z
+                - arm_slice1_subspace1_v_x * arm_slice1_momentum_f_z
+                - arm_slice1_subspace1_w_x * arm_slice1_momentum_n_z
+                - cache.arm_slice1_mass * t261 * arm_slice1_subspace1_v_z)
+        - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_z;
+    let t486 = 0.5
+        * (arm_slice3_subspace1_w_x * arm_slice3_momentum_f_y
+            - arm_slice3_subspace1_w_y * arm_slice3_momentum_f_x
+            - (arm_slice3_subspace1_w_y * cache.arm_slice0_mass * t23
+                - arm_slice3_subspace1_w_x * cache.arm_slice0_mass * t24))
+        + arm_slice3_subspace1_rate_v_z * cache.arm_slice0_mass
+        - (arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_y
+            - arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_x);
+    let t487 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_z
         + 0.5
             * (arm_slice2_momentum_f_y * arm_slice2_subspace1_w_x
-                - (cache.arm_slice1_mass * t1 * arm_slice2_subspace1_w_y
-                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t0)
-                - arm_slice2_subspace1_w_y * arm_slice2_momentum_f_x)
-        - (arm_slice2_subspace1_rate_w_y * arm_slice2_inertia_h_x
+                - arm_slice2_momentum_f_x * arm_slice2_subspace1_w_y
+                - (cache.arm_slice1_mass * t215 * arm_slice2_subspace1_w_y
+                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t203))
+        - (arm_slice2_inertia_h_x * arm_slice2_subspace1_rate_w_y
             - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_w_x);
-    let t543 = 0.5
-        * (wrist_composite_momentum_f_z * cache.arm_tip_subspace1_w_y
-            - cache.arm_tip_subspace1_w_z * wrist_composite_momentum_f_y
-            - (cache.arm_tip_subspace1_w_z * wrist_composite_rate_hd_y
-                - wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_y))
-        + arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_m
-        - (arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_h_y
-            - arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_h_z);
-    let t544 = flap_bend_squared * p.flap_length;
-    let t545 = -(3.0 * flap_bend_squared * p.flap_length);
-    let t546 = 3.0 * flap_bend_squared * p.flap_length;
-    let t547 = -p.flap_length;
-    let flap_bend_y_rate = p.flap_length * qd[2];
-    let t548 = 2.0 * flap_bend_squared * p.flap_length;
-    let t549 = -(flap_bend_squared * p.flap_length);
-    let t550 = (0.03125 * cache.flap_slice1_bend_c3 * t544
-        + 0.03125 * cache.flap_slice1_bend_c4 * t545
-        + 0.03125 * t546 * cache.flap_slice1_bend_c5
-        + 0.125 * t547 * cache.flap_slice1_bend_c2
-        + 0.125 * p.flap_length * cache.flap_slice1_bend_c3) * flap_bend_y_rate
-        + 0.5 * flap_bend_y_rate
-            * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
-                + 0.0625 * cache.flap_slice1_bend_c4 * t548
-                + 0.0625 * t549 * cache.flap_slice1_bend_c3);
-    let t551 = -(3.0 * p.flap_length * flap_bend_y);
-    let t552 = 6.0 * p.flap_length * flap_bend_y;
-    let t553 = flap_bend_y.powi(3);
-    let t554 = 8.0 * t553 * p.flap_length;
-    let t555 = -(5.0 * t553 * p.flap_length);
-    let t556 = t553 * p.flap_length;
-    let t557 = p.flap_length * flap_bend_y;
-    let t558 = -(p.flap_length * flap_bend_y);
-    let t559 = flap_bend_y_rate
-        * (0.0625 * cache.flap_slice1_bend_c3 * t551
-            + 0.0625 * cache.flap_slice1_bend_c4 * t552
-            + 0.015625 * t554 * cache.flap_slice1_bend_c6
-            + 0.015625 * t555 * cache.flap_slice1_bend_c5
-            + 0.015625 * cache.flap_slice1_bend_c4 * t556)
-        - 0.5
-            * (0.125 * cache.flap_slice1_bend_c3 * t557
-                + 0.125 * cache.flap_slice1_bend_c2 * t558) * flap_bend_y_rate;
-    let flap_slice1_subspace0_rate_v_x = cache.flap_slice1_subspace0_w_z
-        * arm_tip_velocity_v_y + p.flap_length * cache.flap_rotation_00 * t550
-        + flap_slice1_subspace0_v_z * arm_tip_velocity_w_y
-        + t559 * p.flap_length * cache.flap_rotation_01
-        - arm_tip_velocity_v_z * cache.flap_slice1_subspace0_w_y
-        - flap_slice1_subspace0_v_y * arm_tip_velocity_w_z;
-    let t560 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_x;
-    let t561 = flap_slice2_subspace0_w_y * flap_slice2_momentum_f_z;
-    let t562 = -(t130 * cache.flap_slice0_mass * flap_slice2_subspace0_w_z
-        - flap_slice2_subspace0_w_y * t128 * cache.flap_slice0_mass);
-    let t563 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_w_z);
-    let t564 = 0.5 * (t561 + t562 + t563);
-    let flap_slice2_subspace0_rate_w_y = flap_slice2_subspace0_w_x * arm_tip_velocity_w_z
-        - arm_tip_velocity_w_x * flap_slice2_subspace0_w_z;
-    let flap_slice2_subspace0_rate_w_z = arm_tip_velocity_w_x * flap_slice2_subspace0_w_y
-        - flap_slice2_subspace0_w_x * arm_tip_velocity_w_y;
-    let t565 = -(flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_h_y
-        - flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_y);
-    let t566 = 0.1127016653792583 * flap_bend_y_rate
-        * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
-            + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t548
-            + 0.0001613323034066491 * t549 * cache.flap_slice0_bend_c3)
-        + flap_bend_y_rate
-            * (0.0014314988413324798 * p.flap_length * cache.flap_slice0_bend_c3
-                + 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t547
-                + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t544
-                + 0.00001818241927340114 * cache.flap_slice0_bend_c4 * t545
-                + 0.00001818241927340114 * t546 * cache.flap_slice0_bend_c5);
-    let t567 = (0.0001613323034066491 * cache.flap_slice0_bend_c3 * t551
-        + 0.000002049188932736232 * t554 * cache.flap_slice0_bend_c6
-        + 0.000002049188932736232 * t555 * cache.flap_slice0_bend_c5
-        + 0.0001613323034066491 * cache.flap_slice0_bend_c4 * t552
-        + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t556) * flap_bend_y_rate
-        - 0.1127016653792583 * flap_bend_y_rate
-            * (0.0014314988413324798 * cache.flap_slice0_bend_c2 * t558
-                + 0.0014314988413324798 * cache.flap_slice0_bend_c3 * t557);
-    let flap_slice0_subspace0_rate_v_x = arm_tip_velocity_w_y * flap_slice0_subspace0_v_z
-        + p.flap_length * cache.flap_rotation_00 * t566
-        + t567 * p.flap_length * cache.flap_rotation_01
-        + flap_slice0_subspace0_w_z * arm_tip_velocity_v_y
-        - arm_tip_velocity_v_z * flap_slice0_subspace0_w_y
-        - flap_slice0_subspace0_v_y * arm_tip_velocity_w_z;
-    let t568 = flap_slice0_subspace0_rate_v_x * cache.flap_slice0_mass;
-    let t569 = flap_slice0_momentum_f_z * flap_slice0_subspace0_w_y;
-    let t570 = -(flap_slice0_subspace0_w_z * t131 * cache.flap_slice0_mass
-        - t127 * flap_slice0_subspace0_w_y * cache.flap_slice0_mass);
-    let t571 = -(flap_slice0_subspace0_w_z * flap_slice0_momentum_f_y);
-    let t572 = 0.5 * (t569 + t570 + t571);
-    let t573 = flap_bend_y_rate
-        * (0.4879979508110674 * cache.flap_slice2_bend_c5 * t555
-            + 0.6198386676965935 * t552 * cache.flap_slice2_bend_c4
-            + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t556
-            + 0.6198386676965935 * cache.flap_slice2_bend_c3 * t551
-            + 0.4879979508110674 * cache.flap_slice2_bend_c6 * t554)
-        - 0.8872983346207417
-            * (0.6985685011586675 * cache.flap_slice2_bend_c2 * t558
-                + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t557)
-            * flap_bend_y_rate;
-    let t574 = flap_bend_y_rate
-        * (0.5499818175807267 * cache.flap_slice2_bend_c4 * t545
-            + 0.6985685011586675 * cache.flap_slice2_bend_c2 * t547
-            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * p.flap_length
-            + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t544
-            + 0.5499818175807267 * cache.flap_slice2_bend_c5 * t546)
-        + 0.8872983346207417 * flap_bend_y_rate
-            * (0.6198386676965935 * t548 * cache.flap_slice2_bend_c4
-                + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
-                + 0.6198386676965935 * t549 * cache.flap_slice2_bend_c3);
-    let flap_slice2_subspace0_rate_v_x = t573 * p.flap_length * cache.flap_rotation_01
-        + arm_tip_velocity_v_y * flap_slice2_subspace0_w_z
-        + arm_tip_velocity_w_y * flap_slice2_subspace0_v_z
-        + t574 * p.flap_length * cache.flap_rotation_00
-        - arm_tip_velocity_w_z * flap_slice2_subspace0_v_y
-        - arm_tip_velocity_v_z * flap_slice2_subspace0_w_y;
-    let t575 = flap_slice2_subspace0_rate_v_x * cache.flap_slice0_mass;
+    let t488 = arm_slice0_inertia_i_12 * arm_slice0_subspace1_rate_w_y
+        + arm_slice0_subspace1_rate_v_y * arm_slice0_inertia_h_x
+        + 0.5
+            * (arm_slice0_subspace1_w_x * t305 + t391 * arm_slice0_subspace1_w_z
+                + arm_slice0_subspace1_w_y * t392
+                + arm_slice0_subspace1_v_x * arm_slice0_momentum_f_y
+                + arm_slice0_momentum_n_y * arm_slice0_subspace1_w_x
+                + t297 * cache.arm_slice0_mass * arm_slice0_subspace1_v_y
+                - arm_slice0_momentum_f_x * arm_slice0_subspace1_v_y
+                - cache.arm_slice0_mass * arm_slice0_subspace1_v_x * t295
+                - arm_slice0_subspace1_w_y * arm_slice0_momentum_n_x)
+        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_22
+        + arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_i_02
+        - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_x;
+    let t489 = arm_slice3_inertia_i_12 * arm_slice3_subspace1_rate_w_y
+        + arm_slice3_subspace1_rate_v_y * arm_slice3_inertia_h_x
+        + arm_slice3_inertia_i_22 * arm_slice3_subspace1_rate_w_z
+        + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_x
+        + 0.5
+            * (arm_slice3_subspace1_w_y * t27 + arm_slice3_subspace1_w_x * t330
+                + arm_slice3_subspace1_w_x * arm_slice3_momentum_n_y
+                + arm_slice3_subspace1_v_y * cache.arm_slice0_mass * t23
+                + arm_slice3_subspace1_w_z * t329
+                + arm_slice3_subspace1_v_x * arm_slice3_momentum_f_y
+                - arm_slice3_subspace1_v_y * arm_slice3_momentum_f_x
+                - arm_slice3_subspace1_w_y * arm_slice3_momentum_n_x
+                - arm_slice3_subspace1_v_x * cache.arm_slice0_mass * t24)
+        - arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_v_x;
+    let t490 = arm_slice3_subspace1_rate_v_y * cache.arm_slice0_mass
+        + 0.5
+            * (arm_slice3_subspace1_w_z * arm_slice3_momentum_f_x
+                - arm_slice3_momentum_f_z * arm_slice3_subspace1_w_x
+                - (arm_slice3_subspace1_w_x * t26 * cache.arm_slice0_mass
+                    - arm_slice3_subspace1_w_z * cache.arm_slice0_mass * t23))
+        - (arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_x
+            - arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_z);
+    let t491 = 0.5
+        * (arm_slice1_momentum_f_y * arm_slice1_subspace1_w_x
+            - (cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t261
+                - cache.arm_slice1_mass * t183 * arm_slice1_subspace1_w_x)
+            - arm_slice1_subspace1_w_y * arm_slice1_momentum_f_x)
+        + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_z
+        - (arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_y
+            - arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_w_x);
+    let flap_slice1_subspace0_rate_w_z = cache.flap_slice1_subspace0_w_y
+        * arm_tip_velocity_w_x - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_w_y;
+    let t492 = flap_slice1_inertia_i_12 * flap_slice1_subspace0_rate_w_z;
     let flap_slice0_subspace0_rate_w_y = arm_tip_velocity_w_z * flap_slice0_subspace0_w_x
         - flap_slice0_subspace0_w_z * arm_tip_velocity_w_x;
-    let flap_slice0_subspace0_rate_w_z = arm_tip_velocity_w_x * flap_slice0_subspace0_w_y
-        - arm_tip_velocity_w_y * flap_slice0_subspace0_w_x;
-    let t576 = -(flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_h_y
-        - flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_y);
-    let t577 = cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_f_z;
-    let t578 = -(cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_f_y);
-    let t579 = -(cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t132
-        - cache.flap_slice1_mass * t129 * cache.flap_slice1_subspace0_w_y);
-    let t580 = 0.5 * (t577 + t578 + t579);
-    let flap_slice1_subspace0_rate_w_y = cache.flap_slice1_subspace0_w_x
-        * arm_tip_velocity_w_z - cache.flap_slice1_subspace0_w_z * arm_tip_velocity_w_x;
-    let flap_slice1_subspace0_rate_w_z = arm_tip_velocity_w_x
-        * cache.flap_slice1_subspace0_w_y
-        - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_w_y;
-    let t581 = -(flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_h_y
-        - flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_y);
-    let flap_subspace0_coriolis_column_f_x = t560 + t564 + t565 + t568 + t572 + t575
-        + t576 + t580 + t581;
-    let flap_slice2_subspace0_rate_w_x = arm_tip_velocity_w_y * flap_slice2_subspace0_w_z
-        - arm_tip_velocity_w_z * flap_slice2_subspace0_w_y;
-    let t582 = -(flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_w_y
-        - flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_h_y);
-    let flap_slice1_subspace0_rate_v_z = cache.flap_slice1_subspace0_w_y
-        * arm_tip_velocity_v_x + t559 * cache.flap_rotation_21 * p.flap_length
-        + arm_tip_velocity_w_x * flap_slice1_subspace0_v_y
-        + p.flap_length * cache.flap_rotation_20 * t550
-        - arm_tip_velocity_w_y * flap_slice1_subspace0_v_x
-        - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_v_y;
-    let t583 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_z;
-    let t584 = -(cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_y * t297
-        - cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_x * t132);
-    let t585 = -(cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_f_x);
-    let t586 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_y;
-    let t587 = 0.5 * (t584 + t585 + t586);
+    let t493 = flap_slice0_inertia_i_11 * flap_slice0_subspace0_rate_w_y;
+    let flap_slice1_subspace0_rate_w_x = cache.flap_slice1_subspace0_w_z
+        * arm_tip_velocity_w_y - arm_tip_velocity_w_z * cache.flap_slice1_subspace0_w_y;
+    let t494 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_01;
     let flap_slice0_subspace0_rate_w_x = flap_slice0_subspace0_w_z * arm_tip_velocity_w_y
         - arm_tip_velocity_w_z * flap_slice0_subspace0_w_y;
-    let t588 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_y
-        - flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_h_y);
-    let flap_slice0_subspace0_rate_v_z = p.flap_length * cache.flap_rotation_20 * t566
-        + arm_tip_velocity_v_x * flap_slice0_subspace0_w_y
-        + t567 * cache.flap_rotation_21 * p.flap_length
+    let t495 = flap_slice0_inertia_i_01 * flap_slice0_subspace0_rate_w_x;
+    let flap_slice1_subspace0_rate_w_y = cache.flap_slice1_subspace0_w_x
+        * arm_tip_velocity_w_z - cache.flap_slice1_subspace0_w_z * arm_tip_velocity_w_x;
+    let t496 = flap_slice1_subspace0_rate_w_y * flap_slice1_inertia_i_11;
+    let flap_slice2_subspace0_rate_w_z = flap_slice2_subspace0_w_y * arm_tip_velocity_w_x
+        - flap_slice2_subspace0_w_x * arm_tip_velocity_w_y;
+    let t497 = flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_i_12;
+    let t498 = t111 + t123 + t124 + t125 + t126;
+    let t499 = t498 * flap_slice2_subspace0_w_x;
+    let t500 = -(flap_slice2_subspace0_v_x * flap_slice2_momentum_f_z);
+    let t501 = flap_slice2_subspace0_w_y * (t134 + t134 + t147 + t150 + t150);
+    let t502 = -(flap_slice2_subspace0_v_z * t109 * cache.flap_slice0_mass);
+    let t503 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_n_z);
+    let t504 = t161 + t163 + t164 + t166 + t169;
+    let t505 = flap_slice2_subspace0_w_z * t504;
+    let t506 = flap_slice2_momentum_n_x * flap_slice2_subspace0_w_z;
+    let t507 = flap_slice2_momentum_f_x * flap_slice2_subspace0_v_z;
+    let t508 = flap_slice2_subspace0_v_x * t144 * cache.flap_slice0_mass;
+    let t509 = 0.5 * (t499 + t500 + t501 + t502 + t503 + t505 + t506 + t507 + t508);
+    let flap_bend_y_rate = p.flap_length * qd[2];
+    let t510 = flap_bend_squared * p.flap_length;
+    let t511 = flap_bend_y_rate
+        * (0.0014314988413324798 * p.flap_length * cache.flap_slice0_bend_c3
+            + 0.000054547257820203424 * cache.flap_slice0_bend_c5 * t510
+            + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t510
+            - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t510
+            - 0.0014314988413324798 * p.flap_length * cache.flap_slice0_bend_c2)
+        + 0.1127016653792583 * flap_bend_y_rate
+            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
+                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t510
+                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t510);
+    let t512 = p.flap_length * flap_bend_y;
+    let t513 = flap_bend_y.powi(3) * p.flap_length;
+    let t514 = flap_bend_y_rate
+        * (0.000016393511461889856 * t513 * cache.flap_slice0_bend_c6
+            + 0.0009679938204398945 * cache.flap_slice0_bend_c4 * t512
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t513
+            - 0.00048399691021994726 * cache.flap_slice0_bend_c3 * t512
+            - 0.00001024594466368116 * cache.flap_slice0_bend_c5 * t513)
+        - 0.1127016653792583
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t512
+                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t512)
+            * flap_bend_y_rate;
+    let flap_slice0_subspace0_rate_v_x = t511 * p.flap_length * cache.flap_rotation_00
+        + arm_tip_velocity_v_y * flap_slice0_subspace0_w_z
+        + p.flap_length * cache.flap_rotation_01 * t514
+        + arm_tip_velocity_w_y * flap_slice0_subspace0_v_z
+        - flap_slice0_subspace0_w_y * arm_tip_velocity_v_z
+        - arm_tip_velocity_w_z * flap_slice0_subspace0_v_y;
+    let t515 = flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_x;
+    let t516 = flap_slice0_momentum_n_x * flap_slice0_subspace0_w_z;
+    let t517 = (t141 + t141 + t149 + t149 + t157) * flap_slice0_subspace0_w_y;
+    let t518 = t160 + t162 + t167 + t170 + t173;
+    let t519 = t518 * flap_slice0_subspace0_w_z;
+    let t520 = -(flap_slice0_momentum_n_z * flap_slice0_subspace0_w_x);
+    let t521 = -(t114 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass);
+    let t522 = t153 * flap_slice0_subspace0_v_x * cache.flap_slice0_mass;
+    let t523 = t108 + t112 + t115 + t117 + t127;
+    let t524 = flap_slice0_subspace0_w_x * t523;
+    let t525 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_v_x);
+    let t526 = flap_slice0_momentum_f_x * flap_slice0_subspace0_v_z;
+    let t527 = 0.5 * (t516 + t517 + t519 + t520 + t521 + t522 + t524 + t525 + t526);
+    let flap_slice0_subspace0_rate_w_z = flap_slice0_subspace0_w_y * arm_tip_velocity_w_x
+        - flap_slice0_subspace0_w_x * arm_tip_velocity_w_y;
+    let t528 = flap_slice0_inertia_i_12 * flap_slice0_subspace0_rate_w_z;
+    let t529 = flap_bend_y_rate
+        * (3.903983606488539 * cache.flap_slice2_bend_c6 * t513
+            + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t513
+            + 3.7190320061795608 * cache.flap_slice2_bend_c4 * t512
+            - 1.8595160030897804 * cache.flap_slice2_bend_c3 * t512
+            - 2.439989754055337 * cache.flap_slice2_bend_c5 * t513)
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t512
+                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t512)
+            * flap_bend_y_rate;
+    let t530 = 0.8872983346207417 * flap_bend_y_rate
+        * (1.239677335393187 * cache.flap_slice2_bend_c4 * t510
+            + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
+            - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t510)
+        + flap_bend_y_rate
+            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * p.flap_length
+                + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t510
+                + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t510
+                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * p.flap_length
+                - 1.6499454527421802 * cache.flap_slice2_bend_c4 * t510);
+    let flap_slice2_subspace0_rate_v_z = flap_slice2_subspace0_v_y * arm_tip_velocity_w_x
+        + cache.flap_rotation_21 * p.flap_length * t529
+        + p.flap_length * cache.flap_rotation_20 * t530
+        + flap_slice2_subspace0_w_y * arm_tip_velocity_v_x
+        - flap_slice2_subspace0_v_x * arm_tip_velocity_w_y
+        - arm_tip_velocity_v_y * flap_slice2_subspace0_w_x;
+    let t531 = -(flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_x);
+    let flap_slice2_subspace0_rate_w_x = flap_slice2_subspace0_w_z * arm_tip_velocity_w_y
+        - flap_slice2_subspace0_w_y * arm_tip_velocity_w_z;
+    let t532 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_x;
+    let flap_slice2_subspace0_rate_v_x = p.flap_length * cache.flap_rotation_01 * t529
+        + p.flap_length * cache.flap_rotation_00 * t530
+        + arm_tip_velocity_w_y * flap_slice2_subspace0_v_z
+        + arm_tip_velocity_v_y * flap_slice2_subspace0_w_z
+        - flap_slice2_subspace0_w_y * arm_tip_velocity_v_z
+        - arm_tip_velocity_w_z * flap_slice2_subspace0_v_y;
+    let t533 = flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_x;
+    let t534 = flap_bend_y_rate
+        * (0.375 * cache.flap_slice1_bend_c4 * t512
+            + 0.125 * t513 * cache.flap_slice1_bend_c6
+            + 0.015625 * cache.flap_slice1_bend_c4 * t513
+            - 0.078125 * cache.flap_slice1_bend_c5 * t513
+            - 0.1875 * cache.flap_slice1_bend_c3 * t512)
+        - 0.5 * flap_bend_y_rate
+            * (0.125 * cache.flap_slice1_bend_c3 * t512
+                - 0.125 * cache.flap_slice1_bend_c2 * t512);
+    let t535 = 0.5
+        * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
+            + 0.125 * cache.flap_slice1_bend_c4 * t510
+            - 0.0625 * cache.flap_slice1_bend_c3 * t510) * flap_bend_y_rate
+        + flap_bend_y_rate
+            * (0.03125 * cache.flap_slice1_bend_c3 * t510
+                + 0.09375 * cache.flap_slice1_bend_c5 * t510
+                + 0.125 * p.flap_length * cache.flap_slice1_bend_c3
+                - 0.125 * p.flap_length * cache.flap_slice1_bend_c2
+                - 0.09375 * cache.flap_slice1_bend_c4 * t510);
+    let flap_slice1_subspace0_rate_v_z = cache.flap_slice1_subspace0_w_y
+        * arm_tip_velocity_v_x + flap_slice1_subspace0_v_y * arm_tip_velocity_w_x
+        + cache.flap_rotation_21 * p.flap_length * t534
+        + t535 * p.flap_length * cache.flap_rotation_20
+        - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_v_y
+        - flap_slice1_subspace0_v_x * arm_tip_velocity_w_y;
+    let t536 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_z);
+    let flap_slice2_subspace0_rate_w_y = arm_tip_velocity_w_z * flap_slice2_subspace0_w_x
+        - flap_slice2_subspace0_w_z * arm_tip_velocity_w_x;
+    let t537 = flap_slice2_inertia_i_11 * flap_slice2_subspace0_rate_w_y;
+    let t538 = cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_n_x;
+    let t539 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_z);
+    let t540 = cache.flap_slice1_subspace0_w_y * (t140 + t148 + t148 + t151 + t151);
+    let t541 = -(cache.flap_slice1_mass * t121 * flap_slice1_subspace0_v_z);
+    let t542 = flap_slice1_momentum_f_x * flap_slice1_subspace0_v_z;
+    let t543 = -(flap_slice1_momentum_f_z * flap_slice1_subspace0_v_x);
+    let t544 = t116 + t118 + t119 + t122 + t128;
+    let t545 = cache.flap_slice1_subspace0_w_x * t544;
+    let t546 = t165 + t168 + t171 + t172 + t174;
+    let t547 = cache.flap_slice1_subspace0_w_z * t546;
+    let t548 = cache.flap_slice1_mass * t137 * flap_slice1_subspace0_v_x;
+    let t549 = 0.5 * (t538 + t539 + t540 + t541 + t542 + t543 + t545 + t547 + t548);
+    let flap_slice0_subspace0_rate_v_z = flap_slice0_subspace0_w_y * arm_tip_velocity_v_x
+        + t511 * p.flap_length * cache.flap_rotation_20
+        + cache.flap_rotation_21 * p.flap_length * t514
         + flap_slice0_subspace0_v_y * arm_tip_velocity_w_x
         - arm_tip_velocity_v_y * flap_slice0_subspace0_w_x
         - flap_slice0_subspace0_v_x * arm_tip_velocity_w_y;
-    let t589 = flap_slice0_subspace0_rate_v_z * cache.flap_slice0_mass;
-    let t590 = -(flap_slice2_momentum_f_x * flap_slice2_subspace0_w_y);
-    let t591 = flap_slice2_subspace0_w_x * flap_slice2_momentum_f_y;
-    let t592 = -(t295 * flap_slice2_subspace0_w_y * cache.flap_slice0_mass
-        - flap_slice2_subspace0_w_x * t130 * cache.flap_slice0_mass);
-    let t593 = 0.5 * (t590 + t591 + t592);
-    let t594 = flap_slice0_subspace0_w_x * flap_slice0_momentum_f_y;
-    let t595 = -(t296 * flap_slice0_subspace0_w_y * cache.flap_slice0_mass
-        - t131 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass);
-    let t596 = -(flap_slice0_momentum_f_x * flap_slice0_subspace0_w_y);
-    let t597 = 0.5 * (t594 + t595 + t596);
-    let flap_slice1_subspace0_rate_w_x = cache.flap_slice1_subspace0_w_z
-        * arm_tip_velocity_w_y - cache.flap_slice1_subspace0_w_y * arm_tip_velocity_w_z;
-    let t598 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_y
-        - flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_w_x);
-    let flap_slice2_subspace0_rate_v_z = arm_tip_velocity_w_x * flap_slice2_subspace0_v_y
-        + t574 * p.flap_length * cache.flap_rotation_20
-        + flap_slice2_subspace0_w_y * arm_tip_velocity_v_x
-        + cache.flap_rotation_21 * t573 * p.flap_length
-        - flap_slice2_subspace0_w_x * arm_tip_velocity_v_y
-        - flap_slice2_subspace0_v_x * arm_tip_velocity_w_y;
-    let t599 = flap_slice2_subspace0_rate_v_z * cache.flap_slice0_mass;
-    let flap_subspace0_coriolis_column_f_z = t582 + t583 + t587 + t588 + t589 + t593
-        + t597 + t598 + t599;
-    let t600 = -(flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_x);
-    let t601 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_01;
-    let t602 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_x;
-    let t603 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_z);
-    let t604 = flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_i_12;
-    let t605 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_12;
-    let t606 = flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_x;
-    let t607 = flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_x;
-    let t608 = flap_slice2_subspace0_rate_w_y * flap_slice2_inertia_i_11;
-    let t609 = t345 + t347 + t348 + t357 + t358;
-    let t610 = flap_slice2_subspace0_w_x * t609;
-    let t611 = (t306 + t306 + t312 + t313 + t313) * flap_slice2_subspace0_w_y;
-    let t612 = -(t295 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass);
-    let t613 = flap_slice2_momentum_f_x * flap_slice2_subspace0_v_z;
-    let t614 = t359 + t361 + t369 + t371 + t373;
-    let t615 = t614 * flap_slice2_subspace0_w_z;
-    let t616 = flap_slice2_momentum_n_x * flap_slice2_subspace0_w_z;
-    let t617 = flap_slice2_subspace0_v_x * t128 * cache.flap_slice0_mass;
-    let t618 = -(flap_slice2_subspace0_v_x * flap_slice2_momentum_f_z);
-    let t619 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_n_z);
-    let t620 = 0.5 * (t610 + t611 + t612 + t613 + t615 + t616 + t617 + t618 + t619);
-    let t621 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_v_x);
-    let t622 = -(flap_slice0_momentum_n_z * flap_slice0_subspace0_w_x);
-    let t623 = (t319 + t323 + t323 + t329 + t329) * flap_slice0_subspace0_w_y;
-    let t624 = t346 + t350 + t351 + t354 + t356;
-    let t625 = t624 * flap_slice0_subspace0_w_x;
-    let t626 = flap_slice0_momentum_f_x * flap_slice0_subspace0_v_z;
-    let t627 = flap_slice0_subspace0_w_z * flap_slice0_momentum_n_x;
-    let t628 = t362 + t363 + t365 + t367 + t368;
-    let t629 = flap_slice0_subspace0_w_z * t628;
-    let t630 = flap_slice0_subspace0_v_x * t127 * cache.flap_slice0_mass;
-    let t631 = -(flap_slice0_subspace0_v_z * t296 * cache.flap_slice0_mass);
-    let t632 = 0.5 * (t621 + t622 + t623 + t625 + t626 + t627 + t629 + t630 + t631);
-    let t633 = (t307 + t307 + t314 + t314 + t328) * cache.flap_slice1_subspace0_w_y;
-    let t634 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_z);
-    let t635 = -(cache.flap_slice1_mass * flap_slice1_subspace0_v_z * t297);
-    let t636 = cache.flap_slice1_mass * t129 * flap_slice1_subspace0_v_x;
-    let t637 = flap_slice1_subspace0_v_z * flap_slice1_momentum_f_x;
-    let t638 = flap_slice1_momentum_n_x * cache.flap_slice1_subspace0_w_z;
-    let t639 = -(flap_slice1_subspace0_v_x * flap_slice1_momentum_f_z);
-    let t640 = t344 + t349 + t352 + t353 + t355;
-    let t641 = t640 * cache.flap_slice1_subspace0_w_x;
-    let t642 = t360 + t364 + t366 + t370 + t372;
-    let t643 = cache.flap_slice1_subspace0_w_z * t642;
-    let t644 = 0.5 * (t633 + t634 + t635 + t636 + t637 + t638 + t639 + t641 + t643);
-    let t645 = flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_x;
-    let t646 = flap_slice1_inertia_i_11 * flap_slice1_subspace0_rate_w_y;
-    let t647 = flap_slice1_inertia_i_01 * flap_slice1_subspace0_rate_w_x;
-    let t648 = flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_i_12;
-    let t649 = flap_slice0_subspace0_rate_w_y * flap_slice0_inertia_i_11;
-    let t650 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_z);
-    let flap_subspace0_coriolis_column_n_y = t600 + t601 + t602 + t603 + t604 + t605
-        + t606 + t607 + t608 + t620 + t632 + t644 + t645 + t646 + t647 + t648 + t649
-        + t650;
-    let t651 = flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_i_02;
-    let flap_slice2_subspace0_rate_v_y = t574 * cache.flap_rotation_10 * p.flap_length
-        + t573 * p.flap_length * cache.flap_rotation_11
-        + flap_slice2_subspace0_v_x * arm_tip_velocity_w_z
-        + flap_slice2_subspace0_w_x * arm_tip_velocity_v_z
-        - arm_tip_velocity_v_x * flap_slice2_subspace0_w_z
-        - arm_tip_velocity_w_x * flap_slice2_subspace0_v_z;
-    let t652 = flap_slice2_subspace0_rate_v_y * flap_slice2_inertia_h_x;
-    let t653 = flap_slice1_inertia_i_12 * flap_slice1_subspace0_rate_w_y;
-    let t654 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_x);
-    let t655 = -(flap_slice1_momentum_n_x * cache.flap_slice1_subspace0_w_y);
-    let t656 = -(flap_slice1_subspace0_v_y * flap_slice1_momentum_f_x);
-    let t657 = cache.flap_slice1_mass * flap_slice1_subspace0_v_y * t297;
-    let t658 = flap_slice1_subspace0_v_x * flap_slice1_momentum_f_y;
-    let t659 = cache.flap_slice1_subspace0_w_z * (t427 + t428 + t428 + t431 + t431);
-    let t660 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_y;
-    let t661 = t397 + t398 + t403 + t404 + t405;
-    let t662 = t661 * cache.flap_slice1_subspace0_w_x;
-    let t663 = cache.flap_slice1_subspace0_w_y * t642;
-    let t664 = -(cache.flap_slice1_mass * flap_slice1_subspace0_v_x * t132);
-    let t665 = 0.5 * (t655 + t656 + t657 + t658 + t659 + t660 + t662 + t663 + t664);
-    let t666 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_x);
-    let flap_slice1_subspace0_rate_v_y = flap_slice1_subspace0_v_x * arm_tip_velocity_w_z
-        + cache.flap_rotation_10 * p.flap_length * t550
-        + t559 * p.flap_length * cache.flap_rotation_11
-        + arm_tip_velocity_v_z * cache.flap_slice1_subspace0_w_x
-        - cache.flap_slice1_subspace0_w_z * arm_tip_velocity_v_x
-        - flap_slice1_subspace0_v_z * arm_tip_velocity_w_x;
-    let t667 = flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_y;
-    let t668 = flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_i_22;
-    let t669 = flap_slice0_subspace0_rate_w_y * flap_slice0_inertia_i_12;
-    let flap_slice0_subspace0_rate_v_y = arm_tip_velocity_v_z * flap_slice0_subspace0_w_x
-        + flap_slice0_subspace0_v_x * arm_tip_velocity_w_z
-        + t567 * p.flap_length * cache.flap_rotation_11
-        + cache.flap_rotation_10 * p.flap_length * t566
-        - flap_slice0_subspace0_w_z * arm_tip_velocity_v_x
-        - arm_tip_velocity_w_x * flap_slice0_subspace0_v_z;
-    let t670 = flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_y;
-    let t671 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_02;
-    let t672 = -(flap_slice0_momentum_n_x * flap_slice0_subspace0_w_y);
-    let t673 = t628 * flap_slice0_subspace0_w_y;
-    let t674 = t396 + t401 + t406 + t408 + t409;
-    let t675 = t674 * flap_slice0_subspace0_w_x;
-    let t676 = flap_slice0_subspace0_v_y * t296 * cache.flap_slice0_mass;
-    let t677 = flap_slice0_subspace0_w_x * flap_slice0_momentum_n_y;
-    let t678 = -(flap_slice0_subspace0_v_y * flap_slice0_momentum_f_x);
-    let t679 = flap_slice0_subspace0_v_x * flap_slice0_momentum_f_y;
-    let t680 = -(flap_slice0_subspace0_v_x * t131 * cache.flap_slice0_mass);
-    let t681 = flap_slice0_subspace0_w_z * (t426 + t432 + t432 + t433 + t433);
-    let t682 = 0.5 * (t672 + t673 + t675 + t676 + t677 + t678 + t679 + t680 + t681);
-    let t683 = flap_slice2_subspace0_v_x * flap_slice2_momentum_f_y;
-    let t684 = t395 + t399 + t400 + t402 + t407;
-    let t685 = flap_slice2_subspace0_w_x * t684;
-    let t686 = -(flap_slice2_momentum_n_x * flap_slice2_subspace0_w_y);
-    let t687 = t295 * flap_slice2_subspace0_v_y * cache.flap_slice0_mass;
-    let t688 = (t425 + t425 + t429 + t430 + t430) * flap_slice2_subspace0_w_z;
-    let t689 = t614 * flap_slice2_subspace0_w_y;
-    let t690 = -(t130 * flap_slice2_subspace0_v_x * cache.flap_slice0_mass);
-    let t691 = -(flap_slice2_momentum_f_x * flap_slice2_subspace0_v_y);
-    let t692 = flap_slice2_momentum_n_y * flap_slice2_subspace0_w_x;
-    let t693 = 0.5 * (t683 + t685 + t686 + t687 + t688 + t689 + t690 + t691 + t692);
-    let t694 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_22;
-    let t695 = flap_slice1_inertia_i_02 * flap_slice1_subspace0_rate_w_x;
-    let t696 = flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_i_22;
-    let t697 = flap_slice2_inertia_i_12 * flap_slice2_subspace0_rate_w_y;
-    let t698 = -(flap_slice2_subspace0_rate_v_x * flap_slice2_inertia_h_y);
-    let flap_subspace0_coriolis_column_n_z = t651 + t652 + t653 + t654 + t665 + t666
-        + t667 + t668 + t669 + t670 + t671 + t682 + t693 + t694 + t695 + t696 + t697
-        + t698;
-    let t699 = -(flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_x
-        - flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_h_x);
-    let t700 = flap_slice0_subspace0_w_z * flap_slice0_momentum_f_x;
-    let t701 = -(t127 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass
-        - flap_slice0_subspace0_w_z * t296 * cache.flap_slice0_mass);
-    let t702 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_w_x);
-    let t703 = 0.5 * (t700 + t701 + t702);
-    let t704 = flap_slice2_subspace0_rate_v_y * cache.flap_slice0_mass;
-    let t705 = -(flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_h_z
+    let t550 = -(flap_slice0_subspace0_rate_v_z * flap_slice0_inertia_h_x);
+    let flap_slice1_subspace0_rate_v_x = p.flap_length * cache.flap_rotation_01 * t534
+        + t535 * p.flap_length * cache.flap_rotation_00
+        + arm_tip_velocity_w_y * flap_slice1_subspace0_v_z
+        + arm_tip_velocity_v_y * cache.flap_slice1_subspace0_w_z
+        - arm_tip_velocity_w_z * flap_slice1_subspace0_v_y
+        - arm_tip_velocity_v_z * cache.flap_slice1_subspace0_w_y;
+    let t551 = flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_x;
+    let flap_subspace0_coriolis_column_n_y = t492 + t493 + t494 + t495 + t496 + t497
+        + t509 + t515 + t527 + t528 + t531 + t532 + t533 + t536 + t537 + t549 + t550
+        + t551;
+    let t552 = -(flap_slice1_momentum_f_y * flap_slice1_subspace0_v_z);
+    let t553 = cache.flap_slice1_subspace0_w_x * (t352 + t352 + t353 + t357 + t357);
+    let t554 = flap_slice1_momentum_f_z * flap_slice1_subspace0_v_y;
+    let t555 = -(cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_n_y);
+    let t556 = t335 + t337 + t342 + t347 + t349;
+    let t557 = cache.flap_slice1_subspace0_w_z * t556;
+    let t558 = -(cache.flap_slice1_mass * t137 * flap_slice1_subspace0_v_y);
+    let t559 = cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_n_z;
+    let t560 = cache.flap_slice1_subspace0_w_y * t544;
+    let t561 = cache.flap_slice1_mass * t120 * flap_slice1_subspace0_v_z;
+    let t562 = 0.5 * (t552 + t553 + t554 + t555 + t557 + t558 + t559 + t560 + t561);
+    let t563 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_00;
+    let t564 = flap_slice0_inertia_i_01 * flap_slice0_subspace0_rate_w_y;
+    let t565 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_y;
+    let t566 = flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_y;
+    let t567 = flap_slice1_subspace0_rate_v_z * flap_slice1_inertia_h_y;
+    let t568 = flap_slice2_subspace0_v_y * flap_slice2_momentum_f_z;
+    let t569 = -(flap_slice2_momentum_n_y * flap_slice2_subspace0_w_z);
+    let t570 = flap_slice2_subspace0_w_y * t498;
+    let t571 = flap_slice2_subspace0_w_y * flap_slice2_momentum_n_z;
+    let t572 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_v_z);
+    let t573 = flap_slice2_subspace0_w_x * (t351 + t351 + t354 + t358 + t358);
+    let t574 = t110 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass;
+    let t575 = -(t144 * flap_slice2_subspace0_v_y * cache.flap_slice0_mass);
+    let t576 = t338 + t341 + t343 + t344 + t345;
+    let t577 = flap_slice2_subspace0_w_z * t576;
+    let t578 = 0.5 * (t568 + t569 + t570 + t571 + t572 + t573 + t574 + t575 + t577);
+    let t579 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_00;
+    let t580 = flap_slice1_subspace0_rate_w_y * flap_slice1_inertia_i_01;
+    let t581 = flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_z;
+    let t582 = flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_i_00;
+    let flap_slice0_subspace0_rate_v_y = arm_tip_velocity_w_z * flap_slice0_subspace0_v_x
+        + cache.flap_rotation_11 * p.flap_length * t514
+        + arm_tip_velocity_v_z * flap_slice0_subspace0_w_x
+        + cache.flap_rotation_10 * t511 * p.flap_length
+        - flap_slice0_subspace0_v_z * arm_tip_velocity_w_x
+        - flap_slice0_subspace0_w_z * arm_tip_velocity_v_x;
+    let t583 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_y);
+    let flap_slice2_subspace0_rate_v_y = cache.flap_rotation_10 * p.flap_length * t530
+        + arm_tip_velocity_v_z * flap_slice2_subspace0_w_x
+        + cache.flap_rotation_11 * p.flap_length * t529
+        + arm_tip_velocity_w_z * flap_slice2_subspace0_v_x
+        - flap_slice2_subspace0_w_z * arm_tip_velocity_v_x
+        - flap_slice2_subspace0_v_z * arm_tip_velocity_w_x;
+    let t584 = -(flap_slice2_subspace0_rate_v_y * flap_slice2_inertia_h_z);
+    let flap_slice1_subspace0_rate_v_y = cache.flap_slice1_subspace0_w_x
+        * arm_tip_velocity_v_z + t535 * cache.flap_rotation_10 * p.flap_length
+        + cache.flap_rotation_11 * p.flap_length * t534
+        + arm_tip_velocity_w_z * flap_slice1_subspace0_v_x
+        - flap_slice1_subspace0_v_z * arm_tip_velocity_w_x
+        - cache.flap_slice1_subspace0_w_z * arm_tip_velocity_v_x;
+    let t585 = -(flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_y);
+    let t586 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_02;
+    let t587 = flap_slice1_inertia_i_02 * flap_slice1_subspace0_rate_w_z;
+    let t588 = -(t153 * flap_slice0_subspace0_v_y * cache.flap_slice0_mass);
+    let t589 = -(flap_slice0_momentum_f_y * flap_slice0_subspace0_v_z);
+    let t590 = (t355 + t355 + t356 + t359 + t359) * flap_slice0_subspace0_w_x;
+    let t591 = t113 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass;
+    let t592 = t336 + t339 + t340 + t346 + t348;
+    let t593 = t592 * flap_slice0_subspace0_w_z;
+    let t594 = -(flap_slice0_subspace0_w_z * flap_slice0_momentum_n_y);
+    let t595 = flap_slice0_momentum_f_z * flap_slice0_subspace0_v_y;
+    let t596 = flap_slice0_momentum_n_z * flap_slice0_subspace0_w_y;
+    let t597 = flap_slice0_subspace0_w_y * t523;
+    let t598 = 0.5 * (t588 + t589 + t590 + t591 + t593 + t594 + t595 + t596 + t597);
+    let t599 = flap_slice2_inertia_i_02 * flap_slice2_subspace0_rate_w_z;
+    let flap_subspace0_coriolis_column_n_x = t562 + t563 + t564 + t565 + t566 + t567
+        + t578 + t579 + t580 + t581 + t582 + t583 + t584 + t585 + t586 + t587 + t598
+        + t599;
+    let t600 = flap_slice2_subspace0_rate_v_x * cache.flap_slice0_mass;
+    let t601 = flap_slice0_subspace0_w_y * flap_slice0_momentum_f_z;
+    let t602 = -(flap_slice0_momentum_f_y * flap_slice0_subspace0_w_z);
+    let t603 = -(flap_slice0_subspace0_w_z * t113 * cache.flap_slice0_mass
+        - flap_slice0_subspace0_w_y * t153 * cache.flap_slice0_mass);
+    let t604 = 0.5 * (t601 + t602 + t603);
+    let t605 = -(flap_slice1_momentum_f_y * cache.flap_slice1_subspace0_w_z);
+    let t606 = -(cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t120
+        - cache.flap_slice1_mass * t137 * cache.flap_slice1_subspace0_w_y);
+    let t607 = flap_slice1_momentum_f_z * cache.flap_slice1_subspace0_w_y;
+    let t608 = 0.5 * (t605 + t606 + t607);
+    let t609 = -(flap_slice2_inertia_h_y * flap_slice2_subspace0_rate_w_z
+        - flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_y);
+    let t610 = flap_slice0_subspace0_rate_v_x * cache.flap_slice0_mass;
+    let t611 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_x;
+    let t612 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_w_z
+        - flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_y);
+    let t613 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_w_z
+        - flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_y);
+    let t614 = flap_slice2_subspace0_w_y * flap_slice2_momentum_f_z;
+    let t615 = -(t110 * flap_slice2_subspace0_w_z * cache.flap_slice0_mass
+        - flap_slice2_subspace0_w_y * t144 * cache.flap_slice0_mass);
+    let t616 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_w_z);
+    let t617 = 0.5 * (t614 + t615 + t616);
+    let flap_subspace0_coriolis_column_f_x = t600 + t604 + t608 + t609 + t610 + t611
+        + t612 + t613 + t617;
+    let t618 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_y
+        - flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_h_y);
+    let t619 = -(flap_slice0_subspace0_w_y * t114 * cache.flap_slice0_mass
+        - flap_slice0_subspace0_w_x * t113 * cache.flap_slice0_mass);
+    let t620 = flap_slice0_momentum_f_y * flap_slice0_subspace0_w_x;
+    let t621 = -(flap_slice0_subspace0_w_y * flap_slice0_momentum_f_x);
+    let t622 = 0.5 * (t619 + t620 + t621);
+    let t623 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_z;
+    let t624 = -(flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_w_y
+        - flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_h_y);
+    let t625 = flap_slice0_subspace0_rate_v_z * cache.flap_slice0_mass;
+    let t626 = flap_slice2_momentum_f_y * flap_slice2_subspace0_w_x;
+    let t627 = -(flap_slice2_subspace0_w_y * t109 * cache.flap_slice0_mass
+        - t110 * flap_slice2_subspace0_w_x * cache.flap_slice0_mass);
+    let t628 = -(flap_slice2_subspace0_w_y * flap_slice2_momentum_f_x);
+    let t629 = 0.5 * (t626 + t627 + t628);
+    let t630 = flap_slice2_subspace0_rate_v_z * cache.flap_slice0_mass;
+    let t631 = -(cache.flap_slice1_mass * t121 * cache.flap_slice1_subspace0_w_y
+        - cache.flap_slice1_subspace0_w_x * cache.flap_slice1_mass * t120);
+    let t632 = -(flap_slice1_momentum_f_x * cache.flap_slice1_subspace0_w_y);
+    let t633 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_y;
+    let t634 = 0.5 * (t631 + t632 + t633);
+    let t635 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_y
+        - flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_w_x);
+    let flap_subspace0_coriolis_column_f_z = t618 + t622 + t623 + t624 + t625 + t629
+        + t630 + t634 + t635;
+    let t636 = flap_slice1_inertia_i_22 * flap_slice1_subspace0_rate_w_z;
+    let t637 = -(flap_slice2_subspace0_w_y * flap_slice2_momentum_n_x);
+    let t638 = -(flap_slice2_momentum_f_x * flap_slice2_subspace0_v_y);
+    let t639 = flap_slice2_subspace0_v_y * t109 * cache.flap_slice0_mass;
+    let t640 = flap_slice2_subspace0_w_z * (t369 + t369 + t371 + t372 + t372);
+    let t641 = flap_slice2_subspace0_w_x * t576;
+    let t642 = flap_slice2_momentum_n_y * flap_slice2_subspace0_w_x;
+    let t643 = flap_slice2_subspace0_w_y * t504;
+    let t644 = flap_slice2_subspace0_v_x * flap_slice2_momentum_f_y;
+    let t645 = -(flap_slice2_subspace0_v_x * t110 * cache.flap_slice0_mass);
+    let t646 = 0.5 * (t637 + t638 + t639 + t640 + t641 + t642 + t643 + t644 + t645);
+    let t647 = flap_slice1_inertia_i_12 * flap_slice1_subspace0_rate_w_y;
+    let t648 = -(flap_slice2_inertia_h_y * flap_slice2_subspace0_rate_v_x);
+    let t649 = flap_slice2_subspace0_rate_v_y * flap_slice2_inertia_h_x;
+    let t650 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_02;
+    let t651 = flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_y;
+    let t652 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_x);
+    let t653 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_x);
+    let t654 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_02;
+    let t655 = flap_slice2_inertia_i_22 * flap_slice2_subspace0_rate_w_z;
+    let t656 = flap_slice0_inertia_i_12 * flap_slice0_subspace0_rate_w_y;
+    let t657 = flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_y;
+    let t658 = flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_i_02;
+    let t659 = flap_slice1_momentum_f_y * flap_slice1_subspace0_v_x;
+    let t660 = -(flap_slice1_momentum_f_x * flap_slice1_subspace0_v_y);
+    let t661 = -(cache.flap_slice1_mass * t120 * flap_slice1_subspace0_v_x);
+    let t662 = -(flap_slice1_momentum_n_x * cache.flap_slice1_subspace0_w_y);
+    let t663 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_y;
+    let t664 = cache.flap_slice1_subspace0_w_y * t546;
+    let t665 = cache.flap_slice1_mass * t121 * flap_slice1_subspace0_v_y;
+    let t666 = cache.flap_slice1_subspace0_w_x * t556;
+    let t667 = cache.flap_slice1_subspace0_w_z * (t366 + t366 + t367 + t374 + t374);
+    let t668 = 0.5 * (t659 + t660 + t661 + t662 + t663 + t664 + t665 + t666 + t667);
+    let t669 = flap_slice0_subspace0_w_y * t518;
+    let t670 = flap_slice0_subspace0_w_z * (t368 + t368 + t370 + t370 + t373);
+    let t671 = -(flap_slice0_subspace0_w_y * flap_slice0_momentum_n_x);
+    let t672 = flap_slice0_momentum_f_y * flap_slice0_subspace0_v_x;
+    let t673 = flap_slice0_subspace0_v_y * t114 * cache.flap_slice0_mass;
+    let t674 = -(flap_slice0_subspace0_v_x * t113 * cache.flap_slice0_mass);
+    let t675 = flap_slice0_subspace0_w_x * flap_slice0_momentum_n_y;
+    let t676 = -(flap_slice0_subspace0_v_y * flap_slice0_momentum_f_x);
+    let t677 = t592 * flap_slice0_subspace0_w_x;
+    let t678 = 0.5 * (t669 + t670 + t671 + t672 + t673 + t674 + t675 + t676 + t677);
+    let t679 = flap_slice0_inertia_i_22 * flap_slice0_subspace0_rate_w_z;
+    let t680 = flap_slice2_subspace0_rate_w_y * flap_slice2_inertia_i_12;
+    let flap_subspace0_coriolis_column_n_z = t636 + t646 + t647 + t648 + t649 + t650
+        + t651 + t652 + t653 + t654 + t655 + t656 + t657 + t658 + t668 + t678 + t679
+        + t680;
+    let t681 = flap_slice0_subspace0_w_z * flap_slice0_momentum_f_x;
+    let t682 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_w_x);
+    let t683 = -(t153 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass
+        - flap_slice0_subspace0_w_z * t114 * cache.flap_slice0_mass);
+    let t684 = 0.5 * (t681 + t682 + t683);
+    let t685 = -(flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_h_z
+        - flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_z);
+    let t686 = -(flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_h_z
+        - flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_w_z);
+    let t687 = flap_slice0_subspace0_rate_v_y * cache.flap_slice0_mass;
+    let t688 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_x
         - flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_z);
-    let t706 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_y;
-    let t707 = -(flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_x
-        - flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_h_x);
-    let t708 = -(flap_slice2_subspace0_w_x * t128 * cache.flap_slice0_mass
-        - t295 * cache.flap_slice0_mass * flap_slice2_subspace0_w_z);
-    let t709 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_f_z);
-    let t710 = flap_slice2_momentum_f_x * flap_slice2_subspace0_w_z;
-    let t711 = 0.5 * (t708 + t709 + t710);
-    let t712 = flap_slice0_subspace0_rate_v_y * cache.flap_slice0_mass;
-    let t713 = cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_f_x;
-    let t714 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_z);
-    let t715 = -(cache.flap_slice1_mass * t129 * cache.flap_slice1_subspace0_w_x
-        - cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t297);
-    let t716 = 0.5 * (t713 + t714 + t715);
-    let flap_subspace0_coriolis_column_f_y = t699 + t703 + t704 + t705 + t706 + t707
-        + t711 + t712 + t716;
-    let t717 = flap_slice2_subspace0_w_x * (t388 + t388 + t390 + t391 + t391);
-    let t718 = -(flap_slice2_subspace0_v_y * t128 * cache.flap_slice0_mass);
-    let t719 = t609 * flap_slice2_subspace0_w_y;
-    let t720 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_v_z);
-    let t721 = t130 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass;
-    let t722 = flap_slice2_momentum_f_z * flap_slice2_subspace0_v_y;
-    let t723 = -(flap_slice2_momentum_n_y * flap_slice2_subspace0_w_z);
-    let t724 = flap_slice2_momentum_n_z * flap_slice2_subspace0_w_y;
-    let t725 = t684 * flap_slice2_subspace0_w_z;
-    let t726 = 0.5 * (t717 + t718 + t719 + t720 + t721 + t722 + t723 + t724 + t725);
-    let t727 = flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_y;
-    let t728 = flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_i_02;
-    let t729 = flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_i_02;
-    let t730 = flap_slice1_inertia_i_00 * flap_slice1_subspace0_rate_w_x;
-    let t731 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_y);
-    let t732 = flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_z;
-    let t733 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_00;
-    let t734 = -(flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_y);
-    let t735 = flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_z;
-    let t736 = flap_slice0_subspace0_rate_w_y * flap_slice0_inertia_i_01;
-    let t737 = t661 * cache.flap_slice1_subspace0_w_z;
-    let t738 = t640 * cache.flap_slice1_subspace0_w_y;
-    let t739 = -(cache.flap_slice1_mass * t129 * flap_slice1_subspace0_v_y);
-    let t740 = cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_n_z;
-    let t741 = (t386 + t386 + t393 + t393 + t394) * cache.flap_slice1_subspace0_w_x;
-    let t742 = cache.flap_slice1_mass * flap_slice1_subspace0_v_z * t132;
-    let t743 = -(cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_n_y);
-    let t744 = -(flap_slice1_subspace0_v_z * flap_slice1_momentum_f_y);
-    let t745 = flap_slice1_subspace0_v_y * flap_slice1_momentum_f_z;
-    let t746 = 0.5 * (t737 + t738 + t739 + t740 + t741 + t742 + t743 + t744 + t745);
-    let t747 = -(flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_y);
-    let t748 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_02;
-    let t749 = flap_slice2_inertia_i_00 * flap_slice2_subspace0_rate_w_x;
-    let t750 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_y;
-    let t751 = t624 * flap_slice0_subspace0_w_y;
-    let t752 = t131 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass;
-    let t753 = -(flap_slice0_subspace0_v_z * flap_slice0_momentum_f_y);
-    let t754 = -(flap_slice0_subspace0_w_z * flap_slice0_momentum_n_y);
-    let t755 = flap_slice0_momentum_n_z * flap_slice0_subspace0_w_y;
-    let t756 = t674 * flap_slice0_subspace0_w_z;
-    let t757 = flap_slice0_momentum_f_z * flap_slice0_subspace0_v_y;
-    let t758 = (t387 + t387 + t389 + t392 + t392) * flap_slice0_subspace0_w_x;
-    let t759 = -(flap_slice0_subspace0_v_y * t127 * cache.flap_slice0_mass);
-    let t760 = 0.5 * (t751 + t752 + t753 + t754 + t755 + t756 + t757 + t758 + t759);
-    let t761 = flap_slice1_inertia_i_01 * flap_slice1_subspace0_rate_w_y;
-    let flap_subspace0_coriolis_column_n_x = t726 + t727 + t728 + t729 + t730 + t731
-        + t732 + t733 + t734 + t735 + t736 + t746 + t747 + t748 + t749 + t750 + t760
-        + t761;
-    let flap_subspace0_coriolis_row_n_x = 0.5
-        * (t737 + t738 + t739 + t741 + t742 - (t740 + t743 + t744 + t745))
-        + 0.5 * (t717 + t718 + t719 + t721 + t725 - (t720 + t722 + t723 + t724))
-        + 0.5 * (t751 + t752 + t756 + t758 + t759 - (t753 + t754 + t755 + t757));
-    let flap_subspace0_coriolis_row_f_z = 0.5 * (t584 - (t585 + t586))
-        + 0.5 * (t592 - (t590 + t591)) + 0.5 * (t595 - (t594 + t596));
+    let t689 = flap_slice2_subspace0_rate_v_y * cache.flap_slice0_mass;
+    let t690 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_z);
+    let t691 = cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_f_x;
+    let t692 = -(cache.flap_slice1_subspace0_w_x * cache.flap_slice1_mass * t137
+        - cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t121);
+    let t693 = 0.5 * (t690 + t691 + t692);
+    let t694 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_f_z);
+    let t695 = -(flap_slice2_subspace0_w_x * t144 * cache.flap_slice0_mass
+        - flap_slice2_subspace0_w_z * t109 * cache.flap_slice0_mass);
+    let t696 = flap_slice2_subspace0_w_z * flap_slice2_momentum_f_x;
+    let t697 = 0.5 * (t694 + t695 + t696);
+    let t698 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_y;
+    let flap_subspace0_coriolis_column_f_y = t684 + t685 + t686 + t687 + t688 + t689
+        + t693 + t697 + t698;
+    let flap_subspace0_coriolis_row_f_z = 0.5 * (t627 - (t626 + t628))
+        + 0.5 * (t619 - (t620 + t621)) + 0.5 * (t631 - (t632 + t633));
+    let flap_subspace0_coriolis_row_f_x = 0.5 * (t615 - (t614 + t616))
+        + 0.5 * (t603 - (t601 + t602)) + 0.5 * (t606 - (t605 + t607));
     let flap_subspace0_coriolis_row_n_y = 0.5
-        * (t623 + t625 + t629 + t630 + t631 - (t621 + t622 + t626 + t627))
-        + 0.5 * (t633 + t635 + t636 + t641 + t643 - (t634 + t637 + t638 + t639))
-        + 0.5 * (t610 + t611 + t612 + t615 + t617 - (t613 + t616 + t618 + t619));
+        * (t499 + t501 + t502 + t505 + t508 - (t500 + t503 + t506 + t507))
+        + 0.5 * (t517 + t519 + t521 + t522 + t524 - (t516 + t520 + t525 + t526))
+        + 0.5 * (t540 + t541 + t545 + t547 + t548 - (t538 + t539 + t542 + t543));
     let flap_subspace0_coriolis_row_n_z = 0.5
-        * (t673 + t675 + t676 + t680 + t681 - (t672 + t677 + t678 + t679))
-        + 0.5 * (t685 + t687 + t688 + t689 + t690 - (t683 + t686 + t691 + t692))
-        + 0.5 * (t657 + t659 + t662 + t663 + t664 - (t655 + t656 + t658 + t660));
-    let flap_subspace0_coriolis_row_f_y = 0.5 * (t708 - (t709 + t710))
-        + 0.5 * (t701 - (t700 + t702)) + 0.5 * (t715 - (t713 + t714));
-    let flap_subspace0_coriolis_row_f_x = 0.5 * (t579 - (t577 + t578))
-        + 0.5 * (t570 - (t569 + t571)) + 0.5 * (t562 - (t561 + t563));
-    out[(0, 0)] = arm_slice2_subspace0_v_z * t72 + t98 * arm_slice3_subspace0_v_z
-        + cache.arm_tip_subspace0_v_x * t134 + arm_slice2_subspace0_w_z * t159
-        + arm_slice3_subspace0_w_y * t181 + arm_slice2_subspace0_v_x * t182
-        + arm_slice3_subspace0_w_z * t187 + arm_slice2_subspace0_w_x * t192
-        + arm_slice2_subspace0_v_y * t193 + t219 * arm_slice0_subspace0_v_y
-        + t221 * arm_slice0_subspace0_v_z + t268 * arm_slice1_subspace0_w_z
-        + arm_slice0_subspace0_w_x * t289 + arm_slice0_subspace0_w_y * t294
-        + cache.arm_tip_subspace0_w_y * t374 + t375 * arm_slice0_subspace0_v_x
-        + t379 * arm_slice3_subspace0_w_x + arm_slice0_subspace0_w_z * t383
-        + t410 * cache.arm_tip_subspace0_w_x + t411 * arm_slice1_subspace0_v_z
-        + arm_slice1_subspace0_w_y * t416 + arm_slice3_subspace0_v_y * t417
-        + t418 * arm_slice3_subspace0_v_x + arm_slice1_subspace0_w_x * t422
-        + cache.arm_tip_subspace0_w_z * t434 + cache.arm_tip_subspace0_v_y * t435
-        + arm_slice1_subspace0_v_y * t436 + arm_slice2_subspace0_w_y * t440
-        + arm_slice1_subspace0_v_x * t441 + cache.arm_tip_subspace0_v_z * t442;
-    out[(0, 1)] = t471 * arm_slice0_subspace0_v_y + t483 * arm_slice1_subspace0_v_z
-        + arm_slice3_subspace0_w_y * t495 + t507 * arm_slice2_subspace0_w_y
-        + arm_slice3_subspace0_w_z * t508 + arm_slice2_subspace0_v_y * t509
-        + arm_slice1_subspace0_v_x * t510 + arm_slice1_subspace0_w_x * t511
-        + t512 * arm_slice0_subspace0_v_x + arm_slice1_subspace0_v_y * t513
-        + arm_slice0_subspace0_w_y * t514 + arm_slice2_subspace0_w_z * t515
-        + t516 * arm_slice1_subspace0_w_z + t517 * arm_slice3_subspace0_v_z
-        + arm_slice1_subspace0_w_y * t518 + arm_slice3_subspace0_v_y * t519
-        + t520 * arm_slice3_subspace0_v_x + t521 * arm_slice2_subspace0_v_x
-        + arm_slice2_subspace0_w_x * t522 + arm_slice0_subspace0_w_z * t523
-        + cache.arm_tip_subspace0_w_z * t534 + arm_slice0_subspace0_v_z * t535
-        + t536 * arm_slice0_subspace0_w_x + cache.arm_tip_subspace0_v_z * t537
-        + cache.arm_tip_subspace0_v_y * t538 + arm_slice3_subspace0_w_x * t539
-        + t540 * cache.arm_tip_subspace0_w_y + t541 * cache.arm_tip_subspace0_w_x
-        + arm_slice2_subspace0_v_z * t542 + cache.arm_tip_subspace0_v_x * t543;
-    out[(0, 2)] = cache.arm_tip_subspace0_v_x * flap_subspace0_coriolis_column_f_x
+        * (t669 + t670 + t673 + t674 + t677 - (t671 + t672 + t675 + t676))
+        + 0.5 * (t639 + t640 + t641 + t643 + t645 - (t637 + t638 + t642 + t644))
+        + 0.5 * (t661 + t664 + t665 + t666 + t667 - (t659 + t660 + t662 + t663));
+    let flap_subspace0_coriolis_row_f_y = 0.5 * (t695 - (t694 + t696))
+        + 0.5 * (t683 - (t681 + t682)) + 0.5 * (t692 - (t690 + t691));
+    let flap_subspace0_coriolis_row_n_x = 0.5
+        * (t553 + t557 + t558 + t560 + t561 - (t552 + t554 + t555 + t559))
+        + 0.5 * (t588 + t590 + t591 + t593 + t597 - (t589 + t594 + t595 + t596))
+        + 0.5 * (t570 + t573 + t574 + t575 + t577 - (t568 + t569 + t571 + t572));
+    out[(0, 0)] = t62 * arm_slice3_subspace0_w_y + cache.arm_tip_subspace0_w_y * t175
+        + t176 * arm_slice3_subspace0_v_y + t202 * arm_slice1_subspace0_v_x
+        + arm_slice2_subspace0_w_x * t249 + arm_slice1_subspace0_w_z * t271
+        + t276 * arm_slice2_subspace0_w_y + t277 * arm_slice2_subspace0_v_z
+        + t324 * arm_slice0_subspace0_w_x + t325 * arm_slice0_subspace0_v_y
+        + cache.arm_tip_subspace0_v_y * t326 + t331 * arm_slice3_subspace0_w_z
+        + t332 * arm_slice1_subspace0_v_y + t333 * arm_slice0_subspace0_v_x
+        + t334 * arm_slice2_subspace0_v_x + t361 * cache.arm_tip_subspace0_w_x
+        + t362 * arm_slice3_subspace0_v_x + cache.arm_tip_subspace0_v_z * t363
+        + cache.arm_tip_subspace0_w_z * t375 + t376 * arm_slice1_subspace0_v_z
+        + arm_slice1_subspace0_w_x * t381 + t382 * cache.arm_tip_subspace0_v_x
+        + arm_slice3_subspace0_v_z * t383 + t387 * arm_slice2_subspace0_w_z
+        + t388 * arm_slice2_subspace0_v_y + t393 * arm_slice0_subspace0_w_z
+        + t394 * arm_slice0_subspace0_v_z + arm_slice1_subspace0_w_y * t398
+        + arm_slice3_subspace0_w_x * t402 + arm_slice0_subspace0_w_y * t406;
+    out[(0, 1)] = t419 * arm_slice0_subspace0_v_x + cache.arm_tip_subspace0_w_y * t430
+        + cache.arm_tip_subspace0_v_z * t431 + arm_slice1_subspace0_w_z * t443
+        + arm_slice1_subspace0_v_y * t444 + t456 * arm_slice2_subspace0_v_x
+        + arm_slice0_subspace0_w_y * t457 + cache.arm_tip_subspace0_v_x * t458
+        + t459 * arm_slice2_subspace0_w_y + arm_slice2_subspace0_v_y * t460
+        + arm_slice3_subspace0_w_x * t472 + t473 * arm_slice1_subspace0_v_x
+        + arm_slice3_subspace0_w_y * t474 + t475 * arm_slice3_subspace0_v_x
+        + cache.arm_tip_subspace0_w_z * t476 + t477 * cache.arm_tip_subspace0_v_y
+        + arm_slice0_subspace0_v_z * t478 + t479 * arm_slice0_subspace0_v_y
+        + arm_slice2_subspace0_w_x * t480 + cache.arm_tip_subspace0_w_x * t481
+        + arm_slice0_subspace0_w_x * t482 + t483 * arm_slice1_subspace0_w_x
+        + arm_slice2_subspace0_w_z * t484 + t485 * arm_slice1_subspace0_w_y
+        + arm_slice3_subspace0_v_z * t486 + arm_slice2_subspace0_v_z * t487
+        + t488 * arm_slice0_subspace0_w_z + t489 * arm_slice3_subspace0_w_z
+        + t490 * arm_slice3_subspace0_v_y + t491 * arm_slice1_subspace0_v_z;
+    out[(0, 2)] = cache.arm_tip_subspace0_w_y * flap_subspace0_coriolis_column_n_y
+        + flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace0_w_x
+        + cache.arm_tip_subspace0_v_x * flap_subspace0_coriolis_column_f_x
         + cache.arm_tip_subspace0_v_z * flap_subspace0_coriolis_column_f_z
-        + cache.arm_tip_subspace0_w_y * flap_subspace0_coriolis_column_n_y
         + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace0_w_z
-        + cache.arm_tip_subspace0_v_y * flap_subspace0_coriolis_column_f_y
-        + flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace0_w_x;
-    out[(1, 0)] = arm_slice0_subspace1_w_y * t294 + t379 * arm_slice3_subspace1_w_x
-        + cache.arm_tip_subspace1_w_z * t434 + arm_slice0_subspace1_w_x * t289
-        + t442 * cache.arm_tip_subspace1_v_z + arm_slice1_subspace1_w_y * t416
-        + arm_slice1_subspace1_v_x * t441 + t411 * arm_slice1_subspace1_v_z
-        + t134 * cache.arm_tip_subspace1_v_x + t268 * arm_slice1_subspace1_w_z
-        + t383 * arm_slice0_subspace1_w_z + t219 * arm_slice0_subspace1_v_y
-        + t375 * arm_slice0_subspace1_v_x + t410 * cache.arm_tip_subspace1_w_x
-        + arm_slice2_subspace1_v_z * t72 + t422 * arm_slice1_subspace1_w_x
-        + cache.arm_tip_subspace1_v_y * t435 + t440 * arm_slice2_subspace1_w_y
-        + t374 * cache.arm_tip_subspace1_w_y + arm_slice2_subspace1_v_x * t182
-        + t417 * arm_slice3_subspace1_v_y + arm_slice3_subspace1_v_x * t418
-        + arm_slice2_subspace1_v_y * t193 + arm_slice3_subspace1_w_y * t181
-        + t221 * arm_slice0_subspace1_v_z + t436 * arm_slice1_subspace1_v_y
-        + arm_slice2_subspace1_w_z * t159 + arm_slice3_subspace1_w_z * t187
-        + t98 * arm_slice3_subspace1_v_z + arm_slice2_subspace1_w_x * t192;
-    out[(1, 1)] = t520 * arm_slice3_subspace1_v_x + t510 * arm_slice1_subspace1_v_x
-        + cache.arm_tip_subspace1_v_x * t543 + cache.arm_tip_subspace1_w_z * t534
-        + arm_slice3_subspace1_w_z * t508 + arm_slice1_subspace1_w_y * t518
-        + t521 * arm_slice2_subspace1_v_x + arm_slice2_subspace1_w_z * t515
-        + t516 * arm_slice1_subspace1_w_z + t537 * cache.arm_tip_subspace1_v_z
-        + t536 * arm_slice0_subspace1_w_x + arm_slice3_subspace1_w_y * t495
-        + t509 * arm_slice2_subspace1_v_y + t511 * arm_slice1_subspace1_w_x
-        + arm_slice0_subspace1_v_z * t535 + t542 * arm_slice2_subspace1_v_z
-        + arm_slice2_subspace1_w_x * t522 + t512 * arm_slice0_subspace1_v_x
-        + t513 * arm_slice1_subspace1_v_y + cache.arm_tip_subspace1_v_y * t538
-        + t541 * cache.arm_tip_subspace1_w_x + t483 * arm_slice1_subspace1_v_z
-        + arm_slice3_subspace1_v_y * t519 + arm_slice3_subspace1_w_x * t539
-        + t517 * arm_slice3_subspace1_v_z + t523 * arm_slice0_subspace1_w_z
-        + t471 * arm_slice0_subspace1_v_y + t507 * arm_slice2_subspace1_w_y
-        + t540 * cache.arm_tip_subspace1_w_y + arm_slice0_subspace1_w_y * t514;
-    out[(1, 2)] = flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace1_w_x
-        + flap_subspace0_coriolis_column_f_z * cache.arm_tip_subspace1_v_z
-        + flap_subspace0_coriolis_column_n_y * cache.arm_tip_subspace1_w_y
-        + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace1_w_z
+        + flap_subspace0_coriolis_column_f_y * cache.arm_tip_subspace0_v_y;
+    out[(1, 0)] = arm_slice3_subspace1_w_z * t331 + arm_slice3_subspace1_v_z * t383
+        + t277 * arm_slice2_subspace1_v_z + t333 * arm_slice0_subspace1_v_x
+        + t324 * arm_slice0_subspace1_w_x + arm_slice3_subspace1_v_x * t362
+        + arm_slice3_subspace1_w_x * t402 + t271 * arm_slice1_subspace1_w_z
+        + arm_slice2_subspace1_v_x * t334 + cache.arm_tip_subspace1_w_y * t175
+        + t325 * arm_slice0_subspace1_v_y + arm_slice1_subspace1_v_x * t202
+        + arm_slice3_subspace1_w_y * t62 + arm_slice2_subspace1_w_x * t249
+        + t376 * arm_slice1_subspace1_v_z + t276 * arm_slice2_subspace1_w_y
+        + cache.arm_tip_subspace1_v_y * t326 + t393 * arm_slice0_subspace1_w_z
+        + t382 * cache.arm_tip_subspace1_v_x + t394 * arm_slice0_subspace1_v_z
+        + t176 * arm_slice3_subspace1_v_y + t332 * arm_slice1_subspace1_v_y
+        + t388 * arm_slice2_subspace1_v_y + cache.arm_tip_subspace1_w_z * t375
+        + t381 * arm_slice1_subspace1_w_x + arm_slice1_subspace1_w_y * t398
+        + cache.arm_tip_subspace1_w_x * t361 + arm_slice2_subspace1_w_z * t387
+        + arm_slice0_subspace1_w_y * t406 + cache.arm_tip_subspace1_v_z * t363;
+    out[(1, 1)] = arm_slice3_subspace1_w_z * t489 + cache.arm_tip_subspace1_v_z * t431
+        + t457 * arm_slice0_subspace1_w_y + t485 * arm_slice1_subspace1_w_y
+        + arm_slice3_subspace1_v_z * t486 + arm_slice2_subspace1_v_y * t460
+        + t483 * arm_slice1_subspace1_w_x + cache.arm_tip_subspace1_w_x * t481
+        + arm_slice3_subspace1_w_x * t472 + t491 * arm_slice1_subspace1_v_z
+        + t459 * arm_slice2_subspace1_w_y + t456 * arm_slice2_subspace1_v_x
+        + t477 * cache.arm_tip_subspace1_v_y + t430 * cache.arm_tip_subspace1_w_y
+        + t473 * arm_slice1_subspace1_v_x + t443 * arm_slice1_subspace1_w_z
+        + arm_slice0_subspace1_v_z * t478 + arm_slice2_subspace1_w_z * t484
+        + arm_slice2_subspace1_w_x * t480 + cache.arm_tip_subspace1_v_x * t458
+        + arm_slice1_subspace1_v_y * t444 + arm_slice2_subspace1_v_z * t487
+        + arm_slice3_subspace1_w_y * t474 + t419 * arm_slice0_subspace1_v_x
+        + t479 * arm_slice0_subspace1_v_y + t475 * arm_slice3_subspace1_v_x
+        + t476 * cache.arm_tip_subspace1_w_z + arm_slice3_subspace1_v_y * t490
+        + arm_slice0_subspace1_w_x * t482 + t488 * arm_slice0_subspace1_w_z;
+    out[(1, 2)] = cache.arm_tip_subspace1_v_z * flap_subspace0_coriolis_column_f_z
         + flap_subspace0_coriolis_column_f_y * cache.arm_tip_subspace1_v_y
-        + cache.arm_tip_subspace1_v_x * flap_subspace0_coriolis_column_f_x;
-    out[(2, 0)] = arm_tip_subspace0_rate_w_x * cache.flap_subspace0_projected_inertia_n_x
-        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace0_rate_w_y
-        + cache.flap_subspace0_projected_inertia_f_x * arm_tip_subspace0_rate_v_x
-        + arm_tip_subspace0_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
-        + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace0_w_x
-        + cache.arm_tip_subspace0_v_z * flap_subspace0_coriolis_row_f_z
+        + cache.arm_tip_subspace1_v_x * flap_subspace0_coriolis_column_f_x
+        + cache.arm_tip_subspace1_w_y * flap_subspace0_coriolis_column_n_y
+        + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace1_w_z
+        + cache.arm_tip_subspace1_w_x * flap_subspace0_coriolis_column_n_x;
+    out[(2, 0)] = cache.arm_tip_subspace0_v_z * flap_subspace0_coriolis_row_f_z
+        + cache.flap_subspace0_projected_inertia_n_x * arm_tip_subspace0_rate_w_x
+        + cache.flap_subspace0_projected_inertia_n_z * arm_tip_subspace0_rate_w_z
+        + flap_subspace0_coriolis_row_f_x * cache.arm_tip_subspace0_v_x
         + flap_subspace0_coriolis_row_n_y * cache.arm_tip_subspace0_w_y
         + flap_subspace0_coriolis_row_n_z * cache.arm_tip_subspace0_w_z
-        + cache.arm_tip_subspace0_v_y * flap_subspace0_coriolis_row_f_y
+        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace0_rate_w_y
         + arm_tip_subspace0_rate_v_z * cache.flap_subspace0_projected_inertia_f_z
-        + cache.arm_tip_subspace0_v_x * flap_subspace0_coriolis_row_f_x
-        + arm_tip_subspace0_rate_w_z * cache.flap_subspace0_projected_inertia_n_z;
-    out[(2, 1)] = flap_subspace0_coriolis_row_n_y * cache.arm_tip_subspace1_w_y
-        + arm_tip_subspace1_rate_w_x * cache.flap_subspace0_projected_inertia_n_x
-        + arm_tip_subspace1_rate_w_z * cache.flap_subspace0_projected_inertia_n_z
+        + arm_tip_subspace0_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
+        + cache.arm_tip_subspace0_v_y * flap_subspace0_coriolis_row_f_y
+        + arm_tip_subspace0_rate_v_x * cache.flap_subspace0_projected_inertia_f_x
+        + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace0_w_x;
+    out[(2, 1)] = cache.arm_tip_subspace1_v_z * flap_subspace0_coriolis_row_f_z
         + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace1_w_x
-        + cache.arm_tip_subspace1_v_y * flap_subspace0_coriolis_row_f_y
-        + cache.arm_tip_subspace1_v_x * flap_subspace0_coriolis_row_f_x
+        + flap_subspace0_coriolis_row_f_x * cache.arm_tip_subspace1_v_x
         + arm_tip_subspace1_rate_v_x * cache.flap_subspace0_projected_inertia_f_x
-        + arm_tip_subspace1_rate_v_z * cache.flap_subspace0_projected_inertia_f_z
-        + flap_subspace0_coriolis_row_f_z * cache.arm_tip_subspace1_v_z
-        + arm_tip_subspace1_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
+        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace1_rate_w_y
+        + arm_tip_subspace1_rate_w_x * cache.flap_subspace0_projected_inertia_n_x
+        + flap_subspace0_coriolis_row_n_y * cache.arm_tip_subspace1_w_y
         + flap_subspace0_coriolis_row_n_z * cache.arm_tip_subspace1_w_z
-        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace1_rate_w_y;
-    out[(2, 2)] = flap_slice2_subspace0_w_y * (t600 + t602 + t604 + t606 + t608 + t620)
-        + flap_slice0_subspace0_v_x * (t568 + t572 + t576)
-        + cache.flap_slice1_subspace0_w_x * (t728 + t730 + t732 + t734 + t746 + t761)
-        + (t603 + t644 + t645 + t646 + t647 + t648) * cache.flap_slice1_subspace0_w_y
-        + (t651 + t652 + t693 + t696 + t697 + t698) * flap_slice2_subspace0_w_z
-        + (t564 + t565 + t575) * flap_slice2_subspace0_v_x
-        + (t699 + t704 + t711) * flap_slice2_subspace0_v_y
-        + flap_slice2_subspace0_w_x * (t726 + t727 + t729 + t747 + t749 + t750)
-        + (t653 + t654 + t665 + t667 + t668 + t695) * cache.flap_slice1_subspace0_w_z
-        + (t601 + t605 + t607 + t632 + t649 + t650) * flap_slice0_subspace0_w_y
-        + flap_slice0_subspace0_v_z * (t588 + t589 + t597)
-        + (t560 + t580 + t581) * flap_slice1_subspace0_v_x
-        + (t706 + t707 + t716) * flap_slice1_subspace0_v_y
-        + flap_slice1_subspace0_v_z * (t583 + t587 + t598)
-        + (t582 + t593 + t599) * flap_slice2_subspace0_v_z
-        + (t703 + t705 + t712) * flap_slice0_subspace0_v_y
-        + flap_slice0_subspace0_w_z * (t666 + t669 + t670 + t671 + t682 + t694)
-        + (t731 + t733 + t735 + t736 + t748 + t760) * flap_slice0_subspace0_w_x;
+        + cache.arm_tip_subspace1_v_y * flap_subspace0_coriolis_row_f_y
+        + arm_tip_subspace1_rate_w_z * cache.flap_subspace0_projected_inertia_n_z
+        + arm_tip_subspace1_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
+        + cache.flap_subspace0_projected_inertia_f_z * arm_tip_subspace1_rate_v_z;
+    out[(2, 2)] = flap_slice0_subspace0_w_x * (t564 + t579 + t581 + t583 + t586 + t598)
+        + (t608 + t611 + t612) * flap_slice1_subspace0_v_x
+        + (t492 + t494 + t496 + t536 + t549 + t551) * cache.flap_slice1_subspace0_w_y
+        + (t622 + t625 + t635) * flap_slice0_subspace0_v_z
+        + flap_slice1_subspace0_v_z * (t618 + t623 + t634)
+        + (t624 + t629 + t630) * flap_slice2_subspace0_v_z
+        + cache.flap_slice1_subspace0_w_z * (t636 + t647 + t651 + t652 + t654 + t668)
+        + (t565 + t566 + t578 + t582 + t584 + t599) * flap_slice2_subspace0_w_x
+        + flap_slice0_subspace0_v_y * (t684 + t687 + t688)
+        + (t686 + t689 + t697) * flap_slice2_subspace0_v_y
+        + (t650 + t653 + t656 + t657 + t678 + t679) * flap_slice0_subspace0_w_z
+        + cache.flap_slice1_subspace0_w_x * (t562 + t563 + t567 + t580 + t585 + t587)
+        + flap_slice2_subspace0_w_y * (t497 + t509 + t531 + t532 + t533 + t537)
+        + (t646 + t648 + t649 + t655 + t658 + t680) * flap_slice2_subspace0_w_z
+        + flap_slice0_subspace0_w_y * (t493 + t495 + t515 + t527 + t528 + t550)
+        + (t685 + t693 + t698) * flap_slice1_subspace0_v_y
+        + flap_slice0_subspace0_v_x * (t604 + t610 + t613)
+        + flap_slice2_subspace0_v_x * (t600 + t609 + t617);
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -6997,42 +6916,37 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let arm_subspace0_projected_inertia_f_z = cache.arm_tip_subspace0_v_z
-        * cache.wrist_composite_inertia_m
-        + 0.3894183423086505
-            * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
-                + cache.arm_slice3_local_subspace0_v_x * cache.arm_slice0_mass
-                + cache.arm_slice1_local_subspace0_v_x * cache.arm_slice1_mass
-                + cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
-                - (cache.arm_slice1_local_inertia_h_y
-                    * cache.arm_slice1_local_subspace0_w_z
-                    - cache.arm_slice1_local_inertia_h_z
-                        * cache.arm_slice1_local_subspace0_w_y)
-                - (cache.arm_slice2_local_subspace0_w_z
-                    * cache.arm_slice2_local_inertia_h_y
-                    - cache.arm_slice2_local_subspace0_w_y
-                        * cache.arm_slice2_local_inertia_h_z)
-                - (cache.arm_slice3_local_inertia_h_y
-                    * cache.arm_slice3_local_subspace0_w_z
-                    - cache.arm_slice3_local_inertia_h_z
-                        * cache.arm_slice3_local_subspace0_w_y)
-                - (cache.arm_slice0_local_inertia_h_y
-                    * cache.arm_slice0_local_subspace0_w_z
-                    - cache.arm_slice0_local_subspace0_w_y
-                        * cache.arm_slice0_local_inertia_h_z))
+    let arm_subspace0_projected_inertia_f_z = 0.3894183423086505
+        * (cache.arm_slice3_local_subspace0_v_x * cache.arm_slice0_mass
+            + cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
+            + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
+            + cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_x
+            - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace0_w_z
+                - cache.arm_slice3_local_subspace0_w_y
+                    * cache.arm_slice3_local_inertia_h_z)
+            - (cache.arm_slice0_local_subspace0_w_z * cache.arm_slice0_local_inertia_h_y
+                - cache.arm_slice0_local_subspace0_w_y
+                    * cache.arm_slice0_local_inertia_h_z)
+            - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace0_w_z
+                - cache.arm_slice1_local_inertia_h_z
+                    * cache.arm_slice1_local_subspace0_w_y)
+            - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace0_w_z
+                - cache.arm_slice2_local_subspace0_w_y
+                    * cache.arm_slice2_local_inertia_h_z))
+        + cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_m
         + 0.1829865712999871
-            * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_y
+            * (cache.arm_slice0_local_subspace0_v_y * cache.arm_slice0_mass
                 + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_y
-                + cache.arm_slice0_mass * cache.arm_slice0_local_subspace0_v_y
-                + cache.arm_slice0_mass * cache.arm_slice3_local_subspace0_v_y
-                - (cache.arm_slice0_local_subspace0_w_x
-                    * cache.arm_slice0_local_inertia_h_z
-                    - cache.arm_slice0_local_inertia_h_x
-                        * cache.arm_slice0_local_subspace0_w_z)
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_y
+                + cache.arm_slice3_local_subspace0_v_y * cache.arm_slice0_mass
                 - (cache.arm_slice2_local_subspace0_w_x
                     * cache.arm_slice2_local_inertia_h_z
                     - cache.arm_slice2_local_subspace0_w_z
                         * cache.arm_slice2_local_inertia_h_x)
+                - (cache.arm_slice0_local_subspace0_w_x
+                    * cache.arm_slice0_local_inertia_h_z
+                    - cache.arm_slice0_local_subspace0_w_z
+                        * cache.arm_slice0_local_inertia_h_x)
                 - (cache.arm_slice3_local_inertia_h_z
                     * cache.arm_slice3_local_subspace0_w_x
                     - cache.arm_slice3_local_inertia_h_x
@@ -7043,9 +6957,13 @@ pub fn gravity_into(
                         * cache.arm_slice1_local_inertia_h_x))
         + 0.90270109637546
             * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_z
-                + cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_mass
                 + cache.arm_slice3_local_subspace0_v_z * cache.arm_slice0_mass
                 + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_z
+                + cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_mass
+                - (cache.arm_slice0_local_inertia_h_x
+                    * cache.arm_slice0_local_subspace0_w_y
+                    - cache.arm_slice0_local_subspace0_w_x
+                        * cache.arm_slice0_local_inertia_h_y)
                 - (cache.arm_slice3_local_inertia_h_x
                     * cache.arm_slice3_local_subspace0_w_y
                     - cache.arm_slice3_local_subspace0_w_x
@@ -7057,41 +6975,16 @@ pub fn gravity_into(
                 - (cache.arm_slice1_local_subspace0_w_y
                     * cache.arm_slice1_local_inertia_h_x
                     - cache.arm_slice1_local_inertia_h_y
-                        * cache.arm_slice1_local_subspace0_w_x)
-                - (cache.arm_slice0_local_inertia_h_x
-                    * cache.arm_slice0_local_subspace0_w_y
-                    - cache.arm_slice0_local_subspace0_w_x
-                        * cache.arm_slice0_local_inertia_h_y))
-        - (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_h_x
-            - cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_h_y);
+                        * cache.arm_slice1_local_subspace0_w_x))
+        - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_y
+            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x);
     let arm_subspace1_projected_inertia_f_z = cache.arm_tip_subspace1_v_z
         * cache.wrist_composite_inertia_m
-        + 0.1829865712999871
-            * (cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
-                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
-                + cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_y
-                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_y
-                - (cache.arm_slice2_local_subspace1_w_x
-                    * cache.arm_slice2_local_inertia_h_z
-                    - cache.arm_slice2_local_subspace1_w_z
-                        * cache.arm_slice2_local_inertia_h_x)
-                - (cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace1_w_x
-                    - cache.arm_slice1_local_subspace1_w_z
-                        * cache.arm_slice1_local_inertia_h_x)
-                - (cache.arm_slice0_local_subspace1_w_x
-                    * cache.arm_slice0_local_inertia_h_z
-                    - cache.arm_slice0_local_inertia_h_x
-                        * cache.arm_slice0_local_subspace1_w_z)
-                - (cache.arm_slice3_local_subspace1_w_x
-                    * cache.arm_slice3_local_inertia_h_z
-                    - cache.arm_slice3_local_inertia_h_x
-                        * cache.arm_slice3_local_subspace1_w_z))
         + 0.3894183423086505
-            * (cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
-                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
-                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_x
+            * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_x
                 + cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_mass
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
+                + cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
                 - (cache.arm_slice2_local_inertia_h_y
                     * cache.arm_slice2_local_subspace1_w_z
                     - cache.arm_slice2_local_subspace1_w_y
@@ -7108,11 +7001,32 @@ pub fn gravity_into(
                     * cache.arm_slice3_local_subspace1_w_z
                     - cache.arm_slice3_local_inertia_h_z
                         * cache.arm_slice3_local_subspace1_w_y))
+        + 0.1829865712999871
+            * (cache.arm_slice3_local_subspace1_v_y * cache.arm_slice0_mass
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
+                + cache.arm_slice2_local_subspace1_v_y * cache.arm_slice1_mass
+                + cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
+                - (cache.arm_slice2_local_subspace1_w_x
+                    * cache.arm_slice2_local_inertia_h_z
+                    - cache.arm_slice2_local_subspace1_w_z
+                        * cache.arm_slice2_local_inertia_h_x)
+                - (cache.arm_slice1_local_inertia_h_z
+                    * cache.arm_slice1_local_subspace1_w_x
+                    - cache.arm_slice1_local_subspace1_w_z
+                        * cache.arm_slice1_local_inertia_h_x)
+                - (cache.arm_slice0_local_subspace1_w_x
+                    * cache.arm_slice0_local_inertia_h_z
+                    - cache.arm_slice0_local_inertia_h_x
+                        * cache.arm_slice0_local_subspace1_w_z)
+                - (cache.arm_slice3_local_subspace1_w_x
+                    * cache.arm_slice3_local_inertia_h_z
+                    - cache.arm_slice3_local_inertia_h_x
+                        * cache.arm_slice3_local_subspace1_w_z))
         + 0.90270109637546
-            * (cache.arm_slice1_local_subspace1_v_z * cache.arm_slice1_mass
-                + cache.arm_slice0_mass * cache.arm_slice0_local_subspace1_v_z
+            * (cache.arm_slice3_local_subspace1_v_z * cache.arm_slice0_mass
+                + cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_mass
                 + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
-                + cache.arm_slice0_mass * cache.arm_slice3_local_subspace1_v_z
+                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_z
                 - (cache.arm_slice1_local_subspace1_w_y
                     * cache.arm_slice1_local_inertia_h_x
                     - cache.arm_slice1_local_inertia_h_y
@@ -7131,10 +7045,10 @@ pub fn gravity_into(
                         * cache.arm_slice2_local_inertia_h_y))
         - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
             - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
-    out[0] = p.gravity * arm_subspace0_projected_inertia_f_z + q[0] * p.arm_stiffness;
-    out[1] = q[1] * p.arm_stiffness + arm_subspace1_projected_inertia_f_z * p.gravity;
+    out[0] = arm_subspace0_projected_inertia_f_z * p.gravity + q[0] * p.arm_stiffness;
+    out[1] = arm_subspace1_projected_inertia_f_z * p.gravity + q[1] * p.arm_stiffness;
     out[2] = p.flap_stiffness * q[2]
-        + p.gravity * cache.flap_subspace0_projected_inertia_f_z;
+        + cache.flap_subspace0_projected_inertia_f_z * p.gravity;
 }
 /// M, C qd and G together, all three from the one cache.
 #[inline]
@@ -7173,8 +7087,8 @@ pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64
         + 0.90270109637546 * arm_slices_local_inertia_h_z;
     let arm_composite_inertia_h_z = cache.wrist_composite_inertia_h_z
         + arm_slices_inertia_h_z;
-    let energy = p.gravity * arm_composite_inertia_h_z
-        + 0.5 * p.flap_stiffness * (q[2] * q[2]) + 0.5 * p.arm_stiffness * (q[1] * q[1])
+    let energy = 0.5 * p.flap_stiffness * (q[2] * q[2])
+        + 0.5 * p.arm_stiffness * (q[1] * q[1]) + p.gravity * arm_composite_inertia_h_z
         + 0.5 * (q[0] * q[0]) * p.arm_stiffness;
     energy
 }
@@ -7189,15 +7103,15 @@ pub fn contact_positions_into(
 ) {
     let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
     let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
-    let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
-    let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_skin_0_0_position_y = cache.flap_position_y + flap_ring0_skin_y_y;
     let flap_ring0_skin_y_z = cache.flap_rotation_21 * p.flap_skin_radius;
     let flap_skin_0_0_position_z = flap_ring0_skin_y_z + cache.flap_position_z;
-    let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let t0 = 0.8660254037844387 * flap_ring0_skin_z_x;
     let flap_skin_0_1_position_x = cache.flap_position_x + t0
         - 0.4999999999999998 * flap_ring0_skin_y_x;
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let t1 = 0.8660254037844387 * flap_ring0_skin_z_y;
     let flap_skin_0_1_position_y = cache.flap_position_y + t1
         - 0.4999999999999998 * flap_ring0_skin_y_y;
@@ -7219,51 +7133,51 @@ pub fn contact_positions_into(
     let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_skin_1_0_position_y = flap_ring1_skin_y_y + cache.flap_slice1_position_y;
     let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
-    let flap_skin_1_0_position_z = cache.flap_slice1_position_z + flap_ring1_skin_y_z;
+    let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x + t0
         - 0.4999999999999998 * flap_ring1_skin_y_x;
-    let flap_skin_1_1_position_y = t1 + cache.flap_slice1_position_y
+    let flap_skin_1_1_position_y = cache.flap_slice1_position_y + t1
         - 0.4999999999999998 * flap_ring1_skin_y_y;
-    let flap_skin_1_1_position_z = cache.flap_slice1_position_z + t2
+    let flap_skin_1_1_position_z = t2 + cache.flap_slice1_position_z
         - 0.4999999999999998 * flap_ring1_skin_y_z;
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x + t3
         - 0.5000000000000004 * flap_ring1_skin_y_x;
-    let flap_skin_1_2_position_y = t4 + cache.flap_slice1_position_y
+    let flap_skin_1_2_position_y = cache.flap_slice1_position_y + t4
         - 0.5000000000000004 * flap_ring1_skin_y_y;
     let flap_skin_1_2_position_z = cache.flap_slice1_position_z + t5
         - 0.5000000000000004 * flap_ring1_skin_y_z;
     let flap_bend_y = p.flap_length * q[2];
-    let t6 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
-    let t7 = p.flap_length * cache.flap_bend_squared_c1;
-    let flap_tip_position_x = cache.flap_position_x + t6 * cache.flap_rotation_01
-        + cache.flap_rotation_00 * t7;
-    let t8 = -flap_bend_y * cache.flap_bend_squared_c1;
+    let t6 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t9 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-    let flap_tip_rotation_01 = t8 * cache.flap_rotation_00 + cache.flap_rotation_01 * t9;
+    let t7 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let flap_tip_rotation_01 = t6 * cache.flap_rotation_00 + cache.flap_rotation_01 * t7;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
-    let flap_tip_position_y = t6 * cache.flap_rotation_11 + cache.flap_position_y
-        + cache.flap_rotation_10 * t7;
-    let flap_tip_rotation_11 = t9 * cache.flap_rotation_11 + cache.flap_rotation_10 * t8;
+    let t8 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t9 = p.flap_length * cache.flap_bend_squared_c1;
+    let flap_tip_position_x = cache.flap_position_x + t8 * cache.flap_rotation_01
+        + cache.flap_rotation_00 * t9;
+    let flap_skin_2_0_position_x = flap_ring2_skin_y_x + flap_tip_position_x;
+    let flap_tip_rotation_11 = cache.flap_rotation_10 * t6 + cache.flap_rotation_11 * t7;
     let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
-    let flap_skin_2_0_position_y = flap_tip_position_y + flap_ring2_skin_y_y;
-    let flap_tip_position_z = cache.flap_rotation_21 * t6 + cache.flap_position_z
-        + cache.flap_rotation_20 * t7;
-    let flap_tip_rotation_21 = cache.flap_rotation_21 * t9 + cache.flap_rotation_20 * t8;
-    let flap_ring2_skin_y_z = p.flap_skin_radius * flap_tip_rotation_21;
-    let flap_skin_2_0_position_z = flap_tip_position_z + flap_ring2_skin_y_z;
-    let flap_skin_2_1_position_x = flap_tip_position_x + t0
+    let flap_tip_position_y = cache.flap_rotation_10 * t9 + cache.flap_position_y
+        + t8 * cache.flap_rotation_11;
+    let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
+    let flap_tip_rotation_21 = t6 * cache.flap_rotation_20 + cache.flap_rotation_21 * t7;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t9
+        + cache.flap_rotation_21 * t8;
+    let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
+    let flap_skin_2_1_position_x = t0 + flap_tip_position_x
         - 0.4999999999999998 * flap_ring2_skin_y_x;
     let flap_skin_2_1_position_y = flap_tip_position_y + t1
         - 0.4999999999999998 * flap_ring2_skin_y_y;
-    let flap_skin_2_1_position_z = flap_tip_position_z + t2
+    let flap_skin_2_1_position_z = t2 + flap_tip_position_z
         - 0.4999999999999998 * flap_ring2_skin_y_z;
-    let flap_skin_2_2_position_x = flap_tip_position_x + t3
+    let flap_skin_2_2_position_x = t3 + flap_tip_position_x
         - 0.5000000000000004 * flap_ring2_skin_y_x;
     let flap_skin_2_2_position_y = flap_tip_position_y + t4
         - 0.5000000000000004 * flap_ring2_skin_y_y;
-    let flap_skin_2_2_position_z = flap_tip_position_z + t5
+    let flap_skin_2_2_position_z = t5 + flap_tip_position_z
         - 0.5000000000000004 * flap_ring2_skin_y_z;
     out[0][0] = flap_skin_0_0_position_x;
     out[0][1] = flap_skin_0_0_position_y;
@@ -7306,33 +7220,33 @@ pub fn contact_velocities_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
     let flap_ring0_skin_y_z = cache.flap_rotation_21 * p.flap_skin_radius;
     let flap_skin_0_0_position_z = flap_ring0_skin_y_z + cache.flap_position_z;
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
-        + cache.arm_tip_subspace1_w_y * qd[1];
-    let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
-    let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
-        + cache.arm_tip_subspace0_w_z * qd[0];
     let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
         + cache.arm_tip_subspace1_v_x * qd[1];
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_skin_0_0_position_y = cache.flap_position_y + flap_ring0_skin_y_y;
     let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
         + cache.arm_tip_subspace0_v_y * qd[0];
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
-        + cache.arm_tip_subspace1_w_x * qd[1];
     let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
     let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
     let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
         + cache.arm_tip_subspace0_v_z * qd[0];
     let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
     let t0 = 0.8660254037844387 * flap_ring0_skin_z_z;
     let flap_skin_0_1_position_z = cache.flap_position_z + t0
         - 0.4999999999999998 * flap_ring0_skin_y_z;
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let t1 = 0.8660254037844387 * flap_ring0_skin_z_y;
     let flap_skin_0_1_position_y = cache.flap_position_y + t1
         - 0.4999999999999998 * flap_ring0_skin_y_y;
-    let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let t2 = 0.8660254037844387 * flap_ring0_skin_z_x;
     let flap_skin_0_1_position_x = cache.flap_position_x + t2
         - 0.4999999999999998 * flap_ring0_skin_y_x;
@@ -7347,136 +7261,135 @@ pub fn contact_velocities_into(
         - 0.5000000000000004 * flap_ring0_skin_y_x;
     let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_skin_1_0_position_y = flap_ring1_skin_y_y + cache.flap_slice1_position_y;
-    let flap_slice1_velocity_w_z = cache.flap_slice1_subspace0_w_z * qd[2]
-        + arm_tip_velocity_w_z;
+    let flap_slice1_velocity_w_z = arm_tip_velocity_w_z
+        + cache.flap_slice1_subspace0_w_z * qd[2];
     let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
-    let flap_skin_1_0_position_z = cache.flap_slice1_position_z + flap_ring1_skin_y_z;
+    let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + cache.flap_slice1_subspace0_w_y * qd[2];
-    let flap_ring1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
-        * cache.flap_rotation_00
+        + qd[2] * cache.flap_slice1_subspace0_w_y;
+    let flap_ring1_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_00
         + cache.flap_slice1_subspace0_w_z * cache.flap_position_y
-        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
-        - cache.flap_slice1_subspace0_w_y * cache.flap_position_z;
-    let flap_ring1_velocity_v_x = flap_ring1_subspace0_v_x * qd[2]
+        - cache.flap_position_z * cache.flap_slice1_subspace0_w_y;
+    let flap_ring1_velocity_v_x = qd[2] * flap_ring1_subspace0_v_x
         + arm_tip_velocity_v_x;
     let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
         + arm_tip_velocity_w_x;
-    let flap_ring1_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice1_local_subspace0_v_x
-        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
-        + cache.flap_slice1_subspace0_w_x * cache.flap_position_z
+    let flap_ring1_subspace0_v_y = cache.flap_slice1_subspace0_w_x
+        * cache.flap_position_z
+        + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_10
+        + cache.flap_rotation_11 * cache.flap_slice1_local_subspace0_v_y
         - cache.flap_position_x * cache.flap_slice1_subspace0_w_z;
-    let flap_ring1_velocity_v_y = flap_ring1_subspace0_v_y * qd[2]
-        + arm_tip_velocity_v_y;
+    let flap_ring1_velocity_v_y = arm_tip_velocity_v_y
+        + qd[2] * flap_ring1_subspace0_v_y;
     let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
     let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
-    let flap_ring1_subspace0_v_z = cache.flap_rotation_20
-        * cache.flap_slice1_local_subspace0_v_x
+    let flap_ring1_subspace0_v_z = cache.flap_position_x
+        * cache.flap_slice1_subspace0_w_y
+        + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_20
         + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_slice1_subspace0_w_y
         - cache.flap_slice1_subspace0_w_x * cache.flap_position_y;
     let flap_ring1_velocity_v_z = arm_tip_velocity_v_z
         + qd[2] * flap_ring1_subspace0_v_z;
-    let flap_skin_1_1_position_z = cache.flap_slice1_position_z + t0
-        - 0.4999999999999998 * flap_ring1_skin_y_z;
-    let flap_skin_1_1_position_y = t1 + cache.flap_slice1_position_y
+    let flap_skin_1_1_position_y = cache.flap_slice1_position_y + t1
         - 0.4999999999999998 * flap_ring1_skin_y_y;
+    let flap_skin_1_1_position_z = t0 + cache.flap_slice1_position_z
+        - 0.4999999999999998 * flap_ring1_skin_y_z;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x + t2
         - 0.4999999999999998 * flap_ring1_skin_y_x;
     let flap_skin_1_2_position_z = cache.flap_slice1_position_z + t3
         - 0.5000000000000004 * flap_ring1_skin_y_z;
-    let flap_skin_1_2_position_y = t4 + cache.flap_slice1_position_y
+    let flap_skin_1_2_position_y = cache.flap_slice1_position_y + t4
         - 0.5000000000000004 * flap_ring1_skin_y_y;
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x + t5
         - 0.5000000000000004 * flap_ring1_skin_y_x;
+    let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
     let flap_bend_y = p.flap_length * q[2];
     let t6 = p.flap_length * flap_bend_y;
     let t7 = cache.flap_bend_squared_c2 * t6;
+    let flap_tip_local_subspace0_v_x = p.flap_length
+        * (t7 + (cache.flap_bend_squared_c3 * t6 - cache.flap_bend_squared_c2 * t6));
     let t8 = p.flap_length * cache.flap_bend_squared_c1;
-    let flap_tip_position_z = cache.flap_rotation_21 * t7 + cache.flap_position_z
-        + cache.flap_rotation_20 * t8;
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t9 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-    let t10 = -flap_bend_y * cache.flap_bend_squared_c1;
-    let flap_tip_rotation_21 = cache.flap_rotation_21 * t9
-        + cache.flap_rotation_20 * t10;
-    let flap_ring2_skin_y_z = p.flap_skin_radius * flap_tip_rotation_21;
-    let flap_skin_2_0_position_z = flap_tip_position_z + flap_ring2_skin_y_z;
-    let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
-    let flap_tip_velocity_w_y = flap_tip_subspace0_w_y * qd[2] + arm_tip_velocity_w_y;
-    let flap_tip_position_y = t7 * cache.flap_rotation_11 + cache.flap_position_y
-        + cache.flap_rotation_10 * t8;
-    let flap_tip_rotation_11 = t9 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t10;
-    let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
-    let flap_skin_2_0_position_y = flap_tip_position_y + flap_ring2_skin_y_y;
-    let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
-    let flap_tip_velocity_w_z = flap_tip_subspace0_w_z * qd[2] + arm_tip_velocity_w_z;
-    let flap_tip_local_subspace0_v_x = (t7
-        + (cache.flap_bend_squared_c3 * t6
-            + cache.flap_bend_squared_c2 * -(p.flap_length * flap_bend_y)))
-        * p.flap_length;
+    let t9 = flap_bend_squared * p.flap_length;
     let flap_tip_local_subspace0_v_y = p.flap_length
-        * ((cache.flap_bend_squared_c4 * (2.0 * flap_bend_squared * p.flap_length)
-            + -(flap_bend_squared * p.flap_length) * cache.flap_bend_squared_c3
-            + p.flap_length * cache.flap_bend_squared_c2) - t8);
-    let flap_ring2_subspace0_v_x = flap_tip_local_subspace0_v_x * cache.flap_rotation_00
+        * ((2.0 * cache.flap_bend_squared_c4 * t9
+            + p.flap_length * cache.flap_bend_squared_c2
+            - cache.flap_bend_squared_c3 * t9) - t8);
+    let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
+    let flap_ring2_subspace0_v_x = cache.flap_rotation_00 * flap_tip_local_subspace0_v_x
         + flap_tip_local_subspace0_v_y * cache.flap_rotation_01
-        + flap_tip_subspace0_w_z * cache.flap_position_y
-        - flap_tip_subspace0_w_y * cache.flap_position_z;
-    let flap_ring2_velocity_v_x = flap_ring2_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
+        + cache.flap_position_y * flap_tip_subspace0_w_z
+        - cache.flap_position_z * flap_tip_subspace0_w_y;
+    let flap_ring2_velocity_v_x = arm_tip_velocity_v_x
+        + flap_ring2_subspace0_v_x * qd[2];
+    let t10 = -(flap_bend_y * cache.flap_bend_squared_c1);
+    let t11 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let flap_tip_rotation_11 = cache.flap_rotation_10 * t10
+        + cache.flap_rotation_11 * t11;
+    let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
+    let flap_tip_position_y = cache.flap_rotation_10 * t8 + cache.flap_position_y
+        + t7 * cache.flap_rotation_11;
+    let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
+    let flap_tip_velocity_w_z = arm_tip_velocity_w_z + qd[2] * flap_tip_subspace0_w_z;
+    let flap_tip_rotation_21 = t10 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t11;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t8
+        + cache.flap_rotation_21 * t7;
+    let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
+    let flap_tip_velocity_w_y = flap_tip_subspace0_w_y * qd[2] + arm_tip_velocity_w_y;
     let flap_tip_subspace0_w_x = p.flap_length * cache.flap_rotation_02;
-    let flap_ring2_subspace0_v_y = flap_tip_subspace0_w_x * cache.flap_position_z
+    let flap_ring2_subspace0_v_y = cache.flap_position_z * flap_tip_subspace0_w_x
         + flap_tip_local_subspace0_v_y * cache.flap_rotation_11
         + cache.flap_rotation_10 * flap_tip_local_subspace0_v_x
         - cache.flap_position_x * flap_tip_subspace0_w_z;
-    let flap_ring2_velocity_v_y = flap_ring2_subspace0_v_y * qd[2]
+    let flap_ring2_velocity_v_y = qd[2] * flap_ring2_subspace0_v_y
         + arm_tip_velocity_v_y;
-    let flap_tip_velocity_w_x = arm_tip_velocity_w_x + flap_tip_subspace0_w_x * qd[2];
+    let flap_tip_velocity_w_x = qd[2] * flap_tip_subspace0_w_x + arm_tip_velocity_w_x;
+    let flap_tip_rotation_01 = t10 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t11;
+    let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
     let flap_tip_position_x = cache.flap_position_x + t7 * cache.flap_rotation_01
         + cache.flap_rotation_00 * t8;
-    let flap_tip_rotation_01 = t10 * cache.flap_rotation_00
-        + cache.flap_rotation_01 * t9;
-    let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
-    let flap_ring2_subspace0_v_z = cache.flap_rotation_20 * flap_tip_local_subspace0_v_x
+    let flap_skin_2_0_position_x = flap_ring2_skin_y_x + flap_tip_position_x;
+    let flap_ring2_subspace0_v_z = cache.flap_position_x * flap_tip_subspace0_w_y
         + cache.flap_rotation_21 * flap_tip_local_subspace0_v_y
-        + flap_tip_subspace0_w_y * cache.flap_position_x
-        - flap_tip_subspace0_w_x * cache.flap_position_y;
+        + cache.flap_rotation_20 * flap_tip_local_subspace0_v_x
+        - cache.flap_position_y * flap_tip_subspace0_w_x;
     let flap_ring2_velocity_v_z = arm_tip_velocity_v_z
         + qd[2] * flap_ring2_subspace0_v_z;
-    let flap_skin_2_1_position_z = flap_tip_position_z + t0
+    let flap_skin_2_1_position_z = t0 + flap_tip_position_z
         - 0.4999999999999998 * flap_ring2_skin_y_z;
     let flap_skin_2_1_position_y = flap_tip_position_y + t1
         - 0.4999999999999998 * flap_ring2_skin_y_y;
-    let flap_skin_2_1_position_x = flap_tip_position_x + t2
+    let flap_skin_2_1_position_x = t2 + flap_tip_position_x
         - 0.4999999999999998 * flap_ring2_skin_y_x;
-    let flap_skin_2_2_position_z = flap_tip_position_z + t3
+    let flap_skin_2_2_position_z = t3 + flap_tip_position_z
         - 0.5000000000000004 * flap_ring2_skin_y_z;
     let flap_skin_2_2_position_y = flap_tip_position_y + t4
         - 0.5000000000000004 * flap_ring2_skin_y_y;
-    let flap_skin_2_2_position_x = flap_tip_position_x + t5
+    let flap_skin_2_2_position_x = t5 + flap_tip_position_x
         - 0.5000000000000004 * flap_ring2_skin_y_x;
-    out[0][0] = flap_skin_0_0_position_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
-        - flap_skin_0_0_position_y * arm_tip_velocity_w_z;
+    out[0][0] = arm_tip_velocity_w_y * flap_skin_0_0_position_z + arm_tip_velocity_v_x
+        - arm_tip_velocity_w_z * flap_skin_0_0_position_y;
     out[0][1] = arm_tip_velocity_v_y + arm_tip_velocity_w_z * flap_skin_0_0_position_x
         - flap_skin_0_0_position_z * arm_tip_velocity_w_x;
-    out[0][2] = arm_tip_velocity_v_z + flap_skin_0_0_position_y * arm_tip_velocity_w_x
-        - arm_tip_velocity_w_y * flap_skin_0_0_position_x;
+    out[0][2] = flap_skin_0_0_position_y * arm_tip_velocity_w_x + arm_tip_velocity_v_z
+        - flap_skin_0_0_position_x * arm_tip_velocity_w_y;
     out[1][0] = arm_tip_velocity_w_y * flap_skin_0_1_position_z + arm_tip_velocity_v_x
-        - flap_skin_0_1_position_y * arm_tip_velocity_w_z;
-    out[1][1] = arm_tip_velocity_w_z * flap_skin_0_1_position_x + arm_tip_velocity_v_y
-        - arm_tip_velocity_w_x * flap_skin_0_1_position_z;
-    out[1][2] = arm_tip_velocity_v_z + arm_tip_velocity_w_x * flap_skin_0_1_position_y
-        - arm_tip_velocity_w_y * flap_skin_0_1_position_x;
-    out[2][0] = arm_tip_velocity_w_y * flap_skin_0_2_position_z + arm_tip_velocity_v_x
-        - flap_skin_0_2_position_y * arm_tip_velocity_w_z;
-    out[2][1] = flap_skin_0_2_position_x * arm_tip_velocity_w_z + arm_tip_velocity_v_y
-        - arm_tip_velocity_w_x * flap_skin_0_2_position_z;
-    out[2][2] = arm_tip_velocity_v_z + arm_tip_velocity_w_x * flap_skin_0_2_position_y
-        - flap_skin_0_2_position_x * arm_tip_velocity_w_y;
+        - arm_tip_velocity_w_z * flap_skin_0_1_position_y;
+    out[1][1] = arm_tip_velocity_v_y + arm_tip_velocity_w_z * flap_skin_0_1_position_x
+        - flap_skin_0_1_position_z * arm_tip_velocity_w_x;
+    out[1][2] = flap_skin_0_1_position_y * arm_tip_velocity_w_x + arm_tip_velocity_v_z
+        - flap_skin_0_1_position_x * arm_tip_velocity_w_y;
+    out[2][0] = flap_skin_0_2_position_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
+        - arm_tip_velocity_w_z * flap_skin_0_2_position_y;
+    out[2][1] = arm_tip_velocity_v_y + arm_tip_velocity_w_z * flap_skin_0_2_position_x
+        - flap_skin_0_2_position_z * arm_tip_velocity_w_x;
+    out[2][2] = flap_skin_0_2_position_y * arm_tip_velocity_w_x + arm_tip_velocity_v_z
+        - arm_tip_velocity_w_y * flap_skin_0_2_position_x;
     out[3][0] = flap_skin_1_0_position_z * flap_slice1_velocity_w_y
         + flap_ring1_velocity_v_x - flap_skin_1_0_position_y * flap_slice1_velocity_w_z;
     out[3][1] = flap_ring1_velocity_v_y
@@ -7487,47 +7400,48 @@ pub fn contact_velocities_into(
         - flap_skin_1_0_position_x * flap_slice1_velocity_w_y;
     out[4][0] = flap_skin_1_1_position_z * flap_slice1_velocity_w_y
         + flap_ring1_velocity_v_x - flap_skin_1_1_position_y * flap_slice1_velocity_w_z;
-    out[4][1] = flap_ring1_velocity_v_y
-        + flap_skin_1_1_position_x * flap_slice1_velocity_w_z
-        - flap_slice1_velocity_w_x * flap_skin_1_1_position_z;
+    out[4][1] = flap_skin_1_1_position_x * flap_slice1_velocity_w_z
+        + flap_ring1_velocity_v_y - flap_slice1_velocity_w_x * flap_skin_1_1_position_z;
     out[4][2] = flap_ring1_velocity_v_z
         + flap_skin_1_1_position_y * flap_slice1_velocity_w_x
         - flap_skin_1_1_position_x * flap_slice1_velocity_w_y;
     out[5][0] = flap_skin_1_2_position_z * flap_slice1_velocity_w_y
         + flap_ring1_velocity_v_x - flap_skin_1_2_position_y * flap_slice1_velocity_w_z;
-    out[5][1] = flap_ring1_velocity_v_y
-        + flap_skin_1_2_position_x * flap_slice1_velocity_w_z
-        - flap_slice1_velocity_w_x * flap_skin_1_2_position_z;
+    out[5][1] = flap_skin_1_2_position_x * flap_slice1_velocity_w_z
+        + flap_ring1_velocity_v_y - flap_slice1_velocity_w_x * flap_skin_1_2_position_z;
     out[5][2] = flap_ring1_velocity_v_z
-        + flap_slice1_velocity_w_x * flap_skin_1_2_position_y
-        - flap_skin_1_2_position_x * flap_slice1_velocity_w_y;
-    out[6][0] = flap_skin_2_0_position_z * flap_tip_velocity_w_y
-        + flap_ring2_velocity_v_x - flap_skin_2_0_position_y * flap_tip_velocity_w_z;
+        + flap_skin_1_2_position_y * flap_slice1_velocity_w_x
+        - flap_slice1_velocity_w_y * flap_skin_1_2_position_x;
+    out[6][0] = flap_ring2_velocity_v_x
+        + flap_skin_2_0_position_z * flap_tip_velocity_w_y
+        - flap_skin_2_0_position_y * flap_tip_velocity_w_z;
     out[6][1] = flap_ring2_velocity_v_y
         + flap_skin_2_0_position_x * flap_tip_velocity_w_z
-        - flap_skin_2_0_position_z * flap_tip_velocity_w_x;
+        - flap_tip_velocity_w_x * flap_skin_2_0_position_z;
     out[6][2] = flap_ring2_velocity_v_z
         + flap_tip_velocity_w_x * flap_skin_2_0_position_y
-        - flap_skin_2_0_position_x * flap_tip_velocity_w_y;
-    out[7][0] = flap_tip_velocity_w_y * flap_skin_2_1_position_z
-        + flap_ring2_velocity_v_x - flap_skin_2_1_position_y * flap_tip_velocity_w_z;
-    out[7][1] = flap_skin_2_1_position_x * flap_tip_velocity_w_z
-        + flap_ring2_velocity_v_y - flap_tip_velocity_w_x * flap_skin_2_1_position_z;
-    out[7][2] = flap_ring2_velocity_v_z
-        + flap_tip_velocity_w_x * flap_skin_2_1_position_y
-        - flap_tip_velocity_w_y * flap_skin_2_1_position_x;
-    out[8][0] = flap_skin_2_2_position_z * flap_tip_velocity_w_y
-        + flap_ring2_velocity_v_x - flap_tip_velocity_w_z * flap_skin_2_2_position_y;
-    out[8][1] = flap_tip_velocity_w_z * flap_skin_2_2_position_x
-        + flap_ring2_velocity_v_y - flap_tip_velocity_w_x * flap_skin_2_2_position_z;
-    out[8][2] = flap_ring2_velocity_v_z
-        + flap_tip_velocity_w_x * flap_skin_2_2_position_y
-        - flap_tip_velocity_w_y * flap_skin_2_2_position_x;
-    out[9][0] = arm_tip_velocity_w_y * cache.wrist_tip_position_z + arm_tip_velocity_v_x
+        - flap_tip_velocity_w_y * flap_skin_2_0_position_x;
+    out[7][0] = flap_ring2_velocity_v_x
+        + flap_skin_2_1_position_z * flap_tip_velocity_w_y
+        - flap_skin_2_1_position_y * flap_tip_velocity_w_z;
+    out[7][1] = flap_ring2_velocity_v_y
+        + flap_skin_2_1_position_x * flap_tip_velocity_w_z
+        - flap_tip_velocity_w_x * flap_skin_2_1_position_z;
+    out[7][2] = flap_tip_velocity_w_x * flap_skin_2_1_position_y
+        + flap_ring2_velocity_v_z - flap_skin_2_1_position_x * flap_tip_velocity_w_y;
+    out[8][0] = flap_ring2_velocity_v_x
+        + flap_skin_2_2_position_z * flap_tip_velocity_w_y
+        - flap_skin_2_2_position_y * flap_tip_velocity_w_z;
+    out[8][1] = flap_ring2_velocity_v_y
+        + flap_skin_2_2_position_x * flap_tip_velocity_w_z
+        - flap_skin_2_2_position_z * flap_tip_velocity_w_x;
+    out[8][2] = flap_tip_velocity_w_x * flap_skin_2_2_position_y
+        + flap_ring2_velocity_v_z - flap_skin_2_2_position_x * flap_tip_velocity_w_y;
+    out[9][0] = cache.wrist_tip_position_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
         - arm_tip_velocity_w_z * cache.wrist_tip_position_y;
     out[9][1] = arm_tip_velocity_v_y + arm_tip_velocity_w_z * cache.wrist_tip_position_x
-        - arm_tip_velocity_w_x * cache.wrist_tip_position_z;
-    out[9][2] = arm_tip_velocity_v_z + arm_tip_velocity_w_x * cache.wrist_tip_position_y
+        - cache.wrist_tip_position_z * arm_tip_velocity_w_x;
+    out[9][2] = arm_tip_velocity_v_z + cache.wrist_tip_position_y * arm_tip_velocity_w_x
         - arm_tip_velocity_w_y * cache.wrist_tip_position_x;
 }
 /// World x axis of the body carrying each contact point.
@@ -7540,12 +7454,12 @@ pub fn contact_axes_into(
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
     let flap_bend_y = p.flap_length * q[2];
-    let t0 = flap_bend_y * cache.flap_bend_squared_c1;
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t1 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-    let flap_tip_rotation_00 = t0 * cache.flap_rotation_01 + cache.flap_rotation_00 * t1;
-    let flap_tip_rotation_10 = t0 * cache.flap_rotation_11 + cache.flap_rotation_10 * t1;
-    let flap_tip_rotation_20 = cache.flap_rotation_21 * t0 + cache.flap_rotation_20 * t1;
+    let t0 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let t1 = flap_bend_y * cache.flap_bend_squared_c1;
+    let flap_tip_rotation_00 = cache.flap_rotation_00 * t0 + cache.flap_rotation_01 * t1;
+    let flap_tip_rotation_10 = cache.flap_rotation_11 * t1 + cache.flap_rotation_10 * t0;
+    let flap_tip_rotation_20 = cache.flap_rotation_20 * t0 + cache.flap_rotation_21 * t1;
     out[0][0] = cache.flap_rotation_00;
     out[0][1] = cache.flap_rotation_10;
     out[0][2] = cache.flap_rotation_20;
@@ -7588,8 +7502,8 @@ pub fn contact_jacobian_0(
 ) {
     let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
     let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
-    let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
-    let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_skin_0_0_position_y = cache.flap_position_y + flap_ring0_skin_y_y;
     let flap_ring0_skin_y_z = cache.flap_rotation_21 * p.flap_skin_radius;
     let flap_skin_0_0_position_z = flap_ring0_skin_y_z + cache.flap_position_z;
     let x = flap_skin_0_0_position_x;
@@ -7609,13 +7523,13 @@ pub fn contact_jacobian_1(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
     let flap_skin_0_1_position_x = cache.flap_position_x
         + 0.8660254037844387 * flap_ring0_skin_z_x
         - 0.4999999999999998 * flap_ring0_skin_y_x;
-    let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let flap_skin_0_1_position_y = cache.flap_position_y
         + 0.8660254037844387 * flap_ring0_skin_z_y
         - 0.4999999999999998 * flap_ring0_skin_y_y;
@@ -7642,12 +7556,12 @@ pub fn contact_jacobian_2(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
-    let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_skin_0_2_position_x = cache.flap_position_x
         - 0.5000000000000004 * flap_ring0_skin_y_x
         - 0.8660254037844384 * flap_ring0_skin_z_x;
-    let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+    let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let flap_skin_0_2_position_y = cache.flap_position_y
         - 0.5000000000000004 * flap_ring0_skin_y_y
         - 0.8660254037844384 * flap_ring0_skin_z_y;
@@ -7678,7 +7592,7 @@ pub fn contact_jacobian_3(
     let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_skin_1_0_position_y = flap_ring1_skin_y_y + cache.flap_slice1_position_y;
     let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
-    let flap_skin_1_0_position_z = cache.flap_slice1_position_z + flap_ring1_skin_y_z;
+    let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let x = flap_skin_1_0_position_x;
     let y = flap_skin_1_0_position_y;
     let z = flap_skin_1_0_position_z;
@@ -7696,20 +7610,20 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
     let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x
         + 0.8660254037844387 * flap_ring0_skin_z_x
         - 0.4999999999999998 * flap_ring1_skin_y_x;
     let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
-    let flap_skin_1_1_position_y = 0.8660254037844387 * flap_ring0_skin_z_y
-        + cache.flap_slice1_position_y - 0.4999999999999998 * flap_ring1_skin_y_y;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
+    let flap_skin_1_1_position_y = cache.flap_slice1_position_y
+        + 0.8660254037844387 * flap_ring0_skin_z_y
+        - 0.4999999999999998 * flap_ring1_skin_y_y;
     let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
     let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
-    let flap_skin_1_1_position_z = cache.flap_slice1_position_z
-        + 0.8660254037844387 * flap_ring0_skin_z_z
-        - 0.4999999999999998 * flap_ring1_skin_y_z;
+    let flap_skin_1_1_position_z = 0.8660254037844387 * flap_ring0_skin_z_z
+        + cache.flap_slice1_position_z - 0.4999999999999998 * flap_ring1_skin_y_z;
     let x = flap_skin_1_1_position_x;
     let y = flap_skin_1_1_position_y;
     let z = flap_skin_1_1_position_z;
@@ -7728,15 +7642,15 @@ pub fn contact_jacobian_5(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
-    let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x
         - 0.5000000000000004 * flap_ring1_skin_y_x
         - 0.8660254037844384 * flap_ring0_skin_z_x;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
     let flap_skin_1_2_position_y = cache.flap_slice1_position_y
-        - 0.5000000000000004 * flap_ring1_skin_y_y
-        - 0.8660254037844384 * flap_ring0_skin_z_y;
+        - 0.8660254037844384 * flap_ring0_skin_z_y
+        - 0.5000000000000004 * flap_ring1_skin_y_y;
     let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
     let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
     let flap_skin_1_2_position_z = cache.flap_slice1_position_z
@@ -7760,26 +7674,26 @@ pub fn contact_jacobian_6(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let flap_bend_y = p.flap_length * q[2];
-    let t0 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
-    let t1 = p.flap_length * cache.flap_bend_squared_c1;
-    let flap_tip_position_x = cache.flap_position_x + t0 * cache.flap_rotation_01
-        + cache.flap_rotation_00 * t1;
-    let t2 = -flap_bend_y * cache.flap_bend_squared_c1;
+    let t0 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t3 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-    let flap_tip_rotation_01 = t2 * cache.flap_rotation_00 + cache.flap_rotation_01 * t3;
+    let t1 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let flap_tip_rotation_01 = t0 * cache.flap_rotation_00 + cache.flap_rotation_01 * t1;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
-    let flap_tip_position_y = t0 * cache.flap_rotation_11 + cache.flap_position_y
-        + cache.flap_rotation_10 * t1;
-    let flap_tip_rotation_11 = t3 * cache.flap_rotation_11 + cache.flap_rotation_10 * t2;
+    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t3 = p.flap_length * cache.flap_bend_squared_c1;
+    let flap_tip_position_x = cache.flap_position_x + t2 * cache.flap_rotation_01
+        + cache.flap_rotation_00 * t3;
+    let flap_skin_2_0_position_x = flap_ring2_skin_y_x + flap_tip_position_x;
+    let flap_tip_rotation_11 = cache.flap_rotation_10 * t0 + cache.flap_rotation_11 * t1;
     let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
-    let flap_skin_2_0_position_y = flap_tip_position_y + flap_ring2_skin_y_y;
-    let flap_tip_position_z = cache.flap_rotation_21 * t0 + cache.flap_position_z
-        + cache.flap_rotation_20 * t1;
-    let flap_tip_rotation_21 = cache.flap_rotation_21 * t3 + cache.flap_rotation_20 * t2;
-    let flap_ring2_skin_y_z = p.flap_skin_radius * flap_tip_rotation_21;
-    let flap_skin_2_0_position_z = flap_tip_position_z + flap_ring2_skin_y_z;
+    let flap_tip_position_y = cache.flap_rotation_10 * t3 + cache.flap_position_y
+        + t2 * cache.flap_rotation_11;
+    let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
+    let flap_tip_rotation_21 = t0 * cache.flap_rotation_20 + cache.flap_rotation_21 * t1;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t3
+        + cache.flap_rotation_21 * t2;
+    let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
     let x = flap_skin_2_0_position_x;
     let y = flap_skin_2_0_position_y;
     let z = flap_skin_2_0_position_z;
@@ -7798,35 +7712,33 @@ pub fn contact_jacobian_7(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let flap_bend_y = p.flap_length * q[2];
-    let t0 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
-    let t1 = p.flap_length * cache.flap_bend_squared_c1;
-    let flap_tip_position_x = cache.flap_position_x + t0 * cache.flap_rotation_01
-        + cache.flap_rotation_00 * t1;
-    let t2 = -flap_bend_y * cache.flap_bend_squared_c1;
+    let t0 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t3 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-    let flap_tip_rotation_01 = t2 * cache.flap_rotation_00 + cache.flap_rotation_01 * t3;
+    let t1 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let flap_tip_rotation_01 = t0 * cache.flap_rotation_00 + cache.flap_rotation_01 * t1;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
-    let flap_skin_2_1_position_x = flap_tip_position_x
-        + 0.8660254037844387 * flap_ring0_skin_z_x
-        - 0.4999999999999998 * flap_ring2_skin_y_x;
-    let flap_tip_position_y = t0 * cache.flap_rotation_11 + cache.flap_position_y
-        + cache.flap_rotation_10 * t1;
-    let flap_tip_rotation_11 = t3 * cache.flap_rotation_11 + cache.flap_rotation_10 * t2;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
+    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t3 = p.flap_length * cache.flap_bend_squared_c1;
+    let flap_tip_position_x = cache.flap_position_x + t2 * cache.flap_rotation_01
+        + cache.flap_rotation_00 * t3;
+    let flap_skin_2_1_position_x = 0.8660254037844387 * flap_ring0_skin_z_x
+        + flap_tip_position_x - 0.4999999999999998 * flap_ring2_skin_y_x;
+    let flap_tip_rotation_11 = cache.flap_rotation_10 * t0 + cache.flap_rotation_11 * t1;
     let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+    let flap_tip_position_y = cache.flap_rotation_10 * t3 + cache.flap_position_y
+        + t2 * cache.flap_rotation_11;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let flap_skin_2_1_position_y = flap_tip_position_y
         + 0.8660254037844387 * flap_ring0_skin_z_y
         - 0.4999999999999998 * flap_ring2_skin_y_y;
-    let flap_tip_position_z = cache.flap_rotation_21 * t0 + cache.flap_position_z
-        + cache.flap_rotation_20 * t1;
-    let flap_tip_rotation_21 = cache.flap_rotation_21 * t3 + cache.flap_rotation_20 * t2;
-    let flap_ring2_skin_y_z = p.flap_skin_radius * flap_tip_rotation_21;
     let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
-    let flap_skin_2_1_position_z = flap_tip_position_z
-        + 0.8660254037844387 * flap_ring0_skin_z_z
-        - 0.4999999999999998 * flap_ring2_skin_y_z;
+    let flap_tip_rotation_21 = t0 * cache.flap_rotation_20 + cache.flap_rotation_21 * t1;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t3
+        + cache.flap_rotation_21 * t2;
+    let flap_skin_2_1_position_z = 0.8660254037844387 * flap_ring0_skin_z_z
+        + flap_tip_position_z - 0.4999999999999998 * flap_ring2_skin_y_z;
     let x = flap_skin_2_1_position_x;
     let y = flap_skin_2_1_position_y;
     let z = flap_skin_2_1_position_z;
@@ -7845,32 +7757,32 @@ pub fn contact_jacobian_8(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let flap_bend_y = p.flap_length * q[2];
-    let t0 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
-    let t1 = p.flap_length * cache.flap_bend_squared_c1;
-    let flap_tip_position_x = cache.flap_position_x + t0 * cache.flap_rotation_01
-        + cache.flap_rotation_00 * t1;
-    let t2 = -flap_bend_y * cache.flap_bend_squared_c1;
+    let t0 = -(flap_bend_y * cache.flap_bend_squared_c1);
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t3 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-    let flap_tip_rotation_01 = t2 * cache.flap_rotation_00 + cache.flap_rotation_01 * t3;
+    let t1 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let flap_tip_rotation_01 = t0 * cache.flap_rotation_00 + cache.flap_rotation_01 * t1;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+    let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
+    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t3 = p.flap_length * cache.flap_bend_squared_c1;
+    let flap_tip_position_x = cache.flap_position_x + t2 * cache.flap_rotation_01
+        + cache.flap_rotation_00 * t3;
     let flap_skin_2_2_position_x = flap_tip_position_x
         - 0.5000000000000004 * flap_ring2_skin_y_x
         - 0.8660254037844384 * flap_ring0_skin_z_x;
-    let flap_tip_position_y = t0 * cache.flap_rotation_11 + cache.flap_position_y
-        + cache.flap_rotation_10 * t1;
-    let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
-    let flap_tip_rotation_11 = t3 * cache.flap_rotation_11 + cache.flap_rotation_10 * t2;
+    let flap_tip_position_y = cache.flap_rotation_10 * t3 + cache.flap_position_y
+        + t2 * cache.flap_rotation_11;
+    let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
+    let flap_tip_rotation_11 = cache.flap_rotation_10 * t0 + cache.flap_rotation_11 * t1;
     let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
     let flap_skin_2_2_position_y = flap_tip_position_y
         - 0.8660254037844384 * flap_ring0_skin_z_y
         - 0.5000000000000004 * flap_ring2_skin_y_y;
-    let flap_tip_position_z = cache.flap_rotation_21 * t0 + cache.flap_position_z
-        + cache.flap_rotation_20 * t1;
-    let flap_tip_rotation_21 = cache.flap_rotation_21 * t3 + cache.flap_rotation_20 * t2;
-    let flap_ring2_skin_y_z = p.flap_skin_radius * flap_tip_rotation_21;
+    let flap_tip_rotation_21 = t0 * cache.flap_rotation_20 + cache.flap_rotation_21 * t1;
+    let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
     let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t3
+        + cache.flap_rotation_21 * t2;
     let flap_skin_2_2_position_z = flap_tip_position_z
         - 0.5000000000000004 * flap_ring2_skin_y_z
         - 0.8660254037844384 * flap_ring0_skin_z_z;
@@ -7892,24 +7804,24 @@ pub fn contact_jacobian_9(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    out[(0, 0)] = cache.arm_tip_subspace0_v_x
-        + cache.arm_tip_subspace0_w_y * cache.wrist_tip_position_z
-        - cache.arm_tip_subspace0_w_z * cache.wrist_tip_position_y;
+    out[(0, 0)] = cache.wrist_tip_position_z * cache.arm_tip_subspace0_w_y
+        + cache.arm_tip_subspace0_v_x
+        - cache.wrist_tip_position_y * cache.arm_tip_subspace0_w_z;
     out[(1, 0)] = cache.arm_tip_subspace0_w_z * cache.wrist_tip_position_x
         + cache.arm_tip_subspace0_v_y
-        - cache.arm_tip_subspace0_w_x * cache.wrist_tip_position_z;
+        - cache.wrist_tip_position_z * cache.arm_tip_subspace0_w_x;
     out[(2, 0)] = cache.arm_tip_subspace0_v_z
-        + cache.arm_tip_subspace0_w_x * cache.wrist_tip_position_y
+        + cache.wrist_tip_position_y * cache.arm_tip_subspace0_w_x
         - cache.arm_tip_subspace0_w_y * cache.wrist_tip_position_x;
     out[(0, 1)] = cache.wrist_tip_position_z * cache.arm_tip_subspace1_w_y
         + cache.arm_tip_subspace1_v_x
-        - cache.arm_tip_subspace1_w_z * cache.wrist_tip_position_y;
+        - cache.wrist_tip_position_y * cache.arm_tip_subspace1_w_z;
     out[(1, 1)] = cache.arm_tip_subspace1_v_y
         + cache.arm_tip_subspace1_w_z * cache.wrist_tip_position_x
         - cache.arm_tip_subspace1_w_x * cache.wrist_tip_position_z;
-    out[(2, 1)] = cache.arm_tip_subspace1_w_x * cache.wrist_tip_position_y
-        + cache.arm_tip_subspace1_v_z
-        - cache.arm_tip_subspace1_w_y * cache.wrist_tip_position_x;
+    out[(2, 1)] = cache.arm_tip_subspace1_v_z
+        + cache.wrist_tip_position_y * cache.arm_tip_subspace1_w_x
+        - cache.wrist_tip_position_x * cache.arm_tip_subspace1_w_y;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -7969,10 +7881,10 @@ pub fn contact_frame_sphere(
             let t1 = p.flap_length * cache.flap_bend_squared_c1;
             let flap_tip_position_x = cache.flap_position_x + t0 * cache.flap_rotation_01
                 + cache.flap_rotation_00 * t1;
-            let flap_tip_position_y = t0 * cache.flap_rotation_11 + cache.flap_position_y
-                + cache.flap_rotation_10 * t1;
-            let flap_tip_position_z = cache.flap_rotation_21 * t0 + cache.flap_position_z
-                + cache.flap_rotation_20 * t1;
+            let flap_tip_position_y = cache.flap_rotation_10 * t1 + cache.flap_position_y
+                + t0 * cache.flap_rotation_11;
+            let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t1
+                + cache.flap_rotation_21 * t0;
             centre[0usize] = flap_tip_position_x;
             centre[1usize] = flap_tip_position_y;
             centre[2usize] = flap_tip_position_z;
@@ -8003,15 +7915,15 @@ pub fn contact_frame_positions_into(
         0 => {
             let flap_ring0_skin_y_x = cache.flap_rotation_01 * p.flap_skin_radius;
             let flap_skin_0_0_position_x = cache.flap_position_x + flap_ring0_skin_y_x;
-            let flap_ring0_skin_y_y = p.flap_skin_radius * cache.flap_rotation_11;
-            let flap_skin_0_0_position_y = flap_ring0_skin_y_y + cache.flap_position_y;
+            let flap_ring0_skin_y_y = cache.flap_rotation_11 * p.flap_skin_radius;
+            let flap_skin_0_0_position_y = cache.flap_position_y + flap_ring0_skin_y_y;
             let flap_ring0_skin_y_z = cache.flap_rotation_21 * p.flap_skin_radius;
             let flap_skin_0_0_position_z = flap_ring0_skin_y_z + cache.flap_position_z;
-            let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+            let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
             let flap_skin_0_1_position_x = cache.flap_position_x
                 + 0.8660254037844387 * flap_ring0_skin_z_x
                 - 0.4999999999999998 * flap_ring0_skin_y_x;
-            let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+            let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
             let flap_skin_0_1_position_y = cache.flap_position_y
                 + 0.8660254037844387 * flap_ring0_skin_z_y
                 - 0.4999999999999998 * flap_ring0_skin_y_y;
@@ -8046,26 +7958,26 @@ pub fn contact_frame_positions_into(
             let flap_skin_1_0_position_y = flap_ring1_skin_y_y
                 + cache.flap_slice1_position_y;
             let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
-            let flap_skin_1_0_position_z = cache.flap_slice1_position_z
-                + flap_ring1_skin_y_z;
-            let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
+            let flap_skin_1_0_position_z = flap_ring1_skin_y_z
+                + cache.flap_slice1_position_z;
+            let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
             let flap_skin_1_1_position_x = cache.flap_slice1_position_x
                 + 0.8660254037844387 * flap_ring0_skin_z_x
                 - 0.4999999999999998 * flap_ring1_skin_y_x;
-            let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
-            let flap_skin_1_1_position_y = 0.8660254037844387 * flap_ring0_skin_z_y
-                + cache.flap_slice1_position_y
+            let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
+            let flap_skin_1_1_position_y = cache.flap_slice1_position_y
+                + 0.8660254037844387 * flap_ring0_skin_z_y
                 - 0.4999999999999998 * flap_ring1_skin_y_y;
             let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
-            let flap_skin_1_1_position_z = cache.flap_slice1_position_z
-                + 0.8660254037844387 * flap_ring0_skin_z_z
+            let flap_skin_1_1_position_z = 0.8660254037844387 * flap_ring0_skin_z_z
+                + cache.flap_slice1_position_z
                 - 0.4999999999999998 * flap_ring1_skin_y_z;
             let flap_skin_1_2_position_x = cache.flap_slice1_position_x
                 - 0.5000000000000004 * flap_ring1_skin_y_x
                 - 0.8660254037844384 * flap_ring0_skin_z_x;
             let flap_skin_1_2_position_y = cache.flap_slice1_position_y
-                - 0.5000000000000004 * flap_ring1_skin_y_y
-                - 0.8660254037844384 * flap_ring0_skin_z_y;
+                - 0.8660254037844384 * flap_ring0_skin_z_y
+                - 0.5000000000000004 * flap_ring1_skin_y_y;
             let flap_skin_1_2_position_z = cache.flap_slice1_position_z
                 - 0.5000000000000004 * flap_ring1_skin_y_z
                 - 0.8660254037844384 * flap_ring0_skin_z_z;
@@ -8081,41 +7993,39 @@ pub fn contact_frame_positions_into(
         }
         2 => {
             let flap_bend_y = p.flap_length * q[2];
-            let t0 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
-            let t1 = p.flap_length * cache.flap_bend_squared_c1;
-            let flap_tip_position_x = cache.flap_position_x + t0 * cache.flap_rotation_01
-                + cache.flap_rotation_00 * t1;
-            let t2 = -flap_bend_y * cache.flap_bend_squared_c1;
+            let t0 = -(flap_bend_y * cache.flap_bend_squared_c1);
             let flap_bend_squared = flap_bend_y * flap_bend_y;
-            let t3 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-            let flap_tip_rotation_01 = t2 * cache.flap_rotation_00
-                + cache.flap_rotation_01 * t3;
+            let t1 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+            let flap_tip_rotation_01 = t0 * cache.flap_rotation_00
+                + cache.flap_rotation_01 * t1;
             let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-            let flap_skin_2_0_position_x = flap_tip_position_x + flap_ring2_skin_y_x;
-            let flap_tip_position_y = t0 * cache.flap_rotation_11 + cache.flap_position_y
-                + cache.flap_rotation_10 * t1;
-            let flap_tip_rotation_11 = t3 * cache.flap_rotation_11
-                + cache.flap_rotation_10 * t2;
+            let t2 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+            let t3 = p.flap_length * cache.flap_bend_squared_c1;
+            let flap_tip_position_x = cache.flap_position_x + t2 * cache.flap_rotation_01
+                + cache.flap_rotation_00 * t3;
+            let flap_skin_2_0_position_x = flap_ring2_skin_y_x + flap_tip_position_x;
+            let flap_tip_rotation_11 = cache.flap_rotation_10 * t0
+                + cache.flap_rotation_11 * t1;
             let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
-            let flap_skin_2_0_position_y = flap_tip_position_y + flap_ring2_skin_y_y;
-            let flap_tip_position_z = cache.flap_rotation_21 * t0 + cache.flap_position_z
-                + cache.flap_rotation_20 * t1;
-            let flap_tip_rotation_21 = cache.flap_rotation_21 * t3
-                + cache.flap_rotation_20 * t2;
-            let flap_ring2_skin_y_z = p.flap_skin_radius * flap_tip_rotation_21;
-            let flap_skin_2_0_position_z = flap_tip_position_z + flap_ring2_skin_y_z;
-            let flap_ring0_skin_z_x = p.flap_skin_radius * cache.flap_rotation_02;
-            let flap_skin_2_1_position_x = flap_tip_position_x
-                + 0.8660254037844387 * flap_ring0_skin_z_x
-                - 0.4999999999999998 * flap_ring2_skin_y_x;
-            let flap_ring0_skin_z_y = p.flap_skin_radius * cache.flap_rotation_12;
+            let flap_tip_position_y = cache.flap_rotation_10 * t3 + cache.flap_position_y
+                + t2 * cache.flap_rotation_11;
+            let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
+            let flap_tip_rotation_21 = t0 * cache.flap_rotation_20
+                + cache.flap_rotation_21 * t1;
+            let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
+            let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t3
+                + cache.flap_rotation_21 * t2;
+            let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
+            let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
+            let flap_skin_2_1_position_x = 0.8660254037844387 * flap_ring0_skin_z_x
+                + flap_tip_position_x - 0.4999999999999998 * flap_ring2_skin_y_x;
+            let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
             let flap_skin_2_1_position_y = flap_tip_position_y
                 + 0.8660254037844387 * flap_ring0_skin_z_y
                 - 0.4999999999999998 * flap_ring2_skin_y_y;
             let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
-            let flap_skin_2_1_position_z = flap_tip_position_z
-                + 0.8660254037844387 * flap_ring0_skin_z_z
-                - 0.4999999999999998 * flap_ring2_skin_y_z;
+            let flap_skin_2_1_position_z = 0.8660254037844387 * flap_ring0_skin_z_z
+                + flap_tip_position_z - 0.4999999999999998 * flap_ring2_skin_y_z;
             let flap_skin_2_2_position_x = flap_tip_position_x
                 - 0.5000000000000004 * flap_ring2_skin_y_x
                 - 0.8660254037844384 * flap_ring0_skin_z_x;
@@ -8194,20 +8104,20 @@ pub fn contact_frame_own_into(
             axis[2] = cache.flap_rotation_20;
         }
         1 => {
-            let flap_ring1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
-                * cache.flap_rotation_00
+            let flap_ring1_subspace0_v_x = cache.flap_rotation_01
+                * cache.flap_slice1_local_subspace0_v_y
+                + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_00
                 + cache.flap_slice1_subspace0_w_z * cache.flap_position_y
-                + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
-                - cache.flap_slice1_subspace0_w_y * cache.flap_position_z;
-            let flap_ring1_subspace0_v_y = cache.flap_rotation_10
-                * cache.flap_slice1_local_subspace0_v_x
-                + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
-                + cache.flap_slice1_subspace0_w_x * cache.flap_position_z
+                - cache.flap_position_z * cache.flap_slice1_subspace0_w_y;
+            let flap_ring1_subspace0_v_y = cache.flap_slice1_subspace0_w_x
+                * cache.flap_position_z
+                + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_10
+                + cache.flap_rotation_11 * cache.flap_slice1_local_subspace0_v_y
                 - cache.flap_position_x * cache.flap_slice1_subspace0_w_z;
-            let flap_ring1_subspace0_v_z = cache.flap_rotation_20
-                * cache.flap_slice1_local_subspace0_v_x
+            let flap_ring1_subspace0_v_z = cache.flap_position_x
+                * cache.flap_slice1_subspace0_w_y
+                + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_20
                 + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
-                + cache.flap_position_x * cache.flap_slice1_subspace0_w_y
                 - cache.flap_slice1_subspace0_w_x * cache.flap_position_y;
             own[(0, 0)] = cache.flap_slice1_subspace0_w_x;
             own[(1, 0)] = cache.flap_slice1_subspace0_w_y;
@@ -8225,39 +8135,38 @@ pub fn contact_frame_own_into(
             let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
             let flap_bend_y = p.flap_length * q[2];
             let t0 = p.flap_length * flap_bend_y;
-            let flap_tip_local_subspace0_v_x = (cache.flap_bend_squared_c2 * t0
-                + (cache.flap_bend_squared_c3 * t0
-                    + cache.flap_bend_squared_c2 * -(p.flap_length * flap_bend_y)))
-                * p.flap_length;
+            let flap_tip_local_subspace0_v_x = p.flap_length
+                * (cache.flap_bend_squared_c2 * t0
+                    + (cache.flap_bend_squared_c3 * t0
+                        - cache.flap_bend_squared_c2 * t0));
             let flap_bend_squared = flap_bend_y * flap_bend_y;
+            let t1 = flap_bend_squared * p.flap_length;
             let flap_tip_local_subspace0_v_y = p.flap_length
-                * ((cache.flap_bend_squared_c4
-                    * (2.0 * flap_bend_squared * p.flap_length)
-                    + -(flap_bend_squared * p.flap_length) * cache.flap_bend_squared_c3
-                    + p.flap_length * cache.flap_bend_squared_c2)
+                * ((2.0 * cache.flap_bend_squared_c4 * t1
+                    + p.flap_length * cache.flap_bend_squared_c2
+                    - cache.flap_bend_squared_c3 * t1)
                     - (p.flap_length * cache.flap_bend_squared_c1));
-            let flap_ring2_subspace0_v_x = flap_tip_local_subspace0_v_x
-                * cache.flap_rotation_00
+            let flap_ring2_subspace0_v_x = cache.flap_rotation_00
+                * flap_tip_local_subspace0_v_x
                 + flap_tip_local_subspace0_v_y * cache.flap_rotation_01
-                + flap_tip_subspace0_w_z * cache.flap_position_y
-                - flap_tip_subspace0_w_y * cache.flap_position_z;
-            let flap_ring2_subspace0_v_y = flap_tip_subspace0_w_x * cache.flap_position_z
+                + cache.flap_position_y * flap_tip_subspace0_w_z
+                - cache.flap_position_z * flap_tip_subspace0_w_y;
+            let flap_ring2_subspace0_v_y = cache.flap_position_z * flap_tip_subspace0_w_x
                 + flap_tip_local_subspace0_v_y * cache.flap_rotation_11
                 + cache.flap_rotation_10 * flap_tip_local_subspace0_v_x
                 - cache.flap_position_x * flap_tip_subspace0_w_z;
-            let flap_ring2_subspace0_v_z = cache.flap_rotation_20
-                * flap_tip_local_subspace0_v_x
+            let flap_ring2_subspace0_v_z = cache.flap_position_x * flap_tip_subspace0_w_y
                 + cache.flap_rotation_21 * flap_tip_local_subspace0_v_y
-                + flap_tip_subspace0_w_y * cache.flap_position_x
-                - flap_tip_subspace0_w_x * cache.flap_position_y;
-            let t1 = flap_bend_y * cache.flap_bend_squared_c1;
-            let t2 = 1.0 + -flap_bend_squared * cache.flap_bend_squared_c2;
-            let flap_tip_rotation_00 = t1 * cache.flap_rotation_01
-                + cache.flap_rotation_00 * t2;
-            let flap_tip_rotation_10 = t1 * cache.flap_rotation_11
+                + cache.flap_rotation_20 * flap_tip_local_subspace0_v_x
+                - cache.flap_position_y * flap_tip_subspace0_w_x;
+            let t2 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+            let t3 = flap_bend_y * cache.flap_bend_squared_c1;
+            let flap_tip_rotation_00 = cache.flap_rotation_00 * t2
+                + cache.flap_rotation_01 * t3;
+            let flap_tip_rotation_10 = cache.flap_rotation_11 * t3
                 + cache.flap_rotation_10 * t2;
-            let flap_tip_rotation_20 = cache.flap_rotation_21 * t1
-                + cache.flap_rotation_20 * t2;
+            let flap_tip_rotation_20 = cache.flap_rotation_20 * t2
+                + cache.flap_rotation_21 * t3;
             own[(0, 0)] = flap_tip_subspace0_w_x;
             own[(1, 0)] = flap_tip_subspace0_w_y;
             own[(2, 0)] = flap_tip_subspace0_w_z;
@@ -8376,55 +8285,181 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
-        + 0.3894183423086505 * cache.arm_slice3_local_com_x
-        + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
-    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice3_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
-        + arm_slice3_subspace0_w_y * qd[0];
-    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
-        + 0.09195266597143173 * cache.arm_slice3_local_com_x
-        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
-    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
-    let arm_slice3_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice3_local_subspace0_w_x
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
-        + arm_slice3_subspace0_w_z * qd[0];
-    let arm_slice3_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_v_x - 0.01 * arm_slice3_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y;
-    let arm_slice3_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace1_v_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
-        - 0.01 * arm_slice3_subspace1_w_y;
-    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
-        + arm_slice3_subspace1_v_x * qd[1];
-    let arm_slice3_momentum_f_x = arm_slice3_velocity_v_x * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_y * arm_slice3_velocity_w_z
-            - arm_slice3_inertia_h_z * arm_slice3_velocity_w_y);
+    let arm_slice2_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace1_w_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
+    let arm_slice2_velocity_w_z = qd[0] * arm_slice2_subspace0_w_z
+        + arm_slice2_subspace1_w_z * qd[1];
+    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
+        + 0.09195266597143173 * cache.arm_slice2_local_com_x
+        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
+    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
+    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
+        + 0.3894183423086505 * cache.arm_slice2_local_com_x
+        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
+    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
+    let arm_slice2_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_velocity_w_y = arm_slice2_subspace1_w_y * qd[1]
+        + arm_slice2_subspace0_w_y * qd[0];
+    let arm_slice2_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_v_x
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
+        - 0.01 * arm_slice2_subspace0_w_y;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_x = qd[0] * arm_slice2_subspace0_v_x
+        + arm_slice2_subspace1_v_x * qd[1];
+    let arm_slice2_momentum_f_x = arm_slice2_velocity_v_x * cache.arm_slice1_mass
+        - (arm_slice2_velocity_w_z * arm_slice2_inertia_h_y
+            - arm_slice2_inertia_h_z * arm_slice2_velocity_w_y);
+    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let flap_slice1_velocity_w_z = arm_tip_velocity_w_z
+        + cache.flap_slice1_subspace0_w_z * qd[2];
+    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + qd[2] * cache.flap_slice1_subspace0_w_y;
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let flap_slice1_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_00
+        + cache.flap_position_y * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22
+        - cache.flap_position_z * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_12;
+    let flap_slice1_velocity_v_x = arm_tip_velocity_v_x
+        + flap_slice1_subspace0_v_x * qd[2];
+    let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
+        - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
+            - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
+    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice0_velocity_w_y = flap_slice0_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice0_position_z = cache.flap_position_z
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_20
+        + cache.flap_rotation_21 * cache.flap_slice0_local_com_y;
+    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice0_subspace0_w_z * qd[2];
+    let flap_slice0_position_y = cache.flap_position_y
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_11
+        + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
+    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_x = cache.flap_position_y
+        * cache.flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_01 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_rotation_00 * cache.flap_slice0_local_subspace0_v_x
+        - cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12;
+    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
+        - (flap_slice0_velocity_w_z * flap_slice0_inertia_h_y
+            - flap_slice0_velocity_w_y * flap_slice0_inertia_h_z);
+    let flap_slice2_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22
+        + cache.flap_rotation_00 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_z * cache.flap_rotation_12
+            * cache.flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
+        + flap_slice2_subspace0_v_x * qd[2];
+    let flap_slice2_position_z = cache.flap_rotation_21 * cache.flap_slice2_local_com_y
+        + cache.flap_position_z + cache.flap_slice2_local_com_x * cache.flap_rotation_20;
+    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_y = cache.flap_rotation_12
+        * cache.flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_w_y = flap_slice2_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice2_position_y = cache.flap_rotation_10 * cache.flap_slice2_local_com_x
+        + cache.flap_position_y + cache.flap_rotation_11 * cache.flap_slice2_local_com_y;
+    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice2_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice2_subspace0_w_z * qd[2];
+    let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
+        - (flap_slice2_inertia_h_y * flap_slice2_velocity_w_z
+            - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
+    let flap_composite_momentum_f_x = flap_slice1_momentum_f_x + flap_slice0_momentum_f_x
+        + flap_slice2_momentum_f_x;
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
+    let wrist_composite_momentum_f_x = flap_composite_momentum_f_x + wrist_momentum_f_x;
+    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
+        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
+    let arm_slice1_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
+    let arm_slice1_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
+        + arm_slice1_subspace0_w_y * qd[0];
+    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
+        + 0.96744666685656 * cache.arm_slice1_local_com_y
+        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
+    let arm_slice1_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_velocity_w_z = arm_slice1_subspace0_w_z * qd[0]
+        + arm_slice1_subspace1_w_z * qd[1];
+    let arm_slice1_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_v_x - 0.01 * arm_slice1_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_v_x
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
+        - 0.01 * arm_slice1_subspace0_w_y;
+    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
+        + arm_slice1_subspace0_v_x * qd[0];
+    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
+        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
+            - arm_slice1_inertia_h_z * arm_slice1_velocity_w_y);
     let arm_slice0_subspace1_w_y = 0.09195266597143173
         * cache.arm_slice0_local_subspace1_w_x
         + 0.96744666685656 * cache.arm_slice0_local_subspace1_w_y
         - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
     let arm_slice0_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_v_x - 0.01 * arm_slice0_subspace1_w_y
+        * cache.arm_slice0_local_subspace1_v_x
         - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
+        - 0.01 * arm_slice0_subspace1_w_y
         - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
     let arm_slice0_subspace0_w_y = 0.09195266597143173
         * cache.arm_slice0_local_subspace0_w_x
@@ -8432,10 +8467,10 @@ pub fn linear_momentum(
         - 0.2357788243436599 * cache.arm_slice0_local_subspace0_w_z;
     let arm_slice0_subspace0_v_x = 0.9164595255079896
         * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z;
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y;
     let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
-        + arm_slice0_subspace0_v_x * qd[0];
+        + qd[0] * arm_slice0_subspace0_v_x;
     let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
         + arm_slice0_subspace1_w_y * qd[1];
     let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
@@ -8446,12 +8481,12 @@ pub fn linear_momentum(
         * cache.arm_slice0_local_subspace1_w_y
         + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
         + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
-    let arm_slice0_subspace0_w_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_w_z
+    let arm_slice0_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice0_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_w_y
         + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
     let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
-        + arm_slice0_subspace0_w_z * qd[0];
+        + qd[0] * arm_slice0_subspace0_w_z;
     let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
         + 0.96744666685656 * cache.arm_slice0_local_com_y
         - 0.2357788243436599 * cache.arm_slice0_local_com_z;
@@ -8459,203 +8494,177 @@ pub fn linear_momentum(
     let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
         - (arm_slice0_velocity_w_z * arm_slice0_inertia_h_y
             - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
-    let arm_slice2_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_v_x - 0.01 * arm_slice2_subspace0_w_y
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z;
-    let arm_slice2_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y;
-    let arm_slice2_velocity_v_x = arm_slice2_subspace0_v_x * qd[0]
-        + arm_slice2_subspace1_v_x * qd[1];
-    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
-        + 0.09195266597143173 * cache.arm_slice2_local_com_x
-        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
-    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
-    let arm_slice2_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y;
-    let arm_slice2_subspace1_w_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
-    let arm_slice2_velocity_w_z = arm_slice2_subspace0_w_z * qd[0]
-        + arm_slice2_subspace1_w_z * qd[1];
-    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
-        + 0.3894183423086505 * cache.arm_slice2_local_com_x
-        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
-    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
-        + arm_slice2_subspace1_w_y * qd[1];
-    let arm_slice2_momentum_f_x = cache.arm_slice1_mass * arm_slice2_velocity_v_x
-        - (arm_slice2_inertia_h_y * arm_slice2_velocity_w_z
-            - arm_slice2_inertia_h_z * arm_slice2_velocity_w_y);
-    let arm_slice1_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
-    let arm_slice1_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice1_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
-    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
-        + arm_slice1_subspace0_w_y * qd[0];
-    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
-        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
-        + 0.96744666685656 * cache.arm_slice1_local_com_y
-        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let arm_slice1_subspace1_w_z = 0.3894183423086505
+    let arm_slice3_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace0_v_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y
+        - 0.01 * arm_slice3_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace1_v_x
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
+        - 0.01 * arm_slice3_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y;
+    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
+        + arm_slice3_subspace1_v_x * qd[1];
+    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
+        + 0.09195266597143173 * cache.arm_slice3_local_com_x
+        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
+    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
+    let arm_slice3_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice3_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace0_w_x;
+    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
+        + arm_slice3_subspace0_w_z * qd[0];
+    let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
+        + 0.3894183423086505 * cache.arm_slice3_local_com_x
+        + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
+    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
+        + arm_slice3_subspace0_w_y * qd[0];
+    let arm_slice3_momentum_f_x = cache.arm_slice0_mass * arm_slice3_velocity_v_x
+        - (arm_slice3_inertia_h_y * arm_slice3_velocity_w_z
+            - arm_slice3_inertia_h_z * arm_slice3_velocity_w_y);
+    let arm_composite_momentum_f_x = arm_slice2_momentum_f_x
+        + wrist_composite_momentum_f_x + arm_slice1_momentum_f_x
+        + arm_slice0_momentum_f_x + arm_slice3_momentum_f_x;
+    let arm_slice1_subspace1_w_x = 0.9164595255079896
         * cache.arm_slice1_local_subspace1_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice1_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice1_local_subspace0_w_x;
-    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
-        + arm_slice1_subspace0_w_z * qd[0];
-    let arm_slice1_subspace1_v_x = 0.9164595255079896
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace1_v_y = 0.09195266597143173
         * cache.arm_slice1_local_subspace1_v_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
-        - 0.01 * arm_slice1_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_v_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
-        - 0.01 * arm_slice1_subspace0_w_y;
-    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
-        + arm_slice1_subspace0_v_x * qd[0];
-    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
-        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
-            - arm_slice1_velocity_w_y * arm_slice1_inertia_h_z);
-    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
-        + cache.arm_tip_subspace1_v_x * qd[1];
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
-        + cache.arm_tip_subspace1_w_y * qd[1];
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
-        + cache.arm_tip_subspace0_w_z * qd[0];
-    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
-        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
-            - arm_tip_velocity_w_y * cache.wrist_inertia_h_z);
-    let flap_slice2_position_z = cache.flap_rotation_20 * cache.flap_slice2_local_com_x
-        + cache.flap_rotation_21 * cache.flap_slice2_local_com_y + cache.flap_position_z;
-    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_y = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_slice2_velocity_w_y = arm_tip_velocity_w_y
-        + qd[2] * flap_slice2_subspace0_w_y;
-    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_22;
-    let flap_slice2_velocity_w_z = qd[2] * flap_slice2_subspace0_w_z
-        + arm_tip_velocity_w_z;
-    let flap_slice2_position_y = cache.flap_slice2_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice2_local_com_x;
-    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_v_x = cache.flap_position_y
-        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_22
-        + cache.flap_slice2_local_subspace0_v_x * cache.flap_rotation_00
-        + cache.flap_rotation_01 * cache.flap_slice2_local_subspace0_v_y
-        - cache.flap_position_z * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_12;
-    let flap_slice2_velocity_v_x = flap_slice2_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
-        - (flap_slice2_velocity_w_z * flap_slice2_inertia_h_y
-            - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
-    let flap_slice0_subspace0_v_x = cache.flap_rotation_01
-        * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_22
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_00
-        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
-    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_22;
-    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
-        + flap_slice0_subspace0_w_z * qd[2];
-    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
-        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
-    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_slice0_velocity_w_y = qd[2] * flap_slice0_subspace0_w_y
-        + arm_tip_velocity_w_y;
-    let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_y * flap_slice0_velocity_w_z
-            - flap_slice0_inertia_h_z * flap_slice0_velocity_w_y);
-    let flap_slice1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
-        * cache.flap_rotation_00
-        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_22
-        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
-        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice1_velocity_v_x = qd[2] * flap_slice1_subspace0_v_x
-        + arm_tip_velocity_v_x;
-    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
-    let flap_slice1_velocity_w_z = cache.flap_slice1_subspace0_w_z * qd[2]
-        + arm_tip_velocity_w_z;
-    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
-    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + cache.flap_slice1_subspace0_w_y * qd[2];
-    let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
-        - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
-            - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
-    let flap_composite_momentum_f_x = flap_slice2_momentum_f_x + flap_slice0_momentum_f_x
-        + flap_slice1_momentum_f_x;
-    let wrist_composite_momentum_f_x = wrist_momentum_f_x + flap_composite_momentum_f_x;
-    let arm_composite_momentum_f_x = arm_slice3_momentum_f_x + arm_slice0_momentum_f_x
-        + arm_slice2_momentum_f_x + arm_slice1_momentum_f_x
-        + wrist_composite_momentum_f_x;
-    let arm_slice2_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y;
-    let arm_slice2_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace0_v_y + 0.01 * arm_slice2_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
-        - 0.02 * arm_slice2_subspace0_w_z;
+        + 0.96744666685656 * cache.arm_slice1_local_subspace1_v_y
+        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace0_v_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
+        + 0.01 * arm_slice1_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
+        - 0.02 * arm_slice1_subspace0_w_z;
+    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
+        + arm_slice1_subspace0_v_y * qd[0];
+    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice1_local_com_z
+        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
+    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
+    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
+        + arm_slice1_subspace0_w_x * qd[0];
+    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
+        - (arm_slice1_inertia_h_z * arm_slice1_velocity_w_x
+            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
     let arm_slice2_subspace1_w_x = 0.9164595255079896
         * cache.arm_slice2_local_subspace1_w_x
         - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
         - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace1_v_y = 0.01 * arm_slice2_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_v_x
+    let arm_slice2_subspace1_v_y = 0.09195266597143173
+        * cache.arm_slice2_local_subspace1_v_x
         + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
-        - 0.02 * arm_slice2_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z;
-    let arm_slice2_velocity_v_y = arm_slice2_subspace0_v_y * qd[0]
-        + arm_slice2_subspace1_v_y * qd[1];
-    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
-        + arm_slice2_subspace0_w_x * qd[0];
+        + 0.01 * arm_slice2_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z
+        - 0.02 * arm_slice2_subspace1_w_z;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace0_v_y
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
+        - 0.02 * arm_slice2_subspace0_w_z;
+    let arm_slice2_velocity_v_y = arm_slice2_subspace1_v_y * qd[1]
+        + arm_slice2_subspace0_v_y * qd[0];
     let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
         - 0.1748223713144484 * cache.arm_slice2_local_com_y
         - 0.35991537421130565 * cache.arm_slice2_local_com_z;
     let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
+    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
+        + arm_slice2_subspace0_w_x * qd[0];
     let arm_slice2_momentum_f_y = cache.arm_slice1_mass * arm_slice2_velocity_v_y
         - (arm_slice2_inertia_h_z * arm_slice2_velocity_w_x
             - arm_slice2_velocity_w_z * arm_slice2_inertia_h_x);
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let flap_slice0_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
+        + flap_slice0_subspace0_v_y * qd[2];
+    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let flap_slice0_velocity_w_x = flap_slice0_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice0_position_x = cache.flap_position_x
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_01
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_00;
+    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice0_velocity_w_x * flap_slice0_inertia_h_z
+            - flap_slice0_velocity_w_z * flap_slice0_inertia_h_x);
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice1_inertia_h_x = cache.flap_slice1_mass * cache.flap_slice1_position_x;
+    let flap_slice1_subspace0_v_y = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_10
+        + cache.flap_rotation_11 * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_position_z * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
+        + arm_tip_velocity_v_y;
+    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
+        - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
+            - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
+    let flap_slice2_subspace0_w_x = cache.flap_rotation_02
+        * cache.flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice2_position_x = cache.flap_position_x
+        + cache.flap_slice2_local_com_x * cache.flap_rotation_00
+        + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
+    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice2_local_subspace0_v_x
+        + cache.flap_position_z * cache.flap_rotation_02
+            * cache.flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
+        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice2_velocity_v_y = arm_tip_velocity_v_y
+        + qd[2] * flap_slice2_subspace0_v_y;
+    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice2_velocity_w_x * flap_slice2_inertia_h_z
+            - flap_slice2_velocity_w_z * flap_slice2_inertia_h_x);
+    let flap_composite_momentum_f_y = flap_slice0_momentum_f_y + flap_slice1_momentum_f_y
+        + flap_slice2_momentum_f_y;
+    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
+    let wrist_composite_momentum_f_y = flap_composite_momentum_f_y + wrist_momentum_f_y;
     let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
         - 0.35991537421130565 * cache.arm_slice3_local_com_z
         - 0.1748223713144484 * cache.arm_slice3_local_com_y;
@@ -8666,18 +8675,18 @@ pub fn linear_momentum(
         - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
     let arm_slice3_subspace0_w_x = 0.9164595255079896
         * cache.arm_slice3_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z;
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y;
     let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
         + arm_slice3_subspace0_w_x * qd[0];
     let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
         + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
         - 0.02 * arm_slice3_subspace1_w_z
         - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
-    let arm_slice3_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace0_v_y + 0.01 * arm_slice3_subspace0_w_x
+    let arm_slice3_subspace0_v_y = 0.01 * arm_slice3_subspace0_w_x
         + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace0_v_y
         - 0.02 * arm_slice3_subspace0_w_z
         - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
     let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
@@ -8689,188 +8698,81 @@ pub fn linear_momentum(
         * cache.arm_slice0_local_subspace1_w_x
         - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
         - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
-    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
+    let arm_slice0_subspace1_v_y = 0.96744666685656
+        * cache.arm_slice0_local_subspace1_v_y + 0.01 * arm_slice0_subspace1_w_x
         + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace1_v_y
         - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
         - 0.02 * arm_slice0_subspace1_w_z;
     let arm_slice0_subspace0_w_x = 0.9164595255079896
         * cache.arm_slice0_local_subspace0_w_x
         - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
         - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
-    let arm_slice0_subspace0_v_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace0_v_x + 0.01 * arm_slice0_subspace0_w_x
+    let arm_slice0_subspace0_v_y = 0.01 * arm_slice0_subspace0_w_x
         + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
+        + 0.09195266597143173 * cache.arm_slice0_local_subspace0_v_x
         - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
         - 0.02 * arm_slice0_subspace0_w_z;
     let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
-        + arm_slice0_subspace0_v_y * qd[0];
-    let arm_slice0_velocity_w_x = qd[0] * arm_slice0_subspace0_w_x
+        + qd[0] * arm_slice0_subspace0_v_y;
+    let arm_slice0_velocity_w_x = arm_slice0_subspace0_w_x * qd[0]
         + arm_slice0_subspace1_w_x * qd[1];
     let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
         - 0.35991537421130565 * cache.arm_slice0_local_com_z
         - 0.1748223713144484 * cache.arm_slice0_local_com_y;
     let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
     let arm_slice0_momentum_f_y = arm_slice0_velocity_v_y * cache.arm_slice0_mass
-        - (arm_slice0_velocity_w_x * arm_slice0_inertia_h_z
+        - (arm_slice0_inertia_h_z * arm_slice0_velocity_w_x
             - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
-    let flap_slice2_subspace0_v_y = cache.flap_position_z
-        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_02
-        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_rotation_10 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice2_position_x = cache.flap_slice2_local_com_x * cache.flap_rotation_00
-        + cache.flap_position_x + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
-    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
-        + cache.arm_tip_subspace1_w_x * qd[1];
-    let flap_slice2_subspace0_w_x = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_02;
-    let flap_slice2_velocity_w_x = arm_tip_velocity_w_x
-        + flap_slice2_subspace0_w_x * qd[2];
-    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice2_inertia_h_z * flap_slice2_velocity_w_x
-            - flap_slice2_velocity_w_z * flap_slice2_inertia_h_x);
-    let flap_slice0_subspace0_v_y = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_position_z * cache.flap_rotation_02
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_10
-        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
-        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
-        + flap_slice0_subspace0_v_y * qd[2];
-    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_02;
-    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
-        + qd[2] * flap_slice0_subspace0_w_x;
-    let flap_slice0_position_x = cache.flap_position_x
-        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
-    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice0_velocity_w_x * flap_slice0_inertia_h_z
-            - flap_slice0_inertia_h_x * flap_slice0_velocity_w_z);
-    let flap_slice1_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice1_local_subspace0_v_x
-        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
-        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_02
-        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice1_velocity_v_y = flap_slice1_subspace0_v_y * qd[2]
-        + arm_tip_velocity_v_y;
-    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
-    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
-        - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
-            - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
-    let flap_composite_momentum_f_y = flap_slice2_momentum_f_y + flap_slice0_momentum_f_y
-        + flap_slice1_momentum_f_y;
-    let wrist_momentum_f_y = p.wrist_mass * arm_tip_velocity_v_y
-        - (arm_tip_velocity_w_x * cache.wrist_inertia_h_z
-            - cache.wrist_inertia_h_x * arm_tip_velocity_w_z);
-    let wrist_composite_momentum_f_y = flap_composite_momentum_f_y + wrist_momentum_f_y;
-    let arm_slice1_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y;
-    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
-        + arm_slice1_subspace0_w_x * qd[0];
-    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice1_local_com_z
-        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
-    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
-    let arm_slice1_subspace1_v_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_v_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_v_x
-        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
-    let arm_slice1_subspace0_v_y = 0.01 * arm_slice1_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace0_v_y
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
-        - 0.02 * arm_slice1_subspace0_w_z;
-    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
-        + arm_slice1_subspace0_v_y * qd[0];
-    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
-        - (arm_slice1_velocity_w_x * arm_slice1_inertia_h_z
-            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
-    let arm_composite_momentum_f_y = arm_slice2_momentum_f_y + arm_slice3_momentum_f_y
-        + arm_slice0_momentum_f_y + wrist_composite_momentum_f_y
-        + arm_slice1_momentum_f_y;
-    let arm_slice0_subspace0_v_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z
+    let arm_composite_momentum_f_y = arm_slice1_momentum_f_y + arm_slice2_momentum_f_y
+        + wrist_composite_momentum_f_y + arm_slice3_momentum_f_y
+        + arm_slice0_momentum_f_y;
+    let arm_slice3_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_v_x
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
+        + 0.02 * arm_slice3_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_v_z = 0.90270109637546
+        * cache.arm_slice3_local_subspace1_v_z + 0.02 * arm_slice3_subspace1_w_y
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace1_v_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
+    let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
+        + arm_slice3_subspace1_v_z * qd[1];
+    let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
+        - (arm_slice3_velocity_w_y * arm_slice3_inertia_h_x
+            - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
+    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
         + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
-        + 0.02 * arm_slice0_subspace0_w_y;
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z;
     let arm_slice0_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace1_v_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x
+        * cache.arm_slice0_local_subspace1_v_z + 0.02 * arm_slice0_subspace1_w_y
         + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
-        + 0.02 * arm_slice0_subspace1_w_y;
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x;
     let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
         + arm_slice0_subspace1_v_z * qd[1];
     let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
         - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_velocity_w_x * arm_slice0_inertia_h_y);
-    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
-        + cache.arm_tip_subspace0_v_z * qd[0];
-    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
-        - (arm_tip_velocity_w_y * cache.wrist_inertia_h_x
-            - arm_tip_velocity_w_x * cache.wrist_inertia_h_y);
-    let flap_slice0_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_20
-        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_12
-        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice0_subspace0_v_z;
-    let flap_slice0_momentum_f_z = flap_slice0_velocity_v_z * cache.flap_slice0_mass
-        - (flap_slice0_inertia_h_x * flap_slice0_velocity_w_y
-            - flap_slice0_velocity_w_x * flap_slice0_inertia_h_y);
-    let flap_slice1_subspace0_v_z = cache.flap_position_x
-        * cache.flap_slice1_local_subspace0_w_z * cache.flap_rotation_12
-        + cache.flap_rotation_20 * cache.flap_slice1_local_subspace0_v_x
-        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
-        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
-        + flap_slice1_subspace0_v_z * qd[2];
-    let flap_slice1_momentum_f_z = cache.flap_slice1_mass * flap_slice1_velocity_v_z
-        - (flap_slice1_inertia_h_x * flap_slice1_velocity_w_y
-            - flap_slice1_inertia_h_y * flap_slice1_velocity_w_x);
-    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_12
-        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_02;
-    let flap_slice2_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice2_subspace0_v_z;
-    let flap_slice2_momentum_f_z = flap_slice2_velocity_v_z * cache.flap_slice0_mass
-        - (flap_slice2_inertia_h_x * flap_slice2_velocity_w_y
-            - flap_slice2_inertia_h_y * flap_slice2_velocity_w_x);
-    let flap_composite_momentum_f_z = flap_slice0_momentum_f_z + flap_slice1_momentum_f_z
-        + flap_slice2_momentum_f_z;
-    let wrist_composite_momentum_f_z = wrist_momentum_f_z + flap_composite_momentum_f_z;
+            - arm_slice0_inertia_h_y * arm_slice0_velocity_w_x);
+    let arm_slice1_subspace1_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_v_x
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
+        + 0.02 * arm_slice1_subspace1_w_y;
+    let arm_slice1_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
+        + 0.02 * arm_slice1_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
+    let arm_slice1_velocity_v_z = qd[1] * arm_slice1_subspace1_v_z
+        + qd[0] * arm_slice1_subspace0_v_z;
+    let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
+        - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
+            - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
     let arm_slice2_subspace0_v_z = 0.90270109637546
         * cache.arm_slice2_local_subspace0_v_z
         + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
-        + 0.02 * arm_slice2_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x;
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x
+        + 0.02 * arm_slice2_subspace0_w_y;
     let arm_slice2_subspace1_v_z = 0.1829865712999871
         * cache.arm_slice2_local_subspace1_v_y
         + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
@@ -8880,38 +8782,54 @@ pub fn linear_momentum(
         + arm_slice2_subspace1_v_z * qd[1];
     let arm_slice2_momentum_f_z = cache.arm_slice1_mass * arm_slice2_velocity_v_z
         - (arm_slice2_velocity_w_y * arm_slice2_inertia_h_x
-            - arm_slice2_velocity_w_x * arm_slice2_inertia_h_y);
-    let arm_slice1_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_v_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
-        + 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
-    let arm_slice1_subspace1_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_v_x + 0.02 * arm_slice1_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_velocity_v_z = arm_slice1_subspace0_v_z * qd[0]
-        + arm_slice1_subspace1_v_z * qd[1];
-    let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
-        - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
-            - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
-    let arm_slice3_subspace1_v_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_v_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_v_z
-        + 0.02 * arm_slice3_subspace1_w_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
-    let arm_slice3_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice3_local_subspace0_v_x + 0.02 * arm_slice3_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_velocity_v_z = arm_slice3_subspace1_v_z * qd[1]
-        + arm_slice3_subspace0_v_z * qd[0];
-    let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
-        - (arm_slice3_inertia_h_x * arm_slice3_velocity_w_y
-            - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
-    let arm_composite_momentum_f_z = arm_slice0_momentum_f_z
-        + wrist_composite_momentum_f_z + arm_slice2_momentum_f_z
-        + arm_slice1_momentum_f_z + arm_slice3_momentum_f_z;
+            - arm_slice2_inertia_h_y * arm_slice2_velocity_w_x);
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let flap_slice0_subspace0_v_z = cache.flap_rotation_20
+        * cache.flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_21 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice0_subspace0_v_z;
+    let flap_slice0_momentum_f_z = flap_slice0_velocity_v_z * cache.flap_slice0_mass
+        - (flap_slice0_velocity_w_y * flap_slice0_inertia_h_x
+            - flap_slice0_inertia_h_y * flap_slice0_velocity_w_x);
+    let flap_slice1_subspace0_v_z = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_20
+        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice1_subspace0_v_z;
+    let flap_slice1_momentum_f_z = cache.flap_slice1_mass * flap_slice1_velocity_v_z
+        - (flap_slice1_inertia_h_x * flap_slice1_velocity_w_y
+            - flap_slice1_velocity_w_x * flap_slice1_inertia_h_y);
+    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_rotation_12
+            * cache.flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_y * cache.flap_rotation_02
+            * cache.flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_v_z = qd[2] * flap_slice2_subspace0_v_z
+        + arm_tip_velocity_v_z;
+    let flap_slice2_momentum_f_z = flap_slice2_velocity_v_z * cache.flap_slice0_mass
+        - (flap_slice2_inertia_h_x * flap_slice2_velocity_w_y
+            - flap_slice2_inertia_h_y * flap_slice2_velocity_w_x);
+    let flap_composite_momentum_f_z = flap_slice0_momentum_f_z + flap_slice1_momentum_f_z
+        + flap_slice2_momentum_f_z;
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
+            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
+    let wrist_composite_momentum_f_z = flap_composite_momentum_f_z + wrist_momentum_f_z;
+    let arm_composite_momentum_f_z = arm_slice3_momentum_f_z + arm_slice0_momentum_f_z
+        + arm_slice1_momentum_f_z + arm_slice2_momentum_f_z
+        + wrist_composite_momentum_f_z;
     let x = arm_composite_momentum_f_x;
     let y = arm_composite_momentum_f_y;
     let z = arm_composite_momentum_f_z;
@@ -8926,352 +8844,62 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_22;
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
-        + cache.arm_tip_subspace0_w_z * qd[0];
-    let flap_slice2_velocity_w_z = qd[2] * flap_slice2_subspace0_w_z
-        + arm_tip_velocity_w_z;
-    let flap_slice2_position_x = cache.flap_slice2_local_com_x * cache.flap_rotation_00
-        + cache.flap_position_x + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
-    let flap_slice2_position_z = cache.flap_rotation_20 * cache.flap_slice2_local_com_x
-        + cache.flap_rotation_21 * cache.flap_slice2_local_com_y + cache.flap_position_z;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t0 = -flap_bend_squared;
-    let t1 = 0.7872983346207417 * t0 * cache.flap_slice2_bend_c2 + 1.0;
-    let t2 = -flap_bend_y;
-    let t3 = 0.8872983346207417 * t2 * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_21 = cache.flap_rotation_21 * t1
-        + cache.flap_rotation_20 * t3;
-    let flap_slice2_rotation_01 = t3 * cache.flap_rotation_00
-        + t1 * cache.flap_rotation_01;
-    let t4 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_20 = cache.flap_rotation_20 * t1
-        + cache.flap_rotation_21 * t4;
-    let t5 = p.flap_disc_radius * p.flap_disc_radius;
-    let flap_slice2_rotation_00 = t4 * cache.flap_rotation_01
-        + t1 * cache.flap_rotation_00;
-    let flap_slice2_inertia_com_02 = flap_slice2_rotation_21 * flap_slice2_rotation_01
-        * cache.flap_slice0_local_inertia_com_22
-        + 0.5 * flap_slice2_rotation_20 * t5 * flap_slice2_rotation_00
-            * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_22;
-    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
-        - flap_slice2_position_x * flap_slice2_position_z * cache.flap_slice0_mass;
-    let t6 = flap_slice2_position_z * flap_slice2_position_z;
-    let flap_slice2_position_y = cache.flap_slice2_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice2_local_com_x;
-    let t7 = flap_slice2_position_y * flap_slice2_position_y;
-    let t8 = flap_slice2_position_x * flap_slice2_position_x;
-    let flap_slice2_inertia_com_00 = 0.5 * t5 * flap_slice2_rotation_00
-        * flap_slice2_rotation_00 * cache.flap_slice0_mass
-        + flap_slice2_rotation_01 * flap_slice2_rotation_01
-            * cache.flap_slice0_local_inertia_com_22
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_02;
-    let flap_slice2_inertia_i_00 = (t6 + t7 + t8
-        - flap_slice2_position_x * flap_slice2_position_x) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_00;
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
-        + cache.arm_tip_subspace1_w_x * qd[1];
-    let flap_slice2_subspace0_w_x = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_02;
-    let flap_slice2_velocity_w_x = arm_tip_velocity_w_x
-        + flap_slice2_subspace0_w_x * qd[2];
-    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_v_y = cache.flap_position_z
-        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_02
-        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_rotation_10 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let flap_slice2_velocity_v_y = qd[2] * flap_slice2_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
-        + cache.arm_tip_subspace0_v_z * qd[0];
-    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_12
-        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_02;
-    let flap_slice2_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice2_subspace0_v_z;
-    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t1
-        + t4 * cache.flap_rotation_11;
-    let flap_slice2_rotation_11 = t1 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t3;
-    let flap_slice2_inertia_com_01 = 0.5 * t5 * flap_slice2_rotation_10
-        * flap_slice2_rotation_00 * cache.flap_slice0_mass
-        + flap_slice2_rotation_01 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_12;
-    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
-        - flap_slice2_position_x * flap_slice2_position_y * cache.flap_slice0_mass;
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace0_w_y * qd[0]
-        + cache.arm_tip_subspace1_w_y * qd[1];
-    let flap_slice2_subspace0_w_y = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_slice2_velocity_w_y = arm_tip_velocity_w_y
-        + qd[2] * flap_slice2_subspace0_w_y;
-    let flap_slice2_momentum_n_x = flap_slice2_velocity_w_z * flap_slice2_inertia_i_02
-        + flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_v_z * flap_slice2_inertia_h_y
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
-        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
-    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_02;
-    let flap_slice0_velocity_w_x = arm_tip_velocity_w_x
-        + qd[2] * flap_slice0_subspace0_w_x;
-    let t9 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
-    let t10 = 1.0 + 0.012701665379258308 * t0 * cache.flap_slice0_bend_c2;
-    let flap_slice0_rotation_00 = t9 * cache.flap_rotation_01
-        + t10 * cache.flap_rotation_00;
-    let t11 = 0.1127016653792583 * t2 * cache.flap_slice0_bend_c1;
-    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t11
-        + t10 * cache.flap_rotation_01;
-    let flap_slice0_inertia_com_00 = 0.25 * t5 * cache.flap_rotation_02
-        * cache.flap_rotation_02 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_00 * t5
-            * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_01 * t5
-            * cache.flap_slice0_mass;
-    let flap_slice0_position_x = cache.flap_position_x
-        + cache.flap_slice0_local_com_x * cache.flap_rotation_00
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_01;
-    let t12 = flap_slice0_position_x * flap_slice0_position_x;
-    let flap_slice0_position_z = cache.flap_rotation_21 * cache.flap_slice0_local_com_y
-        + cache.flap_position_z + cache.flap_slice0_local_com_x * cache.flap_rotation_20;
-    let t13 = flap_slice0_position_z * flap_slice0_position_z;
-    let flap_slice0_position_y = cache.flap_slice0_local_com_y * cache.flap_rotation_11
-        + cache.flap_position_y + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
-    let t14 = flap_slice0_position_y * flap_slice0_position_y;
-    let flap_slice0_inertia_i_00 = flap_slice0_inertia_com_00
-        + (t12 + t13 + t14 - flap_slice0_position_x * flap_slice0_position_x)
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_v_y = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_position_z * cache.flap_rotation_02
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_10
-        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
-        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
-        + flap_slice0_subspace0_v_y * qd[2];
-    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_22;
-    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
-        + flap_slice0_subspace0_w_z * qd[2];
-    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t11
-        + t10 * cache.flap_rotation_21;
-    let flap_slice0_rotation_20 = t10 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t9;
-    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_01
-        * flap_slice0_rotation_21 * t5 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t5
-            * cache.flap_slice0_mass
-        + 0.25 * t5 * cache.flap_rotation_02 * cache.flap_rotation_22
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
-        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_slice0_velocity_w_y = qd[2] * flap_slice0_subspace0_w_y
-        + arm_tip_velocity_w_y;
-    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t10
-        + t9 * cache.flap_rotation_11;
-    let flap_slice0_rotation_11 = t10 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t11;
-    let flap_slice0_inertia_com_01 = 0.5 * flap_slice0_rotation_00 * t5
-        * flap_slice0_rotation_10 * cache.flap_slice0_mass
-        + 0.25 * t5 * cache.flap_rotation_02 * cache.flap_slice0_mass
-            * cache.flap_rotation_12
-        + 0.25 * flap_slice0_rotation_01 * flap_slice0_rotation_11 * t5
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
-        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_20
-        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_12
-        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice0_subspace0_v_z;
-    let flap_slice0_momentum_n_x = flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
-        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
-        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_01
-        + flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
-        - flap_slice0_inertia_h_z * flap_slice0_velocity_v_y;
-    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_01 * t5
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t5
-            * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_02
-            * cache.flap_rotation_12;
-    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
-        - cache.flap_slice1_position_x * cache.flap_slice1_mass
-            * cache.flap_slice1_position_y;
-    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + cache.flap_slice1_subspace0_w_y * qd[2];
-    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
-    let flap_slice1_subspace0_v_z = cache.flap_position_x
-        * cache.flap_slice1_local_subspace0_w_z * cache.flap_rotation_12
-        + cache.flap_rotation_20 * cache.flap_slice1_local_subspace0_v_x
-        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
-        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_02;
-    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
-        + flap_slice1_subspace0_v_z * qd[2];
-    let flap_slice1_inertia_com_02 = 0.25 * cache.flap_slice1_mass * t5
-        * cache.flap_rotation_02 * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * t5 * cache.flap_slice1_rotation_20
-            * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
-            * cache.flap_slice1_rotation_01 * t5;
-    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
-        - cache.flap_slice1_position_x * cache.flap_slice1_mass
-            * cache.flap_slice1_position_z;
-    let flap_slice1_velocity_w_z = cache.flap_slice1_subspace0_w_z * qd[2]
-        + arm_tip_velocity_w_z;
-    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
-    let flap_slice1_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice1_local_subspace0_v_x
-        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_11
-        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_02
-        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice1_velocity_v_y = flap_slice1_subspace0_v_y * qd[2]
-        + arm_tip_velocity_v_y;
-    let t15 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
-    let t16 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
-    let t17 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
-    let flap_slice1_inertia_com_00 = 0.5 * cache.flap_slice1_mass * t5
-        * cache.flap_slice1_rotation_00 * cache.flap_slice1_rotation_00
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_01
-            * cache.flap_slice1_rotation_01 * t5
-        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_02
-            * cache.flap_rotation_02;
-    let flap_slice1_inertia_i_00 = cache.flap_slice1_mass
-        * (t15 + t16 + t17 - cache.flap_slice1_position_x * cache.flap_slice1_position_x)
-        + flap_slice1_inertia_com_00;
-    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice1_momentum_n_x = flap_slice1_inertia_i_01 * flap_slice1_velocity_w_y
-        + flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
-        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
-        + flap_slice1_inertia_i_00 * flap_slice1_velocity_w_x
-        - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
-    let flap_composite_momentum_n_x = flap_slice2_momentum_n_x + flap_slice0_momentum_n_x
-        + flap_slice1_momentum_n_x;
-    let wrist_momentum_n_x = arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_z
-        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
-    let wrist_composite_momentum_n_x = flap_composite_momentum_n_x + wrist_momentum_n_x;
-    let arm_slice2_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_w_x
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y;
-    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
-        + arm_slice2_subspace0_w_x * qd[0];
-    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
-        + 0.3894183423086505 * cache.arm_slice2_local_com_x
-        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
-    let t18 = arm_slice2_position_z * arm_slice2_position_z;
-    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
-        - 0.1748223713144484 * cache.arm_slice2_local_com_y
-        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
     let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
         + 0.09195266597143173 * cache.arm_slice2_local_com_x
         - 0.2357788243436599 * cache.arm_slice2_local_com_z;
-    let t19 = arm_slice2_position_y * arm_slice2_position_y;
-    let t20 = arm_slice2_position_x * arm_slice2_position_x;
-    let t21 = 1.0 / p.section_mass;
-    let arm_bend_z = q[1] * p.section_length;
-    let t22 = -(arm_bend_z * arm_bend_z);
-    let t23 = 1.0 + 0.44888729929169013 * t22 * cache.arm_slice2_bend_c2;
+    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
+        - 0.1748223713144484 * cache.arm_slice2_local_com_y
+        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
+    let t0 = 1.0 / p.section_mass;
     let arm_bend_y = q[0] * p.section_length;
-    let t24 = -(arm_bend_z * arm_bend_y);
-    let t25 = 0.44888729929169013 * t24 * cache.arm_slice2_bend_c2;
-    let t26 = -arm_bend_z;
-    let t27 = 0.6699905217924281 * t26 * cache.arm_slice2_bend_c1;
-    let arm_slice2_rotation_02 = 0.9164595255079896 * t27 - 0.35991537421130565 * t23
-        - 0.1748223713144484 * t25;
-    let t28 = -(arm_bend_y * arm_bend_y);
-    let t29 = t22 + t28;
-    let t30 = 1.0 + 0.44888729929169013 * t29 * cache.arm_slice2_bend_c2;
-    let t31 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
-    let t32 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
-    let arm_slice2_rotation_00 = 0.9164595255079896 * t30 - 0.35991537421130565 * t31
-        - 0.1748223713144484 * t32;
-    let t33 = -arm_bend_y;
-    let t34 = 0.6699905217924281 * t33 * cache.arm_slice2_bend_c1;
-    let t35 = 1.0 + 0.44888729929169013 * cache.arm_slice2_bend_c2 * t28;
-    let arm_slice2_rotation_01 = 0.9164595255079896 * t34 - 0.1748223713144484 * t35
-        - 0.35991537421130565 * t25;
-    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t21
-        * arm_slice2_rotation_02 * arm_slice2_rotation_02
-        + 0.000002 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_00
-            * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01
-            * arm_slice2_rotation_01 * t21;
-    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
-        * (t18 + t19 + t20 - arm_slice2_position_x * arm_slice2_position_x)
-        + arm_slice2_inertia_com_00;
-    let arm_slice2_rotation_20 = 0.3894183423086505 * t30 + 0.1829865712999871 * t32
-        + 0.90270109637546 * t31;
-    let arm_slice2_rotation_21 = 0.1829865712999871 * t35 + 0.90270109637546 * t25
-        + 0.3894183423086505 * t34;
-    let arm_slice2_rotation_22 = 0.90270109637546 * t23 + 0.1829865712999871 * t25
-        + 0.3894183423086505 * t27;
-    let arm_slice2_inertia_com_02 = 0.000002 * arm_slice2_rotation_20
-        * cache.arm_slice1_mass * t21 * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t21
-            * arm_slice2_rotation_21
-        + 0.000001 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_22
-            * arm_slice2_rotation_02;
-    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
-    let arm_slice2_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y;
-    let arm_slice2_subspace1_w_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
-    let arm_slice2_velocity_w_z = arm_slice2_subspace0_w_z * qd[0]
-        + arm_slice2_subspace1_w_z * qd[1];
-    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
-    let arm_slice2_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_subspace0_v_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace0_v_z
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
-        + 0.02 * arm_slice2_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x;
+    let t1 = arm_bend_y * arm_bend_y;
+    let t2 = 1.0 - 0.44888729929169013 * cache.arm_slice2_bend_c2 * t1;
+    let arm_bend_z = q[1] * p.section_length;
+    let t3 = arm_bend_z * arm_bend_y;
+    let t4 = -(0.44888729929169013 * t3 * cache.arm_slice2_bend_c2);
+    let t5 = -(0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1);
+    let arm_slice2_rotation_01 = 0.9164595255079896 * t5 - 0.1748223713144484 * t2
+        - 0.35991537421130565 * t4;
+    let arm_slice2_rotation_11 = 0.96744666685656 * t2 + 0.09195266597143173 * t5
+        - 0.2357788243436599 * t4;
+    let t6 = arm_bend_z * arm_bend_z;
+    let t7 = 1.0 - 0.44888729929169013 * cache.arm_slice2_bend_c2 * t6;
+    let t8 = -(0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1);
+    let arm_slice2_rotation_12 = 0.96744666685656 * t4 + 0.09195266597143173 * t8
+        - 0.2357788243436599 * t7;
+    let arm_slice2_rotation_02 = 0.9164595255079896 * t8 - 0.1748223713144484 * t4
+        - 0.35991537421130565 * t7;
+    let arm_bend_squared = t6 + t1;
+    let t9 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
+    let t10 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
+    let t11 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
+    let arm_slice2_rotation_00 = 0.9164595255079896 * t9 - 0.35991537421130565 * t10
+        - 0.1748223713144484 * t11;
+    let arm_slice2_rotation_10 = 0.09195266597143173 * t9 + 0.96744666685656 * t11
+        - 0.2357788243436599 * t10;
+    let arm_slice2_inertia_com_01 = 0.000001 * cache.arm_slice1_mass * t0
+        * arm_slice2_rotation_01 * arm_slice2_rotation_11
+        + 0.000001 * arm_slice2_rotation_12 * cache.arm_slice1_mass
+            * arm_slice2_rotation_02 * t0
+        + 0.000002 * cache.arm_slice1_mass * t0 * arm_slice2_rotation_00
+            * arm_slice2_rotation_10;
+    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
     let arm_slice2_subspace1_w_y = 0.96744666685656
         * cache.arm_slice2_local_subspace1_w_y
         + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
         - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice2_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_velocity_w_y = arm_slice2_subspace1_w_y * qd[1]
+        + arm_slice2_subspace0_w_y * qd[0];
+    let arm_slice2_subspace0_v_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace0_v_z
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x
+        + 0.02 * arm_slice2_subspace0_w_y;
     let arm_slice2_subspace1_v_z = 0.1829865712999871
         * cache.arm_slice2_local_subspace1_v_y
         + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
@@ -9279,122 +8907,459 @@ pub fn angular_momentum(
         + 0.90270109637546 * cache.arm_slice2_local_subspace1_v_z;
     let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
         + arm_slice2_subspace1_v_z * qd[1];
-    let arm_slice2_velocity_w_y = arm_slice2_subspace0_w_y * qd[0]
-        + arm_slice2_subspace1_w_y * qd[1];
-    let arm_slice2_rotation_10 = 0.09195266597143173 * t30 + 0.96744666685656 * t32
-        - 0.2357788243436599 * t31;
-    let arm_slice2_rotation_11 = 0.09195266597143173 * t34 + 0.96744666685656 * t35
-        - 0.2357788243436599 * t25;
-    let arm_slice2_rotation_12 = 0.09195266597143173 * t27 + 0.96744666685656 * t25
-        - 0.2357788243436599 * t23;
-    let arm_slice2_inertia_com_01 = 0.000002 * cache.arm_slice1_mass * t21
-        * arm_slice2_rotation_10 * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_01 * t21
-            * arm_slice2_rotation_11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t21
-            * arm_slice2_rotation_02;
-    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
+    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
+    let arm_slice2_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice2_local_subspace0_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace1_w_z = 0.90270109637546
+        * cache.arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
+    let arm_slice2_velocity_w_z = qd[0] * arm_slice2_subspace0_w_z
+        + arm_slice2_subspace1_w_z * qd[1];
+    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
+        + 0.3894183423086505 * cache.arm_slice2_local_com_x
+        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
+    let arm_slice2_rotation_22 = 0.90270109637546 * t7 + 0.3894183423086505 * t8
+        + 0.1829865712999871 * t4;
+    let arm_slice2_rotation_20 = 0.1829865712999871 * t11 + 0.90270109637546 * t10
+        + 0.3894183423086505 * t9;
+    let arm_slice2_rotation_21 = 0.1829865712999871 * t2 + 0.3894183423086505 * t5
+        + 0.90270109637546 * t4;
+    let arm_slice2_inertia_com_02 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice2_rotation_02 * arm_slice2_rotation_22 * t0
+        + 0.000002 * arm_slice2_rotation_20 * cache.arm_slice1_mass * t0
+            * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21 * t0
+            * arm_slice2_rotation_01;
+    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
+    let t12 = arm_slice2_position_z * arm_slice2_position_z;
+    let t13 = arm_slice2_position_y * arm_slice2_position_y;
+    let t14 = arm_slice2_position_x * arm_slice2_position_x;
+    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice2_rotation_02 * arm_slice2_rotation_02 * t0
+        + 0.000002 * cache.arm_slice1_mass * t0 * arm_slice2_rotation_00
+            * arm_slice2_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice2_rotation_01
+            * arm_slice2_rotation_01;
+    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
+        * (t12 + t13 + t14 - arm_slice2_position_x * arm_slice2_position_x)
+        + arm_slice2_inertia_com_00;
+    let arm_slice2_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_w_x
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
+        + arm_slice2_subspace0_w_x * qd[0];
     let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let arm_slice2_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace0_v_y + 0.01 * arm_slice2_subspace0_w_x
+    let arm_slice2_subspace1_v_y = 0.09195266597143173
+        * cache.arm_slice2_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
+        + 0.01 * arm_slice2_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z
+        - 0.02 * arm_slice2_subspace1_w_z;
+    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
         + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice2_local_subspace0_v_y
         - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
         - 0.02 * arm_slice2_subspace0_w_z;
-    let arm_slice2_subspace1_v_y = 0.01 * arm_slice2_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
-        - 0.02 * arm_slice2_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z;
-    let arm_slice2_velocity_v_y = arm_slice2_subspace0_v_y * qd[0]
-        + arm_slice2_subspace1_v_y * qd[1];
-    let arm_slice2_momentum_n_x = arm_slice2_velocity_w_x * arm_slice2_inertia_i_00
-        + arm_slice2_inertia_i_02 * arm_slice2_velocity_w_z
-        + arm_slice2_inertia_h_y * arm_slice2_velocity_v_z
-        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_01
+    let arm_slice2_velocity_v_y = arm_slice2_subspace1_v_y * qd[1]
+        + arm_slice2_subspace0_v_y * qd[0];
+    let arm_slice2_momentum_n_x = arm_slice2_inertia_i_01 * arm_slice2_velocity_w_y
+        + arm_slice2_velocity_v_z * arm_slice2_inertia_h_y
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_02
+        + arm_slice2_inertia_i_00 * arm_slice2_velocity_w_x
         - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
-    let arm_slice0_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
-    let arm_slice0_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
-    let arm_slice0_subspace1_v_y = 0.01 * arm_slice0_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace1_v_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
-        - 0.02 * arm_slice0_subspace1_w_z;
-    let arm_slice0_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
-    let arm_slice0_subspace0_w_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_w_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
-    let arm_slice0_subspace0_v_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace0_v_x + 0.01 * arm_slice0_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
-        - 0.02 * arm_slice0_subspace0_w_z;
-    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
-        + arm_slice0_subspace0_v_y * qd[0];
-    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice0_local_com_z
-        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
-    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
-        + arm_slice0_subspace0_w_z * qd[0];
-    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice0_local_com_z
-        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
-    let t36 = 0.004820780989426014 * cache.arm_slice0_bend_c2 * t24;
-    let t37 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t22;
-    let t38 = 0.06943184420297371 * cache.arm_slice0_bend_c1 * t26;
-    let arm_slice0_rotation_02 = 0.9164595255079896 * t38 - 0.1748223713144484 * t36
-        - 0.35991537421130565 * t37;
-    let arm_slice0_rotation_22 = 0.90270109637546 * t37 + 0.3894183423086505 * t38
-        + 0.1829865712999871 * t36;
-    let t39 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t28;
-    let t40 = 0.06943184420297371 * t33 * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_01 = 0.9164595255079896 * t40 - 0.1748223713144484 * t39
-        - 0.35991537421130565 * t36;
-    let arm_slice0_rotation_21 = 0.1829865712999871 * t39 + 0.3894183423086505 * t40
-        + 0.90270109637546 * t36;
-    let t41 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
-    let t42 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
-    let t43 = 1.0 + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t29;
-    let arm_slice0_rotation_20 = 0.1829865712999871 * t41 + 0.90270109637546 * t42
-        + 0.3894183423086505 * t43;
-    let arm_slice0_rotation_00 = 0.9164595255079896 * t43 - 0.35991537421130565 * t42
-        - 0.1748223713144484 * t41;
-    let arm_slice0_inertia_com_02 = 0.000001 * arm_slice0_rotation_02 * t21
-        * cache.arm_slice0_mass * arm_slice0_rotation_22
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_21 * t21
-            * cache.arm_slice0_mass
-        + 0.000002 * t21 * arm_slice0_rotation_20 * cache.arm_slice0_mass
-            * arm_slice0_rotation_00;
-    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
-        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_rotation_10 = 0.09195266597143173 * t43 + 0.96744666685656 * t41
-        - 0.2357788243436599 * t42;
-    let arm_slice0_rotation_12 = 0.09195266597143173 * t38 + 0.96744666685656 * t36
-        - 0.2357788243436599 * t37;
-    let arm_slice0_rotation_11 = 0.96744666685656 * t39 + 0.09195266597143173 * t40
-        - 0.2357788243436599 * t36;
-    let arm_slice0_inertia_com_01 = 0.000002 * arm_slice0_rotation_10 * t21
-        * cache.arm_slice0_mass * arm_slice0_rotation_00
-        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_02 * t21
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_11 * t21
-            * cache.arm_slice0_mass;
-    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
-        + 0.96744666685656 * cache.arm_slice0_local_com_y
-        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
-    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
-        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice1_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
+    let arm_slice1_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
+        + arm_slice1_subspace0_w_y * qd[0];
+    let t15 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
+    let t16 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
+    let t17 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
+    let arm_slice1_rotation_10 = 0.96744666685656 * t15 + 0.09195266597143173 * t16
+        - 0.2357788243436599 * t17;
+    let arm_slice1_rotation_00 = 0.9164595255079896 * t16 - 0.35991537421130565 * t17
+        - 0.1748223713144484 * t15;
+    let t18 = -(0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1);
+    let t19 = -(0.10890625570683385 * t3 * cache.arm_slice1_bend_c2);
+    let t20 = 1.0 - 0.10890625570683385 * cache.arm_slice1_bend_c2 * t6;
+    let arm_slice1_rotation_12 = 0.09195266597143173 * t18 + 0.96744666685656 * t19
+        - 0.2357788243436599 * t20;
+    let arm_slice1_rotation_02 = 0.9164595255079896 * t18 - 0.1748223713144484 * t19
+        - 0.35991537421130565 * t20;
+    let t21 = -(0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1);
+    let t22 = 1.0 - 0.10890625570683385 * cache.arm_slice1_bend_c2 * t1;
+    let arm_slice1_rotation_11 = 0.09195266597143173 * t21 + 0.96744666685656 * t22
+        - 0.2357788243436599 * t19;
+    let arm_slice1_rotation_01 = 0.9164595255079896 * t21 - 0.1748223713144484 * t22
+        - 0.35991537421130565 * t19;
+    let arm_slice1_inertia_com_01 = 0.000002 * cache.arm_slice1_mass
+        * arm_slice1_rotation_10 * t0 * arm_slice1_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_12
+            * arm_slice1_rotation_02
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_11 * t0
+            * arm_slice1_rotation_01;
+    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice1_local_com_z
+        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
+    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
+        + 0.96744666685656 * cache.arm_slice1_local_com_y
+        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
+    let arm_slice1_rotation_20 = 0.3894183423086505 * t16 + 0.1829865712999871 * t15
+        + 0.90270109637546 * t17;
+    let arm_slice1_rotation_21 = 0.3894183423086505 * t21 + 0.1829865712999871 * t22
+        + 0.90270109637546 * t19;
+    let arm_slice1_rotation_22 = 0.90270109637546 * t20 + 0.3894183423086505 * t18
+        + 0.1829865712999871 * t19;
+    let arm_slice1_inertia_com_02 = 0.000002 * cache.arm_slice1_mass * t0
+        * arm_slice1_rotation_20 * arm_slice1_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21 * t0
+            * arm_slice1_rotation_01
+        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_22
+            * arm_slice1_rotation_02;
+    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
+        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
+    let arm_slice1_subspace0_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_velocity_w_z = arm_slice1_subspace0_w_z * qd[0]
+        + arm_slice1_subspace1_w_z * qd[1];
+    let arm_slice1_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_w_x
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
+        + arm_slice1_subspace0_w_x * qd[0];
+    let t23 = arm_slice1_position_y * arm_slice1_position_y;
+    let t24 = arm_slice1_position_x * arm_slice1_position_x;
+    let t25 = arm_slice1_position_z * arm_slice1_position_z;
+    let arm_slice1_inertia_com_00 = 0.000002 * cache.arm_slice1_mass * t0
+        * arm_slice1_rotation_00 * arm_slice1_rotation_00
+        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_01
+            * arm_slice1_rotation_01
+        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_02
+            * arm_slice1_rotation_02;
+    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
+        * (t23 + t24 + t25 - arm_slice1_position_x * arm_slice1_position_x)
+        + arm_slice1_inertia_com_00;
+    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
+    let arm_slice1_subspace1_v_y = 0.09195266597143173
+        * cache.arm_slice1_local_subspace1_v_x
+        + 0.96744666685656 * cache.arm_slice1_local_subspace1_v_y
+        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
+    let arm_slice1_subspace0_v_y = 0.96744666685656
+        * cache.arm_slice1_local_subspace0_v_y
+        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
+        + 0.01 * arm_slice1_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
+        - 0.02 * arm_slice1_subspace0_w_z;
+    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
+        + arm_slice1_subspace0_v_y * qd[0];
+    let arm_slice1_subspace1_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace1_v_x
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y
+        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
+        + 0.02 * arm_slice1_subspace1_w_y;
+    let arm_slice1_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
+        + 0.02 * arm_slice1_subspace0_w_y
+        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
+    let arm_slice1_velocity_v_z = qd[1] * arm_slice1_subspace1_v_z
+        + qd[0] * arm_slice1_subspace0_v_z;
+    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
+    let arm_slice1_momentum_n_x = arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_00
+        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
+        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
+    let t26 = p.flap_disc_radius * p.flap_disc_radius;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t27 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
+    let t28 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
+    let flap_slice2_rotation_00 = t27 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t28;
+    let t29 = -(0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1);
+    let flap_slice2_rotation_01 = t27 * cache.flap_rotation_01
+        + t29 * cache.flap_rotation_00;
+    let flap_slice2_inertia_com_00 = 0.5 * t26 * flap_slice2_rotation_00
+        * flap_slice2_rotation_00 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
+            * cache.flap_rotation_02
+        + cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_01
+            * flap_slice2_rotation_01;
+    let flap_slice2_position_z = cache.flap_rotation_21 * cache.flap_slice2_local_com_y
+        + cache.flap_position_z + cache.flap_slice2_local_com_x * cache.flap_rotation_20;
+    let t30 = flap_slice2_position_z * flap_slice2_position_z;
+    let flap_slice2_position_x = cache.flap_position_x
+        + cache.flap_slice2_local_com_x * cache.flap_rotation_00
+        + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
+    let flap_slice2_position_y = cache.flap_rotation_10 * cache.flap_slice2_local_com_x
+        + cache.flap_position_y + cache.flap_rotation_11 * cache.flap_slice2_local_com_y;
+    let t31 = flap_slice2_position_y * flap_slice2_position_y;
+    let t32 = flap_slice2_position_x * flap_slice2_position_x;
+    let flap_slice2_inertia_i_00 = flap_slice2_inertia_com_00
+        + (t30 + t31 + t32 - flap_slice2_position_x * flap_slice2_position_x)
+            * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_x = cache.flap_rotation_02
+        * cache.flap_slice2_local_subspace0_w_z;
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let flap_slice2_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice2_local_subspace0_v_x
+        + cache.flap_position_z * cache.flap_rotation_02
+            * cache.flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
+        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice2_velocity_v_y = arm_tip_velocity_v_y
+        + qd[2] * flap_slice2_subspace0_v_y;
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice2_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice2_subspace0_w_z * qd[2];
+    let flap_slice2_rotation_21 = t29 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t27;
+    let flap_slice2_rotation_20 = t27 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t28;
+    let flap_slice2_inertia_com_02 = cache.flap_slice0_local_inertia_com_22
+        * flap_slice2_rotation_21 * flap_slice2_rotation_01
+        + 0.5 * flap_slice2_rotation_20 * t26 * flap_slice2_rotation_00
+            * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
+            * cache.flap_rotation_22;
+    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
+        - flap_slice2_position_z * flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_rotation_12
+            * cache.flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_y * cache.flap_rotation_02
+            * cache.flap_slice2_local_subspace0_w_z;
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let flap_slice2_velocity_v_z = qd[2] * flap_slice2_subspace0_v_z
+        + arm_tip_velocity_v_z;
+    let flap_slice2_rotation_11 = cache.flap_rotation_10 * t29
+        + t27 * cache.flap_rotation_11;
+    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t27
+        + cache.flap_rotation_11 * t28;
+    let flap_slice2_inertia_com_01 = flap_slice2_rotation_11
+        * cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_01
+        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
+            * cache.flap_rotation_12
+        + 0.5 * flap_slice2_rotation_10 * t26 * flap_slice2_rotation_00
+            * cache.flap_slice0_mass;
+    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
+        - flap_slice2_position_y * flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_y = cache.flap_rotation_12
+        * cache.flap_slice2_local_subspace0_w_z;
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
+    let flap_slice2_velocity_w_y = flap_slice2_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice2_momentum_n_x = flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_02
+        + flap_slice2_inertia_h_y * flap_slice2_velocity_v_z
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
+        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
+    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
+    let flap_slice1_subspace0_v_z = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_20
+        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice1_subspace0_v_z;
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice1_inertia_com_00 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_rotation_02 * cache.flap_rotation_02 * t26
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_00
+            * cache.flap_slice1_rotation_00 * t26
+        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_rotation_01
+            * cache.flap_slice1_mass * t26;
+    let t33 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
+    let t34 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
+    let t35 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
+    let flap_slice1_inertia_i_00 = flap_slice1_inertia_com_00
+        + cache.flap_slice1_mass
+            * (t33 + t34 + t35
+                - cache.flap_slice1_position_x * cache.flap_slice1_position_x);
+    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
+    let flap_slice1_subspace0_v_y = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_10
+        + cache.flap_rotation_11 * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_position_z * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
+        + arm_tip_velocity_v_y;
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + qd[2] * cache.flap_slice1_subspace0_w_y;
+    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_rotation_02 * cache.flap_rotation_12 * t26
+        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_mass
+            * cache.flap_slice1_rotation_11 * t26
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
+            * cache.flap_slice1_rotation_00 * t26;
+    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
+        - cache.flap_slice1_mass * cache.flap_slice1_position_y
+            * cache.flap_slice1_position_x;
+    let flap_slice1_inertia_com_02 = 0.5 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_00 * t26 * cache.flap_slice1_rotation_20
+        + 0.25 * cache.flap_slice1_mass * cache.flap_rotation_02 * t26
+            * cache.flap_rotation_22
+        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_mass
+            * cache.flap_slice1_rotation_21 * t26;
+    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
+        - cache.flap_slice1_mass * cache.flap_slice1_position_x
+            * cache.flap_slice1_position_z;
+    let flap_slice1_velocity_w_z = arm_tip_velocity_w_z
+        + cache.flap_slice1_subspace0_w_z * qd[2];
+    let flap_slice1_momentum_n_x = flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
+        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_00
+        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_01
+        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
+        - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
+    let flap_slice0_subspace0_v_y = cache.flap_rotation_10
+        * cache.flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
+        + flap_slice0_subspace0_v_y * qd[2];
+    let flap_slice0_position_z = cache.flap_position_z
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_20
+        + cache.flap_rotation_21 * cache.flap_slice0_local_com_y;
+    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
+    let flap_slice0_position_y = cache.flap_position_y
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_11
+        + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
+    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_z = cache.flap_rotation_20
+        * cache.flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_21 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice0_subspace0_v_z;
+    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice0_subspace0_w_z * qd[2];
+    let flap_slice0_position_x = cache.flap_position_x
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_01
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_00;
+    let t36 = -(0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1);
+    let t37 = 1.0 - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
+    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t36
+        + cache.flap_rotation_21 * t37;
+    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t36
+        + t37 * cache.flap_rotation_01;
+    let t38 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
+    let flap_slice0_rotation_00 = t37 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t38;
+    let flap_slice0_rotation_20 = cache.flap_rotation_21 * t38
+        + t37 * cache.flap_rotation_20;
+    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_21 * t26
+        * flap_slice0_rotation_01 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t26
+            * cache.flap_slice0_mass
+        + 0.25 * cache.flap_rotation_02 * t26 * cache.flap_rotation_22
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
+        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_rotation_11 = t37 * cache.flap_rotation_11
+        + cache.flap_rotation_10 * t36;
+    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t37
+        + cache.flap_rotation_11 * t38;
+    let flap_slice0_inertia_com_01 = 0.25 * cache.flap_rotation_02
+        * cache.flap_rotation_12 * t26 * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_11 * t26 * flap_slice0_rotation_01
+            * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_10 * t26
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
+        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice0_velocity_w_y = flap_slice0_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice0_velocity_w_x = flap_slice0_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let t39 = flap_slice0_position_x * flap_slice0_position_x;
+    let t40 = flap_slice0_position_z * flap_slice0_position_z;
+    let t41 = flap_slice0_position_y * flap_slice0_position_y;
+    let flap_slice0_inertia_com_00 = 0.5 * flap_slice0_rotation_00
+        * flap_slice0_rotation_00 * t26 * cache.flap_slice0_mass
+        + 0.25 * t26 * flap_slice0_rotation_01 * flap_slice0_rotation_01
+            * cache.flap_slice0_mass
+        + 0.25 * cache.flap_rotation_02 * cache.flap_rotation_02 * t26
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_00 = (t39 + t40 + t41
+        - flap_slice0_position_x * flap_slice0_position_x) * cache.flap_slice0_mass
+        + flap_slice0_inertia_com_00;
+    let flap_slice0_momentum_n_x = flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
+        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
+        + flap_slice0_inertia_i_01 * flap_slice0_velocity_w_y
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
+        - flap_slice0_velocity_v_y * flap_slice0_inertia_h_z;
+    let flap_composite_momentum_n_x = flap_slice2_momentum_n_x + flap_slice1_momentum_n_x
+        + flap_slice0_momentum_n_x;
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let wrist_composite_momentum_n_x = flap_composite_momentum_n_x + wrist_momentum_n_x;
     let arm_slice0_subspace0_w_y = 0.09195266597143173
         * cache.arm_slice0_local_subspace0_w_x
         + 0.96744666685656 * cache.arm_slice0_local_subspace0_w_y
@@ -9405,642 +9370,600 @@ pub fn angular_momentum(
         - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
     let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
         + arm_slice0_subspace1_w_y * qd[1];
-    let arm_slice0_subspace0_v_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z
+    let t42 = -(0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1);
+    let t43 = -(0.004820780989426014 * t3 * cache.arm_slice0_bend_c2);
+    let t44 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * t1;
+    let arm_slice0_rotation_11 = 0.09195266597143173 * t42 + 0.96744666685656 * t44
+        - 0.2357788243436599 * t43;
+    let arm_slice0_rotation_01 = 0.9164595255079896 * t42 - 0.35991537421130565 * t43
+        - 0.1748223713144484 * t44;
+    let t45 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * t6;
+    let t46 = -(0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1);
+    let arm_slice0_rotation_02 = 0.9164595255079896 * t46 - 0.35991537421130565 * t45
+        - 0.1748223713144484 * t43;
+    let arm_slice0_rotation_12 = 0.09195266597143173 * t46 + 0.96744666685656 * t43
+        - 0.2357788243436599 * t45;
+    let t47 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
+    let t48 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
+    let t49 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
+    let arm_slice0_rotation_00 = 0.9164595255079896 * t48 - 0.35991537421130565 * t47
+        - 0.1748223713144484 * t49;
+    let arm_slice0_rotation_10 = 0.09195266597143173 * t48 + 0.96744666685656 * t49
+        - 0.2357788243436599 * t47;
+    let arm_slice0_inertia_com_01 = 0.000001 * arm_slice0_rotation_11 * t0
+        * cache.arm_slice0_mass * arm_slice0_rotation_01
+        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice0_rotation_02
+            * arm_slice0_rotation_12
+        + 0.000002 * t0 * arm_slice0_rotation_00 * cache.arm_slice0_mass
+            * arm_slice0_rotation_10;
+    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
+        + 0.96744666685656 * cache.arm_slice0_local_com_y
+        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
+    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice0_local_com_z
+        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
+    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
+        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
         + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
-        + 0.02 * arm_slice0_subspace0_w_y;
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z;
     let arm_slice0_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace1_v_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x
+        * cache.arm_slice0_local_subspace1_v_z + 0.02 * arm_slice0_subspace1_w_y
         + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
-        + 0.02 * arm_slice0_subspace1_w_y;
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x;
     let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
         + arm_slice0_subspace1_v_z * qd[1];
     let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
-    let arm_slice0_velocity_w_x = qd[0] * arm_slice0_subspace0_w_x
-        + arm_slice0_subspace1_w_x * qd[1];
-    let arm_slice0_inertia_com_00 = 0.000001 * arm_slice0_rotation_02
-        * arm_slice0_rotation_02 * t21 * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_01 * arm_slice0_rotation_01 * t21
+    let arm_slice0_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice0_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
+    let arm_slice0_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice0_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
+    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
+        + qd[0] * arm_slice0_subspace0_w_z;
+    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice0_local_com_z
+        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
+    let arm_slice0_rotation_20 = 0.3894183423086505 * t48 + 0.1829865712999871 * t49
+        + 0.90270109637546 * t47;
+    let arm_slice0_rotation_22 = 0.3894183423086505 * t46 + 0.1829865712999871 * t43
+        + 0.90270109637546 * t45;
+    let arm_slice0_rotation_21 = 0.1829865712999871 * t44 + 0.3894183423086505 * t42
+        + 0.90270109637546 * t43;
+    let arm_slice0_inertia_com_02 = 0.000002 * t0 * arm_slice0_rotation_20
+        * arm_slice0_rotation_00 * cache.arm_slice0_mass
+        + 0.000001 * t0 * arm_slice0_rotation_22 * cache.arm_slice0_mass
+            * arm_slice0_rotation_02
+        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice0_rotation_01
+            * arm_slice0_rotation_21;
+    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
+        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_inertia_com_00 = 0.000001 * t0 * cache.arm_slice0_mass
+        * arm_slice0_rotation_01 * arm_slice0_rotation_01
+        + 0.000002 * t0 * arm_slice0_rotation_00 * arm_slice0_rotation_00
             * cache.arm_slice0_mass
-        + 0.000002 * t21 * cache.arm_slice0_mass * arm_slice0_rotation_00
-            * arm_slice0_rotation_00;
-    let t44 = arm_slice0_position_y * arm_slice0_position_y;
-    let t45 = arm_slice0_position_z * arm_slice0_position_z;
-    let t46 = arm_slice0_position_x * arm_slice0_position_x;
+        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice0_rotation_02
+            * arm_slice0_rotation_02;
+    let t50 = arm_slice0_position_y * arm_slice0_position_y;
+    let t51 = arm_slice0_position_z * arm_slice0_position_z;
+    let t52 = arm_slice0_position_x * arm_slice0_position_x;
     let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
         + cache.arm_slice0_mass
-            * (t44 + t45 + t46 - arm_slice0_position_x * arm_slice0_position_x);
-    let arm_slice0_momentum_n_x = arm_slice0_velocity_w_z * arm_slice0_inertia_i_02
-        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_y
+            * (t50 + t51 + t52 - arm_slice0_position_x * arm_slice0_position_x);
+    let arm_slice0_subspace0_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
+    let arm_slice0_subspace1_w_x = 0.9164595255079896
+        * cache.arm_slice0_local_subspace1_w_x
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
+    let arm_slice0_velocity_w_x = arm_slice0_subspace0_w_x * qd[0]
+        + arm_slice0_subspace1_w_x * qd[1];
+    let arm_slice0_subspace1_v_y = 0.96744666685656
+        * cache.arm_slice0_local_subspace1_v_y + 0.01 * arm_slice0_subspace1_w_x
+        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
+        - 0.02 * arm_slice0_subspace1_w_z;
+    let arm_slice0_subspace0_v_y = 0.01 * arm_slice0_subspace0_w_x
+        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
+        + 0.09195266597143173 * cache.arm_slice0_local_subspace0_v_x
+        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
+        - 0.02 * arm_slice0_subspace0_w_z;
+    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
+        + qd[0] * arm_slice0_subspace0_v_y;
+    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_momentum_n_x = arm_slice0_velocity_w_y * arm_slice0_inertia_i_01
         + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
-        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_00
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_02
+        + arm_slice0_inertia_i_00 * arm_slice0_velocity_w_x
         - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
-    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
-        - 0.35991537421130565 * cache.arm_slice3_local_com_z
-        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
     let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
         + 0.3894183423086505 * cache.arm_slice3_local_com_x
         + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
-    let t47 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
-    let t48 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
-    let t49 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t29;
-    let arm_slice3_rotation_20 = 0.1829865712999871 * t47 + 0.90270109637546 * t48
-        + 0.3894183423086505 * t49;
-    let arm_slice3_rotation_00 = 0.9164595255079896 * t49 - 0.1748223713144484 * t47
-        - 0.35991537421130565 * t48;
-    let t50 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t24;
-    let t51 = 0.9305681557970262 * t26 * cache.arm_slice3_bend_c1;
-    let t52 = 1.0 + 0.8659570925834785 * cache.arm_slice3_bend_c2 * t22;
-    let arm_slice3_rotation_22 = 0.1829865712999871 * t50 + 0.3894183423086505 * t51
-        + 0.90270109637546 * t52;
-    let arm_slice3_rotation_02 = 0.9164595255079896 * t51 - 0.1748223713144484 * t50
-        - 0.35991537421130565 * t52;
-    let t53 = 0.9305681557970262 * t33 * cache.arm_slice3_bend_c1;
-    let t54 = 0.8659570925834785 * cache.arm_slice3_bend_c2 * t28 + 1.0;
-    let arm_slice3_rotation_21 = 0.3894183423086505 * t53 + 0.90270109637546 * t50
-        + 0.1829865712999871 * t54;
-    let arm_slice3_rotation_01 = 0.9164595255079896 * t53 - 0.1748223713144484 * t54
-        - 0.35991537421130565 * t50;
-    let arm_slice3_inertia_com_02 = 0.000002 * t21 * cache.arm_slice0_mass
-        * arm_slice3_rotation_20 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_22 * t21 * arm_slice3_rotation_02
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_01 * t21
-            * cache.arm_slice0_mass;
-    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
-        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
-    let arm_slice3_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice3_local_subspace0_w_x
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
-        + arm_slice3_subspace0_w_z * qd[0];
+    let t53 = arm_slice3_position_z * arm_slice3_position_z;
+    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
+        - 0.35991537421130565 * cache.arm_slice3_local_com_z
+        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
+    let t54 = arm_slice3_position_x * arm_slice3_position_x;
     let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
         + 0.09195266597143173 * cache.arm_slice3_local_com_x
         - 0.2357788243436599 * cache.arm_slice3_local_com_z;
-    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace1_v_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_v_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_v_z
-        + 0.02 * arm_slice3_subspace1_w_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
-    let arm_slice3_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice3_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice3_local_subspace0_v_x + 0.02 * arm_slice3_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_velocity_v_z = arm_slice3_subspace1_v_z * qd[1]
-        + arm_slice3_subspace0_v_z * qd[0];
-    let arm_slice3_rotation_10 = 0.96744666685656 * t47 + 0.09195266597143173 * t49
-        - 0.2357788243436599 * t48;
-    let arm_slice3_rotation_11 = 0.09195266597143173 * t53 + 0.96744666685656 * t54
-        - 0.2357788243436599 * t50;
-    let arm_slice3_rotation_12 = 0.09195266597143173 * t51 + 0.96744666685656 * t50
-        - 0.2357788243436599 * t52;
-    let arm_slice3_inertia_com_01 = 0.000002 * t21 * cache.arm_slice0_mass
-        * arm_slice3_rotation_10 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_01 * t21 * cache.arm_slice0_mass
-            * arm_slice3_rotation_11
-        + 0.000001 * t21 * arm_slice3_rotation_02 * cache.arm_slice0_mass
-            * arm_slice3_rotation_12;
-    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
-        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
-        + arm_slice3_subspace0_w_y * qd[0];
-    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let t55 = arm_slice3_position_y * arm_slice3_position_y;
+    let t56 = -(0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1);
+    let t57 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * t6;
+    let t58 = -(0.8659570925834785 * t3 * cache.arm_slice3_bend_c2);
+    let arm_slice3_rotation_02 = 0.9164595255079896 * t56 - 0.35991537421130565 * t57
+        - 0.1748223713144484 * t58;
+    let t59 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
+    let t60 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
+    let t61 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
+    let arm_slice3_rotation_00 = 0.9164595255079896 * t59 - 0.1748223713144484 * t60
+        - 0.35991537421130565 * t61;
+    let t62 = -(0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1);
+    let t63 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * t1;
+    let arm_slice3_rotation_01 = 0.9164595255079896 * t62 - 0.35991537421130565 * t58
+        - 0.1748223713144484 * t63;
+    let arm_slice3_inertia_com_00 = 0.000001 * t0 * cache.arm_slice0_mass
+        * arm_slice3_rotation_02 * arm_slice3_rotation_02
+        + 0.000002 * arm_slice3_rotation_00 * arm_slice3_rotation_00 * t0
+            * cache.arm_slice0_mass
+        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_01
+            * arm_slice3_rotation_01;
+    let arm_slice3_inertia_i_00 = (t53 + t54 + t55
+        - arm_slice3_position_x * arm_slice3_position_x) * cache.arm_slice0_mass
+        + arm_slice3_inertia_com_00;
     let arm_slice3_subspace1_w_x = 0.9164595255079896
         * cache.arm_slice3_local_subspace1_w_x
         - 0.1748223713144484 * cache.arm_slice3_local_subspace1_w_y
         - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
-        - 0.02 * arm_slice3_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
     let arm_slice3_subspace0_w_x = 0.9164595255079896
         * cache.arm_slice3_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace0_v_y + 0.01 * arm_slice3_subspace0_w_x
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y;
+    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
+        + arm_slice3_subspace0_w_x * qd[0];
+    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
+    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
+        - 0.02 * arm_slice3_subspace1_w_z
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
+    let arm_slice3_subspace0_w_z = 0.90270109637546
+        * cache.arm_slice3_local_subspace0_w_z
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace0_w_x;
+    let arm_slice3_subspace0_v_y = 0.01 * arm_slice3_subspace0_w_x
         + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
+        + 0.96744666685656 * cache.arm_slice3_local_subspace0_v_y
         - 0.02 * arm_slice3_subspace0_w_z
         - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
     let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
         + arm_slice3_subspace0_v_y * qd[0];
-    let arm_slice3_inertia_com_00 = 0.000002 * t21 * cache.arm_slice0_mass
-        * arm_slice3_rotation_00 * arm_slice3_rotation_00
-        + 0.000001 * arm_slice3_rotation_01 * arm_slice3_rotation_01 * t21
+    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
+        + arm_slice3_subspace0_w_z * qd[0];
+    let arm_slice3_rotation_21 = 0.1829865712999871 * t63 + 0.3894183423086505 * t62
+        + 0.90270109637546 * t58;
+    let arm_slice3_rotation_20 = 0.1829865712999871 * t60 + 0.90270109637546 * t61
+        + 0.3894183423086505 * t59;
+    let arm_slice3_rotation_22 = 0.3894183423086505 * t56 + 0.90270109637546 * t57
+        + 0.1829865712999871 * t58;
+    let arm_slice3_inertia_com_02 = 0.000001 * arm_slice3_rotation_21 * t0
+        * cache.arm_slice0_mass * arm_slice3_rotation_01
+        + 0.000002 * arm_slice3_rotation_00 * arm_slice3_rotation_20 * t0
             * cache.arm_slice0_mass
-        + 0.000001 * t21 * arm_slice3_rotation_02 * arm_slice3_rotation_02
-            * cache.arm_slice0_mass;
-    let t55 = arm_slice3_position_z * arm_slice3_position_z;
-    let t56 = arm_slice3_position_x * arm_slice3_position_x;
-    let t57 = arm_slice3_position_y * arm_slice3_position_y;
-    let arm_slice3_inertia_i_00 = arm_slice3_inertia_com_00
-        + (t55 + t56 + t57 - arm_slice3_position_x * arm_slice3_position_x)
-            * cache.arm_slice0_mass;
-    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
-        + arm_slice3_subspace0_w_x * qd[0];
-    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_z
+        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_22
+            * arm_slice3_rotation_02;
+    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
+        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace1_w_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace0_w_y = 0.96744666685656
+        * cache.arm_slice3_local_subspace0_w_y
+        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_w_x
+        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
+    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
+        + arm_slice3_subspace0_w_y * qd[0];
+    let arm_slice3_rotation_11 = 0.96744666685656 * t63 + 0.09195266597143173 * t62
+        - 0.2357788243436599 * t58;
+    let arm_slice3_rotation_10 = 0.09195266597143173 * t59 + 0.96744666685656 * t60
+        - 0.2357788243436599 * t61;
+    let arm_slice3_rotation_12 = 0.09195266597143173 * t56 + 0.96744666685656 * t58
+        - 0.2357788243436599 * t57;
+    let arm_slice3_inertia_com_01 = 0.000001 * t0 * arm_slice3_rotation_11
+        * cache.arm_slice0_mass * arm_slice3_rotation_01
+        + 0.000002 * arm_slice3_rotation_00 * t0 * cache.arm_slice0_mass
+            * arm_slice3_rotation_10
+        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_02
+            * arm_slice3_rotation_12;
+    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
+        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace0_v_z = 0.3894183423086505
+        * cache.arm_slice3_local_subspace0_v_x
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
+        + 0.02 * arm_slice3_subspace0_w_y
+        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_v_z = 0.90270109637546
+        * cache.arm_slice3_local_subspace1_v_z + 0.02 * arm_slice3_subspace1_w_y
+        + 0.1829865712999871 * cache.arm_slice3_local_subspace1_v_y
+        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
+    let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
+        + arm_slice3_subspace1_v_z * qd[1];
+    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
+        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_02
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_01
         + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
-        + arm_slice3_inertia_i_01 * arm_slice3_velocity_w_y
-        + arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
         - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
-    let arm_slice1_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
-    let arm_slice1_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice1_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
-    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
-        + arm_slice1_subspace0_w_y * qd[0];
-    let t58 = 0.33000947820757187 * cache.arm_slice1_bend_c1 * t26;
-    let t59 = 1.0 + 0.10890625570683385 * t22 * cache.arm_slice1_bend_c2;
-    let t60 = 0.10890625570683385 * cache.arm_slice1_bend_c2 * t24;
-    let arm_slice1_rotation_12 = 0.09195266597143173 * t58 + 0.96744666685656 * t60
-        - 0.2357788243436599 * t59;
-    let arm_slice1_rotation_02 = 0.9164595255079896 * t58 - 0.35991537421130565 * t59
-        - 0.1748223713144484 * t60;
-    let t61 = 0.10890625570683385 * t29 * cache.arm_slice1_bend_c2 + 1.0;
-    let t62 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
-    let t63 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
-    let arm_slice1_rotation_00 = 0.9164595255079896 * t61 - 0.35991537421130565 * t62
-        - 0.1748223713144484 * t63;
-    let arm_slice1_rotation_10 = 0.96744666685656 * t63 + 0.09195266597143173 * t61
-        - 0.2357788243436599 * t62;
-    let t64 = 0.33000947820757187 * t33 * cache.arm_slice1_bend_c1;
-    let t65 = 1.0 + 0.10890625570683385 * cache.arm_slice1_bend_c2 * t28;
-    let arm_slice1_rotation_11 = 0.09195266597143173 * t64 + 0.96744666685656 * t65
-        - 0.2357788243436599 * t60;
-    let arm_slice1_rotation_01 = 0.9164595255079896 * t64 - 0.35991537421130565 * t60
-        - 0.1748223713144484 * t65;
-    let arm_slice1_inertia_com_01 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_12 * t21 * arm_slice1_rotation_02
-        + 0.000002 * arm_slice1_rotation_00 * cache.arm_slice1_mass
-            * arm_slice1_rotation_10 * t21
-        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
-            * arm_slice1_rotation_01 * t21;
-    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice1_local_com_z
-        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
-    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
-        + 0.96744666685656 * cache.arm_slice1_local_com_y
-        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
-    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
-        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let arm_slice1_subspace1_w_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace1_v_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_v_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_v_x
-        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y;
-    let arm_slice1_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice1_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice1_local_subspace0_w_x;
-    let arm_slice1_subspace0_v_y = 0.01 * arm_slice1_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace0_v_y
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
-        - 0.02 * arm_slice1_subspace0_w_z;
-    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
-        + arm_slice1_subspace0_v_y * qd[0];
-    let arm_slice1_rotation_20 = 0.3894183423086505 * t61 + 0.1829865712999871 * t63
-        + 0.90270109637546 * t62;
-    let arm_slice1_rotation_21 = 0.3894183423086505 * t64 + 0.1829865712999871 * t65
-        + 0.90270109637546 * t60;
-    let arm_slice1_rotation_22 = 0.3894183423086505 * t58 + 0.90270109637546 * t59
-        + 0.1829865712999871 * t60;
-    let arm_slice1_inertia_com_02 = 0.000002 * arm_slice1_rotation_00
-        * cache.arm_slice1_mass * arm_slice1_rotation_20 * t21
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_01 * t21
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22 * t21
-            * arm_slice1_rotation_02;
-    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
-    let arm_slice1_velocity_w_z = arm_slice1_subspace1_w_z * qd[1]
-        + arm_slice1_subspace0_w_z * qd[0];
-    let arm_slice1_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_v_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
-        + 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
-    let arm_slice1_subspace1_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_v_x + 0.02 * arm_slice1_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_velocity_v_z = arm_slice1_subspace0_v_z * qd[0]
-        + arm_slice1_subspace1_v_z * qd[1];
-    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
-        + arm_slice1_subspace0_w_x * qd[0];
-    let t66 = arm_slice1_position_y * arm_slice1_position_y;
-    let t67 = arm_slice1_position_x * arm_slice1_position_x;
-    let t68 = arm_slice1_position_z * arm_slice1_position_z;
-    let arm_slice1_inertia_com_00 = 0.000001 * cache.arm_slice1_mass * t21
-        * arm_slice1_rotation_02 * arm_slice1_rotation_02
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_01
-            * arm_slice1_rotation_01 * t21
-        + 0.000002 * arm_slice1_rotation_00 * arm_slice1_rotation_00
-            * cache.arm_slice1_mass * t21;
-    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
-        * (t66 + t67 + t68 - arm_slice1_position_x * arm_slice1_position_x)
-        + arm_slice1_inertia_com_00;
-    let arm_slice1_momentum_n_x = arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_00
-        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
-    let arm_composite_momentum_n_x = wrist_composite_momentum_n_x
-        + arm_slice2_momentum_n_x + arm_slice0_momentum_n_x + arm_slice3_momentum_n_x
-        + arm_slice1_momentum_n_x;
-    let arm_slice3_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_v_x - 0.01 * arm_slice3_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y;
-    let arm_slice3_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace1_v_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
-        - 0.01 * arm_slice3_subspace1_w_y;
-    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
-        + arm_slice3_subspace1_v_x * qd[1];
-    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
-    let arm_slice3_inertia_com_11 = 0.000001 * t21 * cache.arm_slice0_mass
-        * arm_slice3_rotation_12 * arm_slice3_rotation_12
-        + 0.000001 * t21 * cache.arm_slice0_mass * arm_slice3_rotation_11
-            * arm_slice3_rotation_11
-        + 0.000002 * t21 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_10;
-    let arm_slice3_inertia_i_11 = arm_slice3_inertia_com_11
-        + cache.arm_slice0_mass
-            * (t55 + t56 + t57 - arm_slice3_position_y * arm_slice3_position_y);
-    let arm_slice3_inertia_com_12 = 0.000001 * arm_slice3_rotation_21 * t21
-        * cache.arm_slice0_mass * arm_slice3_rotation_11
-        + 0.000001 * arm_slice3_rotation_22 * t21 * cache.arm_slice0_mass
-            * arm_slice3_rotation_12
-        + 0.000002 * t21 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_20;
-    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
-        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_momentum_n_y = arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
-        + arm_slice3_inertia_i_11 * arm_slice3_velocity_w_y
-        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_12
-        - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
-    let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_22 * arm_slice1_rotation_12 * t21
-        + 0.000001 * arm_slice1_rotation_11 * cache.arm_slice1_mass
-            * arm_slice1_rotation_21 * t21
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_20
-            * arm_slice1_rotation_10 * t21;
-    let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
-    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
-    let arm_slice1_inertia_com_11 = 0.000001 * arm_slice1_rotation_11
-        * arm_slice1_rotation_11 * cache.arm_slice1_mass * t21
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
-            * arm_slice1_rotation_10 * t21
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_12
-            * arm_slice1_rotation_12 * t21;
-    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t66 + t67 + t68 - arm_slice1_position_y * arm_slice1_position_y);
-    let arm_slice1_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_v_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
-        - 0.01 * arm_slice1_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_v_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
-        - 0.01 * arm_slice1_subspace0_w_y;
-    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
-        + arm_slice1_subspace0_v_x * qd[0];
-    let arm_slice1_momentum_n_y = arm_slice1_inertia_i_12 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
-        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_11
-        + arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
-        - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
-    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t21
-        * arm_slice2_rotation_11 * arm_slice2_rotation_11
-        + 0.000002 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_10
-            * arm_slice2_rotation_10
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12
-            * arm_slice2_rotation_12 * t21;
-    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t18 + t19 + t20 - arm_slice2_position_y * arm_slice2_position_y);
-    let arm_slice2_inertia_com_12 = 0.000002 * arm_slice2_rotation_20
-        * cache.arm_slice1_mass * t21 * arm_slice2_rotation_10
-        + 0.000001 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_21
-            * arm_slice2_rotation_11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_12 * t21
-            * arm_slice2_rotation_22;
-    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
-    let arm_slice2_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_v_x - 0.01 * arm_slice2_subspace0_w_y
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z;
-    let arm_slice2_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y;
-    let arm_slice2_velocity_v_x = arm_slice2_subspace0_v_x * qd[0]
-        + arm_slice2_subspace1_v_x * qd[1];
-    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
-    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_01
-        + arm_slice2_inertia_i_12 * arm_slice2_velocity_w_z
-        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
-        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
-    let flap_slice2_subspace0_v_x = cache.flap_position_y
-        * cache.flap_slice2_local_subspace0_w_z * cache.flap_rotation_22
-        + cache.flap_slice2_local_subspace0_v_x * cache.flap_rotation_00
-        + cache.flap_rotation_01 * cache.flap_slice2_local_subspace0_v_y
-        - cache.flap_position_z * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_12;
-    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
-        + cache.arm_tip_subspace1_v_x * qd[1];
-    let flap_slice2_velocity_v_x = flap_slice2_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let flap_slice2_inertia_com_12 = 0.5 * flap_slice2_rotation_20 * t5
-        * flap_slice2_rotation_10 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
-            * cache.flap_rotation_12
-        + flap_slice2_rotation_21 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22;
-    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
-        - flap_slice2_position_y * flap_slice2_position_z * cache.flap_slice0_mass;
-    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + 0.5 * t5 * flap_slice2_rotation_10 * flap_slice2_rotation_10
-            * cache.flap_slice0_mass
-        + flap_slice2_rotation_11 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22;
-    let flap_slice2_inertia_i_11 = (t6 + t7 + t8
-        - flap_slice2_position_y * flap_slice2_position_y) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_11;
-    let flap_slice2_momentum_n_y = flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
-        + flap_slice2_inertia_i_12 * flap_slice2_velocity_w_z
-        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_11
-        - flap_slice2_inertia_h_x * flap_slice2_velocity_v_z;
-    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_inertia_com_12 = 0.25 * flap_slice0_rotation_21
-        * flap_slice0_rotation_11 * t5 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * t5 * flap_slice0_rotation_10
-            * cache.flap_slice0_mass
-        + 0.25 * t5 * cache.flap_rotation_22 * cache.flap_slice0_mass
-            * cache.flap_rotation_12;
-    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
-        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_v_x = cache.flap_rotation_01
-        * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_slice0_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_22
-        + cache.flap_slice0_local_subspace0_v_x * cache.flap_rotation_00
-        - cache.flap_slice0_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let flap_slice0_inertia_com_11 = 0.25 * t5 * cache.flap_slice0_mass
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t5
-            * cache.flap_slice0_mass
-        + 0.5 * t5 * flap_slice0_rotation_10 * flap_slice0_rotation_10
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_11 = (t12 + t13 + t14
-        - flap_slice0_position_y * flap_slice0_position_y) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_11;
-    let flap_slice0_momentum_n_y = flap_slice0_inertia_i_12 * flap_slice0_velocity_w_z
-        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_01
-        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
-        + flap_slice0_inertia_i_11 * flap_slice0_velocity_w_y
-        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
-    let flap_slice1_inertia_h_x = cache.flap_slice1_position_x * cache.flap_slice1_mass;
-    let flap_slice1_subspace0_v_x = cache.flap_slice1_local_subspace0_v_x
-        * cache.flap_rotation_00
-        + cache.flap_slice1_local_subspace0_w_z * cache.flap_position_y
-            * cache.flap_rotation_22
-        + cache.flap_slice1_local_subspace0_v_y * cache.flap_rotation_01
-        - cache.flap_slice1_local_subspace0_w_z * cache.flap_position_z
-            * cache.flap_rotation_12;
-    let flap_slice1_velocity_v_x = qd[2] * flap_slice1_subspace0_v_x
-        + arm_tip_velocity_v_x;
-    let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_21 * t5
-        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_22
-            * cache.flap_rotation_12
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t5
-            * cache.flap_slice1_rotation_20;
-    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
-        - cache.flap_slice1_mass * cache.flap_slice1_position_z
-            * cache.flap_slice1_position_y;
-    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t5
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
-            * cache.flap_slice1_rotation_10 * t5
-        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_12
-            * cache.flap_rotation_12;
-    let flap_slice1_inertia_i_11 = flap_slice1_inertia_com_11
-        + cache.flap_slice1_mass
-            * (t15 + t16 + t17
-                - cache.flap_slice1_position_y * cache.flap_slice1_position_y);
-    let flap_slice1_momentum_n_y = flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
-        + flap_slice1_inertia_i_01 * flap_slice1_velocity_w_x
-        + flap_slice1_inertia_i_12 * flap_slice1_velocity_w_z
-        + flap_slice1_inertia_i_11 * flap_slice1_velocity_w_y
-        - flap_slice1_inertia_h_x * flap_slice1_velocity_v_z;
-    let flap_composite_momentum_n_y = flap_slice2_momentum_n_y + flap_slice0_momentum_n_y
-        + flap_slice1_momentum_n_y;
-    let wrist_momentum_n_y = arm_tip_velocity_w_y * cache.wrist_inertia_i_11
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
-        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
-        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
-        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
-    let wrist_composite_momentum_n_y = flap_composite_momentum_n_y + wrist_momentum_n_y;
-    let arm_slice0_inertia_com_12 = 0.000001 * arm_slice0_rotation_12 * t21
-        * cache.arm_slice0_mass * arm_slice0_rotation_22
-        + 0.000002 * arm_slice0_rotation_10 * t21 * arm_slice0_rotation_20
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_21 * arm_slice0_rotation_11 * t21
-            * cache.arm_slice0_mass;
+    let arm_composite_momentum_n_x = arm_slice2_momentum_n_x + arm_slice1_momentum_n_x
+        + wrist_composite_momentum_n_x + arm_slice0_momentum_n_x
+        + arm_slice3_momentum_n_x;
+    let arm_slice0_inertia_com_12 = 0.000001 * t0 * arm_slice0_rotation_22
+        * cache.arm_slice0_mass * arm_slice0_rotation_12
+        + 0.000002 * t0 * arm_slice0_rotation_20 * cache.arm_slice0_mass
+            * arm_slice0_rotation_10
+        + 0.000001 * arm_slice0_rotation_11 * t0 * cache.arm_slice0_mass
+            * arm_slice0_rotation_21;
     let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
         - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_inertia_com_11 = 0.000002 * arm_slice0_rotation_10
-        * arm_slice0_rotation_10 * t21 * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t21
-            * cache.arm_slice0_mass
-        + 0.000001 * arm_slice0_rotation_12 * arm_slice0_rotation_12 * t21
-            * cache.arm_slice0_mass;
-    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
-        * (t44 + t45 + t46 - arm_slice0_position_y * arm_slice0_position_y)
-        + arm_slice0_inertia_com_11;
     let arm_slice0_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_v_x - 0.01 * arm_slice0_subspace1_w_y
+        * cache.arm_slice0_local_subspace1_v_x
         - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
+        - 0.01 * arm_slice0_subspace1_w_y
         - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
     let arm_slice0_subspace0_v_x = 0.9164595255079896
         * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z;
+        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y;
     let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
-        + arm_slice0_subspace0_v_x * qd[0];
+        + qd[0] * arm_slice0_subspace0_v_x;
+    let arm_slice0_inertia_com_11 = 0.000002 * t0 * cache.arm_slice0_mass
+        * arm_slice0_rotation_10 * arm_slice0_rotation_10
+        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t0
+            * cache.arm_slice0_mass
+        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice0_rotation_12
+            * arm_slice0_rotation_12;
+    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
+        * (t50 + t51 + t52 - arm_slice0_position_y * arm_slice0_position_y)
+        + arm_slice0_inertia_com_11;
+    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
     let arm_slice0_momentum_n_y = arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
+        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_x
         + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
-        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_01
+        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
         - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
-    let arm_composite_momentum_n_y = arm_slice3_momentum_n_y + arm_slice1_momentum_n_y
-        + arm_slice2_momentum_n_y + wrist_composite_momentum_n_y
-        + arm_slice0_momentum_n_y;
-    let flap_slice0_inertia_com_22 = 0.25 * flap_slice0_rotation_21
-        * flap_slice0_rotation_21 * t5 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_20 * t5
-            * cache.flap_slice0_mass
-        + 0.25 * t5 * cache.flap_rotation_22 * cache.flap_rotation_22
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice2_local_subspace0_v_y
+        + cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22
+        + cache.flap_rotation_00 * cache.flap_slice2_local_subspace0_v_x
+        - cache.flap_position_z * cache.flap_rotation_12
+            * cache.flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
+        + flap_slice2_subspace0_v_x * qd[2];
+    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
+        * cache.flap_rotation_12 * cache.flap_rotation_12
+        + flap_slice2_rotation_11 * flap_slice2_rotation_11
+            * cache.flap_slice0_local_inertia_com_22
+        + 0.5 * flap_slice2_rotation_10 * flap_slice2_rotation_10 * t26
             * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_22 = (t12 + t13 + t14
+    let flap_slice2_inertia_i_11 = flap_slice2_inertia_com_11
+        + (t30 + t31 + t32 - flap_slice2_position_y * flap_slice2_position_y)
+            * cache.flap_slice0_mass;
+    let flap_slice2_inertia_com_12 = cache.flap_slice0_local_inertia_com_22
+        * cache.flap_rotation_12 * cache.flap_rotation_22
+        + 0.5 * flap_slice2_rotation_10 * flap_slice2_rotation_20 * t26
+            * cache.flap_slice0_mass
+        + flap_slice2_rotation_11 * cache.flap_slice0_local_inertia_com_22
+            * flap_slice2_rotation_21;
+    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
+        - flap_slice2_position_z * flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_momentum_n_y = flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
+        + flap_slice2_inertia_i_11 * flap_slice2_velocity_w_y
+        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_12
+        - flap_slice2_velocity_v_z * flap_slice2_inertia_h_x;
+    let flap_slice0_inertia_com_12 = 0.25 * cache.flap_rotation_12 * t26
+        * cache.flap_rotation_22 * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_10 * t26
+            * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_21 * flap_slice0_rotation_11 * t26
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
+        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_inertia_com_11 = 0.25 * cache.flap_rotation_12
+        * cache.flap_rotation_12 * t26 * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t26
+            * cache.flap_slice0_mass
+        + 0.5 * flap_slice0_rotation_10 * flap_slice0_rotation_10 * t26
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_11 = flap_slice0_inertia_com_11
+        + (t39 + t40 + t41 - flap_slice0_position_y * flap_slice0_position_y)
+            * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_x = cache.flap_position_y
+        * cache.flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_01 * cache.flap_slice0_local_subspace0_v_y
+        + cache.flap_rotation_00 * cache.flap_slice0_local_subspace0_v_x
+        - cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12;
+    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let flap_slice0_momentum_n_y = flap_slice0_velocity_w_z * flap_slice0_inertia_i_12
+        + flap_slice0_inertia_i_01 * flap_slice0_velocity_w_x
+        + flap_slice0_inertia_i_11 * flap_slice0_velocity_w_y
+        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
+        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
+    let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_rotation_12 * t26 * cache.flap_rotation_22
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t26
+            * cache.flap_slice1_rotation_20
+        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_11
+            * cache.flap_slice1_rotation_21 * t26;
+    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
+        - cache.flap_slice1_mass * cache.flap_slice1_position_y
+            * cache.flap_slice1_position_z;
+    let flap_slice1_inertia_h_x = cache.flap_slice1_mass * cache.flap_slice1_position_x;
+    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
+        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t26
+        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
+            * cache.flap_slice1_rotation_10 * t26
+        + 0.25 * cache.flap_slice1_mass * cache.flap_rotation_12 * cache.flap_rotation_12
+            * t26;
+    let flap_slice1_inertia_i_11 = cache.flap_slice1_mass
+        * (t33 + t34 + t35 - cache.flap_slice1_position_y * cache.flap_slice1_position_y)
+        + flap_slice1_inertia_com_11;
+    let flap_slice1_subspace0_v_x = cache.flap_rotation_01
+        * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_00
+        + cache.flap_position_y * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22
+        - cache.flap_position_z * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_12;
+    let flap_slice1_velocity_v_x = arm_tip_velocity_v_x
+        + flap_slice1_subspace0_v_x * qd[2];
+    let flap_slice1_momentum_n_y = flap_slice1_inertia_i_12 * flap_slice1_velocity_w_z
+        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_11
+        + flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
+        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_01
+        - flap_slice1_inertia_h_x * flap_slice1_velocity_v_z;
+    let flap_composite_momentum_n_y = flap_slice2_momentum_n_y + flap_slice0_momentum_n_y
+        + flap_slice1_momentum_n_y;
+    let wrist_composite_momentum_n_y = wrist_momentum_n_y + flap_composite_momentum_n_y;
+    let arm_slice3_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace0_v_x
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y
+        - 0.01 * arm_slice3_subspace0_w_y
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice3_local_subspace1_v_x
+        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
+        - 0.01 * arm_slice3_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y;
+    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
+        + arm_slice3_subspace1_v_x * qd[1];
+    let arm_slice3_inertia_com_11 = 0.000001 * t0 * cache.arm_slice0_mass
+        * arm_slice3_rotation_12 * arm_slice3_rotation_12
+        + 0.000001 * t0 * arm_slice3_rotation_11 * arm_slice3_rotation_11
+            * cache.arm_slice0_mass
+        + 0.000002 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_10
+            * arm_slice3_rotation_10;
+    let arm_slice3_inertia_i_11 = cache.arm_slice0_mass
+        * (t53 + t54 + t55 - arm_slice3_position_y * arm_slice3_position_y)
+        + arm_slice3_inertia_com_11;
+    let arm_slice3_inertia_com_12 = 0.000001 * t0 * cache.arm_slice0_mass
+        * arm_slice3_rotation_22 * arm_slice3_rotation_12
+        + 0.000002 * arm_slice3_rotation_20 * t0 * cache.arm_slice0_mass
+            * arm_slice3_rotation_10
+        + 0.000001 * arm_slice3_rotation_21 * t0 * arm_slice3_rotation_11
+            * cache.arm_slice0_mass;
+    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
+        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
+    let arm_slice3_momentum_n_y = arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_11
+        + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_z
+        + arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
+        - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
+    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t0
+        * arm_slice2_rotation_11 * arm_slice2_rotation_11
+        + 0.000001 * arm_slice2_rotation_12 * arm_slice2_rotation_12
+            * cache.arm_slice1_mass * t0
+        + 0.000002 * cache.arm_slice1_mass * t0 * arm_slice2_rotation_10
+            * arm_slice2_rotation_10;
+    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t12 + t13 + t14 - arm_slice2_position_y * arm_slice2_position_y);
+    let arm_slice2_inertia_com_12 = 0.000001 * arm_slice2_rotation_12
+        * cache.arm_slice1_mass * arm_slice2_rotation_22 * t0
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21 * t0
+            * arm_slice2_rotation_11
+        + 0.000002 * arm_slice2_rotation_20 * cache.arm_slice1_mass * t0
+            * arm_slice2_rotation_10;
+    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
+    let arm_slice2_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace0_v_x
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
+        - 0.01 * arm_slice2_subspace0_w_y;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
+        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y
+        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_x = qd[0] * arm_slice2_subspace0_v_x
+        + arm_slice2_subspace1_v_x * qd[1];
+    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
+    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_12
+        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
+        + arm_slice2_inertia_i_01 * arm_slice2_velocity_w_x
+        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
+    let arm_slice1_subspace1_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace1_v_x - 0.01 * arm_slice1_subspace1_w_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
+    let arm_slice1_subspace0_v_x = 0.9164595255079896
+        * cache.arm_slice1_local_subspace0_v_x
+        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
+        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
+        - 0.01 * arm_slice1_subspace0_w_y;
+    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
+        + arm_slice1_subspace0_v_x * qd[0];
+    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
+    let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass * t0
+        * arm_slice1_rotation_12 * arm_slice1_rotation_22
+        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
+            * arm_slice1_rotation_11 * t0
+        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10 * t0
+            * arm_slice1_rotation_20;
+    let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
+    let arm_slice1_inertia_com_11 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice1_rotation_11 * arm_slice1_rotation_11 * t0
+        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
+            * arm_slice1_rotation_10 * t0
+        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_12
+            * arm_slice1_rotation_12;
+    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t23 + t24 + t25 - arm_slice1_position_y * arm_slice1_position_y);
+    let arm_slice1_momentum_n_y = arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
+        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_12
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_11
+        - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
+    let arm_composite_momentum_n_y = arm_slice0_momentum_n_y
+        + wrist_composite_momentum_n_y + arm_slice3_momentum_n_y
+        + arm_slice2_momentum_n_y + arm_slice1_momentum_n_y;
+    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice2_rotation_22 * arm_slice2_rotation_22 * t0
+        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
+            * cache.arm_slice1_mass * t0
+        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21
+            * arm_slice2_rotation_21 * t0;
+    let arm_slice2_inertia_i_22 = arm_slice2_inertia_com_22
+        + cache.arm_slice1_mass
+            * (t12 + t13 + t14 - arm_slice2_position_z * arm_slice2_position_z);
+    let arm_slice2_momentum_n_z = arm_slice2_velocity_w_y * arm_slice2_inertia_i_12
+        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_22
+        - arm_slice2_velocity_v_x * arm_slice2_inertia_h_y;
+    let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
+    let flap_slice0_inertia_com_22 = 0.5 * flap_slice0_rotation_20
+        * flap_slice0_rotation_20 * t26 * cache.flap_slice0_mass
+        + 0.25 * t26 * cache.flap_rotation_22 * cache.flap_rotation_22
+            * cache.flap_slice0_mass
+        + 0.25 * flap_slice0_rotation_21 * flap_slice0_rotation_21 * t26
+            * cache.flap_slice0_mass;
+    let flap_slice0_inertia_i_22 = (t39 + t40 + t41
         - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
         + flap_slice0_inertia_com_22;
-    let flap_slice0_momentum_n_z = flap_slice0_inertia_h_x * flap_slice0_velocity_v_y
-        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
-        + flap_slice0_inertia_i_22 * flap_slice0_velocity_w_z
+    let flap_slice0_momentum_n_z = flap_slice0_velocity_w_z * flap_slice0_inertia_i_22
         + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_y
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
+        + flap_slice0_velocity_v_y * flap_slice0_inertia_h_x
         - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
     let flap_slice2_inertia_com_22 = 0.5 * flap_slice2_rotation_20
-        * flap_slice2_rotation_20 * t5 * cache.flap_slice0_mass
+        * flap_slice2_rotation_20 * t26 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_21
+            * flap_slice2_rotation_21
         + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
-            * cache.flap_rotation_22
-        + flap_slice2_rotation_21 * flap_slice2_rotation_21
-            * cache.flap_slice0_local_inertia_com_22;
-    let flap_slice2_inertia_i_22 = (t6 + t7 + t8
+            * cache.flap_rotation_22;
+    let flap_slice2_inertia_i_22 = (t30 + t31 + t32
         - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
         + flap_slice2_inertia_com_22;
-    let flap_slice2_momentum_n_z = flap_slice2_inertia_i_12 * flap_slice2_velocity_w_y
-        + flap_slice2_inertia_i_02 * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_22
-        + flap_slice2_velocity_v_y * flap_slice2_inertia_h_x
-        - flap_slice2_velocity_v_x * flap_slice2_inertia_h_y;
-    let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_21 * cache.flap_slice1_rotation_21 * t5
-        + 0.25 * cache.flap_slice1_mass * t5 * cache.flap_rotation_22
-            * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * t5 * cache.flap_slice1_rotation_20
+    let flap_slice2_momentum_n_z = flap_slice2_inertia_h_x * flap_slice2_velocity_v_y
+        + flap_slice2_velocity_w_x * flap_slice2_inertia_i_02
+        + flap_slice2_inertia_i_22 * flap_slice2_velocity_w_z
+        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_12
+        - flap_slice2_inertia_h_y * flap_slice2_velocity_v_x;
+    let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass * t26
+        * cache.flap_rotation_22 * cache.flap_rotation_22
+        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
+            * cache.flap_slice1_rotation_21 * t26
+        + 0.5 * cache.flap_slice1_mass * t26 * cache.flap_slice1_rotation_20
             * cache.flap_slice1_rotation_20;
     let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
         + cache.flap_slice1_mass
-            * (t15 + t16 + t17
+            * (t33 + t34 + t35
                 - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
     let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
         + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
-        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_12
-        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_x
-        - flap_slice1_inertia_h_y * flap_slice1_velocity_v_x;
+        + flap_slice1_inertia_i_12 * flap_slice1_velocity_w_y
+        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_02
+        - flap_slice1_velocity_v_x * flap_slice1_inertia_h_y;
     let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
         + flap_slice1_momentum_n_z;
-    let wrist_momentum_n_z = arm_tip_velocity_w_x * cache.wrist_inertia_i_02
-        + cache.wrist_inertia_i_22 * arm_tip_velocity_w_z
-        + arm_tip_velocity_v_y * cache.wrist_inertia_h_x
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
-        - arm_tip_velocity_v_x * cache.wrist_inertia_h_y;
-    let wrist_composite_momentum_n_z = flap_composite_momentum_n_z + wrist_momentum_n_z;
-    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass * t21
-        * arm_slice2_rotation_21 * arm_slice2_rotation_21
-        + 0.000001 * cache.arm_slice1_mass * t21 * arm_slice2_rotation_22
-            * arm_slice2_rotation_22
-        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
-            * cache.arm_slice1_mass * t21;
-    let arm_slice2_inertia_i_22 = cache.arm_slice1_mass
-        * (t18 + t19 + t20 - arm_slice2_position_z * arm_slice2_position_z)
-        + arm_slice2_inertia_com_22;
-    let arm_slice2_momentum_n_z = arm_slice2_inertia_i_12 * arm_slice2_velocity_w_y
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
-        + arm_slice2_inertia_i_22 * arm_slice2_velocity_w_z
-        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
-        - arm_slice2_inertia_h_y * arm_slice2_velocity_v_x;
-    let arm_slice0_inertia_com_22 = 0.000001 * arm_slice0_rotation_21
-        * arm_slice0_rotation_21 * t21 * cache.arm_slice0_mass
-        + 0.000002 * t21 * arm_slice0_rotation_20 * arm_slice0_rotation_20
+    let wrist_composite_momentum_n_z = wrist_momentum_n_z + flap_composite_momentum_n_z;
+    let arm_slice1_inertia_com_22 = 0.000001 * cache.arm_slice1_mass
+        * arm_slice1_rotation_21 * arm_slice1_rotation_21 * t0
+        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_22
+            * arm_slice1_rotation_22
+        + 0.000002 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_20
+            * arm_slice1_rotation_20;
+    let arm_slice1_inertia_i_22 = cache.arm_slice1_mass
+        * (t23 + t24 + t25 - arm_slice1_position_z * arm_slice1_position_z)
+        + arm_slice1_inertia_com_22;
+    let arm_slice1_momentum_n_z = arm_slice1_velocity_w_y * arm_slice1_inertia_i_12
+        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
+        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_22
+        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_x
+        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
+    let arm_slice0_inertia_com_22 = 0.000001 * t0 * cache.arm_slice0_mass
+        * arm_slice0_rotation_21 * arm_slice0_rotation_21
+        + 0.000002 * t0 * arm_slice0_rotation_20 * arm_slice0_rotation_20
             * cache.arm_slice0_mass
-        + 0.000001 * t21 * cache.arm_slice0_mass * arm_slice0_rotation_22
-            * arm_slice0_rotation_22;
+        + 0.000001 * t0 * arm_slice0_rotation_22 * arm_slice0_rotation_22
+            * cache.arm_slice0_mass;
     let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
         + cache.arm_slice0_mass
-            * (t44 + t45 + t46 - arm_slice0_position_z * arm_slice0_position_z);
-    let arm_slice0_momentum_n_z = arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
-        + arm_slice0_velocity_w_x * arm_slice0_inertia_i_02
-        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_22
-        + arm_slice0_velocity_w_y * arm_slice0_inertia_i_12
-        - arm_slice0_velocity_v_x * arm_slice0_inertia_h_y;
-    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_22
-        * arm_slice3_rotation_22 * t21 * cache.arm_slice0_mass
-        + 0.000002 * t21 * cache.arm_slice0_mass * arm_slice3_rotation_20
-            * arm_slice3_rotation_20
-        + 0.000001 * arm_slice3_rotation_21 * arm_slice3_rotation_21 * t21
+            * (t50 + t51 + t52 - arm_slice0_position_z * arm_slice0_position_z);
+    let arm_slice0_momentum_n_z = arm_slice0_velocity_w_z * arm_slice0_inertia_i_22
+        + arm_slice0_inertia_i_02 * arm_slice0_velocity_w_x
+        + arm_slice0_inertia_i_12 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
+        - arm_slice0_inertia_h_y * arm_slice0_velocity_v_x;
+    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_21
+        * arm_slice3_rotation_21 * t0 * cache.arm_slice0_mass
+        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_22
+            * arm_slice3_rotation_22
+        + 0.000002 * arm_slice3_rotation_20 * arm_slice3_rotation_20 * t0
             * cache.arm_slice0_mass;
     let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
         + cache.arm_slice0_mass
-            * (t55 + t56 + t57 - arm_slice3_position_z * arm_slice3_position_z);
-    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_12 * arm_slice3_velocity_w_y
-        + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
-        + arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
+            * (t53 + t54 + t55 - arm_slice3_position_z * arm_slice3_position_z);
+    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
         + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
+        + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
         - arm_slice3_inertia_h_y * arm_slice3_velocity_v_x;
-    let arm_slice1_inertia_com_22 = 0.000002 * cache.arm_slice1_mass
-        * arm_slice1_rotation_20 * arm_slice1_rotation_20 * t21
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_21 * t21
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_22
-            * arm_slice1_rotation_22 * t21;
-    let arm_slice1_inertia_i_22 = arm_slice1_inertia_com_22
-        + cache.arm_slice1_mass
-            * (t66 + t67 + t68 - arm_slice1_position_z * arm_slice1_position_z);
-    let arm_slice1_momentum_n_z = arm_slice1_velocity_w_x * arm_slice1_inertia_i_02
-        + arm_slice1_inertia_i_12 * arm_slice1_velocity_w_y
-        + arm_slice1_inertia_i_22 * arm_slice1_velocity_w_z
-        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
-        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
-    let arm_composite_momentum_n_z = wrist_composite_momentum_n_z
-        + arm_slice2_momentum_n_z + arm_slice0_momentum_n_z + arm_slice3_momentum_n_z
-        + arm_slice1_momentum_n_z;
+    let arm_composite_momentum_n_z = arm_slice2_momentum_n_z
+        + wrist_composite_momentum_n_z + arm_slice1_momentum_n_z
+        + arm_slice0_momentum_n_z + arm_slice3_momentum_n_z;
     let x = arm_composite_momentum_n_x;
     let y = arm_composite_momentum_n_y;
     let z = arm_composite_momentum_n_z;
@@ -10161,50 +10084,50 @@ pub fn centre_line_into(
         * t22;
     let t24 = 0.16666666666666666 * p.flap_length
         * softgen_runtime::stumpff(flap_centre1_bend)[1];
-    let flap_centre1_position_x = cache.flap_position_x + t23 * cache.flap_rotation_01
+    let flap_centre1_position_x = cache.flap_rotation_01 * t23 + cache.flap_position_x
         + t24 * cache.flap_rotation_00;
-    let flap_centre1_position_y = t23 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t24 + cache.flap_position_y;
-    let flap_centre1_position_z = cache.flap_rotation_20 * t24
-        + cache.flap_rotation_21 * t23 + cache.flap_position_z;
+    let flap_centre1_position_y = cache.flap_position_y + cache.flap_rotation_11 * t23
+        + cache.flap_rotation_10 * t24;
+    let flap_centre1_position_z = cache.flap_rotation_21 * t23 + cache.flap_position_z
+        + t24 * cache.flap_rotation_20;
     let flap_centre2_bend = 0.1111111111111111 * flap_bend_squared;
     let t25 = 0.3333333333333333 * p.flap_length
         * softgen_runtime::stumpff(flap_centre2_bend)[1];
     let t26 = 0.1111111111111111 * softgen_runtime::stumpff(flap_centre2_bend)[2] * t22;
     let flap_centre2_position_x = cache.flap_position_x + t25 * cache.flap_rotation_00
         + t26 * cache.flap_rotation_01;
-    let flap_centre2_position_y = cache.flap_rotation_10 * t25
-        + t26 * cache.flap_rotation_11 + cache.flap_position_y;
-    let flap_centre2_position_z = t26 * cache.flap_rotation_21
-        + cache.flap_rotation_20 * t25 + cache.flap_position_z;
+    let flap_centre2_position_y = t26 * cache.flap_rotation_11 + cache.flap_position_y
+        + cache.flap_rotation_10 * t25;
+    let flap_centre2_position_z = cache.flap_position_z + cache.flap_rotation_20 * t25
+        + t26 * cache.flap_rotation_21;
     let flap_centre4_bend = 0.4444444444444444 * flap_bend_squared;
-    let t27 = 0.6666666666666666 * p.flap_length
+    let t27 = 0.4444444444444444 * softgen_runtime::stumpff(flap_centre4_bend)[2] * t22;
+    let t28 = 0.6666666666666666 * p.flap_length
         * softgen_runtime::stumpff(flap_centre4_bend)[1];
-    let t28 = 0.4444444444444444 * softgen_runtime::stumpff(flap_centre4_bend)[2] * t22;
-    let flap_centre4_position_x = cache.flap_rotation_00 * t27 + cache.flap_position_x
-        + cache.flap_rotation_01 * t28;
-    let flap_centre4_position_y = cache.flap_rotation_10 * t27
-        + cache.flap_rotation_11 * t28 + cache.flap_position_y;
-    let flap_centre4_position_z = cache.flap_rotation_21 * t28 + cache.flap_position_z
-        + cache.flap_rotation_20 * t27;
+    let flap_centre4_position_x = cache.flap_position_x + cache.flap_rotation_01 * t27
+        + cache.flap_rotation_00 * t28;
+    let flap_centre4_position_y = cache.flap_rotation_11 * t27 + cache.flap_position_y
+        + cache.flap_rotation_10 * t28;
+    let flap_centre4_position_z = cache.flap_position_z + cache.flap_rotation_21 * t27
+        + cache.flap_rotation_20 * t28;
     let flap_centre5_bend = 0.6944444444444445 * flap_bend_squared;
-    let t29 = 0.6944444444444445 * softgen_runtime::stumpff(flap_centre5_bend)[2] * t22;
-    let t30 = 0.8333333333333334 * p.flap_length
+    let t29 = 0.8333333333333334 * p.flap_length
         * softgen_runtime::stumpff(flap_centre5_bend)[1];
-    let flap_centre5_position_x = cache.flap_position_x + cache.flap_rotation_01 * t29
-        + cache.flap_rotation_00 * t30;
-    let flap_centre5_position_y = t29 * cache.flap_rotation_11 + cache.flap_position_y
-        + cache.flap_rotation_10 * t30;
-    let flap_centre5_position_z = cache.flap_rotation_21 * t29
-        + cache.flap_rotation_20 * t30 + cache.flap_position_z;
+    let t30 = 0.6944444444444445 * softgen_runtime::stumpff(flap_centre5_bend)[2] * t22;
+    let flap_centre5_position_x = cache.flap_position_x + cache.flap_rotation_00 * t29
+        + cache.flap_rotation_01 * t30;
+    let flap_centre5_position_y = cache.flap_rotation_11 * t30 + cache.flap_position_y
+        + cache.flap_rotation_10 * t29;
+    let flap_centre5_position_z = cache.flap_rotation_20 * t29 + cache.flap_position_z
+        + cache.flap_rotation_21 * t30;
     let t31 = cache.flap_bend_squared_c2 * t22;
     let t32 = p.flap_length * cache.flap_bend_squared_c1;
     let flap_tip_position_x = cache.flap_position_x + t31 * cache.flap_rotation_01
         + cache.flap_rotation_00 * t32;
-    let flap_tip_position_y = t31 * cache.flap_rotation_11 + cache.flap_position_y
-        + cache.flap_rotation_10 * t32;
-    let flap_tip_position_z = cache.flap_rotation_21 * t31 + cache.flap_position_z
-        + cache.flap_rotation_20 * t32;
+    let flap_tip_position_y = cache.flap_rotation_10 * t32 + cache.flap_position_y
+        + t31 * cache.flap_rotation_11;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t32
+        + cache.flap_rotation_21 * t31;
     out[0][0] = 0.02;
     out[0][1] = 0.0;
     out[0][2] = 0.01;

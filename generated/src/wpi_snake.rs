@@ -730,18 +730,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slice0_local_com_y = 0.044658198738520456 * t0
         * segment1_slice0_bend_c2;
     let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
-    let t1 = -(segment1_bend_y * p.channel_length);
     let segment1_slice0_local_subspace0_v_x = p.channel_length
-        * (0.21132486540518713 * segment1_slice0_local_com_y
-            + (0.009437387837655933 * segment1_slice0_bend_c2 * t1
-                + 0.009437387837655933 * segment1_slice0_bend_c3 * t0));
+        * ((0.009437387837655933 * segment1_slice0_bend_c3 * t0
+            - 0.009437387837655933 * t0 * segment1_slice0_bend_c2)
+            + 0.21132486540518713 * segment1_slice0_local_com_y);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t2 = -(segment1_bend_squared * p.channel_length);
-    let t3 = 2.0 * segment1_bend_squared * p.channel_length;
+    let t1 = segment1_bend_squared * p.channel_length;
     let segment1_slice0_local_subspace0_v_y = p.channel_length
-        * ((0.00199435471456919 * segment1_slice0_bend_c3 * t2
-            + 0.00199435471456919 * t3 * segment1_slice0_bend_c4
-            + 0.044658198738520456 * p.channel_length * segment1_slice0_bend_c2)
+        * ((0.044658198738520456 * p.channel_length * segment1_slice0_bend_c2
+            + 0.00398870942913838 * segment1_slice0_bend_c4 * t1
+            - 0.00199435471456919 * segment1_slice0_bend_c3 * t1)
             - 0.21132486540518713 * segment1_slice0_local_com_x);
     let segment1_slice0_mass = 0.5000000000000001 * p.segment_mass;
     let segment1_slice0_local_inertia_h_x = segment1_slice0_mass
@@ -755,11 +753,11 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slice1_local_subspace0_v_x = p.channel_length
         * (0.7886751345948129 * segment1_slice1_local_com_y
             + (0.4905626121623441 * segment1_slice1_bend_c3 * t0
-                + 0.4905626121623441 * segment1_slice1_bend_c2 * t1));
+                - 0.4905626121623441 * t0 * segment1_slice1_bend_c2));
     let segment1_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.38689453417431974 * segment1_slice1_bend_c4 * t3
+        * ((0.7737890683486395 * segment1_slice1_bend_c4 * t1
             + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_c2
-            + 0.38689453417431974 * segment1_slice1_bend_c3 * t2)
+            - 0.38689453417431974 * segment1_slice1_bend_c3 * t1)
             - 0.7886751345948129 * segment1_slice1_local_com_x);
     let segment1_slice1_local_inertia_h_x = segment1_slice0_mass
         * segment1_slice1_local_com_x;
@@ -776,64 +774,63 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slices_inertia_h_y = cos_q2 * segment1_slices_local_inertia_h_y
         + sin_q2 * segment1_slices_local_inertia_h_x
         + q[1] * segment1_slices_local_inertia_m;
-    let t4 = segment1_bend_squared_c2 * t0;
-    let segment1_tip_local_subspace0_v_x = p.channel_length
-        * (t4 + (t0 * segment1_bend_squared_c3 + segment1_bend_squared_c2 * t1));
-    let t5 = p.channel_length * segment1_bend_squared_c1;
-    let segment1_tip_local_subspace0_v_y = ((segment1_bend_squared_c2 * p.channel_length
-        + t2 * segment1_bend_squared_c3 + segment1_bend_squared_c4 * t3) - t5)
+    let t2 = segment1_bend_squared_c2 * t0;
+    let segment1_tip_local_subspace0_v_x = (t2
+        + (t0 * segment1_bend_squared_c3 - segment1_bend_squared_c2 * t0))
         * p.channel_length;
-    let t6 = segment1_bend_y * segment1_bend_squared_c1;
-    let t7 = 1.0 + -segment1_bend_squared * segment1_bend_squared_c2;
-    let t8 = t7 * cos_q2;
-    let segment1_tip_rotation_00 = base_angle_rotation_01 * t6 + t8;
-    let t9 = -segment1_bend_y * segment1_bend_squared_c1;
-    let segment1_tip_rotation_01 = t7 * base_angle_rotation_01 + cos_q2 * t9;
-    let segment1_tip_rotation_10 = cos_q2 * t6 + t7 * sin_q2;
-    let segment1_tip_rotation_11 = t8 + sin_q2 * t9;
-    let segment1_tip_position_x = t4 * base_angle_rotation_01 + t5 * cos_q2 + q[0];
-    let segment1_tip_position_y = q[1] + t4 * cos_q2 + sin_q2 * t5;
-    let segment1_tip_subspace0_v_x = segment1_tip_local_subspace0_v_y
-        * base_angle_rotation_01 + q[1] * p.channel_length
+    let t3 = p.channel_length * segment1_bend_squared_c1;
+    let segment1_tip_local_subspace0_v_y = ((segment1_bend_squared_c2 * p.channel_length
+        + 2.0 * segment1_bend_squared_c4 * t1 - t1 * segment1_bend_squared_c3) - t3)
+        * p.channel_length;
+    let t4 = segment1_bend_y * segment1_bend_squared_c1;
+    let t5 = 1.0 - segment1_bend_squared_c2 * segment1_bend_squared;
+    let t6 = t5 * cos_q2;
+    let segment1_tip_rotation_00 = base_angle_rotation_01 * t4 + t6;
+    let t7 = -(segment1_bend_y * segment1_bend_squared_c1);
+    let segment1_tip_rotation_01 = cos_q2 * t7 + t5 * base_angle_rotation_01;
+    let segment1_tip_rotation_10 = sin_q2 * t5 + cos_q2 * t4;
+    let segment1_tip_rotation_11 = t6 + sin_q2 * t7;
+    let segment1_tip_position_x = t2 * base_angle_rotation_01 + t3 * cos_q2 + q[0];
+    let segment1_tip_position_y = q[1] + t2 * cos_q2 + sin_q2 * t3;
+    let segment1_tip_subspace0_v_x = q[1] * p.channel_length
+        + segment1_tip_local_subspace0_v_y * base_angle_rotation_01
         + cos_q2 * segment1_tip_local_subspace0_v_x;
-    let segment1_tip_subspace0_v_y = cos_q2 * segment1_tip_local_subspace0_v_y
-        + sin_q2 * segment1_tip_local_subspace0_v_x - q[0] * p.channel_length;
+    let segment1_tip_subspace0_v_y = sin_q2 * segment1_tip_local_subspace0_v_x
+        + segment1_tip_local_subspace0_v_y * cos_q2 - q[0] * p.channel_length;
     let link2_inertia_h_x = p.link_mass * segment1_tip_position_x;
     let link2_inertia_h_y = segment1_tip_position_y * p.link_mass;
     let segment2_slice0_local_com_x = 0.21132486540518713 * segment2_slice0_bend_c1
         * p.channel_length;
     let segment2_bend_y = p.channel_length * q[4];
-    let t10 = p.channel_length * segment2_bend_y;
-    let segment2_slice0_local_com_y = 0.044658198738520456 * t10
+    let t8 = p.channel_length * segment2_bend_y;
+    let segment2_slice0_local_com_y = 0.044658198738520456 * t8
         * segment2_slice0_bend_c2;
-    let t11 = -(p.channel_length * segment2_bend_y);
-    let segment2_slice0_local_subspace0_v_x = ((0.009437387837655933
-        * segment2_slice0_bend_c3 * t10
-        + 0.009437387837655933 * t11 * segment2_slice0_bend_c2)
-        + 0.21132486540518713 * segment2_slice0_local_com_y) * p.channel_length;
+    let segment2_slice0_local_subspace0_v_x = p.channel_length
+        * (0.21132486540518713 * segment2_slice0_local_com_y
+            + (0.009437387837655933 * segment2_slice0_bend_c3 * t8
+                - 0.009437387837655933 * t8 * segment2_slice0_bend_c2));
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t12 = -(p.channel_length * segment2_bend_squared);
-    let t13 = 2.0 * p.channel_length * segment2_bend_squared;
-    let segment2_slice0_local_subspace0_v_y = p.channel_length
-        * ((0.00199435471456919 * t12 * segment2_slice0_bend_c3
-            + 0.00199435471456919 * t13 * segment2_slice0_bend_c4
-            + 0.044658198738520456 * p.channel_length * segment2_slice0_bend_c2)
-            - 0.21132486540518713 * segment2_slice0_local_com_x);
+    let t9 = p.channel_length * segment2_bend_squared;
+    let segment2_slice0_local_subspace0_v_y = ((0.00398870942913838
+        * segment2_slice0_bend_c4 * t9
+        + 0.044658198738520456 * p.channel_length * segment2_slice0_bend_c2
+        - 0.00199435471456919 * segment2_slice0_bend_c3 * t9)
+        - 0.21132486540518713 * segment2_slice0_local_com_x) * p.channel_length;
     let segment2_slice0_local_inertia_h_x = segment2_slice0_local_com_x
         * segment1_slice0_mass;
     let segment2_slice0_local_inertia_h_y = segment2_slice0_local_com_y
         * segment1_slice0_mass;
     let segment2_slice1_local_com_x = 0.7886751345948129 * segment2_slice1_bend_c1
         * p.channel_length;
-    let segment2_slice1_local_com_y = 0.6220084679281462 * t10 * segment2_slice1_bend_c2;
+    let segment2_slice1_local_com_y = 0.6220084679281462 * t8 * segment2_slice1_bend_c2;
     let segment2_slice1_local_subspace0_v_x = p.channel_length
         * (0.7886751345948129 * segment2_slice1_local_com_y
-            + (0.4905626121623441 * t11 * segment2_slice1_bend_c2
-                + 0.4905626121623441 * t10 * segment2_slice1_bend_c3));
+            + (0.4905626121623441 * t8 * segment2_slice1_bend_c3
+                - 0.4905626121623441 * t8 * segment2_slice1_bend_c2));
     let segment2_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.38689453417431974 * t13 * segment2_slice1_bend_c4
-            + 0.38689453417431974 * t12 * segment2_slice1_bend_c3
-            + 0.6220084679281462 * p.channel_length * segment2_slice1_bend_c2)
+        * ((0.7737890683486395 * t9 * segment2_slice1_bend_c4
+            + 0.6220084679281462 * p.channel_length * segment2_slice1_bend_c2
+            - 0.38689453417431974 * segment2_slice1_bend_c3 * t9)
             - 0.7886751345948129 * segment2_slice1_local_com_x);
     let segment2_slice1_local_inertia_h_x = segment2_slice1_local_com_x
         * segment1_slice0_mass;
@@ -845,61 +842,60 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment2_slice1_local_inertia_h_y;
     let segment2_slices_inertia_h_x = segment1_tip_rotation_01
         * segment2_slices_local_inertia_h_y
-        + segment1_tip_rotation_00 * segment2_slices_local_inertia_h_x
-        + segment1_slices_local_inertia_m * segment1_tip_position_x;
-    let segment2_slices_inertia_h_y = segment1_tip_rotation_10
-        * segment2_slices_local_inertia_h_x
+        + segment1_slices_local_inertia_m * segment1_tip_position_x
+        + segment1_tip_rotation_00 * segment2_slices_local_inertia_h_x;
+    let segment2_slices_inertia_h_y = segment1_tip_rotation_11
+        * segment2_slices_local_inertia_h_y
         + segment1_slices_local_inertia_m * segment1_tip_position_y
-        + segment2_slices_local_inertia_h_y * segment1_tip_rotation_11;
-    let t14 = segment2_bend_squared_c2 * t10;
-    let segment2_tip_local_subspace0_v_x = p.channel_length
-        * (t14 + (segment2_bend_squared_c2 * t11 + segment2_bend_squared_c3 * t10));
-    let t15 = p.channel_length * segment2_bend_squared_c1;
+        + segment1_tip_rotation_10 * segment2_slices_local_inertia_h_x;
+    let t10 = segment2_bend_squared_c2 * t8;
+    let segment2_tip_local_subspace0_v_x = (t10
+        + (segment2_bend_squared_c3 * t8 - segment2_bend_squared_c2 * t8))
+        * p.channel_length;
+    let t11 = p.channel_length * segment2_bend_squared_c1;
     let segment2_tip_local_subspace0_v_y = p.channel_length
-        * ((t13 * segment2_bend_squared_c4 + segment2_bend_squared_c2 * p.channel_length
-            + t12 * segment2_bend_squared_c3) - t15);
-    let t16 = segment2_bend_y * segment2_bend_squared_c1;
-    let t17 = segment2_bend_squared_c2 * -segment2_bend_squared + 1.0;
-    let segment2_tip_rotation_00 = segment1_tip_rotation_01 * t16
-        + t17 * segment1_tip_rotation_00;
-    let t18 = -segment2_bend_y * segment2_bend_squared_c1;
-    let segment2_tip_rotation_01 = segment1_tip_rotation_01 * t17
-        + t18 * segment1_tip_rotation_00;
-    let segment2_tip_rotation_10 = t17 * segment1_tip_rotation_10
-        + t16 * segment1_tip_rotation_11;
-    let segment2_tip_rotation_11 = t18 * segment1_tip_rotation_10
-        + t17 * segment1_tip_rotation_11;
-    let segment2_tip_position_x = segment1_tip_rotation_01 * t14
-        + t15 * segment1_tip_rotation_00 + segment1_tip_position_x;
-    let segment2_tip_position_y = t15 * segment1_tip_rotation_10
-        + segment1_tip_position_y + t14 * segment1_tip_rotation_11;
+        * ((2.0 * segment2_bend_squared_c4 * t9
+            + segment2_bend_squared_c2 * p.channel_length
+            - segment2_bend_squared_c3 * t9) - t11);
+    let t12 = 1.0 - segment2_bend_squared_c2 * segment2_bend_squared;
+    let t13 = segment2_bend_y * segment2_bend_squared_c1;
+    let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t12
+        + t13 * segment1_tip_rotation_01;
+    let t14 = -(segment2_bend_y * segment2_bend_squared_c1);
+    let segment2_tip_rotation_01 = segment1_tip_rotation_00 * t14
+        + t12 * segment1_tip_rotation_01;
+    let segment2_tip_rotation_10 = t12 * segment1_tip_rotation_10
+        + t13 * segment1_tip_rotation_11;
+    let segment2_tip_rotation_11 = t14 * segment1_tip_rotation_10
+        + t12 * segment1_tip_rotation_11;
+    let segment2_tip_position_x = segment1_tip_rotation_00 * t11
+        + t10 * segment1_tip_rotation_01 + segment1_tip_position_x;
+    let segment2_tip_position_y = segment1_tip_rotation_10 * t11
+        + segment1_tip_position_y + t10 * segment1_tip_rotation_11;
     let segment2_tip_subspace0_v_x = p.channel_length * segment1_tip_position_y
-        + segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00
-        + segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y;
-    let segment2_tip_subspace0_v_y = segment1_tip_rotation_11
-        * segment2_tip_local_subspace0_v_y
-        + segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10
+        + segment1_tip_rotation_00 * segment2_tip_local_subspace0_v_x
+        + segment2_tip_local_subspace0_v_y * segment1_tip_rotation_01;
+    let segment2_tip_subspace0_v_y = segment2_tip_local_subspace0_v_x
+        * segment1_tip_rotation_10
+        + segment2_tip_local_subspace0_v_y * segment1_tip_rotation_11
         - p.channel_length * segment1_tip_position_x;
     let link3_inertia_h_x = segment2_tip_position_x * p.link_mass;
     let link3_inertia_h_y = p.link_mass * segment2_tip_position_y;
     let segment3_slice0_local_com_x = 0.21132486540518713 * p.channel_length
         * segment3_slice0_bend_c1;
     let segment3_bend_y = p.channel_length * q[5];
-    let t19 = segment3_bend_y * p.channel_length;
-    let segment3_slice0_local_com_y = 0.044658198738520456 * t19
+    let t15 = segment3_bend_y * p.channel_length;
+    let segment3_slice0_local_com_y = 0.044658198738520456 * t15
         * segment3_slice0_bend_c2;
-    let t20 = -(segment3_bend_y * p.channel_length);
-    let segment3_slice0_local_subspace0_v_x = p.channel_length
-        * (0.21132486540518713 * segment3_slice0_local_com_y
-            + (0.009437387837655933 * t19 * segment3_slice0_bend_c3
-                + 0.009437387837655933 * segment3_slice0_bend_c2 * t20));
+    let segment3_slice0_local_subspace0_v_x = ((0.009437387837655933 * t15
+        * segment3_slice0_bend_c3 - 0.009437387837655933 * t15 * segment3_slice0_bend_c2)
+        + 0.21132486540518713 * segment3_slice0_local_com_y) * p.channel_length;
     let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t21 = 2.0 * p.channel_length * segment3_bend_squared;
-    let t22 = -(p.channel_length * segment3_bend_squared);
+    let t16 = p.channel_length * segment3_bend_squared;
     let segment3_slice0_local_subspace0_v_y = p.channel_length
         * ((0.044658198738520456 * p.channel_length * segment3_slice0_bend_c2
-            + 0.00199435471456919 * segment3_slice0_bend_c4 * t21
-            + 0.00199435471456919 * segment3_slice0_bend_c3 * t22)
+            + 0.00398870942913838 * t16 * segment3_slice0_bend_c4
+            - 0.00199435471456919 * t16 * segment3_slice0_bend_c3)
             - 0.21132486540518713 * segment3_slice0_local_com_x);
     let segment3_slice0_local_inertia_h_x = segment3_slice0_local_com_x
         * segment1_slice0_mass;
@@ -907,14 +903,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slice0_mass;
     let segment3_slice1_local_com_x = 0.7886751345948129 * segment3_slice1_bend_c1
         * p.channel_length;
-    let segment3_slice1_local_com_y = 0.6220084679281462 * t19 * segment3_slice1_bend_c2;
-    let segment3_slice1_local_subspace0_v_x = ((0.4905626121623441 * t19
-        * segment3_slice1_bend_c3 + 0.4905626121623441 * segment3_slice1_bend_c2 * t20)
-        + 0.7886751345948129 * segment3_slice1_local_com_y) * p.channel_length;
-    let segment3_slice1_local_subspace0_v_y = ((0.6220084679281462 * p.channel_length
-        * segment3_slice1_bend_c2 + 0.38689453417431974 * segment3_slice1_bend_c3 * t22
-        + 0.38689453417431974 * segment3_slice1_bend_c4 * t21)
-        - 0.7886751345948129 * segment3_slice1_local_com_x) * p.channel_length;
+    let segment3_slice1_local_com_y = 0.6220084679281462 * t15 * segment3_slice1_bend_c2;
+    let segment3_slice1_local_subspace0_v_x = p.channel_length
+        * (0.7886751345948129 * segment3_slice1_local_com_y
+            + (0.4905626121623441 * t15 * segment3_slice1_bend_c3
+                - 0.4905626121623441 * t15 * segment3_slice1_bend_c2));
+    let segment3_slice1_local_subspace0_v_y = p.channel_length
+        * ((0.6220084679281462 * p.channel_length * segment3_slice1_bend_c2
+            + 0.7737890683486395 * segment3_slice1_bend_c4 * t16
+            - 0.38689453417431974 * t16 * segment3_slice1_bend_c3)
+            - 0.7886751345948129 * segment3_slice1_local_com_x);
     let segment3_slice1_local_inertia_h_x = segment1_slice0_mass
         * segment3_slice1_local_com_x;
     let segment3_slice1_local_inertia_h_y = segment3_slice1_local_com_y
@@ -923,63 +921,63 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment3_slice1_local_inertia_h_x;
     let segment3_slices_local_inertia_h_y = segment3_slice1_local_inertia_h_y
         + segment3_slice0_local_inertia_h_y;
-    let segment3_slices_inertia_h_x = segment2_tip_rotation_01
-        * segment3_slices_local_inertia_h_y
-        + segment1_slices_local_inertia_m * segment2_tip_position_x
-        + segment3_slices_local_inertia_h_x * segment2_tip_rotation_00;
-    let segment3_slices_inertia_h_y = segment3_slices_local_inertia_h_y
-        * segment2_tip_rotation_11
+    let segment3_slices_inertia_h_x = segment2_tip_position_x
+        * segment1_slices_local_inertia_m
+        + segment3_slices_local_inertia_h_x * segment2_tip_rotation_00
+        + segment3_slices_local_inertia_h_y * segment2_tip_rotation_01;
+    let segment3_slices_inertia_h_y = segment2_tip_rotation_10
+        * segment3_slices_local_inertia_h_x
         + segment1_slices_local_inertia_m * segment2_tip_position_y
-        + segment3_slices_local_inertia_h_x * segment2_tip_rotation_10;
-    let t23 = t19 * segment3_bend_squared_c2;
+        + segment3_slices_local_inertia_h_y * segment2_tip_rotation_11;
+    let t17 = t15 * segment3_bend_squared_c2;
     let segment3_tip_local_subspace0_v_x = p.channel_length
-        * ((t19 * segment3_bend_squared_c3 + segment3_bend_squared_c2 * t20) + t23);
-    let t24 = p.channel_length * segment3_bend_squared_c1;
-    let segment3_tip_local_subspace0_v_y = ((t22 * segment3_bend_squared_c3
-        + p.channel_length * segment3_bend_squared_c2 + t21 * segment3_bend_squared_c4)
-        - t24) * p.channel_length;
-    let t25 = segment3_bend_y * segment3_bend_squared_c1;
-    let t26 = 1.0 + -segment3_bend_squared * segment3_bend_squared_c2;
-    let segment3_tip_rotation_00 = segment2_tip_rotation_01 * t25
-        + segment2_tip_rotation_00 * t26;
-    let t27 = segment3_bend_squared_c1 * -segment3_bend_y;
-    let segment3_tip_rotation_01 = segment2_tip_rotation_01 * t26
-        + segment2_tip_rotation_00 * t27;
-    let segment3_tip_rotation_10 = segment2_tip_rotation_11 * t25
-        + t26 * segment2_tip_rotation_10;
-    let segment3_tip_rotation_11 = segment2_tip_rotation_11 * t26
-        + segment2_tip_rotation_10 * t27;
-    let segment3_tip_position_x = t24 * segment2_tip_rotation_00
-        + segment2_tip_position_x + segment2_tip_rotation_01 * t23;
-    let segment3_tip_position_y = segment2_tip_rotation_11 * t23
-        + t24 * segment2_tip_rotation_10 + segment2_tip_position_y;
-    let segment3_tip_subspace0_v_x = p.channel_length * segment2_tip_position_y
-        + segment2_tip_rotation_01 * segment3_tip_local_subspace0_v_y
-        + segment3_tip_local_subspace0_v_x * segment2_tip_rotation_00;
+        * ((t15 * segment3_bend_squared_c3 - t15 * segment3_bend_squared_c2) + t17);
+    let t18 = p.channel_length * segment3_bend_squared_c1;
+    let segment3_tip_local_subspace0_v_y = p.channel_length
+        * ((p.channel_length * segment3_bend_squared_c2
+            + 2.0 * t16 * segment3_bend_squared_c4 - t16 * segment3_bend_squared_c3)
+            - t18);
+    let t19 = 1.0 - segment3_bend_squared_c2 * segment3_bend_squared;
+    let t20 = segment3_bend_y * segment3_bend_squared_c1;
+    let segment3_tip_rotation_00 = t19 * segment2_tip_rotation_00
+        + segment2_tip_rotation_01 * t20;
+    let t21 = -(segment3_bend_y * segment3_bend_squared_c1);
+    let segment3_tip_rotation_01 = segment2_tip_rotation_01 * t19
+        + t21 * segment2_tip_rotation_00;
+    let segment3_tip_rotation_10 = segment2_tip_rotation_10 * t19
+        + t20 * segment2_tip_rotation_11;
+    let segment3_tip_rotation_11 = segment2_tip_rotation_10 * t21
+        + t19 * segment2_tip_rotation_11;
+    let segment3_tip_position_x = segment2_tip_rotation_01 * t17
+        + segment2_tip_position_x + t18 * segment2_tip_rotation_00;
+    let segment3_tip_position_y = t18 * segment2_tip_rotation_10
+        + segment2_tip_rotation_11 * t17 + segment2_tip_position_y;
+    let segment3_tip_subspace0_v_x = segment2_tip_rotation_01
+        * segment3_tip_local_subspace0_v_y
+        + segment3_tip_local_subspace0_v_x * segment2_tip_rotation_00
+        + p.channel_length * segment2_tip_position_y;
     let segment3_tip_subspace0_v_y = segment2_tip_rotation_11
         * segment3_tip_local_subspace0_v_y
-        + segment3_tip_local_subspace0_v_x * segment2_tip_rotation_10
+        + segment2_tip_rotation_10 * segment3_tip_local_subspace0_v_x
         - segment2_tip_position_x * p.channel_length;
-    let link4_inertia_h_x = segment3_tip_position_x * p.link_mass;
+    let link4_inertia_h_x = p.link_mass * segment3_tip_position_x;
     let link4_inertia_h_y = segment3_tip_position_y * p.link_mass;
     let segment4_slice0_local_com_x = 0.21132486540518713 * p.channel_length
         * segment4_slice0_bend_c1;
     let segment4_bend_y = p.channel_length * q[6];
-    let t28 = p.channel_length * segment4_bend_y;
-    let segment4_slice0_local_com_y = 0.044658198738520456 * t28
+    let t22 = p.channel_length * segment4_bend_y;
+    let segment4_slice0_local_com_y = 0.044658198738520456 * t22
         * segment4_slice0_bend_c2;
-    let t29 = -(p.channel_length * segment4_bend_y);
     let segment4_slice0_local_subspace0_v_x = p.channel_length
-        * (0.21132486540518713 * segment4_slice0_local_com_y
-            + (0.009437387837655933 * segment4_slice0_bend_c2 * t29
-                + 0.009437387837655933 * t28 * segment4_slice0_bend_c3));
+        * ((0.009437387837655933 * t22 * segment4_slice0_bend_c3
+            - 0.009437387837655933 * t22 * segment4_slice0_bend_c2)
+            + 0.21132486540518713 * segment4_slice0_local_com_y);
     let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t30 = 2.0 * p.channel_length * segment4_bend_squared;
-    let t31 = -(p.channel_length * segment4_bend_squared);
+    let t23 = p.channel_length * segment4_bend_squared;
     let segment4_slice0_local_subspace0_v_y = p.channel_length
-        * ((0.00199435471456919 * t30 * segment4_slice0_bend_c4
-            + 0.044658198738520456 * segment4_slice0_bend_c2 * p.channel_length
-            + 0.00199435471456919 * t31 * segment4_slice0_bend_c3)
+        * ((0.044658198738520456 * segment4_slice0_bend_c2 * p.channel_length
+            + 0.00398870942913838 * t23 * segment4_slice0_bend_c4
+            - 0.00199435471456919 * t23 * segment4_slice0_bend_c3)
             - 0.21132486540518713 * segment4_slice0_local_com_x);
     let segment4_slice0_local_inertia_h_x = segment4_slice0_local_com_x
         * segment1_slice0_mass;
@@ -987,15 +985,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slice0_mass;
     let segment4_slice1_local_com_x = 0.7886751345948129 * p.channel_length
         * segment4_slice1_bend_c1;
-    let segment4_slice1_local_com_y = 0.6220084679281462 * t28 * segment4_slice1_bend_c2;
-    let segment4_slice1_local_subspace0_v_x = (0.7886751345948129
-        * segment4_slice1_local_com_y
-        + (0.4905626121623441 * segment4_slice1_bend_c2 * t29
-            + 0.4905626121623441 * t28 * segment4_slice1_bend_c3)) * p.channel_length;
+    let segment4_slice1_local_com_y = 0.6220084679281462 * t22 * segment4_slice1_bend_c2;
+    let segment4_slice1_local_subspace0_v_x = p.channel_length
+        * ((0.4905626121623441 * t22 * segment4_slice1_bend_c3
+            - 0.4905626121623441 * t22 * segment4_slice1_bend_c2)
+            + 0.7886751345948129 * segment4_slice1_local_com_y);
     let segment4_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.38689453417431974 * t31 * segment4_slice1_bend_c3
+        * ((0.7737890683486395 * t23 * segment4_slice1_bend_c4
             + 0.6220084679281462 * p.channel_length * segment4_slice1_bend_c2
-            + 0.38689453417431974 * t30 * segment4_slice1_bend_c4)
+            - 0.38689453417431974 * t23 * segment4_slice1_bend_c3)
             - 0.7886751345948129 * segment4_slice1_local_com_x);
     let segment4_slice1_local_inertia_h_x = segment4_slice1_local_com_x
         * segment1_slice0_mass;
@@ -1005,44 +1003,45 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment4_slice1_local_inertia_h_x;
     let segment4_slices_local_inertia_h_y = segment4_slice0_local_inertia_h_y
         + segment4_slice1_local_inertia_h_y;
-    let segment4_slices_inertia_h_x = segment3_tip_rotation_01
-        * segment4_slices_local_inertia_h_y
-        + segment1_slices_local_inertia_m * segment3_tip_position_x
-        + segment3_tip_rotation_00 * segment4_slices_local_inertia_h_x;
+    let segment4_slices_inertia_h_x = segment3_tip_rotation_00
+        * segment4_slices_local_inertia_h_x
+        + segment4_slices_local_inertia_h_y * segment3_tip_rotation_01
+        + segment1_slices_local_inertia_m * segment3_tip_position_x;
     let segment4_slices_inertia_h_y = segment3_tip_rotation_10
         * segment4_slices_local_inertia_h_x
-        + segment1_slices_local_inertia_m * segment3_tip_position_y
-        + segment3_tip_rotation_11 * segment4_slices_local_inertia_h_y;
-    let t32 = t28 * segment4_bend_squared_c2;
+        + segment3_tip_position_y * segment1_slices_local_inertia_m
+        + segment4_slices_local_inertia_h_y * segment3_tip_rotation_11;
+    let t24 = t22 * segment4_bend_squared_c2;
     let segment4_tip_local_subspace0_v_x = p.channel_length
-        * (t32 + (t28 * segment4_bend_squared_c3 + segment4_bend_squared_c2 * t29));
-    let t33 = segment4_bend_squared_c1 * p.channel_length;
-    let segment4_tip_local_subspace0_v_y = ((p.channel_length * segment4_bend_squared_c2
-        + segment4_bend_squared_c4 * t30 + t31 * segment4_bend_squared_c3) - t33)
-        * p.channel_length;
-    let segment4_tip_position_x = segment3_tip_rotation_00 * t33
-        + segment3_tip_position_x + segment3_tip_rotation_01 * t32;
+        * ((t22 * segment4_bend_squared_c3 - t22 * segment4_bend_squared_c2) + t24);
+    let t25 = segment4_bend_squared_c1 * p.channel_length;
+    let segment4_tip_local_subspace0_v_y = p.channel_length
+        * ((p.channel_length * segment4_bend_squared_c2
+            + 2.0 * segment4_bend_squared_c4 * t23 - t23 * segment4_bend_squared_c3)
+            - t25);
+    let segment4_tip_position_x = segment3_tip_rotation_00 * t25
+        + segment3_tip_position_x + t24 * segment3_tip_rotation_01;
     let segment4_tip_position_y = segment3_tip_position_y
-        + segment3_tip_rotation_10 * t33 + segment3_tip_rotation_11 * t32;
-    let segment4_tip_subspace0_v_x = p.channel_length * segment3_tip_position_y
-        + segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00
-        + segment3_tip_rotation_01 * segment4_tip_local_subspace0_v_y;
-    let segment4_tip_subspace0_v_y = segment3_tip_rotation_11
-        * segment4_tip_local_subspace0_v_y
-        + segment4_tip_local_subspace0_v_x * segment3_tip_rotation_10
+        + t25 * segment3_tip_rotation_10 + t24 * segment3_tip_rotation_11;
+    let segment4_tip_subspace0_v_x = segment3_tip_position_y * p.channel_length
+        + segment3_tip_rotation_01 * segment4_tip_local_subspace0_v_y
+        + segment3_tip_rotation_00 * segment4_tip_local_subspace0_v_x;
+    let segment4_tip_subspace0_v_y = segment4_tip_local_subspace0_v_x
+        * segment3_tip_rotation_10
+        + segment3_tip_rotation_11 * segment4_tip_local_subspace0_v_y
         - p.channel_length * segment3_tip_position_x;
-    let link5_inertia_h_x = p.link_mass * segment4_tip_position_x;
+    let link5_inertia_h_x = segment4_tip_position_x * p.link_mass;
     let link5_inertia_h_y = segment4_tip_position_y * p.link_mass;
     let segment4_composite_inertia_m = segment1_slices_local_inertia_m + p.link_mass;
     let segment4_composite_inertia_h_x = segment4_slices_inertia_h_x + link5_inertia_h_x;
-    let segment4_composite_inertia_h_y = segment4_slices_inertia_h_y + link5_inertia_h_y;
+    let segment4_composite_inertia_h_y = link5_inertia_h_y + segment4_slices_inertia_h_y;
     let link4_composite_inertia_m = segment4_composite_inertia_m + p.link_mass;
     let link4_composite_inertia_h_x = link4_inertia_h_x + segment4_composite_inertia_h_x;
-    let link4_composite_inertia_h_y = segment4_composite_inertia_h_y + link4_inertia_h_y;
+    let link4_composite_inertia_h_y = link4_inertia_h_y + segment4_composite_inertia_h_y;
     let segment3_composite_inertia_m = segment1_slices_local_inertia_m
         + link4_composite_inertia_m;
-    let segment3_composite_inertia_h_x = segment3_slices_inertia_h_x
-        + link4_composite_inertia_h_x;
+    let segment3_composite_inertia_h_x = link4_composite_inertia_h_x
+        + segment3_slices_inertia_h_x;
     let segment3_composite_inertia_h_y = segment3_slices_inertia_h_y
         + link4_composite_inertia_h_y;
     let link3_composite_inertia_m = p.link_mass + segment3_composite_inertia_m;
@@ -1050,8 +1049,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link3_composite_inertia_h_y = link3_inertia_h_y + segment3_composite_inertia_h_y;
     let segment2_composite_inertia_m = segment1_slices_local_inertia_m
         + link3_composite_inertia_m;
-    let segment2_composite_inertia_h_x = link3_composite_inertia_h_x
-        + segment2_slices_inertia_h_x;
+    let segment2_composite_inertia_h_x = segment2_slices_inertia_h_x
+        + link3_composite_inertia_h_x;
     let segment2_composite_inertia_h_y = link3_composite_inertia_h_y
         + segment2_slices_inertia_h_y;
     let link2_composite_inertia_m = p.link_mass + segment2_composite_inertia_m;
@@ -1059,76 +1058,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link2_composite_inertia_h_y = segment2_composite_inertia_h_y + link2_inertia_h_y;
     let segment1_composite_inertia_m = segment1_slices_local_inertia_m
         + link2_composite_inertia_m;
-    let segment1_composite_inertia_h_x = segment1_slices_inertia_h_x
-        + link2_composite_inertia_h_x;
+    let segment1_composite_inertia_h_x = link2_composite_inertia_h_x
+        + segment1_slices_inertia_h_x;
     let segment1_composite_inertia_h_y = link2_composite_inertia_h_y
         + segment1_slices_inertia_h_y;
     let link1_composite_inertia_m = p.link_mass + segment1_composite_inertia_m;
-    let link1_composite_inertia_h_x = link1_inertia_h_x + segment1_composite_inertia_h_x;
+    let link1_composite_inertia_h_x = segment1_composite_inertia_h_x + link1_inertia_h_x;
     let link1_composite_inertia_h_y = segment1_composite_inertia_h_y + link1_inertia_h_y;
     let base_x_projected_inertia_n_z = -link1_composite_inertia_h_y;
     let base_angle_projected_inertia_f_x = base_x_projected_inertia_n_z
         + q[1] * link1_composite_inertia_m;
     let base_angle_projected_inertia_f_y = link1_composite_inertia_h_x
         + base_angle_subspace_v_y * link1_composite_inertia_m;
-    let t34 = segment1_slice0_mass * segment1_slice0_local_subspace0_v_x
-        + segment1_slice1_local_subspace0_v_x * segment1_slice0_mass
+    let t26 = segment1_slice1_local_subspace0_v_x * segment1_slice0_mass
+        + segment1_slice0_mass * segment1_slice0_local_subspace0_v_x
         - segment1_slice0_local_subspace0_w_z * segment1_slice0_local_inertia_h_y
         - segment1_slice1_local_subspace0_w_z * segment1_slice1_local_inertia_h_y;
-    let t35 = segment1_slice0_local_subspace0_v_y * segment1_slice0_mass
+    let t27 = segment1_slice1_local_subspace0_v_y * segment1_slice0_mass
         + segment1_slice1_local_subspace0_w_z * segment1_slice1_local_inertia_h_x
-        + segment1_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z
-        + segment1_slice1_local_subspace0_v_y * segment1_slice0_mass;
-    let segment1_subspace0_projected_inertia_f_x = segment1_tip_subspace0_v_x
-        * link2_composite_inertia_m + t34 * cos_q2 + t35 * base_angle_rotation_01
-        - p.channel_length * link2_composite_inertia_h_y;
-    let segment1_subspace0_projected_inertia_f_y = p.channel_length
-        * link2_composite_inertia_h_x + sin_q2 * t34 + t35 * cos_q2
-        + segment1_tip_subspace0_v_y * link2_composite_inertia_m;
-    let t36 = segment2_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment1_slice0_local_subspace0_w_z * segment2_slice0_local_inertia_h_x
+        + segment1_slice0_mass * segment1_slice0_local_subspace0_v_y
+        + segment1_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z;
+    let segment1_subspace0_projected_inertia_f_x = t26 * cos_q2
+        + segment1_tip_subspace0_v_x * link2_composite_inertia_m
+        + t27 * base_angle_rotation_01 - p.channel_length * link2_composite_inertia_h_y;
+    let segment1_subspace0_projected_inertia_f_y = link2_composite_inertia_m
+        * segment1_tip_subspace0_v_y + p.channel_length * link2_composite_inertia_h_x
+        + t27 * cos_q2 + sin_q2 * t26;
+    let t28 = segment1_slice0_local_subspace0_w_z * segment2_slice0_local_inertia_h_x
         + segment2_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
-        + segment2_slice1_local_subspace0_v_y * segment1_slice0_mass;
-    let t37 = segment2_slice1_local_subspace0_v_x * segment1_slice0_mass
+        + segment1_slice0_mass * segment2_slice1_local_subspace0_v_y
+        + segment1_slice0_mass * segment2_slice0_local_subspace0_v_y;
+    let t29 = segment2_slice1_local_subspace0_v_x * segment1_slice0_mass
         + segment2_slice0_local_subspace0_v_x * segment1_slice0_mass
         - segment1_slice1_local_subspace0_w_z * segment2_slice1_local_inertia_h_y
         - segment2_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z;
-    let segment2_subspace0_projected_inertia_f_x = t36 * segment1_tip_rotation_01
-        + link3_composite_inertia_m * segment2_tip_subspace0_v_x
-        + segment1_tip_rotation_00 * t37
+    let segment2_subspace0_projected_inertia_f_x = t28 * segment1_tip_rotation_01
+        + segment2_tip_subspace0_v_x * link3_composite_inertia_m
+        + segment1_tip_rotation_00 * t29
         - p.channel_length * link3_composite_inertia_h_y;
-    let segment2_subspace0_projected_inertia_f_y = segment1_tip_rotation_10 * t37
-        + p.channel_length * link3_composite_inertia_h_x + t36 * segment1_tip_rotation_11
-        + segment2_tip_subspace0_v_y * link3_composite_inertia_m;
-    let t38 = segment3_slice0_local_subspace0_v_x * segment1_slice0_mass
+    let segment2_subspace0_projected_inertia_f_y = segment1_tip_rotation_10 * t29
+        + segment2_tip_subspace0_v_y * link3_composite_inertia_m
+        + p.channel_length * link3_composite_inertia_h_x
+        + t28 * segment1_tip_rotation_11;
+    let t30 = segment3_slice0_local_subspace0_v_x * segment1_slice0_mass
         + segment3_slice1_local_subspace0_v_x * segment1_slice0_mass
         - segment1_slice0_local_subspace0_w_z * segment3_slice0_local_inertia_h_y
         - segment1_slice1_local_subspace0_w_z * segment3_slice1_local_inertia_h_y;
-    let t39 = segment3_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment1_slice0_mass * segment3_slice1_local_subspace0_v_y
-        + segment1_slice1_local_subspace0_w_z * segment3_slice1_local_inertia_h_x
-        + segment1_slice0_local_subspace0_w_z * segment3_slice0_local_inertia_h_x;
-    let segment3_subspace0_projected_inertia_f_x = t38 * segment2_tip_rotation_00
-        + segment2_tip_rotation_01 * t39
-        + segment3_tip_subspace0_v_x * link4_composite_inertia_m
+    let t31 = segment1_slice1_local_subspace0_w_z * segment3_slice1_local_inertia_h_x
+        + segment3_slice0_local_subspace0_v_y * segment1_slice0_mass
+        + segment1_slice0_local_subspace0_w_z * segment3_slice0_local_inertia_h_x
+        + segment3_slice1_local_subspace0_v_y * segment1_slice0_mass;
+    let segment3_subspace0_projected_inertia_f_x = segment3_tip_subspace0_v_x
+        * link4_composite_inertia_m + t30 * segment2_tip_rotation_00
+        + segment2_tip_rotation_01 * t31
         - p.channel_length * link4_composite_inertia_h_y;
-    let segment3_subspace0_projected_inertia_f_y = t38 * segment2_tip_rotation_10
-        + p.channel_length * link4_composite_inertia_h_x + segment2_tip_rotation_11 * t39
-        + segment3_tip_subspace0_v_y * link4_composite_inertia_m;
-    let t40 = segment4_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment4_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z
-        + segment4_slice1_local_subspace0_v_y * segment1_slice0_mass
-        + segment4_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z;
-    let t41 = segment4_slice1_local_subspace0_v_x * segment1_slice0_mass
-        + segment1_slice0_mass * segment4_slice0_local_subspace0_v_x
+    let segment3_subspace0_projected_inertia_f_y = t31 * segment2_tip_rotation_11
+        + t30 * segment2_tip_rotation_10
+        + link4_composite_inertia_m * segment3_tip_subspace0_v_y
+        + link4_composite_inertia_h_x * p.channel_length;
+    let t32 = segment4_slice1_local_subspace0_v_x * segment1_slice0_mass
+        + segment4_slice0_local_subspace0_v_x * segment1_slice0_mass
         - segment4_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z
         - segment1_slice1_local_subspace0_w_z * segment4_slice1_local_inertia_h_y;
-    let segment4_subspace0_projected_inertia_f_x = segment3_tip_rotation_01 * t40
-        + p.link_mass * segment4_tip_subspace0_v_x + segment3_tip_rotation_00 * t41
-        - p.channel_length * link5_inertia_h_y;
-    let segment4_subspace0_projected_inertia_f_y = p.link_mass
-        * segment4_tip_subspace0_v_y + segment3_tip_rotation_10 * t41
-        + segment3_tip_rotation_11 * t40 + p.channel_length * link5_inertia_h_x;
+    let t33 = segment4_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z
+        + segment4_slice1_local_subspace0_v_y * segment1_slice0_mass
+        + segment4_slice0_local_subspace0_v_y * segment1_slice0_mass
+        + segment4_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z;
+    let segment4_subspace0_projected_inertia_f_x = segment3_tip_rotation_00 * t32
+        + segment4_tip_subspace0_v_x * p.link_mass + t33 * segment3_tip_rotation_01
+        - link5_inertia_h_y * p.channel_length;
+    let segment4_subspace0_projected_inertia_f_y = p.channel_length * link5_inertia_h_x
+        + segment4_tip_subspace0_v_y * p.link_mass + t32 * segment3_tip_rotation_10
+        + t33 * segment3_tip_rotation_11;
     Cache {
         segment1_bend_squared_c1,
         segment1_bend_squared_c2,
@@ -1396,6 +1397,72 @@ pub fn mass_matrix_into(
     let t2 = cache.segment1_tip_position_x * cache.segment1_tip_position_x
         + cache.segment1_tip_position_y * cache.segment1_tip_position_y;
     let link2_inertia_i_22 = link2_inertia_com_22 + p.link_mass * t2;
+    let t3 = cache.segment3_tip_position_x * cache.segment3_tip_position_x
+        + cache.segment3_tip_position_y * cache.segment3_tip_position_y;
+    let link4_inertia_i_22 = link2_inertia_com_22 + t3 * p.link_mass;
+    let segment4_slice0_inertia_com_22 = 0.25
+        * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
+    let segment4_slice1_local_inertia_i_22 = segment4_slice0_inertia_com_22
+        + (cache.segment4_slice1_local_com_y * cache.segment4_slice1_local_com_y
+            + cache.segment4_slice1_local_com_x * cache.segment4_slice1_local_com_x)
+            * cache.segment1_slice0_mass;
+    let segment4_slice0_local_inertia_i_22 = (cache.segment4_slice0_local_com_y
+        * cache.segment4_slice0_local_com_y
+        + cache.segment4_slice0_local_com_x * cache.segment4_slice0_local_com_x)
+        * cache.segment1_slice0_mass + segment4_slice0_inertia_com_22;
+    let segment4_slices_local_inertia_i_22 = segment4_slice1_local_inertia_i_22
+        + segment4_slice0_local_inertia_i_22;
+    let segment4_slices_inertia_i_22 = t3 * cache.segment1_slices_local_inertia_m
+        + segment4_slices_local_inertia_i_22
+        + 2.0
+            * ((cache.segment3_tip_rotation_00 * cache.segment4_slices_local_inertia_h_x
+                + cache.segment4_slices_local_inertia_h_y
+                    * cache.segment3_tip_rotation_01) * cache.segment3_tip_position_x
+                + cache.segment3_tip_position_y
+                    * (cache.segment3_tip_rotation_10
+                        * cache.segment4_slices_local_inertia_h_x
+                        + cache.segment4_slices_local_inertia_h_y
+                            * cache.segment3_tip_rotation_11));
+    let link5_inertia_i_22 = (cache.segment4_tip_position_y
+        * cache.segment4_tip_position_y
+        + cache.segment4_tip_position_x * cache.segment4_tip_position_x) * p.link_mass
+        + link1_inertia_com_22;
+    let segment4_composite_inertia_i_22 = segment4_slices_inertia_i_22
+        + link5_inertia_i_22;
+    let link4_composite_inertia_i_22 = link4_inertia_i_22
+        + segment4_composite_inertia_i_22;
+    let segment3_slice0_inertia_com_22 = 0.25
+        * (p.segment3_disc_radius * p.segment3_disc_radius) * cache.segment1_slice0_mass;
+    let segment3_slice1_local_inertia_i_22 = segment3_slice0_inertia_com_22
+        + (cache.segment3_slice1_local_com_y * cache.segment3_slice1_local_com_y
+            + cache.segment3_slice1_local_com_x * cache.segment3_slice1_local_com_x)
+            * cache.segment1_slice0_mass;
+    let segment3_slice0_local_inertia_i_22 = (cache.segment3_slice0_local_com_x
+        * cache.segment3_slice0_local_com_x
+        + cache.segment3_slice0_local_com_y * cache.segment3_slice0_local_com_y)
+        * cache.segment1_slice0_mass + segment3_slice0_inertia_com_22;
+    let segment3_slices_local_inertia_i_22 = segment3_slice1_local_inertia_i_22
+        + segment3_slice0_local_inertia_i_22;
+    let t4 = cache.segment2_tip_position_y * cache.segment2_tip_position_y
+        + cache.segment2_tip_position_x * cache.segment2_tip_position_x;
+    let segment3_slices_inertia_i_22 = segment3_slices_local_inertia_i_22
+        + 2.0
+            * (cache.segment2_tip_position_x
+                * (cache.segment3_slices_local_inertia_h_x
+                    * cache.segment2_tip_rotation_00
+                    + cache.segment3_slices_local_inertia_h_y
+                        * cache.segment2_tip_rotation_01)
+                + (cache.segment2_tip_rotation_10
+                    * cache.segment3_slices_local_inertia_h_x
+                    + cache.segment3_slices_local_inertia_h_y
+                        * cache.segment2_tip_rotation_11)
+                    * cache.segment2_tip_position_y)
+        + cache.segment1_slices_local_inertia_m * t4;
+    let segment3_composite_inertia_i_22 = link4_composite_inertia_i_22
+        + segment3_slices_inertia_i_22;
+    let link3_inertia_i_22 = link2_inertia_com_22 + p.link_mass * t4;
+    let link3_composite_inertia_i_22 = segment3_composite_inertia_i_22
+        + link3_inertia_i_22;
     let segment2_slice0_inertia_com_22 = 0.25 * cache.segment1_slice0_mass
         * (p.segment2_disc_radius * p.segment2_disc_radius);
     let segment2_slice0_local_inertia_i_22 = segment2_slice0_inertia_com_22
@@ -1409,271 +1476,209 @@ pub fn mass_matrix_into(
     let segment2_slices_local_inertia_i_22 = segment2_slice0_local_inertia_i_22
         + segment2_slice1_local_inertia_i_22;
     let segment2_slices_inertia_i_22 = 2.0
-        * ((cache.segment1_tip_rotation_01 * cache.segment2_slices_local_inertia_h_y
-            + cache.segment1_tip_rotation_00 * cache.segment2_slices_local_inertia_h_x)
-            * cache.segment1_tip_position_x
-            + (cache.segment1_tip_rotation_10 * cache.segment2_slices_local_inertia_h_x
-                + cache.segment2_slices_local_inertia_h_y
-                    * cache.segment1_tip_rotation_11) * cache.segment1_tip_position_y)
+        * ((cache.segment1_tip_rotation_11 * cache.segment2_slices_local_inertia_h_y
+            + cache.segment1_tip_rotation_10 * cache.segment2_slices_local_inertia_h_x)
+            * cache.segment1_tip_position_y
+            + cache.segment1_tip_position_x
+                * (cache.segment1_tip_rotation_01
+                    * cache.segment2_slices_local_inertia_h_y
+                    + cache.segment1_tip_rotation_00
+                        * cache.segment2_slices_local_inertia_h_x))
         + cache.segment1_slices_local_inertia_m * t2
         + segment2_slices_local_inertia_i_22;
-    let segment3_slice0_inertia_com_22 = 0.25
-        * (p.segment3_disc_radius * p.segment3_disc_radius) * cache.segment1_slice0_mass;
-    let segment3_slice1_local_inertia_i_22 = segment3_slice0_inertia_com_22
-        + (cache.segment3_slice1_local_com_y * cache.segment3_slice1_local_com_y
-            + cache.segment3_slice1_local_com_x * cache.segment3_slice1_local_com_x)
-            * cache.segment1_slice0_mass;
-    let segment3_slice0_local_inertia_i_22 = (cache.segment3_slice0_local_com_x
-        * cache.segment3_slice0_local_com_x
-        + cache.segment3_slice0_local_com_y * cache.segment3_slice0_local_com_y)
-        * cache.segment1_slice0_mass + segment3_slice0_inertia_com_22;
-    let segment3_slices_local_inertia_i_22 = segment3_slice1_local_inertia_i_22
-        + segment3_slice0_local_inertia_i_22;
-    let t3 = cache.segment2_tip_position_x * cache.segment2_tip_position_x
-        + cache.segment2_tip_position_y * cache.segment2_tip_position_y;
-    let segment3_slices_inertia_i_22 = segment3_slices_local_inertia_i_22
-        + cache.segment1_slices_local_inertia_m * t3
-        + 2.0
-            * (cache.segment2_tip_position_y
-                * (cache.segment3_slices_local_inertia_h_y
-                    * cache.segment2_tip_rotation_11
-                    + cache.segment3_slices_local_inertia_h_x
-                        * cache.segment2_tip_rotation_10)
-                + cache.segment2_tip_position_x
-                    * (cache.segment2_tip_rotation_01
-                        * cache.segment3_slices_local_inertia_h_y
-                        + cache.segment3_slices_local_inertia_h_x
-                            * cache.segment2_tip_rotation_00));
-    let t4 = cache.segment3_tip_position_y * cache.segment3_tip_position_y
-        + cache.segment3_tip_position_x * cache.segment3_tip_position_x;
-    let segment4_slice0_inertia_com_22 = 0.25
-        * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
-    let segment4_slice1_local_inertia_i_22 = segment4_slice0_inertia_com_22
-        + (cache.segment4_slice1_local_com_y * cache.segment4_slice1_local_com_y
-            + cache.segment4_slice1_local_com_x * cache.segment4_slice1_local_com_x)
-            * cache.segment1_slice0_mass;
-    let segment4_slice0_local_inertia_i_22 = (cache.segment4_slice0_local_com_y
-        * cache.segment4_slice0_local_com_y
-        + cache.segment4_slice0_local_com_x * cache.segment4_slice0_local_com_x)
-        * cache.segment1_slice0_mass + segment4_slice0_inertia_com_22;
-    let segment4_slices_local_inertia_i_22 = segment4_slice1_local_inertia_i_22
-        + segment4_slice0_local_inertia_i_22;
-    let segment4_slices_inertia_i_22 = cache.segment1_slices_local_inertia_m * t4
-        + segment4_slices_local_inertia_i_22
-        + 2.0
-            * ((cache.segment3_tip_rotation_10 * cache.segment4_slices_local_inertia_h_x
-                + cache.segment3_tip_rotation_11
-                    * cache.segment4_slices_local_inertia_h_y)
-                * cache.segment3_tip_position_y
-                + cache.segment3_tip_position_x
-                    * (cache.segment3_tip_rotation_01
-                        * cache.segment4_slices_local_inertia_h_y
-                        + cache.segment3_tip_rotation_00
-                            * cache.segment4_slices_local_inertia_h_x));
-    let link5_inertia_i_22 = link1_inertia_com_22
-        + p.link_mass
-            * (cache.segment4_tip_position_x * cache.segment4_tip_position_x
-                + cache.segment4_tip_position_y * cache.segment4_tip_position_y);
-    let segment4_composite_inertia_i_22 = segment4_slices_inertia_i_22
-        + link5_inertia_i_22;
-    let link4_inertia_i_22 = link2_inertia_com_22 + p.link_mass * t4;
-    let link4_composite_inertia_i_22 = segment4_composite_inertia_i_22
-        + link4_inertia_i_22;
-    let segment3_composite_inertia_i_22 = segment3_slices_inertia_i_22
-        + link4_composite_inertia_i_22;
-    let link3_inertia_i_22 = link2_inertia_com_22 + p.link_mass * t3;
-    let link3_composite_inertia_i_22 = segment3_composite_inertia_i_22
-        + link3_inertia_i_22;
-    let segment2_composite_inertia_i_22 = segment2_slices_inertia_i_22
-        + link3_composite_inertia_i_22;
+    let segment2_composite_inertia_i_22 = link3_composite_inertia_i_22
+        + segment2_slices_inertia_i_22;
     let link2_composite_inertia_i_22 = link2_inertia_i_22
         + segment2_composite_inertia_i_22;
     let segment1_composite_inertia_i_22 = segment1_slices_inertia_i_22
         + link2_composite_inertia_i_22;
     let link1_composite_inertia_i_22 = link1_inertia_i_22
         + segment1_composite_inertia_i_22;
-    let base_angle_projected_inertia_n_z = cache.link1_composite_inertia_h_x
-        * cache.base_angle_subspace_v_y + link1_composite_inertia_i_22
+    let base_angle_projected_inertia_n_z = link1_composite_inertia_i_22
+        + cache.link1_composite_inertia_h_x * cache.base_angle_subspace_v_y
         - q[1] * cache.link1_composite_inertia_h_y;
-    let t5 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_x;
-    let t6 = cache.segment1_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t7 = -(cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_local_inertia_h_y);
-    let t8 = -(cache.segment1_slice1_local_subspace0_w_z
+    let t5 = -(cache.segment1_slice1_local_subspace0_v_x
         * cache.segment1_slice1_local_inertia_h_y);
-    let t9 = t5 + t6 + t7 + t8;
-    let t10 = cache.segment1_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t11 = cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment1_slice1_local_inertia_h_x;
-    let t12 = cache.segment1_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_subspace0_w_z;
-    let t13 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t14 = t10 + t11 + t12 + t13;
-    let t15 = -(cache.segment1_slice1_local_subspace0_v_x
-        * cache.segment1_slice1_local_inertia_h_y);
-    let t16 = cache.segment1_slice1_local_subspace0_w_z
-        * segment1_slice1_local_inertia_i_22;
-    let t17 = cache.segment1_tip_subspace0_v_y * cache.link2_composite_inertia_h_x;
-    let t18 = -(cache.segment1_slice0_local_inertia_h_y
+    let t6 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
+    let t7 = cache.segment1_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_subspace0_v_y;
+    let t8 = -(cache.segment1_slice0_local_inertia_h_y
         * cache.segment1_slice0_local_subspace0_v_x);
-    let t19 = cache.segment1_slice0_local_subspace0_v_y
-        * cache.segment1_slice0_local_inertia_h_x;
-    let t20 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
-    let t21 = p.channel_length * link2_composite_inertia_i_22;
+    let t9 = cache.segment1_slice1_local_subspace0_w_z
+        * segment1_slice1_local_inertia_i_22;
+    let t10 = cache.segment1_slice0_local_inertia_h_x
+        * cache.segment1_slice0_local_subspace0_v_y;
+    let t11 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t12 = cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice1_local_inertia_h_x;
+    let t13 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_y;
+    let t14 = cache.segment1_slice0_local_inertia_h_x
+        * cache.segment1_slice0_local_subspace0_w_z;
+    let t15 = t11 + t12 + t13 + t14;
+    let t16 = -(cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_local_inertia_h_y);
+    let t17 = -(cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice1_local_inertia_h_y);
+    let t18 = cache.segment1_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t19 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_x;
+    let t20 = t16 + t17 + t18 + t19;
+    let t21 = cache.link2_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
     let t22 = cache.segment1_slice0_local_subspace0_w_z
         * segment1_slice0_local_inertia_i_22;
-    let t23 = cache.segment1_slice1_local_subspace0_v_y
-        * cache.segment1_slice1_local_inertia_h_x;
-    let segment1_subspace0_projected_inertia_n_z = q[0]
-        * (cache.sin_q2 * t9 + t14 * cache.cos_q2) + t15 + t16 + t17 + t18 + t19 + t20
-        + t21 + t22 + t23
-        - q[1] * (t9 * cache.cos_q2 + t14 * cache.base_angle_rotation_01);
+    let t23 = p.channel_length * link2_composite_inertia_i_22;
+    let segment1_subspace0_projected_inertia_n_z = t5 + t6 + t7 + t8 + t9 + t10
+        + q[0] * (t15 * cache.cos_q2 + cache.sin_q2 * t20) + t21 + t22 + t23
+        - q[1] * (t20 * cache.cos_q2 + t15 * cache.base_angle_rotation_01);
     let t24 = segment1_subspace0_projected_inertia_n_z
-        + q[1] * cache.segment1_subspace0_projected_inertia_f_x
-        + cache.base_angle_subspace_v_y * cache.segment1_subspace0_projected_inertia_f_y;
-    let t25 = cache.segment2_slice0_local_subspace0_v_y
-        * cache.segment2_slice0_local_inertia_h_x;
-    let t26 = cache.segment2_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t27 = cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment2_slice0_local_inertia_h_x;
-    let t28 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t29 = cache.segment2_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t30 = t26 + t27 + t28 + t29;
-    let t31 = -(cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment1_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + q[1] * cache.segment1_subspace0_projected_inertia_f_x;
+    let t25 = cache.segment2_slice0_local_inertia_h_x
+        * cache.segment2_slice0_local_subspace0_v_y;
+    let t26 = -(cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_h_y);
+    let t27 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
+    let t28 = -(cache.segment2_slice1_local_subspace0_v_x
         * cache.segment2_slice1_local_inertia_h_y);
-    let t32 = cache.segment2_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t33 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t34 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_subspace0_w_z);
-    let t35 = t31 + t32 + t33 + t34;
-    let t36 = cache.segment1_slice1_local_subspace0_w_z
+    let t29 = cache.segment1_slice1_local_subspace0_w_z
         * segment2_slice1_local_inertia_i_22;
-    let t37 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
-    let t38 = -(cache.link3_composite_inertia_h_y * cache.segment2_tip_subspace0_v_x);
-    let t39 = -(cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment2_slice1_local_inertia_h_y);
-    let t40 = link3_composite_inertia_i_22 * p.channel_length;
-    let t41 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment2_slice0_local_subspace0_v_x);
-    let t42 = cache.segment1_slice0_local_subspace0_w_z
-        * segment2_slice0_local_inertia_i_22;
-    let t43 = cache.segment2_slice1_local_inertia_h_x
+    let t30 = cache.segment2_slice1_local_inertia_h_x
         * cache.segment2_slice1_local_subspace0_v_y;
-    let segment2_subspace0_projected_inertia_n_z = t25
-        + (cache.segment1_tip_rotation_10 * t35 + t30 * cache.segment1_tip_rotation_11)
-            * cache.segment1_tip_position_x + t36 + t37 + t38 + t39 + t40 + t41 + t42
-        + t43
-        - (t30 * cache.segment1_tip_rotation_01 + cache.segment1_tip_rotation_00 * t35)
-            * cache.segment1_tip_position_y;
+    let t31 = -(cache.segment2_slice0_local_inertia_h_y
+        * cache.segment2_slice0_local_subspace0_v_x);
+    let t32 = link3_composite_inertia_i_22 * p.channel_length;
+    let t33 = cache.segment2_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t34 = -(cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment2_slice1_local_inertia_h_y);
+    let t35 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t36 = -(cache.segment2_slice0_local_inertia_h_y
+        * cache.segment1_slice0_local_subspace0_w_z);
+    let t37 = t33 + t34 + t35 + t36;
+    let t38 = cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment2_slice0_local_inertia_h_x;
+    let t39 = cache.segment2_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_subspace0_w_z;
+    let t40 = cache.segment1_slice0_mass * cache.segment2_slice1_local_subspace0_v_y;
+    let t41 = cache.segment1_slice0_mass * cache.segment2_slice0_local_subspace0_v_y;
+    let t42 = t38 + t39 + t40 + t41;
+    let t43 = cache.segment1_slice0_local_subspace0_w_z
+        * segment2_slice0_local_inertia_i_22;
+    let segment2_subspace0_projected_inertia_n_z = t25 + t26 + t27 + t28 + t29 + t30
+        + t31 + t32
+        + (cache.segment1_tip_rotation_10 * t37 + t42 * cache.segment1_tip_rotation_11)
+            * cache.segment1_tip_position_x + t43
+        - cache.segment1_tip_position_y
+            * (t42 * cache.segment1_tip_rotation_01
+                + cache.segment1_tip_rotation_00 * t37);
     let t44 = segment2_subspace0_projected_inertia_n_z
-        + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
-        + q[1] * cache.segment2_subspace0_projected_inertia_f_x;
-    let t45 = cache.segment3_slice1_local_subspace0_v_y
-        * cache.segment3_slice1_local_inertia_h_x;
-    let t46 = cache.segment3_slice0_local_subspace0_v_y
-        * cache.segment3_slice0_local_inertia_h_x;
-    let t47 = cache.segment1_slice0_local_subspace0_w_z
-        * segment3_slice0_local_inertia_i_22;
-    let t48 = -(cache.segment1_slice0_local_subspace0_w_z
+        + q[1] * cache.segment2_subspace0_projected_inertia_f_x
+        + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
+    let t45 = cache.link4_composite_inertia_h_x * cache.segment3_tip_subspace0_v_y;
+    let t46 = -(cache.segment1_slice0_local_subspace0_w_z
         * cache.segment3_slice0_local_inertia_h_y);
-    let t49 = cache.segment3_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t50 = -(cache.segment1_slice1_local_subspace0_w_z
+    let t47 = cache.segment3_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t48 = -(cache.segment1_slice1_local_subspace0_w_z
         * cache.segment3_slice1_local_inertia_h_y);
-    let t51 = cache.segment3_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t52 = t48 + t49 + t50 + t51;
-    let t53 = cache.segment3_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t54 = cache.segment1_slice0_mass * cache.segment3_slice1_local_subspace0_v_y;
-    let t55 = cache.segment1_slice1_local_subspace0_w_z
+    let t49 = cache.segment3_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t50 = t46 + t47 + t48 + t49;
+    let t51 = cache.segment1_slice1_local_subspace0_w_z
         * cache.segment3_slice1_local_inertia_h_x;
-    let t56 = cache.segment1_slice0_local_subspace0_w_z
+    let t52 = cache.segment3_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t53 = cache.segment1_slice0_local_subspace0_w_z
         * cache.segment3_slice0_local_inertia_h_x;
-    let t57 = t53 + t54 + t55 + t56;
-    let t58 = cache.segment1_slice1_local_subspace0_w_z
-        * segment3_slice1_local_inertia_i_22;
+    let t54 = cache.segment3_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t55 = t51 + t52 + t53 + t54;
+    let t56 = -(cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment3_slice1_local_inertia_h_y);
+    let t57 = p.channel_length * link4_composite_inertia_i_22;
+    let t58 = cache.segment1_slice0_local_subspace0_w_z
+        * segment3_slice0_local_inertia_i_22;
     let t59 = -(cache.segment3_slice0_local_subspace0_v_x
         * cache.segment3_slice0_local_inertia_h_y);
-    let t60 = -(cache.segment3_slice1_local_subspace0_v_x
-        * cache.segment3_slice1_local_inertia_h_y);
-    let t61 = cache.segment3_tip_subspace0_v_y * cache.link4_composite_inertia_h_x;
-    let t62 = link4_composite_inertia_i_22 * p.channel_length;
-    let t63 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
-    let segment3_subspace0_projected_inertia_n_z = t45 + t46 + t47
+    let t60 = cache.segment3_slice0_local_subspace0_v_y
+        * cache.segment3_slice0_local_inertia_h_x;
+    let t61 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
+    let t62 = cache.segment3_slice1_local_subspace0_v_y
+        * cache.segment3_slice1_local_inertia_h_x;
+    let t63 = cache.segment1_slice1_local_subspace0_w_z
+        * segment3_slice1_local_inertia_i_22;
+    let segment3_subspace0_projected_inertia_n_z = t45
         + cache.segment2_tip_position_x
-            * (t52 * cache.segment2_tip_rotation_10
-                + cache.segment2_tip_rotation_11 * t57) + t58 + t59 + t60 + t61 + t62
-        + t63
-        - (t52 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t57)
+            * (t55 * cache.segment2_tip_rotation_11
+                + t50 * cache.segment2_tip_rotation_10) + t56 + t57 + t58 + t59 + t60
+        + t61 + t62 + t63
+        - (t50 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t55)
             * cache.segment2_tip_position_y;
-    let t64 = cache.segment3_subspace0_projected_inertia_f_y
-        * cache.base_angle_subspace_v_y + segment3_subspace0_projected_inertia_n_z
+    let t64 = cache.base_angle_subspace_v_y
+        * cache.segment3_subspace0_projected_inertia_f_y
+        + segment3_subspace0_projected_inertia_n_z
         + q[1] * cache.segment3_subspace0_projected_inertia_f_x;
-    let t65 = cache.segment4_slice1_local_subspace0_v_y
-        * cache.segment4_slice1_local_inertia_h_x;
-    let t66 = cache.segment4_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t67 = cache.segment4_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_subspace0_w_z;
-    let t68 = cache.segment4_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t69 = cache.segment4_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t70 = t66 + t67 + t68 + t69;
-    let t71 = cache.segment4_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t72 = cache.segment1_slice0_mass * cache.segment4_slice0_local_subspace0_v_x;
-    let t73 = -(cache.segment4_slice0_local_inertia_h_y
+    let t65 = cache.segment4_tip_subspace0_v_y * cache.link5_inertia_h_x;
+    let t66 = cache.segment4_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t67 = cache.segment4_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
+    let t68 = -(cache.segment4_slice0_local_inertia_h_y
         * cache.segment1_slice0_local_subspace0_w_z);
-    let t74 = -(cache.segment1_slice1_local_subspace0_w_z
+    let t69 = -(cache.segment1_slice1_local_subspace0_w_z
         * cache.segment4_slice1_local_inertia_h_y);
+    let t70 = t66 + t67 + t68 + t69;
+    let t71 = cache.segment4_slice0_local_inertia_h_x
+        * cache.segment1_slice0_local_subspace0_w_z;
+    let t72 = cache.segment4_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t73 = cache.segment4_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
+    let t74 = cache.segment4_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_subspace0_w_z;
     let t75 = t71 + t72 + t73 + t74;
-    let t76 = cache.link5_inertia_h_x * cache.segment4_tip_subspace0_v_y;
+    let t76 = cache.segment4_slice1_local_inertia_h_x
+        * cache.segment4_slice1_local_subspace0_v_y;
     let t77 = segment4_slice1_local_inertia_i_22
         * cache.segment1_slice1_local_subspace0_w_z;
-    let t78 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
-    let t79 = cache.segment4_slice0_local_inertia_h_x
-        * cache.segment4_slice0_local_subspace0_v_y;
-    let t80 = cache.segment1_slice0_local_subspace0_w_z
+    let t78 = -(cache.segment4_slice1_local_subspace0_v_x
+        * cache.segment4_slice1_local_inertia_h_y);
+    let t79 = cache.segment1_slice0_local_subspace0_w_z
         * segment4_slice0_local_inertia_i_22;
+    let t80 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
     let t81 = -(cache.segment4_slice0_local_inertia_h_y
         * cache.segment4_slice0_local_subspace0_v_x);
-    let t82 = -(cache.segment4_slice1_local_subspace0_v_x
-        * cache.segment4_slice1_local_inertia_h_y);
-    let t83 = p.channel_length * link5_inertia_i_22;
-    let segment4_subspace0_projected_inertia_n_z = t65 + t76 + t77 + t78 + t79 + t80
-        + cache.segment3_tip_position_x
-            * (cache.segment3_tip_rotation_10 * t75
-                + cache.segment3_tip_rotation_11 * t70) + t81 + t82 + t83
-        - (cache.segment3_tip_rotation_01 * t70 + cache.segment3_tip_rotation_00 * t75)
-            * cache.segment3_tip_position_y;
-    let t84 = segment4_subspace0_projected_inertia_n_z
-        + cache.segment4_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
-        + q[1] * cache.segment4_subspace0_projected_inertia_f_x;
-    let t85 = p.channel_length * segment2_subspace0_projected_inertia_n_z
+    let t82 = p.channel_length * link5_inertia_i_22;
+    let t83 = cache.segment4_slice0_local_inertia_h_x
+        * cache.segment4_slice0_local_subspace0_v_y;
+    let segment4_subspace0_projected_inertia_n_z = t65 + t76 + t77
+        + (t70 * cache.segment3_tip_rotation_10 + t75 * cache.segment3_tip_rotation_11)
+            * cache.segment3_tip_position_x + t78 + t79 + t80 + t81 + t82 + t83
+        - cache.segment3_tip_position_y
+            * (cache.segment3_tip_rotation_00 * t70
+                + t75 * cache.segment3_tip_rotation_01);
+    let t84 = cache.segment4_subspace0_projected_inertia_f_y
+        * cache.base_angle_subspace_v_y
+        + q[1] * cache.segment4_subspace0_projected_inertia_f_x
+        + segment4_subspace0_projected_inertia_n_z;
+    let t85 = segment2_subspace0_projected_inertia_n_z * p.channel_length
         + cache.segment1_tip_subspace0_v_x
             * cache.segment2_subspace0_projected_inertia_f_x
         + cache.segment2_subspace0_projected_inertia_f_y
             * cache.segment1_tip_subspace0_v_y;
     let t86 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
-    let t87 = cache.segment1_tip_subspace0_v_x
-        * cache.segment3_subspace0_projected_inertia_f_x
+    let t87 = t86
+        + cache.segment1_tip_subspace0_v_x
+            * cache.segment3_subspace0_projected_inertia_f_x
         + cache.segment1_tip_subspace0_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y + t86;
+            * cache.segment3_subspace0_projected_inertia_f_y;
     let t88 = p.channel_length * segment4_subspace0_projected_inertia_n_z;
     let t89 = cache.segment4_subspace0_projected_inertia_f_y
         * cache.segment1_tip_subspace0_v_y
-        + cache.segment4_subspace0_projected_inertia_f_x
-            * cache.segment1_tip_subspace0_v_x + t88;
-    let t90 = cache.segment3_subspace0_projected_inertia_f_x
-        * cache.segment2_tip_subspace0_v_x
+        + cache.segment1_tip_subspace0_v_x
+            * cache.segment4_subspace0_projected_inertia_f_x + t88;
+    let t90 = t86
         + cache.segment2_tip_subspace0_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y + t86;
-    let t91 = t88
+            * cache.segment3_subspace0_projected_inertia_f_y
+        + cache.segment2_tip_subspace0_v_x
+            * cache.segment3_subspace0_projected_inertia_f_x;
+    let t91 = cache.segment4_subspace0_projected_inertia_f_y
+        * cache.segment2_tip_subspace0_v_y
+        + cache.segment2_tip_subspace0_v_x
+            * cache.segment4_subspace0_projected_inertia_f_x + t88;
+    let t92 = cache.segment3_tip_subspace0_v_x
+        * cache.segment4_subspace0_projected_inertia_f_x
         + cache.segment4_subspace0_projected_inertia_f_y
-            * cache.segment2_tip_subspace0_v_y
-        + cache.segment4_subspace0_projected_inertia_f_x
-            * cache.segment2_tip_subspace0_v_x;
-    let t92 = cache.segment4_subspace0_projected_inertia_f_x
-        * cache.segment3_tip_subspace0_v_x + t88
-        + cache.segment3_tip_subspace0_v_y
-            * cache.segment4_subspace0_projected_inertia_f_y;
+            * cache.segment3_tip_subspace0_v_y + t88;
     out[(0, 0)] = cache.link1_composite_inertia_m;
     out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
     out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
@@ -1696,8 +1701,8 @@ pub fn mass_matrix_into(
     out[(5, 1)] = cache.segment3_subspace0_projected_inertia_f_y;
     out[(1, 6)] = cache.segment4_subspace0_projected_inertia_f_y;
     out[(6, 1)] = cache.segment4_subspace0_projected_inertia_f_y;
-    out[(2, 2)] = q[1] * cache.base_angle_projected_inertia_f_x
-        + cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
+    out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
+        + q[1] * cache.base_angle_projected_inertia_f_x
         + base_angle_projected_inertia_n_z;
     out[(2, 3)] = t24;
     out[(3, 2)] = t24;
@@ -1707,69 +1712,70 @@ pub fn mass_matrix_into(
     out[(5, 2)] = t64;
     out[(2, 6)] = t84;
     out[(6, 2)] = t84;
-    out[(3, 3)] = (p.channel_length * cache.link2_composite_inertia_h_x
-        + cache.segment1_tip_subspace0_v_y * cache.link2_composite_inertia_m)
-        * cache.segment1_tip_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_w_z * (t18 + t19 + t22)
-        + (t6 + t8) * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * (t11 + t13)
-        + (cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_m
-            - p.channel_length * cache.link2_composite_inertia_h_y)
-            * cache.segment1_tip_subspace0_v_x + p.channel_length * (t17 + t20 + t21)
-        + (t5 + t7) * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_w_z * (t15 + t16 + t23)
-        + cache.segment1_slice0_local_subspace0_v_y * (t10 + t12);
+    out[(3, 3)] = cache.segment1_slice0_local_subspace0_w_z * (t8 + t10 + t22)
+        + (cache.link2_composite_inertia_m * cache.segment1_tip_subspace0_v_y
+            + p.channel_length * cache.link2_composite_inertia_h_x)
+            * cache.segment1_tip_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_v_y * (t13 + t14)
+        + cache.segment1_tip_subspace0_v_x
+            * (cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_m
+                - p.channel_length * cache.link2_composite_inertia_h_y)
+        + cache.segment1_slice1_local_subspace0_v_x * (t17 + t18)
+        + cache.segment1_slice1_local_subspace0_w_z * (t5 + t7 + t9)
+        + p.channel_length * (t6 + t21 + t23)
+        + cache.segment1_slice1_local_subspace0_v_y * (t11 + t12)
+        + (t16 + t19) * cache.segment1_slice0_local_subspace0_v_x;
     out[(3, 4)] = t85;
     out[(4, 3)] = t85;
     out[(3, 5)] = t87;
     out[(5, 3)] = t87;
     out[(3, 6)] = t89;
     out[(6, 3)] = t89;
-    out[(4, 4)] = cache.segment2_slice1_local_subspace0_v_x * (t31 + t32)
-        + p.channel_length * (t37 + t38 + t40)
-        + (cache.link3_composite_inertia_m * cache.segment2_tip_subspace0_v_x
+    out[(4, 4)] = (t38 + t41) * cache.segment2_slice0_local_subspace0_v_y
+        + cache.segment2_slice0_local_subspace0_v_x * (t35 + t36)
+        + (cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_m
             - p.channel_length * cache.link3_composite_inertia_h_y)
             * cache.segment2_tip_subspace0_v_x
         + cache.segment2_tip_subspace0_v_y
-            * (p.channel_length * cache.link3_composite_inertia_h_x
-                + cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_m)
-        + (t25 + t41 + t42) * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment2_slice1_local_subspace0_v_y * (t28 + t29)
-        + cache.segment2_slice0_local_subspace0_v_y * (t26 + t27)
-        + cache.segment2_slice0_local_subspace0_v_x * (t33 + t34)
-        + cache.segment1_slice1_local_subspace0_w_z * (t36 + t39 + t43);
+            * (cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_m
+                + p.channel_length * cache.link3_composite_inertia_h_x)
+        + cache.segment1_slice1_local_subspace0_w_z * (t28 + t29 + t30)
+        + p.channel_length * (t26 + t27 + t32)
+        + cache.segment1_slice0_local_subspace0_w_z * (t25 + t31 + t43)
+        + (t33 + t34) * cache.segment2_slice1_local_subspace0_v_x
+        + (t39 + t40) * cache.segment2_slice1_local_subspace0_v_y;
     out[(4, 5)] = t90;
     out[(5, 4)] = t90;
     out[(4, 6)] = t91;
     out[(6, 4)] = t91;
-    out[(5, 5)] = cache.segment3_tip_subspace0_v_y
-        * (p.channel_length * cache.link4_composite_inertia_h_x
-            + cache.segment3_tip_subspace0_v_y * cache.link4_composite_inertia_m)
-        + cache.segment3_slice1_local_subspace0_v_x * (t50 + t51)
-        + cache.segment1_slice0_local_subspace0_w_z * (t46 + t47 + t59)
-        + cache.segment3_slice0_local_subspace0_v_x * (t48 + t49)
-        + (t53 + t56) * cache.segment3_slice0_local_subspace0_v_y
+    out[(5, 5)] = cache.segment1_slice1_local_subspace0_w_z * (t56 + t62 + t63)
+        + cache.segment3_slice1_local_subspace0_v_y * (t51 + t54)
+        + (cache.link4_composite_inertia_m * cache.segment3_tip_subspace0_v_y
+            + cache.link4_composite_inertia_h_x * p.channel_length)
+            * cache.segment3_tip_subspace0_v_y
+        + cache.segment1_slice0_local_subspace0_w_z * (t58 + t59 + t60)
+        + p.channel_length * (t45 + t57 + t61)
+        + cache.segment3_slice1_local_subspace0_v_x * (t48 + t49)
+        + (t52 + t53) * cache.segment3_slice0_local_subspace0_v_y
+        + cache.segment3_slice0_local_subspace0_v_x * (t46 + t47)
         + cache.segment3_tip_subspace0_v_x
             * (cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_m
-                - p.channel_length * cache.link4_composite_inertia_h_y)
-        + cache.segment3_slice1_local_subspace0_v_y * (t54 + t55)
-        + cache.segment1_slice1_local_subspace0_w_z * (t45 + t58 + t60)
-        + p.channel_length * (t61 + t62 + t63);
+                - p.channel_length * cache.link4_composite_inertia_h_y);
     out[(5, 6)] = t92;
     out[(6, 5)] = t92;
-    out[(6, 6)] = cache.segment4_slice1_local_subspace0_v_y * (t68 + t69)
-        + cache.segment1_slice1_local_subspace0_w_z * (t65 + t77 + t82)
-        + cache.segment4_slice1_local_subspace0_v_x * (t71 + t74)
-        + cache.segment4_slice0_local_subspace0_v_y * (t66 + t67)
-        + p.channel_length * (t76 + t78 + t83)
-        + (p.link_mass * cache.segment4_tip_subspace0_v_y
-            + p.channel_length * cache.link5_inertia_h_x)
-            * cache.segment4_tip_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_w_z * (t79 + t80 + t81)
-        + (t72 + t73) * cache.segment4_slice0_local_subspace0_v_x
-        + (p.link_mass * cache.segment4_tip_subspace0_v_x
-            - p.channel_length * cache.link5_inertia_h_y)
-            * cache.segment4_tip_subspace0_v_x;
+    out[(6, 6)] = cache.segment4_tip_subspace0_v_y
+        * (p.channel_length * cache.link5_inertia_h_x
+            + cache.segment4_tip_subspace0_v_y * p.link_mass)
+        + (t76 + t77 + t78) * cache.segment1_slice1_local_subspace0_w_z
+        + (t79 + t81 + t83) * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment4_slice1_local_subspace0_v_x * (t66 + t69)
+        + cache.segment4_tip_subspace0_v_x
+            * (cache.segment4_tip_subspace0_v_x * p.link_mass
+                - cache.link5_inertia_h_y * p.channel_length)
+        + (t65 + t80 + t82) * p.channel_length
+        + cache.segment4_slice1_local_subspace0_v_y * (t72 + t74)
+        + (t67 + t68) * cache.segment4_slice0_local_subspace0_v_x
+        + cache.segment4_slice0_local_subspace0_v_y * (t71 + t73);
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1782,723 +1788,705 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let segment1_bend_y = p.channel_length * q[3];
     let segment1_bend_y_rate = p.channel_length * qd[3];
-    let t0 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let t1 = 6.0 * segment1_bend_y * p.channel_length * t0;
-    let t2 = -(3.0 * segment1_bend_y * p.channel_length * t0);
-    let t3 = segment1_bend_y.powi(3);
-    let t4 = 8.0 * t3 * p.channel_length * t0;
-    let t5 = t3 * p.channel_length * t0;
-    let t6 = -(5.0 * t3 * p.channel_length * t0);
-    let t7 = segment1_bend_y * p.channel_length;
-    let t8 = -(segment1_bend_y * p.channel_length);
-    let t9 = (cache.segment1_bend_squared_c4 * t1 + t2 * cache.segment1_bend_squared_c3
-        + cache.segment1_bend_squared_c6 * t4 + cache.segment1_bend_squared_c4 * t5
-        + t6 * cache.segment1_bend_squared_c5)
-        - segment1_bend_y_rate * segment1_bend_y_rate
-            * (t7 * cache.segment1_bend_squared_c3
-                + cache.segment1_bend_squared_c2 * t8);
-    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t10 = -(segment1_bend_squared * p.channel_length);
-    let t11 = 2.0 * segment1_bend_squared * p.channel_length;
-    let t12 = -(3.0 * segment1_bend_squared * p.channel_length * t0);
-    let t13 = -(p.channel_length * t0);
-    let t14 = segment1_bend_squared * p.channel_length * t0;
-    let t15 = 3.0 * segment1_bend_squared * p.channel_length * t0;
-    let t16 = p.channel_length * t0;
-    let t17 = segment1_bend_y_rate * segment1_bend_y_rate
-        * (cache.segment1_bend_squared_c2 * p.channel_length
-            + t10 * cache.segment1_bend_squared_c3
-            + cache.segment1_bend_squared_c4 * t11)
-        + (cache.segment1_bend_squared_c4 * t12 + cache.segment1_bend_squared_c2 * t13
-            + cache.segment1_bend_squared_c3 * t14 + t15 * cache.segment1_bend_squared_c5
-            + t16 * cache.segment1_bend_squared_c3);
-    let base_angle_bias_v_x = qd[2] * qd[1];
-    let segment1_tip_bias_v_x = cache.base_angle_rotation_01 * t9
-        + segment1_bend_y_rate * base_angle_velocity_v_y + t17 * cache.cos_q2
-        + base_angle_bias_v_x - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_tip_subspace0_v_y * qd[3];
-    let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
-        + p.link_mass * segment1_tip_velocity_v_y;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t18 = segment1_tip_velocity_v_x
+    let t0 = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let t19 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let t1 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
         + segment1_tip_velocity_v_y;
-    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_01 * t18
-        + t19 * cache.segment1_tip_rotation_11;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let t20 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_bend_y = p.channel_length * q[4];
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t21 = 3.0 * t20 * p.channel_length * segment2_bend_squared;
-    let t22 = -(3.0 * t20 * p.channel_length * segment2_bend_squared);
-    let t23 = t20 * p.channel_length * segment2_bend_squared;
-    let t24 = t20 * p.channel_length;
-    let t25 = -(t20 * p.channel_length);
-    let t26 = -(p.channel_length * segment2_bend_squared);
-    let t27 = 2.0 * p.channel_length * segment2_bend_squared;
+    let segment2_base_velocity_v_y = t0 * cache.segment1_tip_rotation_01
+        + t1 * cache.segment1_tip_rotation_11;
+    let segment1_bend_y = p.channel_length * q[3];
+    let t2 = segment1_bend_y * p.channel_length;
+    let t3 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let t4 = segment1_bend_y.powi(3) * p.channel_length * t3;
+    let t5 = segment1_bend_y * p.channel_length * t3;
+    let t6 = (cache.segment1_bend_squared_c4 * t4
+        + 8.0 * cache.segment1_bend_squared_c6 * t4
+        + 6.0 * cache.segment1_bend_squared_c4 * t5
+        - 3.0 * t5 * cache.segment1_bend_squared_c3
+        - 5.0 * t4 * cache.segment1_bend_squared_c5)
+        - segment1_bend_y_rate * segment1_bend_y_rate
+            * (t2 * cache.segment1_bend_squared_c3
+                - cache.segment1_bend_squared_c2 * t2);
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t7 = segment1_bend_squared * p.channel_length * t3;
+    let t8 = p.channel_length * t3;
+    let t9 = segment1_bend_squared * p.channel_length;
+    let t10 = (cache.segment1_bend_squared_c3 * t7
+        + 3.0 * cache.segment1_bend_squared_c5 * t7 + t8 * cache.segment1_bend_squared_c3
+        - 3.0 * cache.segment1_bend_squared_c4 * t7
+        - t8 * cache.segment1_bend_squared_c2)
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (cache.segment1_bend_squared_c2 * p.channel_length
+                + 2.0 * cache.segment1_bend_squared_c4 * t9
+                - t9 * cache.segment1_bend_squared_c3);
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let segment1_tip_bias_v_x = segment1_bend_y_rate * base_angle_velocity_v_y
+        + cache.base_angle_rotation_01 * t6 + t10 * cache.cos_q2 + base_angle_bias_v_x
+        - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
-    let segment1_tip_bias_v_y = cache.cos_q2 * t9
-        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + t17 * cache.sin_q2
-        + base_angle_bias_v_y - segment1_bend_y_rate * base_angle_velocity_v_x;
-    let segment2_base_bias_v_x = cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y
-        + segment1_tip_bias_v_x * cache.segment1_tip_rotation_00;
-    let t28 = qd[4] * cache.segment1_slice0_local_subspace0_w_z
-        * segment2_base_velocity_v_y
-        + (0.0004214567416265345 * cache.segment2_slice0_bend_c5 * t21
-            + 0.0004214567416265345 * t22 * cache.segment2_slice0_bend_c4
-            + 0.0004214567416265345 * t23 * cache.segment2_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t24
-            + 0.009437387837655933 * t25 * cache.segment2_slice0_bend_c2)
+    let segment1_tip_bias_v_y = t10 * cache.sin_q2 + cache.cos_q2 * t6
+        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + base_angle_bias_v_y
+        - segment1_bend_y_rate * base_angle_velocity_v_x;
+    let segment2_base_bias_v_x = cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x
+        + segment1_tip_bias_v_y * cache.segment1_tip_rotation_10;
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let t11 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let t12 = t11 * p.channel_length;
+    let segment2_bend_y = p.channel_length * q[4];
+    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let t13 = t11 * p.channel_length * segment2_bend_squared;
+    let t14 = p.channel_length * segment2_bend_squared;
+    let t15 = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+        * segment2_base_velocity_v_y + segment2_base_bias_v_x
+        + (0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t13
+            + 0.0004214567416265345 * t13 * cache.segment2_slice0_bend_c3
+            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t12
+            - 0.009437387837655933 * t12 * cache.segment2_slice0_bend_c2
+            - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t13)
         + 0.21132486540518713
-            * (0.00199435471456919 * t26 * cache.segment2_slice0_bend_c3
-                + 0.00199435471456919 * t27 * cache.segment2_slice0_bend_c4
-                + 0.044658198738520456 * p.channel_length
-                    * cache.segment2_slice0_bend_c2) * segment2_bend_y_rate
-            * segment2_bend_y_rate + segment2_base_bias_v_x
-        - cache.segment2_slice0_local_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let t29 = t28 * cache.segment1_slice0_mass;
+            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t14
+                + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
+                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t14)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice0_local_subspace0_v_y;
+    let t16 = t15 * cache.segment1_slice0_mass;
     let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
-    let t30 = cache.segment2_slice1_local_subspace0_v_y * qd[4]
+    let t17 = qd[4] * cache.segment2_slice1_local_subspace0_v_y
         + segment2_base_velocity_v_y;
     let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
-        * segment2_slice1_velocity_w_z + t30 * cache.segment1_slice0_mass;
-    let t31 = -(segment2_slice1_local_momentum_f_y * segment2_slice1_velocity_w_z);
-    let t32 = qd[4] * cache.segment1_slice1_local_subspace0_w_z
-        * segment2_base_velocity_v_y
-        + (0.30513409881392906 * t22 * cache.segment2_slice1_bend_c4
-            + 0.4905626121623441 * t25 * cache.segment2_slice1_bend_c2
-            + 0.30513409881392906 * t23 * cache.segment2_slice1_bend_c3
-            + 0.30513409881392906 * t21 * cache.segment2_slice1_bend_c5
-            + 0.4905626121623441 * t24 * cache.segment2_slice1_bend_c3)
-        + 0.7886751345948129 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.38689453417431974 * t27 * cache.segment2_slice1_bend_c4
-                + 0.38689453417431974 * t26 * cache.segment2_slice1_bend_c3
-                + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2)
+        * segment2_slice1_velocity_w_z + t17 * cache.segment1_slice0_mass;
+    let t18 = -(segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_y);
+    let t19 = 0.7886751345948129
+        * (0.7737890683486395 * t14 * cache.segment2_slice1_bend_c4
+            + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
+            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t14)
+        * segment2_bend_y_rate * segment2_bend_y_rate
+        + (0.30513409881392906 * t13 * cache.segment2_slice1_bend_c3
+            + 0.4905626121623441 * t12 * cache.segment2_slice1_bend_c3
+            + 0.9154022964417872 * t13 * cache.segment2_slice1_bend_c5
+            - 0.9154022964417872 * t13 * cache.segment2_slice1_bend_c4
+            - 0.4905626121623441 * t12 * cache.segment2_slice1_bend_c2)
         + segment2_base_bias_v_x
-        - cache.segment2_slice1_local_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let t33 = cache.segment1_slice0_mass * t32;
+        + qd[4] * cache.segment1_slice1_local_subspace0_w_z * segment2_base_velocity_v_y
+        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice1_local_subspace0_v_y;
+    let t20 = t19 * cache.segment1_slice0_mass;
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
-    let t34 = segment2_base_velocity_v_y
-        + cache.segment2_slice0_local_subspace0_v_y * qd[4];
+    let t21 = qd[4] * cache.segment2_slice0_local_subspace0_v_y
+        + segment2_base_velocity_v_y;
     let segment2_slice0_local_momentum_f_y = segment2_slice0_velocity_w_z
-        * cache.segment2_slice0_local_inertia_h_x + t34 * cache.segment1_slice0_mass;
-    let t35 = -(segment2_slice0_local_momentum_f_y * segment2_slice0_velocity_w_z);
-    let t36 = t29 + t31 + t33 + t35;
-    let t37 = cache.segment1_tip_rotation_00 * t36;
-    let t38 = (cache.segment2_bend_squared_c3 * t24
-        + t25 * cache.segment2_bend_squared_c2 + t21 * cache.segment2_bend_squared_c5
-        + cache.segment2_bend_squared_c4 * t22 + t23 * cache.segment2_bend_squared_c3)
-        + segment2_bend_y_rate * segment2_bend_y_rate
-            * (t27 * cache.segment2_bend_squared_c4
-                + cache.segment2_bend_squared_c2 * p.channel_length
-                + t26 * cache.segment2_bend_squared_c3);
-    let t39 = -(p.channel_length * segment2_bend_y);
-    let t40 = p.channel_length * segment2_bend_y;
-    let t41 = -(3.0 * t20 * p.channel_length * segment2_bend_y);
-    let t42 = segment2_bend_y.powi(3);
-    let t43 = -(5.0 * t20 * p.channel_length * t42);
-    let t44 = t20 * p.channel_length * t42;
-    let t45 = 6.0 * t20 * p.channel_length * segment2_bend_y;
-    let t46 = 8.0 * t20 * p.channel_length * t42;
-    let t47 = (t41 * cache.segment2_bend_squared_c3
-        + t43 * cache.segment2_bend_squared_c5 + t44 * cache.segment2_bend_squared_c4
-        + t45 * cache.segment2_bend_squared_c4 + cache.segment2_bend_squared_c6 * t46)
-        - (cache.segment2_bend_squared_c2 * t39 + cache.segment2_bend_squared_c3 * t40)
+        * cache.segment2_slice0_local_inertia_h_x + t21 * cache.segment1_slice0_mass;
+    let t22 = -(segment2_slice0_local_momentum_f_y * segment2_slice0_velocity_w_z);
+    let t23 = t16 + t18 + t20 + t22;
+    let t24 = cache.segment1_tip_rotation_00 * t23;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t1
+        + cache.segment1_tip_rotation_00 * t0;
+    let t25 = segment2_base_velocity_v_x
+        + qd[4] * cache.segment2_slice1_local_subspace0_v_x;
+    let segment2_slice1_local_momentum_f_x = t25 * cache.segment1_slice0_mass
+        - segment2_slice1_velocity_w_z * cache.segment2_slice1_local_inertia_h_y;
+    let t26 = segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_x;
+    let t27 = segment2_base_velocity_v_x
+        + cache.segment2_slice0_local_subspace0_v_x * qd[4];
+    let segment2_slice0_local_momentum_f_x = t27 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * segment2_slice0_velocity_w_z;
+    let t28 = segment2_slice0_local_momentum_f_x * segment2_slice0_velocity_w_z;
+    let t29 = p.channel_length * segment2_bend_y;
+    let t30 = t11 * p.channel_length * segment2_bend_y.powi(3);
+    let t31 = t11 * p.channel_length * segment2_bend_y;
+    let segment2_base_bias_v_y = cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x
+        + segment1_tip_bias_v_y * cache.segment1_tip_rotation_11;
+    let t32 = (1.9252134116123394 * t30 * cache.segment2_slice1_bend_c6
+        + 0.24065167645154242 * t30 * cache.segment2_slice1_bend_c4
+        + 2.3213672050459184 * cache.segment2_slice1_bend_c4 * t31
+        - 1.1606836025229592 * cache.segment2_slice1_bend_c3 * t31
+        - 1.203258382257712 * t30 * cache.segment2_slice1_bend_c5)
+        + segment2_base_bias_v_y
+        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice1_local_subspace0_v_x
+        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice1_local_subspace0_w_z
+        - 0.7886751345948129
+            * (0.4905626121623441 * t29 * cache.segment2_slice1_bend_c3
+                - 0.4905626121623441 * t29 * cache.segment2_slice1_bend_c2)
             * segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_tip_bias_v_x = segment1_tip_bias_v_x
-        + t38 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_01 * t47
-        + segment1_tip_velocity_v_y * segment2_bend_y_rate
-        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_tip_subspace0_v_y;
+    let t33 = t32 * cache.segment1_slice0_mass;
+    let t34 = cache.segment2_slice0_local_subspace0_v_x * segment1_tip_velocity_w_z
+        * qd[4]
+        + (0.00008906428919833614 * t30 * cache.segment2_slice0_bend_c4
+            + 0.0007125143135866891 * t30 * cache.segment2_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t31
+            - 0.0004453214459916807 * t30 * cache.segment2_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t31)
+        + segment2_base_bias_v_y
+        - 0.21132486540518713
+            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t29
+                - 0.009437387837655933 * t29 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice0_local_subspace0_w_z;
+    let t35 = cache.segment1_slice0_mass * t34;
+    let t36 = t26 + t28 + t33 + t35;
+    let t37 = t36 * cache.segment1_tip_rotation_01;
+    let t38 = (8.0 * cache.segment2_bend_squared_c6 * t30
+        + t30 * cache.segment2_bend_squared_c4
+        + 6.0 * cache.segment2_bend_squared_c4 * t31
+        - 3.0 * cache.segment2_bend_squared_c3 * t31
+        - 5.0 * t30 * cache.segment2_bend_squared_c5)
+        - (cache.segment2_bend_squared_c3 * t29 - cache.segment2_bend_squared_c2 * t29)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let t39 = segment2_bend_y_rate * segment2_bend_y_rate
+        * (2.0 * cache.segment2_bend_squared_c4 * t14
+            + cache.segment2_bend_squared_c2 * p.channel_length
+            - cache.segment2_bend_squared_c3 * t14)
+        + (cache.segment2_bend_squared_c3 * t12
+            + 3.0 * t13 * cache.segment2_bend_squared_c5
+            + t13 * cache.segment2_bend_squared_c3 - cache.segment2_bend_squared_c2 * t12
+            - 3.0 * cache.segment2_bend_squared_c4 * t13);
+    let segment2_tip_bias_v_y = segment1_tip_bias_v_y
+        + cache.segment1_tip_rotation_11 * t38
+        + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
+        + cache.segment1_tip_rotation_10 * t39
+        - segment1_tip_velocity_v_x * segment2_bend_y_rate;
+    let segment2_tip_bias_v_x = segment1_tip_velocity_v_y * segment2_bend_y_rate
+        + cache.segment1_tip_rotation_01 * t38 + segment1_tip_bias_v_x
+        + cache.segment1_tip_rotation_00 * t39
+        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+    let segment3_base_bias_v_y = segment2_tip_bias_v_y * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_01 * segment2_tip_bias_v_x;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let t40 = segment2_tip_velocity_v_y
+        + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + cache.segment2_tip_subspace0_v_x * qd[4];
+    let t41 = segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
+    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t40
+        + t41 * cache.segment2_tip_rotation_00;
+    let segment3_bend_y = p.channel_length * q[5];
+    let t42 = segment3_bend_y * p.channel_length;
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let t43 = segment3_bend_y_rate * segment3_bend_y_rate;
+    let t44 = p.channel_length * t43 * segment3_bend_y.powi(3);
+    let t45 = segment3_bend_y * p.channel_length * t43;
+    let t46 = segment3_base_bias_v_y
+        + segment2_tip_velocity_w_z * cache.segment3_slice0_local_subspace0_v_x * qd[5]
+        + (0.0007125143135866891 * cache.segment3_slice0_bend_c6 * t44
+            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t44
+            + 0.01196612828741514 * t45 * cache.segment3_slice0_bend_c4
+            - 0.0004453214459916807 * cache.segment3_slice0_bend_c5 * t44
+            - 0.00598306414370757 * t45 * cache.segment3_slice0_bend_c3)
+        - segment3_base_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z * qd[5]
+        - 0.21132486540518713
+            * (0.009437387837655933 * t42 * cache.segment3_slice0_bend_c3
+                - 0.009437387837655933 * t42 * cache.segment3_slice0_bend_c2)
+            * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t47 = t46 * cache.segment1_slice0_mass;
+    let t48 = segment3_base_velocity_v_x
+        + cache.segment3_slice1_local_subspace0_v_x * qd[5];
     let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
         + cache.segment1_slice1_local_subspace0_w_z * qd[5];
-    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_tip_subspace0_v_x;
-    let t48 = segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let t49 = segment2_tip_velocity_v_y
-        + segment2_tip_velocity_w_z * cache.segment2_tip_position_x;
-    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_01 * t48
-        + cache.segment2_tip_rotation_11 * t49;
-    let t50 = segment3_base_velocity_v_y
-        + qd[5] * cache.segment3_slice1_local_subspace0_v_y;
-    let segment3_slice1_local_momentum_f_y = segment3_slice1_velocity_w_z
-        * cache.segment3_slice1_local_inertia_h_x + t50 * cache.segment1_slice0_mass;
-    let t51 = -(segment3_slice1_local_momentum_f_y * segment3_slice1_velocity_w_z);
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let t52 = segment3_bend_y_rate * segment3_bend_y_rate;
-    let segment3_bend_y = p.channel_length * q[5];
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t53 = p.channel_length * t52 * segment3_bend_squared;
-    let t54 = -(p.channel_length * t52);
-    let t55 = 3.0 * p.channel_length * t52 * segment3_bend_squared;
-    let t56 = p.channel_length * t52;
-    let t57 = -(3.0 * p.channel_length * t52 * segment3_bend_squared);
-    let segment2_tip_bias_v_y = segment1_tip_velocity_w_z * qd[4]
-        * cache.segment2_tip_subspace0_v_x + t47 * cache.segment1_tip_rotation_11
-        + segment1_tip_bias_v_y + t38 * cache.segment1_tip_rotation_10
-        - segment1_tip_velocity_v_x * segment2_bend_y_rate;
-    let segment3_base_bias_v_x = segment2_tip_bias_v_y * cache.segment2_tip_rotation_10
-        + segment2_tip_bias_v_x * cache.segment2_tip_rotation_00;
-    let t58 = -(p.channel_length * segment3_bend_squared);
-    let t59 = 2.0 * p.channel_length * segment3_bend_squared;
-    let t60 = (0.30513409881392906 * t53 * cache.segment3_slice1_bend_c3
-        + 0.4905626121623441 * t54 * cache.segment3_slice1_bend_c2
-        + 0.30513409881392906 * cache.segment3_slice1_bend_c5 * t55
-        + 0.4905626121623441 * t56 * cache.segment3_slice1_bend_c3
-        + 0.30513409881392906 * t57 * cache.segment3_slice1_bend_c4)
-        + segment3_base_bias_v_x
-        + cache.segment1_slice1_local_subspace0_w_z * segment3_base_velocity_v_y * qd[5]
-        + 0.7886751345948129
-            * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-                + 0.38689453417431974 * cache.segment3_slice1_bend_c3 * t58
-                + 0.38689453417431974 * cache.segment3_slice1_bend_c4 * t59)
-            * segment3_bend_y_rate * segment3_bend_y_rate
-        - segment2_tip_velocity_w_z * qd[5] * cache.segment3_slice1_local_subspace0_v_y;
-    let t61 = t60 * cache.segment1_slice0_mass;
-    let t62 = segment3_base_bias_v_x
-        + (0.0004214567416265345 * t53 * cache.segment3_slice0_bend_c3
-            + 0.0004214567416265345 * cache.segment3_slice0_bend_c5 * t55
-            + 0.0004214567416265345 * t57 * cache.segment3_slice0_bend_c4
-            + 0.009437387837655933 * t54 * cache.segment3_slice0_bend_c2
-            + 0.009437387837655933 * t56 * cache.segment3_slice0_bend_c3)
-        + 0.21132486540518713
-            * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-                + 0.00199435471456919 * cache.segment3_slice0_bend_c4 * t59
-                + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t58)
-            * segment3_bend_y_rate * segment3_bend_y_rate
-        + segment3_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z * qd[5]
-        - segment2_tip_velocity_w_z * cache.segment3_slice0_local_subspace0_v_y * qd[5];
-    let t63 = t62 * cache.segment1_slice0_mass;
+    let segment3_slice1_local_momentum_f_x = t48 * cache.segment1_slice0_mass
+        - cache.segment3_slice1_local_inertia_h_y * segment3_slice1_velocity_w_z;
+    let t49 = segment3_slice1_local_momentum_f_x * segment3_slice1_velocity_w_z;
+    let t50 = segment3_base_bias_v_y
+        + cache.segment3_slice1_local_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
+        + (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t45
+            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t44
+            + 1.9252134116123394 * cache.segment3_slice1_bend_c6 * t44
+            - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t44
+            - 1.1606836025229592 * t45 * cache.segment3_slice1_bend_c3)
+        - 0.7886751345948129 * segment3_bend_y_rate * segment3_bend_y_rate
+            * (0.4905626121623441 * t42 * cache.segment3_slice1_bend_c3
+                - 0.4905626121623441 * t42 * cache.segment3_slice1_bend_c2)
+        - segment3_base_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z * qd[5];
+    let t51 = t50 * cache.segment1_slice0_mass;
     let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
         + segment2_tip_velocity_w_z;
-    let t64 = segment3_base_velocity_v_y
-        + cache.segment3_slice0_local_subspace0_v_y * qd[5];
-    let segment3_slice0_local_momentum_f_y = cache.segment3_slice0_local_inertia_h_x
-        * segment3_slice0_velocity_w_z + t64 * cache.segment1_slice0_mass;
-    let t65 = -(segment3_slice0_local_momentum_f_y * segment3_slice0_velocity_w_z);
-    let t66 = t51 + t61 + t63 + t65;
-    let t67 = t66 * cache.segment2_tip_rotation_00;
-    let segment3_base_velocity_v_x = t49 * cache.segment2_tip_rotation_10
-        + t48 * cache.segment2_tip_rotation_00;
-    let t68 = cache.segment3_slice1_local_subspace0_v_x * qd[5]
-        + segment3_base_velocity_v_x;
-    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t68
-        - cache.segment3_slice1_local_inertia_h_y * segment3_slice1_velocity_w_z;
-    let t69 = segment3_slice1_velocity_w_z * segment3_slice1_local_momentum_f_x;
-    let segment3_base_bias_v_y = cache.segment2_tip_rotation_11 * segment2_tip_bias_v_y
-        + cache.segment2_tip_rotation_01 * segment2_tip_bias_v_x;
-    let t70 = segment3_bend_y * p.channel_length;
-    let t71 = -(segment3_bend_y * p.channel_length);
-    let t72 = 6.0 * segment3_bend_y * p.channel_length * t52;
-    let t73 = segment3_bend_y.powi(3);
-    let t74 = -(5.0 * p.channel_length * t52 * t73);
-    let t75 = 8.0 * p.channel_length * t52 * t73;
-    let t76 = -(3.0 * segment3_bend_y * p.channel_length * t52);
-    let t77 = p.channel_length * t52 * t73;
-    let t78 = segment3_base_bias_v_y
-        + segment2_tip_velocity_w_z * cache.segment3_slice1_local_subspace0_v_x * qd[5]
-        + (0.38689453417431974 * cache.segment3_slice1_bend_c4 * t72
-            + 0.24065167645154242 * t74 * cache.segment3_slice1_bend_c5
-            + 0.24065167645154242 * t75 * cache.segment3_slice1_bend_c6
-            + 0.38689453417431974 * t76 * cache.segment3_slice1_bend_c3
-            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t77)
-        - cache.segment1_slice1_local_subspace0_w_z * qd[5] * segment3_base_velocity_v_x
-        - 0.7886751345948129
-            * (0.4905626121623441 * t70 * cache.segment3_slice1_bend_c3
-                + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t71)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t79 = cache.segment1_slice0_mass * t78;
-    let t80 = cache.segment3_slice0_local_subspace0_v_x * qd[5]
-        + segment3_base_velocity_v_x;
-    let segment3_slice0_local_momentum_f_x = cache.segment1_slice0_mass * t80
+    let t52 = segment3_base_velocity_v_x
+        + cache.segment3_slice0_local_subspace0_v_x * qd[5];
+    let segment3_slice0_local_momentum_f_x = t52 * cache.segment1_slice0_mass
         - cache.segment3_slice0_local_inertia_h_y * segment3_slice0_velocity_w_z;
-    let t81 = segment3_slice0_local_momentum_f_x * segment3_slice0_velocity_w_z;
-    let t82 = (0.00199435471456919 * cache.segment3_slice0_bend_c4 * t72
-        + 0.00008906428919833614 * t74 * cache.segment3_slice0_bend_c5
-        + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t77
-        + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t76
-        + 0.00008906428919833614 * t75 * cache.segment3_slice0_bend_c6)
-        + segment2_tip_velocity_w_z * cache.segment3_slice0_local_subspace0_v_x * qd[5]
-        + segment3_base_bias_v_y
-        - cache.segment1_slice0_local_subspace0_w_z * qd[5] * segment3_base_velocity_v_x
-        - 0.21132486540518713
-            * (0.009437387837655933 * t70 * cache.segment3_slice0_bend_c3
-                + 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t71)
+    let t53 = segment3_slice0_local_momentum_f_x * segment3_slice0_velocity_w_z;
+    let t54 = t47 + t49 + t51 + t53;
+    let t55 = cache.segment2_tip_rotation_01 * t54;
+    let t56 = (6.0 * t45 * cache.segment3_bend_squared_c4
+        + 8.0 * cache.segment3_bend_squared_c6 * t44
+        + t44 * cache.segment3_bend_squared_c4
+        - 5.0 * cache.segment3_bend_squared_c5 * t44
+        - 3.0 * t45 * cache.segment3_bend_squared_c3)
+        - (t42 * cache.segment3_bend_squared_c3 - t42 * cache.segment3_bend_squared_c2)
             * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t83 = t82 * cache.segment1_slice0_mass;
-    let t84 = t69 + t79 + t81 + t83;
-    let t85 = cache.segment2_tip_rotation_01 * t84;
-    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
-        + segment2_tip_velocity_v_y;
-    let link4_momentum_f_y = cache.link4_inertia_h_x * segment3_tip_velocity_w_z
-        + segment3_tip_velocity_v_y * p.link_mass;
-    let t86 = cache.segment3_tip_position_x * segment3_tip_velocity_w_z
-        + segment3_tip_velocity_v_y;
-    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
-        + segment2_tip_velocity_v_x;
-    let t87 = segment3_tip_velocity_v_x
-        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_11 * t86
-        + cache.segment3_tip_rotation_01 * t87;
-    let t88 = segment4_base_velocity_v_y
-        + qd[6] * cache.segment4_slice0_local_subspace0_v_y;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let segment4_slice0_local_momentum_f_y = t88 * cache.segment1_slice0_mass
-        + cache.segment4_slice0_local_inertia_h_x * segment4_slice0_velocity_w_z;
-    let t89 = -(segment4_slice0_local_momentum_f_y * segment4_slice0_velocity_w_z);
-    let t90 = (cache.segment3_bend_squared_c6 * t75
-        + t74 * cache.segment3_bend_squared_c5 + t72 * cache.segment3_bend_squared_c4
-        + t77 * cache.segment3_bend_squared_c4 + t76 * cache.segment3_bend_squared_c3)
-        - (t70 * cache.segment3_bend_squared_c3 + cache.segment3_bend_squared_c2 * t71)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t91 = (t58 * cache.segment3_bend_squared_c3
-        + p.channel_length * cache.segment3_bend_squared_c2
-        + t59 * cache.segment3_bend_squared_c4) * segment3_bend_y_rate
+    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
+    let t57 = p.channel_length * segment3_bend_squared;
+    let t58 = p.channel_length * t43 * segment3_bend_squared;
+    let t59 = p.channel_length * t43;
+    let t60 = (p.channel_length * cache.segment3_bend_squared_c2
+        + 2.0 * t57 * cache.segment3_bend_squared_c4
+        - t57 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
         * segment3_bend_y_rate
-        + (t57 * cache.segment3_bend_squared_c4 + cache.segment3_bend_squared_c5 * t55
-            + t53 * cache.segment3_bend_squared_c3 + t54 * cache.segment3_bend_squared_c2
-            + t56 * cache.segment3_bend_squared_c3);
-    let segment3_tip_bias_v_y = t90 * cache.segment2_tip_rotation_11
-        + segment2_tip_bias_v_y
-        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
-        + t91 * cache.segment2_tip_rotation_10
-        - segment3_bend_y_rate * segment2_tip_velocity_v_x;
-    let segment3_tip_bias_v_x = t91 * cache.segment2_tip_rotation_00
-        + segment2_tip_bias_v_x + segment2_tip_velocity_v_y * segment3_bend_y_rate
-        + t90 * cache.segment2_tip_rotation_01
-        - cache.segment3_tip_subspace0_v_y * segment2_tip_velocity_w_z * qd[5];
-    let segment4_base_bias_v_x = cache.segment3_tip_rotation_10 * segment3_tip_bias_v_y
-        + segment3_tip_bias_v_x * cache.segment3_tip_rotation_00;
-    let segment4_bend_y = p.channel_length * q[6];
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t92 = 2.0 * p.channel_length * segment4_bend_squared;
-    let t93 = -(p.channel_length * segment4_bend_squared);
+        + (t58 * cache.segment3_bend_squared_c3
+            + 3.0 * t58 * cache.segment3_bend_squared_c5
+            + t59 * cache.segment3_bend_squared_c3
+            - 3.0 * t58 * cache.segment3_bend_squared_c4
+            - t59 * cache.segment3_bend_squared_c2);
+    let segment3_tip_bias_v_x = segment2_tip_velocity_v_y * segment3_bend_y_rate
+        + cache.segment2_tip_rotation_01 * t56 + segment2_tip_bias_v_x
+        + t60 * cache.segment2_tip_rotation_00
+        - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y * qd[5];
     let segment4_bend_y_rate = qd[6] * p.channel_length;
-    let t94 = segment4_bend_y_rate * segment4_bend_y_rate;
-    let t95 = p.channel_length * t94 * segment4_bend_squared;
-    let t96 = p.channel_length * t94;
-    let t97 = -(p.channel_length * t94);
-    let t98 = 3.0 * p.channel_length * t94 * segment4_bend_squared;
-    let t99 = -(3.0 * p.channel_length * t94 * segment4_bend_squared);
-    let t100 = segment4_base_bias_v_x
-        + qd[6] * segment4_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
-        + 0.21132486540518713
-            * (0.00199435471456919 * t92 * cache.segment4_slice0_bend_c4
-                + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-                + 0.00199435471456919 * t93 * cache.segment4_slice0_bend_c3)
-            * segment4_bend_y_rate * segment4_bend_y_rate
-        + (0.0004214567416265345 * t95 * cache.segment4_slice0_bend_c3
-            + 0.009437387837655933 * t96 * cache.segment4_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t97
-            + 0.0004214567416265345 * cache.segment4_slice0_bend_c5 * t98
-            + 0.0004214567416265345 * cache.segment4_slice0_bend_c4 * t99)
-        - qd[6] * cache.segment4_slice0_local_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t101 = t100 * cache.segment1_slice0_mass;
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
+        + cache.segment3_tip_subspace0_v_y * qd[5];
+    let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
+        + cache.segment4_tip_subspace0_v_y * qd[6];
+    let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
+        + segment4_tip_velocity_v_y * p.link_mass;
+    let t61 = segment4_bend_y_rate * segment4_bend_y_rate;
+    let segment4_bend_y = p.channel_length * q[6];
+    let t62 = p.channel_length * t61 * segment4_bend_y;
+    let t63 = p.channel_length * t61 * segment4_bend_y.powi(3);
+    let t64 = p.channel_length * segment4_bend_y;
+    let t65 = (6.0 * t62 * cache.segment4_bend_squared_c4
+        + cache.segment4_bend_squared_c4 * t63
+        + 8.0 * cache.segment4_bend_squared_c6 * t63
+        - 3.0 * t62 * cache.segment4_bend_squared_c3
+        - 5.0 * cache.segment4_bend_squared_c5 * t63)
+        - (t64 * cache.segment4_bend_squared_c3 - t64 * cache.segment4_bend_squared_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate;
+    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+    let t66 = p.channel_length * t61 * segment4_bend_squared;
+    let t67 = p.channel_length * t61;
+    let t68 = p.channel_length * segment4_bend_squared;
+    let t69 = (3.0 * cache.segment4_bend_squared_c5 * t66
+        + t66 * cache.segment4_bend_squared_c3 + t67 * cache.segment4_bend_squared_c3
+        - 3.0 * cache.segment4_bend_squared_c4 * t66
+        - t67 * cache.segment4_bend_squared_c2)
+        + segment4_bend_y_rate * segment4_bend_y_rate
+            * (p.channel_length * cache.segment4_bend_squared_c2
+                + 2.0 * cache.segment4_bend_squared_c4 * t68
+                - t68 * cache.segment4_bend_squared_c3);
+    let segment4_tip_bias_v_x = cache.segment3_tip_rotation_01 * t65
+        + segment3_tip_velocity_v_y * segment4_bend_y_rate
+        + cache.segment3_tip_rotation_00 * t69 + segment3_tip_bias_v_x
+        - cache.segment4_tip_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z;
+    let link5_composite_force_f_x = p.link_mass * segment4_tip_bias_v_x
+        - segment4_tip_velocity_w_z * link5_momentum_f_y;
     let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
-    let t102 = segment4_base_velocity_v_y
-        + cache.segment4_slice1_local_subspace0_v_y * qd[6];
-    let segment4_slice1_local_momentum_f_y = segment4_slice1_velocity_w_z
-        * cache.segment4_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t102;
-    let t103 = -(segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_y);
-    let t104 = 0.7886751345948129
-        * (0.38689453417431974 * t93 * cache.segment4_slice1_bend_c3
-            + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-            + 0.38689453417431974 * t92 * cache.segment4_slice1_bend_c4)
-        * segment4_bend_y_rate * segment4_bend_y_rate + segment4_base_bias_v_x
-        + qd[6] * segment4_base_velocity_v_y * cache.segment1_slice1_local_subspace0_w_z
-        + (0.30513409881392906 * t95 * cache.segment4_slice1_bend_c3
-            + 0.30513409881392906 * cache.segment4_slice1_bend_c5 * t98
-            + 0.30513409881392906 * cache.segment4_slice1_bend_c4 * t99
-            + 0.4905626121623441 * t97 * cache.segment4_slice1_bend_c2
-            + 0.4905626121623441 * t96 * cache.segment4_slice1_bend_c3)
-        - cache.segment4_slice1_local_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z;
-    let t105 = t104 * cache.segment1_slice0_mass;
-    let t106 = t89 + t101 + t103 + t105;
-    let t107 = cache.segment3_tip_rotation_00 * t106;
-    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_10 * t86
-        + cache.segment3_tip_rotation_00 * t87;
-    let t108 = cache.segment4_slice1_local_subspace0_v_x * qd[6]
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
+    let t70 = segment3_tip_velocity_v_x
+        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
+    let t71 = segment3_tip_velocity_v_y
+        + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t70
+        + t71 * cache.segment3_tip_rotation_10;
+    let t72 = cache.segment4_slice1_local_subspace0_v_x * qd[6]
         + segment4_base_velocity_v_x;
-    let segment4_slice1_local_momentum_f_x = t108 * cache.segment1_slice0_mass
+    let segment4_slice1_local_momentum_f_x = t72 * cache.segment1_slice0_mass
         - segment4_slice1_velocity_w_z * cache.segment4_slice1_local_inertia_h_y;
-    let t109 = segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_x;
-    let t110 = segment4_bend_y.powi(3);
-    let t111 = p.channel_length * t94 * t110;
-    let t112 = 6.0 * p.channel_length * t94 * segment4_bend_y;
-    let t113 = -(5.0 * p.channel_length * t94 * t110);
-    let t114 = 8.0 * p.channel_length * t94 * t110;
-    let t115 = -(3.0 * p.channel_length * t94 * segment4_bend_y);
-    let t116 = -(p.channel_length * segment4_bend_y);
-    let t117 = p.channel_length * segment4_bend_y;
-    let segment4_base_bias_v_y = cache.segment3_tip_rotation_11 * segment3_tip_bias_v_y
-        + segment3_tip_bias_v_x * cache.segment3_tip_rotation_01;
-    let t118 = (0.24065167645154242 * t111 * cache.segment4_slice1_bend_c4
-        + 0.38689453417431974 * t112 * cache.segment4_slice1_bend_c4
-        + 0.24065167645154242 * cache.segment4_slice1_bend_c5 * t113
-        + 0.24065167645154242 * t114 * cache.segment4_slice1_bend_c6
-        + 0.38689453417431974 * cache.segment4_slice1_bend_c3 * t115)
-        + segment4_base_bias_v_y
+    let t73 = segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_x;
+    let segment3_tip_bias_v_y = segment2_tip_bias_v_y
+        + t56 * cache.segment2_tip_rotation_11
+        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
+        + cache.segment2_tip_rotation_10 * t60
+        - segment3_bend_y_rate * segment2_tip_velocity_v_x;
+    let segment4_base_bias_v_y = segment3_tip_bias_v_y * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_01 * segment3_tip_bias_v_x;
+    let t74 = segment4_base_bias_v_y
+        + qd[6] * cache.segment4_slice0_local_subspace0_v_x * segment3_tip_velocity_w_z
+        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t63
+            + 0.0007125143135866891 * t63 * cache.segment4_slice0_bend_c6
+            + 0.01196612828741514 * t62 * cache.segment4_slice0_bend_c4
+            - 0.00598306414370757 * t62 * cache.segment4_slice0_bend_c3
+            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t63)
+        - qd[6] * segment4_base_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z
+        - 0.21132486540518713
+            * (0.009437387837655933 * t64 * cache.segment4_slice0_bend_c3
+                - 0.009437387837655933 * t64 * cache.segment4_slice0_bend_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate;
+    let t75 = t74 * cache.segment1_slice0_mass;
+    let t76 = segment4_base_bias_v_y
+        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t63
+            + 2.3213672050459184 * t62 * cache.segment4_slice1_bend_c4
+            + 0.24065167645154242 * t63 * cache.segment4_slice1_bend_c4
+            - 1.1606836025229592 * t62 * cache.segment4_slice1_bend_c3
+            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t63)
         + cache.segment4_slice1_local_subspace0_v_x * qd[6] * segment3_tip_velocity_w_z
-        - 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate
-            * (0.4905626121623441 * cache.segment4_slice1_bend_c2 * t116
-                + 0.4905626121623441 * t117 * cache.segment4_slice1_bend_c3)
-        - qd[6] * cache.segment1_slice1_local_subspace0_w_z * segment4_base_velocity_v_x;
-    let t119 = cache.segment1_slice0_mass * t118;
-    let t120 = qd[6] * cache.segment4_slice0_local_subspace0_v_x
-        * segment3_tip_velocity_w_z
-        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t111
-            + 0.00199435471456919 * cache.segment4_slice0_bend_c3 * t115
-            + 0.00008906428919833614 * t114 * cache.segment4_slice0_bend_c6
-            + 0.00199435471456919 * t112 * cache.segment4_slice0_bend_c4
-            + 0.00008906428919833614 * cache.segment4_slice0_bend_c5 * t113)
-        + segment4_base_bias_v_y
-        - 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
-            * (0.009437387837655933 * cache.segment4_slice0_bend_c2 * t116
-                + 0.009437387837655933 * t117 * cache.segment4_slice0_bend_c3)
-        - qd[6] * cache.segment1_slice0_local_subspace0_w_z * segment4_base_velocity_v_x;
-    let t121 = t120 * cache.segment1_slice0_mass;
-    let t122 = qd[6] * cache.segment4_slice0_local_subspace0_v_x
+        - 0.7886751345948129
+            * (0.4905626121623441 * t64 * cache.segment4_slice1_bend_c3
+                - 0.4905626121623441 * t64 * cache.segment4_slice1_bend_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate
+        - qd[6] * segment4_base_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z;
+    let t77 = t76 * cache.segment1_slice0_mass;
+    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let t78 = qd[6] * cache.segment4_slice0_local_subspace0_v_x
         + segment4_base_velocity_v_x;
-    let segment4_slice0_local_momentum_f_x = cache.segment1_slice0_mass * t122
+    let segment4_slice0_local_momentum_f_x = t78 * cache.segment1_slice0_mass
         - cache.segment4_slice0_local_inertia_h_y * segment4_slice0_velocity_w_z;
-    let t123 = segment4_slice0_velocity_w_z * segment4_slice0_local_momentum_f_x;
-    let t124 = t109 + t119 + t121 + t123;
-    let t125 = cache.segment3_tip_rotation_01 * t124;
-    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let link5_momentum_f_y = p.link_mass * segment4_tip_velocity_v_y
-        + segment4_tip_velocity_w_z * cache.link5_inertia_h_x;
-    let t126 = segment4_bend_y_rate * segment4_bend_y_rate
-        * (p.channel_length * cache.segment4_bend_squared_c2
-            + cache.segment4_bend_squared_c4 * t92
-            + t93 * cache.segment4_bend_squared_c3)
-        + (t95 * cache.segment4_bend_squared_c3 + t96 * cache.segment4_bend_squared_c3
-            + cache.segment4_bend_squared_c2 * t97 + cache.segment4_bend_squared_c5 * t98
-            + cache.segment4_bend_squared_c4 * t99);
-    let t127 = (cache.segment4_bend_squared_c5 * t113
-        + t115 * cache.segment4_bend_squared_c3 + cache.segment4_bend_squared_c6 * t114
-        + cache.segment4_bend_squared_c4 * t112 + cache.segment4_bend_squared_c4 * t111)
-        - segment4_bend_y_rate * segment4_bend_y_rate
-            * (t117 * cache.segment4_bend_squared_c3
-                + cache.segment4_bend_squared_c2 * t116);
-    let segment4_tip_bias_v_x = segment3_tip_bias_v_x
-        + t126 * cache.segment3_tip_rotation_00
-        + segment3_tip_velocity_v_y * segment4_bend_y_rate
-        + cache.segment3_tip_rotation_01 * t127
-        - qd[6] * cache.segment4_tip_subspace0_v_y * segment3_tip_velocity_w_z;
-    let link5_composite_force_f_x = segment4_tip_bias_v_x * p.link_mass
-        - segment4_tip_velocity_w_z * link5_momentum_f_y;
-    let segment4_composite_force_f_x = t107 + t125 + link5_composite_force_f_x;
-    let link4_composite_force_f_x = segment4_composite_force_f_x
-        + segment3_tip_bias_v_x * p.link_mass
-        - link4_momentum_f_y * segment3_tip_velocity_w_z;
-    let segment3_composite_force_f_x = t67 + t85 + link4_composite_force_f_x;
+    let t79 = segment4_slice0_velocity_w_z * segment4_slice0_local_momentum_f_x;
+    let t80 = t73 + t75 + t77 + t79;
+    let t81 = cache.segment3_tip_rotation_01 * t80;
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t70
+        + t71 * cache.segment3_tip_rotation_11;
+    let t82 = qd[6] * cache.segment4_slice1_local_subspace0_v_y
+        + segment4_base_velocity_v_y;
+    let segment4_slice1_local_momentum_f_y = segment4_slice1_velocity_w_z
+        * cache.segment4_slice1_local_inertia_h_x + t82 * cache.segment1_slice0_mass;
+    let t83 = -(segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_y);
+    let segment4_base_bias_v_x = cache.segment3_tip_rotation_10 * segment3_tip_bias_v_y
+        + cache.segment3_tip_rotation_00 * segment3_tip_bias_v_x;
+    let t84 = (0.0004214567416265345 * t66 * cache.segment4_slice0_bend_c3
+        + 0.009437387837655933 * t67 * cache.segment4_slice0_bend_c3
+        + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t66
+        - 0.009437387837655933 * t67 * cache.segment4_slice0_bend_c2
+        - 0.0012643702248796036 * t66 * cache.segment4_slice0_bend_c4)
+        + segment4_base_bias_v_x
+        + qd[6] * cache.segment1_slice0_local_subspace0_w_z * segment4_base_velocity_v_y
+        + 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
+            * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
+                + 0.00398870942913838 * t68 * cache.segment4_slice0_bend_c4
+                - 0.00199435471456919 * t68 * cache.segment4_slice0_bend_c3)
+        - qd[6] * cache.segment4_slice0_local_subspace0_v_y * segment3_tip_velocity_w_z;
+    let t85 = t84 * cache.segment1_slice0_mass;
+    let t86 = (0.30513409881392906 * t66 * cache.segment4_slice1_bend_c3
+        + 0.9154022964417872 * t66 * cache.segment4_slice1_bend_c5
+        + 0.4905626121623441 * t67 * cache.segment4_slice1_bend_c3
+        - 0.4905626121623441 * t67 * cache.segment4_slice1_bend_c2
+        - 0.9154022964417872 * t66 * cache.segment4_slice1_bend_c4)
+        + segment4_base_bias_v_x
+        + 0.7886751345948129
+            * (0.7737890683486395 * t68 * cache.segment4_slice1_bend_c4
+                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
+                - 0.38689453417431974 * t68 * cache.segment4_slice1_bend_c3)
+            * segment4_bend_y_rate * segment4_bend_y_rate
+        + qd[6] * cache.segment1_slice1_local_subspace0_w_z * segment4_base_velocity_v_y
+        - qd[6] * cache.segment4_slice1_local_subspace0_v_y * segment3_tip_velocity_w_z;
+    let t87 = t86 * cache.segment1_slice0_mass;
+    let t88 = qd[6] * cache.segment4_slice0_local_subspace0_v_y
+        + segment4_base_velocity_v_y;
+    let segment4_slice0_local_momentum_f_y = cache.segment4_slice0_local_inertia_h_x
+        * segment4_slice0_velocity_w_z + t88 * cache.segment1_slice0_mass;
+    let t89 = -(segment4_slice0_velocity_w_z * segment4_slice0_local_momentum_f_y);
+    let t90 = t83 + t85 + t87 + t89;
+    let t91 = cache.segment3_tip_rotation_00 * t90;
+    let segment4_composite_force_f_x = link5_composite_force_f_x + t81 + t91;
+    let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
+    let link4_composite_force_f_x = p.link_mass * segment3_tip_bias_v_x
+        + segment4_composite_force_f_x - link4_momentum_f_y * segment3_tip_velocity_w_z;
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t40
+        + cache.segment2_tip_rotation_01 * t41;
+    let segment3_base_bias_v_x = segment2_tip_bias_v_x * cache.segment2_tip_rotation_00
+        + segment2_tip_bias_v_y * cache.segment2_tip_rotation_10;
+    let t92 = 0.21132486540518713
+        * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
+            + 0.00398870942913838 * t57 * cache.segment3_slice0_bend_c4
+            - 0.00199435471456919 * t57 * cache.segment3_slice0_bend_c3)
+        * segment3_bend_y_rate * segment3_bend_y_rate
+        + (0.0004214567416265345 * t58 * cache.segment3_slice0_bend_c3
+            + 0.009437387837655933 * t59 * cache.segment3_slice0_bend_c3
+            + 0.0012643702248796036 * t58 * cache.segment3_slice0_bend_c5
+            - 0.009437387837655933 * t59 * cache.segment3_slice0_bend_c2
+            - 0.0012643702248796036 * t58 * cache.segment3_slice0_bend_c4)
+        + segment3_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z * qd[5]
+        + segment3_base_bias_v_x
+        - segment2_tip_velocity_w_z * cache.segment3_slice0_local_subspace0_v_y * qd[5];
+    let t93 = t92 * cache.segment1_slice0_mass;
+    let t94 = segment3_base_velocity_v_y
+        + cache.segment3_slice0_local_subspace0_v_y * qd[5];
+    let segment3_slice0_local_momentum_f_y = cache.segment3_slice0_local_inertia_h_x
+        * segment3_slice0_velocity_w_z + t94 * cache.segment1_slice0_mass;
+    let t95 = -(segment3_slice0_local_momentum_f_y * segment3_slice0_velocity_w_z);
+    let t96 = segment3_base_velocity_v_y
+        + qd[5] * cache.segment3_slice1_local_subspace0_v_y;
+    let segment3_slice1_local_momentum_f_y = t96 * cache.segment1_slice0_mass
+        + segment3_slice1_velocity_w_z * cache.segment3_slice1_local_inertia_h_x;
+    let t97 = -(segment3_slice1_local_momentum_f_y * segment3_slice1_velocity_w_z);
+    let t98 = segment3_base_velocity_v_y * cache.segment1_slice1_local_subspace0_w_z
+        * qd[5]
+        + (0.30513409881392906 * t58 * cache.segment3_slice1_bend_c3
+            + 0.9154022964417872 * t58 * cache.segment3_slice1_bend_c5
+            + 0.4905626121623441 * t59 * cache.segment3_slice1_bend_c3
+            - 0.4905626121623441 * t59 * cache.segment3_slice1_bend_c2
+            - 0.9154022964417872 * t58 * cache.segment3_slice1_bend_c4)
+        + 0.7886751345948129
+            * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
+                + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t57
+                - 0.38689453417431974 * t57 * cache.segment3_slice1_bend_c3)
+            * segment3_bend_y_rate * segment3_bend_y_rate + segment3_base_bias_v_x
+        - segment2_tip_velocity_w_z * qd[5] * cache.segment3_slice1_local_subspace0_v_y;
+    let t99 = t98 * cache.segment1_slice0_mass;
+    let t100 = t93 + t95 + t97 + t99;
+    let t101 = cache.segment2_tip_rotation_00 * t100;
+    let segment3_composite_force_f_x = t55 + link4_composite_force_f_x + t101;
     let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
         + segment2_tip_velocity_v_y * p.link_mass;
-    let link3_composite_force_f_x = segment2_tip_bias_v_x * p.link_mass
-        + segment3_composite_force_f_x - segment2_tip_velocity_w_z * link3_momentum_f_y;
-    let segment2_base_bias_v_y = cache.segment1_tip_rotation_11 * segment1_tip_bias_v_y
-        + cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t19
-        + t18 * cache.segment1_tip_rotation_00;
-    let t128 = segment1_tip_velocity_w_z * qd[4]
-        * cache.segment2_slice0_local_subspace0_v_x + segment2_base_bias_v_y
-        + (0.00008906428919833614 * t44 * cache.segment2_slice0_bend_c4
-            + 0.00199435471456919 * t45 * cache.segment2_slice0_bend_c4
-            + 0.00199435471456919 * t41 * cache.segment2_slice0_bend_c3
-            + 0.00008906428919833614 * cache.segment2_slice0_bend_c5 * t43
-            + 0.00008906428919833614 * t46 * cache.segment2_slice0_bend_c6)
-        - qd[4] * cache.segment1_slice0_local_subspace0_w_z * segment2_base_velocity_v_x
-        - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t40
-                + 0.009437387837655933 * t39 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t129 = t128 * cache.segment1_slice0_mass;
-    let t130 = qd[4] * cache.segment2_slice0_local_subspace0_v_x
-        + segment2_base_velocity_v_x;
-    let segment2_slice0_local_momentum_f_x = t130 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * segment2_slice0_velocity_w_z;
-    let t131 = segment2_slice0_local_momentum_f_x * segment2_slice0_velocity_w_z;
-    let t132 = cache.segment2_slice1_local_subspace0_v_x * qd[4]
-        + segment2_base_velocity_v_x;
-    let segment2_slice1_local_momentum_f_x = t132 * cache.segment1_slice0_mass
-        - segment2_slice1_velocity_w_z * cache.segment2_slice1_local_inertia_h_y;
-    let t133 = segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_x;
-    let t134 = segment2_base_bias_v_y
-        + cache.segment2_slice1_local_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
-        + (0.24065167645154242 * t44 * cache.segment2_slice1_bend_c4
-            + 0.38689453417431974 * t45 * cache.segment2_slice1_bend_c4
-            + 0.38689453417431974 * t41 * cache.segment2_slice1_bend_c3
-            + 0.24065167645154242 * t46 * cache.segment2_slice1_bend_c6
-            + 0.24065167645154242 * t43 * cache.segment2_slice1_bend_c5)
-        - qd[4] * cache.segment1_slice1_local_subspace0_w_z * segment2_base_velocity_v_x
-        - 0.7886751345948129 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.4905626121623441 * t39 * cache.segment2_slice1_bend_c2
-                + 0.4905626121623441 * t40 * cache.segment2_slice1_bend_c3);
-    let t135 = t134 * cache.segment1_slice0_mass;
-    let t136 = t129 + t131 + t133 + t135;
-    let t137 = cache.segment1_tip_rotation_01 * t136;
-    let segment2_composite_force_f_x = t37 + link3_composite_force_f_x + t137;
-    let link2_composite_force_f_x = segment1_tip_bias_v_x * p.link_mass
-        + segment2_composite_force_f_x - segment1_tip_velocity_w_z * link2_momentum_f_y;
-    let t138 = base_angle_velocity_v_x - q[1] * qd[2];
-    let t139 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let segment1_base_velocity_v_y = t138 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t139;
+    let link3_composite_force_f_x = segment3_composite_force_f_x
+        + segment2_tip_bias_v_x * p.link_mass
+        - segment2_tip_velocity_w_z * link3_momentum_f_y;
+    let segment2_composite_force_f_x = t24 + t37 + link3_composite_force_f_x;
+    let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
+        + segment1_tip_velocity_v_y * p.link_mass;
+    let link2_composite_force_f_x = segment2_composite_force_f_x
+        + p.link_mass * segment1_tip_bias_v_x
+        - segment1_tip_velocity_w_z * link2_momentum_f_y;
+    let t102 = base_angle_velocity_v_x - q[1] * qd[2];
+    let t103 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let segment1_base_velocity_v_y = t102 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t103;
     let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
         + cache.cos_q2 * base_angle_bias_v_x;
-    let t140 = 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
-        * (0.38689453417431974 * cache.segment1_slice1_bend_c4 * t11
-            + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-            + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t10)
-        + cache.segment1_slice1_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_y
-        + segment1_base_bias_v_x
-        + (0.30513409881392906 * t12 * cache.segment1_slice1_bend_c4
-            + 0.4905626121623441 * t16 * cache.segment1_slice1_bend_c3
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t14
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c5 * t15
-            + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t13)
-        - cache.segment1_slice1_local_subspace0_v_y * qd[2] * qd[3];
-    let t141 = t140 * cache.segment1_slice0_mass;
-    let t142 = cache.segment1_slice1_local_subspace0_v_y * qd[3]
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
-        + qd[2];
-    let segment1_slice1_local_momentum_f_y = t142 * cache.segment1_slice0_mass
-        + segment1_slice1_velocity_w_z * cache.segment1_slice1_local_inertia_h_x;
-    let t143 = -(segment1_slice1_local_momentum_f_y * segment1_slice1_velocity_w_z);
-    let t144 = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+    let t104 = cache.segment1_slice0_local_subspace0_w_z * qd[3]
         * segment1_base_velocity_v_y
         + 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.00199435471456919 * cache.segment1_slice0_bend_c3 * t10
-                + 0.00199435471456919 * t11 * cache.segment1_slice0_bend_c4
-                + 0.044658198738520456 * p.channel_length
-                    * cache.segment1_slice0_bend_c2) + segment1_base_bias_v_x
-        + (0.0004214567416265345 * t12 * cache.segment1_slice0_bend_c4
-            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t14
-            + 0.009437387837655933 * t16 * cache.segment1_slice0_bend_c3
-            + 0.0004214567416265345 * t15 * cache.segment1_slice0_bend_c5
-            + 0.009437387837655933 * t13 * cache.segment1_slice0_bend_c2)
-        - cache.segment1_slice0_local_subspace0_v_y * qd[2] * qd[3];
-    let t145 = cache.segment1_slice0_mass * t144;
+            * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
+                + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t9
+                - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t9)
+        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t7
+            + 0.009437387837655933 * t8 * cache.segment1_slice0_bend_c3
+            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t7
+            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t7
+            - 0.009437387837655933 * t8 * cache.segment1_slice0_bend_c2)
+        + segment1_base_bias_v_x
+        - qd[2] * qd[3] * cache.segment1_slice0_local_subspace0_v_y;
+    let t105 = t104 * cache.segment1_slice0_mass;
+    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+        + qd[2];
+    let t106 = cache.segment1_slice1_local_subspace0_v_y * qd[3]
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = cache.segment1_slice0_mass * t106
+        + segment1_slice1_velocity_w_z * cache.segment1_slice1_local_inertia_h_x;
+    let t107 = -(segment1_slice1_velocity_w_z * segment1_slice1_local_momentum_f_y);
     let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
         + qd[2];
-    let t146 = cache.segment1_slice0_local_subspace0_v_y * qd[3]
+    let t108 = qd[3] * cache.segment1_slice0_local_subspace0_v_y
         + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t146 * cache.segment1_slice0_mass
+    let segment1_slice0_local_momentum_f_y = t108 * cache.segment1_slice0_mass
         + segment1_slice0_velocity_w_z * cache.segment1_slice0_local_inertia_h_x;
-    let t147 = -(segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_y);
-    let t148 = t141 + t143 + t145 + t147;
-    let t149 = t148 * cache.cos_q2;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t139 + t138 * cache.cos_q2;
+    let t109 = -(segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_y);
+    let t110 = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+        * segment1_base_velocity_v_y
+        + 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t9
+                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
+                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t9)
+        + segment1_base_bias_v_x
+        + (0.9154022964417872 * cache.segment1_slice1_bend_c5 * t7
+            + 0.4905626121623441 * t8 * cache.segment1_slice1_bend_c3
+            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t7
+            - 0.4905626121623441 * t8 * cache.segment1_slice1_bend_c2
+            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t7)
+        - qd[2] * cache.segment1_slice1_local_subspace0_v_y * qd[3];
+    let t111 = cache.segment1_slice0_mass * t110;
+    let t112 = t105 + t107 + t109 + t111;
+    let t113 = t112 * cache.cos_q2;
     let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
         + cache.cos_q2 * base_angle_bias_v_y;
-    let t150 = (0.00008906428919833614 * t5 * cache.segment1_slice0_bend_c4
-        + 0.00008906428919833614 * t4 * cache.segment1_slice0_bend_c6
-        + 0.00008906428919833614 * t6 * cache.segment1_slice0_bend_c5
-        + 0.00199435471456919 * t1 * cache.segment1_slice0_bend_c4
-        + 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t2)
-        + segment1_base_bias_v_y
+    let segment1_base_velocity_v_x = cache.sin_q2 * t103 + t102 * cache.cos_q2;
+    let t114 = segment1_base_bias_v_y
+        + (1.9252134116123394 * t4 * cache.segment1_slice1_bend_c6
+            + 2.3213672050459184 * cache.segment1_slice1_bend_c4 * t5
+            + 0.24065167645154242 * t4 * cache.segment1_slice1_bend_c4
+            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t4
+            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t5)
+        + cache.segment1_slice1_local_subspace0_v_x * qd[2] * qd[3]
+        - 0.7886751345948129
+            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t2
+                - 0.4905626121623441 * t2 * cache.segment1_slice1_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate
+        - cache.segment1_slice1_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_x;
+    let t115 = cache.segment1_slice0_mass * t114;
+    let t116 = cache.segment1_slice1_local_subspace0_v_x * qd[3]
+        + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = t116 * cache.segment1_slice0_mass
+        - segment1_slice1_velocity_w_z * cache.segment1_slice1_local_inertia_h_y;
+    let t117 = segment1_slice1_velocity_w_z * segment1_slice1_local_momentum_f_x;
+    let t118 = qd[3] * cache.segment1_slice0_local_subspace0_v_x
+        + segment1_base_velocity_v_x;
+    let segment1_slice0_local_momentum_f_x = cache.segment1_slice0_mass * t118
+        - segment1_slice0_velocity_w_z * cache.segment1_slice0_local_inertia_h_y;
+    let t119 = segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_x;
+    let t120 = segment1_base_bias_v_y
+        + (0.00008906428919833614 * t4 * cache.segment1_slice0_bend_c4
+            + 0.0007125143135866891 * t4 * cache.segment1_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment1_slice0_bend_c4 * t5
+            - 0.0004453214459916807 * t4 * cache.segment1_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t5)
         + qd[2] * qd[3] * cache.segment1_slice0_local_subspace0_v_x
         - cache.segment1_slice0_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_x
-        - 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.009437387837655933 * cache.segment1_slice0_bend_c2 * t8
-                + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t7);
-    let t151 = t150 * cache.segment1_slice0_mass;
-    let t152 = segment1_base_bias_v_y
-        + qd[2] * qd[3] * cache.segment1_slice1_local_subspace0_v_x
-        + (0.38689453417431974 * cache.segment1_slice1_bend_c3 * t2
-            + 0.24065167645154242 * t5 * cache.segment1_slice1_bend_c4
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c5 * t6
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c6 * t4
-            + 0.38689453417431974 * cache.segment1_slice1_bend_c4 * t1)
-        - 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t7
-                + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t8)
-        - cache.segment1_slice1_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_x;
-    let t153 = cache.segment1_slice0_mass * t152;
-    let t154 = qd[3] * cache.segment1_slice1_local_subspace0_v_x
-        + segment1_base_velocity_v_x;
-    let segment1_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t154
-        - segment1_slice1_velocity_w_z * cache.segment1_slice1_local_inertia_h_y;
-    let t155 = segment1_slice1_local_momentum_f_x * segment1_slice1_velocity_w_z;
-    let t156 = qd[3] * cache.segment1_slice0_local_subspace0_v_x
-        + segment1_base_velocity_v_x;
-    let segment1_slice0_local_momentum_f_x = t156 * cache.segment1_slice0_mass
-        - segment1_slice0_velocity_w_z * cache.segment1_slice0_local_inertia_h_y;
-    let t157 = segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_x;
-    let t158 = t151 + t153 + t155 + t157;
-    let t159 = t158 * cache.base_angle_rotation_01;
-    let segment1_composite_force_f_x = link2_composite_force_f_x + t149 + t159;
+        - 0.21132486540518713
+            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t2
+                - 0.009437387837655933 * t2 * cache.segment1_slice0_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate;
+    let t121 = t120 * cache.segment1_slice0_mass;
+    let t122 = t115 + t117 + t119 + t121;
+    let t123 = t122 * cache.base_angle_rotation_01;
+    let segment1_composite_force_f_x = link2_composite_force_f_x + t113 + t123;
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
     let link1_composite_force_f_x = segment1_composite_force_f_x
         + p.link_mass * base_angle_bias_v_x - link1_momentum_f_y * qd[2];
-    let t160 = cache.sin_q2 * t148;
-    let t161 = t36 * cache.segment1_tip_rotation_10;
-    let t162 = t136 * cache.segment1_tip_rotation_11;
+    let t124 = t122 * cache.cos_q2;
+    let t125 = cache.sin_q2 * t112;
+    let t126 = t36 * cache.segment1_tip_rotation_11;
+    let t127 = t23 * cache.segment1_tip_rotation_10;
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let t128 = cache.segment2_tip_rotation_10 * t100;
+    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
+    let t129 = cache.segment3_tip_rotation_10 * t90;
     let segment4_tip_bias_v_y = qd[6] * cache.segment4_tip_subspace0_v_x
-        * segment3_tip_velocity_w_z + segment3_tip_bias_v_y
-        + t126 * cache.segment3_tip_rotation_10 + cache.segment3_tip_rotation_11 * t127
+        * segment3_tip_velocity_w_z + t65 * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_10 * t69 + segment3_tip_bias_v_y
         - segment3_tip_velocity_v_x * segment4_bend_y_rate;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
     let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
-        - segment4_tip_velocity_w_z * cache.link5_inertia_h_y;
+        - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
     let link5_composite_force_f_y = p.link_mass * segment4_tip_bias_v_y
         + segment4_tip_velocity_w_z * link5_momentum_f_x;
-    let t163 = cache.segment3_tip_rotation_10 * t106;
-    let t164 = cache.segment3_tip_rotation_11 * t124;
-    let segment4_composite_force_f_y = link5_composite_force_f_y + t163 + t164;
-    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
-        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let link4_composite_force_f_y = segment4_composite_force_f_y
-        + link4_momentum_f_x * segment3_tip_velocity_w_z
-        + p.link_mass * segment3_tip_bias_v_y;
-    let t165 = cache.segment2_tip_rotation_11 * t84;
-    let t166 = t66 * cache.segment2_tip_rotation_10;
-    let segment3_composite_force_f_y = link4_composite_force_f_y + t165 + t166;
-    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
-    let link3_composite_force_f_y = segment3_composite_force_f_y
-        + segment2_tip_velocity_w_z * link3_momentum_f_x
-        + segment2_tip_bias_v_y * p.link_mass;
-    let segment2_composite_force_f_y = t161 + t162 + link3_composite_force_f_y;
-    let link2_momentum_f_x = segment1_tip_velocity_v_x * p.link_mass
+    let t130 = t80 * cache.segment3_tip_rotation_11;
+    let segment4_composite_force_f_y = t129 + link5_composite_force_f_y + t130;
+    let link4_composite_force_f_y = p.link_mass * segment3_tip_bias_v_y
+        + link4_momentum_f_x * segment3_tip_velocity_w_z + segment4_composite_force_f_y;
+    let t131 = t54 * cache.segment2_tip_rotation_11;
+    let segment3_composite_force_f_y = t128 + link4_composite_force_f_y + t131;
+    let link3_composite_force_f_y = link3_momentum_f_x * segment2_tip_velocity_w_z
+        + segment3_composite_force_f_y + segment2_tip_bias_v_y * p.link_mass;
+    let segment2_composite_force_f_y = t126 + t127 + link3_composite_force_f_y;
+    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
-    let link2_composite_force_f_y = p.link_mass * segment1_tip_bias_v_y
-        + segment2_composite_force_f_y + segment1_tip_velocity_w_z * link2_momentum_f_x;
-    let t167 = t158 * cache.cos_q2;
-    let segment1_composite_force_f_y = t160 + link2_composite_force_f_y + t167;
+    let link2_composite_force_f_y = segment2_composite_force_f_y
+        + segment1_tip_velocity_w_z * link2_momentum_f_x
+        + segment1_tip_bias_v_y * p.link_mass;
+    let segment1_composite_force_f_y = t124 + t125 + link2_composite_force_f_y;
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.link1_inertia_h_y * qd[2];
     let link1_composite_force_f_y = segment1_composite_force_f_y
         + link1_momentum_f_x * qd[2] + p.link_mass * base_angle_bias_v_y;
-    let t168 = t156 * segment1_slice0_local_momentum_f_y;
-    let t169 = -(t140 * cache.segment1_slice1_local_inertia_h_y);
-    let t170 = -(segment1_slice1_local_momentum_f_x * t142);
-    let t171 = cache.segment1_slice1_local_inertia_h_x * t152;
-    let t172 = -(cache.segment1_slice0_local_inertia_h_y * t144);
-    let t173 = cache.segment2_slice1_local_inertia_h_x * t134;
-    let t174 = segment2_slice0_local_momentum_f_y * t130;
-    let t175 = -(t30 * segment2_slice1_local_momentum_f_x);
-    let t176 = segment3_slice0_local_momentum_f_y * t80;
-    let t177 = t78 * cache.segment3_slice1_local_inertia_h_x;
-    let link5_composite_force_n_z = cache.link5_inertia_h_x * segment4_tip_bias_v_y
+    let t132 = -(t104 * cache.segment1_slice0_local_inertia_h_y);
+    let t133 = cache.segment2_slice0_local_inertia_h_x * t34;
+    let t134 = -(t21 * segment2_slice0_local_momentum_f_x);
+    let t135 = -(t19 * cache.segment2_slice1_local_inertia_h_y);
+    let t136 = cache.segment2_slice1_local_inertia_h_x * t32;
+    let t137 = -(t94 * segment3_slice0_local_momentum_f_x);
+    let t138 = -(t98 * cache.segment3_slice1_local_inertia_h_y);
+    let t139 = -(cache.segment3_slice0_local_inertia_h_y * t92);
+    let t140 = t46 * cache.segment3_slice0_local_inertia_h_x;
+    let t141 = t52 * segment3_slice0_local_momentum_f_y;
+    let t142 = t50 * cache.segment3_slice1_local_inertia_h_x;
+    let t143 = -(cache.segment4_slice1_local_inertia_h_y * t86);
+    let t144 = cache.segment4_slice0_local_inertia_h_x * t74;
+    let t145 = -(t88 * segment4_slice0_local_momentum_f_x);
+    let t146 = cache.segment4_slice1_local_inertia_h_x * t76;
+    let t147 = t78 * segment4_slice0_local_momentum_f_y;
+    let t148 = -(t84 * cache.segment4_slice0_local_inertia_h_y);
+    let link5_composite_force_n_z = segment4_tip_bias_v_y * cache.link5_inertia_h_x
         + link5_momentum_f_y * segment4_tip_velocity_v_x
         - segment4_tip_velocity_v_y * link5_momentum_f_x
-        - segment4_tip_bias_v_x * cache.link5_inertia_h_y;
-    let t178 = -(segment4_slice1_local_momentum_f_x * t102);
-    let t179 = -(cache.segment4_slice1_local_inertia_h_y * t104);
-    let t180 = cache.segment4_slice1_local_inertia_h_x * t118;
-    let t181 = t108 * segment4_slice1_local_momentum_f_y;
-    let t182 = -(cache.segment4_slice0_local_inertia_h_y * t100);
-    let t183 = -(t88 * segment4_slice0_local_momentum_f_x);
-    let t184 = segment4_slice0_local_momentum_f_y * t122;
-    let t185 = cache.segment4_slice0_local_inertia_h_x * t120;
-    let segment4_composite_force_n_z = link5_composite_force_n_z + t178 + t179 + t180
-        + t181 + t182 + t183 + t184 + cache.segment3_tip_position_x * (t163 + t164)
-        + t185 - cache.segment3_tip_position_y * (t107 + t125);
+        - cache.link5_inertia_h_y * segment4_tip_bias_v_x;
+    let t149 = -(segment4_slice1_local_momentum_f_x * t82);
+    let t150 = t72 * segment4_slice1_local_momentum_f_y;
+    let segment4_composite_force_n_z = t143 + t144 + t145 + t146 + t147
+        + (t129 + t130) * cache.segment3_tip_position_x + t148
+        + link5_composite_force_n_z + t149 + t150
+        - cache.segment3_tip_position_y * (t81 + t91);
     let link4_composite_force_n_z = cache.link4_inertia_h_x * segment3_tip_bias_v_y
         + segment4_composite_force_n_z + segment3_tip_velocity_v_x * link4_momentum_f_y
         - segment3_tip_velocity_v_y * link4_momentum_f_x
-        - segment3_tip_bias_v_x * cache.link4_inertia_h_y;
-    let t186 = -(t64 * segment3_slice0_local_momentum_f_x);
-    let t187 = t82 * cache.segment3_slice0_local_inertia_h_x;
-    let t188 = -(t62 * cache.segment3_slice0_local_inertia_h_y);
-    let t189 = segment3_slice1_local_momentum_f_y * t68;
-    let t190 = -(t50 * segment3_slice1_local_momentum_f_x);
-    let t191 = -(t60 * cache.segment3_slice1_local_inertia_h_y);
-    let segment3_composite_force_n_z = t176 + t177
-        + (t165 + t166) * cache.segment2_tip_position_x + link4_composite_force_n_z
-        + t186 + t187 + t188 + t189 + t190 + t191
-        - (t67 + t85) * cache.segment2_tip_position_y;
-    let link3_composite_force_n_z = segment2_tip_bias_v_y * cache.link3_inertia_h_x
-        + link3_momentum_f_y * segment2_tip_velocity_v_x + segment3_composite_force_n_z
-        - segment2_tip_velocity_v_y * link3_momentum_f_x
+        - cache.link4_inertia_h_y * segment3_tip_bias_v_x;
+    let t151 = -(t96 * segment3_slice1_local_momentum_f_x);
+    let t152 = segment3_slice1_local_momentum_f_y * t48;
+    let segment3_composite_force_n_z = t137 + t138 + t139 + t140 + t141 + t142
+        + link4_composite_force_n_z + t151 + t152
+        + cache.segment2_tip_position_x * (t128 + t131)
+        - (t55 + t101) * cache.segment2_tip_position_y;
+    let link3_composite_force_n_z = link3_momentum_f_y * segment2_tip_velocity_v_x
+        + segment2_tip_bias_v_y * cache.link3_inertia_h_x + segment3_composite_force_n_z
+        - link3_momentum_f_x * segment2_tip_velocity_v_y
         - segment2_tip_bias_v_x * cache.link3_inertia_h_y;
-    let t192 = -(t34 * segment2_slice0_local_momentum_f_x);
-    let t193 = -(cache.segment2_slice0_local_inertia_h_y * t28);
-    let t194 = t128 * cache.segment2_slice0_local_inertia_h_x;
-    let t195 = -(t32 * cache.segment2_slice1_local_inertia_h_y);
-    let t196 = segment2_slice1_local_momentum_f_y * t132;
-    let segment2_composite_force_n_z = t173 + t174 + t175 + link3_composite_force_n_z
-        + t192 + t193 + t194 + t195 + (t161 + t162) * cache.segment1_tip_position_x
-        + t196 - (t37 + t137) * cache.segment1_tip_position_y;
+    let t153 = t25 * segment2_slice1_local_momentum_f_y;
+    let t154 = -(t17 * segment2_slice1_local_momentum_f_x);
+    let t155 = -(cache.segment2_slice0_local_inertia_h_y * t15);
+    let t156 = t27 * segment2_slice0_local_momentum_f_y;
+    let segment2_composite_force_n_z = t133 + t134 + t135 + t136
+        + link3_composite_force_n_z + t153 + t154 + t155 + t156
+        + (t126 + t127) * cache.segment1_tip_position_x
+        - (t24 + t37) * cache.segment1_tip_position_y;
     let link2_composite_force_n_z = segment2_composite_force_n_z
-        + cache.link2_inertia_h_x * segment1_tip_bias_v_y
         + segment1_tip_velocity_v_x * link2_momentum_f_y
+        + segment1_tip_bias_v_y * cache.link2_inertia_h_x
         - segment1_tip_bias_v_x * cache.link2_inertia_h_y
-        - link2_momentum_f_x * segment1_tip_velocity_v_y;
-    let t197 = -(segment1_slice0_local_momentum_f_x * t146);
-    let t198 = segment1_slice1_local_momentum_f_y * t154;
-    let t199 = t150 * cache.segment1_slice0_local_inertia_h_x;
-    let segment1_composite_force_n_z = t168 + t169 + t170 + t171 + t172
-        + link2_composite_force_n_z + t197 + q[0] * (t160 + t167) + t198 + t199
-        - q[1] * (t149 + t159);
-    let link1_composite_force_n_z = cache.link1_inertia_h_x * base_angle_bias_v_y
-        + link1_momentum_f_y * base_angle_velocity_v_x + segment1_composite_force_n_z
+        - segment1_tip_velocity_v_y * link2_momentum_f_x;
+    let t157 = -(t108 * segment1_slice0_local_momentum_f_x);
+    let t158 = cache.segment1_slice1_local_inertia_h_x * t114;
+    let t159 = t116 * segment1_slice1_local_momentum_f_y;
+    let t160 = -(cache.segment1_slice1_local_inertia_h_y * t110);
+    let t161 = -(segment1_slice1_local_momentum_f_x * t106);
+    let t162 = segment1_slice0_local_momentum_f_y * t118;
+    let t163 = cache.segment1_slice0_local_inertia_h_x * t120;
+    let segment1_composite_force_n_z = t132 + link2_composite_force_n_z + t157 + t158
+        + t159 + t160 + t161 + q[0] * (t124 + t125) + t162 + t163 - q[1] * (t113 + t123);
+    let link1_composite_force_n_z = segment1_composite_force_n_z
+        + cache.link1_inertia_h_x * base_angle_bias_v_y
+        + link1_momentum_f_y * base_angle_velocity_v_x
         - link1_momentum_f_x * base_angle_velocity_v_y
         - cache.link1_inertia_h_y * base_angle_bias_v_x;
     out[0] = link1_composite_force_f_x;
     out[1] = link1_composite_force_f_y;
-    out[2] = q[1] * link1_composite_force_f_x
+    out[2] = link1_composite_force_n_z
         + link1_composite_force_f_y * cache.base_angle_subspace_v_y
-        + link1_composite_force_n_z;
-    out[3] = cache.segment1_slice0_local_subspace0_v_y * (t151 + t157)
-        + (t141 + t143) * cache.segment1_slice1_local_subspace0_v_x
-        + link2_composite_force_f_y * cache.segment1_tip_subspace0_v_y
-        + p.channel_length * link2_composite_force_n_z
-        + cache.segment1_slice0_local_subspace0_w_z * (t168 + t172 + t197 + t199)
-        + cache.segment1_slice1_local_subspace0_v_y * (t153 + t155)
-        + cache.segment1_slice1_local_subspace0_w_z * (t169 + t170 + t171 + t198)
-        + (t145 + t147) * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x;
-    out[4] = link3_composite_force_f_x * cache.segment2_tip_subspace0_v_x
-        + cache.segment2_slice0_local_subspace0_v_y * (t129 + t131)
-        + cache.segment2_slice1_local_subspace0_v_x * (t31 + t33)
-        + (t174 + t192 + t193 + t194) * cache.segment1_slice0_local_subspace0_w_z
-        + (t29 + t35) * cache.segment2_slice0_local_subspace0_v_x
-        + (t173 + t175 + t195 + t196) * cache.segment1_slice1_local_subspace0_w_z
+        + q[1] * link1_composite_force_f_x;
+    out[3] = link2_composite_force_f_x * cache.segment1_tip_subspace0_v_x
+        + cache.segment1_tip_subspace0_v_y * link2_composite_force_f_y
+        + cache.segment1_slice1_local_subspace0_v_x * (t107 + t111)
+        + (t158 + t159 + t160 + t161) * cache.segment1_slice1_local_subspace0_w_z
+        + (t115 + t117) * cache.segment1_slice1_local_subspace0_v_y
+        + (t105 + t109) * cache.segment1_slice0_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_w_z * (t132 + t157 + t162 + t163)
+        + (t119 + t121) * cache.segment1_slice0_local_subspace0_v_y
+        + link2_composite_force_n_z * p.channel_length;
+    out[4] = cache.segment1_slice1_local_subspace0_w_z * (t135 + t136 + t153 + t154)
+        + (t28 + t35) * cache.segment2_slice0_local_subspace0_v_y
         + p.channel_length * link3_composite_force_n_z
-        + cache.segment2_slice1_local_subspace0_v_y * (t133 + t135)
-        + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y;
-    out[5] = cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x
-        + (t51 + t61) * cache.segment3_slice1_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_w_z * (t176 + t186 + t187 + t188)
-        + (t69 + t79) * cache.segment3_slice1_local_subspace0_v_y
-        + link4_composite_force_n_z * p.channel_length
-        + cache.segment1_slice1_local_subspace0_w_z * (t177 + t189 + t190 + t191)
-        + cache.segment3_slice0_local_subspace0_v_y * (t81 + t83)
-        + cache.segment3_slice0_local_subspace0_v_x * (t63 + t65)
-        + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y;
-    out[6] = cache.segment4_slice1_local_subspace0_v_x * (t103 + t105)
-        + (t89 + t101) * cache.segment4_slice0_local_subspace0_v_x
-        + (t121 + t123) * cache.segment4_slice0_local_subspace0_v_y
-        + link5_composite_force_n_z * p.channel_length
-        + cache.segment1_slice1_local_subspace0_w_z * (t178 + t179 + t180 + t181)
-        + link5_composite_force_f_y * cache.segment4_tip_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_w_z * (t182 + t183 + t184 + t185)
-        + cache.segment4_slice1_local_subspace0_v_y * (t109 + t119)
-        + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x;
+        + (t133 + t134 + t155 + t156) * cache.segment1_slice0_local_subspace0_w_z
+        + (t18 + t20) * cache.segment2_slice1_local_subspace0_v_x
+        + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x
+        + cache.segment2_slice0_local_subspace0_v_x * (t16 + t22)
+        + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y
+        + (t26 + t33) * cache.segment2_slice1_local_subspace0_v_y;
+    out[5] = (t137 + t139 + t140 + t141) * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment3_slice1_local_subspace0_v_y * (t49 + t51)
+        + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x
+        + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y
+        + (t47 + t53) * cache.segment3_slice0_local_subspace0_v_y
+        + cache.segment3_slice0_local_subspace0_v_x * (t93 + t95)
+        + cache.segment1_slice1_local_subspace0_w_z * (t138 + t142 + t151 + t152)
+        + cache.segment3_slice1_local_subspace0_v_x * (t97 + t99)
+        + p.channel_length * link4_composite_force_n_z;
+    out[6] = (t85 + t89) * cache.segment4_slice0_local_subspace0_v_x
+        + link5_composite_force_f_x * cache.segment4_tip_subspace0_v_x
+        + (t143 + t146 + t149 + t150) * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y
+        + cache.segment4_slice1_local_subspace0_v_x * (t83 + t87)
+        + p.channel_length * link5_composite_force_n_z
+        + (t73 + t77) * cache.segment4_slice1_local_subspace0_v_y
+        + (t144 + t145 + t147 + t148) * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment4_slice0_local_subspace0_v_y * (t75 + t79);
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -2512,9 +2500,9 @@ pub fn coriolis_matrix_into(
 ) {
     *out = SMatrix::zeros();
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let t0 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let segment1_slice0_subspace0_v_y = cache.segment1_slice0_local_subspace0_v_y
-        * cache.cos_q2 + cache.sin_q2 * cache.segment1_slice0_local_subspace0_v_x
+    let segment1_slice0_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice0_local_subspace0_v_x
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
         - q[0] * cache.segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
@@ -2523,191 +2511,151 @@ pub fn coriolis_matrix_into(
     let segment1_slice0_position_x = q[0]
         + cache.segment1_slice0_local_com_y * cache.base_angle_rotation_01
         + cache.cos_q2 * cache.segment1_slice0_local_com_x;
-    let t1 = segment1_slice0_velocity_v_y
-        + segment1_slice0_velocity_w_z * segment1_slice0_position_x;
-    let segment1_slice1_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * cache.cos_q2
-        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
-    let segment1_slice1_velocity_v_y = qd[3] * segment1_slice1_subspace0_v_y
-        + base_angle_velocity_v_y;
+    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_momentum_f_y = cache.segment1_slice0_mass
+        * segment1_slice0_velocity_v_y
+        + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
+    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+        + qd[2];
     let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
         * cache.base_angle_rotation_01 + q[0]
         + cache.cos_q2 * cache.segment1_slice1_local_com_x;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
-        + qd[2];
-    let t2 = segment1_slice1_velocity_v_y
-        + segment1_slice1_position_x * segment1_slice1_velocity_w_z;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_y
-        * cache.segment1_tip_rotation_11
-        + cache.segment2_slice0_local_subspace0_v_x * cache.segment1_tip_rotation_10
+    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice1_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice1_local_subspace0_v_x
+        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_y
+        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let segment1_slice1_momentum_f_y = segment1_slice1_velocity_w_z
+        * segment1_slice1_inertia_h_x
+        + segment1_slice1_velocity_v_y * cache.segment1_slice0_mass;
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
+        * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
         - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_tip_subspace0_v_y * qd[3];
-    let segment2_slice0_velocity_v_y = qd[4] * segment2_slice0_subspace0_v_y
-        + segment1_tip_velocity_v_y;
+    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
+        + segment2_slice0_subspace0_v_y * qd[4];
     let segment1_bend_y_rate = p.channel_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
-    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y
+    let segment2_slice0_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice0_local_com_x
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
         + cache.segment1_tip_position_x;
-    let t3 = segment2_slice0_velocity_v_y
-        + segment2_slice0_velocity_w_z * segment2_slice0_position_x;
-    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_momentum_f_y = segment2_slice0_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_x;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_subspace0_v_y
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
+        + segment1_tip_velocity_v_y;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice1_local_com_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_position_x;
+    let segment2_slice1_inertia_h_x = segment2_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment2_slice1_inertia_h_x * segment2_slice1_velocity_w_z;
+    let segment3_slice0_position_x = cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y
+        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00;
+    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
+        * cache.segment1_slice0_mass;
     let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
-    let segment3_slice1_subspace0_v_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice1_local_subspace0_v_y
-        + cache.segment3_slice1_local_subspace0_v_x * cache.segment2_tip_rotation_10
-        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let segment3_slice1_velocity_v_y = qd[5] * segment3_slice1_subspace0_v_y
-        + segment2_tip_velocity_v_y;
-    let t4 = segment3_slice1_position_x * segment3_slice1_velocity_w_z
-        + segment3_slice1_velocity_v_y;
-    let segment3_slice0_position_x = cache.segment2_tip_position_x
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y;
     let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
         + segment2_tip_velocity_w_z;
-    let segment3_slice0_subspace0_v_y = cache.segment3_slice0_local_subspace0_v_y
-        * cache.segment2_tip_rotation_11
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_10
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let segment3_slice0_subspace0_v_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice0_local_subspace0_v_x
+        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
         - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment3_slice0_velocity_v_y = segment3_slice0_subspace0_v_y * qd[5]
-        + segment2_tip_velocity_v_y;
-    let t5 = segment3_slice0_position_x * segment3_slice0_velocity_w_z
-        + segment3_slice0_velocity_v_y;
-    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
-        + segment2_tip_velocity_v_y;
-    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_y
-        * cache.segment3_tip_rotation_11
-        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_subspace0_v_x
-        - cache.segment3_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
-        + qd[6] * segment4_slice0_subspace0_v_y;
-    let segment4_slice0_position_x = cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_com_x
-        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
+    let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
+        + segment3_slice0_subspace0_v_y * qd[5];
+    let segment3_slice0_momentum_f_y = segment3_slice0_inertia_h_x
+        * segment3_slice0_velocity_w_z
+        + segment3_slice0_velocity_v_y * cache.segment1_slice0_mass;
     let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
-    let t6 = segment4_slice0_velocity_v_y
-        + segment4_slice0_position_x * segment4_slice0_velocity_w_z;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
-    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let t7 = segment4_tip_velocity_w_z * cache.segment4_tip_position_x
-        + segment4_tip_velocity_v_y;
-    let link5_composite_rate_hd_y = p.link_mass * t7;
+    let segment4_slice1_position_x = cache.segment4_slice1_local_com_y
+        * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice1_local_com_x;
+    let segment4_slice1_inertia_h_x = segment4_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
+        + cache.segment3_tip_subspace0_v_y * qd[5];
     let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_11
         + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
         - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
     let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
         + qd[6] * segment4_slice1_subspace0_v_y;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let segment4_slice1_position_x = cache.segment3_tip_rotation_00
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_01 * cache.segment4_slice1_local_com_y;
-    let t8 = segment4_slice1_velocity_v_y
-        + segment4_slice1_velocity_w_z * segment4_slice1_position_x;
-    let segment4_composite_rate_hd_y = t6 * cache.segment1_slice0_mass
-        + link5_composite_rate_hd_y + cache.segment1_slice0_mass * t8;
-    let t9 = cache.segment3_tip_position_x * segment3_tip_velocity_w_z
-        + segment3_tip_velocity_v_y;
-    let link4_composite_rate_hd_y = segment4_composite_rate_hd_y + p.link_mass * t9;
-    let segment3_composite_rate_hd_y = t4 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_mass * t5 + link4_composite_rate_hd_y;
-    let t10 = segment2_tip_velocity_v_y
-        + segment2_tip_velocity_w_z * cache.segment2_tip_position_x;
-    let link3_composite_rate_hd_y = segment3_composite_rate_hd_y + p.link_mass * t10;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice1_position_x = cache.segment2_slice1_local_com_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y
-        + cache.segment1_tip_position_x;
-    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
-        + segment2_slice1_subspace0_v_y * qd[4];
-    let t11 = segment2_slice1_velocity_w_z * segment2_slice1_position_x
-        + segment2_slice1_velocity_v_y;
-    let segment2_composite_rate_hd_y = t3 * cache.segment1_slice0_mass
-        + link3_composite_rate_hd_y + t11 * cache.segment1_slice0_mass;
-    let t12 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
-        + segment1_tip_velocity_v_y;
-    let link2_composite_rate_hd_y = segment2_composite_rate_hd_y + p.link_mass * t12;
-    let segment1_composite_rate_hd_y = t1 * cache.segment1_slice0_mass
-        + t2 * cache.segment1_slice0_mass + link2_composite_rate_hd_y;
-    let link1_composite_rate_hd_y = p.link_mass * t0 + segment1_composite_rate_hd_y;
-    let t13 = -link1_composite_rate_hd_y;
-    let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
-        + cache.link1_inertia_h_x * qd[2];
-    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment1_slice0_momentum_f_y = segment1_slice0_velocity_v_y
-        * cache.segment1_slice0_mass
-        + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
-    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment1_slice1_momentum_f_y = segment1_slice1_velocity_w_z
-        * segment1_slice1_inertia_h_x
-        + cache.segment1_slice0_mass * segment1_slice1_velocity_v_y;
-    let segment2_slice0_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice0_position_x;
-    let segment2_slice0_momentum_f_y = segment2_slice0_velocity_w_z
-        * segment2_slice0_inertia_h_x
-        + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice1_position_x;
-    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
-        * segment2_slice1_inertia_h_x
-        + cache.segment1_slice0_mass * segment2_slice1_velocity_v_y;
-    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice1_momentum_f_y = cache.segment1_slice0_mass
-        * segment3_slice1_velocity_v_y
-        + segment3_slice1_inertia_h_x * segment3_slice1_velocity_w_z;
-    let segment4_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment4_slice1_position_x;
-    let segment4_slice1_momentum_f_y = segment4_slice1_inertia_h_x
-        * segment4_slice1_velocity_w_z
+    let segment4_slice1_momentum_f_y = segment4_slice1_velocity_w_z
+        * segment4_slice1_inertia_h_x
         + segment4_slice1_velocity_v_y * cache.segment1_slice0_mass;
+    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_x
+        * cache.segment3_tip_rotation_10
+        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
+    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice0_subspace0_v_y;
+    let segment4_slice0_position_x = cache.segment3_tip_rotation_00
+        * cache.segment4_slice0_local_com_x + cache.segment3_tip_position_x
+        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_inertia_h_x = segment4_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment4_slice0_momentum_f_y = segment4_slice0_velocity_w_z
-        * segment4_slice0_inertia_h_x
-        + segment4_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let link5_momentum_f_y = p.link_mass * segment4_tip_velocity_v_y
-        + segment4_tip_velocity_w_z * cache.link5_inertia_h_x;
+    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let segment4_slice0_momentum_f_y = segment4_slice0_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment4_slice0_inertia_h_x * segment4_slice0_velocity_w_z;
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
+        + cache.segment4_tip_subspace0_v_y * qd[6];
+    let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
+        + segment4_tip_velocity_v_y * p.link_mass;
     let segment4_composite_momentum_f_y = segment4_slice1_momentum_f_y
         + segment4_slice0_momentum_f_y + link5_momentum_f_y;
-    let link4_momentum_f_y = cache.link4_inertia_h_x * segment3_tip_velocity_w_z
-        + segment3_tip_velocity_v_y * p.link_mass;
+    let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
     let link4_composite_momentum_f_y = segment4_composite_momentum_f_y
         + link4_momentum_f_y;
-    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice0_momentum_f_y = cache.segment1_slice0_mass
-        * segment3_slice0_velocity_v_y
-        + segment3_slice0_inertia_h_x * segment3_slice0_velocity_w_z;
-    let segment3_composite_momentum_f_y = segment3_slice1_momentum_f_y
-        + link4_composite_momentum_f_y + segment3_slice0_momentum_f_y;
+    let segment3_slice1_subspace0_v_y = cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment2_tip_rotation_10
+        + cache.segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
+        + qd[5] * segment3_slice1_subspace0_v_y;
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
+        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment3_slice1_position_x = cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_com_y;
+    let segment3_slice1_inertia_h_x = cache.segment1_slice0_mass
+        * segment3_slice1_position_x;
+    let segment3_slice1_momentum_f_y = segment3_slice1_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment3_slice1_velocity_w_z * segment3_slice1_inertia_h_x;
+    let segment3_composite_momentum_f_y = segment3_slice0_momentum_f_y
+        + link4_composite_momentum_f_y + segment3_slice1_momentum_f_y;
     let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
         + segment2_tip_velocity_v_y * p.link_mass;
     let link3_composite_momentum_f_y = segment3_composite_momentum_f_y
@@ -2715,420 +2663,433 @@ pub fn coriolis_matrix_into(
     let segment2_composite_momentum_f_y = segment2_slice0_momentum_f_y
         + segment2_slice1_momentum_f_y + link3_composite_momentum_f_y;
     let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
-        + p.link_mass * segment1_tip_velocity_v_y;
+        + segment1_tip_velocity_v_y * p.link_mass;
     let link2_composite_momentum_f_y = segment2_composite_momentum_f_y
         + link2_momentum_f_y;
     let segment1_composite_momentum_f_y = segment1_slice0_momentum_f_y
         + segment1_slice1_momentum_f_y + link2_composite_momentum_f_y;
-    let link1_composite_momentum_f_y = link1_momentum_f_y
-        + segment1_composite_momentum_f_y;
+    let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
+        + cache.link1_inertia_h_x * qd[2];
+    let link1_composite_momentum_f_y = segment1_composite_momentum_f_y
+        + link1_momentum_f_y;
+    let t0 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let t1 = segment1_slice1_velocity_v_y
+        + segment1_slice1_position_x * segment1_slice1_velocity_w_z;
+    let t2 = segment2_slice1_velocity_v_y
+        + segment2_slice1_position_x * segment2_slice1_velocity_w_z;
+    let t3 = segment2_slice0_velocity_v_y
+        + segment2_slice0_velocity_w_z * segment2_slice0_position_x;
+    let t4 = segment3_slice1_velocity_w_z * segment3_slice1_position_x
+        + segment3_slice1_velocity_v_y;
+    let t5 = segment3_slice0_position_x * segment3_slice0_velocity_w_z
+        + segment3_slice0_velocity_v_y;
+    let t6 = segment4_slice1_velocity_w_z * segment4_slice1_position_x
+        + segment4_slice1_velocity_v_y;
+    let t7 = segment4_tip_velocity_v_y
+        + segment4_tip_velocity_w_z * cache.segment4_tip_position_x;
+    let link5_composite_rate_hd_y = p.link_mass * t7;
+    let t8 = segment4_slice0_velocity_w_z * segment4_slice0_position_x
+        + segment4_slice0_velocity_v_y;
+    let segment4_composite_rate_hd_y = t6 * cache.segment1_slice0_mass
+        + link5_composite_rate_hd_y + cache.segment1_slice0_mass * t8;
+    let t9 = segment3_tip_velocity_v_y
+        + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
+    let link4_composite_rate_hd_y = segment4_composite_rate_hd_y + t9 * p.link_mass;
+    let segment3_composite_rate_hd_y = cache.segment1_slice0_mass * t4
+        + cache.segment1_slice0_mass * t5 + link4_composite_rate_hd_y;
+    let t10 = segment2_tip_velocity_v_y
+        + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
+    let link3_composite_rate_hd_y = segment3_composite_rate_hd_y + p.link_mass * t10;
+    let segment2_composite_rate_hd_y = t2 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_mass * t3 + link3_composite_rate_hd_y;
+    let t11 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+        + segment1_tip_velocity_v_y;
+    let link2_composite_rate_hd_y = segment2_composite_rate_hd_y + t11 * p.link_mass;
+    let t12 = segment1_slice0_velocity_v_y
+        + segment1_slice0_velocity_w_z * segment1_slice0_position_x;
+    let segment1_composite_rate_hd_y = cache.segment1_slice0_mass * t1
+        + link2_composite_rate_hd_y + t12 * cache.segment1_slice0_mass;
+    let link1_composite_rate_hd_y = p.link_mass * t0 + segment1_composite_rate_hd_y;
+    let t13 = -link1_composite_rate_hd_y;
     let base_x_coriolis_row_n_z = 0.5 * (t13 - link1_composite_momentum_f_y);
-    let base_angle_coriolis_column_f_x = cache.link1_composite_inertia_m * qd[1]
-        + base_x_coriolis_row_n_z;
-    let segment1_bend_y = p.channel_length * q[3];
-    let t14 = -(segment1_bend_y * p.channel_length);
-    let t15 = segment1_bend_y * p.channel_length;
-    let t16 = segment1_bend_y.powi(3);
-    let t17 = -(5.0 * t16 * p.channel_length);
-    let t18 = 8.0 * t16 * p.channel_length;
-    let t19 = -(3.0 * segment1_bend_y * p.channel_length);
-    let t20 = 6.0 * segment1_bend_y * p.channel_length;
-    let t21 = t16 * p.channel_length;
-    let t22 = segment1_bend_y_rate
-        * (0.00008906428919833614 * t17 * cache.segment1_slice0_bend_c5
-            + 0.00008906428919833614 * cache.segment1_slice0_bend_c6 * t18
-            + 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t19
-            + 0.00199435471456919 * cache.segment1_slice0_bend_c4 * t20
-            + 0.00008906428919833614 * cache.segment1_slice0_bend_c4 * t21)
-        - 0.21132486540518713 * segment1_bend_y_rate
-            * (0.009437387837655933 * cache.segment1_slice0_bend_c2 * t14
-                + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t15);
-    let t23 = -p.channel_length;
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t24 = 3.0 * segment1_bend_squared * p.channel_length;
-    let t25 = segment1_bend_squared * p.channel_length;
-    let t26 = -(3.0 * segment1_bend_squared * p.channel_length);
-    let t27 = -(segment1_bend_squared * p.channel_length);
-    let t28 = 2.0 * segment1_bend_squared * p.channel_length;
-    let t29 = segment1_bend_y_rate
-        * (0.009437387837655933 * t23 * cache.segment1_slice0_bend_c2
-            + 0.0004214567416265345 * cache.segment1_slice0_bend_c5 * t24
-            + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * p.channel_length
-            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t25
-            + 0.0004214567416265345 * t26 * cache.segment1_slice0_bend_c4)
-        + 0.21132486540518713 * segment1_bend_y_rate
-            * (0.00199435471456919 * cache.segment1_slice0_bend_c3 * t27
-                + 0.00199435471456919 * t28 * cache.segment1_slice0_bend_c4
-                + 0.044658198738520456 * p.channel_length
-                    * cache.segment1_slice0_bend_c2);
-    let segment1_slice0_subspace0_rate_v_x = cache.segment1_slice0_local_subspace0_w_z
-        * base_angle_velocity_v_y + t22 * p.channel_length * cache.base_angle_rotation_01
-        + t29 * p.channel_length * cache.cos_q2 - qd[2] * segment1_slice0_subspace0_v_y;
-    let t30 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
-    let t31 = -(t1 * cache.segment1_slice0_local_subspace0_w_z
+    let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
+        + cache.link1_composite_inertia_m * qd[1];
+    let t14 = -(cache.segment1_slice0_local_subspace0_w_z * t12
         * cache.segment1_slice0_mass);
-    let t32 = 0.5
-        * (t31
+    let t15 = 0.5
+        * (t14
             - segment1_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
-    let t33 = -(p.channel_length * link2_composite_rate_hd_y);
-    let t34 = 0.5 * (t33 - p.channel_length * link2_composite_momentum_f_y);
-    let t35 = -(t2 * cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment1_slice0_mass);
-    let t36 = 0.5
-        * (t35
-            - cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y);
-    let t37 = segment1_bend_y_rate
-        * (t19 * cache.segment1_bend_squared_c3 + cache.segment1_bend_squared_c4 * t20
-            + cache.segment1_bend_squared_c6 * t18 + cache.segment1_bend_squared_c5 * t17
-            + cache.segment1_bend_squared_c4 * t21)
-        - segment1_bend_y_rate
-            * (t15 * cache.segment1_bend_squared_c3
-                + cache.segment1_bend_squared_c2 * t14);
-    let t38 = segment1_bend_y_rate
-        * (t25 * cache.segment1_bend_squared_c3 + cache.segment1_bend_squared_c2 * t23
-            + cache.segment1_bend_squared_c4 * t26 + cache.segment1_bend_squared_c5 * t24
-            + p.channel_length * cache.segment1_bend_squared_c3)
+    let segment1_bend_y = p.channel_length * q[3];
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t16 = segment1_bend_squared * p.channel_length;
+    let t17 = segment1_bend_y_rate
+        * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * p.channel_length
+            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t16
+            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t16
+            - 0.009437387837655933 * p.channel_length * cache.segment1_slice0_bend_c2
+            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t16)
+        + 0.21132486540518713 * segment1_bend_y_rate
+            * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
+                + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t16
+                - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t16);
+    let t18 = segment1_bend_y * p.channel_length;
+    let t19 = segment1_bend_y.powi(3) * p.channel_length;
+    let t20 = segment1_bend_y_rate
+        * (0.0007125143135866891 * cache.segment1_slice0_bend_c6 * t19
+            + 0.01196612828741514 * t18 * cache.segment1_slice0_bend_c4
+            + 0.00008906428919833614 * cache.segment1_slice0_bend_c4 * t19
+            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t18
+            - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t19)
+        - 0.21132486540518713
+            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t18
+                - 0.009437387837655933 * t18 * cache.segment1_slice0_bend_c2)
+            * segment1_bend_y_rate;
+    let segment1_slice0_subspace0_rate_v_x = cache.segment1_slice0_local_subspace0_w_z
+        * base_angle_velocity_v_y + p.channel_length * cache.cos_q2 * t17
+        + p.channel_length * t20 * cache.base_angle_rotation_01
+        - segment1_slice0_subspace0_v_y * qd[2];
+    let t21 = segment1_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t22 = segment1_bend_y_rate
+        * (t16 * cache.segment1_bend_squared_c3
+            + 3.0 * cache.segment1_bend_squared_c5 * t16
+            + p.channel_length * cache.segment1_bend_squared_c3
+            - 3.0 * cache.segment1_bend_squared_c4 * t16
+            - cache.segment1_bend_squared_c2 * p.channel_length)
         + segment1_bend_y_rate
             * (cache.segment1_bend_squared_c2 * p.channel_length
-                + t27 * cache.segment1_bend_squared_c3
-                + cache.segment1_bend_squared_c4 * t28);
-    let segment1_tip_subspace0_rate_v_x = t37 * p.channel_length
-        * cache.base_angle_rotation_01 + p.channel_length * base_angle_velocity_v_y
-        + t38 * p.channel_length * cache.cos_q2
+                + 2.0 * cache.segment1_bend_squared_c4 * t16
+                - t16 * cache.segment1_bend_squared_c3);
+    let t23 = (8.0 * cache.segment1_bend_squared_c6 * t19
+        + 6.0 * cache.segment1_bend_squared_c4 * t18
+        + cache.segment1_bend_squared_c4 * t19
+        - 5.0 * cache.segment1_bend_squared_c5 * t19
+        - 3.0 * t18 * cache.segment1_bend_squared_c3) * segment1_bend_y_rate
+        - segment1_bend_y_rate
+            * (t18 * cache.segment1_bend_squared_c3
+                - cache.segment1_bend_squared_c2 * t18);
+    let segment1_tip_subspace0_rate_v_x = t22 * p.channel_length * cache.cos_q2
+        + p.channel_length * base_angle_velocity_v_y
+        + p.channel_length * cache.base_angle_rotation_01 * t23
         - cache.segment1_tip_subspace0_v_y * qd[2];
-    let t39 = segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_m;
-    let t40 = 0.7886751345948129 * segment1_bend_y_rate
-        * (0.38689453417431974 * cache.segment1_slice1_bend_c4 * t28
+    let t24 = segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_m;
+    let t25 = -(p.channel_length * link2_composite_rate_hd_y);
+    let t26 = 0.5 * (t25 - p.channel_length * link2_composite_momentum_f_y);
+    let t27 = -(cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t1);
+    let t28 = 0.5
+        * (t27
+            - cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y);
+    let t29 = (2.3213672050459184 * t18 * cache.segment1_slice1_bend_c4
+        + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t19
+        + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t19
+        - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t18
+        - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t19) * segment1_bend_y_rate
+        - 0.7886751345948129
+            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t18
+                - 0.4905626121623441 * t18 * cache.segment1_slice1_bend_c2)
+            * segment1_bend_y_rate;
+    let t30 = 0.7886751345948129 * segment1_bend_y_rate
+        * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t16
             + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-            + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t27)
+            - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t16)
         + segment1_bend_y_rate
-            * (0.30513409881392906 * cache.segment1_slice1_bend_c4 * t26
-                + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t25
-                + 0.30513409881392906 * cache.segment1_slice1_bend_c5 * t24
-                + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t23
-                + 0.4905626121623441 * cache.segment1_slice1_bend_c3 * p.channel_length);
-    let t41 = segment1_bend_y_rate
-        * (0.24065167645154242 * cache.segment1_slice1_bend_c6 * t18
-            + 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t19
-            + 0.38689453417431974 * cache.segment1_slice1_bend_c4 * t20
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c5 * t17
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t21)
-        - 0.7886751345948129 * segment1_bend_y_rate
-            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t15
-                + 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t14);
-    let segment1_slice1_subspace0_rate_v_x = p.channel_length * cache.cos_q2 * t40
-        + cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_y
-        + t41 * p.channel_length * cache.base_angle_rotation_01
-        - qd[2] * segment1_slice1_subspace0_v_y;
-    let t42 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let segment1_subspace0_coriolis_column_f_x = t30 + t32 + t34 + t36 + t39 + t42;
+            * (0.30513409881392906 * cache.segment1_slice1_bend_c3 * t16
+                + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t16
+                + 0.4905626121623441 * cache.segment1_slice1_bend_c3 * p.channel_length
+                - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t16
+                - 0.4905626121623441 * p.channel_length * cache.segment1_slice1_bend_c2);
+    let segment1_slice1_subspace0_rate_v_x = cache.segment1_slice1_local_subspace0_w_z
+        * base_angle_velocity_v_y + t29 * p.channel_length * cache.base_angle_rotation_01
+        + t30 * p.channel_length * cache.cos_q2 - segment1_slice1_subspace0_v_y * qd[2];
+    let t31 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let segment1_subspace0_coriolis_column_f_x = t15 + t21 + t24 + t26 + t28 + t31;
+    let t32 = -(cache.segment1_slice1_local_subspace0_w_z * t2
+        * cache.segment1_slice0_mass);
+    let t33 = 0.5
+        * (t32
+            - segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
+    let t34 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t3);
+    let t35 = 0.5
+        * (t34
+            - segment2_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
     let segment2_bend_y = p.channel_length * q[4];
-    let t43 = segment2_bend_y.powi(3);
-    let t44 = p.channel_length * t43;
-    let t45 = 6.0 * p.channel_length * segment2_bend_y;
-    let t46 = -(3.0 * p.channel_length * segment2_bend_y);
-    let t47 = -(5.0 * p.channel_length * t43);
-    let t48 = 8.0 * p.channel_length * t43;
-    let t49 = p.channel_length * segment2_bend_y;
-    let t50 = -(p.channel_length * segment2_bend_y);
-    let t51 = (0.00008906428919833614 * cache.segment2_slice0_bend_c4 * t44
-        + 0.00199435471456919 * cache.segment2_slice0_bend_c4 * t45
-        + 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t46
-        + 0.00008906428919833614 * cache.segment2_slice0_bend_c5 * t47
-        + 0.00008906428919833614 * t48 * cache.segment2_slice0_bend_c6)
+    let t36 = p.channel_length * segment2_bend_y;
+    let t37 = p.channel_length * segment2_bend_y.powi(3);
+    let t38 = (0.00008906428919833614 * cache.segment2_slice0_bend_c4 * t37
+        + 0.0007125143135866891 * cache.segment2_slice0_bend_c6 * t37
+        + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t36
+        - 0.0004453214459916807 * cache.segment2_slice0_bend_c5 * t37
+        - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t36)
         * segment2_bend_y_rate
         - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t49
-                + 0.009437387837655933 * t50 * cache.segment2_slice0_bend_c2)
+            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t36
+                - 0.009437387837655933 * t36 * cache.segment2_slice0_bend_c2)
             * segment2_bend_y_rate;
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t52 = -(p.channel_length * segment2_bend_squared);
-    let t53 = 2.0 * p.channel_length * segment2_bend_squared;
-    let t54 = -(3.0 * p.channel_length * segment2_bend_squared);
-    let t55 = 3.0 * p.channel_length * segment2_bend_squared;
-    let t56 = p.channel_length * segment2_bend_squared;
-    let t57 = 0.21132486540518713
-        * (0.00199435471456919 * t52 * cache.segment2_slice0_bend_c3
-            + 0.00199435471456919 * t53 * cache.segment2_slice0_bend_c4
-            + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2)
+    let t39 = p.channel_length * segment2_bend_squared;
+    let t40 = 0.21132486540518713
+        * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t39
+            + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
+            - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t39)
         * segment2_bend_y_rate
-        + (0.0004214567416265345 * t54 * cache.segment2_slice0_bend_c4
-            + 0.0004214567416265345 * t55 * cache.segment2_slice0_bend_c5
-            + 0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t56
+        + (0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t39
+            + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t39
             + 0.009437387837655933 * p.channel_length * cache.segment2_slice0_bend_c3
-            + 0.009437387837655933 * t23 * cache.segment2_slice0_bend_c2)
+            - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t39
+            - 0.009437387837655933 * p.channel_length * cache.segment2_slice0_bend_c2)
             * segment2_bend_y_rate;
-    let segment2_slice0_subspace0_rate_v_x = cache.segment1_slice0_local_subspace0_w_z
-        * segment1_tip_velocity_v_y
-        + cache.segment1_tip_rotation_01 * p.channel_length * t51
-        + p.channel_length * cache.segment1_tip_rotation_00 * t57
+    let segment2_slice0_subspace0_rate_v_x = segment1_tip_velocity_v_y
+        * cache.segment1_slice0_local_subspace0_w_z
+        + t38 * p.channel_length * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_00 * p.channel_length * t40
         - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
-    let t58 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t59 = -(p.channel_length * link3_composite_rate_hd_y);
-    let t60 = 0.5 * (t59 - p.channel_length * link3_composite_momentum_f_y);
-    let t61 = -(cache.segment1_slice1_local_subspace0_w_z * t11
-        * cache.segment1_slice0_mass);
-    let t62 = 0.5
-        * (t61
-            - segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let t63 = -(cache.segment1_slice0_local_subspace0_w_z * t3
-        * cache.segment1_slice0_mass);
-    let t64 = 0.5
-        * (t63
-            - segment2_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
-    let t65 = (cache.segment2_bend_squared_c4 * t44
-        + t47 * cache.segment2_bend_squared_c5 + cache.segment2_bend_squared_c4 * t45
-        + cache.segment2_bend_squared_c3 * t46 + cache.segment2_bend_squared_c6 * t48)
+    let t41 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t42 = 0.7886751345948129
+        * (0.7737890683486395 * t39 * cache.segment2_slice1_bend_c4
+            + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
+            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t39)
         * segment2_bend_y_rate
-        - (cache.segment2_bend_squared_c2 * t50 + cache.segment2_bend_squared_c3 * t49)
+        + (0.9154022964417872 * t39 * cache.segment2_slice1_bend_c5
+            + 0.30513409881392906 * cache.segment2_slice1_bend_c3 * t39
+            + 0.4905626121623441 * p.channel_length * cache.segment2_slice1_bend_c3
+            - 0.4905626121623441 * p.channel_length * cache.segment2_slice1_bend_c2
+            - 0.9154022964417872 * t39 * cache.segment2_slice1_bend_c4)
             * segment2_bend_y_rate;
-    let t66 = (cache.segment2_bend_squared_c3 * t56
-        + cache.segment2_bend_squared_c2 * t23
-        + p.channel_length * cache.segment2_bend_squared_c3
-        + t55 * cache.segment2_bend_squared_c5 + cache.segment2_bend_squared_c4 * t54)
-        * segment2_bend_y_rate
-        + segment2_bend_y_rate
-            * (t53 * cache.segment2_bend_squared_c4
-                + cache.segment2_bend_squared_c2 * p.channel_length
-                + t52 * cache.segment2_bend_squared_c3);
-    let segment2_tip_subspace0_rate_v_x = cache.segment1_tip_rotation_01
-        * p.channel_length * t65 + p.channel_length * segment1_tip_velocity_v_y
-        + t66 * p.channel_length * cache.segment1_tip_rotation_00
-        - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y;
-    let t67 = segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_m;
-    let t68 = (0.38689453417431974 * t45 * cache.segment2_slice1_bend_c4
-        + 0.24065167645154242 * t47 * cache.segment2_slice1_bend_c5
-        + 0.24065167645154242 * cache.segment2_slice1_bend_c4 * t44
-        + 0.24065167645154242 * t48 * cache.segment2_slice1_bend_c6
-        + 0.38689453417431974 * t46 * cache.segment2_slice1_bend_c3)
-        * segment2_bend_y_rate
-        - 0.7886751345948129 * segment2_bend_y_rate
-            * (0.4905626121623441 * t50 * cache.segment2_slice1_bend_c2
-                + 0.4905626121623441 * t49 * cache.segment2_slice1_bend_c3);
-    let t69 = (0.30513409881392906 * t54 * cache.segment2_slice1_bend_c4
-        + 0.30513409881392906 * cache.segment2_slice1_bend_c3 * t56
-        + 0.30513409881392906 * t55 * cache.segment2_slice1_bend_c5
-        + 0.4905626121623441 * p.channel_length * cache.segment2_slice1_bend_c3
-        + 0.4905626121623441 * t23 * cache.segment2_slice1_bend_c2)
-        * segment2_bend_y_rate
-        + 0.7886751345948129 * segment2_bend_y_rate
-            * (0.38689453417431974 * t53 * cache.segment2_slice1_bend_c4
-                + 0.38689453417431974 * t52 * cache.segment2_slice1_bend_c3
-                + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2);
-    let segment2_slice1_subspace0_rate_v_x = cache.segment1_tip_rotation_01
-        * p.channel_length * t68
-        + cache.segment1_slice1_local_subspace0_w_z * segment1_tip_velocity_v_y
-        + p.channel_length * t69 * cache.segment1_tip_rotation_00
-        - segment2_slice1_subspace0_v_y * segment1_tip_velocity_w_z;
-    let t70 = segment2_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let segment2_subspace0_coriolis_column_f_x = t58 + t60 + t62 + t64 + t67 + t70;
-    let t71 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t5);
-    let t72 = 0.5
-        * (t71
-            - cache.segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_y);
-    let segment3_bend_y = p.channel_length * q[5];
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t73 = -(p.channel_length * segment3_bend_squared);
-    let t74 = 2.0 * p.channel_length * segment3_bend_squared;
-    let t75 = -(3.0 * p.channel_length * segment3_bend_squared);
-    let t76 = 3.0 * p.channel_length * segment3_bend_squared;
-    let t77 = p.channel_length * segment3_bend_squared;
-    let t78 = 0.7886751345948129
-        * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-            + 0.38689453417431974 * cache.segment3_slice1_bend_c3 * t73
-            + 0.38689453417431974 * cache.segment3_slice1_bend_c4 * t74)
-        * segment3_bend_y_rate
-        + segment3_bend_y_rate
-            * (0.30513409881392906 * cache.segment3_slice1_bend_c4 * t75
-                + 0.30513409881392906 * cache.segment3_slice1_bend_c5 * t76
-                + 0.4905626121623441 * p.channel_length * cache.segment3_slice1_bend_c3
-                + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t23
-                + 0.30513409881392906 * t77 * cache.segment3_slice1_bend_c3);
-    let t79 = segment3_bend_y.powi(3);
-    let t80 = 8.0 * p.channel_length * t79;
-    let t81 = p.channel_length * t79;
-    let t82 = -(5.0 * p.channel_length * t79);
-    let t83 = -(3.0 * segment3_bend_y * p.channel_length);
-    let t84 = 6.0 * segment3_bend_y * p.channel_length;
-    let t85 = segment3_bend_y * p.channel_length;
-    let t86 = -(segment3_bend_y * p.channel_length);
-    let t87 = (0.24065167645154242 * t80 * cache.segment3_slice1_bend_c6
-        + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t81
-        + 0.24065167645154242 * cache.segment3_slice1_bend_c5 * t82
-        + 0.38689453417431974 * t83 * cache.segment3_slice1_bend_c3
-        + 0.38689453417431974 * t84 * cache.segment3_slice1_bend_c4)
-        * segment3_bend_y_rate
+    let t43 = segment2_bend_y_rate
+        * (1.9252134116123394 * cache.segment2_slice1_bend_c6 * t37
+            + 0.24065167645154242 * cache.segment2_slice1_bend_c4 * t37
+            + 2.3213672050459184 * t36 * cache.segment2_slice1_bend_c4
+            - 1.1606836025229592 * t36 * cache.segment2_slice1_bend_c3
+            - 1.203258382257712 * t37 * cache.segment2_slice1_bend_c5)
         - 0.7886751345948129
-            * (0.4905626121623441 * t85 * cache.segment3_slice1_bend_c3
-                + 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t86)
+            * (0.4905626121623441 * t36 * cache.segment2_slice1_bend_c3
+                - 0.4905626121623441 * t36 * cache.segment2_slice1_bend_c2)
+            * segment2_bend_y_rate;
+    let segment2_slice1_subspace0_rate_v_x = segment1_tip_velocity_v_y
+        * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment1_tip_rotation_00 * p.channel_length * t42
+        + t43 * p.channel_length * cache.segment1_tip_rotation_01
+        - segment2_slice1_subspace0_v_y * segment1_tip_velocity_w_z;
+    let t44 = segment2_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t45 = -(p.channel_length * link3_composite_rate_hd_y);
+    let t46 = 0.5 * (t45 - p.channel_length * link3_composite_momentum_f_y);
+    let t47 = segment2_bend_y_rate
+        * (2.0 * cache.segment2_bend_squared_c4 * t39
+            + cache.segment2_bend_squared_c2 * p.channel_length
+            - cache.segment2_bend_squared_c3 * t39)
+        + segment2_bend_y_rate
+            * (3.0 * t39 * cache.segment2_bend_squared_c5
+                + cache.segment2_bend_squared_c3 * t39
+                + p.channel_length * cache.segment2_bend_squared_c3
+                - cache.segment2_bend_squared_c2 * p.channel_length
+                - 3.0 * cache.segment2_bend_squared_c4 * t39);
+    let t48 = (cache.segment2_bend_squared_c4 * t37
+        + 8.0 * cache.segment2_bend_squared_c6 * t37
+        + 6.0 * cache.segment2_bend_squared_c4 * t36
+        - 3.0 * cache.segment2_bend_squared_c3 * t36
+        - 5.0 * t37 * cache.segment2_bend_squared_c5) * segment2_bend_y_rate
+        - (cache.segment2_bend_squared_c3 * t36 - cache.segment2_bend_squared_c2 * t36)
+            * segment2_bend_y_rate;
+    let segment2_tip_subspace0_rate_v_x = cache.segment1_tip_rotation_00 * t47
+        * p.channel_length + p.channel_length * t48 * cache.segment1_tip_rotation_01
+        + p.channel_length * segment1_tip_velocity_v_y
+        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z;
+    let t49 = segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_m;
+    let segment2_subspace0_coriolis_column_f_x = t33 + t35 + t41 + t44 + t46 + t49;
+    let segment3_bend_y = p.channel_length * q[5];
+    let t50 = segment3_bend_y * p.channel_length;
+    let t51 = p.channel_length * segment3_bend_y.powi(3);
+    let t52 = (8.0 * cache.segment3_bend_squared_c6 * t51
+        + 6.0 * t50 * cache.segment3_bend_squared_c4
+        + t51 * cache.segment3_bend_squared_c4
+        - 3.0 * t50 * cache.segment3_bend_squared_c3
+        - 5.0 * cache.segment3_bend_squared_c5 * t51) * segment3_bend_y_rate
+        - (t50 * cache.segment3_bend_squared_c3 - t50 * cache.segment3_bend_squared_c2)
             * segment3_bend_y_rate;
-    let segment3_slice1_subspace0_rate_v_x = p.channel_length
-        * cache.segment2_tip_rotation_00 * t78
-        + cache.segment2_tip_rotation_01 * p.channel_length * t87
-        + cache.segment1_slice1_local_subspace0_w_z * segment2_tip_velocity_v_y
+    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
+    let t53 = p.channel_length * segment3_bend_squared;
+    let t54 = (p.channel_length * cache.segment3_bend_squared_c3
+        + t53 * cache.segment3_bend_squared_c3
+        + 3.0 * t53 * cache.segment3_bend_squared_c5
+        - p.channel_length * cache.segment3_bend_squared_c2
+        - 3.0 * t53 * cache.segment3_bend_squared_c4) * segment3_bend_y_rate
+        + (p.channel_length * cache.segment3_bend_squared_c2
+            + 2.0 * t53 * cache.segment3_bend_squared_c4
+            - t53 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate;
+    let segment3_tip_subspace0_rate_v_x = segment2_tip_velocity_v_y * p.channel_length
+        + p.channel_length * t52 * cache.segment2_tip_rotation_01
+        + p.channel_length * cache.segment2_tip_rotation_00 * t54
+        - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y;
+    let t55 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_x;
+    let t56 = (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t50
+        + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t51
+        + 1.9252134116123394 * t51 * cache.segment3_slice1_bend_c6
+        - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t51
+        - 1.1606836025229592 * t50 * cache.segment3_slice1_bend_c3)
+        * segment3_bend_y_rate
+        - 0.7886751345948129 * segment3_bend_y_rate
+            * (0.4905626121623441 * t50 * cache.segment3_slice1_bend_c3
+                - 0.4905626121623441 * t50 * cache.segment3_slice1_bend_c2);
+    let t57 = 0.7886751345948129
+        * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
+            + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t53
+            - 0.38689453417431974 * t53 * cache.segment3_slice1_bend_c3)
+        * segment3_bend_y_rate
+        + (0.4905626121623441 * p.channel_length * cache.segment3_slice1_bend_c3
+            + 0.30513409881392906 * t53 * cache.segment3_slice1_bend_c3
+            + 0.9154022964417872 * t53 * cache.segment3_slice1_bend_c5
+            - 0.4905626121623441 * p.channel_length * cache.segment3_slice1_bend_c2
+            - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t53)
+            * segment3_bend_y_rate;
+    let segment3_slice1_subspace0_rate_v_x = segment2_tip_velocity_v_y
+        * cache.segment1_slice1_local_subspace0_w_z
+        + t56 * p.channel_length * cache.segment2_tip_rotation_01
+        + p.channel_length * cache.segment2_tip_rotation_00 * t57
         - segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_y;
-    let t88 = cache.segment1_slice0_mass * segment3_slice1_subspace0_rate_v_x;
-    let t89 = segment3_bend_y_rate
-        * (0.00199435471456919 * cache.segment3_slice0_bend_c3 * t83
-            + 0.00008906428919833614 * t80 * cache.segment3_slice0_bend_c6
-            + 0.00199435471456919 * t84 * cache.segment3_slice0_bend_c4
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t81
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c5 * t82)
+    let t58 = segment3_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t59 = segment3_bend_y_rate
+        * (0.009437387837655933 * p.channel_length * cache.segment3_slice0_bend_c3
+            + 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c5
+            + 0.0004214567416265345 * t53 * cache.segment3_slice0_bend_c3
+            - 0.009437387837655933 * p.channel_length * cache.segment3_slice0_bend_c2
+            - 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c4)
+        + 0.21132486540518713
+            * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
+                + 0.00398870942913838 * t53 * cache.segment3_slice0_bend_c4
+                - 0.00199435471456919 * t53 * cache.segment3_slice0_bend_c3)
+            * segment3_bend_y_rate;
+    let t60 = (0.01196612828741514 * t50 * cache.segment3_slice0_bend_c4
+        + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t51
+        + 0.0007125143135866891 * t51 * cache.segment3_slice0_bend_c6
+        - 0.00598306414370757 * t50 * cache.segment3_slice0_bend_c3
+        - 0.0004453214459916807 * t51 * cache.segment3_slice0_bend_c5)
+        * segment3_bend_y_rate
         - 0.21132486540518713
-            * (0.009437387837655933 * t85 * cache.segment3_slice0_bend_c3
-                + 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t86)
+            * (0.009437387837655933 * t50 * cache.segment3_slice0_bend_c3
+                - 0.009437387837655933 * t50 * cache.segment3_slice0_bend_c2)
             * segment3_bend_y_rate;
-    let t90 = 0.21132486540518713
-        * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-            + 0.00199435471456919 * cache.segment3_slice0_bend_c4 * t74
-            + 0.00199435471456919 * cache.segment3_slice0_bend_c3 * t73)
-        * segment3_bend_y_rate
-        + (0.0004214567416265345 * cache.segment3_slice0_bend_c5 * t76
-            + 0.009437387837655933 * p.channel_length * cache.segment3_slice0_bend_c3
-            + 0.009437387837655933 * t23 * cache.segment3_slice0_bend_c2
-            + 0.0004214567416265345 * cache.segment3_slice0_bend_c4 * t75
-            + 0.0004214567416265345 * t77 * cache.segment3_slice0_bend_c3)
-            * segment3_bend_y_rate;
-    let segment3_slice0_subspace0_rate_v_x = cache.segment1_slice0_local_subspace0_w_z
-        * segment2_tip_velocity_v_y
-        + cache.segment2_tip_rotation_01 * t89 * p.channel_length
-        + p.channel_length * t90 * cache.segment2_tip_rotation_00
-        - segment3_slice0_subspace0_v_y * segment2_tip_velocity_w_z;
-    let t91 = segment3_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t92 = (t84 * cache.segment3_bend_squared_c4
-        + cache.segment3_bend_squared_c6 * t80 + t81 * cache.segment3_bend_squared_c4
-        + cache.segment3_bend_squared_c5 * t82 + t83 * cache.segment3_bend_squared_c3)
-        * segment3_bend_y_rate
-        - (t85 * cache.segment3_bend_squared_c3 + cache.segment3_bend_squared_c2 * t86)
-            * segment3_bend_y_rate;
-    let t93 = (t73 * cache.segment3_bend_squared_c3
-        + p.channel_length * cache.segment3_bend_squared_c2
-        + t74 * cache.segment3_bend_squared_c4) * segment3_bend_y_rate
-        + (p.channel_length * cache.segment3_bend_squared_c3
-            + t75 * cache.segment3_bend_squared_c4 + t77 * cache.segment3_bend_squared_c3
-            + cache.segment3_bend_squared_c5 * t76
-            + cache.segment3_bend_squared_c2 * t23) * segment3_bend_y_rate;
-    let segment3_tip_subspace0_rate_v_x = p.channel_length * segment2_tip_velocity_v_y
-        + cache.segment2_tip_rotation_01 * t92 * p.channel_length
-        + p.channel_length * t93 * cache.segment2_tip_rotation_00
-        - cache.segment3_tip_subspace0_v_y * segment2_tip_velocity_w_z;
-    let t94 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_x;
-    let t95 = -(cache.segment1_slice1_local_subspace0_w_z * t4
-        * cache.segment1_slice0_mass);
-    let t96 = 0.5
-        * (t95
-            - segment3_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let t97 = -(p.channel_length * link4_composite_rate_hd_y);
-    let t98 = 0.5 * (t97 - link4_composite_momentum_f_y * p.channel_length);
-    let segment3_subspace0_coriolis_column_f_x = t72 + t88 + t91 + t94 + t96 + t98;
+    let segment3_slice0_subspace0_rate_v_x = t59 * p.channel_length
+        * cache.segment2_tip_rotation_00
+        + segment2_tip_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
+        + p.channel_length * cache.segment2_tip_rotation_01 * t60
+        - segment2_tip_velocity_w_z * segment3_slice0_subspace0_v_y;
+    let t61 = segment3_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t62 = -(p.channel_length * link4_composite_rate_hd_y);
+    let t63 = 0.5 * (t62 - p.channel_length * link4_composite_momentum_f_y);
+    let t64 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t5);
+    let t65 = 0.5
+        * (t64
+            - segment3_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+    let t66 = -(cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t4);
+    let t67 = 0.5
+        * (t66
+            - cache.segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y);
+    let segment3_subspace0_coriolis_column_f_x = t55 + t58 + t61 + t63 + t65 + t67;
     let segment4_bend_y = p.channel_length * q[6];
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t99 = -(3.0 * p.channel_length * segment4_bend_squared);
-    let t100 = 3.0 * p.channel_length * segment4_bend_squared;
-    let t101 = p.channel_length * segment4_bend_squared;
-    let t102 = 2.0 * p.channel_length * segment4_bend_squared;
-    let t103 = -(p.channel_length * segment4_bend_squared);
-    let t104 = segment4_bend_y_rate
-        * (p.channel_length * cache.segment4_bend_squared_c3
-            + cache.segment4_bend_squared_c4 * t99
-            + cache.segment4_bend_squared_c5 * t100
-            + t101 * cache.segment4_bend_squared_c3
-            + cache.segment4_bend_squared_c2 * t23)
-        + segment4_bend_y_rate
-            * (p.channel_length * cache.segment4_bend_squared_c2
-                + cache.segment4_bend_squared_c4 * t102
-                + t103 * cache.segment4_bend_squared_c3);
-    let t105 = p.channel_length * segment4_bend_y;
-    let t106 = -(p.channel_length * segment4_bend_y);
-    let t107 = -(3.0 * p.channel_length * segment4_bend_y);
-    let t108 = 6.0 * p.channel_length * segment4_bend_y;
-    let t109 = segment4_bend_y.powi(3);
-    let t110 = 8.0 * p.channel_length * t109;
-    let t111 = -(5.0 * p.channel_length * t109);
-    let t112 = p.channel_length * t109;
-    let t113 = (t107 * cache.segment4_bend_squared_c3
-        + cache.segment4_bend_squared_c4 * t108 + cache.segment4_bend_squared_c6 * t110
-        + cache.segment4_bend_squared_c5 * t111 + cache.segment4_bend_squared_c4 * t112)
+    let t68 = p.channel_length * segment4_bend_y.powi(3);
+    let t69 = p.channel_length * segment4_bend_y;
+    let t70 = (0.0007125143135866891 * cache.segment4_slice0_bend_c6 * t68
+        + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t68
+        + 0.01196612828741514 * t69 * cache.segment4_slice0_bend_c4
+        - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t68
+        - 0.00598306414370757 * t69 * cache.segment4_slice0_bend_c3)
         * segment4_bend_y_rate
-        - segment4_bend_y_rate
-            * (t105 * cache.segment4_bend_squared_c3
-                + cache.segment4_bend_squared_c2 * t106);
-    let segment4_tip_subspace0_rate_v_x = segment3_tip_velocity_v_y * p.channel_length
-        + cache.segment3_tip_rotation_00 * p.channel_length * t104
-        + cache.segment3_tip_rotation_01 * p.channel_length * t113
-        - cache.segment4_tip_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t114 = segment4_tip_subspace0_rate_v_x * p.link_mass;
-    let t115 = -(cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t8);
-    let t116 = 0.5
-        * (t115
-            - segment4_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let t117 = segment4_bend_y_rate
-        * (0.30513409881392906 * cache.segment4_slice1_bend_c5 * t100
-            + 0.4905626121623441 * p.channel_length * cache.segment4_slice1_bend_c3
-            + 0.4905626121623441 * t23 * cache.segment4_slice1_bend_c2
-            + 0.30513409881392906 * t101 * cache.segment4_slice1_bend_c3
-            + 0.30513409881392906 * t99 * cache.segment4_slice1_bend_c4)
-        + 0.7886751345948129
-            * (0.38689453417431974 * t103 * cache.segment4_slice1_bend_c3
-                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-                + 0.38689453417431974 * t102 * cache.segment4_slice1_bend_c4)
+        - 0.21132486540518713
+            * (0.009437387837655933 * t69 * cache.segment4_slice0_bend_c3
+                - 0.009437387837655933 * t69 * cache.segment4_slice0_bend_c2)
             * segment4_bend_y_rate;
-    let t118 = segment4_bend_y_rate
-        * (0.24065167645154242 * cache.segment4_slice1_bend_c4 * t112
-            + 0.24065167645154242 * cache.segment4_slice1_bend_c6 * t110
-            + 0.38689453417431974 * t107 * cache.segment4_slice1_bend_c3
-            + 0.24065167645154242 * cache.segment4_slice1_bend_c5 * t111
-            + 0.38689453417431974 * t108 * cache.segment4_slice1_bend_c4)
-        - 0.7886751345948129 * segment4_bend_y_rate
-            * (0.4905626121623441 * cache.segment4_slice1_bend_c2 * t106
-                + 0.4905626121623441 * t105 * cache.segment4_slice1_bend_c3);
+    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+    let t71 = p.channel_length * segment4_bend_squared;
+    let t72 = 0.21132486540518713 * segment4_bend_y_rate
+        * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
+            + 0.00398870942913838 * t71 * cache.segment4_slice0_bend_c4
+            - 0.00199435471456919 * t71 * cache.segment4_slice0_bend_c3)
+        + (0.0004214567416265345 * t71 * cache.segment4_slice0_bend_c3
+            + 0.009437387837655933 * p.channel_length * cache.segment4_slice0_bend_c3
+            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t71
+            - 0.0012643702248796036 * t71 * cache.segment4_slice0_bend_c4
+            - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * p.channel_length)
+            * segment4_bend_y_rate;
+    let segment4_slice0_subspace0_rate_v_x = p.channel_length
+        * cache.segment3_tip_rotation_01 * t70
+        + segment3_tip_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * p.channel_length * t72
+        - segment4_slice0_subspace0_v_y * segment3_tip_velocity_w_z;
+    let t73 = segment4_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t74 = -(cache.segment1_slice1_local_subspace0_w_z * t6
+        * cache.segment1_slice0_mass);
+    let t75 = 0.5
+        * (t74
+            - segment4_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
+    let t76 = segment4_bend_y_rate
+        * (p.channel_length * cache.segment4_bend_squared_c2
+            + 2.0 * cache.segment4_bend_squared_c4 * t71
+            - t71 * cache.segment4_bend_squared_c3)
+        + segment4_bend_y_rate
+            * (p.channel_length * cache.segment4_bend_squared_c3
+                + 3.0 * t71 * cache.segment4_bend_squared_c5
+                + t71 * cache.segment4_bend_squared_c3
+                - 3.0 * cache.segment4_bend_squared_c4 * t71
+                - p.channel_length * cache.segment4_bend_squared_c2);
+    let t77 = (6.0 * t69 * cache.segment4_bend_squared_c4
+        + 8.0 * cache.segment4_bend_squared_c6 * t68
+        + cache.segment4_bend_squared_c4 * t68
+        - 3.0 * t69 * cache.segment4_bend_squared_c3
+        - 5.0 * cache.segment4_bend_squared_c5 * t68) * segment4_bend_y_rate
+        - (t69 * cache.segment4_bend_squared_c3 - t69 * cache.segment4_bend_squared_c2)
+            * segment4_bend_y_rate;
+    let segment4_tip_subspace0_rate_v_x = cache.segment3_tip_rotation_00
+        * p.channel_length * t76
+        + t77 * p.channel_length * cache.segment3_tip_rotation_01
+        + segment3_tip_velocity_v_y * p.channel_length
+        - cache.segment4_tip_subspace0_v_y * segment3_tip_velocity_w_z;
+    let t78 = segment4_tip_subspace0_rate_v_x * p.link_mass;
+    let t79 = segment4_bend_y_rate
+        * (0.4905626121623441 * p.channel_length * cache.segment4_slice1_bend_c3
+            + 0.9154022964417872 * t71 * cache.segment4_slice1_bend_c5
+            + 0.30513409881392906 * t71 * cache.segment4_slice1_bend_c3
+            - 0.4905626121623441 * p.channel_length * cache.segment4_slice1_bend_c2
+            - 0.9154022964417872 * t71 * cache.segment4_slice1_bend_c4)
+        + 0.7886751345948129
+            * (0.7737890683486395 * t71 * cache.segment4_slice1_bend_c4
+                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
+                - 0.38689453417431974 * t71 * cache.segment4_slice1_bend_c3)
+            * segment4_bend_y_rate;
+    let t80 = (0.24065167645154242 * cache.segment4_slice1_bend_c4 * t68
+        + 2.3213672050459184 * t69 * cache.segment4_slice1_bend_c4
+        + 1.9252134116123394 * cache.segment4_slice1_bend_c6 * t68
+        - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t68
+        - 1.1606836025229592 * t69 * cache.segment4_slice1_bend_c3)
+        * segment4_bend_y_rate
+        - 0.7886751345948129
+            * (0.4905626121623441 * t69 * cache.segment4_slice1_bend_c3
+                - 0.4905626121623441 * t69 * cache.segment4_slice1_bend_c2)
+            * segment4_bend_y_rate;
     let segment4_slice1_subspace0_rate_v_x = segment3_tip_velocity_v_y
         * cache.segment1_slice1_local_subspace0_w_z
-        + t117 * cache.segment3_tip_rotation_00 * p.channel_length
-        + cache.segment3_tip_rotation_01 * p.channel_length * t118
+        + cache.segment3_tip_rotation_00 * p.channel_length * t79
+        + p.channel_length * cache.segment3_tip_rotation_01 * t80
         - segment4_slice1_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t119 = cache.segment1_slice0_mass * segment4_slice1_subspace0_rate_v_x;
-    let t120 = -(t6 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass);
-    let t121 = 0.5
-        * (t120
-            - cache.segment1_slice0_local_subspace0_w_z * segment4_slice0_momentum_f_y);
-    let t122 = -(p.channel_length * link5_composite_rate_hd_y);
-    let t123 = 0.5 * (t122 - p.channel_length * link5_momentum_f_y);
-    let t124 = 0.21132486540518713
-        * (0.00199435471456919 * t102 * cache.segment4_slice0_bend_c4
-            + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-            + 0.00199435471456919 * t103 * cache.segment4_slice0_bend_c3)
-        * segment4_bend_y_rate
-        + segment4_bend_y_rate
-            * (0.0004214567416265345 * t101 * cache.segment4_slice0_bend_c3
-                + 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t23
-                + 0.0004214567416265345 * cache.segment4_slice0_bend_c4 * t99
-                + 0.009437387837655933 * p.channel_length * cache.segment4_slice0_bend_c3
-                + 0.0004214567416265345 * cache.segment4_slice0_bend_c5 * t100);
-    let t125 = (0.00199435471456919 * t108 * cache.segment4_slice0_bend_c4
-        + 0.00008906428919833614 * t110 * cache.segment4_slice0_bend_c6
-        + 0.00199435471456919 * t107 * cache.segment4_slice0_bend_c3
-        + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t112
-        + 0.00008906428919833614 * cache.segment4_slice0_bend_c5 * t111)
-        * segment4_bend_y_rate
-        - 0.21132486540518713 * segment4_bend_y_rate
-            * (0.009437387837655933 * cache.segment4_slice0_bend_c2 * t106
-                + 0.009437387837655933 * t105 * cache.segment4_slice0_bend_c3);
-    let segment4_slice0_subspace0_rate_v_x = t124 * cache.segment3_tip_rotation_00
-        * p.channel_length + t125 * cache.segment3_tip_rotation_01 * p.channel_length
-        + segment3_tip_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
-        - segment4_slice0_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t126 = segment4_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let segment4_subspace0_coriolis_column_f_x = t114 + t116 + t119 + t121 + t123 + t126;
+    let t81 = segment4_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t82 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t8);
+    let t83 = 0.5
+        * (t82
+            - segment4_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+    let t84 = -(p.channel_length * link5_composite_rate_hd_y);
+    let t85 = 0.5 * (t84 - p.channel_length * link5_momentum_f_y);
+    let segment4_subspace0_coriolis_column_f_x = t73 + t75 + t78 + t81 + t83 + t85;
     let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
     let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
         + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * cache.base_angle_rotation_01;
-    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
+        + cache.base_angle_rotation_01 * cache.segment1_slice1_local_subspace0_v_y;
+    let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice1_position_y = q[1]
         + cache.sin_q2 * cache.segment1_slice1_local_com_x
@@ -3139,8 +3100,8 @@ pub fn coriolis_matrix_into(
         * cache.segment1_slice0_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
     let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_v_y * cache.base_angle_rotation_01;
+        + cache.base_angle_rotation_01 * cache.segment1_slice0_local_subspace0_v_y
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_position_y = q[1]
@@ -3151,526 +3112,513 @@ pub fn coriolis_matrix_into(
     let segment1_slice0_momentum_f_x = cache.segment1_slice0_mass
         * segment1_slice0_velocity_v_x
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
-    let segment2_slice1_position_y = cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y
-        + cache.segment2_slice1_local_com_x * cache.segment1_tip_rotation_10;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_subspace0_v_y;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + cache.segment2_tip_subspace0_v_x * qd[4];
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
+    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
+    let segment4_slice0_position_y = cache.segment3_tip_position_y
+        + cache.segment4_slice0_local_com_x * cache.segment3_tip_rotation_10
+        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_11;
+    let segment4_slice0_inertia_h_y = segment4_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
+        * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
+        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
+    let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * segment4_slice0_subspace0_v_x;
+    let segment4_slice0_momentum_f_x = segment4_slice0_velocity_v_x
         * cache.segment1_slice0_mass
-        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
-    let segment3_slice0_position_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice0_local_com_y
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_10
+        - segment4_slice0_velocity_w_z * segment4_slice0_inertia_h_y;
+    let segment4_slice1_position_y = cache.segment4_slice1_local_com_x
+        * cache.segment3_tip_rotation_10 + cache.segment3_tip_position_y
+        + cache.segment4_slice1_local_com_y * cache.segment3_tip_rotation_11;
+    let segment4_slice1_inertia_h_y = segment4_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment4_slice1_subspace0_v_x = cache.segment4_slice1_local_subspace0_v_y
+        * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_position_y * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
+    let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * segment4_slice1_subspace0_v_x;
+    let segment4_slice1_momentum_f_x = segment4_slice1_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment4_slice1_velocity_w_z * segment4_slice1_inertia_h_y;
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
+    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
+        - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
+    let segment4_composite_momentum_f_x = segment4_slice0_momentum_f_x
+        + segment4_slice1_momentum_f_x + link5_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x
+        + segment4_composite_momentum_f_x;
+    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
+    let segment3_slice1_velocity_v_x = qd[5] * segment3_slice1_subspace0_v_x
+        + segment2_tip_velocity_v_x;
+    let segment3_slice1_position_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice1_local_com_x
+        + cache.segment3_slice1_local_com_y * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_position_y;
+    let segment3_slice1_inertia_h_y = segment3_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment3_slice1_momentum_f_x = cache.segment1_slice0_mass
+        * segment3_slice1_velocity_v_x
+        - segment3_slice1_inertia_h_y * segment3_slice1_velocity_w_z;
+    let segment3_slice0_position_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice0_local_com_x
+        + cache.segment3_slice0_local_com_y * cache.segment2_tip_rotation_11
         + cache.segment2_tip_position_y;
     let segment3_slice0_inertia_h_y = segment3_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice0_subspace0_v_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice0_local_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00;
-    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let segment3_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment2_tip_position_y
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
+        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
     let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
         + segment2_tip_velocity_v_x;
     let segment3_slice0_momentum_f_x = segment3_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment3_slice0_inertia_h_y * segment3_slice0_velocity_w_z;
-    let segment4_slice0_position_y = cache.segment4_slice0_local_com_y
-        * cache.segment3_tip_rotation_11 + cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_com_x;
-    let segment4_slice0_inertia_h_y = segment4_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
-        + segment2_tip_velocity_v_x;
-    let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
-        * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
-        + cache.segment3_tip_rotation_01 * cache.segment4_slice0_local_subspace0_v_y;
-    let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
-        + qd[6] * segment4_slice0_subspace0_v_x;
-    let segment4_slice0_momentum_f_x = segment4_slice0_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment4_slice0_inertia_h_y * segment4_slice0_velocity_w_z;
-    let segment4_slice1_position_y = cache.segment3_tip_rotation_10
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_11 * cache.segment4_slice1_local_com_y;
-    let segment4_slice1_inertia_h_y = segment4_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment4_slice1_subspace0_v_x = cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment3_tip_position_y
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00
-        + cache.segment4_slice1_local_subspace0_v_y * cache.segment3_tip_rotation_01;
-    let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
-        + qd[6] * segment4_slice1_subspace0_v_x;
-    let segment4_slice1_momentum_f_x = cache.segment1_slice0_mass
-        * segment4_slice1_velocity_v_x
-        - segment4_slice1_velocity_w_z * segment4_slice1_inertia_h_y;
-    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
-        + qd[6] * cache.segment4_tip_subspace0_v_x;
-    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
-        - segment4_tip_velocity_w_z * cache.link5_inertia_h_y;
-    let segment4_composite_momentum_f_x = segment4_slice0_momentum_f_x
-        + segment4_slice1_momentum_f_x + link5_momentum_f_x;
-    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
-        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let link4_composite_momentum_f_x = segment4_composite_momentum_f_x
-        + link4_momentum_f_x;
-    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
-        * cache.segment2_tip_rotation_00
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y;
-    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
-        + segment3_slice1_subspace0_v_x * qd[5];
-    let segment3_slice1_position_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice1_local_com_y
-        + cache.segment3_slice1_local_com_x * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_position_y;
-    let segment3_slice1_inertia_h_y = segment3_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment3_slice1_momentum_f_x = segment3_slice1_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment3_slice1_velocity_w_z * segment3_slice1_inertia_h_y;
-    let segment3_composite_momentum_f_x = segment3_slice0_momentum_f_x
-        + link4_composite_momentum_f_x + segment3_slice1_momentum_f_x;
-    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
-    let link3_composite_momentum_f_x = segment3_composite_momentum_f_x
-        + link3_momentum_f_x;
-    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_subspace0_v_y;
-    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * segment2_slice0_subspace0_v_x;
+    let segment3_composite_momentum_f_x = link4_composite_momentum_f_x
+        + segment3_slice1_momentum_f_x + segment3_slice0_momentum_f_x;
+    let link3_composite_momentum_f_x = link3_momentum_f_x
+        + segment3_composite_momentum_f_x;
+    let segment2_slice0_subspace0_v_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice0_local_subspace0_v_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
+    let segment2_slice0_velocity_v_x = segment2_slice0_subspace0_v_x * qd[4]
+        + segment1_tip_velocity_v_x;
     let segment2_slice0_position_y = cache.segment1_tip_position_y
-        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11;
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
     let segment2_slice0_inertia_h_y = segment2_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment2_slice0_momentum_f_x = cache.segment1_slice0_mass
-        * segment2_slice0_velocity_v_x
+    let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
+        * cache.segment1_slice0_mass
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let segment2_composite_momentum_f_x = segment2_slice1_momentum_f_x
-        + link3_composite_momentum_f_x + segment2_slice0_momentum_f_x;
-    let link2_momentum_f_x = segment1_tip_velocity_v_x * p.link_mass
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_com_x + cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice1_local_subspace0_v_y
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_subspace0_v_x;
+    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
+        + segment1_tip_velocity_v_x;
+    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
+    let segment2_composite_momentum_f_x = link3_composite_momentum_f_x
+        + segment2_slice0_momentum_f_x + segment2_slice1_momentum_f_x;
+    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
     let link2_composite_momentum_f_x = segment2_composite_momentum_f_x
         + link2_momentum_f_x;
     let segment1_composite_momentum_f_x = segment1_slice1_momentum_f_x
         + segment1_slice0_momentum_f_x + link2_composite_momentum_f_x;
-    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.link1_inertia_h_y * qd[2];
-    let link1_composite_momentum_f_x = segment1_composite_momentum_f_x
-        + link1_momentum_f_x;
-    let t127 = base_angle_velocity_v_x - q[1] * qd[2];
-    let t128 = segment1_slice1_velocity_v_x
-        - segment1_slice1_position_y * segment1_slice1_velocity_w_z;
-    let t129 = segment1_slice0_velocity_v_x
+    let link1_composite_momentum_f_x = link1_momentum_f_x
+        + segment1_composite_momentum_f_x;
+    let t86 = base_angle_velocity_v_x - q[1] * qd[2];
+    let t87 = segment1_slice0_velocity_v_x
         - segment1_slice0_velocity_w_z * segment1_slice0_position_y;
-    let t130 = segment2_slice0_velocity_v_x
-        - segment2_slice0_position_y * segment2_slice0_velocity_w_z;
-    let t131 = segment4_tip_velocity_v_x
-        - cache.segment4_tip_position_y * segment4_tip_velocity_w_z;
-    let link5_composite_rate_hd_x = t131 * p.link_mass;
-    let t132 = segment4_slice1_velocity_v_x
-        - segment4_slice1_velocity_w_z * segment4_slice1_position_y;
-    let t133 = segment4_slice0_velocity_v_x
-        - segment4_slice0_velocity_w_z * segment4_slice0_position_y;
-    let segment4_composite_rate_hd_x = link5_composite_rate_hd_x
-        + t132 * cache.segment1_slice0_mass + t133 * cache.segment1_slice0_mass;
-    let t134 = segment3_tip_velocity_v_x
-        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    let link4_composite_rate_hd_x = segment4_composite_rate_hd_x + t134 * p.link_mass;
-    let t135 = segment3_slice1_velocity_v_x
-        - segment3_slice1_position_y * segment3_slice1_velocity_w_z;
-    let t136 = segment3_slice0_velocity_v_x
-        - segment3_slice0_position_y * segment3_slice0_velocity_w_z;
-    let segment3_composite_rate_hd_x = link4_composite_rate_hd_x
-        + t135 * cache.segment1_slice0_mass + t136 * cache.segment1_slice0_mass;
-    let t137 = segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let link3_composite_rate_hd_x = segment3_composite_rate_hd_x + t137 * p.link_mass;
-    let t138 = segment2_slice1_velocity_v_x
-        - segment2_slice1_velocity_w_z * segment2_slice1_position_y;
-    let segment2_composite_rate_hd_x = t130 * cache.segment1_slice0_mass
-        + link3_composite_rate_hd_x + cache.segment1_slice0_mass * t138;
-    let t139 = segment1_tip_velocity_v_x
+    let t88 = segment1_slice1_velocity_v_x
+        - segment1_slice1_position_y * segment1_slice1_velocity_w_z;
+    let t89 = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let link2_composite_rate_hd_x = segment2_composite_rate_hd_x + t139 * p.link_mass;
-    let segment1_composite_rate_hd_x = t128 * cache.segment1_slice0_mass
-        + t129 * cache.segment1_slice0_mass + link2_composite_rate_hd_x;
-    let link1_composite_rate_hd_x = t127 * p.link_mass + segment1_composite_rate_hd_x;
+    let t90 = segment2_slice0_velocity_v_x
+        - segment2_slice0_position_y * segment2_slice0_velocity_w_z;
+    let t91 = segment2_slice1_velocity_v_x
+        - segment2_slice1_position_y * segment2_slice1_velocity_w_z;
+    let t92 = segment4_tip_velocity_v_x
+        - cache.segment4_tip_position_y * segment4_tip_velocity_w_z;
+    let link5_composite_rate_hd_x = t92 * p.link_mass;
+    let t93 = segment4_slice1_velocity_v_x
+        - segment4_slice1_velocity_w_z * segment4_slice1_position_y;
+    let t94 = segment4_slice0_velocity_v_x
+        - segment4_slice0_position_y * segment4_slice0_velocity_w_z;
+    let segment4_composite_rate_hd_x = link5_composite_rate_hd_x
+        + t93 * cache.segment1_slice0_mass + t94 * cache.segment1_slice0_mass;
+    let t95 = segment3_tip_velocity_v_x
+        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
+    let link4_composite_rate_hd_x = segment4_composite_rate_hd_x + p.link_mass * t95;
+    let t96 = segment3_slice0_velocity_v_x
+        - segment3_slice0_position_y * segment3_slice0_velocity_w_z;
+    let t97 = segment3_slice1_velocity_v_x
+        - segment3_slice1_position_y * segment3_slice1_velocity_w_z;
+    let segment3_composite_rate_hd_x = link4_composite_rate_hd_x
+        + cache.segment1_slice0_mass * t96 + cache.segment1_slice0_mass * t97;
+    let t98 = segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
+    let link3_composite_rate_hd_x = segment3_composite_rate_hd_x + t98 * p.link_mass;
+    let segment2_composite_rate_hd_x = cache.segment1_slice0_mass * t90
+        + t91 * cache.segment1_slice0_mass + link3_composite_rate_hd_x;
+    let link2_composite_rate_hd_x = t89 * p.link_mass + segment2_composite_rate_hd_x;
+    let segment1_composite_rate_hd_x = t87 * cache.segment1_slice0_mass
+        + t88 * cache.segment1_slice0_mass + link2_composite_rate_hd_x;
+    let link1_composite_rate_hd_x = t86 * p.link_mass + segment1_composite_rate_hd_x;
     let base_y_coriolis_row_n_z = 0.5
         * (link1_composite_momentum_f_x + link1_composite_rate_hd_x);
     let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
         * cache.link1_composite_inertia_m + base_y_coriolis_row_n_z;
-    let t140 = cache.segment1_slice1_local_subspace0_w_z * t128
-        * cache.segment1_slice0_mass;
-    let t141 = 0.5
-        * (t140
-            + segment1_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z);
-    let t142 = cache.segment1_slice0_local_subspace0_w_z * t129
-        * cache.segment1_slice0_mass;
-    let t143 = 0.5
-        * (segment1_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z
-            + t142);
-    let t144 = p.channel_length * link2_composite_rate_hd_x;
-    let t145 = 0.5 * (p.channel_length * link2_composite_momentum_f_x + t144);
-    let segment1_slice1_subspace0_rate_v_y = t41 * p.channel_length * cache.cos_q2
-        + cache.sin_q2 * p.channel_length * t40 + qd[2] * segment1_slice1_subspace0_v_x
-        - cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
-    let t146 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment1_slice0_subspace0_rate_v_y = segment1_slice0_subspace0_v_x * qd[2]
-        + cache.sin_q2 * t29 * p.channel_length + t22 * p.channel_length * cache.cos_q2
-        - cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
-    let t147 = segment1_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment1_tip_subspace0_rate_v_y = cache.segment1_tip_subspace0_v_x * qd[2]
-        + t37 * p.channel_length * cache.cos_q2 + cache.sin_q2 * t38 * p.channel_length
+    let t99 = p.channel_length * link2_composite_rate_hd_x;
+    let t100 = 0.5 * (p.channel_length * link2_composite_momentum_f_x + t99);
+    let segment1_tip_subspace0_rate_v_y = p.channel_length * cache.cos_q2 * t23
+        + cache.segment1_tip_subspace0_v_x * qd[2]
+        + cache.sin_q2 * t22 * p.channel_length
         - p.channel_length * base_angle_velocity_v_x;
-    let t148 = cache.link2_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
-    let segment1_subspace0_coriolis_column_f_y = t141 + t143 + t145 + t146 + t147 + t148;
-    let segment2_tip_subspace0_rate_v_y = t66 * p.channel_length
-        * cache.segment1_tip_rotation_10
-        + p.channel_length * cache.segment1_tip_rotation_11 * t65
-        + segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_x
-        - p.channel_length * segment1_tip_velocity_v_x;
-    let t149 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_m;
-    let t150 = t130 * cache.segment1_slice0_local_subspace0_w_z
+    let t101 = cache.link2_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
+    let t102 = cache.segment1_slice1_local_subspace0_w_z * t88
         * cache.segment1_slice0_mass;
-    let t151 = 0.5
-        * (cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x
-            + t150);
+    let t103 = 0.5
+        * (segment1_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z
+            + t102);
+    let t104 = cache.segment1_slice0_local_subspace0_w_z * t87
+        * cache.segment1_slice0_mass;
+    let t105 = 0.5
+        * (segment1_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z
+            + t104);
+    let segment1_slice1_subspace0_rate_v_y = cache.sin_q2 * t30 * p.channel_length
+        + t29 * p.channel_length * cache.cos_q2 + segment1_slice1_subspace0_v_x * qd[2]
+        - cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
+    let t106 = cache.segment1_slice0_mass * segment1_slice1_subspace0_rate_v_y;
+    let segment1_slice0_subspace0_rate_v_y = segment1_slice0_subspace0_v_x * qd[2]
+        + cache.sin_q2 * p.channel_length * t17 + p.channel_length * t20 * cache.cos_q2
+        - cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
+    let t107 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_y;
+    let segment1_subspace0_coriolis_column_f_y = t100 + t101 + t103 + t105 + t106 + t107;
+    let segment2_tip_subspace0_rate_v_y = cache.segment2_tip_subspace0_v_x
+        * segment1_tip_velocity_w_z
+        + p.channel_length * t48 * cache.segment1_tip_rotation_11
+        + t47 * p.channel_length * cache.segment1_tip_rotation_10
+        - p.channel_length * segment1_tip_velocity_v_x;
+    let t108 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_m;
+    let t109 = cache.segment1_slice1_local_subspace0_w_z * t91
+        * cache.segment1_slice0_mass;
+    let t110 = 0.5
+        * (t109
+            + cache.segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x);
     let segment2_slice1_subspace0_rate_v_y = p.channel_length
-        * cache.segment1_tip_rotation_11 * t68
-        + segment2_slice1_subspace0_v_x * segment1_tip_velocity_w_z
-        + p.channel_length * t69 * cache.segment1_tip_rotation_10
+        * cache.segment1_tip_rotation_10 * t42
+        + t43 * p.channel_length * cache.segment1_tip_rotation_11
+        + segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_x
         - cache.segment1_slice1_local_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t152 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment2_slice0_subspace0_rate_v_y = p.channel_length
-        * cache.segment1_tip_rotation_10 * t57
-        + p.channel_length * t51 * cache.segment1_tip_rotation_11
-        + segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_x
+    let t111 = cache.segment1_slice0_mass * segment2_slice1_subspace0_rate_v_y;
+    let segment2_slice0_subspace0_rate_v_y = segment2_slice0_subspace0_v_x
+        * segment1_tip_velocity_w_z
+        + t38 * p.channel_length * cache.segment1_tip_rotation_11
+        + p.channel_length * cache.segment1_tip_rotation_10 * t40
         - cache.segment1_slice0_local_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t153 = cache.segment1_slice0_mass * segment2_slice0_subspace0_rate_v_y;
-    let t154 = cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t138;
-    let t155 = 0.5
-        * (cache.segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x
-            + t154);
-    let t156 = p.channel_length * link3_composite_rate_hd_x;
-    let t157 = 0.5 * (t156 + p.channel_length * link3_composite_momentum_f_x);
-    let segment2_subspace0_coriolis_column_f_y = t149 + t151 + t152 + t153 + t155 + t157;
-    let segment3_slice1_subspace0_rate_v_y = p.channel_length
-        * cache.segment2_tip_rotation_10 * t78
-        + segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_x
-        + p.channel_length * cache.segment2_tip_rotation_11 * t87
-        - cache.segment1_slice1_local_subspace0_w_z * segment2_tip_velocity_v_x;
-    let t158 = cache.segment1_slice0_mass * segment3_slice1_subspace0_rate_v_y;
-    let segment3_slice0_subspace0_rate_v_y = t89 * p.channel_length
+    let t112 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t113 = cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t90;
+    let t114 = 0.5
+        * (t113
+            + cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x);
+    let t115 = p.channel_length * link3_composite_rate_hd_x;
+    let t116 = 0.5 * (p.channel_length * link3_composite_momentum_f_x + t115);
+    let segment2_subspace0_coriolis_column_f_y = t108 + t110 + t111 + t112 + t114 + t116;
+    let t117 = p.channel_length * link4_composite_rate_hd_x;
+    let t118 = 0.5 * (link4_composite_momentum_f_x * p.channel_length + t117);
+    let segment3_slice1_subspace0_rate_v_y = t56 * p.channel_length
         * cache.segment2_tip_rotation_11
-        + p.channel_length * t90 * cache.segment2_tip_rotation_10
+        + segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_x
+        + p.channel_length * cache.segment2_tip_rotation_10 * t57
+        - cache.segment1_slice1_local_subspace0_w_z * segment2_tip_velocity_v_x;
+    let t119 = segment3_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t120 = cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t96;
+    let t121 = 0.5
+        * (cache.segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x
+            + t120);
+    let segment3_tip_subspace0_rate_v_y = p.channel_length * t52
+        * cache.segment2_tip_rotation_11
+        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z
+        + p.channel_length * cache.segment2_tip_rotation_10 * t54
+        - p.channel_length * segment2_tip_velocity_v_x;
+    let t122 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_y;
+    let t123 = cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t97;
+    let t124 = 0.5
+        * (segment3_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z
+            + t123);
+    let segment3_slice0_subspace0_rate_v_y = t59 * p.channel_length
+        * cache.segment2_tip_rotation_10
+        + p.channel_length * cache.segment2_tip_rotation_11 * t60
         + segment2_tip_velocity_w_z * segment3_slice0_subspace0_v_x
         - cache.segment1_slice0_local_subspace0_w_z * segment2_tip_velocity_v_x;
-    let t159 = cache.segment1_slice0_mass * segment3_slice0_subspace0_rate_v_y;
-    let segment3_tip_subspace0_rate_v_y = p.channel_length * t93
-        * cache.segment2_tip_rotation_10
-        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z
-        + t92 * p.channel_length * cache.segment2_tip_rotation_11
-        - p.channel_length * segment2_tip_velocity_v_x;
-    let t160 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_y;
-    let t161 = cache.segment1_slice0_local_subspace0_w_z * t136
-        * cache.segment1_slice0_mass;
-    let t162 = 0.5
-        * (t161
-            + segment3_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z);
-    let t163 = link4_composite_rate_hd_x * p.channel_length;
-    let t164 = 0.5 * (t163 + p.channel_length * link4_composite_momentum_f_x);
-    let t165 = cache.segment1_slice1_local_subspace0_w_z * t135
-        * cache.segment1_slice0_mass;
-    let t166 = 0.5
-        * (cache.segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_x
-            + t165);
-    let segment3_subspace0_coriolis_column_f_y = t158 + t159 + t160 + t162 + t164 + t166;
-    let t167 = cache.segment1_slice1_local_subspace0_w_z * t132
-        * cache.segment1_slice0_mass;
-    let t168 = 0.5
-        * (t167
-            + cache.segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
-    let t169 = link5_composite_rate_hd_x * p.channel_length;
-    let t170 = 0.5 * (t169 + p.channel_length * link5_momentum_f_x);
-    let segment4_slice1_subspace0_rate_v_y = p.channel_length
-        * cache.segment3_tip_rotation_11 * t118
-        + segment4_slice1_subspace0_v_x * segment3_tip_velocity_w_z
-        + cache.segment3_tip_rotation_10 * t117 * p.channel_length
-        - segment3_tip_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z;
-    let t171 = segment4_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment4_slice0_subspace0_rate_v_y = t124 * cache.segment3_tip_rotation_10
-        * p.channel_length + t125 * p.channel_length * cache.segment3_tip_rotation_11
-        + segment4_slice0_subspace0_v_x * segment3_tip_velocity_w_z
-        - segment3_tip_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z;
-    let t172 = cache.segment1_slice0_mass * segment4_slice0_subspace0_rate_v_y;
-    let t173 = cache.segment1_slice0_local_subspace0_w_z * t133
-        * cache.segment1_slice0_mass;
-    let t174 = 0.5
-        * (t173
-            + segment4_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z);
-    let segment4_tip_subspace0_rate_v_y = p.channel_length
-        * cache.segment3_tip_rotation_11 * t113
-        + cache.segment3_tip_rotation_10 * p.channel_length * t104
+    let t125 = segment3_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let segment3_subspace0_coriolis_column_f_y = t118 + t119 + t121 + t122 + t124 + t125;
+    let segment4_tip_subspace0_rate_v_y = p.channel_length * t76
+        * cache.segment3_tip_rotation_10
         + cache.segment4_tip_subspace0_v_x * segment3_tip_velocity_w_z
+        + t77 * p.channel_length * cache.segment3_tip_rotation_11
         - segment3_tip_velocity_v_x * p.channel_length;
-    let t175 = segment4_tip_subspace0_rate_v_y * p.link_mass;
-    let segment4_subspace0_coriolis_column_f_y = t168 + t170 + t171 + t172 + t174 + t175;
+    let t126 = p.link_mass * segment4_tip_subspace0_rate_v_y;
+    let segment4_slice1_subspace0_rate_v_y = p.channel_length * t79
+        * cache.segment3_tip_rotation_10
+        + p.channel_length * t80 * cache.segment3_tip_rotation_11
+        + segment4_slice1_subspace0_v_x * segment3_tip_velocity_w_z
+        - segment3_tip_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z;
+    let t127 = segment4_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t128 = link5_composite_rate_hd_x * p.channel_length;
+    let t129 = 0.5 * (t128 + p.channel_length * link5_momentum_f_x);
+    let t130 = t94 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t131 = 0.5
+        * (segment4_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z
+            + t130);
+    let segment4_slice0_subspace0_rate_v_y = segment4_slice0_subspace0_v_x
+        * segment3_tip_velocity_w_z
+        + p.channel_length * cache.segment3_tip_rotation_10 * t72
+        + p.channel_length * t70 * cache.segment3_tip_rotation_11
+        - segment3_tip_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z;
+    let t132 = cache.segment1_slice0_mass * segment4_slice0_subspace0_rate_v_y;
+    let t133 = t93 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t134 = 0.5
+        * (t133
+            + cache.segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
+    let segment4_subspace0_coriolis_column_f_y = t126 + t127 + t129 + t131 + t132 + t134;
     let base_x_coriolis_column_n_z = 0.5 * (link1_composite_momentum_f_y + t13);
     let base_y_coriolis_column_n_z = 0.5
         * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
-    let t176 = segment3_slice0_position_y * t5 + segment3_slice0_position_x * t136;
-    let t177 = t132 * segment4_slice1_position_x + segment4_slice1_position_y * t8;
-    let t178 = segment4_slice0_position_x * t133 + t6 * segment4_slice0_position_y;
+    let t135 = segment1_slice1_position_x * t88 + segment1_slice1_position_y * t1;
+    let t136 = segment2_slice1_position_x * t91 + segment2_slice1_position_y * t2;
+    let t137 = segment3_slice0_position_x * t96 + segment3_slice0_position_y * t5;
+    let t138 = segment3_slice1_position_y * t4 + t97 * segment3_slice1_position_x;
+    let t139 = segment4_slice1_position_y * t6 + t93 * segment4_slice1_position_x;
+    let t140 = t94 * segment4_slice0_position_x + segment4_slice0_position_y * t8;
     let link5_composite_rate_id_22 = 2.0
-        * (t131 * cache.segment4_tip_position_x + cache.segment4_tip_position_y * t7)
+        * (cache.segment4_tip_position_y * t7 + cache.segment4_tip_position_x * t92)
         * p.link_mass;
-    let segment4_composite_rate_id_22 = 2.0 * t177 * cache.segment1_slice0_mass
-        + 2.0 * t178 * cache.segment1_slice0_mass + link5_composite_rate_id_22;
-    let link4_composite_rate_id_22 = segment4_composite_rate_id_22
-        + 2.0
-            * (cache.segment3_tip_position_y * t9 + t134 * cache.segment3_tip_position_x)
-            * p.link_mass;
-    let t179 = segment3_slice1_position_x * t135 + segment3_slice1_position_y * t4;
-    let segment3_composite_rate_id_22 = 2.0 * cache.segment1_slice0_mass * t176
-        + link4_composite_rate_id_22 + 2.0 * t179 * cache.segment1_slice0_mass;
+    let segment4_composite_rate_id_22 = 2.0 * t139 * cache.segment1_slice0_mass
+        + 2.0 * t140 * cache.segment1_slice0_mass + link5_composite_rate_id_22;
+    let link4_composite_rate_id_22 = 2.0 * p.link_mass
+        * (t95 * cache.segment3_tip_position_x + t9 * cache.segment3_tip_position_y)
+        + segment4_composite_rate_id_22;
+    let segment3_composite_rate_id_22 = 2.0 * t137 * cache.segment1_slice0_mass
+        + 2.0 * cache.segment1_slice0_mass * t138 + link4_composite_rate_id_22;
     let link3_composite_rate_id_22 = segment3_composite_rate_id_22
-        + 2.0
+        + 2.0 * p.link_mass
             * (t10 * cache.segment2_tip_position_y
-                + t137 * cache.segment2_tip_position_x) * p.link_mass;
-    let t180 = segment2_slice1_position_y * t11 + segment2_slice1_position_x * t138;
-    let t181 = segment2_slice0_position_y * t3 + t130 * segment2_slice0_position_x;
-    let segment2_composite_rate_id_22 = link3_composite_rate_id_22
-        + 2.0 * t180 * cache.segment1_slice0_mass
-        + 2.0 * cache.segment1_slice0_mass * t181;
+                + cache.segment2_tip_position_x * t98);
+    let t141 = segment2_slice0_position_y * t3 + segment2_slice0_position_x * t90;
+    let segment2_composite_rate_id_22 = 2.0 * t136 * cache.segment1_slice0_mass
+        + link3_composite_rate_id_22 + 2.0 * cache.segment1_slice0_mass * t141;
     let link2_composite_rate_id_22 = 2.0
-        * (cache.segment1_tip_position_y * t12 + t139 * cache.segment1_tip_position_x)
+        * (t89 * cache.segment1_tip_position_x + cache.segment1_tip_position_y * t11)
         * p.link_mass + segment2_composite_rate_id_22;
-    let t182 = t1 * segment1_slice0_position_y + segment1_slice0_position_x * t129;
-    let t183 = t2 * segment1_slice1_position_y + t128 * segment1_slice1_position_x;
-    let segment1_composite_rate_id_22 = link2_composite_rate_id_22
-        + 2.0 * t182 * cache.segment1_slice0_mass
-        + 2.0 * cache.segment1_slice0_mass * t183;
-    let link1_composite_rate_id_22 = 2.0 * p.link_mass * (q[0] * t127 + q[1] * t0)
+    let t142 = t87 * segment1_slice0_position_x + segment1_slice0_position_y * t12;
+    let segment1_composite_rate_id_22 = 2.0 * t135 * cache.segment1_slice0_mass
+        + link2_composite_rate_id_22 + 2.0 * cache.segment1_slice0_mass * t142;
+    let link1_composite_rate_id_22 = 2.0 * p.link_mass * (q[0] * t86 + q[1] * t0)
         + segment1_composite_rate_id_22;
     let base_angle_coriolis_row_n_z = 0.5
-        * (cache.base_angle_subspace_v_y * link1_composite_rate_hd_x
-            + link1_composite_rate_id_22
+        * (link1_composite_rate_id_22
+            + link1_composite_rate_hd_x * cache.base_angle_subspace_v_y
             - (q[1] * link1_composite_momentum_f_y
                 - link1_composite_momentum_f_x * cache.base_angle_subspace_v_y)
             - q[1] * link1_composite_rate_hd_y);
-    let t184 = segment1_slice1_subspace0_rate_v_y * segment1_slice1_inertia_h_x;
-    let t185 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
-    let t186 = -(cache.segment1_tip_subspace0_v_y * link2_composite_momentum_f_x);
-    let t187 = -(cache.segment1_tip_subspace0_v_x * link2_composite_rate_hd_y);
-    let t188 = link2_composite_rate_id_22 * p.channel_length;
-    let t189 = cache.segment1_tip_subspace0_v_x * link2_composite_momentum_f_y;
-    let t190 = cache.segment1_tip_subspace0_v_y * link2_composite_rate_hd_x;
-    let t191 = 0.5 * (t186 + t187 + t188 + t189 + t190);
-    let t192 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
-    let t193 = segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
-    let t194 = -(segment1_slice0_subspace0_v_x * t1 * cache.segment1_slice0_mass);
-    let t195 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
-    let t196 = t129 * segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass;
-    let t197 = 2.0 * t182 * cache.segment1_slice0_local_subspace0_w_z
+    let t143 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
+    let t144 = -(segment1_slice0_subspace0_v_x * t12 * cache.segment1_slice0_mass);
+    let t145 = 2.0 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass * t142;
+    let t146 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
+    let t147 = t87 * segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass;
+    let t148 = 0.5 * (t143 + t144 + t145 + t146 + t147);
+    let t149 = segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
+    let t150 = segment1_slice1_subspace0_rate_v_y * segment1_slice1_inertia_h_x;
+    let t151 = -(segment1_slice1_subspace0_v_y * segment1_slice1_momentum_f_x);
+    let t152 = -(segment1_slice1_subspace0_v_x * cache.segment1_slice0_mass * t1);
+    let t153 = segment1_slice1_subspace0_v_x * segment1_slice1_momentum_f_y;
+    let t154 = 2.0 * t135 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice0_mass;
-    let t198 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
-    let t199 = 0.5 * (t194 + t195 + t196 + t197 + t198);
-    let t200 = -(segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_h_y);
-    let t201 = -(segment1_slice1_momentum_f_x * segment1_slice1_subspace0_v_y);
-    let t202 = t128 * cache.segment1_slice0_mass * segment1_slice1_subspace0_v_y;
-    let t203 = -(t2 * cache.segment1_slice0_mass * segment1_slice1_subspace0_v_x);
-    let t204 = 2.0 * cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment1_slice0_mass * t183;
-    let t205 = segment1_slice1_momentum_f_y * segment1_slice1_subspace0_v_x;
-    let t206 = 0.5 * (t201 + t202 + t203 + t204 + t205);
-    let t207 = segment1_tip_subspace0_rate_v_y * cache.link2_composite_inertia_h_x;
-    let segment1_subspace0_coriolis_column_n_z = t184 + t185 + t191 + t192 + t193 + t199
-        + t200 + t206 + t207;
-    let t208 = -(segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_h_y);
-    let t209 = segment2_slice1_subspace0_rate_v_y * segment2_slice1_inertia_h_x;
-    let t210 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_h_x;
-    let t211 = segment2_slice1_subspace0_v_y * cache.segment1_slice0_mass * t138;
-    let t212 = -(segment2_slice1_subspace0_v_y * segment2_slice1_momentum_f_x);
-    let t213 = 2.0 * t180 * cache.segment1_slice1_local_subspace0_w_z
+    let t155 = segment1_slice1_subspace0_v_y * t88 * cache.segment1_slice0_mass;
+    let t156 = 0.5 * (t151 + t152 + t153 + t154 + t155);
+    let t157 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
+    let t158 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
+    let t159 = -(segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_h_y);
+    let t160 = cache.link2_composite_inertia_h_x * segment1_tip_subspace0_rate_v_y;
+    let t161 = -(cache.segment1_tip_subspace0_v_x * link2_composite_rate_hd_y);
+    let t162 = link2_composite_rate_id_22 * p.channel_length;
+    let t163 = cache.segment1_tip_subspace0_v_x * link2_composite_momentum_f_y;
+    let t164 = cache.segment1_tip_subspace0_v_y * link2_composite_rate_hd_x;
+    let t165 = -(cache.segment1_tip_subspace0_v_y * link2_composite_momentum_f_x);
+    let t166 = 0.5 * (t161 + t162 + t163 + t164 + t165);
+    let segment1_subspace0_coriolis_column_n_z = t148 + t149 + t150 + t156 + t157 + t158
+        + t159 + t160 + t166;
+    let t167 = -(segment2_slice0_inertia_h_y * segment2_slice0_subspace0_rate_v_x);
+    let t168 = -(cache.segment2_tip_subspace0_v_x * link3_composite_rate_hd_y);
+    let t169 = cache.segment2_tip_subspace0_v_x * link3_composite_momentum_f_y;
+    let t170 = p.channel_length * link3_composite_rate_id_22;
+    let t171 = -(cache.segment2_tip_subspace0_v_y * link3_composite_momentum_f_x);
+    let t172 = cache.segment2_tip_subspace0_v_y * link3_composite_rate_hd_x;
+    let t173 = 0.5 * (t168 + t169 + t170 + t171 + t172);
+    let t174 = -(segment2_slice0_subspace0_v_x * cache.segment1_slice0_mass * t3);
+    let t175 = -(segment2_slice0_subspace0_v_y * segment2_slice0_momentum_f_x);
+    let t176 = 2.0 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass * t141;
+    let t177 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
+    let t178 = segment2_slice0_subspace0_v_y * cache.segment1_slice0_mass * t90;
+    let t179 = 0.5 * (t174 + t175 + t176 + t177 + t178);
+    let t180 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_h_x;
+    let t181 = -(segment2_slice1_subspace0_v_x * t2 * cache.segment1_slice0_mass);
+    let t182 = segment2_slice1_momentum_f_y * segment2_slice1_subspace0_v_x;
+    let t183 = -(segment2_slice1_subspace0_v_y * segment2_slice1_momentum_f_x);
+    let t184 = 2.0 * cache.segment1_slice1_local_subspace0_w_z * t136
         * cache.segment1_slice0_mass;
-    let t214 = -(segment2_slice1_subspace0_v_x * t11 * cache.segment1_slice0_mass);
-    let t215 = segment2_slice1_subspace0_v_x * segment2_slice1_momentum_f_y;
-    let t216 = 0.5 * (t211 + t212 + t213 + t214 + t215);
-    let t217 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
-    let t218 = -(segment2_slice0_subspace0_v_y * segment2_slice0_momentum_f_x);
-    let t219 = -(t3 * cache.segment1_slice0_mass * segment2_slice0_subspace0_v_x);
-    let t220 = t130 * segment2_slice0_subspace0_v_y * cache.segment1_slice0_mass;
-    let t221 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
-    let t222 = 2.0 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass * t181;
-    let t223 = 0.5 * (t218 + t219 + t220 + t221 + t222);
-    let t224 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
-    let t225 = -(segment2_slice0_subspace0_rate_v_x * segment2_slice0_inertia_h_y);
-    let t226 = -(link3_composite_rate_hd_y * cache.segment2_tip_subspace0_v_x);
-    let t227 = -(cache.segment2_tip_subspace0_v_y * link3_composite_momentum_f_x);
-    let t228 = link3_composite_momentum_f_y * cache.segment2_tip_subspace0_v_x;
-    let t229 = cache.segment2_tip_subspace0_v_y * link3_composite_rate_hd_x;
-    let t230 = p.channel_length * link3_composite_rate_id_22;
-    let t231 = 0.5 * (t226 + t227 + t228 + t229 + t230);
-    let segment2_subspace0_coriolis_column_n_z = t208 + t209 + t210 + t216 + t217 + t223
-        + t224 + t225 + t231;
-    let t232 = -(segment3_slice0_momentum_f_x * segment3_slice0_subspace0_v_y);
-    let t233 = segment3_slice0_subspace0_v_y * t136 * cache.segment1_slice0_mass;
-    let t234 = 2.0 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass * t176;
-    let t235 = -(cache.segment1_slice0_mass * segment3_slice0_subspace0_v_x * t5);
-    let t236 = segment3_slice0_momentum_f_y * segment3_slice0_subspace0_v_x;
+    let t185 = segment2_slice1_subspace0_v_y * t91 * cache.segment1_slice0_mass;
+    let t186 = 0.5 * (t181 + t182 + t183 + t184 + t185);
+    let t187 = segment2_slice1_inertia_h_x * segment2_slice1_subspace0_rate_v_y;
+    let t188 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
+    let t189 = -(segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_h_y);
+    let t190 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
+    let segment2_subspace0_coriolis_column_n_z = t167 + t173 + t179 + t180 + t186 + t187
+        + t188 + t189 + t190;
+    let t191 = -(cache.segment1_slice0_mass * segment3_slice1_subspace0_v_x * t4);
+    let t192 = segment3_slice1_subspace0_v_x * segment3_slice1_momentum_f_y;
+    let t193 = -(segment3_slice1_momentum_f_x * segment3_slice1_subspace0_v_y);
+    let t194 = 2.0 * cache.segment1_slice1_local_subspace0_w_z
+        * cache.segment1_slice0_mass * t138;
+    let t195 = segment3_slice1_subspace0_v_y * cache.segment1_slice0_mass * t97;
+    let t196 = 0.5 * (t191 + t192 + t193 + t194 + t195);
+    let t197 = segment3_slice1_subspace0_rate_v_y * segment3_slice1_inertia_h_x;
+    let t198 = -(segment3_slice0_subspace0_rate_v_x * segment3_slice0_inertia_h_y);
+    let t199 = segment3_slice0_subspace0_rate_v_y * segment3_slice0_inertia_h_x;
+    let t200 = cache.segment3_tip_subspace0_v_x * link4_composite_momentum_f_y;
+    let t201 = -(cache.segment3_tip_subspace0_v_x * link4_composite_rate_hd_y);
+    let t202 = cache.segment3_tip_subspace0_v_y * link4_composite_rate_hd_x;
+    let t203 = -(link4_composite_momentum_f_x * cache.segment3_tip_subspace0_v_y);
+    let t204 = p.channel_length * link4_composite_rate_id_22;
+    let t205 = 0.5 * (t200 + t201 + t202 + t203 + t204);
+    let t206 = 2.0 * cache.segment1_slice0_local_subspace0_w_z * t137
+        * cache.segment1_slice0_mass;
+    let t207 = -(segment3_slice0_subspace0_v_y * segment3_slice0_momentum_f_x);
+    let t208 = segment3_slice0_subspace0_v_y * cache.segment1_slice0_mass * t96;
+    let t209 = segment3_slice0_momentum_f_y * segment3_slice0_subspace0_v_x;
+    let t210 = -(segment3_slice0_subspace0_v_x * cache.segment1_slice0_mass * t5);
+    let t211 = 0.5 * (t206 + t207 + t208 + t209 + t210);
+    let t212 = -(segment3_slice1_inertia_h_y * segment3_slice1_subspace0_rate_v_x);
+    let t213 = -(segment3_tip_subspace0_rate_v_x * cache.link4_composite_inertia_h_y);
+    let t214 = cache.link4_composite_inertia_h_x * segment3_tip_subspace0_rate_v_y;
+    let segment3_subspace0_coriolis_column_n_z = t196 + t197 + t198 + t199 + t205 + t211
+        + t212 + t213 + t214;
+    let t215 = segment4_tip_subspace0_rate_v_y * cache.link5_inertia_h_x;
+    let t216 = -(segment4_slice0_subspace0_rate_v_x * segment4_slice0_inertia_h_y);
+    let t217 = -(cache.link5_inertia_h_y * segment4_tip_subspace0_rate_v_x);
+    let t218 = segment4_slice1_subspace0_rate_v_y * segment4_slice1_inertia_h_x;
+    let t219 = -(cache.segment4_tip_subspace0_v_x * link5_composite_rate_hd_y);
+    let t220 = cache.segment4_tip_subspace0_v_y * link5_composite_rate_hd_x;
+    let t221 = -(cache.segment4_tip_subspace0_v_y * link5_momentum_f_x);
+    let t222 = cache.segment4_tip_subspace0_v_x * link5_momentum_f_y;
+    let t223 = p.channel_length * link5_composite_rate_id_22;
+    let t224 = 0.5 * (t219 + t220 + t221 + t222 + t223);
+    let t225 = segment4_slice0_momentum_f_y * segment4_slice0_subspace0_v_x;
+    let t226 = 2.0 * t140 * cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment1_slice0_mass;
+    let t227 = -(segment4_slice0_momentum_f_x * segment4_slice0_subspace0_v_y);
+    let t228 = -(segment4_slice0_subspace0_v_x * cache.segment1_slice0_mass * t8);
+    let t229 = t94 * segment4_slice0_subspace0_v_y * cache.segment1_slice0_mass;
+    let t230 = 0.5 * (t225 + t226 + t227 + t228 + t229);
+    let t231 = segment4_slice0_inertia_h_x * segment4_slice0_subspace0_rate_v_y;
+    let t232 = -(t6 * cache.segment1_slice0_mass * segment4_slice1_subspace0_v_x);
+    let t233 = 2.0 * cache.segment1_slice1_local_subspace0_w_z * t139
+        * cache.segment1_slice0_mass;
+    let t234 = segment4_slice1_momentum_f_y * segment4_slice1_subspace0_v_x;
+    let t235 = -(segment4_slice1_subspace0_v_y * segment4_slice1_momentum_f_x);
+    let t236 = t93 * segment4_slice1_subspace0_v_y * cache.segment1_slice0_mass;
     let t237 = 0.5 * (t232 + t233 + t234 + t235 + t236);
-    let t238 = -(segment3_tip_subspace0_rate_v_x * cache.link4_composite_inertia_h_y);
-    let t239 = -(cache.segment3_tip_subspace0_v_x * link4_composite_rate_hd_y);
-    let t240 = cache.segment3_tip_subspace0_v_x * link4_composite_momentum_f_y;
-    let t241 = link4_composite_rate_id_22 * p.channel_length;
-    let t242 = cache.segment3_tip_subspace0_v_y * link4_composite_rate_hd_x;
-    let t243 = -(cache.segment3_tip_subspace0_v_y * link4_composite_momentum_f_x);
-    let t244 = 0.5 * (t239 + t240 + t241 + t242 + t243);
-    let t245 = segment3_slice1_inertia_h_x * segment3_slice1_subspace0_rate_v_y;
-    let t246 = -(segment3_slice1_inertia_h_y * segment3_slice1_subspace0_rate_v_x);
-    let t247 = segment3_tip_subspace0_rate_v_y * cache.link4_composite_inertia_h_x;
-    let t248 = segment3_slice0_inertia_h_x * segment3_slice0_subspace0_rate_v_y;
-    let t249 = -(segment3_slice1_momentum_f_x * segment3_slice1_subspace0_v_y);
-    let t250 = t135 * cache.segment1_slice0_mass * segment3_slice1_subspace0_v_y;
-    let t251 = -(segment3_slice1_subspace0_v_x * t4 * cache.segment1_slice0_mass);
-    let t252 = segment3_slice1_momentum_f_y * segment3_slice1_subspace0_v_x;
-    let t253 = 2.0 * t179 * cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment1_slice0_mass;
-    let t254 = 0.5 * (t249 + t250 + t251 + t252 + t253);
-    let t255 = -(segment3_slice0_inertia_h_y * segment3_slice0_subspace0_rate_v_x);
-    let segment3_subspace0_coriolis_column_n_z = t237 + t238 + t244 + t245 + t246 + t247
-        + t248 + t254 + t255;
-    let t256 = segment4_slice1_inertia_h_x * segment4_slice1_subspace0_rate_v_y;
-    let t257 = cache.segment4_tip_subspace0_v_x * link5_momentum_f_y;
-    let t258 = p.channel_length * link5_composite_rate_id_22;
-    let t259 = link5_composite_rate_hd_x * cache.segment4_tip_subspace0_v_y;
-    let t260 = -(link5_composite_rate_hd_y * cache.segment4_tip_subspace0_v_x);
-    let t261 = -(link5_momentum_f_x * cache.segment4_tip_subspace0_v_y);
-    let t262 = 0.5 * (t257 + t258 + t259 + t260 + t261);
-    let t263 = -(segment4_tip_subspace0_rate_v_x * cache.link5_inertia_h_y);
-    let t264 = segment4_tip_subspace0_rate_v_y * cache.link5_inertia_h_x;
-    let t265 = -(segment4_slice1_inertia_h_y * segment4_slice1_subspace0_rate_v_x);
-    let t266 = segment4_slice1_momentum_f_y * segment4_slice1_subspace0_v_x;
-    let t267 = -(segment4_slice1_subspace0_v_x * cache.segment1_slice0_mass * t8);
-    let t268 = 2.0 * cache.segment1_slice1_local_subspace0_w_z * t177
-        * cache.segment1_slice0_mass;
-    let t269 = -(segment4_slice1_subspace0_v_y * segment4_slice1_momentum_f_x);
-    let t270 = segment4_slice1_subspace0_v_y * t132 * cache.segment1_slice0_mass;
-    let t271 = 0.5 * (t266 + t267 + t268 + t269 + t270);
-    let t272 = segment4_slice0_subspace0_rate_v_y * segment4_slice0_inertia_h_x;
-    let t273 = -(t6 * cache.segment1_slice0_mass * segment4_slice0_subspace0_v_x);
-    let t274 = -(segment4_slice0_momentum_f_x * segment4_slice0_subspace0_v_y);
-    let t275 = 2.0 * cache.segment1_slice0_local_subspace0_w_z * t178
-        * cache.segment1_slice0_mass;
-    let t276 = segment4_slice0_subspace0_v_y * t133 * cache.segment1_slice0_mass;
-    let t277 = segment4_slice0_momentum_f_y * segment4_slice0_subspace0_v_x;
-    let t278 = 0.5 * (t273 + t274 + t275 + t276 + t277);
-    let t279 = -(segment4_slice0_inertia_h_y * segment4_slice0_subspace0_rate_v_x);
-    let segment4_subspace0_coriolis_column_n_z = t256 + t262 + t263 + t264 + t265 + t271
-        + t272 + t278 + t279;
+    let t238 = -(segment4_slice1_subspace0_rate_v_x * segment4_slice1_inertia_h_y);
+    let segment4_subspace0_coriolis_column_n_z = t215 + t216 + t217 + t218 + t224 + t230
+        + t231 + t237 + t238;
     let segment1_subspace0_coriolis_row_f_x = 0.5
-        * (p.channel_length * link2_composite_momentum_f_y + t33)
-        + 0.5
-            * (cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y
-                + t35)
+        * (cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y
+            + t27) + 0.5 * (t25 + p.channel_length * link2_composite_momentum_f_y)
         + 0.5
             * (segment1_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z
-                + t31);
+                + t14);
     let segment1_subspace0_coriolis_row_f_y = 0.5
-        * (t144 - p.channel_length * link2_composite_momentum_f_x)
+        * (t99 - p.channel_length * link2_composite_momentum_f_x)
         + 0.5
-            * (t142
+            * (t104
                 - segment1_slice0_momentum_f_x
                     * cache.segment1_slice0_local_subspace0_w_z)
         + 0.5
-            * (t140
+            * (t102
                 - segment1_slice1_momentum_f_x
                     * cache.segment1_slice1_local_subspace0_w_z);
-    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t202 + t203 + t204 - (t201 + t205))
-        + 0.5 * (t187 + t188 + t190 - (t186 + t189))
-        + 0.5 * (t194 + t196 + t197 - (t195 + t198));
-    let t280 = segment3_subspace0_coriolis_column_n_z * p.channel_length;
-    let t281 = p.channel_length * segment4_subspace0_coriolis_column_n_z;
+    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t152 + t154 + t155 - (t151 + t153))
+        + 0.5 * (t161 + t162 + t164 - (t163 + t165))
+        + 0.5 * (t144 + t145 + t147 - (t143 + t146));
+    let t239 = p.channel_length * segment3_subspace0_coriolis_column_n_z;
+    let t240 = p.channel_length * segment4_subspace0_coriolis_column_n_z;
     let segment2_subspace0_coriolis_row_f_x = 0.5
-        * (p.channel_length * link3_composite_momentum_f_y + t59)
+        * (segment2_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z
+            + t34) + 0.5 * (t45 + p.channel_length * link3_composite_momentum_f_y)
         + 0.5
-            * (t63
-                + segment2_slice0_momentum_f_y
-                    * cache.segment1_slice0_local_subspace0_w_z)
-        + 0.5
-            * (segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
-                + t61);
+            * (t32
+                + segment2_slice1_momentum_f_y
+                    * cache.segment1_slice1_local_subspace0_w_z);
     let segment2_subspace0_coriolis_row_f_y = 0.5
-        * (t154
-            - cache.segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x)
-        + 0.5 * (t156 - p.channel_length * link3_composite_momentum_f_x)
+        * (t113
+            - cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x)
+        + 0.5 * (t115 - p.channel_length * link3_composite_momentum_f_x)
         + 0.5
-            * (t150
-                - cache.segment1_slice0_local_subspace0_w_z
-                    * segment2_slice0_momentum_f_x);
-    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t211 + t213 + t214 - (t212 + t215))
-        + 0.5 * (t226 + t229 + t230 - (t227 + t228))
-        + 0.5 * (t219 + t220 + t222 - (t218 + t221));
+            * (t109
+                - cache.segment1_slice1_local_subspace0_w_z
+                    * segment2_slice1_momentum_f_x);
+    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t174 + t176 + t178 - (t175 + t177))
+        + 0.5 * (t168 + t170 + t172 - (t169 + t171))
+        + 0.5 * (t181 + t184 + t185 - (t182 + t183));
     let segment3_subspace0_coriolis_row_f_x = 0.5
-        * (link4_composite_momentum_f_y * p.channel_length + t97)
+        * (cache.segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y
+            + t66) + 0.5 * (t62 + p.channel_length * link4_composite_momentum_f_y)
         + 0.5
-            * (segment3_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
-                + t95)
-        + 0.5
-            * (t71
-                + cache.segment1_slice0_local_subspace0_w_z
-                    * segment3_slice0_momentum_f_y);
-    let segment3_subspace0_coriolis_row_f_y = 0.5
-        * (t165
-            - cache.segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_x)
-        + 0.5 * (t163 - p.channel_length * link4_composite_momentum_f_x)
-        + 0.5
-            * (t161
-                - segment3_slice0_momentum_f_x
+            * (t64
+                + segment3_slice0_momentum_f_y
                     * cache.segment1_slice0_local_subspace0_w_z);
-    let segment3_subspace0_coriolis_row_n_z = 0.5 * (t239 + t241 + t242 - (t240 + t243))
-        + 0.5 * (t250 + t251 + t253 - (t249 + t252))
-        + 0.5 * (t233 + t234 + t235 - (t232 + t236));
-    let t282 = segment3_subspace0_coriolis_row_n_z * p.channel_length;
-    let segment4_subspace0_coriolis_row_f_x = 0.5
-        * (p.channel_length * link5_momentum_f_y + t122)
+    let segment3_subspace0_coriolis_row_f_y = 0.5
+        * (t120
+            - cache.segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x)
         + 0.5
-            * (cache.segment1_slice0_local_subspace0_w_z * segment4_slice0_momentum_f_y
-                + t120)
+            * (t123
+                - segment3_slice1_momentum_f_x
+                    * cache.segment1_slice1_local_subspace0_w_z)
+        + 0.5 * (t117 - link4_composite_momentum_f_x * p.channel_length);
+    let segment3_subspace0_coriolis_row_n_z = 0.5 * (t201 + t202 + t204 - (t200 + t203))
+        + 0.5 * (t206 + t208 + t210 - (t207 + t209))
+        + 0.5 * (t191 + t194 + t195 - (t192 + t193));
+    let t241 = p.channel_length * segment3_subspace0_coriolis_row_n_z;
+    let segment4_subspace0_coriolis_row_f_x = 0.5
+        * (segment4_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z
+            + t82)
         + 0.5
             * (segment4_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
-                + t115);
+                + t74) + 0.5 * (p.channel_length * link5_momentum_f_y + t84);
     let segment4_subspace0_coriolis_row_f_y = 0.5
-        * (t169 - p.channel_length * link5_momentum_f_x)
+        * (t130
+            - segment4_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z)
+        + 0.5 * (t128 - p.channel_length * link5_momentum_f_x)
         + 0.5
-            * (t173
-                - segment4_slice0_momentum_f_x
-                    * cache.segment1_slice0_local_subspace0_w_z)
-        + 0.5
-            * (t167
+            * (t133
                 - cache.segment1_slice1_local_subspace0_w_z
                     * segment4_slice1_momentum_f_x);
-    let segment4_subspace0_coriolis_row_n_z = 0.5 * (t273 + t275 + t276 - (t274 + t277))
-        + 0.5 * (t267 + t268 + t270 - (t266 + t269))
-        + 0.5 * (t258 + t259 + t260 - (t257 + t261));
-    let t283 = p.channel_length * segment4_subspace0_coriolis_row_n_z;
+    let segment4_subspace0_coriolis_row_n_z = 0.5 * (t226 + t228 + t229 - (t225 + t227))
+        + 0.5 * (t232 + t233 + t236 - (t234 + t235))
+        + 0.5 * (t219 + t220 + t223 - (t221 + t222));
+    let t242 = p.channel_length * segment4_subspace0_coriolis_row_n_z;
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = segment1_subspace0_coriolis_column_f_x;
     out[(0, 4)] = segment2_subspace0_coriolis_column_f_x;
@@ -3683,144 +3631,147 @@ pub fn coriolis_matrix_into(
     out[(1, 6)] = segment4_subspace0_coriolis_column_f_y;
     out[(2, 0)] = base_x_coriolis_column_n_z;
     out[(2, 1)] = base_y_coriolis_column_n_z;
-    out[(2, 2)] = base_y_coriolis_column_n_z * cache.base_angle_subspace_v_y
-        + cache.base_angle_projected_inertia_f_x * qd[1]
+    out[(2, 2)] = q[1] * base_x_coriolis_column_n_z
         + cache.base_angle_projected_inertia_f_y * base_angle_subspace_rate_v_y
-        + q[1] * base_x_coriolis_column_n_z + base_angle_coriolis_row_n_z;
+        + cache.base_angle_subspace_v_y * base_y_coriolis_column_n_z
+        + base_angle_coriolis_row_n_z + cache.base_angle_projected_inertia_f_x * qd[1];
     out[(2, 3)] = q[1] * segment1_subspace0_coriolis_column_f_x
         + segment1_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
         + segment1_subspace0_coriolis_column_n_z;
     out[(2, 4)] = q[1] * segment2_subspace0_coriolis_column_f_x
-        + cache.base_angle_subspace_v_y * segment2_subspace0_coriolis_column_f_y
-        + segment2_subspace0_coriolis_column_n_z;
+        + segment2_subspace0_coriolis_column_n_z
+        + segment2_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y;
     out[(2, 5)] = segment3_subspace0_coriolis_column_n_z
         + segment3_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y
         + q[1] * segment3_subspace0_coriolis_column_f_x;
-    out[(2, 6)] = segment4_subspace0_coriolis_column_n_z
-        + q[1] * segment4_subspace0_coriolis_column_f_x
-        + cache.base_angle_subspace_v_y * segment4_subspace0_coriolis_column_f_y;
+    out[(2, 6)] = q[1] * segment4_subspace0_coriolis_column_f_x
+        + cache.base_angle_subspace_v_y * segment4_subspace0_coriolis_column_f_y
+        + segment4_subspace0_coriolis_column_n_z;
     out[(3, 0)] = segment1_subspace0_coriolis_row_f_x;
     out[(3, 1)] = segment1_subspace0_coriolis_row_f_y;
-    out[(3, 2)] = cache.base_angle_subspace_v_y * segment1_subspace0_coriolis_row_f_y
-        + q[1] * segment1_subspace0_coriolis_row_f_x
-        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y
-        + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
-        + segment1_subspace0_coriolis_row_n_z;
-    out[(3, 3)] = (t36 + t42) * segment1_slice1_subspace0_v_x
-        + segment1_slice0_subspace0_v_x * (t30 + t32)
-        + (t143 + t147) * segment1_slice0_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_w_z * (t185 + t193 + t199)
-        + p.channel_length * (t191 + t200 + t207)
-        + (t141 + t146) * segment1_slice1_subspace0_v_y
-        + (t184 + t192 + t206) * cache.segment1_slice1_local_subspace0_w_z
-        + cache.segment1_tip_subspace0_v_y * (t145 + t148)
-        + (t34 + t39) * cache.segment1_tip_subspace0_v_x;
-    out[(3, 4)] = cache.segment1_tip_subspace0_v_x
-        * segment2_subspace0_coriolis_column_f_x
-        + cache.segment1_tip_subspace0_v_y * segment2_subspace0_coriolis_column_f_y
-        + p.channel_length * segment2_subspace0_coriolis_column_n_z;
+    out[(3, 2)] = segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + segment1_subspace0_coriolis_row_n_z
+        + cache.segment1_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + segment1_subspace0_coriolis_row_f_x * q[1]
+        + cache.segment1_subspace0_projected_inertia_f_x * qd[1];
+    out[(3, 3)] = p.channel_length * (t159 + t160 + t166)
+        + cache.segment1_tip_subspace0_v_x * (t24 + t26)
+        + (t150 + t156 + t157) * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment1_tip_subspace0_v_y * (t100 + t101)
+        + (t28 + t31) * segment1_slice1_subspace0_v_x
+        + segment1_slice1_subspace0_v_y * (t103 + t106)
+        + segment1_slice0_subspace0_v_x * (t15 + t21)
+        + segment1_slice0_subspace0_v_y * (t105 + t107)
+        + cache.segment1_slice0_local_subspace0_w_z * (t148 + t149 + t158);
+    out[(3, 4)] = p.channel_length * segment2_subspace0_coriolis_column_n_z
+        + segment2_subspace0_coriolis_column_f_y * cache.segment1_tip_subspace0_v_y
+        + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_column_f_x;
     out[(3, 5)] = segment3_subspace0_coriolis_column_f_y
         * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_column_f_x
-        + t280;
+        + t239;
     out[(3, 6)] = cache.segment1_tip_subspace0_v_x
-        * segment4_subspace0_coriolis_column_f_x + t281
+        * segment4_subspace0_coriolis_column_f_x + t240
         + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y;
     out[(4, 0)] = segment2_subspace0_coriolis_row_f_x;
     out[(4, 1)] = segment2_subspace0_coriolis_row_f_y;
-    out[(4, 2)] = segment2_subspace0_coriolis_row_n_z
-        + cache.segment2_subspace0_projected_inertia_f_x * qd[1]
+    out[(4, 2)] = q[1] * segment2_subspace0_coriolis_row_f_x
         + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
-        + cache.segment2_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
-        + q[1] * segment2_subspace0_coriolis_row_f_x;
-    out[(4, 3)] = segment2_subspace0_coriolis_row_n_z * p.channel_length
-        + segment2_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y
+        + segment2_subspace0_coriolis_row_n_z
+        + cache.segment2_subspace0_projected_inertia_f_x * qd[1]
+        + base_angle_subspace_rate_v_y * cache.segment2_subspace0_projected_inertia_f_y;
+    out[(4, 3)] = p.channel_length * segment2_subspace0_coriolis_row_n_z
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_row_f_x
-        + cache.segment2_subspace0_projected_inertia_f_y
-            * segment1_tip_subspace0_rate_v_y
         + segment1_tip_subspace0_rate_v_x
-            * cache.segment2_subspace0_projected_inertia_f_x;
-    out[(4, 4)] = cache.segment1_slice1_local_subspace0_w_z * (t209 + t216 + t217)
-        + p.channel_length * (t208 + t210 + t231)
-        + cache.segment2_tip_subspace0_v_y * (t149 + t157)
-        + (t151 + t153) * segment2_slice0_subspace0_v_y
-        + segment2_slice1_subspace0_v_x * (t62 + t70)
-        + cache.segment1_slice0_local_subspace0_w_z * (t223 + t224 + t225)
-        + (t60 + t67) * cache.segment2_tip_subspace0_v_x
-        + segment2_slice1_subspace0_v_y * (t152 + t155)
-        + (t58 + t64) * segment2_slice0_subspace0_v_x;
-    out[(4, 5)] = segment3_subspace0_coriolis_column_f_x
-        * cache.segment2_tip_subspace0_v_x + t280
-        + cache.segment2_tip_subspace0_v_y * segment3_subspace0_coriolis_column_f_y;
-    out[(4, 6)] = t281
+            * cache.segment2_subspace0_projected_inertia_f_x
+        + segment2_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y
+        + cache.segment2_subspace0_projected_inertia_f_y
+            * segment1_tip_subspace0_rate_v_y;
+    out[(4, 4)] = cache.segment2_tip_subspace0_v_x * (t46 + t49)
+        + cache.segment1_slice0_local_subspace0_w_z * (t167 + t179 + t190)
+        + segment2_slice0_subspace0_v_y * (t112 + t114)
+        + segment2_slice1_subspace0_v_y * (t110 + t111)
+        + (t186 + t187 + t188) * cache.segment1_slice1_local_subspace0_w_z
+        + (t33 + t44) * segment2_slice1_subspace0_v_x
+        + p.channel_length * (t173 + t180 + t189)
+        + segment2_slice0_subspace0_v_x * (t35 + t41)
+        + cache.segment2_tip_subspace0_v_y * (t108 + t116);
+    out[(4, 5)] = cache.segment2_tip_subspace0_v_x
+        * segment3_subspace0_coriolis_column_f_x
+        + segment3_subspace0_coriolis_column_f_y * cache.segment2_tip_subspace0_v_y
+        + t239;
+    out[(4, 6)] = cache.segment2_tip_subspace0_v_x
+        * segment4_subspace0_coriolis_column_f_x
         + cache.segment2_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y
-        + cache.segment2_tip_subspace0_v_x * segment4_subspace0_coriolis_column_f_x;
+        + t240;
     out[(5, 0)] = segment3_subspace0_coriolis_row_f_x;
     out[(5, 1)] = segment3_subspace0_coriolis_row_f_y;
-    out[(5, 2)] = segment3_subspace0_coriolis_row_n_z
+    out[(5, 2)] = base_angle_subspace_rate_v_y
+        * cache.segment3_subspace0_projected_inertia_f_y
         + q[1] * segment3_subspace0_coriolis_row_f_x
-        + base_angle_subspace_rate_v_y * cache.segment3_subspace0_projected_inertia_f_y
-        + segment3_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + cache.base_angle_subspace_v_y * segment3_subspace0_coriolis_row_f_y
+        + segment3_subspace0_coriolis_row_n_z
         + cache.segment3_subspace0_projected_inertia_f_x * qd[1];
     out[(5, 3)] = cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
+        + cache.segment1_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y
+        + segment1_tip_subspace0_rate_v_y
+            * cache.segment3_subspace0_projected_inertia_f_y
         + segment1_tip_subspace0_rate_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x
-        + segment3_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y + t282
-        + cache.segment3_subspace0_projected_inertia_f_y
-            * segment1_tip_subspace0_rate_v_y;
-    out[(5, 4)] = segment3_subspace0_coriolis_row_f_x * cache.segment2_tip_subspace0_v_x
+            * cache.segment3_subspace0_projected_inertia_f_x + t241;
+    out[(5, 4)] = cache.segment2_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
         + segment2_tip_subspace0_rate_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x
-        + segment3_subspace0_coriolis_row_f_y * cache.segment2_tip_subspace0_v_y + t282
+            * cache.segment3_subspace0_projected_inertia_f_x + t241
         + segment2_tip_subspace0_rate_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y;
-    out[(5, 5)] = segment3_slice0_subspace0_v_y * (t159 + t162)
-        + cache.segment3_tip_subspace0_v_y * (t160 + t164)
-        + (t158 + t166) * segment3_slice1_subspace0_v_y
-        + (t88 + t96) * segment3_slice1_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_w_z * (t245 + t246 + t254)
-        + p.channel_length * (t238 + t244 + t247)
-        + (t237 + t248 + t255) * cache.segment1_slice0_local_subspace0_w_z
-        + (t72 + t91) * segment3_slice0_subspace0_v_x
-        + cache.segment3_tip_subspace0_v_x * (t94 + t98);
-    out[(5, 6)] = t281
-        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y
-        + cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_column_f_x;
+            * cache.segment3_subspace0_projected_inertia_f_y
+        + cache.segment2_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y;
+    out[(5, 5)] = cache.segment1_slice0_local_subspace0_w_z * (t198 + t199 + t211)
+        + p.channel_length * (t205 + t213 + t214)
+        + (t196 + t197 + t212) * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment3_tip_subspace0_v_x * (t55 + t63)
+        + (t58 + t67) * segment3_slice1_subspace0_v_x
+        + (t118 + t122) * cache.segment3_tip_subspace0_v_y
+        + segment3_slice0_subspace0_v_y * (t121 + t125)
+        + (t61 + t65) * segment3_slice0_subspace0_v_x
+        + segment3_slice1_subspace0_v_y * (t119 + t124);
+    out[(5, 6)] = cache.segment3_tip_subspace0_v_y
+        * segment4_subspace0_coriolis_column_f_y
+        + cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_column_f_x
+        + t240;
     out[(6, 0)] = segment4_subspace0_coriolis_row_f_x;
     out[(6, 1)] = segment4_subspace0_coriolis_row_f_y;
-    out[(6, 2)] = q[1] * segment4_subspace0_coriolis_row_f_x
-        + cache.segment4_subspace0_projected_inertia_f_x * qd[1]
-        + segment4_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
+    out[(6, 2)] = cache.segment4_subspace0_projected_inertia_f_y
+        * base_angle_subspace_rate_v_y
+        + cache.base_angle_subspace_v_y * segment4_subspace0_coriolis_row_f_y
+        + q[1] * segment4_subspace0_coriolis_row_f_x
         + segment4_subspace0_coriolis_row_n_z
-        + cache.segment4_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y;
-    out[(6, 3)] = cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
-        + t283
+        + cache.segment4_subspace0_projected_inertia_f_x * qd[1];
+    out[(6, 3)] = segment1_tip_subspace0_rate_v_x
+        * cache.segment4_subspace0_projected_inertia_f_x
         + cache.segment4_subspace0_projected_inertia_f_y
             * segment1_tip_subspace0_rate_v_y
+        + cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t242
+        + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y;
+    out[(6, 4)] = cache.segment2_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
         + cache.segment4_subspace0_projected_inertia_f_x
-            * segment1_tip_subspace0_rate_v_x
-        + segment4_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y;
-    out[(6, 4)] = segment4_subspace0_coriolis_row_f_y * cache.segment2_tip_subspace0_v_y
-        + cache.segment2_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t283
+            * segment2_tip_subspace0_rate_v_x + t242
         + cache.segment4_subspace0_projected_inertia_f_y
             * segment2_tip_subspace0_rate_v_y
-        + cache.segment4_subspace0_projected_inertia_f_x
-            * segment2_tip_subspace0_rate_v_x;
-    out[(6, 5)] = cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
+        + cache.segment2_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x;
+    out[(6, 5)] = cache.segment4_subspace0_projected_inertia_f_x
+        * segment3_tip_subspace0_rate_v_x
+        + cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t242
+        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
         + cache.segment4_subspace0_projected_inertia_f_y
-            * segment3_tip_subspace0_rate_v_y
-        + cache.segment4_subspace0_projected_inertia_f_x
-            * segment3_tip_subspace0_rate_v_x + t283
-        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y;
-    out[(6, 6)] = p.channel_length * (t262 + t263 + t264)
-        + segment4_slice0_subspace0_v_y * (t172 + t174)
-        + segment4_slice1_subspace0_v_x * (t116 + t119)
-        + (t272 + t278 + t279) * cache.segment1_slice0_local_subspace0_w_z
-        + (t114 + t123) * cache.segment4_tip_subspace0_v_x
-        + (t121 + t126) * segment4_slice0_subspace0_v_x
-        + segment4_slice1_subspace0_v_y * (t168 + t171)
-        + (t256 + t265 + t271) * cache.segment1_slice1_local_subspace0_w_z
-        + (t170 + t175) * cache.segment4_tip_subspace0_v_y;
+            * segment3_tip_subspace0_rate_v_y;
+    out[(6, 6)] = segment4_slice1_subspace0_v_x * (t75 + t81)
+        + segment4_slice1_subspace0_v_y * (t127 + t134)
+        + cache.segment4_tip_subspace0_v_y * (t126 + t129)
+        + p.channel_length * (t215 + t217 + t224)
+        + segment4_slice0_subspace0_v_x * (t73 + t83)
+        + (t216 + t230 + t231) * cache.segment1_slice0_local_subspace0_w_z
+        + (t131 + t132) * segment4_slice0_subspace0_v_y
+        + (t78 + t85) * cache.segment4_tip_subspace0_v_x
+        + cache.segment1_slice1_local_subspace0_w_z * (t218 + t237 + t238);
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -3904,26 +3855,26 @@ pub fn contact_velocities_into(
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_tip_subspace0_v_y * qd[3];
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
     let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_tip_subspace0_v_x;
-    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
-        + segment1_tip_velocity_v_y;
+        + cache.segment2_tip_subspace0_v_x * qd[4];
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
     let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
-        + segment2_tip_velocity_v_y;
+    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
+        + cache.segment3_tip_subspace0_v_y * qd[5];
     let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
-    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
-        + segment3_tip_velocity_v_y;
+    let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
+        + cache.segment4_tip_subspace0_v_y * qd[6];
     out[0][0] = base_angle_velocity_v_x - q[1] * qd[2];
     out[0][1] = q[0] * qd[2] + base_angle_velocity_v_y;
     out[0][2] = 0.0;
@@ -3935,17 +3886,17 @@ pub fn contact_velocities_into(
     out[2][0] = segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
     out[2][1] = segment2_tip_velocity_v_y
-        + segment2_tip_velocity_w_z * cache.segment2_tip_position_x;
+        + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
     out[2][2] = 0.0;
     out[3][0] = segment3_tip_velocity_v_x
         - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    out[3][1] = cache.segment3_tip_position_x * segment3_tip_velocity_w_z
-        + segment3_tip_velocity_v_y;
+    out[3][1] = segment3_tip_velocity_v_y
+        + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
     out[3][2] = 0.0;
     out[4][0] = segment4_tip_velocity_v_x
         - cache.segment4_tip_position_y * segment4_tip_velocity_w_z;
-    out[4][1] = segment4_tip_velocity_w_z * cache.segment4_tip_position_x
-        + segment4_tip_velocity_v_y;
+    out[4][1] = segment4_tip_velocity_v_y
+        + segment4_tip_velocity_w_z * cache.segment4_tip_position_x;
     out[4][2] = 0.0;
 }
 /// World x axis of the body carrying each contact point.
@@ -3959,12 +3910,12 @@ pub fn contact_axes_into(
 ) {
     let segment4_bend_y = p.channel_length * q[6];
     let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t0 = 1.0 + cache.segment4_bend_squared_c2 * -segment4_bend_squared;
+    let t0 = 1.0 - cache.segment4_bend_squared_c2 * segment4_bend_squared;
     let t1 = cache.segment4_bend_squared_c1 * segment4_bend_y;
     let segment4_tip_rotation_00 = cache.segment3_tip_rotation_00 * t0
-        + cache.segment3_tip_rotation_01 * t1;
-    let segment4_tip_rotation_10 = cache.segment3_tip_rotation_10 * t0
-        + cache.segment3_tip_rotation_11 * t1;
+        + t1 * cache.segment3_tip_rotation_01;
+    let segment4_tip_rotation_10 = t0 * cache.segment3_tip_rotation_10
+        + t1 * cache.segment3_tip_rotation_11;
     out[0][0] = cache.cos_q2;
     out[0][1] = cache.sin_q2;
     out[0][2] = 0.0;
@@ -4012,8 +3963,8 @@ pub fn contact_jacobian_1(
     out[(1, 2)] = cache.base_angle_subspace_v_y + cache.segment1_tip_position_x;
     out[(0, 3)] = cache.segment1_tip_subspace0_v_x
         - p.channel_length * cache.segment1_tip_position_y;
-    out[(1, 3)] = cache.segment1_tip_subspace0_v_y
-        + p.channel_length * cache.segment1_tip_position_x;
+    out[(1, 3)] = p.channel_length * cache.segment1_tip_position_x
+        + cache.segment1_tip_subspace0_v_y;
 }
 /// Jacobian of contact point `wheel3` (on `link3`).
 #[inline]
@@ -4032,9 +3983,9 @@ pub fn contact_jacobian_2(
     out[(0, 2)] = q[1] - cache.segment2_tip_position_y;
     out[(1, 2)] = cache.segment2_tip_position_x + cache.base_angle_subspace_v_y;
     out[(0, 3)] = cache.segment1_tip_subspace0_v_x + t0;
-    out[(1, 3)] = t1 + cache.segment1_tip_subspace0_v_y;
+    out[(1, 3)] = cache.segment1_tip_subspace0_v_y + t1;
     out[(0, 4)] = cache.segment2_tip_subspace0_v_x + t0;
-    out[(1, 4)] = t1 + cache.segment2_tip_subspace0_v_y;
+    out[(1, 4)] = cache.segment2_tip_subspace0_v_y + t1;
 }
 /// Jacobian of contact point `wheel4` (on `link4`).
 #[inline]
@@ -4046,16 +3997,16 @@ pub fn contact_jacobian_3(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(p.channel_length * cache.segment3_tip_position_y);
+    let t0 = -(cache.segment3_tip_position_y * p.channel_length);
     let t1 = p.channel_length * cache.segment3_tip_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(0, 2)] = q[1] - cache.segment3_tip_position_y;
-    out[(1, 2)] = cache.segment3_tip_position_x + cache.base_angle_subspace_v_y;
+    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.segment3_tip_position_x;
     out[(0, 3)] = cache.segment1_tip_subspace0_v_x + t0;
-    out[(1, 3)] = t1 + cache.segment1_tip_subspace0_v_y;
-    out[(0, 4)] = t0 + cache.segment2_tip_subspace0_v_x;
-    out[(1, 4)] = t1 + cache.segment2_tip_subspace0_v_y;
+    out[(1, 3)] = cache.segment1_tip_subspace0_v_y + t1;
+    out[(0, 4)] = cache.segment2_tip_subspace0_v_x + t0;
+    out[(1, 4)] = cache.segment2_tip_subspace0_v_y + t1;
     out[(0, 5)] = cache.segment3_tip_subspace0_v_x + t0;
     out[(1, 5)] = cache.segment3_tip_subspace0_v_y + t1;
 }
@@ -4069,20 +4020,20 @@ pub fn contact_jacobian_4(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = -(cache.segment4_tip_position_y * p.channel_length);
+    let t0 = -(p.channel_length * cache.segment4_tip_position_y);
     let t1 = p.channel_length * cache.segment4_tip_position_x;
     out[(0, 0)] = 1.0;
     out[(1, 1)] = 1.0;
     out[(0, 2)] = q[1] - cache.segment4_tip_position_y;
-    out[(1, 2)] = cache.base_angle_subspace_v_y + cache.segment4_tip_position_x;
+    out[(1, 2)] = cache.segment4_tip_position_x + cache.base_angle_subspace_v_y;
     out[(0, 3)] = cache.segment1_tip_subspace0_v_x + t0;
-    out[(1, 3)] = t1 + cache.segment1_tip_subspace0_v_y;
-    out[(0, 4)] = t0 + cache.segment2_tip_subspace0_v_x;
-    out[(1, 4)] = t1 + cache.segment2_tip_subspace0_v_y;
+    out[(1, 3)] = cache.segment1_tip_subspace0_v_y + t1;
+    out[(0, 4)] = cache.segment2_tip_subspace0_v_x + t0;
+    out[(1, 4)] = cache.segment2_tip_subspace0_v_y + t1;
     out[(0, 5)] = cache.segment3_tip_subspace0_v_x + t0;
     out[(1, 5)] = cache.segment3_tip_subspace0_v_y + t1;
     out[(0, 6)] = cache.segment4_tip_subspace0_v_x + t0;
-    out[(1, 6)] = t1 + cache.segment4_tip_subspace0_v_y;
+    out[(1, 6)] = cache.segment4_tip_subspace0_v_y + t1;
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
 #[inline]
@@ -4309,12 +4260,12 @@ pub fn contact_frame_own_into(
         4 => {
             let segment4_bend_y = p.channel_length * q[6];
             let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-            let t0 = 1.0 + cache.segment4_bend_squared_c2 * -segment4_bend_squared;
+            let t0 = 1.0 - cache.segment4_bend_squared_c2 * segment4_bend_squared;
             let t1 = cache.segment4_bend_squared_c1 * segment4_bend_y;
             let segment4_tip_rotation_00 = cache.segment3_tip_rotation_00 * t0
-                + cache.segment3_tip_rotation_01 * t1;
-            let segment4_tip_rotation_10 = cache.segment3_tip_rotation_10 * t0
-                + cache.segment3_tip_rotation_11 * t1;
+                + t1 * cache.segment3_tip_rotation_01;
+            let segment4_tip_rotation_10 = t0 * cache.segment3_tip_rotation_10
+                + t1 * cache.segment3_tip_rotation_11;
             axis[0] = segment4_tip_rotation_00;
             axis[1] = segment4_tip_rotation_10;
             axis[2] = 0.0;
@@ -4393,11 +4344,13 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
     let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
         + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * cache.base_angle_rotation_01;
-    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
+        + cache.base_angle_rotation_01 * cache.segment1_slice1_local_subspace0_v_y;
+    let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice1_position_y = q[1]
         + cache.sin_q2 * cache.segment1_slice1_local_com_x
@@ -4410,8 +4363,8 @@ pub fn linear_momentum(
         * cache.segment1_slice0_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
     let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_v_y * cache.base_angle_rotation_01;
+        + cache.base_angle_rotation_01 * cache.segment1_slice0_local_subspace0_v_y
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_position_y = q[1]
@@ -4424,151 +4377,148 @@ pub fn linear_momentum(
     let segment1_slice0_momentum_f_x = cache.segment1_slice0_mass
         * segment1_slice0_velocity_v_x
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
-    let segment2_slice1_position_y = cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y
-        + cache.segment2_slice1_local_com_x * cache.segment1_tip_rotation_10;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment1_bend_y_rate = p.channel_length * qd[3];
-    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_subspace0_v_y;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
-    let segment3_slice0_position_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice0_local_com_y
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_position_y;
-    let segment3_slice0_inertia_h_y = segment3_slice0_position_y
-        * cache.segment1_slice0_mass;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + cache.segment2_tip_subspace0_v_x * qd[4];
+    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
-    let segment3_slice0_subspace0_v_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice0_local_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00;
-    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_tip_subspace0_v_x;
-    let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
-        + segment2_tip_velocity_v_x;
-    let segment3_slice0_momentum_f_x = segment3_slice0_velocity_v_x
-        * cache.segment1_slice0_mass
-        - segment3_slice0_inertia_h_y * segment3_slice0_velocity_w_z;
-    let segment4_slice0_position_y = cache.segment4_slice0_local_com_y
-        * cache.segment3_tip_rotation_11 + cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_com_x;
-    let segment4_slice0_inertia_h_y = segment4_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
+    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let segment4_slice0_position_y = cache.segment3_tip_position_y
+        + cache.segment4_slice0_local_com_x * cache.segment3_tip_rotation_10
+        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_11;
+    let segment4_slice0_inertia_h_y = segment4_slice0_position_y
+        * cache.segment1_slice0_mass;
     let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
         * cache.segment1_slice0_local_subspace0_w_z
         + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
-        + cache.segment3_tip_rotation_01 * cache.segment4_slice0_local_subspace0_v_y;
+        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice0_subspace0_v_x;
     let segment4_slice0_momentum_f_x = segment4_slice0_velocity_v_x
         * cache.segment1_slice0_mass
-        - segment4_slice0_inertia_h_y * segment4_slice0_velocity_w_z;
+        - segment4_slice0_velocity_w_z * segment4_slice0_inertia_h_y;
     let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
-    let segment4_slice1_position_y = cache.segment3_tip_rotation_10
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_11 * cache.segment4_slice1_local_com_y;
+    let segment4_slice1_position_y = cache.segment4_slice1_local_com_x
+        * cache.segment3_tip_rotation_10 + cache.segment3_tip_position_y
+        + cache.segment4_slice1_local_com_y * cache.segment3_tip_rotation_11;
     let segment4_slice1_inertia_h_y = segment4_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment4_slice1_subspace0_v_x = cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment3_tip_position_y
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00
-        + cache.segment4_slice1_local_subspace0_v_y * cache.segment3_tip_rotation_01;
+    let segment4_slice1_subspace0_v_x = cache.segment4_slice1_local_subspace0_v_y
+        * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_position_y * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
     let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice1_subspace0_v_x;
-    let segment4_slice1_momentum_f_x = cache.segment1_slice0_mass
-        * segment4_slice1_velocity_v_x
+    let segment4_slice1_momentum_f_x = segment4_slice1_velocity_v_x
+        * cache.segment1_slice0_mass
         - segment4_slice1_velocity_w_z * segment4_slice1_inertia_h_y;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
     let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
-        - segment4_tip_velocity_w_z * cache.link5_inertia_h_y;
+        - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
     let segment4_composite_momentum_f_x = segment4_slice0_momentum_f_x
         + segment4_slice1_momentum_f_x + link5_momentum_f_x;
-    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
-        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let link4_composite_momentum_f_x = segment4_composite_momentum_f_x
-        + link4_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x
+        + segment4_composite_momentum_f_x;
     let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_00
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y;
-    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
-        + segment3_slice1_subspace0_v_x * qd[5];
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
-    let segment3_slice1_position_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice1_local_com_y
-        + cache.segment3_slice1_local_com_x * cache.segment2_tip_rotation_10
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
+    let segment3_slice1_velocity_v_x = qd[5] * segment3_slice1_subspace0_v_x
+        + segment2_tip_velocity_v_x;
+    let segment3_slice1_position_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice1_local_com_x
+        + cache.segment3_slice1_local_com_y * cache.segment2_tip_rotation_11
         + cache.segment2_tip_position_y;
     let segment3_slice1_inertia_h_y = segment3_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice1_momentum_f_x = segment3_slice1_velocity_v_x
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
+        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment3_slice1_momentum_f_x = cache.segment1_slice0_mass
+        * segment3_slice1_velocity_v_x
+        - segment3_slice1_inertia_h_y * segment3_slice1_velocity_w_z;
+    let segment3_slice0_position_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice0_local_com_x
+        + cache.segment3_slice0_local_com_y * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_position_y;
+    let segment3_slice0_inertia_h_y = segment3_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
+        + segment2_tip_velocity_w_z;
+    let segment3_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment2_tip_position_y
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
+        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
+    let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
+        + segment2_tip_velocity_v_x;
+    let segment3_slice0_momentum_f_x = segment3_slice0_velocity_v_x
         * cache.segment1_slice0_mass
-        - segment3_slice1_velocity_w_z * segment3_slice1_inertia_h_y;
-    let segment3_composite_momentum_f_x = segment3_slice0_momentum_f_x
-        + link4_composite_momentum_f_x + segment3_slice1_momentum_f_x;
-    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
-    let link3_composite_momentum_f_x = segment3_composite_momentum_f_x
-        + link3_momentum_f_x;
-    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_subspace0_v_y;
-    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * segment2_slice0_subspace0_v_x;
+        - segment3_slice0_inertia_h_y * segment3_slice0_velocity_w_z;
+    let segment3_composite_momentum_f_x = link4_composite_momentum_f_x
+        + segment3_slice1_momentum_f_x + segment3_slice0_momentum_f_x;
+    let link3_composite_momentum_f_x = link3_momentum_f_x
+        + segment3_composite_momentum_f_x;
+    let segment2_slice0_subspace0_v_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice0_local_subspace0_v_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
+    let segment2_slice0_velocity_v_x = segment2_slice0_subspace0_v_x * qd[4]
+        + segment1_tip_velocity_v_x;
     let segment2_slice0_position_y = cache.segment1_tip_position_y
-        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11;
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
     let segment2_slice0_inertia_h_y = segment2_slice0_position_y
         * cache.segment1_slice0_mass;
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
         + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
-    let segment2_slice0_momentum_f_x = cache.segment1_slice0_mass
-        * segment2_slice0_velocity_v_x
+    let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
+        * cache.segment1_slice0_mass
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let segment2_composite_momentum_f_x = segment2_slice1_momentum_f_x
-        + link3_composite_momentum_f_x + segment2_slice0_momentum_f_x;
-    let link2_momentum_f_x = segment1_tip_velocity_v_x * p.link_mass
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_com_x + cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice1_local_subspace0_v_y
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_subspace0_v_x;
+    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
+        + segment1_tip_velocity_v_x;
+    let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
+        * cache.segment1_slice0_mass
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
+    let segment2_composite_momentum_f_x = link3_composite_momentum_f_x
+        + segment2_slice0_momentum_f_x + segment2_slice1_momentum_f_x;
+    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
     let link2_composite_momentum_f_x = segment2_composite_momentum_f_x
         + link2_momentum_f_x;
     let segment1_composite_momentum_f_x = segment1_slice1_momentum_f_x
         + segment1_slice0_momentum_f_x + link2_composite_momentum_f_x;
-    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.link1_inertia_h_y * qd[2];
-    let link1_composite_momentum_f_x = segment1_composite_momentum_f_x
-        + link1_momentum_f_x;
+    let link1_composite_momentum_f_x = link1_momentum_f_x
+        + segment1_composite_momentum_f_x;
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
-        + cache.link1_inertia_h_x * qd[2];
-    let segment1_slice0_subspace0_v_y = cache.segment1_slice0_local_subspace0_v_y
-        * cache.cos_q2 + cache.sin_q2 * cache.segment1_slice0_local_subspace0_v_x
+    let segment1_slice0_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice0_local_subspace0_v_x
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
         - q[0] * cache.segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
@@ -4577,8 +4527,8 @@ pub fn linear_momentum(
         + cache.cos_q2 * cache.segment1_slice0_local_com_x;
     let segment1_slice0_inertia_h_x = segment1_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment1_slice0_momentum_f_y = segment1_slice0_velocity_v_y
-        * cache.segment1_slice0_mass
+    let segment1_slice0_momentum_f_y = cache.segment1_slice0_mass
+        * segment1_slice0_velocity_v_y
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
     let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
         * cache.base_angle_rotation_01 + q[0]
@@ -4587,117 +4537,117 @@ pub fn linear_momentum(
         * cache.segment1_slice0_mass;
     let segment1_slice1_subspace0_v_y = cache.sin_q2
         * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * cache.cos_q2
+        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_y
         - q[0] * cache.segment1_slice1_local_subspace0_w_z;
-    let segment1_slice1_velocity_v_y = qd[3] * segment1_slice1_subspace0_v_y
+    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let segment1_slice1_momentum_f_y = segment1_slice1_velocity_w_z
         * segment1_slice1_inertia_h_x
-        + cache.segment1_slice0_mass * segment1_slice1_velocity_v_y;
-    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y
-        + cache.segment1_tip_position_x;
-    let segment2_slice0_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice0_position_x;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_y
-        * cache.segment1_tip_rotation_11
-        + cache.segment2_slice0_local_subspace0_v_x * cache.segment1_tip_rotation_10
+        + segment1_slice1_velocity_v_y * cache.segment1_slice0_mass;
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
+        * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
         - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_tip_subspace0_v_y * qd[3];
-    let segment2_slice0_velocity_v_y = qd[4] * segment2_slice0_subspace0_v_y
+    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
+        + segment2_slice0_subspace0_v_y * qd[4];
+    let segment2_slice0_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice0_local_com_x
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_position_x;
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_momentum_f_y = segment2_slice0_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_x;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_subspace0_v_y
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
         + segment1_tip_velocity_v_y;
-    let segment2_slice0_momentum_f_y = segment2_slice0_velocity_w_z
-        * segment2_slice0_inertia_h_x
-        + segment2_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment2_slice1_position_x = cache.segment2_slice1_local_com_x
-        * cache.segment1_tip_rotation_00
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice1_local_com_x
         + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y
         + cache.segment1_tip_position_x;
-    let segment2_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice1_position_x;
-    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
-        + segment2_slice1_subspace0_v_y * qd[4];
-    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_w_z
-        * segment2_slice1_inertia_h_x
-        + cache.segment1_slice0_mass * segment2_slice1_velocity_v_y;
-    let segment3_slice1_subspace0_v_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice1_local_subspace0_v_y
-        + cache.segment3_slice1_local_subspace0_v_x * cache.segment2_tip_rotation_10
-        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let segment3_slice1_velocity_v_y = qd[5] * segment3_slice1_subspace0_v_y
-        + segment2_tip_velocity_v_y;
-    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
-    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
+    let segment2_slice1_inertia_h_x = segment2_slice1_position_x
         * cache.segment1_slice0_mass;
-    let segment3_slice1_momentum_f_y = cache.segment1_slice0_mass
-        * segment3_slice1_velocity_v_y
-        + segment3_slice1_inertia_h_x * segment3_slice1_velocity_w_z;
-    let segment4_slice1_position_x = cache.segment3_tip_rotation_00
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_01 * cache.segment4_slice1_local_com_y;
-    let segment4_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment4_slice1_position_x;
-    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
-        + segment2_tip_velocity_v_y;
+    let segment2_slice1_momentum_f_y = segment2_slice1_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment2_slice1_inertia_h_x * segment2_slice1_velocity_w_z;
+    let segment3_slice0_position_x = cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y
+        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00;
+    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let segment3_slice0_subspace0_v_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice0_local_subspace0_v_x
+        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
+        + segment3_slice0_subspace0_v_y * qd[5];
+    let segment3_slice0_momentum_f_y = segment3_slice0_inertia_h_x
+        * segment3_slice0_velocity_w_z
+        + segment3_slice0_velocity_v_y * cache.segment1_slice0_mass;
+    let segment4_slice1_position_x = cache.segment4_slice1_local_com_y
+        * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice1_local_com_x;
+    let segment4_slice1_inertia_h_x = segment4_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
+        + cache.segment3_tip_subspace0_v_y * qd[5];
     let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_11
         + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
         - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
     let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
         + qd[6] * segment4_slice1_subspace0_v_y;
-    let segment4_slice1_momentum_f_y = segment4_slice1_inertia_h_x
-        * segment4_slice1_velocity_w_z
+    let segment4_slice1_momentum_f_y = segment4_slice1_velocity_w_z
+        * segment4_slice1_inertia_h_x
         + segment4_slice1_velocity_v_y * cache.segment1_slice0_mass;
-    let segment4_slice0_position_x = cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_com_x
+    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_x
+        * cache.segment3_tip_rotation_10
+        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
+    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice0_subspace0_v_y;
+    let segment4_slice0_position_x = cache.segment3_tip_rotation_00
+        * cache.segment4_slice0_local_com_x + cache.segment3_tip_position_x
         + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_inertia_h_x = segment4_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_y
-        * cache.segment3_tip_rotation_11
-        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_subspace0_v_x
-        - cache.segment3_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
-        + qd[6] * segment4_slice0_subspace0_v_y;
-    let segment4_slice0_momentum_f_y = segment4_slice0_velocity_w_z
-        * segment4_slice0_inertia_h_x
-        + segment4_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let link5_momentum_f_y = p.link_mass * segment4_tip_velocity_v_y
-        + segment4_tip_velocity_w_z * cache.link5_inertia_h_x;
+    let segment4_slice0_momentum_f_y = segment4_slice0_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment4_slice0_inertia_h_x * segment4_slice0_velocity_w_z;
+    let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
+        + cache.segment4_tip_subspace0_v_y * qd[6];
+    let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
+        + segment4_tip_velocity_v_y * p.link_mass;
     let segment4_composite_momentum_f_y = segment4_slice1_momentum_f_y
         + segment4_slice0_momentum_f_y + link5_momentum_f_y;
-    let link4_momentum_f_y = cache.link4_inertia_h_x * segment3_tip_velocity_w_z
-        + segment3_tip_velocity_v_y * p.link_mass;
+    let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
     let link4_composite_momentum_f_y = segment4_composite_momentum_f_y
         + link4_momentum_f_y;
-    let segment3_slice0_subspace0_v_y = cache.segment3_slice0_local_subspace0_v_y
-        * cache.segment2_tip_rotation_11
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_10
-        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment3_slice0_velocity_v_y = segment3_slice0_subspace0_v_y * qd[5]
-        + segment2_tip_velocity_v_y;
-    let segment3_slice0_position_x = cache.segment2_tip_position_x
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y;
-    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice0_momentum_f_y = cache.segment1_slice0_mass
-        * segment3_slice0_velocity_v_y
-        + segment3_slice0_inertia_h_x * segment3_slice0_velocity_w_z;
-    let segment3_composite_momentum_f_y = segment3_slice1_momentum_f_y
-        + link4_composite_momentum_f_y + segment3_slice0_momentum_f_y;
+    let segment3_slice1_subspace0_v_y = cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment2_tip_rotation_10
+        + cache.segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
+        + qd[5] * segment3_slice1_subspace0_v_y;
+    let segment3_slice1_position_x = cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_com_y;
+    let segment3_slice1_inertia_h_x = cache.segment1_slice0_mass
+        * segment3_slice1_position_x;
+    let segment3_slice1_momentum_f_y = segment3_slice1_velocity_v_y
+        * cache.segment1_slice0_mass
+        + segment3_slice1_velocity_w_z * segment3_slice1_inertia_h_x;
+    let segment3_composite_momentum_f_y = segment3_slice0_momentum_f_y
+        + link4_composite_momentum_f_y + segment3_slice1_momentum_f_y;
     let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
         + segment2_tip_velocity_v_y * p.link_mass;
     let link3_composite_momentum_f_y = segment3_composite_momentum_f_y
@@ -4705,13 +4655,15 @@ pub fn linear_momentum(
     let segment2_composite_momentum_f_y = segment2_slice0_momentum_f_y
         + segment2_slice1_momentum_f_y + link3_composite_momentum_f_y;
     let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
-        + p.link_mass * segment1_tip_velocity_v_y;
+        + segment1_tip_velocity_v_y * p.link_mass;
     let link2_composite_momentum_f_y = segment2_composite_momentum_f_y
         + link2_momentum_f_y;
     let segment1_composite_momentum_f_y = segment1_slice0_momentum_f_y
         + segment1_slice1_momentum_f_y + link2_composite_momentum_f_y;
-    let link1_composite_momentum_f_y = link1_momentum_f_y
-        + segment1_composite_momentum_f_y;
+    let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
+        + cache.link1_inertia_h_x * qd[2];
+    let link1_composite_momentum_f_y = segment1_composite_momentum_f_y
+        + link1_momentum_f_y;
     let x = link1_composite_momentum_f_x;
     let y = link1_composite_momentum_f_y;
     let z = 0.0;
@@ -4734,308 +4686,317 @@ pub fn angular_momentum(
         + (q[1] * q[1] + q[0] * q[0]) * p.link_mass;
     let link1_momentum_n_z = cache.link1_inertia_h_x * base_angle_velocity_v_y
         + link1_inertia_i_22 * qd[2] - cache.link1_inertia_h_y * base_angle_velocity_v_x;
-    let segment3_slice0_position_x = cache.segment2_tip_position_x
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y;
-    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice0_subspace0_v_y = cache.segment3_slice0_local_subspace0_v_y
-        * cache.segment2_tip_rotation_11
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_10
-        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment1_tip_velocity_v_y = base_angle_velocity_v_y
-        + cache.segment1_tip_subspace0_v_y * qd[3];
-    let segment2_tip_velocity_v_y = qd[4] * cache.segment2_tip_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let segment3_slice0_velocity_v_y = segment3_slice0_subspace0_v_y * qd[5]
-        + segment2_tip_velocity_v_y;
-    let segment3_slice0_inertia_com_22 = 0.25
-        * (p.segment3_disc_radius * p.segment3_disc_radius) * cache.segment1_slice0_mass;
-    let segment3_slice0_position_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice0_local_com_y
-        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_position_y;
-    let segment3_slice0_inertia_i_22 = segment3_slice0_inertia_com_22
-        + (segment3_slice0_position_y * segment3_slice0_position_y
-            + segment3_slice0_position_x * segment3_slice0_position_x)
-            * cache.segment1_slice0_mass;
-    let segment1_bend_y_rate = p.channel_length * qd[3];
-    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
-    let segment3_slice0_subspace0_v_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice0_local_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00;
-    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_tip_subspace0_v_x;
-    let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
-        + segment2_tip_velocity_v_x;
-    let segment3_slice0_inertia_h_y = segment3_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let segment3_slice0_momentum_n_z = segment3_slice0_inertia_h_x
-        * segment3_slice0_velocity_v_y
-        + segment3_slice0_inertia_i_22 * segment3_slice0_velocity_w_z
-        - segment3_slice0_velocity_v_x * segment3_slice0_inertia_h_y;
-    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
-        + segment2_tip_velocity_v_x;
-    let segment3_tip_velocity_v_y = cache.segment3_tip_subspace0_v_y * qd[5]
-        + segment2_tip_velocity_v_y;
-    let link2_inertia_com_22 = 0.6666666666666666 * p.link_mass * t0;
-    let link4_inertia_i_22 = link2_inertia_com_22
-        + p.link_mass
-            * (cache.segment3_tip_position_y * cache.segment3_tip_position_y
-                + cache.segment3_tip_position_x * cache.segment3_tip_position_x);
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let link4_momentum_n_z = segment3_tip_velocity_v_y * cache.link4_inertia_h_x
-        + link4_inertia_i_22 * segment3_tip_velocity_w_z
-        - segment3_tip_velocity_v_x * cache.link4_inertia_h_y;
-    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
-        + qd[6] * cache.segment4_tip_subspace0_v_x;
-    let segment4_tip_velocity_v_y = qd[6] * cache.segment4_tip_subspace0_v_y
-        + segment3_tip_velocity_v_y;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
-    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let link5_inertia_i_22 = link1_inertia_com_22
-        + p.link_mass
-            * (cache.segment4_tip_position_x * cache.segment4_tip_position_x
-                + cache.segment4_tip_position_y * cache.segment4_tip_position_y);
-    let link5_momentum_n_z = segment4_tip_velocity_v_y * cache.link5_inertia_h_x
-        + segment4_tip_velocity_w_z * link5_inertia_i_22
-        - segment4_tip_velocity_v_x * cache.link5_inertia_h_y;
-    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_y
-        * cache.segment3_tip_rotation_11
-        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_subspace0_v_x
-        - cache.segment3_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
-    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
-        + qd[6] * segment4_slice0_subspace0_v_y;
-    let segment4_slice0_position_x = cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_com_x
-        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
-    let segment4_slice0_inertia_h_x = segment4_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment4_slice0_position_y = cache.segment4_slice0_local_com_y
-        * cache.segment3_tip_rotation_11 + cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_10 * cache.segment4_slice0_local_com_x;
-    let segment4_slice0_inertia_h_y = segment4_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
-        * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
-        + cache.segment3_tip_rotation_01 * cache.segment4_slice0_local_subspace0_v_y;
-    let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
-        + qd[6] * segment4_slice0_subspace0_v_x;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let segment4_slice0_inertia_com_22 = 0.25
-        * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
-    let segment4_slice0_inertia_i_22 = segment4_slice0_inertia_com_22
-        + cache.segment1_slice0_mass
-            * (segment4_slice0_position_y * segment4_slice0_position_y
-                + segment4_slice0_position_x * segment4_slice0_position_x);
-    let segment4_slice0_momentum_n_z = segment4_slice0_velocity_v_y
-        * segment4_slice0_inertia_h_x
-        + segment4_slice0_velocity_w_z * segment4_slice0_inertia_i_22
-        - segment4_slice0_inertia_h_y * segment4_slice0_velocity_v_x;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let segment4_slice1_position_y = cache.segment3_tip_rotation_10
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_y
-        + cache.segment3_tip_rotation_11 * cache.segment4_slice1_local_com_y;
-    let segment4_slice1_position_x = cache.segment3_tip_rotation_00
-        * cache.segment4_slice1_local_com_x + cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_01 * cache.segment4_slice1_local_com_y;
-    let segment4_slice1_inertia_i_22 = segment4_slice0_inertia_com_22
-        + (segment4_slice1_position_y * segment4_slice1_position_y
-            + segment4_slice1_position_x * segment4_slice1_position_x)
-            * cache.segment1_slice0_mass;
-    let segment4_slice1_inertia_h_y = segment4_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment4_slice1_subspace0_v_x = cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment3_tip_position_y
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00
-        + cache.segment4_slice1_local_subspace0_v_y * cache.segment3_tip_rotation_01;
-    let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
-        + qd[6] * segment4_slice1_subspace0_v_x;
-    let segment4_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment4_slice1_position_x;
-    let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
-        * cache.segment3_tip_rotation_11
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
-    let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
-        + qd[6] * segment4_slice1_subspace0_v_y;
-    let segment4_slice1_momentum_n_z = segment4_slice1_velocity_w_z
-        * segment4_slice1_inertia_i_22
-        + segment4_slice1_inertia_h_x * segment4_slice1_velocity_v_y
-        - segment4_slice1_inertia_h_y * segment4_slice1_velocity_v_x;
-    let segment4_composite_momentum_n_z = link5_momentum_n_z
-        + segment4_slice0_momentum_n_z + segment4_slice1_momentum_n_z;
-    let link4_composite_momentum_n_z = link4_momentum_n_z
-        + segment4_composite_momentum_n_z;
-    let segment3_slice1_position_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice1_local_com_y
-        + cache.segment3_slice1_local_com_x * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_position_y;
-    let segment3_slice1_position_x = cache.segment2_tip_rotation_01
-        * cache.segment3_slice1_local_com_y + cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x;
-    let segment3_slice1_inertia_i_22 = (segment3_slice1_position_y
-        * segment3_slice1_position_y
-        + segment3_slice1_position_x * segment3_slice1_position_x)
-        * cache.segment1_slice0_mass + segment3_slice0_inertia_com_22;
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
-    let segment3_slice1_inertia_h_x = segment3_slice1_position_x
-        * cache.segment1_slice0_mass;
-    let segment3_slice1_subspace0_v_y = cache.segment2_tip_rotation_11
-        * cache.segment3_slice1_local_subspace0_v_y
-        + cache.segment3_slice1_local_subspace0_v_x * cache.segment2_tip_rotation_10
-        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
-    let segment3_slice1_velocity_v_y = qd[5] * segment3_slice1_subspace0_v_y
-        + segment2_tip_velocity_v_y;
-    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
-        * cache.segment2_tip_rotation_00
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y;
-    let segment3_slice1_velocity_v_x = segment2_tip_velocity_v_x
-        + segment3_slice1_subspace0_v_x * qd[5];
-    let segment3_slice1_inertia_h_y = segment3_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment3_slice1_momentum_n_z = segment3_slice1_inertia_i_22
-        * segment3_slice1_velocity_w_z
-        + segment3_slice1_inertia_h_x * segment3_slice1_velocity_v_y
-        - segment3_slice1_velocity_v_x * segment3_slice1_inertia_h_y;
-    let segment3_composite_momentum_n_z = segment3_slice0_momentum_n_z
-        + link4_composite_momentum_n_z + segment3_slice1_momentum_n_z;
-    let link3_inertia_i_22 = link2_inertia_com_22
-        + p.link_mass
-            * (cache.segment2_tip_position_x * cache.segment2_tip_position_x
-                + cache.segment2_tip_position_y * cache.segment2_tip_position_y);
-    let link3_momentum_n_z = segment2_tip_velocity_w_z * link3_inertia_i_22
-        + segment2_tip_velocity_v_y * cache.link3_inertia_h_x
-        - cache.link3_inertia_h_y * segment2_tip_velocity_v_x;
-    let link3_composite_momentum_n_z = segment3_composite_momentum_n_z
-        + link3_momentum_n_z;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice0_inertia_com_22 = 0.25 * cache.segment1_slice0_mass
-        * (p.segment2_disc_radius * p.segment2_disc_radius);
-    let segment2_slice1_position_x = cache.segment2_slice1_local_com_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y
-        + cache.segment1_tip_position_x;
-    let segment2_slice1_position_y = cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y
-        + cache.segment2_slice1_local_com_x * cache.segment1_tip_rotation_10;
-    let segment2_slice1_inertia_i_22 = segment2_slice0_inertia_com_22
-        + (segment2_slice1_position_x * segment2_slice1_position_x
-            + segment2_slice1_position_y * segment2_slice1_position_y)
-            * cache.segment1_slice0_mass;
-    let segment2_slice1_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice1_position_x;
-    let segment2_slice1_subspace0_v_y = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_10
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice1_velocity_v_y = segment1_tip_velocity_v_y
-        + segment2_slice1_subspace0_v_y * qd[4];
-    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_subspace0_v_y;
-    let segment2_slice1_velocity_v_x = segment2_slice1_subspace0_v_x * qd[4]
-        + segment1_tip_velocity_v_x;
-    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
-        * cache.segment1_slice0_mass;
-    let segment2_slice1_momentum_n_z = segment2_slice1_velocity_w_z
-        * segment2_slice1_inertia_i_22
-        + segment2_slice1_inertia_h_x * segment2_slice1_velocity_v_y
-        - segment2_slice1_velocity_v_x * segment2_slice1_inertia_h_y;
-    let segment2_slice0_position_y = cache.segment1_tip_position_y
-        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10
-        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11;
-    let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_com_y
-        + cache.segment1_tip_position_x;
-    let segment2_slice0_inertia_i_22 = (segment2_slice0_position_y
-        * segment2_slice0_position_y
-        + segment2_slice0_position_x * segment2_slice0_position_x)
-        * cache.segment1_slice0_mass + segment2_slice0_inertia_com_22;
-    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
-    let segment2_slice0_inertia_h_y = segment2_slice0_position_y
-        * cache.segment1_slice0_mass;
-    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
-        * cache.segment1_tip_rotation_00
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice0_local_subspace0_v_y;
-    let segment2_slice0_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * segment2_slice0_subspace0_v_x;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_y
-        * cache.segment1_tip_rotation_11
-        + cache.segment2_slice0_local_subspace0_v_x * cache.segment1_tip_rotation_10
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
-    let segment2_slice0_velocity_v_y = qd[4] * segment2_slice0_subspace0_v_y
-        + segment1_tip_velocity_v_y;
-    let segment2_slice0_inertia_h_x = cache.segment1_slice0_mass
-        * segment2_slice0_position_x;
-    let segment2_slice0_momentum_n_z = segment2_slice0_inertia_i_22
-        * segment2_slice0_velocity_w_z
-        + segment2_slice0_velocity_v_y * segment2_slice0_inertia_h_x
-        - segment2_slice0_inertia_h_y * segment2_slice0_velocity_v_x;
-    let segment2_composite_momentum_n_z = link3_composite_momentum_n_z
-        + segment2_slice1_momentum_n_z + segment2_slice0_momentum_n_z;
-    let link2_inertia_i_22 = link2_inertia_com_22
-        + p.link_mass
-            * (cache.segment1_tip_position_x * cache.segment1_tip_position_x
-                + cache.segment1_tip_position_y * cache.segment1_tip_position_y);
-    let link2_momentum_n_z = cache.link2_inertia_h_x * segment1_tip_velocity_v_y
-        + segment1_tip_velocity_w_z * link2_inertia_i_22
-        - segment1_tip_velocity_v_x * cache.link2_inertia_h_y;
-    let link2_composite_momentum_n_z = segment2_composite_momentum_n_z
-        + link2_momentum_n_z;
     let segment1_slice0_position_y = q[1]
         + cache.sin_q2 * cache.segment1_slice0_local_com_x
         + cache.segment1_slice0_local_com_y * cache.cos_q2;
     let segment1_slice0_inertia_h_y = segment1_slice0_position_y
         * cache.segment1_slice0_mass;
     let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_v_y * cache.base_angle_rotation_01;
+        + cache.base_angle_rotation_01 * cache.segment1_slice0_local_subspace0_v_y
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
-        + qd[2];
     let segment1_slice0_position_x = q[0]
         + cache.segment1_slice0_local_com_y * cache.base_angle_rotation_01
         + cache.cos_q2 * cache.segment1_slice0_local_com_x;
+    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice0_local_subspace0_v_x
+        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
+        - q[0] * cache.segment1_slice0_local_subspace0_w_z;
+    let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
+        + segment1_slice0_subspace0_v_y * qd[3];
+    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+        + qd[2];
     let segment1_slice0_inertia_com_22 = 0.25
         * (p.segment1_disc_radius * p.segment1_disc_radius) * cache.segment1_slice0_mass;
     let segment1_slice0_inertia_i_22 = (segment1_slice0_position_x
         * segment1_slice0_position_x
         + segment1_slice0_position_y * segment1_slice0_position_y)
         * cache.segment1_slice0_mass + segment1_slice0_inertia_com_22;
-    let segment1_slice0_subspace0_v_y = cache.segment1_slice0_local_subspace0_v_y
-        * cache.cos_q2 + cache.sin_q2 * cache.segment1_slice0_local_subspace0_v_x
-        - q[0] * cache.segment1_slice0_local_subspace0_w_z;
-    let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
-        + segment1_slice0_subspace0_v_y * qd[3];
-    let segment1_slice0_inertia_h_x = segment1_slice0_position_x
-        * cache.segment1_slice0_mass;
-    let segment1_slice0_momentum_n_z = segment1_slice0_velocity_w_z
-        * segment1_slice0_inertia_i_22
-        + segment1_slice0_velocity_v_y * segment1_slice0_inertia_h_x
+    let segment1_slice0_momentum_n_z = segment1_slice0_inertia_h_x
+        * segment1_slice0_velocity_v_y
+        + segment1_slice0_velocity_w_z * segment1_slice0_inertia_i_22
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_v_x;
+    let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_subspace0_v_y
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
+        + segment1_tip_velocity_v_y;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice1_local_com_x
+        + cache.segment1_tip_rotation_01 * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_position_x;
+    let segment2_slice1_inertia_h_x = segment2_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_com_x + cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
+    let segment2_slice1_inertia_h_y = segment2_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice1_local_subspace0_v_y
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_subspace0_v_x;
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
+        + segment1_tip_velocity_v_x;
+    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+        + segment1_tip_velocity_w_z;
+    let segment2_slice0_inertia_com_22 = 0.25 * cache.segment1_slice0_mass
+        * (p.segment2_disc_radius * p.segment2_disc_radius);
+    let segment2_slice1_inertia_i_22 = cache.segment1_slice0_mass
+        * (segment2_slice1_position_y * segment2_slice1_position_y
+            + segment2_slice1_position_x * segment2_slice1_position_x)
+        + segment2_slice0_inertia_com_22;
+    let segment2_slice1_momentum_n_z = segment2_slice1_velocity_v_y
+        * segment2_slice1_inertia_h_x
+        + segment2_slice1_velocity_w_z * segment2_slice1_inertia_i_22
+        - segment2_slice1_inertia_h_y * segment2_slice1_velocity_v_x;
+    let segment2_slice0_position_y = cache.segment1_tip_position_y
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_11
+        + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
+    let segment2_slice0_inertia_h_y = segment2_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_subspace0_v_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice0_local_subspace0_v_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
+        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
+    let segment2_slice0_velocity_v_x = segment2_slice0_subspace0_v_x * qd[4]
+        + segment1_tip_velocity_v_x;
+    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
+        * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
+    let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
+        + segment2_slice0_subspace0_v_y * qd[4];
+    let segment2_slice0_position_x = cache.segment1_tip_rotation_00
+        * cache.segment2_slice0_local_com_x
+        + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_position_x;
+    let segment2_slice0_inertia_h_x = segment2_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
+        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
+    let segment2_slice0_inertia_i_22 = segment2_slice0_inertia_com_22
+        + (segment2_slice0_position_y * segment2_slice0_position_y
+            + segment2_slice0_position_x * segment2_slice0_position_x)
+            * cache.segment1_slice0_mass;
+    let segment2_slice0_momentum_n_z = segment2_slice0_velocity_v_y
+        * segment2_slice0_inertia_h_x
+        + segment2_slice0_velocity_w_z * segment2_slice0_inertia_i_22
+        - segment2_slice0_inertia_h_y * segment2_slice0_velocity_v_x;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let segment3_slice0_subspace0_v_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice0_local_subspace0_v_x
+        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+    let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
+        + segment3_slice0_subspace0_v_y * qd[5];
+    let segment3_slice0_position_x = cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice0_local_com_y
+        + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00;
+    let segment3_slice0_inertia_h_x = segment3_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment3_slice0_inertia_com_22 = 0.25
+        * (p.segment3_disc_radius * p.segment3_disc_radius) * cache.segment1_slice0_mass;
+    let segment3_slice0_position_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice0_local_com_x
+        + cache.segment3_slice0_local_com_y * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_position_y;
+    let segment3_slice0_inertia_i_22 = segment3_slice0_inertia_com_22
+        + (segment3_slice0_position_x * segment3_slice0_position_x
+            + segment3_slice0_position_y * segment3_slice0_position_y)
+            * cache.segment1_slice0_mass;
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
+        + segment2_tip_velocity_w_z;
+    let segment3_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
+        * cache.segment2_tip_position_y
+        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
+        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + cache.segment2_tip_subspace0_v_x * qd[4];
+    let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
+        + segment2_tip_velocity_v_x;
+    let segment3_slice0_inertia_h_y = segment3_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment3_slice0_momentum_n_z = segment3_slice0_velocity_v_y
+        * segment3_slice0_inertia_h_x
+        + segment3_slice0_inertia_i_22 * segment3_slice0_velocity_w_z
+        - segment3_slice0_velocity_v_x * segment3_slice0_inertia_h_y;
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
+        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment3_slice1_position_x = cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_com_y;
+    let segment3_slice1_position_y = cache.segment2_tip_rotation_10
+        * cache.segment3_slice1_local_com_x
+        + cache.segment3_slice1_local_com_y * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_position_y;
+    let segment3_slice1_inertia_i_22 = segment3_slice0_inertia_com_22
+        + cache.segment1_slice0_mass
+            * (segment3_slice1_position_x * segment3_slice1_position_x
+                + segment3_slice1_position_y * segment3_slice1_position_y);
+    let segment3_slice1_inertia_h_y = segment3_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y
+        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
+    let segment3_slice1_velocity_v_x = qd[5] * segment3_slice1_subspace0_v_x
+        + segment2_tip_velocity_v_x;
+    let segment3_slice1_subspace0_v_y = cache.segment3_slice1_local_subspace0_v_x
+        * cache.segment2_tip_rotation_10
+        + cache.segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+    let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
+        + qd[5] * segment3_slice1_subspace0_v_y;
+    let segment3_slice1_inertia_h_x = cache.segment1_slice0_mass
+        * segment3_slice1_position_x;
+    let segment3_slice1_momentum_n_z = segment3_slice1_velocity_w_z
+        * segment3_slice1_inertia_i_22
+        + segment3_slice1_velocity_v_y * segment3_slice1_inertia_h_x
+        - segment3_slice1_inertia_h_y * segment3_slice1_velocity_v_x;
+    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
+        + cache.segment3_tip_subspace0_v_y * qd[5];
+    let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
+        * cache.segment3_tip_rotation_11
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
+        - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
+    let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice1_subspace0_v_y;
+    let segment4_slice1_position_x = cache.segment4_slice1_local_com_y
+        * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice1_local_com_x;
+    let segment4_slice1_inertia_h_x = segment4_slice1_position_x
+        * cache.segment1_slice0_mass;
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let segment4_slice0_inertia_com_22 = 0.25
+        * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
+    let segment4_slice1_position_y = cache.segment4_slice1_local_com_x
+        * cache.segment3_tip_rotation_10 + cache.segment3_tip_position_y
+        + cache.segment4_slice1_local_com_y * cache.segment3_tip_rotation_11;
+    let segment4_slice1_inertia_i_22 = segment4_slice0_inertia_com_22
+        + (segment4_slice1_position_y * segment4_slice1_position_y
+            + segment4_slice1_position_x * segment4_slice1_position_x)
+            * cache.segment1_slice0_mass;
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
+    let segment4_slice1_subspace0_v_x = cache.segment4_slice1_local_subspace0_v_y
+        * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_position_y * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
+    let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * segment4_slice1_subspace0_v_x;
+    let segment4_slice1_inertia_h_y = segment4_slice1_position_y
+        * cache.segment1_slice0_mass;
+    let segment4_slice1_momentum_n_z = segment4_slice1_velocity_v_y
+        * segment4_slice1_inertia_h_x
+        + segment4_slice1_velocity_w_z * segment4_slice1_inertia_i_22
+        - segment4_slice1_velocity_v_x * segment4_slice1_inertia_h_y;
+    let segment4_slice0_position_x = cache.segment3_tip_rotation_00
+        * cache.segment4_slice0_local_com_x + cache.segment3_tip_position_x
+        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
+    let segment4_slice0_inertia_h_x = segment4_slice0_position_x
+        * cache.segment1_slice0_mass;
+    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_x
+        * cache.segment3_tip_rotation_10
+        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
+        - cache.segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
+    let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
+        + qd[6] * segment4_slice0_subspace0_v_y;
+    let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
+        * cache.segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
+        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
+    let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * segment4_slice0_subspace0_v_x;
+    let segment4_slice0_position_y = cache.segment3_tip_position_y
+        + cache.segment4_slice0_local_com_x * cache.segment3_tip_rotation_10
+        + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_11;
+    let segment4_slice0_inertia_h_y = segment4_slice0_position_y
+        * cache.segment1_slice0_mass;
+    let segment4_slice0_inertia_i_22 = cache.segment1_slice0_mass
+        * (segment4_slice0_position_y * segment4_slice0_position_y
+            + segment4_slice0_position_x * segment4_slice0_position_x)
+        + segment4_slice0_inertia_com_22;
+    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+        + segment3_tip_velocity_w_z;
+    let segment4_slice0_momentum_n_z = segment4_slice0_inertia_h_x
+        * segment4_slice0_velocity_v_y
+        + segment4_slice0_inertia_i_22 * segment4_slice0_velocity_w_z
+        - segment4_slice0_velocity_v_x * segment4_slice0_inertia_h_y;
+    let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
+        + cache.segment4_tip_subspace0_v_y * qd[6];
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let link5_inertia_i_22 = (cache.segment4_tip_position_y
+        * cache.segment4_tip_position_y
+        + cache.segment4_tip_position_x * cache.segment4_tip_position_x) * p.link_mass
+        + link1_inertia_com_22;
+    let link5_momentum_n_z = segment4_tip_velocity_v_y * cache.link5_inertia_h_x
+        + segment4_tip_velocity_w_z * link5_inertia_i_22
+        - cache.link5_inertia_h_y * segment4_tip_velocity_v_x;
+    let segment4_composite_momentum_n_z = segment4_slice1_momentum_n_z
+        + segment4_slice0_momentum_n_z + link5_momentum_n_z;
+    let link2_inertia_com_22 = 0.6666666666666666 * p.link_mass * t0;
+    let link4_inertia_i_22 = link2_inertia_com_22
+        + (cache.segment3_tip_position_x * cache.segment3_tip_position_x
+            + cache.segment3_tip_position_y * cache.segment3_tip_position_y)
+            * p.link_mass;
+    let link4_momentum_n_z = link4_inertia_i_22 * segment3_tip_velocity_w_z
+        + segment3_tip_velocity_v_y * cache.link4_inertia_h_x
+        - cache.link4_inertia_h_y * segment3_tip_velocity_v_x;
+    let link4_composite_momentum_n_z = segment4_composite_momentum_n_z
+        + link4_momentum_n_z;
+    let segment3_composite_momentum_n_z = segment3_slice0_momentum_n_z
+        + segment3_slice1_momentum_n_z + link4_composite_momentum_n_z;
+    let link3_inertia_i_22 = link2_inertia_com_22
+        + p.link_mass
+            * (cache.segment2_tip_position_y * cache.segment2_tip_position_y
+                + cache.segment2_tip_position_x * cache.segment2_tip_position_x);
+    let link3_momentum_n_z = segment2_tip_velocity_v_y * cache.link3_inertia_h_x
+        + segment2_tip_velocity_w_z * link3_inertia_i_22
+        - cache.link3_inertia_h_y * segment2_tip_velocity_v_x;
+    let link3_composite_momentum_n_z = segment3_composite_momentum_n_z
+        + link3_momentum_n_z;
+    let segment2_composite_momentum_n_z = segment2_slice1_momentum_n_z
+        + segment2_slice0_momentum_n_z + link3_composite_momentum_n_z;
+    let link2_inertia_i_22 = link2_inertia_com_22
+        + p.link_mass
+            * (cache.segment1_tip_position_x * cache.segment1_tip_position_x
+                + cache.segment1_tip_position_y * cache.segment1_tip_position_y);
+    let link2_momentum_n_z = segment1_tip_velocity_w_z * link2_inertia_i_22
+        + cache.link2_inertia_h_x * segment1_tip_velocity_v_y
+        - segment1_tip_velocity_v_x * cache.link2_inertia_h_y;
+    let link2_composite_momentum_n_z = segment2_composite_momentum_n_z
+        + link2_momentum_n_z;
+    let segment1_slice1_subspace0_v_y = cache.sin_q2
+        * cache.segment1_slice1_local_subspace0_v_x
+        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_y
+        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
     let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
         * cache.base_angle_rotation_01 + q[0]
         + cache.cos_q2 * cache.segment1_slice1_local_com_x;
+    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
+        * cache.segment1_slice0_mass;
     let segment1_slice1_position_y = q[1]
         + cache.sin_q2 * cache.segment1_slice1_local_com_x
         + cache.segment1_slice1_local_com_y * cache.cos_q2;
@@ -5045,27 +5006,19 @@ pub fn angular_momentum(
             * cache.segment1_slice0_mass;
     let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
         + qd[2];
-    let segment1_slice1_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * cache.cos_q2
-        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
-    let segment1_slice1_velocity_v_y = qd[3] * segment1_slice1_subspace0_v_y
-        + base_angle_velocity_v_y;
-    let segment1_slice1_inertia_h_x = segment1_slice1_position_x
-        * cache.segment1_slice0_mass;
     let segment1_slice1_inertia_h_y = segment1_slice1_position_y
         * cache.segment1_slice0_mass;
     let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
         + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_v_y * cache.base_angle_rotation_01;
-    let segment1_slice1_velocity_v_x = qd[3] * segment1_slice1_subspace0_v_x
+        + cache.base_angle_rotation_01 * cache.segment1_slice1_local_subspace0_v_y;
+    let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment1_slice1_momentum_n_z = segment1_slice1_inertia_i_22
-        * segment1_slice1_velocity_w_z
-        + segment1_slice1_velocity_v_y * segment1_slice1_inertia_h_x
+    let segment1_slice1_momentum_n_z = segment1_slice1_velocity_v_y
+        * segment1_slice1_inertia_h_x
+        + segment1_slice1_inertia_i_22 * segment1_slice1_velocity_w_z
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_v_x;
-    let segment1_composite_momentum_n_z = link2_composite_momentum_n_z
-        + segment1_slice0_momentum_n_z + segment1_slice1_momentum_n_z;
+    let segment1_composite_momentum_n_z = segment1_slice0_momentum_n_z
+        + link2_composite_momentum_n_z + segment1_slice1_momentum_n_z;
     let link1_composite_momentum_n_z = link1_momentum_n_z
         + segment1_composite_momentum_n_z;
     let x = 0.0;
@@ -5164,50 +5117,50 @@ pub fn centre_line_into(
     let segment2_bend_y = p.channel_length * q[4];
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
     let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
-    let t11 = p.channel_length * segment2_bend_y;
-    let t12 = 0.027777777777777776 * softgen_runtime::stumpff(segment2_centre1_bend)[2]
-        * t11;
-    let t13 = 0.16666666666666666 * softgen_runtime::stumpff(segment2_centre1_bend)[1]
+    let t11 = 0.16666666666666666 * softgen_runtime::stumpff(segment2_centre1_bend)[1]
         * p.channel_length;
-    let segment2_centre1_position_x = cache.segment1_tip_rotation_01 * t12
-        + cache.segment1_tip_rotation_00 * t13 + cache.segment1_tip_position_x;
-    let segment2_centre1_position_y = cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_10 * t13 + cache.segment1_tip_rotation_11 * t12;
+    let t12 = p.channel_length * segment2_bend_y;
+    let t13 = 0.027777777777777776 * softgen_runtime::stumpff(segment2_centre1_bend)[2]
+        * t12;
+    let segment2_centre1_position_x = cache.segment1_tip_rotation_00 * t11
+        + cache.segment1_tip_rotation_01 * t13 + cache.segment1_tip_position_x;
+    let segment2_centre1_position_y = cache.segment1_tip_rotation_11 * t13
+        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t11;
     let segment2_centre2_bend = 0.1111111111111111 * segment2_bend_squared;
-    let t14 = 0.1111111111111111 * softgen_runtime::stumpff(segment2_centre2_bend)[2]
-        * t11;
-    let t15 = 0.3333333333333333 * p.channel_length
+    let t14 = 0.3333333333333333 * p.channel_length
         * softgen_runtime::stumpff(segment2_centre2_bend)[1];
-    let segment2_centre2_position_x = cache.segment1_tip_rotation_01 * t14
-        + t15 * cache.segment1_tip_rotation_00 + cache.segment1_tip_position_x;
-    let segment2_centre2_position_y = cache.segment1_tip_rotation_11 * t14
-        + t15 * cache.segment1_tip_rotation_10 + cache.segment1_tip_position_y;
+    let t15 = 0.1111111111111111 * softgen_runtime::stumpff(segment2_centre2_bend)[2]
+        * t12;
+    let segment2_centre2_position_x = t14 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t15 + cache.segment1_tip_position_x;
+    let segment2_centre2_position_y = cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_11 * t15 + t14 * cache.segment1_tip_rotation_10;
     let segment2_centre3_bend = 0.25 * segment2_bend_squared;
     let t16 = 0.5 * p.channel_length
         * softgen_runtime::stumpff(segment2_centre3_bend)[1];
-    let t17 = 0.25 * t11 * softgen_runtime::stumpff(segment2_centre3_bend)[2];
-    let segment2_centre3_position_x = t16 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t17 + cache.segment1_tip_position_x;
+    let t17 = 0.25 * t12 * softgen_runtime::stumpff(segment2_centre3_bend)[2];
+    let segment2_centre3_position_x = cache.segment1_tip_rotation_00 * t16
+        + cache.segment1_tip_position_x + cache.segment1_tip_rotation_01 * t17;
     let segment2_centre3_position_y = t16 * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_11 * t17;
+        + cache.segment1_tip_rotation_11 * t17 + cache.segment1_tip_position_y;
     let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
     let t18 = 0.6666666666666666 * p.channel_length
         * softgen_runtime::stumpff(segment2_centre4_bend)[1];
-    let t19 = 0.4444444444444444 * t11
+    let t19 = 0.4444444444444444 * t12
         * softgen_runtime::stumpff(segment2_centre4_bend)[2];
-    let segment2_centre4_position_x = t18 * cache.segment1_tip_rotation_00
+    let segment2_centre4_position_x = cache.segment1_tip_rotation_00 * t18
         + cache.segment1_tip_position_x + t19 * cache.segment1_tip_rotation_01;
-    let segment2_centre4_position_y = t18 * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_position_y + t19 * cache.segment1_tip_rotation_11;
+    let segment2_centre4_position_y = t19 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_position_y + t18 * cache.segment1_tip_rotation_10;
     let segment2_centre5_bend = 0.6944444444444445 * segment2_bend_squared;
-    let t20 = 0.6944444444444445 * softgen_runtime::stumpff(segment2_centre5_bend)[2]
-        * t11;
-    let t21 = 0.8333333333333334 * softgen_runtime::stumpff(segment2_centre5_bend)[1]
+    let t20 = 0.8333333333333334 * softgen_runtime::stumpff(segment2_centre5_bend)[1]
         * p.channel_length;
-    let segment2_centre5_position_x = cache.segment1_tip_rotation_01 * t20
-        + t21 * cache.segment1_tip_rotation_00 + cache.segment1_tip_position_x;
-    let segment2_centre5_position_y = t21 * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_position_y + t20 * cache.segment1_tip_rotation_11;
+    let t21 = 0.6944444444444445 * softgen_runtime::stumpff(segment2_centre5_bend)[2]
+        * t12;
+    let segment2_centre5_position_x = cache.segment1_tip_rotation_00 * t20
+        + cache.segment1_tip_position_x + t21 * cache.segment1_tip_rotation_01;
+    let segment2_centre5_position_y = t21 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t20;
     let segment3_bend_y = p.channel_length * q[5];
     let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
     let segment3_centre1_bend = 0.027777777777777776 * segment3_bend_squared;
@@ -5217,35 +5170,35 @@ pub fn centre_line_into(
     let t24 = 0.027777777777777776 * softgen_runtime::stumpff(segment3_centre1_bend)[2]
         * t23;
     let segment3_centre1_position_x = cache.segment2_tip_position_x
-        + t22 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t24;
-    let segment3_centre1_position_y = t24 * cache.segment2_tip_rotation_11
-        + t22 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
+        + cache.segment2_tip_rotation_00 * t22 + cache.segment2_tip_rotation_01 * t24;
+    let segment3_centre1_position_y = cache.segment2_tip_rotation_10 * t22
+        + t24 * cache.segment2_tip_rotation_11 + cache.segment2_tip_position_y;
     let segment3_centre2_bend = 0.1111111111111111 * segment3_bend_squared;
     let t25 = 0.1111111111111111 * softgen_runtime::stumpff(segment3_centre2_bend)[2]
         * t23;
     let t26 = 0.3333333333333333 * p.channel_length
         * softgen_runtime::stumpff(segment3_centre2_bend)[1];
-    let segment3_centre2_position_x = cache.segment2_tip_rotation_01 * t25
-        + cache.segment2_tip_position_x + t26 * cache.segment2_tip_rotation_00;
+    let segment3_centre2_position_x = cache.segment2_tip_position_x
+        + t25 * cache.segment2_tip_rotation_01 + t26 * cache.segment2_tip_rotation_00;
     let segment3_centre2_position_y = t25 * cache.segment2_tip_rotation_11
         + t26 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
     let segment3_centre3_bend = 0.25 * segment3_bend_squared;
-    let t27 = 0.25 * t23 * softgen_runtime::stumpff(segment3_centre3_bend)[2];
-    let t28 = 0.5 * softgen_runtime::stumpff(segment3_centre3_bend)[1]
+    let t27 = 0.5 * softgen_runtime::stumpff(segment3_centre3_bend)[1]
         * p.channel_length;
+    let t28 = 0.25 * t23 * softgen_runtime::stumpff(segment3_centre3_bend)[2];
     let segment3_centre3_position_x = cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_01 * t27 + cache.segment2_tip_rotation_00 * t28;
-    let segment3_centre3_position_y = cache.segment2_tip_rotation_11 * t27
-        + cache.segment2_tip_rotation_10 * t28 + cache.segment2_tip_position_y;
+        + cache.segment2_tip_rotation_00 * t27 + cache.segment2_tip_rotation_01 * t28;
+    let segment3_centre3_position_y = t28 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_10 * t27 + cache.segment2_tip_position_y;
     let segment3_centre4_bend = 0.4444444444444444 * segment3_bend_squared;
-    let t29 = 0.4444444444444444 * t23
-        * softgen_runtime::stumpff(segment3_centre4_bend)[2];
-    let t30 = 0.6666666666666666 * p.channel_length
+    let t29 = 0.6666666666666666 * p.channel_length
         * softgen_runtime::stumpff(segment3_centre4_bend)[1];
-    let segment3_centre4_position_x = cache.segment2_tip_rotation_01 * t29
-        + cache.segment2_tip_position_x + t30 * cache.segment2_tip_rotation_00;
-    let segment3_centre4_position_y = t30 * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_position_y + t29 * cache.segment2_tip_rotation_11;
+    let t30 = 0.4444444444444444 * t23
+        * softgen_runtime::stumpff(segment3_centre4_bend)[2];
+    let segment3_centre4_position_x = cache.segment2_tip_position_x
+        + t29 * cache.segment2_tip_rotation_00 + t30 * cache.segment2_tip_rotation_01;
+    let segment3_centre4_position_y = t30 * cache.segment2_tip_rotation_11
+        + t29 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
     let segment3_centre5_bend = 0.6944444444444445 * segment3_bend_squared;
     let t31 = 0.8333333333333334 * p.channel_length
         * softgen_runtime::stumpff(segment3_centre5_bend)[1];
@@ -5253,7 +5206,7 @@ pub fn centre_line_into(
         * softgen_runtime::stumpff(segment3_centre5_bend)[2];
     let segment3_centre5_position_x = cache.segment2_tip_position_x
         + t31 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t32;
-    let segment3_centre5_position_y = t31 * cache.segment2_tip_rotation_10
+    let segment3_centre5_position_y = cache.segment2_tip_rotation_10 * t31
         + cache.segment2_tip_rotation_11 * t32 + cache.segment2_tip_position_y;
     let segment4_bend_y = p.channel_length * q[6];
     let t33 = p.channel_length * segment4_bend_y;
@@ -5263,45 +5216,45 @@ pub fn centre_line_into(
         * softgen_runtime::stumpff(segment4_centre1_bend)[2];
     let t35 = 0.16666666666666666 * p.channel_length
         * softgen_runtime::stumpff(segment4_centre1_bend)[1];
-    let segment4_centre1_position_x = cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_01 * t34 + cache.segment3_tip_rotation_00 * t35;
-    let segment4_centre1_position_y = t34 * cache.segment3_tip_rotation_11
-        + cache.segment3_tip_position_y + cache.segment3_tip_rotation_10 * t35;
+    let segment4_centre1_position_x = t34 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t35 + cache.segment3_tip_position_x;
+    let segment4_centre1_position_y = t35 * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_position_y + t34 * cache.segment3_tip_rotation_11;
     let segment4_centre2_bend = 0.1111111111111111 * segment4_bend_squared;
-    let t36 = 0.1111111111111111 * t33
-        * softgen_runtime::stumpff(segment4_centre2_bend)[2];
-    let t37 = 0.3333333333333333 * p.channel_length
+    let t36 = 0.3333333333333333 * p.channel_length
         * softgen_runtime::stumpff(segment4_centre2_bend)[1];
-    let segment4_centre2_position_x = cache.segment3_tip_position_x
-        + cache.segment3_tip_rotation_01 * t36 + cache.segment3_tip_rotation_00 * t37;
-    let segment4_centre2_position_y = cache.segment3_tip_rotation_11 * t36
-        + cache.segment3_tip_rotation_10 * t37 + cache.segment3_tip_position_y;
+    let t37 = 0.1111111111111111 * t33
+        * softgen_runtime::stumpff(segment4_centre2_bend)[2];
+    let segment4_centre2_position_x = cache.segment3_tip_rotation_00 * t36
+        + t37 * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x;
+    let segment4_centre2_position_y = cache.segment3_tip_position_y
+        + t37 * cache.segment3_tip_rotation_11 + cache.segment3_tip_rotation_10 * t36;
     let segment4_centre3_bend = 0.25 * segment4_bend_squared;
-    let t38 = 0.5 * softgen_runtime::stumpff(segment4_centre3_bend)[1]
+    let t38 = 0.25 * t33 * softgen_runtime::stumpff(segment4_centre3_bend)[2];
+    let t39 = 0.5 * softgen_runtime::stumpff(segment4_centre3_bend)[1]
         * p.channel_length;
-    let t39 = 0.25 * t33 * softgen_runtime::stumpff(segment4_centre3_bend)[2];
-    let segment4_centre3_position_x = cache.segment3_tip_rotation_00 * t38
-        + cache.segment3_tip_rotation_01 * t39 + cache.segment3_tip_position_x;
-    let segment4_centre3_position_y = cache.segment3_tip_rotation_11 * t39
-        + cache.segment3_tip_position_y + cache.segment3_tip_rotation_10 * t38;
+    let segment4_centre3_position_x = t38 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t39 + cache.segment3_tip_position_x;
+    let segment4_centre3_position_y = t39 * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_position_y + t38 * cache.segment3_tip_rotation_11;
     let segment4_centre4_bend = 0.4444444444444444 * segment4_bend_squared;
     let t40 = 0.6666666666666666 * p.channel_length
         * softgen_runtime::stumpff(segment4_centre4_bend)[1];
     let t41 = 0.4444444444444444 * t33
         * softgen_runtime::stumpff(segment4_centre4_bend)[2];
     let segment4_centre4_position_x = cache.segment3_tip_rotation_00 * t40
-        + cache.segment3_tip_position_x + cache.segment3_tip_rotation_01 * t41;
-    let segment4_centre4_position_y = cache.segment3_tip_rotation_10 * t40
-        + cache.segment3_tip_position_y + cache.segment3_tip_rotation_11 * t41;
+        + cache.segment3_tip_rotation_01 * t41 + cache.segment3_tip_position_x;
+    let segment4_centre4_position_y = cache.segment3_tip_position_y
+        + t41 * cache.segment3_tip_rotation_11 + t40 * cache.segment3_tip_rotation_10;
     let segment4_centre5_bend = 0.6944444444444445 * segment4_bend_squared;
-    let t42 = 0.8333333333333334 * softgen_runtime::stumpff(segment4_centre5_bend)[1]
-        * p.channel_length;
-    let t43 = 0.6944444444444445 * t33
+    let t42 = 0.6944444444444445 * t33
         * softgen_runtime::stumpff(segment4_centre5_bend)[2];
-    let segment4_centre5_position_x = cache.segment3_tip_rotation_00 * t42
-        + cache.segment3_tip_position_x + cache.segment3_tip_rotation_01 * t43;
-    let segment4_centre5_position_y = t43 * cache.segment3_tip_rotation_11
-        + cache.segment3_tip_position_y + cache.segment3_tip_rotation_10 * t42;
+    let t43 = 0.8333333333333334 * softgen_runtime::stumpff(segment4_centre5_bend)[1]
+        * p.channel_length;
+    let segment4_centre5_position_x = t42 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t43 + cache.segment3_tip_position_x;
+    let segment4_centre5_position_y = cache.segment3_tip_position_y
+        + t42 * cache.segment3_tip_rotation_11 + t43 * cache.segment3_tip_rotation_10;
     out[0][0] = q[0];
     out[0][1] = q[1];
     out[0][2] = 0.0;
