@@ -41,40 +41,51 @@ pub fn solve_spd_in_place<const N: usize>(
     a: &mut SMatrix<f64, N, N>,
     b: &mut SVector<f64, N>,
 ) -> Result<(), ForwardDynamicsError> {
-    // Plain Cholesky-Banachiewicz: for these small fixed sizes it beats the general routine
-    // and keeps everything on the stack.
+    // Cholesky by columns (left-looking): column j of L is A's column j less, for each
+    // earlier column k, L[j, k] times column k, then scaled by its pivot. nalgebra stores
+    // columns contiguously, so every inner loop runs down two columns (the row-by-row form
+    // strided across them); each entry still subtracts its products in the order k = 0, 1,
+    // ..., so the factors are the same to the bit. For these small fixed sizes it beats the
+    // general routine and keeps everything on the stack.
+    let data = a.as_mut_slice();
     for j in 0..N {
-        let mut diagonal = a[(j, j)];
+        let (done, rest) = data.split_at_mut(j * N);
+        let column = &mut rest[..N];
         for k in 0..j {
-            diagonal -= a[(j, k)] * a[(j, k)];
+            let previous = &done[k * N..(k + 1) * N];
+            let factor = previous[j];
+            for (x, &y) in column[j..].iter_mut().zip(&previous[j..]) {
+                *x -= y * factor;
+            }
         }
+        let diagonal = column[j];
         if !(diagonal > 0.0) || !diagonal.is_finite() {
             return Err(ForwardDynamicsError);
         }
         let pivot = diagonal.sqrt();
-        a[(j, j)] = pivot;
+        column[j] = pivot;
         let inverse = 1.0 / pivot;
-        for i in (j + 1)..N {
-            let mut value = a[(i, j)];
-            for k in 0..j {
-                value -= a[(i, k)] * a[(j, k)];
-            }
-            a[(i, j)] = value * inverse;
+        for x in column[j + 1..].iter_mut() {
+            *x *= inverse;
         }
     }
-    for i in 0..N {
-        let mut value = b[i];
-        for k in 0..i {
-            value -= a[(i, k)] * b[k];
+    // L y = b, column by column: the same order of subtractions per entry.
+    for k in 0..N {
+        let column = &data[k * N..(k + 1) * N];
+        b[k] /= column[k];
+        let value = b[k];
+        for i in (k + 1)..N {
+            b[i] -= column[i] * value;
         }
-        b[i] = value / a[(i, i)];
     }
+    // L' x = y: row i of L' is column i of L.
     for i in (0..N).rev() {
+        let column = &data[i * N..(i + 1) * N];
         let mut value = b[i];
         for k in (i + 1)..N {
-            value -= a[(k, i)] * b[k];
+            value -= column[k] * b[k];
         }
-        b[i] = value / a[(i, i)];
+        b[i] = value / column[i];
     }
     Ok(())
 }
