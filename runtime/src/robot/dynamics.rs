@@ -41,12 +41,21 @@ pub fn solve_spd_in_place<const N: usize>(
     a: &mut SMatrix<f64, N, N>,
     b: &mut SVector<f64, N>,
 ) -> Result<(), ForwardDynamicsError> {
-    // Cholesky by columns (left-looking): column j of L is A's column j less, for each
-    // earlier column k, L[j, k] times column k, then scaled by its pivot. nalgebra stores
-    // columns contiguously, so every inner loop runs down two columns (the row-by-row form
-    // strided across them); each entry still subtracts its products in the order k = 0, 1,
-    // ..., so the factors are the same to the bit. For these small fixed sizes it beats the
-    // general routine and keeps everything on the stack.
+    cholesky_in_place(a)?;
+    solve_cholesky(a, b);
+    Ok(())
+}
+
+/// Overwrites the lower triangle of symmetric positive definite `a` (the only part read) with
+/// its Cholesky factor L, a = L L'; an error when `a` is not positive definite.
+#[inline]
+pub fn cholesky_in_place<const N: usize>(a: &mut SMatrix<f64, N, N>) -> Result<(), ForwardDynamicsError> {
+    // By columns (left-looking): column j of L is A's column j less, for each earlier column
+    // k, L[j, k] times column k, then scaled by its pivot. nalgebra stores columns
+    // contiguously, so every inner loop runs down two columns (the row-by-row form strided
+    // across them); each entry still subtracts its products in the order k = 0, 1, ..., so
+    // the factors are the same to the bit. For these small fixed sizes it beats the general
+    // routine and keeps everything on the stack.
     let data = a.as_mut_slice();
     for j in 0..N {
         let (done, rest) = data.split_at_mut(j * N);
@@ -69,6 +78,13 @@ pub fn solve_spd_in_place<const N: usize>(
             *x *= inverse;
         }
     }
+    Ok(())
+}
+
+/// Solves L L' x = b in place, for the factor L that [`cholesky_in_place`] left in `factor`.
+#[inline]
+pub fn solve_cholesky<const N: usize>(factor: &SMatrix<f64, N, N>, b: &mut SVector<f64, N>) {
+    let data = factor.as_slice();
     // L y = b, column by column: the same order of subtractions per entry.
     for k in 0..N {
         let column = &data[k * N..(k + 1) * N];
@@ -87,7 +103,6 @@ pub fn solve_spd_in_place<const N: usize>(
         }
         b[i] = value / column[i];
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -103,6 +118,30 @@ mod tests {
         let mut work = a;
         solve_spd_in_place(&mut work, &mut b).unwrap();
         assert!((b - x).norm() < 1e-12);
+    }
+
+    #[test]
+    fn one_factor_serves_many_right_hand_sides() {
+        // A 6 x 6 SPD matrix: its factor is the lower triangle of L, and solving with it
+        // gives every right-hand side exactly what a fresh factor-and-solve gives.
+        let l = SMatrix::<f64, 6, 6>::from_fn(|i, j| match i.cmp(&j) {
+            std::cmp::Ordering::Less => 0.0,
+            std::cmp::Ordering::Equal => 1.0 + i as f64,
+            std::cmp::Ordering::Greater => ((3 * i + j) as f64).sin(),
+        });
+        let a = l * l.transpose();
+        let mut factor = a;
+        cholesky_in_place(&mut factor).unwrap();
+        assert!((factor.lower_triangle() - l).norm() < 1e-12);
+        for k in 0..6 {
+            let b = SVector::<f64, 6>::from_fn(|i, _| ((i + 7 * k) as f64).cos());
+            let mut once = b;
+            solve_cholesky(&factor, &mut once);
+            let (mut work, mut fresh) = (a, b);
+            solve_spd_in_place(&mut work, &mut fresh).unwrap();
+            assert_eq!(once, fresh);
+            assert!((a * once - b).norm() < 1e-12);
+        }
     }
 
     #[test]

@@ -585,16 +585,16 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
                 position_force += jacobian[0].transpose() * dp * jacobian[0];
             }
         }
-        let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
-        R::mass_matrix_into(q, &self.params, &cache, &mut mass_matrix);
+        // M factored once for the 2 N columns.
+        let mut factor = SMatrix::<f64, N, N>::zeros();
+        R::mass_matrix_into(q, &self.params, &cache, &mut factor);
+        crate::robot::dynamics::cholesky_in_place(&mut factor).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
         for i in 0..N {
-            let mut m = mass_matrix;
             let mut a = position_force.column(i).into_owned();
-            crate::robot::dynamics::solve_spd_in_place(&mut m, &mut a).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+            crate::robot::dynamics::solve_cholesky(&factor, &mut a);
             by_position.set_column(i, &a);
-            let mut m = mass_matrix;
             let mut b = velocity_force.column(i).into_owned();
-            crate::robot::dynamics::solve_spd_in_place(&mut m, &mut b).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+            crate::robot::dynamics::solve_cholesky(&factor, &mut b);
             by_velocity.set_column(i, &b);
         }
         Ok(true)
