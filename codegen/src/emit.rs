@@ -677,6 +677,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let points_on_frame = equations.points_on_frame();
     // Soft robots serve points from their frame's motion instead (see `Equations::frame_motion`).
     let (frame_fn, frame_impl) = contact_frames(equations, &kernel)?;
+    let robot_type = format_ident!("{}", camel(&robot.name));
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         if points_on_frame[f] < 2 || equations.frame_motion {
             continue;
@@ -711,7 +712,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                 #body
                 let mut columns = SMatrix::<f64, 6, DOF>::zeros();
                 let mut axis = Vector3::zeros();
-                contact_frame_into(#lf, q, p, cache, &mut columns, &mut axis);
+                #robot_type::contact_frame_into(#lf, q, p, cache, &mut columns, &mut axis);
                 *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
             }
         } else {
@@ -780,7 +781,6 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let (water_items, water_impl) = water(equations, &params, &kernel);
     let (thruster_items, thruster_impl) = thrusters(robot, equations, &kernel);
     let Shared { params: params_items, constants } = shared(robot);
-    let robot_type = format_ident!("{}", camel(&robot.name));
     let description = &robot.description;
     let cache_doc = doc(&format!(
         "Everything about a state that does not depend on the rates, computed once per state by [`cache`] \
@@ -1148,21 +1148,6 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
                 }
             }
 
-            /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-            /// about the world origin; zero for coordinates that do not move it) and its x axis:
-            /// its segment's columns with its own put in.
-            #[inline]
-            pub fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
-                let mut own = SMatrix::<f64, 6, 3>::zeros();
-                contact_segment_into(CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize), q, p, cache, columns);
-                contact_frame_own_into(frame, q, p, cache, &mut own, axis);
-                if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
-                    for c in 0..count as usize {
-                        columns.set_column(first as usize + c, &own.column(c));
-                    }
-                }
-            }
-
             /// Per contact frame, its segment: the frames of a segment share the columns of
             /// every coordinate that is not their own.
             pub const CONTACT_FRAME_SEGMENT: &[u16] = &[#(#segment_lits),*];
@@ -1179,9 +1164,6 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
             }
             fn contact_frame_positions_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
                 contact_frame_positions_into(frame, q, p, k, out)
-            }
-            fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
-                contact_frame_into(frame, q, p, k, columns, axis)
             }
             const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
             const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;

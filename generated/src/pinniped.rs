@@ -25248,7 +25248,7 @@ pub fn contact_jacobian_0(
     let z = back_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_0_1` (on `back`).
@@ -25278,7 +25278,7 @@ pub fn contact_jacobian_1(
     let z = back_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_0_2` (on `back`).
@@ -25309,7 +25309,7 @@ pub fn contact_jacobian_2(
     let z = back_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_0_3` (on `back`).
@@ -25332,7 +25332,7 @@ pub fn contact_jacobian_3(
     let z = back_skin_0_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_0_4` (on `back`).
@@ -25364,7 +25364,7 @@ pub fn contact_jacobian_4(
     let z = back_skin_0_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_0_5` (on `back`).
@@ -25395,7 +25395,7 @@ pub fn contact_jacobian_5(
     let z = back_skin_0_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_0` (on `back`).
@@ -25438,7 +25438,7 @@ pub fn contact_jacobian_6(
     let z = back_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_1` (on `back`).
@@ -25495,7 +25495,7 @@ pub fn contact_jacobian_7(
     let z = back_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_2` (on `back`).
@@ -25552,7 +25552,7 @@ pub fn contact_jacobian_8(
     let z = back_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_3` (on `back`).
@@ -25595,7 +25595,7 @@ pub fn contact_jacobian_9(
     let z = back_skin_1_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_4` (on `back`).
@@ -25655,7 +25655,7 @@ pub fn contact_jacobian_10(
     let z = back_skin_1_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_5` (on `back`).
@@ -25712,7 +25712,7 @@ pub fn contact_jacobian_11(
     let z = back_skin_1_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_0` (on `back`).
@@ -25755,7 +25755,7 @@ pub fn contact_jacobian_12(
     let z = back_skin_2_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_1` (on `back`).
@@ -25813,7 +25813,7 @@ pub fn contact_jacobian_13(
     let z = back_skin_2_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_2` (on `back`).
@@ -25872,7 +25872,7 @@ pub fn contact_jacobian_14(
     let z = back_skin_2_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_3` (on `back`).
@@ -25915,7 +25915,7 @@ pub fn contact_jacobian_15(
     let z = back_skin_2_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_4` (on `back`).
@@ -25975,7 +25975,7 @@ pub fn contact_jacobian_16(
     let z = back_skin_2_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_5` (on `back`).
@@ -26034,7 +26034,7 @@ pub fn contact_jacobian_17(
     let z = back_skin_2_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_0` (on `front_right`).
@@ -26060,7 +26060,7 @@ pub fn contact_jacobian_18(
     let z = front_right_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_1` (on `front_right`).
@@ -26090,7 +26090,7 @@ pub fn contact_jacobian_19(
     let z = front_right_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_2` (on `front_right`).
@@ -26120,7 +26120,7 @@ pub fn contact_jacobian_20(
     let z = front_right_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_3` (on `front_right`).
@@ -26146,7 +26146,7 @@ pub fn contact_jacobian_21(
     let z = front_right_skin_0_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_4` (on `front_right`).
@@ -26178,7 +26178,7 @@ pub fn contact_jacobian_22(
     let z = front_right_skin_0_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_5` (on `front_right`).
@@ -26208,7 +26208,7 @@ pub fn contact_jacobian_23(
     let z = front_right_skin_0_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_0` (on `front_right`).
@@ -26262,7 +26262,7 @@ pub fn contact_jacobian_24(
     let z = front_right_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_1` (on `front_right`).
@@ -26331,7 +26331,7 @@ pub fn contact_jacobian_25(
     let z = front_right_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_2` (on `front_right`).
@@ -26401,7 +26401,7 @@ pub fn contact_jacobian_26(
     let z = front_right_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_3` (on `front_right`).
@@ -26455,7 +26455,7 @@ pub fn contact_jacobian_27(
     let z = front_right_skin_1_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_4` (on `front_right`).
@@ -26525,7 +26525,7 @@ pub fn contact_jacobian_28(
     let z = front_right_skin_1_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_5` (on `front_right`).
@@ -26594,7 +26594,7 @@ pub fn contact_jacobian_29(
     let z = front_right_skin_1_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_0` (on `front_right`).
@@ -26645,7 +26645,7 @@ pub fn contact_jacobian_30(
     let z = front_right_skin_2_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_1` (on `front_right`).
@@ -26709,7 +26709,7 @@ pub fn contact_jacobian_31(
     let z = front_right_skin_2_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_2` (on `front_right`).
@@ -26773,7 +26773,7 @@ pub fn contact_jacobian_32(
     let z = front_right_skin_2_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_3` (on `front_right`).
@@ -26824,7 +26824,7 @@ pub fn contact_jacobian_33(
     let z = front_right_skin_2_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_4` (on `front_right`).
@@ -26890,7 +26890,7 @@ pub fn contact_jacobian_34(
     let z = front_right_skin_2_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_5` (on `front_right`).
@@ -26954,7 +26954,7 @@ pub fn contact_jacobian_35(
     let z = front_right_skin_2_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_0` (on `front_left`).
@@ -26980,7 +26980,7 @@ pub fn contact_jacobian_36(
     let z = front_left_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_1` (on `front_left`).
@@ -27012,7 +27012,7 @@ pub fn contact_jacobian_37(
     let z = front_left_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_2` (on `front_left`).
@@ -27044,7 +27044,7 @@ pub fn contact_jacobian_38(
     let z = front_left_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_3` (on `front_left`).
@@ -27070,7 +27070,7 @@ pub fn contact_jacobian_39(
     let z = front_left_skin_0_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_4` (on `front_left`).
@@ -27102,7 +27102,7 @@ pub fn contact_jacobian_40(
     let z = front_left_skin_0_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_5` (on `front_left`).
@@ -27134,7 +27134,7 @@ pub fn contact_jacobian_41(
     let z = front_left_skin_0_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_0` (on `front_left`).
@@ -27186,7 +27186,7 @@ pub fn contact_jacobian_42(
     let z = front_left_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_1` (on `front_left`).
@@ -27252,7 +27252,7 @@ pub fn contact_jacobian_43(
     let z = front_left_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_2` (on `front_left`).
@@ -27319,7 +27319,7 @@ pub fn contact_jacobian_44(
     let z = front_left_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_3` (on `front_left`).
@@ -27371,7 +27371,7 @@ pub fn contact_jacobian_45(
     let z = front_left_skin_1_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_4` (on `front_left`).
@@ -27439,7 +27439,7 @@ pub fn contact_jacobian_46(
     let z = front_left_skin_1_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_5` (on `front_left`).
@@ -27506,7 +27506,7 @@ pub fn contact_jacobian_47(
     let z = front_left_skin_1_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_0` (on `front_left`).
@@ -27557,7 +27557,7 @@ pub fn contact_jacobian_48(
     let z = front_left_skin_2_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_1` (on `front_left`).
@@ -27620,7 +27620,7 @@ pub fn contact_jacobian_49(
     let z = front_left_skin_2_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_2` (on `front_left`).
@@ -27683,7 +27683,7 @@ pub fn contact_jacobian_50(
     let z = front_left_skin_2_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_3` (on `front_left`).
@@ -27734,7 +27734,7 @@ pub fn contact_jacobian_51(
     let z = front_left_skin_2_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_4` (on `front_left`).
@@ -27800,7 +27800,7 @@ pub fn contact_jacobian_52(
     let z = front_left_skin_2_4_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_5` (on `front_left`).
@@ -27864,7 +27864,7 @@ pub fn contact_jacobian_53(
     let z = front_left_skin_2_5_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    Pinniped::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `hub_bottom` (on `hub`).
@@ -29904,33 +29904,6 @@ pub fn contact_frame_own_into(
             axis[2] = cache.base_pitch_rotation_20;
         }
         _ => *axis = Vector3::zeros(),
-    }
-}
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis:
-/// its segment's columns with its own put in.
-#[inline]
-pub fn contact_frame_into(
-    frame: usize,
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
-) {
-    let mut own = SMatrix::<f64, 6, 3>::zeros();
-    contact_segment_into(
-        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
-        q,
-        p,
-        cache,
-        columns,
-    );
-    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
-    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
-        for c in 0..count as usize {
-            columns.set_column(first as usize + c, &own.column(c));
-        }
     }
 }
 /// Per contact frame, its segment: the frames of a segment share the columns of
@@ -36028,16 +36001,6 @@ impl Model<DOF, CONTACTS> for Pinniped {
         out: &mut [Vector3<f64>; CONTACTS],
     ) {
         contact_frame_positions_into(frame, q, p, k, out)
-    }
-    fn contact_frame_into(
-        frame: usize,
-        q: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        columns: &mut SMatrix<f64, 6, DOF>,
-        axis: &mut Vector3<f64>,
-    ) {
-        contact_frame_into(frame, q, p, k, columns, axis)
     }
     const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
     const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;

@@ -2726,7 +2726,7 @@ pub fn contact_jacobian_3(
     let z = 0.0;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    PlanarSoftChain::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `segment1_skin_0_1` (on `segment1`).
@@ -2749,7 +2749,7 @@ pub fn contact_jacobian_4(
     let z = 0.0;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    PlanarSoftChain::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `segment1_skin_1_0` (on `segment1`).
@@ -2779,7 +2779,7 @@ pub fn contact_jacobian_5(
     let z = 0.0;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    PlanarSoftChain::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `segment1_skin_1_1` (on `segment1`).
@@ -2809,7 +2809,7 @@ pub fn contact_jacobian_6(
     let z = 0.0;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    PlanarSoftChain::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
@@ -3055,33 +3055,6 @@ pub fn contact_frame_own_into(
             axis[2] = 0.0;
         }
         _ => *axis = Vector3::zeros(),
-    }
-}
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis:
-/// its segment's columns with its own put in.
-#[inline]
-pub fn contact_frame_into(
-    frame: usize,
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
-) {
-    let mut own = SMatrix::<f64, 6, 3>::zeros();
-    contact_segment_into(
-        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
-        q,
-        p,
-        cache,
-        columns,
-    );
-    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
-    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
-        for c in 0..count as usize {
-            columns.set_column(first as usize + c, &own.column(c));
-        }
     }
 }
 /// Per contact frame, its segment: the frames of a segment share the columns of
@@ -3986,16 +3959,6 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         out: &mut [Vector3<f64>; CONTACTS],
     ) {
         contact_frame_positions_into(frame, q, p, k, out)
-    }
-    fn contact_frame_into(
-        frame: usize,
-        q: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        columns: &mut SMatrix<f64, 6, DOF>,
-        axis: &mut Vector3<f64>,
-    ) {
-        contact_frame_into(frame, q, p, k, columns, axis)
     }
     const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
     const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;

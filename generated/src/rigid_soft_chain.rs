@@ -18840,7 +18840,7 @@ pub fn contact_jacobian_0(
     let z = tail_rear_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `tail_front` (on `tail`).
@@ -18863,7 +18863,7 @@ pub fn contact_jacobian_1(
     let z = tail_front_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint1_skin_0_0` (on `joint1`).
@@ -18886,7 +18886,7 @@ pub fn contact_jacobian_2(
     let z = joint1_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint1_skin_0_1` (on `joint1`).
@@ -18909,7 +18909,7 @@ pub fn contact_jacobian_3(
     let z = joint1_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint1_skin_0_2` (on `joint1`).
@@ -18932,7 +18932,7 @@ pub fn contact_jacobian_4(
     let z = joint1_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint1_skin_0_3` (on `joint1`).
@@ -18955,7 +18955,7 @@ pub fn contact_jacobian_5(
     let z = joint1_skin_0_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint1_skin_1_0` (on `joint1`).
@@ -19003,7 +19003,7 @@ pub fn contact_jacobian_6(
     let z = joint1_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint1_skin_1_1` (on `joint1`).
@@ -19051,7 +19051,7 @@ pub fn contact_jacobian_7(
     let z = joint1_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint1_skin_1_2` (on `joint1`).
@@ -19099,7 +19099,7 @@ pub fn contact_jacobian_8(
     let z = joint1_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint1_skin_1_3` (on `joint1`).
@@ -19147,7 +19147,7 @@ pub fn contact_jacobian_9(
     let z = joint1_skin_1_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `middle_bottom` (on `middle`).
@@ -19229,7 +19229,7 @@ pub fn contact_jacobian_11(
     let z = joint2_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint2_skin_0_1` (on `joint2`).
@@ -19252,7 +19252,7 @@ pub fn contact_jacobian_12(
     let z = joint2_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint2_skin_0_2` (on `joint2`).
@@ -19275,7 +19275,7 @@ pub fn contact_jacobian_13(
     let z = joint2_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint2_skin_0_3` (on `joint2`).
@@ -19298,7 +19298,7 @@ pub fn contact_jacobian_14(
     let z = joint2_skin_0_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint2_skin_1_0` (on `joint2`).
@@ -19347,7 +19347,7 @@ pub fn contact_jacobian_15(
     let z = joint2_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint2_skin_1_1` (on `joint2`).
@@ -19396,7 +19396,7 @@ pub fn contact_jacobian_16(
     let z = joint2_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint2_skin_1_2` (on `joint2`).
@@ -19445,7 +19445,7 @@ pub fn contact_jacobian_17(
     let z = joint2_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `joint2_skin_1_3` (on `joint2`).
@@ -19494,7 +19494,7 @@ pub fn contact_jacobian_18(
     let z = joint2_skin_1_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    RigidSoftChain::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `head_front` (on `head`).
@@ -20568,33 +20568,6 @@ pub fn contact_frame_own_into(
             axis[2] = cache.joint2_tip_rotation_20;
         }
         _ => *axis = Vector3::zeros(),
-    }
-}
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis:
-/// its segment's columns with its own put in.
-#[inline]
-pub fn contact_frame_into(
-    frame: usize,
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
-) {
-    let mut own = SMatrix::<f64, 6, 3>::zeros();
-    contact_segment_into(
-        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
-        q,
-        p,
-        cache,
-        columns,
-    );
-    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
-    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
-        for c in 0..count as usize {
-            columns.set_column(first as usize + c, &own.column(c));
-        }
     }
 }
 /// Per contact frame, its segment: the frames of a segment share the columns of
@@ -24418,16 +24391,6 @@ impl Model<DOF, CONTACTS> for RigidSoftChain {
         out: &mut [Vector3<f64>; CONTACTS],
     ) {
         contact_frame_positions_into(frame, q, p, k, out)
-    }
-    fn contact_frame_into(
-        frame: usize,
-        q: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        columns: &mut SMatrix<f64, 6, DOF>,
-        axis: &mut Vector3<f64>,
-    ) {
-        contact_frame_into(frame, q, p, k, columns, axis)
     }
     const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
     const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;

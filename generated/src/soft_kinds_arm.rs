@@ -7511,7 +7511,7 @@ pub fn contact_jacobian_0(
     let z = flap_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `flap_skin_0_1` (on `flap`).
@@ -7543,7 +7543,7 @@ pub fn contact_jacobian_1(
     let z = flap_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `flap_skin_0_2` (on `flap`).
@@ -7575,7 +7575,7 @@ pub fn contact_jacobian_2(
     let z = flap_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `flap_skin_1_0` (on `flap`).
@@ -7598,7 +7598,7 @@ pub fn contact_jacobian_3(
     let z = flap_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `flap_skin_1_1` (on `flap`).
@@ -7629,7 +7629,7 @@ pub fn contact_jacobian_4(
     let z = flap_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `flap_skin_1_2` (on `flap`).
@@ -7661,7 +7661,7 @@ pub fn contact_jacobian_5(
     let z = flap_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `flap_skin_2_0` (on `flap`).
@@ -7699,7 +7699,7 @@ pub fn contact_jacobian_6(
     let z = flap_skin_2_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `flap_skin_2_1` (on `flap`).
@@ -7744,7 +7744,7 @@ pub fn contact_jacobian_7(
     let z = flap_skin_2_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `flap_skin_2_2` (on `flap`).
@@ -7791,7 +7791,7 @@ pub fn contact_jacobian_8(
     let z = flap_skin_2_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    SoftKindsArm::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `wrist_tip` (on `wrist`).
@@ -8183,33 +8183,6 @@ pub fn contact_frame_own_into(
             axis[2] = cache.arm_tip_rotation_20;
         }
         _ => *axis = Vector3::zeros(),
-    }
-}
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis:
-/// its segment's columns with its own put in.
-#[inline]
-pub fn contact_frame_into(
-    frame: usize,
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
-) {
-    let mut own = SMatrix::<f64, 6, 3>::zeros();
-    contact_segment_into(
-        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
-        q,
-        p,
-        cache,
-        columns,
-    );
-    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
-    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
-        for c in 0..count as usize {
-            columns.set_column(first as usize + c, &own.column(c));
-        }
     }
 }
 /// Per contact frame, its segment: the frames of a segment share the columns of
@@ -10413,16 +10386,6 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         out: &mut [Vector3<f64>; CONTACTS],
     ) {
         contact_frame_positions_into(frame, q, p, k, out)
-    }
-    fn contact_frame_into(
-        frame: usize,
-        q: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        columns: &mut SMatrix<f64, 6, DOF>,
-        axis: &mut Vector3<f64>,
-    ) {
-        contact_frame_into(frame, q, p, k, columns, axis)
     }
     const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
     const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;

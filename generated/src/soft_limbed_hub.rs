@@ -31203,7 +31203,7 @@ pub fn contact_jacobian_0(
     let z = back_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_0_1` (on `back`).
@@ -31226,7 +31226,7 @@ pub fn contact_jacobian_1(
     let z = back_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_0_2` (on `back`).
@@ -31249,7 +31249,7 @@ pub fn contact_jacobian_2(
     let z = back_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_0_3` (on `back`).
@@ -31272,7 +31272,7 @@ pub fn contact_jacobian_3(
     let z = back_skin_0_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(0, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_0` (on `back`).
@@ -31319,7 +31319,7 @@ pub fn contact_jacobian_4(
     let z = back_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_1` (on `back`).
@@ -31366,7 +31366,7 @@ pub fn contact_jacobian_5(
     let z = back_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_2` (on `back`).
@@ -31413,7 +31413,7 @@ pub fn contact_jacobian_6(
     let z = back_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_1_3` (on `back`).
@@ -31460,7 +31460,7 @@ pub fn contact_jacobian_7(
     let z = back_skin_1_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(1, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_0` (on `back`).
@@ -31505,7 +31505,7 @@ pub fn contact_jacobian_8(
     let z = back_skin_2_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_1` (on `back`).
@@ -31550,7 +31550,7 @@ pub fn contact_jacobian_9(
     let z = back_skin_2_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_2` (on `back`).
@@ -31595,7 +31595,7 @@ pub fn contact_jacobian_10(
     let z = back_skin_2_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `back_skin_2_3` (on `back`).
@@ -31640,7 +31640,7 @@ pub fn contact_jacobian_11(
     let z = back_skin_2_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(2, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_0` (on `front_right`).
@@ -31666,7 +31666,7 @@ pub fn contact_jacobian_12(
     let z = front_right_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_1` (on `front_right`).
@@ -31692,7 +31692,7 @@ pub fn contact_jacobian_13(
     let z = front_right_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_2` (on `front_right`).
@@ -31718,7 +31718,7 @@ pub fn contact_jacobian_14(
     let z = front_right_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_0_3` (on `front_right`).
@@ -31744,7 +31744,7 @@ pub fn contact_jacobian_15(
     let z = front_right_skin_0_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(3, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_0` (on `front_right`).
@@ -31801,7 +31801,7 @@ pub fn contact_jacobian_16(
     let z = front_right_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_1` (on `front_right`).
@@ -31858,7 +31858,7 @@ pub fn contact_jacobian_17(
     let z = front_right_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_2` (on `front_right`).
@@ -31915,7 +31915,7 @@ pub fn contact_jacobian_18(
     let z = front_right_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_1_3` (on `front_right`).
@@ -31972,7 +31972,7 @@ pub fn contact_jacobian_19(
     let z = front_right_skin_1_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(4, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_0` (on `front_right`).
@@ -32028,7 +32028,7 @@ pub fn contact_jacobian_20(
     let z = front_right_skin_2_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_1` (on `front_right`).
@@ -32084,7 +32084,7 @@ pub fn contact_jacobian_21(
     let z = front_right_skin_2_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_2` (on `front_right`).
@@ -32140,7 +32140,7 @@ pub fn contact_jacobian_22(
     let z = front_right_skin_2_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_right_skin_2_3` (on `front_right`).
@@ -32196,7 +32196,7 @@ pub fn contact_jacobian_23(
     let z = front_right_skin_2_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(5, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_0` (on `front_left`).
@@ -32222,7 +32222,7 @@ pub fn contact_jacobian_24(
     let z = front_left_skin_0_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_1` (on `front_left`).
@@ -32248,7 +32248,7 @@ pub fn contact_jacobian_25(
     let z = front_left_skin_0_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_2` (on `front_left`).
@@ -32274,7 +32274,7 @@ pub fn contact_jacobian_26(
     let z = front_left_skin_0_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_0_3` (on `front_left`).
@@ -32300,7 +32300,7 @@ pub fn contact_jacobian_27(
     let z = front_left_skin_0_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(6, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_0` (on `front_left`).
@@ -32357,7 +32357,7 @@ pub fn contact_jacobian_28(
     let z = front_left_skin_1_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_1` (on `front_left`).
@@ -32414,7 +32414,7 @@ pub fn contact_jacobian_29(
     let z = front_left_skin_1_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_2` (on `front_left`).
@@ -32471,7 +32471,7 @@ pub fn contact_jacobian_30(
     let z = front_left_skin_1_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_1_3` (on `front_left`).
@@ -32528,7 +32528,7 @@ pub fn contact_jacobian_31(
     let z = front_left_skin_1_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(7, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_0` (on `front_left`).
@@ -32584,7 +32584,7 @@ pub fn contact_jacobian_32(
     let z = front_left_skin_2_0_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_1` (on `front_left`).
@@ -32640,7 +32640,7 @@ pub fn contact_jacobian_33(
     let z = front_left_skin_2_1_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_2` (on `front_left`).
@@ -32696,7 +32696,7 @@ pub fn contact_jacobian_34(
     let z = front_left_skin_2_2_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `front_left_skin_2_3` (on `front_left`).
@@ -32752,7 +32752,7 @@ pub fn contact_jacobian_35(
     let z = front_left_skin_2_3_position_z;
     let mut columns = SMatrix::<f64, 6, DOF>::zeros();
     let mut axis = Vector3::zeros();
-    contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
+    SoftLimbedHub::contact_frame_into(8, q, p, cache, &mut columns, &mut axis);
     *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
 }
 /// Jacobian of contact point `hub_bottom` (on `hub`).
@@ -34913,33 +34913,6 @@ pub fn contact_frame_own_into(
             axis[2] = cache.base_pitch_rotation_20;
         }
         _ => *axis = Vector3::zeros(),
-    }
-}
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis:
-/// its segment's columns with its own put in.
-#[inline]
-pub fn contact_frame_into(
-    frame: usize,
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
-) {
-    let mut own = SMatrix::<f64, 6, 3>::zeros();
-    contact_segment_into(
-        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
-        q,
-        p,
-        cache,
-        columns,
-    );
-    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
-    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
-        for c in 0..count as usize {
-            columns.set_column(first as usize + c, &own.column(c));
-        }
     }
 }
 /// Per contact frame, its segment: the frames of a segment share the columns of
@@ -41958,16 +41931,6 @@ impl Model<DOF, CONTACTS> for SoftLimbedHub {
         out: &mut [Vector3<f64>; CONTACTS],
     ) {
         contact_frame_positions_into(frame, q, p, k, out)
-    }
-    fn contact_frame_into(
-        frame: usize,
-        q: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        columns: &mut SMatrix<f64, 6, DOF>,
-        axis: &mut Vector3<f64>,
-    ) {
-        contact_frame_into(frame, q, p, k, columns, axis)
     }
     const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
     const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;

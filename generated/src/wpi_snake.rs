@@ -4273,33 +4273,6 @@ pub fn contact_frame_own_into(
         _ => *axis = Vector3::zeros(),
     }
 }
-/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-/// about the world origin; zero for coordinates that do not move it) and its x axis:
-/// its segment's columns with its own put in.
-#[inline]
-pub fn contact_frame_into(
-    frame: usize,
-    q: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    columns: &mut SMatrix<f64, 6, DOF>,
-    axis: &mut Vector3<f64>,
-) {
-    let mut own = SMatrix::<f64, 6, 3>::zeros();
-    contact_segment_into(
-        CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize),
-        q,
-        p,
-        cache,
-        columns,
-    );
-    contact_frame_own_into(frame, q, p, cache, &mut own, axis);
-    if let Some(&(first, count)) = CONTACT_FRAME_OWN.get(frame) {
-        for c in 0..count as usize {
-            columns.set_column(first as usize + c, &own.column(c));
-        }
-    }
-}
 /// Per contact frame, its segment: the frames of a segment share the columns of
 /// every coordinate that is not their own.
 pub const CONTACT_FRAME_SEGMENT: &[u16] = &[0, 1, 2, 3, 4];
@@ -5635,16 +5608,6 @@ impl Model<DOF, CONTACTS> for WpiSnake {
         out: &mut [Vector3<f64>; CONTACTS],
     ) {
         contact_frame_positions_into(frame, q, p, k, out)
-    }
-    fn contact_frame_into(
-        frame: usize,
-        q: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        columns: &mut SMatrix<f64, 6, DOF>,
-        axis: &mut Vector3<f64>,
-    ) {
-        contact_frame_into(frame, q, p, k, columns, axis)
     }
     const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
     const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;

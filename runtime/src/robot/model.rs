@@ -357,8 +357,7 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     }
     /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear about the
     /// world origin, zero for coordinates that do not move it) and the frame's x axis: its
-    /// segment's columns with its own put in; only models with `CONTACT_FRAME_OF` have
-    /// frames.
+    /// segment's columns with its own put in (zero for models without frames).
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, N>,
@@ -367,9 +366,15 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         columns: &mut SMatrix<f64, 6, N>,
         axis: &mut Vector3<f64>,
     ) {
-        let _ = (frame, q, p, k);
-        *columns = SMatrix::zeros();
-        *axis = Vector3::zeros();
+        let segment = Self::CONTACT_FRAME_SEGMENT.get(frame).map_or(usize::MAX, |&s| s as usize);
+        Self::contact_segment_into(segment, q, p, k, columns);
+        let mut own = SMatrix::<f64, 6, 3>::zeros();
+        Self::contact_frame_own_into(frame, q, p, k, &mut own, axis);
+        if let Some(&(first, count)) = Self::CONTACT_FRAME_OWN.get(frame) {
+            for c in 0..count as usize {
+                columns.set_column(first as usize + c, &own.column(c));
+            }
+        }
     }
     /// Jacobians and carrying-body x axes of the contact points `indices` (ascending), the
     /// points in contact. The default asks point by point; models whose neighbouring points
