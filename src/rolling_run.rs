@@ -189,14 +189,17 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
         }
         (pressures, forces)
     };
+    // The samples at the current period's start: each period's end sample starts the next.
+    let mut now = inputs(t);
     for k in 0..=steps {
         let next = ((k + 1) as f64 * run.control_period).min(end);
         // The paper integrates the pressure trajectories as functions of time: the forces
         // ramp linearly between the samples at the period's ends (a first-order hold), so the
         // input is continuous, as the paper's and the regulators' is.
-        let (pressures, forces) = inputs(t);
+        let (pressures, forces) = now;
         if k < steps {
-            sim.set_actuator_force_ramp(t, &forces, next, &inputs(next).1)?;
+            now = inputs(next);
+            sim.set_actuator_force_ramp(t, &forces, next, &now.1)?;
         }
         if k % sample_every == 0 || k == steps {
             let cache = SoftSnake::cache(&x.q, &p);
