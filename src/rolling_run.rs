@@ -48,6 +48,10 @@ pub struct RollingRun {
     pub jacobian_every: usize,
     /// Absolute tolerance as a fraction of the relative one.
     pub absolute_fraction: f64,
+    /// Touchdowns located to this depth (m): a step that takes a point deeper ends at its
+    /// touchdown instead (`Simulation::locate_contact_onsets`); `None` meets each touchdown
+    /// inside a step.
+    pub contact_onset_tolerance: Option<f64>,
     pub params: Params,
     /// Set non-zero (a signal's number) to end the run at the next control period.
     pub stop: Option<Arc<AtomicUsize>>,
@@ -72,6 +76,10 @@ impl RollingRun {
             jacobian_every: 20,
             // Absolute tolerance 1e-4 (m, rad and their rates) at the default 1e-3.
             absolute_fraction: 1e-1,
+            // 1 um, against 0.2 mm of penetration at rest on the carpet. Measured (right-hand
+            // sides, roll planar): 1e-5 m 89,049, 1e-6 m 97,832, 1e-7 m 104,589; the
+            // velocities are those of unlocated touchdowns to the printed digit.
+            contact_onset_tolerance: Some(1e-6),
             params: Params::default(),
             stop: None,
         }
@@ -159,6 +167,9 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
         control_period: run.control_period,
     };
     let mut sim = Simulation::<SoftSnake, DOF, CONTACTS>::new(p.clone(), config)?;
+    if let Some(tolerance) = run.contact_onset_tolerance {
+        sim.locate_contact_onsets(tolerance)?;
+    }
     let mut ros = Rosenbrock34::<DOF>::new(Tolerances { absolute: run.tolerance * run.absolute_fraction, relative: run.tolerance })
         .map_err(|e| e.to_string())?;
     ros.jacobian_every = run.jacobian_every.max(1);

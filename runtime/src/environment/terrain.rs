@@ -70,6 +70,30 @@ impl Terrain {
         }
     }
 
+    /// Signed penetration depth of a point: positive exactly where [`Terrain::contact`] gives a
+    /// contact (and then equal to its depth), negative outside, where it is minus the distance
+    /// to the surface the point would cross first, near that surface. Continuous across the
+    /// surface, so that a step's end points bracket the moment a point touches down; minus
+    /// infinity for terrains that are never penetrated.
+    #[inline]
+    pub fn signed_depth(&self, p: &Vector3<f64>) -> f64 {
+        match *self {
+            Terrain::None | Terrain::Floor => f64::NEG_INFINITY,
+            Terrain::Flat { height } => height - p.z,
+            Terrain::Stair { position, height } => {
+                // Inside the step: its nearer face, as `contact`. Before it: the ground or,
+                // nearer the face than the ground is below, the face.
+                let step = (height - p.z).min(p.x - position);
+                if p.x < position {
+                    (-p.z).max(step)
+                } else {
+                    step
+                }
+            }
+            Terrain::Pipe { diameter } => (p.y * p.y + p.z * p.z).sqrt() - 0.5 * diameter,
+        }
+    }
+
     /// Whether any point within `radius` of `centre` may touch the terrain (conservative:
     /// `false` means none does). A broad phase for groups of points such as a skin ring.
     #[inline]
@@ -180,6 +204,36 @@ mod tests {
         assert!((c.depth - 0.02).abs() < 1e-12);
         assert!((c.normal - Vector3::new(0.0, -1.0, 0.0)).norm() < 1e-12);
         assert!(pipe.contact(&Vector3::new(3.0, 0.05, 0.0)).is_none());
+    }
+
+    #[test]
+    fn signed_depth_is_the_contact_depth_inside_and_negative_outside() {
+        let terrains = [Terrain::Flat { height: 0.1 }, Terrain::Stair { position: 0.5, height: 0.2 }, Terrain::Pipe { diameter: 0.3 }];
+        for terrain in terrains {
+            let (mut inside, mut outside) = (0, 0);
+            for i in 0..2000 {
+                let k = i as f64;
+                let point = Vector3::new(0.3 + 0.4 * (0.37 * k).sin(), 0.25 * (0.73 * k).cos(), 0.05 + 0.25 * (1.31 * k).sin());
+                let depth = terrain.signed_depth(&point);
+                match terrain.contact(&point) {
+                    Some(contact) => {
+                        inside += 1;
+                        assert!((depth - contact.depth).abs() < 1e-15, "{terrain}: {point}: {depth} vs {}", contact.depth);
+                        assert!(depth >= 0.0);
+                    }
+                    None => {
+                        outside += 1;
+                        assert!(depth <= 0.0, "{terrain}: {point} does not touch, signed depth {depth}");
+                    }
+                }
+                // Continuous near the surface: a small move changes it by at most the move.
+                let moved = point + Vector3::new(1e-7, -1e-7, 1e-7);
+                assert!((terrain.signed_depth(&moved) - depth).abs() < 2e-7, "{terrain}: jump at {point}");
+            }
+            assert!(inside > 100 && outside > 100, "{terrain}: {inside} points inside, {outside} outside");
+        }
+        assert_eq!(Terrain::None.signed_depth(&Vector3::zeros()), f64::NEG_INFINITY);
+        assert_eq!(Terrain::Floor.signed_depth(&Vector3::zeros()), f64::NEG_INFINITY);
     }
 
     #[test]

@@ -114,6 +114,7 @@ impl<const N: usize> Integrator<N> for DormandPrince5 {
     ) -> Result<StepReport, IntegrationError> {
         let mut evaluations = 0;
         let mut rejected = 0;
+        system.switch_modes(*t, x);
         let k1 = derivative(system, *t, x)?;
         evaluations += 1;
         loop {
@@ -151,6 +152,16 @@ impl<const N: usize> Integrator<N> for DormandPrince5 {
             }
             let factor = if norm == 0.0 { 5.0 } else { (0.9 * norm.powf(-0.2)).clamp(0.2, 5.0) };
             if norm <= 1.0 {
+                // A step that went past an event by more than it is located to ends at the
+                // event instead.
+                if let Some(fraction) = system.overshot_event(x, &next) {
+                    self.next_step = h * fraction;
+                    rejected += 1;
+                    if self.next_step < self.min_step {
+                        return Err(IntegrationError::StepTooSmall { time: *t, step: self.next_step });
+                    }
+                    continue;
+                }
                 *x = next;
                 *t += h;
                 // Do not let the clamp to `t_end` shrink the step for the next call.

@@ -27,6 +27,26 @@ pub trait SecondOrderSystem<const N: usize> {
         let _ = (t, q, qd, by_position, by_velocity);
         Ok(false)
     }
+
+    /// Systems with discrete modes switched by events (contacts that carry force only once
+    /// their touchdown is located) switch them here to the state a step starts from, so that
+    /// the right-hand side is smooth within the step. Returns true if the right-hand side
+    /// changed, so that a stored Jacobian is stale. Integrators call it before every step;
+    /// the default has no modes.
+    fn switch_modes(&mut self, t: f64, x: &State<N>) -> bool {
+        let _ = (t, x);
+        false
+    }
+
+    /// After a step from `from` to `to` that error control would accept: if an event the
+    /// step's modes do not include happened in it and the step went past it by more than the
+    /// system locates events to, the fraction of the step (in (0, 1)) at which to end it
+    /// instead. Adaptive integrators then retry with the shorter step; fixed-step ones cannot,
+    /// and locate events to within one step. The default has no events.
+    fn overshot_event(&mut self, from: &State<N>, to: &State<N>) -> Option<f64> {
+        let _ = (from, to);
+        None
+    }
 }
 
 /// What one accepted step did.

@@ -25,6 +25,8 @@ impl<const N: usize> Integrator<N> for RungeKutta4 {
         t_end: f64,
     ) -> Result<StepReport, IntegrationError> {
         let h = self.step.min(t_end - *t);
+        // Fixed steps cannot end at an event: modes switch at the step after it.
+        system.switch_modes(*t, x);
         let k1 = derivative(system, *t, x)?;
         let k2 = derivative(system, *t + 0.5 * h, &x.add_scaled(0.5 * h, &k1))?;
         let k3 = derivative(system, *t + 0.5 * h, &x.add_scaled(0.5 * h, &k2))?;

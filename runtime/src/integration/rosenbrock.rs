@@ -322,6 +322,10 @@ impl<const N: usize, M: RosenbrockMethod> Integrator<N> for RosenbrockW<N, M> {
     ) -> Result<StepReport, IntegrationError> {
         let mut evaluations = 1;
         let mut rejected = 0;
+        // A mode switched on (a contact armed) changes the Jacobian's stiff part: refresh it.
+        if system.switch_modes(*t, x) {
+            self.since_jacobian = usize::MAX;
+        }
         let f0 = derivative(system, *t, x)?;
         // The Jacobian is kept between steps and refreshed as configured.
         let mut blocks = match (self.stored, self.since_jacobian < self.jacobian_every) {
@@ -340,6 +344,17 @@ impl<const N: usize, M: RosenbrockMethod> Integrator<N> for RosenbrockW<N, M> {
             let norm = match M::attempt(system, *t, x, &f0, &blocks, h, &mut evaluations) {
                 Some((next, error)) if next.is_finite() => {
                     let norm = error_norm(x, &next, &error, self.tolerances);
+                    // A step that went past an event by more than it is located to ends at
+                    // the event instead: the right-hand side is smooth up to there.
+                    let overshot = if norm <= 1.0 { system.overshot_event(x, &next) } else { None };
+                    if let Some(fraction) = overshot {
+                        rejected += 1;
+                        self.next_step = h * fraction;
+                        if self.next_step < self.min_step {
+                            return Err(IntegrationError::StepTooSmall { time: *t, step: self.next_step });
+                        }
+                        continue;
+                    }
                     if norm <= 1.0 {
                         // No growth right after a rejection (Hairer and Wanner's facmax = 1):
                         // the step that just failed is still close, and growing again at once
@@ -477,6 +492,114 @@ mod tests {
         println!("ROS34PW2: {evaluations} evaluations, error {error:e}");
         assert!(error < 1e-6, "{error}");
         assert!(evaluations < 5000, "{evaluations}");
+    }
+
+    /// A 20 g ball dropped on a spring-damper ground as stiff and as heavily damped as the
+    /// soft snake's carpet (k = 1000 N/m, d = 130 N s/m): the damping force jumps to d v the
+    /// moment it touches down. With `located`, the ball carries the ground's force only in a
+    /// step that started in touch, and reports a step that took it deeper than `TOLERANCE`.
+    struct LandingBall {
+        located: bool,
+        armed: bool,
+        /// The deepest the ball was when it was armed (m).
+        deepest_at_arming: f64,
+    }
+
+    const BALL_MASS: f64 = 0.02;
+    const GROUND_STIFFNESS: f64 = 1000.0;
+    const GROUND_DAMPING: f64 = 130.0;
+    const BALL_GRAVITY: f64 = 9.81;
+    const TOLERANCE: f64 = 1e-6;
+
+    impl SecondOrderSystem<1> for LandingBall {
+        fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
+            let touching = q[0] < 0.0 && (self.armed || !self.located);
+            let ground = if touching { (-GROUND_STIFFNESS * q[0] - GROUND_DAMPING * qd[0]).max(0.0) } else { 0.0 };
+            qdd[0] = ground / BALL_MASS - BALL_GRAVITY;
+            Ok(())
+        }
+        fn acceleration_jacobian(&mut self, _t: f64, q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, a_q: &mut SMatrix<f64, 1, 1>, a_v: &mut SMatrix<f64, 1, 1>) -> Result<bool, IntegrationError> {
+            let touching = q[0] < 0.0 && (self.armed || !self.located);
+            a_q[0] = if touching { -GROUND_STIFFNESS / BALL_MASS } else { 0.0 };
+            a_v[0] = if touching { -GROUND_DAMPING / BALL_MASS } else { 0.0 };
+            Ok(true)
+        }
+        fn switch_modes(&mut self, _t: f64, x: &State<1>) -> bool {
+            if !self.located {
+                return false;
+            }
+            let touching = x.q[0] < 0.0;
+            let armed_now = touching && !self.armed;
+            if armed_now {
+                self.deepest_at_arming = self.deepest_at_arming.max(-x.q[0]);
+            }
+            self.armed = touching;
+            armed_now
+        }
+        fn overshot_event(&mut self, from: &State<1>, to: &State<1>) -> Option<f64> {
+            let (start, end) = (-from.q[0], -to.q[0]);
+            (self.located && !self.armed && end > TOLERANCE).then(|| (0.5 * TOLERANCE - start) / (end - start))
+        }
+    }
+
+    /// The ball's height and speed at `t`, dropped from `height` at rest: free fall, then from
+    /// its touchdown the linear spring-damper's solution (overdamped; the ground's force stays
+    /// positive all along, so it never clamps).
+    fn landing_ball(height: f64, t: f64) -> (f64, f64) {
+        let touchdown = (2.0 * height / BALL_GRAVITY).sqrt();
+        if t <= touchdown {
+            return (height - 0.5 * BALL_GRAVITY * t * t, -BALL_GRAVITY * t);
+        }
+        let (b, k) = (GROUND_DAMPING / BALL_MASS, GROUND_STIFFNESS / BALL_MASS);
+        let root = (b * b - 4.0 * k).sqrt();
+        let (r1, r2) = (0.5 * (-b + root), 0.5 * (-b - root));
+        let rest = -BALL_GRAVITY / k;
+        let speed = -BALL_GRAVITY * touchdown;
+        // x = rest + a e^(r1 s) + c e^(r2 s), x(0) = 0, x'(0) = speed.
+        let c = (speed - r1 * (0.0 - rest)) / (r2 - r1);
+        let a = -rest - c;
+        let s = t - touchdown;
+        (rest + a * (r1 * s).exp() + c * (r2 * s).exp(), a * r1 * (r1 * s).exp() + c * r2 * (r2 * s).exp())
+    }
+
+    #[test]
+    fn located_touchdowns_are_accurate_in_fewer_evaluations() {
+        // Dropped from four heights; the state 0.1 s later, long after the touchdown, against
+        // the exact solution. Unlocated, ROS34PW2 can step over a touchdown that none of its
+        // stages sees: from a 1 mm drop, one 12.5 ms step of free fall ends 0.19 mm deep at
+        // full speed, and the run ends 0.1 mm from the exact height at every tolerance
+        // (measured 1e-3 to 1e-6). Located, a step cannot end deeper than the tolerance.
+        let end = 0.1;
+        let tolerances = Tolerances { absolute: 1e-7, relative: 1e-5 };
+        let (mut located_evaluations, mut unlocated_evaluations) = (0, 0);
+        for height in [5e-4, 1e-3, 2e-3, 4e-3] {
+            let (exact_height, exact_speed) = landing_ball(height, end);
+            for located in [false, true] {
+                let mut ball = LandingBall { located, armed: false, deepest_at_arming: 0.0 };
+                let mut ros = Rosenbrock34::<1>::new(tolerances).unwrap();
+                let (mut t, mut x) = (0.0, State::new(SVector::from([height]), SVector::from([0.0])));
+                let used = ros.integrate_to(&mut ball, &mut t, &mut x, end).unwrap();
+                let (height_error, speed_error) = ((x.q[0] - exact_height).abs(), (x.qd[0] - exact_speed).abs());
+                println!("drop {height:e} m, located {located}: {used} evaluations, height error {height_error:.1e} m, speed error {speed_error:.1e} m/s, armed {:.2e} m deep", ball.deepest_at_arming);
+                if !located {
+                    unlocated_evaluations += used;
+                    continue;
+                }
+                located_evaluations += used;
+                // The touchdown takes effect at most TOLERANCE deep: the height is off by less.
+                assert!(height_error < TOLERANCE && speed_error < 10.0 * TOLERANCE, "drop {height}: {height_error:e} m, {speed_error:e} m/s");
+                assert!(ball.armed && ball.deepest_at_arming > 0.0 && ball.deepest_at_arming <= TOLERANCE, "armed {} m deep", ball.deepest_at_arming);
+                // DOPRI5 locates it too (the ground is stiff, but not beyond its stability).
+                let mut ball = LandingBall { located, armed: false, deepest_at_arming: 0.0 };
+                let mut dp5 = DormandPrince5::new(tolerances).unwrap();
+                let (mut t, mut x) = (0.0, State::new(SVector::from([height]), SVector::from([0.0])));
+                dp5.integrate_to(&mut ball, &mut t, &mut x, end).unwrap();
+                let height_error = (x.q[0] - exact_height).abs();
+                assert!(height_error < TOLERANCE && ball.deepest_at_arming <= TOLERANCE, "DOPRI5, drop {height}: {height_error:e} m, armed {} m deep", ball.deepest_at_arming);
+            }
+        }
+        // Measured: 1,597 located against 1,844 unlocated.
+        assert!(located_evaluations < unlocated_evaluations, "located {located_evaluations}, unlocated {unlocated_evaluations}");
     }
 
     #[test]

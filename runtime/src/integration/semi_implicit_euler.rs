@@ -27,6 +27,8 @@ impl<const N: usize> Integrator<N> for SemiImplicitEuler {
         t_end: f64,
     ) -> Result<StepReport, IntegrationError> {
         let h = self.step.min(t_end - *t);
+        // Fixed steps cannot end at an event: modes switch at the step after it.
+        system.switch_modes(*t, x);
         let mut qdd = SVector::<f64, N>::zeros();
         system.acceleration(*t, &x.q, &x.qd, &mut qdd)?;
         let qd = x.qd + qdd * h;

@@ -202,7 +202,7 @@ pub trait ParamSet: Clone + Default + fmt::Debug + Send + Sync {
 /// model can sit behind a trait object (the Python bindings hold one per robot).
 pub trait Model<const N: usize, const C: usize>: 'static {
     type Params: ParamSet + 'static;
-    type Cache: Copy + fmt::Debug;
+    type Cache: Copy + fmt::Debug + Send + Sync;
 
     /// Robot name (the spec's file stem).
     const NAME: &'static str;
