@@ -140,4 +140,9 @@ fn onset_tolerance_must_be_positive_and_finite() {
         assert!(message.contains("contact onset tolerance"), "{message}");
     }
     sim.locate_contact_onsets(1e-6).unwrap();
+    // Prescribed coordinates cannot place a touchdown: refused, not silently unlocated.
+    let driven = [softgen_runtime::DrivenCoordinate { coordinate: 6, response: softgen_runtime::ActuatorResponse::FirstOrder { time_constant: 0.05, gain: 1.0 } }];
+    let start = State::new(SVector::from_iterator(SoftSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let message = softgen_runtime::PrescribedSimulation::new(sim, &driven, 0.0, &start).err().expect("refused");
+    assert!(message.contains("located contact onsets"), "{message}");
 }

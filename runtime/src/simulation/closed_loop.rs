@@ -204,6 +204,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         Ok(())
     }
 
+    /// Whether touchdowns are located ([`Simulation::locate_contact_onsets`]).
+    pub fn locates_contact_onsets(&self) -> bool {
+        self.onsets.is_some()
+    }
+
+    /// The cache at `q`: the one the overshoot test kept if it was placed there (a step's
+    /// start), else computed into `computed`.
+    #[inline]
+    fn cache_at<'a>(&'a self, q: &SVector<f64, N>, computed: &'a mut Option<R::Cache>) -> &'a R::Cache {
+        match self.end_cache.as_deref() {
+            Some((end, cache)) if end == q => cache,
+            _ => computed.insert(R::cache(q, &self.params)),
+        }
+    }
+
     /// Whether point `index` carries contact force in the current step.
     #[inline]
     fn armed(&self, index: usize) -> bool {
@@ -607,14 +622,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         qd: &SVector<f64, N>,
         qdd: &mut SVector<f64, N>,
     ) -> Result<(), IntegrationError> {
-        let computed;
-        let cache = match self.end_cache.as_deref() {
-            Some((end, cache)) if end == q => cache,
-            _ => {
-                computed = R::cache(q, &self.params);
-                &computed
-            }
-        };
+        let mut computed = None;
+        let cache = self.cache_at(q, &mut computed);
         let mut force = self.generalized_force(t, q, qd, &cache, None);
         let mut damping = SVector::<f64, N>::zeros();
         R::damping_into(qd, &self.params, &mut damping);
@@ -690,14 +699,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         by_position: &mut SMatrix<f64, N, N>,
         by_velocity: &mut SMatrix<f64, N, N>,
     ) -> Result<bool, IntegrationError> {
-        let computed;
-        let cache = match self.end_cache.as_deref() {
-            Some((end, cache)) if end == q => cache,
-            _ => {
-                computed = R::cache(q, &self.params);
-                &computed
-            }
-        };
+        let mut computed = None;
+        let cache = self.cache_at(q, &mut computed);
         let mut stiffness = SMatrix::<f64, N, N>::zeros();
         R::elastic_stiffness_into(q, &self.params, &mut stiffness);
         let mut position_force = -stiffness;

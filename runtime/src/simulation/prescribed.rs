@@ -52,6 +52,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
         if driven.len() == N {
             return Err(format!("every coordinate of `{}` is driven: nothing is left for the dynamics", R::NAME));
         }
+        // The integrator's states hold the driven coordinates only approximately, and the
+        // events interface passes states without their times, so a touchdown could not be
+        // placed where the prescribed coordinates put it.
+        if simulation.locates_contact_onsets() {
+            return Err(format!("robot `{}`: located contact onsets are not supported with prescribed coordinates", R::NAME));
+        }
         let responses: Vec<ActuatorResponse> = driven.iter().map(|d| d.response).collect();
         let starts = driven
             .iter()
