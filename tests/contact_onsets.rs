@@ -10,9 +10,14 @@
 use nalgebra::{SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakePedalWave, SoftSnake};
-use softgen_runtime::{CoordinateKind, JointPd, Model, SecondOrderSystem, Simulation, SimulationConfig, State, Terrain};
+use softgen_runtime::{ContactLaw, CoordinateKind, JointPd, Model, SecondOrderSystem, Simulation, SimulationConfig, State, Terrain};
 
 const TOLERANCE: f64 = 1e-6;
+
+/// A robot without gait or servos on `terrain`.
+fn passive(contact: ContactLaw, terrain: Terrain) -> SimulationConfig {
+    SimulationConfig { contact, terrain, gait: None, servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 0.01 }
+}
 
 fn accelerations<R: Model<N, C>, const N: usize, const C: usize>(sim: &mut Simulation<R, N, C>, x: &State<N>) -> SVector<f64, N> {
     let mut qdd = SVector::zeros();
@@ -61,14 +66,7 @@ fn located_onsets<R: Model<N, C>, const N: usize, const C: usize>() {
         heights.sort_by(f64::total_cmp);
         let below = (0.5 * (heights[C / 2] - heights[C / 2 - 1])).min(1e-4);
         let terrain = Terrain::Flat { height: heights[C / 2] - below };
-        let config = SimulationConfig {
-            contact: law,
-            terrain,
-            gait: None,
-            servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-            admittance: None,
-            control_period: 0.01,
-        };
+        let config = passive(law, terrain);
         let mut unlocated = Simulation::<R, N, C>::new(p.clone(), config).unwrap();
         let mut located = Simulation::<R, N, C>::new(p.clone(), config).unwrap();
         located.locate_contact_onsets(TOLERANCE).unwrap();
@@ -126,14 +124,7 @@ fn located_onsets_for_a_soft_and_a_rigid_robot() {
 
 #[test]
 fn onset_tolerance_must_be_positive_and_finite() {
-    let config = SimulationConfig {
-        contact: SoftSnake::ENVIRONMENT.contact_law(),
-        terrain: SoftSnake::ENVIRONMENT.terrain,
-        gait: None,
-        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-        admittance: None,
-        control_period: 0.01,
-    };
+    let config = passive(SoftSnake::ENVIRONMENT.contact_law(), SoftSnake::ENVIRONMENT.terrain);
     let mut sim = Simulation::<SoftSnake, 15, 310>::new(Default::default(), config).unwrap();
     for bad in [0.0, -1e-6, f64::NAN, f64::INFINITY] {
         let message = sim.locate_contact_onsets(bad).unwrap_err();
