@@ -1,6 +1,6 @@
 //! Adaptive Dormand-Prince 5(4) with embedded error estimate and step-size control.
 
-use crate::integration::integrator::{derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::integration::integrator::{derivative, step_to_event, IntegrationError, Integrator, SecondOrderSystem, StepReport};
 use crate::robot::state::State;
 
 /// Absolute and relative error tolerances.
@@ -155,11 +155,8 @@ impl<const N: usize> Integrator<N> for DormandPrince5 {
                 // A step that went past an event by more than it is located to ends at the
                 // event instead.
                 if let Some(fraction) = system.overshot_event(x, &next) {
-                    self.next_step = h * fraction;
+                    self.next_step = step_to_event(*t, h, fraction, self.min_step)?;
                     rejected += 1;
-                    if self.next_step < self.min_step {
-                        return Err(IntegrationError::StepTooSmall { time: *t, step: self.next_step });
-                    }
                     continue;
                 }
                 *x = next;

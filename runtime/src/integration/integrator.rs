@@ -131,6 +131,17 @@ pub(crate) fn derivative<const N: usize, S: SecondOrderSystem<N>>(
     Ok(State { q: x.qd, qd: qdd })
 }
 
+/// The step to retry with after an attempt of `h` from `t` went past an event (see
+/// [`SecondOrderSystem::overshot_event`]): the part of it up to the event, unless that is
+/// below `min_step`.
+pub(crate) fn step_to_event(t: f64, h: f64, fraction: f64, min_step: f64) -> Result<f64, IntegrationError> {
+    let step = h * fraction;
+    if step < min_step {
+        return Err(IntegrationError::StepTooSmall { time: t, step });
+    }
+    Ok(step)
+}
+
 pub(crate) fn check_step(h: f64) -> Result<(), IntegrationError> {
     if h.is_finite() && h > 0.0 {
         Ok(())

@@ -16,7 +16,7 @@
 //! k_q = r_q + gamma h k_v. All on the stack.
 
 use crate::integration::dopri5::{error_norm, Tolerances};
-use crate::integration::integrator::{derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::integration::integrator::{derivative, step_to_event, IntegrationError, Integrator, SecondOrderSystem, StepReport};
 use crate::robot::state::State;
 use nalgebra::{SMatrix, SVector};
 
@@ -349,10 +349,7 @@ impl<const N: usize, M: RosenbrockMethod> Integrator<N> for RosenbrockW<N, M> {
                     let overshot = if norm <= 1.0 { system.overshot_event(x, &next) } else { None };
                     if let Some(fraction) = overshot {
                         rejected += 1;
-                        self.next_step = h * fraction;
-                        if self.next_step < self.min_step {
-                            return Err(IntegrationError::StepTooSmall { time: *t, step: self.next_step });
-                        }
+                        self.next_step = step_to_event(*t, h, fraction, self.min_step)?;
                         continue;
                     }
                     if norm <= 1.0 {

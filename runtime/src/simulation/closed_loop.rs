@@ -103,11 +103,10 @@ struct LocatedOnsets {
     /// The points that carry contact force in the current step: those that penetrated the
     /// state it started from.
     armed: Vec<bool>,
-    /// Signed depths at the end of the last step the error control accepted, and its
-    /// coordinates: the next step starts there and arms from them without placing the points
-    /// again.
+    /// Signed depths where the overshoot test last placed the points (the coordinates of
+    /// `Simulation::end_cache`): the next step most often starts there and arms from them
+    /// without placing the points again.
     end_depths: Vec<f64>,
-    end_q: Vec<f64>,
 }
 
 /// The closed-loop system.
@@ -131,8 +130,9 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     gravity_index: Option<usize>,
     /// Touchdowns located by the integrator, if asked for.
     onsets: Option<LocatedOnsets>,
-    /// The cache at the end of the last step the overshoot test placed the points of: the
-    /// next step starts there, and its first right-hand side and Jacobian reuse it.
+    /// The coordinates where the overshoot test last placed the points, and the cache there:
+    /// the next step most often starts there, and its first right-hand side and Jacobian
+    /// reuse it.
     end_cache: Option<Box<(SVector<f64, N>, R::Cache)>>,
     /// Set non-zero (to a signal's number) from outside to end [`Simulation::run`] at the
     /// next control period.
@@ -200,7 +200,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if !(tolerance.is_finite() && tolerance > 0.0) {
             return Err(format!("contact onset tolerance must be finite and > 0 (m), got {tolerance}"));
         }
-        self.onsets = Some(LocatedOnsets { tolerance, armed: vec![false; C], end_depths: vec![f64::NEG_INFINITY; C], end_q: Vec::new() });
+        self.onsets = Some(LocatedOnsets { tolerance, armed: vec![false; C], end_depths: vec![f64::NEG_INFINITY; C] });
         Ok(())
     }
 
@@ -209,13 +209,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         self.onsets.is_some()
     }
 
+    /// The cache the overshoot test kept, if it placed the points at `q`.
+    #[inline]
+    fn kept_cache(&self, q: &SVector<f64, N>) -> Option<&R::Cache> {
+        self.end_cache.as_deref().filter(|(end, _)| end == q).map(|(_, cache)| cache)
+    }
+
     /// The cache at `q`: the one the overshoot test kept if it was placed there (a step's
     /// start), else computed into `computed`.
     #[inline]
     fn cache_at<'a>(&'a self, q: &SVector<f64, N>, computed: &'a mut Option<R::Cache>) -> &'a R::Cache {
-        match self.end_cache.as_deref() {
-            Some((end, cache)) if end == q => cache,
-            _ => computed.insert(R::cache(q, &self.params)),
+        match self.kept_cache(q) {
+            Some(cache) => cache,
+            None => computed.insert(R::cache(q, &self.params)),
         }
     }
 
@@ -246,7 +252,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 depths[points].fill(f64::NEG_INFINITY);
                 continue;
             }
-            R::contact_frame_positions_into(frame, q, &self.params, &cache, &mut positions);
+            R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
             for index in points {
                 depths[index] = self.config.terrain.signed_depth(&positions[index]);
             }
@@ -624,11 +630,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
     ) -> Result<(), IntegrationError> {
         let mut computed = None;
         let cache = self.cache_at(q, &mut computed);
-        let mut force = self.generalized_force(t, q, qd, &cache, None);
+        let mut force = self.generalized_force(t, q, qd, cache, None);
         let mut damping = SVector::<f64, N>::zeros();
         R::damping_into(qd, &self.params, &mut damping);
         force -= damping;
-        forward_dynamics::<R, N, C>(q, qd, &self.params, &cache, &force, qdd)
+        forward_dynamics::<R, N, C>(q, qd, &self.params, cache, &force, qdd)
             .map_err(|_| IntegrationError::SingularMassMatrix { time: t })
     }
 
@@ -637,7 +643,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         let Some(mut onsets) = self.onsets.take() else { return false };
         // The step most often starts where the last accepted one ended, whose depths the
         // overshoot test placed.
-        if onsets.end_q.as_slice() != x.q.as_slice() {
+        if self.kept_cache(&x.q).is_none() {
             self.signed_depths(&x.q, &R::cache(&x.q, &self.params), false, &mut onsets.end_depths);
         }
         let mut armed_one = false;
@@ -660,8 +666,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
             Some(end) => **end = (to.q, cache),
             None => self.end_cache = Some(Box::new((to.q, cache))),
         }
-        onsets.end_q.clear();
-        onsets.end_q.extend_from_slice(to.q.as_slice());
         let mut start: Option<[f64; C]> = None;
         let mut earliest: Option<f64> = None;
         for index in 0..C {
@@ -678,10 +682,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
             // Unarmed, so not penetrating at the start: start[index] <= 0 < end.
             let fraction = ((0.5 * onsets.tolerance - start[index]) / (end - start[index])).clamp(0.0, 1.0);
             earliest = Some(earliest.map_or(fraction, |e| e.min(fraction)));
-        }
-        if earliest.is_some() {
-            // The step is retried shorter: its end is not where the next one starts.
-            onsets.end_q.clear();
         }
         self.onsets = Some(onsets);
         earliest
@@ -730,11 +730,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
                     let own = R::CONTACT_FRAME_OF[index] as usize;
                     if own != frame {
                         frame = own;
-                        R::contact_frame_into(frame, q, &self.params, &cache, &mut columns, &mut axis[0]);
+                        R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis[0]);
                     }
                     jacobian[0] = point_jacobian(&columns, position);
                 } else {
-                    R::contact_kinematics_into(&[index], q, &self.params, &cache, &mut jacobian, &mut axis);
+                    R::contact_kinematics_into(&[index], q, &self.params, cache, &mut jacobian, &mut axis);
                 }
                 let velocity = jacobian[0] * qd;
                 let (dv, dp) = self.config.contact.force_derivatives(&contact, &velocity, &axis[0]);
@@ -744,7 +744,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         }
         // M factored once for the 2 N columns.
         let mut factor = SMatrix::<f64, N, N>::zeros();
-        R::mass_matrix_into(q, &self.params, &cache, &mut factor);
+        R::mass_matrix_into(q, &self.params, cache, &mut factor);
         crate::robot::dynamics::cholesky_in_place(&mut factor).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
         for i in 0..N {
             let mut a = position_force.column(i).into_owned();
