@@ -107,6 +107,9 @@ struct LocatedOnsets {
     /// `Simulation::end_cache`): the next step most often starts there and arms from them
     /// without placing the points again.
     end_depths: Vec<f64>,
+    /// Per contact frame, how many of its points are armed: a step's right-hand sides place
+    /// no point of a frame without one (models with frames only; empty otherwise).
+    armed_in_frame: Vec<u16>,
 }
 
 /// The closed-loop system.
@@ -200,7 +203,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if !(tolerance.is_finite() && tolerance > 0.0) {
             return Err(format!("contact onset tolerance must be finite and > 0 (m), got {tolerance}"));
         }
-        self.onsets = Some(LocatedOnsets { tolerance, armed: vec![false; C], end_depths: vec![f64::NEG_INFINITY; C] });
+        let frames = if R::CONTACT_FRAME_OF.len() == C { R::CONTACT_FRAME_START.len().saturating_sub(1) } else { 0 };
+        self.onsets = Some(LocatedOnsets {
+            tolerance,
+            armed: vec![false; C],
+            end_depths: vec![f64::NEG_INFINITY; C],
+            armed_in_frame: vec![0; frames],
+        });
         Ok(())
     }
 
@@ -446,9 +455,20 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let mut centre = Vector3::zeros();
         for frame in 0..R::CONTACT_FRAME_START.len().saturating_sub(1) {
             if !place_all {
-                let radius = R::contact_frame_sphere(frame, q, &self.params, cache, &mut centre);
-                if !self.config.terrain.may_touch(&centre, radius) {
-                    continue;
+                match &self.onsets {
+                    // With located onsets only armed points carry force: a frame without
+                    // one is skipped unplaced, and one with one is most likely in touch.
+                    Some(onsets) if !onsets.armed_in_frame.is_empty() => {
+                        if onsets.armed_in_frame[frame] == 0 {
+                            continue;
+                        }
+                    }
+                    _ => {
+                        let radius = R::contact_frame_sphere(frame, q, &self.params, cache, &mut centre);
+                        if !self.config.terrain.may_touch(&centre, radius) {
+                            continue;
+                        }
+                    }
                 }
                 R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
             }
@@ -652,6 +672,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
             armed_one |= touching && !*armed;
             *armed = touching;
         }
+        if !onsets.armed_in_frame.is_empty() {
+            onsets.armed_in_frame.fill(0);
+            for (&frame, &armed) in R::CONTACT_FRAME_OF.iter().zip(&onsets.armed) {
+                onsets.armed_in_frame[frame as usize] += armed as u16;
+            }
+        }
         self.onsets = Some(onsets);
         armed_one
     }
@@ -715,10 +741,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         }
         if !matches!(self.config.terrain, Terrain::None | Terrain::Floor) && C > 0 {
             let mut positions = [Vector3::zeros(); C];
-            R::contact_positions_into(q, &self.params, cache, &mut positions);
+            let by_frame = R::CONTACT_FRAME_OF.len() == C;
+            let armed_in_frame = self.onsets.as_ref().map(|o| &o.armed_in_frame).filter(|a| by_frame && !a.is_empty());
+            match armed_in_frame {
+                // Only the frames with an armed point are placed.
+                Some(armed_in_frame) => {
+                    for (frame, &armed) in armed_in_frame.iter().enumerate() {
+                        if armed > 0 {
+                            R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
+                        }
+                    }
+                }
+                None => R::contact_positions_into(q, &self.params, cache, &mut positions),
+            }
             let mut jacobian = [SMatrix::<f64, 3, N>::zeros(); 1];
             let mut axis = [Vector3::zeros(); 1];
-            let by_frame = R::CONTACT_FRAME_OF.len() == C;
             let mut frame = usize::MAX;
             let mut columns = SMatrix::<f64, 6, N>::zeros();
             for (index, position) in positions.iter().enumerate() {
